@@ -1,0 +1,43 @@
+"""jitmagic: where a JAX function's compile time goes, with and without nested jit.
+
+In IPython or Jupyter::
+
+    %load_ext jitmagic
+    %%jitcompare -o
+    ...
+    model(x)
+
+From Python: ``jitmagic.compare(model, x)`` returns the same
+:class:`~jitmagic.result.Comparison` the magic shows.
+"""
+
+from __future__ import annotations
+
+from .engine import compare
+from .errors import InputError, UserCodeError
+from .result import Comparison, ReportSchemaError, VariantResult
+
+__all__ = [
+    "Comparison",
+    "InputError",
+    "ReportSchemaError",
+    "UserCodeError",
+    "VariantResult",
+    "compare",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext jitmagic``: register ``%jitcompare`` and ``%%jitcompare``."""
+    from .magic import JitCompareMagics
+
+    ipython.register_magics(JitCompareMagics)
+
+
+def unload_ipython_extension(ipython) -> None:
+    """``%unload_ext jitmagic``: remove the magics again."""
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("jitcompare", None)

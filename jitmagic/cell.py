@@ -1,0 +1,135 @@
+"""Cell text → setup code, entry function and call arguments.
+
+A ``%%jitcompare`` cell is ordinary code whose last statement calls the entry
+function: ``model(jnp.ones(128))``. This module splits the text, runs the
+setup in a scratch namespace (never the user's own), and evaluates the call's
+arguments there. It is the only code that touches a namespace the user owns,
+and it only ever reads from it.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InputError
+
+USAGE = """\
+%%jitcompare [options]
+<imports, helpers, data ...>
+entry(arguments)          # the last statement calls the function to measure
+
+or, on functions defined earlier:  %jitcompare [options] entry(arguments)"""
+
+_counter = itertools.count(1)
+_CAPTURE = "__jitmagic_capture__"
+
+
+class CellError(InputError):
+    """The cell does not have the shape ``%%jitcompare`` needs; the message says why."""
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """A parsed cell: setup code to run, then a call of ``entry``."""
+
+    source: str
+    filename: str
+    setup: ast.Module
+    call: ast.Call
+
+    @property
+    def entry(self) -> str:
+        return self.call.func.id  # type: ignore[attr-defined]
+
+
+def parse_cell(source: str) -> CellPlan:
+    """Parse cell text; raise ``SyntaxError`` (with the user's line) or ``CellError``."""
+    if not _has_code(source):
+        raise CellError(f"the cell is empty: write code ending in a call of your function.\n\n{USAGE}")
+    filename = f"<jitcompare-cell-{next(_counter)}>"
+    tree = ast.parse(source, filename=filename)
+    last = tree.body[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        kind = type(last).__name__.lower()
+        raise CellError(
+            f"the cell's last statement (line {last.lineno}, a {kind}) is not a call: "
+            f"end the cell with a call of the function to measure, e.g. `model(x)`.\n\n{USAGE}"
+        )
+    call = last.value
+    if not isinstance(call.func, ast.Name):
+        shown = ast.unparse(call.func)
+        raise CellError(
+            f"the entry `{shown}` is not a plain function name: assign it to a name first "
+            f"(`f = {shown}`) and end the cell with `f(...)`."
+        )
+    _register_source(filename, source)
+    return CellPlan(source, filename, ast.Module(body=tree.body[:-1], type_ignores=[]), call)
+
+
+def split_line(line: str) -> tuple[str, str]:
+    """Split a line magic's text into (options, call): the call is the first
+    whitespace-separated suffix that parses as a Python call expression."""
+    for m in itertools.chain([None], re.finditer(r"\s+", line)):
+        start = 0 if m is None else m.end()
+        rest = line[start:].strip()
+        if rest and _is_call(rest):
+            return line[:start].strip(), rest
+    return line.strip(), ""
+
+
+def run_setup(plan: CellPlan, namespace: dict[str, Any]) -> None:
+    """Run the cell's setup statements in ``namespace`` (a scratch copy)."""
+    exec(compile(plan.setup, plan.filename, "exec"), namespace)
+
+
+def resolve_call(plan: CellPlan, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
+    """Evaluate the entry and its arguments in ``namespace``: (fn, args, kwargs)."""
+    name = plan.entry
+    if name not in namespace and name not in namespace.get("__builtins__", {}):
+        raise CellError(f"the entry `{name}` is not defined: define it in this cell or an earlier one.")
+    fn = eval(name, namespace)
+    check_entry(fn, name)
+    capture = ast.Call(func=ast.Name(_CAPTURE, ast.Load()), args=plan.call.args,
+                       keywords=plan.call.keywords)
+    expr = ast.fix_missing_locations(ast.copy_location(ast.Expression(capture), plan.call))
+    namespace[_CAPTURE] = lambda *a, **k: (a, k)
+    try:
+        args, kwargs = eval(compile(expr, plan.filename, "eval"), namespace)
+    finally:
+        del namespace[_CAPTURE]
+    return fn, args, kwargs
+
+
+def check_entry(fn: Any, name: str) -> None:
+    """Refuse entries that ``jax.jit`` cannot treat as one function of arrays."""
+    if isinstance(fn, type):
+        raise CellError(f"the entry `{name}` is a class: call a function (or a method bound to an "
+                        f"instance through a function, e.g. `def f(x): return obj(x)`).")
+    if not callable(fn):
+        raise CellError(f"the entry `{name}` is a {type(fn).__name__}, not a function: "
+                        f"end the cell with a call of the function to measure.")
+    if getattr(fn, "__self__", None) is not None and not hasattr(fn, "__wrapped__"):
+        raise CellError(f"the entry `{name}` is a bound method: wrap it in a function "
+                        f"(`def f(x): return obj.method(x)`) and call `f(...)`.")
+
+
+def _is_call(text: str) -> bool:
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return isinstance(tree.body, ast.Call)
+
+
+def _has_code(source: str) -> bool:
+    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
+
+
+def _register_source(filename: str, source: str) -> None:
+    """Let tracebacks through the cell show the user's lines."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)

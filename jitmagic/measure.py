@@ -1,0 +1,296 @@
+"""Honest timings of JAX's stages: cold trace, lower, compile, first call; steady execute.
+
+Rules kept here (see ``shared/guides/measuring-jax.md``):
+
+* every cold sample starts from ``jax.clear_caches()`` (``jit.clear_cache()``
+  would leave nested helpers warm), with the persistent compilation cache off;
+* the garbage collector is emptied before and paused during each timed run, so
+  the previous variant's garbage is not collected inside this one's interval;
+* every interval that produces arrays ends in ``block_until_ready``;
+* JAX's own clock (``jax.monitoring``) is recorded beside ours as a cross-check.
+
+This module imports neither IPython nor matplotlib: scripts can use it directly.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import re
+import statistics
+import time
+import timeit
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import numpy as np
+
+from .variants import static_split
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+#: How far JAX's own event may differ from our interval before we say so.
+#: ``.lower()`` does a little more than its event covers, hence the wider bound.
+TOLERANCE = {"trace_s": 0.10, "lower_s": 0.25, "compile_s": 0.10}
+#: Below this absolute gap a relative disagreement is timer noise, not news.
+TOLERANCE_ABS_S = 0.002
+AUTORANGE_TARGET_S = 0.2
+
+
+@dataclass
+class Monitor:
+    """Records ``jax.monitoring`` events while active; registers nothing after exit."""
+
+    durations: list[tuple[float, str, float, str | None]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+    def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
+        self.durations.append((time.perf_counter(), event, secs, kw.get("fun_name")))
+
+    def _on_event(self, event: str, **kw: Any) -> None:
+        self.events.append(event)
+
+    @contextmanager
+    def listening(self) -> Iterator[Monitor]:
+        jax.monitoring.register_event_duration_secs_listener(self._on_duration)
+        jax.monitoring.register_event_listener(self._on_event)
+        try:
+            yield self
+        finally:
+            _unregister(jax.monitoring.unregister_event_duration_listener, self._on_duration)
+            _unregister(jax.monitoring.unregister_event_listener, self._on_event)
+
+    def seconds(self, event: str, fun_name: str, start: float, end: float) -> float:
+        """JAX's own seconds for ``event`` on ``fun_name`` reported within [start, end]."""
+        return sum(s for t, e, s, f in self.durations
+                   if e == event and f == fun_name and start <= t <= end)
+
+
+def _unregister(unregister: Callable, listener: Callable) -> None:
+    try:
+        unregister(listener)
+    except (AssertionError, ValueError, KeyError):  # never registered: nothing to undo
+        pass
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Collect now, then keep the collector out of the timed interval (as ``timeit`` does)."""
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def persistent_cache_off() -> Iterator[bool]:
+    """Turn JAX's persistent (disk) compilation cache off; restore the user's setting.
+
+    Yields whether a cache directory was set (and so had to be switched off).
+    Whether the cache is used is decided once per process, so it is reset on
+    both sides for the switch to count.
+    """
+    from jax._src import compilation_cache
+
+    was_on = jax.config.jax_enable_compilation_cache
+    had_dir = bool(jax.config.jax_compilation_cache_dir)
+    if not (was_on and had_dir):
+        yield False
+        return
+    compilation_cache.reset_cache()
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        yield True
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was_on)
+        compilation_cache.reset_cache()
+
+
+@dataclass
+class ColdRun:
+    """One cold pass through the stages, with the artefacts for structure counts."""
+
+    times: dict[str, float]
+    events: dict[str, float]
+    traced: Any
+    lowered: Any
+    compiled: Any
+    jitted: Callable
+    output: Any
+
+
+def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor) -> ColdRun:
+    """Time trace → lower → compile from cleared caches, then a fresh first call."""
+    opts = static_split(args, kwargs)
+    name = fn.__name__
+    jax.clear_caches()
+    with paused_gc():
+        t0 = time.perf_counter()
+        traced = jax.jit(fn, **opts).trace(*args, **kwargs)
+        t1 = time.perf_counter()
+        lowered = traced.lower()
+        t2 = time.perf_counter()
+        compiled = lowered.compile()
+        t3 = time.perf_counter()
+    events = {
+        "trace_s": monitor.seconds(TRACE_EVENT, name, t0, t1),
+        "lower_s": monitor.seconds(LOWER_EVENT, f"jit({name})", t1, t2),
+        "compile_s": monitor.seconds(COMPILE_EVENT, f"jit({name})", t2, t3),
+    }
+    jax.clear_caches()
+    jitted = jax.jit(fn, **opts)
+    with paused_gc():
+        t4 = time.perf_counter()
+        out = jax.block_until_ready(jitted(*args, **kwargs))
+        t5 = time.perf_counter()
+    times = {"trace_s": t1 - t0, "lower_s": t2 - t1, "compile_s": t3 - t2, "first_call_s": t5 - t4}
+    return ColdRun(times, events, traced, lowered, compiled, jitted, out)
+
+
+def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> timeit.Timer:
+    """A ``timeit.Timer`` whose statement is one call that waits for its result."""
+    if isinstance(output, jax.Array):
+        def stmt():
+            jitted(*args, **kwargs).block_until_ready()
+    else:
+        def stmt():
+            jax.block_until_ready(jitted(*args, **kwargs))
+    return timeit.Timer(stmt, timer=time.perf_counter)
+
+
+def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S) -> tuple[int, float]:
+    """``timeit``'s autorange with a settable target: (loops, seconds per loop)."""
+    i = 1
+    while True:
+        for j in (1, 2, 5):
+            number = i * j
+            t = timer.timeit(number)
+            if t >= target_s:
+                return number, t / number
+        i *= 10
+
+
+def structure(run: ColdRun) -> dict[str, Any]:
+    """Counts that explain the timings: equations, nested calls, IR sizes."""
+    jaxpr = run.traced.jaxpr
+    hlo = run.lowered.as_text()
+    return {
+        "jaxpr_eqns": len(jaxpr.eqns),
+        "nested_calls": count_nested_calls(jaxpr),
+        "stablehlo_bytes": len(hlo.encode()),
+        "stablehlo_calls": len(re.findall(r"\bcall @", hlo)),
+        "compiled_calls": len(re.findall(r"\bcall\(", run.compiled.as_text() or "")),
+    }
+
+
+def count_nested_calls(jaxpr: Any) -> int:
+    """jit/pjit equations in a jaxpr, counted recursively through sub-jaxprs."""
+    total = 0
+    for eqn in getattr(jaxpr, "eqns", ()):
+        total += eqn.primitive.name in ("jit", "pjit")
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, tuple | list) else (value,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    total += count_nested_calls(inner)
+    return total
+
+
+def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
+    """The jaxpr as text, cut to ``max_lines`` (a flat trace can have thousands)."""
+    lines = str(jaxpr).splitlines()
+    if len(lines) <= max_lines:
+        return "\n".join(lines)
+    return "\n".join(lines[:max_lines] + [f"... {len(lines) - max_lines} more lines"])
+
+
+def compare_outputs(a: Any, b: Any) -> tuple[bool, float | None]:
+    """Whether two outputs are equal within float tolerance, and their largest difference."""
+    la, ta = jax.tree_util.tree_flatten(a)
+    lb, tb = jax.tree_util.tree_flatten(b)
+    if ta != tb:
+        return False, None
+    match, worst = True, 0.0
+    for x, y in zip(la, lb, strict=True):
+        x, y = _as_numpy(x), _as_numpy(y)
+        if x.shape != y.shape:
+            return False, None
+        if x.size == 0:
+            continue
+        if np.issubdtype(x.dtype, np.inexact):
+            diff = np.abs(x.astype(np.float64) - y.astype(np.float64))
+            worst = max(worst, float(np.nanmax(diff)) if not np.all(np.isnan(diff)) else 0.0)
+            rtol, atol = _tolerance(x.dtype)
+            match &= bool(np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True))
+        else:
+            worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))))
+            match &= bool(np.array_equal(x, y))
+    return match, worst
+
+
+def _as_numpy(x: Any) -> np.ndarray:
+    if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        x = jax.random.key_data(x)
+    return np.asarray(x)
+
+
+def _tolerance(dtype: np.dtype) -> tuple[float, float]:
+    bits = np.dtype(dtype).itemsize * 8 // (2 if np.issubdtype(dtype, np.complexfloating) else 1)
+    return {16: (1e-2, 1e-3), 32: (1e-4, 1e-5)}.get(bits, (1e-9, 1e-12))
+
+
+def disagreements(entry: str, variant: str, stages: dict[str, list[float]],
+                  events: dict[str, list[float]]) -> list[str]:
+    """Warnings where JAX's own clock disagrees with ours beyond the tolerance."""
+    out = []
+    for phase, tol in TOLERANCE.items():
+        ours, theirs = _median(stages.get(phase)), _median(events.get(phase))
+        if math.isnan(ours) or math.isnan(theirs):
+            continue
+        gap = abs(ours - theirs)
+        if theirs == 0:
+            out.append(f"{variant}: JAX reported no {phase[:-2]} event for `{entry}` "
+                       f"(was it served from a cache?)")
+        elif gap > tol * ours and gap > TOLERANCE_ABS_S:
+            out.append(f"{variant}: {phase[:-2]} measured {ours * 1e3:.1f} ms but JAX's own "
+                       f"event says {theirs * 1e3:.1f} ms ({gap / ours:.0%} apart)")
+    return out
+
+
+def _median(xs: list[float] | None) -> float:
+    return statistics.median(xs) if xs else math.nan
+
+
+def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Where the numbers came from."""
+    devices = jax.devices()
+    return {
+        "jax": jax.__version__,
+        "jaxlib": _jaxlib_version(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "backend": jax.default_backend(),
+        "devices": sorted({d.device_kind for d in devices}),
+        "device_count": len(devices),
+        "cpu_count": os.cpu_count(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "x64": bool(jax.config.jax_enable_x64),
+        **(extra or {}),
+    }
+
+
+def _jaxlib_version() -> str:
+    import jaxlib
+
+    return getattr(jaxlib, "__version__", "unknown")

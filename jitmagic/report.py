@@ -1,0 +1,123 @@
+"""Text and HTML renderings of a :class:`~jitmagic.result.Comparison`.
+
+Every number shown here comes from the result's samples; a phase that was not
+measured shows as "—", never as a made-up value.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+
+from .result import PHASE_LABELS, PHASES, Comparison
+
+STRUCTURE = (
+    ("jaxpr_eqns", "jaxpr equations"),
+    ("nested_calls", "nested jit calls"),
+    ("stablehlo_bytes", "StableHLO bytes"),
+    ("stablehlo_calls", "`call` ops in StableHLO"),
+    ("compiled_calls", "`call` ops after XLA"),
+)
+
+
+def fmt_s(x: float) -> str:
+    """Seconds in a unit a person reads at a glance."""
+    if x is None or math.isnan(x):
+        return "—"
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x / 1e-9:.3g} ns"
+
+
+def fmt_ratio(r: float) -> str:
+    return "—" if math.isnan(r) else f"{r:.3g}×"
+
+
+def _spread(c: Comparison, variant: str, phase: str) -> str:
+    lo, hi = c.variants[variant].spread(phase)
+    return "" if math.isnan(lo) or lo == hi else f"{fmt_s(lo)}–{fmt_s(hi)}"
+
+
+def _fmt_count(x: int | None) -> str:
+    return "—" if x is None else f"{x:,}"
+
+
+def verdict(c: Comparison) -> str:
+    """One sentence on what nesting changed, worked out from the medians."""
+    if not (c.flat.ok and c.nested.ok):
+        return "Only one variant ran; see its error below."
+    flat, nested = c.flat.cold_start_s, c.nested.cold_start_s
+    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers) or "no helper"
+    if nested < flat:
+        return (f"Nested jit on {helpers} cuts trace+lower+compile from {fmt_s(flat)} to "
+                f"{fmt_s(nested)} ({flat / nested:.3g}× less).")
+    return (f"Nested jit on {helpers} does not help here: trace+lower+compile "
+            f"{fmt_s(flat)} flat against {fmt_s(nested)} nested.")
+
+
+def text_table(c: Comparison) -> str:
+    """A plain-text table: what a terminal, a log, or a static export shows."""
+    rows = [("phase", "flat", "nested", "flat/nested")]
+    rows += [(PHASE_LABELS[p], fmt_s(c.flat.median(p)), fmt_s(c.nested.median(p)),
+              fmt_ratio(c.ratio(p))) for p in PHASES]
+    rows += [(label, _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), "")
+             for key, label in STRUCTURE]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [f"jitcompare: {c.entry} (medians of {_repeats(c)} cold runs)"]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+              for r in rows]
+    lines.append(f"nested helpers: {', '.join(c.nested.helpers) or 'none'}")
+    lines.append(_outputs_line(c))
+    lines.append(verdict(c))
+    lines += [f"error: {v.error}" for v in c.variants.values() if v.error]
+    lines += [f"note: {n}" for v in c.variants.values() for n in v.notes]
+    lines += [f"warning: {w}" for w in c.warnings]
+    lines.append(f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}")
+    return "\n".join(lines)
+
+
+def _repeats(c: Comparison) -> int:
+    return max(len(v.samples.get("trace_s", [])) for v in c.variants.values())
+
+
+def _outputs_line(c: Comparison) -> str:
+    if c.outputs_match is None:
+        return "outputs: not compared (a variant failed)"
+    diff = "" if c.max_abs_diff is None else f" (largest difference {c.max_abs_diff:.3g})"
+    return ("outputs: flat and nested match" if c.outputs_match
+            else "outputs: MISMATCH between flat and nested") + diff
+
+
+def html_summary(c: Comparison, png: bytes | None = None) -> str:
+    """An HTML table with spreads, the chart (if given) and the jaxprs, collapsed."""
+    head = "<tr><th>phase</th><th>flat</th><th>nested</th><th>flat / nested</th></tr>"
+    body = []
+    for p in PHASES:
+        cells = [f"{fmt_s(c.variants[v].median(p))}<br><small>{_spread(c, v, p)}</small>"
+                 for v in ("flat", "nested")]
+        body.append(f"<tr><td>{PHASE_LABELS[p]}</td><td>{cells[0]}</td><td>{cells[1]}</td>"
+                    f"<td>{fmt_ratio(c.ratio(p))}</td></tr>")
+    for key, label in STRUCTURE:
+        body.append(f"<tr><td>{html.escape(label)}</td><td>{_fmt_count(getattr(c.flat, key))}"
+                    f"</td><td>{_fmt_count(getattr(c.nested, key))}</td><td></td></tr>")
+    parts = [f"<h4>jitcompare: <code>{html.escape(c.entry)}</code></h4>"]
+    if png:
+        parts.append(f'<img alt="phases per variant" src="data:image/png;base64,'
+                     f'{base64.b64encode(png).decode()}"/>')
+    parts.append(f'<table class="jitcompare">{head}{"".join(body)}</table>')
+    parts.append(f"<p>{html.escape(verdict(c))}<br>"
+                 f"nested helpers: {html.escape(', '.join(c.nested.helpers) or 'none')}<br>"
+                 f"{html.escape(_outputs_line(c))}<br>"
+                 f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}</p>")
+    for v in c.variants.values():
+        if v.error:
+            parts.append(f"<pre style='color:#a00'>{html.escape(v.error)}</pre>")
+        parts += [f"<p><i>note ({v.name}):</i> {html.escape(n)}</p>" for n in v.notes]
+    parts += [f"<p style='color:#a60'>warning: {html.escape(w)}</p>" for w in c.warnings]
+    for v in c.variants.values():
+        if v.jaxpr_text:
+            parts.append(f"<details><summary>jaxpr, {v.name} ({_fmt_count(v.jaxpr_eqns)} "
+                         f"equations)</summary><pre>{html.escape(v.jaxpr_text)}</pre></details>")
+    return "\n".join(parts)

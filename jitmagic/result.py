@@ -1,0 +1,206 @@
+"""Result records: raw samples in, statistics out.
+
+Like IPython's ``TimeitResult``, a result keeps every sample it measured and
+derives medians and spreads from them, so a saved report can be re-read and
+re-summarised without losing anything. ``to_dict``/``from_dict`` give the
+JSON report format documented in the README; presentation lives in
+``__str__``/``_repr_html_`` and in :mod:`jitmagic.report`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = "jitmagic.comparison/1"
+
+#: The timed phases, in pipeline order. Cold phases start from cleared caches.
+PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
+COLD_PHASES = PHASES[:4]
+PHASE_LABELS = {
+    "trace_s": "trace",
+    "lower_s": "lower",
+    "compile_s": "XLA compile",
+    "first_call_s": "first call",
+    "execute_s": "execute (per call)",
+}
+VARIANTS = ("flat", "nested")
+
+
+class ReportSchemaError(ValueError):
+    """A saved report has a schema this version cannot read."""
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else math.nan
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """What one variant (flat or nested) measured: raw samples plus structure."""
+
+    name: str
+    samples: dict[str, list[float]]
+    helpers: tuple[str, ...] = ()
+    execute_loops: int = 0
+    jaxpr_eqns: int | None = None
+    nested_calls: int | None = None
+    stablehlo_bytes: int | None = None
+    stablehlo_calls: int | None = None
+    compiled_calls: int | None = None
+    jaxpr_text: str = ""
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def median(self, phase: str) -> float:
+        return _median(self.samples.get(phase, []))
+
+    def spread(self, phase: str) -> tuple[float, float]:
+        """(min, max) of a phase's samples; NaNs where nothing was measured."""
+        xs = self.samples.get(phase, [])
+        return (min(xs), max(xs)) if xs else (math.nan, math.nan)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def cold_start_s(self) -> float:
+        """Trace + lower + compile: what nested jit can change at start-up."""
+        return sum(self.median(p) for p in COLD_PHASES[:3])
+
+    trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
+    lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")
+    compile_s = property(lambda self: self.median("compile_s"), doc="Median XLA compile seconds.")
+    first_call_s = property(lambda self: self.median("first_call_s"),
+                            doc="Median cold first-call seconds (trace to ready result).")
+    execute_s = property(lambda self: self.median("execute_s"),
+                         doc="Median steady-state seconds per call.")
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {p: _json_number(self.median(p)) for p in PHASES}
+        d["samples"] = {p: list(self.samples.get(p, [])) for p in PHASES}
+        d.update(
+            execute_loops=self.execute_loops,
+            jaxpr_eqns=self.jaxpr_eqns,
+            nested_calls=self.nested_calls,
+            stablehlo_bytes=self.stablehlo_bytes,
+            stablehlo_calls=self.stablehlo_calls,
+            compiled_calls=self.compiled_calls,
+            helpers=list(self.helpers),
+            jaxpr=self.jaxpr_text,
+            error=self.error,
+            notes=list(self.notes),
+        )
+        return d
+
+    @classmethod
+    def from_dict(cls, name: str, d: dict[str, Any]) -> VariantResult:
+        return cls(
+            name=name,
+            samples={p: list(d["samples"].get(p, [])) for p in PHASES},
+            helpers=tuple(d.get("helpers", ())),
+            execute_loops=d.get("execute_loops", 0),
+            jaxpr_eqns=d.get("jaxpr_eqns"),
+            nested_calls=d.get("nested_calls"),
+            stablehlo_bytes=d.get("stablehlo_bytes"),
+            stablehlo_calls=d.get("stablehlo_calls"),
+            compiled_calls=d.get("compiled_calls"),
+            jaxpr_text=d.get("jaxpr", ""),
+            error=d.get("error"),
+            notes=tuple(d.get("notes", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Flat against nested jit for one entry function: the report object."""
+
+    entry: str
+    variants: dict[str, VariantResult]
+    outputs_match: bool | None
+    max_abs_diff: float | None = None
+    wall_s: float = math.nan
+    env: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def flat(self) -> VariantResult:
+        return self.variants["flat"]
+
+    @property
+    def nested(self) -> VariantResult:
+        return self.variants["nested"]
+
+    def ratio(self, phase: str) -> float:
+        """flat / nested median for a phase: above 1 means nesting made it faster."""
+        a, b = self.flat.median(phase), self.nested.median(phase)
+        return a / b if b and not math.isnan(a) else math.nan
+
+    def measured_s(self) -> float:
+        """Sum of every interval this comparison timed (for the overhead check)."""
+        total = 0.0
+        for v in self.variants.values():
+            for phase, xs in v.samples.items():
+                loops = v.execute_loops if phase == "execute_s" else 1
+                total += sum(xs) * loops
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {
+            "schema": SCHEMA,
+            "entry": self.entry,
+            "variants": {k: v.to_dict() for k, v in self.variants.items()},
+            "outputs_match": self.outputs_match,
+            "max_abs_diff": _json_number(self.max_abs_diff),
+            "wall_s": _json_number(self.wall_s),
+            "env": dict(self.env),
+            "warnings": list(self.warnings),
+        }
+        d.update(self.extras)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Comparison:
+        schema = d.get("schema") if isinstance(d, dict) else None
+        if schema != SCHEMA:
+            raise ReportSchemaError(
+                f"cannot read a report with schema {schema!r}: this jitmagic reads {SCHEMA!r}"
+            )
+        known = {"schema", "entry", "variants", "outputs_match", "max_abs_diff", "wall_s",
+                 "env", "warnings"}
+        return cls(
+            entry=d["entry"],
+            variants={k: VariantResult.from_dict(k, v) for k, v in d["variants"].items()},
+            outputs_match=d.get("outputs_match"),
+            max_abs_diff=_float_or_nan(d.get("max_abs_diff")),
+            wall_s=_float_or_nan(d.get("wall_s")),
+            env=dict(d.get("env", {})),
+            warnings=tuple(d.get("warnings", ())),
+            extras={k: v for k, v in d.items() if k not in known},
+        )
+
+    def __str__(self) -> str:
+        from .report import text_table
+
+        return text_table(self)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        from .report import html_summary
+
+        return html_summary(self)
+
+
+def _json_number(x: float | None) -> float | None:
+    """JSON has no NaN: a number that was not measured is written as null."""
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def _float_or_nan(x: float | None) -> float:
+    return math.nan if x is None else float(x)

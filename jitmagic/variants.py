@@ -1,0 +1,170 @@
+"""Flat and nested variants of one entry function, built without editing it.
+
+A *helper* is a function of the user's own (defined in the same module as the
+entry: a notebook's ``__main__`` or a script) that the entry reaches by name,
+transitively, including from generator expressions, comprehensions, lambdas
+and nested defs. Each variant gets a scratch copy of the entry's globals in
+which every helper is re-created with the copy as its globals and rebound:
+
+* ``flat``: every helper is the plain Python function; any ``jax.jit`` the
+  user wrote on it is taken off, so everything traces inline.
+* ``nested``: every selected helper runs under its own ``jax.jit`` (the user's
+  own, with its static arguments, where they wrote one).
+
+The user's namespace and function objects are never modified.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import numpy as np
+
+_JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+                "inline", "keep_unused")
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A user function the entry reaches: its plain function and the user's jit, if any."""
+
+    name: str
+    function: types.FunctionType
+    jit_options: dict[str, Any] | None = None  # None: the user did not jit it
+
+    @property
+    def user_jitted(self) -> bool:
+        return self.jit_options is not None
+
+
+@dataclass
+class Variant:
+    """One way to run the entry: a rebound entry function and the helpers it nests."""
+
+    name: str
+    entry: types.FunctionType
+    nested: tuple[str, ...]
+    notes: list[str] = field(default_factory=list)
+
+
+def unwrap(obj: Any) -> tuple[types.FunctionType | None, dict[str, Any] | None]:
+    """The plain function behind ``obj`` and the options of the user's jit on it."""
+    if isinstance(obj, types.FunctionType):
+        return obj, None
+    inner = getattr(obj, "__wrapped__", None)
+    info = getattr(obj, "_jit_info", None)
+    if isinstance(inner, types.FunctionType) and info is not None:
+        opts = {k: getattr(info, k) for k in _JIT_OPTIONS if hasattr(info, k)}
+        return inner, opts
+    return None, None
+
+
+def find_helpers(entry: Callable, namespace: dict[str, Any]) -> dict[str, Helper]:
+    """Helpers reachable by name from ``entry``, in order of first reach."""
+    fn, _ = unwrap(entry)
+    if fn is None:
+        return {}
+    module = fn.__globals__.get("__name__")
+    found: dict[str, Helper] = {}
+    todo = [fn.__code__]
+    while todo:
+        for name in _global_names(todo.pop()):
+            if name in found or name not in namespace:
+                continue
+            helper_fn, opts = unwrap(namespace[name])
+            if helper_fn is None or helper_fn is fn:
+                continue
+            if helper_fn.__globals__.get("__name__") != module:
+                continue  # a library function (jnp.sin, ...): not the user's to nest
+            found[name] = Helper(name, helper_fn, opts)
+            todo.append(helper_fn.__code__)
+    return found
+
+
+def build_variant(name: str, entry: Callable, namespace: dict[str, Any],
+                  nest: Iterable[str] | None = None) -> Variant:
+    """Build the ``flat`` or ``nested`` variant of ``entry`` over a copy of ``namespace``.
+
+    ``nest`` limits the jits the tool adds in the nested variant; helpers the
+    user jitted themselves keep their jit there.
+    """
+    if name not in ("flat", "nested"):
+        raise ValueError(f"unknown variant {name!r}")
+    helpers = find_helpers(entry, namespace)
+    chosen = set(helpers) if nest is None else set(nest)
+    scratch = dict(namespace)
+    nested: list[str] = []
+    for h in helpers.values():
+        plain = rebind(h.function, scratch)
+        if name == "nested" and h.user_jitted:
+            scratch[h.name] = jax.jit(plain, **h.jit_options)
+            nested.append(h.name)
+        elif name == "nested" and h.name in chosen:
+            scratch[h.name] = auto_jit(plain)
+            nested.append(h.name)
+        else:
+            scratch[h.name] = plain
+    fn, _ = unwrap(entry)
+    return Variant(name, rebind(fn, scratch), tuple(nested))
+
+
+def rebind(fn: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionType:
+    """A copy of ``fn`` whose global names resolve in ``namespace``."""
+    new = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    new.__dict__.update(fn.__dict__)
+    new.__dict__.pop("__wrapped__", None)
+    return new
+
+
+def is_static(value: Any) -> bool:
+    """Whether ``jax.jit`` should treat an argument as static: no array leaf, hashable."""
+    if any(_is_array(leaf) for leaf in jax.tree_util.tree_leaves(value)):
+        return False
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def static_split(args: tuple, kwargs: dict[str, Any]) -> dict[str, tuple]:
+    """``jax.jit`` options that make every non-array argument static."""
+    return {
+        "static_argnums": tuple(i for i, a in enumerate(args) if is_static(a)),
+        "static_argnames": tuple(sorted(k for k, v in kwargs.items() if is_static(v))),
+    }
+
+
+def auto_jit(fn: types.FunctionType) -> Callable:
+    """``jax.jit(fn)`` that makes Python ints, strings, callables ... static per call."""
+    jitted: dict[tuple, Callable] = {}
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        opts = static_split(args, kwargs)
+        key = tuple(opts.values())
+        if key not in jitted:
+            jitted[key] = jax.jit(fn, **opts)
+        return jitted[key](*args, **kwargs)
+
+    del call.__wrapped__  # so that `unwrap` does not mistake it for the user's function
+    return call
+
+
+def _is_array(x: Any) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.core.Tracer))
+
+
+def _global_names(code: types.CodeType) -> Iterable[str]:
+    """Names a code object (and the code nested in it) may look up as globals."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _global_names(const)
