@@ -10,6 +10,7 @@ and it only ever reads from it.
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import linecache
 import re
@@ -50,7 +51,8 @@ class CellPlan:
 def parse_cell(source: str) -> CellPlan:
     """Parse cell text; raise ``SyntaxError`` (with the user's line) or ``CellError``."""
     if not _has_code(source):
-        raise CellError(f"the cell is empty: write code ending in a call of your function.\n\n{USAGE}")
+        raise CellError("the cell is empty: write code ending in a call of your function."
+                        f"\n\n{USAGE}")
     filename = f"<jitcompare-cell-{next(_counter)}>"
     tree = ast.parse(source, filename=filename)
     last = tree.body[-1]
@@ -90,8 +92,9 @@ def run_setup(plan: CellPlan, namespace: dict[str, Any]) -> None:
 def resolve_call(plan: CellPlan, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
     """Evaluate the entry and its arguments in ``namespace``: (fn, args, kwargs)."""
     name = plan.entry
-    if name not in namespace and name not in namespace.get("__builtins__", {}):
-        raise CellError(f"the entry `{name}` is not defined: define it in this cell or an earlier one.")
+    if name not in namespace and not hasattr(builtins, name):
+        raise CellError(f"the entry `{name}` is not defined: define it in this cell "
+                        "or an earlier one.")
     fn = eval(name, namespace)
     check_entry(fn, name)
     capture = ast.Call(func=ast.Name(_CAPTURE, ast.Load()), args=plan.call.args,
@@ -111,7 +114,7 @@ def check_entry(fn: Any, name: str) -> None:
         raise CellError(f"the entry `{name}` is a class: call a function (or a method bound to an "
                         f"instance through a function, e.g. `def f(x): return obj(x)`).")
     if not callable(fn):
-        raise CellError(f"the entry `{name}` is a {type(fn).__name__}, not a function: "
+        raise CellError(f"the entry `{name}` is not a function (it is a {type(fn).__name__}): "
                         f"end the cell with a call of the function to measure.")
     if getattr(fn, "__self__", None) is not None and not hasattr(fn, "__wrapped__"):
         raise CellError(f"the entry `{name}` is a bound method: wrap it in a function "

@@ -22,6 +22,7 @@ from .measure import (
     compare_outputs,
     disagreements,
     environment,
+    frozen_heap,
     jaxpr_text,
     persistent_cache_off,
     steady_timer,
@@ -79,7 +80,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
     start = time.perf_counter() if start is None else start
     runs = _Runs(prepared)
     monitor = Monitor()
-    with persistent_cache_off() as switched, monitor.listening():
+    with persistent_cache_off() as switched, monitor.listening(), frozen_heap():
         runs.cold(repeat, monitor)
         runs.steady(repeat, number)
     warnings = list(runs.warnings(entry))
