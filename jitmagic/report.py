@@ -49,6 +49,8 @@ def verdict(c: Comparison) -> str:
     if not (c.flat.ok and c.nested.ok):
         return "Only one variant ran; see its error below."
     flat, nested = c.flat.cold_start_s, c.nested.cold_start_s
+    if math.isnan(flat) or math.isnan(nested):
+        return "Some stages were not measured: cannot compare cold starts."
     helpers = ", ".join(f"`{h}`" for h in c.nested.helpers) or "no helper"
     if nested < flat:
         return (f"Nested jit on {helpers} cuts trace+lower+compile from {fmt_s(flat)} to "
