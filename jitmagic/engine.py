@@ -81,8 +81,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
     runs = _Runs(prepared)
     monitor = Monitor()
     with persistent_cache_off() as switched, monitor.listening(), frozen_heap():
-        runs.cold(repeat, monitor)
-        runs.steady(repeat, number)
+        runs.measure(repeat, number, monitor)
     warnings = list(runs.warnings(entry))
     if switched:
         warnings.append("your persistent compilation cache was switched off for the "
@@ -114,7 +113,9 @@ class _Runs:
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
 
-    def cold(self, repeat: int, monitor: Monitor) -> None:
+    def measure(self, repeat: int, number: int | None, monitor: Monitor) -> None:
+        """Per repeat and variant: a cold run, then steady-state timing while its
+        compiled program is still cached (the next variant's cold run clears it)."""
         for _ in range(repeat):
             for name, p in self.prepared.items():
                 if name in self.errors:
@@ -124,31 +125,31 @@ class _Runs:
                 except Exception as exc:  # the user's code: reported per variant
                     self.errors[name] = exc
                     continue
-                for phase, secs in run.times.items():
-                    self.samples[name][phase].append(secs)
-                for phase, secs in run.events.items():
-                    self.events[name][phase].append(secs)
-                if name not in self.shape:
-                    self.shape[name] = structure(run) | {"jaxpr_text": jaxpr_text(run.traced.jaxpr)}
-                self.last[name] = run
+                self._record(name, run)
+                self.samples[name]["execute_s"].append(self._steady(name, run, number))
         if not self.last:
             raise UserCodeError(self.describe_failure(next(iter(self.errors))))
 
-    def steady(self, repeat: int, number: int | None) -> None:
-        # Each variant's cold run cleared the caches of those before it: warm all again.
-        timers = {name: steady_timer(run.jitted, self.prepared[name].args,
-                                     self.prepared[name].kwargs, run.output)
-                  for name, run in self.last.items()}
-        for timer in timers.values():
-            timer.timeit(1)
-        for r in range(repeat):
-            for name, timer in timers.items():
-                if r == 0 and number is None:
-                    self.loops[name], per_call = autorange(timer)
-                else:
-                    n = self.loops.setdefault(name, number or 1)
-                    per_call = timer.timeit(n) / n
-                self.samples[name]["execute_s"].append(per_call)
+    def _record(self, name: str, run: ColdRun) -> None:
+        for phase, secs in run.times.items():
+            self.samples[name][phase].append(secs)
+        for phase, secs in run.events.items():
+            self.events[name][phase].append(secs)
+        if name not in self.shape:
+            self.shape[name] = structure(run) | {"jaxpr_text": jaxpr_text(run.traced.jaxpr)}
+        self.last[name] = run
+
+    def _steady(self, name: str, run: ColdRun, number: int | None) -> float:
+        """Seconds per call; the loop count is fixed on the first repeat."""
+        p = self.prepared[name]
+        timer = steady_timer(run.jitted, p.args, p.kwargs, run.output)
+        if name not in self.loops:
+            if number is None:
+                self.loops[name], per_call = autorange(timer)
+                return per_call
+            timer.timeit(1)  # the first call after a compile takes a slower path
+            self.loops[name] = number
+        return timer.timeit(self.loops[name]) / self.loops[name]
 
     def describe_failure(self, name: str) -> str:
         exc = self.errors[name]

@@ -1,0 +1,76 @@
+"""How much of the magic's time is measured work, and how close its steady-state
+timing comes to a hand-written loop.
+
+Run: ``python benchmarks/overhead.py``. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+import jitmagic
+
+CELL = """\
+import jax.numpy as jnp
+def layer(x):
+    return sum(i * jnp.sin(x) for i in range(64))
+def model(x):
+    return sum(layer(x) for _ in range(16))
+model(jnp.ones(128))
+"""
+
+
+def magic_overhead() -> None:
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "jitmagic")
+    start = time.perf_counter()
+    with capture_output():
+        r = ip.run_cell_magic("jitcompare", "-o", CELL)
+    total = time.perf_counter() - start
+    measured = r.measured_s()
+    print("magic on the README example (-r 3, auto-ranged execute):")
+    print(f"  wall, whole magic incl. display  {total:7.2f} s")
+    print(f"  wall, up to the result (wall_s)  {r.wall_s:7.2f} s")
+    print(f"  sum of measured intervals        {measured:7.2f} s"
+          f"  = {measured / total:.0%} of the whole, {measured / r.wall_s:.0%} of wall_s")
+    print(f"  nested trace is {r.ratio('trace_s'):.1f}x below flat; jaxpr eqns "
+          f"{r.flat.jaxpr_eqns} flat vs {r.nested.jaxpr_eqns} nested")
+
+
+def tiny(x):
+    return x + 1.0
+
+
+def steady_vs_hand_loop(rounds: int = 5, loops: int = 20_000) -> None:
+    x = jnp.ones(8)
+    f = jax.jit(tiny)
+    f(x).block_until_ready()
+
+    def hand() -> float:
+        t = time.perf_counter()
+        for _ in range(loops):
+            f(x).block_until_ready()
+        return (time.perf_counter() - t) / loops
+
+    def tool() -> float:
+        return jitmagic.compare(tiny, x, repeat=1, number=loops).flat.execute_s
+
+    hands, tools = [], []
+    for _ in range(rounds):  # interleaved, so drift hits both
+        hands.append(hand())
+        tools.append(tool())
+    h, t = statistics.median(hands), statistics.median(tools)
+    print(f"steady state of a tiny jitted function ({rounds} interleaved rounds, {loops} calls):")
+    print(f"  hand-written block_until_ready loop  {h * 1e6:6.2f} µs/call")
+    print(f"  jitmagic execute_s                   {t * 1e6:6.2f} µs/call  ({t / h - 1:+.0%})")
+
+
+if __name__ == "__main__":
+    magic_overhead()
+    steady_vs_hand_loop()
