@@ -54,7 +54,10 @@ def parse_cell(source: str) -> CellPlan:
         raise CellError("the cell is empty: write code ending in a call of your function."
                         f"\n\n{USAGE}")
     filename = f"<jitcompare-cell-{next(_counter)}>"
-    tree = ast.parse(source, filename=filename)
+    try:
+        tree = ast.parse(source, filename=filename)
+    except ValueError as exc:  # e.g. a null byte: not a SyntaxError, same meaning to the user
+        raise CellError(f"the cell cannot be parsed as Python: {exc}") from None
     last = tree.body[-1]
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
         kind = type(last).__name__.lower()

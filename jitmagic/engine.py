@@ -6,17 +6,22 @@ shared machine hits both; each keeps every raw sample.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import jax
+
 from .errors import InputError, UserCodeError, innermost_function, user_traceback
 from .measure import (
     CACHE_HIT_EVENT,
     TOLERANCE,
+    Checkpoint,
     ColdRun,
     Monitor,
+    Stop,
     autorange,
     cold_run,
     compare_outputs,
@@ -29,7 +34,7 @@ from .measure import (
     structure,
 )
 from .result import PHASES, VARIANTS, Comparison, VariantResult
-from .variants import Variant, build_variant, find_helpers
+from .variants import Variant, build_variant, check_arguments, entry_function, find_helpers
 
 
 @dataclass(frozen=True)
@@ -42,19 +47,23 @@ class Prepared:
 
 
 def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = None,
-            nest: Iterable[str] | None = None, **kwargs: Any) -> Comparison:
+            nest: Iterable[str] | None = None, timeout: float | None = None,
+            **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
     Helpers are the functions of ``fn``'s own module that it reaches by name.
     ``repeat`` cold runs per variant (medians are reported), ``number`` fixes
     the steady-state loop count (default: auto-ranged), ``nest`` limits the
-    helpers that get an added jit.
+    helpers that get an added jit, ``timeout`` (seconds) stops after the stage
+    that runs past it. An entry keyword argument with one of these names
+    cannot be passed here: wrap the entry in a function.
     """
     start = time.perf_counter()
-    namespace = getattr(fn, "__globals__", None) or getattr(fn.__wrapped__, "__globals__", {})
+    namespace = entry_function(fn).__globals__
     nest = check_nest(nest, fn, namespace)
     prepared = {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs) for v in VARIANTS}
-    return run_comparison(fn.__name__, prepared, repeat=repeat, number=number, start=start)
+    return run_comparison(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
+                          start=start)
 
 
 def check_nest(nest: Iterable[str] | None, entry: Callable,
@@ -73,15 +82,27 @@ def check_nest(nest: Iterable[str] | None, entry: Callable,
 
 
 def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
-                   number: int | None = None, start: float | None = None) -> Comparison:
-    """Measure prepared variants, interleaved; raise ``UserCodeError`` if all fail."""
+                   number: int | None = None, timeout: float | None = None,
+                   start: float | None = None) -> Comparison:
+    """Measure prepared variants, interleaved; raise ``UserCodeError`` if all fail.
+
+    Ctrl-C or ``timeout`` (seconds from ``start``) end the measurement at the
+    next stage boundary; the result then holds what was measured and says why.
+    """
     if repeat < 1 or (number is not None and number < 1):
         raise InputError("repeat and number must be at least 1")
+    if jax.config.jax_disable_jit:
+        raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
+                         "%jitcompare outside the `with jax.disable_jit():` block.")
+    for p in prepared.values():
+        check_arguments(entry, p.args, p.kwargs)
     start = time.perf_counter() if start is None else start
+    check = Checkpoint(deadline=start + timeout if timeout else math.inf)
     runs = _Runs(prepared)
     monitor = Monitor()
-    with persistent_cache_off() as switched, monitor.listening(), frozen_heap():
-        runs.measure(repeat, number, monitor)
+    with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
+          check.catching_interrupts()):
+        runs.measure(repeat, number, monitor, check)
     warnings = list(runs.warnings(entry))
     if switched:
         warnings.append("your persistent compilation cache was switched off for the "
@@ -98,6 +119,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
         wall_s=time.perf_counter() - start,
         env=environment(),
         warnings=tuple(warnings),
+        stopped=runs.stopped,
     )
 
 
@@ -112,23 +134,37 @@ class _Runs:
         self.last: dict[str, ColdRun] = {}
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
+        self.stopped: str | None = None
 
-    def measure(self, repeat: int, number: int | None, monitor: Monitor) -> None:
+    def measure(self, repeat: int, number: int | None, monitor: Monitor,
+                check: Checkpoint) -> None:
         """Per repeat and variant: a cold run, then steady-state timing while its
         compiled program is still cached (the next variant's cold run clears it)."""
-        for _ in range(repeat):
-            for name, p in self.prepared.items():
-                if name in self.errors:
-                    continue
-                try:
-                    run = cold_run(p.variant.entry, p.args, p.kwargs, monitor)
-                except Exception as exc:  # the user's code: reported per variant
-                    self.errors[name] = exc
-                    continue
-                self._record(name, run)
-                self.samples[name]["execute_s"].append(self._steady(name, run, number))
-        if not self.last:
+        try:
+            for r in range(repeat):
+                for name in self.prepared:
+                    if name not in self.errors:
+                        self._measure_once(name, number, monitor, check)
+                        check(f"the {name} variant's run {r + 1} of {repeat}")
+        except Stop as stop:
+            self.stopped = stop.reason
+        if self.errors and not self.last and not self.stopped:
             raise UserCodeError(self.describe_failure(next(iter(self.errors))))
+
+    def _measure_once(self, name: str, number: int | None, monitor: Monitor,
+                      check: Checkpoint) -> None:
+        p = self.prepared[name]
+        try:
+            run = cold_run(p.variant.entry, p.args, p.kwargs, monitor, check)
+        except Stop as stop:
+            for phase, secs in stop.times.items():
+                self.samples[name][phase].append(secs)
+            raise
+        except Exception as exc:  # the user's code: reported per variant
+            self.errors[name] = exc
+            return
+        self._record(name, run)
+        self.samples[name]["execute_s"].append(self._steady(name, run, number, check))
 
     def _record(self, name: str, run: ColdRun) -> None:
         for phase, secs in run.times.items():
@@ -139,13 +175,13 @@ class _Runs:
             self.shape[name] = structure(run) | {"jaxpr_text": jaxpr_text(run.traced.jaxpr)}
         self.last[name] = run
 
-    def _steady(self, name: str, run: ColdRun, number: int | None) -> float:
+    def _steady(self, name: str, run: ColdRun, number: int | None, check: Checkpoint) -> float:
         """Seconds per call; the loop count is fixed on the first repeat."""
         p = self.prepared[name]
         timer = steady_timer(run.jitted, p.args, p.kwargs, run.output)
         if name not in self.loops:
             if number is None:
-                self.loops[name], per_call = autorange(timer)
+                self.loops[name], per_call = autorange(timer, check=check)
                 return per_call
             timer.timeit(1)  # the first call after a compile takes a slower path
             self.loops[name] = number

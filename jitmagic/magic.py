@@ -38,6 +38,8 @@ class JitCompareMagics(Magics):
               help="calls per steady-state timing loop (default: auto-ranged like %%timeit)")
     @argument("--nest", type=str, default=None, metavar="HELPER[,HELPER...]",
               help="add jit only to these helpers in the nested variant (default: all)")
+    @argument("--timeout", type=float, default=None, metavar="SECONDS",
+              help="stop after the stage that runs past SECONDS and show what was measured")
     @argument("--no-plot", action="store_true", help="leave the chart out")
     @argument("--save", type=str, default=None, metavar="PATH",
               help="write the result as JSON to PATH")
@@ -64,11 +66,16 @@ class JitCompareMagics(Magics):
         return result if args.output else None
 
     def _parse_options(self, line: str) -> Any:
-        args = parse_argstring(self.jitcompare, line)
+        try:
+            args = parse_argstring(self.jitcompare, line)
+        except ValueError as exc:  # e.g. an unclosed quote
+            raise UsageError(f"cannot read the options {line!r}: {exc}") from None
         if args.repeat < 1:
             raise UsageError(f"-r/--repeat must be at least 1, not {args.repeat}")
         if args.number is not None and args.number < 1:
             raise UsageError(f"-n/--number must be at least 1, not {args.number}")
+        if args.timeout is not None and not args.timeout > 0:
+            raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
         if args.nest is not None:
             args.nest = tuple(n.strip() for n in args.nest.split(",") if n.strip())
         return args
@@ -81,7 +88,7 @@ class JitCompareMagics(Magics):
                              + "".join(traceback.format_exception_only(exc))) from None
         prepared = {v: self._prepare(plan, v, args.nest) for v in VARIANTS}
         return run_comparison(plan.entry, prepared, repeat=args.repeat, number=args.number,
-                              start=start)
+                              timeout=args.timeout, start=start)
 
     def _prepare(self, plan: cellmod.CellPlan, variant: str, nest: tuple | None) -> Prepared:
         """Run the cell's setup in a fresh scratch copy of the user's namespace."""

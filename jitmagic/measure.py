@@ -19,7 +19,9 @@ import math
 import os
 import platform
 import re
+import signal
 import statistics
+import threading
 import time
 import timeit
 from collections.abc import Callable, Iterator
@@ -131,6 +133,50 @@ def persistent_cache_off() -> Iterator[bool]:
         compilation_cache.reset_cache()
 
 
+class Stop(Exception):
+    """Measurement stopped between stages; ``times`` holds the stages that finished."""
+
+    def __init__(self, reason: str, times: dict[str, float] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.times = times or {}
+
+
+@dataclass
+class Checkpoint:
+    """Asked between stages: has the user pressed stop, or has the time limit passed?
+
+    While ``catching_interrupts`` is active, Ctrl-C (or Jupyter's stop button)
+    only sets a flag: a stage is never cut in half (interrupting an XLA compile
+    leaves it running in the background and has crashed JAX later); the
+    measurement stops at the next stage boundary instead.
+    """
+
+    deadline: float = math.inf
+    interrupted: bool = False
+
+    def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
+        if self.interrupted:
+            raise Stop(f"interrupted by the user after {done}", times)
+        if time.perf_counter() > self.deadline:
+            raise Stop(f"stopped by --timeout after {done}", times)
+
+    @contextmanager
+    def catching_interrupts(self) -> Iterator[Checkpoint]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self  # signal handlers can only be set from the main thread
+            return
+
+        def request_stop(signum: int, frame: Any) -> None:
+            self.interrupted = True
+
+        previous = signal.signal(signal.SIGINT, request_stop)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
 @dataclass
 class ColdRun:
     """One cold pass through the stages, with the artefacts for structure counts."""
@@ -144,31 +190,43 @@ class ColdRun:
     output: Any
 
 
-def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor) -> ColdRun:
-    """Time trace → lower → compile from cleared caches, then a fresh first call."""
+def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
+             check: Checkpoint | None = None) -> ColdRun:
+    """Time trace → lower → compile from cleared caches, then a fresh first call.
+
+    ``check`` is asked after every stage; it raises :class:`Stop` (carrying the
+    stages timed so far) to end the measurement early.
+    """
+    check = check or Checkpoint()
     opts = static_split(args, kwargs)
     name = fn.__name__
+    times: dict[str, float] = {}
     jax.clear_caches()
     with paused_gc():
         t0 = time.perf_counter()
         traced = jax.jit(fn, **opts).trace(*args, **kwargs)
         t1 = time.perf_counter()
+        times["trace_s"] = t1 - t0
+        check("trace", times)
         lowered = traced.lower()
         t2 = time.perf_counter()
+        times["lower_s"] = t2 - t1
+        check("lowering", times)
         compiled = lowered.compile()
         t3 = time.perf_counter()
+        times["compile_s"] = t3 - t2
     events = {
         "trace_s": monitor.seconds(TRACE_EVENT, name, t0, t1),
         "lower_s": monitor.seconds(LOWER_EVENT, f"jit({name})", t1, t2),
         "compile_s": monitor.seconds(COMPILE_EVENT, f"jit({name})", t2, t3),
     }
+    check("XLA compile", times)
     jax.clear_caches()
     jitted = jax.jit(fn, **opts)
     with paused_gc():
         t4 = time.perf_counter()
         out = jax.block_until_ready(jitted(*args, **kwargs))
-        t5 = time.perf_counter()
-    times = {"trace_s": t1 - t0, "lower_s": t2 - t1, "compile_s": t3 - t2, "first_call_s": t5 - t4}
+        times["first_call_s"] = time.perf_counter() - t4
     return ColdRun(times, events, traced, lowered, compiled, jitted, out)
 
 
@@ -183,7 +241,8 @@ def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> ti
     return timeit.Timer(stmt, timer=time.perf_counter)
 
 
-def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S) -> tuple[int, float]:
+def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S,
+              check: Checkpoint | None = None) -> tuple[int, float]:
     """``timeit``'s autorange idea, (loops, seconds per loop): grow the loop count
     until one timing takes ``target_s``. Instead of timeit's fixed 1-2-5 steps it
     jumps to the count the last timing predicts (at most 100× at once), so that
@@ -194,6 +253,8 @@ def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S) -> tupl
         t = timer.timeit(number)
         if t >= target_s:
             return number, t / number
+        if check:
+            check("a steady-state calibration run")
         predicted = math.ceil(number * 1.1 * target_s / max(t, 1e-9))
         number = max(2 * number, min(100 * number, predicted))
 

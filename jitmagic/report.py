@@ -68,6 +68,8 @@ def text_table(c: Comparison) -> str:
              for key, label in STRUCTURE]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = [f"jitcompare: {c.entry} (medians of {_repeats(c)} cold runs)"]
+    if c.stopped:
+        lines.append(f"PARTIAL: {c.stopped}; showing what was measured so far")
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
               for r in rows]
     lines.append(f"nested helpers: {', '.join(c.nested.helpers) or 'none'}")
@@ -105,6 +107,9 @@ def html_summary(c: Comparison, png: bytes | None = None) -> str:
         body.append(f"<tr><td>{html.escape(label)}</td><td>{_fmt_count(getattr(c.flat, key))}"
                     f"</td><td>{_fmt_count(getattr(c.nested, key))}</td><td></td></tr>")
     parts = [f"<h4>jitcompare: <code>{html.escape(c.entry)}</code></h4>"]
+    if c.stopped:
+        parts.append(f"<p style='color:#a00'><b>Partial:</b> {html.escape(c.stopped)}; "
+                     "showing what was measured so far.</p>")
     if png:
         parts.append(f'<img alt="phases per variant" src="data:image/png;base64,'
                      f'{base64.b64encode(png).decode()}"/>')

@@ -125,6 +125,7 @@ class Comparison:
     wall_s: float = math.nan
     env: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    stopped: str | None = None  # why the measurement ended early, if it did
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -159,6 +160,7 @@ class Comparison:
             "wall_s": _json_number(self.wall_s),
             "env": dict(self.env),
             "warnings": list(self.warnings),
+            "stopped": self.stopped,
         }
         d.update(self.extras)
         return d
@@ -171,7 +173,7 @@ class Comparison:
                 f"cannot read a report with schema {schema!r}: this jitmagic reads {SCHEMA!r}"
             )
         known = {"schema", "entry", "variants", "outputs_match", "max_abs_diff", "wall_s",
-                 "env", "warnings"}
+                 "env", "warnings", "stopped"}
         return cls(
             entry=d["entry"],
             variants={k: VariantResult.from_dict(k, v) for k, v in d["variants"].items()},
@@ -180,6 +182,7 @@ class Comparison:
             wall_s=_float_or_nan(d.get("wall_s")),
             env=dict(d.get("env", {})),
             warnings=tuple(d.get("warnings", ())),
+            stopped=d.get("stopped"),
             extras={k: v for k, v in d.items() if k not in known},
         )
 

@@ -25,6 +25,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from .errors import InputError
+
 _JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
                 "inline", "keep_unused")
 
@@ -109,8 +111,19 @@ def build_variant(name: str, entry: Callable, namespace: dict[str, Any],
             nested.append(h.name)
         else:
             scratch[h.name] = plain
+    return Variant(name, rebind(entry_function(entry), scratch), tuple(nested))
+
+
+def entry_function(entry: Callable) -> types.FunctionType:
+    """The user's Python function behind ``entry``; refuse anything else, clearly."""
     fn, _ = unwrap(entry)
-    return Variant(name, rebind(fn, scratch), tuple(nested))
+    if fn is None:
+        name = getattr(entry, "__name__", type(entry).__name__)
+        raise InputError(
+            f"the entry `{name}` is a {type(entry).__name__}, not a Python function of yours: "
+            f"end with a call of your own function, e.g. `model(x)`, not `print(model(x))`; "
+            f"wrap anything else in one (`def f(x): return {name}(x)`).")
+    return fn
 
 
 def rebind(fn: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionType:
@@ -132,6 +145,21 @@ def is_static(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def check_arguments(entry: str, args: tuple, kwargs: dict[str, Any]) -> None:
+    """Refuse an argument that ``jax.jit`` can neither trace nor hold static."""
+    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    for label, value in named:
+        if is_static(value):
+            continue
+        bad = [leaf for leaf in jax.tree_util.tree_leaves(value)
+               if not (_is_array(leaf) or isinstance(leaf, int | float | complex | bool))]
+        if bad:
+            raise InputError(
+                f"{label} of `{entry}` holds a {type(bad[0]).__name__}, which is neither a JAX "
+                f"type nor hashable: pass arrays (or lists, tuples, dicts of arrays), or make "
+                f"it hashable so that it can be a static argument.")
 
 
 def static_split(args: tuple, kwargs: dict[str, Any]) -> dict[str, tuple]:
