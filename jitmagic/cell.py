@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import itertools
 import linecache
 import re
@@ -119,7 +120,7 @@ def check_entry(fn: Any, name: str) -> None:
     if not callable(fn):
         raise CellError(f"the entry `{name}` is not a function (it is a {type(fn).__name__}): "
                         f"end the cell with a call of the function to measure.")
-    if getattr(fn, "__self__", None) is not None and not hasattr(fn, "__wrapped__"):
+    if inspect.ismethod(fn):
         raise CellError(f"the entry `{name}` is a bound method: wrap it in a function "
                         f"(`def f(x): return obj.method(x)`) and call `f(...)`.")
 

@@ -35,9 +35,20 @@ def fmt_ratio(r: float) -> str:
     return "—" if math.isnan(r) else f"{r:.3g}×"
 
 
+def _ratio_cell(c: Comparison, phase: str) -> str:
+    """The flat/nested ratio, flagged where the repeats' spread is wider than the gap."""
+    flag = " (not significant)" if c.significant(phase) is False else ""
+    return fmt_ratio(c.ratio(phase)) + flag
+
+
 def _spread(c: Comparison, variant: str, phase: str) -> str:
     lo, hi = c.variants[variant].spread(phase)
     return "" if math.isnan(lo) or lo == hi else f"{fmt_s(lo)}–{fmt_s(hi)}"
+
+
+def _median_and_spread(c: Comparison, variant: str, phase: str) -> str:
+    spread = _spread(c, variant, phase)
+    return fmt_s(c.variants[variant].median(phase)) + (f" [{spread}]" if spread else "")
 
 
 def _fmt_count(x: int | None) -> str:
@@ -62,12 +73,12 @@ def verdict(c: Comparison) -> str:
 def text_table(c: Comparison) -> str:
     """A plain-text table: what a terminal, a log, or a static export shows."""
     rows = [("phase", "flat", "nested", "flat/nested")]
-    rows += [(PHASE_LABELS[p], fmt_s(c.flat.median(p)), fmt_s(c.nested.median(p)),
-              fmt_ratio(c.ratio(p))) for p in PHASES]
+    rows += [(PHASE_LABELS[p], *(_median_and_spread(c, v, p) for v in ("flat", "nested")),
+              _ratio_cell(c, p)) for p in PHASES]
     rows += [(label, _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), "")
              for key, label in STRUCTURE]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"jitcompare: {c.entry} (medians of {_repeats(c)} cold runs)"]
+    lines = [f"jitcompare: {c.entry} (medians of {_repeats(c)} cold runs [min–max])"]
     if c.stopped:
         lines.append(f"PARTIAL: {c.stopped}; showing what was measured so far")
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
@@ -88,7 +99,7 @@ def _repeats(c: Comparison) -> int:
 
 def _outputs_line(c: Comparison) -> str:
     if c.outputs_match is None:
-        return "outputs: not compared (a variant failed)"
+        return "outputs: not compared (a variant did not finish)"
     diff = "" if c.max_abs_diff is None else f" (largest difference {c.max_abs_diff:.3g})"
     return ("outputs: flat and nested match" if c.outputs_match
             else "outputs: MISMATCH between flat and nested") + diff
@@ -102,7 +113,7 @@ def html_summary(c: Comparison, png: bytes | None = None) -> str:
         cells = [f"{fmt_s(c.variants[v].median(p))}<br><small>{_spread(c, v, p)}</small>"
                  for v in ("flat", "nested")]
         body.append(f"<tr><td>{PHASE_LABELS[p]}</td><td>{cells[0]}</td><td>{cells[1]}</td>"
-                    f"<td>{fmt_ratio(c.ratio(p))}</td></tr>")
+                    f"<td>{_ratio_cell(c, p)}</td></tr>")
     for key, label in STRUCTURE:
         body.append(f"<tr><td>{html.escape(label)}</td><td>{_fmt_count(getattr(c.flat, key))}"
                     f"</td><td>{_fmt_count(getattr(c.nested, key))}</td><td></td></tr>")

@@ -141,6 +141,18 @@ class Comparison:
         a, b = self.flat.median(phase), self.nested.median(phase)
         return a / b if b and not math.isnan(a) else math.nan
 
+    def significant(self, phase: str) -> bool | None:
+        """Whether flat and nested differ by more than the noise of their repeats.
+
+        Not significant when either variant's spread (max − min) is wider than
+        the difference between their medians; None with fewer than two samples.
+        """
+        flat, nested = self.flat.samples.get(phase, []), self.nested.samples.get(phase, [])
+        if len(flat) < 2 or len(nested) < 2:
+            return None
+        spread = max(max(flat) - min(flat), max(nested) - min(nested))
+        return abs(self.flat.median(phase) - self.nested.median(phase)) > spread
+
     def measured_s(self) -> float:
         """Sum of every interval this comparison timed (for the overhead check)."""
         total = 0.0
