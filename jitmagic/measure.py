@@ -86,9 +86,9 @@ def frozen_heap() -> Iterator[None]:
 
     ``paused_gc`` collects before every timed interval; with the long-lived
     heap (JAX, the user's session) frozen, each of those collections scans
-    only what the measurement itself created, which keeps them cheap.
+    only what the measurement itself created, which keeps them cheap. (Garbage
+    frozen here is collected as usual after ``unfreeze``.)
     """
-    gc.collect()
     gc.freeze()
     try:
         yield
