@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -43,6 +44,7 @@ def kernel_state(shell) -> dict:
         "duration_listeners": list(monitoring._event_duration_secs_listeners),
         "event_listeners": list(monitoring._event_listeners),
         "figures": plt.get_fignums(),
+        "sigint": signal.getsignal(signal.SIGINT),
     }
 
 

@@ -1,0 +1,46 @@
+"""How far apart are the medians of repeated runs of the same cell?
+
+Runs the README example several times in one shell and prints, per phase and
+variant, the median of each run and their spread (max/min). Asserts nothing.
+Run: ``python benchmarks/stability.py [RUNS]``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+from jitmagic.report import fmt_s
+from jitmagic.result import PHASES
+
+CELL = """\
+import jax.numpy as jnp
+def layer(x):
+    return sum(i * jnp.sin(x) for i in range(64))
+def model(x):
+    return sum(layer(x) for _ in range(16))
+model(jnp.ones(128))
+"""
+
+
+def main(runs: int = 5) -> None:
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "jitmagic")
+    results = []
+    for _ in range(runs):
+        with capture_output():
+            results.append(ip.run_cell_magic("jitcompare", "-o --no-plot", CELL))
+    print(f"{runs} runs of the README example, -r 3 each: median per run, and max/min")
+    for variant in ("flat", "nested"):
+        for phase in PHASES:
+            medians = [r.variants[variant].median(phase) for r in results]
+            shown = "  ".join(fmt_s(m).rjust(8) for m in medians)
+            print(f"  {variant:6} {phase:13} {shown}   max/min {max(medians) / min(medians):.2f}")
+    ratios = [r.ratio("trace_s") for r in results]
+    print(f"  flat/nested trace ratio per run: {', '.join(f'{x:.1f}' for x in ratios)}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
