@@ -105,7 +105,8 @@ def text_table(o: Orderings) -> str:
 
 def png_img(png: bytes, alt: str) -> str:
     """An ``<img>`` with the PNG inline, so it shows with no kernel and no network."""
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}"/>'
+    data = base64.b64encode(png).decode()
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"/>'
 
 
 def html_table(o: Orderings, png: bytes | None = None) -> str:
