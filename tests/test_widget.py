@@ -6,13 +6,15 @@ import json
 
 import ipywidgets
 import pytest
-from conftest import FAST
+from conftest import FAST, kernel_state
+from IPython.utils.capture import capture_output
 from ipywidgets.widgets import widget as widget_module
 from test_orderings import VMAP_CELL
 
 from jitmagic import Comparison
 from jitmagic import orderings as orderingsmod
 from jitmagic.ordering_report import verdict
+from jitmagic.orderings import ORDERINGS
 from jitmagic.widget import ordering_widget
 
 
@@ -28,16 +30,33 @@ def shown(out: ipywidgets.Output) -> dict:
 
 
 @pytest.fixture(scope="module")
-def magic_run(ip):
-    from IPython.utils.capture import capture_output
-
+def magic_run(ip, tmp_path_factory):
+    """One ``%%jitcompare --vmap`` run shared by this module; the kernel is left as it was."""
+    path = tmp_path_factory.mktemp("report") / "r.json"
+    before = kernel_state(ip)
     with capture_output() as cap:
-        result = ip.run_cell_magic("jitcompare", f"-o {FAST} --vmap --batch 8", VMAP_CELL)
-    return result, cap
+        result = ip.run_cell_magic("jitcompare", f"-o {FAST} --vmap --batch 8 --save {path}",
+                                   VMAP_CELL)
+    assert kernel_state(ip) == before, "the magic changed the kernel's state"
+    return result, cap, json.loads(path.read_text())
+
+
+def test_the_magic_displays_table_chart_and_toggle(magic_run):
+    result, cap, saved = magic_run
+    assert result.flat.ok and result.nested.ok  # the engine's comparison still runs
+    assert set(saved["orderings"]["rows"]) == set(ORDERINGS)
+    assert saved["orderings"]["batch"] == 8
+    table, summary, widget = cap.outputs
+    assert "flat" in table.data["text/plain"]
+    text, page = summary.data["text/plain"], summary.data["text/html"]
+    for name in ORDERINGS:
+        assert name in text and f"<code>{name}</code>" in page
+    assert 'src="data:image/png;base64,' in page
+    assert "application/vnd.jupyter.widget-view+json" in widget.data
 
 
 def test_the_magic_shows_a_toggle_that_switches_the_output(magic_run):
-    result, cap = magic_run
+    result, cap, _ = magic_run
     box = displayed_widget(cap.outputs[-1])
     toggle, out = box.children
     assert isinstance(toggle, ipywidgets.ToggleButtons) and isinstance(out, ipywidgets.Output)
@@ -98,9 +117,8 @@ def test_widget_from_a_saved_report(magic_run, tmp_path):
     assert "vmap(jit(f))" in shown(box.children[1])["text/plain"]
 
 
-def test_a_result_without_orderings_is_refused(run_magic):
-    from conftest import SMALL_CELL
-
-    result, _ = run_magic(f"-o {FAST}", SMALL_CELL)
+def test_a_result_without_orderings_is_refused(magic_run):
+    d = magic_run[0].to_dict()
+    del d["orderings"]
     with pytest.raises(ValueError, match="measure with --vmap"):
-        ordering_widget(result)
+        ordering_widget(Comparison.from_dict(d))
