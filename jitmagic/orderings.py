@@ -85,6 +85,7 @@ class Batched:
     in_axes: int | tuple[int | None, ...]
     batch: int
     built: bool  # True: jitmagic stacked one example; False: the user's batch
+    requested: Any = 0  # in_axes as the user wrote them (for the report)
 
 
 def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
@@ -117,7 +118,7 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
         result = Batched(bound, stacked, 0, n, True)
     else:
         axes = _array_axes(in_axes, static)
-        result = Batched(bound, arrays, axes, _batch_size(arrays, axes), False)
+        result = Batched(bound, arrays, axes, _batch_size(arrays, axes), False, in_axes)
     _check_traces(result)
     return result
 
@@ -397,7 +398,7 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
         first = next(iter(runs.errors.values()))
         raise UserCodeError(f"every ordering failed; {ORDERINGS[0]}:\n{first}")
     match, diff = runs.outputs_match()
-    return Orderings(entry=entry, batch=b.batch, in_axes=b.in_axes, built_batch=b.built,
+    return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=runs.results(), outputs_match=match, max_abs_diff=diff,
                      warnings=tuple(runs.warnings()))
 

@@ -98,7 +98,7 @@ def test_users_batch_with_in_axes():
 
     xs, w = jnp.ones((5, 3)), jnp.ones((3, 2))
     o = compare_orderings(affine, xs, w, 2.0, in_axes=(0, None, None), repeat=1, number=1)
-    assert o.batch == 5 and not o.built_batch and o.in_axes == (0, None)
+    assert o.batch == 5 and not o.built_batch and o.in_axes == (0, None, None)
     assert o.outputs_match is True
     assert o["jit(vmap(jit(f)))"].same_program is True
 
