@@ -395,8 +395,8 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
         runs.measure(repeat, number, monitor)
         runs.programs()
     if not runs.outputs:
-        first = next(iter(runs.errors.values()))
-        raise UserCodeError(f"every ordering failed; {ORDERINGS[0]}:\n{first}")
+        name, error = next(iter(runs.errors.items()))
+        raise UserCodeError(f"every ordering failed; {name}:\n{error}")
     match, diff = runs.outputs_match()
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=runs.results(), outputs_match=match, max_abs_diff=diff,
