@@ -8,6 +8,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 from conftest import FAST
+from hypothesis import given
+from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
 import jitmagic
@@ -114,6 +116,20 @@ def test_compare_puts_orderings_into_extras(compared):
                                             ("0,", (0,))])
 def test_in_axes_spec(spec, axes):
     assert parse_in_axes(spec) == axes
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=2, max_size=6))
+def test_in_axes_spec_round_trips(axes):
+    assert parse_in_axes(",".join("None" if a is None else str(a) for a in axes)) == tuple(axes)
+
+
+def test_magic_with_the_users_batch(run_magic):
+    cell = ("import jax.numpy as jnp\ndef g(x, w, scale):\n    return jnp.tanh(x @ w) * scale\n"
+            "g(jnp.ones((6, 4)), jnp.ones((4, 3)), 2)\n")
+    result, _ = run_magic(f"-o {FAST} --no-plot --in-axes 0,None,None", cell)
+    o = Orderings.of(result)
+    assert o.batch == 6 and o.in_axes == (0, None, None) and not o.built_batch
+    assert o.outputs_match is True and o["vmap(jit(f))"].same_program is True
 
 
 @pytest.mark.parametrize(("spec", "message"), [("x", "'x' is not an axis"),
