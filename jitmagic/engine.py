@@ -48,6 +48,7 @@ class Prepared:
 
 def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = None,
             nest: Iterable[str] | None = None, timeout: float | None = None,
+            vmap: bool = False, batch: int | None = None, in_axes: Any = None,
             **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
@@ -55,15 +56,27 @@ def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = N
     ``repeat`` cold runs per variant (medians are reported), ``number`` fixes
     the steady-state loop count (default: auto-ranged), ``nest`` limits the
     helpers that get an added jit, ``timeout`` (seconds) stops after the stage
-    that runs past it. An entry keyword argument with one of these names
-    cannot be passed here: wrap the entry in a function.
+    that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
+    measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (see
+    :mod:`jitmagic.orderings`) into ``extras["orderings"]``. An entry keyword
+    argument with one of these names cannot be passed here: wrap the entry.
     """
+    from . import orderings
+
     start = time.perf_counter()
     namespace = entry_function(fn).__globals__
     nest = check_nest(nest, fn, namespace)
     prepared = {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs) for v in VARIANTS}
-    return run_comparison(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
-                          start=start)
+    batched = None
+    if vmap or batch is not None or in_axes is not None:
+        batched = orderings.prepare_batch(fn, args, kwargs, batch=batch, in_axes=in_axes)
+    result = run_comparison(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
+                            start=start)
+    if batched is None:
+        return result
+    measured = orderings.measure_orderings(batched, entry=fn.__name__, repeat=repeat,
+                                           number=number)
+    return orderings.with_orderings(result, measured)
 
 
 def check_nest(nest: Iterable[str] | None, entry: Callable,

@@ -17,6 +17,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from . import cell as cellmod
+from . import orderings as orderingsmod
 from .engine import Prepared, check_nest, run_comparison
 from .errors import InputError, UserCodeError, user_traceback
 from .plot import phases_figure, to_png
@@ -43,6 +44,13 @@ class JitCompareMagics(Magics):
     @argument("--no-plot", action="store_true", help="leave the chart out")
     @argument("--save", type=str, default=None, metavar="PATH",
               help="write the result as JSON to PATH")
+    @argument("--vmap", action="store_true",
+              help="also compare jit(vmap(f)) with vmap(jit(f)) on a batch, with a toggle")
+    @argument("--batch", type=int, default=None, metavar="N",
+              help="--vmap: stack the call's arguments N times along a new axis (default 64)")
+    @argument("--in-axes", type=str, default=None, metavar="SPEC",
+              help="--vmap: the arguments already are a batch, mapped as jax.vmap's in_axes "
+                   "(e.g. 0,None)")
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
@@ -78,6 +86,12 @@ class JitCompareMagics(Magics):
             raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
         if args.nest is not None:
             args.nest = tuple(n.strip() for n in args.nest.split(",") if n.strip())
+        args.vmap = args.vmap or args.batch is not None or args.in_axes is not None
+        if args.in_axes is not None:
+            try:
+                args.in_axes = orderingsmod.parse_in_axes(args.in_axes)
+            except InputError as exc:
+                raise UsageError(str(exc)) from None
         return args
 
     def _measure(self, source: str, args: Any, start: float) -> Comparison:
@@ -87,8 +101,19 @@ class JitCompareMagics(Magics):
             raise InputError("syntax error in the cell:\n"
                              + "".join(traceback.format_exception_only(exc))) from None
         prepared = {v: self._prepare(plan, v, args.nest) for v in VARIANTS}
-        return run_comparison(plan.entry, prepared, repeat=args.repeat, number=args.number,
-                              timeout=args.timeout, start=start)
+        batched = self._batch(prepared["flat"], args) if args.vmap else None
+        result = run_comparison(plan.entry, prepared, repeat=args.repeat, number=args.number,
+                                timeout=args.timeout, start=start)
+        if batched is not None:
+            measured = orderingsmod.measure_orderings(batched, entry=plan.entry,
+                                                      repeat=args.repeat, number=args.number)
+            result = orderingsmod.with_orderings(result, measured)
+        return result
+
+    def _batch(self, flat: Prepared, args: Any) -> orderingsmod.Batched:
+        """The flat entry on a batch, checked before anything is timed."""
+        return orderingsmod.prepare_batch(flat.variant.entry, flat.args, flat.kwargs,
+                                          batch=args.batch, in_axes=args.in_axes)
 
     def _prepare(self, plan: cellmod.CellPlan, variant: str, nest: tuple | None) -> Prepared:
         """Run the cell's setup in a fresh scratch copy of the user's namespace."""
@@ -108,6 +133,11 @@ class JitCompareMagics(Magics):
         png = None if args.no_plot else to_png(phases_figure(result))
         display({"text/plain": text_table(result), "text/html": html_summary(result, png)},
                 raw=True)
+        if "orderings" in result.extras:
+            from .widget import ordering_widget, summary_bundle
+
+            display(summary_bundle(result), raw=True)
+            display(ordering_widget(result))
         if args.save:
             with open(args.save, "w") as f:
                 json.dump(result.to_dict(), f, indent=1)

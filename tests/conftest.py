@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt
 import pytest
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
+from ipywidgets import Widget
+from ipywidgets.widgets import widget as widget_module
 from jax._src import monitoring
 
 #: A tiny version of the README's example: cheap to trace, still clearly nested.
@@ -48,6 +50,26 @@ def kernel_state(shell) -> dict:
     }
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def undisplayed_widgets(before: set[str], outputs) -> set[str]:
+    """Widgets created since ``before`` that no displayed widget holds (a leak)."""
+    live = widget_module._instances
+    todo = [live[o.data[WIDGET_VIEW]["model_id"]] for o in outputs if WIDGET_VIEW in o.data]
+    reachable: set[str] = set()
+    while todo:
+        w = todo.pop()
+        if w.model_id in reachable:
+            continue
+        reachable.add(w.model_id)
+        for key in w.keys:
+            value = getattr(w, key, None)
+            values = value if isinstance(value, list | tuple) else [value]
+            todo += [v for v in values if isinstance(v, Widget)]
+    return set(live) - before - reachable
+
+
 @pytest.fixture
 def run_magic(ip):
     """Run ``%%jitcompare`` (``%jitcompare`` when cell is None) and check that the
@@ -57,7 +79,7 @@ def run_magic(ip):
     """
 
     def run(line: str, cell: str | None = None):
-        before = kernel_state(ip)
+        before, widgets = kernel_state(ip), set(widget_module._instances)
         try:
             with capture_output() as cap:
                 if cell is None:
@@ -66,6 +88,7 @@ def run_magic(ip):
                     result = ip.run_cell_magic("jitcompare", line, cell)
         finally:
             assert kernel_state(ip) == before, "the magic changed the kernel's state"
+            assert not undisplayed_widgets(widgets, cap.outputs), "a widget was left undisplayed"
         return result, cap
 
     return run

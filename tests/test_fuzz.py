@@ -3,11 +3,15 @@ parses or raises one of the documented errors, never an internal exception."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
 from jitmagic.cell import CellError, parse_cell, split_line
+
+# Random text is full of invalid escape sequences: Python warns while parsing them.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
 
 settings.register_profile("ci", max_examples=300, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])

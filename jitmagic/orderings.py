@@ -1,0 +1,522 @@
+"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured.
+
+Both orderings end up as one compiled XLA program, but called eagerly,
+``vmap(jit(f))`` re-runs batching in Python on every call. This module builds
+the batch, measures the four orderings side by side (cold first call, steady
+per call, JAX's compile events, jaxpr, StableHLO size) and checks whether the
+XLA program each runs is the same as ``jit(vmap(f))``'s.
+
+Rows are interleaved (A B C D A B C D ...) so drift on a shared machine hits
+all of them; each row's steady state is timed right after its cold first
+call, while its executable is still cached; every raw sample is kept.
+No IPython, no matplotlib here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from .errors import InputError, UserCodeError, user_traceback
+from .measure import (
+    COMPILE_EVENT,
+    Monitor,
+    autorange,
+    compare_outputs,
+    count_nested_calls,
+    frozen_heap,
+    jaxpr_text,
+    paused_gc,
+    persistent_cache_off,
+    steady_timer,
+)
+from .variants import is_static
+
+#: The two orderings the toggle switches between, then the two reference rows.
+ORDERINGS = ("jit(vmap(f))", "vmap(jit(f))", "vmap(f)", "jit(vmap(jit(f)))")
+TOGGLED = ORDERINGS[:2]
+REFERENCE = "jit(vmap(f))"
+DEFAULT_BATCH = 64
+SAMPLE_KEYS = ("first_call_s", "execute_s", "compile_event_s")
+
+
+# --------------------------------------------------------------------------- input
+
+
+def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
+    """``--in-axes`` text → ``jax.vmap``'s ``in_axes``: ``"0"`` → 0, ``"0,None"`` → (0, None)."""
+    parts = [p.strip() for p in spec.split(",")]
+    if spec.strip().endswith(","):
+        parts = parts[:-1]
+    axes: list[int | None] = []
+    for p in parts:
+        if p in ("None", "none", "-"):
+            axes.append(None)
+            continue
+        try:
+            axes.append(int(p))
+        except ValueError:
+            raise InputError(
+                f"--in-axes {spec!r}: {p!r} is not an axis. Write one integer or None per "
+                "positional argument, separated by commas, e.g. `--in-axes 0,None`.") from None
+    if len(axes) == 1 and "," not in spec:
+        if axes[0] is None:
+            raise InputError("--in-axes None maps no argument: name the axis to batch along, "
+                             "e.g. `--in-axes 0`.")
+        return axes[0]
+    return tuple(axes)
+
+
+@dataclass(frozen=True)
+class Batched:
+    """The entry bound to its static arguments, ready to map: ``fn(*args)`` under ``in_axes``."""
+
+    fn: Callable
+    args: tuple
+    in_axes: int | tuple[int | None, ...]
+    batch: int
+    built: bool  # True: jitmagic stacked one example; False: the user's batch
+    requested: Any = 0  # in_axes as the user wrote them (for the report)
+
+
+def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
+                  batch: int | None = None, in_axes: Any = None) -> Batched:
+    """Check the call can be batched as asked and build the batch; ``InputError`` if not.
+
+    Without ``in_axes`` the call's arguments are one example: every array
+    argument is stacked ``batch`` times along a new leading axis. With
+    ``in_axes`` they already are a batch, mapped as ``jax.vmap`` would.
+    Non-array arguments (Python numbers, strings, ...) are bound, not mapped.
+    """
+    if batch is not None and batch < 1:
+        raise InputError(f"--batch must be at least 1, not {batch}")
+    if in_axes is not None and batch is not None:
+        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
+                         "already are one. Use one of them.")
+    if kwargs:
+        fn = functools.partial(fn, **kwargs) if all(is_static(v) for v in kwargs.values()) \
+            else _refuse_array_kwargs(kwargs)
+    static = [is_static(a) for a in args]
+    if all(static):
+        raise InputError("--vmap needs an array argument to batch, but the call passes none: "
+                         "call the function with an array, e.g. `f(jnp.ones((32, 32)))`.")
+    bound = _bind_static(fn, args, static)
+    arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
+                                                                           strict=True) if not s)
+    if in_axes is None:
+        n = DEFAULT_BATCH if batch is None else batch
+        stacked = tuple(jax.tree_util.tree_map(lambda x: jnp.stack([x] * n), a) for a in arrays)
+        result = Batched(bound, stacked, 0, n, True)
+    else:
+        axes = _array_axes(in_axes, static)
+        result = Batched(bound, arrays, axes, _batch_size(arrays, axes), False, in_axes)
+    _check_traces(result)
+    return result
+
+
+def _refuse_array_kwargs(kwargs: dict[str, Any]) -> Callable:
+    names = ", ".join(k for k, v in kwargs.items() if not is_static(v))
+    raise InputError(f"--vmap maps positional arguments only, but {names} is passed by keyword "
+                     "with an array: pass it positionally.")
+
+
+def _bind_static(fn: Callable, args: tuple, static: list[bool]) -> Callable:
+    """``fn`` as a function of its array arguments only (the others are fixed)."""
+    positions = [i for i, s in enumerate(static) if not s]
+
+    @functools.wraps(fn)
+    def bound(*arrays):
+        full = list(args)
+        for i, a in zip(positions, arrays, strict=True):
+            full[i] = a
+        return fn(*full)
+
+    bound.__dict__.pop("__wrapped__", None)
+    return bound
+
+
+def _array_axes(in_axes: Any, static: list[bool]) -> int | tuple[int | None, ...]:
+    """The user's ``in_axes`` restricted to the array arguments (others must be None)."""
+    if isinstance(in_axes, int):
+        return in_axes
+    if len(in_axes) != len(static):
+        raise InputError(f"--in-axes gives {len(in_axes)} axes but the call has {len(static)} "
+                         f"positional argument(s): write one axis (or None) per argument, "
+                         f"e.g. `--in-axes {','.join(['0'] + ['None'] * (len(static) - 1))}`.")
+    for i, (axis, s) in enumerate(zip(in_axes, static, strict=True)):
+        if s and axis is not None:
+            raise InputError(f"--in-axes maps argument {i + 1} along axis {axis}, but it holds "
+                             "no array: write None for it.")
+    axes = tuple(a for a, s in zip(in_axes, static, strict=True) if not s)
+    if all(a is None for a in axes):
+        raise InputError("--in-axes maps no array argument: give at least one an axis, "
+                         "e.g. `--in-axes 0`.")
+    return axes
+
+
+def _batch_size(arrays: tuple, axes: int | tuple) -> int:
+    """The mapped axis' length, the same for every mapped array; ``InputError`` otherwise."""
+    per_arg = axes if isinstance(axes, tuple) else (axes,) * len(arrays)
+    sizes = set()
+    for i, (a, axis) in enumerate(zip(arrays, per_arg, strict=True)):
+        if axis is None:
+            continue
+        for leaf in jax.tree_util.tree_leaves(a):
+            if not -leaf.ndim <= axis < leaf.ndim:
+                raise InputError(f"--in-axes maps array argument {i + 1} (shape "
+                                 f"{tuple(leaf.shape)}) along axis {axis}, which it does not "
+                                 f"have: use an axis from {-leaf.ndim} to {leaf.ndim - 1}.")
+            sizes.add(leaf.shape[axis])
+    if len(sizes) > 1:
+        raise InputError(f"--in-axes maps axes of different lengths {sorted(sizes)}: the batch "
+                         "axis must have the same length in every mapped argument.")
+    size = sizes.pop()
+    if size < 1:
+        raise InputError("--in-axes maps an axis of length 0: there is nothing to batch.")
+    return size
+
+
+def _check_traces(b: Batched) -> None:
+    """Trace ``vmap(f)`` abstractly, so a function that cannot be batched fails before timing."""
+    try:
+        jax.eval_shape(jax.vmap(b.fn, in_axes=b.in_axes), *b.args)
+    except Exception as exc:
+        raise UserCodeError("--vmap: the function cannot be batched as asked (jax.vmap(f) "
+                            f"raised):\n{user_traceback(exc)}") from None
+
+
+# --------------------------------------------------------------------------- result
+
+
+@dataclass(frozen=True)
+class OrderingRow:
+    """What one ordering measured: raw samples, JAX's compile events, and the program."""
+
+    name: str
+    samples: dict[str, list[float]]
+    execute_loops: int = 0
+    compile_events: int | None = None  # backend compiles JAX reported in a cold first call
+    jaxpr_eqns: int | None = None
+    nested_calls: int | None = None
+    stablehlo_bytes: int | None = None
+    hlo_instructions: int | None = None
+    same_program: bool | None = None  # None: not compared (no jit: no single program)
+    jaxpr_text: str = ""
+    error: str | None = None
+
+    def median(self, key: str) -> float:
+        xs = self.samples.get(key, [])
+        return statistics.median(xs) if xs else math.nan
+
+    first_call_s = property(lambda self: self.median("first_call_s"),
+                            doc="Median cold first-call seconds (caches cleared, until ready).")
+    execute_s = property(lambda self: self.median("execute_s"),
+                         doc="Median steady-state seconds per call.")
+    compile_s = property(lambda self: self.median("compile_event_s"),
+                         doc="Median of JAX's backend-compile seconds within a first call.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "first_call_s": _num(self.first_call_s),
+            "execute_s": _num(self.execute_s),
+            "compile_s": _num(self.compile_s),
+            "samples": {k: list(self.samples.get(k, [])) for k in SAMPLE_KEYS},
+            "execute_loops": self.execute_loops,
+            "compile_events": self.compile_events,
+            "jaxpr_eqns": self.jaxpr_eqns,
+            "nested_calls": self.nested_calls,
+            "stablehlo_bytes": self.stablehlo_bytes,
+            "hlo_instructions": self.hlo_instructions,
+            "same_program": self.same_program,
+            "jaxpr": self.jaxpr_text,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, name: str, d: dict[str, Any]) -> OrderingRow:
+        return cls(
+            name=name,
+            samples={k: list(d.get("samples", {}).get(k, [])) for k in SAMPLE_KEYS},
+            execute_loops=d.get("execute_loops", 0),
+            compile_events=d.get("compile_events"),
+            jaxpr_eqns=d.get("jaxpr_eqns"),
+            nested_calls=d.get("nested_calls"),
+            stablehlo_bytes=d.get("stablehlo_bytes"),
+            hlo_instructions=d.get("hlo_instructions"),
+            same_program=d.get("same_program"),
+            jaxpr_text=d.get("jaxpr", ""),
+            error=d.get("error"),
+        )
+
+
+@dataclass(frozen=True)
+class Orderings:
+    """The four orderings of one entry on one batch: ``Comparison.extras["orderings"]``."""
+
+    entry: str
+    batch: int
+    in_axes: Any
+    built_batch: bool
+    rows: dict[str, OrderingRow]
+    outputs_match: bool | None = None
+    max_abs_diff: float | None = None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def __getitem__(self, name: str) -> OrderingRow:
+        return self.rows[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entry": self.entry,
+            "batch": self.batch,
+            "in_axes": list(self.in_axes) if isinstance(self.in_axes, tuple) else self.in_axes,
+            "built_batch": self.built_batch,
+            "rows": {k: r.to_dict() for k, r in self.rows.items()},
+            "outputs_match": self.outputs_match,
+            "max_abs_diff": _num(self.max_abs_diff),
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Orderings:
+        axes = d.get("in_axes")
+        return cls(
+            entry=d.get("entry", "f"),
+            batch=d["batch"],
+            in_axes=tuple(axes) if isinstance(axes, list) else axes,
+            built_batch=d.get("built_batch", True),
+            rows={k: OrderingRow.from_dict(k, v) for k, v in d["rows"].items()},
+            outputs_match=d.get("outputs_match"),
+            max_abs_diff=d.get("max_abs_diff"),
+            warnings=tuple(d.get("warnings", ())),
+        )
+
+    @classmethod
+    def of(cls, comparison: Any) -> Orderings | None:
+        """The orderings stored in a ``Comparison``'s extras, if it has them."""
+        d = getattr(comparison, "extras", {}).get("orderings")
+        return None if d is None else cls.from_dict(d)
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+# --------------------------------------------------------------------------- programs
+
+
+def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
+    """Fresh callables for the four orderings (fresh, so no cache is shared between runs)."""
+    return {
+        "jit(vmap(f))": jax.jit(jax.vmap(fn, in_axes=in_axes)),
+        "vmap(jit(f))": jax.vmap(jax.jit(fn), in_axes=in_axes),
+        "vmap(f)": jax.vmap(fn, in_axes=in_axes),
+        "jit(vmap(jit(f)))": jax.jit(jax.vmap(jax.jit(fn), in_axes=in_axes)),
+    }
+
+
+_METADATA = re.compile(r',?\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+_NAME = re.compile(r"%[\w.\-]+")
+_PARAM = re.compile(r"([(,]\s*)[\w.\-]+:")
+#: Debug tables (source files, functions, stack frames) printed before the computations.
+_DEBUG_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def normalized_hlo(text: str) -> list[str]:
+    """Optimized HLO text, instruction by instruction, with names and metadata stripped.
+
+    Names are renumbered in order of first appearance, so references between
+    instructions still have to agree; the module's name line and the debug
+    tables (source locations) are dropped: as raw text two compilations of the
+    same program differ only there.
+    """
+    names: dict[str, str] = {}
+
+    def rename(m: re.Match) -> str:
+        return names.setdefault(m.group(0), f"%{len(names)}")
+
+    out, in_table = [], False
+    for line in text.splitlines():
+        line = line.strip()
+        if line in _DEBUG_TABLES:
+            in_table = True
+        if not line:
+            in_table = False
+        if in_table or not line or line.startswith("HloModule"):
+            continue
+        line = _METADATA.sub("", line)
+        if line.endswith("{"):  # a computation's header: its parameters are named too
+            line = _PARAM.sub(r"\1_:", line)
+        out.append(_NAME.sub(rename, line))
+    return out
+
+
+def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any] | None:
+    """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch.
+
+    For ``vmap(jit(f))`` that is the program its inner jit runs on the batch;
+    ``vmap(f)`` runs op by op and has no single program (None).
+    """
+    if name.startswith("jit("):
+        traced = fn.trace(*args)
+        lowered = traced.lower()
+        return traced.jaxpr, lowered, lowered.compile()
+    closed = jax.make_jaxpr(fn)(*args)
+    inner = [e for e in closed.jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
+    if len(inner) != 1:
+        return closed, None, None
+    from jax.extend.core import jaxpr_as_fun
+
+    body = inner[0].params["jaxpr"]
+    lowered = jax.jit(jaxpr_as_fun(body)).trace(*args).lower()
+    return closed, lowered, lowered.compile()
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
+                      number: int | None = None) -> Orderings:
+    """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches."""
+    if repeat < 1 or (number is not None and number < 1):
+        raise InputError("repeat and number must be at least 1")
+    runs = _Rows(b)
+    monitor = Monitor()
+    with persistent_cache_off(), monitor.listening(), frozen_heap():
+        runs.measure(repeat, number, monitor)
+        runs.programs()
+    if not runs.outputs:
+        name, error = next(iter(runs.errors.items()))
+        raise UserCodeError(f"every ordering failed; {name}:\n{error}")
+    match, diff = runs.outputs_match()
+    return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
+                     rows=runs.results(), outputs_match=match, max_abs_diff=diff,
+                     warnings=tuple(runs.warnings()))
+
+
+class _Rows:
+    """Samples gathered so far, per ordering; a failing ordering is kept, not raised."""
+
+    def __init__(self, b: Batched):
+        self.b = b
+        self.samples = {n: {k: [] for k in SAMPLE_KEYS} for n in ORDERINGS}
+        self.compile_events: dict[str, int] = {}
+        self.outputs: dict[str, Any] = {}
+        self.callables: dict[str, Callable] = {}
+        self.errors: dict[str, str] = {}
+        self.loops: dict[str, int] = {}
+        self.shape: dict[str, dict[str, Any]] = {n: {} for n in ORDERINGS}
+        self.hlo: dict[str, list[str] | None] = {}
+
+    def measure(self, repeat: int, number: int | None, monitor: Monitor) -> None:
+        """Per repeat, per ordering: a cold first call, then steady calls while it is warm.
+
+        Timing the steady state right after the cold call (rather than after
+        all cold calls, which clear each other's caches) saves a recompile
+        per ordering; the orderings still alternate within every repeat.
+        """
+        for r in range(repeat):
+            for name in ORDERINGS:
+                if name not in self.errors and self._first_call(name, monitor):
+                    self._steady(name, r, number)
+
+    def _first_call(self, name: str, monitor: Monitor) -> bool:
+        jax.clear_caches()
+        fn = ordering_functions(self.b.fn, self.b.in_axes)[name]
+        try:
+            with paused_gc():
+                t0 = time.perf_counter()
+                out = jax.block_until_ready(fn(*self.b.args))
+                t1 = time.perf_counter()
+        except Exception as exc:  # the user's code, under this ordering
+            self.errors[name] = user_traceback(exc)
+            return False
+        compiles = [s for t, e, s, _ in monitor.durations if e == COMPILE_EVENT and t0 <= t <= t1]
+        self.samples[name]["first_call_s"].append(t1 - t0)
+        self.samples[name]["compile_event_s"].append(sum(compiles))
+        self.compile_events[name] = len(compiles)
+        self.outputs[name], self.callables[name] = out, fn
+        return True
+
+    def _steady(self, name: str, r: int, number: int | None) -> None:
+        timer = steady_timer(self.callables[name], self.b.args, {}, self.outputs[name])
+        timer.timeit(1)
+        if r == 0 and number is None:
+            self.loops[name], per_call = autorange(timer)
+        else:
+            n = self.loops.setdefault(name, number or 1)
+            per_call = timer.timeit(n) / n
+        self.samples[name]["execute_s"].append(per_call)
+
+    def programs(self) -> None:
+        """Jaxpr, StableHLO size and optimized HLO per ordering (after the timings)."""
+        for name, fn in self.callables.items():
+            jaxpr, lowered, compiled = _program(name, fn, self.b.args)
+            shape = {"jaxpr_eqns": len(jaxpr.eqns), "nested_calls": count_nested_calls(jaxpr),
+                     "jaxpr_text": jaxpr_text(jaxpr)}
+            self.hlo[name] = None
+            if lowered is not None:
+                self.hlo[name] = normalized_hlo(compiled.as_text() or "")
+                shape["stablehlo_bytes"] = len(lowered.as_text().encode())
+                shape["hlo_instructions"] = sum(" = " in line for line in self.hlo[name])
+            self.shape[name] = shape
+
+    def same_program(self, name: str) -> bool | None:
+        ref, mine = self.hlo.get(REFERENCE), self.hlo.get(name)
+        return None if ref is None or mine is None else ref == mine
+
+    def outputs_match(self) -> tuple[bool | None, float | None]:
+        if len(self.outputs) < 2:
+            return None, None
+        ref = self.outputs.get(REFERENCE, next(iter(self.outputs.values())))
+        match, worst = True, 0.0
+        for out in self.outputs.values():
+            m, d = compare_outputs(ref, out)
+            match &= m
+            worst = None if d is None or worst is None else max(worst, d)
+        return match, worst
+
+    def warnings(self) -> list[str]:
+        return [f"{n} failed:\n{e}" for n, e in self.errors.items()]
+
+    def results(self) -> dict[str, OrderingRow]:
+        return {n: OrderingRow(name=n, samples=self.samples[n],
+                               execute_loops=self.loops.get(n, 0),
+                               compile_events=self.compile_events.get(n),
+                               same_program=self.same_program(n), error=self.errors.get(n),
+                               **self.shape[n])
+                for n in ORDERINGS}
+
+
+# --------------------------------------------------------------------------- one call
+
+
+def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
+                      in_axes: Any = None, repeat: int = 3, number: int | None = None,
+                      **kwargs: Any) -> Orderings:
+    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch.
+
+    ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default
+    64); with ``in_axes`` (as ``jax.vmap``'s) ``args`` already are the batch.
+    """
+    b = prepare_batch(fn, args, kwargs, batch=batch, in_axes=in_axes)
+    return measure_orderings(b, entry=getattr(fn, "__name__", "f"), repeat=repeat,
+                             number=number)
+
+
+def with_orderings(comparison: Any, orderings: Orderings) -> Any:
+    """A copy of ``comparison`` whose extras hold ``orderings`` (as the JSON dict)."""
+    import dataclasses
+
+    return dataclasses.replace(comparison,
+                               extras={**comparison.extras, "orderings": orderings.to_dict()})
+

@@ -1,0 +1,64 @@
+"""The ordering toggle: a thin layer over what was measured, never a measurement.
+
+``ToggleButtons`` over an ``Output``, in the ``interactive_output`` pattern:
+:func:`panel_output` is a plain function of (orderings, choice); the observer
+only puts its result into the ``Output``. The ``Output`` is filled by setting
+``out.outputs`` (not ``with out:``), which a plain IPython shell and a real
+kernel both honour; each choice replaces what was shown before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+from .ordering_plot import orderings_figure
+from .ordering_report import html_table, panel_html, panel_text, text_table
+from .orderings import TOGGLED, Orderings
+from .plot import to_png
+
+
+def as_orderings(result: Any) -> Orderings:
+    """The orderings of a ``Comparison`` (from ``--vmap``), or ``result`` itself."""
+    if isinstance(result, Orderings):
+        return result
+    found = Orderings.of(result)
+    if found is None:
+        raise ValueError("this result has no vmap/jit orderings: measure with --vmap "
+                         "(or jitmagic.compare(..., vmap=True))")
+    return found
+
+
+def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
+    """One ordering's chart, numbers, jaxpr and verdict, as a display_data output."""
+    png = to_png(orderings_figure(o, highlight=chosen))
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/plain": panel_text(o, chosen), "text/html": panel_html(o, chosen, png)}}
+
+
+def summary_bundle(result: Any) -> dict[str, str]:
+    """The always-visible table of all four orderings and a chart: survives static export."""
+    o = as_orderings(result)
+    png = to_png(orderings_figure(o))
+    return {"text/plain": text_table(o), "text/html": html_table(o, png)}
+
+
+def ordering_widget(result: Any, value: str = TOGGLED[0]) -> widgets.VBox:
+    """A ``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over an ``Output``.
+
+    Both panels are rendered once, here; a click only swaps which is shown.
+    """
+    o = as_orderings(result)
+    panels = {name: panel_output(o, name) for name in TOGGLED}
+    toggle = widgets.ToggleButtons(options=list(TOGGLED), value=value,
+                                   description="ordering:",
+                                   tooltips=[f"show what {n} measured" for n in TOGGLED])
+    out = widgets.Output()
+
+    def show(change: dict | None = None) -> None:
+        out.outputs = (panels[toggle.value],)
+
+    toggle.observe(show, names="value")
+    show()
+    return widgets.VBox([toggle, out])

@@ -1,0 +1,124 @@
+"""The ordering toggle without a browser: real measurements, real ipywidgets, a real shell."""
+
+from __future__ import annotations
+
+import json
+
+import ipywidgets
+import pytest
+from conftest import FAST, kernel_state
+from IPython.utils.capture import capture_output
+from ipywidgets.widgets import widget as widget_module
+from test_orderings import VMAP_CELL
+
+from jitmagic import Comparison
+from jitmagic import orderings as orderingsmod
+from jitmagic.ordering_report import verdict
+from jitmagic.orderings import ORDERINGS
+from jitmagic.widget import ordering_widget
+
+
+def displayed_widget(output) -> ipywidgets.Widget:
+    """The live widget behind a captured display (ipywidgets' own registry of models)."""
+    model_id = output.data["application/vnd.jupyter.widget-view+json"]["model_id"]
+    return widget_module._instances[model_id]
+
+
+def shown(out: ipywidgets.Output) -> dict:
+    (output,) = out.outputs
+    return output["data"]
+
+
+@pytest.fixture(scope="module")
+def magic_run(ip, tmp_path_factory):
+    """One ``%%jitcompare --vmap`` run shared by this module; the kernel is left as it was."""
+    path = tmp_path_factory.mktemp("report") / "r.json"
+    before = kernel_state(ip)
+    with capture_output() as cap:
+        result = ip.run_cell_magic("jitcompare", f"-o {FAST} --vmap --batch 8 --save {path}",
+                                   VMAP_CELL)
+    assert kernel_state(ip) == before, "the magic changed the kernel's state"
+    return result, cap, json.loads(path.read_text())
+
+
+def test_the_magic_displays_table_chart_and_toggle(magic_run):
+    result, cap, saved = magic_run
+    assert result.flat.ok and result.nested.ok  # the engine's comparison still runs
+    assert set(saved["orderings"]["rows"]) == set(ORDERINGS)
+    assert saved["orderings"]["batch"] == 8
+    table, summary, widget = cap.outputs
+    assert "flat" in table.data["text/plain"]
+    text, page = summary.data["text/plain"], summary.data["text/html"]
+    for name in ORDERINGS:
+        assert name in text and f"<code>{name}</code>" in page
+    assert 'src="data:image/png;base64,' in page
+    assert "application/vnd.jupyter.widget-view+json" in widget.data
+
+
+def test_the_magic_shows_a_toggle_that_switches_the_output(magic_run):
+    result, cap, _ = magic_run
+    box = displayed_widget(cap.outputs[-1])
+    toggle, out = box.children
+    assert isinstance(toggle, ipywidgets.ToggleButtons) and isinstance(out, ipywidgets.Output)
+    assert toggle.options == ("jit(vmap(f))", "vmap(jit(f))")
+    o = orderingsmod.Orderings.of(result)
+    before = shown(out)
+    assert verdict(o, "jit(vmap(f))") in before["text/plain"]
+    toggle.value = "vmap(jit(f))"
+    after = shown(out)
+    assert verdict(o, "vmap(jit(f))") in after["text/plain"]
+    assert verdict(o, "vmap(jit(f))") in after["text/html"]
+    assert "jaxpr of vmap(jit(f))" in after["text/plain"]
+    assert 'src="data:image/png;base64,' in after["text/html"]
+    assert after["text/html"] != before["text/html"]
+    toggle.value = "jit(vmap(f))"
+    assert shown(out) == before
+
+
+def test_numbers_behind_the_widget_are_real(magic_run):
+    o = orderingsmod.Orderings.of(magic_run[0])
+    assert len(o.rows) == 4 and o.batch == 8
+    assert all(r.first_call_s > 0 and r.execute_s > 0 for r in o.rows.values())
+    assert o["jit(vmap(jit(f)))"].same_program is True
+    assert o.outputs_match is True
+
+
+def test_verdict_follows_the_numbers(magic_run):
+    o = orderingsmod.Orderings.of(magic_run[0])
+    fast, slow = o["jit(vmap(f))"].execute_s, o["vmap(jit(f))"].execute_s
+    text = verdict(o, "jit(vmap(f))")
+    ratio = slow / fast
+    if ratio >= 1.1:
+        assert f"{ratio:.2g}× faster per call" in text and "Python dispatch" in text
+    elif ratio <= 1 / 1.1:
+        assert f"{1 / ratio:.2g}× slower per call" in text
+    else:
+        assert "within 10% per call" in text
+    assert "same program" in text
+
+
+def test_clicking_never_measures(magic_run, monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("the widget measured")
+
+    box = ordering_widget(magic_run[0])
+    for name in ("measure_orderings", "ordering_functions", "prepare_batch"):
+        monkeypatch.setattr(orderingsmod, name, refuse)
+    monkeypatch.setattr("jax.jit", refuse)
+    toggle, out = box.children
+    toggle.value = "vmap(jit(f))"
+    assert "vmap(jit(f))" in shown(out)["text/plain"]
+
+
+def test_widget_from_a_saved_report(magic_run, tmp_path):
+    saved = json.loads(json.dumps(magic_run[0].to_dict()))
+    box = ordering_widget(Comparison.from_dict(saved), value="vmap(jit(f))")
+    assert box.children[0].value == "vmap(jit(f))"
+    assert "vmap(jit(f))" in shown(box.children[1])["text/plain"]
+
+
+def test_a_result_without_orderings_is_refused(magic_run):
+    d = magic_run[0].to_dict()
+    del d["orderings"]
+    with pytest.raises(ValueError, match="measure with --vmap"):
+        ordering_widget(Comparison.from_dict(d))
