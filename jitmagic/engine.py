@@ -72,11 +72,8 @@ def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = N
         batched = orderings.prepare_batch(fn, args, kwargs, batch=batch, in_axes=in_axes)
     result = run_comparison(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
                             start=start)
-    if batched is None:
-        return result
-    measured = orderings.measure_orderings(batched, entry=fn.__name__, repeat=repeat,
-                                           number=number)
-    return orderings.with_orderings(result, measured)
+    return orderings.add_orderings(result, batched, repeat=repeat, number=number,
+                                   deadline=start + timeout if timeout else math.inf)
 
 
 def check_nest(nest: Iterable[str] | None, entry: Callable,

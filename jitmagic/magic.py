@@ -7,6 +7,7 @@ Only this module knows about IPython's magic machinery; the measuring is in
 from __future__ import annotations
 
 import json
+import math
 import time
 import traceback
 from typing import Any
@@ -104,11 +105,9 @@ class JitCompareMagics(Magics):
         batched = self._batch(prepared["flat"], args) if args.vmap else None
         result = run_comparison(plan.entry, prepared, repeat=args.repeat, number=args.number,
                                 timeout=args.timeout, start=start)
-        if batched is not None:
-            measured = orderingsmod.measure_orderings(batched, entry=plan.entry,
-                                                      repeat=args.repeat, number=args.number)
-            result = orderingsmod.with_orderings(result, measured)
-        return result
+        deadline = start + args.timeout if args.timeout else math.inf
+        return orderingsmod.add_orderings(result, batched, repeat=args.repeat,
+                                          number=args.number, deadline=deadline)
 
     def _batch(self, flat: Prepared, args: Any) -> orderingsmod.Batched:
         """The flat entry on a batch, checked before anything is timed."""

@@ -29,7 +29,9 @@ import jax.numpy as jnp
 from .errors import InputError, UserCodeError, user_traceback
 from .measure import (
     COMPILE_EVENT,
+    Checkpoint,
     Monitor,
+    Stop,
     autorange,
     compare_outputs,
     count_nested_calls,
@@ -385,22 +387,32 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any] | Non
 
 
 def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
-                      number: int | None = None) -> Orderings:
-    """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches."""
+                      number: int | None = None, deadline: float = math.inf) -> Orderings:
+    """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches.
+
+    Ctrl-C or passing ``deadline`` (a ``time.perf_counter()`` value) stops
+    after the current call; what was measured is kept and the result says so.
+    """
     if repeat < 1 or (number is not None and number < 1):
         raise InputError("repeat and number must be at least 1")
     runs = _Rows(b)
     monitor = Monitor()
-    with persistent_cache_off(), monitor.listening(), frozen_heap():
-        runs.measure(repeat, number, monitor)
+    check = Checkpoint(deadline=deadline)
+    stopped = []
+    with (persistent_cache_off(), monitor.listening(), frozen_heap(),
+          check.catching_interrupts()):
+        try:
+            runs.measure(repeat, number, monitor, check)
+        except Stop as stop:
+            stopped.append(f"orderings: {stop.reason}; showing what was measured so far")
         runs.programs()
-    if not runs.outputs:
+    if not runs.outputs and not stopped:
         name, error = next(iter(runs.errors.items()))
         raise UserCodeError(f"every ordering failed; {name}:\n{error}")
     match, diff = runs.outputs_match()
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=runs.results(), outputs_match=match, max_abs_diff=diff,
-                     warnings=tuple(runs.warnings()))
+                     warnings=tuple(stopped + runs.warnings()))
 
 
 class _Rows:
@@ -417,7 +429,8 @@ class _Rows:
         self.shape: dict[str, dict[str, Any]] = {n: {} for n in ORDERINGS}
         self.hlo: dict[str, list[str] | None] = {}
 
-    def measure(self, repeat: int, number: int | None, monitor: Monitor) -> None:
+    def measure(self, repeat: int, number: int | None, monitor: Monitor,
+                check: Checkpoint) -> None:
         """Per repeat, per ordering: a cold first call, then steady calls while it is warm.
 
         Timing the steady state right after the cold call (rather than after
@@ -427,7 +440,9 @@ class _Rows:
         for r in range(repeat):
             for name in ORDERINGS:
                 if name not in self.errors and self._first_call(name, monitor):
+                    check(f"{name}'s first call")
                     self._steady(name, r, number)
+                    check(f"{name}'s steady-state timing")
 
     def _first_call(self, name: str, monitor: Monitor) -> bool:
         jax.clear_caches()
@@ -511,6 +526,20 @@ def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
     b = prepare_batch(fn, args, kwargs, batch=batch, in_axes=in_axes)
     return measure_orderings(b, entry=getattr(fn, "__name__", "f"), repeat=repeat,
                              number=number)
+
+
+def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: int | None,
+                  deadline: float = math.inf) -> Any:
+    """``comparison`` with the orderings of ``b`` measured into its extras.
+
+    Nothing is measured without a batch, or when the comparison itself was
+    stopped (interrupted or out of time): it comes back as it was.
+    """
+    if b is None or comparison.stopped:
+        return comparison
+    measured = measure_orderings(b, entry=comparison.entry, repeat=repeat, number=number,
+                                 deadline=deadline)
+    return with_orderings(comparison, measured)
 
 
 def with_orderings(comparison: Any, orderings: Orderings) -> Any:

@@ -174,3 +174,23 @@ def test_timeout_reports_partial_results(run_magic):
 def test_bad_option_values(run_magic, line):
     with pytest.raises(UsageError):
         run_magic(line, SMALL_CELL)
+
+
+def test_a_stopped_comparison_measures_no_orderings(run_magic):
+    result, _ = run_magic(f"-o {FAST} --vmap --batch 4 --timeout 0.000001", SMALL_CELL)
+    assert result.stopped == "stopped by --timeout after trace"
+    assert "orderings" not in result.extras
+
+
+def test_orderings_stop_at_the_deadline():
+    import time
+
+    import jax.numpy as jnp
+
+    from jitmagic.orderings import measure_orderings, prepare_batch
+
+    b = prepare_batch(lambda x: jnp.sin(x).sum(), (jnp.ones(3),), {}, batch=4)
+    o = measure_orderings(b, repeat=2, number=2, deadline=time.perf_counter())
+    assert o.warnings[0].startswith("orderings: stopped by --timeout after jit(vmap(f))'s first")
+    assert len(o["jit(vmap(f))"].samples["first_call_s"]) == 1
+    assert o["vmap(jit(f))"].samples["first_call_s"] == []
