@@ -6,9 +6,8 @@ Only this module knows about IPython's magic machinery; the measuring is in
 
 from __future__ import annotations
 
-import json
+import functools
 import time
-import traceback
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -17,12 +16,12 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from . import cell as cellmod
-from .engine import Prepared, check_nest, run_comparison
-from .errors import InputError, UserCodeError, user_traceback
-from .plot import phases_figure, to_png
-from .report import html_summary, text_table
-from .result import VARIANTS, Comparison
-from .variants import build_variant
+from .errors import InputError, UserCodeError
+from .prepare import measure_plan, parse
+from .present import bundle
+from .result import Comparison
+from .saved import save
+from .sweeps import parse_sweep, progress_line, run_sweep
 
 
 @magics_class
@@ -41,6 +40,9 @@ class JitCompareMagics(Magics):
     @argument("--no-plot", action="store_true", help="leave the chart out")
     @argument("--save", type=str, default=None, metavar="PATH",
               help="write the result as JSON to PATH")
+    @argument("--sweep", type=str, default=None, metavar="NAME=V1,V2,...",
+              help="run once per value with NAME bound to it before the cell runs; "
+                   "plots each phase against the value (log-log, with growth exponents)")
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
@@ -71,36 +73,39 @@ class JitCompareMagics(Magics):
             raise UsageError(f"-n/--number must be at least 1, not {args.number}")
         if args.nest is not None:
             args.nest = tuple(n.strip() for n in args.nest.split(",") if n.strip())
+        if args.sweep is not None:
+            try:
+                args.sweep = parse_sweep(args.sweep)
+            except InputError as exc:
+                raise UsageError(str(exc)) from None
         return args
 
     def _measure(self, source: str, args: Any, start: float) -> Comparison:
-        try:
-            plan = cellmod.parse_cell(source)
-        except SyntaxError as exc:
-            raise InputError("syntax error in the cell:\n"
-                             + "".join(traceback.format_exception_only(exc))) from None
-        prepared = {v: self._prepare(plan, v, args.nest) for v in VARIANTS}
-        return run_comparison(plan.entry, prepared, repeat=args.repeat, number=args.number,
-                              start=start)
-
-    def _prepare(self, plan: cellmod.CellPlan, variant: str, nest: tuple | None) -> Prepared:
-        """Run the cell's setup in a fresh scratch copy of the user's namespace."""
-        scratch = dict(self.shell.user_ns)
-        try:
-            cellmod.run_setup(plan, scratch)
-            fn, call_args, call_kwargs = cellmod.resolve_call(plan, scratch)
-        except InputError:
-            raise
-        except Exception as exc:
-            raise UserCodeError("the cell raised before its final call:\n"
-                                + user_traceback(exc)) from None
-        nest = check_nest(nest, fn, scratch)
-        return Prepared(build_variant(variant, fn, scratch, nest), call_args, call_kwargs)
+        plan = parse(source)
+        measure = functools.partial(measure_plan, plan, self.shell.user_ns, repeat=args.repeat,
+                                    number=args.number, nest=args.nest)
+        if args.sweep:
+            name, values = args.sweep
+            return run_sweep(name, values, lambda v: measure(bindings={name: v}),
+                             progress=_SweepProgress(name))
+        return measure(start=start)
 
     def _present(self, result: Comparison, args: Any) -> None:
-        png = None if args.no_plot else to_png(phases_figure(result))
-        display({"text/plain": text_table(result), "text/html": html_summary(result, png)},
-                raw=True)
+        display(bundle(result, plot=not args.no_plot), raw=True)
         if args.save:
-            with open(args.save, "w") as f:
-                json.dump(result.to_dict(), f, indent=1)
+            save(result, args.save)
+
+
+class _SweepProgress:
+    """Which value a sweep is on and for how long, in one display updated in place."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.handle = None
+
+    def __call__(self, index: int, count: int, value: Any, elapsed_s: float) -> None:
+        data = {"text/plain": progress_line(self.name, index, count, value, elapsed_s)}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)

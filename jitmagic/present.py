@@ -1,0 +1,76 @@
+"""What a result looks like, in one place: the MIME bundle the magic displays, the one
+a result (or a loaded report) displays as itself, and the self-contained HTML file
+of the headless command. Builds figures and text; never displays and imports no
+IPython."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from .plot import phases_figure, to_png
+from .report import html_summary, text_table
+from .result import Comparison
+from .sweep_plot import sweep_figure
+from .sweep_report import sweep_html, sweep_text
+from .sweeps import is_sweep
+
+
+def chart_png(c: Comparison) -> bytes | None:
+    """The result's chart as PNG bytes (the sweep chart for a sweep)."""
+    if is_sweep(c):
+        return to_png(sweep_figure(c))
+    if not any(v.ok for v in c.variants.values()):
+        return None
+    return to_png(phases_figure(c))
+
+
+def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
+    """``{"text/plain", "text/html"}`` for ``c``: what the magic shows and what ``c`` shows."""
+    png = chart_png(c) if plot else None
+    if is_sweep(c):
+        return {"text/plain": sweep_text(c), "text/html": sweep_html(c, png)}
+    return {"text/plain": text_table(c), "text/html": html_summary(c, png)}
+
+
+def text(c: Comparison) -> str:
+    """The plain-text report (a terminal, a log, a CI job)."""
+    return sweep_text(c) if is_sweep(c) else text_table(c)
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>jitcompare: {title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; max-width: 90em; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+td, th {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
+td:first-child, th:first-child {{ text-align: left; }}
+img {{ max-width: 100%; }}
+pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
+</style></head>
+<body>
+{body}
+<h4>Where these numbers came from</h4>
+<pre>{env}</pre>
+</body></html>
+"""
+
+
+def html_document(c: Comparison) -> str:
+    """A self-contained HTML page of the report: the chart is embedded as PNG data,
+    nothing is fetched from a network."""
+    body = bundle(c)["text/html"]
+    return PAGE.format(title=html.escape(c.entry), body=body,
+                       env=html.escape(json.dumps(c.env, indent=1)))
+
+
+def repr_mimebundle(c: Comparison, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """``Comparison._repr_mimebundle_``: the same bundle the magic displays, with the chart."""
+    data = bundle(c)
+    if include:
+        data = {k: v for k, v in data.items() if k in include}
+    if exclude:
+        data = {k: v for k, v in data.items() if k not in exclude}
+    return data
