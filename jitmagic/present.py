@@ -6,7 +6,6 @@ IPython."""
 from __future__ import annotations
 
 import html
-import json
 from typing import Any
 
 from .plot import phases_figure, to_png
@@ -53,7 +52,7 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 <body>
 {body}
 <h4>Where these numbers came from</h4>
-<pre>{env}</pre>
+<table class="jitcompare-env">{env}</table>
 </body></html>
 """
 
@@ -62,8 +61,15 @@ def html_document(c: Comparison) -> str:
     """A self-contained HTML page of the report: the chart is embedded as PNG data,
     nothing is fetched from a network."""
     body = bundle(c)["text/html"]
-    return PAGE.format(title=html.escape(c.entry), body=body,
-                       env=html.escape(json.dumps(c.env, indent=1)))
+    env = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(_env_value(v))}</td></tr>"
+                  for k, v in c.env.items())
+    return PAGE.format(title=html.escape(c.entry), body=body, env=env)
+
+
+def _env_value(v: Any) -> str:
+    if isinstance(v, list | tuple):
+        return ", ".join(map(str, v))
+    return "—" if v is None or v == "" else str(v)
 
 
 def repr_mimebundle(c: Comparison, include: Any = None, exclude: Any = None) -> dict[str, str]:
