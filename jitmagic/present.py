@@ -8,16 +8,19 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .plot import phases_figure, to_png
 from .report import html_summary, text_table
 from .result import Comparison
-from .sweep_plot import sweep_figure
 from .sweep_report import sweep_html, sweep_text
 from .sweeps import is_sweep
 
 
 def chart_png(c: Comparison) -> bytes | None:
-    """The result's chart as PNG bytes (the sweep chart for a sweep)."""
+    """The result's chart as PNG bytes (the sweep chart for a sweep).
+
+    matplotlib is imported here, not above, so that text reports never load it."""
+    from .plot import phases_figure, to_png
+    from .sweep_plot import sweep_figure
+
     if is_sweep(c):
         return to_png(sweep_figure(c))
     if not any(v.ok for v in c.variants.values()):

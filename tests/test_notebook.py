@@ -56,4 +56,4 @@ def test_tour_exports_to_html_with_every_chart(executed):
 def test_committed_tour_has_its_outputs():
     nb = nbformat.read(TOUR, as_version=4)
     assert _errors(nb) == [] and _charts(nb) == CHARTS
-    assert all(cell.outputs for cell in nb.cells if cell.cell_type == "code")
+    assert all(cell.execution_count for cell in nb.cells if cell.cell_type == "code")
