@@ -72,7 +72,7 @@ def html_document(c: Comparison) -> str:
 def _env_value(v: Any) -> str:
     if isinstance(v, list | tuple):
         return ", ".join(map(str, v))
-    return "—" if v is None or v == "" else str(v)
+    return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
 def repr_mimebundle(c: Comparison, include: Any = None, exclude: Any = None) -> dict[str, str]:
