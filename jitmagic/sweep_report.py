@@ -36,7 +36,7 @@ def sweep_text(c: Comparison) -> str:
     lines += ["  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
               for r in rows]
     lines.append(f"growth: seconds ~ {sweep['name']}^k, k fitted on log-log medians")
-    lines += [f"warning ({sweep['name']}={v!r}): {w}" for v, w in _warnings(c)]
+    lines += [f"{kind} ({sweep['name']}={v!r}): {w}" for kind, v, w in _warnings(c)]
     lines.append(f"sweep wall time {fmt_s(sweep.get('wall_s'))}")
     return "\n".join(lines)
 
@@ -56,12 +56,16 @@ def sweep_html(c: Comparison, png: bytes | None = None) -> str:
     parts.append(f'<table class="jitcompare-sweep"><tr>{head}</tr>{body}</table>')
     parts.append(f"<p>growth: seconds ~ {html.escape(sweep['name'])}<sup>k</sup>, k fitted "
                  f"on log-log medians; sweep wall time {fmt_s(sweep.get('wall_s'))}</p>")
-    parts += [f"<p style='color:#a60'>warning ({html.escape(sweep['name'])}={html.escape(repr(v))}"
-              f"): {html.escape(w)}</p>" for v, w in _warnings(c)]
+    parts += [f"<pre style='color:#a60'>{kind} ({html.escape(sweep['name'])}="
+              f"{html.escape(repr(v))}): {html.escape(w)}</pre>" for kind, v, w in _warnings(c)]
     return "\n".join(parts)
 
 
-def _warnings(c: Comparison) -> list[tuple[object, str]]:
+def _warnings(c: Comparison) -> list[tuple[str, object, str]]:
+    """(kind, value, message) for each point's failed variants and warnings, in sweep order."""
     sweep = c.extras["sweep"]
-    return [(v, w) for v, p in zip(sweep["values"], sweep["points"], strict=True)
-            for w in p.get("warnings", [])]
+    out = []
+    for value, point in zip(sweep["values"], sweep["points"], strict=True):
+        out += [("error", value, v["error"]) for v in point["variants"].values() if v.get("error")]
+        out += [("warning", value, w) for w in point.get("warnings", [])]
+    return out

@@ -27,13 +27,16 @@ def test_load_round_trips_and_shows_the_same(run_magic, ip, tmp_path):
 
 def test_sweeps_and_other_extras_round_trip(tmp_path):
     d = json.loads(json.dumps(_minimal()))
-    d["sweep"] = {"name": "n", "values": [1, 2], "points": [_minimal(), _minimal()], "wall_s": 1.0}
+    failed = _minimal()
+    failed["variants"]["nested"]["error"] = "the nested variant failed: boom"
+    d["sweep"] = {"name": "n", "values": [1, 2], "points": [_minimal(), failed], "wall_s": 1.0}
     d["someone_elses_section"] = {"a": [1, None]}
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(d))
     loaded = jitmagic.load(path)
     assert loaded.to_dict() == d
     assert "~ n^" in str(loaded)  # a loaded sweep renders as a sweep
+    assert "error (n=2): the nested variant failed: boom" in str(loaded)
 
 
 @pytest.mark.parametrize(
