@@ -8,7 +8,8 @@ In IPython or Jupyter::
     model(x)
 
 From Python: ``jitmagic.compare(model, x)`` returns the same
-:class:`~jitmagic.result.Comparison` the magic shows.
+:class:`~jitmagic.result.Comparison` the magic shows; ``jitmagic.sweep`` runs it
+once per value of a global, ``jitmagic.load`` reads a saved report back.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 from .engine import compare
 from .errors import InputError, UserCodeError
 from .result import Comparison, ReportSchemaError, VariantResult
+from .saved import load, save
+from .sweeps import sweep
 
 __all__ = [
     "Comparison",
@@ -24,7 +27,10 @@ __all__ = [
     "UserCodeError",
     "VariantResult",
     "compare",
+    "load",
     "load_ipython_extension",
+    "save",
+    "sweep",
     "unload_ipython_extension",
 ]
 __version__ = "0.1.0"

@@ -61,16 +61,29 @@ def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = N
     :mod:`jitmagic.orderings`) into ``extras["orderings"]``. An entry keyword
     argument with one of these names cannot be passed here: wrap the entry.
     """
-    from . import orderings
-
     start = time.perf_counter()
     namespace = entry_function(fn).__globals__
     nest = check_nest(nest, fn, namespace)
     prepared = {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs) for v in VARIANTS}
+    return measure(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
+                   vmap=vmap, batch=batch, in_axes=in_axes, start=start)
+
+
+def measure(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
+            number: int | None = None, timeout: float | None = None, vmap: bool = False,
+            batch: int | None = None, in_axes: Any = None,
+            start: float | None = None) -> Comparison:
+    """``run_comparison``, then, when ``vmap`` (or ``batch``/``in_axes``) asks for it, the
+    orderings of the flat entry on a batch (checked before anything is timed)."""
+    from . import orderings
+
+    start = time.perf_counter() if start is None else start
     batched = None
     if vmap or batch is not None or in_axes is not None:
-        batched = orderings.prepare_batch(fn, args, kwargs, batch=batch, in_axes=in_axes)
-    result = run_comparison(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
+        flat = prepared["flat"]
+        batched = orderings.prepare_batch(flat.variant.entry, flat.args, flat.kwargs,
+                                          batch=batch, in_axes=in_axes)
+    result = run_comparison(entry, prepared, repeat=repeat, number=number, timeout=timeout,
                             start=start)
     return orderings.add_orderings(result, batched, repeat=repeat, number=number,
                                    deadline=start + timeout if timeout else math.inf)

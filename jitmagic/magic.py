@@ -6,10 +6,8 @@ Only this module knows about IPython's magic machinery; the measuring is in
 
 from __future__ import annotations
 
-import json
-import math
+import functools
 import time
-import traceback
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -18,13 +16,13 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from . import cell as cellmod
-from . import orderings as orderingsmod
-from .engine import Prepared, check_nest, run_comparison
-from .errors import InputError, UserCodeError, user_traceback
-from .plot import phases_figure, to_png
-from .report import html_summary, text_table
-from .result import VARIANTS, Comparison
-from .variants import build_variant
+from .errors import InputError, UserCodeError
+from .orderings import parse_in_axes
+from .prepare import measure_plan, parse
+from .present import bundle
+from .result import Comparison
+from .saved import save
+from .sweeps import parse_sweep, progress_line, run_sweep
 
 
 @magics_class
@@ -52,6 +50,9 @@ class JitCompareMagics(Magics):
     @argument("--in-axes", type=str, default=None, metavar="SPEC",
               help="--vmap: the arguments already are a batch, mapped as jax.vmap's in_axes "
                    "(e.g. 0,None)")
+    @argument("--sweep", type=str, default=None, metavar="NAME=V1,V2,...",
+              help="run once per value with NAME bound to it before the cell runs; "
+                   "plots each phase against the value (log-log, with growth exponents)")
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
@@ -88,55 +89,46 @@ class JitCompareMagics(Magics):
         if args.nest is not None:
             args.nest = tuple(n.strip() for n in args.nest.split(",") if n.strip())
         args.vmap = args.vmap or args.batch is not None or args.in_axes is not None
-        if args.in_axes is not None:
-            try:
-                args.in_axes = orderingsmod.parse_in_axes(args.in_axes)
-            except InputError as exc:
-                raise UsageError(str(exc)) from None
+        try:
+            if args.in_axes is not None:
+                args.in_axes = parse_in_axes(args.in_axes)
+            if args.sweep is not None:
+                args.sweep = parse_sweep(args.sweep)
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
         return args
 
     def _measure(self, source: str, args: Any, start: float) -> Comparison:
-        try:
-            plan = cellmod.parse_cell(source)
-        except SyntaxError as exc:
-            raise InputError("syntax error in the cell:\n"
-                             + "".join(traceback.format_exception_only(exc))) from None
-        prepared = {v: self._prepare(plan, v, args.nest) for v in VARIANTS}
-        batched = self._batch(prepared["flat"], args) if args.vmap else None
-        result = run_comparison(plan.entry, prepared, repeat=args.repeat, number=args.number,
-                                timeout=args.timeout, start=start)
-        deadline = start + args.timeout if args.timeout else math.inf
-        return orderingsmod.add_orderings(result, batched, repeat=args.repeat,
-                                          number=args.number, deadline=deadline)
-
-    def _batch(self, flat: Prepared, args: Any) -> orderingsmod.Batched:
-        """The flat entry on a batch, checked before anything is timed."""
-        return orderingsmod.prepare_batch(flat.variant.entry, flat.args, flat.kwargs,
-                                          batch=args.batch, in_axes=args.in_axes)
-
-    def _prepare(self, plan: cellmod.CellPlan, variant: str, nest: tuple | None) -> Prepared:
-        """Run the cell's setup in a fresh scratch copy of the user's namespace."""
-        scratch = dict(self.shell.user_ns)
-        try:
-            cellmod.run_setup(plan, scratch)
-            fn, call_args, call_kwargs = cellmod.resolve_call(plan, scratch)
-        except InputError:
-            raise
-        except Exception as exc:
-            raise UserCodeError("the cell raised before its final call:\n"
-                                + user_traceback(exc)) from None
-        nest = check_nest(nest, fn, scratch)
-        return Prepared(build_variant(variant, fn, scratch, nest), call_args, call_kwargs)
+        plan = parse(source)
+        measure = functools.partial(measure_plan, plan, self.shell.user_ns, repeat=args.repeat,
+                                    number=args.number, nest=args.nest, timeout=args.timeout,
+                                    vmap=args.vmap, batch=args.batch, in_axes=args.in_axes)
+        if args.sweep:
+            name, values = args.sweep
+            return run_sweep(name, values, lambda v: measure(bindings={name: v}),
+                             progress=_SweepProgress(name))
+        return measure(start=start)
 
     def _present(self, result: Comparison, args: Any) -> None:
-        png = None if args.no_plot else to_png(phases_figure(result))
-        display({"text/plain": text_table(result), "text/html": html_summary(result, png)},
-                raw=True)
+        display(bundle(result, plot=not args.no_plot), raw=True)
         if "orderings" in result.extras:
-            from .widget import ordering_widget, summary_bundle
+            from .widget import ordering_widget
 
-            display(summary_bundle(result), raw=True)
             display(ordering_widget(result))
         if args.save:
-            with open(args.save, "w") as f:
-                json.dump(result.to_dict(), f, indent=1)
+            save(result, args.save)
+
+
+class _SweepProgress:
+    """Which value a sweep is on and for how long, in one display updated in place."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.handle = None
+
+    def __call__(self, index: int, count: int, value: Any, elapsed_s: float) -> None:
+        data = {"text/plain": progress_line(self.name, index, count, value, elapsed_s)}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)

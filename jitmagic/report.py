@@ -62,7 +62,10 @@ def verdict(c: Comparison) -> str:
     flat, nested = c.flat.cold_start_s, c.nested.cold_start_s
     if math.isnan(flat) or math.isnan(nested):
         return "Some stages were not measured: cannot compare cold starts."
-    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers) or "no helper"
+    if not c.nested.helpers:
+        return (f"`{c.entry}` calls no helper of yours, so both variants are the same program: "
+                "nothing to nest.")
+    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
     if nested < flat:
         return (f"Nested jit on {helpers} cuts trace+lower+compile from {fmt_s(flat)} to "
                 f"{fmt_s(nested)} ({flat / nested:.3g}× less).")

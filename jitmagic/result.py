@@ -199,9 +199,9 @@ class Comparison:
         )
 
     def __str__(self) -> str:
-        from .report import text_table
+        from .present import text
 
-        return text_table(self)
+        return text(self)
 
     def _repr_pretty_(self, p, cycle) -> None:
         p.text(str(self))
@@ -210,6 +210,13 @@ class Comparison:
         from .report import html_summary
 
         return html_summary(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """What IPython shows: the bundle the magic displays, chart included (one code path,
+        so a loaded report looks as it did when it was measured)."""
+        from .present import repr_mimebundle
+
+        return repr_mimebundle(self, include, exclude)
 
 
 def _json_number(x: float | None) -> float | None:

@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from .ordering_plot import orderings_figure
-from .ordering_report import html_table, panel_html, panel_text, text_table
+from .ordering_report import panel_html, panel_text
 from .orderings import TOGGLED, Orderings
 from .plot import to_png
 
@@ -35,13 +35,6 @@ def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
     png = to_png(orderings_figure(o, highlight=chosen))
     return {"output_type": "display_data", "metadata": {},
             "data": {"text/plain": panel_text(o, chosen), "text/html": panel_html(o, chosen, png)}}
-
-
-def summary_bundle(result: Any) -> dict[str, str]:
-    """The always-visible table of all four orderings and a chart: survives static export."""
-    o = as_orderings(result)
-    png = to_png(orderings_figure(o))
-    return {"text/plain": text_table(o), "text/html": html_table(o, png)}
 
 
 def ordering_widget(result: Any, value: str = TOGGLED[0]) -> widgets.VBox:

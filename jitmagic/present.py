@@ -1,0 +1,108 @@
+"""What a result looks like, in one place: the MIME bundle the magic displays, the one
+a result (or a loaded report) displays as itself, and the self-contained HTML file
+of the headless command. Builds figures and text; never displays and imports no
+IPython."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .ordering_report import html_table as orderings_html
+from .ordering_report import text_table as orderings_text
+from .orderings import Orderings
+from .report import html_summary, text_table
+from .result import Comparison
+from .sweep_report import sweep_html, sweep_text
+from .sweeps import is_sweep
+
+
+def chart_png(c: Comparison) -> bytes | None:
+    """The result's chart as PNG bytes (the sweep chart for a sweep).
+
+    matplotlib is imported here, not above, so that text reports never load it."""
+    from .plot import phases_figure, to_png
+    from .sweep_plot import sweep_figure
+
+    if is_sweep(c):
+        return to_png(sweep_figure(c))
+    if not any(v.ok for v in c.variants.values()):
+        return None
+    return to_png(phases_figure(c))
+
+
+def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
+    """``{"text/plain", "text/html"}`` for ``c``: what the magic shows and what ``c`` shows.
+
+    With ``--vmap`` the table of all four orderings and their chart follow, so
+    that they survive where the toggle widget cannot run (a static export).
+    """
+    png = chart_png(c) if plot else None
+    if is_sweep(c):
+        data = {"text/plain": sweep_text(c), "text/html": sweep_html(c, png)}
+    else:
+        data = {"text/plain": text_table(c), "text/html": html_summary(c, png)}
+    orderings = Orderings.of(c)
+    if orderings is not None:
+        data["text/plain"] += "\n\n" + orderings_text(orderings)
+        data["text/html"] += "\n" + orderings_html(orderings, orderings_png(orderings, plot))
+    return data
+
+
+def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
+    """The orderings' chart as PNG bytes (matplotlib imported only when drawing)."""
+    if not plot:
+        return None
+    from .ordering_plot import orderings_figure
+    from .plot import to_png
+
+    return to_png(orderings_figure(o))
+
+
+def text(c: Comparison) -> str:
+    """The plain-text report (a terminal, a log, a CI job)."""
+    return bundle(c, plot=False)["text/plain"]
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>jitcompare: {title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; max-width: 90em; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+td, th {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
+td:first-child, th:first-child {{ text-align: left; }}
+img {{ max-width: 100%; }}
+pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
+</style></head>
+<body>
+{body}
+<h4>Where these numbers came from</h4>
+<table class="jitcompare-env">{env}</table>
+</body></html>
+"""
+
+
+def html_document(c: Comparison) -> str:
+    """A self-contained HTML page of the report: the chart is embedded as PNG data,
+    nothing is fetched from a network."""
+    body = bundle(c)["text/html"]
+    env = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(_env_value(v))}</td></tr>"
+                  for k, v in c.env.items())
+    return PAGE.format(title=html.escape(c.entry), body=body, env=env)
+
+
+def _env_value(v: Any) -> str:
+    if isinstance(v, list | tuple):
+        return ", ".join(map(str, v))
+    return "—" if v is None else "(not set)" if v == "" else str(v)
+
+
+def repr_mimebundle(c: Comparison, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """``Comparison._repr_mimebundle_``: the same bundle the magic displays, with the chart."""
+    data = bundle(c)
+    if include:
+        data = {k: v for k, v in data.items() if k in include}
+    if exclude:
+        data = {k: v for k, v in data.items() if k not in exclude}
+    return data

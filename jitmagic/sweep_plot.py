@@ -1,0 +1,54 @@
+"""The sweep's chart: each phase against the swept value, flat and nested, with the
+fitted growth exponent in the legend. A ``Figure``, never pyplot, never displayed."""
+
+from __future__ import annotations
+
+import math
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+from .report import fmt_s
+from .result import PHASE_LABELS, PHASES, Comparison
+from .sweeps import exponents, fmt_exponent, log_scale, medians
+
+STYLE = {"flat": dict(color="#c44e52", marker="o"), "nested": dict(color="#4c72b0", marker="s")}
+
+
+def sweep_figure(c: Comparison) -> Figure:
+    """One panel per phase: median seconds against the swept value, both variants.
+
+    Log-log axes when the values are positive numbers (a straight line of slope
+    k means seconds ~ value^k); otherwise the values are categories and no
+    exponent is fitted.
+    """
+    sweep = c.extras["sweep"]
+    name, values = sweep["name"], sweep["values"]
+    loglog = log_scale(values)
+    xs = values if loglog else list(range(len(values)))
+    meds, ks = medians(c), exponents(c)
+    fig = Figure(figsize=(3.1 * len(PHASES), 3.3), layout="constrained")
+    axes = fig.subplots(1, len(PHASES))
+    for ax, phase in zip(axes, PHASES, strict=True):
+        for variant, style in STYLE.items():
+            ys = meds[variant][phase]
+            if all(math.isnan(y) for y in ys):
+                continue
+            label = f"{variant} {fmt_exponent(name, ks[variant][phase])}"
+            ax.plot(xs, ys, label=label, **style)
+        if loglog:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xticks(values, [str(v) for v in values])
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+            ax.yaxis.set_minor_locator(NullLocator())
+        else:
+            ax.set_xticks(xs, [str(v) for v in values])
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: fmt_s(y)))
+        ax.set_title(PHASE_LABELS[phase])
+        ax.set_xlabel(name)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("median time")
+    fig.suptitle(f"{c.entry}: how each phase grows with {name}")
+    return fig

@@ -1,0 +1,94 @@
+"""python -m jitmagic: a file measured like a cell, JSON and self-contained HTML written."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import SMALL_CELL
+
+import jitmagic
+import jitmagic.__main__ as cli
+from jitmagic.__main__ import load_target, main
+from jitmagic.prepare import parse
+
+
+def _file(tmp_path, source: str = SMALL_CELL):
+    path = tmp_path / "model.py"
+    path.write_text(source)
+    return path
+
+
+def _assert_self_contained(html: str) -> None:
+    assert re.search(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"', html)
+    assert "<script" not in html
+    assert not re.search(r"https?://", html)
+
+
+def test_file_prints_table_and_writes_json_and_html(tmp_path, capsys):
+    out_json, out_html = tmp_path / "r.json", tmp_path / "r.html"
+    code = main([str(_file(tmp_path)), "-r", "1", "-n", "2",
+                 "--json", str(out_json), "--html", str(out_html)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "jitcompare: model" in printed and "XLA compile" in printed
+    assert f"wrote {out_json}" in printed
+    saved = json.loads(out_json.read_text())
+    assert saved["variants"]["nested"]["helpers"] == ["layer"]
+    assert jitmagic.load(out_json).to_dict() == saved
+    html = out_html.read_text()
+    _assert_self_contained(html)
+    assert "jitcompare: <code>model</code>" in html and "<td>jaxlib</td>" in html
+
+
+def test_file_sweep(tmp_path, capsys):
+    source = SMALL_CELL.replace("range(4)", "range(calls)")
+    out_json, out_html = tmp_path / "s.json", tmp_path / "s.html"
+    code = main([str(_file(tmp_path, source)), "-r", "1", "-n", "2", "--sweep", "calls=1,2",
+                 "--json", str(out_json), "--html", str(out_html)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "sweep calls=1 (1/2)" in printed and "sweep calls=2 (2/2)" in printed
+    assert "~ calls^" in printed
+    sweep = json.loads(out_json.read_text())["sweep"]
+    assert sweep["values"] == [1, 2] and len(sweep["points"]) == 2
+    _assert_self_contained(out_html.read_text())
+
+
+@pytest.mark.parametrize(
+    ("source", "args", "message"),
+    [
+        (None, ["nosuchfile.py"], "no such file"),
+        ("x = 1\n", [], "is not a call"),
+        ("def f(x)\n", [], "syntax error"),
+        (SMALL_CELL, ["--sweep", "calls"], "does not name a variable"),
+        (SMALL_CELL, ["-r", "0"], "must be at least 1"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(tmp_path, capsys, source, args, message):
+    target = "nosuchfile.py" if source is None else str(_file(tmp_path, source))
+    assert main([target, *[a for a in args if a != "nosuchfile.py"]]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_user_error_exits_1(tmp_path, capsys):
+    assert main([str(_file(tmp_path, "x = 1 / 0\nf(x)\n"))]) == 1
+    assert "ZeroDivisionError" in capsys.readouterr().err
+
+
+def test_demo_is_the_discussion_example_as_a_file():
+    source, namespace = load_target("demo")
+    assert source.rstrip().endswith("g(x)") and "range(256)" in source
+    assert namespace["__name__"] == "__main__"
+    assert parse(source).entry == "g"
+
+
+def test_demo_writes_its_html_report_by_default(tmp_path, monkeypatch, capsys):
+    """`python -m jitmagic demo` goes through the file path; a small source stands in for
+    the full example here (the README's command itself takes seconds, not a test's time)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "load_target", lambda target: (SMALL_CELL, {"__name__": "__main__"}))
+    assert cli.main(["demo", "-r", "1", "-n", "1"]) == 0
+    assert "jitmagic-demo.html" in capsys.readouterr().out
+    _assert_self_contained((tmp_path / "jitmagic-demo.html").read_text())

@@ -1,0 +1,82 @@
+"""Saved reports: jitmagic.load returns the result, shows the same, equals what was saved."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FAST, SMALL_CELL
+
+import jitmagic
+from jitmagic import Comparison, ReportSchemaError
+
+
+def test_load_round_trips_and_shows_the_same(run_magic, ip, tmp_path):
+    path = tmp_path / "r.json"
+    result, cap = run_magic(f"-o {FAST} --save {path}", SMALL_CELL)
+    loaded = jitmagic.load(path)
+    assert isinstance(loaded, Comparison)
+    assert loaded.to_dict() == json.loads(path.read_text())
+    assert loaded.to_dict() == json.loads(json.dumps(result.to_dict()))
+    # Displayed as itself, a loaded report is the bundle the magic showed, chart and all.
+    shown, _ = ip.display_formatter.format(loaded)
+    assert shown["text/html"] == cap.outputs[0].data["text/html"]
+    assert shown["text/plain"] == cap.outputs[0].data["text/plain"]
+    assert 'src="data:image/png;base64,' in shown["text/html"]
+
+
+def test_sweeps_and_other_extras_round_trip(tmp_path):
+    d = json.loads(json.dumps(_minimal()))
+    failed = _minimal()
+    failed["variants"]["nested"]["error"] = "the nested variant failed: boom"
+    d["sweep"] = {"name": "n", "values": [1, 2], "points": [_minimal(), failed], "wall_s": 1.0}
+    d["someone_elses_section"] = {"a": [1, None]}
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(d))
+    loaded = jitmagic.load(path)
+    assert loaded.to_dict() == d
+    assert "~ n^" in str(loaded)  # a loaded sweep renders as a sweep
+    assert "error (n=2): the nested variant failed: boom" in str(loaded)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"schema": "jitmagic.comparison/99"}, "schema 'jitmagic.comparison/99'"),
+        ({"entry": "f"}, "schema None"),
+        ([1, 2], "schema None"),
+        ({"schema": "jitmagic.comparison/1"}, "not a complete report"),
+    ],
+)
+def test_unknown_schema_fails_naming_it(tmp_path, content, message):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(ReportSchemaError, match=message) as info:
+        jitmagic.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_not_json_fails_clearly(tmp_path):
+    path = tmp_path / "notes.json"
+    path.write_text("flat was faster\n")
+    with pytest.raises(ReportSchemaError, match="not a jitmagic report: it is not JSON"):
+        jitmagic.load(path)
+
+
+def test_env_says_where_the_numbers_came_from(tmp_path):
+    from jitmagic.measure import environment
+
+    env = environment()
+    for key in ("jax", "jaxlib", "backend", "devices", "device_count", "python", "platform",
+                "cpu_count", "xla_flags"):
+        assert key in env
+    assert env["devices"] and env["device_count"] >= 1
+
+
+def _minimal() -> dict:
+    samples = {p: [0.1] for p in ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")}
+    variant = {"samples": samples, "execute_loops": 1, "helpers": []}
+    c = Comparison.from_dict({"schema": "jitmagic.comparison/1", "entry": "f",
+                              "variants": {"flat": variant, "nested": variant},
+                              "outputs_match": True})
+    return c.to_dict()

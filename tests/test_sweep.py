@@ -1,0 +1,147 @@
+"""--sweep in a real shell, jitmagic.sweep from Python, and the growth fit on known data."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import jax.numpy as jnp
+import pytest
+from conftest import FAST, kernel_state
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+import jitmagic
+from jitmagic.result import PHASES, Comparison, VariantResult
+from jitmagic.sweep_plot import sweep_figure
+from jitmagic.sweeps import exponents, growth_exponent, parse_sweep, run_sweep, sweep_points
+
+#: ``calls`` is not defined in the cell: the sweep binds it before the cell runs.
+SWEEP_CELL = """\
+import jax.numpy as jnp
+def layer(x):
+    return sum(i * jnp.sin(x) for i in range(8))
+def model(x):
+    return sum(layer(x) for _ in range(calls))
+model(jnp.ones(16))
+"""
+
+
+@pytest.fixture(scope="module")
+def swept(ip):
+    """One real sweep shared by the tests below (the kernel check runs in run_magic)."""
+    before = kernel_state(ip)
+    with capture_output() as cap:
+        result = ip.run_cell_magic("jitcompare", f"-o {FAST} --sweep calls=1,2,4", SWEEP_CELL)
+    assert kernel_state(ip) == before
+    return result, cap
+
+
+def test_sweep_binds_the_name_before_the_cell_runs(swept, ip):
+    result, _ = swept
+    points = sweep_points(result)
+    assert [p.nested.nested_calls for p in points] == [1, 2, 4]
+    assert [p.flat.nested_calls for p in points] == [0, 0, 0]
+    eqns = [p.flat.jaxpr_eqns for p in points]
+    assert eqns[0] < eqns[1] < eqns[2]
+    assert "calls" not in ip.user_ns
+
+
+def test_sweep_record_in_to_dict(swept):
+    result, _ = swept
+    d = result.to_dict()
+    assert d["sweep"]["name"] == "calls" and d["sweep"]["values"] == [1, 2, 4]
+    points = d["sweep"]["points"]
+    assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/1" for p in points)
+    assert points[-1]["variants"]["nested"]["nested_calls"] == 4
+    assert json.loads(json.dumps(d)) == d  # plain JSON
+    # The comparison shown for a sweep is its last point's.
+    assert result.nested.nested_calls == 4
+
+
+def test_sweep_exponents_in_the_legend_and_table(swept):
+    result, cap = swept
+    ks = exponents(result)
+    assert all(isinstance(ks[v][p], float) for v in ("flat", "nested") for p in PHASES)
+    fig = sweep_figure(result)
+    legends = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    assert len(legends) == 2 * len(PHASES)
+    assert any(t.startswith("flat ~ calls^") for t in legends)
+    assert any(t.startswith("nested ~ calls^") for t in legends)
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
+    final = cap.outputs[-1].data
+    assert "growth" in final["text/plain"] and "~ calls^" in final["text/plain"]
+    assert 'src="data:image/png;base64,' in final["text/html"]
+
+
+def test_sweep_shows_progress(swept):
+    _, cap = swept
+    texts = [o.data.get("text/plain", "") for o in cap.outputs]
+    assert any(t.startswith("sweep calls=1 (1/3)") for t in texts)
+    assert any("done: 3 values" in t for t in texts)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("calls", "does not name a variable"),
+        ("1x=1,2", "does not name a variable"),
+        ("calls=", "has no values"),
+        ("calls=1,foo", "'foo' is not a number or a quoted string"),
+        ("calls=[1]", "is not a number"),
+    ],
+)
+def test_bad_sweep_gets_a_clear_message(run_magic, spec, message):
+    with pytest.raises(UsageError, match=message):
+        run_magic(f"{FAST} --sweep {spec}", SWEEP_CELL)
+
+
+def test_sweep_says_which_value_failed(run_magic):
+    cell = "if calls == 3:\n    raise ValueError('too many')\n" + SWEEP_CELL
+    with pytest.raises(UsageError, match="sweep calls=3: the cell raised(.|\n)*too many"):
+        run_magic(f"{FAST} --sweep calls=3", cell)
+
+
+def test_parse_sweep_literals():
+    assert parse_sweep("n = 1, 2.5 ,'a'") == ("n", [1, 2.5, "a"])
+
+
+CALLS = 1  # rebound by jitmagic.sweep in a copy of this module's namespace only
+
+
+def _helper(x):
+    return jnp.sin(x) * 2
+
+
+def _entry(x):
+    return sum(_helper(x) for _ in range(CALLS))
+
+
+def test_python_api_sweep():
+    seen = []
+    result = jitmagic.sweep("CALLS", [2, 3], _entry, jnp.ones(4), repeat=1, number=2,
+                            progress=lambda *a: seen.append(a[:3]))
+    assert [p.nested.nested_calls for p in sweep_points(result)] == [2, 3]
+    assert CALLS == 1
+    assert seen == [(0, 2, 2), (1, 2, 3), (2, 2, 3)]
+
+
+def _fake(seconds: float) -> Comparison:
+    samples = {p: [seconds] for p in PHASES}
+    return Comparison("fake", {v: VariantResult(v, samples) for v in ("flat", "nested")}, True)
+
+
+def test_growth_exponent_of_known_curves():
+    assert growth_exponent([1, 2, 4, 8], [0.01 * v for v in [1, 2, 4, 8]]) == pytest.approx(1.0)
+    assert growth_exponent([1, 10], [3.0, 3.0]) == pytest.approx(0.0)
+    assert growth_exponent([1, 2], [1.0, math.nan]) is None
+    assert growth_exponent([0, 1, 2], [1.0, 1.0, 1.0]) is None  # 0 has no logarithm
+    assert growth_exponent(["a", "b"], [1.0, 2.0]) is None
+
+
+def test_run_sweep_on_categories_plots_without_exponents():
+    result = run_sweep("mode", ["a", "b"], lambda v: _fake(0.1 if v == "a" else 0.2))
+    assert exponents(result)["flat"]["trace_s"] is None
+    fig = sweep_figure(result)
+    assert fig.axes[0].get_xscale() == "linear"
+    assert "flat —" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
