@@ -12,8 +12,9 @@ from nbconvert import HTMLExporter
 
 TOUR = Path(__file__).parent.parent / "notebooks" / "tour.ipynb"
 CHART = re.compile(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"')
-#: Section 1, the sweep, the MLP, and the MLP's report loaded back.
-CHARTS = 4
+#: Section 1, the sweep, the MLP, the MLP's report loaded back, and the vmap
+#: section's comparison and orderings (outside the widget, so that they export).
+CHARTS = 6
 
 
 def _charts(nb) -> int:
@@ -46,6 +47,8 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
                    for out in cell.outputs)
     assert "`call` ops in the nested variant's StableHLO: 16; in its compiled HLO: 0" in text
     assert re.search(r"trace +flat ~ calls\^[-\d.]+ +nested ~ calls\^", text)
+    assert "same XLA program: True" in text
+    assert re.search(r"jit\(vmap\(f\)\) is [\d.]+× (faster|slower) per call than vmap", text)
 
 
 def test_tour_exports_to_html_with_every_chart(executed):
