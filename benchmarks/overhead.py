@@ -11,19 +11,11 @@ import time
 
 import jax
 import jax.numpy as jnp
+from cells import README_CELL
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import jitmagic
-
-CELL = """\
-import jax.numpy as jnp
-def layer(x):
-    return sum(i * jnp.sin(x) for i in range(64))
-def model(x):
-    return sum(layer(x) for _ in range(16))
-model(jnp.ones(128))
-"""
 
 
 def magic_overhead() -> None:
@@ -31,7 +23,7 @@ def magic_overhead() -> None:
     ip.run_line_magic("load_ext", "jitmagic")
     start = time.perf_counter()
     with capture_output():
-        r = ip.run_cell_magic("jitcompare", "-o", CELL)
+        r = ip.run_cell_magic("jitcompare", "-o", README_CELL)
     total = time.perf_counter() - start
     measured = r.measured_s()
     print("magic on the README example (-r 3, auto-ranged execute):")

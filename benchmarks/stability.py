@@ -9,20 +9,12 @@ from __future__ import annotations
 
 import sys
 
+from cells import README_CELL
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from jitmagic.report import fmt_s
 from jitmagic.result import PHASES
-
-CELL = """\
-import jax.numpy as jnp
-def layer(x):
-    return sum(i * jnp.sin(x) for i in range(64))
-def model(x):
-    return sum(layer(x) for _ in range(16))
-model(jnp.ones(128))
-"""
 
 
 def main(runs: int = 5) -> None:
@@ -31,7 +23,7 @@ def main(runs: int = 5) -> None:
     results = []
     for _ in range(runs):
         with capture_output():
-            results.append(ip.run_cell_magic("jitcompare", "-o --no-plot", CELL))
+            results.append(ip.run_cell_magic("jitcompare", "-o --no-plot", README_CELL))
     print(f"{runs} runs of the README example, -r 3 each: median per run, and max/min")
     for variant in ("flat", "nested"):
         for phase in PHASES:

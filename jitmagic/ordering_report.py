@@ -11,6 +11,7 @@ import base64
 import html
 import math
 
+from . import report
 from .orderings import ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
 from .report import fmt_ratio, fmt_s
 
@@ -57,11 +58,8 @@ def _repeats(o: Orderings) -> int:
 
 def outputs_line(o: Orderings) -> str:
     """Whether the four orderings returned the same values."""
-    if o.outputs_match is None:
-        return "outputs: not compared (an ordering failed)"
-    diff = "" if o.max_abs_diff is None else f" (largest difference {o.max_abs_diff:.3g})"
-    return ("outputs: all orderings match" if o.outputs_match
-            else "outputs: MISMATCH between orderings") + diff
+    return report.outputs_line(o.outputs_match, o.max_abs_diff, "the orderings",
+                               "an ordering failed")
 
 
 def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:

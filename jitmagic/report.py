@@ -100,12 +100,19 @@ def _repeats(c: Comparison) -> int:
     return max(len(v.samples.get("trace_s", [])) for v in c.variants.values())
 
 
+def outputs_line(match: bool | None, max_abs_diff: float | None, between: str,
+                 unfinished: str) -> str:
+    """Whether the measured functions returned the same values; a mismatch is never hidden."""
+    if match is None:
+        return f"outputs: not compared ({unfinished})"
+    diff = "" if max_abs_diff is None else f" (largest difference {max_abs_diff:.3g})"
+    return (f"outputs: {between} match" if match else f"outputs: MISMATCH between {between}") \
+        + diff
+
+
 def _outputs_line(c: Comparison) -> str:
-    if c.outputs_match is None:
-        return "outputs: not compared (a variant did not finish)"
-    diff = "" if c.max_abs_diff is None else f" (largest difference {c.max_abs_diff:.3g})"
-    return ("outputs: flat and nested match" if c.outputs_match
-            else "outputs: MISMATCH between flat and nested") + diff
+    return outputs_line(c.outputs_match, c.max_abs_diff, "flat and nested",
+                        "a variant did not finish")
 
 
 def html_summary(c: Comparison, png: bytes | None = None) -> str:
