@@ -62,11 +62,18 @@ def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = N
     argument with one of these names cannot be passed here: wrap the entry.
     """
     start = time.perf_counter()
-    namespace = entry_function(fn).__globals__
-    nest = check_nest(nest, fn, namespace)
-    prepared = {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs) for v in VARIANTS}
+    prepared = prepare_function(fn, args, kwargs, nest)
     return measure(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
                    vmap=vmap, batch=batch, in_axes=in_axes, start=start)
+
+
+def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
+                     nest: Iterable[str] | None = None,
+                     bindings: dict[str, Any] | None = None) -> dict[str, Prepared]:
+    """Both variants of ``fn`` over a copy of its module's namespace (plus ``bindings``)."""
+    namespace = {**entry_function(fn).__globals__, **(bindings or {})}
+    nest = check_nest(nest, fn, namespace)
+    return {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs) for v in VARIANTS}
 
 
 def measure(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,

@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .engine import Prepared, check_nest, run_comparison
+from .engine import prepare_function, run_comparison
 from .errors import InputError, UserCodeError
 from .result import PHASES, VARIANTS, Comparison
-from .variants import build_variant
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 
@@ -75,10 +74,12 @@ def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any], Compari
             points.append(measure(value))
         except (InputError, UserCodeError) as exc:
             raise type(exc)(f"sweep {name}={value!r}: {exc}") from None
+        if points[-1].stopped:  # interrupted or out of time: the later values are not run
+            break
     wall = time.perf_counter() - start
     if progress:
-        progress(len(values), len(values), values[-1], wall)
-    record = {"name": name, "values": list(values),
+        progress(len(points), len(points), values[len(points) - 1], wall)
+    record = {"name": name, "values": list(values[:len(points)]),
               "points": [p.to_dict() for p in points], "wall_s": wall}
     last = points[-1]
     return dataclasses.replace(last, extras={**last.extras, "sweep": record})
@@ -95,13 +96,9 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any, repeat:
     """
     if not name.isidentifier():
         raise InputError(f"sweep: {name!r} is not a variable name")
-    namespace = getattr(fn, "__globals__", None) or getattr(fn.__wrapped__, "__globals__", {})
 
     def one(value: Any) -> Comparison:
-        scratch = {**namespace, name: value}
-        chosen = check_nest(nest, fn, scratch)
-        prepared = {v: Prepared(build_variant(v, fn, scratch, chosen), args, kwargs)
-                    for v in VARIANTS}
+        prepared = prepare_function(fn, args, kwargs, nest, bindings={name: value})
         return run_comparison(fn.__name__, prepared, repeat=repeat, number=number)
 
     if progress is True:

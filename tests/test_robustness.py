@@ -194,3 +194,11 @@ def test_orderings_stop_at_the_deadline():
     assert o.warnings[0].startswith("orderings: stopped by --timeout after jit(vmap(f))'s first")
     assert len(o["jit(vmap(f))"].samples["first_call_s"]) == 1
     assert o["vmap(jit(f))"].samples["first_call_s"] == []
+
+
+def test_a_stopped_sweep_runs_no_further_values(run_magic):
+    cell = SMALL_CELL.replace("range(4)", "range(n)")
+    result, _ = run_magic(f"-o {FAST} --sweep n=1,2,3 --timeout 0.000001", cell)
+    assert result.stopped == "stopped by --timeout after trace"
+    assert result.extras["sweep"]["values"] == [1]
+    assert len(result.extras["sweep"]["points"]) == 1
