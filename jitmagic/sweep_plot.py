@@ -48,7 +48,8 @@ def sweep_figure(c: Comparison) -> Figure:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: fmt_s(y)))
         ax.set_title(PHASE_LABELS[phase])
         ax.set_xlabel(name)
-        ax.legend(fontsize=8)
+        if ax.lines:  # a phase nothing measured (a stopped sweep) has no legend
+            ax.legend(fontsize=8)
     axes[0].set_ylabel("median time")
     fig.suptitle(f"{c.entry}: how each phase grows with {name}")
     return fig
