@@ -8,21 +8,28 @@ In IPython or Jupyter::
     model(x)
 
 From Python: ``jitmagic.compare(model, x)`` returns the same
-:class:`~jitmagic.result.Comparison` the magic shows.
+:class:`~jitmagic.result.Comparison` the magic shows; ``jitmagic.attribute(model, x)``
+and ``jitmagic.advise(model, x)`` say which helpers are worth a jit of their own.
 """
 
 from __future__ import annotations
 
+from .advice import Advice, advise
+from .attribute import Attribution, attribute
 from .engine import compare
 from .errors import InputError, UserCodeError
 from .result import Comparison, ReportSchemaError, VariantResult
 
 __all__ = [
+    "Advice",
+    "Attribution",
     "Comparison",
     "InputError",
     "ReportSchemaError",
     "UserCodeError",
     "VariantResult",
+    "advise",
+    "attribute",
     "compare",
     "load_ipython_extension",
     "unload_ipython_extension",

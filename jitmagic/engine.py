@@ -29,6 +29,7 @@ from .measure import (
     structure,
 )
 from .result import PHASES, VARIANTS, Comparison, VariantResult
+from .sharding import mesh_env, sharding_report
 from .variants import Variant, build_variant, find_helpers
 
 
@@ -42,19 +43,27 @@ class Prepared:
 
 
 def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = None,
-            nest: Iterable[str] | None = None, **kwargs: Any) -> Comparison:
+            nest: Iterable[str] | None = None, attribute: bool = False, advise: bool = False,
+            **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
     Helpers are the functions of ``fn``'s own module that it reaches by name.
     ``repeat`` cold runs per variant (medians are reported), ``number`` fixes
     the steady-state loop count (default: auto-ranged), ``nest`` limits the
-    helpers that get an added jit.
+    helpers that get an added jit. ``attribute`` and ``advise`` add the
+    per-helper trace times and the measured advice (:mod:`jitmagic.advice`).
     """
     start = time.perf_counter()
     namespace = getattr(fn, "__globals__", None) or getattr(fn.__wrapped__, "__globals__", {})
     nest = check_nest(nest, fn, namespace)
     prepared = {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs) for v in VARIANTS}
-    return run_comparison(fn.__name__, prepared, repeat=repeat, number=number, start=start)
+    result = run_comparison(fn.__name__, prepared, repeat=repeat, number=number, start=start)
+    if attribute or advise:
+        from .advice import extend
+
+        result = extend(result, fn, args, kwargs, namespace, attribute=attribute, advise=advise,
+                        repeat=repeat, number=number)
+    return result
 
 
 def check_nest(nest: Iterable[str] | None, entry: Callable,
@@ -91,14 +100,17 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
         warnings.append("a compile was served from JAX's persistent cache: compile times "
                         "may be too low")
     match, diff = runs.outputs_match()
+    call = next(iter(prepared.values()))
     return Comparison(
         entry=entry,
         variants=runs.results(),
         outputs_match=match,
         max_abs_diff=diff,
         wall_s=time.perf_counter() - start,
-        env=environment(),
+        env=environment(mesh_env(call.args, call.kwargs)),
         warnings=tuple(warnings),
+        extras=sharding_report(call.args, call.kwargs,
+                               {name: run.compiled for name, run in runs.last.items()}),
     )
 
 

@@ -1,0 +1,90 @@
+"""Text and HTML for "which helpers to jit": the attribution table and the advice list.
+
+Both read the plain dicts in ``Comparison.extras`` (``"attribution"``,
+``"advice"``), so a report re-read with ``Comparison.from_dict`` shows the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from typing import Any
+
+from .report import fmt_s
+from .result import Comparison
+
+
+def attribution_lines(a: dict[str, Any]) -> list[str]:
+    """The flat trace split by helper, heaviest first, as aligned text rows."""
+    rows = [("helper", "calls", "inclusive", "own", "share of trace")]
+    for h in a["helpers"]:
+        rows.append((h["helper"], str(h["calls"]), fmt_s(h["inclusive_s"]), fmt_s(h["own_s"]),
+                     f"{h['inclusive_share']:.0%} (own {h['share']:.0%})"))
+    rows.append((f"{a['entry']} (entry, own)", "1", fmt_s(a["entry_s"]), fmt_s(a["entry_own_s"]),
+                 f"own {a['entry_share']:.0%}"))
+    rows.append(("JAX, outside your code", "", "", fmt_s(a["outside_s"]),
+                 f"{a['outside_s'] / a['trace_s']:.0%}" if a["trace_s"] else "—"))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = [f"trace time by helper (flat variant, one cold trace of {fmt_s(a['trace_s'])}):"]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+              for r in rows]
+    return lines
+
+
+def advice_lines(adv: dict[str, Any]) -> list[str]:
+    """The advice in plain words, best saving first."""
+    cold = adv["flat_cold_s"]
+    lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
+             f"{adv['repeat']}; a saving counts above the larger min–max spread):"]
+    if not adv["ranked"]:
+        lines.append("  no helper is called twice or more: nothing to advise")
+    for i, c in enumerate(adv["ranked"], 1):
+        lines.append(f"  {i}. {candidate_words(c, cold)}")
+    if adv["recommended"]:
+        names = ",".join(adv["recommended"])
+        lines.append(f"  recommended: --nest {names} saves {fmt_s(adv['recommended_saving_s'])}; "
+                     f"nesting every helper saves {fmt_s(adv['all_nested_saving_s'])}")
+    else:
+        lines.append(f"  no helper saves measurably on its own; nesting every helper saves "
+                     f"{fmt_s(adv['all_nested_saving_s'])}")
+    if adv["not_tried"]:
+        lines.append(f"  not tried (called once): {', '.join(adv['not_tried'])}")
+    return lines
+
+
+def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
+    """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start``."""
+    name = f"jit `{c['helper']}`"
+    if c["error"]:
+        return f"{name}: fails under its own jit ({c['error'].splitlines()[-1]})"
+    execute = (f"; execute {_signed(c['execute_change_s'])} per call"
+               if c["execute_change_s"] is not None else "")
+    if not c["significant"]:
+        return (f"{name}: no measurable saving ({_signed(-c['saving_s'])} cold start, "
+                f"noise {fmt_s(c['noise_s'])}){execute}")
+    return (f"{name}: saves {fmt_s(c['saving_s'])} of {fmt_s(flat_cold_s)} cold start "
+            f"({c['calls']} calls, noise {fmt_s(c['noise_s'])}){execute}")
+
+
+def helpers_text(c: Comparison) -> str:
+    """Attribution and advice of a comparison as text; empty if it has neither."""
+    lines: list[str] = []
+    if "attribution" in c.extras:
+        lines += attribution_lines(c.extras["attribution"])
+    if "advice" in c.extras:
+        lines += advice_lines(c.extras["advice"])
+    return "\n".join(lines)
+
+
+def helpers_html(c: Comparison, png: bytes | None = None) -> str:
+    """The same as HTML: the chart (if given) above the text, preformatted."""
+    parts = []
+    if png:
+        parts.append(f'<img alt="trace time by helper" src="data:image/png;base64,'
+                     f'{base64.b64encode(png).decode()}"/>')
+    parts.append(f"<pre>{html.escape(helpers_text(c))}</pre>")
+    return "\n".join(parts)
+
+
+def _signed(x: float) -> str:
+    return ("+" if x >= 0 else "−") + fmt_s(abs(x))
