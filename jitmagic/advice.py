@@ -10,8 +10,12 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   cleared caches until the result is ready, i.e. trace + lower + compile +
   the first run, timed as one interval;
 * a helper's *saving* is the flat median cold start minus its variant's;
-* the *noise* is the larger of the two variants' spreads (max − min over the
-  repeats); a saving is *significant* only above it;
+* the *noise* is the machine's spread during the round: the largest relative
+  spread, (max − min) / median over the repeats, of any variant in it, times
+  flat's median cold start; a saving is *significant* only above it. Pooling
+  every variant's spread keeps a helper that changes nothing from passing for
+  a saving by luck far more often than the two variants' spreads alone would
+  (about 1 run in 300 rather than 1 in 40 with 3 repeats, in a simulation);
 * the significant helpers are then nested together (a second interleaved
   round, against flat and "nest everything", where that set was not measured
   already) and their joint saving reported.
@@ -68,6 +72,7 @@ class Advice:
     """The ranked candidates, the recommended set and what it saves against nesting all."""
 
     flat_cold_s: float
+    noise_s: float
     ranked: tuple[Candidate, ...]
     recommended: tuple[str, ...]
     recommended_saving_s: float | None
@@ -83,6 +88,7 @@ class Advice:
             "recommended_saving_s": self.recommended_saving_s,
             "all_nested_saving_s": self.all_nested_saving_s,
             "flat_cold_s": self.flat_cold_s,
+            "noise_s": self.noise_s,
             "not_tried": list(self.not_tried),
             "repeat": self.repeat,
             "wall_s": self.wall_s,
@@ -102,7 +108,8 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
     everything = tuple(h.helper for h in attribution.helpers)
     sets = {FLAT: (), **{h.helper: (h.helper,) for h in tried}, ALL: everything}
     cold, execute, errors = _measure(entry, args, kwargs, namespace, sets, repeat, number)
-    ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
+    noise = _noise(cold)
+    ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors, noise) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
     rec_saving, all_saving = _set_savings(recommended, sets, cold)
@@ -112,6 +119,7 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
         rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
     return Advice(
         flat_cold_s=_median(cold[FLAT]),
+        noise_s=noise,
         ranked=tuple(ranked),
         recommended=recommended,
         recommended_saving_s=rec_saving,
@@ -194,11 +202,11 @@ def _warm_up(flat: Prepared) -> None:
 
 
 def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
-               execute: dict[str, list[float]], errors: dict[str, str]) -> Candidate:
+               execute: dict[str, list[float]], errors: dict[str, str],
+               noise: float) -> Candidate:
     if helper in errors:
         return Candidate(helper, calls, None, None, None, False, errors[helper])
     saving = _saving(cold, helper)
-    noise = max(_range(cold[FLAT]), _range(cold[helper]))
     change = _median(execute[helper]) - _median(execute[FLAT])
     return Candidate(helper, calls, saving, change, noise, saving > noise)
 
@@ -226,5 +234,7 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def _range(xs: list[float]) -> float:
-    return max(xs) - min(xs)
+def _noise(cold: dict[str, list[float]]) -> float:
+    """The largest relative spread of any variant in the round, in flat's seconds."""
+    spread = max((max(xs) - min(xs)) / _median(xs) for xs in cold.values() if xs)
+    return spread * _median(cold[FLAT])

@@ -20,12 +20,12 @@ def attribution_lines(a: dict[str, Any]) -> list[str]:
     for h in a["helpers"]:
         rows.append((h["helper"], str(h["calls"]), fmt_s(h["inclusive_s"]), fmt_s(h["own_s"]),
                      f"{h['inclusive_share']:.0%} (own {h['share']:.0%})"))
-    rows.append((f"{a['entry']} (entry, own)", "1", fmt_s(a["entry_s"]), fmt_s(a["entry_own_s"]),
+    rows.append((f"{a['entry']} (entry)", "1", fmt_s(a["trace_s"]), fmt_s(a["entry_own_s"]),
                  f"own {a['entry_share']:.0%}"))
-    rows.append(("JAX, outside your code", "", "", fmt_s(a["outside_s"]),
-                 f"{a['outside_s'] / a['trace_s']:.0%}" if a["trace_s"] else "—"))
+    rows.append(("  of which JAX around it", "", "", fmt_s(a["jax_s"]), ""))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    lines = [f"trace time by helper (flat variant, one cold trace of {fmt_s(a['trace_s'])}):"]
+    lines = [f"trace time by helper (flat variant, one cold trace of {fmt_s(a['trace_s'])}; "
+             f"own times add up to it):"]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
               for r in rows]
     return lines
@@ -35,7 +35,8 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv["flat_cold_s"]
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"{adv['repeat']}; a saving counts above the larger min–max spread):"]
+             f"{adv['repeat']}; a saving counts above the noise, {fmt_s(adv['noise_s'])}: the "
+             f"largest relative min–max spread of any variant):"]
     if not adv["ranked"]:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv["ranked"], 1):
@@ -60,10 +61,9 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
     execute = (f"; execute {_signed(c['execute_change_s'])} per call"
                if c["execute_change_s"] is not None else "")
     if not c["significant"]:
-        return (f"{name}: no measurable saving ({_signed(-c['saving_s'])} cold start, "
-                f"noise {fmt_s(c['noise_s'])}){execute}")
+        return f"{name}: no measurable saving ({_signed(-c['saving_s'])} cold start){execute}"
     return (f"{name}: saves {fmt_s(c['saving_s'])} of {fmt_s(flat_cold_s)} cold start "
-            f"({c['calls']} calls, noise {fmt_s(c['noise_s'])}){execute}")
+            f"({c['calls']} calls){execute}")
 
 
 def helpers_text(c: Comparison) -> str:
