@@ -14,8 +14,8 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   spread, (max − min) / median over the repeats, of any variant in it, times
   flat's median cold start; a saving is *significant* only above it. Pooling
   every variant's spread keeps a helper that changes nothing from passing for
-  a saving by luck far more often than the two variants' spreads alone would
-  (about 1 run in 300 rather than 1 in 40 with 3 repeats, in a simulation);
+  a saving by luck (about 1 run in 300 with 3 repeats, 1 in 3,000 with 4, in a
+  simulation with 20% noise; 1 in 30-70 with the two variants' spreads alone);
 * the significant helpers are then nested together (a second interleaved
   round, against flat and "nest everything", where that set was not measured
   already) and their joint saving reported.

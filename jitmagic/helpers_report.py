@@ -13,6 +13,9 @@ from typing import Any
 from .report import fmt_s
 from .result import Comparison
 
+#: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
+NOISY = 0.25
+
 
 def attribution_lines(a: dict[str, Any]) -> list[str]:
     """The flat trace split by helper, heaviest first, as aligned text rows."""
@@ -48,6 +51,9 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"  no helper saves measurably on its own; nesting every helper saves "
                      f"{fmt_s(adv['all_nested_saving_s'])}")
+    if adv["noise_s"] > NOISY * cold:
+        lines.append(f"  the machine was noisy (spread {adv['noise_s'] / cold:.0%} of the cold "
+                     f"start): re-run with more repeats (-r) or on a quieter machine")
     if adv["not_tried"]:
         lines.append(f"  not tried (called once): {', '.join(adv['not_tried'])}")
     return lines
@@ -61,7 +67,9 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
     execute = (f"; execute {_signed(c['execute_change_s'])} per call"
                if c["execute_change_s"] is not None else "")
     if not c["significant"]:
-        return f"{name}: no measurable saving ({_signed(-c['saving_s'])} cold start){execute}"
+        change = "shorter" if c["saving_s"] >= 0 else "longer"
+        return (f"{name}: no measurable saving (cold start {fmt_s(abs(c['saving_s']))} {change}, "
+                f"within the noise){execute}")
     return (f"{name}: saves {fmt_s(c['saving_s'])} of {fmt_s(flat_cold_s)} cold start "
             f"({c['calls']} calls){execute}")
 
