@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from typing import Any
 
 from .report import fmt_s
@@ -44,13 +45,14 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv["ranked"], 1):
         lines.append(f"  {i}. {candidate_words(c, cold)}")
+    everything = ("nesting every helper fails" if adv["all_nested_saving_s"] is None
+                  else f"nesting every helper saves {fmt_s(adv['all_nested_saving_s'])}")
     if adv["recommended"]:
         names = ",".join(adv["recommended"])
         lines.append(f"  recommended: --nest {names} saves {fmt_s(adv['recommended_saving_s'])}; "
-                     f"nesting every helper saves {fmt_s(adv['all_nested_saving_s'])}")
+                     f"{everything}")
     else:
-        lines.append(f"  no helper saves measurably on its own; nesting every helper saves "
-                     f"{fmt_s(adv['all_nested_saving_s'])}")
+        lines.append(f"  no helper saves measurably on its own; {everything}")
     if adv["noise_s"] > NOISY * cold:
         lines.append(f"  the machine was noisy (spread {adv['noise_s'] / cold:.0%} of the cold "
                      f"start): re-run with more repeats (-r) or on a quieter machine")
@@ -63,7 +65,7 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
     """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start``."""
     name = f"jit `{c['helper']}`"
     if c["error"]:
-        return f"{name}: fails under its own jit ({c['error'].splitlines()[-1]})"
+        return f"{name}: fails under its own jit ({_error_line(c['error'])})"
     execute = (f"; execute {_signed(c['execute_change_s'])} per call"
                if c["execute_change_s"] is not None else "")
     if not c["significant"]:
@@ -96,3 +98,10 @@ def helpers_html(c: Comparison, png: bytes | None = None) -> str:
 
 def _signed(x: float) -> str:
     return ("+" if x >= 0 else "−") + fmt_s(abs(x))
+
+
+def _error_line(error: str, width: int = 120) -> str:
+    """The exception's own line out of a formatted traceback, cut to ``width``."""
+    lines = [ln for ln in error.splitlines() if re.match(r"[A-Za-z_][\w.]*: ", ln)]
+    line = (lines or error.splitlines() or [""])[0]
+    return line if len(line) <= width else line[:width - 1] + "…"

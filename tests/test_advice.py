@@ -100,6 +100,25 @@ def test_advise_ranks_the_heavy_helper_first(run_magic):
     assert accounted == pytest.approx(a["trace_s"], rel=0.05)
 
 
+def test_a_helper_that_fails_under_jit_is_reported_not_recommended(run_magic):
+    # Inline, returning a string is fine; under its own jit it is not a JAX type.
+    cell = """\
+import jax.numpy as jnp
+def labelled(x):
+    return x * 2, "label"
+def model(x):
+    return labelled(x)[0] + labelled(x + 1)[0]
+model(jnp.ones(3))
+"""
+    result, cap = run_magic("-o -r 3 -n 2 --advise", cell)
+    (only,) = result.extras["advice"]["ranked"]
+    assert only["helper"] == "labelled" and only["calls"] == 2
+    assert only["saving_s"] is None and only["significant"] is False and "str" in only["error"]
+    assert result.extras["advice"]["recommended"] == []
+    assert result.extras["advice"]["all_nested_saving_s"] is None
+    assert "jit `labelled`: fails under its own jit" in cap.outputs[1].data["text/plain"]
+
+
 def test_advise_needs_repeats_to_measure_noise(run_magic):
     with pytest.raises(UsageError, match="--advise needs at least 3 cold runs"):
         run_magic(f"{FAST} --advise", HEAVY_TRIVIAL)
