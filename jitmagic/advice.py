@@ -112,13 +112,14 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors, noise) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
+    flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
     rec_saving, all_saving = _set_savings(recommended, sets, cold)
     if rec_saving is None and recommended:  # a new set: measure it beside flat and all
         sets = {FLAT: (), SET: recommended, ALL: everything}
         cold, _, _ = _measure(entry, args, kwargs, namespace, sets, repeat, number)
         rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
     return Advice(
-        flat_cold_s=_median(cold[FLAT]),
+        flat_cold_s=flat_cold,
         noise_s=noise,
         ranked=tuple(ranked),
         recommended=recommended,
