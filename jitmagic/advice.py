@@ -10,12 +10,15 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   cleared caches until the result is ready, i.e. trace + lower + compile +
   the first run, timed as one interval;
 * a helper's *saving* is the flat median cold start minus its variant's;
-* the *noise* is the machine's spread during the round: the largest relative
-  spread, (max − min) / median over the repeats, of any variant in it, times
-  flat's median cold start; a saving is *significant* only above it. Pooling
-  every variant's spread keeps a helper that changes nothing from passing for
-  a saving by luck (about 1 run in 300 with 3 repeats, 1 in 3,000 with 4, in a
-  simulation with 20% noise; 1 in 30-70 with the two variants' spreads alone);
+* the *noise* is the machine's spread during the round: twice the largest
+  relative distance from median to fastest run, (median − min) / median, of
+  any variant in it, times flat's median cold start; a saving is
+  *significant* only above it. Interference on a shared machine only slows
+  runs down, so the fast half of the samples measures the noise without
+  letting one stalled run swamp every verdict; pooling every variant's spread
+  keeps a helper that changes nothing from passing for a saving by luck
+  (in simulations of such noise: about 1 run in 100 with 3 repeats, 1 in
+  500 with 4, 1 in 1,500 with 5);
 * the significant helpers are then nested together (a second interleaved
   round, against flat and "nest everything", where that set was not measured
   already) and their joint saving reported.
@@ -236,6 +239,6 @@ def _median(xs: list[float]) -> float:
 
 
 def _noise(cold: dict[str, list[float]]) -> float:
-    """The largest relative spread of any variant in the round, in flat's seconds."""
-    spread = max((max(xs) - min(xs)) / _median(xs) for xs in cold.values() if xs)
-    return spread * _median(cold[FLAT])
+    """Twice the largest relative (median − fastest) of any variant, in flat's seconds."""
+    spread = max((_median(xs) - min(xs)) / _median(xs) for xs in cold.values() if xs)
+    return 2 * spread * _median(cold[FLAT])

@@ -78,7 +78,7 @@ def test_attribution_survives_the_json_report(run_magic, tmp_path):
 
 
 def test_advise_ranks_the_heavy_helper_first(run_magic):
-    result, cap = run_magic("-o -r 4 -n 2 --advise --attribute --no-plot", HEAVY_TRIVIAL)
+    result, cap = run_magic("-o -r 5 -n 2 --advise --attribute --no-plot", HEAVY_TRIVIAL)
     advice = result.extras["advice"]
     first, second = advice["ranked"]
     # Nesting `heavy` alone keeps 1 copy of 64 terms instead of 16; nesting `trivial`
@@ -86,6 +86,8 @@ def test_advise_ranks_the_heavy_helper_first(run_magic):
     assert first["helper"] == "heavy" and second["helper"] == "trivial"
     assert first["calls"] == second["calls"] == 16
     assert first["saving_s"] > second["saving_s"]
+    # `trivial` changes nothing: with 5 repeats, noise this pooled lets it pass for a
+    # saving about 1 run in 1,500 in simulations (jitmagic/advice.py).
     assert second["significant"] is False
     assert "trivial" not in advice["recommended"]
     assert set(advice["recommended"]) <= {"heavy"}
