@@ -10,15 +10,16 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   cleared caches until the result is ready, i.e. trace + lower + compile +
   the first run, timed as one interval;
 * a helper's *saving* is the flat median cold start minus its variant's;
-* the *noise* is the machine's spread during the round: twice the largest
-  relative distance from median to fastest run, (median − min) / median, of
-  any variant in it, times flat's median cold start; a saving is
-  *significant* only above it. Interference on a shared machine only slows
-  runs down, so the fast half of the samples measures the noise without
-  letting one stalled run swamp every verdict; pooling every variant's spread
-  keeps a helper that changes nothing from passing for a saving by luck
-  (in simulations of such noise: about 1 run in 100 with 3 repeats, 1 in
-  500 with 4, 1 in 1,500 with 5);
+* the *noise* is the machine's spread during the round: :data:`NOISE_FACTOR`
+  times the largest distance from median to fastest run, in seconds, of any
+  variant in it; a saving is *significant* only above it. Interference on a
+  shared machine only slows runs down, so the fast half of the samples
+  measures the noise without letting one stalled run swamp every verdict;
+  pooling every variant's spread, and the factor, keep a helper that changes
+  nothing from passing for a saving by luck (in simulations of such noise:
+  about 1 run in 90 with 3 repeats, 1 in 1,000 or fewer with 5). Seconds,
+  not relative spreads: a stall of a few milliseconds is a large part of a
+  small variant's cold start but not of flat's, which the saving comes from;
 * the significant helpers are then nested together (a second interleaved
   round, against flat and "nest everything", where that set was not measured
   already) and their joint saving reported.
@@ -51,6 +52,8 @@ from .variants import Variant, auto_jit
 MAX_CANDIDATES = 8
 #: Fewer repeats give no spread to call noise.
 MIN_REPEAT = 3
+#: Noise is this many times the largest median-to-fastest spread (see the module's docstring).
+NOISE_FACTOR = 3
 FLAT, ALL, SET = "flat", "all nested", "recommended"
 
 
@@ -239,6 +242,5 @@ def _median(xs: list[float]) -> float:
 
 
 def _noise(cold: dict[str, list[float]]) -> float:
-    """Twice the largest relative (median − fastest) of any variant, in flat's seconds."""
-    spread = max((_median(xs) - min(xs)) / _median(xs) for xs in cold.values() if xs)
-    return 2 * spread * _median(cold[FLAT])
+    """``NOISE_FACTOR`` times the largest (median − fastest) seconds of any variant."""
+    return NOISE_FACTOR * max(_median(xs) - min(xs) for xs in cold.values() if xs)

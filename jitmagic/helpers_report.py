@@ -39,8 +39,8 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv["flat_cold_s"]
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"{adv['repeat']}; a saving counts above the noise, {fmt_s(adv['noise_s'])}: twice "
-             f"the largest relative median-to-fastest spread of any variant):"]
+             f"{adv['repeat']}; a saving counts above the noise, {fmt_s(adv['noise_s'])}: 3× "
+             f"the largest median-to-fastest spread of any variant):"]
     if not adv["ranked"]:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv["ranked"], 1):
