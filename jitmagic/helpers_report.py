@@ -11,6 +11,7 @@ import html
 import re
 from typing import Any
 
+from .advice import NOISE_FACTOR
 from .report import fmt_s
 from .result import Comparison
 
@@ -39,8 +40,8 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv["flat_cold_s"]
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"{adv['repeat']}; a saving counts above the noise, {fmt_s(adv['noise_s'])}: 3× "
-             f"the largest median-to-fastest spread of any variant):"]
+             f"{adv['repeat']}; a saving counts above the noise, {fmt_s(adv['noise_s'])}: "
+             f"{NOISE_FACTOR}× the largest median-to-fastest spread of any variant):"]
     if not adv["ranked"]:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv["ranked"], 1):
