@@ -54,7 +54,9 @@ MAX_CANDIDATES = 8
 MIN_REPEAT = 3
 #: Noise is this many times the largest median-to-fastest spread (see the module's docstring).
 NOISE_FACTOR = 3
-FLAT, ALL, SET = "flat", "all nested", "recommended"
+#: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
+#: no helper's name can clash with them.
+FLAT, ALL, SET = "flat", "all nested", "recommended set"
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
     attribution = attribution or attribute_call(entry, args, kwargs, namespace)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
-    sets = {FLAT: (), **{h.helper: (h.helper,) for h in tried}, ALL: everything}
+    sets = {FLAT: (), **{only(h.helper): (h.helper,) for h in tried}, ALL: everything}
     cold, execute, errors = _measure(entry, args, kwargs, namespace, sets, repeat, number)
     noise = _noise(cold)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors, noise) for h in tried),
@@ -156,7 +158,7 @@ def extend(result: Comparison, entry: Callable, args: tuple, kwargs: dict[str, A
         return dataclasses.replace(result, warnings=(*result.warnings, (
             "no attribution or advice: they trace the flat variant, which failed")))
     extras = dict(result.extras)
-    attribution = attribute_call(entry, args, kwargs, namespace) if attribute or advise else None
+    attribution = attribute_call(entry, args, kwargs, namespace)
     if attribute:
         extras["attribution"] = attribution.to_dict()
     if advise:
@@ -201,6 +203,11 @@ def _measure(entry: Callable, args: tuple, kwargs: dict[str, Any], namespace: di
     return cold, execute, errors
 
 
+def only(helper: str) -> str:
+    """The label of the variant that nests ``helper`` alone."""
+    return f"only({helper})"
+
+
 def _warm_up(flat: Prepared) -> None:
     """One untimed cold run, so that the process's first-time costs (JAX's own lazy set-up)
     do not land in the first variant's first sample and pass for a saving."""
@@ -211,10 +218,11 @@ def _warm_up(flat: Prepared) -> None:
 def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
                execute: dict[str, list[float]], errors: dict[str, str],
                noise: float) -> Candidate:
-    if helper in errors:
-        return Candidate(helper, calls, None, None, None, False, errors[helper])
-    saving = _saving(cold, helper)
-    change = _median(execute[helper]) - _median(execute[FLAT])
+    label = only(helper)
+    if label in errors:
+        return Candidate(helper, calls, None, None, None, False, errors[label])
+    saving = _saving(cold, label)
+    change = _median(execute[label]) - _median(execute[FLAT])
     return Candidate(helper, calls, saving, change, noise, saving > noise)
 
 
