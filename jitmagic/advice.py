@@ -10,16 +10,15 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   cleared caches until the result is ready, i.e. trace + lower + compile +
   the first run, timed as one interval;
 * a helper's *saving* is the flat median cold start minus its variant's;
-* the *noise* is the machine's spread during the round: :data:`NOISE_FACTOR`
-  times the largest distance from median to fastest run, in seconds, of any
-  variant in it; a saving is *significant* only above it. Interference on a
-  shared machine only slows runs down, so the fast half of the samples
-  measures the noise without letting one stalled run swamp every verdict;
-  pooling every variant's spread, and the factor, keep a helper that changes
-  nothing from passing for a saving by luck (in simulations of such noise:
-  about 1 run in 90 with 3 repeats, 1 in 1,000 or fewer with 5). Seconds,
-  not relative spreads: a stall of a few milliseconds is a large part of a
-  small variant's cold start but not of flat's, which the saving comes from;
+* a candidate's *noise* is :data:`NOISE_FACTOR` standard errors of that
+  difference, sqrt(var_flat / n + var_candidate / n) from the two variants'
+  sample variances over the repeats; a saving is *significant* only above it.
+  Standard errors shrink as repeats grow, so more repeats resolve smaller
+  savings; five of them keep a helper that changes nothing from passing for a
+  saving by luck (in simulations of this machine's noise, 12% Gaussian or
+  one-sided stalls: about 1 run in 300 with 3 repeats, 1 in 1,500 with 5,
+  1 in 5,000 with 7). Rules built on the spread (min-max, median to
+  fastest) were tried first: they do not get sharper with more repeats;
 * the significant helpers are then nested together (a second interleaved
   round, against flat and "nest everything", where that set was not measured
   already) and their joint saving reported.
@@ -33,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -52,8 +52,8 @@ from .variants import Variant, auto_jit
 MAX_CANDIDATES = 8
 #: Fewer repeats give no spread to call noise.
 MIN_REPEAT = 3
-#: Noise is this many times the largest median-to-fastest spread (see the module's docstring).
-NOISE_FACTOR = 3
+#: A saving is significant above this many standard errors (see the module's docstring).
+NOISE_FACTOR = 5
 #: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
 #: no helper's name can clash with them.
 FLAT, ALL, SET = "flat", "all nested", "recommended set"
@@ -80,7 +80,7 @@ class Advice:
     """The ranked candidates, the recommended set and what it saves against nesting all."""
 
     flat_cold_s: float
-    noise_s: float
+    noise_s: float | None  # the largest candidate's noise
     ranked: tuple[Candidate, ...]
     recommended: tuple[str, ...]
     recommended_saving_s: float | None
@@ -116,8 +116,7 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
     everything = tuple(h.helper for h in attribution.helpers)
     sets = {FLAT: (), **{only(h.helper): (h.helper,) for h in tried}, ALL: everything}
     cold, execute, errors = _measure(entry, args, kwargs, namespace, sets, repeat, number)
-    noise = _noise(cold)
-    ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors, noise) for h in tried),
+    ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
     flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
@@ -128,7 +127,7 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
         rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
     return Advice(
         flat_cold_s=flat_cold,
-        noise_s=noise,
+        noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
         ranked=tuple(ranked),
         recommended=recommended,
         recommended_saving_s=rec_saving,
@@ -216,12 +215,12 @@ def _warm_up(flat: Prepared) -> None:
 
 
 def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
-               execute: dict[str, list[float]], errors: dict[str, str],
-               noise: float) -> Candidate:
+               execute: dict[str, list[float]], errors: dict[str, str]) -> Candidate:
     label = only(helper)
     if label in errors:
         return Candidate(helper, calls, None, None, None, False, errors[label])
     saving = _saving(cold, label)
+    noise = _noise(cold[FLAT], cold[label])
     change = _median(execute[label]) - _median(execute[FLAT])
     return Candidate(helper, calls, saving, change, noise, saving > noise)
 
@@ -249,6 +248,7 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def _noise(cold: dict[str, list[float]]) -> float:
-    """``NOISE_FACTOR`` times the largest (median − fastest) seconds of any variant."""
-    return NOISE_FACTOR * max(_median(xs) - min(xs) for xs in cold.values() if xs)
+def _noise(flat: list[float], candidate: list[float]) -> float:
+    """``NOISE_FACTOR`` standard errors of the difference between the two variants."""
+    return NOISE_FACTOR * math.sqrt(statistics.variance(flat) / len(flat)
+                                    + statistics.variance(candidate) / len(candidate))

@@ -40,8 +40,8 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv["flat_cold_s"]
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"{adv['repeat']}; a saving counts above the noise, {fmt_s(adv['noise_s'])}: "
-             f"{NOISE_FACTOR}× the largest median-to-fastest spread of any variant):"]
+             f"{adv['repeat']}; a saving counts above its noise: {NOISE_FACTOR} standard errors "
+             f"of the difference):"]
     if not adv["ranked"]:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv["ranked"], 1):
@@ -54,9 +54,9 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
                      f"{everything}")
     else:
         lines.append(f"  no helper saves measurably on its own; {everything}")
-    if adv["noise_s"] > NOISY * cold:
-        lines.append(f"  the machine was noisy (spread {adv['noise_s'] / cold:.0%} of the cold "
-                     f"start): re-run with more repeats (-r) or on a quieter machine")
+    if adv["noise_s"] is not None and adv["noise_s"] > NOISY * cold:
+        lines.append(f"  noisy: the noise reached {adv['noise_s'] / cold:.0%} of the cold start; "
+                     f"more repeats (-r) or a quieter machine resolve smaller savings")
     if adv["not_tried"]:
         lines.append(f"  not tried (called once): {', '.join(adv['not_tried'])}")
     return lines
@@ -72,9 +72,9 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
     if not c["significant"]:
         change = "shorter" if c["saving_s"] >= 0 else "longer"
         return (f"{name}: no measurable saving (cold start {fmt_s(abs(c['saving_s']))} {change}, "
-                f"within the noise){execute}")
+                f"within the noise of {fmt_s(c['noise_s'])}){execute}")
     return (f"{name}: saves {fmt_s(c['saving_s'])} of {fmt_s(flat_cold_s)} cold start "
-            f"({c['calls']} calls){execute}")
+            f"({c['calls']} calls; noise {fmt_s(c['noise_s'])}){execute}")
 
 
 def helpers_text(c: Comparison) -> str:
