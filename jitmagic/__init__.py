@@ -9,11 +9,15 @@ In IPython or Jupyter::
 
 From Python: ``jitmagic.compare(model, x)`` returns the same
 :class:`~jitmagic.result.Comparison` the magic shows; ``jitmagic.sweep`` runs it
-once per value of a global, ``jitmagic.load`` reads a saved report back.
+once per value of a global, ``jitmagic.load`` reads a saved report back, and
+``jitmagic.attribute(model, x)`` and ``jitmagic.advise(model, x)`` say which
+helpers are worth a jit of their own.
 """
 
 from __future__ import annotations
 
+from .advice import Advice, advise
+from .attribution import Attribution, attribute
 from .engine import compare
 from .errors import InputError, UserCodeError
 from .result import Comparison, ReportSchemaError, VariantResult
@@ -21,11 +25,15 @@ from .saved import load, save
 from .sweeps import sweep
 
 __all__ = [
+    "Advice",
+    "Attribution",
     "Comparison",
     "InputError",
     "ReportSchemaError",
     "UserCodeError",
     "VariantResult",
+    "advise",
+    "attribute",
     "compare",
     "load",
     "load_ipython_extension",

@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--in-axes", type=str, default=None, metavar="SPEC",
                         help="--vmap: the arguments already are a batch, mapped as jax.vmap's "
                              "in_axes (e.g. 0,None)")
+    parser.add_argument("--attribute", action="store_true",
+                        help="time each helper during the flat variant's trace")
+    parser.add_argument("--advise", action="store_true",
+                        help="measure which helpers are worth their own jit (needs -r 3+)")
     parser.add_argument("--json", type=str, default=None, metavar="OUT",
                         help="write the report as JSON (readable by jitmagic.load)")
     parser.add_argument("--html", type=str, default=None, metavar="OUT",
@@ -96,7 +100,8 @@ def run(args: argparse.Namespace) -> Comparison:
     in_axes = None if args.in_axes is None else parse_in_axes(args.in_axes)
     options: dict[str, Any] = dict(repeat=args.repeat, number=args.number, nest=nest,
                                    timeout=args.timeout, vmap=args.vmap, batch=args.batch,
-                                   in_axes=in_axes)
+                                   in_axes=in_axes, attribute=args.attribute,
+                                   advise=args.advise)
     if args.sweep:
         name, values = parse_sweep(args.sweep)
         return run_sweep(name, values,

@@ -34,6 +34,7 @@ from .measure import (
     structure,
 )
 from .result import PHASES, VARIANTS, Comparison, VariantResult
+from .sharding import mesh_env, sharding_report
 from .variants import Variant, build_variant, check_arguments, entry_function, find_helpers
 
 
@@ -44,11 +45,16 @@ class Prepared:
     variant: Variant
     args: tuple
     kwargs: dict[str, Any]
+    #: The user's entry and the namespace it was found in: attribution and advice
+    #: build variants of their own from them.
+    fn: Callable | None = None
+    namespace: dict[str, Any] | None = None
 
 
 def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = None,
             nest: Iterable[str] | None = None, timeout: float | None = None,
             vmap: bool = False, batch: int | None = None, in_axes: Any = None,
+            attribute: bool = False, advise: bool = False,
             **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
@@ -58,13 +64,16 @@ def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = N
     helpers that get an added jit, ``timeout`` (seconds) stops after the stage
     that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
     measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (see
-    :mod:`jitmagic.orderings`) into ``extras["orderings"]``. An entry keyword
-    argument with one of these names cannot be passed here: wrap the entry.
+    :mod:`jitmagic.orderings`) into ``extras["orderings"]``; ``attribute`` and
+    ``advise`` add per-helper trace times and measured advice (:mod:`jitmagic.advice`).
+    An entry keyword argument with one of these names cannot be passed here: wrap
+    the entry.
     """
     start = time.perf_counter()
     prepared = prepare_function(fn, args, kwargs, nest)
     return measure(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
-                   vmap=vmap, batch=batch, in_axes=in_axes, start=start)
+                   vmap=vmap, batch=batch, in_axes=in_axes, attribute=attribute,
+                   advise=advise, start=start)
 
 
 def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
@@ -73,18 +82,23 @@ def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
     """Both variants of ``fn`` over a copy of its module's namespace (plus ``bindings``)."""
     namespace = {**entry_function(fn).__globals__, **(bindings or {})}
     nest = check_nest(nest, fn, namespace)
-    return {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs) for v in VARIANTS}
+    return {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs, fn, namespace)
+            for v in VARIANTS}
 
 
 def measure(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
             number: int | None = None, timeout: float | None = None, vmap: bool = False,
-            batch: int | None = None, in_axes: Any = None,
-            start: float | None = None) -> Comparison:
-    """``run_comparison``, then, when ``vmap`` (or ``batch``/``in_axes``) asks for it, the
-    orderings of the flat entry on a batch (checked before anything is timed)."""
-    from . import orderings
+            batch: int | None = None, in_axes: Any = None, attribute: bool = False,
+            advise: bool = False, start: float | None = None) -> Comparison:
+    """``run_comparison``, then what the options add: with ``vmap`` (or ``batch``/
+    ``in_axes``) the orderings of the flat entry on a batch (checked before anything
+    is timed); with ``attribute``/``advise`` the per-helper trace times and advice.
+    A comparison that was stopped (Ctrl-C, ``timeout``) gets none of these."""
+    from . import advice, orderings
 
     start = time.perf_counter() if start is None else start
+    if advise:
+        advice.check_repeat(repeat)
     batched = None
     if vmap or batch is not None or in_axes is not None:
         flat = prepared["flat"]
@@ -92,8 +106,13 @@ def measure(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
                                           batch=batch, in_axes=in_axes)
     result = run_comparison(entry, prepared, repeat=repeat, number=number, timeout=timeout,
                             start=start)
-    return orderings.add_orderings(result, batched, repeat=repeat, number=number,
-                                   deadline=start + timeout if timeout else math.inf)
+    result = orderings.add_orderings(result, batched, repeat=repeat, number=number,
+                                     deadline=start + timeout if timeout else math.inf)
+    if result.stopped:
+        return result
+    flat = prepared["flat"]
+    return advice.extend(result, flat.fn, flat.args, flat.kwargs, flat.namespace,
+                         attribute=attribute, advise=advise, repeat=repeat, number=number)
 
 
 def check_nest(nest: Iterable[str] | None, entry: Callable,
@@ -141,15 +160,18 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
         warnings.append("a compile was served from JAX's persistent cache: compile times "
                         "may be too low")
     match, diff = runs.outputs_match()
+    call = next(iter(prepared.values()))
     return Comparison(
         entry=entry,
         variants=runs.results(),
         outputs_match=match,
         max_abs_diff=diff,
         wall_s=time.perf_counter() - start,
-        env=environment(),
+        env=environment(mesh_env(call.args, call.kwargs)),
         warnings=tuple(warnings),
         stopped=runs.stopped,
+        extras=sharding_report(call.args, call.kwargs,
+                               {name: run.compiled for name, run in runs.last.items()}),
     )
 
 

@@ -53,6 +53,10 @@ class JitCompareMagics(Magics):
     @argument("--sweep", type=str, default=None, metavar="NAME=V1,V2,...",
               help="run once per value with NAME bound to it before the cell runs; "
                    "plots each phase against the value (log-log, with growth exponents)")
+    @argument("--attribute", action="store_true",
+              help="time each helper during the flat variant's trace (calls, inclusive, own)")
+    @argument("--advise", action="store_true",
+              help="measure which helpers are worth their own jit: nest each alone (needs -r 3+)")
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
@@ -102,7 +106,8 @@ class JitCompareMagics(Magics):
         plan = parse(source)
         measure = functools.partial(measure_plan, plan, self.shell.user_ns, repeat=args.repeat,
                                     number=args.number, nest=args.nest, timeout=args.timeout,
-                                    vmap=args.vmap, batch=args.batch, in_axes=args.in_axes)
+                                    vmap=args.vmap, batch=args.batch, in_axes=args.in_axes,
+                                    attribute=args.attribute, advise=args.advise)
         if args.sweep:
             name, values = args.sweep
             return run_sweep(name, values, lambda v: measure(bindings={name: v}),

@@ -46,7 +46,8 @@ def prepare_variant(plan: cellmod.CellPlan, variant: str, namespace: dict[str, A
         raise UserCodeError("the cell raised before its final call:\n"
                             + user_traceback(exc)) from None
     nest = check_nest(nest, fn, scratch)
-    return Prepared(build_variant(variant, fn, scratch, nest), call_args, call_kwargs)
+    return Prepared(build_variant(variant, fn, scratch, nest), call_args, call_kwargs, fn,
+                    scratch)
 
 
 def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], *,
@@ -55,7 +56,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], *,
     """Prepare both variants of a parsed source and measure them side by side.
 
     ``options`` are :func:`jitmagic.engine.measure`'s: repeat, number, timeout,
-    vmap, batch, in_axes.
+    vmap, batch, in_axes, attribute, advise.
     """
     start = time.perf_counter() if start is None else start
     nest = None if nest is None else tuple(nest)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .helpers_report import helpers_html, helpers_text
 from .ordering_report import html_table as orderings_html
 from .ordering_report import text_table as orderings_text
 from .orderings import Orderings
@@ -35,7 +36,8 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
     """``{"text/plain", "text/html"}`` for ``c``: what the magic shows and what ``c`` shows.
 
     With ``--vmap`` the table of all four orderings and their chart follow, so
-    that they survive where the toggle widget cannot run (a static export).
+    that they survive where the toggle widget cannot run (a static export); with
+    ``--attribute``/``--advise``, the per-helper table, chart and advice.
     """
     png = chart_png(c) if plot else None
     if is_sweep(c):
@@ -46,7 +48,20 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
     if orderings is not None:
         data["text/plain"] += "\n\n" + orderings_text(orderings)
         data["text/html"] += "\n" + orderings_html(orderings, orderings_png(orderings, plot))
+    if "attribution" in c.extras or "advice" in c.extras:
+        data["text/plain"] += "\n\n" + helpers_text(c)
+        data["text/html"] += "\n" + helpers_html(c, attribution_png(c, plot))
     return data
+
+
+def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
+    """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
+    if not plot or "attribution" not in c.extras:
+        return None
+    from .helpers_plot import attribution_figure
+    from .plot import to_png
+
+    return to_png(attribution_figure(c.extras["attribution"]))
 
 
 def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:

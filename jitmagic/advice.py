@@ -1,0 +1,258 @@
+"""Which helpers are worth a jit of their own: measured, one helper at a time.
+
+For each helper the flat trace calls at least twice (the top
+:data:`MAX_CANDIDATES` by inclusive trace time, from :mod:`jitmagic.attribution`),
+a variant nests *only that helper* and everything else stays inline. All
+variants (flat, each candidate alone, every helper nested) run the engine's
+cold pipeline side by side, interleaved over the repeats so drift hits all.
+
+* *cold start* is ``first_call_s``: a fresh ``jax.jit(entry)(*args)`` from
+  cleared caches until the result is ready, i.e. trace + lower + compile +
+  the first run, timed as one interval;
+* a helper's *saving* is the flat median cold start minus its variant's;
+* a candidate's *noise* is :data:`NOISE_FACTOR` standard errors of that
+  difference, sqrt(var_flat / n + var_candidate / n) from the two variants'
+  sample variances over the repeats; a saving is *significant* only above it.
+  Standard errors shrink as repeats grow, so more repeats resolve smaller
+  savings; five of them keep a helper that changes nothing from passing for a
+  saving by luck (in simulations of this machine's noise, 12% Gaussian or
+  one-sided stalls: about 1 run in 300 with 3 repeats, 1 in 1,500 with 5,
+  1 in 5,000 with 7). Rules built on the spread (min-max, median to
+  fastest) were tried first: they do not get sharper with more repeats;
+* the significant helpers are then nested together (a second interleaved
+  round, against flat and "nest everything", where that set was not measured
+  already) and their joint saving reported.
+
+A helper the user jitted themselves is judged like any other: in its own
+variant it runs under the user's jit (with their static arguments), in every
+other variant it is inlined, so its saving is what *their* jit buys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from .attribution import Attribution, attribute_call, namespace_of, rebuild
+from .engine import Prepared, _Runs
+from .errors import InputError, UserCodeError
+from .measure import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
+from .result import Comparison
+from .variants import Variant, auto_jit
+
+#: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
+MAX_CANDIDATES = 8
+#: Fewer repeats give no spread to call noise.
+MIN_REPEAT = 3
+#: A saving is significant above this many standard errors (see the module's docstring).
+NOISE_FACTOR = 5
+#: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
+#: no helper's name can clash with them.
+FLAT, ALL, SET = "flat", "all nested", "recommended set"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One helper nested on its own, against flat."""
+
+    helper: str
+    calls: int
+    saving_s: float | None
+    execute_change_s: float | None
+    noise_s: float | None
+    significant: bool
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The ranked candidates, the recommended set and what it saves against nesting all."""
+
+    flat_cold_s: float
+    noise_s: float | None  # the largest candidate's noise
+    ranked: tuple[Candidate, ...]
+    recommended: tuple[str, ...]
+    recommended_saving_s: float | None
+    all_nested_saving_s: float | None
+    not_tried: tuple[str, ...]
+    repeat: int
+    wall_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ranked": [c.to_dict() for c in self.ranked],
+            "recommended": list(self.recommended),
+            "recommended_saving_s": self.recommended_saving_s,
+            "all_nested_saving_s": self.all_nested_saving_s,
+            "flat_cold_s": self.flat_cold_s,
+            "noise_s": self.noise_s,
+            "not_tried": list(self.not_tried),
+            "repeat": self.repeat,
+            "wall_s": self.wall_s,
+        }
+
+
+def check_repeat(repeat: int) -> None:
+    """Advice compares spreads: refuse fewer repeats than give one (before any timing)."""
+    if repeat < MIN_REPEAT:
+        raise InputError(f"--advise needs at least {MIN_REPEAT} cold runs per variant to tell "
+                         f"a saving from noise: use -r {MIN_REPEAT} or more, not -r {repeat}.")
+
+
+def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
+                namespace: dict[str, Any], *, repeat: int = MIN_REPEAT,
+                number: int | None = None, attribution: Attribution | None = None) -> Advice:
+    """Measure which helpers of ``entry`` save cold-start time when nested alone."""
+    check_repeat(repeat)
+    start = time.perf_counter()
+    attribution = attribution or attribute_call(entry, args, kwargs, namespace)
+    tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
+    everything = tuple(h.helper for h in attribution.helpers)
+    sets = {FLAT: (), **{only(h.helper): (h.helper,) for h in tried}, ALL: everything}
+    cold, execute, errors = _measure(entry, args, kwargs, namespace, sets, repeat, number)
+    ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
+                    key=_rank)
+    recommended = tuple(c.helper for c in ranked if c.significant)
+    flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
+    rec_saving, all_saving = _set_savings(recommended, sets, cold)
+    if rec_saving is None and recommended:  # a new set: measure it beside flat and all
+        sets = {FLAT: (), SET: recommended, ALL: everything}
+        cold, _, _ = _measure(entry, args, kwargs, namespace, sets, repeat, number)
+        rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
+    return Advice(
+        flat_cold_s=flat_cold,
+        noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
+        ranked=tuple(ranked),
+        recommended=recommended,
+        recommended_saving_s=rec_saving,
+        all_nested_saving_s=all_saving,
+        not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
+        repeat=repeat,
+        wall_s=time.perf_counter() - start,
+    )
+
+
+def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | None = None,
+           **kwargs: Any) -> Advice:
+    """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``."""
+    return advise_call(fn, args, kwargs, namespace_of(fn), repeat=repeat, number=number)
+
+
+def extend(result: Comparison, entry: Callable, args: tuple, kwargs: dict[str, Any],
+           namespace: dict[str, Any], *, attribute: bool = False, advise: bool = False,
+           repeat: int = MIN_REPEAT, number: int | None = None) -> Comparison:
+    """``result`` with ``extras["attribution"]`` and/or ``extras["advice"]`` added.
+
+    Both work on the flat variant: where it failed, ``result`` gets a warning instead.
+    """
+    if not (attribute or advise):
+        return result
+    if not result.flat.ok:
+        return dataclasses.replace(result, warnings=(*result.warnings, (
+            "no attribution or advice: they trace the flat variant, which failed")))
+    extras = dict(result.extras)
+    attribution = attribute_call(entry, args, kwargs, namespace)
+    if attribute:
+        extras["attribution"] = attribution.to_dict()
+    if advise:
+        extras["advice"] = advise_call(entry, args, kwargs, namespace, repeat=repeat,
+                                       number=number, attribution=attribution).to_dict()
+    return dataclasses.replace(result, extras=extras)
+
+
+def nest_only(entry: Callable, namespace: dict[str, Any], nest: Iterable[str],
+              label: str) -> Variant:
+    """The flat variant except for the helpers in ``nest``, each under its own jit.
+
+    A helper the user jitted keeps their jit (and static arguments) when it is
+    in ``nest`` and is inlined when it is not, unlike ``build_variant("nested")``.
+    """
+    nest = tuple(nest)
+
+    def wrap(helper, plain):
+        if helper.name not in nest:
+            return plain
+        return jax.jit(plain, **helper.jit_options) if helper.user_jitted else auto_jit(plain)
+
+    return Variant(label, rebuild(entry, namespace, wrap), nest)
+
+
+def _measure(entry: Callable, args: tuple, kwargs: dict[str, Any], namespace: dict[str, Any],
+             sets: dict[str, tuple[str, ...]], repeat: int, number: int | None,
+             ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str]]:
+    """Cold starts and steady execute seconds per set, interleaved; failures by set."""
+    prepared = {label: Prepared(nest_only(entry, namespace, nest, label), args, kwargs)
+                for label, nest in sets.items()}
+    runs = _Runs(prepared)
+    with persistent_cache_off(), frozen_heap():
+        _warm_up(prepared[FLAT])
+        runs.measure(repeat, number, Monitor(), Checkpoint())
+    if FLAT in runs.errors:
+        raise UserCodeError(runs.describe_failure(FLAT))
+    cold = {label: runs.samples[label]["first_call_s"] for label in sets}
+    execute = {label: runs.samples[label]["execute_s"] for label in sets}
+    errors = {label: runs.describe_failure(label) for label in runs.errors}
+    return cold, execute, errors
+
+
+def only(helper: str) -> str:
+    """The label of the variant that nests ``helper`` alone."""
+    return f"only({helper})"
+
+
+def _warm_up(flat: Prepared) -> None:
+    """One untimed cold run, so that the process's first-time costs (JAX's own lazy set-up)
+    do not land in the first variant's first sample and pass for a saving."""
+    with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
+        cold_run(flat.variant.entry, flat.args, flat.kwargs, Monitor())
+
+
+def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
+               execute: dict[str, list[float]], errors: dict[str, str]) -> Candidate:
+    label = only(helper)
+    if label in errors:
+        return Candidate(helper, calls, None, None, None, False, errors[label])
+    saving = _saving(cold, label)
+    noise = _noise(cold[FLAT], cold[label])
+    change = _median(execute[label]) - _median(execute[FLAT])
+    return Candidate(helper, calls, saving, change, noise, saving > noise)
+
+
+def _set_savings(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]],
+                 cold: dict[str, list[float]]) -> tuple[float | None, float | None]:
+    """Savings of the recommended set (where already measured) and of nesting everything."""
+    all_saving = _saving(cold, ALL)
+    for label, nest in sets.items():
+        if recommended and set(nest) == set(recommended):
+            return _saving(cold, label), all_saving
+    return None, all_saving
+
+
+def _saving(cold: dict[str, list[float]], label: str) -> float | None:
+    """Flat's median cold start minus ``label``'s; ``None`` where that variant failed."""
+    return _median(cold[FLAT]) - _median(cold[label]) if cold.get(label) else None
+
+
+def _rank(c: Candidate) -> tuple:
+    return (c.saving_s is None, -(c.saving_s or 0.0), c.helper)
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def _noise(flat: list[float], candidate: list[float]) -> float:
+    """``NOISE_FACTOR`` standard errors of the difference between the two variants."""
+    return NOISE_FACTOR * math.sqrt(statistics.variance(flat) / len(flat)
+                                    + statistics.variance(candidate) / len(candidate))

@@ -1,0 +1,71 @@
+"""Sharded arguments: the mesh they live on, and whether a compiled variant kept their shardings.
+
+A function whose arguments carry ``jax.sharding.NamedSharding``\\ s over a
+``Mesh`` is measured like any other; the report adds the mesh's shape to
+``env`` and, per variant, whether the compiled program takes its inputs with
+the shardings they arrived in (nesting jit must not make XLA reshard them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+from jax.sharding import NamedSharding
+
+from .variants import static_split
+
+
+def named_shardings(args: tuple, kwargs: dict[str, Any]) -> list[NamedSharding]:
+    """The ``NamedSharding`` of every array argument that has one, in argument order."""
+    return [leaf.sharding for leaf in jax.tree_util.tree_leaves((args, kwargs))
+            if isinstance(leaf, jax.Array) and isinstance(leaf.sharding, NamedSharding)]
+
+
+def mesh_env(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``{"mesh_shape": {"x": 8}}`` for the arguments' mesh; ``None`` where none is sharded.
+
+    Several different meshes are listed in argument order.
+    """
+    shapes: list[dict[str, int]] = []
+    for sharding in named_shardings(args, kwargs):
+        shape = {str(k): int(v) for k, v in sharding.mesh.shape.items()}
+        if shape not in shapes:
+            shapes.append(shape)
+    return {"mesh_shape": shapes[0] if len(shapes) == 1 else (shapes or None)}
+
+
+def kept_input_shardings(compiled: Any, args: tuple, kwargs: dict[str, Any]) -> bool | None:
+    """Whether ``compiled`` takes every named-sharded argument with the sharding it has.
+
+    ``None`` where no argument is sharded or the compiled program does not say.
+    """
+    opts = static_split(args, kwargs)
+    dynamic = (tuple(a for i, a in enumerate(args) if i not in opts["static_argnums"]),
+               {k: v for k, v in kwargs.items() if k not in opts["static_argnames"]})
+    leaves = jax.tree_util.tree_leaves(dynamic)
+    try:
+        taken = jax.tree_util.tree_leaves(compiled.input_shardings)
+    except Exception:  # a backend or version that does not report them
+        return None
+    if len(taken) != len(leaves):
+        return None
+    checked = [want.is_equivalent_to(leaf.sharding, leaf.ndim) if hasattr(want, "is_equivalent_to")
+               else False
+               for leaf, want in zip(leaves, taken, strict=True)
+               if isinstance(leaf, jax.Array) and isinstance(leaf.sharding, NamedSharding)]
+    return all(checked) if checked else None
+
+
+def sharding_report(args: tuple, kwargs: dict[str, Any],
+                    compiled: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"sharding": {...}}`` for ``Comparison.extras``; empty where nothing is sharded."""
+    shardings = named_shardings(args, kwargs)
+    if not shardings:
+        return {}
+    return {"sharding": {
+        "inputs": [str(s.spec) for s in shardings],
+        "kept_input_shardings": {name: kept_input_shardings(c, args, kwargs)
+                                 for name, c in compiled.items()},
+    }}
