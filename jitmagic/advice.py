@@ -39,14 +39,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-
-from .attribution import Attribution, attribute_call, namespace_of, rebuild
-from .engine import Prepared, _Runs
+from .attribution import Attribution, attribute_call
+from .engine import Prepared, VariantRuns
 from .errors import InputError, UserCodeError
 from .measure import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
 from .result import Comparison
-from .variants import Variant, auto_jit
+from .variants import Helper, Variant, entry_function, jit_like_user, rebuild
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8
@@ -146,7 +144,8 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
 def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | None = None,
            **kwargs: Any) -> Advice:
     """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``."""
-    return advise_call(fn, args, kwargs, namespace_of(fn), repeat=repeat, number=number)
+    return advise_call(fn, args, kwargs, entry_function(fn).__globals__, repeat=repeat,
+                       number=number)
 
 
 def extend(result: Comparison, entry: Callable, args: tuple, kwargs: dict[str, Any],
@@ -180,10 +179,8 @@ def nest_only(entry: Callable, namespace: dict[str, Any], nest: Iterable[str],
     """
     nest = tuple(nest)
 
-    def wrap(helper, plain):
-        if helper.name not in nest:
-            return plain
-        return jax.jit(plain, **helper.jit_options) if helper.user_jitted else auto_jit(plain)
+    def wrap(helper: Helper, plain: Callable) -> Callable:
+        return jit_like_user(helper, plain) if helper.name in nest else plain
 
     return Variant(label, rebuild(entry, namespace, wrap), nest)
 
@@ -194,7 +191,7 @@ def _measure(entry: Callable, args: tuple, kwargs: dict[str, Any], namespace: di
     """Cold starts and steady execute seconds per set, interleaved; failures by set."""
     prepared = {label: Prepared(nest_only(entry, namespace, nest, label), args, kwargs)
                 for label, nest in sets.items()}
-    runs = _Runs(prepared)
+    runs = VariantRuns(prepared)
     with persistent_cache_off(), frozen_heap():
         _warm_up(prepared[FLAT])
         runs.measure(repeat, number, Monitor(), Checkpoint())

@@ -29,7 +29,7 @@ import jax
 
 from .errors import UserCodeError, user_traceback
 from .measure import frozen_heap, paused_gc
-from .variants import Helper, find_helpers, rebind, static_split, unwrap
+from .variants import entry_function, rebuild, static_split
 
 
 @dataclass(frozen=True)
@@ -134,22 +134,6 @@ class CallClock:
             self.inclusive[name] += elapsed
 
 
-def rebuild(entry: Callable, namespace: dict[str, Any],
-            wrap: Callable[[Helper, types.FunctionType], Callable]) -> types.FunctionType:
-    """The entry over a scratch copy of ``namespace`` in which each helper is ``wrap``-ped.
-
-    ``wrap(helper, plain)`` gets the helper's plain function rebound to the
-    scratch namespace and returns what the name should hold there.
-    """
-    scratch = dict(namespace)
-    for h in find_helpers(entry, namespace).values():
-        scratch[h.name] = wrap(h, rebind(h.function, scratch))
-    fn, _ = unwrap(entry)
-    if fn is None:
-        raise TypeError(f"{entry!r} is not a Python function")
-    return rebind(fn, scratch)
-
-
 def attribute_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
                    namespace: dict[str, Any]) -> Attribution:
     """Trace the flat variant of ``entry(*args, **kwargs)`` once, cold, timing each helper."""
@@ -174,13 +158,7 @@ def attribute_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
 
 def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
     """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper."""
-    return attribute_call(fn, args, kwargs, namespace_of(fn))
-
-
-def namespace_of(fn: Callable) -> dict[str, Any]:
-    """The globals ``fn``'s helpers are looked up in (through a jit the user wrote)."""
-    plain, _ = unwrap(fn)
-    return getattr(plain, "__globals__", None) or {}
+    return attribute_call(fn, args, kwargs, entry_function(fn).__globals__)
 
 
 #: The entry's key in the clock: not a valid Python name, so no helper can have it.

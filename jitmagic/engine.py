@@ -147,7 +147,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
         check_arguments(entry, p.args, p.kwargs)
     start = time.perf_counter() if start is None else start
     check = Checkpoint(deadline=start + timeout if timeout else math.inf)
-    runs = _Runs(prepared)
+    runs = VariantRuns(prepared)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
@@ -175,7 +175,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
     )
 
 
-class _Runs:
+class VariantRuns:
     """Samples gathered so far, per variant; failures are kept, not raised, until the end."""
 
     def __init__(self, prepared: dict[str, Prepared]):

@@ -97,21 +97,39 @@ def build_variant(name: str, entry: Callable, namespace: dict[str, Any],
     """
     if name not in ("flat", "nested"):
         raise ValueError(f"unknown variant {name!r}")
-    helpers = find_helpers(entry, namespace)
-    chosen = set(helpers) if nest is None else set(nest)
-    scratch = dict(namespace)
+    if name == "flat":
+        return Variant(name, rebuild(entry, namespace, lambda h, plain: plain), ())
+    chosen = None if nest is None else set(nest)
     nested: list[str] = []
-    for h in helpers.values():
-        plain = rebind(h.function, scratch)
-        if name == "nested" and h.user_jitted:
-            scratch[h.name] = jax.jit(plain, **h.jit_options)
-            nested.append(h.name)
-        elif name == "nested" and h.name in chosen:
-            scratch[h.name] = auto_jit(plain)
-            nested.append(h.name)
-        else:
-            scratch[h.name] = plain
-    return Variant(name, rebind(entry_function(entry), scratch), tuple(nested))
+
+    def wrap(h: Helper, plain: types.FunctionType) -> Callable:
+        if not (h.user_jitted or chosen is None or h.name in chosen):
+            return plain
+        nested.append(h.name)
+        return jit_like_user(h, plain)
+
+    return Variant(name, rebuild(entry, namespace, wrap), tuple(nested))
+
+
+def rebuild(entry: Callable, namespace: dict[str, Any],
+            wrap: Callable[[Helper, types.FunctionType], Callable]) -> types.FunctionType:
+    """The entry over a scratch copy of ``namespace`` in which each helper is ``wrap``-ped.
+
+    ``wrap(helper, plain)`` gets the helper's plain function, rebound to the
+    scratch namespace, and returns what the helper's name should hold there:
+    every variant (flat, nested, one helper nested, timed for attribution) is
+    one choice of ``wrap``.
+    """
+    fn = entry_function(entry)
+    scratch = dict(namespace)
+    for h in find_helpers(entry, namespace).values():
+        scratch[h.name] = wrap(h, rebind(h.function, scratch))
+    return rebind(fn, scratch)
+
+
+def jit_like_user(h: Helper, plain: types.FunctionType) -> Callable:
+    """``plain`` under the user's own jit options, or under :func:`auto_jit` if they had none."""
+    return jax.jit(plain, **h.jit_options) if h.user_jitted else auto_jit(plain)
 
 
 def entry_function(entry: Callable) -> types.FunctionType:
