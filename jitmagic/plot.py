@@ -40,7 +40,7 @@ def phases_figure(c: Comparison) -> Figure:
     cold.invert_yaxis()
     cold.set_xlabel("seconds, cold (caches cleared)")
     cold.set_title(f"{c.entry}: where start-up time goes")
-    cold.legend(fontsize=8, loc="lower right")
+    cold.legend(fontsize=8, loc="best")
     cold.margins(x=0.15)
     per_call = [c.variants[n].median("execute_s") * 1e6 for n in names]
     steady.bar(names, per_call, color="#8172b2")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 
 from .result import PHASE_LABELS, PHASES, Comparison
 
@@ -115,6 +116,11 @@ def _outputs_line(c: Comparison) -> str:
                         "a variant did not finish")
 
 
+def _code(text: str) -> str:
+    """Escape ``text`` for HTML, showing its `backquoted` names as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def html_summary(c: Comparison, png: bytes | None = None) -> str:
     """An HTML table with spreads, the chart (if given) and the jaxprs, collapsed."""
     head = "<tr><th>phase</th><th>flat</th><th>nested</th><th>flat / nested</th></tr>"
@@ -135,7 +141,7 @@ def html_summary(c: Comparison, png: bytes | None = None) -> str:
         parts.append(f'<img alt="phases per variant" src="data:image/png;base64,'
                      f'{base64.b64encode(png).decode()}"/>')
     parts.append(f'<table class="jitcompare">{head}{"".join(body)}</table>')
-    parts.append(f"<p>{html.escape(verdict(c))}<br>"
+    parts.append(f"<p>{_code(verdict(c))}<br>"
                  f"nested helpers: {html.escape(', '.join(c.nested.helpers) or 'none')}<br>"
                  f"{html.escape(_outputs_line(c))}<br>"
                  f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}</p>")
