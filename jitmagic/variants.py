@@ -101,14 +101,15 @@ def build_variant(name: str, entry: Callable, namespace: dict[str, Any],
         return Variant(name, rebuild(entry, namespace, lambda h, plain: plain), ())
     chosen = None if nest is None else set(nest)
     nested: list[str] = []
+    notes: list[str] = []
 
     def wrap(h: Helper, plain: types.FunctionType) -> Callable:
         if not (h.user_jitted or chosen is None or h.name in chosen):
             return plain
         nested.append(h.name)
-        return jit_like_user(h, plain)
+        return jit_like_user(h, plain, notes)
 
-    return Variant(name, rebuild(entry, namespace, wrap), tuple(nested))
+    return Variant(name, rebuild(entry, namespace, wrap), tuple(nested), notes)
 
 
 def rebuild(entry: Callable, namespace: dict[str, Any],
@@ -127,9 +128,10 @@ def rebuild(entry: Callable, namespace: dict[str, Any],
     return rebind(fn, scratch)
 
 
-def jit_like_user(h: Helper, plain: types.FunctionType) -> Callable:
+def jit_like_user(h: Helper, plain: types.FunctionType,
+                  notes: list[str] | None = None) -> Callable:
     """``plain`` under the user's own jit options, or under :func:`auto_jit` if they had none."""
-    return jax.jit(plain, **h.jit_options) if h.user_jitted else auto_jit(plain)
+    return jax.jit(plain, **h.jit_options) if h.user_jitted else auto_jit(plain, notes)
 
 
 def entry_function(entry: Callable) -> types.FunctionType:
@@ -156,7 +158,7 @@ def rebind(fn: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionT
 
 def is_static(value: Any) -> bool:
     """Whether ``jax.jit`` should treat an argument as static: no array leaf, hashable."""
-    if any(_is_array(leaf) for leaf in jax.tree_util.tree_leaves(value)):
+    if _has_array(value):
         return False
     try:
         hash(value)
@@ -188,12 +190,22 @@ def static_split(args: tuple, kwargs: dict[str, Any]) -> dict[str, tuple]:
     }
 
 
-def auto_jit(fn: types.FunctionType) -> Callable:
-    """``jax.jit(fn)`` that makes Python ints, strings, callables ... static per call."""
+def auto_jit(fn: types.FunctionType, notes: list[str] | None = None) -> Callable:
+    """``jax.jit(fn)`` that makes Python ints, strings, callables ... static per call.
+
+    A call with an argument jit can take neither way (no array in it, and not
+    hashable, like a list of Python ints) runs inline instead, and says so in
+    ``notes``: tracing those ints would change what the helper does.
+    """
     jitted: dict[tuple, Callable] = {}
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if not all(is_static(a) or _has_array(a) for a in (*args, *kwargs.values())):
+            _note_once(notes, f"`{fn.__name__}` was left inline for calls with an argument "
+                              "that holds no array and is not hashable (so it can be "
+                              "neither traced nor static)")
+            return fn(*args, **kwargs)
         opts = static_split(args, kwargs)
         key = tuple(opts.values())
         if key not in jitted:
@@ -202,6 +214,15 @@ def auto_jit(fn: types.FunctionType) -> Callable:
 
     del call.__wrapped__  # so that `unwrap` does not mistake it for the user's function
     return call
+
+
+def _note_once(notes: list[str] | None, note: str) -> None:
+    if notes is not None and note not in notes:
+        notes.append(note)
+
+
+def _has_array(value: Any) -> bool:
+    return any(_is_array(leaf) for leaf in jax.tree_util.tree_leaves(value))
 
 
 def _is_array(x: Any) -> bool:

@@ -182,3 +182,23 @@ def test_nest_limits_added_jits_but_keeps_the_users():
 def test_unknown_nest_name_lists_the_helpers():
     with pytest.raises(jitmagic.InputError, match="its helpers are middle, leaf"):
         jitmagic.compare(top, jnp.ones(2), nest=["nope"], **FAST)
+
+
+def scale_by_each(x, factors):
+    for k in factors:  # the factors must stay Python ints
+        x = x * k
+    return x
+
+
+def uses_list_of_ints(x):
+    return scale_by_each(x, [2, 3]) + scale_by_each(x, (4,))
+
+
+def test_unhashable_non_array_argument_leaves_that_call_inline_and_says_so():
+    r = jitmagic.compare(uses_list_of_ints, jnp.ones(3), **FAST)
+    assert r.flat.ok and r.nested.ok and r.outputs_match
+    # The tuple call is nested (static); the list call ran inline, with a note.
+    assert r.nested.nested_calls - r.flat.nested_calls == 1
+    (note,) = r.nested.notes
+    assert "`scale_by_each` was left inline" in note
+    assert "note: `scale_by_each` was left inline" in str(r)
