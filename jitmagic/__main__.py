@@ -21,6 +21,7 @@ from typing import Any
 
 from . import demo
 from .errors import InputError, UserCodeError
+from .measure import check_options, split_names
 from .orderings import parse_in_axes
 from .prepare import measure_plan, parse
 from .present import html_document, text
@@ -88,15 +89,12 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> Comparison:
     """Measure the file (or the demo) as the magic measures a cell."""
     start = time.perf_counter()
-    if args.repeat < 1 or (args.number is not None and args.number < 1):
-        raise InputError("-r/--repeat and -n/--number must be at least 1")
+    check_options(args.repeat, args.number, args.timeout)
     source, namespace = load_target(args.target)
     if args.target == "demo" and args.html is None:
         args.html = DEMO_HTML
     plan = parse(source)
-    nest = None if args.nest is None else [n.strip() for n in args.nest.split(",") if n.strip()]
-    if args.timeout is not None and not args.timeout > 0:
-        raise InputError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    nest = None if args.nest is None else split_names(args.nest)
     in_axes = None if args.in_axes is None else parse_in_axes(args.in_axes)
     options: dict[str, Any] = dict(repeat=args.repeat, number=args.number, nest=nest,
                                    timeout=args.timeout, vmap=args.vmap, batch=args.batch,

@@ -22,7 +22,7 @@ from .measure import (
     ColdRun,
     Monitor,
     Stop,
-    autorange,
+    check_options,
     cold_run,
     compare_outputs,
     disagreements,
@@ -32,6 +32,7 @@ from .measure import (
     persistent_cache_off,
     steady_timer,
     structure,
+    time_per_call,
 )
 from .result import PHASES, VARIANTS, Comparison, VariantResult
 from .sharding import mesh_env, sharding_report
@@ -99,9 +100,9 @@ def measure(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
     start = time.perf_counter() if start is None else start
     if advise:
         advice.check_repeat(repeat)
+    flat = prepared["flat"]
     batched = None
     if vmap or batch is not None or in_axes is not None:
-        flat = prepared["flat"]
         batched = orderings.prepare_batch(flat.variant.entry, flat.args, flat.kwargs,
                                           batch=batch, in_axes=in_axes)
     result = run_comparison(entry, prepared, repeat=repeat, number=number, timeout=timeout,
@@ -110,7 +111,6 @@ def measure(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
                                      deadline=start + timeout if timeout else math.inf)
     if result.stopped:
         return result
-    flat = prepared["flat"]
     return advice.extend(result, flat.fn, flat.args, flat.kwargs, flat.namespace,
                          attribute=attribute, advise=advise, repeat=repeat, number=number)
 
@@ -138,8 +138,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3
     Ctrl-C or ``timeout`` (seconds from ``start``) end the measurement at the
     next stage boundary; the result then holds what was measured and says why.
     """
-    if repeat < 1 or (number is not None and number < 1):
-        raise InputError("repeat and number must be at least 1")
+    check_options(repeat, number, timeout)
     if jax.config.jax_disable_jit:
         raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
                          "%jitcompare outside the `with jax.disable_jit():` block.")
@@ -231,13 +230,8 @@ class VariantRuns:
         """Seconds per call; the loop count is fixed on the first repeat."""
         p = self.prepared[name]
         timer = steady_timer(run.jitted, p.args, p.kwargs, run.output)
-        if name not in self.loops:
-            if number is None:
-                self.loops[name], per_call = autorange(timer, check=check)
-                return per_call
-            timer.timeit(1)  # the first call after a compile takes a slower path
-            self.loops[name] = number
-        return timer.timeit(self.loops[name]) / self.loops[name]
+        self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number, check)
+        return per_call
 
     def describe_failure(self, name: str) -> str:
         exc = self.errors[name]

@@ -17,6 +17,7 @@ from IPython.display import display
 
 from . import cell as cellmod
 from .errors import InputError, UserCodeError
+from .measure import check_options, split_names
 from .orderings import parse_in_axes
 from .prepare import measure_plan, parse
 from .present import bundle
@@ -84,16 +85,11 @@ class JitCompareMagics(Magics):
             args = parse_argstring(self.jitcompare, line)
         except ValueError as exc:  # e.g. an unclosed quote
             raise UsageError(f"cannot read the options {line!r}: {exc}") from None
-        if args.repeat < 1:
-            raise UsageError(f"-r/--repeat must be at least 1, not {args.repeat}")
-        if args.number is not None and args.number < 1:
-            raise UsageError(f"-n/--number must be at least 1, not {args.number}")
-        if args.timeout is not None and not args.timeout > 0:
-            raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
         if args.nest is not None:
-            args.nest = tuple(n.strip() for n in args.nest.split(",") if n.strip())
+            args.nest = split_names(args.nest)
         args.vmap = args.vmap or args.batch is not None or args.in_axes is not None
         try:
+            check_options(args.repeat, args.number, args.timeout)
             if args.in_axes is not None:
                 args.in_axes = parse_in_axes(args.in_axes)
             if args.sweep is not None:

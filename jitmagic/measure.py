@@ -32,6 +32,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from .errors import InputError
 from .variants import static_split
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -131,6 +132,21 @@ def persistent_cache_off() -> Iterator[bool]:
     finally:
         jax.config.update("jax_enable_compilation_cache", was_on)
         compilation_cache.reset_cache()
+
+
+def check_options(repeat: int, number: int | None = None, timeout: float | None = None) -> None:
+    """Refuse loop counts and time limits no measurement can run with, before any runs."""
+    if repeat < 1:
+        raise InputError(f"-r/--repeat must be at least 1, not {repeat}")
+    if number is not None and number < 1:
+        raise InputError(f"-n/--number must be at least 1, not {number}")
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"--timeout must be a positive number of seconds, not {timeout}")
+
+
+def split_names(text: str) -> tuple[str, ...]:
+    """``"a, b,"`` → ``("a", "b")``: the helper list of ``--nest``."""
+    return tuple(n.strip() for n in text.split(",") if n.strip())
 
 
 class Stop(Exception):
@@ -257,6 +273,22 @@ def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S,
             check("a steady-state calibration run")
         predicted = math.ceil(number * 1.1 * target_s / max(t, 1e-9))
         number = max(2 * number, min(100 * number, predicted))
+
+
+def time_per_call(timer: timeit.Timer, loops: int | None, number: int | None,
+                  check: Checkpoint | None = None) -> tuple[int, float]:
+    """One steady-state sample: (loop count, seconds per call).
+
+    The first sample (``loops`` None) fixes the loop count, ``number`` if given,
+    else auto-ranged; later samples reuse it, so that every sample of a row is
+    comparable.
+    """
+    if loops is None:
+        if number is None:
+            return autorange(timer, check=check)
+        timer.timeit(1)  # the first call after a compile takes a slower path
+        loops = number
+    return loops, timer.timeit(loops) / loops
 
 
 def structure(run: ColdRun) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from .measure import (
     Checkpoint,
     Monitor,
     Stop,
-    autorange,
+    check_options,
     compare_outputs,
     count_nested_calls,
     frozen_heap,
@@ -40,6 +40,7 @@ from .measure import (
     paused_gc,
     persistent_cache_off,
     steady_timer,
+    time_per_call,
 )
 from .variants import is_static
 
@@ -393,8 +394,7 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
     Ctrl-C or passing ``deadline`` (a ``time.perf_counter()`` value) stops
     after the current call; what was measured is kept and the result says so.
     """
-    if repeat < 1 or (number is not None and number < 1):
-        raise InputError("repeat and number must be at least 1")
+    check_options(repeat, number)
     runs = _Rows(b)
     monitor = Monitor()
     check = Checkpoint(deadline=deadline)
@@ -437,11 +437,11 @@ class _Rows:
         all cold calls, which clear each other's caches) saves a recompile
         per ordering; the orderings still alternate within every repeat.
         """
-        for r in range(repeat):
+        for _ in range(repeat):
             for name in ORDERINGS:
                 if name not in self.errors and self._first_call(name, monitor):
                     check(f"{name}'s first call")
-                    self._steady(name, r, number)
+                    self._steady(name, number)
                     check(f"{name}'s steady-state timing")
 
     def _first_call(self, name: str, monitor: Monitor) -> bool:
@@ -462,14 +462,10 @@ class _Rows:
         self.outputs[name], self.callables[name] = out, fn
         return True
 
-    def _steady(self, name: str, r: int, number: int | None) -> None:
+    def _steady(self, name: str, number: int | None) -> None:
         timer = steady_timer(self.callables[name], self.b.args, {}, self.outputs[name])
-        timer.timeit(1)
-        if r == 0 and number is None:
-            self.loops[name], per_call = autorange(timer)
-        else:
-            n = self.loops.setdefault(name, number or 1)
-            per_call = timer.timeit(n) / n
+        timer.timeit(1)  # each repeat's callables are fresh: one call off the slow path
+        self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number)
         self.samples[name]["execute_s"].append(per_call)
 
     def programs(self) -> None:
