@@ -4,7 +4,7 @@ Like IPython's ``TimeitResult``, a result keeps every sample it measured and
 derives medians and spreads from them, so a saved report can be re-read and
 re-summarised without losing anything. ``to_dict``/``from_dict`` give the
 JSON report format documented in the README; presentation lives in
-``__str__``/``_repr_html_`` and in :mod:`jitmagic.report`.
+``__str__``/``_repr_mimebundle_``, which call :mod:`jitmagic.present`.
 """
 
 from __future__ import annotations
@@ -205,11 +205,6 @@ class Comparison:
 
     def _repr_pretty_(self, p, cycle) -> None:
         p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        from .report import html_summary
-
-        return html_summary(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """What IPython shows: the bundle the magic displays, chart included (one code path,
