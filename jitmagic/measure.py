@@ -20,7 +20,6 @@ import os
 import platform
 import re
 import signal
-import statistics
 import threading
 import time
 import timeit
@@ -33,6 +32,7 @@ import jax
 import numpy as np
 
 from .errors import InputError
+from .result import median
 from .variants import static_split
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -365,7 +365,7 @@ def disagreements(entry: str, variant: str, stages: dict[str, list[float]],
     """Warnings where JAX's own clock disagrees with ours beyond the tolerance."""
     out = []
     for phase, tol in TOLERANCE.items():
-        ours, theirs = _median(stages.get(phase)), _median(events.get(phase))
+        ours, theirs = median(stages.get(phase)), median(events.get(phase))
         if math.isnan(ours) or math.isnan(theirs):
             continue
         gap = abs(ours - theirs)
@@ -376,10 +376,6 @@ def disagreements(entry: str, variant: str, stages: dict[str, list[float]],
             out.append(f"{variant}: {phase[:-2]} measured {ours * 1e3:.1f} ms but JAX's own "
                        f"event says {theirs * 1e3:.1f} ms ({gap / ours:.0%} apart)")
     return out
-
-
-def _median(xs: list[float] | None) -> float:
-    return statistics.median(xs) if xs else math.nan
 
 
 def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from .measure import (
     steady_timer,
     time_per_call,
 )
+from .result import json_number, median
 from .variants import is_static
 
 #: The two orderings the toggle switches between, then the two reference rows.
@@ -217,8 +217,7 @@ class OrderingRow:
     error: str | None = None
 
     def median(self, key: str) -> float:
-        xs = self.samples.get(key, [])
-        return statistics.median(xs) if xs else math.nan
+        return median(self.samples.get(key, []))
 
     first_call_s = property(lambda self: self.median("first_call_s"),
                             doc="Median cold first-call seconds (caches cleared, until ready).")
@@ -229,9 +228,9 @@ class OrderingRow:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "first_call_s": _num(self.first_call_s),
-            "execute_s": _num(self.execute_s),
-            "compile_s": _num(self.compile_s),
+            "first_call_s": json_number(self.first_call_s),
+            "execute_s": json_number(self.execute_s),
+            "compile_s": json_number(self.compile_s),
             "samples": {k: list(self.samples.get(k, [])) for k in SAMPLE_KEYS},
             "execute_loops": self.execute_loops,
             "compile_events": self.compile_events,
@@ -285,7 +284,7 @@ class Orderings:
             "built_batch": self.built_batch,
             "rows": {k: r.to_dict() for k, r in self.rows.items()},
             "outputs_match": self.outputs_match,
-            "max_abs_diff": _num(self.max_abs_diff),
+            "max_abs_diff": json_number(self.max_abs_diff),
             "warnings": list(self.warnings),
         }
 
@@ -308,10 +307,6 @@ class Orderings:
         """The orderings stored in a ``Comparison``'s extras, if it has them."""
         d = getattr(comparison, "extras", {}).get("orderings")
         return None if d is None else cls.from_dict(d)
-
-
-def _num(x: float | None) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
 # --------------------------------------------------------------------------- programs

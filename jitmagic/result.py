@@ -33,7 +33,8 @@ class ReportSchemaError(ValueError):
     """A saved report has a schema this version cannot read."""
 
 
-def _median(xs: list[float]) -> float:
+def median(xs: list[float] | None) -> float:
+    """The median of samples; NaN (not measured) when there are none."""
     return statistics.median(xs) if xs else math.nan
 
 
@@ -55,7 +56,7 @@ class VariantResult:
     notes: tuple[str, ...] = ()
 
     def median(self, phase: str) -> float:
-        return _median(self.samples.get(phase, []))
+        return median(self.samples.get(phase, []))
 
     def spread(self, phase: str) -> tuple[float, float]:
         """(min, max) of a phase's samples; NaNs where nothing was measured."""
@@ -80,7 +81,7 @@ class VariantResult:
                          doc="Median steady-state seconds per call.")
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {p: _json_number(self.median(p)) for p in PHASES}
+        d: dict[str, Any] = {p: json_number(self.median(p)) for p in PHASES}
         d["samples"] = {p: list(self.samples.get(p, [])) for p in PHASES}
         d.update(
             execute_loops=self.execute_loops,
@@ -168,8 +169,8 @@ class Comparison:
             "entry": self.entry,
             "variants": {k: v.to_dict() for k, v in self.variants.items()},
             "outputs_match": self.outputs_match,
-            "max_abs_diff": _json_number(self.max_abs_diff),
-            "wall_s": _json_number(self.wall_s),
+            "max_abs_diff": json_number(self.max_abs_diff),
+            "wall_s": json_number(self.wall_s),
             "env": dict(self.env),
             "warnings": list(self.warnings),
             "stopped": self.stopped,
@@ -214,7 +215,7 @@ class Comparison:
         return repr_mimebundle(self, include, exclude)
 
 
-def _json_number(x: float | None) -> float | None:
+def json_number(x: float | None) -> float | None:
     """JSON has no NaN: a number that was not measured is written as null."""
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
