@@ -19,9 +19,9 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jitmagic.advice import advise_call
-from jitmagic.attribution import attribute
-from jitmagic.helpers_report import advice_lines, attribution_lines
+from jitmagic.measure.advice import advise_call
+from jitmagic.measure.attribution import attribute
+from jitmagic.render.helpers import advice_lines, attribution_lines
 
 
 def heavy(x):

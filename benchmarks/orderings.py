@@ -15,9 +15,10 @@ import sys
 import jax
 import jax.numpy as jnp
 
-from jitmagic.ordering_report import text_table
-from jitmagic.orderings import ORDERINGS, compare_orderings
-from jitmagic.report import fmt_s
+from jitmagic.measure.orderings import compare_orderings
+from jitmagic.model.orderings import ORDERINGS
+from jitmagic.render.format import fmt_s
+from jitmagic.render.orderings import text_table
 
 
 def f(x):

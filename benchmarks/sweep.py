@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import builtins
 
-from jitmagic.plot import to_png
-from jitmagic.prepare import measure_plan, parse
-from jitmagic.present import text
-from jitmagic.result import PHASE_LABELS, PHASES, VARIANTS
-from jitmagic.sweep_plot import sweep_figure
-from jitmagic.sweeps import exponents, fmt_exponent, progress_line, run_sweep
+from jitmagic.frontends.prepare import measure_plan, parse
+from jitmagic.measure.sweep import progress_line, run_sweep
+from jitmagic.model.comparison import PHASE_LABELS, PHASES, VARIANTS
+from jitmagic.model.sweep import exponents
+from jitmagic.render.bundle import text
+from jitmagic.render.charts.phases import to_png
+from jitmagic.render.charts.sweep import sweep_figure
+from jitmagic.render.format import fmt_exponent
 
 SOURCE = """\
 import jax.numpy as jnp

@@ -16,13 +16,15 @@ helpers are worth a jit of their own.
 
 from __future__ import annotations
 
-from .advice import Advice, advise
-from .attribution import Attribution, attribute
-from .engine import compare
 from .errors import InputError, UserCodeError
-from .result import Comparison, ReportSchemaError, VariantResult
-from .saved import load, save
-from .sweeps import sweep
+from .measure.advice import advise
+from .measure.attribution import attribute
+from .measure.pipeline import compare
+from .measure.sweep import sweep
+from .model.advice import Advice
+from .model.attribution import Attribution
+from .model.comparison import Comparison, ReportSchemaError, VariantResult
+from .model.storage import load, save
 
 __all__ = [
     "Advice",
@@ -46,7 +48,7 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext jitmagic``: register ``%jitcompare`` and ``%%jitcompare``."""
-    from .magic import JitCompareMagics
+    from .frontends.magic import JitCompareMagics
 
     ipython.register_magics(JitCompareMagics)
 

@@ -16,9 +16,9 @@ from IPython.core.error import UsageError
 
 import jitmagic
 from jitmagic import Comparison
-from jitmagic.advice import nest_only
-from jitmagic.helpers_report import helpers_text
-from jitmagic.measure import count_nested_calls
+from jitmagic.measure.advice import nest_only
+from jitmagic.measure.stages import count_nested_calls
+from jitmagic.render.helpers import helpers_text
 
 #: A heavy helper (24 terms) and a trivial one (one add), each called 16 times.
 HEAVY_TRIVIAL = """\

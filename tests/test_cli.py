@@ -9,9 +9,9 @@ import pytest
 from conftest import SMALL_CELL
 
 import jitmagic
-import jitmagic.__main__ as cli
-from jitmagic.__main__ import load_target, main
-from jitmagic.prepare import parse
+import jitmagic.frontends.command as cli
+from jitmagic.frontends.command import load_target, main
+from jitmagic.frontends.prepare import parse
 
 
 def _file(tmp_path, source: str = SMALL_CELL):

@@ -13,9 +13,9 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 from nbhelpers import ordering_notebook, private_jupyter_env
 
-from jitmagic.ordering_report import verdict
-from jitmagic.orderings import ORDERINGS, Orderings
-from jitmagic.report import fmt_s
+from jitmagic.model.orderings import ORDERINGS, Orderings
+from jitmagic.render.format import fmt_s
+from jitmagic.render.orderings import verdict
 
 
 def test_exported_html_keeps_numbers_and_chart(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
-from jitmagic.cell import CellError, parse_cell, split_line
+from jitmagic.frontends.cell import CellError, parse_cell, split_line
 
 # Random text is full of invalid escape sequences: Python warns while parsing them.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")

@@ -14,13 +14,9 @@ from IPython.core.error import UsageError
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.orderings import (
-    ORDERINGS,
-    Orderings,
-    compare_orderings,
-    normalized_hlo,
-    parse_in_axes,
-)
+from jitmagic.measure.orderings import compare_orderings, normalized_hlo
+from jitmagic.model.orderings import ORDERINGS, Orderings
+from jitmagic.options import parse_in_axes
 
 #: The issue's example, made small: 2 matmul steps on 8×8.
 VMAP_CELL = """\

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from jitmagic import Comparison, ReportSchemaError, VariantResult
-from jitmagic.report import text_table
+from jitmagic.render.comparison import text_table
 
 
 def make(flat_trace=(0.3, 0.1, 0.2), error=None) -> Comparison:

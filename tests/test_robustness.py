@@ -15,7 +15,7 @@ import pytest
 from conftest import FAST, SMALL_CELL
 from IPython.core.error import UsageError
 
-from jitmagic.measure import COMPILE_EVENT
+from jitmagic.measure.stages import COMPILE_EVENT
 
 TWO_HELPERS = """\
 import jax.numpy as jnp
@@ -187,7 +187,7 @@ def test_orderings_stop_at_the_deadline():
 
     import jax.numpy as jnp
 
-    from jitmagic.orderings import measure_orderings, prepare_batch
+    from jitmagic.measure.orderings import measure_orderings, prepare_batch
 
     b = prepare_batch(lambda x: jnp.sin(x).sum(), (jnp.ones(3),), {}, batch=4)
     o = measure_orderings(b, repeat=2, number=2, deadline=time.perf_counter())

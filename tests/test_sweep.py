@@ -12,9 +12,11 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import jitmagic
-from jitmagic.result import PHASES, Comparison, VariantResult
-from jitmagic.sweep_plot import sweep_figure
-from jitmagic.sweeps import exponents, growth_exponent, parse_sweep, run_sweep, sweep_points
+from jitmagic.measure.sweep import run_sweep
+from jitmagic.model.comparison import PHASES, Comparison, VariantResult
+from jitmagic.model.sweep import exponents, growth_exponent, sweep_points
+from jitmagic.options import parse_sweep
+from jitmagic.render.charts.sweep import sweep_figure
 
 #: ``calls`` is not defined in the cell: the sweep binds it before the cell runs.
 SWEEP_CELL = """\

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic.variants import build_variant, find_helpers
+from jitmagic.measure.variants import build_variant, find_helpers
 
 FAST = {"repeat": 1, "number": 2}
 

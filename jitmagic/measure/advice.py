@@ -36,69 +36,24 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from .attribution import Attribution, attribute_call
-from .engine import Prepared, VariantRuns
-from .errors import InputError, UserCodeError
-from .measure import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
-from .result import Comparison
+from ..errors import InputError, UserCodeError
+from ..model.advice import NOISE_FACTOR, Advice, Candidate
+from ..model.attribution import Attribution
+from ..model.comparison import Comparison
+from .attribution import attribute_call
+from .runner import Prepared, VariantRuns
+from .stages import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
 from .variants import Helper, Variant, entry_function, jit_like_user, rebuild
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8
 #: Fewer repeats give no spread to call noise.
 MIN_REPEAT = 3
-#: A saving is significant above this many standard errors (see the module's docstring).
-NOISE_FACTOR = 5
 #: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
 #: no helper's name can clash with them.
 FLAT, ALL, SET = "flat", "all nested", "recommended set"
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One helper nested on its own, against flat."""
-
-    helper: str
-    calls: int
-    saving_s: float | None
-    execute_change_s: float | None
-    noise_s: float | None
-    significant: bool
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True)
-class Advice:
-    """The ranked candidates, the recommended set and what it saves against nesting all."""
-
-    flat_cold_s: float
-    noise_s: float | None  # the largest candidate's noise
-    ranked: tuple[Candidate, ...]
-    recommended: tuple[str, ...]
-    recommended_saving_s: float | None
-    all_nested_saving_s: float | None
-    not_tried: tuple[str, ...]
-    repeat: int
-    wall_s: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ranked": [c.to_dict() for c in self.ranked],
-            "recommended": list(self.recommended),
-            "recommended_saving_s": self.recommended_saving_s,
-            "all_nested_saving_s": self.all_nested_saving_s,
-            "flat_cold_s": self.flat_cold_s,
-            "noise_s": self.noise_s,
-            "not_tried": list(self.not_tried),
-            "repeat": self.repeat,
-            "wall_s": self.wall_s,
-        }
 
 
 def check_repeat(repeat: int) -> None:

@@ -10,9 +10,10 @@ JSON report format documented in the README; presentation lives in
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
+
+from .stats import json_number, median
 
 SCHEMA = "jitmagic.comparison/1"
 
@@ -31,11 +32,6 @@ VARIANTS = ("flat", "nested")
 
 class ReportSchemaError(ValueError):
     """A saved report has a schema this version cannot read."""
-
-
-def median(xs: list[float] | None) -> float:
-    """The median of samples; NaN (not measured) when there are none."""
-    return statistics.median(xs) if xs else math.nan
 
 
 @dataclass(frozen=True)
@@ -200,7 +196,7 @@ class Comparison:
         )
 
     def __str__(self) -> str:
-        from .present import text
+        from ..render.bundle import text
 
         return text(self)
 
@@ -210,14 +206,9 @@ class Comparison:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """What IPython shows: the bundle the magic displays, chart included (one code path,
         so a loaded report looks as it did when it was measured)."""
-        from .present import repr_mimebundle
+        from ..render.bundle import repr_mimebundle
 
         return repr_mimebundle(self, include, exclude)
-
-
-def json_number(x: float | None) -> float | None:
-    """JSON has no NaN: a number that was not measured is written as null."""
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
 def _float_or_nan(x: float | None) -> float:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import base64
 import html
 
-from .report import fmt_s
-from .result import PHASES, VARIANTS, Comparison
-from .sweeps import exponents, fmt_exponent, medians
+from ..model.comparison import PHASES, VARIANTS, Comparison
+from ..model.sweep import exponents, medians
+from .format import fmt_exponent, fmt_s
 
 SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
          "first_call_s": "first call", "execute_s": "execute"}

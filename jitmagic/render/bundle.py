@@ -8,22 +8,22 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .helpers_report import helpers_html, helpers_text
-from .ordering_report import html_table as orderings_html
-from .ordering_report import text_table as orderings_text
-from .orderings import Orderings
-from .report import html_summary, text_table
-from .result import Comparison
-from .sweep_report import sweep_html, sweep_text
-from .sweeps import is_sweep
+from ..model.comparison import Comparison
+from ..model.orderings import Orderings
+from ..model.sweep import is_sweep
+from .comparison import html_summary, text_table
+from .helpers import helpers_html, helpers_text
+from .orderings import html_table as orderings_html
+from .orderings import text_table as orderings_text
+from .sweep import sweep_html, sweep_text
 
 
 def chart_png(c: Comparison) -> bytes | None:
     """The result's chart as PNG bytes (the sweep chart for a sweep).
 
     matplotlib is imported here, not above, so that text reports never load it."""
-    from .plot import phases_figure, to_png
-    from .sweep_plot import sweep_figure
+    from .charts.phases import phases_figure, to_png
+    from .charts.sweep import sweep_figure
 
     if is_sweep(c):
         return to_png(sweep_figure(c))
@@ -58,8 +58,8 @@ def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
     """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
     if not plot or "attribution" not in c.extras:
         return None
-    from .helpers_plot import attribution_figure
-    from .plot import to_png
+    from .charts.helpers import attribution_figure
+    from .charts.phases import to_png
 
     return to_png(attribution_figure(c.extras["attribution"]))
 
@@ -68,8 +68,8 @@ def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
     """The orderings' chart as PNG bytes (matplotlib imported only when drawing)."""
     if not plot:
         return None
-    from .ordering_plot import orderings_figure
-    from .plot import to_png
+    from .charts.orderings import orderings_figure
+    from .charts.phases import to_png
 
     return to_png(orderings_figure(o))
 

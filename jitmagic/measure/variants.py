@@ -25,7 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 _JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
                 "inline", "keep_unused")

@@ -11,9 +11,9 @@ import html
 import re
 from typing import Any
 
-from .advice import NOISE_FACTOR
-from .report import fmt_s
-from .result import Comparison
+from ..model.advice import NOISE_FACTOR
+from ..model.comparison import Comparison
+from .format import fmt_s
 
 #: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
 NOISY = 0.25

@@ -8,9 +8,9 @@ import math
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from .report import fmt_s
-from .result import PHASE_LABELS, PHASES, Comparison
-from .sweeps import exponents, fmt_exponent, log_scale, medians
+from ...model.comparison import PHASE_LABELS, PHASES, Comparison
+from ...model.sweep import exponents, log_scale, medians
+from ..format import fmt_exponent, fmt_s
 
 STYLE = {"flat": dict(color="#c44e52", marker="o"), "nested": dict(color="#4c72b0", marker="s")}
 

@@ -12,52 +12,19 @@ No IPython and no matplotlib here: progress goes to a callback.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from .engine import prepare_function, run_comparison
-from .errors import InputError, UserCodeError
-from .result import PHASES, VARIANTS, Comparison
-
-SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
+from ..errors import InputError, UserCodeError
+from ..model.comparison import Comparison
+from ..options import SWEEP_USAGE
+from .pipeline import prepare_function, run_comparison
 
 #: ``progress(index, count, value, elapsed_s)``, called before each value is measured
 #: (index counts from 0) and once more with ``index == count`` when the sweep is done.
 Progress = Callable[[int, int, Any, float], None]
-
-
-def parse_sweep(spec: str) -> tuple[str, list[Any]]:
-    """``"n=1,2,4"`` → ``("n", [1, 2, 4])``; values are Python literals."""
-    name, sep, rest = spec.partition("=")
-    name = name.strip()
-    if not sep or not name.isidentifier():
-        raise InputError(f"--sweep {spec!r} does not name a variable: write {SWEEP_USAGE}")
-    texts = [t.strip() for t in rest.split(",") if t.strip()]
-    if not texts:
-        raise InputError(f"--sweep {spec!r} has no values: write {SWEEP_USAGE}")
-    return name, [_literal(text) for text in texts]
-
-
-def _literal(text: str) -> Any:
-    """A sweep value: a number, string or bool written as a Python literal (JSON can hold it)."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        value = None
-        ok = False
-    else:
-        ok = isinstance(value, int | float | str) and not (
-            isinstance(value, float) and not math.isfinite(value))
-    if not ok:
-        raise InputError(f"--sweep value {text!r} is not a number or a quoted string: "
-                         f"write {SWEEP_USAGE}")
-    return value
 
 
 def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any], Comparison],
@@ -112,52 +79,3 @@ def progress_line(name: str, index: int, count: int, value: Any, elapsed_s: floa
     if index >= count:
         return f"sweep over {name} done: {count} values in {elapsed_s:.1f} s"
     return f"sweep {name}={value!r} ({index + 1}/{count}), {elapsed_s:.1f} s elapsed"
-
-
-def is_sweep(c: Comparison) -> bool:
-    """Whether ``c`` carries a sweep (from ``--sweep`` or a loaded report)."""
-    return isinstance(c.extras.get("sweep"), dict)
-
-
-def sweep_points(c: Comparison) -> list[Comparison]:
-    """The sweep's comparisons, one per value, in the order they were measured."""
-    return [Comparison.from_dict(p) for p in c.extras["sweep"]["points"]]
-
-
-def log_scale(values: Sequence[Any]) -> bool:
-    """Whether the values can go on a log axis: real numbers, all positive, at least two."""
-    nums = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-    return len(nums) == len(values) and len(set(nums)) >= 2 and all(v > 0 for v in nums)
-
-
-def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float | None:
-    """Slope of log(seconds) against log(value): ``seconds ~ value**k``.
-
-    ``None`` where it cannot be fitted (fewer than two usable points, or values
-    that are not positive numbers).
-    """
-    pairs = [(v, s) for v, s in zip(values, seconds, strict=True)
-             if s is not None and not math.isnan(s) and s > 0]
-    if not log_scale([v for v, _ in pairs]):
-        return None
-    x, y = np.log([v for v, _ in pairs]), np.log([s for _, s in pairs])
-    return float(np.polyfit(x, y, 1)[0])
-
-
-def medians(c: Comparison) -> dict[str, dict[str, list[float]]]:
-    """Per variant and phase, the medians across the sweep's values (NaN: not measured)."""
-    points = sweep_points(c)
-    return {v: {p: [pt.variants[v].median(p) if v in pt.variants else math.nan for pt in points]
-                for p in PHASES} for v in VARIANTS}
-
-
-def exponents(c: Comparison) -> dict[str, dict[str, float | None]]:
-    """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted)."""
-    values = c.extras["sweep"]["values"]
-    return {v: {p: growth_exponent(values, secs) for p, secs in by_phase.items()}
-            for v, by_phase in medians(c).items()}
-
-
-def fmt_exponent(name: str, k: float | None) -> str:
-    """``~ N^1.0`` (or ``—`` when it could not be fitted)."""
-    return "—" if k is None else f"~ {name}^{k:.1f}".replace("-0.0", "0.0")

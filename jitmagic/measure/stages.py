@@ -31,8 +31,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .errors import InputError
-from .result import median
+from ..model.stats import median
 from .variants import static_split
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -132,21 +131,6 @@ def persistent_cache_off() -> Iterator[bool]:
     finally:
         jax.config.update("jax_enable_compilation_cache", was_on)
         compilation_cache.reset_cache()
-
-
-def check_options(repeat: int, number: int | None = None, timeout: float | None = None) -> None:
-    """Refuse loop counts and time limits no measurement can run with, before any runs."""
-    if repeat < 1:
-        raise InputError(f"-r/--repeat must be at least 1, not {repeat}")
-    if number is not None and number < 1:
-        raise InputError(f"-n/--number must be at least 1, not {number}")
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"--timeout must be a positive number of seconds, not {timeout}")
-
-
-def split_names(text: str) -> tuple[str, ...]:
-    """``"a, b,"`` → ``("a", "b")``: the helper list of ``--nest``."""
-    return tuple(n.strip() for n in text.split(",") if n.strip())
 
 
 class Stop(Exception):

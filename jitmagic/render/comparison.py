@@ -11,7 +11,8 @@ import html
 import math
 import re
 
-from .result import PHASE_LABELS, PHASES, Comparison
+from ..model.comparison import PHASE_LABELS, PHASES, Comparison
+from .format import fmt_ratio, fmt_s
 
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),
@@ -20,20 +21,6 @@ STRUCTURE = (
     ("stablehlo_calls", "`call` ops in StableHLO"),
     ("compiled_calls", "`call` ops after XLA"),
 )
-
-
-def fmt_s(x: float) -> str:
-    """Seconds in a unit a person reads at a glance."""
-    if x is None or math.isnan(x):
-        return "—"
-    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {unit}"
-    return f"{x / 1e-9:.3g} ns"
-
-
-def fmt_ratio(r: float) -> str:
-    return "—" if math.isnan(r) else f"{r:.3g}×"
 
 
 def _ratio_cell(c: Comparison, phase: str) -> str:

@@ -11,9 +11,9 @@ import base64
 import html
 import math
 
-from . import report
-from .orderings import ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
-from .report import fmt_ratio, fmt_s
+from ..model.orderings import ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
+from . import comparison
+from .format import fmt_ratio, fmt_s
 
 #: Per-call times closer than this ratio are "about the same".
 SAME_SPEED = 1.10
@@ -58,7 +58,7 @@ def _repeats(o: Orderings) -> int:
 
 def outputs_line(o: Orderings) -> str:
     """Whether the four orderings returned the same values."""
-    return report.outputs_line(o.outputs_match, o.max_abs_diff, "the orderings",
+    return comparison.outputs_line(o.outputs_match, o.max_abs_diff, "the orderings",
                                "an ordering failed")
 
 

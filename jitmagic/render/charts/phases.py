@@ -11,8 +11,8 @@ import math
 
 from matplotlib.figure import Figure
 
-from .report import fmt_ratio, fmt_s
-from .result import PHASE_LABELS, Comparison
+from ...model.comparison import PHASE_LABELS, Comparison
+from ..format import fmt_ratio, fmt_s
 
 COLD = ("trace_s", "lower_s", "compile_s")
 COLORS = {"trace_s": "#4c72b0", "lower_s": "#55a868", "compile_s": "#c44e52"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from .result import Comparison, ReportSchemaError
+from .comparison import Comparison, ReportSchemaError
 
 
 def save(c: Comparison, path: str | os.PathLike) -> None:

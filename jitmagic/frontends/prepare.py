@@ -14,11 +14,11 @@ import traceback
 from collections.abc import Iterable
 from typing import Any
 
+from ..errors import InputError, UserCodeError, user_traceback
+from ..measure.pipeline import Prepared, check_nest, measure
+from ..measure.variants import build_variant
+from ..model.comparison import VARIANTS, Comparison
 from . import cell as cellmod
-from .engine import Prepared, check_nest, measure
-from .errors import InputError, UserCodeError, user_traceback
-from .result import VARIANTS, Comparison
-from .variants import build_variant
 
 
 def parse(source: str) -> cellmod.CellPlan:

@@ -13,10 +13,10 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .ordering_plot import orderings_figure
-from .ordering_report import panel_html, panel_text
-from .orderings import TOGGLED, Orderings
-from .plot import to_png
+from ..model.orderings import TOGGLED, Orderings
+from ..render.charts.orderings import orderings_figure
+from ..render.charts.phases import to_png
+from ..render.orderings import panel_html, panel_text
 
 
 def as_orderings(result: Any) -> Orderings:

@@ -10,8 +10,8 @@ import math
 
 from matplotlib.figure import Figure
 
-from .orderings import ORDERINGS, TOGGLED, Orderings
-from .report import fmt_s
+from ...model.orderings import ORDERINGS, TOGGLED, Orderings
+from ..format import fmt_s
 
 HIGHLIGHT = "#c44e52"
 TOGGLED_COLOR = "#4c72b0"

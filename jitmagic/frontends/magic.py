@@ -15,15 +15,14 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ..errors import InputError, UserCodeError
+from ..measure.sweep import progress_line, run_sweep
+from ..model.comparison import Comparison
+from ..model.storage import save
+from ..options import check_options, parse_in_axes, parse_sweep, split_names
+from ..render.bundle import bundle
 from . import cell as cellmod
-from .errors import InputError, UserCodeError
-from .measure import check_options, split_names
-from .orderings import parse_in_axes
 from .prepare import measure_plan, parse
-from .present import bundle
-from .result import Comparison
-from .saved import save
-from .sweeps import parse_sweep, progress_line, run_sweep
 
 
 @magics_class

@@ -22,77 +22,14 @@ import time
 import types
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import jax
 
-from .errors import UserCodeError, user_traceback
-from .measure import frozen_heap, paused_gc
+from ..errors import UserCodeError, user_traceback
+from ..model.attribution import Attribution, HelperTime
+from .stages import frozen_heap, paused_gc
 from .variants import entry_function, rebuild, static_split
-
-
-@dataclass(frozen=True)
-class HelperTime:
-    """One helper's part of the flat trace."""
-
-    helper: str
-    calls: int
-    inclusive_s: float
-    own_s: float
-
-
-@dataclass(frozen=True)
-class Attribution:
-    """The flat variant's trace split by helper, sorted by inclusive seconds."""
-
-    entry: str
-    trace_s: float
-    entry_s: float  # the entry function's call, inclusive of the helpers it calls
-    entry_code_s: float  # the entry function's own lines
-    helpers: tuple[HelperTime, ...]
-
-    @property
-    def jax_s(self) -> float:
-        """Trace seconds outside the entry function: JAX's set-up and its finishing of the jaxpr."""
-        return self.trace_s - self.entry_s
-
-    @property
-    def entry_own_s(self) -> float:
-        """What the trace spent on the entry itself: its own lines plus JAX's work around it."""
-        return self.entry_code_s + self.jax_s
-
-    @property
-    def accounted_s(self) -> float:
-        """The entry's own seconds plus every helper's own seconds."""
-        return self.entry_own_s + sum(h.own_s for h in self.helpers)
-
-    def share(self, seconds: float) -> float:
-        """``seconds`` as a fraction of the measured trace."""
-        return seconds / self.trace_s if self.trace_s > 0 else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "entry": self.entry,
-            "trace_s": self.trace_s,
-            "entry_s": self.entry_s,
-            "entry_own_s": self.entry_own_s,
-            "entry_code_s": self.entry_code_s,
-            "jax_s": self.jax_s,
-            "entry_share": self.share(self.entry_own_s),
-            "helpers": [
-                {"helper": h.helper, "calls": h.calls, "inclusive_s": h.inclusive_s,
-                 "own_s": h.own_s, "share": self.share(h.own_s),
-                 "inclusive_share": self.share(h.inclusive_s)}
-                for h in self.helpers
-            ],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Attribution:
-        helpers = tuple(HelperTime(h["helper"], h["calls"], h["inclusive_s"], h["own_s"])
-                        for h in d["helpers"])
-        return cls(d["entry"], d["trace_s"], d["entry_s"], d["entry_code_s"], helpers)
 
 
 class CallClock:

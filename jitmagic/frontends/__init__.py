@@ -1,0 +1,1 @@
+"""Front ends: the cell magic, the widget, the command and the demo."""

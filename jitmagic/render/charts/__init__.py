@@ -1,0 +1,1 @@
+"""Charts of a result, built on matplotlib's ``Figure`` (no pyplot state)."""
