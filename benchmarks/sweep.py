@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import builtins
 
-from jitmagic.frontends.prepare import measure_plan, parse
-from jitmagic.measure.sweep import progress_line, run_sweep
+from jitmagic.frontends.prepare import measure_source, parse
+from jitmagic.measure.sweep import progress_line
 from jitmagic.model.comparison import PHASE_LABELS, PHASES, VARIANTS
 from jitmagic.model.sweep import exponents
+from jitmagic.options import Options
 from jitmagic.render.bundle import text
 from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.sweep import sweep_figure
@@ -41,11 +42,9 @@ def main() -> None:
     args = parser.parse_args()
     plan = parse(SOURCE)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
-    result = run_sweep(
-        "calls", VALUES,
-        lambda v: measure_plan(plan, namespace, repeat=args.repeat, number=20,
-                               bindings={"calls": v}),
-        progress=lambda *a: print(progress_line("calls", *a), flush=True))
+    options = Options(repeat=args.repeat, number=20, sweep=("calls", VALUES))
+    result = measure_source(plan, namespace, options,
+                            progress=lambda *a: print(progress_line("calls", *a), flush=True))
     print(text(result))
     print("\nfitted growth exponents (seconds ~ calls^k):")
     ks = exponents(result)

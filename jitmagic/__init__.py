@@ -8,8 +8,10 @@ In IPython or Jupyter::
     model(x)
 
 From Python: ``jitmagic.compare(model, x)`` returns the same
-:class:`~jitmagic.result.Comparison` the magic shows; ``jitmagic.sweep`` runs it
-once per value of a global, ``jitmagic.load`` reads a saved report back, and
+:class:`~jitmagic.model.comparison.Comparison` the magic shows, and takes the
+magic's options as keywords (``repeat=1``, ``nest="layer"``, ``vmap=True``, ...,
+or one :class:`~jitmagic.options.Options`); ``jitmagic.sweep`` runs it once per
+value of a global, ``jitmagic.load`` reads a saved report back, and
 ``jitmagic.attribute(model, x)`` and ``jitmagic.advise(model, x)`` say which
 helpers are worth a jit of their own.
 """
@@ -25,12 +27,14 @@ from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
 from .model.storage import load, save
+from .options import Options
 
 __all__ = [
     "Advice",
     "Attribution",
     "Comparison",
     "InputError",
+    "Options",
     "ReportSchemaError",
     "UserCodeError",
     "VariantResult",

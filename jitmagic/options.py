@@ -1,9 +1,21 @@
-"""The options every front end takes: checked and parsed in one place."""
+"""Every option of every front end, specified once, and the :class:`Options` they make.
+
+:data:`OPTIONS` is the one list: flags, type, metavar, help and check of each
+option the magic and the command share. The magic's ``magic_arguments`` and the
+command's ``argparse`` parser are both generated from it (so ``%jitcompare?``
+and ``python -m jitmagic --help`` agree), and :class:`Options` runs its checks,
+so ``jitmagic.compare(..., nest="layer")`` means what ``--nest layer`` means.
+Defaults live on :class:`Options`' fields. Standard library only.
+"""
 
 from __future__ import annotations
 
+import argparse
 import ast
+import dataclasses
 import math
+import numbers
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .errors import InputError
@@ -11,20 +23,189 @@ from .errors import InputError
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Option:
+    """One option as every front end spells it.
+
+    ``type`` is what argparse converts the text to (``None``: an on/off switch);
+    ``check(option, value)`` returns the value normalised (text where a structure
+    is meant is parsed as on the command line) or raises ``InputError``.
+    """
+
+    flags: tuple[str, ...]
+    help: str
+    type: type | None = None
+    metavar: str | None = None
+    check: Callable[[Option, Any], Any] | None = None
+
+    @property
+    def name(self) -> str:
+        """The :class:`Options` field (and argparse ``dest``): ``--in-axes`` → ``in_axes``."""
+        return self.flags[-1].lstrip("-").replace("-", "_")
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``-r/--repeat``."""
+        return "/".join(self.flags)
+
+    def parser_keywords(self) -> dict[str, Any]:
+        """``add_argument`` keywords (for argparse and IPython's ``magic_arguments.argument``)."""
+        field = _fields().get(self.name)
+        default = None if field is None else field.default
+        if self.type is None:
+            return {"action": "store_true", "default": bool(default), "help": self.help}
+        return {"type": self.type, "default": default, "metavar": self.metavar,
+                "help": self.help}
+
+
+def _fields() -> dict[str, dataclasses.Field]:
+    return {f.name: f for f in dataclasses.fields(Options)}
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _count(option: Option, value: Any) -> int:
+    """A whole number of at least 1 (repeats, loop calls, batch size)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"{option.label} must be a whole number, not {value!r}")
+    if value < 1:
+        raise InputError(f"{option.label} must be at least 1, not {value}")
+    return int(value)
+
+
+def _seconds(option: Option, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise InputError(f"{option.label} must be a positive number of seconds, not {value!r}")
+    return value
+
+
+def _switch(option: Option, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"{option.label} is on or off: pass True or False, not {value!r}")
+    return value
+
+
+def _names(option: Option, value: Any) -> tuple[str, ...]:
+    """``"a, b"`` or ``["a", "b"]`` → ``("a", "b")``."""
+    if isinstance(value, str):
+        names = split_names(value)
+    else:
+        names = tuple(value) if isinstance(value, Iterable) else (value,)
+    if not all(isinstance(n, str) for n in names):
+        raise InputError(f"{option.label} takes helper names, e.g. `--nest layer,norm` "
+                         f"or nest=['layer', 'norm'], not {value!r}")
+    return names
+
+
+def _axes(option: Option, value: Any) -> Any:
+    return parse_in_axes(value) if isinstance(value, str) else value
+
+
+def _sweep(option: Option, value: Any) -> tuple[str, tuple[Any, ...]]:
+    """``"n=1,2"`` or ``("n", [1, 2])`` → ``("n", (1, 2))``."""
+    if isinstance(value, str):
+        value = parse_sweep(value)
+    try:
+        name, values = value
+        values = tuple(values)
+    except (TypeError, ValueError):
+        raise InputError(f"{option.label} {value!r}: write {SWEEP_USAGE}, "
+                         "or sweep=('n', [1, 2, 4])") from None
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InputError(f"sweep: {name!r} is not a variable name: write {SWEEP_USAGE}")
+    if not values:
+        raise InputError(f"a sweep needs at least one value: write {SWEEP_USAGE}")
+    return name, values
+
+
+# --------------------------------------------------------------------------- the one list
+
+#: The options both front ends take, in the order their help lists them.
+OPTIONS: tuple[Option, ...] = (
+    Option(("-r", "--repeat"), "cold runs per variant; medians are reported (default 3)",
+           int, "N", _count),
+    Option(("-n", "--number"), "calls per steady-state timing loop "
+           "(default: auto-ranged like %%timeit)", int, "N", _count),
+    Option(("--nest",), "add jit only to these helpers in the nested variant "
+           "(default: every helper)", str, "HELPER[,HELPER...]", _names),
+    Option(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
+           "measured", float, "SECONDS", _seconds),
+    Option(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
+           check=_switch),
+    Option(("--batch",), "--vmap on the call's arguments stacked N times along a new first "
+           "axis (default 64)", int, "N", _count),
+    Option(("--in-axes",), "--vmap on arguments that already are a batch, mapped as "
+           "jax.vmap's in_axes (e.g. 0,None)", str, "SPEC", _axes),
+    Option(("--attribute",), "time each helper during the flat variant's trace "
+           "(calls, inclusive, own)", check=_switch),
+    Option(("--advise",), "measure which helpers are worth their own jit: nest each alone "
+           "(needs -r 3+)", check=_switch),
+    Option(("--sweep",), "one comparison per value, NAME bound before the code runs "
+           "(e.g. n=1,2,4,8); plots "
+           "each phase against the value (log-log, with growth exponents)", str,
+           "NAME=V1,V2,...", _sweep),
+    # New measurement options go here (e.g. --lines), with a field on Options below.
+    Option(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
+           str, "PATH"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What to measure and how: the options of the magic, the command and ``compare``.
+
+    Built from keywords or parsed options, checked on construction (``InputError``
+    with what to write instead); text where a structure is meant is parsed as the
+    command line parses it (``nest="a,b"``, ``in_axes="0,None"``, ``sweep="n=1,2"``).
+    ``vmap`` is on whenever ``batch`` or ``in_axes`` is given.
+    """
+
+    repeat: int = 3
+    number: int | None = None
+    nest: tuple[str, ...] | None = None
+    timeout: float | None = None
+    vmap: bool = False
+    batch: int | None = None
+    in_axes: Any = None
+    attribute: bool = False
+    advise: bool = False
+    sweep: tuple[str, tuple[Any, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        for option in OPTIONS:
+            value = getattr(self, option.name, None)
+            if value is not None and option.check and option.name in _fields():
+                object.__setattr__(self, option.name, option.check(option, value))
+        if self.batch is not None or self.in_axes is not None:
+            object.__setattr__(self, "vmap", True)
+
+    @classmethod
+    def from_namespace(cls, parsed: argparse.Namespace) -> Options:
+        """The options a front end's parser read (its own extras, like ``--save``, left out)."""
+        return cls(**{name: getattr(parsed, name) for name in _fields()})
+
+
+def split_options(kwargs: dict[str, Any],
+                  options: Options | None = None) -> tuple[Options, dict[str, Any]]:
+    """``compare``'s ``**kwargs`` → (``options`` updated by the option keywords, the rest).
+
+    The rest are the entry's own keyword arguments.
+    """
+    names = _fields()
+    chosen = {k: v for k, v in kwargs.items() if k in names}
+    rest = {k: v for k, v in kwargs.items() if k not in names}
+    return dataclasses.replace(options or Options(), **chosen), rest
+
+
 def check_options(repeat: int, number: int | None = None, timeout: float | None = None) -> None:
     """Refuse loop counts and time limits no measurement can run with, before any runs."""
-    if repeat < 1:
-        raise InputError(f"-r/--repeat must be at least 1, not {repeat}")
-    if number is not None and number < 1:
-        raise InputError(f"-n/--number must be at least 1, not {number}")
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"--timeout must be a positive number of seconds, not {timeout}")
+    Options(repeat=repeat, number=number, timeout=timeout)
 
 
 def split_names(text: str) -> tuple[str, ...]:
     """``"a, b,"`` → ``("a", "b")``: the helper list of ``--nest``."""
     return tuple(n.strip() for n in text.split(",") if n.strip())
-
 
 
 def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:

@@ -16,8 +16,10 @@ from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
 from ..measure.pipeline import Prepared, check_nest, measure
+from ..measure.sweep import Progress, run_sweep
 from ..measure.variants import build_variant
 from ..model.comparison import VARIANTS, Comparison
+from ..options import Options
 from . import cell as cellmod
 
 
@@ -50,15 +52,27 @@ def prepare_variant(plan: cellmod.CellPlan, variant: str, namespace: dict[str, A
                     scratch)
 
 
-def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], *,
-                 nest: Iterable[str] | None = None, bindings: dict[str, Any] | None = None,
-                 start: float | None = None, **options: Any) -> Comparison:
+def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
+                 bindings: dict[str, Any] | None = None,
+                 start: float | None = None) -> Comparison:
     """Prepare both variants of a parsed source and measure them side by side.
 
-    ``options`` are :func:`jitmagic.engine.measure`'s: repeat, number, timeout,
-    vmap, batch, in_axes, attribute, advise.
+    ``bindings`` (a sweep's value) are set before the setup runs; ``options.sweep``
+    itself is the caller's to run.
     """
     start = time.perf_counter() if start is None else start
-    nest = None if nest is None else tuple(nest)
-    prepared = {v: prepare_variant(plan, v, namespace, nest, bindings) for v in VARIANTS}
-    return measure(plan.entry, prepared, start=start, **options)
+    prepared = {v: prepare_variant(plan, v, namespace, options.nest, bindings)
+                for v in VARIANTS}
+    return measure(plan.entry, prepared, options, start=start)
+
+
+def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
+                   progress: Progress | None = None, start: float | None = None) -> Comparison:
+    """What a front end shows for ``options``: one comparison, or with ``options.sweep``
+    one per value (``progress`` told before each), the last holding the sweep."""
+    if options.sweep is None:
+        return measure_plan(plan, namespace, options, start=start)
+    name, values = options.sweep
+    return run_sweep(name, values,
+                     lambda v: measure_plan(plan, namespace, options, bindings={name: v}),
+                     progress)

@@ -42,6 +42,7 @@ from ..errors import InputError, UserCodeError
 from ..model.advice import NOISE_FACTOR, Advice, Candidate
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
+from ..options import Options
 from .attribution import attribute_call
 from .runner import Prepared, VariantRuns
 from .stages import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
@@ -103,25 +104,26 @@ def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | 
                        number=number)
 
 
-def extend(result: Comparison, entry: Callable, args: tuple, kwargs: dict[str, Any],
-           namespace: dict[str, Any], *, attribute: bool = False, advise: bool = False,
-           repeat: int = MIN_REPEAT, number: int | None = None) -> Comparison:
-    """``result`` with ``extras["attribution"]`` and/or ``extras["advice"]`` added.
+def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
+    """``result`` with ``extras["attribution"]`` (``options.attribute``) and/or
+    ``extras["advice"]`` (``options.advise``, measured with its repeat and number) added.
 
-    Both work on the flat variant: where it failed, ``result`` gets a warning instead.
+    Both work on ``flat``, the flat variant's call: where it failed, ``result``
+    gets a warning instead.
     """
-    if not (attribute or advise):
+    if not (options.attribute or options.advise):
         return result
     if not result.flat.ok:
         return dataclasses.replace(result, warnings=(*result.warnings, (
             "no attribution or advice: they trace the flat variant, which failed")))
     extras = dict(result.extras)
-    attribution = attribute_call(entry, args, kwargs, namespace)
-    if attribute:
+    call = (flat.fn, flat.args, flat.kwargs, flat.namespace)
+    attribution = attribute_call(*call)
+    if options.attribute:
         extras["attribution"] = attribution.to_dict()
-    if advise:
-        extras["advice"] = advise_call(entry, args, kwargs, namespace, repeat=repeat,
-                                       number=number, attribution=attribution).to_dict()
+    if options.advise:
+        extras["advice"] = advise_call(*call, repeat=options.repeat, number=options.number,
+                                       attribution=attribution).to_dict()
     return dataclasses.replace(result, extras=extras)
 
 

@@ -15,7 +15,7 @@ import jax
 
 from ..errors import InputError
 from ..model.comparison import VARIANTS, Comparison
-from ..options import check_options
+from ..options import Options, split_options
 from . import advice, orderings
 from .runner import Prepared, VariantRuns
 from .sharding import mesh_env, sharding_report
@@ -30,29 +30,31 @@ from .stages import (
 from .variants import build_variant, check_arguments, entry_function, find_helpers
 
 
-def compare(fn: Callable, /, *args: Any, repeat: int = 3, number: int | None = None,
-            nest: Iterable[str] | None = None, timeout: float | None = None,
-            vmap: bool = False, batch: int | None = None, in_axes: Any = None,
-            attribute: bool = False, advise: bool = False,
+def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
     Helpers are the functions of ``fn``'s own module that it reaches by name.
-    ``repeat`` cold runs per variant (medians are reported), ``number`` fixes
-    the steady-state loop count (default: auto-ranged), ``nest`` limits the
-    helpers that get an added jit, ``timeout`` (seconds) stops after the stage
-    that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
-    measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (see
-    :mod:`jitmagic.orderings`) into ``extras["orderings"]``; ``attribute`` and
-    ``advise`` add per-helper trace times and measured advice (:mod:`jitmagic.advice`).
-    An entry keyword argument with one of these names cannot be passed here: wrap
-    the entry.
+    The option keywords are :class:`~jitmagic.options.Options`' fields, the
+    command line's options by their Python names: ``repeat`` cold runs per
+    variant (medians are reported), ``number`` fixes the steady-state loop
+    count (default: auto-ranged), ``nest`` limits the helpers that get an added
+    jit (``["layer"]`` or ``"layer"``), ``timeout`` (seconds) stops after the
+    stage that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
+    measures ``jit(vmap(f))`` against ``vmap(jit(f))``; ``attribute`` and
+    ``advise`` add per-helper trace times and measured advice. ``options`` is a
+    ready :class:`~jitmagic.options.Options` the keywords then override.
+    Every other keyword goes to ``fn``: an entry keyword argument named like an
+    option (or ``options``) cannot be passed here: wrap the entry. For a sweep,
+    call :func:`jitmagic.sweep`.
     """
     start = time.perf_counter()
-    prepared = prepare_function(fn, args, kwargs, nest)
-    return measure(fn.__name__, prepared, repeat=repeat, number=number, timeout=timeout,
-                   vmap=vmap, batch=batch, in_axes=in_axes, attribute=attribute,
-                   advise=advise, start=start)
+    options, kwargs = split_options(kwargs, options)
+    if options.sweep is not None:
+        raise InputError("compare measures one call: for a sweep write "
+                         "jitmagic.sweep(name, values, fn, *args, ...)")
+    prepared = prepare_function(fn, args, kwargs, options.nest)
+    return measure(fn.__name__, prepared, options, start=start)
 
 
 def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
@@ -65,30 +67,33 @@ def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
             for v in VARIANTS}
 
 
-def measure(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
-            number: int | None = None, timeout: float | None = None, vmap: bool = False,
-            batch: int | None = None, in_axes: Any = None, attribute: bool = False,
-            advise: bool = False, start: float | None = None) -> Comparison:
-    """``run_comparison``, then what the options add: with ``vmap`` (or ``batch``/
-    ``in_axes``) the orderings of the flat entry on a batch (checked before anything
-    is timed); with ``attribute``/``advise`` the per-helper trace times and advice.
-    A comparison that was stopped (Ctrl-C, ``timeout``) gets none of these."""
+def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
+            start: float | None = None) -> Comparison:
+    """``run_comparison``, then what the options add: with ``vmap`` the orderings of
+    the flat entry on a batch (checked before anything is timed); with
+    ``attribute``/``advise`` the per-helper trace times and advice. A comparison
+    that was stopped (Ctrl-C, ``timeout``) gets none of these. ``options.sweep``
+    is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured."""
     start = time.perf_counter() if start is None else start
-    if advise:
-        advice.check_repeat(repeat)
+    if options.advise:
+        advice.check_repeat(options.repeat)
     flat = prepared["flat"]
     batched = None
-    if vmap or batch is not None or in_axes is not None:
+    if options.vmap:
         batched = orderings.prepare_batch(flat.variant.entry, flat.args, flat.kwargs,
-                                          batch=batch, in_axes=in_axes)
-    result = run_comparison(entry, prepared, repeat=repeat, number=number, timeout=timeout,
-                            start=start)
-    result = orderings.add_orderings(result, batched, repeat=repeat, number=number,
-                                     deadline=start + timeout if timeout else math.inf)
+                                          batch=options.batch, in_axes=options.in_axes)
+    result = run_comparison(entry, prepared, options, start=start)
+    result = orderings.add_orderings(result, batched, repeat=options.repeat,
+                                     number=options.number,
+                                     deadline=_deadline(start, options.timeout))
     if result.stopped:
         return result
-    return advice.extend(result, flat.fn, flat.args, flat.kwargs, flat.namespace,
-                         attribute=attribute, advise=advise, repeat=repeat, number=number)
+    return advice.extend(result, flat, options)
+
+
+def _deadline(start: float, timeout: float | None) -> float:
+    """The ``time.perf_counter()`` value past which measuring stops."""
+    return start + timeout if timeout else math.inf
 
 
 def check_nest(nest: Iterable[str] | None, entry: Callable,
@@ -106,27 +111,27 @@ def check_nest(nest: Iterable[str] | None, entry: Callable,
     return nest
 
 
-def run_comparison(entry: str, prepared: dict[str, Prepared], *, repeat: int = 3,
-                   number: int | None = None, timeout: float | None = None,
-                   start: float | None = None) -> Comparison:
+def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
+                   *, start: float | None = None) -> Comparison:
     """Measure prepared variants, interleaved; raise ``UserCodeError`` if all fail.
 
     Ctrl-C or ``timeout`` (seconds from ``start``) end the measurement at the
     next stage boundary; the result then holds what was measured and says why.
+    Of ``options`` this uses ``repeat``, ``number`` and ``timeout``.
     """
-    check_options(repeat, number, timeout)
+    options = options or Options()
     if jax.config.jax_disable_jit:
         raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
                          "%jitcompare outside the `with jax.disable_jit():` block.")
     for p in prepared.values():
         check_arguments(entry, p.args, p.kwargs)
     start = time.perf_counter() if start is None else start
-    check = Checkpoint(deadline=start + timeout if timeout else math.inf)
+    check = Checkpoint(deadline=_deadline(start, options.timeout))
     runs = VariantRuns(prepared)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
-        runs.measure(repeat, number, monitor, check)
+        runs.measure(options.repeat, options.number, monitor, check)
     warnings = list(runs.warnings(entry))
     if switched:
         warnings.append("your persistent compilation cache was switched off for the "

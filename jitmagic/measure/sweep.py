@@ -19,8 +19,8 @@ from typing import Any
 
 from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
-from ..options import SWEEP_USAGE
-from .pipeline import prepare_function, run_comparison
+from ..options import Options, split_options
+from .pipeline import measure, prepare_function
 
 #: ``progress(index, count, value, elapsed_s)``, called before each value is measured
 #: (index counts from 0) and once more with ``index == count`` when the sweep is done.
@@ -29,9 +29,8 @@ Progress = Callable[[int, int, Any, float], None]
 
 def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any], Comparison],
               progress: Progress | None = None) -> Comparison:
-    """Call ``measure(value)`` for each value; the last comparison, with the sweep in extras."""
-    if not values:
-        raise InputError(f"a sweep needs at least one value: write {SWEEP_USAGE}")
+    """Call ``measure(value)`` for each value (at least one, as :class:`Options` checks);
+    the last comparison, with the sweep in extras."""
     start = time.perf_counter()
     points: list[Comparison] = []
     for i, value in enumerate(values):
@@ -52,26 +51,28 @@ def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any], Compari
     return dataclasses.replace(last, extras={**last.extras, "sweep": record})
 
 
-def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any, repeat: int = 3,
-          number: int | None = None, nest: Sequence[str] | None = None,
-          progress: Progress | bool = True, **kwargs: Any) -> Comparison:
+def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
+          progress: Progress | bool = True, options: Options | None = None,
+          **kwargs: Any) -> Comparison:
     """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
     bound to the value (in a copy of that module's namespace; yours is not changed).
 
-    ``progress=True`` prints a line per value; pass a callable to show it your way,
-    or ``False`` for silence. Returns what ``--sweep`` returns.
+    Takes ``compare``'s option keywords (``repeat``, ``nest``, ``vmap``, ``batch``,
+    ``in_axes``, ``attribute``, ``advise``, ...), measured at every value; other
+    keywords go to ``fn``. ``progress=True`` prints a line per value; pass a
+    callable to show it your way, or ``False`` for silence. Returns what
+    ``--sweep`` returns.
     """
-    if not name.isidentifier():
-        raise InputError(f"sweep: {name!r} is not a variable name")
+    options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
     def one(value: Any) -> Comparison:
-        prepared = prepare_function(fn, args, kwargs, nest, bindings={name: value})
-        return run_comparison(fn.__name__, prepared, repeat=repeat, number=number)
+        prepared = prepare_function(fn, args, kwargs, options.nest, bindings={name: value})
+        return measure(fn.__name__, prepared, options)
 
     if progress is True:
         def progress(*a: Any) -> None:
             print(progress_line(name, *a), flush=True)
-    return run_sweep(name, list(values), one, progress or None)
+    return run_sweep(*options.sweep, one, progress or None)
 
 
 def progress_line(name: str, index: int, count: int, value: Any, elapsed_s: float) -> str:
