@@ -29,7 +29,7 @@ def _assert_self_contained(html: str) -> None:
 def test_file_prints_table_and_writes_json_and_html(tmp_path, capsys):
     out_json, out_html = tmp_path / "r.json", tmp_path / "r.html"
     code = main([str(_file(tmp_path)), "-r", "1", "-n", "2",
-                 "--json", str(out_json), "--html", str(out_html)])
+                 "--save", str(out_json), "--html", str(out_html)])
     assert code == 0
     printed = capsys.readouterr().out
     assert "jitcompare: model" in printed and "XLA compile" in printed
@@ -46,7 +46,7 @@ def test_file_sweep(tmp_path, capsys):
     source = SMALL_CELL.replace("range(4)", "range(calls)")
     out_json, out_html = tmp_path / "s.json", tmp_path / "s.html"
     code = main([str(_file(tmp_path, source)), "-r", "1", "-n", "2", "--sweep", "calls=1,2",
-                 "--json", str(out_json), "--html", str(out_html)])
+                 "--save", str(out_json), "--html", str(out_html)])
     assert code == 0
     printed = capsys.readouterr().out
     assert "sweep calls=1 (1/2)" in printed and "sweep calls=2 (2/2)" in printed
@@ -54,6 +54,25 @@ def test_file_sweep(tmp_path, capsys):
     sweep = json.loads(out_json.read_text())["sweep"]
     assert sweep["values"] == [1, 2] and len(sweep["points"]) == 2
     _assert_self_contained(out_html.read_text())
+
+
+def test_old_json_flag_still_writes_the_report(tmp_path, capsys):
+    out_json = tmp_path / "old.json"
+    assert main([str(_file(tmp_path)), "-r", "1", "-n", "1", "--json", str(out_json)]) == 0
+    assert "--json is deprecated; write --save PATH" in capsys.readouterr().err
+    assert jitmagic.load(out_json).entry == "model"
+
+
+def test_options_reach_the_measurement(tmp_path):
+    """What the command line says is what is measured (here: which helper is nested)."""
+    source = SMALL_CELL.replace("return sum(layer(x)", "return norm(x) + sum(layer(x)")
+    source = source.replace("def model", "def norm(x):\n    return x / 2\ndef model")
+    out_json = tmp_path / "r.json"
+    assert main([str(_file(tmp_path, source)), "-r", "1", "-n", "1", "--nest", "norm",
+                 "--save", str(out_json)]) == 0
+    saved = json.loads(out_json.read_text())
+    assert saved["variants"]["nested"]["helpers"] == ["norm"]
+    assert [len(v["samples"]["trace_s"]) for v in saved["variants"].values()] == [1, 1]
 
 
 @pytest.mark.parametrize(
@@ -64,6 +83,8 @@ def test_file_sweep(tmp_path, capsys):
         ("def f(x)\n", [], "syntax error"),
         (SMALL_CELL, ["--sweep", "calls"], "does not name a variable"),
         (SMALL_CELL, ["-r", "0"], "must be at least 1"),
+        (SMALL_CELL, ["--in-axes", "0,x"], "'x' is not an axis"),
+        (SMALL_CELL, ["--nest", "nohelper"], "its helpers are layer"),
     ],
 )
 def test_bad_input_exits_2_with_a_message(tmp_path, capsys, source, args, message):
