@@ -20,7 +20,7 @@ def save(c: Comparison, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike) -> Comparison:
-    """Read a report written by ``--save``, ``python -m jitmagic --json`` or :func:`save`.
+    """Read a report written by ``--save`` (magic or command) or :func:`save`.
 
     Raises ``ReportSchemaError`` (naming the schema found) for a file that is not
     a report this version reads.
