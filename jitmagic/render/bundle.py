@@ -12,10 +12,11 @@ from ..model.comparison import Comparison
 from ..model.orderings import Orderings
 from ..model.sweep import is_sweep
 from .comparison import html_summary, text_table
-from .helpers import helpers_html, helpers_text
+from .helpers import attribution_record, helpers_html, helpers_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
+from .table import Table
 
 
 def chart_png(c: Comparison) -> bytes | None:
@@ -44,24 +45,30 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
         data = {"text/plain": sweep_text(c), "text/html": sweep_html(c, png)}
     else:
         data = {"text/plain": text_table(c), "text/html": html_summary(c, png)}
-    orderings = Orderings.of(c)
+    orderings = _orderings(c)
     if orderings is not None:
         data["text/plain"] += "\n\n" + orderings_text(orderings)
         data["text/html"] += "\n" + orderings_html(orderings, orderings_png(orderings, plot))
-    if "attribution" in c.extras or "advice" in c.extras:
+    if helpers_text(c):
         data["text/plain"] += "\n\n" + helpers_text(c)
         data["text/html"] += "\n" + helpers_html(c, attribution_png(c, plot))
     return data
 
 
+def _orderings(c: Comparison) -> Orderings | None:
+    """The comparison's orderings record, if it has one (the one place that reads it)."""
+    return Orderings.of(c)
+
+
 def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
     """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
-    if not plot or "attribution" not in c.extras:
+    a = attribution_record(c)
+    if not plot or a is None:
         return None
     from .charts.helpers import attribution_figure
     from .charts.phases import to_png
 
-    return to_png(attribution_figure(c.extras["attribution"]))
+    return to_png(attribution_figure(a))
 
 
 def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
@@ -93,7 +100,7 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 <body>
 {body}
 <h4>Where these numbers came from</h4>
-<table class="jitcompare-env">{env}</table>
+{env}
 </body></html>
 """
 
@@ -102,9 +109,8 @@ def html_document(c: Comparison) -> str:
     """A self-contained HTML page of the report: the chart is embedded as PNG data,
     nothing is fetched from a network."""
     body = bundle(c)["text/html"]
-    env = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(_env_value(v))}</td></tr>"
-                  for k, v in c.env.items())
-    return PAGE.format(title=html.escape(c.entry), body=body, env=env)
+    env = Table((), [(str(k), _env_value(v)) for k, v in c.env.items()], css="jitcompare-env")
+    return PAGE.format(title=html.escape(c.entry), body=body, env=env.as_html())
 
 
 def _env_value(v: Any) -> str:

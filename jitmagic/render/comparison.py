@@ -6,20 +6,31 @@ measured shows as "—", never as a made-up value.
 
 from __future__ import annotations
 
-import base64
-import html
 import math
-import re
 
-from ..model.comparison import PHASE_LABELS, PHASES, Comparison
+from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison
 from .format import fmt_ratio, fmt_s
+from .table import (
+    Block,
+    Cell,
+    Code,
+    Details,
+    Heading,
+    Html,
+    Image,
+    Para,
+    Pre,
+    Table,
+    as_html,
+    as_text,
+)
 
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),
     ("nested_calls", "nested jit calls"),
     ("stablehlo_bytes", "StableHLO bytes"),
-    ("stablehlo_calls", "`call` ops in StableHLO"),
-    ("compiled_calls", "`call` ops after XLA"),
+    ("stablehlo_calls", (Code("call"), " ops in StableHLO")),
+    ("compiled_calls", (Code("call"), " ops after XLA")),
 )
 
 
@@ -32,11 +43,6 @@ def _ratio_cell(c: Comparison, phase: str) -> str:
 def _spread(c: Comparison, variant: str, phase: str) -> str:
     lo, hi = c.variants[variant].spread(phase)
     return "" if math.isnan(lo) or lo == hi else f"{fmt_s(lo)}–{fmt_s(hi)}"
-
-
-def _median_and_spread(c: Comparison, variant: str, phase: str) -> str:
-    spread = _spread(c, variant, phase)
-    return fmt_s(c.variants[variant].median(phase)) + (f" [{spread}]" if spread else "")
 
 
 def _fmt_count(x: int | None) -> str:
@@ -61,27 +67,45 @@ def verdict(c: Comparison) -> str:
             f"{fmt_s(flat)} flat against {fmt_s(nested)} nested.")
 
 
+def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
+    """One row per phase (median, min–max) and per structure count, flat against nested."""
+    rows: list[list[str | Cell]] = [
+        [PHASE_LABELS[p], *(Cell(fmt_s(c.variants[v].median(p)), _spread(c, v, p))
+                            for v in VARIANTS), _ratio_cell(c, p)] for p in PHASES]
+    rows += [[Cell(label), _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), ""]
+             for key, label in STRUCTURE]
+    return rows
+
+
+def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
+    """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary`
+    render these same blocks."""
+    out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
+                                 f" (medians of {_repeats(c)} cold runs [min–max])"))]
+    if c.stopped:
+        out.append(Para([f"PARTIAL: {c.stopped}; showing what was measured so far"], "error"))
+    out += [Image(png, "phases per variant"),
+            Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
+            Para([verdict(c), f"nested helpers: {', '.join(c.nested.helpers) or 'none'}",
+                  _outputs_line(c),
+                  f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"])]
+    out += [Pre(f"error ({name}): {v.error}", "error") for name, v in c.variants.items()
+            if v.error]
+    out += [Para([(f"note ({name}): ", n)]) for name, v in c.variants.items() for n in v.notes]
+    out += [Para([("warning: ", w)], "warning") for w in c.warnings]
+    out += [Details((f"jaxpr, {name} ({_fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
+            for name, v in c.variants.items() if v.jaxpr_text]
+    return out
+
+
 def text_table(c: Comparison) -> str:
     """A plain-text table: what a terminal, a log, or a static export shows."""
-    rows = [("phase", "flat", "nested", "flat/nested")]
-    rows += [(PHASE_LABELS[p], *(_median_and_spread(c, v, p) for v in ("flat", "nested")),
-              _ratio_cell(c, p)) for p in PHASES]
-    rows += [(label, _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), "")
-             for key, label in STRUCTURE]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"jitcompare: {c.entry} (medians of {_repeats(c)} cold runs [min–max])"]
-    if c.stopped:
-        lines.append(f"PARTIAL: {c.stopped}; showing what was measured so far")
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
-              for r in rows]
-    lines.append(f"nested helpers: {', '.join(c.nested.helpers) or 'none'}")
-    lines.append(_outputs_line(c))
-    lines.append(verdict(c))
-    lines += [f"error: {v.error}" for v in c.variants.values() if v.error]
-    lines += [f"note: {n}" for v in c.variants.values() for n in v.notes]
-    lines += [f"warning: {w}" for w in c.warnings]
-    lines.append(f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}")
-    return "\n".join(lines)
+    return as_text(blocks(c))
+
+
+def html_summary(c: Comparison, png: bytes | None = None) -> Html:
+    """An HTML table with spreads, the chart (if given) and the jaxprs, collapsed."""
+    return as_html(blocks(c, png))
 
 
 def _repeats(c: Comparison) -> int:
@@ -101,44 +125,3 @@ def outputs_line(match: bool | None, max_abs_diff: float | None, between: str,
 def _outputs_line(c: Comparison) -> str:
     return outputs_line(c.outputs_match, c.max_abs_diff, "flat and nested",
                         "a variant did not finish")
-
-
-def _code(text: str) -> str:
-    """Escape ``text`` for HTML, showing its `backquoted` names as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
-
-
-def html_summary(c: Comparison, png: bytes | None = None) -> str:
-    """An HTML table with spreads, the chart (if given) and the jaxprs, collapsed."""
-    head = "<tr><th>phase</th><th>flat</th><th>nested</th><th>flat / nested</th></tr>"
-    body = []
-    for p in PHASES:
-        cells = [f"{fmt_s(c.variants[v].median(p))}<br><small>{_spread(c, v, p)}</small>"
-                 for v in ("flat", "nested")]
-        body.append(f"<tr><td>{PHASE_LABELS[p]}</td><td>{cells[0]}</td><td>{cells[1]}</td>"
-                    f"<td>{_ratio_cell(c, p)}</td></tr>")
-    for key, label in STRUCTURE:
-        body.append(f"<tr><td>{html.escape(label)}</td><td>{_fmt_count(getattr(c.flat, key))}"
-                    f"</td><td>{_fmt_count(getattr(c.nested, key))}</td><td></td></tr>")
-    parts = [f"<h4>jitcompare: <code>{html.escape(c.entry)}</code></h4>"]
-    if c.stopped:
-        parts.append(f"<p style='color:#a00'><b>Partial:</b> {html.escape(c.stopped)}; "
-                     "showing what was measured so far.</p>")
-    if png:
-        parts.append(f'<img alt="phases per variant" src="data:image/png;base64,'
-                     f'{base64.b64encode(png).decode()}"/>')
-    parts.append(f'<table class="jitcompare">{head}{"".join(body)}</table>')
-    parts.append(f"<p>{_code(verdict(c))}<br>"
-                 f"nested helpers: {html.escape(', '.join(c.nested.helpers) or 'none')}<br>"
-                 f"{html.escape(_outputs_line(c))}<br>"
-                 f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}</p>")
-    for v in c.variants.values():
-        if v.error:
-            parts.append(f"<pre style='color:#a00'>{html.escape(v.error)}</pre>")
-        parts += [f"<p><i>note ({v.name}):</i> {html.escape(n)}</p>" for n in v.notes]
-    parts += [f"<p style='color:#a60'>warning: {html.escape(w)}</p>" for w in c.warnings]
-    for v in c.variants.values():
-        if v.jaxpr_text:
-            parts.append(f"<details><summary>jaxpr, {v.name} ({_fmt_count(v.jaxpr_eqns)} "
-                         f"equations)</summary><pre>{html.escape(v.jaxpr_text)}</pre></details>")
-    return "\n".join(parts)

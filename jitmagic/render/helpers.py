@@ -6,34 +6,35 @@ Both read the plain dicts in ``Comparison.extras`` (``"attribution"``,
 
 from __future__ import annotations
 
-import base64
-import html
 import re
 from typing import Any
 
 from ..model.advice import NOISE_FACTOR
 from ..model.comparison import Comparison
 from .format import fmt_s
+from .table import Block, Cell, Code, Html, Image, Para, Table, as_html, as_text
 
 #: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
 NOISY = 0.25
 
 
-def attribution_lines(a: dict[str, Any]) -> list[str]:
-    """The flat trace split by helper, heaviest first, as aligned text rows."""
-    rows = [("helper", "calls", "inclusive", "own", "share of trace")]
-    for h in a["helpers"]:
-        rows.append((h["helper"], str(h["calls"]), fmt_s(h["inclusive_s"]), fmt_s(h["own_s"]),
-                     f"{h['inclusive_share']:.0%} (own {h['share']:.0%})"))
-    rows.append((f"{a['entry']} (entry)", "1", fmt_s(a["trace_s"]), fmt_s(a["entry_own_s"]),
-                 f"own {a['entry_share']:.0%}"))
+def attribution_blocks(a: dict[str, Any]) -> list[Block]:
+    """The flat trace split by helper, heaviest first: a title and a table."""
+    rows = [(Cell(h["helper"], code=True), str(h["calls"]), fmt_s(h["inclusive_s"]),
+             fmt_s(h["own_s"]), f"{h['inclusive_share']:.0%} (own {h['share']:.0%})")
+            for h in a["helpers"]]
+    rows.append((Cell((Code(a["entry"]), " (entry)")), "1", fmt_s(a["trace_s"]),
+                 fmt_s(a["entry_own_s"]), f"own {a['entry_share']:.0%}"))
     rows.append(("  of which JAX around it", "", "", fmt_s(a["jax_s"]), ""))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    lines = [f"trace time by helper (flat variant, one cold trace of {fmt_s(a['trace_s'])}; "
-             f"own times add up to it):"]
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-              for r in rows]
-    return lines
+    title = (f"trace time by helper (flat variant, one cold trace of {fmt_s(a['trace_s'])}; "
+             f"own times add up to it):")
+    return [Para([(title,)]), Table(("helper", "calls", "inclusive", "own", "share of trace"),
+                                    rows, css="jitcompare-helpers", indent="  ")]
+
+
+def attribution_lines(a: dict[str, Any]) -> list[str]:
+    """The attribution as text lines (title, then the aligned table)."""
+    return as_text(attribution_blocks(a)).splitlines()
 
 
 def advice_lines(adv: dict[str, Any]) -> list[str]:
@@ -77,24 +78,35 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
             f"({c['calls']} calls; noise {fmt_s(c['noise_s'])}){execute}")
 
 
+def attribution_record(c: Comparison) -> dict[str, Any] | None:
+    """The comparison's attribution record, if it has one (the one place that reads it)."""
+    return c.extras.get("attribution")
+
+
+def advice_record(c: Comparison) -> dict[str, Any] | None:
+    """The comparison's advice record, if it has one (the one place that reads it)."""
+    return c.extras.get("advice")
+
+
+def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
+    """Attribution (chart, table) and advice (title, one line per helper), built once."""
+    out: list[Block] = [Image(png, "trace time by helper")]
+    if (a := attribution_record(c)) is not None:
+        out += attribution_blocks(a)
+    if (adv := advice_record(c)) is not None:
+        lines = advice_lines(adv)
+        out += [Para([(lines[0],)]), Para(lines[1:])]
+    return out
+
+
 def helpers_text(c: Comparison) -> str:
     """Attribution and advice of a comparison as text; empty if it has neither."""
-    lines: list[str] = []
-    if "attribution" in c.extras:
-        lines += attribution_lines(c.extras["attribution"])
-    if "advice" in c.extras:
-        lines += advice_lines(c.extras["advice"])
-    return "\n".join(lines)
+    return as_text(blocks(c))
 
 
-def helpers_html(c: Comparison, png: bytes | None = None) -> str:
-    """The same as HTML: the chart (if given) above the text, preformatted."""
-    parts = []
-    if png:
-        parts.append(f'<img alt="trace time by helper" src="data:image/png;base64,'
-                     f'{base64.b64encode(png).decode()}"/>')
-    parts.append(f"<pre>{html.escape(helpers_text(c))}</pre>")
-    return "\n".join(parts)
+def helpers_html(c: Comparison, png: bytes | None = None) -> Html:
+    """The same as HTML: the chart (if given), the table and the advice."""
+    return as_html(blocks(c, png))
 
 
 def _signed(x: float) -> str:

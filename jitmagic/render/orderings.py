@@ -7,13 +7,25 @@ static export (``jupyter nbconvert --to html``) keeps when widgets cannot run.
 
 from __future__ import annotations
 
-import base64
-import html
 import math
 
 from ..model.orderings import ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
 from . import comparison
 from .format import fmt_ratio, fmt_s
+from .table import (
+    Block,
+    Cell,
+    Code,
+    Details,
+    Heading,
+    Html,
+    Image,
+    Para,
+    Pre,
+    Table,
+    as_html,
+    as_text,
+)
 
 #: Per-call times closer than this ratio are "about the same".
 SAME_SPEED = 1.10
@@ -37,12 +49,19 @@ def _compiles(row: OrderingRow) -> str:
     return f"{row.compile_events} ({fmt_s(row.compile_s)})"
 
 
-def row_cells(o: Orderings, name: str) -> tuple[str, ...]:
-    """One table row, as the strings both the text and the HTML tables show."""
-    row, ref = o[name], o[REFERENCE]
-    return (name, fmt_s(row.first_call_s), fmt_s(row.execute_s),
-            fmt_ratio(row.execute_s / ref.execute_s if ref.execute_s else math.nan),
-            _compiles(row), _count(row.jaxpr_eqns), _count(row.stablehlo_bytes), _same(row))
+def _ratio(o: Orderings, name: str) -> str:
+    ref = o[REFERENCE].execute_s
+    return fmt_ratio(o[name].execute_s / ref if ref else math.nan)
+
+
+def row_cells(o: Orderings, name: str) -> list[Cell]:
+    """One table row (medians with their min–max spread), for both text and HTML."""
+    row = o[name]
+    return [Cell(name, code=True),
+            Cell(fmt_s(row.first_call_s), _spread(row, "first_call_s")),
+            Cell(fmt_s(row.execute_s), _spread(row, "execute_s")),
+            Cell(_ratio(o, name)), Cell(_compiles(row)), Cell(_count(row.jaxpr_eqns)),
+            Cell(_count(row.stablehlo_bytes)), Cell(_same(row))]
 
 
 def _title(o: Orderings) -> str:
@@ -89,61 +108,49 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
     return f"{speed}; {program}."
 
 
+def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
+    """All four orderings as blocks, built once for the text and the HTML table."""
+    rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
+    out: list[Block] = [Heading((_title(o),)),
+                        Image(png, "first call and per call, four orderings"),
+                        Table(COLUMNS, rows, css="jitcompare-orderings"),
+                        Para([(verdict(o),), (outputs_line(o),)])]
+    out += [Para([("warning: ", w)], "warning") for w in o.warnings]
+    out += [Pre(f"error in {r.name}: {r.error}", "error") for r in o.rows.values() if r.error]
+    return out
+
+
 def text_table(o: Orderings) -> str:
     """All four orderings as plain text: what a terminal or a text export shows."""
-    rows = [COLUMNS] + [row_cells(o, n) for n in ORDERINGS if n in o.rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    lines = [_title(o)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-              for r in rows]
-    lines += [outputs_line(o), verdict(o)]
-    lines += [f"error in {r.name}: {r.error}" for r in o.rows.values() if r.error]
-    return "\n".join(lines)
+    return as_text(blocks(o))
 
 
-def png_img(png: bytes, alt: str) -> str:
-    """An ``<img>`` with the PNG inline, so it shows with no kernel and no network."""
-    data = base64.b64encode(png).decode()
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"/>'
-
-
-def html_table(o: Orderings, png: bytes | None = None) -> str:
+def html_table(o: Orderings, png: bytes | None = None) -> Html:
     """All four orderings as an HTML table (with spreads), the chart, outputs and verdict."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
-    body = []
-    for name in ORDERINGS:
-        if name not in o.rows:
-            continue
-        cells = list(row_cells(o, name))
-        cells[1] += _spread(o[name], "first_call_s")
-        cells[2] += _spread(o[name], "execute_s")
-        tds = "".join(f"<td>{c}</td>" for c in [f"<code>{html.escape(cells[0])}</code>"]
-                      + cells[1:])
-        body.append(f"<tr>{tds}</tr>")
-    parts = [f"<h4>{html.escape(_title(o))}</h4>"]
-    if png:
-        parts.append(png_img(png, "first call and per call, four orderings"))
-    parts.append(f'<table class="jitcompare-orderings"><tr>{head}</tr>{"".join(body)}</table>')
-    parts.append(f"<p><b>{html.escape(verdict(o))}</b><br>{html.escape(outputs_line(o))}</p>")
-    parts += [f"<pre style='color:#a00'>{html.escape(r.name)} failed:\n{html.escape(r.error)}"
-              "</pre>" for r in o.rows.values() if r.error]
-    return "\n".join(parts)
+    return as_html(blocks(o, png))
 
 
 def _spread(row: OrderingRow, key: str) -> str:
     xs = row.samples.get(key, [])
     if len(xs) < 2 or min(xs) == max(xs):
         return ""
-    return f"<br><small>{fmt_s(min(xs))}–{fmt_s(max(xs))}</small>"
+    return f"{fmt_s(min(xs))}–{fmt_s(max(xs))}"
+
+
+def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Block]:
+    """What the toggle shows for one ordering: verdict, chart, numbers, jaxpr."""
+    row = o[chosen]
+    return [Para([verdict(o, chosen)], "verdict", bold=True),
+            Image(png, f"{chosen}: first call and per call"),
+            Table((), [(f"{k}:", v) for k, v in panel_numbers(o, chosen)],
+                  css="jitcompare-ordering"),
+            Details(("jaxpr of ", Code(chosen), f" ({_count(row.jaxpr_eqns)} equations)"),
+                    row.jaxpr_text, in_text=True)]
 
 
 def panel_text(o: Orderings, chosen: str) -> str:
     """What the toggle shows for one ordering, as plain text."""
-    row = o[chosen]
-    lines = [verdict(o, chosen), ""]
-    lines += [f"{label}: {value}" for label, value in panel_numbers(o, chosen)]
-    lines += ["", f"jaxpr of {chosen}:", row.jaxpr_text or "—"]
-    return "\n".join(lines)
+    return as_text(panel_blocks(o, chosen))
 
 
 def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
@@ -152,7 +159,7 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
     return [
         ("first call (cold)", fmt_s(row.first_call_s)),
         ("per call (steady)", fmt_s(row.execute_s)),
-        (f"per call / {REFERENCE}", row_cells(o, chosen)[3]),
+        (f"per call / {REFERENCE}", _ratio(o, chosen)),
         ("XLA compiles JAX reported in the first call", _compiles(row)),
         ("jaxpr equations (top level)", _count(row.jaxpr_eqns)),
         ("jit calls in the jaxpr", _count(row.nested_calls)),
@@ -162,16 +169,6 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
     ]
 
 
-def panel_html(o: Orderings, chosen: str, png: bytes | None = None) -> str:
-    """What the toggle shows for one ordering: verdict, chart, numbers, jaxpr."""
-    row = o[chosen]
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
-                   for k, v in panel_numbers(o, chosen))
-    parts = [f'<p class="jitcompare-verdict"><b>{html.escape(verdict(o, chosen))}</b></p>']
-    if png:
-        parts.append(png_img(png, f"{chosen}: first call and per call"))
-    parts.append(f'<table class="jitcompare-ordering">{rows}</table>')
-    parts.append(f"<details><summary>jaxpr of <code>{html.escape(chosen)}</code> "
-                 f"({_count(row.jaxpr_eqns)} equations)</summary>"
-                 f"<pre>{html.escape(row.jaxpr_text)}</pre></details>")
-    return "\n".join(parts)
+def panel_html(o: Orderings, chosen: str, png: bytes | None = None) -> Html:
+    """What the toggle shows for one ordering, as HTML."""
+    return as_html(panel_blocks(o, chosen, png))

@@ -3,67 +3,63 @@ and a last row with each column's fitted growth exponent."""
 
 from __future__ import annotations
 
-import base64
-import html
+from typing import Any
 
 from ..model.comparison import PHASES, VARIANTS, Comparison
 from ..model.sweep import exponents, medians
 from .format import fmt_exponent, fmt_s
+from .table import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
 
 SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
          "first_call_s": "first call", "execute_s": "execute"}
 
 
-def _rows(c: Comparison) -> list[list[str]]:
-    """Header, then one row per (value, variant), then one growth row per variant."""
-    sweep = c.extras["sweep"]
-    name, values = sweep["name"], sweep["values"]
+def sweep_record(c: Comparison) -> dict[str, Any]:
+    """The comparison's sweep record (the one place that reads it)."""
+    return c.extras["sweep"]
+
+
+def _table(c: Comparison) -> Table:
+    """One row per (value, variant), then one growth row per variant."""
+    sweep = sweep_record(c)
+    name, values = str(sweep["name"]), sweep["values"]
     meds, ks = medians(c), exponents(c)
-    rows = [[name, "variant"] + [SHORT[p] for p in PHASES]]
-    rows += [[repr(value), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
-             for i, value in enumerate(values) for v in VARIANTS]
+    rows = [[repr(value), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
+            for i, value in enumerate(values) for v in VARIANTS]
     rows += [["growth", v] + [fmt_exponent(name, ks[v][p]) for p in PHASES] for v in VARIANTS]
-    return rows
+    return Table([name, "variant"] + [SHORT[p] for p in PHASES], rows, css="jitcompare-sweep")
+
+
+def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
+    """The sweep as blocks, built once: chart, table, growth line and warnings."""
+    sweep = sweep_record(c)
+    name = str(sweep["name"])
+    values = ", ".join(map(repr, sweep["values"]))
+    out: list[Block] = [
+        Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
+                 f" = {values} (medians per value)")),
+        Image(png, f"phases against {name}"),
+        _table(c),
+        Para([(f"growth: seconds ~ {name}^k, k fitted on log-log medians; "
+               f"sweep wall time {fmt_s(sweep.get('wall_s'))}",)])]
+    out += [Pre(f"{kind} ({name}={v!r}): {w}", "warning" if kind == "warning" else "error")
+            for kind, v, w in _warnings(c)]
+    return out
 
 
 def sweep_text(c: Comparison) -> str:
     """The sweep as a plain-text table, with the growth exponents and any warnings."""
-    sweep = c.extras["sweep"]
-    rows = _rows(c)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [f"jitcompare sweep: {c.entry} over {sweep['name']} = "
-             f"{', '.join(map(repr, sweep['values']))} (medians per value)"]
-    lines += ["  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
-              for r in rows]
-    lines.append(f"growth: seconds ~ {sweep['name']}^k, k fitted on log-log medians")
-    lines += [f"{kind} ({sweep['name']}={v!r}): {w}" for kind, v, w in _warnings(c)]
-    lines.append(f"sweep wall time {fmt_s(sweep.get('wall_s'))}")
-    return "\n".join(lines)
+    return as_text(blocks(c))
 
 
-def sweep_html(c: Comparison, png: bytes | None = None) -> str:
+def sweep_html(c: Comparison, png: bytes | None = None) -> Html:
     """The sweep as HTML: the chart (if given), the table, and the warnings."""
-    sweep = c.extras["sweep"]
-    rows = _rows(c)
-    head = "".join(f"<th>{html.escape(x)}</th>" for x in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in r) + "</tr>"
-                   for r in rows[1:])
-    parts = [f"<h4>jitcompare sweep: <code>{html.escape(c.entry)}</code> over "
-             f"<code>{html.escape(sweep['name'])}</code></h4>"]
-    if png:
-        parts.append(f'<img alt="phases against {html.escape(sweep["name"])}" '
-                     f'src="data:image/png;base64,{base64.b64encode(png).decode()}"/>')
-    parts.append(f'<table class="jitcompare-sweep"><tr>{head}</tr>{body}</table>')
-    parts.append(f"<p>growth: seconds ~ {html.escape(sweep['name'])}<sup>k</sup>, k fitted "
-                 f"on log-log medians; sweep wall time {fmt_s(sweep.get('wall_s'))}</p>")
-    parts += [f"<pre style='color:#a60'>{kind} ({html.escape(sweep['name'])}="
-              f"{html.escape(repr(v))}): {html.escape(w)}</pre>" for kind, v, w in _warnings(c)]
-    return "\n".join(parts)
+    return as_html(blocks(c, png))
 
 
 def _warnings(c: Comparison) -> list[tuple[str, object, str]]:
     """(kind, value, message) for each point's failed variants and warnings, in sweep order."""
-    sweep = c.extras["sweep"]
+    sweep = sweep_record(c)
     out = []
     for value, point in zip(sweep["values"], sweep["points"], strict=True):
         out += [("error", value, v["error"]) for v in point["variants"].values() if v.get("error")]

@@ -1,0 +1,236 @@
+"""A report built once, as blocks, then rendered as text and as HTML: escaping at one place.
+
+Every renderer (comparison, orderings, helpers, sweep) describes what it shows as
+a list of blocks (:class:`Heading`, :class:`Para`, :class:`Table`, :class:`Pre`,
+:class:`Details`, :class:`Image`) holding plain strings. :func:`as_text` aligns
+the tables' columns; :func:`as_html` escapes every string it is given. Code is
+marked by type (:class:`Code`, :class:`Cell` with ``code=True``) or, in prose,
+by backquotes, which HTML shows as ``<code>``: no block accepts raw markup, so a
+new field cannot reach the page unescaped. The only markup that leaves this
+module is :class:`Html`, which only this module builds.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+#: Long texts (a jaxpr) are cut to this many lines or characters when shown.
+MAX_LINES, MAX_CHARS = 300, 100_000
+
+STYLES = {"": "", "error": " style='color:#a00'", "warning": " style='color:#a60'",
+          "note": "", "verdict": " class='jitcompare-verdict'"}
+
+
+class Html(str):
+    """Markup that this module assembled from escaped parts and fixed tags."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Code:
+    """A name shown as code: ``<code>`` in HTML; in text bare, or in backquotes if ``ticks``."""
+
+    text: str
+    ticks: bool = False
+
+
+Inline = str | Code
+
+
+def prose(text: str) -> tuple[Inline, ...]:
+    """``text`` split at its backquotes: the quoted names become :class:`Code`."""
+    parts = re.split(r"`([^`]+)`", text)
+    return tuple(Code(p, ticks=True) if i % 2 else p for i, p in enumerate(parts) if p)
+
+
+def _inline_text(parts: Sequence[Inline]) -> str:
+    return "".join(f"`{p.text}`" if isinstance(p, Code) and p.ticks
+                   else p.text if isinstance(p, Code) else p for p in parts)
+
+
+def _inline_html(parts: Sequence[Inline]) -> Html:
+    return Html("".join(f"<code>{html.escape(p.text)}</code>" if isinstance(p, Code)
+                        else html.escape(p) for p in parts))
+
+
+def _parts(x: str | Inline | Sequence[Inline]) -> tuple[Inline, ...]:
+    """A prose string (backquotes mark code), one :class:`Code`, or a sequence of both."""
+    if isinstance(x, str):
+        return prose(x)
+    return (x,) if isinstance(x, Code) else tuple(x)
+
+
+def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> str:
+    """``text`` cut to its first ``max_lines`` lines and ``max_chars`` characters, saying
+    how much was left out (a jaxpr of a large model runs to megabytes)."""
+    lines = text.splitlines()
+    kept = "\n".join(lines[:max_lines])[:max_chars]
+    left = len(lines) - kept.count("\n") - 1 if lines else 0
+    if kept == "\n".join(lines):
+        return text
+    return (f"{kept}\n… {left} more line{'s' * (left != 1)} "
+            f"(of {len(lines)}, {len(text):,} characters)")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: ``text`` (a plain string, or parts with :class:`Code` in them), a
+    second line ``detail`` (a min–max spread), all of it code if ``code``."""
+
+    text: str | Sequence[Inline]
+    detail: str = ""
+    code: bool = False
+
+    def _main(self) -> tuple[Inline, ...]:
+        if isinstance(self.text, str):
+            return (Code(self.text) if self.code else self.text,)
+        return tuple(self.text)
+
+    def as_text(self) -> str:
+        main = _inline_text(self._main())
+        return f"{main} [{self.detail}]" if self.detail else main
+
+    def as_html(self) -> Html:
+        return Html(_inline_html(self._main()) + (f"<br><small>{html.escape(self.detail)}</small>"
+                                                  if self.detail else ""))
+
+
+def _cell(x: str | Cell) -> Cell:
+    return x if isinstance(x, Cell) else Cell(x)
+
+
+@dataclass(frozen=True)
+class Table:
+    """Header and rows of cells; ``header=()`` for a two-column list of labels and values."""
+
+    header: Sequence[str]
+    rows: Sequence[Sequence[str | Cell]]
+    css: str = "jitcompare"
+    indent: str = ""
+
+    def text_lines(self) -> list[str]:
+        rows = ([list(self.header)] if self.header else []) + \
+               [[_cell(x).as_text() for x in r] for r in self.rows]
+        if not rows:
+            return []
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        return [self.indent + "  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
+                for r in rows]
+
+    def as_html(self) -> Html:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{_cell(x).as_html()}</td>" for x in r) + "</tr>"
+                       for r in self.rows)
+        return Html(f'<table class="{html.escape(self.css)}">'
+                    + (f"<tr>{head}</tr>" if head else "") + body + "</table>")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """The section's title: a line of text, an ``<h4>``."""
+
+    parts: str | Inline | Sequence[Inline]
+
+
+@dataclass(frozen=True)
+class Para:
+    """Lines of prose (backquotes mark code); ``kind`` colours it in HTML."""
+
+    lines: Sequence[str | Inline | Sequence[Inline]]
+    kind: str = ""
+    bold: bool = False
+
+
+@dataclass(frozen=True)
+class Pre:
+    """Preformatted text (a traceback), cut by :func:`clip`; ``kind`` colours it in HTML."""
+
+    text: str
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class Details:
+    """A collapsed block (a jaxpr); shown in text only when ``in_text``."""
+
+    summary: str | Inline | Sequence[Inline]
+    text: str
+    in_text: bool = False
+
+
+@dataclass(frozen=True)
+class Image:
+    """A PNG chart: an inline ``<img>`` in HTML, nothing in text."""
+
+    png: bytes | None
+    alt: str
+
+
+Block = Heading | Para | Pre | Details | Image | Table
+
+
+@dataclass
+class Document:
+    """The blocks of one report section, in the order both renderings show them."""
+
+    blocks: list[Block] = field(default_factory=list)
+
+    def add(self, *blocks: Block) -> Document:
+        self.blocks.extend(blocks)
+        return self
+
+    def as_text(self) -> str:
+        return as_text(self.blocks)
+
+    def as_html(self) -> Html:
+        return as_html(self.blocks)
+
+
+def as_text(blocks: Iterable[Block]) -> str:
+    """The blocks as plain text: tables aligned, images left out."""
+    lines: list[str] = []
+    for b in blocks:
+        if isinstance(b, Table):
+            lines += b.text_lines()
+        elif isinstance(b, Heading):
+            lines.append(_inline_text(_parts(b.parts)))
+        elif isinstance(b, Para):
+            lines += [_inline_text(_parts(x)) for x in b.lines]
+        elif isinstance(b, Pre):
+            lines.append(clip(b.text))
+        elif isinstance(b, Details) and b.in_text:
+            lines += [_inline_text(_parts(b.summary)) + ":", clip(b.text) or "—"]
+    return "\n".join(lines)
+
+
+def as_html(blocks: Iterable[Block]) -> Html:
+    """The blocks as HTML: every string escaped here, code in ``<code>``."""
+    return Html("\n".join(_block_html(b) for b in blocks if not (isinstance(b, Image)
+                                                                  and not b.png)))
+
+
+def _block_html(b: Block) -> str:
+    if isinstance(b, Table):
+        return b.as_html()
+    if isinstance(b, Heading):
+        return f"<h4>{_inline_html(_parts(b.parts))}</h4>"
+    if isinstance(b, Para):
+        body = "<br>".join(_inline_html(_parts(x)) for x in b.lines)
+        return f"<p{STYLES[b.kind]}>{f'<b>{body}</b>' if b.bold else body}</p>"
+    if isinstance(b, Pre):
+        return f"<pre{STYLES[b.kind]}>{html.escape(clip(b.text))}</pre>"
+    if isinstance(b, Details):
+        return (f"<details><summary>{_inline_html(_parts(b.summary))}</summary>"
+                f"<pre>{html.escape(clip(b.text))}</pre></details>")
+    return img(b.png or b"", b.alt)
+
+
+def img(png: bytes, alt: str) -> Html:
+    """An ``<img>`` with the PNG inline, so it shows with no kernel and no network."""
+    data = base64.b64encode(png).decode()
+    return Html(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"/>')
