@@ -1,6 +1,7 @@
 """The trace-time-by-helper chart, as a ``matplotlib.figure.Figure``; never displays.
 
-Built without ``pyplot`` so that no figure stays open in the user's kernel.
+Built without ``pyplot`` so that no figure stays open in the user's kernel. The
+attribution is one cold trace, so its bars have no min–max range to draw.
 """
 
 from __future__ import annotations
@@ -9,27 +10,31 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-INCLUSIVE, OWN = "#a1c4e6", "#4c72b0"
+from ..format import fmt_s
+from .palette import PHASE, TRACE_INCLUSIVE
+from .style import plain
 
 
 def attribution_figure(a: dict[str, Any]) -> Figure:
     """Horizontal bars, heaviest first: a helper's inclusive share of the flat trace
-    (light) with its own share inside (dark), labelled "layer: 16 calls, 91% of trace time"."""
+    (light) with its own share inside (the trace colour), labelled
+    "layer: 16 calls, 91% of trace time"; the legend below the bars."""
     rows = [(h["helper"], h["calls"], h["inclusive_share"], h["share"]) for h in a["helpers"]]
     rows.append((f"{a['entry']} (entry, own)", 1, a["entry_share"], a["entry_share"]))
-    fig = Figure(figsize=(7, 0.45 * len(rows) + 1.2), layout="constrained")
+    fig = Figure(figsize=(7, 0.45 * len(rows) + 1.6), layout="constrained")
     ax = fig.subplots()
     for i, (name, calls, inclusive, own) in enumerate(rows):
-        ax.barh(i, inclusive * 100, color=INCLUSIVE, label="inclusive" if i == 0 else None)
-        ax.barh(i, own * 100, color=OWN, height=0.5, label="own" if i == 0 else None)
-        ax.text(inclusive * 100, i, f"  {name}: {calls} call{'s' * (calls != 1)}, "
+        ax.barh(i, inclusive * 100, color=TRACE_INCLUSIVE,
+                label="inclusive (with its callees)" if i == 0 else None)
+        ax.barh(i, own * 100, color=PHASE["trace_s"], height=0.5, label="own" if i == 0 else None)
+        ax.text(inclusive * 100, i, f"  {plain(name)}: {calls} call{'s' * (calls != 1)}, "
                 f"{inclusive:.0%} of trace time", va="center", fontsize=9)
-    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+    ax.set_yticks(range(len(rows)), [plain(r[0]) for r in rows])
     ax.invert_yaxis()
     ax.set_xlim(0, 175)  # room for the labels right of the bars
     ax.set_xticks(range(0, 101, 25))
     ax.margins(y=0.1)
-    ax.set_xlabel(f"% of the flat trace ({a['trace_s'] * 1e3:.0f} ms)")
-    ax.set_title(f"{a['entry']}: trace time by helper")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_xlabel(f"% of the flat trace ({fmt_s(a['trace_s'])}, one cold trace)")
+    ax.set_title(f"{plain(a['entry'])}: trace time by helper")
+    fig.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return fig

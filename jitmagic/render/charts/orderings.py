@@ -8,48 +8,61 @@ from __future__ import annotations
 
 import math
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ...model.orderings import ORDERINGS, TOGGLED, Orderings
-from ..format import fmt_s
+from ..format import fmt_s, time_unit
+from .palette import ORDERING_HIGHLIGHT, ORDERING_REFERENCE, ORDERING_TOGGLED
+from .style import plain, spread, whisker
 
-HIGHLIGHT = "#c44e52"
-TOGGLED_COLOR = "#4c72b0"
-REFERENCE_COLOR = "#a0a0a0"
+PANELS = (("first_call_s", "first call (cold: caches cleared)"),
+          ("execute_s", "per call (steady state)"))
 
 
 def _colors(names: list[str], highlight: str | None) -> list[str]:
     if highlight is not None:
-        return [HIGHLIGHT if n == highlight else REFERENCE_COLOR for n in names]
-    return [TOGGLED_COLOR if n in TOGGLED else REFERENCE_COLOR for n in names]
+        return [ORDERING_HIGHLIGHT if n == highlight else ORDERING_REFERENCE for n in names]
+    return [ORDERING_TOGGLED if n in TOGGLED else ORDERING_REFERENCE for n in names]
 
 
 def orderings_figure(o: Orderings, highlight: str | None = None) -> Figure:
-    """Two bar panels, cold first call and steady per call, one bar per ordering.
+    """Two bar panels, cold first call and steady per call, one bar per ordering, each
+    with the min–max of its samples.
 
     With ``highlight`` that ordering is drawn in colour and named in the
     title (the toggle's chart); without, the two toggled orderings are.
     """
     names = [n for n in ORDERINGS if n in o.rows and o[n].error is None]
     fig = Figure(figsize=(9, 2.8), layout="constrained")
-    first, per_call = fig.subplots(1, 2)
-    colors = _colors(names, highlight)
-    panels = ((first, "first_call_s", 1e3, "ms, first call (cold: caches cleared)"),
-              (per_call, "execute_s", 1e6, "µs per call (steady state)"))
-    for ax, key, scale, label in panels:
-        values = [o[n].median(key) for n in names]
-        ax.barh(range(len(names)), [0 if math.isnan(v) else v * scale for v in values],
-                color=colors)
-        for i, v in enumerate(values):
-            ax.text(0 if math.isnan(v) else v * scale, i, f" {fmt_s(v)}", va="center", fontsize=8)
-        ax.set_yticks(range(len(names)), names if ax is first else [""] * len(names))
-        ax.invert_yaxis()
-        ax.set_xlabel(label)
-        ax.margins(x=0.25)
+    for ax, (key, label) in zip(fig.subplots(1, 2), PANELS, strict=True):
+        _panel(ax, o, names, key, _colors(names, highlight))
+        ax.set_yticks(range(len(names)), [plain(n) for n in names] if key == PANELS[0][0]
+                      else [""] * len(names))
+        ax.set_xlabel(f"{time_unit(_seconds(o, names, key))[0]}, {label}")
     if highlight is None:
-        fig.suptitle(f"{o.entry}, batch {o.batch}: four orderings", fontsize=10)
+        fig.suptitle(f"{plain(o.entry)}, batch {plain(o.batch)}: four orderings", fontsize=10)
     else:
         row = o[highlight]
-        fig.suptitle(f"{highlight}: first call {fmt_s(row.first_call_s)}, "
+        fig.suptitle(f"{plain(highlight)}: first call {fmt_s(row.first_call_s)}, "
                      f"per call {fmt_s(row.execute_s)}", fontsize=10)
     return fig
+
+
+def _seconds(o: Orderings, names: list[str], key: str) -> list[float]:
+    return [x for n in names for x in o[n].samples.get(key, [])]
+
+
+def _panel(ax: Axes, o: Orderings, names: list[str], key: str, colors: list[str]) -> None:
+    """Median bars in the panel's unit, whiskers, and each median's label past its whisker."""
+    _, scale = time_unit(_seconds(o, names, key))
+    values = [o[n].median(key) for n in names]
+    ax.barh(range(len(names)), [0 if math.isnan(v) else v / scale for v in values], color=colors)
+    for i, (n, v) in enumerate(zip(names, values, strict=True)):
+        end = 0 if math.isnan(v) else v
+        if (rng := spread(o[n].samples.get(key, []))) is not None:
+            whisker(ax, i, rng[0] / scale, rng[1] / scale)
+            end = max(end, rng[1])
+        ax.text(end / scale, i, f" {fmt_s(v)}", va="center", fontsize=8)
+    ax.invert_yaxis()
+    ax.margins(x=0.3)

@@ -9,44 +9,80 @@ from __future__ import annotations
 import io
 import math
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...model.comparison import PHASE_LABELS, Comparison
-from ..format import fmt_ratio, fmt_s
+from ...model.comparison import PHASE_LABELS, VARIANTS, Comparison, VariantResult
+from ..format import fmt_ratio, fmt_s, time_unit
+from .palette import PHASE
+from .style import plain, spread, whisker
 
 COLD = ("trace_s", "lower_s", "compile_s")
-COLORS = {"trace_s": "#4c72b0", "lower_s": "#55a868", "compile_s": "#c44e52"}
+
+
+def _finite(x: float) -> float:
+    return 0.0 if math.isnan(x) else x
+
+
+def cold_totals(v: VariantResult) -> list[float]:
+    """Trace + lower + compile of each cold run (the phases are sampled run by run)."""
+    cols = [v.samples.get(p, []) for p in COLD]
+    return [sum(run) for run in zip(*cols, strict=False)]
 
 
 def phases_figure(c: Comparison) -> Figure:
-    """Stacked cold-start bars per variant, first-call markers, and per-call execute bars."""
-    fig = Figure(figsize=(9, 3.2), layout="constrained")
+    """Stacked cold-start bars per variant with the min–max of their totals, first-call
+    markers, and per-call execute bars with their min–max; the legend below the panels."""
+    fig = Figure(figsize=(9, 3.6), layout="constrained")
     cold, steady = fig.subplots(1, 2, width_ratios=(3, 1))
-    names = [v for v in ("flat", "nested") if c.variants[v].ok]
-    for row, name in enumerate(names):
-        v, left = c.variants[name], 0.0
-        for p in COLD:
-            width = v.median(p)
-            cold.barh(row, width, left=left, color=COLORS[p],
-                      label=f"{PHASE_LABELS[p]} (flat/nested {fmt_ratio(c.ratio(p))})"
-                      if row == 0 else None)
-            left += width
-        first = v.median("first_call_s")
-        if not math.isnan(first):
-            cold.plot([first, first], [row - 0.4, row + 0.4], color="black", lw=2,
-                      label="first call" if row == 0 else None)
-        cold.text(left, row, f"  {fmt_s(left)}", va="center", fontsize=9)
-    cold.set_yticks(range(len(names)), names)
-    cold.invert_yaxis()
-    cold.set_xlabel("seconds, cold (caches cleared)")
-    cold.set_title(f"{c.entry}: where start-up time goes")
-    cold.legend(fontsize=8, loc="best")
-    cold.margins(x=0.15)
-    per_call = [c.variants[n].median("execute_s") * 1e6 for n in names]
-    steady.bar(names, per_call, color="#8172b2")
-    steady.set_ylabel("µs per call")
-    steady.set_title(f"execute ({fmt_ratio(c.ratio('execute_s'))})")
+    names = [n for n in VARIANTS if n in c.variants and c.variants[n].ok]
+    _cold_panel(cold, c, names)
+    _execute_panel(steady, c, names)
+    fig.legend(loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     return fig
+
+
+def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
+    """One stacked bar per variant; the total's label right of everything drawn on its row."""
+    variants = [c.variants[n] for n in names]
+    unit, scale = time_unit([x for v in variants for x in cold_totals(v) + [v.first_call_s]])
+    for row, v in enumerate(variants):
+        left = 0.0
+        for p in COLD:
+            width = _finite(v.median(p))
+            ax.barh(row, width / scale, left=left / scale, color=PHASE[p],
+                    label=f"{PHASE_LABELS[p]} (flat/nested {fmt_ratio(c.ratio(p))})"
+                    if row == 0 else None)
+            left += width
+        ends = [left]
+        if (rng := spread(cold_totals(v))) is not None:
+            whisker(ax, row, rng[0] / scale, rng[1] / scale)
+            ends.append(rng[1])
+        first = v.first_call_s
+        if not math.isnan(first):
+            ax.plot([first / scale] * 2, [row - 0.4, row + 0.4], color=PHASE["first_call_s"],
+                    lw=2, label="first call (median)" if row == 0 else None)
+            ends.append(first)
+        ax.text(max(ends) / scale, row, f"  {fmt_s(left)}", va="center", fontsize=9)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{unit}, cold (caches cleared); whiskers: min–max")
+    ax.set_title(f"{plain(c.entry)}: where start-up time goes")
+    ax.margins(x=0.2)
+
+
+def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
+    """Median seconds per call for each variant, with the min–max of its samples."""
+    samples = [c.variants[n].samples.get("execute_s", []) for n in names]
+    unit, scale = time_unit([x for xs in samples for x in xs])
+    medians = [_finite(c.variants[n].execute_s) / scale for n in names]
+    ax.bar(range(len(names)), medians, color=PHASE["execute_s"])
+    for i, xs in enumerate(samples):
+        if (rng := spread(xs)) is not None:
+            whisker(ax, i, rng[0] / scale, rng[1] / scale, horizontal=False)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel(f"{unit} per call")
+    ax.set_title(f"execute ({fmt_ratio(c.ratio('execute_s'))})")
 
 
 def to_png(fig: Figure, dpi: int = 90) -> bytes:

@@ -11,8 +11,12 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from ...model.comparison import PHASE_LABELS, PHASES, Comparison
 from ...model.sweep import exponents, log_scale, medians
 from ..format import fmt_exponent, fmt_s
+from ..sweep import sweep_record
+from .palette import VARIANT
+from .style import plain
 
-STYLE = {"flat": dict(color="#c44e52", marker="o"), "nested": dict(color="#4c72b0", marker="s")}
+STYLE = {"flat": dict(color=VARIANT["flat"], marker="o"),
+         "nested": dict(color=VARIANT["nested"], marker="s")}
 
 
 def sweep_figure(c: Comparison) -> Figure:
@@ -22,8 +26,8 @@ def sweep_figure(c: Comparison) -> Figure:
     k means seconds ~ value^k); otherwise the values are categories and no
     exponent is fitted.
     """
-    sweep = c.extras["sweep"]
-    name, values = sweep["name"], sweep["values"]
+    sweep = sweep_record(c)
+    name, values = plain(sweep["name"]), sweep["values"]
     loglog = log_scale(values)
     xs = values if loglog else list(range(len(values)))
     meds, ks = medians(c), exponents(c)
@@ -39,17 +43,17 @@ def sweep_figure(c: Comparison) -> Figure:
         if loglog:
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_xticks(values, [str(v) for v in values])
+            ax.set_xticks(values, [plain(v) for v in values])
             ax.xaxis.set_minor_locator(NullLocator())
             ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
             ax.yaxis.set_minor_locator(NullLocator())
         else:
-            ax.set_xticks(xs, [str(v) for v in values])
+            ax.set_xticks(xs, [plain(v) for v in values])
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: fmt_s(y)))
         ax.set_title(PHASE_LABELS[phase])
         ax.set_xlabel(name)
         if ax.lines:  # a phase nothing measured (a stopped sweep) has no legend
             ax.legend(fontsize=8)
     axes[0].set_ylabel("median time")
-    fig.suptitle(f"{c.entry}: how each phase grows with {name}")
+    fig.suptitle(f"{plain(c.entry)}: how each phase grows with {name}")
     return fig

@@ -1,0 +1,34 @@
+"""What every chart shares: plain text for matplotlib, time axes in a readable unit,
+and min–max whiskers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from matplotlib.axes import Axes
+
+from .palette import RANGE
+
+
+def plain(x: Any) -> str:
+    """``x`` as text matplotlib shows as it is: every ``$`` escaped, so a name such as
+    ``$\\frac{$`` is never parsed as mathtext (which raises while drawing)."""
+    return str(x).replace("$", r"\$")
+
+
+def spread(xs: Sequence[float]) -> tuple[float, float] | None:
+    """(min, max) of the finite samples, or None with fewer than two."""
+    finite = [x for x in xs if x is not None and math.isfinite(x)]
+    return (min(finite), max(finite)) if len(finite) >= 2 else None
+
+
+def whisker(ax: Axes, at: float, lo: float, hi: float, horizontal: bool = True) -> None:
+    """The min–max range of a bar's samples at position ``at``, as a capped line."""
+    if horizontal:
+        ax.errorbar((lo + hi) / 2, at, xerr=(hi - lo) / 2, fmt="none", ecolor=RANGE,
+                    elinewidth=1, capsize=3, zorder=3)
+    else:
+        ax.errorbar(at, (lo + hi) / 2, yerr=(hi - lo) / 2, fmt="none", ecolor=RANGE,
+                    elinewidth=1, capsize=3, zorder=3)
