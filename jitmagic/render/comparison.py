@@ -89,7 +89,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
             Para([verdict(c), f"nested helpers: {', '.join(c.nested.helpers) or 'none'}",
                   _outputs_line(c),
                   f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"])]
-    out += [Pre(f"error ({name}): {v.error}", "error") for name, v in c.variants.items()
+    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
             if v.error]
     out += [Para([(f"note ({name}): ", n)]) for name, v in c.variants.items() for n in v.notes]
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]

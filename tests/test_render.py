@@ -1,0 +1,191 @@
+"""Rendering a report: escaping at one place, charts that survive any name, readable units.
+
+A real comparison (a small MLP-like model, measured with --vmap, --attribute and
+--advise) is turned into a report dict; every string field is then replaced by
+an HTML payload, as a crafted report loaded in a notebook would carry, and the
+rendered page must contain no markup but the renderer's own.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import math
+from html.parser import HTMLParser
+
+import jax.numpy as jnp
+import pytest
+from matplotlib.container import ErrorbarContainer
+
+import jitmagic
+from jitmagic.model.comparison import Comparison
+from jitmagic.model.orderings import Orderings
+from jitmagic.render.bundle import bundle, html_document
+from jitmagic.render.charts import palette
+from jitmagic.render.charts.orderings import orderings_figure
+from jitmagic.render.charts.phases import phases_figure, to_png
+from jitmagic.render.charts.sweep import sweep_figure
+from jitmagic.render.format import time_unit
+from jitmagic.render.table import Details, as_html, as_text
+
+PAYLOAD = "<img src=x onerror=alert(1)>"
+MATH = r"$\frac{$"
+#: Every tag the renderer itself writes (the page, the tables, prose, the charts).
+OWN_TAGS = {"html", "head", "meta", "title", "style", "body", "h4", "p", "br", "b", "code",
+            "small", "table", "tr", "th", "td", "pre", "details", "summary", "img"}
+
+
+def dense(w, x):
+    return jnp.tanh(x @ w)
+
+
+def mlp(w, x):
+    """Two layers through the same helper: what --attribute and --advise look at."""
+    return dense(w, dense(w, x)).sum()
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    c = jitmagic.compare(mlp, jnp.eye(4) * 0.5, jnp.ones((2, 4)), repeat=3, number=1, vmap=True,
+                         attribute=True, advise=True)
+    return c.to_dict()
+
+
+def poisoned(d: dict, text: str = PAYLOAD) -> dict:
+    """``d`` with every string field a report can carry replaced by ``text``."""
+    d = copy.deepcopy(d)
+    d.update(entry=text, warnings=[text], stopped=text, env={text: text, "devices": [text]})
+    for v in d["variants"].values():
+        v.update(helpers=[text], notes=[text], jaxpr=text)
+    d["variants"]["nested"]["error"] = text
+    d["variants"][text] = copy.deepcopy(d["variants"]["flat"])
+    if "orderings" in d:
+        o = d["orderings"]
+        o.update(entry=text, warnings=[text], in_axes=text, built_batch=False)
+        for row in o["rows"].values():
+            row.update(compile_events=text, jaxpr=text)
+        o["rows"]["vmap(f)"]["error"] = text
+    if "attribution" in d:
+        d["attribution"]["entry"] = text
+        for h in d["attribution"]["helpers"]:
+            h["helper"] = text
+    if "advice" in d:
+        adv = d["advice"]
+        adv.update(recommended=[text], not_tried=[text])
+        for cand in adv["ranked"]:
+            cand["helper"] = text
+        adv["ranked"].append({**adv["ranked"][0], "error": f"ValueError: {text}"})
+    return d
+
+
+def with_sweep(point: dict, name: str, values: list) -> dict:
+    """A sweep report over ``values`` whose points are ``point`` (stripped of its extras)."""
+    core = {k: v for k, v in point.items() if k not in ("orderings", "attribution", "advice")}
+    return {**core, "sweep": {"name": name, "values": values, "wall_s": 1.0,
+                              "points": [core for _ in values]}}
+
+
+class StartTags(HTMLParser):
+    """Every start tag of a page with its attributes, as a browser would parse them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def assert_only_own_markup(page: str) -> None:
+    tags = StartTags(page).tags
+    assert {t for t, _ in tags} <= OWN_TAGS, {t for t, _ in tags} - OWN_TAGS
+    for tag, attrs in tags:
+        assert not any(a.startswith("on") for a in attrs), (tag, attrs)
+        if tag == "img":
+            assert attrs["src"].startswith("data:image/png;base64,"), attrs
+    assert html.escape(PAYLOAD) in page  # the payload is shown, as text
+
+
+def test_a_crafted_report_renders_no_live_markup(report):
+    c = Comparison.from_dict(poisoned(report))
+    data = bundle(c)
+    assert PAYLOAD in data["text/plain"]
+    for page in (data["text/html"], html_document(c), c._repr_mimebundle_()["text/html"]):
+        assert_only_own_markup(page)
+    shown = data["text/html"]
+    assert shown.count(f"<code>{html.escape(PAYLOAD)}</code>") >= 3  # entry, helpers, ranked
+    assert f"<td>{html.escape(PAYLOAD)} (" in shown  # an ordering's compile events
+
+
+def test_a_crafted_sweep_renders_no_live_markup(report):
+    c = Comparison.from_dict(with_sweep(poisoned(report), PAYLOAD, [PAYLOAD, MATH]))
+    data = bundle(c)
+    assert_only_own_markup(data["text/html"])
+    assert_only_own_markup(html_document(c))
+    assert f"{PAYLOAD}={PAYLOAD!r}" in data["text/plain"]  # a point's warning names its value
+
+
+def test_mathtext_in_names_draws_as_plain_text(report):
+    math_report = {**report, "entry": MATH}
+    c = Comparison.from_dict(math_report)
+    fig = phases_figure(c)
+    assert to_png(fig).startswith(b"\x89PNG")
+    assert fig.axes[0].texts and MATH.replace("$", r"\$") in fig.axes[0].get_title()
+    o = Orderings.from_dict({**report["orderings"], "entry": MATH})
+    assert to_png(orderings_figure(o)).startswith(b"\x89PNG")
+    sweep = Comparison.from_dict(with_sweep(math_report, MATH, [MATH, "b"]))
+    assert to_png(sweep_figure(sweep)).startswith(b"\x89PNG")
+
+
+def test_time_unit_follows_the_data():
+    assert time_unit([17_500e-6]) == ("ms", 1e-3)
+    assert time_unit([3e-8, 9e-7]) == ("ns", 1e-9)
+    assert time_unit([2.5, 0.1])[0] == "s"
+    assert time_unit([math.nan])[0] == "s"
+
+
+def test_execute_panel_counts_in_ms_when_calls_take_ms(report):
+    slow = copy.deepcopy(report)
+    for v in slow["variants"].values():
+        v["samples"]["execute_s"] = [0.0175, 0.0171, 0.0182]
+    fig = phases_figure(Comparison.from_dict(slow))
+    steady = fig.axes[1]
+    assert steady.get_ylabel() == "ms per call"
+    assert max(p.get_height() for p in steady.patches) == pytest.approx(17.5)
+
+
+def test_bars_carry_their_sample_range_and_labels_stay_clear(report):
+    c = Comparison.from_dict(report)
+    cold, steady = phases_figure(c).axes
+    assert len(whiskers(steady)) == 2 and len(whiskers(cold)) == 2  # three runs each
+    assert cold.get_legend() is None  # the legend sits below the panels, not on the bars
+    for row, name in enumerate(("flat", "nested")):
+        label = cold.texts[row]
+        marker = c.variants[name].first_call_s * 1e3  # both cold axes are in ms here
+        assert cold.get_xlabel().startswith("ms")
+        assert label.get_position()[0] >= marker - 1e-9
+    o = Orderings.of(c)
+    for ax, key in zip(orderings_figure(o).axes, ("first_call_s", "execute_s"), strict=True):
+        assert len(whiskers(ax)) == sum(len(set(o[n].samples[key])) > 1 for n in o.rows)
+
+
+def whiskers(ax) -> list:
+    return [k for k in ax.containers if isinstance(k, ErrorbarContainer)]
+
+
+def test_long_jaxprs_are_cut_and_html_has_no_backquotes(report):
+    long = "\n".join(f"  b{i}:f32[] = add a{i} 1.0" for i in range(1000))
+    block = Details("jaxpr", long)
+    shown = as_html([block])
+    assert "b299:" in shown and "b300:" not in shown and "… 700 more lines" in shown
+    assert as_text([block]) == ""  # collapsed blocks stay out of the text report
+    page = bundle(Comparison.from_dict(report))["text/html"]
+    assert "`" not in page and "<code>call</code> ops" in page
+
+
+def test_each_colour_means_one_thing():
+    colours = [*palette.PHASE.values(), palette.TRACE_INCLUSIVE, *palette.VARIANT.values(),
+               palette.ORDERING_HIGHLIGHT, palette.ORDERING_TOGGLED, palette.ORDERING_REFERENCE,
+               palette.RANGE]
+    assert len({c.lower() for c in colours}) == len(colours)
