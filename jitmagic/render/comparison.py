@@ -20,6 +20,7 @@ from .table import (
     Image,
     Para,
     Pre,
+    Strong,
     Table,
     as_html,
     as_text,
@@ -83,7 +84,8 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" (medians of {_repeats(c)} cold runs [min–max])"))]
     if c.stopped:
-        out.append(Para([f"PARTIAL: {c.stopped}; showing what was measured so far"], "error"))
+        out.append(Para([(Strong("Partial:"), f" {c.stopped}; showing what was measured so far")],
+                        "error"))
     out += [Image(png, "phases per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
             Para([verdict(c), f"nested helpers: {', '.join(c.nested.helpers) or 'none'}",

@@ -39,7 +39,14 @@ class Code:
     ticks: bool = False
 
 
-Inline = str | Code
+@dataclass(frozen=True)
+class Strong:
+    """Words that must stand out: ``<b>`` in HTML, capitals in text."""
+
+    text: str
+
+
+Inline = str | Code | Strong
 
 
 def prose(text: str) -> tuple[Inline, ...]:
@@ -49,12 +56,14 @@ def prose(text: str) -> tuple[Inline, ...]:
 
 
 def _inline_text(parts: Sequence[Inline]) -> str:
-    return "".join(f"`{p.text}`" if isinstance(p, Code) and p.ticks
+    return "".join(p.text.upper() if isinstance(p, Strong)
+                   else f"`{p.text}`" if isinstance(p, Code) and p.ticks
                    else p.text if isinstance(p, Code) else p for p in parts)
 
 
 def _inline_html(parts: Sequence[Inline]) -> Html:
-    return Html("".join(f"<code>{html.escape(p.text)}</code>" if isinstance(p, Code)
+    return Html("".join(f"<b>{html.escape(p.text)}</b>" if isinstance(p, Strong)
+                        else f"<code>{html.escape(p.text)}</code>" if isinstance(p, Code)
                         else html.escape(p) for p in parts))
 
 
@@ -62,7 +71,7 @@ def _parts(x: str | Inline | Sequence[Inline]) -> tuple[Inline, ...]:
     """A prose string (backquotes mark code), one :class:`Code`, or a sequence of both."""
     if isinstance(x, str):
         return prose(x)
-    return (x,) if isinstance(x, Code) else tuple(x)
+    return (x,) if isinstance(x, Code | Strong) else tuple(x)
 
 
 def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> str:
