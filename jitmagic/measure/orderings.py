@@ -377,7 +377,7 @@ def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
 
 def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: int | None,
                   deadline: float = math.inf) -> Any:
-    """``comparison`` with the orderings of ``b`` measured into its extras.
+    """``comparison`` with the orderings of ``b`` measured into ``comparison.orderings``.
 
     Nothing is measured without a batch, or when the comparison itself was
     stopped (interrupted or out of time): it comes back as it was.
@@ -390,9 +390,8 @@ def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: in
 
 
 def with_orderings(comparison: Any, orderings: Orderings) -> Any:
-    """A copy of ``comparison`` whose extras hold ``orderings`` (as the JSON dict)."""
+    """A copy of ``comparison`` that holds ``orderings``."""
     import dataclasses
 
-    return dataclasses.replace(comparison,
-                               extras={**comparison.extras, "orderings": orderings.to_dict()})
+    return dataclasses.replace(comparison, orderings=orderings)
 

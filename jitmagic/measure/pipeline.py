@@ -41,7 +41,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     count (default: auto-ranged), ``nest`` limits the helpers that get an added
     jit (``["layer"]`` or ``"layer"``), ``timeout`` (seconds) stops after the
     stage that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
-    measures ``jit(vmap(f))`` against ``vmap(jit(f))``; ``attribute`` and
+    measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
     ``advise`` add per-helper trace times and measured advice. ``options`` is a
     ready :class:`~jitmagic.options.Options` the keywords then override.
     Every other keyword goes to ``fn``: an entry keyword argument named like an
@@ -150,6 +150,6 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         env=environment(mesh_env(call.args, call.kwargs)),
         warnings=tuple(warnings),
         stopped=runs.stopped,
-        extras=sharding_report(call.args, call.kwargs,
+        sharding=sharding_report(call.args, call.kwargs,
                                {name: run.compiled for name, run in runs.last.items()}),
     )

@@ -44,11 +44,11 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
         data = {"text/plain": sweep_text(c), "text/html": sweep_html(c, png)}
     else:
         data = {"text/plain": text_table(c), "text/html": html_summary(c, png)}
-    orderings = Orderings.of(c)
+    orderings = c.orderings
     if orderings is not None:
         data["text/plain"] += "\n\n" + orderings_text(orderings)
         data["text/html"] += "\n" + orderings_html(orderings, orderings_png(orderings, plot))
-    if "attribution" in c.extras or "advice" in c.extras:
+    if c.attribution is not None or c.advice is not None:
         data["text/plain"] += "\n\n" + helpers_text(c)
         data["text/html"] += "\n" + helpers_html(c, attribution_png(c, plot))
     return data
@@ -56,12 +56,12 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
 
 def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
     """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
-    if not plot or "attribution" not in c.extras:
+    if not plot or c.attribution is None:
         return None
     from .charts.helpers import attribution_figure
     from .charts.phases import to_png
 
-    return to_png(attribution_figure(c.extras["attribution"]))
+    return to_png(attribution_figure(c.attribution.to_dict()))
 
 
 def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:

@@ -1,7 +1,7 @@
 """Text and HTML for "which helpers to jit": the attribution table and the advice list.
 
-Both read the plain dicts in ``Comparison.extras`` (``"attribution"``,
-``"advice"``), so a report re-read with ``Comparison.from_dict`` shows the same.
+Both read the records' JSON dicts (``Comparison.attribution``/``advice``,
+``to_dict()``), so a report re-read with ``Comparison.from_dict`` shows the same.
 """
 
 from __future__ import annotations
@@ -80,10 +80,10 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
 def helpers_text(c: Comparison) -> str:
     """Attribution and advice of a comparison as text; empty if it has neither."""
     lines: list[str] = []
-    if "attribution" in c.extras:
-        lines += attribution_lines(c.extras["attribution"])
-    if "advice" in c.extras:
-        lines += advice_lines(c.extras["advice"])
+    if c.attribution is not None:
+        lines += attribution_lines(c.attribution.to_dict())
+    if c.advice is not None:
+        lines += advice_lines(c.advice.to_dict())
     return "\n".join(lines)
 
 

@@ -22,8 +22,7 @@ def sweep_figure(c: Comparison) -> Figure:
     k means seconds ~ value^k); otherwise the values are categories and no
     exponent is fitted.
     """
-    sweep = c.extras["sweep"]
-    name, values = sweep["name"], sweep["values"]
+    name, values = c.sweep.name, list(c.sweep.values)
     loglog = log_scale(values)
     xs = values if loglog else list(range(len(values)))
     meds, ks = medians(c), exponents(c)
