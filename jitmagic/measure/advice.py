@@ -44,7 +44,7 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..options import Options
 from .attribution import attribute_call
-from .runner import Prepared, VariantRuns
+from .runner import Prepared, variant_sampler
 from .stages import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
 from .variants import Helper, Variant, entry_function, jit_like_user, rebuild
 
@@ -145,7 +145,7 @@ def _measure(entry: Callable, args: tuple, kwargs: dict[str, Any], namespace: di
     """Cold starts and steady execute seconds per set, interleaved; failures by set."""
     prepared = {label: Prepared(nest_only(entry, namespace, nest, label), args, kwargs)
                 for label, nest in sets.items()}
-    runs = VariantRuns(prepared)
+    runs = variant_sampler(prepared)
     with persistent_cache_off(), frozen_heap():
         _warm_up(prepared[FLAT])
         runs.measure(repeat, number, Monitor(), Checkpoint())
