@@ -123,6 +123,7 @@ def _bad(d: dict, dotted: str, value) -> dict:
     ("max_abs_diff", 10**400, "max_abs_diff: expected a finite number"),
     ("orderings.batch", 2.5, "orderings.batch: expected a count"),
     ("orderings.rows.vmap(f).same_program", "yes", "same_program: expected true or false"),
+    ("advice.flat_cold_s", 0, "advice.flat_cold_s: expected seconds above zero"),
     ("advice.ranked.0.calls", None, r"advice.ranked\[0\].calls: expected a count"),
     ("sweep.values", [1], "sweep.points: expected one point per value"),
     ("sweep.points.0.variants.flat.execute_loops", [], r"sweep.points\[0\].variants.flat"),

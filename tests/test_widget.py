@@ -14,7 +14,7 @@ from test_orderings import VMAP_CELL
 from jitmagic import Comparison
 from jitmagic.frontends.widget import ordering_widget
 from jitmagic.measure import orderings as orderingsmod
-from jitmagic.model.orderings import ORDERINGS, Orderings
+from jitmagic.model.orderings import ORDERINGS
 from jitmagic.render.orderings import verdict
 
 

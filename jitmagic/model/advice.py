@@ -9,7 +9,18 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import REQUIRED, count, fields, flag, items, number, optional, seconds, text
+from .schema import (
+    REQUIRED,
+    count,
+    fields,
+    flag,
+    items,
+    number,
+    optional,
+    positive_seconds,
+    seconds,
+    text,
+)
 
 #: A saving is significant above this many standard errors (see jitmagic.measure.advice).
 NOISE_FACTOR = 5
@@ -82,7 +93,7 @@ _FIELDS = (
     ("recommended", "recommended", items(text), ()),
     ("recommended_saving_s", "recommended_saving_s", optional(number), None),
     ("all_nested_saving_s", "all_nested_saving_s", optional(number), None),
-    ("flat_cold_s", "flat_cold_s", seconds, REQUIRED),
+    ("flat_cold_s", "flat_cold_s", positive_seconds, REQUIRED),
     ("noise_s", "noise_s", optional(seconds), None),
     ("not_tried", "not_tried", items(text), ()),
     ("repeat", "repeat", count, REQUIRED),

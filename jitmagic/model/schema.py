@@ -73,6 +73,14 @@ def seconds(value: Any, where: str) -> float:
     return x
 
 
+def positive_seconds(value: Any, where: str) -> float:
+    """A finite number of seconds above zero (one that others are divided by)."""
+    x = number(value, where)
+    if x <= 0:
+        fail(where, "seconds above zero", value)
+    return x
+
+
 def number_or_nan(value: Any, where: str) -> float:
     """A finite number, or null for "not measured" (kept as NaN)."""
     return math.nan if value is None else number(value, where)
