@@ -191,7 +191,8 @@ def test_orderings_stop_at_the_deadline():
 
     b = prepare_batch(lambda x: jnp.sin(x).sum(), (jnp.ones(3),), {}, batch=4)
     o = measure_orderings(b, repeat=2, number=2, deadline=time.perf_counter())
-    assert o.warnings[0].startswith("orderings: stopped by --timeout after jit(vmap(f))'s first")
+    assert o.warnings[0].startswith("orderings: stopped by --timeout after the jit(vmap(f)) "
+                              "ordering's first call")
     assert len(o["jit(vmap(f))"].samples["first_call_s"]) == 1
     assert o["vmap(jit(f))"].samples["first_call_s"] == []
 

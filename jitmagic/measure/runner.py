@@ -94,7 +94,7 @@ class Sampler:
                 for name in self.subjects:
                     if name not in self.errors:
                         self._measure_once(name, number, monitor, check)
-                        check(f"the {name} run {r + 1} of {repeat}")
+                        check(f"the {name} {self.noun}'s run {r + 1} of {repeat}")
         except Stop as stop:
             self.stopped = stop.reason
         if self.errors and not self.last and not self.stopped:
@@ -112,6 +112,7 @@ class Sampler:
             self.errors[name] = exc
             return
         self._record(name, cold)
+        check(f"the {name} {self.noun}'s first call")
         self.samples[name]["execute_s"].append(self._steady(name, cold, number, check))
 
     def _record(self, name: str, cold: Cold) -> None:
