@@ -47,7 +47,7 @@ model(jnp.ones(16))
 
 def test_attribution_shares_add_up(run_magic):
     result, cap = run_magic(f"-o {FAST} --attribute", LAYERED)
-    a = result.extras["attribution"]
+    a = result.attribution.to_dict()
     by_name = {h["helper"]: h for h in a["helpers"]}
     assert [h["helper"] for h in a["helpers"]] == ["outer", "inner"]  # heaviest first
     assert by_name["outer"]["calls"] == 8 and by_name["inner"]["calls"] == 8
@@ -66,20 +66,20 @@ def test_attribution_shares_add_up(run_magic):
     text, html = cap.outputs[0].data["text/plain"], cap.outputs[0].data["text/html"]
     assert "trace time by helper" in text and "outer" in text and "inclusive" in text
     assert 'src="data:image/png;base64,' in html
-    assert "advice" not in result.extras
+    assert result.advice is None
 
 
 def test_attribution_survives_the_json_report(run_magic, tmp_path):
     path = tmp_path / "r.json"
     result, _ = run_magic(f"-o {FAST} --attribute --no-plot --save {path}", SMALL_CELL)
     again = Comparison.from_dict(json.loads(path.read_text()))
-    assert again.extras["attribution"] == json.loads(json.dumps(result.extras["attribution"]))
+    assert again.attribution.to_dict() == json.loads(json.dumps(result.attribution.to_dict()))
     assert helpers_text(again) == helpers_text(result)
 
 
 def test_advise_ranks_the_heavy_helper_first(run_magic):
     result, cap = run_magic("-o -r 5 -n 2 --advise --attribute --no-plot", HEAVY_TRIVIAL)
-    advice = result.extras["advice"]
+    advice = result.advice.to_dict()
     first, second = advice["ranked"]
     # Nesting `heavy` alone keeps 1 copy of 64 terms instead of 16; nesting `trivial`
     # alone leaves the flat program as it was: the gap is far beyond timing noise.
@@ -96,7 +96,7 @@ def test_advise_ranks_the_heavy_helper_first(run_magic):
     text = cap.outputs[0].data["text/plain"]
     assert "jit `heavy`" in text and "jit `trivial`: no measurable saving" in text
     # The attribution it started from adds up too.
-    a = result.extras["attribution"]
+    a = result.attribution.to_dict()
     assert [h["helper"] for h in a["helpers"]] == ["heavy", "trivial"]
     accounted = a["entry_own_s"] + sum(h["own_s"] for h in a["helpers"])
     assert accounted == pytest.approx(a["trace_s"], rel=0.05)
@@ -113,11 +113,11 @@ def model(x):
 model(jnp.ones(3))
 """
     result, cap = run_magic("-o -r 3 -n 2 --advise", cell)
-    (only,) = result.extras["advice"]["ranked"]
+    (only,) = result.advice.to_dict()["ranked"]
     assert only["helper"] == "labelled" and only["calls"] == 2
     assert only["saving_s"] is None and only["significant"] is False and "str" in only["error"]
-    assert result.extras["advice"]["recommended"] == []
-    assert result.extras["advice"]["all_nested_saving_s"] is None
+    assert result.advice.to_dict()["recommended"] == []
+    assert result.advice.to_dict()["all_nested_saving_s"] is None
     assert "jit `labelled`: fails under its own jit" in cap.outputs[0].data["text/plain"]
 
 

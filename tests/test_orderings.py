@@ -43,7 +43,7 @@ def compared() -> jitmagic.Comparison:
 
 @pytest.fixture(scope="module")
 def measured(compared) -> Orderings:
-    return Orderings.of(compared)
+    return compared.orderings
 
 
 def test_four_orderings_measured(measured):
@@ -101,11 +101,11 @@ def test_users_batch_with_in_axes():
     assert o["jit(vmap(jit(f)))"].same_program is True
 
 
-def test_compare_puts_orderings_into_extras(compared):
+def test_compare_puts_orderings_into_the_comparison(compared):
     assert compared.flat.ok and compared.nested.ok  # the engine's comparison still runs
     assert compared.to_dict()["orderings"]["batch"] == 8
     again = jitmagic.Comparison.from_dict(json.loads(json.dumps(compared.to_dict())))
-    assert Orderings.of(again).to_dict() == json.loads(json.dumps(compared.to_dict()))["orderings"]
+    assert again.orderings.to_dict() == json.loads(json.dumps(compared.to_dict()))["orderings"]
 
 
 @pytest.mark.parametrize(("spec", "axes"), [("0", 0), ("0,None", (0, None)), ("1, -", (1, None)),
@@ -123,7 +123,7 @@ def test_magic_with_the_users_batch(run_magic):
     cell = ("import jax.numpy as jnp\ndef g(x, w, scale):\n    return jnp.tanh(x @ w) * scale\n"
             "g(jnp.ones((6, 4)), jnp.ones((4, 3)), 2)\n")
     result, _ = run_magic(f"-o {FAST} --no-plot --in-axes 0,None,None", cell)
-    o = Orderings.of(result)
+    o = result.orderings
     assert o.batch == 6 and o.in_axes == (0, None, None) and not o.built_batch
     assert o.outputs_match is True and o["vmap(jit(f))"].same_program is True
 

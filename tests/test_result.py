@@ -41,7 +41,7 @@ def test_json_round_trip_writes_null_for_unmeasured():
 
 def test_unknown_schema_fails_clearly():
     d = make().to_dict() | {"schema": "jitmagic.comparison/99"}
-    with pytest.raises(ReportSchemaError, match="comparison/99'.*'jitmagic.comparison/1'"):
+    with pytest.raises(ReportSchemaError, match="comparison/99'.*'jitmagic.comparison/2'"):
         Comparison.from_dict(d)
 
 

@@ -179,7 +179,7 @@ def test_bad_option_values(run_magic, line):
 def test_a_stopped_comparison_measures_no_orderings(run_magic):
     result, _ = run_magic(f"-o {FAST} --vmap --batch 4 --timeout 0.000001", SMALL_CELL)
     assert result.stopped == "stopped by --timeout after trace"
-    assert "orderings" not in result.extras
+    assert result.orderings is None
 
 
 def test_orderings_stop_at_the_deadline():
@@ -191,7 +191,8 @@ def test_orderings_stop_at_the_deadline():
 
     b = prepare_batch(lambda x: jnp.sin(x).sum(), (jnp.ones(3),), {}, batch=4)
     o = measure_orderings(b, repeat=2, number=2, deadline=time.perf_counter())
-    assert o.warnings[0].startswith("orderings: stopped by --timeout after jit(vmap(f))'s first")
+    assert o.warnings[0].startswith("orderings: stopped by --timeout after the jit(vmap(f)) "
+                              "ordering's first call")
     assert len(o["jit(vmap(f))"].samples["first_call_s"]) == 1
     assert o["vmap(jit(f))"].samples["first_call_s"] == []
 
@@ -200,5 +201,5 @@ def test_a_stopped_sweep_runs_no_further_values(run_magic):
     cell = SMALL_CELL.replace("range(4)", "range(n)")
     result, _ = run_magic(f"-o {FAST} --sweep n=1,2,3 --timeout 0.000001", cell)
     assert result.stopped == "stopped by --timeout after trace"
-    assert result.extras["sweep"]["values"] == [1]
-    assert len(result.extras["sweep"]["points"]) == 1
+    assert result.sweep.values == (1,)
+    assert len(result.sweep.points) == 1

@@ -54,7 +54,7 @@ def test_sweep_record_in_to_dict(swept):
     d = result.to_dict()
     assert d["sweep"]["name"] == "calls" and d["sweep"]["values"] == [1, 2, 4]
     points = d["sweep"]["points"]
-    assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/1" for p in points)
+    assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/2" for p in points)
     assert points[-1]["variants"]["nested"]["nested_calls"] == 4
     assert json.loads(json.dumps(d)) == d  # plain JSON
     # The comparison shown for a sweep is its last point's.

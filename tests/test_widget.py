@@ -14,7 +14,7 @@ from test_orderings import VMAP_CELL
 from jitmagic import Comparison
 from jitmagic.frontends.widget import ordering_widget
 from jitmagic.measure import orderings as orderingsmod
-from jitmagic.model.orderings import ORDERINGS, Orderings
+from jitmagic.model.orderings import ORDERINGS
 from jitmagic.render.orderings import verdict
 
 
@@ -61,7 +61,7 @@ def test_the_magic_shows_a_toggle_that_switches_the_output(magic_run):
     toggle, out = box.children
     assert isinstance(toggle, ipywidgets.ToggleButtons) and isinstance(out, ipywidgets.Output)
     assert toggle.options == ("jit(vmap(f))", "vmap(jit(f))")
-    o = Orderings.of(result)
+    o = result.orderings
     before = shown(out)
     assert verdict(o, "jit(vmap(f))") in before["text/plain"]
     toggle.value = "vmap(jit(f))"
@@ -76,7 +76,7 @@ def test_the_magic_shows_a_toggle_that_switches_the_output(magic_run):
 
 
 def test_numbers_behind_the_widget_are_real(magic_run):
-    o = Orderings.of(magic_run[0])
+    o = magic_run[0].orderings
     assert len(o.rows) == 4 and o.batch == 8
     assert all(r.first_call_s > 0 and r.execute_s > 0 for r in o.rows.values())
     assert o["jit(vmap(jit(f)))"].same_program is True
@@ -84,7 +84,7 @@ def test_numbers_behind_the_widget_are_real(magic_run):
 
 
 def test_verdict_follows_the_numbers(magic_run):
-    o = Orderings.of(magic_run[0])
+    o = magic_run[0].orderings
     fast, slow = o["jit(vmap(f))"].execute_s, o["vmap(jit(f))"].execute_s
     text = verdict(o, "jit(vmap(f))")
     ratio = slow / fast

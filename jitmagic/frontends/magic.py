@@ -76,7 +76,7 @@ class JitCompareMagics(Magics):
 
     def _present(self, result: Comparison, args: argparse.Namespace) -> None:
         display(bundle(result, plot=not args.no_plot), raw=True)
-        if "orderings" in result.extras:
+        if result.orderings is not None:
             from .widget import ordering_widget
 
             display(ordering_widget(result))

@@ -23,7 +23,7 @@ def as_orderings(result: Any) -> Orderings:
     """The orderings of a ``Comparison`` (from ``--vmap``), or ``result`` itself."""
     if isinstance(result, Orderings):
         return result
-    found = Orderings.of(result)
+    found = getattr(result, "orderings", None)
     if found is None:
         raise ValueError("this result has no vmap/jit orderings: measure with --vmap "
                          "(or jitmagic.compare(..., vmap=True))")

@@ -44,7 +44,7 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..options import Options
 from .attribution import attribute_call
-from .runner import Prepared, VariantRuns
+from .runner import Prepared, variant_sampler
 from .stages import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
 from .variants import Helper, Variant, entry_function, jit_like_user, rebuild
 
@@ -105,8 +105,8 @@ def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | 
 
 
 def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
-    """``result`` with ``extras["attribution"]`` (``options.attribute``) and/or
-    ``extras["advice"]`` (``options.advise``, measured with its repeat and number) added.
+    """``result`` with its ``attribution`` (``options.attribute``) and/or ``advice``
+    (``options.advise``, measured with its repeat and number).
 
     Both work on ``flat``, the flat variant's call: where it failed, ``result``
     gets a warning instead.
@@ -116,15 +116,12 @@ def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
     if not result.flat.ok:
         return dataclasses.replace(result, warnings=(*result.warnings, (
             "no attribution or advice: they trace the flat variant, which failed")))
-    extras = dict(result.extras)
     call = (flat.fn, flat.args, flat.kwargs, flat.namespace)
     attribution = attribute_call(*call)
-    if options.attribute:
-        extras["attribution"] = attribution.to_dict()
-    if options.advise:
-        extras["advice"] = advise_call(*call, repeat=options.repeat, number=options.number,
-                                       attribution=attribution).to_dict()
-    return dataclasses.replace(result, extras=extras)
+    found = advise_call(*call, repeat=options.repeat, number=options.number,
+                        attribution=attribution) if options.advise else None
+    return dataclasses.replace(result, attribution=attribution if options.attribute else None,
+                               advice=found)
 
 
 def nest_only(entry: Callable, namespace: dict[str, Any], nest: Iterable[str],
@@ -148,7 +145,7 @@ def _measure(entry: Callable, args: tuple, kwargs: dict[str, Any], namespace: di
     """Cold starts and steady execute seconds per set, interleaved; failures by set."""
     prepared = {label: Prepared(nest_only(entry, namespace, nest, label), args, kwargs)
                 for label, nest in sets.items()}
-    runs = VariantRuns(prepared)
+    runs = variant_sampler(prepared)
     with persistent_cache_off(), frozen_heap():
         _warm_up(prepared[FLAT])
         runs.measure(repeat, number, Monitor(), Checkpoint())

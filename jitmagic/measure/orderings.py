@@ -14,6 +14,7 @@ No IPython, no matplotlib here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -28,19 +29,16 @@ import jax.numpy as jnp
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, OrderingRow, Orderings
 from ..options import check_options
+from .runner import Cold, Sampler
 from .stages import (
     COMPILE_EVENT,
     Checkpoint,
     Monitor,
-    Stop,
-    compare_outputs,
     count_nested_calls,
     frozen_heap,
     jaxpr_text,
     paused_gc,
     persistent_cache_off,
-    steady_timer,
-    time_per_call,
 )
 from .variants import is_static
 
@@ -246,117 +244,73 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
     after the current call; what was measured is kept and the result says so.
     """
     check_options(repeat, number)
-    runs = _Rows(b)
+    runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
     monitor = Monitor()
     check = Checkpoint(deadline=deadline)
-    stopped = []
     with (persistent_cache_off(), monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
-        try:
-            runs.measure(repeat, number, monitor, check)
-        except Stop as stop:
-            stopped.append(f"orderings: {stop.reason}; showing what was measured so far")
-        runs.programs()
-    if not runs.outputs and not stopped:
-        name, error = next(iter(runs.errors.items()))
-        raise UserCodeError(f"every ordering failed; {name}:\n{error}")
-    match, diff = runs.outputs_match()
+        runs.measure(repeat, number, monitor, check)
+        hlo = {n: _describe_program(n, cold.call, b.args, runs.shape[n])
+               for n, cold in runs.last.items()}
+    stopped = [f"orderings: {runs.stopped}; showing what was measured so far"] * bool(runs.stopped)
+    errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
+    match, diff = runs.outputs_match(REFERENCE)
+    rows = {n: OrderingRow(name=n, samples=runs.samples[n], execute_loops=runs.loops.get(n, 0),
+                           same_program=_same(hlo, n), error=errors.get(n),
+                           **runs.shape.get(n, {}))
+            for n in ORDERINGS}
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
-                     rows=runs.results(), outputs_match=match, max_abs_diff=diff,
-                     warnings=tuple(stopped + runs.warnings()))
+                     rows=rows, outputs_match=match, max_abs_diff=diff,
+                     warnings=(*stopped, *(f"{n} failed:\n{e}" for n, e in errors.items())))
 
 
-class _Rows:
-    """Samples gathered so far, per ordering; a failing ordering is kept, not raised."""
+@dataclass(frozen=True)
+class OrderingSubject:
+    """One ordering as a sampler row: its cold first call is one interval, caches cleared."""
 
-    def __init__(self, b: Batched):
-        self.b = b
-        self.samples = {n: {k: [] for k in SAMPLE_KEYS} for n in ORDERINGS}
-        self.compile_events: dict[str, int] = {}
-        self.outputs: dict[str, Any] = {}
-        self.callables: dict[str, Callable] = {}
-        self.errors: dict[str, str] = {}
-        self.loops: dict[str, int] = {}
-        self.shape: dict[str, dict[str, Any]] = {n: {} for n in ORDERINGS}
-        self.hlo: dict[str, list[str] | None] = {}
+    name: str
+    b: Batched
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    warm_up: bool = True  # each repeat's callables are fresh: one call off the slow path
 
-    def measure(self, repeat: int, number: int | None, monitor: Monitor,
-                check: Checkpoint) -> None:
-        """Per repeat, per ordering: a cold first call, then steady calls while it is warm.
+    @property
+    def args(self) -> tuple:
+        return self.b.args
 
-        Timing the steady state right after the cold call (rather than after
-        all cold calls, which clear each other's caches) saves a recompile
-        per ordering; the orderings still alternate within every repeat.
-        """
-        for _ in range(repeat):
-            for name in ORDERINGS:
-                if name not in self.errors and self._first_call(name, monitor):
-                    check(f"{name}'s first call")
-                    self._steady(name, number)
-                    check(f"{name}'s steady-state timing")
-
-    def _first_call(self, name: str, monitor: Monitor) -> bool:
+    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
         jax.clear_caches()
-        fn = ordering_functions(self.b.fn, self.b.in_axes)[name]
-        try:
-            with paused_gc():
-                t0 = time.perf_counter()
-                out = jax.block_until_ready(fn(*self.b.args))
-                t1 = time.perf_counter()
-        except Exception as exc:  # the user's code, under this ordering
-            self.errors[name] = user_traceback(exc)
-            return False
+        fn = ordering_functions(self.b.fn, self.b.in_axes)[self.name]
+        with paused_gc():
+            t0 = time.perf_counter()
+            out = jax.block_until_ready(fn(*self.b.args))
+            t1 = time.perf_counter()
         compiles = [s for t, e, s, _ in monitor.durations if e == COMPILE_EVENT and t0 <= t <= t1]
-        self.samples[name]["first_call_s"].append(t1 - t0)
-        self.samples[name]["compile_event_s"].append(sum(compiles))
-        self.compile_events[name] = len(compiles)
-        self.outputs[name], self.callables[name] = out, fn
-        return True
+        return Cold({"first_call_s": t1 - t0, "compile_event_s": sum(compiles)}, fn, out,
+                    facts={"compile_events": len(compiles)})
 
-    def _steady(self, name: str, number: int | None) -> None:
-        timer = steady_timer(self.callables[name], self.b.args, {}, self.outputs[name])
-        timer.timeit(1)  # each repeat's callables are fresh: one call off the slow path
-        self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number)
-        self.samples[name]["execute_s"].append(per_call)
+    def describe(self, cold: Cold) -> dict[str, Any]:
+        return {}  # the programs are compared after all timings: see _describe_program
 
-    def programs(self) -> None:
-        """Jaxpr, StableHLO size and optimized HLO per ordering (after the timings)."""
-        for name, fn in self.callables.items():
-            jaxpr, lowered, compiled = _program(name, fn, self.b.args)
-            shape = {"jaxpr_eqns": len(jaxpr.eqns), "nested_calls": count_nested_calls(jaxpr),
-                     "jaxpr_text": jaxpr_text(jaxpr)}
-            self.hlo[name] = None
-            if lowered is not None:
-                self.hlo[name] = normalized_hlo(compiled.as_text() or "")
-                shape["stablehlo_bytes"] = len(lowered.as_text().encode())
-                shape["hlo_instructions"] = sum(" = " in line for line in self.hlo[name])
-            self.shape[name] = shape
 
-    def same_program(self, name: str) -> bool | None:
-        ref, mine = self.hlo.get(REFERENCE), self.hlo.get(name)
-        return None if ref is None or mine is None else ref == mine
+def _describe_program(name: str, fn: Callable, args: tuple,
+                      shape: dict[str, Any]) -> list[str] | None:
+    """Add the jaxpr, StableHLO size and HLO count of ``name``'s program to ``shape``;
+    return its normalized optimized HLO (None: no single program)."""
+    jaxpr, lowered, compiled = _program(name, fn, args)
+    shape.update(jaxpr_eqns=len(jaxpr.eqns), nested_calls=count_nested_calls(jaxpr),
+                 jaxpr_text=jaxpr_text(jaxpr))
+    if lowered is None:
+        return None
+    hlo = normalized_hlo(compiled.as_text() or "")
+    shape.update(stablehlo_bytes=len(lowered.as_text().encode()),
+                 hlo_instructions=sum(" = " in line for line in hlo))
+    return hlo
 
-    def outputs_match(self) -> tuple[bool | None, float | None]:
-        if len(self.outputs) < 2:
-            return None, None
-        ref = self.outputs.get(REFERENCE, next(iter(self.outputs.values())))
-        match, worst = True, 0.0
-        for out in self.outputs.values():
-            m, d = compare_outputs(ref, out)
-            match &= m
-            worst = None if d is None or worst is None else max(worst, d)
-        return match, worst
 
-    def warnings(self) -> list[str]:
-        return [f"{n} failed:\n{e}" for n, e in self.errors.items()]
-
-    def results(self) -> dict[str, OrderingRow]:
-        return {n: OrderingRow(name=n, samples=self.samples[n],
-                               execute_loops=self.loops.get(n, 0),
-                               compile_events=self.compile_events.get(n),
-                               same_program=self.same_program(n), error=self.errors.get(n),
-                               **self.shape[n])
-                for n in ORDERINGS}
+def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
+    """Whether ``name`` runs the same optimized XLA program as the reference ordering."""
+    ref, mine = hlo.get(REFERENCE), hlo.get(name)
+    return None if ref is None or mine is None else ref == mine
 
 
 # --------------------------------------------------------------------------- one call
@@ -377,7 +331,7 @@ def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
 
 def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: int | None,
                   deadline: float = math.inf) -> Any:
-    """``comparison`` with the orderings of ``b`` measured into its extras.
+    """``comparison`` with the orderings of ``b`` measured into ``comparison.orderings``.
 
     Nothing is measured without a batch, or when the comparison itself was
     stopped (interrupted or out of time): it comes back as it was.
@@ -390,9 +344,6 @@ def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: in
 
 
 def with_orderings(comparison: Any, orderings: Orderings) -> Any:
-    """A copy of ``comparison`` whose extras hold ``orderings`` (as the JSON dict)."""
-    import dataclasses
-
-    return dataclasses.replace(comparison,
-                               extras={**comparison.extras, "orderings": orderings.to_dict()})
+    """A copy of ``comparison`` that holds ``orderings``."""
+    return dataclasses.replace(comparison, orderings=orderings)
 

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..model.comparison import VARIANTS, Comparison
 from ..options import Options, split_options
 from . import advice, orderings
-from .runner import Prepared, VariantRuns
+from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import (
     CACHE_HIT_EVENT,
@@ -41,7 +41,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     count (default: auto-ranged), ``nest`` limits the helpers that get an added
     jit (``["layer"]`` or ``"layer"``), ``timeout`` (seconds) stops after the
     stage that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
-    measures ``jit(vmap(f))`` against ``vmap(jit(f))``; ``attribute`` and
+    measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
     ``advise`` add per-helper trace times and measured advice. ``options`` is a
     ready :class:`~jitmagic.options.Options` the keywords then override.
     Every other keyword goes to ``fn``: an entry keyword argument named like an
@@ -127,7 +127,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         check_arguments(entry, p.args, p.kwargs)
     start = time.perf_counter() if start is None else start
     check = Checkpoint(deadline=_deadline(start, options.timeout))
-    runs = VariantRuns(prepared)
+    runs = variant_sampler(prepared)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
@@ -143,13 +143,13 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     call = next(iter(prepared.values()))
     return Comparison(
         entry=entry,
-        variants=runs.results(),
+        variants=variant_results(runs),
         outputs_match=match,
         max_abs_diff=diff,
         wall_s=time.perf_counter() - start,
         env=environment(mesh_env(call.args, call.kwargs)),
         warnings=tuple(warnings),
         stopped=runs.stopped,
-        extras=sharding_report(call.args, call.kwargs,
-                               {name: run.compiled for name, run in runs.last.items()}),
+        sharding=sharding_report(call.args, call.kwargs,
+                               {name: run.artefact.compiled for name, run in runs.last.items()}),
     )

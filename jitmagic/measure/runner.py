@@ -1,21 +1,22 @@
-"""The interleaved runner: every variant's cold run and steady state, samples kept raw.
+"""The one interleaved runner: every row's cold sample and steady state, samples kept raw.
 
-Variants are run in turn (flat, nested, flat, nested, ...) so drift on a shared
-machine hits all of them; a failing variant is kept, not raised, until the end.
+Rows are run in turn (flat, nested, flat, nested, ...; or the four ``--vmap``
+orderings A B C D A B C D ...) so drift on a shared machine hits all of them; a
+failing row is kept, not raised, until the end. What a row's cold sample is
+(the staged trace/lower/compile/first call of a variant, or one ordering's
+whole first call) is its :class:`Subject`'s business; the sampling is shared.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
 from .stages import (
-    TOLERANCE,
     Checkpoint,
-    ColdRun,
     Monitor,
     Stop,
     cold_run,
@@ -42,29 +43,58 @@ class Prepared:
     namespace: dict[str, Any] | None = None
 
 
-class VariantRuns:
-    """Samples gathered so far, per variant; failures are kept, not raised, until the end."""
+@dataclass(frozen=True)
+class Cold:
+    """One cold sample of a row: the seconds per sample key, and what steady timing needs."""
 
-    def __init__(self, prepared: dict[str, Prepared]):
-        self.prepared = prepared
-        self.samples = {v: {p: [] for p in PHASES} for v in prepared}
-        self.events = {v: {p: [] for p in TOLERANCE} for v in prepared}
+    times: dict[str, float]
+    call: Callable  # the callable whose steady state is timed next, while it is warm
+    output: Any
+    events: dict[str, float] = field(default_factory=dict)  # JAX's own clock, per key
+    facts: dict[str, Any] = field(default_factory=dict)  # counts for the row, latest wins
+    artefact: Any = None  # what the row's structure is read from (a ``ColdRun``)
+
+
+class Subject(Protocol):
+    """One row of the sampler: a variant, or an ordering of the batched function."""
+
+    args: tuple
+    kwargs: dict[str, Any]
+    warm_up: bool  # one untimed call before each steady sample
+
+    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold: ...
+
+    def describe(self, cold: Cold) -> dict[str, Any]: ...
+
+
+class Sampler:
+    """The one interleaved sampler: rows A B C A B C ..., each row's steady state timed
+    right after its cold sample, while its program is still cached (the next row's cold
+    sample clears it). Raw samples are kept; a failing row is kept, not raised."""
+
+    def __init__(self, subjects: dict[str, Subject], keys: tuple[str, ...],
+                 noun: str = "variant"):
+        self.subjects = subjects
+        self.noun = noun  # what a row is called in a failure message
+        self.samples = {n: {k: [] for k in keys} for n in subjects}
+        self.events: dict[str, dict[str, list[float]]] = {n: {} for n in subjects}
         self.shape: dict[str, dict[str, Any]] = {}
-        self.last: dict[str, ColdRun] = {}
+        self.last: dict[str, Cold] = {}
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
         self.stopped: str | None = None
 
     def measure(self, repeat: int, number: int | None, monitor: Monitor,
                 check: Checkpoint) -> None:
-        """Per repeat and variant: a cold run, then steady-state timing while its
-        compiled program is still cached (the next variant's cold run clears it)."""
+        """``repeat`` rounds over the rows; Ctrl-C or a deadline (``Stop``) ends them early.
+
+        ``UserCodeError`` when every row failed and nothing stopped the rounds."""
         try:
             for r in range(repeat):
-                for name in self.prepared:
+                for name in self.subjects:
                     if name not in self.errors:
                         self._measure_once(name, number, monitor, check)
-                        check(f"the {name} variant's run {r + 1} of {repeat}")
+                        check(f"the {name} {self.noun}'s run {r + 1} of {repeat}")
         except Stop as stop:
             self.stopped = stop.reason
         if self.errors and not self.last and not self.stopped:
@@ -72,32 +102,35 @@ class VariantRuns:
 
     def _measure_once(self, name: str, number: int | None, monitor: Monitor,
                       check: Checkpoint) -> None:
-        p = self.prepared[name]
         try:
-            run = cold_run(p.variant.entry, p.args, p.kwargs, monitor, check)
+            cold = self.subjects[name].cold(monitor, check)
         except Stop as stop:
-            for phase, secs in stop.times.items():
-                self.samples[name][phase].append(secs)
+            for key, secs in stop.times.items():
+                self.samples[name][key].append(secs)
             raise
-        except Exception as exc:  # the user's code: reported per variant
+        except Exception as exc:  # the user's code: reported per row
             self.errors[name] = exc
             return
-        self._record(name, run)
-        self.samples[name]["execute_s"].append(self._steady(name, run, number, check))
+        self._record(name, cold)
+        check(f"the {name} {self.noun}'s first call")
+        self.samples[name]["execute_s"].append(self._steady(name, cold, number, check))
 
-    def _record(self, name: str, run: ColdRun) -> None:
-        for phase, secs in run.times.items():
-            self.samples[name][phase].append(secs)
-        for phase, secs in run.events.items():
-            self.events[name][phase].append(secs)
+    def _record(self, name: str, cold: Cold) -> None:
+        for key, secs in cold.times.items():
+            self.samples[name][key].append(secs)
+        for key, secs in cold.events.items():
+            self.events[name].setdefault(key, []).append(secs)
         if name not in self.shape:
-            self.shape[name] = structure(run) | {"jaxpr_text": jaxpr_text(run.traced.jaxpr)}
-        self.last[name] = run
+            self.shape[name] = self.subjects[name].describe(cold)
+        self.shape[name].update(cold.facts)
+        self.last[name] = cold
 
-    def _steady(self, name: str, run: ColdRun, number: int | None, check: Checkpoint) -> float:
+    def _steady(self, name: str, cold: Cold, number: int | None, check: Checkpoint) -> float:
         """Seconds per call; the loop count is fixed on the first repeat."""
-        p = self.prepared[name]
-        timer = steady_timer(run.jitted, p.args, p.kwargs, run.output)
+        s = self.subjects[name]
+        timer = steady_timer(cold.call, s.args, s.kwargs, cold.output)
+        if s.warm_up:
+            timer.timeit(1)
         self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number, check)
         return per_call
 
@@ -105,32 +138,71 @@ class VariantRuns:
         exc = self.errors[name]
         where = innermost_function(exc)
         others = [v for v in self.errors if v != name]
-        which = f"the {name} variant" + (" (and " + ", ".join(others) + ")" if others else "")
+        which = f"the {name} {self.noun}" + (" (and " + ", ".join(others) + ")" if others else "")
         inside = f", in your function `{where}`" if where else ""
         return f"{which} failed{inside}:\n{user_traceback(exc)}"
 
     def warnings(self, entry: str) -> Iterable[str]:
+        """Where JAX's own clock disagrees with the samples (rows that report events)."""
         for name in self.last:
             yield from disagreements(entry, name, self.samples[name], self.events[name])
 
-    def outputs_match(self) -> tuple[bool | None, float | None]:
+    def outputs_match(self, reference: str | None = None) -> tuple[bool | None, float | None]:
+        """Whether every row's last output matches the reference row's (default: the first)."""
         if len(self.last) < 2:
             return None, None
-        a, b = (run.output for run in self.last.values())
-        return compare_outputs(a, b)
+        ref = self.last.get(reference) or next(iter(self.last.values()))
+        match, worst = True, 0.0
+        for cold in self.last.values():
+            if cold is not ref:
+                m, d = compare_outputs(ref.output, cold.output)
+                match &= m
+                worst = None if d is None or worst is None else max(worst, d)
+        return match, worst
 
-    def results(self) -> dict[str, VariantResult]:
-        out = {}
-        for name, p in self.prepared.items():
-            shape = dict(self.shape.get(name, {}))
-            out[name] = VariantResult(
-                name=name,
-                samples=self.samples[name],
-                helpers=p.variant.nested,
-                execute_loops=self.loops.get(name, 0),
-                jaxpr_text=shape.pop("jaxpr_text", ""),
-                error=self.describe_failure(name) if name in self.errors else None,
-                notes=tuple(p.variant.notes),
-                **shape,
-            )
-        return out
+
+@dataclass(frozen=True)
+class VariantSubject:
+    """A prepared variant as a sampler row: the staged cold run, then steady calls."""
+
+    prepared: Prepared
+    warm_up: bool = False  # the cold run's own first call already took the slow path
+
+    @property
+    def args(self) -> tuple:
+        return self.prepared.args
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return self.prepared.kwargs
+
+    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+        run = cold_run(self.prepared.variant.entry, self.args, self.kwargs, monitor, check)
+        return Cold(run.times, run.jitted, run.output, run.events, artefact=run)
+
+    def describe(self, cold: Cold) -> dict[str, Any]:
+        return structure(cold.artefact) | {"jaxpr_text": jaxpr_text(cold.artefact.traced.jaxpr)}
+
+
+def variant_sampler(prepared: dict[str, Prepared]) -> Sampler:
+    """The sampler over prepared variants (flat, nested, or advice's sets)."""
+    return Sampler({n: VariantSubject(p) for n, p in prepared.items()}, PHASES)
+
+
+def variant_results(runs: Sampler) -> dict[str, VariantResult]:
+    """One ``VariantResult`` per variant the sampler measured (or saw fail)."""
+    out = {}
+    for name, s in runs.subjects.items():
+        shape = dict(runs.shape.get(name, {}))
+        variant = s.prepared.variant
+        out[name] = VariantResult(
+            name=name,
+            samples=runs.samples[name],
+            helpers=variant.nested,
+            execute_loops=runs.loops.get(name, 0),
+            jaxpr_text=shape.pop("jaxpr_text", ""),
+            error=runs.describe_failure(name) if name in runs.errors else None,
+            notes=tuple(variant.notes),
+            **shape,
+        )
+    return out

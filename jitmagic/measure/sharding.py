@@ -14,6 +14,7 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding
 
+from ..model.sharding import Sharding
 from .variants import static_split
 
 
@@ -59,13 +60,10 @@ def kept_input_shardings(compiled: Any, args: tuple, kwargs: dict[str, Any]) -> 
 
 
 def sharding_report(args: tuple, kwargs: dict[str, Any],
-                    compiled: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"sharding": {...}}`` for ``Comparison.extras``; empty where nothing is sharded."""
+                    compiled: Mapping[str, Any]) -> Sharding | None:
+    """``Comparison.sharding``: ``None`` where nothing is sharded."""
     shardings = named_shardings(args, kwargs)
     if not shardings:
-        return {}
-    return {"sharding": {
-        "inputs": [str(s.spec) for s in shardings],
-        "kept_input_shardings": {name: kept_input_shardings(c, args, kwargs)
-                                 for name, c in compiled.items()},
-    }}
+        return None
+    return Sharding(tuple(str(s.spec) for s in shardings),
+                    {name: kept_input_shardings(c, args, kwargs) for name, c in compiled.items()})

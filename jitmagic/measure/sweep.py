@@ -2,10 +2,10 @@
 
 A sweep binds ``NAME`` to each value in the cell's scratch namespace before the
 cell runs, measures flat against nested for each, and returns the last value's
-:class:`~jitmagic.result.Comparison` with the whole sweep in
-``extras["sweep"] = {"name", "values", "points", "wall_s"}`` (``points``: one
-comparison dict per value). Growth exponents are derived from the points'
-medians (a least-squares line on log-log axes), never stored.
+:class:`~jitmagic.model.comparison.Comparison` with the whole sweep in its
+``sweep`` (a :class:`~jitmagic.model.sweep.Sweep`: one comparison per value).
+Growth exponents are derived from the points' medians (a least-squares line on
+log-log axes), never stored.
 
 No IPython and no matplotlib here: progress goes to a callback.
 """
@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
+from ..model.sweep import Sweep
 from ..options import Options, split_options
 from .pipeline import measure, prepare_function
 
@@ -30,7 +31,7 @@ Progress = Callable[[int, int, Any, float], None]
 def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any], Comparison],
               progress: Progress | None = None) -> Comparison:
     """Call ``measure(value)`` for each value (at least one, as :class:`Options` checks);
-    the last comparison, with the sweep in extras."""
+    the last comparison, holding the sweep."""
     start = time.perf_counter()
     points: list[Comparison] = []
     for i, value in enumerate(values):
@@ -45,10 +46,8 @@ def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any], Compari
     wall = time.perf_counter() - start
     if progress:
         progress(len(points), len(points), values[len(points) - 1], wall)
-    record = {"name": name, "values": list(values[:len(points)]),
-              "points": [p.to_dict() for p in points], "wall_s": wall}
-    last = points[-1]
-    return dataclasses.replace(last, extras={**last.extras, "sweep": record})
+    record = Sweep(name, tuple(values[:len(points)]), tuple(points), wall)
+    return dataclasses.replace(points[-1], sweep=record)
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,

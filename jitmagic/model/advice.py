@@ -9,6 +9,19 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from .schema import (
+    REQUIRED,
+    count,
+    fields,
+    flag,
+    items,
+    number,
+    optional,
+    positive_seconds,
+    seconds,
+    text,
+)
+
 #: A saving is significant above this many standard errors (see jitmagic.measure.advice).
 NOISE_FACTOR = 5
 
@@ -27,6 +40,10 @@ class Candidate:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "candidate") -> Candidate:
+        return cls(**fields(d, _CANDIDATE_FIELDS, where))
 
 
 @dataclass(frozen=True)
@@ -55,3 +72,30 @@ class Advice:
             "repeat": self.repeat,
             "wall_s": self.wall_s,
         }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "advice") -> Advice:
+        """The advice saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        return cls(**fields(d, _FIELDS, where))
+
+
+_CANDIDATE_FIELDS = (
+    ("helper", "helper", text, REQUIRED),
+    ("calls", "calls", count, REQUIRED),
+    ("saving_s", "saving_s", optional(number), None),
+    ("execute_change_s", "execute_change_s", optional(number), None),
+    ("noise_s", "noise_s", optional(seconds), None),
+    ("significant", "significant", flag, False),
+    ("error", "error", optional(text), None),
+)
+_FIELDS = (
+    ("ranked", "ranked", items(Candidate.from_dict), ()),
+    ("recommended", "recommended", items(text), ()),
+    ("recommended_saving_s", "recommended_saving_s", optional(number), None),
+    ("all_nested_saving_s", "all_nested_saving_s", optional(number), None),
+    ("flat_cold_s", "flat_cold_s", positive_seconds, REQUIRED),
+    ("noise_s", "noise_s", optional(seconds), None),
+    ("not_tried", "not_tried", items(text), ()),
+    ("repeat", "repeat", count, REQUIRED),
+    ("wall_s", "wall_s", seconds, REQUIRED),
+)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .schema import REQUIRED, count, fields, items, number, seconds, text
+
 
 @dataclass(frozen=True)
 class HelperTime:
@@ -66,7 +68,25 @@ class Attribution:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Attribution:
-        helpers = tuple(HelperTime(h["helper"], h["calls"], h["inclusive_s"], h["own_s"])
-                        for h in d["helpers"])
-        return cls(d["entry"], d["trace_s"], d["entry_s"], d["entry_code_s"], helpers)
+    def from_dict(cls, d: Any, where: str = "attribution") -> Attribution:
+        """The attribution saved as ``d`` (its shares are derived again, not read)."""
+        return cls(**fields(d, _FIELDS, where))
+
+
+def _helper(d: Any, where: str) -> HelperTime:
+    return HelperTime(**fields(d, _HELPER_FIELDS, where))
+
+
+_HELPER_FIELDS = (
+    ("helper", "helper", text, REQUIRED),
+    ("calls", "calls", count, REQUIRED),
+    ("inclusive_s", "inclusive_s", seconds, REQUIRED),
+    ("own_s", "own_s", number, REQUIRED),
+)
+_FIELDS = (
+    ("entry", "entry", text, REQUIRED),
+    ("trace_s", "trace_s", seconds, REQUIRED),
+    ("entry_s", "entry_s", seconds, REQUIRED),
+    ("entry_code_s", "entry_code_s", number, REQUIRED),
+    ("helpers", "helpers", items(_helper), ()),
+)

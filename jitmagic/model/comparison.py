@@ -13,103 +13,33 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .stats import json_number, median
+from .advice import Advice
+from .attribution import Attribution
+from .orderings import Orderings
+from .rows import COLD_PHASES, PHASE_LABELS, PHASES, VARIANTS, VariantResult
+from .schema import (
+    REQUIRED,
+    ReportSchemaError,
+    fail,
+    fields,
+    flag,
+    items,
+    json_value,
+    number_or_nan,
+    obj,
+    optional,
+    text,
+)
+from .sharding import Sharding
+from .stats import json_number
+from .sweep import Sweep
 
-SCHEMA = "jitmagic.comparison/1"
+__all__ = ["COLD_PHASES", "PHASES", "PHASE_LABELS", "READABLE", "SCHEMA", "VARIANTS",
+           "Comparison", "ReportSchemaError", "VariantResult"]
 
-#: The timed phases, in pipeline order. Cold phases start from cleared caches.
-PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
-COLD_PHASES = PHASES[:4]
-PHASE_LABELS = {
-    "trace_s": "trace",
-    "lower_s": "lower",
-    "compile_s": "XLA compile",
-    "first_call_s": "first call",
-    "execute_s": "execute (per call)",
-}
-VARIANTS = ("flat", "nested")
-
-
-class ReportSchemaError(ValueError):
-    """A saved report has a schema this version cannot read."""
-
-
-@dataclass(frozen=True)
-class VariantResult:
-    """What one variant (flat or nested) measured: raw samples plus structure."""
-
-    name: str
-    samples: dict[str, list[float]]
-    helpers: tuple[str, ...] = ()
-    execute_loops: int = 0
-    jaxpr_eqns: int | None = None
-    nested_calls: int | None = None
-    stablehlo_bytes: int | None = None
-    stablehlo_calls: int | None = None
-    compiled_calls: int | None = None
-    jaxpr_text: str = ""
-    error: str | None = None
-    notes: tuple[str, ...] = ()
-
-    def median(self, phase: str) -> float:
-        return median(self.samples.get(phase, []))
-
-    def spread(self, phase: str) -> tuple[float, float]:
-        """(min, max) of a phase's samples; NaNs where nothing was measured."""
-        xs = self.samples.get(phase, [])
-        return (min(xs), max(xs)) if xs else (math.nan, math.nan)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def cold_start_s(self) -> float:
-        """Trace + lower + compile: what nested jit can change at start-up."""
-        return sum(self.median(p) for p in COLD_PHASES[:3])
-
-    trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
-    lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")
-    compile_s = property(lambda self: self.median("compile_s"), doc="Median XLA compile seconds.")
-    first_call_s = property(lambda self: self.median("first_call_s"),
-                            doc="Median cold first-call seconds (trace to ready result).")
-    execute_s = property(lambda self: self.median("execute_s"),
-                         doc="Median steady-state seconds per call.")
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {p: json_number(self.median(p)) for p in PHASES}
-        d["samples"] = {p: list(self.samples.get(p, [])) for p in PHASES}
-        d.update(
-            execute_loops=self.execute_loops,
-            jaxpr_eqns=self.jaxpr_eqns,
-            nested_calls=self.nested_calls,
-            stablehlo_bytes=self.stablehlo_bytes,
-            stablehlo_calls=self.stablehlo_calls,
-            compiled_calls=self.compiled_calls,
-            helpers=list(self.helpers),
-            jaxpr=self.jaxpr_text,
-            error=self.error,
-            notes=list(self.notes),
-        )
-        return d
-
-    @classmethod
-    def from_dict(cls, name: str, d: dict[str, Any]) -> VariantResult:
-        return cls(
-            name=name,
-            samples={p: list(d["samples"].get(p, [])) for p in PHASES},
-            helpers=tuple(d.get("helpers", ())),
-            execute_loops=d.get("execute_loops", 0),
-            jaxpr_eqns=d.get("jaxpr_eqns"),
-            nested_calls=d.get("nested_calls"),
-            stablehlo_bytes=d.get("stablehlo_bytes"),
-            stablehlo_calls=d.get("stablehlo_calls"),
-            compiled_calls=d.get("compiled_calls"),
-            jaxpr_text=d.get("jaxpr", ""),
-            error=d.get("error"),
-            notes=tuple(d.get("notes", ())),
-        )
-
+SCHEMA = "jitmagic.comparison/2"
+#: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked.
+READABLE = ("jitmagic.comparison/1", SCHEMA)
 
 @dataclass(frozen=True)
 class Comparison:
@@ -123,7 +53,11 @@ class Comparison:
     env: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     stopped: str | None = None  # why the measurement ended early, if it did
-    extras: dict[str, Any] = field(default_factory=dict)
+    orderings: Orderings | None = None  # --vmap
+    attribution: Attribution | None = None  # --attribute
+    advice: Advice | None = None  # --advise
+    sweep: Sweep | None = None  # --sweep: the points, this comparison being the last
+    sharding: Sharding | None = None  # where an argument is sharded
 
     @property
     def flat(self) -> VariantResult:
@@ -171,29 +105,29 @@ class Comparison:
             "warnings": list(self.warnings),
             "stopped": self.stopped,
         }
-        d.update(self.extras)
+        d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Comparison:
+    def from_dict(cls, d: Any, where: str = "") -> Comparison:
+        """The comparison saved as ``d`` (a ``/1`` or ``/2`` report), every field checked.
+
+        Raises ``ReportSchemaError`` naming the schema found, or the first field of the
+        wrong kind (``variants.flat.execute_loops: expected a count, got 'x'``).
+        """
         schema = d.get("schema") if isinstance(d, dict) else None
-        if schema != SCHEMA:
-            raise ReportSchemaError(
-                f"cannot read a report with schema {schema!r}: this jitmagic reads {SCHEMA!r}"
-            )
-        known = {"schema", "entry", "variants", "outputs_match", "max_abs_diff", "wall_s",
-                 "env", "warnings", "stopped"}
-        return cls(
-            entry=d["entry"],
-            variants={k: VariantResult.from_dict(k, v) for k, v in d["variants"].items()},
-            outputs_match=d.get("outputs_match"),
-            max_abs_diff=_float_or_nan(d.get("max_abs_diff")),
-            wall_s=_float_or_nan(d.get("wall_s")),
-            env=dict(d.get("env", {})),
-            warnings=tuple(d.get("warnings", ())),
-            stopped=d.get("stopped"),
-            extras={k: v for k, v in d.items() if k not in known},
-        )
+        if schema not in READABLE:
+            raise ReportSchemaError(f"{where + ': ' if where else ''}cannot read a report with "
+                                    f"schema {schema!r}: this jitmagic reads "
+                                    f"{' or '.join(map(repr, READABLE))}")
+        got = fields(d, _FIELDS, where)
+        got["variants"] = _variants(d["variants"], _at(where, "variants"))
+        for key, record in RECORDS.items():
+            if d.get(key) is not None:
+                got[key] = record(d[key], _at(where, key))
+        if where and got.get("sweep"):
+            fail(_at(where, "sweep"), "no sweep inside a sweep's point", "a sweep")
+        return cls(**got)
 
     def __str__(self) -> str:
         from ..render.bundle import text
@@ -211,5 +145,32 @@ class Comparison:
         return repr_mimebundle(self, include, exclude)
 
 
-def _float_or_nan(x: float | None) -> float:
-    return math.nan if x is None else float(x)
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _variants(d: Any, where: str) -> dict[str, VariantResult]:
+    """Both variants, flat and nested, and no other."""
+    if sorted(obj(d, where)) != sorted(VARIANTS):
+        fail(where, f"the variants {' and '.join(VARIANTS)}", ", ".join(d) or "none")
+    return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
+
+
+_FIELDS = (
+    ("entry", "entry", text, REQUIRED),
+    ("variants", "variants", obj, REQUIRED),
+    ("outputs_match", "outputs_match", optional(flag), None),
+    ("max_abs_diff", "max_abs_diff", number_or_nan, math.nan),
+    ("wall_s", "wall_s", number_or_nan, math.nan),
+    ("env", "env", lambda v, at: json_value(obj(v, at), at), {}),
+    ("warnings", "warnings", items(text), ()),
+    ("stopped", "stopped", optional(text), None),
+)
+#: The optional records, as written under their keys, and how each is read.
+RECORDS = {
+    "orderings": Orderings.from_dict,
+    "attribution": Attribution.from_dict,
+    "advice": Advice.from_dict,
+    "sweep": lambda d, where: Sweep.from_dict(d, Comparison.from_dict, where),
+    "sharding": Sharding.from_dict,
+}

@@ -9,78 +9,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .stats import json_number, median
+from .rows import ORDERING_KEYS, OrderingRow
+from .schema import (
+    REQUIRED,
+    count,
+    fail,
+    fields,
+    flag,
+    integer,
+    items,
+    number,
+    obj,
+    optional,
+    text,
+)
+from .stats import json_number
+
+__all__ = ["ORDERINGS", "REFERENCE", "SAMPLE_KEYS", "TOGGLED", "OrderingRow", "Orderings"]
 
 #: The two orderings the toggle switches between, then the two reference rows.
 ORDERINGS = ("jit(vmap(f))", "vmap(jit(f))", "vmap(f)", "jit(vmap(jit(f)))")
 TOGGLED = ORDERINGS[:2]
 REFERENCE = "jit(vmap(f))"
-SAMPLE_KEYS = ("first_call_s", "execute_s", "compile_event_s")
-
-
-@dataclass(frozen=True)
-class OrderingRow:
-    """What one ordering measured: raw samples, JAX's compile events, and the program."""
-
-    name: str
-    samples: dict[str, list[float]]
-    execute_loops: int = 0
-    compile_events: int | None = None  # backend compiles JAX reported in a cold first call
-    jaxpr_eqns: int | None = None
-    nested_calls: int | None = None
-    stablehlo_bytes: int | None = None
-    hlo_instructions: int | None = None
-    same_program: bool | None = None  # None: not compared (no jit: no single program)
-    jaxpr_text: str = ""
-    error: str | None = None
-
-    def median(self, key: str) -> float:
-        return median(self.samples.get(key, []))
-
-    first_call_s = property(lambda self: self.median("first_call_s"),
-                            doc="Median cold first-call seconds (caches cleared, until ready).")
-    execute_s = property(lambda self: self.median("execute_s"),
-                         doc="Median steady-state seconds per call.")
-    compile_s = property(lambda self: self.median("compile_event_s"),
-                         doc="Median of JAX's backend-compile seconds within a first call.")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "first_call_s": json_number(self.first_call_s),
-            "execute_s": json_number(self.execute_s),
-            "compile_s": json_number(self.compile_s),
-            "samples": {k: list(self.samples.get(k, [])) for k in SAMPLE_KEYS},
-            "execute_loops": self.execute_loops,
-            "compile_events": self.compile_events,
-            "jaxpr_eqns": self.jaxpr_eqns,
-            "nested_calls": self.nested_calls,
-            "stablehlo_bytes": self.stablehlo_bytes,
-            "hlo_instructions": self.hlo_instructions,
-            "same_program": self.same_program,
-            "jaxpr": self.jaxpr_text,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_dict(cls, name: str, d: dict[str, Any]) -> OrderingRow:
-        return cls(
-            name=name,
-            samples={k: list(d.get("samples", {}).get(k, [])) for k in SAMPLE_KEYS},
-            execute_loops=d.get("execute_loops", 0),
-            compile_events=d.get("compile_events"),
-            jaxpr_eqns=d.get("jaxpr_eqns"),
-            nested_calls=d.get("nested_calls"),
-            stablehlo_bytes=d.get("stablehlo_bytes"),
-            hlo_instructions=d.get("hlo_instructions"),
-            same_program=d.get("same_program"),
-            jaxpr_text=d.get("jaxpr", ""),
-            error=d.get("error"),
-        )
+SAMPLE_KEYS = ORDERING_KEYS
 
 
 @dataclass(frozen=True)
 class Orderings:
-    """The four orderings of one entry on one batch: ``Comparison.extras["orderings"]``."""
+    """The four orderings of one entry on one batch: ``Comparison.orderings``."""
 
     entry: str
     batch: int
@@ -107,23 +63,31 @@ class Orderings:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Orderings:
-        axes = d.get("in_axes")
-        return cls(
-            entry=d.get("entry", "f"),
-            batch=d["batch"],
-            in_axes=tuple(axes) if isinstance(axes, list) else axes,
-            built_batch=d.get("built_batch", True),
-            rows={k: OrderingRow.from_dict(k, v) for k, v in d["rows"].items()},
-            outputs_match=d.get("outputs_match"),
-            max_abs_diff=d.get("max_abs_diff"),
-            warnings=tuple(d.get("warnings", ())),
-        )
-
-    @classmethod
-    def of(cls, comparison: Any) -> Orderings | None:
-        """The orderings stored in a ``Comparison``'s extras, if it has them."""
-        d = getattr(comparison, "extras", {}).get("orderings")
-        return None if d is None else cls.from_dict(d)
+    def from_dict(cls, d: Any, where: str = "orderings") -> Orderings:
+        """The orderings saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        got = fields(d, _FIELDS, where)
+        rows = obj(d["rows"], f"{where}.rows")
+        if sorted(rows) != sorted(ORDERINGS):
+            fail(f"{where}.rows", f"the rows {', '.join(ORDERINGS)}", ", ".join(rows))
+        got["rows"] = {k: OrderingRow.from_dict(k, rows[k], f"{where}.rows.{k}")
+                       for k in ORDERINGS}
+        return cls(**got)
 
 
+def _axes(value: Any, where: str) -> Any:
+    """``in_axes`` as ``jax.vmap`` takes them: an int, null, or a list of ints and nulls."""
+    if isinstance(value, list):
+        return items(optional(integer))(value, where)
+    return optional(integer)(value, where)
+
+
+_FIELDS = (
+    ("entry", "entry", text, "f"),
+    ("batch", "batch", count, REQUIRED),
+    ("in_axes", "in_axes", _axes, None),
+    ("built_batch", "built_batch", flag, True),
+    ("rows", "rows", obj, REQUIRED),
+    ("outputs_match", "outputs_match", optional(flag), None),
+    ("max_abs_diff", "max_abs_diff", optional(number), None),
+    ("warnings", "warnings", items(text), ()),
+)

@@ -1,27 +1,73 @@
-"""Reading a sweep: its points, and how each phase grows with the swept value.
+"""The sweep record, its points, and how each phase grows with the swept value.
 
-A sweep is stored in ``Comparison.extras["sweep"]``; growth exponents are derived
-from the points' medians (a least-squares line on log-log axes), never stored.
+A sweep is stored in ``Comparison.sweep``; growth exponents are derived from the
+points' medians (a least-squares line on log-log axes), never stored.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from .comparison import PHASES, VARIANTS, Comparison
+from .rows import PHASES, VARIANTS
+from .schema import REQUIRED, fail, fields, items, scalar, seconds, text
+
+if TYPE_CHECKING:
+    from .comparison import Comparison
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """``--sweep name=values``: one comparison per value, in the order they were measured."""
+
+    name: str
+    values: tuple[Any, ...]
+    points: tuple[Comparison, ...]
+    wall_s: float
+
+    def __post_init__(self) -> None:
+        if len(self.values) != len(self.points):
+            raise ValueError(f"a sweep has {len(self.values)} values but {len(self.points)} "
+                             "points: they must pair up")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "values": list(self.values),
+                "points": [p.to_dict() for p in self.points], "wall_s": self.wall_s}
+
+    @classmethod
+    def from_dict(cls, d: Any, point: Callable[[Any, str], Comparison],
+                  where: str = "sweep") -> Sweep:
+        """The sweep saved as ``d``; ``point(dict, where)`` reads each point (a comparison,
+        itself without a sweep)."""
+        got = fields(d, _FIELDS, where)
+        got["points"] = tuple(point(p, f"{where}.points[{i}]")
+                              for i, p in enumerate(items(lambda x, _: x)(d["points"],
+                                                                          f"{where}.points")))
+        if len(got["values"]) != len(got["points"]):
+            fail(f"{where}.points", f"one point per value ({len(got['values'])})",
+                 f"{len(got['points'])} points")
+        return cls(**got)
+
+
+_FIELDS = (
+    ("name", "name", text, REQUIRED),
+    ("values", "values", items(scalar), REQUIRED),
+    ("points", "points", lambda x, _: x, REQUIRED),
+    ("wall_s", "wall_s", seconds, REQUIRED),
+)
 
 
 def is_sweep(c: Comparison) -> bool:
     """Whether ``c`` carries a sweep (from ``--sweep`` or a loaded report)."""
-    return isinstance(c.extras.get("sweep"), dict)
+    return c.sweep is not None
 
 
 def sweep_points(c: Comparison) -> list[Comparison]:
     """The sweep's comparisons, one per value, in the order they were measured."""
-    return [Comparison.from_dict(p) for p in c.extras["sweep"]["points"]]
+    return list(c.sweep.points)
 
 
 def log_scale(values: Sequence[Any]) -> bool:
@@ -54,6 +100,6 @@ def medians(c: Comparison) -> dict[str, dict[str, list[float]]]:
 
 def exponents(c: Comparison) -> dict[str, dict[str, float | None]]:
     """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted)."""
-    values = c.extras["sweep"]["values"]
+    values = c.sweep.values
     return {v: {p: growth_exponent(values, secs) for p, secs in by_phase.items()}
             for v, by_phase in medians(c).items()}

@@ -57,7 +57,7 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
 
 def _orderings(c: Comparison) -> Orderings | None:
     """The comparison's orderings record, if it has one (the one place that reads it)."""
-    return Orderings.of(c)
+    return c.orderings
 
 
 def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:

@@ -1,7 +1,7 @@
 """Text and HTML for "which helpers to jit": the attribution table and the advice list.
 
-Both read the plain dicts in ``Comparison.extras`` (``"attribution"``,
-``"advice"``), so a report re-read with ``Comparison.from_dict`` shows the same.
+Both read the records' JSON form (``to_dict``), so a report re-read with
+``Comparison.from_dict`` shows the same.
 """
 
 from __future__ import annotations
@@ -80,12 +80,12 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
 
 def attribution_record(c: Comparison) -> dict[str, Any] | None:
     """The comparison's attribution record, if it has one (the one place that reads it)."""
-    return c.extras.get("attribution")
+    return None if c.attribution is None else c.attribution.to_dict()
 
 
 def advice_record(c: Comparison) -> dict[str, Any] | None:
     """The comparison's advice record, if it has one (the one place that reads it)."""
-    return c.extras.get("advice")
+    return None if c.advice is None else c.advice.to_dict()
 
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:

@@ -16,7 +16,7 @@ SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
 
 def sweep_record(c: Comparison) -> dict[str, Any]:
     """The comparison's sweep record (the one place that reads it)."""
-    return c.extras["sweep"]
+    return c.sweep.to_dict()
 
 
 def _table(c: Comparison) -> Table:

@@ -1,0 +1,144 @@
+"""One record for one measured row: a flat or nested variant, or one ``--vmap`` ordering.
+
+A row keeps every raw sample per key and derives medians and spreads from them.
+:class:`Row` holds what every row has; :class:`VariantResult` and
+:class:`OrderingRow` add their own fields. Each lists its JSON fields once,
+in :attr:`Row.FIELDS` tables that both ``to_dict`` and ``from_dict`` read.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .schema import Field, count, encode, fields, flag, items, obj, optional, seconds, text
+from .stats import json_number, median
+
+#: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
+PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
+COLD_PHASES = PHASES[:4]
+PHASE_LABELS = {
+    "trace_s": "trace",
+    "lower_s": "lower",
+    "compile_s": "XLA compile",
+    "first_call_s": "first call",
+    "execute_s": "execute (per call)",
+}
+VARIANTS = ("flat", "nested")
+#: What an ordering samples: its cold first call, steady calls, and JAX's compile events.
+ORDERING_KEYS = ("first_call_s", "execute_s", "compile_event_s")
+
+_COMMON: tuple[Field, ...] = (
+    ("execute_loops", "execute_loops", count, 0),
+    ("jaxpr_eqns", "jaxpr_eqns", optional(count), None),
+    ("nested_calls", "nested_calls", optional(count), None),
+    ("stablehlo_bytes", "stablehlo_bytes", optional(count), None),
+)
+_TAIL: tuple[Field, ...] = (
+    ("jaxpr", "jaxpr_text", text, ""),
+    ("error", "error", optional(text), None),
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """What every measured row has: raw samples per key, the steady loop count, the program."""
+
+    name: str
+    samples: dict[str, list[float]]
+    execute_loops: int = 0
+    jaxpr_eqns: int | None = None
+    nested_calls: int | None = None
+    stablehlo_bytes: int | None = None
+    jaxpr_text: str = ""
+    error: str | None = None
+
+    #: The sample keys this kind of row has.
+    KEYS: ClassVar[tuple[str, ...]] = ()
+    #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
+    MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The other JSON fields, in the order they are written.
+    FIELDS: ClassVar[tuple[Field, ...]] = ()
+
+    def median(self, key: str) -> float:
+        return median(self.samples.get(key, []))
+
+    def spread(self, key: str) -> tuple[float, float]:
+        """(min, max) of a key's samples; NaNs where nothing was measured."""
+        xs = self.samples.get(key, [])
+        return (min(xs), max(xs)) if xs else (math.nan, math.nan)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    first_call_s = property(lambda self: self.median("first_call_s"),
+                            doc="Median cold first-call seconds (caches cleared, until ready).")
+    execute_s = property(lambda self: self.median("execute_s"),
+                         doc="Median steady-state seconds per call.")
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {key: json_number(self.median(k)) for key, k in self.MEDIANS}
+        d["samples"] = {k: list(self.samples.get(k, [])) for k in self.KEYS}
+        d.update({key: encode(getattr(self, attr)) for key, attr, _, _ in self.FIELDS})
+        return d
+
+    @classmethod
+    def from_dict(cls, name: str, d: Any, where: str = "") -> Row:
+        """The row saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        where = where or name
+        given = obj(obj(d, where).get("samples", {}), f"{where}.samples")
+        samples = {k: list(items(seconds)(given.get(k, []), f"{where}.samples.{k}"))
+                   for k in cls.KEYS}
+        return cls(name=name, samples=samples, **fields(d, cls.FIELDS, where))
+
+
+@dataclass(frozen=True)
+class VariantResult(Row):
+    """What one variant (flat or nested) measured: raw samples plus structure."""
+
+    helpers: tuple[str, ...] = ()
+    stablehlo_calls: int | None = None
+    compiled_calls: int | None = None
+    notes: tuple[str, ...] = ()
+
+    KEYS = PHASES
+    MEDIANS = tuple((p, p) for p in PHASES)
+    FIELDS = (*_COMMON,
+              ("stablehlo_calls", "stablehlo_calls", optional(count), None),
+              ("compiled_calls", "compiled_calls", optional(count), None),
+              ("helpers", "helpers", items(text), ()),
+              *_TAIL,
+              ("notes", "notes", items(text), ()))
+
+    @property
+    def cold_start_s(self) -> float:
+        """Trace + lower + compile: what nested jit can change at start-up."""
+        return sum(self.median(p) for p in COLD_PHASES[:3])
+
+    trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
+    lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")
+    compile_s = property(lambda self: self.median("compile_s"), doc="Median XLA compile seconds.")
+
+
+@dataclass(frozen=True)
+class OrderingRow(Row):
+    """What one ordering measured: raw samples, JAX's compile events, and the program."""
+
+    compile_events: int | None = None  # backend compiles JAX reported in a cold first call
+    hlo_instructions: int | None = None
+    same_program: bool | None = None  # None: not compared (no jit: no single program)
+
+    KEYS = ORDERING_KEYS
+    MEDIANS = (("first_call_s", "first_call_s"), ("execute_s", "execute_s"),
+               ("compile_s", "compile_event_s"))
+    FIELDS = (_COMMON[0],
+              ("compile_events", "compile_events", optional(count), None),
+              *_COMMON[1:],
+              ("hlo_instructions", "hlo_instructions", optional(count), None),
+              ("same_program", "same_program", optional(flag), None),
+              *_TAIL)
+
+    compile_s = property(lambda self: self.median("compile_event_s"),
+                         doc="Median of JAX's backend-compile seconds within a first call.")

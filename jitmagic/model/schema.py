@@ -1,0 +1,177 @@
+"""Reading a report someone else wrote: every field checked against a kind, one table per record.
+
+A *kind* is a function ``(value, where) -> value`` that returns the value as the
+record keeps it or raises :class:`ReportSchemaError` naming the field
+(``variants.flat.execute_loops: expected a count, got 'x'``). Records list
+their fields as ``(json key, attribute, kind, default)`` rows and decode them
+with :func:`fields`; nothing is checked by hand, field by field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+Kind = Callable[[Any, str], Any]
+
+#: Counts above this are refused: a loop count of 10**4000 would overflow any total.
+MAX_COUNT = 10**15
+#: ``fields``' default for a key that must be present.
+REQUIRED = object()
+
+
+class ReportSchemaError(ValueError):
+    """A saved report this version cannot read: wrong schema, or a field of the wrong kind."""
+
+
+def fail(where: str, expected: str, got: Any) -> NoReturn:
+    raise ReportSchemaError(f"{where}: expected {expected}, got {_show(got)}")
+
+
+def _show(value: Any) -> str:
+    """A short description of a bad value (a 5,000-digit int has no repr)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value) if isinstance(value, str | int | float | bool | None) else \
+        f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def count(value: Any, where: str) -> int:
+    """A non-negative int (not a bool), at most :data:`MAX_COUNT`."""
+    if type(value) is not int or not 0 <= value <= MAX_COUNT:
+        fail(where, f"a count (an integer from 0 to {MAX_COUNT})", value)
+    return value
+
+
+def integer(value: Any, where: str) -> int:
+    """An int (not a bool) of at most :data:`MAX_COUNT` in size, either sign."""
+    if type(value) is not int or abs(value) > MAX_COUNT:
+        fail(where, "an integer", value)
+    return value
+
+
+def number(value: Any, where: str) -> float:
+    """A finite number (int or float, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        fail(where, "a number", value)
+    try:
+        x = float(value)
+    except OverflowError:
+        fail(where, "a finite number", value)
+    if not math.isfinite(x):
+        fail(where, "a finite number", value)
+    return x
+
+
+def seconds(value: Any, where: str) -> float:
+    """A finite, non-negative number of seconds."""
+    x = number(value, where)
+    if x < 0:
+        fail(where, "non-negative seconds", value)
+    return x
+
+
+def positive_seconds(value: Any, where: str) -> float:
+    """A finite number of seconds above zero (one that others are divided by)."""
+    x = number(value, where)
+    if x <= 0:
+        fail(where, "seconds above zero", value)
+    return x
+
+
+def number_or_nan(value: Any, where: str) -> float:
+    """A finite number, or null for "not measured" (kept as NaN)."""
+    return math.nan if value is None else number(value, where)
+
+
+def text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        fail(where, "a string", value)
+    return value
+
+
+def flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        fail(where, "true or false", value)
+    return value
+
+
+def scalar(value: Any, where: str) -> Any:
+    """A JSON scalar: a string, a bool, null, an integer in range or a finite number."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    return integer(value, where) if isinstance(value, int) else number(value, where)
+
+
+def optional(kind: Kind) -> Kind:
+    """``kind`` or null (kept as None)."""
+    return lambda value, where: None if value is None else kind(value, where)
+
+
+def items(kind: Kind) -> Kind:
+    """A list whose every item is ``kind``; kept as a tuple."""
+    def check(value: Any, where: str) -> tuple:
+        if not isinstance(value, list | tuple):
+            fail(where, "a list", value)
+        return tuple(kind(x, f"{where}[{i}]") for i, x in enumerate(value))
+    return check
+
+
+def mapping(kind: Kind) -> Kind:
+    """An object with string keys whose every value is ``kind``; kept as a dict."""
+    def check(value: Any, where: str) -> dict[str, Any]:
+        obj(value, where)
+        return {k: kind(v, f"{where}.{k}") for k, v in value.items()}
+    return check
+
+
+def obj(value: Any, where: str) -> dict[str, Any]:
+    """A JSON object (a dict with string keys)."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        fail(where, "an object", value)
+    return value
+
+
+def json_value(value: Any, where: str, depth: int = 4) -> Any:
+    """Free-form data (``env``): scalars, and lists and objects of them, at most ``depth`` deep."""
+    if isinstance(value, list | tuple | dict) and depth <= 0:
+        fail(where, "data nested at most 4 deep", "deeper nesting")
+    if isinstance(value, list | tuple):
+        return [json_value(x, f"{where}[{i}]", depth - 1) for i, x in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: json_value(v, f"{where}.{k}", depth - 1) for k, v in obj(value, where).items()}
+    return scalar(value, where)
+
+
+Field = tuple[str, str, Kind, Any]
+
+
+def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
+    """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row.
+
+    A missing key takes its default, or fails when the default is :data:`REQUIRED`.
+    """
+    obj(d, where)
+    out = {}
+    for key, attr, kind, default in table:
+        at = f"{where}.{key}" if where else key
+        if key in d:
+            out[attr] = kind(d[key], at)
+        elif default is REQUIRED:
+            raise ReportSchemaError(f"{at}: missing")
+        else:
+            out[attr] = default
+    return out
+
+
+def encode(value: Any) -> Any:
+    """A record's value as JSON writes it: tuples as lists, NaN as null, records as dicts."""
+    if isinstance(value, tuple | list):
+        return [encode(x) for x in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return value

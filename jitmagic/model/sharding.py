@@ -1,0 +1,35 @@
+"""The sharding record: the arguments' partition specs, and whether each variant kept them.
+
+Measured by :mod:`jitmagic.measure.sharding`; present only where an argument is sharded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .schema import REQUIRED, fields, flag, items, mapping, optional, text
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """``inputs``: each named-sharded argument's spec, in argument order;
+    ``kept_input_shardings``: per variant, whether its compiled program takes them as
+    they arrived (None: it does not say)."""
+
+    inputs: tuple[str, ...]
+    kept_input_shardings: dict[str, bool | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"inputs": list(self.inputs),
+                "kept_input_shardings": dict(self.kept_input_shardings)}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "sharding") -> Sharding:
+        return cls(**fields(d, _FIELDS, where))
+
+
+_FIELDS = (
+    ("inputs", "inputs", items(text), REQUIRED),
+    ("kept_input_shardings", "kept_input_shardings", mapping(optional(flag)), REQUIRED),
+)
