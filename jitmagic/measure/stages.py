@@ -280,7 +280,8 @@ def structure(run: ColdRun) -> dict[str, Any]:
     jaxpr = run.traced.jaxpr
     hlo = run.lowered.as_text()
     return {
-        "jaxpr_eqns": len(jaxpr.eqns),
+        "jaxpr_eqns": count_equations(jaxpr),
+        "jaxpr_eqns_top": len(jaxpr.eqns),
         "nested_calls": count_nested_calls(jaxpr),
         "stablehlo_bytes": len(hlo.encode()),
         "stablehlo_calls": len(re.findall(r"\bcall @", hlo)),
@@ -288,17 +289,39 @@ def structure(run: ColdRun) -> dict[str, Any]:
     }
 
 
+def distinct_jaxprs(jaxpr: Any) -> list[Any]:
+    """``jaxpr`` and every distinct sub-jaxpr it holds (loop and cond bodies, custom
+    rules, checkpoints, nested jit calls), each once.
+
+    JAX's trace cache hands back the same jaxpr object for repeated calls of a
+    helper with equal argument types, so one object is one body the compiler
+    sees once: a helper jitted and called 16 times is one body plus 16 call
+    equations, while the same helper inlined is 16 copies of its body.
+    """
+    seen: dict[int, Any] = {}
+    stack = [getattr(jaxpr, "jaxpr", jaxpr)]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen[id(current)] = current
+        for eqn in current.eqns:
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, tuple | list) else (value,):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return list(seen.values())
+
+
+def count_equations(jaxpr: Any) -> int:
+    """Equations in ``jaxpr`` and its distinct sub-jaxprs (see :func:`distinct_jaxprs`)."""
+    return sum(len(j.eqns) for j in distinct_jaxprs(jaxpr))
+
+
 def count_nested_calls(jaxpr: Any) -> int:
-    """jit/pjit equations in a jaxpr, counted recursively through sub-jaxprs."""
-    total = 0
-    for eqn in getattr(jaxpr, "eqns", ()):
-        total += eqn.primitive.name in ("jit", "pjit")
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, tuple | list) else (value,):
-                inner = getattr(sub, "jaxpr", sub)
-                if hasattr(inner, "eqns"):
-                    total += count_nested_calls(inner)
-    return total
+    """jit/pjit call equations in ``jaxpr`` and its distinct sub-jaxprs."""
+    return sum(e.primitive.name in ("jit", "pjit") for j in distinct_jaxprs(jaxpr) for e in j.eqns)
 
 
 def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:

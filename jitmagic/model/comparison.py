@@ -50,6 +50,8 @@ class VariantResult:
     jaxpr_text: str = ""
     error: str | None = None
     notes: tuple[str, ...] = ()
+    #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
+    jaxpr_eqns_top: int | None = None
 
     def median(self, phase: str) -> float:
         return median(self.samples.get(phase, []))
@@ -82,6 +84,7 @@ class VariantResult:
         d.update(
             execute_loops=self.execute_loops,
             jaxpr_eqns=self.jaxpr_eqns,
+            jaxpr_eqns_top=self.jaxpr_eqns_top,
             nested_calls=self.nested_calls,
             stablehlo_bytes=self.stablehlo_bytes,
             stablehlo_calls=self.stablehlo_calls,
@@ -101,6 +104,7 @@ class VariantResult:
             helpers=tuple(d.get("helpers", ())),
             execute_loops=d.get("execute_loops", 0),
             jaxpr_eqns=d.get("jaxpr_eqns"),
+            jaxpr_eqns_top=d.get("jaxpr_eqns_top"),
             nested_calls=d.get("nested_calls"),
             stablehlo_bytes=d.get("stablehlo_bytes"),
             stablehlo_calls=d.get("stablehlo_calls"),
