@@ -17,9 +17,9 @@ from .stages import (
     Checkpoint,
     ColdRun,
     Monitor,
+    OutputCheck,
     Stop,
     cold_run,
-    compare_outputs,
     disagreements,
     jaxpr_text,
     steady_timer,
@@ -54,6 +54,7 @@ class VariantRuns:
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
         self.stopped: str | None = None
+        self.outputs = OutputCheck(len(prepared))
 
     def measure(self, repeat: int, number: int | None, monitor: Monitor,
                 check: Checkpoint) -> None:
@@ -83,7 +84,10 @@ class VariantRuns:
             self.errors[name] = exc
             return
         self._record(name, run)
-        self.samples[name]["execute_s"].append(self._steady(name, run, number, check))
+        timer = steady_timer(run.jitted, p.args, p.kwargs, run.output)
+        self.outputs.add(name, run.output)  # compared now, then dropped: no output is kept
+        run.output = None
+        self.samples[name]["execute_s"].append(self._steady(name, timer, number, check))
 
     def _record(self, name: str, run: ColdRun) -> None:
         for phase, secs in run.times.items():
@@ -94,10 +98,8 @@ class VariantRuns:
             self.shape[name] = structure(run) | {"jaxpr_text": jaxpr_text(run.traced.jaxpr)}
         self.last[name] = run
 
-    def _steady(self, name: str, run: ColdRun, number: int | None, check: Checkpoint) -> float:
+    def _steady(self, name: str, timer: Any, number: int | None, check: Checkpoint) -> float:
         """Seconds per call; the loop count is fixed on the first repeat."""
-        p = self.prepared[name]
-        timer = steady_timer(run.jitted, p.args, p.kwargs, run.output)
         self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number, check)
         return per_call
 
@@ -112,12 +114,10 @@ class VariantRuns:
     def warnings(self, entry: str) -> Iterable[str]:
         for name in self.last:
             yield from disagreements(entry, name, self.samples[name], self.events[name])
+        yield from self.outputs.problems
 
     def outputs_match(self) -> tuple[bool | None, float | None]:
-        if len(self.last) < 2:
-            return None, None
-        a, b = (run.output for run in self.last.values())
-        return compare_outputs(a, b)
+        return self.outputs.result()
 
     def results(self) -> dict[str, VariantResult]:
         out = {}
