@@ -179,7 +179,7 @@ def _batch_size(arrays: tuple, axes: int | tuple, static: list[bool]) -> int:
     """The mapped axis' length, the same for every mapped leaf; ``InputError`` otherwise."""
     per_arg = axes if isinstance(axes, tuple) else (axes,) * len(arrays)
     labels = [f"argument {i + 1}" for i, s in enumerate(static) if not s]
-    sizes = set()
+    sizes: dict[int, str] = {}
     for a, spec, label in zip(arrays, per_arg, labels, strict=True):
         for leaf, axis in _leaf_axes(a, spec, label):
             if axis is None:
@@ -188,14 +188,15 @@ def _batch_size(arrays: tuple, axes: int | tuple, static: list[bool]) -> int:
                 raise InputError(f"--in-axes maps {label} (an array of shape "
                                  f"{tuple(leaf.shape)}) along axis {axis}, which it does not "
                                  f"have: use an axis from {-leaf.ndim} to {leaf.ndim - 1}.")
-            sizes.add(leaf.shape[axis])
+            sizes.setdefault(leaf.shape[axis], f"{label} (shape {tuple(leaf.shape)}, axis {axis})")
     if len(sizes) > 1:
-        raise InputError(f"--in-axes maps axes of different lengths {sorted(sizes)}: the batch "
-                         "axis must have the same length in every mapped argument.")
+        lengths = "; ".join(f"{where} has length {n}" for n, where in sizes.items())
+        raise InputError(f"--in-axes maps axes of different lengths: {lengths}. The batch axis "
+                         "must have the same length in every mapped argument.")
     if not sizes:
         raise InputError("--in-axes maps no array: give at least one array an axis, "
                          "e.g. `--in-axes 0`.")
-    size = sizes.pop()
+    (size,) = sizes
     if size < 1:
         raise InputError("--in-axes maps an axis of length 0: there is nothing to batch.")
     return size

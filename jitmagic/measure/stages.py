@@ -366,7 +366,8 @@ class OutputDiff:
         if not self.problems:
             return None
         more = len(self.problems) - 1
-        return self.problems[0] + (f" (and {more} other leaves)" if more else "")
+        others = f"; {more} other leaf differs" if more == 1 else f"; {more} other leaves differ"
+        return self.problems[0] + (others if more else "")
 
 
 def _where(path: str) -> str:
