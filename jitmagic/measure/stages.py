@@ -307,11 +307,7 @@ def distinct_jaxprs(jaxpr: Any) -> list[Any]:
             continue
         seen[id(current)] = current
         for eqn in current.eqns:
-            for value in eqn.params.values():
-                for sub in value if isinstance(value, tuple | list) else (value,):
-                    inner = getattr(sub, "jaxpr", sub)
-                    if hasattr(inner, "eqns"):
-                        stack.append(inner)
+            stack.extend(_sub_jaxprs(eqn))
     return list(seen.values())
 
 
@@ -321,8 +317,23 @@ def count_equations(jaxpr: Any) -> int:
 
 
 def count_nested_calls(jaxpr: Any) -> int:
-    """jit/pjit call equations in ``jaxpr`` and its distinct sub-jaxprs."""
-    return sum(e.primitive.name in ("jit", "pjit") for j in distinct_jaxprs(jaxpr) for e in j.eqns)
+    """jit/pjit equations in a jaxpr, counted recursively through sub-jaxprs: every
+    call as it happens (a call inside a helper called twice counts twice)."""
+    total = 0
+    for eqn in getattr(jaxpr, "eqns", ()):
+        total += eqn.primitive.name in ("jit", "pjit")
+        for sub in _sub_jaxprs(eqn):
+            total += count_nested_calls(sub)
+    return total
+
+
+def _sub_jaxprs(eqn: Any) -> Iterator[Any]:
+    """The jaxprs an equation holds in its parameters (bodies, branches, rules, callees)."""
+    for value in eqn.params.values():
+        for sub in value if isinstance(value, tuple | list) else (value,):
+            inner = getattr(sub, "jaxpr", sub)
+            if hasattr(inner, "eqns"):
+                yield inner
 
 
 def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
