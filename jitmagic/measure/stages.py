@@ -346,7 +346,7 @@ def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
 
 #: Leaves are compared this many elements at a time, so that a float64 copy
 #: (for the difference) never costs more than a few megabytes.
-CHUNK = 1 << 20
+CHUNK = 1 << 18
 
 
 @dataclass
