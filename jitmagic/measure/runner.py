@@ -9,6 +9,7 @@ whole first call) is its :class:`Subject`'s business; the sampling is shared.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -18,9 +19,9 @@ from ..model.comparison import PHASES, VariantResult
 from .stages import (
     Checkpoint,
     Monitor,
+    OutputCheck,
     Stop,
     cold_run,
-    compare_outputs,
     disagreements,
     jaxpr_text,
     steady_timer,
@@ -83,6 +84,7 @@ class Sampler:
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
         self.stopped: str | None = None
+        self.outputs = OutputCheck(len(subjects))
 
     def measure(self, repeat: int, number: int | None, monitor: Monitor,
                 check: Checkpoint) -> None:
@@ -123,7 +125,10 @@ class Sampler:
         if name not in self.shape:
             self.shape[name] = self.subjects[name].describe(cold)
         self.shape[name].update(cold.facts)
-        self.last[name] = cold
+        self.outputs.add(name, cold.output)  # compared now, then dropped: no output is kept
+        if cold.artefact is not None:
+            cold.artefact.output = None
+        self.last[name] = dataclasses.replace(cold, output=None)
 
     def _steady(self, name: str, cold: Cold, number: int | None, check: Checkpoint) -> float:
         """Seconds per call; the loop count is fixed on the first repeat."""
@@ -146,19 +151,11 @@ class Sampler:
         """Where JAX's own clock disagrees with the samples (rows that report events)."""
         for name in self.last:
             yield from disagreements(entry, name, self.samples[name], self.events[name])
+        yield from self.outputs.problems
 
-    def outputs_match(self, reference: str | None = None) -> tuple[bool | None, float | None]:
-        """Whether every row's last output matches the reference row's (default: the first)."""
-        if len(self.last) < 2:
-            return None, None
-        ref = self.last.get(reference) or next(iter(self.last.values()))
-        match, worst = True, 0.0
-        for cold in self.last.values():
-            if cold is not ref:
-                m, d = compare_outputs(ref.output, cold.output)
-                match &= m
-                worst = None if d is None or worst is None else max(worst, d)
-        return match, worst
+    def outputs_match(self) -> tuple[bool | None, float | None]:
+        """Whether every row's output matched the first row's (compared as they came)."""
+        return self.outputs.result()
 
 
 @dataclass(frozen=True)

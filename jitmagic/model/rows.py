@@ -102,12 +102,15 @@ class VariantResult(Row):
     stablehlo_calls: int | None = None
     compiled_calls: int | None = None
     notes: tuple[str, ...] = ()
+    #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
+    jaxpr_eqns_top: int | None = None
 
     KEYS = PHASES
     MEDIANS = tuple((p, p) for p in PHASES)
     FIELDS = (*_COMMON,
               ("stablehlo_calls", "stablehlo_calls", optional(count), None),
               ("compiled_calls", "compiled_calls", optional(count), None),
+              ("jaxpr_eqns_top", "jaxpr_eqns_top", optional(count), None),
               ("helpers", "helpers", items(text), ()),
               *_TAIL,
               ("notes", "notes", items(text), ()))

@@ -28,6 +28,7 @@ from .table import (
 
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),
+    ("jaxpr_eqns_top", "jaxpr equations (top level)"),
     ("nested_calls", "nested jit calls"),
     ("stablehlo_bytes", "StableHLO bytes"),
     ("stablehlo_calls", (Code("call"), " ops in StableHLO")),
