@@ -136,8 +136,8 @@ def test_vmap_batches_a_dict_argument():
 def test_vmap_maps_a_list_of_weight_tuples_with_a_prefix_in_axes():
     layers = [(jnp.ones((3, 3)), jnp.zeros(3)), (jnp.ones((3, 2)), jnp.zeros(2))]
     result = jitmagic.compare(mlp, layers, jnp.ones((4, 3)), vmap=True, in_axes=(None, 0), **ONCE)
-    measured = result.extras["orderings"]
-    assert measured["batch"] == 4 and measured["outputs_match"] is True
+    measured = result.orderings
+    assert measured.batch == 4 and measured.outputs_match is True
 
 
 def test_in_axes_as_a_tree_prefix_per_argument():

@@ -52,18 +52,20 @@ def report() -> dict:
 
 
 def poisoned(d: dict, text: str = PAYLOAD) -> dict:
-    """``d`` with every string field a report can carry replaced by ``text``."""
+    """``d`` with every string field a report can carry replaced by ``text``.
+
+    (Non-string fields holding markup, such as a third variant key or a text in
+    ``compile_events``, are refused by ``from_dict`` before anything renders.)"""
     d = copy.deepcopy(d)
     d.update(entry=text, warnings=[text], stopped=text, env={text: text, "devices": [text]})
     for v in d["variants"].values():
         v.update(helpers=[text], notes=[text], jaxpr=text)
     d["variants"]["nested"]["error"] = text
-    d["variants"][text] = copy.deepcopy(d["variants"]["flat"])
     if "orderings" in d:
         o = d["orderings"]
-        o.update(entry=text, warnings=[text], in_axes=text, built_batch=False)
+        o.update(entry=text, warnings=[text], built_batch=False)
         for row in o["rows"].values():
-            row.update(compile_events=text, jaxpr=text)
+            row.update(jaxpr=text)
         o["rows"]["vmap(f)"]["error"] = text
     if "attribution" in d:
         d["attribution"]["entry"] = text
@@ -115,7 +117,6 @@ def test_a_crafted_report_renders_no_live_markup(report):
         assert_only_own_markup(page)
     shown = data["text/html"]
     assert shown.count(f"<code>{html.escape(PAYLOAD)}</code>") >= 3  # entry, helpers, ranked
-    assert f"<td>{html.escape(PAYLOAD)} (" in shown  # an ordering's compile events
 
 
 def test_a_crafted_sweep_renders_no_live_markup(report):
@@ -165,7 +166,7 @@ def test_bars_carry_their_sample_range_and_labels_stay_clear(report):
         marker = c.variants[name].first_call_s * 1e3  # both cold axes are in ms here
         assert cold.get_xlabel().startswith("ms")
         assert label.get_position()[0] >= marker - 1e-9
-    o = Orderings.of(c)
+    o = c.orderings
     for ax, key in zip(orderings_figure(o).axes, ("first_call_s", "execute_s"), strict=True):
         assert len(whiskers(ax)) == sum(len(set(o[n].samples[key])) > 1 for n in o.rows)
 

@@ -202,4 +202,4 @@ def test_unhashable_non_array_argument_leaves_that_call_inline_and_says_so():
     assert r.nested.nested_calls - r.flat.nested_calls == 1
     (note,) = r.nested.notes
     assert "`scale_by_each` was left inline" in note
-    assert "note: `scale_by_each` was left inline" in str(r)
+    assert "note (nested): `scale_by_each` was left inline" in str(r)
