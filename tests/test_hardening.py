@@ -181,9 +181,6 @@ def model_fn(x):
     return jnp.sin(x) * len(TAG)
 
 
-@pytest.mark.xfail(raises=ValueError, strict=True,
-                   reason="chart labels become plain text in the render helper's work: "
-                          "drop this mark when that is merged")
 def test_sweep_values_reach_the_chart_as_plain_text():
     result = jitmagic.sweep("TAG", ["$\\x$", "a$b"], model_fn, jnp.ones(2), repeat=1,
                             number=1, progress=False)
@@ -247,8 +244,8 @@ def scored(x):
 
 def test_vmap_of_a_function_using_array_methods_measures():
     result = jitmagic.compare(scored, jnp.arange(4.0), vmap=True, repeat=1, number=1)
-    rows = result.extras["orderings"]["rows"]
-    assert rows["vmap(f)"]["hlo_instructions"] is None  # op by op: no program of its own
-    assert rows["vmap(jit(f))"]["hlo_instructions"] > 0
-    assert all(not r.get("error") for r in rows.values())
+    rows = result.orderings.rows
+    assert rows["vmap(f)"].hlo_instructions is None  # op by op: no program of its own
+    assert rows["vmap(jit(f))"].hlo_instructions > 0
+    assert all(not r.error for r in rows.values())
     assert jax.config.jax_enable_x64 is False

@@ -95,7 +95,7 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
 
 def _runs_note(result: Comparison) -> list[str]:
     """How many times the cell's code ran: side effects in it happened that often."""
-    values = len(result.extras["sweep"]["values"]) if "sweep" in result.extras else 1
+    values = len(result.sweep.values) if result.sweep else 1
     times = len(VARIANTS) * values
     per = "once per variant" + (" per sweep value" if values > 1 else "")
     return [f"the cell ran {times} times ({per}): anything it does besides defining "
