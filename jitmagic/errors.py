@@ -47,3 +47,8 @@ def _hint(exc: BaseException) -> str | None:
                 "Python value (it is then made static), mark it static in your own "
                 "`jax.jit(..., static_argnums=...)`, or leave that helper out with `--nest`.")
     return None
+
+
+class CannotWriteError(Exception):
+    """A report cannot be written where asked (``--save``, ``--html``); the message
+    says why and what to give instead. The command exits with status 3 on it."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import dataclasses
+import keyword
 import math
 import numbers
 from collections.abc import Callable, Iterable
@@ -95,6 +97,9 @@ def _names(option: Option, value: Any) -> tuple[str, ...]:
     if not all(isinstance(n, str) for n in names):
         raise InputError(f"{option.label} takes helper names, e.g. `--nest layer,norm` "
                          f"or nest=['layer', 'norm'], not {value!r}")
+    if not names:
+        raise InputError(f"{option.label} names no helper: write the helpers to nest, e.g. "
+                         "`--nest layer,norm`, or leave --nest out to nest every helper")
     return names
 
 
@@ -112,8 +117,7 @@ def _sweep(option: Option, value: Any) -> tuple[str, tuple[Any, ...]]:
     except (TypeError, ValueError):
         raise InputError(f"{option.label} {value!r}: write {SWEEP_USAGE}, "
                          "or sweep=('n', [1, 2, 4])") from None
-    if not isinstance(name, str) or not name.isidentifier():
-        raise InputError(f"sweep: {name!r} is not a variable name: write {SWEEP_USAGE}")
+    check_sweep_name(name)
     if not values:
         raise InputError(f"a sweep needs at least one value: write {SWEEP_USAGE}")
     return name, values
@@ -232,12 +236,24 @@ def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
     return tuple(axes)
 
 
+def check_sweep_name(name: Any) -> str:
+    """Refuse a sweep name that is not a plain variable of the user's: not an
+    identifier, a keyword, a builtin (``print``) or a dunder (``__builtins__``)."""
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise InputError(f"sweep: {name!r} is not a variable name: write {SWEEP_USAGE}")
+    if hasattr(builtins, name) or (name.startswith("__") and name.endswith("__")):
+        raise InputError(f"sweep: {name!r} is a name Python itself uses, not a variable of "
+                         f"yours: sweep a name your code reads, e.g. {SWEEP_USAGE}")
+    return name
+
+
 def parse_sweep(spec: str) -> tuple[str, list[Any]]:
     """``"n=1,2,4"`` → ``("n", [1, 2, 4])``; values are Python literals."""
     name, sep, rest = spec.partition("=")
     name = name.strip()
     if not sep or not name.isidentifier():
         raise InputError(f"--sweep {spec!r} does not name a variable: write {SWEEP_USAGE}")
+    check_sweep_name(name)
     texts = [t.strip() for t in rest.split(",") if t.strip()]
     if not texts:
         raise InputError(f"--sweep {spec!r} has no values: write {SWEEP_USAGE}")

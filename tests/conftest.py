@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 
@@ -47,6 +48,8 @@ def kernel_state(shell) -> dict:
         "event_listeners": list(monitoring._event_listeners),
         "figures": plt.get_fignums(),
         "sigint": signal.getsignal(signal.SIGINT),
+        # A heap the user froze stays frozen (the count itself may drop as caches free).
+        "gc_frozen": gc.get_freeze_count() > 0,
     }
 
 

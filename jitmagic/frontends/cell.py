@@ -59,7 +59,12 @@ def parse_cell(source: str) -> CellPlan:
         tree = ast.parse(source, filename=filename)
     except ValueError as exc:  # e.g. a null byte: not a SyntaxError, same meaning to the user
         raise CellError(f"the cell cannot be parsed as Python: {exc}") from None
+    _check_no_top_level_return(tree)
     last = tree.body[-1]
+    magic = _magic_name(last)
+    if magic:
+        raise CellError(f"the last line is a magic ({magic}): write the call itself, e.g. "
+                        f"`model(x)`, and let %%jitcompare time it.\n\n{USAGE}")
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
         kind = type(last).__name__.lower()
         raise CellError(
@@ -123,6 +128,31 @@ def check_entry(fn: Any, name: str) -> None:
     if inspect.ismethod(fn):
         raise CellError(f"the entry `{name}` is a bound method: wrap it in a function "
                         f"(`def f(x): return obj.method(x)`) and call `f(...)`.")
+
+
+def _magic_name(stmt: ast.stmt) -> str | None:
+    """``%time`` for a statement IPython made of ``%time model(x)``
+    (``get_ipython().run_line_magic('time', ...)``), else None."""
+    call = stmt.value if isinstance(stmt, ast.Expr | ast.Assign) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("run_line_magic", "run_cell_magic") and call.args
+            and isinstance(call.args[0], ast.Constant)):
+        return None
+    prefix = "%" if call.func.attr == "run_line_magic" else "%%"
+    return f"{prefix}{call.args[0].value}"
+
+
+def _check_no_top_level_return(tree: ast.Module) -> None:
+    """A ``return`` outside any function parses but cannot run: say so plainly."""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            raise CellError(f"line {node.lineno}: a cell cannot `return` at top level: "
+                            "end it with the call to measure, e.g. `model(x)`.")
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                          | ast.ClassDef):
+            todo += ast.iter_child_nodes(node)
 
 
 def _is_call(text: str) -> bool:

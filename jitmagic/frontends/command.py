@@ -13,22 +13,34 @@ from __future__ import annotations
 
 import argparse
 import builtins
-import os
 import sys
 import time
+import tokenize
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UserCodeError
+from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sweep import progress_line
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTIONS, Options
 from ..render.bundle import html_document, text
 from . import demo
+from .output import checked_path, write_report
 from .prepare import measure_source, parse
 
 DEMO_HTML = "jitmagic-demo.html"
+
+
+EXIT_CODES = """\
+exit status:
+  0  measured (and every report written)
+  1  your code raised (or called sys.exit) before or while it was measured
+  2  usage: bad options, or a file that is not a cell-shaped script
+  3  cannot write a report (--save, --html): checked before measuring
+
+arguments after `--` go to your script as its sys.argv[1:], e.g.
+  python -m jitmagic train.py -r 1 -- --steps 10"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     :data:`jitmagic.options.OPTIONS`), ``--html``, and ``--json``, the old hidden
     spelling of ``--save``."""
     parser = argparse.ArgumentParser(prog="python -m jitmagic", description=__doc__,
+                                     epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("target", metavar="FILE.py|demo",
                         help="a Python file whose last statement calls the function to "
@@ -50,22 +63,49 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; return the exit status (0 ok, 2 bad input, 1 the user's code failed)."""
-    args = build_parser().parse_args(argv)
+    """Run the command; return the exit status (see :data:`EXIT_CODES`)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if args.json:
         print("jitmagic: --json is deprecated; write --save PATH", file=sys.stderr)
         args.save = args.save or args.json
-    path = list(sys.path)
+    if args.target == "demo" and args.html is None:
+        args.html = DEMO_HTML
     try:
-        result = run(args)
-    except (InputError, UserCodeError) as exc:
+        args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+        result = run_isolated(args, script_args)
+    except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, InputError) else 1
-    finally:
-        sys.path[:] = path
+        return _status(exc)
     print(text(result))
-    write_outputs(result, args)
+    try:
+        write_outputs(result, args)
+    except CannotWriteError as exc:
+        print(f"jitmagic: {exc}", file=sys.stderr)
+        return 3
     return 0
+
+
+def _status(exc: Exception) -> int:
+    """The exit status for a failure: 3 cannot write, 2 usage, 1 the user's code."""
+    if isinstance(exc, CannotWriteError):
+        return 3
+    return 2 if isinstance(exc, InputError) else 1
+
+
+def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison:
+    """:func:`run` with ``sys.argv`` as the script would see it (``[FILE.py, *script_args]``)
+    and ``sys.path`` restored after; the script's ``sys.exit`` becomes ``UserCodeError``."""
+    path, argv = list(sys.path), sys.argv
+    sys.argv = [args.target, *script_args]
+    try:
+        return run(args)
+    except SystemExit as exc:
+        raise UserCodeError(f"your script called sys.exit({exc.code!r}) while it was "
+                            "measured: end it with the call to measure instead") from None
+    finally:
+        sys.path[:], sys.argv = path, argv
 
 
 def run(args: argparse.Namespace) -> Comparison:
@@ -73,8 +113,6 @@ def run(args: argparse.Namespace) -> Comparison:
     start = time.perf_counter()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.target)
-    if args.target == "demo" and args.html is None:
-        args.html = DEMO_HTML
     progress = None
     if options.sweep:
         def progress(*state: Any) -> None:
@@ -96,17 +134,28 @@ def load_target(target: str) -> tuple[str, dict[str, Any]]:
         if not path.is_file():
             raise InputError(f"{target}: no such file; give a Python file whose last statement "
                              "calls the function to measure, or `demo`")
-        source = path.read_text()
+        source = read_source(path)
         sys.path.insert(0, str(path.resolve().parent))
     namespace = {"__name__": "__main__", "__file__": str(path), "__builtins__": builtins}
     return source, namespace
 
 
+def read_source(path: Path) -> str:
+    """The file's text in its declared encoding (a PEP 263 ``# coding:`` line, else UTF-8)."""
+    try:
+        with tokenize.open(path) as f:
+            return f.read()
+    except (SyntaxError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read it as Python source ({exc}); save it as "
+                         "UTF-8 or declare its encoding, e.g. `# -*- coding: latin-1 -*-`"
+                         ) from None
+
+
 def write_outputs(result: Comparison, args: argparse.Namespace) -> None:
-    """Write the JSON and HTML reports asked for, and say where."""
+    """Write the JSON and HTML reports asked for (paths already checked), and say where."""
     if args.save:
-        save(result, args.save)
-        print(f"wrote {os.path.abspath(args.save)}")
+        write_report(lambda p: save(result, p), args.save, "--save")
+        print(f"wrote {args.save}")
     if args.html:
-        Path(args.html).write_text(html_document(result))
-        print(f"wrote {os.path.abspath(args.html)} (open it in a browser; works offline)")
+        write_report(lambda p: Path(p).write_text(html_document(result)), args.html, "--html")
+        print(f"wrote {args.html} (open it in a browser; works offline)")

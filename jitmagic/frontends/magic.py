@@ -8,6 +8,7 @@ Only this module knows about IPython's magic machinery; the measuring is in
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,13 +18,14 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..errors import InputError, UserCodeError
+from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sweep import progress_line
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTIONS, Options
 from ..render.bundle import bundle
 from . import cell as cellmod
+from .output import checked_path, write_report
 from .prepare import measure_source, parse
 
 
@@ -60,10 +62,11 @@ class JitCompareMagics(Magics):
         try:
             args = self._parse_options(line)
             options = Options.from_namespace(args)
+            args.save = checked_path(args.save, "--save")  # before measuring; the cell may chdir
             progress = _SweepProgress(options.sweep[0]) if options.sweep else None
             result = measure_source(parse(source), self.shell.user_ns, options, progress,
                                     start)
-        except (InputError, UserCodeError) as exc:
+        except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         self._present(result, args)
         return result if args.output else None
@@ -80,8 +83,11 @@ class JitCompareMagics(Magics):
             from .widget import ordering_widget
 
             display(ordering_widget(result))
-        if args.save:
-            save(result, args.save)
+        if args.save:  # checked before measuring; a late failure keeps the result shown
+            try:
+                write_report(lambda p: save(result, p), args.save, "--save")
+            except CannotWriteError as exc:
+                print(f"jitmagic: {exc}", file=sys.stderr)
 
 
 class _SweepProgress:

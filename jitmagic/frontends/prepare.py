@@ -9,6 +9,8 @@ written to the base namespace. No IPython here.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import time
 import traceback
 from collections.abc import Iterable
@@ -21,6 +23,7 @@ from ..measure.variants import build_variant
 from ..model.comparison import VARIANTS, Comparison
 from ..options import Options
 from . import cell as cellmod
+from .isolation import library_state_kept
 
 
 def parse(source: str) -> cellmod.CellPlan:
@@ -44,6 +47,9 @@ def prepare_variant(plan: cellmod.CellPlan, variant: str, namespace: dict[str, A
         fn, call_args, call_kwargs = cellmod.resolve_call(plan, scratch)
     except InputError:
         raise
+    except SystemExit as exc:
+        raise UserCodeError(f"your code called sys.exit({exc.code!r}) before its final call: "
+                            "end the cell with the call to measure instead") from None
     except Exception as exc:
         raise UserCodeError("the cell raised before its final call:\n"
                             + user_traceback(exc)) from None
@@ -69,10 +75,71 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
 def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
                    progress: Progress | None = None, start: float | None = None) -> Comparison:
     """What a front end shows for ``options``: one comparison, or with ``options.sweep``
-    one per value (``progress`` told before each), the last holding the sweep."""
-    if options.sweep is None:
-        return measure_plan(plan, namespace, options, start=start)
-    name, values = options.sweep
-    return run_sweep(name, values,
-                     lambda v: measure_plan(plan, namespace, options, bindings={name: v}),
-                     progress)
+    one per value (``progress`` told before each), the last holding the sweep.
+
+    JAX's config and the library names a cell may patch are restored after, and the
+    result's warnings say so, say how often the cell ran, and flag a swept name the
+    code never reads."""
+    with library_state_kept() as restored:
+        if options.sweep is None:
+            result = measure_plan(plan, namespace, options, start=start)
+        else:
+            name, values = options.sweep
+            result = run_sweep(name, values, lambda v: measure_plan(
+                plan, namespace, options, bindings={name: v}), progress)
+    notes = [*restored, *_runs_note(result)]
+    if options.sweep:
+        notes += sweep_name_warnings(plan, options.sweep[0])
+    return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+def _runs_note(result: Comparison) -> list[str]:
+    """How many times the cell's code ran: side effects in it happened that often."""
+    values = len(result.sweep.values) if result.sweep else 1
+    times = len(VARIANTS) * values
+    per = "once per variant" + (" per sweep value" if values > 1 else "")
+    return [f"the cell ran {times} times ({per}): anything it does besides defining "
+            f"(printing, writing files, counting) happened {times} times"]
+
+
+def sweep_name_warnings(plan: cellmod.CellPlan, name: str) -> list[str]:
+    """Why a swept ``name`` may not reach the measured code: the cell never reads it,
+    or assigns it (at top level) before reading it, so every point measures the same."""
+    tree = ast.Module(body=[*plan.setup.body, ast.Expr(plan.call)], type_ignores=[])
+    # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
+    uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))
+    if not any(kind == "load" for _, kind in uses) and not _read_anywhere(tree, name):
+        return [f"--sweep {name}: the code never reads `{name}`, so every value measures "
+                "the same program"]
+    if uses and uses[0][1] == "store":
+        return [f"--sweep {name}: the cell assigns `{name}` (line {uses[0][0][0]}) before "
+                "reading it, so the swept values never reach the code: delete that "
+                "assignment"]
+    return []
+
+
+def _top_level_uses(tree: ast.Module, name: str) -> list[tuple[tuple[int, int], str]]:
+    """((line, column), "load" or "store") of ``name`` outside function and class bodies."""
+    uses: list[tuple[tuple[int, int], str]] = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            uses += [(where, "store")] if node.name == name else []
+            todo += node.decorator_list  # decorators run at top level; bodies do not
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and node.id == name:
+            uses.append((where, "load" if isinstance(node.ctx, ast.Load) else "store"))
+        if isinstance(node, ast.alias) and (node.asname or node.name) == name:
+            uses.append((where, "store"))
+        todo += ast.iter_child_nodes(node)
+    return uses
+
+
+def _read_anywhere(tree: ast.Module, name: str) -> bool:
+    """Whether ``name`` is read anywhere, function bodies included."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               for n in ast.walk(tree))

@@ -313,7 +313,10 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any] | Non
         return traced.jaxpr, lowered, lowered.compile()
     closed = jax.make_jaxpr(fn)(*args)
     inner = [e for e in closed.jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
-    if len(inner) != 1:
+    # Only vmap(jit(f)) has a program of its own: the one jit taking exactly the
+    # batch's arguments. vmap(f) may show jax.numpy's internal jits (x.mean()): not it.
+    if (name != "vmap(jit(f))" or len(inner) != 1
+            or list(inner[0].invars) != list(closed.jaxpr.invars)):
         return closed, None, None
     from jax.extend.core import jaxpr_as_fun
 

@@ -88,13 +88,18 @@ def frozen_heap() -> Iterator[None]:
     ``paused_gc`` collects before every timed interval; with the long-lived
     heap (JAX, the user's session) frozen, each of those collections scans
     only what the measurement itself created, which keeps them cheap. (Garbage
-    frozen here is collected as usual after ``unfreeze``.)
+    frozen here is collected as usual after ``unfreeze``.) If the user froze
+    the heap themselves (``gc.get_freeze_count() > 0``), it is left exactly as
+    they froze it: ``unfreeze`` would release their objects too.
     """
-    gc.freeze()
+    mine = gc.get_freeze_count() == 0
+    if mine:
+        gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if mine:
+            gc.unfreeze()
 
 
 @contextmanager

@@ -138,12 +138,28 @@ def entry_function(entry: Callable) -> types.FunctionType:
     """The user's Python function behind ``entry``; refuse anything else, clearly."""
     fn, _ = unwrap(entry)
     if fn is None:
-        name = getattr(entry, "__name__", type(entry).__name__)
-        raise InputError(
-            f"the entry `{name}` is a {type(entry).__name__}, not a Python function of yours: "
+        raise InputError(_not_a_function(entry))
+    return fn
+
+
+def _not_a_function(entry: Any) -> str:
+    """What ``entry`` is instead of a function of the user's, and what to write."""
+    if isinstance(entry, functools.partial):
+        inner = getattr(entry.func, "__name__", type(entry.func).__name__)
+        return (f"the entry is a functools.partial of `{inner}`, not a Python function of "
+                f"yours: write the call out in one, e.g. `def f(x): return {inner}(x, ...)` "
+                "with the arguments the partial fixed, and end with `f(...)`.")
+    if callable(entry) and not isinstance(entry, types.BuiltinFunctionType) and not hasattr(
+            entry, "__name__"):
+        cls = type(entry).__name__
+        var = cls.lower() if cls.lower() != cls else f"my_{cls}"
+        return (f"the entry is an instance of class `{cls}` (called through its __call__), "
+                f"not a Python function of yours: wrap the call in one, e.g. "
+                f"`{var} = {cls}(...)` then `def f(x): return {var}(x)`, and end with `f(...)`.")
+    name = getattr(entry, "__name__", type(entry).__name__)
+    return (f"the entry `{name}` is a {type(entry).__name__}, not a Python function of yours: "
             f"end with a call of your own function, e.g. `model(x)`, not `print(model(x))`; "
             f"wrap anything else in one (`def f(x): return {name}(x)`).")
-    return fn
 
 
 def rebind(fn: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionType:
