@@ -11,8 +11,8 @@ import textwrap
 import jax
 import jax.numpy as jnp
 import pytest
-from conftest import FAST, SMALL_CELL
 from IPython.core.error import UsageError
+from support import FAST, SMALL_CELL
 
 import jitmagic
 from jitmagic import Comparison

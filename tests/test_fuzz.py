@@ -13,14 +13,16 @@ from jitmagic.frontends.cell import CellError, parse_cell, split_line
 # Random text is full of invalid escape sequences: Python warns while parsing them.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
 
-settings.register_profile("ci", max_examples=300, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture])
-settings.load_profile("ci")
+#: This module's own settings, applied per test: loading a profile here would change
+#: every other ``@given`` in the run. ``ip`` is a session fixture: sharing it is safe.
+FUZZ = settings(max_examples=300, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 python_ish = st.text(alphabet=st.sampled_from(list("abfx_()=,.:+-*# \n\t'\"[]{}01\\\0")),
                      max_size=60)
 
 
+@FUZZ
 @given(st.one_of(st.text(max_size=80), python_ish))
 def test_parse_cell_works_or_raises_documented_errors(text):
     try:
@@ -30,6 +32,7 @@ def test_parse_cell_works_or_raises_documented_errors(text):
     assert plan.entry.isidentifier()
 
 
+@FUZZ
 @given(st.one_of(st.text(max_size=60), python_ish))
 def test_split_line_always_splits(text):
     options, call = split_line(text)
@@ -43,6 +46,7 @@ options = st.lists(st.sampled_from(["-o", "-r", "-n", "--nest", "--no-plot", "--
                                     "--bogus", "1e9", "nan"]), max_size=6).map(" ".join)
 
 
+@FUZZ
 @given(st.one_of(options, st.text(max_size=40)))
 def test_option_strings_parse_or_raise_usage_error(ip, text):
     magics = ip.magics_manager.registry["JitCompareMagics"]

@@ -6,10 +6,9 @@ import json
 
 import ipywidgets
 import pytest
-from conftest import FAST, kernel_state
 from IPython.utils.capture import capture_output
 from ipywidgets.widgets import widget as widget_module
-from test_orderings import VMAP_CELL
+from support import FAST, VMAP_CELL
 
 from jitmagic import Comparison
 from jitmagic.frontends.widget import ordering_widget
@@ -30,14 +29,14 @@ def shown(out: ipywidgets.Output) -> dict:
 
 
 @pytest.fixture(scope="module")
-def magic_run(ip, tmp_path_factory):
+def magic_run(ip, kernel_snapshot, tmp_path_factory):
     """One ``%%jitcompare --vmap`` run shared by this module; the kernel is left as it was."""
     path = tmp_path_factory.mktemp("report") / "r.json"
-    before = kernel_state(ip)
+    before = kernel_snapshot()
     with capture_output() as cap:
         result = ip.run_cell_magic("jitcompare", f"-o {FAST} --vmap --batch 8 --save {path}",
                                    VMAP_CELL)
-    assert kernel_state(ip) == before, "the magic changed the kernel's state"
+    assert kernel_snapshot() == before, "the magic changed the kernel's state"
     return result, cap, json.loads(path.read_text())
 
 
