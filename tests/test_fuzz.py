@@ -8,7 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
+from jitmagic.errors import InputError
 from jitmagic.frontends.cell import CellError, parse_cell, split_line
+from jitmagic.options import Options
 
 # Random text is full of invalid escape sequences: Python warns while parsing them.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
@@ -50,8 +52,8 @@ options = st.lists(st.sampled_from(["-o", "-r", "-n", "--nest", "--no-plot", "--
 @given(st.one_of(options, st.text(max_size=40)))
 def test_option_strings_parse_or_raise_usage_error(ip, text):
     magics = ip.magics_manager.registry["JitCompareMagics"]
-    try:
-        args = magics._parse_options(text)
-    except UsageError:
+    try:  # as the magic does: read the line, then check the values (InputError)
+        options = Options.from_namespace(magics._parse_options(text))
+    except (UsageError, InputError):
         return
-    assert args.repeat >= 1 and (args.number is None or args.number >= 1)
+    assert options.repeat >= 1 and (options.number is None or options.number >= 1)
