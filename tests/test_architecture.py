@@ -1,10 +1,11 @@
 """The shape of the code itself, read from the source (no measuring): which jitmagic
 module imports which, and how many parameters its functions take.
 
-Every ``import`` statement counts, including those inside functions (a lazy import is
-still a dependency). ``lint-imports`` checks the layers (pyproject.toml); these tests
-check what it does not say directly: no cycle anywhere, and the headless packages
-reach no display library, even indirectly.
+Every ``import`` statement that can run counts, including those inside functions (a lazy
+import is still a dependency); imports for type hints only (``if TYPE_CHECKING:``) do
+not. ``lint-imports`` checks the layers (pyproject.toml); these tests check what it does
+not say directly: no cycle anywhere, and the headless packages reach no display library,
+even indirectly.
 """
 
 from __future__ import annotations
@@ -61,11 +62,24 @@ def resolve(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def runtime_nodes(tree: ast.AST):
+    """Every node that can run: all of ``tree`` but the bodies of ``if TYPE_CHECKING:``
+    (imports for type hints only, which never run and so make no cycle)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo += node.orelse
+            continue
+        todo += ast.iter_child_nodes(node)
+
+
 def imports_of(path: Path, modules: set[str]) -> set[str]:
     """Every module ``path`` imports, anywhere in it: jitmagic modules by their full name,
     other packages by their top-level name."""
     importer, found = module_name(path), set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in runtime_nodes(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
