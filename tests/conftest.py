@@ -1,4 +1,7 @@
-"""Shared fixtures: a real IPython shell with jitmagic loaded, and a leak check."""
+"""Shared fixtures: a real IPython shell with jitmagic loaded, and a leak check.
+
+No test module imports this file: pytest hands its fixtures to the tests that name them.
+"""
 
 from __future__ import annotations
 
@@ -16,18 +19,6 @@ from IPython.utils.capture import capture_output
 from ipywidgets import Widget
 from ipywidgets.widgets import widget as widget_module
 from jax._src import monitoring
-
-#: A tiny version of the README's example: cheap to trace, still clearly nested.
-SMALL_CELL = """\
-import jax.numpy as jnp
-def layer(x):
-    return sum(i * jnp.sin(x) for i in range(8))
-def model(x):
-    return sum(layer(x) for _ in range(4))
-model(jnp.ones(16))
-"""
-
-FAST = "-r 1 -n 2"
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +42,12 @@ def kernel_state(shell) -> dict:
         # A heap the user froze stays frozen (the count itself may drop as caches free).
         "gc_frozen": gc.get_freeze_count() > 0,
     }
+
+
+@pytest.fixture(scope="session")
+def kernel_snapshot(ip):
+    """A function that records the kernel state a run of the magic must leave unchanged."""
+    return lambda: kernel_state(ip)
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

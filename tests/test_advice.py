@@ -11,8 +11,8 @@ import textwrap
 import jax
 import jax.numpy as jnp
 import pytest
-from conftest import FAST, SMALL_CELL
 from IPython.core.error import UsageError
+from support import FAST, SMALL_CELL
 
 import jitmagic
 from jitmagic import Comparison
@@ -45,7 +45,7 @@ model(jnp.ones(16))
 """
 
 
-def test_attribution_shares_add_up(run_magic):
+def test_attribution_splits_inclusive_and_own_time(run_magic):
     result, cap = run_magic(f"-o {FAST} --attribute", LAYERED)
     a = result.attribution.to_dict()
     by_name = {h["helper"]: h for h in a["helpers"]}
@@ -55,18 +55,63 @@ def test_attribution_shares_add_up(run_magic):
     outer, inner = by_name["outer"], by_name["inner"]
     assert outer["inclusive_s"] == pytest.approx(outer["own_s"] + inner["inclusive_s"], rel=1e-6)
     assert inner["own_s"] == pytest.approx(inner["inclusive_s"])
-    # Every helper's own time plus the entry's own time is the measured trace, within 5%.
-    accounted = a["entry_own_s"] + sum(h["own_s"] for h in a["helpers"])
-    assert accounted == pytest.approx(a["trace_s"], rel=0.05)
     # The entry's own share holds its own lines and JAX's work around it, both measured.
     assert a["entry_code_s"] > 0 and a["jax_s"] > 0
-    assert a["entry_own_s"] == pytest.approx(a["entry_code_s"] + a["jax_s"])
-    assert sum(h["share"] for h in a["helpers"]) + a["entry_share"] == pytest.approx(1, abs=0.05)
     # Shown as a table and a chart, below the comparison.
     text, html = cap.outputs[0].data["text/plain"], cap.outputs[0].data["text/html"]
     assert "trace time by helper" in text and "outer" in text and "inclusive" in text
     assert 'src="data:image/png;base64,' in html
     assert result.advice is None
+
+
+def sine_series(x):
+    return sum(k * jnp.sin(x) for k in range(12))
+
+
+def block(x):
+    return sine_series(x) * 2 + sum(k * x for k in range(12))
+
+
+def network(x):
+    return sum(block(x) for _ in range(8))
+
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+
+def attribution_and_jax_clock() -> tuple[dict, float]:
+    """One attribution of ``network``, and the trace duration JAX reported for it."""
+    reported = []
+
+    def listen(event, secs, **kw):
+        if event == TRACE_EVENT and kw.get("fun_name") == "network":
+            reported.append(secs)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        a = jitmagic.attribute(network, jnp.ones(16)).to_dict()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    (jax_trace_s,) = reported  # one cold trace of the entry
+    return a, jax_trace_s
+
+
+def test_attribution_adds_up_to_jaxs_own_trace_clock():
+    """The helpers' and entry's own times, from the attribution's timers, against the
+    duration JAX itself reports for the same trace (an independent clock)."""
+    # The timers run inside JAX's trace: they see at most its duration, and all but
+    # JAX's bookkeeping around the entry (3-4% on a quiet 2-core machine). A stall in
+    # that bookkeeping only lowers the ratio (12% once, at load average 6), so the
+    # best of 3 attributions is checked: a helper the timers missed fails all three.
+    runs = [attribution_and_jax_clock() for _ in range(3)]
+    timed = [(a["entry_code_s"] + sum(h["own_s"] for h in a["helpers"])) / jax_s
+             for a, jax_s in runs]
+    assert all(t <= 1 for t in timed) and max(timed) >= 0.9, timed
+    # The outside clock around ``jax.jit(entry).trace`` holds JAX's trace and a little more.
+    outside = [a["trace_s"] / jax_s for a, jax_s in runs]
+    assert all(o >= 1 for o in outside) and min(outside) <= 1.1, outside
+    assert {h["helper"]: h["calls"] for h in runs[0][0]["helpers"]} == {"block": 8,
+                                                                         "sine_series": 8}
 
 
 def test_attribution_survives_the_json_report(run_magic, tmp_path):
@@ -95,11 +140,11 @@ def test_advise_ranks_the_heavy_helper_first(run_magic):
     assert set(first) >= {"helper", "calls", "saving_s", "execute_change_s", "significant"}
     text = cap.outputs[0].data["text/plain"]
     assert "jit `heavy`" in text and "jit `trivial`: no measurable saving" in text
-    # The attribution it started from adds up too.
+    # The attribution it started from agrees: 24 terms trace far slower than one add.
     a = result.attribution.to_dict()
+    by_name = {h["helper"]: h for h in a["helpers"]}
     assert [h["helper"] for h in a["helpers"]] == ["heavy", "trivial"]
-    accounted = a["entry_own_s"] + sum(h["own_s"] for h in a["helpers"])
-    assert accounted == pytest.approx(a["trace_s"], rel=0.05)
+    assert by_name["heavy"]["own_s"] > 3 * by_name["trivial"]["own_s"]
 
 
 def test_a_helper_that_fails_under_jit_is_reported_not_recommended(run_magic):

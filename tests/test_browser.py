@@ -95,7 +95,7 @@ def _shutdown(proc: subprocess.Popen, url: str) -> None:
 def test_toggle_in_jupyterlab(tmp_path):
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"Chromium is needed for the browser test and is not at {CHROMIUM}: "
-                    "install Debian's `chromium` package (as .ci/run does), or point "
+                    "install Debian's `chromium` package (./run-tests does), or point "
                     "JITMAGIC_CHROMIUM at a Chromium binary.")
     from playwright.sync_api import sync_playwright
 

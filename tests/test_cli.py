@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from conftest import SMALL_CELL
+from support import SMALL_CELL
 
 import jitmagic
 import jitmagic.frontends.command as cli

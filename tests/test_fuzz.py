@@ -8,19 +8,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
+from jitmagic.errors import InputError
 from jitmagic.frontends.cell import CellError, parse_cell, split_line
+from jitmagic.options import Options
 
 # Random text is full of invalid escape sequences: Python warns while parsing them.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
 
-settings.register_profile("ci", max_examples=300, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture])
-settings.load_profile("ci")
+#: This module's own settings, applied per test: loading a profile here would change
+#: every other ``@given`` in the run. ``ip`` is a session fixture: sharing it is safe.
+FUZZ = settings(max_examples=300, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 python_ish = st.text(alphabet=st.sampled_from(list("abfx_()=,.:+-*# \n\t'\"[]{}01\\\0")),
                      max_size=60)
 
 
+@FUZZ
 @given(st.one_of(st.text(max_size=80), python_ish))
 def test_parse_cell_works_or_raises_documented_errors(text):
     try:
@@ -30,6 +34,7 @@ def test_parse_cell_works_or_raises_documented_errors(text):
     assert plan.entry.isidentifier()
 
 
+@FUZZ
 @given(st.one_of(st.text(max_size=60), python_ish))
 def test_split_line_always_splits(text):
     options, call = split_line(text)
@@ -43,11 +48,12 @@ options = st.lists(st.sampled_from(["-o", "-r", "-n", "--nest", "--no-plot", "--
                                     "--bogus", "1e9", "nan"]), max_size=6).map(" ".join)
 
 
+@FUZZ
 @given(st.one_of(options, st.text(max_size=40)))
 def test_option_strings_parse_or_raise_usage_error(ip, text):
     magics = ip.magics_manager.registry["JitCompareMagics"]
-    try:
-        args = magics._parse_options(text)
-    except UsageError:
+    try:  # as the magic does: read the line, then check the values (InputError)
+        options = Options.from_namespace(magics._parse_options(text))
+    except (UsageError, InputError):
         return
-    assert args.repeat >= 1 and (args.number is None or args.number >= 1)
+    assert options.repeat >= 1 and (options.number is None or options.number >= 1)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FAST, SMALL_CELL
 from IPython.core.error import UsageError
+from support import FAST, SMALL_CELL
 
 from jitmagic import Comparison
 

@@ -7,26 +7,16 @@ import json
 import jax
 import jax.numpy as jnp
 import pytest
-from conftest import FAST
 from hypothesis import given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
+from support import FAST, VMAP_CELL
 
 import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.orderings import compare_orderings, normalized_hlo
 from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.options import parse_in_axes
-
-#: The issue's example, made small: 2 matmul steps on 8×8.
-VMAP_CELL = """\
-import jax.numpy as jnp
-def f(x):
-    for _ in range(2):
-        x = jnp.tanh(x @ x.T) + x
-    return x.sum()
-f(jnp.ones((8, 8)))
-"""
 
 
 def small(x):

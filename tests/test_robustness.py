@@ -12,8 +12,8 @@ import signal
 
 import jax
 import pytest
-from conftest import FAST, SMALL_CELL
 from IPython.core.error import UsageError
+from support import FAST, SMALL_CELL
 
 from jitmagic.measure.stages import COMPILE_EVENT
 

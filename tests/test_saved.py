@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FAST, SMALL_CELL
+from support import FAST, SMALL_CELL
 
 import jitmagic
 from jitmagic import Comparison, ReportSchemaError

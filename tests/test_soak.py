@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import psutil
-from conftest import SMALL_CELL
+from support import SMALL_CELL
 
 RUNS, WARMUP, LIMIT_MB = 50, 5, 50
 

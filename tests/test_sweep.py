@@ -7,9 +7,9 @@ import math
 
 import jax.numpy as jnp
 import pytest
-from conftest import FAST, kernel_state
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
+from support import FAST
 
 import jitmagic
 from jitmagic.measure.sweep import run_sweep
@@ -30,12 +30,12 @@ model(jnp.ones(16))
 
 
 @pytest.fixture(scope="module")
-def swept(ip):
+def swept(ip, kernel_snapshot):
     """One real sweep shared by the tests below (the kernel check runs in run_magic)."""
-    before = kernel_state(ip)
+    before = kernel_snapshot()
     with capture_output() as cap:
         result = ip.run_cell_magic("jitcompare", f"-o {FAST} --sweep calls=1,2,4", SWEEP_CELL)
-    assert kernel_state(ip) == before
+    assert kernel_snapshot() == before
     return result, cap
 
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import ipywidgets
 import pytest
-from conftest import FAST, kernel_state
 from IPython.utils.capture import capture_output
 from ipywidgets.widgets import widget as widget_module
-from test_orderings import VMAP_CELL
+from support import FAST, VMAP_CELL
 
 from jitmagic import Comparison
 from jitmagic.frontends.widget import ordering_widget
 from jitmagic.measure import orderings as orderingsmod
-from jitmagic.model.orderings import ORDERINGS
+from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.render.orderings import verdict
 
 
@@ -30,14 +30,14 @@ def shown(out: ipywidgets.Output) -> dict:
 
 
 @pytest.fixture(scope="module")
-def magic_run(ip, tmp_path_factory):
+def magic_run(ip, kernel_snapshot, tmp_path_factory):
     """One ``%%jitcompare --vmap`` run shared by this module; the kernel is left as it was."""
     path = tmp_path_factory.mktemp("report") / "r.json"
-    before = kernel_state(ip)
+    before = kernel_snapshot()
     with capture_output() as cap:
         result = ip.run_cell_magic("jitcompare", f"-o {FAST} --vmap --batch 8 --save {path}",
                                    VMAP_CELL)
-    assert kernel_state(ip) == before, "the magic changed the kernel's state"
+    assert kernel_snapshot() == before, "the magic changed the kernel's state"
     return result, cap, json.loads(path.read_text())
 
 
@@ -83,18 +83,35 @@ def test_numbers_behind_the_widget_are_real(magic_run):
     assert o.outputs_match is True
 
 
-def test_verdict_follows_the_numbers(magic_run):
-    o = magic_run[0].orderings
-    fast, slow = o["jit(vmap(f))"].execute_s, o["vmap(jit(f))"].execute_s
+def orderings_with(measured, fast_s: float, slow_s: float, same_program: bool) -> Orderings:
+    """The measured orderings record, saved, with chosen per-call times written in."""
+    d = copy.deepcopy(measured.to_dict()["orderings"])
+    for name, seconds in (("jit(vmap(f))", fast_s), ("vmap(jit(f))", slow_s)):
+        row = d["rows"][name]
+        row["samples"]["execute_s"] = [seconds] * len(row["samples"]["execute_s"])
+        row["execute_s"] = seconds
+    d["rows"]["vmap(jit(f))"]["same_program"] = same_program
+    return Orderings.from_dict(d)
+
+
+def test_verdict_says_which_ordering_is_faster_and_by_how_much(magic_run):
+    o = orderings_with(magic_run[0], fast_s=1e-3, slow_s=3e-3, same_program=True)
+    assert "jit(vmap(f)) is 3× faster per call than vmap(jit(f))" in verdict(o, "jit(vmap(f))")
+    assert "vmap(jit(f)) is 3× slower per call than jit(vmap(f))" in verdict(o, "vmap(jit(f))")
+    # Same program, different speed: the verdict blames Python dispatch.
+    assert "Python dispatch" in verdict(o, "jit(vmap(f))")
+
+
+def test_verdict_calls_equal_times_the_same_speed(magic_run):
+    o = orderings_with(magic_run[0], fast_s=2e-3, slow_s=2e-3, same_program=True)
     text = verdict(o, "jit(vmap(f))")
-    ratio = slow / fast
-    if ratio >= 1.1:
-        assert f"{ratio:.2g}× faster per call" in text and "Python dispatch" in text
-    elif ratio <= 1 / 1.1:
-        assert f"{1 / ratio:.2g}× slower per call" in text
-    else:
-        assert "within 10% per call" in text
-    assert "same program" in text
+    assert "faster" not in text and "slower" not in text and "within" in text
+    assert "Python dispatch" not in text
+
+
+def test_verdict_says_when_the_programs_differ(magic_run):
+    o = orderings_with(magic_run[0], fast_s=1e-3, slow_s=5e-3, same_program=False)
+    assert "different XLA programs" in verdict(o, "jit(vmap(f))")
 
 
 def test_clicking_never_measures(magic_run, monkeypatch):
