@@ -148,10 +148,14 @@ def _user_path(name: str) -> bool:
 
 
 def _user_namespace(namespace: dict[str, Any]) -> bool:
-    """Whether globals belong to the user: not a library module's, not a namedtuple's."""
+    """Whether globals belong to the user: not a library module's, not a namedtuple's.
+
+    A notebook's namespace is called ``__main__`` but is not the dict of
+    ``sys.modules["__main__"]`` (the kernel's launcher): it is the user's.
+    """
     label = str(namespace.get("__name__"))
     module = sys.modules.get(label)
-    if module is None:
+    if module is None or getattr(module, "__dict__", None) is not namespace:
         return not label.startswith("namedtuple_")
     return _user_path(getattr(module, "__file__", None) or "<")
 
