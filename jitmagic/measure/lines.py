@@ -321,7 +321,10 @@ def _frames(loc: str, aliases: dict[str, str], depth: int = 0) -> list[Key]:
         return _frames(callee, aliases, depth + 1) + _frames(caller, aliases, depth + 1)
     m = _FILE_LOC.match(loc)
     if m:
-        return [(m.group(1).encode().decode("unicode_escape"), int(m.group(2)))]
+        name = m.group(1)
+        if "\\" in name:  # MLIR escapes quotes and backslashes in file names
+            name = name.replace('\\"', '"').replace("\\\\", "\\")
+        return [(name, int(m.group(2)))]
     if loc.startswith('"') and loc.endswith(")"):  # a named location: "name"(child)
         return _frames(loc[loc.index('"(', 1) + 2:-1], aliases, depth + 1)
     return []
