@@ -185,3 +185,27 @@ def test_cells_run_in_ipython_show_their_source(ip):
     rows = ip.user_ns.pop("lines_result").flat.rows
     ip.user_ns.pop("cell_square")
     assert any(r.text == "    return jnp.square(x) * 2" and r.eqns_own == 2 for r in rows)
+
+
+def test_compare_with_lines_carries_and_shows_the_table():
+    result = jitmagic.compare(stack_ripples, X, repeat=1, number=1, lines=True)
+    saved = jitmagic.Comparison.from_dict(result.to_dict())
+    table = Lines.from_dict(saved.extras["lines"])
+    callee = len(jax.make_jaxpr(ripple)(X).eqns)
+    assert table.nested.row(*line_of(ripple, "jnp.cos")).eqns_own == callee
+    shown = str(saved)
+    assert shown.index("Program size by source line") > shown.index("execute")
+    with pytest.raises(jitmagic.InputError, match="--lines"):
+        jitmagic.compare(stack_ripples, X, repeat=1, lines="yes")
+
+
+def test_the_magic_takes_lines_and_finds_the_cell_source(ip):
+    cell = ("import jax.numpy as jnp\n"
+            "def twice(x):\n"
+            "    return sum(jnp.sin(x) * i for i in range(6))\n"
+            "twice(jnp.ones(3))\n")
+    result = ip.run_cell_magic("jitcompare", "-o -r 1 -n 1 --no-plot --lines", cell)
+    rows = Lines.from_dict(result.extras["lines"]).flat.rows
+    hot = max(rows, key=lambda r: r.eqns_own)
+    assert hot.text == "    return sum(jnp.sin(x) * i for i in range(6))"
+    ip.user_ns.pop("twice", None)

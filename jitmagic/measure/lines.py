@@ -20,6 +20,7 @@ entry: library equations go to the user line that called the library.
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import os
 import re
@@ -36,8 +37,9 @@ import jax
 from jax._src import source_info_util
 
 from ..errors import InputError, UserCodeError, user_traceback
-from ..model.comparison import VARIANTS
+from ..model.comparison import VARIANTS, Comparison
 from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
+from .runner import Prepared
 from .stages import paused_gc
 from .variants import build_variant, check_arguments, entry_function, static_split
 
@@ -59,6 +61,15 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
     tables = {v: line_table(build_variant(v, fn, namespace).entry, args, kwargs, v)
               for v in VARIANTS}
     return Lines(fn.__name__, tables)
+
+
+def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
+    """``result`` carrying the per-line table of its prepared variants (``--lines``)
+    in ``extras["lines"]``, where a saved report keeps it."""
+    tables = {name: line_table(p.variant.entry, p.args, p.kwargs, name)
+              for name, p in prepared.items()}
+    table = Lines(result.entry, tables)
+    return dataclasses.replace(result, extras={**result.extras, "lines": table.to_dict()})
 
 
 def line_table(entry: types.FunctionType, args: tuple, kwargs: dict[str, Any],
