@@ -13,7 +13,8 @@ magic's options as keywords (``repeat=1``, ``nest="layer"``, ``vmap=True``, ...,
 or one :class:`~jitmagic.options.Options`); ``jitmagic.sweep`` runs it once per
 value of a global, ``jitmagic.load`` reads a saved report back, and
 ``jitmagic.attribute(model, x)`` and ``jitmagic.advise(model, x)`` say which
-helpers are worth a jit of their own.
+helpers are worth a jit of their own, and ``jitmagic.lines(model, x)`` which
+source lines build the program.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from __future__ import annotations
 from .errors import InputError, UserCodeError
 from .measure.advice import advise
 from .measure.attribution import attribute
+from .measure.lines import lines
 from .measure.pipeline import compare
 from .measure.sweep import sweep
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
+from .model.lines import Lines
 from .model.storage import load, save
 from .options import Options
 
@@ -34,6 +37,7 @@ __all__ = [
     "Attribution",
     "Comparison",
     "InputError",
+    "Lines",
     "Options",
     "ReportSchemaError",
     "UserCodeError",
@@ -41,6 +45,7 @@ __all__ = [
     "advise",
     "attribute",
     "compare",
+    "lines",
     "load",
     "load_ipython_extension",
     "save",

@@ -149,7 +149,9 @@ OPTIONS: tuple[Option, ...] = (
            "(e.g. n=1,2,4,8); plots "
            "each phase against the value (log-log, with growth exponents)", str,
            "NAME=V1,V2,...", _sweep),
-    # New measurement options go here (e.g. --lines), with a field on Options below.
+    Option(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
+           "per source line, flat and nested (shown after the phase table)", check=_switch),
+    # New measurement options go here, with a field on Options below.
     Option(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
            str, "PATH"),
 )
@@ -175,6 +177,7 @@ class Options:
     attribute: bool = False
     advise: bool = False
     sweep: tuple[str, tuple[Any, ...]] | None = None
+    lines: bool = False
 
     def __post_init__(self) -> None:
         for option in OPTIONS:

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..model.comparison import VARIANTS, Comparison
 from ..options import Options, split_options
 from . import advice, orderings
+from .lines import add_lines
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import (
@@ -72,7 +73,8 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
     """``run_comparison``, then what the options add: with ``vmap`` the orderings of
     the flat entry on a batch (checked before anything is timed); with
     ``attribute``/``advise`` the per-helper trace times and advice. A comparison
-    that was stopped (Ctrl-C, ``timeout``) gets none of these. ``options.sweep``
+    that was stopped (Ctrl-C, ``timeout``) gets none of these; with ``lines`` the
+    per-source-line table of both variants. ``options.sweep``
     is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured."""
     start = time.perf_counter() if start is None else start
     if options.advise:
@@ -88,7 +90,8 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
                                      deadline=_deadline(start, options.timeout))
     if result.stopped:
         return result
-    return advice.extend(result, flat, options)
+    result = advice.extend(result, flat, options)
+    return add_lines(result, prepared) if options.lines else result
 
 
 def _deadline(start: float, timeout: float | None) -> float:

@@ -15,6 +15,7 @@ from typing import Any
 
 from .advice import Advice
 from .attribution import Attribution
+from .lines import Lines, checked_lines
 from .orderings import Orderings
 from .rows import COLD_PHASES, PHASE_LABELS, PHASES, VARIANTS, VariantResult
 from .schema import (
@@ -58,6 +59,7 @@ class Comparison:
     advice: Advice | None = None  # --advise
     sweep: Sweep | None = None  # --sweep: the points, this comparison being the last
     sharding: Sharding | None = None  # where an argument is sharded
+    lines: Lines | None = None  # --lines: program size per source line
 
     @property
     def flat(self) -> VariantResult:
@@ -173,4 +175,5 @@ RECORDS = {
     "advice": Advice.from_dict,
     "sweep": lambda d, where: Sweep.from_dict(d, Comparison.from_dict, where),
     "sharding": Sharding.from_dict,
+    "lines": checked_lines,
 }

@@ -13,6 +13,8 @@ from ..model.orderings import Orderings
 from ..model.sweep import is_sweep
 from .comparison import html_summary, text_table
 from .helpers import attribution_record, helpers_html, helpers_text
+from .lines import html_table as lines_html
+from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
@@ -38,13 +40,17 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
 
     With ``--vmap`` the table of all four orderings and their chart follow, so
     that they survive where the toggle widget cannot run (a static export); with
-    ``--attribute``/``--advise``, the per-helper table, chart and advice.
+    ``--attribute``/``--advise``, the per-helper table, chart and advice; with
+    ``--lines``, the per-source-line tables right after the phase table.
     """
     png = chart_png(c) if plot else None
     if is_sweep(c):
         data = {"text/plain": sweep_text(c), "text/html": sweep_html(c, png)}
     else:
         data = {"text/plain": text_table(c), "text/html": html_summary(c, png)}
+    if c.lines is not None:
+        data["text/plain"] += "\n\n" + lines_text(c.lines)
+        data["text/html"] += "\n" + lines_html(c.lines)
     orderings = _orderings(c)
     if orderings is not None:
         data["text/plain"] += "\n\n" + orderings_text(orderings)
