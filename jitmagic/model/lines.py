@@ -4,7 +4,8 @@ One :class:`LineTable` per variant (flat, nested) holds a row per source line
 of the user's code (the cell, its helpers, the user's own modules), keyed by
 ``(file, line)``; :class:`Lines` holds both and derives the hints from their
 numbers. Standard library only: the counting lives in :mod:`jitmagic.measure.lines`,
-the presentation in :mod:`jitmagic.render.lines`.
+the presentation in :mod:`jitmagic.render.lines` (reached through
+:mod:`jitmagic.render.bundle`, like every record's).
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ class Lines:
         return cls(entry, tables)
 
     def __str__(self) -> str:
-        from ..render.lines import text
+        from ..render.bundle import text
 
         return text(self)
 
@@ -207,9 +208,9 @@ class Lines:
         p.text(str(self))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from ..render.lines import html_table
+        from ..render.bundle import repr_mimebundle
 
-        return {"text/plain": str(self), "text/html": html_table(self)}
+        return repr_mimebundle(self, include, exclude)
 
 
 def checked_lines(d: Any, where: str) -> Lines:

@@ -9,6 +9,7 @@ import html
 from typing import Any
 
 from ..model.comparison import Comparison
+from ..model.lines import Lines
 from ..model.orderings import Orderings
 from ..model.sweep import is_sweep
 from .comparison import html_summary, text_table
@@ -87,9 +88,9 @@ def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
     return to_png(orderings_figure(o))
 
 
-def text(c: Comparison) -> str:
+def text(c: Comparison | Lines) -> str:
     """The plain-text report (a terminal, a log, a CI job)."""
-    return bundle(c, plot=False)["text/plain"]
+    return lines_text(c) if isinstance(c, Lines) else bundle(c, plot=False)["text/plain"]
 
 
 PAGE = """<!DOCTYPE html>
@@ -125,9 +126,14 @@ def _env_value(v: Any) -> str:
     return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
-def repr_mimebundle(c: Comparison, include: Any = None, exclude: Any = None) -> dict[str, str]:
-    """``Comparison._repr_mimebundle_``: the same bundle the magic displays, with the chart."""
-    data = bundle(c)
+def repr_mimebundle(c: Comparison | Lines, include: Any = None,
+                    exclude: Any = None) -> dict[str, str]:
+    """``_repr_mimebundle_`` of a record: for a ``Comparison`` the same bundle the magic
+    displays, with the chart; for a ``Lines`` table (``jitmagic.lines``) its two forms."""
+    if isinstance(c, Lines):
+        data = {"text/plain": lines_text(c), "text/html": lines_html(c)}
+    else:
+        data = bundle(c)
     if include:
         data = {k: v for k, v in data.items() if k in include}
     if exclude:
