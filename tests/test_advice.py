@@ -131,8 +131,8 @@ def test_advise_ranks_the_heavy_helper_first(run_magic):
     assert first["helper"] == "heavy" and second["helper"] == "trivial"
     assert first["calls"] == second["calls"] == 16
     assert first["saving_s"] > second["saving_s"]
-    # `trivial` changes nothing: with 5 repeats, 5 standard errors let it pass for a
-    # saving about 1 run in 1,500 in simulations (jitmagic/advice.py).
+    # `trivial` changes nothing: with 5 repeats the one significance rule calls
+    # such a difference about 1 run in 250 in simulations (docs/significance.md).
     assert second["significant"] is False
     assert "trivial" not in advice["recommended"]
     assert set(advice["recommended"]) <= {"heavy"}

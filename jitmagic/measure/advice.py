@@ -10,15 +10,11 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   cleared caches until the result is ready, i.e. trace + lower + compile +
   the first run, timed as one interval;
 * a helper's *saving* is the flat median cold start minus its variant's;
-* a candidate's *noise* is :data:`NOISE_FACTOR` standard errors of that
-  difference, sqrt(var_flat / n + var_candidate / n) from the two variants'
-  sample variances over the repeats; a saving is *significant* only above it.
-  Standard errors shrink as repeats grow, so more repeats resolve smaller
-  savings; five of them keep a helper that changes nothing from passing for a
-  saving by luck (in simulations of this machine's noise, 12% Gaussian or
-  one-sided stalls: about 1 run in 300 with 3 repeats, 1 in 1,500 with 5,
-  1 in 5,000 with 7). Rules built on the spread (min-max, median to
-  fastest) were tried first: they do not get sharper with more repeats;
+* a saving is *significant* when :func:`jitmagic.model.stats.difference` (the
+  one rule every verdict uses: docs/significance.md) calls the candidate's cold
+  starts faster than flat's; its false differences stay under 1% at 3 repeats,
+  and more repeats resolve smaller savings. A candidate's *noise* is the saving
+  the rule's t part would need at that spread and number of repeats;
 * the significant helpers are then nested together (a second interleaved
   round, against flat and "nest everything", where that set was not measured
   already) and their joint saving reported.
@@ -32,16 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import statistics
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError
-from ..model.advice import NOISE_FACTOR, Advice, Candidate
+from ..model.advice import Advice, Candidate
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
+from ..model.stats import FASTER, Difference, difference
 from ..options import Options
 from .attribution import attribute_call
 from .runner import Prepared, variant_sampler
@@ -175,9 +171,9 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
     if label in errors:
         return Candidate(helper, calls, None, None, None, False, errors[label])
     saving = _saving(cold, label)
-    noise = _noise(cold[FLAT], cold[label])
+    d = difference(cold[FLAT], cold[label])
     change = _median(execute[label]) - _median(execute[FLAT])
-    return Candidate(helper, calls, saving, change, noise, saving > noise)
+    return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER)
 
 
 def _set_savings(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]],
@@ -203,7 +199,6 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def _noise(flat: list[float], candidate: list[float]) -> float:
-    """``NOISE_FACTOR`` standard errors of the difference between the two variants."""
-    return NOISE_FACTOR * math.sqrt(statistics.variance(flat) / len(flat)
-                                    + statistics.variance(candidate) / len(candidate))
+def _noise(flat: list[float], d: Difference) -> float | None:
+    """The saving, in seconds, that the rule's t part needs at this spread and repeats."""
+    return None if d.noise is None else _median(flat) * (1 - 1 / d.noise)

@@ -22,9 +22,6 @@ from .schema import (
     text,
 )
 
-#: A saving is significant above this many standard errors (see jitmagic.measure.advice).
-NOISE_FACTOR = 5
-
 
 @dataclass(frozen=True)
 class Candidate:

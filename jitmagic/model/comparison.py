@@ -32,8 +32,9 @@ from .schema import (
     text,
 )
 from .sharding import Sharding
-from .stats import json_number
+from .stats import Difference, difference, json_number
 from .sweep import Sweep
+from .verdicts import Verdict, comparison_text
 
 __all__ = ["COLD_PHASES", "PHASES", "PHASE_LABELS", "READABLE", "SCHEMA", "VARIANTS",
            "Comparison", "ReportSchemaError", "VariantResult"]
@@ -74,17 +75,22 @@ class Comparison:
         a, b = self.flat.median(phase), self.nested.median(phase)
         return a / b if b and not math.isnan(a) else math.nan
 
-    def significant(self, phase: str) -> bool | None:
-        """Whether flat and nested differ by more than the noise of their repeats.
+    def difference(self, phase: str) -> Difference:
+        """Nested against flat for a phase, by the one rule (:func:`.stats.difference`):
+        ``kind`` "faster" means nesting made the phase faster."""
+        return difference(self.flat.samples.get(phase, []), self.nested.samples.get(phase, []))
 
-        Not significant when either variant's spread (max − min) is wider than
-        the difference between their medians; None with fewer than two samples.
-        """
-        flat, nested = self.flat.samples.get(phase, []), self.nested.samples.get(phase, [])
-        if len(flat) < 2 or len(nested) < 2:
-            return None
-        spread = max(max(flat) - min(flat), max(nested) - min(nested))
-        return abs(self.flat.median(phase) - self.nested.median(phase)) > spread
+    def significant(self, phase: str) -> bool | None:
+        """Whether flat and nested differ beyond the noise of their repeats; None where
+        the phase was not measured."""
+        d = self.difference(phase)
+        return None if math.isnan(d.ratio) else d.significant
+
+    @property
+    def verdict(self) -> Verdict:
+        """What nesting did to the first call, explained through the stages."""
+        first = self.difference("first_call_s")
+        return Verdict("first_call", first, comparison_text(self, first))
 
     def measured_s(self) -> float:
         """Sum of every interval this comparison timed (for the overhead check)."""
@@ -106,6 +112,7 @@ class Comparison:
             "env": dict(self.env),
             "warnings": list(self.warnings),
             "stopped": self.stopped,
+            "verdict": self.verdict.to_dict(),
         }
         d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
         return d
@@ -167,7 +174,7 @@ _FIELDS = (
     ("env", "env", lambda v, at: json_value(obj(v, at), at), {}),
     ("warnings", "warnings", items(text), ()),
     ("stopped", "stopped", optional(text), None),
-)
+)  # "verdict" is written but never read back: the record derives it again from the samples
 #: The optional records, as written under their keys, and how each is read.
 RECORDS = {
     "orderings": Orderings.from_dict,

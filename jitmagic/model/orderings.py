@@ -23,7 +23,8 @@ from .schema import (
     optional,
     text,
 )
-from .stats import json_number
+from .stats import difference, json_number
+from .verdicts import Verdict, orderings_text
 
 __all__ = ["ORDERINGS", "REFERENCE", "SAMPLE_KEYS", "TOGGLED", "OrderingRow", "Orderings"]
 
@@ -50,6 +51,15 @@ class Orderings:
     def __getitem__(self, name: str) -> OrderingRow:
         return self.rows[name]
 
+    def verdict(self, chosen: str = TOGGLED[0]) -> Verdict:
+        """``chosen`` against the other toggled ordering, per call, by the one rule:
+        ``kind`` "faster" means ``chosen`` is faster per call."""
+        other = TOGGLED[1] if chosen == TOGGLED[0] else TOGGLED[0]
+        a, b = self.rows[chosen], self.rows[other]
+        per_call = difference(b.samples.get("execute_s", []), a.samples.get("execute_s", []))
+        return Verdict("per_call", per_call,
+                       orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "entry": self.entry,
@@ -60,6 +70,8 @@ class Orderings:
             "outputs_match": self.outputs_match,
             "max_abs_diff": json_number(self.max_abs_diff),
             "warnings": list(self.warnings),
+            "verdict": {**self.verdict().to_dict(), "ordering": TOGGLED[0],
+                        "against": TOGGLED[1]},
         }
 
     @classmethod
@@ -90,4 +102,4 @@ _FIELDS = (
     ("outputs_match", "outputs_match", optional(flag), None),
     ("max_abs_diff", "max_abs_diff", optional(number), None),
     ("warnings", "warnings", items(text), ()),
-)
+)  # "verdict" is written but never read back: the record derives it again from the samples

@@ -2,31 +2,9 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
+from ..model.units import UNITS, fmt_ratio, fmt_s, time_unit
 
-#: Time units, largest first: (name, seconds per unit).
-UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
-
-
-def time_unit(seconds: Iterable[float | None]) -> tuple[str, float]:
-    """The unit (name, seconds per unit) a person reads the largest of ``seconds`` in:
-    17,500 µs reads as 17.5 ms. Seconds when nothing was measured."""
-    finite = [abs(x) for x in seconds if x is not None and math.isfinite(x)]
-    top = max(finite, default=1.0)
-    return next(((u, s) for u, s in UNITS if top >= s), UNITS[-1])
-
-
-def fmt_s(x: float) -> str:
-    """Seconds in a unit a person reads at a glance."""
-    if x is None or math.isnan(x):
-        return "—"
-    unit, scale = time_unit([x])
-    return f"{x / scale:.3g} {unit}"
-
-
-def fmt_ratio(r: float) -> str:
-    return "—" if math.isnan(r) else f"{r:.3g}×"
+__all__ = ["UNITS", "fmt_exponent", "fmt_ratio", "fmt_s", "time_unit"]
 
 
 def fmt_exponent(name: str, k: float | None) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model.advice import NOISE_FACTOR
 from ..model.comparison import Comparison
 from .format import fmt_s
 from .table import Block, Cell, Code, Html, Image, Para, Table, as_html, as_text
@@ -41,8 +40,8 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv["flat_cold_s"]
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"{adv['repeat']}; a saving counts above its noise: {NOISE_FACTOR} standard errors "
-             f"of the difference):"]
+             f"{adv['repeat']}; a saving counts when jitmagic's one significance rule calls the "
+             f"cold start faster):"]
     if not adv["ranked"]:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv["ranked"], 1):

@@ -1,0 +1,31 @@
+"""Seconds and ratios as a person reads them: the records' verdict texts and every
+renderer (through :mod:`jitmagic.render.format`) write numbers the same way."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+#: Time units, largest first: (name, seconds per unit).
+UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+
+
+def time_unit(seconds: Iterable[float | None]) -> tuple[str, float]:
+    """The unit (name, seconds per unit) a person reads the largest of ``seconds`` in:
+    17,500 µs reads as 17.5 ms. Seconds when nothing was measured."""
+    finite = [abs(x) for x in seconds if x is not None and math.isfinite(x)]
+    top = max(finite, default=1.0)
+    return next(((u, s) for u, s in UNITS if top >= s), UNITS[-1])
+
+
+def fmt_s(x: float | None) -> str:
+    """Seconds in a unit a person reads at a glance ("—" where not measured)."""
+    if x is None or math.isnan(x):
+        return "—"
+    unit, scale = time_unit([x])
+    return f"{x / scale:.3g} {unit}"
+
+
+def fmt_ratio(r: float) -> str:
+    """A ratio such as ``15.9×`` ("—" where not measured)."""
+    return "—" if math.isnan(r) else f"{r:.3g}×"
