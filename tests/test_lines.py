@@ -89,6 +89,22 @@ def test_the_hint_fires_on_an_unrolled_loop_not_on_fori_loop():
     assert not any("unrolls" in h for h in jitmagic.lines(rolled, X).hints())
 
 
+def terms(x):
+    return sum(i * x for i in range(32))
+
+
+def repeated_terms(x):
+    return sum(terms(x) for _ in range(4))
+
+
+def test_the_loop_hint_names_the_line_that_builds_the_program_not_its_caller():
+    # The discussion's shape, smaller: the caller's generator also runs several times and
+    # includes everything, but the generator inside the helper owns the equations.
+    _, inner = line_of(terms, "range(32)")
+    hints = jitmagic.lines(repeated_terms, X).hints()
+    assert any(h.startswith(f"line {inner} ran ") and "unrolls" in h for h in hints)
+
+
 def test_a_helper_traced_per_call_points_to_nesting(ripples):
     assert any("`ripple` was traced 3 times" in h and "--nest ripple" in h
                for h in ripples.hints())

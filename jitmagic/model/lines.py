@@ -129,13 +129,18 @@ class LineTable:
         total = self.total_eqns
         if not total:
             return None
-        loops = [r for r in self.rows
-                 if r.hits >= LOOP_HITS_PER_CALL * self.calls_of(r)
-                 and r.eqns_inclusive >= LOOP_SHARE * total]
-        if not loops:
+        # The line that itself builds the program (its own equations) is the loop to
+        # rewrite; a loop whose body only calls a helper is found by its inclusive count.
+        for built in (lambda r: r.eqns_own, lambda r: r.eqns_inclusive):
+            loops = [r for r in self.rows
+                     if r.hits >= LOOP_HITS_PER_CALL * self.calls_of(r)
+                     and built(r) >= LOOP_SHARE * total]
+            if loops:
+                break
+        else:
             return None
-        r = max(loops, key=lambda r: (r.eqns_inclusive, r.hits, -r.eqns_own))
-        share = min(1.0, r.eqns_inclusive / total)
+        r = max(loops, key=lambda r: (built(r), r.hits))
+        share = min(1.0, built(r) / total)
         return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
                 f"of the program: a Python loop unrolls into the program; `jax.lax.scan` or "
                 f"`jax.lax.fori_loop` traces the body once")
