@@ -31,10 +31,8 @@ def model(x):
     [
         (SMALL_CELL.replace("model(jnp.ones(16))", "print(model(jnp.ones(16)))"),
          "`print` is a builtin_function_or_method, not a Python function of yours"),
-        ("class A:\n    def f(self, x):\n        return x\nm = A().f\nm(1.0)\n",
-         "`m` is a bound method"),
-        (SMALL_CELL.replace("model(jnp.ones(16))", "obj = model\nobj.__call__(1.0)"),
-         "not a plain function name"),
+        (SMALL_CELL.replace("model(jnp.ones(16))", "class A:\n    pass\nA()"),
+         "`A` is a class"),
         (SMALL_CELL.replace("model(jnp.ones(16))", "x = model(jnp.ones(16))"),
          "last statement .* is not a call"),
         (SMALL_CELL.replace("model(jnp.ones(16))", "def g():\n    pass"),
@@ -70,9 +68,10 @@ def test_unhashable_custom_object_is_refused(run_magic):
 
 
 def test_variants_returning_different_values_are_shown_as_a_mismatch(run_magic):
-    # The cell runs once per variant, and unseeded numpy data differs between runs.
-    cell = ("import numpy as np, jax.numpy as jnp\ndef helper(x):\n    return x * 2\n"
-            "def model(x):\n    return helper(x)\nmodel(jnp.asarray(np.random.rand(4)))\n")
+    # An impure helper: each trace (discovery, flat, nested) sees a larger count.
+    cell = ("import jax.numpy as jnp\ntraces = [0]\ndef helper(x):\n    traces[0] += 1\n"
+            "    return x * traces[0]\ndef model(x):\n    return helper(x)\n"
+            "model(jnp.ones(4))\n")
     result, cap = run_magic(f"-o {FAST}", cell)
     assert result.outputs_match is False and result.max_abs_diff > 0
     assert result.flat.trace_s > 0 and result.nested.trace_s > 0
@@ -110,8 +109,15 @@ def _interrupt(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGINT)
 
 
+def _interrupt_after_discovery(calls=[]):  # noqa: B006 (counts calls across the cell's runs)
+    """Press stop on the second trace: the first is the untimed discovery trace."""
+    calls.append(1)
+    if len(calls) == 2:
+        _interrupt()
+
+
 def test_interrupt_during_trace_stops_after_that_stage(run_magic, ip):
-    ip.user_ns["press_stop"] = _interrupt
+    ip.user_ns["press_stop"] = _interrupt_after_discovery
     try:
         cell = SMALL_CELL.replace("def model(x):\n", "def model(x):\n    press_stop()\n")
         result, cap = run_magic(f"-o {FAST}", cell)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic.measure.variants import build_variant, find_helpers
+from jitmagic.measure.variants import build_variant, plan_entry
 
 FAST = {"repeat": 1, "number": 2}
 
@@ -157,7 +157,13 @@ def top(x):
 
 
 def test_helpers_are_found_through_lambdas_comprehensions_and_nested_defs():
-    assert list(find_helpers(top, globals())) == ["middle", "leaf"]
+    plan = plan_entry(top, (jnp.ones(2),), {})
+    assert list(plan.helpers) == ["top.<locals>.nested_def", "top.<locals>.<lambda>",
+                                  "middle", "leaf"]
+    assert plan.helpers["leaf"].calls == 2
+    # Functions made anew on each call of `top` cannot be rebound: they stay inline.
+    assert "re-created on every call of `top`" in plan.helpers["top.<locals>.<lambda>"].why_inline
+    assert plan.helpers["middle"].why_inline is None
 
 
 def test_entry_string_argument_is_static():
@@ -168,20 +174,24 @@ def test_entry_string_argument_is_static():
 
 
 def test_variants_never_modify_the_users_functions():
-    before = (leaf.__globals__["middle"], middle.__code__, jitted_helper)
-    build_variant("nested", top, globals())
-    build_variant("flat", uses_jitted, globals())
-    assert (leaf.__globals__["middle"], middle.__code__, jitted_helper) == before
-    assert globals()["middle"] is middle
+    before = dict(globals()), middle.__code__
+    for entry in (top, uses_jitted):
+        plan = plan_entry(entry, (jnp.ones(2),), {})
+        for name in ("nested", "flat"):
+            jax.jit(build_variant(name, plan).entry)(jnp.ones(2))
+    assert (dict(globals()), middle.__code__) == before
+    assert globals()["middle"] is middle and globals()["jitted_helper"] is jitted_helper
 
 
 def test_nest_limits_added_jits_but_keeps_the_users():
-    v = build_variant("nested", top, globals(), nest=("leaf",))
+    v = build_variant("nested", plan_entry(top, (jnp.ones(2),), {}), nest=("leaf",))
+    assert v.nested == ()  # nothing ran yet
+    jax.jit(v.entry)(jnp.ones(2))
     assert v.nested == ("leaf",)
 
 
 def test_unknown_nest_name_lists_the_helpers():
-    with pytest.raises(jitmagic.InputError, match="its helpers are middle, leaf"):
+    with pytest.raises(jitmagic.InputError, match="its helpers are .*middle, leaf"):
         jitmagic.compare(top, jnp.ones(2), nest=["nope"], **FAST)
 
 
@@ -195,11 +205,34 @@ def uses_list_of_ints(x):
     return scale_by_each(x, [2, 3]) + scale_by_each(x, (4,))
 
 
-def test_unhashable_non_array_argument_leaves_that_call_inline_and_says_so():
+def test_python_ints_inside_a_list_stay_static_leaves():
     r = jitmagic.compare(uses_list_of_ints, jnp.ones(3), **FAST)
     assert r.flat.ok and r.nested.ok and r.outputs_match
-    # The tuple call is nested (static); the list call ran inline, with a note.
-    assert r.nested.nested_calls - r.flat.nested_calls == 1
-    (note,) = r.nested.notes
-    assert "`scale_by_each` was left inline" in note
-    assert "note (nested): `scale_by_each` was left inline" in str(r)
+    # Arguments are flattened: the ints in the list and the tuple are static leaves,
+    # so both calls are nested and the loops over them still run in Python.
+    assert r.nested.nested_calls - r.flat.nested_calls == 2
+    assert r.nested.notes == ()
+
+
+def takes_unhashable(x, opts):
+    return x * opts.scale
+
+
+class Opts:
+    __hash__ = None  # an unhashable config object
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def uses_unhashable(x):
+    return takes_unhashable(x, Opts(2.0))
+
+
+def test_unhashable_non_array_argument_leaves_that_call_inline_and_says_so():
+    r = jitmagic.compare(uses_unhashable, jnp.ones(3), **FAST)
+    assert r.flat.ok and r.nested.ok and r.outputs_match
+    assert r.nested.helpers == ()
+    assert any("`takes_unhashable` stays inline for calls with a `Opts` argument" in n
+               for n in r.nested.notes)
+    assert "note (nested): `takes_unhashable` stays inline" in str(r)

@@ -15,10 +15,12 @@ import inspect
 import itertools
 import linecache
 import re
+import types
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..measure.variants import entry_name
 
 USAGE = """\
 %%jitcompare [options]
@@ -46,7 +48,8 @@ class CellPlan:
 
     @property
     def entry(self) -> str:
-        return self.call.func.id  # type: ignore[attr-defined]
+        """The entry as written: ``model``, ``model.apply``, ``jax.grad(loss)``."""
+        return ast.unparse(self.call.func)
 
 
 def parse_cell(source: str) -> CellPlan:
@@ -72,12 +75,6 @@ def parse_cell(source: str) -> CellPlan:
             f"end the cell with a call of the function to measure, e.g. `model(x)`.\n\n{USAGE}"
         )
     call = last.value
-    if not isinstance(call.func, ast.Name):
-        shown = ast.unparse(call.func)
-        raise CellError(
-            f"the entry `{shown}` is not a plain function name: assign it to a name first "
-            f"(`f = {shown}`) and end the cell with `f(...)`."
-        )
     _register_source(filename, source)
     return CellPlan(source, filename, ast.Module(body=tree.body[:-1], type_ignores=[]), call)
 
@@ -101,10 +98,13 @@ def run_setup(plan: CellPlan, namespace: dict[str, Any]) -> None:
 def resolve_call(plan: CellPlan, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
     """Evaluate the entry and its arguments in ``namespace``: (fn, args, kwargs)."""
     name = plan.entry
-    if name not in namespace and not hasattr(builtins, name):
-        raise CellError(f"the entry `{name}` is not defined: define it in this cell "
+    root = _root_name(plan.call.func)
+    if root is not None and root not in namespace and not hasattr(builtins, root):
+        raise CellError(f"the entry `{name}` is not defined: define `{root}` in this cell "
                         "or an earlier one.")
-    fn = eval(name, namespace)
+    func = ast.fix_missing_locations(ast.copy_location(ast.Expression(plan.call.func),
+                                                       plan.call))
+    fn = eval(compile(func, plan.filename, "eval"), namespace)
     check_entry(fn, name)
     capture = ast.Call(func=ast.Name(_CAPTURE, ast.Load()), args=plan.call.args,
                        keywords=plan.call.keywords)
@@ -125,9 +125,27 @@ def check_entry(fn: Any, name: str) -> None:
     if not callable(fn):
         raise CellError(f"the entry `{name}` is not a function (it is a {type(fn).__name__}): "
                         f"end the cell with a call of the function to measure.")
-    if inspect.ismethod(fn):
-        raise CellError(f"the entry `{name}` is a bound method: wrap it in a function "
-                        f"(`def f(x): return obj.method(x)`) and call `f(...)`.")
+
+
+def entry_label(plan: CellPlan, fn: Any) -> str:
+    """How the report names the entry: as written, ``grad(loss)`` for a transformation
+    assigned to a name, ``model.__call__`` for a callable instance of the user's class."""
+    written = plan.entry
+    shown = entry_name(fn)
+    if "(" in shown and "(" not in written:
+        return shown
+    user_call = None if isinstance(fn, types.FunctionType) else \
+        inspect.getattr_static(type(fn), "__call__", None)
+    if isinstance(plan.call.func, ast.Name) and isinstance(user_call, types.FunctionType):
+        return f"{written}.__call__"
+    return written
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The first name an entry expression looks up (``model`` in ``model.apply``)."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _magic_name(stmt: ast.stmt) -> str | None:

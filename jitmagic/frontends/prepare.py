@@ -1,10 +1,11 @@
 """Cell or file source → the variants ready to measure: the one path behind the magic
 and ``python -m jitmagic FILE.py``.
 
-The source's setup runs once per variant, each time in a fresh scratch copy of
-a base namespace (the kernel's ``user_ns``, or a bare module namespace for a
-file), with any ``bindings`` (a sweep's ``N=4``) set before it runs. Nothing is
-written to the base namespace. No IPython here.
+The source's setup runs once, in a fresh scratch copy of a base namespace (the
+kernel's ``user_ns``, or a bare module namespace for a file), with any
+``bindings`` (a sweep's ``N=4``) set before it runs. Both variants share that
+copy: each swaps its helpers in only while its entry runs. Nothing is written to
+the base namespace. No IPython here.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
-from ..measure.pipeline import Prepared, check_nest, measure
+from ..measure.pipeline import Prepared, measure, prepare_plan
 from ..measure.sweep import Progress, run_sweep
-from ..measure.variants import build_variant
-from ..model.comparison import VARIANTS, Comparison
+from ..measure.variants import plan_entry
+from ..model.comparison import Comparison
 from ..options import Options
 from . import cell as cellmod
 from .isolation import library_state_kept
@@ -35,11 +36,11 @@ def parse(source: str) -> cellmod.CellPlan:
                          + "".join(traceback.format_exception_only(exc))) from None
 
 
-def prepare_variant(plan: cellmod.CellPlan, variant: str, namespace: dict[str, Any],
-                    nest: Iterable[str] | None = None,
-                    bindings: dict[str, Any] | None = None) -> Prepared:
-    """Run the setup in a scratch copy of ``namespace`` (plus ``bindings``) and build
-    one variant of the entry it ends by calling."""
+def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
+                 nest: Iterable[str] | None = None,
+                 bindings: dict[str, Any] | None = None) -> dict[str, Prepared]:
+    """Run the setup once in a scratch copy of ``namespace`` (plus ``bindings``), find the
+    entry's helpers with one discovery trace, and build both variants over that copy."""
     scratch = dict(namespace)
     scratch.update(bindings or {})
     try:
@@ -53,9 +54,8 @@ def prepare_variant(plan: cellmod.CellPlan, variant: str, namespace: dict[str, A
     except Exception as exc:
         raise UserCodeError("the cell raised before its final call:\n"
                             + user_traceback(exc)) from None
-    nest = check_nest(nest, fn, scratch)
-    return Prepared(build_variant(variant, fn, scratch, nest), call_args, call_kwargs, fn,
-                    scratch)
+    entry = plan_entry(fn, call_args, call_kwargs, cellmod.entry_label(plan, fn), nest)
+    return prepare_plan(entry, nest)
 
 
 def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
@@ -67,9 +67,8 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     itself is the caller's to run.
     """
     start = time.perf_counter() if start is None else start
-    prepared = {v: prepare_variant(plan, v, namespace, options.nest, bindings)
-                for v in VARIANTS}
-    return measure(plan.entry, prepared, options, start=start)
+    prepared = prepare_cell(plan, namespace, options.nest, bindings)
+    return measure(prepared["flat"].variant.plan.name, prepared, options, start=start)
 
 
 def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
@@ -96,10 +95,10 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
 def _runs_note(result: Comparison) -> list[str]:
     """How many times the cell's code ran: side effects in it happened that often."""
     values = len(result.sweep.values) if result.sweep else 1
-    times = len(VARIANTS) * values
-    per = "once per variant" + (" per sweep value" if values > 1 else "")
-    return [f"the cell ran {times} times ({per}): anything it does besides defining "
-            f"(printing, writing files, counting) happened {times} times"]
+    if values == 1:
+        return []  # once, as the user expects
+    return [f"the cell ran {values} times (once per sweep value): anything it does besides "
+            f"defining (printing, writing files, counting) happened {values} times"]
 
 
 def sweep_name_warnings(plan: cellmod.CellPlan, name: str) -> list[str]:

@@ -30,7 +30,7 @@ import contextlib
 import dataclasses
 import statistics
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError, UserCodeError
@@ -42,7 +42,7 @@ from ..options import Options
 from .attribution import attribute_call
 from .runner import Prepared, variant_sampler
 from .stages import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
-from .variants import Helper, Variant, entry_function, jit_like_user, rebuild
+from .variants import Plan, nest_only, plan_entry
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8
@@ -60,17 +60,16 @@ def check_repeat(repeat: int) -> None:
                          f"a saving from noise: use -r {MIN_REPEAT} or more, not -r {repeat}.")
 
 
-def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
-                namespace: dict[str, Any], *, repeat: int = MIN_REPEAT,
+def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, repeat: int = MIN_REPEAT,
                 number: int | None = None, attribution: Attribution | None = None) -> Advice:
-    """Measure which helpers of ``entry`` save cold-start time when nested alone."""
+    """Measure which helpers of the planned entry save cold-start time when nested alone."""
     check_repeat(repeat)
     start = time.perf_counter()
-    attribution = attribution or attribute_call(entry, args, kwargs, namespace)
+    attribution = attribution or attribute_call(plan, args, kwargs)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
     sets = {FLAT: (), **{only(h.helper): (h.helper,) for h in tried}, ALL: everything}
-    cold, execute, errors = _measure(entry, args, kwargs, namespace, sets, repeat, number)
+    cold, execute, errors = _measure(plan, args, kwargs, sets, repeat, number)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
@@ -78,7 +77,7 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
     rec_saving, all_saving = _set_savings(recommended, sets, cold)
     if rec_saving is None and recommended:  # a new set: measure it beside flat and all
         sets = {FLAT: (), SET: recommended, ALL: everything}
-        cold, _, _ = _measure(entry, args, kwargs, namespace, sets, repeat, number)
+        cold, _, _ = _measure(plan, args, kwargs, sets, repeat, number)
         rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
     return Advice(
         flat_cold_s=flat_cold,
@@ -96,8 +95,8 @@ def advise_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
 def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | None = None,
            **kwargs: Any) -> Advice:
     """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``."""
-    return advise_call(fn, args, kwargs, entry_function(fn).__globals__, repeat=repeat,
-                       number=number)
+    plan = plan_entry(fn, args, kwargs)
+    return advise_call(plan, plan.args, plan.kwargs, repeat=repeat, number=number)
 
 
 def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
@@ -112,7 +111,7 @@ def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
     if not result.flat.ok:
         return dataclasses.replace(result, warnings=(*result.warnings, (
             "no attribution or advice: they trace the flat variant, which failed")))
-    call = (flat.fn, flat.args, flat.kwargs, flat.namespace)
+    call = (flat.variant.plan, flat.args, flat.kwargs)
     attribution = attribute_call(*call)
     found = advise_call(*call, repeat=options.repeat, number=options.number,
                         attribution=attribution) if options.advise else None
@@ -120,26 +119,11 @@ def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
                                advice=found)
 
 
-def nest_only(entry: Callable, namespace: dict[str, Any], nest: Iterable[str],
-              label: str) -> Variant:
-    """The flat variant except for the helpers in ``nest``, each under its own jit.
-
-    A helper the user jitted keeps their jit (and static arguments) when it is
-    in ``nest`` and is inlined when it is not, unlike ``build_variant("nested")``.
-    """
-    nest = tuple(nest)
-
-    def wrap(helper: Helper, plain: Callable) -> Callable:
-        return jit_like_user(helper, plain) if helper.name in nest else plain
-
-    return Variant(label, rebuild(entry, namespace, wrap), nest)
-
-
-def _measure(entry: Callable, args: tuple, kwargs: dict[str, Any], namespace: dict[str, Any],
+def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
              sets: dict[str, tuple[str, ...]], repeat: int, number: int | None,
              ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str]]:
     """Cold starts and steady execute seconds per set, interleaved; failures by set."""
-    prepared = {label: Prepared(nest_only(entry, namespace, nest, label), args, kwargs)
+    prepared = {label: Prepared(nest_only(plan, nest, label), args, kwargs)
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
     with persistent_cache_off(), frozen_heap():
@@ -162,7 +146,8 @@ def _warm_up(flat: Prepared) -> None:
     """One untimed cold run, so that the process's first-time costs (JAX's own lazy set-up)
     do not land in the first variant's first sample and pass for a saving."""
     with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
-        cold_run(flat.variant.entry, flat.args, flat.kwargs, Monitor())
+        cold_run(flat.variant.entry, flat.args, flat.kwargs, Monitor(),
+                 opts=flat.variant.jit_options)
 
 
 def _candidate(helper: str, calls: int, cold: dict[str, list[float]],

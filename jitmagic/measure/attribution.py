@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import time
-import types
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +28,7 @@ import jax
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
 from .stages import frozen_heap, paused_gc
-from .variants import entry_function, rebuild, static_split
+from .variants import Plan, make_variant, plan_entry, unjitted
 
 
 class CallClock:
@@ -42,7 +41,7 @@ class CallClock:
         self.inclusive: defaultdict[str, float] = defaultdict(float)
         self.own: defaultdict[str, float] = defaultdict(float)
 
-    def wrap(self, name: str, fn: types.FunctionType) -> Callable:
+    def wrap(self, name: str, fn: Callable) -> Callable:
         """``fn`` with its calls timed under ``name`` (its signature stays visible to jit)."""
 
         @functools.wraps(fn)
@@ -71,13 +70,13 @@ class CallClock:
             self.inclusive[name] += elapsed
 
 
-def attribute_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
-                   namespace: dict[str, Any]) -> Attribution:
-    """Trace the flat variant of ``entry(*args, **kwargs)`` once, cold, timing each helper."""
+def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any]) -> Attribution:
+    """Trace the flat variant of the planned entry once, cold, timing each helper."""
     clock = CallClock()
-    name = getattr(entry, "__name__", "entry")
-    timed_entry = clock.wrap(_ENTRY, rebuild(entry, namespace, lambda h, f: clock.wrap(h.name, f)))
-    opts = static_split(args, kwargs)
+    name = plan.name
+    timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)))
+    timed_entry = clock.wrap(_ENTRY, timed.entry)
+    opts = plan.jit_options
     jax.clear_caches()
     try:
         with frozen_heap(), paused_gc():
@@ -95,7 +94,8 @@ def attribute_call(entry: Callable, args: tuple, kwargs: dict[str, Any],
 
 def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
     """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper."""
-    return attribute_call(fn, args, kwargs, entry_function(fn).__globals__)
+    plan = plan_entry(fn, args, kwargs)
+    return attribute_call(plan, plan.args, plan.kwargs)
 
 
 #: The entry's key in the clock: not a valid Python name, so no helper can have it.

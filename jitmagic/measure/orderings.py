@@ -79,9 +79,9 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
         raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
                          "already are one. Use one of them.")
     if kwargs:
-        fn = functools.partial(fn, **kwargs) if all(is_static(v) for v in kwargs.values()) \
-            else _refuse_array_kwargs(kwargs)
-    static = [is_static(a) for a in args]
+        held = all(is_static(v, scalars_static=True) for v in kwargs.values())
+        fn = functools.partial(fn, **kwargs) if held else _refuse_array_kwargs(kwargs)
+    static = [is_static(a, scalars_static=True) for a in args]
     if all(static):
         raise InputError("--vmap needs an array argument to batch, but the call passes none: "
                          "call the function with an array, e.g. `f(jnp.ones((32, 32)))`.")
@@ -104,7 +104,7 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 
 
 def _refuse_array_kwargs(kwargs: dict[str, Any]) -> Callable:
-    names = ", ".join(k for k, v in kwargs.items() if not is_static(v))
+    names = ", ".join(k for k, v in kwargs.items() if not is_static(v, scalars_static=True))
     raise InputError(f"--vmap maps positional arguments only, but {names} is passed by keyword "
                      "with an array: pass it positionally.")
 

@@ -28,18 +28,21 @@ from .stages import (
     frozen_heap,
     persistent_cache_off,
 )
-from .variants import build_variant, check_arguments, entry_function, find_helpers
+from .variants import Plan, binding_swaps, build_variant, check_arguments, check_nest, plan_entry
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
-    Helpers are the functions of ``fn``'s own module that it reaches by name.
-    The option keywords are :class:`~jitmagic.options.Options`' fields, the
-    command line's options by their Python names: ``repeat`` cold runs per
-    variant (medians are reported), ``number`` fixes the steady-state loop
-    count (default: auto-ranged), ``nest`` limits the helpers that get an added
+    ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a
+    partial, a bound method, a callable module). Its helpers are the functions of
+    yours that one profiled trace of it really calls (methods, local modules,
+    bodies of ``lax`` loops and transformations included). The option keywords
+    are :class:`~jitmagic.options.Options`' fields, the command line's options by
+    their Python names: ``repeat`` cold runs per variant (medians are reported),
+    ``number`` fixes the steady-state loop count (default: auto-ranged), ``nest``
+    limits the helpers that get an added
     jit (``["layer"]`` or ``"layer"``), ``timeout`` (seconds) stops after the
     stage that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
     measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
@@ -55,17 +58,37 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
     prepared = prepare_function(fn, args, kwargs, options.nest)
-    return measure(fn.__name__, prepared, options, start=start)
+    return measure(prepared["flat"].variant.plan.name, prepared, options, start=start)
 
 
 def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
                      nest: Iterable[str] | None = None,
-                     bindings: dict[str, Any] | None = None) -> dict[str, Prepared]:
-    """Both variants of ``fn`` over a copy of its module's namespace (plus ``bindings``)."""
-    namespace = {**entry_function(fn).__globals__, **(bindings or {})}
-    nest = check_nest(nest, fn, namespace)
-    return {v: Prepared(build_variant(v, fn, namespace, nest), args, kwargs, fn, namespace)
+                     bindings: dict[str, Any] | None = None,
+                     name: str | None = None) -> dict[str, Prepared]:
+    """Both variants of ``fn``, from one discovery trace. ``bindings`` (a sweep's value)
+    are set as globals of ``fn``'s module while each variant runs, and put back after."""
+    swaps = binding_swaps(_globals_of(fn), bindings) if bindings else None
+    plan = plan_entry(fn, args, kwargs, name, nest, swaps)
+    return prepare_plan(plan, nest)
+
+
+def prepare_plan(plan: Plan, nest: Iterable[str] | None = None) -> dict[str, Prepared]:
+    """The flat and nested variants of a planned entry, ready to measure."""
+    nest = check_nest(nest, plan)
+    return {v: Prepared(build_variant(v, plan, nest), plan.args, plan.kwargs, plan.entry)
             for v in VARIANTS}
+
+
+def _globals_of(fn: Callable) -> dict[str, Any]:
+    """The namespace a sweep's global is set in: that of the user's function behind ``fn``."""
+    inner: Any = fn
+    for _ in range(6):
+        if hasattr(inner, "__globals__"):
+            return inner.__globals__
+        inner = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
+            or getattr(inner, "__func__", None)
+    raise InputError(f"sweep: cannot tell which module's globals `{fn!r}` reads: sweep a "
+                     f"function defined in a module or cell.")
 
 
 def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
@@ -97,21 +120,6 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
 def _deadline(start: float, timeout: float | None) -> float:
     """The ``time.perf_counter()`` value past which measuring stops."""
     return start + timeout if timeout else math.inf
-
-
-def check_nest(nest: Iterable[str] | None, entry: Callable,
-               namespace: dict[str, Any]) -> tuple[str, ...] | None:
-    """Validate ``--nest`` names against the helpers ``entry`` reaches."""
-    if nest is None:
-        return None
-    nest = tuple(nest)
-    known = find_helpers(entry, namespace)
-    unknown = [n for n in nest if n not in known]
-    if unknown:
-        listed = ", ".join(known) or "none found"
-        raise InputError(f"--nest names {', '.join(unknown)}, which `{entry.__name__}` does not "
-                         f"reach: its helpers are {listed}.")
-    return nest
 
 
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,

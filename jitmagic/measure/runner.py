@@ -174,7 +174,8 @@ class VariantSubject:
         return self.prepared.kwargs
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
-        run = cold_run(self.prepared.variant.entry, self.args, self.kwargs, monitor, check)
+        run = cold_run(self.prepared.variant.entry, self.args, self.kwargs, monitor, check,
+                       self.prepared.variant.jit_options)
         return Cold(run.times, run.jitted, run.output, run.events, artefact=run)
 
     def describe(self, cold: Cold) -> dict[str, Any]:

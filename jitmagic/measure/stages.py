@@ -197,14 +197,15 @@ class ColdRun:
 
 
 def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
-             check: Checkpoint | None = None) -> ColdRun:
+             check: Checkpoint | None = None, opts: dict[str, Any] | None = None) -> ColdRun:
     """Time trace → lower → compile from cleared caches, then a fresh first call.
 
     ``check`` is asked after every stage; it raises :class:`Stop` (carrying the
-    stages timed so far) to end the measurement early.
+    stages timed so far) to end the measurement early. ``opts`` are the outer jit's
+    options (default: arrays and Python scalars traced, everything else static).
     """
     check = check or Checkpoint()
-    opts = static_split(args, kwargs)
+    opts = static_split(args, kwargs) if opts is None else opts
     name = fn.__name__
     times: dict[str, float] = {}
     jax.clear_caches()

@@ -54,7 +54,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: Progress | bool = True, options: Options | None = None,
           **kwargs: Any) -> Comparison:
     """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
-    bound to the value (in a copy of that module's namespace; yours is not changed).
+    bound to the value (set in that module's namespace while it runs, then put back).
 
     Takes ``compare``'s option keywords (``repeat``, ``nest``, ``vmap``, ``batch``,
     ``in_axes``, ``attribute``, ``advise``, ...), measured at every value; other
@@ -66,7 +66,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
 
     def one(value: Any) -> Comparison:
         prepared = prepare_function(fn, args, kwargs, options.nest, bindings={name: value})
-        return measure(fn.__name__, prepared, options)
+        return measure(prepared["flat"].variant.plan.name, prepared, options)
 
     if progress is True:
         def progress(*a: Any) -> None:
