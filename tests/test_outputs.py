@@ -104,10 +104,11 @@ def test_a_shape_mismatch_names_its_leaf():
 
 
 def test_the_mismatch_reaches_the_report_as_a_warning(run_magic):
-    # The cell runs once per variant, and unseeded numpy data differs between runs.
-    cell = ("import numpy as np, jax.numpy as jnp\ndef half(x):\n    return x / 2\n"
-            "def stats(x):\n    return {'mean': half(x).mean(), 'raw': half(x)}\n"
-            "stats(jnp.asarray(np.random.rand(5)))\n")
+    # An impure entry: each trace scales by how often it has been traced.
+    cell = ("import jax.numpy as jnp\ntraces = [0]\ndef half(x):\n    return x / 2\n"
+            "def stats(x):\n    traces[0] += 1\n"
+            "    return {'mean': half(x).mean() * traces[0], 'raw': half(x) * traces[0]}\n"
+            "stats(jnp.linspace(1.0, 2.0, 5))\n")
     result, _ = run_magic("-o -r 1 -n 1 --no-plot", cell)
     assert result.outputs_match is False
     (warning,) = [w for w in result.warnings if "outputs of flat and nested" in w]

@@ -323,7 +323,7 @@ def g(x):
 def test_python_float_is_traced_like_jax_jit_does():
     r = jitmagic.compare(g, 3.14, **FAST)
     assert r.flat.jaxpr_eqns > 1000  # 8 calls x 128 equations, traced
-    assert r.nested.helpers == ("f",) and r.nested.jaxpr_eqns < 40
+    assert r.nested.helpers == ("f",) and r.nested.jaxpr_eqns < r.flat.jaxpr_eqns / 5
     assert r.outputs_match is True and r.flat.notes == ()
 
 
