@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from typing import NamedTuple
 
 import jax
@@ -338,6 +339,29 @@ def test_python_int_used_as_range_is_held_static_with_a_note():
     assert plan.jit_options["static_argnums"] == (1,)
     (note,) = plan.notes
     assert "argument 2 of `repeat_sin`" in note and "TracerIntegerConversionError" in note
+
+
+def test_an_active_profiler_keeps_working_and_is_put_back():
+    seen = []
+
+    def profiler(frame, event, arg):
+        seen.append(event)
+
+    sys.setprofile(profiler)
+    try:
+        plan = plan_entry(run_blocks, (X,), {})
+        assert sys.getprofile() is profiler
+    finally:
+        sys.setprofile(None)
+    assert "Block.__call__" in plan.helpers and seen
+
+
+def test_nest_takes_qualified_names():
+    r = jitmagic.compare(two_stacks, [jnp.eye(4)], X, nest=["realworld_layers.dense"], **FAST)
+    assert r.nested.helpers == ("realworld_layers.dense",) and r.outputs_match is True
+    with pytest.raises(jitmagic.InputError, match="its helpers are realworld_layers.stack, "
+                                                  "realworld_layers.dense"):
+        jitmagic.compare(two_stacks, [jnp.eye(4)], X, nest=["dense"], **FAST)
 
 
 def test_ordinary_object_holding_arrays_as_argument_is_refused():
