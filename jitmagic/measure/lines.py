@@ -21,6 +21,7 @@ entry: library equations go to the user line that called the library.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import linecache
 import os
 import re
@@ -39,9 +40,10 @@ from jax._src import source_info_util
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.comparison import VARIANTS, Comparison
 from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
+from .discovery import code_of
 from .runner import Prepared
 from .stages import paused_gc
-from .variants import build_variant, check_arguments, entry_function, static_split
+from .variants import build_variant, plan_entry
 
 Key = tuple[str, int]
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -55,31 +57,31 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
     One cold trace and lowering per variant count equations and StableHLO ops
     per line; one more trace under a line hook counts hits and Python time.
     """
-    entry = entry_function(fn)
-    check_arguments(fn.__name__, args, kwargs)
-    namespace = dict(entry.__globals__)
-    tables = {v: line_table(build_variant(v, fn, namespace).entry, args, kwargs, v)
-              for v in VARIANTS}
-    return Lines(fn.__name__, tables)
+    plan = plan_entry(fn, args, kwargs)
+    tables = {}
+    for v in VARIANTS:
+        variant = build_variant(v, plan)
+        tables[v] = line_table(variant.entry, plan.args, plan.kwargs, v, variant.jit_options)
+    return Lines(plan.name, tables)
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
     """``result`` carrying the per-line table of its prepared variants (``--lines``)
     (saved with the report)."""
-    tables = {name: line_table(p.variant.entry, p.args, p.kwargs, name)
+    tables = {name: line_table(p.variant.entry, p.args, p.kwargs, name, p.variant.jit_options)
               for name, p in prepared.items()}
     return dataclasses.replace(result, lines=Lines(result.entry, tables))
 
 
-def line_table(entry: types.FunctionType, args: tuple, kwargs: dict[str, Any],
-               variant: str = "flat") -> LineTable:
+def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
+               variant: str = "flat", opts: dict[str, Any] | None = None) -> LineTable:
     """The per-line table of one variant's entry function.
 
     The hooked trace runs first, so that the frames it sees (with their
     globals) settle which source-less code is the user's.
     """
-    user = UserCode(entry.__code__)
-    jitted = jax.jit(entry, **static_split(args, kwargs))
+    user = UserCode(_user_code(entry))
+    jitted = jax.jit(entry, **(opts or {}))
     hook = LineHook(user)
     with _user_errors(variant):
         jax.clear_caches()
@@ -90,7 +92,21 @@ def line_table(entry: types.FunctionType, args: tuple, kwargs: dict[str, Any],
     own, inclusive = count_equations(traced.jaxpr.jaxpr, user)
     hlo = count_hlo_ops(lowered.as_text(debug_info=True), user)
     return LineTable(variant, build_rows(user, own, inclusive, hlo, hook),
-                     user.spans(hook.calls), entry.__qualname__)
+                     user.spans(hook.calls), getattr(entry, "__qualname__", variant))
+
+
+def _user_code(entry: Callable) -> types.CodeType | None:
+    """The code of the user's function behind a variant's entry (a jitmagic wrapper, a
+    partial, a callable instance), where the stacks of its lines are cut."""
+    inner: Any = entry
+    while getattr(inner, "__wrapped__", None) is not None:
+        inner = inner.__wrapped__
+    call = inspect.getattr_static(type(inner), "__call__", None)
+    for candidate in (inner, getattr(inner, "func", None), call):
+        code = code_of(candidate)
+        if code is not None:
+            return code
+    return None
 
 
 class UserCode:
