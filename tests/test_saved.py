@@ -29,6 +29,7 @@ def test_sweeps_round_trip(tmp_path):
     d = json.loads(json.dumps(_minimal()))
     failed = _minimal()
     failed["variants"]["nested"]["error"] = "the nested variant failed: boom"
+    failed = Comparison.from_dict(failed).to_dict()  # its verdict is derived from the error
     d["sweep"] = {"name": "n", "values": [1, 2], "points": [_minimal(), failed], "wall_s": 1.0}
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(d))

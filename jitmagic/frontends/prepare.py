@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
-from ..measure.pipeline import Prepared, measure, prepare_plan
+from ..measure.pipeline import Prepared, globals_of, measure, prepare_plan
 from ..measure.sweep import Progress, run_sweep
-from ..measure.variants import plan_entry
+from ..measure.variants import binding_swaps, plan_entry
 from ..model.comparison import Comparison
 from ..options import Options
 from . import cell as cellmod
@@ -54,7 +54,10 @@ def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     except Exception as exc:
         raise UserCodeError("the cell raised before its final call:\n"
                             + user_traceback(exc)) from None
-    entry = plan_entry(fn, call_args, call_kwargs, cellmod.entry_label(plan, fn), nest)
+    # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
+    # the swept value is set there too while the variants run, then put back.
+    swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
+    entry = plan_entry(fn, call_args, call_kwargs, cellmod.entry_label(plan, fn), nest, swaps)
     return prepare_plan(entry, nest)
 
 

@@ -67,7 +67,7 @@ def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
                      name: str | None = None) -> dict[str, Prepared]:
     """Both variants of ``fn``, from one discovery trace. ``bindings`` (a sweep's value)
     are set as globals of ``fn``'s module while each variant runs, and put back after."""
-    swaps = binding_swaps(_globals_of(fn), bindings) if bindings else None
+    swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
     plan = plan_entry(fn, args, kwargs, name, nest, swaps)
     return prepare_plan(plan, nest)
 
@@ -79,7 +79,7 @@ def prepare_plan(plan: Plan, nest: Iterable[str] | None = None) -> dict[str, Pre
             for v in VARIANTS}
 
 
-def _globals_of(fn: Callable) -> dict[str, Any]:
+def globals_of(fn: Callable) -> dict[str, Any]:
     """The namespace a sweep's global is set in: that of the user's function behind ``fn``."""
     inner: Any = fn
     for _ in range(6):
