@@ -35,6 +35,25 @@ def magic_overhead() -> None:
           f"{r.flat.jaxpr_eqns} flat vs {r.nested.jaxpr_eqns} nested")
 
 
+def progress_share(rounds: int = 3) -> None:
+    """The magic with progress (drawn on stderr, here captured) and with ``--quiet``,
+    interleaved: the measured share of wall time, side by side."""
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "jitmagic")
+    runs: dict[str, list] = {"progress": [], "--quiet": []}
+    for _ in range(rounds):
+        for label, line in (("progress", "-o -r 3"), ("--quiet", "-o -r 3 --quiet")):
+            with capture_output():
+                runs[label].append(ip.run_cell_magic("jitcompare", line, README_CELL))
+    print(f"progress on and off (README example, -r 3, {rounds} interleaved rounds, medians):")
+    print(f"  {'':10} {'wall_s':>8} {'measured':>9} {'share':>6}")
+    for label, results in runs.items():
+        wall = statistics.median(r.wall_s for r in results)
+        measured = statistics.median(r.measured_s() for r in results)
+        share = statistics.median(r.measured_s() / r.wall_s for r in results)
+        print(f"  {label:10} {wall:7.2f}s {measured:8.2f}s {share:6.0%}")
+
+
 def tiny(x):
     return x + 1.0
 
@@ -65,4 +84,5 @@ def steady_vs_hand_loop(rounds: int = 5, loops: int = 20_000) -> None:
 
 if __name__ == "__main__":
     magic_overhead()
+    progress_share()
     steady_vs_hand_loop()

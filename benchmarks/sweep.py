@@ -15,7 +15,7 @@ import argparse
 import builtins
 
 from jitmagic.frontends.prepare import measure_source, parse
-from jitmagic.measure.sweep import progress_line
+from jitmagic.measure.progress import StderrProgress
 from jitmagic.model.comparison import PHASE_LABELS, PHASES, VARIANTS
 from jitmagic.model.sweep import exponents
 from jitmagic.options import Options
@@ -43,8 +43,9 @@ def main() -> None:
     plan = parse(SOURCE)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     options = Options(repeat=args.repeat, number=20, sweep=("calls", VALUES))
-    result = measure_source(plan, namespace, options,
-                            progress=lambda *a: print(progress_line("calls", *a), flush=True))
+    draw = StderrProgress()
+    result = measure_source(plan, namespace, options, progress=draw)
+    draw.close()
     print(text(result))
     print("\nfitted growth exponents (seconds ~ calls^k):")
     ks = exponents(result)

@@ -151,6 +151,7 @@ OPTIONS: tuple[Option, ...] = (
            "NAME=V1,V2,...", _sweep),
     Option(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
            "per source line, flat and nested (shown after the phase table)", check=_switch),
+    Option(("--quiet",), "show no progress while measuring", check=_switch),
     # New measurement options go here, with a field on Options below.
     Option(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
            str, "PATH"),
@@ -178,6 +179,7 @@ class Options:
     advise: bool = False
     sweep: tuple[str, tuple[Any, ...]] | None = None
     lines: bool = False
+    quiet: bool = False
 
     def __post_init__(self) -> None:
         for option in OPTIONS:

@@ -48,8 +48,10 @@ def test_file_sweep(tmp_path, capsys):
     code = main([str(_file(tmp_path, source)), "-r", "1", "-n", "2", "--sweep", "calls=1,2",
                  "--save", str(out_json), "--html", str(out_html)])
     assert code == 0
-    printed = capsys.readouterr().out
-    assert "sweep calls=1 (1/2)" in printed and "sweep calls=2 (2/2)" in printed
+    captured = capsys.readouterr()
+    printed, progress = captured.out, captured.err  # not a TTY here: one line per stage
+    assert "jitcompare model [calls=1 1/2]: flat 1/1 · tracing" in progress
+    assert "jitcompare model [calls=2 2/2]: nested 1/1 · steady state" in progress
     assert "~ calls^" in printed
     sweep = json.loads(out_json.read_text())["sweep"]
     assert sweep["values"] == [1, 2] and len(sweep["points"]) == 2

@@ -30,7 +30,8 @@ def test_sweeps_round_trip(tmp_path):
     failed = _minimal()
     failed["variants"]["nested"]["error"] = "the nested variant failed: boom"
     failed = Comparison.from_dict(failed).to_dict()  # its verdict is derived from the error
-    d["sweep"] = {"name": "n", "values": [1, 2], "points": [_minimal(), failed], "wall_s": 1.0}
+    d["sweep"] = {"name": "n", "values": [1, 2], "points": [_minimal(), failed], "wall_s": 1.0,
+                  "stopped": None}
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(d))
     loaded = jitmagic.load(path)

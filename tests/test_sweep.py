@@ -12,6 +12,7 @@ from IPython.utils.capture import capture_output
 from support import FAST
 
 import jitmagic
+from jitmagic.measure.stages import Checkpoint
 from jitmagic.measure.sweep import run_sweep
 from jitmagic.model.comparison import PHASES, Comparison, VariantResult
 from jitmagic.model.sweep import exponents, growth_exponent, sweep_points
@@ -78,9 +79,12 @@ def test_sweep_exponents_in_the_legend_and_table(swept):
 
 def test_sweep_shows_progress(swept):
     _, cap = swept
-    texts = [o.data.get("text/plain", "") for o in cap.outputs]
-    assert any(t.startswith("sweep calls=1 (1/3)") for t in texts)
-    assert any("done: 3 values" in t for t in texts)
+    # a plain (terminal) shell: progress on stderr, one line per stage, not in the outputs
+    lines = cap.stderr.splitlines()
+    assert "jitcompare model [calls=1 1/3]: flat 1/1 · tracing · " in lines[0]
+    assert any(ln.startswith("jitcompare model [calls=4 3/3]: nested 1/1") for ln in lines)
+    assert lines[-1].startswith("jitcompare model [calls=4 3/3]: measured in ")
+    assert not any("elapsed" in o.data.get("text/plain", "") for o in cap.outputs)
 
 
 @pytest.mark.parametrize(
@@ -122,10 +126,12 @@ def _entry(x):
 def test_python_api_sweep():
     seen = []
     result = jitmagic.sweep("CALLS", [2, 3], _entry, jnp.ones(4), repeat=1, number=2,
-                            progress=lambda *a: seen.append(a[:3]))
+                            progress=seen.append)
     assert [p.nested.nested_calls for p in sweep_points(result)] == [2, 3]
     assert CALLS == 1
-    assert seen == [(0, 2, 2), (1, 2, 3), (2, 2, 3)]
+    points = [p.point for p in seen]
+    assert points[0] == "CALLS=2 1/2" and points[-1] == "CALLS=3 2/2"
+    assert sorted(set(points)) == ["CALLS=2 1/2", "CALLS=3 2/2"]
 
 
 def _fake(seconds: float) -> Comparison:
@@ -142,7 +148,8 @@ def test_growth_exponent_of_known_curves():
 
 
 def test_run_sweep_on_categories_plots_without_exponents():
-    result = run_sweep("mode", ["a", "b"], lambda v: _fake(0.1 if v == "a" else 0.2))
+    result = run_sweep("mode", ["a", "b"], lambda v, _: _fake(0.1 if v == "a" else 0.2),
+                       Checkpoint())
     assert exponents(result)["flat"]["trace_s"] is None
     fig = sweep_figure(result)
     assert fig.axes[0].get_xscale() == "linear"

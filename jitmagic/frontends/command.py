@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.sweep import progress_line
+from ..measure.progress import close
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTIONS, Options
@@ -28,6 +28,7 @@ from ..render.bundle import html_document, text
 from . import demo
 from .output import checked_path, write_report
 from .prepare import measure_source, parse
+from .progress import progress_for
 
 DEMO_HTML = "jitmagic-demo.html"
 
@@ -113,11 +114,11 @@ def run(args: argparse.Namespace) -> Comparison:
     start = time.perf_counter()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.target)
-    progress = None
-    if options.sweep:
-        def progress(*state: Any) -> None:
-            print(progress_line(options.sweep[0], *state), flush=True)
-    return measure_source(parse(source), namespace, options, progress, start)
+    progress = progress_for(options)
+    try:
+        return measure_source(parse(source), namespace, options, progress, start)
+    finally:
+        close(progress)
 
 
 def load_target(target: str) -> tuple[str, dict[str, Any]]:

@@ -11,7 +11,6 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -19,7 +18,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.sweep import progress_line
+from ..measure.progress import close
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTIONS, Options
@@ -27,6 +26,7 @@ from ..render.bundle import bundle
 from . import cell as cellmod
 from .output import checked_path, write_report
 from .prepare import measure_source, parse
+from .progress import progress_for
 
 
 def shared_options(func: Callable) -> Callable:
@@ -63,9 +63,12 @@ class JitCompareMagics(Magics):
             args = self._parse_options(line)
             options = Options.from_namespace(args)
             args.save = checked_path(args.save, "--save")  # before measuring; the cell may chdir
-            progress = _SweepProgress(options.sweep[0]) if options.sweep else None
-            result = measure_source(parse(source), self.shell.user_ns, options, progress,
-                                    start)
+            progress = progress_for(options, self.shell)
+            try:
+                result = measure_source(parse(source), self.shell.user_ns, options, progress,
+                                        start)
+            finally:
+                close(progress)
         except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         self._present(result, args)
@@ -89,17 +92,3 @@ class JitCompareMagics(Magics):
             except CannotWriteError as exc:
                 print(f"jitmagic: {exc}", file=sys.stderr)
 
-
-class _SweepProgress:
-    """Which value a sweep is on and for how long, in one display updated in place."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.handle = None
-
-    def __call__(self, index: int, count: int, value: Any, elapsed_s: float) -> None:
-        data = {"text/plain": progress_line(self.name, index, count, value, elapsed_s)}
-        if self.handle is None:
-            self.handle = display(data, raw=True, display_id=True)
-        else:
-            self.handle.update(data, raw=True)

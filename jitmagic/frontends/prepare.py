@@ -18,8 +18,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
-from ..measure.pipeline import Prepared, globals_of, measure, prepare_plan
-from ..measure.sweep import Progress, run_sweep
+from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_plan
+from ..measure.progress import Draw
+from ..measure.stages import Checkpoint
+from ..measure.sweep import run_sweep
 from ..measure.variants import binding_swaps, plan_entry
 from ..model.comparison import Comparison
 from ..options import Options
@@ -62,33 +64,37 @@ def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
 
 
 def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
-                 bindings: dict[str, Any] | None = None,
-                 start: float | None = None) -> Comparison:
+                 bindings: dict[str, Any] | None = None, start: float | None = None,
+                 check: Checkpoint | None = None) -> Comparison:
     """Prepare both variants of a parsed source and measure them side by side.
 
     ``bindings`` (a sweep's value) are set before the setup runs; ``options.sweep``
-    itself is the caller's to run.
+    itself is the caller's to run, under one ``check`` for all its values.
     """
     start = time.perf_counter() if start is None else start
     prepared = prepare_cell(plan, namespace, options.nest, bindings)
-    return measure(prepared["flat"].variant.plan.name, prepared, options, start=start)
+    return measure(prepared["flat"].variant.plan.name, prepared, options, start=start,
+                   check=check)
 
 
 def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
-                   progress: Progress | None = None, start: float | None = None) -> Comparison:
+                   progress: Draw | None = None, start: float | None = None) -> Comparison:
     """What a front end shows for ``options``: one comparison, or with ``options.sweep``
-    one per value (``progress`` told before each), the last holding the sweep.
+    one per value, the last holding the sweep. ``progress`` is told where the
+    measurement is, between timed intervals (nothing with ``options.quiet``).
 
     JAX's config and the library names a cell may patch are restored after, and the
     result's warnings say so, say how often the cell ran, and flag a swept name the
     code never reads."""
+    start = time.perf_counter() if start is None else start
+    check = checkpoint("", options, start, progress)  # measure names the entry
     with library_state_kept() as restored:
         if options.sweep is None:
-            result = measure_plan(plan, namespace, options, start=start)
+            result = measure_plan(plan, namespace, options, start=start, check=check)
         else:
             name, values = options.sweep
-            result = run_sweep(name, values, lambda v: measure_plan(
-                plan, namespace, options, bindings={name: v}), progress)
+            result = run_sweep(name, values, lambda v, ck: measure_plan(
+                plan, namespace, options, bindings={name: v}, check=ck), check)
     notes = [*restored, *_runs_note(result)]
     if options.sweep:
         notes += sweep_name_warnings(plan, options.sweep[0])

@@ -40,8 +40,9 @@ from ..model.comparison import Comparison
 from ..model.stats import FASTER, Difference, difference
 from ..options import Options
 from .attribution import attribute_call
+from .progress import Draw, close, drawer
 from .runner import Prepared, variant_sampler
-from .stages import Checkpoint, Monitor, cold_run, frozen_heap, persistent_cache_off
+from .stages import Checkpoint, Monitor, Stop, cold_run, frozen_heap, persistent_cache_off
 from .variants import Plan, nest_only, plan_entry
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
@@ -61,24 +62,34 @@ def check_repeat(repeat: int) -> None:
 
 
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, repeat: int = MIN_REPEAT,
-                number: int | None = None, attribution: Attribution | None = None) -> Advice:
-    """Measure which helpers of the planned entry save cold-start time when nested alone."""
+                number: int | None = None, attribution: Attribution | None = None,
+                check: Checkpoint | None = None) -> Advice:
+    """Measure which helpers of the planned entry save cold-start time when nested alone.
+
+    Under ``check`` (the measurement's checkpoint) a stop keeps what was measured:
+    the advice says PARTIAL (``stopped``) and no second round runs. ``Stop`` when
+    not one flat cold start was measured (nothing to judge a saving against).
+    """
     check_repeat(repeat)
     start = time.perf_counter()
-    attribution = attribution or attribute_call(plan, args, kwargs)
+    check = check or Checkpoint()
+    attribution = attribution or attribute_call(plan, args, kwargs, check)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
     sets = {FLAT: (), **{only(h.helper): (h.helper,) for h in tried}, ALL: everything}
-    cold, execute, errors = _measure(plan, args, kwargs, sets, repeat, number)
+    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, repeat, number, check)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
     flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
     rec_saving, all_saving = _set_savings(recommended, sets, cold)
-    if rec_saving is None and recommended:  # a new set: measure it beside flat and all
+    if rec_saving is None and recommended and not stopped:  # a new set: beside flat and all
         sets = {FLAT: (), SET: recommended, ALL: everything}
-        cold, _, _ = _measure(plan, args, kwargs, sets, repeat, number)
-        rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
+        try:
+            cold, _, _, stopped = _measure(plan, args, kwargs, sets, repeat, number, check)
+            rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
+        except Stop as stop:  # the first round stands; the set's saving was not measured
+            stopped = stop.reason
     return Advice(
         flat_cold_s=flat_cold,
         noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
@@ -89,22 +100,34 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, repeat: int 
         not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
         repeat=repeat,
         wall_s=time.perf_counter() - start,
+        stopped=stopped,
     )
 
 
 def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | None = None,
-           **kwargs: Any) -> Advice:
-    """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``."""
+           progress: bool | Draw = True, **kwargs: Any) -> Advice:
+    """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``.
+
+    ``progress`` as :func:`jitmagic.compare`'s: on stderr, off with ``False``."""
+    check_repeat(repeat)
     plan = plan_entry(fn, args, kwargs)
-    return advise_call(plan, plan.args, plan.kwargs, repeat=repeat, number=number)
+    draw = drawer(progress)
+    check = Checkpoint(entry=plan.name, progress=draw)
+    try:
+        with check.catching_interrupts():
+            return advise_call(plan, plan.args, plan.kwargs, repeat=repeat, number=number,
+                               check=check)
+    finally:
+        close(draw)
 
 
-def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
+def extend(result: Comparison, flat: Prepared, options: Options,
+           check: Checkpoint | None = None) -> Comparison:
     """``result`` with its ``attribution`` (``options.attribute``) and/or ``advice``
-    (``options.advise``, measured with its repeat and number).
+    (``options.advise``, measured with its repeat and number), under ``check``.
 
     Both work on ``flat``, the flat variant's call: where it failed, ``result``
-    gets a warning instead.
+    gets a warning instead. Where they stop, ``result`` is stopped too.
     """
     if not (options.attribute or options.advise):
         return result
@@ -112,29 +135,40 @@ def extend(result: Comparison, flat: Prepared, options: Options) -> Comparison:
         return dataclasses.replace(result, warnings=(*result.warnings, (
             "no attribution or advice: they trace the flat variant, which failed")))
     call = (flat.variant.plan, flat.args, flat.kwargs)
-    attribution = attribute_call(*call)
-    found = advise_call(*call, repeat=options.repeat, number=options.number,
-                        attribution=attribution) if options.advise else None
+    try:
+        attribution = attribute_call(*call, check)
+        found = advise_call(*call, repeat=options.repeat, number=options.number,
+                            attribution=attribution, check=check) if options.advise else None
+    except Stop as stop:
+        return dataclasses.replace(result, stopped=stop.reason, warnings=(
+            *result.warnings, f"no attribution or advice: {stop.reason}"))
     return dataclasses.replace(result, attribution=attribution if options.attribute else None,
-                               advice=found)
+                               advice=found, stopped=found.stopped if found else None)
 
 
 def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
              sets: dict[str, tuple[str, ...]], repeat: int, number: int | None,
-             ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str]]:
-    """Cold starts and steady execute seconds per set, interleaved; failures by set."""
+             check: Checkpoint) -> tuple[dict[str, list[float]], dict[str, list[float]],
+                                         dict[str, str], str | None]:
+    """Cold starts and steady execute seconds per set, interleaved; failures by set; why
+    measuring stopped (None: it did not). ``Stop`` when no flat cold start was measured."""
     prepared = {label: Prepared(nest_only(plan, nest, label), args, kwargs)
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
-    with persistent_cache_off(), frozen_heap():
-        _warm_up(prepared[FLAT])
-        runs.measure(repeat, number, Monitor(), Checkpoint())
+    with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
+        check.at("advice")
+        check.begin("warm-up")
+        with check.mode(python=False):
+            _warm_up(prepared[FLAT])
+        runs.measure(repeat, number, Monitor(), check, what="advice")
     if FLAT in runs.errors:
         raise UserCodeError(runs.describe_failure(FLAT))
     cold = {label: runs.samples[label]["first_call_s"] for label in sets}
+    if not cold[FLAT]:
+        raise Stop(runs.stopped or "stopped before a flat cold start was measured")
     execute = {label: runs.samples[label]["execute_s"] for label in sets}
     errors = {label: runs.describe_failure(label) for label in runs.errors}
-    return cold, execute, errors
+    return cold, execute, errors, runs.stopped
 
 
 def only(helper: str) -> str:
@@ -156,8 +190,11 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
     if label in errors:
         return Candidate(helper, calls, None, None, None, False, errors[label])
     saving = _saving(cold, label)
+    if len(cold[FLAT]) < 2 or len(cold[label]) < 2:  # measuring stopped early: not judged
+        return Candidate(helper, calls, saving, None, None, False)
     d = difference(cold[FLAT], cold[label])
-    change = _median(execute[label]) - _median(execute[FLAT])
+    change = _median(execute[label]) - _median(execute[FLAT]) \
+        if execute[label] and execute[FLAT] else None
     return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER)
 
 

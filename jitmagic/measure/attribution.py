@@ -27,7 +27,7 @@ import jax
 
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
-from .stages import frozen_heap, paused_gc
+from .stages import Checkpoint, Stop, frozen_heap, paused_gc
 from .variants import Plan, make_variant, plan_entry, unjitted
 
 
@@ -70,19 +70,29 @@ class CallClock:
             self.inclusive[name] += elapsed
 
 
-def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any]) -> Attribution:
-    """Trace the flat variant of the planned entry once, cold, timing each helper."""
+def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
+                   check: Checkpoint | None = None) -> Attribution:
+    """Trace the flat variant of the planned entry once, cold, timing each helper.
+
+    ``check`` (the measurement's checkpoint) is asked before the trace; Ctrl-C
+    during it raises ``Stop``.
+    """
+    check = check or Checkpoint()
     clock = CallClock()
     name = plan.name
     timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)))
     timed_entry = clock.wrap(_ENTRY, timed.entry)
     opts = plan.jit_options
+    check.at("attribution")
+    check.begin("tracing")
     jax.clear_caches()
     try:
-        with frozen_heap(), paused_gc():
+        with frozen_heap(), check.running("tracing", python=True), paused_gc():
             t0 = time.perf_counter()
             jax.jit(timed_entry, **opts).trace(*args, **kwargs)
             t1 = time.perf_counter()
+    except Stop:
+        raise
     except Exception as exc:  # the user's code
         raise UserCodeError("the flat variant failed while attributing its trace:\n"
                             + user_traceback(exc)) from None

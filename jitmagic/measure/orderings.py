@@ -330,22 +330,22 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any] | Non
 
 
 def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
-                      number: int | None = None, deadline: float = math.inf) -> Orderings:
+                      number: int | None = None, deadline: float = math.inf,
+                      check: Checkpoint | None = None) -> Orderings:
     """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches.
 
-    Ctrl-C or passing ``deadline`` (a ``time.perf_counter()`` value) stops
-    after the current call; what was measured is kept and the result says so.
+    Ctrl-C or passing ``deadline`` (a ``time.perf_counter()`` value; or ``check``,
+    the measurement's own checkpoint) stops after the current call; what was
+    measured is kept, the programs are not compared, and ``stopped`` says why.
     """
     check_options(repeat, number)
     runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
     monitor = Monitor()
-    check = Checkpoint(deadline=deadline)
+    check = check or Checkpoint(deadline=deadline, entry=entry)
     with (persistent_cache_off(), monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
-        runs.measure(repeat, number, monitor, check)
-        hlo = {n: _describe_program(n, cold.call, b.args, runs.shape[n])
-               for n, cold in runs.last.items()}
-    stopped = [f"orderings: {runs.stopped}; showing what was measured so far"] * bool(runs.stopped)
+        runs.measure(repeat, number, monitor, check, what="orderings")
+        hlo = {} if runs.stopped else _describe_programs(runs, b, check)
     errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
     match, diff = runs.outputs_match()
     rows = {n: OrderingRow(name=n, samples=runs.samples[n], execute_loops=runs.loops.get(n, 0),
@@ -354,8 +354,20 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
             for n in ORDERINGS}
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=rows, outputs_match=match, max_abs_diff=diff,
-                     warnings=(*stopped, *(f"{n} failed:\n{e}" for n, e in errors.items()),
-                               *runs.outputs.problems))
+                     warnings=(*(f"{n} failed:\n{e}" for n, e in errors.items()),
+                               *runs.outputs.problems), stopped=runs.stopped)
+
+
+def _describe_programs(runs: Sampler, b: Batched,
+                       check: Checkpoint) -> dict[str, list[str] | None]:
+    """Each measured ordering's program (see :func:`_describe_program`), compiled after
+    all timings; a stop between two of them leaves the rest out."""
+    hlo = {}
+    check.at("orderings")
+    for n, cold in runs.last.items():
+        check.begin(f"comparing programs ({n})")
+        hlo[n] = _describe_program(n, cold.call, b.args, runs.shape[n])
+    return hlo
 
 
 @dataclass(frozen=True)
@@ -372,6 +384,7 @@ class OrderingSubject:
         return self.b.args
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+        check.begin("first call")
         jax.clear_caches()
         fn = ordering_functions(self.b.fn, self.b.in_axes)[self.name]
         with paused_gc():
@@ -424,17 +437,21 @@ def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
 
 
 def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: int | None,
-                  deadline: float = math.inf) -> Any:
+                  deadline: float = math.inf, check: Checkpoint | None = None) -> Any:
     """``comparison`` with the orderings of ``b`` measured into ``comparison.orderings``.
 
     Nothing is measured without a batch, or when the comparison itself was
-    stopped (interrupted or out of time): it comes back as it was.
+    stopped (interrupted or out of time): it comes back as it was. Orderings
+    that stop make the comparison stopped too, so nothing after them runs.
     """
     if b is None or comparison.stopped:
         return comparison
     measured = measure_orderings(b, entry=comparison.entry, repeat=repeat, number=number,
-                                 deadline=deadline)
-    return with_orderings(comparison, measured)
+                                 deadline=deadline, check=check)
+    result = with_orderings(comparison, measured)
+    if measured.stopped:
+        result = dataclasses.replace(result, stopped=f"orderings: {measured.stopped}")
+    return result
 
 
 def with_orderings(comparison: Any, orderings: Orderings) -> Any:

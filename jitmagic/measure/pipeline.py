@@ -18,6 +18,7 @@ from ..model.comparison import VARIANTS, Comparison
 from ..options import Options, split_options
 from . import advice, orderings
 from .lines import add_lines
+from .progress import Draw, close, drawer
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import (
@@ -32,7 +33,7 @@ from .variants import Plan, binding_swaps, build_variant, check_arguments, check
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
-            **kwargs: Any) -> Comparison:
+            progress: bool | Draw = True, **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
     ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a
@@ -48,9 +49,11 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
     ``advise`` add per-helper trace times and measured advice. ``options`` is a
     ready :class:`~jitmagic.options.Options` the keywords then override.
+    ``progress`` (on stderr by default) is off with ``False`` (or ``quiet=True``);
+    a callable gets each :class:`~jitmagic.model.progress.Progress` instead.
     Every other keyword goes to ``fn``: an entry keyword argument named like an
-    option (or ``options``) cannot be passed here: wrap the entry. For a sweep,
-    call :func:`jitmagic.sweep`.
+    option (or ``options``, ``progress``) cannot be passed here: wrap the entry. For a
+    sweep, call :func:`jitmagic.sweep`.
     """
     start = time.perf_counter()
     options, kwargs = split_options(kwargs, options)
@@ -58,7 +61,19 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
     prepared = prepare_function(fn, args, kwargs, options.nest)
-    return measure(prepared["flat"].variant.plan.name, prepared, options, start=start)
+    entry = prepared["flat"].variant.plan.name
+    draw = drawer(not options.quiet and progress)
+    try:
+        return measure(entry, prepared, options, check=checkpoint(entry, options, start, draw))
+    finally:
+        close(draw)
+
+
+def checkpoint(entry: str, options: Options, start: float,
+               progress: Draw | None = None) -> Checkpoint:
+    """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress."""
+    return Checkpoint(deadline=_deadline(start, options.timeout), entry=entry, started=start,
+                      progress=None if options.quiet else progress)
 
 
 def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
@@ -92,14 +107,17 @@ def globals_of(fn: Callable) -> dict[str, Any]:
 
 
 def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
-            start: float | None = None) -> Comparison:
+            start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     """``run_comparison``, then what the options add: with ``vmap`` the orderings of
     the flat entry on a batch (checked before anything is timed); with
-    ``attribute``/``advise`` the per-helper trace times and advice. A comparison
-    that was stopped (Ctrl-C, ``timeout``) gets none of these; with ``lines`` the
+    ``attribute``/``advise`` the per-helper trace times and advice. All of it runs
+    under one ``check`` (one Ctrl-C, one ``timeout``): once anything stops, nothing
+    after it starts and the result says where it stopped. With ``lines`` the
     per-source-line table of both variants. ``options.sweep``
     is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured."""
     start = time.perf_counter() if start is None else start
+    check = check or checkpoint(entry, options, start)
+    check.entry = check.entry or entry
     if options.advise:
         advice.check_repeat(options.repeat)
     flat = prepared["flat"]
@@ -107,13 +125,15 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
     if options.vmap:
         batched = orderings.prepare_batch(flat.variant.entry, flat.args, flat.kwargs,
                                           batch=options.batch, in_axes=options.in_axes)
-    result = run_comparison(entry, prepared, options, start=start)
-    result = orderings.add_orderings(result, batched, repeat=options.repeat,
-                                     number=options.number,
-                                     deadline=_deadline(start, options.timeout))
+    with check.catching_interrupts(), check.mode(python=False):
+        result = run_comparison(entry, prepared, options, start=start, check=check)
+        result = orderings.add_orderings(result, batched, repeat=options.repeat,
+                                         number=options.number, check=check)
+        if result.stopped:
+            return result
+        result = advice.extend(result, flat, options, check)
     if result.stopped:
         return result
-    result = advice.extend(result, flat, options)
     return add_lines(result, prepared) if options.lines else result
 
 
@@ -123,12 +143,14 @@ def _deadline(start: float, timeout: float | None) -> float:
 
 
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
-                   *, start: float | None = None) -> Comparison:
+                   *, start: float | None = None,
+                   check: Checkpoint | None = None) -> Comparison:
     """Measure prepared variants, interleaved; raise ``UserCodeError`` if all fail.
 
     Ctrl-C or ``timeout`` (seconds from ``start``) end the measurement at the
     next stage boundary; the result then holds what was measured and says why.
-    Of ``options`` this uses ``repeat``, ``number`` and ``timeout``.
+    Of ``options`` this uses ``repeat``, ``number`` and ``timeout`` (the deadline
+    of a new checkpoint; ``check`` is the measurement's own, where it has one).
     """
     options = options or Options()
     if jax.config.jax_disable_jit:
@@ -137,7 +159,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     for p in prepared.values():
         check_arguments(entry, p.args, p.kwargs)
     start = time.perf_counter() if start is None else start
-    check = Checkpoint(deadline=_deadline(start, options.timeout))
+    check = check or checkpoint(entry, options, start)
     runs = variant_sampler(prepared)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),

@@ -18,6 +18,7 @@ from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
 from .stages import (
     Checkpoint,
+    Interrupted,
     Monitor,
     OutputCheck,
     Stop,
@@ -87,18 +88,26 @@ class Sampler:
         self.outputs = OutputCheck(len(subjects))
 
     def measure(self, repeat: int, number: int | None, monitor: Monitor,
-                check: Checkpoint) -> None:
+                check: Checkpoint, what: str = "comparison") -> None:
         """``repeat`` rounds over the rows; Ctrl-C or a deadline (``Stop``) ends them early.
+        ``what`` names the part for progress (comparison, orderings, advice).
 
         ``UserCodeError`` when every row failed and nothing stopped the rounds."""
+        rows = len(self.subjects)
         try:
-            for r in range(repeat):
-                for name in self.subjects:
-                    if name not in self.errors:
+            with check.mode(python=False):
+                for r in range(repeat):
+                    for i, name in enumerate(self.subjects):
+                        if name in self.errors:
+                            continue
+                        check.at(what, name, r + 1, repeat, self.noun,
+                                 (r * rows + i, repeat * rows))
                         self._measure_once(name, number, monitor, check)
                         check(f"the {name} {self.noun}'s run {r + 1} of {repeat}")
         except Stop as stop:
             self.stopped = stop.reason
+        except Interrupted:  # Ctrl-C just as a Python stage ended
+            self.stopped = f"interrupted by the user during {check.position()}"
         if self.errors and not self.last and not self.stopped:
             raise UserCodeError(self.describe_failure(next(iter(self.errors))))
 
@@ -115,6 +124,7 @@ class Sampler:
             return
         self._record(name, cold)
         check(f"the {name} {self.noun}'s first call")
+        check.tell("steady state")
         self.samples[name]["execute_s"].append(self._steady(name, cold, number, check))
 
     def _record(self, name: str, cold: Cold) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ..model.progress import Progress
 from ..model.stats import median
 from .variants import static_split
 
@@ -139,6 +140,15 @@ def persistent_cache_off() -> Iterator[bool]:
         compilation_cache.reset_cache()
 
 
+#: A second Ctrl-C within this many seconds of the first abandons the measurement.
+ABANDON_S = 5.0
+#: A steady-state timing loop asks whether to stop at least this often (seconds).
+POLL_S = 0.1
+#: What each stage is called once it has finished (stop reasons say "after trace").
+FINISHED = {"tracing": "trace", "lowering": "lowering", "XLA compile": "XLA compile",
+            "first call": "first call", "steady state": "steady state"}
+
+
 class Stop(Exception):
     """Measurement stopped between stages; ``times`` holds the stages that finished."""
 
@@ -148,38 +158,156 @@ class Stop(Exception):
         self.times = times or {}
 
 
+class Interrupted(BaseException):
+    """Raised by the Ctrl-C handler inside a Python stage (trace, lower) to stop at once.
+
+    A ``BaseException``, so that an ``except Exception`` in the user's traced code
+    cannot swallow it; :meth:`Checkpoint.running` turns it into :class:`Stop`.
+    """
+
+
 @dataclass
 class Checkpoint:
     """Asked between stages: has the user pressed stop, or has the time limit passed?
 
-    While ``catching_interrupts`` is active, Ctrl-C (or Jupyter's stop button)
-    only sets a flag: a stage is never cut in half (interrupting an XLA compile
-    leaves it running in the background and has crashed JAX later); the
-    measurement stops at the next stage boundary instead.
+    One checkpoint runs a whole measurement (variants, orderings, attribution,
+    advice, every point of a sweep), so once anything stops nothing after it
+    starts. While ``catching_interrupts`` is active, Ctrl-C (or Jupyter's stop
+    button) stops a Python stage (tracing, lowering) at once, and only sets a
+    flag during an XLA compile or a call (cutting a compile leaves it running in
+    the background and has crashed JAX later): the measurement stops at the next
+    boundary. A second Ctrl-C within :data:`ABANDON_S` seconds raises
+    ``KeyboardInterrupt`` wherever the measurement is. Before each stage the
+    checkpoint tells ``progress`` where the measurement is (never inside a
+    timed interval).
     """
 
     deadline: float = math.inf
     interrupted: bool = False
+    progress: Callable[[Progress], None] | None = None
+    entry: str = ""
+    started: float = field(default_factory=time.perf_counter)
+    point: str | None = None  # a sweep's current value, for progress
+    _done: str | None = None  # the last thing finished: a stop is "after" it
+    _where: tuple = ("comparison", None, 0, 0, "variant")  # what, row, repeat, repeats, noun
+    _part: tuple = ("", 0.0, 0, 0)  # what, when it began, units done, units in all
+    _sweep: tuple | None = None  # sweep began, points done, points in all, point began
+    _python: bool = False
+    _pressed: float | None = None
+    _depth: int = 0
 
     def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
         if self.interrupted:
             raise Stop(f"interrupted by the user after {done}", times)
         if time.perf_counter() > self.deadline:
             raise Stop(f"stopped by --timeout after {done}", times)
+        self._done = done
+
+    def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
+        """Inside a long stage (a steady-state loop), between two of its calls: stop now?"""
+        if self.interrupted or time.perf_counter() > self.deadline:
+            cause = "interrupted by the user" if self.interrupted else "stopped by --timeout"
+            raise Stop(f"{cause} during {stage} of {self.position()}", times)
+
+    def begin(self, stage: str, times: dict[str, float] | None = None) -> None:
+        """Before ``stage`` starts: stop if due (once anything has finished), else tell
+        ``progress`` where the measurement is."""
+        if self._done is not None:
+            self(self._done, times)
+        self.tell(stage)
+
+    @contextmanager
+    def running(self, stage: str, times: dict[str, float] | None = None,
+                python: bool = False) -> Iterator[None]:
+        """Around one stage: in a ``python`` one Ctrl-C stops at once (``Stop``)."""
+        outer, self._python = self._python, python
+        try:
+            yield
+        except Interrupted:
+            raise Stop(f"interrupted by the user during {stage} of {self.position()}",
+                       times) from None
+        finally:
+            self._python = outer
+        self._done = FINISHED.get(stage, stage)
+
+    @contextmanager
+    def mode(self, python: bool) -> Iterator[None]:
+        """Within: Ctrl-C raises ``Interrupted`` at once (``python``: the user's own
+        Python code runs) or only sets the flag (compiles, calls, measuring code)."""
+        outer, self._python = self._python, python
+        try:
+            yield
+        finally:
+            self._python = outer
+
+    def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
+           noun: str = "variant", units: tuple[int, int] = (0, 0)) -> None:
+        """Where the measurement is: ``what`` part, ``row``, round ``repeat`` of ``repeats``;
+        ``units`` (done, in all) of the part, for the estimate of what is left."""
+        self._where = (what, row, repeat, repeats, noun)
+        if self._part[0] != what or units[0] == 0:
+            self._part = (what, time.perf_counter(), *units)
+        else:
+            self._part = (what, self._part[1], *units)
+
+    def sweep_at(self, label: str, index: int, count: int) -> None:
+        """A sweep is about to measure its value ``index`` (from 0) of ``count``."""
+        now = time.perf_counter()
+        began = now if self._sweep is None else self._sweep[0]
+        self._sweep = (began, index, count, now)
+        self.point = f"{label} {index + 1}/{count}"
+
+    def position(self) -> str:
+        what, row, repeat, repeats, noun = self._where
+        if row is None:
+            return f"the {what}"
+        return f"the {row} {noun}'s run {repeat} of {repeats}"
+
+    def tell(self, stage: str, done: bool = False) -> None:
+        """Give ``progress`` a :class:`Progress` for ``stage`` (nothing without one)."""
+        if self.progress is None:
+            return
+        what, row, repeat, repeats, _ = self._where
+        now = time.perf_counter()
+        self.progress(Progress(self.entry, what, stage, now - self.started, row, repeat,
+                               repeats, self._left(now), self.point, done))
+
+    def _left(self, now: float) -> float | None:
+        """Seconds left, from the pace so far: of the sweep once one point has run,
+        else of the current part once one round of it has run."""
+        if self._sweep is not None and self._sweep[1] > 0:
+            began, done, count, point_began = self._sweep
+            return max(0.0, (point_began - began) / done * count - (now - began))
+        _, began, done, total = self._part
+        if self._where[2] < 2 or done == 0:
+            return None
+        return (now - began) / done * (total - done)
 
     @contextmanager
     def catching_interrupts(self) -> Iterator[Checkpoint]:
-        if threading.current_thread() is not threading.main_thread():
-            yield self  # signal handlers can only be set from the main thread
+        """Ctrl-C handled as the class says while active; nested uses share one handler."""
+        if threading.current_thread() is not threading.main_thread() or self._depth:
+            self._depth += 1
+            try:
+                yield self  # signal handlers can only be set from the main thread
+            finally:
+                self._depth -= 1
             return
 
         def request_stop(signum: int, frame: Any) -> None:
-            self.interrupted = True
+            now = time.monotonic()
+            if self._pressed is not None and now - self._pressed < ABANDON_S:
+                raise KeyboardInterrupt("a second Ctrl-C: the measurement was abandoned")
+            self._pressed, self.interrupted = now, True
+            if self._python:
+                raise Interrupted()
 
         previous = signal.signal(signal.SIGINT, request_stop)
+        self._depth += 1
         try:
             yield self
         finally:
+            self._depth -= 1
             signal.signal(signal.SIGINT, previous)
 
 
@@ -200,41 +328,49 @@ def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
              check: Checkpoint | None = None, opts: dict[str, Any] | None = None) -> ColdRun:
     """Time trace → lower → compile from cleared caches, then a fresh first call.
 
-    ``check`` is asked after every stage; it raises :class:`Stop` (carrying the
-    stages timed so far) to end the measurement early. ``opts`` are the outer jit's
-    options (default: arrays and Python scalars traced, everything else static).
+    ``check`` is asked before every stage; it raises :class:`Stop` (carrying the
+    stages timed so far) to end the measurement early. Each stage is its own
+    timed interval, so that progress is told between them, never inside one.
+    ``opts`` are the outer jit's options (default: arrays and Python scalars
+    traced, everything else static).
     """
     check = check or Checkpoint()
     opts = static_split(args, kwargs) if opts is None else opts
     name = fn.__name__
     times: dict[str, float] = {}
     jax.clear_caches()
-    with paused_gc():
-        t0 = time.perf_counter()
-        traced = jax.jit(fn, **opts).trace(*args, **kwargs)
-        t1 = time.perf_counter()
-        times["trace_s"] = t1 - t0
-        check("trace", times)
-        lowered = traced.lower()
-        t2 = time.perf_counter()
-        times["lower_s"] = t2 - t1
-        check("lowering", times)
-        compiled = lowered.compile()
-        t3 = time.perf_counter()
-        times["compile_s"] = t3 - t2
+    jitted = jax.jit(fn, **opts)
+    traced, trace = timed_stage(check, "tracing", times, "trace_s",
+                                lambda: jitted.trace(*args, **kwargs), python=True)
+    lowered, lower = timed_stage(check, "lowering", times, "lower_s", traced.lower, python=True)
+    compiled, comp = timed_stage(check, "XLA compile", times, "compile_s", lowered.compile)
     events = {
-        "trace_s": monitor.seconds(TRACE_EVENT, name, t0, t1),
-        "lower_s": monitor.seconds(LOWER_EVENT, f"jit({name})", t1, t2),
-        "compile_s": monitor.seconds(COMPILE_EVENT, f"jit({name})", t2, t3),
+        "trace_s": monitor.seconds(TRACE_EVENT, name, *trace),
+        "lower_s": monitor.seconds(LOWER_EVENT, f"jit({name})", *lower),
+        "compile_s": monitor.seconds(COMPILE_EVENT, f"jit({name})", *comp),
     }
-    check("XLA compile", times)
+    check.begin("first call", times)
     jax.clear_caches()
     jitted = jax.jit(fn, **opts)
-    with paused_gc():
-        t4 = time.perf_counter()
-        out = jax.block_until_ready(jitted(*args, **kwargs))
-        times["first_call_s"] = time.perf_counter() - t4
+    out, _ = timed_stage(check, "first call", times, "first_call_s",
+                         lambda: jax.block_until_ready(jitted(*args, **kwargs)), ask=False)
     return ColdRun(times, events, traced, lowered, compiled, jitted, out)
+
+
+def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str,
+                run: Callable[[], Any], python: bool = False,
+                ask: bool = True) -> tuple[Any, tuple[float, float]]:
+    """``run()`` timed as one interval (collector paused) into ``times[key]``; the
+    checkpoint is asked (``ask``) and told before the interval, never inside it.
+    Returns (its value, (start, end))."""
+    if ask:
+        check.begin(stage, times)
+    with check.running(stage, times, python), paused_gc():
+        t0 = time.perf_counter()
+        value = run()
+        t1 = time.perf_counter()
+    times[key] = t1 - t0
+    return value, (t0, t1)
 
 
 def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> timeit.Timer:
@@ -261,7 +397,7 @@ def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S,
         if t >= target_s:
             return number, t / number
         if check:
-            check("a steady-state calibration run")
+            check.poll("steady state")
         predicted = math.ceil(number * 1.1 * target_s / max(t, 1e-9))
         number = max(2 * number, min(100 * number, predicted))
 
@@ -279,7 +415,25 @@ def time_per_call(timer: timeit.Timer, loops: int | None, number: int | None,
             return autorange(timer, check=check)
         timer.timeit(1)  # the first call after a compile takes a slower path
         loops = number
-    return loops, timer.timeit(loops) / loops
+    return loops, timed_calls(timer, loops, check) / loops
+
+
+def timed_calls(timer: timeit.Timer, loops: int, check: Checkpoint | None = None) -> float:
+    """Seconds for ``loops`` calls. With ``check``, timed in chunks of about
+    :data:`POLL_S`, asking ``check.poll`` between them, so a stop is seen soon
+    however large ``loops`` is; the ``Stop``'s
+    reason says where it stopped (a sample cut short is not kept)."""
+    if check is None:
+        return timer.timeit(loops)
+    total, done, chunk = 0.0, 0, 1
+    while done < loops:
+        n = min(chunk, loops - done)
+        t = timer.timeit(n)
+        total, done = total + t, done + n
+        if done < loops:
+            check.poll("steady state")
+        chunk = max(1, min(100 * n, int(n * POLL_S / max(t, 1e-9))))
+    return total
 
 
 def structure(run: ColdRun) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class Advice:
     not_tried: tuple[str, ...]
     repeat: int
     wall_s: float
+    stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +69,7 @@ class Advice:
             "not_tried": list(self.not_tried),
             "repeat": self.repeat,
             "wall_s": self.wall_s,
+            "stopped": self.stopped,
         }
 
     @classmethod
@@ -95,4 +97,5 @@ _FIELDS = (
     ("not_tried", "not_tried", items(text), ()),
     ("repeat", "repeat", count, REQUIRED),
     ("wall_s", "wall_s", seconds, REQUIRED),
+    ("stopped", "stopped", optional(text), None),
 )

@@ -47,6 +47,7 @@ class Orderings:
     outputs_match: bool | None = None
     max_abs_diff: float | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
 
     def __getitem__(self, name: str) -> OrderingRow:
         return self.rows[name]
@@ -72,6 +73,7 @@ class Orderings:
             "warnings": list(self.warnings),
             "verdict": {**self.verdict().to_dict(), "ordering": TOGGLED[0],
                         "against": TOGGLED[1]},
+            "stopped": self.stopped,
         }
 
     @classmethod
@@ -102,4 +104,5 @@ _FIELDS = (
     ("outputs_match", "outputs_match", optional(flag), None),
     ("max_abs_diff", "max_abs_diff", optional(number), None),
     ("warnings", "warnings", items(text), ()),
+    ("stopped", "stopped", optional(text), None),
 )  # "verdict" is written but never read back: the record derives it again from the samples

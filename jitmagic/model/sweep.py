@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .rows import PHASES, VARIANTS
-from .schema import REQUIRED, fail, fields, items, scalar, seconds, text
+from .schema import REQUIRED, fail, fields, items, optional, scalar, seconds, text
 
 if TYPE_CHECKING:
     from .comparison import Comparison
@@ -27,6 +27,7 @@ class Sweep:
     values: tuple[Any, ...]
     points: tuple[Comparison, ...]
     wall_s: float
+    stopped: str | None = None  # why the sweep ended before its last value (PARTIAL)
 
     def __post_init__(self) -> None:
         if len(self.values) != len(self.points):
@@ -35,7 +36,8 @@ class Sweep:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "values": list(self.values),
-                "points": [p.to_dict() for p in self.points], "wall_s": self.wall_s}
+                "points": [p.to_dict() for p in self.points], "wall_s": self.wall_s,
+                "stopped": self.stopped}
 
     @classmethod
     def from_dict(cls, d: Any, point: Callable[[Any, str], Comparison],
@@ -57,6 +59,7 @@ _FIELDS = (
     ("values", "values", items(scalar), REQUIRED),
     ("points", "points", lambda x, _: x, REQUIRED),
     ("wall_s", "wall_s", seconds, REQUIRED),
+    ("stopped", "stopped", optional(text), None),
 )
 
 

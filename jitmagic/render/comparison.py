@@ -67,14 +67,20 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
     return rows
 
 
+def partial(stopped: str | None) -> list[Block]:
+    """The PARTIAL line of a record that stopped early (none for one that did not)."""
+    if not stopped:
+        return []
+    return [Para([(Strong("Partial:"), f" {stopped}; showing what was measured so far")],
+                 "error")]
+
+
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary`
     render these same blocks."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" (medians of {_repeats(c)} cold runs [min–max])"))]
-    if c.stopped:
-        out.append(Para([(Strong("Partial:"), f" {c.stopped}; showing what was measured so far")],
-                        "error"))
+    out += partial(c.stopped)
     out += [Image(png, "phases per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
             Para([verdict(c), f"nested helpers: {', '.join(c.nested.helpers) or 'none'}",

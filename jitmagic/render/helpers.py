@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..model.comparison import Comparison
+from .comparison import partial
 from .format import fmt_s
 from .table import Block, Cell, Code, Html, Image, Para, Table, as_html, as_text
 
@@ -67,6 +68,8 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
     name = f"jit `{c['helper']}`"
     if c["error"]:
         return f"{name}: fails under its own jit ({_error_line(c['error'])})"
+    if c["saving_s"] is None or c["noise_s"] is None:
+        return f"{name}: not measured enough to judge (measuring stopped)"
     execute = (f"; execute {_signed(c['execute_change_s'])} per call"
                if c["execute_change_s"] is not None else "")
     if not c["significant"]:
@@ -94,7 +97,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
         out += attribution_blocks(a)
     if (adv := advice_record(c)) is not None:
         lines = advice_lines(adv)
-        out += [Para([(lines[0],)]), Para(lines[1:])]
+        out += [*partial(adv.get("stopped")), Para([(lines[0],)]), Para(lines[1:])]
     return out
 
 

@@ -75,8 +75,8 @@ def _repeats(o: Orderings) -> int:
 
 def outputs_line(o: Orderings) -> str:
     """Whether the four orderings returned the same values."""
-    return comparison.outputs_line(o.outputs_match, o.max_abs_diff, "the orderings",
-                               "an ordering failed")
+    why = "measuring stopped" if o.stopped else "an ordering failed"
+    return comparison.outputs_line(o.outputs_match, o.max_abs_diff, "the orderings", why)
 
 
 def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
@@ -88,7 +88,7 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
 def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
     """All four orderings as blocks, built once for the text and the HTML table."""
     rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
-    out: list[Block] = [Heading((_title(o),)),
+    out: list[Block] = [Heading((_title(o),)), *comparison.partial(o.stopped),
                         Image(png, "first call and per call, four orderings"),
                         Table(COLUMNS, rows, css="jitcompare-orderings"),
                         Para([(verdict(o),), (outputs_line(o),)])]

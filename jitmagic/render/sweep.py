@@ -7,6 +7,7 @@ from typing import Any
 
 from ..model.comparison import PHASES, VARIANTS, Comparison
 from ..model.sweep import exponents, medians
+from .comparison import partial
 from .format import fmt_exponent, fmt_s
 from .table import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
 
@@ -38,6 +39,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out: list[Block] = [
         Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
                  f" = {values} (medians per value)")),
+        *partial(c.sweep.stopped),
         Image(png, f"phases against {name}"),
         _table(c),
         Para([(f"growth: seconds ~ {name}^k, k fitted on log-log medians; "

@@ -1,0 +1,46 @@
+"""Progress as the front ends draw it: a notebook display updated in place, or stderr.
+
+In a notebook (a kernel) one display is updated in place and emptied when the
+result appears, so a saved notebook keeps no progress; in a terminal IPython
+and in ``python -m jitmagic`` progress goes to stderr
+(:class:`~jitmagic.measure.progress.StderrProgress`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..measure.progress import StderrProgress
+from ..model.progress import Progress
+from ..options import Options
+
+
+class NotebookProgress:
+    """One display, created on the first event, updated in place after."""
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+
+    def __call__(self, p: Progress) -> None:
+        data = {"text/plain": p.line()}
+        if self.handle is None:
+            from IPython.display import display  # the command never needs IPython
+
+
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)
+
+    def close(self) -> None:
+        """Empty the display: the result, shown next, is what the cell keeps."""
+        if self.handle is not None:
+            self.handle.update({"text/plain": ""}, raw=True)
+
+
+def progress_for(options: Options, shell: Any = None) -> NotebookProgress | StderrProgress | None:
+    """What draws progress: nothing with ``--quiet``; a display under a kernel; else stderr."""
+    if options.quiet:
+        return None
+    if getattr(shell, "kernel", None) is not None:
+        return NotebookProgress()
+    return StderrProgress()

@@ -1,0 +1,69 @@
+"""Drawing progress on stderr, and choosing what draws it.
+
+A terminal (stderr is a TTY) gets one line redrawn in place with ``\\r``; a log
+(CI, a pipe) gets at most one line per stage. No IPython here: the notebook
+display lives in the front ends.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from ..model.progress import Progress
+
+Draw = Callable[[Progress], None]
+
+
+class StderrProgress:
+    """Progress on a stream (stderr by default): redrawn in place on a TTY, else one
+    line per stage; :meth:`close` clears the line (or, in a log, says how long it took)."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.last: Progress | None = None
+        self.at = 0.0
+        self.shown: tuple | None = None
+        self.width = 0
+
+    def __call__(self, p: Progress) -> None:
+        self.last, self.at = p, time.perf_counter()
+        if self.tty:
+            line = p.line()
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        else:
+            key = (p.point, p.what, p.row, p.repeat, p.stage)
+            if key == self.shown:
+                return
+            self.shown = key
+            self.stream.write(p.line() + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Leave nothing behind on a terminal; in a log, end with the time taken."""
+        if self.last is None:
+            return
+        if self.tty:
+            self.stream.write("\r" + " " * self.width + "\r")
+        else:
+            elapsed = self.last.elapsed_s + time.perf_counter() - self.at
+            self.stream.write(Progress(self.last.entry, "", "", elapsed, point=self.last.point,
+                                       done=True).line() + "\n")
+        self.stream.flush()
+
+
+def drawer(progress: bool | Draw | None) -> Any:
+    """What draws ``progress``: ``True`` stderr, ``False``/``None`` nothing, or the callable."""
+    if progress is True:
+        return StderrProgress()
+    return progress or None
+
+
+def close(draw: Any) -> None:
+    """Finish a drawer that has a ``close`` (the stderr one); others need nothing."""
+    if hasattr(draw, "close"):
+        draw.close()

@@ -1,0 +1,47 @@
+"""Where a running measurement is: the one record every progress display draws.
+
+Measuring code emits a :class:`Progress` between timed intervals (never inside
+one); the front ends draw it (a notebook display updated in place, or stderr).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a measurement, told before the step starts.
+
+    ``what`` is the part being measured (comparison, orderings, attribution,
+    advice, sweep); ``row`` the variant, ordering or advice set; ``repeat`` of
+    ``repeats`` the round it is in (1-based); ``stage`` the step about to run
+    (tracing, lowering, XLA compile, first call, steady state). ``left_s`` is an
+    estimate of the time left, known once one round of the part has run.
+    ``point`` names a sweep's value (``n=4 2/5``); ``done`` marks the last event.
+    """
+
+    entry: str
+    what: str
+    stage: str
+    elapsed_s: float
+    row: str | None = None
+    repeat: int = 0
+    repeats: int = 0
+    left_s: float | None = None
+    point: str | None = None
+    done: bool = False
+
+    def line(self) -> str:
+        """``jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left``."""
+        head = f"jitcompare {self.entry}" + (f" [{self.point}]" if self.point else "")
+        if self.done:
+            return f"{head}: measured in {self.elapsed_s:.1f} s"
+        where = self.what if self.what != "comparison" else ""
+        if self.row is not None:
+            where = f"{where} {self.row}".strip()
+            where += f" {self.repeat}/{self.repeats}" if self.repeats else ""
+        left = f", ~{self.left_s:.0f} s left" if self.left_s is not None else ""
+        parts = [p for p in (where, self.stage) if p]
+        return f"{head}: {' · '.join(parts)} · {self.elapsed_s:.1f} s elapsed{left}"

@@ -1,0 +1,168 @@
+"""Live progress: one callback, told between timed intervals only, drawn by each front end."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import timeit
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from support import SMALL_CELL
+
+import jitmagic
+from jitmagic.measure import stages
+from jitmagic.measure.progress import StderrProgress
+from jitmagic.model.progress import Progress
+
+ROOT = Path(__file__).parent.parent
+STAGES = ["tracing", "lowering", "XLA compile", "first call", "steady state"]
+
+
+class Params(NamedTuple):
+    w: jax.Array
+    b: jax.Array
+
+
+def dense(p: Params, x: jax.Array) -> jax.Array:
+    return jnp.tanh(x @ p.w + p.b)
+
+
+def loss(p: Params, x: jax.Array) -> jax.Array:
+    return jnp.mean(dense(p, dense(p, x)) ** 2)
+
+
+def grad_step(p: Params, x: jax.Array) -> Params:
+    g = jax.grad(loss)(p, x)
+    return Params(p.w - 0.1 * g.w, p.b - 0.1 * g.b)
+
+
+@pytest.fixture
+def timed_intervals(monkeypatch):
+    """A list that holds True while a timed interval (collector paused, or a timeit
+    loop) is open: the measuring code's own markers, wrapped."""
+    open_now = [False]
+    real_pause, real_timeit = stages.paused_gc, timeit.Timer.timeit
+
+    @contextmanager
+    def marked_pause():
+        with real_pause():
+            open_now[0] = True
+            try:
+                yield
+            finally:
+                open_now[0] = False
+
+    def marked_timeit(self, number=1_000_000):
+        open_now[0] = True
+        try:
+            return real_timeit(self, number)
+        finally:
+            open_now[0] = False
+
+    monkeypatch.setattr(stages, "paused_gc", marked_pause)
+    monkeypatch.setattr(timeit.Timer, "timeit", marked_timeit)
+    return open_now
+
+
+def test_progress_comes_in_order_and_never_inside_a_timed_interval(timed_intervals):
+    seen: list[Progress] = []
+
+    def record(p: Progress) -> None:
+        assert not timed_intervals[0], f"progress told inside a timed interval: {p}"
+        seen.append(p)
+
+    p = Params(jnp.eye(4), jnp.zeros(4))
+    result = jitmagic.compare(grad_step, p, jnp.ones((2, 4)), repeat=2, number=3,
+                              progress=record)
+    assert result.stopped is None and result.outputs_match
+    assert [(e.row, e.repeat, e.stage) for e in seen] == [
+        (row, r, stage) for r in (1, 2) for row in ("flat", "nested") for stage in STAGES]
+    assert all(e.what == "comparison" and e.entry == "grad_step" and e.repeats == 2
+               for e in seen)
+    elapsed = [e.elapsed_s for e in seen]
+    assert elapsed == sorted(elapsed)
+    # the estimate of what is left appears once one round has run
+    assert all(e.left_s is None for e in seen if e.repeat == 1)
+    assert all(e.left_s is not None and e.left_s >= 0 for e in seen if e.repeat == 2)
+
+
+def test_quiet_and_progress_false_tell_nothing(capsys):
+    jitmagic.compare(dense, Params(jnp.eye(2), jnp.zeros(2)), jnp.ones(2), repeat=1,
+                     number=1, progress=False)
+    jitmagic.compare(dense, Params(jnp.eye(2), jnp.zeros(2)), jnp.ones(2), repeat=1,
+                     number=1, quiet=True)
+    assert capsys.readouterr().err == ""
+
+
+class _Tty:
+    """A stream that says it is a terminal, keeping what was written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+def test_a_terminal_gets_one_line_redrawn_in_place_and_cleared():
+    tty = _Tty()
+    draw = StderrProgress(tty)
+    for stage in STAGES[:3]:
+        draw(Progress("g", "comparison", stage, 4.1, "flat", 2, 3, 6.2))
+    assert "\n" not in tty.text and tty.text.count("\r") == 3
+    assert tty.text.endswith("jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left")
+    draw.close()
+    assert tty.text.endswith("\r")  # the line is blanked: nothing stays behind
+
+
+def _command(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "small.py"
+    script.write_text(SMALL_CELL)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "jitmagic", str(script), "-r", "1", "-n", "2",
+                           *options], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_the_command_shows_each_stage_on_stderr_and_nothing_with_quiet(tmp_path):
+    loud = _command(tmp_path)
+    assert loud.returncode == 0, loud.stderr
+    lines = loud.stderr.splitlines()
+    for row in ("flat", "nested"):
+        for stage in STAGES:
+            assert sum(f"jitcompare model: {row} 1/1 · {stage} · " in ln for ln in lines) == 1
+    assert lines[-1].startswith("jitcompare model: measured in ")
+    assert "elapsed" not in loud.stdout  # the report itself stays clean
+    quiet = _command(tmp_path, "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert "jitcompare: model" in quiet.stdout
+
+
+def test_a_saved_notebook_keeps_the_result_and_no_progress(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext jitmagic"),
+                nbformat.v4.new_code_cell("%%jitcompare -r 2 -n 2 --no-plot\n" + SMALL_CELL)]
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[1].outputs
+    texts = [o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs]
+    assert any("jitcompare: model" in t for t in texts)
+    assert not any("elapsed" in t or "measured in" in t for t in texts)
+    assert not any(o.output_type == "stream" and o.name == "stderr" for o in outputs)
+    # the progress display was there, updated in place, and is left empty
+    emptied = [o for o in outputs
+               if o.output_type == "display_data" and o.data.get("text/plain") == ""]
+    assert len(emptied) == 1

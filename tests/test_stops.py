@@ -1,0 +1,192 @@
+"""Stopping: Ctrl-C cuts a Python stage at once, a second Ctrl-C abandons, one checkpoint
+(and one --timeout) covers orderings, attribution, advice and sweeps, and whatever
+stopped says PARTIAL in its text, HTML and JSON."""
+
+from __future__ import annotations
+
+import gc
+import signal
+import time
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jitmagic
+from jitmagic.measure.pipeline import checkpoint, measure, prepare_function
+from jitmagic.measure.stages import COMPILE_EVENT
+from jitmagic.model.comparison import Comparison
+from jitmagic.options import Options
+from jitmagic.render.orderings import html_table, text_table
+
+PRESS_AT = [0]  # the piece call that presses Ctrl-C (0: none)
+PIECES = [0]
+STEPS = 6  # a sweep's global, bound per value by jitmagic.sweep
+
+
+def press_ctrl_c(*_):
+    signal.raise_signal(signal.SIGINT)
+
+
+def piece(x):
+    PIECES[0] += 1
+    if PIECES[0] == PRESS_AT[0]:
+        press_ctrl_c()
+    return jnp.sin(x) * 1.5
+
+
+def long_trace(x):
+    for _ in range(200):
+        x = piece(x)
+    return x
+
+
+def layer(x):
+    return jnp.cos(x) + x
+
+
+def model(x):
+    return sum(layer(x) for _ in range(STEPS))
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters():
+    PRESS_AT[0] = PIECES[0] = 0
+    yield
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert gc.isenabled()
+
+
+def test_ctrl_c_during_a_long_trace_stops_inside_that_trace():
+    def arm(p):  # press 5 pieces into the first timed trace (after the discovery trace)
+        if p.stage == "tracing" and not PRESS_AT[0]:
+            PRESS_AT[0] = PIECES[0] + 5
+
+    result = jitmagic.compare(long_trace, jnp.ones(3), repeat=2, number=2, progress=arm)
+    # the trace would have called piece 200 times: it stopped right after the 5th
+    assert PIECES[0] == PRESS_AT[0]
+    assert result.stopped == ("interrupted by the user during tracing of the flat variant's "
+                              "run 1 of 2")
+    assert result.flat.samples["trace_s"] == [] and result.nested.samples["trace_s"] == []
+
+
+def test_a_second_ctrl_c_abandons_even_during_a_compile():
+    def twice(event, secs, **kw):
+        if event == COMPILE_EVENT and kw.get("fun_name") == "jit(model)":
+            press_ctrl_c()
+            press_ctrl_c()
+
+    jax.monitoring.register_event_duration_secs_listener(twice)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(twice)
+    # the measurement is gone, the process is fine: a new one runs to the end
+    assert jitmagic.compare(model, jnp.ones(3), repeat=1, number=1,
+                            progress=False).stopped is None
+
+
+def test_a_steady_state_loop_stops_between_chunks():
+    calls = [0]
+
+    def count(x):
+        calls[0] += 1
+        if calls[0] == 20:
+            press_ctrl_c()
+        return x
+
+    def slow_entry(x):
+        y = jax.pure_callback(count, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        return layer(y)
+
+    # 10**6 calls in one loop would take minutes: the loop asks between chunks
+    result = jitmagic.compare(slow_entry, jnp.ones(2), repeat=1, number=10**6, progress=False)
+    assert result.stopped == ("interrupted by the user during steady state of the flat "
+                              "variant's run 1 of 1")
+    assert calls[0] < 10**5
+
+
+def _measure_with(fn, x, on_progress, **options):
+    """``measure`` with a checkpoint the test can reach from the progress callback."""
+    opts = Options(**options)
+    check = checkpoint(fn.__name__, opts, time.perf_counter())
+    check.progress = lambda p: on_progress(p, check)
+    return measure(fn.__name__, prepare_function(fn, (x,), {}), opts, check=check)
+
+
+def _says_partial(record, reason: str) -> None:
+    assert record.to_dict()["stopped"] == reason
+    assert type(record).from_dict(record.to_dict()).stopped == reason
+
+
+def test_timeout_during_the_orderings_stops_them_and_what_comes_after():
+    def expire(p, check):
+        if p.what == "orderings" and p.row == "vmap(jit(f))":
+            check.deadline = 0.0  # the --timeout passes here
+
+    result = _measure_with(model, jnp.ones(3), expire, repeat=3, number=1, vmap=True,
+                           batch=2, advise=True, attribute=True)
+    o = result.orderings
+    # the deadline passes as vmap(jit(f))'s first call starts: that call still runs
+    assert o.stopped == "stopped by --timeout after the vmap(jit(f)) ordering's first call"
+    assert result.stopped == f"orderings: {o.stopped}"
+    assert result.advice is None and result.attribution is None
+    assert len(o["jit(vmap(f))"].samples["first_call_s"]) == 1
+    assert len(o["vmap(jit(f))"].samples["first_call_s"]) == 1
+    assert o["vmap(jit(f))"].samples["execute_s"] == [] and o["vmap(f)"].samples == {
+        k: [] for k in o["vmap(f)"].samples}
+    assert all(r.same_program is None for r in o.rows.values())  # nothing after the stop
+    text, html = text_table(o), html_table(o)
+    assert f"PARTIAL: {o.stopped}" in text and "the orderings match" in text
+    assert "<b>Partial:</b> stopped by --timeout after the vmap(jit(f))" in html
+    assert f"PARTIAL: {result.stopped}" in str(result)
+    _says_partial(o, o.stopped)
+
+
+def test_ctrl_c_during_the_advice_keeps_a_partial_advice():
+    def press(p, check):
+        if p.what == "advice" and p.row == "only(layer)" and p.stage == "tracing":
+            press_ctrl_c()
+
+    result = _measure_with(model, jnp.ones(3), press, repeat=3, number=1, advise=True,
+                           attribute=True)
+    adv = result.advice
+    assert adv.stopped.startswith("interrupted by the user after ")
+    assert result.stopped == adv.stopped and result.attribution is not None
+    # stopped before only(layer) had one cold start: no saving is claimed
+    assert adv.recommended == () and adv.ranked[0].saving_s is None
+    assert len(result.advice.ranked) == 1 and adv.flat_cold_s > 0
+    text, html = str(result), result._repr_mimebundle_()["text/html"]
+    assert "jit `layer`: not measured enough to judge (measuring stopped)" in text
+    assert f"PARTIAL: {adv.stopped}" in text and "<b>Partial:</b> interrupted" in html
+    _says_partial(adv, adv.stopped)
+
+
+def test_ctrl_c_during_the_attribution_trace_keeps_the_comparison():
+    def arm(p, check):
+        if p.what == "attribution":
+            PRESS_AT[0] = PIECES[0] + 3  # pressed inside the attribution's own trace
+
+    result = _measure_with(long_trace, jnp.ones(3), arm, repeat=1, number=1, attribute=True)
+    assert result.stopped == "interrupted by the user during tracing of the attribution"
+    assert PIECES[0] == PRESS_AT[0]  # the trace stopped at once
+    assert result.attribution is None and result.flat.samples["trace_s"]
+    assert "no attribution or advice: interrupted by the user" in result.warnings[-1]
+
+
+def test_ctrl_c_in_a_sweep_keeps_the_values_measured_and_says_partial():
+    def press(p):
+        if p.point == "STEPS=2 2/3" and p.stage == "XLA compile":
+            press_ctrl_c()
+
+    result = jitmagic.sweep("STEPS", [1, 2, 3], model, jnp.ones(3), repeat=1, number=1,
+                            progress=press)
+    sweep = result.sweep
+    assert sweep.values == (1, 2) and STEPS == 6
+    assert sweep.stopped == "interrupted by the user after XLA compile"
+    assert result.stopped == sweep.stopped
+    text, html = str(result), result._repr_mimebundle_()["text/html"]
+    assert f"PARTIAL: {sweep.stopped}" in text and "<b>Partial:</b> interrupted" in html
+    assert Comparison.from_dict(result.to_dict()).sweep.stopped == sweep.stopped
+    assert result.to_dict()["sweep"]["stopped"] == sweep.stopped
