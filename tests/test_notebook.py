@@ -48,7 +48,9 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
     assert "`call` ops in the nested variant's StableHLO: 16; in its compiled HLO: 0" in text
     assert re.search(r"trace +flat ~ calls\^[-\d.]+ +nested ~ calls\^", text)
     assert "same XLA program: True" in text
-    assert re.search(r"jit\(vmap\(f\)\) is [\d.]+× (faster|slower) per call than vmap", text)
+    # The verdict's words depend on this machine's noise; one of the three is always there.
+    assert re.search(r"jit\(vmap\(f\)\) is [\d.]+× (faster|slower) per call than vmap"
+                     r"|no measurable difference per call", text)
 
 
 def test_tour_exports_to_html_with_every_chart(executed):
