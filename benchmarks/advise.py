@@ -19,7 +19,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jitmagic.measure.advice import advise_call
+import jitmagic
 from jitmagic.measure.attribution import attribute
 from jitmagic.render.helpers import advice_lines, attribution_lines
 
@@ -61,8 +61,7 @@ def main() -> None:
     attribution = attribute(model, x)
     print("\n".join(attribution_lines(attribution.to_dict())))
     start = time.perf_counter()
-    advice = advise_call(model, (x,), {}, globals(), repeat=args.repeat,
-                         attribution=attribution)
+    advice = jitmagic.advise(model, x, repeat=args.repeat, progress=False)
     print("\n".join(advice_lines(advice.to_dict())))
     print(f"advice took {time.perf_counter() - start:.1f} s of wall time")
     if args.json:
