@@ -37,8 +37,15 @@ STRUCTURE = (
 
 
 def _ratio_cell(c: Comparison, phase: str) -> str:
-    """The flat/nested ratio, flagged where the one significance rule finds no difference."""
-    flag = " (not significant)" if c.significant(phase) is False else ""
+    """The flat/nested ratio, flagged where the one significance rule finds no difference,
+    or where one run a side leaves no spread to judge it by."""
+    d = c.difference(phase)
+    if math.isnan(d.ratio):
+        flag = ""
+    elif not d.enough_data:
+        flag = " (one run)"
+    else:
+        flag = "" if d.significant else " (not significant)"
     return fmt_ratio(c.ratio(phase)) + flag
 
 
