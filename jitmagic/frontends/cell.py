@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..measure.discovery import user_file
 from ..measure.variants import entry_name
 
 USAGE = """\
@@ -136,7 +137,8 @@ def entry_label(plan: CellPlan, fn: Any) -> str:
         return shown
     user_call = None if isinstance(fn, types.FunctionType) else \
         inspect.getattr_static(type(fn), "__call__", None)
-    if isinstance(plan.call.func, ast.Name) and isinstance(user_call, types.FunctionType):
+    if isinstance(plan.call.func, ast.Name) and isinstance(user_call, types.FunctionType) \
+            and user_file(user_call.__code__.co_filename):  # not eqx.filter_jit's, nnx.jit's
         return f"{written}.__call__"
     return written
 

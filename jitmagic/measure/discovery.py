@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jax
+import numpy as np
 
 _SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _CELL_PREFIXES = ("<jitcompare-cell-", "<ipython-input-")
@@ -94,6 +95,8 @@ class Found:
     bindings: list[Binding] = field(default_factory=list)
     #: The class of ``self`` where it ran as a method (for saying why it stays inline).
     self_type: type | None = None
+    #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
+    self_holds_arrays: bool = False
 
 
 def user_file(filename: str) -> bool:
@@ -157,7 +160,8 @@ class Recorder:
         if found is None:
             found = self.found[code] = Found(self._name(frame, code), code)
             if code.co_argcount and code.co_varnames[0] == "self":
-                found.self_type = type(frame.f_locals.get("self"))
+                this = frame.f_locals.get("self")
+                found.self_type, found.self_holds_arrays = type(this), holds_arrays(this)
         found.calls += 1
         key = (code, id(caller.f_globals))
         if key not in self.searched:
@@ -226,6 +230,9 @@ def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
 def code_of(value: Any) -> types.CodeType | None:
     """The code object behind a function, a method descriptor, or a JAX wrapper of one."""
     for _ in range(6):
+        if isinstance(value, types.FunctionType) and _checkpointed(value):
+            value = value.__wrapped__  # ``@jax.checkpoint``: the global holds JAX's wrapper
+            continue
         if isinstance(value, types.FunctionType):
             return value.__code__
         if isinstance(value, staticmethod | classmethod):
@@ -236,6 +243,32 @@ def code_of(value: Any) -> types.CodeType | None:
         inner = getattr(value, "__wrapped__", None)
         value = inner if inner is not None else getattr(value, "fun", None)
     return None
+
+
+SCALARS = (bool, int, float, complex)
+
+
+def is_array(x: Any) -> bool:
+    """A JAX or NumPy array, a NumPy scalar, or a tracer of one."""
+    return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.core.Tracer))
+
+
+def holds_arrays(x: Any) -> bool:
+    """An ordinary object (not a pytree) with arrays among its attributes."""
+    if is_array(x) or isinstance(x, (*SCALARS, str, types.FunctionType, type)):
+        return False
+    attrs = getattr(x, "__dict__", None)
+    if not isinstance(attrs, dict) or jax.tree_util.tree_leaves(x) != [x]:
+        return False
+    return any(is_array(leaf) for v in attrs.values() for leaf in jax.tree_util.tree_leaves(v))
+
+
+def _checkpointed(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` is the wrapper ``jax.checkpoint`` returns (its closure holds JAX's
+    ``fun_remat``): nesting it jits the checkpointed function where the name binds it."""
+    return getattr(fn, "__wrapped__", None) is not None and any(
+        getattr(getattr(c, "cell_contents", None), "__name__", "") == "fun_remat"
+        for c in fn.__closure__ or ())
 
 
 @dataclass

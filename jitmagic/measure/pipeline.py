@@ -29,7 +29,15 @@ from .stages import (
     frozen_heap,
     persistent_cache_off,
 )
-from .variants import Plan, binding_swaps, build_variant, check_arguments, check_nest, plan_entry
+from .variants import (
+    Plan,
+    binding_swaps,
+    build_variant,
+    check_arguments,
+    check_nest,
+    plan_entry,
+    user_globals,
+)
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
@@ -96,14 +104,11 @@ def prepare_plan(plan: Plan, nest: Iterable[str] | None = None) -> dict[str, Pre
 
 def globals_of(fn: Callable) -> dict[str, Any]:
     """The namespace a sweep's global is set in: that of the user's function behind ``fn``."""
-    inner: Any = fn
-    for _ in range(6):
-        if hasattr(inner, "__globals__"):
-            return inner.__globals__
-        inner = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
-            or getattr(inner, "__func__", None)
-    raise InputError(f"sweep: cannot tell which module's globals `{fn!r}` reads: sweep a "
-                     f"function defined in a module or cell.")
+    found = user_globals(fn)
+    if found is None:
+        raise InputError(f"sweep: cannot tell which module's globals `{fn!r}` reads: sweep a "
+                         f"function defined in a module or cell.")
+    return found
 
 
 def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,

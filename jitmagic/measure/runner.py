@@ -211,6 +211,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             jaxpr_text=shape.pop("jaxpr_text", ""),
             error=runs.describe_failure(name) if name in runs.errors else None,
             notes=tuple(variant.notes),
+            inline=variant.kept_inline,
             **shape,
         )
     return out

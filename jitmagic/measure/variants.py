@@ -21,6 +21,8 @@ trace) and restored in ``finally``: nothing the user owns stays changed.
 from __future__ import annotations
 
 import functools
+import inspect
+import itertools
 import sys
 import types
 from collections.abc import Callable, Iterable, Iterator
@@ -29,14 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jax
-import numpy as np
 
 from ..errors import InputError
-from .discovery import Binding, Found, discover
+from .discovery import SCALARS as _SCALARS
+from .discovery import Binding, Found, code_of, discover
+from .discovery import holds_arrays as _holds_arrays
+from .discovery import is_array as _is_array
 
 _JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
                 "inline", "keep_unused")
-_SCALARS = (bool, int, float, complex)
 #: What tracing raises when a traced Python scalar is used as a Python value.
 _SCALAR_ERRORS = (TypeError, IndexError)
 #: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.
@@ -54,6 +57,8 @@ class Helper:
     bindings: tuple[Binding, ...]
     #: Why it cannot get a jit of its own (None: it can).
     why_inline: str | None = None
+    #: Its code (how ``--nest`` matches a name as the call site writes it).
+    code: types.CodeType | None = field(default=None, compare=False, repr=False)
 
     @property
     def user_jitted(self) -> bool:
@@ -73,6 +78,8 @@ class Plan:
     #: entry) its array leaves alone, the other leaves fixed in ``entry``.
     args: tuple = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The globals of the user's entry function: where ``--nest L.block`` looks up ``L``.
+    namespace: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -86,11 +93,19 @@ class Variant:
     jit_options: dict[str, Any] = field(default_factory=dict)
     plan: Plan | None = None
     ran: set[str] = field(default_factory=set)
+    #: Helpers found that this variant keeps inline because they cannot be nested.
+    inline: tuple[str, ...] = ()
 
     @property
     def nested(self) -> tuple[str, ...]:
         """The helpers whose jit really ran (a binding nobody looked up nests nothing)."""
         return tuple(n for n in self.planned if n in self.ran)
+
+    @property
+    def kept_inline(self) -> tuple[str, ...]:
+        """The helpers it meant to nest but could not: refused up front, or never jitted
+        because no call could pass through a jit (the notes say why)."""
+        return (*self.inline, *(n for n in self.planned if n not in self.ran))
 
 
 # --- the entry ----------------------------------------------------------------
@@ -240,6 +255,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     ``swaps`` (binding, original, value) hold for every run of every variant.
     """
     fn, user_opts, name = resolve_entry(obj, name)
+    namespace = user_globals(fn) or {}
     if _holds_nnx(fn, args, kwargs):
         fn, args, kwargs = _nnx_split(fn, args, kwargs)
         user_opts = FILTER
@@ -252,17 +268,67 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     opts = user_opts or static_split(args, kwargs)
     found = discover(fn, args, kwargs, opts, nest)
     notes = []
+    if user_opts is None and isinstance(found.error, _SCALAR_ERRORS):
+        error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest)
+        if held is not None:
+            opts, found, label, spelled = held
+            notes.append(f"{label} of `{name}`: a Python scalar used as a Python value "
+                         f"(tracing it raised {type(error).__name__}), so it is held static, "
+                         f"as `jax.jit({_short(name)}, {spelled})` would")
+    helpers = {n: _helper(f) for n, f in found.helpers.items()}
+    return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace)
+
+
+def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
+                           opts: dict[str, tuple], nest: tuple[str, ...]) -> tuple | None:
+    """The smallest set of Python scalar arguments that, held static, lets the entry
+    trace (each alone first, in order; then pairs ...): (options, discovery, label of
+    the scalars, how ``jax.jit`` spells them), or None if none does."""
     scalars = _scalar_arguments(args, kwargs)
-    if user_opts is None and scalars and isinstance(found.error, _SCALAR_ERRORS):
-        held = static_split(args, kwargs, scalars_static=True)
+    sets = [c for k in range(1, len(scalars) + 1)
+            for c in itertools.combinations(scalars, k)][:_MAX_TRIES]
+    for chosen in sets:
+        nums = {*opts["static_argnums"], *(k for k in chosen if isinstance(k, int))}
+        names = {*opts["static_argnames"], *(k for k in chosen if isinstance(k, str))}
+        held = {"static_argnums": tuple(sorted(nums)), "static_argnames": tuple(sorted(names))}
         retry = discover(fn, args, kwargs, held, nest)
         if retry.error is None:
-            notes.append(f"{', '.join(scalars)} of `{name}`: a Python scalar used as a Python "
-                         f"value (tracing it raised {type(found.error).__name__}), so it is "
-                         f"held static, as `jax.jit(..., static_argnums=...)` would")
-            opts, found = held, retry
-    helpers = {n: _helper(f) for n, f in found.helpers.items()}
-    return Plan(fn, name, helpers, opts, notes, args, kwargs)
+            return held, retry, _scalar_label(chosen), _spelled(chosen)
+    return None
+
+
+#: At most this many sets of scalars are tried (each is one discovery trace).
+_MAX_TRIES = 16
+
+
+def _scalar_label(chosen: tuple) -> str:
+    return ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`" for k in chosen)
+
+
+def _spelled(chosen: tuple) -> str:
+    """``static_argnums=(1,)`` / ``static_argnames=("n",)``, 0-based as ``jax.jit`` takes them."""
+    nums = tuple(k for k in chosen if isinstance(k, int))
+    names = tuple(k for k in chosen if isinstance(k, str))
+    parts = [f"static_argnums={nums!r}"] if nums else []
+    if names:
+        parts.append("static_argnames=(" + ", ".join(f'"{n}"' for n in names)
+                     + (",)" if len(names) == 1 else ")"))
+    return ", ".join(parts)
+
+
+def user_globals(fn: Any) -> dict[str, Any] | None:
+    """The globals of the user's function behind ``fn`` (a wrapper, a partial, a bound
+    method, a callable instance); None where there is none."""
+    inner: Any = fn
+    for _ in range(6):
+        if hasattr(inner, "__globals__"):
+            return inner.__globals__
+        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
+            or getattr(inner, "__func__", None)
+        if nxt is None and callable(inner) and not isinstance(inner, types.FunctionType):
+            nxt = inspect.getattr_static(type(inner), "__call__", None)
+        inner = nxt
+    return None
 
 
 def _holds_nnx(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> bool:
@@ -328,15 +394,15 @@ def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,
             ((Binding(namespace, k), v) for k, v in (values or {}).items())]
 
 
-def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[str]:
-    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + \
-        [(f"`{k}`", v) for k, v in kwargs.items()]
-    return [label for label, v in named
-            if not is_static(v) and is_static(v, scalars_static=True)]
+def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
+    """The Python scalar arguments: positions (0-based) and keyword names, in order."""
+    named = [*enumerate(args), *kwargs.items()]
+    return [key for key, v in named if not is_static(v) and is_static(v, scalars_static=True)]
 
 
 def _helper(found: Found) -> Helper:
-    return Helper(found.name, found.calls, tuple(found.bindings), _why_inline(found))
+    return Helper(found.name, found.calls, tuple(found.bindings), _why_inline(found),
+                  found.code)
 
 
 def _why_inline(found: Found) -> str | None:
@@ -345,6 +411,12 @@ def _why_inline(found: Found) -> str | None:
     if any(k.__module__.startswith("flax.linen") for k in bases):
         return ("it is a method of a Flax linen module, which jitmagic does not nest: wrap "
                 "the submodule yourself (`nn.jit(Block)`) to measure that")
+    if found.self_holds_arrays:
+        kind = found.self_type.__name__
+        return (f"its `self`, a `{kind}`, holds arrays but is not a pytree, and a static "
+                f"argument cannot carry arrays, so `self` cannot be passed through `jax.jit`. "
+                f"To nest it, register `{kind}` as a pytree (`jax.tree_util.register_dataclass`"
+                f" or `register_pytree_node_class`), or make it an `eqx.Module`")
     if not found.bindings:
         if "<locals>" in qualname:
             outer = qualname.split(".<locals>")[0]
@@ -360,16 +432,45 @@ def _why_inline(found: Found) -> str | None:
 
 
 def check_nest(nest: Iterable[str] | None, plan: Plan) -> tuple[str, ...] | None:
-    """Validate ``--nest`` names against the helpers the discovery trace called."""
+    """``--nest`` names as the helpers' own names (``mylayers.dense``), each given as that
+    name, its last dotted part (``dense``) or as the call site writes it (``L.dense``);
+    a name that is unknown, ambiguous, or names a helper that cannot be nested is refused."""
     if nest is None:
         return None
-    nest = tuple(nest)
-    unknown = [n for n in nest if n not in plan.helpers]
-    if unknown:
-        listed = ", ".join(plan.helpers) or "none found"
-        raise InputError(f"--nest names {', '.join(unknown)}, which `{plan.name}` does not "
-                         f"call: its helpers are {listed}.")
-    return nest
+    resolved = tuple(_nest_name(n, plan) for n in nest)
+    for given, name in zip(nest, resolved, strict=True):
+        why = plan.helpers[name].why_inline
+        if why:
+            shown = name if given == name else f"{given} (`{name}`)"
+            raise InputError(f"--nest {shown}: this helper cannot be nested: {why}.")
+    return resolved
+
+
+def _nest_name(given: str, plan: Plan) -> str:
+    if given in plan.helpers:
+        return given
+    short = given.rsplit(".", 1)[-1]
+    written = _written(given, plan.namespace)
+    matches = [n for n, h in plan.helpers.items()
+               if (written is not None and h.code is written)
+               or ("." not in given and n.rsplit(".", 1)[-1] == short)]
+    if len(matches) == 1:
+        return matches[0]
+    listed = ", ".join(plan.helpers) or "none found"
+    if matches:
+        raise InputError(f"--nest {given} could be any of {', '.join(matches)}: write one of "
+                         f"these names.")
+    raise InputError(f"--nest names {given}, which `{plan.name}` does not call: its helpers "
+                     f"are {listed}.")
+
+
+def _written(given: str, namespace: dict[str, Any]) -> types.CodeType | None:
+    """The code of what ``given`` (``L.block``, ``MLP.layer``) names in ``namespace``."""
+    head, *rest = given.split(".")
+    value = namespace.get(head)
+    for part in rest:
+        value = inspect.getattr_static(value, part, None) if value is not None else None
+    return code_of(value) if value is not None else None
 
 
 # --- variants -------------------------------------------------------------------
@@ -409,8 +510,9 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str) -> Variant:
     """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
     they wrote one). A helper that cannot be nested stays inline, with a note why."""
     nest = tuple(nest)
+    inline = tuple(n for n in nest if plan.helpers[n].why_inline)
     notes = list(plan.notes) + [f"`{n}` stays inline: {plan.helpers[n].why_inline}"
-                                for n in nest if plan.helpers[n].why_inline]
+                                for n in inline]
     ran: set[str] = set()
 
     def replace(h: Helper, original: Any) -> Any:
@@ -425,7 +527,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str) -> Variant:
 
     planned = tuple(n for n in nest if not plan.helpers[n].why_inline)
     built = make_variant(label, plan, replace, planned)
-    built.notes, built.ran = notes, ran
+    built.notes, built.ran, built.inline = notes, ran, inline
     return built
 
 
@@ -545,8 +647,8 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
 def _why_not_jit(leaves: list, traced: list[int], key: Any) -> str | None:
     for x in leaves:
         if _holds_arrays(x):
-            return (f"on a `{type(x).__name__}` holding arrays that is not a pytree (held "
-                    "static, its arrays would be baked in as constants)")
+            return (f"on a `{type(x).__name__}` holding arrays that is not a pytree (a "
+                    "static argument cannot carry arrays, so jit cannot take it)")
     if not traced:
         return "that pass no array (nothing to trace)"
     try:
@@ -599,19 +701,3 @@ def _hashable(x: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-def _holds_arrays(x: Any) -> bool:
-    """An ordinary object (not a pytree) with arrays among its attributes."""
-    if _is_array(x) or isinstance(x, (*_SCALARS, str, types.FunctionType, type)):
-        return False
-    attrs = getattr(x, "__dict__", None)
-    return isinstance(attrs, dict) and any(_has_array(v) for v in attrs.values())
-
-
-def _has_array(value: Any) -> bool:
-    return any(_is_array(leaf) for leaf in jax.tree_util.tree_leaves(value))
-
-
-def _is_array(x: Any) -> bool:
-    return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.core.Tracer))

@@ -104,6 +104,8 @@ class VariantResult(Row):
     notes: tuple[str, ...] = ()
     #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
     jaxpr_eqns_top: int | None = None
+    #: Helpers found that could not be nested (kept inline; the notes say why).
+    inline: tuple[str, ...] = ()
 
     KEYS = PHASES
     MEDIANS = tuple((p, p) for p in PHASES)
@@ -113,7 +115,8 @@ class VariantResult(Row):
               ("jaxpr_eqns_top", "jaxpr_eqns_top", optional(count), None),
               ("helpers", "helpers", items(text), ()),
               *_TAIL,
-              ("notes", "notes", items(text), ()))
+              ("notes", "notes", items(text), ()),
+              ("inline", "inline", items(text), ()))
 
     @property
     def cold_start_s(self) -> float:

@@ -65,6 +65,11 @@ def comparison_text(c: Any, first: Difference) -> str:
     """The verdict on a :class:`~.comparison.Comparison`: first call, then the stages."""
     if not (c.flat.ok and c.nested.ok):
         return "Only one variant ran; see its error below."
+    if not c.nested.helpers and c.nested.inline:
+        n = len(c.nested.inline)
+        found = f"{n} helpers of yours were" if n > 1 else "A helper of yours was"
+        return (f"{found} found but none could be nested (see the notes), so both variants "
+                "are the same program.")
     if not c.nested.helpers:
         return (f"`{c.entry}` calls no helper of yours, so both variants are the same program: "
                 "nothing to nest.")
