@@ -2,14 +2,18 @@
 
 The cell runs in a copy of the user's namespace, but ``jax.config.update`` and
 ``jnp.sin = ...`` reach shared state: JAX's configuration and the library
-modules every later cell uses. :func:`library_state_kept` snapshots both around
-a measurement, restores them after, and reports what it put back so the
-result can say so.
+modules every later cell uses. So do ``L.SCALE = 2`` on the user's own module
+``L`` and ``Model.depth = 4`` on the user's own class, and a helper that counts
+its calls in a global or class attribute. :func:`library_state_kept` snapshots
+all of these (shallowly: the names, not the objects they hold) around a
+measurement, restores them after, and reports what it put back so the result
+can say so.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,13 +21,16 @@ from typing import Any
 
 import jax
 
+from ..measure.discovery import user_file
+
 #: The modules whose names a cell most often patches (``jnp.sin = ...``).
 WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")
 
 
 @contextmanager
-def library_state_kept() -> Iterator[list[str]]:
-    """Restore JAX's config values and :data:`WATCHED_MODULES`' names on exit.
+def library_state_kept(namespace: dict[str, Any] | None = None) -> Iterator[list[str]]:
+    """Restore JAX's config values, :data:`WATCHED_MODULES`' names, and the names of
+    the user's own modules and classes (:func:`user_dicts`) on exit.
 
     Yields a list that, after the block, holds one sentence per thing restored.
     A module a cell imports (``jax.scipy`` appearing on ``jax``) is left alone.
@@ -31,6 +38,7 @@ def library_state_kept() -> Iterator[list[str]]:
     config = dict(jax.config.values)
     modules = {name: importlib.import_module(name) for name in WATCHED_MODULES}
     names = {name: dict(vars(m)) for name, m in modules.items()}
+    own = {label: (owner, dict(vars(owner))) for label, owner in user_dicts(namespace).items()}
     restored: list[str] = []
     try:
         yield restored
@@ -38,6 +46,45 @@ def library_state_kept() -> Iterator[list[str]]:
         restored += _restore_config(config)
         for name, module in modules.items():
             restored += _restore_names(name, module, names[name])
+        restored += _restore_own(own)
+
+
+def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
+    """The user's modules (their file outside the standard library, site-packages and
+    jitmagic) and the classes defined in them or in ``namespace``, by how a user names
+    them (``mylayers``, ``mylayers.Block``, ``Counter``)."""
+    out: dict[str, Any] = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if isinstance(module, types.ModuleType) and isinstance(path, str) and user_file(path):
+            out[name] = module
+            out.update({f"{name}.{k}": v for k, v in list(vars(module).items())
+                        if isinstance(v, type) and v.__module__ == name})
+    local = (namespace or {}).get("__name__", "__main__")
+    out.update({k: v for k, v in (namespace or {}).items()
+                if isinstance(v, type) and v.__module__ in (local, "__main__")})
+    return out
+
+
+def _restore_own(before: dict[str, tuple[Any, dict[str, Any]]]) -> list[str]:
+    """Put back the names of the user's modules and classes; one sentence listing them."""
+    changed = []
+    for label, (owner, names) in before.items():
+        now = dict(vars(owner))
+        for key in [k for k in names if not k.startswith("__")
+                    and (k not in now or now[k] is not names[k])]:
+            setattr(owner, key, names[key])
+            changed.append(f"{label}.{key}")
+        for key in [k for k in now if k not in names and not k.startswith("__")
+                    and not isinstance(now[k], types.ModuleType)]:
+            delattr(owner, key)
+            changed.append(f"{label}.{key} (added)")
+    if not changed:
+        return []
+    return [f"the cell, or the code it ran, changed names of your own modules and classes: "
+            f"{', '.join(changed)}. They applied while measuring and are put back now; a "
+            f"count a helper keeps there counted traces, not your calls (lists and dicts "
+            f"changed in place are not put back)"]
 
 
 def _restore_config(before: dict[str, Any]) -> list[str]:

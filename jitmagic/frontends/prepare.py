@@ -88,7 +88,7 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
     code never reads."""
     start = time.perf_counter() if start is None else start
     check = checkpoint("", options, start, progress)  # measure names the entry
-    with library_state_kept() as restored:
+    with library_state_kept(namespace) as restored:
         if options.sweep is None:
             result = measure_plan(plan, namespace, options, start=start, check=check)
         else:

@@ -43,7 +43,7 @@ from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, Line
 from .discovery import code_of
 from .runner import Prepared
 from .stages import paused_gc
-from .variants import build_variant, plan_entry
+from .variants import Plan, build_variant, plan_entry
 
 Key = tuple[str, int]
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -62,7 +62,7 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
     for v in VARIANTS:
         variant = build_variant(v, plan)
         tables[v] = line_table(variant.entry, plan.args, plan.kwargs, v, variant.jit_options)
-    return Lines(plan.name, tables)
+    return Lines(plan.name, helper_names(tables, plan))
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
@@ -70,7 +70,20 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
     (saved with the report)."""
     tables = {name: line_table(p.variant.entry, p.args, p.kwargs, name, p.variant.jit_options)
               for name, p in prepared.items()}
-    return dataclasses.replace(result, lines=Lines(result.entry, tables))
+    plan = next(iter(prepared.values())).variant.plan
+    return dataclasses.replace(result, lines=Lines(result.entry, helper_names(tables, plan)))
+
+
+def helper_names(tables: dict[str, LineTable], plan: Plan | None) -> dict[str, LineTable]:
+    """Each table with its functions named as ``--nest`` takes them (the plan's helper
+    names), so that a hint's ``--nest`` name is one the option accepts."""
+    if plan is None:
+        return tables
+    names = {(h.code.co_filename, h.code.co_firstlineno): n
+             for n, h in plan.helpers.items() if h.code is not None}
+    return {v: dataclasses.replace(t, functions=tuple(
+        dataclasses.replace(f, helper=names.get((f.file, f.first_line), ""))
+        for f in t.functions)) for v, t in tables.items()}
 
 
 def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],

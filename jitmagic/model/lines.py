@@ -74,6 +74,8 @@ class FunctionSpan:
     first_line: int
     last_line: int
     calls: int = 0  # fresh calls while tracing (a generator's resumptions not counted)
+    #: The helper's name as ``--nest`` takes it (``mylayers.dense``); "" where unknown.
+    helper: str = ""
 
     @property
     def is_helper_like(self) -> bool:
@@ -84,13 +86,14 @@ class FunctionSpan:
         return row.file == self.file and self.first_line <= row.line <= self.last_line
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "file": self.file, "first_line": self.first_line,
-                "last_line": self.last_line, "calls": self.calls}
+        d = {"name": self.name, "file": self.file, "first_line": self.first_line,
+             "last_line": self.last_line, "calls": self.calls}
+        return d | ({"helper": self.helper} if self.helper else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FunctionSpan:
         return cls(str(d["name"]), str(d["file"]), int(d["first_line"]),
-                   int(d["last_line"]), int(d.get("calls", 0)))
+                   int(d["last_line"]), int(d.get("calls", 0)), str(d.get("helper", "")))
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,7 @@ class LineTable:
                 continue
             owned = sum(r.eqns_own for r in self.rows if f.holds(r))
             if owned >= HELPER_SHARE * total:
-                name = f.name.rsplit(".", 1)[-1]
+                name = f.helper or f.name.rsplit(".", 1)[-1]
                 out.append(f"`{name}` was traced {f.calls:,} times and its lines built "
                            f"{owned / total:.0%} of the program: each call is inlined again; "
                            f"nesting it (`--nest {name}`) traces it once")
