@@ -132,7 +132,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-n", "--number"), "calls per steady-state timing loop "
            "(default: auto-ranged like %%timeit)", int, "N", _count),
     Option(("--nest",), "add jit only to these helpers in the nested variant "
-           "(default: every helper)", str, "HELPER[,HELPER...]", _names),
+           "(default: every helper); a helper by its reported name (mylayers.dense), its "
+           "last part (dense) or as your code calls it (L.dense)", str,
+           "HELPER[,HELPER...]", _names),
     Option(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
            "measured", float, "SECONDS", _seconds),
     Option(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
