@@ -181,8 +181,8 @@ def test_a_cell_changing_your_module_or_class_is_put_back_and_said(ip, run_magic
                 "    def __call__(self, x):\n        return self.layer(self.layer(x)).sum()\n"
                 "counter = Counter()\nxs = jnp.ones(4)")
     counter = ip.user_ns["Counter"]
-    result, _ = run_magic("-o -r 1 -n 1 --no-plot", "L.SCALE = L.SCALE * 2\nL.NEW = 1\nCounter.extra = 5\n"
-                                       "counter(xs)")
+    cell = "L.SCALE = L.SCALE * 2\nL.NEW = 1\nCounter.extra = 5\ncounter(xs)"
+    result, _ = run_magic("-o -r 1 -n 1 --no-plot", cell)
     assert L.SCALE == 0.5 and not hasattr(L, "NEW")
     assert not hasattr(counter, "extra") and counter.traces == 0
     warning = next(w for w in result.warnings if "your own modules and classes" in w)
