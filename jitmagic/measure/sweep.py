@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
-from ..model.sweep import Sweep
+from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
 from .pipeline import checkpoint, measure, prepare_function
 from .progress import Draw, close, drawer
@@ -56,7 +56,12 @@ def run_sweep(name: str, values: Sequence[Any],
         raise KeyboardInterrupt(stopped)
     record = Sweep(name, tuple(values[:len(points)]), tuple(points),
                    time.perf_counter() - start, stopped)
-    return dataclasses.replace(points[-1], sweep=record, stopped=points[-1].stopped or stopped)
+    result = dataclasses.replace(points[-1], sweep=record,
+                                 stopped=points[-1].stopped or stopped)
+    warning = unchanged_warning(result)
+    if warning:
+        result = dataclasses.replace(result, warnings=(*result.warnings, warning))
+    return result
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,

@@ -44,9 +44,16 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
         _table(c),
         Para([(f"growth: seconds ~ {name}^k, k fitted on log-log medians; "
                f"sweep wall time {fmt_s(sweep.get('wall_s'))}",)])]
+    out += [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
     out += [Pre(f"{kind} ({name}={v!r}): {w}", "warning" if kind == "warning" else "error")
             for kind, v, w in _warnings(c)]
     return out
+
+
+def _sweep_warnings(c: Comparison) -> list[str]:
+    """Warnings about the whole sweep: the result's own, not its last point's."""
+    last = sweep_record(c)["points"][-1].get("warnings", [])
+    return [w for w in c.warnings if w not in last]
 
 
 def sweep_text(c: Comparison) -> str:

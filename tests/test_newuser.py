@@ -1,0 +1,50 @@
+"""What a new user tripped over: sweeps of a value the code never reads, option keywords
+``compare`` does not take, ``--in-axes`` batches, loops in ``--lines``, the command's file."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import pytest
+
+import jitmagic
+from jitmagic.model.sweep import exponents, unchanged
+
+N_LAYERS = 2  # the global a sweep can rebind
+
+
+def _layer(x):
+    return jnp.sin(x) * 1.5
+
+
+def _model_with_param(x, n_layers=2):
+    for _ in range(n_layers):
+        x = _layer(x)
+    return x.sum()
+
+
+def _model_with_global(x):
+    for _ in range(N_LAYERS):
+        x = _layer(x)
+    return x.sum()
+
+
+@pytest.mark.parametrize("name", ["n_layers", "NOT_READ"])
+def test_sweep_of_a_name_the_code_does_not_read_warns_and_fits_nothing(name):
+    result = jitmagic.sweep(name, [1, 4], _model_with_param, jnp.ones(4), repeat=1, number=1,
+                            progress=False)
+    assert unchanged(result)
+    assert any(f"`{name}` did not change the program: every value built" in w
+               for w in result.warnings)
+    assert all(k is None for by_phase in exponents(result).values() for k in by_phase.values())
+    text = str(result)
+    assert "did not change the program" in text
+    growth = [line for line in text.splitlines() if line.startswith("growth ")]
+    assert growth and all("^" not in line for line in growth)
+
+
+def test_sweep_of_a_global_the_code_reads_fits_and_does_not_warn():
+    result = jitmagic.sweep("N_LAYERS", [1, 4], _model_with_global, jnp.ones(4), repeat=1,
+                            number=1, progress=False)
+    assert not unchanged(result)
+    assert not any("did not change the program" in w for w in result.warnings)
+    assert exponents(result)["flat"]["trace_s"] is not None
