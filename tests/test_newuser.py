@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jax.numpy as jnp
 import pytest
 
@@ -48,3 +50,26 @@ def test_sweep_of_a_global_the_code_reads_fits_and_does_not_warn():
     assert not unchanged(result)
     assert not any("did not change the program" in w for w in result.warnings)
     assert exponents(result)["flat"]["trace_s"] is not None
+
+
+@pytest.mark.parametrize(("keyword", "instead"), [("save", "jitmagic.save(result, path)"),
+                                                  ("no_plot", "print(result)"),
+                                                  ("html", "--html PATH")])
+def test_front_end_options_are_refused_by_compare(keyword, instead):
+    with pytest.raises(jitmagic.InputError, match=f"`{keyword}=` is an option of the magic"
+                       r"(.|\n)*" + re.escape(instead)):
+        jitmagic.compare(_model_with_param, jnp.ones(4), repeat=1, number=1,
+                         **{keyword: "r.json"})
+
+
+def test_misspelt_option_keyword_gets_a_did_you_mean():
+    with pytest.raises(jitmagic.UserCodeError, match="unexpected keyword argument 'repaet'"
+                       r"(.|\n)*did you mean `repeat=`\?"):
+        jitmagic.compare(_model_with_param, jnp.ones(4), number=1, repaet=1)
+
+
+def test_entry_keyword_far_from_any_option_gets_no_hint():
+    with pytest.raises(jitmagic.UserCodeError) as raised:
+        jitmagic.compare(_model_with_param, jnp.ones(4), repeat=1, number=1, depth=3)
+    assert "unexpected keyword argument 'depth'" in str(raised.value)
+    assert "did you mean" not in str(raised.value)

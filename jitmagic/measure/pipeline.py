@@ -6,16 +6,17 @@ shared machine hits both; each keeps every raw sample.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
 
-from ..errors import InputError
+from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
-from ..options import Options, split_options
+from ..options import Options, misspelt_option, split_options
 from . import advice, orderings
 from .lines import add_lines
 from .progress import Draw, close, drawer
@@ -60,13 +61,15 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
-    prepared = prepare_function(fn, args, kwargs, options.nest)
-    entry = prepared["flat"].variant.plan.name
-    draw = drawer(not options.quiet and progress)
-    try:
-        return measure(entry, prepared, options, check=checkpoint(entry, options, start, draw))
-    finally:
-        close(draw)
+    with option_hints():
+        prepared = prepare_function(fn, args, kwargs, options.nest)
+        entry = prepared["flat"].variant.plan.name
+        draw = drawer(not options.quiet and progress)
+        try:
+            return measure(entry, prepared, options,
+                           check=checkpoint(entry, options, start, draw))
+        finally:
+            close(draw)
 
 
 def checkpoint(entry: str, options: Options, start: float,
@@ -74,6 +77,19 @@ def checkpoint(entry: str, options: Options, start: float,
     """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress."""
     return Checkpoint(deadline=_deadline(start, options.timeout), entry=entry, started=start,
                       progress=None if options.quiet else progress)
+
+
+@contextlib.contextmanager
+def option_hints() -> Iterator[None]:
+    """Add ``did you mean `repeat=`?`` to the user's ``TypeError`` for a keyword that
+    looks like a misspelt option (it went to their function)."""
+    try:
+        yield
+    except UserCodeError as exc:
+        hint = misspelt_option(str(exc))
+        if hint is None:
+            raise
+        raise UserCodeError(f"{exc}\nHint: {hint}") from exc.__cause__
 
 
 def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],

@@ -21,7 +21,7 @@ from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
-from .pipeline import checkpoint, measure, prepare_function
+from .pipeline import checkpoint, measure, option_hints, prepare_function
 from .progress import Draw, close, drawer
 from .stages import Checkpoint, Interrupted, Stop
 
@@ -85,6 +85,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
 
     draw = drawer(not options.quiet and progress)
     try:
-        return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, draw))
+        with option_hints():
+            return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, draw))
     finally:
         close(draw)
