@@ -73,3 +73,29 @@ def test_entry_keyword_far_from_any_option_gets_no_hint():
         jitmagic.compare(_model_with_param, jnp.ones(4), repeat=1, number=1, depth=3)
     assert "unexpected keyword argument 'depth'" in str(raised.value)
     assert "did you mean" not in str(raised.value)
+
+
+def _score(w, batch):
+    """Written for one example: a dict of one feature vector and its label."""
+    assert batch["x"].ndim == 1, f"expected one example, got {batch['x'].shape}"
+    return _layer(batch["x"] @ w).sum() * batch["y"]
+
+
+def test_in_axes_measures_flat_and_nested_on_one_example():
+    w = jnp.eye(3)
+    batch = {"x": jnp.arange(15.0).reshape(5, 3), "y": jnp.arange(5.0)}
+    result = jitmagic.compare(_score, w, batch, in_axes=(None, {"x": 0, "y": 0}),
+                              repeat=1, number=1)
+    assert any("flat/nested measured on one example: index 0" in w for w in result.warnings)
+    assert result.orderings.batch == 5
+    assert result.flat.error is None and result.nested.error is None
+
+
+def test_in_axes_cell_measures_one_example(run_magic):
+    cell = ("import jax.numpy as jnp\n"
+            "def h(x):\n    return jnp.tanh(x)\n"
+            "def f(x):\n    assert x.ndim == 1, x.shape\n    return h(x @ x)\n"
+            "f(jnp.ones((6, 4)))\n")
+    result, _ = run_magic("-o -r 1 -n 1 --no-plot --in-axes 1", cell)
+    assert result.orderings.batch == 4
+    assert any("one example" in w for w in result.warnings)

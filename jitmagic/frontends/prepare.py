@@ -18,11 +18,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
-from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_plan
+from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_call
 from ..measure.progress import Draw
 from ..measure.stages import Checkpoint
 from ..measure.sweep import run_sweep
-from ..measure.variants import binding_swaps, plan_entry
+from ..measure.variants import binding_swaps
 from ..model.comparison import Comparison
 from ..options import Options
 from . import cell as cellmod
@@ -40,9 +40,11 @@ def parse(source: str) -> cellmod.CellPlan:
 
 def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
                  nest: Iterable[str] | None = None,
-                 bindings: dict[str, Any] | None = None) -> dict[str, Prepared]:
+                 bindings: dict[str, Any] | None = None,
+                 in_axes: Any = None) -> dict[str, Prepared]:
     """Run the setup once in a scratch copy of ``namespace`` (plus ``bindings``), find the
-    entry's helpers with one discovery trace, and build both variants over that copy."""
+    entry's helpers with one discovery trace, and build both variants over that copy
+    (on one example of the call's batch with ``in_axes``)."""
     scratch = dict(namespace)
     scratch.update(bindings or {})
     try:
@@ -59,8 +61,8 @@ def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
     # the swept value is set there too while the variants run, then put back.
     swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
-    entry = plan_entry(fn, call_args, call_kwargs, cellmod.entry_label(plan, fn), nest, swaps)
-    return prepare_plan(entry, nest)
+    return prepare_call(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
+                        nest=nest, swaps=swaps, in_axes=in_axes)
 
 
 def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
@@ -72,7 +74,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     itself is the caller's to run, under one ``check`` for all its values.
     """
     start = time.perf_counter() if start is None else start
-    prepared = prepare_cell(plan, namespace, options.nest, bindings)
+    prepared = prepare_cell(plan, namespace, options.nest, bindings, options.in_axes)
     return measure(prepared["flat"].variant.plan.name, prepared, options, start=start,
                    check=check)
 
