@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+import jax
 import jax.numpy as jnp
 import pytest
 
 import jitmagic
+from jitmagic.measure.stages import count_equations
 from jitmagic.model.sweep import exponents, unchanged
 
 N_LAYERS = 2  # the global a sweep can rebind
@@ -99,3 +101,28 @@ def test_in_axes_cell_measures_one_example(run_magic):
     result, _ = run_magic("-o -r 1 -n 1 --no-plot --in-axes 1", cell)
     assert result.orderings.batch == 4
     assert any("one example" in w for w in result.warnings)
+
+
+def _run_fori(x):
+    return jax.lax.fori_loop(0, 3, lambda i, c: _layer(c), x).sum()
+
+
+def _run_scan(x):
+    def step(carry, _):
+        return _layer(carry), None
+    return jax.lax.scan(step, x, None, length=3)[0].sum()
+
+
+def _run_cond(x):
+    return jax.lax.cond(x.sum() > 0, _layer, jnp.cos, x).sum()
+
+
+@pytest.mark.parametrize("fn", [_run_fori, _run_scan, _run_cond])
+def test_lines_own_counts_add_up_to_every_equation(fn):
+    x = jnp.ones(4)
+    tables = jitmagic.lines(fn, x).tables
+    total = sum(row.eqns_own for row in tables["flat"].rows)
+    assert total == count_equations(jax.make_jaxpr(fn)(x).jaxpr)
+    for table in tables.values():
+        assert max(row.eqns_inclusive for row in table.rows) <= sum(
+            row.eqns_own for row in table.rows)
