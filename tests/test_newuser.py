@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
+from jitmagic.frontends.command import main
 from jitmagic.measure.stages import count_equations
 from jitmagic.model.sweep import exponents, unchanged
 
@@ -126,3 +127,54 @@ def test_lines_own_counts_add_up_to_every_equation(fn):
     for table in tables.values():
         assert max(row.eqns_inclusive for row in table.rows) <= sum(
             row.eqns_own for row in table.rows)
+
+
+SCRIPT = """\
+import argparse
+import jax.numpy as jnp
+def layer(x):
+    return x.reshape(3, -1)
+def model(x):
+    return layer(x).sum()
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--width", type=int, default=6)
+    width = parser.parse_args().width
+    model(jnp.ones(width))
+"""
+
+
+def _script(tmp_path, source=SCRIPT):
+    path = tmp_path / "train.py"
+    path.write_text(source)
+    return str(path)
+
+
+def test_command_runs_a_main_guard_and_names_the_file(tmp_path, capsys):
+    path = _script(tmp_path)
+    assert main([path, "-r", "1", "-n", "1", "--lines"]) == 0
+    out = capsys.readouterr().out
+    assert f"# {path}" in out and "jitcompare-cell" not in out
+    assert main([path, "-r", "1", "-n", "1", "--", "--width", "8"]) == 1  # 8 is not 3 * k
+    err = capsys.readouterr().err
+    assert f'File "{path}", line 4, in layer' in err and "jitcompare-cell" not in err
+
+
+def test_command_says_the_script_exited_before_the_call(tmp_path, capsys):
+    assert main([_script(tmp_path), "-r", "1", "-n", "1", "--", "--help"]) == 1
+    err = capsys.readouterr().err
+    assert "your script exited (sys.exit(0)) before the call to measure" in err
+
+
+def test_command_refuses_a_main_guard_that_does_not_end_with_the_call(tmp_path, capsys):
+    source = SCRIPT.replace("    model(jnp.ones(width))\n", "    y = model(jnp.ones(width))\n")
+    assert main([_script(tmp_path, source)]) == 2
+    err = capsys.readouterr().err
+    assert "the file's last statement must call the function to measure: move the call " \
+           'out of the `if __name__ == "__main__":` block' in err
+
+
+def test_command_messages_speak_of_the_file(tmp_path, capsys):
+    assert main([_script(tmp_path, "import jax\nx = 1\n")]) == 2
+    assert "the file's last statement (line 2, a assign) is not a call" in \
+        capsys.readouterr().err

@@ -29,12 +29,13 @@ from . import cell as cellmod
 from .isolation import library_state_kept
 
 
-def parse(source: str) -> cellmod.CellPlan:
-    """Parse cell or file text; a syntax error becomes an ``InputError`` naming the line."""
+def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
+    """Parse cell text, or a file's under its ``filename``; a syntax error becomes an
+    ``InputError`` naming the line."""
     try:
-        return cellmod.parse_cell(source)
+        return cellmod.parse_cell(source, filename)
     except SyntaxError as exc:
-        raise InputError("syntax error in the cell:\n"
+        raise InputError(f"syntax error in the {'cell' if filename is None else 'file'}:\n"
                          + "".join(traceback.format_exception_only(exc))) from None
 
 
@@ -53,16 +54,25 @@ def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     except InputError:
         raise
     except SystemExit as exc:
-        raise UserCodeError(f"your code called sys.exit({exc.code!r}) before its final call: "
-                            "end the cell with the call to measure instead") from None
+        raise UserCodeError(_exit_message(plan, exc)) from None
     except Exception as exc:
-        raise UserCodeError("the cell raised before its final call:\n"
+        raise UserCodeError(f"the {plan.kind} raised before its final call:\n"
                             + user_traceback(exc)) from None
     # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
     # the swept value is set there too while the variants run, then put back.
     swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
     return prepare_call(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
                         nest=nest, swaps=swaps, in_axes=in_axes)
+
+
+def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
+    """What to say when the setup called ``sys.exit`` (argparse's ``--help`` does)."""
+    if plan.kind == "file":
+        return (f"your script exited (sys.exit({exc.code!r})) before the call to measure: "
+                "nothing was measured (script arguments go after `--`, e.g. "
+                "`python -m jitmagic FILE.py -- --steps 4`)")
+    return (f"your code called sys.exit({exc.code!r}) before its final call: end the cell "
+            "with the call to measure instead")
 
 
 def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
