@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 
 import jax
@@ -178,3 +180,37 @@ def test_command_messages_speak_of_the_file(tmp_path, capsys):
     assert main([_script(tmp_path, "import jax\nx = 1\n")]) == 2
     assert "the file's last statement (line 2, a assign) is not a call" in \
         capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def saved_report(tmp_path_factory):
+    """One small real report, saved: the tests below spoil copies of its JSON."""
+    path = tmp_path_factory.mktemp("report") / "r.json"
+    jitmagic.save(jitmagic.compare(_model_with_param, jnp.ones(4), repeat=1, number=1), path)
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("value", ["fast", True, -5, 1e308, [0.1]])
+def test_load_refuses_a_bad_median_field(saved_report, tmp_path, value):
+    spoiled = copy.deepcopy(saved_report)
+    spoiled["variants"]["flat"]["trace_s"] = value
+    path = tmp_path / "spoiled.json"
+    path.write_text(json.dumps(spoiled))
+    with pytest.raises(jitmagic.ReportSchemaError, match=r"variants\.flat\.trace_s: expected"):
+        jitmagic.load(path)
+
+
+def test_load_takes_a_null_median(saved_report, tmp_path):
+    spoiled = copy.deepcopy(saved_report)
+    spoiled["variants"]["nested"]["execute_s"] = None
+    path = tmp_path / "null.json"
+    path.write_text(json.dumps(spoiled))
+    assert jitmagic.load(path).nested.samples == jitmagic.Comparison.from_dict(
+        saved_report).nested.samples
+
+
+def test_load_of_a_folder_or_a_missing_file_says_so(tmp_path):
+    with pytest.raises(jitmagic.ReportSchemaError, match="is a folder, not a report"):
+        jitmagic.load(tmp_path)
+    with pytest.raises(FileNotFoundError, match=f"no report at {re.escape(str(tmp_path))}"):
+        jitmagic.load(tmp_path / "nothing.json")
