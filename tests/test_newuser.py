@@ -214,3 +214,18 @@ def test_load_of_a_folder_or_a_missing_file_says_so(tmp_path):
         jitmagic.load(tmp_path)
     with pytest.raises(FileNotFoundError, match=f"no report at {re.escape(str(tmp_path))}"):
         jitmagic.load(tmp_path / "nothing.json")
+
+
+def test_command_sweep_warns_only_when_the_program_did_not_change(tmp_path, capsys):
+    reads = ("import jax.numpy as jnp\nn = 3\n"
+             "def layer(x):\n    return jnp.sin(x) * 1.5\n"
+             "def model(x):\n    for _ in range(n):\n        x = layer(x)\n    return x.sum()\n")
+    assert main([_script(tmp_path, reads + "model(jnp.ones(4))\n"), "-r", "1", "-n", "1",
+                 "--sweep", "n=1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "did not change the program" not in out and "never reach" not in out
+    ignored = reads.replace("range(n)", "range(2)") + "model(jnp.ones(4))\n"
+    assert main([_script(tmp_path, ignored), "-r", "1", "-n", "1", "--sweep", "n=1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "the code never reads `n`" in out and "~ n^" not in out
+    assert "did not change the program" not in out  # the specific reason replaces it

@@ -24,6 +24,7 @@ from ..measure.stages import Checkpoint
 from ..measure.sweep import run_sweep
 from ..measure.variants import binding_swaps
 from ..model.comparison import Comparison
+from ..model.sweep import unchanged, unchanged_warning
 from ..options import Options
 from . import cell as cellmod
 from .isolation import library_state_kept
@@ -108,9 +109,19 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
             result = run_sweep(name, values, lambda v, ck: measure_plan(
                 plan, namespace, options, bindings={name: v}, check=ck), check)
     notes = [*restored, *_runs_note(result)]
-    if options.sweep:
-        notes += sweep_name_warnings(plan, options.sweep[0])
+    if options.sweep and unchanged(result):
+        result = _why_unchanged(result, sweep_name_warnings(plan, options.sweep[0]))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+def _why_unchanged(result: Comparison, reasons: list[str]) -> Comparison:
+    """A sweep whose values all built the same program: the reasons the source shows
+    (the name is never read, or assigned first) replace the general warning."""
+    if not reasons:
+        return result
+    general = unchanged_warning(result)
+    kept = tuple(w for w in result.warnings if w != general)
+    return dataclasses.replace(result, warnings=(*kept, *reasons))
 
 
 def _runs_note(result: Comparison) -> list[str]:
