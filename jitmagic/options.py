@@ -14,9 +14,11 @@ import argparse
 import ast
 import builtins
 import dataclasses
+import difflib
 import keyword
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -204,9 +206,34 @@ def split_options(kwargs: dict[str, Any],
     The rest are the entry's own keyword arguments.
     """
     names = _fields()
+    for k in kwargs.keys() & FRONT_END_ONLY.keys():
+        raise InputError(f"`{k}=` is an option of the magic and the command, not of "
+                         f"jitmagic's Python functions: {FRONT_END_ONLY[k]}.")
     chosen = {k: v for k, v in kwargs.items() if k in names}
     rest = {k: v for k, v in kwargs.items() if k not in names}
     return dataclasses.replace(options or Options(), **chosen), rest
+
+
+#: Options of the magic and the command that the Python functions do not take, with what
+#: to write instead (a keyword named so would otherwise go, silently, to the user's function).
+FRONT_END_ONLY = {
+    "save": "call `jitmagic.save(result, path)` on the result it returns",
+    "json": "call `jitmagic.save(result, path)` on the result it returns",
+    "output": "the result is already returned",
+    "no_plot": "nothing is drawn: `print(result)` shows the tables, a notebook cell ending "
+               "in `result` the chart",
+    "html": "run `python -m jitmagic FILE --html PATH`, or write "
+            "`jitmagic.render.bundle.html_document(result)` to a file",
+}
+
+
+def misspelt_option(message: str) -> str | None:
+    """For ``TypeError: f() got an unexpected keyword argument 'repaet'`` in ``message``:
+    ``did you mean `repeat=`?`` when the keyword is close to an option's name."""
+    found = re.search(r"unexpected keyword argument '(\w+)'", message)
+    close = difflib.get_close_matches(found[1], list(_fields()), n=1) if found else []
+    return f"did you mean `{close[0]}=`? (`{found[1]}=` went to your function)" if close \
+        else None
 
 
 def check_options(repeat: int, number: int | None = None, timeout: float | None = None) -> None:

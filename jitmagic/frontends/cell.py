@@ -30,6 +30,11 @@ entry(arguments)          # the last statement calls the function to measure
 
 or, on functions defined earlier:  %jitcompare [options] entry(arguments)"""
 
+FILE_USAGE = """\
+python -m jitmagic [options] FILE.py [-- script arguments]
+FILE.py: <imports, helpers, data ...>
+         entry(arguments)   # the last statement calls the function to measure"""
+
 _counter = itertools.count(1)
 _CAPTURE = "__jitmagic_capture__"
 
@@ -40,12 +45,13 @@ class CellError(InputError):
 
 @dataclass(frozen=True)
 class CellPlan:
-    """A parsed cell: setup code to run, then a call of ``entry``."""
+    """A parsed cell (or file): setup code to run, then a call of ``entry``."""
 
     source: str
     filename: str
     setup: ast.Module
     call: ast.Call
+    kind: str = "cell"  # "file" for ``python -m jitmagic FILE.py``: how messages name it
 
     @property
     def entry(self) -> str:
@@ -53,31 +59,59 @@ class CellPlan:
         return ast.unparse(self.call.func)
 
 
-def parse_cell(source: str) -> CellPlan:
-    """Parse cell text; raise ``SyntaxError`` (with the user's line) or ``CellError``."""
+def parse_cell(source: str, filename: str | None = None) -> CellPlan:
+    """Parse cell text, or a file's with its real ``filename`` (tracebacks and
+    ``--lines`` then name the file); raise ``SyntaxError`` (with the user's line)
+    or ``CellError``."""
+    kind, usage = ("cell", USAGE) if filename is None else ("file", FILE_USAGE)
     if not _has_code(source):
-        raise CellError("the cell is empty: write code ending in a call of your function."
-                        f"\n\n{USAGE}")
-    filename = f"<jitcompare-cell-{next(_counter)}>"
+        raise CellError(f"the {kind} is empty: write code ending in a call of your function."
+                        f"\n\n{usage}")
+    if filename is None:
+        filename = f"<jitcompare-cell-{next(_counter)}>"
+        _register_source(filename, source)
     try:
         tree = ast.parse(source, filename=filename)
     except ValueError as exc:  # e.g. a null byte: not a SyntaxError, same meaning to the user
-        raise CellError(f"the cell cannot be parsed as Python: {exc}") from None
-    _check_no_top_level_return(tree)
-    last = tree.body[-1]
+        raise CellError(f"the {kind} cannot be parsed as Python: {exc}") from None
+    _check_no_top_level_return(tree, kind)
+    body = _unguarded(tree.body, kind)
+    last = body[-1]
     magic = _magic_name(last)
     if magic:
         raise CellError(f"the last line is a magic ({magic}): write the call itself, e.g. "
-                        f"`model(x)`, and let %%jitcompare time it.\n\n{USAGE}")
+                        f"`model(x)`, and let %%jitcompare time it.\n\n{usage}")
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
-        kind = type(last).__name__.lower()
         raise CellError(
-            f"the cell's last statement (line {last.lineno}, a {kind}) is not a call: "
-            f"end the cell with a call of the function to measure, e.g. `model(x)`.\n\n{USAGE}"
-        )
-    call = last.value
-    _register_source(filename, source)
-    return CellPlan(source, filename, ast.Module(body=tree.body[:-1], type_ignores=[]), call)
+            f"the {kind}'s last statement (line {last.lineno}, a {type(last).__name__.lower()}) "
+            f"is not a call: end the {kind} with a call of the function to measure, e.g. "
+            f"`model(x)`.\n\n{usage}")
+    return CellPlan(source, filename, ast.Module(body=body[:-1], type_ignores=[]), last.value,
+                    kind)
+
+
+def _unguarded(body: list[ast.stmt], kind: str) -> list[ast.stmt]:
+    """The statements as they run when ``__name__ == "__main__"`` (as in a script, a
+    cell): a final ``if __name__ == "__main__":`` block's body runs after the rest,
+    and must itself end with the call to measure."""
+    guard = body[-1]
+    if not (isinstance(guard, ast.If) and _is_main_test(guard.test)):
+        return body
+    last = guard.body[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        raise CellError(f"the {kind}'s last statement must call the function to measure: "
+                        "move the call out of the `if __name__ == \"__main__\":` block "
+                        f"(or end that block with it), e.g. `model(x)`.")
+    return [*body[:-1], *guard.body]
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)):
+        return False
+    return {ast.unparse(test.left), ast.unparse(test.comparators[0])} == {"__name__",
+                                                                          "'__main__'"}
 
 
 def split_line(line: str) -> tuple[str, str]:
@@ -162,13 +196,13 @@ def _magic_name(stmt: ast.stmt) -> str | None:
     return f"{prefix}{call.args[0].value}"
 
 
-def _check_no_top_level_return(tree: ast.Module) -> None:
+def _check_no_top_level_return(tree: ast.Module, kind: str = "cell") -> None:
     """A ``return`` outside any function parses but cannot run: say so plainly."""
     todo: list[ast.AST] = list(tree.body)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Return):
-            raise CellError(f"line {node.lineno}: a cell cannot `return` at top level: "
+            raise CellError(f"line {node.lineno}: a {kind} cannot `return` at top level: "
                             "end it with the call to measure, e.g. `model(x)`.")
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
                           | ast.ClassDef):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import os
 import sys
 import time
 import tokenize
@@ -114,9 +115,10 @@ def run(args: argparse.Namespace) -> Comparison:
     start = time.perf_counter()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.target)
+    filename = None if args.target == "demo" else os.path.abspath(args.target)
     progress = progress_for(options)
     try:
-        return measure_source(parse(source), namespace, options, progress, start)
+        return measure_source(parse(source, filename), namespace, options, progress, start)
     finally:
         close(progress)
 

@@ -18,31 +18,35 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
-from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_plan
+from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_call
 from ..measure.progress import Draw
 from ..measure.stages import Checkpoint
 from ..measure.sweep import run_sweep
-from ..measure.variants import binding_swaps, plan_entry
+from ..measure.variants import binding_swaps
 from ..model.comparison import Comparison
+from ..model.sweep import unchanged, unchanged_warning
 from ..options import Options
 from . import cell as cellmod
 from .isolation import library_state_kept
 
 
-def parse(source: str) -> cellmod.CellPlan:
-    """Parse cell or file text; a syntax error becomes an ``InputError`` naming the line."""
+def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
+    """Parse cell text, or a file's under its ``filename``; a syntax error becomes an
+    ``InputError`` naming the line."""
     try:
-        return cellmod.parse_cell(source)
+        return cellmod.parse_cell(source, filename)
     except SyntaxError as exc:
-        raise InputError("syntax error in the cell:\n"
+        raise InputError(f"syntax error in the {'cell' if filename is None else 'file'}:\n"
                          + "".join(traceback.format_exception_only(exc))) from None
 
 
 def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
                  nest: Iterable[str] | None = None,
-                 bindings: dict[str, Any] | None = None) -> dict[str, Prepared]:
+                 bindings: dict[str, Any] | None = None,
+                 in_axes: Any = None) -> dict[str, Prepared]:
     """Run the setup once in a scratch copy of ``namespace`` (plus ``bindings``), find the
-    entry's helpers with one discovery trace, and build both variants over that copy."""
+    entry's helpers with one discovery trace, and build both variants over that copy
+    (on one example of the call's batch with ``in_axes``)."""
     scratch = dict(namespace)
     scratch.update(bindings or {})
     try:
@@ -51,16 +55,25 @@ def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     except InputError:
         raise
     except SystemExit as exc:
-        raise UserCodeError(f"your code called sys.exit({exc.code!r}) before its final call: "
-                            "end the cell with the call to measure instead") from None
+        raise UserCodeError(_exit_message(plan, exc)) from None
     except Exception as exc:
-        raise UserCodeError("the cell raised before its final call:\n"
+        raise UserCodeError(f"the {plan.kind} raised before its final call:\n"
                             + user_traceback(exc)) from None
     # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
     # the swept value is set there too while the variants run, then put back.
     swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
-    entry = plan_entry(fn, call_args, call_kwargs, cellmod.entry_label(plan, fn), nest, swaps)
-    return prepare_plan(entry, nest)
+    return prepare_call(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
+                        nest=nest, swaps=swaps, in_axes=in_axes)
+
+
+def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
+    """What to say when the setup called ``sys.exit`` (argparse's ``--help`` does)."""
+    if plan.kind == "file":
+        return (f"your script exited (sys.exit({exc.code!r})) before the call to measure: "
+                "nothing was measured (script arguments go after `--`, e.g. "
+                "`python -m jitmagic FILE.py -- --steps 4`)")
+    return (f"your code called sys.exit({exc.code!r}) before its final call: end the cell "
+            "with the call to measure instead")
 
 
 def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
@@ -72,7 +85,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     itself is the caller's to run, under one ``check`` for all its values.
     """
     start = time.perf_counter() if start is None else start
-    prepared = prepare_cell(plan, namespace, options.nest, bindings)
+    prepared = prepare_cell(plan, namespace, options.nest, bindings, options.in_axes)
     return measure(prepared["flat"].variant.plan.name, prepared, options, start=start,
                    check=check)
 
@@ -96,9 +109,19 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
             result = run_sweep(name, values, lambda v, ck: measure_plan(
                 plan, namespace, options, bindings={name: v}, check=ck), check)
     notes = [*restored, *_runs_note(result)]
-    if options.sweep:
-        notes += sweep_name_warnings(plan, options.sweep[0])
+    if options.sweep and unchanged(result):
+        result = _why_unchanged(result, sweep_name_warnings(plan, options.sweep[0]))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+def _why_unchanged(result: Comparison, reasons: list[str]) -> Comparison:
+    """A sweep whose values all built the same program: the reasons the source shows
+    (the name is never read, or assigned first) replace the general warning."""
+    if not reasons:
+        return result
+    general = unchanged_warning(result)
+    kept = tuple(w for w in result.warnings if w != general)
+    return dataclasses.replace(result, warnings=(*kept, *reasons))
 
 
 def _runs_note(result: Comparison) -> list[str]:

@@ -205,17 +205,23 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
     A sub-jaxpr's *context* is the user lines of every equation that calls it
     (and their own context): inside a nested jit, equations carry only the
     helper's frames, so its callers' lines are added for the inclusive count.
+    An equation with no user frame of its own (a ``fori_loop``'s counter, a
+    library's internals) is owned by the user line that called the library:
+    that of the equation holding its jaxpr, so the own counts add up to
+    every equation.
     """
     callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
+    owner: dict[int, Key | None] = {id(jaxpr): None}
     order = [jaxpr]
     for j in order:
         for eqn in j.eqns:
-            lines_here = frozenset(user.stack(eqn.source_info.traceback))
+            stack = user.stack(eqn.source_info.traceback)
             for sub in sub_jaxprs(eqn):
                 if id(sub) not in callers:
                     callers[id(sub)] = []
+                    owner[id(sub)] = stack[0] if stack else owner[id(j)]
                     order.append(sub)
-                callers[id(sub)].append((lines_here, id(j)))
+                callers[id(sub)].append((frozenset(stack), id(j)))
     context: dict[int, frozenset[Key]] = {}
     for j in order:
         _context(id(j), callers, context)
@@ -224,9 +230,10 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
     for j in order:
         for eqn in j.eqns:
             stack = user.stack(eqn.source_info.traceback)
-            if stack:
-                own[stack[0]] += 1
-            inclusive.update(set(stack) | context[id(j)])
+            line = stack[0] if stack else owner[id(j)]
+            if line is not None:
+                own[line] += 1
+            inclusive.update(set(stack) | context[id(j)] | ({line} - {None}))
     return own, inclusive
 
 

@@ -103,6 +103,31 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     return Batched(bound, stacked, 0, n, True)
 
 
+#: What a comparison with ``--in-axes`` says about its flat and nested variants.
+ONE_EXAMPLE_NOTE = ("flat/nested measured on one example: index 0 of the batch along each "
+                    "mapped axis (--in-axes); the orderings on the whole batch")
+
+
+def one_example(args: tuple, in_axes: Any) -> tuple:
+    """The call's arguments with index 0 taken along each mapped axis of ``in_axes``
+    (``jax.vmap``'s, pytree prefixes included): the one example the flat and nested
+    variants run on, since the arguments themselves are a batch. Arguments mapped
+    with None, and those that hold no array, are unchanged."""
+    static = [is_static(a, scalars_static=True) for a in args]
+    axes = _array_axes(in_axes, static)
+    arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
+                                                                           strict=True) if not s)
+    _batch_size(arrays, axes, static)  # checks every mapped axis exists, with one length
+    per_arg = iter(axes if isinstance(axes, tuple) else (axes,) * len(arrays))
+    out = list(args)
+    positions = [i for i, s in enumerate(static) if not s]
+    for i, arg in zip(positions, arrays, strict=True):
+        pairs = _leaf_axes(arg, next(per_arg), f"argument {i + 1}")
+        leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax in pairs]
+        out[i] = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(arg), leaves)
+    return tuple(out)
+
+
 def _refuse_array_kwargs(kwargs: dict[str, Any]) -> Callable:
     names = ", ".join(k for k, v in kwargs.items() if not is_static(v, scalars_static=True))
     raise InputError(f"--vmap maps positional arguments only, but {names} is passed by keyword "

@@ -6,16 +6,18 @@ shared machine hits both; each keeps every raw sample.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
 
-from ..errors import InputError
+from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
-from ..options import Options, split_options
+from ..options import Options, misspelt_option, split_options
 from . import advice, orderings
 from .lines import add_lines
 from .progress import Draw, close, drawer
@@ -68,13 +70,15 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
-    prepared = prepare_function(fn, args, kwargs, options.nest)
-    entry = prepared["flat"].variant.plan.name
-    draw = drawer(not options.quiet and progress)
-    try:
-        return measure(entry, prepared, options, check=checkpoint(entry, options, start, draw))
-    finally:
-        close(draw)
+    with option_hints():
+        prepared = prepare_function(fn, args, kwargs, options.nest, in_axes=options.in_axes)
+        entry = prepared["flat"].variant.plan.name
+        draw = drawer(not options.quiet and progress)
+        try:
+            return measure(entry, prepared, options,
+                           check=checkpoint(entry, options, start, draw))
+        finally:
+            close(draw)
 
 
 def checkpoint(entry: str, options: Options, start: float,
@@ -84,22 +88,50 @@ def checkpoint(entry: str, options: Options, start: float,
                       progress=None if options.quiet else progress)
 
 
+@contextlib.contextmanager
+def option_hints() -> Iterator[None]:
+    """Add ``did you mean `repeat=`?`` to the user's ``TypeError`` for a keyword that
+    looks like a misspelt option (it went to their function)."""
+    try:
+        yield
+    except UserCodeError as exc:
+        hint = misspelt_option(str(exc))
+        if hint is None:
+            raise
+        raise UserCodeError(f"{exc}\nHint: {hint}") from exc.__cause__
+
+
 def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
                      nest: Iterable[str] | None = None,
                      bindings: dict[str, Any] | None = None,
-                     name: str | None = None) -> dict[str, Prepared]:
+                     name: str | None = None, in_axes: Any = None) -> dict[str, Prepared]:
     """Both variants of ``fn``, from one discovery trace. ``bindings`` (a sweep's value)
     are set as globals of ``fn``'s module while each variant runs, and put back after."""
     swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
-    plan = plan_entry(fn, args, kwargs, name, nest, swaps)
-    return prepare_plan(plan, nest)
+    return prepare_call(fn, args, kwargs, name=name, nest=nest, swaps=swaps, in_axes=in_axes)
 
 
-def prepare_plan(plan: Plan, nest: Iterable[str] | None = None) -> dict[str, Prepared]:
-    """The flat and nested variants of a planned entry, ready to measure."""
+def prepare_call(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
+                 name: str | None = None, nest: Iterable[str] | None = None,
+                 swaps: list | None = None, in_axes: Any = None) -> dict[str, Prepared]:
+    """Plan the entry (:func:`plan_entry`) and build both variants. With ``in_axes`` the
+    call's arguments are a batch: the variants run on one example of it (index 0 along
+    each mapped axis, so code written for one example works), the batch is kept for the
+    orderings."""
+    example = args if in_axes is None else orderings.one_example(args, in_axes)
+    plan = plan_entry(fn, example, kwargs, name, nest, swaps)
+    if plan.args is not example:  # the entry took its arguments apart (eqx, NNX): as they are
+        plan, example = plan_entry(fn, args, kwargs, name, nest, swaps), args
+    return prepare_plan(plan, nest, batch=None if example is args else args)
+
+
+def prepare_plan(plan: Plan, nest: Iterable[str] | None = None,
+                 batch: tuple | None = None) -> dict[str, Prepared]:
+    """The flat and nested variants of a planned entry, ready to measure (``batch``: the
+    call's own arguments where ``plan.args`` is one example of them)."""
     nest = check_nest(nest, plan)
-    return {v: Prepared(build_variant(v, plan, nest), plan.args, plan.kwargs, plan.entry)
-            for v in VARIANTS}
+    return {v: Prepared(build_variant(v, plan, nest), plan.args, plan.kwargs, plan.entry,
+                        batch=batch) for v in VARIANTS}
 
 
 def globals_of(fn: Callable) -> dict[str, Any]:
@@ -128,10 +160,14 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
     flat = prepared["flat"]
     batched = None
     if options.vmap:
-        batched = orderings.prepare_batch(flat.variant.entry, flat.args, flat.kwargs,
+        call = flat.args if flat.batch is None else flat.batch
+        batched = orderings.prepare_batch(flat.variant.entry, call, flat.kwargs,
                                           batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
         result = run_comparison(entry, prepared, options, start=start, check=check)
+        if flat.batch is not None:
+            result = dataclasses.replace(result, warnings=(*result.warnings,
+                                                           orderings.ONE_EXAMPLE_NOTE))
         result = orderings.add_orderings(result, batched, repeat=options.repeat,
                                          number=options.number, check=check)
         if result.stopped:

@@ -43,6 +43,8 @@ class Prepared:
     #: build variants of their own from them.
     fn: Callable | None = None
     namespace: dict[str, Any] | None = None
+    #: With ``--in-axes``: the call's own arguments, a batch; ``args`` is one example of it.
+    batch: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from typing import Any
 
 from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
-from ..model.sweep import Sweep
+from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
-from .pipeline import checkpoint, measure, prepare_function
+from .pipeline import checkpoint, measure, option_hints, prepare_function
 from .progress import Draw, close, drawer
 from .stages import Checkpoint, Interrupted, Stop
 
@@ -56,7 +56,12 @@ def run_sweep(name: str, values: Sequence[Any],
         raise KeyboardInterrupt(stopped)
     record = Sweep(name, tuple(values[:len(points)]), tuple(points),
                    time.perf_counter() - start, stopped)
-    return dataclasses.replace(points[-1], sweep=record, stopped=points[-1].stopped or stopped)
+    result = dataclasses.replace(points[-1], sweep=record,
+                                 stopped=points[-1].stopped or stopped)
+    warning = unchanged_warning(result)
+    if warning:
+        result = dataclasses.replace(result, warnings=(*result.warnings, warning))
+    return result
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
@@ -75,11 +80,13 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
     def one(value: Any, check: Checkpoint) -> Comparison:
-        prepared = prepare_function(fn, args, kwargs, options.nest, bindings={name: value})
+        prepared = prepare_function(fn, args, kwargs, options.nest, bindings={name: value},
+                                    in_axes=options.in_axes)
         return measure(prepared["flat"].variant.plan.name, prepared, options, check=check)
 
     draw = drawer(not options.quiet and progress)
     try:
-        return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, draw))
+        with option_hints():
+            return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, draw))
     finally:
         close(draw)

@@ -91,6 +91,9 @@ class Row:
         given = obj(obj(d, where).get("samples", {}), f"{where}.samples")
         samples = {k: list(items(seconds)(given.get(k, []), f"{where}.samples.{k}"))
                    for k in cls.KEYS}
+        for key, _ in cls.MEDIANS:  # derived from the samples, never read: still checked
+            if key in d:
+                optional(seconds)(d[key], f"{where}.{key}")
         return cls(name=name, samples=samples, **fields(d, cls.FIELDS, where))
 
 

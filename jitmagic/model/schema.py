@@ -17,6 +17,8 @@ Kind = Callable[[Any, str], Any]
 
 #: Counts above this are refused: a loop count of 10**4000 would overflow any total.
 MAX_COUNT = 10**15
+#: No measurement runs longer than this (about 30 years): a larger number is not seconds.
+MAX_SECONDS = 1e9
 #: ``fields``' default for a key that must be present.
 REQUIRED = object()
 
@@ -66,18 +68,18 @@ def number(value: Any, where: str) -> float:
 
 
 def seconds(value: Any, where: str) -> float:
-    """A finite, non-negative number of seconds."""
+    """A finite, non-negative number of seconds (at most :data:`MAX_SECONDS`)."""
     x = number(value, where)
-    if x < 0:
-        fail(where, "non-negative seconds", value)
+    if not 0 <= x <= MAX_SECONDS:
+        fail(where, f"seconds from 0 to {MAX_SECONDS:g}", value)
     return x
 
 
 def positive_seconds(value: Any, where: str) -> float:
     """A finite number of seconds above zero (one that others are divided by)."""
     x = number(value, where)
-    if x <= 0:
-        fail(where, "seconds above zero", value)
+    if not 0 < x <= MAX_SECONDS:
+        fail(where, f"seconds above zero, at most {MAX_SECONDS:g}", value)
     return x
 
 

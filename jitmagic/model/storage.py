@@ -74,6 +74,11 @@ def load(path: str | os.PathLike) -> Comparison:
     for anything that is not a report this version reads.
     """
     name = os.fspath(path)
+    if os.path.isdir(path):
+        raise ReportSchemaError(f"{name} is a folder, not a report: give the path of a .json "
+                                "file written by --save or jitmagic.save")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no report at {name}: no such file")
     if os.path.getsize(path) > MAX_BYTES:
         raise ReportSchemaError(f"{name} is {os.path.getsize(path) / 2**20:.0f} MB: larger than "
                                 f"any jitmagic report ({MAX_BYTES // 2**20} MB at most); not read")

@@ -101,8 +101,36 @@ def medians(c: Comparison) -> dict[str, dict[str, list[float]]]:
                 for p in PHASES} for v in VARIANTS}
 
 
+def program_sizes(c: Comparison) -> set[tuple[Any, ...]]:
+    """The distinct (variant, jaxpr equations, StableHLO bytes) the sweep's points built."""
+    return {(v, pt.variants[v].jaxpr_eqns, pt.variants[v].stablehlo_bytes)
+            for pt in sweep_points(c) for v in VARIANTS if v in pt.variants}
+
+
+def unchanged(c: Comparison) -> bool:
+    """Whether every value of the sweep built the same flat and the same nested program
+    (equal jaxpr equations and StableHLO bytes): the swept value changed nothing, so
+    any growth in the timings is noise."""
+    sizes = program_sizes(c)
+    known = bool(sizes) and all(e is not None and b is not None for _, e, b in sizes)
+    return len(c.sweep.points) >= 2 and known and len(sizes) == len({v for v, _, _ in sizes})
+
+
+def unchanged_warning(c: Comparison) -> str | None:
+    """What to tell the user when :func:`unchanged`: the value is not read as a global."""
+    if not unchanged(c):
+        return None
+    name = c.sweep.name
+    eqns = c.sweep.points[0].flat.jaxpr_eqns
+    return (f"`{name}` did not change the program: every value built {eqns} jaxpr equations "
+            f"(flat), so the growth is not fitted; is `{name}` read by the code as a global?")
+
+
 def exponents(c: Comparison) -> dict[str, dict[str, float | None]]:
-    """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted)."""
+    """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted,
+    or the swept value did not change the program, see :func:`unchanged`)."""
     values = c.sweep.values
-    return {v: {p: growth_exponent(values, secs) for p, secs in by_phase.items()}
+    fit = not unchanged(c)
+    return {v: {p: growth_exponent(values, secs) if fit else None
+                for p, secs in by_phase.items()}
             for v, by_phase in medians(c).items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.comparison import PHASES, VARIANTS, Comparison
-from ..model.sweep import exponents, medians
+from ..model.sweep import exponents, medians, unchanged
 from .comparison import partial
 from .format import fmt_exponent, fmt_s
 from .table import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
@@ -42,11 +42,25 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
         *partial(c.sweep.stopped),
         Image(png, f"phases against {name}"),
         _table(c),
-        Para([(f"growth: seconds ~ {name}^k, k fitted on log-log medians; "
+        Para([(f"growth: {_growth_rule(c, name)}; "
                f"sweep wall time {fmt_s(sweep.get('wall_s'))}",)])]
+    out += [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
     out += [Pre(f"{kind} ({name}={v!r}): {w}", "warning" if kind == "warning" else "error")
             for kind, v, w in _warnings(c)]
     return out
+
+
+def _sweep_warnings(c: Comparison) -> list[str]:
+    """Warnings about the whole sweep: the result's own, not its last point's."""
+    last = sweep_record(c)["points"][-1].get("warnings", [])
+    return [w for w in c.warnings if w not in last]
+
+
+def _growth_rule(c: Comparison, name: str) -> str:
+    """How the growth row was made, or why it is empty."""
+    if unchanged(c):
+        return "not fitted, every value built the same program"
+    return f"seconds ~ {name}^k, k fitted on log-log medians"
 
 
 def sweep_text(c: Comparison) -> str:
