@@ -16,7 +16,7 @@ from support import FAST, SMALL_CELL
 
 import jitmagic
 from jitmagic import Comparison
-from jitmagic.measure.stages import count_nested_calls
+from jitmagic.measure.structure import count_nested_calls
 from jitmagic.measure.variants import nest_only, plan_entry
 from jitmagic.render.helpers import helpers_text
 

@@ -13,8 +13,8 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
+from jitmagic.measure.monitor import COMPILE_EVENT
 from jitmagic.measure.pipeline import checkpoint, measure, prepare_function
-from jitmagic.measure.stages import COMPILE_EVENT
 from jitmagic.model.comparison import Comparison
 from jitmagic.options import Options
 from jitmagic.render.orderings import html_table, text_table

@@ -12,7 +12,7 @@ from IPython.utils.capture import capture_output
 from support import FAST
 
 import jitmagic
-from jitmagic.measure.stages import Checkpoint
+from jitmagic.measure.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
 from jitmagic.model.comparison import PHASES, Comparison, VariantResult
 from jitmagic.model.sweep import exponents, growth_exponent, sweep_points

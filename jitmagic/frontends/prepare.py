@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import InputError, UserCodeError, user_traceback
 from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_call
 from ..measure.progress import Draw
-from ..measure.stages import Checkpoint
+from ..measure.stops import Checkpoint
 from ..measure.sweep import run_sweep
 from ..measure.variants import binding_swaps
 from ..model.comparison import Comparison

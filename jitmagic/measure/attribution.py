@@ -27,7 +27,8 @@ import jax
 
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
-from .stages import Checkpoint, Stop, frozen_heap, paused_gc
+from .conditions import frozen_heap, paused_gc
+from .stops import Checkpoint, Stop
 from .variants import Plan, make_variant, plan_entry, unjitted
 
 

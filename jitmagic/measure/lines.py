@@ -40,9 +40,9 @@ from jax._src import source_info_util
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.comparison import VARIANTS, Comparison
 from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
+from .conditions import paused_gc
 from .discovery import code_of
 from .runner import Prepared
-from .stages import paused_gc
 from .variants import Plan, build_variant, plan_entry
 
 Key = tuple[str, int]

@@ -29,17 +29,11 @@ import jax.numpy as jnp
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, OrderingRow, Orderings
 from ..options import check_options
+from .conditions import frozen_heap, paused_gc, persistent_cache_off
+from .monitor import COMPILE_EVENT, Monitor
 from .runner import Cold, Sampler
-from .stages import (
-    COMPILE_EVENT,
-    Checkpoint,
-    Monitor,
-    count_nested_calls,
-    frozen_heap,
-    jaxpr_text,
-    paused_gc,
-    persistent_cache_off,
-)
+from .stops import Checkpoint
+from .structure import count_nested_calls, jaxpr_text
 from .variants import is_static
 
 DEFAULT_BATCH = 64

@@ -19,18 +19,14 @@ from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
 from ..options import Options, misspelt_option, split_options
 from . import advice, orderings
+from .conditions import frozen_heap, persistent_cache_off
 from .lines import add_lines
+from .monitor import CACHE_HIT_EVENT, Monitor
 from .progress import Draw, close, drawer
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
-from .stages import (
-    CACHE_HIT_EVENT,
-    Checkpoint,
-    Monitor,
-    environment,
-    frozen_heap,
-    persistent_cache_off,
-)
+from .stages import environment
+from .stops import Checkpoint
 from .variants import (
     Plan,
     binding_swaps,

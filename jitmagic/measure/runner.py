@@ -16,19 +16,11 @@ from typing import Any, Protocol
 
 from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
-from .stages import (
-    Checkpoint,
-    Interrupted,
-    Monitor,
-    OutputCheck,
-    Stop,
-    cold_run,
-    disagreements,
-    jaxpr_text,
-    steady_timer,
-    structure,
-    time_per_call,
-)
+from .monitor import Monitor, disagreements
+from .outputs import OutputCheck
+from .stages import cold_run, steady_timer, time_per_call
+from .stops import Checkpoint, Interrupted, Stop
+from .structure import jaxpr_text, structure
 from .variants import Variant
 
 

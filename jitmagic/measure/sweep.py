@@ -23,7 +23,7 @@ from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
 from .pipeline import checkpoint, measure, option_hints, prepare_function
 from .progress import Draw, close, drawer
-from .stages import Checkpoint, Interrupted, Stop
+from .stops import Checkpoint, Interrupted, Stop
 
 
 def run_sweep(name: str, values: Sequence[Any],

@@ -1,0 +1,87 @@
+"""JAX's own clock beside ours: ``jax.monitoring`` events recorded during a
+measurement, and where they disagree with our timings beyond a tolerance."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+from ..model.stats import median
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+
+
+LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+
+
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+
+
+#: How far JAX's own event may differ from our interval before we say so.
+#: ``.lower()`` does a little more than its event covers, hence the wider bound.
+TOLERANCE = {"trace_s": 0.10, "lower_s": 0.25, "compile_s": 0.10}
+
+
+#: Below this absolute gap a relative disagreement is timer noise, not news.
+TOLERANCE_ABS_S = 0.002
+
+
+@dataclass
+class Monitor:
+    """Records ``jax.monitoring`` events while active; registers nothing after exit."""
+
+    durations: list[tuple[float, str, float, str | None]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+    def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
+        self.durations.append((time.perf_counter(), event, secs, kw.get("fun_name")))
+
+    def _on_event(self, event: str, **kw: Any) -> None:
+        self.events.append(event)
+
+    @contextmanager
+    def listening(self) -> Iterator[Monitor]:
+        jax.monitoring.register_event_duration_secs_listener(self._on_duration)
+        jax.monitoring.register_event_listener(self._on_event)
+        try:
+            yield self
+        finally:
+            _unregister(jax.monitoring.unregister_event_duration_listener, self._on_duration)
+            _unregister(jax.monitoring.unregister_event_listener, self._on_event)
+
+    def seconds(self, event: str, fun_name: str, start: float, end: float) -> float:
+        """JAX's own seconds for ``event`` on ``fun_name`` reported within [start, end]."""
+        return sum(s for t, e, s, f in self.durations
+                   if e == event and f == fun_name and start <= t <= end)
+
+
+def _unregister(unregister: Callable, listener: Callable) -> None:
+    with suppress(AssertionError, ValueError, KeyError):  # never registered: nothing to undo
+        unregister(listener)
+
+
+def disagreements(entry: str, variant: str, stages: dict[str, list[float]],
+                  events: dict[str, list[float]]) -> list[str]:
+    """Warnings where JAX's own clock disagrees with ours beyond the tolerance."""
+    out = []
+    for phase, tol in TOLERANCE.items():
+        ours, theirs = median(stages.get(phase)), median(events.get(phase))
+        if math.isnan(ours) or math.isnan(theirs):
+            continue
+        gap = abs(ours - theirs)
+        if theirs == 0:
+            out.append(f"{variant}: JAX reported no {phase[:-2]} event for `{entry}` "
+                       f"(was it served from a cache?)")
+        elif gap > tol * ours and gap > TOLERANCE_ABS_S:
+            out.append(f"{variant}: {phase[:-2]} measured {ours * 1e3:.1f} ms but JAX's own "
+                       f"event says {theirs * 1e3:.1f} ms ({gap / ours:.0%} apart)")
+    return out

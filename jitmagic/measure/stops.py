@@ -1,0 +1,189 @@
+"""Stopping a measurement between stages (or inside Python stages): Ctrl-C, a
+second Ctrl-C, ``--timeout``, and the progress each stage boundary reports."""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.progress import Progress
+
+#: A second Ctrl-C within this many seconds of the first abandons the measurement.
+ABANDON_S = 5.0
+
+
+#: A steady-state timing loop asks whether to stop at least this often (seconds).
+POLL_S = 0.1
+
+
+#: What each stage is called once it has finished (stop reasons say "after trace").
+FINISHED = {"tracing": "trace", "lowering": "lowering", "XLA compile": "XLA compile",
+            "first call": "first call", "steady state": "steady state"}
+
+
+class Stop(Exception):
+    """Measurement stopped between stages; ``times`` holds the stages that finished."""
+
+    def __init__(self, reason: str, times: dict[str, float] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.times = times or {}
+
+
+class Interrupted(BaseException):
+    """Raised by the Ctrl-C handler inside a Python stage (trace, lower) to stop at once.
+
+    A ``BaseException``, so that an ``except Exception`` in the user's traced code
+    cannot swallow it; :meth:`Checkpoint.running` turns it into :class:`Stop`.
+    """
+
+
+@dataclass
+class Checkpoint:
+    """Asked between stages: has the user pressed stop, or has the time limit passed?
+
+    One checkpoint runs a whole measurement (variants, orderings, attribution,
+    advice, every point of a sweep), so once anything stops nothing after it
+    starts. While ``catching_interrupts`` is active, Ctrl-C (or Jupyter's stop
+    button) stops a Python stage (tracing, lowering) at once, and only sets a
+    flag during an XLA compile or a call (cutting a compile leaves it running in
+    the background and has crashed JAX later): the measurement stops at the next
+    boundary. A second Ctrl-C within :data:`ABANDON_S` seconds raises
+    ``KeyboardInterrupt`` wherever the measurement is. Before each stage the
+    checkpoint tells ``progress`` where the measurement is (never inside a
+    timed interval).
+    """
+
+    deadline: float = math.inf
+    interrupted: bool = False
+    progress: Callable[[Progress], None] | None = None
+    entry: str = ""
+    started: float = field(default_factory=time.perf_counter)
+    point: str | None = None  # a sweep's current value, for progress
+    _done: str | None = None  # the last thing finished: a stop is "after" it
+    _where: tuple = ("comparison", None, 0, 0, "variant")  # what, row, repeat, repeats, noun
+    _part: tuple = ("", 0.0, 0, 0)  # what, when it began, units done, units in all
+    _sweep: tuple | None = None  # sweep began, points done, points in all, point began
+    _python: bool = False
+    _pressed: float | None = None
+    _depth: int = 0
+
+    def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
+        if self.interrupted:
+            raise Stop(f"interrupted by the user after {done}", times)
+        if time.perf_counter() > self.deadline:
+            raise Stop(f"stopped by --timeout after {done}", times)
+        self._done = done
+
+    def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
+        """Inside a long stage (a steady-state loop), between two of its calls: stop now?"""
+        if self.interrupted or time.perf_counter() > self.deadline:
+            cause = "interrupted by the user" if self.interrupted else "stopped by --timeout"
+            raise Stop(f"{cause} during {stage} of {self.position()}", times)
+
+    def begin(self, stage: str, times: dict[str, float] | None = None) -> None:
+        """Before ``stage`` starts: stop if due (once anything has finished), else tell
+        ``progress`` where the measurement is."""
+        if self._done is not None:
+            self(self._done, times)
+        self.tell(stage)
+
+    @contextmanager
+    def running(self, stage: str, times: dict[str, float] | None = None,
+                python: bool = False) -> Iterator[None]:
+        """Around one stage: in a ``python`` one Ctrl-C stops at once (``Stop``)."""
+        outer, self._python = self._python, python
+        try:
+            yield
+        except Interrupted:
+            raise Stop(f"interrupted by the user during {stage} of {self.position()}",
+                       times) from None
+        finally:
+            self._python = outer
+        self._done = FINISHED.get(stage, stage)
+
+    @contextmanager
+    def mode(self, python: bool) -> Iterator[None]:
+        """Within: Ctrl-C raises ``Interrupted`` at once (``python``: the user's own
+        Python code runs) or only sets the flag (compiles, calls, measuring code)."""
+        outer, self._python = self._python, python
+        try:
+            yield
+        finally:
+            self._python = outer
+
+    def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
+           noun: str = "variant", units: tuple[int, int] = (0, 0)) -> None:
+        """Where the measurement is: ``what`` part, ``row``, round ``repeat`` of ``repeats``;
+        ``units`` (done, in all) of the part, for the estimate of what is left."""
+        self._where = (what, row, repeat, repeats, noun)
+        if self._part[0] != what or units[0] == 0:
+            self._part = (what, time.perf_counter(), *units)
+        else:
+            self._part = (what, self._part[1], *units)
+
+    def sweep_at(self, label: str, index: int, count: int) -> None:
+        """A sweep is about to measure its value ``index`` (from 0) of ``count``."""
+        now = time.perf_counter()
+        began = now if self._sweep is None else self._sweep[0]
+        self._sweep = (began, index, count, now)
+        self.point = f"{label} {index + 1}/{count}"
+
+    def position(self) -> str:
+        what, row, repeat, repeats, noun = self._where
+        if row is None:
+            return f"the {what}"
+        return f"the {row} {noun}'s run {repeat} of {repeats}"
+
+    def tell(self, stage: str, done: bool = False) -> None:
+        """Give ``progress`` a :class:`Progress` for ``stage`` (nothing without one)."""
+        if self.progress is None:
+            return
+        what, row, repeat, repeats, _ = self._where
+        now = time.perf_counter()
+        self.progress(Progress(self.entry, what, stage, now - self.started, row, repeat,
+                               repeats, self._left(now), self.point, done))
+
+    def _left(self, now: float) -> float | None:
+        """Seconds left, from the pace so far: of the sweep once one point has run,
+        else of the current part once one round of it has run."""
+        if self._sweep is not None and self._sweep[1] > 0:
+            began, done, count, point_began = self._sweep
+            return max(0.0, (point_began - began) / done * count - (now - began))
+        _, began, done, total = self._part
+        if self._where[2] < 2 or done == 0:
+            return None
+        return (now - began) / done * (total - done)
+
+    @contextmanager
+    def catching_interrupts(self) -> Iterator[Checkpoint]:
+        """Ctrl-C handled as the class says while active; nested uses share one handler."""
+        if threading.current_thread() is not threading.main_thread() or self._depth:
+            self._depth += 1
+            try:
+                yield self  # signal handlers can only be set from the main thread
+            finally:
+                self._depth -= 1
+            return
+
+        def request_stop(signum: int, frame: Any) -> None:
+            now = time.monotonic()
+            if self._pressed is not None and now - self._pressed < ABANDON_S:
+                raise KeyboardInterrupt("a second Ctrl-C: the measurement was abandoned")
+            self._pressed, self.interrupted = now, True
+            if self._python:
+                raise Interrupted()
+
+        previous = signal.signal(signal.SIGINT, request_stop)
+        self._depth += 1
+        try:
+            yield self
+        finally:
+            self._depth -= 1
+            signal.signal(signal.SIGINT, previous)

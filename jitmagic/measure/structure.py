@@ -1,0 +1,79 @@
+"""Program structure read from a traced, lowered and compiled run: equation
+counts (each distinct sub-jaxpr once), nested jit calls, StableHLO size, the jaxpr
+text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .stages import ColdRun
+
+
+def structure(run: ColdRun) -> dict[str, Any]:
+    """Counts that explain the timings: equations, nested calls, IR sizes."""
+    jaxpr = run.traced.jaxpr
+    hlo = run.lowered.as_text()
+    return {
+        "jaxpr_eqns": count_equations(jaxpr),
+        "jaxpr_eqns_top": len(jaxpr.eqns),
+        "nested_calls": count_nested_calls(jaxpr),
+        "stablehlo_bytes": len(hlo.encode()),
+        "stablehlo_calls": len(re.findall(r"\bcall @", hlo)),
+        "compiled_calls": len(re.findall(r"\bcall\(", run.compiled.as_text() or "")),
+    }
+
+
+def distinct_jaxprs(jaxpr: Any) -> list[Any]:
+    """``jaxpr`` and every distinct sub-jaxpr it holds (loop and cond bodies, custom
+    rules, checkpoints, nested jit calls), each once.
+
+    JAX's trace cache hands back the same jaxpr object for repeated calls of a
+    helper with equal argument types, so one object is one body the compiler
+    sees once: a helper jitted and called 16 times is one body plus 16 call
+    equations, while the same helper inlined is 16 copies of its body.
+    """
+    seen: dict[int, Any] = {}
+    stack = [getattr(jaxpr, "jaxpr", jaxpr)]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen[id(current)] = current
+        for eqn in current.eqns:
+            stack.extend(_sub_jaxprs(eqn))
+    return list(seen.values())
+
+
+def count_equations(jaxpr: Any) -> int:
+    """Equations in ``jaxpr`` and its distinct sub-jaxprs (see :func:`distinct_jaxprs`)."""
+    return sum(len(j.eqns) for j in distinct_jaxprs(jaxpr))
+
+
+def count_nested_calls(jaxpr: Any) -> int:
+    """jit/pjit equations in a jaxpr, counted recursively through sub-jaxprs: every
+    call as it happens (a call inside a helper called twice counts twice)."""
+    total = 0
+    for eqn in getattr(jaxpr, "eqns", ()):
+        total += eqn.primitive.name in ("jit", "pjit")
+        for sub in _sub_jaxprs(eqn):
+            total += count_nested_calls(sub)
+    return total
+
+
+def _sub_jaxprs(eqn: Any) -> Iterator[Any]:
+    """The jaxprs an equation holds in its parameters (bodies, branches, rules, callees)."""
+    for value in eqn.params.values():
+        for sub in value if isinstance(value, tuple | list) else (value,):
+            inner = getattr(sub, "jaxpr", sub)
+            if hasattr(inner, "eqns"):
+                yield inner
+
+
+def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
+    """The jaxpr as text, cut to ``max_lines`` (a flat trace can have thousands)."""
+    lines = str(jaxpr).splitlines()
+    if len(lines) <= max_lines:
+        return "\n".join(lines)
+    return "\n".join(lines[:max_lines] + [f"... {len(lines) - max_lines} more lines"])
