@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import jitmagic
-from jitmagic.measure.variants import build_variant, plan_entry
+from jitmagic.measure.entry import plan_entry
+from jitmagic.measure.variants import build_variant
 
 eqx = pytest.importorskip("equinox")
 nnx = pytest.importorskip("flax.nnx")

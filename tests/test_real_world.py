@@ -20,7 +20,8 @@ import pytest
 import realworld_layers as L
 
 import jitmagic
-from jitmagic.measure.variants import build_variant, plan_entry
+from jitmagic.measure.entry import plan_entry
+from jitmagic.measure.variants import build_variant
 
 FAST = {"repeat": 1, "number": 1}
 X = jnp.linspace(0.1, 1.0, 4)

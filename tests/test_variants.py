@@ -13,7 +13,8 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic.measure.variants import build_variant, plan_entry
+from jitmagic.measure.entry import plan_entry
+from jitmagic.measure.variants import build_variant
 
 FAST = {"repeat": 1, "number": 2}
 

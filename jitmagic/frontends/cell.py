@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..measure.discovery import user_file
-from ..measure.variants import entry_name
+from ..measure.entry import entry_name
 
 USAGE = """\
 %%jitcompare [options]

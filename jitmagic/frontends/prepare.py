@@ -18,11 +18,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
+from ..measure.entry import binding_swaps
 from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_call
 from ..measure.progress import Draw
 from ..measure.stops import Checkpoint
 from ..measure.sweep import run_sweep
-from ..measure.variants import binding_swaps
 from ..model.comparison import Comparison
 from ..model.sweep import unchanged, unchanged_warning
 from ..options import Options

@@ -28,8 +28,9 @@ import jax
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
 from .conditions import frozen_heap, paused_gc
+from .entry import plan_entry
 from .stops import Checkpoint, Stop
-from .variants import Plan, make_variant, plan_entry, unjitted
+from .variants import Plan, make_variant, unjitted
 
 
 class CallClock:

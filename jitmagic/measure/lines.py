@@ -42,8 +42,9 @@ from ..model.comparison import VARIANTS, Comparison
 from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
 from .conditions import paused_gc
 from .discovery import code_of
+from .entry import plan_entry
 from .runner import Prepared
-from .variants import Plan, build_variant, plan_entry
+from .variants import Plan, build_variant
 
 Key = tuple[str, int]
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

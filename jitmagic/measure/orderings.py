@@ -29,12 +29,12 @@ import jax.numpy as jnp
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, OrderingRow, Orderings
 from ..options import check_options
+from .arguments import is_static
 from .conditions import frozen_heap, paused_gc, persistent_cache_off
 from .monitor import COMPILE_EVENT, Monitor
 from .runner import Cold, Sampler
 from .stops import Checkpoint
 from .structure import count_nested_calls, jaxpr_text
-from .variants import is_static
 
 DEFAULT_BATCH = 64
 #: Outputs alive at once while the orderings are measured: the reference

@@ -19,7 +19,9 @@ from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
 from ..options import Options, misspelt_option, split_options
 from . import advice, orderings
+from .arguments import check_arguments
 from .conditions import frozen_heap, persistent_cache_off
+from .entry import binding_swaps, plan_entry, user_globals
 from .lines import add_lines
 from .monitor import CACHE_HIT_EVENT, Monitor
 from .progress import Draw, close, drawer
@@ -27,15 +29,7 @@ from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
 from .stops import Checkpoint
-from .variants import (
-    Plan,
-    binding_swaps,
-    build_variant,
-    check_arguments,
-    check_nest,
-    plan_entry,
-    user_globals,
-)
+from .variants import Plan, build_variant, check_nest
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,

@@ -15,7 +15,7 @@ import jax
 from jax.sharding import NamedSharding
 
 from ..model.sharding import Sharding
-from .variants import static_split
+from .arguments import static_split
 
 
 def named_shardings(args: tuple, kwargs: dict[str, Any]) -> list[NamedSharding]:

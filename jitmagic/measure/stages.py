@@ -25,10 +25,10 @@ from typing import Any
 
 import jax
 
+from .arguments import static_split
 from .conditions import paused_gc
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
 from .stops import POLL_S, Checkpoint
-from .variants import static_split
 
 AUTORANGE_TARGET_S = 0.2
 

@@ -1,6 +1,6 @@
 """Flat and nested variants of one entry, built from the helpers a trace really calls.
 
-:func:`plan_entry` resolves the entry (a function, a jitted function, a
+:func:`~jitmagic.measure.entry.plan_entry` resolves the entry (a function, a jitted function, a
 transformation, a partial, a bound method, a callable instance), decides how
 the outer ``jax.jit`` takes its arguments (as ``jax.jit`` does: arrays and
 Python scalars traced, the rest static), and runs one profiled discovery
@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
-import sys
 import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -33,19 +31,12 @@ from typing import Any
 import jax
 
 from ..errors import InputError
-from .discovery import SCALARS as _SCALARS
-from .discovery import Binding, Found, code_of, discover
+from .discovery import Binding, code_of
 from .discovery import holds_arrays as _holds_arrays
 from .discovery import is_array as _is_array
 
-_JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
-                "inline", "keep_unused")
-#: What tracing raises when a traced Python scalar is used as a Python value.
-_SCALAR_ERRORS = (TypeError, IndexError)
-#: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.
-_TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "value_and_grad",
-               "value_and_grad_f_aux": "value_and_grad", "vmap_f": "vmap",
-               "fun_remat": "checkpoint", "jacfun": "jacfwd"}
+JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+               "inline", "keep_unused")
 
 
 @dataclass(frozen=True)
@@ -62,7 +53,7 @@ class Helper:
 
     @property
     def user_jitted(self) -> bool:
-        return any(_is_user_jit(b.original) for b in self.bindings)
+        return any(is_user_jit(b.original) for b in self.bindings)
 
 
 @dataclass
@@ -108,327 +99,8 @@ class Variant:
         return (*self.inline, *(n for n in self.planned if n not in self.ran))
 
 
-# --- the entry ----------------------------------------------------------------
-
-def resolve_entry(obj: Any, name: str | None = None) -> tuple[Callable, dict | None, str]:
-    """(callable to trace, the user's jit options on it or None, the entry's name).
-
-    The options are ``{}`` (not None) for an ``eqx.filter_jit`` entry: every non-array
-    leaf of its arguments is then static.
-    """
-    if isinstance(obj, type):
-        raise InputError(f"the entry `{name or obj.__name__}` is a class: call a function, or "
-                         f"an instance of it (`model = {obj.__name__}(...)`, then `model(x)`).")
-    if not callable(obj):
-        raise InputError(f"the entry `{name}` is not callable (it is a {type(obj).__name__}): "
-                         f"end with a call of the function to measure.")
-    name = name or entry_name(obj)
-    if isinstance(obj, types.BuiltinFunctionType | types.BuiltinMethodType):
-        raise InputError(
-            f"the entry `{name}` is a {type(obj).__name__}, not a Python function of yours: "
-            f"end with a call of your own function, e.g. `model(x)`, not `print(model(x))`.")
-    if _is_user_jit(obj):
-        info = obj._jit_info
-        opts = {k: getattr(info, k) for k in _JIT_OPTIONS if getattr(info, k, None)}
-        return obj.__wrapped__, opts or None, name
-    inner = _framework_unjit(obj)
-    if inner is not None:
-        return inner, FILTER, name
-    return obj, None, name
-
-
 #: The options of an entry whose arguments are filtered leaf by leaf (``eqx.filter_jit``).
 FILTER: dict[str, Any] = {"filter": True}
-
-
-def entry_name(obj: Any) -> str:
-    """The entry as a user would write it: ``loss``, ``grad(loss)``, ``Model.__call__``."""
-    if isinstance(obj, functools.partial):
-        return f"partial({entry_name(obj.func)})"
-    if isinstance(obj, types.MethodType):
-        return f"{type(obj.__self__).__name__}.{obj.__func__.__name__}"
-    wrapped = getattr(obj, "__wrapped__", None)
-    if isinstance(obj, types.FunctionType) and wrapped is not None:
-        transform = _transform_of(obj)
-        if transform:
-            return f"{transform}({entry_name(wrapped)})"
-    if isinstance(obj, types.FunctionType | types.BuiltinFunctionType) or _is_user_jit(obj):
-        return getattr(obj, "__name__", "entry")
-    if _framework_unjit(obj) is not None:
-        return entry_name(_framework_unjit(obj))
-    return f"{type(obj).__name__}.__call__"
-
-
-def _transform_of(fn: types.FunctionType) -> str | None:
-    """``grad``, ``vmap``, ... where ``fn`` is JAX's wrapper made by that transformation."""
-    inner = [c.cell_contents for c in fn.__closure__ or () if _cell_full(c)]
-    for f in (fn, *inner):
-        code = getattr(f, "__code__", None)
-        if code is not None and code.co_name in _TRANSFORMS:
-            return _TRANSFORMS[code.co_name]
-    return None
-
-
-def _cell_full(cell: Any) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 (an empty cell raises)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_user_jit(obj: Any) -> bool:
-    return (getattr(obj, "_jit_info", None) is not None
-            and isinstance(getattr(obj, "__wrapped__", None), Callable))
-
-
-def _framework_unjit(obj: Any) -> Callable | None:
-    """The plain function behind ``eqx.filter_jit`` or ``nnx.jit``: the outer jit
-    replaces it, taking array leaves traced and the rest static as they do."""
-    kind = (type(obj).__module__, type(obj).__name__)
-    if kind in (("equinox._jit", "_JitWrapper"),
-                ("flax.nnx.transforms.compilation", "JitWrapped")):
-        return getattr(obj, "__wrapped__", None)
-    return None
-
-
-# --- the outer jit's arguments -----------------------------------------------
-
-def is_static(value: Any, scalars_static: bool = False) -> bool:
-    """Whether the outer jit holds an argument static: no array leaf (no Python scalar
-    leaf either, unless ``scalars_static``) and hashable."""
-    leaves = jax.tree_util.tree_leaves(value)
-    if any(_is_array(x) or (not scalars_static and isinstance(x, _SCALARS)) for x in leaves):
-        return False
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def static_split(args: tuple, kwargs: dict[str, Any],
-                 scalars_static: bool = False) -> dict[str, tuple]:
-    """``jax.jit`` options that hold every argument with nothing to trace static."""
-    return {
-        "static_argnums": tuple(i for i, a in enumerate(args) if is_static(a, scalars_static)),
-        "static_argnames": tuple(sorted(k for k, v in kwargs.items()
-                                        if is_static(v, scalars_static))),
-    }
-
-
-def check_arguments(entry: str, args: tuple, kwargs: dict[str, Any]) -> None:
-    """Refuse an argument that ``jax.jit`` can neither trace nor hold static."""
-    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
-    for label, value in named:
-        leaves = jax.tree_util.tree_leaves(value)
-        holder = next((x for x in leaves if _holds_arrays(x)), None)
-        if holder is not None:
-            kind = type(holder).__name__
-            raise InputError(
-                f"{label} of `{entry}` is a `{kind}`, an ordinary object holding arrays: jit can "
-                f"neither trace it nor hold it static (its arrays would be baked in as "
-                f"constants). Pass its arrays as arguments, or make `{kind}` a pytree "
-                f"(`jax.tree_util.register_dataclass` or `register_pytree_node_class`).")
-        if is_static(value):
-            continue
-        bad = [x for x in leaves if not (_is_array(x) or isinstance(x, _SCALARS))]
-        if bad and leaves == [value]:
-            raise InputError(
-                f"{label} of `{entry}` holds a {type(value).__name__}, which is neither a JAX "
-                f"type nor hashable: pass arrays (or lists, tuples, dicts of arrays), or make "
-                f"it hashable so that it can be a static argument.")
-        if bad:
-            raise InputError(
-                f"{label} of `{entry}` holds a {type(bad[0]).__name__} next to arrays, which "
-                f"jit can neither trace nor hold static: pass it as an argument of its own "
-                f"(held static), or close over it (`functools.partial`).")
-
-
-# --- planning -------------------------------------------------------------------
-
-def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None = None,
-               nest: Iterable[str] | None = None,
-               swaps: list[tuple[Binding, Any, Any]] | None = None) -> Plan:
-    """Resolve the entry, settle the outer jit's static arguments, find the helpers.
-
-    ``swaps`` (binding, original, value) hold for every run of every variant.
-    """
-    fn, user_opts, name = resolve_entry(obj, name)
-    namespace = user_globals(fn) or {}
-    if _holds_nnx(fn, args, kwargs):
-        fn, args, kwargs = _nnx_split(fn, args, kwargs)
-        user_opts = FILTER
-    if user_opts is FILTER:
-        fn, args, kwargs = _filtered(fn, name, args, kwargs)
-        user_opts = {"static_argnums": (), "static_argnames": ()}
-    check_arguments(name, args, kwargs)
-    swaps, nest = list(swaps or ()), tuple(nest or ())
-    fn = _installing(fn, swaps)
-    opts = user_opts or static_split(args, kwargs)
-    found = discover(fn, args, kwargs, opts, nest)
-    notes = []
-    if user_opts is None and isinstance(found.error, _SCALAR_ERRORS):
-        error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest)
-        if held is not None:
-            opts, found, label, spelled = held
-            notes.append(f"{label} of `{name}`: a Python scalar used as a Python value "
-                         f"(tracing it raised {type(error).__name__}), so it is held static, "
-                         f"as `jax.jit({_short(name)}, {spelled})` would")
-    helpers = {n: _helper(f) for n, f in found.helpers.items()}
-    return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace)
-
-
-def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
-                           opts: dict[str, tuple], nest: tuple[str, ...]) -> tuple | None:
-    """The smallest set of Python scalar arguments that, held static, lets the entry
-    trace (each alone first, in order; then pairs ...): (options, discovery, label of
-    the scalars, how ``jax.jit`` spells them), or None if none does."""
-    scalars = _scalar_arguments(args, kwargs)
-    sets = [c for k in range(1, len(scalars) + 1)
-            for c in itertools.combinations(scalars, k)][:_MAX_TRIES]
-    for chosen in sets:
-        nums = {*opts["static_argnums"], *(k for k in chosen if isinstance(k, int))}
-        names = {*opts["static_argnames"], *(k for k in chosen if isinstance(k, str))}
-        held = {"static_argnums": tuple(sorted(nums)), "static_argnames": tuple(sorted(names))}
-        retry = discover(fn, args, kwargs, held, nest)
-        if retry.error is None:
-            return held, retry, _scalar_label(chosen), _spelled(chosen)
-    return None
-
-
-#: At most this many sets of scalars are tried (each is one discovery trace).
-_MAX_TRIES = 16
-
-
-def _scalar_label(chosen: tuple) -> str:
-    return ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`" for k in chosen)
-
-
-def _spelled(chosen: tuple) -> str:
-    """``static_argnums=(1,)`` / ``static_argnames=("n",)``, 0-based as ``jax.jit`` takes them."""
-    nums = tuple(k for k in chosen if isinstance(k, int))
-    names = tuple(k for k in chosen if isinstance(k, str))
-    parts = [f"static_argnums={nums!r}"] if nums else []
-    if names:
-        parts.append("static_argnames=(" + ", ".join(f'"{n}"' for n in names)
-                     + (",)" if len(names) == 1 else ")"))
-    return ", ".join(parts)
-
-
-def user_globals(fn: Any) -> dict[str, Any] | None:
-    """The globals of the user's function behind ``fn`` (a wrapper, a partial, a bound
-    method, a callable instance); None where there is none."""
-    inner: Any = fn
-    for _ in range(6):
-        if hasattr(inner, "__globals__"):
-            return inner.__globals__
-        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
-            or getattr(inner, "__func__", None)
-        if nxt is None and callable(inner) and not isinstance(inner, types.FunctionType):
-            nxt = inspect.getattr_static(type(inner), "__call__", None)
-        inner = nxt
-    return None
-
-
-def _holds_nnx(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> bool:
-    nnx = sys.modules.get("flax.nnx")
-    if nnx is None:
-        return False
-    leaves = jax.tree_util.tree_leaves((fn, args, kwargs),
-                                       is_leaf=lambda x: isinstance(x, nnx.Module))
-    return any(isinstance(x, nnx.Module) for x in leaves)
-
-
-def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
-               ) -> tuple[Callable, tuple, dict[str, Any]]:
-    """Flax NNX modules (the entry itself, its ``self``, or in its arguments) become
-    their state, merged back inside the trace: ``nnx.jit`` on a helper needs real
-    graph objects, which a pytree round trip does not give back."""
-    from flax import nnx
-
-    if isinstance(fn, types.MethodType):
-        fn, args = fn.__func__, (fn.__self__, *args)
-    elif isinstance(fn, nnx.Module):
-        fn, args = type(fn).__call__, (fn, *args)
-    is_module = lambda x: isinstance(x, nnx.Module)  # noqa: E731
-    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=is_module)
-    graphs = {}
-    for i, x in enumerate(leaves):
-        if is_module(x):
-            graphs[i], leaves[i] = nnx.split(x)
-
-    @functools.wraps(fn)
-    def merged(parts):
-        full = [nnx.merge(graphs[i], p) if i in graphs else p for i, p in enumerate(parts)]
-        a, k = jax.tree_util.tree_unflatten(tree, full)
-        return fn(*a, **k)
-
-    merged.__dict__.pop("__wrapped__", None)
-    return merged, (leaves,), {}
-
-
-def _filtered(fn: Callable, name: str, args: tuple, kwargs: dict[str, Any],
-              ) -> tuple[Callable, tuple, dict[str, Any]]:
-    """``fn`` as a function of its array leaves alone, every other leaf fixed (static),
-    as ``eqx.filter_jit`` takes it; flattened once, so no call pays for it."""
-    leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-    traced = [i for i, x in enumerate(leaves) if _is_array(x)]
-    fixed = [None if i in traced else x for i, x in enumerate(leaves)]
-
-    def entry(arrays):
-        full = list(fixed)
-        for i, a in zip(traced, arrays, strict=True):
-            full[i] = a
-        a, k = jax.tree_util.tree_unflatten(tree, full)
-        return fn(*a, **k)
-
-    entry.__name__ = entry.__qualname__ = _short(name).replace("(", "_").rstrip(")")
-    return entry, ([leaves[i] for i in traced],), {}
-
-
-def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,
-                  ) -> list[tuple[Binding, Any, Any]]:
-    """Swaps that set each of ``values`` as a global of ``namespace`` (a sweep's value)."""
-    return [(b, b.original, v) for b, v in
-            ((Binding(namespace, k), v) for k, v in (values or {}).items())]
-
-
-def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
-    """The Python scalar arguments: positions (0-based) and keyword names, in order."""
-    named = [*enumerate(args), *kwargs.items()]
-    return [key for key, v in named if not is_static(v) and is_static(v, scalars_static=True)]
-
-
-def _helper(found: Found) -> Helper:
-    return Helper(found.name, found.calls, tuple(found.bindings), _why_inline(found),
-                  found.code)
-
-
-def _why_inline(found: Found) -> str | None:
-    qualname = found.code.co_qualname
-    bases = getattr(found.self_type, "__mro__", ())
-    if any(k.__module__.startswith("flax.linen") for k in bases):
-        return ("it is a method of a Flax linen module, which jitmagic does not nest: wrap "
-                "the submodule yourself (`nn.jit(Block)`) to measure that")
-    if found.self_holds_arrays:
-        kind = found.self_type.__name__
-        return (f"its `self`, a `{kind}`, holds arrays but is not a pytree, and a static "
-                f"argument cannot carry arrays, so `self` cannot be passed through `jax.jit`. "
-                f"To nest it, register `{kind}` as a pytree (`jax.tree_util.register_dataclass`"
-                f" or `register_pytree_node_class`), or make it an `eqx.Module`")
-    if not found.bindings:
-        if "<locals>" in qualname:
-            outer = qualname.split(".<locals>")[0]
-            return f"it is re-created on every call of `{outer}`, so no name holds it"
-        return ("no name or class attribute its callers look up holds it (e.g. a lambda in "
-                "a container, or a function held by a `jax.grad(...)` made outside the entry)")
-    for b in found.bindings:
-        if isinstance(b.original, jax.custom_vjp):
-            return "it is a custom_vjp function, whose rules must see it unjitted"
-        if isinstance(b.original, classmethod):
-            return "it is a classmethod"
-    return None
 
 
 def check_nest(nest: Iterable[str] | None, plan: Plan) -> tuple[str, ...] | None:
@@ -473,8 +145,6 @@ def _written(given: str, namespace: dict[str, Any]) -> types.CodeType | None:
     return code_of(value) if value is not None else None
 
 
-# --- variants -------------------------------------------------------------------
-
 #: ``replace(helper, original)`` gives what a binding holds in a variant (None: unchanged).
 Replace = Callable[[Helper, Any], Any]
 
@@ -489,7 +159,7 @@ def make_variant(label: str, plan: Plan, replace: Replace,
             new = replace(h, b.original)
             if new is not None:
                 swaps.append((b, b.original, new))
-    variant.entry = _installing(plan.entry, swaps)
+    variant.entry = installing(plan.entry, swaps)
     return variant
 
 
@@ -553,7 +223,7 @@ def _nnx_method(original: Callable, name: str, ran: set[str]) -> Callable:
     return method
 
 
-def _installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]]) -> Callable:
+def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]]) -> Callable:
     """``fn`` with the swaps in place while it runs, restored after."""
     if not swaps:
         return _named(fn)
@@ -563,7 +233,7 @@ def _installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]]) -> Callable
         with swapped(swaps):
             return fn(*args, **kwargs)
 
-    entry.__name__ = entry.__qualname__ = _short(getattr(fn, "__name__", "entry"))
+    entry.__name__ = entry.__qualname__ = short_name(getattr(fn, "__name__", "entry"))
     return entry
 
 
@@ -596,7 +266,7 @@ def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
 
 def _unjit(value: Any) -> Any:
     """A user's ``jax.jit`` taken off (the plain function it wraps)."""
-    return value.__wrapped__ if _is_user_jit(value) else value
+    return value.__wrapped__ if is_user_jit(value) else value
 
 
 def unjitted(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
@@ -611,11 +281,9 @@ def _descriptor(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
     return wrap(original)
 
 
-def _short(name: str) -> str:
+def short_name(name: str) -> str:
     return name.rsplit(".", 1)[-1].replace("#", "_")
 
-
-# --- jitting a helper faithfully ----------------------------------------------------
 
 def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Callable:
     """``fn`` under a jit that takes its arguments as the program does: array leaves
@@ -677,7 +345,7 @@ def _leaf_program(fn: Callable, name: str, tree: Any, leaves: list,
                          out=[None if i in keep else x for i, x in enumerate(out)])
         return [out[i] for i in keep]
 
-    body.__name__ = body.__qualname__ = _short(name)
+    body.__name__ = body.__qualname__ = short_name(name)
     jitted = jax.jit(body)
 
     def run(arrays):
@@ -701,3 +369,9 @@ def _hashable(x: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def is_user_jit(obj: Any) -> bool:
+    """Whether ``obj`` is a ``jax.jit`` the user wrote (its plain function is ``__wrapped__``)."""
+    return (getattr(obj, "_jit_info", None) is not None
+            and isinstance(getattr(obj, "__wrapped__", None), Callable))
