@@ -247,3 +247,14 @@ def test_vmap_of_a_function_using_array_methods_measures():
     assert rows["vmap(jit(f))"].hlo_instructions > 0
     assert all(not r.error for r in rows.values())
     assert jax.config.jax_enable_x64 is False
+
+
+def test_the_line_form_of_a_sweep_has_no_setup_to_repeat(ip, run_magic):
+    # Only the call ran per value: there is no code of the cell whose side effects repeat.
+    ip.run_cell("import jax.numpy as jnp\ndef sweep_me(x):\n    return x * n_times\n")
+    try:
+        result, _ = run_magic("-o -r 1 -n 1 --quiet --sweep n_times=1,2 sweep_me(jnp.ones(2))")
+    finally:
+        ip.run_cell("del sweep_me, jnp")
+    assert result.sweep is not None and len(result.sweep.points) == 2
+    assert not any("ran 2 times" in w for w in result.warnings)

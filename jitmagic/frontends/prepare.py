@@ -108,7 +108,7 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
             name, values = options.sweep
             result = run_sweep(name, values, lambda v, ck: measure_plan(
                 plan, namespace, options, bindings={name: v}, check=ck), check)
-    notes = [*restored, *_runs_note(result)]
+    notes = [*restored, *_runs_note(plan, result)]
     if options.sweep and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(plan, options.sweep[0]))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
@@ -124,12 +124,12 @@ def _why_unchanged(result: Comparison, reasons: list[str]) -> Comparison:
     return dataclasses.replace(result, warnings=(*kept, *reasons))
 
 
-def _runs_note(result: Comparison) -> list[str]:
+def _runs_note(plan: cellmod.CellPlan, result: Comparison) -> list[str]:
     """How many times the cell's code ran: side effects in it happened that often."""
     values = len(result.sweep.values) if result.sweep else 1
-    if values == 1:
-        return []  # once, as the user expects
-    return [f"the cell ran {values} times (once per sweep value): anything it does besides "
+    if values == 1 or not plan.setup.body:
+        return []  # once, as the user expects; or nothing but the call (the line form)
+    return [f"the {plan.kind} ran {values} times (once per sweep value): anything it does besides "
             f"defining (printing, writing files, counting) happened {values} times"]
 
 
