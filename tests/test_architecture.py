@@ -41,8 +41,8 @@ def test_no_function_takes_more_than_seven_parameters():
 
 
 #: The one allowed upward import: a record shows itself through render.bundle, imported
-#: lazily inside ``__str__`` and ``_repr_mimebundle_`` of ``Comparison`` and ``Lines``.
-ALLOWED_UPWARD = ("jitmagic.render.bundle", ("jitmagic.model.comparison", "jitmagic.model.lines"))
+#: lazily inside ``Shown.__str__`` and ``Shown._repr_mimebundle_``.
+ALLOWED_UPWARD = ("jitmagic.render.bundle", ("jitmagic.model.shown",))
 DISPLAY_LIBRARIES = ("IPython", "matplotlib", "ipywidgets")
 HEADLESS = ("jitmagic.measure", "jitmagic.model")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..measure.discovery import user_file
-from ..measure.entry import entry_name
+from ..measure.entry import check_callable, entry_name
 
 USAGE = """\
 %%jitcompare [options]
@@ -140,7 +140,7 @@ def resolve_call(plan: CellPlan, namespace: dict[str, Any]) -> tuple[Any, tuple,
     func = ast.fix_missing_locations(ast.copy_location(ast.Expression(plan.call.func),
                                                        plan.call))
     fn = eval(compile(func, plan.filename, "eval"), namespace)
-    check_entry(fn, name)
+    check_callable(fn, name)  # before the arguments are evaluated
     capture = ast.Call(func=ast.Name(_CAPTURE, ast.Load()), args=plan.call.args,
                        keywords=plan.call.keywords)
     expr = ast.fix_missing_locations(ast.copy_location(ast.Expression(capture), plan.call))
@@ -150,16 +150,6 @@ def resolve_call(plan: CellPlan, namespace: dict[str, Any]) -> tuple[Any, tuple,
     finally:
         del namespace[_CAPTURE]
     return fn, args, kwargs
-
-
-def check_entry(fn: Any, name: str) -> None:
-    """Refuse entries that ``jax.jit`` cannot treat as one function of arrays."""
-    if isinstance(fn, type):
-        raise CellError(f"the entry `{name}` is a class: call a function (or a method bound to an "
-                        f"instance through a function, e.g. `def f(x): return obj(x)`).")
-    if not callable(fn):
-        raise CellError(f"the entry `{name}` is not a function (it is a {type(fn).__name__}): "
-                        f"end the cell with a call of the function to measure.")
 
 
 def entry_label(plan: CellPlan, fn: Any) -> str:

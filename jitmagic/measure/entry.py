@@ -36,12 +36,7 @@ def resolve_entry(obj: Any, name: str | None = None) -> tuple[Callable, dict | N
     The options are ``{}`` (not None) for an ``eqx.filter_jit`` entry: every non-array
     leaf of its arguments is then static.
     """
-    if isinstance(obj, type):
-        raise InputError(f"the entry `{name or obj.__name__}` is a class: call a function, or "
-                         f"an instance of it (`model = {obj.__name__}(...)`, then `model(x)`).")
-    if not callable(obj):
-        raise InputError(f"the entry `{name}` is not callable (it is a {type(obj).__name__}): "
-                         f"end with a call of the function to measure.")
+    check_callable(obj, name)
     name = name or entry_name(obj)
     if isinstance(obj, types.BuiltinFunctionType | types.BuiltinMethodType):
         raise InputError(
@@ -55,6 +50,16 @@ def resolve_entry(obj: Any, name: str | None = None) -> tuple[Callable, dict | N
     if inner is not None:
         return inner, FILTER, name
     return obj, None, name
+
+
+def check_callable(obj: Any, name: str | None) -> None:
+    """Refuse an entry that is a class or not callable, saying what to write instead."""
+    if isinstance(obj, type):
+        raise InputError(f"the entry `{name or obj.__name__}` is a class: call a function, or "
+                         f"an instance of it (`model = {obj.__name__}(...)`, then `model(x)`).")
+    if not callable(obj):
+        raise InputError(f"the entry `{name}` is not a function (it is a {type(obj).__name__}): "
+                         f"end with a call of the function to measure.")
 
 
 def entry_name(obj: Any) -> str:

@@ -44,6 +44,7 @@ from .conditions import paused_gc
 from .discovery import code_of
 from .entry import plan_entry
 from .runner import Prepared
+from .structure import sub_jaxprs
 from .variants import Plan, build_variant
 
 Key = tuple[str, int]
@@ -245,15 +246,6 @@ def _context(jid: int, callers: dict[int, list[tuple[frozenset[Key], int]]],
         memo[jid] = frozenset().union(*(here | _context(parent, callers, memo)
                                         for here, parent in callers[jid]))
     return memo[jid]
-
-
-def sub_jaxprs(eqn: Any) -> Iterator[Any]:
-    """The jaxprs an equation holds in its parameters (jit, scan, cond branches ...)."""
-    for value in eqn.params.values():
-        for sub in value if isinstance(value, tuple | list) else (value,):
-            inner = getattr(sub, "jaxpr", sub)
-            if hasattr(inner, "eqns"):
-                yield inner
 
 
 class LineHook:

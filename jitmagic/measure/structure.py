@@ -42,7 +42,7 @@ def distinct_jaxprs(jaxpr: Any) -> list[Any]:
             continue
         seen[id(current)] = current
         for eqn in current.eqns:
-            stack.extend(_sub_jaxprs(eqn))
+            stack.extend(sub_jaxprs(eqn))
     return list(seen.values())
 
 
@@ -57,12 +57,12 @@ def count_nested_calls(jaxpr: Any) -> int:
     total = 0
     for eqn in getattr(jaxpr, "eqns", ()):
         total += eqn.primitive.name in ("jit", "pjit")
-        for sub in _sub_jaxprs(eqn):
+        for sub in sub_jaxprs(eqn):
             total += count_nested_calls(sub)
     return total
 
 
-def _sub_jaxprs(eqn: Any) -> Iterator[Any]:
+def sub_jaxprs(eqn: Any) -> Iterator[Any]:
     """The jaxprs an equation holds in its parameters (bodies, branches, rules, callees)."""
     for value in eqn.params.values():
         for sub in value if isinstance(value, tuple | list) else (value,):

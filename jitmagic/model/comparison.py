@@ -32,6 +32,7 @@ from .schema import (
     text,
 )
 from .sharding import Sharding
+from .shown import Shown
 from .stats import Difference, difference, json_number
 from .sweep import Sweep
 from .verdicts import Verdict, comparison_text
@@ -44,7 +45,7 @@ SCHEMA = "jitmagic.comparison/2"
 READABLE = ("jitmagic.comparison/1", SCHEMA)
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Shown):
     """Flat against nested jit for one entry function: the report object."""
 
     entry: str
@@ -137,21 +138,6 @@ class Comparison:
         if where and got.get("sweep"):
             fail(_at(where, "sweep"), "no sweep inside a sweep's point", "a sweep")
         return cls(**got)
-
-    def __str__(self) -> str:
-        from ..render.bundle import text
-
-        return text(self)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """What IPython shows: the bundle the magic displays, chart included (one code path,
-        so a loaded report looks as it did when it was measured)."""
-        from ..render.bundle import repr_mimebundle
-
-        return repr_mimebundle(self, include, exclude)
 
 
 def _at(where: str, key: str) -> str:

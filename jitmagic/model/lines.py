@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .schema import ReportSchemaError
+from .shown import Shown
 from .stats import json_number
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
@@ -167,7 +168,7 @@ class LineTable:
 
 
 @dataclass(frozen=True)
-class Lines:
+class Lines(Shown):
     """Per-line program size of one entry function, flat and nested side by side."""
 
     entry: str
@@ -206,19 +207,6 @@ class Lines:
             for name in ("flat", "nested") if name in d
         }
         return cls(entry, tables)
-
-    def __str__(self) -> str:
-        from ..render.bundle import text
-
-        return text(self)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from ..render.bundle import repr_mimebundle
-
-        return repr_mimebundle(self, include, exclude)
 
 
 def checked_lines(d: Any, where: str) -> Lines:
