@@ -112,6 +112,9 @@ class Sampler:
         except Stop as stop:
             for key, secs in stop.times.items():
                 self.samples[name][key].append(secs)
+            if stop.artefact is not None and name not in self.shape:  # the stages that ran
+                self.shape[name] = self.subjects[name].describe(
+                    Cold(stop.times, stop.artefact.jitted, None, artefact=stop.artefact))
             raise
         except Exception as exc:  # the user's code: reported per row
             self.errors[name] = exc
@@ -183,7 +186,8 @@ class VariantSubject:
         return Cold(run.times, run.jitted, run.output, run.events, artefact=run)
 
     def describe(self, cold: Cold) -> dict[str, Any]:
-        return structure(cold.artefact) | {"jaxpr_text": jaxpr_text(cold.artefact.traced.jaxpr)}
+        return structure(cold.artefact) | {"jaxpr_text": jaxpr_text(cold.artefact.traced.jaxpr)
+                                           if cold.artefact.traced is not None else ""}
 
 
 def variant_sampler(prepared: dict[str, Prepared]) -> Sampler:
@@ -197,15 +201,17 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
     for name, s in runs.subjects.items():
         shape = dict(runs.shape.get(name, {}))
         variant = s.prepared.variant
+        traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
         out[name] = VariantResult(
             name=name,
             samples=runs.samples[name],
-            helpers=variant.nested,
+            # stopped before its trace finished: the helpers it was to nest, as found
+            helpers=variant.nested if traced else variant.planned,
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.pop("jaxpr_text", ""),
             error=runs.describe_failure(name) if name in runs.errors else None,
             notes=tuple(variant.notes),
-            inline=variant.kept_inline,
+            inline=variant.kept_inline if traced else variant.inline,
             **shape,
         )
     return out

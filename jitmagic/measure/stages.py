@@ -28,7 +28,7 @@ import jax
 from .arguments import static_split
 from .conditions import paused_gc
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
-from .stops import POLL_S, Checkpoint
+from .stops import POLL_S, Checkpoint, Stop
 
 AUTORANGE_TARGET_S = 0.2
 
@@ -62,16 +62,24 @@ def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     times: dict[str, float] = {}
     jax.clear_caches()
     jitted = jax.jit(fn, **opts)
-    traced, trace = timed_stage(check, "tracing", times, "trace_s",
-                                lambda: jitted.trace(*args, **kwargs), python=True)
-    lowered, lower = timed_stage(check, "lowering", times, "lower_s", traced.lower, python=True)
-    compiled, comp = timed_stage(check, "XLA compile", times, "compile_s", lowered.compile)
+    made = ColdRun(times, {}, None, None, None, jitted, None)
+    try:  # a stop keeps what the finished stages made, for their structure counts
+        made.traced, trace = timed_stage(check, "tracing", times, "trace_s",
+                                         lambda: jitted.trace(*args, **kwargs), python=True)
+        made.lowered, lower = timed_stage(check, "lowering", times, "lower_s",
+                                          made.traced.lower, python=True)
+        made.compiled, comp = timed_stage(check, "XLA compile", times, "compile_s",
+                                          made.lowered.compile)
+        check.begin("first call", times)
+    except Stop as stop:
+        stop.artefact = made if made.traced is not None else None
+        raise
+    traced, lowered, compiled = made.traced, made.lowered, made.compiled
     events = {
         "trace_s": monitor.seconds(TRACE_EVENT, name, *trace),
         "lower_s": monitor.seconds(LOWER_EVENT, f"jit({name})", *lower),
         "compile_s": monitor.seconds(COMPILE_EVENT, f"jit({name})", *comp),
     }
-    check.begin("first call", times)
     jax.clear_caches()
     jitted = jax.jit(fn, **opts)
     out, _ = timed_stage(check, "first call", times, "first_call_s",

@@ -22,6 +22,16 @@ ABANDON_S = 5.0
 POLL_S = 0.1
 
 
+#: What the second Ctrl-C's ``KeyboardInterrupt`` says.
+ABANDONED = ("a second Ctrl-C: the measurement was abandoned (XLA may keep compiling in "
+             "the background for a few seconds)")
+
+#: Functions that Python calls from a finalizer or the garbage collector, where an
+#: exception raised is printed ("Exception ignored in ...") and dropped, never reaching
+#: the measurement: Ctrl-C there only sets the flag.
+SWALLOWING = ("_xla_gc_callback", "__del__")
+
+
 #: What each stage is called once it has finished (stop reasons say "after trace").
 FINISHED = {"tracing": "trace", "lowering": "lowering", "XLA compile": "XLA compile",
             "first call": "first call", "steady state": "steady state"}
@@ -34,6 +44,9 @@ class Stop(Exception):
         super().__init__(reason)
         self.reason = reason
         self.times = times or {}
+        #: What the stages that finished made (a ``ColdRun`` with traced/lowered set), for
+        #: the structure counts of a stopped variant; None where nothing was made.
+        self.artefact: Any = None
 
 
 class Interrupted(BaseException):
@@ -73,8 +86,11 @@ class Checkpoint:
     _python: bool = False
     _pressed: float | None = None
     _depth: int = 0
+    _abandoned: bool = False  # a second Ctrl-C landed where it could not be raised
 
     def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
+        if self._abandoned:
+            raise KeyboardInterrupt(ABANDONED)
         if self.interrupted:
             raise Stop(f"interrupted by the user after {done}", times)
         if time.perf_counter() > self.deadline:
@@ -83,6 +99,8 @@ class Checkpoint:
 
     def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
         """Inside a long stage (a steady-state loop), between two of its calls: stop now?"""
+        if self._abandoned:
+            raise KeyboardInterrupt(ABANDONED)
         if self.interrupted or time.perf_counter() > self.deadline:
             cause = "interrupted by the user" if self.interrupted else "stopped by --timeout"
             raise Stop(f"{cause} during {stage} of {self.position()}", times)
@@ -175,9 +193,11 @@ class Checkpoint:
         def request_stop(signum: int, frame: Any) -> None:
             now = time.monotonic()
             if self._pressed is not None and now - self._pressed < ABANDON_S:
-                raise KeyboardInterrupt("a second Ctrl-C: the measurement was abandoned")
+                self._abandoned = True
+                if not swallowed_in(frame):
+                    raise KeyboardInterrupt(ABANDONED)
             self._pressed, self.interrupted = now, True
-            if self._python:
+            if self._python and not swallowed_in(frame):
                 raise Interrupted()
 
         previous = signal.signal(signal.SIGINT, request_stop)
@@ -187,3 +207,14 @@ class Checkpoint:
         finally:
             self._depth -= 1
             signal.signal(signal.SIGINT, previous)
+
+
+def swallowed_in(frame: Any) -> bool:
+    """Whether an exception raised in ``frame`` would be printed and dropped by Python
+    (a finalizer, a garbage-collection or weakref callback) instead of reaching the
+    measurement: there Ctrl-C leaves stopping to the next checkpoint."""
+    if frame is None:
+        return False
+    code = frame.f_code
+    return code.co_name in SWALLOWING or code.co_filename.endswith(("weakref.py",
+                                                                     "_weakrefset.py"))

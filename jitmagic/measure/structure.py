@@ -12,17 +12,20 @@ from .stages import ColdRun
 
 
 def structure(run: ColdRun) -> dict[str, Any]:
-    """Counts that explain the timings: equations, nested calls, IR sizes."""
-    jaxpr = run.traced.jaxpr
-    hlo = run.lowered.as_text()
-    return {
-        "jaxpr_eqns": count_equations(jaxpr),
-        "jaxpr_eqns_top": len(jaxpr.eqns),
-        "nested_calls": count_nested_calls(jaxpr),
-        "stablehlo_bytes": len(hlo.encode()),
-        "stablehlo_calls": len(re.findall(r"\bcall @", hlo)),
-        "compiled_calls": len(re.findall(r"\bcall\(", run.compiled.as_text() or "")),
-    }
+    """Counts that explain the timings: equations, nested calls, IR sizes; of a run that
+    stopped early, the counts of the stages that finished (traced, lowered)."""
+    out: dict[str, Any] = {}
+    if run.traced is not None:
+        jaxpr = run.traced.jaxpr
+        out |= {"jaxpr_eqns": count_equations(jaxpr), "jaxpr_eqns_top": len(jaxpr.eqns),
+                "nested_calls": count_nested_calls(jaxpr)}
+    if run.lowered is not None:
+        hlo = run.lowered.as_text()
+        out |= {"stablehlo_bytes": len(hlo.encode()),
+                "stablehlo_calls": len(re.findall(r"\bcall @", hlo))}
+    if run.compiled is not None:
+        out["compiled_calls"] = len(re.findall(r"\bcall\(", run.compiled.as_text() or ""))
+    return out
 
 
 def distinct_jaxprs(jaxpr: Any) -> list[Any]:

@@ -65,6 +65,8 @@ def comparison_text(c: Any, first: Difference) -> str:
     """The verdict on a :class:`~.comparison.Comparison`: first call, then the stages."""
     if not (c.flat.ok and c.nested.ok):
         return "Only one variant ran; see its error below."
+    if not_run(c):
+        return "Stopped before the nested variant ran: nothing to compare."
     if not c.nested.helpers and c.nested.inline:
         n = len(c.nested.inline)
         found = f"{n} helpers of yours were" if n > 1 else "A helper of yours was"
@@ -82,6 +84,12 @@ def comparison_text(c: Any, first: Difference) -> str:
     else:
         lead = f"Nested jit on {helpers}: no measurable difference in the first call ({numbers})"
     return f"{lead}{by_stage(c)}.{noise_note(first, 'first call')}"
+
+
+def not_run(c: Any) -> bool:
+    """Whether measuring stopped before the nested variant finished one trace (its
+    helpers are then those it was to nest, not the ones a trace of it nested)."""
+    return bool(c.stopped) and c.nested.ok and not c.nested.samples.get("trace_s")
 
 
 def by_stage(c: Any) -> str:

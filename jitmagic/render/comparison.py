@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison
+from ..model.verdicts import not_run
 from .format import fmt_ratio, fmt_s
 from .table import (
     Block,
@@ -90,7 +91,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out += partial(c.stopped)
     out += [Image(png, "phases per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
-            Para([verdict(c), f"nested helpers: {', '.join(c.nested.helpers) or 'none'}",
+            Para([verdict(c), _helpers_line(c),
                   _outputs_line(c),
                   f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
@@ -100,6 +101,14 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out += [Details((f"jaxpr, {name} ({_fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
             for name, v in c.variants.items() if v.jaxpr_text]
     return out
+
+
+def _helpers_line(c: Comparison) -> str:
+    """The helpers the nested variant nested; those found, where it never ran."""
+    names = ", ".join(c.nested.helpers) or "none"
+    if not_run(c):
+        return f"helpers found: {names} (not nested: measuring stopped first)"
+    return f"nested helpers: {names}"
 
 
 def text_table(c: Comparison) -> str:
