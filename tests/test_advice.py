@@ -141,6 +141,9 @@ def test_advise_ranks_the_heavy_helper_first(run_magic):
     assert set(first) >= {"helper", "calls", "saving_s", "execute_change_s", "significant"}
     text = cap.outputs[0].data["text/plain"]
     assert "jit `heavy`" in text and "jit `trivial`: no measurable saving" in text
+    # a saving the rule calls measurable is never shown beside a larger "noise"
+    heavy_line = next(ln for ln in text.splitlines() if "jit `heavy`" in ln)
+    assert "noise" not in heavy_line or not first["significant"]
     # The attribution it started from agrees: 24 terms trace far slower than one add.
     a = result.attribution.to_dict()
     by_name = {h["helper"]: h for h in a["helpers"]}
@@ -169,6 +172,24 @@ model(jnp.ones(3))
     assert result.advice.to_dict()["recommended"] == []
     assert result.advice.to_dict()["all_nested_saving_s"] is None
     assert "jit `labelled`: fails under its own jit" in cap.outputs[0].data["text/plain"]
+
+
+def once(x):
+    return jnp.tanh(x) * 3.0
+
+
+def called_once(x):
+    return once(x) + 1.0
+
+
+def test_nothing_to_advise_states_no_saving():
+    result = jitmagic.compare(called_once, jnp.ones(3), repeat=3, number=1, advise=True,
+                              progress=False)
+    assert result.advice.ranked == () and result.advice.not_tried[0].endswith("once")
+    text = str(result)
+    assert "nothing to advise" in text
+    # one unjudged median difference is no saving: no figure is stated
+    assert "nesting every helper" not in text and "saves" not in text
 
 
 def test_advise_needs_repeats_to_measure_noise(run_magic):

@@ -86,7 +86,7 @@ def test_options_reach_the_measurement(tmp_path):
         (SMALL_CELL, ["--sweep", "calls"], "does not name a variable"),
         (SMALL_CELL, ["-r", "0"], "must be at least 1"),
         (SMALL_CELL, ["--in-axes", "0,x"], "'x' is not an axis"),
-        (SMALL_CELL, ["--nest", "nohelper"], "its helpers are layer"),
+        (SMALL_CELL, ["--nest", "nohelper"], "its helpers are `layer`"),
     ],
 )
 def test_bad_input_exits_2_with_a_message(tmp_path, capsys, source, args, message):

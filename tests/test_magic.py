@@ -97,7 +97,7 @@ def test_nest_limits_added_jits(run_magic):
         (FAST, "nosuchfunction(1)\n", "`nosuchfunction` is not defined"),
         (FAST, "f = 3\nf(1)\n", "`f` is not a function"),
         (FAST, "class F:\n    pass\nF()\n", "`F` is a class"),
-        (f"{FAST} --nest nohelper", SMALL_CELL, "its helpers are layer"),
+        (f"{FAST} --nest nohelper", SMALL_CELL, "its helpers are `layer`"),
         ("-r 0", SMALL_CELL, "-r/--repeat must be at least 1"),
         ("-n -1", SMALL_CELL, "-n/--number must be at least 1"),
         ("--bogus", SMALL_CELL, "unrecognized arguments"),

@@ -52,7 +52,7 @@ def test_nest_takes_a_short_name_or_the_name_as_the_call_site_writes_it():
     assert set(plan.helpers) == {"newuser_layers.block", "newuser_layers.dense"}
     assert check_nest(["dense"], plan) == ("newuser_layers.dense",)
     assert check_nest(["L.block"], plan) == ("newuser_layers.block",)
-    with pytest.raises(InputError, match="does not call: its helpers are newuser_layers.block"):
+    with pytest.raises(InputError, match="does not call; its helpers are `newuser_layers.block`"):
         check_nest(["L.nothing"], plan)
 
 

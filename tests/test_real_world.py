@@ -360,8 +360,8 @@ def test_an_active_profiler_keeps_working_and_is_put_back():
 def test_nest_takes_qualified_names():
     r = jitmagic.compare(two_stacks, [jnp.eye(4)], X, nest=["realworld_layers.dense"], **FAST)
     assert r.nested.helpers == ("realworld_layers.dense",) and r.outputs_match is True
-    with pytest.raises(jitmagic.InputError, match="its helpers are realworld_layers.stack, "
-                                                  "realworld_layers.dense"):
+    with pytest.raises(jitmagic.InputError, match="its helpers are `realworld_layers.stack`, "
+                                                  "`realworld_layers.dense`"):
         jitmagic.compare(two_stacks, [jnp.eye(4)], X, nest=["dense2"], **FAST)
 
 

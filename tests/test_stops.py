@@ -153,13 +153,19 @@ def test_ctrl_c_during_the_advice_keeps_a_partial_advice():
                            attribute=True)
     adv = result.advice
     assert adv.stopped.startswith("interrupted by the user after ")
-    assert result.stopped == adv.stopped and result.attribution is not None
+    # the comparison had finished: only the advice is PARTIAL
+    assert result.stopped is None and result.to_dict()["stopped"] is None
+    assert result.stopped_anywhere == adv.stopped and result.attribution is not None
     # stopped before only(layer) had one cold start: no saving is claimed
     assert adv.recommended == () and adv.ranked[0].saving_s is None
     assert len(result.advice.ranked) == 1 and adv.flat_cold_s > 0
     text, html = str(result), result._repr_mimebundle_()["text/html"]
     assert "jit `layer`: not measured enough to judge (measuring stopped)" in text
-    assert f"PARTIAL: {adv.stopped}" in text and "<b>Partial:</b> interrupted" in html
+    assert text.count("PARTIAL") == 1 and "<b>Partial:</b> interrupted" in html
+    assert text.index(f"PARTIAL: {adv.stopped}") > text.index("nested helpers: layer")
+    # a stopped advice concludes nothing: no recommendation, no saving figure
+    assert "no conclusion and no saving" in text
+    assert "nesting every helper" not in text and "saves" not in text
     _says_partial(adv, adv.stopped)
 
 

@@ -192,7 +192,8 @@ def test_nest_limits_added_jits_but_keeps_the_users():
 
 
 def test_unknown_nest_name_lists_the_helpers():
-    with pytest.raises(jitmagic.InputError, match="its helpers are .*middle, leaf"):
+    with pytest.raises(jitmagic.InputError, match="--nest names `nope`, which `top` does not "
+                                                  "call; its helpers are .*middle`, `leaf`"):
         jitmagic.compare(top, jnp.ones(2), nest=["nope"], **FAST)
 
 

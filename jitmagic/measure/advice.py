@@ -131,7 +131,9 @@ def extend(result: Comparison, flat: Prepared, options: Options,
     (``options.advise``, measured with its repeat and number), under ``check``.
 
     Both work on ``flat``, the flat variant's call: where it failed, ``result``
-    gets a warning instead. Where they stop, ``result`` is stopped too.
+    gets a warning instead. A stop during the advice marks the advice PARTIAL (its
+    ``stopped``), not the comparison, which had finished; a stop before any advice was
+    measured (in the attribution trace) leaves no record to mark, so ``result`` is.
     """
     if not (options.attribute or options.advise):
         return result
@@ -147,7 +149,7 @@ def extend(result: Comparison, flat: Prepared, options: Options,
         return dataclasses.replace(result, stopped=stop.reason, warnings=(
             *result.warnings, f"no attribution or advice: {stop.reason}"))
     return dataclasses.replace(result, attribution=attribution if options.attribute else None,
-                               advice=found, stopped=found.stopped if found else None)
+                               advice=found)
 
 
 def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],

@@ -163,7 +163,7 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
         if result.stopped:
             return result
         result = advice.extend(result, flat, options, check)
-    if result.stopped:
+    if result.stopped_anywhere:
         return result
     return add_lines(result, prepared) if options.lines else result
 

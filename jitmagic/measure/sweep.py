@@ -49,7 +49,7 @@ def run_sweep(name: str, values: Sequence[Any],
             except (Stop, Interrupted) as stop:
                 stopped = getattr(stop, "reason", f"interrupted by the user while the code "
                                   f"ran for {name}={value!r}")
-            stopped = stopped or points[-1].stopped
+            stopped = stopped or points[-1].stopped_anywhere
             if stopped:
                 break
     if not points:

@@ -88,6 +88,12 @@ class Comparison(Shown):
         return None if math.isnan(d.ratio) else d.significant
 
     @property
+    def stopped_anywhere(self) -> str | None:
+        """Why this comparison, or the advice measured after it, ended early (None: it
+        did not): once anything stops, nothing after it runs."""
+        return self.stopped or (self.advice.stopped if self.advice is not None else None)
+
+    @property
     def verdict(self) -> Verdict:
         """What nesting did to the first call, explained through the stages."""
         first = self.difference("first_call_s")

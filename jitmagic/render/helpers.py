@@ -47,20 +47,29 @@ def advice_lines(adv: dict[str, Any]) -> list[str]:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv["ranked"], 1):
         lines.append(f"  {i}. {candidate_words(c, cold)}")
-    everything = ("nesting every helper fails" if adv["all_nested_saving_s"] is None
-                  else f"nesting every helper saves {fmt_s(adv['all_nested_saving_s'])}")
-    if adv["recommended"]:
-        names = ",".join(adv["recommended"])
-        lines.append(f"  recommended: --nest {names} saves {fmt_s(adv['recommended_saving_s'])}; "
-                     f"{everything}")
-    else:
-        lines.append(f"  no helper saves measurably on its own; {everything}")
+    lines += conclusion(adv)
     if adv["noise_s"] is not None and adv["noise_s"] > NOISY * cold:
         lines.append(f"  noisy: the noise reached {adv['noise_s'] / cold:.0%} of the cold start; "
                      f"more repeats (-r) or a quieter machine resolve smaller savings")
     if adv["not_tried"]:
         lines.append(f"  not tried (called once): {', '.join(adv['not_tried'])}")
     return lines
+
+
+def conclusion(adv: dict[str, Any]) -> list[str]:
+    """The recommended set and what nesting everything saves: none from a stopped advice
+    (one unfinished pass judges nothing), none where no helper was tried."""
+    if adv.get("stopped"):
+        return ["  no conclusion and no saving: measuring stopped before the rounds finished"]
+    if not adv["ranked"]:
+        return []
+    everything = ("nesting every helper fails" if adv["all_nested_saving_s"] is None
+                  else f"nesting every helper saves {fmt_s(adv['all_nested_saving_s'])}")
+    if adv["recommended"]:
+        names = ",".join(adv["recommended"])
+        return [f"  recommended: --nest {names} saves {fmt_s(adv['recommended_saving_s'])}; "
+                f"{everything}"]
+    return [f"  no helper saves measurably on its own; {everything}"]
 
 
 def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
@@ -77,7 +86,7 @@ def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
         return (f"{name}: no measurable saving (cold start {fmt_s(abs(c['saving_s']))} {change}, "
                 f"within the noise of {fmt_s(c['noise_s'])}){execute}")
     return (f"{name}: saves {fmt_s(c['saving_s'])} of {fmt_s(flat_cold_s)} cold start "
-            f"({c['calls']} calls; noise {fmt_s(c['noise_s'])}){execute}")
+            f"({c['calls']} calls){execute}")
 
 
 def attribution_record(c: Comparison) -> dict[str, Any] | None:
