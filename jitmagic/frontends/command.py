@@ -34,12 +34,16 @@ from .progress import progress_for
 DEMO_HTML = "jitmagic-demo.html"
 
 
+#: The exit status of a measurement abandoned by Ctrl-C (128 + SIGINT, as shells use).
+INTERRUPTED = 130
+
 EXIT_CODES = """\
 exit status:
   0  measured (and every report written)
   1  your code raised (or called sys.exit) before or while it was measured
   2  usage: bad options, or a file that is not a cell-shaped script
   3  cannot write a report (--save, --html): checked before measuring
+  130  abandoned by Ctrl-C (a second one, or one while finding the helpers)
 
 arguments after `--` go to your script as its sys.argv[1:], e.g.
   python -m jitmagic train.py -r 1 -- --steps 10"""
@@ -80,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
         return _status(exc)
+    except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
+        print(f"jitmagic: {exc or 'interrupted: nothing was measured'}", file=sys.stderr)
+        return INTERRUPTED
     print(text(result))
     try:
         write_outputs(result, args)

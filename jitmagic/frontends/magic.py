@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -26,7 +27,7 @@ from ..render.bundle import bundle
 from . import cell as cellmod
 from .output import checked_path, write_report
 from .prepare import measure_source, parse
-from .progress import progress_for
+from .progress import NotebookProgress, progress_for
 
 
 def shared_options(func: Callable) -> Callable:
@@ -71,7 +72,9 @@ class JitCompareMagics(Magics):
                 close(progress)
         except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
-        self._present(result, args)
+        except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
+            raise KeyboardInterrupt(str(exc) or "interrupted: nothing was measured") from None
+        self._present(result, args, progress)
         return result if args.output else None
 
     def _parse_options(self, line: str) -> argparse.Namespace:
@@ -80,8 +83,12 @@ class JitCompareMagics(Magics):
         except ValueError as exc:  # e.g. an unclosed quote
             raise UsageError(f"cannot read the options {line!r}: {exc}") from None
 
-    def _present(self, result: Comparison, args: argparse.Namespace) -> None:
-        display(bundle(result, plot=not args.no_plot), raw=True)
+    def _present(self, result: Comparison, args: argparse.Namespace, progress: Any) -> None:
+        """The result, in the progress display where there is one (so that a saved
+        notebook keeps the result alone), then the ``--vmap`` widget as its own."""
+        data = bundle(result, plot=not args.no_plot)
+        if not (isinstance(progress, NotebookProgress) and progress.show(data)):
+            display(data, raw=True)
         if result.orderings is not None:
             from .widget import ordering_widget
 

@@ -11,6 +11,7 @@ the base namespace. No IPython here.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import time
 import traceback
@@ -21,7 +22,7 @@ from ..errors import InputError, UserCodeError, user_traceback
 from ..measure.entry import binding_swaps
 from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_call
 from ..measure.progress import Draw
-from ..measure.stops import Checkpoint
+from ..measure.stops import Checkpoint, Stop
 from ..measure.sweep import run_sweep
 from ..model.comparison import Comparison
 from ..model.sweep import unchanged, unchanged_warning
@@ -43,10 +44,11 @@ def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
 def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
                  nest: Iterable[str] | None = None,
                  bindings: dict[str, Any] | None = None,
-                 in_axes: Any = None) -> dict[str, Prepared]:
+                 in_axes: Any = None, check: Checkpoint | None = None) -> dict[str, Prepared]:
     """Run the setup once in a scratch copy of ``namespace`` (plus ``bindings``), find the
-    entry's helpers with one discovery trace, and build both variants over that copy
-    (on one example of the call's batch with ``in_axes``)."""
+    entry's helpers with one discovery trace (under ``check``: Ctrl-C stops it, its time
+    counts against ``--timeout``), and build both variants over that copy (on one
+    example of the call's batch with ``in_axes``)."""
     scratch = dict(namespace)
     scratch.update(bindings or {})
     try:
@@ -62,8 +64,9 @@ def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
     # the swept value is set there too while the variants run, then put back.
     swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
-    return prepare_call(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
-                        nest=nest, swaps=swaps, in_axes=in_axes)
+    with check.finding_helpers() if check is not None else contextlib.nullcontext():
+        return prepare_call(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
+                            nest=nest, swaps=swaps, in_axes=in_axes)
 
 
 def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
@@ -85,7 +88,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     itself is the caller's to run, under one ``check`` for all its values.
     """
     start = time.perf_counter() if start is None else start
-    prepared = prepare_cell(plan, namespace, options.nest, bindings, options.in_axes)
+    prepared = prepare_cell(plan, namespace, options.nest, bindings, options.in_axes, check)
     return measure(prepared["flat"].variant.plan.name, prepared, options, start=start,
                    check=check)
 
@@ -103,7 +106,10 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
     check = checkpoint("", options, start, progress)  # measure names the entry
     with library_state_kept(namespace) as restored:
         if options.sweep is None:
-            result = measure_plan(plan, namespace, options, start=start, check=check)
+            try:
+                result = measure_plan(plan, namespace, options, start=start, check=check)
+            except Stop as stop:  # in the discovery trace: there is nothing to show
+                raise KeyboardInterrupt(stop.reason) from None
         else:
             name, values = options.sweep
             result = run_sweep(name, values, lambda v, ck: measure_plan(

@@ -1,7 +1,8 @@
 """Progress as the front ends draw it: a notebook display updated in place, or stderr.
 
-In a notebook (a kernel) one display is updated in place and emptied when the
-result appears, so a saved notebook keeps no progress; in a terminal IPython
+In a notebook (a kernel) one display is updated in place and then turned into the
+result (or emptied where there is none), so a saved notebook keeps exactly the result
+and no progress; in a terminal IPython
 and in ``python -m jitmagic`` progress goes to stderr
 (:class:`~jitmagic.measure.progress.StderrProgress`).
 """
@@ -32,9 +33,16 @@ class NotebookProgress:
             self.handle.update(data, raw=True)
 
     def close(self) -> None:
-        """Empty the display: the result, shown next, is what the cell keeps."""
+        """Empty the display (an error, or nothing measured): the progress is not kept."""
         if self.handle is not None:
             self.handle.update({"text/plain": ""}, raw=True)
+
+    def show(self, data: dict[str, str]) -> bool:
+        """Turn the display into the result ``data``; False where there is no display."""
+        if self.handle is None:
+            return False
+        self.handle.update(data, raw=True)
+        return True
 
 
 def progress_for(options: Options, shell: Any = None) -> NotebookProgress | StderrProgress | None:

@@ -28,7 +28,7 @@ from .progress import Draw, close, drawer
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
-from .stops import Checkpoint
+from .stops import Checkpoint, Stop
 from .variants import Plan, build_variant, check_nest
 
 
@@ -60,15 +60,18 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
-    with option_hints():
-        prepared = prepare_function(fn, args, kwargs, options.nest, in_axes=options.in_axes)
-        entry = prepared["flat"].variant.plan.name
-        draw = drawer(not options.quiet and progress)
-        try:
-            return measure(entry, prepared, options,
-                           check=checkpoint(entry, options, start, draw))
-        finally:
-            close(draw)
+    draw = drawer(not options.quiet and progress)
+    check = checkpoint("", options, start, draw)  # measure names the entry
+    try:
+        with option_hints():
+            with check.finding_helpers():
+                prepared = prepare_function(fn, args, kwargs, options.nest,
+                                            in_axes=options.in_axes)
+            return measure(prepared["flat"].variant.plan.name, prepared, options, check=check)
+    except Stop as stop:  # in the discovery trace: there is nothing to show
+        raise KeyboardInterrupt(stop.reason) from None
+    finally:
+        close(draw)
 
 
 def checkpoint(entry: str, options: Options, start: float,

@@ -32,6 +32,10 @@ ABANDONED = ("a second Ctrl-C: the measurement was abandoned (XLA may keep compi
 SWALLOWING = ("_xla_gc_callback", "__del__")
 
 
+#: Why a measurement stopped by Ctrl-C in its discovery trace holds nothing.
+FINDING = "interrupted while finding your helpers: nothing was measured"
+
+
 #: What each stage is called once it has finished (stop reasons say "after trace").
 FINISHED = {"tracing": "trace", "lowering": "lowering", "XLA compile": "XLA compile",
             "first call": "first call", "steady state": "steady state"}
@@ -125,6 +129,21 @@ class Checkpoint:
         finally:
             self._python = outer
         self._done = FINISHED.get(stage, stage)
+
+    @contextmanager
+    def finding_helpers(self) -> Iterator[None]:
+        """Around the discovery trace, before any stage: Ctrl-C stops it at once
+        (``Stop``: nothing was measured); once it has ended, the first stage stops
+        if the ``--timeout`` deadline has passed (its time counts)."""
+        with self.catching_interrupts():
+            self.at("comparison")  # no variant's row yet (a sweep's last point had one)
+            self.tell("finding helpers")
+            try:
+                with self.mode(python=True):
+                    yield
+            except Interrupted:
+                raise Stop(FINDING) from None
+        self._done = "finding your helpers"
 
     @contextmanager
     def mode(self, python: bool) -> Iterator[None]:

@@ -35,7 +35,7 @@ class Progress:
 
     def line(self) -> str:
         """``jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left``."""
-        head = f"jitcompare {self.entry}" + (f" [{self.point}]" if self.point else "")
+        head = f"jitcompare {self.entry}".rstrip() + (f" [{self.point}]" if self.point else "")
         if self.done:
             return f"{head}: measured in {self.elapsed_s:.1f} s"
         where = self.what if self.what != "comparison" else ""
