@@ -11,6 +11,7 @@ import time
 import jax
 import jax.numpy as jnp
 import pytest
+from support import SMALL_CELL
 
 import jitmagic
 from jitmagic.measure.monitor import COMPILE_EVENT
@@ -196,3 +197,91 @@ def test_ctrl_c_in_a_sweep_keeps_the_values_measured_and_says_partial():
     assert f"PARTIAL: {sweep.stopped}" in text and "<b>Partial:</b> interrupted" in html
     assert Comparison.from_dict(result.to_dict()).sweep.stopped == sweep.stopped
     assert result.to_dict()["sweep"]["stopped"] == sweep.stopped
+
+
+def test_a_stop_before_the_nested_variant_ran_says_so_and_keeps_the_flat_counts():
+    def press(p):
+        if p.row == "flat" and p.stage == "XLA compile":
+            press_ctrl_c()  # lands during the compile: stops after it
+
+    result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=press)
+    assert result.stopped == "interrupted by the user after XLA compile"
+    assert result.verdict.text == "Stopped before the nested variant ran: nothing to compare."
+    text = str(result)
+    assert "helpers found: layer (not nested: measuring stopped first)" in text
+    assert "none could be nested" not in text and "nested helpers: none" not in text
+    # flat traced and lowered before the stop: their counts are kept
+    assert result.flat.jaxpr_eqns > 0 and result.flat.stablehlo_bytes > 0
+    assert result.nested.jaxpr_eqns is None
+
+
+class _Finalized:
+    """Presses Ctrl-C from its finalizer, as JAX's gc callback can be interrupted."""
+
+    def __del__(self):
+        press_ctrl_c()
+
+
+def pressed_in_a_finalizer(x):
+    _Finalized()  # dropped at once: its __del__ runs inside the trace
+    return layer(x)
+
+
+def test_ctrl_c_inside_a_finalizer_is_not_raised_there_but_still_stops(monkeypatch):
+    ignored = []
+    monkeypatch.setattr("sys.unraisablehook", ignored.append)
+    result = jitmagic.compare(pressed_in_a_finalizer, jnp.ones(3), repeat=1, number=1,
+                              progress=lambda p: None)
+    assert ignored == []  # nothing "Exception ignored in ... __del__" to print
+    # the discovery trace saw the press: the flag stops the measurement at its first chance
+    assert result.stopped is not None and result.stopped.startswith("interrupted by the user")
+
+
+def test_ctrl_c_in_the_discovery_trace_stops_with_a_clear_message():
+    def arm(p):
+        if p.stage == "finding helpers":
+            PRESS_AT[0] = PIECES[0] + 3
+
+    with pytest.raises(KeyboardInterrupt, match="^interrupted while finding your helpers: "
+                                                "nothing was measured$"):
+        jitmagic.compare(long_trace, jnp.ones(3), repeat=1, number=1, progress=arm)
+    assert PIECES[0] == PRESS_AT[0]  # the discovery trace stopped at once
+
+
+def test_the_discovery_trace_counts_against_the_timeout():
+    def expire(p, check):
+        if p.stage == "finding helpers":
+            check.deadline = 0.0  # the --timeout passes during the discovery trace
+
+    result = _measure_with_discovery(model, jnp.ones(3), expire, repeat=1, number=1)
+    assert result.stopped == "stopped by --timeout after finding your helpers"
+    assert all(not xs for v in result.variants.values() for xs in v.samples.values())
+
+
+def _measure_with_discovery(fn, x, on_progress, **options):
+    """Discovery and ``measure`` under one checkpoint the progress callback can reach."""
+    opts = Options(**options)
+    check = checkpoint("", opts, time.perf_counter())
+    check.progress = lambda p: on_progress(p, check)
+    with check.finding_helpers():
+        prepared = prepare_function(fn, (x,), {})
+    return measure(fn.__name__, prepared, opts, check=check)
+
+
+def test_the_magic_raises_an_abandon_as_one_line_without_jitmagics_frames(run_magic):
+    def twice(event, secs, **kw):
+        if event == COMPILE_EVENT and kw.get("fun_name") == "jit(model)":
+            press_ctrl_c()
+            press_ctrl_c()
+
+    jax.monitoring.register_event_duration_secs_listener(twice)
+    try:
+        with pytest.raises(KeyboardInterrupt) as info:
+            run_magic("-r 1 -n 1 --no-plot", SMALL_CELL)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(twice)
+    assert str(info.value) == ("a second Ctrl-C: the measurement was abandoned (XLA may keep "
+                               "compiling in the background for a few seconds)")
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    files = [entry.path for entry in info.traceback]
+    assert not any("jitmagic/measure" in str(f) or "jitmagic/model" in str(f) for f in files)

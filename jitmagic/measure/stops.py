@@ -230,10 +230,12 @@ class Checkpoint:
 
 def swallowed_in(frame: Any) -> bool:
     """Whether an exception raised in ``frame`` would be printed and dropped by Python
-    (a finalizer, a garbage-collection or weakref callback) instead of reaching the
-    measurement: there Ctrl-C leaves stopping to the next checkpoint."""
-    if frame is None:
-        return False
-    code = frame.f_code
-    return code.co_name in SWALLOWING or code.co_filename.endswith(("weakref.py",
-                                                                     "_weakrefset.py"))
+    (it runs inside a finalizer, a garbage-collection or weakref callback) instead of
+    reaching the measurement: there Ctrl-C leaves stopping to the next checkpoint."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in SWALLOWING or code.co_filename.endswith(("weakref.py",
+                                                                    "_weakrefset.py")):
+            return True
+        frame = frame.f_back
+    return False
