@@ -175,8 +175,10 @@ def test_interrupt_during_the_execute_loop(run_magic, ip):
 
 def test_timeout_reports_partial_results(run_magic):
     result, cap = run_magic(f"-o {FAST} --timeout 0.000001", SMALL_CELL)
-    assert result.stopped == "stopped by --timeout after trace"
-    assert result.flat.samples["trace_s"] and not result.flat.samples["lower_s"]
+    # the deadline passed in the discovery trace, which counts: no stage starts after it
+    assert result.stopped == "stopped by --timeout after finding your helpers"
+    assert not any(result.flat.samples.values()) and not any(result.nested.samples.values())
+    assert result.verdict.text == "Stopped before the nested variant ran: nothing to compare."
     assert "<b>Partial:</b> stopped by --timeout" in cap.outputs[0].data["text/html"]
 
 
@@ -188,7 +190,7 @@ def test_bad_option_values(run_magic, line):
 
 def test_a_stopped_comparison_measures_no_orderings(run_magic):
     result, _ = run_magic(f"-o {FAST} --vmap --batch 4 --timeout 0.000001", SMALL_CELL)
-    assert result.stopped == "stopped by --timeout after trace"
+    assert result.stopped == "stopped by --timeout after finding your helpers"
     assert result.orderings is None
 
 
@@ -209,6 +211,6 @@ def test_orderings_stop_at_the_deadline():
 def test_a_stopped_sweep_runs_no_further_values(run_magic):
     cell = SMALL_CELL.replace("range(4)", "range(n)")
     result, _ = run_magic(f"-o {FAST} --sweep n=1,2,3 --timeout 0.000001", cell)
-    assert result.stopped == "stopped by --timeout after trace"
+    assert result.stopped == "stopped by --timeout after finding your helpers"
     assert result.sweep.values == (1,)
     assert len(result.sweep.points) == 1
