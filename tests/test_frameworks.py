@@ -4,17 +4,16 @@ taken off in the flat variant."""
 
 from __future__ import annotations
 
+import equinox as eqx  # installed by the test extras; jitmagic itself needs neither
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax import nnx
 
 import jitmagic
 from jitmagic.measure.entry import plan_entry
 from jitmagic.measure.variants import build_variant
-
-eqx = pytest.importorskip("equinox")
-nnx = pytest.importorskip("flax.nnx")
 
 FAST = {"repeat": 1, "number": 1}
 X = jnp.linspace(-1.0, 1.0, 4)
@@ -112,7 +111,7 @@ def test_flax_nnx_module_is_nested_through_nnx_jit(entry):
 
 
 def test_flax_linen_submodules_stay_inline_with_a_note():
-    nn = pytest.importorskip("flax.linen")
+    from flax import linen as nn
 
     class Cell(nn.Module):
         @nn.compact

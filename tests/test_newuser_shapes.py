@@ -195,7 +195,6 @@ def test_a_cell_changing_your_module_or_class_is_put_back_and_said(ip, run_magic
 # --- entries jitted by a framework are named as written ----------------------------
 
 def test_an_entry_under_eqx_filter_jit_is_named_as_written(ip, run_magic):
-    pytest.importorskip("equinox")
     ip.run_cell("import equinox as eqx\nimport jax.numpy as jnp\nimport newuser_layers as L\n"
                 "def eloss(w, x):\n    return L.block(w, x).sum()\n"
                 "ew, ex = jnp.eye(4), jnp.ones(4)")
