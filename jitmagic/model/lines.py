@@ -20,8 +20,6 @@ from .stats import json_number
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"
-#: The row fields, in the order the gutter shows them (text last).
-COUNTS = ("hits", "eqns_own", "eqns_inclusive", "hlo_ops", "trace_s")
 #: A line that ran at least this many times per call of its function while
 #: tracing, and built at least ``LOOP_SHARE`` of the program, is an unrolled loop.
 LOOP_HITS_PER_CALL = 8
