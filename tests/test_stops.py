@@ -4,6 +4,7 @@ stopped says PARTIAL in its text, HTML and JSON."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import signal
 import time
@@ -71,7 +72,9 @@ def test_ctrl_c_during_a_long_trace_stops_inside_that_trace():
     assert result.flat.samples["trace_s"] == [] and result.nested.samples["trace_s"] == []
 
 
-def test_a_second_ctrl_c_abandons_even_during_a_compile():
+@contextlib.contextmanager
+def ctrl_c_twice_during_the_compile_of_model():
+    """Press Ctrl-C twice as soon as JAX reports compiling ``model``'s program."""
     def twice(event, secs, **kw):
         if event == COMPILE_EVENT and kw.get("fun_name") == "jit(model)":
             press_ctrl_c()
@@ -79,10 +82,14 @@ def test_a_second_ctrl_c_abandons_even_during_a_compile():
 
     jax.monitoring.register_event_duration_secs_listener(twice)
     try:
-        with pytest.raises(KeyboardInterrupt):
-            jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
+        yield
     finally:
         jax.monitoring.unregister_event_duration_listener(twice)
+
+
+def test_a_second_ctrl_c_abandons_even_during_a_compile():
+    with ctrl_c_twice_during_the_compile_of_model(), pytest.raises(KeyboardInterrupt):
+        jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
     # the measurement is gone, the process is fine: a new one runs to the end
     assert jitmagic.compare(model, jnp.ones(3), repeat=1, number=1,
                             progress=False).stopped is None
@@ -269,17 +276,9 @@ def _measure_with_discovery(fn, x, on_progress, **options):
 
 
 def test_the_magic_raises_an_abandon_as_one_line_without_jitmagics_frames(run_magic):
-    def twice(event, secs, **kw):
-        if event == COMPILE_EVENT and kw.get("fun_name") == "jit(model)":
-            press_ctrl_c()
-            press_ctrl_c()
-
-    jax.monitoring.register_event_duration_secs_listener(twice)
-    try:
-        with pytest.raises(KeyboardInterrupt) as info:
-            run_magic("-r 1 -n 1 --no-plot", SMALL_CELL)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(twice)
+    with ctrl_c_twice_during_the_compile_of_model(), \
+            pytest.raises(KeyboardInterrupt) as info:
+        run_magic("-r 1 -n 1 --no-plot", SMALL_CELL)
     assert str(info.value) == ("a second Ctrl-C: the measurement was abandoned (XLA may keep "
                                "compiling in the background for a few seconds)")
     assert info.value.__cause__ is None and info.value.__suppress_context__
