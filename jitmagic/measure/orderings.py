@@ -461,16 +461,15 @@ def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: in
 
     Nothing is measured without a batch, or when the comparison itself was
     stopped (interrupted or out of time): it comes back as it was. Orderings
-    that stop make the comparison stopped too, so nothing after them runs.
+    that stop are marked PARTIAL themselves (``orderings.stopped``); the finished
+    comparison is not, and ``Comparison.stopped_anywhere`` keeps what comes after
+    them from running.
     """
     if b is None or comparison.stopped:
         return comparison
     measured = measure_orderings(b, entry=comparison.entry, repeat=repeat, number=number,
                                  deadline=deadline, check=check)
-    result = with_orderings(comparison, measured)
-    if measured.stopped:
-        result = dataclasses.replace(result, stopped=f"orderings: {measured.stopped}")
-    return result
+    return with_orderings(comparison, measured)
 
 
 def with_orderings(comparison: Any, orderings: Orderings) -> Any:

@@ -163,7 +163,7 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
                                                            orderings.ONE_EXAMPLE_NOTE))
         result = orderings.add_orderings(result, batched, repeat=options.repeat,
                                          number=options.number, check=check)
-        if result.stopped:
+        if result.stopped_anywhere:
             return result
         result = advice.extend(result, flat, options, check)
     if result.stopped_anywhere:

@@ -89,9 +89,10 @@ class Comparison(Shown):
 
     @property
     def stopped_anywhere(self) -> str | None:
-        """Why this comparison, or the advice measured after it, ended early (None: it
-        did not): once anything stops, nothing after it runs."""
-        return self.stopped or (self.advice.stopped if self.advice is not None else None)
+        """Why this comparison, or the orderings or advice measured after it, ended early
+        (None: nothing did): once anything stops, nothing after it runs."""
+        parts = (self, self.orderings, self.advice)
+        return next((p.stopped for p in parts if p is not None and p.stopped), None)
 
     @property
     def verdict(self) -> Verdict:
