@@ -57,12 +57,13 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext jitmagic``: register ``%jitcompare`` and ``%%jitcompare``."""
-    from .frontends.magic import JitCompareMagics
+    from .frontends.magic import register
 
-    ipython.register_magics(JitCompareMagics)
+    register(ipython)
 
 
 def unload_ipython_extension(ipython) -> None:
     """``%unload_ext jitmagic``: remove the magics again."""
-    for kind in ("line", "cell"):
-        ipython.magics_manager.magics[kind].pop("jitcompare", None)
+    from .frontends.magic import unregister
+
+    unregister(ipython)

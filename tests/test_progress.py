@@ -171,3 +171,24 @@ def test_a_saved_notebook_keeps_the_result_and_no_progress(tmp_path):
     assert [o.output_type for o in outputs] == ["display_data"]
     assert "jitcompare: model" in outputs[0].data["text/plain"]
     assert "text/html" in outputs[0].data
+
+
+def test_a_cell_returning_its_result_shows_the_report_once(tmp_path):
+    # `-o` makes the magic return the result, which IPython shows as the cell's value:
+    # the report must not appear twice. Assigned, it is not shown by IPython; shown
+    # later on its own, it appears in full.
+    small = SMALL_CELL.rsplit("\n", 2)[0]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"%load_ext jitmagic\n{small}\nx = jnp.ones(16)"),
+                nbformat.v4.new_code_cell("%%jitcompare -o -r 1 -n 1 --no-plot\n" + SMALL_CELL),
+                nbformat.v4.new_code_cell("r = %jitcompare -o -r 1 -n 1 --quiet --no-plot "
+                                          "model(x)"),
+                nbformat.v4.new_code_cell("r")]
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for index in (1, 2, 3):
+        outputs = nb.cells[index].outputs
+        shown = [o for o in outputs
+                 if "jitcompare: model" in o.get("data", {}).get("text/plain", "")]
+        assert len(shown) == 1, (index, [o.output_type for o in outputs])
+    assert nb.cells[1].execution_count is not None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from IPython.display import display
+from IPython.utils.capture import capture_output
 from support import FAST, SMALL_CELL
 
 import jitmagic
@@ -19,7 +21,10 @@ def test_load_round_trips_and_shows_the_same(run_magic, ip, tmp_path):
     assert loaded.to_dict() == json.loads(path.read_text())
     assert loaded.to_dict() == json.loads(json.dumps(result.to_dict()))
     # Displayed as itself, a loaded report is the bundle the magic showed, chart and all.
-    shown, _ = ip.display_formatter.format(loaded)
+    with capture_output() as again:
+        display(loaded)
+    (shown_output,) = again.outputs
+    shown = shown_output.data
     assert shown["text/html"] == cap.outputs[0].data["text/html"]
     assert shown["text/plain"] == cap.outputs[0].data["text/plain"]
     assert 'src="data:image/png;base64,' in shown["text/html"]

@@ -75,7 +75,10 @@ class JitCompareMagics(Magics):
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
             raise KeyboardInterrupt(str(exc) or "interrupted: nothing was measured") from None
         self._present(result, args, progress)
-        return result if args.output else None
+        if not args.output:
+            return None
+        _just_shown.add(id(result))  # so that IPython's display of it does not repeat it
+        return result
 
     def _parse_options(self, line: str) -> argparse.Namespace:
         try:
@@ -99,3 +102,38 @@ class JitCompareMagics(Magics):
             except CannotWriteError as exc:
                 print(f"jitmagic: {exc}", file=sys.stderr)
 
+
+#: Results the magic showed during the cell that is running (by id, as records are not
+#: hashable). A cell ending in ``%%jitcompare -o`` returns the result, which IPython then
+#: displays as the cell's value: :func:`display_comparison` skips it so the report
+#: appears once; after the cell the set is emptied, so ``r`` shown later shows in full.
+_just_shown: set[int] = set()
+
+
+def display_comparison(result: Comparison) -> None:
+    """How IPython displays a ``Comparison`` value: its bundle, unless the magic has
+    shown this very result in the running cell already."""
+    if id(result) in _just_shown:
+        _just_shown.discard(id(result))
+        return
+    display(result._repr_mimebundle_(), raw=True)
+
+
+def _forget_shown(*_: Any) -> None:
+    _just_shown.clear()
+
+
+def register(ipython: Any) -> None:
+    """Register the magics and the display of their results (``%load_ext jitmagic``)."""
+    ipython.register_magics(JitCompareMagics)
+    ipython.display_formatter.ipython_display_formatter.for_type(Comparison, display_comparison)
+    ipython.events.register("post_run_cell", _forget_shown)
+
+
+def unregister(ipython: Any) -> None:
+    """Undo :func:`register` (``%unload_ext jitmagic``)."""
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("jitcompare", None)
+    ipython.display_formatter.ipython_display_formatter.type_printers.pop(Comparison, None)
+    if _forget_shown in ipython.events.callbacks["post_run_cell"]:
+        ipython.events.unregister("post_run_cell", _forget_shown)
