@@ -236,11 +236,6 @@ def misspelt_option(message: str) -> str | None:
         else None
 
 
-def check_options(repeat: int, number: int | None = None, timeout: float | None = None) -> None:
-    """Refuse loop counts and time limits no measurement can run with, before any runs."""
-    Options(repeat=repeat, number=number, timeout=timeout)
-
-
 def split_names(text: str) -> tuple[str, ...]:
     """``"a, b,"`` → ``("a", "b")``: the helper list of ``--nest``."""
     return tuple(n.strip() for n in text.split(",") if n.strip())

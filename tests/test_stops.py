@@ -120,7 +120,7 @@ def _measure_with(fn, x, on_progress, **options):
     opts = Options(**options)
     check = checkpoint(fn.__name__, opts, time.perf_counter())
     check.progress = lambda p: on_progress(p, check)
-    return measure(fn.__name__, prepare_function(fn, (x,), {}), opts, check=check)
+    return measure(prepare_function(fn, (x,), {}), opts, check=check)
 
 
 def _says_partial(record, reason: str) -> None:
@@ -274,7 +274,7 @@ def _measure_with_discovery(fn, x, on_progress, **options):
     check.progress = lambda p: on_progress(p, check)
     with check.finding_helpers():
         prepared = prepare_function(fn, (x,), {})
-    return measure(fn.__name__, prepared, opts, check=check)
+    return measure(prepared, opts, check=check)
 
 
 def test_the_magic_raises_an_abandon_as_one_line_without_jitmagics_frames(run_magic):

@@ -89,7 +89,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     """
     start = time.perf_counter() if start is None else start
     prepared = prepare_cell(plan, namespace, options.nest, bindings, options.in_axes, check)
-    return measure(prepared["flat"].variant.plan.name, prepared, options, start=start,
+    return measure(prepared, options, start=start,
                    check=check)
 
 

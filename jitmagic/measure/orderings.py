@@ -28,7 +28,7 @@ import jax.numpy as jnp
 
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, OrderingRow, Orderings
-from ..options import check_options
+from ..options import Options
 from .arguments import is_static
 from .conditions import frozen_heap, paused_gc, persistent_cache_off
 from .monitor import COMPILE_EVENT, Monitor
@@ -357,7 +357,7 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
     the measurement's own checkpoint) stops after the current call; what was
     measured is kept, the programs are not compared, and ``stopped`` says why.
     """
-    check_options(repeat, number)
+    Options(repeat=repeat, number=number)  # refused before anything runs
     runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
     monitor = Monitor()
     check = check or Checkpoint(deadline=deadline, entry=entry)

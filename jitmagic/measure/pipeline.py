@@ -67,7 +67,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             with check.finding_helpers():
                 prepared = prepare_function(fn, args, kwargs, options.nest,
                                             in_axes=options.in_axes)
-            return measure(prepared["flat"].variant.plan.name, prepared, options, check=check)
+            return measure(prepared, options, check=check)
     except Stop as stop:  # in the discovery trace: there is nothing to show
         raise KeyboardInterrupt(stop.reason) from None
     finally:
@@ -136,7 +136,7 @@ def globals_of(fn: Callable) -> dict[str, Any]:
     return found
 
 
-def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
+def measure(prepared: dict[str, Prepared], options: Options, *,
             start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     """``run_comparison``, then what the options add: with ``vmap`` the orderings of
     the flat entry on a batch (checked before anything is timed); with
@@ -145,6 +145,7 @@ def measure(entry: str, prepared: dict[str, Prepared], options: Options, *,
     after it starts and the result says where it stopped. With ``lines`` the
     per-source-line table of both variants. ``options.sweep``
     is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured."""
+    entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = time.perf_counter() if start is None else start
     check = check or checkpoint(entry, options, start)
     check.entry = check.entry or entry

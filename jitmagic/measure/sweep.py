@@ -82,7 +82,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     def one(value: Any, check: Checkpoint) -> Comparison:
         prepared = prepare_function(fn, args, kwargs, options.nest, bindings={name: value},
                                     in_axes=options.in_axes)
-        return measure(prepared["flat"].variant.plan.name, prepared, options, check=check)
+        return measure(prepared, options, check=check)
 
     draw = drawer(not options.quiet and progress)
     try:
