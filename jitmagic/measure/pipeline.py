@@ -123,8 +123,8 @@ def prepare_plan(plan: Plan, nest: Iterable[str] | None = None,
     """The flat and nested variants of a planned entry, ready to measure (``batch``: the
     call's own arguments where ``plan.args`` is one example of them)."""
     nest = check_nest(nest, plan)
-    return {v: Prepared(build_variant(v, plan, nest), plan.args, plan.kwargs, plan.entry,
-                        batch=batch) for v in VARIANTS}
+    return {v: Prepared(build_variant(v, plan, nest), plan.args, plan.kwargs, batch=batch)
+            for v in VARIANTS}
 
 
 def globals_of(fn: Callable) -> dict[str, Any]:

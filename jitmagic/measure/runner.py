@@ -31,10 +31,6 @@ class Prepared:
     variant: Variant
     args: tuple
     kwargs: dict[str, Any]
-    #: The user's entry and the namespace it was found in: attribution and advice
-    #: build variants of their own from them.
-    fn: Callable | None = None
-    namespace: dict[str, Any] | None = None
     #: With ``--in-axes``: the call's own arguments, a batch; ``args`` is one example of it.
     batch: tuple | None = None
 
