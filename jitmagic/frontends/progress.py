@@ -27,7 +27,6 @@ class NotebookProgress:
         if self.handle is None:
             from IPython.display import display  # the command never needs IPython
 
-
             self.handle = display(data, raw=True, display_id=True)
         else:
             self.handle.update(data, raw=True)
