@@ -8,9 +8,9 @@ from typing import Any
 import jax
 
 from ..errors import InputError
-from .discovery import SCALARS as _SCALARS
-from .discovery import holds_arrays as _holds_arrays
-from .discovery import is_array as _is_array
+from .arrays import SCALARS as _SCALARS
+from .arrays import holds_arrays as _holds_arrays
+from .arrays import is_array as _is_array
 
 
 def is_static(value: Any, scalars_static: bool = False) -> bool:

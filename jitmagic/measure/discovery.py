@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jax
-import numpy as np
+
+from .arrays import holds_arrays
 
 _SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _CELL_PREFIXES = ("<jitcompare-cell-", "<ipython-input-")
@@ -243,24 +244,6 @@ def code_of(value: Any) -> types.CodeType | None:
         inner = getattr(value, "__wrapped__", None)
         value = inner if inner is not None else getattr(value, "fun", None)
     return None
-
-
-SCALARS = (bool, int, float, complex)
-
-
-def is_array(x: Any) -> bool:
-    """A JAX or NumPy array, a NumPy scalar, or a tracer of one."""
-    return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.core.Tracer))
-
-
-def holds_arrays(x: Any) -> bool:
-    """An ordinary object (not a pytree) with arrays among its attributes."""
-    if is_array(x) or isinstance(x, (*SCALARS, str, types.FunctionType, type)):
-        return False
-    attrs = getattr(x, "__dict__", None)
-    if not isinstance(attrs, dict) or jax.tree_util.tree_leaves(x) != [x]:
-        return False
-    return any(is_array(leaf) for v in attrs.values() for leaf in jax.tree_util.tree_leaves(v))
 
 
 def _checkpointed(fn: types.FunctionType) -> bool:

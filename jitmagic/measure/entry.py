@@ -16,8 +16,8 @@ import jax
 
 from ..errors import InputError
 from .arguments import check_arguments, is_static, static_split
+from .arrays import is_array as _is_array
 from .discovery import Binding, Found, discover
-from .discovery import is_array as _is_array
 from .variants import FILTER, JIT_OPTIONS, Helper, Plan, installing, is_user_jit, short_name
 
 #: What tracing raises when a traced Python scalar is used as a Python value.

@@ -31,9 +31,9 @@ from typing import Any
 import jax
 
 from ..errors import InputError
+from .arrays import holds_arrays as _holds_arrays
+from .arrays import is_array as _is_array
 from .discovery import Binding, code_of
-from .discovery import holds_arrays as _holds_arrays
-from .discovery import is_array as _is_array
 
 JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
                "inline", "keep_unused")
