@@ -17,7 +17,8 @@ import pytest
 import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.entry import plan_entry
-from jitmagic.measure.variants import build_variant, check_nest
+from jitmagic.measure.nest_names import check_nest
+from jitmagic.measure.variants import build_variant
 from jitmagic.model.comparison import PHASES, Comparison, VariantResult
 from jitmagic.render.comparison import text_table
 

@@ -43,11 +43,12 @@ from .attribution import attribute_call
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import plan_entry
 from .monitor import Monitor
+from .plan import Plan
 from .progress import Draw, close, drawer
 from .runner import Prepared, variant_sampler
 from .stages import cold_run
 from .stops import Checkpoint, Stop
-from .variants import Plan, nest_only
+from .variants import nest_only
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8

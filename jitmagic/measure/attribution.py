@@ -29,8 +29,10 @@ from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
 from .conditions import frozen_heap, paused_gc
 from .entry import plan_entry
+from .inner_jit import unjitted
+from .plan import Plan
 from .stops import Checkpoint, Stop
-from .variants import Plan, make_variant, unjitted
+from .variants import make_variant
 
 
 class CallClock:

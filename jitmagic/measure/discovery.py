@@ -35,55 +35,12 @@ from typing import Any
 import jax
 
 from .arrays import holds_arrays
+from .bindings import Binding
 
 _SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _CELL_PREFIXES = ("<jitcompare-cell-", "<ipython-input-")
 _NOT_FUNCTIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
 _JITMAGIC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-#: What a binding held where the key did not exist.
-MISSING = object()
-
-
-@dataclass(frozen=True, eq=False)
-class Binding:
-    """One place a helper is looked up: a key of a namespace dict, or a class attribute."""
-
-    owner: Any  # dict (globals) or type
-    key: str
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Binding) and self.owner is other.owner
-                and self.key == other.key)
-
-    def __hash__(self) -> int:
-        return hash((id(self.owner), self.key))
-
-    @property
-    def original(self) -> Any:
-        """What the place held when the helper was found (a class's raw ``__dict__`` entry)."""
-        if isinstance(self.owner, dict):
-            return self.owner.get(self.key, MISSING)
-        return vars(self.owner).get(self.key, MISSING)
-
-    def set(self, value: Any) -> None:
-        """Hold ``value``; :data:`MISSING` removes the key."""
-        if value is MISSING:
-            if isinstance(self.owner, dict):
-                self.owner.pop(self.key, None)
-            else:
-                delattr(self.owner, self.key)
-        elif isinstance(self.owner, dict):
-            self.owner[self.key] = value
-        else:
-            setattr(self.owner, self.key, value)
-
-    @property
-    def where(self) -> str:
-        if isinstance(self.owner, dict):
-            return f"global `{self.key}` of {self.owner.get('__name__', 'a namespace')}"
-        return f"attribute `{self.key}` of class `{self.owner.__qualname__}`"
 
 
 @dataclass

@@ -17,8 +17,10 @@ import jax
 from ..errors import InputError
 from .arguments import check_arguments, is_static, static_split
 from .arrays import is_array as _is_array
-from .discovery import Binding, Found, discover
-from .variants import FILTER, JIT_OPTIONS, Helper, Plan, installing, is_user_jit, short_name
+from .bindings import Binding, installing, short_name
+from .discovery import Found, discover
+from .inner_jit import is_user_jit
+from .plan import FILTER, JIT_OPTIONS, Helper, Plan
 
 #: What tracing raises when a traced Python scalar is used as a Python value.
 _SCALAR_ERRORS = (TypeError, IndexError)

@@ -43,9 +43,10 @@ from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, Line
 from .conditions import paused_gc
 from .discovery import code_of
 from .entry import plan_entry
+from .plan import Plan
 from .runner import Prepared
 from .structure import sub_jaxprs
-from .variants import Plan, build_variant
+from .variants import build_variant
 
 Key = tuple[str, int]
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

@@ -24,12 +24,14 @@ from .conditions import frozen_heap, persistent_cache_off
 from .entry import binding_swaps, plan_entry, user_globals
 from .lines import add_lines
 from .monitor import CACHE_HIT_EVENT, Monitor
+from .nest_names import check_nest
+from .plan import Plan
 from .progress import Draw, close, drawer
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
 from .stops import Checkpoint, Stop
-from .variants import Plan, build_variant, check_nest
+from .variants import build_variant
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,

@@ -18,10 +18,10 @@ from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
+from .plan import Variant
 from .stages import cold_run, steady_timer, time_per_call
 from .stops import Checkpoint, Interrupted, Stop
 from .structure import jaxpr_text, structure
-from .variants import Variant
 
 
 @dataclass(frozen=True)

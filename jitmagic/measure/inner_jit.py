@@ -1,0 +1,146 @@
+"""The jit a helper gets in the nested variant: one that takes its arguments as the
+program does (array leaves traced, the rest static), ``nnx.jit`` for NNX methods, and
+the user's own jit recognised and taken off."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+from .arrays import holds_arrays as _holds_arrays
+from .arrays import is_array as _is_array
+from .bindings import short_name
+
+
+def is_nnx_class(owner: Any) -> bool:
+    """A Flax NNX module class: its methods must be jitted by ``nnx.jit`` (graph state)."""
+    return isinstance(owner, type) and any(
+        k.__name__ == "Module" and k.__module__ == "flax.nnx.module" for k in owner.__mro__)
+
+
+def nnx_method(original: Callable, name: str, ran: set[str]) -> Callable:
+    """A plain function calling ``nnx.jit(original)``: assigned as the class attribute
+    itself, ``nnx.jit``'s wrapper would not bind ``self`` (Flax 0.12)."""
+    from flax import nnx
+
+    jitted = nnx.jit(original)
+
+    @functools.wraps(original)
+    def method(self, *args, **kwargs):
+        ran.add(name)
+        return jitted(self, *args, **kwargs)
+
+    method.__dict__.pop("__wrapped__", None)
+    return method
+
+
+def unjit(value: Any) -> Any:
+    """A user's ``jax.jit`` taken off (the plain function it wraps)."""
+    return value.__wrapped__ if is_user_jit(value) else value
+
+
+def unjitted(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
+    """``wrap`` applied to a bound value with any user jit taken off (a timer, say)."""
+    return descriptor(unjit(original), wrap)
+
+
+def descriptor(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
+    """``wrap`` applied to a bound value, keeping a ``staticmethod`` a staticmethod."""
+    if isinstance(original, staticmethod | classmethod):
+        return type(original)(wrap(original.__func__))
+    return wrap(original)
+
+
+def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Callable:
+    """``fn`` under a jit that takes its arguments as the program does: array leaves
+    traced, every other leaf static (keyed by type and value), non-array outputs passed
+    around the jit. Calls it cannot take faithfully run inline, with a note why.
+
+    The result is a plain function, so that a class attribute holding it binds ``self``.
+    """
+    programs: dict[Any, Callable] = {}
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+        traced = [i for i, x in enumerate(leaves) if _is_array(x)]
+        key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not _is_array(x)))
+        why = _why_not_jit(leaves, traced, key)
+        if why:
+            _note_once(notes, f"`{name}` stays inline for calls {why}")
+            return fn(*args, **kwargs)
+        if key not in programs:
+            programs[key] = _leaf_program(fn, name, tree, leaves, traced)
+        ran.add(name)
+        return programs[key]([leaves[i] for i in traced])
+
+    call.__dict__.pop("__wrapped__", None)
+    return call
+
+
+def _why_not_jit(leaves: list, traced: list[int], key: Any) -> str | None:
+    for x in leaves:
+        if _holds_arrays(x):
+            return (f"on a `{type(x).__name__}` holding arrays that is not a pytree (a "
+                    "static argument cannot carry arrays, so jit cannot take it)")
+    if not traced:
+        return "that pass no array (nothing to trace)"
+    try:
+        hash(key)
+    except TypeError:
+        bad = next((x for x in leaves if not (_is_array(x) or _hashable(x))), None)
+        return (f"with a `{type(bad).__name__}` argument that holds no array and is not "
+                "hashable (it can be neither traced nor static)")
+    return None
+
+
+def _leaf_program(fn: Callable, name: str, tree: Any, leaves: list,
+                  traced: list[int]) -> Callable:
+    """A jit of ``fn`` over the traced leaves only; the others are fixed in the closure."""
+    fixed = [None if i in traced else x for i, x in enumerate(leaves)]
+    out_shape: dict[str, Any] = {}
+
+    def body(arrays):
+        full = list(fixed)
+        for i, a in zip(traced, arrays, strict=True):
+            full[i] = a
+        args, kwargs = jax.tree_util.tree_unflatten(tree, full)
+        out, out_tree = jax.tree_util.tree_flatten(fn(*args, **kwargs))
+        keep = [i for i, x in enumerate(out) if _is_array(x)]
+        out_shape.update(tree=out_tree, keep=keep,
+                         out=[None if i in keep else x for i, x in enumerate(out)])
+        return [out[i] for i in keep]
+
+    body.__name__ = body.__qualname__ = short_name(name)
+    jitted = jax.jit(body)
+
+    def run(arrays):
+        results = jitted(arrays)
+        full = list(out_shape["out"])
+        for i, r in zip(out_shape["keep"], results, strict=True):
+            full[i] = r
+        return jax.tree_util.tree_unflatten(out_shape["tree"], full)
+
+    return run
+
+
+def _note_once(notes: list[str] | None, note: str) -> None:
+    if notes is not None and note not in notes:
+        notes.append(note)
+
+
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def is_user_jit(obj: Any) -> bool:
+    """Whether ``obj`` is a ``jax.jit`` the user wrote (its plain function is ``__wrapped__``)."""
+    return (getattr(obj, "_jit_info", None) is not None
+            and isinstance(getattr(obj, "__wrapped__", None), Callable))

@@ -1,0 +1,54 @@
+"""``--nest`` names resolved to the helpers found: as named, by last part, or as written."""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Iterable
+from typing import Any
+
+from ..errors import InputError
+from .discovery import code_of
+from .plan import Plan
+
+
+def check_nest(nest: Iterable[str] | None, plan: Plan) -> tuple[str, ...] | None:
+    """``--nest`` names as the helpers' own names (``mylayers.dense``), each given as that
+    name, its last dotted part (``dense``) or as the call site writes it (``L.dense``);
+    a name that is unknown, ambiguous, or names a helper that cannot be nested is refused."""
+    if nest is None:
+        return None
+    resolved = tuple(_nest_name(n, plan) for n in nest)
+    for given, name in zip(nest, resolved, strict=True):
+        why = plan.helpers[name].why_inline
+        if why:
+            shown = name if given == name else f"{given} (`{name}`)"
+            raise InputError(f"--nest {shown}: this helper cannot be nested: {why}.")
+    return resolved
+
+
+def _nest_name(given: str, plan: Plan) -> str:
+    if given in plan.helpers:
+        return given
+    short = given.rsplit(".", 1)[-1]
+    written = _written(given, plan.namespace)
+    matches = [n for n, h in plan.helpers.items()
+               if (written is not None and h.code is written)
+               or ("." not in given and n.rsplit(".", 1)[-1] == short)]
+    if len(matches) == 1:
+        return matches[0]
+    listed = ", ".join(f"`{n}`" for n in plan.helpers) or "none found"
+    if matches:
+        raise InputError(f"--nest {given} could be any of {', '.join(matches)}: write one of "
+                         f"these names.")
+    raise InputError(f"--nest names `{given}`, which `{plan.name}` does not call; its "
+                     f"helpers are {listed}.")
+
+
+def _written(given: str, namespace: dict[str, Any]) -> types.CodeType | None:
+    """The code of what ``given`` (``L.block``, ``MLP.layer``) names in ``namespace``."""
+    head, *rest = given.split(".")
+    value = namespace.get(head)
+    for part in rest:
+        value = inspect.getattr_static(value, part, None) if value is not None else None
+    return code_of(value) if value is not None else None

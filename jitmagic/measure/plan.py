@@ -1,0 +1,80 @@
+"""The records a variant is built from: the helpers found, the planned entry, a variant."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bindings import Binding
+from .inner_jit import is_user_jit
+
+JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+               "inline", "keep_unused")
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A user function the discovery trace called from user code."""
+
+    name: str
+    calls: int
+    bindings: tuple[Binding, ...]
+    #: Why it cannot get a jit of its own (None: it can).
+    why_inline: str | None = None
+    #: Its code (how ``--nest`` matches a name as the call site writes it).
+    code: types.CodeType | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def user_jitted(self) -> bool:
+        return any(is_user_jit(b.original) for b in self.bindings)
+
+
+@dataclass
+class Plan:
+    """The entry resolved, how the outer jit takes its arguments, and its helpers."""
+
+    entry: Callable
+    name: str
+    helpers: dict[str, Helper]
+    jit_options: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    #: The arguments the variants take: the call's own, or (for an ``eqx.filter_jit``
+    #: entry) its array leaves alone, the other leaves fixed in ``entry``.
+    args: tuple = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The globals of the user's entry function: where ``--nest L.block`` looks up ``L``.
+    namespace: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Variant:
+    """One way to run the entry: its bindings swapped in while it runs."""
+
+    name: str
+    entry: Callable
+    planned: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    jit_options: dict[str, Any] = field(default_factory=dict)
+    plan: Plan | None = None
+    ran: set[str] = field(default_factory=set)
+    #: Helpers found that this variant keeps inline because they cannot be nested.
+    inline: tuple[str, ...] = ()
+
+    @property
+    def nested(self) -> tuple[str, ...]:
+        """The helpers whose jit really ran (a binding nobody looked up nests nothing)."""
+        return tuple(n for n in self.planned if n in self.ran)
+
+    @property
+    def kept_inline(self) -> tuple[str, ...]:
+        """The helpers it meant to nest but could not: refused up front, or never jitted
+        because no call could pass through a jit (the notes say why)."""
+        return (*self.inline, *(n for n in self.planned if n not in self.ran))
+
+
+#: The options of an entry whose arguments are filtered leaf by leaf (``eqx.filter_jit``).
+FILTER: dict[str, Any] = {"filter": True}
+
+
