@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.measure import orderings
+from jitmagic.measure import batches, orderings
 from jitmagic.measure.outputs import OutputCheck, compare_outputs
 from jitmagic.measure.structure import count_equations
 
@@ -144,7 +144,7 @@ def test_vmap_maps_a_list_of_weight_tuples_with_a_prefix_in_axes():
 
 def test_in_axes_as_a_tree_prefix_per_argument():
     params = {"w": jnp.ones((5, 3, 2)), "b": jnp.zeros(2)}
-    b = orderings.prepare_batch(affine, (params, jnp.ones(3)), {},
+    b = batches.prepare_batch(affine, (params, jnp.ones(3)), {},
                                 in_axes=({"w": 0, "b": None}, None))
     assert b.batch == 5 and not b.built
 
@@ -170,14 +170,14 @@ def test_a_bad_in_axes_in_the_magic_is_a_usage_error(run_magic):
 
 def test_a_vmap_that_would_not_fit_in_memory_names_a_batch_that_does(monkeypatch):
     x = jnp.ones(1000, jnp.float32)  # 4 kB an example, 4 kB an output
-    monkeypatch.setattr(orderings, "available_memory", lambda: 200_000)
+    monkeypatch.setattr(batches, "available_memory", lambda: 200_000)
     with pytest.raises(InputError, match=r"--batch (\d+) or smaller") as refused:
-        orderings.prepare_batch(jnp.sin, (x,), {}, batch=64)
+        batches.prepare_batch(jnp.sin, (x,), {}, batch=64)
     fits = int(refused.value.args[0].split("--batch ")[1].split()[0])
     assert 1 <= fits < 64
-    assert orderings.prepare_batch(jnp.sin, (x,), {}, batch=fits).args[0].shape == (fits, 1000)
+    assert batches.prepare_batch(jnp.sin, (x,), {}, batch=fits).args[0].shape == (fits, 1000)
     with pytest.raises(InputError):
-        orderings.prepare_batch(jnp.sin, (x,), {}, batch=fits + 1)
+        batches.prepare_batch(jnp.sin, (x,), {}, batch=fits + 1)
 
 
 def _discussion_functions():

@@ -18,7 +18,7 @@ import jax
 from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
 from ..options import Options, misspelt_option, split_options
-from . import advice, orderings
+from . import advice, batches, orderings
 from .arguments import check_arguments
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import binding_swaps, plan_entry, user_globals
@@ -113,7 +113,7 @@ def prepare_call(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     call's arguments are a batch: the variants run on one example of it (index 0 along
     each mapped axis, so code written for one example works), the batch is kept for the
     orderings."""
-    example = args if in_axes is None else orderings.one_example(args, in_axes)
+    example = args if in_axes is None else batches.one_example(args, in_axes)
     plan = plan_entry(fn, example, kwargs, name, nest, swaps)
     if plan.args is not example:  # the entry took its arguments apart (eqx, NNX): as they are
         plan, example = plan_entry(fn, args, kwargs, name, nest, swaps), args
@@ -157,13 +157,13 @@ def measure(prepared: dict[str, Prepared], options: Options, *,
     batched = None
     if options.vmap:
         call = flat.args if flat.batch is None else flat.batch
-        batched = orderings.prepare_batch(flat.variant.entry, call, flat.kwargs,
+        batched = batches.prepare_batch(flat.variant.entry, call, flat.kwargs,
                                           batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
         result = run_comparison(entry, prepared, options, start=start, check=check)
         if flat.batch is not None:
             result = dataclasses.replace(result, warnings=(*result.warnings,
-                                                           orderings.ONE_EXAMPLE_NOTE))
+                                                           batches.ONE_EXAMPLE_NOTE))
         result = orderings.add_orderings(result, batched, repeat=options.repeat,
                                          number=options.number, check=check)
         if result.stopped_anywhere:

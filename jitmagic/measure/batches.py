@@ -1,0 +1,252 @@
+"""The batch the orderings map over: one example stacked, or the user's batch under
+``--in-axes``, checked (batchable, memory) before anything is built or timed."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from ..errors import InputError, UserCodeError, user_traceback
+from .arguments import is_static
+
+DEFAULT_BATCH = 64
+
+
+#: Outputs alive at once while the orderings are measured: the reference
+#: ordering's (kept for the comparison), the current one's cold output, and a
+#: steady-state call's.
+OUTPUTS_KEPT = 3
+
+
+@dataclass(frozen=True)
+class Batched:
+    """The entry bound to its static arguments, ready to map: ``fn(*args)`` under ``in_axes``."""
+
+    fn: Callable
+    args: tuple
+    in_axes: int | tuple[Any, ...]
+    batch: int
+    built: bool  # True: jitmagic stacked one example; False: the user's batch
+    requested: Any = 0  # in_axes as the user wrote them (for the report)
+
+
+def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
+                  batch: int | None = None, in_axes: Any = None) -> Batched:
+    """Check the call can be batched as asked and build the batch; ``InputError`` if not.
+
+    Without ``in_axes`` the call's arguments are one example: every array
+    leaf (arguments may be pytrees: dicts, lists of tuples, NamedTuples) is
+    stacked ``batch`` times along a new leading axis. With ``in_axes`` they
+    already are a batch, mapped as ``jax.vmap`` would, pytree prefixes
+    included. Non-array arguments (Python numbers, strings, ...) are bound,
+    not mapped. Everything is checked, memory included, before anything is
+    built or measured.
+    """
+    if batch is not None and batch < 1:
+        raise InputError(f"--batch must be at least 1, not {batch}")
+    if in_axes is not None and batch is not None:
+        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
+                         "already are one. Use one of them.")
+    if kwargs:
+        held = all(is_static(v, scalars_static=True) for v in kwargs.values())
+        fn = functools.partial(fn, **kwargs) if held else _refuse_array_kwargs(kwargs)
+    static = [is_static(a, scalars_static=True) for a in args]
+    if all(static):
+        raise InputError("--vmap needs an array argument to batch, but the call passes none: "
+                         "call the function with an array, e.g. `f(jnp.ones((32, 32)))`.")
+    bound = _bind_static(fn, args, static)
+    arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
+                                                                           strict=True) if not s)
+    if in_axes is None:
+        n, axes = DEFAULT_BATCH if batch is None else batch, 0
+        shaped = tuple(jax.tree_util.tree_map(
+            lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), a) for a in arrays)
+    else:
+        axes = _array_axes(in_axes, static)
+        n, shaped = _batch_size(arrays, axes, static), arrays
+    out = _check_traces(bound, shaped, axes)
+    check_memory(_nbytes(shaped) if in_axes is None else 0, _nbytes(out), n, in_axes is None)
+    if in_axes is not None:
+        return Batched(bound, arrays, axes, n, False, in_axes)
+    stacked = tuple(jax.tree_util.tree_map(lambda x: jnp.stack([x] * n), a) for a in arrays)
+    return Batched(bound, stacked, 0, n, True)
+
+
+#: What a comparison with ``--in-axes`` says about its flat and nested variants.
+ONE_EXAMPLE_NOTE = ("flat/nested measured on one example: index 0 of the batch along each "
+                    "mapped axis (--in-axes); the orderings on the whole batch")
+
+
+def one_example(args: tuple, in_axes: Any) -> tuple:
+    """The call's arguments with index 0 taken along each mapped axis of ``in_axes``
+    (``jax.vmap``'s, pytree prefixes included): the one example the flat and nested
+    variants run on, since the arguments themselves are a batch. Arguments mapped
+    with None, and those that hold no array, are unchanged."""
+    static = [is_static(a, scalars_static=True) for a in args]
+    axes = _array_axes(in_axes, static)
+    arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
+                                                                           strict=True) if not s)
+    _batch_size(arrays, axes, static)  # checks every mapped axis exists, with one length
+    per_arg = iter(axes if isinstance(axes, tuple) else (axes,) * len(arrays))
+    out = list(args)
+    positions = [i for i, s in enumerate(static) if not s]
+    for i, arg in zip(positions, arrays, strict=True):
+        pairs = _leaf_axes(arg, next(per_arg), f"argument {i + 1}")
+        leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax in pairs]
+        out[i] = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(arg), leaves)
+    return tuple(out)
+
+
+def _refuse_array_kwargs(kwargs: dict[str, Any]) -> Callable:
+    names = ", ".join(k for k, v in kwargs.items() if not is_static(v, scalars_static=True))
+    raise InputError(f"--vmap maps positional arguments only, but {names} is passed by keyword "
+                     "with an array: pass it positionally.")
+
+
+def _bind_static(fn: Callable, args: tuple, static: list[bool]) -> Callable:
+    """``fn`` as a function of its array arguments only (the others are fixed)."""
+    positions = [i for i, s in enumerate(static) if not s]
+
+    @functools.wraps(fn)
+    def bound(*arrays):
+        full = list(args)
+        for i, a in zip(positions, arrays, strict=True):
+            full[i] = a
+        return fn(*full)
+
+    bound.__dict__.pop("__wrapped__", None)
+    return bound
+
+
+def _array_axes(in_axes: Any, static: list[bool]) -> int | tuple[Any, ...]:
+    """The user's ``in_axes`` restricted to the array arguments (others must be None)."""
+    if isinstance(in_axes, int):
+        return in_axes
+    if not isinstance(in_axes, tuple | list):
+        raise InputError(f"--in-axes {in_axes!r}: give one axis for every argument (e.g. 0) "
+                         "or a tuple with one entry (an axis, None, or a tree of them) per "
+                         "positional argument, as jax.vmap's in_axes.")
+    if len(in_axes) != len(static):
+        raise InputError(f"--in-axes gives {len(in_axes)} axes but the call has {len(static)} "
+                         f"positional argument(s): write one axis (or None) per argument, "
+                         f"e.g. `--in-axes {','.join(['0'] + ['None'] * (len(static) - 1))}`.")
+    for i, (axis, s) in enumerate(zip(in_axes, static, strict=True)):
+        if s and axis is not None:
+            raise InputError(f"--in-axes maps argument {i + 1} along axis {axis}, but it holds "
+                             "no array: write None for it.")
+    axes = tuple(a for a, s in zip(in_axes, static, strict=True) if not s)
+    if all(a is None for a in jax.tree_util.tree_leaves(axes)):
+        raise InputError("--in-axes maps no array argument: give at least one an axis, "
+                         "e.g. `--in-axes 0`.")
+    return axes
+
+
+def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None]]:
+    """Every array leaf of one argument with the axis ``spec`` maps it along.
+
+    ``spec`` is an axis, None, or a tree prefix of the argument (as ``jax.vmap``
+    reads it); one that does not fit is an ``InputError`` naming the argument.
+    """
+    pairs: list[tuple[Any, int | None]] = []
+
+    def collect(axis: Any, sub: Any) -> None:
+        if axis is not None and not isinstance(axis, int):
+            raise InputError(f"--in-axes for {label} holds {axis!r}, which is not an axis: "
+                             "use an integer or None.")
+        pairs.extend((leaf, axis) for leaf in jax.tree_util.tree_leaves(sub))
+
+    try:
+        jax.tree_util.tree_map(collect, spec, arg, is_leaf=lambda x: x is None)
+    except InputError:
+        raise
+    except (ValueError, TypeError, KeyError):
+        raise InputError(f"--in-axes for {label} is {spec!r}, which does not fit its structure "
+                         f"{jax.tree_util.tree_structure(arg)}: give one axis for the whole "
+                         "argument, or a tree of that structure (or a prefix of it) with an "
+                         "axis or None at each leaf.") from None
+    return pairs
+
+
+def _batch_size(arrays: tuple, axes: int | tuple, static: list[bool]) -> int:
+    """The mapped axis' length, the same for every mapped leaf; ``InputError`` otherwise."""
+    per_arg = axes if isinstance(axes, tuple) else (axes,) * len(arrays)
+    labels = [f"argument {i + 1}" for i, s in enumerate(static) if not s]
+    sizes: dict[int, str] = {}
+    for a, spec, label in zip(arrays, per_arg, labels, strict=True):
+        for leaf, axis in _leaf_axes(a, spec, label):
+            if axis is None:
+                continue
+            if not -leaf.ndim <= axis < leaf.ndim:
+                raise InputError(f"--in-axes maps {label} (an array of shape "
+                                 f"{tuple(leaf.shape)}) along axis {axis}, which it does not "
+                                 f"have: use an axis from {-leaf.ndim} to {leaf.ndim - 1}.")
+            sizes.setdefault(leaf.shape[axis], f"{label} (shape {tuple(leaf.shape)}, axis {axis})")
+    if len(sizes) > 1:
+        lengths = "; ".join(f"{where} has length {n}" for n, where in sizes.items())
+        raise InputError(f"--in-axes maps axes of different lengths: {lengths}. The batch axis "
+                         "must have the same length in every mapped argument.")
+    if not sizes:
+        raise InputError("--in-axes maps no array: give at least one array an axis, "
+                         "e.g. `--in-axes 0`.")
+    (size,) = sizes
+    if size < 1:
+        raise InputError("--in-axes maps an axis of length 0: there is nothing to batch.")
+    return size
+
+
+def _check_traces(fn: Callable, args: tuple, in_axes: Any) -> Any:
+    """Trace ``vmap(f)`` abstractly, so a function that cannot be batched fails before
+    timing; the output's shapes and dtypes."""
+    try:
+        return jax.eval_shape(jax.vmap(fn, in_axes=in_axes), *args)
+    except Exception as exc:
+        raise UserCodeError("--vmap: the function cannot be batched as asked (jax.vmap(f) "
+                            f"raised):\n{user_traceback(exc)}") from None
+
+
+def _nbytes(tree: Any) -> int:
+    """Bytes of every array (or shape-and-dtype) leaf of ``tree``."""
+    return sum(math.prod(leaf.shape) * jnp.dtype(leaf.dtype).itemsize
+               for leaf in jax.tree_util.tree_leaves(tree) if hasattr(leaf, "dtype"))
+
+
+def available_memory() -> int:
+    """Bytes of memory the system can give now without swapping."""
+    import psutil
+
+    return psutil.virtual_memory().available
+
+
+def check_memory(arg_bytes: int, out_bytes: int, batch: int, built: bool) -> None:
+    """Refuse a batch whose arrays would need more than half the available memory.
+
+    The estimate counts what measuring the orderings creates: the stacked
+    arguments (when jitmagic builds the batch) and :data:`OUTPUTS_KEPT`
+    outputs alive at once. The refusal names the largest batch that fits.
+    """
+    need = arg_bytes + OUTPUTS_KEPT * out_bytes
+    limit = available_memory() // 2
+    if need <= limit:
+        return
+    fits = int(limit // max(need / batch, 1))
+    what = "--batch" if built else "a mapped axis of length"
+    advice = (f"use {what} {fits} or smaller" if fits >= 1
+              else "even a batch of 1 does not fit: use smaller arguments")
+    raise InputError(f"--vmap with a batch of {batch} would need about {_fmt_bytes(need)} "
+                     f"({_fmt_bytes(arg_bytes)} of batched arguments and {OUTPUTS_KEPT} outputs "
+                     f"of {_fmt_bytes(out_bytes)}), more than half of the "
+                     f"{_fmt_bytes(limit * 2)} of memory available: {advice}.")
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
