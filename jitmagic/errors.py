@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import traceback
 
 import jax
 
-_JAX_DIR = os.path.dirname(jax.__file__)
-_OWN_DIR = os.path.dirname(__file__)
+from .usercode import user_file
 
 
 class InputError(ValueError):
@@ -21,7 +19,7 @@ class UserCodeError(RuntimeError):
 
 def user_traceback(exc: BaseException) -> str:
     """``exc`` formatted with only the user's frames (no JAX, no jitmagic internals)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f.filename)]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     lines = traceback.format_list(frames)
     head = "Traceback (your code):\n" if frames else ""
     text = head + "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc))
@@ -31,13 +29,8 @@ def user_traceback(exc: BaseException) -> str:
 
 def innermost_function(exc: BaseException) -> str | None:
     """The name of the user's function in which ``exc`` was raised."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f.filename)]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     return frames[-1].name if frames else None
-
-
-def _is_user_frame(filename: str) -> bool:
-    return not (filename.startswith(_JAX_DIR) or filename.startswith(_OWN_DIR)
-                or "/jaxlib/" in filename or filename.startswith("<frozen"))
 
 
 def _hint(exc: BaseException) -> str | None:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..measure.discovery import user_file
 from ..measure.entry import check_callable, entry_name
+from ..usercode import user_file
 
 USAGE = """\
 %%jitcompare [options]

@@ -21,7 +21,7 @@ from typing import Any
 
 import jax
 
-from ..measure.discovery import user_file
+from ..usercode import user_file
 
 #: The modules whose names a cell most often patches (``jnp.sin = ...``).
 WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")

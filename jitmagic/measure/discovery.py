@@ -22,11 +22,9 @@ code object), and any profiler that was active is put back afterwards.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 import sys
-import sysconfig
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,13 +32,12 @@ from typing import Any
 
 import jax
 
+from ..usercode import PACKAGE_DIR, user_file
 from .arrays import holds_arrays
 from .bindings import Binding
 
 _SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-_CELL_PREFIXES = ("<jitcompare-cell-", "<ipython-input-")
 _NOT_FUNCTIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
-_JITMAGIC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclass
@@ -55,25 +52,6 @@ class Found:
     self_type: type | None = None
     #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
     self_holds_arrays: bool = False
-
-
-def user_file(filename: str) -> bool:
-    """Whether code in ``filename`` is the user's: a cell, or a file outside the
-    interpreter's own libraries and jitmagic."""
-    if filename.startswith(_CELL_PREFIXES):
-        return True
-    if filename.startswith("<"):
-        return False  # <string> (dataclass, NamedTuple methods), <frozen ...>
-    path = os.path.abspath(filename)
-    return not any(path.startswith(p) for p in _library_dirs())
-
-
-@functools.lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    dirs |= {sys.prefix, sys.base_prefix, sys.exec_prefix, _JITMAGIC_DIR}
-    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
 
 
 class Recorder:
@@ -106,7 +84,7 @@ class Recorder:
         if name in _NOT_FUNCTIONS:  # comprehensions, module bodies: part of their caller
             return False
         if code.co_qualname in self.extra or name in self.extra:
-            return not os.path.abspath(code.co_filename).startswith(_JITMAGIC_DIR)
+            return not os.path.abspath(code.co_filename).startswith(PACKAGE_DIR)
         return user_file(code.co_filename)
 
     def _record(self, frame: types.FrameType, code: types.CodeType) -> None:

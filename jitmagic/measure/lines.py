@@ -23,10 +23,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import linecache
-import os
 import re
 import sys
-import sysconfig
 import time
 import types
 from collections import Counter
@@ -40,6 +38,7 @@ from jax._src import source_info_util
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.comparison import VARIANTS, Comparison
 from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
+from ..usercode import sourceless, user_file
 from .conditions import paused_gc
 from .discovery import code_of
 from .entry import plan_entry
@@ -49,9 +48,6 @@ from .structure import sub_jaxprs
 from .variants import build_variant
 
 Key = tuple[str, int]
-_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_LIBRARY_DIRS = tuple({p for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib"),
-                                   sysconfig.get_path("stdlib")) if p})
 
 
 def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
@@ -144,9 +140,8 @@ class UserCode:
         known = self.codes.get(code)
         if known is None:
             name = code.co_filename
-            known = _user_path(name)
-            if known and namespace is not None and name.startswith("<"):
-                known = _user_namespace(namespace)
+            known = user_file(name) or (sourceless(name) and (
+                namespace is None or _user_namespace(namespace)))
             self.codes[code] = known
         return known
 
@@ -182,13 +177,6 @@ class UserCode:
         return tuple(out)
 
 
-def _user_path(name: str) -> bool:
-    """Whether a file name is neither JAX's, the standard library's, a package's nor ours."""
-    return not (name.startswith(_OWN_DIR) or name.startswith("<frozen")
-                or not source_info_util.is_user_filename(name)
-                or any(name.startswith(d) for d in _LIBRARY_DIRS))
-
-
 def _user_namespace(namespace: dict[str, Any]) -> bool:
     """Whether globals belong to the user: not a library module's, not a namedtuple's.
 
@@ -199,7 +187,7 @@ def _user_namespace(namespace: dict[str, Any]) -> bool:
     module = sys.modules.get(label)
     if module is None or getattr(module, "__dict__", None) is not namespace:
         return not label.startswith("namedtuple_")
-    return _user_path(getattr(module, "__file__", None) or "<")
+    return user_file(getattr(module, "__file__", None) or "<")
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:

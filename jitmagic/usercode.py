@@ -1,0 +1,49 @@
+"""What counts as the user's code: the one rule that discovery, ``--lines`` and the
+tracebacks jitmagic shows all follow.
+
+Code is the user's when its file is a notebook or ``%%jitcompare`` cell, or a
+real file outside the interpreter's standard library, its site-packages and
+jitmagic itself (a local ``mylayers.py`` is the user's; JAX, NumPy, IPython,
+Equinox are not). Code with no file of its own (``<string>``: ``exec``, the
+methods ``dataclasses`` and ``NamedTuple`` generate) is not, unless a caller
+that knows its globals says otherwise (:func:`sourceless`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import sysconfig
+
+#: File names IPython and jitmagic give the cells they compile.
+CELL_PREFIXES = ("<jitcompare-cell-", "<ipython-input-")
+
+PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+
+
+def user_file(filename: str) -> bool:
+    """Whether code in ``filename`` is the user's: a cell, or a file outside the
+    interpreter's own libraries and jitmagic."""
+    if filename.startswith(CELL_PREFIXES):
+        return True
+    if filename.startswith("<"):
+        return False  # <string> (dataclass, NamedTuple methods), <frozen ...>
+    path = os.path.abspath(filename)
+    return not any(path.startswith(p) for p in library_dirs())
+
+
+def sourceless(filename: str) -> bool:
+    """Code compiled from a string (``<string>``, ``<lambda>``): whose it is depends on
+    the globals it runs in, not on its file name."""
+    return (filename.startswith("<") and not filename.startswith(CELL_PREFIXES)
+            and not filename.startswith("<frozen"))
+
+
+@functools.lru_cache(maxsize=1)
+def library_dirs() -> tuple[str, ...]:
+    """The interpreter's standard library and package folders, and jitmagic's own."""
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= {sys.prefix, sys.base_prefix, sys.exec_prefix, PACKAGE_DIR}
+    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
