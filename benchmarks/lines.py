@@ -18,13 +18,10 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jitmagic.measure.lines import (
-    LineHook,
-    UserCode,
-    build_rows,
-    count_equations,
-    count_hlo_ops,
-)
+from jitmagic.measure.line_counts import UserCode, count_equations
+from jitmagic.measure.line_hook import LineHook
+from jitmagic.measure.lines import build_rows
+from jitmagic.measure.mlir_locations import count_hlo_ops
 
 STEPS = 1
 

@@ -199,7 +199,8 @@ def test_orderings_stop_at_the_deadline():
 
     import jax.numpy as jnp
 
-    from jitmagic.measure.orderings import measure_orderings, prepare_batch
+    from jitmagic.measure.batches import prepare_batch
+    from jitmagic.measure.orderings import measure_orderings
 
     b = prepare_batch(lambda x: jnp.sin(x).sum(), (jnp.ones(3),), {}, batch=4)
     o = measure_orderings(b, repeat=2, number=2, deadline=time.perf_counter())

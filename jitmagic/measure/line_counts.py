@@ -1,0 +1,134 @@
+"""Which frames are the user's, and jaxpr equations counted per user source line
+(own and inclusive, each distinct sub-jaxpr once): the counts ``--lines`` shows."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from jax._src import source_info_util
+
+from ..model.lines import FunctionSpan
+from ..usercode import sourceless, user_file
+from .structure import sub_jaxprs
+
+Key = tuple[str, int]
+
+
+class UserCode:
+    """Which frames are the user's, and the source line each one points at (cached)."""
+
+    def __init__(self, entry_code: types.CodeType):
+        self.entry_code = entry_code
+        self.codes: dict[types.CodeType, bool] = {}
+        self._frames: dict[tuple[types.CodeType, int], Key | None] = {}
+        self._stacks: dict[Any, tuple[Key, ...]] = {}
+
+    def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
+        """Whether ``code`` is the user's, decided once per code object.
+
+        Code without a source file (``<string>``: ``exec``, NamedTuple and
+        dataclass methods) is the user's when its globals (``namespace``, where
+        the frame is at hand) are not a library module's.
+        """
+        known = self.codes.get(code)
+        if known is None:
+            name = code.co_filename
+            known = user_file(name) or (sourceless(name) and (
+                namespace is None or _user_namespace(namespace)))
+            self.codes[code] = known
+        return known
+
+    def stack(self, traceback: Any) -> tuple[Key, ...]:
+        """The user lines on a traceback, innermost first, cut at the entry's frame."""
+        if traceback is None:
+            return ()
+        cached = self._stacks.get(traceback)
+        if cached is None:
+            cached = self._stacks[traceback] = tuple(self._walk(*traceback.raw_frames()))
+        return cached
+
+    def _walk(self, codes: list, lastis: list) -> Iterator[Key]:
+        for code, lasti in zip(codes, lastis, strict=True):
+            if self.is_user(code):
+                key = self._frames.get((code, lasti))
+                if key is None:
+                    line = source_info_util.raw_frame_to_frame(code, lasti).start_line
+                    key = self._frames[(code, lasti)] = (code.co_filename, line)
+                yield key
+            if code is self.entry_code:
+                return
+
+    def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
+        """The user functions seen, with their line ranges and fresh calls."""
+        calls = calls or Counter()
+        out = []
+        for code, user in self.codes.items():
+            if user:
+                last = max((ln for _, _, ln in code.co_lines() if ln), default=code.co_firstlineno)
+                out.append(FunctionSpan(code.co_qualname, code.co_filename,
+                                        code.co_firstlineno, last, calls[code]))
+        return tuple(out)
+
+
+def _user_namespace(namespace: dict[str, Any]) -> bool:
+    """Whether globals belong to the user: not a library module's, not a namedtuple's.
+
+    A notebook's namespace is called ``__main__`` but is not the dict of
+    ``sys.modules["__main__"]`` (the kernel's launcher): it is the user's.
+    """
+    label = str(namespace.get("__name__"))
+    module = sys.modules.get(label)
+    if module is None or getattr(module, "__dict__", None) is not namespace:
+        return not label.startswith("namedtuple_")
+    return user_file(getattr(module, "__file__", None) or "<")
+
+
+def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
+    """(own, inclusive) equation counts per user line, each distinct sub-jaxpr once.
+
+    A sub-jaxpr's *context* is the user lines of every equation that calls it
+    (and their own context): inside a nested jit, equations carry only the
+    helper's frames, so its callers' lines are added for the inclusive count.
+    An equation with no user frame of its own (a ``fori_loop``'s counter, a
+    library's internals) is owned by the user line that called the library:
+    that of the equation holding its jaxpr, so the own counts add up to
+    every equation.
+    """
+    callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
+    owner: dict[int, Key | None] = {id(jaxpr): None}
+    order = [jaxpr]
+    for j in order:
+        for eqn in j.eqns:
+            stack = user.stack(eqn.source_info.traceback)
+            for sub in sub_jaxprs(eqn):
+                if id(sub) not in callers:
+                    callers[id(sub)] = []
+                    owner[id(sub)] = stack[0] if stack else owner[id(j)]
+                    order.append(sub)
+                callers[id(sub)].append((frozenset(stack), id(j)))
+    context: dict[int, frozenset[Key]] = {}
+    for j in order:
+        _context(id(j), callers, context)
+    own: Counter = Counter()
+    inclusive: Counter = Counter()
+    for j in order:
+        for eqn in j.eqns:
+            stack = user.stack(eqn.source_info.traceback)
+            line = stack[0] if stack else owner[id(j)]
+            if line is not None:
+                own[line] += 1
+            inclusive.update(set(stack) | context[id(j)] | ({line} - {None}))
+    return own, inclusive
+
+
+def _context(jid: int, callers: dict[int, list[tuple[frozenset[Key], int]]],
+             memo: dict[int, frozenset[Key]]) -> frozenset[Key]:
+    """The user lines of every equation that (transitively) calls jaxpr ``jid``."""
+    if jid not in memo:
+        memo[jid] = frozenset().union(*(here | _context(parent, callers, memo)
+                                        for here, parent in callers[jid]))
+    return memo[jid]
