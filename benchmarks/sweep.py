@@ -15,7 +15,7 @@ import argparse
 import builtins
 
 from jitmagic.frontends.prepare import measure_source, parse
-from jitmagic.measure.progress import StderrProgress
+from jitmagic.frontends.stderr_progress import StderrProgress
 from jitmagic.model.comparison import PHASE_LABELS, PHASES, VARIANTS
 from jitmagic.model.sweep import exponents
 from jitmagic.options import Options

@@ -20,11 +20,9 @@ source lines build the program.
 from __future__ import annotations
 
 from .errors import InputError, UserCodeError
-from .measure.advice import advise
+from .frontends.api import advise, compare, sweep
 from .measure.attribution import attribute
 from .measure.lines import lines
-from .measure.pipeline import compare
-from .measure.sweep import sweep
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult

@@ -18,8 +18,8 @@ from nbclient import NotebookClient
 from support import SMALL_CELL
 
 import jitmagic
+from jitmagic.frontends.stderr_progress import StderrProgress
 from jitmagic.measure import stages
-from jitmagic.measure.progress import StderrProgress
 from jitmagic.model.progress import Progress
 
 ROOT = Path(__file__).parent.parent

@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.progress import close
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTIONS, Options
 from ..render.bundle import html_document, text
 from . import demo
+from .notebook_progress import progress_for
 from .output import checked_path, write_report
 from .prepare import measure_source, parse
-from .progress import progress_for
+from .stderr_progress import close
 
 DEMO_HTML = "jitmagic-demo.html"
 

@@ -19,15 +19,15 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.progress import close
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTIONS, Options
 from ..render.bundle import bundle
 from . import cell as cellmod
+from .notebook_progress import NotebookProgress, progress_for
 from .output import checked_path, write_report
 from .prepare import measure_source, parse
-from .progress import NotebookProgress, progress_for
+from .stderr_progress import close
 
 
 def shared_options(func: Callable) -> Callable:

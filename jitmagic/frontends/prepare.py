@@ -21,10 +21,10 @@ from typing import Any
 from ..errors import InputError, UserCodeError, user_traceback
 from ..measure.entry import binding_swaps
 from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_call
-from ..measure.progress import Draw
 from ..measure.stops import Checkpoint, Stop
 from ..measure.sweep import run_sweep
 from ..model.comparison import Comparison
+from ..model.progress import Draw
 from ..model.sweep import unchanged, unchanged_warning
 from ..options import Options
 from . import cell as cellmod

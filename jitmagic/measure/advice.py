@@ -37,6 +37,7 @@ from ..errors import InputError, UserCodeError
 from ..model.advice import Advice, Candidate
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
+from ..model.progress import Draw
 from ..model.stats import FASTER, Difference, difference
 from ..options import Options
 from .attribution import attribute_call
@@ -44,7 +45,6 @@ from .conditions import frozen_heap, persistent_cache_off
 from .entry import plan_entry
 from .monitor import Monitor
 from .plan import Plan
-from .progress import Draw, close, drawer
 from .runner import Prepared, variant_sampler
 from .stages import cold_run
 from .stops import Checkpoint, Stop
@@ -110,20 +110,16 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, repeat: int 
 
 
 def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | None = None,
-           progress: bool | Draw = True, **kwargs: Any) -> Advice:
+           progress: Draw | None = None, **kwargs: Any) -> Advice:
     """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``.
 
-    ``progress`` as :func:`jitmagic.compare`'s: on stderr, off with ``False``."""
+    ``progress`` as :func:`~jitmagic.measure.pipeline.compare`'s."""
     check_repeat(repeat)
     plan = plan_entry(fn, args, kwargs)
-    draw = drawer(progress)
-    check = Checkpoint(entry=plan.name, progress=draw)
-    try:
-        with check.catching_interrupts():
-            return advise_call(plan, plan.args, plan.kwargs, repeat=repeat, number=number,
-                               check=check)
-    finally:
-        close(draw)
+    check = Checkpoint(entry=plan.name, progress=progress)
+    with check.catching_interrupts():
+        return advise_call(plan, plan.args, plan.kwargs, repeat=repeat, number=number,
+                           check=check)
 
 
 def extend(result: Comparison, flat: Prepared, options: Options,

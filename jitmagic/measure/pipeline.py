@@ -17,6 +17,7 @@ import jax
 
 from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
+from ..model.progress import Draw
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
 from .arguments import check_arguments
@@ -26,7 +27,6 @@ from .lines import add_lines
 from .monitor import CACHE_HIT_EVENT, Monitor
 from .nest_names import check_nest
 from .plan import Plan
-from .progress import Draw, close, drawer
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
@@ -35,7 +35,7 @@ from .variants import build_variant
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
-            progress: bool | Draw = True, **kwargs: Any) -> Comparison:
+            progress: Draw | None = None, **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
     ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a
@@ -51,8 +51,8 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
     ``advise`` add per-helper trace times and measured advice. ``options`` is a
     ready :class:`~jitmagic.options.Options` the keywords then override.
-    ``progress`` (on stderr by default) is off with ``False`` (or ``quiet=True``);
-    a callable gets each :class:`~jitmagic.model.progress.Progress` instead.
+    ``progress``, where given, gets each :class:`~jitmagic.model.progress.Progress`
+    (``jitmagic.compare`` draws it on stderr).
     Every other keyword goes to ``fn``: an entry keyword argument named like an
     option (or ``options``, ``progress``) cannot be passed here: wrap the entry. For a
     sweep, call :func:`jitmagic.sweep`.
@@ -62,8 +62,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
-    draw = drawer(not options.quiet and progress)
-    check = checkpoint("", options, start, draw)  # measure names the entry
+    check = checkpoint("", options, start, progress)  # measure names the entry
     try:
         with option_hints():
             with check.finding_helpers():
@@ -72,8 +71,6 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             return measure(prepared, options, check=check)
     except Stop as stop:  # in the discovery trace: there is nothing to show
         raise KeyboardInterrupt(stop.reason) from None
-    finally:
-        close(draw)
 
 
 def checkpoint(entry: str, options: Options, start: float,

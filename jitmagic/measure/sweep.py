@@ -7,7 +7,7 @@ cell runs, measures flat against nested for each, and returns the last value's
 Growth exponents are derived from the points' medians (a least-squares line on
 log-log axes), never stored.
 
-No IPython and no matplotlib here: progress goes to a callback (stderr by default).
+No IPython and no matplotlib here: progress goes to a callback the caller gives.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 
 from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
+from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
 from .pipeline import checkpoint, measure, option_hints, prepare_function
-from .progress import Draw, close, drawer
 from .stops import Checkpoint, Interrupted, Stop
 
 
@@ -65,7 +65,7 @@ def run_sweep(name: str, values: Sequence[Any],
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
-          progress: bool | Draw = True, options: Options | None = None,
+          progress: Draw | None = None, options: Options | None = None,
           **kwargs: Any) -> Comparison:
     """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
     bound to the value (set in that module's namespace while it runs, then put back).
@@ -73,8 +73,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     Takes ``compare``'s option keywords (``repeat``, ``nest``, ``vmap``, ``batch``,
     ``in_axes``, ``attribute``, ``advise``, ``timeout`` for the whole sweep, ...),
     measured at every value; other keywords go to ``fn``. ``progress`` as
-    ``compare``'s: on stderr, ``False`` for silence, or a callable that gets each
-    :class:`~jitmagic.model.progress.Progress`. Returns what ``--sweep`` returns.
+    :func:`~jitmagic.measure.pipeline.compare`'s. Returns what ``--sweep`` returns.
     """
     start = time.perf_counter()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
@@ -84,9 +83,5 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
                                     in_axes=options.in_axes)
         return measure(prepared, options, check=check)
 
-    draw = drawer(not options.quiet and progress)
-    try:
-        with option_hints():
-            return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, draw))
-    finally:
-        close(draw)
+    with option_hints():
+        return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, progress))

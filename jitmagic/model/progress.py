@@ -7,6 +7,7 @@ Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -45,3 +46,7 @@ class Progress:
         left = f", ~{self.left_s:.0f} s left" if self.left_s is not None else ""
         parts = [p for p in (where, self.stage) if p]
         return f"{head}: {' · '.join(parts)} · {self.elapsed_s:.1f} s elapsed{left}"
+
+
+#: What draws progress: called with each :class:`Progress` (front ends supply one).
+Draw = Callable[[Progress], None]

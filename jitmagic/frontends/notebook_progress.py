@@ -4,16 +4,16 @@ In a notebook (a kernel) one display is updated in place and then turned into th
 result (or emptied where there is none), so a saved notebook keeps exactly the result
 and no progress; in a terminal IPython
 and in ``python -m jitmagic`` progress goes to stderr
-(:class:`~jitmagic.measure.progress.StderrProgress`).
+(:class:`~jitmagic.frontends.stderr_progress.StderrProgress`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..measure.progress import StderrProgress
 from ..model.progress import Progress
 from ..options import Options
+from .stderr_progress import StderrProgress
 
 
 class NotebookProgress:

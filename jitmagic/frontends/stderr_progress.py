@@ -1,20 +1,17 @@
-"""Drawing progress on stderr, and choosing what draws it.
+"""Drawing progress on stderr, and choosing what draws it for the Python API.
 
 A terminal (stderr is a TTY) gets one line redrawn in place with ``\\r``; a log
-(CI, a pipe) gets at most one line per stage. No IPython here: the notebook
-display lives in the front ends.
+(CI, a pipe) gets at most one line per stage. The notebook display is
+:mod:`jitmagic.frontends.notebook_progress`.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..model.progress import Progress
-
-Draw = Callable[[Progress], None]
+from ..model.progress import Draw, Progress
 
 
 class StderrProgress:
