@@ -119,7 +119,7 @@ def _measure_with(fn, x, on_progress, **options):
     """``measure`` with a checkpoint the test can reach from the progress callback."""
     opts = Options(**options)
     check = checkpoint(fn.__name__, opts, time.perf_counter())
-    check.progress = lambda p: on_progress(p, check)
+    check.report.draw = lambda p: on_progress(p, check)
     return measure(prepare_function(fn, (x,), {}), opts, check=check)
 
 
@@ -271,7 +271,7 @@ def _measure_with_discovery(fn, x, on_progress, **options):
     """Discovery and ``measure`` under one checkpoint the progress callback can reach."""
     opts = Options(**options)
     check = checkpoint("", opts, time.perf_counter())
-    check.progress = lambda p: on_progress(p, check)
+    check.report.draw = lambda p: on_progress(p, check)
     with check.finding_helpers():
         prepared = prepare_function(fn, (x,), {})
     return measure(prepared, opts, check=check)

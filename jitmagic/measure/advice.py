@@ -45,6 +45,7 @@ from .conditions import frozen_heap, persistent_cache_off
 from .entry import plan_entry
 from .monitor import Monitor
 from .plan import Plan
+from .reporting import Reporter
 from .runner import Prepared, variant_sampler
 from .stages import cold_run
 from .stops import Checkpoint, Stop
@@ -116,7 +117,7 @@ def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | 
     ``progress`` as :func:`~jitmagic.measure.pipeline.compare`'s."""
     check_repeat(repeat)
     plan = plan_entry(fn, args, kwargs)
-    check = Checkpoint(entry=plan.name, progress=progress)
+    check = Checkpoint(report=Reporter(plan.name, draw=progress))
     with check.catching_interrupts():
         return advise_call(plan, plan.args, plan.kwargs, repeat=repeat, number=number,
                            check=check)
@@ -159,7 +160,7 @@ def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
     with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
-        check.at("advice")
+        check.report.at("advice")
         check.begin("warm-up")
         with check.mode(python=False):
             _warm_up(prepared[FLAT])

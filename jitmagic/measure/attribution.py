@@ -87,7 +87,7 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
     timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)))
     timed_entry = clock.wrap(_ENTRY, timed.entry)
     opts = plan.jit_options
-    check.at("attribution")
+    check.report.at("attribution")
     check.begin("tracing")
     jax.clear_caches()
     try:

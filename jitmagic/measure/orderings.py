@@ -31,6 +31,7 @@ from ..options import Options
 from .batches import Batched, prepare_batch
 from .conditions import frozen_heap, paused_gc, persistent_cache_off
 from .monitor import COMPILE_EVENT, Monitor
+from .reporting import Reporter
 from .runner import Cold, Sampler
 from .stops import Checkpoint
 from .structure import count_nested_calls, jaxpr_text
@@ -124,7 +125,7 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
     Options(repeat=repeat, number=number)  # refused before anything runs
     runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
     monitor = Monitor()
-    check = check or Checkpoint(deadline=deadline, entry=entry)
+    check = check or Checkpoint(deadline=deadline, report=Reporter(entry))
     with (persistent_cache_off(), monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
         runs.measure(repeat, number, monitor, check, what="orderings")
@@ -146,7 +147,7 @@ def _describe_programs(runs: Sampler, b: Batched,
     """Each measured ordering's program (see :func:`_describe_program`), compiled after
     all timings; a stop between two of them leaves the rest out."""
     hlo = {}
-    check.at("orderings")
+    check.report.at("orderings")
     for n, cold in runs.last.items():
         check.begin(f"comparing programs ({n})")
         hlo[n] = _describe_program(n, cold.call, b.args, runs.shape[n])

@@ -27,6 +27,7 @@ from .lines import add_lines
 from .monitor import CACHE_HIT_EVENT, Monitor
 from .nest_names import check_nest
 from .plan import Plan
+from .reporting import Reporter
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
@@ -76,8 +77,9 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 def checkpoint(entry: str, options: Options, start: float,
                progress: Draw | None = None) -> Checkpoint:
     """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress."""
-    return Checkpoint(deadline=_deadline(start, options.timeout), entry=entry, started=start,
-                      progress=None if options.quiet else progress)
+    draw = None if options.quiet else progress
+    return Checkpoint(deadline=_deadline(start, options.timeout),
+                      report=Reporter(entry, start, draw))
 
 
 @contextlib.contextmanager
@@ -147,7 +149,7 @@ def measure(prepared: dict[str, Prepared], options: Options, *,
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = time.perf_counter() if start is None else start
     check = check or checkpoint(entry, options, start)
-    check.entry = check.entry or entry
+    check.report.entry = check.report.entry or entry
     if options.advise:
         advice.check_repeat(options.repeat)
     flat = prepared["flat"]

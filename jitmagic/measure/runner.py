@@ -90,14 +90,14 @@ class Sampler:
                     for i, name in enumerate(self.subjects):
                         if name in self.errors:
                             continue
-                        check.at(what, name, r + 1, repeat, self.noun,
+                        check.report.at(what, name, r + 1, repeat, self.noun,
                                  (r * rows + i, repeat * rows))
                         self._measure_once(name, number, monitor, check)
                         check(f"the {name} {self.noun}'s run {r + 1} of {repeat}")
         except Stop as stop:
             self.stopped = stop.reason
         except Interrupted:  # Ctrl-C just as a Python stage ended
-            self.stopped = f"interrupted by the user during {check.position()}"
+            self.stopped = f"interrupted by the user during {check.report.position()}"
         if self.errors and not self.last and not self.stopped:
             raise UserCodeError(self.describe_failure(next(iter(self.errors))))
 
@@ -117,7 +117,7 @@ class Sampler:
             return
         self._record(name, cold)
         check(f"the {name} {self.noun}'s first call")
-        check.tell("steady state")
+        check.report.tell("steady state")
         self.samples[name]["execute_s"].append(self._steady(name, cold, number, check))
 
     def _record(self, name: str, cold: Cold) -> None:

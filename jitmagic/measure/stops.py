@@ -1,5 +1,5 @@
 """Stopping a measurement between stages (or inside Python stages): Ctrl-C, a
-second Ctrl-C, ``--timeout``, and the progress each stage boundary reports."""
+second Ctrl-C, ``--timeout``, and the wording of why it stopped."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import math
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.progress import Progress
+from .reporting import Reporter
 
 #: A second Ctrl-C within this many seconds of the first abandons the measurement.
 ABANDON_S = 5.0
@@ -73,20 +73,15 @@ class Checkpoint:
     the background and has crashed JAX later): the measurement stops at the next
     boundary. A second Ctrl-C within :data:`ABANDON_S` seconds raises
     ``KeyboardInterrupt`` wherever the measurement is. Before each stage the
-    checkpoint tells ``progress`` where the measurement is (never inside a
-    timed interval).
+    checkpoint has its :class:`~jitmagic.measure.reporting.Reporter` tell the
+    front end where the measurement is (never inside a timed interval).
     """
 
     deadline: float = math.inf
     interrupted: bool = False
-    progress: Callable[[Progress], None] | None = None
-    entry: str = ""
-    started: float = field(default_factory=time.perf_counter)
-    point: str | None = None  # a sweep's current value, for progress
+    #: Where the measurement is, told to the front end's progress display.
+    report: Reporter = field(default_factory=Reporter)
     _done: str | None = None  # the last thing finished: a stop is "after" it
-    _where: tuple = ("comparison", None, 0, 0, "variant")  # what, row, repeat, repeats, noun
-    _part: tuple = ("", 0.0, 0, 0)  # what, when it began, units done, units in all
-    _sweep: tuple | None = None  # sweep began, points done, points in all, point began
     _python: bool = False
     _pressed: float | None = None
     _depth: int = 0
@@ -107,14 +102,14 @@ class Checkpoint:
             raise KeyboardInterrupt(ABANDONED)
         if self.interrupted or time.perf_counter() > self.deadline:
             cause = "interrupted by the user" if self.interrupted else "stopped by --timeout"
-            raise Stop(f"{cause} during {stage} of {self.position()}", times)
+            raise Stop(f"{cause} during {stage} of {self.report.position()}", times)
 
     def begin(self, stage: str, times: dict[str, float] | None = None) -> None:
         """Before ``stage`` starts: stop if due (once anything has finished), else tell
         ``progress`` where the measurement is."""
         if self._done is not None:
             self(self._done, times)
-        self.tell(stage)
+        self.report.tell(stage)
 
     @contextmanager
     def running(self, stage: str, times: dict[str, float] | None = None,
@@ -124,7 +119,7 @@ class Checkpoint:
         try:
             yield
         except Interrupted:
-            raise Stop(f"interrupted by the user during {stage} of {self.position()}",
+            raise Stop(f"interrupted by the user during {stage} of {self.report.position()}",
                        times) from None
         finally:
             self._python = outer
@@ -136,8 +131,8 @@ class Checkpoint:
         (``Stop``: nothing was measured); once it has ended, the first stage stops
         if the ``--timeout`` deadline has passed (its time counts)."""
         with self.catching_interrupts():
-            self.at("comparison")  # no variant's row yet (a sweep's last point had one)
-            self.tell("finding helpers")
+            self.report.at("comparison")  # no variant's row yet (a sweep's last point had)
+            self.report.tell("finding helpers")
             try:
                 with self.mode(python=True):
                     yield
@@ -154,49 +149,6 @@ class Checkpoint:
             yield
         finally:
             self._python = outer
-
-    def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
-           noun: str = "variant", units: tuple[int, int] = (0, 0)) -> None:
-        """Where the measurement is: ``what`` part, ``row``, round ``repeat`` of ``repeats``;
-        ``units`` (done, in all) of the part, for the estimate of what is left."""
-        self._where = (what, row, repeat, repeats, noun)
-        if self._part[0] != what or units[0] == 0:
-            self._part = (what, time.perf_counter(), *units)
-        else:
-            self._part = (what, self._part[1], *units)
-
-    def sweep_at(self, label: str, index: int, count: int) -> None:
-        """A sweep is about to measure its value ``index`` (from 0) of ``count``."""
-        now = time.perf_counter()
-        began = now if self._sweep is None else self._sweep[0]
-        self._sweep = (began, index, count, now)
-        self.point = f"{label} {index + 1}/{count}"
-
-    def position(self) -> str:
-        what, row, repeat, repeats, noun = self._where
-        if row is None:
-            return f"the {what}"
-        return f"the {row} {noun}'s run {repeat} of {repeats}"
-
-    def tell(self, stage: str, done: bool = False) -> None:
-        """Give ``progress`` a :class:`Progress` for ``stage`` (nothing without one)."""
-        if self.progress is None:
-            return
-        what, row, repeat, repeats, _ = self._where
-        now = time.perf_counter()
-        self.progress(Progress(self.entry, what, stage, now - self.started, row, repeat,
-                               repeats, self._left(now), self.point, done))
-
-    def _left(self, now: float) -> float | None:
-        """Seconds left, from the pace so far: of the sweep once one point has run,
-        else of the current part once one round of it has run."""
-        if self._sweep is not None and self._sweep[1] > 0:
-            began, done, count, point_began = self._sweep
-            return max(0.0, (point_began - began) / done * count - (now - began))
-        _, began, done, total = self._part
-        if self._where[2] < 2 or done == 0:
-            return None
-        return (now - began) / done * (total - done)
 
     @contextmanager
     def catching_interrupts(self) -> Iterator[Checkpoint]:

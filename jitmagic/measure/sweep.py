@@ -40,7 +40,7 @@ def run_sweep(name: str, values: Sequence[Any],
     stopped = None
     with check.catching_interrupts():
         for i, value in enumerate(values):
-            check.sweep_at(f"{name}={value!r}", i, len(values))
+            check.report.sweep_at(f"{name}={value!r}", i, len(values))
             try:
                 with check.mode(python=True):  # the cell's setup: the user's Python
                     points.append(measure(value, check))

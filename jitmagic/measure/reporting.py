@@ -1,0 +1,99 @@
+"""Where a measurement is, and how long it has left: what a progress display is told.
+
+The :class:`~jitmagic.measure.stops.Checkpoint` asks its :class:`Reporter` to tell
+the front end's ``draw`` (a notebook display, stderr) a
+:class:`~jitmagic.model.progress.Progress` before each stage, never inside a timed
+interval. Estimates come from the pace so far.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..model.progress import Draw, Progress
+
+
+@dataclass(frozen=True)
+class Position:
+    """The part being measured (``what``), its ``row`` and round ``repeat`` of ``repeats``."""
+
+    what: str = "comparison"
+    row: str | None = None
+    repeat: int = 0
+    repeats: int = 0
+    noun: str = "variant"  # what a row is called in a stop reason
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part's pace: when it began, units done of units in all."""
+
+    what: str = ""
+    began: float = 0.0
+    done: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class SweepPace:
+    """A sweep's pace: when it began, points done of points in all, when this point began."""
+
+    began: float
+    done: int
+    count: int
+    point_began: float
+
+
+@dataclass
+class Reporter:
+    """Tells ``draw`` where the measurement of ``entry`` is (nothing without one)."""
+
+    entry: str = ""
+    started: float = field(default_factory=time.perf_counter)
+    draw: Draw | None = None
+    point: str | None = None  # a sweep's current value
+    where: Position = field(default_factory=Position)
+    part: Part = field(default_factory=Part)
+    sweep: SweepPace | None = None
+
+    def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
+           noun: str = "variant", units: tuple[int, int] = (0, 0)) -> None:
+        """Where the measurement is: ``what`` part, ``row``, round ``repeat`` of ``repeats``;
+        ``units`` (done, in all) of the part, for the estimate of what is left."""
+        self.where = Position(what, row, repeat, repeats, noun)
+        began = time.perf_counter() if self.part.what != what or units[0] == 0 \
+            else self.part.began
+        self.part = Part(what, began, *units)
+
+    def sweep_at(self, label: str, index: int, count: int) -> None:
+        """A sweep is about to measure its value ``index`` (from 0) of ``count``."""
+        now = time.perf_counter()
+        began = now if self.sweep is None else self.sweep.began
+        self.sweep = SweepPace(began, index, count, now)
+        self.point = f"{label} {index + 1}/{count}"
+
+    def position(self) -> str:
+        """Where it is, as a stop reason says it: ``the flat variant's run 2 of 3``."""
+        w = self.where
+        if w.row is None:
+            return f"the {w.what}"
+        return f"the {w.row} {w.noun}'s run {w.repeat} of {w.repeats}"
+
+    def tell(self, stage: str, done: bool = False) -> None:
+        """Give ``draw`` a :class:`Progress` for ``stage``."""
+        if self.draw is None:
+            return
+        w, now = self.where, time.perf_counter()
+        self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.repeat,
+                           w.repeats, self._left(now), self.point, done))
+
+    def _left(self, now: float) -> float | None:
+        """Seconds left, from the pace so far: of the sweep once one point has run,
+        else of the current part once one round of it has run."""
+        if self.sweep is not None and self.sweep.done > 0:
+            s = self.sweep
+            return max(0.0, (s.point_began - s.began) / s.done * s.count - (now - s.began))
+        if self.where.repeat < 2 or self.part.done == 0:
+            return None
+        return (now - self.part.began) / self.part.done * (self.part.total - self.part.done)
