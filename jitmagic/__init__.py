@@ -19,6 +19,7 @@ source lines build the program.
 
 from __future__ import annotations
 
+from . import render  # noqa: F401 (records show themselves through it)
 from .errors import InputError, UserCodeError
 from .frontends.api import advise, compare, sweep
 from .measure.attribution import attribute

@@ -100,6 +100,12 @@ class Comparison(Shown):
         first = self.difference("first_call_s")
         return Verdict("first_call", first, comparison_text(self, first))
 
+    def summary(self) -> str:
+        """``<Comparison g: ...verdict..., 3 runs>``: one line that needs no renderer."""
+        runs = max((len(v.samples.get("first_call_s", [])) for v in self.variants.values()),
+                   default=0)
+        return f"<Comparison {self.entry}: {self.verdict.text} ({runs} runs)>"
+
     def measured_s(self) -> float:
         """Sum of every interval this comparison timed (for the overhead check)."""
         total = 0.0

@@ -180,6 +180,9 @@ class Lines(Shown):
     def nested(self) -> LineTable:
         return self.tables["nested"]
 
+    def summary(self) -> str:
+        return f"<Lines {self.entry}: {', '.join(self.tables)}>"
+
     def hints(self) -> list[str]:
         """The flat variant's hints: what the plain ``jax.jit(f)`` program suffers from."""
         return self.flat.hints() if "flat" in self.tables else []
