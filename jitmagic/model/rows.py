@@ -8,12 +8,11 @@ in :attr:`Row.FIELDS` tables that both ``to_dict`` and ``from_dict`` read.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .schema import Field, count, encode, fields, flag, items, obj, optional, seconds, text
-from .stats import json_number, median
+from .stats import json_number, median, spread
 
 #: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
@@ -64,10 +63,9 @@ class Row:
     def median(self, key: str) -> float:
         return median(self.samples.get(key, []))
 
-    def spread(self, key: str) -> tuple[float, float]:
-        """(min, max) of a key's samples; NaNs where nothing was measured."""
-        xs = self.samples.get(key, [])
-        return (min(xs), max(xs)) if xs else (math.nan, math.nan)
+    def spread(self, key: str) -> tuple[float, float] | None:
+        """(min, max) of a key's samples (:func:`~jitmagic.model.stats.spread`)."""
+        return spread(self.samples.get(key, []))
 
     @property
     def ok(self) -> bool:

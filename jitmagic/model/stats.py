@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -118,3 +119,10 @@ def _repeats_to_resolve(t: float | None, runs: int) -> int | None:
         return None
     return next((n for n in range(runs + 1, MAX_REPEATS + 1)
                  if abs(t) * math.sqrt(n / runs) > t_threshold(n)), None)
+
+
+def spread(xs: Sequence[float | None]) -> tuple[float, float] | None:
+    """(min, max) of the finite samples: the one min–max rule of tables and charts; None
+    with fewer than two (one run has no spread)."""
+    finite = [x for x in xs if x is not None and math.isfinite(x)]
+    return (min(finite), max(finite)) if len(finite) >= 2 else None

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 
 from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison
+from ..model.stats import median
 from ..model.verdicts import not_run
-from .format import fmt_ratio, fmt_s
+from .format import fmt_ratio, fmt_s, fmt_spread
 from .table import (
     Block,
     Cell,
@@ -50,9 +51,8 @@ def _ratio_cell(c: Comparison, phase: str) -> str:
     return fmt_ratio(c.ratio(phase)) + flag
 
 
-def _spread(c: Comparison, variant: str, phase: str) -> str:
-    lo, hi = c.variants[variant].spread(phase)
-    return "" if math.isnan(lo) or lo == hi else f"{fmt_s(lo)}–{fmt_s(hi)}"
+def _median_cell(xs: list[float]) -> Cell:
+    return Cell(fmt_s(median(xs)), fmt_spread(xs))
 
 
 def _fmt_count(x: int | None) -> str:
@@ -68,8 +68,8 @@ def verdict(c: Comparison) -> str:
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
     """One row per phase (median, min–max) and per structure count, flat against nested."""
     rows: list[list[str | Cell]] = [
-        [PHASE_LABELS[p], *(Cell(fmt_s(c.variants[v].median(p)), _spread(c, v, p))
-                            for v in VARIANTS), _ratio_cell(c, p)] for p in PHASES]
+        [PHASE_LABELS[p], *(_median_cell(c.variants[v].samples.get(p, [])) for v in VARIANTS),
+         _ratio_cell(c, p)] for p in PHASES]
     rows += [[Cell(label), _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), ""]
              for key, label in STRUCTURE]
     return rows

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ..model.stats import spread
 from ..model.units import UNITS, fmt_ratio, fmt_s, time_unit
 
-__all__ = ["UNITS", "fmt_exponent", "fmt_ratio", "fmt_s", "time_unit"]
+__all__ = ["UNITS", "fmt_exponent", "fmt_ratio", "fmt_s", "fmt_spread", "time_unit"]
 
 
 def fmt_exponent(name: str, k: float | None) -> str:
     """``~ N^1.0`` (or ``—`` when it could not be fitted)."""
     return "—" if k is None else f"~ {name}^{k:.1f}".replace("-0.0", "0.0")
+
+
+def fmt_spread(xs: Sequence[float]) -> str:
+    """``1.2 ms–1.5 ms``, the samples' min–max (empty where there is no spread to show)."""
+    rng = spread(xs)
+    return "" if rng is None or rng[0] == rng[1] else f"{fmt_s(rng[0])}–{fmt_s(rng[1])}"

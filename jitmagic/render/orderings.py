@@ -11,7 +11,7 @@ import math
 
 from ..model.orderings import ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
 from . import comparison
-from .format import fmt_ratio, fmt_s
+from .format import fmt_ratio, fmt_s, fmt_spread
 from .table import (
     Block,
     Cell,
@@ -56,8 +56,8 @@ def row_cells(o: Orderings, name: str) -> list[Cell]:
     """One table row (medians with their min–max spread), for both text and HTML."""
     row = o[name]
     return [Cell(name, code=True),
-            Cell(fmt_s(row.first_call_s), _spread(row, "first_call_s")),
-            Cell(fmt_s(row.execute_s), _spread(row, "execute_s")),
+            Cell(fmt_s(row.first_call_s), fmt_spread(row.samples.get("first_call_s", []))),
+            Cell(fmt_s(row.execute_s), fmt_spread(row.samples.get("execute_s", []))),
             Cell(_ratio(o, name)), Cell(_compiles(row)), Cell(_count(row.jaxpr_eqns)),
             Cell(_count(row.stablehlo_bytes)), Cell(_same(row))]
 
@@ -105,13 +105,6 @@ def text_table(o: Orderings) -> str:
 def html_table(o: Orderings, png: bytes | None = None) -> Html:
     """All four orderings as an HTML table (with spreads), the chart, outputs and verdict."""
     return as_html(blocks(o, png))
-
-
-def _spread(row: OrderingRow, key: str) -> str:
-    xs = row.samples.get(key, [])
-    if len(xs) < 2 or min(xs) == max(xs):
-        return ""
-    return f"{fmt_s(min(xs))}–{fmt_s(max(xs))}"
 
 
 def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Block]:

@@ -12,9 +12,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ...model.orderings import ORDERINGS, TOGGLED, Orderings
+from ...model.stats import spread
 from ..format import fmt_s, time_unit
 from .palette import ORDERING_HIGHLIGHT, ORDERING_REFERENCE, ORDERING_TOGGLED
-from .style import plain, spread, whisker
+from .style import plain, whisker
 
 PANELS = (("first_call_s", "first call (cold: caches cleared)"),
           ("execute_s", "per call (steady state)"))

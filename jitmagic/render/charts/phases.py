@@ -13,9 +13,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ...model.comparison import PHASE_LABELS, VARIANTS, Comparison, VariantResult
+from ...model.stats import spread
 from ..format import fmt_ratio, fmt_s, time_unit
 from .palette import PHASE
-from .style import plain, spread, whisker
+from .style import plain, whisker
 
 COLD = ("trace_s", "lower_s", "compile_s")
 

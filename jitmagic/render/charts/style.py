@@ -3,8 +3,6 @@ and min–max whiskers."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any
 
 from matplotlib.axes import Axes
@@ -16,12 +14,6 @@ def plain(x: Any) -> str:
     """``x`` as text matplotlib shows as it is: every ``$`` escaped, so a name such as
     ``$\\frac{$`` is never parsed as mathtext (which raises while drawing)."""
     return str(x).replace("$", r"\$")
-
-
-def spread(xs: Sequence[float]) -> tuple[float, float] | None:
-    """(min, max) of the finite samples, or None with fewer than two."""
-    finite = [x for x in xs if x is not None and math.isfinite(x)]
-    return (min(finite), max(finite)) if len(finite) >= 2 else None
 
 
 def whisker(ax: Axes, at: float, lo: float, hi: float, horizontal: bool = True) -> None:
