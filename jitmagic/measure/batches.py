@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from ..errors import InputError, UserCodeError, user_traceback
 from .arguments import is_static
+from .arrays import Holes
 
 DEFAULT_BATCH = 64
 
@@ -111,14 +112,12 @@ def _refuse_array_kwargs(kwargs: dict[str, Any]) -> Callable:
 
 def _bind_static(fn: Callable, args: tuple, static: list[bool]) -> Callable:
     """``fn`` as a function of its array arguments only (the others are fixed)."""
-    positions = [i for i, s in enumerate(static) if not s]
+    flags = iter(static)
+    holes, _ = Holes.of(args, lambda _: not next(flags))
 
     @functools.wraps(fn)
     def bound(*arrays):
-        full = list(args)
-        for i, a in zip(positions, arrays, strict=True):
-            full[i] = a
-        return fn(*full)
+        return fn(*holes.fill(arrays))
 
     bound.__dict__.pop("__wrapped__", None)
     return bound

@@ -16,7 +16,7 @@ import jax
 
 from ..errors import InputError
 from .arguments import check_arguments, is_static, static_split
-from .arrays import is_array as _is_array
+from .arrays import Holes
 from .bindings import Binding, installing, short_name
 from .discovery import Found, discover
 from .inner_jit import is_user_jit
@@ -236,18 +236,14 @@ def _filtered(fn: Callable, name: str, args: tuple, kwargs: dict[str, Any],
     """``fn`` as a function of its array leaves alone, every other leaf fixed (static),
     as ``eqx.filter_jit`` takes it; flattened once, so no call pays for it."""
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-    traced = [i for i, x in enumerate(leaves) if _is_array(x)]
-    fixed = [None if i in traced else x for i, x in enumerate(leaves)]
+    holes, arrays = Holes.of(leaves)
 
     def entry(arrays):
-        full = list(fixed)
-        for i, a in zip(traced, arrays, strict=True):
-            full[i] = a
-        a, k = jax.tree_util.tree_unflatten(tree, full)
+        a, k = jax.tree_util.tree_unflatten(tree, holes.fill(arrays))
         return fn(*a, **k)
 
     entry.__name__ = entry.__qualname__ = short_name(name).replace("(", "_").rstrip(")")
-    return entry, ([leaves[i] for i in traced],), {}
+    return entry, (arrays,), {}
 
 
 def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,

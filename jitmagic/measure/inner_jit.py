@@ -10,6 +10,7 @@ from typing import Any
 
 import jax
 
+from .arrays import Holes
 from .arrays import holds_arrays as _holds_arrays
 from .arrays import is_array as _is_array
 from .bindings import short_name
@@ -66,22 +67,22 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
     @functools.wraps(fn)
     def call(*args, **kwargs):
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        traced = [i for i, x in enumerate(leaves) if _is_array(x)]
+        holes, arrays = Holes.of(leaves)
         key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not _is_array(x)))
-        why = _why_not_jit(leaves, traced, key)
+        why = _why_not_jit(leaves, holes.traced, key)
         if why:
             _note_once(notes, f"`{name}` stays inline for calls {why}")
             return fn(*args, **kwargs)
         if key not in programs:
-            programs[key] = _leaf_program(fn, name, tree, leaves, traced)
+            programs[key] = _leaf_program(fn, name, tree, holes)
         ran.add(name)
-        return programs[key]([leaves[i] for i in traced])
+        return programs[key](arrays)
 
     call.__dict__.pop("__wrapped__", None)
     return call
 
 
-def _why_not_jit(leaves: list, traced: list[int], key: Any) -> str | None:
+def _why_not_jit(leaves: list, traced: tuple[int, ...], key: Any) -> str | None:
     for x in leaves:
         if _holds_arrays(x):
             return (f"on a `{type(x).__name__}` holding arrays that is not a pytree (a "
@@ -97,32 +98,22 @@ def _why_not_jit(leaves: list, traced: list[int], key: Any) -> str | None:
     return None
 
 
-def _leaf_program(fn: Callable, name: str, tree: Any, leaves: list,
-                  traced: list[int]) -> Callable:
-    """A jit of ``fn`` over the traced leaves only; the others are fixed in the closure."""
-    fixed = [None if i in traced else x for i, x in enumerate(leaves)]
-    out_shape: dict[str, Any] = {}
+def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes) -> Callable:
+    """A jit of ``fn`` over the traced leaves only; the others are fixed in ``holes``."""
+    out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):
-        full = list(fixed)
-        for i, a in zip(traced, arrays, strict=True):
-            full[i] = a
-        args, kwargs = jax.tree_util.tree_unflatten(tree, full)
-        out, out_tree = jax.tree_util.tree_flatten(fn(*args, **kwargs))
-        keep = [i for i, x in enumerate(out) if _is_array(x)]
-        out_shape.update(tree=out_tree, keep=keep,
-                         out=[None if i in keep else x for i, x in enumerate(out)])
-        return [out[i] for i in keep]
+        args, kwargs = jax.tree_util.tree_unflatten(tree, holes.fill(arrays))
+        leaves, out["tree"] = jax.tree_util.tree_flatten(fn(*args, **kwargs))
+        out["holes"], results = Holes.of(leaves)
+        return results
 
     body.__name__ = body.__qualname__ = short_name(name)
     jitted = jax.jit(body)
 
     def run(arrays):
         results = jitted(arrays)
-        full = list(out_shape["out"])
-        for i, r in zip(out_shape["keep"], results, strict=True):
-            full[i] = r
-        return jax.tree_util.tree_unflatten(out_shape["tree"], full)
+        return jax.tree_util.tree_unflatten(out["tree"], out["holes"].fill(results))
 
     return run
 
