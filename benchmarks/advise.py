@@ -21,7 +21,7 @@ import jax.numpy as jnp
 
 import jitmagic
 from jitmagic.measure.attribution import attribute
-from jitmagic.render.helpers import advice_lines, attribution_lines
+from jitmagic.render.attribution import advice_lines, attribution_lines
 
 
 def heavy(x):

@@ -1,6 +1,6 @@
 """Every option of every front end, specified once, and the :class:`Options` they make.
 
-:data:`OPTIONS` is the one list: flags, type, metavar, help and check of each
+:data:`OPTION_SPECS` is the one list: flags, type, metavar, help and check of each
 option the magic and the command share. The magic's ``magic_arguments`` and the
 command's ``argparse`` parser are both generated from it (so ``%jitcompare?``
 and ``python -m jitmagic --help`` agree), and :class:`Options` runs its checks,
@@ -28,7 +28,7 @@ SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Option:
+class OptionSpec:
     """One option as every front end spells it.
 
     ``type`` is what argparse converts the text to (``None``: an on/off switch);
@@ -40,7 +40,7 @@ class Option:
     help: str
     type: type | None = None
     metavar: str | None = None
-    check: Callable[[Option, Any], Any] | None = None
+    check: Callable[[OptionSpec, Any], Any] | None = None
 
     @property
     def name(self) -> str:
@@ -69,7 +69,7 @@ def _fields() -> dict[str, dataclasses.Field]:
 # --------------------------------------------------------------------------- checks
 
 
-def _count(option: Option, value: Any) -> int:
+def _count(option: OptionSpec, value: Any) -> int:
     """A whole number of at least 1 (repeats, loop calls, batch size)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InputError(f"{option.label} must be a whole number, not {value!r}")
@@ -78,19 +78,19 @@ def _count(option: Option, value: Any) -> int:
     return int(value)
 
 
-def _seconds(option: Option, value: Any) -> float:
+def _seconds(option: OptionSpec, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
         raise InputError(f"{option.label} must be a positive number of seconds, not {value!r}")
     return value
 
 
-def _switch(option: Option, value: Any) -> bool:
+def _switch(option: OptionSpec, value: Any) -> bool:
     if not isinstance(value, bool):
         raise InputError(f"{option.label} is on or off: pass True or False, not {value!r}")
     return value
 
 
-def _names(option: Option, value: Any) -> tuple[str, ...]:
+def _names(option: OptionSpec, value: Any) -> tuple[str, ...]:
     """``"a, b"`` or ``["a", "b"]`` → ``("a", "b")``."""
     if isinstance(value, str):
         names = split_names(value)
@@ -105,11 +105,11 @@ def _names(option: Option, value: Any) -> tuple[str, ...]:
     return names
 
 
-def _axes(option: Option, value: Any) -> Any:
+def _axes(option: OptionSpec, value: Any) -> Any:
     return parse_in_axes(value) if isinstance(value, str) else value
 
 
-def _sweep(option: Option, value: Any) -> tuple[str, tuple[Any, ...]]:
+def _sweep(option: OptionSpec, value: Any) -> tuple[str, tuple[Any, ...]]:
     """``"n=1,2"`` or ``("n", [1, 2])`` → ``("n", (1, 2))``."""
     if isinstance(value, str):
         value = parse_sweep(value)
@@ -128,36 +128,36 @@ def _sweep(option: Option, value: Any) -> tuple[str, tuple[Any, ...]]:
 # --------------------------------------------------------------------------- the one list
 
 #: The options both front ends take, in the order their help lists them.
-OPTIONS: tuple[Option, ...] = (
-    Option(("-r", "--repeat"), "cold runs per variant; medians are reported (default 3)",
+OPTION_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec(("-r", "--repeat"), "cold runs per variant; medians are reported (default 3)",
            int, "N", _count),
-    Option(("-n", "--number"), "calls per steady-state timing loop "
+    OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
            "(default: auto-ranged like %%timeit)", int, "N", _count),
-    Option(("--nest",), "add jit only to these helpers in the nested variant "
+    OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
            "(default: every helper); a helper by its reported name (mylayers.dense), its "
            "last part (dense) or as your code calls it (L.dense)", str,
            "HELPER[,HELPER...]", _names),
-    Option(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
+    OptionSpec(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
            "measured", float, "SECONDS", _seconds),
-    Option(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
+    OptionSpec(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
            check=_switch),
-    Option(("--batch",), "--vmap on the call's arguments stacked N times along a new first "
+    OptionSpec(("--batch",), "--vmap on the call's arguments stacked N times along a new first "
            "axis (default 64)", int, "N", _count),
-    Option(("--in-axes",), "--vmap on arguments that already are a batch, mapped as "
+    OptionSpec(("--in-axes",), "--vmap on arguments that already are a batch, mapped as "
            "jax.vmap's in_axes (e.g. 0,None)", str, "SPEC", _axes),
-    Option(("--attribute",), "time each helper during the flat variant's trace "
+    OptionSpec(("--attribute",), "time each helper during the flat variant's trace "
            "(calls, inclusive, own)", check=_switch),
-    Option(("--advise",), "measure which helpers are worth their own jit: nest each alone "
+    OptionSpec(("--advise",), "measure which helpers are worth their own jit: nest each alone "
            "(needs -r 3+)", check=_switch),
-    Option(("--sweep",), "one comparison per value, NAME bound before the code runs "
+    OptionSpec(("--sweep",), "one comparison per value, NAME bound before the code runs "
            "(e.g. n=1,2,4,8); plots "
            "each phase against the value (log-log, with growth exponents)", str,
            "NAME=V1,V2,...", _sweep),
-    Option(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
+    OptionSpec(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
            "per source line, flat and nested (shown after the phase table)", check=_switch),
-    Option(("--quiet",), "show no progress while measuring", check=_switch),
+    OptionSpec(("--quiet",), "show no progress while measuring", check=_switch),
     # New measurement options go here, with a field on Options below.
-    Option(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
+    OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
            str, "PATH"),
 )
 
@@ -186,7 +186,7 @@ class Options:
     quiet: bool = False
 
     def __post_init__(self) -> None:
-        for option in OPTIONS:
+        for option in OPTION_SPECS:
             value = getattr(self, option.name, None)
             if value is not None and option.check and option.name in _fields():
                 object.__setattr__(self, option.name, option.check(option, value))

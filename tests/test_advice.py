@@ -19,7 +19,7 @@ from jitmagic import Comparison
 from jitmagic.measure.entry import plan_entry
 from jitmagic.measure.structure import count_nested_calls
 from jitmagic.measure.variants import nest_only
-from jitmagic.render.helpers import helpers_text
+from jitmagic.render.attribution import helpers_text
 
 #: A heavy helper (24 terms) and a trivial one (one add), each called 16 times.
 HEAVY_TRIVIAL = """\
@@ -218,8 +218,8 @@ def test_a_candidate_variant_nests_only_its_helper(nest, calls):
     # The user's own jit on helper_b is kept only where helper_b is the candidate.
     x = jnp.ones(3)
     variant = nest_only(plan_entry(entry, (x,), {}), nest, "candidate")
-    assert count_nested_calls(jax.jit(variant.entry).trace(x).jaxpr) == calls
-    assert jnp.allclose(variant.entry(x), entry(x))
+    assert count_nested_calls(jax.jit(variant.fn).trace(x).jaxpr) == calls
+    assert jnp.allclose(variant.fn(x), entry(x))
 
 
 SHARDED = textwrap.dedent("""\

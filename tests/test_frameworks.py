@@ -25,7 +25,7 @@ def variants(entry, *args):
     out = {}
     for name in ("flat", "nested"):
         v = build_variant(name, plan)
-        jitted = jax.jit(v.entry, **plan.jit_options)
+        jitted = jax.jit(v.fn, **plan.jit_options)
         out[name] = (v, len(jitted.trace(*plan.args).jaxpr.eqns), jitted(*plan.args))
     return plan, out
 
@@ -62,7 +62,7 @@ def test_equinox_module_call_is_nested_with_static_fields_kept():
     plan, runs = variants(STACK, X)
     assert plan.name == "Stack.__call__"
     (flat, flat_eqns, flat_out), (nested, nested_eqns, nested_out) = runs.values()
-    assert nested.nested == ("Residual.__call__",) and nested_eqns < flat_eqns
+    assert nested.nested_helpers == ("Residual.__call__",) and nested_eqns < flat_eqns
     np.testing.assert_allclose(nested_out, STACK(X), rtol=1e-6)
     np.testing.assert_allclose(flat_out, STACK(X), rtol=1e-6)
 

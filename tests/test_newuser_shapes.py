@@ -168,7 +168,7 @@ def test_a_checkpointed_global_is_nested_where_its_name_binds_it():
     assert helper.why_inline is None and helper.bindings
     nested = build_variant("nested", plan)
     out = jax.jit(nested.entry)(W, X)
-    assert nested.nested == ("newuser_layers.remat_block",)
+    assert nested.nested_helpers == ("newuser_layers.remat_block",)
     np.testing.assert_allclose(out, grad(W, X), rtol=1e-6)
     assert L.remat_block is helper.bindings[0].original  # put back
 

@@ -33,7 +33,7 @@ def traced(entry, *args, nest=None):
     out = {}
     for name in ("flat", "nested"):
         v = build_variant(name, plan, nest)
-        jitted = jax.jit(v.entry, **plan.jit_options)
+        jitted = jax.jit(v.fn, **plan.jit_options)
         out[name] = (v, jitted.trace(*args).jaxpr, jitted(*args))
     return plan, out
 
@@ -59,8 +59,8 @@ def assert_nests(entry, *args, helpers):
     and both give what the entry itself gives."""
     plan, runs = traced(entry, *args)
     (flat, flat_jaxpr, flat_out), (nested, nested_jaxpr, nested_out) = runs.values()
-    assert nested.nested == helpers, plan.helpers
-    assert flat.nested == ()
+    assert nested.nested_helpers == helpers, plan.helpers
+    assert flat.nested_helpers == ()
     assert size(nested_jaxpr) < size(flat_jaxpr)
     expected = entry(*args)
     for got in (flat_out, nested_out):
@@ -171,7 +171,7 @@ def uses_holder(x):
 def test_method_on_an_object_holding_arrays_stays_inline_and_says_why():
     _, runs = traced(uses_holder, X)
     nested = runs["nested"][0]
-    assert nested.nested == ()
+    assert nested.nested_helpers == ()
     assert any("a `Holder`, holds arrays but is not a pytree" in n for n in nested.notes)
 
 
@@ -256,7 +256,7 @@ def custom_rules(x):
 def test_custom_jvp_is_nested_custom_vjp_stays_inline():
     _, runs = traced(custom_rules, X)
     nested = runs["nested"][0]
-    assert nested.nested == ("soft",)
+    assert nested.nested_helpers == ("soft",)
     assert any("`clip_grad` stays inline: it is a custom_vjp" in n for n in nested.notes)
 
 
@@ -279,7 +279,7 @@ def control_flow(w, xs):
 def test_helpers_in_scan_fori_while_and_cond_bodies():
     plan, runs = traced(control_flow, X, jnp.stack([X, X]))
     nested = runs["nested"][0]
-    assert nested.nested == ("scan_step", "cell_update")
+    assert nested.nested_helpers == ("scan_step", "cell_update")
     # Every body called cell_update: the scan body twice, fori, while and cond once each.
     assert plan.helpers["cell_update"].calls == 5
     np.testing.assert_allclose(runs["nested"][2], runs["flat"][2], rtol=1e-6)

@@ -20,13 +20,13 @@ from matplotlib.container import ErrorbarContainer
 import jitmagic
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
+from jitmagic.render.blocks import Details, as_html, as_text
 from jitmagic.render.bundle import bundle, html_document
 from jitmagic.render.charts import palette
 from jitmagic.render.charts.orderings import orderings_figure
 from jitmagic.render.charts.phases import phases_figure, to_png
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.format import time_unit
-from jitmagic.render.table import Details, as_html, as_text
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 MATH = r"$\frac{$"

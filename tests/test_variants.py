@@ -186,9 +186,9 @@ def test_variants_never_modify_the_users_functions():
 
 def test_nest_limits_added_jits_but_keeps_the_users():
     v = build_variant("nested", plan_entry(top, (jnp.ones(2),), {}), nest=("leaf",))
-    assert v.nested == ()  # nothing ran yet
-    jax.jit(v.entry)(jnp.ones(2))
-    assert v.nested == ("leaf",)
+    assert v.nested_helpers == ()  # nothing ran yet
+    jax.jit(v.fn)(jnp.ones(2))
+    assert v.nested_helpers == ("leaf",)
 
 
 def test_unknown_nest_name_lists_the_helpers():

@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.storage import save
-from ..options import OPTIONS, Options
+from ..options import OPTION_SPECS, Options
 from ..render.bundle import html_document, text
 from . import demo
 from .notebook_progress import progress_for
@@ -51,7 +51,7 @@ arguments after `--` go to your script as its sys.argv[1:], e.g.
 
 def build_parser() -> argparse.ArgumentParser:
     """The command's parser: its target, the options shared with the magic (from
-    :data:`jitmagic.options.OPTIONS`), ``--html``, and ``--json``, the old hidden
+    :data:`jitmagic.options.OPTION_SPECS`), ``--html``, and ``--json``, the old hidden
     spelling of ``--save``."""
     parser = argparse.ArgumentParser(prog="python -m jitmagic", description=__doc__,
                                      epilog=EXIT_CODES,
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("target", metavar="FILE.py|demo",
                         help="a Python file whose last statement calls the function to "
                              "measure, or `demo` for the built-in example")
-    for option in OPTIONS:
+    for option in OPTION_SPECS:
         parser.add_argument(*option.flags, **option.parser_keywords())
     parser.add_argument("--html", type=str, default=None, metavar="PATH",
                         help="write a self-contained HTML report to PATH "

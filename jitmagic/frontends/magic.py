@@ -21,7 +21,7 @@ from IPython.display import display
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.storage import save
-from ..options import OPTIONS, Options
+from ..options import OPTION_SPECS, Options
 from ..render.bundle import bundle
 from . import cell as cellmod
 from .notebook_progress import NotebookProgress, progress_for
@@ -31,8 +31,8 @@ from .stderr_progress import close
 
 
 def shared_options(func: Callable) -> Callable:
-    """Decorate a magic with every option of :data:`jitmagic.options.OPTIONS`, in order."""
-    for option in reversed(OPTIONS):
+    """Decorate a magic with every option of :data:`jitmagic.options.OPTION_SPECS`, in order."""
+    for option in reversed(OPTION_SPECS):
         func = argument(*option.flags, **option.parser_keywords())(func)
     return func
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
 from ..measure.entry import binding_swaps
-from ..measure.pipeline import Prepared, checkpoint, globals_of, measure, prepare_call
+from ..measure.pipeline import Prepared, checkpoint, globals_of, measure_prepared, prepare_call
 from ..measure.stops import Checkpoint, Stop
 from ..measure.sweep import run_sweep
 from ..model.comparison import Comparison
@@ -89,7 +89,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     """
     start = time.perf_counter() if start is None else start
     prepared = prepare_cell(plan, namespace, options.nest, bindings, options.in_axes, check)
-    return measure(prepared, options, start=start,
+    return measure_prepared(prepared, options, start=start,
                    check=check)
 
 

@@ -184,7 +184,7 @@ def _warm_up(flat: Prepared) -> None:
     """One untimed cold run, so that the process's first-time costs (JAX's own lazy set-up)
     do not land in the first variant's first sample and pass for a saving."""
     with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
-        cold_run(flat.variant.entry, flat.args, flat.kwargs, Monitor(),
+        cold_run(flat.variant.fn, flat.args, flat.kwargs, Monitor(),
                  opts=flat.variant.jit_options)
 
 

@@ -85,7 +85,7 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
     clock = CallClock()
     name = plan.name
     timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)))
-    timed_entry = clock.wrap(_ENTRY, timed.entry)
+    timed_entry = clock.wrap(_ENTRY, timed.fn)
     opts = plan.jit_options
     check.report.at("attribution")
     check.begin("tracing")

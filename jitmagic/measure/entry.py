@@ -10,6 +10,7 @@ import itertools
 import sys
 import types
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -20,7 +21,7 @@ from .arrays import Holes
 from .bindings import Binding, installing, short_name
 from .discovery import Found, discover
 from .inner_jit import is_user_jit
-from .plan import FILTER, JIT_OPTIONS, Helper, Plan
+from .plan import JIT_OPTIONS, Helper, Plan
 
 #: What tracing raises when a traced Python scalar is used as a Python value.
 _SCALAR_ERRORS = (TypeError, IndexError)
@@ -32,12 +33,20 @@ _TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "valu
                "fun_remat": "checkpoint", "jacfun": "jacfwd"}
 
 
-def resolve_entry(obj: Any, name: str | None = None) -> tuple[Callable, dict | None, str]:
-    """(callable to trace, the user's jit options on it or None, the entry's name).
+@dataclass(frozen=True)
+class Resolved:
+    """The callable to trace, as the user's own jit (if any) would take its arguments."""
 
-    The options are ``{}`` (not None) for an ``eqx.filter_jit`` entry: every non-array
-    leaf of its arguments is then static.
-    """
+    fn: Callable
+    name: str
+    #: The options of the user's ``jax.jit`` on it (None: they wrote none).
+    jit_options: dict[str, Any] | None = None
+    #: An ``eqx.filter_jit``/``nnx.jit`` entry: every non-array leaf is static.
+    filtered: bool = False
+
+
+def resolve_entry(obj: Any, name: str | None = None) -> Resolved:
+    """The entry resolved to the user's function, named as written."""
     check_callable(obj, name)
     name = name or entry_name(obj)
     if isinstance(obj, types.BuiltinFunctionType | types.BuiltinMethodType):
@@ -47,11 +56,11 @@ def resolve_entry(obj: Any, name: str | None = None) -> tuple[Callable, dict | N
     if is_user_jit(obj):
         info = obj._jit_info
         opts = {k: getattr(info, k) for k in JIT_OPTIONS if getattr(info, k, None)}
-        return obj.__wrapped__, opts or None, name
+        return Resolved(obj.__wrapped__, name, opts or None)
     inner = _framework_unjit(obj)
     if inner is not None:
-        return inner, FILTER, name
-    return obj, None, name
+        return Resolved(inner, name, filtered=True)
+    return Resolved(obj, name)
 
 
 def check_callable(obj: Any, name: str | None) -> None:
@@ -117,12 +126,14 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 
     ``swaps`` (binding, original, value) hold for every run of every variant.
     """
-    fn, user_opts, name = resolve_entry(obj, name)
+    resolved = resolve_entry(obj, name)
+    fn, user_opts, name = resolved.fn, resolved.jit_options, resolved.name
     namespace = user_globals(fn) or {}
+    filtered = resolved.filtered
     if _holds_nnx(fn, args, kwargs):
         fn, args, kwargs = _nnx_split(fn, args, kwargs)
-        user_opts = FILTER
-    if user_opts is FILTER:
+        filtered = True
+    if filtered:
         fn, args, kwargs = _filtered(fn, name, args, kwargs)
         user_opts = {"static_argnums": (), "static_argnames": ()}
     check_arguments(name, args, kwargs)

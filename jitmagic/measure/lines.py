@@ -56,14 +56,14 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
     tables = {}
     for v in VARIANTS:
         variant = build_variant(v, plan)
-        tables[v] = line_table(variant.entry, plan.args, plan.kwargs, v, variant.jit_options)
+        tables[v] = line_table(variant.fn, plan.args, plan.kwargs, v, variant.jit_options)
     return Lines(plan.name, helper_names(tables, plan))
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
     """``result`` carrying the per-line table of its prepared variants (``--lines``)
     (saved with the report)."""
-    tables = {name: line_table(p.variant.entry, p.args, p.kwargs, name, p.variant.jit_options)
+    tables = {name: line_table(p.variant.fn, p.args, p.kwargs, name, p.variant.jit_options)
               for name, p in prepared.items()}
     plan = next(iter(prepared.values())).variant.plan
     return dataclasses.replace(result, lines=Lines(result.entry, helper_names(tables, plan)))

@@ -234,10 +234,5 @@ def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: in
         return comparison
     measured = measure_orderings(b, entry=comparison.entry, repeat=repeat, number=number,
                                  deadline=deadline, check=check)
-    return with_orderings(comparison, measured)
-
-
-def with_orderings(comparison: Any, orderings: Orderings) -> Any:
-    """A copy of ``comparison`` that holds ``orderings``."""
-    return dataclasses.replace(comparison, orderings=orderings)
+    return dataclasses.replace(comparison, orderings=measured)
 

@@ -20,7 +20,6 @@ from ..model.comparison import VARIANTS, Comparison
 from ..model.progress import Draw
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
-from .arguments import check_arguments
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import binding_swaps, plan_entry, user_globals
 from .lines import add_lines
@@ -69,7 +68,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             with check.finding_helpers():
                 prepared = prepare_function(fn, args, kwargs, options.nest,
                                             in_axes=options.in_axes)
-            return measure(prepared, options, check=check)
+            return measure_prepared(prepared, options, check=check)
     except Stop as stop:  # in the discovery trace: there is nothing to show
         raise KeyboardInterrupt(stop.reason) from None
 
@@ -137,7 +136,7 @@ def globals_of(fn: Callable) -> dict[str, Any]:
     return found
 
 
-def measure(prepared: dict[str, Prepared], options: Options, *,
+def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
             start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     """``run_comparison``, then what the options add: with ``vmap`` the orderings of
     the flat entry on a batch (checked before anything is timed); with
@@ -156,7 +155,7 @@ def measure(prepared: dict[str, Prepared], options: Options, *,
     batched = None
     if options.vmap:
         call = flat.args if flat.batch is None else flat.batch
-        batched = batches.prepare_batch(flat.variant.entry, call, flat.kwargs,
+        batched = batches.prepare_batch(flat.variant.fn, call, flat.kwargs,
                                           batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
         result = run_comparison(entry, prepared, options, start=start, check=check)
@@ -192,8 +191,6 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     if jax.config.jax_disable_jit:
         raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
                          "%jitcompare outside the `with jax.disable_jit():` block.")
-    for p in prepared.values():
-        check_arguments(entry, p.args, p.kwargs)
     start = time.perf_counter() if start is None else start
     check = check or checkpoint(entry, options, start)
     runs = variant_sampler(prepared)

@@ -35,13 +35,13 @@ class Helper:
 class Plan:
     """The entry resolved, how the outer jit takes its arguments, and its helpers."""
 
-    entry: Callable
+    fn: Callable
     name: str
     helpers: dict[str, Helper]
     jit_options: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     #: The arguments the variants take: the call's own, or (for an ``eqx.filter_jit``
-    #: entry) its array leaves alone, the other leaves fixed in ``entry``.
+    #: entry) its array leaves alone, the other leaves fixed in ``fn``.
     args: tuple = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: The globals of the user's entry function: where ``--nest L.block`` looks up ``L``.
@@ -53,7 +53,7 @@ class Variant:
     """One way to run the entry: its bindings swapped in while it runs."""
 
     name: str
-    entry: Callable
+    fn: Callable
     planned: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
     jit_options: dict[str, Any] = field(default_factory=dict)
@@ -63,7 +63,7 @@ class Variant:
     inline: tuple[str, ...] = ()
 
     @property
-    def nested(self) -> tuple[str, ...]:
+    def nested_helpers(self) -> tuple[str, ...]:
         """The helpers whose jit really ran (a binding nobody looked up nests nothing)."""
         return tuple(n for n in self.planned if n in self.ran)
 
@@ -72,9 +72,5 @@ class Variant:
         """The helpers it meant to nest but could not: refused up front, or never jitted
         because no call could pass through a jit (the notes say why)."""
         return (*self.inline, *(n for n in self.planned if n not in self.ran))
-
-
-#: The options of an entry whose arguments are filtered leaf by leaf (``eqx.filter_jit``).
-FILTER: dict[str, Any] = {"filter": True}
 
 

@@ -177,7 +177,7 @@ class VariantSubject:
         return self.prepared.kwargs
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
-        run = cold_run(self.prepared.variant.entry, self.args, self.kwargs, monitor, check,
+        run = cold_run(self.prepared.variant.fn, self.args, self.kwargs, monitor, check,
                        self.prepared.variant.jit_options)
         return Cold(run.times, run.jitted, run.output, run.events, artefact=run)
 
@@ -202,7 +202,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             name=name,
             samples=runs.samples[name],
             # stopped before its trace finished: the helpers it was to nest, as found
-            helpers=variant.nested if traced else variant.planned,
+            helpers=variant.nested_helpers if traced else variant.planned,
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.pop("jaxpr_text", ""),
             error=runs.describe_failure(name) if name in runs.errors else None,

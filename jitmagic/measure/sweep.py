@@ -22,7 +22,7 @@ from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
-from .pipeline import checkpoint, measure, option_hints, prepare_function
+from .pipeline import checkpoint, measure_prepared, option_hints, prepare_function
 from .stops import Checkpoint, Interrupted, Stop
 
 
@@ -81,7 +81,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     def one(value: Any, check: Checkpoint) -> Comparison:
         prepared = prepare_function(fn, args, kwargs, options.nest, bindings={name: value},
                                     in_axes=options.in_axes)
-        return measure(prepared, options, check=check)
+        return measure_prepared(prepared, options, check=check)
 
     with option_hints():
         return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, progress))

@@ -36,14 +36,14 @@ Replace = Callable[[Helper, Any], Any]
 def make_variant(label: str, plan: Plan, replace: Replace,
                  planned: tuple[str, ...] = ()) -> Variant:
     """The variant whose bindings hold ``replace(helper, original)`` while the entry runs."""
-    variant = Variant(label, plan.entry, planned, list(plan.notes), dict(plan.jit_options), plan)
+    variant = Variant(label, plan.fn, planned, list(plan.notes), dict(plan.jit_options), plan)
     swaps = []
     for h in plan.helpers.values():
         for b in h.bindings:
             new = replace(h, b.original)
             if new is not None:
                 swaps.append((b, b.original, new))
-    variant.entry = installing(plan.entry, swaps)
+    variant.fn = installing(plan.fn, swaps)
     return variant
 
 

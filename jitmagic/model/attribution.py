@@ -41,11 +41,6 @@ class Attribution:
         """What the trace spent on the entry itself: its own lines plus JAX's work around it."""
         return self.entry_code_s + self.jax_s
 
-    @property
-    def accounted_s(self) -> float:
-        """The entry's own seconds plus every helper's own seconds."""
-        return self.entry_own_s + sum(h.own_s for h in self.helpers)
-
     def share(self, seconds: float) -> float:
         """``seconds`` as a fraction of the measured trace."""
         return seconds / self.trace_s if self.trace_s > 0 else 0.0

@@ -119,11 +119,6 @@ class VariantResult(Row):
               ("notes", "notes", items(text), ()),
               ("inline", "inline", items(text), ()))
 
-    @property
-    def cold_start_s(self) -> float:
-        """Trace + lower + compile: what nested jit can change at start-up."""
-        return sum(self.median(p) for p in COLD_PHASES[:3])
-
     trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
     lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")
     compile_s = property(lambda self: self.median("compile_s"), doc="Median XLA compile seconds.")

@@ -63,11 +63,6 @@ _FIELDS = (
 )
 
 
-def is_sweep(c: Comparison) -> bool:
-    """Whether ``c`` carries a sweep (from ``--sweep`` or a loaded report)."""
-    return c.sweep is not None
-
-
 def sweep_points(c: Comparison) -> list[Comparison]:
     """The sweep's comparisons, one per value, in the order they were measured."""
     return list(c.sweep.points)

@@ -11,15 +11,14 @@ from typing import Any
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.orderings import Orderings
-from ..model.sweep import is_sweep
+from .attribution import attribution_record, helpers_html, helpers_text
+from .blocks import Table
 from .comparison import html_summary, text_table
-from .helpers import attribution_record, helpers_html, helpers_text
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
-from .table import Table
 
 
 def chart_png(c: Comparison) -> bytes | None:
@@ -29,7 +28,7 @@ def chart_png(c: Comparison) -> bytes | None:
     from .charts.phases import phases_figure, to_png
     from .charts.sweep import sweep_figure
 
-    if is_sweep(c):
+    if c.sweep is not None:
         return to_png(sweep_figure(c))
     if not any(v.ok for v in c.variants.values()):
         return None
@@ -45,7 +44,7 @@ def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
     ``--lines``, the per-source-line tables right after the phase table.
     """
     png = chart_png(c) if plot else None
-    if is_sweep(c):
+    if c.sweep is not None:
         data = {"text/plain": sweep_text(c), "text/html": sweep_html(c, png)}
     else:
         data = {"text/plain": text_table(c), "text/html": html_summary(c, png)}
@@ -72,7 +71,7 @@ def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
     a = attribution_record(c)
     if not plot or a is None:
         return None
-    from .charts.helpers import attribution_figure
+    from .charts.attribution import attribution_figure
     from .charts.phases import to_png
 
     return to_png(attribution_figure(a))

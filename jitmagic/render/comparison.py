@@ -11,8 +11,7 @@ import math
 from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison
 from ..model.stats import median
 from ..model.verdicts import not_run
-from .format import fmt_ratio, fmt_s, fmt_spread
-from .table import (
+from .blocks import (
     Block,
     Cell,
     Code,
@@ -27,6 +26,7 @@ from .table import (
     as_html,
     as_text,
 )
+from .format import fmt_ratio, fmt_s, fmt_spread
 
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),

@@ -11,8 +11,7 @@ import math
 
 from ..model.orderings import ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
 from . import comparison
-from .format import fmt_ratio, fmt_s, fmt_spread
-from .table import (
+from .blocks import (
     Block,
     Cell,
     Code,
@@ -26,6 +25,7 @@ from .table import (
     as_html,
     as_text,
 )
+from .format import fmt_ratio, fmt_s, fmt_spread
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")

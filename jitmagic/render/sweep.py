@@ -7,9 +7,9 @@ from typing import Any
 
 from ..model.comparison import PHASES, VARIANTS, Comparison
 from ..model.sweep import exponents, medians, unchanged
+from .blocks import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
 from .comparison import partial
 from .format import fmt_exponent, fmt_s
-from .table import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
 
 SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
          "first_call_s": "first call", "execute_s": "execute"}

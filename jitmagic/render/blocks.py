@@ -16,7 +16,7 @@ import base64
 import html
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 #: Long texts (a jaxpr) are cut to this many lines or characters when shown.
 MAX_LINES, MAX_CHARS = 300, 100_000
@@ -181,23 +181,6 @@ class Image:
 
 
 Block = Heading | Para | Pre | Details | Image | Table
-
-
-@dataclass
-class Document:
-    """The blocks of one report section, in the order both renderings show them."""
-
-    blocks: list[Block] = field(default_factory=list)
-
-    def add(self, *blocks: Block) -> Document:
-        self.blocks.extend(blocks)
-        return self
-
-    def as_text(self) -> str:
-        return as_text(self.blocks)
-
-    def as_html(self) -> Html:
-        return as_html(self.blocks)
 
 
 def as_text(blocks: Iterable[Block]) -> str:

@@ -10,9 +10,9 @@ import re
 from typing import Any
 
 from ..model.comparison import Comparison
+from .blocks import Block, Cell, Code, Html, Image, Para, Table, as_html, as_text
 from .comparison import partial
 from .format import fmt_s
-from .table import Block, Cell, Code, Html, Image, Para, Table, as_html, as_text
 
 #: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
 NOISY = 0.25
