@@ -10,12 +10,14 @@ whole first call) is its :class:`Subject`'s business; the sampling is shared.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
+from .bindings import short_name
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
 from .plan import Variant
@@ -198,16 +200,42 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
         shape = dict(runs.shape.get(name, {}))
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
+        calls = verified_calls(variant, shape.pop("jit_names", None))
         out[name] = VariantResult(
             name=name,
             samples=runs.samples[name],
             # stopped before its trace finished: the helpers it was to nest, as found
-            helpers=variant.nested_helpers if traced else variant.planned,
+            helpers=tuple(calls) if calls is not None else variant.planned,
+            helper_calls=calls or {},
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.pop("jaxpr_text", ""),
             error=runs.describe_failure(name) if name in runs.errors else None,
-            notes=tuple(variant.notes),
-            inline=variant.kept_inline if traced else variant.inline,
+            notes=_notes(variant, calls) if traced else tuple(variant.notes),
+            inline=_inline(variant, calls) if traced else variant.inline,
             **shape,
         )
     return out
+
+
+def verified_calls(variant: Variant, jit_names: Counter | None) -> dict[str, int] | None:
+    """The helpers the variant's program really nests, each with its jit calls as counted
+    in the jaxpr (None where no jaxpr was traced): a helper is claimed nested only
+    with at least one call, whatever the variant meant to do."""
+    if jit_names is None:
+        return None
+    return {n: jit_names[short_name(n)] for n in variant.planned if jit_names[short_name(n)]}
+
+
+def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
+    """Helpers kept inline: refused up front, or planned but absent from the program."""
+    return (*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
+
+
+def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
+    """The variant's notes, with a reason for every planned helper its program lacks."""
+    notes = list(variant.notes)
+    for n in variant.planned:
+        if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
+            notes.append(f"`{n}` stays inline: no call of it went through a jit while "
+                         "tracing (its program has no jit call of it)")
+    return tuple(notes)

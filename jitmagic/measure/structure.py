@@ -5,6 +5,7 @@ text."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,7 @@ def structure(run: ColdRun) -> dict[str, Any]:
     if run.traced is not None:
         jaxpr = run.traced.jaxpr
         out |= {"jaxpr_eqns": count_equations(jaxpr), "jaxpr_eqns_top": len(jaxpr.eqns),
-                "nested_calls": count_nested_calls(jaxpr)}
+                "nested_calls": count_nested_calls(jaxpr), "jit_names": jit_calls_by_name(jaxpr)}
     if run.lowered is not None:
         hlo = run.lowered.as_text()
         out |= {"stablehlo_bytes": len(hlo.encode()),
@@ -52,6 +53,18 @@ def distinct_jaxprs(jaxpr: Any) -> list[Any]:
 def count_equations(jaxpr: Any) -> int:
     """Equations in ``jaxpr`` and its distinct sub-jaxprs (see :func:`distinct_jaxprs`)."""
     return sum(len(j.eqns) for j in distinct_jaxprs(jaxpr))
+
+
+def jit_calls_by_name(jaxpr: Any, into: Counter | None = None) -> Counter:
+    """jit equations per ``name`` (the jitted function's), counted as
+    :func:`count_nested_calls` counts them: what says a helper really was nested."""
+    into = Counter() if into is None else into
+    for eqn in getattr(jaxpr, "eqns", ()):
+        if eqn.primitive.name in ("jit", "pjit"):
+            into[str(eqn.params.get("name", ""))] += 1
+        for sub in sub_jaxprs(eqn):
+            jit_calls_by_name(sub, into)
+    return into
 
 
 def count_nested_calls(jaxpr: Any) -> int:

@@ -22,22 +22,25 @@ trace) and restored in ``finally``: nothing the user owns stays changed.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .bindings import installing
-from .inner_jit import descriptor, faithful_jit, is_nnx_class, nnx_method, unjit
+from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .plan import Helper, Plan, Variant
+from .trampoline import copy_function, functions_of, route
 
 #: ``replace(helper, original)`` gives what a binding holds in a variant (None: unchanged).
 Replace = Callable[[Helper, Any], Any]
 
 
 def make_variant(label: str, plan: Plan, replace: Replace,
-                 planned: tuple[str, ...] = ()) -> Variant:
-    """The variant whose bindings hold ``replace(helper, original)`` while the entry runs."""
+                 planned: tuple[str, ...] = (), swaps: list | None = None) -> Variant:
+    """The variant whose bindings hold ``replace(helper, original)`` while the entry runs
+    (and ``swaps``, such as a helper's code routed to its jit)."""
     variant = Variant(label, plan.fn, planned, list(plan.notes), dict(plan.jit_options), plan)
-    swaps = []
+    swaps = list(swaps or ())
     for h in plan.helpers.values():
         for b in h.bindings:
             new = replace(h, b.original)
@@ -69,19 +72,39 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str) -> Variant:
                                 for n in inline]
     ran: set[str] = set()
 
+    planned = tuple(n for n in nest if not plan.helpers[n].why_inline)
+    routes = {n: functions_of(plan.helpers[n].code) for n in planned
+              if not _callers_see_user_jit(plan.helpers[n])}
+
     def replace(h: Helper, original: Any) -> Any:
-        if h.name not in nest or h.why_inline:
+        if h.name not in planned:
             return unjit(original) if h.user_jitted else None
+        if h.name in routes and routes[h.name]:
+            return None  # nested at its function object (below), however it is reached
         if h.user_jitted:
-            ran.add(h.name)
-            return None
+            return None  # the user's own jit, where its callers look it up
         if is_nnx_class(h.bindings[0].owner):
             return nnx_method(original, h.name, ran)
         return descriptor(original, lambda f: faithful_jit(f, h.name, notes, ran))
 
-    planned = tuple(n for n in nest if not plan.helpers[n].why_inline)
-    built = make_variant(label, plan, replace, planned)
+    built = make_variant(label, plan, replace, planned,
+                         [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran))
+                          for n, fns in routes.items() for fn in fns])
     built.notes, built.ran, built.inline = notes, ran, inline
     return built
+
+
+def _callers_see_user_jit(h: Helper) -> bool:
+    """Every place the helper is looked up holds the user's own ``jax.jit`` of it."""
+    return bool(h.bindings) and all(is_user_jit(b.original) for b in h.bindings)
+
+
+def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[str]) -> Callable:
+    """What a call of ``fn`` runs in the nested variant: a jit of a copy of it."""
+    copy = copy_function(fn)
+    owner = h.bindings[0].owner if h.bindings else None
+    if is_nnx_class(owner):
+        return nnx_method(copy, h.name, ran)
+    return faithful_jit(copy, h.name, notes, ran)
 
 

@@ -8,10 +8,22 @@ in :attr:`Row.FIELDS` tables that both ``to_dict`` and ``from_dict`` read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .schema import Field, count, encode, fields, flag, items, obj, optional, seconds, text
+from .schema import (
+    Field,
+    count,
+    encode,
+    fields,
+    flag,
+    items,
+    mapping,
+    obj,
+    optional,
+    seconds,
+    text,
+)
 from .stats import json_number, median, spread
 
 #: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
@@ -107,6 +119,9 @@ class VariantResult(Row):
     jaxpr_eqns_top: int | None = None
     #: Helpers found that could not be nested (kept inline; the notes say why).
     inline: tuple[str, ...] = ()
+    #: Each nested helper's jit calls in this variant's program, as counted in its jaxpr:
+    #: a helper is listed in ``helpers`` only with at least one.
+    helper_calls: dict[str, int] = field(default_factory=dict)
 
     KEYS = PHASES
     MEDIANS = tuple((p, p) for p in PHASES)
@@ -117,7 +132,8 @@ class VariantResult(Row):
               ("helpers", "helpers", items(text), ()),
               *_TAIL,
               ("notes", "notes", items(text), ()),
-              ("inline", "inline", items(text), ()))
+              ("inline", "inline", items(text), ()),
+              ("helper_calls", "helper_calls", mapping(count), {}))
 
     trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
     lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")

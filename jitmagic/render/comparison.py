@@ -105,7 +105,9 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
 
 def _helpers_line(c: Comparison) -> str:
     """The helpers the nested variant nested; those found, where it never ran."""
-    names = ", ".join(c.nested.helpers) or "none"
+    calls = c.nested.helper_calls
+    names = ", ".join(f"{h} ({calls[h]} jit calls)" if h in calls else h
+                      for h in c.nested.helpers) or "none"
     if not_run(c):
         return f"helpers found: {names} (not nested: measuring stopped first)"
     return f"nested helpers: {names}"

@@ -1,0 +1,102 @@
+"""A helper is nested however the program reaches it, and a report claims only what the
+nested program really holds (its jit calls, counted in the jaxpr)."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jitmagic
+
+ONCE = {"repeat": 1, "number": 1, "quiet": True}
+
+
+def test_the_discussions_namespace_with_a_jitted_twin(ip):
+    """``jf = jax.jit(f)`` beside ``f``: the nested program calls ``f`` through a jit 16
+    times, about 1/13 of flat's equations, and the verdict says so."""
+    ip.run_cell("import jax\n"
+                "f = lambda x: sum(i * x for i in range(64))\n"
+                "jf = jax.jit(f)\n"
+                "g = lambda x: sum(f(x) for _ in range(16))\n")
+    r = ip.run_line_magic("jitcompare", "--quiet -r 1 -o g(3.14)")
+    assert r.nested.helpers == ("f",) and r.nested.helper_calls == {"f": 16}
+    assert r.nested.nested_calls == 16 and r.flat.nested_calls == 0
+    assert 10 < r.flat.jaxpr_eqns / r.nested.jaxpr_eqns < 16
+    assert r.outputs_match
+    assert "Nested jit on `f`" in r.verdict.text
+    assert "nested helpers: f (16 jit calls)" in str(r)
+    assert ip.user_ns["f"].__code__.co_name == "<lambda>"  # the user's f is itself again
+
+
+def _scale(x):
+    return jnp.sin(x) * 2.0 + jnp.cos(x)
+
+
+OPS = {"scale": _scale}
+
+
+def _through_dict(x):
+    return sum(OPS["scale"](x) for _ in range(4))
+
+
+def _through_default(x, op=_scale):
+    return sum(op(x) for _ in range(4))
+
+
+def _make_closure():
+    op = _scale
+
+    def run(x):
+        return sum(op(x) for _ in range(4))
+    return run
+
+
+_named = jax.named_call(_scale, name="scaled")
+_mapped = jax.vmap(_scale)
+
+
+def _through_partial(x):
+    return sum(functools.partial(_scale)(x) for _ in range(4))
+
+
+def _through_named_call(x):
+    return sum(_named(x) for _ in range(4))
+
+
+def _through_vmap(x):
+    return sum(_mapped(x) for _ in range(4))
+
+
+@pytest.mark.parametrize("entry", [_through_dict, _through_default, _make_closure(),
+                                   _through_partial, _through_named_call, _through_vmap],
+                         ids=["dict", "default", "closure", "partial", "named_call", "vmap"])
+def test_a_helper_is_nested_however_it_is_reached(entry):
+    code = _scale.__code__
+    r = jitmagic.compare(entry, jnp.ones((3, 4)), **ONCE)
+    assert r.nested.helpers == ("_scale",), r.nested.notes
+    assert r.nested.helper_calls["_scale"] >= 4 and r.flat.nested_calls == 0
+    assert r.nested.jaxpr_eqns_top < r.flat.jaxpr_eqns_top
+    assert r.outputs_match
+    assert _scale.__code__ is code  # put back
+
+
+def _uses_only_jnp(x):
+    return jnp.sin(x) + 1.0
+
+
+def test_a_program_with_nothing_nested_claims_no_helper():
+    r = jitmagic.compare(_uses_only_jnp, jnp.ones(3), **ONCE)
+    assert r.nested.helpers == () and r.nested.helper_calls == {}
+    assert "Nested jit on" not in r.verdict.text
+
+
+def test_every_claimed_helper_has_jit_calls_in_a_saved_report(tmp_path):
+    r = jitmagic.compare(_through_dict, jnp.ones(3), **ONCE)
+    path = tmp_path / "r.json"
+    jitmagic.save(r, path)
+    loaded = jitmagic.load(path)
+    assert loaded.nested.helper_calls == r.nested.helper_calls == {"_scale": 4}
+    assert all(loaded.nested.helper_calls[h] >= 1 for h in loaded.nested.helpers)
