@@ -51,7 +51,7 @@ __all__ = [
     "sweep",
     "unload_ipython_extension",
 ]
-__version__ = "0.1.0"
+__version__ = "0.3.0.dev0"
 
 
 def load_ipython_extension(ipython) -> None:

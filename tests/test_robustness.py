@@ -1,4 +1,4 @@
-"""The bad-input and interruption matrix (README: "What happens when…").
+"""The bad-input and interruption matrix (docs/behaviour.md: "What happens when…").
 
 Every magic run goes through the ``run_magic`` fixture, which checks after
 each one — returned or raised — that the kernel is exactly as before: the

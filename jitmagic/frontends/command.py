@@ -5,7 +5,7 @@ the function to measure. The command prints the plain-text table and can write
 the JSON report (``--save``) and a self-contained HTML report (``--html``:
 charts embedded as PNG data, nothing fetched from a network). ``--vmap``
 adds the jit/vmap orderings, ``--sweep`` a scaling sweep. ``demo`` runs the
-example from the JAX discussion this project came from (``jitmagic/demo.py``
+example from the JAX discussion this project came from (``jitmagic/frontends/demo.py``
 followed by ``g(x)``).
 """
 

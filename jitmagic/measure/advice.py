@@ -1,9 +1,9 @@
 """Which helpers are worth a jit of their own: measured, one helper at a time.
 
 For each helper the flat trace calls at least twice (the top
-:data:`MAX_CANDIDATES` by inclusive trace time, from :mod:`jitmagic.attribution`),
+:data:`MAX_CANDIDATES` by inclusive trace time, from :mod:`jitmagic.measure.attribution`),
 a variant nests *only that helper* and everything else stays inline. All
-variants (flat, each candidate alone, every helper nested) run the engine's
+variants (flat, each candidate alone, every helper nested) run the same
 cold pipeline side by side, interleaved over the repeats so drift hits all.
 
 * *cold start* is ``first_call_s``: a fresh ``jax.jit(entry)(*args)`` from

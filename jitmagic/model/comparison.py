@@ -3,8 +3,8 @@
 Like IPython's ``TimeitResult``, a result keeps every sample it measured and
 derives medians and spreads from them, so a saved report can be re-read and
 re-summarised without losing anything. ``to_dict``/``from_dict`` give the
-JSON report format documented in the README; presentation lives in
-``__str__``/``_repr_mimebundle_``, which call :mod:`jitmagic.present`.
+JSON report format documented in docs/report-format.md; presentation lives in
+``__str__``/``_repr_mimebundle_``, which call :mod:`jitmagic.render.bundle`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Text and HTML renderings of a :class:`~jitmagic.result.Comparison`.
+"""Text and HTML renderings of a :class:`~jitmagic.model.comparison.Comparison`.
 
 Every number shown here comes from the result's samples; a phase that was not
 measured shows as "—", never as a made-up value.

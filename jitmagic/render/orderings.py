@@ -1,6 +1,6 @@
 """Text and HTML for the vmap/jit orderings, and the verdict, worked out from the numbers.
 
-Every figure shown comes from an :class:`~jitmagic.orderings.Orderings`'
+Every figure shown comes from an :class:`~jitmagic.model.orderings.Orderings`'
 samples; what was not measured shows as "—". The tables here are what a
 static export (``jupyter nbconvert --to html``) keeps when widgets cannot run.
 """
