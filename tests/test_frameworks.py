@@ -105,7 +105,7 @@ def test_flax_nnx_module_is_nested_through_nnx_jit(entry):
     args = (X,) if entry == "instance" else (tower, X)
     plan, runs = variants(tower if entry == "instance" else apply_tower, *args)
     (flat, flat_eqns, flat_out), (nested, nested_eqns, nested_out) = runs.values()
-    assert "Layer.__call__" in nested.nested and nested_eqns < flat_eqns
+    assert "Layer.__call__" in nested.nested_helpers and nested_eqns < flat_eqns
     np.testing.assert_allclose(nested_out, tower(X), rtol=1e-6)
     np.testing.assert_allclose(flat_out, tower(X), rtol=1e-6)
 

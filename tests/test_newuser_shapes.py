@@ -151,7 +151,7 @@ def test_only_the_scalar_used_as_a_python_value_is_held_static(args, kwargs, sta
     plan = plan_entry(scaled, args, kwargs)
     assert plan.jit_options == static
     assert any(spelled in n for n in plan.notes), plan.notes
-    flat = jax.jit(build_variant("flat", plan).entry, **plan.jit_options)
+    flat = jax.jit(build_variant("flat", plan).fn, **plan.jit_options)
     assert "mul" in str(flat.trace(*args, **kwargs).jaxpr)  # scale: an input, not folded
 
 
@@ -167,7 +167,7 @@ def test_a_checkpointed_global_is_nested_where_its_name_binds_it():
     helper = plan.helpers["newuser_layers.remat_block"]
     assert helper.why_inline is None and helper.bindings
     nested = build_variant("nested", plan)
-    out = jax.jit(nested.entry)(W, X)
+    out = jax.jit(nested.fn)(W, X)
     assert nested.nested_helpers == ("newuser_layers.remat_block",)
     np.testing.assert_allclose(out, grad(W, X), rtol=1e-6)
     assert L.remat_block is helper.bindings[0].original  # put back

@@ -179,7 +179,7 @@ def test_variants_never_modify_the_users_functions():
     for entry in (top, uses_jitted):
         plan = plan_entry(entry, (jnp.ones(2),), {})
         for name in ("nested", "flat"):
-            jax.jit(build_variant(name, plan).entry)(jnp.ones(2))
+            jax.jit(build_variant(name, plan).fn)(jnp.ones(2))
     assert (dict(globals()), middle.__code__) == before
     assert globals()["middle"] is middle and globals()["jitted_helper"] is jitted_helper
 

@@ -223,7 +223,15 @@ def verified_calls(variant: Variant, jit_names: Counter | None) -> dict[str, int
     with at least one call, whatever the variant meant to do."""
     if jit_names is None:
         return None
-    return {n: jit_names[short_name(n)] for n in variant.planned if jit_names[short_name(n)]}
+    calls = {n: sum(jit_names[name] for name in _jit_names(variant, n)) for n in variant.planned}
+    return {n: k for n, k in calls.items() if k}
+
+
+def _jit_names(variant: Variant, helper: str) -> set[str]:
+    """What a helper's jit is called in a jaxpr: jitmagic's is named after the helper,
+    the user's own ``jax.jit`` after the function it wraps."""
+    found = variant.plan.helpers.get(helper) if variant.plan is not None else None
+    return {short_name(helper)} | ({found.code.co_name} if found and found.code else set())
 
 
 def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
