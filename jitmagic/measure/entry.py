@@ -22,6 +22,7 @@ from .bindings import Binding, installing, short_name
 from .discovery import Found, discover
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS, Helper, Plan
+from .trampoline import functions_of
 
 #: What tracing raises when a traced Python scalar is used as a Python value.
 _SCALAR_ERRORS = (TypeError, IndexError)
@@ -272,22 +273,30 @@ def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
 
 def _helper(found: Found) -> Helper:
     return Helper(found.name, found.calls, tuple(found.bindings), _why_inline(found),
-                  found.code)
+                  found.code, _linen_class(found))
+
+
+def _linen_class(found: Found) -> type | None:
+    """The Flax linen module class whose ``__call__`` ``found`` is (None: it is not one)."""
+    bases = getattr(found.self_type, "__mro__", ())
+    linen = any(k.__module__.startswith("flax.linen") for k in bases)
+    return found.self_type if linen and found.code.co_name == "__call__" else None
 
 
 def _why_inline(found: Found) -> str | None:
     qualname = found.code.co_qualname
     bases = getattr(found.self_type, "__mro__", ())
-    if any(k.__module__.startswith("flax.linen") for k in bases):
-        return ("it is a method of a Flax linen module, which jitmagic does not nest: wrap "
-                "the submodule yourself (`nn.jit(Block)`) to measure that")
+    if any(k.__module__.startswith("flax.linen") for k in bases) and _linen_class(found) is None:
+        return ("it is a method of a Flax linen module other than `__call__`: linen lifts "
+                "whole modules (`nn.jit(Block)`), so jitmagic nests only `__call__`")
     if found.self_holds_arrays:
         kind = found.self_type.__name__
         return (f"its `self`, a `{kind}`, holds arrays but is not a pytree, and a static "
                 f"argument cannot carry arrays, so `self` cannot be passed through `jax.jit`. "
                 f"To nest it, register `{kind}` as a pytree (`jax.tree_util.register_dataclass`"
                 f" or `register_pytree_node_class`), or make it an `eqx.Module`")
-    if not found.bindings:
+    if not found.bindings and (found.code.co_flags & inspect.CO_NESTED or not functions_of(
+            found.code)):
         if "<locals>" in qualname:
             outer = qualname.split(".<locals>")[0]
             return f"it is re-created on every call of `{outer}`, so no name holds it"

@@ -26,11 +26,12 @@ from .lines import add_lines
 from .monitor import CACHE_HIT_EVENT, Monitor
 from .nest_names import check_nest
 from .plan import Plan
+from .preflight import checked_nested
 from .reporting import Reporter
 from .runner import Prepared, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
-from .stops import Checkpoint, Stop
+from .stops import Checkpoint, Interrupted, Stop
 from .variants import build_variant
 
 
@@ -158,6 +159,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         batched = batches.prepare_batch(flat.variant.fn, call, flat.kwargs,
                                           batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
+        prepared = {**prepared, "nested": _checked(prepared["nested"], check)}
         result = run_comparison(entry, prepared, options, start=start, check=check)
         if flat.batch is not None:
             result = dataclasses.replace(result, warnings=(*result.warnings,
@@ -170,6 +172,21 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     if result.stopped_anywhere:
         return result
     return add_lines(result, prepared) if options.lines else result
+
+
+def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
+    """``nested`` with the helpers that cannot run under a jit of their own inline
+    (:mod:`~jitmagic.measure.preflight`); unchecked once a stop is due (the first stage
+    then stops), or when Ctrl-C lands inside the check."""
+    plan = nested.variant.plan
+    if plan is None or check.interrupted or time.perf_counter() > check.deadline:
+        return nested
+    try:
+        with check.mode(python=True):
+            variant = checked_nested(nested.variant, plan)
+    except Interrupted:
+        return nested
+    return dataclasses.replace(nested, variant=variant)
 
 
 def _deadline(start: float, timeout: float | None) -> float:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bindings import Binding
+from .bindings import Binding, short_name
 from .inner_jit import is_user_jit
 
 JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
@@ -25,6 +25,16 @@ class Helper:
     why_inline: str | None = None
     #: Its code (how ``--nest`` matches a name as the call site writes it).
     code: types.CodeType | None = field(default=None, compare=False, repr=False)
+    #: A Flax linen module class whose ``__call__`` this is: nested as ``nn.jit(cls)``.
+    linen_class: type | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def jit_names(self) -> set[str]:
+        """What its jit is called in a jaxpr: jitmagic's is named after the helper, the
+        user's own ``jax.jit`` after the function it wraps, linen's lifted jit
+        ``core_fn``."""
+        names = {short_name(self.name)} | ({self.code.co_name} if self.code else set())
+        return names | ({"core_fn"} if self.linen_class is not None else set())
 
     @property
     def user_jitted(self) -> bool:

@@ -17,7 +17,6 @@ from typing import Any, Protocol
 
 from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
-from .bindings import short_name
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
 from .plan import Variant
@@ -205,7 +204,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             name=name,
             samples=runs.samples[name],
             # stopped before its trace finished: the helpers it was to nest, as found
-            helpers=tuple(calls) if calls is not None else variant.planned,
+            helpers=tuple(calls) if calls is not None else () if traced else variant.planned,
             helper_calls=calls or {},
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.pop("jaxpr_text", ""),
@@ -223,15 +222,9 @@ def verified_calls(variant: Variant, jit_names: Counter | None) -> dict[str, int
     with at least one call, whatever the variant meant to do."""
     if jit_names is None:
         return None
-    calls = {n: sum(jit_names[name] for name in _jit_names(variant, n)) for n in variant.planned}
+    helpers = variant.plan.helpers if variant.plan is not None else {}
+    calls = {n: sum(jit_names[name] for name in helpers[n].jit_names) for n in variant.planned}
     return {n: k for n, k in calls.items() if k}
-
-
-def _jit_names(variant: Variant, helper: str) -> set[str]:
-    """What a helper's jit is called in a jaxpr: jitmagic's is named after the helper,
-    the user's own ``jax.jit`` after the function it wraps."""
-    found = variant.plan.helpers.get(helper) if variant.plan is not None else None
-    return {short_name(helper)} | ({found.code.co_name} if found and found.code else set())
 
 
 def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .bindings import installing
+from .bindings import Binding, installing
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .plan import Helper, Plan, Variant
 from .trampoline import copy_function, functions_of, route
@@ -63,33 +63,40 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
     return nest_only(plan, picked, name)
 
 
-def nest_only(plan: Plan, nest: Iterable[str], label: str) -> Variant:
+def nest_only(plan: Plan, nest: Iterable[str], label: str,
+              refused: dict[str, str] | None = None) -> Variant:
     """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
-    they wrote one). A helper that cannot be nested stays inline, with a note why."""
+    they wrote one). A helper that cannot be nested stays inline, with a note why;
+    ``refused`` names more (helper: why), found out by tracing."""
+    refused = refused or {}
     nest = tuple(nest)
-    inline = tuple(n for n in nest if plan.helpers[n].why_inline)
-    notes = list(plan.notes) + [f"`{n}` stays inline: {plan.helpers[n].why_inline}"
-                                for n in inline]
+    why = {n: plan.helpers[n].why_inline for n in nest if plan.helpers[n].why_inline}
+    why |= refused
+    inline = tuple(why)
+    notes = list(plan.notes) + [f"`{n}` stays inline: {w}" for n, w in why.items()]
     ran: set[str] = set()
 
-    planned = tuple(n for n in nest if not plan.helpers[n].why_inline)
+    planned = tuple(n for n in nest if n not in why)
+    linen = [n for n in planned if plan.helpers[n].linen_class is not None]
     routes = {n: functions_of(plan.helpers[n].code) for n in planned
-              if not _callers_see_user_jit(plan.helpers[n])}
+              if not _callers_see_user_jit(plan.helpers[n]) and n not in linen}
 
     def replace(h: Helper, original: Any) -> Any:
         if h.name not in planned:
             return unjit(original) if h.user_jitted else None
-        if h.name in routes and routes[h.name]:
-            return None  # nested at its function object (below), however it is reached
+        if h.name in linen or (h.name in routes and routes[h.name]):
+            return None  # nested at its class's name or its function object (below)
         if h.user_jitted:
             return None  # the user's own jit, where its callers look it up
         if is_nnx_class(h.bindings[0].owner):
             return nnx_method(original, h.name, ran)
         return descriptor(original, lambda f: faithful_jit(f, h.name, notes, ran))
 
-    built = make_variant(label, plan, replace, planned,
-                         [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran))
-                          for n, fns in routes.items() for fn in fns])
+    swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran))
+             for n, fns in routes.items() for fn in fns]
+    for n in linen:
+        swaps += linen_swaps(plan.helpers[n], plan.namespace)
+    built = make_variant(label, plan, replace, planned, swaps)
     built.notes, built.ran, built.inline = notes, ran, inline
     return built
 
@@ -108,3 +115,18 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[st
     return faithful_jit(copy, h.name, notes, ran)
 
 
+
+
+def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Binding, Any, Any]]:
+    """Every global that names the helper's linen module class, in its own module and the
+    entry's, bound to ``nn.jit`` of it. The lifted class keeps the original's name, so
+    that submodules are named (``LBlock_0``) as in the user's parameters."""
+    from flax import linen as nn
+
+    cls = h.linen_class
+    assert cls is not None
+    lifted = nn.jit(cls)
+    lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
+    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code) if h.code)]
+    places = {Binding(ns, k) for ns in spaces for k, v in list(ns.items()) if v is cls}
+    return [(b, cls, lifted) for b in places]

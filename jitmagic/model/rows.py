@@ -135,6 +135,11 @@ class VariantResult(Row):
               ("inline", "inline", items(text), ()),
               ("helper_calls", "helper_calls", mapping(count), {}))
 
+    @property
+    def cold_start_s(self) -> float:
+        """Trace + lower + compile: what nested jit can change at start-up (the tour reads it)."""
+        return sum(self.median(p) for p in COLD_PHASES[:3])
+
     trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
     lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")
     compile_s = property(lambda self: self.median("compile_s"), doc="Median XLA compile seconds.")

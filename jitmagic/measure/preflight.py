@@ -1,0 +1,62 @@
+"""The nested variant traced once, untimed, before anything is measured.
+
+Some helpers cannot run under a jit of their own although the whole program
+traces: a numpyro model under effect handlers keeps traced values in the
+handlers' stack (``UnexpectedTracerError``), and other library code does the
+like. Where the nested trace fails and the flat one did not, the helper whose
+jit was tracing is kept inline, with the error as its reason, and the variant
+is built again: a comparison never loses its nested variant to a helper that
+cannot be nested.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jax
+
+from .plan import Plan, Variant
+from .variants import nest_only
+
+#: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
+#: message, and ``UnexpectedTracerError``'s).
+_LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked was) (\S+) at")
+
+
+def checked_nested(variant: Variant, plan: Plan) -> Variant:
+    """``variant`` (the nested one), or one with the helpers that leak tracers inline."""
+    refused: dict[str, str] = {}
+    for _ in range(len(variant.planned)):
+        error = trace_error(variant)
+        culprit = _culprit(error, variant) if error is not None else None
+        if culprit is None:
+            break
+        refused[culprit] = ("under a jit of its own it leaks traced values (it keeps them "
+                            "outside what it returns, as a numpyro model under effect "
+                            "handlers does), so it runs inline")
+        variant = nest_only(plan, [n for n in variant.planned if n not in refused],
+                            variant.name, refused)
+    return variant
+
+
+def trace_error(variant: Variant) -> BaseException | None:
+    """What tracing the variant raises, from cleared caches, with JAX's leak checker on
+    (a leaked tracer otherwise surfaces only in a later trace); None: it traces."""
+    plan = variant.plan
+    assert plan is not None
+    jax.clear_caches()  # a warm trace cache would hide a helper's body
+    try:
+        with jax.checking_leaks():
+            jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
+    except Exception as exc:  # noqa: BLE001 (any failure is the user's code: reported later)
+        return exc
+    return None
+
+
+def _culprit(error: BaseException, variant: Variant) -> str | None:
+    """The planned helper whose jit was tracing when ``error`` arose, if JAX says."""
+    leaked = _LEAKED_IN.search(str(error))
+    if leaked is None:
+        return None
+    helpers = variant.plan.helpers if variant.plan is not None else {}
+    return next((n for n in variant.planned if leaked.group(1) in helpers[n].jit_names), None)
