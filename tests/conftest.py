@@ -1,6 +1,10 @@
 """Shared fixtures: a real IPython shell with jitmagic loaded, and a leak check.
 
 No test module imports this file: pytest hands its fixtures to the tests that name them.
+
+The leak check runs with every ``run_magic`` call and is reported after the test: a
+test that passed but left the kernel changed fails with what changed; a test that
+failed shows its own error first and the leak below it.
 """
 
 from __future__ import annotations
@@ -70,16 +74,39 @@ def undisplayed_widgets(before: set[str], outputs) -> set[str]:
     return set(live) - before - reachable
 
 
+def state_changes(before: dict, after: dict) -> list[str]:
+    """What differs between two :func:`kernel_state` snapshots, one line per part."""
+    lines = []
+    for key, was in before.items():
+        now = after[key]
+        if now == was:
+            continue
+        if isinstance(was, dict):
+            changed = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
+            lines.append(f"{key}: {', '.join(map(str, changed))} changed")
+        else:
+            lines.append(f"{key}: {was!r} before, {now!r} after")
+    return lines
+
+
+#: What the ``run_magic`` calls of the test running now left behind, not reported yet.
+LEAKS = pytest.StashKey[list[str]]()
+
+
 @pytest.fixture
-def run_magic(ip):
+def run_magic(ip, request):
     """Run ``%%jitcompare`` (``%jitcompare`` when cell is None) and check that the
     kernel is as before, whether the magic returned or raised.
 
+    What a call left changed is reported with the test (``pytest_runtest_makereport``
+    below), so that the magic's own error, or the test's, is never hidden by it.
     Returns (result, captured outputs).
     """
+    leaks = request.node.stash.setdefault(LEAKS, [])
 
     def run(line: str, cell: str | None = None):
         before, widgets = kernel_state(ip), set(widget_module._instances)
+        cap = None
         try:
             with capture_output() as cap:
                 if cell is None:
@@ -87,8 +114,30 @@ def run_magic(ip):
                 else:
                     result = ip.run_cell_magic("jitcompare", line, cell)
         finally:
-            assert kernel_state(ip) == before, "the magic changed the kernel's state"
-            assert not undisplayed_widgets(widgets, cap.outputs), "a widget was left undisplayed"
+            changes = state_changes(before, kernel_state(ip))
+            if changes:
+                leaks.append(f"the magic changed the kernel's state ({line!r}):\n  "
+                             + "\n  ".join(changes))
+            left = undisplayed_widgets(widgets, cap.outputs if cap else [])
+            if left:
+                leaks.append(f"a widget was left undisplayed ({line!r}): {sorted(left)}")
         return result, cap
 
     return run
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Fail a test phase that passed but left the kernel changed; below a phase that
+    failed on its own, add what was left changed as a section of its report."""
+    report = yield
+    leaks = item.stash.get(LEAKS, [])
+    if leaks:
+        text = "\n".join(leaks)
+        leaks.clear()
+        if report.failed:
+            report.sections.append(("kernel state check (after the error above)", text))
+        else:
+            report.outcome = "failed"
+            report.longrepr = f"the kernel's state check failed after the test:\n{text}"
+    return report

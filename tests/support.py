@@ -1,7 +1,12 @@
 """Plain test data shared by several test modules (imported normally; fixtures live in conftest).
 
-Cells are strings so that ``pytest.mark.parametrize`` can build variants of them at import time.
+Cells are strings so that ``pytest.mark.parametrize`` can build variants of them at import time;
+:func:`variant` and :func:`comparison` build the records tests need by hand.
 """
+
+from __future__ import annotations
+
+from jitmagic.model.comparison import PHASES, Comparison, VariantResult
 
 #: A tiny version of the README's example: cheap to trace, still clearly nested.
 SMALL_CELL = """\
@@ -25,3 +30,33 @@ f(jnp.ones((8, 8)))
 
 #: The fewest repeats and calls that still measure every phase.
 FAST = "-r 1 -n 2"
+
+
+# --- records built by hand -----------------------------------------------------------
+
+
+def variant(name: str, samples: dict[str, list[float]] | None = None, *,
+            every: float | None = None, **fields) -> VariantResult:
+    """A variant as if measured: ``samples`` as given and, with ``every``, each phase they
+    leave out taking ``every`` seconds in each run (as many runs as the longest list
+    given, else one). Other keywords are ``VariantResult`` fields; the nested variant
+    nests ``layer`` unless ``helpers`` says otherwise."""
+    samples = {key: list(xs) for key, xs in (samples or {}).items()}
+    if every is not None:
+        runs = max(map(len, samples.values()), default=1)
+        for phase in PHASES:
+            samples.setdefault(phase, [every] * runs)
+    fields.setdefault("helpers", ("layer",) if name == "nested" else ())
+    return VariantResult(name, samples, **fields)
+
+
+def comparison(flat: VariantResult | dict | None = None,
+               nested: VariantResult | dict | None = None, *, entry: str = "model",
+               outputs_match: bool | None = True, every: float | None = None,
+               **fields) -> Comparison:
+    """A comparison as if measured: ``flat`` and ``nested`` are variants, or their samples
+    (made variants by :func:`variant` with ``every``). Other keywords are
+    ``Comparison`` fields."""
+    variants = {name: v if isinstance(v, VariantResult) else variant(name, v, every=every)
+                for name, v in (("flat", flat), ("nested", nested))}
+    return Comparison(entry, variants, outputs_match, **fields)

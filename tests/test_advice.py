@@ -245,6 +245,7 @@ SHARDED = textwrap.dedent("""\
 """)
 
 
+@pytest.mark.slow  # a subprocess with 8 simulated devices
 def test_sharded_function_on_a_simulated_8_device_mesh(tmp_path):
     script = tmp_path / "sharded.py"
     script.write_text(SHARDED)

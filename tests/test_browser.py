@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from nbhelpers import ordering_notebook, private_jupyter_env
 
+pytestmark = pytest.mark.slow  # a JupyterLab server and a browser
+
 CHROMIUM = os.environ.get("JITMAGIC_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -9,6 +9,7 @@ import re
 import sys
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 from nbhelpers import ordering_notebook, private_jupyter_env
@@ -16,6 +17,8 @@ from nbhelpers import ordering_notebook, private_jupyter_env
 from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.render.format import fmt_s
 from jitmagic.render.orderings import verdict
+
+pytestmark = pytest.mark.slow  # runs a notebook in a fresh kernel
 
 
 def test_exported_html_keeps_numbers_and_chart(tmp_path, monkeypatch):

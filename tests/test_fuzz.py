@@ -3,8 +3,11 @@ parses or raises one of the documented errors, never an internal exception."""
 
 from __future__ import annotations
 
+import ast
+import keyword
+
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
@@ -23,15 +26,68 @@ FUZZ = settings(max_examples=300, deadline=None,
 python_ish = st.text(alphabet=st.sampled_from(list("abfx_()=,.:+-*# \n\t'\"[]{}01\\\0")),
                      max_size=60)
 
+#: Names as users write them (``λ`` and ``é`` are identifiers too), never a keyword.
+identifiers = st.from_regex(r"[A-Za-z_λé][A-Za-z0-9_λé]{0,7}", fullmatch=True).filter(
+    lambda s: not keyword.iskeyword(s))
+dotted_names = st.lists(identifiers, min_size=2, max_size=4)
+
+
+@st.composite
+def dotted_calls(draw) -> tuple[str, list[str]]:
+    """A cell ending in a call of a dotted name (``model.apply(x)``, ``L.dense(x)``), the
+    dots spaced or not, maybe after setup lines or inside a ``__main__`` guard; and the
+    name's parts."""
+    parts = draw(dotted_names)
+    call = draw(st.sampled_from([".", " . ", ".\\\n"])).join(parts)
+    call += "(" + draw(st.sampled_from(["", "x", "1, 2", "x, k=3", "*xs", "jnp.ones(4)"])) + ")"
+    setup = draw(st.sampled_from(["", "import jax\n", "x = 1\n", "# a comment\n"]))
+    if draw(st.booleans()):
+        call = 'if __name__ == "__main__":\n    ' + call.replace("\n", "\n    ")
+    return setup + call + "\n", parts
+
+
+def dotted_parts(node: ast.expr) -> list[str] | None:
+    """``["model", "apply"]`` for ``model.apply``; None if ``node`` is not a dotted name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    return [node.id, *parts] if isinstance(node, ast.Name) else None
+
 
 @FUZZ
-@given(st.one_of(st.text(max_size=80), python_ish))
+@given(st.one_of(st.text(max_size=80), python_ish, dotted_calls().map(lambda c: c[0])))
+@example("model(jnp.ones(4))")
+@example("model.apply(params, x)")
+@example("import realworld_layers as L\nL.dense(x)")
+@example("jax.grad(loss)(w, x)")  # an entry that is itself a call
+@example("layers[0](x)")
+@example('if __name__ == "__main__":\n    m.f(1)')
 def test_parse_cell_works_or_raises_documented_errors(text):
     try:
         plan = parse_cell(text)
     except (SyntaxError, CellError):
         return
-    assert plan.entry.isidentifier()
+    # The entry is the function the cell's last statement calls, written as an
+    # expression of its own: parsed again, it is that same expression.
+    last = ast.parse(text).body[-1]
+    if isinstance(last, ast.If):  # accepted only as the `__main__` guard ending in the call
+        last = last.body[-1]
+    written = ast.parse(plan.entry, mode="eval").body
+    assert ast.dump(written) == ast.dump(last.value.func)
+    parts = dotted_parts(written)
+    if parts is not None:  # a name or a dotted name: `model`, `model.apply`, `L.dense`
+        assert plan.entry == ".".join(parts)
+        assert all(p.isidentifier() and not keyword.iskeyword(p) for p in parts)
+
+
+@FUZZ
+@given(dotted_calls())
+@example(("model.apply(x)\n", ["model", "apply"]))
+@example(("import realworld_layers as L\nL . dense(x)\n", ["L", "dense"]))
+def test_a_dotted_entry_is_kept_whole(cell):
+    text, parts = cell
+    assert parse_cell(text).entry == ".".join(parts)
 
 
 @FUZZ

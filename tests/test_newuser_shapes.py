@@ -13,25 +13,19 @@ import jax.numpy as jnp
 import newuser_layers as L
 import numpy as np
 import pytest
+from support import comparison
 
 import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.entry import plan_entry
 from jitmagic.measure.nest_names import check_nest
 from jitmagic.measure.variants import build_variant
-from jitmagic.model.comparison import PHASES, Comparison, VariantResult
+from jitmagic.model.comparison import Comparison
 from jitmagic.render.comparison import text_table
 
 
-def _one_run(name: str, first_call: float) -> VariantResult:
-    samples = {p: [0.01] for p in PHASES}
-    samples["first_call_s"] = [first_call]
-    return VariantResult(name, samples, helpers=("layer",) if name == "nested" else ())
-
-
 def test_a_ratio_from_one_run_a_side_is_marked_as_such():
-    c = Comparison("model", {"flat": _one_run("flat", 0.682), "nested": _one_run("nested", 0.1)},
-                   True)
+    c = comparison({"first_call_s": [0.682]}, {"first_call_s": [0.1]}, every=0.01)
     row = next(ln for ln in text_table(c).splitlines() if ln.startswith("first call"))
     assert "6.82× (one run)" in row
 

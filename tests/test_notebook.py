@@ -40,6 +40,7 @@ def executed(tmp_path_factory):
     return nb
 
 
+@pytest.mark.slow
 def test_tour_runs_without_errors_and_shows_its_charts(executed):
     assert _errors(executed) == []
     assert _charts(executed) == CHARTS
@@ -53,6 +54,7 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
                      r"|no measurable difference per call", text)
 
 
+@pytest.mark.slow
 def test_tour_exports_to_html_with_every_chart(executed):
     body, _ = HTMLExporter().from_notebook_node(executed)
     assert len(CHART.findall(body)) == CHARTS

@@ -141,6 +141,7 @@ def _command(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
                            *options], capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow  # python -m jitmagic in a subprocess
 def test_the_command_shows_each_stage_on_stderr_and_nothing_with_quiet(tmp_path):
     loud = _command(tmp_path)
     assert loud.returncode == 0, loud.stderr
@@ -155,6 +156,7 @@ def test_the_command_shows_each_stage_on_stderr_and_nothing_with_quiet(tmp_path)
     assert "jitcompare: model" in quiet.stdout
 
 
+@pytest.mark.slow  # runs a notebook in a fresh kernel
 def test_a_saved_notebook_keeps_the_result_and_no_progress(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("%load_ext jitmagic"),
@@ -173,6 +175,7 @@ def test_a_saved_notebook_keeps_the_result_and_no_progress(tmp_path):
     assert "text/html" in outputs[0].data
 
 
+@pytest.mark.slow  # runs a notebook in a fresh kernel
 def test_a_cell_returning_its_result_shows_the_report_once(tmp_path):
     # `-o` makes the magic return the result, which IPython shows as the cell's value:
     # the report must not appear twice. Assigned, it is not shown by IPython; shown

@@ -21,6 +21,7 @@ import realworld_layers as L
 
 import jitmagic
 from jitmagic.measure.entry import plan_entry
+from jitmagic.measure.structure import count_equations
 from jitmagic.measure.variants import build_variant
 
 FAST = {"repeat": 1, "number": 1}
@@ -38,22 +39,6 @@ def traced(entry, *args, nest=None):
     return plan, out
 
 
-def size(jaxpr, seen=None) -> int:
-    """Equations, recursively, each distinct sub-jaxpr counted once."""
-    seen = set() if seen is None else seen
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    if id(jaxpr) in seen:
-        return 0
-    seen.add(id(jaxpr))
-    total = len(jaxpr.eqns)
-    for eqn in jaxpr.eqns:
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, tuple | list) else (value,):
-                if hasattr(getattr(sub, "jaxpr", sub), "eqns"):
-                    total += size(sub, seen)
-    return total
-
-
 def assert_nests(entry, *args, helpers):
     """The nested variant nests exactly ``helpers``, traces fewer equations than flat,
     and both give what the entry itself gives."""
@@ -61,7 +46,7 @@ def assert_nests(entry, *args, helpers):
     (flat, flat_jaxpr, flat_out), (nested, nested_jaxpr, nested_out) = runs.values()
     assert nested.nested_helpers == helpers, plan.helpers
     assert flat.nested_helpers == ()
-    assert size(nested_jaxpr) < size(flat_jaxpr)
+    assert count_equations(nested_jaxpr) < count_equations(flat_jaxpr)
     expected = entry(*args)
     for got in (flat_out, nested_out):
         for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(expected), strict=True):

@@ -1,4 +1,5 @@
-"""Typed records: exact round trips, old reports, hostile files, atomic saving."""
+"""Typed records: statistics derived from raw samples, exact round trips, old reports,
+hostile files, atomic saving."""
 
 from __future__ import annotations
 
@@ -12,32 +13,57 @@ import stat
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import comparison, variant
 
 import jitmagic
 from jitmagic import Comparison, ReportSchemaError
 from jitmagic.model.advice import Advice, Candidate
 from jitmagic.model.attribution import Attribution, HelperTime
 from jitmagic.model.orderings import ORDERINGS, OrderingRow, Orderings
-from jitmagic.model.rows import PHASES, VariantResult
+from jitmagic.model.rows import PHASES
 from jitmagic.model.sharding import Sharding
 from jitmagic.model.storage import check_save_path, save
 from jitmagic.model.sweep import Sweep
+from jitmagic.render.comparison import text_table
+
+NESTED_ERROR = "the nested variant failed:\nTypeError: <module> said no"
 
 
 def point(scale: float = 1.0, **changes) -> Comparison:
     """A comparison as a measured one looks: both variants, a failure note, a warning."""
     samples = {p: [0.01 * scale * (i + 1) for i in range(3)] for p in PHASES}
-    flat = VariantResult("flat", samples, execute_loops=40, jaxpr_eqns=120, nested_calls=0,
-                         stablehlo_bytes=9000, stablehlo_calls=0, compiled_calls=0,
-                         jaxpr_text="{ lambda ; a:f32[4]. let b = sin a in (b,) }")
-    nested = VariantResult("nested", {"trace_s": [0.002 * scale]}, helpers=("layer",),
-                           error="the nested variant failed:\nTypeError: <module> said no",
-                           notes=("`step` runs inline",))
-    c = Comparison("model", {"flat": flat, "nested": nested}, outputs_match=True,
-                   max_abs_diff=0.0, wall_s=2.5 * scale,
+    flat = variant("flat", samples, execute_loops=40, jaxpr_eqns=120, nested_calls=0,
+                   stablehlo_bytes=9000, stablehlo_calls=0, compiled_calls=0,
+                   jaxpr_text="{ lambda ; a:f32[4]. let b = sin a in (b,) }")
+    nested = variant("nested", {"trace_s": [0.002 * scale]}, error=NESTED_ERROR,
+                     notes=("`step` runs inline",))
+    c = comparison(flat, nested, max_abs_diff=0.0, wall_s=2.5 * scale,
                    env={"jax": "0.10.2", "mesh_shape": {"x": 8}, "devices": ["cpu:0"]},
                    warnings=("a compile was served from JAX's cache",))
     return dataclasses.replace(c, **changes)
+
+
+def measured_in_part() -> Comparison:
+    """Tracing measured on both sides, steady state on flat only, nothing else."""
+    flat = variant("flat", {"trace_s": [0.3, 0.1, 0.2], "execute_s": [1e-5, 2e-5]},
+                   execute_loops=100, jaxpr_eqns=3000)
+    nested = variant("nested", {"trace_s": [0.02, 0.03, 0.01]})
+    return comparison(flat, nested, outputs_match=None, wall_s=1.0, env={"jax": "x"})
+
+
+def test_statistics_are_derived_from_samples():
+    c = measured_in_part()
+    assert c.flat.trace_s == 0.2 and c.flat.spread("trace_s") == (0.1, 0.3)
+    assert c.ratio("trace_s") == pytest.approx(10.0)
+    assert math.isnan(c.flat.compile_s)  # never measured: NaN, not zero
+    assert c.measured_s() == pytest.approx(0.6 + 0.06 + (1e-5 + 2e-5) * 100)
+
+
+def test_text_shows_a_dash_for_what_was_not_measured():
+    lines = text_table(measured_in_part()).splitlines()
+    compile_row = next(line for line in lines if line.startswith("XLA compile"))
+    assert compile_row.split()[2:] == ["—", "—", "—"]
+    assert "The first call was not measured: cannot compare cold starts." in lines
 
 
 def every_record() -> Comparison:
@@ -59,9 +85,13 @@ def every_record() -> Comparison:
 
 def test_every_record_round_trips_exactly():
     c = every_record()
-    d = json.loads(json.dumps(c.to_dict(), allow_nan=False))
+    d = json.loads(json.dumps(c.to_dict(), allow_nan=False))  # raises on a NaN
+    assert d["variants"]["nested"]["compile_s"] is None  # not measured: null
+    assert d["variants"]["nested"]["error"] == NESTED_ERROR
     again = Comparison.from_dict(d)
     assert again.to_dict() == d
+    assert again.flat.samples == c.flat.samples  # every raw sample, exactly
+    assert again.flat.samples["trace_s"] == pytest.approx([0.03, 0.06, 0.09])
     assert again.orderings.rows["vmap(jit(f))"].compile_s == 0.1
     assert again.orderings.in_axes == (0, None)
     assert again.advice.ranked[1].error == "boom"
@@ -115,6 +145,7 @@ def _bad(d: dict, dotted: str, value) -> dict:
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
+    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/2'"),
     ("variants.flat.execute_loops", "x", "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", True, "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", 10**4000, "execute_loops: .*an integer of about 4000 digits"),

@@ -156,23 +156,73 @@ def test_execute_panel_counts_in_ms_when_calls_take_ms(report):
     assert max(p.get_height() for p in steady.patches) == pytest.approx(17.5)
 
 
+#: Seconds per unit of an axis label's unit (the label starts with the unit).
+SECONDS_PER = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+
+
+def whiskers(ax, horizontal: bool = True) -> list[tuple[float, float, float]]:
+    """(bar position, low end, high end) of every whisker drawn on ``ax``, in the axis's
+    unit, read from the drawn line (not from the numbers the chart was given)."""
+    spans = []
+    for container in ax.containers:
+        if isinstance(container, ErrorbarContainer):
+            _, _, (line,) = container.lines
+            ((x0, y0), (x1, y1)), = line.get_segments()
+            spans.append((y0, x0, x1) if horizontal else (x0, y0, y1))
+    return sorted(spans)
+
+
+def min_max(at: int, samples: list[float], unit: str) -> tuple[float, float, float]:
+    """The whisker a bar at ``at`` should carry: its least and its greatest raw sample."""
+    scale = SECONDS_PER[unit]
+    return (at, min(samples) / scale, max(samples) / scale)
+
+
+def assert_spans(drawn: list, expected: list) -> None:
+    assert len(drawn) == len(expected), (drawn, expected)
+    for got, want in zip(drawn, expected, strict=True):
+        assert got == pytest.approx(want, rel=1e-9), (drawn, expected)
+
+
 def test_bars_carry_their_sample_range_and_labels_stay_clear(report):
     c = Comparison.from_dict(report)
     cold, steady = phases_figure(c).axes
-    assert len(whiskers(steady)) == 2 and len(whiskers(cold)) == 2  # three runs each
+    names = [t.get_text() for t in cold.get_yticklabels()]
+    assert names == ["flat", "nested"]
+    # Cold bars stack trace, lower and compile: each run's whole cold start is their sum.
+    runs = {n: [sum(run) for run in zip(*(c.variants[n].samples[p]
+                                          for p in ("trace_s", "lower_s", "compile_s")),
+                                        strict=True)] for n in names}
+    assert all(len(r) == 3 for r in runs.values())  # three runs each: each bar has a spread
+    unit = cold.get_xlabel().split(",")[0]
+    assert_spans(whiskers(cold), [min_max(i, runs[n], unit) for i, n in enumerate(names)])
+    unit = steady.get_ylabel().split()[0]
+    execute = {n: c.variants[n].samples["execute_s"] for n in names}
+    assert_spans(whiskers(steady, horizontal=False),
+                 [min_max(i, execute[n], unit) for i, n in enumerate(names)])
     assert cold.get_legend() is None  # the legend sits below the panels, not on the bars
-    for row, name in enumerate(("flat", "nested")):
+    for row, name in enumerate(names):
         label = cold.texts[row]
         marker = c.variants[name].first_call_s * 1e3  # both cold axes are in ms here
         assert cold.get_xlabel().startswith("ms")
         assert label.get_position()[0] >= marker - 1e-9
     o = c.orderings
-    for ax, key in zip(orderings_figure(o).axes, ("first_call_s", "execute_s"), strict=True):
-        assert len(whiskers(ax)) == sum(len(set(o[n].samples[key])) > 1 for n in o.rows)
+    first, per_call = orderings_figure(o).axes
+    rows = [t.get_text() for t in first.get_yticklabels()]
+    assert sorted(rows) == sorted(o.rows)  # every ordering has a bar (none failed here)
+    for ax, key in ((first, "first_call_s"), (per_call, "execute_s")):
+        unit = ax.get_xlabel().split(",")[0]
+        assert_spans(whiskers(ax), [min_max(i, o[n].samples[key], unit)
+                                    for i, n in enumerate(rows)])
 
 
-def whiskers(ax) -> list:
-    return [k for k in ax.containers if isinstance(k, ErrorbarContainer)]
+def test_one_run_draws_its_bar_without_a_whisker(report):
+    one = copy.deepcopy(report)
+    one["variants"]["flat"]["samples"]["execute_s"] = [0.0175]
+    one["variants"]["nested"]["samples"]["execute_s"] = [0.0171, 0.0182, 0.0175]
+    steady = phases_figure(Comparison.from_dict(one)).axes[1]
+    assert steady.get_ylabel() == "ms per call"
+    assert_spans(whiskers(steady, horizontal=False), [(1, 17.1, 18.2)])
 
 
 def test_long_jaxprs_are_cut_and_html_has_no_backquotes(report):

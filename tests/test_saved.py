@@ -7,7 +7,7 @@ import json
 import pytest
 from IPython.display import display
 from IPython.utils.capture import capture_output
-from support import FAST, SMALL_CELL
+from support import FAST, SMALL_CELL, comparison, variant
 
 import jitmagic
 from jitmagic import Comparison, ReportSchemaError
@@ -80,9 +80,6 @@ def test_env_says_where_the_numbers_came_from(tmp_path):
 
 
 def _minimal() -> dict:
-    samples = {p: [0.1] for p in ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")}
-    variant = {"samples": samples, "execute_loops": 1, "helpers": []}
-    c = Comparison.from_dict({"schema": "jitmagic.comparison/1", "entry": "f",
-                              "variants": {"flat": variant, "nested": variant},
-                              "outputs_match": True})
-    return c.to_dict()
+    """One run a side, every phase 0.1 s, nothing nested."""
+    return comparison(*(variant(name, every=0.1, execute_loops=1, helpers=())
+                        for name in ("flat", "nested")), entry="f").to_dict()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import psutil
+import pytest
 from support import SMALL_CELL
+
+pytestmark = pytest.mark.slow  # 50 runs of the magic
 
 RUNS, WARMUP, LIMIT_MB = 50, 5, 50
 

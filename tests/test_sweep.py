@@ -9,12 +9,12 @@ import jax.numpy as jnp
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from support import FAST
+from support import FAST, comparison
 
 import jitmagic
 from jitmagic.measure.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
-from jitmagic.model.comparison import PHASES, Comparison, VariantResult
+from jitmagic.model.comparison import PHASES, Comparison
 from jitmagic.model.sweep import exponents, growth_exponent, sweep_points
 from jitmagic.options import parse_sweep
 from jitmagic.render.charts.sweep import sweep_figure
@@ -136,8 +136,8 @@ def test_python_api_sweep():
 
 
 def _fake(seconds: float) -> Comparison:
-    samples = {p: [seconds] for p in PHASES}
-    return Comparison("fake", {v: VariantResult(v, samples) for v in ("flat", "nested")}, True)
+    """One run a side, every phase ``seconds`` long."""
+    return comparison({}, {}, entry="fake", every=seconds)
 
 
 def test_growth_exponent_of_known_curves():

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import comparison
 
-from jitmagic.model.comparison import PHASES, Comparison, VariantResult
+from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import OrderingRow, Orderings
 from jitmagic.render.comparison import text_table, verdict
 from jitmagic.render.orderings import verdict as ordering_verdict
@@ -16,20 +17,15 @@ ISSUE_FLAT_TRACE = [1.88, 1.91, 4.57]
 ISSUE_NESTED_TRACE = [0.091, 0.12, 0.244]
 
 
-def variant(name: str, first_call: list[float], trace: list[float] | None = None,
-            helpers: tuple[str, ...] = ("layer",)) -> VariantResult:
-    """A variant whose stages are fixed fractions of made-up runs; only what is
-    passed varies."""
-    trace = trace or [0.3 * t for t in first_call]
-    samples = {p: [0.1] * len(first_call) for p in PHASES}
-    samples.update(trace_s=trace, first_call_s=first_call)
-    return VariantResult(name, samples, helpers=helpers if name == "nested" else ())
-
-
-def report(flat_first: list[float], nested_first: list[float], **kw) -> Comparison:
-    return Comparison("model", {"flat": variant("flat", flat_first, kw.get("flat_trace")),
-                                "nested": variant("nested", nested_first,
-                                                  kw.get("nested_trace"))}, True)
+def report(flat_first: list[float], nested_first: list[float],
+           flat_trace: list[float] | None = None,
+           nested_trace: list[float] | None = None) -> Comparison:
+    """Made-up runs: their first calls as given, tracing 30% of each (unless given), and
+    every other stage 0.1 s; only what is passed varies."""
+    return comparison(
+        {"first_call_s": flat_first, "trace_s": flat_trace or [0.3 * t for t in flat_first]},
+        {"first_call_s": nested_first,
+         "trace_s": nested_trace or [0.3 * t for t in nested_first]}, every=0.1)
 
 
 def test_the_issue_report_flags_its_trace_difference_as_significant():
