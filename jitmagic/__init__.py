@@ -19,12 +19,9 @@ source lines build the program.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import InputError, UserCodeError
-from .measure.advice import advise
-from .measure.attribution import attribute
-from .measure.lines import lines
-from .measure.pipeline import compare
-from .measure.sweep import sweep
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
@@ -53,6 +50,36 @@ __all__ = [
     "unload_ipython_extension",
 ]
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .measure.advice import advise
+    from .measure.attribution import attribute
+    from .measure.lines import lines
+    from .measure.pipeline import compare
+    from .measure.sweep import sweep
+
+#: The functions that measure import jax, so they are imported on first use (PEP 562):
+#: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
+#: and those may set what jax reads when it is imported (``JAX_PLATFORMS``, ``XLA_FLAGS``).
+_MEASURING = ("advise", "attribute", "compare", "lines", "sweep")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MEASURING:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .measure import advice, attribution, pipeline
+    from .measure import lines as lines_module
+    from .measure import sweep as sweep_module
+
+    found = {"advise": advice.advise, "attribute": attribution.attribute,
+             "compare": pipeline.compare, "lines": lines_module.lines,
+             "sweep": sweep_module.sweep}
+    globals().update(found)
+    return found[name]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def load_ipython_extension(ipython) -> None:
