@@ -7,12 +7,18 @@ charts embedded as PNG data, nothing fetched from a network). ``--vmap``
 adds the jit/vmap orderings, ``--sweep`` a scaling sweep. ``demo`` runs the
 example from the JAX discussion this project came from (``jitmagic/demo.py``
 followed by ``g(x)``).
+
+It runs like ``python FILE.py``: nothing imports jax before the file's leading lines
+have run (:mod:`~jitmagic.frontends.prelude`), so ``os.environ["XLA_FLAGS"] = ...``
+before ``import jax`` takes effect.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import builtins
+import dataclasses
 import os
 import sys
 import time
@@ -26,9 +32,8 @@ from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTIONS, Options
 from ..render.bundle import html_document, text
-from . import demo
 from .output import checked_path, write_report
-from .prepare import measure_source, parse
+from .prelude import late_settings, run_prelude
 from .progress import progress_for
 
 DEMO_HTML = "jitmagic-demo.html"
@@ -118,16 +123,32 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
 
 
 def run(args: argparse.Namespace) -> Comparison:
-    """Measure the file (or the demo) as the magic measures a cell."""
+    """Measure the file (or the demo) as the magic measures a cell.
+
+    The file's leading lines run first, before anything imports jax (see
+    :mod:`~jitmagic.frontends.prelude`); the rest runs as the setup of a cell.
+    """
     start = time.perf_counter()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.target)
     filename = None if args.target == "demo" else os.path.abspath(args.target)
+    swept = options.sweep[0] if options.sweep else None
+    prelude = run_prelude(source, filename or "<demo>", namespace, swept)
+    if prelude.imported_by == "jitmagic":
+        prelude.imported("jitmagic")  # the import below
+    from .prepare import measure_source, parse  # imports jax, if the file did not
+
+    plan = parse(source, filename)
+    if prelude.ran:
+        plan = dataclasses.replace(plan, setup=ast.Module(body=prelude.rest(plan.setup.body),
+                                                          type_ignores=[]))
     progress = progress_for(options)
     try:
-        return measure_source(parse(source, filename), namespace, options, progress, start)
+        result = measure_source(plan, namespace, options, progress, start)
     finally:
         close(progress)
+    late = late_settings(prelude, filename) if filename else None
+    return dataclasses.replace(result, warnings=(*result.warnings, late)) if late else result
 
 
 def load_target(target: str) -> tuple[str, dict[str, Any]]:
@@ -137,8 +158,8 @@ def load_target(target: str) -> tuple[str, dict[str, Any]]:
     ``python FILE.py``; the file's folder goes first on ``sys.path`` likewise.
     """
     if target == "demo":
-        path = Path(demo.__file__)
-        source = path.read_text() + "\ng(x)\n"
+        path = Path(__file__).with_name("demo.py")  # read, not imported: it builds an array
+        source = path.read_text(encoding="utf-8") + "\ng(x)\n"
     else:
         path = Path(target)
         if not path.is_file():
