@@ -1,5 +1,6 @@
 """``python -m jitmagic FILE.py`` behaves like ``python FILE.py``: what the file sets
-before ``import jax`` reaches jax."""
+before ``import jax`` reaches jax, reports are written before anything is printed, a
+stdout closed early or unable to encode ends quietly."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import jitmagic
 from jitmagic.errors import UserCodeError
 from jitmagic.frontends import prelude
 from jitmagic.frontends.command import main
@@ -60,6 +62,45 @@ def test_what_the_file_sets_before_import_jax_reaches_jax(tmp_path):
     assert saved["xla_flags"] == "--xla_force_host_platform_device_count=4"
     assert not [w for w in json.loads((tmp_path / "r.json").read_text())["warnings"]
                 if "after jax was imported" in w or "did not use it" in w]
+
+
+def test_reports_are_written_before_the_table_is_printed(tmp_path):
+    proc = _command(tmp_path, "--save", "r.json", "--html", "r.html", stdout=subprocess.PIPE,
+                    env=_clean_env())
+    first = proc.stdout.readline()  # blocks until the command prints its first line
+    assert first.startswith(b"jitcompare: ")
+    assert jitmagic.load(tmp_path / "r.json").entry == "model"  # complete by then
+    assert (tmp_path / "r.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
+    rest, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    assert rest.decode().rstrip().endswith("(open it in a browser; works offline)")
+
+
+def test_a_stdout_closed_early_ends_quietly_with_the_report_complete(tmp_path):
+    """`python -m jitmagic FILE.py --save r.json | head -1`, with the reader gone before
+    the first line (a real `head` may read everything first: no broken pipe then)."""
+    read, write = os.pipe()
+    proc = _command(tmp_path, "--save", "r.json", stdout=write, env=_clean_env())
+    os.close(write)
+    os.close(read)  # the reader has gone: every write to stdout fails with EPIPE
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    assert b"Traceback" not in err and b"BrokenPipe" not in err and b"Exception ignored" \
+        not in err
+    assert jitmagic.load(tmp_path / "r.json").outputs_match is True
+
+
+def test_a_stdout_that_cannot_encode_gets_replacements_and_the_files(tmp_path):
+    env = _clean_env(PYTHONIOENCODING="ascii", LC_ALL="C", PYTHONUTF8="0",
+                     PYTHONCOERCECLOCALE="0")
+    proc = _command(tmp_path, "--save", "r.json", "--html", "r.html", stdout=subprocess.PIPE,
+                    env=env)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    text = out.decode("ascii")  # nothing but ASCII reached the terminal
+    assert "[min?max]" in text  # the en dash, replaced
+    assert "[min–max]" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert jitmagic.load(tmp_path / "r.json").entry == "model"
 
 
 # --------------------------------------------------------------------------- the prelude
@@ -143,3 +184,22 @@ def test_called_in_a_process_that_imported_jax_the_run_says_what_it_missed(tmp_p
     assert ("x64.py sets JAX_ENABLE_X64='1', but jax had been imported before the file ran "
             "(in this process), so this run did not use it: run `python -m jitmagic` in a "
             "fresh process, or set it in the shell") in warnings
+
+
+def test_a_report_that_fails_to_write_after_measuring_keeps_the_table_and_the_other(
+        tmp_path, capsys, monkeypatch):
+    from jitmagic.frontends import command
+
+    def disk_full(result, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(command, "save", disk_full)
+    script = tmp_path / "small.py"
+    script.write_text(DEVICES[DEVICES.index("import jax\n"):])  # no environment set
+    html = tmp_path / "r.html"
+    assert main([str(script), *ONCE, "--save", str(tmp_path / "r.json"), "--html", str(html)]) \
+        == 3
+    out, err = capsys.readouterr()
+    assert out.startswith("jitcompare: model") and f"wrote {html}" in out and html.is_file()
+    assert err.strip() == (f"jitmagic: cannot write --save {tmp_path / 'r.json'}: "
+                           "[Errno 28] No space left on device")

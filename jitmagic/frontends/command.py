@@ -10,7 +10,9 @@ followed by ``g(x)``).
 
 It runs like ``python FILE.py``: nothing imports jax before the file's leading lines
 have run (:mod:`~jitmagic.frontends.prelude`), so ``os.environ["XLA_FLAGS"] = ...``
-before ``import jax`` takes effect.
+before ``import jax`` takes effect. Reports are written before anything is printed; a
+stdout closed early (``| head``) ends the printing quietly, and characters the terminal
+cannot encode are replaced.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import contextlib
 import dataclasses
 import os
 import sys
@@ -92,13 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
         print(f"jitmagic: {exc or 'interrupted: nothing was measured'}", file=sys.stderr)
         return INTERRUPTED
-    print(text(result))
-    try:
-        write_outputs(result, args)
-    except CannotWriteError as exc:
-        print(f"jitmagic: {exc}", file=sys.stderr)
-        return 3
-    return 0
+    written, failures = write_outputs(result, args)  # before anything is printed
+    show([text(result), *written])  # a reader that stops early (`| head`) still gets 0
+    for failure in failures:
+        print(f"jitmagic: {failure}", file=sys.stderr)
+    return 3 if failures else 0
 
 
 def _status(exc: Exception) -> int:
@@ -182,11 +183,53 @@ def read_source(path: Path) -> str:
                          ) from None
 
 
-def write_outputs(result: Comparison, args: argparse.Namespace) -> None:
-    """Write the JSON and HTML reports asked for (paths already checked), and say where."""
-    if args.save:
-        write_report(lambda p: save(result, p), args.save, "--save")
-        print(f"wrote {args.save}")
-    if args.html:
-        write_report(lambda p: Path(p).write_text(html_document(result)), args.html, "--html")
-        print(f"wrote {args.html} (open it in a browser; works offline)")
+def write_outputs(result: Comparison, args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Write the JSON and HTML reports asked for (paths already checked), printing
+    nothing: (what to say about each report written, why each other one was not)."""
+    written, failures = [], []
+    reports = ((args.save, "--save", lambda p: save(result, p), ""),
+               (args.html, "--html", lambda p: Path(p).write_text(html_document(result),
+                                                                  encoding="utf-8"),
+                " (open it in a browser; works offline)"))
+    for path, option, write, note in reports:
+        if not path:
+            continue
+        try:
+            write_report(write, path, option)
+        except CannotWriteError as exc:
+            failures.append(str(exc))
+        else:
+            written.append(f"wrote {path}{note}")
+    return written, failures
+
+
+def show(lines: list[str]) -> bool:
+    """Print ``lines`` to stdout; False where stdout was closed early (``| head``).
+
+    Characters stdout cannot encode (``PYTHONIOENCODING=ascii``, a C locale) are
+    replaced, not raised. A closed pipe ends the printing quietly: stdout is pointed at
+    the null device, so that the interpreter's own flush at exit finds nothing to fail on.
+    """
+    stream = sys.stdout
+    if stream is None:
+        return False
+    reconfigure = getattr(stream, "reconfigure", None)
+    if callable(reconfigure) and getattr(stream, "errors", "strict") == "strict":
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors="replace")
+    try:
+        for line in lines:
+            print(line, file=stream)
+        stream.flush()
+    except BrokenPipeError:
+        _silence(stream)
+        return False
+    return True
+
+
+def _silence(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at the null device (the reader has gone)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
