@@ -19,11 +19,10 @@ source lines build the program.
 
 from __future__ import annotations
 
-from . import render  # noqa: F401 (records show themselves through it)
+from typing import TYPE_CHECKING, Any
+
+from . import render  # noqa: F401 (records show themselves through it; imports no jax)
 from .errors import InputError, UserCodeError
-from .frontends.api import advise, compare, sweep
-from .measure.attribution import attribute
-from .measure.lines import lines
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
@@ -52,6 +51,33 @@ __all__ = [
     "unload_ipython_extension",
 ]
 __version__ = "0.3.0.dev0"
+
+if TYPE_CHECKING:
+    from .frontends.api import advise, compare, sweep
+    from .measure.attribution import attribute
+    from .measure.lines import lines
+
+#: The functions that measure import jax, so they are imported on first use (PEP 562):
+#: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
+#: and those may set what jax reads when it is imported (``JAX_PLATFORMS``, ``XLA_FLAGS``).
+_MEASURING = ("advise", "attribute", "compare", "lines", "sweep")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MEASURING:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .frontends import api
+    from .measure import attribution
+    from .measure import lines as lines_module
+
+    found = {"advise": api.advise, "attribute": attribution.attribute,
+             "compare": api.compare, "lines": lines_module.lines, "sweep": api.sweep}
+    globals().update(found)
+    return found[name]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def load_ipython_extension(ipython) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import sys
 import traceback
-
-import jax
 
 from .usercode import user_file
 
@@ -34,6 +33,11 @@ def innermost_function(exc: BaseException) -> str | None:
 
 
 def _hint(exc: BaseException) -> str | None:
+    # jax is looked up, not imported: `python -m jitmagic FILE.py` imports this before the
+    # file's first lines run, which may set JAX_PLATFORMS or XLA_FLAGS for jax to read.
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return None
     if isinstance(exc, jax.errors.ConcretizationTypeError | jax.errors.TracerBoolConversionError
                   | jax.errors.TracerIntegerConversionError):
         return ("a helper uses the Python value of a traced argument. Pass that argument as a "

@@ -7,12 +7,21 @@ charts embedded as PNG data, nothing fetched from a network). ``--vmap``
 adds the jit/vmap orderings, ``--sweep`` a scaling sweep. ``demo`` runs the
 example from the JAX discussion this project came from (``jitmagic/frontends/demo.py``
 followed by ``g(x)``).
+
+It runs like ``python FILE.py``: nothing imports jax before the file's leading lines
+have run (:mod:`~jitmagic.frontends.prelude`), so ``os.environ["XLA_FLAGS"] = ...``
+before ``import jax`` takes effect. Reports are written before anything is printed; a
+stdout closed early (``| head``) ends the printing quietly, and characters the terminal
+cannot encode are replaced.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import builtins
+import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -25,10 +34,9 @@ from ..model.comparison import Comparison
 from ..model.storage import save
 from ..options import OPTION_SPECS, Options
 from ..render.bundle import html_document, text
-from . import demo
 from .notebook_progress import progress_for
 from .output import checked_path, write_report
-from .prepare import measure_source, parse
+from .prelude import late_settings, run_prelude
 from .stderr_progress import close
 
 DEMO_HTML = "jitmagic-demo.html"
@@ -87,13 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
         print(f"jitmagic: {exc or 'interrupted: nothing was measured'}", file=sys.stderr)
         return INTERRUPTED
-    print(text(result))
-    try:
-        write_outputs(result, args)
-    except CannotWriteError as exc:
-        print(f"jitmagic: {exc}", file=sys.stderr)
-        return 3
-    return 0
+    written, failures = write_outputs(result, args)  # before anything is printed
+    show([text(result), *written])  # a reader that stops early (`| head`) still gets 0
+    for failure in failures:
+        print(f"jitmagic: {failure}", file=sys.stderr)
+    return 3 if failures else 0
 
 
 def _status(exc: Exception) -> int:
@@ -118,16 +124,32 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
 
 
 def run(args: argparse.Namespace) -> Comparison:
-    """Measure the file (or the demo) as the magic measures a cell."""
+    """Measure the file (or the demo) as the magic measures a cell.
+
+    The file's leading lines run first, before anything imports jax (see
+    :mod:`~jitmagic.frontends.prelude`); the rest runs as the setup of a cell.
+    """
     start = time.perf_counter()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.target)
     filename = None if args.target == "demo" else os.path.abspath(args.target)
+    swept = options.sweep[0] if options.sweep else None
+    prelude = run_prelude(source, filename or "<demo>", namespace, swept)
+    if prelude.imported_by == "jitmagic":
+        prelude.imported("jitmagic")  # the import below
+    from .prepare import measure_source, parse  # imports jax, if the file did not
+
+    plan = parse(source, filename)
+    if prelude.ran:
+        plan = dataclasses.replace(plan, setup=ast.Module(body=prelude.rest(plan.setup.body),
+                                                          type_ignores=[]))
     progress = progress_for(options)
     try:
-        return measure_source(parse(source, filename), namespace, options, progress, start)
+        result = measure_source(plan, namespace, options, progress, start)
     finally:
         close(progress)
+    late = late_settings(prelude, filename) if filename else None
+    return dataclasses.replace(result, warnings=(*result.warnings, late)) if late else result
 
 
 def load_target(target: str) -> tuple[str, dict[str, Any]]:
@@ -137,8 +159,8 @@ def load_target(target: str) -> tuple[str, dict[str, Any]]:
     ``python FILE.py``; the file's folder goes first on ``sys.path`` likewise.
     """
     if target == "demo":
-        path = Path(demo.__file__)
-        source = path.read_text() + "\ng(x)\n"
+        path = Path(__file__).with_name("demo.py")  # read, not imported: it builds an array
+        source = path.read_text(encoding="utf-8") + "\ng(x)\n"
     else:
         path = Path(target)
         if not path.is_file():
@@ -161,11 +183,53 @@ def read_source(path: Path) -> str:
                          ) from None
 
 
-def write_outputs(result: Comparison, args: argparse.Namespace) -> None:
-    """Write the JSON and HTML reports asked for (paths already checked), and say where."""
-    if args.save:
-        write_report(lambda p: save(result, p), args.save, "--save")
-        print(f"wrote {args.save}")
-    if args.html:
-        write_report(lambda p: Path(p).write_text(html_document(result)), args.html, "--html")
-        print(f"wrote {args.html} (open it in a browser; works offline)")
+def write_outputs(result: Comparison, args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Write the JSON and HTML reports asked for (paths already checked), printing
+    nothing: (what to say about each report written, why each other one was not)."""
+    written, failures = [], []
+    reports = ((args.save, "--save", lambda p: save(result, p), ""),
+               (args.html, "--html", lambda p: Path(p).write_text(html_document(result),
+                                                                  encoding="utf-8"),
+                " (open it in a browser; works offline)"))
+    for path, option, write, note in reports:
+        if not path:
+            continue
+        try:
+            write_report(write, path, option)
+        except CannotWriteError as exc:
+            failures.append(str(exc))
+        else:
+            written.append(f"wrote {path}{note}")
+    return written, failures
+
+
+def show(lines: list[str]) -> bool:
+    """Print ``lines`` to stdout; False where stdout was closed early (``| head``).
+
+    Characters stdout cannot encode (``PYTHONIOENCODING=ascii``, a C locale) are
+    replaced, not raised. A closed pipe ends the printing quietly: stdout is pointed at
+    the null device, so that the interpreter's own flush at exit finds nothing to fail on.
+    """
+    stream = sys.stdout
+    if stream is None:
+        return False
+    reconfigure = getattr(stream, "reconfigure", None)
+    if callable(reconfigure) and getattr(stream, "errors", "strict") == "strict":
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors="replace")
+    try:
+        for line in lines:
+            print(line, file=stream)
+        stream.flush()
+    except BrokenPipeError:
+        _silence(stream)
+        return False
+    return True
+
+
+def _silence(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at the null device (the reader has gone)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)

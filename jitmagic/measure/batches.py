@@ -210,9 +210,20 @@ def _check_traces(fn: Callable, args: tuple, in_axes: Any) -> Any:
 
 
 def _nbytes(tree: Any) -> int:
-    """Bytes of every array (or shape-and-dtype) leaf of ``tree``."""
-    return sum(math.prod(leaf.shape) * jnp.dtype(leaf.dtype).itemsize
+    """Bytes of every array (or shape-and-dtype) leaf of ``tree``.
+
+    The dtype's own ``itemsize`` is read, not numpy's view of it: a typed PRNG key
+    (``jax.random.key(0)``, dtype ``key<fry>``) has no numpy dtype, but its dtype
+    knows the bytes of key data each element holds.
+    """
+    return sum(math.prod(leaf.shape) * _itemsize(leaf.dtype)
                for leaf in jax.tree_util.tree_leaves(tree) if hasattr(leaf, "dtype"))
+
+
+def _itemsize(dtype: Any) -> int:
+    """Bytes per element of ``dtype``: numpy's, ml_dtypes' or a PRNG key's."""
+    size = getattr(dtype, "itemsize", None)
+    return int(size) if isinstance(size, int) else jnp.dtype(dtype).itemsize
 
 
 def available_memory() -> int:

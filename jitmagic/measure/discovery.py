@@ -22,10 +22,12 @@ code object), and any profiler that was active is put back afterwards.
 
 from __future__ import annotations
 
+import _lsprof
 import inspect
 import os
 import sys
 import types
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -214,9 +216,43 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     except Exception as exc:  # the user's code: the caller decides what it means
         error = exc
     finally:
-        sys.setprofile(previous)
+        restore_profiler(previous, fn)
         jax.clear_caches()
     return Discovery(_unique_names(recorder.found.values()), error)
+
+
+def restore_profiler(previous: Any, fn: Callable) -> None:
+    """Put back the profiler ``sys.getprofile()`` returned before the trace of ``fn``.
+
+    A ``cProfile.Profile`` (``%prun``, ``python -m cProfile``) is a C-level profiler:
+    ``sys.getprofile()`` returns the object itself, which is not callable, so
+    ``sys.setprofile`` cannot reinstall it; its ``enable()`` does, keeping the stats it
+    collected and its ``subcalls``/``builtins`` settings. A Python-level profile
+    function is set again as it was. Another C-level profiler that offers neither is
+    left off, with a warning (better than one that raises on the next call).
+    """
+    if isinstance(previous, _lsprof.Profiler) or (
+            previous is not None and not callable(previous)
+            and callable(getattr(previous, "enable", None))):
+        sys.setprofile(None)
+        previous.enable()
+    elif previous is None or callable(previous):
+        sys.setprofile(previous)
+    else:
+        sys.setprofile(None)
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        warnings.warn(f"jitmagic: the profiler that was running ({type(previous).__name__}) "
+                      f"cannot be put back after tracing `{name}`: it is off now; start it "
+                      "again", RuntimeWarning, stacklevel=_outside_jitmagic())
+
+
+def _outside_jitmagic() -> int:
+    """The ``stacklevel`` of the nearest caller outside jitmagic (a warning names it)."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def _unique_names(found: Iterable[Found]) -> dict[str, Found]:

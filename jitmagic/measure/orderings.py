@@ -137,7 +137,7 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
                            **runs.shape.get(n, {}))
             for n in ORDERINGS}
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
-                     rows=rows, outputs_match=match, max_abs_diff=diff,
+                     rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
                      warnings=(*(f"{n} failed:\n{e}" for n, e in errors.items()),
                                *runs.outputs.problems), stopped=runs.stopped)
 

@@ -1,42 +1,84 @@
 """Whether two variants returned the same values: compared leaf by leaf, by tree
-shape rather than class identity, as soon as both exist, then dropped."""
+shape rather than class identity, as soon as both exist, then dropped.
+
+Each comparison ends in one of three kinds (``docs/outputs.md`` has the rule):
+
+* ``exact``: every leaf equal (NaN where the other has NaN);
+* ``rounding``: some floating leaf differs, but within the rounding of its dtype: the
+  difference, taken over the whole leaf, is at most ``sqrt(eps)`` of the leaf's size
+  (:func:`within_rounding`); integer, bool and PRNG-key leaves must be equal;
+* ``mismatch``: a leaf differs beyond that, or the structures differ.
+"""
 
 from __future__ import annotations
 
+import math
 import types
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 #: Leaves are compared this many elements at a time, so that a float64 copy
 #: (for the difference) never costs more than a few megabytes.
 CHUNK = 1 << 18
 
+#: The kinds of a comparison, from best to worst (``Comparison.outputs_kind``).
+EXACT, ROUNDING, MISMATCH = "exact", "rounding", "mismatch"
+#: Both outputs exist, but jitmagic could not compare their values (the warning says why).
+UNCOMPARED = "uncompared"
+_RANK = {EXACT: 0, ROUNDING: 1, UNCOMPARED: 2, MISMATCH: 3}
+
 
 @dataclass
 class OutputDiff:
-    """How two outputs differ: ``match``, the largest difference, and where it is.
+    """How two outputs differ: ``kind``, the largest difference, and where it is.
 
     ``max_abs_diff`` is None when the structures differ (no values to subtract);
-    ``problems`` names each leaf path that differs, first one first.
+    ``problems`` names each leaf path that differs beyond rounding, first one first.
+    ``leaf`` is the first mismatching leaf for a mismatch, else the leaf with the
+    largest difference within rounding (None where all are equal); ``dtype`` is its
+    dtype's name (``float32``). Paths are dotted, as in ``params.w_fc`` or
+    ``layers[0].w``; ``""`` is the whole output (a single array).
     """
 
-    match: bool = True
+    kind: str = EXACT
     max_abs_diff: float | None = 0.0
     problems: list[str] = field(default_factory=list)
+    leaf: str | None = None
+    dtype: str | None = None
+    _largest: float = -1.0  # the largest difference within rounding seen so far
+
+    @property
+    def match(self) -> bool:
+        return self.kind in (EXACT, ROUNDING)
 
     def structure(self, path: str, what: str) -> None:
-        self.match, self.max_abs_diff = False, None
-        self.problems.append(f"{_where(path)}: {what}")
+        self.max_abs_diff = None
+        self._mismatch(path, None)
+        self.problems.append(f"{where(path)}: {what}")
 
-    def values(self, path: str, match: bool, worst: float) -> None:
+    def values(self, path: str, kind: str, worst: float, dtype: str, *,
+               nonfinite: bool = False) -> None:
+        """One leaf's result; ``nonfinite``: its NaN or infinities are not where the
+        other's are (``worst`` then is the largest difference of the finite values)."""
         if self.max_abs_diff is not None:
             self.max_abs_diff = max(self.max_abs_diff, worst)
-        if not match:
-            self.match = False
-            self.problems.append(f"{_where(path)} (largest difference {worst:.3g})")
+        if kind == MISMATCH:
+            self._mismatch(path, dtype)
+            how = f"largest difference {worst:.3g}"
+            if nonfinite:
+                how = "NaN or infinite values in different places" + (
+                    f"; largest finite difference {worst:.3g}" if worst else "")
+            self.problems.append(f"{where(path)} ({how})")
+        elif kind == ROUNDING and self.kind != MISMATCH and worst > self._largest:
+            self.kind, self.leaf, self.dtype, self._largest = ROUNDING, path, dtype, worst
+
+    def _mismatch(self, path: str, dtype: str | None) -> None:
+        if self.kind != MISMATCH:
+            self.kind, self.leaf, self.dtype = MISMATCH, path, dtype
 
     def describe(self) -> str | None:
         """One line naming the first differing leaf (and how many others), or None."""
@@ -47,17 +89,19 @@ class OutputDiff:
         return self.problems[0] + (others if more else "")
 
 
-def _where(path: str) -> str:
+def where(path: str) -> str:
+    """A leaf path as messages show it: `` `params.w_fc` ``, or "the whole output"."""
     return f"`{path}`" if path else "the whole output"
 
 
 def compare_outputs(a: Any, b: Any) -> OutputDiff:
-    """Compare two outputs leaf by leaf, within float tolerance, by structure and value.
+    """Compare two outputs leaf by leaf, by structure and by value.
 
     Structures are compared by shape, not class identity: node type names, keys
     and static (aux) data by value, so the NamedTuple a cell defines once per
     variant still matches. Values are compared a chunk at a time in float64,
-    never a whole output at once.
+    never a whole output at once; floating leaves within rounding of their dtype
+    (:func:`within_rounding`), every other leaf exactly.
     """
     diff = OutputDiff()
     _compare_nodes(a, b, "", diff)
@@ -73,13 +117,34 @@ def _compare_nodes(a: Any, b: Any, path: str, diff: OutputDiff) -> None:
         diff.structure(path, f"{_node_name(ta, a)} vs {_node_name(tb, b)}")
     else:
         for (key, x), (_, y) in zip(ka, kb, strict=True):
-            _compare_nodes(x, y, path + key, diff)
+            _compare_nodes(x, y, (path + key).lstrip("."), diff)
 
 
 def _one_level(tree: Any) -> tuple[list[tuple[str, Any]], Any]:
-    """``tree``'s children with their keys (as ``keystr`` writes them), and its treedef."""
+    """``tree``'s children with their keys (as :func:`dotted` writes them), and its
+    treedef."""
     pairs, treedef = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)
-    return [(jax.tree_util.keystr(p), child) for p, child in pairs], treedef
+    return [(dotted(p), child) for p, child in pairs], treedef
+
+
+def dotted(path: tuple) -> str:
+    """A key path as Python would reach the leaf, dotted: ``.params.w_fc``, ``[0].w``,
+    ``['a b']`` (:func:`jax.tree_util.keystr` with names that are identifiers as
+    attributes); the leading dot is dropped where the path starts."""
+    out = ""
+    for key in path:
+        name = getattr(key, "name", None)
+        if name is None and isinstance(getattr(key, "key", None), str):
+            name = key.key  # a dict's string key
+        if isinstance(name, str) and name.isidentifier():
+            out += f".{name}"
+        elif hasattr(key, "idx"):
+            out += f"[{key.idx}]"
+        elif hasattr(key, "key"):
+            out += f"[{key.key!r}]"
+        else:
+            out += jax.tree_util.keystr((key,))
+    return out
 
 
 def _node_key(treedef: Any) -> tuple[str, Any] | None:
@@ -116,34 +181,128 @@ def _compare_leaves(x: np.ndarray, y: np.ndarray, path: str, diff: OutputDiff) -
     if x.shape != y.shape:
         diff.structure(path, f"shape {x.shape} vs {y.shape}")
         return
-    numeric = all(np.issubdtype(v.dtype, np.number) or v.dtype == bool for v in (x, y))
-    if not numeric:
-        diff.values(path, bool(np.array_equal(x, y)), 0.0)
+    if not all(_numeric(v.dtype) for v in (x, y)):  # strings, objects: equal or not
+        equal = bool(np.array_equal(x, y))
+        diff.values(path, EXACT if equal else MISMATCH, 0.0, str(x.dtype))
         return
-    dtype = np.result_type(x.dtype, y.dtype)
-    wide = np.complex128 if np.issubdtype(dtype, np.complexfloating) else np.float64
-    exact = not np.issubdtype(dtype, np.inexact)
-    rtol, atol = (0.0, 0.0) if exact else _tolerance(dtype)
-    xf, yf = x.reshape(-1), y.reshape(-1)
-    match, worst = True, 0.0
-    for i in range(0, xf.size, CHUNK):
-        xc, yc = xf[i:i + CHUNK].astype(wide), yf[i:i + CHUNK].astype(wide)
-        d = np.abs(xc - yc)
-        if not np.all(np.isnan(d)):
-            worst = max(worst, float(np.nanmax(d)))
-        match &= bool(np.allclose(xc, yc, rtol=rtol, atol=atol, equal_nan=True))
-    diff.values(path, match, worst)
+    floating = [v.dtype for v in (x, y) if jnp.issubdtype(v.dtype, jnp.inexact)]
+    if not floating:  # integers, bools, PRNG key data: equal or not
+        kind, worst = _exact(x.reshape(-1), y.reshape(-1))
+        diff.values(path, kind, worst, str(x.dtype))
+        return
+    coarse = max(floating, key=lambda d: float(jnp.finfo(d).eps))  # the less precise one
+    kind, worst, nonfinite = _floating(x.reshape(-1), y.reshape(-1),
+                                       float(jnp.finfo(coarse).eps))
+    diff.values(path, kind, worst, jnp.dtype(coarse).name, nonfinite=nonfinite)
+
+
+def _numeric(dtype: np.dtype) -> bool:
+    """Numbers and bools, ml_dtypes' (bfloat16, float8) included."""
+    return dtype.kind == "b" or bool(jnp.issubdtype(dtype, jnp.number))
+
+
+def _chunks(x: np.ndarray, y: np.ndarray, wide: type) -> Any:
+    for i in range(0, x.size, CHUNK):
+        yield x[i:i + CHUNK].astype(wide), y[i:i + CHUNK].astype(wide)
+
+
+def _exact(x: np.ndarray, y: np.ndarray) -> tuple[str, float]:
+    """(kind, largest difference) of two flat integer or bool arrays: exact or mismatch
+    (compared as they are; the difference is only computed, in float64, to report it)."""
+    kind, worst = EXACT, 0.0
+    with np.errstate(all="ignore"):
+        for i in range(0, x.size, CHUNK):
+            xc, yc = x[i:i + CHUNK], y[i:i + CHUNK]
+            if not np.array_equal(xc, yc):
+                kind = MISMATCH
+                worst = max(worst, float(np.max(np.abs(xc.astype(np.float64)
+                                                       - yc.astype(np.float64)))))
+    return kind, worst
+
+
+def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, bool]:
+    """(kind, largest finite difference, whether non-finite values differ) of two flat
+    arrays, at least one of them floating.
+
+    Non-finite values must agree exactly (NaN where the other has NaN, the same
+    infinity); the finite ones are within rounding when :func:`within_rounding` says
+    so. No numpy warning escapes: inf - inf and overflow are looked at, not computed
+    into a warning.
+    """
+    wide = np.complex128 if any(jnp.issubdtype(v.dtype, jnp.complexfloating)
+                                for v in (x, y)) else np.float64
+    worst, nonfinite_differ = 0.0, False
+    size_x, size_y, size_d = _Norm(), _Norm(), _Norm()
+    with np.errstate(all="ignore"):
+        for xc, yc in _chunks(x, y, wide):
+            fx, fy = np.isfinite(xc), np.isfinite(yc)
+            both = fx & fy
+            same_nonfinite = (np.isnan(xc) & np.isnan(yc)) | (xc == yc)
+            if not np.all(both | same_nonfinite):
+                nonfinite_differ = True
+            d = np.abs(xc[both] - yc[both])
+            if d.size:
+                worst = max(worst, float(np.max(d)))
+            size_x.add(np.abs(xc[both]))
+            size_y.add(np.abs(yc[both]))
+            size_d.add(d)
+    if nonfinite_differ or not math.isfinite(worst):
+        return MISMATCH, worst, nonfinite_differ
+    if worst == 0.0:
+        return EXACT, 0.0, False
+    inside = within_rounding(size_d.value, max(size_x.value, size_y.value), eps)
+    return (ROUNDING if inside else MISMATCH), worst, False
+
+
+def within_rounding(difference: float, size: float, eps: float) -> bool:
+    """Whether a leaf's difference is within the rounding of its dtype: its 2-norm (over the
+    finite elements) at most ``sqrt(eps)`` times the larger of the two leaves' 2-norms.
+
+    ``sqrt(eps)`` asks that the two agree in at least half of the dtype's significant
+    digits, leaf as a whole: 3.5e-4 for float32, 1.5e-8 for float64 (``math.isclose``'s
+    default of 1e-9 is chosen the same way), 0.088 for bfloat16. Reassociating a float
+    sum (XLA fusing or ordering a reduction differently) changes the last few bits, and
+    later operations can amplify that (Adam's first step divides by ``sqrt(v)``); a
+    different program changes the leading ones. See ``docs/outputs.md``.
+    """
+    return difference <= math.sqrt(eps) * size
+
+
+class _Norm:
+    """The 2-norm of numbers seen a chunk at a time, scaled so that squares of large
+    float64 values never overflow: ``scale * sqrt(sum)``."""
+
+    def __init__(self) -> None:
+        self.scale, self.sum = 0.0, 0.0
+
+    def add(self, v: np.ndarray) -> None:
+        """Take non-negative finite values."""
+        if not v.size:
+            return
+        top = float(np.max(v))
+        if top == 0.0 or not math.isfinite(top):
+            return
+        if top > self.scale:
+            self.sum *= (self.scale / top) ** 2
+            self.scale = top
+        self.sum += float(np.sum(np.square(v / self.scale)))
+
+    @property
+    def value(self) -> float:
+        return self.scale * math.sqrt(self.sum)
 
 
 def _as_numpy(x: Any) -> np.ndarray:
+    """A leaf as a numpy array; a typed PRNG key as its key data (``key<fry>`` has no
+    numpy dtype), which two equal keys share."""
     if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
         x = jax.random.key_data(x)
     return np.asarray(x)
 
 
-def _tolerance(dtype: np.dtype) -> tuple[float, float]:
-    bits = np.dtype(dtype).itemsize * 8 // (2 if np.issubdtype(dtype, np.complexfloating) else 1)
-    return {16: (1e-2, 1e-3), 32: (1e-4, 1e-5)}.get(bits, (1e-9, 1e-12))
+def _one_line(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 class OutputCheck:
@@ -160,28 +319,58 @@ class OutputCheck:
         self.reference: str | None = None
         self._output: Any = None
         self.seen: set[str] = set()
-        self.match: bool | None = None
+        self.kind: str | None = None  # None until two outputs were compared
         self.max_abs_diff: float | None = 0.0
+        self.leaf: str | None = None
+        self.dtype: str | None = None
+        self._largest = -1.0
         self.problems: list[str] = []
 
+    @property
+    def match(self) -> bool | None:
+        """True within rounding, False for a mismatch, None where nothing was compared."""
+        return None if self.kind in (None, UNCOMPARED) else self.kind in (EXACT, ROUNDING)
+
     def add(self, name: str, output: Any) -> None:
-        """Take ``name``'s output (the caller drops its own reference)."""
+        """Take ``name``'s output (the caller drops its own reference). Never raises:
+        outputs jitmagic cannot compare are said to be so, and measuring goes on."""
         if name in self.seen:
             return
         self.seen.add(name)
         if self.reference is None:
             self.reference, self._output = name, output
             return
-        d = compare_outputs(self._output, output)
-        self.match = d.match and self.match is not False
-        self.max_abs_diff = None if d.max_abs_diff is None or self.max_abs_diff is None \
-            else max(self.max_abs_diff, d.max_abs_diff)
-        if d.describe():
-            self.problems.append(f"outputs of {self.reference} and {name} differ at "
-                                 f"{d.describe()}")
+        try:
+            d = compare_outputs(self._output, output)
+        except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
+            if self._worse(UNCOMPARED):
+                self.kind, self.leaf, self.dtype = UNCOMPARED, None, None
+            self.problems.append(f"outputs of {self.reference} and {name} could not be "
+                                 f"compared ({_one_line(exc)})")
+        else:
+            self._take(d)
+            if d.describe():
+                self.problems.append(f"outputs of {self.reference} and {name} differ at "
+                                     f"{d.describe()}")
         if len(self.seen) >= self.expected:
             self._output = None
+
+    def _take(self, d: OutputDiff) -> None:
+        self.max_abs_diff = None if d.max_abs_diff is None or self.max_abs_diff is None \
+            else max(self.max_abs_diff, d.max_abs_diff)
+        larger = d.kind == ROUNDING == self.kind and d._largest > self._largest
+        if larger or self._worse(d.kind):
+            self.kind, self.leaf, self.dtype, self._largest = d.kind, d.leaf, d.dtype, d._largest
+
+    def _worse(self, kind: str) -> bool:
+        return self.kind is None or _RANK[kind] > _RANK[self.kind]
 
     def result(self) -> tuple[bool | None, float | None]:
         """(match, largest difference); (None, None) until two outputs were compared."""
         return (None, None) if self.match is None else (self.match, self.max_abs_diff)
+
+    def details(self) -> dict[str, Any]:
+        """What the records keep besides :meth:`result`: ``outputs_kind``,
+        ``outputs_leaf`` and ``outputs_dtype`` (see :class:`OutputDiff`)."""
+        return {"outputs_kind": self.kind, "outputs_leaf": self.leaf,
+                "outputs_dtype": self.dtype}

@@ -229,6 +229,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         variants=variant_results(runs),
         outputs_match=match,
         max_abs_diff=diff,
+        **runs.outputs.details(),
         wall_s=time.perf_counter() - start,
         env=environment(mesh_env(call.args, call.kwargs)),
         warnings=tuple(warnings),

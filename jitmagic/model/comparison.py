@@ -17,6 +17,7 @@ from .advice import Advice
 from .attribution import Attribution
 from .lines import Lines, checked_lines
 from .orderings import Orderings
+from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
 from .rows import COLD_PHASES, PHASE_LABELS, PHASES, VARIANTS, VariantResult
 from .schema import (
     REQUIRED,
@@ -62,6 +63,11 @@ class Comparison(Shown):
     sweep: Sweep | None = None  # --sweep: the points, this comparison being the last
     sharding: Sharding | None = None  # where an argument is sharded
     lines: Lines | None = None  # --lines: program size per source line
+    #: How the outputs matched (:mod:`jitmagic.model.outputs`): "exact", "rounding",
+    #: "mismatch", "uncompared"; None where nothing was compared (or an older report).
+    outputs_kind: str | None = None
+    outputs_leaf: str | None = None  # the leaf that decided it, as a dotted path
+    outputs_dtype: str | None = None  # that leaf's dtype ("float32")
 
     @property
     def flat(self) -> VariantResult:
@@ -122,6 +128,7 @@ class Comparison(Shown):
             "variants": {k: v.to_dict() for k, v in self.variants.items()},
             "outputs_match": self.outputs_match,
             "max_abs_diff": json_number(self.max_abs_diff),
+            **outputs_dict(self),
             "wall_s": json_number(self.wall_s),
             "env": dict(self.env),
             "warnings": list(self.warnings),
@@ -143,7 +150,7 @@ class Comparison(Shown):
             raise ReportSchemaError(f"{where + ': ' if where else ''}cannot read a report with "
                                     f"schema {schema!r}: this jitmagic reads "
                                     f"{' or '.join(map(repr, READABLE))}")
-        got = fields(d, _FIELDS, where)
+        got = check_outputs(fields(d, _FIELDS, where), where)
         got["variants"] = _variants(d["variants"], _at(where, "variants"))
         for key, record in RECORDS.items():
             if d.get(key) is not None:
@@ -169,6 +176,7 @@ _FIELDS = (
     ("variants", "variants", obj, REQUIRED),
     ("outputs_match", "outputs_match", optional(flag), None),
     ("max_abs_diff", "max_abs_diff", number_or_nan, math.nan),
+    *OUTPUT_FIELDS,
     ("wall_s", "wall_s", number_or_nan, math.nan),
     ("env", "env", lambda v, at: json_value(obj(v, at), at), {}),
     ("warnings", "warnings", items(text), ()),

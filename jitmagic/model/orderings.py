@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
 from .rows import ORDERING_KEYS, OrderingRow
 from .schema import (
     REQUIRED,
@@ -48,6 +49,10 @@ class Orderings:
     max_abs_diff: float | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
+    #: How the outputs matched, as :class:`~jitmagic.model.comparison.Comparison`'s.
+    outputs_kind: str | None = None
+    outputs_leaf: str | None = None
+    outputs_dtype: str | None = None
 
     def __getitem__(self, name: str) -> OrderingRow:
         return self.rows[name]
@@ -70,6 +75,7 @@ class Orderings:
             "rows": {k: r.to_dict() for k, r in self.rows.items()},
             "outputs_match": self.outputs_match,
             "max_abs_diff": json_number(self.max_abs_diff),
+            **outputs_dict(self),
             "warnings": list(self.warnings),
             "verdict": {**self.verdict().to_dict(), "ordering": TOGGLED[0],
                         "against": TOGGLED[1]},
@@ -79,7 +85,7 @@ class Orderings:
     @classmethod
     def from_dict(cls, d: Any, where: str = "orderings") -> Orderings:
         """The orderings saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
-        got = fields(d, _FIELDS, where)
+        got = check_outputs(fields(d, _FIELDS, where), where)
         rows = obj(d["rows"], f"{where}.rows")
         if sorted(rows) != sorted(ORDERINGS):
             fail(f"{where}.rows", f"the rows {', '.join(ORDERINGS)}", ", ".join(rows))
@@ -103,6 +109,7 @@ _FIELDS = (
     ("rows", "rows", obj, REQUIRED),
     ("outputs_match", "outputs_match", optional(flag), None),
     ("max_abs_diff", "max_abs_diff", optional(number), None),
+    *OUTPUT_FIELDS,
     ("warnings", "warnings", items(text), ()),
     ("stopped", "stopped", optional(text), None),
 )  # "verdict" is written but never read back: the record derives it again from the samples

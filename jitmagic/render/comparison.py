@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison
+from ..model.orderings import Orderings
 from ..model.stats import median
 from ..model.verdicts import not_run
 from .blocks import (
@@ -127,16 +128,33 @@ def _repeats(c: Comparison) -> int:
     return max(len(v.samples.get("trace_s", [])) for v in c.variants.values())
 
 
-def outputs_line(match: bool | None, max_abs_diff: float | None, between: str,
-                 unfinished: str) -> str:
-    """Whether the measured functions returned the same values; a mismatch is never hidden."""
+def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:
+    """Whether the measured functions returned the same values (``record``: a comparison
+    or its orderings, :mod:`jitmagic.model.outputs`); a mismatch is never hidden, and
+    rounding is named as such.
+
+    A report written before ``outputs_kind`` existed says "match" or "MISMATCH" as it
+    always did.
+    """
+    match, diff, kind = record.outputs_match, record.max_abs_diff, record.outputs_kind
+    leaf = record.outputs_leaf
+    at = f" at `{leaf}`" if leaf else ""
+    largest = "" if diff is None or math.isnan(diff) else f"largest difference {diff:.3g}"
+    if kind == "uncompared":
+        return f"outputs: not compared (jitmagic could not compare the values of {between}: " \
+               "see the warning)"
     if match is None:
         return f"outputs: not compared ({unfinished})"
-    diff = "" if max_abs_diff is None else f" (largest difference {max_abs_diff:.3g})"
+    if kind == "exact":
+        return f"outputs: {between} match exactly"
+    if kind == "rounding":
+        dtype = record.outputs_dtype or "float"
+        return f"outputs: {between} match within {dtype} rounding ({largest}{at})"
+    if kind == "mismatch":
+        return f"outputs: MISMATCH between {between}{at}" + (f" ({largest})" if largest else "")
     return (f"outputs: {between} match" if match else f"outputs: MISMATCH between {between}") \
-        + diff
+        + (f" ({largest})" if largest else "")
 
 
 def _outputs_line(c: Comparison) -> str:
-    return outputs_line(c.outputs_match, c.max_abs_diff, "flat and nested",
-                        "a variant did not finish")
+    return outputs_line(c, "flat and nested", "a variant did not finish")

@@ -76,7 +76,7 @@ def _repeats(o: Orderings) -> int:
 def outputs_line(o: Orderings) -> str:
     """Whether the four orderings returned the same values."""
     why = "measuring stopped" if o.stopped else "an ordering failed"
-    return comparison.outputs_line(o.outputs_match, o.max_abs_diff, "the orderings", why)
+    return comparison.outputs_line(o, "the orderings", why)
 
 
 def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
