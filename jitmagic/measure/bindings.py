@@ -4,6 +4,7 @@ those places hold for exactly as long as the entry's Python code runs."""
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -96,3 +97,13 @@ def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
 
 def short_name(name: str) -> str:
     return name.rsplit(".", 1)[-1].replace("#", "_")
+
+
+@dataclass(frozen=True, eq=False)
+class CellOf:
+    """A closure cell, as a place a variant swaps (a class a parent module closes over)."""
+
+    cell: types.CellType
+
+    def set(self, value: Any) -> None:
+        self.cell.cell_contents = value

@@ -122,17 +122,21 @@ class Recorder:
         return None
 
     def _name(self, frame: types.FrameType, code: types.CodeType) -> str:
+        """``f``, ``Block.__call__``, ``mylayers.dense``: a function defined inside
+        another is named from its innermost ``<locals>`` on, as its callers see it."""
+        qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
         module = frame.f_globals.get("__name__")
         if module in (self.entry_module, "__main__", None):
-            return code.co_qualname
-        return f"{module.rsplit('.', 1)[-1]}.{code.co_qualname}"
+            return qualname
+        return f"{module.rsplit('.', 1)[-1]}.{qualname}"
 
 
 def _as_called(name: str, code: types.CodeType, binding: Binding) -> str:
     """A function bound to a global under another name (``f = lambda x: ...``,
     ``step = jax.jit(plain)``) is named as its callers write it."""
+    qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
     if isinstance(binding.owner, dict) and binding.key != code.co_name:
-        return name[: len(name) - len(code.co_qualname)] + binding.key
+        return name[: len(name) - len(qualname)] + binding.key
     return name
 
 

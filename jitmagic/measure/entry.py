@@ -17,15 +17,16 @@ import jax
 
 from ..errors import InputError
 from .arguments import check_arguments, is_static, static_split
-from .arrays import Holes
+from .arrays import SCALARS, Holes
 from .bindings import Binding, installing, short_name
 from .discovery import Found, discover
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS, Helper, Plan
 from .trampoline import functions_of
 
-#: What tracing raises when a traced Python scalar is used as a Python value.
-_SCALAR_ERRORS = (TypeError, IndexError)
+#: What tracing raises when a traced Python scalar is used as a Python value (a
+#: ``ValueError`` where it reaches the user's own ``static_argnums``: not hashable).
+_SCALAR_ERRORS = (TypeError, IndexError, ValueError)
 
 
 #: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.
@@ -130,19 +131,22 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     resolved = resolve_entry(obj, name)
     fn, user_opts, name = resolved.fn, resolved.jit_options, resolved.name
     namespace = user_globals(fn) or {}
-    filtered = resolved.filtered
+    filtered, notes = resolved.filtered, []
     if _holds_nnx(fn, args, kwargs):
         fn, args, kwargs = _nnx_split(fn, args, kwargs)
         filtered = True
+    elif not filtered and user_opts is None and _holds_equinox(args, kwargs):
+        filtered = True
+        notes.append(f"the arguments of `{name}` hold Equinox modules: their arrays are traced "
+                     "and every other field is held static, as `eqx.filter_jit` takes them")
     if filtered:
         fn, args, kwargs = _filtered(fn, name, args, kwargs)
         user_opts = {"static_argnums": (), "static_argnames": ()}
     check_arguments(name, args, kwargs)
     swaps, nest = list(swaps or ()), tuple(nest or ())
-    fn = installing(fn, swaps)
+    plain, fn = fn, installing(fn, swaps)
     opts = user_opts or static_split(args, kwargs)
     found = discover(fn, args, kwargs, opts, nest)
-    notes = []
     if user_opts is None and isinstance(found.error, _SCALAR_ERRORS):
         error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest)
         if held is not None:
@@ -150,6 +154,12 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
             notes.append(f"{label} of `{name}`: a Python scalar used as a Python value "
                          f"(tracing it raised {type(error).__name__}), so it is held static, "
                          f"as `jax.jit({short_name(name)}, {spelled})` would")
+        elif (leaves := _scalar_leaves(args, kwargs)) and (
+                leafwise := _leaves_static(plain, name, args, kwargs, swaps, nest)):
+            fn, args, kwargs, opts, found = leafwise
+            notes.append(f"Python scalars inside the arguments of `{name}` ({leaves}) are "
+                         f"used as Python values (tracing them raised {type(error).__name__}),"
+                         f" so every non-array leaf is held static, as `eqx.filter_jit` would")
     helpers = {n: _helper(f) for n, f in found.helpers.items()}
     return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace)
 
@@ -204,6 +214,37 @@ def user_globals(fn: Any) -> dict[str, Any] | None:
             nxt = inspect.getattr_static(type(inner), "__call__", None)
         inner = nxt
     return None
+
+
+def _holds_equinox(args: tuple, kwargs: dict[str, Any]) -> bool:
+    """Whether an argument holds an ``eqx.Module`` (its non-array fields are static)."""
+    eqx = sys.modules.get("equinox")
+    if eqx is None:
+        return False
+    leaves = jax.tree_util.tree_leaves((args, kwargs), is_leaf=lambda x: isinstance(x, eqx.Module))
+    return any(isinstance(x, eqx.Module) for x in leaves)
+
+
+def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
+    """The Python scalar leaves inside pytree arguments, as a user would point at them
+    (``argument 2 [0]``, ``cfg.n``); empty where there are none."""
+    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    found = [f"{label}{jax.tree_util.keystr(path)}" for label, value in named
+             for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]
+             if path and isinstance(leaf, SCALARS)]
+    more = f" and {len(found) - most} more" if len(found) > most else ""
+    return ", ".join(found[:most]) + more
+
+
+def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, Any],
+                   swaps: list, nest: tuple[str, ...]) -> tuple | None:
+    """(entry, args, kwargs, options, discovery) with every non-array leaf held static, as
+    ``eqx.filter_jit`` takes them, where the entry then traces; else None."""
+    fn, args, kwargs = _filtered(plain, name, args, kwargs)
+    fn = installing(fn, swaps)
+    opts: dict[str, tuple] = {"static_argnums": (), "static_argnames": ()}
+    found = discover(fn, args, kwargs, opts, nest)
+    return None if found.error is not None else (fn, args, kwargs, opts, found)
 
 
 def _holds_nnx(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> bool:
@@ -295,8 +336,7 @@ def _why_inline(found: Found) -> str | None:
                 f"argument cannot carry arrays, so `self` cannot be passed through `jax.jit`. "
                 f"To nest it, register `{kind}` as a pytree (`jax.tree_util.register_dataclass`"
                 f" or `register_pytree_node_class`), or make it an `eqx.Module`")
-    if not found.bindings and (found.code.co_flags & inspect.CO_NESTED or not functions_of(
-            found.code)):
+    if not found.bindings and not functions_of(found.code):
         if "<locals>" in qualname:
             outer = qualname.split(".<locals>")[0]
             return f"it is re-created on every call of `{outer}`, so no name holds it"

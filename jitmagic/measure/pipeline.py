@@ -28,7 +28,7 @@ from .nest_names import check_nest
 from .plan import Plan
 from .preflight import checked_nested
 from .reporting import Reporter
-from .runner import Prepared, variant_results, variant_sampler
+from .runner import Prepared, unmeasured, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
 from .stops import Checkpoint, Interrupted, Stop
@@ -210,7 +210,8 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
                          "%jitcompare outside the `with jax.disable_jit():` block.")
     start = time.perf_counter() if start is None else start
     check = check or checkpoint(entry, options, start)
-    runs = variant_sampler(prepared)
+    same = "nested" in prepared and not prepared["nested"].variant.planned
+    runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
@@ -224,9 +225,13 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
                         "may be too low")
     match, diff = runs.outputs_match()
     call = next(iter(prepared.values()))
+    variants = variant_results(runs)
+    if same:  # nothing to nest: the nested program is the flat one, measured once
+        variants["nested"] = unmeasured(prepared["nested"].variant)
+        match = diff = None
     return Comparison(
         entry=entry,
-        variants=variant_results(runs),
+        variants=variants,
         outputs_match=match,
         max_abs_diff=diff,
         **runs.outputs.details(),

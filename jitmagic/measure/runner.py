@@ -237,6 +237,25 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
     notes = list(variant.notes)
     for n in variant.planned:
         if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
-            notes.append(f"`{n}` stays inline: no call of it went through a jit while "
-                         "tracing (its program has no jit call of it)")
+            notes.append(f"`{n}` stays inline: {_why_no_call(variant, n)}")
     return tuple(notes)
+
+
+def _why_no_call(variant: Variant, helper: str) -> str:
+    found = variant.plan.helpers.get(helper) if variant.plan is not None else None
+    qualname = found.code.co_qualname if found is not None and found.code else ""
+    if "<locals>" in qualname:
+        outer = qualname.split(".<locals>")[0]
+        return (f"no call of it went through a jit while tracing: it is re-created on every "
+                f"call of `{outer}`, so the function jitmagic nested is not the one called")
+    return "no call of it went through a jit while tracing (its program has no jit call of it)"
+
+
+#: The note of a nested variant that nests nothing (so it is not measured again).
+SAME_AS_FLAT = "nothing to nest: the nested program would be the flat one, so it was measured once"
+
+
+def unmeasured(variant: Variant) -> VariantResult:
+    """The nested variant's result where it nests nothing: no samples, its reasons."""
+    return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
+                         notes=(*_notes(variant, {}), SAME_AS_FLAT), inline=variant.inline)

@@ -22,11 +22,12 @@ trace) and restored in ``finally``: nothing the user owns stays changed.
 
 from __future__ import annotations
 
+import gc
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .bindings import Binding, installing
+from .bindings import Binding, CellOf, installing
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .plan import Helper, Plan, Variant
 from .trampoline import copy_function, functions_of, route
@@ -128,5 +129,7 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Binding, Any
     lifted = nn.jit(cls)
     lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
     spaces = [namespace, *(f.__globals__ for f in functions_of(h.code) if h.code)]
-    places = {Binding(ns, k) for ns in spaces for k, v in list(ns.items()) if v is cls}
+    places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
+                              if v is cls})
+    places += [CellOf(c) for c in gc.get_referrers(cls) if isinstance(c, types.CellType)]
     return [(b, cls, lifted) for b in places]

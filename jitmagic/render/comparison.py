@@ -157,4 +157,6 @@ def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) 
 
 
 def _outputs_line(c: Comparison) -> str:
+    if c.flat.ok and c.nested.ok and not c.nested.helpers and not any(c.nested.samples.values()):
+        return "outputs: one program (nothing nested), nothing to compare"
     return outputs_line(c, "flat and nested", "a variant did not finish")
