@@ -10,6 +10,7 @@ JSON report format documented in the README; presentation lives in
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from .orderings import Orderings
 from .rows import COLD_PHASES, PHASE_LABELS, PHASES, VARIANTS, VariantResult
 from .schema import (
     REQUIRED,
+    Field,
     ReportSchemaError,
     fail,
     fields,
@@ -164,7 +166,7 @@ def _variants(d: Any, where: str) -> dict[str, VariantResult]:
     return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
 
 
-_FIELDS = (
+_FIELDS: tuple[Field, ...] = (
     ("entry", "entry", text, REQUIRED),
     ("variants", "variants", obj, REQUIRED),
     ("outputs_match", "outputs_match", optional(flag), None),
@@ -175,7 +177,7 @@ _FIELDS = (
     ("stopped", "stopped", optional(text), None),
 )  # "verdict" is written but never read back: the record derives it again from the samples
 #: The optional records, as written under their keys, and how each is read.
-RECORDS = {
+RECORDS: dict[str, Callable[[Any, str], Any]] = {
     "orderings": Orderings.from_dict,
     "attribution": Attribution.from_dict,
     "advice": Advice.from_dict,
