@@ -19,6 +19,8 @@ source lines build the program.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import render  # noqa: F401 (records show themselves through it)
 from .errors import InputError, UserCodeError
 from .frontends.api import advise, compare, sweep
@@ -54,14 +56,14 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def load_ipython_extension(ipython) -> None:
+def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jitmagic``: register ``%jitcompare`` and ``%%jitcompare``."""
     from .frontends.magic import register
 
     register(ipython)
 
 
-def unload_ipython_extension(ipython) -> None:
+def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext jitmagic``: remove the magics again."""
     from .frontends.magic import unregister
 
