@@ -80,14 +80,14 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-def load_ipython_extension(ipython) -> None:
+def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jitmagic``: register ``%jitcompare`` and ``%%jitcompare``."""
     from .frontends.magic import register
 
     register(ipython)
 
 
-def unload_ipython_extension(ipython) -> None:
+def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext jitmagic``: remove the magics again."""
     from .frontends.magic import unregister
 

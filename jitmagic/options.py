@@ -20,7 +20,7 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from .errors import InputError
 
@@ -79,9 +79,10 @@ def _count(option: OptionSpec, value: Any) -> int:
 
 
 def _seconds(option: OptionSpec, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+    seconds = cast(float, value)  # any real number, kept as given (an int, a NumPy scalar)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not seconds > 0:
         raise InputError(f"{option.label} must be a positive number of seconds, not {value!r}")
-    return value
+    return seconds
 
 
 def _switch(option: OptionSpec, value: Any) -> bool:
@@ -231,7 +232,9 @@ def misspelt_option(message: str) -> str | None:
     """For ``TypeError: f() got an unexpected keyword argument 'repaet'`` in ``message``:
     ``did you mean `repeat=`?`` when the keyword is close to an option's name."""
     found = re.search(r"unexpected keyword argument '(\w+)'", message)
-    close = difflib.get_close_matches(found[1], list(_fields()), n=1) if found else []
+    if found is None:
+        return None
+    close = difflib.get_close_matches(found[1], list(_fields()), n=1)
     return f"did you mean `{close[0]}=`? (`{found[1]}=` went to your function)" if close \
         else None
 

@@ -183,7 +183,7 @@ def _magic_name(stmt: ast.stmt) -> str | None:
             and isinstance(call.args[0], ast.Constant)):
         return None
     prefix = "%" if call.func.attr == "run_line_magic" else "%%"
-    return f"{prefix}{call.args[0].value}"
+    return f"{prefix}{call.args[0].value!s}"
 
 
 def _check_no_top_level_return(tree: ast.Module, kind: str = "cell") -> None:

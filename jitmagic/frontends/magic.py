@@ -55,6 +55,7 @@ class JitCompareMagics(Magics):
         Line form: `%jitcompare [options] model(x)` on functions defined earlier.
         """
         start = time.perf_counter()
+        assert self.shell is not None  # register() gives the magics their shell
         if cell is None:
             line, call = cellmod.split_line(line)
             source = call

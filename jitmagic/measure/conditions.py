@@ -55,8 +55,10 @@ def persistent_cache_off() -> Iterator[bool]:
     """
     from jax._src import compilation_cache
 
-    was_on = jax.config.jax_enable_compilation_cache
-    had_dir = bool(jax.config.jax_compilation_cache_dir)
+    # properties JAX adds to its Config at run time, unseen by mypy (jax.config.read
+    # refuses them: they have context managers)
+    was_on = jax.config.jax_enable_compilation_cache  # type: ignore[attr-defined]
+    had_dir = bool(jax.config.jax_compilation_cache_dir)  # type: ignore[attr-defined]
     if not (was_on and had_dir):
         yield False
         return

@@ -264,7 +264,8 @@ def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
     from flax import nnx
 
     if isinstance(fn, types.MethodType):
-        fn, args = fn.__func__, (fn.__self__, *args)
+        args = (fn.__self__, *args)
+        fn = fn.__func__
     elif isinstance(fn, nnx.Module):
         fn, args = type(fn).__call__, (fn, *args)
     is_module = lambda x: isinstance(x, nnx.Module)  # noqa: E731
@@ -308,7 +309,7 @@ def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,
 
 def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
     """The Python scalar arguments: positions (0-based) and keyword names, in order."""
-    named = [*enumerate(args), *kwargs.items()]
+    named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
     return [key for key, v in named if not is_static(v) and is_static(v, scalars_static=True)]
 
 
@@ -331,6 +332,7 @@ def _why_inline(found: Found) -> str | None:
         return ("it is a method of a Flax linen module other than `__call__`: linen lifts "
                 "whole modules (`nn.jit(Block)`), so jitmagic nests only `__call__`")
     if found.self_holds_arrays:
+        assert found.self_type is not None  # discovery sets both together
         kind = found.self_type.__name__
         return (f"its `self`, a `{kind}`, holds arrays but is not a pytree, and a static "
                 f"argument cannot carry arrays, so `self` cannot be passed through `jax.jit`. "

@@ -21,7 +21,7 @@ Key = tuple[str, int]
 class UserCode:
     """Which frames are the user's, and the source line each one points at (cached)."""
 
-    def __init__(self, entry_code: types.CodeType):
+    def __init__(self, entry_code: types.CodeType | None):
         self.entry_code = entry_code
         self.codes: dict[types.CodeType, bool] = {}
         self._frames: dict[tuple[types.CodeType, int], Key | None] = {}

@@ -26,7 +26,7 @@ def count_hlo_ops(text: str, user: UserCode) -> Counter:
     An op with regions (while, case) carries its location on its closing line;
     a location goes to the innermost frame that lies inside a user function.
     """
-    aliases = dict(m.groups() for m in map(_LOC_DEF.match, text.splitlines()) if m)
+    aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
     ranges = _line_ranges(user)
     resolved: dict[str, Key | None] = {}
     ops: Counter = Counter()

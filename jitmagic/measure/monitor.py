@@ -42,8 +42,9 @@ class Monitor:
     durations: list[tuple[float, str, float, str | None]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
 
-    def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
-        self.durations.append((time.perf_counter(), event, secs, kw.get("fun_name")))
+    def _on_duration(self, event: str, duration_secs: float, **kw: Any) -> None:
+        # named as jax.monitoring's EventDurationListenerWithMetadata names it
+        self.durations.append((time.perf_counter(), event, duration_secs, kw.get("fun_name")))
 
     def _on_event(self, event: str, **kw: Any) -> None:
         self.events.append(event)

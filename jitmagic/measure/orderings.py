@@ -21,7 +21,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import jax
 
@@ -85,14 +85,14 @@ def normalized_hlo(text: str) -> list[str]:
     return out
 
 
-def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any] | None:
+def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
     """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch.
 
     For ``vmap(jit(f))`` that is the program its inner jit runs on the batch;
     ``vmap(f)`` runs op by op and has no single program (None).
     """
     if name.startswith("jit("):
-        traced = fn.trace(*args)
+        traced = cast(jax.stages.Wrapped, fn).trace(*args)  # a "jit(...)" ordering is a jax.jit
         lowered = traced.lower()
         return traced.jaxpr, lowered, lowered.compile()
     closed = jax.make_jaxpr(fn)(*args)

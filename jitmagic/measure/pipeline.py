@@ -205,7 +205,9 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     of a new checkpoint; ``check`` is the measurement's own, where it has one).
     """
     options = options or Options()
-    if jax.config.jax_disable_jit:
+    # a property JAX adds to its Config at run time, unseen by mypy (jax.config.read
+    # refuses it: it has a context manager)
+    if jax.config.jax_disable_jit:  # type: ignore[attr-defined]
         raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
                          "%jitcompare outside the `with jax.disable_jit():` block.")
     start = time.perf_counter() if start is None else start

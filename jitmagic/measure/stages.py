@@ -179,7 +179,9 @@ def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:
         "device_count": len(devices),
         "cpu_count": os.cpu_count(),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "x64": bool(jax.config.jax_enable_x64),
+        # a property JAX adds to its Config at run time, unseen by mypy (jax.config.read
+        # takes this one only by an exception JAX marks as temporary)
+        "x64": bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
         **(extra or {}),
     }
 

@@ -83,5 +83,6 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
                                     in_axes=options.in_axes)
         return measure_prepared(prepared, options, check=check)
 
+    assert options.sweep is not None  # given just above
     with option_hints():
         return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, progress))

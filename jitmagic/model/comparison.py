@@ -10,6 +10,7 @@ JSON report format documented in docs/report-format.md; presentation lives in
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
 from .rows import COLD_PHASES, PHASE_LABELS, PHASES, VARIANTS, VariantResult
 from .schema import (
     REQUIRED,
+    Field,
     ReportSchemaError,
     fail,
     fields,
@@ -171,7 +173,7 @@ def _variants(d: Any, where: str) -> dict[str, VariantResult]:
     return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
 
 
-_FIELDS = (
+_FIELDS: tuple[Field, ...] = (
     ("entry", "entry", text, REQUIRED),
     ("variants", "variants", obj, REQUIRED),
     ("outputs_match", "outputs_match", optional(flag), None),
@@ -183,7 +185,7 @@ _FIELDS = (
     ("stopped", "stopped", optional(text), None),
 )  # "verdict" is written but never read back: the record derives it again from the samples
 #: The optional records, as written under their keys, and how each is read.
-RECORDS = {
+RECORDS: dict[str, Callable[[Any, str], Any]] = {
     "orderings": Orderings.from_dict,
     "attribution": Attribution.from_dict,
     "advice": Advice.from_dict,

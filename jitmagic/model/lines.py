@@ -201,7 +201,7 @@ class Lines(Shown):
             raise ValueError("a lines table is a dict with 'flat' and/or 'nested' row lists")
         entry = str(d.get("entry", ""))
         spans = d.get("functions", {})
-        tables = {
+        tables: dict[str, LineTable] = {
             name: LineTable(name, tuple(LineRow.from_dict(r) for r in d[name]),
                             tuple(FunctionSpan.from_dict(f) for f in spans.get(name, ())),
                             entry)

@@ -9,7 +9,7 @@ in :attr:`Row.FIELDS` tables that both ``to_dict`` and ``from_dict`` read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from .schema import (
     Field,
@@ -50,6 +50,8 @@ _TAIL: tuple[Field, ...] = (
     ("jaxpr", "jaxpr_text", text, ""),
     ("error", "error", optional(text), None),
 )
+
+_R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class Row:
         return d
 
     @classmethod
-    def from_dict(cls, name: str, d: Any, where: str = "") -> Row:
+    def from_dict(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
         """The row saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
         where = where or name
         given = obj(obj(d, where).get("samples", {}), f"{where}.samples")

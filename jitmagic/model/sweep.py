@@ -63,9 +63,15 @@ _FIELDS = (
 )
 
 
+def _sweep(c: Comparison) -> Sweep:
+    """``c.sweep``: this module's functions are given a sweep's comparison only."""
+    assert c.sweep is not None, f"{c.entry}: not a sweep's comparison"
+    return c.sweep
+
+
 def sweep_points(c: Comparison) -> list[Comparison]:
     """The sweep's comparisons, one per value, in the order they were measured."""
-    return list(c.sweep.points)
+    return list(_sweep(c).points)
 
 
 def log_scale(values: Sequence[Any]) -> bool:
@@ -108,15 +114,16 @@ def unchanged(c: Comparison) -> bool:
     any growth in the timings is noise."""
     sizes = program_sizes(c)
     known = bool(sizes) and all(e is not None and b is not None for _, e, b in sizes)
-    return len(c.sweep.points) >= 2 and known and len(sizes) == len({v for v, _, _ in sizes})
+    return len(_sweep(c).points) >= 2 and known and len(sizes) == len({v for v, _, _ in sizes})
 
 
 def unchanged_warning(c: Comparison) -> str | None:
     """What to tell the user when :func:`unchanged`: the value is not read as a global."""
     if not unchanged(c):
         return None
-    name = c.sweep.name
-    eqns = c.sweep.points[0].flat.jaxpr_eqns
+    sweep = _sweep(c)
+    name = sweep.name
+    eqns = sweep.points[0].flat.jaxpr_eqns
     return (f"`{name}` did not change the program: every value built {eqns} jaxpr equations "
             f"(flat), so the growth is not fitted; is `{name}` read by the code as a global?")
 
@@ -124,7 +131,7 @@ def unchanged_warning(c: Comparison) -> str | None:
 def exponents(c: Comparison) -> dict[str, dict[str, float | None]]:
     """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted,
     or the swept value did not change the program, see :func:`unchanged`)."""
-    values = c.sweep.values
+    values = _sweep(c).values
     fit = not unchanged(c)
     return {v: {p: growth_exponent(values, secs) if fit else None
                 for p, secs in by_phase.items()}

@@ -20,9 +20,10 @@ NOISY = 0.25
 
 def attribution_blocks(a: dict[str, Any]) -> list[Block]:
     """The flat trace split by helper, heaviest first: a title and a table."""
-    rows = [(Cell(h["helper"], code=True), str(h["calls"]), fmt_s(h["inclusive_s"]),
-             fmt_s(h["own_s"]), f"{h['inclusive_share']:.0%} (own {h['share']:.0%})")
-            for h in a["helpers"]]
+    rows: list[tuple[str | Cell, str, str, str, str]] = [
+        (Cell(h["helper"], code=True), str(h["calls"]), fmt_s(h["inclusive_s"]),
+         fmt_s(h["own_s"]), f"{h['inclusive_share']:.0%} (own {h['share']:.0%})")
+        for h in a["helpers"]]
     rows.append((Cell((Code(a["entry"]), " (entry)")), "1", fmt_s(a["trace_s"]),
                  fmt_s(a["entry_own_s"]), f"own {a['entry_share']:.0%}"))
     rows.append(("  of which JAX around it", "", "", fmt_s(a["jax_s"]), ""))

@@ -17,6 +17,7 @@ SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
 
 def sweep_record(c: Comparison) -> dict[str, Any]:
     """The comparison's sweep record (the one place that reads it)."""
+    assert c.sweep is not None, f"{c.entry}: not a sweep's comparison"
     return c.sweep.to_dict()
 
 
@@ -39,7 +40,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out: list[Block] = [
         Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
                  f" = {values} (medians per value)")),
-        *partial(c.sweep.stopped),
+        *partial(sweep["stopped"]),
         Image(png, f"phases against {name}"),
         _table(c),
         Para([(f"growth: {_growth_rule(c, name)}; "
