@@ -185,6 +185,7 @@ def _is_future(stmt: ast.stmt) -> bool:
 def _future_flags(stmt: ast.stmt) -> int:
     if not _is_future(stmt):
         return 0
+    assert isinstance(stmt, ast.ImportFrom)  # a __future__ import
     flags = 0
     for alias in stmt.names:
         feature = getattr(__future__, alias.name, None)

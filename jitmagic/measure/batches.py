@@ -65,7 +65,8 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
                                                                            strict=True) if not s)
     if in_axes is None:
-        n, axes = DEFAULT_BATCH if batch is None else batch, 0
+        axes: int | tuple[Any, ...] = 0
+        n = DEFAULT_BATCH if batch is None else batch
         shaped = tuple(jax.tree_util.tree_map(
             lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), a) for a in arrays)
     else:

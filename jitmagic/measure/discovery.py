@@ -173,7 +173,8 @@ def code_of(value: Any) -> types.CodeType | None:
     """The code object behind a function, a method descriptor, or a JAX wrapper of one."""
     for _ in range(6):
         if isinstance(value, types.FunctionType) and _checkpointed(value):
-            value = value.__wrapped__  # ``@jax.checkpoint``: the global holds JAX's wrapper
+            # ``@jax.checkpoint``: the global holds JAX's wrapper (functools.wraps set it)
+            value = value.__wrapped__  # type: ignore[attr-defined]
             continue
         if isinstance(value, types.FunctionType):
             return value.__code__
@@ -252,7 +253,8 @@ def restore_profiler(previous: Any, fn: Callable) -> None:
 
 def _outside_jitmagic() -> int:
     """The ``stacklevel`` of the nearest caller outside jitmagic (a warning names it)."""
-    level, frame = 2, sys._getframe(2)
+    level = 2
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
             PACKAGE_DIR):
         level, frame = level + 1, frame.f_back

@@ -314,8 +314,8 @@ def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
 
 
 def _helper(found: Found) -> Helper:
-    return Helper(found.name, found.calls, tuple(found.bindings), _why_inline(found),
-                  found.code, _linen_class(found))
+    return Helper(found.name, found.calls, tuple(found.bindings), found.code,
+                  _why_inline(found), _linen_class(found))
 
 
 def _linen_class(found: Found) -> type | None:

@@ -134,4 +134,4 @@ def _hashable(x: Any) -> bool:
 def is_user_jit(obj: Any) -> bool:
     """Whether ``obj`` is a ``jax.jit`` the user wrote (its plain function is ``__wrapped__``)."""
     return (getattr(obj, "_jit_info", None) is not None
-            and isinstance(getattr(obj, "__wrapped__", None), Callable))
+            and callable(getattr(obj, "__wrapped__", None)))

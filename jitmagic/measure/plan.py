@@ -21,10 +21,11 @@ class Helper:
     name: str
     calls: int
     bindings: tuple[Binding, ...]
+    #: Its code (how it is nested at its function object, and how ``--nest`` matches a
+    #: name as the call site writes it).
+    code: types.CodeType = field(compare=False, repr=False)
     #: Why it cannot get a jit of its own (None: it can).
     why_inline: str | None = None
-    #: Its code (how ``--nest`` matches a name as the call site writes it).
-    code: types.CodeType | None = field(default=None, compare=False, repr=False)
     #: A Flax linen module class whose ``__call__`` this is: nested as ``nn.jit(cls)``.
     linen_class: type | None = field(default=None, compare=False, repr=False)
 
@@ -33,7 +34,7 @@ class Helper:
         """What its jit is called in a jaxpr: jitmagic's is named after the helper, the
         user's own ``jax.jit`` after the function it wraps, linen's lifted jit
         ``core_fn``."""
-        names = {short_name(self.name)} | ({self.code.co_name} if self.code else set())
+        names = {short_name(self.name), self.code.co_name}
         return names | ({"core_fn"} if self.linen_class is not None else set())
 
     @property
@@ -64,10 +65,10 @@ class Variant:
 
     name: str
     fn: Callable
+    plan: Plan
     planned: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
     jit_options: dict[str, Any] = field(default_factory=dict)
-    plan: Plan | None = None
     ran: set[str] = field(default_factory=set)
     #: Helpers found that this variant keeps inline because they cannot be nested.
     inline: tuple[str, ...] = ()

@@ -58,5 +58,5 @@ def _culprit(error: BaseException, variant: Variant) -> str | None:
     leaked = _LEAKED_IN.search(str(error))
     if leaked is None:
         return None
-    helpers = variant.plan.helpers if variant.plan is not None else {}
+    helpers = variant.plan.helpers
     return next((n for n in variant.planned if leaked.group(1) in helpers[n].jit_names), None)

@@ -51,9 +51,14 @@ class Cold:
 class Subject(Protocol):
     """One row of the sampler: a variant, or an ordering of the batched function."""
 
-    args: tuple
-    kwargs: dict[str, Any]
-    warm_up: bool  # one untimed call before each steady sample
+    @property
+    def args(self) -> tuple: ...
+
+    @property
+    def kwargs(self) -> dict[str, Any]: ...
+
+    @property
+    def warm_up(self) -> bool: ...  # one untimed call before each steady sample
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold: ...
 
@@ -69,7 +74,8 @@ class Sampler:
                  noun: str = "variant"):
         self.subjects = subjects
         self.noun = noun  # what a row is called in a failure message
-        self.samples = {n: {k: [] for k in keys} for n in subjects}
+        self.samples: dict[str, dict[str, list[float]]] = {
+            n: {k: [] for k in keys} for n in subjects}
         self.events: dict[str, dict[str, list[float]]] = {n: {} for n in subjects}
         self.shape: dict[str, dict[str, Any]] = {}
         self.last: dict[str, Cold] = {}
@@ -196,6 +202,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
     """One ``VariantResult`` per variant the sampler measured (or saw fail)."""
     out = {}
     for name, s in runs.subjects.items():
+        assert isinstance(s, VariantSubject)  # variant_sampler's rows
         shape = dict(runs.shape.get(name, {}))
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
@@ -222,7 +229,7 @@ def verified_calls(variant: Variant, jit_names: Counter | None) -> dict[str, int
     with at least one call, whatever the variant meant to do."""
     if jit_names is None:
         return None
-    helpers = variant.plan.helpers if variant.plan is not None else {}
+    helpers = variant.plan.helpers
     calls = {n: sum(jit_names[name] for name in helpers[n].jit_names) for n in variant.planned}
     return {n: k for n, k in calls.items() if k}
 
@@ -242,8 +249,8 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
 
 
 def _why_no_call(variant: Variant, helper: str) -> str:
-    found = variant.plan.helpers.get(helper) if variant.plan is not None else None
-    qualname = found.code.co_qualname if found is not None and found.code else ""
+    found = variant.plan.helpers.get(helper)
+    qualname = found.code.co_qualname if found is not None else ""
     if "<locals>" in qualname:
         outer = qualname.split(".<locals>")[0]
         return (f"no call of it went through a jit while tracing: it is re-created on every "

@@ -40,7 +40,7 @@ def make_variant(label: str, plan: Plan, replace: Replace,
                  planned: tuple[str, ...] = (), swaps: list | None = None) -> Variant:
     """The variant whose bindings hold ``replace(helper, original)`` while the entry runs
     (and ``swaps``, such as a helper's code routed to its jit)."""
-    variant = Variant(label, plan.fn, planned, list(plan.notes), dict(plan.jit_options), plan)
+    variant = Variant(label, plan.fn, plan, planned, list(plan.notes), dict(plan.jit_options))
     swaps = list(swaps or ())
     for h in plan.helpers.values():
         for b in h.bindings:
@@ -118,7 +118,7 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[st
 
 
 
-def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Binding, Any, Any]]:
+def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
     """Every global that names the helper's linen module class, in its own module and the
     entry's, bound to ``nn.jit`` of it. The lifted class keeps the original's name, so
     that submodules are named (``LBlock_0``) as in the user's parameters."""
@@ -128,7 +128,7 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Binding, Any
     assert cls is not None
     lifted = nn.jit(cls)
     lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
-    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code) if h.code)]
+    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
     places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
                               if v is cls})
     places += [CellOf(c) for c in gc.get_referrers(cls) if isinstance(c, types.CellType)]
