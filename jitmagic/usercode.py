@@ -21,6 +21,9 @@ CELL_PREFIXES = ("<jitcompare-cell-", "<ipython-input-")
 
 PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
+#: The file name jitmagic gives code it compiles itself (a nested helper's trampoline).
+OWN_SOURCE = "<jitmagic-"
+
 
 def user_file(filename: str) -> bool:
     """Whether code in ``filename`` is the user's: a cell, or a file outside the
@@ -37,7 +40,7 @@ def sourceless(filename: str) -> bool:
     """Code compiled from a string (``<string>``, ``<lambda>``): whose it is depends on
     the globals it runs in, not on its file name."""
     return (filename.startswith("<") and not filename.startswith(CELL_PREFIXES)
-            and not filename.startswith("<frozen"))
+            and not filename.startswith(("<frozen", OWN_SOURCE)))
 
 
 @functools.lru_cache(maxsize=1)

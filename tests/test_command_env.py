@@ -71,8 +71,9 @@ def test_reports_are_written_before_the_table_is_printed(tmp_path):
     assert first.startswith(b"jitcompare: ")
     assert jitmagic.load(tmp_path / "r.json").entry == "model"  # complete by then
     assert (tmp_path / "r.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
-    rest, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err.decode()
+    rest = proc.stdout.read()  # what the buffered readline above has not returned yet
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, err.decode()
     assert rest.decode().rstrip().endswith("(open it in a browser; works offline)")
 
 

@@ -125,7 +125,7 @@ def test_a_version_1_report_still_loads(tmp_path):
     assert loaded.flat.execute_loops == 100 and loaded.nested.helpers == ("layer",)
     assert math.isnan(loaded.max_abs_diff)
     assert loaded.attribution.helpers[0].calls == 4
-    new_fields = {"jaxpr_eqns_top": None, "inline": []}  # added in /2, unknown to /1
+    new_fields = {"jaxpr_eqns_top": None, "inline": [], "helper_calls": {}}  # unknown to /1
     variants = {k: v | new_fields for k, v in old["variants"].items()}
     verdict = loaded.verdict.to_dict()  # derived from the samples, written by every save
     assert verdict["first_call"] == "no measurable difference"

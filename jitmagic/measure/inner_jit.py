@@ -55,6 +55,10 @@ def descriptor(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
     return wrap(original)
 
 
+#: The attribute an exception raised inside a helper's jit carries: the helper's name.
+HELPER_TAG = "jitmagic_helper"
+
+
 def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Callable:
     """``fn`` under a jit that takes its arguments as the program does: array leaves
     traced, every other leaf static (keyed by type and value), non-array outputs passed
@@ -112,7 +116,12 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes) -> Callable:
     jitted = jax.jit(body)
 
     def run(arrays):
-        results = jitted(arrays)
+        try:
+            results = jitted(arrays)
+        except Exception as exc:
+            if not hasattr(exc, HELPER_TAG):  # the innermost helper's jit raised it
+                setattr(exc, HELPER_TAG, name)
+            raise
         return jax.tree_util.tree_unflatten(out["tree"], out["holes"].fill(results))
 
     return run

@@ -12,9 +12,11 @@ cannot be nested.
 from __future__ import annotations
 
 import re
+import traceback
 
 import jax
 
+from .inner_jit import HELPER_TAG
 from .plan import Plan, Variant
 from .variants import nest_only
 
@@ -54,9 +56,28 @@ def trace_error(variant: Variant) -> BaseException | None:
 
 
 def _culprit(error: BaseException, variant: Variant) -> str | None:
-    """The planned helper whose jit was tracing when ``error`` arose, if JAX says."""
+    """The planned helper a leak was found in: the one whose jit raised it, or the one
+    JAX's message names (a leaked tracer used after its jit returned)."""
+    if not _is_leak(error):
+        return None
+    tagged = getattr(error, HELPER_TAG, None)
+    if tagged in variant.planned:
+        return tagged
     leaked = _LEAKED_IN.search(str(error))
     if leaked is None:
         return None
     helpers = variant.plan.helpers
     return next((n for n in variant.planned if leaked.group(1) in helpers[n].jit_names), None)
+
+
+def _is_leak(error: BaseException) -> bool:
+    """A tracer leak: JAX's error for a leaked tracer used later, or anything JAX's leak
+    checker raises (its own message builder has been seen to fail with IndexError)."""
+    if isinstance(error, jax.errors.UnexpectedTracerError):
+        return True
+    frames = traceback.extract_tb(error.__traceback__)
+    return any(f.name in _LEAK_CHECK for f in frames) or str(error).startswith("Leaked trace")
+
+
+#: JAX's functions that check for leaked tracers at the end of a trace.
+_LEAK_CHECK = ("ensure_no_leaks", "leaked_tracer_error")

@@ -25,6 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..usercode import OWN_SOURCE
+
+#: The trampoline's file name: no source line of the user's (nor a frame of theirs in a
+#: traceback or a ``--lines`` table) is ever attributed to it.
+TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
+
 #: The constant in the trampoline's source that its target replaces.
 _TARGET = "__jitmagic_trampoline_target__"
 
@@ -61,12 +67,11 @@ def trampoline(code: types.CodeType, target: Callable) -> types.CodeType:
     namespace: dict[str, Any] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)  # "'str' object is not callable"
-        exec(compile("\n".join(lines), code.co_filename, "exec"), namespace)
+        exec(compile("\n".join(lines), TRAMPOLINE_FILE, "exec"), namespace)
     inner = namespace["outer"]().__code__
     assert inner.co_freevars == free, (inner.co_freevars, free)
     consts = tuple(target if c == _TARGET else c for c in inner.co_consts)
-    return inner.replace(co_consts=consts, co_name=code.co_name,
-                         co_qualname=code.co_qualname, co_firstlineno=code.co_firstlineno)
+    return inner.replace(co_consts=consts, co_name=code.co_name, co_qualname=code.co_qualname)
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..usercode import user_file
 from .bindings import Binding, CellOf, installing
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .plan import Helper, Plan, Variant
@@ -69,23 +70,23 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
     they wrote one). A helper that cannot be nested stays inline, with a note why;
     ``refused`` names more (helper: why), found out by tracing."""
-    refused = refused or {}
     nest = tuple(nest)
     why = {n: plan.helpers[n].why_inline for n in nest if plan.helpers[n].why_inline}
-    why |= refused
+    why |= refused or {}
+    lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
+              if n not in why and plan.helpers[n].linen_class is not None}
+    why |= {n: LINEN_UNNAMED for n, places in lifted.items() if not places}
     inline = tuple(why)
     notes = list(plan.notes) + [f"`{n}` stays inline: {w}" for n, w in why.items()]
     ran: set[str] = set()
-
     planned = tuple(n for n in nest if n not in why)
-    linen = [n for n in planned if plan.helpers[n].linen_class is not None]
     routes = {n: functions_of(plan.helpers[n].code) for n in planned
-              if not _callers_see_user_jit(plan.helpers[n]) and n not in linen}
+              if not _callers_see_user_jit(plan.helpers[n]) and n not in lifted}
 
     def replace(h: Helper, original: Any) -> Any:
         if h.name not in planned:
             return unjit(original) if h.user_jitted else None
-        if h.name in linen or (h.name in routes and routes[h.name]):
+        if h.name in lifted or (h.name in routes and routes[h.name]):
             return None  # nested at its class's name or its function object (below)
         if h.user_jitted:
             return None  # the user's own jit, where its callers look it up
@@ -95,8 +96,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
 
     swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran))
              for n, fns in routes.items() for fn in fns]
-    for n in linen:
-        swaps += linen_swaps(plan.helpers[n], plan.namespace)
+    swaps += [s for n in planned for s in lifted.get(n, ())]
     built = make_variant(label, plan, replace, planned, swaps)
     built.notes, built.ran, built.inline = notes, ran, inline
     return built
@@ -118,6 +118,12 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[st
 
 
 
+#: Why a linen module whose class its parent does not look up stays inline.
+LINEN_UNNAMED = ("it is a Flax linen module, which is nested by lifting its class "
+                 "(`nn.jit(Block)`) where its parent looks the class up, and no name or "
+                 "closure holds the class (the module was made before the call)")
+
+
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
     """Every global that names the helper's linen module class, in its own module and the
     entry's, bound to ``nn.jit`` of it. The lifted class keeps the original's name, so
@@ -131,5 +137,19 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, An
     spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
     places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
                               if v is cls})
-    places += [CellOf(c) for c in gc.get_referrers(cls) if isinstance(c, types.CellType)]
+    places += [CellOf(c) for c in _closure_cells(cls)]
     return [(b, cls, lifted) for b in places]
+
+
+def _closure_cells(value: Any) -> list[types.CellType]:
+    """The closure cells of the user's functions that hold ``value`` as a free variable
+    they name (not the ``__class__`` cell of a class's own methods)."""
+    cells = []
+    for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
+        for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):
+            for fn in (f for f in gc.get_referrers(closure) if isinstance(f, types.FunctionType)
+                       and f.__closure__ is closure):
+                name = fn.__code__.co_freevars[closure.index(cell)]
+                if name != "__class__" and user_file(fn.__code__.co_filename):
+                    cells.append(cell)
+    return list({id(c): c for c in cells}.values())
