@@ -59,10 +59,10 @@ def main() -> None:
     print(f"JAX {jax.__version__}, {jax.default_backend()}, {jax.device_count()} device(s) "
           f"{sorted({d.device_kind for d in jax.devices()})}, sharding {x.sharding}")
     attribution = attribute(model, x)
-    print("\n".join(attribution_lines(attribution.to_dict())))
+    print("\n".join(attribution_lines(attribution)))
     start = time.perf_counter()
     advice = jitmagic.advise(model, x, repeat=args.repeat, progress=False)
-    print("\n".join(advice_lines(advice.to_dict())))
+    print("\n".join(advice_lines(advice)))
     print(f"advice took {time.perf_counter() - start:.1f} s of wall time")
     if args.json:
         print(json.dumps(advice.to_dict(), indent=1))

@@ -25,6 +25,29 @@ from ipywidgets.widgets import widget as widget_module
 from jax._src import monitoring
 
 
+@pytest.fixture(autouse=True)
+def claims_are_checked(monkeypatch):
+    """On every comparison the suite makes: a helper claimed nested has jit calls in the
+    nested program, and every helper found but not nested has a note saying why."""
+    from jitmagic.measure import pipeline, runner
+
+    measured = runner.variant_results
+
+    def checked(runs):
+        results = measured(runs)
+        for r in results.values():
+            if not r.samples.get("trace_s") and r.error is None:
+                continue  # stopped before its trace: its helpers are shown as not nested
+            for h in r.helpers:
+                assert r.helper_calls.get(h, 0) >= 1, (r.name, h, r.helper_calls)
+            for h in r.inline:
+                assert any(f"`{h}`" in note for note in r.notes), (r.name, h, r.notes)
+        return results
+
+    monkeypatch.setattr(runner, "variant_results", checked)
+    monkeypatch.setattr(pipeline, "variant_results", checked)
+
+
 @pytest.fixture(scope="session")
 def ip():
     shell = start_ipython()

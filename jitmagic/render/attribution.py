@@ -1,14 +1,15 @@
 """Text and HTML for "which helpers to jit": the attribution table and the advice list.
 
-Both read the records' JSON form (``to_dict``), so a report re-read with
-``Comparison.from_dict`` shows the same.
+Both read the typed records, measured or loaded (``Comparison.from_dict``), so a
+report re-read shows the same.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ..model.advice import Advice, Candidate
+from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from .blocks import Block, Cell, Code, Html, Image, Para, Table, as_html, as_text
 from .comparison import partial
@@ -18,96 +19,86 @@ from .format import fmt_s
 NOISY = 0.25
 
 
-def attribution_blocks(a: dict[str, Any]) -> list[Block]:
+def attribution_blocks(a: Attribution) -> list[Block]:
     """The flat trace split by helper, heaviest first: a title and a table."""
     rows: list[tuple[str | Cell, str, str, str, str]] = [
-        (Cell(h["helper"], code=True), str(h["calls"]), fmt_s(h["inclusive_s"]),
-         fmt_s(h["own_s"]), f"{h['inclusive_share']:.0%} (own {h['share']:.0%})")
-        for h in a["helpers"]]
-    rows.append((Cell((Code(a["entry"]), " (entry)")), "1", fmt_s(a["trace_s"]),
-                 fmt_s(a["entry_own_s"]), f"own {a['entry_share']:.0%}"))
-    rows.append(("  of which JAX around it", "", "", fmt_s(a["jax_s"]), ""))
-    title = (f"trace time by helper (flat variant, one cold trace of {fmt_s(a['trace_s'])}; "
+        (Cell(h.helper, code=True), str(h.calls), fmt_s(h.inclusive_s), fmt_s(h.own_s),
+         f"{a.share(h.inclusive_s):.0%} (own {a.share(h.own_s):.0%})")
+        for h in a.helpers]
+    rows.append((Cell((Code(a.entry), " (entry)")), "1", fmt_s(a.trace_s),
+                 fmt_s(a.entry_own_s), f"own {a.share(a.entry_own_s):.0%}"))
+    rows.append(("  of which JAX around it", "", "", fmt_s(a.jax_s), ""))
+    title = (f"trace time by helper (flat variant, one cold trace of {fmt_s(a.trace_s)}; "
              f"own times add up to it):")
     return [Para([(title,)]), Table(("helper", "calls", "inclusive", "own", "share of trace"),
                                     rows, css="jitcompare-helpers", indent="  ")]
 
 
-def attribution_lines(a: dict[str, Any]) -> list[str]:
+def attribution_lines(a: Attribution) -> list[str]:
     """The attribution as text lines (title, then the aligned table)."""
     return as_text(attribution_blocks(a)).splitlines()
 
 
-def advice_lines(adv: dict[str, Any]) -> list[str]:
+def advice_lines(adv: Advice) -> list[str]:
     """The advice in plain words, best saving first."""
-    cold = adv["flat_cold_s"]
+    cold = adv.flat_cold_s
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"{adv['repeat']}; a saving counts when jitmagic's one significance rule calls the "
+             f"{adv.repeat}; a saving counts when jitmagic's one significance rule calls the "
              f"cold start faster):"]
-    if not adv["ranked"]:
+    if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
-    for i, c in enumerate(adv["ranked"], 1):
+    for i, c in enumerate(adv.ranked, 1):
         lines.append(f"  {i}. {candidate_words(c, cold)}")
     lines += conclusion(adv)
-    if adv["noise_s"] is not None and adv["noise_s"] > NOISY * cold:
-        lines.append(f"  noisy: the noise reached {adv['noise_s'] / cold:.0%} of the cold start; "
+    if adv.noise_s is not None and adv.noise_s > NOISY * cold:
+        lines.append(f"  noisy: the noise reached {adv.noise_s / cold:.0%} of the cold start; "
                      f"more repeats (-r) or a quieter machine resolve smaller savings")
-    if adv["not_tried"]:
-        lines.append(f"  not tried (called once): {', '.join(adv['not_tried'])}")
+    if adv.not_tried:
+        lines.append(f"  not tried (called once): {', '.join(adv.not_tried)}")
     return lines
 
 
-def conclusion(adv: dict[str, Any]) -> list[str]:
+def conclusion(adv: Advice) -> list[str]:
     """The recommended set and what nesting everything saves: none from a stopped advice
     (one unfinished pass judges nothing), none where no helper was tried."""
-    if adv.get("stopped"):
+    if adv.stopped:
         return ["  no conclusion and no saving: measuring stopped before the rounds finished"]
-    if not adv["ranked"]:
+    if not adv.ranked:
         return []
-    everything = ("nesting every helper fails" if adv["all_nested_saving_s"] is None
-                  else f"nesting every helper saves {fmt_s(adv['all_nested_saving_s'])}")
-    if adv["recommended"]:
-        names = ",".join(adv["recommended"])
-        return [f"  recommended: --nest {names} saves {fmt_s(adv['recommended_saving_s'])}; "
+    everything = ("nesting every helper fails" if adv.all_nested_saving_s is None
+                  else f"nesting every helper saves {fmt_s(adv.all_nested_saving_s)}")
+    if adv.recommended:
+        names = ",".join(adv.recommended)
+        return [f"  recommended: --nest {names} saves {fmt_s(adv.recommended_saving_s)}; "
                 f"{everything}"]
     return [f"  no helper saves measurably on its own; {everything}"]
 
 
-def candidate_words(c: dict[str, Any], flat_cold_s: float) -> str:
+def candidate_words(c: Candidate, flat_cold_s: float) -> str:
     """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start``."""
-    name = f"jit `{c['helper']}`"
-    if c["error"]:
-        return f"{name}: fails under its own jit ({_error_line(c['error'])})"
-    if c["saving_s"] is None or c["noise_s"] is None:
+    name = f"jit `{c.helper}`"
+    if c.error:
+        return f"{name}: fails under its own jit ({_error_line(c.error)})"
+    if c.saving_s is None or c.noise_s is None:
         return f"{name}: not measured enough to judge (measuring stopped)"
-    execute = (f"; execute {_signed(c['execute_change_s'])} per call"
-               if c["execute_change_s"] is not None else "")
-    if not c["significant"]:
-        change = "shorter" if c["saving_s"] >= 0 else "longer"
-        return (f"{name}: no measurable saving (cold start {fmt_s(abs(c['saving_s']))} {change}, "
-                f"within the noise of {fmt_s(c['noise_s'])}){execute}")
-    return (f"{name}: saves {fmt_s(c['saving_s'])} of {fmt_s(flat_cold_s)} cold start "
-            f"({c['calls']} calls){execute}")
-
-
-def attribution_record(c: Comparison) -> dict[str, Any] | None:
-    """The comparison's attribution record, if it has one (the one place that reads it)."""
-    return None if c.attribution is None else c.attribution.to_dict()
-
-
-def advice_record(c: Comparison) -> dict[str, Any] | None:
-    """The comparison's advice record, if it has one (the one place that reads it)."""
-    return None if c.advice is None else c.advice.to_dict()
+    execute = (f"; execute {_signed(c.execute_change_s)} per call"
+               if c.execute_change_s is not None else "")
+    if not c.significant:
+        change = "shorter" if c.saving_s >= 0 else "longer"
+        return (f"{name}: no measurable saving (cold start {fmt_s(abs(c.saving_s))} {change}, "
+                f"within the noise of {fmt_s(c.noise_s)}){execute}")
+    return (f"{name}: saves {fmt_s(c.saving_s)} of {fmt_s(flat_cold_s)} cold start "
+            f"({c.calls} calls){execute}")
 
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     """Attribution (chart, table) and advice (title, one line per helper), built once."""
     out: list[Block] = [Image(png, "trace time by helper")]
-    if (a := attribution_record(c)) is not None:
-        out += attribution_blocks(a)
-    if (adv := advice_record(c)) is not None:
-        lines = advice_lines(adv)
-        out += [*partial(adv.get("stopped")), Para([(lines[0],)]), Para(lines[1:])]
+    if c.attribution is not None:
+        out += attribution_blocks(c.attribution)
+    if c.advice is not None:
+        lines = advice_lines(c.advice)
+        out += [*partial(c.advice.stopped), Para([(lines[0],)]), Para(lines[1:])]
     return out
 
 

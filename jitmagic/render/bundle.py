@@ -11,7 +11,7 @@ from typing import Any
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.orderings import Orderings
-from .attribution import attribution_record, helpers_html, helpers_text
+from .attribution import helpers_html, helpers_text
 from .blocks import Table
 from .comparison import html_summary, text_table
 from .lines import html_table as lines_html
@@ -68,7 +68,7 @@ def _orderings(c: Comparison) -> Orderings | None:
 
 def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
     """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
-    a = attribution_record(c)
+    a = c.attribution
     if not plot or a is None:
         return None
     from .charts.attribution import attribution_figure

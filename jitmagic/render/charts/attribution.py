@@ -6,21 +6,21 @@ attribution is one cold trace, so its bars have no min–max range to draw.
 
 from __future__ import annotations
 
-from typing import Any
-
 from matplotlib.figure import Figure
 
+from ...model.attribution import Attribution
 from ..format import fmt_s
 from .palette import PHASE, TRACE_INCLUSIVE
 from .style import plain
 
 
-def attribution_figure(a: dict[str, Any]) -> Figure:
+def attribution_figure(a: Attribution) -> Figure:
     """Horizontal bars, heaviest first: a helper's inclusive share of the flat trace
     (light) with its own share inside (the trace colour), labelled
     "layer: 16 calls, 91% of trace time"; the legend below the bars."""
-    rows = [(h["helper"], h["calls"], h["inclusive_share"], h["share"]) for h in a["helpers"]]
-    rows.append((f"{a['entry']} (entry, own)", 1, a["entry_share"], a["entry_share"]))
+    rows = [(h.helper, h.calls, a.share(h.inclusive_s), a.share(h.own_s)) for h in a.helpers]
+    entry = a.share(a.entry_own_s)
+    rows.append((f"{a.entry} (entry, own)", 1, entry, entry))
     fig = Figure(figsize=(7, 0.45 * len(rows) + 1.6), layout="constrained")
     ax = fig.subplots()
     for i, (name, calls, inclusive, own) in enumerate(rows):
@@ -34,7 +34,7 @@ def attribution_figure(a: dict[str, Any]) -> Figure:
     ax.set_xlim(0, 175)  # room for the labels right of the bars
     ax.set_xticks(range(0, 101, 25))
     ax.margins(y=0.1)
-    ax.set_xlabel(f"% of the flat trace ({fmt_s(a['trace_s'])}, one cold trace)")
-    ax.set_title(f"{plain(a['entry'])}: trace time by helper")
+    ax.set_xlabel(f"% of the flat trace ({fmt_s(a.trace_s)}, one cold trace)")
+    ax.set_title(f"{plain(a.entry)}: trace time by helper")
     fig.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return fig
