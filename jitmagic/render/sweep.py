@@ -3,10 +3,8 @@ and a last row with each column's fitted growth exponent."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..model.comparison import PHASES, VARIANTS, Comparison
-from ..model.sweep import exponents, medians, unchanged
+from ..model.sweep import Sweep, exponents, medians, unchanged
 from .blocks import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
 from .comparison import partial
 from .format import fmt_exponent, fmt_s
@@ -15,16 +13,16 @@ SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
          "first_call_s": "first call", "execute_s": "execute"}
 
 
-def sweep_record(c: Comparison) -> dict[str, Any]:
-    """The comparison's sweep record (the one place that reads it)."""
+def sweep_of(c: Comparison) -> Sweep:
+    """The comparison's sweep (it is a sweep's result)."""
     assert c.sweep is not None, f"{c.entry}: not a sweep's comparison"
-    return c.sweep.to_dict()
+    return c.sweep
 
 
 def _table(c: Comparison) -> Table:
     """One row per (value, variant), then one growth row per variant."""
-    sweep = sweep_record(c)
-    name, values = str(sweep["name"]), sweep["values"]
+    sweep = sweep_of(c)
+    name, values = sweep.name, sweep.values
     meds, ks = medians(c), exponents(c)
     rows = [[repr(value), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
             for i, value in enumerate(values) for v in VARIANTS]
@@ -34,17 +32,17 @@ def _table(c: Comparison) -> Table:
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     """The sweep as blocks, built once: chart, table, growth line and warnings."""
-    sweep = sweep_record(c)
-    name = str(sweep["name"])
-    values = ", ".join(map(repr, sweep["values"]))
+    sweep = sweep_of(c)
+    name = sweep.name
+    values = ", ".join(map(repr, sweep.values))
     out: list[Block] = [
         Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
                  f" = {values} (medians per value)")),
-        *partial(sweep["stopped"]),
+        *partial(sweep.stopped),
         Image(png, f"phases against {name}"),
         _table(c),
         Para([(f"growth: {_growth_rule(c, name)}; "
-               f"sweep wall time {fmt_s(sweep.get('wall_s'))}",)])]
+               f"sweep wall time {fmt_s(sweep.wall_s)}",)])]
     out += [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
     out += [Pre(f"{kind} ({name}={v!r}): {w}", "warning" if kind == "warning" else "error")
             for kind, v, w in _warnings(c)]
@@ -53,7 +51,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
 
 def _sweep_warnings(c: Comparison) -> list[str]:
     """Warnings about the whole sweep: the result's own, not its last point's."""
-    last = sweep_record(c)["points"][-1].get("warnings", [])
+    last = sweep_of(c).points[-1].warnings
     return [w for w in c.warnings if w not in last]
 
 
@@ -76,9 +74,9 @@ def sweep_html(c: Comparison, png: bytes | None = None) -> Html:
 
 def _warnings(c: Comparison) -> list[tuple[str, object, str]]:
     """(kind, value, message) for each point's failed variants and warnings, in sweep order."""
-    sweep = sweep_record(c)
-    out = []
-    for value, point in zip(sweep["values"], sweep["points"], strict=True):
-        out += [("error", value, v["error"]) for v in point["variants"].values() if v.get("error")]
-        out += [("warning", value, w) for w in point.get("warnings", [])]
+    sweep = sweep_of(c)
+    out: list[tuple[str, object, str]] = []
+    for value, point in zip(sweep.values, sweep.points, strict=True):
+        out += [("error", value, v.error) for v in point.variants.values() if v.error]
+        out += [("warning", value, w) for w in point.warnings]
     return out

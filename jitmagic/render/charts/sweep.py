@@ -11,7 +11,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from ...model.comparison import PHASE_LABELS, PHASES, Comparison
 from ...model.sweep import exponents, log_scale, medians
 from ..format import fmt_exponent, fmt_s
-from ..sweep import sweep_record
+from ..sweep import sweep_of
 from .palette import VARIANT
 from .style import plain
 
@@ -26,8 +26,8 @@ def sweep_figure(c: Comparison) -> Figure:
     k means seconds ~ value^k); otherwise the values are categories and no
     exponent is fitted.
     """
-    sweep = sweep_record(c)
-    name, values = plain(sweep["name"]), sweep["values"]
+    sweep = sweep_of(c)
+    name, values = plain(sweep.name), list(sweep.values)
     loglog = log_scale(values)
     xs = values if loglog else list(range(len(values)))
     meds, ks = medians(c), exponents(c)
