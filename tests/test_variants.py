@@ -159,11 +159,10 @@ def top(x):
 
 def test_helpers_are_found_through_lambdas_comprehensions_and_nested_defs():
     plan = plan_entry(top, (jnp.ones(2),), {})
-    assert list(plan.helpers) == ["top.<locals>.nested_def", "top.<locals>.<lambda>",
-                                  "middle", "leaf"]
+    assert list(plan.helpers) == ["nested_def", "<lambda>", "middle", "leaf"]
     assert plan.helpers["leaf"].calls == 2
-    # Functions made anew on each call of `top` cannot be rebound: they stay inline.
-    assert "re-created on every call of `top`" in plan.helpers["top.<locals>.<lambda>"].why_inline
+    # Functions made anew on each call of `top` cannot be nested: they stay inline.
+    assert "re-created on every call of `top`" in plan.helpers["<lambda>"].why_inline
     assert plan.helpers["middle"].why_inline is None
 
 
@@ -171,7 +170,7 @@ def test_entry_string_argument_is_static():
     def pick(x, mode):
         return jnp.sin(x) if mode == "sin" else jnp.cos(x)
     r = jitmagic.compare(pick, jnp.ones(2), "sin", **FAST)
-    assert r.flat.ok and r.nested.ok and r.outputs_match
+    assert r.flat.ok and r.nested.ok and r.flat.jaxpr_eqns == 1  # sin alone: "sin" is static
 
 
 def test_variants_never_modify_the_users_functions():

@@ -19,7 +19,7 @@ from ..errors import InputError
 from .arguments import check_arguments, is_static, static_split
 from .arrays import SCALARS, Holes
 from .bindings import Binding, installing, short_name
-from .discovery import Found, discover
+from .discovery import Found, code_of, discover
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS, Helper, Plan
 from .trampoline import functions_of
@@ -160,7 +160,9 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
             notes.append(f"Python scalars inside the arguments of `{name}` ({leaves}) are "
                          f"used as Python values (tracing them raised {type(error).__name__}),"
                          f" so every non-array leaf is held static, as `eqx.filter_jit` would")
-    helpers = {n: _helper(f) for n, f in found.helpers.items()}
+    ran = {f.code.co_qualname for f in found.helpers.values()}
+    ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
+    helpers = {n: _helper(f, ran) for n, f in found.helpers.items()}
     return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace)
 
 
@@ -313,9 +315,12 @@ def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
     return [key for key, v in named if not is_static(v) and is_static(v, scalars_static=True)]
 
 
-def _helper(found: Found) -> Helper:
+def _helper(found: Found, ran: set[str]) -> Helper:
+    """The helper found, with why it stays inline; ``ran``: the qualified names of the
+    functions the trace ran (a function defined inside one of them is made anew on each
+    of its calls)."""
     return Helper(found.name, found.calls, tuple(found.bindings), found.code,
-                  _why_inline(found), _linen_class(found))
+                  _why_inline(found, ran), _linen_class(found))
 
 
 def _linen_class(found: Found) -> type | None:
@@ -325,8 +330,12 @@ def _linen_class(found: Found) -> type | None:
     return found.self_type if linen and found.code.co_name == "__call__" else None
 
 
-def _why_inline(found: Found) -> str | None:
+def _why_inline(found: Found, ran: set[str]) -> str | None:
     qualname = found.code.co_qualname
+    outer = qualname.split(".<locals>")[0] if "<locals>" in qualname else None
+    if outer is not None and outer in ran:
+        return (f"it is re-created on every call of `{outer.rsplit('.', 1)[-1]}`, so the "
+                f"function a jit would wrap is not the one called")
     bases = getattr(found.self_type, "__mro__", ())
     if any(k.__module__.startswith("flax.linen") for k in bases) and _linen_class(found) is None:
         return ("it is a method of a Flax linen module other than `__call__`: linen lifts "
@@ -339,11 +348,8 @@ def _why_inline(found: Found) -> str | None:
                 f"To nest it, register `{kind}` as a pytree (`jax.tree_util.register_dataclass`"
                 f" or `register_pytree_node_class`), or make it an `eqx.Module`")
     if not found.bindings and not functions_of(found.code):
-        if "<locals>" in qualname:
-            outer = qualname.split(".<locals>")[0]
-            return f"it is re-created on every call of `{outer}`, so no name holds it"
-        return ("no name or class attribute its callers look up holds it (e.g. a lambda in "
-                "a container, or a function held by a `jax.grad(...)` made outside the entry)")
+        return ("no live function object holds its code (it was made during the trace and "
+                "is gone), so there is nothing to put a jit on")
     for b in found.bindings:
         if isinstance(b.original, jax.custom_vjp):
             return "it is a custom_vjp function, whose rules must see it unjitted"
