@@ -156,7 +156,7 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
            "NAME=V1,V2,...", _sweep),
     OptionSpec(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
            "per source line, flat and nested (shown after the phase table)", check=_switch),
-    OptionSpec(("--quiet",), "show no progress while measuring", check=_switch),
+    OptionSpec(("-q", "--quiet"), "show no progress while measuring", check=_switch),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
            str, "PATH"),
@@ -237,6 +237,22 @@ def misspelt_option(message: str) -> str | None:
     close = difflib.get_close_matches(found[1], list(_fields()), n=1)
     return f"did you mean `{close[0]}=`? (`{found[1]}=` went to your function)" if close \
         else None
+
+
+def unknown_option_hint(message: str, flags: list[str]) -> str:
+    """For argparse's ``unrecognized arguments: --vamp``: ``did you mean --vmap?`` and the
+    options there are (empty where ``message`` is another error)."""
+    found = re.search(r"unrecognized arguments: (.*)", message)
+    if found is None:
+        return ""
+    hints = []
+    for given in found[1].split():
+        if given.startswith("-"):
+            close = difflib.get_close_matches(given.split("=")[0], flags, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"did you mean {close[0]} (not {given})?")
+    listed = ", ".join(f for f in flags if f.startswith("--"))
+    return " ".join(hints) + (" " if hints else "") + f"The options are: {listed}."
 
 
 def split_names(text: str) -> tuple[str, ...]:

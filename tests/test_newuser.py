@@ -178,7 +178,7 @@ def test_command_refuses_a_main_guard_that_does_not_end_with_the_call(tmp_path, 
 
 def test_command_messages_speak_of_the_file(tmp_path, capsys):
     assert main([_script(tmp_path, "import jax\nx = 1\n")]) == 2
-    assert "the file's last statement (line 2, a assign) is not a call" in \
+    assert "the file's last statement (line 2, an assignment) is not a call" in \
         capsys.readouterr().err
 
 

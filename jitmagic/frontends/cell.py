@@ -83,7 +83,7 @@ def parse_cell(source: str, filename: str | None = None) -> CellPlan:
                         f"`model(x)`, and let %%jitcompare time it.\n\n{usage}")
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
         raise CellError(
-            f"the {kind}'s last statement (line {last.lineno}, a {type(last).__name__.lower()}) "
+            f"the {kind}'s last statement (line {last.lineno}, {_statement_kind(last)}) "
             f"is not a call: end the {kind} with a call of the function to measure, e.g. "
             f"`model(x)`.\n\n{usage}")
     return CellPlan(source, filename, ast.Module(body=body[:-1], type_ignores=[]), last.value,
@@ -214,3 +214,13 @@ def _has_code(source: str) -> bool:
 def _register_source(filename: str, source: str) -> None:
     """Let tracebacks through the cell show the user's lines."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def _statement_kind(node: ast.stmt) -> str:
+    """``an assignment``, ``a for loop``: a statement as a person names it."""
+    names = {"Assign": "an assignment", "AugAssign": "an assignment", "AnnAssign":
+             "an assignment", "For": "a for loop", "While": "a while loop", "If": "an if",
+             "FunctionDef": "a function definition", "ClassDef": "a class definition",
+             "Import": "an import", "ImportFrom": "an import", "With": "a with block",
+             "Expr": "an expression", "Return": "a return", "Pass": "a pass"}
+    return names.get(type(node).__name__, f"a {type(node).__name__.lower()} statement")

@@ -21,7 +21,7 @@ from IPython.display import display
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.storage import save
-from ..options import OPTION_SPECS, Options
+from ..options import OPTION_SPECS, Options, unknown_option_hint
 from ..render.bundle import bundle
 from . import cell as cellmod
 from .notebook_progress import NotebookProgress, progress_for
@@ -35,6 +35,16 @@ def shared_options(func: Callable) -> Callable:
     for option in reversed(OPTION_SPECS):
         func = argument(*option.flags, **option.parser_keywords())(func)
     return func
+
+
+def _no_call(line: str) -> str:
+    """What a line magic without a call should have been."""
+    last = line.split()[-1] if line.split() else ""
+    if last.isidentifier():
+        return (f"`{last}` is not a call: the line form measures one call, e.g. "
+                f"`%jitcompare {line[: len(line) - len(last)]}{last}(x)`.")
+    return ("%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; "
+            "to measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
 
 
 @magics_class
@@ -58,6 +68,8 @@ class JitCompareMagics(Magics):
         assert self.shell is not None  # register() gives the magics their shell
         if cell is None:
             line, call = cellmod.split_line(line)
+            if not call:
+                raise UsageError(_no_call(line))
             source = call
         else:
             source = self.shell.transform_cell(cell)
@@ -86,6 +98,10 @@ class JitCompareMagics(Magics):
             return parse_argstring(self.jitcompare, line)
         except ValueError as exc:  # e.g. an unclosed quote
             raise UsageError(f"cannot read the options {line!r}: {exc}") from None
+        except UsageError as exc:
+            flags = [f for a in self.jitcompare.parser._actions for f in a.option_strings]
+            hint = unknown_option_hint(str(exc), flags)
+            raise UsageError(f"{exc}. {hint}" if hint else str(exc)) from None
 
     def _present(self, result: Comparison, args: argparse.Namespace, progress: Any) -> None:
         """The result, in the progress display where there is one (so that a saved

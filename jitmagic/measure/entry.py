@@ -71,8 +71,14 @@ def check_callable(obj: Any, name: str | None) -> None:
         raise InputError(f"the entry `{name or obj.__name__}` is a class: call a function, or "
                          f"an instance of it (`model = {obj.__name__}(...)`, then `model(x)`).")
     if not callable(obj):
-        raise InputError(f"the entry `{name}` is not a function (it is a {type(obj).__name__}): "
-                         f"end with a call of the function to measure.")
+        kind = type(obj).__name__
+        raise InputError(f"the entry `{name or repr(obj)[:60]}` is not a function (it is "
+                         f"{_article(kind)} `{kind}`): pass the function to measure (or, in "
+                         f"a cell, end with a call of it).")
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def entry_name(obj: Any) -> str:

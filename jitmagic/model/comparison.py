@@ -38,7 +38,7 @@ from .sharding import Sharding
 from .shown import Shown
 from .stats import Difference, difference, json_number
 from .sweep import Sweep
-from .verdicts import Verdict, comparison_text
+from .verdicts import Verdict, comparison_text, times
 
 __all__ = ["COLD_PHASES", "PHASES", "PHASE_LABELS", "READABLE", "SCHEMA", "VARIANTS",
            "Comparison", "ReportSchemaError", "VariantResult"]
@@ -109,10 +109,21 @@ class Comparison(Shown):
         return Verdict("first_call", first, comparison_text(self, first))
 
     def summary(self) -> str:
-        """``<Comparison g: ...verdict..., 3 runs>``: one line that needs no renderer."""
+        """``<Comparison g: nested 2.9× faster first call, 3 runs>``: one line that needs
+        no renderer (and is the ``repr``, as short as ``TimeitResult``'s)."""
         runs = max((len(v.samples.get("first_call_s", [])) for v in self.variants.values()),
                    default=0)
-        return f"<Comparison {self.entry}: {self.verdict.text} ({runs} runs)>"
+        first = self.difference("first_call_s")
+        if not self.nested.helpers:
+            said = "nothing nested"
+        elif math.isnan(first.ratio):
+            said = "first call not measured"
+        else:
+            said = f"nested {times(first)} first call"
+        return f"<Comparison {self.entry}: {said}, {runs} run{'s' * (runs != 1)}>"
+
+    def __repr__(self) -> str:
+        return self.summary()
 
     def measured_s(self) -> float:
         """Sum of every interval this comparison timed (for the overhead check)."""
