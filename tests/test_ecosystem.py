@@ -175,3 +175,27 @@ def test_an_equinox_module_passed_to_a_plain_function_keeps_its_int_field_static
     claims_hold(r)
     assert "Repeat.__call__" in r.nested.helpers
     assert any("Equinox modules" in n for n in r.flat.notes)
+
+
+def test_a_linen_submodule_whose_bool_argument_breaks_nn_jit_stays_inline_with_the_reason():
+    import flax.linen as nn
+
+    class Gate(nn.Module):
+        @nn.compact
+        def __call__(self, x, train: bool):
+            x = nn.Dense(4)(x)
+            return x * 2 if train else x
+
+    class Gated(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            for _ in range(2):
+                x = Gate()(x, True)
+            return x.sum()
+
+    x = jnp.ones((2, 4))
+    params = Gated().init(jax.random.PRNGKey(0), x)
+    r = jitmagic.compare(Gated().apply, params, x, **ONCE)
+    claims_hold(r)
+    assert r.nested.inline == ("Gate.__call__",)
+    assert any("TracerBoolConversionError" in n for n in r.nested.notes)

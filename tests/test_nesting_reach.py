@@ -100,3 +100,83 @@ def test_every_claimed_helper_has_jit_calls_in_a_saved_report(tmp_path):
     loaded = jitmagic.load(path)
     assert loaded.nested.helper_calls == r.nested.helper_calls == {"_scale": 4}
     assert all(loaded.nested.helper_calls[h] >= 1 for h in loaded.nested.helpers)
+
+
+class _Inner:
+    def __call__(self, x):
+        return sum(i * jnp.sin(x) for i in range(8))
+
+
+class _Outer:
+    def __init__(self):
+        self.inner = _Inner()
+
+    def __call__(self, x):
+        for _ in range(5):
+            x = self.inner(x)
+        return x
+
+
+_tower = _Outer()
+
+
+def _tower_sum(x):
+    return _tower(x).sum()
+
+
+def test_two_call_methods_are_counted_apart():
+    """Both helpers are `__call__`: each jit is named for its helper, so the counts do
+    not add up across them."""
+    r = jitmagic.compare(_tower_sum, jnp.ones(4), **ONCE)
+    assert r.nested.helper_calls == {"_Outer.__call__": 1, "_Inner.__call__": 5}
+
+
+def _poly(x):
+    return sum(i * x for i in range(32))
+
+
+_poly_jit = jax.jit(_poly)
+
+
+def _calls_the_twin(x):
+    return sum(_poly_jit(x) for _ in range(8))
+
+
+def test_a_jitted_twin_the_caller_writes_is_its_own_jit_not_a_second_one():
+    r = jitmagic.compare(_calls_the_twin, 2.0, **ONCE)
+    assert r.nested.helpers == ("_poly_jit",) and r.nested.helper_calls == {"_poly_jit": 8}
+    assert r.nested.nested_calls == 8  # not a jit inside the user's jit
+
+
+def _scaled(x, scale):
+    return sum(scale * i * jnp.sin(x) for i in range(16))
+
+
+def _scales(x):
+    for i in range(6):
+        x = _scaled(x, 0.1 * i)
+    return x
+
+
+def test_a_python_float_argument_is_traced_as_jax_jit_traces_it():
+    """One body for six calls with six floats, not six static specialisations."""
+    r = jitmagic.compare(_scales, jnp.ones(3), **ONCE)
+    assert r.nested.helper_calls == {"_scaled": 6}
+    assert r.nested.jaxpr_eqns < r.flat.jaxpr_eqns / 3
+    assert r.outputs_match is not False
+
+
+def _repeat_sin(x, n):
+    for _ in range(n):
+        x = jnp.sin(x)
+    return x
+
+
+def _uses_int_as_range(x):
+    return _repeat_sin(x, 3) + _repeat_sin(x, 3)
+
+
+def test_an_int_argument_used_as_a_range_falls_back_to_static_with_a_note():
+    r = jitmagic.compare(_uses_int_as_range, jnp.ones(3), **ONCE)
+    assert r.nested.helper_calls == {"_repeat_sin": 2}
+    assert any("Python scalar arguments static" in n for n in r.nested.notes)

@@ -95,6 +95,12 @@ def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
             binding.set(original)
 
 
+def jit_label(helper: str) -> str:
+    """The name a helper's jit has in the program (``jit[name=mylayers.dense]``): the
+    helper's own full name, so that two ``__call__`` methods are told apart."""
+    return helper.replace("#", "_")
+
+
 def short_name(name: str) -> str:
     return name.rsplit(".", 1)[-1].replace("#", "_")
 

@@ -23,6 +23,7 @@ code object), and any profiler that was active is put back afterwards.
 from __future__ import annotations
 
 import _lsprof
+import functools
 import inspect
 import os
 import sys
@@ -148,12 +149,22 @@ def find_bindings(code: types.CodeType, frame: types.FrameType,
         return [Binding(klass, code.co_name)]
     found = [Binding(caller.f_globals, k) for k, v in list(caller.f_globals.items())
              if code_of(v) is code]
-    named = [b for b in found if b.key in caller.f_code.co_names]
+    written = names_written(caller.f_code)
+    named = [b for b in found if b.key in written]
     found = named or found  # the names the caller writes, where it writes one
     own = frame.f_globals
     if not found and code_of(own.get(code.co_name)) is code:
         found.append(Binding(own, code.co_name))
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def names_written(code: types.CodeType) -> frozenset[str]:
+    """The global names ``code`` looks up, its generator expressions' and comprehensions'
+    included (``sum(jf(x) for _ in r)`` writes ``jf`` in the ``<genexpr>``'s code)."""
+    inner = (names_written(c) for c in code.co_consts if isinstance(c, types.CodeType)
+             and c.co_name in _NOT_FUNCTIONS)
+    return frozenset(code.co_names).union(*inner)
 
 
 def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import jax
 
-from .arrays import Holes
+from .arrays import SCALARS, Holes
 from .arrays import holds_arrays as _holds_arrays
 from .arrays import is_array as _is_array
-from .bindings import short_name
+from .bindings import jit_label
 
 
 def is_nnx_class(owner: Any) -> bool:
@@ -60,30 +60,56 @@ HELPER_TAG = "jitmagic_helper"
 
 
 def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Callable:
-    """``fn`` under a jit that takes its arguments as the program does: array leaves
-    traced, every other leaf static (keyed by type and value), non-array outputs passed
-    around the jit. Calls it cannot take faithfully run inline, with a note why.
+    """``fn`` under a jit that takes its arguments as ``jax.jit`` does: array leaves and
+    Python scalars traced (a float as a weakly typed ``f32[]``), every other leaf static
+    (keyed by type and value), non-array outputs passed around the jit. Where a traced
+    scalar is used as a Python value (``range(n)``), that call's scalars are held static
+    instead, with a note. Calls it cannot take faithfully run inline, with a note why.
 
     The result is a plain function, so that a class attribute holding it binds ``self``.
     """
     programs: dict[Any, Callable] = {}
+    static_scalars: set[Any] = set()  # argument structures whose scalars must be static
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        holes, arrays = Holes.of(leaves)
-        key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not _is_array(x)))
-        why = _why_not_jit(leaves, holes.traced, key)
-        if why:
-            _note_once(notes, f"`{name}` stays inline for calls {why}")
-            return fn(*args, **kwargs)
-        if key not in programs:
-            programs[key] = _leaf_program(fn, name, tree, holes)
-        ran.add(name)
-        return programs[key](arrays)
+        scalars = any(isinstance(x, SCALARS) for x in leaves)
+        for traced in (_traced_with_scalars, _is_array):
+            if traced is _traced_with_scalars and (not scalars or tree in static_scalars):
+                continue
+            holes, arrays = Holes.of(leaves, traced)
+            key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not traced(x)))
+            why = _why_not_jit(leaves, holes.traced, key)
+            if why:
+                _note_once(notes, f"`{name}` stays inline for calls {why}")
+                return fn(*args, **kwargs)
+            if key not in programs:
+                programs[key] = _leaf_program(fn, name, tree, holes)
+            try:
+                out = programs[key](arrays)
+            except _SCALAR_ERRORS:
+                if traced is _is_array:
+                    raise
+                static_scalars.add(tree)
+                _note_once(notes, f"`{name}` takes its Python scalar arguments static: traced, "
+                                  "one is used as a Python value (as `range(n)`)")
+                continue
+            ran.add(name)
+            return out
+        raise AssertionError("unreachable: the static attempt returns or raises")
 
     call.__dict__.pop("__wrapped__", None)
     return call
+
+
+#: What tracing raises when a traced Python scalar is used as a Python value.
+_SCALAR_ERRORS = (TypeError, IndexError, ValueError)
+
+
+def _traced_with_scalars(x: Any) -> bool:
+    """Traced as ``jax.jit`` traces it: arrays and Python scalars."""
+    return _is_array(x) or isinstance(x, SCALARS)
 
 
 def _why_not_jit(leaves: list, traced: tuple[int, ...], key: Any) -> str | None:
@@ -112,7 +138,7 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes) -> Callable:
         out["holes"], results = Holes.of(leaves)
         return results
 
-    body.__name__ = body.__qualname__ = short_name(name)
+    body.__name__ = body.__qualname__ = jit_label(name)
     jitted = jax.jit(body)
 
     def run(arrays):

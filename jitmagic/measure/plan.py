@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bindings import Binding, short_name
+from .bindings import Binding, jit_label
 from .inner_jit import is_user_jit
 
 JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
@@ -34,7 +34,7 @@ class Helper:
         """What its jit is called in a jaxpr: jitmagic's is named after the helper, the
         user's own ``jax.jit`` after the function it wraps, linen's lifted jit
         ``core_fn``."""
-        names = {short_name(self.name), self.code.co_name}
+        names = {jit_label(self.name)} | ({self.code.co_name} if self.user_jitted else set())
         return names | ({"core_fn"} if self.linen_class is not None else set())
 
     @property
@@ -57,6 +57,8 @@ class Plan:
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: The globals of the user's entry function: where ``--nest L.block`` looks up ``L``.
     namespace: dict[str, Any] = field(default_factory=dict)
+    #: Whether the flat program traced (the discovery trace raised nothing).
+    flat_traces: bool = True
 
 
 @dataclass

@@ -26,16 +26,16 @@ _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked wa
 
 
 def checked_nested(variant: Variant, plan: Plan) -> Variant:
-    """``variant`` (the nested one), or one with the helpers that leak tracers inline."""
+    """``variant`` (the nested one), or one with the helpers whose own jit breaks the
+    trace inline: one that leaks tracers, or (where the flat program traces) one under
+    whose jit the trace fails, each with its reason."""
     refused: dict[str, str] = {}
     for _ in range(len(variant.planned)):
         error = trace_error(variant)
-        culprit = _culprit(error, variant) if error is not None else None
-        if culprit is None:
+        found = _culprit(error, variant) if error is not None else None
+        if found is None:
             break
-        refused[culprit] = ("under a jit of its own it leaks traced values (it keeps them "
-                            "outside what it returns, as a numpyro model under effect "
-                            "handlers does), so it runs inline")
+        culprit, refused[culprit] = found
         variant = nest_only(plan, [n for n in variant.planned if n not in refused],
                             variant.name, refused)
     return variant
@@ -55,19 +55,39 @@ def trace_error(variant: Variant) -> BaseException | None:
     return None
 
 
-def _culprit(error: BaseException, variant: Variant) -> str | None:
-    """The planned helper a leak was found in: the one whose jit raised it, or the one
-    JAX's message names (a leaked tracer used after its jit returned)."""
-    if not _is_leak(error):
-        return None
-    tagged = getattr(error, HELPER_TAG, None)
-    if tagged in variant.planned:
-        return tagged
-    leaked = _LEAKED_IN.search(str(error))
-    if leaked is None:
-        return None
+def _culprit(error: BaseException, variant: Variant) -> tuple[str, str] | None:
+    """(the planned helper to keep inline, why): for a leak, the helper whose jit raised
+    it or the one JAX's message names; for another failure where the flat program
+    traces, the innermost planned helper on the error's traceback whose jit raised it."""
     helpers = variant.plan.helpers
-    return next((n for n in variant.planned if leaked.group(1) in helpers[n].jit_names), None)
+    if _is_leak(error):
+        tagged = getattr(error, HELPER_TAG, None)
+        leaked = _LEAKED_IN.search(str(error))
+        named = next((n for n in variant.planned
+                      if leaked and leaked.group(1) in helpers[n].jit_names), None)
+        culprit = tagged if tagged in variant.planned else named
+        return None if culprit is None else (culprit, LEAKS)
+    if not variant.plan.flat_traces:
+        return None  # the program fails flat too: the user's error, reported as it is
+    codes = [f.f_code for f, _ in traceback.walk_tb(error.__traceback__)]
+    on_stack = [n for n in variant.planned if helpers[n].code in codes]
+    innermost = max(on_stack, key=lambda n: codes.index(helpers[n].code), default=None)
+    if innermost is None:
+        return None
+    return innermost, (f"under a jit of its own its trace fails where the flat program "
+                       f"traces ({type(error).__name__}: {_first_line(error)}), so it runs "
+                       f"inline")
+
+
+#: Why a helper that leaks tracers under its own jit runs inline.
+LEAKS = ("under a jit of its own it leaks traced values: it keeps them outside what it "
+         "returns (in a global or a list, or an effect handler's stack, as a numpyro model "
+         "does), so it runs inline")
+
+
+def _first_line(error: BaseException, width: int = 100) -> str:
+    line = (str(error).strip().splitlines() or [""])[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _is_leak(error: BaseException) -> bool:

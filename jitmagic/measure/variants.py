@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..usercode import user_file
-from .bindings import Binding, CellOf, installing
+from .bindings import Binding, CellOf, installing, jit_label
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .plan import Helper, Plan, Variant
 from .trampoline import copy_function, functions_of, route
@@ -110,6 +110,7 @@ def _callers_see_user_jit(h: Helper) -> bool:
 def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[str]) -> Callable:
     """What a call of ``fn`` runs in the nested variant: a jit of a copy of it."""
     copy = copy_function(fn)
+    copy.__name__ = copy.__qualname__ = jit_label(h.name)  # what its jit is called
     owner = h.bindings[0].owner if h.bindings else None
     if is_nnx_class(owner):
         return nnx_method(copy, h.name, ran)
