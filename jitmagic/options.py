@@ -250,7 +250,7 @@ def unknown_option_hint(message: str, flags: list[str]) -> str:
         if given.startswith("-"):
             close = difflib.get_close_matches(given.split("=")[0], flags, n=1, cutoff=0.6)
             if close:
-                hints.append(f"did you mean {close[0]} (not {given})?")
+                hints.append(f"Did you mean {close[0]} (not {given})?")
     listed = ", ".join(f for f in flags if f.startswith("--"))
     return " ".join(hints) + (" " if hints else "") + f"The options are: {listed}."
 

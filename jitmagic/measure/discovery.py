@@ -35,7 +35,7 @@ from typing import Any
 
 import jax
 
-from ..usercode import PACKAGE_DIR, user_file
+from ..usercode import PACKAGE_DIR, sourceless, user_file
 from .arrays import holds_arrays
 from .bindings import Binding
 
@@ -86,8 +86,8 @@ class Recorder:
             return False
         if name in _NOT_FUNCTIONS:  # comprehensions, module bodies: part of their caller
             return False
-        if code.co_qualname in self.extra or name in self.extra:
-            return not os.path.abspath(code.co_filename).startswith(PACKAGE_DIR)
+        if code.co_qualname in self.extra or name in self.extra:  # named by --nest: code
+            return user_file(code.co_filename) or sourceless(code.co_filename)  # no file too
         return user_file(code.co_filename)
 
     def _record(self, frame: types.FrameType, code: types.CodeType) -> None:

@@ -88,12 +88,13 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
                 programs[key] = _leaf_program(fn, name, tree, holes)
             try:
                 out = programs[key](arrays)
-            except _SCALAR_ERRORS:
+            except _SCALAR_ERRORS as exc:
                 if traced is _is_array:
                     raise
                 static_scalars.add(tree)
                 _note_once(notes, f"`{name}` takes its Python scalar arguments static: traced, "
-                                  "one is used as a Python value (as `range(n)`)")
+                                  f"one of them is used as a Python value (tracing it raised "
+                                  f"{type(exc).__name__})")
                 continue
             ran.add(name)
             return out

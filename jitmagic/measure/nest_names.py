@@ -37,12 +37,12 @@ def _nest_name(given: str, plan: Plan) -> str:
                or ("." not in given and n.rsplit(".", 1)[-1] == short)]
     if len(matches) == 1:
         return matches[0]
-    listed = ", ".join(f"`{n}`" for n in plan.helpers) or "none found"
+    listed = ", ".join(f"`{n}`" for n in plan.helpers)
+    helpers = f"its helpers are {listed}" if listed else "it calls no helper of yours"
     if matches:
         raise InputError(f"--nest {given} could be any of {', '.join(matches)}: write one of "
                          f"these names.")
-    raise InputError(f"--nest names `{given}`, which `{plan.name}` does not call; its "
-                     f"helpers are {listed}.")
+    raise InputError(f"--nest names `{given}`, which `{plan.name}` does not call; {helpers}.")
 
 
 def _written(given: str, namespace: dict[str, Any]) -> types.CodeType | None:

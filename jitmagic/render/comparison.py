@@ -107,7 +107,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
 def _helpers_line(c: Comparison) -> str:
     """The helpers the nested variant nested; those found, where it never ran."""
     calls = c.nested.helper_calls
-    names = ", ".join(f"{h} ({calls[h]} jit calls)" if h in calls else h
+    names = ", ".join(f"{h} ({calls[h]} jit call{'s' * (calls[h] != 1)})" if h in calls else h
                       for h in c.nested.helpers) or "none"
     if not_run(c):
         return f"helpers found: {names} (not nested: measuring stopped first)"
