@@ -5,9 +5,9 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 from IPython.core.error import UsageError
+from support import FAST
 
 import jitmagic
-from support import FAST
 
 CELL = "import jax.numpy as jnp\ndef model(x):\n    return jnp.sin(x)\nmodel(jnp.ones(3))\n"
 
