@@ -16,7 +16,7 @@ from support import SMALL_CELL
 
 import jitmagic
 from jitmagic.measure.monitor import COMPILE_EVENT
-from jitmagic.measure.pipeline import checkpoint, measure_prepared, prepare_function
+from jitmagic.measure.pipeline import checkpoint, measure_prepared, variants_of
 from jitmagic.model.comparison import Comparison
 from jitmagic.options import Options
 from jitmagic.render.orderings import html_table, text_table
@@ -120,7 +120,7 @@ def _measure_with(fn, x, on_progress, **options):
     opts = Options(**options)
     check = checkpoint(fn.__name__, opts, time.perf_counter())
     check.report.draw = lambda p: on_progress(p, check)
-    return measure_prepared(prepare_function(fn, (x,), {}), opts, check=check)
+    return measure_prepared(variants_of(fn, (x,), {}), opts, check=check)
 
 
 def _says_partial(record, reason: str) -> None:
@@ -273,7 +273,7 @@ def _measure_with_discovery(fn, x, on_progress, **options):
     check = checkpoint("", opts, time.perf_counter())
     check.report.draw = lambda p: on_progress(p, check)
     with check.finding_helpers():
-        prepared = prepare_function(fn, (x,), {})
+        prepared = variants_of(fn, (x,), {})
     return measure_prepared(prepared, opts, check=check)
 
 

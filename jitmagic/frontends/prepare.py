@@ -19,8 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError, UserCodeError, user_traceback
-from ..measure.entry import binding_swaps
-from ..measure.pipeline import Prepared, checkpoint, globals_of, measure_prepared, prepare_call
+from ..measure.pipeline import Prepared, checkpoint, measure_prepared, variants_of
 from ..measure.stops import Checkpoint, Stop
 from ..measure.sweep import run_sweep
 from ..model.comparison import Comparison
@@ -41,7 +40,7 @@ def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
                          + "".join(traceback.format_exception_only(exc))) from None
 
 
-def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
+def variants_of_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
                  nest: Iterable[str] | None = None,
                  bindings: dict[str, Any] | None = None,
                  in_axes: Any = None, check: Checkpoint | None = None) -> dict[str, Prepared]:
@@ -63,10 +62,9 @@ def prepare_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
                             + user_traceback(exc)) from None
     # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
     # the swept value is set there too while the variants run, then put back.
-    swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
     with check.finding_helpers() if check is not None else contextlib.nullcontext():
-        return prepare_call(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
-                            nest=nest, swaps=swaps, in_axes=in_axes)
+        return variants_of(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
+                           nest=nest, bindings=bindings, in_axes=in_axes)
 
 
 def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
@@ -79,7 +77,7 @@ def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
             "with the call to measure instead")
 
 
-def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
+def measure_cell(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
                  bindings: dict[str, Any] | None = None, start: float | None = None,
                  check: Checkpoint | None = None) -> Comparison:
     """Prepare both variants of a parsed source and measure them side by side.
@@ -88,7 +86,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     itself is the caller's to run, under one ``check`` for all its values.
     """
     start = time.perf_counter() if start is None else start
-    prepared = prepare_cell(plan, namespace, options.nest, bindings, options.in_axes, check)
+    prepared = variants_of_cell(plan, namespace, options.nest, bindings, options.in_axes, check)
     return measure_prepared(prepared, options, start=start,
                    check=check)
 
@@ -107,12 +105,12 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
     with library_state_kept(namespace) as restored:
         if options.sweep is None:
             try:
-                result = measure_plan(plan, namespace, options, start=start, check=check)
+                result = measure_cell(plan, namespace, options, start=start, check=check)
             except Stop as stop:  # in the discovery trace: there is nothing to show
                 raise KeyboardInterrupt(stop.reason) from None
         else:
             name, values = options.sweep
-            result = run_sweep(name, values, lambda v, ck: measure_plan(
+            result = run_sweep(name, values, lambda v, ck: measure_cell(
                 plan, namespace, options, bindings={name: v}, check=ck), check)
     notes = [*restored, *_runs_note(plan, result)]
     if options.sweep and unchanged(result):

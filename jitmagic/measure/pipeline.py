@@ -67,8 +67,8 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     try:
         with option_hints():
             with check.finding_helpers():
-                prepared = prepare_function(fn, args, kwargs, options.nest,
-                                            in_axes=options.in_axes)
+                prepared = variants_of(fn, args, kwargs, nest=options.nest,
+                                       in_axes=options.in_axes)
             return measure_prepared(prepared, options, check=check)
     except Stop as stop:  # in the discovery trace: there is nothing to show
         raise KeyboardInterrupt(stop.reason) from None
@@ -95,32 +95,27 @@ def option_hints() -> Iterator[None]:
         raise UserCodeError(f"{exc}\nHint: {hint}") from exc.__cause__
 
 
-def prepare_function(fn: Callable, args: tuple, kwargs: dict[str, Any],
-                     nest: Iterable[str] | None = None,
-                     bindings: dict[str, Any] | None = None,
-                     name: str | None = None, in_axes: Any = None) -> dict[str, Prepared]:
-    """Both variants of ``fn``, from one discovery trace. ``bindings`` (a sweep's value)
-    are set as globals of ``fn``'s module while each variant runs, and put back after."""
+def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
+                name: str | None = None, nest: Iterable[str] | None = None,
+                bindings: dict[str, Any] | None = None,
+                in_axes: Any = None) -> dict[str, Prepared]:
+    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure: the
+    entry planned (:func:`plan_entry`, one discovery trace), then both variants built.
+
+    ``bindings`` (a sweep's value) are set as globals of ``fn``'s module while each
+    variant runs, and put back after. With ``in_axes`` the call's arguments are a batch:
+    the variants run on one example of it (index 0 along each mapped axis, so code
+    written for one example works), the batch is kept for the orderings."""
     swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
-    return prepare_call(fn, args, kwargs, name=name, nest=nest, swaps=swaps, in_axes=in_axes)
-
-
-def prepare_call(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
-                 name: str | None = None, nest: Iterable[str] | None = None,
-                 swaps: list | None = None, in_axes: Any = None) -> dict[str, Prepared]:
-    """Plan the entry (:func:`plan_entry`) and build both variants. With ``in_axes`` the
-    call's arguments are a batch: the variants run on one example of it (index 0 along
-    each mapped axis, so code written for one example works), the batch is kept for the
-    orderings."""
     example = args if in_axes is None else batches.one_example(args, in_axes)
     plan = plan_entry(fn, example, kwargs, name, nest, swaps)
     if plan.args is not example:  # the entry took its arguments apart (eqx, NNX): as they are
         plan, example = plan_entry(fn, args, kwargs, name, nest, swaps), args
-    return prepare_plan(plan, nest, batch=None if example is args else args)
+    return _variants_of_plan(plan, nest, batch=None if example is args else args)
 
 
-def prepare_plan(plan: Plan, nest: Iterable[str] | None = None,
-                 batch: tuple | None = None) -> dict[str, Prepared]:
+def _variants_of_plan(plan: Plan, nest: Iterable[str] | None = None,
+                      batch: tuple | None = None) -> dict[str, Prepared]:
     """The flat and nested variants of a planned entry, ready to measure (``batch``: the
     call's own arguments where ``plan.args`` is one example of them)."""
     nest = check_nest(nest, plan)

@@ -22,7 +22,7 @@ from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
-from .pipeline import checkpoint, measure_prepared, option_hints, prepare_function
+from .pipeline import checkpoint, measure_prepared, option_hints, variants_of
 from .stops import Checkpoint, Interrupted, Stop
 
 
@@ -79,8 +79,8 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
     def one(value: Any, check: Checkpoint) -> Comparison:
-        prepared = prepare_function(fn, args, kwargs, options.nest, bindings={name: value},
-                                    in_axes=options.in_axes)
+        prepared = variants_of(fn, args, kwargs, nest=options.nest, bindings={name: value},
+                               in_axes=options.in_axes)
         return measure_prepared(prepared, options, check=check)
 
     assert options.sweep is not None  # given just above
