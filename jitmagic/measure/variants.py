@@ -11,25 +11,26 @@ while the entry runs:
 * ``flat``: a helper the user jitted runs as their plain function, so
   everything traces inline; every other helper is left as it is;
 * ``nested``: every helper runs under a jit of its own (the user's own jit,
-  where they wrote one), bound where its callers look it up: a global of the
-  cell or of a module, or a class attribute.
+  where every place its callers look it up holds one).
 
-The records are in :mod:`~jitmagic.measure.plan`, the swaps in
-:mod:`~jitmagic.measure.bindings`, the added jit in :mod:`~jitmagic.measure.inner_jit`.
-Bindings are swapped in only while the entry's Python code runs (during a
-trace) and restored in ``finally``: nothing the user owns stays changed.
+A helper is nested at its function object (:mod:`~jitmagic.measure.trampoline`), so
+every reference reaches its jit; a linen submodule by lifting its class
+(:mod:`~jitmagic.measure.linen`). The records are in :mod:`~jitmagic.measure.plan`, the
+swaps in :mod:`~jitmagic.measure.bindings`, the added jit in
+:mod:`~jitmagic.measure.inner_jit`. Everything is swapped in only while the entry's
+Python code runs (during a trace) and restored in ``finally``: nothing the user owns
+stays changed.
 """
 
 from __future__ import annotations
 
-import gc
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..usercode import user_file
-from .bindings import Binding, CellOf, installing, jit_label
+from .bindings import installing, jit_label
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
+from .linen import LINEN_UNNAMED, linen_swaps
 from .plan import Helper, Plan, Variant
 from .trampoline import copy_function, functions_of, route
 
@@ -117,40 +118,3 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[st
     return faithful_jit(copy, h.name, notes, ran)
 
 
-
-
-#: Why a linen module whose class its parent does not look up stays inline.
-LINEN_UNNAMED = ("it is a Flax linen module, which is nested by lifting its class "
-                 "(`nn.jit(Block)`) where its parent looks the class up, and no name or "
-                 "closure holds the class (the module was made before the call)")
-
-
-def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
-    """Every global that names the helper's linen module class, in its own module and the
-    entry's, bound to ``nn.jit`` of it. The lifted class keeps the original's name, so
-    that submodules are named (``LBlock_0``) as in the user's parameters."""
-    from flax import linen as nn
-
-    cls = h.linen_class
-    assert cls is not None
-    lifted = nn.jit(cls)
-    lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
-    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
-    places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
-                              if v is cls})
-    places += [CellOf(c) for c in _closure_cells(cls)]
-    return [(b, cls, lifted) for b in places]
-
-
-def _closure_cells(value: Any) -> list[types.CellType]:
-    """The closure cells of the user's functions that hold ``value`` as a free variable
-    they name (not the ``__class__`` cell of a class's own methods)."""
-    cells = []
-    for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
-        for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):
-            for fn in (f for f in gc.get_referrers(closure) if isinstance(f, types.FunctionType)
-                       and f.__closure__ is closure):
-                name = fn.__code__.co_freevars[closure.index(cell)]
-                if name != "__class__" and user_file(fn.__code__.co_filename):
-                    cells.append(cell)
-    return list({id(c): c for c in cells}.values())

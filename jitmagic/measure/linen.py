@@ -1,0 +1,55 @@
+"""Flax linen submodules nested as linen nests them: the class lifted with ``nn.jit``.
+
+A linen module is not a function a jit can wrap: its parameters live in the scope
+``apply`` sets up. ``nn.jit(Block)`` lifts the class instead; named ``Block``, its
+instances are named ``Block_0`` as in the user's ``params``. The lifted class is bound
+wherever the parent module looks ``Block`` up (a global, or a closure cell of the user's
+code, never a class's own ``__class__`` cell) while the entry runs.
+"""
+
+from __future__ import annotations
+
+import gc
+import types
+from typing import Any
+
+from ..usercode import user_file
+from .bindings import Binding, CellOf
+from .plan import Helper
+from .trampoline import functions_of
+
+#: Why a linen module whose class its parent does not look up stays inline.
+LINEN_UNNAMED = ("it is a Flax linen module, which is nested by lifting its class "
+                 "(`nn.jit(Block)`) where its parent looks the class up, and no name or "
+                 "closure holds the class (the module was made before the call)")
+
+
+def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    """Every global that names the helper's linen module class, in its own module and the
+    entry's, bound to ``nn.jit`` of it. The lifted class keeps the original's name, so
+    that submodules are named (``LBlock_0``) as in the user's parameters."""
+    from flax import linen as nn
+
+    cls = h.linen_class
+    assert cls is not None
+    lifted = nn.jit(cls)
+    lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
+    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
+    places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
+                              if v is cls})
+    places += [CellOf(c) for c in _closure_cells(cls)]
+    return [(b, cls, lifted) for b in places]
+
+
+def _closure_cells(value: Any) -> list[types.CellType]:
+    """The closure cells of the user's functions that hold ``value`` as a free variable
+    they name (not the ``__class__`` cell of a class's own methods)."""
+    cells = []
+    for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
+        for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):
+            for fn in (f for f in gc.get_referrers(closure) if isinstance(f, types.FunctionType)
+                       and f.__closure__ is closure):
+                name = fn.__code__.co_freevars[closure.index(cell)]
+                if name != "__class__" and user_file(fn.__code__.co_filename):
+                    cells.append(cell)
+    return list({id(c): c for c in cells}.values())
