@@ -16,6 +16,7 @@ from IPython.core.error import UsageError
 import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.frontends.command import build_parser, main
+from jitmagic.model.sweep import Sweep
 from jitmagic.render.charts.sweep import sweep_figure
 
 FAST = "-r 1 -n 1"
@@ -256,5 +257,5 @@ def test_the_line_form_of_a_sweep_has_no_setup_to_repeat(ip, run_magic):
         result, _ = run_magic("-o -r 1 -n 1 --quiet --sweep n_times=1,2 sweep_me(jnp.ones(2))")
     finally:
         ip.run_cell("del sweep_me, jnp")
-    assert result.sweep is not None and len(result.sweep.points) == 2
+    assert isinstance(result, Sweep) and len(result.points) == 2
     assert not any("ran 2 times" in w for w in result.warnings)

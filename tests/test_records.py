@@ -77,10 +77,40 @@ def every_record() -> Comparison:
     advice = Advice(0.9, 0.01, (Candidate("layer", 4, 0.3, -1e-6, 0.01, True),
                                 Candidate("act", 8, None, None, None, False, "boom")),
                     ("layer",), 0.3, 0.2, ("once",), 3, 4.0)
-    sweep = Sweep("n", (1, 2.5, "big"), (point(1), point(2), point(3)), 9.0)
     sharding = Sharding(("P('x',)",), {"flat": True, "nested": None})
-    return point(3, orderings=orderings, attribution=attribution, advice=advice, sweep=sweep,
+    return point(3, orderings=orderings, attribution=attribution, advice=advice,
                  sharding=sharding)
+
+
+def a_sweep() -> Sweep:
+    return Sweep("n", (1, 2.5, "big"), (point(1), point(2), every_record()), 9.0,
+                 warnings=("about the whole sweep",))
+
+
+def test_a_sweep_is_its_own_record_and_round_trips_exactly():
+    s = a_sweep()
+    d = json.loads(json.dumps(s.to_dict(), allow_nan=False))
+    assert d["schema"] == "jitmagic.sweep/1" and d["entry"] == s.entry
+    again = Sweep.from_dict(d)
+    assert again.to_dict() == d
+    assert [p.wall_s for p in again.points] == [2.5, 5.0, 7.5]
+    assert again.warnings == ("about the whole sweep",) and again.last.orderings is not None
+    assert "~ n^" in str(again)  # a sweep renders as a sweep
+
+
+def test_a_sweep_saved_inside_its_last_comparison_still_loads(tmp_path):
+    """Before 0.3 a sweep was its last point's comparison holding ``"sweep"``."""
+    s = a_sweep()
+    old = s.last.to_dict() | {"warnings": [*s.last.warnings, *s.warnings],
+                              "sweep": {"name": s.name, "values": list(s.values),
+                                        "points": [p.to_dict() for p in s.points],
+                                        "wall_s": s.wall_s, "stopped": None}}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    loaded = jitmagic.load(path)
+    assert isinstance(loaded, Sweep) and loaded.values == s.values
+    assert loaded.warnings == s.warnings  # the sweep's own, not its last point's
+    assert loaded.to_dict() == s.to_dict()
 
 
 def test_every_record_round_trips_exactly():
@@ -95,10 +125,8 @@ def test_every_record_round_trips_exactly():
     assert again.orderings.rows["vmap(jit(f))"].compile_s == 0.1
     assert again.orderings.in_axes == (0, None)
     assert again.advice.ranked[1].error == "boom"
-    assert [p.wall_s for p in again.sweep.points] == [2.5, 5.0, 7.5]
     assert again.sharding.kept_input_shardings == {"flat": True, "nested": None}
     assert again.attribution.helpers[0] == HelperTime("layer", 4, 0.3, 0.2)
-    assert "~ n^" in str(again)  # a sweep renders as a sweep
 
 
 def test_a_version_1_report_still_loads(tmp_path):
@@ -145,6 +173,18 @@ def _bad(d: dict, dotted: str, value) -> dict:
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
+    ("values", [1], "points: expected one point per value"),
+    ("points.0.variants.flat.execute_loops", [], r"points\[0\].variants.flat"),
+    ("warnings", "one", "warnings: expected a list"),
+])
+def test_a_wrong_field_of_a_sweep_is_named(tmp_path, field, value, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_bad(a_sweep().to_dict(), field, value)))
+    with pytest.raises(ReportSchemaError, match=message):
+        jitmagic.load(path)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
     ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/2'"),
     ("variants.flat.execute_loops", "x", "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", True, "variants.flat.execute_loops: expected a count"),
@@ -161,8 +201,6 @@ def _bad(d: dict, dotted: str, value) -> dict:
     ("orderings.rows.vmap(f).same_program", "yes", "same_program: expected true or false"),
     ("advice.flat_cold_s", 0, "advice.flat_cold_s: expected seconds above zero"),
     ("advice.ranked.0.calls", None, r"advice.ranked\[0\].calls: expected a count"),
-    ("sweep.values", [1], "sweep.points: expected one point per value"),
-    ("sweep.points.0.variants.flat.execute_loops", [], r"sweep.points\[0\].variants.flat"),
     ("sharding.kept_input_shardings", {"flat": 1}, "kept_input_shardings.flat: expected true"),
 ])
 def test_a_wrong_field_is_named(tmp_path, field, value, message):

@@ -20,6 +20,7 @@ from matplotlib.container import ErrorbarContainer
 import jitmagic
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
+from jitmagic.model.sweep import Sweep
 from jitmagic.render.blocks import Details, as_html, as_text
 from jitmagic.render.bundle import bundle, html_document
 from jitmagic.render.charts import palette
@@ -83,8 +84,8 @@ def poisoned(d: dict, text: str = PAYLOAD) -> dict:
 def with_sweep(point: dict, name: str, values: list) -> dict:
     """A sweep report over ``values`` whose points are ``point`` (stripped of its extras)."""
     core = {k: v for k, v in point.items() if k not in ("orderings", "attribution", "advice")}
-    return {**core, "sweep": {"name": name, "values": values, "wall_s": 1.0,
-                              "points": [core for _ in values]}}
+    return {"schema": "jitmagic.sweep/1", "name": name, "values": values, "wall_s": 1.0,
+            "points": [core for _ in values], "warnings": core.get("warnings", [])}
 
 
 class StartTags(HTMLParser):
@@ -120,7 +121,7 @@ def test_a_crafted_report_renders_no_live_markup(report):
 
 
 def test_a_crafted_sweep_renders_no_live_markup(report):
-    c = Comparison.from_dict(with_sweep(poisoned(report), PAYLOAD, [PAYLOAD, MATH]))
+    c = Sweep.from_dict(with_sweep(poisoned(report), PAYLOAD, [PAYLOAD, MATH]))
     data = bundle(c)
     assert_only_own_markup(data["text/html"])
     assert_only_own_markup(html_document(c))
@@ -135,7 +136,7 @@ def test_mathtext_in_names_draws_as_plain_text(report):
     assert fig.axes[0].texts and MATH.replace("$", r"\$") in fig.axes[0].get_title()
     o = Orderings.from_dict({**report["orderings"], "entry": MATH})
     assert to_png(orderings_figure(o)).startswith(b"\x89PNG")
-    sweep = Comparison.from_dict(with_sweep(math_report, MATH, [MATH, "b"]))
+    sweep = Sweep.from_dict(with_sweep(math_report, MATH, [MATH, "b"]))
     assert to_png(sweep_figure(sweep)).startswith(b"\x89PNG")
 
 

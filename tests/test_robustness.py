@@ -214,5 +214,5 @@ def test_a_stopped_sweep_runs_no_further_values(run_magic):
     cell = SMALL_CELL.replace("range(4)", "range(n)")
     result, _ = run_magic(f"-o {FAST} --sweep n=1,2,3 --timeout 0.000001", cell)
     assert result.stopped == "stopped by --timeout after finding your helpers"
-    assert result.sweep.values == (1,)
-    assert len(result.sweep.points) == 1
+    assert result.values == (1,)
+    assert len(result.points) == 1

@@ -11,6 +11,7 @@ from support import FAST, SMALL_CELL, comparison, variant
 
 import jitmagic
 from jitmagic import Comparison, ReportSchemaError
+from jitmagic.model.sweep import Sweep
 
 
 def test_load_round_trips_and_shows_the_same(run_magic, ip, tmp_path):
@@ -39,8 +40,9 @@ def test_sweeps_round_trip(tmp_path):
                   "stopped": None}
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(d))
-    loaded = jitmagic.load(path)
-    assert loaded.to_dict() == d
+    loaded = jitmagic.load(path)  # written before 0.3: a sweep inside its last comparison
+    assert isinstance(loaded, Sweep) and loaded.values == (1, 2)
+    assert Sweep.from_dict(loaded.to_dict()).to_dict() == loaded.to_dict()
     assert "~ n^" in str(loaded)  # a loaded sweep renders as a sweep
     assert "error (n=2): the nested variant failed: boom" in str(loaded)
 

@@ -17,7 +17,7 @@ from support import SMALL_CELL
 import jitmagic
 from jitmagic.measure.monitor import COMPILE_EVENT
 from jitmagic.measure.pipeline import checkpoint, measure_prepared, variants_of
-from jitmagic.model.comparison import Comparison
+from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 from jitmagic.render.orderings import html_table, text_table
 
@@ -198,14 +198,13 @@ def test_ctrl_c_in_a_sweep_keeps_the_values_measured_and_says_partial():
 
     result = jitmagic.sweep("STEPS", [1, 2, 3], model, jnp.ones(3), repeat=1, number=1,
                             progress=press)
-    sweep = result.sweep
+    sweep = result
     assert sweep.values == (1, 2) and STEPS == 6
     assert sweep.stopped == "interrupted by the user after XLA compile"
-    assert result.stopped == sweep.stopped
     text, html = str(result), result._repr_mimebundle_()["text/html"]
     assert f"PARTIAL: {sweep.stopped}" in text and "<b>Partial:</b> interrupted" in html
-    assert Comparison.from_dict(result.to_dict()).sweep.stopped == sweep.stopped
-    assert result.to_dict()["sweep"]["stopped"] == sweep.stopped
+    assert Sweep.from_dict(result.to_dict()).stopped == sweep.stopped
+    assert result.to_dict()["stopped"] == sweep.stopped
 
 
 def test_a_stop_before_the_nested_variant_ran_says_so_and_keeps_the_flat_counts():

@@ -15,7 +15,7 @@ import jitmagic
 from jitmagic.measure.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
 from jitmagic.model.comparison import PHASES, Comparison
-from jitmagic.model.sweep import exponents, growth_exponent, sweep_points
+from jitmagic.model.sweep import exponents, growth_exponent
 from jitmagic.options import parse_sweep
 from jitmagic.render.charts.sweep import sweep_figure
 
@@ -42,7 +42,7 @@ def swept(ip, kernel_snapshot):
 
 def test_sweep_binds_the_name_before_the_cell_runs(swept, ip):
     result, _ = swept
-    points = sweep_points(result)
+    points = list(result.points)
     assert [p.nested.nested_calls for p in points] == [1, 2, 4]
     assert [p.flat.nested_calls for p in points] == [0, 0, 0]
     eqns = [p.flat.jaxpr_eqns for p in points]
@@ -53,13 +53,14 @@ def test_sweep_binds_the_name_before_the_cell_runs(swept, ip):
 def test_sweep_record_in_to_dict(swept):
     result, _ = swept
     d = result.to_dict()
-    assert d["sweep"]["name"] == "calls" and d["sweep"]["values"] == [1, 2, 4]
-    points = d["sweep"]["points"]
+    assert d["schema"] == "jitmagic.sweep/1"
+    assert d["name"] == "calls" and d["values"] == [1, 2, 4]
+    points = d["points"]
     assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/2" for p in points)
     assert points[-1]["variants"]["nested"]["nested_calls"] == 4
     assert json.loads(json.dumps(d)) == d  # plain JSON
-    # The comparison shown for a sweep is its last point's.
-    assert result.nested.nested_calls == 4
+    # What follows a sweep's table is its last point's.
+    assert result.last.nested.nested_calls == 4
 
 
 def test_sweep_exponents_in_the_legend_and_table(swept):
@@ -128,7 +129,7 @@ def test_python_api_sweep():
     seen = []
     result = jitmagic.sweep("CALLS", [2, 3], _entry, jnp.ones(4), repeat=1, number=2,
                             progress=seen.append)
-    assert [p.nested.nested_calls for p in sweep_points(result)] == [2, 3]
+    assert [p.nested.nested_calls for p in list(result.points)] == [2, 3]
     assert CALLS == 1
     points = [p.point for p in seen]
     assert points[0] == "CALLS=2 1/2" and points[-1] == "CALLS=3 2/2"

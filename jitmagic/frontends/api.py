@@ -17,6 +17,7 @@ from ..measure import sweep as sweeping
 from ..model.advice import Advice
 from ..model.comparison import Comparison
 from ..model.progress import Draw
+from ..model.sweep import Sweep
 from ..options import Options, split_options
 from .stderr_progress import close, drawer
 
@@ -42,7 +43,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 @functools.wraps(sweeping.sweep)
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: bool | Draw = True, options: Options | None = None,
-          **kwargs: Any) -> Comparison:
+          **kwargs: Any) -> Sweep:
     quiet = kwargs.get("quiet", options.quiet if options else False)
     with _drawn(progress, bool(quiet)) as draw:
         return sweeping.sweep(name, values, fn, *args, progress=draw, options=options,

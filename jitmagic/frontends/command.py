@@ -32,6 +32,7 @@ from typing import Any
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.storage import save
+from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options
 from ..render.bundle import html_document, text
 from .notebook_progress import progress_for
@@ -109,7 +110,7 @@ def _status(exc: Exception) -> int:
     return 2 if isinstance(exc, InputError) else 1
 
 
-def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison:
+def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:
     """:func:`run` with ``sys.argv`` as the script would see it (``[FILE.py, *script_args]``)
     and ``sys.path`` restored after; the script's ``sys.exit`` becomes ``UserCodeError``."""
     path, argv = list(sys.path), sys.argv
@@ -123,7 +124,7 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
         sys.path[:], sys.argv = path, argv
 
 
-def run(args: argparse.Namespace) -> Comparison:
+def run(args: argparse.Namespace) -> Comparison | Sweep:
     """Measure the file (or the demo) as the magic measures a cell.
 
     The file's leading lines run first, before anything imports jax (see
@@ -183,7 +184,8 @@ def read_source(path: Path) -> str:
                          ) from None
 
 
-def write_outputs(result: Comparison, args: argparse.Namespace) -> tuple[list[str], list[str]]:
+def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
+                  ) -> tuple[list[str], list[str]]:
     """Write the JSON and HTML reports asked for (paths already checked), printing
     nothing: (what to say about each report written, why each other one was not)."""
     written, failures = [], []

@@ -21,6 +21,7 @@ from IPython.display import display
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.storage import save
+from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, unknown_option_hint
 from ..render.bundle import bundle
 from . import cell as cellmod
@@ -57,7 +58,7 @@ class JitCompareMagics(Magics):
     @argument("--no-plot", action="store_true", help="leave the chart out")
     @shared_options
     @line_cell_magic
-    def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | None:
+    def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | Sweep | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
         function with and without nested jax.jit on the helpers it calls.
 
@@ -103,16 +104,18 @@ class JitCompareMagics(Magics):
             hint = unknown_option_hint(str(exc), flags)
             raise UsageError(f"{exc}. {hint}" if hint else str(exc)) from None
 
-    def _present(self, result: Comparison, args: argparse.Namespace, progress: Any) -> None:
+    def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
+                 progress: Any) -> None:
         """The result, in the progress display where there is one (so that a saved
         notebook keeps the result alone), then the ``--vmap`` widget as its own."""
         data = bundle(result, plot=not args.no_plot)
         if not (isinstance(progress, NotebookProgress) and progress.show(data)):
             display(data, raw=True)
-        if result.orderings is not None:
+        last = result.last if isinstance(result, Sweep) else result
+        if last.orderings is not None:
             from .widget import ordering_widget
 
-            display(ordering_widget(result))
+            display(ordering_widget(last))
         if args.save:  # checked before measuring; a late failure keeps the result shown
             try:
                 write_report(lambda p: save(result, p), args.save, "--save")
@@ -126,10 +129,13 @@ class JitCompareMagics(Magics):
 #: appears once; after the cell the set is emptied, so ``r`` shown later shows in full.
 _just_shown: set[int] = set()
 
+#: The records the magic returns.
+RESULTS = (Comparison, Sweep)
 
-def display_comparison(result: Comparison) -> None:
-    """How IPython displays a ``Comparison`` value: its bundle, unless the magic has
-    shown this very result in the running cell already."""
+
+def display_comparison(result: Comparison | Sweep) -> None:
+    """How IPython displays a result (a ``Comparison``, a ``Sweep``): its bundle, unless
+    the magic has shown this very result in the running cell already."""
     if id(result) in _just_shown:
         _just_shown.discard(id(result))
         return
@@ -143,7 +149,8 @@ def _forget_shown(*_: Any) -> None:
 def register(ipython: Any) -> None:
     """Register the magics and the display of their results (``%load_ext jitmagic``)."""
     ipython.register_magics(JitCompareMagics)
-    ipython.display_formatter.ipython_display_formatter.for_type(Comparison, display_comparison)
+    for record in RESULTS:
+        ipython.display_formatter.ipython_display_formatter.for_type(record, display_comparison)
     ipython.events.register("post_run_cell", _forget_shown)
 
 
@@ -151,6 +158,7 @@ def unregister(ipython: Any) -> None:
     """Undo :func:`register` (``%unload_ext jitmagic``)."""
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("jitcompare", None)
-    ipython.display_formatter.ipython_display_formatter.type_printers.pop(Comparison, None)
+    for record in RESULTS:
+        ipython.display_formatter.ipython_display_formatter.type_printers.pop(record, None)
     if _forget_shown in ipython.events.callbacks["post_run_cell"]:
         ipython.events.unregister("post_run_cell", _forget_shown)

@@ -24,7 +24,7 @@ from ..measure.stops import Checkpoint, Stop
 from ..measure.sweep import run_sweep
 from ..model.comparison import Comparison
 from ..model.progress import Draw
-from ..model.sweep import unchanged, unchanged_warning
+from ..model.sweep import Sweep, unchanged, unchanged_warning
 from ..options import Options
 from . import cell as cellmod
 from .isolation import library_state_kept
@@ -92,7 +92,8 @@ def measure_cell(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
 
 
 def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
-                   progress: Draw | None = None, start: float | None = None) -> Comparison:
+                   progress: Draw | None = None, start: float | None = None,
+                   ) -> Comparison | Sweep:
     """What a front end shows for ``options``: one comparison, or with ``options.sweep``
     one per value, the last holding the sweep. ``progress`` is told where the
     measurement is, between timed intervals (nothing with ``options.quiet``).
@@ -102,6 +103,7 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
     code never reads."""
     start = time.perf_counter() if start is None else start
     check = checkpoint("", options, start, progress)  # measure names the entry
+    result: Comparison | Sweep
     with library_state_kept(namespace) as restored:
         if options.sweep is None:
             try:
@@ -113,12 +115,12 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
             result = run_sweep(name, values, lambda v, ck: measure_cell(
                 plan, namespace, options, bindings={name: v}, check=ck), check)
     notes = [*restored, *_runs_note(plan, result)]
-    if options.sweep and unchanged(result):
-        result = _why_unchanged(result, sweep_name_warnings(plan, options.sweep[0]))
+    if isinstance(result, Sweep) and unchanged(result):
+        result = _why_unchanged(result, sweep_name_warnings(plan, result.name))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
 
 
-def _why_unchanged(result: Comparison, reasons: list[str]) -> Comparison:
+def _why_unchanged(result: Sweep, reasons: list[str]) -> Sweep:
     """A sweep whose values all built the same program: the reasons the source shows
     (the name is never read, or assigned first) replace the general warning."""
     if not reasons:
@@ -128,9 +130,9 @@ def _why_unchanged(result: Comparison, reasons: list[str]) -> Comparison:
     return dataclasses.replace(result, warnings=(*kept, *reasons))
 
 
-def _runs_note(plan: cellmod.CellPlan, result: Comparison) -> list[str]:
+def _runs_note(plan: cellmod.CellPlan, result: Comparison | Sweep) -> list[str]:
     """How many times the cell's code ran: side effects in it happened that often."""
-    values = len(result.sweep.values) if result.sweep else 1
+    values = len(result.values) if isinstance(result, Sweep) else 1
     if values == 1 or not plan.setup.body:
         return []  # once, as the user expects; or nothing but the call (the line form)
     return [f"the {plan.kind} ran {values} times (once per sweep value): anything it does besides "

@@ -27,9 +27,9 @@ from .stops import Checkpoint, Interrupted, Stop
 
 
 def run_sweep(name: str, values: Sequence[Any],
-              measure: Callable[[Any, Checkpoint], Comparison], check: Checkpoint) -> Comparison:
+              measure: Callable[[Any, Checkpoint], Comparison], check: Checkpoint) -> Sweep:
     """Call ``measure(value, check)`` for each value (at least one, as :class:`Options`
-    checks), all under the one ``check``; the last comparison, holding the sweep.
+    checks), all under the one ``check``: the sweep of their comparisons.
 
     Once a value stops (Ctrl-C, the ``timeout`` of the whole sweep) no later value
     starts, and the sweep says PARTIAL. Ctrl-C while the cell's own code runs for a
@@ -55,25 +55,22 @@ def run_sweep(name: str, values: Sequence[Any],
     if not points:
         raise KeyboardInterrupt(stopped)
     record = Sweep(name, tuple(values[:len(points)]), tuple(points),
-                   time.perf_counter() - start, stopped)
-    result = dataclasses.replace(points[-1], sweep=record,
-                                 stopped=points[-1].stopped or stopped)
-    warning = unchanged_warning(result)
-    if warning:
-        result = dataclasses.replace(result, warnings=(*result.warnings, warning))
-    return result
+                   time.perf_counter() - start, stopped or points[-1].stopped)
+    warning = unchanged_warning(record)
+    return dataclasses.replace(record, warnings=(warning,)) if warning else record
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: Draw | None = None, options: Options | None = None,
-          **kwargs: Any) -> Comparison:
+          **kwargs: Any) -> Sweep:
     """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
     bound to the value (set in that module's namespace while it runs, then put back).
 
     Takes ``compare``'s option keywords (``repeat``, ``nest``, ``vmap``, ``batch``,
     ``in_axes``, ``attribute``, ``advise``, ``timeout`` for the whole sweep, ...),
     measured at every value; other keywords go to ``fn``. ``progress`` as
-    :func:`~jitmagic.measure.pipeline.compare`'s. Returns what ``--sweep`` returns.
+    :func:`~jitmagic.measure.pipeline.compare`'s. Returns the
+    :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does.
     """
     start = time.perf_counter()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)

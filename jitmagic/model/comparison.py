@@ -37,7 +37,6 @@ from .schema import (
 from .sharding import Sharding
 from .shown import Shown
 from .stats import Difference, difference, json_number
-from .sweep import Sweep
 from .verdicts import Verdict, comparison_text, times
 
 __all__ = ["COLD_PHASES", "PHASES", "PHASE_LABELS", "READABLE", "SCHEMA", "VARIANTS",
@@ -62,7 +61,6 @@ class Comparison(Shown):
     orderings: Orderings | None = None  # --vmap
     attribution: Attribution | None = None  # --attribute
     advice: Advice | None = None  # --advise
-    sweep: Sweep | None = None  # --sweep: the points, this comparison being the last
     sharding: Sharding | None = None  # where an argument is sharded
     lines: Lines | None = None  # --lines: program size per source line
     #: How the outputs matched (:mod:`jitmagic.model.outputs`): "exact", "rounding",
@@ -168,8 +166,6 @@ class Comparison(Shown):
         for key, record in RECORDS.items():
             if d.get(key) is not None:
                 got[key] = record(d[key], _at(where, key))
-        if where and got.get("sweep"):
-            fail(_at(where, "sweep"), "no sweep inside a sweep's point", "a sweep")
         return cls(**got)
 
 
@@ -200,7 +196,6 @@ RECORDS: dict[str, Callable[[Any, str], Any]] = {
     "orderings": Orderings.from_dict,
     "attribution": Attribution.from_dict,
     "advice": Advice.from_dict,
-    "sweep": lambda d, where: Sweep.from_dict(d, Comparison.from_dict, where),
     "sharding": Sharding.from_dict,
     "lines": checked_lines,
 }

@@ -1,7 +1,8 @@
 """Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads it back.
 
-A loaded report is the same :class:`~jitmagic.model.comparison.Comparison` the
-magic returned: it displays the same chart and tables without re-running
+A loaded report is the same record the magic returned (a
+:class:`~jitmagic.model.comparison.Comparison`, or a :class:`~jitmagic.model.sweep.Sweep`):
+it displays the same chart and tables without re-running
 anything, and its ``to_dict()`` equals what was saved.
 
 Loading trusts nothing: every decoding failure, whatever raised it, becomes a
@@ -20,7 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .comparison import Comparison, ReportSchemaError
+from .comparison import READABLE, Comparison, ReportSchemaError
+from .sweep import SCHEMA as SWEEP_SCHEMA
+from .sweep import Sweep
 
 #: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
 MAX_BYTES = 50 * 1024 * 1024
@@ -45,7 +48,7 @@ def check_save_path(path: str | os.PathLike) -> Path:
     return target
 
 
-def save(c: Comparison, path: str | os.PathLike) -> None:
+def save(c: Comparison | Sweep, path: str | os.PathLike) -> None:
     """Write ``c.to_dict()`` as JSON (``null`` for numbers that were not measured or not finite).
 
     The file is replaced whole or not at all: a failure while building the text
@@ -67,7 +70,7 @@ def save(c: Comparison, path: str | os.PathLike) -> None:
         raise
 
 
-def load(path: str | os.PathLike) -> Comparison:
+def load(path: str | os.PathLike) -> Comparison | Sweep:
     """Read a report written by ``--save`` (magic or command) or :func:`save`.
 
     Raises ``ReportSchemaError`` (naming the file and the schema or field at fault)
@@ -90,6 +93,9 @@ def load(path: str | os.PathLike) -> Comparison:
         raise ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
                                 f"({_short(exc)})") from None
     try:
+        if isinstance(data, dict) and (data.get("schema") == SWEEP_SCHEMA or (
+                data.get("schema") in READABLE and data.get("sweep") is not None)):
+            return Sweep.from_dict(data)
         return Comparison.from_dict(data)
     except ReportSchemaError as exc:
         raise ReportSchemaError(f"{name}: {exc}") from None

@@ -1,26 +1,30 @@
 """The sweep record, its points, and how each phase grows with the swept value.
 
-A sweep is stored in ``Comparison.sweep``; growth exponents are derived from the
-points' medians (a least-squares line on log-log axes), never stored.
+A sweep is a record of its own (``--sweep``, ``jitmagic.sweep``): one
+:class:`~jitmagic.model.comparison.Comparison` per value, in the order measured.
+Growth exponents are derived from the points' medians (a least-squares line on
+log-log axes), never stored. Reports written before 0.3 held a sweep inside its last
+point's comparison; :func:`Sweep.from_dict` reads those too.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .comparison import READABLE, Comparison, ReportSchemaError
 from .rows import PHASES, VARIANTS
-from .schema import REQUIRED, fail, fields, items, optional, scalar, seconds, text
+from .schema import REQUIRED, fail, fields, items, obj, optional, scalar, seconds, text
+from .shown import Shown
 
-if TYPE_CHECKING:
-    from .comparison import Comparison
+SCHEMA = "jitmagic.sweep/1"
 
 
 @dataclass(frozen=True)
-class Sweep:
+class Sweep(Shown):
     """``--sweep name=values``: one comparison per value, in the order they were measured."""
 
     name: str
@@ -28,30 +32,81 @@ class Sweep:
     points: tuple[Comparison, ...]
     wall_s: float
     stopped: str | None = None  # why the sweep ended before its last value (PARTIAL)
+    #: About the whole sweep (each point keeps its own).
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.values) != len(self.points):
             raise ValueError(f"a sweep has {len(self.values)} values but {len(self.points)} "
                              "points: they must pair up")
+        if not self.points:
+            raise ValueError("a sweep has at least one point")
+
+    @property
+    def entry(self) -> str:
+        return self.last.entry
+
+    @property
+    def last(self) -> Comparison:
+        """The last value's comparison (what orderings, advice and ``--lines`` ran on)."""
+        return self.points[-1]
+
+    @property
+    def env(self) -> dict[str, Any]:
+        return self.last.env
+
+    @property
+    def stopped_anywhere(self) -> str | None:
+        return self.stopped or self.last.stopped_anywhere
+
+    def summary(self) -> str:
+        return f"<Sweep {self.entry} over {self.name}: {len(self.points)} values>"
+
+    def __repr__(self) -> str:
+        return self.summary()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "values": list(self.values),
-                "points": [p.to_dict() for p in self.points], "wall_s": self.wall_s,
-                "stopped": self.stopped}
+        return {"schema": SCHEMA, "entry": self.entry, "name": self.name,
+                "values": list(self.values), "points": [p.to_dict() for p in self.points],
+                "wall_s": self.wall_s, "stopped": self.stopped, "warnings": list(self.warnings)}
 
     @classmethod
-    def from_dict(cls, d: Any, point: Callable[[Any, str], Comparison],
-                  where: str = "sweep") -> Sweep:
-        """The sweep saved as ``d``; ``point(dict, where)`` reads each point (a comparison,
-        itself without a sweep)."""
+    def from_dict(cls, d: Any, where: str = "") -> Sweep:
+        """The sweep saved as ``d``; or, from a report written before 0.3, the sweep its
+        last point's comparison held under ``"sweep"``."""
+        if isinstance(d, dict) and d.get("schema") in READABLE and "sweep" in d:
+            return cls._inside_comparison(d)
+        if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+            got = d.get("schema") if isinstance(d, dict) else None
+            raise ReportSchemaError(f"cannot read a sweep with schema {got!r}: this jitmagic "
+                                    f"reads {SCHEMA!r}")
+        return cls._read(d, where, fields(d, _TOP_FIELDS, where)["warnings"])
+
+    @classmethod
+    def _inside_comparison(cls, d: dict[str, Any]) -> Sweep:
+        inner = obj(d["sweep"], "sweep")
+        read = cls._read(inner, "sweep", ())
+        kept = set(read.last.warnings)  # the last point's own; the rest are the sweep's
+        return cls(read.name, read.values, read.points, read.wall_s, read.stopped,
+                   tuple(w for w in Comparison.from_dict(d).warnings if w not in kept))
+
+    @classmethod
+    def _read(cls, d: Any, where: str, warnings: tuple[str, ...]) -> Sweep:
         got = fields(d, _FIELDS, where)
-        got["points"] = tuple(point(p, f"{where}.points[{i}]")
-                              for i, p in enumerate(items(lambda x, _: x)(d["points"],
-                                                                          f"{where}.points")))
+        at = f"{where}.points" if where else "points"
+        got["points"] = tuple(_point(p, f"{at}[{i}]")
+                              for i, p in enumerate(items(lambda x, _: x)(d["points"], at)))
         if len(got["values"]) != len(got["points"]):
-            fail(f"{where}.points", f"one point per value ({len(got['values'])})",
-                 f"{len(got['points'])} points")
-        return cls(**got)
+            fail(at, f"one point per value ({len(got['values'])})", f"{len(got['points'])} points")
+        if not got["points"]:
+            fail(at, "at least one point", "none")
+        return cls(**got, warnings=warnings)
+
+
+def _point(d: Any, where: str) -> Comparison:
+    if isinstance(d, dict) and d.get("sweep") is not None:
+        fail(f"{where}.sweep", "no sweep inside a sweep's point", "a sweep")
+    return Comparison.from_dict(d, where)
 
 
 _FIELDS = (
@@ -61,17 +116,7 @@ _FIELDS = (
     ("wall_s", "wall_s", seconds, REQUIRED),
     ("stopped", "stopped", optional(text), None),
 )
-
-
-def _sweep(c: Comparison) -> Sweep:
-    """``c.sweep``: this module's functions are given a sweep's comparison only."""
-    assert c.sweep is not None, f"{c.entry}: not a sweep's comparison"
-    return c.sweep
-
-
-def sweep_points(c: Comparison) -> list[Comparison]:
-    """The sweep's comparisons, one per value, in the order they were measured."""
-    return list(_sweep(c).points)
+_TOP_FIELDS = (("warnings", "warnings", items(text), ()),)
 
 
 def log_scale(values: Sequence[Any]) -> bool:
@@ -95,44 +140,43 @@ def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float 
     return statistics.linear_regression(x, y).slope
 
 
-def medians(c: Comparison) -> dict[str, dict[str, list[float]]]:
+def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
     """Per variant and phase, the medians across the sweep's values (NaN: not measured)."""
-    points = sweep_points(c)
+    points = s.points
     return {v: {p: [pt.variants[v].median(p) if v in pt.variants else math.nan for pt in points]
                 for p in PHASES} for v in VARIANTS}
 
 
-def program_sizes(c: Comparison) -> set[tuple[Any, ...]]:
+def program_sizes(s: Sweep) -> set[tuple[Any, ...]]:
     """The distinct (variant, jaxpr equations, StableHLO bytes) the sweep's points built."""
     return {(v, pt.variants[v].jaxpr_eqns, pt.variants[v].stablehlo_bytes)
-            for pt in sweep_points(c) for v in VARIANTS if v in pt.variants}
+            for pt in s.points for v in VARIANTS if v in pt.variants}
 
 
-def unchanged(c: Comparison) -> bool:
+def unchanged(s: Sweep) -> bool:
     """Whether every value of the sweep built the same flat and the same nested program
     (equal jaxpr equations and StableHLO bytes): the swept value changed nothing, so
     any growth in the timings is noise."""
-    sizes = program_sizes(c)
+    sizes = program_sizes(s)
     known = bool(sizes) and all(e is not None and b is not None for _, e, b in sizes)
-    return len(_sweep(c).points) >= 2 and known and len(sizes) == len({v for v, _, _ in sizes})
+    return len(s.points) >= 2 and known and len(sizes) == len({v for v, _, _ in sizes})
 
 
-def unchanged_warning(c: Comparison) -> str | None:
+def unchanged_warning(s: Sweep) -> str | None:
     """What to tell the user when :func:`unchanged`: the value is not read as a global."""
-    if not unchanged(c):
+    if not unchanged(s):
         return None
-    sweep = _sweep(c)
-    name = sweep.name
-    eqns = sweep.points[0].flat.jaxpr_eqns
+    name = s.name
+    eqns = s.points[0].flat.jaxpr_eqns
     return (f"`{name}` did not change the program: every value built {eqns} jaxpr equations "
             f"(flat), so the growth is not fitted; is `{name}` read by the code as a global?")
 
 
-def exponents(c: Comparison) -> dict[str, dict[str, float | None]]:
+def exponents(s: Sweep) -> dict[str, dict[str, float | None]]:
     """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted,
     or the swept value did not change the program, see :func:`unchanged`)."""
-    values = _sweep(c).values
-    fit = not unchanged(c)
+    values = s.values
+    fit = not unchanged(s)
     return {v: {p: growth_exponent(values, secs) if fit else None
                 for p, secs in by_phase.items()}
-            for v, by_phase in medians(c).items()}
+            for v, by_phase in medians(s).items()}

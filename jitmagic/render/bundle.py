@@ -11,6 +11,7 @@ from typing import Any
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.orderings import Orderings
+from ..model.sweep import Sweep
 from .attribution import helpers_html, helpers_text
 from .blocks import Table
 from .comparison import html_summary, text_table
@@ -21,33 +22,36 @@ from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
 
 
-def chart_png(c: Comparison) -> bytes | None:
+def chart_png(c: Comparison | Sweep) -> bytes | None:
     """The result's chart as PNG bytes (the sweep chart for a sweep).
 
     matplotlib is imported here, not above, so that text reports never load it."""
     from .charts.phases import phases_figure, to_png
     from .charts.sweep import sweep_figure
 
-    if c.sweep is not None:
+    if isinstance(c, Sweep):
         return to_png(sweep_figure(c))
     if not any(v.ok for v in c.variants.values()):
         return None
     return to_png(phases_figure(c))
 
 
-def bundle(c: Comparison, plot: bool = True) -> dict[str, str]:
-    """``{"text/plain", "text/html"}`` for ``c``: what the magic shows and what ``c`` shows.
+def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
+    """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows.
 
     With ``--vmap`` the table of all four orderings and their chart follow, so
     that they survive where the toggle widget cannot run (a static export); with
     ``--attribute``/``--advise``, the per-helper table, chart and advice; with
-    ``--lines``, the per-source-line tables right after the phase table.
+    ``--lines``, the per-source-line tables right after the phase table. For a sweep,
+    those of its last value follow its table.
     """
-    png = chart_png(c) if plot else None
-    if c.sweep is not None:
-        data = {"text/plain": sweep_text(c), "text/html": sweep_html(c, png)}
+    png = chart_png(r) if plot else None
+    if isinstance(r, Sweep):
+        data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
+        c = r.last
     else:
-        data = {"text/plain": text_table(c), "text/html": html_summary(c, png)}
+        data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
+        c = r
     if c.lines is not None:
         data["text/plain"] += "\n\n" + lines_text(c.lines)
         data["text/html"] += "\n" + lines_html(c.lines)
@@ -87,7 +91,7 @@ def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
     return to_png(orderings_figure(o))
 
 
-def text(c: Comparison | Lines) -> str:
+def text(c: Comparison | Sweep | Lines) -> str:
     """The plain-text report (a terminal, a log, a CI job)."""
     return lines_text(c) if isinstance(c, Lines) else bundle(c, plot=False)["text/plain"]
 
@@ -111,7 +115,7 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 """
 
 
-def html_document(c: Comparison) -> str:
+def html_document(c: Comparison | Sweep) -> str:
     """A self-contained HTML page of the report: the chart is embedded as PNG data,
     nothing is fetched from a network."""
     body = bundle(c)["text/html"]
@@ -125,7 +129,7 @@ def _env_value(v: Any) -> str:
     return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
-def repr_mimebundle(c: Comparison | Lines, include: Any = None,
+def repr_mimebundle(c: Comparison | Sweep | Lines, include: Any = None,
                     exclude: Any = None) -> dict[str, str]:
     """``_repr_mimebundle_`` of a record: for a ``Comparison`` the same bundle the magic
     displays, with the chart; for a ``Lines`` table (``jitmagic.lines``) its two forms."""

@@ -3,7 +3,7 @@ and a last row with each column's fitted growth exponent."""
 
 from __future__ import annotations
 
-from ..model.comparison import PHASES, VARIANTS, Comparison
+from ..model.comparison import PHASES, VARIANTS
 from ..model.sweep import Sweep, exponents, medians, unchanged
 from .blocks import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
 from .comparison import partial
@@ -13,15 +13,9 @@ SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
          "first_call_s": "first call", "execute_s": "execute"}
 
 
-def sweep_of(c: Comparison) -> Sweep:
-    """The comparison's sweep (it is a sweep's result)."""
-    assert c.sweep is not None, f"{c.entry}: not a sweep's comparison"
-    return c.sweep
-
-
-def _table(c: Comparison) -> Table:
+def _table(c: Sweep) -> Table:
     """One row per (value, variant), then one growth row per variant."""
-    sweep = sweep_of(c)
+    sweep = c
     name, values = sweep.name, sweep.values
     meds, ks = medians(c), exponents(c)
     rows = [[repr(value), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
@@ -30,9 +24,9 @@ def _table(c: Comparison) -> Table:
     return Table([name, "variant"] + [SHORT[p] for p in PHASES], rows, css="jitcompare-sweep")
 
 
-def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
+def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
     """The sweep as blocks, built once: chart, table, growth line and warnings."""
-    sweep = sweep_of(c)
+    sweep = c
     name = sweep.name
     values = ", ".join(map(repr, sweep.values))
     out: list[Block] = [
@@ -49,32 +43,31 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     return out
 
 
-def _sweep_warnings(c: Comparison) -> list[str]:
-    """Warnings about the whole sweep: the result's own, not its last point's."""
-    last = sweep_of(c).points[-1].warnings
-    return [w for w in c.warnings if w not in last]
+def _sweep_warnings(c: Sweep) -> list[str]:
+    """Warnings about the whole sweep (each point's follow with its value)."""
+    return list(c.warnings)
 
 
-def _growth_rule(c: Comparison, name: str) -> str:
+def _growth_rule(c: Sweep, name: str) -> str:
     """How the growth row was made, or why it is empty."""
     if unchanged(c):
         return "not fitted, every value built the same program"
     return f"seconds ~ {name}^k, k fitted on log-log medians"
 
 
-def sweep_text(c: Comparison) -> str:
+def sweep_text(c: Sweep) -> str:
     """The sweep as a plain-text table, with the growth exponents and any warnings."""
     return as_text(blocks(c))
 
 
-def sweep_html(c: Comparison, png: bytes | None = None) -> Html:
+def sweep_html(c: Sweep, png: bytes | None = None) -> Html:
     """The sweep as HTML: the chart (if given), the table, and the warnings."""
     return as_html(blocks(c, png))
 
 
-def _warnings(c: Comparison) -> list[tuple[str, object, str]]:
+def _warnings(c: Sweep) -> list[tuple[str, object, str]]:
     """(kind, value, message) for each point's failed variants and warnings, in sweep order."""
-    sweep = sweep_of(c)
+    sweep = c
     out: list[tuple[str, object, str]] = []
     for value, point in zip(sweep.values, sweep.points, strict=True):
         out += [("error", value, v.error) for v in point.variants.values() if v.error]

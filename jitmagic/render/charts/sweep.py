@@ -8,10 +8,9 @@ import math
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from ...model.comparison import PHASE_LABELS, PHASES, Comparison
-from ...model.sweep import exponents, log_scale, medians
+from ...model.comparison import PHASE_LABELS, PHASES
+from ...model.sweep import Sweep, exponents, log_scale, medians
 from ..format import fmt_exponent, fmt_s
-from ..sweep import sweep_of
 from .palette import VARIANT
 from .style import plain
 
@@ -19,14 +18,14 @@ STYLE = {"flat": dict(color=VARIANT["flat"], marker="o"),
          "nested": dict(color=VARIANT["nested"], marker="s")}
 
 
-def sweep_figure(c: Comparison) -> Figure:
+def sweep_figure(c: Sweep) -> Figure:
     """One panel per phase: median seconds against the swept value, both variants.
 
     Log-log axes when the values are positive numbers (a straight line of slope
     k means seconds ~ value^k); otherwise the values are categories and no
     exponent is fitted.
     """
-    sweep = sweep_of(c)
+    sweep = c
     name, values = plain(sweep.name), list(sweep.values)
     loglog = log_scale(values)
     xs = values if loglog else list(range(len(values)))
