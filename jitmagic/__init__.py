@@ -28,6 +28,7 @@ from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
 from .model.lines import Lines
 from .model.storage import load, save
+from .model.sweep import Sweep
 from .options import Options
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Lines",
     "Options",
     "ReportSchemaError",
+    "Sweep",
     "UserCodeError",
     "VariantResult",
     "advise",
