@@ -115,7 +115,7 @@ def test_compare_sends_a_sweep_to_jitmagic_sweep():
 def test_sweep_takes_the_vmap_and_attribute_options():
     result = jitmagic.sweep("DEPTH", [1, 2], forward, *_params(), jnp.ones(4), vmap=True,
                             batch=2, attribute=True, repeat=1, number=1, progress=False)
-    points = result.to_dict()["sweep"]["points"]
+    points = result.to_dict()["points"]
     eqns = [p["variants"]["flat"]["jaxpr_eqns"] for p in points]
     assert eqns[0] < eqns[1]  # DEPTH was bound to 1, then 2
     for point in points:
