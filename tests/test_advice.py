@@ -123,6 +123,7 @@ def test_attribution_survives_the_json_report(run_magic, tmp_path):
     assert helpers_text(again) == helpers_text(result)
 
 
+@pytest.mark.slow
 def test_advise_ranks_the_heavy_helper_first(run_magic):
     result, cap = run_magic("-o -r 5 -n 2 --advise --attribute --no-plot", HEAVY_TRIVIAL)
     advice = result.advice.to_dict()

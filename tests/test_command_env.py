@@ -51,6 +51,7 @@ def _command(tmp_path: Path, *args: str, **popen) -> subprocess.Popen:
                             cwd=tmp_path, stderr=subprocess.PIPE, **popen)
 
 
+@pytest.mark.slow
 def test_what_the_file_sets_before_import_jax_reaches_jax(tmp_path):
     env = _clean_env()
     del env["JAX_PLATFORMS"]  # the file's setdefault decides it
@@ -64,6 +65,7 @@ def test_what_the_file_sets_before_import_jax_reaches_jax(tmp_path):
                 if "after jax was imported" in w or "did not use it" in w]
 
 
+@pytest.mark.slow
 def test_reports_are_written_before_the_table_is_printed(tmp_path):
     proc = _command(tmp_path, "--save", "r.json", "--html", "r.html", stdout=subprocess.PIPE,
                     env=_clean_env())
@@ -77,6 +79,7 @@ def test_reports_are_written_before_the_table_is_printed(tmp_path):
     assert rest.decode().rstrip().endswith("(open it in a browser; works offline)")
 
 
+@pytest.mark.slow
 def test_a_stdout_closed_early_ends_quietly_with_the_report_complete(tmp_path):
     """`python -m jitmagic FILE.py --save r.json | head -1`, with the reader gone before
     the first line (a real `head` may read everything first: no broken pipe then)."""
@@ -91,6 +94,7 @@ def test_a_stdout_closed_early_ends_quietly_with_the_report_complete(tmp_path):
     assert jitmagic.load(tmp_path / "r.json").outputs_match is True
 
 
+@pytest.mark.slow
 def test_a_stdout_that_cannot_encode_gets_replacements_and_the_files(tmp_path):
     env = _clean_env(PYTHONIOENCODING="ascii", LC_ALL="C", PYTHONUTF8="0",
                      PYTHONCOERCECLOCALE="0")

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 import jitmagic
 
@@ -50,6 +51,7 @@ def _numpyro_logp():
     return potential, {"w": jnp.zeros(3), "b": jnp.array(0.0)}
 
 
+@pytest.mark.slow
 def test_a_numpyro_model_stays_inline_and_its_pure_helper_is_nested():
     potential, params = _numpyro_logp()
     r = jitmagic.compare(potential, params, **ONCE)
@@ -61,6 +63,7 @@ def test_a_numpyro_model_stays_inline_and_its_pure_helper_is_nested():
 
 # --- Haiku: modules inside hk.transform ---------------------------------------------------
 
+@pytest.mark.slow
 def test_haiku_apply_nests_its_module_and_its_pure_helper():
     import haiku as hk
 
@@ -115,6 +118,7 @@ def test_flax_linen_submodules_are_nested_with_nn_jit():
 
 # --- diffrax: a vector field handed to a solver ---------------------------------------------
 
+@pytest.mark.slow
 def test_a_diffrax_vector_field_and_its_helper_are_found_and_nested():
     import diffrax
 

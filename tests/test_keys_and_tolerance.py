@@ -31,6 +31,7 @@ def noisy(key, x):
     return noise(k1, x) * noise(k2, x), k1
 
 
+@pytest.mark.slow
 def test_vmap_over_a_typed_key_keeps_the_comparison_and_compares_the_keys():
     result = jitmagic.compare(noisy, jax.random.key(0), jnp.ones(4), vmap=True, batch=2, **ONCE)
     assert result.nested.helpers == ("noise",)
@@ -161,6 +162,7 @@ def mlp_step(params, x, y):
     return _adamw_step(params, jax.grad(mlp_loss)(params, x, y))
 
 
+@pytest.mark.slow
 def test_one_adamw_step_of_a_small_mlp_matches():
     ks = jax.random.split(jax.random.key(0), 4)
     params = {"l1": {"w": 0.1 * jax.random.normal(ks[0], (8, 16)), "b": jnp.zeros(16)},

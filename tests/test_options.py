@@ -112,6 +112,7 @@ def test_compare_sends_a_sweep_to_jitmagic_sweep():
         jitmagic.compare(forward, *_params(), jnp.ones(4), sweep="DEPTH=1,2")
 
 
+@pytest.mark.slow
 def test_sweep_takes_the_vmap_and_attribute_options():
     result = jitmagic.sweep("DEPTH", [1, 2], forward, *_params(), jnp.ones(4), vmap=True,
                             batch=2, attribute=True, repeat=1, number=1, progress=False)
