@@ -12,6 +12,11 @@ from .arrays import SCALARS as _SCALARS
 from .arrays import holds_arrays as _holds_arrays
 from .arrays import is_array as _is_array
 
+#: What tracing raises when a traced Python scalar is used as a Python value: ``range(n)``
+#: and ``if n > 0`` (``TypeError``s), ``x[:n]`` (``IndexError``), and a ``ValueError``
+#: where it reaches a ``static_argnums`` (not hashable).
+SCALAR_MISUSE = (TypeError, IndexError, ValueError)
+
 
 def is_static(value: Any, scalars_static: bool = False) -> bool:
     """Whether the outer jit holds an argument static: no array leaf (no Python scalar

@@ -16,18 +16,13 @@ from typing import Any
 import jax
 
 from ..errors import InputError
-from .arguments import check_arguments, is_static, static_split
+from .arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
 from .arrays import SCALARS, Holes
 from .bindings import Binding, installing, short_name
 from .discovery import Found, code_of, discover
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS, Helper, Plan
 from .trampoline import functions_of
-
-#: What tracing raises when a traced Python scalar is used as a Python value (a
-#: ``ValueError`` where it reaches the user's own ``static_argnums``: not hashable).
-_SCALAR_ERRORS = (TypeError, IndexError, ValueError)
-
 
 #: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.
 _TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "value_and_grad",
@@ -153,7 +148,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     plain, fn = fn, installing(fn, swaps)
     opts = user_opts or static_split(args, kwargs)
     found = discover(fn, args, kwargs, opts, nest)
-    if user_opts is None and isinstance(found.error, _SCALAR_ERRORS):
+    if user_opts is None and isinstance(found.error, SCALAR_MISUSE):
         error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest)
         if held is not None:
             opts, found, label, spelled = held

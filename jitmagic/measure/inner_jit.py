@@ -10,6 +10,7 @@ from typing import Any
 
 import jax
 
+from .arguments import SCALAR_MISUSE
 from .arrays import SCALARS, Holes
 from .arrays import holds_arrays as _holds_arrays
 from .arrays import is_array as _is_array
@@ -74,10 +75,8 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
     @functools.wraps(fn)
     def call(*args, **kwargs):
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        scalars = any(isinstance(x, SCALARS) for x in leaves)
-        for traced in (_traced_with_scalars, _is_array):
-            if traced is _traced_with_scalars and (not scalars or tree in static_scalars):
-                continue
+        scalars = tree not in static_scalars and any(isinstance(x, SCALARS) for x in leaves)
+        for traced in (_traced_with_scalars, _is_array) if scalars else (_is_array,):
             holes, arrays = Holes.of(leaves, traced)
             key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not traced(x)))
             why = _why_not_jit(leaves, holes.traced, key)
@@ -88,7 +87,7 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
                 programs[key] = _leaf_program(fn, name, tree, holes)
             try:
                 out = programs[key](arrays)
-            except _SCALAR_ERRORS as exc:
+            except SCALAR_MISUSE as exc:
                 if traced is _is_array:
                     raise
                 static_scalars.add(tree)
@@ -98,14 +97,10 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
                 continue
             ran.add(name)
             return out
-        raise AssertionError("unreachable: the static attempt returns or raises")
+        raise AssertionError("unreachable: the last attempt (scalars static) returns or raises")
 
     call.__dict__.pop("__wrapped__", None)
     return call
-
-
-#: What tracing raises when a traced Python scalar is used as a Python value.
-_SCALAR_ERRORS = (TypeError, IndexError, ValueError)
 
 
 def _traced_with_scalars(x: Any) -> bool:
