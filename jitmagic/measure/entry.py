@@ -133,10 +133,10 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     fn, user_opts, name = resolved.fn, resolved.jit_options, resolved.name
     namespace = user_globals(fn) or {}
     filtered, notes = resolved.filtered, []
-    if _holds_nnx(fn, args, kwargs):
+    if _holds_module("flax.nnx", (fn, args, kwargs)):
         fn, args, kwargs = _nnx_split(fn, args, kwargs)
         filtered = True
-    elif not filtered and user_opts is None and _holds_equinox(args, kwargs):
+    elif not filtered and user_opts is None and _holds_module("equinox", (args, kwargs)):
         filtered = True
         notes.append(f"the arguments of `{name}` hold Equinox modules: their arrays are traced "
                      "and every other field is held static, as `eqx.filter_jit` takes them")
@@ -220,13 +220,15 @@ def user_globals(fn: Any) -> dict[str, Any] | None:
     return None
 
 
-def _holds_equinox(args: tuple, kwargs: dict[str, Any]) -> bool:
-    """Whether an argument holds an ``eqx.Module`` (its non-array fields are static)."""
-    eqx = sys.modules.get("equinox")
-    if eqx is None:
+def _holds_module(package: str, tree: Any) -> bool:
+    """Whether ``tree`` holds a ``Module`` of ``package`` (``equinox``, ``flax.nnx``), as
+    a leaf or as a node; False where the user never imported that package."""
+    found = sys.modules.get(package)
+    if found is None:
         return False
-    leaves = jax.tree_util.tree_leaves((args, kwargs), is_leaf=lambda x: isinstance(x, eqx.Module))
-    return any(isinstance(x, eqx.Module) for x in leaves)
+    module = found.Module
+    leaves = jax.tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, module))
+    return any(isinstance(x, module) for x in leaves)
 
 
 def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
@@ -249,15 +251,6 @@ def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, An
     opts: dict[str, tuple] = {"static_argnums": (), "static_argnames": ()}
     found = discover(fn, args, kwargs, opts, nest)
     return None if found.error is not None else (fn, args, kwargs, opts, found)
-
-
-def _holds_nnx(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> bool:
-    nnx = sys.modules.get("flax.nnx")
-    if nnx is None:
-        return False
-    leaves = jax.tree_util.tree_leaves((fn, args, kwargs),
-                                       is_leaf=lambda x: isinstance(x, nnx.Module))
-    return any(isinstance(x, nnx.Module) for x in leaves)
 
 
 def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
@@ -327,9 +320,13 @@ def _helper(found: Found, ran: set[str]) -> Helper:
 
 def _linen_class(found: Found) -> type | None:
     """The Flax linen module class whose ``__call__`` ``found`` is (None: it is not one)."""
-    bases = getattr(found.self_type, "__mro__", ())
-    linen = any(k.__module__.startswith("flax.linen") for k in bases)
+    linen = _is_linen(found.self_type)
     return found.self_type if linen and found.code.co_name == "__call__" else None
+
+
+def _is_linen(cls: type | None) -> bool:
+    """Whether ``cls`` is a Flax linen module class."""
+    return any(k.__module__.startswith("flax.linen") for k in getattr(cls, "__mro__", ()))
 
 
 def _why_inline(found: Found, ran: set[str]) -> str | None:
@@ -338,8 +335,7 @@ def _why_inline(found: Found, ran: set[str]) -> str | None:
     if outer is not None and outer in ran:
         return (f"it is re-created on every call of `{outer.rsplit('.', 1)[-1]}`, so the "
                 f"function a jit would wrap is not the one called")
-    bases = getattr(found.self_type, "__mro__", ())
-    if any(k.__module__.startswith("flax.linen") for k in bases) and _linen_class(found) is None:
+    if _is_linen(found.self_type) and _linen_class(found) is None:
         return ("it is a method of a Flax linen module other than `__call__`: linen lifts "
                 "whole modules (`nn.jit(Block)`), so jitmagic nests only `__call__`")
     if found.self_holds_arrays:
