@@ -131,35 +131,35 @@ def _sweep(option: OptionSpec, value: Any) -> tuple[str, tuple[Any, ...]]:
 #: The options both front ends take, in the order their help lists them.
 OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("-r", "--repeat"), "cold runs per variant; medians are reported (default 3)",
-           int, "N", _count),
+               int, "N", _count),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
-           "(default: auto-ranged like %%timeit)", int, "N", _count),
+               "(default: auto-ranged like %%timeit)", int, "N", _count),
     OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
-           "(default: every helper); a helper by its reported name (mylayers.dense), its "
-           "last part (dense) or as your code calls it (L.dense)", str,
-           "HELPER[,HELPER...]", _names),
+               "(default: every helper); a helper by its reported name (mylayers.dense), its "
+               "last part (dense) or as your code calls it (L.dense)", str,
+               "HELPER[,HELPER...]", _names),
     OptionSpec(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
-           "measured", float, "SECONDS", _seconds),
+               "measured", float, "SECONDS", _seconds),
     OptionSpec(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
-           check=_switch),
+               check=_switch),
     OptionSpec(("--batch",), "--vmap on the call's arguments stacked N times along a new first "
-           "axis (default 64)", int, "N", _count),
+               "axis (default 64)", int, "N", _count),
     OptionSpec(("--in-axes",), "--vmap on arguments that already are a batch, mapped as "
-           "jax.vmap's in_axes (e.g. 0,None)", str, "SPEC", _axes),
+               "jax.vmap's in_axes (e.g. 0,None)", str, "SPEC", _axes),
     OptionSpec(("--attribute",), "time each helper during the flat variant's trace "
-           "(calls, inclusive, own)", check=_switch),
+               "(calls, inclusive, own)", check=_switch),
     OptionSpec(("--advise",), "measure which helpers are worth their own jit: nest each alone "
-           "(needs -r 3+)", check=_switch),
+               "(needs -r 3+)", check=_switch),
     OptionSpec(("--sweep",), "one comparison per value, NAME bound before the code runs "
-           "(e.g. n=1,2,4,8); plots "
-           "each phase against the value (log-log, with growth exponents)", str,
-           "NAME=V1,V2,...", _sweep),
+               "(e.g. n=1,2,4,8); plots "
+               "each phase against the value (log-log, with growth exponents)", str,
+               "NAME=V1,V2,...", _sweep),
     OptionSpec(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
-           "per source line, flat and nested (shown after the phase table)", check=_switch),
+               "per source line, flat and nested (shown after the phase table)", check=_switch),
     OptionSpec(("-q", "--quiet"), "show no progress while measuring", check=_switch),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
-           str, "PATH"),
+               str, "PATH"),
 )
 
 

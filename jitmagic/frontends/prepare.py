@@ -41,9 +41,10 @@ def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
 
 
 def variants_of_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
-                 nest: Iterable[str] | None = None,
-                 bindings: dict[str, Any] | None = None,
-                 in_axes: Any = None, check: Checkpoint | None = None) -> dict[str, Prepared]:
+                     nest: Iterable[str] | None = None,
+                     bindings: dict[str, Any] | None = None,
+                     in_axes: Any = None, check: Checkpoint | None = None,
+                     ) -> dict[str, Prepared]:
     """Run the setup once in a scratch copy of ``namespace`` (plus ``bindings``), find the
     entry's helpers with one discovery trace (under ``check``: Ctrl-C stops it, its time
     counts against ``--timeout``), and build both variants over that copy (on one
@@ -87,8 +88,7 @@ def measure_cell(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     """
     start = time.perf_counter() if start is None else start
     prepared = variants_of_cell(plan, namespace, options.nest, bindings, options.in_axes, check)
-    return measure_prepared(prepared, options, start=start,
-                   check=check)
+    return measure_prepared(prepared, options, start=start, check=check)
 
 
 def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,

@@ -69,13 +69,10 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
     return dataclasses.replace(result, lines=Lines(result.entry, helper_names(tables, plan)))
 
 
-def helper_names(tables: dict[str, LineTable], plan: Plan | None) -> dict[str, LineTable]:
+def helper_names(tables: dict[str, LineTable], plan: Plan) -> dict[str, LineTable]:
     """Each table with its functions named as ``--nest`` takes them (the plan's helper
     names), so that a hint's ``--nest`` name is one the option accepts."""
-    if plan is None:
-        return tables
-    names = {(h.code.co_filename, h.code.co_firstlineno): n
-             for n, h in plan.helpers.items() if h.code is not None}
+    names = {(h.code.co_filename, h.code.co_firstlineno): n for n, h in plan.helpers.items()}
     return {v: dataclasses.replace(t, functions=tuple(
         dataclasses.replace(f, helper=names.get((f.file, f.first_line), ""))
         for f in t.functions)) for v, t in tables.items()}

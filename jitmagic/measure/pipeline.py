@@ -133,7 +133,7 @@ def globals_of(fn: Callable) -> dict[str, Any]:
 
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
-            start: float | None = None, check: Checkpoint | None = None) -> Comparison:
+                     start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     """``run_comparison``, then what the options add: with ``vmap`` the orderings of
     the flat entry on a batch (checked before anything is timed); with
     ``attribute``/``advise`` the per-helper trace times and advice. All of it runs
@@ -152,7 +152,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     if options.vmap:
         call = flat.args if flat.batch is None else flat.batch
         batched = batches.prepare_batch(flat.variant.fn, call, flat.kwargs,
-                                          batch=options.batch, in_axes=options.in_axes)
+                                        batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
         prepared = {**prepared, "nested": _checked(prepared["nested"], check)}
         result = run_comparison(entry, prepared, options, start=start, check=check)
@@ -173,12 +173,11 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     """``nested`` with the helpers that cannot run under a jit of their own inline
     (:mod:`~jitmagic.measure.preflight`); unchecked once a stop is due (the first stage
     then stops), or when Ctrl-C lands inside the check."""
-    plan = nested.variant.plan
-    if plan is None or check.interrupted or time.perf_counter() > check.deadline:
+    if check.interrupted or time.perf_counter() > check.deadline:
         return nested
     try:
         with check.mode(python=True):
-            variant = checked_nested(nested.variant, plan)
+            variant = checked_nested(nested.variant, nested.variant.plan)
     except Interrupted:
         return nested
     return dataclasses.replace(nested, variant=variant)

@@ -80,10 +80,5 @@ class Variant:
         """The helpers whose jit really ran (a binding nobody looked up nests nothing)."""
         return tuple(n for n in self.planned if n in self.ran)
 
-    @property
-    def kept_inline(self) -> tuple[str, ...]:
-        """The helpers it meant to nest but could not: refused up front, or never jitted
-        because no call could pass through a jit (the notes say why)."""
-        return (*self.inline, *(n for n in self.planned if n not in self.ran))
 
 

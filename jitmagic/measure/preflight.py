@@ -45,7 +45,6 @@ def trace_error(variant: Variant) -> BaseException | None:
     """What tracing the variant raises, from cleared caches, with JAX's leak checker on
     (a leaked tracer otherwise surfaces only in a later trace); None: it traces."""
     plan = variant.plan
-    assert plan is not None
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     try:
         with jax.checking_leaks():

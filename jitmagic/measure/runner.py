@@ -98,7 +98,7 @@ class Sampler:
                         if name in self.errors:
                             continue
                         check.report.at(what, name, r + 1, repeat, self.noun,
-                                 (r * rows + i, repeat * rows))
+                                        (r * rows + i, repeat * rows))
                         self._measure_once(name, number, monitor, check)
                         check(f"the {name} {self.noun}'s run {r + 1} of {repeat}")
         except Stop as stop:
