@@ -244,18 +244,14 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
     notes = list(variant.notes)
     for n in variant.planned:
         if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
-            notes.append(f"`{n}` stays inline: {_why_no_call(variant, n)}")
+            notes.append(f"`{n}` stays inline: {NO_CALL}")
     return tuple(notes)
 
 
-def _why_no_call(variant: Variant, helper: str) -> str:
-    found = variant.plan.helpers.get(helper)
-    qualname = found.code.co_qualname if found is not None else ""
-    if "<locals>" in qualname:
-        outer = qualname.split(".<locals>")[0]
-        return (f"no call of it went through a jit while tracing: it is re-created on every "
-                f"call of `{outer}`, so the function jitmagic nested is not the one called")
-    return "no call of it went through a jit while tracing (its program has no jit call of it)"
+#: Why a planned helper that the program holds no jit call of stays inline. (A function
+#: re-created on every call of one that runs in the trace is refused up front, with
+#: that reason: :func:`~jitmagic.measure.entry.plan_entry`.)
+NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
 
 
 #: The note of a nested variant that nests nothing (so it is not measured again).
