@@ -54,7 +54,7 @@ def test_save_writes_the_report(run_magic, tmp_path):
     result, _ = run_magic(f"-o {FAST} --save {path}", SMALL_CELL)
     saved = json.loads(path.read_text())
     assert saved == json.loads(json.dumps(result.to_dict()))
-    assert saved["schema"] == "jitmagic.comparison/2"
+    assert saved["schema"] == "jitmagic.comparison/3"
     assert set(saved["variants"]) == {"flat", "nested"}
     assert saved["variants"]["nested"]["helpers"] == ["layer"]
 

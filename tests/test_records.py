@@ -153,12 +153,13 @@ def test_a_version_1_report_still_loads(tmp_path):
     assert loaded.flat.execute_loops == 100 and loaded.nested.helpers == ("layer",)
     assert math.isnan(loaded.max_abs_diff)
     assert loaded.attribution.helpers[0].calls == 4
-    new_fields = {"jaxpr_eqns_top": None, "inline": [], "helper_calls": {}}  # unknown to /1
+    new_fields = {"jaxpr_eqns_top": None, "inline": [], "helper_calls": {},
+                  "stages_from": None}  # unknown to /1
     variants = {k: v | new_fields for k, v in old["variants"].items()}
     verdict = loaded.verdict.to_dict()  # derived from the samples, written by every save
     assert verdict["first_call"] == "no measurable difference"
-    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/2", "variants": variants,
-                                      "verdict": verdict}
+    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/3", "variants": variants,
+                                      "repeats_ended": None, "verdict": verdict}
 
 
 def _bad(d: dict, dotted: str, value) -> dict:
@@ -185,7 +186,7 @@ def test_a_wrong_field_of_a_sweep_is_named(tmp_path, field, value, message):
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/2'"),
+    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/3'"),
     ("variants.flat.execute_loops", "x", "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", True, "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", 10**4000, "execute_loops: .*an integer of about 4000 digits"),

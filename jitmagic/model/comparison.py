@@ -42,9 +42,13 @@ from .verdicts import Verdict, comparison_text, times
 __all__ = ["COLD_PHASES", "PHASES", "PHASE_LABELS", "READABLE", "SCHEMA", "VARIANTS",
            "Comparison", "ReportSchemaError", "VariantResult"]
 
-SCHEMA = "jitmagic.comparison/2"
-#: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked.
-READABLE = ("jitmagic.comparison/1", SCHEMA)
+SCHEMA = "jitmagic.comparison/3"
+#: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked; /2 had no
+#: ``stages_from`` (its stages came from a separate staged run) nor ``repeats_ended``.
+READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", SCHEMA)
+#: Why ``-r auto`` stopped taking pairs: the rule decided, the most pairs it takes, or
+#: its time budget ran out.
+DECIDED, MOST_PAIRS, BUDGET = "decided", "most pairs", "budget"
 
 @dataclass(frozen=True)
 class Comparison(Shown):
@@ -68,6 +72,9 @@ class Comparison(Shown):
     outputs_kind: str | None = None
     outputs_leaf: str | None = None  # the leaf that decided it, as a dotted path
     outputs_dtype: str | None = None  # that leaf's dtype ("float32")
+    #: With ``-r auto``: why the repeats ended (:data:`DECIDED`, :data:`MOST_PAIRS`,
+    #: :data:`BUDGET`); None with a fixed ``-r N``.
+    repeats_ended: str | None = None
 
     @property
     def flat(self) -> VariantResult:
@@ -144,6 +151,7 @@ class Comparison(Shown):
             "env": dict(self.env),
             "warnings": list(self.warnings),
             "stopped": self.stopped,
+            "repeats_ended": self.repeats_ended,
             "verdict": self.verdict.to_dict(),
         }
         d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
@@ -190,6 +198,7 @@ _FIELDS: tuple[Field, ...] = (
     ("env", "env", lambda v, at: json_value(obj(v, at), at), {}),
     ("warnings", "warnings", items(text), ()),
     ("stopped", "stopped", optional(text), None),
+    ("repeats_ended", "repeats_ended", optional(text), None),
 )  # "verdict" is written but never read back: the record derives it again from the samples
 #: The optional records, as written under their keys, and how each is read.
 RECORDS: dict[str, Callable[[Any, str], Any]] = {

@@ -29,6 +29,14 @@ from .stats import json_number, median, spread
 #: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
 COLD_PHASES = PHASES[:4]
+#: The stages of a first call that JAX's own clock times inside it.
+STAGE_PHASES = PHASES[:3]
+#: Where a variant's stage seconds came from: JAX's duration events inside the cold
+#: first call itself (the stages and the rest then add up to it), or a separate staged
+#: ``trace().lower().compile()`` run (where JAX gave no events; reports before /3).
+FROM_EVENTS, FROM_STAGED = "events", "staged"
+#: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
+REST_LABEL = "rest of first call"
 PHASE_LABELS = {
     "trace_s": "trace",
     "lower_s": "lower",
@@ -124,6 +132,8 @@ class VariantResult(Row):
     #: Each nested helper's jit calls in this variant's program, as counted in its jaxpr:
     #: a helper is listed in ``helpers`` only with at least one.
     helper_calls: dict[str, int] = field(default_factory=dict)
+    #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
+    stages_from: str | None = None
 
     KEYS = PHASES
     MEDIANS = tuple((p, p) for p in PHASES)
@@ -135,12 +145,23 @@ class VariantResult(Row):
               *_TAIL,
               ("notes", "notes", items(text), ()),
               ("inline", "inline", items(text), ()),
-              ("helper_calls", "helper_calls", mapping(count), {}))
+              ("helper_calls", "helper_calls", mapping(count), {}),
+              ("stages_from", "stages_from", optional(text), None))
 
     @property
     def cold_start_s(self) -> float:
         """Trace + lower + compile: what nested jit can change at start-up (the tour reads it)."""
         return sum(self.median(p) for p in COLD_PHASES[:3])
+
+    def first_call_parts(self) -> dict[str, float]:
+        """The median first call in parts that add up to it: the stages' medians and the
+        rest (``"rest_s"``: the median first call less them, never below 0). Where the
+        stages came from a separate staged run they are not parts of the first call:
+        then only the stages, no rest (``stages_from`` says which)."""
+        parts = {p: self.median(p) for p in STAGE_PHASES}
+        if self.stages_from == FROM_EVENTS:
+            parts["rest_s"] = max(0.0, self.first_call_s - sum(parts.values()))
+        return parts
 
     trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
     lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")

@@ -32,6 +32,11 @@ class Verdict:
     def kind(self) -> str:
         return self.difference.kind
 
+    @property
+    def headline(self) -> str:
+        """The verdict in one line, shown first (under the title) by every front end."""
+        return self.text.split(". ")[0].split("; ")[0].rstrip(".") + "."
+
     def to_dict(self) -> dict[str, Any]:
         ratio = json_number(self.difference.ratio)
         return {self.key: self.kind, "ratio": ratio, "text": self.text}
