@@ -60,15 +60,15 @@ def fresh_counters():
 
 
 def test_ctrl_c_during_a_long_trace_stops_inside_that_trace():
-    def arm(p):  # press 5 pieces into the first timed trace (after the discovery trace)
-        if p.stage == "tracing" and not PRESS_AT[0]:
+    def arm(p):  # press 5 pieces into the first cold call (after the discovery trace)
+        if p.stage == "first call" and not PRESS_AT[0]:
             PRESS_AT[0] = PIECES[0] + 5
 
     result = jitmagic.compare(long_trace, jnp.ones(3), repeat=2, number=2, progress=arm)
     # the trace would have called piece 200 times: it stopped right after the 5th
     assert PIECES[0] == PRESS_AT[0]
-    assert result.stopped == ("interrupted by the user during tracing of the flat variant's "
-                              "run 1 of 2")
+    assert result.stopped == ("interrupted by the user during first call of the flat "
+                              "variant's run 1 of 2")
     assert result.flat.samples["trace_s"] == [] and result.nested.samples["trace_s"] == []
 
 
@@ -193,14 +193,14 @@ def test_ctrl_c_during_the_attribution_trace_keeps_the_comparison():
 
 def test_ctrl_c_in_a_sweep_keeps_the_values_measured_and_says_partial():
     def press(p):
-        if p.point == "STEPS=2 2/3" and p.stage == "XLA compile":
+        if p.point == "STEPS=2 2/3" and p.stage == "first call":
             press_ctrl_c()
 
     result = jitmagic.sweep("STEPS", [1, 2, 3], model, jnp.ones(3), repeat=1, number=1,
                             progress=press)
     sweep = result
     assert sweep.values == (1, 2) and STEPS == 6
-    assert sweep.stopped == "interrupted by the user after XLA compile"
+    assert sweep.stopped == "interrupted by the user after the flat variant's first call"
     text, html = str(result), result._repr_mimebundle_()["text/html"]
     assert f"PARTIAL: {sweep.stopped}" in text and "<b>Partial:</b> interrupted" in html
     assert Sweep.from_dict(result.to_dict()).stopped == sweep.stopped
@@ -209,16 +209,16 @@ def test_ctrl_c_in_a_sweep_keeps_the_values_measured_and_says_partial():
 
 def test_a_stop_before_the_nested_variant_ran_says_so_and_keeps_the_flat_counts():
     def press(p):
-        if p.row == "flat" and p.stage == "XLA compile":
-            press_ctrl_c()  # lands during the compile: stops after it
+        if p.row == "flat" and p.stage == "first call":
+            press_ctrl_c()  # lands before the call: stops after it
 
     result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=press)
-    assert result.stopped == "interrupted by the user after XLA compile"
+    assert result.stopped == "interrupted by the user after the flat variant's first call"
     assert result.verdict.text == "Stopped before the nested variant ran: nothing to compare."
     text = str(result)
     assert "helpers found: layer (not nested: measuring stopped first)" in text
     assert "none could be nested" not in text and "nested helpers: none" not in text
-    # flat traced and lowered before the stop: their counts are kept
+    # flat's first call finished before the stop: its counts are kept
     assert result.flat.jaxpr_eqns > 0 and result.flat.stablehlo_bytes > 0
     assert result.nested.jaxpr_eqns is None
 

@@ -47,7 +47,7 @@ from .monitor import Monitor
 from .plan import Plan
 from .reporting import Reporter
 from .runner import Prepared, variant_sampler
-from .stages import cold_run
+from .stages import staged_run
 from .stops import Checkpoint, Stop
 from .variants import nest_only
 
@@ -184,8 +184,8 @@ def _warm_up(flat: Prepared) -> None:
     """One untimed cold run, so that the process's first-time costs (JAX's own lazy set-up)
     do not land in the first variant's first sample and pass for a saving."""
     with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
-        cold_run(flat.variant.fn, flat.args, flat.kwargs, Monitor(),
-                 opts=flat.variant.jit_options)
+        staged_run(flat.variant.fn, flat.args, flat.kwargs, Monitor(),
+                   opts=flat.variant.jit_options)
 
 
 def _candidate(helper: str, calls: int, cold: dict[str, list[float]],

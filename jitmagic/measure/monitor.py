@@ -41,10 +41,24 @@ class Monitor:
 
     durations: list[tuple[float, str, float, str | None]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
+    #: Told each duration event as it arrives (event, fun_name): see :meth:`calling`.
+    _watch: Callable[[str, str | None], None] | None = None
 
     def _on_duration(self, event: str, duration_secs: float, **kw: Any) -> None:
         # named as jax.monitoring's EventDurationListenerWithMetadata names it
         self.durations.append((time.perf_counter(), event, duration_secs, kw.get("fun_name")))
+        if self._watch is not None:
+            self._watch(event, kw.get("fun_name"))
+
+    @contextmanager
+    def calling(self, watch: Callable[[str, str | None], None]) -> Iterator[None]:
+        """Within: ``watch(event, fun_name)`` is called as each duration event arrives
+        (so a first call can tell where JAX is inside it)."""
+        outer, self._watch = self._watch, watch
+        try:
+            yield
+        finally:
+            self._watch = outer
 
     def _on_event(self, event: str, **kw: Any) -> None:
         self.events.append(event)

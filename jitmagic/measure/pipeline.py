@@ -69,7 +69,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             with check.finding_helpers():
                 prepared = variants_of(fn, args, kwargs, nest=options.nest,
                                        in_axes=options.in_axes)
-            return measure_prepared(prepared, options, check=check)
+            return measure_prepared(prepared, options, start=start, check=check)
     except Stop as stop:  # in the discovery trace: there is nothing to show
         raise KeyboardInterrupt(stop.reason) from None
 
@@ -235,6 +235,5 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         env=environment(mesh_env(call.args, call.kwargs)),
         warnings=tuple(warnings),
         stopped=runs.stopped,
-        sharding=sharding_report(call.args, call.kwargs,
-                               {name: run.artefact.compiled for name, run in runs.last.items()}),
+        sharding=sharding_report(call.args, call.kwargs, runs.compiled()),
     )

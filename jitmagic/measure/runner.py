@@ -17,10 +17,19 @@ from typing import Any, Protocol
 
 from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
+from ..model.rows import FROM_STAGED
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
 from .plan import Variant
-from .stages import cold_run, steady_timer, time_per_call
+from .stages import (
+    STEADY_CEILING_S,
+    first_call_run,
+    staged_run,
+    steady_target,
+    steady_timer,
+    time_per_call,
+    warm_artefacts,
+)
 from .stops import Checkpoint, Interrupted, Stop
 from .structure import jaxpr_text, structure
 
@@ -146,7 +155,9 @@ class Sampler:
         timer = steady_timer(cold.call, s.args, s.kwargs, cold.output)
         if s.warm_up:
             timer.timeit(1)
-        self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number, check)
+        target = steady_target(cold.times.get("first_call_s", STEADY_CEILING_S))
+        self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number, check,
+                                                   target)
         return per_call
 
     def describe_failure(self, name: str) -> str:
@@ -163,17 +174,25 @@ class Sampler:
             yield from disagreements(entry, name, self.samples[name], self.events[name])
         yield from self.outputs.problems
 
+    def compiled(self) -> dict[str, Any]:
+        """Each row's compiled program, as its structure was read (rows that got one)."""
+        return {name: shape["program"].compiled for name, shape in self.shape.items()
+                if getattr(shape.get("program"), "compiled", None) is not None}
+
     def outputs_match(self) -> tuple[bool | None, float | None]:
         """Whether every row's output matched the first row's (compared as they came)."""
         return self.outputs.result()
 
 
-@dataclass(frozen=True)
+@dataclass
 class VariantSubject:
-    """A prepared variant as a sampler row: the staged cold run, then steady calls."""
+    """A prepared variant as a sampler row: its cold first call (the stages read from
+    JAX's events inside it), then steady calls. Where JAX gave no events on the first
+    repeat, every repeat of the row is a staged run."""
 
     prepared: Prepared
     warm_up: bool = False  # the cold run's own first call already took the slow path
+    staged: bool = False
 
     @property
     def args(self) -> tuple:
@@ -184,13 +203,21 @@ class VariantSubject:
         return self.prepared.kwargs
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
-        run = cold_run(self.prepared.variant.fn, self.args, self.kwargs, monitor, check,
-                       self.prepared.variant.jit_options)
-        return Cold(run.times, run.jitted, run.output, run.events, artefact=run)
+        run = (staged_run if self.staged else first_call_run)(
+            self.prepared.variant.fn, self.args, self.kwargs, monitor, check,
+            self.prepared.variant.jit_options)
+        self.staged = run.stages_from == FROM_STAGED
+        return Cold(run.times, run.jitted, run.output, run.events,
+                    {"stages_from": run.stages_from}, artefact=run)
 
     def describe(self, cold: Cold) -> dict[str, Any]:
-        return structure(cold.artefact) | {"jaxpr_text": jaxpr_text(cold.artefact.traced.jaxpr)
-                                           if cold.artefact.traced is not None else ""}
+        """Structure counts, read untimed from the program the cold run just built (or,
+        for a stopped staged run, from the stages that finished)."""
+        run = cold.artefact
+        if cold.output is not None:  # a finished run: its caches are warm
+            run = warm_artefacts(run, self.args, self.kwargs)
+        text = jaxpr_text(run.traced.jaxpr) if run.traced is not None else ""
+        return structure(run) | {"jaxpr_text": text, "program": run}
 
 
 def variant_sampler(prepared: dict[str, Prepared]) -> Sampler:
@@ -204,6 +231,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
     for name, s in runs.subjects.items():
         assert isinstance(s, VariantSubject)  # variant_sampler's rows
         shape = dict(runs.shape.get(name, {}))
+        shape.pop("program", None)
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
         calls = verified_calls(variant, shape.pop("jit_names", None))

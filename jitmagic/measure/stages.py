@@ -25,17 +25,31 @@ from typing import Any
 
 import jax
 
+from ..model.rows import FROM_EVENTS, FROM_STAGED
 from .arguments import static_split
 from .conditions import paused_gc
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
 from .stops import POLL_S, Checkpoint, Stop
 
-AUTORANGE_TARGET_S = 0.2
+#: A steady-state sample takes about this share of its row's cold first call: so the
+#: steady state is about a tenth of a comparison's wall time, the cold calls the rest.
+STEADY_SHARE = 0.1
+#: ... within these bounds (seconds): at the floor a sample still averages thousands of
+#: calls of a microsecond-scale program (a median within a few percent); the ceiling is
+#: timeit's own 0.2 s.
+STEADY_FLOOR_S, STEADY_CEILING_S = 0.01, 0.2
+
+
+def steady_target(first_call_s: float) -> float:
+    """How long one steady-state sample of a row whose first call took ``first_call_s``
+    should take (:data:`STEADY_SHARE` of it, within the floor and the ceiling)."""
+    return min(STEADY_CEILING_S, max(STEADY_FLOOR_S, STEADY_SHARE * first_call_s))
 
 
 @dataclass
 class ColdRun:
-    """One cold pass through the stages, with the artefacts for structure counts."""
+    """One cold run of a variant: its timings, and the artefacts for structure counts
+    (for a first call, filled in afterwards from warm caches by :func:`warm_artefacts`)."""
 
     times: dict[str, float]
     events: dict[str, float]
@@ -44,17 +58,72 @@ class ColdRun:
     compiled: Any
     jitted: Callable
     output: Any
+    #: Where ``times``' stages came from (``model.rows.FROM_EVENTS`` or ``FROM_STAGED``).
+    stages_from: str = FROM_STAGED
 
 
-def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
-             check: Checkpoint | None = None, opts: dict[str, Any] | None = None) -> ColdRun:
-    """Time trace → lower → compile from cleared caches, then a fresh first call.
+#: JAX's duration events for the stages, by sample key, and whose name each carries.
+STAGE_EVENTS = (("trace_s", TRACE_EVENT, "{}"), ("lower_s", LOWER_EVENT, "jit({})"),
+                ("compile_s", COMPILE_EVENT, "jit({})"))
+
+
+def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
+                   check: Checkpoint | None = None,
+                   opts: dict[str, Any] | None = None) -> ColdRun:
+    """The cold first call as the user pays it: ``jax.jit(fn)(*args, **kwargs)`` from
+    cleared caches until its result is ready, one timed interval. Its stages are JAX's
+    own duration events fired inside that interval (trace, lower, XLA compile), so that
+    they and the rest (dispatch, execution, Python) add up to the first call.
+
+    Where JAX fired no event for one of the stages (an older JAX, another backend), the
+    stages are not known: then :func:`staged_run` times them (``stages_from`` says so).
+    Ctrl-C stops the call at once while the user's Python traces and lowers, and only
+    sets the flag once the XLA compile has begun (see :class:`Checkpoint`). ``opts``
+    are the outer jit's options (default: arrays and Python scalars traced).
+    """
+    check = check or Checkpoint()
+    opts = static_split(args, kwargs) if opts is None else opts
+    name = fn.__name__
+    times: dict[str, float] = {}
+    jax.clear_caches()
+    jitted = jax.jit(fn, **opts)
+
+    def compiling(event: str, fun_name: str | None) -> None:
+        if event == LOWER_EVENT and fun_name == f"jit({name})":
+            check.leave_python()  # lowered: XLA compiles from here on
+
+    check.begin("first call", times)
+    with monitor.calling(compiling):
+        out, (t0, t1) = timed_stage(check, "first call", times, "first_call_s",
+                                    lambda: jax.block_until_ready(jitted(*args, **kwargs)),
+                                    python=True, ask=False)
+    stages = {key: monitor.seconds(event, who.format(name), t0, t1)
+              for key, event, who in STAGE_EVENTS}
+    if not all(stages.values()):  # the stages cannot be told apart: time them one by one
+        return staged_run(fn, args, kwargs, monitor, check, opts)
+    return ColdRun(times | stages, {}, None, None, None, jitted, out, FROM_EVENTS)
+
+
+def warm_artefacts(run: ColdRun, args: tuple, kwargs: dict) -> ColdRun:
+    """``run`` with its traced, lowered and compiled program, taken untimed from the
+    caches its first call has just filled (each costs well under a millisecond then), for
+    the structure counts; a staged run has them already."""
+    if run.traced is None:
+        run.traced = run.jitted.trace(*args, **kwargs)
+        run.lowered = run.traced.lower()
+        run.compiled = run.lowered.compile()
+    return run
+
+
+def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
+               check: Checkpoint | None = None, opts: dict[str, Any] | None = None) -> ColdRun:
+    """Time trace → lower → compile from cleared caches, each stage its own interval,
+    then a fresh cold first call: two cold runs, for where JAX reports no stage events.
 
     ``check`` is asked before every stage; it raises :class:`Stop` (carrying the
-    stages timed so far) to end the measurement early. Each stage is its own
-    timed interval, so that progress is told between them, never inside one.
-    ``opts`` are the outer jit's options (default: arrays and Python scalars
-    traced, everything else static).
+    stages timed so far) to end the measurement early, so that progress is told
+    between stages, never inside one. JAX's own events for each stage are kept
+    beside ours (``events``) as a cross-check. ``opts`` as in :func:`first_call_run`.
     """
     check = check or Checkpoint()
     opts = static_split(args, kwargs) if opts is None else opts
@@ -74,17 +143,15 @@ def cold_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     except Stop as stop:
         stop.artefact = made if made.traced is not None else None
         raise
-    traced, lowered, compiled = made.traced, made.lowered, made.compiled
-    events = {
-        "trace_s": monitor.seconds(TRACE_EVENT, name, *trace),
-        "lower_s": monitor.seconds(LOWER_EVENT, f"jit({name})", *lower),
-        "compile_s": monitor.seconds(COMPILE_EVENT, f"jit({name})", *comp),
-    }
+    made.events = {key: monitor.seconds(event, who.format(name), *window)
+                   for (key, event, who), window in zip(STAGE_EVENTS, (trace, lower, comp),
+                                                     strict=True)}
     jax.clear_caches()
-    jitted = jax.jit(fn, **opts)
-    out, _ = timed_stage(check, "first call", times, "first_call_s",
-                         lambda: jax.block_until_ready(jitted(*args, **kwargs)), ask=False)
-    return ColdRun(times, events, traced, lowered, compiled, jitted, out)
+    made.jitted = jax.jit(fn, **opts)
+    made.output, _ = timed_stage(check, "first call", times, "first_call_s",
+                                 lambda: jax.block_until_ready(made.jitted(*args, **kwargs)),
+                                 ask=False)
+    return made
 
 
 def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str,
@@ -114,7 +181,7 @@ def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> ti
     return timeit.Timer(stmt, timer=time.perf_counter)
 
 
-def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S,
+def autorange(timer: timeit.Timer, target_s: float = STEADY_CEILING_S,
               check: Checkpoint | None = None) -> tuple[int, float]:
     """``timeit``'s autorange idea, (loops, seconds per loop): grow the loop count
     until one timing takes ``target_s``. Instead of timeit's fixed 1-2-5 steps it
@@ -133,16 +200,17 @@ def autorange(timer: timeit.Timer, target_s: float = AUTORANGE_TARGET_S,
 
 
 def time_per_call(timer: timeit.Timer, loops: int | None, number: int | None,
-                  check: Checkpoint | None = None) -> tuple[int, float]:
+                  check: Checkpoint | None = None,
+                  target_s: float = STEADY_CEILING_S) -> tuple[int, float]:
     """One steady-state sample: (loop count, seconds per call).
 
     The first sample (``loops`` None) fixes the loop count, ``number`` if given,
-    else auto-ranged; later samples reuse it, so that every sample of a row is
-    comparable.
+    else auto-ranged to ``target_s`` a sample; later samples reuse it, so that every
+    sample of a row is comparable.
     """
     if loops is None:
         if number is None:
-            return autorange(timer, check=check)
+            return autorange(timer, target_s, check)
         timer.timeit(1)  # the first call after a compile takes a slower path
         loops = number
     return loops, timed_calls(timer, loops, check) / loops

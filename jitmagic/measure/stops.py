@@ -125,6 +125,11 @@ class Checkpoint:
             self._python = outer
         self._done = FINISHED.get(stage, stage)
 
+    def leave_python(self) -> None:
+        """From now until the running stage ends, Ctrl-C only sets the flag: the stage
+        has left the user's Python (a first call whose XLA compile begins)."""
+        self._python = False
+
     @contextmanager
     def finding_helpers(self) -> Iterator[None]:
         """Around the discovery trace, before any stage: Ctrl-C stops it at once

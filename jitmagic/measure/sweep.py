@@ -76,9 +76,10 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
     def one(value: Any, check: Checkpoint) -> Comparison:
+        begun = time.perf_counter()  # a point's wall time counts its discovery trace
         prepared = variants_of(fn, args, kwargs, nest=options.nest, bindings={name: value},
                                in_axes=options.in_axes)
-        return measure_prepared(prepared, options, check=check)
+        return measure_prepared(prepared, options, start=begun, check=check)
 
     assert options.sweep is not None  # given just above
     with option_hints():

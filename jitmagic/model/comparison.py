@@ -19,7 +19,15 @@ from .attribution import Attribution
 from .lines import Lines, checked_lines
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
-from .rows import COLD_PHASES, PHASE_LABELS, PHASES, VARIANTS, VariantResult
+from .rows import (
+    COLD_PHASES,
+    FROM_EVENTS,
+    PHASE_LABELS,
+    PHASES,
+    STAGE_PHASES,
+    VARIANTS,
+    VariantResult,
+)
 from .schema import (
     REQUIRED,
     Field,
@@ -135,6 +143,8 @@ class Comparison(Shown):
         total = 0.0
         for v in self.variants.values():
             for phase, xs in v.samples.items():
+                if phase in STAGE_PHASES and v.stages_from == FROM_EVENTS:
+                    continue  # parts of the first call, not intervals of their own
                 loops = v.execute_loops if phase == "execute_s" else 1
                 total += sum(xs) * loops
         return total
