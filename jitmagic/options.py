@@ -25,6 +25,8 @@ from typing import Any, cast
 from .errors import InputError
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
+#: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.rounds``).
+AUTO = "auto"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -38,7 +40,7 @@ class OptionSpec:
 
     flags: tuple[str, ...]
     help: str
-    type: type | None = None
+    type: Callable[[str], Any] | None = None
     metavar: str | None = None
     check: Callable[[OptionSpec, Any], Any] | None = None
 
@@ -76,6 +78,27 @@ def _count(option: OptionSpec, value: Any) -> int:
     if value < 1:
         raise InputError(f"{option.label} must be at least 1, not {value}")
     return int(value)
+
+
+def repeat_count(text: str) -> int | str:
+    """``-r``'s text as argparse reads it: ``auto`` or a whole number (checked later)."""
+    if text.strip().lower() == AUTO:
+        return AUTO
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected `auto` or a whole number of cold runs (e.g. -r 5), not {text!r}") from None
+
+
+def _repeat(option: OptionSpec, value: Any) -> int | str:
+    """``"auto"`` or a whole number of at least 1."""
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    if isinstance(value, str):
+        raise InputError(f"{option.label} is `auto` or a whole number of cold runs "
+                         f"(e.g. 5), not {value!r}")
+    return _count(option, value)
 
 
 def _seconds(option: OptionSpec, value: Any) -> float:
@@ -130,8 +153,11 @@ def _sweep(option: OptionSpec, value: Any) -> tuple[str, tuple[Any, ...]]:
 
 #: The options both front ends take, in the order their help lists them.
 OPTION_SPECS: tuple[OptionSpec, ...] = (
-    OptionSpec(("-r", "--repeat"), "cold runs per variant; medians are reported (default 3)",
-               int, "N", _count),
+    OptionSpec(("-r", "--repeat"), "cold runs per variant, or auto: at least 3, then more "
+               "until the verdict is decided, up to 9 or --budget (default auto); medians are "
+               "reported", repeat_count, "N|auto", _repeat),
+    OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
+               "run starts (default 30)", float, "SECONDS", _seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
                "(default: auto-ranged like %%timeit)", int, "N", _count),
     OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
@@ -173,7 +199,8 @@ class Options:
     ``vmap`` is on whenever ``batch`` or ``in_axes`` is given.
     """
 
-    repeat: int = 3
+    repeat: int | str = AUTO
+    budget: float = 30.0
     number: int | None = None
     nest: tuple[str, ...] | None = None
     timeout: float | None = None

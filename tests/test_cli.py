@@ -50,7 +50,7 @@ def test_file_sweep(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     printed, progress = captured.out, captured.err  # not a TTY here: one line per stage
-    assert "jitcompare model [calls=1 1/2]: flat 1/1 · tracing" in progress
+    assert "jitcompare model [calls=1 1/2]: flat 1/1 · first call" in progress
     assert "jitcompare model [calls=2 2/2]: nested 1/1 · steady state" in progress
     assert "~ calls^" in printed
     sweep = json.loads(out_json.read_text())

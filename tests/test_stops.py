@@ -156,8 +156,8 @@ def test_timeout_during_the_orderings_stops_them_and_what_comes_after():
 
 def test_ctrl_c_during_the_advice_keeps_a_partial_advice():
     def press(p, check):
-        if p.what == "advice" and p.row == "only(layer)" and p.stage == "tracing":
-            press_ctrl_c()
+        if p.what == "advice" and p.row == "only(layer)" and p.stage == "first call":
+            press_ctrl_c()  # lands before the call: it stops after it
 
     result = _measure_with(model, jnp.ones(3), press, repeat=3, number=1, advise=True,
                            attribute=True)
@@ -166,8 +166,8 @@ def test_ctrl_c_during_the_advice_keeps_a_partial_advice():
     # the comparison had finished: only the advice is PARTIAL
     assert result.stopped is None and result.to_dict()["stopped"] is None
     assert result.stopped_anywhere == adv.stopped and result.attribution is not None
-    # stopped before only(layer) had one cold start: no saving is claimed
-    assert adv.recommended == () and adv.ranked[0].saving_s is None
+    # stopped after only(layer)'s first cold start: one run is not judged
+    assert adv.recommended == () and not adv.ranked[0].significant
     assert len(result.advice.ranked) == 1 and adv.flat_cold_s > 0
     text, html = str(result), result._repr_mimebundle_()["text/html"]
     assert "jit `layer`: not measured enough to judge (measuring stopped)" in text

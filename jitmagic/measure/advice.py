@@ -39,13 +39,14 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.stats import FASTER, Difference, difference
-from ..options import Options
+from ..options import AUTO, Options
 from .attribution import attribute_call
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import plan_entry
 from .monitor import Monitor
 from .plan import Plan
 from .reporting import Reporter
+from .rounds import Rounds
 from .runner import Prepared, variant_sampler
 from .stages import staged_run
 from .stops import Checkpoint, Stop
@@ -60,39 +61,53 @@ MIN_REPEAT = 3
 FLAT, ALL, SET = "flat", "all nested", "recommended set"
 
 
-def check_repeat(repeat: int) -> None:
+#: Samples a comparison already took, by label (``FLAT``, ``ALL``): (cold starts, steady
+#: seconds per call). Advice judges its candidates against them instead of again.
+Shared = dict[str, tuple[list[float], list[float]]]
+
+
+def check_repeat(repeat: int | str) -> None:
     """Advice compares spreads: refuse fewer repeats than give one (before any timing)."""
-    if repeat < MIN_REPEAT:
+    if repeat != AUTO and int(repeat) < MIN_REPEAT:
         raise InputError(f"--advise needs at least {MIN_REPEAT} cold runs per variant to tell "
                          f"a saving from noise: use -r {MIN_REPEAT} or more, not -r {repeat}.")
 
 
-def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, repeat: int = MIN_REPEAT,
-                number: int | None = None, attribution: Attribution | None = None,
-                check: Checkpoint | None = None) -> Advice:
+def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
+                repeat: int | str = AUTO, number: int | None = None,
+                attribution: Attribution | None = None, check: Checkpoint | None = None,
+                shared: Shared | None = None, budget: float = Options.budget) -> Advice:
     """Measure which helpers of the planned entry save cold-start time when nested alone.
 
-    Under ``check`` (the measurement's checkpoint) a stop keeps what was measured:
-    the advice says PARTIAL (``stopped``) and no second round runs. ``Stop`` when
-    not one flat cold start was measured (nothing to judge a saving against).
+    ``shared``: the comparison's own flat (and nest-everything) samples, which the
+    candidates are judged against rather than measuring them again; without them,
+    flat and nest-everything are rows of their own. With ``repeat`` auto a candidate
+    takes no more runs once the rule has decided it. Under ``check`` (the
+    measurement's checkpoint) a stop keeps what was measured: the advice says PARTIAL
+    (``stopped``) and no second round runs. ``Stop`` when not one flat cold start was
+    measured (nothing to judge a saving against).
     """
     check_repeat(repeat)
     start = time.perf_counter()
     check = check or Checkpoint()
+    shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
-    sets = {FLAT: (), **{only(h.helper): (h.helper,) for h in tried}, ALL: everything}
-    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, repeat, number, check)
+    own = {FLAT: (), ALL: everything}
+    sets = {**{k: v for k, v in own.items() if k not in shared},
+            **{only(h.helper): (h.helper,) for h in tried}}
+    rounds = (repeat, number, budget)
+    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, rounds, check, shared)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
     flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
     rec_saving, all_saving = _set_savings(recommended, sets, cold)
     if rec_saving is None and recommended and not stopped:  # a new set: beside flat and all
-        sets = {FLAT: (), SET: recommended, ALL: everything}
+        sets = {**{k: v for k, v in own.items() if k not in shared}, SET: recommended}
         try:
-            cold, _, _, stopped = _measure(plan, args, kwargs, sets, repeat, number, check)
+            cold, _, _, stopped = _measure(plan, args, kwargs, sets, rounds, check, shared)
             rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
         except Stop as stop:  # the first round stands; the set's saving was not measured
             stopped = stop.reason
@@ -104,13 +119,13 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, repeat: int 
         recommended_saving_s=rec_saving,
         all_nested_saving_s=all_saving,
         not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
-        repeat=repeat,
+        repeat=max(map(len, cold.values()), default=0),  # the runs the most-run set got
         wall_s=time.perf_counter() - start,
         stopped=stopped,
     )
 
 
-def advise(fn: Callable, /, *args: Any, repeat: int = MIN_REPEAT, number: int | None = None,
+def advise(fn: Callable, /, *args: Any, repeat: int | str = AUTO, number: int | None = None,
            progress: Draw | None = None, **kwargs: Any) -> Advice:
     """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``.
 
@@ -142,7 +157,8 @@ def extend(result: Comparison, flat: Prepared, options: Options,
     try:
         attribution = attribute_call(*call, check)
         found = advise_call(*call, repeat=options.repeat, number=options.number,
-                            attribution=attribution, check=check) if options.advise else None
+                            attribution=attribution, check=check, shared=_shared(result, options),
+                            budget=options.budget) if options.advise else None
     except Stop as stop:
         return dataclasses.replace(result, stopped=stop.reason, warnings=(
             *result.warnings, f"no attribution or advice: {stop.reason}"))
@@ -150,27 +166,61 @@ def extend(result: Comparison, flat: Prepared, options: Options,
                                advice=found)
 
 
+def _shared(result: Comparison, options: Options) -> Shared:
+    """The comparison's samples advice reuses: flat's, and nested's where it nests every
+    helper (no ``--nest``) and was measured (it is then "nest everything")."""
+    def samples(v: Any) -> tuple[list[float], list[float]]:
+        return list(v.samples["first_call_s"]), list(v.samples["execute_s"])
+    shared = {FLAT: samples(result.flat)}
+    if options.nest is None and result.nested.samples["first_call_s"]:
+        shared[ALL] = samples(result.nested)
+    return shared
+
+
 def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
-             sets: dict[str, tuple[str, ...]], repeat: int, number: int | None,
-             check: Checkpoint) -> tuple[dict[str, list[float]], dict[str, list[float]],
-                                         dict[str, str], str | None]:
-    """Cold starts and steady execute seconds per set, interleaved; failures by set; why
-    measuring stopped (None: it did not). ``Stop`` when no flat cold start was measured."""
+             sets: dict[str, tuple[str, ...]], rounds: tuple[int | str, int | None, float],
+             check: Checkpoint, shared: Shared) -> tuple[dict[str, list[float]],
+                                                         dict[str, list[float]],
+                                                         dict[str, str], str | None]:
+    """Cold starts and steady execute seconds per set (``shared`` ones as given),
+    interleaved; failures by set; why measuring stopped (None: it did not). ``rounds``
+    is (repeat, number, budget). ``Stop`` when no flat cold start was measured."""
+    repeat, number, budget = rounds
     prepared = {label: Prepared(nest_only(plan, nest, label), args, kwargs)
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
+
+    def flat_cold() -> list[float]:
+        return shared[FLAT][0] if FLAT in shared else runs.samples[FLAT]["first_call_s"]
+
+    def decided() -> bool:  # a candidate the rule has decided takes no more runs
+        for label in runs.subjects:
+            if label.startswith("only(") and difference(
+                    flat_cold(), runs.samples[label]["first_call_s"]).decided:
+                runs.settled.add(label)
+        return all(label in runs.settled for label in runs.subjects
+                   if label.startswith("only("))
+
     with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
         check.report.at("advice")
-        check.begin("warm-up")
-        with check.mode(python=False):
-            _warm_up(prepared[FLAT])
-        runs.measure(repeat, number, Monitor(), check, what="advice")
+        if FLAT in prepared:  # no comparison ran first in this process
+            check.begin("warm-up")
+            with check.mode(python=False):
+                _warm_up(prepared[FLAT])
+        try:
+            runs.measure(Rounds(repeat, decided, budget), number, Monitor(), check,
+                         what="advice")
+        except UserCodeError:  # every set failed: told per candidate, against shared flat
+            if FLAT in prepared:
+                raise
     if FLAT in runs.errors:
         raise UserCodeError(runs.describe_failure(FLAT))
     cold = {label: runs.samples[label]["first_call_s"] for label in sets}
+    execute = {label: runs.samples[label]["execute_s"] for label in sets}
+    for label, (c, e) in shared.items():
+        cold[label], execute[label] = c, e
     if not cold[FLAT]:
         raise Stop(runs.stopped or "stopped before a flat cold start was measured")
-    execute = {label: runs.samples[label]["execute_s"] for label in sets}
     errors = {label: runs.describe_failure(label) for label in runs.errors}
     return cold, execute, errors, runs.stopped
 

@@ -26,12 +26,14 @@ from typing import Any, cast
 import jax
 
 from ..errors import user_traceback
-from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, OrderingRow, Orderings
-from ..options import Options
+from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, TOGGLED, OrderingRow, Orderings
+from ..model.stats import difference
+from ..options import AUTO, Options
 from .batches import Batched, prepare_batch
 from .conditions import frozen_heap, paused_gc, persistent_cache_off
 from .monitor import COMPILE_EVENT, Monitor
 from .reporting import Reporter
+from .rounds import Rounds
 from .runner import Cold, Sampler
 from .stops import Checkpoint
 from .structure import count_nested_calls, jaxpr_text
@@ -113,9 +115,10 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
 # --------------------------------------------------------------------------- measuring
 
 
-def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
+def measure_orderings(b: Batched, *, entry: str = "f", repeat: int | str = AUTO,
                       number: int | None = None, deadline: float = math.inf,
-                      check: Checkpoint | None = None) -> Orderings:
+                      check: Checkpoint | None = None,
+                      budget: float = Options.budget) -> Orderings:
     """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches.
 
     Ctrl-C or passing ``deadline`` (a ``time.perf_counter()`` value; or ``check``,
@@ -128,7 +131,8 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
     check = check or Checkpoint(deadline=deadline, report=Reporter(entry))
     with (persistent_cache_off(), monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
-        runs.measure(repeat, number, monitor, check, what="orderings")
+        runs.measure(Rounds(repeat, lambda: _per_call_decided(runs), budget), number, monitor,
+                     check, what="orderings")
         hlo = {} if runs.stopped else _describe_programs(runs, b, check)
     errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
     match, diff = runs.outputs_match()
@@ -140,6 +144,14 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int = 3,
                      rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
                      warnings=(*(f"{n} failed:\n{e}" for n, e in errors.items()),
                                *runs.outputs.problems), stopped=runs.stopped)
+
+
+def _per_call_decided(runs: Sampler) -> bool:
+    """Whether the toggled orderings' steady calls so far settle which is faster."""
+    if runs.errors:
+        return True
+    a, b = (runs.samples[n]["execute_s"] for n in TOGGLED)
+    return difference(b, a).decided
 
 
 def _describe_programs(runs: Sampler, b: Batched,
@@ -208,8 +220,8 @@ def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
 
 
 def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
-                      in_axes: Any = None, repeat: int = 3, number: int | None = None,
-                      **kwargs: Any) -> Orderings:
+                      in_axes: Any = None, repeat: int | str = AUTO,
+                      number: int | None = None, **kwargs: Any) -> Orderings:
     """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch.
 
     ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default
@@ -220,8 +232,9 @@ def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
                              number=number)
 
 
-def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: int | None,
-                  deadline: float = math.inf, check: Checkpoint | None = None) -> Any:
+def add_orderings(comparison: Any, b: Batched | None, *, repeat: int | str,
+                  number: int | None, deadline: float = math.inf,
+                  check: Checkpoint | None = None, budget: float = Options.budget) -> Any:
     """``comparison`` with the orderings of ``b`` measured into ``comparison.orderings``.
 
     Nothing is measured without a batch, or when the comparison itself was
@@ -233,6 +246,7 @@ def add_orderings(comparison: Any, b: Batched | None, *, repeat: int, number: in
     if b is None or comparison.stopped:
         return comparison
     measured = measure_orderings(b, entry=comparison.entry, repeat=repeat, number=number,
+                                 budget=budget,
                                  deadline=deadline, check=check)
     return dataclasses.replace(comparison, orderings=measured)
 

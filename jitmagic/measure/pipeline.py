@@ -18,6 +18,7 @@ import jax
 from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
 from ..model.progress import Draw
+from ..model.stats import difference
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
 from .conditions import frozen_heap, persistent_cache_off
@@ -28,7 +29,8 @@ from .nest_names import check_nest
 from .plan import Plan
 from .preflight import checked_nested
 from .reporting import Reporter
-from .runner import Prepared, unmeasured, variant_results, variant_sampler
+from .rounds import Rounds
+from .runner import Prepared, Sampler, unmeasured, variant_results, variant_sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
 from .stops import Checkpoint, Interrupted, Stop
@@ -160,7 +162,8 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
             result = dataclasses.replace(result, warnings=(*result.warnings,
                                                            batches.ONE_EXAMPLE_NOTE))
         result = orderings.add_orderings(result, batched, repeat=options.repeat,
-                                         number=options.number, check=check)
+                                         number=options.number, check=check,
+                                         budget=options.budget)
         if result.stopped_anywhere:
             return result
         result = advice.extend(result, flat, options, check)
@@ -181,6 +184,15 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     except Interrupted:
         return nested
     return dataclasses.replace(nested, variant=variant)
+
+
+def first_call_decided(runs: Sampler) -> bool:
+    """Whether the first calls sampled so far settle flat against nested (by the one
+    rule); with one row, or a failing one, there is nothing more to learn."""
+    if len(runs.subjects) < 2 or runs.errors:
+        return True
+    flat, nested = (runs.samples[name]["first_call_s"] for name in VARIANTS)
+    return difference(flat, nested).decided
 
 
 def _deadline(start: float, timeout: float | None) -> float:
@@ -208,10 +220,11 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     check = check or checkpoint(entry, options, start)
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
+    rounds = Rounds(options.repeat, lambda: first_call_decided(runs), options.budget)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
-        runs.measure(options.repeat, options.number, monitor, check)
+        runs.measure(rounds, options.number, monitor, check)
     warnings = list(runs.warnings(entry))
     if switched:
         warnings.append("your persistent compilation cache was switched off for the "
@@ -235,5 +248,6 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         env=environment(mesh_env(call.args, call.kwargs)),
         warnings=tuple(warnings),
         stopped=runs.stopped,
+        repeats_ended=rounds.ended,
         sharding=sharding_report(call.args, call.kwargs, runs.compiled()),
     )

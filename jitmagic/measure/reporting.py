@@ -23,6 +23,7 @@ class Position:
     repeat: int = 0
     repeats: int = 0
     noun: str = "variant"  # what a row is called in a stop reason
+    at_most: bool = False  # ``repeats`` is the most rounds (-r auto), not the count
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,12 @@ class Reporter:
     sweep: SweepPace | None = None
 
     def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
-           noun: str = "variant", units: tuple[int, int] = (0, 0)) -> None:
-        """Where the measurement is: ``what`` part, ``row``, round ``repeat`` of ``repeats``;
-        ``units`` (done, in all) of the part, for the estimate of what is left."""
-        self.where = Position(what, row, repeat, repeats, noun)
+           noun: str = "variant", units: tuple[int, int] = (0, 0),
+           at_most: bool = False) -> None:
+        """Where the measurement is: ``what`` part, ``row``, round ``repeat`` of ``repeats``
+        (``at_most``: of at most that many); ``units`` (done, in all) of the part, for the
+        estimate of what is left."""
+        self.where = Position(what, row, repeat, repeats, noun, at_most)
         began = time.perf_counter() if self.part.what != what or units[0] == 0 \
             else self.part.began
         self.part = Part(what, began, *units)
@@ -78,7 +81,12 @@ class Reporter:
         w = self.where
         if w.row is None:
             return f"the {w.what}"
-        return f"the {w.row} {w.noun}'s run {w.repeat} of {w.repeats}"
+        return f"the {w.row} {w.noun}'s {self.run()}"
+
+    def run(self) -> str:
+        """``run 2 of 3``, or with -r auto ``run 4 of at most 9``."""
+        w = self.where
+        return f"run {w.repeat} of {'at most ' * w.at_most}{w.repeats}"
 
     def tell(self, stage: str, done: bool = False) -> None:
         """Give ``draw`` a :class:`Progress` for ``stage``."""
@@ -86,7 +94,7 @@ class Reporter:
             return
         w, now = self.where, time.perf_counter()
         self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.repeat,
-                           w.repeats, self._left(now), self.point, done))
+                           w.repeats, self._left(now), self.point, done, w.at_most))
 
     def _left(self, now: float) -> float | None:
         """Seconds left, from the pace so far: of the sweep once one point has run,

@@ -21,6 +21,7 @@ from ..model.rows import FROM_STAGED
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
 from .plan import Variant
+from .rounds import Rounds, rounds_of
 from .stages import (
     STEADY_CEILING_S,
     first_call_run,
@@ -91,25 +92,32 @@ class Sampler:
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
         self.stopped: str | None = None
+        self.rounds = Rounds()
+        #: Rows that need no more rounds (the rule has decided them): skipped like errors.
+        self.settled: set[str] = set()
         self.outputs = OutputCheck(len(subjects))
 
-    def measure(self, repeat: int, number: int | None, monitor: Monitor,
+    def measure(self, repeat: int | str | Rounds, number: int | None, monitor: Monitor,
                 check: Checkpoint, what: str = "comparison") -> None:
-        """``repeat`` rounds over the rows; Ctrl-C or a deadline (``Stop``) ends them early.
-        ``what`` names the part for progress (comparison, orderings, advice).
+        """Rounds over the rows (``repeat``: a count, ``"auto"`` or :class:`Rounds`, whose
+        ``ended`` then says why they ended); Ctrl-C or a deadline (``Stop``) ends them
+        early. ``what`` names the part for progress (comparison, orderings, advice).
 
         ``UserCodeError`` when every row failed and nothing stopped the rounds."""
-        rows = len(self.subjects)
+        self.rounds = rounds = rounds_of(repeat)
+        rows, most, r = len(self.subjects), rounds.most, 0
+        rounds.start()
         try:
             with check.mode(python=False):
-                for r in range(repeat):
+                while rounds.another(r):
                     for i, name in enumerate(self.subjects):
-                        if name in self.errors:
+                        if name in self.errors or name in self.settled:
                             continue
-                        check.report.at(what, name, r + 1, repeat, self.noun,
-                                        (r * rows + i, repeat * rows))
+                        check.report.at(what, name, r + 1, most, self.noun,
+                                        (r * rows + i, most * rows), rounds.auto)
                         self._measure_once(name, number, monitor, check)
-                        check(f"the {name} {self.noun}'s run {r + 1} of {repeat}")
+                        check(f"the {name} {self.noun}'s {check.report.run()}")
+                    r += 1
         except Stop as stop:
             self.stopped = stop.reason
         except Interrupted:  # Ctrl-C just as a Python stage ended

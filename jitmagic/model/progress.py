@@ -33,6 +33,7 @@ class Progress:
     left_s: float | None = None
     point: str | None = None
     done: bool = False
+    at_most: bool = False  # ``repeats`` is the most rounds -r auto takes
 
     def line(self) -> str:
         """``jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left``."""
@@ -42,7 +43,8 @@ class Progress:
         where = self.what if self.what != "comparison" else ""
         if self.row is not None:
             where = f"{where} {self.row}".strip()
-            where += f" {self.repeat}/{self.repeats}" if self.repeats else ""
+            most = "≤" if self.at_most else ""
+            where += f" {self.repeat}/{most}{self.repeats}" if self.repeats else ""
         left = f", ~{self.left_s:.0f} s left" if self.left_s is not None else ""
         parts = [p for p in (where, self.stage) if p]
         return f"{head}: {' · '.join(parts)} · {self.elapsed_s:.1f} s elapsed{left}"

@@ -60,6 +60,11 @@ class Difference:
     def significant(self) -> bool:
         return self.kind != SAME
 
+    @property
+    def decided(self) -> bool:
+        """Whether more runs are not needed (stand-in until the sequential rule lands)."""
+        return self.significant
+
 
 def t_threshold(runs: int) -> float:
     """The Welch t (on log times) above which ``runs`` repeats a side differ.

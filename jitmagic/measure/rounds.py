@@ -1,0 +1,66 @@
+"""How many rounds a sampler takes: a fixed ``-r N``, or ``-r auto``'s rule.
+
+``-r auto`` takes at least :data:`FEWEST` rounds, then one more at a time until the
+significance rule decides (:attr:`~jitmagic.model.stats.Difference.decided`), up to
+:data:`MOST` rounds or until the next round would overrun its time budget. The rule
+is sequential: its false differences stay under 1% over all these looks
+(docs/significance.md), so asking it after every round is honest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..model.comparison import BUDGET, DECIDED, MOST_PAIRS
+from ..options import AUTO, Options
+
+#: ``-r auto``: the fewest and the most rounds.
+FEWEST, MOST = 3, 9
+
+
+@dataclass
+class Rounds:
+    """A sampler's rounds: ``repeat`` (a count or :data:`~jitmagic.options.AUTO`);
+    with auto, ``decided()`` says whether the samples so far settle the question, and
+    ``budget_s`` bounds the time the rounds take."""
+
+    repeat: int | str = AUTO
+    decided: Callable[[], bool] = lambda: False
+    budget_s: float = Options.budget
+    #: Why auto's rounds ended (:data:`DECIDED`, :data:`MOST_PAIRS`, :data:`BUDGET`);
+    #: None with a fixed count, or while they run.
+    ended: str | None = None
+    _began: float = field(default_factory=time.perf_counter)
+
+    @property
+    def auto(self) -> bool:
+        return self.repeat == AUTO
+
+    @property
+    def most(self) -> int:
+        """The most rounds these can take (the count itself where it is fixed)."""
+        return MOST if self.auto else int(self.repeat)
+
+    def start(self) -> None:
+        self._began, self.ended = time.perf_counter(), None
+
+    def another(self, done: int) -> bool:
+        """Whether to take round ``done + 1`` after ``done`` rounds (sets ``ended``)."""
+        if not self.auto:
+            return done < self.most
+        if done < FEWEST:
+            return True
+        if self.decided():
+            self.ended = DECIDED
+        elif done >= MOST:
+            self.ended = MOST_PAIRS
+        elif (time.perf_counter() - self._began) * (done + 1) / done > self.budget_s:
+            self.ended = BUDGET  # one more round at the pace so far would overrun
+        return self.ended is None
+
+
+def rounds_of(repeat: int | str | Rounds) -> Rounds:
+    """``repeat`` as :class:`Rounds` (a bare count or ``"auto"`` decides nothing)."""
+    return repeat if isinstance(repeat, Rounds) else Rounds(repeat)
