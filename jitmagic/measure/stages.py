@@ -109,7 +109,8 @@ def warm_artefacts(run: ColdRun, args: tuple, kwargs: dict) -> ColdRun:
     caches its first call has just filled (each costs well under a millisecond then), for
     the structure counts; a staged run has them already."""
     if run.traced is None:
-        run.traced = run.jitted.trace(*args, **kwargs)
+        jitted: Any = run.jitted  # a jax.jit wrapper, whose ``trace`` typing cannot see
+        run.traced = jitted.trace(*args, **kwargs)
         run.lowered = run.traced.lower()
         run.compiled = run.lowered.compile()
     return run
