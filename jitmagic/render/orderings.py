@@ -113,11 +113,12 @@ def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Bl
     """What the toggle shows for one ordering: its verdict's headline first, then the
     chart, the numbers, the verdict in full and the jaxpr."""
     row, v = o[chosen], o.verdict(chosen)
+    full = comparison.details(v)
     return [comparison.headline(v),
             Image(png, f"{chosen}: first call and per call"),
             Table((), [(f"{k}:", value) for k, value in panel_numbers(o, chosen)],
                   css="jitcompare-ordering"),
-            *([Para([(t,) for t in comparison.details(v)])] if comparison.details(v) else []),
+            *([Para([(t,) for t in full])] if full else []),
             Details(("jaxpr of ", Code(chosen), f" ({_count(row.jaxpr_eqns)} equations)"),
                     row.jaxpr_text, in_text=True)]
 
