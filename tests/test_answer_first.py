@@ -288,3 +288,15 @@ def test_the_stacked_parts_differ_in_lightness_too():
     parts = [palette.PHASE[p] for p in ("trace_s", "lower_s", "compile_s", "rest_s")]
     light = [lightness(c) for c in parts]
     assert all(abs(a - b) > 0.08 for a, b in zip(light, light[1:], strict=False)), light
+
+
+def test_the_legend_fits_the_figure_even_with_every_ratio_marked():
+    near = {k: [x * 1.03 for x in xs] for k, xs in FLAT.items()}
+    worst = comparison(variant("flat", FLAT, stages_from=FROM_EVENTS),
+                       variant("nested", near, stages_from=FROM_STAGED), entry="a_long_name")
+    for c in (measured(), worst):
+        fig = phases_figure(c)
+        fig.draw_without_rendering()  # lays the figure out as saving it does
+        box, page = fig.legends[0].get_window_extent(), fig.bbox
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0, (box, page)
+    assert [t.get_text() for t in fig.legends[0].get_texts()][-1] == "first call (median)"

@@ -31,6 +31,8 @@ PART_LABELS = {**PHASE_LABELS, "rest_s": REST_LABEL}
 LEGEND_TITLE = "parts of the first call (flat/nested)"
 #: The legend entry of the first-call marker (drawn where the stages were staged).
 MARKER = "first call (median)"
+#: The most label characters one legend row holds at 10 pt on the 9-inch figure.
+LEGEND_ROW_CHARS = 64
 #: The x-axis note where a variant's stages were timed apart from its first call.
 STAGED_NOTE = "stages from a separate staged run: they need not add up to the first call"
 
@@ -65,9 +67,16 @@ def phases_figure(c: Comparison) -> Figure:
     handles, labels = cold.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: labels[i] == MARKER)  # marker last
     fig.legend([handles[i] for i in order], [labels[i] for i in order], title=LEGEND_TITLE,
-               loc="outside lower center", ncol=len(labels), fontsize=LEGEND_PT,
+               loc="outside lower center", ncol=_columns(labels), fontsize=LEGEND_PT,
                title_fontsize=LEGEND_PT, frameon=False)
     return fig
+
+
+def _columns(labels: list[str]) -> int:
+    """One legend row where the labels fit the figure's width at 10 pt, else two."""
+    if sum(len(x) for x in labels) <= LEGEND_ROW_CHARS:
+        return max(len(labels), 1)
+    return -(-len(labels) // 2)
 
 
 def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
