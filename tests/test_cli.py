@@ -37,6 +37,7 @@ def test_file_prints_table_and_writes_json_and_html(tmp_path, capsys):
     saved = json.loads(out_json.read_text())
     assert saved["variants"]["nested"]["helpers"] == ["layer"]
     assert jitmagic.load(out_json).to_dict() == saved
+    assert printed.splitlines()[1] == jitmagic.load(out_json).verdict.headline  # answer first
     html = out_html.read_text()
     _assert_self_contained(html)
     assert "jitcompare: <code>model</code>" in html and "<td>jaxlib</td>" in html

@@ -34,6 +34,8 @@ def test_display_has_text_html_and_chart(run_magic):
     (out,) = cap.outputs
     text, html = out.data["text/plain"], out.data["text/html"]
     assert "trace" in text and "XLA compile" in text and "nested helpers: layer" in text
+    assert text.splitlines()[1].startswith("Nested jit on `layer`")  # the headline, first
+    assert "</h4>\n<p class='jitcompare-verdict'><b>Nested jit on <code>layer</code>" in html
     assert "<table" in html and 'src="data:image/png;base64,' in html
     assert "<details>" in html  # the jaxprs, collapsed
 

@@ -27,7 +27,7 @@ from jitmagic.render.charts import palette
 from jitmagic.render.charts.orderings import orderings_figure
 from jitmagic.render.charts.phases import phases_figure, to_png
 from jitmagic.render.charts.sweep import sweep_figure
-from jitmagic.render.format import time_unit
+from jitmagic.render.format import fmt_s, time_unit
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 MATH = r"$\frac{$"
@@ -173,6 +173,11 @@ def whiskers(ax, horizontal: bool = True) -> list[tuple[float, float, float]]:
     return sorted(spans)
 
 
+def unit_of(ax) -> str:
+    """The unit of a horizontal time axis: its label starts with it."""
+    return ax.get_xlabel().split(",")[0]
+
+
 def min_max(at: int, samples: list[float], unit: str) -> tuple[float, float, float]:
     """The whisker a bar at ``at`` should carry: its least and its greatest raw sample."""
     scale = SECONDS_PER[unit]
@@ -190,10 +195,8 @@ def test_bars_carry_their_sample_range_and_labels_stay_clear(report):
     cold, steady = phases_figure(c).axes
     names = [t.get_text() for t in cold.get_yticklabels()]
     assert names == ["flat", "nested"]
-    # Cold bars stack trace, lower and compile: each run's whole cold start is their sum.
-    runs = {n: [sum(run) for run in zip(*(c.variants[n].samples[p]
-                                          for p in ("trace_s", "lower_s", "compile_s")),
-                                        strict=True)] for n in names}
+    # The whisker of a cold bar is the spread of the first call itself.
+    runs = {n: c.variants[n].samples["first_call_s"] for n in names}
     assert all(len(r) == 3 for r in runs.values())  # three runs each: each bar has a spread
     unit = cold.get_xlabel().split(",")[0]
     assert_spans(whiskers(cold), [min_max(i, runs[n], unit) for i, n in enumerate(names)])
@@ -204,9 +207,9 @@ def test_bars_carry_their_sample_range_and_labels_stay_clear(report):
     assert cold.get_legend() is None  # the legend sits below the panels, not on the bars
     for row, name in enumerate(names):
         label = cold.texts[row]
-        marker = c.variants[name].first_call_s * 1e3  # both cold axes are in ms here
-        assert cold.get_xlabel().startswith("ms")
-        assert label.get_position()[0] >= marker - 1e-9
+        first = c.variants[name].first_call_s / SECONDS_PER[unit_of(cold)]
+        assert label.xy[0] >= first - 1e-9 and label.xy[1] == row
+        assert label.get_text() == f"first call {fmt_s(c.variants[name].first_call_s)}"
     o = c.orderings
     first, per_call = orderings_figure(o).axes
     rows = [t.get_text() for t in first.get_yticklabels()]
@@ -239,5 +242,5 @@ def test_long_jaxprs_are_cut_and_html_has_no_backquotes(report):
 def test_each_colour_means_one_thing():
     colours = [*palette.PHASE.values(), palette.TRACE_INCLUSIVE, *palette.VARIANT.values(),
                palette.ORDERING_HIGHLIGHT, palette.ORDERING_TOGGLED, palette.ORDERING_REFERENCE,
-               palette.RANGE]
+               palette.EDGE, palette.RANGE]
     assert len({c.lower() for c in colours}) == len(colours)

@@ -31,7 +31,8 @@ def as_orderings(result: Any) -> Orderings:
 
 
 def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
-    """One ordering's chart, numbers, jaxpr and verdict, as a display_data output."""
+    """One ordering's panel as a display_data output: its verdict's headline first, then
+    the chart, the numbers, the full verdict and the jaxpr (all from the record)."""
     png = to_png(orderings_figure(o, highlight=chosen))
     return {"output_type": "display_data", "metadata": {},
             "data": {"text/plain": panel_text(o, chosen), "text/html": panel_html(o, chosen, png)}}

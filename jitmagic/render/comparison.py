@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 
-from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison
+from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison, VariantResult
 from ..model.orderings import Orderings
+from ..model.rows import FROM_EVENTS, REST_LABEL
 from ..model.stats import median
-from ..model.verdicts import not_run
+from ..model.verdicts import Verdict, not_run
 from .blocks import (
     Block,
     Cell,
@@ -27,7 +28,7 @@ from .blocks import (
     as_html,
     as_text,
 )
-from .format import fmt_ratio, fmt_s, fmt_spread
+from .format import decided, fmt_ratio, fmt_s, fmt_spread
 
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),
@@ -48,7 +49,7 @@ def _ratio_cell(c: Comparison, phase: str) -> str:
     elif not d.enough_data:
         flag = " (one run)"
     else:
-        flag = "" if d.significant else " (not significant)"
+        flag = "" if decided(d) else " (not significant)"
     return fmt_ratio(c.ratio(phase)) + flag
 
 
@@ -66,11 +67,37 @@ def verdict(c: Comparison) -> str:
     return c.verdict.text
 
 
+def headline(v: Verdict) -> Para:
+    """The verdict in one line, in bold: what every report shows right under its title."""
+    return Para([v.headline], "verdict", bold=True)
+
+
+def details(v: Verdict) -> list[str]:
+    """The verdict's full text, shown with the details (none where it is the headline)."""
+    return [] if v.text == v.headline else [v.text]
+
+
+def _rest_cell(v: VariantResult) -> str:
+    """The median rest of the first call, where JAX's events timed the stages inside it
+    (elsewhere the stages are not parts of the first call: "—")."""
+    return fmt_s(v.first_call_parts()["rest_s"]) if v.stages_from == FROM_EVENTS else "—"
+
+
+def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
+    """The rest-of-first-call row, where any variant measured one; no ratio: the rule
+    judges samples, and the rest is a difference of medians."""
+    if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
+        return []
+    return [[REST_LABEL, *(_rest_cell(c.variants[v]) for v in VARIANTS), ""]]
+
+
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
-    """One row per phase (median, min–max) and per structure count, flat against nested."""
+    """One row per phase (median, min–max), the rest of the first call where measured,
+    and one per structure count, flat against nested."""
     rows: list[list[str | Cell]] = [
         [PHASE_LABELS[p], *(_median_cell(c.variants[v].samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
+    rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += [[Cell(label), _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), ""]
              for key, label in STRUCTURE]
     return rows
@@ -86,13 +113,15 @@ def partial(stopped: str | None) -> list[Block]:
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary`
-    render these same blocks."""
+    render these same blocks. The verdict's headline comes first, under the title;
+    the chart, the table and the details follow."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" (medians of {_repeats(c)} cold runs [min–max])"))]
+                                 f" (medians of {_repeats(c)} cold runs [min–max])")),
+                        headline(c.verdict)]
     out += partial(c.stopped)
-    out += [Image(png, "phases per variant"),
+    out += [Image(png, "the first call in parts, per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
-            Para([verdict(c), _helpers_line(c),
+            Para([*details(c.verdict), _helpers_line(c),
                   _outputs_line(c),
                   f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()

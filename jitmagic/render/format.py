@@ -4,10 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.stats import spread
+from ..model.stats import Difference, spread
 from ..model.units import UNITS, fmt_ratio, fmt_s, time_unit
 
-__all__ = ["UNITS", "fmt_exponent", "fmt_ratio", "fmt_s", "fmt_spread", "time_unit"]
+__all__ = ["NOT_SIGNIFICANT", "UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
+           "fmt_spread", "marked_ratio", "time_unit"]
+
+#: What marks a ratio the one significance rule did not call a difference (charts).
+NOT_SIGNIFICANT = "n.s."
+#: The kind an undecided difference has under the newer rule (too few or too noisy runs).
+INCONCLUSIVE = "inconclusive"
+
+
+def decided(d: Difference) -> bool:
+    """Whether the one rule called a difference: significant, and not left undecided.
+
+    Reads only ``significant`` and ``kind``, so it holds for the rule as it is and for
+    one whose undecided differences have ``kind == "inconclusive"``."""
+    return bool(d.significant) and getattr(d, "kind", None) != INCONCLUSIVE
+
+
+def marked_ratio(ratio: float, d: Difference) -> str:
+    """``3.5×``, or ``1.02× n.s.`` where the rule did not call a difference (``—``
+    where nothing was measured: no mark on a number that is not there)."""
+    shown = fmt_ratio(ratio)
+    return shown if shown == "—" or decided(d) else f"{shown} {NOT_SIGNIFICANT}"
 
 
 def fmt_exponent(name: str, k: float | None) -> str:

@@ -88,10 +88,12 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
 def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
     """All four orderings as blocks, built once for the text and the HTML table."""
     rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
-    out: list[Block] = [Heading((_title(o),)), *comparison.partial(o.stopped),
+    v = o.verdict()
+    out: list[Block] = [Heading((_title(o),)), comparison.headline(v),
+                        *comparison.partial(o.stopped),
                         Image(png, "first call and per call, four orderings"),
                         Table(COLUMNS, rows, css="jitcompare-orderings"),
-                        Para([(verdict(o),), (outputs_line(o),)])]
+                        Para([*((t,) for t in comparison.details(v)), (outputs_line(o),)])]
     out += [Para([("warning: ", w)], "warning") for w in o.warnings]
     out += [Pre(f"error in {r.name}: {r.error}", "error") for r in o.rows.values() if r.error]
     return out
@@ -108,12 +110,15 @@ def html_table(o: Orderings, png: bytes | None = None) -> Html:
 
 
 def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Block]:
-    """What the toggle shows for one ordering: verdict, chart, numbers, jaxpr."""
-    row = o[chosen]
-    return [Para([verdict(o, chosen)], "verdict", bold=True),
+    """What the toggle shows for one ordering: its verdict's headline first, then the
+    chart, the numbers, the verdict in full and the jaxpr."""
+    row, v = o[chosen], o.verdict(chosen)
+    full = comparison.details(v)
+    return [comparison.headline(v),
             Image(png, f"{chosen}: first call and per call"),
-            Table((), [(f"{k}:", v) for k, v in panel_numbers(o, chosen)],
+            Table((), [(f"{k}:", value) for k, value in panel_numbers(o, chosen)],
                   css="jitcompare-ordering"),
+            *([Para([(t,) for t in full])] if full else []),
             Details(("jaxpr of ", Code(chosen), f" ({_count(row.jaxpr_eqns)} equations)"),
                     row.jaxpr_text, in_text=True)]
 

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from ...model.attribution import Attribution
 from ..format import fmt_s
 from .palette import PHASE, TRACE_INCLUSIVE
-from .style import plain
+from .style import DPI, LABEL_PT, LEGEND_PT, plain
 
 
 def attribution_figure(a: Attribution) -> Figure:
@@ -21,14 +21,14 @@ def attribution_figure(a: Attribution) -> Figure:
     rows = [(h.helper, h.calls, a.share(h.inclusive_s), a.share(h.own_s)) for h in a.helpers]
     entry = a.share(a.entry_own_s)
     rows.append((f"{a.entry} (entry, own)", 1, entry, entry))
-    fig = Figure(figsize=(7, 0.45 * len(rows) + 1.6), layout="constrained")
+    fig = Figure(figsize=(7, 0.45 * len(rows) + 1.6), layout="constrained", dpi=DPI)
     ax = fig.subplots()
     for i, (name, calls, inclusive, own) in enumerate(rows):
         ax.barh(i, inclusive * 100, color=TRACE_INCLUSIVE,
                 label="inclusive (with its callees)" if i == 0 else None)
         ax.barh(i, own * 100, color=PHASE["trace_s"], height=0.5, label="own" if i == 0 else None)
         ax.text(inclusive * 100, i, f"  {plain(name)}: {calls} call{'s' * (calls != 1)}, "
-                f"{inclusive:.0%} of trace time", va="center", fontsize=9)
+                f"{inclusive:.0%} of trace time", va="center", fontsize=LABEL_PT)
     ax.set_yticks(range(len(rows)), [plain(r[0]) for r in rows])
     ax.invert_yaxis()
     ax.set_xlim(0, 175)  # room for the labels right of the bars
@@ -36,5 +36,5 @@ def attribution_figure(a: Attribution) -> Figure:
     ax.margins(y=0.1)
     ax.set_xlabel(f"% of the flat trace ({fmt_s(a.trace_s)}, one cold trace)")
     ax.set_title(f"{plain(a.entry)}: trace time by helper")
-    fig.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=LEGEND_PT, frameon=False)
     return fig

@@ -14,8 +14,8 @@ from matplotlib.figure import Figure
 from ...model.orderings import ORDERINGS, TOGGLED, Orderings
 from ...model.stats import spread
 from ..format import fmt_s, time_unit
-from .palette import ORDERING_HIGHLIGHT, ORDERING_REFERENCE, ORDERING_TOGGLED
-from .style import plain, whisker
+from .palette import EDGE, ORDERING_HIGHLIGHT, ORDERING_REFERENCE, ORDERING_TOGGLED
+from .style import DPI, LABEL_PT, plain, whisker
 
 PANELS = (("first_call_s", "first call (cold: caches cleared)"),
           ("execute_s", "per call (steady state)"))
@@ -35,18 +35,18 @@ def orderings_figure(o: Orderings, highlight: str | None = None) -> Figure:
     title (the toggle's chart); without, the two toggled orderings are.
     """
     names = [n for n in ORDERINGS if n in o.rows and o[n].error is None]
-    fig = Figure(figsize=(9, 2.8), layout="constrained")
+    fig = Figure(figsize=(9, 2.8), layout="constrained", dpi=DPI)
     for ax, (key, label) in zip(fig.subplots(1, 2), PANELS, strict=True):
         _panel(ax, o, names, key, _colors(names, highlight))
         ax.set_yticks(range(len(names)), [plain(n) for n in names] if key == PANELS[0][0]
                       else [""] * len(names))
         ax.set_xlabel(f"{time_unit(_seconds(o, names, key))[0]}, {label}")
     if highlight is None:
-        fig.suptitle(f"{plain(o.entry)}, batch {plain(o.batch)}: four orderings", fontsize=10)
+        fig.suptitle(f"{plain(o.entry)}, batch {plain(o.batch)}: four orderings", fontsize=11)
     else:
         row = o[highlight]
         fig.suptitle(f"{plain(highlight)}: first call {fmt_s(row.first_call_s)}, "
-                     f"per call {fmt_s(row.execute_s)}", fontsize=10)
+                     f"per call {fmt_s(row.execute_s)}", fontsize=11)
     return fig
 
 
@@ -58,12 +58,13 @@ def _panel(ax: Axes, o: Orderings, names: list[str], key: str, colors: list[str]
     """Median bars in the panel's unit, whiskers, and each median's label past its whisker."""
     _, scale = time_unit(_seconds(o, names, key))
     values = [o[n].median(key) for n in names]
-    ax.barh(range(len(names)), [0 if math.isnan(v) else v / scale for v in values], color=colors)
+    ax.barh(range(len(names)), [0 if math.isnan(v) else v / scale for v in values], color=colors,
+            edgecolor=EDGE, linewidth=0.5)
     for i, (n, v) in enumerate(zip(names, values, strict=True)):
         end = 0 if math.isnan(v) else v
         if (rng := spread(o[n].samples.get(key, []))) is not None:
             whisker(ax, i, rng[0] / scale, rng[1] / scale)
             end = max(end, rng[1])
-        ax.text(end / scale, i, f" {fmt_s(v)}", va="center", fontsize=8)
+        ax.text(end / scale, i, f" {fmt_s(v)}", va="center", fontsize=LABEL_PT)
     ax.invert_yaxis()
     ax.margins(x=0.3)

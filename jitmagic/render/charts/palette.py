@@ -1,4 +1,9 @@
-"""One palette: each colour means one thing in every chart.
+"""One palette: each colour means one thing in every chart, and all are colour-blind safe.
+
+The colours are Okabe and Ito's (https://jfly.uni-koeln.de/color/), chosen to stay
+apart under every common colour-vision deficiency, with greys and one tint beside
+them. No chart puts a red beside a green: the stacked first call is blue, green,
+orange, grey, which differ in lightness as well as in hue.
 
 Phases have one colour each wherever they appear (the phases chart, the
 attribution chart's trace shares, the sweep's panels), the two variants one
@@ -8,24 +13,31 @@ in colours that are none of these. Charts import their colours from here.
 
 from __future__ import annotations
 
-#: One colour per phase. The first call is drawn as a marker, execute as its own panel.
+BLACK, ORANGE, SKY_BLUE, BLUISH_GREEN = "#000000", "#e69f00", "#56b4e9", "#009e73"
+YELLOW, BLUE, VERMILLION, REDDISH_PURPLE = "#f0e442", "#0072b2", "#d55e00", "#cc79a7"
+
+#: One colour per part of a first call, and per call. The first call is drawn as a
+#: marker only where its stages came from a separate staged run.
 PHASE = {
-    "trace_s": "#4c72b0",       # blue
-    "lower_s": "#55a868",       # green
-    "compile_s": "#c44e52",     # red
-    "first_call_s": "#222222",  # near-black marker
-    "execute_s": "#8172b2",     # purple
+    "trace_s": BLUE,
+    "lower_s": BLUISH_GREEN,
+    "compile_s": ORANGE,
+    "rest_s": "#c8c8c8",        # light grey: what is not a stage
+    "first_call_s": BLACK,      # the marker
+    "execute_s": REDDISH_PURPLE,
 }
 #: Trace time that includes the helpers' callees: a light tint of the trace colour.
-TRACE_INCLUSIVE = "#a9c0e0"
+TRACE_INCLUSIVE = "#a6cde6"
 
 #: One colour per variant (lines and markers, never bars, so never mistaken for a phase).
-VARIANT = {"flat": "#dd8452", "nested": "#937860"}  # orange, brown
+VARIANT = {"flat": VERMILLION, "nested": SKY_BLUE}
 
 #: The orderings chart: the ordering picked out, the two toggled ones, the references.
-ORDERING_HIGHLIGHT = "#da8bc3"  # pink
-ORDERING_TOGGLED = "#64b5cd"    # teal
-ORDERING_REFERENCE = "#a0a0a0"  # grey
+ORDERING_HIGHLIGHT = YELLOW
+ORDERING_TOGGLED = "#6b6b6b"    # dark grey
+ORDERING_REFERENCE = "#d9d9d9"  # light grey
+#: Bar edges on the orderings chart (a yellow bar needs one on white).
+EDGE = "#444444"
 
 #: Whiskers (the min–max range of a bar's samples) and text on the charts.
 RANGE = "#333333"

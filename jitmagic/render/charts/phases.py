@@ -1,5 +1,12 @@
 """Charts of a comparison, as matplotlib ``Figure`` objects or PNG bytes; never displays.
 
+A variant's bar is its cold first call in parts: trace, lower, XLA compile and,
+where JAX's own events timed those stages inside the first call
+(``stages_from == FROM_EVENTS``), the rest of it, so the bar ends at the median
+first call. Where the stages came from a separate staged run they are not parts
+of the first call: the bar stacks the stages and a marker shows the first call.
+Either way the whisker is the first call's min–max and the label its median.
+
 Figures are built with ``matplotlib.figure.Figure`` directly, not ``pyplot``,
 so they never join pyplot's global list of open figures in the user's kernel.
 """
@@ -13,63 +20,115 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ...model.comparison import PHASE_LABELS, VARIANTS, Comparison, VariantResult
-from ...model.stats import spread
-from ..format import fmt_ratio, fmt_s, time_unit
+from ...model.rows import FROM_EVENTS, REST_LABEL, STAGE_PHASES
+from ..format import fmt_s, marked_ratio, time_unit
 from .palette import PHASE
-from .style import plain, whisker
+from .style import DPI, LABEL_PT, LEGEND_PT, plain, whisker
 
-COLD = ("trace_s", "lower_s", "compile_s")
+#: What each part of a bar is called in the legend.
+PART_LABELS = {**PHASE_LABELS, "rest_s": REST_LABEL}
+#: The legend's title: its ratios are flat/nested medians.
+LEGEND_TITLE = "parts of the first call (flat/nested)"
+#: The legend entry of the first-call marker (drawn where the stages were staged).
+MARKER = "first call (median)"
+#: The most label characters one legend row holds at 10 pt on the 9-inch figure.
+LEGEND_ROW_CHARS = 64
+#: The x-axis note where a variant's stages were timed apart from its first call.
+STAGED_NOTE = "stages from a separate staged run: they need not add up to the first call"
 
 
 def _finite(x: float) -> float:
     return 0.0 if math.isnan(x) else x
 
 
-def cold_totals(v: VariantResult) -> list[float]:
-    """Trace + lower + compile of each cold run (the phases are sampled run by run)."""
-    cols = [v.samples.get(p, []) for p in COLD]
-    return [sum(run) for run in zip(*cols, strict=False)]
+def bar_parts(v: VariantResult) -> dict[str, float]:
+    """The parts a variant's bar stacks, in order (``first_call_parts``; unmeasured: 0)."""
+    return {k: _finite(x) for k, x in v.first_call_parts().items()}
+
+
+def staged(v: VariantResult) -> bool:
+    """Whether the variant's stages were timed, but not inside its first call."""
+    return v.stages_from != FROM_EVENTS and any(v.samples.get(p) for p in STAGE_PHASES)
+
+
+def ratio_label(c: Comparison, phase: str) -> str:
+    """``3.5×`` flat/nested, marked ``n.s.`` where the one rule called no difference."""
+    return marked_ratio(c.ratio(phase), c.difference(phase))
 
 
 def phases_figure(c: Comparison) -> Figure:
-    """Stacked cold-start bars per variant with the min–max of their totals, first-call
-    markers, and per-call execute bars with their min–max; the legend below the panels."""
-    fig = Figure(figsize=(9, 3.6), layout="constrained")
+    """The cold first call per variant in parts, and per-call execute bars with their
+    min–max; the legend (10 pt) below the panels."""
+    fig = Figure(figsize=(9, 4), layout="constrained", dpi=DPI)
     cold, steady = fig.subplots(1, 2, width_ratios=(3, 1))
     names = [n for n in VARIANTS if n in c.variants and c.variants[n].ok]
     _cold_panel(cold, c, names)
     _execute_panel(steady, c, names)
-    fig.legend(loc="outside lower center", ncol=4, fontsize=8, frameon=False)
+    handles, labels = cold.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i] == MARKER)  # marker last
+    fig.legend([handles[i] for i in order], [labels[i] for i in order], title=LEGEND_TITLE,
+               loc="outside lower center", ncol=_columns(labels), fontsize=LEGEND_PT,
+               title_fontsize=LEGEND_PT, frameon=False)
     return fig
 
 
+def _columns(labels: list[str]) -> int:
+    """One legend row where the labels fit the figure's width at 10 pt, else two."""
+    if sum(len(x) for x in labels) <= LEGEND_ROW_CHARS:
+        return max(len(labels), 1)
+    return -(-len(labels) // 2)
+
+
 def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
-    """One stacked bar per variant; the total's label right of everything drawn on its row."""
+    """One bar per variant: its parts stacked, the first call's whisker and median label."""
     variants = [c.variants[n] for n in names]
-    unit, scale = time_unit([x for v in variants for x in cold_totals(v) + [v.first_call_s]])
+    unit, scale = time_unit([x for v in variants
+                             for x in [*v.samples.get("first_call_s", []), *bar_parts(v).values()]])
+    labelled: set[str] = set()
     for row, v in enumerate(variants):
-        left = 0.0
-        for p in COLD:
-            width = _finite(v.median(p))
-            ax.barh(row, width / scale, left=left / scale, color=PHASE[p],
-                    label=f"{PHASE_LABELS[p]} (flat/nested {fmt_ratio(c.ratio(p))})"
-                    if row == 0 else None)
-            left += width
-        ends = [left]
-        if (rng := spread(cold_totals(v))) is not None:
-            whisker(ax, row, rng[0] / scale, rng[1] / scale)
-            ends.append(rng[1])
-        first = v.first_call_s
-        if not math.isnan(first):
-            ax.plot([first / scale] * 2, [row - 0.4, row + 0.4], color=PHASE["first_call_s"],
-                    lw=2, label="first call (median)" if row == 0 else None)
-            ends.append(first)
-        ax.text(max(ends) / scale, row, f"  {fmt_s(left)}", va="center", fontsize=9)
+        end = _stack(ax, c, row, v, scale, labelled)
+        _first_call(ax, row, v, end, scale, labelled)
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
-    ax.set_xlabel(f"{unit}, cold (caches cleared); whiskers: min–max")
-    ax.set_title(f"{plain(c.entry)}: where start-up time goes")
-    ax.margins(x=0.2)
+    note = f"\n{STAGED_NOTE}" if any(staged(v) for v in variants) else ""
+    ax.set_xlabel(f"{unit}, cold first call (caches cleared); whiskers: its min–max{note}")
+    ax.set_title(f"{plain(c.entry)}: first call, flat/nested {ratio_label(c, 'first_call_s')}")
+    ax.margins(x=0.25)
+
+
+def _stack(ax: Axes, c: Comparison, row: int, v: VariantResult, scale: float,
+           labelled: set[str]) -> float:
+    """The variant's parts, left to right; returns where the bar ends (seconds)."""
+    left = 0.0
+    for part, width in bar_parts(v).items():
+        label = None
+        if part not in labelled:
+            labelled.add(part)
+            label = PART_LABELS[part] if part == "rest_s" else \
+                f"{PART_LABELS[part]} {ratio_label(c, part)}"
+        ax.barh(row, width / scale, left=left / scale, color=PHASE[part], label=label)
+        left += width
+    return left
+
+
+def _first_call(ax: Axes, row: int, v: VariantResult, end: float, scale: float,
+                labelled: set[str]) -> None:
+    """The first call's min–max whisker, a marker where the bar is not the first call,
+    and the median's label at the bar's end, above the whisker."""
+    if (rng := v.spread("first_call_s")) is not None:
+        whisker(ax, row, rng[0] / scale, rng[1] / scale)
+    first = v.first_call_s
+    if math.isnan(first):
+        text, at = f"stages {fmt_s(end)}", end
+    else:
+        text, at = f"first call {fmt_s(first)}", max(end, first)
+    if staged(v) and not math.isnan(first):
+        marker = MARKER if "marker" not in labelled else None
+        labelled.add("marker")
+        ax.plot([first / scale] * 2, [row - 0.4, row + 0.4], color=PHASE["first_call_s"],
+                lw=2, label=marker)
+    ax.annotate(text, (at / scale, row), xytext=(4, 5), textcoords="offset points",
+                va="bottom", fontsize=LABEL_PT)
 
 
 def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
@@ -78,15 +137,15 @@ def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
     unit, scale = time_unit([x for xs in samples for x in xs])
     medians = [_finite(c.variants[n].execute_s) / scale for n in names]
     ax.bar(range(len(names)), medians, color=PHASE["execute_s"])
-    for i, xs in enumerate(samples):
-        if (rng := spread(xs)) is not None:
+    for i, n in enumerate(names):
+        if (rng := c.variants[n].spread("execute_s")) is not None:
             whisker(ax, i, rng[0] / scale, rng[1] / scale, horizontal=False)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylabel(f"{unit} per call")
-    ax.set_title(f"execute ({fmt_ratio(c.ratio('execute_s'))})")
+    ax.set_title(f"execute ({ratio_label(c, 'execute_s')})")
 
 
-def to_png(fig: Figure, dpi: int = 90) -> bytes:
+def to_png(fig: Figure, dpi: int = DPI) -> bytes:
     """PNG bytes of a figure (for inline display and self-contained HTML)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)

@@ -1,5 +1,5 @@
-"""What every chart shares: plain text for matplotlib, time axes in a readable unit,
-and min–max whiskers."""
+"""What every chart shares: plain text for matplotlib, legible type sizes, the PNG
+resolution, and min–max whiskers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,12 @@ from typing import Any
 from matplotlib.axes import Axes
 
 from .palette import RANGE
+
+#: Resolution of every PNG: at 100 dpi one point is 1.39 pixels, so 10 pt type is 14 px.
+DPI = 100
+#: Type sizes in points: legends and labels on the bars never go below 10 pt.
+LEGEND_PT = 10
+LABEL_PT = 10
 
 
 def plain(x: Any) -> str:

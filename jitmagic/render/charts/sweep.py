@@ -12,10 +12,11 @@ from ...model.comparison import PHASE_LABELS, PHASES
 from ...model.sweep import Sweep, exponents, log_scale, medians
 from ..format import fmt_exponent, fmt_s
 from .palette import VARIANT
-from .style import plain
+from .style import DPI, LEGEND_PT, plain
 
-STYLE = {"flat": dict(color=VARIANT["flat"], marker="o"),
-         "nested": dict(color=VARIANT["nested"], marker="s")}
+#: Each variant's line: its colour, and a marker and dash of its own (told apart in grey too).
+STYLE = {"flat": dict(color=VARIANT["flat"], marker="o", linestyle="-"),
+         "nested": dict(color=VARIANT["nested"], marker="s", linestyle="--")}
 
 
 def sweep_figure(c: Sweep) -> Figure:
@@ -30,7 +31,7 @@ def sweep_figure(c: Sweep) -> Figure:
     loglog = log_scale(values)
     xs = values if loglog else list(range(len(values)))
     meds, ks = medians(c), exponents(c)
-    fig = Figure(figsize=(3.1 * len(PHASES), 3.3), layout="constrained")
+    fig = Figure(figsize=(3.1 * len(PHASES), 3.3), layout="constrained", dpi=DPI)
     axes = fig.subplots(1, len(PHASES))
     for ax, phase in zip(axes, PHASES, strict=True):
         for variant, style in STYLE.items():
@@ -52,7 +53,7 @@ def sweep_figure(c: Sweep) -> Figure:
         ax.set_title(PHASE_LABELS[phase])
         ax.set_xlabel(name)
         if ax.lines:  # a phase nothing measured (a stopped sweep) has no legend
-            ax.legend(fontsize=8)
+            ax.legend(fontsize=LEGEND_PT)
     axes[0].set_ylabel("median time")
     fig.suptitle(f"{plain(c.entry)}: how each phase grows with {name}")
     return fig

@@ -1,0 +1,302 @@
+"""The answer first: the verdict's headline under every title, and a chart whose bar is
+the first call in parts. Records are built by hand (no timing): crafted samples only."""
+
+from __future__ import annotations
+
+import colorsys
+import dataclasses
+import struct
+from html.parser import HTMLParser
+from types import SimpleNamespace
+
+import pytest
+from matplotlib.patches import Rectangle
+from support import comparison, variant
+
+from jitmagic.frontends.command import show
+from jitmagic.model.attribution import Attribution, HelperTime
+from jitmagic.model.orderings import OrderingRow, Orderings
+from jitmagic.model.rows import FROM_EVENTS, FROM_STAGED, REST_LABEL
+from jitmagic.model.sweep import Sweep
+from jitmagic.render.bundle import bundle, text
+from jitmagic.render.charts import palette
+from jitmagic.render.charts.attribution import attribution_figure
+from jitmagic.render.charts.orderings import orderings_figure
+from jitmagic.render.charts.phases import STAGED_NOTE, phases_figure, to_png
+from jitmagic.render.charts.style import DPI
+from jitmagic.render.charts.sweep import sweep_figure
+from jitmagic.render.comparison import html_summary
+from jitmagic.render.format import decided, fmt_s, marked_ratio
+from jitmagic.render.orderings import panel_html, panel_text
+
+FLAT = {"trace_s": [0.30, 0.32, 0.31], "lower_s": [0.05, 0.05, 0.06],
+        "compile_s": [0.20, 0.22, 0.21], "first_call_s": [0.60, 0.64, 0.62],
+        "execute_s": [1e-4, 1.1e-4, 1e-4]}
+NESTED = {"trace_s": [0.03, 0.032, 0.031], "lower_s": [0.02, 0.02, 0.021],
+          "compile_s": [0.10, 0.11, 0.105], "first_call_s": [0.17, 0.18, 0.175],
+          "execute_s": [1e-4, 1.05e-4, 1e-4]}
+
+
+def measured(flat_from: str | None = FROM_EVENTS, nested_from: str | None = FROM_EVENTS,
+             **fields):
+    """Flat and nested with the crafted samples above, the stages timed as given."""
+    return comparison(variant("flat", FLAT, stages_from=flat_from),
+                      variant("nested", NESTED, stages_from=nested_from,
+                              helper_calls={"layer": 4}), wall_s=3.0, **fields)
+
+
+def orderings() -> Orderings:
+    rows = {name: OrderingRow(name, {"first_call_s": [0.1, 0.11, 0.12], "execute_s": xs},
+                              same_program=True)
+            for name, xs in (("jit(vmap(f))", [1e-4, 1.1e-4, 1.05e-4]),
+                             ("vmap(jit(f))", [2e-4, 2.1e-4, 2.2e-4]))}
+    return Orderings("f", 8, 0, True, rows)
+
+
+class Elements(HTMLParser):
+    """The page's top-level elements in order: (tag, class, text inside)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.found: list[list[str]] = []
+        self.depth = 0
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("br", "img"):
+            if self.depth == 0:
+                self.found.append([tag, dict(attrs).get("class") or "", ""])
+            return
+        if self.depth == 0:
+            self.found.append([tag, dict(attrs).get("class") or "", ""])
+        self.depth += 1
+
+    def handle_endtag(self, tag):
+        if tag not in ("br", "img"):
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth and self.found:
+            self.found[-1][2] += data
+
+
+# --- the headline ------------------------------------------------------------------
+
+
+def test_the_headline_is_the_line_under_the_title_in_text():
+    c = measured()
+    lines = text(c).splitlines()
+    assert lines[0].startswith("jitcompare: model")
+    assert lines[1] == c.verdict.headline
+    assert lines[1].startswith("Nested jit on `layer` makes the first call 3.54× faster")
+    assert lines[2].startswith("phase")  # then the table, then the details
+    assert c.verdict.text in lines
+
+
+def test_the_headline_is_the_first_element_after_the_title_in_html():
+    c = measured()
+    for png in (None, to_png(phases_figure(c))):
+        (title, first, after, *_) = Elements(html_summary(c, png)).found
+        assert title[0] == "h4" and first[:2] == ["p", "jitcompare-verdict"]
+        assert first[2] == c.verdict.headline.replace("`", "")
+        assert after[0] == ("img" if png else "table")
+
+
+def test_a_verdict_that_is_its_headline_is_shown_once():
+    c = measured()
+    c = dataclasses.replace(c, variants={**c.variants, "nested": dataclasses.replace(
+        c.nested, samples={**NESTED, "first_call_s": []})})
+    assert c.verdict.text == c.verdict.headline
+    assert text(c).count(c.verdict.text) == 1
+
+
+def test_the_command_prints_the_headline_second(capsys):
+    c = measured()
+    show([text(c)])
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1] == c.verdict.headline
+
+
+def test_orderings_start_with_their_headline_in_the_table_and_each_panel():
+    o = orderings()
+    c = measured(orderings=o)
+    plain = bundle(c, plot=False)["text/plain"].splitlines()
+    title = next(i for i, ln in enumerate(plain) if ln.startswith("vmap/jit orderings"))
+    assert plain[title + 1] == o.verdict().headline
+    for chosen in ("jit(vmap(f))", "vmap(jit(f))"):
+        v = o.verdict(chosen)
+        assert panel_text(o, chosen).splitlines()[0] == v.headline
+        assert v.headline.startswith(chosen) and "per call" in v.headline
+        first, *_ = Elements(panel_html(o, chosen)).found
+        assert first[:2] == ["p", "jitcompare-verdict"] and first[2] == v.headline
+        assert panel_html(o, chosen).count("jitcompare-verdict") == 1  # the browser finds one
+        assert v.text in panel_text(o, chosen)
+
+
+# --- the table ---------------------------------------------------------------------
+
+
+def rest_row(c) -> list[str] | None:
+    row = next((ln for ln in text(c).splitlines() if ln.startswith(REST_LABEL)), None)
+    return None if row is None else row[len(REST_LABEL):].split()
+
+
+def test_the_table_shows_the_rest_of_the_first_call_only_where_measured():
+    lines = text(measured()).splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(REST_LABEL))
+    assert lines[at - 1].startswith("XLA compile") and lines[at + 1].startswith("first call")
+    assert rest_row(measured()) == ["50", "ms", "19", "ms"]  # 620 − 570, 175 − 156
+    assert rest_row(measured(FROM_EVENTS, FROM_STAGED)) == ["50", "ms", "—"]
+    assert rest_row(measured(FROM_STAGED, None)) is None  # a staged report: no such row
+
+
+# --- the chart ---------------------------------------------------------------------
+
+
+def bars(ax) -> dict[int, list[Rectangle]]:
+    """The stacked bars' parts by row, left to right."""
+    rows: dict[int, list[Rectangle]] = {}
+    for p in ax.patches:
+        rows.setdefault(round(p.get_y() + p.get_height() / 2), []).append(p)
+    return {r: sorted(ps, key=lambda p: p.get_x()) for r, ps in rows.items()}
+
+
+def test_a_bar_from_events_is_the_first_call_in_parts():
+    c = measured()
+    cold = phases_figure(c).axes[0]
+    assert cold.get_xlabel().startswith("ms,") and STAGED_NOTE not in cold.get_xlabel()
+    for row, v in enumerate((c.flat, c.nested)):
+        parts = bars(cold)[row]
+        assert [p.get_facecolor() for p in parts][-1][:3] == pytest.approx(
+            tuple(int(palette.PHASE["rest_s"][i:i + 2], 16) / 255 for i in (1, 3, 5)))
+        assert len(parts) == 4  # trace, lower, XLA compile, the rest
+        for left, right in zip(parts, parts[1:], strict=False):
+            assert right.get_x() == pytest.approx(left.get_x() + left.get_width())
+        assert sum(p.get_width() for p in parts) == pytest.approx(v.first_call_s * 1e3)
+        label = cold.texts[row]
+        assert label.xy[0] == pytest.approx(v.first_call_s * 1e3)  # at the bar's end
+        assert label.get_text() == f"first call {fmt_s(v.first_call_s)}"
+    assert not [ln for ln in cold.lines if ln.get_color() == palette.PHASE["first_call_s"]]
+
+
+def test_a_staged_bar_keeps_its_marker_and_says_where_the_stages_came_from():
+    c = measured(FROM_STAGED, None)
+    fig = phases_figure(c)
+    cold = fig.axes[0]
+    assert STAGED_NOTE in cold.get_xlabel()
+    for row, v in enumerate((c.flat, c.nested)):
+        parts = bars(cold)[row]
+        assert len(parts) == 3  # the stages only: no rest where none was measured
+        assert sum(p.get_width() for p in parts) == pytest.approx(
+            (v.trace_s + v.lower_s + v.compile_s) * 1e3)
+        assert cold.texts[row].xy[0] == pytest.approx(v.first_call_s * 1e3)
+    markers = [ln for ln in cold.lines if len(ln.get_xdata()) == 2
+               and ln.get_color() == palette.PHASE["first_call_s"]]
+    assert [m.get_xdata()[0] for m in markers] == pytest.approx([620, 175])
+    assert fig.legends[0].get_texts()[-1].get_text() == "first call (median)"
+
+
+def test_ratios_the_rule_does_not_call_are_marked_not_significant():
+    fig = phases_figure(measured())
+    cold, steady = fig.axes
+    assert steady.get_title() == "execute (1× n.s.)"  # 100 µs both: no difference
+    assert cold.get_title().endswith("flat/nested 3.54×")
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["trace 10×", "lower 2.5×", "XLA compile 2×", REST_LABEL]
+
+
+@pytest.mark.parametrize(("kind", "significant", "shown"), [
+    ("faster", True, "2×"), ("slower", True, "2×"),
+    ("no measurable difference", False, "2× n.s."),
+    ("inconclusive", True, "2× n.s."), ("inconclusive", False, "2× n.s."),
+])
+def test_an_undecided_difference_is_not_significant_under_either_rule(kind, significant, shown):
+    d = SimpleNamespace(kind=kind, significant=significant)
+    assert decided(d) is (shown == "2×")
+    assert marked_ratio(2.0, d) == shown
+    assert marked_ratio(float("nan"), d) == "—"
+
+
+def legend_sizes(fig) -> list[float]:
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    assert legends
+    return [t.get_fontsize() for lg in legends for t in (*lg.get_texts(), lg.get_title())
+            if t.get_text()]
+
+
+def test_legends_and_labels_are_at_least_10_pt_at_100_dpi():
+    c = measured()
+    fig = phases_figure(c)
+    assert min(legend_sizes(fig)) >= 10
+    assert min(t.get_fontsize() for t in fig.axes[0].texts) >= 10
+    assert min(t.get_fontsize() for t in orderings_figure(orderings()).axes[0].texts) >= 10
+    png = to_png(fig)
+    width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR
+    assert DPI >= 100 and (width, height) == (900, 400)  # 10 pt is 14 px
+    point = dataclasses.replace(c, warnings=())
+    sweep = Sweep.from_dict({"schema": "jitmagic.sweep/1", "name": "n", "values": [1, 2],
+                             "wall_s": 1.0, "points": [point.to_dict()] * 2, "warnings": []})
+    assert min(legend_sizes(sweep_figure(sweep))) >= 10
+
+
+def test_the_attribution_legend_is_legible():
+    a = Attribution("model", trace_s=1.0, entry_s=0.95, entry_code_s=0.1,
+                    helpers=(HelperTime("layer", calls=4, inclusive_s=0.8, own_s=0.6),))
+    fig = attribution_figure(a)
+    assert min(legend_sizes(fig)) >= 10 and min(t.get_fontsize() for t in fig.axes[0].texts) >= 10
+
+
+# --- the palette -------------------------------------------------------------------
+
+
+def hue_saturation(colour: str) -> tuple[float, float]:
+    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    h, _, s = colorsys.rgb_to_hls(r, g, b)
+    return h * 360, s
+
+
+def is_red(colour: str) -> bool:
+    h, s = hue_saturation(colour)
+    return s > 0.25 and (h < 20 or h > 340)
+
+
+def is_green(colour: str) -> bool:
+    h, s = hue_saturation(colour)
+    return s > 0.25 and 80 <= h <= 150
+
+
+def every_colour() -> list[str]:
+    return [*palette.PHASE.values(), palette.TRACE_INCLUSIVE, *palette.VARIANT.values(),
+            palette.ORDERING_HIGHLIGHT, palette.ORDERING_TOGGLED, palette.ORDERING_REFERENCE,
+            palette.EDGE, palette.RANGE]
+
+
+def test_the_palette_has_no_red_and_green_pair():
+    colours = every_colour()
+    assert not (any(map(is_red, colours)) and any(map(is_green, colours))), colours
+    assert is_red("#ff0000") and is_green("#00ff00")  # the rule bites, on pure colours
+    assert is_red("#c44e52") and is_green("#55a868")  # and on the old palette's pair
+    assert not is_red(palette.VARIANT["flat"])  # vermillion is Okabe-Ito's, not a pure red
+
+
+def test_the_stacked_parts_differ_in_lightness_too():
+    """Told apart without hue (in grey, or with any colour-vision deficiency)."""
+    def lightness(colour: str) -> float:
+        r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    parts = [palette.PHASE[p] for p in ("trace_s", "lower_s", "compile_s", "rest_s")]
+    light = [lightness(c) for c in parts]
+    assert all(abs(a - b) > 0.08 for a, b in zip(light, light[1:], strict=False)), light
+
+
+def test_the_legend_fits_the_figure_even_with_every_ratio_marked():
+    near = {k: [x * 1.03 for x in xs] for k, xs in FLAT.items()}
+    worst = comparison(variant("flat", FLAT, stages_from=FROM_EVENTS),
+                       variant("nested", near, stages_from=FROM_STAGED), entry="a_long_name")
+    for c in (measured(), worst):
+        fig = phases_figure(c)
+        fig.draw_without_rendering()  # lays the figure out as saving it does
+        box, page = fig.legends[0].get_window_extent(), fig.bbox
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0, (box, page)
+    assert [t.get_text() for t in fig.legends[0].get_texts()][-1] == "first call (median)"
