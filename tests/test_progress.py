@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
+import time
 import timeit
 from contextlib import contextmanager
 from pathlib import Path
@@ -195,3 +197,20 @@ def test_a_cell_returning_its_result_shows_the_report_once(tmp_path):
                  if "jitcompare: model" in o.get("data", {}).get("text/plain", "")]
         assert len(shown) == 1, (index, [o.output_type for o in outputs])
     assert nb.cells[1].execution_count is not None
+
+
+def test_the_line_names_the_parts_still_to_come_and_auto_counts_its_fewest_rounds():
+    from jitmagic.measure.reporting import Reporter
+
+    seen: list[Progress] = []
+    r = Reporter("g", started=0.0, draw=seen.append, plan=("orderings", "advice"))
+    r.at("comparison", "flat", 2, 9, units=(2, 18), at_most=True)
+    r.part = dataclasses.replace(r.part, began=time.perf_counter() - 4.0)  # 4 s a round
+    r.tell("first call")
+    line = seen[-1].line()
+    assert "flat 2/≤9" in line and line.endswith("of the comparison, then orderings, advice")
+    # -r auto: the estimate is of its fewest rounds (3), not of the most (9): 4 units left
+    assert 7.0 < seen[-1].left_s < 9.0
+    r.at("orderings", "jit(vmap(f))", 1, 9, at_most=True)
+    r.tell("first call")
+    assert seen[-1].later == ("advice",)

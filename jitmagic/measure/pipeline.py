@@ -147,6 +147,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     start = time.perf_counter() if start is None else start
     check = check or checkpoint(entry, options, start)
     check.report.entry = check.report.entry or entry
+    check.report.plan = later_parts(options)
     if options.advise:
         advice.check_repeat(options.repeat)
     flat = prepared["flat"]
@@ -170,6 +171,13 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     if result.stopped_anywhere:
         return result
     return add_lines(result, prepared) if options.lines else result
+
+
+def later_parts(options: Options) -> tuple[str, ...]:
+    """The parts that run after the comparison, as progress names them."""
+    parts = (("orderings", options.vmap), ("attribution", options.attribute or options.advise),
+             ("advice", options.advise), ("lines", options.lines))
+    return tuple(name for name, on in parts if on)
 
 
 def _checked(nested: Prepared, check: Checkpoint) -> Prepared:

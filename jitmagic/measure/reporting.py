@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..model.progress import Draw, Progress
+from .rounds import FEWEST
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Reporter:
     where: Position = field(default_factory=Position)
     part: Part = field(default_factory=Part)
     sweep: SweepPace | None = None
+    #: The parts to run after the comparison, in order (told with every progress line).
+    plan: tuple[str, ...] = ()
 
     def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
            noun: str = "variant", units: tuple[int, int] = (0, 0),
@@ -94,7 +97,13 @@ class Reporter:
             return
         w, now = self.where, time.perf_counter()
         self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.repeat,
-                           w.repeats, self._left(now), self.point, done, w.at_most))
+                           w.repeats, self._left(now), self.point, done, w.at_most,
+                           self._later()))
+
+    def _later(self) -> tuple[str, ...]:
+        """The planned parts after the one now running."""
+        part = self.where.what
+        return self.plan[self.plan.index(part) + 1:] if part in self.plan else self.plan
 
     def _left(self, now: float) -> float | None:
         """Seconds left, from the pace so far: of the sweep once one point has run,
@@ -104,4 +113,8 @@ class Reporter:
             return max(0.0, (s.point_began - s.began) / s.done * s.count - (now - s.began))
         if self.where.repeat < 2 or self.part.done == 0:
             return None
-        return (now - self.part.began) / self.part.done * (self.part.total - self.part.done)
+        total = self.part.total
+        if self.where.at_most:  # -r auto: the fewest rounds it takes, then one more
+            rows = total // max(self.where.repeats, 1)
+            total = min(total, rows * max(FEWEST, self.where.repeat))
+        return (now - self.part.began) / self.part.done * max(0, total - self.part.done)

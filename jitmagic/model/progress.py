@@ -34,6 +34,9 @@ class Progress:
     point: str | None = None
     done: bool = False
     at_most: bool = False  # ``repeats`` is the most rounds -r auto takes
+    #: The parts still to run after this one (orderings, advice, lines): the estimate
+    #: ``left_s`` is of this part only, and the line says what follows it.
+    later: tuple[str, ...] = ()
 
     def line(self) -> str:
         """``jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left``."""
@@ -46,6 +49,9 @@ class Progress:
             most = "≤" if self.at_most else ""
             where += f" {self.repeat}/{most}{self.repeats}" if self.repeats else ""
         left = f", ~{self.left_s:.0f} s left" if self.left_s is not None else ""
+        if self.later and not self.done:
+            left += f"{' of the ' + self.what if self.left_s is not None else ''}, then " \
+                    f"{', '.join(self.later)}"
         parts = [p for p in (where, self.stage) if p]
         return f"{head}: {' · '.join(parts)} · {self.elapsed_s:.1f} s elapsed{left}"
 
