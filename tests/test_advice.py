@@ -265,3 +265,14 @@ def test_sharded_function_on_a_simulated_8_device_mesh(tmp_path):
     assert report["outputs_match"] is True
     assert {h["helper"] for h in report["attribution"]["helpers"]} == {"layer", "norm"}
     assert {c["helper"] for c in report["advice"]["ranked"]} == {"layer", "norm"}
+
+
+@pytest.mark.parametrize(("change_s", "words"), [
+    (-35.5e-6, "execute 35.5 µs faster per call"), (2e-3, "execute 2 ms slower per call"),
+    (0.0, "execute unchanged per call")])
+def test_an_execute_change_reads_as_words_not_a_sign(change_s, words):
+    from jitmagic.model.advice import Candidate
+    from jitmagic.render.attribution import candidate_words
+
+    said = candidate_words(Candidate("layer", 4, 0.4, change_s, 0.05, True), 0.7)
+    assert said.endswith(words) and "−" not in said and "+" not in said

@@ -43,7 +43,7 @@ def advice_lines(adv: Advice) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv.flat_cold_s
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"{adv.repeat}; a saving counts when jitmagic's one significance rule calls the "
+             f"up to {adv.repeat} runs; a saving counts when jitmagic's one significance rule calls the "
              f"cold start faster):"]
     if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
@@ -81,7 +81,7 @@ def candidate_words(c: Candidate, flat_cold_s: float) -> str:
         return f"{name}: fails under its own jit ({_error_line(c.error)})"
     if c.saving_s is None or c.noise_s is None:
         return f"{name}: not measured enough to judge (measuring stopped)"
-    execute = (f"; execute {_signed(c.execute_change_s)} per call"
+    execute = (f"; execute {_per_call(c.execute_change_s)}"
                if c.execute_change_s is not None else "")
     if not c.significant:
         change = "shorter" if c.saving_s >= 0 else "longer"
@@ -112,8 +112,11 @@ def helpers_html(c: Comparison, png: bytes | None = None) -> Html:
     return as_html(blocks(c, png))
 
 
-def _signed(x: float) -> str:
-    return ("+" if x >= 0 else "−") + fmt_s(abs(x))
+def _per_call(change_s: float) -> str:
+    """A change in execute time in words: ``35.5 µs faster per call`` (no bare sign)."""
+    if change_s == 0:
+        return "unchanged per call"
+    return f"{fmt_s(abs(change_s))} {'slower' if change_s > 0 else 'faster'} per call"
 
 
 def _error_line(error: str, width: int = 120) -> str:
