@@ -69,6 +69,15 @@ def test_without_events_the_stages_come_from_a_staged_run_and_say_so():
     assert set(run.times) == {"trace_s", "lower_s", "compile_s", "first_call_s"}
 
 
+def test_a_comparison_without_events_says_its_stages_were_staged(monkeypatch):
+    monkeypatch.setattr("jitmagic.measure.pipeline.Monitor", _Deaf)
+    result = jitmagic.compare(forward, STATE, jnp.ones(3), repeat=2, number=2, progress=False)
+    assert {v.stages_from for v in result.variants.values()} == {FROM_STAGED}
+    staged = [w for w in result.warnings if "separate staged run" in w]
+    assert [w.split(":")[0] for w in staged] == ["flat", "nested"]
+    assert "rest_s" not in result.flat.first_call_parts()
+
+
 def test_one_cold_run_per_repeat_and_no_cold_run_for_structure():
     BODIES["entry"] = 0
     result = jitmagic.compare(forward, STATE, jnp.ones(3), repeat=3, number=2, progress=False)

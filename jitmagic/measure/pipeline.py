@@ -18,6 +18,7 @@ import jax
 from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
 from ..model.progress import Draw
+from ..model.rows import FROM_STAGED
 from ..model.stats import difference
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
@@ -194,6 +195,12 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     return dataclasses.replace(nested, variant=variant)
 
 
+#: Said of a variant whose stages JAX did not report inside its first call.
+STAGED_NOTE = ("{}: JAX reported no trace, lowering or compile event inside the first call, "
+               "so the stages were timed in a separate staged run (trace, lower, compile): "
+               "they do not add up to the first call")
+
+
 def first_call_decided(runs: Sampler) -> bool:
     """Whether the first calls sampled so far settle flat against nested (by the one
     rule); with one row, or a failing one, there is nothing more to learn."""
@@ -243,6 +250,8 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     match, diff = runs.outputs_match()
     call = next(iter(prepared.values()))
     variants = variant_results(runs)
+    warnings += [STAGED_NOTE.format(name) for name, v in variants.items()
+                 if v.stages_from == FROM_STAGED]
     if same:  # nothing to nest: the nested program is the flat one, measured once
         variants["nested"] = unmeasured(prepared["nested"].variant)
         match = diff = None

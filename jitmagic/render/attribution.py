@@ -43,8 +43,8 @@ def advice_lines(adv: Advice) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv.flat_cold_s
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"up to {adv.repeat} runs; a saving counts when jitmagic's one significance rule calls the "
-             f"cold start faster):"]
+             f"up to {adv.repeat} runs; a saving counts when jitmagic's one significance "
+             f"rule calls the cold start faster):"]
     if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
     for i, c in enumerate(adv.ranked, 1):
