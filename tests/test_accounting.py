@@ -98,13 +98,18 @@ def _variant(stages_from, first=(1.0, 1.2, 0.9), trace=(0.5, 0.6, 0.4)):
     return VariantResult("flat", samples, execute_loops=10, stages_from=stages_from)
 
 
-def test_the_parts_add_up_to_the_median_first_call():
-    parts = _variant(FROM_EVENTS).first_call_parts()
+def test_the_parts_are_the_median_runs_and_add_up_to_the_median_first_call():
+    parts = _variant(FROM_EVENTS).first_call_parts()  # the median run is the first one
     assert parts == pytest.approx({"trace_s": 0.5, "lower_s": 0.1, "compile_s": 0.2,
                                    "rest_s": 0.2})
     assert "rest_s" not in _variant(FROM_STAGED).first_call_parts()  # not parts of the call
-    # stage medians above the first call's (never within one run): no negative rest
-    assert _variant(FROM_EVENTS, trace=(0.9, 0.9, 0.9)).first_call_parts()["rest_s"] == 0
+    # the stages' own medians would add up to more than the median first call here
+    odd = _variant(FROM_EVENTS, first=(0.40, 0.95, 0.9), trace=(0.05, 0.6, 0.5))
+    assert sum(odd.first_call_parts().values()) == pytest.approx(odd.first_call_s)
+    assert odd.first_call_parts()["trace_s"] == 0.5 and odd.first_call_parts()["rest_s"] > 0
+    even = VariantResult("flat", {k: v[:2] for k, v in odd.samples.items()},
+                         stages_from=FROM_EVENTS)
+    assert sum(even.first_call_parts().values()) == pytest.approx(even.first_call_s)
 
 
 def test_stages_inside_the_first_call_are_not_counted_twice_as_measured_time():

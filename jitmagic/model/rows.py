@@ -8,6 +8,8 @@ in :attr:`Row.FIELDS` tables that both ``to_dict`` and ``from_dict`` read.
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -154,14 +156,22 @@ class VariantResult(Row):
         return sum(self.median(p) for p in COLD_PHASES[:3])
 
     def first_call_parts(self) -> dict[str, float]:
-        """The median first call in parts that add up to it: the stages' medians and the
-        rest (``"rest_s"``: the median first call less them, never below 0). Where the
-        stages came from a separate staged run they are not parts of the first call:
-        then only the stages, no rest (``stages_from`` says which)."""
-        parts = {p: self.median(p) for p in STAGE_PHASES}
-        if self.stages_from == FROM_EVENTS:
-            parts["rest_s"] = max(0.0, self.first_call_s - sum(parts.values()))
-        return parts
+        """The median first call in parts that add up to it: the stages and the rest
+        (``"rest_s"``: dispatch, execution, Python) of the median run, the run whose first
+        call is the median (with an even count, the two middle runs averaged). Where the
+        stages came from a separate staged run they are not parts of the first call: then
+        the stages' own medians, and no rest (``stages_from`` says which)."""
+        if self.stages_from != FROM_EVENTS:
+            return {p: self.median(p) for p in STAGE_PHASES}
+        keys = (*STAGE_PHASES, "first_call_s")  # a stopped run may lack the later keys
+        runs = sorted(zip(*(self.samples.get(k, []) for k in keys), strict=False),
+                      key=lambda run: run[-1])
+        if not runs:
+            return {**{p: math.nan for p in STAGE_PHASES}, "rest_s": math.nan}
+        middle = runs[(len(runs) - 1) // 2: len(runs) // 2 + 1]
+        mean = [statistics.fmean(column) for column in zip(*middle, strict=True)]
+        parts = dict(zip(STAGE_PHASES, mean[:3], strict=True))
+        return parts | {"rest_s": mean[3] - sum(mean[:3])}
 
     trace_s = property(lambda self: self.median("trace_s"), doc="Median trace seconds.")
     lower_s = property(lambda self: self.median("lower_s"), doc="Median lowering seconds.")
