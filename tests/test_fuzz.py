@@ -112,4 +112,5 @@ def test_option_strings_parse_or_raise_usage_error(ip, text):
         options = Options.from_namespace(magics._parse_options(text))
     except (UsageError, InputError):
         return
-    assert options.repeat >= 1 and (options.number is None or options.number >= 1)
+    assert options.repeat == "auto" or options.repeat >= 1
+    assert options.number is None or options.number >= 1

@@ -74,10 +74,10 @@ def check_repeat(repeat: int | str) -> None:
 
 
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
-                repeat: int | str = AUTO, number: int | None = None,
-                attribution: Attribution | None = None, check: Checkpoint | None = None,
-                shared: Shared | None = None, budget: float = Options.budget) -> Advice:
-    """Measure which helpers of the planned entry save cold-start time when nested alone.
+                options: Options | None = None, attribution: Attribution | None = None,
+                check: Checkpoint | None = None, shared: Shared | None = None) -> Advice:
+    """Measure which helpers of the planned entry save cold-start time when nested alone,
+    with ``options``' repeat, number and budget.
 
     ``shared``: the comparison's own flat (and nest-everything) samples, which the
     candidates are judged against rather than measuring them again; without them,
@@ -87,7 +87,8 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     (``stopped``) and no second round runs. ``Stop`` when not one flat cold start was
     measured (nothing to judge a saving against).
     """
-    check_repeat(repeat)
+    options = options or Options()
+    check_repeat(options.repeat)
     start = time.perf_counter()
     check = check or Checkpoint()
     shared = shared or {}
@@ -97,7 +98,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     own = {FLAT: (), ALL: everything}
     sets = {**{k: v for k, v in own.items() if k not in shared},
             **{only(h.helper): (h.helper,) for h in tried}}
-    rounds = (repeat, number, budget)
+    rounds = (options.repeat, options.number, options.budget)
     cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, rounds, check, shared)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
@@ -134,8 +135,8 @@ def advise(fn: Callable, /, *args: Any, repeat: int | str = AUTO, number: int | 
     plan = plan_entry(fn, args, kwargs)
     check = Checkpoint(report=Reporter(plan.name, draw=progress))
     with check.catching_interrupts():
-        return advise_call(plan, plan.args, plan.kwargs, repeat=repeat, number=number,
-                           check=check)
+        return advise_call(plan, plan.args, plan.kwargs,
+                           options=Options(repeat=repeat, number=number), check=check)
 
 
 def extend(result: Comparison, flat: Prepared, options: Options,
@@ -156,9 +157,8 @@ def extend(result: Comparison, flat: Prepared, options: Options,
     call = (flat.variant.plan, flat.args, flat.kwargs)
     try:
         attribution = attribute_call(*call, check)
-        found = advise_call(*call, repeat=options.repeat, number=options.number,
-                            attribution=attribution, check=check, shared=_shared(result, options),
-                            budget=options.budget) if options.advise else None
+        found = advise_call(*call, options=options, attribution=attribution, check=check,
+                            shared=_shared(result, options)) if options.advise else None
     except Stop as stop:
         return dataclasses.replace(result, stopped=stop.reason, warnings=(
             *result.warnings, f"no attribution or advice: {stop.reason}"))
