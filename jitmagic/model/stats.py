@@ -39,14 +39,18 @@ SAME_WITHIN = 1.1
 #: whatever the spread says: one huge stall must not hide a 16× effect. It bounds the
 #: interval: the ratio lies within APART of the range of run-to-run ratios.
 APART = 1.5
-#: With two runs a side the bound is wider: 1.5× apart happens 1% of the time by chance.
-APART_TWO_RUNS = 2.0
+#: With two runs a side the bound is wider: 1.5× or 2× apart happens by chance 1% of the time.
+APART_TWO_RUNS = 2.5
+#: Ranges that do not overlap, with medians this many times apart, differ too (the bound
+#: is then the range itself), from :data:`FAR_FROM` runs a side on: with fewer, two
+#: stalled runs out of three do that by chance 0.7% of the time.
+FAR, FAR_FROM = 2.0, 5
 #: How many spreads (:func:`spread_of_logs`) the ratio's log may lie from the log of the
 #: ratio of medians, by the number of runs ``n`` a side (at least 2; above 9, as at 9).
 #: Calibrated by ``benchmarks/significance.py --calibrate``: 1% false differences over
 #: the looks n = 3..9 together, most of it spent at n = 9, where the power is; a single
 #: look at n = 2 is kept under 1% on its own.
-THRESHOLDS = {2: 12.0, 3: 75.0, 4: 13.0, 5: 8.0, 6: 6.0, 7: 5.5, 8: 5.5, 9: 4.5}
+THRESHOLDS = {2: 16.0, 3: 85.0, 4: 14.0, 5: 8.3, 6: 6.2, 7: 5.7, 8: 5.7, 9: 4.7}
 
 
 @dataclass(frozen=True)
@@ -103,9 +107,15 @@ def spread_of_logs(a: Sequence[float], b: Sequence[float]) -> float:
     :func:`kept` runs: their pooled standard deviation times sqrt(1/k_a + 1/k_b)."""
     ka, kb = kept(len(a)), kept(len(b))
     la, lb = sorted(map(math.log, a))[:ka], sorted(map(math.log, b))[:kb]
-    pooled = ((ka - 1) * statistics.variance(la) + (kb - 1) * statistics.variance(lb)) \
-        / (ka + kb - 2)
+    pooled = (_squares(la) + _squares(lb)) / (ka + kb - 2)
     return math.sqrt(pooled * (1 / ka + 1 / kb))
+
+
+def _squares(xs: list[float]) -> float:
+    """The sum of squared deviations from the mean (``statistics.variance`` times n - 1,
+    without its exact fractions: the rule is asked thousands of times in simulations)."""
+    mean = math.fsum(xs) / len(xs)
+    return math.fsum((x - mean) ** 2 for x in xs)
 
 
 def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
@@ -113,8 +123,9 @@ def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
 
     The interval on median(before)/median(after) is the ratio times or divided by
     exp(:func:`threshold` × :func:`spread_of_logs`), cut to within :data:`APART` of the
-    range of run-to-run ratios (min(before)/max(after) to max(before)/min(after)). It
-    decides: above 1 is FASTER, below 1 SLOWER, inside 1/1.1–1.1 SAME, else INCONCLUSIVE.
+    range of run-to-run ratios (min(before)/max(after) to max(before)/min(after); to the
+    range itself with medians :data:`FAR` apart). It decides: above 1 is FASTER, below 1
+    SLOWER, inside 1/1.1–1.1 SAME, else INCONCLUSIVE.
     """
     runs = min(len(before), len(after))
     if not runs or min(*before, *after) <= 0:
@@ -123,7 +134,10 @@ def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
     if runs < 2:
         return Difference(INCONCLUSIVE, ratio, False, runs)
     noise = math.exp(threshold(runs) * spread_of_logs(before, after))
-    apart = APART if runs > 2 else APART_TWO_RUNS
+    if runs >= FAR_FROM and max(ratio, 1 / ratio) >= FAR:
+        apart = 1.0
+    else:
+        apart = APART if runs > 2 else APART_TWO_RUNS
     low = max(ratio / noise, min(before) / max(after) / apart)
     high = min(ratio * noise, max(before) / min(after) * apart)
     if low > 1:
