@@ -52,14 +52,14 @@ class Verdict:
 
 def times(d: Difference) -> str:
     """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no
-    measurable difference`` / ``the same`` (an undecided ratio of exactly 1)."""
+    measurable difference`` / ``the same speed`` (an undecided ratio of exactly 1)."""
     if d.kind == SAME:
         return d.kind
     if d.ratio > 1:
         return f"{d.ratio:.3g}× faster"
     if d.ratio < 1:
         return f"{1 / d.ratio:.3g}× slower"
-    return "the same"
+    return "the same speed"
 
 
 def _bound(x: float) -> str:
@@ -97,7 +97,7 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
         return "the time budget ran out"
     if ended == MOST_PAIRS:
         return f"{MAX_PAIRS} runs is the most -r auto takes"
-    more = f"a larger -r (-r {max(2 * d.runs, MAX_PAIRS)})" if d.runs < MAX_PAIRS \
+    more = f"a larger -r (say -r {max(2 * d.runs, MAX_PAIRS)})" if d.runs < MAX_PAIRS \
         else "a quieter machine"
     return f"-r auto or {more} may tell"
 
@@ -133,16 +133,20 @@ def comparison_text(c: Any, first: Difference) -> str:
         return "The first call was not measured: cannot compare cold starts."
     helpers = _helpers(c)
     numbers = f"{fmt_s(c.flat.first_call_s)} flat, {fmt_s(c.nested.first_call_s)} nested"
+    stages = by_stage(c)
+    if first.kind == INCONCLUSIVE:
+        bounds = interval(first)[1:-1]
+        lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first)} "
+                f"({bounds + '; ' if bounds else ''}{numbers}) after {runs(first.runs)}; "
+                f"{undecided_reason(first, c.repeats_ended)}")
+        return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
     if first.significant:
         lead = (f"Nested jit on {helpers} makes the first call {times(first)} "
                 f"{_numbers(first, numbers)}")
-    elif first.kind == SAME:
+    else:
         lead = (f"Nested jit on {helpers}: no measurable difference in the first call "
                 f"{_numbers(first, numbers)}")
-    else:
-        lead = (f"Nested jit on {helpers}: inconclusive, the first call "
-                f"{inconclusive_part(first, c.repeats_ended)} ({numbers})")
-    return f"{lead}{by_stage(c)}.{noise_note(first, 'first call')}"
+    return f"{lead}{'; ' + stages if stages else ''}."
 
 
 def comparison_headline(c: Any, first: Difference) -> str:
@@ -176,17 +180,19 @@ def not_run(c: Any) -> bool:
 
 
 def by_stage(c: Any) -> str:
-    """The stages that explain the first call: those that differ, then those that do not."""
+    """The stages that explain the first call (a clause, empty where none was measured):
+    those that differ, then those that do not (or cannot yet be told apart)."""
     measured = [(label, d) for phase, label in STAGES
                 if not math.isnan((d := c.difference(phase)).ratio)]
-    changed = [f"{label} {with_interval(d)}" for label, d in measured if d.significant]
-    same = [label for label, d in measured if not d.significant]
     if not measured:
         return ""
+    changed = [f"{label} {with_interval(d)}" for label, d in measured if d.significant]
     if not changed:
-        return f"; no stage ({', '.join(same)}) differs measurably"
-    rest = f" ({', '.join(same)}: no measurable difference)" if same else ""
-    return f"; by stage: {', '.join(changed)}{rest}"
+        return f"no stage ({', '.join(label for label, _ in measured)}) differs measurably"
+    rest = [f"{', '.join(labels)}: {words}" for words, kinds in
+            (("no measurable difference", (SAME,)), ("undecided", (INCONCLUSIVE,)))
+            if (labels := [label for label, d in measured if d.kind in kinds])]
+    return "; ".join([f"by stage: {', '.join(changed)}", *rest])
 
 
 def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: bool | None,
@@ -202,9 +208,10 @@ def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: 
         speed = (f"{chosen.name} and {other.name}: no measurable difference per call "
                  f"{_numbers(per_call, numbers)}")
     else:
-        speed = (f"{chosen.name} against {other.name}: inconclusive, {with_interval(per_call)}"
-                 f" per call after {runs(per_call.runs)}; {undecided_reason(per_call, None)}"
-                 f" ({numbers})")
+        bounds = interval(per_call)[1:-1]
+        speed = (f"{chosen.name} against {other.name}: inconclusive, {times(per_call)} per call"
+                 f" ({bounds + '; ' if bounds else ''}{numbers}) after {runs(per_call.runs)}; "
+                 f"{undecided_reason(per_call, None)}")
     if same_program is None:
         program = "their XLA programs were not compared"
     elif not same_program:
@@ -223,8 +230,8 @@ def orderings_headline(chosen: Any, other: Any, per_call: Difference) -> str:
         return ""
     lead = f"{chosen.name} against {other.name}:"
     if per_call.kind == INCONCLUSIVE:
-        return (f"{lead} inconclusive, {with_interval(per_call)} per call after "
-                f"{runs(per_call.runs)}; {undecided_reason(per_call, None)}")
+        return (f"{lead} inconclusive, {times(per_call)} per call {interval(per_call)} after "
+                f"{runs(per_call.runs)}; {undecided_reason(per_call, None)}").replace("  ", " ")
     if per_call.kind == SAME:
         return f"{lead} no measurable difference per call {interval(per_call)}, " \
                f"{runs(per_call.runs)}"
