@@ -7,6 +7,13 @@ decision) and the way a fixed ``-r 3``/``-r 5``/``-r 9`` does (once). Prints the
 figures quoted in docs/significance.md.
 
     PYTHONPATH=$PWD python benchmarks/significance.py [draws] [seed]
+    PYTHONPATH=$PWD python benchmarks/significance.py --calibrate [draws] [seed]
+
+``--calibrate`` derives :data:`jitmagic.model.stats.THRESHOLDS` instead: for each look
+n = 3..9 the threshold is the largest, over the noise models, of the quantile of
+|log ratio of medians| / spread that leaves ``WEIGHTS[n] × q`` of same-program draws
+above it; q is the largest that keeps the false differences over all looks together
+(with the ranges rule, which needs no threshold) at :data:`TARGET` for every model.
 """
 
 from __future__ import annotations
@@ -17,7 +24,18 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jitmagic.model.stats import FASTER, MAX_PAIRS, MIN_PAIRS, SAME, SLOWER, difference
+from jitmagic.model.stats import (
+    FASTER,
+    MAX_PAIRS,
+    MIN_PAIRS,
+    SAME,
+    SLOWER,
+    THRESHOLDS,
+    bounds,
+    difference,
+    median,
+    spread_of_logs,
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,13 @@ MODELS = (
     Noise("12% jitter, 10% stalls 1.5–3×, 3% drift a pair", 0.12, 0.10, (1.5, 3.0), 0.03),
 )
 EFFECTS = (1.1, 1.3, 1.5, 2.0)
+#: False differences over all looks that --calibrate aims at (of the 1% allowed: the
+#: rest is margin for noise unlike these models).
+TARGET = 0.006
+#: How --calibrate spends them over the looks n = 3..9: most at 9 pairs, where the
+#: power is; the first looks decide only gaps the ranges rule sees anyway.
+WEIGHTS = dict(zip(range(MIN_PAIRS, MAX_PAIRS + 1), (0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 3.0),
+                   strict=True))
 
 
 def pairs(rng: random.Random, noise: Noise, effect: float, n: int
@@ -97,5 +122,49 @@ def main(draws: int = 20_000, seed: int = 12) -> None:
                   f"{null['pairs']:>5.1f}  " + "  ".join(f"{p:>5.0%}" for p in power))
 
 
+def statistic(flat: list[float], nested: list[float]) -> tuple[float, bool]:
+    """|log ratio of medians| / spread, and whether the ranges rule alone decides."""
+    low, high = bounds(flat, nested, math.inf)
+    gap = abs(math.log(median(flat) / median(nested)))
+    spread = spread_of_logs(flat, nested)
+    return (gap / spread if spread else math.inf), low > 1 or high < 1
+
+
+def calibrate(draws: int = 100_000, seed: int = 12) -> None:
+    rng = random.Random(seed)
+    looks = list(WEIGHTS)
+    mean_weight = sum(WEIGHTS.values()) / len(WEIGHTS)
+    sims = []  # per model: per draw, per look, (statistic, ranges rule)
+    for noise in MODELS:
+        draws_ = [pairs(rng, noise, 1.0, MAX_PAIRS) for _ in range(draws)]
+        sims.append([[statistic(f[:n], g[:n]) for n in looks] for f, g in draws_])
+    ordered = [[sorted(d[i][0] for d in sim) for i in range(len(looks))] for sim in sims]
+
+    def thresholds(q: float) -> list[float]:
+        return [max(o[i][min(draws - 1, int(draws * (1 - q * WEIGHTS[n] / mean_weight)))]
+                    for o in ordered) for i, n in enumerate(looks)]
+
+    def worst(cs: list[float]) -> float:
+        return max(sum(any(t > c or rule for (t, rule), c in zip(d, cs, strict=True))
+                       for d in sim) / draws for sim in sims)
+
+    low, high = 0.0, TARGET
+    for _ in range(20):
+        q = (low + high) / 2
+        low, high = (q, high) if worst(thresholds(q)) <= TARGET else (low, q)
+    cs = thresholds(low)
+    print(f"{draws:,} draws per model, seed {seed}: false differences over looks "
+          f"{worst(cs):.2%} (target {TARGET:.1%})")
+    print("thresholds", {n: round(c, 1) for n, c in zip(looks, cs, strict=True)})
+    print("in use    ", {n: THRESHOLDS[n] for n in looks},
+          f"-> {worst([THRESHOLDS[n] for n in looks]):.2%}")
+    two = max(sum(difference(*pairs(rng, noise, 1.0, 2)).significant
+                  for _ in range(draws)) / draws for noise in MODELS)
+    print(f"n = 2 (one look, threshold {THRESHOLDS[2]}): {two:.2%} false differences")
+
+
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:]))
+    if sys.argv[1:2] == ["--calibrate"]:
+        calibrate(*(int(a) for a in sys.argv[2:]))
+    else:
+        main(*(int(a) for a in sys.argv[1:]))

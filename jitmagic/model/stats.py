@@ -134,21 +134,31 @@ def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
     if runs < 2:
         return Difference(INCONCLUSIVE, ratio, False, runs)
     noise = math.exp(threshold(runs) * spread_of_logs(before, after))
-    if runs >= FAR_FROM and max(ratio, 1 / ratio) >= FAR:
-        apart = 1.0
-    else:
-        apart = APART if runs > 2 else APART_TWO_RUNS
-    low = max(ratio / noise, min(before) / max(after) / apart)
-    high = min(ratio * noise, max(before) / min(after) * apart)
+    low, high = bounds(before, after, noise)
     if low > 1:
         kind = FASTER
     elif high < 1:
         kind = SLOWER
-    elif 1 / SAME_WITHIN <= low and high <= SAME_WITHIN:
+    elif low >= 1 / SAME_WITHIN and high <= SAME_WITHIN:
         kind = SAME
     else:
         kind = INCONCLUSIVE
     return Difference(kind, ratio, True, runs, low, high, noise)
+
+
+def bounds(before: Sequence[float], after: Sequence[float], noise: float
+           ) -> tuple[float, float]:
+    """The interval on the ratio of medians (two runs a side or more): within ``noise``
+    of it, and within :data:`APART` of the range of run-to-run ratios (the range itself
+    from :data:`FAR_FROM` runs on, once the medians are :data:`FAR` apart)."""
+    runs = min(len(before), len(after))
+    ratio = median(list(before)) / median(list(after))
+    if runs >= FAR_FROM and max(ratio, 1 / ratio) >= FAR:
+        apart = 1.0
+    else:
+        apart = APART if runs > 2 else APART_TWO_RUNS
+    return (max(ratio / noise, min(before) / max(after) / apart),
+            min(ratio * noise, max(before) / min(after) * apart))
 
 
 def spread(xs: Sequence[float | None]) -> tuple[float, float] | None:

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import FASTER, INCONCLUSIVE, MAX_PAIRS, SAME, SLOWER, Difference, json_number
+from .stats import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number
 from .units import fmt_s
 
 #: The stages that explain a first call, with the words the verdict uses for them.
