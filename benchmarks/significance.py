@@ -97,7 +97,8 @@ def fixed(n: int) -> Callable[[list[float], list[float]], tuple[str, int]]:
 
 def rates(rng: random.Random, noise: Noise, effect: float, draws: int,
           how: Callable[[list[float], list[float]], tuple[str, int]]) -> dict[str, float]:
-    """How often each outcome comes out, and the mean pairs used."""
+    """How often each outcome comes out ("false": faster or slower for the same program;
+    "same": no measurable difference), and the mean pairs used."""
     counts = {FASTER: 0, SLOWER: 0, SAME: 0}
     used = 0
     for _ in range(draws):
@@ -111,15 +112,16 @@ def main(draws: int = 20_000, seed: int = 12) -> None:
     rng = random.Random(seed)
     print(f"{draws:,} same-program draws per row, {draws // 4:,} per power cell; seed {seed}")
     print(f"{'how':<8} {'false':>6} {'same':>6} {'pairs':>5}  "
-          + "  ".join(f"{e}×".rjust(5) for e in EFFECTS))
+          + "  ".join(f"{e}×".rjust(5) for e in EFFECTS) + "  pairs at 1.5×, 2×")
     for noise in MODELS:
         print(noise.name)
         for label, how in (("-r auto", sequential), ("-r 3", fixed(3)), ("-r 5", fixed(5)),
                            ("-r 9", fixed(9))):
             null = rates(rng, noise, 1.0, draws, how)
-            power = [rates(rng, noise, e, draws // 4, how)[FASTER] for e in EFFECTS]
+            power = [rates(rng, noise, e, draws // 4, how) for e in EFFECTS]
             print(f"{label:<8} {null[FASTER] + null[SLOWER]:>6.2%} {null[SAME]:>6.1%} "
-                  f"{null['pairs']:>5.1f}  " + "  ".join(f"{p:>5.0%}" for p in power))
+                  f"{null['pairs']:>5.1f}  " + "  ".join(f"{p[FASTER]:>5.0%}" for p in power)
+                  + f"  {power[2]['pairs']:>5.1f} {power[3]['pairs']:>4.1f}")
 
 
 def statistic(flat: list[float], nested: list[float]) -> tuple[float, bool]:
