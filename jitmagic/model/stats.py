@@ -125,8 +125,9 @@ def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
     The interval on median(before)/median(after) is the ratio times or divided by
     exp(:func:`threshold` × :func:`spread_of_logs`), cut to within :data:`APART` of the
     range of run-to-run ratios (min(before)/max(after) to max(before)/min(after); to the
-    range itself with medians :data:`FAR` apart). It decides: above 1 is FASTER, below 1
-    SLOWER, inside 1/1.1–1.1 SAME, else INCONCLUSIVE.
+    range itself with medians :data:`FAR` apart, from :data:`FAR_FROM` runs on): see
+    :func:`bounds`. It decides: above 1 is FASTER, below 1 SLOWER, inside 1/1.1–1.1
+    SAME, else INCONCLUSIVE (always, with fewer than two runs a side).
     """
     runs = min(len(before), len(after))
     if not runs or min(*before, *after) <= 0:

@@ -107,14 +107,6 @@ def inconclusive_part(d: Difference, ended: str | None) -> str:
     return f"{with_interval(d)} after {runs(d.runs)}; {undecided_reason(d, ended)}"
 
 
-def noise_note(d: Difference, what: str) -> str:
-    """A sentence on why a difference could not be judged from one run a side."""
-    if d.runs == 1:
-        return (f" From one run each there is no spread to judge the {what} by: "
-                "-r 3 or more, or -r auto, can tell a difference from noise.")
-    return ""
-
-
 def comparison_text(c: Any, first: Difference) -> str:
     """The verdict on a :class:`~.comparison.Comparison`: first call, then the stages."""
     if not (c.flat.ok and c.nested.ok):
@@ -221,7 +213,7 @@ def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: 
                    "(vmap(jit(f)) batches in Python on every call)")
     else:
         program = "both compile to the same program"
-    return f"{speed}; {program}.{noise_note(per_call, 'per-call time')}"
+    return f"{speed}; {program}."
 
 
 def orderings_headline(chosen: Any, other: Any, per_call: Difference) -> str:
