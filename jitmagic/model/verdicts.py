@@ -63,6 +63,7 @@ def times(d: Difference) -> str:
 
 
 def _bound(x: float) -> str:
+    """An end of an interval: two figures (``0.3``, ``4.0``, ``75``), three near 1."""
     if x >= 10:
         return f"{x:.3g}" if x < 1000 else f"{x:.2g}"
     if 0.9 <= x <= 1.1:
@@ -85,6 +86,7 @@ def with_interval(d: Difference) -> str:
 
 
 def runs(n: int) -> str:
+    """``1 run`` / ``3 runs``."""
     return f"{n} run{'s' * (n != 1)}"
 
 
@@ -97,9 +99,9 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
         return "the time budget ran out"
     if ended == MOST_PAIRS:
         return f"{MAX_PAIRS} runs is the most -r auto takes"
-    more = f"a larger -r (say -r {max(2 * d.runs, MAX_PAIRS)})" if d.runs < MAX_PAIRS \
-        else "a quieter machine"
-    return f"-r auto or {more} may tell"
+    if d.runs < MAX_PAIRS:
+        return f"-r auto or a larger -r (say -r {max(2 * d.runs, MAX_PAIRS)}) may tell"
+    return f"a larger -r (say -r {2 * d.runs}) or a quieter machine may tell"
 
 
 def inconclusive_part(d: Difference, ended: str | None) -> str:
