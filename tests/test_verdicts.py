@@ -142,6 +142,8 @@ def test_orderings_verdict_per_call(chosen, kind, words):
     assert "Python dispatch" in ordering_verdict(o, chosen)
     saved = o.to_dict()["verdict"]
     assert saved["per_call"] == "faster" and saved["ordering"] == "jit(vmap(f))"
+    assert 1 < saved["ratio_low"] < saved["ratio"] < saved["ratio_high"]
+    assert "\n" not in o.verdict(chosen).headline
 
 
 def test_orderings_within_the_noise_are_inconclusive():
