@@ -51,7 +51,7 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
     assert "same XLA program: True" in text
     # The verdict's words depend on this machine's noise; one of the three is always there.
     assert re.search(r"jit\(vmap\(f\)\) is [\d.]+× (faster|slower) per call than vmap"
-                     r"|no measurable difference per call", text)
+                     r"|no measurable difference per call|vmap\(jit\(f\)\): inconclusive", text)
 
 
 @pytest.mark.slow

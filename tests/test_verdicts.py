@@ -1,14 +1,16 @@
 """Verdict words on hand-built records: the first call leads, the stages explain it,
-and a difference the repeats cannot resolve is never called one."""
+every ratio carries its interval, and a gap the runs cannot resolve is inconclusive,
+never "no measurable difference"."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from support import comparison
 
-from jitmagic.model.comparison import Comparison
+from jitmagic.model.comparison import BUDGET, MOST_PAIRS, Comparison
 from jitmagic.model.orderings import OrderingRow, Orderings
 from jitmagic.render.comparison import text_table, verdict
 from jitmagic.render.orderings import verdict as ordering_verdict
@@ -42,7 +44,9 @@ def test_a_faster_first_call_leads_the_verdict():
     v = c.verdict
     assert v.kind == "faster" and v.to_dict()["first_call"] == "faster"
     assert verdict(c).startswith("Nested jit on `layer` makes the first call 5.33× faster "
-                                 "(2.4 s flat, 450 ms nested)")
+                                 "(3.1×–9.4×; 2.4 s flat, 450 ms nested, 3 runs)")
+    assert v.headline == "Nested jit on `layer`: first call 5.33× faster (3.1×–9.4×), 3 runs"
+    assert repr(c) == "<Comparison model: nested 5.33× faster first call (3.1×–9.4×), 3 runs>"
 
 
 def test_a_slower_first_call_is_said_even_when_tracing_got_faster():
@@ -53,31 +57,66 @@ def test_a_slower_first_call_is_said_even_when_tracing_got_faster():
     assert "makes the first call 2× slower" in text and "trace 4.2× faster" in text
 
 
-def test_same_runs_both_sides_are_no_measurable_difference_whatever_the_medians():
+def test_tight_runs_both_sides_are_no_measurable_difference():
+    runs = [0.5, 0.501, 0.502, 0.499, 0.5]
+    c = report(runs, list(reversed(runs)))
+    assert c.significant("first_call_s") is False and c.verdict.kind == "no measurable difference"
+    assert verdict(c).startswith("Nested jit on `layer`: no measurable difference in the "
+                                 "first call (0.99×–1.01×; ")
+    assert c.verdict.headline.endswith("no measurable difference in the first call "
+                                       "(0.99×–1.01×), 5 runs")
+
+
+def test_an_undecided_gap_is_inconclusive_with_its_interval_and_why():
+    c = report([4.0, 1.9, 4.3], [2.1, 2.2, 3.9])
+    v = c.verdict
+    assert v.kind == "inconclusive" and not v.difference.decided
+    assert "no measurable difference in the first call" not in v.text
+    assert v.text.startswith("Nested jit on `layer`: inconclusive, the first call 1.82× faster "
+                             "(0.3×–3.1×; 4 s flat, 2.2 s nested) after 3 runs; -r auto or a "
+                             "larger -r (say -r 9) may tell.")
+    assert repr(c) == "<Comparison model: inconclusive, nested 1.82× faster first call " \
+                      "(0.3×–3.1×), 3 runs>"
+    budget = dataclasses.replace(c, repeats_ended=BUDGET).verdict.headline
+    assert budget == ("Nested jit on `layer`: inconclusive, first call 1.82× faster (0.3×–3.1×) "
+                      "after 3 runs; the time budget ran out")
+    most = dataclasses.replace(c, repeats_ended=MOST_PAIRS).verdict.headline
+    assert most.endswith("; 9 runs is the most -r auto takes")
+    saved = v.to_dict()
+    assert saved["ratio_low"] == pytest.approx(1.9 / 3.9 / 1.5)
+    assert saved["ratio_high"] == pytest.approx(4.3 / 2.1 * 1.5)
+
+
+def test_the_same_runs_with_a_wide_spread_are_inconclusive_not_the_same():
     runs = [0.5, 0.52, 0.9]
     c = report(runs, list(runs))
-    assert c.significant("first_call_s") is False
-    assert "no measurable difference in the first call" in verdict(c)
-    # Medians 20% apart inside a wide spread are not called a difference either:
-    # the text says the machine was too noisy and how many runs would tell.
-    noisy = report([0.5, 0.6, 0.9], [0.45, 0.5, 0.8])
-    text = verdict(noisy)
-    assert noisy.verdict.kind == "no measurable difference"
-    assert "no measurable difference in the first call" in text
-    assert "too noisy" in text and "-r " in text
+    assert c.significant("first_call_s") is False and c.verdict.kind == "inconclusive"
+    assert "inconclusive, the first call the same speed (" in verdict(c)
+
+
+def test_every_headline_is_one_line():
+    for flat, nested in (([2.3, 2.4, 2.5], [0.4, 0.45, 0.5]), ([4.0, 1.9, 4.3], [2.1, 2.2, 3.9]),
+                         ([1.0], [0.9]), ([0.5] * 3, [0.5] * 3)):
+        headline = report(flat, nested).verdict.headline
+        assert "\n" not in headline and headline.startswith("Nested jit on `layer`")
 
 
 def test_one_run_each_says_there_is_no_spread():
     c = report([1.0], [0.9])
-    assert c.verdict.kind == "no measurable difference"
-    assert "From one run each there is no spread" in verdict(c)
+    assert c.verdict.kind == "inconclusive"
+    assert "one run a side has no spread to judge by" in verdict(c)
+    d = json.loads(json.dumps(c.to_dict()))["verdict"]
+    assert d["ratio_low"] is None and d["ratio_high"] is None
 
 
 def test_the_verdict_is_in_the_saved_report_and_derived_again_on_load():
     c = report([2.3, 2.4, 2.5], [0.4, 0.45, 0.5])
     d = json.loads(json.dumps(c.to_dict()))
     assert d["verdict"] == {"first_call": "faster", "ratio": pytest.approx(2.4 / 0.45),
+                            "ratio_low": pytest.approx(c.verdict.difference.low),
+                            "ratio_high": pytest.approx(c.verdict.difference.high),
                             "text": verdict(c)}
+    assert 1 < d["verdict"]["ratio_low"] < d["verdict"]["ratio"] < d["verdict"]["ratio_high"]
     d["verdict"] = {"first_call": "slower", "ratio": 0.1, "text": "edited"}
     again = Comparison.from_dict(d)
     assert again.verdict.kind == "faster" and again.to_dict() == c.to_dict()
@@ -99,15 +138,28 @@ def orderings(fast: list[float], slow: list[float]) -> Orderings:
 def test_orderings_verdict_per_call(chosen, kind, words):
     o = orderings([1e-4, 1.1e-4, 1.05e-4], [2e-4, 2.1e-4, 2.2e-4])
     assert o.verdict(chosen).kind == kind
-    assert ordering_verdict(o, chosen).startswith(words)
+    assert ordering_verdict(o, chosen).startswith(words + " (1.2×–3.3×; ")
     assert "Python dispatch" in ordering_verdict(o, chosen)
     saved = o.to_dict()["verdict"]
     assert saved["per_call"] == "faster" and saved["ordering"] == "jit(vmap(f))"
+    assert 1 < saved["ratio_low"] < saved["ratio"] < saved["ratio_high"]
+    assert "\n" not in o.verdict(chosen).headline
 
 
-def test_orderings_within_the_noise_are_no_measurable_difference():
+def test_orderings_within_the_noise_are_inconclusive():
     o = orderings([1e-4, 1.3e-4, 2.5e-4], [1.1e-4, 1.2e-4, 2.4e-4])
     text = ordering_verdict(o)
-    assert o.verdict().kind == "no measurable difference"
-    assert text.startswith("jit(vmap(f)) and vmap(jit(f)): no measurable difference per call")
+    assert o.verdict().kind == "inconclusive"
+    assert text.startswith("jit(vmap(f)) against vmap(jit(f)): inconclusive, 1.08× slower per "
+                           "call (0.3×–3.4×; 130 µs against 120 µs) after 3 runs;")
     assert "Python dispatch" not in text
+    assert o.verdict().headline == ("jit(vmap(f)) against vmap(jit(f)): inconclusive, 1.08× "
+                                    "slower per call (0.3×–3.4×) after 3 runs; -r auto or a "
+                                    "larger -r (say -r 9) may tell")
+
+
+def test_orderings_with_the_same_times_are_no_measurable_difference():
+    o = orderings([1e-4] * 3, [1e-4] * 3)
+    assert o.verdict().kind == "no measurable difference"
+    assert ordering_verdict(o).startswith("jit(vmap(f)) and vmap(jit(f)): no measurable "
+                                          "difference per call (1.00×–1.00×; ")

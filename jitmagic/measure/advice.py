@@ -14,7 +14,7 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   one rule every verdict uses: docs/significance.md) calls the candidate's cold
   starts faster than flat's; its false differences stay under 1% at 3 repeats,
   and more repeats resolve smaller savings. A candidate's *noise* is the saving
-  the rule's t part would need at that spread and number of repeats;
+  the rule's interval would need at that spread and number of repeats;
 * the significant helpers are then nested together (a second interleaved
   round, against flat and "nest everything", where that set was not measured
   already) and their joint saving reported.
@@ -276,5 +276,5 @@ def _median(xs: list[float]) -> float:
 
 
 def _noise(flat: list[float], d: Difference) -> float | None:
-    """The saving, in seconds, that the rule's t part needs at this spread and repeats."""
+    """The saving, in seconds, that the rule needs at this spread and number of repeats."""
     return None if d.noise is None else _median(flat) * (1 - 1 / d.noise)

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model.comparison import BUDGET, DECIDED, MOST_PAIRS
+from ..model.stats import MAX_PAIRS, MIN_PAIRS
 from ..options import AUTO, Options
 
-#: ``-r auto``: the fewest and the most rounds.
-FEWEST, MOST = 3, 9
+#: ``-r auto``: the fewest and the most rounds, those the rule is calibrated for.
+FEWEST, MOST = MIN_PAIRS, MAX_PAIRS
 
 
 @dataclass

@@ -44,19 +44,27 @@ from .schema import (
 )
 from .sharding import Sharding
 from .shown import Shown
-from .stats import Difference, difference, json_number
-from .verdicts import Verdict, comparison_text, times
+from .stats import INCONCLUSIVE, SAME, Difference, difference, json_number
+from .verdicts import (
+    BUDGET,
+    DECIDED,
+    MOST_PAIRS,
+    Verdict,
+    comparison_headline,
+    comparison_text,
+    interval,
+    times,
+)
 
-__all__ = ["COLD_PHASES", "PHASES", "PHASE_LABELS", "READABLE", "SCHEMA", "VARIANTS",
-           "Comparison", "ReportSchemaError", "VariantResult"]
+__all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
+           "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]
 
 SCHEMA = "jitmagic.comparison/3"
 #: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked; /2 had no
 #: ``stages_from`` (its stages came from a separate staged run) nor ``repeats_ended``.
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", SCHEMA)
-#: Why ``-r auto`` stopped taking pairs: the rule decided, the most pairs it takes, or
-#: its time budget ran out.
-DECIDED, MOST_PAIRS, BUDGET = "decided", "most pairs", "budget"
+# DECIDED, MOST_PAIRS, BUDGET (why ``-r auto`` stopped taking pairs) live in .verdicts,
+# which words them; they are imported here for the measurement loop.
 
 @dataclass(frozen=True)
 class Comparison(Shown):
@@ -119,11 +127,12 @@ class Comparison(Shown):
     def verdict(self) -> Verdict:
         """What nesting did to the first call, explained through the stages."""
         first = self.difference("first_call_s")
-        return Verdict("first_call", first, comparison_text(self, first))
+        return Verdict("first_call", first, comparison_text(self, first),
+                       comparison_headline(self, first))
 
     def summary(self) -> str:
-        """``<Comparison g: nested 2.9× faster first call, 3 runs>``: one line that needs
-        no renderer (and is the ``repr``, as short as ``TimeitResult``'s)."""
+        """``<Comparison g: nested 2.9× faster first call (2.1×–3.9×), 3 runs>``: one line
+        that needs no renderer (and is the ``repr``, as short as ``TimeitResult``'s)."""
         runs = max((len(v.samples.get("first_call_s", [])) for v in self.variants.values()),
                    default=0)
         first = self.difference("first_call_s")
@@ -131,8 +140,13 @@ class Comparison(Shown):
             said = "nothing nested"
         elif math.isnan(first.ratio):
             said = "first call not measured"
+        elif first.kind == SAME:
+            said = f"no measurable difference in first call {interval(first)}".rstrip()
         else:
-            said = f"nested {times(first)} first call"
+            gap = f"nested {times(first)} first call" if first.ratio != 1 \
+                else "first call the same speed"
+            said = f"{gap} {interval(first)}".rstrip()
+            said = f"inconclusive, {said}" if first.kind == INCONCLUSIVE else said
         return f"<Comparison {self.entry}: {said}, {runs} run{'s' * (runs != 1)}>"
 
     def __repr__(self) -> str:

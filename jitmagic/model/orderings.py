@@ -25,7 +25,7 @@ from .schema import (
     text,
 )
 from .stats import difference, json_number
-from .verdicts import Verdict, orderings_text
+from .verdicts import Verdict, orderings_headline, orderings_text
 
 __all__ = ["ORDERINGS", "REFERENCE", "SAMPLE_KEYS", "TOGGLED", "OrderingRow", "Orderings"]
 
@@ -64,7 +64,8 @@ class Orderings:
         a, b = self.rows[chosen], self.rows[other]
         per_call = difference(b.samples.get("execute_s", []), a.samples.get("execute_s", []))
         return Verdict("per_call", per_call,
-                       orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program))
+                       orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program),
+                       orderings_headline(a, b, per_call))
 
     def to_dict(self) -> dict[str, Any]:
         return {

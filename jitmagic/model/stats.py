@@ -1,5 +1,13 @@
 """Statistics derived from raw samples: the one median, numbers as JSON writes them, and
-the one significance rule (:func:`difference`) every verdict, flag and ranking uses."""
+the one significance rule (:func:`difference`) every verdict, flag and ranking uses.
+
+The rule is built for ``-r auto``, which takes pairs of runs (flat and nested, back to
+back) and asks it after every pair from :data:`MIN_PAIRS` to :data:`MAX_PAIRS`: its
+thresholds are calibrated by simulation (``benchmarks/significance.py``) so that a
+program compared with itself is called faster or slower at most 1% of the time over all
+those looks together, under several models of a shared machine's noise (see
+docs/significance.md). A fixed ``-r N`` asks it once, at ``n = N``: conservative.
+"""
 
 from __future__ import annotations
 
@@ -20,110 +28,139 @@ def json_number(x: float | None) -> float | None:
 
 
 FASTER, SLOWER, SAME = "faster", "slower", "no measurable difference"
-#: Runs this many times apart (slow side's fastest against fast side's slowest) differ,
-#: whatever the t statistic says: one huge stall must not hide a 16× effect.
+INCONCLUSIVE = "inconclusive"
+#: ``-r auto`` asks the rule after every pair of runs from this many on ...
+MIN_PAIRS = 3
+#: ... up to this many.
+MAX_PAIRS = 9
+#: An interval inside 1/SAME_WITHIN–SAME_WITHIN is "no measurable difference".
+SAME_WITHIN = 1.1
+#: Runs this many times apart (slow side's fastest against fast side's slowest) differ
+#: whatever the spread says: one huge stall must not hide a 16× effect. It bounds the
+#: interval: the ratio lies within APART of the range of run-to-run ratios.
 APART = 1.5
-#: Ranges that do not overlap, with medians this many times apart, differ too.
-FAR = 2.0
-#: With one run a side there is no spread: only a gap wider than the largest stall
-#: modelled on these machines (3×) counts.
-APART_ONE_RUN = 3.0
-#: Medians closer than this are not worth more repeats: no "too noisy" hint below it.
-NOTICEABLE = 1.10
-#: The most repeats a "too noisy" hint suggests.
-MAX_REPEATS = 50
+#: With two runs a side the bound is wider: 1.5× or 2× apart happens by chance 1% of the time.
+APART_TWO_RUNS = 2.5
+#: Ranges that do not overlap, with medians this many times apart, differ too (the bound
+#: is then the range itself), from :data:`FAR_FROM` runs a side on: with fewer, two
+#: stalled runs out of three do that by chance 0.7% of the time.
+FAR, FAR_FROM = 2.0, 5
+#: How many spreads (:func:`spread_of_logs`) the ratio's log may lie from the log of the
+#: ratio of medians, by the number of runs ``n`` a side (at least 2; above 9, as at 9).
+#: From ``benchmarks/significance.py --calibrate 100000 12``: 0.6% false differences
+#: (of the 1% allowed) over the looks n = 3..9 together, under every noise model there,
+#: most of it spent at n = 9, where the power is; n = 2, a single look, stays under 1%.
+THRESHOLDS = {2: 16.0, 3: 89.0, 4: 14.0, 5: 8.3, 6: 6.4, 7: 5.7, 8: 5.8, 9: 4.7}
 
 
 @dataclass(frozen=True)
 class Difference:
-    """Whether ``after`` differs from ``before`` beyond the noise of their repeats.
+    """Whether ``after`` differs from ``before`` beyond the noise of their runs.
 
-    ``kind`` is about ``after``: :data:`FASTER` (smaller times), :data:`SLOWER`, or
-    :data:`SAME` ("no measurable difference"). ``ratio`` is median(before) /
-    median(after) (above 1: ``after`` is faster; NaN: not measured). ``enough_data``
-    is False with fewer than two runs a side (no spread to judge; ``kind`` then comes
-    from a 3× gap alone). ``unresolved``: the medians are at least 10% apart but the
-    runs were too noisy to tell; ``repeats_to_resolve`` is the ``-r`` that would
-    resolve a spread like this one (None: more than :data:`MAX_REPEATS`).
-    ``noise`` is the factor between medians the t part would need (None: no spread).
+    ``kind`` is about ``after``: :data:`FASTER` (smaller times), :data:`SLOWER`,
+    :data:`SAME` ("no measurable difference": the interval lies inside 0.91–1.1) or
+    :data:`INCONCLUSIVE` (more runs might tell). ``ratio`` is median(before) /
+    median(after) (above 1: ``after`` is faster; NaN: not measured); ``low``–``high``
+    is the interval on it the decision was made with (NaN with fewer than two runs a
+    side): FASTER exactly when ``low`` > 1, SLOWER exactly when ``high`` < 1.
+    ``enough_data`` is False with fewer than two runs a side (no spread to judge).
+    ``noise`` is ratio / ``low``: the factor by which medians must differ for this
+    interval to leave 1 out, at this spread and number of runs (None: no spread).
     """
 
     kind: str
     ratio: float
     enough_data: bool
     runs: int = 0
-    unresolved: bool = False
-    repeats_to_resolve: int | None = None
+    low: float = math.nan
+    high: float = math.nan
     noise: float | None = None
 
     @property
     def significant(self) -> bool:
-        return self.kind != SAME
+        """Faster or slower."""
+        return self.kind in (FASTER, SLOWER)
 
     @property
     def decided(self) -> bool:
-        """Whether more runs are not needed (stand-in until the sequential rule lands)."""
-        return self.significant
+        """Whether more runs are not needed: ``-r auto`` stops taking pairs once True."""
+        return self.kind != INCONCLUSIVE
+
+    @property
+    def unresolved(self) -> bool:
+        """Measured with a spread, yet undecided: more runs might tell."""
+        return self.enough_data and self.kind == INCONCLUSIVE
 
 
-def t_threshold(runs: int) -> float:
-    """The Welch t (on log times) above which ``runs`` repeats a side differ.
-
-    Tuned by simulation of these machines' noise (docs/significance.md) to about
-    0.4% false differences at every ``runs`` from 3 to 9; it falls with ``runs``
-    as the t distribution's tails thin, so more repeats resolve smaller gaps.
-    """
-    return 2.7 + 20 / max(runs - 1, 1) ** 2.5
+def threshold(runs: int) -> float:
+    """:data:`THRESHOLDS` at ``runs`` runs a side (at least 2)."""
+    return THRESHOLDS[min(max(runs, 2), MAX_PAIRS)]
 
 
-def difference(before: list[float], after: list[float]) -> Difference:
+def kept(n: int) -> int:
+    """How many of a side's ``n`` runs the spread is taken from: the slowest quarter (at
+    least one, from three runs on) is set aside, as stalls only ever slow a run down."""
+    return n if n < 3 else n - max(1, n // 4)
+
+
+def spread_of_logs(a: Sequence[float], b: Sequence[float]) -> float:
+    """The standard error of a difference of log times, from each side's fastest
+    :func:`kept` runs: their pooled standard deviation times sqrt(1/k_a + 1/k_b)."""
+    ka, kb = kept(len(a)), kept(len(b))
+    la, lb = sorted(map(math.log, a))[:ka], sorted(map(math.log, b))[:kb]
+    pooled = (_squares(la) + _squares(lb)) / (ka + kb - 2)
+    return math.sqrt(pooled * (1 / ka + 1 / kb))
+
+
+def _squares(xs: list[float]) -> float:
+    """The sum of squared deviations from the mean (``statistics.variance`` times n - 1,
+    without its exact fractions: the rule is asked thousands of times in simulations)."""
+    mean = math.fsum(xs) / len(xs)
+    return math.fsum((x - mean) ** 2 for x in xs)
+
+
+def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
     """The one significance rule of jitmagic, on two lists of raw timings.
 
-    Different when the slow side's fastest run is :data:`APART` times the fast
-    side's slowest, when the ranges do not overlap and the medians are :data:`FAR`
-    times apart, or when Welch's t on the logs exceeds :func:`t_threshold`.
+    The interval on median(before)/median(after) is the ratio times or divided by
+    exp(:func:`threshold` × :func:`spread_of_logs`), cut to within :data:`APART` of the
+    range of run-to-run ratios (min(before)/max(after) to max(before)/min(after); to the
+    range itself with medians :data:`FAR` apart, from :data:`FAR_FROM` runs on): see
+    :func:`bounds`. It decides: above 1 is FASTER, below 1 SLOWER, inside 1/1.1–1.1
+    SAME, else INCONCLUSIVE (always, with fewer than two runs a side).
     """
     runs = min(len(before), len(after))
     if not runs or min(*before, *after) <= 0:
-        return Difference(SAME, math.nan, False, runs)
-    ratio = median(before) / median(after)
-    apart = max(min(before) / max(after), min(after) / max(before))
+        return Difference(INCONCLUSIVE, math.nan, False, runs)
+    ratio = median(list(before)) / median(list(after))
     if runs < 2:
-        return _decide(ratio, apart >= APART_ONE_RUN, runs, None, None)
-    t, se = _welch_log_t(before, after)
-    noise = math.exp(t_threshold(runs) * se)
-    far = apart > 1 and max(ratio, 1 / ratio) >= FAR
-    differs = apart >= APART or far or abs(t) > t_threshold(runs)
-    return _decide(ratio, differs, runs, t, noise)
+        return Difference(INCONCLUSIVE, ratio, False, runs)
+    noise = math.exp(threshold(runs) * spread_of_logs(before, after))
+    low, high = bounds(before, after, noise)
+    if low > 1:
+        kind = FASTER
+    elif high < 1:
+        kind = SLOWER
+    elif low >= 1 / SAME_WITHIN and high <= SAME_WITHIN:
+        kind = SAME
+    else:
+        kind = INCONCLUSIVE
+    return Difference(kind, ratio, True, runs, low, high, ratio / low)
 
 
-def _decide(ratio: float, differs: bool, runs: int, t: float | None,
-            noise: float | None) -> Difference:
-    """The record for a decision: its direction, and how many runs would resolve it."""
-    if differs and ratio != 1:
-        return Difference(FASTER if ratio > 1 else SLOWER, ratio, runs >= 2, runs, noise=noise)
-    unresolved = runs >= 2 and max(ratio, 1 / ratio) >= NOTICEABLE
-    needed = _repeats_to_resolve(t, runs) if unresolved else None
-    return Difference(SAME, ratio, runs >= 2, runs, unresolved, needed, noise)
-
-
-def _welch_log_t(a: list[float], b: list[float]) -> tuple[float, float]:
-    """Welch's t statistic on the logs of two samples, and its standard error."""
-    la, lb = [math.log(x) for x in a], [math.log(x) for x in b]
-    se = math.sqrt(statistics.variance(la) / len(la) + statistics.variance(lb) / len(lb))
-    gap = statistics.fmean(la) - statistics.fmean(lb)
-    if not se:
-        return (math.copysign(math.inf, gap) if gap else 0.0), 0.0
-    return gap / se, se
-
-
-def _repeats_to_resolve(t: float | None, runs: int) -> int | None:
-    """The fewest repeats at which a gap with this t (t grows as the square root of
-    the repeats, the spread staying as it was) would pass :func:`t_threshold`."""
-    if not t:
-        return None
-    return next((n for n in range(runs + 1, MAX_REPEATS + 1)
-                 if abs(t) * math.sqrt(n / runs) > t_threshold(n)), None)
+def bounds(before: Sequence[float], after: Sequence[float], noise: float
+           ) -> tuple[float, float]:
+    """The interval on the ratio of medians (two runs a side or more): within ``noise``
+    of it, and within :data:`APART` of the range of run-to-run ratios (the range itself
+    from :data:`FAR_FROM` runs on, once the medians are :data:`FAR` apart)."""
+    runs = min(len(before), len(after))
+    ratio = median(list(before)) / median(list(after))
+    if runs >= FAR_FROM and max(ratio, 1 / ratio) >= FAR:
+        apart = 1.0
+    else:
+        apart = APART if runs > 2 else APART_TWO_RUNS
+    return (max(ratio / noise, min(before) / max(after) / apart),
+            min(ratio * noise, max(before) / min(after) * apart))
 
 
 def spread(xs: Sequence[float | None]) -> tuple[float, float] | None:

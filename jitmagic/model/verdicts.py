@@ -3,8 +3,9 @@
 A comparison's verdict leads with the *first call* (the cold start the user
 waits for) and explains it through the stages; an orderings verdict is about
 the time *per call*. Both decide with the one rule, :func:`.stats.difference`,
-so "faster", "slower" and "no measurable difference" mean the same everywhere.
-Derived on demand, never stored as the source of truth.
+so "faster", "slower", "no measurable difference" and "inconclusive" mean the
+same everywhere, and every ratio they give carries its interval. Derived on
+demand, never stored as the source of truth.
 """
 
 from __future__ import annotations
@@ -13,20 +14,25 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import FASTER, MAX_REPEATS, SLOWER, Difference, json_number
+from .stats import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number
 from .units import fmt_s
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))
+#: Why ``-r auto`` stopped taking pairs (``Comparison.repeats_ended``): the rule decided,
+#: the most pairs it takes, or its time budget ran out.
+DECIDED, MOST_PAIRS, BUDGET = "decided", "most pairs", "budget"
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a verdict decided (``key``: ``"first_call"`` or ``"per_call"``) and its text."""
+    """What a verdict decided (``key``: ``"first_call"`` or ``"per_call"``), its text, and
+    its one-line form (``line``; empty: the text's first sentence)."""
 
     key: str
     difference: Difference
     text: str
+    line: str = ""
 
     @property
     def kind(self) -> str:
@@ -35,35 +41,72 @@ class Verdict:
     @property
     def headline(self) -> str:
         """The verdict in one line, shown first (under the title) by every front end."""
-        return self.text.split(". ")[0].split("; ")[0].rstrip(".") + "."
+        return self.line or self.text.split(". ")[0].rstrip(".") + "."
 
     def to_dict(self) -> dict[str, Any]:
-        ratio = json_number(self.difference.ratio)
-        return {self.key: self.kind, "ratio": ratio, "text": self.text}
+        d = self.difference
+        return {self.key: self.kind, "ratio": json_number(d.ratio),
+                "ratio_low": json_number(d.low), "ratio_high": json_number(d.high),
+                "text": self.text}
 
 
 def times(d: Difference) -> str:
-    """``15.9× faster`` / ``1.4× slower`` / ``no measurable difference``."""
-    if d.kind == FASTER:
+    """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no
+    measurable difference`` / ``the same speed`` (an undecided ratio of exactly 1)."""
+    if d.kind == SAME:
+        return d.kind
+    if d.ratio > 1:
         return f"{d.ratio:.3g}× faster"
-    if d.kind == SLOWER:
+    if d.ratio < 1:
         return f"{1 / d.ratio:.3g}× slower"
-    return d.kind
+    return "the same speed"
 
 
-def noise_note(d: Difference, what: str) -> str:
-    """A sentence on why a difference could not be judged, with the ``-r`` that would help."""
-    if d.runs == 1:
-        return (f" From one run each there is no spread to judge the {what} by: "
-                "-r 3 or more can tell a difference from noise.")
-    if not d.unresolved:
+def _bound(x: float) -> str:
+    """An end of an interval: two figures (``0.3``, ``4.0``, ``75``), three near 1."""
+    if x >= 10:
+        return f"{x:.3g}" if x < 1000 else f"{x:.2g}"
+    if 0.9 <= x <= 1.1:
+        return f"{x:.2f}"
+    return f"{x:.1f}" if x >= 0.1 else f"{x:.2g}"
+
+
+def interval(d: Difference) -> str:
+    """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio ("slower"
+    reads as 1/ratio); empty where there is none (one run a side)."""
+    if math.isnan(d.low) or math.isnan(d.high):
         return ""
-    gap = f"{max(d.ratio, 1 / d.ratio):.2g}×"
-    told = (f"even -r {MAX_REPEATS} would not tell, a quieter machine might"
-            if d.repeats_to_resolve is None else
-            f"-r {d.repeats_to_resolve} would tell a gap this size at this spread")
-    return (f" The machine was too noisy to tell whether the {gap} gap in the {what} is real "
-            f"from {d.runs} runs: {told}.")
+    low, high = (1 / d.high, 1 / d.low) if d.kind != SAME and d.ratio < 1 else (d.low, d.high)
+    return f"({_bound(low)}×–{_bound(high)}×)"
+
+
+def with_interval(d: Difference) -> str:
+    """``3.2× faster (2.1×–4.0×)``."""
+    return f"{times(d)} {interval(d)}".rstrip()
+
+
+def runs(n: int) -> str:
+    """``1 run`` / ``3 runs``."""
+    return f"{n} run{'s' * (n != 1)}"
+
+
+def undecided_reason(d: Difference, ended: str | None) -> str:
+    """Why an inconclusive gap was left undecided: from ``Comparison.repeats_ended``
+    (None: a fixed ``-r N``)."""
+    if not d.enough_data:
+        return "one run a side has no spread to judge by: use -r 3 or more, or -r auto"
+    if ended == BUDGET:
+        return "the time budget ran out"
+    if ended == MOST_PAIRS:
+        return f"{MAX_PAIRS} runs is the most -r auto takes"
+    if d.runs < MAX_PAIRS:
+        return f"-r auto or a larger -r (say -r {max(2 * d.runs, MAX_PAIRS)}) may tell"
+    return f"a larger -r (say -r {2 * d.runs}) or a quieter machine may tell"
+
+
+def inconclusive_part(d: Difference, ended: str | None) -> str:
+    """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
+    return f"{with_interval(d)} after {runs(d.runs)}; {undecided_reason(d, ended)}"
 
 
 def comparison_text(c: Any, first: Difference) -> str:
@@ -82,13 +125,46 @@ def comparison_text(c: Any, first: Difference) -> str:
                 "nothing to nest.")
     if math.isnan(first.ratio):
         return "The first call was not measured: cannot compare cold starts."
-    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
+    helpers = _helpers(c)
     numbers = f"{fmt_s(c.flat.first_call_s)} flat, {fmt_s(c.nested.first_call_s)} nested"
+    stages = by_stage(c)
+    if first.kind == INCONCLUSIVE:
+        bounds = interval(first)[1:-1]
+        lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first)} "
+                f"({bounds + '; ' if bounds else ''}{numbers}) after {runs(first.runs)}; "
+                f"{undecided_reason(first, c.repeats_ended)}")
+        return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
     if first.significant:
-        lead = f"Nested jit on {helpers} makes the first call {times(first)} ({numbers})"
+        lead = (f"Nested jit on {helpers} makes the first call {times(first)} "
+                f"{_numbers(first, numbers)}")
     else:
-        lead = f"Nested jit on {helpers}: no measurable difference in the first call ({numbers})"
-    return f"{lead}{by_stage(c)}.{noise_note(first, 'first call')}"
+        lead = (f"Nested jit on {helpers}: no measurable difference in the first call "
+                f"{_numbers(first, numbers)}")
+    return f"{lead}{'; ' + stages if stages else ''}."
+
+
+def comparison_headline(c: Any, first: Difference) -> str:
+    """The comparison's verdict in one line: ``Nested jit on `f`: first call 3.2× faster
+    (2.1×–4.0×), 5 runs``; for anything else, the first sentence of its text."""
+    if not (c.flat.ok and c.nested.ok) or not_run(c) or not c.nested.helpers \
+            or math.isnan(first.ratio):
+        return ""
+    lead = f"Nested jit on {_helpers(c)}:"
+    if first.kind == INCONCLUSIVE:
+        return f"{lead} inconclusive, first call {inconclusive_part(first, c.repeats_ended)}"
+    if first.kind == SAME:
+        return f"{lead} no measurable difference in the first call {interval(first)}, " \
+               f"{runs(first.runs)}"
+    return f"{lead} first call {with_interval(first)}, {runs(first.runs)}"
+
+
+def _helpers(c: Any) -> str:
+    return ", ".join(f"`{h}`" for h in c.nested.helpers)
+
+
+def _numbers(d: Difference, numbers: str) -> str:
+    """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)``."""
+    return f"({interval(d)[1:-1]}; {numbers}, {runs(d.runs)})"
 
 
 def not_run(c: Any) -> bool:
@@ -98,17 +174,19 @@ def not_run(c: Any) -> bool:
 
 
 def by_stage(c: Any) -> str:
-    """The stages that explain the first call: those that differ, then those that do not."""
+    """The stages that explain the first call (a clause, empty where none was measured):
+    those that differ, then those that do not (or cannot yet be told apart)."""
     measured = [(label, d) for phase, label in STAGES
                 if not math.isnan((d := c.difference(phase)).ratio)]
-    changed = [f"{label} {times(d)}" for label, d in measured if d.significant]
-    same = [label for label, d in measured if not d.significant]
     if not measured:
         return ""
+    changed = [f"{label} {with_interval(d)}" for label, d in measured if d.significant]
     if not changed:
-        return f"; no stage ({', '.join(same)}) differs measurably"
-    rest = f" ({', '.join(same)}: no measurable difference)" if same else ""
-    return f"; by stage: {', '.join(changed)}{rest}"
+        return f"no stage ({', '.join(label for label, _ in measured)}) differs measurably"
+    rest = [f"{', '.join(labels)}: {words}" for words, kinds in
+            (("no measurable difference", (SAME,)), ("undecided", (INCONCLUSIVE,)))
+            if (labels := [label for label, d in measured if d.kind in kinds])]
+    return "; ".join([f"by stage: {', '.join(changed)}", *rest])
 
 
 def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: bool | None,
@@ -116,11 +194,18 @@ def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: 
     """The verdict on one ordering (``chosen``, a row) against ``other``, per call."""
     if math.isnan(per_call.ratio):
         return f"{chosen.name}: per-call time against {other.name} was not measured."
+    numbers = f"{fmt_s(chosen.execute_s)} against {fmt_s(other.execute_s)}"
     if per_call.significant:
-        speed = f"{chosen.name} is {times(per_call)} per call than {other.name}"
+        speed = (f"{chosen.name} is {times(per_call)} per call than {other.name} "
+                 f"{_numbers(per_call, numbers)}")
+    elif per_call.kind == SAME:
+        speed = (f"{chosen.name} and {other.name}: no measurable difference per call "
+                 f"{_numbers(per_call, numbers)}")
     else:
-        speed = f"{chosen.name} and {other.name}: no measurable difference per call"
-    speed += f" ({fmt_s(chosen.execute_s)} against {fmt_s(other.execute_s)})"
+        bounds = interval(per_call)[1:-1]
+        speed = (f"{chosen.name} against {other.name}: inconclusive, {times(per_call)} per call"
+                 f" ({bounds + '; ' if bounds else ''}{numbers}) after {runs(per_call.runs)}; "
+                 f"{undecided_reason(per_call, None)}")
     if same_program is None:
         program = "their XLA programs were not compared"
     elif not same_program:
@@ -130,4 +215,18 @@ def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: 
                    "(vmap(jit(f)) batches in Python on every call)")
     else:
         program = "both compile to the same program"
-    return f"{speed}; {program}.{noise_note(per_call, 'per-call time')}"
+    return f"{speed}; {program}."
+
+
+def orderings_headline(chosen: Any, other: Any, per_call: Difference) -> str:
+    """``jit(vmap(f)) against vmap(jit(f)): 2× faster per call (1.9×–2.1×), 5 runs``."""
+    if math.isnan(per_call.ratio):
+        return ""
+    lead = f"{chosen.name} against {other.name}:"
+    if per_call.kind == INCONCLUSIVE:
+        return (f"{lead} inconclusive, {times(per_call)} per call {interval(per_call)} after "
+                f"{runs(per_call.runs)}; {undecided_reason(per_call, None)}").replace("  ", " ")
+    if per_call.kind == SAME:
+        return f"{lead} no measurable difference per call {interval(per_call)}, " \
+               f"{runs(per_call.runs)}"
+    return f"{lead} {times(per_call)} per call {interval(per_call)}, {runs(per_call.runs)}"
