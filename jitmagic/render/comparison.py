@@ -11,7 +11,7 @@ import math
 from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison, VariantResult
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS, REST_LABEL
-from ..model.stats import median
+from ..model.stats import INCONCLUSIVE, SAME, median
 from ..model.verdicts import Verdict, not_run
 from .blocks import (
     Block,
@@ -28,7 +28,7 @@ from .blocks import (
     as_html,
     as_text,
 )
-from .format import decided, fmt_ratio, fmt_s, fmt_spread
+from .format import fmt_ratio, fmt_s, fmt_spread
 
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),
@@ -41,15 +41,17 @@ STRUCTURE = (
 
 
 def _ratio_cell(c: Comparison, phase: str) -> str:
-    """The flat/nested ratio, flagged where the one significance rule finds no difference,
-    or where one run a side leaves no spread to judge it by."""
+    """The flat/nested ratio with its interval, flagged where the one significance rule
+    leaves it undecided or finds no difference, or where one run a side leaves no spread
+    to judge it by."""
     d = c.difference(phase)
     if math.isnan(d.ratio):
         flag = ""
     elif not d.enough_data:
         flag = " (one run)"
     else:
-        flag = "" if decided(d) else " (not significant)"
+        flag = f" ({fmt_ratio(d.low)}–{fmt_ratio(d.high)})" if not math.isnan(d.low) else ""
+        flag += {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
     return fmt_ratio(c.ratio(phase)) + flag
 
 

@@ -12,16 +12,11 @@ __all__ = ["NOT_SIGNIFICANT", "UNITS", "decided", "fmt_exponent", "fmt_ratio", "
 
 #: What marks a ratio the one significance rule did not call a difference (charts).
 NOT_SIGNIFICANT = "n.s."
-#: The kind an undecided difference has under the newer rule (too few or too noisy runs).
-INCONCLUSIVE = "inconclusive"
 
 
 def decided(d: Difference) -> bool:
-    """Whether the one rule called a difference: significant, and not left undecided.
-
-    Reads only ``significant`` and ``kind``, so it holds for the rule as it is and for
-    one whose undecided differences have ``kind == "inconclusive"``."""
-    return bool(d.significant) and getattr(d, "kind", None) != INCONCLUSIVE
+    """Whether the one rule called a difference (faster or slower)."""
+    return d.significant
 
 
 def marked_ratio(ratio: float, d: Difference) -> str:
