@@ -64,3 +64,25 @@ def test_committed_tour_has_its_outputs():
     nb = nbformat.read(TOUR, as_version=4)
     assert _errors(nb) == [] and _charts(nb) == CHARTS
     assert all(cell.execution_count for cell in nb.cells if cell.cell_type == "code")
+
+
+def _readme_notebook_example() -> str:
+    """The README's first ``%%jitcompare`` cell, as a newcomer copies it."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    return next(block for block in re.findall(r"```python\n(.*?)```", readme, re.S)
+                if block.startswith("%%jitcompare"))
+
+
+@pytest.mark.slow
+def test_the_readme_example_at_the_default_options_says_faster_with_an_interval(tmp_path):
+    cell = _readme_notebook_example()
+    assert cell.splitlines()[0] == "%%jitcompare -o"  # -o returns it; it measures the same
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext jitmagic"), nbformat.v4.new_code_cell(cell)]
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert _errors(nb) == []
+    shown = "".join(out.get("data", {}).get("text/plain", "") for out in nb.cells[1].outputs)
+    headline = shown.splitlines()[1]
+    assert re.fullmatch(r"Nested jit on `layer`: first call [\d.]+× faster "
+                        r"\([\d.]+×–[\d.]+×\), \d runs", headline), headline
