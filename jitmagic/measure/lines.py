@@ -46,6 +46,7 @@ from ..model.lines import SOURCE_UNAVAILABLE, LineRow, Lines, LineTable
 from .discovery import code_of
 from .entry import plan_entry
 from .line_counts import Key, UserCode, count_equations
+from .line_entry import helperless_plan, runs_other_functions
 from .line_hook import NO_CHEAP_HOOK, Hook, Tally, make_hook
 from .line_loops import loops_of
 from .mlir_locations import count_hlo_ops
@@ -80,10 +81,29 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
 def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
              hook: str = "auto") -> Lines:
     """:func:`lines` with the line hook chosen (:data:`~jitmagic.measure.line_hook.HOOKS`):
-    ``"settrace"`` measures hits and time on Python 3.11 too, at 2-5x the trace."""
+    ``"settrace"`` measures hits and time on Python 3.11 too, at 2-5x the trace.
+
+    The entry is traced first as it stands (:mod:`~jitmagic.measure.line_entry`); only
+    where that trace runs other functions of the user's are the helpers found
+    (``plan_entry``'s discovery trace) and the nested variant traced on its own.
+    """
+    quick, flat = helperless_plan(fn, args, kwargs), None
+    if quick is not None:
+        try:
+            flat = line_table(quick.fn, quick.args, quick.kwargs, "flat", quick.jit_options,
+                              hook=hook)
+        except UserCodeError:
+            flat = None  # plan_entry knows more ways to take the arguments: let it try
+        if flat is not None and not runs_other_functions(flat, _user_code(quick.fn)):
+            return Lines(quick.name, {"flat": flat,
+                                      "nested": dataclasses.replace(flat, variant="nested")})
     plan = plan_entry(fn, args, kwargs)
     tables: dict[str, LineTable] = {}
+    if flat is not None and not any(h.user_jitted for h in plan.helpers.values()):
+        tables["flat"] = flat  # the flat variant only takes the user's own jits off
     for v in VARIANTS:
+        if v in tables:
+            continue
         if tables and not plan.helpers:  # nothing to nest: the same program again
             tables[v] = dataclasses.replace(next(iter(tables.values())), variant=v)
             continue
