@@ -67,14 +67,14 @@ class UserCode:
                 return
 
     def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
-        """The user functions seen, with their line ranges and fresh calls."""
-        calls = calls or Counter()
+        """The user functions seen, with their line ranges and fresh calls (None
+        without ``calls``: no hook counted them)."""
         out = []
         for code, user in self.codes.items():
             if user:
                 last = max((ln for _, _, ln in code.co_lines() if ln), default=code.co_firstlineno)
-                out.append(FunctionSpan(code.co_qualname, code.co_filename,
-                                        code.co_firstlineno, last, calls[code]))
+                out.append(FunctionSpan(code.co_qualname, code.co_filename, code.co_firstlineno,
+                                        last, None if calls is None else calls[code]))
         return tuple(out)
 
 

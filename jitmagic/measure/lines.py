@@ -42,7 +42,7 @@ import jax
 
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.comparison import VARIANTS, Comparison
-from ..model.lines import SOURCE_UNAVAILABLE, LineRow, Lines, LineTable
+from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
 from .discovery import code_of
 from .entry import plan_entry
 from .line_counts import Key, UserCode, count_equations
@@ -128,11 +128,23 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared],
 
 def helper_names(tables: dict[str, LineTable], plan: Plan) -> dict[str, LineTable]:
     """Each table with its functions named as ``--nest`` takes them (the plan's helper
-    names), so that a hint's ``--nest`` name is one the option accepts."""
-    names = {(h.code.co_filename, h.code.co_firstlineno): n for n, h in plan.helpers.items()}
-    return {v: dataclasses.replace(t, functions=tuple(
-        dataclasses.replace(f, helper=names.get((f.file, f.first_line), ""))
-        for f in t.functions)) for v, t in tables.items()}
+    names), so that a hint's ``--nest`` name is one the option accepts.
+
+    Where no line hook counted calls, a flat helper's calls are those the discovery
+    trace counted (the flat program's, except for a helper the user jitted: its body
+    ran once there, so its calls stay unmeasured).
+    """
+    found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
+
+    def named(f: FunctionSpan, variant: str) -> FunctionSpan:
+        h = found.get((f.file, f.first_line))
+        calls = f.calls
+        if calls is None and variant == "flat" and h is not None and not h.user_jitted:
+            calls = h.calls
+        return dataclasses.replace(f, helper=h.name if h is not None else "", calls=calls)
+
+    return {v: dataclasses.replace(t, functions=tuple(named(f, v) for f in t.functions))
+            for v, t in tables.items()}
 
 
 def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],

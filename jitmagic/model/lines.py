@@ -280,5 +280,6 @@ def checked_lines(d: Any, where: str) -> Lines:
 
 
 def is_saved_lines(d: Any) -> bool:
-    """Whether a saved report's JSON is a ``Lines`` record of its own."""
-    return isinstance(d, dict) and d.get("schema") == SCHEMA
+    """Whether a saved report's JSON is a ``Lines`` record of its own (of any version:
+    one this jitmagic does not read is refused by :func:`checked_lines`, naming it)."""
+    return isinstance(d, dict) and str(d.get("schema")).startswith(SCHEMA.split("/")[0] + "/")
