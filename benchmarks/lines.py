@@ -3,7 +3,8 @@
 For a flat program of about 30,000 and 100,000 jaxpr equations (an unrolled
 Python loop), prints side by side: one cold plain trace (``jax.jit(f).trace``
 from cleared caches), the whole ``jitmagic.lines`` call, and their ratio; each
-the median of ``--repeat`` runs (3), alternating. Then, once, the steps a table
+the median of ``--repeat`` runs (3), alternating (the ratio is the median of each
+run's: a trace and the table next to it share the machine's load). Then, once, the steps a table
 takes (trace, lowering, StableHLO text, equation walk, location parse, rows), so
 that a slow step shows. ``--hook settrace`` measures the table with the
 ``sys.settrace`` hook (hits and time on Python 3.11, at its price).
@@ -69,9 +70,12 @@ def run(eqns: int, repeat: int, hook: str) -> None:
         traces.append(cold_trace(x)[1])
         tables.append(timed(lambda: lines_of(unrolled, (x,), {}, hook=hook))[1])
     trace_s, table_s = statistics.median(traces), statistics.median(tables)
+    ratios = [b / a for a, b in zip(traces, tables, strict=True)]
     print(f"{STEPS * 3:>8,} eqns  cold trace {trace_s:6.2f} s  jitmagic.lines {table_s:6.2f} s  "
-          f"ratio {table_s / trace_s:.2f}x   (runs: trace {', '.join(f'{t:.2f}' for t in traces)};"
-          f" lines {', '.join(f'{t:.2f}' for t in tables)})", flush=True)
+          f"ratio {statistics.median(ratios):.2f}x (median of each run's; of the medians "
+          f"{table_s / trace_s:.2f}x)\n{'':>15}runs: trace {', '.join(f'{t:.2f}' for t in traces)};"
+          f" lines {', '.join(f'{t:.2f}' for t in tables)}; load {os.getloadavg()[0]:.2f}",
+          flush=True)
     print(f"{'':>15}{steps(x)}", flush=True)
 
 

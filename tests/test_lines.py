@@ -22,7 +22,8 @@ import realworld_layers as L
 
 import jitmagic
 from jitmagic.measure.line_hook import make_hook
-from jitmagic.measure.lines import lines_of
+from jitmagic.measure.lines import Staged, add_lines, lines_of
+from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.lines import SOURCE_UNAVAILABLE, LineRow, Lines, LineTable
 from jitmagic.render.lines import MAX_ROWS
 
@@ -307,7 +308,7 @@ def _is_user_counting(asked):
 def test_a_hook_counts_user_lines_only_and_asks_once_per_code_object(kind):
     if kind == "monitoring" and not MONITORING:
         pytest.skip("sys.monitoring is Python 3.12+")
-    asked = []
+    asked, previous = [], sys.gettrace()
     hook = make_hook(_is_user_counting(asked), kind)
     assert type(hook).__name__ == {"settrace": "SettraceHook", "monitoring": "MonitoringHook"}[kind]
     hook.run(lambda: _library_and_user(50))
@@ -317,7 +318,7 @@ def test_a_hook_counts_user_lines_only_and_asks_once_per_code_object(kind):
     assert hook.tally.hits[(__file__, line)] == 50
     if kind == "monitoring":  # the library is switched off after its first call
         assert len(asked) <= len(set(asked)) + 50 + 1
-    assert sys.gettrace() is None or kind == "monitoring"
+    assert sys.gettrace() is previous
 
 
 def test_without_sys_monitoring_the_default_is_no_hook():
@@ -446,3 +447,28 @@ def test_a_table_of_100000_rows_is_clipped_to_its_heaviest_lines():
     assert f"{100_000 - MAX_ROWS:,} of 100,000 lines left out" in text
     assert f"{100_000 - MAX_ROWS:,} of 100,000 lines left out" in page
     assert "x = f999(x)" in text and "x = f1000(x)" not in text  # 999 equations, 0 equations
+
+
+# --- with a comparison: what it already traced and lowered is reused ---------------
+
+def test_add_lines_counts_what_the_comparison_staged_without_tracing_again(
+        ripples, monkeypatch):
+    result = jitmagic.compare(stack_ripples, X, repeat=1, number=1)
+    prepared = variants_of(stack_ripples, (X,), {})
+    staged = {}
+    for name, p in prepared.items():
+        jax.clear_caches()
+        traced = jax.jit(p.variant.fn, **p.variant.jit_options).trace(X)
+        lowered = traced.lower()
+        staged[name] = Staged(traced.jaxpr, lowered.as_text(debug_info=True) if name == "flat"
+                              else lowered)  # its text, or the Lowered itself
+    traces = []
+    if not MONITORING:  # no hook to run: no trace at all
+        monkeypatch.setattr(jax, "clear_caches", lambda: traces.append("cleared"))
+    with_lines = add_lines(result, prepared, staged)
+    assert traces == []
+    for name in ("flat", "nested"):
+        counts = [[(r.key, r.eqns_own, r.eqns_inclusive, r.hlo_ops) for r in t.rows]
+                  for t in (with_lines.lines.tables[name], ripples.tables[name])]
+        assert counts[0] == counts[1]
+    assert with_lines.lines.hints() == ripples.hints()

@@ -40,6 +40,9 @@ NO_CHEAP_HOOK = ("hits, calls and time per line not measured: Python "
                  f"{sys.version_info.major}.{sys.version_info.minor} has no "
                  "sys.monitoring (3.12+), and a sys.settrace hook would make the trace "
                  "2-5x slower")
+NO_TOOL_ID = ("hits, calls and time per line not measured: every sys.monitoring tool id "
+              "was taken, and a sys.settrace hook would make the trace 2-5x slower")
+NOT_ASKED = "hits, calls and time per line not measured: no line hook was asked for"
 
 
 class Tally:
@@ -217,10 +220,17 @@ def free_tool_id() -> int | None:
     return None
 
 
+def why_no_hook(kind: str) -> str:
+    """The note of a table that :func:`make_hook` gave no hook for."""
+    if kind == "none":
+        return NOT_ASKED
+    return NO_TOOL_ID if hasattr(sys, "monitoring") else NO_CHEAP_HOOK
+
+
 def make_hook(is_user: IsUser, kind: str = "auto") -> Hook | None:
     """The hook of ``kind`` (:data:`HOOKS`): ``auto`` is ``sys.monitoring`` where there is
     a free tool id and none otherwise (hits and time then go unmeasured, see
-    :data:`NO_CHEAP_HOOK`); ``monitoring`` falls back to ``settrace`` where it cannot run."""
+    :func:`why_no_hook`); ``monitoring`` falls back to ``settrace`` where it cannot run."""
     if kind not in HOOKS:
         raise ValueError(f"hook {kind!r}: expected one of {', '.join(HOOKS)}")
     if kind == "none":
