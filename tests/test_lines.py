@@ -1,22 +1,38 @@
 """``jitmagic.lines``: program size by source line, on small real JAX programs.
 
 Each count is checked against something measured independently (``jax.make_jaxpr``
-of a helper, a loop's trip count), never against the counting code itself.
+of a helper, a loop's trip count), never against the counting code itself. Hits and
+time need a line hook: ``sys.monitoring`` where Python has it (3.12+); the tests of
+those columns ask for the ``sys.settrace`` hook, which every Python has.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import linecache
 import sys
+import textwrap
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import pytest
+import realworld_layers as L
 
 import jitmagic
-from jitmagic.model.lines import SOURCE_UNAVAILABLE, Lines
+from jitmagic.measure.line_hook import make_hook
+from jitmagic.measure.lines import Staged, add_lines, lines_of
+from jitmagic.measure.pipeline import variants_of
+from jitmagic.model.lines import SOURCE_UNAVAILABLE, LineRow, Lines, LineTable
+from jitmagic.render.lines import MAX_ROWS
+
+MONITORING = hasattr(sys, "monitoring")
+
+
+def hooked(fn, *args):
+    """``jitmagic.lines`` with hits and time measured on any Python (``sys.settrace``)."""
+    return lines_of(fn, args, {}, hook="settrace")
 
 X = jnp.linspace(0.0, 1.0, 4)
 TERMS, CALLS, STEPS = 12, 3, 40
@@ -54,10 +70,38 @@ def ripples() -> Lines:
     return jitmagic.lines(stack_ripples, X)
 
 
-def test_the_unrolled_generator_line_owns_most_equations(ripples):
-    row = ripples.flat.row(*line_of(ripple, "jnp.cos"))
-    assert row.eqns_own > 0.9 * ripples.flat.total_eqns
-    assert row.hlo_ops > 0 and row.trace_s > 0
+@pytest.fixture(scope="module")
+def hooked_ripples() -> Lines:
+    return hooked(stack_ripples, X)
+
+
+def test_the_unrolled_generator_line_owns_most_equations(ripples, hooked_ripples):
+    for table in (ripples.flat, hooked_ripples.flat):
+        row = table.row(*line_of(ripple, "jnp.cos"))
+        assert row.eqns_own > 0.9 * table.total_eqns and row.hlo_ops > 0
+    assert hooked_ripples.flat.row(*line_of(ripple, "jnp.cos")).trace_s > 0
+    counts = [[(r.key, r.eqns_own, r.eqns_inclusive, r.hlo_ops) for r in t.rows]
+              for t in (ripples.flat, hooked_ripples.flat)]
+    assert counts[0] == counts[1]  # the hook changes no count
+
+
+@pytest.mark.skipif(MONITORING, reason="Python 3.12+ measures hits with sys.monitoring")
+def test_without_a_cheap_hook_hits_and_time_are_absent_with_a_note(ripples):
+    table = ripples.flat
+    assert all(r.hits is None and r.trace_s is None for r in table.rows)
+    assert not table.has_hits and not table.has_time
+    assert any("not measured" in n and "sys.monitoring" in n for n in table.notes)
+    shown = str(ripples)
+    head = next(ln for ln in shown.splitlines() if "incl." in ln)
+    assert "hits" not in head and "time" not in head  # absent, not zeros
+    assert "Note: hits, calls and time per line not measured" in shown
+    saved = Lines.from_dict(ripples.to_dict())
+    assert saved.flat.rows[0].hits is None and saved.flat.notes == table.notes
+
+
+@pytest.mark.skipif(not MONITORING, reason="sys.monitoring is Python 3.12+")
+def test_with_sys_monitoring_hits_and_time_are_measured(ripples):
+    assert ripples.flat.has_hits and ripples.flat.has_time and not ripples.flat.notes
 
 
 def test_a_call_line_carries_its_callee_times_its_calls(ripples):
@@ -76,16 +120,29 @@ def test_the_nested_table_holds_the_helper_once(ripples):
     assert ripples.nested.total_hlo_ops < ripples.flat.total_hlo_ops
 
 
-def test_hits_of_a_loop_line_equal_its_trip_count(ripples):
-    assert ripples.flat.row(*line_of(stack_ripples, "x = ripple(x)")).hits == CALLS
-    table = jitmagic.lines(unrolled, X).flat
+def test_hits_of_a_loop_line_equal_its_trip_count(hooked_ripples):
+    assert hooked_ripples.flat.row(*line_of(stack_ripples, "x = ripple(x)")).hits == CALLS
+    table = hooked(unrolled, X).flat
     assert table.row(*line_of(unrolled, "jnp.sin")).hits == STEPS
 
 
 def test_the_hint_fires_on_an_unrolled_loop_not_on_fori_loop():
     file, line = line_of(unrolled, "jnp.sin")
-    hints = jitmagic.lines(unrolled, X).hints()
+    hints = hooked(unrolled, X).hints()
     assert any(f"line {line} ran {STEPS} times" in h and "fori_loop" in h for h in hints)
+    assert not any("unrolls" in h for h in hooked(rolled, X).hints())
+
+
+def test_without_hits_the_loop_hint_comes_from_the_source_and_shows_no_count():
+    file, line = line_of(unrolled, "jnp.sin")
+    table = jitmagic.lines(unrolled, X).flat
+    assert table.row(file, line).eqns_own == 3 * STEPS  # mul, sin, add per step
+    if table.has_hits:
+        pytest.skip("hits measured here: the count-based hint applies")
+    hints = table.hints()
+    assert any(h.startswith(f"line {line} built 100% of the program and runs inside a Python "
+                            "loop") for h in hints)
+    assert not any(" ran " in h for h in hints)  # no count that was not measured
     assert not any("unrolls" in h for h in jitmagic.lines(rolled, X).hints())
 
 
@@ -101,14 +158,15 @@ def test_the_loop_hint_names_the_line_that_builds_the_program_not_its_caller():
     # The discussion's shape, smaller: the caller's generator also runs several times and
     # includes everything, but the generator inside the helper owns the equations.
     _, inner = line_of(terms, "range(32)")
-    hints = jitmagic.lines(repeated_terms, X).hints()
-    assert any(h.startswith(f"line {inner} ran ") and "unrolls" in h for h in hints)
+    for found in (hooked(repeated_terms, X), jitmagic.lines(repeated_terms, X)):
+        assert any(h.startswith(f"line {inner} ") and "unrolls" in h for h in found.hints())
 
 
-def test_a_helper_traced_per_call_points_to_nesting(ripples):
-    assert any("`ripple` was traced 3 times" in h and "--nest ripple" in h
-               for h in ripples.hints())
-    assert not any("--nest" in h for h in ripples.nested.hints())  # traced once there
+def test_a_helper_traced_per_call_points_to_nesting(ripples, hooked_ripples):
+    for found in (ripples, hooked_ripples):  # calls from the discovery trace, or the hook
+        assert any("`ripple` was traced 3 times" in h and "--nest ripple" in h
+                   for h in found.hints())
+        assert not any("--nest" in h for h in found.nested.hints())  # traced once there
 
 
 def test_a_function_built_with_exec_shows_no_source():
@@ -154,13 +212,15 @@ def test_grad_of_a_loss_over_namedtuple_layers_counts_every_equation():
     table = jitmagic.lines(train_step, layers, X).flat
     assert table.total_eqns == len(jax.make_jaxpr(train_step)(layers, X).eqns)
     method = table.row(*line_of(Dense.apply, "jnp.tanh"))
-    assert method.hits == 3 and method.eqns_own >= 3 * 3  # dot, add, tanh per layer
+    assert method.eqns_own >= 3 * 3  # dot, add, tanh per layer
     grad_line = table.row(*line_of(train_step, "jax.grad"))
     assert grad_line.eqns_inclusive > method.eqns_own  # the backward pass is on the call
+    assert hooked(train_step, layers, X).flat.row(*line_of(Dense.apply, "jnp.tanh")).hits == 3
 
 
 def test_rows_round_trip_and_render_escaped(ripples):
     d = ripples.to_dict()
+    assert d["schema"] == "jitmagic.lines/1"
     assert set(d["flat"][0]) == {"file", "line", "text", "hits", "eqns_own",
                                  "eqns_inclusive", "hlo_ops", "trace_s"}
     again = Lines.from_dict(d)
@@ -225,3 +285,190 @@ def test_the_magic_takes_lines_and_finds_the_cell_source(ip):
     hot = max(rows, key=lambda r: r.eqns_own)
     assert hot.text == "    return sum(jnp.sin(x) * i for i in range(6))"
     ip.user_ns.pop("twice", None)
+
+
+# --- the line hooks: filtered per code object, chained to the tracer set before ----
+
+def _library_and_user(n):
+    """User code calling the standard library (which calls more of itself)."""
+    total = 0
+    for i in range(n):
+        total += len(textwrap.dedent(f"  {i}"))
+    return total
+
+
+def _is_user_counting(asked):
+    def is_user(code, namespace):
+        asked.append(code)
+        return code.co_filename == __file__
+    return is_user
+
+
+@pytest.mark.parametrize("kind", ["settrace", "monitoring"])
+def test_a_hook_counts_user_lines_only_and_asks_once_per_code_object(kind):
+    if kind == "monitoring" and not MONITORING:
+        pytest.skip("sys.monitoring is Python 3.12+")
+    asked, previous = [], sys.gettrace()
+    hook = make_hook(_is_user_counting(asked), kind)
+    assert type(hook).__name__ == {"settrace": "SettraceHook", "monitoring": "MonitoringHook"}[kind]
+    hook.run(lambda: _library_and_user(50))
+    files = {file for file, _ in hook.tally.hits}
+    assert files == {__file__}  # nothing of textwrap's, re's ...
+    line = line_of(_library_and_user, "textwrap.dedent")[1]
+    assert hook.tally.hits[(__file__, line)] == 50
+    if kind == "monitoring":  # the library is switched off after its first call
+        assert len(asked) <= len(set(asked)) + 50 + 1
+    assert sys.gettrace() is previous
+
+
+def test_without_sys_monitoring_the_default_is_no_hook():
+    hook = make_hook(_is_user_counting([]), "auto")
+    assert (hook is None) != MONITORING
+
+
+def test_the_settrace_hook_chains_to_the_tracer_set_before():
+    """A debugger's or coverage's tracer keeps seeing the user's frames and lines while
+    the hook runs, and is put back after."""
+    seen = []
+
+    def previous(frame, event, arg):
+        if frame.f_code is _library_and_user.__code__:
+            seen.append(event)
+            return previous
+        return None
+
+    old = sys.gettrace()
+    sys.settrace(previous)
+    try:
+        hook = make_hook(_is_user_counting([]), "settrace")
+        hook.run(lambda: _library_and_user(3))
+        assert sys.gettrace() is previous
+    finally:
+        sys.settrace(old)
+    assert seen.count("call") == 1 and seen.count("line") >= 3 * 2 and "return" in seen
+    assert hook.tally.hits  # and the hook counted too
+
+
+def test_lines_by_default_leaves_a_tracer_alone():
+    events = []
+
+    def watcher(frame, event, arg):
+        events.append(event)
+        return None
+
+    previous = sys.gettrace()
+    sys.settrace(watcher)
+    try:
+        jitmagic.lines(escaping, X)
+        assert sys.gettrace() is watcher
+    finally:
+        sys.settrace(previous)
+    assert events  # it kept receiving calls throughout
+
+
+# --- code shaped like real JAX users' ----------------------------------------------
+
+def scanned(x):
+    def step(carry, _):
+        carry = jnp.tanh(carry) * 0.9
+        return carry, carry.sum()
+    final, sums = jax.lax.scan(step, x, None, length=5)
+    return final.sum() + sums.sum()
+
+
+def test_a_scan_body_is_counted_once_on_its_own_lines():
+    table = jitmagic.lines(scanned, X).flat
+    body = table.row(*line_of(scanned, "jnp.tanh(carry)"))
+    assert body.eqns_own == 2  # tanh, mul: the body is traced once, whatever the length
+    scan_line = table.row(*line_of(scanned, "jax.lax.scan"))
+    assert scan_line.eqns_inclusive >= scan_line.eqns_own + body.eqns_own
+    assert table.total_eqns == len(jax.make_jaxpr(scanned)(X).eqns) + sum(
+        len(e.params["jaxpr"].jaxpr.eqns) for e in jax.make_jaxpr(scanned)(X).eqns
+        if e.primitive.name == "scan")
+    assert not any("unrolls" in h for h in table.hints())
+
+
+class Mlp:
+    """A model class whose method loops over its layers: not a pytree, held static."""
+
+    def __init__(self, depth):
+        self.depth = depth
+
+    def __call__(self, w, x):
+        for _ in range(self.depth):
+            x = L.dense(w, x)
+        return x.sum()
+
+
+def test_a_method_calling_a_helper_module_in_a_loop():
+    model, w = Mlp(9), jnp.eye(4) * 0.5
+    lines = jitmagic.lines(model, w, X)
+    dense = jax.make_jaxpr(L.dense)(w, X)
+    call = lines.flat.row(*line_of(Mlp.__call__, "L.dense(w, x)"))
+    assert call.eqns_inclusive == 9 * len(dense.eqns)
+    helper_line = lines.flat.row(*line_of(L.dense, "jnp.tanh"))
+    assert helper_line.eqns_own == 9 * len(dense.eqns)
+    assert helper_line.file.endswith("realworld_layers.py")
+    assert any("`realworld_layers.dense` was traced 9 times" in h for h in lines.hints())
+    assert lines.nested.row(*line_of(L.dense, "jnp.tanh")).eqns_own == len(dense.eqns)
+
+
+# --- showing and saving ------------------------------------------------------------
+
+def test_html_keeps_indentation_and_marks_hot_lines_without_emoji(ripples):
+    page = ripples._repr_mimebundle_()["text/html"]
+    assert "white-space:pre;text-align:left" in page
+    assert "    return sum(k * jnp.cos(x) for k in range(TERMS))" in page
+    assert all(ord(ch) < 0x2000 for ch in page), "no emoji or symbol a font may lack"
+    assert "<td style=\"text-align:right;padding:0 .5em\">*" in page
+    assert "* hot:" in page and "* hot:" in str(ripples)
+
+
+def test_a_lines_record_round_trips_through_save_and_load(ripples, hooked_ripples, tmp_path):
+    for i, lines in enumerate((ripples, hooked_ripples)):
+        path = tmp_path / f"lines{i}.json"
+        jitmagic.save(lines, path)
+        again = jitmagic.load(path)
+        assert isinstance(again, Lines) and again.to_dict() == lines.to_dict()
+        assert again.flat.rows == lines.flat.rows and again.hints() == lines.hints()
+        assert str(again) == str(lines)
+    spoiled = json.loads(path.read_text()) | {"schema": "jitmagic.lines/99"}
+    path.write_text(json.dumps(spoiled))
+    with pytest.raises(jitmagic.ReportSchemaError, match="not a per-line table"):
+        jitmagic.load(path)
+
+
+def test_a_table_of_100000_rows_is_clipped_to_its_heaviest_lines():
+    rows = tuple(LineRow("big.py", n, f"x = f{n}(x)", None, n % 7, n % 1000, 1, None)
+                 for n in range(1, 100_001))
+    lines = Lines("big", {"flat": LineTable("flat", rows, notes=("hits not measured",))})
+    page, text = lines._repr_mimebundle_()["text/html"], str(lines)
+    assert len(page) < 1_000_000 and len(text) < 100_000
+    assert f"{100_000 - MAX_ROWS:,} of 100,000 lines left out" in text
+    assert f"{100_000 - MAX_ROWS:,} of 100,000 lines left out" in page
+    assert "x = f999(x)" in text and "x = f1000(x)" not in text  # 999 equations, 0 equations
+
+
+# --- with a comparison: what it already traced and lowered is reused ---------------
+
+def test_add_lines_counts_what_the_comparison_staged_without_tracing_again(
+        ripples, monkeypatch):
+    result = jitmagic.compare(stack_ripples, X, repeat=1, number=1)
+    prepared = variants_of(stack_ripples, (X,), {})
+    staged = {}
+    for name, p in prepared.items():
+        jax.clear_caches()
+        traced = jax.jit(p.variant.fn, **p.variant.jit_options).trace(X)
+        lowered = traced.lower()
+        staged[name] = Staged(traced.jaxpr, lowered.as_text(debug_info=True) if name == "flat"
+                              else lowered)  # its text, or the Lowered itself
+    traces = []
+    if not MONITORING:  # no hook to run: no trace at all
+        monkeypatch.setattr(jax, "clear_caches", lambda: traces.append("cleared"))
+    with_lines = add_lines(result, prepared, staged)
+    assert traces == []
+    for name in ("flat", "nested"):
+        counts = [[(r.key, r.eqns_own, r.eqns_inclusive, r.hlo_ops) for r in t.rows]
+                  for t in (with_lines.lines.tables[name], ripples.tables[name])]
+        assert counts[0] == counts[1]
+    assert with_lines.lines.hints() == ripples.hints()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import types
 from collections import Counter
@@ -32,13 +33,16 @@ class UserCode:
 
         Code without a source file (``<string>``: ``exec``, NamedTuple and
         dataclass methods) is the user's when its globals (``namespace``, where
-        the frame is at hand) are not a library module's.
+        the frame is at hand, else those of a function holding the code) are not
+        a library module's.
         """
         known = self.codes.get(code)
         if known is None:
             name = code.co_filename
-            known = user_file(name) or (sourceless(name) and (
-                namespace is None or _user_namespace(namespace)))
+            known = user_file(name)
+            if not known and sourceless(name):
+                namespace = _globals_of(code) if namespace is None else namespace
+                known = namespace is None or _user_namespace(namespace)
             self.codes[code] = known
         return known
 
@@ -63,15 +67,24 @@ class UserCode:
                 return
 
     def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
-        """The user functions seen, with their line ranges and fresh calls."""
-        calls = calls or Counter()
+        """The user functions seen, with their line ranges and fresh calls (None
+        without ``calls``: no hook counted them)."""
         out = []
         for code, user in self.codes.items():
             if user:
                 last = max((ln for _, _, ln in code.co_lines() if ln), default=code.co_firstlineno)
-                out.append(FunctionSpan(code.co_qualname, code.co_filename,
-                                        code.co_firstlineno, last, calls[code]))
+                out.append(FunctionSpan(code.co_qualname, code.co_filename, code.co_firstlineno,
+                                        last, None if calls is None else calls[code]))
         return tuple(out)
+
+
+def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
+    """The globals of a function whose code is ``code`` (only asked for code without a
+    source file, seen on a traceback rather than in a running frame)."""
+    for holder in gc.get_referrers(code):
+        if isinstance(holder, types.FunctionType) and holder.__code__ is code:
+            return holder.__globals__
+    return None
 
 
 def _user_namespace(namespace: dict[str, Any]) -> bool:

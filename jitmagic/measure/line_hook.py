@@ -1,5 +1,24 @@
-"""The ``sys.settrace`` hook ``--lines`` runs one extra trace under: how often each user
-line ran, and the Python time spent on it."""
+"""How often each user line ran while tracing, the Python time on it, and how often each
+user function was called: the hook ``--lines`` traces under.
+
+Two hooks count the same things, both filtered per code object (decided once for
+each: a library's code gets no line events at all):
+
+* :class:`MonitoringHook` (Python 3.12+, ``sys.monitoring``): ``PY_START`` fires once
+  per code object; the library's return ``DISABLE`` and never fire again, the user's
+  turn on their own ``LINE`` events. The trace runs at nearly full speed, so the
+  counted trace is the hooked one.
+* :class:`SettraceHook` (``sys.settrace``): Python 3.11 calls it for every Python call
+  of the trace, library or not, which makes a JAX trace 2-5x slower; it is used only
+  when asked for (:func:`make_hook`). Whatever tracer was set before (a debugger,
+  ``coverage``) is chained: it sees every event it would have seen, and is put back.
+
+Time runs from one line event to the next in the same frame (callees included, as
+in ``%lprun``) and includes the hook's own overhead. A one-line generator counts
+once per call and once per item (each resumption), as ``sys.settrace`` does.
+
+Standard library only, so that the hooks can be tried on any Python.
+"""
 
 from __future__ import annotations
 
@@ -10,60 +29,213 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from .conditions import paused_gc
-from .line_counts import UserCode
+#: ``is_user(code, frame_globals)``: whether a code object is the user's.
+IsUser = Callable[[types.CodeType, dict], bool]
+
+#: ``make_hook`` kinds: the cheap one where there is one, always, or never.
+HOOKS = ("auto", "monitoring", "settrace", "none")
+
+#: Why hits and time are missing where no cheap hook exists.
+NO_CHEAP_HOOK = ("hits, calls and time per line not measured: Python "
+                 f"{sys.version_info.major}.{sys.version_info.minor} has no "
+                 "sys.monitoring (3.12+), and a sys.settrace hook would make the trace "
+                 "2-5x slower")
+NO_TOOL_ID = ("hits, calls and time per line not measured: every sys.monitoring tool id "
+              "was taken, and a sys.settrace hook would make the trace 2-5x slower")
+NOT_ASKED = "hits, calls and time per line not measured: no line hook was asked for"
 
 
-class LineHook:
-    """A ``sys.settrace`` hook that counts line events and Python time per user line.
+class Tally:
+    """Hits, seconds and calls counted per line (``(file, line)``) and code object.
 
-    Time runs from one line event to the next in the same frame (callees'
-    time included, as in ``%lprun``), and includes the hook's own overhead.
+    A frame's state is ``[line key, when it started, whether an outer frame holds
+    the same line (its time is then counted once), the line a generator yielded on]``.
     """
 
-    def __init__(self, user: UserCode):
-        self.user = user
+    def __init__(self) -> None:
         self.hits: Counter = Counter()
         self.seconds: Counter = Counter()
         self.calls: Counter = Counter()
-        self.held: Counter = Counter()  # frames now on each line: time is counted once
+        self._held: Counter = Counter()
+
+    @staticmethod
+    def new_state() -> list[Any]:
+        return [None, 0.0, False, None]
+
+    def line(self, state: list[Any], key: tuple[str, int], now: float) -> None:
+        """The frame whose ``state`` this is moved on to line ``key``."""
+        self.close(state, now)
+        state[0], state[1] = key, now
+        self.hits[key] += 1
+        state[2] = self._held[key] > 0
+        self._held[key] += 1
+
+    def close(self, state: list[Any], now: float) -> None:
+        """The frame's current line ended (a new line, a return, a yield)."""
+        key = state[0]
+        if key is not None:
+            if not state[2]:
+                self.seconds[key] += now - state[1]
+            self._held[key] -= 1
+            state[0] = None
+
+
+class SettraceHook:
+    """Hits, calls and time per user line from ``sys.settrace``, chained to the tracer that
+    was set before (so that a debugger or ``coverage`` keeps seeing every frame)."""
+
+    def __init__(self, is_user: IsUser):
+        self.is_user = is_user
+        self.tally = Tally()
+        self._previous: Any = None
 
     def run(self, fn: Callable[[], Any]) -> Any:
-        """Call ``fn`` under the hook; whatever hook was there before is put back."""
-        previous = sys.gettrace()
+        """Call ``fn`` under the hook; whatever tracer was there before is put back."""
+        self._previous = sys.gettrace()
         sys.settrace(self._on_call)
         try:
-            with paused_gc():
-                return fn()
+            return fn()
         finally:
-            sys.settrace(previous)
+            sys.settrace(self._previous)
 
     def _on_call(self, frame: types.FrameType, event: str, arg: Any) -> Callable | None:
-        if frame.f_trace is not None:  # a generator resumed: keep its tracer and state
-            return frame.f_trace
-        if not self.user.is_user(frame.f_code, frame.f_globals):
-            return None
-        self.calls[frame.f_code] += 1
-        return self._frame_tracer(frame.f_code.co_filename)
+        theirs = self._previous(frame, event, arg) if self._previous is not None else None
+        if frame.f_trace is not None and getattr(frame.f_trace, "jitmagic_state", None):
+            return frame.f_trace  # a generator resumed: keep its tracer and state
+        if not self.is_user(frame.f_code, frame.f_globals):
+            return theirs
+        self.tally.calls[frame.f_code] += 1
+        return self._frame_tracer(frame.f_code.co_filename, theirs)
 
-    def _frame_tracer(self, file: str) -> Callable:
-        hits, seconds, held, clock = self.hits, self.seconds, self.held, time.perf_counter
-        # [line key, when it started, whether an outer frame already holds that line]
-        state: list[Any] = [None, 0.0, False]
+    def _frame_tracer(self, file: str, theirs: Callable | None) -> Callable:
+        tally, clock = self.tally, time.perf_counter
+        state = tally.new_state()
+        chained = [theirs]
 
         def tracer(frame: types.FrameType, event: str, arg: Any) -> Callable:
             now = clock()
-            if state[0] is not None and event in ("line", "return"):
-                if not state[2]:  # a generator on its caller's line: counted once
-                    seconds[state[0]] += now - state[1]
-                held[state[0]] -= 1
-                state[0] = None  # after a return (or a yield) no line runs here
             if event == "line":
-                key = state[0] = (file, frame.f_lineno)
-                hits[key] += 1
-                state[2] = held[key] > 0
-                held[key] += 1
-            state[1] = now
+                tally.line(state, (file, frame.f_lineno), now)
+            elif event == "return":
+                tally.close(state, now)
+            if chained[0] is not None:
+                chained[0] = chained[0](frame, event, arg)
             return tracer
 
+        tracer.jitmagic_state = state  # type: ignore[attr-defined]
         return tracer
+
+
+class MonitoringHook:
+    """Hits, calls and time per user line from ``sys.monitoring`` (Python 3.12+).
+
+    Library code is switched off at its first ``PY_START`` (``DISABLE``); user code
+    gets ``LINE``, ``PY_RETURN``, ``PY_YIELD`` and ``PY_RESUME`` events of its own.
+    ``PY_UNWIND`` (global only) ends a user frame left by an exception.
+    """
+
+    def __init__(self, is_user: IsUser, tool: int):
+        self.is_user = is_user
+        self.tool = tool
+        self.tally = Tally()
+        self._frames: dict[types.FrameType, list[Any]] = {}
+        self._local: set[types.CodeType] = set()
+
+    def run(self, fn: Callable[[], Any]) -> Any:
+        mon = sys.monitoring  # type: ignore[attr-defined]
+        ev = mon.events
+        mon.use_tool_id(self.tool, "jitmagic --lines")
+        callbacks = {ev.PY_START: self._start, ev.LINE: self._line, ev.PY_RETURN: self._return,
+                     ev.PY_YIELD: self._yield, ev.PY_RESUME: self._resume,
+                     ev.PY_UNWIND: self._unwind}
+        try:
+            for event, callback in callbacks.items():
+                mon.register_callback(self.tool, event, callback)
+            mon.set_events(self.tool, ev.PY_START | ev.PY_UNWIND)
+            return fn()
+        finally:
+            mon.set_events(self.tool, 0)
+            for code in self._local:
+                mon.set_local_events(self.tool, code, 0)
+            for event in callbacks:
+                mon.register_callback(self.tool, event, None)
+            mon.free_tool_id(self.tool)
+            mon.restart_events()  # what DISABLE switched off, for whoever takes the id next
+
+    def _start(self, code: types.CodeType, offset: int) -> Any:
+        frame = sys._getframe(1)
+        if not self.is_user(code, frame.f_globals):
+            return sys.monitoring.DISABLE  # type: ignore[attr-defined]
+        if code not in self._local:
+            ev = sys.monitoring.events  # type: ignore[attr-defined]
+            sys.monitoring.set_local_events(  # type: ignore[attr-defined]
+                self.tool, code, ev.LINE | ev.PY_RETURN | ev.PY_YIELD | ev.PY_RESUME)
+            self._local.add(code)
+        self.tally.calls[code] += 1
+        self._frames[frame] = self.tally.new_state()
+        return None
+
+    def _state(self) -> list[Any]:
+        frame = sys._getframe(2)
+        state = self._frames.get(frame)
+        if state is None:
+            state = self._frames[frame] = self.tally.new_state()
+        return state
+
+    def _line(self, code: types.CodeType, line: int) -> None:
+        self.tally.line(self._state(), (code.co_filename, line), time.perf_counter())
+
+    def _yield(self, code: types.CodeType, offset: int, value: Any) -> None:
+        state = self._state()
+        state[3] = state[0]
+        self.tally.close(state, time.perf_counter())
+
+    def _resume(self, code: types.CodeType, offset: int) -> None:
+        state = self._state()
+        if state[3] is not None:  # one pass more of the line it yielded on
+            self.tally.line(state, state[3], time.perf_counter())
+
+    def _return(self, code: types.CodeType, offset: int, value: Any) -> None:
+        state = self._frames.pop(sys._getframe(1), None)
+        if state is not None:
+            self.tally.close(state, time.perf_counter())
+
+    def _unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> None:
+        state = self._frames.pop(sys._getframe(1), None)
+        if state is not None:
+            self.tally.close(state, time.perf_counter())
+
+
+Hook = SettraceHook | MonitoringHook
+
+
+def free_tool_id() -> int | None:
+    """A ``sys.monitoring`` tool id no one holds (the profiler's first), or None."""
+    mon = getattr(sys, "monitoring", None)
+    if mon is None:
+        return None
+    for tool in (mon.PROFILER_ID, 3, 4):
+        if mon.get_tool(tool) is None:
+            return tool
+    return None
+
+
+def why_no_hook(kind: str) -> str:
+    """The note of a table that :func:`make_hook` gave no hook for."""
+    if kind == "none":
+        return NOT_ASKED
+    return NO_TOOL_ID if hasattr(sys, "monitoring") else NO_CHEAP_HOOK
+
+
+def make_hook(is_user: IsUser, kind: str = "auto") -> Hook | None:
+    """The hook of ``kind`` (:data:`HOOKS`): ``auto`` is ``sys.monitoring`` where there is
+    a free tool id and none otherwise (hits and time then go unmeasured, see
+    :func:`why_no_hook`); ``monitoring`` falls back to ``settrace`` where it cannot run."""
+    if kind not in HOOKS:
+        raise ValueError(f"hook {kind!r}: expected one of {', '.join(HOOKS)}")
+    if kind == "none":
+        return None
+    tool = free_tool_id() if kind != "settrace" else None
+    if tool is not None:
+        return MonitoringHook(is_user, tool)
+    return SettraceHook(is_user) if kind != "auto" else None

@@ -1,7 +1,7 @@
 """Count, per source line of the user's code, what one cold trace and lowering built.
 
 For each variant (flat: ``jax.jit(f)`` with helpers inline; nested: each helper
-under its own jit) after ``jax.clear_caches()``:
+under its own jit), from one trace after ``jax.clear_caches()`` and its lowering:
 
 * every jaxpr equation (recursively through sub-jaxprs, each distinct sub-jaxpr
   once) goes to its innermost *user* frame (``eqns_own``) and to every user
@@ -9,13 +9,20 @@ under its own jit) after ``jax.clear_caches()``:
   only the helper's frames, so the frames of the jit equations that call them
   are added;
 * every StableHLO op goes to the innermost user frame of its ``loc(...)``;
-* a second, separate trace under a ``sys.settrace`` line hook counts how often
-  each line ran and the Python time spent on it (the hook slows tracing, so it
-  never touches the counted trace).
+* how often each line ran and the Python time on it come from a line hook over
+  that same trace, where a cheap one exists (``sys.monitoring``, Python 3.12+):
+  on Python 3.11 those columns are left out with a note (a ``sys.settrace`` hook
+  would make the trace 2-5x slower; ``hook="settrace"`` asks for it anyway).
 
-The counting is in :mod:`~jitmagic.measure.line_counts`, the hook in
+One trace and one lowering per variant, and only one for both where the entry has
+no helpers (the variants are then the same program). With a comparison
+(``--lines``) the jaxpr and lowered module it already built are reused
+(:class:`Staged`), and nothing is traced again unless a line hook can run.
+
+The counting is in :mod:`~jitmagic.measure.line_counts`, the hooks in
 :mod:`~jitmagic.measure.line_hook`, the StableHLO locations in
-:mod:`~jitmagic.measure.mlir_locations`. A frame is the user's by
+:mod:`~jitmagic.measure.mlir_locations`, the Python loops of the source in
+:mod:`~jitmagic.measure.line_loops`. A frame is the user's by
 :mod:`jitmagic.usercode`'s rule and when it runs inside the entry: library
 equations go to the user line that called the library.
 """
@@ -23,11 +30,12 @@ equations go to the user line that called the library.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import inspect
 import linecache
 import types
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,35 +43,85 @@ import jax
 
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.comparison import VARIANTS, Comparison
-from ..model.lines import SOURCE_UNAVAILABLE, LineRow, Lines, LineTable
+from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
 from .discovery import code_of
 from .entry import plan_entry
 from .line_counts import Key, UserCode, count_equations
-from .line_hook import LineHook
+from .line_entry import helperless_plan, runs_other_functions
+from .line_hook import Hook, Tally, make_hook, why_no_hook
+from .line_loops import loops_of
 from .mlir_locations import count_hlo_ops
 from .plan import Plan
 from .runner import Prepared
 from .variants import build_variant
 
 
+@dataclasses.dataclass(frozen=True)
+class Staged:
+    """What a comparison already built for one variant, for ``add_lines`` to reuse.
+
+    ``jaxpr``: the variant's (closed) jaxpr, or the ``jax.stages.Traced`` holding it,
+    from any trace of it (a warm one will do: a cached helper's jaxpr keeps the
+    frames of the trace that built it). ``lowered``: its ``jax.stages.Lowered``, or
+    the text of ``lowered.as_text(debug_info=True)``; None to lower here.
+    """
+
+    jaxpr: Any
+    lowered: Any = None
+
+
 def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
     """Which lines of ``fn`` and its helpers build the program, flat and nested.
 
-    One cold trace and lowering per variant count equations and StableHLO ops
-    per line; one more trace under a line hook counts hits and Python time.
+    One cold trace (under a line hook where a cheap one exists) and one lowering per
+    variant count equations, StableHLO ops and, with the hook, hits and Python time.
     """
+    return lines_of(fn, args, kwargs)
+
+
+def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
+             hook: str = "auto") -> Lines:
+    """:func:`lines` with the line hook chosen (:data:`~jitmagic.measure.line_hook.HOOKS`):
+    ``"settrace"`` measures hits and time on Python 3.11 too, at 2-5x the trace.
+
+    The entry is traced first as it stands (:mod:`~jitmagic.measure.line_entry`); only
+    where that trace runs other functions of the user's are the helpers found
+    (``plan_entry``'s discovery trace) and the nested variant traced on its own.
+    """
+    quick, flat = helperless_plan(fn, args, kwargs), None
+    if quick is not None:
+        try:
+            flat = line_table(quick.fn, quick.args, quick.kwargs, "flat", quick.jit_options,
+                              hook=hook)
+        except UserCodeError:
+            flat = None  # plan_entry knows more ways to take the arguments: let it try
+        if flat is not None and not runs_other_functions(flat, _user_code(quick.fn)):
+            return Lines(quick.name, {"flat": flat,
+                                      "nested": dataclasses.replace(flat, variant="nested")})
     plan = plan_entry(fn, args, kwargs)
-    tables = {}
+    tables: dict[str, LineTable] = {}
+    if flat is not None and not any(h.user_jitted for h in plan.helpers.values()):
+        tables["flat"] = flat  # the flat variant only takes the user's own jits off
     for v in VARIANTS:
+        if v in tables:
+            continue
+        if tables and not plan.helpers:  # nothing to nest: the same program again
+            tables[v] = dataclasses.replace(next(iter(tables.values())), variant=v)
+            continue
         variant = build_variant(v, plan)
-        tables[v] = line_table(variant.fn, plan.args, plan.kwargs, v, variant.jit_options)
+        tables[v] = line_table(variant.fn, plan.args, plan.kwargs, v, variant.jit_options,
+                               hook=hook)
     return Lines(plan.name, helper_names(tables, plan))
 
 
-def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
-    """``result`` carrying the per-line table of its prepared variants (``--lines``)
-    (saved with the report)."""
-    tables = {name: line_table(p.variant.fn, p.args, p.kwargs, name, p.variant.jit_options)
+def add_lines(result: Comparison, prepared: dict[str, Prepared],
+              staged: Mapping[str, Staged] | None = None, *, hook: str = "auto") -> Comparison:
+    """``result`` carrying the per-line table of its prepared variants (``--lines``),
+    saved with the report. ``staged`` (by variant name) is what the comparison already
+    traced and lowered: it is counted instead of tracing and lowering again."""
+    staged = staged or {}
+    tables = {name: line_table(p.variant.fn, p.args, p.kwargs, name, p.variant.jit_options,
+                               staged.get(name), hook=hook)
               for name, p in prepared.items()}
     plan = next(iter(prepared.values())).variant.plan
     return dataclasses.replace(result, lines=Lines(result.entry, helper_names(tables, plan)))
@@ -71,33 +129,71 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared]) -> Comparison:
 
 def helper_names(tables: dict[str, LineTable], plan: Plan) -> dict[str, LineTable]:
     """Each table with its functions named as ``--nest`` takes them (the plan's helper
-    names), so that a hint's ``--nest`` name is one the option accepts."""
-    names = {(h.code.co_filename, h.code.co_firstlineno): n for n, h in plan.helpers.items()}
-    return {v: dataclasses.replace(t, functions=tuple(
-        dataclasses.replace(f, helper=names.get((f.file, f.first_line), ""))
-        for f in t.functions)) for v, t in tables.items()}
+    names), so that a hint's ``--nest`` name is one the option accepts.
+
+    Where no line hook counted calls, a flat helper's calls are those the discovery
+    trace counted (the flat program's, except for a helper the user jitted: its body
+    ran once there, so its calls stay unmeasured).
+    """
+    found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
+
+    def named(f: FunctionSpan, variant: str) -> FunctionSpan:
+        h = found.get((f.file, f.first_line))
+        calls = f.calls
+        if calls is None and variant == "flat" and h is not None and not h.user_jitted:
+            calls = h.calls
+        return dataclasses.replace(f, helper=h.name if h is not None else "", calls=calls)
+
+    return {v: dataclasses.replace(t, functions=tuple(named(f, v) for f in t.functions))
+            for v, t in tables.items()}
 
 
 def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
-               variant: str = "flat", opts: dict[str, Any] | None = None) -> LineTable:
+               variant: str = "flat", opts: dict[str, Any] | None = None,
+               staged: Staged | None = None, *, hook: str = "auto") -> LineTable:
     """The per-line table of one variant's entry function.
 
-    The hooked trace runs first, so that the frames it sees (with their
-    globals) settle which source-less code is the user's.
+    Traces from cleared caches (under the hook, if there is one) unless ``staged``
+    holds the jaxpr and there is no hook to run; lowers unless ``staged`` holds the
+    lowered module.
     """
     user = UserCode(_user_code(entry))
-    jitted = jax.jit(entry, **(opts or {}))
-    hook = LineHook(user)
-    with _user_errors(variant):
-        jax.clear_caches()
-        hook.run(lambda: jitted.trace(*args, **kwargs))
-        jax.clear_caches()
-        traced = jitted.trace(*args, **kwargs)
-        lowered = traced.lower()
-    own, inclusive = count_equations(traced.jaxpr.jaxpr, user)
-    hlo = count_hlo_ops(lowered.as_text(debug_info=True), user)
-    return LineTable(variant, build_rows(user, own, inclusive, hlo, hook),
-                     user.spans(hook.calls), getattr(entry, "__qualname__", variant))
+    hooked = make_hook(user.is_user, hook)
+    with _user_errors(variant), _collector_off():
+        traced = None
+        if staged is None or hooked is not None:
+            jitted = jax.jit(entry, **(opts or {}))
+            jax.clear_caches()  # or the nested helpers are not traced again
+            run = lambda: jitted.trace(*args, **kwargs)  # noqa: E731
+            traced = hooked.run(run) if hooked is not None else run()
+        jaxpr = _jaxpr(traced if staged is None else staged.jaxpr)
+        text = _hlo_text(staged.lowered if staged is not None and staged.lowered is not None
+                         else (traced if traced is not None else _traced(staged)).lower())
+    own, inclusive = count_equations(jaxpr, user)
+    hlo = count_hlo_ops(text, user)
+    tally = hooked.tally if hooked is not None else None
+    spans = user.spans(tally.calls if tally is not None else None)
+    notes = () if tally is not None else (why_no_hook(hook),)
+    loops = () if tally is not None else loops_of(spans)
+    return LineTable(variant, build_rows(user, own, inclusive, hlo, tally), spans,
+                     getattr(entry, "__qualname__", variant), notes, loops)
+
+
+def _jaxpr(traced: Any) -> Any:
+    """The open jaxpr inside a ``Traced``, a ``ClosedJaxpr`` or a jaxpr."""
+    while not hasattr(traced, "eqns"):
+        traced = traced.jaxpr
+    return traced
+
+
+def _traced(staged: Staged | None) -> Any:
+    if staged is None or not hasattr(staged.jaxpr, "lower"):
+        raise ValueError("Staged: give the lowered module, or a jax.stages.Traced to lower")
+    return staged.jaxpr
+
+
+def _hlo_text(lowered: Any) -> str:
+    return lowered if isinstance(lowered, str) else lowered.as_text(debug_info=True)
 
 
 def _user_code(entry: Callable) -> types.CodeType | None:
@@ -115,17 +211,21 @@ def _user_code(entry: Callable) -> types.CodeType | None:
 
 
 def build_rows(user: UserCode, own: Counter, inclusive: Counter, hlo: Counter,
-               hook: LineHook) -> tuple[LineRow, ...]:
+               tally: Tally | Hook | None) -> tuple[LineRow, ...]:
     """A row per line of every user function seen (zero rows too, for the listing),
-    plus any counted line outside them; files in order of first sight."""
-    keys: set[Key] = set(own) | set(inclusive) | set(hlo) | set(hook.hits)
+    plus any counted line outside them; files in order of first sight. Without a
+    ``tally`` (no line hook ran), hits and time are None: not measured."""
+    tally = getattr(tally, "tally", tally)
+    hits = tally.hits if tally is not None else {}
+    keys: set[Key] = set(own) | set(inclusive) | set(hlo) | set(hits)
     for span in user.spans():
         if linecache.getline(span.file, span.first_line):
             keys.update((span.file, n) for n in range(span.first_line, span.last_line + 1))
     files = {f: i for i, f in enumerate(dict.fromkeys(c.co_filename for c in user.codes))}
-    rows = [LineRow(file, line, _source(file, line), hook.hits[(file, line)],
+    rows = [LineRow(file, line, _source(file, line),
+                    None if tally is None else tally.hits[(file, line)],
                     own[(file, line)], inclusive[(file, line)], hlo[(file, line)],
-                    hook.seconds[(file, line)])
+                    None if tally is None else tally.seconds[(file, line)])
             for file, line in sorted(keys, key=lambda k: (files.get(k[0], len(files)), k))]
     return tuple(rows)
 
@@ -133,6 +233,21 @@ def build_rows(user: UserCode, own: Counter, inclusive: Counter, hlo: Counter,
 def _source(file: str, line: int) -> str:
     text = linecache.getline(file, line)
     return text.rstrip("\n") if text else SOURCE_UNAVAILABLE
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """No garbage collection during the trace and lowering: a trace of 10^5 equations
+    makes millions of objects that live on, and the collector scanning them again and
+    again costs a fifth of the trace or more. Nothing is collected first (unlike
+    ``paused_gc``, which readies a timed interval): nothing here is timed."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 @contextmanager

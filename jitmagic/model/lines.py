@@ -6,11 +6,15 @@ of the user's code (the cell, its helpers, the user's own modules), keyed by
 numbers. Standard library only: the counting lives in :mod:`jitmagic.measure.lines`,
 the presentation in :mod:`jitmagic.render.lines` (reached through
 :mod:`jitmagic.render.bundle`, like every record's).
+
+A column that was not measured (``hits`` and ``trace_s`` where no cheap line hook
+exists, Python 3.11) is ``None`` in every row, never zero, and the table's
+``notes`` say why. A ``Lines`` record saves on its own (``jitmagic.save``) under
+:data:`SCHEMA`, and inside a comparison's report.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +22,8 @@ from .schema import ReportSchemaError
 from .shown import Shown
 from .stats import json_number
 
+#: The schema of a saved ``Lines`` record (``jitmagic.save(jitmagic.lines(f, x), path)``).
+SCHEMA = "jitmagic.lines/1"
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"
 #: A line that ran at least this many times per call of its function while
@@ -30,16 +36,17 @@ HELPER_SHARE = 0.25
 
 @dataclass(frozen=True, slots=True)
 class LineRow:
-    """What one source line cost in one variant's cold trace and lowering."""
+    """What one source line cost in one variant's cold trace and lowering (``hits``,
+    ``trace_s``: None where not measured)."""
 
     file: str
     line: int
     text: str
-    hits: int = 0
+    hits: int | None = 0
     eqns_own: int = 0
     eqns_inclusive: int = 0
     hlo_ops: int = 0
-    trace_s: float = 0.0
+    trace_s: float | None = 0.0
 
     @property
     def key(self) -> tuple[str, int]:
@@ -53,15 +60,16 @@ class LineRow:
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "text": self.text, "hits": self.hits,
                 "eqns_own": self.eqns_own, "eqns_inclusive": self.eqns_inclusive,
-                "hlo_ops": self.hlo_ops, "trace_s": json_number(self.trace_s)}
+                "hlo_ops": self.hlo_ops,
+                "trace_s": None if self.trace_s is None else json_number(self.trace_s)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LineRow:
-        trace_s = d.get("trace_s")
+        hits, trace_s = d.get("hits"), d.get("trace_s")
         return cls(str(d["file"]), int(d["line"]), str(d.get("text", "")),
-                   int(d.get("hits", 0)), int(d.get("eqns_own", 0)),
+                   None if hits is None else int(hits), int(d.get("eqns_own", 0)),
                    int(d.get("eqns_inclusive", 0)), int(d.get("hlo_ops", 0)),
-                   math.nan if trace_s is None else float(trace_s))
+                   None if trace_s is None else float(trace_s))
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +80,8 @@ class FunctionSpan:
     file: str
     first_line: int
     last_line: int
-    calls: int = 0  # fresh calls while tracing (a generator's resumptions not counted)
+    calls: int | None = 0  # fresh calls while tracing (a generator's resumptions not
+    # counted); None where no line hook ran
     #: The helper's name as ``--nest`` takes it (``mylayers.dense``); "" where unknown.
     helper: str = ""
 
@@ -91,18 +100,39 @@ class FunctionSpan:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FunctionSpan:
+        calls = d.get("calls")
         return cls(str(d["name"]), str(d["file"]), int(d["first_line"]),
-                   int(d["last_line"]), int(d.get("calls", 0)), str(d.get("helper", "")))
+                   int(d["last_line"]), None if calls is None else int(calls),
+                   str(d.get("helper", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSpan:
+    """A Python loop in the user's source (``for``, ``while``, a comprehension): where an
+    unrolled loop is looked for when line hits were not measured."""
+
+    file: str
+    first_line: int
+    last_line: int
+
+    def holds(self, row: LineRow) -> bool:
+        return row.file == self.file and self.first_line <= row.line <= self.last_line
 
 
 @dataclass(frozen=True)
 class LineTable:
-    """One variant's rows, in file then line order, and the functions they belong to."""
+    """One variant's rows, in file then line order, and the functions they belong to.
+
+    ``notes`` say what was not measured and why; ``loops`` are the Python loops of
+    the functions seen (from their source, for the loop hint without hits).
+    """
 
     variant: str
     rows: tuple[LineRow, ...]
     functions: tuple[FunctionSpan, ...] = ()
     entry: str = ""
+    notes: tuple[str, ...] = ()
+    loops: tuple[LoopSpan, ...] = ()
 
     @property
     def total_eqns(self) -> int:
@@ -113,6 +143,16 @@ class LineTable:
     def total_hlo_ops(self) -> int:
         return sum(r.hlo_ops for r in self.rows)
 
+    @property
+    def has_hits(self) -> bool:
+        """Whether line hits (and function calls) were measured."""
+        return any(r.hits is not None for r in self.rows)
+
+    @property
+    def has_time(self) -> bool:
+        """Whether Python time per line was measured."""
+        return any(r.trace_s is not None for r in self.rows)
+
     def row(self, file: str, line: int) -> LineRow | None:
         return next((r for r in self.rows if r.key == (file, line)), None)
 
@@ -121,7 +161,7 @@ class LineTable:
         holding = [f for f in self.functions if f.holds(row) and f.is_helper_like]
         if not holding:
             return 1
-        return max(1, min(holding, key=lambda f: f.last_line - f.first_line).calls)
+        return max(1, min(holding, key=lambda f: f.last_line - f.first_line).calls or 1)
 
     def hints(self) -> list[str]:
         """Advice that follows from the numbers: unrolled loops, helpers traced per call."""
@@ -131,32 +171,40 @@ class LineTable:
         total = self.total_eqns
         if not total:
             return None
+        if self.has_hits:
+            def looped(r: LineRow) -> bool:
+                return (r.hits or 0) >= LOOP_HITS_PER_CALL * self.calls_of(r)
+        else:  # no hits: a line inside a Python loop of the source
+            def looped(r: LineRow) -> bool:
+                return any(loop.holds(r) for loop in self.loops)
         # The line that itself builds the program (its own equations) is the loop to
         # rewrite; a loop whose body only calls a helper is found by its inclusive count.
         for built in (lambda r: r.eqns_own, lambda r: r.eqns_inclusive):
-            loops = [r for r in self.rows
-                     if r.hits >= LOOP_HITS_PER_CALL * self.calls_of(r)
-                     and built(r) >= LOOP_SHARE * total]
+            loops = [r for r in self.rows if built(r) >= LOOP_SHARE * total and looped(r)]
             if loops:
                 break
         else:
             return None
-        r = max(loops, key=lambda r: (built(r), r.hits))
+        r = max(loops, key=lambda r: (built(r), r.hits or 0))
         share = min(1.0, built(r) / total)
+        fix = ("`jax.lax.scan` or `jax.lax.fori_loop` traces the body once")
+        if r.hits is None:
+            return (f"line {r.line} built {share:.0%} of the program and runs inside a Python "
+                    f"loop: a Python loop unrolls into the program; {fix}")
         return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
-                f"of the program: a Python loop unrolls into the program; `jax.lax.scan` or "
-                f"`jax.lax.fori_loop` traces the body once")
+                f"of the program: a Python loop unrolls into the program; {fix}")
 
     def _helper_hints(self) -> list[str]:
         total = self.total_eqns
         out = []
         for f in self.functions:
-            if f.calls < 2 or not f.is_helper_like or f.name == self.entry or not total:
+            calls = f.calls or 0
+            if calls < 2 or not f.is_helper_like or f.name == self.entry or not total:
                 continue
             owned = sum(r.eqns_own for r in self.rows if f.holds(r))
             if owned >= HELPER_SHARE * total:
                 name = f.helper or f.name.rsplit(".", 1)[-1]
-                out.append(f"`{name}` was traced {f.calls:,} times and its lines built "
+                out.append(f"`{name}` was traced {calls:,} times and its lines built "
                            f"{owned / total:.0%} of the program: each call is inlined again; "
                            f"nesting it (`--nest {name}`) traces it once")
         return out
@@ -183,28 +231,40 @@ class Lines(Shown):
     def summary(self) -> str:
         return f"<Lines {self.entry}: {', '.join(self.tables)}>"
 
+    def __repr__(self) -> str:
+        return self.summary()
+
     def hints(self) -> list[str]:
         """The flat variant's hints: what the plain ``jax.jit(f)`` program suffers from."""
         return self.flat.hints() if "flat" in self.tables else []
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"flat": [row...], "nested": [row...]}`` plus the entry and function spans."""
-        d: dict[str, Any] = {name: t.to_dict() for name, t in self.tables.items()}
+        """``{"flat": [row...], "nested": [row...]}`` plus the schema, the entry, the
+        function spans, the loops and the notes of each table."""
+        d: dict[str, Any] = {"schema": SCHEMA}
+        d |= {name: t.to_dict() for name, t in self.tables.items()}
         d["entry"] = self.entry
         d["functions"] = {name: [f.to_dict() for f in t.functions]
                           for name, t in self.tables.items()}
+        d["notes"] = {name: list(t.notes) for name, t in self.tables.items() if t.notes}
+        d["loops"] = {name: [[x.file, x.first_line, x.last_line] for x in t.loops]
+                      for name, t in self.tables.items() if t.loops}
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Lines:
         if not isinstance(d, dict) or not any(k in d for k in ("flat", "nested")):
             raise ValueError("a lines table is a dict with 'flat' and/or 'nested' row lists")
+        if d.get("schema", SCHEMA) != SCHEMA:
+            raise ValueError(f"schema {d['schema']!r} is not {SCHEMA!r}")
         entry = str(d.get("entry", ""))
-        spans = d.get("functions", {})
+        spans, notes, loops = d.get("functions", {}), d.get("notes", {}), d.get("loops", {})
         tables: dict[str, LineTable] = {
             name: LineTable(name, tuple(LineRow.from_dict(r) for r in d[name]),
                             tuple(FunctionSpan.from_dict(f) for f in spans.get(name, ())),
-                            entry)
+                            entry, tuple(str(n) for n in notes.get(name, ())),
+                            tuple(LoopSpan(str(f), int(a), int(b))
+                                  for f, a, b in loops.get(name, ())))
             for name in ("flat", "nested") if name in d
         }
         return cls(entry, tables)
@@ -217,3 +277,9 @@ def checked_lines(d: Any, where: str) -> Lines:
         return Lines.from_dict(d)
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ReportSchemaError(f"{where}: not a per-line table ({exc})") from None
+
+
+def is_saved_lines(d: Any) -> bool:
+    """Whether a saved report's JSON is a ``Lines`` record of its own (of any version:
+    one this jitmagic does not read is refused by :func:`checked_lines`, naming it)."""
+    return isinstance(d, dict) and str(d.get("schema")).startswith(SCHEMA.split("/")[0] + "/")

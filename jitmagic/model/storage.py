@@ -1,7 +1,8 @@
 """Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads it back.
 
 A loaded report is the same record the magic returned (a
-:class:`~jitmagic.model.comparison.Comparison`, or a :class:`~jitmagic.model.sweep.Sweep`):
+:class:`~jitmagic.model.comparison.Comparison`, a :class:`~jitmagic.model.sweep.Sweep`,
+or the :class:`~jitmagic.model.lines.Lines` table ``jitmagic.lines`` returns):
 it displays the same chart and tables without re-running
 anything, and its ``to_dict()`` equals what was saved.
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .comparison import READABLE, Comparison, ReportSchemaError
+from .lines import Lines, checked_lines, is_saved_lines
 from .sweep import SCHEMA as SWEEP_SCHEMA
 from .sweep import Sweep
 
@@ -48,7 +50,7 @@ def check_save_path(path: str | os.PathLike) -> Path:
     return target
 
 
-def save(c: Comparison | Sweep, path: str | os.PathLike) -> None:
+def save(c: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
     """Write ``c.to_dict()`` as JSON (``null`` for numbers that were not measured or not finite).
 
     The file is replaced whole or not at all: a failure while building the text
@@ -70,7 +72,7 @@ def save(c: Comparison | Sweep, path: str | os.PathLike) -> None:
         raise
 
 
-def load(path: str | os.PathLike) -> Comparison | Sweep:
+def load(path: str | os.PathLike) -> Comparison | Sweep | Lines:
     """Read a report written by ``--save`` (magic or command) or :func:`save`.
 
     Raises ``ReportSchemaError`` (naming the file and the schema or field at fault)
@@ -93,6 +95,8 @@ def load(path: str | os.PathLike) -> Comparison | Sweep:
         raise ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
                                 f"({_short(exc)})") from None
     try:
+        if is_saved_lines(data):
+            return checked_lines(data, "lines")
         if isinstance(data, dict) and (data.get("schema") == SWEEP_SCHEMA or (
                 data.get("schema") in READABLE and data.get("sweep") is not None)):
             return Sweep.from_dict(data)

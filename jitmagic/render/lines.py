@@ -1,57 +1,119 @@
 """The per-line table as source with a gutter, like ``%lprun``: text and HTML.
 
 Gutter columns: hits, own equations, inclusive equations, StableHLO ops and
-Python seconds while tracing, then the code. In HTML the inclusive count is a
-heat bar (static inline CSS, so it survives nbconvert), the hottest lines are
-marked and lines that cost nothing are greyed. Every string is escaped.
+Python seconds while tracing, then the code. A column that was not measured
+(hits and time without a line hook) is left out and the table's notes say why.
+In HTML the inclusive count is a heat bar (static inline CSS, so it survives
+nbconvert), the code keeps its indentation (``white-space: pre``, left-aligned),
+the hottest lines are marked with a plain ``*`` (no emoji: a font may lack it)
+and lines that cost nothing are greyed. Every string is escaped.
+
+A table of more than :data:`MAX_ROWS` rows (an unrolled program of 10^5 lines)
+shows its :data:`MAX_ROWS` rows with the most inclusive equations, in source
+order, and says how many it left out.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 from ..model.lines import LineRow, Lines, LineTable
 from .format import fmt_s
 
-HEADERS = ("hits", "own", "incl.", "HLO", "time")
+#: Rows shown per table at most (text and HTML alike).
+MAX_ROWS = 300
 #: Lines whose inclusive count reaches this share of the hottest line are marked.
 HOT_SHARE = 0.5
-_WIDTHS = (8, 8, 8, 7, 9)
+HOT_MARK = "*"
+HOT_LEGEND = (f"{HOT_MARK} hot: the line's inclusive equations reach {HOT_SHARE:.0%} "
+              "of the hottest line's")
 
 
-def _cells(r: LineRow) -> tuple[str, ...]:
-    def n(x: int) -> str:
-        return f"{x:,}" if x else ""
-
-    return (n(r.hits), n(r.eqns_own), n(r.eqns_inclusive), n(r.hlo_ops),
-            fmt_s(r.trace_s) if r.trace_s else "")
+def _n(x: int | None) -> str:
+    return f"{x:,}" if x else ""
 
 
-def _blocks(table: LineTable) -> list[tuple[str, list[LineRow]]]:
-    """Rows grouped by file, in table order."""
-    out: list[tuple[str, list[LineRow]]] = []
-    for r in table.rows:
+#: (header, text width, cell, whether the table has the column)
+_COLUMNS: tuple[tuple[str, int, Callable[[LineRow], str], Callable[[LineTable], bool]], ...] = (
+    ("hits", 8, lambda r: _n(r.hits), lambda t: t.has_hits),
+    ("own", 8, lambda r: _n(r.eqns_own), lambda t: True),
+    ("incl.", 8, lambda r: _n(r.eqns_inclusive), lambda t: True),
+    ("HLO", 7, lambda r: _n(r.hlo_ops), lambda t: True),
+    ("time", 9, lambda r: fmt_s(r.trace_s) if r.trace_s else "", lambda t: t.has_time),
+)
+
+
+def _columns(table: LineTable) -> list[tuple[str, int, Callable[[LineRow], str]]]:
+    return [(h, w, cell) for h, w, cell, has in _COLUMNS if has(table)]
+
+
+def shown_rows(table: LineTable, limit: int = MAX_ROWS) -> tuple[list[LineRow], int]:
+    """The rows to show (at most ``limit``, the most inclusive equations first kept, in
+    table order) and how many were left out."""
+    rows = list(table.rows)
+    if len(rows) <= limit:
+        return rows, 0
+    ranked = sorted(range(len(rows)), key=lambda i: (
+        -rows[i].eqns_inclusive, -rows[i].hlo_ops, -(rows[i].hits or 0), i))
+    kept = sorted(ranked[:limit])
+    return [rows[i] for i in kept], len(rows) - limit
+
+
+def _blocks(rows: list[LineRow]) -> list[tuple[str, list[LineRow | None]]]:
+    """Rows grouped by file, in table order; None where rows in between are not shown."""
+    out: list[tuple[str, list[LineRow | None]]] = []
+    for r in rows:
         if not out or out[-1][0] != r.file:
             out.append((r.file, []))
-        out[-1][1].append(r)
+        block = out[-1][1]
+        last = next((x for x in reversed(block) if x is not None), None)
+        if last is not None and r.line > last.line + 1:
+            block.append(None)
+        block.append(r)
     return out
 
 
-def _title(lines: Lines, table: LineTable) -> str:
+def _peak(table: LineTable) -> int:
+    return max((r.eqns_inclusive for r in table.rows), default=0)
+
+
+def _hot(r: LineRow, peak: int) -> bool:
+    return bool(peak) and r.eqns_inclusive / peak >= HOT_SHARE
+
+
+def _title(table: LineTable) -> str:
     return (f"{table.variant}: {table.total_eqns:,} jaxpr equations, "
             f"{table.total_hlo_ops:,} StableHLO ops")
 
 
+def _footer(table: LineTable, left_out: int) -> list[str]:
+    peak = _peak(table)
+    out = [HOT_LEGEND] if any(_hot(r, peak) for r in table.rows) else []
+    if left_out:
+        out.append(f"{left_out:,} of {len(table.rows):,} lines left out: shown are the "
+                   f"{len(table.rows) - left_out:,} with the most inclusive equations")
+    return out + [f"Note: {n}" for n in table.notes]
+
+
 def text_table(lines: Lines, table: LineTable) -> str:
     """One variant's table as plain text."""
-    head = "".join(h.rjust(w) for h, w in zip(HEADERS, _WIDTHS, strict=True))
-    out = [_title(lines, table), f"{head}  {'line':>5}  code"]
-    for file, rows in _blocks(table):
-        out.append(f"{'':>{sum(_WIDTHS)}}  {'':>5}  # {file}")
-        for r in rows:
-            gutter = "".join(c.rjust(w) for c, w in zip(_cells(r), _WIDTHS, strict=True))
-            out.append(f"{gutter}  {r.line:>5}  {r.text}")
-    return "\n".join(out)
+    cols = _columns(table)
+    width = sum(w for _, w, _ in cols)
+    head = "".join(h.rjust(w) for h, w, _ in cols)
+    out = [_title(table), f"{head}  {'line':>6}  code"]
+    rows, left_out = shown_rows(table)
+    peak = _peak(table)
+    for file, block in _blocks(rows):
+        out.append(f"{'':>{width}}  {'':>6}  # {file}")
+        for r in block:
+            if r is None:
+                out.append(f"{'':>{width}}  {'...':>6}")
+                continue
+            gutter = "".join(cell(r).rjust(w) for _, w, cell in cols)
+            mark = HOT_MARK if _hot(r, peak) else ""
+            out.append(f"{gutter}  {mark + str(r.line):>6}  {r.text}")
+    return "\n".join(out + _footer(table, left_out))
 
 
 def text(lines: Lines) -> str:
@@ -62,33 +124,43 @@ def text(lines: Lines) -> str:
     return "\n\n".join(parts)
 
 
-def _html_row(r: LineRow, peak: int) -> str:
+_NUM = 'style="text-align:right;padding:0 .5em"'
+_CODE = 'style="white-space:pre;text-align:left;font-family:monospace;padding:0 .5em"'
+
+
+def _html_row(r: LineRow, peak: int, cols: list) -> str:
     share = r.eqns_inclusive / peak if peak else 0.0
-    hot = peak and share >= HOT_SHARE
+    hot = _hot(r, peak)
     colour = f"rgba(220,60,30,{0.15 + 0.6 * share:.2f})"
     bar = (f'<div style="width:{100 * share:.1f}%;background:{colour};height:1em;'
            f'min-width:{1 if r.eqns_inclusive else 0}px"></div>')
     style = "" if r.costs else "color:#999;"
     style += "font-weight:bold;" if hot else ""
-    mark = "🔥" if hot else ""
-    cells = "".join(f'<td style="text-align:right;padding:0 .5em">{html.escape(c)}</td>'
-                    for c in _cells(r))
-    return (f'<tr style="{style}"><td style="width:8em">{bar}</td>{cells}'
-            f'<td style="text-align:right;padding:0 .5em">{mark}{r.line}</td>'
-            f'<td style="white-space:pre;font-family:monospace">{html.escape(r.text)}</td></tr>')
+    mark = HOT_MARK if hot else ""
+    cells = "".join(f"<td {_NUM}>{html.escape(cell(r))}</td>" for _, _, cell in cols)
+    return (f'<tr style="{style}"><td style="width:8em;text-align:left">{bar}</td>{cells}'
+            f"<td {_NUM}>{mark}{r.line}</td><td {_CODE}>{html.escape(r.text)}</td></tr>")
 
 
 def html_variant(lines: Lines, table: LineTable) -> str:
     """One variant's table as a static HTML table with a heat-bar gutter."""
-    peak = max((r.eqns_inclusive for r in table.rows), default=0)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in ("", *HEADERS, "line", "code"))
+    cols = _columns(table)
+    span = len(cols) + 3
+    peak = _peak(table)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ("", *(c[0] for c in cols), "line"))
+    head += '<th style="text-align:left">code</th>'
+    rows, left_out = shown_rows(table)
     body = []
-    for file, rows in _blocks(table):
-        body.append(f'<tr><td colspan="8" style="font-style:italic">{html.escape(file)}</td></tr>')
-        body += [_html_row(r, peak) for r in rows]
-    return (f"<h4>{html.escape(_title(lines, table))}</h4>"
+    for file, block in _blocks(rows):
+        body.append(f'<tr><td colspan="{span}" style="font-style:italic;text-align:left">'
+                    f"{html.escape(file)}</td></tr>")
+        body += [f'<tr><td colspan="{span}" style="text-align:left;color:#999">...</td></tr>'
+                 if r is None else _html_row(r, peak, cols) for r in block]
+    footer = "".join(f'<p style="font-size:90%">{html.escape(n)}</p>'
+                     for n in _footer(table, left_out))
+    return (f"<h4>{html.escape(_title(table))}</h4>"
             f'<table style="border-collapse:collapse;font-size:90%"><thead><tr>{head}</tr>'
-            f"</thead><tbody>{''.join(body)}</tbody></table>")
+            f"</thead><tbody>{''.join(body)}</tbody></table>{footer}")
 
 
 def html_table(lines: Lines) -> str:

@@ -1,0 +1,47 @@
+"""The entry of ``jitmagic.lines`` without a discovery trace, where none is needed.
+
+``plan_entry`` finds the helpers by one trace under ``sys.setprofile``, which costs
+3-5 plain traces. A program whose trace runs no user function but the entry (an
+unrolled loop in one function) has no helper to nest: its flat and nested
+variants are the same program. So ``lines`` first traces the entry as
+``plan_entry`` would take it (the user's jit options, or Python scalars traced or
+held static as ``jax.jit`` needs), and runs ``plan_entry`` only when that trace
+shows another function of the user's, or when the entry needs what only
+``plan_entry`` does (Equinox or Flax NNX modules in the arguments).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ..model.lines import LineTable
+from .arguments import check_arguments, static_split
+from .bindings import installing
+from .entry import _holds_module, resolve_entry, user_globals
+from .plan import Plan
+
+#: Code that runs inside its own function's frame but is no helper of its own.
+_NOT_HELPERS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
+
+
+def helperless_plan(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> Plan | None:
+    """The plan ``plan_entry`` makes for an entry without helpers, without its trace;
+    None where the entry holds framework modules (``plan_entry`` must split them)."""
+    resolved = resolve_entry(fn)
+    if resolved.filtered or _holds_module("flax.nnx", (resolved.fn, args, kwargs)) or (
+            resolved.jit_options is None and _holds_module("equinox", (args, kwargs))):
+        return None
+    check_arguments(resolved.name, args, kwargs)
+    opts = resolved.jit_options or static_split(args, kwargs)
+    return Plan(installing(resolved.fn, []), resolved.name, {}, opts, [], args, kwargs,
+                user_globals(resolved.fn) or {})
+
+
+def runs_other_functions(table: LineTable, entry: types.CodeType | None) -> bool:
+    """Whether the traced program ran a function of the user's besides ``entry`` (not
+    counting comprehensions and generator expressions)."""
+    where = (entry.co_filename, entry.co_firstlineno) if entry is not None else None
+    return any((f.file, f.first_line) != where for f in table.functions
+               if f.name.rsplit(".", 1)[-1] not in _NOT_HELPERS)
