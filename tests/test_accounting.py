@@ -5,6 +5,7 @@ the first call, and a staged run only where JAX reports no events."""
 from __future__ import annotations
 
 import math
+import sys
 from typing import NamedTuple
 
 import jax
@@ -122,3 +123,13 @@ def test_stages_inside_the_first_call_are_not_counted_twice_as_measured_time():
     (0.001, 0.01), (0.5, 0.05), (1.0, 0.1), (30.0, 0.2)])
 def test_a_steady_sample_takes_a_tenth_of_its_first_call_within_bounds(first_call_s, target):
     assert steady_target(first_call_s) == pytest.approx(target)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ adds one hooked trace for hits")
+def test_lines_with_a_comparison_reuse_its_programs_and_trace_nothing_more():
+    BODIES["entry"] = 0
+    result = jitmagic.compare(forward, STATE, jnp.ones(3), repeat=3, number=2, lines=True,
+                              progress=False)
+    assert BODIES["entry"] == 1 + 1 + 3 * 2  # as without --lines
+    flat = result.lines.tables["flat"]
+    assert sum(row.eqns_own for row in flat.rows) == result.flat.jaxpr_eqns

@@ -215,17 +215,17 @@ def build_rows(user: UserCode, own: Counter, inclusive: Counter, hlo: Counter,
     """A row per line of every user function seen (zero rows too, for the listing),
     plus any counted line outside them; files in order of first sight. Without a
     ``tally`` (no line hook ran), hits and time are None: not measured."""
-    tally = getattr(tally, "tally", tally)
-    hits = tally.hits if tally is not None else {}
+    counts = tally if tally is None or isinstance(tally, Tally) else tally.tally
+    hits = counts.hits if counts is not None else {}
     keys: set[Key] = set(own) | set(inclusive) | set(hlo) | set(hits)
     for span in user.spans():
         if linecache.getline(span.file, span.first_line):
             keys.update((span.file, n) for n in range(span.first_line, span.last_line + 1))
     files = {f: i for i, f in enumerate(dict.fromkeys(c.co_filename for c in user.codes))}
     rows = [LineRow(file, line, _source(file, line),
-                    None if tally is None else tally.hits[(file, line)],
+                    None if counts is None else counts.hits[(file, line)],
                     own[(file, line)], inclusive[(file, line)], hlo[(file, line)],
-                    None if tally is None else tally.seconds[(file, line)])
+                    None if counts is None else counts.seconds[(file, line)])
             for file, line in sorted(keys, key=lambda k: (files.get(k[0], len(files)), k))]
     return tuple(rows)
 

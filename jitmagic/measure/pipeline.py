@@ -24,7 +24,7 @@ from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import binding_swaps, plan_entry, user_globals
-from .lines import add_lines
+from .lines import Staged, add_lines
 from .monitor import CACHE_HIT_EVENT, Monitor
 from .nest_names import check_nest
 from .plan import Plan
@@ -159,7 +159,9 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                                         batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
         prepared = {**prepared, "nested": _checked(prepared["nested"], check)}
-        result = run_comparison(entry, prepared, options, start=start, check=check)
+        built: dict[str, Staged] = {}
+        result = run_comparison(entry, prepared, options, start=start, check=check,
+                                built=built)
         if flat.batch is not None:
             result = dataclasses.replace(result, warnings=(*result.warnings,
                                                            batches.ONE_EXAMPLE_NOTE))
@@ -171,7 +173,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         result = advice.extend(result, flat, options, check)
     if result.stopped_anywhere:
         return result
-    return add_lines(result, prepared) if options.lines else result
+    return add_lines(result, prepared, built) if options.lines else result
 
 
 def later_parts(options: Options) -> tuple[str, ...]:
@@ -216,14 +218,16 @@ def _deadline(start: float, timeout: float | None) -> float:
 
 
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
-                   *, start: float | None = None,
-                   check: Checkpoint | None = None) -> Comparison:
+                   *, start: float | None = None, check: Checkpoint | None = None,
+                   built: dict[str, Staged] | None = None) -> Comparison:
     """Measure prepared variants, interleaved; raise ``UserCodeError`` if all fail.
 
     Ctrl-C or ``timeout`` (seconds from ``start``) end the measurement at the
     next stage boundary; the result then holds what was measured and says why.
-    Of ``options`` this uses ``repeat``, ``number`` and ``timeout`` (the deadline
-    of a new checkpoint; ``check`` is the measurement's own, where it has one).
+    Of ``options`` this uses ``repeat``, ``budget``, ``number`` and ``timeout`` (the
+    deadline of a new checkpoint; ``check`` is the measurement's own, where it has one).
+    ``built``, where given, gets each variant's traced and lowered program (read untimed
+    after its first cold run), for ``--lines`` to reuse.
     """
     options = options or Options()
     # a property JAX adds to its Config at run time, unseen by mypy (jax.config.read
@@ -240,6 +244,8 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
         runs.measure(rounds, options.number, monitor, check)
+    if built is not None:
+        built.update({n: Staged(r.traced, r.lowered) for n, r in runs.programs().items()})
     warnings = list(runs.warnings(entry))
     if switched:
         warnings.append("your persistent compilation cache was switched off for the "

@@ -187,6 +187,11 @@ class Sampler:
         return {name: shape["program"].compiled for name, shape in self.shape.items()
                 if getattr(shape.get("program"), "compiled", None) is not None}
 
+    def programs(self) -> dict[str, Any]:
+        """Each row's cold run with its traced and lowered program (rows that got them)."""
+        return {name: run for name, shape in self.shape.items()
+                if (run := shape.get("program")) is not None and run.lowered is not None}
+
     def outputs_match(self) -> tuple[bool | None, float | None]:
         """Whether every row's output matched the first row's (compared as they came)."""
         return self.outputs.result()
