@@ -15,8 +15,9 @@ pyplot's figure numbers      closing the figures opened since         N matplotl
 of listeners                 removed registered again                 listeners
 ``warnings.filters``,        the list (the same object) and its       the warnings filters,
 ``warnings.showwarning``     contents; the function                   warnings.showwarning
-root and ``jax`` loggers,    level, handlers, propagate, disabled;    the root logger,
-``logging.disable``          ``logging.disable(level)``               logging.disable
+the root, ``jax`` and        level, handlers, propagate, disabled;    the root logger,
+``jaxlib`` loggers,          ``logging.disable(level)``               logging.disable
+``logging.disable``
 matplotlib's ``rcParams``    the values changed (``backend`` aside)   the rcParams changed
 (if matplotlib is imported)
 ``np.geterr()``              ``np.seterr(**before)``                  np.seterr's new values
@@ -168,7 +169,7 @@ def _undo_warnings(before: tuple[Any, list, Any]) -> str | None:
     return "; ".join(said) or None
 
 
-_LOGGERS = ("", "jax")  # the root logger and JAX's
+_LOGGERS = ("", "jax", "jaxlib")  # the root logger and JAX's
 
 
 def _take_logging() -> tuple[int, dict[str, tuple]]:
