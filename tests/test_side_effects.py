@@ -7,6 +7,7 @@ must name what was put back. (``run_magic`` checks the kernel's own state beside
 
 from __future__ import annotations
 
+import cProfile
 import logging
 import os
 import re
@@ -282,3 +283,15 @@ def test_x64_on_with_32_bit_arguments_is_noted(run_magic, arg, noted):
     said = [w for w in result.warnings if w.startswith("jax_enable_x64 is on")]
     assert bool(said) == noted, result.warnings
     assert not jax.config.values["jax_enable_x64"]  # put back, and said so
+
+
+def test_a_cprofile_the_cell_turned_off_collects_again(run_magic):
+    """``%prun``'s profiler is not callable: its ``enable()`` puts it back."""
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        result, _ = run_magic(f"{FAST} -o", cell("sys.setprofile(None)"))
+        assert sys.getprofile() is profile
+    finally:
+        profile.disable()
+    assert any("sys.setprofile's hook" in w for w in result.warnings)

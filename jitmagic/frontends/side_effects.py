@@ -262,10 +262,20 @@ def _undo_sys_list(name: str) -> Callable[[tuple[list, list]], str | None]:
     return undo
 
 
+def _set_profile(profiler: Any) -> None:
+    """``sys.setprofile`` again; a C-level profiler (``cProfile``: the object is not
+    callable) is put back by its own ``enable()``, keeping what it collected."""
+    if profiler is not None and not callable(profiler) and hasattr(profiler, "enable"):
+        sys.setprofile(None)
+        profiler.enable()
+    else:
+        sys.setprofile(profiler)
+
+
 #: (what the sentence names, how to read it, how to set it back)
 _HOOKS: tuple[tuple[str, Callable[[], Any], Callable[[Any], Any]], ...] = (
     ("sys.settrace's hook (a debugger's or coverage's)", sys.gettrace, sys.settrace),
-    ("sys.setprofile's hook (a profiler's)", sys.getprofile, sys.setprofile),
+    ("sys.setprofile's hook (a profiler's)", sys.getprofile, _set_profile),
     ("threading.settrace's hook", threading.gettrace, threading.settrace),
     ("threading.setprofile's hook", threading.getprofile, threading.setprofile),
     ("sys.stdout", lambda: sys.stdout, lambda s: setattr(sys, "stdout", s)),
