@@ -209,13 +209,18 @@ xs = jnp.ones(3)
             ip.user_ns.pop(name, None)
 
 
-def test_sys_exit_in_a_traced_helper_is_a_usage_error(run_magic):
+@pytest.mark.parametrize("trace", [1, 3])  # in discovery; in a cold run, while timed
+def test_sys_exit_in_a_traced_helper_is_a_usage_error(run_magic, trace):
     with pytest.raises(UsageError, match=r"your function `quits` called sys.exit\(3\) while "
                                          r"it was measured: nothing was measured"):
-        run_magic(FAST, """\
+        run_magic(FAST, f"""\
 import sys, jax.numpy as jnp
+traces = []
 def quits(x):
-    sys.exit(3)
+    traces.append(1)
+    if len(traces) == {trace}:
+        sys.exit(3)
+    return x
 def model(x):
     return quits(x) + 1
 model(jnp.ones(3))
@@ -295,3 +300,19 @@ def test_a_cprofile_the_cell_turned_off_collects_again(run_magic):
     finally:
         profile.disable()
     assert any("sys.setprofile's hook" in w for w in result.warnings)
+
+
+def test_what_cannot_be_put_back_is_said_and_the_rest_is_put_back(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    here = os.getcwd()
+    os.chdir(gone)
+    try:
+        with side_effects_undone() as undone:
+            os.chdir(here)
+            gone.rmdir()  # the working directory before is no more
+            os.environ["JITMAGIC_SIDE_EFFECT"] = "1"
+        assert "JITMAGIC_SIDE_EFFECT" not in os.environ
+        assert any("could not put back (FileNotFoundError" in s for s in undone), undone
+    finally:
+        os.chdir(here)

@@ -327,7 +327,11 @@ def side_effects_undone(active: bool = True) -> Iterator[list[str]]:
         yield undone
     finally:
         for (_, undo), was in zip(EFFECTS, before, strict=False):
-            sentence = undo(was)
+            try:
+                sentence = undo(was)
+            except Exception as exc:  # noqa: BLE001 (the next rows are put back all the same)
+                sentence = (f"the cell changed something jitmagic could not put back "
+                            f"({type(exc).__name__}: {exc})")
             if sentence:
                 undone.append(sentence)
 
