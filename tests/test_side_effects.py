@@ -280,7 +280,10 @@ model(jnp.ones(3))
 """
 
 
-@pytest.mark.parametrize(("source", "match"), [(NONFINITE, True), (OVERFLOWS, False)])
+@pytest.mark.parametrize(("source", "match"), [
+    (NONFINITE, True), (OVERFLOWS, False),
+    ("import numpy as np\nnp.seterr(all='raise')\n" + OVERFLOWS, False),  # nor an error
+])
 def test_outputs_with_inf_nan_or_overflow_raise_no_numpy_warning(run_magic, source, match):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
