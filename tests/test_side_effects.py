@@ -24,6 +24,7 @@ from IPython.core.error import UsageError
 from jax._src import monitoring
 from support import FAST
 
+from jitmagic.frontends import side_effects
 from jitmagic.frontends.side_effects import side_effects_undone
 
 
@@ -148,16 +149,21 @@ def test_jax_logging_set_through_its_config_is_put_back(run_magic):
     assert any("JAX's config jax_logging_level" in w for w in result.warnings)
 
 
+def _jax_made(source: str) -> dict:
+    """What ``source`` defines, as if written in JAX's own files."""
+    made: dict = {}
+    exec(compile(source, jax.__file__, "exec"), made)
+    return made
+
+
 def test_jax_own_listener_is_left_to_jax():
     """A listener JAX registers while measuring (its own function) stays, unreported;
     the cell's goes."""
-    def jax_listener(event, **kwargs):
-        pass
+    jax_listener = _jax_made("def listener(event, **kwargs):\n    pass\n")["listener"]
 
     def users(event, **kwargs):
         pass
 
-    jax_listener.__module__ = "jax._src.dispatch"
     try:
         with side_effects_undone() as undone:
             jax.monitoring.register_event_listener(jax_listener)
@@ -168,6 +174,28 @@ def test_jax_own_listener_is_left_to_jax():
     finally:
         monitoring._event_listeners[:] = [f for f in monitoring._event_listeners
                                           if f is not jax_listener]
+
+
+def test_a_filter_a_library_adds_stays_and_the_cells_goes():
+    """``import numpyro`` adds warnings filters of its own while the cell runs: they
+    stay (the library stays imported), unreported; the cell's own filter goes."""
+    before = list(warnings.filters)
+    library = _jax_made("import warnings\n"
+                        "def on_import():\n"
+                        "    warnings.filterwarnings('ignore', message='library noise')\n")
+    try:
+        with side_effects_undone() as undone:
+            library["on_import"]()
+        assert warnings.filters[0][1].pattern == "library noise"
+        assert warnings.filters[1:] == before and not undone
+        with side_effects_undone() as undone:
+            library["on_import"]()  # again: already there
+            warnings.filterwarnings("ignore", message="the cell's")
+        assert warnings.filters[1:] == before
+        assert undone == [side_effects._said("changed the warnings filters")]
+    finally:
+        warnings.filters[:] = before
+        warnings._filters_mutated()
 
 
 def test_listeners_the_cell_cleared_are_registered_again():

@@ -52,8 +52,7 @@ from typing import Any
 
 import numpy as np
 
-#: Who made a change the cell's code is not blamed for (their functions' modules).
-_LIBRARY = ("jax.", "jaxlib.", "jitmagic.")
+from ..usercode import user_file
 
 
 def _said(change: str) -> str:
@@ -132,8 +131,9 @@ def _undo_listeners(before: dict[str, tuple[list, list]]) -> str | None:
     mod, added, removed = _monitoring(), 0, 0
     for name, (kept, was) in before.items():
         now = getattr(mod, name, kept)
-        theirs = [f for f in now if not any(f is g for g in was) and _library(f)]
-        added += sum(1 for f in now if not any(f is g for g in was) and not _library(f))
+        new = [f for f in now if not any(f is g for g in was)]
+        theirs = [f for f in new if _library(f)]  # JAX's own: left registered, unreported
+        added += len(new) - len(theirs)
         removed += sum(1 for f in was if not any(f is g for g in now))
         setattr(mod, name, kept)  # ``clear_event_listeners`` rebinds the names
         kept[:] = [*was, *theirs]
@@ -143,30 +143,55 @@ def _undo_listeners(before: dict[str, tuple[list, list]]) -> str | None:
 
 
 def _library(fn: Any) -> bool:
-    """Whether a listener is JAX's (or jitmagic's) own function, not the cell's."""
-    module = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "")
-    return f"{module}.".startswith(_LIBRARY)
+    """Whether a listener is a library's own function (JAX's, jitmagic's), not the
+    user's: its code is not in a cell or a file of theirs (:func:`user_file`)."""
+    fn = getattr(fn, "func", fn)  # a functools.partial
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    code = code or getattr(vars(type(fn)).get("__call__"), "__code__", None)  # an instance
+    return code is None or not user_file(code.co_filename)
 
 
 # --- warnings and logging ------------------------------------------------------------
 
 
-def _take_warnings() -> tuple[Any, list, Any]:
-    return warnings.filters, list(warnings.filters), warnings.showwarning
+class _Filters:
+    """``warnings.filters`` and ``showwarning`` as they were, and the filters library
+    code adds meanwhile (``import numpyro`` or ``scipy`` adds its own: they stay, as
+    the module stays imported): ``warnings._add_filter`` is wrapped to tell whose
+    code adds each (the first caller outside ``warnings``)."""
 
+    def __init__(self) -> None:
+        self.list: Any = warnings.filters  # the object itself: catch_warnings swaps it
+        self.was, self.show = list(warnings.filters), warnings.showwarning
+        self.theirs: list[tuple] = []
+        self.add = getattr(warnings, "_add_filter", None)
+        if self.add is not None:
+            warnings._add_filter = self._adding  # type: ignore[attr-defined]
 
-def _undo_warnings(before: tuple[Any, list, Any]) -> str | None:
-    filters, was, show = before
-    said = []
-    if warnings.filters is not filters or warnings.filters != was:
-        warnings.filters = filters
-        filters[:] = was
-        warnings._filters_mutated()  # type: ignore[attr-defined]
-        said.append(_said("changed the warnings filters"))
-    if warnings.showwarning is not show:
-        warnings.showwarning = show
-        said.append(_said("replaced warnings.showwarning"))
-    return "; ".join(said) or None
+    def _adding(self, *item: Any, append: bool) -> None:
+        assert self.add is not None
+        self.add(*item, append=append)
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_code.co_filename == warnings.__file__:
+            frame = frame.f_back
+        if not user_file(frame.f_code.co_filename):
+            self.theirs.append(item)
+
+    def undo(self) -> str | None:
+        if self.add is not None:
+            warnings._add_filter = self.add  # type: ignore[attr-defined]
+        now, said = warnings.filters, []
+        kept = [f for f in now if f in self.was or f in self.theirs]
+        kept += [f for f in self.was if f not in kept]
+        if now is not self.list or kept != now:
+            warnings.filters = self.list
+            self.list[:] = kept if self.theirs else self.was
+            warnings._filters_mutated()  # type: ignore[attr-defined]
+            said.append(_said("changed the warnings filters"))
+        if warnings.showwarning is not self.show:
+            warnings.showwarning = self.show
+            said.append(_said("replaced warnings.showwarning"))
+        return "; ".join(said) or None
 
 
 _LOGGERS = ("", "jax", "jaxlib")  # the root logger and JAX's
@@ -301,7 +326,7 @@ def _undo_hooks(before: list[Any]) -> str | None:
 EFFECTS: tuple[tuple[Callable[[], Any], Callable[[Any], str | None]], ...] = (
     (_take_figures, _undo_figures),
     (_take_listeners, _undo_listeners),
-    (_take_warnings, _undo_warnings),
+    (_Filters, _Filters.undo),
     (_take_logging, _undo_logging),
     (_take_rc, _undo_rc),
     (np.geterr, _undo_seterr),
