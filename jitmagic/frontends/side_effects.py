@@ -14,7 +14,8 @@ pyplot's figure numbers      closing the figures opened since         N matplotl
 ``jax.monitoring``'s lists   the listeners added removed, the ones    N jax.monitoring
 of listeners                 removed registered again                 listeners
 ``warnings.filters``,        the list (the same object) and its       the warnings filters,
-``warnings.showwarning``     contents; the function                   warnings.showwarning
+``warnings.showwarning``     contents (a library's new ones kept);    warnings.showwarning
+                             the function
 the root, ``jax`` and        level, handlers, propagate, disabled;    the root logger,
 ``jaxlib`` loggers,          ``logging.disable(level)``               logging.disable
 ``logging.disable``
@@ -30,9 +31,12 @@ trace and profile hooks      ``threading.settrace``, ``setprofile``
 ``sys.stdout``, ``stderr``   the stream object                        sys.stdout, sys.stderr
 ===========================  =======================================  ========================
 
-State that belongs to JAX is left to JAX: a ``jax.monitoring`` listener whose function
-is JAX's own (JAX may register one on first use) is neither removed nor reported. The
-snapshot is taken with JAX imported, so its import-time state is part of "before".
+State that belongs to a library is left to it: a ``jax.monitoring`` listener whose
+function is JAX's own (JAX may register one on first use), and a warnings filter that
+library code adds (``import numpyro`` adds some; the module stays imported, so its
+filters stay) are neither removed nor reported. Whose code it is follows the one rule
+of :func:`jitmagic.usercode.user_file`. The snapshot is taken with JAX imported, so
+its import-time state is part of "before".
 
 :func:`prints_counted` counts the lines the measured code prints (``sys.stdout``
 wrapped while it runs; the setup, which runs once, is left out with
