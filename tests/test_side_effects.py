@@ -82,6 +82,7 @@ EFFECTS = {
                         "threading.settrace's hook"),
     "threading profile": ("threading.setprofile(lambda *a: None)", threading.getprofile,
                           "threading.setprofile's hook"),
+    "stdout": ("sys.stdout = io.StringIO()", lambda: sys.stdout, "sys.stdout"),
     "stderr": ("sys.stderr = io.StringIO()", lambda: sys.stderr, "sys.stderr"),
 }
 
