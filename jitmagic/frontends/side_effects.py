@@ -63,6 +63,14 @@ def _said(change: str) -> str:
     return f"the cell, or the code it ran, {change}: it applied while measuring and is put back now"
 
 
+def _said_all(changes: list[str]) -> str | None:
+    """One sentence for all of a row's changes (None: there are none)."""
+    if not changes:
+        return None
+    return _said(changes[0] if len(changes) == 1
+                 else f"{', '.join(changes[:-1])} and {changes[-1]}")
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -143,7 +151,7 @@ def _undo_listeners(before: dict[str, tuple[list, list]]) -> str | None:
         kept[:] = [*was, *theirs]
     parts = [f"registered {_plural(added, 'jax.monitoring listener')}"] if added else []
     parts += [f"unregistered {_plural(removed, 'jax.monitoring listener')}"] if removed else []
-    return _said(" and ".join(parts)) if parts else None
+    return _said_all(parts)
 
 
 def _library(fn: Any) -> bool:
@@ -191,11 +199,11 @@ class _Filters:
             warnings.filters = self.list
             self.list[:] = kept if self.theirs else self.was
             warnings._filters_mutated()  # type: ignore[attr-defined]
-            said.append(_said("changed the warnings filters"))
+            said.append("changed the warnings filters")
         if warnings.showwarning is not self.show:
             warnings.showwarning = self.show
-            said.append(_said("replaced warnings.showwarning"))
-        return "; ".join(said) or None
+            said.append("replaced warnings.showwarning")
+        return _said_all(said)
 
 
 _LOGGERS = ("", "jax", "jaxlib")  # the root logger and JAX's
@@ -215,7 +223,7 @@ def _undo_logging(before: tuple[int, dict[str, tuple]]) -> str | None:
     said = []
     if logging.root.manager.disable != disable:
         logging.disable(disable)
-        said.append(_said("called logging.disable"))
+        said.append("called logging.disable")
     for name, state in loggers.items():
         if _logger_state(name) != state:
             log = logging.getLogger(name)
@@ -223,8 +231,8 @@ def _undo_logging(before: tuple[int, dict[str, tuple]]) -> str | None:
             log.propagate, log.disabled = state[2], state[3]
             log.setLevel(state[0])  # clears the loggers' level caches too
             which = "the root logger" if not name else f"the {name!r} logger"
-            said.append(_said(f"changed {which} (its level or handlers)"))
-    return "; ".join(said) or None
+            said.append(f"changed {which} (its level or handlers)")
+    return _said_all(said)
 
 
 # --- numpy, sys, os ------------------------------------------------------------------
