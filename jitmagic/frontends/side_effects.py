@@ -402,7 +402,8 @@ def prints_counted() -> Iterator[_Counting]:
     (unless the code replaced it in turn: :data:`EFFECTS` puts that back)."""
     stream = sys.stdout
     counting = _Counting(stream)
-    sys.stdout = counting
+    if stream is not None:  # None (no console): print writes nothing, there is nothing to count
+        sys.stdout = counting
     try:
         yield counting
     finally:
