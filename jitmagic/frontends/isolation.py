@@ -30,8 +30,9 @@ WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy
 
 @contextmanager
 def library_state_kept(namespace: dict[str, Any] | None = None) -> Iterator[list[str]]:
-    """Restore JAX's config values, :data:`WATCHED_MODULES`' names, and the names of
-    the user's own modules and classes (:func:`user_dicts`) on exit.
+    """Restore JAX's config values, :data:`WATCHED_MODULES`' names, the names of
+    the user's own modules and classes (:func:`user_dicts`), and those of ``namespace``
+    itself (the kernel's globals, which functions from earlier cells write) on exit.
 
     Yields a list that, after the block, holds one sentence per thing restored.
     A module a cell imports (``jax.scipy`` appearing on ``jax``) is left alone.
