@@ -13,6 +13,7 @@ can say so.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -29,8 +30,9 @@ WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy
 
 @contextmanager
 def library_state_kept(namespace: dict[str, Any] | None = None) -> Iterator[list[str]]:
-    """Restore JAX's config values, :data:`WATCHED_MODULES`' names, and the names of
-    the user's own modules and classes (:func:`user_dicts`) on exit.
+    """Restore JAX's config values, :data:`WATCHED_MODULES`' names, the names of
+    the user's own modules and classes (:func:`user_dicts`), and those of ``namespace``
+    itself (the kernel's globals, which functions from earlier cells write) on exit.
 
     Yields a list that, after the block, holds one sentence per thing restored.
     A module a cell imports (``jax.scipy`` appearing on ``jax``) is left alone.
@@ -39,6 +41,7 @@ def library_state_kept(namespace: dict[str, Any] | None = None) -> Iterator[list
     modules = {name: importlib.import_module(name) for name in WATCHED_MODULES}
     names = {name: dict(vars(m)) for name, m in modules.items()}
     own = {label: (owner, dict(vars(owner))) for label, owner in user_dicts(namespace).items()}
+    user = dict(namespace) if namespace is not None else {}
     restored: list[str] = []
     try:
         yield restored
@@ -47,6 +50,7 @@ def library_state_kept(namespace: dict[str, Any] | None = None) -> Iterator[list
         for name, module in modules.items():
             restored += _restore_names(name, module, names[name])
         restored += _restore_own(own)
+        restored += _restore_globals(namespace, user)
 
 
 def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
@@ -85,6 +89,32 @@ def _restore_own(before: dict[str, tuple[Any, dict[str, Any]]]) -> list[str]:
             f"{', '.join(changed)}. They applied while measuring and are put back now; a "
             f"count a helper keeps there counted traces, not your calls (lists and dicts "
             f"changed in place are not put back)"]
+
+
+#: Names IPython keeps in the user's namespace (its input and output history).
+_IPYTHON_NAMES = re.compile(r"_+|_i+|_i?\d+|_[ido]h|In|Out")
+_MISSING = object()
+
+
+def _restore_globals(namespace: dict[str, Any] | None, before: dict[str, Any]) -> list[str]:
+    """Put back the names of ``namespace`` (the kernel's): a function from an earlier
+    cell reads and writes it, not the scratch copy (``global CALLS; CALLS += 1``)."""
+    if namespace is None:
+        return []
+    mine = [k for k in namespace.keys() | before.keys()
+            if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)]
+    changed = sorted(k for k in mine if k in before and namespace.get(k, _MISSING) is not before[k])
+    added = sorted(k for k in mine if k not in before)
+    for key in changed:
+        namespace[key] = before[key]
+    for key in added:
+        del namespace[key]
+    if not changed and not added:
+        return []
+    names = ", ".join([*changed, *(f"{k} (added)" for k in added)])
+    return [f"the code measured changed your globals {names}: it applied while measuring "
+            "and they are put back now; a count a helper keeps there counted traces, not "
+            "your calls"]
 
 
 def _restore_config(before: dict[str, Any]) -> list[str]:

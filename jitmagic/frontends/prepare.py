@@ -18,7 +18,11 @@ import traceback
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import InputError, UserCodeError, user_traceback
+import jax
+import jax.numpy
+import numpy as np
+
+from ..errors import InputError, UserCodeError, innermost_function, user_traceback
 from ..measure.pipeline import Prepared, checkpoint, measure_prepared, variants_of
 from ..measure.stops import Checkpoint, Stop
 from ..measure.sweep import run_sweep
@@ -28,6 +32,7 @@ from ..model.sweep import Sweep, unchanged, unchanged_warning
 from ..options import Options
 from . import cell as cellmod
 from .isolation import library_state_kept
+from .side_effects import printed_note, prints_counted, side_effects_undone, uncounted
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
@@ -52,8 +57,9 @@ def variants_of_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     scratch = dict(namespace)
     scratch.update(bindings or {})
     try:
-        cellmod.run_setup(plan, scratch)
-        fn, call_args, call_kwargs = cellmod.resolve_call(plan, scratch)
+        with uncounted():  # it runs once, as the user expects: its prints are not repeats
+            cellmod.run_setup(plan, scratch)
+            fn, call_args, call_kwargs = cellmod.resolve_call(plan, scratch)
     except InputError:
         raise
     except SystemExit as exc:
@@ -87,8 +93,38 @@ def measure_cell(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     itself is the caller's to run, under one ``check`` for all its values.
     """
     start = time.perf_counter() if start is None else start
-    prepared = variants_of_cell(plan, namespace, options.nest, bindings, options.in_axes, check)
-    return measure_prepared(prepared, options, start=start, check=check)
+    try:
+        prepared = variants_of_cell(plan, namespace, options.nest, bindings, options.in_axes,
+                                    check)
+        result = measure_prepared(prepared, options, start=start, check=check)
+    except SystemExit as exc:  # in a helper, or the entry, while traced or run
+        raise UserCodeError(_exit_traced(exc)) from None
+    note = x64_note(prepared["flat"].args, prepared["flat"].kwargs)
+    return dataclasses.replace(result, warnings=(*result.warnings, note)) if note else result
+
+
+def _exit_traced(exc: SystemExit) -> str:
+    """What to say when the measured code called ``sys.exit`` (while traced, or run)."""
+    where = innermost_function(exc)
+    who = f"your function `{where}`" if where else "your code"
+    return (f"{who} called sys.exit({exc.code!r}) while it was measured: nothing was "
+            "measured. The code JAX traces must return a value: raise an exception to "
+            "stop it, or leave the exit out of the measured function")
+
+
+def x64_note(args: tuple, kwargs: dict[str, Any]) -> str | None:
+    """With ``jax_enable_x64`` on, a note where every floating array argument is 32-bit
+    or narrower (likely made before x64 was turned on): the program is not float64."""
+    if not jax.config.values.get("jax_enable_x64"):
+        return None
+    floats = [np.dtype(x.dtype) for x in jax.tree_util.tree_leaves((args, kwargs))
+              if hasattr(x, "shape") and hasattr(x, "dtype")
+              and jax.numpy.issubdtype(x.dtype, jax.numpy.inexact)]
+    if not floats or any(d.itemsize >= (16 if d.kind == "c" else 8) for d in floats):
+        return None
+    return ("jax_enable_x64 is on, but every floating argument is 32-bit or narrower: the "
+            "measured program computes in that precision, not float64 (an array made "
+            "before x64 was turned on stays float32; make it again to measure float64)")
 
 
 def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
@@ -104,7 +140,10 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
     start = time.perf_counter() if start is None else start
     check = checkpoint("", options, start, progress)  # measure names the entry
     result: Comparison | Sweep
-    with library_state_kept(namespace) as restored:
+    # Inner first on exit: JAX's config is put back (JAX then drops a log handler it
+    # added for it) before the interpreter's state is compared with its snapshot.
+    with side_effects_undone(plan.kind != "file") as undone, prints_counted() as printed, \
+            library_state_kept(namespace) as restored:
         if options.sweep is None:
             try:
                 result = measure_cell(plan, namespace, options, start=start, check=check)
@@ -114,10 +153,19 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
             name, values = options.sweep
             result = run_sweep(name, values, lambda v, ck: measure_cell(
                 plan, namespace, options, bindings={name: v}, check=ck), check)
-    notes = [*restored, *_runs_note(plan, result)]
+    notes = [*restored, *undone, *printed_note(printed.count, traces(result)),
+             *_runs_note(plan, result)]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(plan, result.name))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+def traces(result: Comparison | Sweep) -> int:
+    """How many times the entry was traced at least: once to find its helpers, then
+    once per cold run of each variant (checks and later parts trace it more)."""
+    points = result.points if isinstance(result, Sweep) else (result,)
+    return sum(1 + sum(len(v.samples.get("trace_s", ())) for v in p.variants.values())
+               for p in points)
 
 
 def _why_unchanged(result: Sweep, reasons: list[str]) -> Sweep:

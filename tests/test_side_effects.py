@@ -1,0 +1,368 @@
+"""A cell's side effects are undone after it is measured, and the result says what was.
+
+Each cell is tiny and measured with ``-r 1 -n 2``: its helper makes the change once per
+trace. The test compares the state after with the state before; the result's warnings
+must name what was put back. (``run_magic`` checks the kernel's own state besides.)
+"""
+
+from __future__ import annotations
+
+import cProfile
+import logging
+import os
+import re
+import sys
+import threading
+import warnings
+
+import jax
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from jax._src import monitoring
+from support import FAST
+
+from jitmagic.frontends import side_effects
+from jitmagic.frontends.side_effects import side_effects_undone
+
+
+def cell(effect: str) -> str:
+    """A cell whose helper ``layer`` does ``effect`` each time it is traced."""
+    return f"""\
+import io, logging, os, sys, threading, warnings
+import jax, jax.numpy as jnp, numpy as np
+import matplotlib.pyplot as plt
+def layer(x):
+    {effect}
+    return jnp.sin(x)
+def model(x):
+    return layer(x) * 2
+model(jnp.ones(3))
+"""
+
+
+def _logger(name: str) -> tuple:
+    log = logging.getLogger(name)
+    return log.level, list(log.handlers), log.propagate, log.disabled
+
+
+#: (what the helper does, the state it changes, a phrase the warning says)
+EFFECTS = {
+    "figure": ("plt.figure()", plt.get_fignums, "matplotlib figure"),
+    "rcParams": ("plt.rcParams['lines.linewidth'] = 7.5",
+                 lambda: matplotlib.rcParams["lines.linewidth"], "rcParams lines.linewidth"),
+    "event listener": ("jax.monitoring.register_event_listener(lambda e, **k: None)",
+                       lambda: list(monitoring._event_listeners), "jax.monitoring listener"),
+    "duration listener": (
+        "jax.monitoring.register_event_duration_secs_listener(lambda e, d, **k: None)",
+        lambda: list(monitoring._event_duration_secs_listeners), "jax.monitoring listener"),
+    "warnings filter": ("warnings.simplefilter('ignore')", lambda: list(warnings.filters),
+                        "warnings filters"),
+    "showwarning": ("warnings.showwarning = print", lambda: warnings.showwarning,
+                    "warnings.showwarning"),
+    "root handler": ("logging.getLogger().addHandler(logging.NullHandler())",
+                     lambda: _logger(""), "root logger"),
+    "jax logger level": ("logging.getLogger('jax').setLevel(logging.CRITICAL)",
+                         lambda: _logger("jax"), "'jax' logger"),
+    "logging.disable": ("logging.disable(logging.CRITICAL)",
+                        lambda: logging.root.manager.disable, "logging.disable"),
+    "seterr": ("np.seterr(over='raise')", np.geterr, "np.seterr(over='raise')"),
+    "recursion limit": ("sys.setrecursionlimit(4321)", sys.getrecursionlimit,
+                        "sys.setrecursionlimit(4321)"),
+    "environment": ("os.environ['JITMAGIC_SIDE_EFFECT'] = '1'", lambda: dict(os.environ),
+                    "JITMAGIC_SIDE_EFFECT (added)"),
+    "working directory": ("os.chdir('/')", os.getcwd, "working directory to '/'"),
+    "argv": ("sys.argv.append('--flag')", lambda: list(sys.argv), "sys.argv"),
+    "path": ("sys.path.insert(0, '/nonexistent')", lambda: list(sys.path), "sys.path"),
+    "settrace": ("sys.settrace(lambda *a: None)", sys.gettrace, "sys.settrace's hook"),
+    "setprofile": ("sys.setprofile(None)", sys.getprofile, None),  # off already: no change
+    "threading trace": ("threading.settrace(lambda *a: None)", threading.gettrace,
+                        "threading.settrace's hook"),
+    "threading profile": ("threading.setprofile(lambda *a: None)", threading.getprofile,
+                          "threading.setprofile's hook"),
+    "stdout": ("sys.stdout = io.StringIO()", lambda: sys.stdout, "sys.stdout"),
+    "stderr": ("sys.stderr = io.StringIO()", lambda: sys.stderr, "sys.stderr"),
+}
+
+
+def test_every_side_effect_at_once_is_undone_and_named(run_magic):
+    before = {name: state() for name, (_, state, _) in EFFECTS.items()}
+    result, _ = run_magic(f"{FAST} -o", cell("; ".join(e for e, _, _ in EFFECTS.values())))
+    said = " ".join(result.warnings)
+    for name, (_, state, phrase) in EFFECTS.items():
+        assert state() == before[name], name
+        assert phrase is None or phrase in said, (name, result.warnings)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EFFECTS)
+def test_a_side_effect_is_undone_and_named(run_magic, name):
+    """Each alone: its row, and only its row, puts something back."""
+    effect, state, phrase = EFFECTS[name]
+    before = state()
+    result, _ = run_magic(f"{FAST} -o", cell(effect))
+    assert state() == before
+    said = [w for w in result.warnings if "put back now" in w or "closed now" in w]
+    if phrase is None:
+        assert not said
+    else:
+        assert len(said) == 1 and phrase in said[0], result.warnings
+
+
+def test_figures_open_before_stay_open(run_magic):
+    kept = plt.figure()
+    try:
+        result, _ = run_magic(f"{FAST} -o", cell("plt.figure(); plt.figure()"))
+        assert plt.get_fignums() == [kept.number]
+        said = [w for w in result.warnings if "matplotlib figures" in w]
+        assert len(said) == 1 and re.search(r"opened (\d+) matplotlib", said[0])
+        assert int(re.search(r"opened (\d+)", said[0])[1]) % 2 == 0  # two per trace
+    finally:
+        plt.close(kept)
+
+
+PLAIN = """\
+import jax, jax.numpy as jnp
+def step(c, x):
+    return c + jnp.tanh(x), None
+def model(x):
+    return jax.lax.scan(step, 0.0, x)[0] + jax.nn.relu(x).sum()
+model(jnp.ones(4))
+"""
+
+
+def test_a_cell_without_side_effects_reports_none(run_magic):
+    """JAX's own doings while measuring (its first use of scan, relu, the compilation
+    events jitmagic listens to) are not reported as the cell's."""
+    result, _ = run_magic(f"{FAST} -o", PLAIN)
+    assert not [w for w in result.warnings if "put back" in w or "printed" in w]
+
+
+def test_jax_logging_set_through_its_config_is_put_back(run_magic):
+    """JAX adds its log handler for ``jax_logging_level`` and keeps the level it set
+    when the config is put back: the loggers are put back as they were."""
+    before = _logger("jax"), _logger("jaxlib")
+    result, _ = run_magic(f"{FAST} -o", PLAIN.replace(
+        "\n", "\njax.config.update('jax_logging_level', 'ERROR')\n", 1))
+    assert (_logger("jax"), _logger("jaxlib")) == before
+    assert any("JAX's config jax_logging_level" in w for w in result.warnings)
+
+
+def _jax_made(source: str) -> dict:
+    """What ``source`` defines, as if written in JAX's own files."""
+    made: dict = {}
+    exec(compile(source, jax.__file__, "exec"), made)
+    return made
+
+
+def test_jax_own_listener_is_left_to_jax():
+    """A listener JAX registers while measuring (its own function) stays, unreported;
+    the cell's goes."""
+    jax_listener = _jax_made("def listener(event, **kwargs):\n    pass\n")["listener"]
+
+    def users(event, **kwargs):
+        pass
+
+    try:
+        with side_effects_undone() as undone:
+            jax.monitoring.register_event_listener(jax_listener)
+            jax.monitoring.register_event_listener(users)
+        assert jax_listener in monitoring._event_listeners
+        assert users not in monitoring._event_listeners
+        assert len(undone) == 1 and "registered 1 jax.monitoring listener" in undone[0]
+    finally:
+        monitoring._event_listeners[:] = [f for f in monitoring._event_listeners
+                                          if f is not jax_listener]
+
+
+def test_a_filter_a_library_adds_stays_and_the_cells_goes():
+    """``import numpyro`` adds warnings filters of its own while the cell runs: they
+    stay (the library stays imported), unreported; the cell's own filter goes."""
+    before = list(warnings.filters)
+    library = _jax_made("import warnings\n"
+                        "def on_import():\n"
+                        "    warnings.filterwarnings('ignore', message='library noise')\n")
+    try:
+        with side_effects_undone() as undone:
+            library["on_import"]()
+        assert warnings.filters[0][1].pattern == "library noise"
+        assert warnings.filters[1:] == before and not undone
+        with side_effects_undone() as undone:
+            library["on_import"]()  # again: already there
+            warnings.filterwarnings("ignore", message="the cell's")
+        assert warnings.filters[1:] == before
+        assert undone == [side_effects._said("changed the warnings filters")]
+    finally:
+        warnings.filters[:] = before
+        warnings._filters_mutated()
+
+
+def test_listeners_the_cell_cleared_are_registered_again():
+    def mine(event, **kwargs):
+        pass
+
+    jax.monitoring.register_event_listener(mine)
+    lists = monitoring._event_listeners
+    try:
+        with side_effects_undone() as undone:
+            monitoring.clear_event_listeners()  # rebinds the module's lists
+        assert monitoring._event_listeners is lists and mine in lists
+        assert "unregistered" in undone[0]
+    finally:
+        jax.monitoring.unregister_event_listener(mine)
+
+
+def test_a_helper_counting_its_calls_in_a_global_leaves_it_as_it_was(ip, run_magic):
+    ip.run_cell("""\
+import jax.numpy as jnp
+CALLS = 0
+def counted(x):
+    global CALLS, SEEN
+    CALLS += 1
+    SEEN = True
+    return jnp.cos(x)
+def counting_model(x):
+    return counted(x) + 1
+xs = jnp.ones(3)
+""")
+    try:
+        result, _ = run_magic(f"{FAST} -o counting_model(xs)")
+        assert ip.user_ns["CALLS"] == 0 and "SEEN" not in ip.user_ns
+        said = [w for w in result.warnings if "your globals" in w]
+        assert len(said) == 1 and "CALLS, SEEN (added)" in said[0]
+        assert "counted traces, not your calls" in said[0]
+    finally:
+        for name in ("CALLS", "counted", "counting_model", "xs"):
+            ip.user_ns.pop(name, None)
+
+
+@pytest.mark.parametrize("trace", [1, 3])  # in discovery; in a cold run, while timed
+def test_sys_exit_in_a_traced_helper_is_a_usage_error(run_magic, trace):
+    with pytest.raises(UsageError, match=r"your function `quits` called sys.exit\(3\) while "
+                                         r"it was measured: nothing was measured"):
+        run_magic(FAST, f"""\
+import sys, jax.numpy as jnp
+traces = []
+def quits(x):
+    traces.append(1)
+    if len(traces) == {trace}:
+        sys.exit(3)
+    return x
+def model(x):
+    return quits(x) + 1
+model(jnp.ones(3))
+""")
+
+
+PRINTS = """\
+import jax.numpy as jnp
+print("setup, once")
+def layer(x):
+    print("tracing layer")
+    return jnp.sin(x)
+def model(x):
+    return layer(x) * 2
+model(jnp.ones(3))
+"""
+
+
+def test_prints_while_tracing_are_counted_and_explained(run_magic):
+    result, cap = run_magic(f"{FAST} -o", PRINTS)
+    assert cap.stdout.count("setup, once") == 1
+    times = cap.stdout.count("tracing layer")
+    assert times >= 3  # discovery, then one cold run of each variant
+    said = [w for w in result.warnings if w.startswith("your code printed")]
+    assert len(said) == 1, result.warnings
+    assert said[0].startswith(f"your code printed {times} lines while it was measured")
+    assert "at least 3 times here" in said[0]
+
+
+def test_a_setup_that_prints_is_not_a_repeat(run_magic):
+    result, cap = run_magic(f"{FAST} -o", 'print("once")\n' + PLAIN)
+    assert cap.stdout.count("once") == 1
+    assert not [w for w in result.warnings if "printed" in w]
+
+
+NONFINITE = """\
+import jax.numpy as jnp
+def odd(x):
+    return jnp.stack([jnp.log(x - 1.0), jnp.sqrt(-x), x * 3e38, jnp.exp(x * 100)])
+def model(x):
+    return odd(x) * 2
+model(jnp.ones(3))
+"""
+
+#: float64 outputs at the top of the range whose sign flips with each trace: flat and
+#: nested differ by more than float64 holds (the difference overflows).
+OVERFLOWS = """\
+import jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)
+sign = [1.0]
+def flips(x):
+    sign[0] = -sign[0]
+    return x * sign[0] * 1.7e308
+def model(x):
+    return flips(x) + 0.0
+model(jnp.ones(3))
+"""
+
+
+@pytest.mark.parametrize(("source", "match"), [
+    (NONFINITE, True), (OVERFLOWS, False),
+    ("import numpy as np\nnp.seterr(all='raise')\n" + OVERFLOWS, False),  # nor an error
+])
+def test_outputs_with_inf_nan_or_overflow_raise_no_numpy_warning(run_magic, source, match):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result, _ = run_magic(f"{FAST} -o", source)
+    assert result.outputs_match is match
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], \
+        [str(w.message) for w in caught]
+
+
+X64_AFTER = """\
+import jax, jax.numpy as jnp
+x = jnp.ones(3)
+jax.config.update("jax_enable_x64", True)
+def model(x):
+    return jnp.sin(x) * 2
+model({arg})
+"""
+
+
+@pytest.mark.parametrize(("arg", "noted"), [("x", True), ("jnp.ones(3)", False)])
+def test_x64_on_with_32_bit_arguments_is_noted(run_magic, arg, noted):
+    result, _ = run_magic(f"{FAST} -o", X64_AFTER.format(arg=arg))
+    said = [w for w in result.warnings if w.startswith("jax_enable_x64 is on")]
+    assert bool(said) == noted, result.warnings
+    assert not jax.config.values["jax_enable_x64"]  # put back, and said so
+
+
+def test_a_cprofile_the_cell_turned_off_collects_again(run_magic):
+    """``%prun``'s profiler is not callable: its ``enable()`` puts it back."""
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        result, _ = run_magic(f"{FAST} -o", cell("sys.setprofile(None)"))
+        assert sys.getprofile() is profile
+    finally:
+        profile.disable()
+    assert any("sys.setprofile's hook" in w for w in result.warnings)
+
+
+def test_what_cannot_be_put_back_is_said_and_the_rest_is_put_back(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    here = os.getcwd()
+    os.chdir(gone)
+    try:
+        with side_effects_undone() as undone:
+            os.chdir(here)
+            gone.rmdir()  # the working directory before is no more
+            os.environ["JITMAGIC_SIDE_EFFECT"] = "1"
+        assert "JITMAGIC_SIDE_EFFECT" not in os.environ
+        assert any("could not put back (FileNotFoundError" in s for s in undone), undone
+    finally:
+        os.chdir(here)
