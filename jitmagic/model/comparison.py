@@ -57,6 +57,8 @@ READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", SCHEMA)
 #: Why ``-r auto`` stopped taking pairs: the rule decided, the most pairs it takes, or
 #: its time budget ran out.
 DECIDED, MOST_PAIRS, BUDGET = "decided", "most pairs", "budget"
+#: The optional provenance fields of /3, written only when set.
+PROVENANCE = ("source", "file", "options", "created")
 
 @dataclass(frozen=True)
 class Comparison(Shown):
@@ -83,6 +85,16 @@ class Comparison(Shown):
     #: With ``-r auto``: why the repeats ended (:data:`DECIDED`, :data:`MOST_PAIRS`,
     #: :data:`BUDGET`); None with a fixed ``-r N``.
     repeats_ended: str | None = None
+    #: Provenance (docs/reports.md): the cell's code (for the command, the file's text;
+    #: for ``compare``, the entry's source where ``inspect`` finds it), the file measured,
+    #: the options as written, and when (ISO 8601, UTC). None in /1 and /2 reports.
+    source: str | None = None
+    file: str | None = None
+    options: str | None = None
+    created: str | None = None
+    #: The :class:`~jitmagic.model.diff.Diff` against ``--baseline``, shown under the
+    #: verdict; not saved (it belongs to the other report as much as to this one).
+    baseline: Any = field(default=None, compare=False, repr=False)
 
     @property
     def flat(self) -> VariantResult:
@@ -162,6 +174,7 @@ class Comparison(Shown):
             "warnings": list(self.warnings),
             "stopped": self.stopped,
             "repeats_ended": self.repeats_ended,
+            **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
             "verdict": self.verdict.to_dict(),
         }
         d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
@@ -209,6 +222,7 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warnings", items(text), ()),
     ("stopped", "stopped", optional(text), None),
     ("repeats_ended", "repeats_ended", optional(text), None),
+    *((key, key, optional(text), None) for key in PROVENANCE),
 )  # "verdict" is written but never read back: the record derives it again from the samples
 #: The optional records, as written under their keys, and how each is read.
 RECORDS: dict[str, Callable[[Any, str], Any]] = {

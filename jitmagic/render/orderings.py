@@ -24,6 +24,7 @@ from .blocks import (
     Table,
     as_html,
     as_text,
+    switch,
 )
 from .format import fmt_ratio, fmt_s, fmt_spread
 
@@ -147,3 +148,10 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
 def panel_html(o: Orderings, chosen: str, png: bytes | None = None) -> Html:
     """What the toggle shows for one ordering, as HTML."""
     return as_html(panel_blocks(o, chosen, png))
+
+
+def static_toggle(o: Orderings, panels: dict[str, Html], key: str) -> Html:
+    """The toggle without a kernel: the toggled orderings' panels (numbers, chart,
+    verdict) behind radio buttons (:func:`~jitmagic.render.blocks.switch`), so an
+    exported notebook switches between them as the live widget does."""
+    return switch(key, [(name, panels[name]) for name in TOGGLED if name in panels])
