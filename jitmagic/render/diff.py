@@ -90,6 +90,9 @@ def summary_lines(outcomes: Sequence[Any], regressions: Sequence[tuple[Any, Stag
     lines = Table(("test", "stage", "NEW/OLD", "95% interval", "NEW is"), table).text_lines()
     warned = {w for o in outcomes if o.diff is not None for w in o.diff.warnings}
     lines += [f"warning: {w}" for w in sorted(warned)]
-    lines += [f"REGRESSION {o.test}: {s.variant} {s.label} {said(s)} (fails at {ratio:g}×)"
-              for o, s in regressions]
+    by_test: dict[str, list[StageDiff]] = {}
+    for o, s in regressions:
+        by_test.setdefault(o.test, []).append(s)
+    lines += [f"REGRESSION {test}: " + ", ".join(f"{s.variant} {s.label} {said(s)}" for s in ss)
+              + f" (fails at {ratio:g}×)" for test, ss in by_test.items()]
     return lines or ["no jitcompare reports in this session"]
