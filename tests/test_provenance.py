@@ -40,12 +40,12 @@ def test_stamp_records_source_options_time_and_version():
 
 
 def test_provenance_round_trips_and_older_reports_load_without_it(tmp_path):
-    c = stamped(file="/work/train.py")
+    c = stamped(file="/home/me/train.py")
     path = tmp_path / "r.json"
     save(c, path)
     data = json.loads(path.read_text())
     assert {k: data[k] for k in ("source", "file", "options", "created")} == {
-        "source": c.source, "file": "/work/train.py", "options": c.options,
+        "source": c.source, "file": "/home/me/train.py", "options": c.options,
         "created": c.created}
     assert jitmagic.load(path).to_dict() == c.to_dict()
     old = copy.deepcopy(data)

@@ -14,6 +14,7 @@ import datetime
 import inspect
 import os
 import shlex
+import sys
 from typing import Any
 
 from ..errors import InputError
@@ -29,9 +30,9 @@ def now() -> str:
 
 
 def version() -> str:
-    from .. import __version__
-
-    return __version__
+    """``jitmagic.__version__``, read from the package already imported (importing it
+    here would make a cycle: the package imports this module's callers lazily)."""
+    return str(sys.modules[__name__.split(".")[0]].__version__)
 
 
 def spell(options: Options, **extra: Any) -> str:
