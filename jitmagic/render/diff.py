@@ -47,8 +47,20 @@ def headline(d: Diff) -> str:
     faster = [s for s in d.stages if s.decided and s.kind != SLOWER]
     if not slower and not faster:
         return "against the baseline: no measurable difference in any stage"
-    parts = [f"{s.variant} {s.label} {said(s)}" for s in (*slower, *faster)]
+    parts = [f"{word} in {_by_variant(ss)}" for word, ss in (("slower", slower),
+                                                             ("faster", faster)) if ss]
     return "against the baseline: NEW " + "; ".join(parts)
+
+
+def _by_variant(stages: list[StageDiff]) -> str:
+    """``flat trace 1.3×, lower 1.3×, nested trace 2×``: each variant named once."""
+    out, last = [], None
+    for s in stages:
+        factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
+        out.append(f"{s.variant + ' ' if s.variant != last else ''}{s.label} "
+                   f"{fmt_ratio(factor)}")
+        last = s.variant
+    return ", ".join(out)
 
 
 def blocks(d: Diff, title: bool = True) -> list[Block]:
