@@ -142,6 +142,7 @@ def test_the_command_fails_on_a_slower_stage(paths, capsys):
     assert main(["diff", old, new, "--fail-on-slower", "1.6"]) == 0
     assert main(["diff", new, old, "--fail-on-slower"]) == 0  # NEW faster
     assert main(["diff", old, old, "--fail-on-slower=1.1"]) == 0
+    assert main(["diff", "--fail-on-slower", old, new]) == 1  # a path is no ratio
 
 
 @pytest.mark.parametrize("content", ["not json", '{"schema": "other/1"}', "[1, 2]"])

@@ -44,9 +44,30 @@ def _ratio(text: str) -> float:
     return value
 
 
+def _bare_flag(argv: list[str]) -> list[str]:
+    """``argv`` with the default RATIO written after a bare ``--fail-on-slower`` that a
+    path follows (``diff --fail-on-slower OLD.json NEW.json``), which argparse would
+    otherwise read as the ratio."""
+    out: list[str] = []
+    for i, word in enumerate(argv):
+        out.append(word)
+        after = argv[i + 1] if i + 1 < len(argv) else "-"
+        if word == "--fail-on-slower" and not after.startswith("-") and not _number(after):
+            out.append(str(FAIL_RATIO))
+    return out
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def main(argv: list[str]) -> int:
     """Compare the two reports; the exit status of :data:`EXIT_CODES`."""
-    args = build_parser().parse_args(argv)  # argparse exits 2 on bad usage
+    args = build_parser().parse_args(_bare_flag(argv))  # argparse exits 2 on bad usage
     try:
         d = diff(args.old, args.new)
     except (OSError, ReportSchemaError) as exc:
