@@ -18,6 +18,7 @@ from jitmagic.errors import InputError
 from jitmagic.frontends.command import main
 from jitmagic.frontends.provenance import read_baseline, spell, stamp, with_baseline
 from jitmagic.model.storage import save
+from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 
 CREATED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -115,6 +116,8 @@ def test_the_baseline_diff_shows_under_the_verdict_and_is_not_saved():
     assert at == 2 and "NEW slower in flat trace 3×" in lines[at]  # title, verdict, then the diff
     assert "baseline" not in new.to_dict()
     assert "against the baseline" in new._repr_mimebundle_()["text/html"]
+    sweep = with_baseline(Sweep("n", (1, 2), (old, old), 1.0), old)
+    assert "against the baseline: no measurable difference" in str(sweep)  # the last point's
 
 
 # --- measured: one tiny function per front end ------------------------------------------
