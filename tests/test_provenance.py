@@ -16,7 +16,7 @@ import jitmagic
 from jitmagic import Comparison
 from jitmagic.errors import InputError
 from jitmagic.frontends.command import main
-from jitmagic.frontends.provenance import read_baseline, spell, stamp, with_baseline
+from jitmagic.frontends.provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from jitmagic.model.storage import save
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
@@ -118,6 +118,22 @@ def test_the_baseline_diff_shows_under_the_verdict_and_is_not_saved():
     assert "against the baseline" in new._repr_mimebundle_()["text/html"]
     sweep = with_baseline(Sweep("n", (1, 2), (old, old), 1.0), old)
     assert "against the baseline: no measurable difference" in str(sweep)  # the last point's
+
+
+class Callable_:
+    def __call__(self, x):
+        return x
+
+
+def test_the_entry_source_is_found_through_wrappers():
+    import functools
+
+    import jax
+
+    assert entry_source(jax.jit(tiny)).startswith("def tiny(x):")
+    assert entry_source(functools.partial(tiny)).startswith("def tiny(x):")
+    assert entry_source(Callable_()).startswith("class Callable_:")
+    assert entry_source(len) is None
 
 
 # --- measured: one tiny function per front end ------------------------------------------

@@ -61,13 +61,16 @@ def _word(value: Any) -> str:
 
 
 def entry_source(fn: Any) -> str | None:
-    """The entry's source (``inspect.getsource``), None where Python cannot find it (a
-    builtin, a lambda typed at a prompt, a jitted function's wrapper without one)."""
+    """The entry's source (``inspect.getsource``: a jitted function's or a partial's
+    wrapped function, a callable object's class), None where Python cannot find it (a
+    builtin, code typed at a plain prompt)."""
     target = inspect.unwrap(getattr(fn, "func", fn)) if callable(fn) else fn
-    try:
-        return inspect.getsource(target)
-    except (OSError, TypeError):
-        return None
+    for candidate in (target, type(target)):  # a callable object: its class's source
+        try:
+            return inspect.getsource(candidate)
+        except (OSError, TypeError):
+            continue
+    return None
 
 
 def stamp(result: Comparison | Sweep, *, source: str | None, options: str,
