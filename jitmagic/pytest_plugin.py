@@ -61,7 +61,7 @@ class Outcome:
 
 
 @dataclass
-class Session:
+class Reports:
     """What the plugin keeps for a session: the options and every report's outcome."""
 
     save_dir: Path | None
@@ -95,7 +95,7 @@ def compared(test: str, name: str, c: Comparison, baseline: Path) -> Outcome:
         return Outcome(test, name, problem=str(exc))
 
 
-KEY = pytest.StashKey[Session]()
+KEY = pytest.StashKey[Reports]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -113,7 +113,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[KEY] = Session(_folder(config, "jitmagic_save"),
+    config.stash[KEY] = Reports(_folder(config, "jitmagic_save"),
                                 _folder(config, "jitmagic_compare"),
                                 config.getoption("jitmagic_fail_on_slower"))
 

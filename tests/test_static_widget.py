@@ -65,6 +65,11 @@ def test_each_toggle_on_a_page_has_its_own_ids(result):
     assert len(set(ids)) == 2
 
 
+def test_the_static_toggle_starts_on_the_chosen_ordering(result):
+    page = ordering_widget(result, TOGGLED[1])._repr_mimebundle_()["text/html"]
+    assert re.search(r'id="[\w-]+-1" checked>', page) and page.count(" checked") == 1
+
+
 def test_switch_escapes_labels_and_cleans_its_key():
     page = switch("a b<c", [("<x>", "one"), ("y", "two")])
     assert "&lt;x&gt;" in page and "<x>" not in page and 'id="a-b-c"' in page

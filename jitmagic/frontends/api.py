@@ -9,6 +9,7 @@ options) and, with ``baseline=PATH``, shows its diff against that report.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -55,7 +56,8 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     with _drawn(progress, bool(quiet)) as draw:
         result = sweeping.sweep(name, values, fn, *args, progress=draw, options=options,
                                 **kwargs)
-    return cast(Sweep, stamp(result, source=entry_source(fn), options=f"--sweep {name}"))
+    chosen = dataclasses.replace(split_options(kwargs, options)[0], sweep=(name, tuple(values)))
+    return cast(Sweep, stamp(result, source=entry_source(fn), options=spell(chosen)))
 
 
 @functools.wraps(advice.advise)

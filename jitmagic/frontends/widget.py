@@ -65,7 +65,7 @@ def ordering_widget(result: Any, value: str = TOGGLED[0]) -> widgets.VBox:
     o = as_orderings(result)
     panels = {name: panel_output(o, name) for name in TOGGLED}
     static = static_toggle(o, {n: p["data"]["text/html"] for n, p in panels.items()},
-                           f"jitcompare-orderings-{uuid.uuid4().hex[:12]}")
+                           f"jitcompare-orderings-{uuid.uuid4().hex[:12]}", value)
     toggle = widgets.ToggleButtons(options=list(TOGGLED), value=value,
                                    description="ordering:",
                                    tooltips=[f"show what {n} measured" for n in TOGGLED])

@@ -150,8 +150,11 @@ def panel_html(o: Orderings, chosen: str, png: bytes | None = None) -> Html:
     return as_html(panel_blocks(o, chosen, png))
 
 
-def static_toggle(o: Orderings, panels: dict[str, Html], key: str) -> Html:
+def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
+                  chosen: str = TOGGLED[0]) -> Html:
     """The toggle without a kernel: the toggled orderings' panels (numbers, chart,
     verdict) behind radio buttons (:func:`~jitmagic.render.blocks.switch`), so an
     exported notebook switches between them as the live widget does."""
-    return switch(key, [(name, panels[name]) for name in TOGGLED if name in panels])
+    names = [name for name in TOGGLED if name in panels]
+    return switch(key, [(n, panels[n]) for n in names],
+                  names.index(chosen) if chosen in names else 0)
