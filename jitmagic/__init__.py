@@ -11,7 +11,8 @@ From Python: ``jitmagic.compare(model, x)`` returns the same
 :class:`~jitmagic.model.comparison.Comparison` the magic shows, and takes the
 magic's options as keywords (``repeat=1``, ``nest="layer"``, ``vmap=True``, ...,
 or one :class:`~jitmagic.options.Options`); ``jitmagic.sweep`` runs it once per
-value of a global, ``jitmagic.load`` reads a saved report back, and
+value of a global, ``jitmagic.load`` reads a saved report back, ``jitmagic.diff(old, new)``
+says what changed against a baseline, and
 ``jitmagic.attribute(model, x)`` and ``jitmagic.advise(model, x)`` say which
 helpers are worth a jit of their own, and ``jitmagic.lines(model, x)`` which
 source lines build the program.
@@ -26,6 +27,7 @@ from .errors import InputError, UserCodeError
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
+from .model.diff import Diff, diff
 from .model.lines import Lines
 from .model.storage import load, save
 from .model.sweep import Sweep
@@ -35,6 +37,7 @@ __all__ = [
     "Advice",
     "Attribution",
     "Comparison",
+    "Diff",
     "InputError",
     "Lines",
     "Options",
@@ -45,6 +48,7 @@ __all__ = [
     "advise",
     "attribute",
     "compare",
+    "diff",
     "lines",
     "load",
     "load_ipython_extension",

@@ -186,6 +186,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
                str, "PATH"),
+    OptionSpec(("--baseline",), "compare with the report saved at PATH and show what changed, "
+               "stage by stage, under the verdict", str, "PATH"),
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 import json
 
 import ipywidgets
@@ -140,3 +141,14 @@ def test_a_result_without_orderings_is_refused(magic_run):
     del d["orderings"]
     with pytest.raises(ValueError, match="measure with --vmap"):
         ordering_widget(Comparison.from_dict(d))
+
+
+def test_the_displayed_toggle_carries_both_panels_as_static_html(magic_run):
+    """What nbconvert and notebook viewers show where the widget cannot run."""
+    result, cap, _ = magic_run
+    data = cap.outputs[-1].data
+    assert "application/vnd.jupyter.widget-view+json" in data
+    page = data["text/html"]
+    assert page.count('type="radio"') == 2
+    for name in ("jit(vmap(f))", "vmap(jit(f))"):
+        assert html.escape(verdict(result.orderings, name)) in page

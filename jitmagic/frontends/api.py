@@ -3,14 +3,17 @@
 Each is its measuring function (:mod:`jitmagic.measure`) with progress drawn on
 stderr, as a script's user expects; ``progress=False`` (or ``quiet=True``) is
 silence, and a callable gets each :class:`~jitmagic.model.progress.Progress`.
+``compare`` records its provenance (the entry's source, the keywords spelled as
+options) and, with ``baseline=PATH``, shows its diff against that report.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from ..measure import advice, pipeline
 from ..measure import sweep as sweeping
@@ -19,6 +22,7 @@ from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..options import Options, split_options
+from .provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from .stderr_progress import close, drawer
 
 
@@ -35,9 +39,13 @@ def _drawn(progress: bool | Draw, quiet: bool = False) -> Iterator[Draw | None]:
 @functools.wraps(pipeline.compare)
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: bool | Draw = True, **kwargs: Any) -> Comparison:
+    baseline = kwargs.pop("baseline", None)
+    old = read_baseline(baseline)
     options, kwargs = split_options(kwargs, options)
     with _drawn(progress, options.quiet) as draw:
-        return pipeline.compare(fn, *args, options=options, progress=draw, **kwargs)
+        result = pipeline.compare(fn, *args, options=options, progress=draw, **kwargs)
+    made = stamp(result, source=entry_source(fn), options=spell(options, baseline=baseline))
+    return cast(Comparison, with_baseline(made, old))
 
 
 @functools.wraps(sweeping.sweep)
@@ -46,8 +54,10 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           **kwargs: Any) -> Sweep:
     quiet = kwargs.get("quiet", options.quiet if options else False)
     with _drawn(progress, bool(quiet)) as draw:
-        return sweeping.sweep(name, values, fn, *args, progress=draw, options=options,
-                              **kwargs)
+        result = sweeping.sweep(name, values, fn, *args, progress=draw, options=options,
+                                **kwargs)
+    chosen = dataclasses.replace(split_options(kwargs, options)[0], sweep=(name, tuple(values)))
+    return cast(Sweep, stamp(result, source=entry_source(fn), options=spell(chosen)))
 
 
 @functools.wraps(advice.advise)

@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command; return the exit status (see :data:`EXIT_CODES`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
+        from .diff_command import main as diff_main
+
+        return diff_main(argv[1:])
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if args.json:
@@ -146,7 +150,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
                                                           type_ignores=[]))
     progress = progress_for(options)
     try:
-        result = measure_source(plan, namespace, options, progress, start)
+        result = measure_source(plan, namespace, options, progress, start,
+                                baseline=args.baseline)
     finally:
         close(progress)
     late = late_settings(prelude, filename) if filename else None

@@ -81,7 +81,7 @@ class JitCompareMagics(Magics):
             progress = progress_for(options, self.shell)
             try:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
-                                        start)
+                                        start, written=line.strip(), baseline=args.baseline)
             finally:
                 close(progress)
         except (InputError, UserCodeError, CannotWriteError) as exc:

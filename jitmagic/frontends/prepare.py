@@ -32,6 +32,7 @@ from ..model.sweep import Sweep, unchanged, unchanged_warning
 from ..options import Options
 from . import cell as cellmod
 from .isolation import library_state_kept
+from .provenance import read_baseline, spell, stamp, with_baseline
 from .side_effects import printed_note, prints_counted, side_effects_undone, uncounted
 
 
@@ -128,8 +129,23 @@ def x64_note(args: tuple, kwargs: dict[str, Any]) -> str | None:
 
 
 def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
-                   progress: Draw | None = None, start: float | None = None,
+                   progress: Draw | None = None, start: float | None = None, *,
+                   written: str | None = None, baseline: str | None = None,
                    ) -> Comparison | Sweep:
+    """:func:`measure_plan`, with provenance recorded (``written``: the options as the
+    user wrote them, else spelled from ``options``) and the diff against the report at
+    ``baseline`` (read first: a bad path fails before anything is measured)."""
+    old = read_baseline(baseline)
+    result = measure_plan(plan, namespace, options, progress, start)
+    file = plan.filename if plan.kind == "file" else None
+    result = stamp(result, source=plan.source, file=file,
+                   options=spell(options, baseline=baseline) if written is None else written)
+    return with_baseline(result, old)
+
+
+def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
+                 progress: Draw | None = None, start: float | None = None,
+                 ) -> Comparison | Sweep:
     """What a front end shows for ``options``: one comparison, or with ``options.sweep``
     one per value, the last holding the sweep. ``progress`` is told where the
     measurement is, between timed intervals (nothing with ``options.quiet``).

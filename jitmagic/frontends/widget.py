@@ -9,6 +9,7 @@ kernel both honour; each choice replaces what was shown before.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import ipywidgets as widgets
@@ -16,7 +17,7 @@ import ipywidgets as widgets
 from ..model.orderings import TOGGLED, Orderings
 from ..render.charts.orderings import orderings_figure
 from ..render.charts.phases import to_png
-from ..render.orderings import panel_html, panel_text
+from ..render.orderings import panel_html, panel_text, static_toggle
 
 
 def as_orderings(result: Any) -> Orderings:
@@ -38,13 +39,33 @@ def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
             "data": {"text/plain": panel_text(o, chosen), "text/html": panel_html(o, chosen, png)}}
 
 
+class OrderingToggle(widgets.VBox):
+    """The toggle's box, which also shows as plain HTML where no widget can run.
+
+    Its MIME bundle carries, beside the widget view, a ``text/html`` with both
+    orderings' panels behind radio buttons (:func:`~jitmagic.render.orderings.static_toggle`):
+    what nbconvert exports and notebook viewers show, switchable without a kernel.
+    """
+
+    static_html: str = ""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = dict(super()._repr_mimebundle_(**kwargs) or {})
+        if self.static_html:
+            data["text/html"] = self.static_html
+        return data
+
+
 def ordering_widget(result: Any, value: str = TOGGLED[0]) -> widgets.VBox:
     """A ``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over an ``Output``.
 
-    Both panels are rendered once, here; a click only swaps which is shown.
+    Both panels are rendered once, here; a click only swaps which is shown, and the
+    static HTML (:class:`OrderingToggle`) holds the same two panels.
     """
     o = as_orderings(result)
     panels = {name: panel_output(o, name) for name in TOGGLED}
+    static = static_toggle(o, {n: p["data"]["text/html"] for n, p in panels.items()},
+                           f"jitcompare-orderings-{uuid.uuid4().hex[:12]}", value)
     toggle = widgets.ToggleButtons(options=list(TOGGLED), value=value,
                                    description="ordering:",
                                    tooltips=[f"show what {n} measured" for n in TOGGLED])
@@ -55,4 +76,6 @@ def ordering_widget(result: Any, value: str = TOGGLED[0]) -> widgets.VBox:
 
     toggle.observe(show, names="value")
     show()
-    return widgets.VBox([toggle, out])
+    box = OrderingToggle([toggle, out])
+    box.static_html = static
+    return box

@@ -65,6 +65,8 @@ SCHEMA = "jitmagic.comparison/3"
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", SCHEMA)
 # DECIDED, MOST_PAIRS, BUDGET (why ``-r auto`` stopped taking pairs) live in .verdicts,
 # which words them; they are imported here for the measurement loop.
+#: The optional provenance fields of /3, written only when set.
+PROVENANCE = ("source", "file", "options", "created")
 
 @dataclass(frozen=True)
 class Comparison(Shown):
@@ -91,6 +93,16 @@ class Comparison(Shown):
     #: With ``-r auto``: why the repeats ended (:data:`DECIDED`, :data:`MOST_PAIRS`,
     #: :data:`BUDGET`); None with a fixed ``-r N``.
     repeats_ended: str | None = None
+    #: Provenance (docs/reports.md): the cell's code (for the command, the file's text;
+    #: for ``compare``, the entry's source where ``inspect`` finds it), the file measured,
+    #: the options as written, and when (ISO 8601, UTC). None in /1 and /2 reports.
+    source: str | None = None
+    file: str | None = None
+    options: str | None = None
+    created: str | None = None
+    #: The :class:`~jitmagic.model.diff.Diff` against ``--baseline``, shown under the
+    #: verdict; not saved (it belongs to the other report as much as to this one).
+    baseline: Any = field(default=None, compare=False, repr=False)
 
     @property
     def flat(self) -> VariantResult:
@@ -176,6 +188,7 @@ class Comparison(Shown):
             "warnings": list(self.warnings),
             "stopped": self.stopped,
             "repeats_ended": self.repeats_ended,
+            **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
             "verdict": self.verdict.to_dict(),
         }
         d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
@@ -223,6 +236,7 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warnings", items(text), ()),
     ("stopped", "stopped", optional(text), None),
     ("repeats_ended", "repeats_ended", optional(text), None),
+    *((key, key, optional(text), None) for key in PROVENANCE),
 )  # "verdict" is written but never read back: the record derives it again from the samples
 #: The optional records, as written under their keys, and how each is read.
 RECORDS: dict[str, Callable[[Any, str], Any]] = {

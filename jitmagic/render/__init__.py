@@ -4,7 +4,26 @@ Imports the model only, never the measuring code. Importing it registers the
 renderers through which records show themselves (:mod:`jitmagic.model.shown`).
 """
 
+from typing import Any
+
+from ..model.diff import Diff
 from ..model.shown import register_renderers
+from . import diff as _diff
 from .bundle import repr_mimebundle, text
 
-register_renderers(text, repr_mimebundle)
+
+def _text(r: Any) -> str:
+    """``str()`` of a record: a diff's own table, else the report's."""
+    return _diff.text(r) if isinstance(r, Diff) else text(r)
+
+
+def _bundle(r: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """``_repr_mimebundle_`` of a record: a diff's text and HTML, else the report's."""
+    if not isinstance(r, Diff):
+        return repr_mimebundle(r, include, exclude)
+    data = {"text/plain": _diff.text(r), "text/html": str(_diff.html(r))}
+    return {k: v for k, v in data.items()
+            if (not include or k in include) and not (exclude and k in exclude)}
+
+
+register_renderers(_text, _bundle)

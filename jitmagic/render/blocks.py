@@ -226,3 +226,20 @@ def img(png: bytes, alt: str) -> Html:
     """An ``<img>`` with the PNG inline, so it shows with no kernel and no network."""
     data = base64.b64encode(png).decode()
     return Html(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"/>')
+
+
+def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Html:
+    """Panels switched by radio buttons and CSS alone: no kernel, no script, so a static
+    export (nbconvert, a notebook viewer) keeps every panel and its toggle. Where the
+    style is stripped, the panels show one after another. ``key`` names this switch
+    (letters, digits and dashes), unique on the page; ``chosen`` is the one shown first."""
+    key = re.sub(r"[^A-Za-z0-9-]", "-", key)
+    shown = " ".join(f"#{key}-{i}:checked ~ .{key}-p{i}," for i in range(len(choices)))
+    style = (f"<style>.{key}-panel {{display: none;}} {shown.rstrip(',')} "
+             f"{{display: block;}}</style>")
+    inputs = "".join(f'<input type="radio" name="{key}" id="{key}-{i}"{" checked" * (i == chosen)}>'
+                     f'<label for="{key}-{i}"> {html.escape(label)} </label>'
+                     for i, (label, _) in enumerate(choices))
+    panels = "".join(f'<div class="{key}-panel {key}-p{i}">{panel}</div>'
+                     for i, (_, panel) in enumerate(choices))
+    return Html(f'<div class="jitcompare-switch" id="{key}">{style}{inputs}{panels}</div>')

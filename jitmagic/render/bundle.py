@@ -15,6 +15,8 @@ from ..model.sweep import Sweep
 from .attribution import helpers_html, helpers_text
 from .blocks import Table
 from .comparison import html_summary, text_table
+from .diff import html as diff_html
+from .diff import text as diff_text
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .orderings import html_table as orderings_html
@@ -49,6 +51,9 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         c = r.last
+        if c.baseline is not None:  # --baseline: the last value's diff, after the sweep
+            data["text/plain"] += "\n\n" + diff_text(c.baseline)
+            data["text/html"] += "\n" + diff_html(c.baseline)
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         c = r

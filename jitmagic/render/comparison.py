@@ -13,6 +13,8 @@ from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS, REST_LABEL
 from ..model.stats import INCONCLUSIVE, SAME, median
 from ..model.verdicts import Verdict, not_run
+from . import diff as _diff
+from . import provenance as _provenance
 from .blocks import (
     Block,
     Cell,
@@ -120,6 +122,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" (medians of {_repeats(c)} cold runs [min–max])")),
                         headline(c.verdict)]
+    out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
     out += [Image(png, "the first call in parts, per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
@@ -130,6 +133,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
             if v.error]
     out += [Para([(f"note ({name}): ", n)]) for name, v in c.variants.items() for n in v.notes]
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
+    out += _provenance.blocks(c)
     out += [Details((f"jaxpr, {name} ({_fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
             for name, v in c.variants.items() if v.jaxpr_text]
     return out

@@ -24,6 +24,7 @@ from .blocks import (
     Table,
     as_html,
     as_text,
+    switch,
 )
 from .format import fmt_ratio, fmt_s, fmt_spread
 
@@ -147,3 +148,13 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
 def panel_html(o: Orderings, chosen: str, png: bytes | None = None) -> Html:
     """What the toggle shows for one ordering, as HTML."""
     return as_html(panel_blocks(o, chosen, png))
+
+
+def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
+                  chosen: str = TOGGLED[0]) -> Html:
+    """The toggle without a kernel: the toggled orderings' panels (numbers, chart,
+    verdict) behind radio buttons (:func:`~jitmagic.render.blocks.switch`), so an
+    exported notebook switches between them as the live widget does."""
+    names = [name for name in TOGGLED if name in panels]
+    return switch(key, [(n, panels[n]) for n in names],
+                  names.index(chosen) if chosen in names else 0)

@@ -1,0 +1,110 @@
+"""Provenance and baselines for every front end: what was measured, how, when, by which
+jitmagic, and how it compares with an earlier report (``--baseline``).
+
+:func:`stamp` writes the provenance fields into a result (each point of a sweep);
+:func:`read_baseline` reads ``--baseline`` before anything is measured, so that a bad
+path fails at once; :func:`with_baseline` attaches the diff the report shows under
+its verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import inspect
+import os
+import shlex
+import sys
+from typing import Any
+
+from ..errors import InputError
+from ..model.comparison import Comparison, ReportSchemaError
+from ..model.diff import as_comparison, diff
+from ..model.sweep import Sweep
+from ..options import OPTION_SPECS, Options
+
+
+def now() -> str:
+    """This moment, ISO 8601 in UTC to the second: ``2026-12-01T12:30:00Z``."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def version() -> str:
+    """``jitmagic.__version__``, read from the package already imported (importing it
+    here would make a cycle: the package imports this module's callers lazily)."""
+    return str(sys.modules[__name__.split(".")[0]].__version__)
+
+
+def spell(options: Options, **extra: Any) -> str:
+    """``options`` as the command line would write them (defaults left out):
+    ``Options(repeat=3, nest=("layer",))`` → ``-r 3 --nest layer``. ``extra`` are
+    front-end options given by name (``baseline="old.json"``)."""
+    default = Options()
+    words: list[str] = []
+    for spec in OPTION_SPECS:
+        value = getattr(options, spec.name, None) if hasattr(options, spec.name) \
+            else extra.get(spec.name)
+        if value is None or value == getattr(default, spec.name, None) or value is False:
+            continue
+        words += [spec.flags[0]] if value is True else [spec.flags[0], _word(value)]
+    return shlex.join(words)
+
+
+def _word(value: Any) -> str:
+    """One option's value as its text: ``("a", "b")`` → ``a,b``; a sweep ``n=1,2``."""
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple) \
+            and isinstance(value[0], str):
+        return f"{value[0]}={','.join(map(repr, value[1]))}"
+    if isinstance(value, tuple | list):
+        return ",".join("None" if v is None else str(v) for v in value)
+    return str(value)
+
+
+def entry_source(fn: Any) -> str | None:
+    """The entry's source (``inspect.getsource``: a jitted function's or a partial's
+    wrapped function, a callable object's class), None where Python cannot find it (a
+    builtin, code typed at a plain prompt)."""
+    target = inspect.unwrap(getattr(fn, "func", fn)) if callable(fn) else fn
+    for candidate in (target, type(target)):  # a callable object: its class's source
+        try:
+            return inspect.getsource(candidate)
+        except (OSError, TypeError):
+            continue
+    return None
+
+
+def stamp(result: Comparison | Sweep, *, source: str | None, options: str,
+          file: str | None = None) -> Comparison | Sweep:
+    """``result`` with its provenance recorded: ``source``, ``file``, ``options`` as
+    written, ``created`` now, and ``env["jitmagic"]`` (every point of a sweep)."""
+    created = now()
+
+    def one(c: Comparison) -> Comparison:
+        return dataclasses.replace(c, source=source, file=file, options=options,
+                                   created=created, env={**c.env, "jitmagic": version()})
+
+    if isinstance(result, Sweep):
+        return dataclasses.replace(result, points=tuple(one(p) for p in result.points))
+    return one(result)
+
+
+def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
+    """The report ``--baseline`` names (None for none); ``InputError`` saying why it
+    cannot be used (missing, not a report, a sweep), before anything is measured."""
+    if path is None:
+        return None
+    try:
+        return as_comparison(os.fspath(path))
+    except (OSError, ReportSchemaError) as exc:
+        raise InputError(f"--baseline {os.fspath(path)}: {exc}") from None
+
+
+def with_baseline(result: Comparison | Sweep, old: Comparison | None) -> Comparison | Sweep:
+    """``result`` showing its diff against ``old`` under the verdict (a sweep: its last
+    point's)."""
+    if old is None:
+        return result
+    if isinstance(result, Sweep):
+        last = dataclasses.replace(result.last, baseline=diff(old, result.last))
+        return dataclasses.replace(result, points=(*result.points[:-1], last))
+    return dataclasses.replace(result, baseline=diff(old, result))
