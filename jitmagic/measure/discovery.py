@@ -101,7 +101,7 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
     own = live.globals_of(code)
     found = Found(helper_name(code, own.get("__name__") if own else None, entry_module),
                   code, calls.calls)
-    klass = live.method_class(code) if code.co_argcount else None
+    klass = live.defining_class(code) if code.co_argcount else None
     if code.co_argcount and code.co_varnames[0] == "self":
         this = _self_of(code, klass, live)
         if this is None:
@@ -135,6 +135,11 @@ def _self_of(code: types.CodeType, klass: type | None,
     return None
 
 
+def _holds(klass: type, code: types.CodeType) -> bool:
+    raw = vars(klass).get(code.co_name)
+    return code_of(raw) is code and not isinstance(raw, staticmethod | classmethod)
+
+
 def _module_class(klass: type) -> bool:
     """A Flax linen or NNX module class, or an Equinox one: instances made during a trace
     keep their arrays where jit can take them (variables, pytree fields)."""
@@ -145,8 +150,10 @@ def _module_class(klass: type) -> bool:
 def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
               namespace: dict[str, Any] | None, own: dict[str, Any] | None,
               live: Live) -> list[Binding]:
-    """Where ``caller`` (whose globals are ``namespace``) looks up the function ``code``."""
-    if klass is not None:
+    """Where ``caller`` (whose globals are ``namespace``) looks up the function ``code``:
+    the attribute of the class that defined it, where that holds the function itself (or
+    a ``jax.checkpoint`` or jit of it); else a global."""
+    if klass is not None and _holds(klass, code):
         return [Binding(klass, code.co_name)]
     found = [Binding(namespace, k) for k in live.keys_holding(namespace, code)] \
         if namespace is not None else []

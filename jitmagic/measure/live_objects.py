@@ -37,7 +37,9 @@ from .found import code_of, function_of, names_written
 MAX_OBJECTS = 20_000
 MAX_DEPTH = 8
 
-_ATOMS = (*SCALARS, str, bytes, type(None), types.ModuleType, type)
+_ATOMS = (*SCALARS, str, bytes, type(None), types.ModuleType)
+_CONTAINERS = (types.FunctionType, types.MethodType, functools.partial, list, tuple, set,
+               frozenset, dict)
 
 
 class Live:
@@ -46,7 +48,8 @@ class Live:
     def __init__(self, roots: Iterable[Any]):
         self.functions: dict[types.CodeType, types.FunctionType] = {}
         self.files: dict[str, dict[str, Any]] = {}
-        self.instances: list[Any] = []
+        #: The instances and user classes the walk reached, in order.
+        self.reached: list[Any] = []
         self._spaces: deque[Mapping[str, Any]] = deque()
         self._queued: set[int] = set()
         self._index: dict[int, dict[types.CodeType, list[str]]] = {}
@@ -54,7 +57,6 @@ class Live:
         self._seen: set[int] = set()
         self._by_file: dict[str, dict[str, Any]] | None = None
         self._later: list[types.CodeType] = []
-        self._walk = self._objects()
 
     # --- globals ------------------------------------------------------------------
 
@@ -95,35 +97,41 @@ class Live:
 
     # --- classes and instances ------------------------------------------------------
 
-    def method_class(self, code: types.CodeType) -> type | None:
-        """The class whose ``__dict__`` holds ``code`` as a method (not a staticmethod
-        or classmethod) under its name; None for a function defined outside a class."""
+    def defining_class(self, code: types.CodeType) -> type | None:
+        """The class whose body defined the method ``code`` (its ``__dict__`` holds it
+        under its name, maybe wrapped: ``nn.compact``, a jit); None for a function
+        defined outside a class."""
         if "." not in code.co_qualname.rsplit("<locals>.", 1)[-1]:
             return None
         owner = code.co_qualname.rsplit(".", 1)[0]
-        holds = functools.partial(_holds_method, owner=owner, code=code)
+        defines = functools.partial(_defines, owner=owner, code=code)
         if "<locals>" not in owner:
             klass = _resolve(self.globals_of(code), owner.split("."))
-            if klass is not None and holds(klass):
+            if klass is not None and defines(klass):
                 return klass
-        for obj in self._instances():
-            klass = next((k for k in type(obj).__mro__ if holds(k)), None)
+        for obj in self._reach():
+            mro = obj.__mro__ if isinstance(obj, type) else type(obj).__mro__
+            klass = next((k for k in mro if defines(k)), None)
             if klass is not None:
                 return klass
-        return next((k for k in _classes_holding(code) if holds(k)), None)
+        return next((k for k in _classes_holding(code) if defines(k)), None)
 
     def instance(self, klass: type) -> Any:
         """The first object the roots reach that is a ``klass`` (None: none is)."""
-        return next((obj for obj in self._instances() if isinstance(obj, klass)), None)
+        return next((obj for obj in self._reach() if isinstance(obj, klass)), None)
 
     def add_globals_of(self, codes: Iterable[types.CodeType]) -> None:
         """Walk also the globals ``codes`` look up (``HOLDER`` in ``HOLDER.scale(x)``),
         once what the roots reach is walked."""
         self._later.extend(codes)
 
-    def _instances(self) -> Iterator[Any]:
-        yield from list(self.instances)
-        yield from self._walk
+    def _reach(self) -> Iterator[Any]:
+        """The instances and the user's classes the roots reach: those found so far,
+        then on with the walk."""
+        i = 0
+        while i < len(self.reached) or self._step():
+            yield self.reached[i]
+            i += 1
 
     # --- the walks ----------------------------------------------------------------------
 
@@ -135,38 +143,37 @@ class Live:
                 self._scan(self._spaces.popleft())
                 if done():
                     return True
-            if not walk or (next(self._walk, None) is None and not self._spaces):
+            if not walk or not (self._step() or self._spaces):
                 return False
 
-    def _objects(self) -> Iterator[Any]:
-        """Every object the roots reach, breadth first (functions met are noted), then
-        those the globals named by :meth:`add_globals_of` hold."""
+    def _step(self) -> bool:
+        """Walk on (breadth first) to the next instance or class of the user's; False
+        when the walk is over. Once what the roots hold is walked, the globals named
+        by :meth:`add_globals_of` are."""
         while True:
-            yield from self._reached()
+            while self._queue and len(self._seen) < MAX_OBJECTS:
+                obj, depth = self._queue.popleft()
+                if id(obj) in self._seen or is_array(obj) or isinstance(obj, _ATOMS):
+                    continue
+                self._seen.add(id(obj))
+                children = self._children(obj)
+                if depth < MAX_DEPTH:
+                    self._queue.extend((c, depth + 1) for c in children)
+                if not isinstance(obj, _CONTAINERS) and (
+                        not isinstance(obj, type) or _user_class(obj)):
+                    self.reached.append(obj)
+                    return True
             if not self._later or len(self._seen) >= MAX_OBJECTS:
-                return
+                return False
             codes, self._later = self._later, []
             for code in codes:
                 namespace = self.globals_of(code, walk=False) or {}
                 self._queue.extend((namespace[k], 1) for k in sorted(names_written(code))
                                    if k in namespace)
 
-    def _reached(self) -> Iterator[Any]:
-        while self._queue and len(self._seen) < MAX_OBJECTS:
-            obj, depth = self._queue.popleft()
-            if id(obj) in self._seen or isinstance(obj, _ATOMS) or is_array(obj):
-                continue
-            self._seen.add(id(obj))
-            children = self._children(obj)
-            if children is None:  # an instance
-                self.instances.append(obj)
-                yield obj
-                children = _attributes(obj)
-            if depth < MAX_DEPTH:
-                self._queue.extend((c, depth + 1) for c in children)
-
-    def _children(self, obj: Any) -> list[Any] | None:
-        """What a function, method, partial or container holds; None for an instance."""
+    def _children(self, obj: Any) -> list[Any]:
+        """What an object holds: a function its closure and defaults, a container its
+        items, an instance its attributes (and its class's ``__call__``)."""
         if isinstance(obj, types.FunctionType):
             self._note(obj)
             return [*_cells(obj), *(obj.__defaults__ or ())]
@@ -178,12 +185,12 @@ class Live:
             return list(obj)
         if isinstance(obj, dict):
             return list(obj.values())
-        if callable(obj):  # a wrapper of a function (a jit), or a callable instance
-            wrapped = function_of(obj)
-            for fn in (wrapped, vars(type(obj)).get("__call__")):
-                if isinstance(fn, types.FunctionType):
-                    self._note(fn)
-        return None
+        if isinstance(obj, type):
+            return []
+        wrapped = function_of(obj) if callable(obj) else None  # a jit of a function
+        call = getattr(type(obj), "__call__", None)  # noqa: B004 (the class's own)
+        return [f for f in (wrapped, call) if isinstance(f, types.FunctionType)] \
+            + _attributes(obj)
 
     def _note(self, fn: types.FunctionType) -> None:
         """Know ``fn``, its file's globals, and scan its globals when asked."""
@@ -209,10 +216,21 @@ class Live:
                 self._queue_space(vars(value))
 
 
-def _holds_method(klass: type, owner: str, code: types.CodeType) -> bool:
-    raw = vars(klass).get(code.co_name)
-    return (klass.__qualname__ == owner and code_of(raw) is code
-            and not isinstance(raw, staticmethod | classmethod))
+def _defines(klass: type, owner: str, code: types.CodeType) -> bool:
+    inner = innermost(vars(klass).get(code.co_name))
+    return klass.__qualname__ == owner and inner is not None and inner.__code__ is code
+
+
+def innermost(value: Any) -> types.FunctionType | None:
+    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``)."""
+    found = None
+    for _ in range(8):
+        if isinstance(value, types.FunctionType):
+            found = value
+        value = getattr(value, "__wrapped__", None) or getattr(value, "__func__", None)
+        if value is None:
+            break
+    return found
 
 
 def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
@@ -227,18 +245,20 @@ def _classes_holding(code: types.CodeType) -> Iterator[type]:
     """The classes whose ``__dict__`` holds a function of ``code``, asked of the garbage
     collector (a full scan of the heap: the last resort, for a class defined in a
     function whose instance was made during the trace)."""
-    functions = [f for f in gc.get_referrers(code)
-                 if isinstance(f, types.FunctionType) and f.__code__ is code]
-    for fn in functions:
-        for holder in gc.get_referrers(fn):
-            if isinstance(holder, dict):
-                yield from (k for k in gc.get_referrers(holder) if isinstance(k, type))
+    found = [f for f in gc.get_referrers(code)
+             if isinstance(f, types.FunctionType) and f.__code__ is code]
+    for _ in range(3):  # the function, or a wrapper of it (functools.wraps), in a class
+        holders = [h for h in gc.get_referrers(*found) if isinstance(h, dict)] if found else []
+        yield from (k for k in gc.get_referrers(*holders) if isinstance(k, type)) \
+            if holders else ()
+        found = [f for f in gc.get_referrers(*holders) if isinstance(f, types.FunctionType)] \
+            if holders else []
 
 
 def _user_class(value: Any) -> bool:
     """Whether ``value`` is a class with methods of the user's (its ``__dict__`` is scanned)."""
     return isinstance(value, type) and any(
-        isinstance(v, types.FunctionType) and user_file(v.__code__.co_filename)
+        (fn := innermost(v)) is not None and user_file(fn.__code__.co_filename)
         for v in list(vars(value).values()))
 
 
