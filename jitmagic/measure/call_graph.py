@@ -11,15 +11,20 @@ Each distinct sub-jaxpr (one trace; JAX hands back the same object for a
 cached one) is read once, after the equation holding it, as the trace built
 them.
 
-Calls are told apart by call site (the user frames above a function, with
-their offsets) in each distinct jaxpr, and within one site by the function's
-own offset starting over: in a function without a backward jump, the offset
-only grows during one call, so a smaller one is the next call.
+Calls are counted by call site: the user frames above a function, each at a
+source position (line and column: Python can report either instruction of one
+call). A call site in a Python loop is one site however often it runs, and a
+cached trace (a jit's) called from two sites is two; the copies of equations
+JAX's transformations make (``grad`` holds a function's equations forward and
+transposed) keep their frames, so they are no more sites.
+
+Where JAX inlines a jaxpr traced on its own (the forward part of a
+``jax.checkpoint`` under ``grad``), its equations keep their own frames only:
+their outermost user function (a *root*) has no caller on them.
 """
 
 from __future__ import annotations
 
-import dis
 import functools
 import types
 from collections.abc import Callable
@@ -28,16 +33,15 @@ from typing import Any
 
 from .structure import sub_jaxprs
 
-Frame = tuple[types.CodeType, int]
-
 
 @dataclass
 class Calls:
-    """One user function as the program shows it called: how often, and by whom."""
+    """One user function as the program shows it called: from where, and by whom."""
 
-    calls: int = 0
+    #: Its call sites (see the module's docstring): not its Python calls.
+    call_sites: int = 0
     #: The user functions that call it, in order of first call (empty: only the entry
-    #: and functions that library code calls from outside the user's code).
+    #: and functions whose frames say no caller).
     callers: dict[types.CodeType, None] = field(default_factory=dict)
 
 
@@ -46,8 +50,17 @@ class CallGraph:
     """Every user function seen in the program, in order of first call (outer first)."""
 
     functions: dict[types.CodeType, Calls] = field(default_factory=dict)
-    #: The outermost user function of the first equation (the entry, as a rule).
-    entry: types.CodeType | None = None
+    #: The roots of the top-level equations: the entry, and functions whose caller the
+    #: frames lost, in order of first equation.
+    roots: dict[types.CodeType, None] = field(default_factory=dict)
+
+    def adopt(self, entry: types.CodeType) -> None:
+        """Make ``entry`` the caller of every other top-level root without one."""
+        for code in self.roots:
+            calls = self.functions[code]
+            if code is not entry and not calls.callers:
+                calls.callers[entry] = None
+                calls.call_sites = max(calls.call_sites, 1)
 
 
 def read_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
@@ -55,38 +68,33 @@ def read_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
     """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out (the
     caller of the trace, where JAX keeps them) are not the program's."""
     reader = _Reader(is_user, stop)
-    reader.visit(getattr(jaxpr, "jaxpr", jaxpr), ())
+    reader.graph.roots = reader.visit(getattr(jaxpr, "jaxpr", jaxpr), ())
     return reader.graph
+
+
+#: A user frame: its code and source position (line, column), as a call site names it.
+Site = tuple[types.CodeType, Any]
 
 
 class _Reader:
     def __init__(self, is_user: Callable[[types.CodeType], bool], stop: types.CodeType | None):
         self.is_user, self.stop = is_user, stop
         self.graph = CallGraph()
-        #: Distinct jaxpr → the user functions its equations' frames start at.
+        #: Distinct jaxpr → its roots, once read.
         self.roots: dict[int, dict[types.CodeType, None]] = {}
-        self.chains: dict[Any, tuple[tuple[Frame, ...], bool]] = {}
-        #: A slot is one function at one call site in one jaxpr: its code, and the
-        #: offset its latest equation there was built at.
-        self.slots: dict[tuple, int] = {}
-        self.slot_codes: list[types.CodeType] = []
-        self.last: list[int] = []
+        self.chains: dict[Any, tuple[tuple[Site, ...], bool]] = {}
+        self.sites: set[tuple[types.CodeType, tuple[Site, ...]]] = set()
 
-    def visit(self, jaxpr: Any, context: tuple[Frame, ...]) -> dict[types.CodeType, None]:
+    def visit(self, jaxpr: Any, context: tuple[Site, ...]) -> dict[types.CodeType, None]:
         """Read ``jaxpr``, whose function was called under the user frames ``context``."""
         roots: dict[types.CodeType, None] = {}
         self.roots[id(jaxpr)] = roots
-        edges: dict[Any, list[tuple[int, int, bool]]] = {}  # traceback → slots it counts
-        last = self.last
+        known: set[Any] = set()  # tracebacks read
         for eqn in jaxpr.eqns:
             tb = eqn.source_info.traceback
-            counted = edges.get(tb)
-            if counted is None:
-                counted = edges[tb] = self._edges(tb, context, roots, id(jaxpr))
-            for slot, offset, restarts in counted:
-                if restarts and offset < last[slot]:
-                    self._function(self.slot_codes[slot]).calls += 1
-                last[slot] = offset
+            if tb not in known:
+                known.add(tb)
+                self._read(tb, context, roots)
             subs = list(sub_jaxprs(eqn))
             if subs:
                 chain, complete = self._chain(tb)
@@ -95,49 +103,39 @@ class _Reader:
                     self._enter(sub, inner, roots)
         return roots
 
-    def _enter(self, sub: Any, context: tuple[Frame, ...],
+    def _enter(self, sub: Any, context: tuple[Site, ...],
                roots: dict[types.CodeType, None]) -> None:
         """A sub-jaxpr held by an equation with the user frames ``context``."""
         seen = self.roots.get(id(sub))
-        inner_roots = self.visit(sub, context) if seen is None else seen
+        inner = self.visit(sub, context) if seen is None else seen
         if not context:  # no user frame holds it here: its callers are further out
-            roots.update(inner_roots)
-        elif seen is not None:  # a cached trace, called again: a caller, not a call
-            for code in inner_roots:
-                self._function(code).callers.setdefault(context[0][0])
+            roots.update(inner)
+        elif seen is not None:  # a cached trace, called again from here
+            for code in inner:
+                self._call(code, context)
 
-    def _edges(self, tb: Any, context: tuple[Frame, ...], roots: dict[types.CodeType, None],
-               jaxpr_id: int) -> list[tuple[int, int, bool]]:
-        """Record the functions on a traceback seen first; the call slots it counts."""
+    def _read(self, tb: Any, context: tuple[Site, ...],
+              roots: dict[types.CodeType, None]) -> None:
+        """Note the calls on a traceback, outer first (the order they were made in)."""
         chain, complete = self._chain(tb)
         full = chain if complete else chain + context
+        for i in range(len(chain) - 1, -1, -1):
+            self._call(chain[i][0], full[i + 1:])
         if chain and not complete:
             roots.setdefault(chain[-1][0])
-        if self.graph.entry is None and full:
-            self.graph.entry = full[-1][0]
-        counted = []
-        for i in range(len(chain) - 1, -1, -1):  # outer first: the order of the calls
-            code, offset = chain[i]
-            calls = self._function(code)
-            if i + 1 < len(full):
-                calls.callers.setdefault(full[i + 1][0])
-            key = (code, full[i + 1:], jaxpr_id)
-            slot = self.slots.get(key)
-            if slot is None:
-                slot = self.slots[key] = len(self.slot_codes)
-                self.slot_codes.append(code)
-                self.last.append(-1)
-                calls.calls += 1
-            counted.append((slot, offset, not _loops(code)))
-        return counted
 
-    def _function(self, code: types.CodeType) -> Calls:
+    def _call(self, code: types.CodeType, site: tuple[Site, ...]) -> None:
+        """``code`` called under ``site`` (its caller first)."""
         calls = self.graph.functions.get(code)
         if calls is None:
             calls = self.graph.functions[code] = Calls()
-        return calls
+        if site:
+            calls.callers.setdefault(site[0][0])
+        if (code, site) not in self.sites:
+            self.sites.add((code, site))
+            calls.call_sites += 1
 
-    def _chain(self, tb: Any) -> tuple[tuple[Frame, ...], bool]:
+    def _chain(self, tb: Any) -> tuple[tuple[Site, ...], bool]:
         """The user frames on a traceback, innermost first, and whether it reached ``stop``
         (then it holds its callers' frames itself)."""
         known = self.chains.get(tb)
@@ -149,12 +147,17 @@ class _Reader:
                     complete = True
                     break
                 if self.is_user(code):
-                    frames.append((code, offset))
+                    frames.append((code, _position(code, offset)))
             known = self.chains[tb] = (tuple(frames), complete)
         return known
 
 
+def _position(code: types.CodeType, offset: int) -> Any:
+    """The source position (line, column) of the instruction at ``offset``."""
+    positions = _positions(code)
+    return positions[offset // 2] if 0 <= offset // 2 < len(positions) else offset
+
+
 @functools.lru_cache(maxsize=4096)
-def _loops(code: types.CodeType) -> bool:
-    """Whether ``code`` jumps backward (a loop): then its offset can fall within a call."""
-    return any("BACKWARD" in ins.opname for ins in dis.get_instructions(code))
+def _positions(code: types.CodeType) -> tuple:
+    return tuple(code.co_positions())

@@ -52,8 +52,9 @@ from .found import (
     names_written,
     unique_names,
 )
-from .live_objects import Live
+from .live_objects import Live, codes_behind
 from .profiled import profiled_discovery
+from .selves import caught_selves
 
 __all__ = ["Discovery", "Found", "code_of", "discover", "profiled_discovery"]
 
@@ -67,46 +68,79 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     returned in ``Discovery.error``, not raised; then ``helpers`` is empty.
     """
     here = sys._getframe().f_code
+    jaxpr, error = _trace(fn, args, kwargs, jit_options)
+    if error is not None:
+        return Discovery({}, error)
+    graph = read_calls(jaxpr, UserFunctions(extra_names), stop=here)
+    live = Live((fn, args, kwargs, *roots))
+    entry = _entry_code(fn, graph)
+    if entry is not None:
+        graph.adopt(entry)
+    found, unseen = _helpers(graph, live, entry)
+    if unseen:  # methods whose `self` was made during the trace: trace again to see it
+        caught = caught_selves(fn, args, kwargs, jit_options, unseen)
+        for f in found:
+            if f.code in unseen:
+                this = caught.get(f.code)
+                f.self_type = type(this) if this is not None else unseen[f.code]
+                f.self_holds_arrays = holds_arrays(this)
+    return Discovery(unique_names(found), None, jaxpr, traces=1 + bool(unseen))
+
+
+def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
+           ) -> tuple[Any, Exception | None]:
+    """(the jaxpr, None) or (None, what the user's code raised), from cleared caches."""
     jax.clear_caches()
     try:
-        jaxpr = jax.jit(fn, **jit_options).trace(*args, **kwargs).jaxpr
+        return jax.jit(fn, **jit_options).trace(*args, **kwargs).jaxpr, None
     except Exception as exc:  # the user's code: the caller decides what it means
-        return Discovery({}, exc)
+        return None, exc
     finally:
         jax.clear_caches()
-    graph = read_calls(jaxpr, UserFunctions(extra_names), stop=here)
-    found = _helpers(graph, Live((fn, args, kwargs, *roots)))
-    if found is None:  # a method's `self` no live object shows
-        return profiled_discovery(fn, args, kwargs, jit_options, extra_names)
-    return Discovery(unique_names(found), None, jaxpr)
 
 
-def _helpers(graph: CallGraph, live: Live) -> list[Found] | None:
-    """The helpers of the call graph as ``Found`` records; None where one needs frames."""
-    entry = live.globals_of(graph.entry) if graph.entry is not None else None
-    entry_module = entry.get("__name__") if entry else None
+def _entry_code(fn: Callable, graph: CallGraph) -> types.CodeType | None:
+    """The user's entry function among the program's roots: the first user function
+    behind ``fn`` (through wrappers, partials, bound methods, closures) that is one."""
+    for code in codes_behind(fn):
+        if code in graph.roots:
+            return code
+    return None
+
+
+def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
+             ) -> tuple[list[Found], dict[types.CodeType, type]]:
+    """The helpers of the call graph as ``Found`` records, and the methods whose
+    ``self`` no live object shows, with their classes."""
+    if entry is None:  # a library function as the entry: the first root stands for it
+        entry = next((c for c in graph.roots if not graph.functions[c].callers), None)
+    namespace = live.globals_of(entry) if entry is not None else None
+    entry_module = namespace.get("__name__") if namespace else None
     live.add_globals_of(graph.functions)
-    out = []
+    out, unseen = [], {}
     for code, calls in graph.functions.items():
         if calls.callers:
-            found = _found(code, calls, live, entry_module)
-            if found is None:
-                return None
+            found, klass = _found(code, calls, live, entry_module)
+            if klass is not None:
+                unseen[code] = klass
             out.append(found)
-    return out
+    return out, unseen
 
 
 def _found(code: types.CodeType, calls: Calls, live: Live,
-           entry_module: str | None) -> Found | None:
+           entry_module: str | None) -> tuple[Found, type | None]:
+    """The helper ``code``, and its class where its ``self`` is still to be seen."""
     own = live.globals_of(code)
     found = Found(helper_name(code, own.get("__name__") if own else None, entry_module),
-                  code, calls.calls)
+                  code, calls.call_sites)
     klass = live.defining_class(code) if code.co_argcount else None
+    unseen = None
     if code.co_argcount and code.co_varnames[0] == "self":
-        this = _self_of(code, klass, live)
+        this = _self_of(klass, live)
         if this is None:
-            return None
-        found.self_type, found.self_holds_arrays = this
+            unseen = klass
+        else:
+            found.self_type, found.self_holds_arrays = this
     searched: set[int] = set()
     for i, caller in enumerate(calls.callers):
         namespace = live.globals_of(caller)
@@ -118,15 +152,14 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
                 found.bindings.append(b)
         if i == 0 and found.bindings:
             found.name = as_called(found.name, code, found.bindings[0])
-    return found
+    return found, unseen
 
 
-def _self_of(code: types.CodeType, klass: type | None,
-             live: Live) -> tuple[type | None, bool] | None:
+def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool] | None:
     """(the class of the method's ``self``, whether it holds arrays without being a
     pytree); None where no live object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
-        return None if "." in code.co_qualname.rsplit("<locals>.", 1)[-1] else (None, False)
+        return None, False
     this = live.instance(klass)
     if this is not None:
         return type(this), holds_arrays(this)

@@ -318,7 +318,7 @@ def _helper(found: Found, ran: set[str]) -> Helper:
     """The helper found, with why it stays inline; ``ran``: the qualified names of the
     functions the trace ran (a function defined inside one of them is made anew on each
     of its calls)."""
-    return Helper(found.name, found.calls, tuple(found.bindings), found.code,
+    return Helper(found.name, found.call_sites, tuple(found.bindings), found.code,
                   _why_inline(found, ran), _linen_class(found))
 
 

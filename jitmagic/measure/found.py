@@ -25,11 +25,10 @@ class Found:
 
     name: str
     code: types.CodeType
-    #: The calls of it the trace shows apart: one per trace of each call site (a cached
-    #: jit's or a loop body's one trace included), more where its equations start over at
-    #: one site (a Python loop calling it). A lower bound on its Python calls: a call
-    #: site in a loop whose every call builds one equation counts once.
-    calls: int = 0
+    #: Where the program calls it from: its distinct call sites, each the user frames
+    #: above it at their source positions. Not its Python calls: a site in a loop is
+    #: one, and a cached trace (a jit's) called from two sites is two.
+    call_sites: int = 0
     bindings: list[Binding] = field(default_factory=list)
     #: The class of ``self`` where it ran as a method (for saying why it stays inline).
     self_type: type | None = None
@@ -42,12 +41,15 @@ class Discovery:
     """What the discovery trace found: helpers by name, in order of first call.
 
     ``jaxpr`` is the flat program it traced (None where it raised), for reuse;
-    ``profiled`` says the helpers came from the profiled trace (the fallback).
+    ``traces``: how many times the entry was traced (2 where a method's ``self`` made
+    during the trace had to be seen); ``profiled``: the helpers came from the profiled
+    trace (what a trace that raises called).
     """
 
     helpers: dict[str, Found]
     error: BaseException | None = None
     jaxpr: Any = None
+    traces: int = 1
     profiled: bool = False
 
 

@@ -159,7 +159,7 @@ class Live:
                 children = self._children(obj)
                 if depth < MAX_DEPTH:
                     self._queue.extend((c, depth + 1) for c in children)
-                if not isinstance(obj, _CONTAINERS) and (
+                if type(obj) not in _CONTAINERS and (
                         not isinstance(obj, type) or _user_class(obj)):
                     self.reached.append(obj)
                     return True
@@ -289,3 +289,29 @@ def _attributes(obj: Any) -> list[Any]:
     except Exception:  # noqa: BLE001 (no __dict__, or a class that refuses it)
         return []
     return list(attrs.values()) if isinstance(attrs, dict) else []
+
+
+def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
+    """The code of the functions behind a callable, nearest first: its own, what it
+    wraps (``__wrapped__``, a partial's ``func``, a bound method's function, a callable
+    instance's ``__call__``) and the functions its closure holds (jitmagic's wrappers)."""
+    queue: deque[tuple[Any, int]] = deque([(fn, 0)])
+    seen: set[int] = set()
+    while queue:
+        obj, level = queue.popleft()
+        if id(obj) in seen or level > depth:
+            continue
+        seen.add(id(obj))
+        inner: list[Any]
+        if isinstance(obj, types.FunctionType):
+            yield obj.__code__
+            inner = [getattr(obj, "__wrapped__", None), *_cells(obj)]
+        elif isinstance(obj, types.MethodType):
+            inner = [obj.__func__]
+        elif isinstance(obj, functools.partial):
+            inner = [obj.func]
+        else:
+            inner = [getattr(obj, "__wrapped__", None),
+                     getattr(type(obj), "__call__", None)]  # noqa: B004 (the class's own)
+        queue.extend((i, level + 1) for i in inner
+                     if callable(i) and not isinstance(i, type))

@@ -19,7 +19,8 @@ class Helper:
     """A user function the discovery trace called from user code."""
 
     name: str
-    calls: int
+    #: Its call sites in the flat program (not its Python calls: a site in a loop is one).
+    call_sites: int
     bindings: tuple[Binding, ...]
     #: Its code (how it is nested at its function object, and how ``--nest`` matches a
     #: name as the call site writes it).

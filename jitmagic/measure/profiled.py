@@ -54,6 +54,7 @@ class Recorder:
         self.is_user = UserFunctions(extra_names)
         self.found: dict[types.CodeType, Found] = {}
         self.searched: set[tuple[types.CodeType, int]] = set()
+        self.sites: set[tuple] = set()
         self.stop: types.FrameType | None = None
         self.entry_module: str | None = None
 
@@ -73,15 +74,27 @@ class Recorder:
             if code.co_argcount and code.co_varnames[0] == "self":
                 this = frame.f_locals.get("self")
                 found.self_type, found.self_holds_arrays = type(this), holds_arrays(this)
-        found.calls += 1
+        first = not found.call_sites
+        site = (code, self._site(caller))
+        if site not in self.sites:
+            self.sites.add(site)
+            found.call_sites += 1
         key = (code, id(caller.f_globals))
         if key not in self.searched:
             self.searched.add(key)
             for b in find_bindings(code, frame, caller):
                 if b not in found.bindings:
                     found.bindings.append(b)
-            if found.calls == 1 and found.bindings:
+            if first and found.bindings:
                 found.name = as_called(found.name, code, found.bindings[0])
+
+    def _site(self, caller: types.FrameType | None) -> tuple:
+        """The call site: the user frames from ``caller`` out, at their source positions."""
+        out = []
+        while caller is not None:
+            out.append((caller.f_code, _position(caller)))
+            caller = self._user_caller(caller)
+        return tuple(out)
 
     def _user_caller(self, frame: types.FrameType) -> types.FrameType | None:
         f = frame.f_back
@@ -90,6 +103,11 @@ class Recorder:
                 return f
             f = f.f_back
         return None
+
+
+def _position(frame: types.FrameType) -> Any:
+    positions = list(frame.f_code.co_positions())
+    return positions[frame.f_lasti // 2] if frame.f_lasti // 2 < len(positions) else None
 
 
 def find_bindings(code: types.CodeType, frame: types.FrameType,
