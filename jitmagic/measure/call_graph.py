@@ -129,11 +129,11 @@ class _Reader:
         calls = self.graph.functions.get(code)
         if calls is None:
             calls = self.graph.functions[code] = Calls()
-        if site:
+        if site:  # no site: the entry, or a function whose frames lost their caller
             calls.callers.setdefault(site[0][0])
-        if (code, site) not in self.sites:
-            self.sites.add((code, site))
-            calls.call_sites += 1
+            if (code, site) not in self.sites:
+                self.sites.add((code, site))
+                calls.call_sites += 1
 
     def _chain(self, tb: Any) -> tuple[tuple[Site, ...], bool]:
         """The user frames on a traceback, innermost first, and whether it reached ``stop``
