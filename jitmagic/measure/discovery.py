@@ -2,18 +2,20 @@
 
 One plain trace of the entry, from cleared caches, with no hook: the program
 it builds says the rest. Every equation keeps the frames it was traced under,
-so the user functions that built equations, and which one called which, are
-read from the equations (:mod:`jitmagic.measure.call_graph`). A user function
+so the user functions that built equations, which one called which, and from
+how many call sites, are read from the equations, sub-jaxprs included
+(:mod:`jitmagic.measure.call_graph`). A user function
 (:class:`~jitmagic.measure.found.UserFunctions`: code of a notebook cell, a
 ``%%jitcompare`` cell, or a file outside the interpreter's libraries, less
 dunders, comprehensions and generators) is a helper when another user frame
 sits above it: the entry is not its own helper. Names looked up in a code
 object prove nothing (``jnp.sin`` puts ``sin`` there); an equation built
 under a call does. A function that builds no equation (a shape utility, host
-code) is not found, and has nothing for a jit to do.
+code) is not found, and would give a jit nothing to do.
 
 Where a helper is bound, so that a variant can rebind it for the duration of a
-trace, is read from live objects (:mod:`jitmagic.measure.live_objects`):
+trace, is read from live objects (:mod:`jitmagic.measure.live_objects`), not
+from frames:
 
 * a method: the class whose ``__dict__`` holds it;
 * a function: the name bound to it in its caller's globals (a cell's scratch
@@ -21,13 +23,16 @@ trace, is read from live objects (:mod:`jitmagic.measure.live_objects`):
   module's global of the same name (``L.dense`` looks it up there).
 
 A method's ``self`` (its class, and whether it holds arrays without being a
-pytree) is an instance the entry, its arguments or the globals its functions
-look up hold. Only where the plain trace cannot tell does discovery fall back
-to the profiled trace of :mod:`jitmagic.measure.profiled` (about 3.4 times a
-plain trace): a method whose ``self`` was made during the trace, of a class
-that is not a Flax or Equinox module. A trace that raises leaves no program:
-:func:`discover` returns the error, and the caller asks the profiled trace for
-what it called where it needs that.
+pytree) is an object the entry, its arguments or the globals its functions
+look up hold. Two cases need more than the one trace:
+
+* a ``self`` made during the trace (``MLP(ws)(x)``), of a class that is not a
+  Flax, Haiku or Equinox module: the entry is traced once more, plain, with the
+  method wrapped to keep its ``self`` (:mod:`jitmagic.measure.selves`);
+* a trace that raises leaves no program: :func:`discover` returns the error,
+  and :func:`~jitmagic.measure.entry.plan_entry` asks the profiled trace of
+  :mod:`jitmagic.measure.profiled` (the way discovery worked before, 3.4 times
+  a plain trace) what it called before the error.
 """
 
 from __future__ import annotations
@@ -174,10 +179,13 @@ def _holds(klass: type, code: types.CodeType) -> bool:
 
 
 def _module_class(klass: type) -> bool:
-    """A Flax linen or NNX module class, or an Equinox one: instances made during a trace
-    keep their arrays where jit can take them (variables, pytree fields)."""
-    return any(k.__module__.startswith(("flax.linen", "flax.nnx", "equinox"))
-               for k in klass.__mro__)
+    """A module class of Flax (linen, NNX), Haiku or Equinox: instances made during a
+    trace keep their arrays where jit can take them (variables, parameters, pytree
+    fields), not as attributes of an ordinary object."""
+    return any(k.__module__.startswith(_MODULE_PACKAGES) for k in klass.__mro__)
+
+
+_MODULE_PACKAGES = ("flax.linen", "flax.nnx", "haiku", "equinox")
 
 
 def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,

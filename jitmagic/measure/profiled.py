@@ -1,15 +1,15 @@
 """The fallback way to find helpers: one trace under a ``sys.setprofile`` hook.
 
 :func:`jitmagic.measure.discovery.discover` reads the helpers from a plain
-trace's equations; it falls back to this profiled trace (about 3.4 times a
-plain one) only where the equations cannot tell: when the trace raised (the
-helpers called before the error left no program), or when a method's ``self``
-was made during the trace and no object outside it says what it was.
+trace's equations; a trace that raises leaves none, so
+:func:`~jitmagic.measure.entry.plan_entry` asks this profiled trace (about 3.4
+times a plain one) what the failing trace called before the error.
 
 Every call of a user function (:class:`~jitmagic.measure.found.UserFunctions`)
-is counted when another user frame sits above it: the entry itself is not its
-own helper. For each helper the recorder also notes where its callers find
-it, from the live frames:
+counts when another user frame sits above it: the entry itself is not its own
+helper; its call sites are the user frames above it, at their source
+positions. For each helper the recorder also notes where its callers find it,
+from the live frames:
 
 * a method: the class in ``type(self).__mro__`` whose ``__dict__`` holds it;
 * a function: the name bound to it in the nearest user caller's globals (a
