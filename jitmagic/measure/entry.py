@@ -168,7 +168,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
     helpers = {n: _helper(f, ran) for n, f in found.helpers.items()}
     return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace,
-                flat_traces=found.error is None)
+                flat_traces=found.error is None, flat_jaxpr=found.jaxpr)
 
 
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],

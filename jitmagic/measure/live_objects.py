@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import sys
 import types
 from collections import deque
@@ -33,9 +34,11 @@ from ..usercode import CELL_PREFIXES, user_file
 from .arrays import SCALARS, is_array
 from .found import code_of, function_of, names_written
 
-#: At most this many objects are visited looking for instances, this deep.
+#: At most this many objects are visited looking for instances, this deep, and this
+#: many items of one container (a list of a million arrays holds no layer).
 MAX_OBJECTS = 20_000
 MAX_DEPTH = 8
+MAX_ITEMS = 1_000
 
 _ATOMS = (*SCALARS, str, bytes, type(None), types.ModuleType)
 _CONTAINERS = (types.FunctionType, types.MethodType, functools.partial, list, tuple, set,
@@ -182,9 +185,9 @@ class Live:
         if isinstance(obj, functools.partial):
             return [obj.func, *obj.args, *obj.keywords.values()]
         if isinstance(obj, list | tuple | set | frozenset):
-            return list(obj)
+            return list(itertools.islice(obj, MAX_ITEMS))
         if isinstance(obj, dict):
-            return list(obj.values())
+            return list(itertools.islice(obj.values(), MAX_ITEMS))
         if isinstance(obj, type):
             return []
         wrapped = function_of(obj) if callable(obj) else None  # a jit of a function
