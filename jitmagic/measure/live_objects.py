@@ -54,7 +54,7 @@ class Live:
         #: The instances and user classes the walk reached, in order.
         self.reached: list[Any] = []
         self._spaces: deque[Mapping[str, Any]] = deque()
-        self._queued: set[int] = set()
+        self._queued: dict[int, Mapping[str, Any]] = {}  # kept: a class's is a new proxy
         self._index: dict[int, dict[types.CodeType, list[str]]] = {}
         self._queue: deque[tuple[Any, int]] = deque((r, 0) for r in roots)
         self._seen: set[int] = set()
@@ -204,7 +204,7 @@ class Live:
 
     def _queue_space(self, namespace: Mapping[str, Any]) -> None:
         if id(namespace) not in self._queued:
-            self._queued.add(id(namespace))
+            self._queued[id(namespace)] = namespace
             self._spaces.append(namespace)
 
     def _scan(self, namespace: Mapping[str, Any]) -> None:
