@@ -1,6 +1,8 @@
 """A profiler or tracer the user already runs (``%prun``, ``python -m cProfile``, a
-coverage or debugger tracer) survives jitmagic: discovery's ``sys.setprofile`` hook and
-``--lines``' ``sys.settrace`` hook put back exactly what was there."""
+coverage or debugger tracer) survives jitmagic: discovery sets no hook (it reads the
+plain trace's program; only a trace that raises is profiled, and its ``sys.setprofile``
+hook puts back what was there), and ``--lines``' ``sys.settrace`` hook puts back exactly
+what was there."""
 
 from __future__ import annotations
 
@@ -89,14 +91,26 @@ class _CProfilerOfUnknownKind:
     nor has ``enable()``: it cannot be put back."""
 
 
+def test_discovery_sets_no_profile_hook(monkeypatch):
+    set_to = []
+    monkeypatch.setattr(sys, "setprofile", set_to.append)
+    result = jitmagic.compare(model, jnp.ones(4), **ONCE)
+    assert result.nested.helpers == ("helper",) and set_to == []  # read from the program
+
+
+def broken(x):
+    return helper(x) + jnp.ones(3)  # (4,) + (3,): the trace raises
+
+
 def test_a_profiler_that_cannot_be_put_back_is_named_in_one_warning(monkeypatch):
+    # only a trace that raises is profiled (what it called before the error)
     monkeypatch.setattr(sys, "getprofile", lambda: _CProfilerOfUnknownKind())
-    with pytest.warns(RuntimeWarning) as caught:
-        jitmagic.compare(model, jnp.ones(4), **ONCE)
+    with pytest.warns(RuntimeWarning) as caught, pytest.raises(jitmagic.UserCodeError):
+        jitmagic.compare(broken, jnp.ones(4), **ONCE)
     (warning,) = [w for w in caught if "profiler" in str(w.message)]
     assert str(warning.message) == (
         "jitmagic: the profiler that was running (_CProfilerOfUnknownKind) cannot be put "
-        "back after tracing `model`: it is off now; start it again")
+        "back after tracing `broken`: it is off now; start it again")
     assert warning.filename == __file__  # the user's line, not one of jitmagic's frames
     monkeypatch.undo()
     assert sys.getprofile() is None

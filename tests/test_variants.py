@@ -160,7 +160,7 @@ def top(x):
 def test_helpers_are_found_through_lambdas_comprehensions_and_nested_defs():
     plan = plan_entry(top, (jnp.ones(2),), {})
     assert list(plan.helpers) == ["nested_def", "<lambda>", "middle", "leaf"]
-    assert plan.helpers["leaf"].calls == 2
+    assert plan.helpers["leaf"].call_sites == 1  # called twice, from one site in a loop
     # Functions made anew on each call of `top` cannot be nested: they stay inline.
     assert "re-created on every call of `top`" in plan.helpers["<lambda>"].why_inline
     assert plan.helpers["middle"].why_inline is None

@@ -19,7 +19,7 @@ from ..errors import InputError
 from .arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
 from .arrays import SCALARS, Holes
 from .bindings import Binding, installing, short_name
-from .discovery import Found, code_of, discover
+from .discovery import Found, code_of, discover, profiled_discovery
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS, Helper, Plan
 from .trampoline import functions_of
@@ -130,6 +130,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     ``swaps`` (binding, original, value) hold for every run of every variant.
     """
     resolved = resolve_entry(obj, name)
+    given = (obj, args, kwargs)  # where a helper's `self` may live, before any rewrapping
     fn, user_opts, name = resolved.fn, resolved.jit_options, resolved.name
     namespace = user_globals(fn) or {}
     filtered, notes = resolved.filtered, []
@@ -147,29 +148,32 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     swaps, nest = list(swaps or ()), tuple(nest or ())
     plain, fn = fn, installing(fn, swaps)
     opts = user_opts or static_split(args, kwargs)
-    found = discover(fn, args, kwargs, opts, nest)
+    found = discover(fn, args, kwargs, opts, nest, given)
     if user_opts is None and isinstance(found.error, SCALAR_MISUSE):
-        error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest)
+        error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest, given)
         if held is not None:
             opts, found, label, spelled = held
             notes.append(f"{label} of `{name}`: a Python scalar used as a Python value "
                          f"(tracing it raised {type(error).__name__}), so it is held static, "
                          f"as `jax.jit({short_name(name)}, {spelled})` would")
         elif (leaves := _scalar_leaves(args, kwargs)) and (
-                leafwise := _leaves_static(plain, name, args, kwargs, swaps, nest)):
+                leafwise := _leaves_static(plain, name, args, kwargs, swaps, nest, given)):
             fn, args, kwargs, opts, found = leafwise
             notes.append(f"Python scalars inside the arguments of `{name}` ({leaves}) are "
                          f"used as Python values (tracing them raised {type(error).__name__}),"
                          f" so every non-array leaf is held static, as `eqx.filter_jit` would")
+    if found.error is not None:  # no program to read: what the failing trace called
+        found = profiled_discovery(fn, args, kwargs, opts, nest)
     ran = {f.code.co_qualname for f in found.helpers.values()}
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
     helpers = {n: _helper(f, ran) for n, f in found.helpers.items()}
     return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace,
-                flat_traces=found.error is None)
+                flat_traces=found.error is None, flat_jaxpr=found.jaxpr)
 
 
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
-                           opts: dict[str, tuple], nest: tuple[str, ...]) -> tuple | None:
+                           opts: dict[str, tuple], nest: tuple[str, ...],
+                           given: tuple) -> tuple | None:
     """The smallest set of Python scalar arguments that, held static, lets the entry
     trace (each alone first, in order; then pairs ...): (options, discovery, label of
     the scalars, how ``jax.jit`` spells them), or None if none does."""
@@ -180,7 +184,7 @@ def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
         nums = {*opts["static_argnums"], *(k for k in chosen if isinstance(k, int))}
         names = {*opts["static_argnames"], *(k for k in chosen if isinstance(k, str))}
         held = {"static_argnums": tuple(sorted(nums)), "static_argnames": tuple(sorted(names))}
-        retry = discover(fn, args, kwargs, held, nest)
+        retry = discover(fn, args, kwargs, held, nest, given)
         if retry.error is None:
             return held, retry, _scalar_label(chosen), _spelled(chosen)
     return None
@@ -243,13 +247,13 @@ def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
 
 
 def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, Any],
-                   swaps: list, nest: tuple[str, ...]) -> tuple | None:
+                   swaps: list, nest: tuple[str, ...], given: tuple) -> tuple | None:
     """(entry, args, kwargs, options, discovery) with every non-array leaf held static, as
     ``eqx.filter_jit`` takes them, where the entry then traces; else None."""
     fn, args, kwargs = _filtered(plain, name, args, kwargs)
     fn = installing(fn, swaps)
     opts: dict[str, tuple] = {"static_argnums": (), "static_argnames": ()}
-    found = discover(fn, args, kwargs, opts, nest)
+    found = discover(fn, args, kwargs, opts, nest, given)
     return None if found.error is not None else (fn, args, kwargs, opts, found)
 
 
@@ -314,7 +318,7 @@ def _helper(found: Found, ran: set[str]) -> Helper:
     """The helper found, with why it stays inline; ``ran``: the qualified names of the
     functions the trace ran (a function defined inside one of them is made anew on each
     of its calls)."""
-    return Helper(found.name, found.calls, tuple(found.bindings), found.code,
+    return Helper(found.name, found.call_sites, tuple(found.bindings), found.code,
                   _why_inline(found, ran), _linen_class(found))
 
 

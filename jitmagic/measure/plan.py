@@ -19,7 +19,8 @@ class Helper:
     """A user function the discovery trace called from user code."""
 
     name: str
-    calls: int
+    #: Its call sites in the flat program (not its Python calls: a site in a loop is one).
+    call_sites: int
     bindings: tuple[Binding, ...]
     #: Its code (how it is nested at its function object, and how ``--nest`` matches a
     #: name as the call site writes it).
@@ -59,6 +60,9 @@ class Plan:
     namespace: dict[str, Any] = field(default_factory=dict)
     #: Whether the flat program traced (the discovery trace raised nothing).
     flat_traces: bool = True
+    #: The flat program as the discovery trace built it (the entry with these options
+    #: and arguments, from cleared caches), for reuse; None where it raised.
+    flat_jaxpr: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 :func:`~jitmagic.measure.entry.plan_entry` resolves the entry (a function, a jitted function, a
 transformation, a partial, a bound method, a callable instance), decides how
 the outer ``jax.jit`` takes its arguments (as ``jax.jit`` does: arrays and
-Python scalars traced, the rest static), and runs one profiled discovery
+Python scalars traced, the rest static), and runs one discovery
 trace (:mod:`jitmagic.measure.discovery`) to find the user's helpers and
 where each is bound. A variant is then one choice of what each binding holds
 while the entry runs:

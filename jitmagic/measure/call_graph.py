@@ -1,0 +1,163 @@
+"""Which user function called which, read from a traced program's equations.
+
+Every jaxpr equation keeps the Python frames it was traced under
+(``source_info.traceback``: code objects and instruction offsets, innermost
+first). A function that built an equation is on that list, and so is every
+function that called it, so the user frames of one equation are a chain of
+calls. A sub-jaxpr (a loop or cond body, a ``jax.checkpoint``, a custom rule,
+a nested jit) was traced on its own: its equations' frames stop at the
+function traced, and the equation holding it says who called that function.
+Each distinct sub-jaxpr (one trace; JAX hands back the same object for a
+cached one) is read once, after the equation holding it, as the trace built
+them.
+
+Calls are counted by call site: the user frames above a function, each at a
+source position (line and column: Python can report either instruction of one
+call). A call site in a Python loop is one site however often it runs, and a
+cached trace (a jit's) called from two sites is two; the copies of equations
+JAX's transformations make (``grad`` holds a function's equations forward and
+transposed) keep their frames, so they are no more sites.
+
+Where JAX inlines a jaxpr traced on its own (the forward part of a
+``jax.checkpoint`` under ``grad``), its equations keep their own frames only:
+their outermost user function (a *root*) has no caller on them.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .structure import sub_jaxprs
+
+
+@dataclass
+class Calls:
+    """One user function as the program shows it called: from where, and by whom."""
+
+    #: Its call sites (see the module's docstring): not its Python calls.
+    call_sites: int = 0
+    #: The user functions that call it, in order of first call (empty: only the entry
+    #: and functions whose frames say no caller).
+    callers: dict[types.CodeType, None] = field(default_factory=dict)
+
+
+@dataclass
+class CallGraph:
+    """Every user function seen in the program, in order of first call (outer first)."""
+
+    functions: dict[types.CodeType, Calls] = field(default_factory=dict)
+    #: The roots of the top-level equations: the entry, and functions whose caller the
+    #: frames lost, in order of first equation.
+    roots: dict[types.CodeType, None] = field(default_factory=dict)
+
+    def adopt(self, entry: types.CodeType) -> None:
+        """Make ``entry`` the caller of every other top-level root without one."""
+        for code in self.roots:
+            calls = self.functions[code]
+            if code is not entry and not calls.callers:
+                calls.callers[entry] = None
+                calls.call_sites = max(calls.call_sites, 1)
+
+
+def read_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
+               stop: types.CodeType | None = None) -> CallGraph:
+    """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out (the
+    caller of the trace, where JAX keeps them) are not the program's."""
+    reader = _Reader(is_user, stop)
+    reader.graph.roots = reader.visit(getattr(jaxpr, "jaxpr", jaxpr), ())
+    return reader.graph
+
+
+#: A user frame: its code and source position (line, column), as a call site names it.
+Site = tuple[types.CodeType, Any]
+
+
+class _Reader:
+    def __init__(self, is_user: Callable[[types.CodeType], bool], stop: types.CodeType | None):
+        self.is_user, self.stop = is_user, stop
+        self.graph = CallGraph()
+        #: Distinct jaxpr → its roots, once read.
+        self.roots: dict[int, dict[types.CodeType, None]] = {}
+        self.chains: dict[Any, tuple[tuple[Site, ...], bool]] = {}
+        self.sites: set[tuple[types.CodeType, tuple[Site, ...]]] = set()
+
+    def visit(self, jaxpr: Any, context: tuple[Site, ...]) -> dict[types.CodeType, None]:
+        """Read ``jaxpr``, whose function was called under the user frames ``context``."""
+        roots: dict[types.CodeType, None] = {}
+        self.roots[id(jaxpr)] = roots
+        known: set[Any] = set()  # tracebacks read
+        for eqn in jaxpr.eqns:
+            tb = eqn.source_info.traceback
+            if tb not in known:
+                known.add(tb)
+                self._read(tb, context, roots)
+            subs = list(sub_jaxprs(eqn))
+            if subs:
+                chain, complete = self._chain(tb)
+                inner = chain if complete else chain + context
+                for sub in subs:
+                    self._enter(sub, inner, roots)
+        return roots
+
+    def _enter(self, sub: Any, context: tuple[Site, ...],
+               roots: dict[types.CodeType, None]) -> None:
+        """A sub-jaxpr held by an equation with the user frames ``context``."""
+        seen = self.roots.get(id(sub))
+        inner = self.visit(sub, context) if seen is None else seen
+        if not context:  # no user frame holds it here: its callers are further out
+            roots.update(inner)
+        elif seen is not None:  # a cached trace, called again from here
+            for code in inner:
+                self._call(code, context)
+
+    def _read(self, tb: Any, context: tuple[Site, ...],
+              roots: dict[types.CodeType, None]) -> None:
+        """Note the calls on a traceback, outer first (the order they were made in)."""
+        chain, complete = self._chain(tb)
+        full = chain if complete else chain + context
+        for i in range(len(chain) - 1, -1, -1):
+            self._call(chain[i][0], full[i + 1:])
+        if chain and not complete:
+            roots.setdefault(chain[-1][0])
+
+    def _call(self, code: types.CodeType, site: tuple[Site, ...]) -> None:
+        """``code`` called under ``site`` (its caller first)."""
+        calls = self.graph.functions.get(code)
+        if calls is None:
+            calls = self.graph.functions[code] = Calls()
+        if site:  # no site: the entry, or a function whose frames lost their caller
+            calls.callers.setdefault(site[0][0])
+            if (code, site) not in self.sites:
+                self.sites.add((code, site))
+                calls.call_sites += 1
+
+    def _chain(self, tb: Any) -> tuple[tuple[Site, ...], bool]:
+        """The user frames on a traceback, innermost first, and whether it reached ``stop``
+        (then it holds its callers' frames itself)."""
+        known = self.chains.get(tb)
+        if known is None:
+            frames, complete = [], False
+            codes, offsets = tb.raw_frames() if tb is not None else ([], [])
+            for code, offset in zip(codes, offsets, strict=True):
+                if code is self.stop:
+                    complete = True
+                    break
+                if self.is_user(code):
+                    frames.append((code, _position(code, offset)))
+            known = self.chains[tb] = (tuple(frames), complete)
+        return known
+
+
+def _position(code: types.CodeType, offset: int) -> Any:
+    """The source position (line, column) of the instruction at ``offset``."""
+    positions = _positions(code)
+    return positions[offset // 2] if 0 <= offset // 2 < len(positions) else offset
+
+
+@functools.lru_cache(maxsize=4096)
+def _positions(code: types.CodeType) -> tuple:
+    return tuple(code.co_positions())

@@ -1,0 +1,159 @@
+"""What discovery finds about a helper, and the rules about code objects that every way
+of finding helpers shares: which code is a function of the user's, the code behind a
+value, the global names a function looks up, and how a helper is named."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..usercode import sourceless, user_file
+from .bindings import Binding
+
+_SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+#: Code that is part of its caller: comprehensions, generator expressions, module bodies.
+NOT_FUNCTIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>"})
+
+
+@dataclass
+class Found:
+    """A user function the trace called from user code: its calls and where it is bound."""
+
+    name: str
+    code: types.CodeType
+    #: Where the program calls it from: its distinct call sites, each the user frames
+    #: above it at their source positions. Not its Python calls: a site in a loop is
+    #: one, and a cached trace (a jit's) called from two sites is two.
+    call_sites: int = 0
+    bindings: list[Binding] = field(default_factory=list)
+    #: The class of ``self`` where it ran as a method (for saying why it stays inline).
+    self_type: type | None = None
+    #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
+    self_holds_arrays: bool = False
+
+
+@dataclass
+class Discovery:
+    """What the discovery trace found: helpers by name, in order of first call.
+
+    ``jaxpr`` is the flat program it traced (None where it raised), for reuse;
+    ``traces``: how many times the entry was traced (2 where a method's ``self`` made
+    during the trace had to be seen); ``profiled``: the helpers came from the profiled
+    trace (what a trace that raises called).
+    """
+
+    helpers: dict[str, Found]
+    error: BaseException | None = None
+    jaxpr: Any = None
+    traces: int = 1
+    profiled: bool = False
+
+
+class UserFunctions:
+    """Which code objects are functions of the user's (decided once per code object).
+
+    User code (:mod:`jitmagic.usercode`), less what is part of its caller or is
+    not a function a jit could wrap: dunders other than ``__call__``,
+    comprehensions and module bodies, generators and coroutines. A name given
+    with ``--nest`` (``extra``) counts even for code without a file of its own.
+    """
+
+    def __init__(self, extra: Iterable[str] = ()):
+        self.extra = set(extra)
+        self.known: dict[types.CodeType, bool] = {}
+
+    def __call__(self, code: types.CodeType) -> bool:
+        user = self.known.get(code)
+        if user is None:
+            user = self.known[code] = self._judge(code)
+        return user
+
+    def _judge(self, code: types.CodeType) -> bool:
+        if code.co_flags & _SKIP_FLAGS:
+            return False
+        name = code.co_name
+        if name.startswith("__") and name.endswith("__") and name != "__call__":
+            return False
+        if name in NOT_FUNCTIONS:
+            return False
+        if code.co_qualname in self.extra or name in self.extra:
+            return user_file(code.co_filename) or sourceless(code.co_filename)
+        return user_file(code.co_filename)
+
+
+def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:
+    """``f``, ``Block.__call__``, ``mylayers.dense``: a function defined inside another
+    is named from its innermost ``<locals>`` on, as its callers see it; one of another
+    module than the entry's gets that module's last part in front."""
+    qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
+    if module in (entry_module, "__main__", None):
+        return qualname
+    return f"{module.rsplit('.', 1)[-1]}.{qualname}"
+
+
+def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
+    """A function bound to a global under another name (``f = lambda x: ...``,
+    ``step = jax.jit(plain)``) is named as its callers write it."""
+    qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
+    if isinstance(binding.owner, dict) and binding.key != code.co_name:
+        return name[: len(name) - len(qualname)] + binding.key
+    return name
+
+
+def unique_names(found: Iterable[Found]) -> dict[str, Found]:
+    """The helpers by name, a second one of the same name called ``name#2``."""
+    out: dict[str, Found] = {}
+    for f in found:
+        name, n = f.name, 1
+        while name in out:
+            n += 1
+            name = f"{f.name}#{n}"
+        f.name = name
+        out[name] = f
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def names_written(code: types.CodeType) -> frozenset[str]:
+    """The global names ``code`` looks up, its generator expressions' and comprehensions'
+    included (``sum(jf(x) for _ in r)`` writes ``jf`` in the ``<genexpr>``'s code)."""
+    inner = (names_written(c) for c in code.co_consts if isinstance(c, types.CodeType)
+             and c.co_name in NOT_FUNCTIONS)
+    return frozenset(code.co_names).union(*inner)
+
+
+def code_of(value: Any) -> types.CodeType | None:
+    """The code object behind a function, a method descriptor, or a JAX wrapper of one."""
+    fn = function_of(value)
+    return fn.__code__ if fn is not None else None
+
+
+def function_of(value: Any) -> types.FunctionType | None:
+    """The function behind a function, a method descriptor, or a JAX wrapper of one."""
+    for _ in range(6):
+        if isinstance(value, types.FunctionType) and _checkpointed(value):
+            # ``@jax.checkpoint``: the global holds JAX's wrapper (functools.wraps set it)
+            value = value.__wrapped__  # type: ignore[attr-defined]
+            continue
+        if isinstance(value, types.FunctionType):
+            return value
+        if isinstance(value, staticmethod | classmethod):
+            value = value.__func__
+            continue
+        if value is None or isinstance(value, types.ModuleType | type) or not callable(value):
+            return None
+        inner = getattr(value, "__wrapped__", None)
+        value = inner if inner is not None else getattr(value, "fun", None)
+    return None
+
+
+def _checkpointed(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` is the wrapper ``jax.checkpoint`` returns (its closure holds JAX's
+    ``fun_remat``): nesting it jits the checkpointed function where the name binds it."""
+    return getattr(fn, "__wrapped__", None) is not None and any(
+        getattr(getattr(c, "cell_contents", None), "__name__", "") == "fun_remat"
+        for c in fn.__closure__ or ())

@@ -1,0 +1,117 @@
+"""Discovery reads the helpers from one plain trace's program: no profile hook, the
+entry traced once, the same helpers, bindings and ``self`` the profiled trace found."""
+
+from __future__ import annotations
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jitmagic.measure.discovery import discover, profiled_discovery
+from jitmagic.measure.entry import plan_entry
+
+X = jnp.ones(4)
+NO_STATIC = {"static_argnums": (), "static_argnames": ()}
+TRACES: list[str] = []
+
+
+def f(x):
+    return sum(i * x for i in range(8))
+
+
+def g(x):
+    TRACES.append("g")
+    return sum(f(x) for _ in range(4))
+
+
+def test_no_profile_hook_and_one_trace(monkeypatch):
+    set_to = []
+    monkeypatch.setattr(sys, "setprofile", set_to.append)
+    TRACES.clear()
+    found = discover(g, (3.14,), {}, NO_STATIC)
+    assert set_to == [] and TRACES == ["g"]  # one plain trace, no hook
+    assert list(found.helpers) == ["f"] and found.traces == 1 and not found.profiled
+    (binding,) = found.helpers["f"].bindings
+    assert binding.owner is globals() and binding.key == "f"
+    # the program it read is kept: the flat variant's own
+    flat = jax.jit(g).trace(3.14).jaxpr
+    assert len(found.jaxpr.eqns) == len(flat.eqns)
+
+
+def _records(found):
+    return [(n, h.bindings, h.self_type, h.self_holds_arrays) for n, h in found.helpers.items()]
+
+
+class Layer:
+    """An ordinary object holding an array: not a pytree."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        return jnp.tanh(x * self.w)
+
+
+LAYER = Layer(jnp.ones(4))
+
+
+@jax.checkpoint
+def remat(x):
+    return jnp.sin(x) * jnp.cos(x)
+
+
+def leaf(x):
+    return x * 2.0
+
+
+jitted_leaf = jax.jit(leaf)
+
+
+def cases(x):
+    y = LAYER.apply(x) + remat(x) + remat(2 * x)
+    y = y + jitted_leaf(y) + jitted_leaf(2 * y)  # one trace, two call sites
+    return jax.lax.scan(lambda c, _: (leaf(c), None), y, None, length=2)[0].sum()
+
+
+@pytest.mark.parametrize("entry", [cases, jax.grad(cases)])
+def test_the_same_records_as_the_profiled_trace(entry):
+    plain = discover(entry, (X,), {}, NO_STATIC)
+    profiled = profiled_discovery(entry, (X,), {}, NO_STATIC)
+    assert _records(plain) == _records(profiled)
+    # Call sites in the program: a cached trace called from two sites is two (Python ran
+    # the function once), and `grad`'s copies of the equations are no more.
+    sites = {n: h.call_sites for n, h in plain.helpers.items()}
+    assert sites == {"Layer.apply": 1, "remat": 2, "jitted_leaf": 3, "<lambda>": 1}
+    assert plain.helpers["Layer.apply"].self_holds_arrays  # LAYER, a global it looks up
+
+
+class Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        return x * self.w
+
+
+def makes_its_object(x):
+    return Scaled(x * 2).apply(x)  # `self` made during the trace, holding a tracer
+
+
+def test_a_self_made_during_the_trace_is_seen_by_a_second_trace():
+    found = discover(makes_its_object, (X,), {}, NO_STATIC)
+    helper = found.helpers["Scaled.apply"]
+    assert found.traces == 2 and helper.self_type is Scaled and helper.self_holds_arrays
+    assert Scaled.apply.__qualname__ == "Scaled.apply"  # the class is put back
+    assert "apply" in vars(Scaled) and vars(Scaled)["apply"].__code__ is helper.code
+
+
+def broken(x):
+    return leaf(x) + jnp.ones(3)  # (4,) + (3,): the trace raises
+
+
+def test_a_trace_that_raises_is_profiled_for_what_it_called():
+    assert discover(broken, (X,), {}, NO_STATIC).helpers == {}
+    plan = plan_entry(broken, (X,), {})
+    assert not plan.flat_traces and list(plan.helpers) == ["leaf"]
