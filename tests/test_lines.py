@@ -163,7 +163,7 @@ def test_the_loop_hint_names_the_line_that_builds_the_program_not_its_caller():
 
 
 def test_a_helper_traced_per_call_points_to_nesting(ripples, hooked_ripples):
-    for found in (ripples, hooked_ripples):  # calls from the discovery trace, or the hook
+    for found in (ripples, hooked_ripples):  # the nested program's jit calls, or the hook
         assert any("`ripple` was traced 3 times" in h and "--nest ripple" in h
                    for h in found.hints())
         assert not any("--nest" in h for h in found.nested.hints())  # traced once there

@@ -51,8 +51,9 @@ from .line_entry import helperless_plan, runs_other_functions
 from .line_hook import Hook, Tally, make_hook, why_no_hook
 from .line_loops import loops_of
 from .mlir_locations import count_hlo_ops
-from .plan import Plan
-from .runner import Prepared
+from .plan import Plan, Variant
+from .runner import Prepared, verified_calls
+from .structure import jit_calls_by_name
 from .variants import build_variant
 
 
@@ -102,6 +103,7 @@ def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     tables: dict[str, LineTable] = {}
     if flat is not None and not any(h.user_jitted for h in plan.helpers.values()):
         tables["flat"] = flat  # the flat variant only takes the user's own jits off
+    calls: dict[str, int] = {}
     for v in VARIANTS:
         if v in tables:
             continue
@@ -111,7 +113,16 @@ def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
         variant = build_variant(v, plan)
         tables[v] = line_table(variant.fn, plan.args, plan.kwargs, v, variant.jit_options,
                                hook=hook)
-    return Lines(plan.name, helper_names(tables, plan))
+        if v == "nested":
+            calls = _jit_calls(variant, plan)
+    return Lines(plan.name, helper_names(tables, plan, calls))
+
+
+def _jit_calls(nested: Variant, plan: Plan) -> dict[str, int]:
+    """Each helper's jit calls in the nested program, from a trace on the caches its
+    table's trace has just filled (no second cold trace)."""
+    traced = jax.jit(nested.fn, **nested.jit_options).trace(*plan.args, **plan.kwargs)
+    return verified_calls(nested, jit_calls_by_name(traced.jaxpr)) or {}
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared],
@@ -124,24 +135,28 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared],
                                staged.get(name), hook=hook)
               for name, p in prepared.items()}
     plan = next(iter(prepared.values())).variant.plan
-    return dataclasses.replace(result, lines=Lines(result.entry, helper_names(tables, plan)))
+    return dataclasses.replace(result, lines=Lines(result.entry, helper_names(
+        tables, plan, result.nested.helper_calls)))
 
 
-def helper_names(tables: dict[str, LineTable], plan: Plan) -> dict[str, LineTable]:
+def helper_names(tables: dict[str, LineTable], plan: Plan,
+                 jit_calls: Mapping[str, int] | None = None) -> dict[str, LineTable]:
     """Each table with its functions named as ``--nest`` takes them (the plan's helper
     names), so that a hint's ``--nest`` name is one the option accepts.
 
-    Where no line hook counted calls, a flat helper's calls are those the discovery
-    trace counted (the flat program's, except for a helper the user jitted: its body
-    ran once there, so its calls stay unmeasured).
+    Where no line hook counted calls, a flat helper's calls are the jit calls of it in
+    the nested program (``jit_calls``, ``VariantResult.helper_calls``): each call the
+    trace made went through its jit once (a helper the user jitted themselves ran once
+    in the flat trace, so its calls stay unmeasured).
     """
     found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
+    jit_calls = jit_calls or {}
 
     def named(f: FunctionSpan, variant: str) -> FunctionSpan:
         h = found.get((f.file, f.first_line))
         calls = f.calls
         if calls is None and variant == "flat" and h is not None and not h.user_jitted:
-            calls = h.calls
+            calls = jit_calls.get(h.name)
         return dataclasses.replace(f, helper=h.name if h is not None else "", calls=calls)
 
     return {v: dataclasses.replace(t, functions=tuple(named(f, v) for f in t.functions))

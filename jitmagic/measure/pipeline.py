@@ -44,7 +44,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 
     ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a
     partial, a bound method, a callable module). Its helpers are the functions of
-    yours that one profiled trace of it really calls (methods, local modules,
+    yours that one plain trace of it really calls (methods, local modules,
     bodies of ``lax`` loops and transformations included). The option keywords
     are :class:`~jitmagic.options.Options`' fields, the command line's options by
     their Python names: ``repeat`` cold runs per variant (medians are reported),
