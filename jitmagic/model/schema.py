@@ -10,6 +10,8 @@ with :func:`fields`; nothing is checked by hand, field by field.
 from __future__ import annotations
 
 import math
+import re
+import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -21,6 +23,15 @@ MAX_COUNT = 10**15
 MAX_SECONDS = 1e9
 #: ``fields``' default for a key that must be present.
 REQUIRED = object()
+#: Messages quote at most this many characters of a string from a report.
+MAX_QUOTED = 80
+
+#: What a terminal would act on rather than show: C0 controls but newline and tab
+#: (ANSI escapes start with ESC), DEL and C1, the bidirectional overrides and isolates
+#: (text that reads differently from what it holds), and lone surrogates (no encoder
+#: writes them: matplotlib and a UTF-8 stdout raise on them).
+UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                         "\ud800-\udfff]")
 
 
 class ReportSchemaError(ValueError):
@@ -29,6 +40,36 @@ class ReportSchemaError(ValueError):
 
 def fail(where: str, expected: str, got: Any) -> NoReturn:
     raise ReportSchemaError(f"{where}: expected {expected}, got {_show(got)}")
+
+
+def printable(s: str) -> str:
+    """``s`` with every :data:`UNPRINTABLE` character written as its escape
+    (``\\x1b``, ``\\ud800``): safe to print to a terminal, draw, or encode as UTF-8."""
+    if not UNPRINTABLE.search(s):
+        return s
+    return UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape", "backslashreplace")
+                           .decode("ascii"), s)
+
+
+def printable_tree(value: Any) -> Any:
+    """A decoded JSON document with every string in it, keys too, made :func:`printable`.
+
+    ``jitmagic.load`` calls it once on what it read, before any record decodes it: the
+    one place where a report from someone else is made safe to show.
+    """
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [printable_tree(x) for x in value]
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: printable_tree(v)
+                for k, v in value.items()}
+    return value
+
+
+def clipped(s: str, width: int = MAX_QUOTED) -> str:
+    """``s``, or its first ``width`` characters and how many more there were."""
+    return s if len(s) <= width else f"{s[:width]}… ({len(s):,} characters)"
 
 
 def _show(value: Any) -> str:
@@ -67,12 +108,20 @@ def number(value: Any, where: str) -> float:
     return x
 
 
+def _not_subnormal(x: float, value: Any, where: str) -> float:
+    """``x``, unless it is a subnormal time (``5e-324``): no clock measures one, and
+    dividing by one overflows."""
+    if 0 < abs(x) < sys.float_info.min:
+        fail(where, "seconds a clock could measure (not a subnormal number)", value)
+    return x
+
+
 def seconds(value: Any, where: str) -> float:
     """A finite, non-negative number of seconds (at most :data:`MAX_SECONDS`)."""
     x = number(value, where)
     if not 0 <= x <= MAX_SECONDS:
         fail(where, f"seconds from 0 to {MAX_SECONDS:g}", value)
-    return x
+    return _not_subnormal(x, value, where)
 
 
 def positive_seconds(value: Any, where: str) -> float:
@@ -80,7 +129,7 @@ def positive_seconds(value: Any, where: str) -> float:
     x = number(value, where)
     if not 0 < x <= MAX_SECONDS:
         fail(where, f"seconds above zero, at most {MAX_SECONDS:g}", value)
-    return x
+    return _not_subnormal(x, value, where)
 
 
 def number_or_nan(value: Any, where: str) -> float:
