@@ -60,7 +60,8 @@ def _null_device(tmp_path):
 # --------------------------------------------------------------------------- where to save
 
 
-@pytest.mark.parametrize("make, said", [(_fifo, "a FIFO (named pipe)"), (_null_device, "a character device")])
+@pytest.mark.parametrize("make, said", [(_fifo, "a FIFO (named pipe)"),
+                                        (_null_device, "a character device")])
 def test_save_refuses_what_is_not_a_regular_file(tmp_path, make, said):
     path = make(tmp_path)
     with pytest.raises(ValueError, match=re.escape(f"{path}: it is {said}, not a regular file")):
