@@ -206,7 +206,8 @@ def check_compiles(source: str, filename: str) -> None:
             compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         hint = next((h for start, h in COMPILE_HINTS if start in str(exc.msg)), None)
-        raise InputError(f"{filename} does not compile, so nothing in it ran:\n"
+        raise InputError(f"syntax error in the file: {filename} does not compile, so nothing "
+                         "in it ran:\n"
                          + "".join(traceback.format_exception_only(exc)).rstrip()
                          + (f"\nHint: {hint}" if hint else "")) from None
     except ValueError as exc:  # a null byte in the source

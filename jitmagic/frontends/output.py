@@ -63,7 +63,8 @@ def write_report(write: Callable[[str], object], path: str, option: str) -> None
 
 
 def _reason(exc: OSError | ValueError) -> str:
-    """Why a write failed, without the file name (the message names it already)."""
+    """Why a write failed (``[Errno 28] No space left on device``), without a file name:
+    the message names the target already, and never a temporary file."""
     if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+        return str(OSError(exc.errno, exc.strerror))
     return str(exc)
