@@ -316,3 +316,11 @@ def test_command_exits_2_on_a_file_that_does_not_compile(tmp_path, capsys, body,
     out, err = capsys.readouterr()
     assert "does not compile, so nothing in it ran" in err and said in err
     assert "ran" not in out and "Traceback" not in err
+
+
+def test_load_expands_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    save(comparison(every=0.1), "~/home.json")
+    assert jitmagic.load("~/home.json").entry == "model"
+    with pytest.raises(ReportSchemaError, match="no user named 'nosuchuser'"):
+        jitmagic.load("~nosuchuser/home.json")

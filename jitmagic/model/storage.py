@@ -54,7 +54,8 @@ def save(c: Comparison | Sweep, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike) -> Comparison | Sweep:
-    """Read a report written by ``--save`` (magic or command) or :func:`save`.
+    """Read a report written by ``--save`` (magic or command) or :func:`save` (``~``
+    expanded; only a regular file of at most :data:`MAX_BYTES` is read).
 
     Raises ``ReportSchemaError`` (naming the file and the schema or field at fault)
     for anything that is not a report this version reads, ``FileNotFoundError`` for
@@ -62,8 +63,8 @@ def load(path: str | os.PathLike) -> Comparison | Sweep:
     """
     name = os.fsdecode(os.fspath(path))
     try:
-        raw = files.read_bytes(path, MAX_BYTES)
-    except ValueError as exc:
+        raw = files.read_bytes(files.expand(path), MAX_BYTES)
+    except ValueError as exc:  # not a regular file, too large, a ~user with no such user
         raise ReportSchemaError(str(exc)) from None
     try:
         data = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
