@@ -61,6 +61,7 @@ def check_target(path: str | os.PathLike) -> Path:
     target = Path(expand(path)).absolute()
     _check_kind(target)
     real = Path(os.path.realpath(target))
+    _check_not_special(target, real)
     if real.exists() and not os.access(real, os.W_OK):
         raise ValueError(f"cannot save to {target}: the file is read-only; give another name "
                          "or make it writable")
@@ -70,6 +71,20 @@ def check_target(path: str | os.PathLike) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"cannot save to {target}: the folder {folder} is not writable")
     return target
+
+
+#: Folders of the system's own files: ``/dev/stdout`` is a regular file when the output
+#: is redirected to one, and a report written there would replace that file.
+SPECIAL = (Path("/dev"), Path("/proc"), Path("/sys"))
+
+
+def _check_not_special(target: Path, real: Path) -> None:
+    """``ValueError`` for a path in (or through) ``/dev``, ``/proc`` or ``/sys``."""
+    for p in (target, real):
+        if any(p == folder or folder in p.parents for folder in SPECIAL):
+            raise ValueError(f"cannot save to {target}: it is a system path ({p.parts[1]}), "
+                             "not a regular file; give the path of a file, e.g. report.json "
+                             "(the command prints the report itself)")
 
 
 def _check_kind(target: Path) -> None:
