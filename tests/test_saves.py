@@ -324,3 +324,20 @@ def test_load_expands_the_home_folder(tmp_path, monkeypatch):
     assert jitmagic.load("~/home.json").entry == "model"
     with pytest.raises(ReportSchemaError, match="no user named 'nosuchuser'"):
         jitmagic.load("~nosuchuser/home.json")
+
+
+def test_a_name_of_megabytes_is_cut_where_it_is_shown(tmp_path):
+    from jitmagic.render.bundle import html_document
+    from jitmagic.render.charts.phases import phases_figure
+    from jitmagic.render.charts.style import MAX_LABEL
+
+    d = _report()
+    d["entry"] = "e" * 100_000
+    d["variants"]["nested"]["helpers"] = ["h" * 100_000]
+    d["env"] = {f"k{i}": "v" for i in range(1000)}
+    loaded = _loaded(tmp_path, d)
+    assert loaded.entry == "e" * 100_000  # the record keeps it whole
+    assert len(text(loaded)) < 10_000
+    assert len(phases_figure(loaded).axes[0].get_title()) < MAX_LABEL + 60
+    page = html_document(loaded)
+    assert "… 950 more entries (of 1,000)" in page and len(page) < 200_000

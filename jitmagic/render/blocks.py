@@ -27,6 +27,9 @@ MAX_LINES, MAX_CHARS = 300, 100_000
 #: this many; a line says how many more the record holds (a report from someone else
 #: may hold thousands, and must still render in about a second).
 MAX_ITEMS = 50
+#: Code (a function's name, a helper's) shows at most this many characters; the record
+#: keeps the whole name.
+MAX_NAME = 200
 
 STYLES = {"": "", "error": " style='color:#a00'", "warning": " style='color:#a60'",
           "note": "", "verdict": " class='jitcompare-verdict'"}
@@ -62,15 +65,20 @@ def prose(text: str) -> tuple[Inline, ...]:
     return tuple(Code(p, ticks=True) if i % 2 else p for i, p in enumerate(parts) if p)
 
 
+def name(text: str, width: int = MAX_NAME) -> str:
+    """A name as a report shows it: cut to ``width`` characters, ending in ``…``."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def _inline_text(parts: Sequence[Inline]) -> str:
     return "".join(p.text.upper() if isinstance(p, Strong)
-                   else f"`{p.text}`" if isinstance(p, Code) and p.ticks
-                   else p.text if isinstance(p, Code) else p for p in parts)
+                   else f"`{name(p.text)}`" if isinstance(p, Code) and p.ticks
+                   else name(p.text) if isinstance(p, Code) else p for p in parts)
 
 
 def _inline_html(parts: Sequence[Inline]) -> Html:
     return Html("".join(f"<b>{html.escape(p.text)}</b>" if isinstance(p, Strong)
-                        else f"<code>{html.escape(p.text)}</code>" if isinstance(p, Code)
+                        else f"<code>{html.escape(name(p.text))}</code>" if isinstance(p, Code)
                         else html.escape(p) for p in parts))
 
 
