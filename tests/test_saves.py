@@ -165,6 +165,20 @@ def test_a_failed_save_names_the_target_and_leaves_the_file(tmp_path, monkeypatc
     assert path.read_text() == "old" and sorted(os.listdir(tmp_path)) == ["r.json"]
 
 
+def test_a_full_disk_leaves_a_hard_linked_file_as_it_was(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    path.write_text("old")
+    os.link(path, tmp_path / "also.json")
+
+    def full(fd, offset, size):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    with pytest.raises(OSError, match="No space left") as info:
+        save(comparison(every=0.1), path)
+    assert info.value.filename == str(path) and path.read_text() == "old"
+
+
 # --------------------------------------------------------------------------- what load opens
 
 

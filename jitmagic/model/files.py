@@ -158,12 +158,24 @@ def _write_in_place(real: str, data: bytes, old: os.stat_result) -> None:
         now = os.fstat(fd)
         if (now.st_dev, now.st_ino) != (old.st_dev, old.st_ino) or not stat.S_ISREG(now.st_mode):
             raise OSError(errno.ESTALE, "the file changed while it was being saved")
-        with contextlib.suppress(OSError, AttributeError):  # not every file system reserves
-            os.posix_fallocate(fd, 0, max(len(data), 1))
+        _reserve(fd, len(data))
         f.write(data)
         f.truncate(len(data))
         f.flush()
         os.fsync(fd)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Room for ``size`` bytes, before the old text is overwritten: a full disk then
+    fails here, with the file as it was. A file system that cannot reserve is written
+    all the same."""
+    try:
+        os.posix_fallocate(fd, 0, max(size, 1))
+    except AttributeError:  # not on this platform
+        pass
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
 
 
 def read_bytes(path: str | os.PathLike, limit: int = MAX_BYTES) -> bytes:
