@@ -8,7 +8,7 @@ anything, and its ``to_dict()`` equals what was saved.
 Loading trusts nothing: only a regular file of at most 64 MiB is read, every
 decoding failure, whatever raised it, becomes a ``ReportSchemaError`` that names
 the file (and the field), and every string is made safe to print as it is read
-(:func:`~jitmagic.model.schema.text`). Saving never leaves a half-written file and
+(:func:`~jitmagic.model.schema.printable_tree`). Saving never leaves a half-written file and
 never writes onto anything but a regular file (:mod:`~jitmagic.model.files`).
 """
 

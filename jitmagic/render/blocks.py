@@ -65,21 +65,21 @@ def prose(text: str) -> tuple[Inline, ...]:
     return tuple(Code(p, ticks=True) if i % 2 else p for i, p in enumerate(parts) if p)
 
 
-def name(text: str, width: int = MAX_NAME) -> str:
+def shown_name(text: str, width: int = MAX_NAME) -> str:
     """A name as a report shows it: cut to ``width`` characters, ending in ``…``."""
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _inline_text(parts: Sequence[Inline]) -> str:
     return "".join(p.text.upper() if isinstance(p, Strong)
-                   else f"`{name(p.text)}`" if isinstance(p, Code) and p.ticks
-                   else name(p.text) if isinstance(p, Code) else p for p in parts)
+                   else f"`{shown_name(p.text)}`" if isinstance(p, Code) and p.ticks
+                   else shown_name(p.text) if isinstance(p, Code) else p for p in parts)
 
 
 def _inline_html(parts: Sequence[Inline]) -> Html:
     return Html("".join(f"<b>{html.escape(p.text)}</b>" if isinstance(p, Strong)
-                        else f"<code>{html.escape(name(p.text))}</code>" if isinstance(p, Code)
-                        else html.escape(p) for p in parts))
+                        else f"<code>{html.escape(shown_name(p.text))}</code>"
+                        if isinstance(p, Code) else html.escape(p) for p in parts))
 
 
 def _parts(x: str | Inline | Sequence[Inline]) -> tuple[Inline, ...]:

@@ -13,7 +13,7 @@ from ..model.lines import Lines
 from ..model.orderings import Orderings
 from ..model.sweep import Sweep
 from .attribution import helpers_html, helpers_text
-from .blocks import Table, first, more, name
+from .blocks import Table, first, more, shown_name
 from .comparison import html_summary, text_table
 from .lines import html_table as lines_html
 from .lines import text as lines_text
@@ -124,10 +124,10 @@ def html_document(c: Comparison | Sweep) -> str:
     :data:`~.blocks.MAX_ITEMS` entries."""
     body = bundle(c)["text/html"]
     shown, left = first(list(c.env.items()))
-    rows = [(name(str(k)), name(_env_value(v), MAX_CHARS)) for k, v in shown]
+    rows = [(shown_name(str(k)), shown_name(_env_value(v), MAX_CHARS)) for k, v in shown]
     rows += [(more(left, "entries", len(c.env)), "")] if left else []
     env = Table((), rows, css="jitcompare-env")
-    return PAGE.format(title=html.escape(name(c.entry)), body=body, env=env.as_html())
+    return PAGE.format(title=html.escape(shown_name(c.entry)), body=body, env=env.as_html())
 
 
 def _env_value(v: Any) -> str:

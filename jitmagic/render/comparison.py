@@ -29,7 +29,7 @@ from .blocks import (
     as_text,
     first,
     more,
-    name,
+    shown_name,
 )
 from .format import decided, fmt_ratio, fmt_s, fmt_spread
 
@@ -151,8 +151,8 @@ def _helpers_line(c: Comparison) -> str:
     :data:`~.blocks.MAX_ITEMS` named)."""
     calls = c.nested.helper_calls
     helpers, left = first(c.nested.helpers)
-    names = ", ".join(f"{name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)})" if h in calls
-                      else name(h) for h in helpers) or "none"
+    names = ", ".join(f"{shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)})" if h in calls
+                      else shown_name(h) for h in helpers) or "none"
     names += f", {more(left, 'helpers')}" if left else ""
     if not_run(c):
         return f"helpers found: {names} (not nested: measuring stopped first)"

@@ -19,6 +19,7 @@ from .blocks import (
     as_text,
     first,
     more,
+    shown_name,
 )
 from .comparison import partial
 from .format import fmt_exponent, fmt_s
@@ -37,7 +38,7 @@ def _table(c: Sweep) -> Table:
     name, values = sweep.name, sweep.values
     meds, ks = medians(c), exponents(c)
     shown, left = first(values, MAX_POINTS)
-    rows = [[repr(value), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
+    rows = [[shown_name(repr(value)), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
             for i, value in enumerate(shown) for v in VARIANTS]
     rows += [[more(left, "values", len(values)), ""] + [""] * len(PHASES)] if left else []
     rows += [["growth", v] + [fmt_exponent(name, ks[v][p]) for p in PHASES] for v in VARIANTS]
@@ -49,7 +50,8 @@ def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
     sweep = c
     name = sweep.name
     named, left = first(sweep.values, MAX_NAMED)
-    values = ", ".join(map(repr, named)) + (f", {more(left, 'values')}" if left else "")
+    values = ", ".join(shown_name(repr(v)) for v in named) + (f", {more(left, 'values')}"
+                                                         if left else "")
     out: list[Block] = [
         Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
                  f" = {values} (medians per value)")),
