@@ -120,13 +120,27 @@ def test_command_refuses_dev_stdout_up_front_naming_it(tmp_path):
     assert "the cell ran" not in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("option", ["--save", "--html"])
+def test_command_refuses_a_fifo_or_dev_null_before_measuring(tmp_path, capsys, option):
+    script = tmp_path / "boom.py"
+    script.write_text(EXPLODES)
+    for path in (str(_fifo(tmp_path)), "/dev/null"):
+        assert main([str(script), "-r", "1", "-n", "1", option, path]) == 3
+        err = capsys.readouterr().err
+        assert f"{option} {path}: cannot save to {path}: it is a" in err
+        assert "the cell ran" not in err and "Traceback" not in err
+
+
 def test_command_refuses_save_and_html_to_one_file(tmp_path, capsys):
     script = tmp_path / "boom.py"
     script.write_text(EXPLODES)
     path = str(tmp_path / "r.json")
     assert main([str(script), "--save", path, "--html", path]) == 2
     err = capsys.readouterr().err
-    assert f"--save and --html both write {path}" in err and "the cell ran" not in err
+    assert f"--save and --html name the same file, {path}" in err and "the cell ran" not in err
+    assert main([str(script), "--save", str(script)]) == 2
+    assert f"the script and --save name the same file, {script}" in capsys.readouterr().err
+    assert script.read_text() == EXPLODES
 
 
 # --------------------------------------------------------------------------- what a save keeps

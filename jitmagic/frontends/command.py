@@ -53,7 +53,8 @@ EXIT_CODES = """\
 exit status:
   0  measured (and every report written)
   1  your code raised (or called sys.exit) before or while it was measured
-  2  usage: bad options, or a file that does not compile or is not a cell-shaped script
+  2  usage: bad options, reports naming one file, or a file that does not compile
+     or is not a cell-shaped script
   3  cannot write a report (--save, --html): checked before measuring
   130  abandoned by Ctrl-C (a second one, or one while finding the helpers)
 
@@ -92,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         args.html = DEMO_HTML
     try:
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
-        distinct({"--save": args.save, "--html": args.html})
+        script = None if args.target == "demo" else os.path.abspath(args.target)
+        distinct({"the script": script, "--save": args.save, "--html": args.html})
         result = run_isolated(args, script_args)
     except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
