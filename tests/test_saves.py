@@ -369,3 +369,15 @@ def test_a_name_of_megabytes_is_cut_where_it_is_shown(tmp_path):
     assert len(phases_figure(loaded).axes[0].get_title()) < MAX_LABEL + 60
     page = html_document(loaded)
     assert "… 950 more entries (of 1,000)" in page and len(page) < 200_000
+
+
+def test_a_report_built_to_be_slow_to_read_is_refused(tmp_path, monkeypatch):
+    from jitmagic.model import storage
+
+    d = _report()
+    d["variants"]["flat"]["samples"]["trace_s"] = [0.1] * 10_001
+    with pytest.raises(ReportSchemaError, match="trace_s: expected at most 10,000 items"):
+        _loaded(tmp_path, d)
+    monkeypatch.setattr(storage, "MAX_READ_S", -1.0)  # any record is read too late
+    with pytest.raises(ReportSchemaError, match="reading it took too long"):
+        _loaded(tmp_path, _report())

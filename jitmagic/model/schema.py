@@ -9,10 +9,13 @@ with :func:`fields`; nothing is checked by hand, field by field.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import re
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 Kind = Callable[[Any, str], Any]
@@ -25,6 +28,12 @@ MAX_SECONDS = 1e9
 REQUIRED = object()
 #: Messages quote at most this many characters of a string from a report.
 MAX_QUOTED = 80
+#: No list in a report holds more items than this (samples, helpers, a sweep's values):
+#: the statistics of a longer one would take seconds each time it is shown.
+MAX_LIST = 10_000
+#: When reading a report must be done by (``time.monotonic``), inside :func:`time_limit`.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline",
+                                                                        default=None)
 
 #: What a terminal would act on rather than show: C0 controls but newline and tab
 #: (ANSI escapes start with ESC), DEL and C1, the bidirectional overrides and isolates
@@ -49,6 +58,16 @@ def printable(s: str) -> str:
         return s
     return UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape", "backslashreplace")
                            .decode("ascii"), s)
+
+
+#: The JSON escapes (``\\u001b``) of :data:`UNPRINTABLE` characters.
+_ESCAPED = re.compile(r"\\u(00[01]|007f|008|009|202[a-e]|206[6-9]|d[89a-f])", re.IGNORECASE)
+
+
+def needs_printable(json_text: str) -> bool:
+    """Whether a JSON text may decode to a string :func:`printable` would change (most
+    reports hold none: their decoded strings need no second look)."""
+    return bool(UNPRINTABLE.search(json_text) or _ESCAPED.search(json_text))
 
 
 def printable_tree(value: Any) -> Any:
@@ -162,10 +181,13 @@ def optional(kind: Kind) -> Kind:
 
 
 def items(kind: Kind) -> Kind:
-    """A list whose every item is ``kind``; kept as a tuple."""
+    """A list of at most :data:`MAX_LIST` items, every one ``kind``; kept as a tuple."""
     def check(value: Any, where: str) -> tuple:
         if not isinstance(value, list | tuple):
             fail(where, "a list", value)
+        if len(value) > MAX_LIST:
+            raise ReportSchemaError(f"{where}: expected at most {MAX_LIST:,} items, got "
+                                    f"{len(value):,}")
         return tuple(kind(x, f"{where}[{i}]") for i, x in enumerate(value))
     return check
 
@@ -199,12 +221,31 @@ def json_value(value: Any, where: str, depth: int = 4) -> Any:
 Field = tuple[str, str, Kind, Any]
 
 
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Within this block, :func:`fields` fails once ``seconds`` have passed: a report
+    built to be slow to read (thousands of large records) is refused, not read for minutes."""
+    token = _DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _check_time(where: str) -> None:
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise ReportSchemaError(f"{where or 'the report'}: reading it took too long (a report "
+                                "this large is not one jitmagic wrote); not read")
+
+
 def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
     """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row.
 
     A missing key takes its default, or fails when the default is :data:`REQUIRED`.
     """
     obj(d, where)
+    _check_time(where)
     out = {}
     for key, attr, kind, default in table:
         at = f"{where}.{key}" if where else key

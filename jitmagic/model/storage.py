@@ -24,12 +24,15 @@ from typing import Any
 from . import files
 from .comparison import READABLE, SCHEMA, Comparison, ReportSchemaError
 from .rows import PHASES
-from .schema import clipped, printable_tree
+from .schema import clipped, needs_printable, printable_tree, time_limit
 from .sweep import SCHEMA as SWEEP_SCHEMA
 from .sweep import Sweep
 
 #: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
 MAX_BYTES = files.MAX_BYTES
+#: Reading a report's records stops after this many seconds (a sweep of 100 values
+#: reads in a tenth of a second).
+MAX_READ_S = 10.0
 
 
 def check_save_path(path: str | os.PathLike) -> Path:
@@ -67,13 +70,15 @@ def load(path: str | os.PathLike) -> Comparison | Sweep:
     except ValueError as exc:  # not a regular file, too large, a ~user with no such user
         raise ReportSchemaError(str(exc)) from None
     try:
-        data = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
         raise ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
                                 f"({_short(exc)})") from None
     try:
         _check_schema(data)
-        result = _decode(printable_tree(data))
+        with time_limit(MAX_READ_S):
+            result = _decode(printable_tree(data) if needs_printable(text) else data)
         _check_statistics(result)
         return result
     except ReportSchemaError as exc:
