@@ -226,11 +226,11 @@ def test_hostile_files_raise_the_report_error(tmp_path, content, message):
         jitmagic.load(path)
 
 
-def test_a_file_over_50_mb_is_not_read(tmp_path):
+def test_a_file_over_64_mib_is_not_read(tmp_path):
     path = tmp_path / "huge.json"
     with open(path, "wb") as f:
-        f.truncate(51 * 2**20)
-    with pytest.raises(ReportSchemaError, match="51 MB"):
+        f.truncate(65 * 2**20)
+    with pytest.raises(ReportSchemaError, match="65 MiB"):
         jitmagic.load(path)
 
 

@@ -26,17 +26,20 @@ import os
 import sys
 import time
 import tokenize
+import traceback
+import warnings
 from pathlib import Path
 from typing import Any
 
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..model.comparison import Comparison
+from ..model.files import write_text
 from ..model.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options
 from ..render.bundle import html_document, text
 from .notebook_progress import progress_for
-from .output import checked_path, write_report
+from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
 from .stderr_progress import close
 
@@ -50,7 +53,8 @@ EXIT_CODES = """\
 exit status:
   0  measured (and every report written)
   1  your code raised (or called sys.exit) before or while it was measured
-  2  usage: bad options, or a file that is not a cell-shaped script
+  2  usage: bad options, reports naming one file, or a file that does not compile
+     or is not a cell-shaped script
   3  cannot write a report (--save, --html): checked before measuring
   130  abandoned by Ctrl-C (a second one, or one while finding the helpers)
 
@@ -93,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         args.html = DEMO_HTML
     try:
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+        script = None if args.target == "demo" else os.path.abspath(args.target)
+        distinct({"the script": script, "--save": args.save, "--html": args.html})
         result = run_isolated(args, script_args)
     except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
@@ -138,6 +144,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     options = Options.from_namespace(args)
     source, namespace = load_target(args.target)
     filename = None if args.target == "demo" else os.path.abspath(args.target)
+    if filename:
+        check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     if prelude.imported_by == "jitmagic":
@@ -189,14 +197,37 @@ def read_source(path: Path) -> str:
                          ) from None
 
 
+#: What to write instead, for the compile errors a script meant as a cell runs into.
+COMPILE_HINTS = (("'await' outside", "a file runs as a script, where `await` needs an async "
+                  "function: call it with `asyncio.run(main())`"),
+                 ("'return' outside", "end the file with the call to measure, e.g. `model(x)`"))
+
+
+def check_compiles(source: str, filename: str) -> None:
+    """``InputError`` (exit status 2) for a file Python would refuse to run: a syntax
+    error, a top-level ``await`` or ``return``, ``nonlocal`` without a binding, a null
+    byte. Checked before any of it runs, as ``python FILE.py`` would."""
+    try:
+        with warnings.catch_warnings():  # a SyntaxWarning is shown when the file runs
+            warnings.simplefilter("ignore")
+            compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        hint = next((h for start, h in COMPILE_HINTS if start in str(exc.msg)), None)
+        raise InputError(f"syntax error in the file: {filename} does not compile, so nothing "
+                         "in it ran:\n"
+                         + "".join(traceback.format_exception_only(exc)).rstrip()
+                         + (f"\nHint: {hint}" if hint else "")) from None
+    except ValueError as exc:  # a null byte in the source
+        raise InputError(f"{filename} does not compile, so nothing in it ran: {exc}") from None
+
+
 def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
                   ) -> tuple[list[str], list[str]]:
     """Write the JSON and HTML reports asked for (paths already checked), printing
     nothing: (what to say about each report written, why each other one was not)."""
     written, failures = [], []
     reports = ((args.save, "--save", lambda p: save(result, p), ""),
-               (args.html, "--html", lambda p: Path(p).write_text(html_document(result),
-                                                                  encoding="utf-8"),
+               (args.html, "--html", lambda p: write_text(p, html_document(result)),
                 " (open it in a browser; works offline)"))
     for path, option, write, note in reports:
         if not path:

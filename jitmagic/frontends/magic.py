@@ -26,7 +26,7 @@ from ..options import OPTION_SPECS, Options, unknown_option_hint
 from ..render.bundle import bundle
 from . import cell as cellmod
 from .notebook_progress import NotebookProgress, progress_for
-from .output import checked_path, write_report
+from .output import checked_path, unquoted, write_report
 from .prepare import measure_source, parse
 from .stderr_progress import close
 
@@ -95,8 +95,11 @@ class JitCompareMagics(Magics):
         return result
 
     def _parse_options(self, line: str) -> argparse.Namespace:
+        """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
         try:
-            return parse_argstring(self.jitcompare, line)
+            args = parse_argstring(self.jitcompare, line)
+            args.save = unquoted(args.save)
+            return args
         except ValueError as exc:  # e.g. an unclosed quote
             raise UsageError(f"cannot read the options {line!r}: {exc}") from None
         except UsageError as exc:

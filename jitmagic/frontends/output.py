@@ -1,8 +1,11 @@
 """Where the front ends write reports: checked before anything is measured, and
 written without a traceback when the disk says no.
 
-A path is made absolute when the options are read (``~`` expanded): the cell
-or script may change the working folder before the report is written.
+A path is made absolute when the options are read (``~`` and ``~user`` expanded):
+the cell or script may change the working folder before the report is written.
+Only a regular file, or a new one, is written (:mod:`jitmagic.model.files`): a
+FIFO, a device (``/dev/null``, ``/dev/stdout``), a socket or a folder is refused
+up front, naming the path as it was given.
 """
 
 from __future__ import annotations
@@ -10,8 +13,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..errors import CannotWriteError
+from ..errors import CannotWriteError, InputError
 from ..model.storage import check_save_path
+
+#: The quotes a shell would take off a word (IPython leaves them on a magic's arguments).
+QUOTES = ("'", '"')
+
+
+def unquoted(value: str | None) -> str | None:
+    """``value`` without the one pair of quotes around it (``"my report.json"``), as a
+    shell would read it; anything else as it is."""
+    if value and len(value) >= 2 and value[0] == value[-1] and value[0] in QUOTES:
+        return value[1:-1]
+    return value
 
 
 def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
@@ -22,7 +36,22 @@ def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
     try:
         return os.fspath(check_save_path(path))
     except (OSError, ValueError) as exc:
-        raise CannotWriteError(f"{option} {path}: {exc}") from None
+        raise CannotWriteError(f"{option} {os.fspath(path)}: {exc}") from None
+
+
+def distinct(paths: dict[str, str | None]) -> None:
+    """``InputError`` where two of ``paths`` (the script, ``--save``, ``--html``) name
+    the same file: a report would overwrite the other one, or the script itself."""
+    seen: dict[str, str] = {}
+    for option, path in paths.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise InputError(f"{seen[real]} and {option} name the same file, {path}: give "
+                             "each report its own file, e.g. --save report.json "
+                             "--html report.html")
+        seen[real] = option
 
 
 def write_report(write: Callable[[str], object], path: str, option: str) -> None:
@@ -31,4 +60,12 @@ def write_report(write: Callable[[str], object], path: str, option: str) -> None
     try:
         write(path)
     except (OSError, ValueError) as exc:
-        raise CannotWriteError(f"cannot write {option} {path}: {exc}") from None
+        raise CannotWriteError(f"cannot write {option} {path}: {_reason(exc)}") from None
+
+
+def _reason(exc: OSError | ValueError) -> str:
+    """Why a write failed (``[Errno 28] No space left on device``), without a file name:
+    the message names the target already, and never a temporary file."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return str(OSError(exc.errno, exc.strerror))
+    return str(exc)

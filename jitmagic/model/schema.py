@@ -9,8 +9,13 @@ with :func:`fields`; nothing is checked by hand, field by field.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Callable
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 Kind = Callable[[Any, str], Any]
@@ -21,6 +26,21 @@ MAX_COUNT = 10**15
 MAX_SECONDS = 1e9
 #: ``fields``' default for a key that must be present.
 REQUIRED = object()
+#: Messages quote at most this many characters of a string from a report.
+MAX_QUOTED = 80
+#: No list in a report holds more items than this (samples, helpers, a sweep's values):
+#: the statistics of a longer one would take seconds each time it is shown.
+MAX_LIST = 10_000
+#: When reading a report must be done by (``time.monotonic``), inside :func:`time_limit`.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline",
+                                                                        default=None)
+
+#: What a terminal would act on rather than show: C0 controls but newline and tab
+#: (ANSI escapes start with ESC), DEL and C1, the bidirectional overrides and isolates
+#: (text that reads differently from what it holds), and lone surrogates (no encoder
+#: writes them: matplotlib and a UTF-8 stdout raise on them).
+UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                         "\ud800-\udfff]")
 
 
 class ReportSchemaError(ValueError):
@@ -29,6 +49,46 @@ class ReportSchemaError(ValueError):
 
 def fail(where: str, expected: str, got: Any) -> NoReturn:
     raise ReportSchemaError(f"{where}: expected {expected}, got {_show(got)}")
+
+
+def printable(s: str) -> str:
+    """``s`` with every :data:`UNPRINTABLE` character written as its escape
+    (``\\x1b``, ``\\ud800``): safe to print to a terminal, draw, or encode as UTF-8."""
+    if not UNPRINTABLE.search(s):
+        return s
+    return UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape", "backslashreplace")
+                           .decode("ascii"), s)
+
+
+#: The JSON escapes (``\\u001b``) of :data:`UNPRINTABLE` characters.
+_ESCAPED = re.compile(r"\\u(00[01]|007f|008|009|202[a-e]|206[6-9]|d[89a-f])", re.IGNORECASE)
+
+
+def needs_printable(json_text: str) -> bool:
+    """Whether a JSON text may decode to a string :func:`printable` would change (most
+    reports hold none: their decoded strings need no second look)."""
+    return bool(UNPRINTABLE.search(json_text) or _ESCAPED.search(json_text))
+
+
+def printable_tree(value: Any) -> Any:
+    """A decoded JSON document with every string in it, keys too, made :func:`printable`.
+
+    ``jitmagic.load`` calls it once on what it read, before any record decodes it: the
+    one place where a report from someone else is made safe to show.
+    """
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [printable_tree(x) for x in value]
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: printable_tree(v)
+                for k, v in value.items()}
+    return value
+
+
+def clipped(s: str, width: int = MAX_QUOTED) -> str:
+    """``s``, or its first ``width`` characters and how many more there were."""
+    return s if len(s) <= width else f"{s[:width]}… ({len(s):,} characters)"
 
 
 def _show(value: Any) -> str:
@@ -67,12 +127,20 @@ def number(value: Any, where: str) -> float:
     return x
 
 
+def _not_subnormal(x: float, value: Any, where: str) -> float:
+    """``x``, unless it is a subnormal time (``5e-324``): no clock measures one, and
+    dividing by one overflows."""
+    if 0 < abs(x) < sys.float_info.min:
+        fail(where, "seconds a clock could measure (not a subnormal number)", value)
+    return x
+
+
 def seconds(value: Any, where: str) -> float:
     """A finite, non-negative number of seconds (at most :data:`MAX_SECONDS`)."""
     x = number(value, where)
     if not 0 <= x <= MAX_SECONDS:
         fail(where, f"seconds from 0 to {MAX_SECONDS:g}", value)
-    return x
+    return _not_subnormal(x, value, where)
 
 
 def positive_seconds(value: Any, where: str) -> float:
@@ -80,7 +148,7 @@ def positive_seconds(value: Any, where: str) -> float:
     x = number(value, where)
     if not 0 < x <= MAX_SECONDS:
         fail(where, f"seconds above zero, at most {MAX_SECONDS:g}", value)
-    return x
+    return _not_subnormal(x, value, where)
 
 
 def number_or_nan(value: Any, where: str) -> float:
@@ -113,10 +181,13 @@ def optional(kind: Kind) -> Kind:
 
 
 def items(kind: Kind) -> Kind:
-    """A list whose every item is ``kind``; kept as a tuple."""
+    """A list of at most :data:`MAX_LIST` items, every one ``kind``; kept as a tuple."""
     def check(value: Any, where: str) -> tuple:
         if not isinstance(value, list | tuple):
             fail(where, "a list", value)
+        if len(value) > MAX_LIST:
+            raise ReportSchemaError(f"{where}: expected at most {MAX_LIST:,} items, got "
+                                    f"{len(value):,}")
         return tuple(kind(x, f"{where}[{i}]") for i, x in enumerate(value))
     return check
 
@@ -150,12 +221,31 @@ def json_value(value: Any, where: str, depth: int = 4) -> Any:
 Field = tuple[str, str, Kind, Any]
 
 
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Within this block, :func:`fields` fails once ``seconds`` have passed: a report
+    built to be slow to read (thousands of large records) is refused, not read for minutes."""
+    token = _DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _check_time(where: str) -> None:
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise ReportSchemaError(f"{where or 'the report'}: reading it took too long (a report "
+                                "this large is not one jitmagic wrote); not read")
+
+
 def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
     """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row.
 
     A missing key takes its default, or fails when the default is :data:`REQUIRED`.
     """
     obj(d, where)
+    _check_time(where)
     out = {}
     for key, attr, kind, default in table:
         at = f"{where}.{key}" if where else key

@@ -6,107 +6,148 @@ or the :class:`~jitmagic.model.lines.Lines` table ``jitmagic.lines`` returns):
 it displays the same chart and tables without re-running
 anything, and its ``to_dict()`` equals what was saved.
 
-Loading trusts nothing: every decoding failure, whatever raised it, becomes a
-``ReportSchemaError`` that names the file (and the field). Saving never leaves a
-half-written file: the whole JSON text is built first, written beside the
-target and moved over it in one step.
+Loading trusts nothing: only a regular file of at most 64 MiB is read, every
+decoding failure, whatever raised it, becomes a ``ReportSchemaError`` that names
+the file (and the field), and every string is made safe to print as it is read
+(:func:`~jitmagic.model.schema.printable_tree`). Saving never leaves a half-written file and
+never writes onto anything but a regular file (:mod:`~jitmagic.model.files`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import tempfile
+import re
 from pathlib import Path
 from typing import Any
 
-from .comparison import READABLE, Comparison, ReportSchemaError
+from . import files
+from .comparison import READABLE, SCHEMA, Comparison, ReportSchemaError
 from .lines import Lines, checked_lines, is_saved_lines
+from .rows import PHASES
+from .schema import clipped, needs_printable, printable_tree, time_limit
 from .sweep import SCHEMA as SWEEP_SCHEMA
 from .sweep import Sweep
 
 #: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
-MAX_BYTES = 50 * 1024 * 1024
+MAX_BYTES = files.MAX_BYTES
+#: Reading a report's records stops after this many seconds (a sweep of 100 values
+#: reads in a tenth of a second).
+MAX_READ_S = 10.0
 
 
 def check_save_path(path: str | os.PathLike) -> Path:
-    """``path`` as an absolute path a report can be saved to (``~`` expanded).
+    """``path`` as an absolute path a report can be saved to (``~`` and ``~user`` expanded).
 
     Called when the options are parsed, before anything is measured (the cell may
-    change the working directory). ``ValueError`` for a directory, a folder that
-    does not exist, or one this process cannot write to.
+    change the working directory). ``ValueError`` for a folder, a FIFO, a device or
+    a socket, a folder that does not exist, or one this process cannot write to.
     """
-    target = Path(path).expanduser().absolute()
-    if target.is_dir():
-        raise ValueError(f"cannot save to {target}: it is a folder; give a file name, "
-                         f"e.g. {target / 'report.json'}")
-    folder = target.parent
-    if not folder.is_dir():
-        raise ValueError(f"cannot save to {target}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot save to {target}: the folder {folder} is not writable")
-    return target
+    return files.check_target(path)
 
 
 def save(c: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
     """Write ``c.to_dict()`` as JSON (``null`` for numbers that were not measured or not finite).
 
-    The file is replaced whole or not at all: a failure while building the text
-    leaves an existing file as it was.
+    The file is replaced whole or not at all (see :func:`~jitmagic.model.files.write_text`:
+    a regular file or a new one, its mode and hard links kept): a failure while
+    building the text leaves an existing file as it was.
     """
     data = json.dumps(_finite(c.to_dict()), indent=1, allow_nan=False)
-    target = Path(os.path.realpath(Path(path).expanduser()))  # a symlink's target, not the link
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    files.write_text(path, data)
 
 
 def load(path: str | os.PathLike) -> Comparison | Sweep | Lines:
-    """Read a report written by ``--save`` (magic or command) or :func:`save`.
+    """Read a report written by ``--save`` (magic or command) or :func:`save` (``~``
+    expanded; only a regular file of at most :data:`MAX_BYTES` is read).
 
     Raises ``ReportSchemaError`` (naming the file and the schema or field at fault)
-    for anything that is not a report this version reads.
+    for anything that is not a report this version reads, ``FileNotFoundError`` for
+    a missing file.
     """
-    name = os.fspath(path)
-    if os.path.isdir(path):
-        raise ReportSchemaError(f"{name} is a folder, not a report: give the path of a .json "
-                                "file written by --save or jitmagic.save")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no report at {name}: no such file")
-    if os.path.getsize(path) > MAX_BYTES:
-        raise ReportSchemaError(f"{name} is {os.path.getsize(path) / 2**20:.0f} MB: larger than "
-                                f"any jitmagic report ({MAX_BYTES // 2**20} MB at most); not read")
-    with open(path, "rb") as f:
-        raw = f.read(MAX_BYTES + 1)
+    name = os.fsdecode(os.fspath(path))
     try:
-        data = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
+        raw = files.read_bytes(files.expand(path), MAX_BYTES)
+    except ValueError as exc:  # not a regular file, too large, a ~user with no such user
+        raise ReportSchemaError(str(exc)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
         raise ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
                                 f"({_short(exc)})") from None
     try:
+        clean = printable_tree(data) if needs_printable(text) else data
         if is_saved_lines(data):
-            return checked_lines(data, "lines")
-        if isinstance(data, dict) and (data.get("schema") == SWEEP_SCHEMA or (
-                data.get("schema") in READABLE and data.get("sweep") is not None)):
-            return Sweep.from_dict(data)
-        return Comparison.from_dict(data)
+            with time_limit(MAX_READ_S):
+                return checked_lines(clean, "lines")
+        _check_schema(data)
+        with time_limit(MAX_READ_S):
+            result = _decode(clean)
+        _check_statistics(result)
+        return result
     except ReportSchemaError as exc:
         raise ReportSchemaError(f"{name}: {exc}") from None
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError,
             OverflowError) as exc:  # a check this version lacks: still the report's fault
         raise ReportSchemaError(f"{name}: not a report this jitmagic reads "
                                 f"({type(exc).__name__}: {_short(exc)})") from None
+
+
+def _decode(data: Any) -> Comparison | Sweep:
+    if isinstance(data, dict) and (data.get("schema") == SWEEP_SCHEMA or (
+            data.get("schema") in READABLE and data.get("sweep") is not None)):
+        return Sweep.from_dict(data)
+    return Comparison.from_dict(data)
+
+
+_VERSIONED = re.compile(r"jitmagic\.(comparison|sweep)/(\d{1,9})")
+#: The newest version of each schema this jitmagic writes.
+_NEWEST = {"comparison": SCHEMA, "sweep": SWEEP_SCHEMA}
+
+
+def _check_schema(data: Any) -> None:
+    """A schema this jitmagic does not read, said plainly: one written by a newer
+    jitmagic, or something else (a long string is clipped, not echoed whole)."""
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema in (*READABLE, SWEEP_SCHEMA):
+        return
+    versions = ", ".join("/" + r.rsplit("/", 1)[1] for r in READABLE)
+    reads = f"this jitmagic writes {SCHEMA!r} and reads {versions} (and {SWEEP_SCHEMA!r})"
+    found = _VERSIONED.fullmatch(schema) if isinstance(schema, str) else None
+    if found and int(found[2]) > _version(_NEWEST[found[1]]):
+        raise ReportSchemaError(f"written by a newer jitmagic (schema {schema!r}): {reads}; "
+                                "upgrade jitmagic to read it")
+    raise ReportSchemaError(f"cannot read a report with schema {_describe(schema)}: {reads}")
+
+
+def _version(schema: str) -> int:
+    return int(schema.rsplit("/", 1)[1])
+
+
+def _describe(value: Any) -> str:
+    """``value`` as a message shows it: a string clipped, a container by its type."""
+    if isinstance(value, str):
+        return repr(clipped(value))
+    if value is None or isinstance(value, bool | int | float):
+        return clipped(repr(value))
+    return f"a {type(value).__name__}"
+
+
+def _check_statistics(result: Comparison | Sweep) -> None:
+    """Derive every phase's verdict once: samples no clock could give (picoseconds beside
+    years) fail here, naming the phase, rather than when the report is shown."""
+    points = result.points if isinstance(result, Sweep) else (result,)
+    for i, point in enumerate(points):
+        for phase in PHASES:
+            try:
+                point.difference(phase)
+            except (OverflowError, ValueError, ZeroDivisionError):
+                at = f"points[{i}]." if isinstance(result, Sweep) else ""
+                raise ReportSchemaError(
+                    f"{at}variants.*.samples.{phase}: the samples are too far apart to be "
+                    "compared (times from different clocks?)") from None
 
 
 def _refuse_constant(name: str) -> Any:
@@ -122,12 +163,6 @@ def _finite(x: Any) -> Any:
     if isinstance(x, list | tuple):
         return [_finite(v) for v in x]
     return x
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _short(exc: BaseException, width: int = 200) -> str:

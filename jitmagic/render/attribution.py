@@ -9,9 +9,22 @@ from __future__ import annotations
 import re
 
 from ..model.advice import Advice, Candidate
-from ..model.attribution import Attribution
+from ..model.attribution import Attribution, HelperTime
 from ..model.comparison import Comparison
-from .blocks import Block, Cell, Code, Html, Image, Para, Table, as_html, as_text
+from .blocks import (
+    MAX_ITEMS,
+    Block,
+    Cell,
+    Code,
+    Html,
+    Image,
+    Para,
+    Table,
+    as_html,
+    as_text,
+    first,
+    more,
+)
 from .comparison import partial
 from .format import fmt_s
 
@@ -19,12 +32,26 @@ from .format import fmt_s
 NOISY = 0.25
 
 
+def heaviest(a: Attribution, limit: int = MAX_ITEMS) -> tuple[tuple[HelperTime, ...], int]:
+    """The ``limit`` helpers with the most inclusive seconds, heaviest first, and how
+    many were left out (the table and the chart show these; the record keeps all)."""
+    ordered = sorted(a.helpers, key=lambda h: -h.inclusive_s)
+    shown, left = first(ordered, limit)
+    return tuple(shown), left
+
+
 def attribution_blocks(a: Attribution) -> list[Block]:
-    """The flat trace split by helper, heaviest first: a title and a table."""
+    """The flat trace split by helper, heaviest first: a title and a table (at most
+    :data:`~.blocks.MAX_ITEMS` helpers, then one row for the rest)."""
+    shown, left = heaviest(a)
     rows: list[tuple[str | Cell, str, str, str, str]] = [
         (Cell(h.helper, code=True), str(h.calls), fmt_s(h.inclusive_s), fmt_s(h.own_s),
          f"{a.share(h.inclusive_s):.0%} (own {a.share(h.own_s):.0%})")
-        for h in a.helpers]
+        for h in shown]
+    if left:
+        rest = sum(h.own_s for h in a.helpers) - sum(h.own_s for h in shown)
+        rows.append((more(left, "helpers", len(a.helpers)), "", "", fmt_s(rest),
+                     f"own {a.share(rest):.0%}"))
     rows.append((Cell((Code(a.entry), " (entry)")), "1", fmt_s(a.trace_s),
                  fmt_s(a.entry_own_s), f"own {a.share(a.entry_own_s):.0%}"))
     rows.append(("  of which JAX around it", "", "", fmt_s(a.jax_s), ""))
@@ -47,14 +74,19 @@ def advice_lines(adv: Advice) -> list[str]:
              f"rule calls the cold start faster):"]
     if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
-    for i, c in enumerate(adv.ranked, 1):
+    ranked, left = first(adv.ranked)
+    for i, c in enumerate(ranked, 1):
         lines.append(f"  {i}. {candidate_words(c, cold)}")
+    if left:
+        lines.append(f"  {more(left, 'helpers', len(adv.ranked))}")
     lines += conclusion(adv)
     if adv.noise_s is not None and adv.noise_s > NOISY * cold:
         lines.append(f"  noisy: the noise reached {adv.noise_s / cold:.0%} of the cold start; "
                      f"more repeats (-r) or a quieter machine resolve smaller savings")
     if adv.not_tried:
-        lines.append(f"  not tried (called once): {', '.join(adv.not_tried)}")
+        names, left = first(adv.not_tried)
+        rest = f", {more(left, 'helpers')}" if left else ""
+        lines.append(f"  not tried (called once): {', '.join(names)}{rest}")
     return lines
 
 

@@ -17,9 +17,19 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: Long texts (a jaxpr) are cut to this many lines or characters when shown.
 MAX_LINES, MAX_CHARS = 300, 100_000
+#: Lists a report shows item by item (helpers, notes, a sweep's values) show at most
+#: this many; a line says how many more the record holds (a report from someone else
+#: may hold thousands, and must still render in about a second).
+MAX_ITEMS = 50
+#: Code (a function's name, a helper's) shows at most this many characters; the record
+#: keeps the whole name.
+MAX_NAME = 200
 
 STYLES = {"": "", "error": " style='color:#a00'", "warning": " style='color:#a60'",
           "note": "", "verdict": " class='jitcompare-verdict'"}
@@ -55,16 +65,21 @@ def prose(text: str) -> tuple[Inline, ...]:
     return tuple(Code(p, ticks=True) if i % 2 else p for i, p in enumerate(parts) if p)
 
 
+def shown_name(text: str, width: int = MAX_NAME) -> str:
+    """A name as a report shows it: cut to ``width`` characters, ending in ``…``."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def _inline_text(parts: Sequence[Inline]) -> str:
     return "".join(p.text.upper() if isinstance(p, Strong)
-                   else f"`{p.text}`" if isinstance(p, Code) and p.ticks
-                   else p.text if isinstance(p, Code) else p for p in parts)
+                   else f"`{shown_name(p.text)}`" if isinstance(p, Code) and p.ticks
+                   else shown_name(p.text) if isinstance(p, Code) else p for p in parts)
 
 
 def _inline_html(parts: Sequence[Inline]) -> Html:
     return Html("".join(f"<b>{html.escape(p.text)}</b>" if isinstance(p, Strong)
-                        else f"<code>{html.escape(p.text)}</code>" if isinstance(p, Code)
-                        else html.escape(p) for p in parts))
+                        else f"<code>{html.escape(shown_name(p.text))}</code>"
+                        if isinstance(p, Code) else html.escape(p) for p in parts))
 
 
 def _parts(x: str | Inline | Sequence[Inline]) -> tuple[Inline, ...]:
@@ -84,6 +99,18 @@ def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> s
         return text
     return (f"{kept}\n… {left} more line{'s' * (left != 1)} "
             f"(of {len(lines)}, {len(text):,} characters)")
+
+
+def first(xs: Sequence[T], limit: int = MAX_ITEMS) -> tuple[Sequence[T], int]:
+    """The first ``limit`` items of ``xs``, and how many were left out."""
+    return xs[:limit], max(len(xs) - limit, 0)
+
+
+def more(left: int, what: str, of: int | None = None) -> str:
+    """``… 950 more helpers (of 1,000)``: the line a clipped list ends with ("" if none)."""
+    if not left:
+        return ""
+    return f"… {left:,} more {what}" + (f" (of {of:,})" if of is not None else "")
 
 
 @dataclass(frozen=True)

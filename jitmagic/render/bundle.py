@@ -13,7 +13,7 @@ from ..model.lines import Lines
 from ..model.orderings import Orderings
 from ..model.sweep import Sweep
 from .attribution import helpers_html, helpers_text
-from .blocks import Table
+from .blocks import Table, first, more, shown_name
 from .comparison import html_summary, text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
@@ -22,6 +22,9 @@ from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
+
+#: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
+MAX_CHARS = 2000
 
 
 def chart_png(c: Comparison | Sweep) -> bytes | None:
@@ -122,10 +125,14 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 
 def html_document(c: Comparison | Sweep) -> str:
     """A self-contained HTML page of the report: the chart is embedded as PNG data,
-    nothing is fetched from a network."""
+    nothing is fetched from a network. The environment's table lists at most
+    :data:`~.blocks.MAX_ITEMS` entries."""
     body = bundle(c)["text/html"]
-    env = Table((), [(str(k), _env_value(v)) for k, v in c.env.items()], css="jitcompare-env")
-    return PAGE.format(title=html.escape(c.entry), body=body, env=env.as_html())
+    shown, left = first(list(c.env.items()))
+    rows = [(shown_name(str(k)), shown_name(_env_value(v), MAX_CHARS)) for k, v in shown]
+    rows += [(more(left, "entries", len(c.env)), "")] if left else []
+    env = Table((), rows, css="jitcompare-env")
+    return PAGE.format(title=html.escape(shown_name(c.entry)), body=body, env=env.as_html())
 
 
 def _env_value(v: Any) -> str:

@@ -29,6 +29,9 @@ from .blocks import (
     Table,
     as_html,
     as_text,
+    first,
+    more,
+    shown_name,
 )
 from .format import fmt_ratio, fmt_s, fmt_spread
 
@@ -131,19 +134,32 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
                   f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
             if v.error]
-    out += [Para([(f"note ({name}): ", n)]) for name, v in c.variants.items() for n in v.notes]
-    out += [Para([("warning: ", w)], "warning") for w in c.warnings]
+    out += _notes(c)
+    warnings, left = first(c.warnings)
+    out += [Para([("warning: ", w)], "warning") for w in warnings]
+    out += [Para([more(left, "warnings", len(c.warnings))], "warning")] if left else []
     out += _provenance.blocks(c)
     out += [Details((f"jaxpr, {name} ({_fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
             for name, v in c.variants.items() if v.jaxpr_text]
     return out
 
 
+def _notes(c: Comparison) -> list[Block]:
+    """Each variant's notes, at most :data:`~.blocks.MAX_ITEMS` of them."""
+    notes = [(name, n) for name, v in c.variants.items() for n in v.notes]
+    shown, left = first(notes)
+    out: list[Block] = [Para([(f"note ({name}): ", n)]) for name, n in shown]
+    return out + ([Para([more(left, "notes", len(notes))])] if left else [])
+
+
 def _helpers_line(c: Comparison) -> str:
-    """The helpers the nested variant nested; those found, where it never ran."""
+    """The helpers the nested variant nested; those found, where it never ran (at most
+    :data:`~.blocks.MAX_ITEMS` named)."""
     calls = c.nested.helper_calls
-    names = ", ".join(f"{h} ({calls[h]} jit call{'s' * (calls[h] != 1)})" if h in calls else h
-                      for h in c.nested.helpers) or "none"
+    helpers, left = first(c.nested.helpers)
+    names = ", ".join(f"{shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)})" if h in calls
+                      else shown_name(h) for h in helpers) or "none"
+    names += f", {more(left, 'helpers')}" if left else ""
     if not_run(c):
         return f"helpers found: {names} (not nested: measuring stopped first)"
     return f"nested helpers: {names}"

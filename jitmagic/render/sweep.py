@@ -5,9 +5,28 @@ from __future__ import annotations
 
 from ..model.comparison import PHASES, VARIANTS
 from ..model.sweep import Sweep, exponents, medians, unchanged
-from .blocks import Block, Code, Heading, Html, Image, Para, Pre, Table, as_html, as_text
+from .blocks import (
+    MAX_ITEMS,
+    Block,
+    Code,
+    Heading,
+    Html,
+    Image,
+    Para,
+    Pre,
+    Table,
+    as_html,
+    as_text,
+    first,
+    more,
+    shown_name,
+)
 from .comparison import partial
 from .format import fmt_exponent, fmt_s
+
+#: A sweep's table and chart show at most this many values, the first measured (the
+#: growth row is fitted on all of them); the heading names at most ``MAX_NAMED``.
+MAX_POINTS, MAX_NAMED = 200, 20
 
 SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
          "first_call_s": "first call", "execute_s": "execute"}
@@ -18,8 +37,10 @@ def _table(c: Sweep) -> Table:
     sweep = c
     name, values = sweep.name, sweep.values
     meds, ks = medians(c), exponents(c)
-    rows = [[repr(value), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
-            for i, value in enumerate(values) for v in VARIANTS]
+    shown, left = first(values, MAX_POINTS)
+    rows = [[shown_name(repr(value)), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
+            for i, value in enumerate(shown) for v in VARIANTS]
+    rows += [[more(left, "values", len(values)), ""] + [""] * len(PHASES)] if left else []
     rows += [["growth", v] + [fmt_exponent(name, ks[v][p]) for p in PHASES] for v in VARIANTS]
     return Table([name, "variant"] + [SHORT[p] for p in PHASES], rows, css="jitcompare-sweep")
 
@@ -28,7 +49,9 @@ def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
     """The sweep as blocks, built once: chart, table, growth line and warnings."""
     sweep = c
     name = sweep.name
-    values = ", ".join(map(repr, sweep.values))
+    named, left = first(sweep.values, MAX_NAMED)
+    values = ", ".join(shown_name(repr(v)) for v in named) + (f", {more(left, 'values')}"
+                                                         if left else "")
     out: list[Block] = [
         Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
                  f" = {values} (medians per value)")),
@@ -38,14 +61,19 @@ def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
         Para([(f"growth: {_growth_rule(c, name)}; "
                f"sweep wall time {fmt_s(sweep.wall_s)}",)])]
     out += [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
+    found = _warnings(c)
+    shown, left = first(found, MAX_ITEMS)
     out += [Pre(f"{kind} ({name}={v!r}): {w}", "warning" if kind == "warning" else "error")
-            for kind, v, w in _warnings(c)]
+            for kind, v, w in shown]
+    out += [Pre(more(left, "errors and warnings", len(found)), "warning")] if left else []
     return out
 
 
 def _sweep_warnings(c: Sweep) -> list[str]:
-    """Warnings about the whole sweep (each point's follow with its value)."""
-    return list(c.warnings)
+    """Warnings about the whole sweep (each point's follow with its value), at most
+    :data:`~.blocks.MAX_ITEMS`."""
+    shown, left = first(c.warnings, MAX_ITEMS)
+    return [*shown, *([more(left, "warnings", len(c.warnings))] if left else [])]
 
 
 def _growth_rule(c: Sweep, name: str) -> str:

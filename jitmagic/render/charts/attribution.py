@@ -9,17 +9,25 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ...model.attribution import Attribution
+from ..attribution import heaviest
+from ..blocks import more
 from ..format import fmt_s
 from .palette import PHASE, TRACE_INCLUSIVE
 from .style import DPI, LABEL_PT, LEGEND_PT, plain
+
+#: The most helpers drawn (the table lists more): a bar per helper makes the figure taller.
+MAX_BARS = 25
 
 
 def attribution_figure(a: Attribution) -> Figure:
     """Horizontal bars, heaviest first: a helper's inclusive share of the flat trace
     (light) with its own share inside (the trace colour), labelled
-    "layer: 16 calls, 91% of trace time"; the legend below the bars."""
-    rows = [(h.helper, h.calls, a.share(h.inclusive_s), a.share(h.own_s)) for h in a.helpers]
-    entry = a.share(a.entry_own_s)
+    "layer: 16 calls, 91% of trace time"; the legend below the bars. At most
+    :data:`MAX_BARS` helpers, the heaviest; the title says how many more."""
+    shown, left = heaviest(a, MAX_BARS)
+    rows = [(h.helper, h.calls, _bar(a.share(h.inclusive_s)), _bar(a.share(h.own_s)))
+            for h in shown]
+    entry = _bar(a.share(a.entry_own_s))
     rows.append((f"{a.entry} (entry, own)", 1, entry, entry))
     fig = Figure(figsize=(7, 0.45 * len(rows) + 1.6), layout="constrained", dpi=DPI)
     ax = fig.subplots()
@@ -35,6 +43,12 @@ def attribution_figure(a: Attribution) -> Figure:
     ax.set_xticks(range(0, 101, 25))
     ax.margins(y=0.1)
     ax.set_xlabel(f"% of the flat trace ({fmt_s(a.trace_s)}, one cold trace)")
-    ax.set_title(f"{plain(a.entry)}: trace time by helper")
+    ax.set_title(f"{plain(a.entry)}: trace time by helper"
+                 + (f" ({plain(more(left, 'helpers'))} not drawn)" if left else ""))
     fig.legend(loc="outside lower center", ncol=2, fontsize=LEGEND_PT, frameon=False)
     return fig
+
+
+def _bar(share: float) -> float:
+    """A share as a bar can draw it: within 0 and 1.5 (a loaded report may say anything)."""
+    return min(max(share, 0.0), 1.5)

@@ -16,10 +16,18 @@ LEGEND_PT = 10
 LABEL_PT = 10
 
 
-def plain(x: Any) -> str:
+#: A chart shows at most this many characters of a name (a report from someone else may
+#: hold a name of megabytes, and laying one out takes matplotlib minutes).
+MAX_LABEL = 60
+
+
+def plain(x: Any, width: int = MAX_LABEL) -> str:
     """``x`` as text matplotlib shows as it is: every ``$`` escaped, so a name such as
-    ``$\\frac{$`` is never parsed as mathtext (which raises while drawing)."""
-    return str(x).replace("$", r"\$")
+    ``$\\frac{$`` is never parsed as mathtext (which raises while drawing); cut to
+    ``width`` characters, ending in ``…``."""
+    text = str(x)
+    text = text if len(text) <= width else text[:width - 1] + "…"
+    return text.replace("$", r"\$")
 
 
 def whisker(ax: Axes, at: float, lo: float, hi: float, horizontal: bool = True) -> None:

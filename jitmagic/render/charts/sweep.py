@@ -10,9 +10,14 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from ...model.comparison import PHASE_LABELS, PHASES
 from ...model.sweep import Sweep, exponents, log_scale, medians
+from ..blocks import more
 from ..format import fmt_exponent, fmt_s
+from ..sweep import MAX_POINTS
 from .palette import VARIANT
 from .style import DPI, LEGEND_PT, plain
+
+#: At most this many tick labels on an axis (every k-th value is labelled).
+MAX_TICKS = 12
 
 #: Each variant's line: its colour, and a marker and dash of its own (told apart in grey too).
 STYLE = {"flat": dict(color=VARIANT["flat"], marker="o", linestyle="-"),
@@ -27,15 +32,17 @@ def sweep_figure(c: Sweep) -> Figure:
     exponent is fitted.
     """
     sweep = c
-    name, values = plain(sweep.name), list(sweep.values)
+    name, values = plain(sweep.name), list(sweep.values)[:MAX_POINTS]
+    left = len(sweep.values) - len(values)
     loglog = log_scale(values)
     xs = values if loglog else list(range(len(values)))
     meds, ks = medians(c), exponents(c)
+    step = -(-len(values) // MAX_TICKS)  # every value up to MAX_TICKS, then every k-th
     fig = Figure(figsize=(3.1 * len(PHASES), 3.3), layout="constrained", dpi=DPI)
     axes = fig.subplots(1, len(PHASES))
     for ax, phase in zip(axes, PHASES, strict=True):
         for variant, style in STYLE.items():
-            ys = meds[variant][phase]
+            ys = meds[variant][phase][:MAX_POINTS]
             if all(math.isnan(y) for y in ys):
                 continue
             label = f"{variant} {fmt_exponent(name, ks[variant][phase])}"
@@ -43,17 +50,19 @@ def sweep_figure(c: Sweep) -> Figure:
         if loglog:
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_xticks(values, [plain(v) for v in values])
+            ax.set_xticks(values[::step], [plain(v) for v in values[::step]])
             ax.xaxis.set_minor_locator(NullLocator())
             ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
             ax.yaxis.set_minor_locator(NullLocator())
         else:
-            ax.set_xticks(xs, [plain(v) for v in values])
+            ax.set_xticks(xs[::step], [plain(v) for v in values[::step]])
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: fmt_s(y)))
         ax.set_title(PHASE_LABELS[phase])
         ax.set_xlabel(name)
         if ax.lines:  # a phase nothing measured (a stopped sweep) has no legend
             ax.legend(fontsize=LEGEND_PT)
     axes[0].set_ylabel("median time")
-    fig.suptitle(f"{plain(c.entry)}: how each phase grows with {name}")
+    fig.suptitle(f"{plain(c.entry)}: how each phase grows with {name}"
+                 + (f" (the first {len(values)}; {plain(more(left, 'values'))} not drawn)"
+                    if left else ""))
     return fig

@@ -1,0 +1,225 @@
+"""The files reports go to and come from: regular files only, nothing damaged on the way.
+
+Writing (:func:`check_target`, :func:`write_text`): a report goes onto a regular file
+or a new one, never onto a FIFO, a device, a socket or a folder (``--save /dev/null``
+must not replace the null device, ``--save /dev/stdout`` must not block on a pipe). The
+text is written beside the target and moved over it in one step, keeping the old
+file's mode and owner; a file with other hard links is rewritten in place instead,
+so that every link sees the new report. Every error names the target, never the
+temporary file.
+
+Reading (:func:`read_bytes`): only a regular file is opened (a FIFO is refused
+before anything could block on it), and at most :data:`MAX_BYTES` are read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+#: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
+MAX_BYTES = 64 * 1024 * 1024
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def expand(path: str | os.PathLike) -> str:
+    """``path`` with a leading ``~`` or ``~user`` expanded as the shell does.
+
+    ``ValueError`` where it cannot be (no such user, no home folder): the shell would
+    leave the ``~`` in the name, which is never what was meant.
+    """
+    text = os.fsdecode(os.fspath(path))
+    if not text.startswith("~"):
+        return text
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):
+        user = text[1:].split(os.sep, 1)[0]
+        who = f"no user named {user!r}" if user else "no home folder (HOME is not set)"
+        raise ValueError(f"cannot expand {text.split(os.sep, 1)[0]} in {text}: there is "
+                         f"{who}; write the folder in full, e.g. /home/{user or 'me'}/report.json")
+    return expanded
+
+
+def kind_of(mode: int) -> str | None:
+    """What a file of this ``st_mode`` is, when it is not a regular file (None if it is)."""
+    return next((name for test, name in _KINDS if test(mode)), None)
+
+
+def check_target(path: str | os.PathLike) -> Path:
+    """``path`` as an absolute path a report can be written to (``~`` expanded).
+
+    ``ValueError`` naming ``path`` for a folder, a FIFO, a device or a socket, a
+    read-only file, a folder that does not exist, or one this process cannot write to.
+    """
+    target = Path(expand(path)).absolute()
+    _check_kind(target)
+    real = Path(os.path.realpath(target))
+    _check_not_special(target, real)
+    if real.exists() and not os.access(real, os.W_OK):
+        raise ValueError(f"cannot save to {target}: the file is read-only; give another name "
+                         "or make it writable")
+    folder = real.parent
+    if not folder.is_dir():
+        raise ValueError(f"cannot save to {target}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot save to {target}: the folder {folder} is not writable")
+    return target
+
+
+#: Folders of the system's own files: ``/dev/stdout`` is a regular file when the output
+#: is redirected to one, and a report written there would replace that file.
+SPECIAL = (Path("/dev"), Path("/proc"), Path("/sys"))
+
+
+def _check_not_special(target: Path, real: Path) -> None:
+    """``ValueError`` for a path in (or through) ``/dev``, ``/proc`` or ``/sys``."""
+    for p in (target, real):
+        if any(p == folder or folder in p.parents for folder in SPECIAL):
+            raise ValueError(f"cannot save to {target}: it is a system path ({p.parts[1]}), "
+                             "not a regular file; give the path of a file, e.g. report.json "
+                             "(the command prints the report itself)")
+
+
+def _check_kind(target: Path) -> None:
+    """``ValueError`` unless ``target`` (a symlink's target) is a regular file or absent."""
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ValueError(f"cannot save to {target}: {exc.strerror}") from None
+    kind = kind_of(mode)
+    if kind == "a folder":
+        raise ValueError(f"cannot save to {target}: it is a folder; give a file name, "
+                         f"e.g. {target / 'report.json'}")
+    if kind:
+        raise ValueError(f"cannot save to {target}: it is {kind}, not a regular file; give "
+                         "the path of a file, e.g. report.json (a report is never written "
+                         "to a pipe or a device)")
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path``, a regular file or a new one, whole or not at all.
+
+    A symlink is followed (its target is written). A file with other hard links is
+    rewritten in place (room for the text is reserved first, so a full disk leaves it
+    as it was); any other is replaced in one step by a file with its mode and owner.
+    ``ValueError`` for what :func:`check_target` refuses; ``OSError`` naming ``path``.
+    """
+    target = check_target(path)
+    real = os.path.realpath(target)
+    data = text.encode("utf-8")
+    try:
+        old = os.stat(real)
+    except FileNotFoundError:
+        old = None
+    try:
+        if old is not None and old.st_nlink > 1:
+            _write_in_place(real, data, old)
+        else:
+            _replace(real, data, old)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(target)) from None
+
+
+def _replace(real: str, data: bytes, old: os.stat_result | None) -> None:
+    """Write beside ``real``, then move over it: readers see the old file or the new one."""
+    folder, name = os.path.split(real)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if old is None:
+            os.chmod(tmp, 0o666 & ~_umask())
+        else:
+            os.chmod(tmp, stat.S_IMODE(old.st_mode))
+            with contextlib.suppress(OSError):  # only root may give a file away
+                os.chown(tmp, old.st_uid, old.st_gid)
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_in_place(real: str, data: bytes, old: os.stat_result) -> None:
+    """Overwrite the file every hard link shares; refuse if it is no longer ``old``."""
+    fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "wb") as f:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (old.st_dev, old.st_ino) or not stat.S_ISREG(now.st_mode):
+            raise OSError(errno.ESTALE, "the file changed while it was being saved")
+        _reserve(fd, len(data))
+        f.write(data)
+        f.truncate(len(data))
+        f.flush()
+        os.fsync(fd)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Room for ``size`` bytes, before the old text is overwritten: a full disk then
+    fails here, with the file as it was. A file system that cannot reserve is written
+    all the same."""
+    try:
+        os.posix_fallocate(fd, 0, max(size, 1))
+    except AttributeError:  # not on this platform
+        pass
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+
+
+def read_bytes(path: str | os.PathLike, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    ``FileNotFoundError`` for a missing file; ``ValueError`` (the message names the
+    path) for a folder, a FIFO, a device or a socket, or a file over ``limit``: checked
+    before opening, and the file is opened non-blocking, so that nothing can hang.
+    """
+    name = os.fsdecode(os.fspath(path))
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, f"no report at {name}: no such file",
+                                name) from None
+    _check_readable_kind(name, mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        _check_readable_kind(name, st.st_mode)  # it could have changed since the stat
+        if st.st_size > limit:
+            raise ValueError(_too_large(name, st.st_size, limit))
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(_too_large(name, len(data), limit))
+    return data
+
+
+def _check_readable_kind(name: str, mode: int) -> None:
+    kind = kind_of(mode)
+    if kind == "a folder":
+        raise ValueError(f"{name} is a folder, not a report: give the path of a .json "
+                         "file written by --save or jitmagic.save")
+    if kind:
+        raise ValueError(f"{name} is {kind}, not a report: only a regular file written by "
+                         "--save or jitmagic.save is read")
+
+
+def _too_large(name: str, size: int, limit: int) -> str:
+    return (f"{name} is {size / 2**20:.0f} MiB: larger than any jitmagic report "
+            f"({limit // 2**20} MiB at most); not read")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
