@@ -17,7 +17,7 @@ from typing import Any
 from .comparison import Comparison, ReportSchemaError
 from .rows import PHASE_LABELS, PHASES, VARIANTS
 from .shown import Shown
-from .stats import SLOWER, difference, json_number
+from .stats import SAME, SLOWER, difference, json_number
 from .storage import load
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
@@ -31,9 +31,9 @@ class StageDiff:
     """One phase of one variant, NEW against OLD.
 
     ``new_over_old`` is median(NEW) / median(OLD) (above 1: NEW slower; NaN: not
-    measured in one of them); ``low``/``high`` its 95% interval where the rule gives
-    one (NaN otherwise); ``kind`` is about NEW: "faster", "slower", "no measurable
-    difference" or "inconclusive"; ``significant`` whether the rule called it.
+    measured in one of them); ``low``/``high`` its interval (the rule's: 95% or wider)
+    where the rule gives one (NaN otherwise); ``kind`` is about NEW: "faster", "slower",
+    "no measurable difference" or "inconclusive"; ``significant`` whether the rule called it.
     """
 
     variant: str
@@ -94,7 +94,13 @@ class Diff(Shown):
         faster = sum(s.decided and s.kind != SLOWER for s in self.stages)
         said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
                          for n, what in ((slower, "slower"), (faster, "faster")) if n)
-        return f"<Diff {self.new_entry}: {said or 'no measurable difference'}>"
+        return f"<Diff {self.new_entry}: {said or self.undecided()}>"
+
+    def undecided(self) -> str:
+        """What a diff with no stage slower or faster says: the same, or not known."""
+        if all(s.kind == SAME for s in self.stages if s.measured):
+            return "no measurable difference"
+        return "no stage measurably slower or faster (some inconclusive)"
 
     def __repr__(self) -> str:
         return self.summary()

@@ -1,6 +1,6 @@
 """Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase.
 
-Every ratio is NEW over OLD and said in words ("NEW 1.30× slower"), with its 95%
+Every ratio is NEW over OLD and said in words ("NEW 1.30× slower"), with its
 interval where the rule gives one; a phase measured in only one report shows "—".
 """
 
@@ -15,7 +15,7 @@ from ..model.stats import INCONCLUSIVE, SAME, SLOWER
 from .blocks import Block, Heading, Html, Para, Table, as_html, as_text
 from .format import fmt_ratio
 
-HEADER = ("variant", "phase", "NEW/OLD", "95% interval", "NEW is")
+HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 
 
 def said(s: StageDiff) -> str:
@@ -46,7 +46,7 @@ def headline(d: Diff) -> str:
     slower = [s for s in d.stages if s.decided and s.kind == SLOWER]
     faster = [s for s in d.stages if s.decided and s.kind != SLOWER]
     if not slower and not faster:
-        return "against the baseline: no measurable difference in any stage"
+        return f"against the baseline: {d.undecided()}"
     parts = [f"{word} in {_by_variant(ss)}" for word, ss in (("slower", slower),
                                                              ("faster", faster)) if ss]
     return "against the baseline: NEW " + "; ".join(parts)
@@ -99,7 +99,7 @@ def summary_lines(outcomes: Sequence[Any], regressions: Sequence[tuple[Any, Stag
                                                                            "first_call_s")]
         table += [[o.test, f"{s.variant} {s.label}", fmt_ratio(s.new_over_old), interval(s),
                    said(s)] for s in decided]
-    lines = Table(("test", "stage", "NEW/OLD", "95% interval", "NEW is"), table).text_lines()
+    lines = Table(("test", "stage", "NEW/OLD", "interval", "NEW is"), table).text_lines()
     warned = {w for o in outcomes if o.diff is not None for w in o.diff.warnings}
     lines += [f"warning: {w}" for w in sorted(warned)]
     by_test: dict[str, list[StageDiff]] = {}
