@@ -59,10 +59,12 @@ MIN_REPEAT = 3
 #: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
 #: no helper's name can clash with them.
 FLAT, ALL, SET = "flat", "all nested", "recommended set"
+#: The comparison's own flat runs, which "nest every helper" is told against.
+COMPARED = "flat, as compared"
 
 
-#: Samples a comparison already took, by label (``FLAT``, ``ALL``): (cold starts, steady
-#: seconds per call). Advice judges its candidates against them instead of again.
+#: Samples a comparison already took, by label (``COMPARED``, ``ALL``): (cold starts,
+#: steady seconds per call). "Nest every helper" is told from them, not measured again.
 Shared = dict[str, tuple[list[float], list[float]]]
 
 
@@ -79,9 +81,11 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     """Measure which helpers of the planned entry save cold-start time when nested alone,
     with ``options``' repeat, number and budget.
 
-    ``shared``: the comparison's own flat (and nest-everything) samples, which the
-    candidates are judged against rather than measuring them again; without them,
-    flat and nest-everything are rows of their own. With ``repeat`` auto a candidate
+    ``shared``: the comparison's own flat and nest-everything samples, from which "nest
+    every helper" is told (the comparison's figure, not a second measurement); without
+    them, nest-everything is a row of its own. The candidates are always judged against
+    a flat row measured beside them, interleaved, so that drift between the comparison
+    and the advice cannot pass for a saving. With ``repeat`` auto a candidate
     takes no more runs once the rule has decided it. Under ``check`` (the
     measurement's checkpoint) a stop keeps what was measured: the advice says PARTIAL
     (``stopped``) and no second round runs. ``Stop`` when not one flat cold start was
@@ -95,21 +99,21 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     attribution = attribution or attribute_call(plan, args, kwargs, check)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
-    own = {FLAT: (), ALL: everything}
-    sets = {**{k: v for k, v in own.items() if k not in shared},
-            **{only(h.helper): (h.helper,) for h in tried}}
+    own = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
+    sets = {**own, **{only(h.helper): (h.helper,) for h in tried}}
     rounds = (options.repeat, options.number, options.budget)
-    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, rounds, check, shared)
+    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, rounds, check, not shared)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
     flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
-    rec_saving, all_saving = _set_savings(recommended, sets, cold)
+    rec_saving = _set_saving(recommended, sets, cold)
+    all_saving = _all_saving(cold, shared)
     if rec_saving is None and recommended and not stopped:  # a new set: beside flat and all
-        sets = {**{k: v for k, v in own.items() if k not in shared}, SET: recommended}
+        sets = {**own, SET: recommended}
         try:
-            cold, _, _, stopped = _measure(plan, args, kwargs, sets, rounds, check, shared)
-            rec_saving, all_saving = _saving(cold, SET), _saving(cold, ALL)
+            cold, _, _, stopped = _measure(plan, args, kwargs, sets, rounds, check, not shared)
+            rec_saving, all_saving = _saving(cold, SET), _all_saving(cold, shared)
         except Stop as stop:  # the first round stands; the set's saving was not measured
             stopped = stop.reason
     return Advice(
@@ -167,58 +171,49 @@ def extend(result: Comparison, flat: Prepared, options: Options,
 
 
 def _shared(result: Comparison, options: Options) -> Shared:
-    """The comparison's samples advice reuses: flat's, and nested's where it nests every
-    helper (no ``--nest``) and was measured (it is then "nest everything")."""
-    def samples(v: Any) -> tuple[list[float], list[float]]:
-        return list(v.samples["first_call_s"]), list(v.samples["execute_s"])
-    shared = {FLAT: samples(result.flat)}
-    if options.nest is None and result.nested.samples["first_call_s"]:
-        shared[ALL] = samples(result.nested)
-    return shared
+    """The comparison's flat and nested samples, where nested nests every helper (no
+    ``--nest``) and was measured: then it is "nest everything", and the advice says
+    what the comparison measured rather than measuring it again."""
+    if options.nest is not None or not result.nested.samples["first_call_s"]:
+        return {}
+    return {COMPARED: (list(result.flat.samples["first_call_s"]), []),
+            ALL: (list(result.nested.samples["first_call_s"]), [])}
 
 
 def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
              sets: dict[str, tuple[str, ...]], rounds: tuple[int | str, int | None, float],
-             check: Checkpoint, shared: Shared) -> tuple[dict[str, list[float]],
-                                                         dict[str, list[float]],
-                                                         dict[str, str], str | None]:
-    """Cold starts and steady execute seconds per set (``shared`` ones as given),
-    interleaved; failures by set; why measuring stopped (None: it did not). ``rounds``
-    is (repeat, number, budget). ``Stop`` when no flat cold start was measured."""
+             check: Checkpoint, warm_up: bool) -> tuple[dict[str, list[float]],
+                                                        dict[str, list[float]],
+                                                        dict[str, str], str | None]:
+    """Cold starts and steady execute seconds per set, interleaved; failures by set; why
+    measuring stopped (None: it did not). ``rounds`` is (repeat, number, budget);
+    ``warm_up``: one untimed cold run first (no comparison ran just before). ``Stop``
+    when no flat cold start was measured."""
     repeat, number, budget = rounds
     prepared = {label: Prepared(nest_only(plan, nest, label), args, kwargs)
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
 
-    def flat_cold() -> list[float]:
-        return shared[FLAT][0] if FLAT in shared else runs.samples[FLAT]["first_call_s"]
-
     def decided() -> bool:  # a candidate the rule has decided takes no more runs
         for label in runs.subjects:
             if label.startswith("only(") and difference(
-                    flat_cold(), runs.samples[label]["first_call_s"]).decided:
+                    runs.samples[FLAT]["first_call_s"],
+                    runs.samples[label]["first_call_s"]).decided:
                 runs.settled.add(label)
         return all(label in runs.settled for label in runs.subjects
                    if label.startswith("only("))
 
     with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
         check.report.at("advice")
-        if FLAT in prepared:  # no comparison ran first in this process
+        if warm_up:
             check.begin("warm-up")
             with check.mode(python=False):
                 _warm_up(prepared[FLAT])
-        try:
-            runs.measure(Rounds(repeat, decided, budget), number, Monitor(), check,
-                         what="advice")
-        except UserCodeError:  # every set failed: told per candidate, against shared flat
-            if FLAT in prepared:
-                raise
+        runs.measure(Rounds(repeat, decided, budget), number, Monitor(), check, what="advice")
     if FLAT in runs.errors:
         raise UserCodeError(runs.describe_failure(FLAT))
     cold = {label: runs.samples[label]["first_call_s"] for label in sets}
     execute = {label: runs.samples[label]["execute_s"] for label in sets}
-    for label, (c, e) in shared.items():
-        cold[label], execute[label] = c, e
     if not cold[FLAT]:
         raise Stop(runs.stopped or "stopped before a flat cold start was measured")
     errors = {label: runs.describe_failure(label) for label in runs.errors}
@@ -252,14 +247,21 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
     return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER)
 
 
-def _set_savings(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]],
-                 cold: dict[str, list[float]]) -> tuple[float | None, float | None]:
-    """Savings of the recommended set (where already measured) and of nesting everything."""
-    all_saving = _saving(cold, ALL)
+def _set_saving(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]],
+                cold: dict[str, list[float]]) -> float | None:
+    """The recommended set's saving, where a set measured already nests exactly it."""
     for label, nest in sets.items():
         if recommended and set(nest) == set(recommended):
-            return _saving(cold, label), all_saving
-    return None, all_saving
+            return _saving(cold, label)
+    return None
+
+
+def _all_saving(cold: dict[str, list[float]], shared: Shared) -> float | None:
+    """Nesting every helper: the comparison's own figure where it is shared (its flat
+    against its nested, measured side by side), else this advice's own row."""
+    if ALL in shared:
+        return _saving({FLAT: shared[COMPARED][0], ALL: shared[ALL][0]}, ALL)
+    return _saving(cold, ALL)
 
 
 def _saving(cold: dict[str, list[float]], label: str) -> float | None:
