@@ -27,6 +27,8 @@ from .errors import InputError
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 #: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.rounds``).
 AUTO = "auto"
+#: ``--advise`` compares spreads: fewer cold runs than this give none to judge by.
+ADVISE_FEWEST = 3
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -222,6 +224,10 @@ class Options:
                 object.__setattr__(self, option.name, option.check(option, value))
         if self.batch is not None or self.in_axes is not None:
             object.__setattr__(self, "vmap", True)
+        if self.advise and self.repeat != AUTO and int(self.repeat) < ADVISE_FEWEST:
+            raise InputError(f"--advise needs at least {ADVISE_FEWEST} cold runs per variant "
+                             f"to tell a saving from noise: use -r auto (the default) or -r "
+                             f"{ADVISE_FEWEST} or more, not -r {self.repeat}.")
 
     @classmethod
     def from_namespace(cls, parsed: argparse.Namespace) -> Options:

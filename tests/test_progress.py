@@ -214,3 +214,18 @@ def test_the_line_names_the_parts_still_to_come_and_auto_counts_its_fewest_round
     r.at("orderings", "jit(vmap(f))", 1, 9, at_most=True)
     r.tell("first call")
     assert seen[-1].later == ("advice",)
+
+
+def test_past_its_fewest_rounds_auto_gives_a_bound_within_the_budget():
+    from jitmagic.measure.reporting import Reporter
+
+    seen: list[Progress] = []
+    r = Reporter("g", started=0.0, draw=seen.append)
+    r.at("comparison", "flat", 5, 9, units=(8, 18), at_most=True)  # 4 rounds of 2 done
+    r.part = dataclasses.replace(r.part, began=time.perf_counter() - 8.0)  # 1 s a row
+    r.tell("first call")
+    assert seen[-1].at_most_left and 9.0 < seen[-1].left_s < 10.5  # 10 rows to go at most
+    assert ", at most 10 s left" in seen[-1].line() or ", at most 9 s left" in seen[-1].line()
+    r.budget_ends = time.perf_counter() + 3.0  # the budget ends sooner: one more round
+    r.tell("first call")
+    assert 4.0 < seen[-1].left_s < 5.5

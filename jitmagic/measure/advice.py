@@ -39,7 +39,7 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.stats import FASTER, Difference, difference
-from ..options import AUTO, Options
+from ..options import ADVISE_FEWEST, AUTO, Options
 from .attribution import attribute_call
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import plan_entry
@@ -55,7 +55,7 @@ from .variants import nest_only
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8
 #: Fewer repeats give no spread to call noise.
-MIN_REPEAT = 3
+MIN_REPEAT = ADVISE_FEWEST
 #: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
 #: no helper's name can clash with them.
 FLAT, ALL, SET = "flat", "all nested", "recommended set"

@@ -60,6 +60,8 @@ class Reporter:
     sweep: SweepPace | None = None
     #: The parts to run after the comparison, in order (told with every progress line).
     plan: tuple[str, ...] = ()
+    #: With -r auto: when no further round starts (``time.perf_counter()``), the budget's end.
+    budget_ends: float = float("inf")
 
     def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
            noun: str = "variant", units: tuple[int, int] = (0, 0),
@@ -98,7 +100,11 @@ class Reporter:
         w, now = self.where, time.perf_counter()
         self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.repeat,
                            w.repeats, self._left(now), self.point, done, w.at_most,
-                           self._later()))
+                           self._later(), w.at_most and w.repeat > FEWEST))
+
+    def _rows(self) -> range:
+        """The rows of one round of the current part."""
+        return range(self.part.total // max(self.where.repeats, 1))
 
     def _later(self) -> tuple[str, ...]:
         """The planned parts after the one now running."""
@@ -113,8 +119,11 @@ class Reporter:
             return max(0.0, (s.point_began - s.began) / s.done * s.count - (now - s.began))
         if self.where.repeat < 2 or self.part.done == 0:
             return None
-        total = self.part.total
-        if self.where.at_most:  # -r auto: the fewest rounds it takes, then one more
+        total, pace = self.part.total, (now - self.part.began) / self.part.done
+        if self.where.at_most and self.where.repeat <= FEWEST:  # -r auto: its fewest rounds
             rows = total // max(self.where.repeats, 1)
-            total = min(total, rows * max(FEWEST, self.where.repeat))
-        return (now - self.part.began) / self.part.done * max(0, total - self.part.done)
+            total = min(total, rows * FEWEST)
+        left = pace * max(0, total - self.part.done)
+        if self.where.at_most and self.where.repeat > FEWEST:  # undecided: at most this
+            left = min(left, max(0.0, self.budget_ends - now) + pace * len(self._rows()))
+        return left

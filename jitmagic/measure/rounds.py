@@ -47,6 +47,10 @@ class Rounds:
     def start(self) -> None:
         self._began, self.ended = time.perf_counter(), None
 
+    def ends(self) -> float:
+        """When (``time.perf_counter()``) no further round may start: the budget's end."""
+        return self._began + self.budget_s if self.auto else float("inf")
+
     def another(self, done: int) -> bool:
         """Whether to take round ``done + 1`` after ``done`` rounds (sets ``ended``)."""
         if not self.auto:

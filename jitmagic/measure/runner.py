@@ -107,6 +107,7 @@ class Sampler:
         self.rounds = rounds = rounds_of(repeat)
         rows, most, r = len(self.subjects), rounds.most, 0
         rounds.start()
+        check.report.budget_ends = rounds.ends()
         try:
             with check.mode(python=False):
                 while rounds.another(r):

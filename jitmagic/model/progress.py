@@ -37,6 +37,8 @@ class Progress:
     #: The parts still to run after this one (orderings, advice, lines): the estimate
     #: ``left_s`` is of this part only, and the line says what follows it.
     later: tuple[str, ...] = ()
+    #: ``left_s`` is an upper bound (-r auto past its fewest rounds: it may stop sooner).
+    at_most_left: bool = False
 
     def line(self) -> str:
         """``jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left``."""
@@ -48,7 +50,8 @@ class Progress:
             where = f"{where} {self.row}".strip()
             most = "≤" if self.at_most else ""
             where += f" {self.repeat}/{most}{self.repeats}" if self.repeats else ""
-        left = f", ~{self.left_s:.0f} s left" if self.left_s is not None else ""
+        bound = "at most " if self.at_most_left else "~"
+        left = f", {bound}{self.left_s:.0f} s left" if self.left_s is not None else ""
         if self.later and not self.done:
             left += f"{' of the ' + self.what if self.left_s is not None else ''}, then " \
                     f"{', '.join(self.later)}"

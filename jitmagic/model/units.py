@@ -27,5 +27,14 @@ def fmt_s(x: float | None) -> str:
 
 
 def fmt_ratio(r: float) -> str:
-    """A ratio such as ``15.9×`` ("—" where not measured)."""
-    return "—" if math.isnan(r) else f"{r:.3g}×"
+    """A ratio such as ``3.07×`` or ``15.9×`` ("—" where not measured): :func:`ratio_figures`."""
+    return "—" if math.isnan(r) else f"{ratio_figures(r)}×"
+
+
+def ratio_figures(r: float) -> str:
+    """The one way a ratio is written: two decimals below 10 (``1.07``, ``2.00``,
+    ``0.94``), one below 100 (``15.9``), none above; so a ratio and the ends of its
+    interval always carry the same precision."""
+    if not math.isfinite(r):
+        return str(r)
+    return f"{r:.2f}" if r < 10 else f"{r:.1f}" if r < 100 else f"{r:,.0f}"

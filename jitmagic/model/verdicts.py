@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .stats import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number
-from .units import fmt_s
+from .units import fmt_s, ratio_figures
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))
@@ -55,20 +55,16 @@ def times(d: Difference) -> str:
     measurable difference`` / ``the same speed`` (an undecided ratio of exactly 1)."""
     if d.kind == SAME:
         return d.kind
+    if not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0):
+        return "the same speed"
     if d.ratio > 1:
-        return f"{d.ratio:.3g}× faster"
-    if d.ratio < 1:
-        return f"{1 / d.ratio:.3g}× slower"
-    return "the same speed"
+        return f"{ratio_figures(d.ratio)}× faster"
+    return f"{ratio_figures(1 / d.ratio)}× slower"
 
 
 def _bound(x: float) -> str:
-    """An end of an interval: two figures (``0.3``, ``4.0``, ``75``), three near 1."""
-    if x >= 10:
-        return f"{x:.3g}" if x < 1000 else f"{x:.2g}"
-    if 0.9 <= x <= 1.1:
-        return f"{x:.2f}"
-    return f"{x:.1f}" if x >= 0.1 else f"{x:.2g}"
+    """An end of an interval, written as the ratio is (:func:`~.units.ratio_figures`)."""
+    return ratio_figures(x)
 
 
 def interval(d: Difference) -> str:
@@ -114,6 +110,8 @@ def comparison_text(c: Any, first: Difference) -> str:
     if not (c.flat.ok and c.nested.ok):
         return "Only one variant ran; see its error below."
     if not_run(c):
+        if not c.flat.samples.get("first_call_s"):
+            return "Stopped before any cold run finished: nothing was measured."
         return "Stopped before the nested variant ran: nothing to compare."
     if not c.nested.helpers and c.nested.inline:
         n = len(c.nested.inline)

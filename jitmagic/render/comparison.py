@@ -33,7 +33,7 @@ from .blocks import (
     more,
     shown_name,
 )
-from .format import fmt_ratio, fmt_s, fmt_spread
+from .format import fmt_ratio, fmt_s, fmt_spread, medians_of
 
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),
@@ -123,7 +123,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     render these same blocks. The verdict's headline comes first, under the title;
     the chart, the table and the details follow."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" (medians of {_repeats(c)} cold runs [min–max])")),
+                                 f" ({medians_of(_repeats(c), 'cold run')} [min–max])")),
                         headline(c.verdict)]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)

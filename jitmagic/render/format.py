@@ -8,7 +8,7 @@ from ..model.stats import Difference, spread
 from ..model.units import UNITS, fmt_ratio, fmt_s, time_unit
 
 __all__ = ["NOT_SIGNIFICANT", "UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
-           "fmt_spread", "marked_ratio", "time_unit"]
+           "fmt_spread", "marked_ratio", "medians_of", "time_unit"]
 
 #: What marks a ratio the one significance rule did not call a difference (charts).
 NOT_SIGNIFICANT = "n.s."
@@ -24,6 +24,14 @@ def marked_ratio(ratio: float, d: Difference) -> str:
     where nothing was measured: no mark on a number that is not there)."""
     shown = fmt_ratio(ratio)
     return shown if shown == "—" or decided(d) else f"{shown} {NOT_SIGNIFICANT}"
+
+
+def medians_of(n: int, noun: str) -> str:
+    """``medians of 3 cold runs``, ``1 cold run`` (no median of one), ``no cold run
+    finished``."""
+    if n == 0:
+        return f"no {noun} finished"
+    return f"1 {noun}" if n == 1 else f"medians of {n} {noun}s"
 
 
 def fmt_exponent(name: str, k: float | None) -> str:

@@ -26,7 +26,7 @@ from .blocks import (
     as_text,
     switch,
 )
-from .format import fmt_ratio, fmt_s, fmt_spread
+from .format import fmt_ratio, fmt_s, fmt_spread, medians_of
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")
@@ -67,7 +67,7 @@ def _title(o: Orderings) -> str:
     how = "one example stacked" if o.built_batch else "your batch, in_axes"
     axes = "" if o.built_batch else f" {o.in_axes}"
     return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), "
-            f"medians of {_repeats(o)} run(s)")
+            f"{medians_of(_repeats(o), 'run')}")
 
 
 def _repeats(o: Orderings) -> int:
