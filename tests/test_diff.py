@@ -55,7 +55,7 @@ def test_a_slower_new_is_said_as_new_over_old():
     s = d.stage("flat", "compile_s")
     assert s.new_over_old == pytest.approx(2.0) and s.kind == "slower" and s.decided
     text = str(d)
-    assert "NEW is" in text and "2× slower" in text and "above 1, NEW is slower" in text
+    assert "NEW is" in text and "2.00× slower" in text and "above 1, NEW is slower" in text
     assert [r.phase for r in d.regressions(1.2) if r.variant == "flat"] == list(PHASES)
     assert d.regressions(2.5) == []  # slower, but not by 2.5×
     assert repr(d) == "<Diff model: 10 stages slower>"
@@ -65,7 +65,7 @@ def test_a_faster_new_is_no_regression():
     d = jitmagic.diff(report(2.0), report(1.0))
     s = d.stage("nested", "trace_s")
     assert s.kind == "faster" and s.new_over_old == pytest.approx(0.5)
-    assert "2× faster" in str(d) and d.regressions() == []
+    assert "2.00× faster" in str(d) and d.regressions() == []
 
 
 def test_a_phase_measured_in_one_report_only_shows_a_dash():
@@ -111,7 +111,7 @@ def test_the_interval_of_the_newer_rule_is_turned_round(monkeypatch):
                         lambda before, after: Newer("slower", 0.5, 0.4, 0.625))
     s = jitmagic.diff(report(), report()).stage("flat", "trace_s")
     assert (s.new_over_old, s.low, s.high) == pytest.approx((2.0, 1.6, 2.5))
-    assert "1.6×–2.5×" in str(jitmagic.diff(report(), report()))
+    assert "1.60×–2.50×" in str(jitmagic.diff(report(), report()))
     monkeypatch.setattr(diffmod, "difference",
                         lambda before, after: Newer("inconclusive", 0.8, 0.5, 1.2, False))
     d = jitmagic.diff(report(), report())
@@ -141,7 +141,7 @@ def test_the_command_fails_on_a_slower_stage(paths, capsys):
     # 1% jitter stays inconclusive at 3 runs: docs/significance.md)
     old, new = paths("old.json", report()), paths("new.json", report(2.5))
     assert main(["diff", old, new, "--fail-on-slower"]) == 1
-    assert "regression: flat XLA compile: NEW 2.5× slower" in capsys.readouterr().err
+    assert "regression: flat XLA compile: NEW 2.50× slower" in capsys.readouterr().err
     assert main(["diff", old, new, "--fail-on-slower", "3"]) == 0
     assert main(["diff", new, old, "--fail-on-slower"]) == 0  # NEW faster
     assert main(["diff", old, old, "--fail-on-slower=1.1"]) == 0

@@ -249,7 +249,7 @@ def quits(x):
     traces.append(1)
     if len(traces) == {trace}:
         sys.exit(3)
-    return x
+    return x * 2
 def model(x):
     return quits(x) + 1
 model(jnp.ones(3))

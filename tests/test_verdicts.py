@@ -44,9 +44,9 @@ def test_a_faster_first_call_leads_the_verdict():
     v = c.verdict
     assert v.kind == "faster" and v.to_dict()["first_call"] == "faster"
     assert verdict(c).startswith("Nested jit on `layer` makes the first call 5.33× faster "
-                                 "(3.1×–9.4×; 2.4 s flat, 450 ms nested, 3 runs)")
-    assert v.headline == "Nested jit on `layer`: first call 5.33× faster (3.1×–9.4×), 3 runs"
-    assert repr(c) == "<Comparison model: nested 5.33× faster first call (3.1×–9.4×), 3 runs>"
+                                 "(3.07×–9.38×; 2.4 s flat, 450 ms nested, 3 runs)")
+    assert v.headline == "Nested jit on `layer`: first call 5.33× faster (3.07×–9.38×), 3 runs"
+    assert repr(c) == "<Comparison model: nested 5.33× faster first call (3.07×–9.38×), 3 runs>"
 
 
 def test_a_slower_first_call_is_said_even_when_tracing_got_faster():
@@ -54,7 +54,7 @@ def test_a_slower_first_call_is_said_even_when_tracing_got_faster():
                flat_trace=[0.2, 0.21, 0.22], nested_trace=[0.05, 0.05, 0.06])
     text = verdict(c)
     assert c.verdict.kind == "slower"
-    assert "makes the first call 2× slower" in text and "trace 4.2× faster" in text
+    assert "makes the first call 2.00× slower" in text and "trace 4.20× faster" in text
 
 
 def test_tight_runs_both_sides_are_no_measurable_difference():
@@ -73,12 +73,12 @@ def test_an_undecided_gap_is_inconclusive_with_its_interval_and_why():
     assert v.kind == "inconclusive" and not v.difference.decided
     assert "no measurable difference in the first call" not in v.text
     assert v.text.startswith("Nested jit on `layer`: inconclusive, the first call 1.82× faster "
-                             "(0.3×–3.1×; 4 s flat, 2.2 s nested) after 3 runs; -r auto or a "
+                             "(0.32×–3.07×; 4 s flat, 2.2 s nested) after 3 runs; -r auto or a "
                              "larger -r (say -r 9) may tell.")
     assert repr(c) == "<Comparison model: inconclusive, nested 1.82× faster first call " \
-                      "(0.3×–3.1×), 3 runs>"
+                      "(0.32×–3.07×), 3 runs>"
     budget = dataclasses.replace(c, repeats_ended=BUDGET).verdict.headline
-    assert budget == ("Nested jit on `layer`: inconclusive, first call 1.82× faster (0.3×–3.1×) "
+    assert budget == ("Nested jit on `layer`: inconclusive, first call 1.82× faster (0.32×–3.07×) "
                       "after 3 runs; the time budget ran out")
     most = dataclasses.replace(c, repeats_ended=MOST_PAIRS).verdict.headline
     assert most.endswith("; 9 runs is the most -r auto takes")
@@ -132,13 +132,13 @@ def orderings(fast: list[float], slow: list[float]) -> Orderings:
 
 
 @pytest.mark.parametrize(("chosen", "kind", "words"), [
-    ("jit(vmap(f))", "faster", "jit(vmap(f)) is 2× faster per call than vmap(jit(f))"),
-    ("vmap(jit(f))", "slower", "vmap(jit(f)) is 2× slower per call than jit(vmap(f))"),
+    ("jit(vmap(f))", "faster", "jit(vmap(f)) is 2.00× faster per call than vmap(jit(f))"),
+    ("vmap(jit(f))", "slower", "vmap(jit(f)) is 2.00× slower per call than jit(vmap(f))"),
 ])
 def test_orderings_verdict_per_call(chosen, kind, words):
     o = orderings([1e-4, 1.1e-4, 1.05e-4], [2e-4, 2.1e-4, 2.2e-4])
     assert o.verdict(chosen).kind == kind
-    assert ordering_verdict(o, chosen).startswith(words + " (1.2×–3.3×; ")
+    assert ordering_verdict(o, chosen).startswith(words + " (1.21×–3.30×; ")
     assert "Python dispatch" in ordering_verdict(o, chosen)
     saved = o.to_dict()["verdict"]
     assert saved["per_call"] == "faster" and saved["ordering"] == "jit(vmap(f))"
@@ -151,10 +151,10 @@ def test_orderings_within_the_noise_are_inconclusive():
     text = ordering_verdict(o)
     assert o.verdict().kind == "inconclusive"
     assert text.startswith("jit(vmap(f)) against vmap(jit(f)): inconclusive, 1.08× slower per "
-                           "call (0.3×–3.4×; 130 µs against 120 µs) after 3 runs;")
+                           "call (0.28×–3.41×; 130 µs against 120 µs) after 3 runs;")
     assert "Python dispatch" not in text
     assert o.verdict().headline == ("jit(vmap(f)) against vmap(jit(f)): inconclusive, 1.08× "
-                                    "slower per call (0.3×–3.4×) after 3 runs; -r auto or a "
+                                    "slower per call (0.28×–3.41×) after 3 runs; -r auto or a "
                                     "larger -r (say -r 9) may tell")
 
 

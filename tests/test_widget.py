@@ -97,8 +97,8 @@ def orderings_with(measured, fast_s: float, slow_s: float, same_program: bool) -
 
 def test_verdict_says_which_ordering_is_faster_and_by_how_much(magic_run):
     o = orderings_with(magic_run[0], fast_s=1e-3, slow_s=3e-3, same_program=True)
-    assert "jit(vmap(f)) is 3× faster per call than vmap(jit(f))" in verdict(o, "jit(vmap(f))")
-    assert "vmap(jit(f)) is 3× slower per call than jit(vmap(f))" in verdict(o, "vmap(jit(f))")
+    assert "jit(vmap(f)) is 3.00× faster per call than vmap(jit(f))" in verdict(o, "jit(vmap(f))")
+    assert "vmap(jit(f)) is 3.00× slower per call than jit(vmap(f))" in verdict(o, "vmap(jit(f))")
     # Same program, different speed: the verdict blames Python dispatch.
     assert "Python dispatch" in verdict(o, "jit(vmap(f))")
 

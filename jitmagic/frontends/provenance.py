@@ -95,7 +95,9 @@ def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
         return None
     try:
         return as_comparison(os.fspath(path))
-    except (OSError, ReportSchemaError) as exc:
+    except OSError as exc:  # the message alone: "no report at PATH: no such file"
+        raise InputError(f"--baseline {os.fspath(path)}: {exc.strerror or exc}") from None
+    except ReportSchemaError as exc:
         raise InputError(f"--baseline {os.fspath(path)}: {exc}") from None
 
 
