@@ -92,7 +92,6 @@ class Sampler:
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
         self.stopped: str | None = None
-        self.rounds = Rounds()
         #: Rows that need no more rounds (the rule has decided them): skipped like errors.
         self.settled: set[str] = set()
         self.outputs = OutputCheck(len(subjects))
@@ -104,7 +103,7 @@ class Sampler:
         early. ``what`` names the part for progress (comparison, orderings, advice).
 
         ``UserCodeError`` when every row failed and nothing stopped the rounds."""
-        self.rounds = rounds = rounds_of(repeat)
+        rounds = rounds_of(repeat)  # not kept: its rule holds this sampler
         rows, most, r = len(self.subjects), rounds.most, 0
         rounds.start()
         check.report.budget_ends = rounds.ends()
