@@ -133,3 +133,13 @@ def test_lines_with_a_comparison_reuse_its_programs_and_trace_nothing_more():
     assert BODIES["entry"] == 1 + 1 + 3 * 2  # as without --lines
     flat = result.lines.tables["flat"]
     assert sum(row.eqns_own for row in flat.rows) == result.flat.jaxpr_eqns
+
+
+def test_advice_takes_one_cold_run_per_repeat_too():
+    BODIES["entry"] = 0
+    result = jitmagic.compare(forward, STATE, jnp.ones(3), repeat=3, number=2, advise=True,
+                              progress=False)
+    assert [c.helper for c in result.advice.ranked] == ["dense"]
+    # the comparison's 8 (as above), the attribution's trace, and per repeat one cold run
+    # of the advice's flat row and of its one candidate: a staged run would trace twice
+    assert BODIES["entry"] == 8 + 1 + 3 * 2

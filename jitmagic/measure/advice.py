@@ -203,13 +203,15 @@ def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
         return all(label in runs.settled for label in runs.subjects
                    if label.startswith("only("))
 
-    with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
+    monitor = Monitor()  # JAX's stage events: without them every run would be staged
+    with persistent_cache_off(), monitor.listening(), frozen_heap(), \
+            check.catching_interrupts():
         check.report.at("advice")
         if warm_up:
             check.begin("warm-up")
             with check.mode(python=False):
                 _warm_up(prepared[FLAT])
-        runs.measure(Rounds(repeat, decided, budget), number, Monitor(), check, what="advice")
+        runs.measure(Rounds(repeat, decided, budget), number, monitor, check, what="advice")
     if FLAT in runs.errors:
         raise UserCodeError(runs.describe_failure(FLAT))
     cold = {label: runs.samples[label]["first_call_s"] for label in sets}
