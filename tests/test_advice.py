@@ -276,3 +276,13 @@ def test_an_execute_change_reads_as_words_not_a_sign(change_s, words):
 
     said = candidate_words(Candidate("layer", 4, 0.4, change_s, 0.05, True), 0.7)
     assert said.endswith(words) and "−" not in said and "+" not in said
+
+
+def test_after_a_comparison_the_advice_budget_is_a_small_multiple_of_it():
+    from types import SimpleNamespace
+
+    from jitmagic.measure.advice import ADVICE_SHARE, _advice_options
+    from jitmagic.options import Options
+
+    assert _advice_options(SimpleNamespace(wall_s=5.0), Options()).budget == ADVICE_SHARE * 5
+    assert _advice_options(SimpleNamespace(wall_s=60.0), Options(budget=20)).budget == 20

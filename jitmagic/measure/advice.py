@@ -54,6 +54,8 @@ from .variants import nest_only
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8
+#: After a comparison, ``-r auto``'s advice takes at most this many times its wall time.
+ADVICE_SHARE = 2.0
 #: Fewer repeats give no spread to call noise.
 MIN_REPEAT = ADVISE_FEWEST
 #: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
@@ -161,13 +163,24 @@ def extend(result: Comparison, flat: Prepared, options: Options,
     call = (flat.variant.plan, flat.args, flat.kwargs)
     try:
         attribution = attribute_call(*call, check)
-        found = advise_call(*call, options=options, attribution=attribution, check=check,
+        found = advise_call(*call, options=_advice_options(result, options),
+                            attribution=attribution, check=check,
                             shared=_shared(result, options)) if options.advise else None
     except Stop as stop:
         return dataclasses.replace(result, stopped=stop.reason, warnings=(
             *result.warnings, f"no attribution or advice: {stop.reason}"))
     return dataclasses.replace(result, attribution=attribution if options.attribute else None,
                                advice=found)
+
+
+def _advice_options(result: Comparison, options: Options) -> Options:
+    """``options`` with ``-r auto``'s budget for the advice after ``result``: at most
+    :data:`ADVICE_SHARE` times the comparison's own wall time (and never past
+    ``--budget``), so that the advice costs a small multiple of one comparison; a
+    candidate still undecided then is said to be so."""
+    if result.wall_s != result.wall_s:  # NaN: not timed
+        return options
+    return dataclasses.replace(options, budget=min(options.budget, ADVICE_SHARE * result.wall_s))
 
 
 def _shared(result: Comparison, options: Options) -> Shared:
