@@ -90,7 +90,7 @@ def compared(test: str, name: str, c: Comparison, baseline: Path) -> Outcome:
     if not baseline.exists():
         return Outcome(test, name, problem=f"no baseline {baseline}")
     try:
-        return Outcome(test, name, diff(baseline, c))
+        return Outcome(test, name, diff(baseline, c, force=True))
     except (OSError, ReportSchemaError) as exc:
         return Outcome(test, name, problem=str(exc))
 

@@ -171,3 +171,14 @@ def test_the_command_exits_2_on_bad_usage(paths, capsys):
 
 def test_not_measured_is_nan_not_zero():
     assert math.isnan(jitmagic.diff(comparison({}, {}), comparison({}, {})).stages[0].low)
+
+
+def test_reports_of_another_entry_are_refused_unless_forced(paths, capsys):
+    old, other = report(), dataclasses.replace(report(), entry="other")
+    with pytest.raises(jitmagic.model.schema.ReportSchemaError, match="--force"):
+        jitmagic.diff(old, other)
+    forced = jitmagic.diff(old, other, force=True)
+    assert any("OLD measured `model`, NEW `other`" in w for w in forced.warnings)
+    a, b = paths("old.json", old), paths("other.json", other)
+    assert main(["diff", a, b]) == 2 and "--force" in capsys.readouterr().err
+    assert main(["diff", a, b, "--force"]) == 0

@@ -99,8 +99,9 @@ def test_a_slower_stage_than_the_baseline_fails_the_session(pytester, tmp_path, 
     result = run(pytester, f"--jitmagic-compare={base}", "--jitmagic-fail-on-slower")
     result.assert_outcomes(passed=1)  # the test passed; the session fails
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*REGRESSION test_crafted.py::test_model: flat trace 2.00× slower, *"
-                                 "*nested execute (per call) 2.00× slower (fails at 1.2×)*"])
+    result.stdout.fnmatch_lines(["*REGRESSION test_crafted.py::test_model: flat trace 2.00× "
+                                 "slower, *nested execute (per call) 2.00× slower "
+                                 "(fails at 1.2×)*"])
     assert run(pytester, f"--jitmagic-compare={base}", "--jitmagic-fail-on-slower=3").ret == 0
     assert run(pytester, f"--jitmagic-compare={base}").ret == 0  # reported, not failed
 

@@ -113,7 +113,8 @@ def test_the_baseline_diff_shows_under_the_verdict_and_is_not_saved():
     assert isinstance(new, Comparison)
     lines = str(new).splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("against the baseline:"))
-    assert at == 2 and "NEW slower in flat trace 3.00×" in lines[at]  # title, verdict, then the diff
+    # the title, the verdict, then the diff
+    assert at == 2 and "NEW slower in flat trace 3.00×" in lines[at]
     assert "baseline" not in new.to_dict()
     assert "against the baseline" in new._repr_mimebundle_()["text/html"]
     sweep = with_baseline(Sweep("n", (1, 2), (old, old), 1.0), old)

@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("old", metavar="OLD.json", help="the baseline report (--save)")
     parser.add_argument("new", metavar="NEW.json", help="the report to judge against it")
+    parser.add_argument("--force", action="store_true",
+                        help="compare reports of differently named entries")
     parser.add_argument("--fail-on-slower", nargs="?", type=_ratio, const=FAIL_RATIO,
                         default=None, metavar="RATIO",
                         help="exit 1 when a stage of NEW is significantly slower than OLD by "
@@ -69,7 +71,7 @@ def main(argv: list[str]) -> int:
     """Compare the two reports; the exit status of :data:`EXIT_CODES`."""
     args = build_parser().parse_args(_bare_flag(argv))  # argparse exits 2 on bad usage
     try:
-        d = diff(args.old, args.new)
+        d = diff(args.old, args.new, force=args.force)
     except (OSError, ReportSchemaError) as exc:
         print(f"jitmagic diff: {exc}", file=sys.stderr)
         return 2

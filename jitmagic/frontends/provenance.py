@@ -103,10 +103,11 @@ def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
 
 def with_baseline(result: Comparison | Sweep, old: Comparison | None) -> Comparison | Sweep:
     """``result`` showing its diff against ``old`` under the verdict (a sweep: its last
-    point's)."""
+    point's); a baseline of another entry is compared with a warning, since the user
+    named it."""
     if old is None:
         return result
     if isinstance(result, Sweep):
-        last = dataclasses.replace(result.last, baseline=diff(old, result.last))
+        last = dataclasses.replace(result.last, baseline=diff(old, result.last, force=True))
         return dataclasses.replace(result, points=(*result.points[:-1], last))
-    return dataclasses.replace(result, baseline=diff(old, result))
+    return dataclasses.replace(result, baseline=diff(old, result, force=True))

@@ -111,14 +111,20 @@ class Diff(Shown):
                 "old_created": self.old_created, "new_created": self.new_created}
 
 
-def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLike) -> Diff:
+def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLike, *,
+         force: bool = False) -> Diff:
     """NEW against OLD, per variant and phase, by :func:`jitmagic.model.stats.difference`.
 
     ``old`` and ``new`` are comparisons or paths of saved reports (a sweep is refused:
-    diff two of its points). Raises ``ReportSchemaError`` for a file that is not a
-    comparison report, ``FileNotFoundError`` for a missing one.
+    diff two of its points). Reports of differently named entries are refused unless
+    ``force`` (then the diff warns). Raises ``ReportSchemaError`` for a file that is not
+    a comparison report or another entry's, ``FileNotFoundError`` for a missing one.
     """
     a, b = as_comparison(old), as_comparison(new)
+    if a.entry != b.entry and not force:
+        raise ReportSchemaError(f"OLD measured `{a.entry}` and NEW `{b.entry}`: a diff "
+                                "compares one entry's reports; pass force=True (the "
+                                "command's --force) if they are the same function renamed")
     stages = tuple(stage_diff(a, b, v, p) for v in VARIANTS for p in PHASES)
     warnings = (*env_warnings(a.env, b.env), *entry_warnings(a, b))
     return Diff(a.entry, b.entry, stages, warnings, a.created, b.created)
