@@ -134,6 +134,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     fn, user_opts, name = resolved.fn, resolved.jit_options, resolved.name
     namespace = user_globals(fn) or {}
     filtered, notes = resolved.filtered, []
+    user_opts = _undonated(user_opts, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):
         fn, args, kwargs = _nnx_split(fn, args, kwargs)
         filtered = True
@@ -169,6 +170,23 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     helpers = {n: _helper(f, ran) for n, f in found.helpers.items()}
     return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace,
                 flat_traces=found.error is None, flat_jaxpr=found.jaxpr)
+
+
+#: ``jax.jit``'s options that hand the caller's buffers to the program.
+DONATING = ("donate_argnums", "donate_argnames")
+
+
+def _undonated(opts: dict[str, Any] | None, name: str,
+               notes: list[str]) -> dict[str, Any] | None:
+    """The user's jit options without donation (with a note where there was some): every
+    run of every variant takes the user's own arrays, which a donating call deletes."""
+    if not opts or not any(opts.get(k) for k in DONATING):
+        return opts
+    said = ", ".join(f"{k}={opts[k]!r}" for k in DONATING if opts.get(k))
+    notes.append(f"`{name}` donates its arguments ({said}): jitmagic measures it without "
+                 "donation, so that your arrays are never deleted (donation saves memory "
+                 "and copies, not compile time)")
+    return {k: v for k, v in opts.items() if k not in DONATING}
 
 
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
