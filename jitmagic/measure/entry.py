@@ -133,7 +133,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     given = (obj, args, kwargs)  # where a helper's `self` may live, before any rewrapping
     fn, user_opts, name = resolved.fn, resolved.jit_options, resolved.name
     namespace = user_globals(fn) or {}
-    filtered, notes = resolved.filtered, []
+    filtered, notes = resolved.filtered, list[str]()
     user_opts = _undonated(user_opts, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):
         fn, args, kwargs = _nnx_split(fn, args, kwargs)
