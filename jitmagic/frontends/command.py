@@ -59,7 +59,10 @@ exit status:
   130  abandoned by Ctrl-C (a second one, or one while finding the helpers)
 
 arguments after `--` go to your script as its sys.argv[1:], e.g.
-  python -m jitmagic train.py -r 1 -- --steps 10"""
+  python -m jitmagic train.py -r 1 -- --steps 10
+
+two saved reports compared, exit 1 on a regression (python -m jitmagic diff --help):
+  python -m jitmagic diff OLD.json NEW.json [--fail-on-slower [RATIO]]"""
 
 
 def build_parser() -> argparse.ArgumentParser:
