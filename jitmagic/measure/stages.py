@@ -82,11 +82,8 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     are the outer jit's options (default: arrays and Python scalars traced).
     """
     check = check or Checkpoint()
-    opts = static_split(args, kwargs) if opts is None else opts
-    name = fn.__name__
-    times: dict[str, float] = {}
-    jax.clear_caches()
-    jitted = jax.jit(fn, **opts)
+    opts, jitted = cold_jit(fn, args, kwargs, opts)
+    name, times = fn.__name__, dict[str, float]()
 
     def compiling(event: str, fun_name: str | None) -> None:
         if event == LOWER_EVENT and fun_name == f"jit({name})":
@@ -102,6 +99,15 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     if not all(stages.values()):  # the stages cannot be told apart: time them one by one
         return staged_run(fn, args, kwargs, monitor, check, opts)
     return ColdRun(times | stages, {}, None, None, None, jitted, out, FROM_EVENTS)
+
+
+def cold_jit(fn: Callable, args: tuple, kwargs: dict,
+             opts: dict[str, Any] | None) -> tuple[dict[str, Any], Any]:
+    """(the outer jit's options, a fresh ``jax.jit`` of ``fn``) with JAX's caches cleared:
+    what every cold run starts from (default options: arrays and Python scalars traced)."""
+    opts = static_split(args, kwargs) if opts is None else opts
+    jax.clear_caches()
+    return opts, jax.jit(fn, **opts)
 
 
 def warm_artefacts(run: ColdRun, args: tuple, kwargs: dict) -> ColdRun:
@@ -127,11 +133,8 @@ def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     beside ours (``events``) as a cross-check. ``opts`` as in :func:`first_call_run`.
     """
     check = check or Checkpoint()
-    opts = static_split(args, kwargs) if opts is None else opts
-    name = fn.__name__
-    times: dict[str, float] = {}
-    jax.clear_caches()
-    jitted = jax.jit(fn, **opts)
+    opts, jitted = cold_jit(fn, args, kwargs, opts)
+    name, times = fn.__name__, dict[str, float]()
     made = ColdRun(times, {}, None, None, None, jitted, None)
     try:  # a stop keeps what the finished stages made, for their structure counts
         made.traced, trace = timed_stage(check, "tracing", times, "trace_s",
