@@ -18,7 +18,9 @@ TOUR = Path(__file__).with_name("tour.ipynb")
 
 def main() -> None:
     nb = nbformat.read(TOUR, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3",
+    # without the widgets' live state, as JupyterLab saves by default: an export then
+    # shows the widget's static HTML (both orderings), which needs no script
+    NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False,
                    resources={"metadata": {"path": str(TOUR.parent)}}).execute()
     nbformat.write(nb, TOUR)
     print(f"wrote {TOUR}")

@@ -181,7 +181,7 @@ def test_timeout_reports_partial_results(run_magic):
     # the deadline passed in the discovery trace, which counts: no stage starts after it
     assert result.stopped == "stopped by --timeout after finding your helpers"
     assert not any(result.flat.samples.values()) and not any(result.nested.samples.values())
-    assert result.verdict.text == "Stopped before the nested variant ran: nothing to compare."
+    assert result.verdict.text == "Stopped before any cold run finished: nothing was measured."
     assert "<b>Partial:</b> stopped by --timeout" in cap.outputs[0].data["text/html"]
 
 
