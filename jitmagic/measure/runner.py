@@ -227,7 +227,7 @@ class VariantSubject:
         """Structure counts, read untimed from the program the cold run just built (or,
         for a stopped staged run, from the stages that finished)."""
         run = cold.artefact
-        if cold.output is not None:  # a finished run: its caches are warm
+        if "first_call_s" in cold.times:  # a finished run: its caches are warm
             run = warm_artefacts(run, self.args, self.kwargs)
         text = jaxpr_text(run.traced.jaxpr) if run.traced is not None else ""
         return structure(run) | {"jaxpr_text": text, "program": run}
