@@ -33,13 +33,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InputError, UserCodeError
+from ..errors import UserCodeError
 from ..model.advice import Advice, Candidate
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.stats import FASTER, Difference, difference
-from ..options import ADVISE_FEWEST, AUTO, Options
+from ..options import AUTO, Options
 from .attribution import attribute_call
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import plan_entry
@@ -56,8 +56,6 @@ from .variants import nest_only
 MAX_CANDIDATES = 8
 #: After a comparison, ``-r auto``'s advice takes at most this many times its wall time.
 ADVICE_SHARE = 2.0
-#: Fewer repeats give no spread to call noise.
-MIN_REPEAT = ADVISE_FEWEST
 #: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
 #: no helper's name can clash with them.
 FLAT, ALL, SET = "flat", "all nested", "recommended set"
@@ -65,16 +63,15 @@ FLAT, ALL, SET = "flat", "all nested", "recommended set"
 COMPARED = "flat, as compared"
 
 
-#: Samples a comparison already took, by label (``COMPARED``, ``ALL``): (cold starts,
-#: steady seconds per call). "Nest every helper" is told from them, not measured again.
-Shared = dict[str, tuple[list[float], list[float]]]
+#: Cold starts a comparison already took, by label (``COMPARED``, ``ALL``): "nest every
+#: helper" is told from them, not measured again.
+Shared = dict[str, list[float]]
 
 
 def check_repeat(repeat: int | str) -> None:
-    """Advice compares spreads: refuse fewer repeats than give one (before any timing)."""
-    if repeat != AUTO and int(repeat) < MIN_REPEAT:
-        raise InputError(f"--advise needs at least {MIN_REPEAT} cold runs per variant to tell "
-                         f"a saving from noise: use -r {MIN_REPEAT} or more, not -r {repeat}.")
+    """Advice compares spreads: refuse fewer repeats than give one (before any timing),
+    by the one check :class:`~jitmagic.options.Options` makes of ``advise``."""
+    Options(repeat=repeat, advise=True)
 
 
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
@@ -189,8 +186,8 @@ def _shared(result: Comparison, options: Options) -> Shared:
     what the comparison measured rather than measuring it again."""
     if options.nest is not None or not result.nested.samples["first_call_s"]:
         return {}
-    return {COMPARED: (list(result.flat.samples["first_call_s"]), []),
-            ALL: (list(result.nested.samples["first_call_s"]), [])}
+    return {COMPARED: list(result.flat.samples["first_call_s"]),
+            ALL: list(result.nested.samples["first_call_s"])}
 
 
 def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
@@ -275,7 +272,7 @@ def _all_saving(cold: dict[str, list[float]], shared: Shared) -> float | None:
     """Nesting every helper: the comparison's own figure where it is shared (its flat
     against its nested, measured side by side), else this advice's own row."""
     if ALL in shared:
-        return _saving({FLAT: shared[COMPARED][0], ALL: shared[ALL][0]}, ALL)
+        return _saving({FLAT: shared[COMPARED], ALL: shared[ALL]}, ALL)
     return _saving(cold, ALL)
 
 

@@ -169,7 +169,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
     helpers = {n: _helper(f, ran) for n, f in found.helpers.items()}
     return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace,
-                flat_traces=found.error is None, flat_jaxpr=found.jaxpr)
+                flat_traces=found.error is None)
 
 
 #: ``jax.jit``'s options that hand the caller's buffers to the program.

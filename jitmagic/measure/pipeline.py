@@ -149,8 +149,6 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     check = check or checkpoint(entry, options, start)
     check.report.entry = check.report.entry or entry
     check.report.plan = later_parts(options)
-    if options.advise:
-        advice.check_repeat(options.repeat)
     flat = prepared["flat"]
     batched = None
     if options.vmap:

@@ -60,9 +60,6 @@ class Plan:
     namespace: dict[str, Any] = field(default_factory=dict)
     #: Whether the flat program traced (the discovery trace raised nothing).
     flat_traces: bool = True
-    #: The flat program as the discovery trace built it (the entry with these options
-    #: and arguments, from cleared caches), for reuse; None where it raised.
-    flat_jaxpr: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

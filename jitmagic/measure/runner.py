@@ -184,8 +184,8 @@ class Sampler:
 
     def compiled(self) -> dict[str, Any]:
         """Each row's compiled program, as its structure was read (rows that got one)."""
-        return {name: shape["program"].compiled for name, shape in self.shape.items()
-                if getattr(shape.get("program"), "compiled", None) is not None}
+        return {name: run.compiled for name, run in self.programs().items()
+                if run.compiled is not None}
 
     def programs(self) -> dict[str, Any]:
         """Each row's cold run with its traced and lowered program (rows that got them)."""

@@ -62,18 +62,13 @@ def times(d: Difference) -> str:
     return f"{ratio_figures(1 / d.ratio)}× slower"
 
 
-def _bound(x: float) -> str:
-    """An end of an interval, written as the ratio is (:func:`~.units.ratio_figures`)."""
-    return ratio_figures(x)
-
-
 def interval(d: Difference) -> str:
     """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio ("slower"
     reads as 1/ratio); empty where there is none (one run a side)."""
     if math.isnan(d.low) or math.isnan(d.high):
         return ""
     low, high = (1 / d.high, 1 / d.low) if d.kind != SAME and d.ratio < 1 else (d.low, d.high)
-    return f"({_bound(low)}×–{_bound(high)}×)"
+    return f"({ratio_figures(low)}×–{ratio_figures(high)}×)"
 
 
 def with_interval(d: Difference) -> str:
