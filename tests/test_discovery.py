@@ -115,3 +115,44 @@ def test_a_trace_that_raises_is_profiled_for_what_it_called():
     assert discover(broken, (X,), {}, NO_STATIC).helpers == {}
     plan = plan_entry(broken, (X,), {})
     assert not plan.flat_traces and list(plan.helpers) == ["leaf"]
+
+
+EXECUTED = '''
+import jax.numpy as jnp
+
+def layer(x, w):
+    return jnp.tanh(x * w)
+
+class Net:
+    def __init__(self, depth):
+        self.depth = depth
+
+    def __call__(self, x):
+        def block(y):
+            return layer(y, 2.0) + 1.0
+        for _ in range(self.depth):
+            x = block(x)
+        return x
+
+def loss(x):
+    return Net(3)(x).sum()
+'''
+
+
+@pytest.mark.parametrize("how", [discover, profiled_discovery])
+def test_code_run_by_exec_is_the_users_in_its_own_namespace(how):
+    # as `python -c`, `exec(open("train.py").read())` or a runner that execs a script
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(EXECUTED, "<string>", "exec"), namespace)
+    found = how(namespace["loss"], (X,), {}, NO_STATIC)
+    assert set(found.helpers) >= {"layer", "Net.__call__", "block"}
+    (binding,) = found.helpers["layer"].bindings
+    assert binding.owner is namespace and binding.key == "layer"
+    # an entry with a file of its own adopts no exec'd code: whose it is, is unknown
+    assert "layer" not in how(_calls_exec, (X,), {}, NO_STATIC).helpers
+
+
+def _calls_exec(x):
+    namespace: dict = {}
+    exec(compile(EXECUTED, "<string>", "exec"), namespace)
+    return namespace["layer"](x, 3.0).sum()

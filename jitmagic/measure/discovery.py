@@ -57,7 +57,7 @@ from .found import (
     names_written,
     unique_names,
 )
-from .live_objects import Live, codes_behind
+from .live_objects import Live, codes_behind, own_sourceless
 from .profiled import profiled_discovery
 from .selves import caught_selves
 
@@ -76,7 +76,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     jaxpr, error = _trace(fn, args, kwargs, jit_options)
     if error is not None:
         return Discovery({}, error)
-    graph = read_calls(jaxpr, UserFunctions(extra_names), stop=here)
+    graph = read_calls(jaxpr, UserFunctions(extra_names, own_sourceless(fn)), stop=here)
     live = Live((fn, args, kwargs, *roots))
     entry = _entry_code(fn, graph)
     if entry is not None:

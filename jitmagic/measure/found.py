@@ -59,11 +59,13 @@ class UserFunctions:
     User code (:mod:`jitmagic.usercode`), less what is part of its caller or is
     not a function a jit could wrap: dunders other than ``__call__``,
     comprehensions and module bodies, generators and coroutines. A name given
-    with ``--nest`` (``extra``) counts even for code without a file of its own.
+    with ``--nest`` (``extra``) counts even for code without a file of its own, and so
+    does such code of the entry's own namespace (``own``: :func:`sourceless_codes`).
     """
 
-    def __init__(self, extra: Iterable[str] = ()):
+    def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)
+        self.own = frozenset(own)
         self.known: dict[types.CodeType, bool] = {}
 
     def __call__(self, code: types.CodeType) -> bool:
@@ -80,9 +82,33 @@ class UserFunctions:
             return False
         if name in NOT_FUNCTIONS:
             return False
+        if code in self.own:
+            return True
         if code.co_qualname in self.extra or name in self.extra:
             return user_file(code.co_filename) or sourceless(code.co_filename)
         return user_file(code.co_filename)
+
+
+def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
+    """The code compiled from a string (``exec``, ``python -c``) that is as much the
+    user's as ``entry``: where ``entry`` itself has no file, the functions of its
+    namespace, the methods of its classes, and the functions defined inside them."""
+    if entry is None or not sourceless(entry.__code__.co_filename):
+        return frozenset()
+    namespace = entry.__globals__
+    functions = [v for v in list(namespace.values()) if isinstance(v, types.FunctionType)]
+    for value in list(namespace.values()):
+        if isinstance(value, type) and value.__module__ == namespace.get("__name__"):
+            functions += [f for v in list(vars(value).values()) if (f := function_of(v))]
+    codes = [f.__code__ for f in functions if f.__globals__ is namespace
+             and sourceless(f.__code__.co_filename)]
+    out: set[types.CodeType] = set()
+    while codes:
+        code = codes.pop()
+        if code not in out:
+            out.add(code)
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return frozenset(out)
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:

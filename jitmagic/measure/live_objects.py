@@ -27,12 +27,12 @@ import itertools
 import sys
 import types
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ..usercode import CELL_PREFIXES, user_file
+from ..usercode import CELL_PREFIXES, sourceless, user_file
 from .arrays import SCALARS, is_array
-from .found import code_of, function_of, names_written
+from .found import code_of, function_of, names_written, sourceless_codes
 
 #: At most this many objects are visited looking for instances, this deep, and this
 #: many items of one container (a list of a million arrays holds no layer).
@@ -294,9 +294,21 @@ def _attributes(obj: Any) -> list[Any]:
     return list(attrs.values()) if isinstance(attrs, dict) else []
 
 
+def own_sourceless(fn: Callable) -> frozenset[types.CodeType]:
+    """The code compiled from a string that is the user's where ``fn`` is (an entry
+    defined by ``exec`` or ``python -c``): :func:`~.found.sourceless_codes`."""
+    return sourceless_codes(next((f for f in functions_behind(fn)
+                                  if sourceless(f.__code__.co_filename)), None))
+
+
 def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
-    """The code of the functions behind a callable, nearest first: its own, what it
-    wraps (``__wrapped__``, a partial's ``func``, a bound method's function, a callable
+    """The code of :func:`functions_behind` a callable."""
+    return (f.__code__ for f in functions_behind(fn, depth))
+
+
+def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
+    """The functions behind a callable, nearest first: its own, what it wraps
+    (``__wrapped__``, a partial's ``func``, a bound method's function, a callable
     instance's ``__call__``) and the functions its closure holds (jitmagic's wrappers)."""
     queue: deque[tuple[Any, int]] = deque([(fn, 0)])
     seen: set[int] = set()
@@ -307,7 +319,7 @@ def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
         seen.add(id(obj))
         inner: list[Any]
         if isinstance(obj, types.FunctionType):
-            yield obj.__code__
+            yield obj
             inner = [getattr(obj, "__wrapped__", None), *_cells(obj)]
         elif isinstance(obj, types.MethodType):
             inner = [obj.__func__]

@@ -45,13 +45,15 @@ from .found import (
     names_written,
     unique_names,
 )
+from .live_objects import own_sourceless
 
 
 class Recorder:
     """The profile hook: counts calls of user code made from user code, finds bindings."""
 
-    def __init__(self, extra_names: Iterable[str] = ()):
-        self.is_user = UserFunctions(extra_names)
+    def __init__(self, extra_names: Iterable[str] = (),
+                 own: Iterable[types.CodeType] = ()):
+        self.is_user = UserFunctions(extra_names, own)
         self.found: dict[types.CodeType, Found] = {}
         self.searched: set[tuple[types.CodeType, int]] = set()
         self.sites: set[tuple] = set()
@@ -147,7 +149,7 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
     An exception from the user's code is returned in ``Discovery.error``, not raised.
     """
-    recorder = Recorder(extra_names)
+    recorder = Recorder(extra_names, own_sourceless(fn))
     recorder.stop = sys._getframe()
     previous = sys.getprofile()
     jax.clear_caches()
