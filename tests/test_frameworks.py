@@ -76,6 +76,23 @@ def test_equinox_filter_jit_entry_end_to_end():
     assert (dict(vars(Residual)), dict(vars(Stack))) == before
 
 
+def mse(model, x):
+    return jnp.mean((model(x) - 1.0) ** 2)
+
+
+def test_an_equinox_transformation_as_the_entry_is_named_as_written():
+    plan, runs = variants(eqx.filter_grad(mse), STACK, X)
+    assert plan.name == "filter_grad(mse)"
+    assert any("`filter_grad(mse)` hold Equinox modules" in n for n in plan.notes)
+    (flat, _, flat_out), (nested, _, nested_out) = runs.values()
+    assert "Stack.__call__" in nested.nested_helpers
+    want = eqx.filter_grad(mse)(STACK, X)
+    for got in (flat_out, nested_out):
+        np.testing.assert_allclose(got.blocks[0].w, want.blocks[0].w, rtol=1e-5)
+    value_and_grad = plan_entry(eqx.filter_value_and_grad(mse), (STACK, X), {})
+    assert value_and_grad.name == "filter_value_and_grad(mse)"
+
+
 class Layer(nnx.Module):
     def __init__(self, rngs):
         self.lin = nnx.Linear(4, 4, rngs=rngs)

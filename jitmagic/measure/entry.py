@@ -91,7 +91,17 @@ def entry_name(obj: Any) -> str:
         return getattr(obj, "__name__", "entry")
     if _framework_unjit(obj) is not None:
         return entry_name(_framework_unjit(obj))
+    if callable(wrapped):  # a wrapper object (``eqx.filter_grad(loss)``): as written
+        kind = _WRAPPERS.get((type(obj).__module__, type(obj).__name__))
+        return f"{kind}({entry_name(wrapped)})" if kind else entry_name(wrapped)
     return f"{type(obj).__name__}.__call__"
+
+
+#: Equinox's transformations, which return objects wrapping the user's function.
+_WRAPPERS = {("equinox._ad", "_GradWrapper"): "filter_grad",
+             ("equinox._ad", "_ValueAndGradWrapper"): "filter_value_and_grad",
+             ("equinox._ad", "_CheckpointWrapper"): "filter_checkpoint",
+             ("equinox._vmap_pmap", "_VmapWrapper"): "filter_vmap"}
 
 
 def _transform_of(fn: types.FunctionType) -> str | None:
