@@ -31,6 +31,16 @@ def test_the_line_form_without_a_call_says_what_to_write(ip):
         ip.run_line_magic("jitcompare", "")
 
 
+def test_an_undefined_argument_of_the_final_call_is_said_to_be_there(ip):
+    ip.run_cell("import jax.numpy as jnp\ndef model(x):\n    return jnp.sin(x)\n")
+    said = r"evaluating the function and arguments of the final call raised \(nothing was "
+    with pytest.raises(UsageError, match=said + r"(.|\n)*NameError: name 'inputs'"):
+        ip.run_line_magic("jitcompare", "model(inputs)")
+    with pytest.raises(UsageError, match=r"the cell raised before its final call(.|\n)*"
+                                         r"ZeroDivisionError"):
+        ip.run_cell_magic("jitcompare", "", "y = 1 / 0\nmodel(jnp.ones(2))\n")
+
+
 def test_a_value_that_is_not_a_function_is_named_by_its_value():
     with pytest.raises(jitmagic.InputError, match=r"the entry `42` is not a function \(it is "
                                                    r"an `int`\)"):

@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import jax
@@ -57,22 +57,31 @@ def variants_of_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     example of the call's batch with ``in_axes``)."""
     scratch = dict(namespace)
     scratch.update(bindings or {})
-    try:
-        with uncounted():  # it runs once, as the user expects: its prints are not repeats
+    with uncounted():  # it runs once, as the user expects: its prints are not repeats
+        with _raised(plan, f"the {plan.kind} raised before its final call"):
             cellmod.run_setup(plan, scratch)
+        with _raised(plan, "evaluating the function and arguments of the final call "
+                           "raised (nothing was traced yet)"):
             fn, call_args, call_kwargs = cellmod.resolve_call(plan, scratch)
-    except InputError:
-        raise
-    except SystemExit as exc:
-        raise UserCodeError(_exit_message(plan, exc)) from None
-    except Exception as exc:
-        raise UserCodeError(f"the {plan.kind} raised before its final call:\n"
-                            + user_traceback(exc)) from None
     # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
     # the swept value is set there too while the variants run, then put back.
     with check.finding_helpers() if check is not None else contextlib.nullcontext():
         return variants_of(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
                            nest=nest, bindings=bindings, in_axes=in_axes)
+
+
+@contextlib.contextmanager
+def _raised(plan: cellmod.CellPlan, what: str) -> Iterator[None]:
+    """The user's exception as ``UserCodeError`` saying ``what`` raised, with their
+    traceback lines only (``sys.exit`` said as such; jitmagic's own errors as they are)."""
+    try:
+        yield
+    except InputError:
+        raise
+    except SystemExit as exc:
+        raise UserCodeError(_exit_message(plan, exc)) from None
+    except Exception as exc:
+        raise UserCodeError(f"{what}:\n" + user_traceback(exc)) from None
 
 
 def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
