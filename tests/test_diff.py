@@ -44,7 +44,7 @@ def test_the_same_report_is_never_called_slower_or_faster():
     d = jitmagic.diff(report(), report())
     assert isinstance(d, Diff) and len(d.stages) == 10
     # three runs a side cannot show the interval inside 0.9–1.1: inconclusive, not "same"
-    assert all(s.kind == "inconclusive" and not s.decided for s in d.stages)
+    assert all(s.kind == "inconclusive" and not s.significant for s in d.stages)
     assert d.regressions() == [] and d.warnings == ()
     assert repr(d) == "<Diff model: no stage measurably slower or faster (some inconclusive)>"
     assert "no measurable difference" not in str(d)
@@ -53,7 +53,7 @@ def test_the_same_report_is_never_called_slower_or_faster():
 def test_a_slower_new_is_said_as_new_over_old():
     d = jitmagic.diff(report(1.0), report(2.0))
     s = d.stage("flat", "compile_s")
-    assert s.new_over_old == pytest.approx(2.0) and s.kind == "slower" and s.decided
+    assert s.new_over_old == pytest.approx(2.0) and s.kind == "slower" and s.significant
     text = str(d)
     assert "NEW is" in text and "2.00× slower" in text and "above 1, NEW is slower" in text
     assert [r.phase for r in d.regressions(1.2) if r.variant == "flat"] == list(PHASES)
@@ -73,7 +73,7 @@ def test_a_phase_measured_in_one_report_only_shows_a_dash():
     new = dataclasses.replace(report(), variants={
         **report().variants, "nested": dataclasses.replace(report().nested, samples={})})
     s = jitmagic.diff(old, new).stage("nested", "compile_s")
-    assert not s.measured and not s.decided
+    assert not s.measured and not s.significant
     assert "not measured in both" in str(jitmagic.diff(old, new))
 
 
@@ -115,7 +115,7 @@ def test_the_interval_of_the_newer_rule_is_turned_round(monkeypatch):
     monkeypatch.setattr(diffmod, "difference",
                         lambda before, after: Newer("inconclusive", 0.8, 0.5, 1.2, False))
     d = jitmagic.diff(report(), report())
-    assert not d.stage("flat", "trace_s").decided and d.regressions() == []
+    assert not d.stage("flat", "trace_s").significant and d.regressions() == []
     assert "inconclusive" in str(d)
 
 

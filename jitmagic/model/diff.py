@@ -31,9 +31,10 @@ class StageDiff:
     """One phase of one variant, NEW against OLD.
 
     ``new_over_old`` is median(NEW) / median(OLD) (above 1: NEW slower; NaN: not
-    measured in one of them); ``low``/``high`` its interval (the rule's: 95% or wider)
-    where the rule gives one (NaN otherwise); ``kind`` is about NEW: "faster", "slower",
-    "no measurable difference" or "inconclusive"; ``significant`` whether the rule called it.
+    measured in one of them); ``low``/``high`` its interval (the rule's, wide by design:
+    docs/significance.md) where the rule gives one (NaN otherwise); ``kind`` is about
+    NEW: "faster", "slower", "no measurable difference" or "inconclusive";
+    ``significant`` whether the rule called it faster or slower.
     """
 
     variant: str
@@ -53,14 +54,9 @@ class StageDiff:
     def measured(self) -> bool:
         return not math.isnan(self.new_over_old)
 
-    @property
-    def decided(self) -> bool:
-        """Called a difference (faster or slower) by the one rule."""
-        return self.significant
-
     def slower_by(self, ratio: float) -> bool:
         """NEW is, by the rule, slower than OLD by at least ``ratio``."""
-        return self.decided and self.kind == SLOWER and self.new_over_old >= ratio
+        return self.significant and self.kind == SLOWER and self.new_over_old >= ratio
 
     def to_dict(self) -> dict[str, Any]:
         return {"variant": self.variant, "phase": self.phase,
@@ -90,8 +86,8 @@ class Diff(Shown):
 
     def summary(self) -> str:
         """``<Diff model: 2 stages slower, 1 faster>``: one line, no renderer needed."""
-        slower = sum(s.decided and s.kind == SLOWER for s in self.stages)
-        faster = sum(s.decided and s.kind != SLOWER for s in self.stages)
+        slower = sum(s.significant and s.kind == SLOWER for s in self.stages)
+        faster = sum(s.significant and s.kind != SLOWER for s in self.stages)
         said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
                          for n, what in ((slower, "slower"), (faster, "faster")) if n)
         return f"<Diff {self.new_entry}: {said or self.undecided()}>"

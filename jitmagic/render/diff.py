@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.diff import Diff, StageDiff
-from ..model.stats import INCONCLUSIVE, SAME, SLOWER
+from ..model.stats import INCONCLUSIVE, SLOWER
 from .blocks import Block, Heading, Html, Para, Table, as_html, as_text
 from .format import fmt_ratio
 
@@ -24,7 +24,7 @@ def said(s: StageDiff) -> str:
         return "not measured in both"
     if s.kind == INCONCLUSIVE:
         return f"inconclusive ({fmt_ratio(s.new_over_old)})"
-    if not s.decided or s.kind == SAME:
+    if not s.significant:
         return "no measurable difference"
     factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
     return f"{fmt_ratio(factor)} {'slower' if s.kind == SLOWER else 'faster'}"
@@ -43,8 +43,8 @@ def rows(d: Diff) -> list[list[str]]:
 
 def headline(d: Diff) -> str:
     """The one line a verdict shows above the table: the regressions, else the gains."""
-    slower = [s for s in d.stages if s.decided and s.kind == SLOWER]
-    faster = [s for s in d.stages if s.decided and s.kind != SLOWER]
+    slower = [s for s in d.stages if s.significant and s.kind == SLOWER]
+    faster = [s for s in d.stages if s.significant and s.kind != SLOWER]
     if not slower and not faster:
         return f"against the baseline: {d.undecided()}"
     parts = [f"{word} in {_by_variant(ss)}" for word, ss in (("slower", slower),
@@ -86,7 +86,7 @@ def html(d: Diff) -> Html:
 
 def summary_lines(outcomes: Sequence[Any], regressions: Sequence[tuple[Any, StageDiff]],
                   ratio: float | None) -> list[str]:
-    """The pytest session's table: one row per test (its decided stages, else "no
+    """The pytest session's table: one row per test (its significant stages, else "no
     measurable difference"), then the regressions that fail the session.
 
     ``outcomes`` have ``test``, ``diff`` (a :class:`Diff` or None) and ``problem``."""
@@ -95,10 +95,10 @@ def summary_lines(outcomes: Sequence[Any], regressions: Sequence[tuple[Any, Stag
         if o.diff is None:
             table.append([o.test, "—", "—", "—", f"not compared: {o.problem}"])
             continue
-        decided = [s for s in o.diff.stages if s.decided] or [o.diff.stage("flat",
+        called = [s for s in o.diff.stages if s.significant] or [o.diff.stage("flat",
                                                                            "first_call_s")]
         table += [[o.test, f"{s.variant} {s.label}", fmt_ratio(s.new_over_old), interval(s),
-                   said(s)] for s in decided]
+                   said(s)] for s in called]
     lines = Table(("test", "stage", "NEW/OLD", "interval", "NEW is"), table).text_lines()
     warned = {w for o in outcomes if o.diff is not None for w in o.diff.warnings}
     lines += [f"warning: {w}" for w in sorted(warned)]
