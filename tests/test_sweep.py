@@ -15,9 +15,10 @@ import jitmagic
 from jitmagic.measure.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
 from jitmagic.model.comparison import PHASES, Comparison
-from jitmagic.model.sweep import exponents, growth_exponent
+from jitmagic.model.sweep import Sweep, exponents, growth_exponent
 from jitmagic.options import parse_sweep
 from jitmagic.render.charts.sweep import sweep_figure
+from jitmagic.render.sweep import sweep_html, sweep_text
 
 #: ``calls`` is not defined in the cell: the sweep binds it before the cell runs.
 SWEEP_CELL = """\
@@ -156,3 +157,18 @@ def test_run_sweep_on_categories_plots_without_exponents():
     fig = sweep_figure(result)
     assert fig.axes[0].get_xscale() == "linear"
     assert "flat —" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def test_the_sweep_headline_gives_each_values_verdict_first():
+    decided = comparison({"first_call_s": [2.0, 2.1, 2.05]}, {"first_call_s": [1.0, 1.02, 1.01]},
+                         every=0.01)
+    undecided = comparison({"first_call_s": [4.0, 1.9, 4.3]}, {"first_call_s": [2.1, 2.2, 3.9]},
+                           every=0.01)
+    result = Sweep("depth", (2, 8), (undecided, decided), wall_s=1.0)
+    line = result.headline
+    assert line.startswith("Nested jit, first call by depth: 2 → inconclusive (1.82× faster, ")
+    assert "; 8 → 2.03× faster (" in line and line.endswith(")")
+    text = sweep_text(result).splitlines()
+    assert text[1] == line  # under the title, before the table
+    html = str(sweep_html(result))
+    assert html.index("Nested jit, first call by") < html.index("<table")

@@ -19,6 +19,7 @@ from .comparison import READABLE, Comparison, ReportSchemaError
 from .rows import PHASES, VARIANTS
 from .schema import REQUIRED, fail, fields, items, obj, optional, scalar, seconds, text
 from .shown import Shown
+from .verdicts import sweep_headline
 
 SCHEMA = "jitmagic.sweep/1"
 
@@ -58,6 +59,11 @@ class Sweep(Shown):
     @property
     def stopped_anywhere(self) -> str | None:
         return self.stopped or self.last.stopped_anywhere
+
+    @property
+    def headline(self) -> str:
+        """The first call's verdict value by value, in one line, shown first."""
+        return sweep_headline(self.name, self.values, self.points)
 
     def summary(self) -> str:
         return f"<Sweep {self.entry} over {self.name}: {len(self.points)} values>"

@@ -151,6 +151,28 @@ def comparison_headline(c: Any, first: Difference) -> str:
     return f"{lead} first call {with_interval(first)}, {runs(first.runs)}"
 
 
+def sweep_headline(name: str, values: Any, points: Any, most: int = 20) -> str:
+    """A sweep's verdict in one line, value by value (at most ``most`` named):
+    ``Nested jit, first call by n: 2 → inconclusive (1.07× slower, 0.75×–1.53×);
+    8 → 3.20× faster (2.04×–4.10×)``."""
+    parts = [f"{value!r} → {_point_said(point)}"
+             for value, point in list(zip(values, points, strict=True))[:most]]
+    left = len(points) - most
+    more = f"; {left} more value{'s' * (left != 1)}" if left > 0 else ""
+    return f"Nested jit, first call by {name}: " + "; ".join(parts) + more
+
+
+def _point_said(c: Any) -> str:
+    """One value's first-call verdict in a few words."""
+    first = c.verdict.difference
+    if not comparison_headline(c, first):  # not compared: nothing nested, failed, stopped
+        return "nothing to nest" if c.flat.ok and not c.nested.helpers else "not compared"
+    if first.kind == INCONCLUSIVE:
+        return f"inconclusive ({with_interval(first).replace(' (', ', ')[:-1]})" \
+            if first.enough_data else f"inconclusive ({times(first)}, {runs(first.runs)})"
+    return with_interval(first)
+
+
 def _helpers(c: Any) -> str:
     return ", ".join(f"`{h}`" for h in c.nested.helpers)
 

@@ -55,6 +55,7 @@ def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
     out: list[Block] = [
         Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
                  f" = {values} (medians per value)")),
+        Para([sweep.headline], "verdict", bold=True),
         *partial(sweep.stopped),
         Image(png, f"phases against {name}"),
         _table(c),
