@@ -8,10 +8,14 @@ figures quoted in docs/significance.md.
 
     PYTHONPATH=$PWD python benchmarks/significance.py [draws] [seed]
     PYTHONPATH=$PWD python benchmarks/significance.py --calibrate [draws] [seed]
+    PYTHONPATH=$PWD python benchmarks/significance.py --limits [draws] [seed]
 
-``--calibrate`` derives :data:`jitmagic.model.stats.THRESHOLDS` instead: for each look
+``--limits`` prints what bounds the power at 20% jitter (an oracle that knows the noise
+model, and a fixed ``-r 20``) and how often a quiet machine gets "no measurable
+difference". ``--calibrate`` derives :data:`jitmagic.model.stats.THRESHOLDS` instead: for each look
 n = 3..9 the threshold is the largest, over the noise models, of the quantile of
-|log ratio of medians| / spread that leaves ``WEIGHTS[n] × q`` of same-program draws
+|shift of logs| / spread (0 where the ratio of medians lies on the other side
+of 1: the interval always holds it) that leaves ``WEIGHTS[n] × q`` of same-program draws
 above it; q is the largest that keeps the false differences over all looks together
 (with the ranges rule, which needs no threshold) at :data:`TARGET` for every model.
 """
@@ -34,6 +38,7 @@ from jitmagic.model.stats import (
     bounds,
     difference,
     median,
+    shift_of_logs,
     spread_of_logs,
 )
 
@@ -67,7 +72,7 @@ EFFECTS = (1.1, 1.3, 1.5, 2.0)
 TARGET = 0.006
 #: How --calibrate spends them over the looks n = 3..9: most at 9 pairs, where the
 #: power is; the first looks decide only gaps the ranges rule sees anyway.
-WEIGHTS = dict(zip(range(MIN_PAIRS, MAX_PAIRS + 1), (0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 3.0),
+WEIGHTS = dict(zip(range(MIN_PAIRS, MAX_PAIRS + 1), (0.1, 0.1, 0.2, 0.3, 0.4, 0.5, 6.0),
                    strict=True))
 
 
@@ -96,15 +101,16 @@ def fixed(n: int) -> Callable[[list[float], list[float]], tuple[str, int]]:
 
 
 def rates(rng: random.Random, noise: Noise, effect: float, draws: int,
-          how: Callable[[list[float], list[float]], tuple[str, int]]) -> dict[str, float]:
+          how: Callable[[list[float], list[float]], tuple[str, int]], n: int = MAX_PAIRS
+          ) -> dict[str, float]:
     """How often each outcome comes out ("false": faster or slower for the same program;
-    "same": no measurable difference), and the mean pairs used."""
+    "same": no measurable difference), and the mean pairs used, on ``n`` pairs a draw."""
     counts = {FASTER: 0, SLOWER: 0, SAME: 0}
     used = 0
     for _ in range(draws):
-        kind, n = how(*pairs(rng, noise, effect, MAX_PAIRS))
+        kind, took = how(*pairs(rng, noise, effect, n))
         counts[kind] = counts.get(kind, 0) + 1
-        used += n
+        used += took
     return {k: v / draws for k, v in counts.items()} | {"pairs": used / draws}
 
 
@@ -125,11 +131,14 @@ def main(draws: int = 20_000, seed: int = 12) -> None:
 
 
 def statistic(flat: list[float], nested: list[float]) -> tuple[float, bool]:
-    """|log ratio of medians| / spread, and whether the ranges rule alone decides."""
+    """|shift of logs| / spread (0 where the medians disagree with the shift's side),
+    and whether the ranges rule alone decides."""
     low, high = bounds(flat, nested, math.inf)
-    gap = abs(math.log(median(flat) / median(nested)))
+    shift, ratio = shift_of_logs(flat, nested), median(flat) / median(nested)
+    if (shift > 0) != (ratio > 1):
+        return 0.0, low > 1 or high < 1
     spread = spread_of_logs(flat, nested)
-    return (gap / spread if spread else math.inf), low > 1 or high < 1
+    return (abs(shift) / spread if spread else math.inf), low > 1 or high < 1
 
 
 def calibrate(draws: int = 100_000, seed: int = 12) -> None:
@@ -165,8 +174,36 @@ def calibrate(draws: int = 100_000, seed: int = 12) -> None:
     print(f"n = 2 (one look, threshold {THRESHOLDS[2]}): {two:.2%} false differences")
 
 
+def oracle_power(rng: random.Random, noise: Noise, effect: float, draws: int) -> float:
+    """How often a 1.5× (``effect``) gap is found at one look at 9 pairs by a test that
+    knows the noise model exactly: the shift of the mean logs of each side's fastest 7
+    runs against its same-program quantile at :data:`TARGET` (both tails)."""
+    def shift(e: float) -> float:
+        flat, nested = pairs(rng, noise, e, MAX_PAIRS)
+        return shift_of_logs(flat, nested)
+    null = sorted(abs(shift(1.0)) for _ in range(draws))
+    cut = null[int(draws * (1 - TARGET))]
+    return sum(shift(effect) > cut for _ in range(draws)) / draws
+
+
+def limits(draws: int = 20_000, seed: int = 12) -> None:
+    rng = random.Random(seed)
+    hard = MODELS[1]
+    print(f"{hard.name}: 1.5× found at 9 pairs by an oracle knowing the noise, "
+          f"{oracle_power(rng, hard, 1.5, draws):.0%}; by a fixed -r 20, "
+          f"{rates(rng, hard, 1.5, draws // 20, fixed(20), 20)[FASTER]:.0%} "
+          f"({draws // 20:,} draws)")
+    for jitter in (0.02, 0.05):
+        quiet = Noise(f"{jitter:.0%} jitter", jitter)
+        r = rates(rng, quiet, 1.0, draws // 20, sequential)
+        print(f"{quiet.name}, same program, -r auto: 'no measurable difference' "
+              f"{r[SAME]:.0%} of {draws // 20:,} draws, after {r['pairs']:.1f} pairs")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--calibrate"]:
         calibrate(*(int(a) for a in sys.argv[2:]))
+    elif sys.argv[1:2] == ["--limits"]:
+        limits(*(int(a) for a in sys.argv[2:]))
     else:
         main(*(int(a) for a in sys.argv[1:]))

@@ -22,6 +22,7 @@ from jitmagic.model.stats import (
     SAME,
     SLOWER,
     difference,
+    shift_of_logs,
 )
 
 #: (jitter, stall rate, stall factors): the noise models of docs/significance.md.
@@ -70,13 +71,14 @@ def test_nine_pairs_find_1_5x_80_percent_and_2x_95_percent_of_the_time(model):
         assert found / 400 >= power, (effect, found)
 
 
-def test_at_20_percent_jitter_nine_pairs_find_2x_but_1_5x_only_about_60_percent():
-    # The limit docs/significance.md states: the jitter alone is as wide as a 1.5× gap.
+def test_at_20_percent_jitter_nine_pairs_find_2x_but_1_5x_only_about_two_thirds():
+    # The limit docs/significance.md states: the jitter alone is as wide as a 1.5× gap
+    # (an oracle that knows the noise model finds it 83% of the time).
     rng = random.Random(20)
     model = "20% jitter, 5% stalls 1.3-4x"
     found = {e: sum(difference(noisy(rng, model, 9, e), noisy(rng, model, 9)).kind == FASTER
                     for _ in range(400)) / 400 for e in (1.5, 2.0)}
-    assert found[2.0] >= 0.95 and 0.45 <= found[1.5] < 0.80
+    assert found[2.0] >= 0.95 and 0.55 <= found[1.5] < 0.80
 
 
 def test_decision_and_interval_agree():
@@ -177,3 +179,12 @@ def test_nothing_measured_is_inconclusive_and_no_ratio():
     d = difference([], [0.1, 0.2])
     assert d.kind == INCONCLUSIVE and math.isnan(d.ratio) and not d.enough_data
     assert math.isnan(d.low) and math.isnan(d.high)
+
+
+def test_the_interval_is_centred_on_the_fastest_runs_and_holds_the_printed_ratio():
+    # a stall (100 s) is set aside: the typical time of [1, 2, 4, 100] is 2 s
+    assert math.exp(shift_of_logs([1.0, 2.0, 4.0, 100.0], [1.0, 1.0, 1.0, 1.0])) \
+        == pytest.approx(2.0)
+    # medians 3 s against 1 s, fastest runs' typical 2 s: the interval holds both
+    d = difference([1.0, 2.0, 4.0, 100.0], [1.0, 1.0, 1.05, 0.95])
+    assert d.ratio == pytest.approx(3.0) and d.low <= 2.0 < 3.0 <= d.high
