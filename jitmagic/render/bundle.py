@@ -54,6 +54,10 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         c = r.last
+        if any(x is not None for x in (c.baseline, c.lines, c.orderings)) or helpers_text(c):
+            said = last_value_line(r)  # what follows is of one value, not of the sweep
+            data["text/plain"] += f"\n\n{said}"
+            data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
         if c.baseline is not None:  # --baseline: the last value's diff, after the sweep
             data["text/plain"] += "\n\n" + diff_text(c.baseline)
             data["text/html"] += "\n" + diff_html(c.baseline)
@@ -71,6 +75,13 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
         data["text/plain"] += "\n\n" + helpers_text(c)
         data["text/html"] += "\n" + helpers_html(c, attribution_png(c, plot))
     return data
+
+
+def last_value_line(s: Sweep) -> str:
+    """The heading over what a sweep shows of its last value only (the diff against
+    ``--baseline``, ``--lines``, the orderings, attribution and advice): which value."""
+    value = shown_name(f"{s.name}={s.values[-1]!r}")
+    return f"For {value}, the last value measured (the sweep ran what follows on it alone):"
 
 
 def stopped_note(parts: list[str]) -> str:
