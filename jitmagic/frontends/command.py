@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.stops import Showing
+from ..measure.stops import NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.files import write_text
 from ..model.storage import save
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jitmagic: {exc}", file=sys.stderr)
         return _status(exc)
     except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
-        print(f"jitmagic: {exc or 'interrupted: nothing was measured'}", file=sys.stderr)
+        print(f"jitmagic: {exc or NO_RESULT}", file=sys.stderr)
         return INTERRUPTED
     return present(result, args)
 

@@ -19,7 +19,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.stops import ABANDONED_SHOWING, Showing
+from ..measure.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..model.sweep import Sweep
@@ -88,7 +88,7 @@ class JitCompareMagics(Magics):
         except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
-            raise KeyboardInterrupt(str(exc) or "interrupted: nothing was measured") from None
+            raise KeyboardInterrupt(str(exc) or NO_RESULT) from None
         try:
             self._present(result, args, progress)
         except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line

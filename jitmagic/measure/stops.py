@@ -31,6 +31,10 @@ ABANDONED = ("a second Ctrl-C: the measurement was abandoned (XLA may keep compi
 ABANDONED_SHOWING = ("a second Ctrl-C: showing the result was abandoned (the measurement "
                      "had finished; its text table is above)")
 
+#: What a front end says of a plain ``KeyboardInterrupt`` (Ctrl-C outside any stage's
+#: handler: in the cell's setup, or as the result was put together): no result exists.
+NO_RESULT = "interrupted before there was a result to show"
+
 #: Functions that Python calls from a finalizer or the garbage collector, where an
 #: exception raised is printed ("Exception ignored in ...") and dropped, never reaching
 #: the measurement: Ctrl-C there only sets the flag.

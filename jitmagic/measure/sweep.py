@@ -37,7 +37,7 @@ def run_sweep(name: str, values: Sequence[Any],
     """
     start = time.perf_counter()
     points: list[Comparison] = []
-    stopped = None
+    stopped: str | None = None
     with check.catching_interrupts():
         for i, value in enumerate(values):
             check.report.sweep_at(f"{name}={value!r}", i, len(values))
@@ -53,8 +53,8 @@ def run_sweep(name: str, values: Sequence[Any],
                                             "measured") from None
                 stopped = f"at {name}={value!r}: {why}, before it was measured"
             else:
-                why = points[-1].stopped_anywhere
-                stopped = f"at {name}={value!r}: {why}" if why else None
+                cut = points[-1].stopped_anywhere
+                stopped = f"at {name}={value!r}: {cut}" if cut else None
             if stopped:
                 break
     record = Sweep(name, tuple(values[:len(points)]), tuple(points),
