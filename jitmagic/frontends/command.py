@@ -59,7 +59,8 @@ exit status:
   2  usage: bad options, reports naming one file, or a file that does not compile
      or is not a cell-shaped script
   3  cannot write a report (--save, --html): checked before measuring
-  130  abandoned by Ctrl-C (a second one, or one while finding the helpers)
+  130  abandoned by Ctrl-C (a second one, or one while finding the helpers), or a
+       report left unwritten by a Ctrl-C while it was written (the text still printed)
 
 arguments after `--` go to your script as its sys.argv[1:], e.g.
   python -m jitmagic train.py -r 1 -- --steps 10
