@@ -215,6 +215,6 @@ def test_orderings_stop_at_the_deadline():
 def test_a_stopped_sweep_runs_no_further_values(run_magic):
     cell = SMALL_CELL.replace("range(4)", "range(n)")
     result, _ = run_magic(f"-o {FAST} --sweep n=1,2,3 --timeout 0.000001", cell)
-    assert result.stopped == "stopped by --timeout after finding your helpers"
+    assert result.stopped == "at n=1: stopped by --timeout after finding your helpers"
     assert result.values == (1,)
     assert len(result.points) == 1

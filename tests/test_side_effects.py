@@ -366,3 +366,76 @@ def test_what_cannot_be_put_back_is_said_and_the_rest_is_put_back(tmp_path):
         assert any("could not put back (FileNotFoundError" in s for s in undone), undone
     finally:
         os.chdir(here)
+
+
+class StandInCoverage:
+    """What ``coverage run`` installs, in Python (coverage itself is not installed in
+    this venv): a ``sys.settrace`` tracer that records the lines run in this file, set
+    on each new frame; the frames it was tracing keep their local tracer."""
+
+    def __init__(self):
+        self.lines: set[int] = set()
+
+    def __call__(self, frame, event, arg):
+        if frame.f_code.co_filename != __file__:
+            return None  # other files are not measured (coverage's source filter)
+        return self.local
+
+    def local(self, frame, event, arg):
+        if event == "line":
+            self.lines.add(frame.f_lineno)
+        return self.local
+
+
+def _measured_under(tracer: StandInCoverage, run_magic, line: str) -> tuple[object, int]:
+    """Run the magic from a frame the tracer traces; (what sys.gettrace() was after,
+    the line after the magic), that line's number."""
+    run_magic(line, FAST_CELL)
+    after = sys.gettrace()  # this line, and the next, must still be traced
+    return after, sys._getframe().f_lineno
+
+
+FAST_CELL = """\
+import jax.numpy as jnp
+def layer(x):
+    return jnp.sin(x) * 2
+def model(x):
+    return layer(x) + layer(x)
+model(jnp.ones(4))
+"""
+
+
+@pytest.mark.parametrize("line", [f"{FAST} --no-plot", f"{FAST} --no-plot --lines"])
+def test_a_coverage_tracer_is_left_running_and_still_traces_after_the_magic(run_magic,
+                                                                             line):
+    tracer = StandInCoverage()
+    sys.settrace(tracer)
+    try:
+        after, next_line = _measured_under(tracer, run_magic, line)
+        now = sys.gettrace()
+    finally:
+        sys.settrace(None)
+    assert after is tracer and now is tracer
+    assert next_line in tracer.lines  # the calling frame's lines after the magic ran
+    assert next_line - 1 in tracer.lines
+
+
+def test_the_settrace_line_hook_hands_lines_on_to_a_coverage_tracer():
+    from jitmagic.measure.lines import lines_of
+
+    def layer(x):
+        return jax.numpy.sin(x) * 2
+
+    def entry(x):
+        return layer(x) + layer(x)
+
+    tracer = StandInCoverage()
+    sys.settrace(tracer)
+    try:
+        table = lines_of(entry, (jax.numpy.ones(4),), {}, hook="settrace")
+        now = sys.gettrace()
+    finally:
+        sys.settrace(None)
+    assert now is tracer and table.flat.has_hits  # the hook ran, then put coverage back
+    body = layer.__code__.co_firstlineno + 1
+    assert body in tracer.lines  # coverage saw the helper's line while it was traced

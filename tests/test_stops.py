@@ -200,9 +200,11 @@ def test_ctrl_c_in_a_sweep_keeps_the_values_measured_and_says_partial():
                             progress=press)
     sweep = result
     assert sweep.values == (1, 2) and STEPS == 6
-    assert sweep.stopped == "interrupted by the user after the flat variant's first call"
+    # the stop reason says which value stopped (its row is the table's last)
+    assert sweep.stopped == ("at STEPS=2: interrupted by the user after the flat variant's "
+                             "first call")
     text, html = str(result), result._repr_mimebundle_()["text/html"]
-    assert f"PARTIAL: {sweep.stopped}" in text and "<b>Partial:</b> interrupted" in html
+    assert f"PARTIAL: {sweep.stopped}" in text and "<b>Partial:</b> at STEPS=2: interr" in html
     assert Sweep.from_dict(result.to_dict()).stopped == sweep.stopped
     assert result.to_dict()["stopped"] == sweep.stopped
 
@@ -285,3 +287,159 @@ def test_the_magic_raises_an_abandon_as_one_line_without_jitmagics_frames(run_ma
     assert info.value.__cause__ is None and info.value.__suppress_context__
     files = [entry.path for entry in info.traceback]
     assert not any("jitmagic/measure" in str(f) or "jitmagic/model" in str(f) for f in files)
+
+
+# --- after the comparison: --lines, the orderings' programs, showing and saving --------
+
+
+def pressing_on_call(monkeypatch, target: str, calls: tuple[int, ...] = (1,)):
+    """Patch the function ``target`` (``module.name``) to press Ctrl-C (a real SIGINT)
+    as its ``calls``-th calls begin: where the handler raises, it raises there."""
+    module_name, name = target.rsplit(".", 1)
+    module = __import__(module_name, fromlist=[name])
+    real, seen = getattr(module, name), [0]
+
+    def pressed(*args, **kwargs):
+        seen[0] += 1
+        if seen[0] in calls:
+            press_ctrl_c()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, pressed)
+    return seen
+
+
+def test_ctrl_c_during_lines_keeps_the_comparison_and_the_tables_counted(monkeypatch):
+    # the nested table's counting is where Ctrl-C lands: the flat table is kept
+    pressing_on_call(monkeypatch, "jitmagic.measure.lines.count_equations", calls=(2,))
+    result = _measure_with(model, jnp.ones(3), lambda p, check: None, repeat=1, number=1,
+                           lines=True)
+    lines = result.lines
+    assert lines.stopped == ("interrupted by the user while counting the nested variant's "
+                             "lines; no per-line table of the nested variant")
+    assert list(lines.tables) == ["flat"] and lines.flat.total_eqns > 0
+    # the comparison had finished: it is whole, only the lines are PARTIAL
+    assert result.stopped is None and result.stopped_anywhere == lines.stopped
+    assert result.flat.samples["execute_s"] and result.nested.samples["execute_s"]
+    text = str(result)
+    assert f"PARTIAL: {lines.stopped}; showing what was counted" in text
+    assert "nothing was measured" not in text and "flat: " in text
+    assert "<b>Partial:</b> interrupted by the user while counting" in \
+        result._repr_mimebundle_()["text/html"]
+    _says_partial(result.lines, lines.stopped)
+    assert type(result).from_dict(result.to_dict()).lines.stopped == lines.stopped
+
+
+def test_ctrl_c_during_lines_in_the_magic_shows_the_result(run_magic, monkeypatch):
+    pressing_on_call(monkeypatch, "jitmagic.measure.lines.count_equations")
+    result, cap = run_magic("-r 1 -n 1 --no-plot --lines -o", SMALL_CELL)
+    shown = cap.outputs[0].data["text/plain"]
+    assert result.lines.stopped.startswith("interrupted by the user while counting the flat")
+    assert result.lines.tables == {} and result.flat.samples["first_call_s"]
+    assert "jitcompare: model" in shown and f"PARTIAL: {result.lines.stopped}" in shown
+    assert "nothing was measured" not in shown
+
+
+def test_a_stop_while_the_orderings_programs_are_compared_keeps_the_orderings(monkeypatch):
+    # pressed as the first program is described (a compile: the flag is only set), so
+    # the stop comes before the second: no internal Stop escapes
+    pressing_on_call(monkeypatch, "jitmagic.measure.orderings._describe_program")
+    result = _measure_with(model, jnp.ones(3), lambda p, check: None, repeat=1, number=1,
+                           vmap=True, batch=2, attribute=True)
+    o = result.orderings
+    assert o.stopped == ("interrupted by the user after the jit(vmap(jit(f))) ordering's "
+                         "run 1 of 1, before the orderings' programs were all compared")
+    assert all(len(r.samples["first_call_s"]) == 1 for r in o.rows.values())  # all timed
+    assert o["jit(vmap(f))"].jaxpr_eqns is not None  # the program described before the stop
+    assert o["vmap(jit(f))"].jaxpr_eqns is None and o["vmap(jit(f))"].same_program is None
+    assert result.stopped is None and result.attribution is None  # nothing after it runs
+    assert f"PARTIAL: {o.stopped}" in str(result)
+
+
+def test_ctrl_c_while_the_charts_render_shows_the_tables_and_keeps_the_result(
+        run_magic, monkeypatch, tmp_path):
+    pressing_on_call(monkeypatch, "jitmagic.render.charts.phases.to_png")
+    path = tmp_path / "report.json"
+    result, cap = run_magic(f"-r 1 -n 1 -o --save {path}", SMALL_CELL)
+    data = cap.outputs[0].data
+    assert isinstance(result, jitmagic.Comparison) and result.stopped is None
+    note = ("PARTIAL: Ctrl-C stopped the charts (the measurement had finished: every number "
+            "is in the tables)")
+    assert "jitcompare: model" in data["text/plain"] and note in data["text/plain"]
+    assert "<img" not in data["text/html"] and "Ctrl-C stopped the charts" in data["text/html"]
+    assert jitmagic.load(path).to_dict() == result.to_dict()  # still saved
+
+
+def test_a_second_ctrl_c_while_showing_prints_the_text_and_raises_one_line(ip, monkeypatch):
+    from IPython.utils.capture import capture_output
+
+    from jitmagic.measure.stops import ABANDONED_SHOWING
+
+    # the first press stops the charts; the second lands as the tables are made
+    pressing_on_call(monkeypatch, "jitmagic.frontends.magic.bundle", calls=(1, 2))
+    with capture_output() as cap, pytest.raises(KeyboardInterrupt) as info:
+        ip.run_cell_magic("jitcompare", "-r 1 -n 1 -o", SMALL_CELL)
+    assert str(info.value) == ABANDONED_SHOWING
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    files = [str(entry.path) for entry in info.traceback]
+    assert not any("jitmagic/measure" in f or "jitmagic/render" in f for f in files)
+    assert "jitcompare: model" in cap.stdout and "first call" in cap.stdout  # not lost
+
+
+def _command_args(tmp_path, **paths):
+    import argparse
+
+    return argparse.Namespace(**{"save": None, "html": None} | {
+        k: str(tmp_path / v) for k, v in paths.items()})
+
+
+def test_the_command_writes_its_html_without_charts_after_a_ctrl_c(monkeypatch, tmp_path,
+                                                                   capsys):
+    from jitmagic.frontends.command import present
+
+    result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
+    pressing_on_call(monkeypatch, "jitmagic.render.charts.phases.to_png")
+    args = _command_args(tmp_path, save="r.json", html="r.html")
+    assert present(result, args) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "data:image/png" not in page and "Ctrl-C stopped the HTML report" in page
+    assert jitmagic.load(tmp_path / "r.json").to_dict() == result.to_dict()
+    out = capsys.readouterr().out
+    assert "jitcompare: model" in out and "PARTIAL: Ctrl-C stopped the HTML report's" in out
+
+
+def test_ctrl_c_while_the_command_saves_leaves_the_old_file_and_exits_130(
+        monkeypatch, tmp_path, capsys):
+    from jitmagic.frontends.command import INTERRUPTED, present
+
+    result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
+    (tmp_path / "r.json").write_text("the old report")
+    pressing_on_call(monkeypatch, "jitmagic.frontends.command.save")
+    args = _command_args(tmp_path, save="r.json", html="r.html")
+    assert present(result, args) == INTERRUPTED
+    assert (tmp_path / "r.json").read_text() == "the old report"
+    assert "data:image/png" in (tmp_path / "r.html").read_text()  # the rest still written
+    captured = capsys.readouterr()
+    assert "jitcompare: model" in captured.out
+    assert f"--save {tmp_path / 'r.json'}: not written: interrupted by Ctrl-C" in captured.err
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def stepped(x):
+    for _ in range(STEPS):
+        x = piece(x)
+    return x
+
+
+def test_ctrl_c_while_a_sweep_value_finds_its_helpers_keeps_the_values_before(monkeypatch):
+    def arm(p):
+        if p.stage == "finding helpers" and p.point == "STEPS=3 2/2":
+            PRESS_AT[0] = PIECES[0] + 1  # pressed inside that value's discovery trace
+
+    result = jitmagic.sweep("STEPS", [2, 3], stepped, jnp.ones(3), repeat=1, number=1,
+                            progress=arm)
+    assert result.values == (2,)
+    assert result.stopped == ("at STEPS=3: interrupted while finding your helpers, before "
+                              "it was measured")
+    assert "nothing was measured" not in str(result)
+    assert f"PARTIAL: {result.stopped}; showing what was measured so far" in str(result)

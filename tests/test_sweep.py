@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -172,3 +173,39 @@ def test_the_sweep_headline_gives_each_values_verdict_first():
     assert text[1] == line  # under the title, before the table
     html = str(sweep_html(result))
     assert html.index("Nested jit, first call by") < html.index("<table")
+
+
+def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
+    from jitmagic.model.lines import LineRow, Lines, LineTable
+    from jitmagic.model.sweep import Sweep
+    from jitmagic.render.bundle import bundle
+
+    table = LineTable("flat", (LineRow("cell.py", 3, "y = f(x)", None, 4, 4, 2, None),))
+    last = dataclasses.replace(_fake(0.2), lines=Lines("fake", {"flat": table}))
+    with_lines = Sweep("calls", (1, 4), (_fake(0.1), last), 1.0)
+    data = bundle(with_lines, plot=False)
+    said = "For calls=4, the last value measured (the sweep ran what follows on it alone):"
+    text = data["text/plain"]
+    assert said in text and text.index(said) < text.index("Program size by source line")
+    assert text.index("growth") < text.index(said)  # after the sweep's own table
+    assert f"<h3>{said}</h3>" in data["text/html"]
+    plain = bundle(Sweep("calls", (1, 4), (_fake(0.1), _fake(0.2)), 1.0), plot=False)
+    assert "the last value measured" not in plain["text/plain"]  # nothing of one value
+
+
+def test_a_sweep_stopped_at_a_later_value_never_says_nothing_was_measured():
+    from jitmagic.measure.stops import FINDING, Stop
+
+    def measure(value, _):
+        if value == "b":
+            raise Stop(FINDING)
+        return _fake(0.1)
+
+    result = run_sweep("mode", ["a", "b", "c"], measure, Checkpoint())
+    assert result.values == ("a",)
+    assert result.stopped == ("at mode='b': interrupted while finding your helpers, before "
+                              "it was measured")
+    assert "nothing was measured" not in str(result)
+    with pytest.raises(KeyboardInterrupt, match="^at mode='b': interrupted while finding "
+                                                "your helpers: nothing was measured$"):
+        run_sweep("mode", ["b"], measure, Checkpoint())

@@ -22,22 +22,25 @@ import ast
 import builtins
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 import time
 import tokenize
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import CannotWriteError, InputError, UserCodeError
+from ..measure.stops import NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.files import write_text
 from ..model.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options
-from ..render.bundle import html_document, text
+from ..render.bundle import html_document, stopped_note, text
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
@@ -56,7 +59,8 @@ exit status:
   2  usage: bad options, reports naming one file, or a file that does not compile
      or is not a cell-shaped script
   3  cannot write a report (--save, --html): checked before measuring
-  130  abandoned by Ctrl-C (a second one, or one while finding the helpers)
+  130  abandoned by Ctrl-C (a second one, or one while finding the helpers), or a
+       report left unwritten by a Ctrl-C while it was written (the text still printed)
 
 arguments after `--` go to your script as its sys.argv[1:], e.g.
   python -m jitmagic train.py -r 1 -- --steps 10
@@ -107,12 +111,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jitmagic: {exc}", file=sys.stderr)
         return _status(exc)
     except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
-        print(f"jitmagic: {exc or 'interrupted: nothing was measured'}", file=sys.stderr)
+        print(f"jitmagic: {exc or NO_RESULT}", file=sys.stderr)
         return INTERRUPTED
-    written, failures = write_outputs(result, args)  # before anything is printed
-    show([text(result), *written])  # a reader that stops early (`| head`) still gets 0
-    for failure in failures:
-        print(f"jitmagic: {failure}", file=sys.stderr)
+    return present(result, args)
+
+
+def present(result: Comparison | Sweep, args: argparse.Namespace) -> int:
+    """Write the reports, then print the text, under the one stop rule of
+    :class:`~jitmagic.measure.stops.Showing`; the exit status (see :data:`EXIT_CODES`).
+
+    A Ctrl-C while the HTML report's charts are drawn writes it without them, and
+    says so; one while a report is written leaves that report out (a file there
+    before is as it was), the rest still happens, and the status is 130. A second
+    Ctrl-C prints the text table and one line, and ends with 130.
+    """
+    showing, printed = Showing(), [False]
+    try:
+        with showing.active():
+            written, failures = write_outputs(result, args, showing)  # before any printing
+            # between parts Ctrl-C is only noted: the text takes no time
+            notes = [stopped_note(showing.stopped)] if showing.stopped else []
+            printed[0] = True
+            show(["\n\n".join([text(result), *notes]), *written])  # `| head` still: 0
+            for failure in failures:
+                print(f"jitmagic: {failure}", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # a second Ctrl-C: the text (once), and one line
+        if not printed[0]:
+            show([text(result)])
+        print(f"jitmagic: {exc}", file=sys.stderr)
+        return INTERRUPTED
+    if any(part in REPORTS for part in showing.stopped):
+        return INTERRUPTED
     return 3 if failures else 0
 
 
@@ -224,24 +253,57 @@ def check_compiles(source: str, filename: str) -> None:
         raise InputError(f"{filename} does not compile, so nothing in it ran: {exc}") from None
 
 
+#: The parts of :func:`present` that write a report (a Ctrl-C there: exit status 130).
+REPORTS = ("--save", "--html")
+
+
 def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
-                  ) -> tuple[list[str], list[str]]:
+                  showing: Showing | None = None) -> tuple[list[str], list[str]]:
     """Write the JSON and HTML reports asked for (paths already checked), printing
-    nothing: (what to say about each report written, why each other one was not)."""
+    nothing: (what to say about each report written, why each other one was not).
+
+    Under ``showing`` (its handler active) a Ctrl-C while the HTML page's charts are
+    drawn makes the page without them (it says so); one while a report is written
+    leaves that report out, and the failures say so."""
+    showing = showing or Showing()
     written, failures = [], []
-    reports = ((args.save, "--save", lambda p: save(result, p), ""),
-               (args.html, "--html", lambda p: write_text(p, html_document(result)),
+    reports = ((args.save, "--save", lambda: lambda p: save(result, p), ""),
+               (args.html, "--html", lambda: _html_writer(result, showing),
                 " (open it in a browser; works offline)"))
-    for path, option, write, note in reports:
+    for path, option, writer, note in reports:
         if not path:
             continue
+        write = writer()
         try:
-            write_report(write, path, option)
+            done = showing.part(option, functools.partial(_written, write, path, option))
         except CannotWriteError as exc:
             failures.append(str(exc))
-        else:
+            continue
+        if done:
             written.append(f"wrote {path}{note}")
+        else:
+            failures.append(f"{option} {path}: not written: interrupted by Ctrl-C (a file "
+                            "there before is as it was)")
     return written, failures
+
+
+def _written(write: Callable[[str], object], path: str, option: str) -> bool:
+    """``write_report``, then True: the report was written."""
+    write_report(write, path, option)
+    return True
+
+
+def _html_writer(result: Comparison | Sweep, showing: Showing) -> Callable[[str], None]:
+    """What writes the HTML report: the page made first (see :func:`html_page`)."""
+    page = html_page(result, showing)
+    return lambda p: write_text(p, page)
+
+
+def html_page(result: Comparison | Sweep, showing: Showing) -> str:
+    """The HTML report; without its charts where Ctrl-C stopped drawing them."""
+    return showing.part("the HTML report's charts", lambda: html_document(result),
+                        lambda: html_document(result, plot=False, note=stopped_note(
+                            ["the HTML report's charts"])))
 
 
 def show(lines: list[str]) -> bool:

@@ -19,11 +19,12 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..errors import CannotWriteError, InputError, UserCodeError
+from ..measure.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, unknown_option_hint
-from ..render.bundle import bundle
+from ..render.bundle import bundle, stopped_note, text, with_note
 from . import cell as cellmod
 from .notebook_progress import NotebookProgress, progress_for
 from .output import checked_path, unquoted, write_report
@@ -87,8 +88,11 @@ class JitCompareMagics(Magics):
         except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
-            raise KeyboardInterrupt(str(exc) or "interrupted: nothing was measured") from None
-        self._present(result, args, progress)
+            raise KeyboardInterrupt(str(exc) or NO_RESULT) from None
+        try:
+            self._present(result, args, progress)
+        except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
+            raise KeyboardInterrupt(str(exc) or ABANDONED_SHOWING) from None
         if not args.output:
             return None
         _just_shown.add(id(result))  # so that IPython's display of it does not repeat it
@@ -109,21 +113,67 @@ class JitCompareMagics(Magics):
 
     def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
                  progress: Any) -> None:
+        """Show the result, then save it, under the one stop rule of
+        :class:`~jitmagic.measure.stops.Showing`: a Ctrl-C while the charts are drawn
+        shows the tables without them (and says so), and the result is still saved and
+        returned; a second Ctrl-C shows at least the text table, then raises one line."""
+        showing, shown = Showing(), [False]
+        try:
+            with showing.active():
+                self._show(result, args, progress, showing, shown)
+                if args.save:  # checked before measuring; a late failure keeps the result
+                    showing.part("--save", lambda: _save(result, args.save),
+                                 lambda: print(f"jitmagic: --save {args.save}: not written: "
+                                               "interrupted by Ctrl-C (a file there before "
+                                               "is as it was)", file=sys.stderr))
+        except KeyboardInterrupt:
+            if not shown[0]:  # abandoned before anything was shown: the text at least
+                print(text(result))
+            raise
+
+    def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
+              showing: Showing, shown: list[bool]) -> None:
         """The result, in the progress display where there is one (so that a saved
         notebook keeps the result alone), then the ``--vmap`` widget as its own."""
-        data = bundle(result, plot=not args.no_plot)
+        data = showing.part("the charts", lambda: bundle(result, plot=not args.no_plot),
+                            lambda: bundle(result, plot=False), optional=True)
+        last = result.last if isinstance(result, Sweep) else result
+        widget = None
+        if last.orderings is not None:
+            widget = showing.part("the ordering widget", lambda: _ordering_widget(last),
+                                  optional=True)
+        if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
+            data = with_note(data, stopped_note(showing.stopped))
         if not (isinstance(progress, NotebookProgress) and progress.show(data)):
             display(data, raw=True)
-        last = result.last if isinstance(result, Sweep) else result
-        if last.orderings is not None:
-            from .widget import ordering_widget
+        shown[0] = True
+        if widget is not None:
+            display(widget)
 
-            display(ordering_widget(last))
-        if args.save:  # checked before measuring; a late failure keeps the result shown
-            try:
-                write_report(lambda p: save(result, p), args.save, "--save")
-            except CannotWriteError as exc:
-                print(f"jitmagic: {exc}", file=sys.stderr)
+
+def _save(result: Comparison | Sweep, path: str) -> None:
+    """``--save``: write the report; a failure is said on stderr (the result stays shown)."""
+    try:
+        write_report(lambda p: save(result, p), path, "--save")
+    except CannotWriteError as exc:
+        print(f"jitmagic: {exc}", file=sys.stderr)
+
+
+def _ordering_widget(result: Comparison) -> Any:
+    """The ``--vmap`` toggle; widgets made before a Ctrl-C stopped it are closed (a
+    widget left undisplayed would stay in the kernel)."""
+    from ipywidgets.widgets import widget as widget_module
+
+    from .widget import ordering_widget
+
+    before = set(widget_module._instances)
+    try:
+        return ordering_widget(result)
+    except BaseException:
+        live = widget_module._instances
+        for model_id in set(live) - before:
+            live[model_id].close()
+        raise
 
 
 #: Results the magic showed during the cell that is running (by id, as records are not

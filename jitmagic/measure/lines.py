@@ -53,6 +53,7 @@ from .line_loops import loops_of
 from .mlir_locations import count_hlo_ops
 from .plan import Plan, Variant
 from .runner import Prepared, verified_calls
+from .stops import Checkpoint, Interrupted, Stop
 from .structure import jit_calls_by_name
 from .variants import build_variant
 
@@ -126,17 +127,45 @@ def _jit_calls(nested: Variant, plan: Plan) -> dict[str, int]:
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared],
-              staged: Mapping[str, Staged] | None = None, *, hook: str = "auto") -> Comparison:
+              staged: Mapping[str, Staged] | None = None, *, hook: str = "auto",
+              check: Checkpoint | None = None) -> Comparison:
     """``result`` carrying the per-line table of its prepared variants (``--lines``),
     saved with the report. ``staged`` (by variant name) is what the comparison already
-    traced and lowered: it is counted instead of tracing and lowering again."""
+    traced and lowered: it is counted instead of tracing and lowering again.
+
+    Under ``check`` (the measurement's checkpoint, whose handler the caller holds) the
+    tables follow the one stop rule: Ctrl-C stops the trace of the user's code at once,
+    ``--timeout`` stops before the next table; the tables finished are kept and the
+    ``Lines`` record says PARTIAL (``stopped``), while the comparison stands as measured.
+    """
     staged = staged or {}
-    tables = {name: line_table(p.variant.fn, p.args, p.kwargs, name, p.variant.jit_options,
-                               staged.get(name), hook=hook)
-              for name, p in prepared.items()}
+    check = check or Checkpoint()
+    tables: dict[str, LineTable] = {}
+    stopped = None
+    check.report.at("lines")
+    try:
+        for name, p in prepared.items():
+            if tables:  # a stop is said to come after the table just made
+                check(f"the {list(tables)[-1]} variant's per-line table")
+            check.begin(f"counting lines ({name})")
+            with check.mode(python=True):  # the user's code is traced again here
+                tables[name] = line_table(p.variant.fn, p.args, p.kwargs, name,
+                                          p.variant.jit_options, staged.get(name), hook=hook)
+    except Stop as stop:
+        stopped = f"{stop.reason}; {_not_counted(prepared, tables)}"
+    except Interrupted:
+        stopped = ("interrupted by the user while counting the "
+                   f"{next(n for n in prepared if n not in tables)} variant's lines; "
+                   + _not_counted(prepared, tables))
     plan = next(iter(prepared.values())).variant.plan
     return dataclasses.replace(result, lines=Lines(result.entry, helper_names(
-        tables, plan, result.nested.helper_calls)))
+        tables, plan, result.nested.helper_calls), stopped=stopped))
+
+
+def _not_counted(prepared: Mapping[str, Prepared], tables: Mapping[str, LineTable]) -> str:
+    """Which variants' per-line tables a stop left out, as a stop reason says it."""
+    left = [n for n in prepared if n not in tables]
+    return f"no per-line table of the {' and '.join(left)} variant{'s' * (len(left) > 1)}"
 
 
 def helper_names(tables: dict[str, LineTable], plan: Plan,

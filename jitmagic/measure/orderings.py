@@ -35,7 +35,7 @@ from .monitor import COMPILE_EVENT, Monitor
 from .reporting import Reporter
 from .rounds import Rounds
 from .runner import Cold, Sampler
-from .stops import Checkpoint
+from .stops import Checkpoint, Stop
 from .structure import count_nested_calls, jaxpr_text
 
 # --------------------------------------------------------------------------- programs
@@ -133,7 +133,7 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int | str = AUTO,
           check.catching_interrupts()):
         runs.measure(Rounds(repeat, lambda: _per_call_decided(runs), budget), number, monitor,
                      check, what="orderings")
-        hlo = {} if runs.stopped else _describe_programs(runs, b, check)
+        hlo, stopped = ({}, runs.stopped) if runs.stopped else _describe_programs(runs, b, check)
     errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
     match, diff = runs.outputs_match()
     rows = {n: OrderingRow(name=n, samples=runs.samples[n], execute_loops=runs.loops.get(n, 0),
@@ -143,7 +143,7 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int | str = AUTO,
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
                      warnings=(*(f"{n} failed:\n{e}" for n, e in errors.items()),
-                               *runs.outputs.problems), stopped=runs.stopped)
+                               *runs.outputs.problems), stopped=stopped)
 
 
 def _per_call_decided(runs: Sampler) -> bool:
@@ -154,16 +154,21 @@ def _per_call_decided(runs: Sampler) -> bool:
     return difference(b, a).decided
 
 
-def _describe_programs(runs: Sampler, b: Batched,
-                       check: Checkpoint) -> dict[str, list[str] | None]:
+def _describe_programs(runs: Sampler, b: Batched, check: Checkpoint,
+                       ) -> tuple[dict[str, list[str] | None], str | None]:
     """Each measured ordering's program (see :func:`_describe_program`), compiled after
-    all timings; a stop between two of them leaves the rest out."""
-    hlo = {}
+    all timings, and why describing them stopped (None: it did not). A stop (Ctrl-C,
+    ``--timeout``) between two of them leaves the rest out: their timings stand, the
+    orderings say PARTIAL, and the programs left out are not compared."""
+    hlo: dict[str, list[str] | None] = {}
     check.report.at("orderings")
-    for n, cold in runs.last.items():
-        check.begin(f"comparing programs ({n})")
-        hlo[n] = _describe_program(n, cold.call, b.args, runs.shape[n])
-    return hlo
+    try:
+        for n, cold in runs.last.items():
+            check.begin(f"comparing programs ({n})")
+            hlo[n] = _describe_program(n, cold.call, b.args, runs.shape[n])
+    except Stop as stop:
+        return hlo, f"{stop.reason}, before the orderings' programs were all compared"
+    return hlo, None
 
 
 @dataclass(frozen=True)

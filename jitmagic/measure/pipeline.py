@@ -142,7 +142,8 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     ``attribute``/``advise`` the per-helper trace times and advice. All of it runs
     under one ``check`` (one Ctrl-C, one ``timeout``): once anything stops, nothing
     after it starts and the result says where it stopped. With ``lines`` the
-    per-source-line table of both variants. ``options.sweep``
+    per-source-line table of both variants, last, under the same ``check``.
+    ``options.sweep``
     is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured."""
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = time.perf_counter() if start is None else start
@@ -169,9 +170,9 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         if result.stopped_anywhere:
             return result
         result = advice.extend(result, flat, options, check)
-    if result.stopped_anywhere:
-        return result
-    return add_lines(result, prepared, built) if options.lines else result
+        if result.stopped_anywhere or not options.lines:
+            return result
+        return add_lines(result, prepared, built, check=check)
 
 
 def later_parts(options: Options) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
 from .pipeline import checkpoint, measure_prepared, option_hints, variants_of
-from .stops import Checkpoint, Interrupted, Stop
+from .stops import FINDING, Checkpoint, Interrupted, Stop
 
 
 def run_sweep(name: str, values: Sequence[Any],
@@ -37,7 +37,7 @@ def run_sweep(name: str, values: Sequence[Any],
     """
     start = time.perf_counter()
     points: list[Comparison] = []
-    stopped = None
+    stopped: str | None = None
     with check.catching_interrupts():
         for i, value in enumerate(values):
             check.report.sweep_at(f"{name}={value!r}", i, len(values))
@@ -47,17 +47,28 @@ def run_sweep(name: str, values: Sequence[Any],
             except (InputError, UserCodeError) as exc:
                 raise type(exc)(f"sweep {name}={value!r}: {exc}") from None
             except (Stop, Interrupted) as stop:
-                stopped = getattr(stop, "reason", f"interrupted by the user while the code "
-                                  f"ran for {name}={value!r}")
-            stopped = stopped or points[-1].stopped_anywhere
+                why = unmeasured(stop)
+                if not points:  # the first value: then nothing at all was measured
+                    raise KeyboardInterrupt(f"at {name}={value!r}: {why}: nothing was "
+                                            "measured") from None
+                stopped = f"at {name}={value!r}: {why}, before it was measured"
+            else:
+                cut = points[-1].stopped_anywhere
+                stopped = f"at {name}={value!r}: {cut}" if cut else None
             if stopped:
                 break
-    if not points:
-        raise KeyboardInterrupt(stopped)
     record = Sweep(name, tuple(values[:len(points)]), tuple(points),
-                   time.perf_counter() - start, stopped or points[-1].stopped)
+                   time.perf_counter() - start, stopped)
     warning = unchanged_warning(record)
     return dataclasses.replace(record, warnings=(warning,)) if warning else record
+
+
+def unmeasured(stop: Stop | Interrupted) -> str:
+    """Why a sweep stopped at a value before anything of it was measured, without the
+    "nothing was measured" of a single comparison: the values before it stand."""
+    if isinstance(stop, Interrupted):  # in the cell's own code, run for this value
+        return "interrupted by the user while the code ran"
+    return "interrupted while finding your helpers" if stop.reason == FINDING else stop.reason
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
@@ -77,8 +88,9 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
 
     def one(value: Any, check: Checkpoint) -> Comparison:
         begun = time.perf_counter()  # a point's wall time counts its discovery trace
-        prepared = variants_of(fn, args, kwargs, nest=options.nest, bindings={name: value},
-                               in_axes=options.in_axes)
+        with check.finding_helpers():  # as the magic's: Ctrl-C there stops it at once
+            prepared = variants_of(fn, args, kwargs, nest=options.nest,
+                                   bindings={name: value}, in_axes=options.in_axes)
         return measure_prepared(prepared, options, start=begun, check=check)
 
     assert options.sweep is not None  # given just above

@@ -130,9 +130,9 @@ class Comparison(Shown):
 
     @property
     def stopped_anywhere(self) -> str | None:
-        """Why this comparison, or the orderings or advice measured after it, ended early
-        (None: nothing did): once anything stops, nothing after it runs."""
-        parts = (self, self.orderings, self.advice)
+        """Why this comparison, or the orderings, advice or per-line tables measured after
+        it, ended early (None: nothing did): once anything stops, nothing after it runs."""
+        parts = (self, self.orderings, self.advice, self.lines)
         return next((p.stopped for p in parts if p is not None and p.stopped), None)
 
     @property

@@ -219,6 +219,9 @@ class Lines(Shown):
 
     entry: str
     tables: dict[str, LineTable] = field(default_factory=dict)
+    #: Why counting stopped before every variant's table was made (PARTIAL): the
+    #: tables finished are kept; None where it did not stop.
+    stopped: str | None = None
 
     @property
     def flat(self) -> LineTable:
@@ -249,12 +252,15 @@ class Lines(Shown):
         d["notes"] = {name: list(t.notes) for name, t in self.tables.items() if t.notes}
         d["loops"] = {name: [[x.file, x.first_line, x.last_line] for x in t.loops]
                       for name, t in self.tables.items() if t.loops}
-        return d
+        return d | ({"stopped": self.stopped} if self.stopped else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Lines:
-        if not isinstance(d, dict) or not any(k in d for k in ("flat", "nested")):
+        stopped = d.get("stopped") if isinstance(d, dict) else None
+        if not isinstance(d, dict) or not (stopped or any(k in d for k in ("flat", "nested"))):
             raise ValueError("a lines table is a dict with 'flat' and/or 'nested' row lists")
+        if stopped is not None and not isinstance(stopped, str):
+            raise ValueError(f"'stopped' is a reason (text), not {stopped!r}")
         if d.get("schema", SCHEMA) != SCHEMA:
             raise ValueError(f"schema {d['schema']!r} is not {SCHEMA!r}")
         entry = str(d.get("entry", ""))
@@ -267,7 +273,7 @@ class Lines(Shown):
                                   for f, a, b in loops.get(name, ())))
             for name in ("flat", "nested") if name in d
         }
-        return cls(entry, tables)
+        return cls(entry, tables, stopped or None)
 
 
 def checked_lines(d: Any, where: str) -> Lines:

@@ -54,6 +54,10 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         c = r.last
+        if any(x is not None for x in (c.baseline, c.lines, c.orderings)) or helpers_text(c):
+            said = last_value_line(r)  # what follows is of one value, not of the sweep
+            data["text/plain"] += f"\n\n{said}"
+            data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
         if c.baseline is not None:  # --baseline: the last value's diff, after the sweep
             data["text/plain"] += "\n\n" + diff_text(c.baseline)
             data["text/html"] += "\n" + diff_html(c.baseline)
@@ -71,6 +75,26 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
         data["text/plain"] += "\n\n" + helpers_text(c)
         data["text/html"] += "\n" + helpers_html(c, attribution_png(c, plot))
     return data
+
+
+def last_value_line(s: Sweep) -> str:
+    """The heading over what a sweep shows of its last value only (the diff against
+    ``--baseline``, ``--lines``, the orderings, attribution and advice): which value."""
+    value = shown_name(f"{s.name}={s.values[-1]!r}")
+    return f"For {value}, the last value measured (the sweep ran what follows on it alone):"
+
+
+def stopped_note(parts: list[str]) -> str:
+    """The PARTIAL line of a result whose showing Ctrl-C stopped (``parts``: what it
+    stopped or left out, "the charts"): the measurement itself is whole."""
+    return (f"PARTIAL: Ctrl-C stopped {' and '.join(dict.fromkeys(parts))} (the measurement "
+            "had finished: every number is in the tables)")
+
+
+def with_note(data: dict[str, str], note: str) -> dict[str, str]:
+    """``data`` with ``note`` as a line of its own after the rest, in text and HTML."""
+    return {**data, "text/plain": f"{data['text/plain']}\n\n{note}",
+            "text/html": f"{data['text/html']}\n<p style='color:#a00'>{html.escape(note)}</p>"}
 
 
 def _orderings(c: Comparison) -> Orderings | None:
@@ -123,11 +147,13 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 """
 
 
-def html_document(c: Comparison | Sweep) -> str:
-    """A self-contained HTML page of the report: the chart is embedded as PNG data,
-    nothing is fetched from a network. The environment's table lists at most
+def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = None) -> str:
+    """A self-contained HTML page of the report: the chart is embedded as PNG data
+    (none without ``plot``), nothing is fetched from a network; ``note`` (a PARTIAL
+    line) follows the report. The environment's table lists at most
     :data:`~.blocks.MAX_ITEMS` entries."""
-    body = bundle(c)["text/html"]
+    data = bundle(c, plot=plot)
+    body = (with_note(data, note) if note else data)["text/html"]
     shown, left = first(list(c.env.items()))
     rows = [(shown_name(str(k)), shown_name(_env_value(v), MAX_CHARS)) for k, v in shown]
     rows += [(more(left, "entries", len(c.env)), "")] if left else []

@@ -119,6 +119,7 @@ def text_table(lines: Lines, table: LineTable) -> str:
 def text(lines: Lines) -> str:
     """Every variant's table, then the hints: for terminals and ``str()``."""
     parts = [f"Program size by source line: {lines.entry}"]
+    parts += [f"PARTIAL: {lines.stopped}; showing what was counted"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]
     parts += [f"Hint: {h}" for h in lines.hints()]
     return "\n\n".join(parts)
@@ -166,6 +167,9 @@ def html_variant(lines: Lines, table: LineTable) -> str:
 def html_table(lines: Lines) -> str:
     """Every variant's table, then the hints, as one HTML fragment."""
     parts = [f"<h3>Program size by source line: <code>{html.escape(lines.entry)}</code></h3>"]
+    if lines.stopped:
+        parts.append(f"<p style='color:#a00'><b>Partial:</b> {html.escape(lines.stopped)}; "
+                     "showing what was counted</p>")
     parts += [html_variant(lines, t) for t in lines.tables.values()]
     parts += [f"<p><b>Hint:</b> {html.escape(h)}</p>" for h in lines.hints()]
     return f'<div class="jitmagic-lines">{"".join(parts)}</div>'
