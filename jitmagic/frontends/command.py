@@ -32,12 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CannotWriteError, InputError, UserCodeError
+from ..measure.lockstep import LockstepError, current
 from ..model.comparison import Comparison
 from ..model.files import write_text
 from ..model.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options
 from ..render.bundle import html_document, text
+from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
@@ -80,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--html", type=str, default=None, metavar="PATH",
                         help="write a self-contained HTML report to PATH "
                              f"(demo: default {DEMO_HTML} in the current folder)")
+    parser.add_argument("--processes", type=int, default=None, metavar="N",
+                        help="measure in N processes on this machine, in lockstep under "
+                             "jax.distributed (CPU collectives through gloo); process 0 "
+                             "shows the report (docs/distributed.md)")
     parser.add_argument("--json", type=str, default=None, help=argparse.SUPPRESS)
     return parser
 
@@ -102,18 +108,37 @@ def main(argv: list[str] | None = None) -> int:
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
         script = None if args.target == "demo" else os.path.abspath(args.target)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
+        if args.processes is not None and not launcher.is_child() \
+                and launcher.check_count(args.processes) > 1:
+            launcher.refuse(args, _source_of(script))
+            return launcher.launch(args.processes, argv)
         result = run_isolated(args, script_args)
     except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
         return _status(exc)
+    except LockstepError as exc:  # another process died or hangs
+        print(f"jitmagic: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
         print(f"jitmagic: {exc or 'interrupted: nothing was measured'}", file=sys.stderr)
         return INTERRUPTED
+    if not current().leader:  # several processes: process 0 shows and writes the report
+        return 0
     written, failures = write_outputs(result, args)  # before anything is printed
     show([text(result), *written])  # a reader that stops early (`| head`) still gets 0
     for failure in failures:
         print(f"jitmagic: {failure}", file=sys.stderr)
     return 3 if failures else 0
+
+
+def _source_of(script: str | None) -> str | None:
+    """The file's text, to check before starting processes (None: the demo, or unreadable:
+    the command itself then says why)."""
+    if script is None:
+        return None
+    with contextlib.suppress(OSError, InputError):
+        return read_source(Path(script))
+    return None
 
 
 def _status(exc: Exception) -> int:
@@ -153,6 +178,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     if prelude.imported_by == "jitmagic":
         prelude.imported("jitmagic")  # the import below
+    launcher.join(prelude.backend_started)  # under --processes: before the file's arrays
     from .prepare import measure_source, parse  # imports jax, if the file did not
 
     plan = parse(source, filename)
