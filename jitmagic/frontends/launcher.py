@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..errors import InputError
 
@@ -131,9 +131,8 @@ class Child:
     """One started process: its index, its ``Popen``, and its log (None for process 0,
     whose output is the launcher's own)."""
 
-    def __init__(self, index: int, popen: subprocess.Popen, log: Path | None,
-                 handle: IO | None):
-        self.index, self.popen, self.log, self._handle = index, popen, log, handle
+    def __init__(self, index: int, popen: subprocess.Popen, log: Path | None):
+        self.index, self.popen, self.log = index, popen, log
 
     @property
     def status(self) -> int | None:
@@ -153,8 +152,6 @@ class Child:
         """The last lines of its log (JAX's C++ stack lines left out)."""
         if self.log is None:
             return ""
-        if self._handle is not None:
-            self._handle.flush()
         lines = [ln for ln in self.log.read_text(errors="replace").splitlines()
                  if ln.strip() and not ln.startswith("    @ ")]
         return "\n".join(f"  [process {self.index}] {ln}" for ln in lines[-LOG_LINES:])
@@ -171,15 +168,13 @@ def start(index: int, count: int, port: int, argv: list[str], logs: Path) -> Chi
     """Start process ``index`` of ``count``: the command with ``argv``, in its own session
     (the terminal's Ctrl-C reaches the launcher only, which passes it on)."""
     env = {**os.environ, ENV: f"{index}/{count}@127.0.0.1:{port}"}
-    log = handle = None
-    out: Any = None  # process 0 writes to the launcher's own stdout and stderr
-    if index:
-        log = logs / f"process-{index}.log"
-        handle = out = log.open("w")
-    popen = subprocess.Popen([sys.executable, "-m", "jitmagic", *argv], env=env, stdout=out,
-                             stderr=subprocess.STDOUT if out else None,
-                             start_new_session=True, preexec_fn=_die_with_parent)
-    return Child(index, popen, log, handle)
+    log = logs / f"process-{index}.log" if index else None
+    # process 0 writes to the launcher's own stdout and stderr, the others to their logs
+    with log.open("w") if log else contextlib.nullcontext() as out:
+        popen = subprocess.Popen([sys.executable, "-m", "jitmagic", *argv], env=env,
+                                 stdout=out, stderr=subprocess.STDOUT if out else None,
+                                 start_new_session=True, preexec_fn=_die_with_parent)
+    return Child(index, popen, log)
 
 
 def _die_with_parent() -> None:
@@ -220,11 +215,8 @@ def failure(children: list[Child], first: Child) -> int:
     print(f"jitmagic: {first.describe()}{stopped}", file=sys.stderr)
     if first.tail():
         print(first.tail(), file=sys.stderr)
-    leader = children[0].status
-    if leader not in (None, 0) and leader > 0:
-        return leader
-    code = first.status
-    return code if code is not None and 0 < code < 128 else 1
+    leader = children[0].status  # process 0's own status says what it said; else 1
+    return leader if leader is not None and 0 < leader < 128 else 1
 
 
 def interrupted(children: list[Child]) -> int:
@@ -262,8 +254,6 @@ def kill(children: list[Child]) -> None:
     for c in children:
         with contextlib.suppress(subprocess.TimeoutExpired):
             c.popen.wait(timeout=10)
-        if c._handle is not None:
-            c._handle.close()
 
 
 def place() -> tuple[int, int, str] | None:

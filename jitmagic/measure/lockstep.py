@@ -204,8 +204,8 @@ class SharedCheckpoint(Checkpoint):
         late = any(t for _, t, _ in flags)
         done = flags[0][2]
         if pressed:
-            who = ", ".join(map(str, pressed))
-            raise Stop(f"interrupted by the user (process {who}) after {done}")
+            who = "process" + "es" * (len(pressed) > 1) + " " + ", ".join(map(str, pressed))
+            raise Stop(f"interrupted by the user ({who}) after {done}")
         if late:
             raise Stop(f"stopped by --timeout after {done}")
 
