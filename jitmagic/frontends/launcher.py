@@ -51,6 +51,8 @@ POLL_S = 0.05
 LOG_LINES = 15
 #: Seconds a child waits for the others to join (``initialization_timeout``).
 JOIN_TIMEOUT_S = 60
+#: The exit status after Ctrl-C (128 + SIGINT, as the command's own).
+INTERRUPTED = 128 + signal.SIGINT
 
 
 def most_processes() -> int:
@@ -222,8 +224,6 @@ def failure(children: list[Child], first: Child) -> int:
 def interrupted(children: list[Child]) -> int:
     """Ctrl-C: pass it on, give the children :data:`INTERRUPT_GRACE_S` to stop at their next
     barrier (a second Ctrl-C kills them at once); 130 unless process 0 ended well."""
-    from .command import INTERRUPTED
-
     for c in children:
         if c.status is None:
             with contextlib.suppress(ProcessLookupError):

@@ -131,7 +131,7 @@ class Distributed(Lockstep):
 
 
 def _key(n: int, index: int) -> str:
-    return f"jitmagic/lockstep/{n}/{index}"
+    return f"jitmagic.lockstep.{n}.{index}"
 
 
 def _first_line(exc: BaseException) -> str:
