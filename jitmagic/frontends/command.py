@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CannotWriteError, InputError, UserCodeError
+from ..measure.lockstep import LockstepError, current
 from ..measure.stops import NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.files import write_text
@@ -41,6 +42,7 @@ from ..model.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options
 from ..render.bundle import html_document, stopped_note, text
+from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
@@ -84,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--html", type=str, default=None, metavar="PATH",
                         help="write a self-contained HTML report to PATH "
                              f"(demo: default {DEMO_HTML} in the current folder)")
+    parser.add_argument("--processes", type=int, default=None, metavar="N",
+                        help="measure in N processes on this machine, in lockstep under "
+                             "jax.distributed (CPU collectives through gloo); process 0 "
+                             "shows the report (docs/distributed.md)")
     parser.add_argument("--json", type=str, default=None, help=argparse.SUPPRESS)
     return parser
 
@@ -106,10 +112,17 @@ def main(argv: list[str] | None = None) -> int:
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
         script = None if args.target == "demo" else os.path.abspath(args.target)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
+        if args.processes is not None and not launcher.is_child() \
+                and launcher.check_count(args.processes) > 1:
+            launcher.refuse(args, _source_of(script))
+            return launcher.launch(args.processes, argv)
         result = run_isolated(args, script_args)
     except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
         return _status(exc)
+    except LockstepError as exc:  # another process died or hangs
+        print(f"jitmagic: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
         print(f"jitmagic: {exc or NO_RESULT}", file=sys.stderr)
         return INTERRUPTED
@@ -123,8 +136,11 @@ def present(result: Comparison | Sweep, args: argparse.Namespace) -> int:
     A Ctrl-C while the HTML report's charts are drawn writes it without them, and
     says so; one while a report is written leaves that report out (a file there
     before is as it was), the rest still happens, and the status is 130. A second
-    Ctrl-C prints the text table and one line, and ends with 130.
+    Ctrl-C prints the text table and one line, and ends with 130. With several
+    processes only process 0 writes and prints.
     """
+    if not current().leader:
+        return 0
     showing, printed = Showing(), [False]
     try:
         with showing.active():
@@ -143,6 +159,16 @@ def present(result: Comparison | Sweep, args: argparse.Namespace) -> int:
     if any(part in REPORTS for part in showing.stopped):
         return INTERRUPTED
     return 3 if failures else 0
+
+
+def _source_of(script: str | None) -> str | None:
+    """The file's text, to check before starting processes (None: the demo, or unreadable:
+    the command itself then says why)."""
+    if script is None:
+        return None
+    with contextlib.suppress(OSError, InputError):
+        return read_source(Path(script))
+    return None
 
 
 def _status(exc: Exception) -> int:
@@ -182,6 +208,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     if prelude.imported_by == "jitmagic":
         prelude.imported("jitmagic")  # the import below
+    launcher.join(prelude.backend_started)  # under --processes: before the file's arrays
     from .prepare import measure_source, parse  # imports jax, if the file did not
 
     plan = parse(source, filename)

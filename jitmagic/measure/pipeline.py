@@ -25,6 +25,7 @@ from . import advice, batches, orderings
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import binding_swaps, plan_entry, user_globals
 from .lines import Staged, add_lines
+from .lockstep import agree_variants, joined, lockstep_of, merged
 from .monitor import CACHE_HIT_EVENT, Monitor
 from .nest_names import check_nest
 from .plan import Plan
@@ -147,7 +148,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured."""
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = time.perf_counter() if start is None else start
-    check = check or checkpoint(entry, options, start)
+    check = joined(check or checkpoint(entry, options, start), options)
     check.report.entry = check.report.entry or entry
     check.report.plan = later_parts(options)
     flat = prepared["flat"]
@@ -158,6 +159,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                                         batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
         prepared = {**prepared, "nested": _checked(prepared["nested"], check)}
+        agree_variants(prepared["nested"].variant.planned, lockstep_of(check))
         built: dict[str, Staged] = {}
         result = run_comparison(entry, prepared, options, start=start, check=check,
                                 built=built)
@@ -238,7 +240,9 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     check = check or checkpoint(entry, options, start)
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
-    rounds = Rounds(options.repeat, lambda: first_call_decided(runs), options.budget)
+    step = lockstep_of(check)
+    rounds = Rounds(options.repeat, lambda: first_call_decided(runs), options.budget,
+                    lockstep=step)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
@@ -254,7 +258,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
                         "may be too low")
     match, diff = runs.outputs_match()
     call = next(iter(prepared.values()))
-    variants = variant_results(runs)
+    variants = merged(variant_results(runs), step)
     warnings += [STAGED_NOTE.format(name) for name, v in variants.items()
                  if v.stages_from == FROM_STAGED]
     if same:  # nothing to nest: the nested program is the flat one, measured once
@@ -267,7 +271,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         max_abs_diff=diff,
         **runs.outputs.details(),
         wall_s=time.perf_counter() - start,
-        env=environment(mesh_env(call.args, call.kwargs)),
+        env=environment({**mesh_env(call.args, call.kwargs), **step.env()}),
         warnings=tuple(warnings),
         stopped=runs.stopped,
         repeats_ended=rounds.ended,

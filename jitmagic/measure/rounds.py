@@ -12,10 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..model.comparison import BUDGET, DECIDED, MOST_PAIRS
 from ..model.stats import MAX_PAIRS, MIN_PAIRS
 from ..options import AUTO, Options
+
+if TYPE_CHECKING:  # lockstep imports what imports this module
+    from .lockstep import Lockstep
 
 #: ``-r auto``: the fewest and the most rounds, those the rule is calibrated for.
 FEWEST, MOST = MIN_PAIRS, MAX_PAIRS
@@ -33,6 +37,8 @@ class Rounds:
     #: Why auto's rounds ended (:data:`DECIDED`, :data:`MOST_PAIRS`, :data:`BUDGET`);
     #: None with a fixed count, or while they run.
     ended: str | None = None
+    #: Under several processes, how they share auto's decision (process 0's is taken).
+    lockstep: Lockstep | None = None
     _began: float = field(default_factory=time.perf_counter)
 
     @property
@@ -63,6 +69,8 @@ class Rounds:
             self.ended = MOST_PAIRS
         elif (time.perf_counter() - self._began) * (done + 1) / done > self.budget_s:
             self.ended = BUDGET  # one more round at the pace so far would overrun
+        if self.lockstep is not None:
+            self.ended = self.lockstep.decide("whether to take another round", self.ended)
         return self.ended is None
 
 

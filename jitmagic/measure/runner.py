@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
 from ..model.rows import FROM_STAGED
+from .lockstep import barrier
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
 from .plan import Variant
@@ -127,6 +128,7 @@ class Sampler:
 
     def _measure_once(self, name: str, number: int | None, monitor: Monitor,
                       check: Checkpoint) -> None:
+        barrier(check, f"the {name} {self.noun}'s {check.report.run()}")
         try:
             cold = self.subjects[name].cold(monitor, check)
         except Stop as stop:

@@ -28,6 +28,7 @@ import jax
 from ..model.rows import FROM_EVENTS, FROM_STAGED
 from .arguments import static_split
 from .conditions import paused_gc
+from .lockstep import leaders, slowest_of
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
 from .stops import POLL_S, Checkpoint, Stop
 
@@ -192,14 +193,15 @@ def autorange(timer: timeit.Timer, target_s: float = STEADY_CEILING_S,
     jumps to the count the last timing predicts (at most 100× at once), so that
     calibration wastes a few calls rather than a second of the user's time.
     """
-    number = 1
+    number, target_s = 1, leaders(check, "the steady-state target", target_s)
     while True:
         t = timer.timeit(number)
-        if t >= target_s:
+        slowest = slowest_of(check, "the steady loop count", t)  # t for one process
+        if slowest >= target_s:
             return number, t / number
         if check:
             check.poll("steady state")
-        predicted = math.ceil(number * 1.1 * target_s / max(t, 1e-9))
+        predicted = math.ceil(number * 1.1 * target_s / max(slowest, 1e-9))
         number = max(2 * number, min(100 * number, predicted))
 
 

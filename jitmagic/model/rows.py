@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from .processes import Samples, read_per_process
 from .schema import (
     Field,
     count,
@@ -136,6 +137,9 @@ class VariantResult(Row):
     helper_calls: dict[str, int] = field(default_factory=dict)
     #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
     stages_from: str | None = None
+    #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
+    #: then holds the slowest process's per stage per run); empty for one process.
+    per_process: tuple[Samples, ...] = ()
 
     KEYS = PHASES
     MEDIANS = tuple((p, p) for p in PHASES)
@@ -148,7 +152,14 @@ class VariantResult(Row):
               ("notes", "notes", items(text), ()),
               ("inline", "inline", items(text), ()),
               ("helper_calls", "helper_calls", mapping(count), {}),
-              ("stages_from", "stages_from", optional(text), None))
+              ("stages_from", "stages_from", optional(text), None),
+              ("per_process", "per_process", read_per_process, ()))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if not self.per_process:  # one process: written as before
+            del d["per_process"]
+        return d
 
     @property
     def cold_start_s(self) -> float:

@@ -1,0 +1,282 @@
+"""Measuring under ``jax.distributed``: every process takes the same steps, in step.
+
+With ``jax.process_count() > 1`` each process traces, compiles and calls the same
+program, and the program may hold collectives: a process that calls it once more than
+another waits for a partner that never comes (the abort of issue 23 was that: the
+steady-state loop counts, auto-ranged on each process's own clock, differed). So
+every choice that a process's own clock or samples could tip is made once and
+shared: whether ``-r auto`` takes another round, each auto-ranging step of the
+steady-state loop count, and whether to stop (``--timeout``, Ctrl-C), agreed at a
+barrier before each cold run. The timings are then gathered: the headline sample of
+each stage of each run is the slowest process's (a step waits for it), and each
+variant keeps every process's own samples (``per_process``).
+
+:data:`SINGLE` is the one-process :class:`Lockstep`: it shares nothing and costs
+nothing. :class:`Distributed` talks through JAX's coordination service (the
+key-value store that ``jax.distributed.initialize`` started), every wait with a
+timeout (:data:`TIMEOUT_ENV`), so a process that died or hangs ends the others with a
+:class:`LockstepError` naming it, rather than a hang.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import os
+import platform
+import time
+from typing import Any
+
+from ..errors import InputError
+from ..model.processes import slowest
+from ..model.rows import VariantResult
+from .stops import ABANDONED, Checkpoint, Stop
+
+#: Seconds a process waits at a barrier for the others (the environment variable
+#: :data:`TIMEOUT_ENV` sets another): past it, it raises :class:`LockstepError`.
+TIMEOUT_S = 300.0
+TIMEOUT_ENV = "JITMAGIC_LOCKSTEP_TIMEOUT"
+
+#: The options whose parts are not measured in lockstep: refused under several processes.
+UNSHARED = (("vmap", "--vmap"), ("attribute", "--attribute"), ("advise", "--advise"),
+            ("lines", "--lines"), ("sweep", "--sweep"))
+
+#: Every exchange's number in this process: all processes count the same exchanges.
+_EXCHANGES = itertools.count()
+
+
+class LockstepError(RuntimeError):
+    """The processes fell out of step: one did not arrive in time, or arrived elsewhere."""
+
+
+class Lockstep:
+    """One process: nothing to wait for, nothing to share (every method is the identity)."""
+
+    index: int = 0
+    count: int = 1
+
+    @property
+    def shared(self) -> bool:
+        """Whether there are other processes to keep in step with."""
+        return self.count > 1
+
+    @property
+    def leader(self) -> bool:
+        """Whether this process shows and saves the result (process 0)."""
+        return self.index == 0
+
+    def gather(self, what: str, value: Any) -> list[Any]:
+        """Every process's ``value`` (JSON data), in process order; ``what`` says where."""
+        return [value]
+
+    def decide(self, what: str, value: Any) -> Any:
+        """Process 0's ``value``, on every process."""
+        return self.gather(what, value)[0]
+
+    def slowest(self, what: str, seconds: float) -> float:
+        """The largest of every process's ``seconds``, on every process."""
+        return max(self.gather(what, seconds))
+
+    def env(self) -> dict[str, Any]:
+        """What the report's ``env`` adds (nothing for one process)."""
+        return {}
+
+
+SINGLE = Lockstep()
+
+
+class Distributed(Lockstep):
+    """Processes in step through JAX's coordination service (``client``), each wait
+    bounded by ``timeout_s``."""
+
+    def __init__(self, client: Any, index: int, count: int, timeout_s: float = TIMEOUT_S):
+        self.client, self.index, self.count, self.timeout_s = client, index, count, timeout_s
+
+    def gather(self, what: str, value: Any) -> list[Any]:
+        """Set this process's key, then read every process's: a barrier that carries data.
+        Every process must gather the same ``what`` in the same order."""
+        n = next(_EXCHANGES)
+        self.client.key_value_set(_key(n, self.index), json.dumps([what, value]))
+        deadline = time.monotonic() + self.timeout_s
+        got = [self._read(n, i, what, deadline) for i in range(self.count)]
+        if n:  # every process has set key n, so each has read all of n - 1
+            self.client.key_value_delete(_key(n - 1, self.index))
+        if any(w != what for w, _ in got):
+            raise LockstepError("the processes fell out of step: "
+                                + "; ".join(f"process {i} was at {w}" for i, (w, _) in
+                                            enumerate(got)))
+        return [v for _, v in got]
+
+    def _read(self, n: int, i: int, what: str, deadline: float) -> Any:
+        left_ms = max(1, int((deadline - time.monotonic()) * 1000))
+        try:
+            return json.loads(self.client.blocking_key_value_get(_key(n, i), left_ms))
+        except Exception as exc:  # the service's DEADLINE_EXCEEDED, or it has gone
+            raise LockstepError(
+                f"process {self.index} waited {self.timeout_s:g} s at {what} for process {i}, "
+                f"which did not arrive (it died, hangs, or runs a different measurement; "
+                f"{TIMEOUT_ENV} sets the wait): {_first_line(exc)}") from None
+
+    def env(self) -> dict[str, Any]:
+        """``process_count`` and each process's host and local devices (gathered)."""
+        import jax
+
+        mine = {"host": platform.node(),
+                "devices": [f"{d.platform}:{d.id}" for d in jax.local_devices()]}
+        return {"process_count": self.count,
+                "processes": [{"process": i, **p} for i, p in
+                              enumerate(self.gather("the environment", mine))]}
+
+
+def _key(n: int, index: int) -> str:
+    return f"jitmagic.lockstep.{n}.{index}"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def current() -> Lockstep:
+    """The lockstep of this process: :data:`SINGLE` unless ``jax.distributed`` joined it to
+    others (asked without starting JAX's backend where it has not been initialized)."""
+    from jax._src import distributed
+
+    client = distributed.global_state.client
+    if client is None:
+        return SINGLE
+    import jax
+
+    if jax.process_count() == 1:
+        return SINGLE
+    timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_S)
+    return Distributed(client, jax.process_index(), jax.process_count(), timeout)
+
+
+class SharedCheckpoint(Checkpoint):
+    """A :class:`Checkpoint` whose stops the processes agree on.
+
+    No process stops on its own: its deadline and Ctrl-C are only noted, and at each
+    barrier (:meth:`agree`, before every cold run) the processes share them: if any is
+    due, all stop there, with the same reason. So ``--timeout`` and Ctrl-C end a
+    multi-process measurement before the next cold run, not inside a stage. A second
+    Ctrl-C still abandons at once (the other processes then end at their next barrier,
+    or by the launcher).
+    """
+
+    def __init__(self, lockstep: Lockstep, base: Checkpoint):
+        super().__init__(report=base.report)  # its deadline stays inf: see `due_at`
+        self.lockstep, self.due_at, self._done = lockstep, base.deadline, base._done
+        self.pressed = base.interrupted
+        if not lockstep.leader:
+            self.report.draw = None  # process 0 shows the progress
+
+    # Ctrl-C only notes it (the handler sets ``interrupted``); no one reads it but `agree`.
+    interrupted = property(lambda self: False,
+                           lambda self, value: setattr(self, "pressed", value))
+
+    def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
+        self.poll(done)
+        self._done = done
+
+    def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
+        if self._abandoned:
+            raise KeyboardInterrupt(ABANDONED)
+
+    def begin(self, stage: str, times: dict[str, float] | None = None) -> None:
+        self.poll(stage)
+        self.report.tell(stage)
+
+    def mode(self, python: bool) -> Any:
+        return super().mode(python=False)  # Ctrl-C never raises inside a stage here
+
+    def running(self, stage: str, times: dict[str, float] | None = None,
+                python: bool = False) -> Any:
+        return super().running(stage, times, python=False)
+
+    def agree(self, before: str) -> None:
+        """The barrier before ``before`` (a cold run): ``Stop`` on every process if any
+        process was interrupted or is past its deadline."""
+        flags = self.lockstep.gather(before, [self.pressed,
+                                              time.perf_counter() > self.due_at, self._done])
+        pressed = [i for i, (p, _, _) in enumerate(flags) if p]
+        late = any(t for _, t, _ in flags)
+        done = flags[0][2]
+        if pressed:
+            who = "process" + "es" * (len(pressed) > 1) + " " + ", ".join(map(str, pressed))
+            raise Stop(f"interrupted by the user ({who}) after {done}")
+        if late:
+            raise Stop(f"stopped by --timeout after {done}")
+
+
+def joined(check: Checkpoint, options: Any) -> Checkpoint:
+    """``check`` as every process shares it under ``jax.distributed`` (``check`` itself
+    for one process); ``InputError`` for an option not measured in lockstep."""
+    step = current()
+    if not step.shared:
+        return check
+    refuse_unshared(options, step.count)
+    return check if isinstance(check, SharedCheckpoint) else SharedCheckpoint(step, check)
+
+
+def refuse_unshared(options: Any, processes: int) -> None:
+    """``InputError`` naming the options of ``options`` that several processes do not
+    measure in lockstep (their parts decide on each process's own clock)."""
+    given = [flag for name, flag in UNSHARED if getattr(options, name, None)]
+    if given:
+        raise InputError(f"{', '.join(given)} cannot be measured across {processes} "
+                         "processes yet (only the flat/nested comparison runs in lockstep): "
+                         "leave it out, or measure in one process")
+
+
+def lockstep_of(check: Checkpoint | None) -> Lockstep:
+    """The lockstep a checkpoint keeps (:data:`SINGLE` for a one-process one)."""
+    return check.lockstep if isinstance(check, SharedCheckpoint) else SINGLE
+
+
+def barrier(check: Checkpoint, before: str) -> None:
+    """Before a cold run: the processes meet and agree whether to stop (nothing for one)."""
+    if isinstance(check, SharedCheckpoint):
+        check.agree(before)
+
+
+def slowest_of(check: Checkpoint | None, what: str, seconds: float) -> float:
+    """``seconds``, or under several processes the largest of theirs (an auto-ranging
+    step of the steady loop count, so that every process calls the program as often)."""
+    return lockstep_of(check).slowest(what, seconds)
+
+
+def leaders(check: Checkpoint | None, what: str, value: Any) -> Any:
+    """``value``, or under several processes process 0's (a choice made from its clock)."""
+    return lockstep_of(check).decide(what, value)
+
+
+def agree_variants(planned: tuple[str, ...], step: Lockstep) -> None:
+    """Every process must nest the same helpers: ``InputError`` on all of them where one
+    found others than process 0 (its discovery trace took another path)."""
+    if not step.shared:
+        return
+    found = step.gather("the helpers to nest", list(planned))
+    if any(f != found[0] for f in found):
+        each = "; ".join(f"process {i}: {', '.join(f) or 'none'}" for i, f in enumerate(found))
+        raise InputError(f"the processes found different helpers to nest ({each}): every "
+                         "process must trace the same program; pass --nest to choose them")
+
+
+def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, VariantResult]:
+    """Each variant with every process's samples (``per_process``) and, as its own, the
+    slowest process's per stage per run (the variants as they are for one process)."""
+    if not step.shared:
+        return variants
+    everyone = step.gather("the timings", {n: v.samples for n, v in variants.items()})
+    out = {}
+    for name, v in variants.items():
+        each = tuple({k: [_seconds(x) for x in xs] for k, xs in p[name].items()}
+                     for p in everyone)
+        out[name] = dataclasses.replace(v, samples=slowest(each), per_process=each)
+    return out
+
+
+def _seconds(x: Any) -> float:
+    return math.nan if x is None else float(x)
