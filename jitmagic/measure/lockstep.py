@@ -7,8 +7,8 @@ steady-state loop counts, auto-ranged on each process's own clock, differed). So
 every choice that a process's own clock or samples could tip is made once and
 shared: whether ``-r auto`` takes another round, each auto-ranging step of the
 steady-state loop count, and whether to stop (``--timeout``, Ctrl-C), agreed at a
-barrier before each cold run. The timings are then gathered: the headline sample of
-each stage of each run is the slowest process's (a step waits for it), and each
+barrier before each cold run. The timings are then gathered: the headline samples of
+each run are the slowest process's (a step waits for it), and each
 variant keeps every process's own samples (``per_process``).
 
 :data:`SINGLE` is the one-process :class:`Lockstep`: it shares nothing and costs
@@ -266,7 +266,8 @@ def agree_variants(planned: tuple[str, ...], step: Lockstep) -> None:
 
 def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, VariantResult]:
     """Each variant with every process's samples (``per_process``) and, as its own, the
-    slowest process's per stage per run (the variants as they are for one process)."""
+    slowest process's run by run (:func:`~jitmagic.model.processes.slowest`; the
+    variants as they are for one process)."""
     if not step.shared:
         return variants
     everyone = step.gather("the timings", {n: v.samples for n, v in variants.items()})
@@ -276,6 +277,17 @@ def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, Vari
                      for p in everyone)
         out[name] = dataclasses.replace(v, samples=slowest(each), per_process=each)
     return out
+
+
+def slowest_runs(step: Lockstep, what: str, samples: dict[str, list[float]]
+                 ) -> dict[str, list[float]]:
+    """``samples`` (by row), or under several processes the largest of every process's
+    sample of each run (the runs every process has)."""
+    if not step.shared:
+        return samples
+    everyone = step.gather(what, samples)
+    return {name: [max(run) for run in zip(*(p[name] for p in everyone), strict=False)]
+            for name in samples}
 
 
 def _seconds(x: Any) -> float:

@@ -25,7 +25,7 @@ from . import advice, batches, orderings
 from .conditions import frozen_heap, persistent_cache_off
 from .entry import binding_swaps, plan_entry, user_globals
 from .lines import Staged, add_lines
-from .lockstep import agree_variants, joined, lockstep_of, merged
+from .lockstep import SINGLE, Lockstep, agree_variants, joined, lockstep_of, merged, slowest_runs
 from .monitor import CACHE_HIT_EVENT, Monitor
 from .nest_names import check_nest
 from .plan import Plan
@@ -204,13 +204,16 @@ STAGED_NOTE = ("{}: JAX reported no trace, lowering or compile event inside the 
                "they do not add up to the first call")
 
 
-def first_call_decided(runs: Sampler) -> bool:
+def first_call_decided(runs: Sampler, step: Lockstep = SINGLE) -> bool:
     """Whether the first calls sampled so far settle flat against nested (by the one
-    rule); with one row, or a failing one, there is nothing more to learn."""
+    rule); with one row, or a failing one, there is nothing more to learn. Under several
+    processes the rule is asked of the slowest process's first calls, run by run (the
+    figures the report shows), the same on every process."""
+    firsts = slowest_runs(step, "the first calls so far",
+                          {name: runs.samples[name]["first_call_s"] for name in runs.subjects})
     if len(runs.subjects) < 2 or runs.errors:
         return True
-    flat, nested = (runs.samples[name]["first_call_s"] for name in VARIANTS)
-    return difference(flat, nested).decided
+    return difference(*(firsts[name] for name in VARIANTS)).decided
 
 
 def _deadline(start: float, timeout: float | None) -> float:
@@ -241,7 +244,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
     step = lockstep_of(check)
-    rounds = Rounds(options.repeat, lambda: first_call_decided(runs), options.budget,
+    rounds = Rounds(options.repeat, lambda: first_call_decided(runs, step), options.budget,
                     lockstep=step)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),

@@ -138,7 +138,7 @@ class VariantResult(Row):
     #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
     stages_from: str | None = None
     #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
-    #: then holds the slowest process's per stage per run); empty for one process.
+    #: then holds the slowest process's, run by run: :mod:`.processes`); empty for one.
     per_process: tuple[Samples, ...] = ()
 
     KEYS = PHASES
