@@ -101,9 +101,9 @@ def initializes(source: str) -> int | None:
     except (SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
-        func = getattr(node, "func", None) if isinstance(node, ast.Call) else None
-        if isinstance(func, ast.Attribute) and func.attr == "initialize" and \
-                ast.unparse(func.value).split(".")[-1] == "distributed":
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "initialize" \
+                and ast.unparse(node.func.value).split(".")[-1] == "distributed":
             return node.lineno
     return None
 
