@@ -1,6 +1,6 @@
 """``python -m jitmagic``: the command-line front end (:mod:`jitmagic.frontends.command`)."""
 
-from .frontends.command import main
+from .frontends.command import entry
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

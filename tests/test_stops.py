@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import signal
+import subprocess
+import sys
 import time
 
 import jax
@@ -443,3 +446,56 @@ def test_ctrl_c_while_a_sweep_value_finds_its_helpers_keeps_the_values_before(mo
                               "it was measured")
     assert "nothing was measured" not in str(result)
     assert f"PARTIAL: {result.stopped}; showing what was measured so far" in str(result)
+
+
+#: A training step whose first call takes about 3 s here: 16 checkpointed blocks
+#: under value_and_grad.
+LONG_COMPILE = """\
+import jax
+import jax.numpy as jnp
+
+def dense(w, b, x):
+    return jnp.tanh(x @ w + b)
+
+def norm(x):
+    mean = x.mean(-1, keepdims=True)
+    return (x - mean) / jnp.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+def block(w, b, x):
+    return norm(dense(w, b, x)) + x
+
+def loss(params, x):
+    for w, b in params:
+        x = jax.checkpoint(block)(w, b, x)
+    return (x ** 2).mean(), x.mean()
+
+def step(params, x):
+    (value, aux), grads = jax.value_and_grad(loss, has_aux=True)(params, x)
+    return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads), value
+
+params = [(jnp.eye(32) * 0.5, jnp.zeros(32)) for _ in range(16)]
+step(params, jnp.ones((8, 32)))
+"""
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_mid_compile_ends_the_command_with_130_not_a_crash(tmp_path):
+    # Python's own shutdown while XLA still compiles in its thread crashed the process
+    # (SIGSEGV) before the command ended itself at once.
+    script = tmp_path / "train.py"
+    script.write_text(LONG_COMPILE)
+    proc = subprocess.Popen([sys.executable, "-m", "jitmagic", str(script), "-r", "3"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, text=True)
+    for line in proc.stderr:  # the progress line: the first cold call has begun
+        if "first call" in line:
+            break
+    time.sleep(0.6)  # into the XLA compile
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 130, err
+    assert "a second Ctrl-C: the measurement was abandoned" in err
+    assert "Fatal Python error" not in err

@@ -171,6 +171,21 @@ def _source_of(script: str | None) -> str | None:
     return None
 
 
+def entry() -> None:
+    """The command as a process (``python -m jitmagic``, the ``jitmagic`` script): exit
+    with :func:`main`'s status. After a Ctrl-C (status 130) XLA may still be compiling
+    in a thread of its own, and the interpreter's shutdown then crashes the process
+    (a segmentation fault): so it ends at once, its output flushed, its reports already
+    written whole."""
+    status = main()
+    if status == INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)
+    raise SystemExit(status)
+
+
 def _status(exc: Exception) -> int:
     """The exit status for a failure: 3 cannot write, 2 usage, 1 the user's code."""
     if isinstance(exc, CannotWriteError):
