@@ -93,6 +93,26 @@ def repeat_count(text: str) -> int | str:
             f"expected `auto` or a whole number of cold runs (e.g. -r 5), not {text!r}") from None
 
 
+def seconds_text(text: str) -> float | int:
+    """A number of seconds as argparse reads it (checked later), a whole one kept whole
+    (so that ``--budget 20`` is echoed as written, not ``20.0``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds (e.g. 30 or 2.5), not {text!r}") from None
+    return int(value) if value.is_integer() else value
+
+
+def whole_text(text: str) -> int:
+    """A whole number as argparse reads it (checked later)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number (e.g. 8), not {text!r}") \
+            from None
+
+
 def _repeat(option: OptionSpec, value: Any) -> int | str:
     """``"auto"`` or a whole number of at least 1."""
     if isinstance(value, str) and value.strip().lower() == AUTO:
@@ -159,19 +179,19 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "until the verdict is decided, up to 9 or --budget (default auto); medians are "
                "reported", repeat_count, "N|auto", _repeat),
     OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
-               "run starts (default 30)", float, "SECONDS", _seconds),
+               "run starts (default 30)", seconds_text, "SECONDS", _seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
-               "(default: auto-ranged like %%timeit)", int, "N", _count),
+               "(default: auto-ranged like %%timeit)", whole_text, "N", _count),
     OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
                "(default: every helper); a helper by its reported name (mylayers.dense), its "
                "last part (dense) or as your code calls it (L.dense)", str,
                "HELPER[,HELPER...]", _names),
     OptionSpec(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
-               "measured", float, "SECONDS", _seconds),
+               "measured", seconds_text, "SECONDS", _seconds),
     OptionSpec(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
                check=_switch),
     OptionSpec(("--batch",), "--vmap on the call's arguments stacked N times along a new first "
-               "axis (default 64)", int, "N", _count),
+               "axis (default 64)", whole_text, "N", _count),
     OptionSpec(("--in-axes",), "--vmap on arguments that already are a batch, mapped as "
                "jax.vmap's in_axes (e.g. 0,None)", str, "SPEC", _axes),
     OptionSpec(("--attribute",), "time each helper during the flat variant's trace "

@@ -117,3 +117,29 @@ def test_demo_writes_its_html_report_by_default(tmp_path, monkeypatch, capsys):
     assert cli.main(["demo", "-r", "1", "-n", "1"]) == 0
     assert "jitmagic-demo.html" in capsys.readouterr().out
     _assert_self_contained((tmp_path / "jitmagic-demo.html").read_text())
+
+
+def test_a_ctrl_c_before_there_is_a_result_says_so(tmp_path, capsys, monkeypatch):
+    # a bare KeyboardInterrupt (Ctrl-C as the file's own lines ran) has no message of its own
+    def interrupted(args, script_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_isolated", interrupted)
+    script = tmp_path / "f.py"
+    script.write_text(SMALL_CELL)
+    assert main([str(script)]) == cli.INTERRUPTED
+    assert capsys.readouterr().err == "jitmagic: interrupted before there was a result to show\n"
+
+
+def test_a_misspelt_option_gets_did_you_mean_as_in_the_magic(tmp_path, capsys):
+    script = tmp_path / "f.py"
+    script.write_text(SMALL_CELL)
+    with pytest.raises(SystemExit) as exit_:
+        main([str(script), "--lnies"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Did you mean --lines (not --lnies)?" in err
+    assert "--repeat" in err and "--json" not in err  # the hidden old spelling is not offered
+    with pytest.raises(SystemExit):
+        main([str(script), "--timeout", "soon"])
+    assert "--timeout: expected a number of seconds (e.g. 30 or 2.5), not 'soon'" \
+        in capsys.readouterr().err

@@ -31,7 +31,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.lockstep import LockstepError, current
@@ -40,7 +40,7 @@ from ..model.comparison import Comparison
 from ..model.files import write_text
 from ..model.storage import save
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS, Options
+from ..options import OPTION_SPECS, Options, unknown_option_hint
 from ..render.bundle import html_document, stopped_note, text
 from . import launcher
 from .notebook_progress import progress_for
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command's parser: its target, the options shared with the magic (from
     :data:`jitmagic.options.OPTION_SPECS`), ``--html``, and ``--json``, the old hidden
     spelling of ``--save``."""
-    parser = argparse.ArgumentParser(prog="python -m jitmagic", description=__doc__,
+    parser = _Parser(prog="python -m jitmagic", description=__doc__,
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("target", metavar="FILE.py|demo",
@@ -92,6 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
                              "shows the report (docs/distributed.md)")
     parser.add_argument("--json", type=str, default=None, help=argparse.SUPPRESS)
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with ``Did you mean --vmap (not --vamp)?`` and the options listed after
+    an unknown option, as the magic says."""
+
+    def error(self, message: str) -> NoReturn:
+        flags = [f for a in self._actions if a.help != argparse.SUPPRESS
+                 for f in a.option_strings]
+        hint = unknown_option_hint(message, flags)
+        super().error(f"{message}. {hint}" if hint else message)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jitmagic: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
-        print(f"jitmagic: {exc or NO_RESULT}", file=sys.stderr)
+        print(f"jitmagic: {str(exc) or NO_RESULT}", file=sys.stderr)
         return INTERRUPTED
     return present(result, args)
 
