@@ -92,6 +92,9 @@ def test_decision_and_interval_agree():
         if d.kind == SAME:
             assert d.low >= 1 / 1.1 and d.high <= 1.1
         assert d.decided == (d.kind != INCONCLUSIVE)
+        # the gap the interval needs to leave 1 out is below the gap it called faster
+        if d.kind == FASTER:
+            assert 1 < d.noise < d.ratio
 
 
 def test_runs_apart_by_1_5x_always_differ():

@@ -11,6 +11,9 @@ import pytest
 from support import comparison
 
 from jitmagic.model.comparison import BUDGET, MOST_PAIRS, Comparison
+from jitmagic.model.stats import difference
+from jitmagic.model.units import ratio_figures
+from jitmagic.model.verdicts import with_interval
 from jitmagic.model.orderings import OrderingRow, Orderings
 from jitmagic.render.comparison import text_table, verdict
 from jitmagic.render.orderings import verdict as ordering_verdict
@@ -91,7 +94,18 @@ def test_the_same_runs_with_a_wide_spread_are_inconclusive_not_the_same():
     runs = [0.5, 0.52, 0.9]
     c = report(runs, list(runs))
     assert c.significant("first_call_s") is False and c.verdict.kind == "inconclusive"
-    assert "inconclusive, the first call the same speed (" in verdict(c)
+    assert "inconclusive, the first call 1.00× (" in verdict(c)
+
+
+def test_a_ratio_that_rounds_to_one_has_no_side_and_its_interval_is_not_turned():
+    # just under 1 (0.997): "1.00×" with the table's own interval, not its reciprocal
+    d = difference([0.100, 0.090, 0.120], [0.1003, 0.095, 0.110])
+    assert d.ratio < 1 and not d.significant
+    said = f"1.00× ({ratio_figures(d.low)}×–{ratio_figures(d.high)}×)"
+    assert with_interval(d) == said
+    c = report([0.100, 0.090, 0.120], [0.1003, 0.095, 0.110])
+    assert f"first call {said} after 3 runs" in c.verdict.headline
+    assert "slower" not in c.verdict.headline and "faster" not in c.verdict.headline
 
 
 def test_every_headline_is_one_line():

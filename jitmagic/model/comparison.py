@@ -155,9 +155,7 @@ class Comparison(Shown):
         elif first.kind == SAME:
             said = f"no measurable difference in first call {interval(first)}".rstrip()
         else:
-            gap = f"nested {times(first)} first call" if first.ratio != 1 \
-                else "first call the same speed"
-            said = f"{gap} {interval(first)}".rstrip()
+            said = f"nested {times(first)} first call {interval(first)}".rstrip()
             said = f"inconclusive, {said}" if first.kind == INCONCLUSIVE else said
         return f"<Comparison {self.entry}: {said}, {runs} run{'s' * (runs != 1)}>"
 

@@ -64,8 +64,8 @@ class Difference:
     is the interval on it the decision was made with (NaN with fewer than two runs a
     side): FASTER exactly when ``low`` > 1, SLOWER exactly when ``high`` < 1.
     ``enough_data`` is False with fewer than two runs a side (no spread to judge).
-    ``noise`` is the factor by which the typical times must differ for the interval to
-    leave 1 out, at this spread and number of runs (None: no spread).
+    ``noise`` is ratio / ``low``: the factor by which the medians must differ for this
+    interval to leave 1 out, at this spread and number of runs (None: no spread).
     """
 
     kind: str
@@ -162,7 +162,7 @@ def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
         kind = SAME
     else:
         kind = INCONCLUSIVE
-    return Difference(kind, ratio, True, runs, low, high, noise)
+    return Difference(kind, ratio, True, runs, low, high, ratio / low)
 
 
 def bounds(before: Sequence[float], after: Sequence[float], noise: float

@@ -52,14 +52,19 @@ class Verdict:
 
 def times(d: Difference) -> str:
     """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no
-    measurable difference`` / ``the same speed`` (an undecided ratio of exactly 1)."""
+    measurable difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side)."""
     if d.kind == SAME:
         return d.kind
-    if not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0):
-        return "the same speed"
+    if _level(d):
+        return f"{ratio_figures(1.0)}×"
     if d.ratio > 1:
         return f"{ratio_figures(d.ratio)}× faster"
     return f"{ratio_figures(1 / d.ratio)}× slower"
+
+
+def _level(d: Difference) -> bool:
+    """An undecided ratio that rounds to 1.00: said with no side, its interval unturned."""
+    return not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0)
 
 
 def interval(d: Difference) -> str:
@@ -67,7 +72,8 @@ def interval(d: Difference) -> str:
     reads as 1/ratio); empty where there is none (one run a side)."""
     if math.isnan(d.low) or math.isnan(d.high):
         return ""
-    low, high = (1 / d.high, 1 / d.low) if d.kind != SAME and d.ratio < 1 else (d.low, d.high)
+    turned = d.kind != SAME and d.ratio < 1 and not _level(d)
+    low, high = (1 / d.high, 1 / d.low) if turned else (d.low, d.high)
     return f"({ratio_figures(low)}×–{ratio_figures(high)}×)"
 
 

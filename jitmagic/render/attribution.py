@@ -81,8 +81,9 @@ def advice_lines(adv: Advice) -> list[str]:
         lines.append(f"  {more(left, 'helpers', len(adv.ranked))}")
     lines += conclusion(adv)
     if adv.noise_s is not None and adv.noise_s > NOISY * cold:
-        lines.append(f"  noisy: the noise reached {adv.noise_s / cold:.0%} of the cold start; "
-                     f"more repeats (-r) or a quieter machine resolve smaller savings")
+        lines.append(f"  noisy: at this spread and number of runs a saving had to reach about "
+                     f"{adv.noise_s / cold:.0%} of the cold start to be told apart; more "
+                     f"repeats (-r) or a quieter machine resolve smaller savings")
     if adv.not_tried:
         names, left = first(adv.not_tried)
         rest = f", {more(left, 'helpers')}" if left else ""
