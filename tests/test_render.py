@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 import jax.numpy as jnp
 import pytest
 from matplotlib.container import ErrorbarContainer
+from support import comparison
 
 import jitmagic
 from jitmagic.model.comparison import Comparison
@@ -27,6 +28,7 @@ from jitmagic.render.charts import palette
 from jitmagic.render.charts.orderings import orderings_figure
 from jitmagic.render.charts.phases import phases_figure, to_png
 from jitmagic.render.charts.sweep import sweep_figure
+from jitmagic.render.comparison import text_table
 from jitmagic.render.format import fmt_s, time_unit
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
@@ -244,3 +246,14 @@ def test_each_colour_means_one_thing():
                palette.ORDERING_HIGHLIGHT, palette.ORDERING_TOGGLED, palette.ORDERING_REFERENCE,
                palette.EDGE, palette.RANGE]
     assert len({c.lower() for c in colours}) == len(colours)
+
+
+def test_the_title_says_how_many_runs_each_median_is_of():
+    three = {"first_call_s": [1.0, 1.1, 1.2]}
+    assert "(medians of 3 cold runs [min–max])" in text_table(comparison(three, three,
+                                                                         every=0.01))
+    # a stop between the variants' third runs: each row's own count, not the larger
+    stopped = comparison(three, {"first_call_s": [0.5, 0.6]}, every=0.01)
+    assert "(medians of 3 flat and 2 nested cold runs [min–max])" in text_table(stopped)
+    one = {"first_call_s": [1.0]}
+    assert "(1 cold run)" in text_table(comparison(one, one, every=0.01))

@@ -123,7 +123,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     render these same blocks. The verdict's headline comes first, under the title;
     the chart, the table and the details follow."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" ({medians_of(_repeats(c), 'cold run')} [min–max])")),
+                                 f" ({medians_of(_repeats(c), 'cold run')})")),
                         headline(c.verdict)]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
@@ -175,8 +175,10 @@ def html_summary(c: Comparison, png: bytes | None = None) -> Html:
     return as_html(blocks(c, png))
 
 
-def _repeats(c: Comparison) -> int:
-    return max(len(v.samples.get("trace_s", [])) for v in c.variants.values())
+def _repeats(c: Comparison) -> dict[str, int]:
+    """Each measured variant's finished cold runs (a variant not measured is left out)."""
+    return {name: len(v.samples.get("first_call_s", [])) for name, v in c.variants.items()
+            if any(v.samples.values())}
 
 
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:

@@ -26,12 +26,17 @@ def marked_ratio(ratio: float, d: Difference) -> str:
     return shown if shown == "—" or decided(d) else f"{shown} {NOT_SIGNIFICANT}"
 
 
-def medians_of(n: int, noun: str) -> str:
-    """``medians of 3 cold runs``, ``1 cold run`` (no median of one), ``no cold run
-    finished``."""
+def medians_of(counts: dict[str, int], noun: str) -> str:
+    """How many runs the medians are of, by row: ``medians of 3 cold runs [min–max]``,
+    ``1 cold run`` (no median, no spread of one), ``medians of 3 flat and 2 nested cold
+    runs [min–max]`` (a stop between them), ``no cold run finished``."""
+    n = max(counts.values(), default=0)
     if n == 0:
         return f"no {noun} finished"
-    return f"1 {noun}" if n == 1 else f"medians of {n} {noun}s"
+    if len(set(counts.values())) > 1:
+        each = " and ".join(f"{k} {name}" for name, k in counts.items())
+        return f"medians of {each} {noun}s [min–max]"
+    return f"1 {noun}" if n == 1 else f"medians of {n} {noun}s [min–max]"
 
 
 def fmt_exponent(name: str, k: float | None) -> str:

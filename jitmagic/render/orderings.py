@@ -70,8 +70,8 @@ def _title(o: Orderings) -> str:
             f"{medians_of(_repeats(o), 'run')}")
 
 
-def _repeats(o: Orderings) -> int:
-    return max((len(r.samples.get("first_call_s", [])) for r in o.rows.values()), default=0)
+def _repeats(o: Orderings) -> dict[str, int]:
+    return {name: len(r.samples.get("first_call_s", [])) for name, r in o.rows.items()}
 
 
 def outputs_line(o: Orderings) -> str:
