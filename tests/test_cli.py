@@ -143,3 +143,15 @@ def test_a_misspelt_option_gets_did_you_mean_as_in_the_magic(tmp_path, capsys):
         main([str(script), "--timeout", "soon"])
     assert "--timeout: expected a number of seconds (e.g. 30 or 2.5), not 'soon'" \
         in capsys.readouterr().err
+
+
+def test_a_measurement_stopped_by_timeout_exits_4_with_its_report_written(tmp_path, capsys):
+    script = tmp_path / "f.py"
+    script.write_text(SMALL_CELL)
+    status = main([str(script), "-r", "3", "--timeout", "0.001", "--save",
+                   str(tmp_path / "r.json")])
+    assert status == cli.PARTIAL == 4
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert "--timeout" in saved["stopped"]
+    assert "PARTIAL" in capsys.readouterr().out.upper()
+    assert main([str(script), "-r", "1"]) == 0  # a whole measurement

@@ -53,6 +53,9 @@ DEMO_HTML = "jitmagic-demo.html"
 
 #: The exit status of a measurement abandoned by Ctrl-C (128 + SIGINT, as shells use).
 INTERRUPTED = 130
+#: The exit status of a measurement that stopped early (Ctrl-C once, ``--timeout``): what
+#: it measured is shown and saved, marked PARTIAL, and a CI job can tell it from a whole one.
+PARTIAL = 4
 
 EXIT_CODES = """\
 exit status:
@@ -61,6 +64,8 @@ exit status:
   2  usage: bad options, reports naming one file, or a file that does not compile
      or is not a cell-shaped script
   3  cannot write a report (--save, --html): checked before measuring
+  4  measured in part: stopped by Ctrl-C or --timeout (every report written, marked
+     "stopped", with what was measured)
   130  abandoned by Ctrl-C (a second one, or one while finding the helpers), or a
        report left unwritten by a Ctrl-C while it was written (the text still printed)
 
@@ -169,7 +174,9 @@ def present(result: Comparison | Sweep, args: argparse.Namespace) -> int:
         return INTERRUPTED
     if any(part in REPORTS for part in showing.stopped):
         return INTERRUPTED
-    return 3 if failures else 0
+    if failures:
+        return 3
+    return PARTIAL if result.stopped_anywhere else 0
 
 
 def _source_of(script: str | None) -> str | None:
