@@ -15,11 +15,14 @@ import time
 import jax
 import jax.numpy as jnp
 import pytest
+from IPython.utils.capture import capture_output
 from support import SMALL_CELL
 
 import jitmagic
+import jitmagic.frontends.magic as magic
 from jitmagic.measure.monitor import COMPILE_EVENT
 from jitmagic.measure.pipeline import checkpoint, measure_prepared, variants_of
+from jitmagic.measure.stops import ABANDONED
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 from jitmagic.render.orderings import html_table, text_table
@@ -499,3 +502,15 @@ def test_a_second_ctrl_c_mid_compile_ends_the_command_with_130_not_a_crash(tmp_p
     assert proc.returncode == 130, err
     assert "a second Ctrl-C: the measurement was abandoned" in err
     assert "Fatal Python error" not in err
+
+
+def test_ipython_shows_the_abandon_as_its_one_line(ip, monkeypatch):
+    # what a notebook shows: IPython draws the traceback; the magic's own frame is not in it
+    def abandoned(*args, **kwargs):
+        raise KeyboardInterrupt(ABANDONED)
+
+    monkeypatch.setattr(magic, "measure_source", abandoned)
+    with capture_output() as shown:
+        result = ip.run_cell("%jitcompare -r 1 print(1)")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    assert shown.stdout.strip().splitlines() == [f"KeyboardInterrupt: {ABANDONED}"]

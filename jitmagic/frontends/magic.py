@@ -88,11 +88,11 @@ class JitCompareMagics(Magics):
         except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
-            raise KeyboardInterrupt(str(exc) or NO_RESULT) from None
+            raise Interrupted(str(exc) or NO_RESULT) from None
         try:
             self._present(result, args, progress)
         except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
-            raise KeyboardInterrupt(str(exc) or ABANDONED_SHOWING) from None
+            raise Interrupted(str(exc) or ABANDONED_SHOWING) from None
         if not args.output:
             return None
         _just_shown.add(id(result))  # so that IPython's display of it does not repeat it
@@ -149,6 +149,15 @@ class JitCompareMagics(Magics):
         shown[0] = True
         if widget is not None:
             display(widget)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The magic's ``KeyboardInterrupt``: still one (it stops a notebook's Run All), shown
+    by IPython as its one line, ``KeyboardInterrupt: <why>``, without the magic's frames
+    (IPython asks an exception for ``_render_traceback_`` before drawing a traceback)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"KeyboardInterrupt: {self}"]
 
 
 def _save(result: Comparison | Sweep, path: str) -> None:
