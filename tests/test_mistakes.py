@@ -62,3 +62,9 @@ def test_repr_is_one_short_line():
     assert "\n" not in text and len(text) < 120
     none = jitmagic.compare(jnp.sin, jnp.ones(2), repeat=1, number=1, quiet=True)
     assert repr(none) == "<Comparison sin: nothing nested, 1 run>"
+
+
+def test_a_line_form_call_that_does_not_parse_shows_its_syntax_error(ip):
+    with pytest.raises(UsageError, match=r"syntax error in the call `g\(x`: '\(' was never "
+                                         r"closed"):
+        ip.run_line_magic("jitcompare", "-o g(x")

@@ -8,6 +8,7 @@ Only this module knows about IPython's magic machinery; the measuring is in
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -45,8 +46,25 @@ def _no_call(line: str) -> str:
     if last.isidentifier():
         return (f"`{last}` is not a call: the line form measures one call, e.g. "
                 f"`%jitcompare {line[: len(line) - len(last)]}{last}(x)`.")
+    broken = _broken_call(line)
+    if broken is not None:
+        return broken
     return ("%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; "
             "to measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
+
+
+def _broken_call(line: str) -> str | None:
+    """The syntax error of a call that does not parse (``g(x``), from its first word that
+    is not an option and opens a bracket; None where there is none."""
+    found = re.search(r"(?:^|\s)([^\s-]\S*\(.*)$", line)
+    if found is None:
+        return None
+    try:
+        compile(found[1], "<jitcompare-line>", "eval")
+    except SyntaxError as exc:
+        return (f"syntax error in the call `{found[1]}`: {exc.msg} (the line form measures "
+                "one call, e.g. `%jitcompare model(x)`)")
+    return None
 
 
 @magics_class
