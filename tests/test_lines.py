@@ -218,6 +218,31 @@ def test_grad_of_a_loss_over_namedtuple_layers_counts_every_equation():
     assert hooked(train_step, layers, X).flat.row(*line_of(Dense.apply, "jnp.tanh")).hits == 3
 
 
+def squash(x):
+    return jnp.tanh(jnp.sin(x) * x)
+
+
+def checkpointed_loss(x):
+    y = jax.checkpoint(squash)(x)
+    return (y ** 2).sum()
+
+
+def checkpointed_step(x):
+    return jax.grad(checkpointed_loss)(x)
+
+
+def test_a_checkpointed_block_under_grad_counts_for_its_callers_too():
+    # JAX traces a checkpointed function under a traceback of its own (cut at the
+    # function): its forward equations still count for the lines that called it
+    table = jitmagic.lines(checkpointed_step, X).flat
+    block = table.row(*line_of(squash, "jnp.tanh"))
+    caller = table.row(*line_of(checkpointed_loss, "jax.checkpoint"))
+    entry = table.row(*line_of(checkpointed_step, "jax.grad"))
+    assert block.eqns_own == block.eqns_inclusive >= 6  # forward, and again in the backward
+    assert caller.eqns_inclusive >= block.eqns_inclusive + caller.eqns_own
+    assert entry.eqns_inclusive == table.total_eqns
+
+
 def test_rows_round_trip_and_render_escaped(ripples):
     d = ripples.to_dict()
     assert d["schema"] == "jitmagic.lines/1"

@@ -27,6 +27,7 @@ class UserCode:
         self.codes: dict[types.CodeType, bool] = {}
         self._frames: dict[tuple[types.CodeType, int], Key | None] = {}
         self._stacks: dict[Any, tuple[Key, ...]] = {}
+        self._cut: dict[Any, types.CodeType | None] = {}
 
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
         """Whether ``code`` is the user's, decided once per code object.
@@ -54,6 +55,18 @@ class UserCode:
         if cached is None:
             cached = self._stacks[traceback] = tuple(self._walk(*traceback.raw_frames()))
         return cached
+
+    def cut_at(self, traceback: Any) -> types.CodeType | None:
+        """The outermost user function on a traceback that JAX cut short of the entry
+        (``jax.checkpoint`` traces its function under a traceback of its own); None for
+        one that reaches the entry, or holds no user frame."""
+        if traceback is None:
+            return None
+        if traceback not in self._cut:
+            codes, _ = traceback.raw_frames()
+            users = [c for c in codes if self.is_user(c)]
+            self._cut[traceback] = None if not users or self.entry_code in users else users[-1]
+        return self._cut[traceback]
 
     def _walk(self, codes: list, lastis: list) -> Iterator[Key]:
         for code, lasti in zip(codes, lastis, strict=True):
@@ -126,6 +139,7 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
     context: dict[int, frozenset[Key]] = {}
     for j in order:
         _context(id(j), callers, context)
+    callers_of = _callers_of_cut_functions(order, user, context)
     own: Counter = Counter()
     inclusive: Counter = Counter()
     for j in order:
@@ -134,8 +148,27 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
             line = stack[0] if stack else owner[id(j)]
             if line is not None:
                 own[line] += 1
-            inclusive.update(set(stack) | context[id(j)] | ({line} - {None}))
+            cut = callers_of.get(user.cut_at(eqn.source_info.traceback), frozenset())
+            inclusive.update(set(stack) | context[id(j)] | cut | ({line} - {None}))
     return own, inclusive
+
+
+def _callers_of_cut_functions(order: list[Any], user: UserCode,
+                              context: dict[int, frozenset[Key]]
+                              ) -> dict[types.CodeType, frozenset[Key]]:
+    """For a function whose equations' tracebacks JAX cut short (a checkpointed block
+    traces under a traceback of its own), the user lines that called it: the context of
+    the sub-jaxprs holding such equations (the ``remat`` that calls it). Equations of
+    it outside any such sub-jaxpr (the forward pass's copy) count for those lines too,
+    so that a caller's inclusive count holds its callee's."""
+    out: dict[types.CodeType, frozenset[Key]] = {}
+    for j in order:
+        if context[id(j)]:
+            for eqn in j.eqns:
+                cut = user.cut_at(eqn.source_info.traceback)
+                if cut is not None:
+                    out[cut] = out.get(cut, frozenset()) | context[id(j)]
+    return out
 
 
 def _context(jid: int, callers: dict[int, list[tuple[frozenset[Key], int]]],
