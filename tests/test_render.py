@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 import jax.numpy as jnp
 import pytest
 from matplotlib.container import ErrorbarContainer
-from support import comparison
+from support import comparison, variant
 
 import jitmagic
 from jitmagic.model.comparison import Comparison
@@ -257,3 +257,13 @@ def test_the_title_says_how_many_runs_each_median_is_of():
     assert "(medians of 3 flat and 2 nested cold runs [min–max])" in text_table(stopped)
     one = {"first_call_s": [1.0]}
     assert "(1 cold run)" in text_table(comparison(one, one, every=0.01))
+
+
+def test_a_note_of_both_variants_is_said_once():
+    both = "`step` donates its arguments: measured without donation"
+    c = comparison(variant("flat", {"first_call_s": [1.0]}, every=0.01, notes=(both,)),
+                   variant("nested", {"first_call_s": [0.5]}, every=0.01,
+                           notes=(both, "`layer` stays inline: it leaks a tracer")))
+    shown = text_table(c)
+    assert shown.count(both) == 1 and f"note: {both}" in shown
+    assert "note (nested): `layer` stays inline" in shown

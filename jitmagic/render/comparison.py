@@ -145,10 +145,16 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
 
 
 def _notes(c: Comparison) -> list[Block]:
-    """Each variant's notes, at most :data:`~.blocks.MAX_ITEMS` of them."""
-    notes = [(name, n) for name, v in c.variants.items() for n in v.notes]
+    """Each variant's notes, one said of every variant once (``note:``), at most
+    :data:`~.blocks.MAX_ITEMS` of them."""
+    each = [set(v.notes) for v in c.variants.values()]
+    every = [n for n in dict.fromkeys(n for v in c.variants.values() for n in v.notes)
+             if all(n in notes for notes in each)]
+    said = set(every)
+    notes = [("", n) for n in every] + [(f" ({name})", n) for name, v in c.variants.items()
+                                         for n in v.notes if n not in said]
     shown, left = first(notes)
-    out: list[Block] = [Para([(f"note ({name}): ", n)]) for name, n in shown]
+    out: list[Block] = [Para([(f"note{name}: ", n)]) for name, n in shown]
     return out + ([Para([more(left, "notes", len(notes))])] if left else [])
 
 
