@@ -53,7 +53,8 @@ def test_without_o_returns_nothing_and_leaves_no_definitions(run_magic, ip):
 
 def test_save_writes_the_report(run_magic, tmp_path):
     path = tmp_path / "r.json"
-    result, _ = run_magic(f"-o {FAST} --save {path}", SMALL_CELL)
+    result, cap = run_magic(f"-o {FAST} --save {path}", SMALL_CELL)
+    assert cap.stdout.strip().endswith(f"wrote {path}")  # as the command says
     saved = json.loads(path.read_text())
     assert saved == json.loads(json.dumps(result.to_dict()))
     assert saved["schema"] == "jitmagic.comparison/3"

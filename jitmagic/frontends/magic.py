@@ -179,11 +179,14 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _save(result: Comparison | Sweep, path: str) -> None:
-    """``--save``: write the report; a failure is said on stderr (the result stays shown)."""
+    """``--save``: write the report and say where (``wrote PATH``, as the command says); a
+    failure is said on stderr (the result stays shown)."""
     try:
         write_report(lambda p: save(result, p), path, "--save")
     except CannotWriteError as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
+    else:
+        print(f"wrote {path}")
 
 
 def _ordering_widget(result: Comparison) -> Any:
