@@ -229,3 +229,15 @@ def test_past_its_fewest_rounds_auto_gives_a_bound_within_the_budget():
     r.budget_ends = time.perf_counter() + 3.0  # the budget ends sooner: one more round
     r.tell("first call")
     assert 4.0 < seen[-1].left_s < 5.5
+
+
+def test_a_measurement_that_fails_does_not_log_measured_in(tmp_path, capfd):
+    import jitmagic.frontends.command as cli
+
+    script = tmp_path / "f.py"
+    script.write_text(SMALL_CELL)
+    assert cli.main([str(script), "-r", "1", "--nest", "nosuch"]) == 2
+    err = capfd.readouterr().err
+    assert "--nest" in err and "measured in" not in err
+    assert cli.main([str(script), "-r", "1"]) == 0
+    assert "measured in" in capfd.readouterr().err  # a log (not a terminal) ends with it

@@ -23,17 +23,14 @@ from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..options import Options, split_options
 from .provenance import entry_source, read_baseline, spell, stamp, with_baseline
-from .stderr_progress import close, drawer
+from .stderr_progress import drawer, drawing
 
 
 @contextmanager
 def _drawn(progress: bool | Draw, quiet: bool = False) -> Iterator[Draw | None]:
     """What draws progress while measuring (stderr for ``True``), finished after."""
-    draw = drawer(not quiet and progress)
-    try:
+    with drawing(drawer(not quiet and progress)) as draw:
         yield draw
-    finally:
-        close(draw)
 
 
 @functools.wraps(pipeline.compare)

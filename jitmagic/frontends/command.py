@@ -46,7 +46,7 @@ from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
-from .stderr_progress import close
+from .stderr_progress import drawing
 
 DEMO_HTML = "jitmagic-demo.html"
 
@@ -248,12 +248,9 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if prelude.ran:
         plan = dataclasses.replace(plan, setup=ast.Module(body=prelude.rest(plan.setup.body),
                                                           type_ignores=[]))
-    progress = progress_for(options)
-    try:
+    with drawing(progress_for(options)) as progress:
         result = measure_source(plan, namespace, options, progress, start,
                                 baseline=args.baseline)
-    finally:
-        close(progress)
     late = late_settings(prelude, filename) if filename else None
     return dataclasses.replace(result, warnings=(*result.warnings, late)) if late else result
 

@@ -30,7 +30,7 @@ from . import cell as cellmod
 from .notebook_progress import NotebookProgress, progress_for
 from .output import checked_path, unquoted, write_report
 from .prepare import measure_source, parse
-from .stderr_progress import close
+from .stderr_progress import drawing
 
 
 def shared_options(func: Callable) -> Callable:
@@ -97,12 +97,9 @@ class JitCompareMagics(Magics):
             args = self._parse_options(line)
             options = Options.from_namespace(args)
             args.save = checked_path(args.save, "--save")  # before measuring; the cell may chdir
-            progress = progress_for(options, self.shell)
-            try:
+            with drawing(progress_for(options, self.shell)) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
                                         start, written=line.strip(), baseline=args.baseline)
-            finally:
-                close(progress)
         except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames

@@ -31,8 +31,9 @@ class NotebookProgress:
         else:
             self.handle.update(data, raw=True)
 
-    def close(self) -> None:
-        """Empty the display (an error, or nothing measured): the progress is not kept."""
+    def close(self, finished: bool = True) -> None:
+        """Empty the display (until the result takes it, or for good after an error): the
+        progress is not kept."""
         if self.handle is not None:
             self.handle.update({"text/plain": ""}, raw=True)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from ..model.progress import Draw, Progress
@@ -40,13 +42,14 @@ class StderrProgress:
             self.stream.write(p.line() + "\n")
         self.stream.flush()
 
-    def close(self) -> None:
-        """Leave nothing behind on a terminal; in a log, end with the time taken."""
+    def close(self, finished: bool = True) -> None:
+        """Leave nothing behind on a terminal; in a log, end with the time taken (where
+        the measurement ``finished``: an error says why it did not)."""
         if self.last is None:
             return
         if self.tty:
             self.stream.write("\r" + " " * self.width + "\r")
-        else:
+        elif finished:
             elapsed = self.last.elapsed_s + time.perf_counter() - self.at
             self.stream.write(Progress(self.last.entry, "", "", elapsed, point=self.last.point,
                                        done=True).line() + "\n")
@@ -60,7 +63,19 @@ def drawer(progress: bool | Draw | None) -> Any:
     return progress or None
 
 
-def close(draw: Any) -> None:
+def close(draw: Any, finished: bool = True) -> None:
     """Finish a drawer that has a ``close`` (the stderr one); others need nothing."""
     if hasattr(draw, "close"):
-        draw.close()
+        draw.close(finished)
+
+
+@contextmanager
+def drawing(draw: Any) -> Iterator[Any]:
+    """``draw`` while the measurement runs, closed after: as finished where it returned,
+    else without the log's "measured in" line (the error that follows says what ended it)."""
+    try:
+        yield draw
+    except BaseException:
+        close(draw, finished=False)
+        raise
+    close(draw)
