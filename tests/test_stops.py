@@ -328,7 +328,7 @@ def test_ctrl_c_during_lines_keeps_the_comparison_and_the_tables_counted(monkeyp
     assert result.stopped is None and result.stopped_anywhere == lines.stopped
     assert result.flat.samples["execute_s"] and result.nested.samples["execute_s"]
     text = str(result)
-    assert f"PARTIAL: {lines.stopped}; showing what was counted" in text
+    assert f"PARTIAL: {lines.stopped}; showing the tables counted" in text
     assert "nothing was measured" not in text and "flat: " in text
     assert "<b>Partial:</b> interrupted by the user while counting" in \
         result._repr_mimebundle_()["text/html"]

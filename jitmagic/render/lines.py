@@ -116,10 +116,15 @@ def text_table(lines: Lines, table: LineTable) -> str:
     return "\n".join(out + _footer(table, left_out))
 
 
+def _counted(lines: Lines) -> str:
+    """What a stopped ``Lines`` shows: the tables it finished, or that there are none."""
+    return "showing the tables counted" if lines.tables else "no table was finished"
+
+
 def text(lines: Lines) -> str:
     """Every variant's table, then the hints: for terminals and ``str()``."""
     parts = [f"Program size by source line: {lines.entry}"]
-    parts += [f"PARTIAL: {lines.stopped}; showing what was counted"] if lines.stopped else []
+    parts += [f"PARTIAL: {lines.stopped}; {_counted(lines)}"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]
     parts += [f"Hint: {h}" for h in lines.hints()]
     return "\n\n".join(parts)
@@ -169,7 +174,7 @@ def html_table(lines: Lines) -> str:
     parts = [f"<h3>Program size by source line: <code>{html.escape(lines.entry)}</code></h3>"]
     if lines.stopped:
         parts.append(f"<p style='color:#a00'><b>Partial:</b> {html.escape(lines.stopped)}; "
-                     "showing what was counted</p>")
+                     f"{_counted(lines)}</p>")
     parts += [html_variant(lines, t) for t in lines.tables.values()]
     parts += [f"<p><b>Hint:</b> {html.escape(h)}</p>" for h in lines.hints()]
     return f'<div class="jitmagic-lines">{"".join(parts)}</div>'
