@@ -46,8 +46,14 @@ def test_the_same_report_is_never_called_slower_or_faster():
     # three runs a side cannot show the interval inside 0.9–1.1: inconclusive, not "same"
     assert all(s.kind == "inconclusive" and not s.significant for s in d.stages)
     assert d.regressions() == [] and d.warnings == ()
-    assert repr(d) == "<Diff model: no stage measurably slower or faster (some inconclusive)>"
+    # the very same runs: said as such, not as a finding about speed
+    assert d.same_runs and repr(d) == ("<Diff model: the two reports hold the same runs (a "
+                                       "report against itself, or a copy)>")
     assert "no measurable difference" not in str(d)
+    other = jitmagic.diff(report(), report(1.001))
+    assert not other.same_runs
+    assert repr(other) == ("<Diff model: no stage measurably slower or faster (some "
+                           "inconclusive)>")
 
 
 def test_a_slower_new_is_said_as_new_over_old():

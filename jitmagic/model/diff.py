@@ -76,6 +76,8 @@ class Diff(Shown):
     warnings: tuple[str, ...] = ()
     old_created: str | None = None
     new_created: str | None = None
+    #: Whether both reports hold the very same runs (a report against itself, or a copy).
+    same_runs: bool = False
 
     def stage(self, variant: str, phase: str) -> StageDiff:
         return next(s for s in self.stages if s.variant == variant and s.phase == phase)
@@ -94,6 +96,8 @@ class Diff(Shown):
 
     def undecided(self) -> str:
         """What a diff with no stage slower or faster says: the same, or not known."""
+        if self.same_runs:
+            return "the two reports hold the same runs (a report against itself, or a copy)"
         if all(s.kind == SAME for s in self.stages if s.measured):
             return "no measurable difference"
         return "no stage measurably slower or faster (some inconclusive)"
@@ -104,7 +108,8 @@ class Diff(Shown):
     def to_dict(self) -> dict[str, Any]:
         return {"old_entry": self.old_entry, "new_entry": self.new_entry,
                 "stages": [s.to_dict() for s in self.stages], "warnings": list(self.warnings),
-                "old_created": self.old_created, "new_created": self.new_created}
+                "old_created": self.old_created, "new_created": self.new_created,
+                "same_runs": self.same_runs}
 
 
 def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLike, *,
@@ -123,7 +128,8 @@ def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLik
                                 "command's --force) if they are the same function renamed")
     stages = tuple(stage_diff(a, b, v, p) for v in VARIANTS for p in PHASES)
     warnings = (*env_warnings(a.env, b.env), *entry_warnings(a, b))
-    return Diff(a.entry, b.entry, stages, warnings, a.created, b.created)
+    same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS)
+    return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same)
 
 
 def as_comparison(r: Any) -> Comparison:

@@ -23,7 +23,7 @@ def said(s: StageDiff) -> str:
     if not s.measured:
         return "not measured in both"
     if s.kind == INCONCLUSIVE:
-        return f"inconclusive ({fmt_ratio(s.new_over_old)})"
+        return "inconclusive"  # its ratio and interval are beside it
     if not s.significant:
         return "no measurable difference"
     factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
