@@ -267,3 +267,16 @@ def test_a_note_of_both_variants_is_said_once():
     shown = text_table(c)
     assert shown.count(both) == 1 and f"note: {both}" in shown
     assert "note (nested): `layer` stays inline" in shown
+
+
+@pytest.mark.parametrize("nested_s", [0.0722, 0.0688, 0.002])
+def test_the_first_call_labels_fit_inside_the_panel(nested_s):
+    c = comparison({"first_call_s": [0.0682, 0.0688, 0.069]},
+                   {"first_call_s": [nested_s * 0.99, nested_s, nested_s * 1.01]},
+                   every=0.005)
+    fig = phases_figure(c)
+    to_png(fig)  # drawn: the labels have their extents
+    panel = fig.axes[0].get_window_extent()
+    labels = [t for t in fig.axes[0].texts if t.get_text().startswith("first call")]
+    assert len(labels) == 2
+    assert all(t.get_window_extent().x1 <= panel.x1 for t in labels)

@@ -85,15 +85,17 @@ def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
     unit, scale = time_unit([x for v in variants
                              for x in [*v.samples.get("first_call_s", []), *bar_parts(v).values()]])
     labelled: set[str] = set()
+    right = 0.0
     for row, v in enumerate(variants):
         end = _stack(ax, c, row, v, scale, labelled)
-        _first_call(ax, row, v, end, scale, labelled)
+        right = max(right, _first_call(ax, row, v, end, scale, labelled))
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     note = f"\n{STAGED_NOTE}" if any(staged(v) for v in variants) else ""
     ax.set_xlabel(f"{unit}, cold first call (caches cleared); whiskers: its min–max{note}")
     ax.set_title(f"{plain(c.entry)}: first call, flat/nested {ratio_label(c, 'first_call_s')}")
-    ax.margins(x=0.25)
+    if right > 0:
+        ax.set_xlim(0, right)
 
 
 def _stack(ax: Axes, c: Comparison, row: int, v: VariantResult, scale: float,
@@ -111,12 +113,20 @@ def _stack(ax: Axes, c: Comparison, row: int, v: VariantResult, scale: float,
     return left
 
 
+#: The cold panel's width in points, about (the figure's 9 inches, 3/4 of it, less the
+#: row names and padding): what a label at a bar's end needs room in.
+PANEL_PT = 380.0
+
+
 def _first_call(ax: Axes, row: int, v: VariantResult, end: float, scale: float,
-                labelled: set[str]) -> None:
+                labelled: set[str]) -> float:
     """The first call's min–max whisker, a marker where the bar is not the first call,
-    and the median's label at the bar's end, above the whisker."""
+    and the median's label at the bar's end, above the whisker; returns how far right
+    (in the panel's units) the axis must reach for the label and whisker to fit."""
+    reach = end / scale * 1.05
     if (rng := v.spread("first_call_s")) is not None:
         whisker(ax, row, rng[0] / scale, rng[1] / scale)
+        reach = max(reach, rng[1] / scale * 1.05)
     first = v.first_call_s
     if math.isnan(first):
         text, at = f"stages {fmt_s(end)}", end
@@ -129,6 +139,8 @@ def _first_call(ax: Axes, row: int, v: VariantResult, end: float, scale: float,
                 lw=2, label=marker)
     ax.annotate(text, (at / scale, row), xytext=(4, 5), textcoords="offset points",
                 va="bottom", fontsize=LABEL_PT)
+    label = (4 + 0.6 * LABEL_PT * len(text)) / PANEL_PT  # its width, a share of the panel
+    return max(reach, at / scale / max(1 - label, 0.3))
 
 
 def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
