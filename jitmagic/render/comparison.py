@@ -123,7 +123,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     render these same blocks. The verdict's headline comes first, under the title;
     the chart, the table and the details follow."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" ({medians_of(_repeats(c), 'cold run')})")),
+                                 f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)})")),
                         headline(c.verdict)]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
@@ -179,6 +179,12 @@ def text_table(c: Comparison) -> str:
 def html_summary(c: Comparison, png: bytes | None = None) -> Html:
     """An HTML table with spreads, the chart (if given) and the jaxprs, collapsed."""
     return as_html(blocks(c, png))
+
+
+def _processes(c: Comparison) -> str:
+    """``, the slowest of 4 processes`` under ``jax.distributed`` (docs/distributed.md)."""
+    n = c.env.get("process_count")
+    return f", the slowest of {n} processes" if isinstance(n, int) and n > 1 else ""
 
 
 def _repeats(c: Comparison) -> dict[str, int]:
