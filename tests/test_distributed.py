@@ -338,3 +338,19 @@ def test_a_process_that_exits_early_stops_all_within_a_minute(tmp_path):
     assert done.returncode == 1
     assert "process 1 exited with status 3" in done.stderr
     assert "stopped processes 0" in done.stderr
+
+
+def _ended(index: int, status: int) -> launcher.Child:
+    popen = subprocess.Popen([sys.executable, "-c", f"raise SystemExit({status})"])
+    popen.wait(timeout=30)
+    return launcher.Child(index, popen, None)
+
+
+def test_a_measurement_stopped_early_is_not_a_failed_process(capsys):
+    # process 0 exits 4 after a --timeout or Ctrl-C stop (its report shown and saved): the
+    # launcher passes that on rather than calling it a failure
+    assert launcher.watch([_ended(0, 4), _ended(1, 0)]) == 4
+    assert launcher.watch([_ended(0, 0), _ended(1, 0)]) == 0
+    assert capsys.readouterr().err == ""
+    assert launcher.watch([_ended(0, 0), _ended(1, 3)]) == 1
+    assert "process 1 exited with status 3" in capsys.readouterr().err

@@ -46,16 +46,12 @@ from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
+from .statuses import INTERRUPTED, PARTIAL
 from .stderr_progress import drawing
 
 DEMO_HTML = "jitmagic-demo.html"
 
 
-#: The exit status of a measurement abandoned by Ctrl-C (128 + SIGINT, as shells use).
-INTERRUPTED = 130
-#: The exit status of a measurement that stopped early (Ctrl-C once, ``--timeout``): what
-#: it measured is shown and saved, marked PARTIAL, and a CI job can tell it from a whole one.
-PARTIAL = 4
 
 EXIT_CODES = """\
 exit status:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .statuses import ENDED_WELL, INTERRUPTED
 
 #: How a child learns its place: ``"PROCESS_ID/NUM_PROCESSES@HOST:PORT"``.
 ENV = "JITMAGIC_PROCESS"
@@ -51,8 +52,6 @@ POLL_S = 0.05
 LOG_LINES = 15
 #: Seconds a child waits for the others to join (``initialization_timeout``).
 JOIN_TIMEOUT_S = 60
-#: The exit status after Ctrl-C (128 + SIGINT, as the command's own).
-INTERRUPTED = 128 + signal.SIGINT
 
 
 def most_processes() -> int:
@@ -141,7 +140,7 @@ class Child:
         return self.popen.poll()
 
     def failed(self) -> bool:
-        return self.status not in (None, 0)
+        return self.status not in (None, *ENDED_WELL)
 
     def describe(self) -> str:
         """``process 1 exited with status 3`` / ``process 1 was killed by SIGABRT``."""
@@ -189,15 +188,16 @@ def _die_with_parent() -> None:
 
 def watch(children: list[Child]) -> int:
     """Wait for the children; once one fails, give the rest :data:`GRACE_S`, kill them and
-    say which failed and how. Returns the exit status."""
+    say which failed and how. Returns the exit status (process 0's where all ended well:
+    4 for a measurement stopped early, as one process says)."""
     leader, done_at = children[0], None
     while True:
         failed = [c for c in children if c.failed()]
         if failed:
             return failure(children, failed[0])
-        if all(c.status == 0 for c in children):
-            return 0
-        if leader.status == 0:
+        if all(c.status in ENDED_WELL for c in children):
+            return leader.status or 0
+        if leader.status in ENDED_WELL:
             done_at = done_at or time.monotonic()
             if time.monotonic() - done_at > AFTER_LEADER_S:
                 late = [c.index for c in children if c.status is None]
@@ -223,7 +223,8 @@ def failure(children: list[Child], first: Child) -> int:
 
 def interrupted(children: list[Child]) -> int:
     """Ctrl-C: pass it on, give the children :data:`INTERRUPT_GRACE_S` to stop at their next
-    barrier (a second Ctrl-C kills them at once); 130 unless process 0 ended well."""
+    barrier (a second Ctrl-C kills them at once); process 0's status where all ended well
+    (4: it showed what was measured), else 130."""
     for c in children:
         if c.status is None:
             with contextlib.suppress(ProcessLookupError):
@@ -235,7 +236,8 @@ def interrupted(children: list[Child]) -> int:
     said = f" (killed processes {', '.join(map(str, running))})" if running else ""
     print(f"jitmagic: interrupted: stopped all {len(children)} processes{said}",
           file=sys.stderr)
-    return 0 if children[0].status == 0 and not running else INTERRUPTED
+    leader = children[0].status
+    return leader if leader in ENDED_WELL and not running else INTERRUPTED
 
 
 def wait_all(children: list[Child], seconds: float) -> None:

@@ -148,8 +148,9 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
             line = stack[0] if stack else owner[id(j)]
             if line is not None:
                 own[line] += 1
-            cut = callers_of.get(user.cut_at(eqn.source_info.traceback), frozenset())
-            inclusive.update(set(stack) | context[id(j)] | cut | ({line} - {None}))
+            cut = user.cut_at(eqn.source_info.traceback)
+            outer = callers_of.get(cut, frozenset()) if cut is not None else frozenset()
+            inclusive.update(set(stack) | context[id(j)] | outer | ({line} - {None}))
     return own, inclusive
 
 
