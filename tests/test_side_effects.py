@@ -8,9 +8,11 @@ must name what was put back. (``run_magic`` checks the kernel's own state beside
 from __future__ import annotations
 
 import cProfile
+import json
 import logging
 import os
 import re
+import subprocess
 import sys
 import threading
 import warnings
@@ -439,3 +441,42 @@ def test_the_settrace_line_hook_hands_lines_on_to_a_coverage_tracer():
     assert now is tracer and table.flat.has_hits  # the hook ran, then put coverage back
     body = layer.__code__.co_firstlineno + 1
     assert body in tracer.lines  # coverage saw the helper's line while it was traced
+
+
+COVERED = """\
+import jax.numpy as jnp
+import jitmagic
+
+def helper(x):
+    return jnp.sin(x) * 2
+
+def entry(x):
+    return helper(x) + helper(x)
+
+def after():
+    return 41 + 1
+
+jitmagic.compare(entry, jnp.ones(3), repeat=1, number=1, lines=True, quiet=True)
+after()
+"""
+
+
+@pytest.mark.slow
+def test_coverage_run_keeps_measuring_the_script_after_a_measurement(tmp_path):
+    # the real `coverage run` (its C tracer), not a stand-in: the lines after the
+    # measurement, and the helper's, are covered
+    script = tmp_path / "covered.py"
+    script.write_text(COVERED)
+    data = tmp_path / ".coverage"
+    run = subprocess.run([sys.executable, "-m", "coverage", "run", f"--data-file={data}",
+                          str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    report = tmp_path / "coverage.json"
+    subprocess.run([sys.executable, "-m", "coverage", "json", f"--data-file={data}", "-o",
+                    str(report)], cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    files = json.loads(report.read_text())["files"]  # keyed relative to the folder it ran in
+    executed = set(files[script.name]["executed_lines"])
+    lines = COVERED.splitlines()
+    assert {lines.index("    return 41 + 1") + 1, len(lines)} <= executed  # after() ran
+    assert lines.index("    return jnp.sin(x) * 2") + 1 in executed
