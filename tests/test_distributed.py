@@ -234,6 +234,17 @@ def test_a_file_that_initializes_jax_distributed_itself_is_refused(tmp_path, cap
     assert "calls jax.distributed.initialize itself (line 2)" in err
 
 
+@pytest.mark.parametrize("source, line", [
+    ("import jax\njax.distributed.initialize()\n", 2),
+    ("from jax import distributed as dist\n\ndist.initialize()\n", 3),
+    ("from jax.distributed import initialize\ninitialize('127.0.0.1:1234', 2, 0)\n", 2),
+    ("import jax.distributed as jd\njd.initialize()\n", 2),
+    ("def initialize():\n    pass\ninitialize()\n", None),  # a function of its own
+])
+def test_every_spelling_of_initialize_is_found(source, line):
+    assert launcher.initializes(source) == line
+
+
 # --- real processes on loopback -----------------------------------------------------------
 
 
@@ -338,6 +349,57 @@ def test_a_process_that_exits_early_stops_all_within_a_minute(tmp_path):
     assert done.returncode == 1
     assert "process 1 exited with status 3" in done.stderr
     assert "stopped processes 0" in done.stderr
+
+
+#: process 1 fails on the trace of its first cold run (the discovery and preflight traces
+#: before it pass), or hangs there.
+FAILS_ON_ONE = """\
+import time
+import jax
+import jax.numpy as jnp
+
+HOW = {how!r}
+traces = 0
+
+def layer(x):
+    return jnp.sin(x) * 2
+
+def loss(x):
+    global traces
+    traces += 1
+    if jax.process_index() == 1 and traces == 3:
+        if HOW == "raise":
+            raise RuntimeError("no data shard on this host")
+        while True:
+            time.sleep(1)
+    return jnp.sum(layer(x) + layer(x))
+
+loss(jnp.ones(8))
+"""
+
+
+@pytest.mark.slow  # two processes on loopback
+def test_one_process_raising_ends_all_at_once_naming_it_and_its_error(tmp_path):
+    script = tmp_path / "fails.py"
+    script.write_text(FAILS_ON_ONE.format(how="raise"))
+    done, took = _launch("--processes", "2", str(script), "-r", "3", "-q", timeout=90)
+    assert took < 30 and done.returncode == 1, done.stderr
+    assert "process 1 raised in the flat variant's run 1 of 3 (RuntimeError: no data " \
+           "shard on this host), and process 0 did not" in done.stderr
+
+
+@pytest.mark.slow  # two processes on loopback
+def test_a_hanging_process_ends_all_after_the_lockstep_timeout(tmp_path):
+    script = tmp_path / "hangs.py"
+    script.write_text(FAILS_ON_ONE.format(how="hang"))
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "--processes", "2", str(script),
+                           "-r", "3", "-q"], capture_output=True, text=True, timeout=120,
+                          env=_env(**{lockstep.TIMEOUT_ENV: "8"}))
+    # the wait, the launcher's grace, and no minutes in JAX's shutdown barrier
+    assert time.monotonic() - start < 45 and done.returncode == 1, done.stderr
+    assert "process 0 waited 8 s at the outcome of the flat variant's run 1 of 3 for " \
+           "process 1, which did not arrive" in done.stderr
 
 
 def _ended(index: int, status: int) -> launcher.Child:

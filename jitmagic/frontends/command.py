@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.lockstep import LockstepError, current
+from ..measure.lockstep import LockstepError, current, with_others
 from ..measure.stops import NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.files import write_text
@@ -46,7 +46,7 @@ from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
-from .statuses import INTERRUPTED, PARTIAL
+from .statuses import ENDED_WELL, INTERRUPTED, PARTIAL
 from .stderr_progress import drawing
 
 DEMO_HTML = "jitmagic-demo.html"
@@ -189,15 +189,18 @@ def entry() -> None:
     """The command as a process (``python -m jitmagic``, the ``jitmagic`` script): exit
     with :func:`main`'s status. After a Ctrl-C (status 130) XLA may still be compiling
     in a thread of its own, and the interpreter's shutdown then crashes the process
-    (a segmentation fault): so it ends at once, its output flushed, its reports already
-    written whole."""
+    (a segmentation fault); a process of several that failed would wait (minutes) in
+    JAX's shutdown for the others, which the launcher (or the cluster) ends once this
+    one is gone: so these end at once, their output
+    flushed, their reports already written whole."""
     status = main()
-    if status == INTERRUPTED:
+    if status == INTERRUPTED or (status not in ENDED_WELL and with_others()):
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(status)
     raise SystemExit(status)
+
 
 
 def _status(exc: Exception) -> int:
@@ -237,7 +240,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     if prelude.imported_by == "jitmagic":
         prelude.imported("jitmagic")  # the import below
-    launcher.join(prelude.backend_started)  # under --processes: before the file's arrays
+    if launcher.join(prelude.backend_started):  # --processes: before the file's arrays
+        start = time.perf_counter()  # the time the processes took to meet is not measured
     from .prepare import measure_source, parse  # imports jax, if the file did not
 
     plan = parse(source, filename)

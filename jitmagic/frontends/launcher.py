@@ -94,15 +94,31 @@ def refuse(args: Any, source: str | None) -> None:
 
 
 def initializes(source: str) -> int | None:
-    """The line of the first ``….distributed.initialize(...)`` call in ``source``."""
+    """The line of the first ``jax.distributed.initialize(...)`` call in ``source``, however
+    the file imported it (``from jax import distributed as dist``, ``from
+    jax.distributed import initialize``)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+    modules, functions = {"distributed"}, set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr == "initialize" \
-                and ast.unparse(node.func.value).split(".")[-1] == "distributed":
+        if isinstance(node, ast.ImportFrom) and node.module in ("jax", "jax.distributed"):
+            for a in node.names:
+                if (node.module, a.name) == ("jax", "distributed"):
+                    modules.add(a.asname or a.name)
+                elif (node.module, a.name) == ("jax.distributed", "initialize"):
+                    functions.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.name == "jax.distributed" and a.asname}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "initialize" \
+                and ast.unparse(func.value).split(".")[-1] in modules:
+            return node.lineno
+        if isinstance(func, ast.Name) and func.id in functions:
             return node.lineno
     return None
 
@@ -268,13 +284,13 @@ def place() -> tuple[int, int, str] | None:
     return int(index), int(count), address
 
 
-def join(backend_started: bool) -> None:
+def join(backend_started: bool) -> bool:
     """In a started child, before the rest of the file runs: join the other processes
-    (``jax.distributed.initialize``, CPU collectives through gloo). Nothing outside the
-    launcher, nor for one process."""
+    (``jax.distributed.initialize``, CPU collectives through gloo); whether it joined.
+    Nothing outside the launcher, nor for one process."""
     found = place()
     if found is None or found[1] == 1:
-        return
+        return False
     index, count, address = found
     if backend_started:
         raise InputError("the file's first lines started JAX's backend (they made an array "
@@ -286,3 +302,4 @@ def join(backend_started: bool) -> None:
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator_address=address, num_processes=count,
                                process_id=index, initialization_timeout=JOIN_TIMEOUT_S)
+    return True

@@ -26,10 +26,11 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, UserCodeError
 from ..model.processes import slowest
 from ..model.rows import VariantResult
 from .stops import ABANDONED, Checkpoint, Stop
@@ -106,7 +107,9 @@ class Distributed(Lockstep):
         if any(w != what for w, _ in got):
             raise LockstepError("the processes fell out of step: "
                                 + "; ".join(f"process {i} was at {w}" for i, (w, _) in
-                                            enumerate(got)))
+                                            enumerate(got))
+                                + " (every process must measure the same call with the "
+                                "same options)")
         return [v for _, v in got]
 
     def _read(self, n: int, i: int, what: str, deadline: float) -> Any:
@@ -152,6 +155,18 @@ def current() -> Lockstep:
         return SINGLE
     timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_S)
     return Distributed(client, jax.process_index(), jax.process_count(), timeout)
+
+
+def leads() -> bool:
+    """Whether this process shows progress and results: it is not one of several under
+    ``jax.distributed`` other than process 0 (asked without importing JAX)."""
+    return "jax" not in sys.modules or current().leader
+
+
+def with_others() -> bool:
+    """Whether ``jax.distributed`` joined this process to others (asked without
+    importing JAX)."""
+    return "jax" in sys.modules and current().shared
 
 
 class SharedCheckpoint(Checkpoint):
@@ -239,6 +254,25 @@ def barrier(check: Checkpoint, before: str) -> None:
     """Before a cold run: the processes meet and agree whether to stop (nothing for one)."""
     if isinstance(check, SharedCheckpoint):
         check.agree(before)
+
+
+def same_outcome(check: Checkpoint, what: str, error: BaseException | None) -> None:
+    """After a cold run (``what``): every process must have had the same outcome, or they
+    would no longer run the same steps. Where some raised and others did not, every
+    process raises ``UserCodeError`` naming the first that raised, with its error (a
+    failure on all of them is a failing variant, as for one process). Nothing for one."""
+    if not isinstance(check, SharedCheckpoint):
+        return
+    said = check.lockstep.gather(f"the outcome of {what}", None if error is None else
+                                 f"{type(error).__name__}: {_first_line(error)}")
+    failed = [i for i, e in enumerate(said) if e is not None]
+    if failed and len(failed) < len(said):
+        ok = [i for i, e in enumerate(said) if e is None]
+        raise UserCodeError(
+            f"process {failed[0]} raised in {what} ({said[failed[0]]}), and process"
+            f"{'es' * (len(ok) > 1)} {', '.join(map(str, ok))} did not: measured in "
+            "lockstep, every process must run the same program, so one failing ends the "
+            "measurement on all (its own log has the traceback)")
 
 
 def slowest_of(check: Checkpoint | None, what: str, seconds: float) -> float:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from ..errors import UserCodeError, innermost_function, user_traceback
 from ..model.comparison import PHASES, VariantResult
 from ..model.rows import FROM_STAGED
-from .lockstep import barrier
+from .lockstep import barrier, same_outcome
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
 from .plan import Variant
@@ -128,7 +128,8 @@ class Sampler:
 
     def _measure_once(self, name: str, number: int | None, monitor: Monitor,
                       check: Checkpoint) -> None:
-        barrier(check, f"the {name} {self.noun}'s {check.report.run()}")
+        run = f"the {name} {self.noun}'s {check.report.run()}"
+        barrier(check, run)
         try:
             cold = self.subjects[name].cold(monitor, check)
         except Stop as stop:
@@ -140,7 +141,9 @@ class Sampler:
             raise
         except Exception as exc:  # the user's code: reported per row
             self.errors[name] = exc
+            same_outcome(check, run, exc)
             return
+        same_outcome(check, run, None)
         self._record(name, cold)
         check(f"the {name} {self.noun}'s first call")
         check.report.tell("steady state")
