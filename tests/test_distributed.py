@@ -267,6 +267,7 @@ def test_the_launcher_shows_process_0s_report_with_every_process_samples(plain, 
     assert done.stdout.count("jitcompare: loss") == 1  # process 0's report, once
     report = json.loads(saved.read_text())
     assert report["env"]["process_count"] == 2
+    assert report["options"] == "--processes 2 -r 3 -q"  # as the made … with line says
     assert [p["process"] for p in report["env"]["processes"]] == [0, 1]
     assert report["env"]["processes"][1]["devices"] != report["env"]["processes"][0]["devices"]
     for name in ("flat", "nested"):

@@ -46,6 +46,7 @@ from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
 from .prelude import late_settings, run_prelude
+from .provenance import spell
 from .statuses import ENDED_WELL, INTERRUPTED, PARTIAL
 from .stderr_progress import drawing
 
@@ -250,9 +251,17 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
                                                           type_ignores=[]))
     with drawing(progress_for(options)) as progress:
         result = measure_source(plan, namespace, options, progress, start,
-                                baseline=args.baseline)
+                                written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
     return dataclasses.replace(result, warnings=(*result.warnings, late)) if late else result
+
+
+def _options_said(options: Options, args: argparse.Namespace) -> str:
+    """The options as the report's ``made … with`` line says them (``--processes N`` first,
+    in a process the launcher started)."""
+    said = spell(options, baseline=args.baseline)
+    found = launcher.place()
+    return f"--processes {found[1]} {said}".rstrip() if found and found[1] > 1 else said
 
 
 def load_target(target: str) -> tuple[str, dict[str, Any]]:
