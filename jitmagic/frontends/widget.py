@@ -53,7 +53,14 @@ class OrderingToggle(widgets.VBox):
         data = dict(super()._repr_mimebundle_(**kwargs) or {})
         if self.static_html:
             data["text/html"] = self.static_html
+        # what a terminal shows (no widget runs there): one line, not the widget's repr
+        data["text/plain"] = TEXT_FORM
         return data
+
+
+#: The toggle in plain text: the orderings table above it holds the same figures.
+TEXT_FORM = ("(the jit(vmap(f)) / vmap(jit(f)) toggle: shown in Jupyter; the orderings "
+             "table above holds its figures)")
 
 
 def ordering_widget(result: Any, value: str = TOGGLED[0]) -> widgets.VBox:
