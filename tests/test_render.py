@@ -280,3 +280,12 @@ def test_the_first_call_labels_fit_inside_the_panel(nested_s):
     labels = [t for t in fig.axes[0].texts if t.get_text().startswith("first call")]
     assert len(labels) == 2
     assert all(t.get_window_extent().x1 <= panel.x1 for t in labels)
+
+
+@pytest.mark.parametrize("seconds, shown", [
+    (0.9996, "1 s"), (0.0009996, "1 ms"), (0.0175, "17.5 ms"), (2.81, "2.81 s"),
+    (1234.5, "1,230 s"), (3.2e-8, "32 ns"), (float("nan"), "—"),
+])
+def test_seconds_are_written_in_the_unit_of_what_is_shown(seconds, shown):
+    # 999.6 ms rounds to three figures as 1 s: it was written "1e+03 ms"
+    assert fmt_s(seconds) == shown

@@ -22,8 +22,12 @@ def fmt_s(x: float | None) -> str:
     """Seconds in a unit a person reads at a glance ("—" where not measured)."""
     if x is None or math.isnan(x):
         return "—"
-    unit, scale = time_unit([x])
-    return f"{x / scale:.3g} {unit}"
+    if not math.isfinite(x):
+        return f"{x} s"
+    rounded = float(f"{x:.3g}")  # 0.9996 s is 1 s, not 1e+03 ms: the unit of what is shown
+    unit, scale = time_unit([rounded])
+    shown = rounded / scale
+    return f"{shown:,.0f} {unit}" if shown >= 1000 else f"{shown:.3g} {unit}"
 
 
 def fmt_ratio(r: float) -> str:
