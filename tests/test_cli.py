@@ -145,6 +145,7 @@ def test_a_misspelt_option_gets_did_you_mean_as_in_the_magic(tmp_path, capsys):
         in capsys.readouterr().err
 
 
+@pytest.mark.slow  # measures twice
 def test_a_measurement_stopped_by_timeout_exits_4_with_its_report_written(tmp_path, capsys):
     script = tmp_path / "f.py"
     script.write_text(SMALL_CELL)

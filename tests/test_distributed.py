@@ -409,6 +409,7 @@ def _ended(index: int, status: int) -> launcher.Child:
     return launcher.Child(index, popen, None)
 
 
+@pytest.mark.slow  # six interpreters
 def test_a_measurement_stopped_early_is_not_a_failed_process(capsys):
     # process 0 exits 4 after a --timeout or Ctrl-C stop (its report shown and saved): the
     # launcher passes that on rather than calling it a failure

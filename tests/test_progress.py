@@ -231,6 +231,7 @@ def test_past_its_fewest_rounds_auto_gives_a_bound_within_the_budget():
     assert 4.0 < seen[-1].left_s < 5.5
 
 
+@pytest.mark.slow  # measures twice
 def test_a_measurement_that_fails_does_not_log_measured_in(tmp_path, capfd):
     import jitmagic.frontends.command as cli
 
