@@ -294,6 +294,16 @@ def misspelt_option(message: str) -> str | None:
         else None
 
 
+def with_option_hint(message: str, parser: argparse.ArgumentParser) -> str:
+    """argparse's error ``message``, and after ``unrecognized arguments: --vamp`` a
+    ``Did you mean --vmap (not --vamp)?`` and the options ``parser`` lists (those its help
+    shows): the magic and the command say it alike."""
+    flags = [f for a in parser._actions if a.help != argparse.SUPPRESS
+             for f in a.option_strings]
+    hint = unknown_option_hint(message, flags)
+    return f"{message}. {hint}" if hint else message
+
+
 def unknown_option_hint(message: str, flags: list[str]) -> str:
     """For argparse's ``unrecognized arguments: --vamp``: ``did you mean --vmap?`` and the
     options there are (empty where ``message`` is another error)."""

@@ -40,7 +40,7 @@ from ..model.comparison import Comparison
 from ..model.files import write_text
 from ..model.storage import save
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS, Options, unknown_option_hint
+from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import html_document, stopped_note, text
 from . import launcher
 from .notebook_progress import progress_for
@@ -101,10 +101,7 @@ class _Parser(argparse.ArgumentParser):
     an unknown option, as the magic says."""
 
     def error(self, message: str) -> NoReturn:
-        flags = [f for a in self._actions if a.help != argparse.SUPPRESS
-                 for f in a.option_strings]
-        hint = unknown_option_hint(message, flags)
-        super().error(f"{message}. {hint}" if hint else message)
+        super().error(with_option_hint(message, self))
 
 
 def main(argv: list[str] | None = None) -> int:

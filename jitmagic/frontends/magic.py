@@ -24,7 +24,7 @@ from ..measure.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS, Options, unknown_option_hint
+from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import bundle, stopped_note, text, with_note
 from . import cell as cellmod
 from .notebook_progress import NotebookProgress, progress_for
@@ -122,9 +122,7 @@ class JitCompareMagics(Magics):
         except ValueError as exc:  # e.g. an unclosed quote
             raise UsageError(f"cannot read the options {line!r}: {exc}") from None
         except UsageError as exc:
-            flags = [f for a in self.jitcompare.parser._actions for f in a.option_strings]
-            hint = unknown_option_hint(str(exc), flags)
-            raise UsageError(f"{exc}. {hint}" if hint else str(exc)) from None
+            raise UsageError(with_option_hint(str(exc), self.jitcompare.parser)) from None
 
     def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
                  progress: Any) -> None:
