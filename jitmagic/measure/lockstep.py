@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from ..errors import InputError, UserCodeError
-from ..model.processes import slowest
+from ..model.processes import largest_by_run, slowest
 from ..model.rows import VariantResult
 from .stops import ABANDONED, Checkpoint, Stop
 
@@ -320,8 +320,7 @@ def slowest_runs(step: Lockstep, what: str, samples: dict[str, list[float]]
     if not step.shared:
         return samples
     everyone = step.gather(what, samples)
-    return {name: [max(run) for run in zip(*(p[name] for p in everyone), strict=False)]
-            for name in samples}
+    return {name: largest_by_run([p[name] for p in everyone]) for name in samples}
 
 
 def _seconds(x: Any) -> float:

@@ -209,6 +209,7 @@ def first_call_decided(runs: Sampler, step: Lockstep = SINGLE) -> bool:
     rule); with one row, or a failing one, there is nothing more to learn. Under several
     processes the rule is asked of the slowest process's first calls, run by run (the
     figures the report shows), the same on every process."""
+    # gathered before deciding anything: every process takes part in the exchange
     firsts = slowest_runs(step, "the first calls so far",
                           {name: runs.samples[name]["first_call_s"] for name in runs.subjects})
     if len(runs.subjects) < 2 or runs.errors:

@@ -22,6 +22,11 @@ Samples = dict[str, list[float]]
 FIRST_CALL, COLD_KEYS = "first_call_s", ("trace_s", "lower_s", "compile_s", "first_call_s")
 
 
+def largest_by_run(lists: Sequence[Sequence[float]]) -> list[float]:
+    """The largest of every process's sample of each run (the runs every process has)."""
+    return [max(run) for run in zip(*lists, strict=False)]
+
+
 def slowest(per_process: Sequence[Samples]) -> Samples:
     """The slowest process's samples, run by run (see the module's docstring); a key that
     is not part of a cold run takes the largest sample of each run. Only runs every
@@ -30,8 +35,7 @@ def slowest(per_process: Sequence[Samples]) -> Samples:
     if not per_process:
         return {}
     keys = dict.fromkeys(k for p in per_process for k in p)
-    out = {k: [max(run) for run in zip(*(p.get(k, []) for p in per_process), strict=False)]
-           for k in keys}
+    out = {k: largest_by_run([p.get(k, []) for p in per_process]) for k in keys}
     firsts = list(zip(*(p.get(FIRST_CALL, []) for p in per_process), strict=False))
     for run, calls in enumerate(firsts):
         who = max(range(len(calls)), key=lambda i: calls[i])
