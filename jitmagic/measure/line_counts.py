@@ -7,7 +7,6 @@ import gc
 import sys
 import types
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 from jax._src import source_info_util
@@ -26,8 +25,7 @@ class UserCode:
         self.entry_code = entry_code
         self.codes: dict[types.CodeType, bool] = {}
         self._frames: dict[tuple[types.CodeType, int], Key | None] = {}
-        self._stacks: dict[Any, tuple[Key, ...]] = {}
-        self._cut: dict[Any, types.CodeType | None] = {}
+        self._stacks: dict[Any, tuple[tuple[Key, ...], types.CodeType | None]] = {}
 
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
         """Whether ``code`` is the user's, decided once per code object.
@@ -49,35 +47,38 @@ class UserCode:
 
     def stack(self, traceback: Any) -> tuple[Key, ...]:
         """The user lines on a traceback, innermost first, cut at the entry's frame."""
-        if traceback is None:
-            return ()
-        cached = self._stacks.get(traceback)
-        if cached is None:
-            cached = self._stacks[traceback] = tuple(self._walk(*traceback.raw_frames()))
-        return cached
+        return self._read(traceback)[0]
 
     def cut_at(self, traceback: Any) -> types.CodeType | None:
         """The outermost user function on a traceback that JAX cut short of the entry
         (``jax.checkpoint`` traces its function under a traceback of its own); None for
         one that reaches the entry, or holds no user frame."""
-        if traceback is None:
-            return None
-        if traceback not in self._cut:
-            codes, _ = traceback.raw_frames()
-            users = [c for c in codes if self.is_user(c)]
-            self._cut[traceback] = None if not users or self.entry_code in users else users[-1]
-        return self._cut[traceback]
+        return self._read(traceback)[1]
 
-    def _walk(self, codes: list, lastis: list) -> Iterator[Key]:
+    def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
+        """(:meth:`stack`, :meth:`cut_at`) of a traceback, from one walk of its frames
+        (cached: equations share tracebacks)."""
+        if traceback is None:
+            return (), None
+        cached = self._stacks.get(traceback)
+        if cached is None:
+            cached = self._stacks[traceback] = self._walk(*traceback.raw_frames())
+        return cached
+
+    def _walk(self, codes: list, lastis: list) -> tuple[tuple[Key, ...], types.CodeType | None]:
+        keys: list[Key] = []
+        outermost = None
         for code, lasti in zip(codes, lastis, strict=True):
             if self.is_user(code):
                 key = self._frames.get((code, lasti))
                 if key is None:
                     line = source_info_util.raw_frame_to_frame(code, lasti).start_line
                     key = self._frames[(code, lasti)] = (code.co_filename, line)
-                yield key
+                keys.append(key)
+                outermost = code
             if code is self.entry_code:
-                return
+                return tuple(keys), None
+        return tuple(keys), outermost
 
     def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
         """The user functions seen, with their line ranges and fresh calls (None
