@@ -418,3 +418,16 @@ def test_a_measurement_stopped_early_is_not_a_failed_process(capsys):
     assert capsys.readouterr().err == ""
     assert launcher.watch([_ended(0, 0), _ended(1, 3)]) == 1
     assert "process 1 exited with status 3" in capsys.readouterr().err
+
+
+def test_only_process_0_draws_progress(monkeypatch):
+    import io
+
+    from jitmagic.frontends import stderr_progress
+
+    log = io.StringIO()
+    with stderr_progress.drawing(stderr_progress.StderrProgress(log)) as draw:
+        assert draw is not None  # one process (or process 0) draws
+    monkeypatch.setattr(stderr_progress, "leads", lambda: False)
+    with stderr_progress.drawing(stderr_progress.StderrProgress(log)) as draw:
+        assert draw is None  # another process of several draws nothing

@@ -17,7 +17,6 @@ from typing import Any, cast
 
 from ..measure import advice, pipeline
 from ..measure import sweep as sweeping
-from ..measure.lockstep import leads
 from ..model.advice import Advice
 from ..model.comparison import Comparison
 from ..model.progress import Draw
@@ -29,9 +28,8 @@ from .stderr_progress import drawer, drawing
 
 @contextmanager
 def _drawn(progress: bool | Draw, quiet: bool = False) -> Iterator[Draw | None]:
-    """What draws progress while measuring (stderr for ``True``; nothing in a process
-    other than the first of several), finished after."""
-    with drawing(drawer(not quiet and leads() and progress)) as draw:
+    """What draws progress while measuring (stderr for ``True``), finished after."""
+    with drawing(drawer(not quiet and progress)) as draw:
         yield draw
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..measure.lockstep import leads
 from ..model.progress import Progress
 from ..options import Options
 from .stderr_progress import StderrProgress
@@ -47,9 +46,8 @@ class NotebookProgress:
 
 
 def progress_for(options: Options, shell: Any = None) -> NotebookProgress | StderrProgress | None:
-    """What draws progress: nothing with ``--quiet`` (nor in a process other than the first
-    of several: process 0 shows it); a display under a kernel; else stderr."""
-    if options.quiet or not leads():
+    """What draws progress: nothing with ``--quiet``; a display under a kernel; else stderr."""
+    if options.quiet:
         return None
     if getattr(shell, "kernel", None) is not None:
         return NotebookProgress()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from ..measure.lockstep import leads
 from ..model.progress import Draw, Progress
 
 
@@ -72,7 +73,9 @@ def close(draw: Any, finished: bool = True) -> None:
 @contextmanager
 def drawing(draw: Any) -> Iterator[Any]:
     """``draw`` while the measurement runs, closed after: as finished where it returned,
-    else without the log's "measured in" line (the error that follows says what ended it)."""
+    else without the log's "measured in" line (the error that follows says what ended it).
+    Nothing in a process other than the first of several: process 0 shows the progress."""
+    draw = draw if leads() else None
     try:
         yield draw
     except BaseException:

@@ -174,8 +174,8 @@ def _point_said(c: Any) -> str:
     if not comparison_headline(c, first):  # not compared: nothing nested, failed, stopped
         return "nothing to nest" if c.flat.ok and not c.nested.helpers else "not compared"
     if first.kind == INCONCLUSIVE:
-        return f"inconclusive ({with_interval(first).replace(' (', ', ')[:-1]})" \
-            if first.enough_data else f"inconclusive ({times(first)}, {runs(first.runs)})"
+        spread = interval(first)[1:-1] if first.enough_data else runs(first.runs)
+        return f"inconclusive ({times(first)}, {spread})"
     return with_interval(first)
 
 
