@@ -29,9 +29,10 @@ from jax._src import monitoring
 def claims_are_checked(monkeypatch):
     """On every comparison the suite makes: a helper claimed nested has jit calls in the
     nested program, and every helper found but not nested has a note saying why."""
-    from jitmagic.measure import pipeline, runner
+    from jitmagic.measure import pipeline
+    from jitmagic.measure import variant_rows
 
-    measured = runner.variant_results
+    measured = variant_rows.variant_results
 
     def checked(runs):
         results = measured(runs)
@@ -44,7 +45,7 @@ def claims_are_checked(monkeypatch):
                 assert any(f"`{h}`" in note for note in r.notes), (r.name, h, r.notes)
         return results
 
-    monkeypatch.setattr(runner, "variant_results", checked)
+    monkeypatch.setattr(variant_rows, "variant_results", checked)
     monkeypatch.setattr(pipeline, "variant_results", checked)
 
 

@@ -47,9 +47,9 @@ from .monitor import Monitor
 from .plan import Plan
 from .reporting import Reporter
 from .rounds import Rounds
-from .runner import Prepared, variant_sampler
 from .stages import staged_run
 from .stops import Checkpoint, Stop
+from .variant_rows import Prepared, variant_sampler
 from .variants import nest_only
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).

@@ -32,10 +32,11 @@ from .plan import Plan
 from .preflight import checked_nested
 from .reporting import Reporter
 from .rounds import Rounds
-from .runner import Prepared, Sampler, unmeasured, variant_results, variant_sampler
+from .runner import Sampler
 from .sharding import mesh_env, sharding_report
 from .stages import environment
 from .stops import Checkpoint, Interrupted, Stop
+from .variant_rows import Prepared, unmeasured, variant_results, variant_sampler
 from .variants import build_variant
 
 

@@ -10,41 +10,22 @@ whole first call) is its :class:`Subject`'s business; the sampling is shared.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import UserCodeError, innermost_function, user_traceback
-from ..model.comparison import PHASES, VariantResult
-from ..model.rows import FROM_STAGED
 from .lockstep import barrier, same_outcome
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
-from .plan import Variant
 from .rounds import Rounds, rounds_of
 from .stages import (
     STEADY_CEILING_S,
-    first_call_run,
-    staged_run,
     steady_target,
     steady_timer,
     time_per_call,
-    warm_artefacts,
 )
 from .stops import Checkpoint, Interrupted, Stop
-from .structure import jaxpr_text, structure
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A variant ready to measure: its entry function and the call's arguments."""
-
-    variant: Variant
-    args: tuple
-    kwargs: dict[str, Any]
-    #: With ``--in-axes``: the call's own arguments, a batch; ``args`` is one example of it.
-    batch: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -200,111 +181,3 @@ class Sampler:
     def outputs_match(self) -> tuple[bool | None, float | None]:
         """Whether every row's output matched the first row's (compared as they came)."""
         return self.outputs.result()
-
-
-@dataclass
-class VariantSubject:
-    """A prepared variant as a sampler row: its cold first call (the stages read from
-    JAX's events inside it), then steady calls. Where JAX gave no events on the first
-    repeat, every repeat of the row is a staged run."""
-
-    prepared: Prepared
-    warm_up: bool = False  # the cold run's own first call already took the slow path
-    staged: bool = False
-
-    @property
-    def args(self) -> tuple:
-        return self.prepared.args
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return self.prepared.kwargs
-
-    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
-        run = (staged_run if self.staged else first_call_run)(
-            self.prepared.variant.fn, self.args, self.kwargs, monitor, check,
-            self.prepared.variant.jit_options)
-        self.staged = run.stages_from == FROM_STAGED
-        return Cold(run.times, run.jitted, run.output, run.events,
-                    {"stages_from": run.stages_from}, artefact=run)
-
-    def describe(self, cold: Cold) -> dict[str, Any]:
-        """Structure counts, read untimed from the program the cold run just built (or,
-        for a stopped staged run, from the stages that finished)."""
-        run = cold.artefact
-        if "first_call_s" in cold.times:  # a finished run: its caches are warm
-            run = warm_artefacts(run, self.args, self.kwargs)
-        text = jaxpr_text(run.traced.jaxpr) if run.traced is not None else ""
-        return structure(run) | {"jaxpr_text": text, "program": run}
-
-
-def variant_sampler(prepared: dict[str, Prepared]) -> Sampler:
-    """The sampler over prepared variants (flat, nested, or advice's sets)."""
-    return Sampler({n: VariantSubject(p) for n, p in prepared.items()}, PHASES)
-
-
-def variant_results(runs: Sampler) -> dict[str, VariantResult]:
-    """One ``VariantResult`` per variant the sampler measured (or saw fail)."""
-    out = {}
-    for name, s in runs.subjects.items():
-        assert isinstance(s, VariantSubject)  # variant_sampler's rows
-        shape = dict(runs.shape.get(name, {}))
-        shape.pop("program", None)
-        variant = s.prepared.variant
-        traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
-        calls = verified_calls(variant, shape.pop("jit_names", None))
-        out[name] = VariantResult(
-            name=name,
-            samples=runs.samples[name],
-            # stopped before its trace finished: the helpers it was to nest, as found
-            helpers=tuple(calls) if calls is not None else () if traced else variant.planned,
-            helper_calls=calls or {},
-            execute_loops=runs.loops.get(name, 0),
-            jaxpr_text=shape.pop("jaxpr_text", ""),
-            error=runs.describe_failure(name) if name in runs.errors else None,
-            notes=_notes(variant, calls) if traced else tuple(variant.notes),
-            inline=_inline(variant, calls) if traced else variant.inline,
-            **shape,
-        )
-    return out
-
-
-def verified_calls(variant: Variant, jit_names: Counter | None) -> dict[str, int] | None:
-    """The helpers the variant's program really nests, each with its jit calls as counted
-    in the jaxpr (None where no jaxpr was traced): a helper is claimed nested only
-    with at least one call, whatever the variant meant to do."""
-    if jit_names is None:
-        return None
-    helpers = variant.plan.helpers
-    calls = {n: sum(jit_names[name] for name in helpers[n].jit_names) for n in variant.planned}
-    return {n: k for n, k in calls.items() if k}
-
-
-def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
-    """Helpers kept inline: refused up front, or planned but absent from the program."""
-    return (*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
-
-
-def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
-    """The variant's notes, with a reason for every planned helper its program lacks."""
-    notes = list(variant.notes)
-    for n in variant.planned:
-        if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
-            notes.append(f"`{n}` stays inline: {NO_CALL}")
-    return tuple(notes)
-
-
-#: Why a planned helper that the program holds no jit call of stays inline. (A function
-#: re-created on every call of one that runs in the trace is refused up front, with
-#: that reason: :func:`~jitmagic.measure.entry.plan_entry`.)
-NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
-
-
-#: The note of a nested variant that nests nothing (so it is not measured again).
-SAME_AS_FLAT = "nothing to nest: the nested program would be the flat one, so it was measured once"
-
-
-def unmeasured(variant: Variant) -> VariantResult:
-    """The nested variant's result where it nests nothing: no samples, its reasons."""
-    return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
-                         notes=(*_notes(variant, {}), SAME_AS_FLAT), inline=variant.inline)
