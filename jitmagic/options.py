@@ -25,7 +25,7 @@ from typing import Any, cast
 from .errors import InputError
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
-#: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.rounds``).
+#: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.sampling.rounds``).
 AUTO = "auto"
 #: ``--advise`` compares spreads: fewer cold runs than this give none to judge by.
 ADVISE_FEWEST = 3

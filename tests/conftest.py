@@ -29,8 +29,7 @@ from jax._src import monitoring
 def claims_are_checked(monkeypatch):
     """On every comparison the suite makes: a helper claimed nested has jit calls in the
     nested program, and every helper found but not nested has a note saying why."""
-    from jitmagic.measure import pipeline
-    from jitmagic.measure import variant_rows
+    from jitmagic.measure import pipeline, variant_rows
 
     measured = variant_rows.variant_results
 

@@ -13,8 +13,8 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic.measure.monitor import LOWER_EVENT, TRACE_EVENT, Monitor
-from jitmagic.measure.stages import first_call_run, steady_target
+from jitmagic.measure.sampling.monitor import LOWER_EVENT, TRACE_EVENT, Monitor
+from jitmagic.measure.sampling.stages import first_call_run, steady_target
 from jitmagic.model.rows import FROM_EVENTS, FROM_STAGED, VariantResult
 
 BODIES = {"entry": 0}

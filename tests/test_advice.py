@@ -17,7 +17,7 @@ from support import FAST, SMALL_CELL
 import jitmagic
 from jitmagic import Comparison
 from jitmagic.measure.entry import plan_entry
-from jitmagic.measure.structure import count_nested_calls
+from jitmagic.measure.sampling.structure import count_nested_calls
 from jitmagic.measure.variants import nest_only
 from jitmagic.render.attribution import helpers_text
 

@@ -24,8 +24,8 @@ from support import comparison, variant
 
 from jitmagic.frontends import launcher
 from jitmagic.frontends.command import main
-from jitmagic.measure import lockstep
-from jitmagic.measure.lockstep import (
+from jitmagic.measure.sampling import lockstep
+from jitmagic.measure.sampling.lockstep import (
     SINGLE,
     Distributed,
     LockstepError,
@@ -33,7 +33,7 @@ from jitmagic.measure.lockstep import (
     joined,
     merged,
 )
-from jitmagic.measure.stops import Checkpoint, Stop
+from jitmagic.measure.sampling.stops import Checkpoint, Stop
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.processes import slowest
 from jitmagic.options import Options

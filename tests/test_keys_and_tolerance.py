@@ -13,7 +13,7 @@ import pytest
 
 import jitmagic
 from jitmagic.measure import batches
-from jitmagic.measure.outputs import OutputCheck, compare_outputs, within_rounding
+from jitmagic.measure.sampling.outputs import OutputCheck, compare_outputs, within_rounding
 from jitmagic.model.comparison import Comparison, ReportSchemaError
 
 ONCE = {"repeat": 1, "number": 1, "quiet": True}

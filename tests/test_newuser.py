@@ -13,7 +13,7 @@ import pytest
 
 import jitmagic
 from jitmagic.frontends.command import main
-from jitmagic.measure.structure import count_equations
+from jitmagic.measure.sampling.structure import count_equations
 from jitmagic.model.sweep import exponents, unchanged
 
 N_LAYERS = 2  # the global a sweep can rebind

@@ -13,8 +13,8 @@ from IPython.core.error import UsageError
 import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure import batches, orderings
-from jitmagic.measure.outputs import OutputCheck, compare_outputs
-from jitmagic.measure.structure import count_equations
+from jitmagic.measure.sampling.outputs import OutputCheck, compare_outputs
+from jitmagic.measure.sampling.structure import count_equations
 
 ONCE = {"repeat": 1, "number": 1}
 

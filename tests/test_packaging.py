@@ -387,11 +387,12 @@ def test_a_jaxpr_equation_still_carries_its_raw_frames():
 
 
 def test_the_jax_monitoring_events_jitmagic_listens_to_still_fire():
-    """JAX's own clock (``jax.monitoring`` duration events, named in measure/monitor.py)
+    """JAX's own clock (``jax.monitoring`` duration events, named in measure/sampling/monitor.py)
     still reports trace, lowering and compile under the names jitmagic filters on."""
     import jax
 
-    events = {v for k, v in vars(importlib.import_module("jitmagic.measure.monitor")).items()
+    monitor = importlib.import_module("jitmagic.measure.sampling.monitor")
+    events = {v for k, v in vars(monitor).items()
               if k.endswith("_EVENT") and isinstance(v, str)}
     seen: set[str] = set()
 

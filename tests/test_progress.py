@@ -21,7 +21,7 @@ from support import SMALL_CELL
 
 import jitmagic
 from jitmagic.frontends.stderr_progress import StderrProgress
-from jitmagic.measure import stages
+from jitmagic.measure.sampling import stages
 from jitmagic.model.progress import Progress
 
 ROOT = Path(__file__).parent.parent
@@ -200,7 +200,7 @@ def test_a_cell_returning_its_result_shows_the_report_once(tmp_path):
 
 
 def test_the_line_names_the_parts_still_to_come_and_auto_counts_its_fewest_rounds():
-    from jitmagic.measure.reporting import Reporter
+    from jitmagic.measure.sampling.reporting import Reporter
 
     seen: list[Progress] = []
     r = Reporter("g", started=0.0, draw=seen.append, plan=("orderings", "advice"))
@@ -217,7 +217,7 @@ def test_the_line_names_the_parts_still_to_come_and_auto_counts_its_fewest_round
 
 
 def test_past_its_fewest_rounds_auto_gives_a_bound_within_the_budget():
-    from jitmagic.measure.reporting import Reporter
+    from jitmagic.measure.sampling.reporting import Reporter
 
     seen: list[Progress] = []
     r = Reporter("g", started=0.0, draw=seen.append)

@@ -21,7 +21,7 @@ import realworld_layers as L
 
 import jitmagic
 from jitmagic.measure.entry import plan_entry
-from jitmagic.measure.structure import count_equations
+from jitmagic.measure.sampling.structure import count_equations
 from jitmagic.measure.variants import build_variant
 
 FAST = {"repeat": 1, "number": 1}

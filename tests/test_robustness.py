@@ -15,7 +15,7 @@ import pytest
 from IPython.core.error import UsageError
 from support import FAST, SMALL_CELL
 
-from jitmagic.measure.monitor import COMPILE_EVENT
+from jitmagic.measure.sampling.monitor import COMPILE_EVENT
 
 TWO_HELPERS = """\
 import jax.numpy as jnp

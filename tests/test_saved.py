@@ -72,7 +72,7 @@ def test_not_json_fails_clearly(tmp_path):
 
 
 def test_env_says_where_the_numbers_came_from(tmp_path):
-    from jitmagic.measure.stages import environment
+    from jitmagic.measure.sampling.stages import environment
 
     env = environment()
     for key in ("jax", "jaxlib", "backend", "devices", "device_count", "python", "platform",

@@ -20,9 +20,9 @@ from support import SMALL_CELL
 
 import jitmagic
 import jitmagic.frontends.magic as magic
-from jitmagic.measure.monitor import COMPILE_EVENT
 from jitmagic.measure.pipeline import checkpoint, measure_prepared, variants_of
-from jitmagic.measure.stops import ABANDONED
+from jitmagic.measure.sampling.monitor import COMPILE_EVENT
+from jitmagic.measure.sampling.stops import ABANDONED
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 from jitmagic.render.orderings import html_table, text_table
@@ -379,7 +379,7 @@ def test_ctrl_c_while_the_charts_render_shows_the_tables_and_keeps_the_result(
 def test_a_second_ctrl_c_while_showing_prints_the_text_and_raises_one_line(ip, monkeypatch):
     from IPython.utils.capture import capture_output
 
-    from jitmagic.measure.stops import ABANDONED_SHOWING
+    from jitmagic.measure.sampling.stops import ABANDONED_SHOWING
 
     # the first press stops the charts; the second lands as the tables are made
     pressing_on_call(monkeypatch, "jitmagic.frontends.magic.bundle", calls=(1, 2))

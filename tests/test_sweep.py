@@ -13,7 +13,7 @@ from IPython.utils.capture import capture_output
 from support import FAST, comparison
 
 import jitmagic
-from jitmagic.measure.stops import Checkpoint
+from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
 from jitmagic.model.comparison import PHASES, Comparison
 from jitmagic.model.sweep import Sweep, exponents, growth_exponent
@@ -194,7 +194,7 @@ def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
 
 
 def test_a_sweep_stopped_at_a_later_value_never_says_nothing_was_measured():
-    from jitmagic.measure.stops import FINDING, Stop
+    from jitmagic.measure.sampling.stops import FINDING, Stop
 
     def measure(value, _):
         if value == "b":

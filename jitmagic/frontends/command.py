@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.lockstep import LockstepError, current, with_others
-from ..measure.stops import NO_RESULT, Showing
+from ..measure.sampling.lockstep import LockstepError, current, with_others
+from ..measure.sampling.stops import NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.files import write_text
 from ..model.storage import save
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def present(result: Comparison | Sweep, args: argparse.Namespace) -> int:
     """Write the reports, then print the text, under the one stop rule of
-    :class:`~jitmagic.measure.stops.Showing`; the exit status (see :data:`EXIT_CODES`).
+    :class:`~jitmagic.measure.sampling.stops.Showing`; the exit status (see :data:`EXIT_CODES`).
 
     A Ctrl-C while the HTML report's charts are drawn writes it without them, and
     says so; one while a report is written leaves that report out (a file there

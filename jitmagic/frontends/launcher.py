@@ -6,7 +6,7 @@ each told by :data:`ENV` which process it is and where process 0's coordinator l
 (CPU collectives through gloo) right after the file's leading lines have run
 (:mod:`~jitmagic.frontends.prelude`: ``XLA_FLAGS`` set there still counts) and before
 the rest of the file builds any array, then measures in lockstep
-(:mod:`~jitmagic.measure.lockstep`). Process 0 shows the report and writes ``--save`` and
+(:mod:`~jitmagic.measure.sampling.lockstep`). Process 0 shows the report and writes ``--save`` and
 ``--html``; the others print nothing, their output kept in a log the launcher shows
 should they fail.
 
@@ -77,7 +77,7 @@ def refuse(args: Any, source: str | None) -> None:
     """``InputError`` for what cannot run under ``--processes`` (checked before any child
     starts): the options not measured in lockstep, and a file that initializes
     ``jax.distributed`` itself (the launcher does: never twice)."""
-    from ..measure.lockstep import refuse_unshared
+    from ..measure.sampling.lockstep import refuse_unshared
 
     vmap = args.vmap or args.batch is not None or args.in_axes is not None
     if vmap:

@@ -20,7 +20,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.stops import ABANDONED_SHOWING, NO_RESULT, Showing
+from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.storage import save
 from ..model.sweep import Sweep
@@ -127,7 +127,7 @@ class JitCompareMagics(Magics):
     def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
                  progress: Any) -> None:
         """Show the result, then save it, under the one stop rule of
-        :class:`~jitmagic.measure.stops.Showing`: a Ctrl-C while the charts are drawn
+        :class:`~jitmagic.measure.sampling.stops.Showing`: a Ctrl-C while the charts are drawn
         shows the tables without them (and says so), and the result is still saved and
         returned; a second Ctrl-C shows at least the text table, then raises one line."""
         showing, shown = Showing(), [False]

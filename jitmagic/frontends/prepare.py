@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InputError, UserCodeError, innermost_function, user_traceback
 from ..measure.pipeline import Prepared, checkpoint, measure_prepared, variants_of
-from ..measure.stops import Checkpoint, Stop
+from ..measure.sampling.stops import Checkpoint, Stop
 from ..measure.sweep import run_sweep
 from ..model.comparison import Comparison
 from ..model.progress import Draw

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..measure.lockstep import leads
+from ..measure.sampling.lockstep import leads
 from ..model.progress import Draw, Progress
 
 

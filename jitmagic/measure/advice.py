@@ -41,14 +41,14 @@ from ..model.progress import Draw
 from ..model.stats import FASTER, Difference, difference
 from ..options import AUTO, Options
 from .attribution import attribute_call
-from .conditions import frozen_heap, persistent_cache_off
 from .entry import plan_entry
-from .monitor import Monitor
 from .plan import Plan
-from .reporting import Reporter
-from .rounds import Rounds
-from .stages import staged_run
-from .stops import Checkpoint, Stop
+from .sampling.conditions import frozen_heap, persistent_cache_off
+from .sampling.monitor import Monitor
+from .sampling.reporting import Reporter
+from .sampling.rounds import Rounds
+from .sampling.stages import staged_run
+from .sampling.stops import Checkpoint, Stop
 from .variant_rows import Prepared, variant_sampler
 from .variants import nest_only
 

@@ -27,11 +27,11 @@ import jax
 
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
-from .conditions import frozen_heap, paused_gc
 from .entry import plan_entry
 from .inner_jit import unjitted
 from .plan import Plan
-from .stops import Checkpoint, Stop
+from .sampling.conditions import frozen_heap, paused_gc
+from .sampling.stops import Checkpoint, Stop
 from .variants import make_variant
 
 

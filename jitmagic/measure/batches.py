@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import InputError, UserCodeError, user_traceback
-from .arguments import is_static
-from .arrays import Holes
+from .calls.arguments import is_static
+from .calls.arrays import Holes
 
 DEFAULT_BATCH = 64
 

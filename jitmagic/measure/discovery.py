@@ -44,9 +44,9 @@ from typing import Any
 
 import jax
 
-from .arrays import holds_arrays
 from .bindings import Binding
 from .call_graph import CallGraph, Calls, read_calls
+from .calls.arrays import holds_arrays
 from .found import (
     Discovery,
     Found,

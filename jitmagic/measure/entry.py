@@ -16,9 +16,9 @@ from typing import Any
 import jax
 
 from ..errors import InputError
-from .arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
-from .arrays import SCALARS, Holes
 from .bindings import Binding, installing, short_name
+from .calls.arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
+from .calls.arrays import SCALARS, Holes
 from .discovery import Found, code_of, discover, profiled_discovery
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS, Helper, Plan

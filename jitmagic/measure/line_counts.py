@@ -13,7 +13,7 @@ from jax._src import source_info_util
 
 from ..model.lines import FunctionSpan
 from ..usercode import sourceless, user_file
-from .structure import sub_jaxprs
+from .sampling.structure import sub_jaxprs
 
 Key = tuple[str, int]
 

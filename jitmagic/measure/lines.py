@@ -52,8 +52,8 @@ from .line_hook import Hook, Tally, make_hook, why_no_hook
 from .line_loops import loops_of
 from .mlir_locations import count_hlo_ops
 from .plan import Plan, Variant
-from .stops import Checkpoint, Interrupted, Stop
-from .structure import jit_calls_by_name
+from .sampling.stops import Checkpoint, Interrupted, Stop
+from .sampling.structure import jit_calls_by_name
 from .variant_rows import Prepared, verified_calls
 from .variants import build_variant
 

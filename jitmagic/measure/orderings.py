@@ -30,13 +30,13 @@ from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, TOGGLED, Orderi
 from ..model.stats import difference
 from ..options import AUTO, Options
 from .batches import Batched, prepare_batch
-from .conditions import frozen_heap, paused_gc, persistent_cache_off
-from .monitor import COMPILE_EVENT, Monitor
-from .reporting import Reporter
-from .rounds import Rounds
-from .runner import Cold, Sampler
-from .stops import Checkpoint, Stop
-from .structure import count_nested_calls, jaxpr_text
+from .sampling.conditions import frozen_heap, paused_gc, persistent_cache_off
+from .sampling.monitor import COMPILE_EVENT, Monitor
+from .sampling.reporting import Reporter
+from .sampling.rounds import Rounds
+from .sampling.runner import Cold, Sampler
+from .sampling.stops import Checkpoint, Stop
+from .sampling.structure import count_nested_calls, jaxpr_text
 
 # --------------------------------------------------------------------------- programs
 

@@ -22,20 +22,28 @@ from ..model.rows import FROM_STAGED
 from ..model.stats import difference
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
-from .conditions import frozen_heap, persistent_cache_off
 from .entry import binding_swaps, plan_entry, user_globals
 from .lines import Staged, add_lines
-from .lockstep import SINGLE, Lockstep, agree_variants, joined, lockstep_of, merged, slowest_runs
-from .monitor import CACHE_HIT_EVENT, Monitor
 from .nest_names import check_nest
 from .plan import Plan
 from .preflight import checked_nested
-from .reporting import Reporter
-from .rounds import Rounds
-from .runner import Sampler
-from .sharding import mesh_env, sharding_report
-from .stages import environment
-from .stops import Checkpoint, Interrupted, Stop
+from .sampling.conditions import frozen_heap, persistent_cache_off
+from .sampling.lockstep import (
+    SINGLE,
+    Lockstep,
+    agree_variants,
+    joined,
+    lockstep_of,
+    merged,
+    slowest_runs,
+)
+from .sampling.monitor import CACHE_HIT_EVENT, Monitor
+from .sampling.reporting import Reporter
+from .sampling.rounds import Rounds
+from .sampling.runner import Sampler
+from .sampling.sharding import mesh_env, sharding_report
+from .sampling.stages import environment
+from .sampling.stops import Checkpoint, Interrupted, Stop
 from .variant_rows import Prepared, unmeasured, variant_results, variant_sampler
 from .variants import build_variant
 

@@ -33,8 +33,8 @@ from typing import Any
 import jax
 
 from ..usercode import PACKAGE_DIR
-from .arrays import holds_arrays
 from .bindings import Binding
+from .calls.arrays import holds_arrays
 from .found import (
     Discovery,
     Found,

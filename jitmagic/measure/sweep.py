@@ -23,7 +23,7 @@ from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
 from .pipeline import checkpoint, measure_prepared, option_hints, variants_of
-from .stops import FINDING, Checkpoint, Interrupted, Stop
+from .sampling.stops import FINDING, Checkpoint, Interrupted, Stop
 
 
 def run_sweep(name: str, values: Sequence[Any],

@@ -10,12 +10,12 @@ from typing import Any
 
 from ..model.comparison import PHASES, VariantResult
 from ..model.rows import FROM_STAGED
-from .monitor import Monitor
 from .plan import Variant
-from .runner import Cold, Sampler
-from .stages import first_call_run, staged_run, warm_artefacts
-from .stops import Checkpoint
-from .structure import jaxpr_text, structure
+from .sampling.monitor import Monitor
+from .sampling.runner import Cold, Sampler
+from .sampling.stages import first_call_run, staged_run, warm_artefacts
+from .sampling.stops import Checkpoint
+from .sampling.structure import jaxpr_text, structure
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The sharding record: the arguments' partition specs, and whether each variant kept them.
 
-Measured by :mod:`jitmagic.measure.sharding`; present only where an argument is sharded.
+Measured by :mod:`jitmagic.measure.sampling.sharding`; present only where an argument is sharded.
 """
 
 from __future__ import annotations

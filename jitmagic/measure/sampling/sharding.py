@@ -14,8 +14,8 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding
 
-from ..model.sharding import Sharding
-from .arguments import static_split
+from ...model.sharding import Sharding
+from ..calls.arguments import static_split
 
 
 def named_shardings(args: tuple, kwargs: dict[str, Any]) -> list[NamedSharding]:

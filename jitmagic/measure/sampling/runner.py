@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import UserCodeError, innermost_function, user_traceback
+from ...errors import UserCodeError, innermost_function, user_traceback
 from .lockstep import barrier, same_outcome
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck

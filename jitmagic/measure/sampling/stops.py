@@ -82,7 +82,7 @@ class Checkpoint:
     the background and has crashed JAX later): the measurement stops at the next
     boundary. A second Ctrl-C within :data:`ABANDON_S` seconds raises
     ``KeyboardInterrupt`` wherever the measurement is. Before each stage the
-    checkpoint has its :class:`~jitmagic.measure.reporting.Reporter` tell the
+    checkpoint has its :class:`~jitmagic.measure.sampling.reporting.Reporter` tell the
     front end where the measurement is (never inside a timed interval).
     """
 

@@ -1,6 +1,6 @@
 """Where a measurement is, and how long it has left: what a progress display is told.
 
-The :class:`~jitmagic.measure.stops.Checkpoint` asks its :class:`Reporter` to tell
+The :class:`~jitmagic.measure.sampling.stops.Checkpoint` asks its :class:`Reporter` to tell
 the front end's ``draw`` (a notebook display, stderr) a
 :class:`~jitmagic.model.progress.Progress` before each stage, never inside a timed
 interval. Estimates come from the pace so far.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..model.progress import Draw, Progress
+from ...model.progress import Draw, Progress
 from .rounds import FEWEST
 
 

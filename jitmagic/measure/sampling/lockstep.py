@@ -30,9 +30,9 @@ import sys
 import time
 from typing import Any
 
-from ..errors import InputError, UserCodeError
-from ..model.processes import largest_by_run, slowest
-from ..model.rows import VariantResult
+from ...errors import InputError, UserCodeError
+from ...model.processes import largest_by_run, slowest
+from ...model.rows import VariantResult
 from .stops import ABANDONED, Checkpoint, Stop
 
 #: Seconds a process waits at a barrier for the others (the environment variable

@@ -7,7 +7,7 @@ from typing import Any
 
 import jax
 
-from ..errors import InputError
+from ...errors import InputError
 from .arrays import SCALARS as _SCALARS
 from .arrays import holds_arrays as _holds_arrays
 from .arrays import is_array as _is_array

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..model.comparison import BUDGET, DECIDED, MOST_PAIRS
-from ..model.stats import MAX_PAIRS, MIN_PAIRS
-from ..options import AUTO, Options
+from ...model.comparison import BUDGET, DECIDED, MOST_PAIRS
+from ...model.stats import MAX_PAIRS, MIN_PAIRS
+from ...options import AUTO, Options
 
 if TYPE_CHECKING:  # lockstep imports what imports this module
     from .lockstep import Lockstep

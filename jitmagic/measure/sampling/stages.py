@@ -25,8 +25,8 @@ from typing import Any
 
 import jax
 
-from ..model.rows import FROM_EVENTS, FROM_STAGED
-from .arguments import static_split
+from ...model.rows import FROM_EVENTS, FROM_STAGED
+from ..calls.arguments import static_split
 from .conditions import paused_gc
 from .lockstep import leaders, slowest_of
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
