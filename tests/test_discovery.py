@@ -8,8 +8,8 @@ import sys
 import jax
 import jax.numpy as jnp
 import pytest
+from jitmagic.measure.discovery.discover import discover, profiled_discovery
 
-from jitmagic.measure.discovery import discover, profiled_discovery
 from jitmagic.measure.entry import plan_entry
 
 X = jnp.ones(4)

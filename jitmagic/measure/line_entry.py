@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..model.lines import LineTable
-from .bindings import installing
 from .calls.arguments import check_arguments, static_split
+from .discovery.bindings import installing
 from .entry import _holds_module, resolve_entry, user_globals
 from .plan import Plan
 

@@ -14,7 +14,7 @@ import types
 from typing import Any
 
 from ..usercode import user_file
-from .bindings import Binding, CellOf
+from .discovery.bindings import Binding, CellOf
 from .plan import Helper
 from .trampoline import functions_of
 

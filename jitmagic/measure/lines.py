@@ -44,7 +44,7 @@ import jax
 from ..errors import InputError, UserCodeError, user_traceback
 from ..model.comparison import VARIANTS, Comparison
 from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
-from .discovery import code_of
+from .discovery.discover import code_of
 from .entry import plan_entry
 from .line_counts import Key, UserCode, count_equations
 from .line_entry import helperless_plan, runs_other_functions

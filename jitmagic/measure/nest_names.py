@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError
-from .discovery import code_of
+from .discovery.discover import code_of
 from .plan import Plan
 
 

@@ -12,7 +12,7 @@ object itself, for as long as the entry's Python code runs:
   free variables whose body calls that jit (held as one of its constants).
 
 The original ``__code__`` is put back in ``finally`` (the swap goes through
-:func:`~jitmagic.measure.bindings.swapped` like a binding's); nothing else of the
+:func:`~jitmagic.measure.discovery.bindings.swapped` like a binding's); nothing else of the
 function changes.
 """
 

@@ -4,7 +4,7 @@
 transformation, a partial, a bound method, a callable instance), decides how
 the outer ``jax.jit`` takes its arguments (as ``jax.jit`` does: arrays and
 Python scalars traced, the rest static), and runs one discovery
-trace (:mod:`jitmagic.measure.discovery`) to find the user's helpers and
+trace (:mod:`jitmagic.measure.discovery.discover`) to find the user's helpers and
 where each is bound. A variant is then one choice of what each binding holds
 while the entry runs:
 
@@ -16,7 +16,7 @@ while the entry runs:
 A helper is nested at its function object (:mod:`~jitmagic.measure.trampoline`), so
 every reference reaches its jit; a linen submodule by lifting its class
 (:mod:`~jitmagic.measure.linen`). The records are in :mod:`~jitmagic.measure.plan`, the
-swaps in :mod:`~jitmagic.measure.bindings`, the added jit in
+swaps in :mod:`~jitmagic.measure.discovery.bindings`, the added jit in
 :mod:`~jitmagic.measure.inner_jit`. Everything is swapped in only while the entry's
 Python code runs (during a trace) and restored in ``finally``: nothing the user owns
 stays changed.
@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .bindings import installing, jit_label
+from .discovery.bindings import installing, jit_label
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .linen import LINEN_UNNAMED, linen_swaps
 from .plan import Helper, Plan, Variant

@@ -1,11 +1,11 @@
 """The fallback way to find helpers: one trace under a ``sys.setprofile`` hook.
 
-:func:`jitmagic.measure.discovery.discover` reads the helpers from a plain
+:func:`jitmagic.measure.discovery.discover.discover` reads the helpers from a plain
 trace's equations; a trace that raises leaves none, so
 :func:`~jitmagic.measure.entry.plan_entry` asks this profiled trace (about 3.4
 times a plain one) what the failing trace called before the error.
 
-Every call of a user function (:class:`~jitmagic.measure.found.UserFunctions`)
+Every call of a user function (:class:`~jitmagic.measure.discovery.found.UserFunctions`)
 counts when another user frame sits above it: the entry itself is not its own
 helper; its call sites are the user frames above it, at their source
 positions. For each helper the recorder also notes where its callers find it,
@@ -32,9 +32,9 @@ from typing import Any
 
 import jax
 
-from ..usercode import PACKAGE_DIR
+from ...usercode import PACKAGE_DIR
+from ..calls.arrays import holds_arrays
 from .bindings import Binding
-from .calls.arrays import holds_arrays
 from .found import (
     Discovery,
     Found,

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sampling.structure import sub_jaxprs
+from ..sampling.structure import sub_jaxprs
 
 
 @dataclass

@@ -4,8 +4,8 @@ One plain trace of the entry, from cleared caches, with no hook: the program
 it builds says the rest. Every equation keeps the frames it was traced under,
 so the user functions that built equations, which one called which, and from
 how many call sites, are read from the equations, sub-jaxprs included
-(:mod:`jitmagic.measure.call_graph`). A user function
-(:class:`~jitmagic.measure.found.UserFunctions`: code of a notebook cell, a
+(:mod:`jitmagic.measure.discovery.call_graph`). A user function
+(:class:`~jitmagic.measure.discovery.found.UserFunctions`: code of a notebook cell, a
 ``%%jitcompare`` cell, or a file outside the interpreter's libraries, less
 dunders, comprehensions and generators) is a helper when another user frame
 sits above it: the entry is not its own helper. Names looked up in a code
@@ -14,7 +14,7 @@ under a call does. A function that builds no equation (a shape utility, host
 code) is not found, and would give a jit nothing to do.
 
 Where a helper is bound, so that a variant can rebind it for the duration of a
-trace, is read from live objects (:mod:`jitmagic.measure.live_objects`), not
+trace, is read from live objects (:mod:`jitmagic.measure.discovery.live_objects`), not
 from frames:
 
 * a method: the class whose ``__dict__`` holds it;
@@ -28,10 +28,10 @@ look up hold. Two cases need more than the one trace:
 
 * a ``self`` made during the trace (``MLP(ws)(x)``), of a class that is not a
   Flax, Haiku or Equinox module: the entry is traced once more, plain, with the
-  method wrapped to keep its ``self`` (:mod:`jitmagic.measure.selves`);
+  method wrapped to keep its ``self`` (:mod:`jitmagic.measure.discovery.selves`);
 * a trace that raises leaves no program: :func:`discover` returns the error,
   and :func:`~jitmagic.measure.entry.plan_entry` asks the profiled trace of
-  :mod:`jitmagic.measure.profiled` (the way discovery worked before, 3.4 times
+  :mod:`jitmagic.measure.discovery.profiled` (the way discovery worked before, 3.4 times
   a plain trace) what it called before the error.
 """
 
@@ -44,9 +44,9 @@ from typing import Any
 
 import jax
 
+from ..calls.arrays import holds_arrays
 from .bindings import Binding
 from .call_graph import CallGraph, Calls, read_calls
-from .calls.arrays import holds_arrays
 from .found import (
     Discovery,
     Found,

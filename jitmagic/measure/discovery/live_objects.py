@@ -30,8 +30,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ..usercode import CELL_PREFIXES, sourceless, user_file
-from .calls.arrays import SCALARS, is_array
+from ...usercode import CELL_PREFIXES, sourceless, user_file
+from ..calls.arrays import SCALARS, is_array
 from .found import code_of, function_of, names_written, sourceless_codes
 
 #: At most this many objects are visited looking for instances, this deep, and this
