@@ -17,6 +17,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+
 from jitmagic.measure.discovery.discover import discover, profiled_discovery
 
 f = lambda x: sum(i * x for i in range(256))  # noqa: E731 (the discussion's example)

@@ -16,9 +16,9 @@ from support import FAST, SMALL_CELL
 
 import jitmagic
 from jitmagic import Comparison
-from jitmagic.measure.entry import plan_entry
 from jitmagic.measure.sampling.structure import count_nested_calls
-from jitmagic.measure.variants import nest_only
+from jitmagic.measure.variants.build import nest_only
+from jitmagic.measure.variants.entry import plan_entry
 from jitmagic.render.attribution import helpers_text
 
 #: A heavy helper (24 terms) and a trivial one (one add), each called 16 times.

@@ -8,9 +8,9 @@ import sys
 import jax
 import jax.numpy as jnp
 import pytest
-from jitmagic.measure.discovery.discover import discover, profiled_discovery
 
-from jitmagic.measure.entry import plan_entry
+from jitmagic.measure.discovery.discover import discover, profiled_discovery
+from jitmagic.measure.variants.entry import plan_entry
 
 X = jnp.ones(4)
 NO_STATIC = {"static_argnums": (), "static_argnames": ()}

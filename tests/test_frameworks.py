@@ -12,8 +12,8 @@ import pytest
 from flax import nnx
 
 import jitmagic
-from jitmagic.measure.entry import plan_entry
-from jitmagic.measure.variants import build_variant
+from jitmagic.measure.variants.build import build_variant
+from jitmagic.measure.variants.entry import plan_entry
 
 FAST = {"repeat": 1, "number": 1}
 X = jnp.linspace(-1.0, 1.0, 4)

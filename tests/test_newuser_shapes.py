@@ -17,9 +17,9 @@ from support import comparison
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.measure.entry import plan_entry
-from jitmagic.measure.nest_names import check_nest
-from jitmagic.measure.variants import build_variant
+from jitmagic.measure.variants.build import build_variant
+from jitmagic.measure.variants.entry import plan_entry
+from jitmagic.measure.variants.nest_names import check_nest
 from jitmagic.model.comparison import Comparison
 from jitmagic.render.comparison import text_table
 

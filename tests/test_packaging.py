@@ -35,7 +35,7 @@ else:  # pragma: no cover - Python 3.10
 #: A Sphinx cross-reference: ``:mod:`jitmagic.render```, ``:func:`~.stats.difference```,
 #: ``:class:`title <target>```.
 ROLE = re.compile(r":(?:py:)?(mod|func|class|meth|attr|data|exc|obj):`([^`]+)`")
-#: A path to one of the package's files or folders: ``jitmagic/measure/entry.py``.
+#: A path to one of the package's files or folders: ``jitmagic/measure/variants/entry.py``.
 PACKAGE_PATH = re.compile(r"(?<![\w./-])jitmagic/(?:\w+/)*(?:\w+\.py|\w+/?)(?![\w.-])")
 #: A dotted name in the package, in prose or code: ``jitmagic.model.sweep.exponents``
 #: (not the schema string ``jitmagic.comparison/2``, nor ``jitmagic-demo.html``).

@@ -20,9 +20,9 @@ import pytest
 import realworld_layers as L
 
 import jitmagic
-from jitmagic.measure.entry import plan_entry
 from jitmagic.measure.sampling.structure import count_equations
-from jitmagic.measure.variants import build_variant
+from jitmagic.measure.variants.build import build_variant
+from jitmagic.measure.variants.entry import plan_entry
 
 FAST = {"repeat": 1, "number": 1}
 X = jnp.linspace(0.1, 1.0, 4)

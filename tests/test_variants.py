@@ -13,8 +13,8 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic.measure.entry import plan_entry
-from jitmagic.measure.variants import build_variant
+from jitmagic.measure.variants.build import build_variant
+from jitmagic.measure.variants.entry import plan_entry
 
 FAST = {"repeat": 1, "number": 2}
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..measure.entry import check_callable, entry_name
+from ..measure.variants.entry import check_callable, entry_name
 from ..usercode import user_file
 
 USAGE = """\

@@ -41,16 +41,16 @@ from ..model.progress import Draw
 from ..model.stats import FASTER, Difference, difference
 from ..options import AUTO, Options
 from .attribution import attribute_call
-from .entry import plan_entry
-from .plan import Plan
 from .sampling.conditions import frozen_heap, persistent_cache_off
 from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
 from .sampling.rounds import Rounds
 from .sampling.stages import staged_run
 from .sampling.stops import Checkpoint, Stop
-from .variant_rows import Prepared, variant_sampler
-from .variants import nest_only
+from .variants.build import nest_only
+from .variants.entry import plan_entry
+from .variants.plan import Plan
+from .variants.rows import Prepared, variant_sampler
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8

@@ -27,12 +27,12 @@ import jax
 
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
-from .entry import plan_entry
-from .inner_jit import unjitted
-from .plan import Plan
 from .sampling.conditions import frozen_heap, paused_gc
 from .sampling.stops import Checkpoint, Stop
-from .variants import make_variant
+from .variants.build import make_variant
+from .variants.entry import plan_entry
+from .variants.inner_jit import unjitted
+from .variants.plan import Plan
 
 
 class CallClock:

@@ -45,17 +45,17 @@ from ..errors import InputError, UserCodeError, user_traceback
 from ..model.comparison import VARIANTS, Comparison
 from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
 from .discovery.discover import code_of
-from .entry import plan_entry
 from .line_counts import Key, UserCode, count_equations
 from .line_entry import helperless_plan, runs_other_functions
 from .line_hook import Hook, Tally, make_hook, why_no_hook
 from .line_loops import loops_of
 from .mlir_locations import count_hlo_ops
-from .plan import Plan, Variant
 from .sampling.stops import Checkpoint, Interrupted, Stop
 from .sampling.structure import jit_calls_by_name
-from .variant_rows import Prepared, verified_calls
-from .variants import build_variant
+from .variants.build import build_variant
+from .variants.entry import plan_entry
+from .variants.plan import Plan, Variant
+from .variants.rows import Prepared, verified_calls
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,11 +22,7 @@ from ..model.rows import FROM_STAGED
 from ..model.stats import difference
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
-from .entry import binding_swaps, plan_entry, user_globals
 from .lines import Staged, add_lines
-from .nest_names import check_nest
-from .plan import Plan
-from .preflight import checked_nested
 from .sampling.conditions import frozen_heap, persistent_cache_off
 from .sampling.lockstep import (
     SINGLE,
@@ -44,8 +40,12 @@ from .sampling.runner import Sampler
 from .sampling.sharding import mesh_env, sharding_report
 from .sampling.stages import environment
 from .sampling.stops import Checkpoint, Interrupted, Stop
-from .variant_rows import Prepared, unmeasured, variant_results, variant_sampler
-from .variants import build_variant
+from .variants.build import build_variant
+from .variants.entry import binding_swaps, plan_entry, user_globals
+from .variants.nest_names import check_nest
+from .variants.plan import Plan
+from .variants.preflight import checked_nested
+from .variants.rows import Prepared, unmeasured, variant_results, variant_sampler
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
@@ -195,7 +195,7 @@ def later_parts(options: Options) -> tuple[str, ...]:
 
 def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     """``nested`` with the helpers that cannot run under a jit of their own inline
-    (:mod:`~jitmagic.measure.preflight`); unchecked once a stop is due (the first stage
+    (:mod:`~jitmagic.measure.variants.preflight`); unchecked once a stop is due (the first stage
     then stops), or when Ctrl-C lands inside the check."""
     if check.interrupted or time.perf_counter() > check.deadline:
         return nested

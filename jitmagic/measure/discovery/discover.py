@@ -30,7 +30,7 @@ look up hold. Two cases need more than the one trace:
   Flax, Haiku or Equinox module: the entry is traced once more, plain, with the
   method wrapped to keep its ``self`` (:mod:`jitmagic.measure.discovery.selves`);
 * a trace that raises leaves no program: :func:`discover` returns the error,
-  and :func:`~jitmagic.measure.entry.plan_entry` asks the profiled trace of
+  and :func:`~jitmagic.measure.variants.entry.plan_entry` asks the profiled trace of
   :mod:`jitmagic.measure.discovery.profiled` (the way discovery worked before, 3.4 times
   a plain trace) what it called before the error.
 """

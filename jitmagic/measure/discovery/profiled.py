@@ -2,7 +2,7 @@
 
 :func:`jitmagic.measure.discovery.discover.discover` reads the helpers from a plain
 trace's equations; a trace that raises leaves none, so
-:func:`~jitmagic.measure.entry.plan_entry` asks this profiled trace (about 3.4
+:func:`~jitmagic.measure.variants.entry.plan_entry` asks this profiled trace (about 3.4
 times a plain one) what the failing trace called before the error.
 
 Every call of a user function (:class:`~jitmagic.measure.discovery.found.UserFunctions`)

@@ -7,8 +7,8 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import InputError
-from .discovery.discover import code_of
+from ...errors import InputError
+from ..discovery.discover import code_of
 from .plan import Plan
 
 

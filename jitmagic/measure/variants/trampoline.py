@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..usercode import OWN_SOURCE
+from ...usercode import OWN_SOURCE
 
 #: The trampoline's file name: no source line of the user's (nor a frame of theirs in a
 #: traceback or a ``--lines`` table) is ever attributed to it.

@@ -16,9 +16,9 @@ import traceback
 
 import jax
 
+from .build import nest_only
 from .inner_jit import HELPER_TAG
 from .plan import Plan, Variant
-from .variants import nest_only
 
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
 #: message, and ``UnexpectedTracerError``'s).

@@ -8,14 +8,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.comparison import PHASES, VariantResult
-from ..model.rows import FROM_STAGED
+from ...model.comparison import PHASES, VariantResult
+from ...model.rows import FROM_STAGED
+from ..sampling.monitor import Monitor
+from ..sampling.runner import Cold, Sampler
+from ..sampling.stages import first_call_run, staged_run, warm_artefacts
+from ..sampling.stops import Checkpoint
+from ..sampling.structure import jaxpr_text, structure
 from .plan import Variant
-from .sampling.monitor import Monitor
-from .sampling.runner import Cold, Sampler
-from .sampling.stages import first_call_run, staged_run, warm_artefacts
-from .sampling.stops import Checkpoint
-from .sampling.structure import jaxpr_text, structure
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
 
 #: Why a planned helper that the program holds no jit call of stays inline. (A function
 #: re-created on every call of one that runs in the trace is refused up front, with
-#: that reason: :func:`~jitmagic.measure.entry.plan_entry`.)
+#: that reason: :func:`~jitmagic.measure.variants.entry.plan_entry`.)
 NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
 
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import jax
 
-from ..errors import InputError
-from .calls.arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
-from .calls.arrays import SCALARS, Holes
-from .discovery.bindings import Binding, installing, short_name
-from .discovery.discover import Found, code_of, discover, profiled_discovery
+from ...errors import InputError
+from ..calls.arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
+from ..calls.arrays import SCALARS, Holes
+from ..discovery.bindings import Binding, installing, short_name
+from ..discovery.discover import Found, code_of, discover, profiled_discovery
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS, Helper, Plan
 from .trampoline import functions_of

@@ -10,11 +10,11 @@ from typing import Any
 
 import jax
 
-from .calls.arguments import SCALAR_MISUSE
-from .calls.arrays import SCALARS, Holes
-from .calls.arrays import holds_arrays as _holds_arrays
-from .calls.arrays import is_array as _is_array
-from .discovery.bindings import jit_label
+from ..calls.arguments import SCALAR_MISUSE
+from ..calls.arrays import SCALARS, Holes
+from ..calls.arrays import holds_arrays as _holds_arrays
+from ..calls.arrays import is_array as _is_array
+from ..discovery.bindings import jit_label
 
 
 def is_nnx_class(owner: Any) -> bool:

@@ -13,8 +13,8 @@ import gc
 import types
 from typing import Any
 
-from ..usercode import user_file
-from .discovery.bindings import Binding, CellOf
+from ...usercode import user_file
+from ..discovery.bindings import Binding, CellOf
 from .plan import Helper
 from .trampoline import functions_of
 

@@ -1,6 +1,6 @@
 """Flat and nested variants of one entry, built from the helpers a trace really calls.
 
-:func:`~jitmagic.measure.entry.plan_entry` resolves the entry (a function, a jitted function, a
+:func:`~.entry.plan_entry` resolves the entry (a function, a jitted function, a
 transformation, a partial, a bound method, a callable instance), decides how
 the outer ``jax.jit`` takes its arguments (as ``jax.jit`` does: arrays and
 Python scalars traced, the rest static), and runs one discovery
@@ -13,11 +13,10 @@ while the entry runs:
 * ``nested``: every helper runs under a jit of its own (the user's own jit,
   where every place its callers look it up holds one).
 
-A helper is nested at its function object (:mod:`~jitmagic.measure.trampoline`), so
-every reference reaches its jit; a linen submodule by lifting its class
-(:mod:`~jitmagic.measure.linen`). The records are in :mod:`~jitmagic.measure.plan`, the
-swaps in :mod:`~jitmagic.measure.discovery.bindings`, the added jit in
-:mod:`~jitmagic.measure.inner_jit`. Everything is swapped in only while the entry's
+A helper is nested at its function object (:mod:`~.trampoline`), so every reference
+reaches its jit; a linen submodule by lifting its class (:mod:`~.linen`). The records
+are in :mod:`~.plan`, the swaps in :mod:`~jitmagic.measure.discovery.bindings`, the
+added jit in :mod:`~.inner_jit`. Everything is swapped in only while the entry's
 Python code runs (during a trace) and restored in ``finally``: nothing the user owns
 stays changed.
 """
@@ -28,7 +27,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .discovery.bindings import installing, jit_label
+from ..discovery.bindings import installing, jit_label
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .linen import LINEN_UNNAMED, linen_swaps
 from .plan import Helper, Plan, Variant
