@@ -61,7 +61,7 @@ __version__ = "0.3.0.dev0"
 if TYPE_CHECKING:
     from .frontends.api import advise, compare, sweep
     from .measure.attribution import attribute
-    from .measure.lines import lines
+    from .measure.lines.tables import lines
 
 #: The functions that measure import jax, so they are imported on first use (PEP 562):
 #: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
@@ -74,7 +74,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .frontends import api
     from .measure import attribution
-    from .measure import lines as lines_module
+    from .measure.lines import tables as lines_module
 
     found = {"advise": api.advise, "attribute": attribution.attribute,
              "compare": api.compare, "lines": lines_module.lines, "sweep": api.sweep}

@@ -21,8 +21,8 @@ import pytest
 import realworld_layers as L
 
 import jitmagic
-from jitmagic.measure.line_hook import make_hook
-from jitmagic.measure.lines import Staged, add_lines, lines_of
+from jitmagic.measure.lines.hook import make_hook
+from jitmagic.measure.lines.tables import Staged, add_lines, lines_of
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.lines import SOURCE_UNAVAILABLE, LineRow, Lines, LineTable
 from jitmagic.render.lines import MAX_ROWS

@@ -423,7 +423,7 @@ def test_a_coverage_tracer_is_left_running_and_still_traces_after_the_magic(run_
 
 
 def test_the_settrace_line_hook_hands_lines_on_to_a_coverage_tracer():
-    from jitmagic.measure.lines import lines_of
+    from jitmagic.measure.lines.tables import lines_of
 
     def layer(x):
         return jax.numpy.sin(x) * 2

@@ -317,7 +317,7 @@ def pressing_on_call(monkeypatch, target: str, calls: tuple[int, ...] = (1,)):
 
 def test_ctrl_c_during_lines_keeps_the_comparison_and_the_tables_counted(monkeypatch):
     # the nested table's counting is where Ctrl-C lands: the flat table is kept
-    pressing_on_call(monkeypatch, "jitmagic.measure.lines.count_equations", calls=(2,))
+    pressing_on_call(monkeypatch, "jitmagic.measure.lines.tables.count_equations", calls=(2,))
     result = _measure_with(model, jnp.ones(3), lambda p, check: None, repeat=1, number=1,
                            lines=True)
     lines = result.lines
@@ -337,7 +337,7 @@ def test_ctrl_c_during_lines_keeps_the_comparison_and_the_tables_counted(monkeyp
 
 
 def test_ctrl_c_during_lines_in_the_magic_shows_the_result(run_magic, monkeypatch):
-    pressing_on_call(monkeypatch, "jitmagic.measure.lines.count_equations")
+    pressing_on_call(monkeypatch, "jitmagic.measure.lines.tables.count_equations")
     result, cap = run_magic("-r 1 -n 1 --no-plot --lines -o", SMALL_CELL)
     shown = cap.outputs[0].data["text/plain"]
     assert result.lines.stopped.startswith("interrupted by the user while counting the flat")

@@ -22,7 +22,7 @@ from ..model.rows import FROM_STAGED
 from ..model.stats import difference
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
-from .lines import Staged, add_lines
+from .lines.tables import Staged, add_lines
 from .sampling.conditions import frozen_heap, persistent_cache_off
 from .sampling.lockstep import (
     SINGLE,

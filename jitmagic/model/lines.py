@@ -3,7 +3,7 @@
 One :class:`LineTable` per variant (flat, nested) holds a row per source line
 of the user's code (the cell, its helpers, the user's own modules), keyed by
 ``(file, line)``; :class:`Lines` holds both and derives the hints from their
-numbers. Standard library only: the counting lives in :mod:`jitmagic.measure.lines`,
+numbers. Standard library only: the counting lives in :mod:`jitmagic.measure.lines.tables`,
 the presentation in :mod:`jitmagic.render.lines` (reached through
 :mod:`jitmagic.render.bundle`, like every record's).
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .line_counts import Key, UserCode
+from .counts import Key, UserCode
 
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 

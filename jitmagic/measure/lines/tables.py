@@ -19,10 +19,10 @@ no helpers (the variants are then the same program). With a comparison
 (``--lines``) the jaxpr and lowered module it already built are reused
 (:class:`Staged`), and nothing is traced again unless a line hook can run.
 
-The counting is in :mod:`~jitmagic.measure.line_counts`, the hooks in
-:mod:`~jitmagic.measure.line_hook`, the StableHLO locations in
-:mod:`~jitmagic.measure.mlir_locations`, the Python loops of the source in
-:mod:`~jitmagic.measure.line_loops`. A frame is the user's by
+The counting is in :mod:`~jitmagic.measure.lines.counts`, the hooks in
+:mod:`~jitmagic.measure.lines.hook`, the StableHLO locations in
+:mod:`~jitmagic.measure.lines.mlir_locations`, the Python loops of the source in
+:mod:`~jitmagic.measure.lines.loops`. A frame is the user's by
 :mod:`jitmagic.usercode`'s rule and when it runs inside the entry: library
 equations go to the user line that called the library.
 """
@@ -41,21 +41,21 @@ from typing import Any
 
 import jax
 
-from ..errors import InputError, UserCodeError, user_traceback
-from ..model.comparison import VARIANTS, Comparison
-from ..model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
-from .discovery.discover import code_of
-from .line_counts import Key, UserCode, count_equations
-from .line_entry import helperless_plan, runs_other_functions
-from .line_hook import Hook, Tally, make_hook, why_no_hook
-from .line_loops import loops_of
+from ...errors import InputError, UserCodeError, user_traceback
+from ...model.comparison import VARIANTS, Comparison
+from ...model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
+from ..discovery.discover import code_of
+from ..sampling.stops import Checkpoint, Interrupted, Stop
+from ..sampling.structure import jit_calls_by_name
+from ..variants.build import build_variant
+from ..variants.entry import plan_entry
+from ..variants.plan import Plan, Variant
+from ..variants.rows import Prepared, verified_calls
+from .counts import Key, UserCode, count_equations
+from .entry import helperless_plan, runs_other_functions
+from .hook import Hook, Tally, make_hook, why_no_hook
+from .loops import loops_of
 from .mlir_locations import count_hlo_ops
-from .sampling.stops import Checkpoint, Interrupted, Stop
-from .sampling.structure import jit_calls_by_name
-from .variants.build import build_variant
-from .variants.entry import plan_entry
-from .variants.plan import Plan, Variant
-from .variants.rows import Prepared, verified_calls
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,10 +83,10 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
 
 def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
              hook: str = "auto") -> Lines:
-    """:func:`lines` with the line hook chosen (:data:`~jitmagic.measure.line_hook.HOOKS`):
+    """:func:`lines` with the line hook chosen (:data:`~jitmagic.measure.lines.hook.HOOKS`):
     ``"settrace"`` measures hits and time on Python 3.11 too, at 2-5x the trace.
 
-    The entry is traced first as it stands (:mod:`~jitmagic.measure.line_entry`); only
+    The entry is traced first as it stands (:mod:`~jitmagic.measure.lines.entry`); only
     where that trace runs other functions of the user's are the helpers found
     (``plan_entry``'s discovery trace) and the nested variant traced on its own.
     """

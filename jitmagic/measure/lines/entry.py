@@ -16,11 +16,11 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ..model.lines import LineTable
-from .calls.arguments import check_arguments, static_split
-from .discovery.bindings import installing
-from .variants.entry import _holds_module, resolve_entry, user_globals
-from .variants.plan import Plan
+from ...model.lines import LineTable
+from ..calls.arguments import check_arguments, static_split
+from ..discovery.bindings import installing
+from ..variants.entry import _holds_module, resolve_entry, user_globals
+from ..variants.plan import Plan
 
 #: Code that runs inside its own function's frame but is no helper of its own.
 _NOT_HELPERS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")

@@ -11,9 +11,9 @@ from typing import Any
 
 from jax._src import source_info_util
 
-from ..model.lines import FunctionSpan
-from ..usercode import sourceless, user_file
-from .sampling.structure import sub_jaxprs
+from ...model.lines import FunctionSpan
+from ...usercode import sourceless, user_file
+from ..sampling.structure import sub_jaxprs
 
 Key = tuple[str, int]
 
