@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import builtins
 
-from jitmagic.frontends.prepare import measure_source, parse
+from jitmagic.cell.prepare import measure_source, parse
 from jitmagic.frontends.stderr_progress import StderrProgress
 from jitmagic.model.comparison import PHASE_LABELS, PHASES, VARIANTS
 from jitmagic.model.sweep import exponents

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import jitmagic
+from jitmagic.cell import prelude
 from jitmagic.errors import UserCodeError
-from jitmagic.frontends import prelude
 from jitmagic.frontends.command import main
 
 #: A file that sets up simulated devices the way JAX's docs do, before importing jax.

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
+from jitmagic.cell.source import CellError, parse_cell, split_line
 from jitmagic.errors import InputError
-from jitmagic.frontends.cell import CellError, parse_cell, split_line
 from jitmagic.options import Options
 
 # Random text is full of invalid escape sequences: Python warns while parsing them.

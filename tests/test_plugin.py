@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import jitmagic
+from jitmagic.frontends.pytest_plugin import report_name
 from jitmagic.model.storage import save
-from jitmagic.pytest_plugin import report_name
 
 pytest_plugins = ["pytester"]
 
@@ -32,7 +32,7 @@ def test_tiny(jitcompare):
 CRAFTED = """
 import os
 import jitmagic
-import jitmagic.pytest_plugin as plugin
+import jitmagic.frontends.pytest_plugin as plugin
 
 def test_model(jitcompare, monkeypatch):
     crafted = jitmagic.load(os.environ["JITMAGIC_REPORT"])
@@ -45,7 +45,7 @@ PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
 
 def run(pytester, *args: str):
     """A pytest run with only this plugin loaded (no installed plugin autoloads)."""
-    return pytester.runpytest_inprocess("-p", "jitmagic.pytest_plugin", "-p",
+    return pytester.runpytest_inprocess("-p", "jitmagic.frontends.pytest_plugin", "-p",
                                         "no:cacheprovider", *args)
 
 
@@ -132,5 +132,6 @@ def test_a_missing_baseline_is_reported_not_failed(pytester, tmp_path, monkeypat
 
 def test_the_entry_point_names_the_plugin():
     project = (Path(__file__).parents[1] / "pyproject.toml").read_text()
-    assert '[project.entry-points.pytest11]\njitmagic = "jitmagic.pytest_plugin"\n' in project
+    entry = '[project.entry-points.pytest11]\njitmagic = "jitmagic.frontends.pytest_plugin"\n'
+    assert entry in project
     assert json.dumps(crafted().to_dict())

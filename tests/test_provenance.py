@@ -14,9 +14,9 @@ from test_records import point
 
 import jitmagic
 from jitmagic import Comparison
+from jitmagic.cell.provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from jitmagic.errors import InputError
 from jitmagic.frontends.command import main
-from jitmagic.frontends.provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from jitmagic.model.storage import save
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options

@@ -26,8 +26,8 @@ from IPython.core.error import UsageError
 from jax._src import monitoring
 from support import FAST
 
-from jitmagic.frontends import side_effects
-from jitmagic.frontends.side_effects import side_effects_undone
+from jitmagic.cell import side_effects
+from jitmagic.cell.side_effects import side_effects_undone
 
 
 def cell(effect: str) -> str:

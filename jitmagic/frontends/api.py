@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
+from ..cell.provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from ..measure import advice, pipeline
 from ..measure import sweep as sweeping
 from ..model.advice import Advice
@@ -22,7 +23,6 @@ from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..options import Options, split_options
-from .provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from .stderr_progress import drawer, drawing
 
 

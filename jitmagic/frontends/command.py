@@ -9,7 +9,7 @@ example from the JAX discussion this project came from (``jitmagic/frontends/dem
 followed by ``g(x)``).
 
 It runs like ``python FILE.py``: nothing imports jax before the file's leading lines
-have run (:mod:`~jitmagic.frontends.prelude`), so ``os.environ["XLA_FLAGS"] = ...``
+have run (:mod:`~jitmagic.cell.prelude`), so ``os.environ["XLA_FLAGS"] = ...``
 before ``import jax`` takes effect. Reports are written before anything is printed; a
 stdout closed early (``| head``) ends the printing quietly, and characters the terminal
 cannot encode are replaced.
@@ -33,6 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..cell.prelude import late_settings, run_prelude
+from ..cell.provenance import spell
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.lockstep import LockstepError, current, with_others
 from ..measure.sampling.stops import NO_RESULT, Showing
@@ -45,8 +47,6 @@ from ..render.bundle import html_document, stopped_note, text
 from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
-from .prelude import late_settings, run_prelude
-from .provenance import spell
 from .statuses import ENDED_WELL, INTERRUPTED, PARTIAL
 from .stderr_progress import drawing
 
@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     """Measure the file (or the demo) as the magic measures a cell.
 
     The file's leading lines run first, before anything imports jax (see
-    :mod:`~jitmagic.frontends.prelude`); the rest runs as the setup of a cell.
+    :mod:`~jitmagic.cell.prelude`); the rest runs as the setup of a cell.
     """
     start = time.perf_counter()
     options = Options.from_namespace(args)
@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         prelude.imported("jitmagic")  # the import below
     if launcher.join(prelude.backend_started):  # --processes: before the file's arrays
         start = time.perf_counter()  # the time the processes took to meet is not measured
-    from .prepare import measure_source, parse  # imports jax, if the file did not
+    from ..cell.prepare import measure_source, parse  # imports jax, if the file did not
 
     plan = parse(source, filename)
     if prelude.ran:

@@ -4,7 +4,7 @@ The launcher starts N copies of the command (``python -m jitmagic FILE.py [optio
 each told by :data:`ENV` which process it is and where process 0's coordinator listens
 (a free loopback port). Each child joins the others with ``jax.distributed.initialize``
 (CPU collectives through gloo) right after the file's leading lines have run
-(:mod:`~jitmagic.frontends.prelude`: ``XLA_FLAGS`` set there still counts) and before
+(:mod:`~jitmagic.cell.prelude`: ``XLA_FLAGS`` set there still counts) and before
 the rest of the file builds any array, then measures in lockstep
 (:mod:`~jitmagic.measure.sampling.lockstep`). Process 0 shows the report and writes ``--save`` and
 ``--html``; the others print nothing, their output kept in a log the launcher shows

@@ -19,6 +19,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ..cell import source as cellmod
+from ..cell.prepare import measure_source, parse
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
@@ -26,10 +28,8 @@ from ..model.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import bundle, stopped_note, text, with_note
-from . import cell as cellmod
 from .notebook_progress import NotebookProgress, progress_for
 from .output import checked_path, unquoted, write_report
-from .prepare import measure_source, parse
 from .stderr_progress import drawing
 
 

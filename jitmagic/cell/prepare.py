@@ -30,7 +30,7 @@ from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged, unchanged_warning
 from ..options import Options
-from . import cell as cellmod
+from . import source as cellmod
 from .isolation import library_state_kept
 from .provenance import read_baseline, spell, stamp, with_baseline
 from .side_effects import printed_note, prints_counted, side_effects_undone, uncounted

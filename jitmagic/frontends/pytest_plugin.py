@@ -1,7 +1,7 @@
 """jitmagic's pytest plugin: compile-time regression tests, after pytest-benchmark's fashion.
 
 Installed with jitmagic (the ``pytest11`` entry point ``jitmagic``), or loaded with
-``-p jitmagic.pytest_plugin``. A test asks for the ``jitcompare`` fixture and calls it
+``-p jitmagic.frontends.pytest_plugin``. A test asks for the ``jitcompare`` fixture and calls it
 as ``jitmagic.compare``::
 
     def test_model_compiles_fast(jitcompare):
@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from .model.comparison import Comparison, ReportSchemaError
-from .model.diff import FAIL_RATIO, Diff, diff
-from .model.storage import save
+from ..model.comparison import Comparison, ReportSchemaError
+from ..model.diff import FAIL_RATIO, Diff, diff
+from ..model.storage import save
 
 #: The longest report file name written (a parametrised id can be very long).
 MAX_NAME = 150
@@ -36,7 +36,7 @@ MAX_NAME = 150
 
 def measure(fn: Callable, /, *args: Any, **options: Any) -> Comparison:
     """``jitmagic.compare`` without progress (what the fixture calls; tests replace it)."""
-    from .frontends.api import compare
+    from .api import compare
 
     options.setdefault("progress", False)
     return compare(fn, *args, **options)
@@ -150,7 +150,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
     """The table of every report against its baseline, and the regressions that fail."""
-    from .render.diff import summary_lines
+    from ..render.diff import summary_lines
 
     state = config.stash[KEY]
     if state.compare_dir is None:
