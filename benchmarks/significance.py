@@ -1,7 +1,7 @@
 """Simulated false differences and power of jitmagic's significance rule.
 
 No timing: seeded draws from models of a shared machine's noise (log-normal jitter,
-and now and then a stalled run) fed to :func:`jitmagic.model.stats.difference`, the
+and now and then a stalled run) fed to :func:`jitmagic.model.stats.rule.difference`, the
 way ``-r auto`` asks it (after every pair of runs from 3 to 9, stopping at the first
 decision) and the way a fixed ``-r 3``/``-r 5``/``-r 9`` does (once). Prints the
 figures quoted in docs/significance.md.
@@ -12,9 +12,9 @@ figures quoted in docs/significance.md.
 
 ``--limits`` prints what bounds the power at 20% jitter (an oracle that knows the noise
 model, and a fixed ``-r 20``) and how often a quiet machine gets "no measurable
-difference". ``--calibrate`` derives :data:`jitmagic.model.stats.THRESHOLDS` instead: for each look
-n = 3..9 the threshold is the largest, over the noise models, of the quantile of
-|shift of logs| / spread (0 where the ratio of medians lies on the other side
+difference". ``--calibrate`` derives :data:`jitmagic.model.stats.rule.THRESHOLDS`
+instead: for each look n = 3..9 the threshold is the largest, over the noise models, of
+the quantile of |shift of logs| / spread (0 where the ratio of medians lies on the other side
 of 1: the interval always holds it) that leaves ``WEIGHTS[n] × q`` of same-program draws
 above it; q is the largest that keeps the false differences over all looks together
 (with the ranges rule, which needs no threshold) at :data:`TARGET` for every model.
@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jitmagic.model.stats import (
+from jitmagic.model.stats.rule import (
     FASTER,
     MAX_PAIRS,
     MIN_PAIRS,

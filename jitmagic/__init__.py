@@ -29,7 +29,7 @@ from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
 from .model.diff import Diff, diff
 from .model.lines import Lines
-from .model.storage import load, save
+from .model.saved.storage import load, save
 from .model.sweep import Sweep
 from .options import Options
 

@@ -15,7 +15,7 @@ from jitmagic import Diff
 from jitmagic.frontends.command import main
 from jitmagic.model import diff as diffmod
 from jitmagic.model.rows import PHASES
-from jitmagic.model.storage import save
+from jitmagic.model.saved.storage import save
 from jitmagic.model.sweep import Sweep
 
 ENV = {"jax": "0.10.2", "jaxlib": "0.10.2", "platform": "Linux-x86_64", "devices": ["cpu"],
@@ -181,7 +181,7 @@ def test_not_measured_is_nan_not_zero():
 
 def test_reports_of_another_entry_are_refused_unless_forced(paths, capsys):
     old, other = report(), dataclasses.replace(report(), entry="other")
-    with pytest.raises(jitmagic.model.schema.ReportSchemaError, match="--force"):
+    with pytest.raises(jitmagic.model.saved.schema.ReportSchemaError, match="--force"):
         jitmagic.diff(old, other)
     forced = jitmagic.diff(old, other, force=True)
     assert any("OLD measured `model`, NEW `other`" in w for w in forced.warnings)

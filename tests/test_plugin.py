@@ -11,7 +11,7 @@ import pytest
 
 import jitmagic
 from jitmagic.frontends.pytest_plugin import report_name
-from jitmagic.model.storage import save
+from jitmagic.model.saved.storage import save
 
 pytest_plugins = ["pytester"]
 

@@ -17,7 +17,7 @@ from jitmagic import Comparison
 from jitmagic.cell.provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from jitmagic.errors import InputError
 from jitmagic.frontends.command import main
-from jitmagic.model.storage import save
+from jitmagic.model.saved.storage import save
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 

@@ -21,8 +21,8 @@ from jitmagic.model.advice import Advice, Candidate
 from jitmagic.model.attribution import Attribution, HelperTime
 from jitmagic.model.orderings import ORDERINGS, OrderingRow, Orderings
 from jitmagic.model.rows import PHASES
+from jitmagic.model.saved.storage import check_save_path, save
 from jitmagic.model.sharding import Sharding
-from jitmagic.model.storage import check_save_path, save
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.comparison import text_table
 

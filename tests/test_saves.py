@@ -21,9 +21,9 @@ import jitmagic
 from jitmagic import ReportSchemaError
 from jitmagic.frontends.command import main
 from jitmagic.frontends.output import unquoted
-from jitmagic.model import files
 from jitmagic.model.attribution import Attribution, HelperTime
-from jitmagic.model.storage import check_save_path, save
+from jitmagic.model.saved import files
+from jitmagic.model.saved.storage import check_save_path, save
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.attribution import attribution_lines
 from jitmagic.render.bundle import bundle, text
@@ -372,7 +372,7 @@ def test_a_name_of_megabytes_is_cut_where_it_is_shown(tmp_path):
 
 
 def test_a_report_built_to_be_slow_to_read_is_refused(tmp_path, monkeypatch):
-    from jitmagic.model import storage
+    from jitmagic.model.saved import storage
 
     d = _report()
     d["variants"]["flat"]["samples"]["trace_s"] = [0.1] * 10_001

@@ -1,4 +1,4 @@
-"""The one significance rule (jitmagic.model.stats.difference), on simulated noise and
+"""The one significance rule (jitmagic.model.stats.rule.difference), on simulated noise and
 crafted samples.
 
 Seeded draws from models of a shared machine (log-normal jitter, and a share of the runs
@@ -14,7 +14,7 @@ import statistics
 
 import pytest
 
-from jitmagic.model.stats import (
+from jitmagic.model.stats.rule import (
     FASTER,
     INCONCLUSIVE,
     MAX_PAIRS,

@@ -12,9 +12,9 @@ from support import comparison
 
 from jitmagic.model.comparison import BUDGET, MOST_PAIRS, Comparison
 from jitmagic.model.orderings import OrderingRow, Orderings
-from jitmagic.model.stats import difference
-from jitmagic.model.units import ratio_figures
-from jitmagic.model.verdicts import with_interval
+from jitmagic.model.stats.rule import difference
+from jitmagic.model.stats.units import ratio_figures
+from jitmagic.model.stats.verdicts import with_interval
 from jitmagic.render.comparison import text_table, verdict
 from jitmagic.render.orderings import verdict as ordering_verdict
 

@@ -39,8 +39,8 @@ from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.lockstep import LockstepError, current, with_others
 from ..measure.sampling.stops import NO_RESULT, Showing
 from ..model.comparison import Comparison
-from ..model.files import write_text
-from ..model.storage import save
+from ..model.saved.files import write_text
+from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import html_document, stopped_note, text

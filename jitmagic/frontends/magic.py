@@ -24,7 +24,7 @@ from ..cell.prepare import measure_source, parse
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
-from ..model.storage import save
+from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import bundle, stopped_note, text, with_note

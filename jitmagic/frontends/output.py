@@ -3,7 +3,7 @@ written without a traceback when the disk says no.
 
 A path is made absolute when the options are read (``~`` and ``~user`` expanded):
 the cell or script may change the working folder before the report is written.
-Only a regular file, or a new one, is written (:mod:`jitmagic.model.files`): a
+Only a regular file, or a new one, is written (:mod:`jitmagic.model.saved.files`): a
 FIFO, a device (``/dev/null``, ``/dev/stdout``), a socket or a folder is refused
 up front, naming the path as it was given.
 """
@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 
 from ..errors import CannotWriteError, InputError
-from ..model.storage import check_save_path
+from ..model.saved.storage import check_save_path
 
 #: The quotes a shell would take off a word (IPython leaves them on a magic's arguments).
 QUOTES = ("'", '"')

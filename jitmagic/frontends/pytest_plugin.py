@@ -28,7 +28,7 @@ import pytest
 
 from ..model.comparison import Comparison, ReportSchemaError
 from ..model.diff import FAIL_RATIO, Diff, diff
-from ..model.storage import save
+from ..model.saved.storage import save
 
 #: The longest report file name written (a parametrised id can be very long).
 MAX_NAME = 150

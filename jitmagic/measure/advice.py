@@ -10,7 +10,7 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
   cleared caches until the result is ready, i.e. trace + lower + compile +
   the first run, timed as one interval;
 * a helper's *saving* is the flat median cold start minus its variant's;
-* a saving is *significant* when :func:`jitmagic.model.stats.difference` (the
+* a saving is *significant* when :func:`jitmagic.model.stats.rule.difference` (the
   one rule every verdict uses: docs/significance.md) calls the candidate's cold
   starts faster than flat's; its false differences stay under 1% at 3 repeats,
   and more repeats resolve smaller savings. A candidate's *noise* is the saving
@@ -38,7 +38,7 @@ from ..model.advice import Advice, Candidate
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.progress import Draw
-from ..model.stats import FASTER, Difference, difference
+from ..model.stats.rule import FASTER, Difference, difference
 from ..options import AUTO, Options
 from .attribution import attribute_call
 from .sampling.conditions import frozen_heap, persistent_cache_off

@@ -27,7 +27,7 @@ import jax
 
 from ..errors import user_traceback
 from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, TOGGLED, OrderingRow, Orderings
-from ..model.stats import difference
+from ..model.stats.rule import difference
 from ..options import AUTO, Options
 from .batches import Batched, prepare_batch
 from .sampling.conditions import frozen_heap, paused_gc, persistent_cache_off

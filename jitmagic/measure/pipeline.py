@@ -19,7 +19,7 @@ from ..errors import InputError, UserCodeError
 from ..model.comparison import VARIANTS, Comparison
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
-from ..model.stats import difference
+from ..model.stats.rule import difference
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
 from .lines.tables import Staged, add_lines

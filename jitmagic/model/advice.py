@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import (
+from .saved.schema import (
     REQUIRED,
     count,
     fields,

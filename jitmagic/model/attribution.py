@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import REQUIRED, count, fields, items, number, seconds, text
+from .saved.schema import REQUIRED, count, fields, items, number, seconds, text
 
 
 @dataclass(frozen=True)

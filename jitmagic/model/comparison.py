@@ -28,7 +28,7 @@ from .rows import (
     VARIANTS,
     VariantResult,
 )
-from .schema import (
+from .saved.schema import (
     REQUIRED,
     Field,
     ReportSchemaError,
@@ -44,8 +44,8 @@ from .schema import (
 )
 from .sharding import Sharding
 from .shown import Shown
-from .stats import INCONCLUSIVE, SAME, Difference, difference, json_number
-from .verdicts import (
+from .stats.rule import INCONCLUSIVE, SAME, Difference, difference, json_number
+from .stats.verdicts import (
     BUDGET,
     DECIDED,
     MOST_PAIRS,

@@ -1,7 +1,7 @@
 """A report against a baseline: what changed, stage by stage, by the one rule.
 
 :func:`diff` judges NEW against OLD (two :class:`~jitmagic.model.comparison.Comparison`
-records, or the paths of saved reports) with :func:`jitmagic.model.stats.difference`,
+records, or the paths of saved reports) with :func:`jitmagic.model.stats.rule.difference`,
 per variant (flat, nested) and per phase. Every ratio is said as NEW over OLD:
 ``new_over_old`` above 1 is NEW slower ("NEW is 1.3× slower"). Reports measured on
 another machine or JAX version still compare, with a warning naming what differs.
@@ -16,9 +16,9 @@ from typing import Any
 
 from .comparison import Comparison, ReportSchemaError
 from .rows import PHASE_LABELS, PHASES, VARIANTS
+from .saved.storage import load
 from .shown import Shown
-from .stats import SAME, SLOWER, difference, json_number
-from .storage import load
+from .stats.rule import SAME, SLOWER, difference, json_number
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
@@ -114,7 +114,7 @@ class Diff(Shown):
 
 def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLike, *,
          force: bool = False) -> Diff:
-    """NEW against OLD, per variant and phase, by :func:`jitmagic.model.stats.difference`.
+    """NEW against OLD, per variant and phase, by :func:`jitmagic.model.stats.rule.difference`.
 
     ``old`` and ``new`` are comparisons or paths of saved reports (a sweep is refused:
     diff two of its points). Reports of differently named entries are refused unless

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .schema import ReportSchemaError
+from .saved.schema import ReportSchemaError
 from .shown import Shown
-from .stats import json_number
+from .stats.rule import json_number
 
 #: The schema of a saved ``Lines`` record (``jitmagic.save(jitmagic.lines(f, x), path)``).
 SCHEMA = "jitmagic.lines/1"

@@ -11,7 +11,7 @@ from typing import Any
 
 from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
 from .rows import ORDERING_KEYS, OrderingRow
-from .schema import (
+from .saved.schema import (
     REQUIRED,
     count,
     fail,
@@ -24,8 +24,8 @@ from .schema import (
     optional,
     text,
 )
-from .stats import difference, json_number
-from .verdicts import Verdict, orderings_headline, orderings_text
+from .stats.rule import difference, json_number
+from .stats.verdicts import Verdict, orderings_headline, orderings_text
 
 __all__ = ["ORDERINGS", "REFERENCE", "SAMPLE_KEYS", "TOGGLED", "OrderingRow", "Orderings"]
 

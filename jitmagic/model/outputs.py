@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .schema import Field, fail, optional, text
+from .saved.schema import Field, fail, optional, text
 
 #: ``outputs_kind``'s values, and the ``outputs_match`` each goes with.
 OUTPUT_KINDS = {"exact": True, "rounding": True, "mismatch": False, "uncompared": None}
@@ -29,7 +29,7 @@ def output_kind(value: Any, where: str) -> str:
     return value
 
 
-#: The rows :func:`~jitmagic.model.schema.fields` reads them with (all optional: a report
+#: The rows :func:`~jitmagic.model.saved.schema.fields` reads them with (all optional: a report
 #: written before they existed loads with None).
 OUTPUT_FIELDS: tuple[Field, ...] = (
     ("outputs_kind", "outputs_kind", optional(output_kind), None),

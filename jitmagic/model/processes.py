@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .schema import items, mapping, seconds
+from .saved.schema import items, mapping, seconds
 
 #: One process's samples, by sample key (``trace_s``, ...), a list of seconds each.
 Samples = dict[str, list[float]]

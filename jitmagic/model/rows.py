@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from .processes import Samples, read_per_process
-from .schema import (
+from .saved.schema import (
     Field,
     count,
     encode,
@@ -27,7 +27,7 @@ from .schema import (
     seconds,
     text,
 )
-from .stats import json_number, median, spread
+from .stats.rule import json_number, median, spread
 
 #: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
@@ -89,7 +89,7 @@ class Row:
         return median(self.samples.get(key, []))
 
     def spread(self, key: str) -> tuple[float, float] | None:
-        """(min, max) of a key's samples (:func:`~jitmagic.model.stats.spread`)."""
+        """(min, max) of a key's samples (:func:`~jitmagic.model.stats.rule.spread`)."""
         return spread(self.samples.get(key, []))
 
     @property

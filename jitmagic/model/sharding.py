@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import REQUIRED, fields, flag, items, mapping, optional, text
+from .saved.schema import REQUIRED, fields, flag, items, mapping, optional, text
 
 
 @dataclass(frozen=True)

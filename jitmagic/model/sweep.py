@@ -17,9 +17,9 @@ from typing import Any
 
 from .comparison import READABLE, Comparison, ReportSchemaError
 from .rows import PHASES, VARIANTS
-from .schema import REQUIRED, fail, fields, items, obj, optional, scalar, seconds, text
+from .saved.schema import REQUIRED, fail, fields, items, obj, optional, scalar, seconds, text
 from .shown import Shown
-from .verdicts import sweep_headline
+from .stats.verdicts import sweep_headline
 
 SCHEMA = "jitmagic.sweep/1"
 

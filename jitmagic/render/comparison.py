@@ -11,8 +11,8 @@ import math
 from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison, VariantResult
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS, REST_LABEL
-from ..model.stats import INCONCLUSIVE, SAME, median
-from ..model.verdicts import Verdict, not_run
+from ..model.stats.rule import INCONCLUSIVE, SAME, median
+from ..model.stats.verdicts import Verdict, not_run
 from . import diff as _diff
 from . import provenance as _provenance
 from .blocks import (

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.diff import Diff, StageDiff
-from ..model.stats import INCONCLUSIVE, SLOWER
+from ..model.stats.rule import INCONCLUSIVE, SLOWER
 from .blocks import Block, Heading, Html, Para, Table, as_html, as_text
 from .format import fmt_ratio
 

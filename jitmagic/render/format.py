@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.stats import Difference, spread
-from ..model.units import UNITS, fmt_ratio, fmt_s, time_unit
+from ..model.stats.rule import Difference, spread
+from ..model.stats.units import UNITS, fmt_ratio, fmt_s, time_unit
 
 __all__ = ["NOT_SIGNIFICANT", "UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
            "fmt_spread", "marked_ratio", "medians_of", "time_unit"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 
-from ...model.stats import median
+from ...model.stats.rule import median
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 

@@ -1,7 +1,7 @@
 """How many rounds a sampler takes: a fixed ``-r N``, or ``-r auto``'s rule.
 
 ``-r auto`` takes at least :data:`FEWEST` rounds, then one more at a time until the
-significance rule decides (:attr:`~jitmagic.model.stats.Difference.decided`), up to
+significance rule decides (:attr:`~jitmagic.model.stats.rule.Difference.decided`), up to
 :data:`MOST` rounds or until the next round would overrun its time budget. The rule
 is sequential: its false differences stay under 1% over all these looks
 (docs/significance.md), so asking it after every round is honest.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...model.comparison import BUDGET, DECIDED, MOST_PAIRS
-from ...model.stats import MAX_PAIRS, MIN_PAIRS
+from ...model.stats.rule import MAX_PAIRS, MIN_PAIRS
 from ...options import AUTO, Options
 
 if TYPE_CHECKING:  # lockstep imports what imports this module

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ...model.orderings import ORDERINGS, TOGGLED, Orderings
-from ...model.stats import spread
+from ...model.stats.rule import spread
 from ..format import fmt_s, time_unit
 from .palette import EDGE, ORDERING_HIGHLIGHT, ORDERING_REFERENCE, ORDERING_TOGGLED
 from .style import DPI, LABEL_PT, plain, whisker

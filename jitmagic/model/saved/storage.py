@@ -9,8 +9,8 @@ anything, and its ``to_dict()`` equals what was saved.
 Loading trusts nothing: only a regular file of at most 64 MiB is read, every
 decoding failure, whatever raised it, becomes a ``ReportSchemaError`` that names
 the file (and the field), and every string is made safe to print as it is read
-(:func:`~jitmagic.model.schema.printable_tree`). Saving never leaves a half-written file and
-never writes onto anything but a regular file (:mod:`~jitmagic.model.files`).
+(:func:`~jitmagic.model.saved.schema.printable_tree`). Saving never leaves a half-written file and
+never writes onto anything but a regular file (:mod:`~jitmagic.model.saved.files`).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..comparison import READABLE, SCHEMA, Comparison, ReportSchemaError
+from ..lines import Lines, checked_lines, is_saved_lines
+from ..rows import PHASES
+from ..sweep import SCHEMA as SWEEP_SCHEMA
+from ..sweep import Sweep
 from . import files
-from .comparison import READABLE, SCHEMA, Comparison, ReportSchemaError
-from .lines import Lines, checked_lines, is_saved_lines
-from .rows import PHASES
 from .schema import clipped, needs_printable, printable_tree, time_limit
-from .sweep import SCHEMA as SWEEP_SCHEMA
-from .sweep import Sweep
 
 #: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
 MAX_BYTES = files.MAX_BYTES
@@ -50,7 +50,7 @@ def check_save_path(path: str | os.PathLike) -> Path:
 def save(c: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
     """Write ``c.to_dict()`` as JSON (``null`` for numbers that were not measured or not finite).
 
-    The file is replaced whole or not at all (see :func:`~jitmagic.model.files.write_text`:
+    The file is replaced whole or not at all (see :func:`~jitmagic.model.saved.files.write_text`:
     a regular file or a new one, its mode and hard links kept): a failure while
     building the text leaves an existing file as it was.
     """

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number
+from .rule import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number
 from .units import fmt_s, ratio_figures
 
 #: The stages that explain a first call, with the words the verdict uses for them.
