@@ -118,7 +118,7 @@ class Comparison(Shown):
         return a / b if b and not math.isnan(a) else math.nan
 
     def difference(self, phase: str) -> Difference:
-        """Nested against flat for a phase, by the one rule (:func:`.stats.difference`):
+        """Nested against flat for a phase, by the one rule (:func:`.stats.rule.difference`):
         ``kind`` "faster" means nesting made the phase faster."""
         return difference(self.flat.samples.get(phase, []), self.nested.samples.get(phase, []))
 

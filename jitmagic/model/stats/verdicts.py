@@ -2,7 +2,7 @@
 
 A comparison's verdict leads with the *first call* (the cold start the user
 waits for) and explains it through the stages; an orderings verdict is about
-the time *per call*. Both decide with the one rule, :func:`.stats.difference`,
+the time *per call*. Both decide with the one rule, :func:`.rule.difference`,
 so "faster", "slower", "no measurable difference" and "inconclusive" mean the
 same everywhere, and every ratio they give carries its interval. Derived on
 demand, never stored as the source of truth.
