@@ -14,7 +14,8 @@ from support import FAST, VMAP_CELL
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.measure.orderings import compare_orderings, normalized_hlo
+from jitmagic.measure.orderings import compare_orderings
+from jitmagic.measure.sampling.structure import normalized_hlo
 from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.options import parse_in_axes
 

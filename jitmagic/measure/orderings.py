@@ -7,7 +7,7 @@ events, jaxpr, StableHLO size) on a batch from :mod:`~jitmagic.measure.batches`
 and checks whether the
 XLA program each runs is the same as ``jit(vmap(f))``'s.
 
-Rows are interleaved (A B C D A B C D ...) so drift on a shared machine hits
+Rows are interleaved (A B C D D C B A ...) so drift on a shared machine hits
 all of them; each row's steady state is timed right after its cold first
 call, while its executable is still cached; every raw sample is kept.
 No IPython, no matplotlib here.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from .sampling.reporting import Reporter
 from .sampling.rounds import Rounds
 from .sampling.runner import Cold, Sampler
 from .sampling.stops import Checkpoint, Stop
-from .sampling.structure import count_nested_calls, jaxpr_text
+from .sampling.structure import count_nested_calls, jaxpr_text, normalized_hlo
 
 # --------------------------------------------------------------------------- programs
 
@@ -49,42 +48,6 @@ def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
         "vmap(f)": jax.vmap(fn, in_axes=in_axes),
         "jit(vmap(jit(f)))": jax.jit(jax.vmap(jax.jit(fn), in_axes=in_axes)),
     }
-
-
-_METADATA = re.compile(r',?\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
-_NAME = re.compile(r"%[\w.\-]+")
-_PARAM = re.compile(r"([(,]\s*)[\w.\-]+:")
-#: Debug tables (source files, functions, stack frames) printed before the computations.
-_DEBUG_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-
-
-def normalized_hlo(text: str) -> list[str]:
-    """Optimized HLO text, instruction by instruction, with names and metadata stripped.
-
-    Names are renumbered in order of first appearance, so references between
-    instructions still have to agree; the module's name line and the debug
-    tables (source locations) are dropped: as raw text two compilations of the
-    same program differ only there.
-    """
-    names: dict[str, str] = {}
-
-    def rename(m: re.Match) -> str:
-        return names.setdefault(m.group(0), f"%{len(names)}")
-
-    out, in_table = [], False
-    for line in text.splitlines():
-        line = line.strip()
-        if line in _DEBUG_TABLES:
-            in_table = True
-        if not line:
-            in_table = False
-        if in_table or not line or line.startswith("HloModule"):
-            continue
-        line = _METADATA.sub("", line)
-        if line.endswith("{"):  # a computation's header: its parameters are named too
-            line = _PARAM.sub(r"\1_:", line)
-        out.append(_NAME.sub(rename, line))
-    return out
 
 
 def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:

@@ -1,6 +1,6 @@
 """Flat against nested, measured side by side: the pipeline behind the magic and ``compare``.
 
-Variants are interleaved (flat, nested, flat, nested, ...) so that drift on a
+Variants are interleaved (flat, nested, nested, flat, ...) so that drift on a
 shared machine hits both; each keeps every raw sample.
 """
 
@@ -20,6 +20,7 @@ from ..model.comparison import VARIANTS, Comparison
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.stats.rule import difference
+from ..model.stats.witness import FIRST_CALL, WAIT, clock_for, cpu_key, on
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
 from .lines.tables import Staged, add_lines
@@ -31,7 +32,7 @@ from .sampling.lockstep import (
     joined,
     lockstep_of,
     merged,
-    slowest_runs,
+    slowest_rows,
 )
 from .sampling.monitor import CACHE_HIT_EVENT, Monitor
 from .sampling.reporting import Reporter
@@ -40,6 +41,7 @@ from .sampling.runner import Sampler
 from .sampling.sharding import mesh_env, sharding_report
 from .sampling.stages import environment
 from .sampling.stops import Checkpoint, Interrupted, Stop
+from .sampling.structure import normalized_hlo
 from .variants.build import build_variant
 from .variants.entry import binding_swaps, plan_entry, user_globals
 from .variants.nest_names import check_nest
@@ -215,15 +217,31 @@ STAGED_NOTE = ("{}: JAX reported no trace, lowering or compile event inside the 
 
 def first_call_decided(runs: Sampler, step: Lockstep = SINGLE) -> bool:
     """Whether the first calls sampled so far settle flat against nested (by the one
-    rule); with one row, or a failing one, there is nothing more to learn. Under several
-    processes the rule is asked of the slowest process's first calls, run by run (the
-    figures the report shows), the same on every process."""
+    rule, on the clock the report will decide on: CPU time on a busy machine); with one
+    row, or a failing one, there is nothing more to learn. Under several processes the
+    rule is asked of the slowest process's runs, run by run (the figures the report
+    shows), the same on every process."""
     # gathered before deciding anything: every process takes part in the exchange
-    firsts = slowest_runs(step, "the first calls so far",
-                          {name: runs.samples[name]["first_call_s"] for name in runs.subjects})
+    rows = slowest_rows(step, "the first calls so far",
+                        {name: {k: runs.samples[name].get(k, []) for k in DECIDING_KEYS}
+                         for name in runs.subjects})
     if len(runs.subjects) < 2 or runs.errors:
         return True
-    return difference(*(firsts[name] for name in VARIANTS)).decided
+    clock = clock_for([rows[name] for name in VARIANTS])
+    return difference(*(on(rows[name], FIRST_CALL, clock) for name in VARIANTS)).decided
+
+
+#: What -r auto's rule reads of each row: the first calls on both clocks, and the wait.
+DECIDING_KEYS = (FIRST_CALL, cpu_key(FIRST_CALL), WAIT)
+
+
+def same_compiled(compiled: dict[str, Any]) -> bool | None:
+    """Whether flat and nested compiled to the same XLA program, instruction by
+    instruction (names and metadata aside); None where one has no compiled program."""
+    if not all(name in compiled for name in VARIANTS):
+        return None
+    flat, nested = (normalized_hlo(compiled[name].as_text() or "") for name in VARIANTS)
+    return flat == nested
 
 
 def _deadline(start: float, timeout: float | None) -> float:
@@ -289,4 +307,5 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         stopped=runs.stopped,
         repeats_ended=rounds.ended,
         sharding=sharding_report(call.args, call.kwargs, runs.compiled()),
+        same_compiled=None if same else same_compiled(runs.compiled()),
     )

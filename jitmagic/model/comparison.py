@@ -9,6 +9,7 @@ JSON report format documented in docs/report-format.md; presentation lives in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ from .stats.verdicts import (
     interval,
     times,
 )
+from .stats.witness import clock_for, is_busy, on, waited_share
 
 __all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]
@@ -67,6 +69,18 @@ READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", SCHEMA)
 # which words them; they are imported here for the measurement loop.
 #: The optional provenance fields of /3, written only when set.
 PROVENANCE = ("source", "file", "options", "created")
+
+#: The per-call phase, which XLA's program decides once both variants compile to it.
+EXECUTE = "execute_s"
+#: Same compiled program, yet a per-call ratio this far from 1 at both ends of its
+#: interval is not noise: said as a difference (dispatch, say), else left undecided.
+FAR_APART = 1.5
+
+
+def far_apart(d: Difference) -> bool:
+    """Whether ``d``'s whole interval lies :data:`FAR_APART` or more from 1."""
+    return d.low >= FAR_APART or d.high <= 1 / FAR_APART
+
 
 @dataclass(frozen=True)
 class Comparison(Shown):
@@ -100,6 +114,10 @@ class Comparison(Shown):
     file: str | None = None
     options: str | None = None
     created: str | None = None
+    #: Whether XLA compiled both variants to the same program (their optimized HLO equal
+    #: instruction by instruction, names and metadata aside): then they do the same work
+    #: per call, and an execute ratio is noise or dispatch (None: not compared).
+    same_compiled: bool | None = None
     #: The :class:`~jitmagic.model.diff.Diff` against ``--baseline``, shown under the
     #: verdict; not saved (it belongs to the other report as much as to this one).
     baseline: Any = field(default=None, compare=False, repr=False)
@@ -117,10 +135,33 @@ class Comparison(Shown):
         a, b = self.flat.median(phase), self.nested.median(phase)
         return a / b if b and not math.isnan(a) else math.nan
 
-    def difference(self, phase: str) -> Difference:
+    def difference(self, phase: str, clock: str | None = None) -> Difference:
         """Nested against flat for a phase, by the one rule (:func:`.stats.rule.difference`):
-        ``kind`` "faster" means nesting made the phase faster."""
-        return difference(self.flat.samples.get(phase, []), self.nested.samples.get(phase, []))
+        ``kind`` "faster" means nesting made the phase faster. On ``clock`` ("wall" or
+        "CPU", :mod:`.stats.witness`); by default the one that decides (:meth:`clock_of`).
+        Between two compilations of the same program (``same_compiled``) a per-call gap
+        is left undecided unless :func:`far_apart`."""
+        clock = clock or self.clock_of(phase)
+        d = difference(on(self.flat.samples, phase, clock), on(self.nested.samples, phase, clock))
+        if phase == EXECUTE and self.same_compiled and d.significant and not far_apart(d):
+            return dataclasses.replace(d, kind=INCONCLUSIVE)  # the same work, per call
+        return d
+
+    @property
+    def waited_share(self) -> float | None:
+        """How long the cold first calls waited for a CPU, over their wall time (None:
+        not measured): how busy the machine was (:mod:`.stats.witness`)."""
+        return waited_share(v.samples for v in self.variants.values())
+
+    @property
+    def busy(self) -> bool:
+        """Whether the machine was busy while this was measured."""
+        return is_busy(self.waited_share)
+
+    def clock_of(self, phase: str) -> str:
+        """The clock that decides ``phase``: the process's CPU time on a busy machine,
+        where both variants have it for every run, else wall time."""
+        return clock_for([self.flat.samples, self.nested.samples], phase)
 
     def significant(self, phase: str) -> bool | None:
         """Whether flat and nested differ beyond the noise of their repeats; None where
@@ -166,7 +207,7 @@ class Comparison(Shown):
         """Sum of every interval this comparison timed (for the overhead check)."""
         total = 0.0
         for v in self.variants.values():
-            for phase, xs in v.samples.items():
+            for phase, xs in ((p, v.samples.get(p, [])) for p in PHASES):  # wall clock only
                 if phase in STAGE_PHASES and v.stages_from == FROM_EVENTS:
                     continue  # parts of the first call, not intervals of their own
                 loops = v.execute_loops if phase == "execute_s" else 1
@@ -186,6 +227,7 @@ class Comparison(Shown):
             "warnings": list(self.warnings),
             "stopped": self.stopped,
             "repeats_ended": self.repeats_ended,
+            **({"same_compiled": self.same_compiled} if self.same_compiled is not None else {}),
             **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
             "verdict": self.verdict.to_dict(),
         }
@@ -234,6 +276,7 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warnings", items(text), ()),
     ("stopped", "stopped", optional(text), None),
     ("repeats_ended", "repeats_ended", optional(text), None),
+    ("same_compiled", "same_compiled", optional(flag), None),
     *((key, key, optional(text), None) for key in PROVENANCE),
 )  # "verdict" is written but never read back: the record derives it again from the samples
 #: The optional records, as written under their keys, and how each is read.

@@ -15,11 +15,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from .saved.schema import items, mapping, seconds
+from .stats.witness import CONTENTION_KEYS, cpu_key
 
 #: One process's samples, by sample key (``trace_s``, ...), a list of seconds each.
 Samples = dict[str, list[float]]
-#: The key whose slowest process gives a cold run, and the keys that go with it.
-FIRST_CALL, COLD_KEYS = "first_call_s", ("trace_s", "lower_s", "compile_s", "first_call_s")
+#: The key whose slowest process gives a cold run, and the keys that go with it: its
+#: stages, their CPU seconds, and how busy that process's machine was during it.
+FIRST_CALL = "first_call_s"
+_TIMED = ("trace_s", "lower_s", "compile_s", FIRST_CALL)
+COLD_KEYS = (*_TIMED, *map(cpu_key, _TIMED), *CONTENTION_KEYS)
 
 
 def largest_by_run(lists: Sequence[Sequence[float]]) -> list[float]:

@@ -28,6 +28,7 @@ from .saved.schema import (
     text,
 )
 from .stats.rule import json_number, median, spread
+from .stats.witness import CONTENTION_KEYS, cpu_key
 
 #: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
@@ -48,6 +49,12 @@ PHASE_LABELS = {
     "execute_s": "execute (per call)",
 }
 VARIANTS = ("flat", "nested")
+
+
+#: The CPU seconds beside each phase (for a stage inside a first call: bounded by JAX's
+#: events, from one stage's end to the next's).
+CPU_PHASES = tuple(cpu_key(p) for p in PHASES)
+
 #: What an ordering samples: its cold first call, steady calls, and JAX's compile events.
 ORDERING_KEYS = ("first_call_s", "execute_s", "compile_event_s")
 
@@ -61,6 +68,9 @@ _TAIL: tuple[Field, ...] = (
     ("jaxpr", "jaxpr_text", text, ""),
     ("error", "error", optional(text), None),
 )
+
+#: What XLA made of a variant's program (``VariantResult``), absent from older reports.
+COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed")
 
 _R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 
@@ -80,6 +90,8 @@ class Row:
 
     #: The sample keys this kind of row has.
     KEYS: ClassVar[tuple[str, ...]] = ()
+    #: Sample keys written and read only where measured (absent from older reports).
+    EXTRA_KEYS: ClassVar[tuple[str, ...]] = ()
     #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
     MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: The other JSON fields, in the order they are written.
@@ -104,6 +116,8 @@ class Row:
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {key: json_number(self.median(k)) for key, k in self.MEDIANS}
         d["samples"] = {k: list(self.samples.get(k, [])) for k in self.KEYS}
+        d["samples"].update({k: list(self.samples[k]) for k in self.EXTRA_KEYS
+                             if self.samples.get(k)})
         d.update({key: encode(getattr(self, attr)) for key, attr, _, _ in self.FIELDS})
         return d
 
@@ -112,8 +126,9 @@ class Row:
         """The row saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
         where = where or name
         given = obj(obj(d, where).get("samples", {}), f"{where}.samples")
+        keys = (*cls.KEYS, *(k for k in cls.EXTRA_KEYS if k in given))
         samples = {k: list(items(seconds)(given.get(k, []), f"{where}.samples.{k}"))
-                   for k in cls.KEYS}
+                   for k in keys}
         for key, _ in cls.MEDIANS:  # derived from the samples, never read: still checked
             if key in d:
                 optional(seconds)(d[key], f"{where}.{key}")
@@ -137,11 +152,17 @@ class VariantResult(Row):
     helper_calls: dict[str, int] = field(default_factory=dict)
     #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
     stages_from: str | None = None
+    #: What XLA made of the program: its instructions after optimisation, and its cost
+    #: analysis (flops, bytes accessed); None where not read (older reports).
+    compiled_ops: int | None = None
+    compiled_flops: int | None = None
+    compiled_bytes_accessed: int | None = None
     #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
     #: then holds the slowest process's, run by run: :mod:`.processes`); empty for one.
     per_process: tuple[Samples, ...] = ()
 
     KEYS = PHASES
+    EXTRA_KEYS = (*CPU_PHASES, *CONTENTION_KEYS)
     MEDIANS = tuple((p, p) for p in PHASES)
     FIELDS = (*_COMMON,
               ("stablehlo_calls", "stablehlo_calls", optional(count), None),
@@ -153,12 +174,18 @@ class VariantResult(Row):
               ("inline", "inline", items(text), ()),
               ("helper_calls", "helper_calls", mapping(count), {}),
               ("stages_from", "stages_from", optional(text), None),
+              ("compiled_ops", "compiled_ops", optional(count), None),
+              ("compiled_flops", "compiled_flops", optional(count), None),
+              ("compiled_bytes_accessed", "compiled_bytes_accessed", optional(count), None),
               ("per_process", "per_process", read_per_process, ()))
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
         if not self.per_process:  # one process: written as before
             del d["per_process"]
+        for key in COMPILED_WORK:  # written where read, as reports before them were
+            if d[key] is None:
+                del d[key]
         return d
 
     @property

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import math
 
-from ..model.comparison import PHASE_LABELS, PHASES, VARIANTS, Comparison, VariantResult
+from ..model.comparison import (
+    EXECUTE,
+    PHASE_LABELS,
+    PHASES,
+    VARIANTS,
+    Comparison,
+    VariantResult,
+)
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS, REST_LABEL
 from ..model.stats.rule import INCONCLUSIVE, SAME, median
 from ..model.stats.verdicts import Verdict, not_run
+from ..model.stats.witness import CPU, WALL, busy_line, on
 from . import diff as _diff
 from . import provenance as _provenance
 from .blocks import (
@@ -42,14 +50,17 @@ STRUCTURE = (
     ("stablehlo_bytes", "StableHLO bytes"),
     ("stablehlo_calls", (Code("call"), " ops in StableHLO")),
     ("compiled_calls", (Code("call"), " ops after XLA")),
+    ("compiled_ops", "instructions after XLA"),
+    ("compiled_flops", "flops (XLA's cost analysis)"),
+    ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
 )
 
 
-def _ratio_cell(c: Comparison, phase: str) -> str:
-    """The flat/nested ratio with its interval, flagged where the one significance rule
-    leaves it undecided or finds no difference, or where one run a side leaves no spread
-    to judge it by."""
-    d = c.difference(phase)
+def _ratio_cell(c: Comparison, phase: str, clock: str = WALL) -> str:
+    """The flat/nested ratio on ``clock`` with its interval, flagged where the one
+    significance rule leaves it undecided or finds no difference, or where one run a
+    side leaves no spread to judge it by."""
+    d = c.difference(phase, clock)
     if math.isnan(d.ratio):
         flag = ""
     elif not d.enough_data:
@@ -57,7 +68,9 @@ def _ratio_cell(c: Comparison, phase: str) -> str:
     else:
         flag = f" ({fmt_ratio(d.low)}–{fmt_ratio(d.high)})" if not math.isnan(d.low) else ""
         flag += {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
-    return fmt_ratio(c.ratio(phase)) + flag
+    if phase == EXECUTE and c.same_compiled:
+        flag += ", same compiled program"
+    return fmt_ratio(d.ratio) + flag
 
 
 def _median_cell(xs: list[float]) -> Cell:
@@ -105,9 +118,32 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
         [PHASE_LABELS[p], *(_median_cell(c.variants[v].samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
+    rows += _cpu_rows(c)
     rows += [[Cell(label), _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), ""]
              for key, label in STRUCTURE]
     return rows
+
+
+def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
+    """The process's CPU time of each phase measured on it (all threads, so it can
+    exceed wall time), judged by the same rule."""
+    return [[f"{PHASE_LABELS[p]}, CPU time",
+             *(_median_cell(on(c.variants[v].samples, p, CPU)) for v in VARIANTS),
+             _ratio_cell(c, p, CPU)]
+            for p in PHASES if any(on(c.variants[v].samples, p, CPU) for v in VARIANTS)]
+
+
+def _busy(c: Comparison) -> list[Block]:
+    """The line that says the machine was busy, under the verdict (none where quiet)."""
+    line = busy_line(c.waited_share)
+    return [Para([line[0].upper() + line[1:] + "."], "warning")] if line else []
+
+
+def _waited(c: Comparison) -> str:
+    """``; the cold runs waited for a CPU 2% of the time ...`` ("" unmeasured)."""
+    share = c.waited_share
+    return "" if share is None else \
+        f"; the cold runs waited for a CPU {share:.0%} of the time they were ready to run"
 
 
 def partial(stopped: str | None) -> list[Block]:
@@ -124,14 +160,15 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     the chart, the table and the details follow."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)})")),
-                        headline(c.verdict)]
+                        headline(c.verdict), *_busy(c)]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
     out += [Image(png, "the first call in parts, per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
             Para([*details(c.verdict), _helpers_line(c),
                   _outputs_line(c),
-                  f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"])]
+                  f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"
+                  f"{_waited(c)}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
             if v.error]
     out += _notes(c)

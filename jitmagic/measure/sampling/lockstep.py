@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from ...errors import InputError, UserCodeError
-from ...model.processes import largest_by_run, slowest
+from ...model.processes import Samples, slowest
 from ...model.rows import VariantResult
 from .stops import ABANDONED, Checkpoint, Stop
 
@@ -313,14 +313,14 @@ def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, Vari
     return out
 
 
-def slowest_runs(step: Lockstep, what: str, samples: dict[str, list[float]]
-                 ) -> dict[str, list[float]]:
-    """``samples`` (by row), or under several processes the largest of every process's
-    sample of each run (the runs every process has)."""
+def slowest_rows(step: Lockstep, what: str, rows: dict[str, Samples]) -> dict[str, Samples]:
+    """``rows`` (samples by key, by row), or under several processes the slowest
+    process's run by run (:func:`~jitmagic.model.processes.slowest`), as the report
+    will hold them."""
     if not step.shared:
-        return samples
-    everyone = step.gather(what, samples)
-    return {name: largest_by_run([p[name] for p in everyone]) for name in samples}
+        return rows
+    everyone = step.gather(what, rows)
+    return {name: slowest([p[name] for p in everyone]) for name in rows}
 
 
 def _seconds(x: Any) -> float:

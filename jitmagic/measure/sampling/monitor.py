@@ -40,13 +40,18 @@ class Monitor:
     """Records ``jax.monitoring`` events while active; registers nothing after exit."""
 
     durations: list[tuple[float, str, float, str | None]] = field(default_factory=list)
+    #: The process's CPU seconds as each duration event arrived: (time, event, fun_name,
+    #: ``time.process_time()``), so a stage inside one interval has a CPU-time bound.
+    stamps: list[tuple[float, str, str | None, float]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     #: Told each duration event as it arrives (event, fun_name): see :meth:`calling`.
     _watch: Callable[[str, str | None], None] | None = None
 
     def _on_duration(self, event: str, duration_secs: float, **kw: Any) -> None:
         # named as jax.monitoring's EventDurationListenerWithMetadata names it
-        self.durations.append((time.perf_counter(), event, duration_secs, kw.get("fun_name")))
+        now, cpu = time.perf_counter(), time.process_time()
+        self.durations.append((now, event, duration_secs, kw.get("fun_name")))
+        self.stamps.append((now, event, kw.get("fun_name"), cpu))
         if self._watch is not None:
             self._watch(event, kw.get("fun_name"))
 
@@ -77,6 +82,13 @@ class Monitor:
         """JAX's own seconds for ``event`` on ``fun_name`` reported within [start, end]."""
         return sum(s for t, e, s, f in self.durations
                    if e == event and f == fun_name and start <= t <= end)
+
+
+    def cpu_at(self, event: str, fun_name: str, start: float, end: float) -> float | None:
+        """The process's CPU seconds when the last ``event`` on ``fun_name`` within
+        [start, end] arrived (None: none did)."""
+        return next((cpu for t, e, f, cpu in reversed(self.stamps)
+                     if e == event and f == fun_name and start <= t <= end), None)
 
 
 def _unregister(unregister: Callable, listener: Callable) -> None:

@@ -1,9 +1,9 @@
 """The one interleaved runner: every row's cold sample and steady state, samples kept raw.
 
-Rows are run in turn (flat, nested, flat, nested, ...; or the four ``--vmap``
-orderings A B C D A B C D ...) so drift on a shared machine hits all of them; a
-failing row is kept, not raised, until the end. What a row's cold sample is
-(the staged trace/lower/compile/first call of a variant, or one ordering's
+Rows are run in turn, in an order that alternates (flat, nested, nested, flat, ...; or
+the four ``--vmap`` orderings A B C D D C B A ...) so drift on a shared machine hits all
+of them alike; a failing row is kept, not raised, until the end. What a row's cold
+sample is (the staged trace/lower/compile/first call of a variant, or one ordering's
 whole first call) is its :class:`Subject`'s business; the sampling is shared.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...errors import UserCodeError, innermost_function, user_traceback
+from ...model.rows import cpu_key
 from .lockstep import barrier, same_outcome
 from .monitor import Monitor, disagreements
 from .outputs import OutputCheck
@@ -57,6 +58,13 @@ class Subject(Protocol):
     def describe(self, cold: Cold) -> dict[str, Any]: ...
 
 
+def in_turn(rows: list[str], round_: int) -> list[str]:
+    """The order of the rows in a round: A B, then B A, then A B ... (ABBA), so that a
+    drift of the machine's speed, or a cost paid once by whichever row runs first, falls
+    on every row alike instead of always on the first."""
+    return rows if round_ % 2 == 0 else rows[::-1]
+
+
 class Sampler:
     """The one interleaved sampler: rows A B C A B C ..., each row's steady state timed
     right after its cold sample, while its program is still cached (the next row's cold
@@ -92,7 +100,7 @@ class Sampler:
         try:
             with check.mode(python=False):
                 while rounds.another(r):
-                    for i, name in enumerate(self.subjects):
+                    for i, name in enumerate(in_turn(list(self.subjects), r)):
                         if name in self.errors or name in self.settled:
                             continue
                         check.report.at(what, name, r + 1, most, self.noun,
@@ -114,8 +122,7 @@ class Sampler:
         try:
             cold = self.subjects[name].cold(monitor, check)
         except Stop as stop:
-            for key, secs in stop.times.items():
-                self.samples[name][key].append(secs)
+            self._add(name, stop.times)
             if stop.artefact is not None and name not in self.shape:  # the stages that ran
                 self.shape[name] = self.subjects[name].describe(
                     Cold(stop.times, stop.artefact.jitted, None, artefact=stop.artefact))
@@ -128,11 +135,10 @@ class Sampler:
         self._record(name, cold)
         check(f"the {name} {self.noun}'s first call")
         check.report.tell("steady state")
-        self.samples[name]["execute_s"].append(self._steady(name, cold, number, check))
+        self._steady(name, cold, number, check)
 
     def _record(self, name: str, cold: Cold) -> None:
-        for key, secs in cold.times.items():
-            self.samples[name][key].append(secs)
+        self._add(name, cold.times)
         for key, secs in cold.events.items():
             self.events[name].setdefault(key, []).append(secs)
         if name not in self.shape:
@@ -143,16 +149,21 @@ class Sampler:
             cold.artefact.output = None
         self.last[name] = dataclasses.replace(cold, output=None)
 
-    def _steady(self, name: str, cold: Cold, number: int | None, check: Checkpoint) -> float:
-        """Seconds per call; the loop count is fixed on the first repeat."""
+    def _steady(self, name: str, cold: Cold, number: int | None, check: Checkpoint) -> None:
+        """One steady-state sample, seconds and CPU seconds per call; the loop count is
+        fixed on the first repeat."""
         s = self.subjects[name]
         timer = steady_timer(cold.call, s.args, s.kwargs, cold.output)
         if s.warm_up:
             timer.timeit(1)
         target = steady_target(cold.times.get("first_call_s", STEADY_CEILING_S))
-        self.loops[name], per_call = time_per_call(timer, self.loops.get(name), number, check,
-                                                   target)
-        return per_call
+        self.loops[name], per_call, cpu = time_per_call(timer, self.loops.get(name), number,
+                                                        check, target)
+        self._add(name, {"execute_s": per_call, cpu_key("execute_s"): cpu})
+
+    def _add(self, name: str, times: dict[str, float]) -> None:
+        for key, secs in times.items():
+            self.samples[name].setdefault(key, []).append(secs)
 
     def describe_failure(self, name: str) -> str:
         exc = self.errors[name]

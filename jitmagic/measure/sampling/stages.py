@@ -21,12 +21,13 @@ import time
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 
-from ...model.rows import FROM_EVENTS, FROM_STAGED
+from ...model.rows import FROM_EVENTS, FROM_STAGED, cpu_key
 from ..calls.arguments import static_split
+from . import contention
 from .conditions import paused_gc
 from .lockstep import leaders, slowest_of
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
@@ -92,14 +93,38 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
 
     check.begin("first call", times)
     with monitor.calling(compiling):
-        out, (t0, t1) = timed_stage(check, "first call", times, "first_call_s",
+        out, window = timed_stage(check, "first call", times, "first_call_s",
                                     lambda: jax.block_until_ready(jitted(*args, **kwargs)),
                                     python=True, ask=False)
-    stages = {key: monitor.seconds(event, who.format(name), t0, t1)
+    stages = {key: monitor.seconds(event, who.format(name), window.start, window.end)
               for key, event, who in STAGE_EVENTS}
     if not all(stages.values()):  # the stages cannot be told apart: time them one by one
         return staged_run(fn, args, kwargs, monitor, check, opts)
-    return ColdRun(times | stages, {}, None, None, None, jitted, out, FROM_EVENTS)
+    return ColdRun(times | stages | stage_cpu(monitor, name, window), {}, None, None, None,
+                   jitted, out, FROM_EVENTS)
+
+
+class Window(NamedTuple):
+    """When a timed interval ran: its start and end (``time.perf_counter()``) and the
+    process's CPU seconds at its start (``time.process_time()``)."""
+
+    start: float
+    end: float
+    cpu_start: float
+
+
+def stage_cpu(monitor: Monitor, name: str, window: Window) -> dict[str, float]:
+    """Each stage's CPU seconds inside a first call, bounded by JAX's events: from the
+    call's start (or the previous stage's event) to the stage's own event, which JAX
+    fires as the stage ends. Empty where an event lacks its CPU reading."""
+    marks = [monitor.cpu_at(event, who.format(name), window.start, window.end)
+             for _, event, who in STAGE_EVENTS]
+    ends = [m for m in marks if m is not None]
+    if len(ends) != len(marks):
+        return {}
+    starts = [window.cpu_start, *ends[:-1]]
+    return {cpu_key(key): max(0.0, end - begin)
+            for (key, _, _), begin, end in zip(STAGE_EVENTS, starts, ends, strict=True)}
 
 
 def cold_jit(fn: Callable, args: tuple, kwargs: dict,
@@ -148,7 +173,7 @@ def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     except Stop as stop:
         stop.artefact = made if made.traced is not None else None
         raise
-    made.events = {key: monitor.seconds(event, who.format(name), *window)
+    made.events = {key: monitor.seconds(event, who.format(name), window.start, window.end)
                    for (key, event, who), window in zip(STAGE_EVENTS, (trace, lower, comp),
                                                      strict=True)}
     jax.clear_caches()
@@ -161,34 +186,69 @@ def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
 
 def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str,
                 run: Callable[[], Any], python: bool = False,
-                ask: bool = True) -> tuple[Any, tuple[float, float]]:
+                ask: bool = True) -> tuple[Any, Window]:
     """``run()`` timed as one interval (collector paused) into ``times[key]``; the
     checkpoint is asked (``ask``) and told before the interval, never inside it.
-    Returns (its value, (start, end))."""
+    Returns (its value, its :class:`Window`)."""
     if ask:
         check.begin(stage, times)
     with check.running(stage, times, python), paused_gc():
+        before = contention.read()
         t0 = time.perf_counter()
         value = run()
         t1 = time.perf_counter()
+        after = contention.read()
     times[key] = t1 - t0
-    return value, (t0, t1)
+    taken = contention.since(before, after)
+    times[cpu_key(key)] = taken.pop("cpu_s")
+    if key == "first_call_s":  # how busy the machine was during the cold run
+        times.update(taken)
+    return value, Window(t0, t1, before.cpu_s)
 
 
-def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> timeit.Timer:
-    """A ``timeit.Timer`` whose statement is one call that waits for its result."""
+class CpuClock:
+    """``timeit``'s clock (``time.perf_counter``) that also notes the process's CPU
+    seconds of every timing it makes: ``timeit`` reads its clock once before and once
+    after the loop, so the readings come in pairs, and ``spent`` holds each pair's."""
+
+    def __init__(self) -> None:
+        self.spent: list[float] = []
+        self._began: float | None = None
+
+    def __call__(self) -> float:
+        cpu = time.process_time()
+        if self._began is None:
+            self._began = cpu
+        else:
+            self.spent.append(cpu - self._began)
+            self._began = None
+        return time.perf_counter()
+
+
+class SteadyTimer(timeit.Timer):
+    """A ``timeit.Timer`` on a :class:`CpuClock`, so that each steady-state sample has
+    its CPU seconds beside its wall seconds."""
+
+    def __init__(self, stmt: Callable[[], None]):
+        self.clock = CpuClock()
+        super().__init__(stmt, timer=self.clock)
+
+
+def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> SteadyTimer:
+    """A timer whose statement is one call that waits for its result."""
     if isinstance(output, jax.Array):
         def stmt():
             jitted(*args, **kwargs).block_until_ready()
     else:
         def stmt():
             jax.block_until_ready(jitted(*args, **kwargs))
-    return timeit.Timer(stmt, timer=time.perf_counter)
+    return SteadyTimer(stmt)
 
 
-def autorange(timer: timeit.Timer, target_s: float = STEADY_CEILING_S,
-              check: Checkpoint | None = None) -> tuple[int, float]:
-    """``timeit``'s autorange idea, (loops, seconds per loop): grow the loop count
+def autorange(timer: SteadyTimer, target_s: float = STEADY_CEILING_S,
+              check: Checkpoint | None = None) -> tuple[int, float, float]:
+    """``timeit``'s autorange idea, (loops, seconds per loop, CPU seconds per loop) of
+    the timing that reached ``target_s``: grow the loop count
     until one timing takes ``target_s``. Instead of timeit's fixed 1-2-5 steps it
     jumps to the count the last timing predicts (at most 100× at once), so that
     calibration wastes a few calls rather than a second of the user's time.
@@ -198,17 +258,17 @@ def autorange(timer: timeit.Timer, target_s: float = STEADY_CEILING_S,
         t = timer.timeit(number)
         slowest = slowest_of(check, "the steady loop count", t)  # t for one process
         if slowest >= target_s:
-            return number, t / number
+            return number, t / number, timer.clock.spent[-1] / number
         if check:
             check.poll("steady state")
         predicted = math.ceil(number * 1.1 * target_s / max(slowest, 1e-9))
         number = max(2 * number, min(100 * number, predicted))
 
 
-def time_per_call(timer: timeit.Timer, loops: int | None, number: int | None,
+def time_per_call(timer: SteadyTimer, loops: int | None, number: int | None,
                   check: Checkpoint | None = None,
-                  target_s: float = STEADY_CEILING_S) -> tuple[int, float]:
-    """One steady-state sample: (loop count, seconds per call).
+                  target_s: float = STEADY_CEILING_S) -> tuple[int, float, float]:
+    """One steady-state sample: (loop count, seconds per call, CPU seconds per call).
 
     The first sample (``loops`` None) fixes the loop count, ``number`` if given,
     else auto-ranged to ``target_s`` a sample; later samples reuse it, so that every
@@ -219,7 +279,9 @@ def time_per_call(timer: timeit.Timer, loops: int | None, number: int | None,
             return autorange(timer, target_s, check)
         timer.timeit(1)  # the first call after a compile takes a slower path
         loops = number
-    return loops, timed_calls(timer, loops, check) / loops
+    made = len(timer.clock.spent)
+    wall = timed_calls(timer, loops, check)
+    return loops, wall / loops, math.fsum(timer.clock.spent[made:]) / loops
 
 
 def timed_calls(timer: timeit.Timer, loops: int, check: Checkpoint | None = None) -> float:

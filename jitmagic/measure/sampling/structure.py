@@ -25,7 +25,61 @@ def structure(run: ColdRun) -> dict[str, Any]:
         out |= {"stablehlo_bytes": len(hlo.encode()),
                 "stablehlo_calls": len(re.findall(r"\bcall @", hlo))}
     if run.compiled is not None:
-        out["compiled_calls"] = len(re.findall(r"\bcall\(", run.compiled.as_text() or ""))
+        out |= compiled_work(run.compiled)
+    return out
+
+
+def compiled_work(compiled: Any) -> dict[str, Any]:
+    """What XLA made of a program: its ``call`` ops left, its instructions (the
+    optimized HLO's, names and metadata stripped), and its cost analysis (flops, bytes
+    accessed), each taken where JAX gives it."""
+    text = compiled.as_text() or ""
+    out: dict[str, Any] = {"compiled_calls": len(re.findall(r"\bcall\(", text)),
+                           "compiled_ops": sum(" = " in line for line in normalized_hlo(text))}
+    try:
+        cost = compiled.cost_analysis() or {}
+    except Exception:  # noqa: BLE001 (a backend without cost analysis: left out)
+        cost = {}
+    cost = cost[0] if isinstance(cost, list | tuple) and cost else cost  # older JAX: a list
+    for key, name in (("flops", "compiled_flops"), ("bytes accessed", "compiled_bytes_accessed")):
+        if isinstance(cost, dict) and isinstance(cost.get(key), int | float) and cost[key] >= 0:
+            out[name] = int(cost[key])
+    return out
+
+
+_METADATA = re.compile(r',?\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+_NAME = re.compile(r"%[\w.\-]+")
+_PARAM = re.compile(r"([(,]\s*)[\w.\-]+:")
+#: Debug tables (source files, functions, stack frames) printed before the computations.
+_DEBUG_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def normalized_hlo(text: str) -> list[str]:
+    """Optimized HLO text, instruction by instruction, with names and metadata stripped.
+
+    Names are renumbered in order of first appearance, so references between
+    instructions still have to agree; the module's name line and the debug
+    tables (source locations) are dropped: as raw text two compilations of the
+    same program differ only there.
+    """
+    names: dict[str, str] = {}
+
+    def rename(m: re.Match) -> str:
+        return names.setdefault(m.group(0), f"%{len(names)}")
+
+    out, in_table = [], False
+    for line in text.splitlines():
+        line = line.strip()
+        if line in _DEBUG_TABLES:
+            in_table = True
+        if not line:
+            in_table = False
+        if in_table or not line or line.startswith("HloModule"):
+            continue
+        line = _METADATA.sub("", line)
+        if line.endswith("{"):  # a computation's header: its parameters are named too
+            line = _PARAM.sub(r"\1_:", line)
+        out.append(_NAME.sub(rename, line))
     return out
 
 

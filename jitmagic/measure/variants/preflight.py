@@ -1,4 +1,4 @@
-"""The nested variant traced once, untimed, before anything is measured.
+"""The nested variant traced and lowered once, untimed, before anything is measured.
 
 Some helpers cannot run under a jit of their own although the whole program
 traces: a numpyro model under effect handlers keeps traced values in the
@@ -11,6 +11,7 @@ cannot be nested.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import traceback
 
@@ -43,14 +44,20 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
 
 def trace_error(variant: Variant) -> BaseException | None:
     """What tracing the variant raises, from cleared caches, with JAX's leak checker on
-    (a leaked tracer otherwise surfaces only in a later trace); None: it traces."""
+    (a leaked tracer otherwise surfaces only in a later trace); None: it traces.
+
+    A trace that succeeds is lowered too, untimed: the warm-up that puts the process's
+    one-time costs of lowering (a library's first lowering rules, as Pallas's) on no
+    timed run, where they would land on whichever variant runs first."""
     plan = variant.plan
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     try:
         with jax.checking_leaks():
-            jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
+            traced = jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
     except Exception as exc:  # noqa: BLE001 (any failure is the user's code: reported later)
         return exc
+    with contextlib.suppress(Exception):  # a lowering error shows in the timed run itself
+        traced.lower()
     return None
 
 

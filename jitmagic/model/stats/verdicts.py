@@ -14,8 +14,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .rule import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number
+from .rule import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number, median
 from .units import fmt_s, ratio_figures
+from .witness import CPU, FIRST_CALL, WALL, on
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))
@@ -50,16 +51,19 @@ class Verdict:
                 "text": self.text}
 
 
-def times(d: Difference) -> str:
+def times(d: Difference, clock: str = WALL) -> str:
     """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no
-    measurable difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side)."""
+    measurable difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side).
+    On the CPU clock: ``1.4× less CPU time`` / ``1.4× more CPU time`` / ``no measurable
+    difference in CPU time``."""
+    cpu = clock == CPU
     if d.kind == SAME:
-        return d.kind
+        return f"{d.kind} in CPU time" if cpu else d.kind
     if _level(d):
-        return f"{ratio_figures(1.0)}×"
+        return f"{ratio_figures(1.0)}×{' CPU time' * cpu}"
     if d.ratio > 1:
-        return f"{ratio_figures(d.ratio)}× faster"
-    return f"{ratio_figures(1 / d.ratio)}× slower"
+        return f"{ratio_figures(d.ratio)}× {'less CPU time' if cpu else 'faster'}"
+    return f"{ratio_figures(1 / d.ratio)}× {'more CPU time' if cpu else 'slower'}"
 
 
 def _level(d: Difference) -> bool:
@@ -77,9 +81,9 @@ def interval(d: Difference) -> str:
     return f"({ratio_figures(low)}×–{ratio_figures(high)}×)"
 
 
-def with_interval(d: Difference) -> str:
+def with_interval(d: Difference, clock: str = WALL) -> str:
     """``3.2× faster (2.1×–4.0×)``."""
-    return f"{times(d)} {interval(d)}".rstrip()
+    return f"{times(d, clock)} {interval(d)}".rstrip()
 
 
 def runs(n: int) -> str:
@@ -101,9 +105,21 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
     return f"a larger -r (say -r {2 * d.runs}) or a quieter machine may tell"
 
 
-def inconclusive_part(d: Difference, ended: str | None) -> str:
+def inconclusive_part(d: Difference, ended: str | None, clock: str = WALL) -> str:
     """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
-    return f"{with_interval(d)} after {runs(d.runs)}; {undecided_reason(d, ended)}"
+    return f"{with_interval(d, clock)} after {runs(d.runs)}; {undecided_reason(d, ended)}"
+
+
+def other_clock(c: Any, first: Difference) -> str:
+    """What the clock that did not decide the first call says, where the report must
+    say it (a clause, "" where not): on a busy machine, wall time beside the CPU time
+    that decided; on a quiet one, CPU time where it decided the other way."""
+    if c.clock_of(FIRST_CALL) == CPU:
+        return f"wall {with_interval(c.difference(FIRST_CALL, WALL))} on a busy machine"
+    cpu = c.difference(FIRST_CALL, CPU)
+    if first.significant and cpu.significant and cpu.kind != first.kind:
+        return f"CPU time points the other way: {with_interval(cpu, CPU)}"
+    return ""
 
 
 def comparison_text(c: Any, first: Difference) -> str:
@@ -124,22 +140,30 @@ def comparison_text(c: Any, first: Difference) -> str:
                 "nothing to nest.")
     if math.isnan(first.ratio):
         return "The first call was not measured: cannot compare cold starts."
-    helpers = _helpers(c)
-    numbers = f"{fmt_s(c.flat.first_call_s)} flat, {fmt_s(c.nested.first_call_s)} nested"
+    helpers, clock = _helpers(c), c.clock_of(FIRST_CALL)
+    numbers = _first_calls(c, clock)
     stages = by_stage(c)
+    other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
         bounds = interval(first)[1:-1]
-        lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first)} "
+        lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first, clock)} "
                 f"({bounds + '; ' if bounds else ''}{numbers}) after {runs(first.runs)}; "
-                f"{undecided_reason(first, c.repeats_ended)}")
+                f"{undecided_reason(first, c.repeats_ended)}{'; ' + other if other else ''}")
         return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
+    take = " take" if clock == CPU else ""
     if first.significant:
-        lead = (f"Nested jit on {helpers} makes the first call {times(first)} "
+        lead = (f"Nested jit on {helpers} makes the first call{take} {times(first, clock)} "
                 f"{_numbers(first, numbers)}")
     else:
-        lead = (f"Nested jit on {helpers}: no measurable difference in the first call "
+        lead = (f"Nested jit on {helpers}: {times(first, clock)} in the first call "
                 f"{_numbers(first, numbers)}")
-    return f"{lead}{'; ' + stages if stages else ''}."
+    return f"{lead}{'; ' + other if other else ''}{'; ' + stages if stages else ''}."
+
+
+def _first_calls(c: Any, clock: str) -> str:
+    """``2.4 s flat, 450 ms nested`` (medians), in CPU time where that decided."""
+    flat, nested = (median(on(v.samples, FIRST_CALL, clock)) for v in (c.flat, c.nested))
+    return f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
 
 
 def comparison_headline(c: Any, first: Difference) -> str:
@@ -148,13 +172,15 @@ def comparison_headline(c: Any, first: Difference) -> str:
     if not (c.flat.ok and c.nested.ok) or not_run(c) or not c.nested.helpers \
             or math.isnan(first.ratio):
         return ""
-    lead = f"Nested jit on {_helpers(c)}:"
+    lead, clock = f"Nested jit on {_helpers(c)}:", c.clock_of(FIRST_CALL)
+    other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
-        return f"{lead} inconclusive, first call {inconclusive_part(first, c.repeats_ended)}"
-    if first.kind == SAME:
-        return f"{lead} no measurable difference in the first call {interval(first)}, " \
-               f"{runs(first.runs)}"
-    return f"{lead} first call {with_interval(first)}, {runs(first.runs)}"
+        said = f"inconclusive, first call {inconclusive_part(first, c.repeats_ended, clock)}"
+    elif first.kind == SAME:
+        said = f"{times(first, clock)} in the first call {interval(first)}, {runs(first.runs)}"
+    else:
+        said = f"first call {with_interval(first, clock)}, {runs(first.runs)}"
+    return f"{lead} {said}{'; ' + other if other else ''}"
 
 
 def sweep_headline(name: str, values: Any, points: Any, most: int = 20) -> str:
@@ -197,16 +223,17 @@ def not_run(c: Any) -> bool:
 def by_stage(c: Any) -> str:
     """The stages that explain the first call (a clause, empty where none was measured):
     those that differ, then those that do not (or cannot yet be told apart)."""
-    measured = [(label, d) for phase, label in STAGES
+    measured = [(phase, label, d) for phase, label in STAGES
                 if not math.isnan((d := c.difference(phase)).ratio)]
     if not measured:
         return ""
-    changed = [f"{label} {with_interval(d)}" for label, d in measured if d.significant]
+    changed = [f"{label} {with_interval(d, c.clock_of(phase))}"
+               for phase, label, d in measured if d.significant]
     if not changed:
-        return f"no stage ({', '.join(label for label, _ in measured)}) differs measurably"
+        return f"no stage ({', '.join(label for _, label, _ in measured)}) differs measurably"
     rest = [f"{', '.join(labels)}: {words}" for words, kinds in
             (("no measurable difference", (SAME,)), ("undecided", (INCONCLUSIVE,)))
-            if (labels := [label for label, d in measured if d.kind in kinds])]
+            if (labels := [label for _, label, d in measured if d.kind in kinds])]
     return "; ".join([f"by stage: {', '.join(changed)}", *rest])
 
 

@@ -19,8 +19,9 @@ import math
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...model.comparison import PHASE_LABELS, VARIANTS, Comparison, VariantResult
+from ...model.comparison import EXECUTE, PHASE_LABELS, VARIANTS, Comparison, VariantResult
 from ...model.rows import FROM_EVENTS, REST_LABEL, STAGE_PHASES
+from ...model.stats.witness import WALL
 from ..format import fmt_s, marked_ratio, time_unit
 from .palette import PHASE
 from .style import DPI, LABEL_PT, LEGEND_PT, plain, whisker
@@ -52,8 +53,11 @@ def staged(v: VariantResult) -> bool:
 
 
 def ratio_label(c: Comparison, phase: str) -> str:
-    """``3.5×`` flat/nested, marked ``n.s.`` where the one rule called no difference."""
-    return marked_ratio(c.ratio(phase), c.difference(phase))
+    """``3.5×`` flat/nested, marked ``n.s.`` where the one rule called no difference; of
+    wall time, as the bars are (the table has the CPU time beside it)."""
+    if phase == EXECUTE and c.same_compiled and not c.difference(phase, WALL).significant:
+        return "same compiled program"
+    return marked_ratio(c.ratio(phase), c.difference(phase, WALL))
 
 
 def phases_figure(c: Comparison) -> Figure:

@@ -1,0 +1,93 @@
+"""How busy the machine was during a run: the process's CPU time, its threads' wait for
+a CPU, the machine's CPU pressure and its load average.
+
+Wall time stretches under load and moves either way; the CPU time the process spent
+(``time.process_time()``: every thread, XLA's compile threads included) stays near the
+quiet answer. The wait says how far wall time can be trusted:
+
+* ``/proc/self/task/*/schedstat``: per thread, nanoseconds on a CPU, nanoseconds waiting
+  for one, time slices. Summed over the threads alive at both reads (a thread that ends
+  between them drops out; none of JAX's compile threads do).
+* ``/proc/pressure/cpu``: the machine's "some" stall total, microseconds during which at
+  least one runnable task waited (Linux's PSI).
+* ``os.getloadavg()``: the one-minute load average.
+
+Every source may be missing, unreadable or malformed (macOS, a container): it then reads
+as None and nothing else changes. Nothing here imports JAX.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+TASKS = Path("/proc/self/task")
+PRESSURE = Path("/proc/pressure/cpu")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One moment's counters: CPU seconds, wait seconds, pressure seconds (None where
+    the source is missing)."""
+
+    cpu_s: float
+    wait_s: float | None
+    pressure_s: float | None
+
+
+def read() -> Reading:
+    """The counters now (each ``/proc`` read well under a millisecond)."""
+    return Reading(time.process_time(), _waited(), _pressure())
+
+
+def _waited() -> float | None:
+    """Seconds this process's live threads have waited for a CPU, summed."""
+    total, seen = 0, False
+    try:
+        tasks = list(TASKS.iterdir())
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            fields = (task / "schedstat").read_text().split()
+            total += int(fields[1])
+            seen = True
+        except (OSError, IndexError, ValueError):  # ended meanwhile, or not this format
+            continue
+    return total / 1e9 if seen else None
+
+
+def _pressure() -> float | None:
+    """The machine's CPU "some" stall total, in seconds (Linux's PSI)."""
+    try:
+        for line in PRESSURE.read_text().splitlines():
+            if line.startswith("some "):
+                fields = dict(part.split("=", 1) for part in line.split()[1:])
+                return int(fields["total"]) / 1e6
+    except (OSError, KeyError, ValueError):
+        return None
+    return None
+
+
+def load_average() -> float | None:
+    """The one-minute load average (None where the platform has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
+
+
+def since(before: Reading, after: Reading) -> dict[str, float]:
+    """What one run took of each counter, by sample key: ``cpu_s`` always, ``wait_s``
+    and ``pressure_s`` where both readings have them (a counter that went backwards, as
+    when the threads read differ, is left out), and the load average at its end."""
+    out = {"cpu_s": max(0.0, after.cpu_s - before.cpu_s)}
+    for key in ("wait_s", "pressure_s"):
+        a, b = getattr(before, key), getattr(after, key)
+        if a is not None and b is not None and b >= a:
+            out[key] = b - a
+    if (load := load_average()) is not None:
+        out["load"] = load
+    return out

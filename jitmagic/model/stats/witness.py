@@ -1,0 +1,77 @@
+"""Which clock decides a verdict: wall time on a quiet machine, the process's CPU time on
+a busy one.
+
+On a quiet machine the two agree, and wall time is what the user waits for. On a busy
+one (a shared notebook server, a CI runner) wall time stretches by however long the
+process waited for a CPU, and moves either way, while the CPU time the process spent
+(every thread: XLA compiles in threads of its own, so it may exceed wall time) stays
+near the quiet answer (docs/significance.md). How busy the machine was is itself
+measured, run by run: the seconds the process's threads waited for a CPU during each
+cold first call (``wait_s``), beside the CPU seconds they ran.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+#: The clocks a verdict can be decided on.
+WALL, CPU = "wall", "CPU"
+#: Cold runs whose threads waited for a CPU this share of the time they were ready to run
+#: or more, together, ran on a busy machine (docs/significance.md has the measurements).
+BUSY_SHARE = 0.1
+FIRST_CALL, WAIT = "first_call_s", "wait_s"
+#: How busy the machine was during each cold first call: the seconds this process's
+#: threads waited for a CPU, the machine's CPU pressure stall (PSI "some") in the same
+#: interval, and the load average at its end (each absent where the platform has none).
+CONTENTION_KEYS = (WAIT, "pressure_s", "load")
+
+
+def cpu_key(key: str) -> str:
+    """The sample key of the process's CPU seconds beside a timed key: ``trace_s`` →
+    ``trace_cpu_s``."""
+    return key[:-2] + "_cpu_s"
+
+
+def waited_share(rows: Iterable[Mapping[str, Sequence[float]]]) -> float | None:
+    """The share of the time the threads of ``rows``' cold first calls were ready to run
+    that they spent waiting for a CPU, all runs together: wait / (wait + CPU time). It
+    does not depend on how many threads ran at once, as a share of wall time would
+    (XLA compiles on several threads). None: the wait was not measured (macOS)."""
+    waited = ran = 0.0
+    for samples in rows:
+        runs = list(zip(samples.get(WAIT, ()), samples.get(cpu_key(FIRST_CALL), ()),
+                        strict=False))
+        waited += math.fsum(w for w, _ in runs)
+        ran += math.fsum(c for _, c in runs)
+    return waited / (waited + ran) if waited + ran > 0 else None
+
+
+def is_busy(share: float | None) -> bool:
+    """Whether a :func:`waited_share` says the machine was busy (unmeasured: not busy,
+    and wall time decides as before)."""
+    return share is not None and share >= BUSY_SHARE
+
+
+def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CALL) -> str:
+    """The clock that decides ``key`` between ``rows``: CPU where the machine was busy
+    and every row has as many CPU samples of ``key`` as wall samples, else wall."""
+    if not is_busy(waited_share(rows)):
+        return WALL
+    paired = all(len(r.get(cpu_key(key), ())) == len(r.get(key, ())) > 0 for r in rows)
+    return CPU if paired else WALL
+
+
+def on(samples: Mapping[str, Sequence[float]], key: str, clock: str) -> list[float]:
+    """The samples of ``key`` on ``clock``."""
+    return list(samples.get(cpu_key(key) if clock == CPU else key, ()))
+
+
+def busy_line(share: float | None) -> str:
+    """One line on how busy the machine was, for the report ("" where it was quiet or
+    the wait was not measured)."""
+    if not is_busy(share):
+        return ""
+    return (f"the machine was busy: these runs waited for a CPU {share:.0%} of the time "
+            "they were ready to run, so the process's CPU time decided (wall time is shown "
+            "beside it)")

@@ -1,0 +1,303 @@
+"""A busy machine: CPU time beside wall time in every run, how busy the machine was, the
+clock that decides, the alternating order, the warm-up, and "same compiled work".
+
+The timed claims (a verdict under load) live in benchmarks/busy.py; here the samples are
+crafted, or a real run's samples are checked for what they must hold whatever the load.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+from support import comparison
+
+import jitmagic
+from jitmagic.measure.sampling import contention
+from jitmagic.measure.sampling.monitor import LOWER_EVENT
+from jitmagic.measure.sampling.runner import Cold, Sampler, in_turn
+from jitmagic.measure.sampling.stops import Checkpoint
+from jitmagic.model.comparison import Comparison
+from jitmagic.model.processes import slowest
+from jitmagic.model.rows import CPU_PHASES, PHASES
+from jitmagic.model.stats.rule import FASTER, INCONCLUSIVE, SLOWER
+from jitmagic.model.stats.witness import BUSY_SHARE, CPU, WALL, clock_for, cpu_key, waited_share
+
+# --- a real run's samples ------------------------------------------------------------
+
+
+def layer(x):
+    for _ in range(4):
+        x = jnp.sin(x) + jnp.cos(x)
+    return x
+
+
+def model(x):
+    return sum(layer(x) for _ in range(8))
+
+
+@pytest.fixture(scope="module")
+def measured() -> Comparison:
+    return jitmagic.compare(model, jnp.ones(64), repeat=3, number=3, progress=False)
+
+
+def test_every_timed_sample_has_its_cpu_seconds_beside_it(measured):
+    for v in measured.variants.values():
+        for phase in PHASES:
+            assert len(v.samples[cpu_key(phase)]) == len(v.samples[phase]) == 3, phase
+            assert all(x >= 0 for x in v.samples[cpu_key(phase)])
+
+
+def test_stage_cpu_seconds_are_bounded_by_the_first_call_they_are_part_of(measured):
+    for v in measured.variants.values():
+        for run in range(3):
+            stages = sum(v.samples[cpu_key(p)][run] for p in PHASES[:3])
+            assert stages <= v.samples[cpu_key("first_call_s")][run] + 1e-3
+
+
+def test_each_cold_run_says_how_long_its_threads_waited_for_a_cpu(measured):
+    for v in measured.variants.values():
+        assert len(v.samples["wait_s"]) == 3 and all(w >= 0 for w in v.samples["wait_s"])
+        assert len(v.samples["load"]) == 3
+    share = measured.waited_share
+    assert share is not None and 0 <= share < 1
+    assert measured.busy == (share >= BUSY_SHARE)
+
+
+def test_the_samples_round_trip_through_a_saved_report(measured, tmp_path):
+    path = tmp_path / "r.json"
+    jitmagic.save(measured, path)
+    again = jitmagic.load(path)
+    assert again.flat.samples == measured.flat.samples
+    assert again.verdict.text == measured.verdict.text
+    saved = json.loads(path.read_text())["variants"]["flat"]["samples"]
+    assert set(CPU_PHASES) <= set(saved) and "wait_s" in saved
+
+
+def test_xla_made_the_same_program_of_both_variants(measured):
+    # nested jit is inlined by XLA: the same instructions, flops and bytes
+    assert measured.same_compiled is True
+    flat, nested = measured.flat, measured.nested
+    assert flat.compiled_ops == nested.compiled_ops > 0
+    assert flat.compiled_flops == nested.compiled_flops > 0
+    assert flat.compiled_bytes_accessed == nested.compiled_bytes_accessed > 0
+    assert "same compiled program" in str(measured)
+
+
+def test_a_different_program_is_not_called_the_same():
+    from jitmagic.measure.pipeline import same_compiled
+
+    def heavier(x):
+        return model(x) * jnp.tanh(x)
+
+    a = jax.jit(model).trace(jnp.ones(64)).lower().compile()
+    b = jax.jit(heavier).trace(jnp.ones(64)).lower().compile()
+    again = jax.jit(model).trace(jnp.ones(64)).lower().compile()
+    assert same_compiled({"flat": a, "nested": b}) is False
+    assert same_compiled({"flat": a, "nested": again}) is True
+    assert same_compiled({"flat": a}) is None
+
+
+# --- how busy: /proc as it may be -----------------------------------------------------
+
+
+def test_missing_proc_files_read_as_not_measured(monkeypatch, tmp_path):
+    monkeypatch.setattr(contention, "TASKS", tmp_path / "no-such-folder")
+    monkeypatch.setattr(contention, "PRESSURE", tmp_path / "no-such-file")
+    before, after = contention.read(), contention.read()
+    assert before.wait_s is None and before.pressure_s is None
+    taken = contention.since(before, after)
+    assert "wait_s" not in taken and "pressure_s" not in taken and taken["cpu_s"] >= 0
+
+
+def test_malformed_proc_files_read_as_not_measured(monkeypatch, tmp_path):
+    task = tmp_path / "task" / "1"
+    task.mkdir(parents=True)
+    (task / "schedstat").write_text("garbage\n")
+    (tmp_path / "cpu").write_text("some avg10=x total=notanumber\nfull total=1\n")
+    monkeypatch.setattr(contention, "TASKS", tmp_path / "task")
+    monkeypatch.setattr(contention, "PRESSURE", tmp_path / "cpu")
+    assert contention.read().wait_s is None and contention.read().pressure_s is None
+
+
+def test_a_counter_that_goes_backwards_is_left_out():
+    before = contention.Reading(1.0, 5.0, 9.0)
+    after = contention.Reading(1.5, 4.0, 9.5)  # a thread ended between the reads
+    taken = contention.since(before, after)
+    assert taken["cpu_s"] == 0.5 and "wait_s" not in taken and taken["pressure_s"] == 0.5
+
+
+def test_this_linux_has_the_counters():
+    if not Path("/proc/self/task").exists():
+        pytest.skip("no /proc here")
+    assert contention.read().wait_s is not None
+
+
+# --- the clock that decides: crafted samples ----------------------------------------
+
+#: Seen under 3 spinning processes on 2 cores: wall times stretched and scattered,
+#: CPU times close together, the threads waiting half the time they could have run.
+BUSY_FLAT = {"first_call_s": [0.31, 0.52, 0.26, 0.61, 0.33],
+             "first_call_cpu_s": [0.200, 0.204, 0.198, 0.206, 0.201],
+             "wait_s": [0.2] * 5}
+BUSY_NESTED = {"first_call_s": [0.35, 0.19, 0.41, 0.22, 0.30],
+               "first_call_cpu_s": [0.150, 0.148, 0.152, 0.151, 0.149],
+               "wait_s": [0.15] * 5}
+
+
+def _busy(flat=BUSY_FLAT, nested=BUSY_NESTED, **fields) -> Comparison:
+    return comparison(flat, nested, every=0.01, **fields)
+
+
+def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
+    c = _busy()
+    assert c.busy and c.clock_of("first_call_s") == CPU
+    assert c.difference("first_call_s", WALL).kind == INCONCLUSIVE  # wall cannot tell
+    assert c.verdict.kind == FASTER
+    line = c.verdict.headline
+    assert line.startswith("Nested jit on `layer`: first call 1.34× less CPU time (")
+    assert "; wall 1.10× faster (0.42×–4.82×)" in line and "on a busy machine" in line
+    text = str(c)
+    assert "The machine was busy: these runs waited for a CPU 50% of the time" in text
+    assert "first call, CPU time" in text  # the table shows both clocks
+
+
+def test_on_a_quiet_machine_wall_time_decides_and_a_cpu_verdict_the_other_way_is_said():
+    flat = {"first_call_s": [0.30, 0.31, 0.30, 0.29, 0.30],
+            "first_call_cpu_s": [0.20, 0.20, 0.21, 0.20, 0.20], "wait_s": [0.001] * 5}
+    nested = {"first_call_s": [0.20, 0.21, 0.20, 0.20, 0.19],
+              "first_call_cpu_s": [0.30, 0.30, 0.31, 0.30, 0.30], "wait_s": [0.001] * 5}
+    c = comparison(flat, nested, every=0.01)
+    assert not c.busy and c.clock_of("first_call_s") == WALL
+    assert c.verdict.kind == FASTER
+    assert "CPU time points the other way: 1.50× more CPU time" in c.verdict.headline
+    assert "The machine was busy" not in str(c)
+
+
+def test_without_a_measured_wait_wall_time_decides():
+    flat = {k: v for k, v in BUSY_FLAT.items() if k != "wait_s"}
+    nested = {k: v for k, v in BUSY_NESTED.items() if k != "wait_s"}
+    c = comparison(flat, nested, every=0.01)
+    assert c.waited_share is None and c.clock_of("first_call_s") == WALL
+
+
+def test_cpu_time_decides_only_where_every_run_has_it():
+    flat = dict(BUSY_FLAT, first_call_cpu_s=BUSY_FLAT["first_call_cpu_s"][:3])
+    assert clock_for([flat, BUSY_NESTED]) == WALL
+    assert clock_for([BUSY_FLAT, BUSY_NESTED]) == CPU
+    assert clock_for([BUSY_FLAT, BUSY_NESTED], "trace_s") == WALL  # no trace samples
+
+
+def test_the_share_is_of_the_time_the_threads_could_run():
+    # three threads that waited 0.3 s in all beside 0.1 s of CPU: 75%, whatever the wall
+    assert waited_share([{"wait_s": [0.3], "first_call_cpu_s": [0.1],
+                          "first_call_s": [0.12]}]) == pytest.approx(0.75)
+    assert waited_share([{"first_call_s": [0.1]}]) is None
+
+
+def test_an_older_report_without_cpu_samples_is_judged_on_wall_time_as_before():
+    old = comparison({"first_call_s": [0.3, 0.31, 0.3]}, {"first_call_s": [0.1, 0.11, 0.1]},
+                     every=0.01)
+    again = Comparison.from_dict(old.to_dict())
+    assert again.clock_of("first_call_s") == WALL and again.verdict.kind == FASTER
+    assert "cpu" not in json.dumps(old.to_dict()["variants"]["flat"]["samples"])
+
+
+def test_several_processes_merge_a_run_with_its_cpu_seconds_and_wait():
+    one = {"first_call_s": [1.0, 2.0], "first_call_cpu_s": [0.9, 1.1], "wait_s": [0.0, 0.5]}
+    two = {"first_call_s": [1.5, 1.0], "first_call_cpu_s": [1.0, 0.8], "wait_s": [0.4, 0.0]}
+    merged = slowest([one, two])
+    assert merged == {"first_call_s": [1.5, 2.0], "first_call_cpu_s": [1.0, 1.1],
+                      "wait_s": [0.4, 0.5]}
+
+
+# --- same compiled work -------------------------------------------------------------
+
+
+def _executes(flat, nested, same):
+    return comparison({"execute_s": flat}, {"execute_s": nested}, every=0.1,
+                      same_compiled=same)
+
+
+def test_an_execute_gap_between_the_same_compiled_program_is_not_a_difference():
+    # 1.47× (1.27×–1.69×) per call, between two compilations of one program
+    flat, nested = [92e-6, 88e-6, 95e-6, 90e-6, 91e-6], [60e-6, 62e-6, 64e-6, 61e-6, 63e-6]
+    c = _executes(flat, nested, same=True)
+    assert c.difference("execute_s").kind == INCONCLUSIVE
+    assert "same compiled program" in str(c)
+    assert _executes(flat, nested, same=False).difference("execute_s").kind == FASTER
+
+
+def test_same_compiled_program_far_apart_is_still_said():
+    c = _executes([9e-4, 9.1e-4, 9.2e-4, 9e-4, 9.1e-4], [1e-4, 1.01e-4, 1.02e-4, 1e-4, 1.01e-4],
+                  same=True)
+    assert c.difference("execute_s").kind == FASTER
+
+
+def test_same_compiled_round_trips_and_older_reports_lack_it():
+    c = _executes([1e-4] * 3, [1e-4] * 3, same=True)
+    assert Comparison.from_dict(c.to_dict()).same_compiled is True
+    assert "same_compiled" not in _executes([1e-4] * 3, [1e-4] * 3, same=None).to_dict()
+
+
+# --- the order and the warm-up --------------------------------------------------------
+
+
+def test_rows_alternate_their_order_round_by_round():
+    assert [in_turn(["a", "b"], r) for r in range(4)] == [["a", "b"], ["b", "a"]] * 2
+    assert in_turn(["a", "b", "c", "d"], 1) == ["d", "c", "b", "a"]
+
+
+class _Row:
+    """A sampler row that records when it ran."""
+
+    args: tuple = ()
+    kwargs: dict = {}
+    warm_up = False
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def cold(self, monitor, check):
+        self.log.append(self.name)
+        return Cold({"first_call_s": 0.001}, lambda: None, None)
+
+    def describe(self, cold):
+        return {}
+
+
+def test_the_sampler_runs_flat_first_then_nested_first_in_turn():
+    log: list[str] = []
+    runs = Sampler({n: _Row(n, log) for n in ("flat", "nested")}, ("first_call_s", "execute_s"))
+    runs.measure(4, 1, None, Checkpoint())  # type: ignore[arg-type]
+    assert log == ["flat", "nested", "nested", "flat", "flat", "nested", "nested", "flat"]
+
+
+def test_the_nested_variant_is_lowered_once_untimed_before_the_timed_runs():
+    from jitmagic.measure.variants.build import build_variant
+    from jitmagic.measure.variants.entry import plan_entry
+    from jitmagic.measure.variants.preflight import checked_nested
+
+    plan = plan_entry(model, (jnp.ones(8),), {})
+    nested = build_variant("nested", plan)
+    lowered: list[str] = []
+
+    def listen(event, secs, **kw):
+        if event == LOWER_EVENT:
+            lowered.append(kw.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        checked_nested(nested, plan)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert lowered == ["jit(model)"]
+
+
+def test_a_slower_clock_word_reads_as_more_cpu_time():
+    c = _busy(flat=BUSY_NESTED, nested=BUSY_FLAT)
+    assert c.verdict.kind == SLOWER
+    assert "1.34× more CPU time" in c.verdict.headline
