@@ -301,3 +301,31 @@ def test_a_slower_clock_word_reads_as_more_cpu_time():
     c = _busy(flat=BUSY_NESTED, nested=BUSY_FLAT)
     assert c.verdict.kind == SLOWER
     assert "1.34× more CPU time" in c.verdict.headline
+
+
+# --- diffs and gates on a busy machine --------------------------------------------
+
+QUIET = {"first_call_s": [0.200, 0.202, 0.199, 0.201, 0.200],
+         "first_call_cpu_s": [0.198, 0.200, 0.197, 0.199, 0.198], "wait_s": [0.001] * 5}
+#: The same code measured again on a busy machine: wall stretched, CPU time as before.
+LOADED = {"first_call_s": [0.41, 0.52, 0.38, 0.61, 0.45],
+          "first_call_cpu_s": [0.199, 0.201, 0.198, 0.200, 0.199], "wait_s": [0.2] * 5}
+
+
+def test_a_diff_against_a_busy_run_is_judged_on_cpu_time():
+    old = comparison(QUIET, QUIET, every=0.01)
+    new = comparison(LOADED, LOADED, every=0.01)
+    d = jitmagic.diff(old, new)
+    first = d.stage("flat", "first_call_s")
+    assert first.clock == CPU and not first.significant
+    assert first.label == "first call, CPU time"
+    assert not d.regressions(1.2)  # the load is not a regression of the code
+    doubled = dict(LOADED, first_call_cpu_s=[2 * x for x in LOADED["first_call_cpu_s"]])
+    worse = jitmagic.diff(old, comparison(doubled, doubled, every=0.01))
+    assert [s.label for s in worse.regressions(1.2)] == ["first call, CPU time"] * 2
+
+
+def test_a_diff_of_two_quiet_runs_is_judged_on_wall_time():
+    old = comparison(QUIET, QUIET, every=0.01)
+    d = jitmagic.diff(old, comparison(QUIET, QUIET, every=0.01))
+    assert d.stage("nested", "first_call_s").clock == WALL

@@ -12,9 +12,10 @@ from support import comparison
 
 import jitmagic
 from jitmagic import Diff
+from jitmagic.cell.provenance import with_baseline
 from jitmagic.frontends.command import main
 from jitmagic.model import diff as diffmod
-from jitmagic.model.rows import PHASES
+from jitmagic.model.rows import PHASES, VariantResult
 from jitmagic.model.saved.storage import save
 from jitmagic.model.sweep import Sweep
 
@@ -28,6 +29,29 @@ def report(scale: float = 1.0, nested_scale: float | None = None, **fields):
         return {p: [k * 0.010, k * 0.0101, k * 0.0102] for p in PHASES}
     fields.setdefault("env", dict(ENV))
     return comparison(samples(scale), samples(nested_scale or scale * 0.5), **fields)
+
+
+#: A model's structure as jitmagic measures it: 16 calls of a helper, inlined (flat) or
+#: nested (one body plus 16 jit calls), and the helper made twice as big.
+STRUCTURE = {"flat": dict(jaxpr_eqns=3088, stablehlo_bytes=412_330, nested_calls=0,
+                          stablehlo_calls=0, compiled_calls=0),
+             "nested": dict(jaxpr_eqns=212, stablehlo_bytes=28_114, nested_calls=16,
+                            stablehlo_calls=16, compiled_calls=0)}
+DOUBLED = {"flat": dict(STRUCTURE["flat"], jaxpr_eqns=6160, stablehlo_bytes=822_596),
+           "nested": dict(STRUCTURE["nested"], jaxpr_eqns=404, stablehlo_bytes=52_330)}
+
+
+def shaped(structure=None, scale: float = 1.0, row=VariantResult, **fields):
+    """:func:`report` (every phase ``scale`` × the same tight runs) with each variant's
+    structure figures those of :data:`STRUCTURE` but where ``structure`` gives others,
+    its variants of class ``row``."""
+    base = report(scale, **fields)
+    figures = {v: {**STRUCTURE[v], **(structure or {}).get(v, {})} for v in STRUCTURE}
+    variants = {name: row(**{**{f.name: getattr(v, f.name)
+                                for f in dataclasses.fields(VariantResult)},
+                             **figures[name]})
+                for name, v in base.variants.items()}
+    return dataclasses.replace(base, variants=variants)
 
 
 @pytest.fixture
@@ -168,11 +192,34 @@ def test_the_command_exits_2_on_what_is_not_a_report(tmp_path, paths, capsys, co
 def test_the_command_exits_2_on_bad_usage(paths, capsys):
     good = paths("good.json", report())
     for argv in (["diff", good], ["diff", good, good, "--fail-on-slower", "0.5"],
-                 ["diff", good, good, "--fail-on-slower", "x"]):
+                 ["diff", good, good, "--fail-on-slower", "x"],
+                 ["diff", good, good, "--fail-on-larger"]):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
-    assert "a slowdown ratio is at least 1" in capsys.readouterr().err
+    assert "--fail-on-slower takes a ratio, a finite number of at least 1" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--fail-on-slower", "--fail-on-larger"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "-inf", "0.5", "twice"])
+def test_a_gate_refuses_a_ratio_that_fails_on_everything_or_nothing(paths, capsys, option,
+                                                                    value):
+    good = paths("good.json", shaped())
+    for argv in (["diff", good, good, option, value], ["diff", good, good, f"{option}={value}"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert f"{option} takes a ratio, a finite number of at least 1" in err
+        assert f"not {value!r}: write, for example, {option}=1.3" in err
+
+
+def test_gate_ratio_reads_what_a_gate_can_use():
+    assert diffmod.gate_ratio("1.3", "--x") == 1.3 and diffmod.gate_ratio("1", "--x") == 1.0
+    for bad in ("0", "-2", "nan", "inf", "", "1.3x"):
+        with pytest.raises(ValueError, match="--x takes a ratio"):
+            diffmod.gate_ratio(bad, "--x")
 
 
 def test_not_measured_is_nan_not_zero():
@@ -188,3 +235,146 @@ def test_reports_of_another_entry_are_refused_unless_forced(paths, capsys):
     a, b = paths("old.json", old), paths("other.json", other)
     assert main(["diff", a, b]) == 2 and "--force" in capsys.readouterr().err
     assert main(["diff", a, b, "--force"]) == 0
+
+
+# --- structure: exact figures beside the timings ------------------------------------
+
+
+def test_structure_rows_are_exact_beside_the_timing_rows():
+    d = jitmagic.diff(shaped(), shaped(DOUBLED))
+    eqns = d.figure("flat", "jaxpr_eqns")
+    assert (eqns.old, eqns.new, eqns.kind) == (3088, 6160, "larger")
+    assert eqns.new_over_old == pytest.approx(6160 / 3088)
+    assert d.figure("nested", "stablehlo_bytes").kind == "larger"
+    assert d.figure("nested", "nested_calls").kind == "same"
+    assert [(f.variant, f.figure) for f in d.structure] == [
+        (v, k) for v in ("flat", "nested") for k in ("jaxpr_eqns", "stablehlo_bytes",
+                                                       "nested_calls", "stablehlo_calls",
+                                                       "compiled_calls")]
+    # the same runs on both sides: the timings say nothing, the structure says what grew
+    assert d.regressions(1.0) == [] and all(s.kind == "inconclusive" for s in d.stages)
+    assert repr(d).endswith("; 4 figures larger>")
+    back = jitmagic.diff(shaped(DOUBLED), shaped())
+    assert back.figure("flat", "jaxpr_eqns").kind == "smaller" and back.larger(1.0) == []
+    assert repr(back).endswith("; 4 figures smaller>")
+    same = jitmagic.diff(shaped(), shaped())
+    assert {f.kind for f in same.structure} == {"same"} and same.larger(1.0) == []
+    saved = json.loads(json.dumps(d.to_dict()))["structure"][0]
+    assert saved == {"variant": "flat", "figure": "jaxpr_eqns", "old": 3088, "new": 6160,
+                     "new_over_old": pytest.approx(1.99482, abs=1e-5), "kind": "larger"}
+
+
+def test_the_text_shows_the_structure_in_a_table_of_its_own():
+    lines = str(jitmagic.diff(shaped(), shaped(DOUBLED))).splitlines()
+    assert lines[2] == ("structure: NEW larger in flat jaxpr equations 3,088 → 6,160 (1.99×), "
+                        "flat StableHLO bytes 412,330 → 822,596 (1.99×), nested jaxpr "
+                        "equations 212 → 404 (1.91×), nested StableHLO bytes 28,114 → 52,330 "
+                        "(1.86×)")
+    timing = lines.index(next(x for x in lines if x.startswith("variant  phase")))
+    shape = lines.index(next(x for x in lines if x.startswith("variant  figure")))
+    assert timing < shape and lines[shape - 1].startswith("program structure, NEW against OLD")
+    assert lines[shape + 1].split() == ["flat", "jaxpr", "equations", "3,088", "6,160",
+                                        "1.99×", "larger"]
+    assert lines[shape + 3].split() == ["flat", "nested", "jit", "calls", "0", "0", "1.00×",
+                                        "same"]
+    assert "structure: every figure the same" in str(jitmagic.diff(shaped(), shaped()))
+    # a report without structure (hand-made, or before it was recorded) shows no table
+    assert "program structure" not in str(jitmagic.diff(report(), report()))
+
+
+def test_the_html_shows_the_structure_table_escaped_beside_the_timings():
+    page = jitmagic.diff(shaped(), shaped(DOUBLED))._repr_mimebundle_()["text/html"]
+    assert page.count("<table") == 2
+    assert "<th>figure</th><th>OLD</th><th>NEW</th>" in page
+    assert "<td>jaxpr equations</td><td>3,088</td><td>6,160</td><td>1.99×</td>" in page
+    assert page.index("<th>phase</th>") < page.index("<th>figure</th>")
+
+
+def test_baseline_shows_the_structure_under_the_verdict():
+    shown = str(with_baseline(shaped(DOUBLED), shaped()))
+    assert "structure: NEW larger in flat jaxpr equations 3,088 → 6,160 (1.99×)" in shown
+    assert "program structure, NEW against OLD" in shown
+
+
+def test_a_figure_one_report_lacks_is_shown_and_never_judged():
+    older = shaped({"flat": dict(jaxpr_eqns=None, stablehlo_bytes=None)})
+    d = jitmagic.diff(older, shaped())
+    f = d.figure("flat", "jaxpr_eqns")
+    assert f.kind == "not recorded in both" and math.isnan(f.new_over_old)
+    assert d.larger(1.0) == [] and not f.larger_by(1.0)
+    assert d.figure("flat", "stablehlo_calls").kind == "same"
+    assert "—" in next(x for x in str(d).splitlines() if x.startswith("flat     jaxpr"))
+
+
+def test_a_figure_from_zero_is_larger_at_any_ratio():
+    d = jitmagic.diff(shaped({"nested": dict(nested_calls=0)}), shaped())
+    f = d.figure("nested", "nested_calls")
+    assert f.kind == "larger" and f.new_over_old == math.inf and f.larger_by(1000)
+    row = next(x for x in str(d).splitlines() if x.startswith("nested   nested jit calls"))
+    assert row.split() == ["nested", "nested", "jit", "calls", "0", "16", "from", "0", "larger"]
+    assert json.dumps(d.to_dict())  # infinite ratio saved as null
+
+
+@dataclasses.dataclass(frozen=True)
+class WithCost(VariantResult):
+    """A variant as the record will hold XLA's compiled size and cost analysis."""
+
+    compiled_ops: int | None = None
+    compiled_flops: float | None = None
+    compiled_bytes_accessed: float | None = None
+
+
+def test_compiled_size_and_cost_are_diffed_where_the_record_holds_them():
+    cost = {"flat": dict(STRUCTURE["flat"], compiled_ops=41, compiled_flops=1_048_576.0,
+                         compiled_bytes_accessed=3_145_728.0),
+            "nested": dict(STRUCTURE["nested"], compiled_ops=41, compiled_flops=1_048_576.0,
+                           compiled_bytes_accessed=3_145_728.0)}
+    more = {v: dict(f, compiled_flops=2_097_152.0) for v, f in cost.items()}
+    d = jitmagic.diff(shaped(cost, row=WithCost), shaped(more, row=WithCost))
+    assert d.figure("flat", "compiled_ops").kind == "same"
+    assert d.figure("flat", "compiled_flops").new_over_old == 2.0
+    assert [f.figure for f in d.larger(1.3)] == ["compiled_flops", "compiled_flops"]
+    rows = {" ".join(x.split()[1:-4]): x.split()[-4:] for x in str(d).splitlines()
+            if x.startswith("flat     ")}
+    assert rows["flops (XLA's cost analysis)"] == ["1,048,576", "2,097,152", "2.00×", "larger"]
+    assert rows["instructions after XLA"] == ["41", "41", "1.00×", "same"]
+    assert rows["bytes accessed (XLA's cost analysis)"][-1] == "same"
+    # a record without them (today's) has no such rows, and still diffs
+    assert "compiled_flops" not in {f.figure for f in jitmagic.diff(shaped(), shaped()).structure}
+
+
+def test_the_command_fails_on_a_larger_figure(paths, capsys):
+    old, new = paths("old.json", shaped()), paths("new.json", shaped(DOUBLED))
+    assert main(["diff", old, new, "--fail-on-larger", "1.3"]) == 1
+    captured = capsys.readouterr()
+    assert "program structure, NEW against OLD" in captured.out
+    assert ("jitmagic diff: larger: flat jaxpr equations: NEW 6,160 against OLD's 3,088, "
+            "1.99× larger (1.3× or more fails)") in captured.err
+    assert ("jitmagic diff: larger: nested StableHLO bytes: NEW 52,330 against OLD's 28,114, "
+            "1.86× larger (1.3× or more fails)") in captured.err
+    assert main(["diff", old, new, "--fail-on-larger=1.9"]) == 1
+    assert capsys.readouterr().err.count("larger: ") == 3  # nested StableHLO 1.86× passes
+    assert main(["diff", old, new, "--fail-on-larger", "2"]) == 0
+    assert main(["diff", new, old, "--fail-on-larger", "1.3"]) == 0  # NEW smaller
+    assert main(["diff", old, old, "--fail-on-larger", "1"]) == 0  # the same never fails
+    assert main(["diff", old, new]) == 0  # no gate asked: shown, not failed
+
+
+def test_both_gates_at_once_name_every_failure(paths, capsys):
+    old, new = paths("old.json", shaped()), paths("new.json", shaped(DOUBLED, 2.5))
+    assert main(["diff", "--fail-on-slower", old, new, "--fail-on-larger", "1.3"]) == 1
+    err = capsys.readouterr().err
+    assert ("regression: flat XLA compile: NEW 2.50× slower (median 25.2 ms against OLD's "
+            "10.1 ms; 1.2× or more fails)") in err
+    assert "larger: flat jaxpr equations: NEW 6,160" in err
+
+
+def test_one_function_chooses_the_samples_a_stage_is_judged_on(monkeypatch):
+    old, new = shaped(), shaped(scale=2.0)
+    assert diffmod.judged_samples(old, new, "flat", "trace_s") == (
+        old.flat.samples["trace_s"], new.flat.samples["trace_s"])
+    # whatever it chooses is what every stage, its medians and every gate are judged on
+    monkeypatch.setattr(diffmod, "judged_samples", lambda a, b, v, p: ([0.01, 0.0101, 0.0102],
+                                                                       [0.01, 0.0101, 0.0102]))
+    d = jitmagic.diff(old, new)
+    assert d.regressions(1.0) == [] and d.stage("flat", "trace_s").new_s == 0.0101

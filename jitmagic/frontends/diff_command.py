@@ -1,24 +1,33 @@
 """``python -m jitmagic diff OLD.json NEW.json``: what changed between two reports.
 
-Prints the diff (:mod:`jitmagic.model.diff`) and, with ``--fail-on-slower [RATIO]``,
-exits 1 when any stage of NEW is significantly slower than OLD, by the one rule, by
-at least RATIO (default 1.2): a CI job's regression check.
+Prints the diff (:mod:`jitmagic.model.diff`): the timings, then the program's structure.
+With ``--fail-on-slower [RATIO]`` it exits 1 when any stage of NEW is significantly
+slower than OLD, by the one rule, by at least RATIO (default 1.2); with
+``--fail-on-larger RATIO``, when any structure figure of NEW (jaxpr equations, StableHLO
+bytes, nested jit calls, ...) is at least RATIO times OLD's, exactly: a CI job's checks.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
 
 from ..model.comparison import ReportSchemaError
-from ..model.diff import FAIL_RATIO, Diff, diff
-from ..render.diff import said, text
+from ..model.diff import FAIL_RATIO, Diff, diff, gate_ratio
+from ..render.diff import gate_failures, text
 
 EXIT_CODES = """\
 exit status:
-  0  compared (and, with --fail-on-slower, nothing regressed)
-  1  --fail-on-slower: a stage of NEW is significantly slower than OLD by at least RATIO
+  0  compared (and, with --fail-on-slower or --fail-on-larger, nothing failed them)
+  1  --fail-on-slower: a stage of NEW is significantly slower than OLD by at least RATIO;
+     --fail-on-larger: a structure figure of NEW is at least RATIO times OLD's
   2  usage: bad options, a missing file, or a file that is not a comparison report"""
+
+
+#: The options that take a gate's RATIO.
+GATES = ("--fail-on-slower", "--fail-on-larger")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,37 +38,51 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("new", metavar="NEW.json", help="the report to judge against it")
     parser.add_argument("--force", action="store_true",
                         help="compare reports of differently named entries")
-    parser.add_argument("--fail-on-slower", nargs="?", type=_ratio, const=FAIL_RATIO,
-                        default=None, metavar="RATIO",
+    parser.add_argument("--fail-on-slower", nargs="?", type=_ratio("--fail-on-slower"),
+                        const=FAIL_RATIO, default=None, metavar="RATIO",
                         help="exit 1 when a stage of NEW is significantly slower than OLD by "
                              f"at least RATIO (default {FAIL_RATIO})")
+    parser.add_argument("--fail-on-larger", type=_ratio("--fail-on-larger"), default=None,
+                        metavar="RATIO",
+                        help="exit 1 when a structure figure of NEW (jaxpr equations, "
+                             "StableHLO bytes, nested jit calls, ...) is at least RATIO "
+                             "times OLD's, e.g. 1.3")
     return parser
 
 
-def _ratio(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a ratio such as 1.2, not {text!r}") from None
-    if not value >= 1:
-        raise argparse.ArgumentTypeError(f"a slowdown ratio is at least 1, not {text}")
-    return value
+def _ratio(option: str) -> Callable[[str], float]:
+    """argparse's reader of ``option``'s RATIO (:func:`~jitmagic.model.diff.gate_ratio`):
+    a bad one is a usage error (status 2) saying what to write."""
+    def read(text: str) -> float:
+        try:
+            return gate_ratio(text, option)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return read
 
 
 def _bare_flag(argv: list[str]) -> list[str]:
-    """``argv`` with the default RATIO written after a bare ``--fail-on-slower`` that a
-    path follows (``diff --fail-on-slower OLD.json NEW.json``), which argparse would
-    otherwise read as the ratio."""
+    """``argv`` with each gate's RATIO joined to it (``--fail-on-slower=-inf``), so that
+    argparse hands even a negative or non-finite one to :func:`_ratio` to be refused by
+    name, and the default RATIO written after a bare ``--fail-on-slower`` that a path
+    follows (``diff --fail-on-slower OLD.json NEW.json``: a word ending ``.json`` or
+    naming a file), which argparse would otherwise read as the ratio."""
     out: list[str] = []
-    for i, word in enumerate(argv):
-        out.append(word)
+    words = iter(enumerate(argv))
+    for i, word in words:
         after = argv[i + 1] if i + 1 < len(argv) else "-"
-        if word == "--fail-on-slower" and not after.startswith("-") and not _number(after):
+        if word in GATES and _number(after):
+            out.append(f"{word}={after}")
+            next(words)
+            continue
+        out.append(word)
+        if word == "--fail-on-slower" and (after.endswith(".json") or os.path.exists(after)):
             out.append(str(FAIL_RATIO))
     return out
 
 
 def _number(text: str) -> bool:
+    """Whether ``text`` reads as a number (then it is the RATIO, good or bad), not a path."""
     try:
         float(text)
     except ValueError:
@@ -76,16 +99,14 @@ def main(argv: list[str]) -> int:
         print(f"jitmagic diff: {exc}", file=sys.stderr)
         return 2
     print(text(d))
-    return verdict(d, args.fail_on_slower)
+    return verdict(d, args.fail_on_slower, args.fail_on_larger)
 
 
-def verdict(d: Diff, ratio: float | None) -> int:
-    """1 (and one line per regression on stderr) when ``ratio`` is given and a stage of
-    NEW is slower by at least that much; else 0."""
-    if ratio is None:
-        return 0
-    slower = d.regressions(ratio)
-    for s in slower:
-        print(f"jitmagic diff: regression: {s.variant} {s.label}: NEW {said(s)} "
-              f"(at least {ratio:g}× fails)", file=sys.stderr)
-    return 1 if slower else 0
+def verdict(d: Diff, slower: float | None, larger: float | None = None) -> int:
+    """1 (and one line on stderr per stage or figure that fails) when a stage of NEW is
+    slower by at least ``slower`` or a structure figure at least ``larger`` times OLD's
+    (each gate only where given); else 0."""
+    failed = gate_failures(d, slower, larger)
+    for line in failed:
+        print(f"jitmagic diff: {line}", file=sys.stderr)
+    return 1 if failed else 0

@@ -10,16 +10,19 @@ as ``jitmagic.compare``::
 
 ``--jitmagic-save=DIR`` writes each test's report to ``DIR/<node id>.json``;
 ``--jitmagic-compare=DIR`` diffs each against the one saved there and prints a table at
-the end of the session; ``--jitmagic-fail-on-slower[=RATIO]`` (default 1.2) makes the
-session fail when a stage got significantly slower, by the one rule, by at least RATIO.
-Nothing imports jax until a test calls the fixture.
+the end of the session. Two gates fail the test that made the report (pytest counts it
+failed, with a message naming what and by how much): ``--jitmagic-fail-on-slower[=RATIO]``
+(default 1.2) when a stage got significantly slower, by the one rule, by at least RATIO;
+``--jitmagic-fail-on-larger=RATIO`` when a structure figure (jaxpr equations, StableHLO
+bytes, nested jit calls, ...) is at least RATIO times the baseline's. Nothing imports jax
+until a test calls the fixture.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +30,9 @@ from typing import Any
 import pytest
 
 from ..model.comparison import Comparison, ReportSchemaError
-from ..model.diff import FAIL_RATIO, Diff, diff
+from ..model.diff import FAIL_RATIO, Diff, diff, gate_ratio
 from ..model.saved.storage import save
+from ..render.diff import gate_failures
 
 #: The longest report file name written (a parametrised id can be very long).
 MAX_NAME = 150
@@ -52,12 +56,14 @@ def report_name(nodeid: str, index: int = 0) -> str:
 
 @dataclass
 class Outcome:
-    """One report of the session against its baseline (``diff`` None: none to compare)."""
+    """One report of the session against its baseline (``diff`` None: none to compare);
+    ``reported`` once its gate failures have failed its test."""
 
     test: str
     name: str
     diff: Diff | None = None
     problem: str | None = None
+    reported: bool = False
 
 
 @dataclass
@@ -66,7 +72,8 @@ class Reports:
 
     save_dir: Path | None
     compare_dir: Path | None
-    fail_ratio: float | None
+    slower_ratio: float | None
+    larger_ratio: float | None = None
     outcomes: list[Outcome] = field(default_factory=list)
 
     def record(self, nodeid: str, index: int, c: Comparison) -> None:
@@ -78,11 +85,28 @@ class Reports:
         if self.compare_dir is not None:
             self.outcomes.append(compared(nodeid, name, c, self.compare_dir / name))
 
-    def regressions(self) -> list[tuple[Outcome, Any]]:
-        if self.fail_ratio is None:
+    def failures(self, o: Outcome) -> list[str]:
+        """What fails the gates in ``o``, a line each (none without a baseline)."""
+        if o.diff is None:
             return []
-        return [(o, s) for o in self.outcomes if o.diff is not None
-                for s in o.diff.regressions(self.fail_ratio)]
+        return gate_failures(o.diff, self.slower_ratio, self.larger_ratio)
+
+    def unreported(self, nodeid: str) -> str | None:
+        """The message that fails test ``nodeid``: its reports' gate failures not yet
+        reported (then marked reported), a line each (the first is what pytest's short
+        summary shows), then the baselines compared with; None where nothing failed."""
+        lines, against = [], []
+        for o in self.outcomes:
+            if o.test != nodeid or o.reported:
+                continue
+            o.reported = True
+            if failed := self.failures(o):
+                lines += [f"jitmagic: {line}" for line in failed]
+                against.append(str(self.compare_dir / o.name if self.compare_dir else o.name))
+        if not lines:
+            return None
+        return "\n".join([*lines, f"(this test's report against its baseline "
+                                   f"{', '.join(against)})"])
 
 
 def compared(test: str, name: str, c: Comparison, baseline: Path) -> Outcome:
@@ -105,17 +129,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--jitmagic-compare", metavar="DIR", default=None,
                     help="compare each jitcompare report with DIR/<test id>.json and print "
                          "a table at the end")
-    group.addoption("--jitmagic-fail-on-slower", metavar="RATIO", nargs="?", type=float,
-                    const=FAIL_RATIO, default=None,
-                    help="with --jitmagic-compare, fail the session when a stage is "
-                         f"significantly slower by at least RATIO (default {FAIL_RATIO}); "
-                         "write --jitmagic-fail-on-slower=RATIO before the test paths")
+    group.addoption("--jitmagic-fail-on-slower", metavar="RATIO", nargs="?",
+                    const=str(FAIL_RATIO), default=None,
+                    help="with --jitmagic-compare, fail a test when a stage of its report "
+                         "is significantly slower by at least RATIO (default "
+                         f"{FAIL_RATIO}); write --jitmagic-fail-on-slower=RATIO before the "
+                         "test paths")
+    group.addoption("--jitmagic-fail-on-larger", metavar="RATIO", default=None,
+                    help="with --jitmagic-compare, fail a test when a structure figure of "
+                         "its report (jaxpr equations, StableHLO bytes, nested jit calls, "
+                         "...) is at least RATIO times the baseline's, e.g. 1.3")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Read the options; a bad RATIO is a usage error (pytest exits 4) saying what to
+    write, before any test runs."""
     config.stash[KEY] = Reports(_folder(config, "jitmagic_save"),
                                 _folder(config, "jitmagic_compare"),
-                                config.getoption("jitmagic_fail_on_slower"))
+                                _gate(config, "--jitmagic-fail-on-slower"),
+                                _gate(config, "--jitmagic-fail-on-larger"))
+
+
+def _gate(config: pytest.Config, option: str) -> float | None:
+    """The RATIO given to ``option`` (None if not given), checked by
+    :func:`~jitmagic.model.diff.gate_ratio`."""
+    value = config.getoption(option.lstrip("-").replace("-", "_"))
+    if value is None:
+        return None
+    try:
+        return gate_ratio(value, option)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _folder(config: pytest.Config, name: str) -> Path | None:
@@ -140,11 +184,24 @@ def jitcompare(request: pytest.FixtureRequest) -> Callable[..., Comparison]:
     return run
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """A regression beyond ``--jitmagic-fail-on-slower`` fails a session that passed."""
-    if session.config.stash[KEY].regressions() and exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A gate failure (``--jitmagic-fail-on-slower``, ``--jitmagic-fail-on-larger``) fails
+    the test whose report it is, as pytest counts failures ("1 failed"), with a message
+    naming each stage or figure, NEW's and OLD's values and the ratio.
+
+    Judged when the test's call ends (a report made in teardown: when teardown ends,
+    which pytest counts an error); a test that failed or was skipped already keeps its
+    own outcome, and its reports are not judged again later."""
+    report = yield
+    if call.when == "setup" or KEY not in item.config.stash:
+        return report
+    message = item.config.stash[KEY].unreported(item.nodeid)
+    if message is not None and report.passed:
+        report.outcome = "failed"
+        report.longrepr = message
+    return report
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
@@ -156,5 +213,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
     if state.compare_dir is None:
         return
     terminalreporter.section("jitmagic: against " + str(state.compare_dir))
-    for line in summary_lines(state.outcomes, state.regressions(), state.fail_ratio):
+    for line in summary_lines(state.outcomes, state.slower_ratio, state.larger_ratio):
         terminalreporter.write_line(line)

@@ -3,8 +3,11 @@
 :func:`diff` judges NEW against OLD (two :class:`~jitmagic.model.comparison.Comparison`
 records, or the paths of saved reports) with :func:`jitmagic.model.stats.rule.difference`,
 per variant (flat, nested) and per phase. Every ratio is said as NEW over OLD:
-``new_over_old`` above 1 is NEW slower ("NEW is 1.3× slower"). Reports measured on
-another machine or JAX version still compare, with a warning naming what differs.
+``new_over_old`` above 1 is NEW slower ("NEW is 1.3× slower"). Beside the timings it
+compares the program's structure (:data:`STRUCTURE`: jaxpr equations, StableHLO bytes,
+nested jit calls, what XLA made of it), figures that move only with the code: exactly,
+with no significance rule (:class:`StructureDiff`). Reports measured on another machine
+or JAX version still compare, with a warning naming what differs.
 """
 
 from __future__ import annotations
@@ -18,10 +21,31 @@ from .comparison import Comparison, ReportSchemaError
 from .rows import PHASE_LABELS, PHASES, VARIANTS
 from .saved.storage import load
 from .shown import Shown
-from .stats.rule import SAME, SLOWER, difference, json_number
+from .stats.rule import SAME, SLOWER, difference, json_number, median
+from .stats.witness import CPU, WALL, on
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
+#: The figures of a variant that move only with the code (and JAX's version), as
+#: (``VariantResult`` field, label), compared exactly. The last three are XLA's compiled
+#: program (its ops, and ``compiled.cost_analysis()``'s flops and bytes accessed),
+#: diffed where a report holds them: read with ``getattr``, so a record without them
+#: still diffs.
+STRUCTURE = (
+    ("jaxpr_eqns", "jaxpr equations"),
+    ("stablehlo_bytes", "StableHLO bytes"),
+    ("nested_calls", "nested jit calls"),
+    ("stablehlo_calls", "call ops in StableHLO"),
+    ("compiled_calls", "call ops after XLA"),
+    ("compiled_ops", "instructions after XLA"),
+    ("compiled_flops", "flops (XLA's cost analysis)"),
+    ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
+)
+STRUCTURE_LABELS = dict(STRUCTURE)
+#: What a structure figure of NEW is, against OLD's: exact comparison, no rule.
+LARGER, SMALLER, SAME_SIZE = "larger", "smaller", "same"
+#: A structure figure one report holds and the other does not (an older report).
+NOT_IN_BOTH = "not recorded in both"
 #: ``env`` keys that are expected to differ between two runs of the same code.
 UNCOMPARED_ENV = frozenset({"jitmagic"})
 
@@ -45,10 +69,16 @@ class StageDiff:
     kind: str
     significant: bool
     runs: int = 0
+    #: The medians of the samples judged (:func:`judged_samples`), in seconds.
+    old_s: float = math.nan
+    new_s: float = math.nan
+    #: The clock they were judged on (:func:`judged_clock`): "wall" or "CPU".
+    clock: str = WALL
 
     @property
     def label(self) -> str:
-        return PHASE_LABELS.get(self.phase, self.phase)
+        label = PHASE_LABELS.get(self.phase, self.phase)
+        return f"{label}, CPU time" if self.clock == CPU else label
 
     @property
     def measured(self) -> bool:
@@ -62,7 +92,59 @@ class StageDiff:
         return {"variant": self.variant, "phase": self.phase,
                 "new_over_old": json_number(self.new_over_old), "low": json_number(self.low),
                 "high": json_number(self.high), "kind": self.kind, "significant": self.significant,
-                "runs": self.runs}
+                "runs": self.runs, "old_s": json_number(self.old_s),
+                "new_s": json_number(self.new_s), "clock": self.clock}
+
+
+#: A structure figure: a count, or XLA's cost analysis (a float in some JAX versions).
+Figure = int | float
+
+
+@dataclass(frozen=True)
+class StructureDiff:
+    """One structure figure of one variant (:data:`STRUCTURE`), NEW against OLD.
+
+    These move only with the code, so they are compared exactly: ``kind`` is
+    :data:`LARGER`, :data:`SMALLER` or :data:`SAME_SIZE` (:data:`NOT_IN_BOTH` where one
+    report does not hold the figure); ``new_over_old`` is NEW / OLD (infinite where OLD
+    was 0 and NEW is not; NaN where one is missing).
+    """
+
+    variant: str
+    figure: str
+    old: Figure | None
+    new: Figure | None
+
+    @property
+    def label(self) -> str:
+        return STRUCTURE_LABELS.get(self.figure, self.figure)
+
+    @property
+    def recorded(self) -> bool:
+        return self.old is not None and self.new is not None
+
+    @property
+    def new_over_old(self) -> float:
+        if self.old is None or self.new is None:
+            return math.nan
+        if self.old == 0:
+            return 1.0 if self.new == 0 else math.inf
+        return self.new / self.old
+
+    @property
+    def kind(self) -> str:
+        if self.old is None or self.new is None:
+            return NOT_IN_BOTH
+        return LARGER if self.new > self.old else SMALLER if self.new < self.old else SAME_SIZE
+
+    def larger_by(self, ratio: float) -> bool:
+        """NEW's figure is at least ``ratio`` times OLD's (and larger: 1× never fails)."""
+        return self.kind == LARGER and self.new_over_old >= ratio
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variant": self.variant, "figure": self.figure, "old": self.old,
+                "new": self.new, "new_over_old": json_number(self.new_over_old),
+                "kind": self.kind}
 
 
 @dataclass(frozen=True)
@@ -76,8 +158,11 @@ class Diff(Shown):
     warnings: tuple[str, ...] = ()
     old_created: str | None = None
     new_created: str | None = None
-    #: Whether both reports hold the very same runs (a report against itself, or a copy).
+    #: Whether both reports hold the very same runs and structure (a report against
+    #: itself, or a copy).
     same_runs: bool = False
+    #: The structure figures either report holds, per variant (:class:`StructureDiff`).
+    structure: tuple[StructureDiff, ...] = ()
 
     def stage(self, variant: str, phase: str) -> StageDiff:
         return next(s for s in self.stages if s.variant == variant and s.phase == phase)
@@ -86,13 +171,23 @@ class Diff(Shown):
         """The stages NEW is significantly slower in, by at least ``ratio``."""
         return [s for s in self.stages if s.slower_by(ratio)]
 
+    def figure(self, variant: str, figure: str) -> StructureDiff:
+        return next(s for s in self.structure if s.variant == variant and s.figure == figure)
+
+    def larger(self, ratio: float) -> list[StructureDiff]:
+        """The structure figures of NEW that are at least ``ratio`` times OLD's."""
+        return [s for s in self.structure if s.larger_by(ratio)]
+
     def summary(self) -> str:
-        """``<Diff model: 2 stages slower, 1 faster>``: one line, no renderer needed."""
+        """``<Diff model: 2 stages slower, 1 faster; 1 figure larger>``: one line, no
+        renderer needed."""
         slower = sum(s.significant and s.kind == SLOWER for s in self.stages)
         faster = sum(s.significant and s.kind != SLOWER for s in self.stages)
         said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
                          for n, what in ((slower, "slower"), (faster, "faster")) if n)
-        return f"<Diff {self.new_entry}: {said or self.undecided()}>"
+        grown = ", ".join(f"{n} figure{'s' * (n != 1)} {what}" for what in (LARGER, SMALLER)
+                          if (n := sum(s.kind == what for s in self.structure)))
+        return f"<Diff {self.new_entry}: {said or self.undecided()}{'; ' * bool(grown)}{grown}>"
 
     def undecided(self) -> str:
         """What a diff with no stage slower or faster says: the same, or not known."""
@@ -109,7 +204,7 @@ class Diff(Shown):
         return {"old_entry": self.old_entry, "new_entry": self.new_entry,
                 "stages": [s.to_dict() for s in self.stages], "warnings": list(self.warnings),
                 "old_created": self.old_created, "new_created": self.new_created,
-                "same_runs": self.same_runs}
+                "same_runs": self.same_runs, "structure": [s.to_dict() for s in self.structure]}
 
 
 def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLike, *,
@@ -128,8 +223,27 @@ def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLik
                                 "command's --force) if they are the same function renamed")
     stages = tuple(stage_diff(a, b, v, p) for v in VARIANTS for p in PHASES)
     warnings = (*env_warnings(a.env, b.env), *entry_warnings(a, b))
-    same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS)
-    return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same)
+    structure = tuple(f for v in VARIANTS for f in structure_diffs(a, b, v))
+    same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS) and \
+        not any(f.kind in (LARGER, SMALLER) for f in structure)
+    return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same,
+                structure=structure)
+
+
+def gate_ratio(text: str, option: str) -> float:
+    """The RATIO written after a gate's ``option`` (``--fail-on-slower``,
+    ``--fail-on-larger``, the plugin's): a finite number of at least 1. ``ValueError``
+    saying what to write instead for anything else (0, a negative, nan, inf, a word),
+    which would make the gate fail on everything or on nothing."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value >= 1):
+        raise ValueError(f"{option} takes a ratio, a finite number of at least 1 (NEW at "
+                         f"least RATIO times OLD fails), not {text!r}: write, for example, "
+                         f"{option}=1.3")
+    return value
 
 
 def as_comparison(r: Any) -> Comparison:
@@ -142,14 +256,58 @@ def as_comparison(r: Any) -> Comparison:
     return r
 
 
+def judged_samples(old: Comparison, new: Comparison, variant: str,
+                   phase: str) -> tuple[list[float], list[float]]:
+    """The samples (OLD's, NEW's) that one timing stage is judged on, by every diff and
+    gate (``--fail-on-slower``, ``--baseline``, the pytest plugin): the one place that
+    chooses them. Wall seconds, or the process's CPU seconds where either side was
+    measured on a busy machine and both hold them for every run (:func:`judged_clock`)."""
+    clock = judged_clock(old, new, variant, phase)
+    return on(old.variants[variant].samples, phase, clock), \
+        on(new.variants[variant].samples, phase, clock)
+
+
+def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> str:
+    """The clock a stage of ``variant`` is judged on between two reports: CPU time where
+    either was measured on a busy machine (wall time there moves with the load, not the
+    code) and both have it for every run; else wall time, as reports before it hold."""
+    if not (old.busy or new.busy):
+        return WALL
+    rows = (old.variants[variant].samples, new.variants[variant].samples)
+    both = all(len(on(r, phase, CPU)) == len(r.get(phase, ())) > 0 for r in rows)
+    return CPU if both else WALL
+
+
 def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str) -> StageDiff:
-    """One phase of one variant by the one rule (``before`` OLD, ``after`` NEW).
+    """One phase of one variant by the one rule (``before`` OLD, ``after`` NEW), on the
+    samples :func:`judged_samples` chooses.
 
     The rule's ratio is OLD/NEW; it is turned round here, and so is its interval."""
-    d = difference(old.variants[variant].samples.get(phase, []),
-                   new.variants[variant].samples.get(phase, []))
+    before, after = judged_samples(old, new, variant, phase)
+    d = difference(before, after)
     return StageDiff(variant, phase, _inverse(d.ratio), _inverse(d.high), _inverse(d.low),
-                     d.kind, d.significant, d.runs)
+                     d.kind, d.significant, d.runs, median(before), median(after),
+                     judged_clock(old, new, variant, phase))
+
+
+def structure_diffs(old: Comparison, new: Comparison, variant: str) -> list[StructureDiff]:
+    """Every :data:`STRUCTURE` figure of ``variant`` that either report holds, NEW
+    against OLD (a figure neither holds, such as cost analysis before it was recorded,
+    is left out)."""
+    a, b = old.variants[variant], new.variants[variant]
+    pairs = ((name, structure_figure(a, name), structure_figure(b, name))
+             for name, _ in STRUCTURE)
+    return [StructureDiff(variant, name, x, y) for name, x, y in pairs
+            if x is not None or y is not None]
+
+
+def structure_figure(row: Any, name: str) -> Figure | None:
+    """A variant's figure ``name``, or None where its record has no such field or no value
+    (a bool or a non-finite number is no figure: a hand-edited report's, ignored)."""
+    value = getattr(row, name, None)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _inverse(x: float | None) -> float:

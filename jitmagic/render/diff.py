@@ -1,7 +1,11 @@
-"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase.
+"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase,
+then, in a table of its own, one per structure figure.
 
 Every ratio is NEW over OLD and said in words ("NEW 1.30× slower"), with its
 interval where the rule gives one; a phase measured in only one report shows "—".
+Structure figures (jaxpr equations, StableHLO bytes, ...) are exact and show both
+values: "larger", "smaller" or "same", no interval. :func:`gate_failures` words what
+fails ``--fail-on-slower`` and ``--fail-on-larger``, for the command and the plugin.
 """
 
 from __future__ import annotations
@@ -10,12 +14,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.diff import Diff, StageDiff
+from ..model.diff import LARGER, SAME_SIZE, Diff, Figure, StageDiff, StructureDiff
 from ..model.stats.rule import INCONCLUSIVE, SLOWER
 from .blocks import Block, Heading, Html, Para, Table, as_html, as_text
-from .format import fmt_ratio
+from .format import fmt_ratio, fmt_s
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
+STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
+#: What the structure table says it holds, and why it has no interval.
+STRUCTURE_NOTE = ("program structure, NEW against OLD: exact figures that move only with "
+                  "the code (and JAX's version), so no significance rule")
 
 
 def said(s: StageDiff) -> str:
@@ -41,6 +49,33 @@ def rows(d: Diff) -> list[list[str]]:
             for s in d.stages]
 
 
+def fmt_figure(x: Figure | None) -> str:
+    """``3,088``, a whole float as a count (``1,048,576`` flops), else ``2.5e+09``
+    (``—`` where the report does not hold it)."""
+    if x is None:
+        return "—"
+    if isinstance(x, float) and x.is_integer():
+        x = int(x)
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.4g}"
+
+
+def figure_ratio(f: StructureDiff) -> str:
+    """NEW/OLD of a structure figure: ``2.00×``, ``from 0`` where OLD had none."""
+    if f.kind == LARGER and f.old == 0:
+        return "from 0"
+    return fmt_ratio(f.new_over_old)
+
+
+def _grown(f: StructureDiff) -> str:
+    """``1.96× larger``, or ``larger, from 0``."""
+    return "larger, from 0" if f.old == 0 else f"{fmt_ratio(f.new_over_old)} larger"
+
+
+def structure_rows(d: Diff) -> list[list[str]]:
+    return [[f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new), figure_ratio(f), f.kind]
+            for f in d.structure]
+
+
 def headline(d: Diff) -> str:
     """The one line a verdict shows above the table: the regressions, else the gains."""
     slower = [s for s in d.stages if s.significant and s.kind == SLOWER]
@@ -63,16 +98,57 @@ def _by_variant(stages: list[StageDiff]) -> str:
     return ", ".join(out)
 
 
+#: The most figures the verdict's structure line names (the table below holds them all).
+HEADLINE_FIGURES = 4
+
+
+def structure_headline(d: Diff) -> str:
+    """The verdict's second line: the figures that grew or shrank (the first
+    :data:`HEADLINE_FIGURES` of them), else "every figure the same"."""
+    changed = [f for f in d.structure if f.recorded and f.kind != SAME_SIZE]
+    if not changed:
+        return "structure: every figure the same"
+    shown = changed[:HEADLINE_FIGURES]
+    parts = [f"{word} in " + ", ".join(map(_change, fs))
+             for word in ("larger", "smaller") if (fs := [f for f in shown if f.kind == word])]
+    left = len(changed) - len(shown)
+    return "structure: NEW " + "; ".join(parts) + (f"; {left} more in the table below"
+                                                   if left else "")
+
+
+def _change(f: StructureDiff) -> str:
+    """``flat jaxpr equations 100 → 196 (1.96×)``."""
+    return (f"{f.variant} {f.label} {fmt_figure(f.old)} → {fmt_figure(f.new)} "
+            f"({figure_ratio(f)})")
+
+
 def blocks(d: Diff, title: bool = True) -> list[Block]:
-    """The diff as blocks: title, headline, the table, which report is which, warnings."""
+    """The diff as blocks: title, headline, the timing table, which report is which, the
+    structure table (where either report holds structure), warnings."""
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
-    out += [Para([headline(d)], "verdict", bold=True),
+    lines = [headline(d), *([structure_headline(d)] if d.structure else [])]
+    out += [Para(lines, "verdict", bold=True),
             Table(HEADER, rows(d)),
             Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "
                   f"OLD made {d.old_created or '(not recorded)'}, "
                   f"NEW made {d.new_created or '(not recorded)'}"])]
+    if d.structure:
+        out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
     out += [Para([("warning: ", w)], "warning") for w in d.warnings]
+    return out
+
+
+def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[str]:
+    """What fails the gates, a line each: the stages NEW is slower in by at least
+    ``slower`` (by the rule), the figures NEW has at least ``larger`` times of; each
+    names the stage or figure, NEW's and OLD's values and the ratio. Empty: it passes."""
+    out = [f"regression: {s.variant} {s.label}: NEW {said(s)} (median {fmt_s(s.new_s)} "
+           f"against OLD's {fmt_s(s.old_s)}; {slower:g}× or more fails)"
+           for s in (d.regressions(slower) if slower is not None else [])]
+    out += [f"larger: {f.variant} {f.label}: NEW {fmt_figure(f.new)} against OLD's "
+            f"{fmt_figure(f.old)}, {_grown(f)} ({larger:g}× or more fails)"
+            for f in (d.larger(larger) if larger is not None else [])]
     return out
 
 
@@ -84,10 +160,12 @@ def html(d: Diff) -> Html:
     return as_html(blocks(d))
 
 
-def summary_lines(outcomes: Sequence[Any], regressions: Sequence[tuple[Any, StageDiff]],
-                  ratio: float | None) -> list[str]:
-    """The pytest session's table: one row per test (its significant stages, else "no
-    measurable difference"), then the regressions that fail the session.
+def summary_lines(outcomes: Sequence[Any], slower: float | None,
+                  larger: float | None) -> list[str]:
+    """The pytest session's tables: one row per test for its timing (its significant
+    stages, else its flat first call), one for its structure (the figures that changed,
+    else "same"), then what failed a test: the regressions beyond ``slower`` and the
+    figures beyond ``larger``.
 
     ``outcomes`` have ``test``, ``diff`` (a :class:`Diff` or None) and ``problem``."""
     table: list[list[str]] = []
@@ -100,11 +178,39 @@ def summary_lines(outcomes: Sequence[Any], regressions: Sequence[tuple[Any, Stag
         table += [[o.test, f"{s.variant} {s.label}", fmt_ratio(s.new_over_old), interval(s),
                    said(s)] for s in called]
     lines = Table(("test", "stage", "NEW/OLD", "interval", "NEW is"), table).text_lines()
+    shapes = [row for o in outcomes if o.diff is not None for row in _structure_summary(o)]
+    if shapes:
+        lines += ["", *Table(("test", *STRUCTURE_HEADER), shapes).text_lines()]
     warned = {w for o in outcomes if o.diff is not None for w in o.diff.warnings}
     lines += [f"warning: {w}" for w in sorted(warned)]
-    by_test: dict[str, list[StageDiff]] = {}
-    for o, s in regressions:
-        by_test.setdefault(o.test, []).append(s)
-    lines += [f"REGRESSION {test}: " + ", ".join(f"{s.variant} {s.label} {said(s)}" for s in ss)
-              + f" (fails at {ratio:g}×)" for test, ss in by_test.items()]
+    lines += _failed_lines(outcomes, slower, larger)
     return lines or ["no jitcompare reports in this session"]
+
+
+def _structure_summary(o: Any) -> list[list[str]]:
+    """A test's structure rows: the figures that changed, else one "same" row (none
+    where its reports hold no structure)."""
+    recorded = [f for f in o.diff.structure if f.recorded]
+    changed = [f for f in recorded if f.kind != SAME_SIZE]
+    if not changed:
+        return [[o.test, "—", "every figure", "—", "—", "—", SAME_SIZE]] if recorded else []
+    return [[o.test, f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new),
+             figure_ratio(f), f.kind] for f in changed]
+
+
+def _failed_lines(outcomes: Sequence[Any], slower: float | None,
+                  larger: float | None) -> list[str]:
+    """``REGRESSION test: flat trace 2.00× slower (fails at 1.2×)`` and ``LARGER test:
+    flat jaxpr equations 100 → 196 (1.96×) (fails at 1.3×)``: a line per test and gate."""
+    out = []
+    for o in outcomes:
+        if o.diff is None:
+            continue
+        if slower is not None and (ss := o.diff.regressions(slower)):
+            out.append(f"REGRESSION {o.test}: " + ", ".join(f"{s.variant} {s.label} {said(s)}"
+                                                             for s in ss)
+                       + f" (fails at {slower:g}×)")
+        if larger is not None and (fs := o.diff.larger(larger)):
+            out.append(f"LARGER {o.test}: " + ", ".join(map(_change, fs))
+                       + f" (fails at {larger:g}×)")
+    return out
