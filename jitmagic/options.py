@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
+from ._compat import option_strings
 from .errors import InputError
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
@@ -298,8 +299,7 @@ def with_option_hint(message: str, parser: argparse.ArgumentParser) -> str:
     """argparse's error ``message``, and after ``unrecognized arguments: --vamp`` a
     ``Did you mean --vmap (not --vamp)?`` and the options ``parser`` lists (those its help
     shows): the magic and the command say it alike."""
-    flags = [f for a in parser._actions if a.help != argparse.SUPPRESS
-             for f in a.option_strings]
+    flags = list(option_strings(parser))
     hint = unknown_option_hint(message, flags)
     return f"{message}. {hint}" if hint else message
 

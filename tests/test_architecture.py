@@ -11,6 +11,7 @@ even indirectly.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,38 @@ def test_no_folder_holds_more_than_fifteen_modules():
 def test_every_folder_says_what_it_holds():
     for init in PACKAGE.rglob("__init__.py"):
         assert ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring"
+
+
+#: Private names of other libraries jitmagic touches: JAX's internals, attributes that are
+#: not public API, and the private modules of frameworks whose classes it recognises.
+PRIVATE_MODULES = re.compile(r"^(jax\._src|equinox\._|flax\.nnx\.transforms\.)")
+PRIVATE_ATTRIBUTES = {"_jit_info", "_instances", "_add_filter", "_actions"}
+COMPAT = "jitmagic._compat"
+
+
+def private_uses(path: Path) -> list[str]:
+    """Where ``path`` imports a private module, names one in a string, or reads one of
+    :data:`PRIVATE_ATTRIBUTES` (directly or through ``getattr``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value] if PRIVATE_MODULES.match(node.value) else []
+            names += [node.value] if node.value in PRIVATE_ATTRIBUTES else []
+        elif isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES:
+            names = [node.attr]
+        found += [f"{path.name}:{node.lineno} {n}" for n in names
+                  if PRIVATE_MODULES.match(n) or n in PRIVATE_ATTRIBUTES]
+    return found
+
+
+def test_only_the_compatibility_module_touches_private_names():
+    outside = [use for path in sorted(PACKAGE.rglob("*.py")) if module_name(path) != COMPAT
+               for use in private_uses(path)]
+    assert not outside, f"private names outside {COMPAT}: {outside}"
+    inside = private_uses(PACKAGE / "_compat.py")
+    assert any("jax._src" in use for use in inside) and any("_jit_info" in u for u in inside)

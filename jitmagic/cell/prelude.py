@@ -30,6 +30,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._compat import backend_started
 from ..errors import InputError, UserCodeError, user_traceback
 
 #: Environment variables that JAX or XLA read once, when jax is imported or its backend
@@ -65,18 +66,12 @@ class Prelude:
     def imported(self, by: str) -> None:
         """Note that jax has just been imported ``by`` someone (see ``imported_by``)."""
         self.imported_by, self.seen_by_jax = by, jax_environment()
-        self.backend_started = _backend_started()
+        self.backend_started = backend_started()
 
 
 def jax_environment() -> dict[str, str]:
     """The environment variables of :data:`JAX_ENVIRONMENT` now set."""
     return {k: v for k, v in os.environ.items() if k.startswith(JAX_ENVIRONMENT)}
-
-
-def _backend_started() -> bool:
-    xla_bridge = sys.modules.get("jax._src.xla_bridge")
-    started = getattr(xla_bridge, "backends_are_initialized", None)
-    return bool(started()) if callable(started) else True  # unknown: assume the worst
 
 
 def run_prelude(source: str, filename: str, namespace: dict[str, Any],

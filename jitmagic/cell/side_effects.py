@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compat import add_filter_hook, monitoring_lists, set_add_filter_hook
 from ..usercode import user_file
 
 
@@ -124,23 +125,13 @@ def _differs(a: Any, b: Any) -> bool:
 
 # --- jax.monitoring ------------------------------------------------------------------
 
-_LISTENERS = ("_event_listeners", "_event_duration_secs_listeners",
-              "_event_time_span_listeners", "_scalar_listeners")
-
-
-def _monitoring() -> Any:
-    return sys.modules.get("jax._src.monitoring")
-
-
 def _take_listeners() -> dict[str, tuple[list, list]]:
     """Each of JAX's private listener lists there is: (the list, a copy of it)."""
-    mod = _monitoring()
-    lists = {name: getattr(mod, name, None) for name in _LISTENERS}
-    return {name: (got, list(got)) for name, got in lists.items() if isinstance(got, list)}
+    return {name: (got, list(got)) for name, got in monitoring_lists()[1].items()}
 
 
 def _undo_listeners(before: dict[str, tuple[list, list]]) -> str | None:
-    mod, added, removed = _monitoring(), 0, 0
+    mod, added, removed = monitoring_lists()[0], 0, 0
     for name, (kept, was) in before.items():
         now = getattr(mod, name, kept)
         new = [f for f in now if not any(f is g for g in was)]
@@ -176,9 +167,9 @@ class _Filters:
         self.list: Any = warnings.filters  # the object itself: catch_warnings swaps it
         self.was, self.show = list(warnings.filters), warnings.showwarning
         self.theirs: list[tuple] = []
-        self.add = getattr(warnings, "_add_filter", None)
+        self.add = add_filter_hook()
         if self.add is not None:
-            warnings._add_filter = self._adding  # type: ignore[attr-defined]
+            set_add_filter_hook(self._adding)
 
     def _adding(self, *item: Any, append: bool) -> None:
         assert self.add is not None
@@ -191,7 +182,7 @@ class _Filters:
 
     def undo(self) -> str | None:
         if self.add is not None:
-            warnings._add_filter = self.add  # type: ignore[attr-defined]
+            set_add_filter_hook(self.add)
         now, said = warnings.filters, []
         kept = [f for f in now if f in self.was or f in self.theirs]
         kept += [f for f in self.was if f not in kept]

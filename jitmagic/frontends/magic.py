@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from .._compat import live_widgets
 from ..cell import source as cellmod
 from ..cell.prepare import measure_source, parse
 from ..errors import CannotWriteError, InputError, UserCodeError
@@ -191,11 +192,11 @@ def _ordering_widget(result: Comparison) -> Any:
 
     from .widget import ordering_widget
 
-    before = set(widget_module._instances)
+    before = set(live_widgets(widget_module))
     try:
         return ordering_widget(result)
     except BaseException:
-        live = widget_module._instances
+        live = live_widgets(widget_module)
         for model_id in set(live) - before:
             live[model_id].close()
         raise

@@ -9,8 +9,7 @@ import types
 from collections import Counter
 from typing import Any
 
-from jax._src import source_info_util
-
+from ..._compat import frame_line
 from ...model.lines import FunctionSpan
 from ...usercode import sourceless, user_file
 from ..sampling.structure import sub_jaxprs
@@ -72,7 +71,7 @@ class UserCode:
             if self.is_user(code):
                 key = self._frames.get((code, lasti))
                 if key is None:
-                    line = source_info_util.raw_frame_to_frame(code, lasti).start_line
+                    line = frame_line(code, lasti)
                     key = self._frames[(code, lasti)] = (code.co_filename, line)
                 keys.append(key)
                 outermost = code

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 
 import jax
 
+from ..._compat import reset_persistent_cache
+
 
 @contextmanager
 def frozen_heap() -> Iterator[None]:
@@ -53,8 +55,6 @@ def persistent_cache_off() -> Iterator[bool]:
     Whether the cache is used is decided once per process, so it is reset on
     both sides for the switch to count.
     """
-    from jax._src import compilation_cache
-
     # properties JAX adds to its Config at run time, unseen by mypy (jax.config.read
     # refuses them: they have context managers)
     was_on = jax.config.jax_enable_compilation_cache  # type: ignore[attr-defined]
@@ -62,10 +62,10 @@ def persistent_cache_off() -> Iterator[bool]:
     if not (was_on and had_dir):
         yield False
         return
-    compilation_cache.reset_cache()
+    reset_persistent_cache()
     jax.config.update("jax_enable_compilation_cache", False)
     try:
         yield True
     finally:
         jax.config.update("jax_enable_compilation_cache", was_on)
-        compilation_cache.reset_cache()
+        reset_persistent_cache()

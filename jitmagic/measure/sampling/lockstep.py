@@ -30,6 +30,7 @@ import sys
 import time
 from typing import Any
 
+from ..._compat import distributed_client
 from ...errors import InputError, UserCodeError
 from ...model.processes import Samples, slowest
 from ...model.rows import VariantResult
@@ -144,9 +145,7 @@ def _first_line(exc: BaseException) -> str:
 def current() -> Lockstep:
     """The lockstep of this process: :data:`SINGLE` unless ``jax.distributed`` joined it to
     others (asked without starting JAX's backend where it has not been initialized)."""
-    from jax._src import distributed
-
-    client = distributed.global_state.client
+    client = distributed_client()
     if client is None:
         return SINGLE
     import jax

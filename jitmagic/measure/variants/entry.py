@@ -15,6 +15,7 @@ from typing import Any
 
 import jax
 
+from ..._compat import equinox_transform, framework_jit, jit_info
 from ...errors import InputError
 from ..calls.arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
 from ..calls.arrays import SCALARS, Holes
@@ -51,7 +52,7 @@ def resolve_entry(obj: Any, name: str | None = None) -> Resolved:
             f"the entry `{name}` is a {type(obj).__name__}, not a Python function of yours: "
             f"end with a call of your own function, e.g. `model(x)`, not `print(model(x))`.")
     if is_user_jit(obj):
-        info = obj._jit_info
+        info = jit_info(obj)
         opts = {k: getattr(info, k) for k in JIT_OPTIONS if getattr(info, k, None)}
         return Resolved(obj.__wrapped__, name, opts or None)
     inner = _framework_unjit(obj)
@@ -92,16 +93,9 @@ def entry_name(obj: Any) -> str:
     if _framework_unjit(obj) is not None:
         return entry_name(_framework_unjit(obj))
     if callable(wrapped):  # a wrapper object (``eqx.filter_grad(loss)``): as written
-        kind = _WRAPPERS.get((type(obj).__module__, type(obj).__name__))
+        kind = equinox_transform(obj)
         return f"{kind}({entry_name(wrapped)})" if kind else entry_name(wrapped)
     return f"{type(obj).__name__}.__call__"
-
-
-#: Equinox's transformations, which return objects wrapping the user's function.
-_WRAPPERS = {("equinox._ad", "_GradWrapper"): "filter_grad",
-             ("equinox._ad", "_ValueAndGradWrapper"): "filter_value_and_grad",
-             ("equinox._ad", "_CheckpointWrapper"): "filter_checkpoint",
-             ("equinox._vmap_pmap", "_VmapWrapper"): "filter_vmap"}
 
 
 def _transform_of(fn: types.FunctionType) -> str | None:
@@ -125,11 +119,7 @@ def _cell_full(cell: Any) -> bool:
 def _framework_unjit(obj: Any) -> Callable | None:
     """The plain function behind ``eqx.filter_jit`` or ``nnx.jit``: the outer jit
     replaces it, taking array leaves traced and the rest static as they do."""
-    kind = (type(obj).__module__, type(obj).__name__)
-    if kind in (("equinox._jit", "_JitWrapper"),
-                ("flax.nnx.transforms.compilation", "JitWrapped")):
-        return getattr(obj, "__wrapped__", None)
-    return None
+    return getattr(obj, "__wrapped__", None) if framework_jit(obj) else None
 
 
 def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None = None,

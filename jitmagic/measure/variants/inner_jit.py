@@ -10,6 +10,7 @@ from typing import Any
 
 import jax
 
+from ..._compat import jit_info
 from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arrays import SCALARS, Holes
 from ..calls.arrays import holds_arrays as _holds_arrays
@@ -164,5 +165,5 @@ def _hashable(x: Any) -> bool:
 
 def is_user_jit(obj: Any) -> bool:
     """Whether ``obj`` is a ``jax.jit`` the user wrote (its plain function is ``__wrapped__``)."""
-    return (getattr(obj, "_jit_info", None) is not None
+    return (jit_info(obj) is not None
             and callable(getattr(obj, "__wrapped__", None)))

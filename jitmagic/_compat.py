@@ -1,0 +1,122 @@
+"""Every private name jitmagic reaches in another library, each behind a named function.
+
+JAX's internals (``jax._src``), a jitted function's ``_jit_info``, Equinox's wrapper
+classes, ipywidgets' registry of live widgets, ``warnings._add_filter`` and argparse's
+``_actions`` are not public API: a new release may move them. They are touched here and
+nowhere else (``tests/test_architecture.py`` checks it), so an upgrade is a one-file
+change, and ``tests/test_packaging.py`` checks each one against the installed versions.
+
+Nothing here imports JAX at import time: ``python -m jitmagic FILE.py`` imports
+jitmagic before the file's first lines, which may set what JAX reads when it starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable, Iterable
+from types import CodeType, ModuleType
+from typing import Any
+
+# --- JAX -------------------------------------------------------------------------------
+
+#: JAX's private modules named below, each in its place.
+SOURCE_INFO, COMPILATION_CACHE, DISTRIBUTED = (
+    "jax._src.source_info_util", "jax._src.compilation_cache", "jax._src.distributed")
+XLA_BRIDGE, MONITORING = "jax._src.xla_bridge", "jax._src.monitoring"
+#: ``jax.monitoring``'s listener lists, in its private module.
+MONITORING_LISTS = ("_event_listeners", "_event_duration_secs_listeners",
+                    "_event_time_span_listeners", "_scalar_listeners")
+
+
+def frame_line(code: CodeType, lasti: int) -> int:
+    """The source line of a raw traceback frame (code object, last instruction), as an
+    equation's ``source_info.traceback.raw_frames()`` gives them."""
+    from jax._src import source_info_util
+
+    return source_info_util.raw_frame_to_frame(code, lasti).start_line
+
+
+def reset_persistent_cache() -> None:
+    """Forget whether JAX's persistent compilation cache is in use: it is decided once
+    per process, so a switch of ``jax_enable_compilation_cache`` counts only after this."""
+    from jax._src import compilation_cache
+
+    compilation_cache.reset_cache()
+
+
+def distributed_client() -> Any:
+    """``jax.distributed``'s client where ``initialize`` joined this process to others
+    (None otherwise), read without starting JAX's backend."""
+    from jax._src import distributed
+
+    return distributed.global_state.client
+
+
+def backend_started() -> bool:
+    """Whether JAX has started a backend in this process (True where it cannot tell:
+    assume the worst), without importing JAX where it was not imported."""
+    bridge = sys.modules.get(XLA_BRIDGE)
+    started = getattr(bridge, "backends_are_initialized", None)
+    return bool(started()) if callable(started) else True
+
+
+def monitoring_lists() -> tuple[ModuleType | None, dict[str, list]]:
+    """JAX's private monitoring module (None where JAX is not imported) and each of its
+    listener lists there is, by name."""
+    mod = sys.modules.get(MONITORING)
+    lists = {name: getattr(mod, name, None) for name in MONITORING_LISTS}
+    return mod, {name: got for name, got in lists.items() if isinstance(got, list)}
+
+
+def jit_info(obj: Any) -> Any:
+    """The options a ``jax.jit`` function was made with (None: not a jit)."""
+    return getattr(obj, "_jit_info", None)
+
+
+# --- Equinox, ipywidgets, the standard library -------------------------------------------
+
+#: Equinox's transformations return instances of private classes wrapping the user's
+#: function: (module, class) → the transformation's public name.
+EQUINOX_WRAPPERS = {("equinox._ad", "_GradWrapper"): "filter_grad",
+                    ("equinox._ad", "_ValueAndGradWrapper"): "filter_value_and_grad",
+                    ("equinox._ad", "_CheckpointWrapper"): "filter_checkpoint",
+                    ("equinox._vmap_pmap", "_VmapWrapper"): "filter_vmap"}
+
+
+def equinox_transform(obj: Any) -> str | None:
+    """Which Equinox transformation made ``obj`` (None: none did)."""
+    return EQUINOX_WRAPPERS.get((type(obj).__module__, type(obj).__name__))
+
+
+#: The jit wrappers of Equinox (``eqx.filter_jit``) and NNX (``nnx.jit``): (module, class).
+FRAMEWORK_JITS = (("equinox._jit", "_JitWrapper"),
+                  ("flax.nnx.transforms.compilation", "JitWrapped"))
+
+
+def framework_jit(obj: Any) -> bool:
+    """Whether ``obj`` is ``eqx.filter_jit`` or ``nnx.jit`` of a function."""
+    return (type(obj).__module__, type(obj).__name__) in FRAMEWORK_JITS
+
+
+def live_widgets(widget_module: ModuleType) -> dict[str, Any]:
+    """ipywidgets' registry of live widgets by model id (the module is passed in, so
+    that importing this one imports no display library)."""
+    return widget_module._instances
+
+
+def option_strings(parser: argparse.ArgumentParser) -> Iterable[str]:
+    """The option strings a parser's help lists (not the suppressed ones)."""
+    return [f for a in parser._actions if a.help != argparse.SUPPRESS for f in a.option_strings]
+
+
+def add_filter_hook() -> Callable[..., None] | None:
+    """``warnings._add_filter``, through which ``filterwarnings`` and ``simplefilter``
+    add every filter (None where this Python has none)."""
+    return getattr(warnings, "_add_filter", None)
+
+
+def set_add_filter_hook(hook: Callable[..., None]) -> None:
+    """Put ``hook`` in the place of ``warnings._add_filter``."""
+    warnings._add_filter = hook  # type: ignore[attr-defined]
