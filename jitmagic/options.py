@@ -271,6 +271,33 @@ def split_options(kwargs: dict[str, Any],
     return dataclasses.replace(options or Options(), **chosen), rest
 
 
+def options_of(function: str, kwargs: dict[str, Any], options: Options | None = None,
+               takes: Iterable[str] | None = None) -> tuple[Options, dict[str, Any]]:
+    """The one option splitter of jitmagic's Python functions: ``function``'s
+    ``**kwargs`` → (its :class:`Options`, the keywords that go to the user's function).
+
+    ``takes`` lists the options ``function`` uses (None: all of them, as ``compare``);
+    an option it does not use is refused with a sentence saying what does, rather than
+    passed to the user's function, where it would mean something else. A keyword of
+    the user's own that is spelt as an option goes in a ``functools.partial``."""
+    options, rest = split_options(kwargs, options)
+    allowed = set(_fields() if takes is None else takes)
+    refused = [k for k in kwargs if k in _fields() and k not in allowed]
+    if refused:
+        takes_what = ", ".join(f"`{k}=`" for k in sorted(allowed)) or "no options"
+        raise InputError(
+            f"`jitmagic.{function}` takes {takes_what}, not {_keywords(refused)}: "
+            f"{'those are' if len(refused) > 1 else 'that is'} an option of "
+            f"`jitmagic.compare` (write `jitmagic.compare(fn, *args, {refused[0]}=...)`). "
+            f"A keyword argument of your own function spelt so goes in "
+            f"`functools.partial(fn, {refused[0]}=...)`.")
+    return options, rest
+
+
+def _keywords(names: list[str]) -> str:
+    return ", ".join(f"`{k}=`" for k in names)
+
+
 #: Options of the magic and the command that the Python functions do not take, with what
 #: to write instead (a keyword named so would otherwise go, silently, to the user's function).
 FRONT_END_ONLY = {

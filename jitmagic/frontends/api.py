@@ -22,7 +22,7 @@ from ..model.advice import Advice
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
-from ..options import Options, split_options
+from ..options import Options, options_of
 from .stderr_progress import drawer, drawing
 
 
@@ -38,7 +38,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: bool | Draw = True, **kwargs: Any) -> Comparison:
     baseline = kwargs.pop("baseline", None)
     old = read_baseline(baseline)
-    options, kwargs = split_options(kwargs, options)
+    options, kwargs = options_of("compare", kwargs, options)
     with _drawn(progress, options.quiet) as draw:
         result = pipeline.compare(fn, *args, options=options, progress=draw, **kwargs)
     made = stamp(result, source=entry_source(fn), options=spell(options, baseline=baseline))
@@ -49,16 +49,25 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: bool | Draw = True, options: Options | None = None,
           **kwargs: Any) -> Sweep:
-    quiet = kwargs.get("quiet", options.quiet if options else False)
-    with _drawn(progress, bool(quiet)) as draw:
+    baseline = kwargs.pop("baseline", None)
+    old = read_baseline(baseline)
+    options, kwargs = options_of("sweep", kwargs, options, takes=SWEEP_TAKES)
+    with _drawn(progress, options.quiet) as draw:
         result = sweeping.sweep(name, values, fn, *args, progress=draw, options=options,
                                 **kwargs)
-    chosen = dataclasses.replace(split_options(kwargs, options)[0], sweep=(name, tuple(values)))
-    return cast(Sweep, stamp(result, source=entry_source(fn), options=spell(chosen)))
+    chosen = dataclasses.replace(options, sweep=(name, tuple(values)))
+    made = stamp(result, source=entry_source(fn), options=spell(chosen, baseline=baseline))
+    return cast(Sweep, with_baseline(made, old))
+
+
+#: The options :func:`sweep` uses: every option of ``compare`` but ``sweep`` itself
+#: (the swept name and values are its first arguments).
+SWEEP_TAKES = tuple(f.name for f in dataclasses.fields(Options) if f.name != "sweep")
 
 
 @functools.wraps(advice.advise)
 def advise(fn: Callable, /, *args: Any, progress: bool | Draw = True,
-           **kwargs: Any) -> Advice:
-    with _drawn(progress) as draw:
-        return advice.advise(fn, *args, progress=draw, **kwargs)
+           options: Options | None = None, **kwargs: Any) -> Advice:
+    options, kwargs = options_of("advise", kwargs, options, takes=advice.ADVISE_TAKES)
+    with _drawn(progress, options.quiet) as draw:
+        return advice.advise(fn, *args, options=options, progress=draw, **kwargs)

@@ -39,7 +39,7 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.stats.rule import FASTER, Difference, difference
-from ..options import AUTO, Options
+from ..options import Options, options_of
 from .attribution import attribute_call
 from .sampling.conditions import frozen_heap, persistent_cache_off
 from .sampling.monitor import Monitor
@@ -129,17 +129,22 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     )
 
 
-def advise(fn: Callable, /, *args: Any, repeat: int | str = AUTO, number: int | None = None,
+def advise(fn: Callable, /, *args: Any, options: Options | None = None,
            progress: Draw | None = None, **kwargs: Any) -> Advice:
     """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``.
 
-    ``progress`` as :func:`~jitmagic.measure.pipeline.compare`'s."""
-    check_repeat(repeat)
+    Takes the option keywords ``repeat``, ``number`` and ``budget``; the other keywords
+    go to ``fn``. ``progress`` as :func:`~jitmagic.measure.pipeline.compare`'s."""
+    options, kwargs = options_of("advise", kwargs, options, takes=ADVISE_TAKES)
+    check_repeat(options.repeat)
     plan = plan_entry(fn, args, kwargs)
     check = Checkpoint(report=Reporter(plan.name, draw=progress))
     with check.catching_interrupts():
-        return advise_call(plan, plan.args, plan.kwargs,
-                           options=Options(repeat=repeat, number=number), check=check)
+        return advise_call(plan, plan.args, plan.kwargs, options=options, check=check)
+
+
+#: The options :func:`advise` uses.
+ADVISE_TAKES = ("repeat", "number", "budget", "quiet")
 
 
 def extend(result: Comparison, flat: Prepared, options: Options,

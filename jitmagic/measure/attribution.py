@@ -27,6 +27,7 @@ import jax
 
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
+from ..options import options_of
 from .sampling.conditions import frozen_heap, paused_gc
 from .sampling.stops import Checkpoint, Stop
 from .variants.build import make_variant
@@ -107,7 +108,9 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
 
 
 def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
-    """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper."""
+    """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper
+    (one trace: it takes no options)."""
+    _, kwargs = options_of("attribute", kwargs, takes=())
     plan = plan_entry(fn, args, kwargs)
     return attribute_call(plan, plan.args, plan.kwargs)
 

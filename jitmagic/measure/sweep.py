@@ -24,6 +24,7 @@ from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
 from .pipeline import checkpoint, measure_prepared, option_hints, variants_of
 from .sampling.stops import FINDING, Checkpoint, Interrupted, Stop
+from .variants.entry import entry_name
 
 
 def run_sweep(name: str, values: Sequence[Any],
@@ -95,4 +96,5 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
 
     assert options.sweep is not None  # given just above
     with option_hints():
-        return run_sweep(*options.sweep, one, checkpoint(fn.__name__, options, start, progress))
+        return run_sweep(*options.sweep, one,
+                         checkpoint(entry_name(fn), options, start, progress))

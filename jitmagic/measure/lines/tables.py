@@ -44,6 +44,7 @@ import jax
 from ...errors import InputError, UserCodeError, user_traceback
 from ...model.comparison import VARIANTS, Comparison
 from ...model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
+from ...options import options_of
 from ..discovery.discover import code_of
 from ..sampling.stops import Checkpoint, Interrupted, Stop
 from ..sampling.structure import jit_calls_by_name
@@ -77,7 +78,9 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
 
     One cold trace (under a line hook where a cheap one exists) and one lowering per
     variant count equations, StableHLO ops and, with the hook, hits and Python time.
+    It takes no options.
     """
+    _, kwargs = options_of("lines", kwargs, takes=())
     return lines_of(fn, args, kwargs)
 
 

@@ -1,0 +1,83 @@
+"""jitmagic's Python functions take options one way, and any callable as the entry.
+
+``compare``, ``sweep``, ``advise``, ``attribute`` and ``lines`` all split their keywords
+with one splitter: an option a function does not use is refused with a sentence, never
+passed to the user's function, where it would mean something else.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax.numpy as jnp
+import pytest
+
+import jitmagic
+from jitmagic.errors import InputError
+
+
+def layer(x, scale=1.0):
+    return sum(i * jnp.sin(x) * scale for i in range(6))
+
+
+def model(x, scale=1.0):
+    return sum(layer(x, scale) for _ in range(3))
+
+
+class Model:
+    """A callable instance, as a framework module is."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, x):
+        return model(x, self.scale)
+
+
+X = jnp.ones(8)
+
+
+@pytest.mark.parametrize("entry", [functools.partial(model, scale=2.0), Model(2.0)],
+                         ids=["partial", "callable instance"])
+def test_sweep_takes_any_callable_entry(entry):
+    s = jitmagic.sweep("N", [1, 2], entry, X, repeat=1, number=2, progress=False)
+    assert len(s.points) == 2 and all(p.flat.ok and p.nested.ok for p in s.points)
+    assert all("layer" in p.nested.helpers for p in s.points)  # and `model`, for Model
+
+
+def test_sweep_takes_a_baseline_and_does_not_pass_it_to_the_function(tmp_path):
+    path = tmp_path / "before.json"
+    jitmagic.save(jitmagic.compare(model, X, repeat=1, number=2, progress=False), path)
+    s = jitmagic.sweep("N", [1], model, X, repeat=1, number=2, progress=False, baseline=path)
+    assert s.last.baseline is not None and "--baseline" in (s.last.options or "")
+
+
+def test_advise_takes_its_budget_as_an_option(monkeypatch):
+    seen = {}
+
+    def watched(x, **kwargs):
+        seen.update(kwargs)
+        return model(x)
+
+    advice = jitmagic.advise(watched, X, budget=5, repeat=3, number=2, progress=False)
+    assert seen == {} and advice.repeat == 3
+
+
+@pytest.mark.parametrize(("call", "refused"), [
+    (lambda: jitmagic.advise(model, X, vmap=True), "`vmap=`"),
+    (lambda: jitmagic.attribute(model, X, repeat=3), "`repeat=`"),
+    (lambda: jitmagic.lines(model, X, budget=3, nest=("layer",)), "`budget=`, `nest=`"),
+    (lambda: jitmagic.sweep("N", [1], model, X, sweep=("M", (1,))), "`sweep=`"),
+])
+def test_an_option_a_function_does_not_use_is_refused_with_what_to_write(call, refused):
+    with pytest.raises(InputError) as caught:
+        call()
+    message = str(caught.value)
+    assert f"not {refused}" in message
+    assert "jitmagic.compare(fn, *args," in message and "functools.partial(fn," in message
+
+
+def test_attribute_and_lines_take_any_callable_entry():
+    entry = functools.partial(model, scale=2.0)
+    assert [h.helper for h in jitmagic.attribute(entry, X).helpers] == ["layer"]
+    assert jitmagic.lines(Model(2.0), X).tables
