@@ -1,23 +1,29 @@
 """Simulated false differences and power of jitmagic's significance rule.
 
 No timing: seeded draws from models of a shared machine's noise (log-normal jitter,
-and now and then a stalled run) fed to :func:`jitmagic.model.stats.rule.difference`, the
-way ``-r auto`` asks it (after every pair of runs from 3 to 9, stopping at the first
-decision) and the way a fixed ``-r 3``/``-r 5``/``-r 9`` does (once). Prints the
-figures quoted in docs/significance.md.
+and now and then a stalled run; and :class:`Busy`, the process's CPU time on a busy
+machine, which a busy machine's first call is decided on) fed to
+:func:`jitmagic.model.stats.rule.difference`, the way ``-r auto`` asks it (after every
+pair of runs from 3 to 9, stopping at the first decision) and the way a fixed
+``-r 3``/``-r 5``/``-r 9`` does (once). Prints the figures quoted in docs/significance.md.
 
     PYTHONPATH=$PWD python benchmarks/significance.py [draws] [seed]
     PYTHONPATH=$PWD python benchmarks/significance.py --calibrate [draws] [seed]
     PYTHONPATH=$PWD python benchmarks/significance.py --limits [draws] [seed]
+    PYTHONPATH=$PWD python benchmarks/significance.py --looks [draws] [seed]
 
-``--limits`` prints what bounds the power at 20% jitter (an oracle that knows the noise
-model, and a fixed ``-r 20``) and how often a quiet machine gets "no measurable
-difference". ``--calibrate`` derives :data:`jitmagic.model.stats.rule.THRESHOLDS`
-instead: for each look n = 3..9 the threshold is the largest, over the noise models, of
-the quantile of |shift of logs| / spread (0 where the ratio of medians lies on the other side
-of 1: the interval always holds it) that leaves ``WEIGHTS[n] × q`` of same-program draws
-above it; q is the largest that keeps the false differences over all looks together
-(with the ranges rule, which needs no threshold) at :data:`TARGET` for every model.
+``--looks`` prints, per model, how often a program compared with itself is called
+faster or slower at each look n = 3..9 (the look ``-r auto`` first does so, and that
+look alone, as a fixed ``-r n``), over all looks, and the power of ``-r auto`` on real
+1.3× and 2× gaps. ``--limits`` prints what bounds the power at 20% jitter (an oracle
+that knows the noise model, and a fixed ``-r 20``) and how often a quiet machine gets
+"no measurable difference". ``--calibrate`` derives
+:data:`jitmagic.model.stats.rule.THRESHOLDS` instead: for each look n = 3..9 the
+threshold is the largest, over the noise models, of the quantile of |shift of logs| /
+spread (0 where the ratio of medians lies on the other side of 1: the interval always
+holds it) that leaves ``WEIGHTS[n] × q`` of same-program draws above it; q is the
+largest that keeps the false differences over all looks together (with the ranges
+rule, which needs no threshold) at :data:`TARGET` for every model.
 """
 
 from __future__ import annotations
@@ -58,13 +64,80 @@ class Noise:
         x = typical * math.exp(rng.gauss(0, self.jitter) + self.drift * pair)
         return x * rng.uniform(*self.stall) if rng.random() < self.stall_rate else x
 
+    def pairs(self, rng: random.Random, effect: float, n: int
+              ) -> tuple[list[float], list[float]]:
+        flat, nested = [], []
+        for i in range(n):
+            flat.append(self.run(rng, effect, i))
+            nested.append(self.run(rng, 1.0, i))
+        return flat, nested
 
-MODELS = (
+
+@dataclass(frozen=True)
+class Busy:
+    """The process's CPU time (``time.process_time()``) of cold first calls on a busy
+    machine, the runs taken back to back (flat, nested, flat, ...) so that what hits one
+    run often hits the next. Each run's log is the sum of
+
+    * ``jitter``: log-normal jitter of the run alone (sigma of the log);
+    * a common contention level, the same process for both variants: a stationary AR(1)
+      of sigma ``level`` (of the log) and correlation ``persistence`` from one run to the
+      next (the other processes' contention for caches and memory bandwidth: CPU time
+      leaves out the wait for a CPU, not the slower running);
+    * inflation episodes: a run starts one with probability ``start``, and an episode
+      lasts into the next run with probability ``stay``; each run in it is slowed by a
+      uniform ``inflation`` factor (a burst of that contention).
+
+    Fitted to the CPU times measured with 3 and 8 spinning processes on 2 cores
+    (docs/significance.md, "CPU time on a busy machine").
+    """
+
+    name: str
+    jitter: float = 0.04
+    level: float = 0.05
+    persistence: float = 0.9
+    start: float = 0.08
+    stay: float = 0.55
+    inflation: tuple[float, float] = (1.1, 1.5)
+
+    def pairs(self, rng: random.Random, effect: float, n: int
+              ) -> tuple[list[float], list[float]]:
+        flat: list[float] = []
+        nested: list[float] = []
+        level = rng.gauss(0, self.level)
+        renew = math.sqrt(1 - self.persistence ** 2) * self.level
+        episode = False
+        for i in range(2 * n):
+            episode = rng.random() < (self.stay if episode else self.start)
+            x = math.exp(level + rng.gauss(0, self.jitter))
+            if episode:
+                x *= rng.uniform(*self.inflation)
+            if i % 2:
+                nested.append(x)
+            else:
+                flat.append(effect * x)
+            level = self.persistence * level + rng.gauss(0, renew)
+        return flat, nested
+
+
+Model = Noise | Busy
+
+#: The busy machine's CPU-time model, as fitted (:class:`Busy`'s defaults: 15% of the
+#: runs inflated, start / (start + 1 - stay), in episodes of 2.2 runs on average) ...
+BUSY = Busy("busy machine, CPU time: 4% jitter, 5% common level, 15% of runs 1.1–1.5×")
+#: ... and harsher, as a check of the margin: more jitter, a wider common level, a fifth
+#: of the runs inflated, in episodes of 2.5 runs on average, up to 1.6×. Not used by
+#: --calibrate.
+BUSY_HARSH = Busy("busy machine, CPU time, harsher: 6% jitter, 8% level, 20% of runs "
+                  "1.1–1.6×", 0.06, 0.08, 0.9, 0.10, 0.6, (1.1, 1.6))
+
+MODELS: tuple[Model, ...] = (
     Noise("12% jitter, 10% stalls 1.5–3×", 0.12, 0.10, (1.5, 3.0)),
     Noise("20% jitter, 5% stalls 1.3–4×", 0.20, 0.05, (1.3, 4.0)),
     Noise("10% jitter, 10% stalls 1.3–4×", 0.10, 0.10, (1.3, 4.0)),
     Noise("15% jitter, no stalls", 0.15),
     Noise("12% jitter, 10% stalls 1.5–3×, 3% drift a pair", 0.12, 0.10, (1.5, 3.0), 0.03),
+    BUSY,
 )
 EFFECTS = (1.1, 1.3, 1.5, 2.0)
 #: False differences over all looks that --calibrate aims at (of the 1% allowed: the
@@ -76,14 +149,10 @@ WEIGHTS = dict(zip(range(MIN_PAIRS, MAX_PAIRS + 1), (0.1, 0.1, 0.2, 0.3, 0.4, 0.
                    strict=True))
 
 
-def pairs(rng: random.Random, noise: Noise, effect: float, n: int
+def pairs(rng: random.Random, noise: Model, effect: float, n: int
           ) -> tuple[list[float], list[float]]:
     """``n`` pairs of runs, flat then nested, nested ``effect`` times faster."""
-    flat, nested = [], []
-    for i in range(n):
-        flat.append(noise.run(rng, effect, i))
-        nested.append(noise.run(rng, 1.0, i))
-    return flat, nested
+    return noise.pairs(rng, effect, n)
 
 
 def sequential(flat: list[float], nested: list[float]) -> tuple[str, int]:
@@ -100,7 +169,7 @@ def fixed(n: int) -> Callable[[list[float], list[float]], tuple[str, int]]:
     return lambda flat, nested: (difference(flat[:n], nested[:n]).kind, n)
 
 
-def rates(rng: random.Random, noise: Noise, effect: float, draws: int,
+def rates(rng: random.Random, noise: Model, effect: float, draws: int,
           how: Callable[[list[float], list[float]], tuple[str, int]], n: int = MAX_PAIRS
           ) -> dict[str, float]:
     """How often each outcome comes out ("false": faster or slower for the same program;
@@ -174,7 +243,7 @@ def calibrate(draws: int = 100_000, seed: int = 12) -> None:
     print(f"n = 2 (one look, threshold {THRESHOLDS[2]}): {two:.2%} false differences")
 
 
-def oracle_power(rng: random.Random, noise: Noise, effect: float, draws: int) -> float:
+def oracle_power(rng: random.Random, noise: Model, effect: float, draws: int) -> float:
     """How often a 1.5× (``effect``) gap is found at one look at 9 pairs by a test that
     knows the noise model exactly: the shift of the mean logs of each side's fastest 7
     runs against its same-program quantile at :data:`TARGET` (both tails)."""
@@ -200,8 +269,60 @@ def limits(draws: int = 20_000, seed: int = 12) -> None:
               f"{r[SAME]:.0%} of {draws // 20:,} draws, after {r['pairs']:.1f} pairs")
 
 
+@dataclass(frozen=True)
+class Looks:
+    """Same-program draws: at each look n = 3..9, the share ``-r auto`` first calls
+    faster or slower there (``first``: they add up to ``all``, over all looks) and the
+    share that look alone does (``alone``: a fixed ``-r n``); and :func:`rates` of
+    ``-r auto`` on real 1.3× and 2× gaps (``power``, by the gap)."""
+
+    first: dict[int, float]
+    alone: dict[int, float]
+    all: float
+    power: dict[float, dict[str, float]]
+
+
+def per_look(rng: random.Random, noise: Model, draws: int) -> Looks:
+    """:class:`Looks` of ``noise`` from ``draws`` same-program draws (a quarter as many
+    a power cell)."""
+    looks = range(MIN_PAIRS, MAX_PAIRS + 1)
+    first = dict.fromkeys(looks, 0)
+    alone = dict.fromkeys(looks, 0)
+    for _ in range(draws):
+        flat, nested = pairs(rng, noise, 1.0, MAX_PAIRS)
+        stopped = False
+        for n in looks:
+            d = difference(flat[:n], nested[:n])
+            alone[n] += d.significant
+            if not stopped and d.decided:
+                first[n] += d.significant
+                stopped = True
+    power = {e: rates(rng, noise, e, draws // 4, sequential) for e in (1.3, 2.0)}
+    return Looks({n: c / draws for n, c in first.items()},
+                 {n: c / draws for n, c in alone.items()}, sum(first.values()) / draws,
+                 power)
+
+
+def looks_table(draws: int = 20_000, seed: int = 12) -> None:
+    rng = random.Random(seed)
+    print(f"{draws:,} same-program draws per model, {draws // 4:,} per power cell; "
+          f"seed {seed}")
+    print(f"{'look n':<7}" + "".join(f"{n:>7}" for n in range(MIN_PAIRS, MAX_PAIRS + 1))
+          + "    all   1.3×  2× (pairs)")
+    for noise in (*MODELS, BUSY_HARSH):
+        r = per_look(rng, noise, draws)
+        power = r.power
+        print(noise.name)
+        print(f"{'first':<7}" + "".join(f"{v:>7.2%}" for v in r.first.values())
+              + f" {r.all:>6.2%}  {power[1.3][FASTER]:>4.0%} {power[2.0][FASTER]:>4.0%}"
+              f" ({power[1.3]['pairs']:.1f}, {power[2.0]['pairs']:.1f})")
+        print(f"{'alone':<7}" + "".join(f"{v:>7.2%}" for v in r.alone.values()))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--calibrate"]:
+    if sys.argv[1:2] == ["--looks"]:
+        looks_table(*(int(a) for a in sys.argv[2:]))
+    elif sys.argv[1:2] == ["--calibrate"]:
         calibrate(*(int(a) for a in sys.argv[2:]))
     elif sys.argv[1:2] == ["--limits"]:
         limits(*(int(a) for a in sys.argv[2:]))
