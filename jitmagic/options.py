@@ -24,12 +24,17 @@ from typing import Any, cast
 
 from ._compat import option_strings
 from .errors import InputError
+from .model.stats.rule import MAX_PAIRS, MIN_PAIRS
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 #: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.sampling.rounds``).
 AUTO = "auto"
 #: ``--advise`` compares spreads: fewer cold runs than this give none to judge by.
 ADVISE_FEWEST = 3
+#: ``--budget``'s default: the seconds of measuring after which ``-r auto`` starts no run.
+BUDGET_S = 30.0
+#: ``--batch``'s default: how many times ``--vmap`` stacks the call's arguments.
+DEFAULT_BATCH = 64
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -176,11 +181,11 @@ def _sweep(option: OptionSpec, value: Any) -> tuple[str, tuple[Any, ...]]:
 
 #: The options both front ends take, in the order their help lists them.
 OPTION_SPECS: tuple[OptionSpec, ...] = (
-    OptionSpec(("-r", "--repeat"), "cold runs per variant, or auto: at least 3, then more "
-               "until the verdict is decided, up to 9 or --budget (default auto); medians are "
-               "reported", repeat_count, "N|auto", _repeat),
+    OptionSpec(("-r", "--repeat"), f"cold runs per variant, or auto: at least {MIN_PAIRS}, then "
+               f"more until the verdict is decided, up to {MAX_PAIRS} or --budget (default "
+               "auto); medians are reported", repeat_count, "N|auto", _repeat),
     OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
-               "run starts (default 30)", seconds_text, "SECONDS", _seconds),
+               f"run starts (default {BUDGET_S:g})", seconds_text, "SECONDS", _seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
                "(default: auto-ranged like %%timeit)", whole_text, "N", _count),
     OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
@@ -192,13 +197,13 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
                check=_switch),
     OptionSpec(("--batch",), "--vmap on the call's arguments stacked N times along a new first "
-               "axis (default 64)", whole_text, "N", _count),
+               f"axis (default {DEFAULT_BATCH})", whole_text, "N", _count),
     OptionSpec(("--in-axes",), "--vmap on arguments that already are a batch, mapped as "
                "jax.vmap's in_axes (e.g. 0,None)", str, "SPEC", _axes),
     OptionSpec(("--attribute",), "time each helper during the flat variant's trace "
                "(calls, inclusive, own)", check=_switch),
     OptionSpec(("--advise",), "measure which helpers are worth their own jit: nest each alone "
-               "(needs -r 3+)", check=_switch),
+               f"(needs -r {ADVISE_FEWEST}+)", check=_switch),
     OptionSpec(("--sweep",), "one comparison per value, NAME bound before the code runs "
                "(e.g. n=1,2,4,8); plots "
                "each phase against the value (log-log, with growth exponents)", str,
@@ -225,7 +230,7 @@ class Options:
     """
 
     repeat: int | str = AUTO
-    budget: float = 30.0
+    budget: float = BUDGET_S
     number: int | None = None
     nest: tuple[str, ...] | None = None
     timeout: float | None = None

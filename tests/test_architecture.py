@@ -73,11 +73,13 @@ def runtime_nodes(tree: ast.AST):
         todo += ast.iter_child_nodes(node)
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
+def imports_of(path: Path, modules: set[str], type_only: bool = False) -> set[str]:
     """Every module ``path`` imports, anywhere in it: jitmagic modules by their full name,
-    other packages by their top-level name."""
+    other packages by their top-level name; with ``type_only``, imports for type hints
+    too."""
     importer, found = module_name(path), set()
-    for node in runtime_nodes(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree) if type_only else runtime_nodes(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -126,6 +128,14 @@ def test_the_graph_sees_function_local_imports(graph):
 
 def test_no_import_cycle_lazy_imports_included(graph):
     assert find_cycle(graph) is None
+
+
+def test_no_import_cycle_type_only_imports_included():
+    """A cycle closed only by a type hint is still a knot: a Protocol unties it."""
+    paths = sorted(PACKAGE.rglob("*.py"))
+    modules = {module_name(p) for p in paths}
+    assert find_cycle({module_name(p): imports_of(p, modules, type_only=True)
+                       for p in paths}) is None
 
 
 def test_the_model_imports_nothing_above_it(graph):

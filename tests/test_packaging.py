@@ -12,7 +12,7 @@ import ast
 import importlib
 import importlib.metadata
 import re
-import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,6 @@ PACKAGE = ROOT / "jitmagic"
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 SOURCES = sorted(PACKAGE.rglob("*.py"))
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    tomllib = None
 
 # --------------------------------------------------------------------------- references
 
@@ -228,8 +223,6 @@ def test_the_readme_starts_with_the_two_commands():
 
 
 def _pyproject() -> dict[str, Any]:
-    if tomllib is None:
-        pytest.skip("tomllib needs Python 3.11")
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 

@@ -26,7 +26,7 @@ from ..options import OPTION_SPECS, Options
 
 def now() -> str:
     """This moment, ISO 8601 in UTC to the second: ``2026-12-01T12:30:00Z``."""
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def version() -> str:

@@ -13,11 +13,9 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import InputError, UserCodeError, user_traceback
+from ..options import DEFAULT_BATCH
 from .calls.arguments import is_static
 from .calls.arrays import Holes
-
-DEFAULT_BATCH = 64
-
 
 #: Outputs alive at once while the orderings are measured: the reference
 #: ordering's (kept for the comparison), the current one's cold output, and a

@@ -12,14 +12,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ...model.comparison import BUDGET, DECIDED, MOST_PAIRS
 from ...model.stats.rule import MAX_PAIRS, MIN_PAIRS
 from ...options import AUTO, Options
 
-if TYPE_CHECKING:  # lockstep imports what imports this module
-    from .lockstep import Lockstep
+
+class Shares(Protocol):
+    """What rounds need of several processes measuring in step: one decision for all
+    (:class:`~.lockstep.Lockstep` is one; nothing here imports it)."""
+
+    def decide(self, what: str, value: Any) -> Any: ...
 
 #: ``-r auto``: the fewest and the most rounds, those the rule is calibrated for.
 FEWEST, MOST = MIN_PAIRS, MAX_PAIRS
@@ -38,7 +42,7 @@ class Rounds:
     #: None with a fixed count, or while they run.
     ended: str | None = None
     #: Under several processes, how they share auto's decision (process 0's is taken).
-    lockstep: Lockstep | None = None
+    lockstep: Shares | None = None
     _began: float = field(default_factory=time.perf_counter)
 
     @property
