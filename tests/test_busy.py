@@ -20,6 +20,7 @@ from jitmagic.measure.sampling import contention
 from jitmagic.measure.sampling.monitor import LOWER_EVENT
 from jitmagic.measure.sampling.runner import Cold, Sampler, in_turn
 from jitmagic.measure.sampling.stops import Checkpoint
+from jitmagic.measure.sampling.structure import Shape
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.processes import slowest
 from jitmagic.model.rows import CPU_PHASES, PHASES
@@ -266,7 +267,7 @@ class _Row:
         return Cold({"first_call_s": 0.001}, lambda: None, None)
 
     def describe(self, cold):
-        return {}
+        return Shape()
 
 
 def test_the_sampler_runs_flat_first_then_nested_first_in_turn():

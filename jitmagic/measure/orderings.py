@@ -35,7 +35,7 @@ from .sampling.reporting import Reporter
 from .sampling.rounds import Rounds
 from .sampling.runner import Cold, Sampler
 from .sampling.stops import Checkpoint, Stop
-from .sampling.structure import count_nested_calls, jaxpr_text, normalized_hlo
+from .sampling.structure import Shape, count_nested_calls, jaxpr_text, normalized_hlo
 
 # --------------------------------------------------------------------------- programs
 
@@ -99,14 +99,22 @@ def measure_orderings(b: Batched, *, entry: str = "f", repeat: int | str = AUTO,
         hlo, stopped = ({}, runs.stopped) if runs.stopped else _describe_programs(runs, b, check)
     errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
     match, diff = runs.outputs_match()
-    rows = {n: OrderingRow(name=n, samples=runs.samples[n], execute_loops=runs.loops.get(n, 0),
-                           same_program=_same(hlo, n), error=errors.get(n),
-                           **runs.shape.get(n, {}))
-            for n in ORDERINGS}
+    rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in ORDERINGS}
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
                      warnings=(*(f"{n} failed:\n{e}" for n, e in errors.items()),
                                *runs.outputs.problems), stopped=stopped)
+
+
+def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None) -> OrderingRow:
+    """One ordering's record: its samples and the program its shape describes."""
+    shape = runs.shape.get(name) or Shape()
+    return OrderingRow(name=name, samples=runs.samples[name],
+                       execute_loops=runs.loops.get(name, 0), same_program=same_program,
+                       error=error, compile_events=shape.compile_events,
+                       jaxpr_eqns=shape.jaxpr_eqns, nested_calls=shape.nested_calls,
+                       stablehlo_bytes=shape.stablehlo_bytes,
+                       hlo_instructions=shape.hlo_instructions, jaxpr_text=shape.jaxpr_text)
 
 
 def _per_call_decided(runs: Sampler) -> bool:
@@ -157,24 +165,23 @@ class OrderingSubject:
             t1 = time.perf_counter()
         compiles = [s for t, e, s, _ in monitor.durations if e == COMPILE_EVENT and t0 <= t <= t1]
         return Cold({"first_call_s": t1 - t0, "compile_event_s": sum(compiles)}, fn, out,
-                    facts={"compile_events": len(compiles)})
+                    compile_events=len(compiles))
 
-    def describe(self, cold: Cold) -> dict[str, Any]:
-        return {}  # the programs are compared after all timings: see _describe_program
+    def describe(self, cold: Cold) -> Shape:
+        return Shape()  # the programs are compared after all timings: see _describe_program
 
 
-def _describe_program(name: str, fn: Callable, args: tuple,
-                      shape: dict[str, Any]) -> list[str] | None:
+def _describe_program(name: str, fn: Callable, args: tuple, shape: Shape) -> list[str] | None:
     """Add the jaxpr, StableHLO size and HLO count of ``name``'s program to ``shape``;
     return its normalized optimized HLO (None: no single program)."""
     jaxpr, lowered, compiled = _program(name, fn, args)
-    shape.update(jaxpr_eqns=len(jaxpr.eqns), nested_calls=count_nested_calls(jaxpr),
-                 jaxpr_text=jaxpr_text(jaxpr))
+    shape.jaxpr_eqns, shape.nested_calls = len(jaxpr.eqns), count_nested_calls(jaxpr)
+    shape.jaxpr_text = jaxpr_text(jaxpr)
     if lowered is None:
         return None
     hlo = normalized_hlo(compiled.as_text() or "")
-    shape.update(stablehlo_bytes=len(lowered.as_text().encode()),
-                 hlo_instructions=sum(" = " in line for line in hlo))
+    shape.stablehlo_bytes = len(lowered.as_text().encode())
+    shape.hlo_instructions = sum(" = " in line for line in hlo)
     return hlo
 
 

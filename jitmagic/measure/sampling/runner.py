@@ -27,6 +27,7 @@ from .stages import (
     time_per_call,
 )
 from .stops import Checkpoint, Interrupted, Stop
+from .structure import Shape
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,10 @@ class Cold:
     call: Callable  # the callable whose steady state is timed next, while it is warm
     output: Any
     events: dict[str, float] = field(default_factory=dict)  # JAX's own clock, per key
-    facts: dict[str, Any] = field(default_factory=dict)  # counts for the row, latest wins
     artefact: Any = None  # what the row's structure is read from (a ``ColdRun``)
+    #: Facts of this run for the row's :class:`Shape` (the latest run's win).
+    stages_from: str | None = None
+    compile_events: int | None = None
 
 
 class Subject(Protocol):
@@ -55,7 +58,7 @@ class Subject(Protocol):
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold: ...
 
-    def describe(self, cold: Cold) -> dict[str, Any]: ...
+    def describe(self, cold: Cold) -> Shape: ...
 
 
 def in_turn(rows: list[str], round_: int) -> list[str]:
@@ -77,7 +80,7 @@ class Sampler:
         self.samples: dict[str, dict[str, list[float]]] = {
             n: {k: [] for k in keys} for n in subjects}
         self.events: dict[str, dict[str, list[float]]] = {n: {} for n in subjects}
-        self.shape: dict[str, dict[str, Any]] = {}
+        self.shape: dict[str, Shape] = {}
         self.last: dict[str, Cold] = {}
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
@@ -143,7 +146,9 @@ class Sampler:
             self.events[name].setdefault(key, []).append(secs)
         if name not in self.shape:
             self.shape[name] = self.subjects[name].describe(cold)
-        self.shape[name].update(cold.facts)
+        shape = self.shape[name]
+        shape.stages_from = cold.stages_from or shape.stages_from
+        shape.compile_events = cold.compile_events or shape.compile_events
         self.outputs.add(name, cold.output)  # compared now, then dropped: no output is kept
         if cold.artefact is not None:
             cold.artefact.output = None
@@ -187,7 +192,7 @@ class Sampler:
     def programs(self) -> dict[str, Any]:
         """Each row's cold run with its traced and lowered program (rows that got them)."""
         return {name: run for name, shape in self.shape.items()
-                if (run := shape.get("program")) is not None and run.lowered is not None}
+                if (run := shape.program) is not None and run.lowered is not None}
 
     def outputs_match(self) -> tuple[bool | None, float | None]:
         """Whether every row's output matched the first row's (compared as they came)."""

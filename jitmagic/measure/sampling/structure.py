@@ -7,44 +7,76 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from .stages import ColdRun
 
 
-def structure(run: ColdRun) -> dict[str, Any]:
-    """Counts that explain the timings: equations, nested calls, IR sizes; of a run that
-    stopped early, the counts of the stages that finished (traced, lowered)."""
-    out: dict[str, Any] = {}
+@dataclass
+class Shape:
+    """What a row's program is, read untimed from its cold run: the counts its record
+    carries (each None where the stage that gives it did not run), the jaxpr's text, its
+    jit calls by name (what says a helper was really nested), and the run itself, whose
+    traced and lowered program ``--lines`` reuses."""
+
+    jaxpr_eqns: int | None = None
+    jaxpr_eqns_top: int | None = None
+    nested_calls: int | None = None
+    stablehlo_bytes: int | None = None
+    stablehlo_calls: int | None = None
+    compiled_calls: int | None = None
+    compiled_ops: int | None = None
+    compiled_flops: int | None = None
+    compiled_bytes_accessed: int | None = None
+    jaxpr_text: str = ""
+    jit_names: Counter | None = None
+    program: ColdRun | None = None
+    #: Where a variant's stage seconds came from (``model.rows.FROM_EVENTS``, ...).
+    stages_from: str | None = None
+    #: An ordering's backend compiles inside a cold first call, and its HLO's size.
+    compile_events: int | None = None
+    hlo_instructions: int | None = None
+
+
+def structure(run: ColdRun) -> Shape:
+    """Counts that explain the timings: equations, nested calls, IR sizes, what XLA made
+    of it; of a run that stopped early, the counts of the stages that finished."""
+    shape = Shape(program=run)
     if run.traced is not None:
         jaxpr = run.traced.jaxpr
-        out |= {"jaxpr_eqns": count_equations(jaxpr), "jaxpr_eqns_top": len(jaxpr.eqns),
-                "nested_calls": count_nested_calls(jaxpr), "jit_names": jit_calls_by_name(jaxpr)}
+        shape.jaxpr_eqns, shape.jaxpr_eqns_top = count_equations(jaxpr), len(jaxpr.eqns)
+        shape.nested_calls, shape.jit_names = count_nested_calls(jaxpr), jit_calls_by_name(jaxpr)
+        shape.jaxpr_text = jaxpr_text(jaxpr)
     if run.lowered is not None:
         hlo = run.lowered.as_text()
-        out |= {"stablehlo_bytes": len(hlo.encode()),
-                "stablehlo_calls": len(re.findall(r"\bcall @", hlo))}
+        shape.stablehlo_bytes = len(hlo.encode())
+        shape.stablehlo_calls = len(re.findall(r"\bcall @", hlo))
     if run.compiled is not None:
-        out |= compiled_work(run.compiled)
-    return out
+        compiled_work(run.compiled, shape)
+    return shape
 
 
-def compiled_work(compiled: Any) -> dict[str, Any]:
-    """What XLA made of a program: its ``call`` ops left, its instructions (the
-    optimized HLO's, names and metadata stripped), and its cost analysis (flops, bytes
-    accessed), each taken where JAX gives it."""
+def compiled_work(compiled: Any, shape: Shape) -> None:
+    """What XLA made of a program, into ``shape``: its ``call`` ops left, its
+    instructions (the optimized HLO's, names and metadata stripped), and its cost
+    analysis (flops, bytes accessed), each where JAX gives it."""
     text = compiled.as_text() or ""
-    out: dict[str, Any] = {"compiled_calls": len(re.findall(r"\bcall\(", text)),
-                           "compiled_ops": sum(" = " in line for line in normalized_hlo(text))}
+    shape.compiled_calls = len(re.findall(r"\bcall\(", text))
+    shape.compiled_ops = sum(" = " in line for line in normalized_hlo(text))
     try:
         cost = compiled.cost_analysis() or {}
     except Exception:  # noqa: BLE001 (a backend without cost analysis: left out)
         cost = {}
     cost = cost[0] if isinstance(cost, list | tuple) and cost else cost  # older JAX: a list
-    for key, name in (("flops", "compiled_flops"), ("bytes accessed", "compiled_bytes_accessed")):
-        if isinstance(cost, dict) and isinstance(cost.get(key), int | float) and cost[key] >= 0:
-            out[name] = int(cost[key])
-    return out
+    if isinstance(cost, dict):
+        shape.compiled_flops = _cost(cost, "flops")
+        shape.compiled_bytes_accessed = _cost(cost, "bytes accessed")
+
+
+def _cost(cost: dict, key: str) -> int | None:
+    value = cost.get(key)
+    return int(value) if isinstance(value, int | float) and value >= 0 else None
 
 
 _METADATA = re.compile(r',?\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')

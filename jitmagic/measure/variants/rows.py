@@ -14,7 +14,7 @@ from ..sampling.monitor import Monitor
 from ..sampling.runner import Cold, Sampler
 from ..sampling.stages import first_call_run, staged_run, warm_artefacts
 from ..sampling.stops import Checkpoint
-from ..sampling.structure import jaxpr_text, structure
+from ..sampling.structure import Shape, structure
 from .plan import Variant
 
 
@@ -52,17 +52,16 @@ class VariantSubject:
             self.prepared.variant.fn, self.args, self.kwargs, monitor, check,
             self.prepared.variant.jit_options)
         self.staged = run.stages_from == FROM_STAGED
-        return Cold(run.times, run.jitted, run.output, run.events,
-                    {"stages_from": run.stages_from}, artefact=run)
+        return Cold(run.times, run.jitted, run.output, run.events, artefact=run,
+                    stages_from=run.stages_from)
 
-    def describe(self, cold: Cold) -> dict[str, Any]:
+    def describe(self, cold: Cold) -> Shape:
         """Structure counts, read untimed from the program the cold run just built (or,
         for a stopped staged run, from the stages that finished)."""
         run = cold.artefact
         if "first_call_s" in cold.times:  # a finished run: its caches are warm
             run = warm_artefacts(run, self.args, self.kwargs)
-        text = jaxpr_text(run.traced.jaxpr) if run.traced is not None else ""
-        return structure(run) | {"jaxpr_text": text, "program": run}
+        return structure(run)
 
 
 def variant_sampler(prepared: dict[str, Prepared]) -> Sampler:
@@ -75,11 +74,10 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
     out = {}
     for name, s in runs.subjects.items():
         assert isinstance(s, VariantSubject)  # variant_sampler's rows
-        shape = dict(runs.shape.get(name, {}))
-        shape.pop("program", None)
+        shape = runs.shape.get(name) or Shape()
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
-        calls = verified_calls(variant, shape.pop("jit_names", None))
+        calls = verified_calls(variant, shape.jit_names)
         out[name] = VariantResult(
             name=name,
             samples=runs.samples[name],
@@ -87,11 +85,20 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             helpers=tuple(calls) if calls is not None else () if traced else variant.planned,
             helper_calls=calls or {},
             execute_loops=runs.loops.get(name, 0),
-            jaxpr_text=shape.pop("jaxpr_text", ""),
+            jaxpr_text=shape.jaxpr_text,
             error=runs.describe_failure(name) if name in runs.errors else None,
             notes=_notes(variant, calls) if traced else tuple(variant.notes),
             inline=_inline(variant, calls) if traced else variant.inline,
-            **shape,
+            stages_from=shape.stages_from,
+            jaxpr_eqns=shape.jaxpr_eqns,
+            jaxpr_eqns_top=shape.jaxpr_eqns_top,
+            nested_calls=shape.nested_calls,
+            stablehlo_bytes=shape.stablehlo_bytes,
+            stablehlo_calls=shape.stablehlo_calls,
+            compiled_calls=shape.compiled_calls,
+            compiled_ops=shape.compiled_ops,
+            compiled_flops=shape.compiled_flops,
+            compiled_bytes_accessed=shape.compiled_bytes_accessed,
         )
     return out
 
