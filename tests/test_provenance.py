@@ -188,10 +188,12 @@ def test_the_command_records_the_file_and_takes_a_baseline(tmp_path, capsys, bas
     assert main([str(script), "--baseline", str(tmp_path / "none.json")]) == 2
 
 
-def test_sweep_records_its_values_and_keywords_on_every_point():
+def test_sweep_records_its_values_and_keywords_once_on_the_sweep():
     import jax.numpy as jnp
 
     s = jitmagic.sweep("k", [1], tiny, jnp.ones(4), repeat=1, number=1, progress=False)
+    assert s.options == "-r 1 -n 1 --sweep k=1" and s.source.startswith("def tiny(x):")
+    assert CREATED.match(s.created)
     (p,) = s.points
-    assert p.options == "-r 1 -n 1 --sweep k=1" and p.source.startswith("def tiny(x):")
-    assert CREATED.match(p.created)
+    assert p.options is None and p.env["jitmagic"] == jitmagic.__version__
+    assert "made " in str(s) and "--sweep k=1" in str(s)

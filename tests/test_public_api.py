@@ -49,7 +49,25 @@ def test_sweep_takes_a_baseline_and_does_not_pass_it_to_the_function(tmp_path):
     path = tmp_path / "before.json"
     jitmagic.save(jitmagic.compare(model, X, repeat=1, number=2, progress=False), path)
     s = jitmagic.sweep("N", [1], model, X, repeat=1, number=2, progress=False, baseline=path)
-    assert s.last.baseline is not None and "--baseline" in (s.last.options or "")
+    assert s.baseline is not None and "--baseline" in (s.options or "")
+    assert s.last.baseline is None and s.last.options is None  # the sweep's, not a point's
+    again = jitmagic.load(jitmagic.save(s, tmp_path / "s.json") or tmp_path / "s.json")
+    assert again.options == s.options and again.created == s.created
+    assert again.to_dict()["schema"] == "jitmagic.sweep/2"
+
+
+def test_a_version_1_sweep_reads_its_provenance_from_its_points(tmp_path):
+    from jitmagic.model.sweep import Sweep
+
+    s = jitmagic.sweep("N", [1, 2], model, X, repeat=1, number=2, progress=False)
+    old = s.to_dict()
+    old["schema"] = "jitmagic.sweep/1"  # as 0.3 wrote it: provenance on every point
+    for key in ("options", "created", "source"):
+        for point in old["points"]:
+            point[key] = old[key]
+        del old[key]
+    read = Sweep.from_dict(old)
+    assert (read.options, read.created, read.source) == (s.options, s.created, s.source)
 
 
 def test_advise_takes_its_budget_as_an_option(monkeypatch):

@@ -90,7 +90,7 @@ def a_sweep() -> Sweep:
 def test_a_sweep_is_its_own_record_and_round_trips_exactly():
     s = a_sweep()
     d = json.loads(json.dumps(s.to_dict(), allow_nan=False))
-    assert d["schema"] == "jitmagic.sweep/1" and d["entry"] == s.entry
+    assert d["schema"] == "jitmagic.sweep/2" and d["entry"] == s.entry
     again = Sweep.from_dict(d)
     assert again.to_dict() == d
     assert [p.wall_s for p in again.points] == [2.5, 5.0, 7.5]

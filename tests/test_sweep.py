@@ -55,7 +55,7 @@ def test_sweep_binds_the_name_before_the_cell_runs(swept, ip):
 def test_sweep_record_in_to_dict(swept):
     result, _ = swept
     d = result.to_dict()
-    assert d["schema"] == "jitmagic.sweep/1"
+    assert d["schema"] == "jitmagic.sweep/2"
     assert d["name"] == "calls" and d["values"] == [1, 2, 4]
     points = d["points"]
     assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/3" for p in points)

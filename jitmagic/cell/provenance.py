@@ -76,16 +76,18 @@ def entry_source(fn: Any) -> str | None:
 def stamp(result: Comparison | Sweep, *, source: str | None, options: str,
           file: str | None = None) -> Comparison | Sweep:
     """``result`` with its provenance recorded: ``source``, ``file``, ``options`` as
-    written, ``created`` now, and ``env["jitmagic"]`` (every point of a sweep)."""
+    written, ``created`` now (a sweep's on the sweep), and ``env["jitmagic"]`` (every
+    point of a sweep: each measured under it)."""
     created = now()
 
-    def one(c: Comparison) -> Comparison:
-        return dataclasses.replace(c, source=source, file=file, options=options,
-                                   created=created, env={**c.env, "jitmagic": version()})
+    def versioned(c: Comparison) -> Comparison:
+        return dataclasses.replace(c, env={**c.env, "jitmagic": version()})
 
     if isinstance(result, Sweep):
-        return dataclasses.replace(result, points=tuple(one(p) for p in result.points))
-    return one(result)
+        return dataclasses.replace(result, points=tuple(map(versioned, result.points)),
+                                   source=source, file=file, options=options, created=created)
+    return dataclasses.replace(versioned(result), source=source, file=file, options=options,
+                               created=created)
 
 
 def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
@@ -107,7 +109,5 @@ def with_baseline(result: Comparison | Sweep, old: Comparison | None) -> Compari
     named it."""
     if old is None:
         return result
-    if isinstance(result, Sweep):
-        last = dataclasses.replace(result.last, baseline=diff(old, result.last, force=True))
-        return dataclasses.replace(result, points=(*result.points[:-1], last))
-    return dataclasses.replace(result, baseline=diff(old, result, force=True))
+    target = result.last if isinstance(result, Sweep) else result
+    return dataclasses.replace(result, baseline=diff(old, target, force=True))

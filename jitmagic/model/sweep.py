@@ -3,16 +3,20 @@
 A sweep is a record of its own (``--sweep``, ``jitmagic.sweep``): one
 :class:`~jitmagic.model.comparison.Comparison` per value, in the order measured.
 Growth exponents are derived from the points' medians (a least-squares line on
-log-log axes), never stored. Reports written before 0.3 held a sweep inside its last
-point's comparison; :func:`Sweep.from_dict` reads those too.
+log-log axes), never stored. The sweep carries its own provenance (source, file,
+options, when) and the diff against ``--baseline`` (of its last value), as a comparison
+does. Reports written before 0.3 held a sweep inside its last point's comparison, and
+``jitmagic.sweep/1`` kept the provenance on every point; :func:`Sweep.from_dict` reads
+both.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .comparison import READABLE, Comparison, ReportSchemaError
@@ -21,7 +25,11 @@ from .saved.schema import REQUIRED, fail, fields, items, obj, optional, scalar, 
 from .shown import Shown
 from .stats.verdicts import sweep_headline
 
-SCHEMA = "jitmagic.sweep/1"
+SCHEMA = "jitmagic.sweep/2"
+#: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point.
+SWEEP_READABLE = ("jitmagic.sweep/1", SCHEMA)
+#: The optional provenance fields, written only when set.
+PROVENANCE = ("source", "file", "options", "created")
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,15 @@ class Sweep(Shown):
     stopped: str | None = None  # why the sweep ended before its last value (PARTIAL)
     #: About the whole sweep (each point keeps its own).
     warnings: tuple[str, ...] = ()
+    #: Provenance, as a comparison's (docs/reports.md): the code, the file, the options as
+    #: written (``--sweep`` among them) and when (ISO 8601, UTC).
+    source: str | None = None
+    file: str | None = None
+    options: str | None = None
+    created: str | None = None
+    #: The :class:`~jitmagic.model.diff.Diff` of the last value against ``--baseline``;
+    #: not saved.
+    baseline: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if len(self.values) != len(self.points):
@@ -74,7 +91,8 @@ class Sweep(Shown):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "entry": self.entry, "name": self.name,
                 "values": list(self.values), "points": [p.to_dict() for p in self.points],
-                "wall_s": self.wall_s, "stopped": self.stopped, "warnings": list(self.warnings)}
+                "wall_s": self.wall_s, "stopped": self.stopped, "warnings": list(self.warnings),
+                **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None}}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "") -> Sweep:
@@ -82,11 +100,15 @@ class Sweep(Shown):
         last point's comparison held under ``"sweep"``."""
         if isinstance(d, dict) and d.get("schema") in READABLE and "sweep" in d:
             return cls._inside_comparison(d)
-        if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+        if not isinstance(d, dict) or d.get("schema") not in SWEEP_READABLE:
             got = d.get("schema") if isinstance(d, dict) else None
             raise ReportSchemaError(f"cannot read a sweep with schema {got!r}: this jitmagic "
-                                    f"reads {SCHEMA!r}")
-        return cls._read(d, where, fields(d, _TOP_FIELDS, where)["warnings"])
+                                    f"reads {' or '.join(map(repr, SWEEP_READABLE))}")
+        top = fields(d, _TOP_FIELDS, where)
+        read = cls._read(d, where, top.pop("warnings"))
+        if d["schema"] != SCHEMA:  # /1: the provenance was every point's
+            top = {k: getattr(read.last, k) for k in PROVENANCE}
+        return dataclasses.replace(read, **top)
 
     @classmethod
     def _inside_comparison(cls, d: dict[str, Any]) -> Sweep:
@@ -122,7 +144,8 @@ _FIELDS = (
     ("wall_s", "wall_s", seconds, REQUIRED),
     ("stopped", "stopped", optional(text), None),
 )
-_TOP_FIELDS = (("warnings", "warnings", items(text), ()),)
+_TOP_FIELDS = (("warnings", "warnings", items(text), ()),
+               *((key, key, optional(text), None) for key in PROVENANCE))
 
 
 def log_scale(values: Sequence[Any]) -> bool:

@@ -54,13 +54,13 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         c = r.last
-        if any(x is not None for x in (c.baseline, c.lines, c.orderings)) or helpers_text(c):
+        if any(x is not None for x in (r.baseline, c.lines, c.orderings)) or helpers_text(c):
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
             data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
-        if c.baseline is not None:  # --baseline: the last value's diff, after the sweep
-            data["text/plain"] += "\n\n" + diff_text(c.baseline)
-            data["text/html"] += "\n" + diff_html(c.baseline)
+        if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
+            data["text/plain"] += "\n\n" + diff_text(r.baseline)
+            data["text/html"] += "\n" + diff_html(r.baseline)
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         c = r

@@ -4,10 +4,11 @@ options) and, in HTML, the measured source collapsed under a ``<details>``."""
 from __future__ import annotations
 
 from ..model.comparison import Comparison
+from ..model.sweep import Sweep
 from .blocks import Block, Code, Details, Inline, Para
 
 
-def made_line(c: Comparison) -> list[Inline] | None:
+def made_line(c: Comparison | Sweep) -> list[Inline] | None:
     """``made 2026-12-01T12:30:00Z by jitmagic 0.3.0.dev0 with -r 3``; None for a report
     that recorded none of it (written before provenance existed)."""
     version = c.env.get("jitmagic")
@@ -22,7 +23,7 @@ def made_line(c: Comparison) -> list[Inline] | None:
     return parts
 
 
-def blocks(c: Comparison) -> list[Block]:
+def blocks(c: Comparison | Sweep) -> list[Block]:
     """The made-line, and the source collapsed (HTML only)."""
     line = made_line(c)
     out: list[Block] = [Para([line], "note")] if line else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..model.comparison import PHASES, VARIANTS
 from ..model.sweep import Sweep, exponents, medians, unchanged
+from . import provenance as _provenance
 from .blocks import (
     MAX_ITEMS,
     Block,
@@ -67,7 +68,7 @@ def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
     out += [Pre(f"{kind} ({name}={v!r}): {w}", "warning" if kind == "warning" else "error")
             for kind, v, w in shown]
     out += [Pre(more(left, "errors and warnings", len(found)), "warning")] if left else []
-    return out
+    return out + _provenance.blocks(c)
 
 
 def _sweep_warnings(c: Sweep) -> list[str]:
