@@ -156,7 +156,7 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
                  progress: Draw | None = None, start: float | None = None,
                  ) -> Comparison | Sweep:
     """What a front end shows for ``options``: one comparison, or with ``options.sweep``
-    one per value, the last holding the sweep. ``progress`` is told where the
+    a :class:`~jitmagic.model.sweep.Sweep` of one per value. ``progress`` is told where the
     measurement is, between timed intervals (nothing with ``options.quiet``).
 
     JAX's config and the library names a cell may patch are restored after, and the

@@ -1,9 +1,8 @@
 """``--sweep NAME=V1,V2,...``: one comparison per value, and how each phase grows.
 
 A sweep binds ``NAME`` to each value in the cell's scratch namespace before the
-cell runs, measures flat against nested for each, and returns the last value's
-:class:`~jitmagic.model.comparison.Comparison` with the whole sweep in its
-``sweep`` (a :class:`~jitmagic.model.sweep.Sweep`: one comparison per value).
+cell runs, measures flat against nested for each, and returns a
+:class:`~jitmagic.model.sweep.Sweep`: one comparison per value, in the order measured.
 Growth exponents are derived from the points' medians (a least-squares line on
 log-log axes), never stored.
 
