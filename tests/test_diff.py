@@ -6,6 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from support import comparison
@@ -378,3 +382,102 @@ def test_one_function_chooses_the_samples_a_stage_is_judged_on(monkeypatch):
                                                                        [0.01, 0.0101, 0.0102]))
     d = jitmagic.diff(old, new)
     assert d.regressions(1.0) == [] and d.stage("flat", "trace_s").new_s == 0.0101
+
+
+# --- a PARTIAL side, a closed pipe ---------------------------------------------------
+
+#: Why a crafted PARTIAL report stopped, as the runner words it.
+STOPPED = "interrupted by the user during the flat variant's first cold run"
+
+
+def partial(measured: dict | None = None, **fields):
+    """A PARTIAL report (``stopped`` set) that measured ``measured`` (samples of the flat
+    variant; nothing by default), with neither variant's structure."""
+    fields.setdefault("env", dict(ENV))
+    return comparison(measured or {}, {}, stopped=STOPPED, **fields)
+
+
+def test_a_partial_new_that_measured_nothing_is_nothing_to_compare_and_fails_a_gate(
+        paths, capsys):
+    d = jitmagic.diff(shaped(), partial())
+    assert not d.compared_anything and d.new_measured_nothing
+    assert d.new_stopped == STOPPED and d.old_stopped is None
+    text = str(d)
+    assert "no measurable difference" not in text and "every figure the same" not in text
+    assert "against the baseline: nothing to compare: NEW measured nothing" in text
+    assert f"NEW is PARTIAL: {STOPPED}; compared only what both measured" in text
+    assert "structure: no figure recorded in both reports, nothing to compare" in text
+    assert repr(d) == "<Diff model: nothing to compare: NEW measured nothing>"
+    assert d.to_dict()["new_stopped"] == STOPPED
+    old, new = paths("old.json", shaped()), paths("new.json", partial())
+    for gate in (["--fail-on-slower"], ["--fail-on-larger", "1.3"]):
+        assert main(["diff", old, new, *gate]) == 1
+        err = capsys.readouterr().err
+        assert (f"jitmagic diff: nothing to judge: NEW measured nothing (NEW is PARTIAL: "
+                f"{STOPPED}), so no gate can pass it") in err
+    assert main(["diff", old, new]) == 0  # no gate: shown, not failed
+
+
+def test_a_partial_report_compares_only_what_both_measured(paths, capsys):
+    flat = {"trace_s": [0.020, 0.0202, 0.0204]}  # stopped after tracing, 2× slower
+    d = jitmagic.diff(report(), partial(flat))
+    assert d.compared_anything and not d.new_measured_nothing
+    assert [(s.variant, s.phase) for s in d.stages if s.measured] == [("flat", "trace_s")]
+    assert d.stage("flat", "trace_s").kind == "slower"
+    assert f"NEW is PARTIAL: {STOPPED}; compared only what both measured" in str(d)
+    # a PARTIAL baseline is named too, and a NEW that measured is judged as usual
+    back = jitmagic.diff(partial(flat), report())
+    assert f"OLD is PARTIAL: {STOPPED}; compared only what both measured" in str(back)
+    old, new = paths("old.json", report()), paths("new.json", partial(flat))
+    assert main(["diff", old, new, "--fail-on-slower"]) == 1
+    assert "regression: flat trace: NEW 2.00× slower" in capsys.readouterr().err
+    assert main(["diff", new, old, "--fail-on-slower"]) == 0
+
+
+def test_a_baseline_that_measured_nothing_is_said_not_judged(paths, capsys):
+    d = jitmagic.diff(partial(), report())
+    assert not d.compared_anything and not d.new_measured_nothing
+    assert ("against the baseline: nothing to compare: no stage or figure was measured in "
+            "both reports") in str(d)
+    old, new = paths("old.json", partial()), paths("new.json", report())
+    assert main(["diff", old, new, "--fail-on-slower"]) == 0
+    assert (f"jitmagic diff: nothing to compare: no stage or figure was measured in both "
+            f"reports (OLD is PARTIAL: {STOPPED}): the gates had nothing to judge"
+            ) in capsys.readouterr().err
+
+
+def test_no_stage_in_both_is_never_no_measurable_difference():
+    """Two whole reports, each measuring a phase the other lacks: nothing in both."""
+    a = comparison({"trace_s": [0.01, 0.0101, 0.0102]}, {}, env=dict(ENV))
+    b = comparison({"lower_s": [0.01, 0.0101, 0.0102]}, {}, env=dict(ENV))
+    d = jitmagic.diff(a, b)
+    assert d.undecided() == ("nothing to compare: no stage or figure was measured in both "
+                             "reports")
+    assert "no measurable difference" not in str(d) and d.partial_lines() == []
+
+
+@pytest.mark.slow  # python -m jitmagic diff in a subprocess
+@pytest.mark.parametrize(("gate", "status"), [((), 0), (("--fail-on-slower",), 1)])
+def test_a_closed_pipe_ends_the_diff_quietly_with_its_status(paths, gate, status):
+    """``python -m jitmagic diff ... | head``: the reader has gone before the diff is
+    printed; no BrokenPipeError traceback, and the status the diff decides."""
+    old, new = paths("old.json", report()), paths("new.json", report(2.5))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    child = subprocess.Popen([sys.executable, "-m", "jitmagic", "diff", old, new, *gate],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # closed before the child has imported anything
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=120) == status, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert ("regression: flat XLA compile" in err) == bool(gate)
+
+
+def test_a_word_for_a_ratio_is_a_usage_error(paths, capsys):
+    good = paths("good.json", report())
+    with pytest.raises(SystemExit) as exc:
+        main(["diff", good, good, "--fail-on-slower", "abc"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--fail-on-slower takes a ratio, a finite number of at least 1" in err
+    assert "not 'abc': write, for example, --fail-on-slower=1.3" in err

@@ -13,6 +13,7 @@ import pytest
 
 import jitmagic
 from jitmagic.frontends.command import main
+from jitmagic.frontends.pytest_plugin import report_name
 from jitmagic.model.saved.storage import save
 
 pytest_plugins = ["pytester"]
@@ -34,7 +35,7 @@ def test_model(jitcompare):
 """
 
 #: The report a run of :data:`MEASURED` saves.
-REPORT = "test_measured.py_test_model.json"
+REPORT = report_name("test_measured.py::test_model")
 
 
 def layer(x):

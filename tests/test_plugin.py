@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -100,21 +101,25 @@ def crafted(structure: dict | None = None) -> jitmagic.Comparison:
 
 
 def baselines(tmp_path, monkeypatch, tests: dict[str, tuple]) -> Path:
-    """A baseline folder holding OLD for each test of ``tests`` (name: (OLD, NEW, env)),
-    each NEW saved where the env variable its test reads names it."""
+    """A baseline folder holding OLD for each test of ``tests`` (node id: (OLD, NEW,
+    env)), under the name the plugin gives that test's report, each NEW saved where the
+    env variable its test reads names it."""
     base = tmp_path / "base"
     base.mkdir()
-    for name, (old, new, env) in tests.items():
-        save(old, base / f"{name}.json")
-        save(new, tmp_path / f"{name}-new.json")
-        monkeypatch.setenv(env, str(tmp_path / f"{name}-new.json"))
+    for nodeid, (old, new, env) in tests.items():
+        name = report_name(nodeid)
+        save(old, base / name)
+        save(new, tmp_path / f"new-{name}")
+        monkeypatch.setenv(env, str(tmp_path / f"new-{name}"))
     return base
 
 
-def test_names_are_sanitised_node_ids():
-    assert report_name("tests/test_a.py::test_b[x/y-1]") == "tests_test_a.py_test_b_x_y-1.json"
-    assert report_name("t.py::test", 1) == "t.py_test-2.json"
-    assert len(report_name("t.py::" + "x" * 500)) <= 160
+def test_names_are_sanitised_node_ids_and_a_hash_of_them():
+    name = report_name("tests/test_a.py::test_b[x/y-1]")
+    assert re.fullmatch(r"tests_test_a\.py_test_b_x_y-1-[0-9a-f]{10}\.json", name)
+    assert report_name("tests/test_a.py::test_b[x/y-1]") == name  # the same every run
+    assert report_name("t.py::test", 1) == report_name("t.py::test")[:-5] + "-2.json"
+    assert len(report_name("t.py::" + "x" * 500, 998)) <= 150
 
 
 def test_save_then_compare_a_real_measurement(pytester, tmp_path):
@@ -123,7 +128,7 @@ def test_save_then_compare_a_real_measurement(pytester, tmp_path):
     saved = run(pytester, f"--jitmagic-save={reports}")
     saved.assert_outcomes(passed=1)
     (path,) = reports.iterdir()
-    assert path.name == "test_measured.py_test_tiny.json"
+    assert path.name == report_name("test_measured.py::test_tiny")
     assert jitmagic.load(path).entry == "tiny"
     compared = run(pytester, f"--jitmagic-compare={reports}", "--jitmagic-fail-on-slower=50")
     compared.assert_outcomes(passed=1)
@@ -136,7 +141,7 @@ def test_a_slower_stage_than_the_baseline_fails_that_test(pytester, tmp_path, mo
     new, base = tmp_path / "new.json", tmp_path / "base"
     base.mkdir()
     save(crafted(), new)
-    save(scaled(crafted(), 0.5), base / "test_crafted.py_test_model.json")  # OLD 2× faster
+    save(scaled(crafted(), 0.5), base / report_name("test_crafted.py::test_model"))  # OLD 2× faster
     monkeypatch.setenv("JITMAGIC_REPORT", str(new))
     result = run(pytester, f"--jitmagic-compare={base}", "--jitmagic-fail-on-slower")
     result.assert_outcomes(failed=1)  # the test itself failed, as pytest counts
@@ -144,7 +149,7 @@ def test_a_slower_stage_than_the_baseline_fails_that_test(pytester, tmp_path, mo
     result.stdout.fnmatch_lines([
         "jitmagic: regression: flat XLA compile: NEW 2.00× slower (median 10.1 ms against "
         "OLD's 5.05 ms; 1.2× or more fails)",
-        "(this test's report against its baseline *test_crafted.py_test_model.json)",
+        "(this test's report against its baseline *test_crafted.py_test_model-*.json)",
         "*REGRESSION test_crafted.py::test_model: flat trace 2.00× slower, *nested execute "
         "(per call) 2.00× slower (fails at 1.2×)*",
         "*1 failed*"])
@@ -158,9 +163,9 @@ def test_a_larger_program_fails_that_test_and_an_unchanged_one_passes(pytester, 
     decide, and deterministically."""
     pytester.makepyfile(test_two=TWO)
     base = baselines(tmp_path, monkeypatch, {
-        "test_two.py_test_doubled": (crafted(STRUCTURE), crafted(DOUBLED), "JITMAGIC_DOUBLED"),
-        "test_two.py_test_unchanged": (crafted(STRUCTURE), crafted(STRUCTURE),
-                                       "JITMAGIC_UNCHANGED")})
+        "test_two.py::test_doubled": (crafted(STRUCTURE), crafted(DOUBLED), "JITMAGIC_DOUBLED"),
+        "test_two.py::test_unchanged": (crafted(STRUCTURE), crafted(STRUCTURE),
+                                        "JITMAGIC_UNCHANGED")})
     result = run(pytester, f"--jitmagic-compare={base}", "--jitmagic-fail-on-larger=1.3",
                  "-rf", "-vv")
     result.assert_outcomes(failed=1, passed=1)
@@ -173,7 +178,7 @@ def test_a_larger_program_fails_that_test_and_an_unchanged_one_passes(pytester, 
         "(1.3× or more fails)",
         "jitmagic: larger: nested StableHLO bytes: NEW 52,330 against OLD's 28,114, 1.86× "
         "larger (1.3× or more fails)",
-        "(this test's report against its baseline *test_two.py_test_doubled.json)",
+        "(this test's report against its baseline *test_two.py_test_doubled-*.json)",
         "test_two.py::test_doubled * flat * jaxpr equations * 3,088 * 6,160 * 1.99× * larger",
         "test_two.py::test_unchanged * — * every figure * — * — * — * same",
         "LARGER test_two.py::test_doubled: flat jaxpr equations 3,088 → 6,160 (1.99×), *"
@@ -192,7 +197,8 @@ def test_a_larger_program_fails_that_test_and_an_unchanged_one_passes(pytester, 
 def test_a_test_that_failed_already_keeps_its_own_failure(pytester, tmp_path, monkeypatch):
     pytester.makepyfile(test_crafted=CRAFTED.replace("is crafted", "is not crafted"))
     base = baselines(tmp_path, monkeypatch, {
-        "test_crafted.py_test_model": (crafted(STRUCTURE), crafted(DOUBLED), "JITMAGIC_REPORT")})
+        "test_crafted.py::test_model": (crafted(STRUCTURE), crafted(DOUBLED),
+                                        "JITMAGIC_REPORT")})
     result = run(pytester, f"--jitmagic-compare={base}", "--jitmagic-fail-on-larger=1.3")
     result.assert_outcomes(failed=1, errors=0)  # its assert, not an error in teardown
     assert "AssertionError" in result.stdout.str()
@@ -216,7 +222,7 @@ def test_a_faster_stage_than_the_baseline_passes(pytester, tmp_path, monkeypatch
     new, base = tmp_path / "new.json", tmp_path / "base"
     base.mkdir()
     save(crafted(), new)
-    save(scaled(crafted(), 2.0), base / "test_crafted.py_test_model.json")
+    save(scaled(crafted(), 2.0), base / report_name("test_crafted.py::test_model"))
     monkeypatch.setenv("JITMAGIC_REPORT", str(new))
     result = run(pytester, f"--jitmagic-compare={base}", "--jitmagic-fail-on-slower")
     assert result.ret == 0
@@ -229,6 +235,7 @@ def test_a_missing_baseline_is_reported_not_failed(pytester, tmp_path, monkeypat
     new = tmp_path / "new.json"
     save(crafted(), new)
     monkeypatch.setenv("JITMAGIC_REPORT", str(new))
+    (tmp_path / "empty").mkdir()
     result = run(pytester, f"--jitmagic-compare={tmp_path / 'empty'}",
                  "--jitmagic-fail-on-slower", "--jitmagic-fail-on-larger=1.3")
     assert result.ret == 0

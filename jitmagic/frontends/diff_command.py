@@ -5,11 +5,15 @@ With ``--fail-on-slower [RATIO]`` it exits 1 when any stage of NEW is significan
 slower than OLD, by the one rule, by at least RATIO (default 1.2); with
 ``--fail-on-larger RATIO``, when any structure figure of NEW (jaxpr equations, StableHLO
 bytes, nested jit calls, ...) is at least RATIO times OLD's, exactly: a CI job's checks.
+A NEW that measured nothing (a PARTIAL report stopped before its first run) fails either
+gate. A reader that closes the pipe early (``| head``) ends the printing quietly; the
+exit status is the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -22,7 +26,8 @@ EXIT_CODES = """\
 exit status:
   0  compared (and, with --fail-on-slower or --fail-on-larger, nothing failed them)
   1  --fail-on-slower: a stage of NEW is significantly slower than OLD by at least RATIO;
-     --fail-on-larger: a structure figure of NEW is at least RATIO times OLD's
+     --fail-on-larger: a structure figure of NEW is at least RATIO times OLD's;
+     either: NEW measured nothing (PARTIAL), so there is nothing to judge
   2  usage: bad options, a missing file, or a file that is not a comparison report"""
 
 
@@ -98,15 +103,46 @@ def main(argv: list[str]) -> int:
     except (OSError, ReportSchemaError) as exc:
         print(f"jitmagic diff: {exc}", file=sys.stderr)
         return 2
-    print(text(d))
+    printed(text(d))
     return verdict(d, args.fail_on_slower, args.fail_on_larger)
+
+
+def printed(report: str) -> bool:
+    """Print ``report`` to stdout; False where the reader closed the pipe early
+    (``| head``): then the printing ends quietly, stdout pointed at the null device so
+    that the interpreter's own flush at exit finds nothing to fail on, and the exit
+    status is still the diff's. A character stdout cannot encode (a C locale) is
+    replaced, not raised. (The measuring command's ``show`` does the same; it is not
+    imported from there, which imports this module.)"""
+    stream = sys.stdout
+    if stream is None:
+        return False
+    reconfigure = getattr(stream, "reconfigure", None)
+    if callable(reconfigure) and getattr(stream, "errors", "strict") == "strict":
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors="replace")
+    try:
+        print(report, file=stream)
+        stream.flush()
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        return False
+    return True
 
 
 def verdict(d: Diff, slower: float | None, larger: float | None = None) -> int:
     """1 (and one line on stderr per stage or figure that fails) when a stage of NEW is
     slower by at least ``slower`` or a structure figure at least ``larger`` times OLD's
-    (each gate only where given); else 0."""
+    (each gate only where given), or NEW measured nothing and a gate is given; else 0
+    (where a gate is given and nothing was compared, a line on stderr says so)."""
     failed = gate_failures(d, slower, larger)
     for line in failed:
         print(f"jitmagic diff: {line}", file=sys.stderr)
+    if not failed and (slower is not None or larger is not None) and not d.compared_anything:
+        why = f" (OLD is PARTIAL: {d.old_stopped})" if d.old_stopped else ""
+        print(f"jitmagic diff: {d.undecided()}{why}: the gates had nothing to judge",
+              file=sys.stderr)
     return 1 if failed else 0

@@ -8,20 +8,27 @@ as ``jitmagic.compare``::
         c = jitcompare(model, x, repeat=3)
         assert c.flat.ok
 
-``--jitmagic-save=DIR`` writes each test's report to ``DIR/<node id>.json``;
-``--jitmagic-compare=DIR`` diffs each against the one saved there and prints a table at
-the end of the session. Two gates fail the test that made the report (pytest counts it
-failed, with a message naming what and by how much): ``--jitmagic-fail-on-slower[=RATIO]``
-(default 1.2) when a stage got significantly slower, by the one rule, by at least RATIO;
+``--jitmagic-save=DIR`` writes each test's report to ``DIR/<name>.json``
+(:func:`report_name`: the node id made readable, and a hash of it, so that no two tests
+share a file; a second write of one name in a session is refused) and says at the end
+where, and how many; ``--jitmagic-compare=DIR`` diffs each against the one saved there
+(before saving, where both name one folder) and prints a table at the end of the session.
+Two gates fail the test that made the report (pytest counts it failed, with a message
+naming what and by how much): ``--jitmagic-fail-on-slower[=RATIO]`` (default 1.2) when a
+stage got significantly slower, by the one rule, by at least RATIO;
 ``--jitmagic-fail-on-larger=RATIO`` when a structure figure (jaxpr equations, StableHLO
-bytes, nested jit calls, ...) is at least RATIO times the baseline's. Nothing imports jax
-until a test calls the fixture.
+bytes, nested jit calls, ...) is at least RATIO times the baseline's. A bad folder or
+RATIO is a usage error before any test runs. Nothing imports jax until a test calls the
+fixture.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import tempfile
+import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +36,21 @@ from typing import Any
 
 import pytest
 
+from ..errors import CannotWriteError
 from ..model.comparison import Comparison, ReportSchemaError
-from ..model.diff import FAIL_RATIO, Diff, diff, gate_ratio
-from ..model.saved.storage import save
+from ..model.diff import FAIL_RATIO, Diff, as_comparison, diff, gate_ratio
+from ..model.saved.storage import check_save_path, save
 from ..render.diff import gate_failures
 
-#: The longest report file name written (a parametrised id can be very long).
+#: The longest report file name written (a parametrised id can be very long), a call
+#: index past the 999th aside.
 MAX_NAME = 150
+#: Hex digits of the node id's hash in a report's name (40 bits: two tests of one suite
+#: sharing a name by chance is as good as impossible, and it would be refused).
+HASH_DIGITS = 10
+#: The readable part of a name: what :data:`MAX_NAME` leaves beside the hash, a call
+#: index and ``.json``.
+READABLE = MAX_NAME - 1 - HASH_DIGITS - 4 - len(".json")
 
 
 def measure(fn: Callable, /, *args: Any, **options: Any) -> Comparison:
@@ -46,12 +61,37 @@ def measure(fn: Callable, /, *args: Any, **options: Any) -> Comparison:
     return compare(fn, *args, **options)
 
 
+def _readable(nodeid: str, limit: int) -> str:
+    """``nodeid`` with every run of characters other than letters, digits, ``.``, ``_``
+    and ``-`` made one ``_``, cut to ``limit`` characters."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_.")[:limit] or "test"
+
+
 def report_name(nodeid: str, index: int = 0) -> str:
-    """The file a test's report is saved as: its node id with every character other
-    than letters, digits, ``.``, ``_`` and ``-`` made ``_`` (a second call of the fixture
-    in the same test gets ``-2``)."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_.")[:MAX_NAME] or "test"
-    return f"{name}{f'-{index + 1}' if index else ''}.json"
+    """The file a test's report is saved as, one of its own:
+    ``<readable id>-<hash>[-<call>].json``.
+
+    The readable id is the node id escaped (:func:`_readable`, cut to :data:`READABLE`
+    characters), which alone could be another test's (``[a/b]``, ``[a:b]`` and ``[a b]``
+    escape alike, and so do two long ids cut where they still agree); the hash is of the
+    whole node id (:data:`HASH_DIGITS` hex digits of its SHA-256), so two tests never
+    share a name. The fixture's second call in one test adds ``-2``, its third ``-3``.
+    """
+    digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{_readable(nodeid, READABLE)}-{digest[:HASH_DIGITS]}" \
+           f"{f'-{index + 1}' if index else ''}.json"
+
+
+def legacy_name(nodeid: str, index: int = 0) -> str:
+    """The name jitmagic saved a report as before :func:`report_name` (no hash, so
+    several tests could share it): looked for only to say why a baseline of that age
+    is not compared."""
+    return f"{_readable(nodeid, 150)}{f'-{index + 1}' if index else ''}.json"
+
+
+def _who(nodeid: str, index: int) -> str:
+    """``test_a.py::test_b`` or ``test_a.py::test_b (its jitcompare call 2)``."""
+    return f"{nodeid} (its jitcompare call {index + 1})" if index else nodeid
 
 
 @dataclass
@@ -68,22 +108,46 @@ class Outcome:
 
 @dataclass
 class Reports:
-    """What the plugin keeps for a session: the options and every report's outcome."""
+    """What the plugin keeps for a session: the options, every report's outcome and the
+    names saved. Safe to use from several threads (a test may call the fixture from
+    threads of its own): the bookkeeping is done under one lock."""
 
     save_dir: Path | None
     compare_dir: Path | None
     slower_ratio: float | None
     larger_ratio: float | None = None
     outcomes: list[Outcome] = field(default_factory=list)
+    #: Each name saved (or being saved) in this session: the test and call that saved it.
+    written: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: How many reports were saved.
+    saved: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, nodeid: str, index: int, c: Comparison) -> None:
-        """Save ``c`` and compare it with its baseline, as the options ask."""
+        """Compare ``c`` with its baseline, then save it, as the options ask: compared
+        first, so that one folder given to both options is compared, then replaced.
+
+        ``CannotWriteError`` (failing the test) where another report of this session was
+        saved under its name, or the report cannot be written."""
         name = report_name(nodeid, index)
         if self.save_dir is not None:
-            self.save_dir.mkdir(parents=True, exist_ok=True)
-            save(c, self.save_dir / name)
+            with self.lock:
+                if (earlier := self.written.get(name)) is not None:
+                    raise CannotWriteError(_clash(self.save_dir / name, earlier,
+                                                  (nodeid, index)))
+                self.written[name] = (nodeid, index)
         if self.compare_dir is not None:
-            self.outcomes.append(compared(nodeid, name, c, self.compare_dir / name))
+            outcome = compared(nodeid, name, c, self.compare_dir, index)
+            with self.lock:
+                self.outcomes.append(outcome)
+        if self.save_dir is not None:
+            try:
+                save(c, self.save_dir / name)
+            except (OSError, ValueError) as exc:
+                raise CannotWriteError(f"jitmagic: cannot save the report of "
+                                       f"{_who(nodeid, index)}: {exc}") from None
+            with self.lock:
+                self.saved += 1
 
     def failures(self, o: Outcome) -> list[str]:
         """What fails the gates in ``o``, a line each (none without a baseline)."""
@@ -96,10 +160,11 @@ class Reports:
         reported (then marked reported), a line each (the first is what pytest's short
         summary shows), then the baselines compared with; None where nothing failed."""
         lines, against = [], []
-        for o in self.outcomes:
-            if o.test != nodeid or o.reported:
-                continue
-            o.reported = True
+        with self.lock:
+            mine = [o for o in self.outcomes if o.test == nodeid and not o.reported]
+            for o in mine:
+                o.reported = True
+        for o in mine:
             if failed := self.failures(o):
                 lines += [f"jitmagic: {line}" for line in failed]
                 against.append(str(self.compare_dir / o.name if self.compare_dir else o.name))
@@ -109,12 +174,36 @@ class Reports:
                                    f"{', '.join(against)})"])
 
 
-def compared(test: str, name: str, c: Comparison, baseline: Path) -> Outcome:
-    """``c`` against the report at ``baseline``, or why it could not be compared."""
+def _clash(path: Path, earlier: tuple[str, int], now: tuple[str, int]) -> str:
+    """Why a report is refused: ``earlier`` saved one of its name in this session."""
+    again = " (the same test run twice in one session: --keep-duplicates, or a plugin " \
+            "that reruns tests)" if earlier == now else ""
+    return (f"jitmagic: refusing to save the report of {_who(*now)} as {path}: the report "
+            f"of {_who(*earlier)} was saved under that name in this session{again}, and "
+            "one would overwrite the other")
+
+
+def compared(test: str, name: str, c: Comparison, folder: Path, index: int = 0) -> Outcome:
+    """``c`` against its baseline ``folder / name``, or why it is not compared: there is
+    none (or only one under its :func:`legacy_name`), it cannot be read, or it measured
+    another function."""
+    baseline = folder / name
     if not baseline.exists():
+        old = folder / legacy_name(test, index)
+        if old.is_file():
+            return Outcome(test, name, problem=(
+                f"no baseline {baseline}; {old.name} there is named as jitmagic named "
+                "reports before their names held a hash (a name several tests could "
+                "share), so it is not compared: save the baseline again (--jitmagic-save)"))
         return Outcome(test, name, problem=f"no baseline {baseline}")
     try:
-        return Outcome(test, name, diff(baseline, c, force=True))
+        old_report = as_comparison(baseline)
+        if old_report.entry != c.entry:
+            return Outcome(test, name, problem=(
+                f"the baseline {baseline} measured `{old_report.entry}`, this test "
+                f"`{c.entry}`: another function, so not compared (save the baseline again "
+                "if it was renamed)"))
+        return Outcome(test, name, diff(old_report, c))
     except (OSError, ReportSchemaError) as exc:
         return Outcome(test, name, problem=str(exc))
 
@@ -142,12 +231,66 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the options; a bad RATIO is a usage error (pytest exits 4) saying what to
-    write, before any test runs."""
-    config.stash[KEY] = Reports(_folder(config, "jitmagic_save"),
-                                _folder(config, "jitmagic_compare"),
-                                _gate(config, "--jitmagic-fail-on-slower"),
-                                _gate(config, "--jitmagic-fail-on-larger"))
+    """Read the options; a bad RATIO or folder is a usage error (pytest exits 4) saying
+    what to write, before any test runs."""
+    slower = _gate(config, "--jitmagic-fail-on-slower")
+    larger = _gate(config, "--jitmagic-fail-on-larger")
+    save_dir = _folder(config, "jitmagic_save")
+    compare_dir = _folder(config, "jitmagic_compare")
+    if compare_dir is not None:
+        _check_compare(compare_dir, save_dir)
+    if save_dir is not None:
+        _check_save(save_dir)
+    config.stash[KEY] = Reports(save_dir, compare_dir, slower, larger)
+
+
+def _check_compare(folder: Path, save_dir: Path | None) -> None:
+    """``pytest.UsageError`` unless ``folder`` is a folder that can be read; one that does
+    not exist is allowed only as the ``--jitmagic-save`` folder too (a baseline compared
+    and saved in place, from its first run: every test then has none)."""
+    option = "--jitmagic-compare"
+    if not folder.exists():
+        if save_dir is not None and _same(folder, save_dir):
+            return
+        raise pytest.UsageError(
+            f"{option}={folder}: there is no such folder, so no test would have a baseline; "
+            f"save one first with --jitmagic-save={folder} (or give both options that "
+            "folder, to compare with what is there and then save over it)")
+    if not folder.is_dir():
+        raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give the "
+                                "folder --jitmagic-save wrote the baseline's reports to")
+    try:
+        os.listdir(folder)
+    except OSError as exc:
+        raise pytest.UsageError(f"{option}={folder}: cannot read the folder "
+                                f"({exc.strerror or exc})") from None
+
+
+def _check_save(folder: Path) -> None:
+    """``pytest.UsageError`` unless ``folder`` is, or can be made, a folder a report can
+    be written into (a file, a system path or a folder that refuses a file is refused
+    before any test runs, not after each has measured)."""
+    option = "--jitmagic-save"
+    if folder.exists() and not folder.is_dir():
+        raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give a "
+                                "folder (made if it does not exist), e.g. .jitmagic/main")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        check_save_path(folder / ".jitmagic-check.json")
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".jitmagic-", suffix=".tmp")
+        os.close(fd)
+        os.remove(probe)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{option}={folder}: {exc}") from None
+    except OSError as exc:
+        raise pytest.UsageError(f"{option}={folder}: cannot write a report there "
+                                f"({exc.strerror or exc}); give a folder this process "
+                                "can write to") from None
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one folder (either may not exist yet)."""
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _gate(config: pytest.Config, option: str) -> float | None:
@@ -176,9 +319,11 @@ def jitcompare(request: pytest.FixtureRequest) -> Callable[..., Comparison]:
     calls = [0]
 
     def run(fn: Callable, /, *args: Any, **options: Any) -> Comparison:
+        with session.lock:  # each call its own index, from whichever thread it came
+            index = calls[0]
+            calls[0] += 1
         c = measure(fn, *args, **options)
-        session.record(request.node.nodeid, calls[0], c)
-        calls[0] += 1
+        session.record(request.node.nodeid, index, c)
         return c
 
     return run
@@ -206,12 +351,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
-    """The table of every report against its baseline, and the regressions that fail."""
+    """The table of every report against its baseline, and the regressions that fail;
+    then where the reports were saved, and how many (as pytest-benchmark says it)."""
     from ..render.diff import summary_lines
 
-    state = config.stash[KEY]
-    if state.compare_dir is None:
+    state = config.stash.get(KEY, None)
+    if state is None:
         return
-    terminalreporter.section("jitmagic: against " + str(state.compare_dir))
-    for line in summary_lines(state.outcomes, state.slower_ratio, state.larger_ratio):
-        terminalreporter.write_line(line)
+    if state.compare_dir is not None:
+        terminalreporter.section("jitmagic: against " + str(state.compare_dir))
+        for line in summary_lines(state.outcomes, state.slower_ratio, state.larger_ratio):
+            terminalreporter.write_line(line)
+    if state.save_dir is not None:
+        n = state.saved
+        terminalreporter.write_sep("-", f"jitmagic: saved {n} report{'s' * (n != 1)} in "
+                                        f"{state.save_dir}")

@@ -7,7 +7,10 @@ per variant (flat, nested) and per phase. Every ratio is said as NEW over OLD:
 compares the program's structure (:data:`STRUCTURE`: jaxpr equations, StableHLO bytes,
 nested jit calls, what XLA made of it), figures that move only with the code: exactly,
 with no significance rule (:class:`StructureDiff`). Reports measured on another machine
-or JAX version still compare, with a warning naming what differs.
+or JAX version still compare, with a warning naming what differs. A PARTIAL report (its
+``stopped`` set) compares only what both measured, and says so (:meth:`Diff.partial_lines`);
+where nothing was measured in both, the diff says "nothing to compare", never "no
+measurable difference", and a gate fails where NEW measured nothing (:meth:`Diff.unjudged`).
 """
 
 from __future__ import annotations
@@ -163,6 +166,35 @@ class Diff(Shown):
     same_runs: bool = False
     #: The structure figures either report holds, per variant (:class:`StructureDiff`).
     structure: tuple[StructureDiff, ...] = ()
+    #: Why OLD and NEW stopped early (PARTIAL: their ``stopped``), None where they did not.
+    old_stopped: str | None = None
+    new_stopped: str | None = None
+
+    @property
+    def compared_anything(self) -> bool:
+        """Whether any stage was measured in both reports, or any figure recorded in both."""
+        return any(s.measured for s in self.stages) or any(f.recorded for f in self.structure)
+
+    @property
+    def new_measured_nothing(self) -> bool:
+        """Whether NEW holds no timing and no structure figure at all (a PARTIAL report
+        stopped before its first run, or one whose variants both failed)."""
+        return all(math.isnan(s.new_s) for s in self.stages) and \
+            all(f.new is None for f in self.structure)
+
+    def partial_lines(self) -> list[str]:
+        """``NEW is PARTIAL: <why it stopped>; compared only what both measured``, a line
+        for each side that stopped early (none where neither did)."""
+        return [f"{side} is PARTIAL: {why}; compared only what both measured"
+                for side, why in (("NEW", self.new_stopped), ("OLD", self.old_stopped)) if why]
+
+    def unjudged(self) -> str | None:
+        """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
+        gate given a report that measured nothing fails, rather than pass on nothing."""
+        if not self.new_measured_nothing:
+            return None
+        why = f" (NEW is PARTIAL: {self.new_stopped})" if self.new_stopped else ""
+        return f"nothing to judge: NEW measured nothing{why}, so no gate can pass it"
 
     def stage(self, variant: str, phase: str) -> StageDiff:
         return next(s for s in self.stages if s.variant == variant and s.phase == phase)
@@ -190,7 +222,12 @@ class Diff(Shown):
         return f"<Diff {self.new_entry}: {said or self.undecided()}{'; ' * bool(grown)}{grown}>"
 
     def undecided(self) -> str:
-        """What a diff with no stage slower or faster says: the same, or not known."""
+        """What a diff with no stage slower or faster says: nothing to compare, the same,
+        or not known."""
+        if not self.compared_anything:
+            who = "NEW measured nothing" if self.new_measured_nothing else \
+                "no stage or figure was measured in both reports"
+            return f"nothing to compare: {who}"
         if self.same_runs:
             return "the two reports hold the same runs (a report against itself, or a copy)"
         if all(s.kind == SAME for s in self.stages if s.measured):
@@ -204,7 +241,8 @@ class Diff(Shown):
         return {"old_entry": self.old_entry, "new_entry": self.new_entry,
                 "stages": [s.to_dict() for s in self.stages], "warnings": list(self.warnings),
                 "old_created": self.old_created, "new_created": self.new_created,
-                "same_runs": self.same_runs, "structure": [s.to_dict() for s in self.structure]}
+                "same_runs": self.same_runs, "structure": [s.to_dict() for s in self.structure],
+                "old_stopped": self.old_stopped, "new_stopped": self.new_stopped}
 
 
 def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLike, *,
@@ -213,8 +251,9 @@ def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLik
 
     ``old`` and ``new`` are comparisons or paths of saved reports (a sweep is refused:
     diff two of its points). Reports of differently named entries are refused unless
-    ``force`` (then the diff warns). Raises ``ReportSchemaError`` for a file that is not
-    a comparison report or another entry's, ``FileNotFoundError`` for a missing one.
+    ``force`` (then the diff warns). A PARTIAL report (``stopped`` set) compares what
+    both measured, and the diff names it. Raises ``ReportSchemaError`` for a file that is
+    not a comparison report or another entry's, ``FileNotFoundError`` for a missing one.
     """
     a, b = as_comparison(old), as_comparison(new)
     if a.entry != b.entry and not force:
@@ -227,7 +266,7 @@ def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLik
     same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS) and \
         not any(f.kind in (LARGER, SMALLER) for f in structure)
     return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same,
-                structure=structure)
+                structure=structure, old_stopped=a.stopped, new_stopped=b.stopped)
 
 
 def gate_ratio(text: str, option: str) -> float:

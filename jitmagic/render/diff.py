@@ -4,8 +4,11 @@ then, in a table of its own, one per structure figure.
 Every ratio is NEW over OLD and said in words ("NEW 1.30× slower"), with its
 interval where the rule gives one; a phase measured in only one report shows "—".
 Structure figures (jaxpr equations, StableHLO bytes, ...) are exact and show both
-values: "larger", "smaller" or "same", no interval. :func:`gate_failures` words what
-fails ``--fail-on-slower`` and ``--fail-on-larger``, for the command and the plugin.
+values: "larger", "smaller" or "same", no interval. A PARTIAL side is named under the
+verdict ("NEW is PARTIAL: ...; compared only what both measured"), and a diff with
+nothing measured in both says "nothing to compare". :func:`gate_failures` words what
+fails ``--fail-on-slower`` and ``--fail-on-larger`` (a NEW that measured nothing fails
+either), for the command and the plugin.
 """
 
 from __future__ import annotations
@@ -104,7 +107,10 @@ HEADLINE_FIGURES = 4
 
 def structure_headline(d: Diff) -> str:
     """The verdict's second line: the figures that grew or shrank (the first
-    :data:`HEADLINE_FIGURES` of them), else "every figure the same"."""
+    :data:`HEADLINE_FIGURES` of them), else "every figure the same" (or, where no
+    figure is in both reports, "no figure recorded in both")."""
+    if not any(f.recorded for f in d.structure):
+        return "structure: no figure recorded in both reports, nothing to compare"
     changed = [f for f in d.structure if f.recorded and f.kind != SAME_SIZE]
     if not changed:
         return "structure: every figure the same"
@@ -123,11 +129,13 @@ def _change(f: StructureDiff) -> str:
 
 
 def blocks(d: Diff, title: bool = True) -> list[Block]:
-    """The diff as blocks: title, headline, the timing table, which report is which, the
-    structure table (where either report holds structure), warnings."""
+    """The diff as blocks: title, headline (and which side is PARTIAL), the timing table,
+    which report is which, the structure table (where either report holds structure),
+    warnings."""
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
-    lines = [headline(d), *([structure_headline(d)] if d.structure else [])]
+    lines = [headline(d), *([structure_headline(d)] if d.structure else []),
+             *d.partial_lines()]
     out += [Para(lines, "verdict", bold=True),
             Table(HEADER, rows(d)),
             Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "
@@ -142,8 +150,12 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
 def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[str]:
     """What fails the gates, a line each: the stages NEW is slower in by at least
     ``slower`` (by the rule), the figures NEW has at least ``larger`` times of; each
-    names the stage or figure, NEW's and OLD's values and the ratio. Empty: it passes."""
-    out = [f"regression: {s.variant} {s.label}: NEW {said(s)} (median {fmt_s(s.new_s)} "
+    names the stage or figure, NEW's and OLD's values and the ratio. Empty: it passes.
+    A NEW that measured nothing (:meth:`~jitmagic.model.diff.Diff.unjudged`) fails
+    whichever gate is given: a gate never passes on no measurement."""
+    unjudged = d.unjudged() if slower is not None or larger is not None else None
+    out = [unjudged] if unjudged else []
+    out += [f"regression: {s.variant} {s.label}: NEW {said(s)} (median {fmt_s(s.new_s)} "
            f"against OLD's {fmt_s(s.old_s)}; {slower:g}× or more fails)"
            for s in (d.regressions(slower) if slower is not None else [])]
     out += [f"larger: {f.variant} {f.label}: NEW {fmt_figure(f.new)} against OLD's "
@@ -163,15 +175,20 @@ def html(d: Diff) -> Html:
 def summary_lines(outcomes: Sequence[Any], slower: float | None,
                   larger: float | None) -> list[str]:
     """The pytest session's tables: one row per test for its timing (its significant
-    stages, else its flat first call), one for its structure (the figures that changed,
-    else "same"), then what failed a test: the regressions beyond ``slower`` and the
-    figures beyond ``larger``.
+    stages, else its flat first call; "nothing to compare" where nothing was measured in
+    both), one for its structure (the figures that changed, else "same"), the warnings,
+    a ``PARTIAL test: ...`` line per report that stopped early, then what failed a test:
+    the regressions beyond ``slower``, the figures beyond ``larger``, and a NEW that
+    measured nothing where a gate is given.
 
     ``outcomes`` have ``test``, ``diff`` (a :class:`Diff` or None) and ``problem``."""
     table: list[list[str]] = []
     for o in outcomes:
         if o.diff is None:
             table.append([o.test, "—", "—", "—", f"not compared: {o.problem}"])
+            continue
+        if not o.diff.compared_anything:
+            table.append([o.test, "—", "—", "—", o.diff.undecided()])
             continue
         called = [s for s in o.diff.stages if s.significant] or [o.diff.stage("flat",
                                                                            "first_call_s")]
@@ -183,6 +200,8 @@ def summary_lines(outcomes: Sequence[Any], slower: float | None,
         lines += ["", *Table(("test", *STRUCTURE_HEADER), shapes).text_lines()]
     warned = {w for o in outcomes if o.diff is not None for w in o.diff.warnings}
     lines += [f"warning: {w}" for w in sorted(warned)]
+    lines += [f"PARTIAL {o.test}: {line}" for o in outcomes if o.diff is not None
+              for line in o.diff.partial_lines()]
     lines += _failed_lines(outcomes, slower, larger)
     return lines or ["no jitcompare reports in this session"]
 
@@ -201,11 +220,14 @@ def _structure_summary(o: Any) -> list[list[str]]:
 def _failed_lines(outcomes: Sequence[Any], slower: float | None,
                   larger: float | None) -> list[str]:
     """``REGRESSION test: flat trace 2.00× slower (fails at 1.2×)`` and ``LARGER test:
-    flat jaxpr equations 100 → 196 (1.96×) (fails at 1.3×)``: a line per test and gate."""
+    flat jaxpr equations 100 → 196 (1.96×) (fails at 1.3×)``: a line per test and gate;
+    ``UNJUDGED test: nothing to judge: NEW measured nothing ...`` where a gate is given."""
     out = []
     for o in outcomes:
         if o.diff is None:
             continue
+        if (slower is not None or larger is not None) and (why := o.diff.unjudged()):
+            out.append(f"UNJUDGED {o.test}: {why} (fails the test)")
         if slower is not None and (ss := o.diff.regressions(slower)):
             out.append(f"REGRESSION {o.test}: " + ", ".join(f"{s.variant} {s.label} {said(s)}"
                                                              for s in ss)
