@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import render  # noqa: F401 (records show themselves through it; imports no jax)
 from .errors import InputError, UserCodeError
+from .frontends.saving import save
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison, ReportSchemaError, VariantResult
 from .model.diff import Diff, diff
 from .model.lines import Lines
-from .model.saved.storage import load, save
+from .model.saved.storage import load
 from .model.sweep import Sweep
 from .options import Options
 

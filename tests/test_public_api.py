@@ -99,3 +99,17 @@ def test_attribute_and_lines_take_any_callable_entry():
     entry = functools.partial(model, scale=2.0)
     assert [h.helper for h in jitmagic.attribute(entry, X).helpers] == ["layer"]
     assert jitmagic.lines(Model(2.0), X).tables
+
+
+def test_save_chooses_the_format_by_the_extension(tmp_path):
+    c = jitmagic.compare(model, X, repeat=1, number=2, progress=False)
+    jitmagic.save(c, tmp_path / "c.json")
+    assert jitmagic.load(tmp_path / "c.json").verdict.text == c.verdict.text
+    jitmagic.save(c, tmp_path / "c.HTML")
+    page = (tmp_path / "c.HTML").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
+    assert "http://" not in page and "https://" not in page
+    for name in ("c.txt", "c"):
+        with pytest.raises(InputError, match=r"write `\.json` for .*; `\.html` for"):
+            jitmagic.save(c, tmp_path / name)
+        assert not (tmp_path / name).exists()
