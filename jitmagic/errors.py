@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import builtins
+import difflib
 import sys
 import traceback
+from collections.abc import Iterable
 
 from .usercode import user_file
 
@@ -16,14 +19,37 @@ class UserCodeError(RuntimeError):
     """The user's own code raised; ``str()`` is their traceback lines, not jitmagic's."""
 
 
-def user_traceback(exc: BaseException) -> str:
-    """``exc`` formatted with only the user's frames (no JAX, no jitmagic internals)."""
+def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
+    """``exc`` formatted with only the user's frames (no JAX, no jitmagic internals), and a
+    hint where one fits (``nest_hint``: one that suggests ``--nest`` may; not where the
+    flat program failed too, which ``--nest`` cannot help)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     lines = traceback.format_list(frames)
     head = "Traceback (your code):\n" if frames else ""
     text = head + "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc))
-    hint = _hint(exc)
+    hint = _hint(exc, nest_hint)
     return text + (f"\nHint: {hint}" if hint else "")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str | None:
+    """``did you mean `model`?`` for a misspelt ``name`` among ``known`` (difflib's
+    closest, public names only); None where none is close."""
+    close = difflib.get_close_matches(name, [k for k in known if not k.startswith("_")],
+                                      n=1, cutoff=0.75)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def _misspelt(exc: NameError) -> str | None:
+    """For ``NameError: name 'modle' is not defined``, the close names the innermost of
+    the user's frames could see (its locals, globals and the builtins)."""
+    name, tb, seen = getattr(exc, "name", None), exc.__traceback__, None
+    while tb is not None:
+        if user_file(tb.tb_frame.f_code.co_filename):
+            seen = tb.tb_frame
+        tb = tb.tb_next
+    if not name or seen is None:
+        return None
+    return did_you_mean(name, {*seen.f_locals, *seen.f_globals, *dir(builtins)})
 
 
 def innermost_function(exc: BaseException) -> str | None:
@@ -32,7 +58,9 @@ def innermost_function(exc: BaseException) -> str | None:
     return frames[-1].name if frames else None
 
 
-def _hint(exc: BaseException) -> str | None:
+def _hint(exc: BaseException, nest_hint: bool = True) -> str | None:
+    if isinstance(exc, NameError):
+        return _misspelt(exc)
     # jax is looked up, not imported: `python -m jitmagic FILE.py` imports this before the
     # file's first lines run, which may set JAX_PLATFORMS or XLA_FLAGS for jax to read.
     jax = sys.modules.get("jax")
@@ -40,9 +68,10 @@ def _hint(exc: BaseException) -> str | None:
         return None
     if isinstance(exc, jax.errors.ConcretizationTypeError | jax.errors.TracerBoolConversionError
                   | jax.errors.TracerIntegerConversionError):
+        nest = ", or leave that helper out with `--nest`" if nest_hint else ""
         return ("a helper uses the Python value of a traced argument. Pass that argument as a "
-                "Python value (it is then made static), mark it static in your own "
-                "`jax.jit(..., static_argnums=...)`, or leave that helper out with `--nest`.")
+                "Python value (it is then made static), or mark it static in your own "
+                f"`jax.jit(..., static_argnums=...)`{nest}.")
     return None
 
 

@@ -19,7 +19,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 from ..measure.variants.entry import check_callable, entry_name
 from ..usercode import user_file
 
@@ -135,8 +135,10 @@ def resolve_call(plan: CellPlan, namespace: dict[str, Any]) -> tuple[Any, tuple,
     name = plan.entry
     root = _root_name(plan.call.func)
     if root is not None and root not in namespace and not hasattr(builtins, root):
-        raise CellError(f"the entry `{name}` is not defined: define `{root}` in this cell "
-                        "or an earlier one.")
+        hint = did_you_mean(root, namespace)
+        raise CellError(f"the entry `{name}` is not defined: "
+                        f"{hint[0].upper() + hint[1:] + ' Or d' if hint else 'D'}efine "
+                        f"`{root}` in this cell or an earlier one.")
     func = ast.fix_missing_locations(ast.copy_location(ast.Expression(plan.call.func),
                                                        plan.call))
     fn = eval(compile(func, plan.filename, "eval"), namespace)

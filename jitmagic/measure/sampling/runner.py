@@ -176,7 +176,9 @@ class Sampler:
         others = [v for v in self.errors if v != name]
         which = f"the {name} {self.noun}" + (" (and " + ", ".join(others) + ")" if others else "")
         inside = f", in your function `{where}`" if where else ""
-        return f"{which} failed{inside}:\n{user_traceback(exc)}"
+        # the first row is the reference (flat): where it failed too, --nest cannot help
+        nest_hint = next(iter(self.subjects)) not in self.errors
+        return f"{which} failed{inside}:\n{user_traceback(exc, nest_hint)}"
 
     def warnings(self, entry: str) -> Iterable[str]:
         """Where JAX's own clock disagrees with the samples (rows that report events)."""
