@@ -11,18 +11,21 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import pytest
 from IPython.utils.capture import capture_output
-from support import SMALL_CELL
+from support import SMALL_CELL, comparison
 
 import jitmagic
 import jitmagic.frontends.magic as magic
+from jitmagic.frontends.command import ENDED, presses_counted
+from jitmagic.frontends.statuses import INTERRUPTED, PARTIAL
 from jitmagic.measure.pipeline import checkpoint, measure_prepared, variants_of
 from jitmagic.measure.sampling.monitor import COMPILE_EVENT
-from jitmagic.measure.sampling.stops import ABANDONED
+from jitmagic.measure.sampling.stops import ABANDON_S, ABANDONED, ABANDONED_SHOWING
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 from jitmagic.render.orderings import html_table, text_table
@@ -59,9 +62,12 @@ def model(x):
 
 @pytest.fixture(autouse=True)
 def fresh_counters():
+    # the handler the test started with: Python's default_int_handler in a terminal,
+    # SIG_IGN under `nohup` or `&` (where SIGINT starts ignored)
+    before = signal.getsignal(signal.SIGINT)
     PRESS_AT[0] = PIECES[0] = 0
     yield
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
     assert gc.isenabled()
 
 
@@ -481,27 +487,193 @@ step(params, jnp.ones((8, 32)))
 """
 
 
-@pytest.mark.slow
-def test_a_second_ctrl_c_mid_compile_ends_the_command_with_130_not_a_crash(tmp_path):
-    # Python's own shutdown while XLA still compiles in its thread crashed the process
-    # (SIGSEGV) before the command ended itself at once.
+#: Runs the command pressing Ctrl-C at moments it finds from events (tests/ctrl_c_child.py).
+PRESSING = Path(__file__).with_name("ctrl_c_child.py")
+
+
+def command_pressed(tmp_path, moments: str, gap: float = 0.0,
+                    options: tuple[str, ...] = ("-r", "3")):
+    """``python -m jitmagic train.py`` (:data:`LONG_COMPILE`) pressing Ctrl-C at ``moments``
+    (``ctrl_c_child.py``'s): (the finished process, the presses it told, in order)."""
     script = tmp_path / "train.py"
     script.write_text(LONG_COMPILE)
-    proc = subprocess.Popen([sys.executable, "-m", "jitmagic", str(script), "-r", "3"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, text=True)
-    for line in proc.stderr:  # the progress line: the first cold call has begun
-        if "first call" in line:
-            break
-    time.sleep(0.6)  # into the XLA compile
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    err = proc.stderr.read()
-    proc.wait(timeout=120)
-    assert proc.returncode == 130, err
-    assert "a second Ctrl-C: the measurement was abandoned" in err
-    assert "Fatal Python error" not in err
+    done = subprocess.run([sys.executable, str(PRESSING), "step", moments, str(gap), "--",
+                           str(script), *options], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    presses = [line.split(" at=")[0] for line in done.stderr.splitlines()
+               if line.startswith("[press] ")]
+    return done, presses
+
+
+def ended_quietly(done) -> None:
+    """Whatever it said, the command ended itself: no traceback, no crash, no signal."""
+    assert "Traceback" not in done.stderr and "Fatal Python error" not in done.stderr, \
+        done.stderr
+    assert done.returncode >= 0, done.stderr  # a negative status: killed by that signal
+
+
+#: The one line each abandon ends the command with (as the measurement or as showing ran).
+ABANDON_LINES = ([f"jitmagic: {ABANDONED}"], [f"jitmagic: {ABANDONED_SHOWING}"])
+
+
+def said(done) -> list[str]:
+    """The command's own lines on stderr (not its progress, not the presses)."""
+    return [line for line in done.stderr.splitlines() if line.startswith("jitmagic: ")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gap", [0.02, 0.1])
+def test_a_second_ctrl_c_mid_compile_ends_the_command_with_130_not_a_crash(tmp_path, gap):
+    # Python's own shutdown while XLA still compiles in its thread crashed the process
+    # (SIGSEGV) before the command ended itself at once. The presses are sent while XLA
+    # compiles (found from the end of lowering, not a sleep); 20 ms apart they reach
+    # Python's handler as one, which the command counts as two all the same.
+    done, presses = command_pressed(tmp_path, "compile,compile", gap)
+    assert presses[0] == "[press] compile inside=True" and len(presses) == 2, done.stderr
+    ended_quietly(done)
+    assert done.returncode == INTERRUPTED, done.stderr
+    if presses[1] == "[press] compile inside=True":  # both in the one compile (300+ ms here)
+        assert said(done) == [f"jitmagic: {ABANDONED}"], done.stderr
+        assert done.stdout == ""  # abandoned: no table
+    else:  # a compile quicker than the gap: the second came after it, still a second
+        assert said(done) in ABANDON_LINES, done.stderr
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_in_the_steady_state_ends_the_command_with_130(tmp_path):
+    done, presses = command_pressed(tmp_path, "steady,steady", 0.002)
+    assert presses[0] == "[press] steady inside=True" and len(presses) == 2, done.stderr
+    ended_quietly(done)
+    assert done.returncode == INTERRUPTED, done.stderr
+    # the first press stops the loop within 0.1 s: the second lands in it, or after it
+    # as the result is put together or shown; either way one line says it was abandoned
+    assert said(done) in ABANDON_LINES, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", ["charts", "save"])
+def test_a_ctrl_c_while_showing_after_one_in_the_measurement_is_the_second(tmp_path,
+                                                                            second):
+    # the first press stops the steady state (PARTIAL); the next, as the reports are
+    # made, is the second: the text table, one line, 130 (not the first press of showing)
+    done, presses = command_pressed(tmp_path, f"steady,{second}",
+                                    options=("-r", "3", "--save", "r.json", "--html", "r.html"))
+    assert presses == ["[press] steady inside=True", f"[press] {second} inside=True"], \
+        done.stderr
+    ended_quietly(done)
+    assert done.returncode == INTERRUPTED, done.stderr
+    assert said(done) == [f"jitmagic: {ABANDONED_SHOWING}"], done.stderr
+    assert done.stdout.startswith("jitcompare: step") and "PARTIAL: interrupted" in done.stdout
+    assert not (tmp_path / "r.html").exists()  # abandoned before it was written
+    assert (tmp_path / "r.json").exists() is (second == "charts")  # written whole, or not
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_as_the_command_ends_is_130_not_a_traceback(tmp_path):
+    # pressed in an exit function, before JAX's own: Python printed KeyboardInterrupt's
+    # traceback there and ended with 4
+    done, presses = command_pressed(tmp_path, "steady,exit")
+    assert presses == ["[press] steady inside=True", "[press] exit inside=True"], done.stderr
+    ended_quietly(done)
+    assert done.returncode == INTERRUPTED, done.stderr
+    assert said(done) == [f"jitmagic: {ENDED}"], done.stderr
+    assert "PARTIAL: interrupted by the user during steady state" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_in_the_interpreters_teardown_does_not_kill_the_command(tmp_path):
+    # after its last exit function Python puts SIGINT back to the system's default: a
+    # press there killed the process by SIGINT (status -2). Now it is ignored there (no
+    # handler of Python's can run any more): the status is the one already said.
+    done, presses = command_pressed(tmp_path, "steady,teardown")
+    assert presses == ["[press] steady inside=True", "[press] teardown inside=True"], \
+        done.stderr
+    ended_quietly(done)
+    assert done.returncode == PARTIAL, done.stderr
+    assert said(done) == [] and "PARTIAL: interrupted by the user" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("moment", "status"), [("steady", PARTIAL), ("charts", 0)])
+def test_one_ctrl_c_in_the_command_is_still_one(tmp_path, moment, status):
+    # counting every SIGINT makes no second press of one: the first stops, as before
+    done, presses = command_pressed(tmp_path, moment, options=("-r", "1", "--html", "r.html"))
+    assert presses == [f"[press] {moment} inside=True"], done.stderr
+    ended_quietly(done)
+    assert done.returncode == status, done.stderr
+    assert "a second Ctrl-C" not in done.stderr and done.stdout.startswith("jitcompare: step")
+    assert f"wrote {tmp_path / 'r.html'}" in done.stdout
+
+
+def _no_op(signum, frame):
+    """A SIGINT handler that does nothing: a press the handler sees, then forgets."""
+
+
+def wakeup_fd() -> int:
+    """The process's wakeup descriptor now (-1: none), left as it is."""
+    fd = signal.set_wakeup_fd(-1)
+    if fd != -1:
+        signal.set_wakeup_fd(fd)
+    return fd
+
+
+def test_every_sigint_is_counted_even_where_its_handler_ran_once():
+    outer, before = wakeup_fd(), signal.signal(signal.SIGINT, _no_op)
+    try:
+        with presses_counted() as presses:
+            assert presses.times() == [] and presses.last() is None
+            signal.raise_signal(signal.SIGINT)
+            assert len(presses.times()) == 1 and not presses.twice()
+            signal.raise_signal(signal.SIGINT)
+            first, second = presses.times()
+            assert 0 <= second - first < ABANDON_S and presses.twice()
+            assert presses.last() == second
+        assert wakeup_fd() == outer  # the wakeup descriptor before is back
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_two_presses_the_measurement_saw_as_one_abandon_the_command(tmp_path, monkeypatch,
+                                                                   capsys):
+    # as two SIGINTs in one XLA compile: the measurement's handler ran once (here: not at
+    # all), it returned a result, and the command abandons it all the same
+    import jitmagic.frontends.command as command
+
+    def measured_with_two_presses(args, script_args):
+        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
+        return comparison(every=0.1)
+
+    monkeypatch.setattr(command, "run_isolated", measured_with_two_presses)
+    (tmp_path / "f.py").write_text("f()\n")
+    before = signal.signal(signal.SIGINT, _no_op)
+    try:
+        assert command.main([str(tmp_path / "f.py")]) == INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, before)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"jitmagic: {ABANDONED}\n"
+
+
+@pytest.mark.parametrize(("ago", "status"), [(0.0, "abandoned"), (ABANDON_S + 1, "first")])
+def test_a_press_before_showing_makes_one_while_showing_the_second(monkeypatch, tmp_path,
+                                                                   capsys, ago, status):
+    from jitmagic.frontends.command import present
+
+    result = comparison(every=0.1)
+    pressing_on_call(monkeypatch, "jitmagic.render.charts.phases.to_png")
+    args = _command_args(tmp_path, save="r.json", html="r.html")
+    shown = present(result, args, pressed=time.monotonic() - ago)
+    out, err = capsys.readouterr()
+    assert out.startswith("jitcompare: model")  # the text table, either way
+    if status == "abandoned":  # within ABANDON_S of the press before: the second
+        assert shown == INTERRUPTED and err == f"jitmagic: {ABANDONED_SHOWING}\n"
+        assert not (tmp_path / "r.html").exists()
+    else:  # long after it: a first press, which only leaves the charts out
+        assert shown == 0 and err == "" and "Ctrl-C stopped the HTML report" in out
+        assert "data:image/png" not in (tmp_path / "r.html").read_text()
+    assert jitmagic.load(tmp_path / "r.json").to_dict() == result.to_dict()  # saved first
 
 
 def test_ipython_shows_the_abandon_as_its_one_line(ip, monkeypatch):

@@ -19,17 +19,21 @@ from __future__ import annotations
 
 import argparse
 import ast
+import atexit
 import builtins
 import contextlib
 import dataclasses
 import functools
 import os
+import select
+import signal
 import sys
+import threading
 import time
 import tokenize
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,7 +41,14 @@ from ..cell.prelude import late_settings, run_prelude
 from ..cell.provenance import spell
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.lockstep import LockstepError, current, with_others
-from ..measure.sampling.stops import NO_RESULT, Showing
+from ..measure.sampling.stops import (
+    ABANDON_S,
+    ABANDONED,
+    ABANDONED_SHOWING,
+    NO_RESULT,
+    Checkpoint,
+    Showing,
+)
 from ..model.comparison import Comparison
 from ..model.saved.files import write_text
 from ..model.saved.storage import save
@@ -105,12 +116,29 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; return the exit status (see :data:`EXIT_CODES`)."""
+    """Run the command; return the exit status (see :data:`EXIT_CODES`).
+
+    A Ctrl-C wherever no stage of the measurement or of showing its result handles it
+    (the file's own lines, putting the result together) ends it with one line and 130;
+    so does a second Ctrl-C within :data:`~jitmagic.measure.sampling.stops.ABANDON_S`
+    seconds of the first, wherever each landed (:class:`Presses`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
         from .diff_command import main as diff_main
 
         return diff_main(argv[1:])
+    with presses_counted() as presses:
+        try:
+            return _measured_and_shown(argv, presses)
+        except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
+            said = str(exc) or (ABANDONED if presses.twice() else NO_RESULT)
+            with ctrl_c_ignored():
+                print(f"jitmagic: {said}", file=sys.stderr)
+            return INTERRUPTED
+
+
+def _measured_and_shown(argv: list[str], presses: Presses) -> int:
+    """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if args.json:
@@ -133,25 +161,33 @@ def main(argv: list[str] | None = None) -> int:
     except LockstepError as exc:  # another process died or hangs
         print(f"jitmagic: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as exc:  # abandoned: one line, no traceback
-        print(f"jitmagic: {str(exc) or NO_RESULT}", file=sys.stderr)
+    if presses.twice():  # two presses the measurement's handler ran once (mid-compile)
+        raise KeyboardInterrupt(ABANDONED)
+    status = present(result, args, pressed=presses.last())
+    if status != INTERRUPTED and presses.twice():  # likewise while the result was shown
+        with ctrl_c_ignored():
+            print(f"jitmagic: {ABANDONED_SHOWING}", file=sys.stderr)
         return INTERRUPTED
-    return present(result, args)
+    return status
 
 
-def present(result: Comparison | Sweep, args: argparse.Namespace) -> int:
+def present(result: Comparison | Sweep, args: argparse.Namespace,
+            pressed: float | None = None) -> int:
     """Write the reports, then print the text, under the one stop rule of
     :class:`~jitmagic.measure.sampling.stops.Showing`; the exit status (see :data:`EXIT_CODES`).
 
     A Ctrl-C while the HTML report's charts are drawn writes it without them, and
     says so; one while a report is written leaves that report out (a file there
     before is as it was), the rest still happens, and the status is 130. A second
-    Ctrl-C prints the text table and one line, and ends with 130. With several
-    processes only process 0 writes and prints.
+    Ctrl-C prints the text table and one line, and ends with 130: ``pressed`` (a
+    ``time.monotonic()``) is when the last Ctrl-C before showing came, so that one
+    within :data:`~jitmagic.measure.sampling.stops.ABANDON_S` seconds of it is the
+    second. With several processes only process 0 writes and prints.
     """
     if not current().leader:
         return 0
-    showing, printed = Showing(), [False]
+    showing = Showing(check=Checkpoint(abandon_message=ABANDONED_SHOWING, _pressed=pressed))
+    printed = [False]
     try:
         with showing.active():
             written, failures = write_outputs(result, args, showing)  # before any printing
@@ -162,9 +198,10 @@ def present(result: Comparison | Sweep, args: argparse.Namespace) -> int:
             for failure in failures:
                 print(f"jitmagic: {failure}", file=sys.stderr)
     except KeyboardInterrupt as exc:  # a second Ctrl-C: the text (once), and one line
-        if not printed[0]:
-            show([text(result)])
-        print(f"jitmagic: {exc}", file=sys.stderr)
+        with ctrl_c_ignored():  # a third one changes nothing now
+            if not printed[0]:
+                show([text(result)])
+            print(f"jitmagic: {exc}", file=sys.stderr)
         return INTERRUPTED
     if any(part in REPORTS for part in showing.stopped):
         return INTERRUPTED
@@ -190,15 +227,162 @@ def entry() -> None:
     (a segmentation fault); a process of several that failed would wait (minutes) in
     JAX's shutdown for the others, which the launcher (or the cluster) ends once this
     one is gone: so these end at once, their output
-    flushed, their reports already written whole."""
-    status = main()
-    if status == INTERRUPTED or (status not in ENDED_WELL and with_others()):
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(status)
+    flushed, their reports already written whole.
+
+    A Ctrl-C as the process ends (its threads joined, exit functions run: JAX's waits
+    for its runtime) ends it at once with one line and 130 (:data:`ENDED`); the last
+    exit function ignores Ctrl-C (the interpreter's own teardown would restore the
+    default action, and die by SIGINT), so that the process never ends by a signal
+    or with a traceback."""
+    atexit.register(_ignore_ctrl_c)  # registered first, so run last of the exit functions
+    try:
+        status = main()
+        if status == INTERRUPTED or (status not in ENDED_WELL and with_others()):
+            _exit_now(status)
+        _end_on_ctrl_c()
+    except KeyboardInterrupt:  # pressed again as main() said why it ended
+        _exit_now(INTERRUPTED)
     raise SystemExit(status)
 
+
+#: What the command says of a Ctrl-C as its process ends (after :func:`main`).
+ENDED = ("interrupted by Ctrl-C as the command ended (what it printed, and every report "
+         "it wrote, is whole)")
+
+
+def _exit_now(status: int, line: str | None = None) -> NoReturn:
+    """End the process at once with ``status``: Ctrl-C ignored, ``line`` said, the
+    output flushed; no exit function runs (XLA may still compile in its thread)."""
+    _ignore_ctrl_c()
+    if line is not None:
+        with contextlib.suppress(Exception):
+            print(f"jitmagic: {line}", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
+
+
+def _ignore_ctrl_c() -> None:
+    """Ignore SIGINT from now on (the process is ending)."""
+    with contextlib.suppress(ValueError, OSError):  # ValueError: not the main thread
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end_on_ctrl_c() -> None:
+    """From now on a Ctrl-C ends the process at once with :data:`ENDED` and 130 (where
+    SIGINT is handled at all: under ``nohup`` it stays ignored)."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, lambda signum, frame: _exit_now(INTERRUPTED, ENDED))
+
+
+@contextlib.contextmanager
+def ctrl_c_ignored() -> Iterator[None]:
+    """Within: SIGINT is ignored (the command says why it ends, then ends); the handler
+    before is put back after (``main`` also runs inside other programs)."""
+    try:
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: no handler of ours can run there anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        if before is not None:  # None: a handler set from C, which cannot be put back
+            signal.signal(signal.SIGINT, before)
+
+
+class Presses:
+    """When each Ctrl-C (SIGINT) reached the process while :func:`main` ran
+    (``time.monotonic()``), whichever handler ran for it.
+
+    Counted from a wakeup file descriptor (``signal.set_wakeup_fd``), which gets one byte
+    per signal: two presses that arrive while C code runs (an XLA compile looks for
+    signals only now and then) reach a Python handler as one, so the measurement's
+    :class:`~jitmagic.measure.sampling.stops.Checkpoint` sees one press where there were
+    two. A thread of its own notes each byte's time as it comes; :meth:`times` reads
+    what that thread has not read yet. Where no wakeup descriptor can be set (not the
+    main thread, no pipes) nothing is counted."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self._fd = fd
+        self._times: list[float] = []
+        self._lock = threading.Lock()
+
+    def times(self) -> list[float]:
+        """When each press came, in order."""
+        with self._lock:
+            self._read()
+            return list(self._times)
+
+    def last(self) -> float | None:
+        """When the last press came (None: none yet)."""
+        times = self.times()
+        return times[-1] if times else None
+
+    def twice(self) -> bool:
+        """Whether two presses came within ``ABANDON_S`` seconds of each other."""
+        times = self.times()
+        return any(b - a < ABANDON_S for a, b in zip(times, times[1:], strict=False))
+
+    def _read(self) -> bool:
+        """Read every byte there is (the lock held); True once the pipe has ended."""
+        while self._fd is not None:
+            try:
+                data = os.read(self._fd, 512)
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError:
+                data = b""
+            if not data:
+                os.close(self._fd)
+                self._fd = None
+                return True
+            self._times += [time.monotonic()] * data.count(int(signal.SIGINT))
+        return True
+
+    def _follow(self) -> None:
+        """The thread: wait for bytes, note them, until the pipe ends."""
+        while True:
+            with self._lock:
+                fd = self._fd
+            if fd is None:
+                return
+            try:
+                select.select([fd], [], [])
+            except (OSError, ValueError):
+                return
+            with self._lock:
+                if self._read():
+                    return
+
+
+@contextlib.contextmanager
+def presses_counted() -> Iterator[Presses]:
+    """Within: every SIGINT is counted in the :class:`Presses` given; the wakeup
+    descriptor before (none, in a plain process) is put back after."""
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:
+        yield Presses()
+        return
+    try:
+        for fd in (read_fd, write_fd):
+            os.set_blocking(fd, False)
+        before = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # ValueError: not the main thread
+        os.close(read_fd)
+        os.close(write_fd)
+        yield Presses()
+        return
+    presses = Presses(read_fd)
+    threading.Thread(target=presses._follow, name="jitmagic-ctrl-c", daemon=True).start()
+    try:
+        yield presses
+    finally:
+        with contextlib.suppress(ValueError, OSError):
+            signal.set_wakeup_fd(before)
+        os.close(write_fd)  # the thread reads the end of the pipe and closes it
 
 
 def _status(exc: Exception) -> int:
