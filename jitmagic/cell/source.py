@@ -2,9 +2,12 @@
 
 A ``%%jitcompare`` cell is ordinary code whose last statement calls the entry
 function: ``model(jnp.ones(128))``. This module splits the text, runs the
-setup in a scratch namespace (never the user's own), and evaluates the call's
-arguments there. It is the only code that touches a namespace the user owns,
-and it only ever reads from it.
+setup in a scratch copy of the user's namespace (never the namespace itself), and
+evaluates the call's arguments there; it only reads the user's namespace. What else
+touches a namespace the user owns is always put back: a helper swapped where it is
+bound while the entry runs (:mod:`jitmagic.measure.discovery.bindings`), a swept value
+set in the kernel's namespace while the variants run (:mod:`.prepare`), and what the
+cell's code itself changed (:mod:`.side_effects`, :mod:`.isolation`).
 """
 
 from __future__ import annotations
