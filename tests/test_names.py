@@ -58,3 +58,20 @@ def test_when_flat_fails_too_the_hint_does_not_suggest_nest():
     said = str(info.value)
     assert "Hint: a helper uses the Python value of a traced argument" in said
     assert "--nest" not in said
+
+
+def test_lines_name_a_notebook_cell_as_ipython_does(ip):
+    from jitmagic.frontends.cell_names import THIS_CELL, with_cell_names
+
+    ip.run_cell("import jax.numpy as jnp\ndef layer(x):\n    return jnp.sin(x) * 2\n"
+                "def model(x):\n    return layer(x) + layer(x)\n", store_history=True)
+    number = ip.execution_count - 1
+    result = ip.run_line_magic("jitcompare", "-o -r 1 -n 1 --no-plot --lines model(jnp.ones(3))")
+    named = with_cell_names(result, ip)
+    text = str(named.lines)
+    assert f"# Cell In[{number}]" in text and "ipython-input" not in text
+    again = jitmagic.Comparison.from_dict(named.to_dict())
+    assert f"# Cell In[{number}]" in str(again.lines)  # saved with the report
+    cell = ip.run_cell_magic("jitcompare", "-o -r 1 -n 1 --no-plot --lines",
+                             "def f(x):\n    return x * 2\nf(jnp.ones(3))\n")
+    assert f"# {THIS_CELL}" in str(with_cell_names(cell, ip).lines)

@@ -15,6 +15,7 @@ exists, Python 3.11) is ``None`` in every row, never zero, and the table's
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +134,13 @@ class LineTable:
     entry: str = ""
     notes: tuple[str, ...] = ()
     loops: tuple[LoopSpan, ...] = ()
+    #: How a file is named to the reader where its path says little: a notebook cell as
+    #: IPython names it (``Cell In[12]``) instead of the kernel's temporary file.
+    labels: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def label(self, file: str) -> str:
+        """``file`` as the reader knows it."""
+        return self.labels.get(file, file)
 
     @property
     def total_eqns(self) -> int:
@@ -227,6 +235,16 @@ class Lines(Shown):
     def flat(self) -> LineTable:
         return self.tables["flat"]
 
+    def labelled(self, labels: dict[str, str]) -> Lines:
+        """These tables with ``labels`` naming their files (:attr:`LineTable.labels`)."""
+        return dataclasses.replace(self, tables={
+            name: dataclasses.replace(t, labels={**t.labels, **labels})
+            for name, t in self.tables.items()})
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {k: v for t in self.tables.values() for k, v in t.labels.items()}
+
     @property
     def nested(self) -> LineTable:
         return self.tables["nested"]
@@ -252,6 +270,7 @@ class Lines(Shown):
         d["notes"] = {name: list(t.notes) for name, t in self.tables.items() if t.notes}
         d["loops"] = {name: [[x.file, x.first_line, x.last_line] for x in t.loops]
                       for name, t in self.tables.items() if t.loops}
+        d |= {"labels": dict(self.labels)} if self.labels else {}
         return d | ({"stopped": self.stopped} if self.stopped else {})
 
     @classmethod
@@ -273,7 +292,9 @@ class Lines(Shown):
                                   for f, a, b in loops.get(name, ())))
             for name in ("flat", "nested") if name in d
         }
-        return cls(entry, tables, stopped or None)
+        labels = {str(k): str(v) for k, v in dict(d.get("labels", {})).items()}
+        return cls(entry, tables, stopped or None).labelled(labels) if labels else \
+            cls(entry, tables, stopped or None)
 
 
 def checked_lines(d: Any, where: str) -> Lines:

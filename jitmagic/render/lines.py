@@ -105,7 +105,7 @@ def text_table(lines: Lines, table: LineTable) -> str:
     rows, left_out = shown_rows(table)
     peak = _peak(table)
     for file, block in _blocks(rows):
-        out.append(f"{'':>{width}}  {'':>6}  # {file}")
+        out.append(f"{'':>{width}}  {'':>6}  # {table.label(file)}")
         for r in block:
             if r is None:
                 out.append(f"{'':>{width}}  {'...':>6}")
@@ -159,7 +159,7 @@ def html_variant(lines: Lines, table: LineTable) -> str:
     body = []
     for file, block in _blocks(rows):
         body.append(f'<tr><td colspan="{span}" style="font-style:italic;text-align:left">'
-                    f"{html.escape(file)}</td></tr>")
+                    f"{html.escape(table.label(file))}</td></tr>")
         body += [f'<tr><td colspan="{span}" style="text-align:left;color:#999">...</td></tr>'
                  if r is None else _html_row(r, peak, cols) for r in block]
     footer = "".join(f'<p style="font-size:90%">{html.escape(n)}</p>'

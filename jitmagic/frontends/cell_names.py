@@ -1,0 +1,47 @@
+"""Notebook cells named as IPython names them, for the reports a shell shows.
+
+In a kernel a cell's code lives in a temporary file (``/tmp/ipykernel_…/2775376519.py``);
+IPython's own tracebacks say ``Cell In[12]`` instead, through its compiler's
+``format_code_name``. The ``--lines`` tables name their files the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..model.comparison import Comparison
+from ..model.lines import Lines
+from ..model.sweep import Sweep
+from ..usercode import CELL_PREFIXES
+
+#: What a ``%%jitcompare`` cell's own code is called (jitmagic compiles it itself).
+THIS_CELL = "this %%jitcompare cell"
+
+
+def cell_label(shell: Any, file: str) -> str | None:
+    """How IPython names ``file`` (``Cell In[12]``), or the magic's own cell; None for
+    a file of another kind (a module of the user's keeps its path)."""
+    if file.startswith(CELL_PREFIXES[0]):
+        return THIS_CELL
+    named = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    found = named(file) if callable(named) else None
+    return " ".join(found) if found else None
+
+
+def with_cell_names(result: Any, shell: Any) -> Any:
+    """``result`` with its ``--lines`` tables naming notebook cells as IPython does."""
+    if isinstance(result, Lines):
+        return _labelled(result, shell)
+    if isinstance(result, Sweep):
+        return dataclasses.replace(result, points=(*result.points[:-1],
+                                                   with_cell_names(result.last, shell)))
+    if isinstance(result, Comparison) and result.lines is not None:
+        return dataclasses.replace(result, lines=_labelled(result.lines, shell))
+    return result
+
+
+def _labelled(lines: Lines, shell: Any) -> Lines:
+    files = {r.file for t in lines.tables.values() for r in t.rows}
+    labels = {f: label for f in files if (label := cell_label(shell, f)) is not None}
+    return lines.labelled(labels) if labels else lines
