@@ -152,6 +152,33 @@ class _Reader:
         return known
 
 
+#: Primitives whose body is a kernel: a function of memory references that the
+#: primitive runs itself (``pl.pallas_call``), not one a ``jax.jit`` of its own can take.
+KERNEL_PRIMITIVES = frozenset({"pallas_call"})
+
+
+def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
+                  ) -> frozenset[types.CodeType]:
+    """The user functions whose every equation is inside a kernel primitive's body (a
+    Pallas kernel): their frames appear there and nowhere else in the program."""
+    inside: set[types.CodeType] = set()
+    outside: set[types.CodeType] = set()
+    seen: set[tuple[int, bool]] = set()
+    todo: list[tuple[Any, bool]] = [(jaxpr, False)]
+    while todo:
+        current, in_kernel = todo.pop()
+        if (id(current), in_kernel) in seen:
+            continue
+        seen.add((id(current), in_kernel))
+        for eqn in current.eqns:
+            tb = eqn.source_info.traceback
+            codes = tb.raw_frames()[0] if tb is not None else ()
+            (inside if in_kernel else outside).update(c for c in codes if is_user(c))
+            kernel = in_kernel or eqn.primitive.name in KERNEL_PRIMITIVES
+            todo += [(sub, kernel) for sub in sub_jaxprs(eqn)]
+    return frozenset(inside - outside)
+
+
 def _position(code: types.CodeType, offset: int) -> Any:
     """The source position (line, column) of the instruction at ``offset``."""
     positions = _positions(code)

@@ -46,7 +46,7 @@ import jax
 
 from ..calls.arrays import holds_arrays
 from .bindings import Binding
-from .call_graph import CallGraph, Calls, read_calls
+from .call_graph import CallGraph, Calls, kernel_bodies, read_calls
 from .found import (
     Discovery,
     Found,
@@ -76,12 +76,16 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     jaxpr, error = _trace(fn, args, kwargs, jit_options)
     if error is not None:
         return Discovery({}, error)
-    graph = read_calls(jaxpr, UserFunctions(extra_names, own_sourceless(fn)), stop=here)
+    is_user = UserFunctions(extra_names, own_sourceless(fn))
+    graph = read_calls(jaxpr, is_user, stop=here)
     live = Live((fn, args, kwargs, *roots))
     entry = _entry_code(fn, graph)
     if entry is not None:
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
+    kernels = kernel_bodies(jaxpr, is_user)
+    for f in found:
+        f.kernel = f.code in kernels
     if unseen:  # methods whose `self` was made during the trace: trace again to see it
         caught = caught_selves(fn, args, kwargs, jit_options, unseen)
         for f in found:

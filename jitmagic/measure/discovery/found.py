@@ -34,6 +34,8 @@ class Found:
     self_type: type | None = None
     #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
     self_holds_arrays: bool = False
+    #: Whether it runs only as a kernel's body (inside ``pallas_call``).
+    kernel: bool = False
 
 
 @dataclass

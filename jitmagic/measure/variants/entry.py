@@ -352,6 +352,9 @@ def _is_linen(cls: type | None) -> bool:
 
 
 def _why_inline(found: Found, ran: set[str]) -> str | None:
+    if found.kernel:
+        return ("it is a Pallas kernel body (a function of memory references that "
+                "`pallas_call` runs itself), which a jit of its own cannot take")
     qualname = found.code.co_qualname
     outer = qualname.split(".<locals>")[0] if "<locals>" in qualname else None
     if outer is not None and outer in ran:
