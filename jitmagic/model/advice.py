@@ -57,6 +57,12 @@ class Advice:
     repeat: int
     wall_s: float
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
+    #: What the one rule said of each saving ("faster": it saves; "slower": it costs;
+    #: "no measurable difference", "inconclusive"); None in reports before 0.4.
+    recommended_kind: str | None = None
+    all_nested_kind: str | None = None
+    #: The helpers "nest every helper" nests (empty in reports before 0.4).
+    everything: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +76,9 @@ class Advice:
             "repeat": self.repeat,
             "wall_s": self.wall_s,
             "stopped": self.stopped,
+            "recommended_kind": self.recommended_kind,
+            "all_nested_kind": self.all_nested_kind,
+            "everything": list(self.everything),
         }
 
     @classmethod
@@ -98,4 +107,7 @@ _FIELDS = (
     ("repeat", "repeat", count, REQUIRED),
     ("wall_s", "wall_s", seconds, REQUIRED),
     ("stopped", "stopped", optional(text), None),
+    ("recommended_kind", "recommended_kind", optional(text), None),
+    ("all_nested_kind", "all_nested_kind", optional(text), None),
+    ("everything", "everything", items(text), ()),
 )

@@ -11,6 +11,7 @@ import re
 from ..model.advice import Advice, Candidate
 from ..model.attribution import Attribution, HelperTime
 from ..model.comparison import Comparison
+from ..model.stats.rule import FASTER, SLOWER
 from .blocks import (
     MAX_ITEMS,
     Block,
@@ -98,13 +99,32 @@ def conclusion(adv: Advice) -> list[str]:
         return ["  no conclusion and no saving: measuring stopped before the rounds finished"]
     if not adv.ranked:
         return []
-    everything = ("nesting every helper fails" if adv.all_nested_saving_s is None
-                  else f"nesting every helper saves {fmt_s(adv.all_nested_saving_s)}")
+    tried = {(c.helper,) for c in adv.ranked}
+    # one figure per configuration: "every helper" said apart only where it is another set
+    apart = not adv.everything or (set(adv.everything) != set(adv.recommended)
+                                   and tuple(adv.everything) not in tried)
+    everything = [saving_words("nesting every helper", adv.all_nested_saving_s,
+                               adv.all_nested_kind)] if apart else []
     if adv.recommended:
         names = ",".join(adv.recommended)
-        return [f"  recommended: --nest {names} saves {fmt_s(adv.recommended_saving_s)}; "
-                f"{everything}"]
-    return [f"  no helper saves measurably on its own; {everything}"]
+        said = saving_words(f"--nest {names}", adv.recommended_saving_s, adv.recommended_kind)
+        return ["  recommended: " + "; ".join([said, *everything])]
+    return ["  " + "; ".join(["no helper saves measurably on its own", *everything])]
+
+
+def saving_words(what: str, saving_s: float | None, kind: str | None) -> str:
+    """``nesting every helper saves 55.7 ms`` only where the one rule called it faster;
+    ``costs 340 ms`` where slower; else the change, said not significant (``kind`` None:
+    a report before 0.4, whose savings were not judged)."""
+    if saving_s is None:
+        return f"{what} fails"
+    if kind == FASTER:
+        return f"{what} saves {fmt_s(saving_s)}"
+    if kind == SLOWER:
+        return f"{what} costs {fmt_s(-saving_s)}"
+    change = f"cold start {fmt_s(abs(saving_s))} {'shorter' if saving_s >= 0 else 'longer'}"
+    why = "not judged: a report before 0.4" if kind is None else "not significant"
+    return f"{what}: {change} ({why})"
 
 
 def candidate_words(c: Candidate, flat_cold_s: float) -> str:
