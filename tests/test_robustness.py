@@ -118,6 +118,7 @@ def _interrupt_after_discovery(calls=[]):  # noqa: B006 (counts calls across the
 
 
 def test_interrupt_during_trace_stops_within_that_stage(run_magic, ip):
+    before = signal.getsignal(signal.SIGINT)  # SIG_IGN under `nohup` or `&`
     ip.user_ns["press_stop"] = _interrupt_after_discovery
     try:
         cell = SMALL_CELL.replace("def model(x):\n", "def model(x):\n    press_stop()\n")
@@ -130,7 +131,7 @@ def test_interrupt_during_trace_stops_within_that_stage(run_magic, ip):
     assert result.flat.samples["first_call_s"] == []
     assert result.flat.samples["lower_s"] == [] and result.nested.samples["trace_s"] == []
     assert f"PARTIAL: {where}" in cap.outputs[0].data["text/plain"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_interrupt_during_compile_waits_for_the_compile(run_magic):
@@ -204,9 +205,10 @@ def test_orderings_stop_at_the_deadline():
 
     from jitmagic.measure.batches import prepare_batch
     from jitmagic.measure.orderings import measure_orderings
+    from jitmagic.options import Options
 
     b = prepare_batch(lambda x: jnp.sin(x).sum(), (jnp.ones(3),), {}, batch=4)
-    o = measure_orderings(b, repeat=2, number=2, deadline=time.perf_counter())
+    o = measure_orderings(b, Options(repeat=2, number=2), deadline=time.perf_counter())
     assert o.stopped == "stopped by --timeout after the jit(vmap(f)) ordering's first call"
     assert len(o["jit(vmap(f))"].samples["first_call_s"]) == 1
     assert o["vmap(jit(f))"].samples["first_call_s"] == []

@@ -41,10 +41,11 @@ from ..model.progress import Draw
 from ..model.stats.rule import FASTER, Difference, difference
 from ..options import Options, options_of
 from .attribution import attribute_call
+from .discovery.bindings import one_measurement
 from .sampling.conditions import frozen_heap, persistent_cache_off
 from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
-from .sampling.rounds import Rounds
+from .sampling.rounds import rounds_for
 from .sampling.stages import staged_run
 from .sampling.stops import Checkpoint, Stop
 from .variants.build import nest_only
@@ -68,12 +69,6 @@ COMPARED = "flat, as compared"
 Shared = dict[str, list[float]]
 
 
-def check_repeat(repeat: int | str) -> None:
-    """Advice compares spreads: refuse fewer repeats than give one (before any timing),
-    by the one check :class:`~jitmagic.options.Options` makes of ``advise``."""
-    Options(repeat=repeat, advise=True)
-
-
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
                 options: Options | None = None, attribution: Attribution | None = None,
                 check: Checkpoint | None = None, shared: Shared | None = None) -> Advice:
@@ -90,8 +85,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     (``stopped``) and no second round runs. ``Stop`` when not one flat cold start was
     measured (nothing to judge a saving against).
     """
-    options = options or Options()
-    check_repeat(options.repeat)
+    options = options or Options(advise=True)
     start = time.perf_counter()
     check = check or Checkpoint()
     shared = shared or {}
@@ -100,21 +94,24 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     everything = tuple(h.helper for h in attribution.helpers)
     own = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
     sets = {**own, **{only(h.helper): (h.helper,) for h in tried}}
-    rounds = (options.repeat, options.number, options.budget)
-    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, rounds, check, not shared)
+    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, options, check,
+                                              not shared)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
     flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
-    rec_saving = _set_saving(recommended, sets, cold)
-    all_saving = _all_saving(cold, shared)
-    if rec_saving is None and recommended and not stopped:  # a new set: beside flat and all
+    rec_label = _set_label(recommended, sets)
+    rec_cold, all_cold = cold, cold
+    if rec_label is None and recommended and not stopped:  # a new set: beside flat and all
         sets = {**own, SET: recommended}
         try:
-            cold, _, _, stopped = _measure(plan, args, kwargs, sets, rounds, check, not shared)
-            rec_saving, all_saving = _saving(cold, SET), _all_saving(cold, shared)
+            rec_cold, _, _, stopped = _measure(plan, args, kwargs, sets, options, check,
+                                               not shared)
+            rec_label, all_cold = SET, rec_cold
         except Stop as stop:  # the first round stands; the set's saving was not measured
             stopped = stop.reason
+    rec_saving, rec_kind = _judged(rec_cold, rec_label)
+    all_saving, all_kind = _judged(*_all_row(all_cold, shared))
     return Advice(
         flat_cold_s=flat_cold,
         noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
@@ -122,6 +119,9 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
         recommended=recommended,
         recommended_saving_s=rec_saving,
         all_nested_saving_s=all_saving,
+        recommended_kind=rec_kind,
+        all_nested_kind=all_kind,
+        everything=everything,
         not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
         repeat=max(map(len, cold.values()), default=0),  # the runs the most-run set got
         wall_s=time.perf_counter() - start,
@@ -136,11 +136,13 @@ def advise(fn: Callable, /, *args: Any, options: Options | None = None,
     Takes the option keywords ``repeat``, ``number`` and ``budget``; the other keywords
     go to ``fn``. ``progress`` as :func:`~jitmagic.measure.pipeline.compare`'s."""
     options, kwargs = options_of("advise", kwargs, options, takes=ADVISE_TAKES)
-    check_repeat(options.repeat)
-    plan = plan_entry(fn, args, kwargs)
-    check = Checkpoint(report=Reporter(plan.name, draw=progress))
-    with check.catching_interrupts():
-        return advise_call(plan, plan.args, plan.kwargs, options=options, check=check)
+    # advice compares spreads: Options refuses fewer repeats than give one, before any timing
+    options = dataclasses.replace(options, advise=True)
+    with one_measurement():  # it swaps the process's own helpers, as compare does
+        plan = plan_entry(fn, args, kwargs)
+        check = Checkpoint(report=Reporter(plan.name, draw=progress))
+        with check.catching_interrupts():
+            return advise_call(plan, plan.args, plan.kwargs, options=options, check=check)
 
 
 #: The options :func:`advise` uses.
@@ -196,15 +198,14 @@ def _shared(result: Comparison, options: Options) -> Shared:
 
 
 def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
-             sets: dict[str, tuple[str, ...]], rounds: tuple[int | str, int | None, float],
+             sets: dict[str, tuple[str, ...]], options: Options,
              check: Checkpoint, warm_up: bool) -> tuple[dict[str, list[float]],
                                                         dict[str, list[float]],
                                                         dict[str, str], str | None]:
     """Cold starts and steady execute seconds per set, interleaved; failures by set; why
-    measuring stopped (None: it did not). ``rounds`` is (repeat, number, budget);
+    measuring stopped (None: it did not), with ``options``' repeat, number and budget;
     ``warm_up``: one untimed cold run first (no comparison ran just before). ``Stop``
     when no flat cold start was measured."""
-    repeat, number, budget = rounds
     prepared = {label: Prepared(nest_only(plan, nest, label), args, kwargs)
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
@@ -226,7 +227,8 @@ def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
             check.begin("warm-up")
             with check.mode(python=False):
                 _warm_up(prepared[FLAT])
-        runs.measure(Rounds(repeat, decided, budget), number, monitor, check, what="advice")
+        runs.measure(rounds_for(options, decided), options.number, monitor, check,
+                     what="advice")
     if FLAT in runs.errors:
         raise UserCodeError(runs.describe_failure(FLAT))
     cold = {label: runs.samples[label]["first_call_s"] for label in sets}
@@ -264,21 +266,28 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
     return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER)
 
 
-def _set_saving(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]],
-                cold: dict[str, list[float]]) -> float | None:
-    """The recommended set's saving, where a set measured already nests exactly it."""
-    for label, nest in sets.items():
-        if recommended and set(nest) == set(recommended):
-            return _saving(cold, label)
-    return None
+def _set_label(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]]) -> str | None:
+    """The label of a set measured already that nests exactly the recommended helpers."""
+    return next((label for label, nest in sets.items()
+                 if recommended and set(nest) == set(recommended)), None)
 
 
-def _all_saving(cold: dict[str, list[float]], shared: Shared) -> float | None:
-    """Nesting every helper: the comparison's own figure where it is shared (its flat
+def _all_row(cold: dict[str, list[float]], shared: Shared
+             ) -> tuple[dict[str, list[float]], str]:
+    """Nesting every helper: the comparison's own runs where they are shared (its flat
     against its nested, measured side by side), else this advice's own row."""
     if ALL in shared:
-        return _saving({FLAT: shared[COMPARED], ALL: shared[ALL]}, ALL)
-    return _saving(cold, ALL)
+        return {FLAT: shared[COMPARED], ALL: shared[ALL]}, ALL
+    return cold, ALL
+
+
+def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | None, str | None]:
+    """(flat's median cold start minus ``label``'s, what the one rule says of it); None
+    where that set was not measured or failed."""
+    saving = _saving(cold, label) if label is not None else None
+    if saving is None or label is None:
+        return None, None
+    return saving, difference(cold[FLAT], cold[label]).kind
 
 
 def _saving(cold: dict[str, list[float]], label: str) -> float | None:

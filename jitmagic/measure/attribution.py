@@ -28,6 +28,7 @@ import jax
 from ..errors import UserCodeError, user_traceback
 from ..model.attribution import Attribution, HelperTime
 from ..options import options_of
+from .discovery.bindings import one_measurement
 from .sampling.conditions import frozen_heap, paused_gc
 from .sampling.stops import Checkpoint, Stop
 from .variants.build import make_variant
@@ -111,8 +112,9 @@ def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
     """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper
     (one trace: it takes no options)."""
     _, kwargs = options_of("attribute", kwargs, takes=())
-    plan = plan_entry(fn, args, kwargs)
-    return attribute_call(plan, plan.args, plan.kwargs)
+    with one_measurement():  # it swaps the process's own helpers, as compare does
+        plan = plan_entry(fn, args, kwargs)
+        return attribute_call(plan, plan.args, plan.kwargs)
 
 
 #: The entry's key in the clock: not a valid Python name, so no helper can have it.

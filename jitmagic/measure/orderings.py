@@ -32,7 +32,7 @@ from .batches import Batched, prepare_batch
 from .sampling.conditions import frozen_heap, paused_gc, persistent_cache_off
 from .sampling.monitor import COMPILE_EVENT, Monitor
 from .sampling.reporting import Reporter
-from .sampling.rounds import Rounds
+from .sampling.rounds import rounds_for
 from .sampling.runner import Cold, Sampler
 from .sampling.stops import Checkpoint, Stop
 from .sampling.structure import Shape, count_nested_calls, jaxpr_text, normalized_hlo
@@ -78,24 +78,22 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
 # --------------------------------------------------------------------------- measuring
 
 
-def measure_orderings(b: Batched, *, entry: str = "f", repeat: int | str = AUTO,
-                      number: int | None = None, deadline: float = math.inf,
-                      check: Checkpoint | None = None,
-                      budget: float = Options.budget) -> Orderings:
-    """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches.
+def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
+                      deadline: float = math.inf, check: Checkpoint | None = None) -> Orderings:
+    """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches,
+    with ``options``' repeat, number and budget.
 
     Ctrl-C or passing ``deadline`` (a ``time.perf_counter()`` value; or ``check``,
     the measurement's own checkpoint) stops after the current call; what was
     measured is kept, the programs are not compared, and ``stopped`` says why.
     """
-    Options(repeat=repeat, number=number)  # refused before anything runs
     runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
     monitor = Monitor()
     check = check or Checkpoint(deadline=deadline, report=Reporter(entry))
     with (persistent_cache_off(), monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
-        runs.measure(Rounds(repeat, lambda: _per_call_decided(runs), budget), number, monitor,
-                     check, what="orderings")
+        runs.measure(rounds_for(options, lambda: _per_call_decided(runs)), options.number,
+                     monitor, check, what="orderings")
         hlo, stopped = ({}, runs.stopped) if runs.stopped else _describe_programs(runs, b, check)
     errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
     match, diff = runs.outputs_match()
@@ -202,14 +200,13 @@ def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
     ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default
     64); with ``in_axes`` (as ``jax.vmap``'s) ``args`` already are the batch.
     """
+    options = Options(repeat=repeat, number=number)  # refused before anything runs
     b = prepare_batch(fn, args, kwargs, batch=batch, in_axes=in_axes)
-    return measure_orderings(b, entry=getattr(fn, "__name__", "f"), repeat=repeat,
-                             number=number)
+    return measure_orderings(b, options, entry=getattr(fn, "__name__", "f"))
 
 
-def add_orderings(comparison: Any, b: Batched | None, *, repeat: int | str,
-                  number: int | None, deadline: float = math.inf,
-                  check: Checkpoint | None = None, budget: float = Options.budget) -> Any:
+def add_orderings(comparison: Any, b: Batched | None, options: Options, *,
+                  check: Checkpoint | None = None) -> Any:
     """``comparison`` with the orderings of ``b`` measured into ``comparison.orderings``.
 
     Nothing is measured without a batch, or when the comparison itself was
@@ -220,8 +217,6 @@ def add_orderings(comparison: Any, b: Batched | None, *, repeat: int | str,
     """
     if b is None or comparison.stopped:
         return comparison
-    measured = measure_orderings(b, entry=comparison.entry, repeat=repeat, number=number,
-                                 budget=budget,
-                                 deadline=deadline, check=check)
+    measured = measure_orderings(b, options, entry=comparison.entry, check=check)
     return dataclasses.replace(comparison, orderings=measured)
 

@@ -2,6 +2,10 @@
 
 Variants are interleaved (flat, nested, nested, flat, ...) so that drift on a
 shared machine hits both; each keeps every raw sample.
+
+One measurement runs at a time per process (:func:`~.discovery.bindings.one_measurement`):
+its variants swap the process's own helpers, so a second thread's ``compare`` (or
+magic, or sweep) waits for the first to finish, and its result says how long it waited.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ..model.stats.rule import difference
 from ..model.stats.witness import FIRST_CALL, WAIT, clock_for, cpu_key, on
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
+from .discovery.bindings import one_measurement, seconds_waited
 from .lines.tables import Staged, add_lines
 from .sampling.conditions import frozen_heap, persistent_cache_off
 from .sampling.lockstep import (
@@ -36,7 +41,7 @@ from .sampling.lockstep import (
 )
 from .sampling.monitor import CACHE_HIT_EVENT, Monitor
 from .sampling.reporting import Reporter
-from .sampling.rounds import Rounds
+from .sampling.rounds import rounds_for
 from .sampling.runner import Sampler
 from .sampling.sharding import mesh_env, sharding_report
 from .sampling.stages import environment
@@ -73,20 +78,21 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     option (or ``options``, ``progress``) cannot be passed here: wrap the entry. For a
     sweep, call :func:`jitmagic.sweep`.
     """
-    start = time.perf_counter()
     options, kwargs = split_options(kwargs, options)
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
-    check = checkpoint("", options, start, progress)  # measure names the entry
-    try:
-        with option_hints():
-            with check.finding_helpers():
-                prepared = variants_of(fn, args, kwargs, nest=options.nest,
-                                       in_axes=options.in_axes)
-            return measure_prepared(prepared, options, start=start, check=check)
-    except Stop as stop:  # in the discovery trace: there is nothing to show
-        raise KeyboardInterrupt(stop.reason) from None
+    with one_measurement():  # another thread's first: its wait is neither timed nor timed out
+        start = time.perf_counter()
+        check = checkpoint("", options, start, progress)  # measure names the entry
+        try:
+            with option_hints():
+                with check.finding_helpers():
+                    prepared = variants_of(fn, args, kwargs, nest=options.nest,
+                                           in_axes=options.in_axes)
+                return measure_prepared(prepared, options, start=start, check=check)
+        except Stop as stop:  # in the discovery trace: there is nothing to show
+            raise KeyboardInterrupt(stop.reason) from None
 
 
 def checkpoint(entry: str, options: Options, start: float,
@@ -123,10 +129,11 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     written for one example works), the batch is kept for the orderings."""
     swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
     example = args if in_axes is None else batches.one_example(args, in_axes)
-    plan = plan_entry(fn, example, kwargs, name, nest, swaps)
-    if plan.args is not example:  # the entry took its arguments apart (eqx, NNX): as they are
-        plan, example = plan_entry(fn, args, kwargs, name, nest, swaps), args
-    return _variants_of_plan(plan, nest, batch=None if example is args else args)
+    with one_measurement():  # the discovery traces swap too (and read what places hold)
+        plan = plan_entry(fn, example, kwargs, name, nest, swaps)
+        if plan.args is not example:  # took its arguments apart (eqx, NNX): as they are
+            plan, example = plan_entry(fn, args, kwargs, name, nest, swaps), args
+        return _variants_of_plan(plan, nest, batch=None if example is args else args)
 
 
 def _variants_of_plan(plan: Plan, nest: Iterable[str] | None = None,
@@ -156,7 +163,24 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     after it starts and the result says where it stopped. With ``lines`` the
     per-source-line table of both variants, last, under the same ``check``.
     ``options.sweep``
-    is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured."""
+    is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured.
+    Where it had to wait for another thread's measurement, a warning says so."""
+    with one_measurement():
+        result = _measure_prepared(prepared, options, start=start, check=check)
+        waited = seconds_waited()
+    if not waited:
+        return result
+    return dataclasses.replace(result, warnings=(*result.warnings, WAITED.format(waited)))
+
+
+#: The warning of a measurement that waited for another thread's to finish.
+WAITED = ("this measurement waited {:.2g} s for another thread's to finish: jitmagic "
+          "measures one call at a time per process (each swaps the process's own helpers)")
+
+
+def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
+                      start: float | None = None, check: Checkpoint | None = None,
+                      ) -> Comparison:
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = time.perf_counter() if start is None else start
     check = joined(check or checkpoint(entry, options, start), options)
@@ -177,9 +201,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         if flat.batch is not None:
             result = dataclasses.replace(result, warnings=(*result.warnings,
                                                            batches.ONE_EXAMPLE_NOTE))
-        result = orderings.add_orderings(result, batched, repeat=options.repeat,
-                                         number=options.number, check=check,
-                                         budget=options.budget)
+        result = orderings.add_orderings(result, batched, options, check=check)
         if result.stopped_anywhere:
             return result
         result = advice.extend(result, flat, options, check)
@@ -272,8 +294,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
     step = lockstep_of(check)
-    rounds = Rounds(options.repeat, lambda: first_call_decided(runs, step), options.budget,
-                    lockstep=step)
+    rounds = rounds_for(options, lambda: first_call_decided(runs, step), lockstep=step)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):

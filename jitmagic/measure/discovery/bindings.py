@@ -1,9 +1,19 @@
 """Where a helper is bound (a namespace's key, a class attribute), and swapping what
-those places hold for exactly as long as the entry's Python code runs."""
+those places hold for exactly as long as the entry's Python code runs.
+
+The places are the process's own (a module's globals, a class, a function's
+``__code__``), so two measurements must not swap them at once: :func:`one_measurement`
+is the process-wide lock a measurement holds. Putting them back cannot be cut short:
+a Ctrl-C that lands during the put-back waits until every place holds its original
+again (:func:`put_back`).
+"""
 
 from __future__ import annotations
 
 import functools
+import signal
+import threading
+import time
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,7 +50,7 @@ class Binding:
         if value is MISSING:
             if isinstance(self.owner, dict):
                 self.owner.pop(self.key, None)
-            else:
+            elif self.key in vars(self.owner):  # put back before it was ever set: absent
                 delattr(self.owner, self.key)
         elif isinstance(self.owner, dict):
             self.owner[self.key] = value
@@ -54,15 +64,25 @@ class Binding:
         return f"attribute `{self.key}` of class `{self.owner.__qualname__}`"
 
 
-def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]]) -> Callable:
-    """``fn`` with the swaps in place while it runs, restored after."""
+def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
+               blame: str | None = None) -> Callable:
+    """``fn`` with the swaps in place while it runs, restored after; ``blame``, where
+    given, is added as a note to an exception ``fn`` raises (why the swaps caused it)."""
     if not swaps:
         return _named(fn)
 
     @functools.wraps(fn)
     def entry(*args, **kwargs):
-        with swapped(swaps):
+        done: list[tuple[Any, Any]] = []
+        try:
+            _put_in(swaps, done)
             return fn(*args, **kwargs)
+        except Exception as exc:
+            if blame is not None and blame not in getattr(exc, "__notes__", ()):
+                exc.add_note(blame)
+            raise
+        finally:
+            put_back(done)
 
     entry.__name__ = entry.__qualname__ = short_name(getattr(fn, "__name__", "entry"))
     return entry
@@ -84,15 +104,102 @@ def _named(fn: Callable) -> Callable:
 @contextmanager
 def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
     """Each binding holds its new value inside the block and its original after."""
-    done = []
+    done: list[tuple[Any, Any]] = []
     try:
-        for binding, original, new in swaps:
-            binding.set(new)
-            done.append((binding, original))
+        _put_in(swaps, done)
         yield
     finally:
-        for binding, original in reversed(done):
-            binding.set(original)
+        put_back(done)
+
+
+def _put_in(swaps: list[tuple[Any, Any, Any]], done: list[tuple[Any, Any]]) -> None:
+    """Each place holds its new value; ``done`` lists each place before it is set, so
+    that an interrupt right after a set still finds it to put back."""
+    for place, original, new in swaps:
+        done.append((place, original))
+        place.set(new)
+
+
+def put_back(done: list[tuple[Any, Any]]) -> None:
+    """Each place in ``done`` holds its original again, last set first, whatever
+    interrupts. On the main thread (the only one where Python runs signal handlers) a
+    SIGINT is held until every place is put back, then handed to the handler it was
+    meant for (a ``KeyboardInterrupt``, or a measurement's stop). An exception that
+    still lands inside (before the hold begins, or raised by a place) makes the whole
+    put-back run again, so that every place is checked, and is raised after."""
+    try:
+        with _interrupts_held():
+            _set_originals(done)
+    except BaseException:
+        with _interrupts_held():
+            _set_originals(done)
+        raise
+
+
+def _set_originals(done: list[tuple[Any, Any]]) -> None:
+    for place, original in reversed(done):
+        place.set(original)
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Within, a SIGINT is only noted; after, each one noted goes to the SIGINT handler
+    there was before, in order. Nothing is held off the main thread (no Python signal
+    handler runs there), nor where that handler is not Python's (``SIG_DFL``, ``SIG_IGN``,
+    one set outside Python)."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    noted: list[Any] = []
+    if not callable(previous):
+        yield
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: noted.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        raised: BaseException | None = None
+        for frame in noted:  # every press counts (a measurement's second one abandons it)
+            try:
+                previous(signal.SIGINT, frame)
+            except BaseException as exc:  # noqa: BLE001 (raised below: the last one wins)
+                raised = exc
+        if raised is not None:
+            raise raised
+
+
+#: The one measurement of this process at a time: every measurement swaps the process's
+#: own places (globals, classes, helpers' ``__code__``). Re-entrant: a measurement's
+#: parts take it again in its own thread.
+_MEASURING = threading.RLock()
+_waits = threading.local()
+
+
+@contextmanager
+def one_measurement() -> Iterator[None]:
+    """Within, no other thread measures: one that is measuring is waited for (the seconds
+    waited are kept for :func:`seconds_waited`). Ctrl-C stops the wait on the main thread."""
+    if not _MEASURING.acquire(blocking=False):
+        begun = time.perf_counter()
+        _MEASURING.acquire()
+        _waits.seconds = getattr(_waits, "seconds", 0.0) + time.perf_counter() - begun
+    _waits.depth = getattr(_waits, "depth", 0) + 1
+    try:
+        yield
+    except BaseException:
+        if _waits.depth == 1:  # the measurement failed: no result will say it waited
+            _waits.seconds = 0.0
+        raise
+    finally:
+        _waits.depth -= 1
+        _MEASURING.release()
+
+
+def seconds_waited() -> float:
+    """The seconds this thread waited in :func:`one_measurement` for another thread's
+    measurement since it last asked (0.0: it never had to wait)."""
+    waited, _waits.seconds = getattr(_waits, "seconds", 0.0), 0.0
+    return waited
 
 
 def jit_label(helper: str) -> str:

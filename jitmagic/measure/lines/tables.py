@@ -45,6 +45,7 @@ from ...errors import InputError, UserCodeError, user_traceback
 from ...model.comparison import VARIANTS, Comparison
 from ...model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
 from ...options import options_of
+from ..discovery.bindings import one_measurement
 from ..discovery.discover import code_of
 from ..sampling.stops import Checkpoint, Interrupted, Stop
 from ..sampling.structure import jit_calls_by_name
@@ -81,7 +82,8 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
     It takes no options.
     """
     _, kwargs = options_of("lines", kwargs, takes=())
-    return lines_of(fn, args, kwargs)
+    with one_measurement():  # it swaps the process's own helpers, as compare does
+        return lines_of(fn, args, kwargs)
 
 
 def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,

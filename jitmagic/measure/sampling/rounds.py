@@ -78,6 +78,13 @@ class Rounds:
         return self.ended is None
 
 
+def rounds_for(options: Options, decided: Callable[[], bool] = lambda: False,
+               lockstep: Shares | None = None) -> Rounds:
+    """The one way a sampler's rounds are made: ``options``' repeat and budget, and with
+    ``-r auto`` ``decided`` (whether the samples so far settle the question)."""
+    return Rounds(options.repeat, decided, options.budget, lockstep=lockstep)
+
+
 def rounds_of(repeat: int | str | Rounds) -> Rounds:
     """``repeat`` as :class:`Rounds` (a bare count or ``"auto"`` decides nothing)."""
     return repeat if isinstance(repeat, Rounds) else Rounds(repeat)

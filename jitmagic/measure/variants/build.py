@@ -23,6 +23,7 @@ stays changed.
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -38,9 +39,11 @@ Replace = Callable[[Helper, Any], Any]
 
 
 def make_variant(label: str, plan: Plan, replace: Replace,
-                 planned: tuple[str, ...] = (), swaps: list | None = None) -> Variant:
+                 planned: tuple[str, ...] = (), swaps: list | None = None,
+                 blame: str | None = None) -> Variant:
     """The variant whose bindings hold ``replace(helper, original)`` while the entry runs
-    (and ``swaps``, such as a helper's code routed to its jit)."""
+    (and ``swaps``, such as a helper's code routed to its jit); ``blame`` is the note an
+    exception raised while they are in place gets."""
     variant = Variant(label, plan.fn, plan, planned, list(plan.notes), dict(plan.jit_options))
     swaps = list(swaps or ())
     for h in plan.helpers.values():
@@ -48,7 +51,7 @@ def make_variant(label: str, plan: Plan, replace: Replace,
             new = replace(h, b.original)
             if new is not None:
                 swaps.append((b, b.original, new))
-    variant.fn = installing(plan.fn, swaps)
+    variant.fn = installing(plan.fn, swaps, blame)
     return variant
 
 
@@ -80,7 +83,9 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     notes = list(plan.notes) + [f"`{n}` stays inline: {w}" for n, w in why.items()]
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
-    routes = {n: functions_of(plan.helpers[n].code) for n in planned
+    own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
+    routes = {n: [f for f in functions_of(plan.helpers[n].code) if f not in own]
+              for n in planned
               if not _callers_see_user_jit(plan.helpers[n]) and n not in lifted}
 
     def replace(h: Helper, original: Any) -> Any:
@@ -97,9 +102,45 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran))
              for n, fns in routes.items() for fn in fns]
     swaps += [s for n in planned for s in lifted.get(n, ())]
-    built = make_variant(label, plan, replace, planned, swaps)
+    blame = _blame(planned, [n for n, fns in routes.items() if fns]) \
+        if planned and plan.flat_traces else None
+    built = make_variant(label, plan, replace, planned, swaps, blame)
     built.notes, built.ran, built.inline = notes, ran, inline
     return built
+
+
+def entry_functions(fn: Any) -> list[types.FunctionType]:
+    """The function objects the entry ``fn`` runs itself, behind a wrapper (``jax.grad``,
+    ``functools.wraps``), a partial, a bound method or a callable instance's class."""
+    found, inner = [], fn
+    for _ in range(6):
+        if isinstance(inner, types.FunctionType):
+            found.append(inner)
+        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
+            or getattr(inner, "__func__", None)
+        if nxt is None and callable(inner) and not isinstance(inner, types.FunctionType):
+            nxt = inspect.getattr_static(type(inner), "__call__", None)
+        if nxt is None:
+            break
+        inner = nxt
+    return found
+
+
+#: The note of an error raised in the nested variant where the flat program traces.
+NESTING_CAUSED = ("jitmagic: the flat program traces, so nesting caused this error: in the "
+                  "nested variant {} each ran under a jit of its own (its arguments tracers "
+                  "inside it){}")
+
+#: Added to :data:`NESTING_CAUSED` where helpers were nested at their function objects.
+ROUTED = ("; while your code ran, the `__code__` of {} was jitmagic's trampoline to that jit "
+          "(same signature, argument names and defaults; another code object, file and "
+          "source)")
+
+
+def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
+    names = ", ".join(f"`{n}`" for n in planned)
+    return NESTING_CAUSED.format(names, ROUTED.format(", ".join(f"`{n}`" for n in routed))
+                                 if routed else "")
 
 
 def _callers_see_user_jit(h: Helper) -> bool:
