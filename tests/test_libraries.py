@@ -27,3 +27,37 @@ def test_a_pallas_kernel_body_stays_inline_with_its_reason():
     assert any("`add_kernel` stays inline: it is a Pallas kernel body" in n
                for n in c.nested.notes)
     assert c.outputs_match
+
+
+def test_a_helper_a_lineax_primitive_runs_itself_is_named_with_its_reason():
+    import lineax as lx
+
+    def matvec(u):  # traced only inside lineax's primitive, when it is lowered
+        return 2.0 * u - jnp.roll(u, 1) - jnp.roll(u, -1) + 0.1 * u
+
+    def solve(b):
+        op = lx.FunctionLinearOperator(matvec, jax.eval_shape(lambda: b),
+                                       tags=lx.positive_semidefinite_tag)
+        return lx.linear_solve(op, b, solver=lx.CG(rtol=1e-6, atol=1e-6)).value
+
+    c = jitmagic.compare(solve, jnp.ones(32), repeat=1, number=1, progress=False)
+    assert c.nested.inline == ("matvec",) and c.nested.helpers == ()
+    assert ("`matvec` stays inline: it is called inside lineax's `linear_solve`, which runs "
+            "it itself: jitmagic cannot nest into it") in c.nested.notes
+    assert "calls no helper of yours" not in c.verdict.text
+
+
+def test_a_host_callback_of_the_users_is_not_nested():
+    import numpy as np
+
+    def host(x):  # NumPy on the host: pure_callback runs it at run time
+        return np.sin(x)
+
+    def model(x):
+        y = jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        return y * 2
+
+    c = jitmagic.compare(model, jnp.ones(4), repeat=1, number=1, progress=False)
+    assert c.flat.ok and c.nested.ok and c.nested.helpers == ()
+    assert "host" not in c.nested.inline or any("`host` stays inline" in n
+                                                for n in c.nested.notes)

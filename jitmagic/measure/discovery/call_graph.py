@@ -26,6 +26,7 @@ their outermost user function (a *root*) has no caller on them.
 from __future__ import annotations
 
 import functools
+import os
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -177,6 +178,108 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
             kernel = in_kernel or eqn.primitive.name in KERNEL_PRIMITIVES
             todo += [(sub, kernel) for sub in sub_jaxprs(eqn)]
     return frozenset(inside - outside)
+
+
+@dataclass
+class Held:
+    """A user function a library primitive holds in its parameters and runs itself (as
+    lineax's ``linear_solve`` holds its operator's ``matvec``): its equations are in no
+    sub-jaxpr of the program, so only the primitive shows it was called."""
+
+    #: The innermost user function on the holding equations (its caller), if any.
+    caller: types.CodeType | None
+    #: How many equations hold it, and which primitive: ``lineax's `linear_solve```.
+    equations: int
+    primitive: str
+
+
+#: The primitives whose parameters are JAX's own (bodies and rules, not user functions).
+_JAX_OWN = frozenset({"jit", "pjit", "custom_jvp_call", "custom_vjp_call", "scan", "while",
+                      "cond", "checkpoint", "remat", "closed_call", "core_call"})
+#: How deep into a parameter's containers and objects the search looks, and how many
+#: values it reads at most per equation (a parameter can hold a large pytree).
+_HELD_DEPTH, _HELD_VALUES = 4, 2000
+
+
+def held_functions(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
+                   ) -> dict[types.CodeType, Held]:
+    """The user functions that library primitives in the program hold (see :class:`Held`),
+    by code, each with its caller and the primitive."""
+    out: dict[types.CodeType, Held] = {}
+    seen: set[int] = set()
+    todo: list[tuple[Any, types.CodeType | None]] = [(jaxpr, None)]
+    while todo:
+        current, outer = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for eqn in current.eqns:
+            caller = _caller(eqn, is_user) or outer  # inside a jit: the frames stop there
+            todo += [(sub, caller) for sub in sub_jaxprs(eqn)]
+            if eqn.primitive.name in _JAX_OWN:
+                continue
+            for fn in _functions_in(eqn.params.values(), is_user):
+                held = out.get(fn.__code__)
+                if held is None:
+                    out[fn.__code__] = Held(caller, 1, _primitive(eqn))
+                else:
+                    held.equations += 1
+    return out
+
+
+def _functions_in(values: Any, is_user: Callable[[types.CodeType], bool]
+                  ) -> list[types.FunctionType]:
+    """The user functions among ``values``: in containers and objects' attributes, to
+    :data:`_HELD_DEPTH` levels and :data:`_HELD_VALUES` values (no jaxpr, module or class)."""
+    found: dict[types.CodeType, types.FunctionType] = {}
+    todo: list[tuple[Any, int]] = [(v, 0) for v in values]
+    seen: set[int] = set()
+    while todo and len(seen) < _HELD_VALUES:
+        value, depth = todo.pop()
+        if id(value) in seen or depth > _HELD_DEPTH or hasattr(value, "eqns") \
+                or isinstance(value, type | types.ModuleType | str | bytes | int | float):
+            continue
+        seen.add(id(value))
+        if isinstance(value, types.FunctionType):
+            if is_user(value.__code__):
+                found.setdefault(value.__code__, value)
+            continue
+        if isinstance(value, tuple | list | set | frozenset):
+            todo += [(v, depth + 1) for v in value]
+        elif isinstance(value, dict):
+            todo += [(v, depth + 1) for v in value.values()]
+        else:
+            todo += [(v, depth + 1) for v in getattr(value, "__dict__", {}).values()]
+    return list(found.values())
+
+
+def _caller(eqn: Any, is_user: Callable[[types.CodeType], bool]) -> types.CodeType | None:
+    tb = eqn.source_info.traceback
+    codes = tb.raw_frames()[0] if tb is not None else ()
+    return next((c for c in codes if is_user(c)), None)
+
+
+def _primitive(eqn: Any) -> str:
+    """``lineax's `linear_solve```: the primitive's name and the library that bound it (the
+    innermost library frame on its equation that is neither JAX's nor a toolkit for
+    making primitives, as Equinox is lineax's)."""
+    tb = eqn.source_info.traceback
+    codes = tb.raw_frames()[0] if tb is not None else ()
+    packages = [p for c in codes if (p := _package(c.co_filename)) is not None]
+    own = [p for p in packages if p not in _TOOLKITS] or packages
+    package = own[0] if own else type(eqn.primitive).__module__.split(".")[0]
+    return f"{package}'s `{eqn.primitive.name}`"
+
+
+#: Libraries that other libraries make their primitives with.
+_TOOLKITS = frozenset({"equinox"})
+
+
+def _package(filename: str) -> str | None:
+    """The installed package a file belongs to (None: JAX's own, or not installed)."""
+    _, found, rest = filename.rpartition("-packages" + os.sep)
+    name = rest.split(os.sep)[0] if found else ""
+    return name if name and name not in ("jax", "jaxlib") else None
 
 
 def _position(code: types.CodeType, offset: int) -> Any:

@@ -46,7 +46,7 @@ import jax
 
 from ..calls.arrays import holds_arrays
 from .bindings import Binding
-from .call_graph import CallGraph, Calls, kernel_bodies, read_calls
+from .call_graph import CallGraph, Calls, Held, held_functions, kernel_bodies, read_calls
 from .found import (
     Discovery,
     Found,
@@ -78,6 +78,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
         return Discovery({}, error)
     is_user = UserFunctions(extra_names, own_sourceless(fn))
     graph = read_calls(jaxpr, is_user, stop=here)
+    held = _add_held(graph, held_functions(jaxpr, is_user))
     live = Live((fn, args, kwargs, *roots))
     entry = _entry_code(fn, graph)
     if entry is not None:
@@ -85,7 +86,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     found, unseen = _helpers(graph, live, entry)
     kernels = kernel_bodies(jaxpr, is_user)
     for f in found:
-        f.kernel = f.code in kernels
+        f.kernel, f.held_by = f.code in kernels, held.get(f.code)
     if unseen:  # methods whose `self` was made during the trace: trace again to see it
         caught = caught_selves(fn, args, kwargs, jit_options, unseen)
         for f in found:
@@ -94,6 +95,18 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
                 f.self_type = type(this) if this is not None else unseen[f.code]
                 f.self_holds_arrays = holds_arrays(this)
     return Discovery(unique_names(found), None, jaxpr, traces=1 + bool(unseen))
+
+
+def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:
+    """The functions library primitives hold (:func:`held_functions`) that the program
+    shows nowhere else, added to ``graph`` as called by the user function whose equation
+    holds them; by code, the primitive each is held by."""
+    out = {}
+    for code, h in held.items():
+        if code not in graph.functions and h.caller is not None:
+            graph.functions[code] = Calls(h.equations, {h.caller: None})
+            out[code] = h.primitive
+    return out
 
 
 def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],

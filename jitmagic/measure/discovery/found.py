@@ -36,6 +36,9 @@ class Found:
     self_holds_arrays: bool = False
     #: Whether it runs only as a kernel's body (inside ``pallas_call``).
     kernel: bool = False
+    #: The library primitive that holds it and runs it itself (``lineax's
+    #: `linear_solve```), where the program shows it only there.
+    held_by: str | None = None
 
 
 @dataclass

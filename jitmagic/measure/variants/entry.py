@@ -337,7 +337,7 @@ def _helper(found: Found, ran: set[str]) -> Helper:
     functions the trace ran (a function defined inside one of them is made anew on each
     of its calls)."""
     return Helper(found.name, found.call_sites, tuple(found.bindings), found.code,
-                  _why_inline(found, ran), _linen_class(found))
+                  _why_inline(found, ran), _linen_class(found), found.held_by)
 
 
 def _linen_class(found: Found) -> type | None:

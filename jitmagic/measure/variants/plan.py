@@ -29,6 +29,9 @@ class Helper:
     why_inline: str | None = None
     #: A Flax linen module class whose ``__call__`` this is: nested as ``nn.jit(cls)``.
     linen_class: type | None = field(default=None, compare=False, repr=False)
+    #: The library primitive that holds it and runs it itself (``lineax's
+    #: `linear_solve```), where the program shows it only there.
+    held_by: str | None = None
 
     @property
     def jit_names(self) -> set[str]:

@@ -124,7 +124,11 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
     notes = list(variant.notes)
     for n in variant.planned:
         if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
-            notes.append(f"`{n}` stays inline: {NO_CALL}")
+            held_by = variant.plan.helpers[n].held_by
+            why = NO_CALL if held_by is None else (
+                f"it is called inside {held_by}, which runs it itself: jitmagic cannot nest "
+                "into it")
+            notes.append(f"`{n}` stays inline: {why}")
     return tuple(notes)
 
 
