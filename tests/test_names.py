@@ -75,3 +75,21 @@ def test_lines_name_a_notebook_cell_as_ipython_does(ip):
     cell = ip.run_cell_magic("jitcompare", "-o -r 1 -n 1 --no-plot --lines",
                              "def f(x):\n    return x * 2\nf(jnp.ones(3))\n")
     assert f"# {THIS_CELL}" in str(with_cell_names(cell, ip).lines)
+
+
+def test_control_characters_in_live_names_are_escaped_in_every_output():
+    import jax.numpy as jnp
+
+    def layer(x):
+        return jnp.sin(x) * 2
+
+    layer.__code__ = layer.__code__.replace(co_qualname="layer\x07\x1b]0;owned\x07")
+
+    def model(x):
+        return layer(x) + layer(x)
+
+    model.__name__ = "model\x1b[31m"
+    c = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
+    shown = str(c) + repr(c) + c.verdict.headline
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "model\\x1b[31m" in shown and "\\x07" in shown

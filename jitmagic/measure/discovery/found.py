@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...model.saved.schema import printable
 from ...usercode import sourceless, user_file
 from .bindings import Binding
 
@@ -120,10 +121,10 @@ def helper_name(code: types.CodeType, module: str | None, entry_module: str | No
     """``f``, ``Block.__call__``, ``mylayers.dense``: a function defined inside another
     is named from its innermost ``<locals>`` on, as its callers see it; one of another
     module than the entry's gets that module's last part in front."""
-    qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
+    qualname = printable(code.co_qualname.rsplit("<locals>.", 1)[-1])
     if module in (entry_module, "__main__", None):
         return qualname
-    return f"{module.rsplit('.', 1)[-1]}.{qualname}"
+    return f"{printable(module.rsplit('.', 1)[-1])}.{qualname}"
 
 
 def as_called(name: str, code: types.CodeType, binding: Binding) -> str:

@@ -17,6 +17,7 @@ import jax
 
 from ..._compat import equinox_transform, framework_jit, jit_info
 from ...errors import InputError
+from ...model.saved.schema import printable
 from ..calls.arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
 from ..calls.arrays import SCALARS, Holes
 from ..discovery.bindings import Binding, installing, short_name
@@ -78,7 +79,13 @@ def _article(word: str) -> str:
 
 
 def entry_name(obj: Any) -> str:
-    """The entry as a user would write it: ``loss``, ``grad(loss)``, ``Model.__call__``."""
+    """The entry as a user would write it: ``loss``, ``grad(loss)``, ``Model.__call__``;
+    safe to print (a control character in a live ``__name__`` is written as its escape,
+    as a loaded report's are)."""
+    return printable(_written(obj))
+
+
+def _written(obj: Any) -> str:
     if isinstance(obj, functools.partial):
         return f"partial({entry_name(obj.func)})"
     if isinstance(obj, types.MethodType):
