@@ -61,3 +61,23 @@ def test_a_host_callback_of_the_users_is_not_nested():
     assert c.flat.ok and c.nested.ok and c.nested.helpers == ()
     assert "host" not in c.nested.inline or any("`host` stays inline" in n
                                                 for n in c.nested.notes)
+
+
+def test_a_function_under_a_wraps_decorator_is_one_helper():
+    import functools
+
+    def logged(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return f(*args, **kwargs)
+        return wrapper
+
+    @logged
+    def layer(x):
+        return jnp.sin(x) * 2
+
+    def model(x):
+        return layer(x) + layer(x)
+
+    c = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
+    assert c.nested.helpers == ("layer",) and c.nested.helper_calls == {"layer": 2}

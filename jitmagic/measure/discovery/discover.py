@@ -84,6 +84,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     if entry is not None:
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
+    found = _without_decorated(found, live)
     kernels = kernel_bodies(jaxpr, is_user)
     for f in found:
         f.kernel, f.held_by = f.code in kernels, held.get(f.code)
@@ -95,6 +96,23 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
                 f.self_type = type(this) if this is not None else unseen[f.code]
                 f.self_holds_arrays = holds_arrays(this)
     return Discovery(unique_names(found), None, jaxpr, traces=1 + bool(unseen))
+
+
+def _without_decorated(found: list[Found], live: Live) -> list[Found]:
+    """``found`` less the functions a decorator of the user's wraps (``functools.wraps``:
+    the decorated function's ``__wrapped__``): the wrapper nests it, so it is one helper
+    under the decorated function's name, not ``wrapper`` and ``layer`` (or ``layer#2``)."""
+    by_code = {f.code: f for f in found}
+    dropped: set[types.CodeType] = set()
+    for f in found:
+        for obj in (*(b.original for b in f.bindings), live.functions.get(f.code)):
+            inner = getattr(obj, "__wrapped__", None)
+            while isinstance(inner, types.FunctionType) and inner.__code__ is not f.code:
+                if inner.__code__ in by_code and inner.__code__ not in dropped:
+                    dropped.add(inner.__code__)
+                    f.name = by_code[inner.__code__].name
+                inner = getattr(inner, "__wrapped__", None)
+    return [f for f in found if f.code not in dropped]
 
 
 def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:
