@@ -12,7 +12,9 @@ It runs like ``python FILE.py``: nothing imports jax before the file's leading l
 have run (:mod:`~jitmagic.cell.prelude`), so ``os.environ["XLA_FLAGS"] = ...``
 before ``import jax`` takes effect. Reports are written before anything is printed; a
 stdout closed early (``| head``) ends the printing quietly, and characters the terminal
-cannot encode are replaced.
+cannot encode (a C locale, ``PYTHONIOENCODING=ascii``) are replaced on stdout
+(``?``) and stderr (``\\xd7``), in what the file prints too: a finished measurement
+never ends in a ``UnicodeEncodeError``.
 """
 
 from __future__ import annotations
@@ -58,24 +60,35 @@ from ..render.bundle import html_document, stopped_note, text
 from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
-from .statuses import ENDED_WELL, INTERRUPTED, PARTIAL
+from .statuses import (
+    CANNOT_WRITE,
+    ENDED_WELL,
+    INTERRUPTED,
+    MEASURED,
+    PARTIAL,
+    RAISED,
+    USAGE,
+)
 from .stderr_progress import drawing
 
 DEMO_HTML = "jitmagic-demo.html"
 
 
 
-EXIT_CODES = """\
+EXIT_CODES = f"""\
 exit status:
-  0  measured (and every report written)
-  1  your code raised (or called sys.exit) before or while it was measured
-  2  usage: bad options, reports naming one file, or a file that does not compile
-     or is not a cell-shaped script
-  3  cannot write a report (--save, --html): checked before measuring
-  4  measured in part: stopped by Ctrl-C or --timeout (every report written, marked
+  {MEASURED}  measured (and every report written)
+  {RAISED}  your code raised (or called sys.exit) before or while it was measured; with
+     --processes also a process that fell out of step, or ended before it measured
+  {USAGE}  usage: bad options or JITMAGIC_* variables, reports naming one file, or a file
+     that does not compile or is not a cell-shaped script
+  {CANNOT_WRITE}  cannot write a report (--save, --html): checked before measuring
+  {PARTIAL}  measured in part: stopped by Ctrl-C or --timeout (every report written, marked
      "stopped", with what was measured)
-  130  abandoned by Ctrl-C (a second one, or one while finding the helpers), or a
+  {INTERRUPTED}  abandoned by Ctrl-C (a second one, or one while finding the helpers), or a
        report left unwritten by a Ctrl-C while it was written (the text still printed)
+  with --processes, the status of the first process that failed (128+N: killed by
+  signal N), the message naming that process
 
 arguments after `--` go to your script as its sys.argv[1:], e.g.
   python -m jitmagic train.py -r 1 -- --steps 10
@@ -112,7 +125,9 @@ class _Parser(argparse.ArgumentParser):
     an unknown option, as the magic says."""
 
     def error(self, message: str) -> NoReturn:
-        super().error(with_option_hint(message, self))
+        """As argparse's own: the usage, then the message, and :data:`USAGE`."""
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: error: {with_option_hint(message, self)}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,20 +162,27 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     if args.target == "demo" and args.html is None:
         args.html = DEMO_HTML
     try:
+        ignored = launcher.check_environment()
+        if ignored:
+            print(f"jitmagic: {ignored}", file=sys.stderr)
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
         script = None if args.target == "demo" else os.path.abspath(args.target)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
         if args.processes is not None and not launcher.is_child() \
                 and launcher.check_count(args.processes) > 1:
-            launcher.refuse(args, _source_of(script))
+            source = _source_of(script)
+            launcher.refuse(args, source)
+            if source is not None and script is not None:  # said once, as for one process
+                check_shape(source, script)
             return launcher.launch(args.processes, argv)
         result = run_isolated(args, script_args)
+        launcher.note_measured()
     except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
         return _status(exc)
     except LockstepError as exc:  # another process died or hangs
         print(f"jitmagic: {exc}", file=sys.stderr)
-        return 1
+        return RAISED
     if presses.twice():  # two presses the measurement's handler ran once (mid-compile)
         raise KeyboardInterrupt(ABANDONED)
     status = present(result, args, pressed=presses.last())
@@ -185,7 +207,7 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
     second. With several processes only process 0 writes and prints.
     """
     if not current().leader:
-        return 0
+        return MEASURED
     showing = Showing(check=Checkpoint(abandon_message=ABANDONED_SHOWING, _pressed=pressed))
     printed = [False]
     try:
@@ -206,8 +228,8 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
     if any(part in REPORTS for part in showing.stopped):
         return INTERRUPTED
     if failures:
-        return 3
-    return PARTIAL if result.stopped_anywhere else 0
+        return CANNOT_WRITE
+    return PARTIAL if result.stopped_anywhere else MEASURED
 
 
 def _source_of(script: str | None) -> str | None:
@@ -235,6 +257,7 @@ def entry() -> None:
     default action, and die by SIGINT), so that the process never ends by a signal
     or with a traceback."""
     atexit.register(_ignore_ctrl_c)  # registered first, so run last of the exit functions
+    safe_output()
     try:
         status = main()
         if status == INTERRUPTED or (status not in ENDED_WELL and with_others()):
@@ -386,10 +409,10 @@ def presses_counted() -> Iterator[Presses]:
 
 
 def _status(exc: Exception) -> int:
-    """The exit status for a failure: 3 cannot write, 2 usage, 1 the user's code."""
+    """The exit status for a failure: cannot write, usage, or the user's code raised."""
     if isinstance(exc, CannotWriteError):
-        return 3
-    return 2 if isinstance(exc, InputError) else 1
+        return CANNOT_WRITE
+    return USAGE if isinstance(exc, InputError) else RAISED
 
 
 def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:
@@ -420,9 +443,12 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
+    # jax not imported by the file's lines: nothing can have started its backend (where
+    # jax is not imported, `imported` assumes the worst)
+    started = prelude.backend_started and prelude.imported_by != "jitmagic"
     if prelude.imported_by == "jitmagic":
         prelude.imported("jitmagic")  # the import below
-    if launcher.join(prelude.backend_started):  # --processes: before the file's arrays
+    if launcher.join(started):  # --processes: before the file's arrays
         start = time.perf_counter()  # the time the processes took to meet is not measured
     from ..cell.prepare import measure_source, parse  # imports jax, if the file did not
 
@@ -474,6 +500,22 @@ def read_source(path: Path) -> str:
         raise InputError(f"{path}: cannot read it as Python source ({exc}); save it as "
                          "UTF-8 or declare its encoding, e.g. `# -*- coding: latin-1 -*-`"
                          ) from None
+
+
+def check_shape(source: str, filename: str) -> None:
+    """``InputError`` (exit status 2) for a file that does not compile or does not end in
+    a call, said as the command says it for one process; checked by the launcher before it
+    starts any (each would say it, after the file's leading lines). The parser (and
+    jax) is imported only where the file's last statement is not a call."""
+    check_compiles(source, filename)
+    body = ast.parse(source).body
+    if body and isinstance(body[-1], ast.If) and body[-1].body:  # `if __name__ == ...:`
+        body = [*body[:-1], *body[-1].body]
+    if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call):
+        return
+    from ..cell.prepare import parse
+
+    parse(source, filename)  # raises, saying what is wrong
 
 
 #: What to write instead, for the compile errors a script meant as a cell runs into.
@@ -553,23 +595,57 @@ def html_page(result: Comparison | Sweep, showing: Showing) -> str:
                             ["the HTML report's charts"])))
 
 
+#: Characters the command's own output holds (``1.8×``, ``0–3``, ``µs``, ``·``, ``…``):
+#: a stream whose encoding cannot write them gets an error handler that replaces them.
+OWN_CHARACTERS = "×–µ·…→≈"
+#: The error handler each stream gets then (stderr's is Python's default for it).
+SAFE_ERRORS = (("stdout", "replace"), ("stderr", "backslashreplace"))
+
+
+def safe_output() -> None:
+    """Make stdout and stderr replace what their encoding cannot write, rather than raise
+    ``UnicodeEncodeError`` (a C locale gives ASCII with ``surrogateescape``,
+    ``PYTHONIOENCODING=ascii`` ASCII with ``strict``). Streams that can write the
+    command's characters (UTF-8), or already replace, are left as they are."""
+    for name, errors in SAFE_ERRORS:
+        _replacing(getattr(sys, name, None), errors)
+
+
+def _replacing(stream: Any, errors: str) -> None:
+    """Reconfigure ``stream`` with ``errors`` where it would raise on :data:`OWN_CHARACTERS`."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if not callable(reconfigure) or getattr(stream, "errors", "strict") not in (
+            "strict", "surrogateescape"):
+        return
+    try:
+        OWN_CHARACTERS.encode(getattr(stream, "encoding", None) or "ascii")
+        return
+    except (UnicodeError, LookupError):
+        pass
+    with contextlib.suppress(ValueError, OSError):
+        reconfigure(errors=errors)
+
+
 def show(lines: list[str]) -> bool:
     """Print ``lines`` to stdout; False where stdout was closed early (``| head``).
 
     Characters stdout cannot encode (``PYTHONIOENCODING=ascii``, a C locale) are
-    replaced, not raised. A closed pipe ends the printing quietly: stdout is pointed at
-    the null device, so that the interpreter's own flush at exit finds nothing to fail on.
+    replaced, not raised (:func:`safe_output`; a stream that cannot be reconfigured gets
+    the line with them replaced). A closed pipe ends the printing quietly: stdout is
+    pointed at the null device, so that the interpreter's own flush at exit finds
+    nothing to fail on.
     """
     stream = sys.stdout
     if stream is None:
         return False
-    reconfigure = getattr(stream, "reconfigure", None)
-    if callable(reconfigure) and getattr(stream, "errors", "strict") == "strict":
-        with contextlib.suppress(ValueError, OSError):
-            reconfigure(errors="replace")
+    _replacing(stream, "replace")
     try:
         for line in lines:
-            print(line, file=stream)
+            try:
+                print(line, file=stream)
+            except UnicodeEncodeError:
+                encoding = getattr(stream, "encoding", None) or "ascii"
+                print(line.encode(encoding, "replace").decode(encoding), file=stream)
         stream.flush()
     except BrokenPipeError:
         _silence(stream)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from ..model.comparison import ReportSchemaError
 from ..model.diff import FAIL_RATIO, Diff, diff, gate_ratio
 from ..render.diff import gate_failures, text
+from .statuses import MEASURED, REGRESSED, USAGE
 
 EXIT_CODES = """\
 exit status:
@@ -102,7 +103,7 @@ def main(argv: list[str]) -> int:
         d = diff(args.old, args.new, force=args.force)
     except (OSError, ReportSchemaError) as exc:
         print(f"jitmagic diff: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     printed(text(d))
     return verdict(d, args.fail_on_slower, args.fail_on_larger)
 
@@ -145,4 +146,4 @@ def verdict(d: Diff, slower: float | None, larger: float | None = None) -> int:
         why = f" (OLD is PARTIAL: {d.old_stopped})" if d.old_stopped else ""
         print(f"jitmagic diff: {d.undecided()}{why}: the gates had nothing to judge",
               file=sys.stderr)
-    return 1 if failed else 0
+    return REGRESSED if failed else MEASURED

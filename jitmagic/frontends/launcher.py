@@ -2,7 +2,10 @@
 
 The launcher starts N copies of the command (``python -m jitmagic FILE.py [options]``),
 each told by :data:`ENV` which process it is and where process 0's coordinator listens
-(a free loopback port). Each child joins the others with ``jax.distributed.initialize``
+(a free loopback port), by :data:`LAUNCHER_ENV` the launcher's process id (a process
+whose parent is not that process was not started by it: the variables were left in its
+environment, and are ignored), and by :data:`MEASURED_ENV` the file it creates once it
+has measured. Each child joins the others with ``jax.distributed.initialize``
 (CPU collectives through gloo) right after the file's leading lines have run
 (:mod:`~jitmagic.cell.prelude`: ``XLA_FLAGS`` set there still counts) and before
 the rest of the file builds any array, then measures in lockstep
@@ -11,18 +14,21 @@ the rest of the file builds any array, then measures in lockstep
 should they fail.
 
 The launcher watches its children: once one ends with a failure (an exit status other
-than 0, or a signal) the rest get :data:`GRACE_S` seconds to end on their own, then
+than 0 or 4, or a signal) the rest get :data:`GRACE_S` seconds to end on their own, then
 are killed (SIGKILL: JAX catches SIGTERM), and the message names the process and its
-status. Ctrl-C is passed on to the children (each stops at its next barrier, and
-process 0 shows what was measured); a second Ctrl-C, or :data:`INTERRUPT_GRACE_S`
-seconds, kills them. A child never outlives the launcher (Linux: it gets SIGKILL when
-the launcher dies).
+status, which the launcher ends with too (128 + N for a signal N). One that ends well
+before it has measured (its own code ended it: ``os._exit(0)``), while others still wait
+for it, is named at once and the rest are killed then. Ctrl-C is passed on to the
+children (each stops at its next barrier, and process 0 shows what was measured); a
+second Ctrl-C, or :data:`INTERRUPT_GRACE_S` seconds, kills them. A child never outlives
+the launcher (Linux: it gets SIGKILL when the launcher dies).
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import math
 import os
 import signal
 import socket
@@ -34,10 +40,21 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .statuses import ENDED_WELL, INTERRUPTED
+from .statuses import ENDED_WELL, INTERRUPTED, MEASURED, RAISED, killed_by
 
 #: How a child learns its place: ``"PROCESS_ID/NUM_PROCESSES@HOST:PORT"``.
 ENV = "JITMAGIC_PROCESS"
+#: The launcher's process id, in each child: where it is not the child's parent, the
+#: variables were left in the environment (exported, inherited by a process the file
+#: started), not set by a launcher for this process: they are ignored.
+LAUNCHER_ENV = "JITMAGIC_LAUNCHER"
+#: The file a child creates once it has measured (its ``run`` returned): one that ends
+#: without it while others wait ended early.
+MEASURED_ENV = "JITMAGIC_MEASURED"
+#: The launcher's variables, as it sets them in each child.
+VARIABLES = (ENV, LAUNCHER_ENV, MEASURED_ENV)
+#: What :data:`ENV` holds, as its messages say it.
+ENV_FORM = "PROCESS_ID/NUM_PROCESSES@HOST:PORT, e.g. 1/2@127.0.0.1:4321"
 #: Processes allowed per core (more only time-share the cores further).
 PER_CORE = 4
 #: Seconds the other children get to end by themselves once one has failed.
@@ -69,8 +86,44 @@ def check_count(n: int) -> int:
 
 
 def is_child() -> bool:
-    """Whether this process was started by the launcher (:data:`ENV` is set)."""
-    return bool(os.environ.get(ENV))
+    """Whether this process was started by the launcher: :data:`ENV` is set, and
+    :data:`LAUNCHER_ENV` names this process's parent."""
+    return bool(os.environ.get(ENV)) and os.environ.get(LAUNCHER_ENV, "").strip() \
+        == str(os.getppid())
+
+
+def check_environment() -> str | None:
+    """The launcher's variables checked, before anything runs: in a process the launcher
+    started, ``InputError`` (exit status 2) for an :data:`ENV` it cannot have written;
+    elsewhere a line saying they are ignored (None: none is set). An unusable
+    ``JITMAGIC_LOCKSTEP_TIMEOUT`` is an ``InputError`` wherever it is set."""
+    _check_timeout()
+    if is_child():
+        place()  # raises for a value the launcher did not write
+        return None
+    left = [f"{name}={os.environ[name]!r}" for name in VARIABLES if os.environ.get(name)]
+    if not left:
+        return None
+    return (f"ignoring {', '.join(left)}: this process was not started by `--processes` "
+            f"(its parent is not the launcher {LAUNCHER_ENV} names), so it measures on its "
+            f"own; unset {'them' if len(left) > 1 else 'it'} to silence this")
+
+
+def _check_timeout() -> None:
+    """``InputError`` for a ``JITMAGIC_LOCKSTEP_TIMEOUT`` that is not a number of seconds."""
+    from ..measure.sampling.lockstep import TIMEOUT_ENV, TIMEOUT_S
+
+    value = os.environ.get(TIMEOUT_ENV)
+    if not value:
+        return
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (0 < seconds < math.inf):
+        raise InputError(f"{TIMEOUT_ENV} is {value!r}, not a number of seconds above 0 "
+                         "(e.g. 60): it sets how long each of several processes waits at a "
+                         f"barrier for the others; unset it for {TIMEOUT_S:g} s")
 
 
 def refuse(args: Any, source: str | None) -> None:
@@ -124,8 +177,9 @@ def initializes(source: str) -> int | None:
 
 
 def launch(count: int, argv: list[str]) -> int:
-    """Run the command with ``argv`` in ``count`` processes; the exit status: 0 when all
-    finished, else process 0's failing status or the first failure's."""
+    """Run the command with ``argv`` in ``count`` processes; the exit status: process 0's
+    when all ended well (0, or 4 for a measurement stopped early), else the status of
+    the first to fail (see :func:`watch`)."""
     port = free_port()
     logs = Path(tempfile.mkdtemp(prefix="jitmagic-processes-"))
     children = [start(i, count, port, argv, logs) for i in range(count)]
@@ -145,11 +199,13 @@ def free_port() -> int:
 
 
 class Child:
-    """One started process: its index, its ``Popen``, and its log (None for process 0,
-    whose output is the launcher's own)."""
+    """One started process: its index, its ``Popen``, its log (None for process 0,
+    whose output is the launcher's own), and the file it creates once it has measured
+    (None: not known, taken as measured)."""
 
-    def __init__(self, index: int, popen: subprocess.Popen, log: Path | None):
-        self.index, self.popen, self.log = index, popen, log
+    def __init__(self, index: int, popen: subprocess.Popen, log: Path | None,
+                 measured: Path | None = None):
+        self.index, self.popen, self.log, self._measured = index, popen, log, measured
 
     @property
     def status(self) -> int | None:
@@ -157,6 +213,17 @@ class Child:
 
     def failed(self) -> bool:
         return self.status not in (None, *ENDED_WELL)
+
+    def measured(self) -> bool:
+        """Whether it has said it measured (:data:`MEASURED_ENV`)."""
+        return self._measured is None or self._measured.exists()
+
+    def exit_status(self) -> int:
+        """Its status as a shell says it (128 + N: killed by signal N); it has ended."""
+        code = self.status
+        if code is None:
+            raise ValueError(f"process {self.index} is still running")
+        return killed_by(-code) if code < 0 else code
 
     def describe(self) -> str:
         """``process 1 exited with status 3`` / ``process 1 was killed by SIGABRT``."""
@@ -184,14 +251,16 @@ def _signal_name(number: int) -> str:
 def start(index: int, count: int, port: int, argv: list[str], logs: Path) -> Child:
     """Start process ``index`` of ``count``: the command with ``argv``, in its own session
     (the terminal's Ctrl-C reaches the launcher only, which passes it on)."""
-    env = {**os.environ, ENV: f"{index}/{count}@127.0.0.1:{port}"}
+    measured = logs / f"process-{index}.measured"
+    env = {**os.environ, ENV: f"{index}/{count}@127.0.0.1:{port}",
+           LAUNCHER_ENV: str(os.getpid()), MEASURED_ENV: str(measured)}
     log = logs / f"process-{index}.log" if index else None
     # process 0 writes to the launcher's own stdout and stderr, the others to their logs
     with log.open("w") if log else contextlib.nullcontext() as out:
         popen = subprocess.Popen([sys.executable, "-m", "jitmagic", *argv], env=env,
                                  stdout=out, stderr=subprocess.STDOUT if out else None,
                                  start_new_session=True, preexec_fn=_die_with_parent)
-    return Child(index, popen, log)
+    return Child(index, popen, log, measured)
 
 
 def _die_with_parent() -> None:
@@ -204,28 +273,36 @@ def _die_with_parent() -> None:
 
 def watch(children: list[Child]) -> int:
     """Wait for the children; once one fails, give the rest :data:`GRACE_S`, kill them and
-    say which failed and how. Returns the exit status (process 0's where all ended well:
-    4 for a measurement stopped early, as one process says)."""
+    say which failed and how (:func:`failure`); once one ends well before it has
+    measured while others still run, kill them at once and say so (:func:`ended_early`).
+    Returns the exit status: process 0's where all ended well (4 for a measurement
+    stopped early, as one process says), else the first failure's."""
     leader, done_at = children[0], None
     while True:
         failed = [c for c in children if c.failed()]
         if failed:
             return failure(children, failed[0])
         if all(c.status in ENDED_WELL for c in children):
-            return leader.status or 0
+            return leader.status or MEASURED
+        # once process 0 has measured, every process has passed the last barrier
+        early = [] if leader.measured() else [c for c in children if c.status is not None
+                                              and not c.measured()]
+        if early:
+            return ended_early(children, early[0])
         if leader.status in ENDED_WELL:
             done_at = done_at or time.monotonic()
             if time.monotonic() - done_at > AFTER_LEADER_S:
                 late = [c.index for c in children if c.status is None]
                 print(f"jitmagic: process 0 finished, but processes {late} did not end within "
                       f"{AFTER_LEADER_S:g} s after it: killed them", file=sys.stderr)
-                return 1
+                return RAISED
         time.sleep(POLL_S)
 
 
 def failure(children: list[Child], first: Child) -> int:
     """One child failed: the others get :data:`GRACE_S` to end (process 0 then says why in
-    its own words), then are killed; the message names the first to fail."""
+    its own words), then are killed; the message names the first to fail, and its
+    status is the launcher's (an ``os._exit(3)`` there is 3 here, not 1)."""
     wait_all(children, GRACE_S)
     running = [c.index for c in children if c.status is None]
     kill(children)
@@ -233,8 +310,21 @@ def failure(children: list[Child], first: Child) -> int:
     print(f"jitmagic: {first.describe()}{stopped}", file=sys.stderr)
     if first.tail():
         print(first.tail(), file=sys.stderr)
-    leader = children[0].status  # process 0's own status says what it said; else 1
-    return leader if leader is not None and 0 < leader < 128 else 1
+    return first.exit_status()
+
+
+def ended_early(children: list[Child], first: Child) -> int:
+    """One child ended well before it had measured (its own code ended it) while others
+    still run: they would wait for it at their next barrier until its timeout, so they are
+    killed now; the message names it and its status. The status is :data:`RAISED`."""
+    running = [c.index for c in children if c.status is None]
+    kill(children)
+    stopped = f"; stopped processes {', '.join(map(str, running))}" if running else ""
+    print(f"jitmagic: {first.describe()} before it had measured (its own code ended it, "
+          f"while the others waited for it){stopped}", file=sys.stderr)
+    if first.tail():
+        print(first.tail(), file=sys.stderr)
+    return RAISED
 
 
 def interrupted(children: list[Child]) -> int:
@@ -275,13 +365,32 @@ def kill(children: list[Child]) -> None:
 
 
 def place() -> tuple[int, int, str] | None:
-    """(process id, process count, coordinator address) from :data:`ENV`; None outside."""
-    value = os.environ.get(ENV)
-    if not value:
+    """(process id, process count, coordinator address) from :data:`ENV`; None outside a
+    process the launcher started (:func:`is_child`), ``InputError`` for a value it
+    cannot have written."""
+    if not is_child():
         return None
-    ids, _, address = value.partition("@")
-    index, _, count = ids.partition("/")
+    value = os.environ[ENV].strip()
+    ids, at, address = value.partition("@")
+    index, slash, count = ids.partition("/")
+    host, colon, port = address.rpartition(":")
+    numbers = (index, count, port)
+    if not (at and slash and colon and host and all(n.isascii() and n.isdigit() for n in numbers)) \
+            or not int(index) < int(count) or not 0 < int(port) < 2**16:
+        raise InputError(f"{ENV} is {os.environ[ENV]!r}, not {ENV_FORM} (a process id "
+                         "below the count): `--processes` sets it in each process it "
+                         f"starts; unset it, and {LAUNCHER_ENV}, to measure in one "
+                         "process")
     return int(index), int(count), address
+
+
+def note_measured() -> None:
+    """In a process the launcher started, once it has measured: create the file
+    :data:`MEASURED_ENV` names, so that its end is not taken for an early one."""
+    path = os.environ.get(MEASURED_ENV)
+    if path and is_child():
+        with contextlib.suppress(OSError):
+            Path(path).touch()
 
 
 def join(backend_started: bool) -> bool:

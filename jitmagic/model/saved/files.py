@@ -215,8 +215,14 @@ def _check_readable_kind(name: str, mode: int) -> None:
 
 
 def _too_large(name: str, size: int, limit: int) -> str:
-    return (f"{name} is {size / 2**20:.0f} MiB: larger than any jitmagic report "
-            f"({limit // 2**20} MiB at most); not read")
+    return (f"{name} is {_amount(size)}: larger than any jitmagic report "
+            f"({_amount(limit)} at most, {limit:,} bytes); not read")
+
+
+def _amount(size: int) -> str:
+    """``65 MiB`` for whole mebibytes, else the bytes (``67,108,865 bytes``): never
+    rounded to the limit's own figure."""
+    return f"{size // 2**20} MiB" if size and size % 2**20 == 0 else f"{size:,} bytes"
 
 
 def _umask() -> int:
