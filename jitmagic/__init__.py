@@ -57,7 +57,7 @@ __all__ = [
     "sweep",
     "unload_ipython_extension",
 ]
-__version__ = "0.3.0.dev0"
+__version__ = "0.4.0.dev0"
 
 if TYPE_CHECKING:
     from .frontends.api import advise, compare, sweep

@@ -9,7 +9,7 @@ from .blocks import Block, Code, Details, Inline, Para
 
 
 def made_line(c: Comparison | Sweep) -> list[Inline] | None:
-    """``made 2026-12-01T12:30:00Z by jitmagic 0.3.0.dev0 with -r 3``; None for a report
+    """``made 2026-12-01T12:30:00Z by jitmagic 0.4.0.dev0 with -r 3``; None for a report
     that recorded none of it (written before provenance existed)."""
     version = c.env.get("jitmagic")
     if not (c.created or version or c.options is not None):
