@@ -31,6 +31,19 @@ f(jnp.ones((8, 8)))
 #: The fewest repeats and calls that still measure every phase.
 FAST = "-r 1 -n 2"
 
+#: A test file whose fixture measures nothing: ``measure`` returns the report in
+#: ``JITMAGIC_REPORT`` (crafted by the outer test), so a comparison costs no compile.
+CRAFTED = """
+import os
+import jitmagic
+import jitmagic.frontends.pytest_plugin as plugin
+
+def test_model(jitcompare, monkeypatch):
+    crafted = jitmagic.load(os.environ["JITMAGIC_REPORT"])
+    monkeypatch.setattr(plugin, "measure", lambda fn, *a, **k: crafted)
+    assert jitcompare(len, [1]) is crafted
+"""
+
 
 # --- records built by hand -----------------------------------------------------------
 

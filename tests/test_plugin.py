@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support import CRAFTED
 
 import jitmagic
 from jitmagic.frontends.pytest_plugin import report_name
@@ -29,18 +30,6 @@ def test_tiny(jitcompare):
     assert c.flat.ok and c.source.startswith("def tiny")
 """
 
-#: A test file whose fixture measures nothing: ``measure`` returns the report in
-#: ``JITMAGIC_REPORT`` (crafted by the outer test), so a comparison costs no compile.
-CRAFTED = """
-import os
-import jitmagic
-import jitmagic.frontends.pytest_plugin as plugin
-
-def test_model(jitcompare, monkeypatch):
-    crafted = jitmagic.load(os.environ["JITMAGIC_REPORT"])
-    monkeypatch.setattr(plugin, "measure", lambda fn, *a, **k: crafted)
-    assert jitcompare(len, [1]) is crafted
-"""
 
 #: Two tests in one file, each given its own crafted report (``JITMAGIC_<TEST>``).
 TWO = """

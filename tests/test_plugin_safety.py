@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from support import comparison, variant
+from support import CRAFTED, comparison, variant
 
 import jitmagic
 from jitmagic.frontends.pytest_plugin import legacy_name, report_name
@@ -56,18 +56,6 @@ def test_long(jitcompare, fn):
     jitcompare(fn, jnp.ones(4), repeat=1, number=1)
 """
 
-#: A test whose fixture measures nothing: ``measure`` returns the report in
-#: ``JITMAGIC_REPORT`` (crafted by the outer test).
-CRAFTED = """
-import os
-import jitmagic
-import jitmagic.frontends.pytest_plugin as plugin
-
-def test_model(jitcompare, monkeypatch):
-    crafted = jitmagic.load(os.environ["JITMAGIC_REPORT"])
-    monkeypatch.setattr(plugin, "measure", lambda fn, *a, **k: crafted)
-    assert jitcompare(len, [1]) is crafted
-"""
 
 #: Two threads of one test calling the fixture at once (both inside ``measure`` together).
 THREADS = """
