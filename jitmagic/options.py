@@ -311,8 +311,7 @@ FRONT_END_ONLY = {
     "output": "the result is already returned",
     "no_plot": "nothing is drawn: `print(result)` shows the tables, a notebook cell ending "
                "in `result` the chart",
-    "html": "run `python -m jitmagic FILE --html PATH`, or write "
-            "`jitmagic.render.bundle.html_document(result)` to a file",
+    "html": "call `jitmagic.save(result, \"report.html\")` on the result it returns",
 }
 
 
