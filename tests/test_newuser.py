@@ -57,9 +57,9 @@ def test_sweep_of_a_global_the_code_reads_fits_and_does_not_warn():
     assert exponents(result)["flat"]["trace_s"] is not None
 
 
-@pytest.mark.parametrize(("keyword", "instead"), [("save", "jitmagic.save(result, path)"),
-                                                  ("no_plot", "print(result)"),
-                                                  ("html", "jitmagic.save(result, \"report.html\")")])
+@pytest.mark.parametrize(("keyword", "instead"), [
+    ("save", "jitmagic.save(result, path)"), ("no_plot", "print(result)"),
+    ("html", 'jitmagic.save(result, "report.html")')])
 def test_front_end_options_are_refused_by_compare(keyword, instead):
     with pytest.raises(jitmagic.InputError, match=f"`{keyword}=` is an option of the magic"
                        r"(.|\n)*" + re.escape(instead)):
