@@ -7,7 +7,8 @@ modules every later cell uses. So do ``L.SCALE = 2`` on the user's own module
 its calls in a global or class attribute. :func:`library_state_kept` snapshots
 all of these (shallowly: the names, not the objects they hold) around a
 measurement, restores them after, and reports what it put back so the result
-can say so.
+can say so. With a :class:`~jitmagic.cell.side_effects.Watch`, a name another thread
+changed while the cell's code was not running is left as that thread set it.
 """
 
 from __future__ import annotations
@@ -16,41 +17,94 @@ import importlib
 import re
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import jax
 
 from ..usercode import user_file
+from .side_effects import Watch
 
 #: The modules whose names a cell most often patches (``jnp.sin = ...``).
 WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")
 
 
 @contextmanager
-def library_state_kept(namespace: dict[str, Any] | None = None) -> Iterator[list[str]]:
+def library_state_kept(namespace: dict[str, Any] | None = None,
+                       watch: Watch | None = None) -> Iterator[list[str]]:
     """Restore JAX's config values, :data:`WATCHED_MODULES`' names, the names of
     the user's own modules and classes (:func:`user_dicts`), and those of ``namespace``
     itself (the kernel's globals, which functions from earlier cells write) on exit.
 
     Yields a list that, after the block, holds one sentence per thing restored.
-    A module a cell imports (``jax.scipy`` appearing on ``jax``) is left alone.
+    A module a cell imports (``jax.scipy`` appearing on ``jax``) is left alone. What
+    ``watch`` finds another thread changed is left as it is (the watch says so).
     """
     config = dict(jax.config.values)
     modules = {name: importlib.import_module(name) for name in WATCHED_MODULES}
     names = {name: dict(vars(m)) for name, m in modules.items()}
     own = {label: (owner, dict(vars(owner))) for label, owner in user_dicts(namespace).items()}
     user = dict(namespace) if namespace is not None else {}
+    if watch is not None:
+        _watched(watch, modules, own, namespace)
     restored: list[str] = []
     try:
         yield restored
     finally:
+        if watch is not None:  # another thread's changes: as if they had come before
+            config = _rebased(config, jax.config.values, watch.theirs("config"))
+            names = {name: _rebased(names[name], vars(m), watch.theirs(f"names {name}"))
+                     for name, m in modules.items()}
+            for label, key in watch.theirs("own"):
+                owner, kept = own[label]
+                own[label] = (owner, _rebased(kept, vars(owner), (key,)))
+            if namespace is not None:
+                user = _rebased(user, namespace, watch.theirs("globals"))
         restored += _restore_config(config)
         for name, module in modules.items():
             restored += _restore_names(name, module, names[name])
         restored += _restore_own(own)
         restored += _restore_globals(namespace, user)
+
+
+def _watched(watch: Watch, modules: dict[str, types.ModuleType],
+             own: dict[str, tuple[Any, dict[str, Any]]],
+             namespace: dict[str, Any] | None) -> None:
+    """Have ``watch`` view what :func:`library_state_kept` puts back."""
+    watch.add("config", lambda: dict(jax.config.values), lambda key: f"JAX's config {key}")
+    for name, module in modules.items():
+        watch.add(f"names {name}", _names_of(module), _named_in(name), identity=True)
+    watch.add("own", lambda: {(label, key): value for label, (owner, _) in own.items()
+                              for key, value in list(vars(owner).items())
+                              if not key.startswith("__")},
+              lambda key: f"{key[0]}.{key[1]}", identity=True)
+    if namespace is not None:
+        watch.add("globals", lambda: {k: v for k, v in list(namespace.items())
+                                      if not k.startswith("__")
+                                      and not _IPYTHON_NAMES.fullmatch(k)},
+                  lambda key: f"your global {key}", identity=True)
+
+
+def _names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
+    return lambda: dict(vars(module))
+
+
+def _named_in(modname: str) -> Callable[[str], str]:
+    return lambda key: f"{modname}.{key}"
+
+
+def _rebased(before: dict[str, Any], now: Mapping[str, Any],
+             keys: Collection[str]) -> dict[str, Any]:
+    """``before`` with ``keys`` as they are ``now`` (gone where ``now`` lacks them): what
+    another thread set is not put back."""
+    out = dict(before)
+    for key in keys:
+        if key in now:
+            out[key] = now[key]
+        else:
+            out.pop(key, None)
+    return out
 
 
 def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import linecache
 import time
 import traceback
 from collections.abc import Iterable, Iterator
@@ -33,7 +34,15 @@ from ..options import Options
 from . import source as cellmod
 from .isolation import library_state_kept
 from .provenance import read_baseline, spell, stamp, with_baseline
-from .side_effects import printed_note, prints_counted, side_effects_undone, uncounted
+from .side_effects import (
+    HELD,
+    CtrlCHeld,
+    Watch,
+    printed_note,
+    prints_counted,
+    side_effects_undone,
+    uncounted,
+)
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
@@ -96,13 +105,16 @@ def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
 
 def measure_cell(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
                  bindings: dict[str, Any] | None = None, start: float | None = None,
-                 check: Checkpoint | None = None) -> Comparison:
+                 check: Checkpoint | None = None, watch: Watch | None = None) -> Comparison:
     """Prepare both variants of a parsed source and measure them side by side.
 
     ``bindings`` (a sweep's value) are set before the setup runs; ``options.sweep``
-    itself is the caller's to run, under one ``check`` for all its values.
+    itself is the caller's to run, under one ``check`` for all its values. ``watch`` (a
+    :class:`~.side_effects.Watch`) is told that the cell's code runs from here.
     """
     start = time.perf_counter() if start is None else start
+    if watch is not None:  # the cell's code runs from here (a sweep's next value's setup)
+        watch.mark(cells=True)
     try:
         prepared = variants_of_cell(plan, namespace, options.nest, bindings, options.in_axes,
                                     check)
@@ -143,9 +155,15 @@ def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: O
                    ) -> Comparison | Sweep:
     """:func:`measure_plan`, with provenance recorded (``written``: the options as the
     user wrote them, else spelled from ``options``) and the diff against the report at
-    ``baseline`` (read first: a bad path fails before anything is measured)."""
+    ``baseline`` (read first: a bad path fails before anything is measured). A cell's
+    lines leave ``linecache`` after (tracebacks in the result are text by then), so that
+    runs do not pile up there."""
     old = read_baseline(baseline)
-    result = measure_plan(plan, namespace, options, progress, start)
+    try:
+        result = measure_plan(plan, namespace, options, progress, start)
+    finally:
+        if plan.kind == "cell" and plan.filename.startswith("<jitcompare-"):
+            linecache.cache.pop(plan.filename, None)
     file = plan.filename if plan.kind == "file" else None
     result = stamp(result, source=plan.source, file=file,
                    options=spell(options, baseline=baseline) if written is None else written)
@@ -161,28 +179,67 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
 
     JAX's config and the library names a cell may patch are restored after, and the
     result's warnings say so, say how often the cell ran, and flag a swept name the
-    code never reads."""
+    code never reads. What another thread changed meanwhile, while the cell's code was
+    not running, is left as it is (:class:`~.side_effects.Watch`), and said.
+
+    Putting it all back cannot be cut half way: Ctrl-C is held from the end of the
+    measurement (:class:`~.side_effects.CtrlCHeld`); the result is kept and its warnings
+    say that Ctrl-C came. Where the caller set a ``CtrlCHeld`` of its own before (the
+    magic, which holds Ctrl-C on until it shows the result, as after a Ctrl-C), that one
+    is held, and the caller releases it; otherwise one is released here, once
+    everything is put back."""
     start = time.perf_counter() if start is None else start
     check = checkpoint("", options, start, progress)  # measure names the entry
+    watch = Watch()
+    check.report.draw = watch.drawing(check.report.draw)  # marks stages even with --quiet
+    given = CtrlCHeld.current()
+    hold = given or CtrlCHeld()
     result: Comparison | Sweep
     # Inner first on exit: JAX's config is put back (JAX then drops a log handler it
     # added for it) before the interpreter's state is compared with its snapshot.
-    with side_effects_undone(plan.kind != "file") as undone, prints_counted() as printed, \
-            library_state_kept(namespace) as restored:
+    with _released(hold, given is None), \
+            side_effects_undone(plan.kind != "file", watch) as undone, \
+            prints_counted() as printed, library_state_kept(namespace, watch) as restored, \
+            _measured(hold, watch):
         if options.sweep is None:
             try:
-                result = measure_cell(plan, namespace, options, start=start, check=check)
+                result = measure_cell(plan, namespace, options, start=start, check=check,
+                                      watch=watch)
             except Stop as stop:  # in the discovery trace: there is nothing to show
                 raise KeyboardInterrupt(stop.reason) from None
         else:
             name, values = options.sweep
             result = run_sweep(name, values, lambda v, ck: measure_cell(
-                plan, namespace, options, bindings={name: v}, check=ck), check)
-    notes = [*restored, *undone, *printed_note(printed.count, traces(result)),
-             *_runs_note(plan, result)]
+                plan, namespace, options, bindings={name: v}, check=ck, watch=watch), check)
+    notes = [*restored, *undone, *watch.left(), *([HELD] if hold.pressed else []),
+             *printed_note(printed.count, traces(result)), *_runs_note(plan, result)]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(plan, result.name))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+@contextlib.contextmanager
+def _measured(held: CtrlCHeld, watch: Watch) -> Iterator[None]:
+    """Around the measurement, innermost: as it ends (returned or raised), Ctrl-C is
+    held before anything is put back, and ``watch`` sees the last window."""
+    try:
+        yield
+    finally:
+        held.hold()
+        watch.mark(cells=False)
+
+
+@contextlib.contextmanager
+def _released(held: CtrlCHeld, release: bool) -> Iterator[None]:
+    """Around everything, outermost: ``held``'s handler is set before the snapshots are
+    taken; once all is put back, the handler there was is back where this call set it
+    (``release``; a caller that set its own before releases it itself)."""
+    held.install()
+    try:
+        yield
+    finally:
+        if release:
+            held.release()
 
 
 def traces(result: Comparison | Sweep) -> int:

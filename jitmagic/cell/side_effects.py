@@ -38,6 +38,13 @@ filters stay) are neither removed nor reported. Whose code it is follows the one
 of :func:`jitmagic.usercode.user_file`. The snapshot is taken with JAX imported, so
 its import-time state is part of "before".
 
+:class:`Watch` tells the measured code's changes from other threads': each row is
+viewed again between jitmagic's own stages on the measuring thread (before the cell's
+setup, before each stage of the measurement, at its end), and a change whose last step
+came while the cell's code could not run (a steady-state loop, an XLA compile) is left
+as it is, and said to have "changed while measuring (another thread?)".
+:class:`CtrlCHeld` notes Ctrl-C, without raising it, while everything is put back.
+
 :func:`prints_counted` counts the lines the measured code prints (``sys.stdout``
 wrapped while it runs; the setup, which runs once, is left out with
 :func:`uncounted`), for :func:`printed_note`.
@@ -46,18 +53,26 @@ wrapped while it runs; the setup, which runs once, is left out with
 from __future__ import annotations
 
 import logging
+import operator
 import os
+import signal
 import sys
 import threading
+import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._compat import add_filter_hook, monitoring_lists, set_add_filter_hook
+from ..measure.sampling.stops import ABANDON_S
+from ..model.progress import Draw, Progress
 from ..usercode import user_file
+
+#: A key of a row that is one value (the working directory, sys.path): :class:`Watch`.
+WHOLE = "whole"
 
 
 def _said(change: str) -> str:
@@ -88,8 +103,10 @@ def _take_figures() -> set[int]:
     return set(plt.get_fignums()) if plt is not None else set()
 
 
-def _undo_figures(before: set[int]) -> str | None:
+def _undo_figures(before: set[int], leave: Collection[Any] = ()) -> str | None:
     plt = _pyplot()
+    if WHOLE in leave:
+        return None
     opened = [n for n in plt.get_fignums() if n not in before] if plt is not None else []
     for number in opened:
         plt.close(number)
@@ -106,11 +123,15 @@ def _take_rc() -> dict[str, Any] | None:
     return {k: dict.__getitem__(rc, k) for k in rc if k != "backend"} if rc is not None else None
 
 
-def _undo_rc(before: dict[str, Any] | None) -> str | None:
+def _view_rc() -> dict[str, Any]:
+    return _take_rc() or {}
+
+
+def _undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> str | None:
     if before is None:
         return None
     rc = sys.modules["matplotlib"].rcParams
-    changed = [k for k, v in before.items() if _differs(dict.get(rc, k), v)]
+    changed = [k for k, v in before.items() if k not in leave and _differs(dict.get(rc, k), v)]
     for key in changed:
         rc[key] = before[key]
     return _said(f"changed matplotlib's rcParams {', '.join(changed)}") if changed else None
@@ -130,16 +151,25 @@ def _take_listeners() -> dict[str, tuple[list, list]]:
     return {name: (got, list(got)) for name, got in monitoring_lists()[1].items()}
 
 
-def _undo_listeners(before: dict[str, tuple[list, list]]) -> str | None:
+def _view_listeners() -> dict[tuple[str, int], Any]:
+    """Each listener registered now, by (its list, its id)."""
+    return {(name, id(f)): f for name, got in monitoring_lists()[1].items() for f in got}
+
+
+def _undo_listeners(before: dict[str, tuple[list, list]],
+                    leave: Collection[Any] = ()) -> str | None:
     mod, added, removed = monitoring_lists()[0], 0, 0
     for name, (kept, was) in before.items():
         now = getattr(mod, name, kept)
         new = [f for f in now if not any(f is g for g in was)]
-        theirs = [f for f in new if _library(f)]  # JAX's own: left registered, unreported
+        # JAX's own, and another thread's (``leave``): left registered, unreported
+        theirs = [f for f in new if _library(f) or (name, id(f)) in leave]
         added += len(new) - len(theirs)
-        removed += sum(1 for f in was if not any(f is g for g in now))
+        gone = [f for f in was if not any(f is g for g in now)]
+        taken = [f for f in gone if (name, id(f)) in leave]  # another thread's doing
+        removed += len(gone) - len(taken)
         setattr(mod, name, kept)  # ``clear_event_listeners`` rebinds the names
-        kept[:] = [*was, *theirs]
+        kept[:] = [*(f for f in was if not any(f is g for g in taken)), *theirs]
     parts = [f"registered {_plural(added, 'jax.monitoring listener')}"] if added else []
     parts += [f"unregistered {_plural(removed, 'jax.monitoring listener')}"] if removed else []
     return _said_all(parts)
@@ -180,21 +210,28 @@ class _Filters:
         if not user_file(frame.f_code.co_filename):
             self.theirs.append(item)
 
-    def undo(self) -> str | None:
+    def undo(self, leave: Collection[Any] = ()) -> str | None:
         if self.add is not None:
             set_add_filter_hook(self.add)
         now, said = warnings.filters, []
-        kept = [f for f in now if f in self.was or f in self.theirs]
-        kept += [f for f in self.was if f not in kept]
+        others = [key[1] for key in leave if isinstance(key, tuple)]  # another thread's
+        kept = [f for f in now if f in self.was or f in self.theirs or f in others]
+        kept += [f for f in self.was if f not in kept and f not in others]
         if now is not self.list or kept != now:
             warnings.filters = self.list
-            self.list[:] = kept if self.theirs else self.was
+            self.list[:] = kept if self.theirs or others else self.was
             warnings._filters_mutated()  # type: ignore[attr-defined]
             said.append("changed the warnings filters")
-        if warnings.showwarning is not self.show:
+        if "showwarning" not in leave and warnings.showwarning is not self.show:
             warnings.showwarning = self.show
             said.append("replaced warnings.showwarning")
         return _said_all(said)
+
+
+def _view_filters() -> dict[Any, Any]:
+    """Each filter there is now (its entry, as the key), and ``showwarning``."""
+    return {**{("filter", f): True for f in warnings.filters},
+            "showwarning": warnings.showwarning}
 
 
 _LOGGERS = ("", "jax", "jaxlib")  # the root logger and JAX's
@@ -209,14 +246,25 @@ def _logger_state(name: str) -> tuple:
     return log.level, list(log.handlers), log.propagate, log.disabled
 
 
-def _undo_logging(before: tuple[int, dict[str, tuple]]) -> str | None:
+def _view_logging() -> dict[str, Any]:
+    disable, loggers = _take_logging()
+    return {"logging.disable": disable, **loggers}
+
+
+def _logger_label(name: str) -> str:
+    return "logging.disable" if name == "logging.disable" \
+        else "the root logger" if not name else f"the {name!r} logger"
+
+
+def _undo_logging(before: tuple[int, dict[str, tuple]],
+                  leave: Collection[Any] = ()) -> str | None:
     disable, loggers = before
     said = []
-    if logging.root.manager.disable != disable:
+    if "logging.disable" not in leave and logging.root.manager.disable != disable:
         logging.disable(disable)
         said.append("called logging.disable")
     for name, state in loggers.items():
-        if _logger_state(name) != state:
+        if name not in leave and _logger_state(name) != state:
             log = logging.getLogger(name)
             log.handlers[:] = state[1]
             log.propagate, log.disabled = state[2], state[3]
@@ -246,10 +294,10 @@ def _undo_recursion(before: int) -> str | None:
     return _said(f"set sys.setrecursionlimit({now}) (it was {before})")
 
 
-def _undo_environ(before: dict[str, str]) -> str | None:
+def _undo_environ(before: dict[str, str], leave: Collection[Any] = ()) -> str | None:
     now = dict(os.environ)
-    changed = [k for k in before if now.get(k) != before[k]]
-    added = [k for k in now if k not in before]
+    changed = [k for k in before if now.get(k) != before[k] and k not in leave]
+    added = [k for k in now if k not in before and k not in leave]
     for key in changed:
         os.environ[key] = before[key]
     for key in added:
@@ -315,53 +363,275 @@ def _take_hooks() -> list[Any]:
     return [get() for _, get, _ in _HOOKS]
 
 
-def _undo_hooks(before: list[Any]) -> str | None:
+def _view_hooks() -> dict[str, Any]:
+    return {what: get() for what, get, _ in _HOOKS}
+
+
+def _undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> str | None:
     changed = []
     for (what, get, put), was in zip(_HOOKS, before, strict=True):
-        if get() is not was:
+        if what not in leave and get() is not was:
             put(was)
             changed.append(what)
     return _said(f"changed {', '.join(changed)}") if changed else None
 
 
-#: Each row: how to snapshot one kind of state, and how to put it back (returning the
-#: sentence for the result's warnings, or None where nothing changed).
-EFFECTS: tuple[tuple[Callable[[], Any], Callable[[Any], str | None]], ...] = (
-    (_take_figures, _undo_figures),
-    (_take_listeners, _undo_listeners),
-    (_Filters, _Filters.undo),
-    (_take_logging, _undo_logging),
-    (_take_rc, _undo_rc),
-    (np.geterr, _undo_seterr),
-    (sys.getrecursionlimit, _undo_recursion),
-    (lambda: dict(os.environ), _undo_environ),
-    (_take_cwd, _undo_cwd),
-    (_sys_list("argv"), _undo_sys_list("argv")),
-    (_sys_list("path"), _undo_sys_list("path")),
-    (_take_hooks, _undo_hooks),
+def _whole(undo: Callable[[Any], str | None]) -> Callable[..., str | None]:
+    """``undo`` of a row that is one value, left alone where :class:`Watch` says another
+    thread changed it."""
+    def undo_unless_left(before: Any, leave: Collection[Any] = ()) -> str | None:
+        return None if WHOLE in leave else undo(before)
+    return undo_unless_left
+
+
+def _one(take: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
+    """The view of a row that is one value."""
+    return lambda: {WHOLE: take()}
+
+
+def _named(what: str) -> Callable[[Any], str]:
+    return lambda key: what
+
+
+class Effect(NamedTuple):
+    """One row: how to snapshot one kind of state, how to put it back (returning the
+    sentence for the result's warnings, or None where nothing changed; ``leave``: the keys
+    of ``view`` that :class:`Watch` found another thread changed), how to view it again
+    cheaply between stages (key → value), and what the warnings call one of its keys."""
+
+    take: Callable[[], Any]
+    undo: Callable[..., str | None]
+    view: Callable[[], dict[Any, Any]]
+    label: Callable[[Any], str]
+    identity: bool = False  # the view's values are compared with ``is``
+
+
+EFFECTS: tuple[Effect, ...] = (
+    Effect(_take_figures, _undo_figures, _one(lambda: frozenset(_take_figures())),
+           _named("pyplot's open figures")),
+    Effect(_take_listeners, _undo_listeners, _view_listeners,
+           _named("jax.monitoring's listeners"), identity=True),
+    Effect(_Filters, _Filters.undo, _view_filters,
+           lambda key: "warnings.showwarning" if key == "showwarning" else "the warnings filters"),
+    Effect(_take_logging, _undo_logging, _view_logging, _logger_label),
+    Effect(_take_rc, _undo_rc, _view_rc, lambda key: f"matplotlib's rcParams {key}"),
+    Effect(np.geterr, _whole(_undo_seterr), _one(lambda: tuple(sorted(np.geterr().items()))),
+           _named("numpy's error handling (np.seterr)")),
+    Effect(sys.getrecursionlimit, _whole(_undo_recursion), _one(sys.getrecursionlimit),
+           _named("the recursion limit")),
+    Effect(lambda: dict(os.environ), _undo_environ, lambda: dict(os.environ),
+           lambda key: f"the environment variable {key}"),
+    Effect(_take_cwd, _whole(_undo_cwd), _one(_take_cwd), _named("the working directory")),
+    Effect(_sys_list("argv"), _whole(_undo_sys_list("argv")), _one(_sys_list("argv")),
+           _named("sys.argv")),
+    Effect(_sys_list("path"), _whole(_undo_sys_list("path")), _one(_sys_list("path")),
+           _named("sys.path")),
+    Effect(_take_hooks, _undo_hooks, _view_hooks, str),
 )
 
 
 @contextmanager
-def side_effects_undone(active: bool = True) -> Iterator[list[str]]:
+def side_effects_undone(active: bool = True, watch: Watch | None = None) -> Iterator[list[str]]:
     """Snapshot every row of :data:`EFFECTS`, and put back what changed on exit.
 
     Yields a list that, after the block, holds one sentence per kind of state put back.
-    With ``active`` False (a file run: the process ends after it) nothing is done.
+    With ``active`` False (a file run: the process ends after it) nothing is done. With
+    a ``watch``, what it finds another thread changed is left as it is (it says so).
     """
     undone: list[str] = []
-    before = [take() for take, _ in EFFECTS] if active else []
+    before = [row.take() for row in EFFECTS] if active else []
+    if watch is not None:
+        for i, row in enumerate(EFFECTS[:len(before)]):
+            watch.add(f"effect {i}", row.view, row.label, row.identity)
     try:
         yield undone
     finally:
-        for (_, undo), was in zip(EFFECTS, before, strict=False):
+        for i, (row, was) in enumerate(zip(EFFECTS, before, strict=False)):
             try:
-                sentence = undo(was)
+                leave = watch.theirs(f"effect {i}") if watch is not None else frozenset()
+                sentence = row.undo(was, leave)
             except Exception as exc:  # noqa: BLE001 (the next rows are put back all the same)
                 sentence = (f"the cell changed something jitmagic could not put back "
                             f"({type(exc).__name__}: {exc})")
             if sentence:
                 undone.append(sentence)
+
+
+# --- whose change: the measured code's, or another thread's --------------------------
+
+#: The stages of a measurement in which the cell's code does not run on the measuring
+#: thread (compiled calls, XLA's compile): a change seen across one is another thread's.
+NOT_THE_CELLS = frozenset({"steady state", "XLA compile"})
+_MISSING = object()
+
+
+class Watch:
+    """Which changes the measured code made, and which another thread made meanwhile.
+
+    Each kind of state is viewed again (:meth:`mark`) between jitmagic's own stages on the
+    measuring thread: before the cell's setup, before each stage of the measurement (its
+    progress, :meth:`drawing`), and as it ends. A key that changed in a window where the
+    cell's code could run (its setup, a trace, a first call) is the cell's, put back as
+    before; one that changed only in windows where it could not (a steady-state loop, an
+    XLA compile: :data:`NOT_THE_CELLS`) is another thread's (:meth:`theirs`), left as it
+    is and named by :meth:`left`. A change another thread makes while the cell's code
+    could run is still put back: nothing tells them apart (and what jitmagic switches
+    and puts back itself, the compilation cache, stays the cell's where the cell set it).
+    """
+
+    def __init__(self) -> None:
+        self._views: dict[str, tuple[Callable[[], dict], Callable[[Any], str], bool]] = {}
+        self._first: dict[str, dict] = {}
+        self._seen: dict[str, dict] = {}
+        #: per view, the keys that changed in a window where the cell's code could run
+        self._cells_changed: dict[str, set[Any]] = {}
+        self._cells = True  # the window open now: the cell's code may run in it
+
+    def add(self, name: str, view: Callable[[], dict], label: Callable[[Any], str],
+            identity: bool = False) -> None:
+        """Watch ``view`` (key → value, compared with ``is`` where ``identity``) from now;
+        ``label`` names a key in :meth:`left`'s sentence."""
+        seen = _viewed(view, {})
+        self._views[name] = (view, label, identity)
+        self._first[name], self._seen[name], self._cells_changed[name] = seen, seen, set()
+
+    def mark(self, cells: bool) -> None:
+        """A boundary between two of jitmagic's stages: what changed since the last one
+        changed in the window that ends here; the one that begins may run the cell's code
+        (``cells``) or not."""
+        for name, (view, _, identity) in self._views.items():
+            was = self._seen[name]
+            now = _viewed(view, was)
+            if self._cells and not _same_view(was, now, identity):  # else only the view
+                moved = [key for key in was.keys() | now.keys()
+                         if was.get(key, _MISSING) is not now.get(key, _MISSING)]
+                self._cells_changed[name].update(
+                    key for key in moved
+                    if _changed(was.get(key, _MISSING), now.get(key, _MISSING), identity))
+            self._seen[name] = now
+        self._cells = cells
+
+    def drawing(self, draw: Draw | None) -> Draw:
+        """A progress ``draw`` that marks each stage's start first (and draws nothing
+        without one): the measurement tells its progress between stages, never inside one."""
+        def marked(p: Progress) -> None:
+            self.mark(p.stage not in NOT_THE_CELLS)
+            if draw is not None:
+                draw(p)
+        return marked
+
+    def theirs(self, name: str) -> frozenset[Any]:
+        """The keys of view ``name`` changed since it was added (as of the last
+        :meth:`mark`) only in windows where the cell's code could not run."""
+        if name not in self._views:
+            return frozenset()
+        identity, mine = self._views[name][2], self._cells_changed[name]
+        first, now = self._first[name], self._seen[name]
+        return frozenset(k for k in first.keys() | now.keys() if k not in mine
+                         and _changed(first.get(k, _MISSING), now.get(k, _MISSING), identity))
+
+    def left(self) -> list[str]:
+        """One sentence naming what another thread changed (:meth:`theirs`), or none."""
+        names = list(dict.fromkeys(self._views[name][1](key) for name in self._views
+                                   for key in sorted(self.theirs(name), key=repr)))
+        if not names:
+            return []
+        said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        left = "it as it is" if len(names) == 1 else "them as they are"
+        return [f"{said} changed while measuring (another thread?), at moments your code "
+                f"was not running: jitmagic left {left}"]
+
+
+def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:
+    """``view()``; ``otherwise`` (no change seen) where it fails."""
+    try:
+        return view()
+    except Exception:  # noqa: BLE001 (a state that cannot be read now is not compared)
+        return otherwise
+
+
+def _same_view(was: dict, now: dict, identity: bool) -> bool:
+    """Whether nothing in a view changed (the quick answer, in C; False: look key by key)."""
+    try:
+        if identity:
+            return was.keys() == now.keys() and all(map(operator.is_, was.values(),
+                                                        now.values()))
+        return bool(was == now)
+    except Exception:  # noqa: BLE001 (a value that cannot say: look key by key)
+        return False
+
+
+def _changed(was: Any, now: Any, identity: bool) -> bool:
+    if was is now:
+        return False
+    if identity or was is _MISSING or now is _MISSING:
+        return True
+    return _differs(was, now)
+
+
+# --- Ctrl-C while it is all put back -------------------------------------------------
+
+
+class CtrlCHeld:
+    """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then noted
+    (:attr:`pressed`) and not raised until :meth:`release`: so that nothing jitmagic puts
+    back is left half way, and a finished result is not lost. The handler is set once,
+    before the measurement (:meth:`hold` only flips how it acts, leaving no moment
+    between the two handlers). Only on the main thread, and only over a handler set from
+    Python (IPython's, a terminal's); an ignored SIGINT stays ignored."""
+
+    def __init__(self) -> None:
+        #: When each Ctrl-C held came (``time.monotonic()``).
+        self.pressed: list[float] = []
+        self._previous: Any = None
+        self._installed = self._holding = False
+
+    def install(self) -> None:
+        """Set the handler, which hands each Ctrl-C on to the one there was (until
+        :meth:`hold`); again, or off the main thread, nothing."""
+        if self._installed or threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if callable(previous):  # not ignored, not the default, set from Python
+            self._previous, self._installed = previous, True
+            signal.signal(signal.SIGINT, self._handle)
+
+    @staticmethod
+    def current() -> CtrlCHeld | None:
+        """The one whose handler is SIGINT's now (a caller's, set before it measured)."""
+        held = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
+        return held if isinstance(held, CtrlCHeld) else None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._holding:
+            self.pressed.append(time.monotonic())
+        else:
+            self._previous(signum, frame)
+
+    def hold(self) -> None:
+        """From now on Ctrl-C is only noted."""
+        self._holding = True
+
+    def release(self) -> None:
+        """The handler there was is back (what was pressed meanwhile stays noted)."""
+        if self._installed:
+            self._installed = self._holding = False
+            signal.signal(signal.SIGINT, self._previous)
+
+    @property
+    def last(self) -> float | None:
+        """When the last Ctrl-C held came; None where none came."""
+        return self.pressed[-1] if self.pressed else None
+
+    def twice(self) -> bool:
+        """Whether two of the Ctrl-C held came within ``ABANDON_S`` seconds (a second
+        Ctrl-C, which abandons)."""
+        return any(b - a < ABANDON_S for a, b in zip(self.pressed, self.pressed[1:], strict=False))
+
+
+#: The warning of a result whose side effects were put back as Ctrl-C came.
+HELD = ("Ctrl-C came while jitmagic put back what the cell changed: it waited until "
+        "everything was put back (the measurement had finished, and is whole)")
 
 
 # --- printing while measured ---------------------------------------------------------

@@ -22,13 +22,14 @@ from IPython.display import display
 from .._compat import live_widgets
 from ..cell import source as cellmod
 from ..cell.prepare import measure_source, parse
+from ..cell.side_effects import CtrlCHeld
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
 from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
-from ..render.bundle import bundle, stopped_note, text, with_note
+from ..render.bundle import bundle, imported_whole, load_charts, stopped_note, text, with_note
 from .notebook_progress import NotebookProgress, progress_for
 from .output import checked_path, unquoted, write_report
 from .stderr_progress import drawing
@@ -87,6 +88,32 @@ class JitCompareMagics(Magics):
         """
         start = time.perf_counter()
         assert self.shell is not None  # register() gives the magics their shell
+        # Ctrl-C from the end of the measurement until the result is shown is held: what
+        # the cell changed is put back whole, and the result is shown as after a Ctrl-C.
+        held = CtrlCHeld()
+        try:
+            held.install()  # as usual until the measurement ends: measure_source holds it
+            result, args, progress = self._measured(line, cell, start)
+            try:
+                self._present(result, args, progress, held)
+            except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
+                raise Interrupted(str(exc) or ABANDONED_SHOWING) from None
+        except Interrupted:
+            raise
+        except KeyboardInterrupt as exc:  # before there was a result: said, in one line
+            raise Interrupted(str(exc) or NO_RESULT) from None
+        finally:
+            held.release()
+        if not args.output:
+            return None
+        _just_shown.add(id(result))  # so that IPython's display of it does not repeat it
+        return result
+
+    def _measured(self, line: str, cell: str | None, start: float,
+                  ) -> tuple[Comparison | Sweep, argparse.Namespace, Any]:
+        """(the result, the options, the progress display) of the magic's ``line`` and
+        ``cell``."""
+        assert self.shell is not None
         if cell is None:
             line, call = cellmod.split_line(line)
             if not call:
@@ -105,14 +132,7 @@ class JitCompareMagics(Magics):
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
             raise Interrupted(str(exc) or NO_RESULT) from None
-        try:
-            self._present(result, args, progress)
-        except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
-            raise Interrupted(str(exc) or ABANDONED_SHOWING) from None
-        if not args.output:
-            return None
-        _just_shown.add(id(result))  # so that IPython's display of it does not repeat it
-        return result
+        return result, args, progress
 
     def _parse_options(self, line: str) -> argparse.Namespace:
         """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
@@ -126,31 +146,42 @@ class JitCompareMagics(Magics):
             raise UsageError(with_option_hint(str(exc), self.jitcompare.parser)) from None
 
     def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
-                 progress: Any) -> None:
+                 progress: Any, held: CtrlCHeld) -> None:
         """Show the result, then save it, under the one stop rule of
         :class:`~jitmagic.measure.sampling.stops.Showing`: a Ctrl-C while the charts are drawn
         shows the tables without them (and says so), and the result is still saved and
-        returned; a second Ctrl-C shows at least the text table, then raises one line."""
-        showing, shown = Showing(), [False]
+        returned; a second Ctrl-C shows at least the text table, saves the result where
+        its saving had not begun, then raises one line. A Ctrl-C ``held`` since the
+        measurement ended counts as one at the start of showing."""
+        showing, shown, saving = Showing.after(held.last), [False], [""]
         try:
             with showing.active():
+                if held.twice():  # two of them since the measurement ended: a second
+                    raise KeyboardInterrupt(ABANDONED_SHOWING)
                 self._show(result, args, progress, showing, shown)
                 if args.save:  # checked before measuring; a late failure keeps the result
+                    saving[0] = "begun"
                     showing.part("--save", lambda: _save(result, args.save),
-                                 lambda: print(f"jitmagic: --save {args.save}: not written: "
-                                               "interrupted by Ctrl-C (a file there before "
-                                               "is as it was)", file=sys.stderr))
-        except KeyboardInterrupt:
+                                 lambda: _not_saved(args.save))
+                    saving[0] = "done"
+        except KeyboardInterrupt:  # held again from here (``held``): nothing below is cut
             if not shown[0]:  # abandoned before anything was shown: the text at least
                 print(text(result))
+            if args.save and not saving[0]:
+                _save(result, args.save)
+            elif saving[0] == "begun":  # abandoned while it was written
+                _not_saved(args.save)
             raise
 
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
               showing: Showing, shown: list[bool]) -> None:
         """The result, in the progress display where there is one (so that a saved
         notebook keeps the result alone), then the ``--vmap`` widget as its own."""
-        data = showing.part("the charts", lambda: bundle(result, plot=not args.no_plot),
-                            lambda: bundle(result, plot=False), optional=True)
+        if args.no_plot:  # text and tables only: no time to stop (Ctrl-C is only noted)
+            data = bundle(result, plot=False)
+        else:
+            data = showing.part("the charts", lambda: bundle(result),
+                                lambda: bundle(result, plot=False), optional=True)
         last = result.last if isinstance(result, Sweep) else result
         widget = None
         if last.orderings is not None:
@@ -185,9 +216,17 @@ def _save(result: Comparison | Sweep, path: str) -> None:
         print(f"wrote {path}")
 
 
+def _not_saved(path: str) -> None:
+    print(f"jitmagic: --save {path}: not written: interrupted by Ctrl-C (a file there "
+          "before is as it was)", file=sys.stderr)
+
+
 def _ordering_widget(result: Comparison) -> Any:
     """The ``--vmap`` toggle; widgets made before a Ctrl-C stopped it are closed (a
-    widget left undisplayed would stay in the kernel)."""
+    widget left undisplayed would stay in the kernel). Its modules are imported whole
+    first (a Ctrl-C meanwhile comes after: a module cut half way stays broken)."""
+    load_charts()  # the widget draws its charts too
+    imported_whole("ipywidgets", f"{__package__}.widget")
     from ipywidgets.widgets import widget as widget_module
 
     from .widget import ordering_widget

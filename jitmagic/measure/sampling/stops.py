@@ -215,6 +215,15 @@ class Showing:
     #: The parts a Ctrl-C stopped or left out, in order (the front end says so).
     stopped: list[str] = field(default_factory=list)
 
+    @classmethod
+    def after(cls, pressed: float | None) -> Showing:
+        """Showing a result where a Ctrl-C came at ``pressed`` (a ``time.monotonic()``)
+        after the measurement had finished and before showing began (held meanwhile):
+        as one at its start, so the optional parts are left out and a Ctrl-C within
+        :data:`ABANDON_S` seconds of it is the second. None: no Ctrl-C came."""
+        return cls(check=Checkpoint(abandon_message=ABANDONED_SHOWING,
+                                    interrupted=pressed is not None, _pressed=pressed))
+
     @property
     def interrupted(self) -> bool:
         """Whether Ctrl-C has been pressed since showing began."""
