@@ -93,3 +93,11 @@ def test_control_characters_in_live_names_are_escaped_in_every_output():
     shown = str(c) + repr(c) + c.verdict.headline
     assert "\x1b" not in shown and "\x07" not in shown
     assert "model\\x1b[31m" in shown and "\\x07" in shown
+
+
+def test_the_magic_names_cells_in_its_lines_tables(ip):
+    ip.run_cell("import jax.numpy as jnp\ndef twice(x):\n    return jnp.sin(x) * 2\n",
+                store_history=True)
+    number = ip.execution_count - 1
+    result = ip.run_line_magic("jitcompare", "-o -r 1 -n 1 --no-plot --lines twice(jnp.ones(3))")
+    assert f"# Cell In[{number}]" in str(result.lines)

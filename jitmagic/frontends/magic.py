@@ -30,6 +30,7 @@ from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import bundle, imported_whole, load_charts, stopped_note, text, with_note
+from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress, progress_for
 from .output import checked_path, unquoted, write_report
 from .stderr_progress import drawing
@@ -132,7 +133,7 @@ class JitCompareMagics(Magics):
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
             raise Interrupted(str(exc) or NO_RESULT) from None
-        return result, args, progress
+        return with_cell_names(result, self.shell), args, progress
 
     def _parse_options(self, line: str) -> argparse.Namespace:
         """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
