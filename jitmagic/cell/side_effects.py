@@ -574,7 +574,7 @@ def _changed(was: Any, now: Any, identity: bool) -> bool:
 
 class CtrlCHeld:
     """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then noted
-    (:attr:`pressed`) and not raised until :meth:`release`: so that nothing jitmagic puts
+    (``pressed``) and not raised until :meth:`release`: so that nothing jitmagic puts
     back is left half way, and a finished result is not lost. The handler is set once,
     before the measurement (:meth:`hold` only flips how it acts, leaving no moment
     between the two handlers). Only on the main thread, and only over a handler set from
