@@ -330,3 +330,29 @@ def test_a_diff_of_two_quiet_runs_is_judged_on_wall_time():
     old = comparison(QUIET, QUIET, every=0.01)
     d = jitmagic.diff(old, comparison(QUIET, QUIET, every=0.01))
     assert d.stage("nested", "first_call_s").clock == WALL
+
+
+def test_a_diff_says_why_it_judged_on_cpu_time():
+    old = comparison(QUIET, QUIET, every=0.01)
+    d = jitmagic.diff(old, comparison(LOADED, LOADED, every=0.01))
+    assert d.clock_line() == ("judged on CPU time, not wall time: NEW's runs waited for a CPU "
+                              "50% of the time they were ready to run (wall time on a busy "
+                              "machine moves with the load, not with the code)")
+    assert "judged on CPU time, not wall time" in str(d)
+    assert jitmagic.diff(old, old).clock_line() is None
+
+
+def test_a_clock_is_named_wall_or_cpu_and_nothing_else():
+    c = _busy()
+    assert c.difference("first_call_s", "cpu") == c.difference("first_call_s", CPU)
+    with pytest.raises(ValueError, match="a clock is 'wall' or 'CPU', not 'bogus'"):
+        c.difference("first_call_s", "bogus")
+
+
+def test_an_interval_end_near_1_shows_which_side_of_1_it_lies():
+    from jitmagic.model.stats.rule import Difference
+    from jitmagic.model.stats.verdicts import interval
+
+    assert interval(Difference(FASTER, 1.09, True, 9, 1.004, 1.16)) == "(1.004×–1.16×)"
+    assert interval(Difference(INCONCLUSIVE, 1.08, True, 9, 0.99996, 1.25)) == \
+        "(0.99996×–1.25×)"

@@ -25,7 +25,7 @@ from .rows import PHASE_LABELS, PHASES, VARIANTS
 from .saved.storage import load
 from .shown import Shown
 from .stats.rule import SAME, SLOWER, difference, json_number, median
-from .stats.witness import CPU, WALL, on
+from .stats.witness import CPU, WALL, is_busy, on
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
@@ -169,6 +169,10 @@ class Diff(Shown):
     #: Why OLD and NEW stopped early (PARTIAL: their ``stopped``), None where they did not.
     old_stopped: str | None = None
     new_stopped: str | None = None
+    #: How long each side's cold runs waited for a CPU (:attr:`Comparison.waited_share`):
+    #: why a stage was judged on CPU time (None: not measured).
+    old_waited: float | None = None
+    new_waited: float | None = None
 
     @property
     def compared_anything(self) -> bool:
@@ -187,6 +191,17 @@ class Diff(Shown):
         for each side that stopped early (none where neither did)."""
         return [f"{side} is PARTIAL: {why}; compared only what both measured"
                 for side, why in (("NEW", self.new_stopped), ("OLD", self.old_stopped)) if why]
+
+    def clock_line(self) -> str | None:
+        """Why the stages were judged on CPU time, where any was: which side was measured
+        on a busy machine, and how long its runs waited (None where none was)."""
+        if not any(s.clock == CPU for s in self.stages):
+            return None
+        busy = [f"{side}'s runs waited for a CPU {w:.0%} of the time they were ready to run"
+                for side, w in (("OLD", self.old_waited), ("NEW", self.new_waited))
+                if is_busy(w)]
+        return ("judged on CPU time, not wall time: " + " and ".join(busy) +
+                " (wall time on a busy machine moves with the load, not with the code)")
 
     def unjudged(self) -> str | None:
         """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
@@ -266,7 +281,8 @@ def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLik
     same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS) and \
         not any(f.kind in (LARGER, SMALLER) for f in structure)
     return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same,
-                structure=structure, old_stopped=a.stopped, new_stopped=b.stopped)
+                structure=structure, old_stopped=a.stopped, new_stopped=b.stopped,
+                old_waited=a.waited_share, new_waited=b.waited_share)
 
 
 def gate_ratio(text: str, option: str) -> float:

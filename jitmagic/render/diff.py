@@ -135,7 +135,7 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
     lines = [headline(d), *([structure_headline(d)] if d.structure else []),
-             *d.partial_lines()]
+             *d.partial_lines(), *filter(None, [d.clock_line()])]
     out += [Para(lines, "verdict", bold=True),
             Table(HEADER, rows(d)),
             Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "

@@ -78,7 +78,17 @@ def interval(d: Difference) -> str:
         return ""
     turned = d.kind != SAME and d.ratio < 1 and not _level(d)
     low, high = (1 / d.high, 1 / d.low) if turned else (d.low, d.high)
-    return f"({ratio_figures(low)}×–{ratio_figures(high)}×)"
+    return f"({_end(low)}×–{_end(high)}×)"
+
+
+def _end(x: float) -> str:
+    """An end of an interval, with as many decimals as it takes to show which side of 1 it
+    lies (``1.004``, ``0.99996``) where two would round it to 1.00: whether an interval
+    leaves 1 out is what decides a verdict."""
+    digits = 2
+    while x != 1 and round(x, digits) == 1 and digits < 6:
+        digits += 1
+    return ratio_figures(x) if digits == 2 else f"{x:.{digits}f}"
 
 
 def with_interval(d: Difference, clock: str = WALL) -> str:

@@ -63,8 +63,10 @@ def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CA
 
 
 def on(samples: Mapping[str, Sequence[float]], key: str, clock: str) -> list[float]:
-    """The samples of ``key`` on ``clock``."""
-    return list(samples.get(cpu_key(key) if clock == CPU else key, ()))
+    """The samples of ``key`` on ``clock`` (:data:`WALL` or :data:`CPU`; ``"cpu"`` too)."""
+    if clock.lower() not in (WALL, CPU.lower()):
+        raise ValueError(f"a clock is {WALL!r} or {CPU!r}, not {clock!r}")
+    return list(samples.get(cpu_key(key) if clock.lower() == CPU.lower() else key, ()))
 
 
 def busy_line(share: float | None) -> str:
