@@ -161,7 +161,10 @@ KERNEL_PRIMITIVES = frozenset({"pallas_call"})
 def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> frozenset[types.CodeType]:
     """The user functions whose every equation is inside a kernel primitive's body (a
-    Pallas kernel): their frames appear there and nowhere else in the program."""
+    Pallas kernel): their frames appear there and nowhere else in the program (read only
+    where the program holds a kernel at all)."""
+    if not _has_kernel(jaxpr):
+        return frozenset()
     inside: set[types.CodeType] = set()
     outside: set[types.CodeType] = set()
     seen: set[tuple[int, bool]] = set()
@@ -214,11 +217,14 @@ def held_functions(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
             continue
         seen.add(id(current))
         for eqn in current.eqns:
+            subs = list(sub_jaxprs(eqn))
+            held_here = [] if eqn.primitive.name in _JAX_OWN else \
+                _functions_in(eqn.params.values(), is_user)
+            if not (subs or held_here):
+                continue  # most equations: no traceback read
             caller = _caller(eqn, is_user) or outer  # inside a jit: the frames stop there
-            todo += [(sub, caller) for sub in sub_jaxprs(eqn)]
-            if eqn.primitive.name in _JAX_OWN:
-                continue
-            for fn in _functions_in(eqn.params.values(), is_user):
+            todo += [(sub, caller) for sub in subs]
+            for fn in held_here:
                 held = out.get(fn.__code__)
                 if held is None:
                     out[fn.__code__] = Held(caller, 1, _primitive(eqn))
@@ -280,6 +286,22 @@ def _package(filename: str) -> str | None:
     _, found, rest = filename.rpartition("-packages" + os.sep)
     name = rest.split(os.sep)[0] if found else ""
     return name if name and name not in ("jax", "jaxlib") else None
+
+
+def _has_kernel(jaxpr: Any) -> bool:
+    """Whether any equation of ``jaxpr`` or its sub-jaxprs is a kernel primitive."""
+    seen: set[int] = set()
+    todo = [jaxpr]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for eqn in current.eqns:
+            if eqn.primitive.name in KERNEL_PRIMITIVES:
+                return True
+            todo += list(sub_jaxprs(eqn))
+    return False
 
 
 def _position(code: types.CodeType, offset: int) -> Any:
