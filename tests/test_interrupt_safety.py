@@ -12,7 +12,6 @@ import json
 import linecache
 import os
 import queue
-import signal
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ import time
 import pytest
 from IPython.utils.capture import capture_output
 from support import SMALL_CELL
+from test_stops import press_ctrl_c, pressing_on_call
 
 import jitmagic
 from jitmagic.cell import side_effects
@@ -30,24 +30,6 @@ CHARTS_STOPPED = ("PARTIAL: Ctrl-C stopped the charts (the measurement had finis
                   "number is in the tables)")
 
 
-def press_ctrl_c() -> None:
-    signal.raise_signal(signal.SIGINT)
-
-
-def pressing_on_call(monkeypatch, target: str, calls: tuple[int, ...] = (1,)) -> list[int]:
-    """Patch ``target`` (``module.name``) to press Ctrl-C as its ``calls``-th calls begin."""
-    module_name, name = target.rsplit(".", 1)
-    module = __import__(module_name, fromlist=[name])
-    real, seen = getattr(module, name), [0]
-
-    def pressed(*args, **kwargs):
-        seen[0] += 1
-        if seen[0] in calls:
-            press_ctrl_c()
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, pressed)
-    return seen
 
 
 # --- 1. Ctrl-C inside matplotlib's first import ----------------------------------------
