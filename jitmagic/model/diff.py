@@ -25,7 +25,7 @@ from .rows import PHASE_LABELS, PHASES, VARIANTS
 from .saved.storage import load
 from .shown import Shown
 from .stats.rule import SAME, SLOWER, difference, json_number, median
-from .stats.witness import CPU, WALL, is_busy, on
+from .stats.witness import CPU, WALL, has_cpu, is_busy, on, waited
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
@@ -197,9 +197,9 @@ class Diff(Shown):
         on a busy machine, and how long its runs waited (None where none was)."""
         if not any(s.clock == CPU for s in self.stages):
             return None
-        busy = [f"{side}'s runs waited for a CPU {w:.0%} of the time they were ready to run"
+        busy = [f"{side}'s runs {waited(w)}"
                 for side, w in (("OLD", self.old_waited), ("NEW", self.new_waited))
-                if is_busy(w)]
+                if w is not None and is_busy(w)]
         return ("judged on CPU time, not wall time: " + " and ".join(busy) +
                 " (wall time on a busy machine moves with the load, not with the code)")
 
@@ -329,8 +329,7 @@ def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> 
     if not (old.busy or new.busy):
         return WALL
     rows = (old.variants[variant].samples, new.variants[variant].samples)
-    both = all(len(on(r, phase, CPU)) == len(r.get(phase, ())) > 0 for r in rows)
-    return CPU if both else WALL
+    return CPU if all(has_cpu(r, phase) for r in rows) else WALL
 
 
 def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str) -> StageDiff:

@@ -20,7 +20,7 @@ from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS, REST_LABEL
 from ..model.stats.rule import INCONCLUSIVE, SAME, median
 from ..model.stats.verdicts import Verdict, not_run
-from ..model.stats.witness import CPU, WALL, busy_line, on
+from ..model.stats.witness import CPU, WALL, busy_line, on, waited
 from . import diff as _diff
 from . import provenance as _provenance
 from .blocks import (
@@ -143,7 +143,7 @@ def _waited(c: Comparison) -> str:
     """``; the cold runs waited for a CPU 2% of the time ...`` ("" unmeasured)."""
     share = c.waited_share
     return "" if share is None else \
-        f"; the cold runs waited for a CPU {share:.0%} of the time they were ready to run"
+        f"; the cold runs {waited(share)}"
 
 
 def partial(stopped: str | None) -> list[Block]:

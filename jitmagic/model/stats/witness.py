@@ -58,8 +58,18 @@ def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CA
     and every row has as many CPU samples of ``key`` as wall samples, else wall."""
     if not is_busy(waited_share(rows)):
         return WALL
-    paired = all(len(r.get(cpu_key(key), ())) == len(r.get(key, ())) > 0 for r in rows)
-    return CPU if paired else WALL
+    return CPU if all(has_cpu(r, key) for r in rows) else WALL
+
+
+def has_cpu(samples: Mapping[str, Sequence[float]], key: str) -> bool:
+    """Whether every run of ``key`` has its CPU seconds beside it (and there are runs)."""
+    return len(samples.get(cpu_key(key), ())) == len(samples.get(key, ())) > 0
+
+
+def waited(share: float) -> str:
+    """``waited for a CPU 61% of the time they were ready to run``: the one way the
+    wait is said, in a report's busy line, its footer and a diff's."""
+    return f"waited for a CPU {share:.0%} of the time they were ready to run"
 
 
 def on(samples: Mapping[str, Sequence[float]], key: str, clock: str) -> list[float]:
@@ -74,6 +84,6 @@ def busy_line(share: float | None) -> str:
     the wait was not measured)."""
     if not is_busy(share):
         return ""
-    return (f"the machine was busy: these runs waited for a CPU {share:.0%} of the time "
-            "they were ready to run, so the process's CPU time decided (wall time is shown "
-            "beside it)")
+    assert share is not None  # is_busy said so
+    return (f"the machine was busy: these runs {waited(share)}, so the process's CPU time "
+            "decided (wall time is shown beside it)")
