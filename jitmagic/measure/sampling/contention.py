@@ -37,8 +37,11 @@ class Reading:
     pressure_s: float | None
 
 
-def read() -> Reading:
-    """The counters now (each ``/proc`` read well under a millisecond)."""
+def read(busy: bool = True) -> Reading:
+    """The counters now (each ``/proc`` read well under a millisecond); without ``busy``
+    the CPU seconds alone, where how busy the machine was is not wanted."""
+    if not busy:
+        return Reading(time.process_time(), None, None)
     return Reading(time.process_time(), _waited(), _pressure())
 
 
@@ -79,11 +82,14 @@ def load_average() -> float | None:
         return None
 
 
-def since(before: Reading, after: Reading) -> dict[str, float]:
-    """What one run took of each counter, by sample key: ``cpu_s`` always, ``wait_s``
-    and ``pressure_s`` where both readings have them (a counter that went backwards, as
-    when the threads read differ, is left out), and the load average at its end."""
+def since(before: Reading, after: Reading, busy: bool = True) -> dict[str, float]:
+    """What one run took of each counter, by sample key: ``cpu_s`` always; with ``busy``
+    also ``wait_s`` and ``pressure_s`` where both readings have them (a counter that went
+    backwards, as when the threads read differ, is left out), and the load average at
+    its end."""
     out = {"cpu_s": max(0.0, after.cpu_s - before.cpu_s)}
+    if not busy:
+        return out
     for key in ("wait_s", "pressure_s"):
         a, b = getattr(before, key), getattr(after, key)
         if a is not None and b is not None and b >= a:

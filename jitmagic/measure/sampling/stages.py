@@ -192,17 +192,17 @@ def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str
     Returns (its value, its :class:`Window`)."""
     if ask:
         check.begin(stage, times)
+    busy = key == "first_call_s"  # how busy the machine was: read for the cold run
     with check.running(stage, times, python), paused_gc():
-        before = contention.read()
+        before = contention.read(busy)
         t0 = time.perf_counter()
         value = run()
         t1 = time.perf_counter()
-        after = contention.read()
+        after = contention.read(busy)
     times[key] = t1 - t0
-    taken = contention.since(before, after)
+    taken = contention.since(before, after, busy)
     times[cpu_key(key)] = taken.pop("cpu_s")
-    if key == "first_call_s":  # how busy the machine was during the cold run
-        times.update(taken)
+    times.update(taken)
     return value, Window(t0, t1, before.cpu_s)
 
 
