@@ -13,12 +13,14 @@ import html
 import math
 from html.parser import HTMLParser
 
+import jax
 import jax.numpy as jnp
 import pytest
 from matplotlib.container import ErrorbarContainer
 from support import comparison, variant
 
 import jitmagic
+from jitmagic.measure.sampling.structure import jaxpr_text
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.sweep import Sweep
@@ -289,3 +291,19 @@ def test_the_first_call_labels_fit_inside_the_panel(nested_s):
 def test_seconds_are_written_in_the_unit_of_what_is_shown(seconds, shown):
     # 999.6 ms rounds to three figures as 1 s: it was written "1e+03 ms"
     assert fmt_s(seconds) == shown
+
+
+def test_a_long_jaxpr_is_printed_only_as_far_as_it_shows():
+    def unrolled(x):
+        for i in range(1000):
+            x = x * 1.001 + i
+        return x
+
+    closed = jax.jit(unrolled).trace(1.0).jaxpr  # what a cold run holds
+    for jaxpr in (closed, closed.jaxpr):
+        text = jaxpr_text(jaxpr, max_lines=50).splitlines()
+        assert len(closed.eqns) == 2000 and len(text) == 51
+        assert text[:50] == str(jaxpr).splitlines()[:50]  # the lines JAX itself prints
+        assert text[-1] == "... the rest cut (2000 top-level equations in all)"
+    short = jax.jit(lambda x: x * 2.0).trace(1.0).jaxpr
+    assert jaxpr_text(short) == str(short)
