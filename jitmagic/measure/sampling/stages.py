@@ -33,9 +33,10 @@ from .lockstep import leaders, slowest_of
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
 from .stops import POLL_S, Checkpoint, Stop
 
-#: A steady-state sample takes about this share of its row's cold first call: so the
-#: steady state is about a tenth of a comparison's wall time, the cold calls the rest.
-STEADY_SHARE = 0.1
+#: A steady-state sample takes about this share of its row's cold first call: with
+#: auto-ranging, the steady state is then about a tenth of a comparison's wall time, the
+#: cold calls nearly all the rest (benchmarks/wait.py).
+STEADY_SHARE = 0.05
 #: ... within these bounds (seconds): at the floor a sample still averages thousands of
 #: calls of a microsecond-scale program (a median within a few percent); the ceiling is
 #: timeit's own 0.2 s.
