@@ -14,8 +14,10 @@ pair of runs from 3 to 9, stopping at the first decision) and the way a fixed
 
 ``--looks`` prints, per model, how often a program compared with itself is called
 faster or slower at each look n = 3..9 (the look ``-r auto`` first does so, and that
-look alone, as a fixed ``-r n``), over all looks, and the power of ``-r auto`` on real
-1.3× and 2× gaps. ``--limits`` prints what bounds the power at 20% jitter (an oracle
+look alone, as a fixed ``-r n``), at the looks 10..18 a busy machine's ``-r auto`` goes
+on to (busy models), over all looks, and the power of ``-r auto`` on real 1.3× and 2×
+gaps. ``--calibrate-busy`` derives the one threshold of the looks past 9.
+``--limits`` prints what bounds the power at 20% jitter (an oracle
 that knows the noise model, and a fixed ``-r 20``) and how often a quiet machine gets
 "no measurable difference". ``--calibrate`` derives
 :data:`jitmagic.model.stats.rule.THRESHOLDS` instead: for each look n = 3..9 the
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from jitmagic.model.stats.rule import (
     FASTER,
     MAX_PAIRS,
+    MAX_PAIRS_BUSY,
     MIN_PAIRS,
     SAME,
     SLOWER,
@@ -155,14 +158,20 @@ def pairs(rng: random.Random, noise: Model, effect: float, n: int
     return noise.pairs(rng, effect, n)
 
 
+def most_for(noise: Model) -> int:
+    """The most pairs ``-r auto`` takes under ``noise``: a busy machine's CPU times
+    (decided on once the threads wait for a CPU) go on to :data:`MAX_PAIRS_BUSY`."""
+    return MAX_PAIRS_BUSY if isinstance(noise, Busy) else MAX_PAIRS
+
+
 def sequential(flat: list[float], nested: list[float]) -> tuple[str, int]:
     """What ``-r auto`` would say, and after how many pairs: the first decision from
-    :data:`MIN_PAIRS` on, else the verdict at :data:`MAX_PAIRS`."""
-    for n in range(MIN_PAIRS, MAX_PAIRS + 1):
+    :data:`MIN_PAIRS` on, else the verdict at the last pair drawn (:func:`most_for`)."""
+    for n in range(MIN_PAIRS, len(flat) + 1):
         d = difference(flat[:n], nested[:n])
         if d.decided:
             return d.kind, n
-    return d.kind, MAX_PAIRS
+    return d.kind, len(flat)
 
 
 def fixed(n: int) -> Callable[[list[float], list[float]], tuple[str, int]]:
@@ -170,12 +179,14 @@ def fixed(n: int) -> Callable[[list[float], list[float]], tuple[str, int]]:
 
 
 def rates(rng: random.Random, noise: Model, effect: float, draws: int,
-          how: Callable[[list[float], list[float]], tuple[str, int]], n: int = MAX_PAIRS
+          how: Callable[[list[float], list[float]], tuple[str, int]], n: int | None = None
           ) -> dict[str, float]:
     """How often each outcome comes out ("false": faster or slower for the same program;
-    "same": no measurable difference), and the mean pairs used, on ``n`` pairs a draw."""
+    "same": no measurable difference), and the mean pairs used, on ``n`` pairs a draw
+    (default: the most ``-r auto`` takes, :func:`most_for`)."""
     counts = {FASTER: 0, SLOWER: 0, SAME: 0}
     used = 0
+    n = most_for(noise) if n is None else n
     for _ in range(draws):
         kind, took = how(*pairs(rng, noise, effect, n))
         counts[kind] = counts.get(kind, 0) + 1
@@ -243,6 +254,41 @@ def calibrate(draws: int = 100_000, seed: int = 12) -> None:
     print(f"n = 2 (one look, threshold {THRESHOLDS[2]}): {two:.2%} false differences")
 
 
+#: On a busy machine ``-r auto`` goes on past MAX_PAIRS, up to MAX_PAIRS_BUSY pairs. The
+#: false differences over all looks 3..MAX_PAIRS_BUSY together that --calibrate-busy
+#: aims at (of the 1% allowed), the thresholds of looks 3..MAX_PAIRS kept as they are.
+TARGET_BUSY = 0.008
+
+
+def calibrate_busy(draws: int = 40_000, seed: int = 12) -> None:
+    """The one threshold of the looks past MAX_PAIRS: the smallest that keeps every model
+    (the harsher busy one included) at TARGET_BUSY over all looks 3..MAX_PAIRS_BUSY."""
+    rng = random.Random(seed)
+    early_looks = range(MIN_PAIRS, MAX_PAIRS + 1)
+    late_looks = range(MAX_PAIRS + 1, MAX_PAIRS_BUSY + 1)
+    sims = []  # per model, per draw: (a look up to MAX_PAIRS was false, the late stats)
+    for noise in (*MODELS, BUSY_HARSH):
+        draws_ = [pairs(rng, noise, 1.0, MAX_PAIRS_BUSY) for _ in range(draws)]
+        sims.append([(any(difference(f[:n], g[:n]).significant for n in early_looks),
+                      [statistic(f[:n], g[:n]) for n in late_looks]) for f, g in draws_])
+
+    def worst(c: float) -> float:
+        return max(sum(early or any(t > c or rule for t, rule in late) for early, late in sim)
+                   for sim in sims) / draws
+
+    low, high = 1.0, 50.0  # bisect for the smallest threshold within the target
+    for _ in range(30):
+        mid = (low + high) / 2
+        low, high = (low, mid) if worst(mid) <= TARGET_BUSY else (mid, high)
+    quiet = max(sum(early for early, _ in sim) for sim in sims) / draws
+    print(f"{draws:,} draws per model, seed {seed}: looks {MIN_PAIRS}..{MAX_PAIRS} alone "
+          f"{quiet:.2%}; with looks {MAX_PAIRS + 1}..{MAX_PAIRS_BUSY} at threshold "
+          f"{high:.2f}: {worst(high):.2%} (target {TARGET_BUSY:.1%})")
+    in_use = THRESHOLDS.get(MAX_PAIRS_BUSY)
+    if in_use is not None:
+        print(f"in use {in_use} -> {worst(in_use):.2%}")
+
+
 def oracle_power(rng: random.Random, noise: Model, effect: float, draws: int) -> float:
     """How often a 1.5× (``effect``) gap is found at one look at 9 pairs by a test that
     knows the noise model exactly: the shift of the mean logs of each side's fastest 7
@@ -285,11 +331,11 @@ class Looks:
 def per_look(rng: random.Random, noise: Model, draws: int) -> Looks:
     """:class:`Looks` of ``noise`` from ``draws`` same-program draws (a quarter as many
     a power cell)."""
-    looks = range(MIN_PAIRS, MAX_PAIRS + 1)
+    looks = range(MIN_PAIRS, most_for(noise) + 1)
     first = dict.fromkeys(looks, 0)
     alone = dict.fromkeys(looks, 0)
     for _ in range(draws):
-        flat, nested = pairs(rng, noise, 1.0, MAX_PAIRS)
+        flat, nested = pairs(rng, noise, 1.0, looks[-1])
         stopped = False
         for n in looks:
             d = difference(flat[:n], nested[:n])
@@ -305,18 +351,27 @@ def per_look(rng: random.Random, noise: Model, draws: int) -> Looks:
 
 def looks_table(draws: int = 20_000, seed: int = 12) -> None:
     rng = random.Random(seed)
+    early = range(MIN_PAIRS, MAX_PAIRS + 1)
+    late = f"{MAX_PAIRS + 1}–{MAX_PAIRS_BUSY}"
     print(f"{draws:,} same-program draws per model, {draws // 4:,} per power cell; "
-          f"seed {seed}")
-    print(f"{'look n':<7}" + "".join(f"{n:>7}" for n in range(MIN_PAIRS, MAX_PAIRS + 1))
+          f"seed {seed}; looks {late} (busy models only): first summed, alone the most")
+    print(f"{'look n':<7}" + "".join(f"{n:>7}" for n in early) + f"{late:>7}"
           + "    all   1.3×  2× (pairs)")
     for noise in (*MODELS, BUSY_HARSH):
         r = per_look(rng, noise, draws)
         power = r.power
+
+        def row(shares: dict[int, float], of_late: Callable = sum,
+                busy: bool = isinstance(noise, Busy)) -> str:
+            later = of_late(v for n, v in shares.items() if n > MAX_PAIRS)
+            return ("".join(f"{shares[n]:>7.2%}" for n in early)
+                    + (f"{later:>7.2%}" if busy else f"{'':>7}"))
+
         print(noise.name)
-        print(f"{'first':<7}" + "".join(f"{v:>7.2%}" for v in r.first.values())
+        print(f"{'first':<7}" + row(r.first)
               + f" {r.all:>6.2%}  {power[1.3][FASTER]:>4.0%} {power[2.0][FASTER]:>4.0%}"
               f" ({power[1.3]['pairs']:.1f}, {power[2.0]['pairs']:.1f})")
-        print(f"{'alone':<7}" + "".join(f"{v:>7.2%}" for v in r.alone.values()))
+        print(f"{'alone':<7}" + row(r.alone, max))
 
 
 if __name__ == "__main__":
@@ -324,6 +379,8 @@ if __name__ == "__main__":
         looks_table(*(int(a) for a in sys.argv[2:]))
     elif sys.argv[1:2] == ["--calibrate"]:
         calibrate(*(int(a) for a in sys.argv[2:]))
+    elif sys.argv[1:2] == ["--calibrate-busy"]:
+        calibrate_busy(*(int(a) for a in sys.argv[2:]))
     elif sys.argv[1:2] == ["--limits"]:
         limits(*(int(a) for a in sys.argv[2:]))
     else:

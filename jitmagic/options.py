@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from ._compat import option_strings
 from .errors import InputError
-from .model.stats.rule import MAX_PAIRS, MIN_PAIRS
+from .model.stats.rule import MAX_PAIRS, MAX_PAIRS_BUSY, MIN_PAIRS
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 #: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.sampling.rounds``).
@@ -182,8 +182,9 @@ def _sweep(option: OptionSpec, value: Any) -> tuple[str, tuple[Any, ...]]:
 #: The options both front ends take, in the order their help lists them.
 OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("-r", "--repeat"), f"cold runs per variant, or auto: at least {MIN_PAIRS}, then "
-               f"more until the verdict is decided, up to {MAX_PAIRS} or --budget (default "
-               "auto); medians are reported", repeat_count, "N|auto", _repeat),
+               f"more until the verdict is decided, up to {MAX_PAIRS} ({MAX_PAIRS_BUSY} on a "
+               "busy machine) or --budget (default auto); medians are reported", repeat_count,
+               "N|auto", _repeat),
     OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
                f"run starts (default {BUDGET_S:g})", seconds_text, "SECONDS", _seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "

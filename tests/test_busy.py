@@ -16,16 +16,19 @@ import pytest
 from support import comparison
 
 import jitmagic
+from jitmagic.measure.pipeline import FirstCalls
 from jitmagic.measure.sampling import contention
 from jitmagic.measure.sampling.monitor import LOWER_EVENT
+from jitmagic.measure.sampling.rounds import Rounds
 from jitmagic.measure.sampling.runner import Cold, Sampler, in_turn
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sampling.structure import Shape
-from jitmagic.model.comparison import Comparison
+from jitmagic.model.comparison import MOST_PAIRS, Comparison
 from jitmagic.model.processes import slowest
 from jitmagic.model.rows import CPU_PHASES, PHASES
-from jitmagic.model.stats.rule import FASTER, INCONCLUSIVE, SLOWER
+from jitmagic.model.stats.rule import FASTER, INCONCLUSIVE, MAX_PAIRS, MAX_PAIRS_BUSY, SLOWER
 from jitmagic.model.stats.witness import BUSY_SHARE, CPU, WALL, clock_for, cpu_key, waited_share
+from jitmagic.options import AUTO
 
 # --- a real run's samples ------------------------------------------------------------
 
@@ -356,3 +359,52 @@ def test_an_interval_end_near_1_shows_which_side_of_1_it_lies():
     assert interval(Difference(FASTER, 1.09, True, 9, 1.004, 1.16)) == "(1.004×–1.16×)"
     assert interval(Difference(INCONCLUSIVE, 1.08, True, 9, 0.99996, 1.25)) == \
         "(0.99996×–1.25×)"
+
+
+# --- how many rounds -r auto takes on a busy machine ----------------------------------
+
+
+def _rounds_taken(rounds: Rounds) -> int:
+    rounds.start()
+    done = 0
+    while rounds.another(done):
+        done += 1
+    return done
+
+
+def test_auto_takes_up_to_twice_the_rounds_once_the_machine_is_busy():
+    undecided = {"decided": lambda: False, "budget_s": 1e9}
+    assert _rounds_taken(Rounds(AUTO, **undecided)) == MAX_PAIRS == 9
+    busy = Rounds(AUTO, busy=lambda: True, **undecided)
+    assert _rounds_taken(busy) == MAX_PAIRS_BUSY == 18 and busy.ended == MOST_PAIRS
+    assert _rounds_taken(Rounds(5, busy=lambda: True, **undecided)) == 5  # a fixed -r N
+
+
+class _Rows:
+    """What FirstCalls reads of a sampler: its rows' samples so far."""
+
+    def __init__(self, flat: dict, nested: dict):
+        self.samples = {"flat": flat, "nested": nested}
+        self.subjects = dict.fromkeys(self.samples)
+        self.errors: dict = {}
+
+
+def test_the_first_calls_say_the_machine_is_busy_where_cpu_time_decides():
+    busy = FirstCalls(_Rows(BUSY_FLAT, BUSY_NESTED))  # type: ignore[arg-type]
+    assert busy.decided() and busy.busy()  # CPU time: 1.34× less, decided
+    quiet_flat = {k: v for k, v in BUSY_FLAT.items() if k != "wait_s"}
+    quiet_nested = {k: v for k, v in BUSY_NESTED.items() if k != "wait_s"}
+    quiet = FirstCalls(_Rows(quiet_flat, quiet_nested))  # type: ignore[arg-type]
+    assert not quiet.decided() and not quiet.busy()  # wall time: too scattered to tell
+
+
+def test_an_undecided_busy_run_says_it_took_the_most_a_busy_machine_allows():
+    runs = 18
+    flat = {"first_call_s": [1.0, 1.5] * (runs // 2), "first_call_cpu_s": [0.20, 0.26] * 9,
+            "wait_s": [0.5] * runs}
+    nested = {"first_call_s": [1.2, 1.0] * (runs // 2), "first_call_cpu_s": [0.24, 0.19] * 9,
+              "wait_s": [0.5] * runs}
+    c = comparison(flat, nested, every=0.01, repeats_ended=MOST_PAIRS)
+    assert c.busy and c.verdict.kind == INCONCLUSIVE
+    assert "after 18 runs; 18 runs is the most -r auto takes on a busy machine; wall " \
+        in c.verdict.headline

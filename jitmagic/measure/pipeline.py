@@ -24,7 +24,7 @@ from ..model.comparison import VARIANTS, Comparison
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.stats.rule import difference
-from ..model.stats.witness import FIRST_CALL, WAIT, clock_for, cpu_key, on
+from ..model.stats.witness import CPU, FIRST_CALL, WAIT, WALL, clock_for, cpu_key, on
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
 from .discovery.bindings import one_measurement, seconds_waited
@@ -237,20 +237,35 @@ STAGED_NOTE = ("{}: JAX reported no trace, lowering or compile event inside the 
                "they do not add up to the first call")
 
 
-def first_call_decided(runs: Sampler, step: Lockstep = SINGLE) -> bool:
-    """Whether the first calls sampled so far settle flat against nested (by the one
-    rule, on the clock the report will decide on: CPU time on a busy machine); with one
-    row, or a failing one, there is nothing more to learn. Under several processes the
-    rule is asked of the slowest process's runs, run by run (the figures the report
-    shows), the same on every process."""
-    # gathered before deciding anything: every process takes part in the exchange
-    rows = slowest_rows(step, "the first calls so far",
-                        {name: {k: runs.samples[name].get(k, []) for k in DECIDING_KEYS}
-                         for name in runs.subjects})
-    if len(runs.subjects) < 2 or runs.errors:
-        return True
-    clock = clock_for([rows[name] for name in VARIANTS])
-    return difference(*(on(rows[name], FIRST_CALL, clock) for name in VARIANTS)).decided
+class FirstCalls:
+    """What ``-r auto`` asks of a comparison's first calls so far: whether they settle
+    flat against nested (by the one rule, on the clock the report will decide on: CPU
+    time on a busy machine), and whether that clock was CPU time (the machine was busy,
+    so more rounds may be taken). Under several processes the rule is asked of the
+    slowest process's runs, run by run (the figures the report shows), the same on every
+    process."""
+
+    def __init__(self, runs: Sampler, step: Lockstep = SINGLE):
+        self.runs, self.step = runs, step
+        self.clock = WALL
+
+    def decided(self) -> bool:
+        """Whether the samples settle it; with one row, or a failing one, there is
+        nothing more to learn."""
+        runs = self.runs
+        # gathered before deciding anything: every process takes part in the exchange
+        rows = slowest_rows(self.step, "the first calls so far",
+                            {name: {k: runs.samples[name].get(k, []) for k in DECIDING_KEYS}
+                             for name in runs.subjects})
+        if len(runs.subjects) < 2 or runs.errors:
+            return True
+        self.clock = clock_for([rows[name] for name in VARIANTS])
+        return difference(*(on(rows[name], FIRST_CALL, self.clock)
+                            for name in VARIANTS)).decided
+
+    def busy(self) -> bool:
+        """Whether the rule last read CPU time: the machine was busy."""
+        return self.clock == CPU
 
 
 #: What -r auto's rule reads of each row: the first calls on both clocks, and the wait.
@@ -294,7 +309,8 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
     step = lockstep_of(check)
-    rounds = rounds_for(options, lambda: first_call_decided(runs, step), lockstep=step)
+    first_calls = FirstCalls(runs, step)
+    rounds = rounds_for(options, first_calls.decided, lockstep=step, busy=first_calls.busy)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):

@@ -2,7 +2,8 @@
 
 ``-r auto`` takes at least :data:`FEWEST` rounds, then one more at a time until the
 significance rule decides (:attr:`~jitmagic.model.stats.rule.Difference.decided`), up to
-:data:`MOST` rounds or until the next round would overrun its time budget. The rule
+:data:`MOST` rounds (:data:`MOST_BUSY` on a busy machine, where CPU time decides and
+each run tells less) or until the next round would overrun its time budget. The rule
 is sequential: its false differences stay under 1% over all these looks
 (docs/significance.md), so asking it after every round is honest.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...model.comparison import BUDGET, DECIDED, MOST_PAIRS
-from ...model.stats.rule import MAX_PAIRS, MIN_PAIRS
+from ...model.stats.rule import MAX_PAIRS, MAX_PAIRS_BUSY, MIN_PAIRS
 from ...options import AUTO, Options
 
 
@@ -25,18 +26,21 @@ class Shares(Protocol):
 
     def decide(self, what: str, value: Any) -> Any: ...
 
-#: ``-r auto``: the fewest and the most rounds, those the rule is calibrated for.
-FEWEST, MOST = MIN_PAIRS, MAX_PAIRS
+#: ``-r auto``: the fewest and the most rounds (on a busy machine, the most there), those
+#: the rule is calibrated for.
+FEWEST, MOST, MOST_BUSY = MIN_PAIRS, MAX_PAIRS, MAX_PAIRS_BUSY
 
 
 @dataclass
 class Rounds:
     """A sampler's rounds: ``repeat`` (a count or :data:`~jitmagic.options.AUTO`);
-    with auto, ``decided()`` says whether the samples so far settle the question, and
+    with auto, ``decided()`` says whether the samples so far settle the question,
+    ``busy()`` (asked after it) whether they were taken on a busy machine, and
     ``budget_s`` bounds the time the rounds take."""
 
     repeat: int | str = AUTO
     decided: Callable[[], bool] = lambda: False
+    busy: Callable[[], bool] = lambda: False
     budget_s: float = Options.budget
     #: Why auto's rounds ended (:data:`DECIDED`, :data:`MOST_PAIRS`, :data:`BUDGET`);
     #: None with a fixed count, or while they run.
@@ -51,8 +55,11 @@ class Rounds:
 
     @property
     def most(self) -> int:
-        """The most rounds these can take (the count itself where it is fixed)."""
-        return MOST if self.auto else int(self.repeat)
+        """The most rounds these can take so far (the count itself where it is fixed):
+        with auto, more once the samples say the machine is busy."""
+        if not self.auto:
+            return int(self.repeat)
+        return MOST_BUSY if self.busy() else MOST
 
     def start(self) -> None:
         self._began, self.ended = time.perf_counter(), None
@@ -69,7 +76,7 @@ class Rounds:
             return True
         if self.decided():
             self.ended = DECIDED
-        elif done >= MOST:
+        elif done >= self.most:
             self.ended = MOST_PAIRS
         elif (time.perf_counter() - self._began) * (done + 1) / done > self.budget_s:
             self.ended = BUDGET  # one more round at the pace so far would overrun
@@ -79,10 +86,12 @@ class Rounds:
 
 
 def rounds_for(options: Options, decided: Callable[[], bool] = lambda: False,
-               lockstep: Shares | None = None) -> Rounds:
+               lockstep: Shares | None = None,
+               busy: Callable[[], bool] = lambda: False) -> Rounds:
     """The one way a sampler's rounds are made: ``options``' repeat and budget, and with
-    ``-r auto`` ``decided`` (whether the samples so far settle the question)."""
-    return Rounds(options.repeat, decided, options.budget, lockstep=lockstep)
+    ``-r auto`` ``decided`` (whether the samples so far settle the question) and ``busy``
+    (whether they were taken on a busy machine, as ``decided`` last found)."""
+    return Rounds(options.repeat, decided, busy, options.budget, lockstep=lockstep)
 
 
 def rounds_of(repeat: int | str | Rounds) -> Rounds:

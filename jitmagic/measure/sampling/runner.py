@@ -97,12 +97,13 @@ class Sampler:
 
         ``UserCodeError`` when every row failed and nothing stopped the rounds."""
         rounds = rounds_of(repeat)  # not kept: its rule holds this sampler
-        rows, most, r = len(self.subjects), rounds.most, 0
+        rows, r = len(self.subjects), 0
         rounds.start()
         check.report.budget_ends = rounds.ends()
         try:
             with check.mode(python=False):
                 while rounds.another(r):
+                    most = rounds.most  # auto's grows once the machine is seen busy
                     for i, name in enumerate(in_turn(list(self.subjects), r)):
                         if name in self.errors or name in self.settled:
                             continue

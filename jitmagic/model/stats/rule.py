@@ -31,8 +31,10 @@ FASTER, SLOWER, SAME = "faster", "slower", "no measurable difference"
 INCONCLUSIVE = "inconclusive"
 #: ``-r auto`` asks the rule after every pair of runs from this many on ...
 MIN_PAIRS = 3
-#: ... up to this many.
+#: ... up to this many ...
 MAX_PAIRS = 9
+#: ... or, on a busy machine (its runs decided on CPU time), up to this many.
+MAX_PAIRS_BUSY = 18
 #: An interval inside 1/SAME_WITHIN–SAME_WITHIN is "no measurable difference".
 SAME_WITHIN = 1.1
 #: Runs this many times apart (slow side's fastest against fast side's slowest) differ
@@ -46,11 +48,16 @@ APART_TWO_RUNS = 2.5
 #: stalled runs out of three do that by chance 0.7% of the time.
 FAR, FAR_FROM = 2.0, 5
 #: How many spreads (:func:`spread_of_logs`) the ratio's log may lie from
-#: :func:`shift_of_logs`, by the number of runs ``n`` a side (at least 2; above 9, as at
-#: 9). From ``benchmarks/significance.py --calibrate 100000 12``: 0.6% false differences
-#: (of the 1% allowed) over the looks n = 3..9 together, under every noise model there,
-#: most of it spent at n = 9, where the power is; n = 2, a single look, 0.7%.
-THRESHOLDS = {2: 16.0, 3: 157.0, 4: 20.0, 5: 10.1, 6: 7.4, 7: 6.0, 8: 6.7, 9: 4.1}
+#: :func:`shift_of_logs`, by the number of runs ``n`` a side (at least 2; above
+#: :data:`MAX_PAIRS_BUSY`, as there). From ``benchmarks/significance.py --calibrate 100000
+#: 12``: 0.6% false differences (of the 1% allowed) over the looks n = 3..9 together,
+#: under every noise model there, most of it spent at n = 9, where the power is; n = 2, a
+#: single look, 0.7%. The looks past 9, which only a busy machine's ``-r auto`` takes,
+#: share one threshold, from ``--calibrate-busy 40000 12``: 0.8% over the looks 3..18
+#: together, under every model (a fixed ``-r N`` past 9, one look, is judged as they are:
+#: a little more strictly than it needs).
+THRESHOLDS = {2: 16.0, 3: 157.0, 4: 20.0, 5: 10.1, 6: 7.4, 7: 6.0, 8: 6.7, 9: 4.1,
+              **dict.fromkeys(range(MAX_PAIRS + 1, MAX_PAIRS_BUSY + 1), 4.73)}
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ class Difference:
 
 def threshold(runs: int) -> float:
     """:data:`THRESHOLDS` at ``runs`` runs a side (at least 2)."""
-    return THRESHOLDS[min(max(runs, 2), MAX_PAIRS)]
+    return THRESHOLDS[min(max(runs, 2), MAX_PAIRS_BUSY)]
 
 
 def kept(n: int) -> int:

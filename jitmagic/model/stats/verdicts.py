@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .rule import INCONCLUSIVE, MAX_PAIRS, SAME, Difference, json_number, median
+from .rule import INCONCLUSIVE, MAX_PAIRS, MAX_PAIRS_BUSY, SAME, Difference, json_number, median
 from .units import fmt_s, ratio_figures
 from .witness import CPU, FIRST_CALL, WALL, on
 
@@ -109,6 +109,8 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
     if ended == BUDGET:
         return "the time budget ran out"
     if ended == MOST_PAIRS:
+        if d.runs > MAX_PAIRS:
+            return f"{MAX_PAIRS_BUSY} runs is the most -r auto takes on a busy machine"
         return f"{MAX_PAIRS} runs is the most -r auto takes"
     if d.runs < MAX_PAIRS:
         return f"-r auto or a larger -r (say -r {max(2 * d.runs, MAX_PAIRS)}) may tell"
