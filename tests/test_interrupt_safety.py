@@ -309,8 +309,8 @@ def test_stop_at_any_moment_of_the_first_result_leaves_the_kernel_working(tmp_pa
         first = _run(km, kc, GRID_CELL, moment)
         assert first["pressed"], f"never saw {moment!r}"
         if first["reply"]["status"] == "error":  # stopped before there was a result
-            # the magic's one line, `KeyboardInterrupt: <why>` (its class is Interrupted)
-            assert first["reply"]["ename"] in ("Interrupted", "KeyboardInterrupt")
+            # the magic's one line, `KeyboardInterrupt: <why>` (its class is CellInterrupted)
+            assert first["reply"]["ename"] in ("CellInterrupted", "KeyboardInterrupt")
             assert first["reply"]["evalue"].strip(), "an empty KeyboardInterrupt"
         pyplot = _run(km, kc, "import matplotlib.pyplot as plt\nplt.close(plt.figure())")
         assert pyplot["reply"]["status"] == "ok", pyplot["reply"]

@@ -98,11 +98,11 @@ class JitCompareMagics(Magics):
             try:
                 self._present(result, args, progress, held)
             except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
-                raise Interrupted(str(exc) or ABANDONED_SHOWING) from None
-        except Interrupted:
+                raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
+        except CellInterrupted:
             raise
         except KeyboardInterrupt as exc:  # before there was a result: said, in one line
-            raise Interrupted(str(exc) or NO_RESULT) from None
+            raise CellInterrupted(str(exc) or NO_RESULT) from None
         finally:
             held.release()
         if not args.output:
@@ -132,7 +132,7 @@ class JitCompareMagics(Magics):
         except (InputError, UserCodeError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
-            raise Interrupted(str(exc) or NO_RESULT) from None
+            raise CellInterrupted(str(exc) or NO_RESULT) from None
         return with_cell_names(result, self.shell), args, progress
 
     def _parse_options(self, line: str) -> argparse.Namespace:
@@ -197,7 +197,7 @@ class JitCompareMagics(Magics):
             display(widget)
 
 
-class Interrupted(KeyboardInterrupt):
+class CellInterrupted(KeyboardInterrupt):
     """The magic's ``KeyboardInterrupt``: still one (it stops a notebook's Run All), shown
     by IPython as its one line, ``KeyboardInterrupt: <why>``, without the magic's frames
     (IPython asks an exception for ``_render_traceback_`` before drawing a traceback)."""

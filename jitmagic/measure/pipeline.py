@@ -45,14 +45,14 @@ from .sampling.rounds import rounds_for
 from .sampling.runner import Sampler
 from .sampling.sharding import mesh_env, sharding_report
 from .sampling.stages import environment
-from .sampling.stops import Checkpoint, Interrupted, Stop
+from .sampling.stops import Checkpoint, StageInterrupted, Stop
 from .sampling.structure import normalized_hlo
 from .variants.build import build_variant
 from .variants.entry import binding_swaps, plan_entry, user_globals
 from .variants.nest_names import check_nest
 from .variants.plan import Plan
 from .variants.preflight import checked_nested
-from .variants.rows import Prepared, unmeasured, variant_results, variant_sampler
+from .variants.rows import Prepared, nothing_to_nest, variant_results, variant_sampler
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
@@ -226,7 +226,7 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     try:
         with check.mode(python=True):
             variant = checked_nested(nested.variant, nested.variant.plan)
-    except Interrupted:
+    except StageInterrupted:
         return nested
     return dataclasses.replace(nested, variant=variant)
 
@@ -330,7 +330,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     warnings += [STAGED_NOTE.format(name) for name, v in variants.items()
                  if v.stages_from == FROM_STAGED]
     if same:  # nothing to nest: the nested program is the flat one, measured once
-        variants["nested"] = unmeasured(prepared["nested"].variant)
+        variants["nested"] = nothing_to_nest(prepared["nested"].variant)
         match = diff = None
     return Comparison(
         entry=entry,

@@ -22,7 +22,7 @@ from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged_warning
 from ..options import Options, split_options
 from .pipeline import checkpoint, measure_prepared, option_hints, variants_of
-from .sampling.stops import FINDING, Checkpoint, Interrupted, Stop
+from .sampling.stops import FINDING, Checkpoint, StageInterrupted, Stop
 from .variants.entry import entry_name
 
 
@@ -46,8 +46,8 @@ def run_sweep(name: str, values: Sequence[Any],
                     points.append(measure(value, check))
             except (InputError, UserCodeError) as exc:
                 raise type(exc)(f"sweep {name}={value!r}: {exc}") from None
-            except (Stop, Interrupted) as stop:
-                why = unmeasured(stop)
+            except (Stop, StageInterrupted) as stop:
+                why = why_unmeasured(stop)
                 if not points:  # the first value: then nothing at all was measured
                     raise KeyboardInterrupt(f"at {name}={value!r}: {why}: nothing was "
                                             "measured") from None
@@ -63,10 +63,10 @@ def run_sweep(name: str, values: Sequence[Any],
     return dataclasses.replace(record, warnings=(warning,)) if warning else record
 
 
-def unmeasured(stop: Stop | Interrupted) -> str:
+def why_unmeasured(stop: Stop | StageInterrupted) -> str:
     """Why a sweep stopped at a value before anything of it was measured, without the
     "nothing was measured" of a single comparison: the values before it stand."""
-    if isinstance(stop, Interrupted):  # in the cell's own code, run for this value
+    if isinstance(stop, StageInterrupted):  # in the cell's own code, run for this value
         return "interrupted by the user while the code ran"
     return "interrupted while finding your helpers" if stop.reason == FINDING else stop.reason
 

@@ -47,7 +47,7 @@ from ...model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, Lin
 from ...options import options_of
 from ..discovery.bindings import one_measurement
 from ..discovery.discover import code_of
-from ..sampling.stops import Checkpoint, Interrupted, Stop
+from ..sampling.stops import Checkpoint, StageInterrupted, Stop
 from ..sampling.structure import jit_calls_by_name
 from ..variants.build import build_variant
 from ..variants.entry import plan_entry
@@ -158,7 +158,7 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared],
                                           p.variant.jit_options, staged.get(name), hook=hook)
     except Stop as stop:
         stopped = f"{stop.reason}; {_not_counted(prepared, tables)}"
-    except Interrupted:
+    except StageInterrupted:
         stopped = ("interrupted by the user while counting the "
                    f"{next(n for n in prepared if n not in tables)} variant's lines; "
                    + _not_counted(prepared, tables))

@@ -26,7 +26,7 @@ from .stages import (
     steady_timer,
     time_per_call,
 )
-from .stops import Checkpoint, Interrupted, Stop
+from .stops import Checkpoint, StageInterrupted, Stop
 from .structure import Shape
 
 
@@ -114,7 +114,7 @@ class Sampler:
                     r += 1
         except Stop as stop:
             self.stopped = stop.reason
-        except Interrupted:  # Ctrl-C just as a Python stage ended
+        except StageInterrupted:  # Ctrl-C just as a Python stage ended
             self.stopped = f"interrupted by the user during {check.report.position()}"
         if self.errors and not self.last and not self.stopped:
             raise UserCodeError(self.describe_failure(next(iter(self.errors))))

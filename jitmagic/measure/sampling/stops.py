@@ -62,7 +62,7 @@ class Stop(Exception):
         self.artefact: Any = None
 
 
-class Interrupted(BaseException):
+class StageInterrupted(BaseException):
     """Raised by the Ctrl-C handler inside a Python stage (trace, lower) to stop at once.
 
     A ``BaseException``, so that an ``except Exception`` in the user's traced code
@@ -129,7 +129,7 @@ class Checkpoint:
         outer, self._python = self._python, python
         try:
             yield
-        except Interrupted:
+        except StageInterrupted:
             raise Stop(f"interrupted by the user during {stage} of {self.report.position()}",
                        times) from None
         finally:
@@ -152,13 +152,13 @@ class Checkpoint:
             try:
                 with self.mode(python=True):
                     yield
-            except Interrupted:
+            except StageInterrupted:
                 raise Stop(FINDING) from None
         self._done = "finding your helpers"
 
     @contextmanager
     def mode(self, python: bool) -> Iterator[None]:
-        """Within: Ctrl-C raises ``Interrupted`` at once (``python``: the user's own
+        """Within: Ctrl-C raises ``StageInterrupted`` at once (``python``: the user's own
         Python code runs) or only sets the flag (compiles, calls, measuring code)."""
         outer, self._python = self._python, python
         try:
@@ -185,7 +185,7 @@ class Checkpoint:
                     raise KeyboardInterrupt(self.abandon_message)
             self._pressed, self.interrupted = now, True
             if self._python and not swallowed_in(frame):
-                raise Interrupted()
+                raise StageInterrupted()
 
         previous = signal.signal(signal.SIGINT, request_stop)
         self._depth += 1
@@ -244,7 +244,7 @@ class Showing:
             try:
                 with self.check.mode(python=True):
                     return make()
-            except Interrupted:
+            except StageInterrupted:
                 pass
         self.stopped.append(name)
         return None if instead is None else instead()

@@ -142,7 +142,7 @@ NO_CALL = "no call of it went through a jit while tracing (its program has no ji
 SAME_AS_FLAT = "nothing to nest: the nested program would be the flat one, so it was measured once"
 
 
-def unmeasured(variant: Variant) -> VariantResult:
+def nothing_to_nest(variant: Variant) -> VariantResult:
     """The nested variant's result where it nests nothing: no samples, its reasons."""
     return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
                          notes=(*_notes(variant, {}), SAME_AS_FLAT), inline=variant.inline)
