@@ -150,3 +150,45 @@ def test_bad_in_axes_spec(spec, message):
 def test_bad_vmap_input_gets_a_clear_message(run_magic, line, cell, message):
     with pytest.raises(UsageError, match=message):
         run_magic(f"{FAST} {line}", cell)
+
+
+def test_every_ordering_run_has_its_cpu_seconds_and_its_wait(measured):
+    for row in measured.rows.values():
+        s = row.samples
+        assert len(s["first_call_cpu_s"]) == len(s["first_call_s"]) == 1
+        assert len(s["execute_cpu_s"]) == len(s["execute_s"]) == 1
+        assert 0 < s["first_call_cpu_s"][0]
+        if "wait_s" in s:  # where /proc gives it
+            assert s["wait_s"][0] >= 0
+
+
+def _orderings_on(chosen: dict, other: dict) -> Orderings:
+    """Crafted orderings: the toggled two with these samples, the others unmeasured."""
+    rows = {name: {"name": name, "samples": {}} for name in ORDERINGS}
+    rows["jit(vmap(f))"]["samples"] = chosen
+    rows["vmap(jit(f))"]["samples"] = other
+    return Orderings.from_dict({"entry": "f", "batch": 8, "in_axes": 0, "built_batch": True,
+                                "rows": rows})
+
+
+#: Steady calls under load: wall times scattered, CPU times tight, the cold runs waiting.
+BUSY_JIT_VMAP = {"first_call_s": [0.5] * 5, "first_call_cpu_s": [0.25] * 5,
+                 "wait_s": [0.25] * 5, "execute_s": [1e-4, 3e-4, 1.2e-4, 2.5e-4, 1e-4],
+                 "execute_cpu_s": [1.00e-4, 1.01e-4, 0.99e-4, 1.00e-4, 1.02e-4]}
+BUSY_VMAP_JIT = {"first_call_s": [0.5] * 5, "first_call_cpu_s": [0.25] * 5,
+                 "wait_s": [0.25] * 5, "execute_s": [3e-4, 1.5e-4, 4e-4, 1.4e-4, 3e-4],
+                 "execute_cpu_s": [2.00e-4, 2.02e-4, 1.98e-4, 2.01e-4, 2.00e-4]}
+
+
+def test_on_a_busy_machine_the_orderings_decide_on_cpu_time():
+    busy = _orderings_on(BUSY_JIT_VMAP, BUSY_VMAP_JIT)
+    assert busy.clock() == "CPU"
+    v = busy.verdict()
+    assert v.kind == "faster"
+    assert v.headline.startswith("jit(vmap(f)) against vmap(jit(f)): 2.00× less CPU time "
+                                 "per call (")
+    assert "jit(vmap(f)) takes 2.00× less CPU time per call than vmap(jit(f))" in v.text
+    quiet = {k: v for k, v in BUSY_JIT_VMAP.items() if k != "wait_s"}
+    quiet_other = {k: v for k, v in BUSY_VMAP_JIT.items() if k != "wait_s"}
+    on_wall = _orderings_on(quiet, quiet_other)
+    assert on_wall.clock() == "wall" and on_wall.verdict().kind == "inconclusive"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -25,15 +24,25 @@ from typing import Any, cast
 import jax
 
 from ..errors import user_traceback
-from ..model.orderings import ORDERINGS, REFERENCE, SAMPLE_KEYS, TOGGLED, OrderingRow, Orderings
+from ..model.orderings import (
+    EXECUTE,
+    ORDERINGS,
+    REFERENCE,
+    SAMPLE_KEYS,
+    TOGGLED,
+    OrderingRow,
+    Orderings,
+)
 from ..model.stats.rule import difference
+from ..model.stats.witness import clock_for, on
 from ..options import AUTO, Options
 from .batches import Batched, prepare_batch
-from .sampling.conditions import frozen_heap, paused_gc, persistent_cache_off
+from .sampling.conditions import frozen_heap, persistent_cache_off
 from .sampling.monitor import COMPILE_EVENT, Monitor
 from .sampling.reporting import Reporter
 from .sampling.rounds import rounds_for
 from .sampling.runner import Cold, Sampler
+from .sampling.stages import timed_stage
 from .sampling.stops import Checkpoint, Stop
 from .sampling.structure import Shape, count_nested_calls, jaxpr_text, normalized_hlo
 
@@ -116,10 +125,13 @@ def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None)
 
 
 def _per_call_decided(runs: Sampler) -> bool:
-    """Whether the toggled orderings' steady calls so far settle which is faster."""
+    """Whether the toggled orderings' steady calls so far settle which is faster (on the
+    clock the verdict will read: CPU time on a busy machine)."""
     if runs.errors:
         return True
-    a, b = (runs.samples[n]["execute_s"] for n in TOGGLED)
+    rows = [runs.samples[n] for n in TOGGLED]
+    clock = clock_for(rows, EXECUTE)
+    a, b = (on(r, EXECUTE, clock) for r in rows)
     return difference(b, a).decided
 
 
@@ -154,15 +166,16 @@ class OrderingSubject:
         return self.b.args
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
-        check.begin("first call")
+        """One interval from cleared caches, with its CPU seconds and how long the
+        threads waited for a CPU (so a busy machine's verdict is on CPU time)."""
         jax.clear_caches()
         fn = ordering_functions(self.b.fn, self.b.in_axes)[self.name]
-        with paused_gc():
-            t0 = time.perf_counter()
-            out = jax.block_until_ready(fn(*self.b.args))
-            t1 = time.perf_counter()
-        compiles = [s for t, e, s, _ in monitor.durations if e == COMPILE_EVENT and t0 <= t <= t1]
-        return Cold({"first_call_s": t1 - t0, "compile_event_s": sum(compiles)}, fn, out,
+        times: dict[str, float] = {}
+        out, window = timed_stage(check, "first call", times, "first_call_s",
+                                  lambda: jax.block_until_ready(fn(*self.b.args)))
+        compiles = [s for t, e, s, _ in monitor.durations
+                    if e == COMPILE_EVENT and window.start <= t <= window.end]
+        return Cold({**times, "compile_event_s": sum(compiles)}, fn, out,
                     compile_events=len(compiles))
 
     def describe(self, cold: Cold) -> Shape:

@@ -26,6 +26,7 @@ from .saved.schema import (
 )
 from .stats.rule import difference, json_number
 from .stats.verdicts import Verdict, orderings_headline, orderings_text
+from .stats.witness import clock_for, on
 
 __all__ = ["ORDERINGS", "REFERENCE", "SAMPLE_KEYS", "TOGGLED", "OrderingRow", "Orderings"]
 
@@ -34,6 +35,8 @@ ORDERINGS = ("jit(vmap(f))", "vmap(jit(f))", "vmap(f)", "jit(vmap(jit(f)))")
 TOGGLED = ORDERINGS[:2]
 REFERENCE = "jit(vmap(f))"
 SAMPLE_KEYS = ORDERING_KEYS
+#: What the orderings' verdict is on: the time per call.
+EXECUTE = "execute_s"
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,17 @@ class Orderings:
         ``kind`` "faster" means ``chosen`` is faster per call."""
         other = TOGGLED[1] if chosen == TOGGLED[0] else TOGGLED[0]
         a, b = self.rows[chosen], self.rows[other]
-        per_call = difference(b.samples.get("execute_s", []), a.samples.get("execute_s", []))
+        clock = self.clock()
+        per_call = difference(on(b.samples, EXECUTE, clock), on(a.samples, EXECUTE, clock))
         return Verdict("per_call", per_call,
-                       orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program),
-                       orderings_headline(a, b, per_call))
+                       orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program,
+                                      clock),
+                       orderings_headline(a, b, per_call, clock))
+
+    def clock(self) -> str:
+        """The clock the verdict is on: the process's CPU time where the toggled
+        orderings' cold runs waited for a CPU (a busy machine), else wall time."""
+        return clock_for([self.rows[n].samples for n in TOGGLED], EXECUTE)
 
     def to_dict(self) -> dict[str, Any]:
         return {

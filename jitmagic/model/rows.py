@@ -225,6 +225,8 @@ class OrderingRow(Row):
     same_program: bool | None = None  # None: not compared (no jit: no single program)
 
     KEYS = ORDERING_KEYS
+    #: Each run's CPU seconds and how busy the machine was (older reports lack them).
+    EXTRA_KEYS = (*(cpu_key(k) for k in ORDERING_KEYS[:2]), *CONTENTION_KEYS)
     MEDIANS = (("first_call_s", "first_call_s"), ("execute_s", "execute_s"),
                ("compile_s", "compile_event_s"))
     FIELDS = (_COMMON[0],
