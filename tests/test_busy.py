@@ -22,7 +22,7 @@ from jitmagic.measure.sampling.monitor import LOWER_EVENT
 from jitmagic.measure.sampling.rounds import Rounds
 from jitmagic.measure.sampling.runner import Cold, Sampler, in_turn
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.structure import Shape
+from jitmagic.measure.sampling.structure import Shape, compiled_work
 from jitmagic.model.comparison import MOST_PAIRS, Comparison
 from jitmagic.model.processes import slowest
 from jitmagic.model.rows import CPU_PHASES, PHASES
@@ -97,12 +97,16 @@ def test_a_different_program_is_not_called_the_same():
     def heavier(x):
         return model(x) * jnp.tanh(x)
 
-    a = jax.jit(model).trace(jnp.ones(64)).lower().compile()
-    b = jax.jit(heavier).trace(jnp.ones(64)).lower().compile()
-    again = jax.jit(model).trace(jnp.ones(64)).lower().compile()
+    def shape(fn) -> Shape:  # as a row's cold run reads it
+        made = Shape()
+        compiled_work(jax.jit(fn).trace(jnp.ones(64)).lower().compile(), made)
+        return made
+
+    a, b, again = shape(model), shape(heavier), shape(model)
     assert same_compiled({"flat": a, "nested": b}) is False
     assert same_compiled({"flat": a, "nested": again}) is True
     assert same_compiled({"flat": a}) is None
+    assert same_compiled({"flat": a, "nested": Shape()}) is None  # stopped before XLA
 
 
 # --- how busy: /proc as it may be -----------------------------------------------------

@@ -46,7 +46,7 @@ from .sampling.runner import Sampler
 from .sampling.sharding import mesh_env, sharding_report
 from .sampling.stages import environment
 from .sampling.stops import Checkpoint, StageInterrupted, Stop
-from .sampling.structure import normalized_hlo
+from .sampling.structure import Shape
 from .variants.build import build_variant
 from .variants.entry import binding_swaps, plan_entry, user_globals
 from .variants.nest_names import check_nest
@@ -272,13 +272,12 @@ class FirstCalls:
 DECIDING_KEYS = (FIRST_CALL, cpu_key(FIRST_CALL), WAIT)
 
 
-def same_compiled(compiled: dict[str, Any]) -> bool | None:
+def same_compiled(shapes: dict[str, Shape]) -> bool | None:
     """Whether flat and nested compiled to the same XLA program, instruction by
     instruction (names and metadata aside); None where one has no compiled program."""
-    if not all(name in compiled for name in VARIANTS):
-        return None
-    flat, nested = (normalized_hlo(compiled[name].as_text() or "") for name in VARIANTS)
-    return flat == nested
+    flat, nested = (shapes[name].compiled_hlo if name in shapes else None
+                    for name in VARIANTS)
+    return None if flat is None or nested is None else flat == nested
 
 
 def _deadline(start: float, timeout: float | None) -> float:
@@ -344,5 +343,5 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         stopped=runs.stopped,
         repeats_ended=rounds.ended,
         sharding=sharding_report(call.args, call.kwargs, runs.compiled()),
-        same_compiled=None if same else same_compiled(runs.compiled()),
+        same_compiled=None if same else same_compiled(runs.shape),
     )

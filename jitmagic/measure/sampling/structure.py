@@ -31,6 +31,9 @@ class Shape:
     compiled_bytes_accessed: int | None = None
     jaxpr_text: str = ""
     jit_names: Counter | None = None
+    #: The optimized HLO, instruction by instruction, names and metadata stripped
+    #: (:func:`normalized_hlo`): what says two rows compiled to the same program.
+    compiled_hlo: list[str] | None = None
     program: ColdRun | None = None
     #: Where a variant's stage seconds came from (``model.rows.FROM_EVENTS``, ...).
     stages_from: str | None = None
@@ -59,11 +62,12 @@ def structure(run: ColdRun) -> Shape:
 
 def compiled_work(compiled: Any, shape: Shape) -> None:
     """What XLA made of a program, into ``shape``: its ``call`` ops left, its
-    instructions (the optimized HLO's, names and metadata stripped), and its cost
-    analysis (flops, bytes accessed), each where JAX gives it."""
+    instructions (the optimized HLO's, names and metadata stripped, kept and counted),
+    and its cost analysis (flops, bytes accessed), each where JAX gives it."""
     text = compiled.as_text() or ""
     shape.compiled_calls = len(re.findall(r"\bcall\(", text))
-    shape.compiled_ops = sum(" = " in line for line in normalized_hlo(text))
+    shape.compiled_hlo = normalized_hlo(text)
+    shape.compiled_ops = sum(" = " in line for line in shape.compiled_hlo)
     try:
         cost = compiled.cost_analysis() or {}
     except Exception:  # noqa: BLE001 (a backend without cost analysis: left out)
