@@ -208,7 +208,7 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
     """
     if not current().leader:
         return MEASURED
-    showing = Showing(check=Checkpoint(abandon_message=ABANDONED_SHOWING, _pressed=pressed))
+    showing = Showing(check=Checkpoint(abandon_message=ABANDONED_SHOWING, pressed_at=pressed))
     printed = [False]
     try:
         with showing.active():

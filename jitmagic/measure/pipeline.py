@@ -221,7 +221,7 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     """``nested`` with the helpers that cannot run under a jit of their own inline
     (:mod:`~jitmagic.measure.variants.preflight`); unchecked once a stop is due (the first stage
     then stops), or when Ctrl-C lands inside the check."""
-    if check.interrupted or time.perf_counter() > check.deadline:
+    if check.due():
         return nested
     try:
         with check.mode(python=True):

@@ -34,7 +34,7 @@ from ..._compat import distributed_client
 from ...errors import InputError, UserCodeError
 from ...model.processes import Samples, slowest
 from ...model.rows import VariantResult
-from .stops import ABANDONED, Checkpoint, Stop
+from .stops import Checkpoint, Stop
 
 #: Seconds a process waits at a barrier for the others (the environment variable
 #: :data:`TIMEOUT_ENV` sets another): past it, it raises :class:`LockstepError`.
@@ -180,40 +180,17 @@ class SharedCheckpoint(Checkpoint):
     """
 
     def __init__(self, lockstep: Lockstep, base: Checkpoint):
-        super().__init__(report=base.report)  # its deadline stays inf: see `due_at`
-        self.lockstep, self.due_at, self._done = lockstep, base.deadline, base._done
-        self.pressed = base.interrupted
+        super().__init__(deadline=base.deadline, interrupted=base.interrupted,
+                         report=base.report, alone=False, _done=base._done)
+        self.lockstep = lockstep
         if not lockstep.leader:
             self.report.draw = None  # process 0 shows the progress
-
-    # Ctrl-C only notes it (the handler sets ``interrupted``); no one reads it but `agree`.
-    interrupted = property(lambda self: False,
-                           lambda self, value: setattr(self, "pressed", value))
-
-    def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
-        self.poll(done)
-        self._done = done
-
-    def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
-        if self._abandoned:
-            raise KeyboardInterrupt(ABANDONED)
-
-    def begin(self, stage: str, times: dict[str, float] | None = None) -> None:
-        self.poll(stage)
-        self.report.tell(stage)
-
-    def mode(self, python: bool) -> Any:
-        return super().mode(python=False)  # Ctrl-C never raises inside a stage here
-
-    def running(self, stage: str, times: dict[str, float] | None = None,
-                python: bool = False) -> Any:
-        return super().running(stage, times, python=False)
 
     def agree(self, before: str) -> None:
         """The barrier before ``before`` (a cold run): ``Stop`` on every process if any
         process was interrupted or is past its deadline."""
-        flags = self.lockstep.gather(before, [self.pressed,
-                                              time.perf_counter() > self.due_at, self._done])
+        flags = self.lockstep.gather(before, [self.interrupted,
+                                              time.perf_counter() > self.deadline, self._done])
         pressed = [i for i, (p, _, _) in enumerate(flags) if p]
         late = any(t for _, t, _ in flags)
         done = flags[0][2]

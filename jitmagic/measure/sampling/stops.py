@@ -90,9 +90,15 @@ class Checkpoint:
     interrupted: bool = False
     #: Where the measurement is, told to the front end's progress display.
     report: Reporter = field(default_factory=Reporter)
+    #: Whether Ctrl-C and the deadline stop this process on its own. Several processes
+    #: in lockstep (:class:`~.lockstep.SharedCheckpoint`) stop only together, at the
+    #: barriers they agree at: there both are only noted, and no stage is cut short.
+    alone: bool = True
+    #: When the last Ctrl-C came (``time.monotonic()``): one within :data:`ABANDON_S`
+    #: seconds of it is the second.
+    pressed_at: float | None = None
     _done: str | None = None  # the last thing finished: a stop is "after" it
     _python: bool = False
-    _pressed: float | None = None
     _depth: int = 0
     _abandoned: bool = False  # a second Ctrl-C landed where it could not be raised
     #: What the second Ctrl-C's ``KeyboardInterrupt`` says.
@@ -101,17 +107,21 @@ class Checkpoint:
     def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
         if self._abandoned:
             raise KeyboardInterrupt(self.abandon_message)
-        if self.interrupted:
+        if self.alone and self.interrupted:
             raise Stop(f"interrupted by the user after {done}", times)
-        if time.perf_counter() > self.deadline:
+        if self.alone and time.perf_counter() > self.deadline:
             raise Stop(f"stopped by --timeout after {done}", times)
         self._done = done
+
+    def due(self) -> bool:
+        """Whether this process is to stop at its next checkpoint (never, in lockstep)."""
+        return self.alone and (self.interrupted or time.perf_counter() > self.deadline)
 
     def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
         """Inside a long stage (a steady-state loop), between two of its calls: stop now?"""
         if self._abandoned:
             raise KeyboardInterrupt(self.abandon_message)
-        if self.interrupted or time.perf_counter() > self.deadline:
+        if self.due():
             cause = "interrupted by the user" if self.interrupted else "stopped by --timeout"
             raise Stop(f"{cause} during {stage} of {self.report.position()}", times)
 
@@ -125,8 +135,9 @@ class Checkpoint:
     @contextmanager
     def running(self, stage: str, times: dict[str, float] | None = None,
                 python: bool = False) -> Iterator[None]:
-        """Around one stage: in a ``python`` one Ctrl-C stops at once (``Stop``)."""
-        outer, self._python = self._python, python
+        """Around one stage: in a ``python`` one Ctrl-C stops at once (``Stop``), where
+        this process stops alone."""
+        outer, self._python = self._python, python and self.alone
         try:
             yield
         except StageInterrupted:
@@ -159,8 +170,9 @@ class Checkpoint:
     @contextmanager
     def mode(self, python: bool) -> Iterator[None]:
         """Within: Ctrl-C raises ``StageInterrupted`` at once (``python``: the user's own
-        Python code runs) or only sets the flag (compiles, calls, measuring code)."""
-        outer, self._python = self._python, python
+        Python code runs, and this process stops alone) or only sets the flag (compiles,
+        calls, measuring code; every stage in lockstep)."""
+        outer, self._python = self._python, python and self.alone
         try:
             yield
         finally:
@@ -179,11 +191,11 @@ class Checkpoint:
 
         def request_stop(signum: int, frame: Any) -> None:
             now = time.monotonic()
-            if self._pressed is not None and now - self._pressed < ABANDON_S:
+            if self.pressed_at is not None and now - self.pressed_at < ABANDON_S:
                 self._abandoned = True
                 if not swallowed_in(frame):
                     raise KeyboardInterrupt(self.abandon_message)
-            self._pressed, self.interrupted = now, True
+            self.pressed_at, self.interrupted = now, True
             if self._python and not swallowed_in(frame):
                 raise StageInterrupted()
 
@@ -222,7 +234,7 @@ class Showing:
         as one at its start, so the optional parts are left out and a Ctrl-C within
         :data:`ABANDON_S` seconds of it is the second. None: no Ctrl-C came."""
         return cls(check=Checkpoint(abandon_message=ABANDONED_SHOWING,
-                                    interrupted=pressed is not None, _pressed=pressed))
+                                    interrupted=pressed is not None, pressed_at=pressed))
 
     @property
     def interrupted(self) -> bool:
