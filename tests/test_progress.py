@@ -204,7 +204,7 @@ def test_the_line_names_the_parts_still_to_come_and_auto_counts_its_fewest_round
     from jitmagic.measure.sampling.reporting import Reporter
 
     seen: list[Progress] = []
-    r = Reporter("g", started=0.0, draw=seen.append, plan=("orderings", "advice"))
+    r = Reporter("g", started=0.0, draw=seen.append, parts=("orderings", "advice"))
     r.at("comparison", "flat", 2, 9, units=(2, 18), at_most=True)
     r.part = dataclasses.replace(r.part, began=time.perf_counter() - 4.0)  # 4 s a round
     r.tell("first call")

@@ -6,6 +6,20 @@ kernel's ``user_ns``, or a bare module namespace for a file), with any
 ``bindings`` (a sweep's ``N=4``) set before it runs. Both variants share that
 copy: each swaps its helpers in only while its entry runs. Nothing is written to
 the base namespace. No IPython here.
+
+From the front ends down, each step adds one thing:
+
+* :func:`measure_source`: the report's provenance (source, options as written) and
+  the diff against ``--baseline``; the cell's lines leave ``linecache`` after;
+* :func:`measure_guarded`: the kernel's state guarded (JAX's config, patched names,
+  side effects undone, Ctrl-C held while they are put back), and a sweep's values;
+* :func:`measure_cell`: one comparison of a :class:`~.source.ParsedCell` (one sweep
+  value): its variants, then the x64 note;
+* :func:`variants_of_cell`: the setup run and the call resolved, then the discovery
+  trace (:func:`~jitmagic.measure.pipeline.variants_of`);
+* :func:`~jitmagic.measure.pipeline.measure_prepared`: the wait for another thread's
+  measurement, then the comparison with its parts (orderings, advice, lines), whose
+  rounds :func:`~jitmagic.measure.pipeline.run_comparison` runs.
 """
 
 from __future__ import annotations
@@ -45,7 +59,7 @@ from .side_effects import (
 )
 
 
-def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
+def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
     """Parse cell text, or a file's under its ``filename``; a syntax error becomes an
     ``InputError`` naming the line."""
     try:
@@ -55,7 +69,7 @@ def parse(source: str, filename: str | None = None) -> cellmod.CellPlan:
                          + "".join(traceback.format_exception_only(exc))) from None
 
 
-def variants_of_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
+def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
                      nest: Iterable[str] | None = None,
                      bindings: dict[str, Any] | None = None,
                      in_axes: Any = None, check: Checkpoint | None = None,
@@ -67,20 +81,20 @@ def variants_of_cell(plan: cellmod.CellPlan, namespace: dict[str, Any],
     scratch = dict(namespace)
     scratch.update(bindings or {})
     with uncounted():  # it runs once, as the user expects: its prints are not repeats
-        with _raised(plan, f"the {plan.kind} raised before its final call"):
-            cellmod.run_setup(plan, scratch)
-        with _raised(plan, "evaluating the function and arguments of the final call "
+        with _raised(cell, f"the {cell.kind} raised before its final call"):
+            cellmod.run_setup(cell, scratch)
+        with _raised(cell, "evaluating the function and arguments of the final call "
                            "raised (nothing was traced yet)"):
-            fn, call_args, call_kwargs = cellmod.resolve_call(plan, scratch)
+            fn, call_args, call_kwargs = cellmod.resolve_call(cell, scratch)
     # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
     # the swept value is set there too while the variants run, then put back.
     with check.finding_helpers() if check is not None else contextlib.nullcontext():
-        return variants_of(fn, call_args, call_kwargs, name=cellmod.entry_label(plan, fn),
+        return variants_of(fn, call_args, call_kwargs, name=cellmod.entry_label(cell, fn),
                            nest=nest, bindings=bindings, in_axes=in_axes)
 
 
 @contextlib.contextmanager
-def _raised(plan: cellmod.CellPlan, what: str) -> Iterator[None]:
+def _raised(cell: cellmod.ParsedCell, what: str) -> Iterator[None]:
     """The user's exception as ``UserCodeError`` saying ``what`` raised, with their
     traceback lines only (``sys.exit`` said as such; jitmagic's own errors as they are)."""
     try:
@@ -88,14 +102,14 @@ def _raised(plan: cellmod.CellPlan, what: str) -> Iterator[None]:
     except InputError:
         raise
     except SystemExit as exc:
-        raise UserCodeError(_exit_message(plan, exc)) from None
+        raise UserCodeError(_exit_message(cell, exc)) from None
     except Exception as exc:
         raise UserCodeError(f"{what}:\n" + user_traceback(exc)) from None
 
 
-def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
+def _exit_message(cell: cellmod.ParsedCell, exc: SystemExit) -> str:
     """What to say when the setup called ``sys.exit`` (argparse's ``--help`` does)."""
-    if plan.kind == "file":
+    if cell.kind == "file":
         return (f"your script exited (sys.exit({exc.code!r})) before the call to measure: "
                 "nothing was measured (script arguments go after `--`, e.g. "
                 "`python -m jitmagic FILE.py -- --steps 4`)")
@@ -103,7 +117,7 @@ def _exit_message(plan: cellmod.CellPlan, exc: SystemExit) -> str:
             "with the call to measure instead")
 
 
-def measure_cell(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options, *,
+def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options, *,
                  bindings: dict[str, Any] | None = None, start: float | None = None,
                  check: Checkpoint | None = None, watch: Watch | None = None) -> Comparison:
     """Prepare both variants of a parsed source and measure them side by side.
@@ -116,7 +130,7 @@ def measure_cell(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     if watch is not None:  # the cell's code runs from here (a sweep's next value's setup)
         watch.mark(cells=True)
     try:
-        prepared = variants_of_cell(plan, namespace, options.nest, bindings, options.in_axes,
+        prepared = variants_of_cell(cell, namespace, options.nest, bindings, options.in_axes,
                                     check)
         result = measure_prepared(prepared, options, start=start, check=check)
     except SystemExit as exc:  # in a helper, or the entry, while traced or run
@@ -149,28 +163,28 @@ def x64_note(args: tuple, kwargs: dict[str, Any]) -> str | None:
             "before x64 was turned on stays float32; make it again to measure float64)")
 
 
-def measure_source(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
+def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
                    progress: Draw | None = None, start: float | None = None, *,
                    written: str | None = None, baseline: str | None = None,
                    ) -> Comparison | Sweep:
-    """:func:`measure_plan`, with provenance recorded (``written``: the options as the
+    """:func:`measure_guarded`, with provenance recorded (``written``: the options as the
     user wrote them, else spelled from ``options``) and the diff against the report at
     ``baseline`` (read first: a bad path fails before anything is measured). A cell's
     lines leave ``linecache`` after (tracebacks in the result are text by then), so that
     runs do not pile up there."""
     old = read_baseline(baseline)
     try:
-        result = measure_plan(plan, namespace, options, progress, start)
+        result = measure_guarded(cell, namespace, options, progress, start)
     finally:
-        if plan.kind == "cell" and plan.filename.startswith("<jitcompare-"):
-            linecache.cache.pop(plan.filename, None)
-    file = plan.filename if plan.kind == "file" else None
-    result = stamp(result, source=plan.source, file=file,
+        if cell.kind == "cell" and cell.filename.startswith("<jitcompare-"):
+            linecache.cache.pop(cell.filename, None)
+    file = cell.filename if cell.kind == "file" else None
+    result = stamp(result, source=cell.source, file=file,
                    options=spell(options, baseline=baseline) if written is None else written)
     return with_baseline(result, old)
 
 
-def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Options,
+def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
                  progress: Draw | None = None, start: float | None = None,
                  ) -> Comparison | Sweep:
     """What a front end shows for ``options``: one comparison, or with ``options.sweep``
@@ -198,23 +212,23 @@ def measure_plan(plan: cellmod.CellPlan, namespace: dict[str, Any], options: Opt
     # Inner first on exit: JAX's config is put back (JAX then drops a log handler it
     # added for it) before the interpreter's state is compared with its snapshot.
     with _released(hold, given is None), \
-            side_effects_undone(plan.kind != "file", watch) as undone, \
+            side_effects_undone(cell.kind != "file", watch) as undone, \
             prints_counted() as printed, library_state_kept(namespace, watch) as restored, \
             _measured(hold, watch):
         if options.sweep is None:
             try:
-                result = measure_cell(plan, namespace, options, start=start, check=check,
+                result = measure_cell(cell, namespace, options, start=start, check=check,
                                       watch=watch)
             except Stop as stop:  # in the discovery trace: there is nothing to show
                 raise KeyboardInterrupt(stop.reason) from None
         else:
             name, values = options.sweep
             result = run_sweep(name, values, lambda v, ck: measure_cell(
-                plan, namespace, options, bindings={name: v}, check=ck, watch=watch), check)
+                cell, namespace, options, bindings={name: v}, check=ck, watch=watch), check)
     notes = [*restored, *undone, *watch.left(), *([HELD] if hold.pressed else []),
-             *printed_note(printed.count, traces(result)), *_runs_note(plan, result)]
+             *printed_note(printed.count, traces(result)), *_runs_note(cell, result)]
     if isinstance(result, Sweep) and unchanged(result):
-        result = _why_unchanged(result, sweep_name_warnings(plan, result.name))
+        result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
 
 
@@ -260,19 +274,19 @@ def _why_unchanged(result: Sweep, reasons: list[str]) -> Sweep:
     return dataclasses.replace(result, warnings=(*kept, *reasons))
 
 
-def _runs_note(plan: cellmod.CellPlan, result: Comparison | Sweep) -> list[str]:
+def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[str]:
     """How many times the cell's code ran: side effects in it happened that often."""
     values = len(result.values) if isinstance(result, Sweep) else 1
-    if values == 1 or not plan.setup.body:
+    if values == 1 or not cell.setup.body:
         return []  # once, as the user expects; or nothing but the call (the line form)
-    return [f"the {plan.kind} ran {values} times (once per sweep value): anything it does besides "
+    return [f"the {cell.kind} ran {values} times (once per sweep value): anything it does besides "
             f"defining (printing, writing files, counting) happened {values} times"]
 
 
-def sweep_name_warnings(plan: cellmod.CellPlan, name: str) -> list[str]:
+def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[str]:
     """Why a swept ``name`` may not reach the measured code: the cell never reads it,
     or assigns it (at top level) before reading it, so every point measures the same."""
-    tree = ast.Module(body=[*plan.setup.body, ast.Expr(plan.call)], type_ignores=[])
+    tree = ast.Module(body=[*cell.setup.body, ast.Expr(cell.call)], type_ignores=[])
     # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
     uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))
     if not any(kind == "load" for _, kind in uses) and not _read_anywhere(tree, name):

@@ -47,7 +47,7 @@ class CellError(InputError):
 
 
 @dataclass(frozen=True)
-class CellPlan:
+class ParsedCell:
     """A parsed cell (or file): setup code to run, then a call of ``entry``."""
 
     source: str
@@ -62,7 +62,7 @@ class CellPlan:
         return ast.unparse(self.call.func)
 
 
-def parse_cell(source: str, filename: str | None = None) -> CellPlan:
+def parse_cell(source: str, filename: str | None = None) -> ParsedCell:
     """Parse cell text, or a file's with its real ``filename`` (tracebacks and
     ``--lines`` then name the file); raise ``SyntaxError`` (with the user's line)
     or ``CellError``."""
@@ -89,7 +89,7 @@ def parse_cell(source: str, filename: str | None = None) -> CellPlan:
             f"the {kind}'s last statement (line {last.lineno}, {_statement_kind(last)}) "
             f"is not a call: end the {kind} with a call of the function to measure, e.g. "
             f"`model(x)`.\n\n{usage}")
-    return CellPlan(source, filename, ast.Module(body=body[:-1], type_ignores=[]), last.value,
+    return ParsedCell(source, filename, ast.Module(body=body[:-1], type_ignores=[]), last.value,
                     kind)
 
 
@@ -128,45 +128,45 @@ def split_line(line: str) -> tuple[str, str]:
     return line.strip(), ""
 
 
-def run_setup(plan: CellPlan, namespace: dict[str, Any]) -> None:
+def run_setup(cell: ParsedCell, namespace: dict[str, Any]) -> None:
     """Run the cell's setup statements in ``namespace`` (a scratch copy)."""
-    exec(compile(plan.setup, plan.filename, "exec"), namespace)
+    exec(compile(cell.setup, cell.filename, "exec"), namespace)
 
 
-def resolve_call(plan: CellPlan, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
+def resolve_call(cell: ParsedCell, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
     """Evaluate the entry and its arguments in ``namespace``: (fn, args, kwargs)."""
-    name = plan.entry
-    root = _root_name(plan.call.func)
+    name = cell.entry
+    root = _root_name(cell.call.func)
     if root is not None and root not in namespace and not hasattr(builtins, root):
         hint = did_you_mean(root, namespace)
         raise CellError(f"the entry `{name}` is not defined: "
                         f"{hint[0].upper() + hint[1:] + ' Or d' if hint else 'D'}efine "
                         f"`{root}` in this cell or an earlier one.")
-    func = ast.fix_missing_locations(ast.copy_location(ast.Expression(plan.call.func),
-                                                       plan.call))
-    fn = eval(compile(func, plan.filename, "eval"), namespace)
+    func = ast.fix_missing_locations(ast.copy_location(ast.Expression(cell.call.func),
+                                                       cell.call))
+    fn = eval(compile(func, cell.filename, "eval"), namespace)
     check_callable(fn, name)  # before the arguments are evaluated
-    capture = ast.Call(func=ast.Name(_CAPTURE, ast.Load()), args=plan.call.args,
-                       keywords=plan.call.keywords)
-    expr = ast.fix_missing_locations(ast.copy_location(ast.Expression(capture), plan.call))
+    capture = ast.Call(func=ast.Name(_CAPTURE, ast.Load()), args=cell.call.args,
+                       keywords=cell.call.keywords)
+    expr = ast.fix_missing_locations(ast.copy_location(ast.Expression(capture), cell.call))
     namespace[_CAPTURE] = lambda *a, **k: (a, k)
     try:
-        args, kwargs = eval(compile(expr, plan.filename, "eval"), namespace)
+        args, kwargs = eval(compile(expr, cell.filename, "eval"), namespace)
     finally:
         del namespace[_CAPTURE]
     return fn, args, kwargs
 
 
-def entry_label(plan: CellPlan, fn: Any) -> str:
+def entry_label(cell: ParsedCell, fn: Any) -> str:
     """How the report names the entry: as written, ``grad(loss)`` for a transformation
     assigned to a name, ``model.__call__`` for a callable instance of the user's class."""
-    written = plan.entry
+    written = cell.entry
     shown = entry_name(fn)
     if "(" in shown and "(" not in written:
         return shown
     user_call = None if isinstance(fn, types.FunctionType) else \
         inspect.getattr_static(type(fn), "__call__", None)
-    if isinstance(plan.call.func, ast.Name) and isinstance(user_call, types.FunctionType) \
+    if isinstance(cell.call.func, ast.Name) and isinstance(user_call, types.FunctionType) \
             and user_file(user_call.__code__.co_filename):  # not eqx.filter_jit's, nnx.jit's
         return f"{written}.__call__"
     return written

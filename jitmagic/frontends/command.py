@@ -452,12 +452,12 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         start = time.perf_counter()  # the time the processes took to meet is not measured
     from ..cell.prepare import measure_source, parse  # imports jax, if the file did not
 
-    plan = parse(source, filename)
+    cell = parse(source, filename)
     if prelude.ran:
-        plan = dataclasses.replace(plan, setup=ast.Module(body=prelude.rest(plan.setup.body),
+        cell = dataclasses.replace(cell, setup=ast.Module(body=prelude.rest(cell.setup.body),
                                                           type_ignores=[]))
     with drawing(progress_for(options)) as progress:
-        result = measure_source(plan, namespace, options, progress, start,
+        result = measure_source(cell, namespace, options, progress, start,
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
     return dataclasses.replace(result, warnings=(*result.warnings, late)) if late else result

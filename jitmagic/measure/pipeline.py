@@ -185,7 +185,7 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     start = time.perf_counter() if start is None else start
     check = joined(check or checkpoint(entry, options, start), options)
     check.report.entry = check.report.entry or entry
-    check.report.plan = later_parts(options)
+    check.report.parts = later_parts(options)
     flat = prepared["flat"]
     batched = None
     if options.vmap:

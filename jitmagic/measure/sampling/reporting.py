@@ -59,7 +59,7 @@ class Reporter:
     part: Part = field(default_factory=Part)
     sweep: SweepPace | None = None
     #: The parts to run after the comparison, in order (told with every progress line).
-    plan: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
     #: With -r auto: when no further round starts (``time.perf_counter()``), the budget's end.
     budget_ends: float = float("inf")
 
@@ -107,9 +107,9 @@ class Reporter:
         return range(self.part.total // max(self.where.repeats, 1))
 
     def _later(self) -> tuple[str, ...]:
-        """The planned parts after the one now running."""
+        """The parts after the one now running."""
         part = self.where.what
-        return self.plan[self.plan.index(part) + 1:] if part in self.plan else self.plan
+        return self.parts[self.parts.index(part) + 1:] if part in self.parts else self.parts
 
     def _left(self, now: float) -> float | None:
         """Seconds left, from the pace so far: of the sweep once one point has run,
