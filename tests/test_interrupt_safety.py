@@ -23,7 +23,7 @@ from support import SMALL_CELL
 from test_stops import press_ctrl_c, pressing_on_call
 
 import jitmagic
-from jitmagic.cell import side_effects
+from jitmagic.cell import held, side_effects
 from jitmagic.measure.sampling.stops import ABANDONED_SHOWING
 
 CHARTS_STOPPED = ("PARTIAL: Ctrl-C stopped the charts (the measurement had finished: every "
@@ -140,7 +140,7 @@ def test_ctrl_c_while_side_effects_are_put_back_keeps_the_result_and_puts_back_a
     assert "changed environment variables JITMAGIC_UNDO (added)" in said
     assert "changed the working directory" in said
     assert "changed sys.argv" in said and "changed sys.path" in said
-    assert side_effects.HELD in result.warnings  # the Ctrl-C is said, in words
+    assert held.HELD in result.warnings  # the Ctrl-C is said, in words
     shown = cap.outputs[0].data["text/plain"]
     assert "jitcompare: model" in shown and CHARTS_STOPPED in shown
     assert "<img" not in cap.outputs[0].data["text/html"]

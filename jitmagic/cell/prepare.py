@@ -46,17 +46,11 @@ from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged, unchanged_warning
 from ..options import Options
 from . import source as cellmod
+from .held import HELD, CtrlCHeld
 from .isolation import library_state_kept
+from .prints import printed_note, prints_counted, uncounted
 from .provenance import read_baseline, spell, stamp, with_baseline
-from .side_effects import (
-    HELD,
-    CtrlCHeld,
-    Watch,
-    printed_note,
-    prints_counted,
-    side_effects_undone,
-    uncounted,
-)
+from .side_effects import Watch, side_effects_undone
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
@@ -197,7 +191,7 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
     not running, is left as it is (:class:`~.side_effects.Watch`), and said.
 
     Putting it all back cannot be cut half way: Ctrl-C is held from the end of the
-    measurement (:class:`~.side_effects.CtrlCHeld`); the result is kept and its warnings
+    measurement (:class:`~.held.CtrlCHeld`); the result is kept and its warnings
     say that Ctrl-C came. Where the caller set a ``CtrlCHeld`` of its own before (the
     magic, which holds Ctrl-C on until it shows the result, as after a Ctrl-C), that one
     is held, and the caller releases it; otherwise one is released here, once

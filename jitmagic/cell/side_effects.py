@@ -43,11 +43,8 @@ viewed again between jitmagic's own stages on the measuring thread (before the c
 setup, before each stage of the measurement, at its end), and a change whose last step
 came while the cell's code could not run (a steady-state loop, an XLA compile) is left
 as it is, and said to have "changed while measuring (another thread?)".
-:class:`CtrlCHeld` notes Ctrl-C, without raising it, while everything is put back.
-
-:func:`prints_counted` counts the lines the measured code prints (``sys.stdout``
-wrapped while it runs; the setup, which runs once, is left out with
-:func:`uncounted`), for :func:`printed_note`.
+Ctrl-C is held while everything is put back (:mod:`~.held`), and the lines the
+measured code prints are counted apart (:mod:`~.prints`).
 """
 
 from __future__ import annotations
@@ -55,10 +52,8 @@ from __future__ import annotations
 import logging
 import operator
 import os
-import signal
 import sys
 import threading
-import time
 import warnings
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -67,8 +62,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._compat import add_filter_hook, monitoring_lists, set_add_filter_hook
-from ..measure.sampling.stops import ABANDON_S
 from ..model.progress import Draw, Progress
+from ..model.stats.units import counted
 from ..usercode import user_file
 
 #: A key of a row that is one value (the working directory, sys.path): :class:`Watch`.
@@ -85,10 +80,6 @@ def _said_all(changes: list[str]) -> str | None:
         return None
     return _said(changes[0] if len(changes) == 1
                  else f"{', '.join(changes[:-1])} and {changes[-1]}")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # --- matplotlib: figures and rcParams (never imported here) --------------------------
@@ -112,7 +103,7 @@ def _undo_figures(before: set[int], leave: Collection[Any] = ()) -> str | None:
         plt.close(number)
     if not opened:
         return None
-    return (f"the cell opened {_plural(len(opened), 'matplotlib figure')} while measuring "
+    return (f"the cell opened {counted(len(opened), 'matplotlib figure')} while measuring "
             "(code that draws runs once per trace): closed now")
 
 
@@ -170,8 +161,8 @@ def _undo_listeners(before: dict[str, tuple[list, list]],
         removed += len(gone) - len(taken)
         setattr(mod, name, kept)  # ``clear_event_listeners`` rebinds the names
         kept[:] = [*(f for f in was if not any(f is g for g in taken)), *theirs]
-    parts = [f"registered {_plural(added, 'jax.monitoring listener')}"] if added else []
-    parts += [f"unregistered {_plural(removed, 'jax.monitoring listener')}"] if removed else []
+    parts = [f"registered {counted(added, 'jax.monitoring listener')}"] if added else []
+    parts += [f"unregistered {counted(removed, 'jax.monitoring listener')}"] if removed else []
     return _said_all(parts)
 
 
@@ -567,129 +558,3 @@ def _changed(was: Any, now: Any, identity: bool) -> bool:
     if identity or was is _MISSING or now is _MISSING:
         return True
     return _differs(was, now)
-
-
-# --- Ctrl-C while it is all put back -------------------------------------------------
-
-
-class CtrlCHeld:
-    """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then noted
-    (``pressed``) and not raised until :meth:`release`: so that nothing jitmagic puts
-    back is left half way, and a finished result is not lost. The handler is set once,
-    before the measurement (:meth:`hold` only flips how it acts, leaving no moment
-    between the two handlers). Only on the main thread, and only over a handler set from
-    Python (IPython's, a terminal's); an ignored SIGINT stays ignored."""
-
-    def __init__(self) -> None:
-        #: When each Ctrl-C held came (``time.monotonic()``).
-        self.pressed: list[float] = []
-        self._previous: Any = None
-        self._installed = self._holding = False
-
-    def install(self) -> None:
-        """Set the handler, which hands each Ctrl-C on to the one there was (until
-        :meth:`hold`); again, or off the main thread, nothing."""
-        if self._installed or threading.current_thread() is not threading.main_thread():
-            return
-        previous = signal.getsignal(signal.SIGINT)
-        if callable(previous):  # not ignored, not the default, set from Python
-            self._previous, self._installed = previous, True
-            signal.signal(signal.SIGINT, self._handle)
-
-    @staticmethod
-    def current() -> CtrlCHeld | None:
-        """The one whose handler is SIGINT's now (a caller's, set before it measured)."""
-        held = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
-        return held if isinstance(held, CtrlCHeld) else None
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self._holding:
-            self.pressed.append(time.monotonic())
-        else:
-            self._previous(signum, frame)
-
-    def hold(self) -> None:
-        """From now on Ctrl-C is only noted."""
-        self._holding = True
-
-    def release(self) -> None:
-        """The handler there was is back (what was pressed meanwhile stays noted)."""
-        if self._installed:
-            self._installed = self._holding = False
-            signal.signal(signal.SIGINT, self._previous)
-
-    @property
-    def last(self) -> float | None:
-        """When the last Ctrl-C held came; None where none came."""
-        return self.pressed[-1] if self.pressed else None
-
-    def twice(self) -> bool:
-        """Whether two of the Ctrl-C held came within ``ABANDON_S`` seconds (a second
-        Ctrl-C, which abandons)."""
-        return any(b - a < ABANDON_S for a, b in zip(self.pressed, self.pressed[1:], strict=False))
-
-
-#: The warning of a result whose side effects were put back as Ctrl-C came.
-HELD = ("Ctrl-C came while jitmagic put back what the cell changed: it waited until "
-        "everything was put back (the measurement had finished, and is whole)")
-
-
-# --- printing while measured ---------------------------------------------------------
-
-
-class _Counting:
-    """A stream that counts the lines written through it (unless paused)."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream, self.lines, self.partial, self.paused = stream, 0, False, 0
-
-    def write(self, text: str) -> int:
-        if not self.paused and text:
-            self.lines += text.count("\n")
-            self.partial = not text.endswith("\n")
-        return self._stream.write(text)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-    @property
-    def count(self) -> int:
-        return self.lines + (1 if self.partial else 0)
-
-
-@contextmanager
-def prints_counted() -> Iterator[_Counting]:
-    """``sys.stdout`` wrapped to count the lines printed in the block; put back after
-    (unless the code replaced it in turn: :data:`EFFECTS` puts that back)."""
-    stream = sys.stdout
-    counting = _Counting(stream)
-    if stream is not None:  # None (no console): print writes nothing, there is nothing to count
-        sys.stdout = counting
-    try:
-        yield counting
-    finally:
-        if sys.stdout is counting:
-            sys.stdout = stream
-
-
-@contextmanager
-def uncounted() -> Iterator[None]:
-    """Leave what is printed in the block out of :func:`prints_counted`'s count."""
-    counting = sys.stdout if isinstance(sys.stdout, _Counting) else None
-    if counting is not None:
-        counting.paused += 1
-    try:
-        yield
-    finally:
-        if counting is not None:
-            counting.paused -= 1
-
-
-def printed_note(lines: int, traces: int) -> list[str]:
-    """Why the measured code's output repeats: one sentence, where it printed."""
-    if not lines:
-        return []
-    return [f"your code printed {_plural(lines, 'line')} while it was measured: Python code "
-            f"(print included) runs each time JAX traces it, at least {traces} times here "
-            "(once to find the helpers, then once per cold run of each variant), and "
-            "jax.debug.print prints on every call"]

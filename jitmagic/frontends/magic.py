@@ -21,8 +21,8 @@ from IPython.display import display
 
 from .._compat import live_widgets
 from ..cell import source as cellmod
+from ..cell.held import CtrlCHeld
 from ..cell.prepare import measure_source, parse
-from ..cell.side_effects import CtrlCHeld
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison

@@ -42,3 +42,8 @@ def ratio_figures(r: float) -> str:
     if not math.isfinite(r):
         return str(r)
     return f"{r:.2f}" if r < 10 else f"{r:.1f}" if r < 100 else f"{r:,.0f}"
+
+
+def counted(n: int, word: str) -> str:
+    """``1 line``, ``3 lines``: a count and its noun."""
+    return f"{n} {word}{'s' * (n != 1)}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .rule import INCONCLUSIVE, MAX_PAIRS, MAX_PAIRS_BUSY, SAME, Difference, json_number, median
-from .units import fmt_s, ratio_figures
+from .units import counted, fmt_s, ratio_figures
 from .witness import CPU, FIRST_CALL, WALL, on
 
 #: The stages that explain a first call, with the words the verdict uses for them.
@@ -98,7 +98,7 @@ def with_interval(d: Difference, clock: str = WALL) -> str:
 
 def runs(n: int) -> str:
     """``1 run`` / ``3 runs``."""
-    return f"{n} run{'s' * (n != 1)}"
+    return counted(n, "run")
 
 
 def undecided_reason(d: Difference, ended: str | None) -> str:
