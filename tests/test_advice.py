@@ -19,7 +19,7 @@ from jitmagic import Comparison
 from jitmagic.measure.sampling.structure import count_nested_calls
 from jitmagic.measure.variants.build import nest_only
 from jitmagic.measure.variants.entry import plan_entry
-from jitmagic.render.attribution import helpers_text
+from jitmagic.render.attribution import advice_lines, helpers_text
 
 #: A heavy helper (24 terms) and a trivial one (one add), each called 16 times.
 HEAVY_TRIVIAL = """\
@@ -286,3 +286,31 @@ def test_after_a_comparison_the_advice_budget_is_a_small_multiple_of_it():
 
     assert _advice_options(SimpleNamespace(wall_s=5.0), Options()).budget == ADVICE_SHARE * 5
     assert _advice_options(SimpleNamespace(wall_s=60.0), Options(budget=20)).budget == 20
+
+
+def test_on_a_busy_machine_the_advice_is_in_cpu_seconds(monkeypatch):
+    from jitmagic.measure.sampling import contention
+    from jitmagic.model.advice import Advice
+
+    real = contention.since
+
+    def busy(before, after, wanted=True):  # threads that waited, and a CPU clock told apart
+        taken = real(before, after, wanted)
+        taken["cpu_s"] *= 1e-3
+        if wanted:
+            taken["wait_s"] = 1.0
+        return taken
+
+    monkeypatch.setattr(contention, "since", busy)
+    ns: dict = {}
+    exec(HEAVY_TRIVIAL.rsplit("\n", 2)[0], ns)
+    advice = jitmagic.advise(ns["model"], jnp.ones(16), repeat=3, number=1, progress=False)
+    assert advice.clock == "CPU"
+    assert advice.flat_cold_s < 0.005  # a thousandth of the CPU seconds: what was decided on
+    text = "\n".join(advice_lines(advice))
+    assert "the machine was busy, so cold starts and savings are the process's CPU seconds" \
+        in text
+    assert "cold-start CPU time" in text
+    assert Advice.from_dict(json.loads(json.dumps(advice.to_dict()))).clock == "CPU"
+    older = {k: v for k, v in advice.to_dict().items() if k != "clock"}
+    assert Advice.from_dict(older).clock == "wall"  # a report before 0.4

@@ -9,7 +9,10 @@ cold pipeline side by side, interleaved over the repeats so drift hits all.
 * *cold start* is ``first_call_s``: a fresh ``jax.jit(entry)(*args)`` from
   cleared caches until the result is ready, i.e. trace + lower + compile +
   the first run, timed as one interval;
-* a helper's *saving* is the flat median cold start minus its variant's;
+* a helper's *saving* is the flat median cold start minus its variant's, on the
+  clock the machine allows: wall seconds, or on a busy machine (the runs' threads
+  waited for a CPU a tenth of the time they could run, or more) the process's CPU
+  seconds, as a comparison's first call is decided (``Advice.clock`` says which);
 * a saving is *significant* when :func:`jitmagic.model.stats.rule.difference` (the
   one rule every verdict uses: docs/significance.md) calls the candidate's cold
   starts faster than flat's; its false differences stay under 1% at 3 repeats,
@@ -39,6 +42,7 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.stats.rule import FASTER, Difference, difference
+from ..model.stats.witness import FIRST_CALL, clock_for, on
 from ..options import Options, options_of
 from .attribution import attribute_call
 from .discovery.bindings import one_measurement
@@ -64,9 +68,9 @@ FLAT, ALL, SET = "flat", "all nested", "recommended set"
 COMPARED = "flat, as compared"
 
 
-#: Cold starts a comparison already took, by label (``COMPARED``, ``ALL``): "nest every
-#: helper" is told from them, not measured again.
-Shared = dict[str, list[float]]
+#: The samples of the cold starts a comparison already took, by label (``COMPARED``,
+#: ``ALL``): "nest every helper" is told from them, not measured again.
+Shared = dict[str, dict[str, list[float]]]
 
 
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
@@ -94,8 +98,8 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     everything = tuple(h.helper for h in attribution.helpers)
     own = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
     sets = {**own, **{only(h.helper): (h.helper,) for h in tried}}
-    cold, execute, errors, stopped = _measure(plan, args, kwargs, sets, options, check,
-                                              not shared)
+    cold, execute, errors, stopped, clock = _measure(plan, args, kwargs, sets, options,
+                                                     check, not shared)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
     recommended = tuple(c.helper for c in ranked if c.significant)
@@ -105,13 +109,13 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     if rec_label is None and recommended and not stopped:  # a new set: beside flat and all
         sets = {**own, SET: recommended}
         try:
-            rec_cold, _, _, stopped = _measure(plan, args, kwargs, sets, options, check,
-                                               not shared)
+            rec_cold, _, _, stopped, _ = _measure(plan, args, kwargs, sets, options, check,
+                                                  not shared, clock)
             rec_label, all_cold = SET, rec_cold
         except Stop as stop:  # the first round stands; the set's saving was not measured
             stopped = stop.reason
     rec_saving, rec_kind = _judged(rec_cold, rec_label)
-    all_saving, all_kind = _judged(*_all_row(all_cold, shared))
+    all_saving, all_kind = _judged(*_all_row(all_cold, shared, clock))
     return Advice(
         flat_cold_s=flat_cold,
         noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
@@ -126,6 +130,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
         repeat=max(map(len, cold.values()), default=0),  # the runs the most-run set got
         wall_s=time.perf_counter() - start,
         stopped=stopped,
+        clock=clock,
     )
 
 
@@ -193,28 +198,32 @@ def _shared(result: Comparison, options: Options) -> Shared:
     what the comparison measured rather than measuring it again."""
     if options.nest is not None or not result.nested.samples["first_call_s"]:
         return {}
-    return {COMPARED: list(result.flat.samples["first_call_s"]),
-            ALL: list(result.nested.samples["first_call_s"])}
+    return {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)}
 
 
 def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
              sets: dict[str, tuple[str, ...]], options: Options,
-             check: Checkpoint, warm_up: bool) -> tuple[dict[str, list[float]],
-                                                        dict[str, list[float]],
-                                                        dict[str, str], str | None]:
+             check: Checkpoint, warm_up: bool, clock: str | None = None,
+             ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str],
+                        str | None, str]:
     """Cold starts and steady execute seconds per set, interleaved; failures by set; why
-    measuring stopped (None: it did not), with ``options``' repeat, number and budget;
+    measuring stopped (None: it did not); the clock the cold starts are on (``clock``,
+    or the one their samples call for), with ``options``' repeat, number and budget;
     ``warm_up``: one untimed cold run first (no comparison ran just before). ``Stop``
     when no flat cold start was measured."""
     prepared = {label: Prepared(nest_only(plan, nest, label), args, kwargs)
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
 
+    def clock_now() -> str:
+        return clock or clock_for([s for s in runs.samples.values() if s.get(FIRST_CALL)])
+
     def decided() -> bool:  # a candidate the rule has decided takes no more runs
+        now = clock_now()
         for label in runs.subjects:
             if label.startswith("only(") and difference(
-                    runs.samples[FLAT]["first_call_s"],
-                    runs.samples[label]["first_call_s"]).decided:
+                    on(runs.samples[FLAT], FIRST_CALL, now),
+                    on(runs.samples[label], FIRST_CALL, now)).decided:
                 runs.settled.add(label)
         return all(label in runs.settled for label in runs.subjects
                    if label.startswith("only("))
@@ -231,12 +240,13 @@ def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
                      what="advice")
     if FLAT in runs.errors:
         raise UserCodeError(runs.describe_failure(FLAT))
-    cold = {label: runs.samples[label]["first_call_s"] for label in sets}
+    used = clock_now()
+    cold = {label: on(runs.samples[label], FIRST_CALL, used) for label in sets}
     execute = {label: runs.samples[label]["execute_s"] for label in sets}
     if not cold[FLAT]:
         raise Stop(runs.stopped or "stopped before a flat cold start was measured")
     errors = {label: runs.describe_failure(label) for label in runs.errors}
-    return cold, execute, errors, runs.stopped
+    return cold, execute, errors, runs.stopped, used
 
 
 def only(helper: str) -> str:
@@ -272,12 +282,14 @@ def _set_label(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]]) -
                  if recommended and set(nest) == set(recommended)), None)
 
 
-def _all_row(cold: dict[str, list[float]], shared: Shared
+def _all_row(cold: dict[str, list[float]], shared: Shared, clock: str
              ) -> tuple[dict[str, list[float]], str]:
     """Nesting every helper: the comparison's own runs where they are shared (its flat
-    against its nested, measured side by side), else this advice's own row."""
+    against its nested, measured side by side, on ``clock``), else this advice's own
+    row."""
     if ALL in shared:
-        return {FLAT: shared[COMPARED], ALL: shared[ALL]}, ALL
+        return {FLAT: on(shared[COMPARED], FIRST_CALL, clock),
+                ALL: on(shared[ALL], FIRST_CALL, clock)}, ALL
     return cold, ALL
 
 

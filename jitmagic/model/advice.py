@@ -16,11 +16,13 @@ from .saved.schema import (
     flag,
     items,
     number,
+    one_of,
     optional,
     positive_seconds,
     seconds,
     text,
 )
+from .stats.witness import CPU, WALL
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class Advice:
     all_nested_kind: str | None = None
     #: The helpers "nest every helper" nests (empty in reports before 0.4).
     everything: tuple[str, ...] = ()
+    #: The clock the cold starts and savings are on: ``"wall"``, or ``"CPU"`` (the
+    #: process's CPU seconds) where the machine was busy; wall in reports before 0.4.
+    clock: str = WALL
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +84,7 @@ class Advice:
             "recommended_kind": self.recommended_kind,
             "all_nested_kind": self.all_nested_kind,
             "everything": list(self.everything),
+            "clock": self.clock,
         }
 
     @classmethod
@@ -110,4 +116,5 @@ _FIELDS = (
     ("recommended_kind", "recommended_kind", optional(text), None),
     ("all_nested_kind", "all_nested_kind", optional(text), None),
     ("everything", "everything", items(text), ()),
+    ("clock", "clock", one_of(WALL, CPU), WALL),
 )

@@ -12,6 +12,7 @@ from ..model.advice import Advice, Candidate
 from ..model.attribution import Attribution, HelperTime
 from ..model.comparison import Comparison
 from ..model.stats.rule import FASTER, SLOWER
+from ..model.stats.witness import CPU, WALL
 from .blocks import (
     MAX_ITEMS,
     Block,
@@ -70,14 +71,16 @@ def attribution_lines(a: Attribution) -> list[str]:
 def advice_lines(adv: Advice) -> list[str]:
     """The advice in plain words, best saving first."""
     cold = adv.flat_cold_s
+    busy = ("; the machine was busy, so cold starts and savings are the process's CPU "
+            "seconds" if adv.clock == CPU else "")
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
              f"up to {adv.repeat} runs; a saving counts when jitmagic's one significance "
-             f"rule calls the cold start faster):"]
+             f"rule calls the cold start faster{busy}):"]
     if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
     ranked, left = first(adv.ranked)
     for i, c in enumerate(ranked, 1):
-        lines.append(f"  {i}. {candidate_words(c, cold)}")
+        lines.append(f"  {i}. {candidate_words(c, cold, adv.clock)}")
     if left:
         lines.append(f"  {more(left, 'helpers', len(adv.ranked))}")
     lines += conclusion(adv)
@@ -104,31 +107,42 @@ def conclusion(adv: Advice) -> list[str]:
     apart = not adv.everything or (set(adv.everything) != set(adv.recommended)
                                    and tuple(adv.everything) not in tried)
     everything = [saving_words("nesting every helper", adv.all_nested_saving_s,
-                               adv.all_nested_kind)] if apart else []
+                               adv.all_nested_kind, adv.clock)] if apart else []
     if adv.recommended:
         names = ",".join(adv.recommended)
-        said = saving_words(f"--nest {names}", adv.recommended_saving_s, adv.recommended_kind)
+        said = saving_words(f"--nest {names}", adv.recommended_saving_s, adv.recommended_kind,
+                            adv.clock)
         return ["  recommended: " + "; ".join([said, *everything])]
     return ["  " + "; ".join(["no helper saves measurably on its own", *everything])]
 
 
-def saving_words(what: str, saving_s: float | None, kind: str | None) -> str:
+def saving_words(what: str, saving_s: float | None, kind: str | None,
+                 clock: str = WALL) -> str:
     """``nesting every helper saves 55.7 ms`` only where the one rule called it faster;
     ``costs 340 ms`` where slower; else the change, said not significant (``kind`` None:
-    a report before 0.4, whose savings were not judged)."""
+    a report before 0.4, whose savings were not judged). On the CPU clock the seconds
+    are said to be CPU time."""
+    of_cpu = " of CPU time" if clock == CPU else ""
     if saving_s is None:
         return f"{what} fails"
     if kind == FASTER:
-        return f"{what} saves {fmt_s(saving_s)}"
+        return f"{what} saves {fmt_s(saving_s)}{of_cpu}"
     if kind == SLOWER:
-        return f"{what} costs {fmt_s(-saving_s)}"
-    change = f"cold start {fmt_s(abs(saving_s))} {'shorter' if saving_s >= 0 else 'longer'}"
+        return f"{what} costs {fmt_s(-saving_s)}{of_cpu}"
+    change = (f"{_cold_start(clock)} {fmt_s(abs(saving_s))} "
+              f"{'shorter' if saving_s >= 0 else 'longer'}")
     why = "not judged: a report before 0.4" if kind is None else "not significant"
     return f"{what}: {change} ({why})"
 
 
-def candidate_words(c: Candidate, flat_cold_s: float) -> str:
-    """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start``."""
+def _cold_start(clock: str) -> str:
+    """What a saving is of: ``cold start``, or on the CPU clock ``cold-start CPU time``."""
+    return "cold-start CPU time" if clock == CPU else "cold start"
+
+
+def candidate_words(c: Candidate, flat_cold_s: float, clock: str = WALL) -> str:
+    """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start`` (on the
+    CPU clock, ``of 0.69 s cold-start CPU time``)."""
     name = f"jit `{c.helper}`"
     if c.error:
         return f"{name}: fails under its own jit ({_error_line(c.error)})"
@@ -138,9 +152,10 @@ def candidate_words(c: Candidate, flat_cold_s: float) -> str:
                if c.execute_change_s is not None else "")
     if not c.significant:
         change = "shorter" if c.saving_s >= 0 else "longer"
-        return (f"{name}: no measurable saving (cold start {fmt_s(abs(c.saving_s))} {change}, "
-                f"within the noise of {fmt_s(c.noise_s)}){execute}")
-    return (f"{name}: saves {fmt_s(c.saving_s)} of {fmt_s(flat_cold_s)} cold start "
+        return (f"{name}: no measurable saving ({_cold_start(clock)} "
+                f"{fmt_s(abs(c.saving_s))} {change}, within the noise of "
+                f"{fmt_s(c.noise_s)}){execute}")
+    return (f"{name}: saves {fmt_s(c.saving_s)} of {fmt_s(flat_cold_s)} {_cold_start(clock)} "
             f"({c.calls} calls){execute}")
 
 

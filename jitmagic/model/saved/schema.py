@@ -175,6 +175,15 @@ def scalar(value: Any, where: str) -> Any:
     return integer(value, where) if isinstance(value, int) else number(value, where)
 
 
+def one_of(*allowed: str) -> Kind:
+    """One of the strings ``allowed``."""
+    def check(value: Any, where: str) -> str:
+        if value not in allowed:
+            fail(where, " or ".join(map(repr, allowed)), value)
+        return value
+    return check
+
+
 def optional(kind: Kind) -> Kind:
     """``kind`` or null (kept as None)."""
     return lambda value, where: None if value is None else kind(value, where)
