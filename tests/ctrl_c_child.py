@@ -44,10 +44,15 @@ MAIN = threading.main_thread().ident
 
 
 def main_stack() -> list[tuple[str, str]]:
-    """(file, function) of each frame the main thread is in now, innermost first."""
+    """(file, function) of each frame the main thread is in now, innermost first; empty
+    where the walk met something other than a frame (a chain read from another thread
+    while the main one runs was seen, on a loaded machine, to end in a JAX tracer: the
+    watcher then looks again)."""
     frame = sys._current_frames().get(MAIN)
     stack = []
     while frame is not None:
+        if not isinstance(frame, types.FrameType):
+            return []
         stack.append((frame.f_code.co_filename, frame.f_code.co_name))
         frame = frame.f_back
     return stack

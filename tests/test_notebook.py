@@ -114,5 +114,7 @@ def test_the_readme_example_at_the_default_options_says_faster_with_an_interval(
     assert _errors(nb) == []
     shown = "".join(out.get("data", {}).get("text/plain", "") for out in nb.cells[1].outputs)
     headline = shown.splitlines()[1]
-    assert re.fullmatch(r"Nested jit on `layer`: first call [\d.]+× faster "
-                        r"\([\d.]+×–[\d.]+×\), \d runs", headline), headline
+    # on a busy machine the process's CPU time decides, and wall time is said beside it
+    assert re.fullmatch(r"Nested jit on `layer`: first call [\d.]+× (faster|less CPU time) "
+                        r"\([\d.]+×–[\d.]+×\), \d+ runs(; wall .* on a busy machine)?",
+                        headline), headline
