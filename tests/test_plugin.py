@@ -206,6 +206,19 @@ def test_a_bad_ratio_is_a_usage_error_naming_what_to_write(pytester, option, val
     assert "passed" not in result.stdout.str()  # refused before any test ran
 
 
+@pytest.mark.parametrize("gates", [("--jitmagic-fail-on-larger=1.3",),
+                                   ("--jitmagic-fail-on-slower", "--jitmagic-fail-on-larger=2")])
+def test_a_gate_without_a_baseline_is_a_usage_error(pytester, gates):
+    # without --jitmagic-compare no report is judged: the gate could never fail
+    pytester.makepyfile(test_crafted=CRAFTED)
+    result = run(pytester, *gates)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    named = " and ".join(g.split("=")[0] for g in gates)
+    result.stderr.fnmatch_lines([f"*{named} judge each report against a baseline's: give the "
+                                 "baseline's folder too, e.g. --jitmagic-compare=*"])
+    assert "passed" not in result.stdout.str()
+
+
 def test_a_faster_stage_than_the_baseline_passes(pytester, tmp_path, monkeypatch):
     pytester.makepyfile(test_crafted=CRAFTED)
     new, base = tmp_path / "new.json", tmp_path / "base"

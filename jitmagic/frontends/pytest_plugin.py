@@ -18,7 +18,7 @@ naming what and by how much): ``--jitmagic-fail-on-slower[=RATIO]`` (default 1.2
 stage got significantly slower, by the one rule, by at least RATIO;
 ``--jitmagic-fail-on-larger=RATIO`` when a structure figure (jaxpr equations, StableHLO
 bytes, nested jit calls, ...) is at least RATIO times the baseline's. A bad folder or
-RATIO is a usage error before any test runs. Nothing imports jax until a test calls the
+RATIO, or a gate without ``--jitmagic-compare``, is a usage error before any test runs. Nothing imports jax until a test calls the
 fixture.
 """
 
@@ -237,6 +237,13 @@ def pytest_configure(config: pytest.Config) -> None:
     larger = _gate(config, "--jitmagic-fail-on-larger")
     save_dir = _folder(config, "jitmagic_save")
     compare_dir = _folder(config, "jitmagic_compare")
+    given = [o for o, ratio in (("--jitmagic-fail-on-slower", slower),
+                                ("--jitmagic-fail-on-larger", larger)) if ratio is not None]
+    if given and compare_dir is None:  # a gate that could never fail
+        raise pytest.UsageError(
+            f"{' and '.join(given)} judge each report against a baseline's: give the "
+            "baseline's folder too, e.g. --jitmagic-compare=.jitmagic/main (saved before "
+            "with --jitmagic-save=.jitmagic/main)")
     if compare_dir is not None:
         _check_compare(compare_dir, save_dir)
     if save_dir is not None:

@@ -109,9 +109,9 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
     if ended == BUDGET:
         return "the time budget ran out"
     if ended == MOST_PAIRS:
-        if d.runs > MAX_PAIRS:
-            return f"{MAX_PAIRS_BUSY} runs is the most -r auto takes on a busy machine"
-        return f"{MAX_PAIRS} runs is the most -r auto takes"
+        # past MAX_PAIRS only on a busy machine, which the headline says once, after this
+        return f"{MAX_PAIRS_BUSY if d.runs > MAX_PAIRS else MAX_PAIRS} runs is the most " \
+               "-r auto takes"
     if d.runs < MAX_PAIRS:
         return f"-r auto or a larger -r (say -r {max(2 * d.runs, MAX_PAIRS)}) may tell"
     return f"a larger -r (say -r {2 * d.runs}) or a quieter machine may tell"
@@ -252,10 +252,11 @@ def by_stage(c: Any) -> str:
 def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: bool | None,
                    clock: str = WALL) -> str:
     """The verdict on one ordering (``chosen``, a row) against ``other``, per call, on
-    ``clock`` (its figures are wall time per call, as the table's)."""
+    ``clock``, with the medians it was decided on."""
     if math.isnan(per_call.ratio):
         return f"{chosen.name}: per-call time against {other.name} was not measured."
-    numbers = f"{fmt_s(chosen.execute_s)} against {fmt_s(other.execute_s)}"
+    chosen_s, other_s = (median(on(row.samples, "execute_s", clock)) for row in (chosen, other))
+    numbers = f"{fmt_s(chosen_s)} against {fmt_s(other_s)}{' CPU time' * (clock == CPU)}"
     if per_call.significant:
         verb = "is" if clock == WALL else "takes"  # "takes 2× less CPU time"
         speed = (f"{chosen.name} {verb} {times(per_call, clock)} per call than {other.name} "
