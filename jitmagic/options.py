@@ -123,9 +123,12 @@ def _repeat(option: OptionSpec, value: Any) -> int | str:
     """``"auto"`` or a whole number of at least 1."""
     if isinstance(value, str) and value.strip().lower() == AUTO:
         return AUTO
-    if isinstance(value, str):
-        raise InputError(f"{option.label} is `auto` or a whole number of cold runs "
-                         f"(e.g. 5), not {value!r}")
+    if isinstance(value, str):  # as on the command line: "5"
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise InputError(f"{option.label} is `auto` or a whole number of cold runs "
+                             f"(e.g. 5), not {value!r}") from None
     return _count(option, value)
 
 
@@ -245,9 +248,15 @@ class Options:
     quiet: bool = False
 
     def __post_init__(self) -> None:
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
         for option in OPTION_SPECS:
-            value = getattr(self, option.name, None)
-            if value is not None and option.check and option.name in _fields():
+            if option.name not in defaults:
+                continue
+            value = getattr(self, option.name)
+            if value is None and defaults[option.name] is not None:  # None is not "unset"
+                raise InputError(f"{option.label} takes no None: leave it out for its "
+                                 f"default ({defaults[option.name]!r})")
+            if value is not None and option.check:
                 object.__setattr__(self, option.name, option.check(option, value))
         if self.batch is not None or self.in_axes is not None:
             object.__setattr__(self, "vmap", True)

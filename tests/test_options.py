@@ -48,6 +48,8 @@ def test_text_is_parsed_as_on_the_command_line():
     assert from_text.nest == ("dense", "norm") and from_text.sweep == ("width", (8, 16))
     assert from_text.vmap  # implied by in_axes
     assert not Options().vmap and Options(batch=4).vmap
+    assert Options(repeat="3").repeat == 3 == Options(repeat=" 3 ").repeat  # as -r 3
+    assert Options(number=None).number is None  # None is "auto-ranged" for these
 
 
 @pytest.mark.parametrize(
@@ -61,6 +63,9 @@ def test_text_is_parsed_as_on_the_command_line():
         ({"in_axes": "0,x"}, "'x' is not an axis"),
         ({"sweep": "width"}, "does not name a variable"),
         ({"sweep": ("width", [])}, "at least one value"),
+        ({"repeat": None}, r"-r/--repeat takes no None: leave it out for its default \('auto'\)"),
+        ({"budget": None}, r"--budget takes no None: leave it out for its default \(30"),
+        ({"repeat": "three"}, "-r/--repeat is `auto` or a whole number of cold runs"),
     ],
 )
 def test_bad_options_say_what_to_write(keywords, message):

@@ -18,8 +18,8 @@ naming what and by how much): ``--jitmagic-fail-on-slower[=RATIO]`` (default 1.2
 stage got significantly slower, by the one rule, by at least RATIO;
 ``--jitmagic-fail-on-larger=RATIO`` when a structure figure (jaxpr equations, StableHLO
 bytes, nested jit calls, ...) is at least RATIO times the baseline's. A bad folder or
-RATIO, or a gate without ``--jitmagic-compare``, is a usage error before any test runs. Nothing imports jax until a test calls the
-fixture.
+RATIO, or a gate without ``--jitmagic-compare``, is a usage error before any test runs.
+Nothing imports jax until a test calls the fixture.
 """
 
 from __future__ import annotations
