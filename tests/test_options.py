@@ -17,7 +17,7 @@ from jitmagic.frontends.magic import JitCompareMagics
 #: Options only one front end has: the magic's return/plot switches; the command's
 #: file, HTML report, the hidden old spelling of --save, and --processes (it starts
 #: processes: a notebook kernel is one).
-MAGIC_ONLY = {("-h", "--help"), ("-o", "--output"), ("--no-plot",)}
+MAGIC_ONLY = {("-h", "--help"), ("-o", "--output"), ("--no-plot",), ("--html",)}  # help of its own
 COMMAND_ONLY = {("-h", "--help"), (), ("--html",), ("--json",), ("--processes",)}
 
 

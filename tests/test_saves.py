@@ -108,6 +108,25 @@ def test_magic_takes_the_quotes_off_a_path(run_magic, tmp_path):
     assert unquoted('"a"') == "a" and unquoted("'a") == "'a" and unquoted('"') == '"'
 
 
+def test_magic_writes_an_html_page_beside_its_json(run_magic, tmp_path):
+    page, report = tmp_path / "my report.html", tmp_path / "r.json"
+    result, cap = run_magic(f"{FAST} -o --save {report} --html '{page}'", SMALL_CELL)
+    said = "".join(cap.stdout)
+    assert f"wrote {report}" in said and f"wrote {page}" in said
+    html = page.read_text(encoding="utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html") and "jitcompare: model" in html
+    assert "data:image/png;base64," in html  # its charts embedded
+    assert "http://" not in html and "https://" not in html  # nothing fetched to open it
+    assert jitmagic.load(report).entry == result.entry == "model"
+
+
+def test_magic_refuses_save_and_html_to_one_file_before_measuring(run_magic, tmp_path):
+    path = tmp_path / "r.json"
+    with pytest.raises(UsageError, match=f"--save and --html name the same file, {path}"):
+        run_magic(f"{FAST} --save {path} --html {path}", EXPLODES)
+    assert not path.exists()
+
+
 def test_command_refuses_dev_stdout_up_front_naming_it(tmp_path):
     script = tmp_path / "boom.py"
     script.write_text(EXPLODES)

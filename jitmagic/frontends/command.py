@@ -56,10 +56,11 @@ from ..model.saved.files import write_text
 from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
-from ..render.bundle import html_document, stopped_note, text
+from ..render.bundle import stopped_note, text
 from . import launcher
 from .notebook_progress import progress_for
 from .output import checked_path, distinct, write_report
+from .saving import html_page
 from .statuses import (
     CANNOT_WRITE,
     ENDED_WELL,
@@ -586,13 +587,6 @@ def _html_writer(result: Comparison | Sweep, showing: Showing) -> Callable[[str]
     """What writes the HTML report: the page made first (see :func:`html_page`)."""
     page = html_page(result, showing)
     return lambda p: write_text(p, page)
-
-
-def html_page(result: Comparison | Sweep, showing: Showing) -> str:
-    """The HTML report; without its charts where Ctrl-C stopped drawing them."""
-    return showing.part("the HTML report's charts", lambda: html_document(result),
-                        lambda: html_document(result, plot=False, note=stopped_note(
-                            ["the HTML report's charts"])))
 
 
 #: Characters the command's own output holds (``1.8×``, ``0–3``, ``µs``, ``·``, ``…``):

@@ -26,13 +26,15 @@ from ..cell.prepare import measure_source, parse
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
+from ..model.saved.files import write_text
 from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import bundle, imported_whole, load_charts, stopped_note, text, with_note
 from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress, progress_for
-from .output import checked_path, unquoted, write_report
+from .output import checked_path, distinct, unquoted, write_report
+from .saving import html_page
 from .stderr_progress import drawing
 
 
@@ -78,6 +80,9 @@ class JitCompareMagics(Magics):
     @argument("-o", "--output", action="store_true",
               help="return the result object (like %%timeit -o)")
     @argument("--no-plot", action="store_true", help="leave the chart out")
+    @argument("--html", metavar="PATH", default=None,
+              help="also write the report as a self-contained HTML page to PATH (charts "
+                   "embedded, opens offline), as python -m jitmagic --html does")
     @shared_options
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | Sweep | None:
@@ -125,7 +130,10 @@ class JitCompareMagics(Magics):
         try:
             args = self._parse_options(line)
             options = Options.from_namespace(args)
-            args.save = checked_path(args.save, "--save")  # before measuring; the cell may chdir
+            # before measuring (the cell may chdir), and never one file for both
+            args.save = checked_path(args.save, "--save")
+            args.html = checked_path(args.html, "--html")
+            distinct({"--save": args.save, "--html": args.html})
             with drawing(progress_for(options, self.shell)) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
                                         start, written=line.strip(), baseline=args.baseline)
@@ -139,7 +147,7 @@ class JitCompareMagics(Magics):
         """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
         try:
             args = parse_argstring(self.jitcompare, line)
-            args.save = unquoted(args.save)
+            args.save, args.html = unquoted(args.save), unquoted(args.html)
             return args
         except ValueError as exc:  # e.g. an unclosed quote
             raise UsageError(f"cannot read the options {line!r}: {exc}") from None
@@ -165,6 +173,10 @@ class JitCompareMagics(Magics):
                     showing.part("--save", lambda: _save(result, args.save),
                                  lambda: _not_saved(args.save))
                     saving[0] = "done"
+                if args.html:  # its charts are cut by Ctrl-C as the shown ones are
+                    page = html_page(result, showing)
+                    showing.part("--html", lambda: _write_html(page, args.html),
+                                 lambda: _not_saved(args.html, "--html"))
         except KeyboardInterrupt:  # held again from here (``held``): nothing below is cut
             if not shown[0]:  # abandoned before anything was shown: the text at least
                 print(text(result))
@@ -172,6 +184,8 @@ class JitCompareMagics(Magics):
                 _save(result, args.save)
             elif saving[0] == "begun":  # abandoned while it was written
                 _not_saved(args.save)
+            if args.html:  # the page takes its charts' time: a second Ctrl-C leaves it out
+                _not_saved(args.html, "--html")
             raise
 
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
@@ -207,18 +221,28 @@ class CellInterrupted(KeyboardInterrupt):
 
 
 def _save(result: Comparison | Sweep, path: str) -> None:
-    """``--save``: write the report and say where (``wrote PATH``, as the command says); a
-    failure is said on stderr (the result stays shown)."""
+    """``--save``: write the report (JSON)."""
+    _written(lambda p: save(result, p), path, "--save")
+
+
+def _write_html(page: str, path: str) -> None:
+    """``--html``: write the page made."""
+    _written(lambda p: write_text(p, page), path, "--html")
+
+
+def _written(write: Callable[[str], object], path: str, option: str) -> None:
+    """``write(path)``, and say where (``wrote PATH``, as the command says); a failure is
+    said on stderr (the result stays shown)."""
     try:
-        write_report(lambda p: save(result, p), path, "--save")
+        write_report(write, path, option)
     except CannotWriteError as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
     else:
         print(f"wrote {path}")
 
 
-def _not_saved(path: str) -> None:
-    print(f"jitmagic: --save {path}: not written: interrupted by Ctrl-C (a file there "
+def _not_saved(path: str, option: str = "--save") -> None:
+    print(f"jitmagic: {option} {path}: not written: interrupted by Ctrl-C (a file there "
           "before is as it was)", file=sys.stderr)
 
 

@@ -12,11 +12,12 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
+from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.saved import files, storage
 from ..model.sweep import Sweep
-from ..render.bundle import html_document
+from ..render.bundle import html_document, stopped_note
 
 #: What each extension writes.
 FORMATS = {".json": "the JSON report (jitmagic.load reads it back)",
@@ -42,3 +43,11 @@ def save(result: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
                          "with --lines as .html.")
     else:
         files.write_text(path, html_document(result))
+
+
+def html_page(result: Comparison | Sweep, showing: Showing) -> str:
+    """The HTML report (the command's and the magic's ``--html``); without its charts
+    where Ctrl-C stopped drawing them, and saying so."""
+    return showing.part("the HTML report's charts", lambda: html_document(result),
+                        lambda: html_document(result, plot=False, note=stopped_note(
+                            ["the HTML report's charts"])))
