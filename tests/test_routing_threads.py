@@ -463,3 +463,43 @@ def test_an_entry_sharing_its_code_with_a_helper_is_not_routed():
     assert r.nested.helper_calls == {"inner_stage": 1}, r.nested.helper_calls
     assert r.nested.nested_calls - r.flat.nested_calls == 1
     assert r.outputs_match
+
+
+# --- a large heap: the helpers' function objects are found in one scan -----------------
+
+
+def _step_a(x):
+    return jnp.sin(x) * 2
+
+
+def _step_b(x):
+    return jnp.cos(x) + 1
+
+
+def _step_c(x):
+    return jnp.tanh(x) - 1
+
+
+def _stepped(x):
+    for _ in range(3):
+        x = _step_c(_step_b(_step_a(x)))
+    return x
+
+
+def test_the_helpers_function_objects_are_found_in_one_heap_scan_a_variant(monkeypatch):
+    # gc.get_referrers scans the whole heap: 0.2 s with three million objects of the
+    # user's, once per helper before (3 helpers, 6 scans), now once per variant built
+    import gc
+
+    real, scans = gc.get_referrers, []
+
+    def counted(*objs):
+        if objs and all(isinstance(o, type(_stepped.__code__)) for o in objs):
+            scans.append(len(objs))
+        return real(*objs)
+
+    monkeypatch.setattr(gc, "get_referrers", counted)
+    result = jitmagic.compare(_stepped, jnp.ones(4), **ONCE)
+    assert set(result.nested.helpers) == {"_step_a", "_step_b", "_step_c"}
+    routed = [n for n in scans if n == 3]
+    assert routed and len(scans) <= 2, scans  # every helper's code in one call

@@ -32,7 +32,7 @@ from ..discovery.bindings import installing, jit_label
 from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
 from .linen import LINEN_UNNAMED, linen_swaps
 from .plan import Helper, Plan, Variant
-from .trampoline import copy_function, functions_of, route
+from .trampoline import copy_function, functions_of_all, route
 
 #: ``replace(helper, original)`` gives what a binding holds in a variant (None: unchanged).
 Replace = Callable[[Helper, Any], Any]
@@ -84,9 +84,10 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
     own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
-    routes = {n: [f for f in functions_of(plan.helpers[n].code) if f not in own]
-              for n in planned
-              if not _callers_see_user_jit(plan.helpers[n]) and n not in lifted}
+    routed = [n for n in planned
+              if not _callers_see_user_jit(plan.helpers[n]) and n not in lifted]
+    live = functions_of_all(plan.helpers[n].code for n in routed)
+    routes = {n: [f for f in live[plan.helpers[n].code] if f not in own] for n in routed}
 
     def replace(h: Helper, original: Any) -> Any:
         if h.name not in planned:
