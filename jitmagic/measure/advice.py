@@ -98,7 +98,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     everything = tuple(h.helper for h in attribution.helpers)
     own = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
     sets = {**own, **{only(h.helper): (h.helper,) for h in tried}}
-    cold, execute, errors, stopped, clock = _measure(plan, args, kwargs, sets, options,
+    cold, execute, errors, stopped, clock = _measure(plan, (args, kwargs), sets, options,
                                                      check, not shared)
     ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
                     key=_rank)
@@ -109,7 +109,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     if rec_label is None and recommended and not stopped:  # a new set: beside flat and all
         sets = {**own, SET: recommended}
         try:
-            rec_cold, _, _, stopped, _ = _measure(plan, args, kwargs, sets, options, check,
+            rec_cold, _, _, stopped, _ = _measure(plan, (args, kwargs), sets, options, check,
                                                   not shared, clock)
             rec_label, all_cold = SET, rec_cold
         except Stop as stop:  # the first round stands; the set's saving was not measured
@@ -201,7 +201,7 @@ def _shared(result: Comparison, options: Options) -> Shared:
     return {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)}
 
 
-def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
+def _measure(plan: Plan, call: tuple[tuple, dict[str, Any]],
              sets: dict[str, tuple[str, ...]], options: Options,
              check: Checkpoint, warm_up: bool, clock: str | None = None,
              ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str],
@@ -210,8 +210,8 @@ def _measure(plan: Plan, args: tuple, kwargs: dict[str, Any],
     measuring stopped (None: it did not); the clock the cold starts are on (``clock``,
     or the one their samples call for), with ``options``' repeat, number and budget;
     ``warm_up``: one untimed cold run first (no comparison ran just before). ``Stop``
-    when no flat cold start was measured."""
-    prepared = {label: Prepared(nest_only(plan, nest, label), args, kwargs)
+    when no flat cold start was measured. ``call`` is the entry's (args, kwargs)."""
+    prepared = {label: Prepared(nest_only(plan, nest, label), *call)
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
 
