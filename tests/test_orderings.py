@@ -193,3 +193,16 @@ def test_on_a_busy_machine_the_orderings_decide_on_cpu_time():
     quiet_other = {k: v for k, v in BUSY_VMAP_JIT.items() if k != "wait_s"}
     on_wall = _orderings_on(quiet, quiet_other)
     assert on_wall.clock() == "wall" and on_wall.verdict().kind == "inconclusive"
+
+
+def test_on_a_busy_machine_the_table_shows_the_cpu_time_the_verdict_is_on():
+    from jitmagic.render.orderings import panel_numbers, text_table
+
+    busy = _orderings_on(BUSY_JIT_VMAP, BUSY_VMAP_JIT)
+    table = text_table(busy)
+    assert "per call, CPU time" in table and "per call / jit(vmap(f)), CPU time" in table
+    assert "200 µs" in table  # vmap(jit(f))'s CPU median, the verdict's figure
+    assert ("per call / jit(vmap(f)) CPU time", "2.00×") in panel_numbers(busy, "vmap(jit(f))")
+    quiet = _orderings_on({k: v for k, v in BUSY_JIT_VMAP.items() if k != "wait_s"},
+                          {k: v for k, v in BUSY_VMAP_JIT.items() if k != "wait_s"})
+    assert "CPU time" not in text_table(quiet)

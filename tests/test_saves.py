@@ -127,6 +127,19 @@ def test_magic_refuses_save_and_html_to_one_file_before_measuring(run_magic, tmp
     assert not path.exists()
 
 
+def test_html_never_replaces_the_baseline(run_magic, tmp_path, capsys):
+    base, script = tmp_path / "base.json", tmp_path / "boom.py"
+    run_magic(f"{FAST} --save {base}", SMALL_CELL)
+    before = base.read_bytes()
+    with pytest.raises(UsageError, match=f"--baseline and --html name the same file, {base}"):
+        run_magic(f"{FAST} --baseline {base} --html {base}", SMALL_CELL)
+    script.write_text(EXPLODES)
+    assert main([str(script), "--baseline", str(base), "--html", str(base)]) == 2
+    err = capsys.readouterr().err
+    assert f"--baseline and --html name the same file, {base}" in err and "the cell ran" not in err
+    assert base.read_bytes() == before
+
+
 def test_command_refuses_dev_stdout_up_front_naming_it(tmp_path):
     script = tmp_path / "boom.py"
     script.write_text(EXPLODES)

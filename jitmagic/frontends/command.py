@@ -169,6 +169,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
         script = None if args.target == "demo" else os.path.abspath(args.target)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
+        distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
         if args.processes is not None and not launcher.is_child() \
                 and launcher.check_count(args.processes) > 1:
             source = _source_of(script)

@@ -134,6 +134,7 @@ class JitCompareMagics(Magics):
             args.save = checked_path(args.save, "--save")
             args.html = checked_path(args.html, "--html")
             distinct({"--save": args.save, "--html": args.html})
+            distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
             with drawing(progress_for(options, self.shell)) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
                                         start, written=line.strip(), baseline=args.baseline)
@@ -148,6 +149,7 @@ class JitCompareMagics(Magics):
         try:
             args = parse_argstring(self.jitcompare, line)
             args.save, args.html = unquoted(args.save), unquoted(args.html)
+            args.baseline = unquoted(args.baseline)
             return args
         except ValueError as exc:  # e.g. an unclosed quote
             raise UsageError(f"cannot read the options {line!r}: {exc}") from None

@@ -40,17 +40,17 @@ def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
 
 
 def distinct(paths: dict[str, str | None]) -> None:
-    """``InputError`` where two of ``paths`` (the script, ``--save``, ``--html``) name
-    the same file: a report would overwrite the other one, or the script itself."""
+    """``InputError`` where two of ``paths`` (the script, ``--save``, ``--html``,
+    ``--baseline``) name the same file: a report would overwrite the other one, the
+    baseline or the script itself."""
     seen: dict[str, str] = {}
     for option, path in paths.items():
         if path is None:
             continue
-        real = os.path.realpath(path)
+        real = os.path.realpath(os.path.expanduser(path))
         if real in seen:
             raise InputError(f"{seen[real]} and {option} name the same file, {path}: give "
-                             "each report its own file, e.g. --save report.json "
-                             "--html report.html")
+                             "each its own file, e.g. --save report.json --html report.html")
         seen[real] = option
 
 

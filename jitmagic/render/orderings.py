@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 
-from ..model.orderings import ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
+from ..model.orderings import EXECUTE, ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
+from ..model.stats.rule import median
+from ..model.stats.witness import CPU, on
 from . import comparison
 from .blocks import (
     Block,
@@ -48,19 +50,33 @@ def _compiles(row: OrderingRow) -> str:
     return f"{row.compile_events} ({fmt_s(row.compile_s)})"
 
 
-def _ratio(o: Orderings, name: str) -> str:
-    ref = o[REFERENCE].execute_s
-    return fmt_ratio(o[name].execute_s / ref if ref else math.nan)
+def _per_call(o: Orderings, name: str, clock: str) -> float:
+    return median(on(o[name].samples, EXECUTE, clock))
+
+
+def _ratio(o: Orderings, name: str, clock: str) -> str:
+    ref = _per_call(o, REFERENCE, clock)
+    return fmt_ratio(_per_call(o, name, clock) / ref if ref else math.nan)
+
+
+def columns(o: Orderings) -> tuple[str, ...]:
+    """The table's columns: on a busy machine, whose verdict is on CPU time, the per-call
+    CPU time beside the wall time, and the ratio on it."""
+    if o.clock() != CPU:
+        return COLUMNS
+    return (*COLUMNS[:3], "per call, CPU time", f"{COLUMNS[3]}, CPU time", *COLUMNS[4:])
 
 
 def row_cells(o: Orderings, name: str) -> list[Cell]:
     """One table row (medians with their min–max spread), for both text and HTML."""
-    row = o[name]
+    row, clock = o[name], o.clock()
+    cpu = ([Cell(fmt_s(_per_call(o, name, CPU)),
+                 fmt_spread(on(row.samples, EXECUTE, CPU)))] if clock == CPU else [])
     return [Cell(name, code=True),
             Cell(fmt_s(row.first_call_s), fmt_spread(row.samples.get("first_call_s", []))),
             Cell(fmt_s(row.execute_s), fmt_spread(row.samples.get("execute_s", []))),
-            Cell(_ratio(o, name)), Cell(_compiles(row)), Cell(_count(row.jaxpr_eqns)),
-            Cell(_count(row.stablehlo_bytes)), Cell(_same(row))]
+            *cpu, Cell(_ratio(o, name, clock)), Cell(_compiles(row)),
+            Cell(_count(row.jaxpr_eqns)), Cell(_count(row.stablehlo_bytes)), Cell(_same(row))]
 
 
 def _title(o: Orderings) -> str:
@@ -93,7 +109,7 @@ def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
     out: list[Block] = [Heading((_title(o),)), comparison.headline(v),
                         *comparison.partial(o.stopped),
                         Image(png, "first call and per call, four orderings"),
-                        Table(COLUMNS, rows, css="jitcompare-orderings"),
+                        Table(columns(o), rows, css="jitcompare-orderings"),
                         Para([*((t,) for t in comparison.details(v)), (outputs_line(o),)])]
     out += [Para([("warning: ", w)], "warning") for w in o.warnings]
     out += [Pre(f"error in {r.name}: {r.error}", "error") for r in o.rows.values() if r.error]
@@ -130,12 +146,15 @@ def panel_text(o: Orderings, chosen: str) -> str:
 
 
 def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
-    """(label, value) pairs for one ordering's numbers."""
-    row = o[chosen]
+    """(label, value) pairs for one ordering's numbers (on a busy machine the per-call
+    CPU time too, which the verdict is on)."""
+    row, clock = o[chosen], o.clock()
+    cpu = " CPU time" * (clock == CPU)
     return [
         ("first call (cold)", fmt_s(row.first_call_s)),
         ("per call (steady)", fmt_s(row.execute_s)),
-        (f"per call / {REFERENCE}", _ratio(o, chosen)),
+        *([("per call, CPU time", fmt_s(_per_call(o, chosen, CPU)))] if cpu else []),
+        (f"per call / {REFERENCE}{cpu}", _ratio(o, chosen, clock)),
         ("XLA compiles JAX reported in the first call", _compiles(row)),
         ("jaxpr equations (top level)", _count(row.jaxpr_eqns)),
         ("jit calls in the jaxpr", _count(row.nested_calls)),
