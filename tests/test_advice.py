@@ -308,6 +308,7 @@ def test_on_a_busy_machine_the_advice_is_in_cpu_seconds(monkeypatch):
     assert advice.clock == "CPU"
     assert advice.flat_cold_s < 0.005  # a thousandth of the CPU seconds: what was decided on
     text = "\n".join(advice_lines(advice))
+    assert str(advice) == text == advice._repr_mimebundle_()["text/plain"]  # print() says it
     assert "the machine was busy, so cold starts and savings are the process's CPU seconds" \
         in text
     assert "cold-start CPU time" in text

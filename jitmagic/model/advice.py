@@ -22,6 +22,7 @@ from .saved.schema import (
     seconds,
     text,
 )
+from .shown import Shown
 from .stats.witness import CPU, WALL
 
 
@@ -46,8 +47,9 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class Advice:
-    """The ranked candidates, the recommended set and what it saves against nesting all."""
+class Advice(Shown):
+    """The ranked candidates, the recommended set and what it saves against nesting all
+    (``print(advice)`` and IPython show it in words, as ``--advise`` does)."""
 
     flat_cold_s: float
     noise_s: float | None  # the largest candidate's noise
@@ -68,6 +70,10 @@ class Advice:
     #: The clock the cold starts and savings are on: ``"wall"``, or ``"CPU"`` (the
     #: process's CPU seconds) where the machine was busy; wall in reports before 0.4.
     clock: str = WALL
+
+    def summary(self) -> str:
+        said = f"--nest {','.join(self.recommended)}" if self.recommended else "no helper"
+        return f"<Advice: recommended {said}>"
 
     def to_dict(self) -> dict[str, Any]:
         return {
