@@ -516,6 +516,12 @@ def ended_quietly(done) -> None:
 ABANDON_LINES = ([f"jitmagic: {ABANDONED}"], [f"jitmagic: {ABANDONED_SHOWING}"])
 
 
+def everything(done) -> str:
+    """All a finished command told: its status, stdout and stderr (an assertion's message,
+    so that a failure on a loaded machine can be read afterwards)."""
+    return f"status {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+
+
 def said(done) -> list[str]:
     """The command's own lines on stderr (not its progress, not the presses)."""
     return [line for line in done.stderr.splitlines() if line.startswith("jitmagic: ")]
@@ -559,7 +565,7 @@ def test_a_ctrl_c_while_showing_after_one_in_the_measurement_is_the_second(tmp_p
     done, presses = command_pressed(tmp_path, f"steady,{second}",
                                     options=("-r", "3", "--save", "r.json", "--html", "r.html"))
     assert presses == ["[press] steady inside=True", f"[press] {second} inside=True"], \
-        done.stderr
+        everything(done)
     ended_quietly(done)
     assert done.returncode == INTERRUPTED, done.stderr
     assert said(done) == [f"jitmagic: {ABANDONED_SHOWING}"], done.stderr
@@ -574,7 +580,7 @@ def test_a_second_ctrl_c_as_the_command_ends_is_130_not_a_traceback(tmp_path):
     # pressed in an exit function, before JAX's own: Python printed KeyboardInterrupt's
     # traceback there and ended with 4
     done, presses = command_pressed(tmp_path, "steady,exit")
-    assert presses == ["[press] steady inside=True", "[press] exit inside=True"], done.stderr
+    assert presses == ["[press] steady inside=True", "[press] exit inside=True"], everything(done)
     ended_quietly(done)
     assert done.returncode == INTERRUPTED, done.stderr
     assert said(done) == [f"jitmagic: {ENDED}"], done.stderr
@@ -588,7 +594,7 @@ def test_a_ctrl_c_in_the_interpreters_teardown_does_not_kill_the_command(tmp_pat
     # handler of Python's can run any more): the status is the one already said.
     done, presses = command_pressed(tmp_path, "steady,teardown")
     assert presses == ["[press] steady inside=True", "[press] teardown inside=True"], \
-        done.stderr
+        everything(done)
     ended_quietly(done)
     assert done.returncode == PARTIAL, done.stderr
     assert said(done) == [] and "PARTIAL: interrupted by the user" in done.stdout
@@ -599,7 +605,7 @@ def test_a_ctrl_c_in_the_interpreters_teardown_does_not_kill_the_command(tmp_pat
 def test_one_ctrl_c_in_the_command_is_still_one(tmp_path, moment, status):
     # counting every SIGINT makes no second press of one: the first stops, as before
     done, presses = command_pressed(tmp_path, moment, options=("-r", "1", "--html", "r.html"))
-    assert presses == [f"[press] {moment} inside=True"], done.stderr
+    assert presses == [f"[press] {moment} inside=True"], everything(done)
     ended_quietly(done)
     assert done.returncode == status, done.stderr
     assert "a second Ctrl-C" not in done.stderr and done.stdout.startswith("jitcompare: step")
