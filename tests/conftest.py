@@ -56,6 +56,20 @@ def ip():
     return shell
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sigint_as_in_a_terminal():
+    """Python sets its KeyboardInterrupt handler at start-up only where SIGINT is not
+    ignored: under ``nohup`` or a background ``&`` it is, and then the tests that press
+    Ctrl-C in this process would press nothing (an ignored SIGINT stays ignored by
+    jitmagic too). The session runs with the handler a terminal or a kernel gives, and
+    gives back the one it found."""
+    before = signal.getsignal(signal.SIGINT)
+    if before == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def kernel_state(shell) -> dict:
     """Everything a run of the magic must leave as it found it."""
     ns = {k: id(v) for k, v in shell.user_ns.items() if not k.startswith("_")}
