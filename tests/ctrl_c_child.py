@@ -17,10 +17,10 @@ MOMENTS, comma-separated, are pressed in this order, once each:
 - ``teardown``: later still, as the interpreter clears its modules (after every exit
   function, where Python has put SIGINT's handler back to the system's default).
 
-A moment named twice in a row is pressed again GAP seconds after its first press (two
-presses in one compile, say). Each press is told on stderr before it is sent, as
-``[press] compile inside=True at=812.034``: whether the main thread was at that moment as
-it was sent, and when (``time.monotonic()``).
+A moment named twice in a row is pressed again GAP seconds after its first press has
+reached the process (two presses in one compile, say). Each press is told on stderr
+before it is sent, as ``[press] compile inside=True at=812.034``: whether the main thread
+was at that moment as it was sent, and when (``time.monotonic()``).
 
 SIGINT starts at Python's own handler, as in a terminal, even where this process was
 started with it ignored (``nohup``, ``&``, ``trap "" INT``).
@@ -75,6 +75,15 @@ def timing_steady() -> bool:
 WATCHED = {"compile": compiling, "steady": timing_steady}
 
 
+def delivered(limit: float = 10.0) -> None:
+    """Wait until the last press has reached the process: while it is still pending (no
+    thread of it has run since, on a loaded machine), the kernel would merge the next
+    SIGINT into it, and two presses would be one, as they would be from a terminal."""
+    end = time.monotonic() + limit
+    while signal.SIGINT in signal.sigpending() and time.monotonic() < end:
+        time.sleep(0.0002)
+
+
 class Presser:
     """The presses still to make, in order, and the one made last."""
 
@@ -108,6 +117,7 @@ class Presser:
                     return
                 moment = self.todo[0]
             if again:
+                delivered()
                 time.sleep(self.gap)  # the spacing of two presses, not a moment's finding
                 self.press(moment, WATCHED.get(moment, lambda: True)())
             elif moment in WATCHED:
