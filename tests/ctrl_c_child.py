@@ -12,7 +12,7 @@ MOMENTS, comma-separated, are pressed in this order, once each:
   measurement's stage;
 - ``steady``: inside a steady-state timing loop (the main thread in ``timeit``'s loop);
 - ``charts``: as the HTML report's charts are drawn (``jitmagic.render.bundle.chart_png``);
-- ``save``: as a report is written (``jitmagic.frontends.command.write_report``);
+- ``save``: as a report is written (``jitmagic.frontends.saving.write_report``);
 - ``exit``: as the process ends, in an exit function (run before JAX's own);
 - ``teardown``: later still, as the interpreter clears its modules (after every exit
   function, where Python has put SIGINT's handler back to the system's default).
@@ -169,11 +169,11 @@ def main() -> None:
     presser = Presser(entry, moments.split(","), float(gap))
     jax.monitoring.register_event_duration_secs_listener(presser.on_event)
 
-    import jitmagic.frontends.command as command
+    import jitmagic.frontends.saving as saving
     import jitmagic.render.bundle as bundle
 
     bundle.chart_png = hooked(presser, "charts", bundle.chart_png)
-    command.write_report = hooked(presser, "save", command.write_report)
+    saving.write_report = hooked(presser, "save", saving.write_report)
     threading.Thread(target=presser.watch, daemon=True).start()
     holder = types.ModuleType("ctrl_c_child_teardown")
     holder.pressed = PressedAtTeardown(presser)

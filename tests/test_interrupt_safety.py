@@ -210,7 +210,7 @@ def test_a_second_ctrl_c_while_showing_still_saves(ip, monkeypatch, tmp_path):
 
 def test_a_second_ctrl_c_while_saving_leaves_the_file_and_says_so(ip, monkeypatch, tmp_path):
     pressing_on_call(monkeypatch, "jitmagic.frontends.magic.bundle")  # the charts
-    pressing_on_call(monkeypatch, "jitmagic.frontends.magic.write_report")  # the second
+    pressing_on_call(monkeypatch, "jitmagic.frontends.saving.write_report")  # the second
     path = tmp_path / "r.json"
     with capture_output() as cap, pytest.raises(KeyboardInterrupt) as info:
         ip.run_cell_magic("jitcompare", f"-r 1 -n 2 --save {path}", SMALL_CELL)

@@ -25,7 +25,6 @@ import atexit
 import builtins
 import contextlib
 import dataclasses
-import functools
 import os
 import select
 import signal
@@ -35,7 +34,7 @@ import time
 import tokenize
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -52,15 +51,13 @@ from ..measure.sampling.stops import (
     Showing,
 )
 from ..model.comparison import Comparison
-from ..model.saved.files import write_text
-from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import stopped_note, text
 from . import launcher
 from .notebook_progress import progress_for
-from .output import checked_path, distinct, write_report
-from .saving import html_page
+from .output import checked_path, distinct
+from .saving import write_outputs
 from .statuses import (
     CANNOT_WRITE,
     ENDED_WELL,
@@ -546,48 +543,6 @@ def check_compiles(source: str, filename: str) -> None:
 
 #: The parts of :func:`present` that write a report (a Ctrl-C there: exit status 130).
 REPORTS = ("--save", "--html")
-
-
-def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
-                  showing: Showing | None = None) -> tuple[list[str], list[str]]:
-    """Write the JSON and HTML reports asked for (paths already checked), printing
-    nothing: (what to say about each report written, why each other one was not).
-
-    Under ``showing`` (its handler active) a Ctrl-C while the HTML page's charts are
-    drawn makes the page without them (it says so); one while a report is written
-    leaves that report out, and the failures say so."""
-    showing = showing or Showing()
-    written, failures = [], []
-    reports = ((args.save, "--save", lambda: lambda p: save(result, p), ""),
-               (args.html, "--html", lambda: _html_writer(result, showing),
-                " (open it in a browser; works offline)"))
-    for path, option, writer, note in reports:
-        if not path:
-            continue
-        write = writer()
-        try:
-            done = showing.part(option, functools.partial(_written, write, path, option))
-        except CannotWriteError as exc:
-            failures.append(str(exc))
-            continue
-        if done:
-            written.append(f"wrote {path}{note}")
-        else:
-            failures.append(f"{option} {path}: not written: interrupted by Ctrl-C (a file "
-                            "there before is as it was)")
-    return written, failures
-
-
-def _written(write: Callable[[str], object], path: str, option: str) -> bool:
-    """``write_report``, then True: the report was written."""
-    write_report(write, path, option)
-    return True
-
-
-def _html_writer(result: Comparison | Sweep, showing: Showing) -> Callable[[str], None]:
-    """What writes the HTML report: the page made first (see :func:`html_page`)."""
-    page = html_page(result, showing)
-    return lambda p: write_text(p, page)
 
 
 #: Characters the command's own output holds (``1.8×``, ``0–3``, ``µs``, ``·``, ``…``):

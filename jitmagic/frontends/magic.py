@@ -26,15 +26,13 @@ from ..cell.prepare import measure_source, parse
 from ..errors import CannotWriteError, InputError, UserCodeError
 from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
 from ..model.comparison import Comparison
-from ..model.saved.files import write_text
-from ..model.saved.storage import save
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS, Options, with_option_hint
 from ..render.bundle import bundle, imported_whole, load_charts, stopped_note, text, with_note
 from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress, progress_for
-from .output import checked_path, distinct, unquoted, write_report
-from .saving import html_page
+from .output import checked_path, distinct, unquoted
+from .saving import not_written, write_outputs
 from .stderr_progress import drawing
 
 
@@ -164,30 +162,24 @@ class JitCompareMagics(Magics):
         returned; a second Ctrl-C shows at least the text table, saves the result where
         its saving had not begun, then raises one line. A Ctrl-C ``held`` since the
         measurement ended counts as one at the start of showing."""
-        showing, shown, saving = Showing.after(held.last), [False], [""]
+        showing, shown = Showing.after(held.last), [False]
+        begun: list[str] = []  # the reports whose writing began
         try:
             with showing.active():
                 if held.twice():  # two of them since the measurement ended: a second
                     raise KeyboardInterrupt(ABANDONED_SHOWING)
                 self._show(result, args, progress, showing, shown)
-                if args.save:  # checked before measuring; a late failure keeps the result
-                    saving[0] = "begun"
-                    showing.part("--save", lambda: _save(result, args.save),
-                                 lambda: _not_saved(args.save))
-                    saving[0] = "done"
-                if args.html:  # its charts are cut by Ctrl-C as the shown ones are
-                    page = html_page(result, showing)
-                    showing.part("--html", lambda: _write_html(page, args.html),
-                                 lambda: _not_saved(args.html, "--html"))
+                # paths checked before measuring; a late failure keeps the result
+                _said(*write_outputs(result, args, showing, begun))
         except KeyboardInterrupt:  # held again from here (``held``): nothing below is cut
             if not shown[0]:  # abandoned before anything was shown: the text at least
                 print(text(result))
-            if args.save and not saving[0]:
-                _save(result, args.save)
-            elif saving[0] == "begun":  # abandoned while it was written
-                _not_saved(args.save)
+            if args.save and "--save" not in begun:
+                _said(*write_outputs(result, argparse.Namespace(save=args.save, html=None)))
+            elif begun[-1:] == ["--save"]:  # abandoned while it was written
+                _said([], [not_written("--save", args.save)])
             if args.html:  # the page takes its charts' time: a second Ctrl-C leaves it out
-                _not_saved(args.html, "--html")
+                _said([], [not_written("--html", args.html)])
             raise
 
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
@@ -222,30 +214,13 @@ class CellInterrupted(KeyboardInterrupt):
         return [f"KeyboardInterrupt: {self}"]
 
 
-def _save(result: Comparison | Sweep, path: str) -> None:
-    """``--save``: write the report (JSON)."""
-    _written(lambda p: save(result, p), path, "--save")
-
-
-def _write_html(page: str, path: str) -> None:
-    """``--html``: write the page made."""
-    _written(lambda p: write_text(p, page), path, "--html")
-
-
-def _written(write: Callable[[str], object], path: str, option: str) -> None:
-    """``write(path)``, and say where (``wrote PATH``, as the command says); a failure is
-    said on stderr (the result stays shown)."""
-    try:
-        write_report(write, path, option)
-    except CannotWriteError as exc:
-        print(f"jitmagic: {exc}", file=sys.stderr)
-    else:
-        print(f"wrote {path}")
-
-
-def _not_saved(path: str, option: str = "--save") -> None:
-    print(f"jitmagic: {option} {path}: not written: interrupted by Ctrl-C (a file there "
-          "before is as it was)", file=sys.stderr)
+def _said(written: list[str], failures: list[str]) -> None:
+    """Say where each report was written, and on stderr why each other one was not (the
+    result stays shown)."""
+    for line in written:
+        print(line)
+    for failure in failures:
+        print(f"jitmagic: {failure}", file=sys.stderr)
 
 
 def _ordering_widget(result: Comparison) -> Any:

@@ -1,4 +1,5 @@
-"""``jitmagic.save``: a report written in the format its file name asks for.
+"""Reports written to files: ``jitmagic.save`` in the format its file name asks for,
+and the ``--save``/``--html`` files of the command and the magic.
 
 ``.json`` is the report itself (``jitmagic.load`` reads it back, a diff compares it);
 ``.html`` is the page the magic shows, self-contained (its charts embedded, nothing
@@ -8,16 +9,20 @@ refused with a sentence, never written in a format it does not say.
 
 from __future__ import annotations
 
+import argparse
+import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import CannotWriteError, InputError
 from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.saved import files, storage
 from ..model.sweep import Sweep
 from ..render.bundle import html_document, stopped_note
+from .output import write_report
 
 #: What each extension writes.
 FORMATS = {".json": "the JSON report (jitmagic.load reads it back)",
@@ -51,3 +56,55 @@ def html_page(result: Comparison | Sweep, showing: Showing) -> str:
     return showing.part("the HTML report's charts", lambda: html_document(result),
                         lambda: html_document(result, plot=False, note=stopped_note(
                             ["the HTML report's charts"])))
+
+
+def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
+                  showing: Showing | None = None, begun: list[str] | None = None,
+                  ) -> tuple[list[str], list[str]]:
+    """Write the ``--save`` (JSON) and ``--html`` reports asked for in ``args`` (paths
+    already checked), printing nothing: (a line for each report written, why each other
+    one was not). Each option is added to ``begun`` as its writing begins, so that a
+    caller that a second Ctrl-C interrupts knows which were never begun.
+
+    Under ``showing`` (its handler active) a Ctrl-C while the HTML page's charts are
+    drawn makes the page without them (it says so); one while a report is written
+    leaves that report out (a file there before is as it was), and the failures say so."""
+    showing = showing or Showing()
+    begun = [] if begun is None else begun
+    written, failures = [], []
+    reports = ((args.save, "--save", lambda: lambda p: storage.save(result, p), ""),
+               (args.html, "--html", lambda: _html_writer(result, showing),
+                " (open it in a browser; works offline)"))
+    for path, option, writer, note in reports:
+        if not path:
+            continue
+        begun.append(option)
+        write = writer()
+        try:
+            done = showing.part(option, functools.partial(_written, write, path, option))
+        except CannotWriteError as exc:
+            failures.append(str(exc))
+            continue
+        if done:
+            written.append(f"wrote {path}{note}")
+        else:
+            failures.append(not_written(option, path))
+    return written, failures
+
+
+def not_written(option: str, path: str) -> str:
+    """Why the report ``option`` names was left out: a Ctrl-C as it was written."""
+    return (f"{option} {path}: not written: interrupted by Ctrl-C (a file there before is "
+            "as it was)")
+
+
+def _written(write: Callable[[str], object], path: str, option: str) -> bool:
+    """``write_report``, then True: the report was written."""
+    write_report(write, path, option)
+    return True
+
+
+def _html_writer(result: Comparison | Sweep, showing: Showing) -> Callable[[str], None]:
+    """What writes the HTML report: the page made first (see :func:`html_page`)."""
+    page = html_page(result, showing)
+    return lambda p: files.write_text(p, page)
