@@ -4,9 +4,9 @@ tracebacks jitmagic shows all follow.
 Code is the user's when its file is a notebook or ``%%jitcompare`` cell, or a
 real file outside the interpreter's standard library, its site-packages and
 jitmagic itself (a local ``mylayers.py`` is the user's; JAX, NumPy, IPython,
-Equinox are not). Code with no file of its own (``<string>``: ``exec``, the
-methods ``dataclasses`` and ``NamedTuple`` generate) is not, unless a caller
-that knows its globals says otherwise (:func:`sourceless`).
+Equinox are not). Code with no file of its own (``<string>``: ``exec``,
+``python -c``, the methods ``dataclasses`` and ``NamedTuple`` generate) is the user's
+where the globals it runs in are (:func:`users_namespace`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import functools
 import os
 import sys
 import sysconfig
+from typing import Any
 
 #: File names IPython and jitmagic give the cells they compile.
 CELL_PREFIXES = ("<jitcompare-cell-", "<ipython-input-")
@@ -41,6 +42,24 @@ def sourceless(filename: str) -> bool:
     the globals it runs in, not on its file name."""
     return (filename.startswith("<") and not filename.startswith(CELL_PREFIXES)
             and not filename.startswith(("<frozen", OWN_SOURCE)))
+
+
+def users_namespace(namespace: dict[str, Any],
+                    entry_namespace: dict[str, Any] | None = None) -> bool:
+    """Whether code compiled from a string (:func:`sourceless`) that runs in
+    ``namespace`` is the user's: the one rule of discovery and ``--lines``.
+
+    It is in the namespace of an entry that has no file itself (``entry_namespace``:
+    ``python -c``, an ``exec``'d script), in a module of the user's, or in a
+    ``__main__`` that is no module's (a notebook's). Anything else is not: a library
+    module's, a namedtuple's, a bare dict nobody named (whose it is, is unknown)."""
+    if namespace is entry_namespace:
+        return True
+    label = namespace.get("__name__")
+    module = sys.modules.get(str(label))
+    if module is not None and getattr(module, "__dict__", None) is namespace:
+        return user_file(getattr(module, "__file__", None) or "<")
+    return label == "__main__"
 
 
 @functools.lru_cache(maxsize=1)

@@ -3,6 +3,7 @@ entry traced once, the same helpers, bindings and ``self`` the profiled trace fo
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import jax
@@ -156,3 +157,41 @@ def _calls_exec(x):
     namespace: dict = {}
     exec(compile(EXECUTED, "<string>", "exec"), namespace)
     return namespace["layer"](x, 3.0).sum()
+
+
+SCRIPTED = '''
+import jax.numpy as jnp
+
+exec("def wave(x):\\n    return jnp.sin(x) * jnp.cos(x)\\n", globals())
+
+def model(x):
+    for _ in range(3):
+        x = wave(x)
+    return x.sum()
+
+def hidden(x):
+    namespace = {"jnp": jnp}
+    exec("def ripple(x):\\n    return jnp.tanh(x) + 1.0\\n", namespace)
+    return namespace["ripple"](namespace["ripple"](x)).sum()
+'''
+
+
+def test_discovery_and_lines_agree_on_code_made_by_exec(tmp_path, monkeypatch):
+    # one rule for both: exec'd into a user module's globals it is the user's (it was
+    # nested by neither before, though --lines counted its lines); exec'd into a bare
+    # dict nobody named it is not, for either
+    import jitmagic
+
+    path = tmp_path / "scripted.py"
+    path.write_text(SCRIPTED)
+    spec = importlib.util.spec_from_file_location("scripted", path)
+    scripted = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "scripted", scripted)  # imported as any module is
+    spec.loader.exec_module(scripted)
+    for how in (discover, profiled_discovery):
+        assert "wave" in how(scripted.model, (X,), {}, NO_STATIC).helpers
+        assert "ripple" not in how(scripted.hidden, (X,), {}, NO_STATIC).helpers
+    flat = jitmagic.lines(scripted.model, X).flat
+    assert flat.row("<string>", 2).eqns_own == 9  # sin, cos, mul of `wave`, 3 calls
+    hidden = jitmagic.lines(scripted.hidden, X).flat
+    assert not [row for row in hidden.rows if row.file == "<string>"]

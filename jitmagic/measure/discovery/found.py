@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...model.saved.schema import printable
-from ...usercode import sourceless, user_file
+from ...usercode import sourceless, user_file, users_namespace
 from .bindings import Binding
 
 _SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -95,11 +95,20 @@ class UserFunctions:
         return user_file(code.co_filename)
 
 
-def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
-    """The code compiled from a string (``exec``, ``python -c``) that is as much the
-    user's as ``entry``: where ``entry`` itself has no file, the functions of its
-    namespace, the methods of its classes, and the functions defined inside them."""
+def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
+    """The globals of an entry that has no file of its own (``python -c``, ``exec``):
+    the user's, whatever they are called (:func:`~jitmagic.usercode.users_namespace`)."""
     if entry is None or not sourceless(entry.__code__.co_filename):
+        return None
+    return entry.__globals__
+
+
+def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
+    """The code compiled from a string (``exec``, ``python -c``) in ``entry``'s
+    namespace, where that namespace is the user's
+    (:func:`~jitmagic.usercode.users_namespace`, as ``--lines`` decides): its functions,
+    the methods of its classes, and the functions defined inside them."""
+    if entry is None or not users_namespace(entry.__globals__, entry_namespace(entry)):
         return frozenset()
     namespace = entry.__globals__
     functions = [v for v in list(namespace.values()) if isinstance(v, types.FunctionType)]

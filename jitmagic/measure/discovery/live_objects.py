@@ -295,10 +295,17 @@ def _attributes(obj: Any) -> list[Any]:
 
 
 def own_sourceless(fn: Callable) -> frozenset[types.CodeType]:
-    """The code compiled from a string that is the user's where ``fn`` is (an entry
-    defined by ``exec`` or ``python -c``): :func:`~.found.sourceless_codes`."""
-    return sourceless_codes(next((f for f in functions_behind(fn)
-                                  if sourceless(f.__code__.co_filename)), None))
+    """The code compiled from a string that is the user's where ``fn`` is:
+    :func:`~.found.sourceless_codes` of :func:`user_entry`."""
+    return sourceless_codes(user_entry(fn))
+
+
+def user_entry(fn: Callable) -> types.FunctionType | None:
+    """The user's function behind an entry (past jitmagic's wrappers, partials, callable
+    instances): the first compiled from a string, else the first in a user's file."""
+    behind = list(functions_behind(fn))
+    return next((f for f in behind if sourceless(f.__code__.co_filename)),
+                next((f for f in behind if user_file(f.__code__.co_filename)), None))
 
 
 def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import gc
-import sys
 import types
 from collections import Counter
 from typing import Any
 
 from ..._compat import frame_line
 from ...model.lines import FunctionSpan
-from ...usercode import sourceless, user_file
+from ...usercode import sourceless, user_file, users_namespace
 from ..sampling.structure import sub_jaxprs
 
 Key = tuple[str, int]
@@ -20,8 +19,10 @@ Key = tuple[str, int]
 class UserCode:
     """Which frames are the user's, and the source line each one points at (cached)."""
 
-    def __init__(self, entry_code: types.CodeType | None):
+    def __init__(self, entry_code: types.CodeType | None,
+                 entry_namespace: dict[str, Any] | None = None):
         self.entry_code = entry_code
+        self.entry_namespace = entry_namespace  # where the entry has no file of its own
         self.codes: dict[types.CodeType, bool] = {}
         self._frames: dict[tuple[types.CodeType, int], Key | None] = {}
         self._stacks: dict[Any, tuple[tuple[Key, ...], types.CodeType | None]] = {}
@@ -29,10 +30,10 @@ class UserCode:
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
         """Whether ``code`` is the user's, decided once per code object.
 
-        Code without a source file (``<string>``: ``exec``, NamedTuple and
-        dataclass methods) is the user's when its globals (``namespace``, where
-        the frame is at hand, else those of a function holding the code) are not
-        a library module's.
+        Code without a source file (``<string>``: ``exec``, NamedTuple and dataclass
+        methods) is the user's where its globals (``namespace``, where the frame is at
+        hand, else those of a function holding the code) are
+        (:func:`~jitmagic.usercode.users_namespace`, as discovery decides).
         """
         known = self.codes.get(code)
         if known is None:
@@ -40,7 +41,8 @@ class UserCode:
             known = user_file(name)
             if not known and sourceless(name):
                 namespace = _globals_of(code) if namespace is None else namespace
-                known = namespace is None or _user_namespace(namespace)
+                known = code is self.entry_code or (
+                    namespace is not None and users_namespace(namespace, self.entry_namespace))
             self.codes[code] = known
         return known
 
@@ -98,19 +100,6 @@ def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
         if isinstance(holder, types.FunctionType) and holder.__code__ is code:
             return holder.__globals__
     return None
-
-
-def _user_namespace(namespace: dict[str, Any]) -> bool:
-    """Whether globals belong to the user: not a library module's, not a namedtuple's.
-
-    A notebook's namespace is called ``__main__`` but is not the dict of
-    ``sys.modules["__main__"]`` (the kernel's launcher): it is the user's.
-    """
-    label = str(namespace.get("__name__"))
-    module = sys.modules.get(label)
-    if module is None or getattr(module, "__dict__", None) is not namespace:
-        return not label.startswith("namedtuple_")
-    return user_file(getattr(module, "__file__", None) or "<")
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:

@@ -47,6 +47,8 @@ from ...model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, Lin
 from ...options import options_of
 from ..discovery.bindings import one_measurement
 from ..discovery.discover import code_of
+from ..discovery.found import entry_namespace
+from ..discovery.live_objects import user_entry
 from ..sampling.stops import Checkpoint, StageInterrupted, Stop
 from ..sampling.structure import jit_calls_by_name
 from ..variants.build import build_variant
@@ -206,7 +208,7 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
     holds the jaxpr and there is no hook to run; lowers unless ``staged`` holds the
     lowered module.
     """
-    user = UserCode(_user_code(entry))
+    user = UserCode(_user_code(entry), entry_namespace(user_entry(entry)))
     hooked = make_hook(user.is_user, hook)
     with _user_errors(variant), _collector_off():
         traced = None
