@@ -54,9 +54,9 @@ def steps(x) -> str:
     lowered, lower_s = timed(traced.lower)
     text, text_s = timed(lambda: lowered.as_text(debug_info=True))
     user = UserCode(unrolled.__code__)
-    (own, incl), walk_s = timed(lambda: count_equations(traced.jaxpr.jaxpr, user))
+    counts, walk_s = timed(lambda: count_equations(traced.jaxpr, user))
     hlo, parse_s = timed(lambda: count_hlo_ops(text, user))
-    _, rows_s = timed(lambda: build_rows(user, own, incl, hlo, None))
+    _, rows_s = timed(lambda: build_rows(user, counts, hlo, None))
     return (f"steps: trace {trace_s:.2f} s, lower {lower_s:.2f} s, hlo text {text_s:.2f} s, "
             f"walk {walk_s:.2f} s, parse {parse_s:.2f} s, rows {rows_s:.3f} s")
 

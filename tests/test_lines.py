@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 import realworld_layers as L
 
@@ -247,7 +248,8 @@ def test_rows_round_trip_and_render_escaped(ripples):
     d = ripples.to_dict()
     assert d["schema"] == "jitmagic.lines/1"
     assert set(d["flat"][0]) == {"file", "line", "text", "hits", "eqns_own",
-                                 "eqns_inclusive", "hlo_ops", "trace_s"}
+                                 "eqns_inclusive", "hlo_ops", "trace_s", "consts",
+                                 "const_bytes"}
     again = Lines.from_dict(d)
     assert again.flat.rows == ripples.flat.rows and again.hints() == ripples.hints()
     bundle = ripples._repr_mimebundle_()
@@ -484,3 +486,60 @@ def test_add_lines_counts_what_the_comparison_staged_without_tracing_again(
                   for t in (with_lines.lines.tables[name], ripples.tables[name])]
         assert counts[0] == counts[1]
     assert with_lines.lines.hints() == ripples.hints()
+
+
+# A model that closes over NumPy arrays, as code that loads weights into globals does:
+# JAX makes each a constant of the program, which XLA then compiles in.
+EMBEDDING = np.ones((1024, 1024), np.float32)  # 4 MiB
+SCALES = np.ones((10, 1024), np.float32)  # 40 KiB
+
+
+def scaled(y):
+    return y * SCALES
+
+
+def embedded(x):
+    y = x @ EMBEDDING
+    return (scaled(y) + scaled(y)).sum() * 2.0
+
+
+@pytest.fixture(scope="module")
+def constants():
+    return jitmagic.lines(embedded, jnp.ones(1024))
+
+
+def test_each_line_names_the_bytes_of_the_constants_it_reads(constants):
+    for table in (constants.flat, constants.nested):
+        big = table.row(*line_of(embedded, "@ EMBEDDING"))
+        small = table.row(*line_of(scaled, "* SCALES"))
+        caller = table.row(*line_of(embedded, "scaled(y) + scaled(y)"))
+        assert (big.consts, big.const_bytes) == (1, 4 * 2**20)
+        assert (small.consts, small.const_bytes) == (1, 40 * 2**10)
+        # inclusive: the calls read what their callee reads; the scalar 2.0 is no array
+        assert (caller.consts, caller.const_bytes) == (1, 40 * 2**10)
+        assert table.constants == (2, 4 * 2**20 + 40 * 2**10)
+    text = str(constants)
+    assert "2 array constants (4.0 MiB)" in text and "40 KiB" in text
+
+
+def test_constants_are_found_as_literals_too():
+    # jax_use_simplified_jaxpr_constants puts the arrays into the equations as literals
+    before = jax.config.jax_use_simplified_jaxpr_constants
+    jax.config.update("jax_use_simplified_jaxpr_constants", True)
+    try:
+        table = jitmagic.lines(embedded, jnp.ones(1024)).flat
+    finally:
+        jax.config.update("jax_use_simplified_jaxpr_constants", before)
+    assert table.row(*line_of(embedded, "@ EMBEDDING")).const_bytes == 4 * 2**20
+    assert table.constants == (2, 4 * 2**20 + 40 * 2**10)
+
+
+def test_a_table_saved_before_constants_were_counted_shows_none():
+    d = jitmagic.lines(scaled, jnp.ones(1024)).to_dict()
+    for row in d["flat"] + d["nested"]:
+        del row["consts"], row["const_bytes"]
+    del d["constants"]
+    old = Lines.from_dict(d)
+    assert {(r.consts, r.const_bytes) for r in old.flat.rows} == {(None, None)}
+    assert old.flat.constants is None and "consts" not in str(old)
+    assert "array constant" not in str(old)  # not "0 array constants": not counted

@@ -48,6 +48,11 @@ class LineRow:
     eqns_inclusive: int = 0
     hlo_ops: int = 0
     trace_s: float | None = 0.0
+    #: Array constants the line's equations, or those of what it calls, read (captured
+    #: from Python: a global array, a closure's), and their bytes; None: not counted
+    #: (a report of jitmagic 0.3).
+    consts: int | None = None
+    const_bytes: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -62,15 +67,19 @@ class LineRow:
         return {"file": self.file, "line": self.line, "text": self.text, "hits": self.hits,
                 "eqns_own": self.eqns_own, "eqns_inclusive": self.eqns_inclusive,
                 "hlo_ops": self.hlo_ops,
-                "trace_s": None if self.trace_s is None else json_number(self.trace_s)}
+                "trace_s": None if self.trace_s is None else json_number(self.trace_s),
+                "consts": self.consts, "const_bytes": self.const_bytes}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LineRow:
         hits, trace_s = d.get("hits"), d.get("trace_s")
+        consts, const_bytes = d.get("consts"), d.get("const_bytes")
         return cls(str(d["file"]), int(d["line"]), str(d.get("text", "")),
                    None if hits is None else int(hits), int(d.get("eqns_own", 0)),
                    int(d.get("eqns_inclusive", 0)), int(d.get("hlo_ops", 0)),
-                   None if trace_s is None else float(trace_s))
+                   None if trace_s is None else float(trace_s),
+                   None if consts is None else int(consts),
+                   None if const_bytes is None else int(const_bytes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +146,9 @@ class LineTable:
     #: How a file is named to the reader where its path says little: a notebook cell as
     #: IPython names it (``Cell In[12]``) instead of the kernel's temporary file.
     labels: dict[str, str] = field(default_factory=dict, compare=False)
+    #: (count, bytes) of every array constant the program reads, each once; None: not
+    #: counted (a report of jitmagic 0.3).
+    constants: tuple[int, int] | None = None
 
     def label(self, file: str) -> str:
         """``file`` as the reader knows it."""
@@ -150,6 +162,11 @@ class LineTable:
     @property
     def total_hlo_ops(self) -> int:
         return sum(r.hlo_ops for r in self.rows)
+
+    @property
+    def has_constants(self) -> bool:
+        """Whether any line reads an array constant (counted, and not none)."""
+        return any(r.const_bytes for r in self.rows)
 
     @property
     def has_hits(self) -> bool:
@@ -270,6 +287,8 @@ class Lines(Shown):
         d["notes"] = {name: list(t.notes) for name, t in self.tables.items() if t.notes}
         d["loops"] = {name: [[x.file, x.first_line, x.last_line] for x in t.loops]
                       for name, t in self.tables.items() if t.loops}
+        d["constants"] = {name: list(t.constants) for name, t in self.tables.items()
+                          if t.constants is not None}
         d |= {"labels": dict(self.labels)} if self.labels else {}
         return d | ({"stopped": self.stopped} if self.stopped else {})
 
@@ -284,17 +303,27 @@ class Lines(Shown):
             raise ValueError(f"schema {d['schema']!r} is not {SCHEMA!r}")
         entry = str(d.get("entry", ""))
         spans, notes, loops = d.get("functions", {}), d.get("notes", {}), d.get("loops", {})
+        constants = d.get("constants", {})
         tables: dict[str, LineTable] = {
             name: LineTable(name, tuple(LineRow.from_dict(r) for r in d[name]),
                             tuple(FunctionSpan.from_dict(f) for f in spans.get(name, ())),
                             entry, tuple(str(n) for n in notes.get(name, ())),
                             tuple(LoopSpan(str(f), int(a), int(b))
-                                  for f, a, b in loops.get(name, ())))
+                                  for f, a, b in loops.get(name, ())),
+                            constants=_pair(constants.get(name)))
             for name in ("flat", "nested") if name in d
         }
         labels = {str(k): str(v) for k, v in dict(d.get("labels", {})).items()}
         return cls(entry, tables, stopped or None).labelled(labels) if labels else \
             cls(entry, tables, stopped or None)
+
+
+def _pair(value: Any) -> tuple[int, int] | None:
+    """A saved ``[count, bytes]`` (None where it was not saved)."""
+    if value is None:
+        return None
+    count, size = value
+    return int(count), int(size)
 
 
 def checked_lines(d: Any, where: str) -> Lines:

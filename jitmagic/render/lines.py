@@ -1,8 +1,10 @@
 """The per-line table as source with a gutter, like ``%lprun``: text and HTML.
 
-Gutter columns: hits, own equations, inclusive equations, StableHLO ops and
-Python seconds while tracing, then the code. A column that was not measured
-(hits and time without a line hook) is left out and the table's notes say why.
+Gutter columns: hits, own equations, inclusive equations, StableHLO ops, Python
+seconds while tracing and the bytes of the array constants the line reads
+(inclusive), then the code. A column that was not measured (hits and time without
+a line hook) is left out and the table's notes say why; so is the constants column
+of a program that reads none.
 In HTML the inclusive count is a heat bar (static inline CSS, so it survives
 nbconvert), the code keeps its indentation (``white-space: pre``, left-aligned),
 the hottest lines are marked with a plain ``*`` (no emoji: a font may lack it)
@@ -19,6 +21,7 @@ import html
 from collections.abc import Callable
 
 from ..model.lines import LineRow, Lines, LineTable
+from ..model.stats.units import counted
 from .format import fmt_s
 
 #: Rows shown per table at most (text and HTML alike).
@@ -34,6 +37,17 @@ def _n(x: int | None) -> str:
     return f"{x:,}" if x else ""
 
 
+def fmt_bytes(n: int | None) -> str:
+    """``4.0 MiB``, ``40 KiB``, ``512 B`` (empty for none)."""
+    if not n:
+        return ""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
+    return f"{n} B"
+
+
 #: (header, text width, cell, whether the table has the column)
 _COLUMNS: tuple[tuple[str, int, Callable[[LineRow], str], Callable[[LineTable], bool]], ...] = (
     ("hits", 8, lambda r: _n(r.hits), lambda t: t.has_hits),
@@ -41,6 +55,7 @@ _COLUMNS: tuple[tuple[str, int, Callable[[LineRow], str], Callable[[LineTable], 
     ("incl.", 8, lambda r: _n(r.eqns_inclusive), lambda t: True),
     ("HLO", 7, lambda r: _n(r.hlo_ops), lambda t: True),
     ("time", 9, lambda r: fmt_s(r.trace_s) if r.trace_s else "", lambda t: t.has_time),
+    ("consts", 10, lambda r: fmt_bytes(r.const_bytes), lambda t: t.has_constants),
 )
 
 
@@ -83,8 +98,10 @@ def _hot(r: LineRow, peak: int) -> bool:
 
 
 def _title(table: LineTable) -> str:
+    count, size = table.constants or (0, 0)
+    consts = f", {counted(count, 'array constant')} ({fmt_bytes(size)})" if count else ""
     return (f"{table.variant}: {table.total_eqns:,} jaxpr equations, "
-            f"{table.total_hlo_ops:,} StableHLO ops")
+            f"{table.total_hlo_ops:,} StableHLO ops{consts}")
 
 
 def _footer(table: LineTable, left_out: int) -> list[str]:

@@ -1,12 +1,13 @@
 """Which frames are the user's, and jaxpr equations counted per user source line
-(own and inclusive, each distinct sub-jaxpr once): the counts ``--lines`` shows."""
+(own and inclusive, each distinct sub-jaxpr once), with the constants each line's
+equations read: the counts ``--lines`` shows."""
 
 from __future__ import annotations
 
 import gc
 import types
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._compat import frame_line
 from ...model.lines import FunctionSpan
@@ -102,8 +103,21 @@ def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
     return None
 
 
-def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
-    """(own, inclusive) equation counts per user line, each distinct sub-jaxpr once.
+class LineCounts(NamedTuple):
+    """:func:`count_equations`' counts per user line: equations owned, equations
+    inclusive, and the constants read (inclusive: by the line's equations or by those
+    of what it calls), each as ``{id: bytes}`` so that one read twice counts once; and
+    every constant the program reads, a user line's or not."""
+
+    own: Counter
+    inclusive: Counter
+    constants: dict[Key, dict[int, int]]
+    every_constant: dict[int, int]
+
+
+def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
+    """Equations (own, inclusive) and constants per user line (:class:`LineCounts`),
+    each distinct sub-jaxpr once; ``jaxpr`` closed, for its constants to be counted.
 
     A sub-jaxpr's *context* is the user lines of every equation that calls it
     (and their own context): inside a nested jit, equations carry only the
@@ -113,6 +127,8 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
     that of the equation holding its jaxpr, so the own counts add up to
     every equation.
     """
+    values = constants_of(jaxpr)
+    jaxpr = jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr
     callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
     owner: dict[int, Key | None] = {id(jaxpr): None}
     order = [jaxpr]
@@ -131,6 +147,8 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
     callers_of = _callers_of_cut_functions(order, user, context)
     own: Counter = Counter()
     inclusive: Counter = Counter()
+    constants: dict[Key, dict[int, int]] = {}
+    every: dict[int, int] = {}
     for j in order:
         for eqn in j.eqns:
             stack = user.stack(eqn.source_info.traceback)
@@ -139,8 +157,59 @@ def count_equations(jaxpr: Any, user: UserCode) -> tuple[Counter, Counter]:
                 own[line] += 1
             cut = user.cut_at(eqn.source_info.traceback)
             outer = callers_of.get(cut, frozenset()) if cut is not None else frozenset()
-            inclusive.update(set(stack) | context[id(j)] | outer | ({line} - {None}))
-    return own, inclusive
+            lines: set[Key] = set(stack) | context[id(j)] | outer
+            lines |= {line} if line is not None else set()
+            inclusive.update(lines)
+            read = constants_read(eqn, values)
+            every.update(read)
+            for key in lines if read else ():
+                constants.setdefault(key, {}).update(read)
+    return LineCounts(own, inclusive, constants, every)
+
+
+def constants_of(jaxpr: Any) -> dict[Any, Any]:
+    """Each constant variable of a closed jaxpr, and of the closed jaxprs inside it (a
+    nested jit keeps its own), with its value; empty for an open jaxpr."""
+    out: dict[Any, Any] = {}
+    todo, seen = [jaxpr], set()
+    while todo:
+        closed = todo.pop()
+        if id(closed) in seen:
+            continue
+        seen.add(id(closed))
+        inner = getattr(closed, "jaxpr", None)
+        if inner is None or not hasattr(inner, "eqns"):
+            continue
+        out.update(zip(inner.constvars, getattr(closed, "consts", ()), strict=False))
+        todo += [sub for eqn in inner.eqns for value in eqn.params.values()
+                 for sub in (value if isinstance(value, tuple | list) else (value,))
+                 if hasattr(sub, "consts")]
+    return out
+
+
+def constants_read(eqn: Any, values: dict[Any, Any]) -> dict[int, int]:
+    """The array constants an equation reads, as ``{id: bytes}``: its constant variables,
+    and arrays held as literals (``jax_use_simplified_jaxpr_constants``); a scalar
+    literal (``x * 2.0``) is not one, nor a value that is no array of numbers (an
+    object array, a leaked tracer)."""
+    out = {}
+    for var in eqn.invars:
+        value = values.get(var) if not hasattr(var, "val") else var.val
+        size = array_bytes(value)
+        if size is not None and getattr(value, "ndim", 0) > 0:
+            out[id(value)] = size
+    return out
+
+
+def array_bytes(value: Any) -> int | None:
+    """The bytes of an array of numbers (NumPy's or JAX's), else None."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or getattr(dtype, "hasobject", False) or not hasattr(value, "nbytes"):
+        return None
+    try:
+        return int(value.nbytes)
+    except Exception:  # noqa: BLE001 (a tracer, a deleted buffer: no bytes to count)
+        return None
 
 
 def _callers_of_cut_functions(order: list[Any], user: UserCode,

@@ -55,7 +55,7 @@ from ..variants.build import build_variant
 from ..variants.entry import plan_entry
 from ..variants.plan import Plan, Variant
 from ..variants.rows import Prepared, verified_calls
-from .counts import Key, UserCode, count_equations
+from .counts import Key, LineCounts, UserCode, count_equations
 from .entry import helperless_plan, runs_other_functions
 from .hook import Hook, Tally, make_hook, why_no_hook
 from .loops import loops_of
@@ -220,19 +220,21 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
         jaxpr = _jaxpr(traced if staged is None else staged.jaxpr)
         text = _hlo_text(staged.lowered if staged is not None and staged.lowered is not None
                          else (traced if traced is not None else _traced(staged)).lower())
-    own, inclusive = count_equations(jaxpr, user)
+    counts = count_equations(jaxpr, user)
     hlo = count_hlo_ops(text, user)
     tally = hooked.tally if hooked is not None else None
     spans = user.spans(tally.calls if tally is not None else None)
     notes = () if tally is not None else (why_no_hook(hook),)
     loops = () if tally is not None else loops_of(spans)
-    return LineTable(variant, build_rows(user, own, inclusive, hlo, tally), spans,
-                     getattr(entry, "__qualname__", variant), notes, loops)
+    every = counts.every_constant
+    return LineTable(variant, build_rows(user, counts, hlo, tally), spans,
+                     getattr(entry, "__qualname__", variant), notes, loops,
+                     constants=(len(every), sum(every.values())))
 
 
 def _jaxpr(traced: Any) -> Any:
-    """The open jaxpr inside a ``Traced``, a ``ClosedJaxpr`` or a jaxpr."""
-    while not hasattr(traced, "eqns"):
+    """The jaxpr inside a ``Traced``: closed (its constants with it) where there is one."""
+    while not (hasattr(traced, "consts") or hasattr(traced, "eqns")):
         traced = traced.jaxpr
     return traced
 
@@ -261,22 +263,25 @@ def _user_code(entry: Callable) -> types.CodeType | None:
     return None
 
 
-def build_rows(user: UserCode, own: Counter, inclusive: Counter, hlo: Counter,
+def build_rows(user: UserCode, counts: LineCounts, hlo: Counter,
                tally: Tally | Hook | None) -> tuple[LineRow, ...]:
     """A row per line of every user function seen (zero rows too, for the listing),
     plus any counted line outside them; files in order of first sight. Without a
     ``tally`` (no line hook ran), hits and time are None: not measured."""
-    counts = tally if tally is None or isinstance(tally, Tally) else tally.tally
-    hits = counts.hits if counts is not None else {}
+    own, inclusive, constants = counts.own, counts.inclusive, counts.constants
+    ticks = tally if tally is None or isinstance(tally, Tally) else tally.tally
+    hits = ticks.hits if ticks is not None else {}
     keys: set[Key] = set(own) | set(inclusive) | set(hlo) | set(hits)
     for span in user.spans():
         if linecache.getline(span.file, span.first_line):
             keys.update((span.file, n) for n in range(span.first_line, span.last_line + 1))
     files = {f: i for i, f in enumerate(dict.fromkeys(c.co_filename for c in user.codes))}
     rows = [LineRow(file, line, _source(file, line),
-                    None if counts is None else counts.hits[(file, line)],
+                    None if ticks is None else ticks.hits[(file, line)],
                     own[(file, line)], inclusive[(file, line)], hlo[(file, line)],
-                    None if counts is None else counts.seconds[(file, line)])
+                    None if ticks is None else ticks.seconds[(file, line)],
+                    len(constants.get((file, line), ())),
+                    sum(constants.get((file, line), {}).values()))
             for file, line in sorted(keys, key=lambda k: (files.get(k[0], len(files)), k))]
     return tuple(rows)
 
