@@ -2,11 +2,15 @@
 
 Some helpers cannot run under a jit of their own although the whole program
 traces: a numpyro model under effect handlers keeps traced values in the
-handlers' stack (``UnexpectedTracerError``), and other library code does the
-like. Where the nested trace fails and the flat one did not, the helper whose
-jit was tracing is kept inline, with the error as its reason, and the variant
-is built again: a comparison never loses its nested variant to a helper that
-cannot be nested.
+handlers' stack, a Keras layer's jit keeps its caller's traced variables as
+constants, and other library code does the like. Where the nested trace leaks,
+the helper that leaks is found by tracing with fewer helpers nested
+(:class:`LeakSearch`: the leak often surfaces in a caller's jit, not the
+culprit's) and kept inline, with the mechanism the leak checker shows as its
+reason (:mod:`~.leaks`); where the nested trace fails otherwise and the flat one
+did not, the helper whose jit was tracing is kept inline, with the error. The
+variant is then built again: a comparison never loses its nested variant to a
+helper that cannot be nested.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import jax
 
 from .build import nest_only
 from .inner_jit import HELPER_TAG
+from .leaks import leak_mechanism
 from .plan import Plan, Variant
 
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
@@ -28,12 +33,18 @@ _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked wa
 
 def checked_nested(variant: Variant, plan: Plan) -> Variant:
     """``variant`` (the nested one), or one with the helpers whose own jit breaks the
-    trace inline: one that leaks tracers, or (where the flat program traces) one under
-    whose jit the trace fails, each with its reason."""
+    trace inline: one that leaks tracers (found by :class:`LeakSearch`), or (where the
+    flat program traces) one under whose jit the trace fails, each with its reason."""
     refused: dict[str, str] = {}
+    search = LeakSearch(plan, variant.name, refused)  # its traces hold as more are refused
     for _ in range(len(variant.planned)):
         error = trace_error(variant)
-        found = _culprit(error, variant) if error is not None else None
+        if error is None:
+            break
+        if _is_leak(error):
+            found = search.culprit(variant.planned, error)
+        else:
+            found = _failing(error, variant)
         if found is None:
             break
         culprit, refused[culprit] = found
@@ -42,13 +53,14 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
     return variant
 
 
-def trace_error(variant: Variant) -> BaseException | None:
+def trace_error(variant: Variant, lower: bool = True) -> BaseException | None:
     """What tracing the variant raises, from cleared caches, with JAX's leak checker on
     (a leaked tracer otherwise surfaces only in a later trace); None: it traces.
 
-    A trace that succeeds is lowered too, untimed: the warm-up that puts the process's
-    one-time costs of lowering (a library's first lowering rules, as Pallas's) on no
-    timed run, where they would land on whichever variant runs first."""
+    A trace that succeeds is lowered too (unless ``lower`` is false), untimed: the
+    warm-up that puts the process's one-time costs of lowering (a library's first
+    lowering rules, as Pallas's) on no timed run, where they would land on whichever
+    variant runs first."""
     plan = variant.plan
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     try:
@@ -56,25 +68,19 @@ def trace_error(variant: Variant) -> BaseException | None:
             traced = jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
     except Exception as exc:  # noqa: BLE001 (any failure is the user's code: reported later)
         return exc
+    if not lower:
+        return None
     with contextlib.suppress(Exception):  # a lowering error shows in the timed run itself
         traced.lower()
     return None
 
 
-def _culprit(error: BaseException, variant: Variant) -> tuple[str, str] | None:
-    """(the planned helper to keep inline, why): for a leak, the helper whose jit raised
-    it or the one JAX's message names; for another failure where the flat program
-    traces, the innermost planned helper on the error's traceback whose jit raised it."""
-    helpers = variant.plan.helpers
-    if _is_leak(error):
-        tagged = getattr(error, HELPER_TAG, None)
-        leaked = _LEAKED_IN.search(str(error))
-        named = next((n for n in variant.planned
-                      if leaked and leaked.group(1) in helpers[n].jit_names), None)
-        culprit = tagged if tagged in variant.planned else named
-        return None if culprit is None else (culprit, LEAKS)
+def _failing(error: BaseException, variant: Variant) -> tuple[str, str] | None:
+    """(the planned helper to keep inline, why) for a failure that is not a leak, where
+    the flat program traces: the innermost planned helper on the error's traceback."""
     if not variant.plan.flat_traces:
         return None  # the program fails flat too: the user's error, reported as it is
+    helpers = variant.plan.helpers
     codes = [f.f_code for f, _ in traceback.walk_tb(error.__traceback__)]
     on_stack = [n for n in variant.planned if helpers[n].code in codes]
     innermost = max(on_stack, key=lambda n: codes.index(helpers[n].code), default=None)
@@ -85,10 +91,111 @@ def _culprit(error: BaseException, variant: Variant) -> tuple[str, str] | None:
                        f"inline")
 
 
-#: Why a helper that leaks tracers under its own jit runs inline.
-LEAKS = ("under a jit of its own it leaks traced values: it keeps them outside what it "
-         "returns (in a global or a list, or an effect handler's stack, as a numpyro model "
-         "does), so it runs inline")
+class LeakSearch:
+    """Which planned helper's jit leaks, found by tracing with fewer helpers nested
+    (each an untimed trace under the leak checker, outside the runs).
+
+    A leak surfaces where a trace ends with its tracers still referenced: often in the
+    jit of a caller of the helper that kept them (a Keras layer's jit keeps its
+    caller's traced variables as constants; the caller's jit then reports the leak), so
+    the helper JAX's message names is only a first guess. The search tries that guess
+    nested alone (1 trace); where it does not leak alone, it bisects the planned
+    helpers in order for the shortest prefix that leaks (its last helper is one that
+    leaks, with the ones before it at most), then tries that helper alone (1 trace);
+    where it leaks only with others nested, it bisects those for its partner. With
+    ``n`` helpers planned that is at most ``2 * ceil(log2 n) + 3`` traces, one of them
+    the program with nothing nested (whether it leaks by itself, asked only where a
+    leak names no helper's jit); a lone helper is the culprit with no trace at all.
+    """
+
+    def __init__(self, plan: Plan, label: str, refused: dict[str, str]):
+        self.plan, self.label, self.refused = plan, label, refused
+        self.traces = 0  # the extra traces taken
+        self._leaks: dict[tuple[str, ...], BaseException | None] = {}
+        self._flat_leaks: bool | None = None
+
+    def culprit(self, planned: tuple[str, ...],
+                error: BaseException) -> tuple[str, str] | None:
+        """(the helper to keep inline, why), given that nesting ``planned`` leaked with
+        ``error``; None where no planned helper is to blame (the program leaks flat)."""
+        if not planned or not self._caused_by_nesting(error, planned):
+            return None
+        if len(planned) == 1:
+            return planned[0], leaks_reason(error)
+        guess = self._named(error, planned)
+        alone = self.leak((guess,)) if guess else None
+        if guess and alone is not None:
+            return guess, leaks_reason(alone)
+        end, leaked = self._shortest_leaking(planned, (), error)
+        last, before = planned[end - 1], planned[: end - 1]
+        alone = self.leak((last,)) if before else leaked
+        if alone is not None:
+            return last, leaks_reason(alone)
+        start, leaked = self._shortest_leaking(before, (last,), leaked)
+        return last, leaks_reason(leaked, before[start - 1])
+
+    def leak(self, nest: tuple[str, ...]) -> BaseException | None:
+        """The leak tracing with only ``nest`` nested raises, where nesting caused it
+        (None: no leak, a leak the program has flat too, or another failure)."""
+        if nest not in self._leaks:
+            self.traces += 1
+            error = trace_error(nest_only(self.plan, nest, self.label, self.refused), lower=False)
+            caused = error is not None and _is_leak(error) \
+                and self._caused_by_nesting(error, nest)
+            self._leaks[nest] = error if caused else None
+        return self._leaks[nest]
+
+    def _shortest_leaking(self, helpers: tuple[str, ...], extra: tuple[str, ...],
+                          error: BaseException) -> tuple[int, BaseException]:
+        """The least ``k`` such that nesting ``helpers[:k]`` (and ``extra``) leaks, and
+        that leak, given that nesting all of them leaks (``error``) and ``extra`` alone
+        does not: ``ceil(log2 len(helpers))`` traces at most."""
+        low, high = 0, len(helpers)  # low's prefix does not leak, high's does
+        while high - low > 1:
+            mid = (low + high) // 2
+            found = self.leak((*helpers[:mid], *extra))
+            if found is None:
+                low = mid
+            else:
+                high, error = mid, found
+        return high, error
+
+    def _named(self, error: BaseException, planned: tuple[str, ...]) -> str | None:
+        """The planned helper whose jit raised the leak, or the one JAX's message says
+        the leaked value escaped."""
+        tagged = getattr(error, HELPER_TAG, None)
+        if tagged in planned:
+            return tagged
+        return _named_in_message(error, planned, self.plan)
+
+    def _caused_by_nesting(self, error: BaseException, nest: tuple[str, ...]) -> bool:
+        """Whether a leak is nesting's: it names a nested helper's jit, or the program
+        with nothing nested does not leak (traced once, where needed)."""
+        if self._named(error, nest) is not None:
+            return True
+        if self._flat_leaks is None:
+            self.traces += 1
+            flat = trace_error(nest_only(self.plan, (), self.label, self.refused), lower=False)
+            self._flat_leaks = flat is not None and _is_leak(flat)
+        return not self._flat_leaks
+
+
+def _named_in_message(error: BaseException, planned: tuple[str, ...],
+                      plan: Plan) -> str | None:
+    leaked = _LEAKED_IN.search(str(error))
+    return next((n for n in planned
+                 if leaked and leaked.group(1) in plan.helpers[n].jit_names), None)
+
+
+def leaks_reason(error: BaseException, partner: str | None = None) -> str:
+    """Why a helper that leaks tracers under its own jit runs inline: the mechanism the
+    leak checker's message shows; ``partner``: a helper it leaks only nested with."""
+    where = f" (only with `{partner}` nested too)" if partner else ""
+    return f"{LEAKS}{where}: {leak_mechanism(error)}, so it runs inline"
+
+
+#: How the reason a helper that leaks tracers under its own jit runs inline begins.
+LEAKS = "under a jit of its own it leaks traced values"
 
 
 def _first_line(error: BaseException, width: int = 100) -> str:

@@ -1,0 +1,69 @@
+"""How a helper's jit leaked traced values, read off JAX's leak checker's message.
+
+``jax.checking_leaks()`` names, for each leaked tracer, the chain of objects that kept
+it alive (``<list 1> is referred to by __main__.seen``). That chain tells the
+mechanism, which the reason a helper is kept inline words:
+
+* a global, or a list the helper's code closes over, that the helper stored it in;
+* an effect handler's stack (numpyro's ``_PYRO_STACK``) that recorded it;
+* the static part of what the helper returns (a non-pytree object holding it, which
+  its jit can pass out only as a Python value);
+* JAX's cache of a jit's constants: the helper used its caller's traced value without
+  being passed it (a closure, a Keras layer's variables inside ``stateless_call``), so
+  its jit took that value as a constant, and the cache kept it past the caller's trace.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
+_LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
+#: What keeps an object, where it is a module's global (``numpyro.handlers._PYRO_STACK``).
+_GLOBAL = re.compile(r"^[\w.]+$")
+#: ... where it is a variable a function closes over.
+_CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
+#: Plain containers: the static part's own type is the first object outside them.
+_CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
+
+
+def leak_mechanism(error: BaseException) -> str:
+    """How the helper kept traced values, in words, from the first leaked tracer's
+    chain in JAX's message; the general wording where the message has no chain (an
+    ``UnexpectedTracerError``, raised where a leaked tracer is used later)."""
+    chain = _first_chain(str(error))
+    holders = [keeper for _, keeper in chain]
+    if any("separate_consts" in h for h in holders):
+        return ("it uses its caller's traced values without being passed them (a closure "
+                "over them, or a Keras layer's variables inside `stateless_call`), so its "
+                "jit holds them as constants, and JAX's cache of those constants keeps them "
+                "after the caller's trace")
+    kept = [kind for kind, _ in chain]
+    if "Holes" in kept:
+        inside = [k for k in kept[: kept.index("Holes")] if k not in _CONTAINERS]
+        what = f"a `{inside[-1]}`" if inside else "an object"
+        return (f"it returns them inside the static part of its output ({what}, not a "
+                f"pytree), which its jit can pass out only as a Python value")
+    for keeper in holders:
+        if _GLOBAL.match(keeper):
+            name = keeper.removeprefix("__main__.")
+            if "stack" in name.rsplit(".", 1)[-1].lower():
+                return (f"it records them on an effect handler's stack (`{name}`), as a "
+                        f"numpyro model under its handlers does")
+            return f"it stores them in a global (`{name}`), where they outlive its trace"
+        closed = _CLOSED_OVER.search(keeper)
+        if closed:
+            return (f"it stores them in `{closed.group(2)}`, which `{closed.group(1)}` "
+                    f"closes over, where they outlive its trace")
+    return ("it keeps them outside what it returns (in a global or a list, or an effect "
+            "handler's stack, as a numpyro model does)")
+
+
+def _first_chain(message: str) -> list[tuple[str, str]]:
+    """The first leaked tracer's chain: (the kept object's type, what keeps it), from the
+    tracer outwards."""
+    for block in message.split("\n\n"):
+        links = [m.groups() for m in map(_LINK.match, block.splitlines()) if m]
+        if links:
+            return [(kind, keeper) for kind, keeper in links]
+    return []
