@@ -58,7 +58,8 @@ def test_a_numpyro_model_stays_inline_and_its_pure_helper_is_nested():
     claims_hold(r)
     assert r.nested.helpers == ("predictor",)
     assert "regression" in r.nested.inline
-    assert any("leaks traced values" in n for n in r.nested.notes)
+    assert any("leaks traced values: it records them on an effect handler's stack "
+               "(`numpyro.handlers._PYRO_STACK`)" in n for n in r.nested.notes)
 
 
 # --- Haiku: modules inside hk.transform ---------------------------------------------------

@@ -135,7 +135,8 @@ model(jnp.ones(3))
     assert result.flat.ok and result.flat.trace_s > 0 and result.nested.ok, result.nested.error
     assert result.nested.helpers == () and result.nested.inline == ("helper",)
     text = cap.outputs[0].data["text/plain"]
-    assert "`helper` stays inline: under a jit of its own it leaks traced values" in text
+    assert ("`helper` stays inline: under a jit of its own it leaks traced values: it stores "
+            "them in a global (`seen`), where they outlive its trace") in text
     assert "error:" not in text
 
 

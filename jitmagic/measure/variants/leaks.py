@@ -21,6 +21,8 @@ import re
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
 #: What keeps an object, where it is a module's global (``numpyro.handlers._PYRO_STACK``).
 _GLOBAL = re.compile(r"^[\w.]+$")
+#: ... where it is a key of a dict that a function then holds: its globals (a cell's).
+_NAMESPACE_KEY = re.compile(r"^<dict \d+>\['(\w+)'\]$")
 #: ... where it is a variable a function closes over.
 _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 #: Plain containers: the static part's own type is the first object outside them.
@@ -44,9 +46,10 @@ def leak_mechanism(error: BaseException) -> str:
         what = f"a `{inside[-1]}`" if inside else "an object"
         return (f"it returns them inside the static part of its output ({what}, not a "
                 f"pytree), which its jit can pass out only as a Python value")
-    for keeper in holders:
-        if _GLOBAL.match(keeper):
-            name = keeper.removeprefix("__main__.")
+    for keeper, outer in zip(holders, [*holders[1:], ""], strict=True):
+        key = _NAMESPACE_KEY.match(keeper)
+        if _GLOBAL.match(keeper) or (key and outer.startswith("<function ")):
+            name = key.group(1) if key else keeper.removeprefix("__main__.")
             if "stack" in name.rsplit(".", 1)[-1].lower():
                 return (f"it records them on an effect handler's stack (`{name}`), as a "
                         f"numpyro model under its handlers does")
