@@ -15,6 +15,7 @@ mechanism, which the reason a helper is kept inline words:
 
 from __future__ import annotations
 
+import itertools
 import re
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
@@ -46,7 +47,7 @@ def leak_mechanism(error: BaseException) -> str:
         what = f"a `{inside[-1]}`" if inside else "an object"
         return (f"it returns them inside the static part of its output ({what}, not a "
                 f"pytree), which its jit can pass out only as a Python value")
-    for keeper, outer in zip(holders, [*holders[1:], ""], strict=True):
+    for keeper, outer in itertools.pairwise([*holders, ""]):  # what keeps the keeper
         key = _NAMESPACE_KEY.match(keeper)
         if _GLOBAL.match(keeper) or (key and outer.startswith("<function ")):
             name = key.group(1) if key else keeper.removeprefix("__main__.")
