@@ -543,3 +543,35 @@ def test_a_table_saved_before_constants_were_counted_shows_none():
     assert {(r.consts, r.const_bytes) for r in old.flat.rows} == {(None, None)}
     assert old.flat.constants is None and "consts" not in str(old)
     assert "array constant" not in str(old)  # not "0 array constants": not counted
+
+
+def _projected(weights):
+    def model(x):
+        return jnp.tanh(x @ weights).sum()
+    return model
+
+
+def test_the_report_counts_each_variants_captured_constants_and_a_diff_sees_them_grow():
+    one = jitmagic.compare(embedded, jnp.ones(1024), repeat=1, number=1, progress=False)
+    for variant in (one.flat, one.nested):
+        assert (variant.constants, variant.constant_bytes) == (2, 4 * 2**20 + 40 * 2**10)
+        assert variant.compiled_temp_bytes is not None
+    assert "constant bytes (captured)" in str(one) and "4,235,264" in str(one)
+    again = jitmagic.Comparison.from_dict(one.to_dict())
+    assert again.flat.constant_bytes == one.flat.constant_bytes
+    small = jitmagic.compare(_projected(np.ones((64, 8), np.float32)), jnp.ones(64),
+                             repeat=1, number=1, progress=False)
+    large = jitmagic.compare(_projected(np.ones((64, 16), np.float32)), jnp.ones(64),
+                             repeat=1, number=1, progress=False)
+    grown = jitmagic.diff(small, large)
+    assert grown.figure("flat", "constant_bytes").new_over_old == 2.0
+    assert "constant_bytes" in {f.figure for f in grown.larger(1.3)}
+
+
+def test_a_report_saved_before_constants_were_counted_reads_them_as_not_counted():
+    d = jitmagic.compare(_projected(np.ones((8, 4), np.float32)), jnp.ones(8), repeat=1,
+                         number=1, progress=False).to_dict()
+    for key in ("constants", "constant_bytes", "compiled_temp_bytes"):
+        del d["variants"]["flat"][key]  # nested: no helper, measured once, none written
+    old = jitmagic.Comparison.from_dict(d)
+    assert old.flat.constants is None and "constant bytes" not in str(old)

@@ -30,10 +30,10 @@ from .stats.witness import CPU, WALL, has_cpu, is_busy, on, waited
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
 #: The figures of a variant that move only with the code (and JAX's version), as
-#: (``VariantResult`` field, label), compared exactly. The last three are XLA's compiled
-#: program (its ops, and ``compiled.cost_analysis()``'s flops and bytes accessed),
-#: diffed where a report holds them: read with ``getattr``, so a record without them
-#: still diffs.
+#: (``VariantResult`` field, label), compared exactly. The last six, XLA's compiled
+#: program (its ops, ``compiled.cost_analysis()``'s flops and bytes accessed, its
+#: temporary bytes) and the constants captured, are diffed where a report holds them:
+#: read with ``getattr``, so a record without them still diffs.
 STRUCTURE = (
     ("jaxpr_eqns", "jaxpr equations"),
     ("stablehlo_bytes", "StableHLO bytes"),
@@ -43,6 +43,9 @@ STRUCTURE = (
     ("compiled_ops", "instructions after XLA"),
     ("compiled_flops", "flops (XLA's cost analysis)"),
     ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
+    ("compiled_temp_bytes", "temporary bytes (XLA's memory analysis)"),
+    ("constants", "array constants (captured)"),
+    ("constant_bytes", "constant bytes (captured)"),
 )
 STRUCTURE_LABELS = dict(STRUCTURE)
 #: What a structure figure of NEW is, against OLD's: exact comparison, no rule.

@@ -70,7 +70,8 @@ _TAIL: tuple[Field, ...] = (
 )
 
 #: What XLA made of a variant's program (``VariantResult``), absent from older reports.
-COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed")
+COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
+                 "compiled_temp_bytes", "constants", "constant_bytes")
 
 _R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 
@@ -157,6 +158,12 @@ class VariantResult(Row):
     compiled_ops: int | None = None
     compiled_flops: int | None = None
     compiled_bytes_accessed: int | None = None
+    #: The bytes of its temporary buffers (XLA's memory analysis).
+    compiled_temp_bytes: int | None = None
+    #: The array constants its program reads (captured from Python: a global, a
+    #: closure), each once, and their bytes; None where not counted (older reports).
+    constants: int | None = None
+    constant_bytes: int | None = None
     #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
     #: then holds the slowest process's, run by run: :mod:`.processes`); empty for one.
     per_process: tuple[Samples, ...] = ()
@@ -177,6 +184,9 @@ class VariantResult(Row):
               ("compiled_ops", "compiled_ops", optional(count), None),
               ("compiled_flops", "compiled_flops", optional(count), None),
               ("compiled_bytes_accessed", "compiled_bytes_accessed", optional(count), None),
+              ("compiled_temp_bytes", "compiled_temp_bytes", optional(count), None),
+              ("constants", "constants", optional(count), None),
+              ("constant_bytes", "constant_bytes", optional(count), None),
               ("per_process", "per_process", read_per_process, ()))
 
     def to_dict(self) -> dict[str, Any]:

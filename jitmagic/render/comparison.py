@@ -53,6 +53,9 @@ STRUCTURE = (
     ("compiled_ops", "instructions after XLA"),
     ("compiled_flops", "flops (XLA's cost analysis)"),
     ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
+    ("compiled_temp_bytes", "temporary bytes (XLA's memory analysis)"),
+    ("constants", "array constants (captured)"),
+    ("constant_bytes", "constant bytes (captured)"),
 )
 
 
@@ -113,14 +116,15 @@ def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
 
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
     """One row per phase (median, min–max), the rest of the first call where measured,
-    and one per structure count, flat against nested."""
+    and one per structure count either variant holds, flat against nested."""
     rows: list[list[str | Cell]] = [
         [PHASE_LABELS[p], *(_median_cell(c.variants[v].samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += _cpu_rows(c)
     rows += [[Cell(label), _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), ""]
-             for key, label in STRUCTURE]
+             for key, label in STRUCTURE
+             if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
 
 

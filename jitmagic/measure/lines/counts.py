@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from ..._compat import frame_line
 from ...model.lines import FunctionSpan
 from ...usercode import sourceless, user_file, users_namespace
-from ..sampling.structure import sub_jaxprs
+from ..sampling.structure import constants_of, constants_read, sub_jaxprs
 
 Key = tuple[str, int]
 
@@ -165,51 +165,6 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
             for key in lines if read else ():
                 constants.setdefault(key, {}).update(read)
     return LineCounts(own, inclusive, constants, every)
-
-
-def constants_of(jaxpr: Any) -> dict[Any, Any]:
-    """Each constant variable of a closed jaxpr, and of the closed jaxprs inside it (a
-    nested jit keeps its own), with its value; empty for an open jaxpr."""
-    out: dict[Any, Any] = {}
-    todo, seen = [jaxpr], set()
-    while todo:
-        closed = todo.pop()
-        if id(closed) in seen:
-            continue
-        seen.add(id(closed))
-        inner = getattr(closed, "jaxpr", None)
-        if inner is None or not hasattr(inner, "eqns"):
-            continue
-        out.update(zip(inner.constvars, getattr(closed, "consts", ()), strict=False))
-        todo += [sub for eqn in inner.eqns for value in eqn.params.values()
-                 for sub in (value if isinstance(value, tuple | list) else (value,))
-                 if hasattr(sub, "consts")]
-    return out
-
-
-def constants_read(eqn: Any, values: dict[Any, Any]) -> dict[int, int]:
-    """The array constants an equation reads, as ``{id: bytes}``: its constant variables,
-    and arrays held as literals (``jax_use_simplified_jaxpr_constants``); a scalar
-    literal (``x * 2.0``) is not one, nor a value that is no array of numbers (an
-    object array, a leaked tracer)."""
-    out = {}
-    for var in eqn.invars:
-        value = values.get(var) if not hasattr(var, "val") else var.val
-        size = array_bytes(value)
-        if size is not None and getattr(value, "ndim", 0) > 0:
-            out[id(value)] = size
-    return out
-
-
-def array_bytes(value: Any) -> int | None:
-    """The bytes of an array of numbers (NumPy's or JAX's), else None."""
-    dtype = getattr(value, "dtype", None)
-    if dtype is None or getattr(dtype, "hasobject", False) or not hasattr(value, "nbytes"):
-        return None
-    try:
-        return int(value.nbytes)
-    except Exception:  # noqa: BLE001 (a tracer, a deleted buffer: no bytes to count)
-        return None
 
 
 def _callers_of_cut_functions(order: list[Any], user: UserCode,

@@ -29,6 +29,9 @@ class Shape:
     compiled_ops: int | None = None
     compiled_flops: int | None = None
     compiled_bytes_accessed: int | None = None
+    compiled_temp_bytes: int | None = None
+    constants: int | None = None
+    constant_bytes: int | None = None
     jaxpr_text: str = ""
     jit_names: Counter | None = None
     #: The optimized HLO, instruction by instruction, names and metadata stripped
@@ -51,6 +54,7 @@ def structure(run: ColdRun) -> Shape:
         shape.jaxpr_eqns, shape.jaxpr_eqns_top = count_equations(jaxpr), len(jaxpr.eqns)
         shape.nested_calls, shape.jit_names = count_nested_calls(jaxpr), jit_calls_by_name(jaxpr)
         shape.jaxpr_text = jaxpr_text(jaxpr)
+        shape.constants, shape.constant_bytes = captured_constants(jaxpr)
     if run.lowered is not None:
         hlo = run.lowered.as_text()
         shape.stablehlo_bytes = len(hlo.encode())
@@ -63,7 +67,8 @@ def structure(run: ColdRun) -> Shape:
 def compiled_work(compiled: Any, shape: Shape) -> None:
     """What XLA made of a program, into ``shape``: its ``call`` ops left, its
     instructions (the optimized HLO's, names and metadata stripped, kept and counted),
-    and its cost analysis (flops, bytes accessed), each where JAX gives it."""
+    its cost analysis (flops, bytes accessed) and the bytes of its temporary buffers
+    (its memory analysis), each where JAX gives it."""
     text = compiled.as_text() or ""
     shape.compiled_calls = len(re.findall(r"\bcall\(", text))
     shape.compiled_hlo = normalized_hlo(text)
@@ -76,6 +81,11 @@ def compiled_work(compiled: Any, shape: Shape) -> None:
     if isinstance(cost, dict):
         shape.compiled_flops = _cost(cost, "flops")
         shape.compiled_bytes_accessed = _cost(cost, "bytes accessed")
+    try:
+        temp = compiled.memory_analysis().temp_size_in_bytes
+    except Exception:  # noqa: BLE001 (a backend without memory analysis: left out)
+        temp = None
+    shape.compiled_temp_bytes = int(temp) if isinstance(temp, int) and temp >= 0 else None
 
 
 def _cost(cost: dict, key: str) -> int | None:
@@ -191,3 +201,64 @@ def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
     more = (f"{len(lines) - max_lines} more lines" if shown is jaxpr
             else f"the rest cut ({len(eqns)} top-level equations in all)")
     return "\n".join(lines[:max_lines] + [f"... {more}"])
+
+
+def constants_of(jaxpr: Any) -> dict[Any, Any]:
+    """Each constant variable of a closed jaxpr, and of the closed jaxprs inside it (a
+    nested jit keeps its own), with its value; empty for an open jaxpr."""
+    out: dict[Any, Any] = {}
+    todo, seen = [jaxpr], set()
+    while todo:
+        closed = todo.pop()
+        if id(closed) in seen:
+            continue
+        seen.add(id(closed))
+        inner = getattr(closed, "jaxpr", None)
+        if inner is None or not hasattr(inner, "eqns"):
+            continue
+        out.update(zip(inner.constvars, getattr(closed, "consts", ()), strict=False))
+        todo += [sub for eqn in inner.eqns for value in eqn.params.values()
+                 for sub in (value if isinstance(value, tuple | list) else (value,))
+                 if hasattr(sub, "consts")]
+    return out
+
+
+def constants_read(eqn: Any, values: dict[Any, Any]) -> dict[int, int]:
+    """The array constants an equation reads, as ``{id: bytes}``: its constant variables,
+    and arrays held as literals (``jax_use_simplified_jaxpr_constants``); a scalar
+    literal (``x * 2.0``) is not one, nor a value that is no array of numbers (an
+    object array, a leaked tracer)."""
+    out = {}
+    for var in eqn.invars:
+        value = values.get(var) if not hasattr(var, "val") else var.val
+        size = array_bytes(value)
+        if size is not None and getattr(value, "ndim", 0) > 0:
+            out[id(value)] = size
+    return out
+
+
+def array_bytes(value: Any) -> int | None:
+    """The bytes of an array of numbers (NumPy's or JAX's), else None."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or getattr(dtype, "hasobject", False) or not hasattr(value, "nbytes"):
+        return None
+    try:
+        return int(value.nbytes)
+    except Exception:  # noqa: BLE001 (a tracer, a deleted buffer: no bytes to count)
+        return None
+
+
+def captured_constants(jaxpr: Any) -> tuple[int, int]:
+    """(count, bytes) of the array constants a closed jaxpr's program reads, each once:
+    arrays captured from Python (a global, a closure), which XLA compiles in."""
+    values = constants_of(jaxpr)
+    todo, seen, read = [getattr(jaxpr, "jaxpr", jaxpr)], set(), {}
+    while todo:
+        j = todo.pop()
+        if id(j) in seen:
+            continue
+        seen.add(id(j))
+        for eqn in j.eqns:
+            read.update(constants_read(eqn, values))
+            todo += sub_jaxprs(eqn)
+    return len(read), sum(read.values())

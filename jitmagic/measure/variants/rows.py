@@ -99,6 +99,9 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             compiled_ops=shape.compiled_ops,
             compiled_flops=shape.compiled_flops,
             compiled_bytes_accessed=shape.compiled_bytes_accessed,
+            compiled_temp_bytes=shape.compiled_temp_bytes,
+            constants=shape.constants,
+            constant_bytes=shape.constant_bytes,
         )
     return out
 
