@@ -117,6 +117,47 @@ def test_flax_linen_submodules_are_nested_with_nn_jit():
     assert r.outputs_match
 
 
+def test_a_linen_train_state_step_is_one_program_measured_once_and_says_why():
+    import flax.linen as nn
+    import optax
+    from flax.training import train_state
+
+    class MLP(nn.Module):
+        features: int = 8
+
+        @nn.compact
+        def __call__(self, x):
+            x = nn.relu(nn.Dense(self.features)(x))
+            return nn.Dense(1)(x)
+
+    def create_train_state(rng, x):
+        model = MLP()
+        params = model.init(rng, x)["params"]
+        return train_state.TrainState.create(apply_fn=model.apply, params=params,
+                                             tx=optax.sgd(0.1))
+
+    def train_step(state, batch):
+        def loss_fn(params):
+            pred = state.apply_fn({"params": params}, batch["x"])
+            return jnp.mean((pred - batch["y"]) ** 2)
+
+        grads = jax.grad(loss_fn)(state.params)
+        return state.apply_gradients(grads=grads)
+
+    x = jnp.ones((4, 3))
+    state = create_train_state(jax.random.PRNGKey(0), x)
+    r = jitmagic.compare(train_step, state, {"x": x, "y": jnp.zeros((4, 1))}, **ONCE)
+    claims_hold(r)
+    assert r.nested.helpers == () and set(r.nested.inline) == {"loss_fn", "MLP.__call__"}
+    # nesting changes nothing, so the nested variant is not measured again
+    assert r.nested.samples["first_call_s"] == [] and r.flat.samples["first_call_s"]
+    assert r.same_compiled is None
+    assert any("measured once" in n for n in r.nested.notes), r.nested.notes
+    # the module `apply` runs: a clone made from its instance's class, not a name
+    why = next(n for n in r.nested.notes if n.startswith("`MLP.__call__` stays inline"))
+    assert "made before the call" in why and "Module.clone" in why, why
+
+
 # --- diffrax: a vector field handed to a solver ---------------------------------------------
 
 @pytest.mark.slow

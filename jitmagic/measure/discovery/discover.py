@@ -181,6 +181,7 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
             unseen = klass
         else:
             found.self_type, found.self_holds_arrays = this
+            found.self_made_before = klass is not None and live.instance(klass) is not None
     searched: set[int] = set()
     for i, caller in enumerate(calls.callers):
         namespace = live.globals_of(caller)

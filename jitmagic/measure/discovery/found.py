@@ -35,6 +35,10 @@ class Found:
     self_type: type | None = None
     #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
     self_holds_arrays: bool = False
+    #: Whether an instance of that class was made before the call (the entry, its
+    #: arguments or the globals its functions look up hold one): a linen module ``apply``
+    #: runs is a clone of it, made from its own class, not looked up by a name.
+    self_made_before: bool = False
     #: Whether it runs only as a kernel's body (inside ``pallas_call``).
     kernel: bool = False
     #: The library primitive that holds it and runs it itself (``lineax's

@@ -23,6 +23,7 @@ from ..calls.arrays import SCALARS, Holes
 from ..discovery.bindings import Binding, installing, short_name
 from ..discovery.discover import Found, code_of, discover, profiled_discovery
 from .inner_jit import is_user_jit
+from .linen import linen_made_before
 from .plan import JIT_OPTIONS, Helper, Plan
 from .trampoline import functions_of
 
@@ -367,7 +368,10 @@ def _why_inline(found: Found, ran: set[str]) -> str | None:
     if outer is not None and outer in ran:
         return (f"it is re-created on every call of `{outer.rsplit('.', 1)[-1]}`, so the "
                 f"function a jit would wrap is not the one called")
-    if _is_linen(found.self_type) and _linen_class(found) is None:
+    linen = _linen_class(found)
+    if linen is not None and found.self_made_before:
+        return linen_made_before(linen)
+    if _is_linen(found.self_type) and linen is None:
         return ("it is a method of a Flax linen module other than `__call__`: linen lifts "
                 "whole modules (`nn.jit(Block)`), so jitmagic nests only `__call__`")
     if found.self_holds_arrays:
