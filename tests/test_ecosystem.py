@@ -8,6 +8,7 @@ nested says why, with both variants measured."""
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -156,6 +157,54 @@ def test_a_linen_train_state_step_is_one_program_measured_once_and_says_why():
     # the module `apply` runs: a clone made from its instance's class, not a name
     why = next(n for n in r.nested.notes if n.startswith("`MLP.__call__` stays inline"))
     assert "made before the call" in why and "Module.clone" in why, why
+
+
+# --- distrax: a normalizing flow whose conditioners are partials of their parameters --------
+
+def _coupling_conditioner(params, x):
+    return jnp.tanh(x @ params["w1"] + params["b1"]) @ params["w2"]
+
+
+def _affine(shift):
+    import distrax
+
+    return distrax.ScalarAffine(shift=shift, log_scale=0.1 * shift)
+
+
+def make_flow(params, dim):
+    import distrax
+
+    layers, mask = [], jnp.arange(dim) % 2 == 0
+    for p in params:
+        layers.append(distrax.MaskedCoupling(
+            mask=mask, bijector=_affine,
+            conditioner=functools.partial(_coupling_conditioner, p)))
+        mask = ~mask
+    return distrax.Chain(layers)
+
+
+def flow_loss(params, x):
+    import distrax
+
+    base = distrax.MultivariateNormalDiag(jnp.zeros(x.shape[-1]), jnp.ones(x.shape[-1]))
+    flow = distrax.Transformed(base, make_flow(params, x.shape[-1]))
+    return -jnp.mean(flow.log_prob(x))
+
+
+def test_a_distrax_flow_builder_stays_inline_because_its_result_holds_a_traced_partial():
+    dim = 4
+    params = [{"w1": jnp.full((dim, 8), 0.1 * (i + 1)), "b1": jnp.zeros(8),
+               "w2": jnp.full((8, dim), 0.01)} for i in range(2)]
+    x = jax.random.normal(jax.random.PRNGKey(0), (5, dim))
+    r = jitmagic.compare(jax.grad(flow_loss), params, x, **ONCE)
+    claims_hold(r)
+    assert r.nested.inline == ("make_flow",)
+    assert "_coupling_conditioner" in r.nested.helpers
+    why = next(n for n in r.nested.notes if n.startswith("`make_flow` stays inline"))
+    # the reason read from the result: a Chain whose aux data holds the partial
+    assert ("its result (a `Chain`) holds a `functools.partial` of `_coupling_conditioner` "
+            "with traced arguments in its static part (pytree aux data)") in why, why
+    assert "global" not in why and "numpyro" not in why, why
 
 
 # --- diffrax: a vector field handed to a solver ---------------------------------------------

@@ -16,6 +16,7 @@ from ..calls.arrays import SCALARS, Holes
 from ..calls.arrays import holds_arrays as _holds_arrays
 from ..calls.arrays import is_array as _is_array
 from ..discovery.bindings import jit_label
+from .static_out import static_holder
 
 
 def is_nnx_class(owner: Any) -> bool:
@@ -59,6 +60,9 @@ def descriptor(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
 
 #: The attribute an exception raised inside a helper's jit carries: the helper's name.
 HELPER_TAG = "jitmagic_helper"
+#: And, where the helper's body returned, where its result's static part holds traced
+#: values (:func:`~.static_out.static_holder`; None: it holds none).
+STATIC_TAG = "jitmagic_static_out"
 
 
 def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Callable:
@@ -144,6 +148,8 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes) -> Callable:
         except Exception as exc:
             if not hasattr(exc, HELPER_TAG):  # the innermost helper's jit raised it
                 setattr(exc, HELPER_TAG, name)
+                if "tree" in out:  # its body returned: say what its static part holds
+                    setattr(exc, STATIC_TAG, static_holder(out["tree"], out["holes"].fixed))
             raise
         return jax.tree_util.tree_unflatten(out["tree"], out["holes"].fill(results))
 

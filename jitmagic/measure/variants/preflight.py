@@ -22,7 +22,7 @@ import traceback
 import jax
 
 from .build import nest_only
-from .inner_jit import HELPER_TAG
+from .inner_jit import HELPER_TAG, STATIC_TAG
 from .leaks import leak_mechanism
 from .plan import Plan, Variant
 
@@ -121,18 +121,18 @@ class LeakSearch:
         if not planned or not self._caused_by_nesting(error, planned):
             return None
         if len(planned) == 1:
-            return planned[0], leaks_reason(error)
+            return planned[0], leaks_reason(error, planned[0])
         guess = self._named(error, planned)
         alone = self.leak((guess,)) if guess else None
         if guess and alone is not None:
-            return guess, leaks_reason(alone)
+            return guess, leaks_reason(alone, guess)
         end, leaked = self._shortest_leaking(planned, (), error)
         last, before = planned[end - 1], planned[: end - 1]
         alone = self.leak((last,)) if before else leaked
         if alone is not None:
-            return last, leaks_reason(alone)
+            return last, leaks_reason(alone, last)
         start, leaked = self._shortest_leaking(before, (last,), leaked)
-        return last, leaks_reason(leaked, before[start - 1])
+        return last, leaks_reason(leaked, last, before[start - 1])
 
     def leak(self, nest: tuple[str, ...]) -> BaseException | None:
         """The leak tracing with only ``nest`` nested raises, where nesting caused it
@@ -187,10 +187,18 @@ def _named_in_message(error: BaseException, planned: tuple[str, ...],
                  if leaked and leaked.group(1) in plan.helpers[n].jit_names), None)
 
 
-def leaks_reason(error: BaseException, partner: str | None = None) -> str:
-    """Why a helper that leaks tracers under its own jit runs inline: the mechanism the
-    leak checker's message shows; ``partner``: a helper it leaks only nested with."""
+def leaks_reason(error: BaseException, culprit: str, partner: str | None = None) -> str:
+    """Why ``culprit``, whose jit leaks tracers, runs inline: what its result holds in its
+    static part, where its own jit saw it (:data:`~.inner_jit.STATIC_TAG`), else the
+    mechanism the leak checker's message shows; ``partner``: a helper it leaks only
+    nested with."""
     where = f" (only with `{partner}` nested too)" if partner else ""
+    held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
+        else None
+    if held is not None:
+        return (f"{held}{where}: a jit returns arrays only and fixes the rest when it "
+                f"traces, so under a jit of its own those traced values would leak; it runs "
+                f"inline")
     return f"{LEAKS}{where}: {leak_mechanism(error)}, so it runs inline"
 
 

@@ -1,0 +1,118 @@
+"""What in a nested helper's result carries its traced values where a jit cannot return
+them: its static part (a pytree node's aux data, or a leaf that is not an array).
+
+A jit returns arrays only; the rest of its result is fixed when it is traced. A
+result that holds a traced value there (a ``distrax.Chain`` whose aux data holds
+``partial(conditioner, params)``, ``params`` traced) hands the caller a value of a
+trace that has ended: JAX's leak checker then fails the helper's jit. The result
+itself says which object holds it, so the reason is read from it, not guessed.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any
+
+import jax
+
+from ..calls.arrays import SCALARS
+
+#: At most this many objects of a result's static part are looked at.
+MAX_OBJECTS = 2_000
+
+
+def static_holder(tree: Any, fixed: tuple) -> str | None:
+    """Where a result flattened to ``tree`` (a ``PyTreeDef``) and its non-array leaves
+    ``fixed`` holds a traced value, as a report says it (None: it holds none)."""
+    seen: set[int] = set()
+    result = _node_type(tree)
+    for aux in _aux_data(tree):
+        holder = _holder(aux, seen)
+        if holder is not None:
+            return f"its result{result} holds {holder} in its static part (pytree aux data)"
+    for leaf in fixed:
+        holder = _holder(leaf, seen)
+        if holder is not None:
+            return f"its result{result} holds {holder} as a leaf that is not an array"
+    return None
+
+
+def _node_type(tree: Any) -> str:
+    """`` (a `Transformed`)`` for a result that is an object of a registered pytree class."""
+    data = tree.node_data()
+    kind = data[0] if data is not None else None
+    if kind is None or kind in (tuple, list, dict, type(None)):
+        return ""
+    return f" (a `{kind.__name__}`)"
+
+
+def _aux_data(tree: Any) -> list[Any]:
+    """The aux data of every node of ``tree``, outermost first."""
+    out, stack = [], [tree]
+    while stack:
+        node = stack.pop(0)
+        data = node.node_data()
+        if data is not None and data[1] is not None:
+            out.append(data[1])
+        stack += node.children()
+    return out
+
+
+def _holder(value: Any, seen: set[int]) -> str | None:
+    """The nearest function (or other object) on the way from ``value`` to a traced value
+    it holds, described (`` `functools.partial` of `conditioner` ``); None: it holds none."""
+    stack: list[tuple[Any, Any]] = [(value, None)]
+    while stack and len(seen) < MAX_OBJECTS:
+        obj, owner = stack.pop()
+        if isinstance(obj, jax.core.Tracer):
+            return _described(owner) if owner is not None else "a traced value"
+        if id(obj) in seen or isinstance(obj, (*SCALARS, str, bytes, type, types.ModuleType)):
+            continue
+        seen.add(id(obj))
+        owner = _nearer(obj, owner)
+        stack += [(c, owner) for c in _children(obj)]
+    return None
+
+
+def _nearer(obj: Any, owner: Any) -> Any:
+    """The object to name for what ``obj`` holds: the nearest function (or partial) on
+    the way, else the nearest object that is not a container."""
+    if isinstance(obj, functools.partial | types.FunctionType):
+        return obj
+    if isinstance(owner, functools.partial | types.FunctionType):
+        return owner
+    return owner if isinstance(obj, list | tuple | set | frozenset | dict) else obj
+
+
+def _children(obj: Any) -> list[Any]:
+    if isinstance(obj, jax.tree_util.PyTreeDef):  # distrax keeps its inner tree in aux data
+        return _aux_data(obj)
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, types.FunctionType):
+        cells = [c.cell_contents for c in obj.__closure__ or () if _full(c)]
+        return [*cells, *(obj.__defaults__ or ())]
+    if isinstance(obj, list | tuple | set | frozenset):
+        return list(obj)
+    if isinstance(obj, dict):
+        return list(obj.values())
+    return list(getattr(obj, "__dict__", {}).values())
+
+
+def _full(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True
+
+
+def _described(owner: Any) -> str:
+    """`` a `functools.partial` of `conditioner` with traced arguments ``."""
+    if isinstance(owner, functools.partial):
+        inner = getattr(owner.func, "__name__", type(owner.func).__name__)
+        return f"a `functools.partial` of `{inner}` with traced arguments"
+    if isinstance(owner, types.FunctionType):
+        return f"the function `{owner.__name__}`, whose closure holds traced values"
+    return f"a `{type(owner).__name__}` holding traced values"
