@@ -99,7 +99,8 @@ class _Reader:
             subs = list(sub_jaxprs(eqn))
             if subs:
                 chain, complete = self._chain(tb)
-                inner = chain if complete else chain + context
+                inner = chain if complete else \
+                    chain[:len(chain) - _overlap(chain, context)] + context
                 for sub in subs:
                     self._enter(sub, inner, roots)
         return roots
@@ -119,6 +120,8 @@ class _Reader:
               roots: dict[types.CodeType, None]) -> None:
         """Note the calls on a traceback, outer first (the order they were made in)."""
         chain, complete = self._chain(tb)
+        if not complete:  # frames the holder's own are the holder's, not called by it
+            chain = chain[:len(chain) - _overlap(chain, context)]
         full = chain if complete else chain + context
         for i in range(len(chain) - 1, -1, -1):
             self._call(chain[i][0], full[i + 1:])
@@ -151,6 +154,18 @@ class _Reader:
                     frames.append((code, _position(code, offset)))
             known = self.chains[tb] = (tuple(frames), complete)
         return known
+
+
+def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
+    """How many of the outer user frames of an equation whose traceback stops short
+    (``chain``) are the innermost of the equation holding its jaxpr (``context``): JAX
+    traces a custom_vjp's backward rule under the frames of its forward call (copied,
+    and cut to JAX's traceback limit), so read as calls under the holder they would
+    make the caller its own caller."""
+    for k in range(min(len(chain), len(context)), 0, -1):
+        if chain[-k:] == context[:k]:
+            return k
+    return 0
 
 
 #: Primitives whose body is a kernel: a function of memory references that the
