@@ -246,6 +246,42 @@ def test_custom_jvp_is_nested_custom_vjp_stays_inline():
     assert any("`clip_grad` stays inline: it is a custom_vjp" in n for n in nested.notes)
 
 
+@jax.custom_vjp
+def clip_gradient(x):
+    return x
+
+
+def _clip_fwd(x):
+    return x, None
+
+
+def _clip_bwd(_, g):
+    return (jnp.clip(g, -1.0, 1.0),)
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+def clipped_loss(w, x):
+    for _ in range(8):
+        x = clip_gradient(jnp.tanh(x @ w))
+    return jnp.sum(x ** 2)
+
+
+def test_a_custom_vjp_whose_rules_alone_add_equations_under_grad_is_noted_and_measured_once():
+    r = jitmagic.compare(jax.grad(clipped_loss), jnp.eye(4) * 0.5, jnp.ones((2, 4)),
+                         **FAST, quiet=True)
+    # its body adds no equation; its backward rule does, at its call site in the loss
+    assert r.nested.helpers == () and r.nested.inline == ("clip_gradient",)
+    why = next(n for n in r.nested.notes if n.startswith("`clip_gradient` stays inline"))
+    assert "`jax.custom_vjp` function whose body adds no equation" in why, why
+    assert "(`_clip_fwd` forward, `_clip_bwd` in the backward pass)" in why, why
+    assert "at its call site in `clipped_loss`" in why, why
+    # the entry is not its own helper: nothing to nest, so one program, measured once
+    assert "clipped_loss" not in r.nested.inline
+    assert r.nested.samples["first_call_s"] == [] and r.flat.samples["first_call_s"]
+
+
 def cell_update(c, x):
     return jnp.tanh(c * 0.9 + x) * jnp.cos(c)
 

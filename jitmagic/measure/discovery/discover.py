@@ -47,6 +47,7 @@ import jax
 from ..calls.arrays import holds_arrays
 from .bindings import Binding
 from .call_graph import CallGraph, Calls, Held, held_functions, kernel_bodies, read_calls
+from .custom_rules import custom_calls, rules_only
 from .found import (
     Discovery,
     Found,
@@ -85,6 +86,9 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
     found = _without_decorated(found, live)
+    entry_space = live.globals_of(entry) if entry is not None else None
+    found += rules_only(custom_calls(jaxpr, is_user), graph, live.globals_of,
+                        [f.code for f in found], (entry_space or {}).get("__name__"))
     kernels = kernel_bodies(jaxpr, is_user)
     for f in found:
         f.kernel, f.held_by = f.code in kernels, held.get(f.code)

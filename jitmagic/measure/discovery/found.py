@@ -44,6 +44,9 @@ class Found:
     #: The library primitive that holds it and runs it itself (``lineax's
     #: `linear_solve```), where the program shows it only there.
     held_by: str | None = None
+    #: Why it stays inline, for a custom_vjp/custom_jvp function whose body built no
+    #: equation, only its rules (:mod:`~.custom_rules`).
+    rules_only: str | None = None
 
 
 @dataclass

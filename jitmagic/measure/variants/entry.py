@@ -360,6 +360,8 @@ def _is_linen(cls: type | None) -> bool:
 
 
 def _why_inline(found: Found, ran: set[str]) -> str | None:
+    if found.rules_only:
+        return found.rules_only
     if found.kernel:
         return ("it is a Pallas kernel body (a function of memory references that "
                 "`pallas_call` runs itself), which a jit of its own cannot take")

@@ -1,0 +1,130 @@
+"""Custom-derivative functions whose equations come from their rules alone.
+
+Under ``jax.grad`` JAX does not trace a ``jax.custom_vjp`` function's body: it runs
+its forward rule in its place, and its backward rule in the backward pass, under the
+frames of the forward call (copied: the rule's own frame is not on them). A helper
+whose body builds no equation (``clip_gradient(x)`` returning ``x``) is then nowhere
+in the frames discovery reads, though its rules add equations at each call. The
+frames of JAX's own ``__call__`` of the function still sit between the user's call
+and those equations: this module reads them, so that such a helper is reported as
+found and kept inline, with why, rather than not mentioned.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+from ..sampling.structure import sub_jaxprs
+from .bindings import Binding
+from .call_graph import CallGraph, _position
+from .found import Found, as_called, code_of, helper_name, names_written
+
+#: JAX's ``__call__`` of each custom-derivative class: its frame is on every equation a
+#: call of such a function traces (its body's, or its rules').
+_CALLS = {inspect.unwrap(kind.__call__).__code__: kind
+          for kind in (jax.custom_vjp, jax.custom_jvp)}
+#: The primitives that hold a custom function's body and rules (their equations count).
+_HOLDERS = frozenset({"custom_vjp_call", "custom_jvp_call"})
+
+
+@dataclass
+class RuleCalls:
+    """What calls of custom-derivative functions from one user function traced."""
+
+    equations: int = 0
+    #: The call sites (source positions in the caller) the equations were traced at.
+    sites: set[Any] = field(default_factory=set)
+
+
+def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
+                 ) -> dict[tuple[types.CodeType, type], RuleCalls]:
+    """By (the user function that called one, the custom class): the equations traced
+    under JAX's ``__call__`` of a custom_vjp or custom_jvp function, sub-jaxprs included."""
+    out: dict[tuple[types.CodeType, type], RuleCalls] = {}
+    seen: set[int] = set()
+    todo = [getattr(jaxpr, "jaxpr", jaxpr)]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for eqn in current.eqns:
+            todo += list(sub_jaxprs(eqn))
+            if eqn.primitive.name in _HOLDERS or eqn.source_info.traceback is None:
+                continue
+            found = _caller(eqn.source_info.traceback, is_user)
+            if found is not None:
+                key, site = found
+                calls = out.setdefault(key, RuleCalls())
+                calls.equations += 1
+                calls.sites.add(site)
+    return out
+
+
+def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
+            ) -> tuple[tuple[types.CodeType, type], Any] | None:
+    """((the user function, the custom class), its call site) of the innermost custom
+    call on a traceback; None where it holds none, or no user frame calls it."""
+    codes, offsets = tb.raw_frames()
+    for i, code in enumerate(codes):
+        kind = _CALLS.get(code)
+        if kind is not None:
+            for outer, offset in zip(codes[i + 1:], offsets[i + 1:], strict=True):
+                if is_user(outer):
+                    return (outer, kind), _position(outer, offset)
+            return None
+    return None
+
+
+def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallGraph,
+               namespaces: Callable[[types.CodeType], dict[str, Any] | None],
+               known: Iterable[types.CodeType], entry_module: str | None) -> list[Found]:
+    """The custom functions the program's user functions call by a global name whose
+    body built no equation (its code is not in ``graph``, nor ``known``), though their
+    rules did: each as found, with why it stays inline (``Found.rules_only``)."""
+    out, done = [], set(known)
+    for (caller, kind), traced in calls.items():
+        space = namespaces(caller) or {}
+        named = [(k, v) for k in sorted(names_written(caller))
+                 if isinstance(v := space.get(k), kind)
+                 and (c := code_of(v)) is not None and c not in graph.functions
+                 and c not in done]
+        for key, fn in named:
+            code = code_of(fn)
+            assert code is not None  # checked above
+            done.add(code)
+            binding = Binding(space, key)
+            found = Found(helper_name(code, space.get("__name__"), entry_module), code,
+                          len(traced.sites), [binding])
+            found.name = as_called(found.name, code, binding)
+            found.rules_only = _why(fn, caller, traced if len(named) == 1 else None)
+            out.append(found)
+    return out
+
+
+def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> str:
+    """Why a custom function whose rules alone add equations stays inline."""
+    count = f"the {traced.equations} equations they add" if traced else "what they add"
+    sites = len(traced.sites) if traced else 0
+    at = (f"at its call site in `{caller.co_name}`" if sites == 1 else
+          f"at its {sites} call sites in `{caller.co_name}`" if sites else
+          f"at its calls in `{caller.co_name}`")
+    if isinstance(fn, jax.custom_vjp):
+        fwd, bwd = (getattr(getattr(fn, r, None), "__name__", r) for r in ("fwd", "bwd"))
+        return (f"it is a `jax.custom_vjp` function whose body adds no equation to this "
+                f"program: under differentiation JAX runs its rules in its place (`{fwd}` "
+                f"forward, `{bwd}` in the backward pass) and traces {count} {at}. jitmagic "
+                f"nests a function where its own body builds equations, and never a "
+                f"custom_vjp function (nested, each call would be a jit call forward and "
+                f"another in the backward pass)")
+    jvp = getattr(getattr(fn, "jvp", None), "__name__", "jvp")
+    return (f"it is a `jax.custom_jvp` function whose body adds no equation to this "
+            f"program: under differentiation JAX runs its rule `{jvp}` in its place and "
+            f"traces {count.replace('they add', 'it adds')} {at}. jitmagic nests a function "
+            f"where its own body builds equations")
