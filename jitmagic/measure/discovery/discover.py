@@ -184,8 +184,7 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
         if this is None:
             unseen = klass
         else:
-            found.self_type, found.self_holds_arrays = this
-            found.self_made_before = klass is not None and live.instance(klass) is not None
+            found.self_type, found.self_holds_arrays, found.self_made_before = this
     searched: set[int] = set()
     for i, caller in enumerate(calls.callers):
         namespace = live.globals_of(caller)
@@ -200,16 +199,17 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
     return found, unseen
 
 
-def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool] | None:
+def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] | None:
     """(the class of the method's ``self``, whether it holds arrays without being a
-    pytree); None where no live object tells."""
+    pytree, whether a live object is one: made before the call); None where no live
+    object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
-        return None, False
+        return None, False, False
     this = live.instance(klass)
     if this is not None:
-        return type(this), holds_arrays(this)
+        return type(this), holds_arrays(this), True
     if _module_class(klass):  # made during the trace (linen binds clones): no arrays
-        return klass, False
+        return klass, False, False
     return None
 
 
