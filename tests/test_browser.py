@@ -135,6 +135,10 @@ def run_and_click(page, notebook_url: str, tmp_path: Path) -> Path:
     kernel_python = page.locator(".jp-OutputArea-output pre", has_text="kernel python:")
     kernel_python = kernel_python.inner_text()
     assert sys.executable in kernel_python, f"the kernel is not this venv's: {kernel_python}"
+    # The static twin (for exports) hides itself beside the drawn widget.
+    twin = page.locator(".jitcompare-switch")
+    twin.wait_for(state="attached", timeout=30_000)
+    assert twin.count() == 1 and not twin.is_visible()
     output = page.locator(".widget-output")
     verdict = output.locator(".jitcompare-verdict")
     # Whatever the numbers say, the verdict is about the chosen ordering, named first.
@@ -149,6 +153,7 @@ def run_and_click(page, notebook_url: str, tmp_path: Path) -> Path:
     assert "mod-active" in (other.get_attribute("class") or "")
     assert "vmap(jit(f))" in verdict.inner_text() and "per call" in verdict.inner_text()
     assert output.locator("img").get_attribute("src") != first_chart
+    assert not twin.is_visible()
     # The summary table above the toggle has every ordering's row.
     table = page.locator("table.jitcompare-orderings")
     for name in ("jit(vmap(f))", "vmap(jit(f))", "vmap(f)", "jit(vmap(jit(f)))"):

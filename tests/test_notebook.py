@@ -15,7 +15,7 @@ TOUR = Path(__file__).parent.parent / "notebooks" / "tour.ipynb"
 CHART = re.compile(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"')
 #: Section 1, the sweep, the MLP, the MLP's report loaded back, and the vmap
 #: section's comparison and orderings (outside the widget) and both orderings' panels in
-#: the widget's static HTML fallback, so that all of them export.
+#: the toggle's static twin (an output after the widget), so that all of them export.
 CHARTS = 8
 #: The tour stays far from XLA's memory cliff (a 512-term ``f`` here compiled past 21 GB):
 #: its kernel peaks near 0.5 GiB; a kernel past KILL_AT is stopped with the cell named.

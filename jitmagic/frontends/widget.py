@@ -1,10 +1,15 @@
 """The ordering toggle: a thin layer over what was measured, never a measurement.
 
-``ToggleButtons`` over an ``Output``, in the ``interactive_output`` pattern:
-:func:`panel_output` is a plain function of (orderings, choice); the observer
-only puts its result into the ``Output``. The ``Output`` is filled by setting
-``out.outputs`` (not ``with out:``), which a plain IPython shell and a real
-kernel both honour; each choice replaces what was shown before.
+``ToggleButtons`` over a ``Stack`` of two ``Output`` panels, one per ordering, each
+filled once (by setting ``out.outputs``, which a plain IPython shell and a real kernel
+both honour). The buttons switch the stack in the browser (``jslink``), so a notebook
+reopened from its saved widget state, or an export that draws the widgets from it,
+switches with no kernel; a Python-side ``link`` keeps the kernel's copy in step.
+
+Where no widget can run (an export, a viewer), the toggle's static twin shows instead:
+both panels behind radio buttons, displayed as an output of its own right after the
+widget, because nbconvert drops every other form of an output whose widget state the
+notebook saved. Beside a drawn widget the twin hides itself (its own CSS).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import uuid
 from typing import Any
 
 import ipywidgets as widgets
+from IPython.display import display
 
 from ..model.orderings import TOGGLED, Orderings
 from ..render.charts.orderings import orderings_figure
@@ -39,50 +45,69 @@ def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
             "data": {"text/plain": panel_text(o, chosen), "text/html": panel_html(o, chosen, png)}}
 
 
-class OrderingToggle(widgets.VBox):
-    """The toggle's box, which also shows as plain HTML where no widget can run.
+#: The toggle in plain text: the orderings table above it holds the same figures.
+TEXT_FORM = ("(the jit(vmap(f)) / vmap(jit(f)) toggle: shown in Jupyter; the orderings "
+             "table above holds its figures)")
 
-    Its MIME bundle carries, beside the widget view, a ``text/html`` with both
-    orderings' panels behind radio buttons (:func:`~jitmagic.render.orderings.static_toggle`):
-    what nbconvert exports and notebook viewers show, switchable without a kernel.
+
+def hide_beside_widget(key: str) -> str:
+    """CSS that hides the static twin (``#key``) where the output just before it drew the
+    widget's buttons (JupyterLab, and nbconvert's lab template, wrap each output in a
+    ``jp-OutputArea-child``); elsewhere the twin shows."""
+    return (f"<style>.jp-OutputArea-child:has(.widget-toggle-buttons) + "
+            f".jp-OutputArea-child:has(#{key}) {{display: none;}}</style>")
+
+
+class OrderingToggle(widgets.VBox):
+    """The toggle's box, displayed with its static twin.
+
+    ``display(box)`` shows two outputs: the widget, then a ``text/html`` with both
+    orderings' panels behind radio buttons
+    (:func:`~jitmagic.render.orderings.static_toggle`), switchable without a kernel or a
+    script. nbconvert shows the twin whether or not the notebook saved its widget state
+    (with the state it shows the widget's placeholder, not the widget's ``text/html``).
     """
 
     static_html: str = ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         data = dict(super()._repr_mimebundle_(**kwargs) or {})
-        if self.static_html:
-            data["text/html"] = self.static_html
         # what a terminal shows (no widget runs there): one line, not the widget's repr
         data["text/plain"] = TEXT_FORM
+        # an export without widget state shows this: nothing, as the twin follows
+        data["text/html"] = ""
         return data
 
+    def static_bundle(self) -> dict[str, str]:
+        """The twin's output: HTML only (a terminal prints nothing for it)."""
+        return {"text/html": self.static_html}
 
-#: The toggle in plain text: the orderings table above it holds the same figures.
-TEXT_FORM = ("(the jit(vmap(f)) / vmap(jit(f)) toggle: shown in Jupyter; the orderings "
-             "table above holds its figures)")
+    def _ipython_display_(self) -> None:
+        display(self._repr_mimebundle_(), raw=True)
+        if self.static_html:
+            display(self.static_bundle(), raw=True)
 
 
-def ordering_widget(result: Any, value: str = TOGGLED[0]) -> widgets.VBox:
-    """A ``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over an ``Output``.
+def ordering_widget(result: Any, value: str = TOGGLED[0]) -> OrderingToggle:
+    """A ``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over a ``Stack`` of panels.
 
-    Both panels are rendered once, here; a click only swaps which is shown, and the
-    static HTML (:class:`OrderingToggle`) holds the same two panels.
+    Both panels are rendered once, here; a click only changes which is shown, in the
+    browser, and the static twin (:class:`OrderingToggle`) holds the same two panels.
     """
     o = as_orderings(result)
     panels = {name: panel_output(o, name) for name in TOGGLED}
-    static = static_toggle(o, {n: p["data"]["text/html"] for n, p in panels.items()},
-                           f"jitcompare-orderings-{uuid.uuid4().hex[:12]}", value)
+    key = f"jitcompare-orderings-{uuid.uuid4().hex[:12]}"
+    static = static_toggle(o, {n: p["data"]["text/html"] for n, p in panels.items()}, key, value)
     toggle = widgets.ToggleButtons(options=list(TOGGLED), value=value,
                                    description="ordering:",
                                    tooltips=[f"show what {n} measured" for n in TOGGLED])
-    out = widgets.Output()
-
-    def show(change: dict | None = None) -> None:
-        out.outputs = (panels[toggle.value],)
-
-    toggle.observe(show, names="value")
-    show()
-    box = OrderingToggle([toggle, out])
-    box.static_html = static
+    outs = [widgets.Output() for _ in TOGGLED]
+    for out, name in zip(outs, TOGGLED, strict=True):
+        out.outputs = (panels[name],)
+    stack = widgets.Stack(outs, selected_index=toggle.index)
+    widgets.jslink((toggle, "index"), (stack, "selected_index"))  # the browser, kernel or not
+    widgets.link((toggle, "index"), (stack, "selected_index"))  # Python setting toggle.value
+    box = OrderingToggle([toggle, stack])
+    box.static_html = hide_beside_widget(key) + static
     return box
+
