@@ -20,7 +20,9 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+import nbformat
 import pytest
+from nbclient import NotebookClient
 from nbhelpers import ordering_notebook, private_jupyter_env
 
 pytestmark = pytest.mark.slow  # a JupyterLab server and a browser
@@ -94,11 +96,24 @@ def _shutdown(proc: subprocess.Popen, url: str) -> None:
             proc.wait()
 
 
-def test_toggle_in_jupyterlab(tmp_path):
+def require_chromium() -> None:
+    """Fail (never skip) where the browser is missing, saying how to get it."""
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"Chromium is needed for the browser test and is not at {CHROMIUM}: "
                     "install Debian's `chromium` package (./run-tests does), or point "
                     "JITMAGIC_CHROMIUM at a Chromium binary.")
+
+
+def local_page(browser):
+    """A page on which every request not to 127.0.0.1 is aborted."""
+    page = browser.new_page(viewport={"width": 1300, "height": 3200})
+    page.route("**/*", lambda route: route.continue_()
+               if route.request.url.startswith("http://127.0.0.1:") else route.abort())
+    return page
+
+
+def test_toggle_in_jupyterlab(tmp_path):
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     root, home = tmp_path / "root", tmp_path / "home"
@@ -107,9 +122,7 @@ def test_toggle_in_jupyterlab(tmp_path):
     with jupyterlab(root, home) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1300, "height": 3200})
-            page.route("**/*", lambda route: route.continue_()
-                       if route.request.url.startswith("http://127.0.0.1:") else route.abort())
+            page = local_page(browser)
             shot = run_and_click(page, f"{url}/lab/tree/orderings.ipynb?token={TOKEN}", tmp_path)
         finally:
             browser.close()
@@ -167,3 +180,44 @@ def run_and_click(page, notebook_url: str, tmp_path: Path) -> Path:
                                      "height": bottom["y"] + bottom["height"] - top["y"]})
     assert shot.stat().st_size > 10_000
     return shot
+
+
+def test_toggle_reopened_from_its_saved_state_switches_in_the_browser(tmp_path, monkeypatch):
+    """A notebook run by nbclient (which saves the widget state), trusted, then opened in
+    JupyterLab without running it: the widget is drawn from the saved state, in a fresh
+    kernel that holds none of its models, and its buttons still switch the panels (they
+    are linked in the browser), with the static twin hidden beside it."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    root, home = tmp_path / "root", tmp_path / "home"
+    root.mkdir()
+    env = private_jupyter_env(home)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    path = ordering_notebook(root / "saved.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, kernel_name="python3", timeout=300,
+                   resources={"metadata": {"path": str(root)}}).execute()
+    assert "widgets" in nb.metadata
+    nbformat.write(nb, path)
+    # JupyterLab draws widgets (and applies an output's CSS) in trusted notebooks only
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(path)], env=env, check=True,
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    with jupyterlab(root, home) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = local_page(browser)
+            page.goto(f"{url}/lab/tree/saved.ipynb?token={TOKEN}")
+            toggle = page.locator(".widget-toggle-buttons")
+            toggle.wait_for(timeout=120_000)
+            assert not page.locator(".jitcompare-switch").is_visible()
+            verdict = page.locator(".widget-output .jitcompare-verdict")
+            assert verdict.inner_text().startswith("jit(vmap(f)) "), verdict.inner_text()
+            toggle.locator("button", has_text="vmap(jit(f))").filter(
+                has_not_text="jit(vmap(f))").click()
+            page.wait_for_function("() => document.querySelector('.widget-output "
+                                   ".jitcompare-verdict').innerText.startsWith('vmap(jit(f)) ')",
+                                   timeout=30_000)
+        finally:
+            browser.close()
