@@ -249,7 +249,7 @@ def test_rows_round_trip_and_render_escaped(ripples):
     assert d["schema"] == "jitmagic.lines/1"
     assert set(d["flat"][0]) == {"file", "line", "text", "hits", "eqns_own",
                                  "eqns_inclusive", "hlo_ops", "trace_s", "consts",
-                                 "const_bytes"}
+                                 "const_bytes", "const_bytes_own"}
     again = Lines.from_dict(d)
     assert again.flat.rows == ripples.flat.rows and again.hints() == ripples.hints()
     bundle = ripples._repr_mimebundle_()
@@ -518,8 +518,12 @@ def test_each_line_names_the_bytes_of_the_constants_it_reads(constants):
         # inclusive: the calls read what their callee reads; the scalar 2.0 is no array
         assert (caller.consts, caller.const_bytes) == (1, 40 * 2**10)
         assert table.constants == (2, 4 * 2**20 + 40 * 2**10)
+        assert (big.const_bytes_own, caller.const_bytes_own) == (4 * 2**20, 0)
     text = str(constants)
     assert "2 array constants (4.0 MiB)" in text and "40 KiB" in text
+    # the line that reads 4 MiB itself is pointed at; the 40 KiB one is too small
+    (hint,) = [h for h in constants.hints() if "array constants" in h]
+    assert hint.startswith(f"line {big.line} reads 4.0 MiB of array constants")
 
 
 def test_constants_are_found_as_literals_too():
@@ -537,7 +541,7 @@ def test_constants_are_found_as_literals_too():
 def test_a_table_saved_before_constants_were_counted_shows_none():
     d = jitmagic.lines(scaled, jnp.ones(1024)).to_dict()
     for row in d["flat"] + d["nested"]:
-        del row["consts"], row["const_bytes"]
+        del row["consts"], row["const_bytes"], row["const_bytes_own"]
     del d["constants"]
     old = Lines.from_dict(d)
     assert {(r.consts, r.const_bytes) for r in old.flat.rows} == {(None, None)}

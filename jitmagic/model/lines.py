@@ -22,6 +22,7 @@ from typing import Any
 from .saved.schema import ReportSchemaError
 from .shown import Shown
 from .stats.rule import json_number
+from .stats.units import fmt_bytes
 
 #: The schema of a saved ``Lines`` record (``jitmagic.save(jitmagic.lines(f, x), path)``).
 SCHEMA = "jitmagic.lines/1"
@@ -33,6 +34,8 @@ LOOP_HITS_PER_CALL = 8
 LOOP_SHARE = 0.5
 #: A helper traced at least twice whose lines own this share of the program.
 HELPER_SHARE = 0.25
+#: A line whose own equations read at least this many bytes of array constants.
+CONSTANT_BYTES = 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +53,10 @@ class LineRow:
     trace_s: float | None = 0.0
     #: Array constants the line's equations, or those of what it calls, read (captured
     #: from Python: a global array, a closure's), and their bytes; None: not counted
-    #: (a report of jitmagic 0.3).
+    #: (a report of jitmagic 0.3); ``const_bytes_own``: those its own equations read.
     consts: int | None = None
     const_bytes: int | None = None
+    const_bytes_own: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -68,18 +72,20 @@ class LineRow:
                 "eqns_own": self.eqns_own, "eqns_inclusive": self.eqns_inclusive,
                 "hlo_ops": self.hlo_ops,
                 "trace_s": None if self.trace_s is None else json_number(self.trace_s),
-                "consts": self.consts, "const_bytes": self.const_bytes}
+                "consts": self.consts, "const_bytes": self.const_bytes,
+                "const_bytes_own": self.const_bytes_own}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LineRow:
         hits, trace_s = d.get("hits"), d.get("trace_s")
-        consts, const_bytes = d.get("consts"), d.get("const_bytes")
+        consts, const_bytes, own = d.get("consts"), d.get("const_bytes"), d.get("const_bytes_own")
         return cls(str(d["file"]), int(d["line"]), str(d.get("text", "")),
                    None if hits is None else int(hits), int(d.get("eqns_own", 0)),
                    int(d.get("eqns_inclusive", 0)), int(d.get("hlo_ops", 0)),
                    None if trace_s is None else float(trace_s),
                    None if consts is None else int(consts),
-                   None if const_bytes is None else int(const_bytes))
+                   None if const_bytes is None else int(const_bytes),
+                   None if own is None else int(own))
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +195,10 @@ class LineTable:
         return max(1, min(holding, key=lambda f: f.last_line - f.first_line).calls or 1)
 
     def hints(self) -> list[str]:
-        """Advice that follows from the numbers: unrolled loops, helpers traced per call."""
-        return [h for h in (self._loop_hint(), *self._helper_hints()) if h]
+        """Advice that follows from the numbers: unrolled loops, helpers traced per call,
+        big constants captured from Python."""
+        return [h for h in (self._loop_hint(), *self._helper_hints(),
+                            *self._constant_hints()) if h]
 
     def _loop_hint(self) -> str | None:
         total = self.total_eqns
@@ -233,6 +241,12 @@ class LineTable:
                            f"{owned / total:.0%} of the program: each call is inlined again; "
                            f"nesting it (`--nest {name}`) traces it once")
         return out
+
+    def _constant_hints(self) -> list[str]:
+        return [f"line {r.line} reads {fmt_bytes(r.const_bytes_own)} of array constants "
+                "captured from Python (a global or a closure's array): XLA compiles them "
+                "into the program; passed to the function as an argument they stay out of it"
+                for r in self.rows if (r.const_bytes_own or 0) >= CONSTANT_BYTES]
 
     def to_dict(self) -> list[dict[str, Any]]:
         return [r.to_dict() for r in self.rows]

@@ -21,7 +21,7 @@ import html
 from collections.abc import Callable
 
 from ..model.lines import LineRow, Lines, LineTable
-from ..model.stats.units import counted
+from ..model.stats.units import counted, fmt_bytes
 from .format import fmt_s
 
 #: Rows shown per table at most (text and HTML alike).
@@ -35,17 +35,6 @@ HOT_LEGEND = (f"{HOT_MARK} hot: the line's inclusive equations reach {HOT_SHARE:
 
 def _n(x: int | None) -> str:
     return f"{x:,}" if x else ""
-
-
-def fmt_bytes(n: int | None) -> str:
-    """``4.0 MiB``, ``40 KiB``, ``512 B`` (empty for none)."""
-    if not n:
-        return ""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            value = n / size
-            return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
-    return f"{n} B"
 
 
 #: (header, text width, cell, whether the table has the column)

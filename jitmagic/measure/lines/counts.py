@@ -113,6 +113,8 @@ class LineCounts(NamedTuple):
     inclusive: Counter
     constants: dict[Key, dict[int, int]]
     every_constant: dict[int, int]
+    #: the constants each line's own equations read (not its callees')
+    own_constants: dict[Key, dict[int, int]]
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
@@ -149,6 +151,7 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
     inclusive: Counter = Counter()
     constants: dict[Key, dict[int, int]] = {}
     every: dict[int, int] = {}
+    owned: dict[Key, dict[int, int]] = {}
     for j in order:
         for eqn in j.eqns:
             stack = user.stack(eqn.source_info.traceback)
@@ -164,7 +167,9 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
             every.update(read)
             for key in lines if read else ():
                 constants.setdefault(key, {}).update(read)
-    return LineCounts(own, inclusive, constants, every)
+            if read and line is not None:
+                owned.setdefault(line, {}).update(read)
+    return LineCounts(own, inclusive, constants, every, owned)
 
 
 def _callers_of_cut_functions(order: list[Any], user: UserCode,

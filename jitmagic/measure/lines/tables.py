@@ -281,7 +281,8 @@ def build_rows(user: UserCode, counts: LineCounts, hlo: Counter,
                     own[(file, line)], inclusive[(file, line)], hlo[(file, line)],
                     None if ticks is None else ticks.seconds[(file, line)],
                     len(constants.get((file, line), ())),
-                    sum(constants.get((file, line), {}).values()))
+                    sum(constants.get((file, line), {}).values()),
+                    sum(counts.own_constants.get((file, line), {}).values()))
             for file, line in sorted(keys, key=lambda k: (files.get(k[0], len(files)), k))]
     return tuple(rows)
 

@@ -47,3 +47,14 @@ def ratio_figures(r: float) -> str:
 def counted(n: int, word: str) -> str:
     """``1 line``, ``3 lines``: a count and its noun."""
     return f"{n} {word}{'s' * (n != 1)}"
+
+
+def fmt_bytes(n: int | None) -> str:
+    """``4.0 MiB``, ``40 KiB``, ``512 B`` (empty for none)."""
+    if not n:
+        return ""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
+    return f"{n} B"
