@@ -97,6 +97,34 @@ def test_a_helper_is_nested_however_it_is_reached(entry):
     assert _scale.__code__ is code  # put back
 
 
+class Ops:
+    """Helpers a class groups without instances, as a library of layer functions does."""
+
+    @staticmethod
+    def layer(x):
+        return jnp.tanh(x) * 2.0
+
+    @classmethod
+    def block(cls, x):
+        return cls.layer(x) + 1.0
+
+
+def _through_class(x):
+    for _ in range(4):
+        x = Ops.block(x)
+    return x.sum()
+
+
+def test_staticmethods_and_classmethods_are_nested():
+    # 0.3 nested neither (issue 30): a routed staticmethod or classmethod is reached
+    # through the class, whose attribute is a descriptor, not the function
+    r = jitmagic.compare(_through_class, jnp.ones(3), **ONCE)
+    assert set(r.nested.helpers) == {"Ops.block", "Ops.layer"}, r.nested.notes
+    assert r.nested.helper_calls["Ops.block"] == 4 and r.outputs_match
+    assert isinstance(vars(Ops)["layer"], staticmethod)  # put back as it was
+    assert isinstance(vars(Ops)["block"], classmethod)
+
+
 def _uses_only_jnp(x):
     return jnp.sin(x) + 1.0
 
