@@ -119,8 +119,12 @@ def whole_text(text: str) -> int:
             from None
 
 
+#: The most cold runs a variant ``-r N`` takes: each is a compile from cleared caches.
+MAX_REPEAT = 100
+
+
 def _repeat(option: OptionSpec, value: Any) -> int | str:
-    """``"auto"`` or a whole number of at least 1."""
+    """``"auto"`` or a whole number from 1 to :data:`MAX_REPEAT`."""
     if isinstance(value, str) and value.strip().lower() == AUTO:
         return AUTO
     if isinstance(value, str):  # as on the command line: "5"
@@ -129,7 +133,12 @@ def _repeat(option: OptionSpec, value: Any) -> int | str:
         except ValueError:
             raise InputError(f"{option.label} is `auto` or a whole number of cold runs "
                              f"(e.g. 5), not {value!r}") from None
-    return _count(option, value)
+    count = _count(option, value)
+    if count > MAX_REPEAT:
+        raise InputError(f"{option.label} is at most {MAX_REPEAT} cold runs a variant, not "
+                         f"{count}: each is a compile from cleared caches; `auto` takes as "
+                         "many as the verdict needs")
+    return count
 
 
 def _seconds(option: OptionSpec, value: Any) -> float:

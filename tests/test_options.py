@@ -56,6 +56,7 @@ def test_text_is_parsed_as_on_the_command_line():
     ("keywords", "message"),
     [
         ({"repeat": 0}, "-r/--repeat must be at least 1, not 0"),
+        ({"repeat": 10**6}, "-r/--repeat is at most 100 cold runs a variant, not 1000000"),
         ({"number": 2.5}, "-n/--number must be a whole number"),
         ({"timeout": -1}, "--timeout must be a positive number of seconds"),
         ({"nest": 3}, "--nest takes helper names"),
