@@ -127,7 +127,10 @@ def other_clock(c: Any, first: Difference) -> str:
     say it (a clause, "" where not): on a busy machine, wall time beside the CPU time
     that decided; on a quiet one, CPU time where it decided the other way."""
     if c.clock_of(FIRST_CALL) == CPU:
-        return f"wall {with_interval(c.difference(FIRST_CALL, WALL))} on a busy machine"
+        wall = c.difference(FIRST_CALL, WALL)
+        kind = "" if wall.significant else \
+            ", no measurable difference," if wall.kind == SAME else ", inconclusive,"
+        return f"wall {with_interval(wall)}{kind} on a busy machine"
     cpu = c.difference(FIRST_CALL, CPU)
     if first.significant and cpu.significant and cpu.kind != first.kind:
         return f"CPU time points the other way: {with_interval(cpu, CPU)}"
