@@ -206,6 +206,16 @@ def test_ratios_the_rule_does_not_call_are_marked_not_significant():
     assert legend == ["trace 10.0×", "lower 2.50×", "XLA compile 2.00×", REST_LABEL]
 
 
+def test_the_execute_title_fits_its_panel_when_both_compiled_the_same_program():
+    # "execute (same compiled program)" ran past the narrow panel into the cold one
+    fig = phases_figure(dataclasses.replace(measured(), same_compiled=True))
+    cold, steady = fig.axes
+    assert steady.get_title() == "execute\n(same compiled program)"
+    fig.canvas.draw()
+    title = steady.title.get_window_extent()
+    assert cold.get_window_extent().x1 <= title.x0 and title.x1 <= fig.bbox.x1
+
+
 @pytest.mark.parametrize(("kind", "significant", "shown"), [
     ("faster", True, "2.00×"), ("slower", True, "2.00×"),
     ("no measurable difference", False, "2.00× n.s."),
