@@ -274,8 +274,26 @@ def test_an_execute_change_reads_as_words_not_a_sign(change_s, words):
     from jitmagic.model.advice import Candidate
     from jitmagic.render.attribution import candidate_words
 
-    said = candidate_words(Candidate("layer", 4, 0.4, change_s, 0.05, True), 0.7)
+    said = candidate_words(Candidate("layer", 4, 0.4, change_s, 0.05, True,
+                                     execute_significant=True), 0.7)
     assert said.endswith(words) and "−" not in said and "+" not in said
+
+
+def test_an_execute_change_the_rule_does_not_call_is_not_stated():
+    # a gap of medians, stated with no test of its samples, read as a finding before
+    from jitmagic.measure.advice import _candidate
+    from jitmagic.render.attribution import candidate_words
+
+    cold = {"flat": [0.70, 0.72, 0.69, 0.71], "only(layer)": [0.30, 0.31, 0.29, 0.30]}
+    noisy = {"flat": [1e-4, 3e-4, 1.2e-4, 2.6e-4], "only(layer)": [2e-4, 1.1e-4, 2.9e-4, 1e-4]}
+    clear = {"flat": [1.00e-3, 1.01e-3, 0.99e-3, 1.00e-3],
+             "only(layer)": [0.50e-3, 0.51e-3, 0.49e-3, 0.50e-3]}
+    said = candidate_words(_candidate("layer", 4, cold, noisy, {}), 0.7)
+    assert said.endswith("; execute per call: no measurable change"), said
+    said = candidate_words(_candidate("layer", 4, cold, clear, {}), 0.7)
+    assert said.endswith("; execute 500 µs faster per call"), said
+    unjudged = _candidate("layer", 4, cold, {"flat": [1e-4], "only(layer)": [2e-4]}, {})
+    assert unjudged.execute_significant is None and "execute" not in candidate_words(unjudged, 0.7)
 
 
 def test_after_a_comparison_the_advice_budget_is_a_small_multiple_of_it():

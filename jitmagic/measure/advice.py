@@ -271,9 +271,12 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
     if len(cold[FLAT]) < 2 or len(cold[label]) < 2:  # measuring stopped early: not judged
         return Candidate(helper, calls, saving, None, None, False)
     d = difference(cold[FLAT], cold[label])
-    change = _median(execute[label]) - _median(execute[FLAT]) \
-        if execute[label] and execute[FLAT] else None
-    return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER)
+    steady = execute[label] and execute[FLAT]
+    change = _median(execute[label]) - _median(execute[FLAT]) if steady else None
+    judged = difference(execute[FLAT], execute[label]).significant \
+        if len(execute[FLAT]) >= 2 and len(execute[label]) >= 2 else None
+    return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER,
+                     execute_significant=judged)
 
 
 def _set_label(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]]) -> str | None:

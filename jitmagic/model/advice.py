@@ -37,6 +37,9 @@ class Candidate:
     noise_s: float | None
     significant: bool
     error: str | None = None
+    #: Whether the one rule called the execute change a difference (None: not judged,
+    #: a report of jitmagic 0.3, or too few samples).
+    execute_significant: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -107,6 +110,7 @@ _CANDIDATE_FIELDS = (
     ("noise_s", "noise_s", optional(seconds), None),
     ("significant", "significant", flag, False),
     ("error", "error", optional(text), None),
+    ("execute_significant", "execute_significant", optional(flag), None),
 )
 _FIELDS = (
     ("ranked", "ranked", items(Candidate.from_dict), ()),

@@ -148,8 +148,7 @@ def candidate_words(c: Candidate, flat_cold_s: float, clock: str = WALL) -> str:
         return f"{name}: fails under its own jit ({_error_line(c.error)})"
     if c.saving_s is None or c.noise_s is None:
         return f"{name}: not measured enough to judge (measuring stopped)"
-    execute = (f"; execute {_per_call(c.execute_change_s)}"
-               if c.execute_change_s is not None else "")
+    execute = _execute_words(c)
     if not c.significant:
         change = "shorter" if c.saving_s >= 0 else "longer"
         return (f"{name}: no measurable saving ({_cold_start(clock)} "
@@ -178,6 +177,17 @@ def helpers_text(c: Comparison) -> str:
 def helpers_html(c: Comparison, png: bytes | None = None) -> Html:
     """The same as HTML: the chart (if given), the table and the advice."""
     return as_html(blocks(c, png))
+
+
+def _execute_words(c: Candidate) -> str:
+    """``; execute 35.5 µs faster per call`` where the one rule called the change a
+    difference, ``; execute per call: no measurable change`` where it did not, and nothing
+    where it could not judge (too few samples, an older report's unjudged change)."""
+    if c.execute_change_s is None or c.execute_significant is None:
+        return ""
+    if not c.execute_significant:
+        return "; execute per call: no measurable change"
+    return f"; execute {_per_call(c.execute_change_s)}"
 
 
 def _per_call(change_s: float) -> str:
