@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -81,3 +83,93 @@ def test_a_function_under_a_wraps_decorator_is_one_helper():
 
     c = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
     assert c.nested.helpers == ("layer",) and c.nested.helper_calls == {"layer": 2}
+
+
+def compiled(f):
+    """A jit of a wrapper, renamed: the program calls ``compiled_<name>``."""
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    wrapper.__name__ = wrapper.__qualname__ = f"compiled_{f.__name__}"
+    return jax.jit(wrapper)
+
+
+@compiled
+def block(w, x):
+    return jnp.tanh(w @ x)
+
+
+def forward(ws, x):
+    for w in ws:
+        x = block(w, x)
+    return x
+
+
+twice = jax.jit(block)  # wrapped twice: each call of it is two jits, one call of `block`
+
+
+def forward_then_twice(ws, x):
+    return twice(ws[0], forward(ws, x))
+
+
+def test_a_helper_whose_jit_a_decorator_renames_is_claimed_under_its_own_name():
+    ws = [jnp.eye(4) * (i + 1) for i in range(3)]
+    c = jitmagic.compare(forward, ws, jnp.ones(4), repeat=1, number=1, progress=False)
+    assert "jit[name=compiled_block" in c.nested.jaxpr_text and c.flat.nested_calls == 0
+    assert c.nested.helpers == ("block",) and c.nested.helper_calls == {"block": 3}
+    assert c.nested.inline == () and "same program" not in c.verdict.text
+
+
+def test_a_helper_jit_wrapped_twice_counts_once_a_call():
+    ws = [jnp.eye(4) * (i + 1) for i in range(3)]
+    c = jitmagic.compare(forward_then_twice, ws, jnp.ones(4), repeat=1, number=1,
+                         progress=False)
+    assert c.nested.nested_calls == 1 + 3 + 2  # `forward`'s jit, 3 of `block`, `twice`'s 2
+    assert c.nested.helper_calls == {"forward": 1, "block": 4}
+
+
+def lora_block(w, x):
+    return jax.nn.relu(w @ x)
+
+
+def lora_forward(params, x):
+    for w in params:
+        x = lora_block(w, x)
+    return x
+
+
+def lora_params(n: int = 3):
+    """``n`` 8×8 weights wrapped as quax's LoRA example wraps one (rank 2), and a batch."""
+    import jax.random as jr
+    from quax.examples import lora
+
+    keys = jr.split(jr.PRNGKey(0), 2 * n)
+    params = [lora.LoraArray(jr.normal(k, (8, 8)), rank=2, key=ka)
+              for k, ka in zip(keys[:n], keys[n:], strict=True)]
+    return params, jnp.ones((4, 8))
+
+
+def test_a_quax_lora_model_is_claimed_nested_with_its_jit_calls():
+    import quax
+
+    params, xs = lora_params()
+    entry = quax.quaxify(jax.vmap(lora_forward, in_axes=(None, 0)))
+    c = jitmagic.compare(entry, params, xs, repeat=1, number=1, progress=False)
+    # quax traces each helper's jit again, as `qfun`: matched by the code it runs
+    assert "qfun" in c.nested.jaxpr_text and "lora_block" not in c.nested.jaxpr_text
+    assert c.nested.helpers == ("lora_block",) and c.nested.helper_calls == {"lora_block": 3}
+    assert c.nested.inline == () and not any("stays inline" in n for n in c.nested.notes)
+    assert c.verdict.text.startswith("Nested jit on `lora_block`")
+    assert "same program" not in c.verdict.text and c.outputs_match
+
+
+def test_a_function_calling_quaxify_nests_both_of_its_helpers():
+    import quax
+
+    def run(params, xs):
+        return quax.quaxify(jax.vmap(lora_forward, in_axes=(None, 0)))(params, xs)
+
+    c = jitmagic.compare(run, *lora_params(), repeat=1, number=1, progress=False)
+    assert c.nested.helpers == ("lora_forward", "lora_block")
+    assert c.nested.helper_calls == {"lora_forward": 1, "lora_block": 3}
+    assert "same program" not in c.verdict.text and c.outputs_match

@@ -50,7 +50,6 @@ from ..discovery.discover import code_of
 from ..discovery.found import entry_namespace
 from ..discovery.live_objects import user_entry
 from ..sampling.stops import Checkpoint, StageInterrupted, Stop
-from ..sampling.structure import jit_calls_by_name
 from ..variants.build import build_variant
 from ..variants.entry import plan_entry
 from ..variants.plan import Plan, Variant
@@ -130,7 +129,7 @@ def _jit_calls(nested: Variant, plan: Plan) -> dict[str, int]:
     """Each helper's jit calls in the nested program, from a trace on the caches its
     table's trace has just filled (no second cold trace)."""
     traced = jax.jit(nested.fn, **nested.jit_options).trace(*plan.args, **plan.kwargs)
-    return verified_calls(nested, jit_calls_by_name(traced.jaxpr)) or {}
+    return verified_calls(nested, traced.jaxpr) or {}
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared],

@@ -5,7 +5,6 @@ text."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,9 +15,9 @@ from .stages import ColdRun
 @dataclass
 class Shape:
     """What a row's program is, read untimed from its cold run: the counts its record
-    carries (each None where the stage that gives it did not run), the jaxpr's text, its
-    jit calls by name (what says a helper was really nested), and the run itself, whose
-    traced and lowered program ``--lines`` reuses."""
+    carries (each None where the stage that gives it did not run), the jaxpr's text, the
+    jaxpr itself (whose jit calls say which helpers were really nested), and the run
+    itself, whose traced and lowered program ``--lines`` reuses."""
 
     jaxpr_eqns: int | None = None
     jaxpr_eqns_top: int | None = None
@@ -33,7 +32,7 @@ class Shape:
     constants: int | None = None
     constant_bytes: int | None = None
     jaxpr_text: str = ""
-    jit_names: Counter | None = None
+    jaxpr: Any = None
     #: The optimized HLO, instruction by instruction, names and metadata stripped
     #: (:func:`normalized_hlo`): what says two rows compiled to the same program.
     compiled_hlo: list[str] | None = None
@@ -52,7 +51,7 @@ def structure(run: ColdRun) -> Shape:
     if run.traced is not None:
         jaxpr = run.traced.jaxpr
         shape.jaxpr_eqns, shape.jaxpr_eqns_top = count_equations(jaxpr), len(jaxpr.eqns)
-        shape.nested_calls, shape.jit_names = count_nested_calls(jaxpr), jit_calls_by_name(jaxpr)
+        shape.nested_calls, shape.jaxpr = count_nested_calls(jaxpr), jaxpr
         shape.jaxpr_text = jaxpr_text(jaxpr)
         shape.constants, shape.constant_bytes = captured_constants(jaxpr)
     if run.lowered is not None:
@@ -153,18 +152,6 @@ def distinct_jaxprs(jaxpr: Any) -> list[Any]:
 def count_equations(jaxpr: Any) -> int:
     """Equations in ``jaxpr`` and its distinct sub-jaxprs (see :func:`distinct_jaxprs`)."""
     return sum(len(j.eqns) for j in distinct_jaxprs(jaxpr))
-
-
-def jit_calls_by_name(jaxpr: Any, into: Counter | None = None) -> Counter:
-    """jit equations per ``name`` (the jitted function's), counted as
-    :func:`count_nested_calls` counts them: what says a helper really was nested."""
-    into = Counter() if into is None else into
-    for eqn in getattr(jaxpr, "eqns", ()):
-        if eqn.primitive.name in ("jit", "pjit"):
-            into[str(eqn.params.get("name", ""))] += 1
-        for sub in sub_jaxprs(eqn):
-            jit_calls_by_name(sub, into)
-    return into
 
 
 def count_nested_calls(jaxpr: Any) -> int:

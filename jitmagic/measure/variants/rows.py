@@ -4,7 +4,6 @@ program it built (a helper is claimed nested only with a jit call in that progra
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from ..sampling.runner import Cold, Sampler
 from ..sampling.stages import first_call_run, staged_run, warm_artefacts
 from ..sampling.stops import Checkpoint
 from ..sampling.structure import Shape, structure
+from .claims import helper_jit_calls
 from .plan import Variant
 
 
@@ -77,7 +77,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
         shape = runs.shape.get(name) or Shape()
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
-        calls = verified_calls(variant, shape.jit_names)
+        calls = verified_calls(variant, shape.jaxpr)
         out[name] = VariantResult(
             name=name,
             samples=runs.samples[name],
@@ -106,15 +106,15 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
     return out
 
 
-def verified_calls(variant: Variant, jit_names: Counter | None) -> dict[str, int] | None:
-    """The helpers the variant's program really nests, each with its jit calls as counted
-    in the jaxpr (None where no jaxpr was traced): a helper is claimed nested only
-    with at least one call, whatever the variant meant to do."""
-    if jit_names is None:
+def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
+    """The helpers the variant's program (``jaxpr``) really nests, each with its jit calls
+    as counted there, matched to a helper by the code they run
+    (:func:`~.claims.helper_jit_calls`); None where no jaxpr was traced. A helper is
+    claimed nested only with at least one call, whatever the variant meant to do."""
+    if jaxpr is None:
         return None
-    helpers = variant.plan.helpers
-    calls = {n: sum(jit_names[name] for name in helpers[n].jit_names) for n in variant.planned}
-    return {n: k for n, k in calls.items() if k}
+    calls = helper_jit_calls(jaxpr, variant.plan.helpers, variant.planned)
+    return {n: calls[n] for n in variant.planned if calls[n]}
 
 
 def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:

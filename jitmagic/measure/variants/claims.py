@@ -1,0 +1,109 @@
+"""Which helpers a traced program really nests: its jit calls, each matched to the helper
+whose code it runs.
+
+A helper is claimed nested only with a jit call of it in the program. A jit equation is
+matched by what it holds, not only by its name: every equation keeps the Python frames it
+was traced under (``source_info.traceback``, code objects, innermost first), so the
+equations inside a jit's jaxpr show the function the jit runs. Of each inner equation's
+frames, those of the jit's own call site (the code on the jit equation's own traceback) are
+left out; the outermost user frame left is the function called inside the jit. Where the
+inner equations agree on one such function and it is a helper, the jit is a call of that
+helper, whatever the jit is named: a library that re-wraps a helper's jit (quax traces it
+again as ``qfun``) or renames it (a decorator's ``jax.jit`` of a wrapper) still counts.
+Where they do not (a jit with no equation of the user's, a body of JAX's own) the jit's
+name decides, as :attr:`~.plan.Helper.jit_names` spells it.
+
+A jit of a helper inside another jit of the same helper is the same call wrapped twice
+(``jax.jit(jax.jit(f))``): it counts once, unless it was called from inside the helper
+itself (a recursive call, whose own frames hold the helper's code).
+"""
+
+from __future__ import annotations
+
+import types
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ..discovery.found import UserFunctions
+from ..sampling.structure import sub_jaxprs
+from .plan import Helper
+
+JIT_PRIMITIVES = ("jit", "pjit")
+
+
+def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
+                     counted: Iterable[str] | None = None) -> Counter:
+    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs included, every call as it happens:
+    a call inside a helper called twice counts twice), by helper name; ``counted`` limits
+    the names counted (every helper's code still tells whose a jit is)."""
+    reader = _Claims(helpers, set(helpers if counted is None else counted))
+    reader.walk(getattr(jaxpr, "jaxpr", jaxpr), frozenset())
+    return reader.calls
+
+
+class _Claims:
+    def __init__(self, helpers: dict[str, Helper], counted: set[str]):
+        self.helpers, self.counted = helpers, counted
+        self.by_code = {h.code: n for n, h in helpers.items()}
+        self.is_user = UserFunctions()
+        self.calls: Counter = Counter()
+        #: (id of the jit's jaxpr, its own traceback) → the helpers it is a call of.
+        self.owners: dict[tuple[int, Any], frozenset[str]] = {}
+        #: A jit equation's traceback → the code on it (where the jit was called from).
+        self.frames: dict[Any, frozenset[types.CodeType]] = {}
+        #: id of a jit's jaxpr → :meth:`_chains`.
+        self.chains: dict[int, set[tuple[types.CodeType, ...]]] = {}
+
+    def walk(self, jaxpr: Any, enclosing: frozenset[str]) -> None:
+        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``."""
+        for eqn in jaxpr.eqns:
+            inside = enclosing
+            if eqn.primitive.name in JIT_PRIMITIVES:
+                owners = self._owners(eqn)
+                own = self._own(eqn.source_info.traceback)
+                for n in owners:
+                    if n in self.counted and (n not in enclosing or self.helpers[n].code in own):
+                        self.calls[n] += 1
+                inside = enclosing | owners
+            for sub in sub_jaxprs(eqn):
+                self.walk(sub, inside)
+
+    def _owners(self, eqn: Any) -> frozenset[str]:
+        body = eqn.params.get("jaxpr")
+        body = getattr(body, "jaxpr", body)
+        key = (id(body), eqn.source_info.traceback)
+        owners = self.owners.get(key)
+        if owners is None:
+            owner = self._runs(body, self._own(eqn.source_info.traceback))
+            name = str(eqn.params.get("name", ""))
+            owners = frozenset({owner} if owner is not None else
+                               {n for n, h in self.helpers.items() if name in h.jit_names})
+            self.owners[key] = owners
+        return owners
+
+    def _own(self, tb: Any) -> frozenset[types.CodeType]:
+        """The code on a jit equation's own traceback: where it was called from."""
+        own = self.frames.get(tb)
+        if own is None:
+            own = self.frames[tb] = frozenset(tb.raw_frames()[0] if tb is not None else ())
+        return own
+
+    def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
+        """The helper the jit's ``body`` runs: the one user function its equations agree
+        is the outermost called inside the jit (None: none, several, or not a helper)."""
+        found = {code for chain in self._chains(body)
+                 if (code := next((c for c in chain if c not in own), None)) is not None}
+        return self.by_code.get(found.pop()) if len(found) == 1 else None
+
+    def _chains(self, body: Any) -> set[tuple[types.CodeType, ...]]:
+        """The helper and user frames of each of ``body``'s equations, outermost first (a
+        set: one per distinct traceback), read once per jaxpr."""
+        chains = self.chains.get(id(body))
+        if chains is None:
+            chains = self.chains[id(body)] = set()
+            for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}:
+                codes = tb.raw_frames()[0] if tb is not None else ()
+                chains.add(tuple(c for c in reversed(codes)
+                                 if c in self.by_code or self.is_user(c)))
+        return chains
