@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 import pytest
-from support import comparison
+from support import comparison, variant
 
 from jitmagic.model.comparison import BUDGET, MOST_PAIRS, Comparison
 from jitmagic.model.orderings import OrderingRow, Orderings
@@ -177,3 +177,16 @@ def test_orderings_with_the_same_times_are_no_measurable_difference():
     assert o.verdict().kind == "no measurable difference"
     assert ordering_verdict(o).startswith("jit(vmap(f)) and vmap(jit(f)): no measurable "
                                           "difference per call (1.00×–1.00×; ")
+
+
+def test_a_nesting_that_changed_the_program_is_never_called_the_same_program():
+    flat = {"jaxpr_eqns": 89, "nested_calls": 0}
+    nested = {"helpers": (), "inline": ("block",), "jaxpr_eqns": 36, "nested_calls": 5,
+              "notes": ("`block` stays inline: no call of it went through a jit",)}
+    c = comparison(variant("flat", every=0.1, **flat), variant("nested", every=0.1, **nested))
+    assert verdict(c) == ("A helper of yours was found but no jit call of it was recognised "
+                          "in the nested program (see the notes), though nesting changed that "
+                          "program: 36 jaxpr equations against 89, 5 jit calls against 0.")
+    same = comparison(variant("flat", every=0.1, **flat),
+                      variant("nested", every=0.1, **{**nested, **flat}))
+    assert verdict(same).endswith("so both variants are the same program.")
