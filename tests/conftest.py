@@ -22,6 +22,7 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from ipywidgets import Widget
 from ipywidgets.widgets import widget as widget_module
+from ipywidgets.widgets.widget_link import Link
 from jax._src import monitoring
 
 
@@ -109,7 +110,10 @@ def undisplayed_widgets(before: set[str], outputs) -> set[str]:
             value = getattr(w, key, None)
             values = value if isinstance(value, list | tuple) else [value]
             todo += [v for v in values if isinstance(v, Widget)]
-    return set(live) - before - reachable
+    # a front-end link (jslink) is held by no widget, yet belongs to the ones it links
+    links = {m for m, w in live.items() if isinstance(w, Link)
+             and {w.source[0].model_id, w.target[0].model_id} <= reachable}
+    return set(live) - before - reachable - links
 
 
 def state_changes(before: dict, after: dict) -> list[str]:

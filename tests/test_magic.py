@@ -135,7 +135,7 @@ model(jnp.ones(3))
     assert result.flat.ok and result.flat.trace_s > 0 and result.nested.ok, result.nested.error
     assert result.nested.helpers == () and result.nested.inline == ("helper",)
     text = cap.outputs[0].data["text/plain"]
-    # how it leaks is read off JAX's leak message (tests/test_leaks.py); after some other
+    # how it leaks is read off JAX's leak message (tests/test_leak_culprits.py); after some other
     # tests of this file JAX's own message builder fails (IndexError) and the reason
     # falls back to the general wording, which names no mechanism it did not see
     assert "`helper` stays inline: under a jit of its own it leaks traced values: it " in text

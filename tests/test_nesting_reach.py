@@ -222,3 +222,30 @@ def test_an_int_argument_used_as_a_range_falls_back_to_static_with_a_note():
     r = jitmagic.compare(_uses_int_as_range, jnp.ones(3), **ONCE)
     assert r.nested.helper_calls == {"_repeat_sin": 2}
     assert any("Python scalar arguments static" in n for n in r.nested.notes)
+
+
+def _residual(w, x):
+    for _ in range(4):
+        x = jnp.tanh(x @ w) + x
+    return x
+
+
+def _loss_once(w, x):
+    return _residual(w, x).sum()
+
+
+def _loss_thrice(w, x):
+    return sum(_residual(w, x * k).sum() for k in (1.0, 2.0, 3.0))
+
+
+@pytest.mark.parametrize(("loss", "calls"), [(_loss_once, 1), (_loss_thrice, 3)])
+def test_under_grad_a_call_and_its_backward_pass_count_once(loss, calls):
+    # under grad each nested call leaves two jits (its forward, and its backward in the
+    # transpose(jvp()) scope): counted as two calls, `--lines` told of a helper called
+    # once that it "was traced 2 times", and to nest what was already nested
+    r = jitmagic.compare(jax.grad(loss), jnp.eye(8), jnp.ones((2, 8)), lines=True, **ONCE)
+    assert r.nested.helper_calls == {"_residual": calls}
+    assert r.nested.nested_calls >= 2 * calls  # the backward jits are still in the program
+    traced = [h for h in r.lines.hints() if "was traced" in h]
+    assert all(h.startswith(f"`_residual` was traced {calls} times") for h in traced)
+    assert traced or calls == 1, r.lines.hints()  # 3 calls built most of the program

@@ -15,7 +15,9 @@ name decides, as :attr:`~.plan.Helper.jit_names` spells it.
 
 A jit of a helper inside another jit of the same helper is the same call wrapped twice
 (``jax.jit(jax.jit(f))``): it counts once, unless it was called from inside the helper
-itself (a recursive call, whose own frames hold the helper's code).
+itself (a recursive call, whose own frames hold the helper's code). Under ``grad`` each
+call also leaves its backward pass as a jit of its own (in the ``transpose(jvp())``
+scope), made from the same trace: it is not counted again.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ from ..sampling.structure import sub_jaxprs
 from .plan import Helper
 
 JIT_PRIMITIVES = ("jit", "pjit")
+#: The scope JAX puts the backward pass of a jit call in under ``grad`` (its name stack
+#: reads ``transpose(jvp())``): the same call's other half, made from the one trace of
+#: its forward, not a call of its own.
+BACKWARD = "transpose("
 
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
@@ -62,7 +68,8 @@ class _Claims:
             if eqn.primitive.name in JIT_PRIMITIVES:
                 owners = self._owners(eqn)
                 own = self._own(eqn.source_info.traceback)
-                for n in owners:
+                backward = BACKWARD in str(eqn.source_info.name_stack)
+                for n in owners if not backward else ():
                     if n in self.counted and (n not in enclosing or self.helpers[n].code in own):
                         self.calls[n] += 1
                 inside = enclosing | owners
