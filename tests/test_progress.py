@@ -88,7 +88,9 @@ def test_progress_comes_in_order_and_never_inside_a_timed_interval(timed_interva
     # the discovery trace comes first, as its own stage, before the entry is named
     assert (seen[0].stage, seen[0].entry, seen[0].line().split(" · ")[0]) == (
         "finding helpers", "", "jitcompare: finding helpers")
-    seen = seen[1:]
+    # then the nested variant's untimed check under the leak checker, before any row
+    assert (seen[1].stage, seen[1].row) == ("checking the nested variant leaks nothing", None)
+    seen = seen[2:]
     in_turn = {1: ("flat", "nested"), 2: ("nested", "flat")}  # ABBA: the order alternates
     assert [(e.row, e.repeat, e.stage) for e in seen] == [
         (row, r, stage) for r in (1, 2) for row in in_turn[r] for stage in STAGES]

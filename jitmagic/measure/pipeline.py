@@ -223,12 +223,18 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     then stops), or when Ctrl-C lands inside the check."""
     if check.due():
         return nested
+    if nested.variant.planned:  # untimed traces; a leak's search can take seconds
+        check.report.tell(CHECKING)
     try:
         with check.mode(python=True):
             variant = checked_nested(nested.variant, nested.variant.plan)
     except StageInterrupted:
         return nested
     return dataclasses.replace(nested, variant=variant)
+
+
+#: The progress while the nested variant is traced under JAX's leak checker.
+CHECKING = "checking the nested variant leaks nothing"
 
 
 #: Said of a variant whose stages JAX did not report inside its first call.
