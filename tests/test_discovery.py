@@ -182,16 +182,39 @@ def test_discovery_and_lines_agree_on_code_made_by_exec(tmp_path, monkeypatch):
     # dict nobody named it is not, for either
     import jitmagic
 
-    path = tmp_path / "scripted.py"
-    path.write_text(SCRIPTED)
-    spec = importlib.util.spec_from_file_location("scripted", path)
-    scripted = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "scripted", scripted)  # imported as any module is
-    spec.loader.exec_module(scripted)
+    scripted = _module(tmp_path, monkeypatch, "scripted", SCRIPTED)
     for how in (discover, profiled_discovery):
         assert "wave" in how(scripted.model, (X,), {}, NO_STATIC).helpers
         assert "ripple" not in how(scripted.hidden, (X,), {}, NO_STATIC).helpers
+    # exec'd into another module of the user's, called from the entry's
+    layers = _module(tmp_path, monkeypatch, "execd_layers", EXECD_LAYERS)
+    caller = _module(tmp_path, monkeypatch, "execd_caller", EXECD_CALLER)
+    assert layers.swish.__code__.co_filename == "<string>"
+    for how in (discover, profiled_discovery):
+        assert "execd_layers.swish" in how(caller.model, (X,), {}, NO_STATIC).helpers
     flat = jitmagic.lines(scripted.model, X).flat
     assert flat.row("<string>", 2).eqns_own == 9  # sin, cos, mul of `wave`, 3 calls
     hidden = jitmagic.lines(scripted.hidden, X).flat
     assert not [row for row in hidden.rows if row.file == "<string>"]
+
+
+EXECD_LAYERS = 'import jax\nexec("def swish(x):\\n    return x * jax.nn.sigmoid(x)\\n", globals())\n'
+EXECD_CALLER = """
+import execd_layers as L
+
+def model(x):
+    for _ in range(3):
+        x = L.swish(x) + 1.0
+    return x.sum()
+"""
+
+
+def _module(tmp_path, monkeypatch, name: str, source: str):
+    """``source`` imported as module ``name`` from a file of the user's."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module

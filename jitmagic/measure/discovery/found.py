@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -111,19 +112,20 @@ def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
 
 
 def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
-    """The code compiled from a string (``exec``, ``python -c``) in ``entry``'s
-    namespace, where that namespace is the user's
-    (:func:`~jitmagic.usercode.users_namespace`, as ``--lines`` decides): its functions,
-    the methods of its classes, and the functions defined inside them."""
-    if entry is None or not users_namespace(entry.__globals__, entry_namespace(entry)):
+    """The code compiled from a string (``exec``, ``python -c``) that is the user's
+    (:func:`~jitmagic.usercode.users_namespace`, as ``--lines`` decides): in ``entry``'s
+    namespace, and in every module of the user's imported (``exec`` into a local
+    module's globals); the functions there, the methods of their classes, and the
+    functions defined inside them."""
+    if entry is None:
         return frozenset()
-    namespace = entry.__globals__
-    functions = [v for v in list(namespace.values()) if isinstance(v, types.FunctionType)]
-    for value in list(namespace.values()):
-        if isinstance(value, type) and value.__module__ == namespace.get("__name__"):
-            functions += [f for v in list(vars(value).values()) if (f := function_of(v))]
-    codes = [f.__code__ for f in functions if f.__globals__ is namespace
-             and sourceless(f.__code__.co_filename)]
+    own = entry_namespace(entry)
+    namespaces = [vars(m) for m in list(sys.modules.values())
+                  if isinstance(file := getattr(m, "__file__", None), str) and user_file(file)]
+    if users_namespace(entry.__globals__, own):
+        namespaces.append(entry.__globals__)
+    codes = [code for namespace in {id(n): n for n in namespaces}.values()
+             for code in _sourceless_in(namespace)]
     out: set[types.CodeType] = set()
     while codes:
         code = codes.pop()
@@ -131,6 +133,18 @@ def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeTy
             out.add(code)
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
     return frozenset(out)
+
+
+def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
+    """The code compiled from a string of the functions ``namespace`` holds, and of its
+    own classes' methods."""
+    values = list(namespace.values())
+    functions = [v for v in values if isinstance(v, types.FunctionType)]
+    for value in values:
+        if isinstance(value, type) and value.__module__ == namespace.get("__name__"):
+            functions += [f for v in list(vars(value).values()) if (f := function_of(v))]
+    return [f.__code__ for f in functions if f.__globals__ is namespace
+            and sourceless(f.__code__.co_filename)]
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:
