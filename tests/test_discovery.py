@@ -198,7 +198,8 @@ def test_discovery_and_lines_agree_on_code_made_by_exec(tmp_path, monkeypatch):
     assert not [row for row in hidden.rows if row.file == "<string>"]
 
 
-EXECD_LAYERS = 'import jax\nexec("def swish(x):\\n    return x * jax.nn.sigmoid(x)\\n", globals())\n'
+EXECD_LAYERS = ('import jax\n'
+                'exec("def swish(x):\\n    return x * jax.nn.sigmoid(x)\\n", globals())\n')
 EXECD_CALLER = """
 import execd_layers as L
 
