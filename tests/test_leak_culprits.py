@@ -149,3 +149,40 @@ def test_a_keras_layer_under_grad_is_named_not_the_loss_that_calls_it():
     assert r.nested.inline == ("Residual.call",)
     assert "Keras layer's variables inside `stateless_call`), so its jit holds them as " \
            "constants" in inline_note(r, "Residual.call")
+
+
+FACTORY = """
+import jax.numpy as jnp
+
+TAPE = []
+
+def make_model():
+    def remember(x):
+        z = x + 1.0
+        TAPE.append(z)
+        return z
+
+    def model(x):
+        TAPE.clear()
+        b = remember(remember(x))
+        return (b + sum(TAPE)).sum()
+    return model
+
+model = make_model()
+model(jnp.ones(8))
+"""
+
+
+def test_a_leaker_made_by_a_factory_stays_inline_from_the_command(tmp_path, capsys):
+    # the command's trace has JAX's frames filtered out of its tracebacks; where JAX's
+    # leak checker then failed building its message (IndexError), the leak was not seen
+    # as one: the nested variant failed later, and the note said no call went through
+    # a jit
+    from jitmagic.frontends.command import main
+
+    script = tmp_path / "factory.py"
+    script.write_text(FACTORY)
+    assert main([str(script), "-r", "1", "-n", "1", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert f"`remember` {LEAKS}" in out and "measured once" in out, out
+    assert "error: the nested variant failed" not in out
