@@ -244,8 +244,9 @@ class LineTable:
 
     def _constant_hints(self) -> list[str]:
         return [f"line {r.line} reads {fmt_bytes(r.const_bytes_own)} of array constants "
-                "captured from Python (a global or a closure's array): XLA compiles them "
-                "into the program; passed to the function as an argument they stay out of it"
+                "(arrays that are not arguments: a global's, a closure's, or one made while "
+                "tracing): XLA compiles them into the program; passed to the function as "
+                "an argument they stay out of it"
                 for r in self.rows if (r.const_bytes_own or 0) >= CONSTANT_BYTES]
 
     def to_dict(self) -> list[dict[str, Any]]:
