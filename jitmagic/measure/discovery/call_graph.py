@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sampling.structure import sub_jaxprs
+from ..sampling.structure import distinct_jaxprs, sub_jaxprs
 
 
 @dataclass
@@ -305,18 +305,8 @@ def _package(filename: str) -> str | None:
 
 def _has_kernel(jaxpr: Any) -> bool:
     """Whether any equation of ``jaxpr`` or its sub-jaxprs is a kernel primitive."""
-    seen: set[int] = set()
-    todo = [jaxpr]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        for eqn in current.eqns:
-            if eqn.primitive.name in KERNEL_PRIMITIVES:
-                return True
-            todo += list(sub_jaxprs(eqn))
-    return False
+    return any(eqn.primitive.name in KERNEL_PRIMITIVES
+               for current in distinct_jaxprs(jaxpr) for eqn in current.eqns)
 
 
 def _position(code: types.CodeType, offset: int) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 
 import jax
 
-from ..sampling.structure import sub_jaxprs
+from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
 from .call_graph import CallGraph, _position
 from .found import Found, as_called, code_of, helper_name, names_written
@@ -47,15 +47,8 @@ def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
     """By (the user function that called one, the custom class): the equations traced
     under JAX's ``__call__`` of a custom_vjp or custom_jvp function, sub-jaxprs included."""
     out: dict[tuple[types.CodeType, type], RuleCalls] = {}
-    seen: set[int] = set()
-    todo = [getattr(jaxpr, "jaxpr", jaxpr)]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
+    for current in distinct_jaxprs(jaxpr):
         for eqn in current.eqns:
-            todo += list(sub_jaxprs(eqn))
             if eqn.primitive.name in _HOLDERS or eqn.source_info.traceback is None:
                 continue
             found = _caller(eqn.source_info.traceback, is_user)

@@ -239,13 +239,8 @@ def captured_constants(jaxpr: Any) -> tuple[int, int]:
     """(count, bytes) of the array constants a closed jaxpr's program reads, each once:
     arrays captured from Python (a global, a closure), which XLA compiles in."""
     values = constants_of(jaxpr)
-    todo, seen, read = [getattr(jaxpr, "jaxpr", jaxpr)], set(), {}
-    while todo:
-        j = todo.pop()
-        if id(j) in seen:
-            continue
-        seen.add(id(j))
+    read: dict[int, int] = {}
+    for j in distinct_jaxprs(jaxpr):
         for eqn in j.eqns:
             read.update(constants_read(eqn, values))
-            todo += sub_jaxprs(eqn)
     return len(read), sum(read.values())
