@@ -85,7 +85,9 @@ def test_sweep_shows_progress(swept):
     # a plain (terminal) shell: progress on stderr, one line per stage, not in the outputs
     lines = cap.stderr.splitlines()
     assert lines[0].startswith("jitcompare [calls=1 1/3]: finding helpers · ")
-    assert "jitcompare model [calls=1 1/3]: flat 1/1 · first call · " in lines[1]
+    assert "jitcompare model [calls=1 1/3]: checking the nested variant leaks nothing · " \
+        in lines[1]
+    assert "jitcompare model [calls=1 1/3]: flat 1/1 · first call · " in lines[2]
     assert any(ln.startswith("jitcompare model [calls=4 3/3]: nested 1/1") for ln in lines)
     assert lines[-1].startswith("jitcompare model [calls=4 3/3]: measured in ")
     assert not any("elapsed" in o.data.get("text/plain", "") for o in cap.outputs)
