@@ -191,6 +191,7 @@ def flow_loss(params, x):
     return -jnp.mean(flow.log_prob(x))
 
 
+@pytest.mark.slow  # importing distrax imports TensorFlow Probability: 30 s here
 def test_a_distrax_flow_builder_stays_inline_because_its_result_holds_a_traced_partial():
     dim = 4
     params = [{"w1": jnp.full((dim, 8), 0.1 * (i + 1)), "b1": jnp.zeros(8),
