@@ -31,6 +31,7 @@ def test_a_pallas_kernel_body_stays_inline_with_its_reason():
     assert c.outputs_match
 
 
+@pytest.mark.slow  # a real library's first trace: 4 s here
 def test_a_helper_a_lineax_primitive_runs_itself_is_named_with_its_reason():
     import lineax as lx
 
@@ -149,6 +150,7 @@ def lora_params(n: int = 3):
     return params, jnp.ones((4, 8))
 
 
+@pytest.mark.slow  # a real library's first trace: 4 s here
 def test_a_quax_lora_model_is_claimed_nested_with_its_jit_calls():
     import quax
 
@@ -163,6 +165,7 @@ def test_a_quax_lora_model_is_claimed_nested_with_its_jit_calls():
     assert "same program" not in c.verdict.text and c.outputs_match
 
 
+@pytest.mark.slow  # a real library's first trace: 4 s here
 def test_a_function_calling_quaxify_nests_both_of_its_helpers():
     import quax
 
