@@ -6,6 +6,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 import jitmagic
 
