@@ -15,9 +15,9 @@ from .stages import ColdRun
 @dataclass
 class Shape:
     """What a row's program is, read untimed from its cold run: the counts its record
-    carries (each None where the stage that gives it did not run), the jaxpr's text, the
-    jaxpr itself (whose jit calls say which helpers were really nested), and the run
-    itself, whose traced and lowered program ``--lines`` reuses."""
+    carries (each None where the stage that gives it did not run), the jaxpr's text, and
+    the run itself: its jaxpr's jit calls say which helpers were really nested, and
+    ``--lines`` reuses its traced and lowered program."""
 
     jaxpr_eqns: int | None = None
     jaxpr_eqns_top: int | None = None
@@ -32,7 +32,6 @@ class Shape:
     constants: int | None = None
     constant_bytes: int | None = None
     jaxpr_text: str = ""
-    jaxpr: Any = None
     #: The optimized HLO, instruction by instruction, names and metadata stripped
     #: (:func:`normalized_hlo`): what says two rows compiled to the same program.
     compiled_hlo: list[str] | None = None
@@ -43,6 +42,13 @@ class Shape:
     compile_events: int | None = None
     hlo_instructions: int | None = None
 
+    @property
+    def jaxpr(self) -> Any:
+        """The traced program's jaxpr (whose jit calls say which helpers were really
+        nested); None where the run did not trace."""
+        traced = self.program.traced if self.program is not None else None
+        return traced.jaxpr if traced is not None else None
+
 
 def structure(run: ColdRun) -> Shape:
     """Counts that explain the timings: equations, nested calls, IR sizes, what XLA made
@@ -51,7 +57,7 @@ def structure(run: ColdRun) -> Shape:
     if run.traced is not None:
         jaxpr = run.traced.jaxpr
         shape.jaxpr_eqns, shape.jaxpr_eqns_top = count_equations(jaxpr), len(jaxpr.eqns)
-        shape.nested_calls, shape.jaxpr = count_nested_calls(jaxpr), jaxpr
+        shape.nested_calls = count_nested_calls(jaxpr)
         shape.jaxpr_text = jaxpr_text(jaxpr)
         shape.constants, shape.constant_bytes = captured_constants(jaxpr)
     if run.lowered is not None:
