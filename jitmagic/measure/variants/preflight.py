@@ -124,7 +124,6 @@ class LeakSearch:
 
     def __init__(self, plan: Plan, label: str, refused: dict[str, str]):
         self.plan, self.label, self.refused = plan, label, refused
-        self.traces = 0  # the extra traces taken
         self._leaks: dict[tuple[str, ...], BaseException | None] = {}
         self._flat_leaks: bool | None = None
 
@@ -152,7 +151,6 @@ class LeakSearch:
         """The leak tracing with only ``nest`` nested raises, where nesting caused it
         (None: no leak, a leak the program has flat too, or another failure)."""
         if nest not in self._leaks:
-            self.traces += 1
             error = trace_error(nest_only(self.plan, nest, self.label, self.refused), lower=False)
             caused = error is not None and _is_leak(error) \
                 and self._caused_by_nesting(error, nest)
@@ -188,7 +186,6 @@ class LeakSearch:
         if self._named(error, nest) is not None:
             return True
         if self._flat_leaks is None:
-            self.traces += 1
             flat = trace_error(nest_only(self.plan, (), self.label, self.refused), lower=False)
             self._flat_leaks = flat is not None and _is_leak(flat)
         return not self._flat_leaks
