@@ -158,8 +158,9 @@ def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
             whisker(ax, i, rng[0] / scale, rng[1] / scale, horizontal=False)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylabel(f"{unit} per call")
-    label = ratio_label(c, "execute_s")  # a narrow panel: a long label goes below
-    ax.set_title(f"execute{chr(10) if len(label) > 12 else ' '}({label})")
+    label = ratio_label(c, "execute_s")
+    below = "\n" if len(label) > 12 else " "  # a narrow panel: a long label goes below
+    ax.set_title(f"execute{below}({label})")
 
 
 def to_png(fig: Figure, dpi: int = DPI) -> bytes:
