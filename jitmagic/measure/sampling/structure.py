@@ -199,21 +199,12 @@ def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
 def constants_of(jaxpr: Any) -> dict[Any, Any]:
     """Each constant variable of a closed jaxpr, and of the closed jaxprs inside it (a
     nested jit keeps its own), with its value; empty for an open jaxpr."""
-    out: dict[Any, Any] = {}
-    todo, seen = [jaxpr], set()
-    while todo:
-        closed = todo.pop()
-        if id(closed) in seen:
-            continue
-        seen.add(id(closed))
-        inner = getattr(closed, "jaxpr", None)
-        if inner is None or not hasattr(inner, "eqns"):
-            continue
-        out.update(zip(inner.constvars, getattr(closed, "consts", ()), strict=False))
-        todo += [sub for eqn in inner.eqns for value in eqn.params.values()
-                 for sub in (value if isinstance(value, tuple | list) else (value,))
-                 if hasattr(sub, "consts")]
-    return out
+    closed = [jaxpr, *(sub for j in distinct_jaxprs(jaxpr) for eqn in j.eqns
+                       for value in eqn.params.values()
+                       for sub in (value if isinstance(value, tuple | list) else (value,))
+                       if hasattr(sub, "consts"))]
+    return {var: value for c in closed if hasattr(c, "consts")
+            for var, value in zip(c.jaxpr.constvars, c.consts, strict=False)}
 
 
 def constants_read(eqn: Any, values: dict[Any, Any]) -> dict[int, int]:
