@@ -158,7 +158,7 @@ def test_a_version_1_report_still_loads(tmp_path):
     variants = {k: v | new_fields for k, v in old["variants"].items()}
     verdict = loaded.verdict.to_dict()  # derived from the samples, written by every save
     assert verdict["first_call"] == "inconclusive"  # one run a side: no spread to judge
-    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/3", "variants": variants,
+    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/4", "variants": variants,
                                       "repeats_ended": None, "verdict": verdict}
 
 
@@ -186,7 +186,7 @@ def test_a_wrong_field_of_a_sweep_is_named(tmp_path, field, value, message):
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/3'"),
+    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/4'"),
     ("variants.flat.execute_loops", "x", "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", True, "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", 10**4000, "execute_loops: .*an integer of about 4000 digits"),

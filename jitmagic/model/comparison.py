@@ -61,10 +61,12 @@ from .stats.witness import clock_for, is_busy, on, waited_share
 __all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]
 
-SCHEMA = "jitmagic.comparison/3"
+SCHEMA = "jitmagic.comparison/4"
 #: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked; /2 had no
-#: ``stages_from`` (its stages came from a separate staged run) nor ``repeats_ended``.
-READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", SCHEMA)
+#: ``stages_from`` (its stages came from a separate staged run) nor ``repeats_ended``;
+#: /3 had none of the parts of "why is my compile slow" (``--cache``, ``--xla``, the
+#: constants passed as arguments).
+READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3", SCHEMA)
 # DECIDED, MOST_PAIRS, BUDGET (why ``-r auto`` stopped taking pairs) live in .verdicts,
 # which words them; they are imported here for the measurement loop.
 #: The optional provenance fields of /3, written only when set.
