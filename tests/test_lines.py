@@ -579,3 +579,16 @@ def test_a_report_saved_before_constants_were_counted_reads_them_as_not_counted(
         del d["variants"]["flat"][key]  # nested: no helper, measured once, none written
     old = jitmagic.Comparison.from_dict(d)
     assert old.flat.constants is None and "constant bytes" not in str(old)
+
+
+def test_the_report_carries_xlas_peak_bytes_as_the_compiled_program_reports_them():
+    x = jnp.ones(1024)
+    one = jitmagic.compare(embedded, x, repeat=1, number=1, progress=False)
+    memory = jax.jit(embedded).lower(x).compile().memory_analysis()
+    assert one.flat.compiled_peak_bytes == memory.peak_memory_in_bytes > 0
+    assert f"{memory.peak_memory_in_bytes:,}" in str(one) and "peak bytes" in str(one)
+    # XLA inlines the nested calls: one program, and the report says so in a line
+    assert one.same_compiled and one.nested.compiled_peak_bytes == one.flat.compiled_peak_bytes
+    assert "XLA compiled both variants to the same program" in str(one)
+    assert jitmagic.Comparison.from_dict(one.to_dict()).flat.compiled_peak_bytes == \
+        memory.peak_memory_in_bytes

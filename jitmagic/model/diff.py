@@ -22,6 +22,7 @@ from typing import Any
 
 from .comparison import Comparison, ReportSchemaError
 from .rows import PHASE_LABELS, PHASES, VARIANTS
+from .rows import STRUCTURE as ROW_STRUCTURE
 from .saved.storage import load
 from .shown import Shown
 from .stats.rule import SAME, SLOWER, difference, json_number, median
@@ -30,23 +31,10 @@ from .stats.witness import CPU, WALL, has_cpu, is_busy, on, waited
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
 #: The figures of a variant that move only with the code (and JAX's version), as
-#: (``VariantResult`` field, label), compared exactly. The last six, XLA's compiled
-#: program (its ops, ``compiled.cost_analysis()``'s flops and bytes accessed, its
-#: temporary bytes) and the constants captured, are diffed where a report holds them:
-#: read with ``getattr``, so a record without them still diffs.
-STRUCTURE = (
-    ("jaxpr_eqns", "jaxpr equations"),
-    ("stablehlo_bytes", "StableHLO bytes"),
-    ("nested_calls", "nested jit calls"),
-    ("stablehlo_calls", "call ops in StableHLO"),
-    ("compiled_calls", "call ops after XLA"),
-    ("compiled_ops", "instructions after XLA"),
-    ("compiled_flops", "flops (XLA's cost analysis)"),
-    ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
-    ("compiled_temp_bytes", "temporary bytes (XLA's memory analysis)"),
-    ("constants", "array constants (captured)"),
-    ("constant_bytes", "constant bytes (captured)"),
-)
+#: (``VariantResult`` field, label), compared exactly: :data:`~.rows.STRUCTURE` but the
+#: top-level equations (a part of ``jaxpr_eqns``). Read with ``getattr`` and diffed where
+#: both reports hold them, so an older report without XLA's figures still diffs.
+STRUCTURE = tuple((key, label) for key, label in ROW_STRUCTURE if key != "jaxpr_eqns_top")
 STRUCTURE_LABELS = dict(STRUCTURE)
 #: What a structure figure of NEW is, against OLD's: exact comparison, no rule.
 LARGER, SMALLER, SAME_SIZE = "larger", "smaller", "same"

@@ -71,7 +71,26 @@ _TAIL: tuple[Field, ...] = (
 
 #: What XLA made of a variant's program (``VariantResult``), absent from older reports.
 COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
-                 "compiled_temp_bytes", "constants", "constant_bytes")
+                 "compiled_temp_bytes", "compiled_peak_bytes", "constants", "constant_bytes")
+
+#: The structure figures of a variant, as its record names them and as reports label
+#: them: counts that move only when the program changes (shown in the phase table,
+#: diffed exactly by ``jitmagic diff``).
+STRUCTURE = (
+    ("jaxpr_eqns", "jaxpr equations"),
+    ("jaxpr_eqns_top", "jaxpr equations (top level)"),
+    ("nested_calls", "nested jit calls"),
+    ("stablehlo_bytes", "StableHLO bytes"),
+    ("stablehlo_calls", "call ops in StableHLO"),
+    ("compiled_calls", "call ops after XLA"),
+    ("compiled_ops", "instructions after XLA"),
+    ("compiled_flops", "flops (XLA's cost analysis)"),
+    ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
+    ("compiled_temp_bytes", "temporary bytes (XLA's memory analysis)"),
+    ("compiled_peak_bytes", "peak bytes (XLA's memory analysis)"),
+    ("constants", "array constants (captured)"),
+    ("constant_bytes", "constant bytes (captured)"),
+)
 
 _R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 
@@ -160,6 +179,8 @@ class VariantResult(Row):
     compiled_bytes_accessed: int | None = None
     #: The bytes of its temporary buffers (XLA's memory analysis).
     compiled_temp_bytes: int | None = None
+    #: The most bytes its buffers hold at once (XLA's memory analysis).
+    compiled_peak_bytes: int | None = None
     #: The array constants its program reads (captured from Python: a global, a
     #: closure), each once, and their bytes; None where not counted (older reports).
     constants: int | None = None
@@ -185,6 +206,7 @@ class VariantResult(Row):
               ("compiled_flops", "compiled_flops", optional(count), None),
               ("compiled_bytes_accessed", "compiled_bytes_accessed", optional(count), None),
               ("compiled_temp_bytes", "compiled_temp_bytes", optional(count), None),
+              ("compiled_peak_bytes", "compiled_peak_bytes", optional(count), None),
               ("constants", "constants", optional(count), None),
               ("constant_bytes", "constant_bytes", optional(count), None),
               ("per_process", "per_process", read_per_process, ()))

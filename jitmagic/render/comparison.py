@@ -17,7 +17,7 @@ from ..model.comparison import (
     VariantResult,
 )
 from ..model.orderings import Orderings
-from ..model.rows import FROM_EVENTS, REST_LABEL
+from ..model.rows import FROM_EVENTS, REST_LABEL, STRUCTURE
 from ..model.stats.rule import INCONCLUSIVE, SAME, median
 from ..model.stats.verdicts import Verdict, not_run
 from ..model.stats.witness import CPU, WALL, busy_line, on, waited
@@ -43,20 +43,12 @@ from .blocks import (
 )
 from .format import fmt_ratio, fmt_s, fmt_spread, medians_of
 
-STRUCTURE = (
-    ("jaxpr_eqns", "jaxpr equations"),
-    ("jaxpr_eqns_top", "jaxpr equations (top level)"),
-    ("nested_calls", "nested jit calls"),
-    ("stablehlo_bytes", "StableHLO bytes"),
-    ("stablehlo_calls", (Code("call"), " ops in StableHLO")),
-    ("compiled_calls", (Code("call"), " ops after XLA")),
-    ("compiled_ops", "instructions after XLA"),
-    ("compiled_flops", "flops (XLA's cost analysis)"),
-    ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
-    ("compiled_temp_bytes", "temporary bytes (XLA's memory analysis)"),
-    ("constants", "array constants (captured)"),
-    ("constant_bytes", "constant bytes (captured)"),
-)
+
+def _structure_label(label: str) -> Cell:
+    """A structure figure's label, the op ``call`` set as code."""
+    if label.startswith("call "):
+        return Cell((Code("call"), label.removeprefix("call")))
+    return Cell(label)
 
 
 def _ratio_cell(c: Comparison, phase: str, clock: str = WALL) -> str:
@@ -122,7 +114,8 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += _cpu_rows(c)
-    rows += [[Cell(label), _fmt_count(getattr(c.flat, key)), _fmt_count(getattr(c.nested, key)), ""]
+    rows += [[_structure_label(label), _fmt_count(getattr(c.flat, key)),
+              _fmt_count(getattr(c.nested, key)), ""]
              for key, label in STRUCTURE
              if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
@@ -169,7 +162,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out += partial(c.stopped)
     out += [Image(png, "the first call in parts, per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
-            Para([*details(c.verdict), _helpers_line(c),
+            Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
                   _outputs_line(c),
                   f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"
                   f"{_waited(c)}"])]
@@ -210,6 +203,17 @@ def _helpers_line(c: Comparison) -> str:
     if not_run(c):
         return f"helpers found: {names} (not nested: measuring stopped first)"
     return f"nested helpers: {names}"
+
+
+def _compiled_line(c: Comparison) -> list[str]:
+    """Whether XLA built one program for both variants (none said where not compared)."""
+    if c.same_compiled is None:
+        return []
+    if c.same_compiled:
+        return ["XLA compiled both variants to the same program, instruction by instruction "
+                "(the same flops, bytes and memory): nesting changed JAX's work, not XLA's "
+                "result"]
+    return ["XLA compiled the variants to different programs"]
 
 
 def text_table(c: Comparison) -> str:

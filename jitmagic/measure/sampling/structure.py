@@ -29,6 +29,7 @@ class Shape:
     compiled_flops: int | None = None
     compiled_bytes_accessed: int | None = None
     compiled_temp_bytes: int | None = None
+    compiled_peak_bytes: int | None = None
     constants: int | None = None
     constant_bytes: int | None = None
     jaxpr_text: str = ""
@@ -72,8 +73,8 @@ def structure(run: ColdRun) -> Shape:
 def compiled_work(compiled: Any, shape: Shape) -> None:
     """What XLA made of a program, into ``shape``: its ``call`` ops left, its
     instructions (the optimized HLO's, names and metadata stripped, kept and counted),
-    its cost analysis (flops, bytes accessed) and the bytes of its temporary buffers
-    (its memory analysis), each where JAX gives it."""
+    its cost analysis (flops, bytes accessed) and the bytes of its temporary buffers and
+    its peak (its memory analysis), each where JAX gives it."""
     text = compiled.as_text() or ""
     shape.compiled_calls = len(re.findall(r"\bcall\(", text))
     shape.compiled_hlo = normalized_hlo(text)
@@ -87,10 +88,18 @@ def compiled_work(compiled: Any, shape: Shape) -> None:
         shape.compiled_flops = _cost(cost, "flops")
         shape.compiled_bytes_accessed = _cost(cost, "bytes accessed")
     try:
-        temp = compiled.memory_analysis().temp_size_in_bytes
+        memory = compiled.memory_analysis()
     except Exception:  # noqa: BLE001 (a backend without memory analysis: left out)
-        temp = None
-    shape.compiled_temp_bytes = int(temp) if isinstance(temp, int) and temp >= 0 else None
+        memory = None
+    shape.compiled_temp_bytes = _size(memory, "temp_size_in_bytes")
+    shape.compiled_peak_bytes = _size(memory, "peak_memory_in_bytes")
+
+
+def _size(memory: Any, name: str) -> int | None:
+    """A byte count of XLA's memory analysis; None where it has none (another backend,
+    an older jaxlib)."""
+    value = getattr(memory, name, None)
+    return int(value) if isinstance(value, int) and value >= 0 else None
 
 
 def _cost(cost: dict, key: str) -> int | None:

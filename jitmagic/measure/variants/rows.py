@@ -100,6 +100,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             compiled_flops=shape.compiled_flops,
             compiled_bytes_accessed=shape.compiled_bytes_accessed,
             compiled_temp_bytes=shape.compiled_temp_bytes,
+            compiled_peak_bytes=shape.compiled_peak_bytes,
             constants=shape.constants,
             constant_bytes=shape.constant_bytes,
         )
