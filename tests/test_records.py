@@ -158,8 +158,10 @@ def test_a_version_1_report_still_loads(tmp_path):
     variants = {k: v | new_fields for k, v in old["variants"].items()}
     verdict = loaded.verdict.to_dict()  # derived from the samples, written by every save
     assert verdict["first_call"] == "inconclusive"  # one run a side: no spread to judge
+    why = loaded.to_dict()["why"]  # derived too: a /1 report counted no constants
+    assert next(c for c in why if c["cause"] == "big constants")["measured"] is False
     assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/4", "variants": variants,
-                                      "repeats_ended": None, "verdict": verdict}
+                                      "repeats_ended": None, "verdict": verdict, "why": why}
 
 
 def _bad(d: dict, dotted: str, value) -> dict:

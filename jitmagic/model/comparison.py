@@ -57,6 +57,7 @@ from .stats.verdicts import (
     times,
 )
 from .stats.witness import clock_for, is_busy, on, waited_share
+from .why import causes
 
 __all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]
@@ -232,6 +233,7 @@ class Comparison(Shown):
             **({"same_compiled": self.same_compiled} if self.same_compiled is not None else {}),
             **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
             "verdict": self.verdict.to_dict(),
+            "why": [cause.to_dict() for cause in causes(self)],
         }
         d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
         return d
@@ -280,7 +282,7 @@ _FIELDS: tuple[Field, ...] = (
     ("repeats_ended", "repeats_ended", optional(text), None),
     ("same_compiled", "same_compiled", optional(flag), None),
     *((key, key, optional(text), None) for key in PROVENANCE),
-)  # "verdict" is written but never read back: the record derives it again from the samples
+)  # "verdict" and "why" are written but never read back: the record derives them again
 #: The optional records, as written under their keys, and how each is read.
 RECORDS: dict[str, Callable[[Any, str], Any]] = {
     "orderings": Orderings.from_dict,

@@ -197,10 +197,11 @@ class LineTable:
     def hints(self) -> list[str]:
         """Advice that follows from the numbers: unrolled loops, helpers traced per call,
         big constants captured from Python."""
-        return [h for h in (self._loop_hint(), *self._helper_hints(),
+        return [h for h in (self.loop_hint(), *self._helper_hints(),
                             *self._constant_hints()) if h]
 
-    def _loop_hint(self) -> str | None:
+    def loop_hint(self) -> str | None:
+        """The Python loop that builds most of the program, and what to write instead."""
         total = self.total_eqns
         if not total:
             return None

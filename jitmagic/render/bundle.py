@@ -28,6 +28,8 @@ from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
+from .why import html as why_html
+from .why import text as why_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
@@ -119,6 +121,9 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         c = r
+    if why_text(c):
+        data["text/plain"] += "\n\n" + why_text(c)
+        data["text/html"] += "\n" + why_html(c)
     if c.lines is not None:
         data["text/plain"] += "\n\n" + lines_text(c.lines)
         data["text/html"] += "\n" + lines_html(c.lines)

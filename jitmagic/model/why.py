@@ -1,0 +1,171 @@
+"""Why the first call is slow: each cause this run measured, the biggest first.
+
+A comparison takes the flat first call apart (trace, lower, XLA compile) and measures
+what nesting the helpers saves; its later parts measure more causes (``--lines``: which
+lines build the program; the big constants passed as arguments; ``--xla``: XLA's
+passes; ``--cache``: a second start). :func:`causes` ranks what was measured by the
+seconds of the flat first call it accounts for, each with what to do; a cause this run
+did not measure is listed last as "not measured", with the option that measures it,
+never guessed. The section is derived from the record, never stored apart from it: a
+saved report gives the same causes when loaded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .stats.rule import FASTER, INCONCLUSIVE, SLOWER, median
+from .stats.units import fmt_bytes, fmt_s
+from .stats.verdicts import interval, times
+from .stats.witness import on
+
+#: Captured constants below this many bytes in all are not worth measuring as arguments.
+BIG_CONSTANTS = 2**20
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One cause of a slow first call.
+
+    ``seconds``: what it accounts for in the flat first call (a stage's median, or a
+    measured saving); NaN where it was measured and accounts for nothing measurable.
+    ``measured`` False: this run did not measure it, and ``option`` does.
+    """
+
+    name: str
+    measured: bool
+    seconds: float = math.nan
+    said: str = ""
+    fix: str = ""
+    option: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cause": self.name, "measured": self.measured,
+                "seconds": None if math.isnan(self.seconds) else self.seconds,
+                "said": self.said, "fix": self.fix, "option": self.option or None}
+
+
+def causes(c: Any) -> tuple[Cause, ...]:
+    """The causes of ``c``'s (a :class:`~jitmagic.model.comparison.Comparison`) slow
+    first call: measured ones by seconds, biggest first; then those measured to account
+    for nothing; then those not measured."""
+    found = [cause for make in CAUSES for cause in make(c)]
+    measured = sorted((x for x in found if x.measured and not math.isnan(x.seconds)),
+                      key=lambda x: -x.seconds)
+    nothing = [x for x in found if x.measured and math.isnan(x.seconds)]
+    return (*measured, *nothing, *(x for x in found if not x.measured))
+
+
+def _flat_median(c: Any, phase: str) -> float:
+    return median(c.flat.samples.get(phase, []))
+
+
+def _share(c: Any, seconds: float) -> str:
+    """``, 42% of the 1.2 s first call`` (empty where the first call was not measured)."""
+    first = _flat_median(c, "first_call_s")
+    if math.isnan(first) or not first:
+        return ""
+    return f", {min(1.0, seconds / first):.0%} of the {fmt_s(first)} first call"
+
+
+def _stage(c: Any, phase: str, name: str, what: str) -> Cause | None:
+    seconds = _flat_median(c, phase)
+    if math.isnan(seconds):
+        return None
+    return Cause(name, True, seconds, f"{what} took {fmt_s(seconds)}{_share(c, seconds)}")
+
+
+def tracing(c: Any) -> Iterator[Cause]:
+    """Python tracing: the flat trace stage, with the loop ``--lines`` found in it."""
+    cause = _stage(c, "trace_s", "Python tracing", "tracing your Python into a jaxpr")
+    if cause is None:
+        return
+    loop = _loop_hint(c)
+    if loop:
+        fix = loop
+    elif c.lines is None:
+        fix = ("`--lines` shows which lines build the program; a Python loop unrolls into "
+               "it (`jax.lax.scan` or `jax.lax.fori_loop` traces the body once)")
+    else:
+        fix = "no line runs in a Python loop that builds most of the program"
+    yield Cause(cause.name, True, cause.seconds, cause.said, fix)
+
+
+def _loop_hint(c: Any) -> str:
+    if c.lines is None or "flat" not in c.lines.tables:
+        return ""
+    return c.lines.flat.loop_hint() or ""
+
+
+def lowering(c: Any) -> Iterator[Cause]:
+    """Lowering the jaxpr to StableHLO: it grows with the program's equations."""
+    cause = _stage(c, "lower_s", "lowering to StableHLO", "lowering the jaxpr")
+    if cause is not None:
+        yield Cause(cause.name, True, cause.seconds, cause.said,
+                    "it grows with the jaxpr: what shrinks the trace shrinks it")
+
+
+def compiling(c: Any) -> Iterator[Cause]:
+    """XLA's compile, with where its time goes where ``--xla`` measured it."""
+    cause = _stage(c, "compile_s", "XLA compile", "XLA's compile")
+    if cause is None:
+        return
+    same = ("; both variants compiled to the same program: nesting does not change XLA's "
+            "work" if c.same_compiled else "")
+    yield Cause(cause.name, True, cause.seconds, cause.said + same,
+                "XLA's time grows with the program it is given, after inlining: fewer and "
+                "smaller operations compile faster; `--xla` shows which passes take it")
+
+
+def nesting(c: Any) -> Iterator[Cause]:
+    """Helpers traced again on every call: what nesting them saved, by the one rule."""
+    nested = c.nested
+    if not nested.helpers:
+        said = ("no helper of yours is called, so nothing was nested" if not nested.inline
+                else "no helper could be nested (the notes say why)")
+        yield Cause("helpers traced on every call", True, said=said)
+        return
+    first = c.difference("first_call_s")
+    clock = c.clock_of("first_call_s")
+    names = ", ".join(f"`{h.rsplit('.', 1)[-1]}`" for h in nested.helpers[:3])
+    names += ", ..." if len(nested.helpers) > 3 else ""
+    flat, inner = (median(on(v.samples, "first_call_s", clock)) for v in (c.flat, nested))
+    said = f"the first call {times(first, clock)} {interval(first)}".rstrip()
+    said = f"nesting {names}: {'inconclusive, ' * (first.kind == INCONCLUSIVE)}{said}"
+    if first.kind == FASTER:
+        yield Cause("helpers traced on every call", True, flat - inner,
+                    f"{said}, {fmt_s(flat - inner)} less", f"`jax.jit` on {names}")
+    elif first.kind == SLOWER:
+        yield Cause("helpers traced on every call", True, said=said,
+                    fix="keep them inline: their own jit costs more than it saves")
+    else:
+        yield Cause("helpers traced on every call", True, said=said)
+
+
+def constants(c: Any) -> Iterator[Cause]:
+    """Arrays captured from Python, compiled into the program as constants."""
+    count, size = c.flat.constants, c.flat.constant_bytes
+    if count is None or size is None:
+        yield Cause("big constants", False, said="not counted (a report older than 0.4)")
+        return
+    if size < BIG_CONSTANTS:
+        said = (f"{count} array constant{'s' * (count != 1)} captured, {fmt_bytes(size)}"
+                if count else "no array constant captured")
+        yield Cause("big constants", True, said=said)
+        return
+    yield Cause("big constants", False, said=f"{fmt_bytes(size)} of array constants "
+                "captured; not measured passed as arguments (the measurement stopped first)")
+
+
+def second_start(c: Any) -> Iterator[Cause]:
+    """What JAX's persistent compilation cache would save on the next start."""
+    yield Cause("a second start", False, said="what a warm persistent compilation cache "
+                "leaves of the first call", option="--cache")
+
+
+#: Each cause's maker, in the order a tie keeps.
+CAUSES: tuple[Callable[[Any], Iterator[Cause]], ...] = (
+    tracing, lowering, compiling, nesting, constants, second_start)

@@ -1,0 +1,110 @@
+"""The "why is the first call slow" section: only measured causes, ranked, each with what
+to do; what was not measured is said to be, with the option that measures it."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+import jitmagic
+from jitmagic.model.rows import VARIANTS
+from jitmagic.model.stats.rule import FASTER, median
+from jitmagic.model.stats.witness import on
+from jitmagic.model.why import causes
+
+
+def mix(x, w):
+    return jnp.tanh(x @ w) * 0.5 + jnp.sin(x) * 0.1
+
+
+def stacked(x, w):
+    """A helper reused in a Python loop, as a layer stack is written."""
+    for _ in range(6):
+        x = mix(x, w)
+    return x.sum()
+
+
+def unrolled(x):
+    y = x
+    for k in range(24):
+        y = y + jnp.sin(y * k) * 0.01  # the line that builds the program
+    return y.sum()
+
+
+UNROLLED_LINE = unrolled.__code__.co_firstlineno + 3
+X, W = jnp.ones((16, 16)), jnp.eye(16) * 0.5
+
+
+def _by_name(c):
+    return {x.name: x for x in causes(c)}
+
+
+def test_measured_causes_come_biggest_first_each_from_its_own_samples():
+    c = jitmagic.compare(stacked, X, W, repeat=3, number=1, progress=False)
+    ranked = [x for x in causes(c) if x.measured and not math.isnan(x.seconds)]
+    assert [x.seconds for x in ranked] == sorted((x.seconds for x in ranked), reverse=True)
+    found = _by_name(c)
+    for name, phase in (("Python tracing", "trace_s"), ("lowering to StableHLO", "lower_s"),
+                        ("XLA compile", "compile_s")):
+        assert found[name].seconds == median(c.flat.samples[phase])
+    # nesting's saving is counted only where the one rule calls nested faster
+    nesting = found["helpers traced on every call"]
+    first = c.difference("first_call_s")
+    clock = c.clock_of("first_call_s")
+    if first.kind == FASTER:
+        flat, nested = (median(on(c.variants[v].samples, "first_call_s", clock))
+                        for v in VARIANTS)
+        assert nesting.seconds == flat - nested and "`jax.jit` on `mix`" in nesting.fix
+    else:
+        assert math.isnan(nesting.seconds) and nesting.said.startswith("nesting `mix`")
+    assert found["big constants"].said == "no array constant captured"
+
+
+def test_what_was_not_measured_is_listed_with_the_option_never_ranked():
+    c = jitmagic.compare(stacked, X, W, repeat=2, number=1, progress=False)
+    second = _by_name(c)["a second start"]
+    assert not second.measured and second.option == "--cache" and math.isnan(second.seconds)
+    shown = str(c)
+    section = shown[shown.index("Why the first call takes"):]
+    assert "not measured: a second start (use `--cache`)" in section
+    assert "a second start," not in section  # not among the ranked ones
+    assert "<h4>Why the first call takes" in c._repr_mimebundle_()["text/html"]
+
+
+def test_with_lines_the_tracing_cause_names_the_loop_that_builds_the_program():
+    c = jitmagic.compare(unrolled, X, repeat=2, number=1, lines=True, progress=False)
+    tracing = _by_name(c)["Python tracing"]
+    assert f"line {UNROLLED_LINE}" in tracing.fix and "jax.lax.scan" in tracing.fix
+    without = jitmagic.compare(unrolled, X, repeat=2, number=1, progress=False)
+    assert _by_name(without)["Python tracing"].fix.startswith("`--lines` shows which lines")
+
+
+def test_a_function_without_helpers_has_nothing_to_nest_and_says_so():
+    c = jitmagic.compare(unrolled, X, repeat=2, number=1, progress=False)
+    nesting = _by_name(c)["helpers traced on every call"]
+    assert nesting.measured and math.isnan(nesting.seconds)
+    assert nesting.said == "no helper of yours is called, so nothing was nested"
+
+
+TABLE = np.ones((64, 64), np.float32)
+
+
+def looked_up(x):
+    return (x @ TABLE).sum()
+
+
+def test_small_captured_constants_are_counted_and_not_worth_measuring():
+    c = jitmagic.compare(looked_up, jnp.ones((4, 64)), repeat=2, number=1, progress=False)
+    constants = _by_name(c)["big constants"]
+    assert constants.measured and constants.said == "1 array constant captured, 16 KiB"
+
+
+def test_the_section_is_derived_so_a_saved_report_gives_the_same_causes(tmp_path):
+    c = jitmagic.compare(stacked, X, W, repeat=2, number=1, progress=False)
+    path = tmp_path / "r.json"
+    jitmagic.save(c, path)
+    loaded = jitmagic.load(path)
+    assert loaded.to_dict()["why"] == c.to_dict()["why"]
+    assert [x["cause"] for x in c.to_dict()["why"]] == [x.name for x in causes(c)]
