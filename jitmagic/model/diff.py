@@ -25,7 +25,7 @@ from .rows import PHASE_LABELS, PHASES, VARIANTS
 from .rows import STRUCTURE as ROW_STRUCTURE
 from .saved.storage import load
 from .shown import Shown
-from .stats.rule import SAME, SLOWER, difference, json_number, median
+from .stats.rule import SAME, SLOWER, Difference, difference, json_number, median
 from .stats.witness import CPU, WALL, has_cpu, is_busy, on, waited
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
@@ -46,7 +46,9 @@ UNCOMPARED_ENV = frozenset({"jitmagic"})
 
 @dataclass(frozen=True)
 class StageDiff:
-    """One phase of one variant, NEW against OLD.
+    """One phase of one variant, NEW against OLD, as the one rule judged it (``judged``:
+    ``before`` OLD, ``after`` NEW, so its ratio is OLD/NEW), turned round to read as NEW
+    over OLD.
 
     ``new_over_old`` is median(NEW) / median(OLD) (above 1: NEW slower; NaN: not
     measured in one of them); ``low``/``high`` its interval (the rule's, wide by design:
@@ -57,17 +59,19 @@ class StageDiff:
 
     variant: str
     phase: str
-    new_over_old: float
-    low: float
-    high: float
-    kind: str
-    significant: bool
-    runs: int = 0
+    judged: Difference
     #: The medians of the samples judged (:func:`judged_samples`), in seconds.
     old_s: float = math.nan
     new_s: float = math.nan
     #: The clock they were judged on (:func:`judged_clock`): "wall" or "CPU".
     clock: str = WALL
+
+    new_over_old = property(lambda self: _inverse(self.judged.ratio))
+    low = property(lambda self: _inverse(self.judged.high))
+    high = property(lambda self: _inverse(self.judged.low))
+    kind = property(lambda self: self.judged.kind)
+    significant = property(lambda self: self.judged.significant)
+    runs = property(lambda self: self.judged.runs)
 
     @property
     def label(self) -> str:
@@ -329,9 +333,7 @@ def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str) -> St
 
     The rule's ratio is OLD/NEW; it is turned round here, and so is its interval."""
     before, after = judged_samples(old, new, variant, phase)
-    d = difference(before, after)
-    return StageDiff(variant, phase, _inverse(d.ratio), _inverse(d.high), _inverse(d.low),
-                     d.kind, d.significant, d.runs, median(before), median(after),
+    return StageDiff(variant, phase, difference(before, after), median(before), median(after),
                      judged_clock(old, new, variant, phase))
 
 

@@ -202,13 +202,7 @@ class VariantResult(Row):
               ("inline", "inline", items(text), ()),
               ("helper_calls", "helper_calls", mapping(count), {}),
               ("stages_from", "stages_from", optional(text), None),
-              ("compiled_ops", "compiled_ops", optional(count), None),
-              ("compiled_flops", "compiled_flops", optional(count), None),
-              ("compiled_bytes_accessed", "compiled_bytes_accessed", optional(count), None),
-              ("compiled_temp_bytes", "compiled_temp_bytes", optional(count), None),
-              ("compiled_peak_bytes", "compiled_peak_bytes", optional(count), None),
-              ("constants", "constants", optional(count), None),
-              ("constant_bytes", "constant_bytes", optional(count), None),
+              *((key, key, optional(count), None) for key in COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
     def to_dict(self) -> dict[str, Any]:
