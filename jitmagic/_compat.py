@@ -25,6 +25,7 @@ from typing import Any
 SOURCE_INFO, COMPILATION_CACHE, DISTRIBUTED = (
     "jax._src.source_info_util", "jax._src.compilation_cache", "jax._src.distributed")
 XLA_BRIDGE, MONITORING = "jax._src.xla_bridge", "jax._src.monitoring"
+PROFILER = "jax._src.profiler"
 #: ``jax.monitoring``'s listener lists, in its private module.
 MONITORING_LISTS = ("_event_listeners", "_event_duration_secs_listeners",
                     "_event_time_span_listeners", "_scalar_listeners")
@@ -68,6 +69,15 @@ def monitoring_lists() -> tuple[ModuleType | None, dict[str, list]]:
     mod = sys.modules.get(MONITORING)
     lists = {name: getattr(mod, name, None) for name in MONITORING_LISTS}
     return mod, {name: got for name, got in lists.items() if isinstance(got, list)}
+
+
+def profiler_running() -> bool:
+    """Whether a ``jax.profiler`` session (``start_trace``, ``trace``) is running in this
+    process, read without touching it (JAX allows one at a time; False where JAX's
+    profiler is not imported: nothing can be running)."""
+    profiler = sys.modules.get(PROFILER)
+    state = getattr(profiler, "_profile_state", None)
+    return getattr(state, "profile_session", None) is not None
 
 
 def jit_info(obj: Any) -> Any:
