@@ -58,6 +58,7 @@ from .stats.verdicts import (
 )
 from .stats.witness import clock_for, is_busy, on, waited_share
 from .why import causes
+from .xla_passes import XlaPasses
 
 __all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]
@@ -102,6 +103,7 @@ class Comparison(Shown):
     advice: Advice | None = None  # --advise
     sharding: Sharding | None = None  # where an argument is sharded
     lines: Lines | None = None  # --lines: program size per source line
+    xla_passes: XlaPasses | None = None  # --xla: where XLA spends an extra profiled compile
     #: How the outputs matched (:mod:`jitmagic.model.outputs`): "exact", "rounding",
     #: "mismatch", "uncompared"; None where nothing was compared (or an older report).
     outputs_kind: str | None = None
@@ -174,9 +176,10 @@ class Comparison(Shown):
 
     @property
     def stopped_anywhere(self) -> str | None:
-        """Why this comparison, or the orderings, advice or per-line tables measured after
-        it, ended early (None: nothing did): once anything stops, nothing after it runs."""
-        parts = (self, self.orderings, self.advice, self.lines)
+        """Why this comparison, or the orderings, advice, XLA passes or per-line tables
+        measured after it, ended early (None: nothing did): once anything stops, nothing
+        after it runs."""
+        parts = (self, self.orderings, self.advice, self.xla_passes, self.lines)
         return next((p.stopped for p in parts if p is not None and p.stopped), None)
 
     @property
@@ -290,4 +293,5 @@ RECORDS: dict[str, Callable[[Any, str], Any]] = {
     "advice": Advice.from_dict,
     "sharding": Sharding.from_dict,
     "lines": checked_lines,
+    "xla_passes": XlaPasses.from_dict,
 }

@@ -1,0 +1,177 @@
+"""Where XLA spends the compile (``--xla``): one extra profiled cold compile per variant,
+its HLO passes and its code generation, raw seconds.
+
+Measured by :mod:`jitmagic.measure.xla_passes` (read from the profile by
+:mod:`jitmagic.measure.xplane`), shown by :mod:`jitmagic.render.xla_passes`. A profiled
+compile is an extra run, never one of the comparison's samples; one per variant is one
+sample, so its figures are shares of that compile, not a speed comparison between the
+variants. A figure the profile did not hold is None ("not read"), never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .saved.schema import (
+    REQUIRED,
+    Field,
+    count,
+    fail,
+    fields,
+    flag,
+    items,
+    mapping,
+    obj,
+    optional,
+    positive_seconds,
+    seconds,
+    text,
+)
+
+#: The variants a profiled compile is of (flat only where nothing was nested).
+PROFILED = ("flat", "nested")
+#: The name XLA gives its HLO verifier, which runs between passes (shown as a pass).
+VERIFIER = "RunInvariantCheckers"
+
+
+@dataclass(frozen=True)
+class PassTime:
+    """One HLO pass, by XLA's name: its seconds summed over its ``runs`` in one compile."""
+
+    name: str
+    seconds: float
+    runs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "seconds": self.seconds, "runs": self.runs}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> PassTime:
+        return cls(**fields(d, _PASS_FIELDS, where))
+
+
+@dataclass(frozen=True)
+class ProfiledCompile:
+    """One variant's extra cold compile, under JAX's profiler.
+
+    ``compile_s``: our own interval around ``Lowered.compile()``; ``hlo_passes_s``: the
+    HLO pass pipelines' seconds; ``codegen_s``: code generation's (``RunBackend``: kernels
+    emitted and compiled by LLVM), ``llvm_s`` of it LLVM's compile to machine code;
+    ``passes``: every pass, most seconds first. None: the profile held no such event.
+    """
+
+    compile_s: float
+    hlo_passes_s: float | None
+    codegen_s: float | None
+    llvm_s: float | None
+    passes: tuple[PassTime, ...] = ()
+
+    @property
+    def top_passes(self) -> tuple[tuple[str, float], ...]:
+        """(pass name, seconds) of every pass, biggest first."""
+        return tuple((p.name, p.seconds)
+                     for p in sorted(self.passes, key=lambda p: (-p.seconds, p.name)))
+
+    @property
+    def rest_s(self) -> float | None:
+        """The compile's seconds that neither the HLO passes nor code generation cover
+        (Python, PjRt, loading the executable); None where either was not read."""
+        if self.hlo_passes_s is None or self.codegen_s is None:
+            return None
+        return max(0.0, self.compile_s - self.hlo_passes_s - self.codegen_s)
+
+    def share(self, seconds: float | None) -> float | None:
+        """``seconds`` as a share of this compile (None where not read)."""
+        return None if seconds is None else seconds / self.compile_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"compile_s": self.compile_s, "hlo_passes_s": self.hlo_passes_s,
+                "codegen_s": self.codegen_s, "llvm_s": self.llvm_s,
+                "passes": [p.to_dict() for p in self.passes]}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> ProfiledCompile:
+        return cls(**fields(d, _COMPILE_FIELDS, where))
+
+
+@dataclass(frozen=True)
+class XlaPasses:
+    """``--xla``: each variant's profiled compile (``compiles``, by variant; flat only
+    where nothing was nested, ``same_program``). ``reason``: why nothing was measured
+    (the user's own profiler session was running), with no figures; ``notes``: why a
+    variant has none; ``stopped``: why a stop (Ctrl-C, ``--timeout``) cut it short."""
+
+    compiles: dict[str, ProfiledCompile] = field(default_factory=dict)
+    same_program: bool = False
+    reason: str | None = None
+    notes: dict[str, str] = field(default_factory=dict)
+    stopped: str | None = None
+
+    def of(self, variant: str) -> ProfiledCompile | None:
+        """``variant``'s profiled compile (the flat one's where nothing was nested)."""
+        if self.same_program and variant == "nested":
+            variant = "flat"
+        return self.compiles.get(variant)
+
+    def _each(self, read: Any) -> dict[str, Any]:
+        return {v: read(c) for v in PROFILED if (c := self.of(v)) is not None}
+
+    @property
+    def compile_s(self) -> dict[str, float]:
+        """Per variant, the profiled compile's seconds (an extra compile, not a sample)."""
+        return self._each(lambda c: c.compile_s)
+
+    @property
+    def hlo_passes_s(self) -> dict[str, float | None]:
+        """Per variant, the HLO passes' seconds together (None: not read)."""
+        return self._each(lambda c: c.hlo_passes_s)
+
+    @property
+    def codegen_s(self) -> dict[str, float | None]:
+        """Per variant, code generation's seconds (None: not read)."""
+        return self._each(lambda c: c.codegen_s)
+
+    @property
+    def top_passes(self) -> dict[str, tuple[tuple[str, float], ...]]:
+        """Per variant, (pass name, seconds) of every pass, biggest first."""
+        return self._each(lambda c: c.top_passes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"compiles": {k: c.to_dict() for k, c in self.compiles.items()},
+                             "same_program": self.same_program}
+        for key in ("reason", "stopped"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        if self.notes:
+            d["notes"] = dict(self.notes)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "xla_passes") -> XlaPasses:
+        got = fields(d, _FIELDS, where)
+        unknown = set(obj(d["compiles"], f"{where}.compiles")) - set(PROFILED)
+        if unknown:
+            fail(f"{where}.compiles", "the variants flat and nested", ", ".join(sorted(unknown)))
+        return cls(**got)
+
+
+_PASS_FIELDS: tuple[Field, ...] = (
+    ("name", "name", text, REQUIRED),
+    ("seconds", "seconds", seconds, REQUIRED),
+    ("runs", "runs", count, REQUIRED),
+)
+_COMPILE_FIELDS: tuple[Field, ...] = (
+    ("compile_s", "compile_s", positive_seconds, REQUIRED),
+    ("hlo_passes_s", "hlo_passes_s", optional(seconds), None),
+    ("codegen_s", "codegen_s", optional(seconds), None),
+    ("llvm_s", "llvm_s", optional(seconds), None),
+    ("passes", "passes", items(PassTime.from_dict), ()),
+)
+_FIELDS: tuple[Field, ...] = (
+    ("compiles", "compiles", mapping(ProfiledCompile.from_dict), REQUIRED),
+    ("same_program", "same_program", flag, False),
+    ("reason", "reason", optional(text), None),
+    ("notes", "notes", mapping(text), {}),
+    ("stopped", "stopped", optional(text), None),
+)
