@@ -224,6 +224,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
                "per source line, flat and nested (shown after the phase table)", check=_switch),
     OptionSpec(("-q", "--quiet"), "show no progress while measuring", check=_switch),
+    OptionSpec(("--xla",), "after the comparison, one extra profiled cold compile per "
+               "variant: where XLA spends it (each HLO pass, code generation)", check=_switch),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
                str, "PATH"),
@@ -254,6 +256,7 @@ class Options:
     advise: bool = False
     sweep: tuple[str, tuple[Any, ...]] | None = None
     lines: bool = False
+    xla: bool = False
     quiet: bool = False
 
     def __post_init__(self) -> None:

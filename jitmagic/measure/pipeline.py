@@ -53,6 +53,8 @@ from .variants.nest_names import check_nest
 from .variants.plan import Plan
 from .variants.preflight import checked_nested
 from .variants.rows import Prepared, nothing_to_nest, variant_results, variant_sampler
+from .xla_passes import PART as XLA_PART
+from .xla_passes import add_xla_passes
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
@@ -158,7 +160,8 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     """``run_comparison``, then what the options add: with ``vmap`` the orderings of
     the flat entry on a batch (checked before anything is timed); with
-    ``attribute``/``advise`` the per-helper trace times and advice. All of it runs
+    ``attribute``/``advise`` the per-helper trace times and advice; with ``xla`` one
+    extra profiled compile per variant (:mod:`~jitmagic.measure.xla_passes`). All of it runs
     under one ``check`` (one Ctrl-C, one ``timeout``): once anything stops, nothing
     after it starts and the result says where it stopped. With ``lines`` the
     per-source-line table of both variants, last, under the same ``check``.
@@ -205,6 +208,8 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         if result.stopped_anywhere:
             return result
         result = advice.extend(result, flat, options, check)
+        if options.xla and not result.stopped_anywhere:
+            result = add_xla_passes(result, prepared, check)
         if result.stopped_anywhere or not options.lines:
             return result
         return add_lines(result, prepared, built, check=check)
@@ -213,7 +218,7 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
 def later_parts(options: Options) -> tuple[str, ...]:
     """The parts that run after the comparison, as progress names them."""
     parts = (("orderings", options.vmap), ("attribution", options.attribute or options.advise),
-             ("advice", options.advise), ("lines", options.lines))
+             ("advice", options.advise), (XLA_PART, options.xla), ("lines", options.lines))
     return tuple(name for name, on in parts if on)
 
 

@@ -1,0 +1,138 @@
+"""``--xla``: where XLA spends its compile, from one extra cold compile per variant under
+JAX's profiler (after the comparison, under its checkpoint).
+
+Per variant (once where nothing was nested): JAX's caches cleared and the persistent cache
+off (:func:`~.sampling.stages.cold_jit`, :func:`~.sampling.conditions.persistent_cache_off`),
+the entry lowered, then ``Lowered.compile()`` timed as one interval
+(:func:`~.sampling.stages.timed_stage`: the collector paused, Ctrl-C only noted while
+XLA compiles) inside ``jax.profiler.trace`` of a temporary folder, with the Python tracer
+off and the host tracer at its lowest level, which still records XLA's pass events. The
+``.xplane.pb`` it writes is read by :mod:`~jitmagic.measure.xplane`; the folder is removed.
+The compile is an extra one: the comparison's samples are untouched.
+
+JAX runs one profiler session at a time. Where the user's own runs, it is left running
+and nothing is measured: the record says why (:data:`REFUSED`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import glob
+import os
+import tempfile
+from collections.abc import Iterator
+
+import jax
+
+from .._compat import profiler_running
+from ..model.comparison import Comparison
+from ..model.xla_passes import PROFILED, PassTime, ProfiledCompile, XlaPasses
+from .sampling.conditions import persistent_cache_off
+from .sampling.stages import cold_jit, timed_stage
+from .sampling.stops import Checkpoint, Stop
+from .variants.rows import Prepared
+
+#: The part's name, as progress shows it.
+PART = "XLA passes"
+#: Why nothing was measured while the user's own profiler session runs.
+REFUSED = ("not measured: your own jax.profiler trace is running; stop it "
+           "(jax.profiler.stop_trace()) to see XLA's passes")
+#: Why nothing was measured where JAX's profiler would not start for another reason.
+NO_PROFILER = "not measured: JAX's profiler did not start ({})"
+#: Why nothing was measured where the profiler started but wrote no profile.
+NO_PROFILE = "not measured: JAX's profiler wrote no profile (.xplane.pb) for the compile"
+#: The host tracer's lowest level that still records XLA's passes (1: critical events).
+HOST_TRACER_LEVEL = 1
+
+
+class ProfilerBusy(Exception):
+    """JAX's profiler gave nothing: its message is the report's reason."""
+
+
+def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
+                   check: Checkpoint | None = None) -> Comparison:
+    """``result`` with its :class:`XlaPasses`: one profiled cold compile per variant that
+    ran (only the flat one where nothing was nested). A stop (Ctrl-C, ``--timeout``) keeps
+    the compiles done and says why in ``stopped``; the comparison stands as measured."""
+    check = check or Checkpoint()
+    check.report.at(PART)
+    same = not prepared["nested"].variant.planned
+    if profiler_running():
+        return dataclasses.replace(result, xla_passes=XlaPasses(same_program=same,
+                                                                reason=REFUSED))
+    compiles: dict[str, ProfiledCompile] = {}
+    notes: dict[str, str] = {}
+    stopped = reason = None
+    names = PROFILED[:1] if same else PROFILED
+    try:
+        for name in names:
+            if compiles:  # a stop is said to come after the compile just profiled
+                check(f"the {list(compiles)[-1]} variant's profiled compile")
+            if not result.variants[name].ok:
+                notes[name] = f"not measured: the {name} variant failed in the comparison"
+                continue
+            check.report.at(PART, row=name)
+            try:
+                compiles[name] = profiled_compile(prepared[name], check)
+            except (Stop, ProfilerBusy):
+                raise
+            except Exception as exc:  # the comparison ran it: say what went wrong, keep it
+                notes[name] = f"not measured: {type(exc).__name__}: {exc}"
+    except Stop as stop:
+        left = [n for n in names if n not in compiles and n not in notes]
+        stopped = f"{stop.reason}; no profiled compile of the {' and '.join(left)} variant" \
+                  f"{'s' * (len(left) > 1)}"
+    except ProfilerBusy as busy:
+        reason = REFUSED if profiler_running() else str(busy)
+    if reason is not None:
+        compiles, notes = {}, {}
+    return dataclasses.replace(result, xla_passes=XlaPasses(compiles, same, reason, notes,
+                                                            stopped))
+
+
+def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
+    """One cold lowering and compile of ``p``, the compile under JAX's profiler; its
+    seconds (our own interval) and what the profile says of it."""
+    from jax.profiler import ProfileData
+
+    from .xplane import read_compile
+
+    times: dict[str, float] = {}
+    with (tempfile.TemporaryDirectory(prefix="jitmagic-xla-") as folder,
+          persistent_cache_off()):
+        _, jitted = cold_jit(p.variant.fn, p.args, p.kwargs, p.variant.jit_options)
+        lowered, _ = timed_stage(check, "lowering", {}, "lower_s",
+                                 lambda: jitted.lower(*p.args, **p.kwargs), python=True)
+        with profiling(folder):
+            timed_stage(check, "XLA compile (profiled)", times, "compile_s", lowered.compile)
+        read = read_compile(ProfileData.from_file(_profile_file(folder)))
+    passes = tuple(PassTime(name, max(0.0, s), runs) for name, (s, runs) in
+                   sorted(read.passes.items(), key=lambda kv: (-kv[1][0], kv[0])))
+    return ProfiledCompile(times["compile_s"], read.hlo_passes_s, read.codegen_s,
+                           read.llvm_s, passes)
+
+
+@contextlib.contextmanager
+def profiling(folder: str) -> Iterator[None]:
+    """Within, ``jax.profiler.trace(folder)``: Python tracer off, host tracer at
+    :data:`HOST_TRACER_LEVEL`. Raises :class:`ProfilerBusy` where it does not start (a
+    session already runs), touching nothing."""
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.host_tracer_level = HOST_TRACER_LEVEL
+    options.raise_error_on_start_failure = True
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(jax.profiler.trace(folder, profiler_options=options))
+        except RuntimeError as exc:
+            raise ProfilerBusy(NO_PROFILER.format(exc)) from None
+        yield
+
+
+def _profile_file(folder: str) -> str:
+    """The ``.xplane.pb`` a session wrote under ``folder`` (``plugins/profile/<run>/``)."""
+    found = sorted(glob.glob(os.path.join(folder, "**", "*.xplane.pb"), recursive=True))
+    if not found:
+        raise ProfilerBusy(NO_PROFILE)
+    return found[-1]
