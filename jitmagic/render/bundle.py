@@ -30,6 +30,8 @@ from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
 from .why import html as why_html
 from .why import text as why_text
+from .xla_passes import html as xla_html
+from .xla_passes import text as xla_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
@@ -104,14 +106,16 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     With ``--vmap`` the table of all four orderings and their chart follow, so
     that they survive where the toggle widget cannot run (a static export); with
     ``--attribute``/``--advise``, the per-helper table, chart and advice; with
-    ``--lines``, the per-source-line tables right after the phase table. For a sweep,
+    ``--lines``, the per-source-line tables right after the phase table, then with
+    ``--xla`` where XLA spent its profiled compiles. For a sweep,
     those of its last value follow its table.
     """
     png = chart_png(r) if plot else None
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         c = r.last
-        if any(x is not None for x in (r.baseline, c.lines, c.orderings)) or helpers_text(c):
+        if any(x is not None for x in (r.baseline, c.lines, c.orderings, c.xla_passes)) \
+                or helpers_text(c):
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
             data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
@@ -127,6 +131,9 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if c.lines is not None:
         data["text/plain"] += "\n\n" + lines_text(c.lines)
         data["text/html"] += "\n" + lines_html(c.lines)
+    if c.xla_passes is not None:
+        data["text/plain"] += "\n\n" + xla_text(c.xla_passes)
+        data["text/html"] += "\n" + xla_html(c.xla_passes)
     orderings = _orderings(c)
     if orderings is not None:
         data["text/plain"] += "\n\n" + orderings_text(orderings)
