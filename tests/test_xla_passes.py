@@ -70,7 +70,7 @@ def test_each_variant_names_its_hlo_passes_and_code_generation(measured):
         assert len(names) == len(compiled.passes) >= 5, variant  # summed: one row a pass
         assert names >= COMMON_PASSES, variant
         assert compiled.hlo_passes_s > 0 and compiled.codegen_s > 0 and compiled.llvm_s > 0
-        assert compiled.rest_s is not None
+        assert compiled.rest_s is not None and compiled.before_passes_s is not None
         tops = xla.top_passes[variant]
         assert [s for _, s in tops] == sorted((s for _, s in tops), reverse=True)
         assert sum(p.runs for p in compiled.passes) > len(names)  # dce, algsimp run again
@@ -205,6 +205,7 @@ def test_an_unread_figure_is_not_read_never_zero():
     assert unread.rest_s is None and unread.share(unread.codegen_s) is None
     shown = text_of(XlaPasses({"flat": unread}, same_program=True))
     assert "HLO passes (0 kinds) not read" in shown and "code generation not read" in shown
+    assert "before XLA's passes (the module converted to HLO) not read" in shown
     assert "0 s" not in shown
 
 

@@ -110,7 +110,7 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
     passes = tuple(PassTime(name, max(0.0, s), runs) for name, (s, runs) in
                    sorted(read.passes.items(), key=lambda kv: (-kv[1][0], kv[0])))
     return ProfiledCompile(times["compile_s"], read.hlo_passes_s, read.codegen_s,
-                           read.llvm_s, passes)
+                           read.llvm_s, passes, read.before_passes_s)
 
 
 @contextlib.contextmanager

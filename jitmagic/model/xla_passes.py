@@ -55,9 +55,11 @@ class PassTime:
 class ProfiledCompile:
     """One variant's extra cold compile, under JAX's profiler.
 
-    ``compile_s``: our own interval around ``Lowered.compile()``; ``hlo_passes_s``: the
-    HLO pass pipelines' seconds; ``codegen_s``: code generation's (``RunBackend``: kernels
-    emitted and compiled by LLVM), ``llvm_s`` of it LLVM's compile to machine code;
+    ``compile_s``: our own interval around ``Lowered.compile()``; ``before_passes_s``:
+    from jaxlib's backend compile to XLA's own (no event covers it: the StableHLO module
+    handed to XLA and converted to HLO); ``hlo_passes_s``: the HLO pass pipelines'
+    seconds; ``codegen_s``: code generation's (``RunBackend``: kernels emitted and
+    compiled by LLVM), ``llvm_s`` of it LLVM's compile to machine code;
     ``passes``: every pass, most seconds first. None: the profile held no such event.
     """
 
@@ -66,6 +68,7 @@ class ProfiledCompile:
     codegen_s: float | None
     llvm_s: float | None
     passes: tuple[PassTime, ...] = ()
+    before_passes_s: float | None = None
 
     @property
     def top_passes(self) -> tuple[tuple[str, float], ...]:
@@ -75,18 +78,21 @@ class ProfiledCompile:
 
     @property
     def rest_s(self) -> float | None:
-        """The compile's seconds that neither the HLO passes nor code generation cover
-        (Python, PjRt, loading the executable); None where either was not read."""
-        if self.hlo_passes_s is None or self.codegen_s is None:
+        """The compile's seconds that neither the time before the passes, the HLO passes
+        nor code generation cover (Python, PjRt, loading the executable); None where one
+        was not read."""
+        parts = (self.before_passes_s, self.hlo_passes_s, self.codegen_s)
+        if any(p is None for p in parts):
             return None
-        return max(0.0, self.compile_s - self.hlo_passes_s - self.codegen_s)
+        return max(0.0, self.compile_s - sum(p for p in parts if p is not None))
 
     def share(self, seconds: float | None) -> float | None:
         """``seconds`` as a share of this compile (None where not read)."""
         return None if seconds is None else seconds / self.compile_s
 
     def to_dict(self) -> dict[str, Any]:
-        return {"compile_s": self.compile_s, "hlo_passes_s": self.hlo_passes_s,
+        return {"compile_s": self.compile_s, "before_passes_s": self.before_passes_s,
+                "hlo_passes_s": self.hlo_passes_s,
                 "codegen_s": self.codegen_s, "llvm_s": self.llvm_s,
                 "passes": [p.to_dict() for p in self.passes]}
 
@@ -163,6 +169,7 @@ _PASS_FIELDS: tuple[Field, ...] = (
 )
 _COMPILE_FIELDS: tuple[Field, ...] = (
     ("compile_s", "compile_s", positive_seconds, REQUIRED),
+    ("before_passes_s", "before_passes_s", optional(seconds), None),
     ("hlo_passes_s", "hlo_passes_s", optional(seconds), None),
     ("codegen_s", "codegen_s", optional(seconds), None),
     ("llvm_s", "llvm_s", optional(seconds), None),

@@ -54,7 +54,8 @@ def blocks(x: XlaPasses) -> list[Block]:
 def _variant(variant: str, c: ProfiledCompile) -> list[Block]:
     llvm = f"; LLVM's compile to machine code {pct(c.share(c.llvm_s))}" \
         if c.llvm_s is not None else ""
-    line = (f"{variant}: profiled compile {fmt_s(c.compile_s)}; HLO passes "
+    line = (f"{variant}: profiled compile {fmt_s(c.compile_s)}; before XLA's passes (the "
+            f"module converted to HLO) {_part(c, c.before_passes_s)}, HLO passes "
             f"({len(c.passes)} kinds) {_part(c, c.hlo_passes_s)}, code generation "
             f"{_part(c, c.codegen_s, llvm)}, the rest (Python, PjRt, loading) "
             f"{_part(c, c.rest_s)}.")
@@ -93,7 +94,9 @@ def nesting_sentence(x: XlaPasses) -> str:
     said = [f"Nesting: the HLO passes took {pct(flat.share(flat.hlo_passes_s))} of the flat "
             f"compile and {pct(nested.share(nested.hlo_passes_s))} of the nested one, code "
             f"generation {pct(flat.share(flat.codegen_s))} and "
-            f"{pct(nested.share(nested.codegen_s))}"]
+            f"{pct(nested.share(nested.codegen_s))}, the time before the passes "
+            f"{pct(flat.share(flat.before_passes_s))} and "
+            f"{pct(nested.share(nested.before_passes_s))}"]
     if added or gone:
         said += [_listed("only the nested compile ran", added),
                  _listed("only the flat one ran", gone)]
