@@ -108,3 +108,16 @@ def test_the_section_is_derived_so_a_saved_report_gives_the_same_causes(tmp_path
     loaded = jitmagic.load(path)
     assert loaded.to_dict()["why"] == c.to_dict()["why"]
     assert [x["cause"] for x in c.to_dict()["why"]] == [x.name for x in causes(c)]
+
+
+def test_with_xla_the_compile_cause_says_where_xlas_time_went_from_the_profile():
+    c = jitmagic.compare(stacked, X, W, repeat=2, number=1, xla=True, progress=False)
+    compiling = _by_name(c)["XLA compile"]
+    profiled = c.xla_passes.of("flat")
+    top, seconds = profiled.top_passes[0]
+    assert "of an extra profiled compile, " in compiling.said
+    assert f"code generation {profiled.share(profiled.codegen_s):.0%}" in compiling.said
+    assert f"(the biggest pass: `{top}`, {profiled.share(seconds):.0%})" in compiling.said
+    assert "--xla" not in compiling.fix
+    assert "--xla" in _by_name(jitmagic.compare(stacked, X, W, repeat=2, number=1,
+                                                progress=False))["XLA compile"].fix

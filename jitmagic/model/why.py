@@ -113,11 +113,35 @@ def compiling(c: Any) -> Iterator[Cause]:
     cause = _stage(c, "compile_s", "XLA compile", "XLA's compile")
     if cause is None:
         return
-    same = ("; both variants compiled to the same program: nesting does not change XLA's "
-            "work" if c.same_compiled else "")
-    yield Cause(cause.name, True, cause.seconds, cause.said + same,
-                "XLA's time grows with the program it is given, after inlining: fewer and "
-                "smaller operations compile faster; `--xla` shows which passes take it")
+    said = cause.said
+    if c.same_compiled:
+        said += ("; both variants compiled to the same program: nesting does not change "
+                 "XLA's work")
+    fix = ("XLA's time grows with the program it is given, after inlining: fewer and "
+           "smaller operations compile faster")
+    profiled = c.xla_passes.of("flat") if c.xla_passes is not None else None
+    if profiled is not None:
+        said += f"; of an extra profiled compile, {_xla_parts(profiled)}"
+    elif c.xla_passes is not None and c.xla_passes.reason:
+        said += f"; its passes: {c.xla_passes.reason}"
+    else:
+        fix += "; `--xla` shows which passes take it"
+    yield Cause(cause.name, True, cause.seconds, said, fix)
+
+
+def _xla_parts(profiled: Any) -> str:
+    """``code generation 92%, HLO passes 4% (most: `algsimp` 1%)``: the parts of XLA's
+    compile the profile read, biggest first."""
+    parts = [(name, seconds) for name, seconds in (
+        ("code generation", profiled.codegen_s), ("HLO passes", profiled.hlo_passes_s),
+        ("before the passes (the module converted to HLO)", profiled.before_passes_s))
+        if seconds is not None]
+    said = ", ".join(f"{name} {profiled.share(s):.0%}" for name, s in
+                     sorted(parts, key=lambda part: -part[1]))
+    if profiled.top_passes:
+        name, seconds = profiled.top_passes[0]
+        said += f" (the biggest pass: `{name}`, {profiled.share(seconds):.0%})"
+    return said or "no part read"
 
 
 def nesting(c: Any) -> Iterator[Cause]:
