@@ -39,6 +39,21 @@ def frame_line(code: CodeType, lasti: int) -> int:
     return source_info_util.raw_frame_to_frame(code, lasti).start_line
 
 
+def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
+    """Bind one jaxpr equation's primitive to ``invals`` as ``jax.core.eval_jaxpr`` does,
+    under the equation's own source information and context (so that the program it
+    builds keeps the user's lines); its outputs as a list."""
+    from jax._src import source_info_util
+
+    params = eqn.primitive.get_bind_params(eqn.params)
+    subfuns, params = params if isinstance(params, tuple) else ((), params)  # older JAX
+    name_stack = source_info_util.current_name_stack() + eqn.source_info.name_stack
+    with (source_info_util.user_context(eqn.source_info.traceback, name_stack=name_stack),
+          eqn.ctx.manager):
+        out = eqn.primitive.bind(*subfuns, *invals, **params)
+    return list(out) if eqn.primitive.multiple_results else [out]
+
+
 def reset_persistent_cache() -> None:
     """Forget whether JAX's persistent compilation cache is in use: it is decided once
     per process, so a switch of ``jax_enable_compilation_cache`` counts only after this."""
