@@ -17,6 +17,7 @@ from typing import Any
 
 from .advice import Advice
 from .attribution import Attribution
+from .constant_arguments import ConstantArguments
 from .lines import Lines, checked_lines
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
@@ -104,6 +105,9 @@ class Comparison(Shown):
     sharding: Sharding | None = None  # where an argument is sharded
     lines: Lines | None = None  # --lines: program size per source line
     xla_passes: XlaPasses | None = None  # --xla: where XLA spends an extra profiled compile
+    #: Big captured constants measured passed as arguments (where a variant captured
+    #: 1 MiB or more of them); None where they were not measured.
+    constant_arguments: ConstantArguments | None = None
     #: How the outputs matched (:mod:`jitmagic.model.outputs`): "exact", "rounding",
     #: "mismatch", "uncompared"; None where nothing was compared (or an older report).
     outputs_kind: str | None = None
@@ -176,10 +180,11 @@ class Comparison(Shown):
 
     @property
     def stopped_anywhere(self) -> str | None:
-        """Why this comparison, or the orderings, advice, XLA passes or per-line tables
-        measured after it, ended early (None: nothing did): once anything stops, nothing
-        after it runs."""
-        parts = (self, self.orderings, self.advice, self.xla_passes, self.lines)
+        """Why this comparison, or a part measured after it (the orderings, advice, the
+        constants passed as arguments, XLA's passes, the per-line tables), ended early
+        (None: nothing did): once anything stops, nothing after it runs."""
+        parts = (self, self.orderings, self.advice, self.constant_arguments, self.xla_passes,
+                 self.lines)
         return next((p.stopped for p in parts if p is not None and p.stopped), None)
 
     @property
@@ -294,4 +299,5 @@ RECORDS: dict[str, Callable[[Any, str], Any]] = {
     "sharding": Sharding.from_dict,
     "lines": checked_lines,
     "xla_passes": XlaPasses.from_dict,
+    "constant_arguments": ConstantArguments.from_dict,
 }

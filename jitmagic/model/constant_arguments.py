@@ -1,0 +1,257 @@
+"""The constants-as-arguments record: a variant's big captured constants, measured passed
+as arguments instead (``Comparison.constant_arguments``).
+
+For each variant whose captured array constants add up to :data:`BIG_BYTES` or more, the
+constants passed (:class:`LiftedConstant`: bytes, shape, dtype, the lines that read them,
+their Python name where one was found), the raw samples of the two forms' cold first calls
+(:data:`FORMS`: ``captured``, ``passed``; interleaved), and what the two built programs
+hold (constants left captured, equations). Statistics are derived from the samples, by
+the one rule. Measured by :mod:`jitmagic.measure.constants.arguments`, shown by
+:mod:`jitmagic.render.constant_arguments`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .outputs import OUTPUT_KINDS
+from .saved.schema import (
+    REQUIRED,
+    Field,
+    count,
+    fail,
+    fields,
+    items,
+    mapping,
+    number_or_nan,
+    obj,
+    one_of,
+    optional,
+    seconds,
+    text,
+)
+from .stats.rule import Difference, difference, json_number, median
+from .stats.witness import FIRST_CALL, clock_for, on
+
+#: The two forms each measured variant is compiled in: its constants captured (as the
+#: user's code traced them), and its biggest ones passed as arguments.
+FORMS = CAPTURED, PASSED = ("captured", "passed")
+#: A variant whose captured array constants add up to this many bytes or more is measured.
+BIG_BYTES = 2**20
+#: What the forms are compared on: the cold first call (trace, lower, compile, first run).
+COMPARED = FIRST_CALL
+
+
+@dataclass(frozen=True)
+class LiftedConstant:
+    """One constant passed as an argument: its bytes, shape and dtype, the user's source
+    lines that read it (``(file, line)``), and the Python name that holds it (None: none
+    was found) with how the name was matched (``same object``, ``same shape and dtype``,
+    ``same shape``: a converted copy)."""
+
+    nbytes: int
+    shape: tuple[int, ...]
+    dtype: str
+    lines: tuple[tuple[str, int], ...] = ()
+    name: str | None = None
+    matched: str | None = None
+
+    @property
+    def line_numbers(self) -> tuple[int, ...]:
+        """The lines that read it, by number."""
+        return tuple(dict.fromkeys(line for _, line in self.lines))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bytes": self.nbytes, "shape": list(self.shape), "dtype": self.dtype,
+                "lines": [[f, n] for f, n in self.lines], "name": self.name,
+                "matched": self.matched}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "constant") -> LiftedConstant:
+        return cls(**fields(d, _CONSTANT_FIELDS, where))
+
+
+def _line(value: Any, where: str) -> tuple[str, int]:
+    """A source line as ``[file, line]``."""
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        fail(where, "a [file, line] pair", value)
+    return text(value[0], f"{where}[0]"), count(value[1], f"{where}[1]")
+
+
+_CONSTANT_FIELDS: tuple[Field, ...] = (
+    ("bytes", "nbytes", count, REQUIRED),
+    ("shape", "shape", items(count), ()),
+    ("dtype", "dtype", text, REQUIRED),
+    ("lines", "lines", items(_line), ()),
+    ("name", "name", optional(text), None),
+    ("matched", "matched", optional(text), None),
+)
+
+
+@dataclass(frozen=True)
+class ConstantVariant:
+    """One variant measured both ways: the constants passed, each form's raw samples
+    (``samples[form][key]``: ``first_call_s`` and the stages JAX reported inside it), and
+    the programs built (``constants_left``: the captured constants of the passed form's
+    program, as (count, bytes), None where not read; ``eqns``: each program's equations,
+    ``traced`` being the variant's own)."""
+
+    variant: str
+    constants: tuple[LiftedConstant, ...]
+    samples: dict[str, dict[str, list[float]]]
+    #: The variant's captured constants, as (count, bytes), before any was passed.
+    captured_constants: tuple[int, int]
+    constants_left: tuple[int, int] | None = None
+    eqns: dict[str, int] = field(default_factory=dict)
+    #: How the two forms' outputs matched (:mod:`jitmagic.model.outputs`' kinds; None:
+    #: not compared), and their largest difference.
+    outputs_kind: str | None = None
+    max_abs_diff: float | None = None
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> bool:
+        """Whether both forms have cold first calls."""
+        return all(self.samples.get(f, {}).get(COMPARED) for f in FORMS)
+
+    @property
+    def clock(self) -> str:
+        """The clock the forms are compared on: CPU time on a busy machine, else wall."""
+        return clock_for([self.samples.get(f, {}) for f in FORMS], COMPARED)
+
+    def first_calls(self, form: str) -> list[float]:
+        """A form's cold first calls, on ``clock``."""
+        return on(self.samples.get(form, {}), COMPARED, self.clock)
+
+    @property
+    def difference(self) -> Difference:
+        """Passed against captured, by the one rule: ``kind`` "faster" means passing the
+        constants as arguments made the cold first call faster; ``ratio`` is
+        captured / passed."""
+        return difference(self.first_calls(CAPTURED), self.first_calls(PASSED))
+
+    @property
+    def saved_s(self) -> float:
+        """Seconds passing the constants saves on the cold first call: the captured
+        median minus the passed one (negative: it costs; NaN: not measured)."""
+        return median(self.first_calls(CAPTURED)) - median(self.first_calls(PASSED))
+
+    @property
+    def saved_interval(self) -> tuple[float, float]:
+        """The saving's interval in seconds: the rule's interval on the ratio, times the
+        passed median (``saved_s`` is that median times ratio - 1); NaN where the rule
+        has none."""
+        d, passed = self.difference, median(self.first_calls(PASSED))
+        return passed * (d.low - 1), passed * (d.high - 1)
+
+    @property
+    def lifted_bytes(self) -> int:
+        return sum(c.nbytes for c in self.constants)
+
+    def stage_median(self, form: str, key: str) -> float:
+        """A form's median of one stage's seconds (NaN: not measured)."""
+        return median(self.samples.get(form, {}).get(key))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variant": self.variant, "constants": [c.to_dict() for c in self.constants],
+                "samples": {f: {k: list(v) for k, v in s.items()}
+                            for f, s in self.samples.items()},
+                "captured_constants": list(self.captured_constants),
+                "constants_left": None if self.constants_left is None
+                else list(self.constants_left),
+                "eqns": dict(self.eqns), "outputs_kind": self.outputs_kind,
+                "max_abs_diff": json_number(self.max_abs_diff), "error": self.error,
+                "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "variant") -> ConstantVariant:
+        got = fields(d, _VARIANT_FIELDS, where)
+        got["constants"] = tuple(LiftedConstant.from_dict(c, f"{where}.constants[{i}]")
+                                 for i, c in enumerate(got["constants"]))
+        diff = got["max_abs_diff"]
+        got["max_abs_diff"] = None if diff is None or math.isnan(diff) else diff
+        return cls(**got)
+
+
+def _pair(value: Any, where: str) -> tuple[int, int]:
+    """(count, bytes) as ``[count, bytes]``."""
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        fail(where, "a [count, bytes] pair", value)
+    return count(value[0], f"{where}[0]"), count(value[1], f"{where}[1]")
+
+
+def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:
+    """Raw samples by form (only :data:`FORMS`), then by key: lists of seconds."""
+    for form in obj(value, where):
+        if form not in FORMS:
+            fail(f"{where}.{form}", f"a form ({' or '.join(FORMS)})", form)
+    read = mapping(mapping(items(seconds)))(value, where)
+    return {f: {k: list(v) for k, v in s.items()} for f, s in read.items()}
+
+
+_VARIANT_FIELDS: tuple[Field, ...] = (
+    ("variant", "variant", text, REQUIRED),
+    ("constants", "constants", items(obj), ()),
+    ("samples", "samples", _samples, {}),
+    ("captured_constants", "captured_constants", _pair, REQUIRED),
+    ("constants_left", "constants_left", optional(_pair), None),
+    ("eqns", "eqns", mapping(count), {}),
+    ("outputs_kind", "outputs_kind", optional(one_of(*OUTPUT_KINDS)), None),
+    ("max_abs_diff", "max_abs_diff", number_or_nan, None),
+    ("error", "error", optional(text), None),
+    ("notes", "notes", items(text), ()),
+)
+
+
+@dataclass(frozen=True)
+class ConstantArguments:
+    """Every measured variant's big constants passed as arguments: ``Comparison.
+    constant_arguments``. ``notes`` are the part's own (captured values that are no
+    array, say); ``stopped`` why it ended early (PARTIAL), if it did."""
+
+    entry: str
+    variants: dict[str, ConstantVariant]
+    notes: tuple[str, ...] = ()
+    stopped: str | None = None
+    wall_s: float = math.nan
+
+    def __getitem__(self, variant: str) -> ConstantVariant:
+        return self.variants[variant]
+
+    def difference(self, variant: str) -> Difference:
+        """Passed against captured for ``variant`` (:attr:`ConstantVariant.difference`)."""
+        return self.variants[variant].difference
+
+    def saved_s(self, variant: str) -> float:
+        """Seconds ``variant``'s cold first call saves with its constants passed."""
+        return self.variants[variant].saved_s
+
+    def constants(self, variant: str) -> tuple[LiftedConstant, ...]:
+        """The constants ``variant`` passed (name, lines, bytes)."""
+        return self.variants[variant].constants
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entry": self.entry,
+                "variants": {k: v.to_dict() for k, v in self.variants.items()},
+                "notes": list(self.notes), "stopped": self.stopped,
+                "wall_s": json_number(self.wall_s)}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "constant_arguments") -> ConstantArguments:
+        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        got = fields(d, _FIELDS, where)
+        got["variants"] = {k: ConstantVariant.from_dict(v, f"{where}.variants.{k}")
+                           for k, v in got["variants"].items()}
+        return cls(**got)
+
+
+_FIELDS: tuple[Field, ...] = (
+    ("entry", "entry", text, REQUIRED),
+    ("variants", "variants", obj, REQUIRED),
+    ("notes", "notes", items(text), ()),
+    ("stopped", "stopped", optional(text), None),
+    ("wall_s", "wall_s", number_or_nan, math.nan),
+)
