@@ -27,6 +27,7 @@ from ..model.stats.rule import difference
 from ..model.stats.witness import CPU, FIRST_CALL, WAIT, WALL, clock_for, cpu_key, on
 from ..options import Options, misspelt_option, split_options
 from . import advice, batches, orderings
+from .constants import arguments as constant_arguments
 from .discovery.bindings import one_measurement, seconds_waited
 from .lines.tables import Staged, add_lines
 from .sampling.conditions import frozen_heap, persistent_cache_off
@@ -208,6 +209,10 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         if result.stopped_anywhere:
             return result
         result = advice.extend(result, flat, options, check)
+        if options.sweep is None and constant_arguments.wanted(result):  # not at each value
+            check.report.parts = later_parts(options, constants=True)
+            result = constant_arguments.add_constant_arguments(result, prepared, built,
+                                                               check=check)
         if options.xla and not result.stopped_anywhere:
             result = add_xla_passes(result, prepared, check)
         if result.stopped_anywhere or not options.lines:
@@ -215,10 +220,12 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         return add_lines(result, prepared, built, check=check)
 
 
-def later_parts(options: Options) -> tuple[str, ...]:
-    """The parts that run after the comparison, as progress names them."""
+def later_parts(options: Options, constants: bool = False) -> tuple[str, ...]:
+    """The parts that run after the comparison, as progress names them (``constants``:
+    the comparison found big captured constants, to be measured passed as arguments)."""
     parts = (("orderings", options.vmap), ("attribution", options.attribute or options.advise),
-             ("advice", options.advise), (XLA_PART, options.xla), ("lines", options.lines))
+             ("advice", options.advise), (constant_arguments.PART, constants),
+             (XLA_PART, options.xla), ("lines", options.lines))
     return tuple(name for name, on in parts if on)
 
 

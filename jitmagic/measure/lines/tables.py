@@ -207,7 +207,7 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
     holds the jaxpr and there is no hook to run; lowers unless ``staged`` holds the
     lowered module.
     """
-    user = UserCode(_user_code(entry), entry_namespace(user_entry(entry)))
+    user = user_code(entry)
     hooked = make_hook(user.is_user, hook)
     with _user_errors(variant), _collector_off():
         traced = None
@@ -229,6 +229,12 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
     return LineTable(variant, build_rows(user, counts, hlo, tally), spans,
                      getattr(entry, "__qualname__", variant), notes, loops,
                      constants=(len(every), sum(every.values())))
+
+
+def user_code(entry: Callable) -> UserCode:
+    """Which frames are the user's, for a variant's entry function: cut at the user's
+    function behind it, sourceless code judged by its namespace."""
+    return UserCode(_user_code(entry), entry_namespace(user_entry(entry)))
 
 
 def _jaxpr(traced: Any) -> Any:

@@ -1,0 +1,270 @@
+"""Big captured constants, measured passed as arguments: the part that runs after a
+comparison whose variant captures :data:`~jitmagic.model.constant_arguments.BIG_BYTES`
+of array constants or more (nothing is measured, or shown, below that).
+
+For each such variant, from its own traced closed jaxpr (no user code runs again):
+
+* its constants of :data:`~.lifting.LIFT_BYTES` or more (at most
+  :data:`~.lifting.MOST_LIFTED`, the biggest) are *lifted*; both forms replay the
+  jaxpr (:class:`~.lifting.Replay`), one with them captured as JAX traced them, one
+  with them passed as arguments (put on the device first, untimed, as an argument a
+  user passes would be), so that the forms differ in that alone;
+* both programs are traced untimed and checked: the passed one must hold none of the
+  lifted constants, and both as many equations as the variant's own program;
+* then cold first calls, interleaved (captured, passed, then passed, captured, ...,
+  the variants' pairs side by side), each from ``jax.clear_caches()`` with the
+  persistent cache off until its result is ready (``first_call_run``, JAX's stage
+  events inside it), :data:`MIN_PAIRS` pairs, up to :data:`MOST_PAIRS` while the one
+  rule is undecided; the outputs of the two forms are compared as the comparison's are.
+
+Ctrl-C and ``--timeout`` stop it between runs, like every part: what was measured is
+kept and the record says PARTIAL (``stopped``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import numpy as np
+
+from ...model.comparison import VARIANTS, Comparison
+from ...model.constant_arguments import (
+    BIG_BYTES,
+    CAPTURED,
+    FORMS,
+    PASSED,
+    ConstantArguments,
+    ConstantVariant,
+    LiftedConstant,
+)
+from ...model.stats.units import fmt_bytes
+from ..lines.tables import Staged, user_code
+from ..sampling.conditions import frozen_heap, persistent_cache_off
+from ..sampling.monitor import Monitor
+from ..sampling.outputs import OutputCheck
+from ..sampling.runner import in_turn
+from ..sampling.stages import first_call_run
+from ..sampling.stops import Checkpoint, StageInterrupted, Stop
+from ..sampling.structure import captured_constants, count_equations
+from ..variants.rows import Prepared
+from .lifting import LIFT_BYTES, Found, Replay, flat_arguments, program_constants
+from .names import lines_of, name_of, reachable_arrays
+
+#: What progress calls this part.
+PART = "constants passed as arguments"
+#: Pairs of cold first calls per variant: at least this many, then one more at a time
+#: while the one rule is undecided, up to this many.
+MIN_PAIRS, MOST_PAIRS = 3, 5
+
+
+def wanted(result: Comparison) -> bool:
+    """Whether ``result`` has a variant whose captured constants this part measures."""
+    return not result.stopped_anywhere and bool(_big(result))
+
+
+def _big(result: Comparison) -> list[str]:
+    """The variants that captured :data:`BIG_BYTES` of array constants or more."""
+    return [n for n in VARIANTS if n in result.variants
+            and (result.variants[n].constant_bytes or 0) >= BIG_BYTES]
+
+
+@dataclass
+class Forms:
+    """One variant's two forms, ready to time: each form's function and arguments, and
+    the record so far (constants named, programs checked, notes)."""
+
+    variant: str
+    calls: dict[str, tuple[Callable, tuple]] = field(default_factory=dict)
+    record: ConstantVariant | None = None
+
+
+def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
+                           built: Mapping[str, Staged], *,
+                           check: Checkpoint | None = None) -> Comparison:
+    """``result`` carrying its big constants measured passed as arguments
+    (``constant_arguments``); as it was where no variant captured :data:`BIG_BYTES` or
+    more, or where its comparison stopped."""
+    names = [n for n in _big(result) if n in built and n in prepared]
+    if result.stopped_anywhere or not names:
+        return result
+    start = time.perf_counter()
+    check = check or Checkpoint()
+    check.report.at(PART)
+    notes: list[str] = []
+    forms = {}
+    try:
+        for name in names:
+            check.begin(f"building the forms ({name})")
+            forms[name] = build_forms(name, prepared[name], built[name].jaxpr, notes)
+    except Stop as stop:  # before anything was timed: the forms built so far, untimed
+        stopped: str | None = stop.reason
+    else:
+        stopped = time_forms(forms, check)
+    variants = {n: f.record for n, f in forms.items() if f.record is not None}
+    record = ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
+                               time.perf_counter() - start)
+    return dataclasses.replace(result, constant_arguments=record)
+
+
+def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[str]) -> Forms:
+    """The variant's two forms from its traced program (a ``Traced`` or closed jaxpr),
+    with its lifted constants named and both programs checked; a form that cannot be
+    built leaves the record with a note instead of samples. ``notes`` gets the
+    part's own (captured values that are not arrays)."""
+    closed = _closed(traced)
+    found = program_constants(closed)
+    notes.extend(found.notes)
+    lifted = found.lifted()
+    constants = named_constants(prepared, found)
+    before = captured_constants(closed)
+    forms = Forms(name)
+    record = ConstantVariant(name, constants, {}, before,
+                             eqns={"traced": count_equations(closed)},
+                             notes=tuple(why_not_lifted(found)))
+    flat = flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options, closed)
+    if not lifted or flat is None:
+        reason = (f"{name}: its inputs could not be matched to the call's arguments"
+                  if flat is None else f"{name}: no constant could be passed as an argument")
+        forms.record = dataclasses.replace(record, notes=(*record.notes, reason))
+        return forms
+    replay = Replay(closed, [c.value for c in lifted])
+    entry = getattr(prepared.variant.fn, "__name__", name)
+    on_device = tuple(jax.device_put(c.value) for c in lifted)
+    forms.calls = {CAPTURED: (replay.captured(entry), tuple(flat)),
+                   PASSED: (replay.passed(entry), (on_device, *flat))}
+    try:
+        forms.record = checked_programs(forms, record)
+    except Exception as exc:  # noqa: BLE001 (a replay JAX refuses: said, not raised)
+        forms.calls = {}
+        forms.record = dataclasses.replace(record, error=f"{type(exc).__name__}: {exc}")
+    return forms
+
+
+def _closed(traced: Any) -> Any:
+    """The closed jaxpr inside a ``Traced`` (or the closed jaxpr itself)."""
+    while not hasattr(traced, "consts"):
+        traced = traced.jaxpr
+    return traced
+
+
+def why_not_lifted(found: Found) -> list[str]:
+    """A note for each big constant left captured because the replay cannot pass it,
+    and one where constants below the lifting size hold most of the bytes."""
+    out = [f"a constant of {fmt_bytes(c.nbytes)} is read inside a `{c.stuck_in}` (through "
+           "a jit call there): left captured" for c in found.constants
+           if not c.liftable and c.nbytes >= LIFT_BYTES]
+    total = sum(c.nbytes for c in found.constants)
+    small = sum(c.nbytes for c in found.constants if c.nbytes < LIFT_BYTES)
+    if small * 2 > total:
+        out.append(f"{fmt_bytes(small)} of the {fmt_bytes(total)} of constants are in "
+                   f"constants under {fmt_bytes(LIFT_BYTES)} each: those stay captured")
+    return out
+
+
+def named_constants(prepared: Prepared, found: Found) -> tuple[LiftedConstant, ...]:
+    """The lifted constants as the record keeps them: bytes, shape, dtype, the user's
+    lines that read them and the Python name that holds them."""
+    lifted = found.lifted()
+    variant = prepared.variant
+    user = user_code(variant.fn)
+    lines = [lines_of(c, user) for c in lifted]
+    codes = [code for code, mine in user.codes.items() if mine]
+    helpers = [b.original for h in variant.plan.helpers.values() for b in h.bindings]
+    arrays = reachable_arrays(variant.plan.fn, helpers, codes)
+    out = []
+    for c, where in zip(lifted, lines, strict=True):
+        name, matched = name_of(c.value, arrays)
+        out.append(LiftedConstant(c.nbytes, tuple(int(d) for d in np.shape(c.value)),
+                                  str(c.value.dtype), where, name, matched))
+    return tuple(out)
+
+
+def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
+    """``record`` with what the two forms' programs hold, from an untimed trace of each:
+    their equations, and the captured constants the passed one has left. A lifted
+    constant still captured there is said in a note."""
+    eqns = dict(record.eqns)
+    left = None
+    for form, (fn, args) in forms.calls.items():
+        jaxpr = jax.jit(fn).trace(*args).jaxpr
+        eqns[form] = count_equations(jaxpr)
+        if form == PASSED:
+            left = captured_constants(jaxpr)
+    notes = list(record.notes)
+    lifted = len(record.constants), sum(c.nbytes for c in record.constants)
+    before = record.captured_constants
+    if left is not None and left != (before[0] - lifted[0], before[1] - lifted[1]):
+        notes.append(f"{record.variant}: the passed program still captures {left[0]} "
+                     f"constants ({left[1]:,} bytes), not the {before[0] - lifted[0]} left "
+                     "after passing the others")
+    return dataclasses.replace(record, eqns=eqns, constants_left=left, notes=tuple(notes))
+
+
+def time_forms(forms: dict[str, Forms], check: Checkpoint) -> str | None:
+    """Interleaved cold first calls of every variant's two forms into their records;
+    why they stopped early (None: they did not)."""
+    rows = {f"{n} {form}": (n, form) for n, f in forms.items() if f.calls for form in FORMS}
+    if not rows:
+        return None
+    samples = {row: dict[str, list[float]]() for row in rows.values()}
+    outputs = {n: OutputCheck(len(FORMS)) for n, _ in rows.values()}
+    failed: dict[str, str] = {}
+    monitor, stopped = Monitor(), None
+    with (persistent_cache_off(), monitor.listening(), frozen_heap(),
+          check.catching_interrupts(), check.mode(python=False)):
+        try:
+            for r in range(MOST_PAIRS):
+                if r >= MIN_PAIRS and _decided(forms, samples, failed):
+                    break
+                for i, row in enumerate(in_turn(list(rows), r)):
+                    name, form = rows[row]
+                    if name in failed:
+                        continue
+                    check.report.at(PART, row, r + 1, MOST_PAIRS, "form",
+                                    (r * len(rows) + i, MOST_PAIRS * len(rows)), True)
+                    fn, args = forms[name].calls[form]
+                    try:
+                        run = first_call_run(fn, args, {}, monitor, check, opts={})
+                    except (Stop, StageInterrupted):
+                        raise
+                    except Exception as exc:  # noqa: BLE001 (XLA refused a form: said)
+                        failed[name] = f"the {form} form failed: {type(exc).__name__}: {exc}"
+                        continue
+                    for key, secs in run.times.items():
+                        samples[(name, form)].setdefault(key, []).append(secs)
+                    outputs[name].add(form, run.output)
+                    check(f"the {name} {form} form's {check.report.run()}")
+        except Stop as stop:
+            stopped = stop.reason
+        except StageInterrupted:
+            stopped = f"interrupted by the user during {check.report.position()}"
+    for name, f in forms.items():
+        if f.record is not None and f.calls:
+            f.record = _with_samples(f.record, samples, outputs[name], failed.get(name))
+    return stopped
+
+
+def _with_samples(record: ConstantVariant, samples: dict[tuple[str, str], dict],
+                  outputs: OutputCheck, error: str | None) -> ConstantVariant:
+    taken = {form: samples[(record.variant, form)] for form in FORMS}
+    notes = (*record.notes, *outputs.problems)
+    return dataclasses.replace(record, samples=taken, outputs_kind=outputs.kind,
+                               max_abs_diff=outputs.max_abs_diff if outputs.kind else None,
+                               error=error or record.error, notes=notes)
+
+
+def _decided(forms: dict[str, Forms], samples: dict[tuple[str, str], dict],
+             failed: dict[str, str]) -> bool:
+    """Whether the rule has decided every variant still running."""
+    for name, f in forms.items():
+        if not f.calls or name in failed or f.record is None:
+            continue
+        taken = {form: samples[(name, form)] for form in FORMS}
+        if not dataclasses.replace(f.record, samples=taken).difference.decided:
+            return False
+    return True
