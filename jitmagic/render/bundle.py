@@ -21,6 +21,8 @@ from ..model.sweep import Sweep
 from .attribution import helpers_html, helpers_text
 from .blocks import Table, first, more, shown_name
 from .comparison import html_summary, text_table
+from .constant_arguments import html as constants_html
+from .constant_arguments import text as constants_text
 from .diff import html as diff_html
 from .diff import text as diff_text
 from .lines import html_table as lines_html
@@ -114,7 +116,8 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         c = r.last
-        if any(x is not None for x in (r.baseline, c.lines, c.orderings, c.xla_passes)) \
+        parts = (r.baseline, c.lines, c.orderings, c.xla_passes, c.constant_arguments)
+        if any(x is not None for x in parts) \
                 or helpers_text(c):
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
@@ -141,6 +144,9 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if helpers_text(c):
         data["text/plain"] += "\n\n" + helpers_text(c)
         data["text/html"] += "\n" + helpers_html(c, attribution_png(c, plot))
+    if c.constant_arguments is not None:
+        data["text/plain"] += "\n\n" + constants_text(c.constant_arguments)
+        data["text/html"] += "\n" + constants_html(c.constant_arguments)
     return data
 
 

@@ -1,0 +1,181 @@
+"""Text and HTML for the big constants measured passed as arguments: a heading, one
+sentence per variant, the constants and the two forms' timings in small tables.
+
+A saving is said, with its interval, only where the one rule calls a difference; else
+"no measurable difference". What was not measured shows as "—".
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..model.constant_arguments import (
+    CAPTURED,
+    COMPARED,
+    FORMS,
+    PASSED,
+    ConstantArguments,
+    ConstantVariant,
+    LiftedConstant,
+)
+from ..model.stats.rule import FASTER, SLOWER
+from ..model.stats.units import fmt_bytes, time_unit
+from ..model.stats.verdicts import interval, times
+from ..model.stats.witness import CPU
+from .blocks import Block, Cell, Heading, Para, Table, as_html, as_text, first, more
+from .comparison import partial
+from .format import fmt_s, fmt_spread
+
+TITLE = "Big constants"
+#: Each form as the table calls it.
+FORM_LABELS = {CAPTURED: "captured (as traced)", PASSED: "passed as arguments"}
+
+
+def subject(constants: tuple[LiftedConstant, ...]) -> str:
+    """``line 12 captures `BIG` (4.0 MiB)``; for several constants, each with its size."""
+    lines = sorted({n for c in constants for n in c.line_numbers})
+    where = ("line " if len(lines) == 1 else "lines ") + _and([str(n) for n in lines]) \
+        if lines else "the program"
+    verb = "captures" if len(lines) <= 1 else "capture"
+    return f"{where} {verb} {_and([_constant(c) for c in constants])}"
+
+
+def _constant(c: LiftedConstant) -> str:
+    """`` `BIG` (4.0 MiB)``, or ``a float32[1048576] array (4.0 MiB)`` without a name."""
+    what = f"`{c.name}`" if c.name else f"a {c.dtype}[{','.join(map(str, c.shape))}] array"
+    return f"{what} ({fmt_bytes(c.nbytes)})"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def sentence(v: ConstantVariant) -> str:
+    """What passing ``v``'s constants as arguments did to its cold first call."""
+    if not v.constants:
+        count, size = v.captured_constants
+        return (f"{v.variant}: the program captures {count} array constant{'s' * (count != 1)} "
+                f"({fmt_bytes(size)}): no constant was passed as an argument (see the notes)")
+    said = subject(v.constants)
+    if not v.measured:
+        why = v.error or "measuring stopped before both forms ran"
+        return f"{v.variant}: {said}: passed as arguments, not measured ({why})"
+    d = v.difference
+    cpu = " CPU time" * (v.clock == CPU)
+    as_args = "passed as an argument" if len(v.constants) == 1 else "passed as arguments"
+    if d.kind in (FASTER, SLOWER):
+        amount, span = _saving(v)
+        less = "less" if d.kind == FASTER else "more"
+        return (f"{v.variant}: {said}: {as_args}, the cold first call takes {amount} "
+                f"{less}{cpu}{f' ({span})' if span else ''}, {times(d, v.clock)} "
+                f"{interval(d)}".rstrip())
+    return f"{v.variant}: {said}: {as_args}, no measurable difference in the cold first call"
+
+
+def _saving(v: ConstantVariant) -> tuple[str, str]:
+    """(``0.55 s``, ``0.41–0.70 s``): the saving's size and its interval ("" where the rule
+    has none), in one unit."""
+    saved = abs(v.saved_s)
+    low, high = sorted(abs(x) for x in v.saved_interval)
+    unit, scale = time_unit([saved, high])
+    amount = f"{_figures(saved / scale)} {unit}"
+    if math.isnan(low) or math.isnan(high):
+        return amount, ""
+    return amount, f"{_figures(low / scale)}–{_figures(high / scale)} {unit}"
+
+
+def _figures(x: float) -> str:
+    """Two significant figures, never an exponent: ``0.55``, ``1.2``, ``51``, ``140``."""
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
+
+
+def constants_table(record: ConstantArguments) -> Table:
+    """The constants passed, one row each (a variant's, where they differ)."""
+    rows: list[list[str | Cell]] = []
+    seen = set()
+    for v in record.variants.values():
+        for c in v.constants:
+            key = (c.name, c.nbytes, c.shape, c.dtype, c.lines)
+            if key in seen:
+                continue
+            seen.add(key)
+            rows.append([Cell(c.name or "(no name found)", code=bool(c.name)),
+                         fmt_bytes(c.nbytes), f"{c.dtype}[{','.join(map(str, c.shape))}]",
+                         ", ".join(str(n) for n in c.line_numbers) or "—"])
+    shown, left = first(rows)
+    return Table(("constant", "bytes", "shape", "read on lines"),
+                 [*shown, *([[more(left, "constants", len(rows)), "", "", ""]] if left else [])])
+
+
+def forms_table(record: ConstantArguments) -> Table:
+    """Each measured variant's two forms: first call and XLA compile (medians, min–max),
+    captured constants left, equations."""
+    rows: list[list[str | Cell]] = []
+    for v in record.variants.values():
+        for form in FORMS:
+            if form not in v.samples:
+                continue
+            calls = v.samples[form].get(COMPARED, [])
+            compiles = v.samples[form].get("compile_s", [])
+            rows.append([v.variant, FORM_LABELS[form],
+                         Cell(fmt_s(v.stage_median(form, COMPARED)), fmt_spread(calls)),
+                         Cell(fmt_s(v.stage_median(form, "compile_s")), fmt_spread(compiles)),
+                         _left(v, form), _count(v.eqns.get(form))])
+    return Table(("variant", "constants", "cold first call", "XLA compile",
+                  "constants captured", "jaxpr eqns"), rows)
+
+
+def _left(v: ConstantVariant, form: str) -> str:
+    """The captured constants of a form's program (count, bytes)."""
+    if form == CAPTURED:
+        count, size = v.captured_constants
+    elif v.constants_left is None:
+        return "—"
+    else:
+        count, size = v.constants_left
+    return f"{count} ({fmt_bytes(size) or '0 B'})"
+
+
+def _count(n: int | None) -> str:
+    return "—" if n is None else f"{n:,}"
+
+
+def _outputs(v: ConstantVariant) -> str | None:
+    """How the forms' outputs matched, where they were compared."""
+    if v.outputs_kind == "exact":
+        return f"{v.variant}: the two forms' outputs are equal"
+    if v.outputs_kind == "rounding":
+        return (f"{v.variant}: the two forms' outputs agree within rounding (largest "
+                f"difference {v.max_abs_diff:.3g}: XLA may compute on a captured constant "
+                "at compile time, in another order)")
+    if v.outputs_kind == "mismatch":
+        return f"{v.variant}: the two forms' outputs differ beyond rounding"
+    return None
+
+
+def blocks(record: ConstantArguments) -> list[Block]:
+    """The section as blocks: heading, sentences, tables, notes."""
+    out: list[Block] = [Heading(TITLE), *partial(record.stopped),
+                        Para([sentence(v) for v in record.variants.values()], "verdict")]
+    if any(v.constants for v in record.variants.values()):
+        out.append(constants_table(record))
+    if any(v.samples for v in record.variants.values()):
+        runs = max(len(s.get(COMPARED, [])) for v in record.variants.values()
+                   for s in v.samples.values())
+        out += [forms_table(record),
+                Para([f"Cold first calls from cleared caches, captured and passed "
+                      f"interleaved: medians of {runs} [min–max]. Both forms replay the "
+                      "variant's traced program; only the constants' way in differs."])]
+    notes = [n for v in record.variants.values() for n in (_outputs(v), *v.notes) if n]
+    notes += list(record.notes)
+    if notes:
+        out.append(Para(notes, "note"))
+    return out
+
+
+def text(record: ConstantArguments) -> str:
+    return as_text(blocks(record))
+
+
+def html(record: ConstantArguments) -> str:
+    return as_html(blocks(record))
