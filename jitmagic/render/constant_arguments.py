@@ -121,7 +121,7 @@ def forms_table(record: ConstantArguments) -> Table:
                          Cell(fmt_s(v.stage_median(form, COMPARED)), fmt_spread(calls)),
                          Cell(fmt_s(v.stage_median(form, "compile_s")), fmt_spread(compiles)),
                          _left(v, form), _count(v.eqns.get(form))])
-    return Table(("variant", "constants", "cold first call", "XLA compile",
+    return Table(("variant", "form", "cold first call", "XLA compile",
                   "constants captured", "jaxpr eqns"), rows)
 
 
