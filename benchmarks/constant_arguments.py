@@ -31,7 +31,7 @@ import jitmagic
 from jitmagic.measure.sampling.monitor import COMPILE_EVENT, Monitor
 from jitmagic.model.stats.rule import difference
 from jitmagic.model.stats.verdicts import interval, times
-from jitmagic.render.constant_arguments import sentence
+from jitmagic.render.causes.constant_arguments import sentence
 
 BIG = np.linspace(0.0, 1.0, 1 << 20, dtype=np.float32).reshape(1024, 1024)  # 4 MiB
 

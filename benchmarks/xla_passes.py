@@ -36,8 +36,8 @@ from jitmagic.measure.sampling.stages import cold_jit
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.variants.rows import Prepared
 from jitmagic.measure.xla_passes import profiled_compile
+from jitmagic.model.causes.xla_passes import ProfiledCompile
 from jitmagic.model.stats.rule import FASTER, INCONCLUSIVE, SAME, SLOWER, difference
-from jitmagic.model.xla_passes import ProfiledCompile
 
 
 def layer(x, w):

@@ -31,16 +31,16 @@ from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sampling.structure import captured_constants, count_equations
-from jitmagic.model.comparison import Comparison
-from jitmagic.model.constant_arguments import (
+from jitmagic.model.causes.constant_arguments import (
     CAPTURED,
     PASSED,
     ConstantArguments,
     ConstantVariant,
     LiftedConstant,
 )
+from jitmagic.model.comparison import Comparison
 from jitmagic.model.saved.schema import ReportSchemaError
-from jitmagic.render.constant_arguments import sentence, text
+from jitmagic.render.causes.constant_arguments import sentence, text
 
 MIB4 = 1 << 20  # float32 elements in 4 MiB
 

@@ -9,10 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import jitmagic
+from jitmagic.model.causes.why import causes
 from jitmagic.model.rows import VARIANTS
 from jitmagic.model.stats.rule import FASTER, median
 from jitmagic.model.stats.witness import on
-from jitmagic.model.why import causes
 
 
 def mix(x, w):

@@ -22,10 +22,10 @@ from jitmagic.frontends.command import build_parser
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.xla_passes import REFUSED, add_xla_passes
-from jitmagic.model.xla_passes import PassTime, ProfiledCompile, XlaPasses
+from jitmagic.model.causes.xla_passes import PassTime, ProfiledCompile, XlaPasses
 from jitmagic.options import Options
 from jitmagic.render.bundle import text
-from jitmagic.render.xla_passes import HEADING, nesting_sentence
+from jitmagic.render.causes.xla_passes import HEADING, nesting_sentence
 
 ONCE = {"repeat": 1, "number": 2, "quiet": True}
 #: Passes XLA's CPU compiler runs on every program (each in at least one pipeline).
@@ -210,7 +210,7 @@ def test_an_unread_figure_is_not_read_never_zero():
 
 
 def text_of(xla: XlaPasses) -> str:
-    from jitmagic.render.xla_passes import text as xla_text
+    from jitmagic.render.causes.xla_passes import text as xla_text
 
     return xla_text(xla)
 

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 import jax
 
 from .._compat import profiler_running
+from ..model.causes.xla_passes import PROFILED, PassTime, ProfiledCompile, XlaPasses
 from ..model.comparison import Comparison
-from ..model.xla_passes import PROFILED, PassTime, ProfiledCompile, XlaPasses
 from .sampling.conditions import persistent_cache_off
 from .sampling.stages import cold_jit, timed_stage
 from .sampling.stops import Checkpoint, Stop

@@ -17,7 +17,9 @@ from typing import Any
 
 from .advice import Advice
 from .attribution import Attribution
-from .constant_arguments import ConstantArguments
+from .causes.constant_arguments import ConstantArguments
+from .causes.why import causes
+from .causes.xla_passes import XlaPasses
 from .lines import Lines, checked_lines
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
@@ -58,8 +60,6 @@ from .stats.verdicts import (
     times,
 )
 from .stats.witness import clock_for, is_busy, on, waited_share
-from .why import causes
-from .xla_passes import XlaPasses
 
 __all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]

@@ -20,9 +20,13 @@ from ..model.orderings import Orderings
 from ..model.sweep import Sweep
 from .attribution import helpers_html, helpers_text
 from .blocks import Table, first, more, shown_name
+from .causes.constant_arguments import html as constants_html
+from .causes.constant_arguments import text as constants_text
+from .causes.why import html as why_html
+from .causes.why import text as why_text
+from .causes.xla_passes import html as xla_html
+from .causes.xla_passes import text as xla_text
 from .comparison import html_summary, text_table
-from .constant_arguments import html as constants_html
-from .constant_arguments import text as constants_text
 from .diff import html as diff_html
 from .diff import text as diff_text
 from .lines import html_table as lines_html
@@ -30,10 +34,6 @@ from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
 from .sweep import sweep_html, sweep_text
-from .why import html as why_html
-from .why import text as why_text
-from .xla_passes import html as xla_html
-from .xla_passes import text as xla_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000

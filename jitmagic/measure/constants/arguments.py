@@ -1,5 +1,5 @@
 """Big captured constants, measured passed as arguments: the part that runs after a
-comparison whose variant captures :data:`~jitmagic.model.constant_arguments.BIG_BYTES`
+comparison whose variant captures :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES`
 of array constants or more (nothing is measured, or shown, below that).
 
 For each such variant, from its own traced closed jaxpr (no user code runs again):
@@ -32,8 +32,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ...model.comparison import VARIANTS, Comparison
-from ...model.constant_arguments import (
+from ...model.causes.constant_arguments import (
     BIG_BYTES,
     CAPTURED,
     FORMS,
@@ -42,6 +41,7 @@ from ...model.constant_arguments import (
     ConstantVariant,
     LiftedConstant,
 )
+from ...model.comparison import VARIANTS, Comparison
 from ...model.stats.units import fmt_bytes
 from ..lines.tables import Staged, user_code
 from ..sampling.conditions import frozen_heap, persistent_cache_off

@@ -7,7 +7,7 @@ their Python name where one was found), the raw samples of the two forms' cold f
 (:data:`FORMS`: ``captured``, ``passed``; interleaved), and what the two built programs
 hold (constants left captured, equations). Statistics are derived from the samples, by
 the one rule. Measured by :mod:`jitmagic.measure.constants.arguments`, shown by
-:mod:`jitmagic.render.constant_arguments`.
+:mod:`jitmagic.render.causes.constant_arguments`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .outputs import OUTPUT_KINDS
-from .saved.schema import (
+from ..outputs import OUTPUT_KINDS
+from ..saved.schema import (
     REQUIRED,
     Field,
     count,
@@ -32,8 +32,8 @@ from .saved.schema import (
     seconds,
     text,
 )
-from .stats.rule import Difference, difference, json_number, median
-from .stats.witness import FIRST_CALL, clock_for, on
+from ..stats.rule import Difference, difference, json_number, median
+from ..stats.witness import FIRST_CALL, clock_for, on
 
 #: The two forms each measured variant is compiled in: its constants captured (as the
 #: user's code traced them), and its biggest ones passed as arguments.

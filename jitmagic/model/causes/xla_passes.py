@@ -2,7 +2,7 @@
 its HLO passes and its code generation, raw seconds.
 
 Measured by :mod:`jitmagic.measure.xla_passes` (read from the profile by
-:mod:`jitmagic.measure.xplane`), shown by :mod:`jitmagic.render.xla_passes`. A profiled
+:mod:`jitmagic.measure.xplane`), shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled
 compile is an extra run, never one of the comparison's samples; one per variant is one
 sample, so its figures are shares of that compile, not a speed comparison between the
 variants. A figure the profile did not hold is None ("not read"), never 0.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .saved.schema import (
+from ..saved.schema import (
     REQUIRED,
     Field,
     count,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..model.constant_arguments import (
+from ...model.causes.constant_arguments import (
     CAPTURED,
     COMPARED,
     FORMS,
@@ -18,13 +18,13 @@ from ..model.constant_arguments import (
     ConstantVariant,
     LiftedConstant,
 )
-from ..model.stats.rule import FASTER, SLOWER
-from ..model.stats.units import fmt_bytes, time_unit
-from ..model.stats.verdicts import interval, times
-from ..model.stats.witness import CPU
-from .blocks import Block, Cell, Heading, Para, Table, as_html, as_text, first, more
-from .comparison import partial
-from .format import fmt_s, fmt_spread
+from ...model.stats.rule import FASTER, SLOWER
+from ...model.stats.units import fmt_bytes, time_unit
+from ...model.stats.verdicts import interval, times
+from ...model.stats.witness import CPU
+from ..blocks import Block, Cell, Heading, Para, Table, as_html, as_text, first, more
+from ..comparison import partial
+from ..format import fmt_s, fmt_spread
 
 TITLE = "Big constants"
 #: Each form as the table calls it.

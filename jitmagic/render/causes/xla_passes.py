@@ -10,9 +10,9 @@ not hold is "not read", never 0.
 
 from __future__ import annotations
 
-from ..model.stats.units import fmt_s
-from ..model.xla_passes import PROFILED, VERIFIER, ProfiledCompile, XlaPasses
-from .blocks import Block, Cell, Heading, Para, Table, as_html, as_text
+from ...model.causes.xla_passes import PROFILED, VERIFIER, ProfiledCompile, XlaPasses
+from ...model.stats.units import fmt_s
+from ..blocks import Block, Cell, Heading, Para, Table, as_html, as_text
 
 HEADING = "Where XLA spends the compile"
 #: Passes shown per variant, the biggest first.

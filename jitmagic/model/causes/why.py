@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .stats.rule import FASTER, INCONCLUSIVE, SLOWER, median
-from .stats.units import fmt_bytes, fmt_s
-from .stats.verdicts import interval, times
-from .stats.witness import on
+from ..stats.rule import FASTER, INCONCLUSIVE, SLOWER, median
+from ..stats.units import fmt_bytes, fmt_s
+from ..stats.verdicts import interval, times
+from ..stats.witness import on
 
 #: Captured constants below this many bytes in all are not worth measuring as arguments.
 BIG_CONSTANTS = 2**20

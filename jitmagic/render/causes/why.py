@@ -1,15 +1,15 @@
-"""The "why is the first call slow" section: the causes of :func:`jitmagic.model.why.causes`,
+"""The "why is the first call slow" section: the causes of :func:`jitmagic.model.causes.why.causes`,
 the biggest first, each with its seconds, what was measured and what to do."""
 
 from __future__ import annotations
 
 import math
 
-from ..model.comparison import Comparison
-from ..model.stats.rule import median
-from ..model.stats.units import fmt_s
-from ..model.why import Cause, causes
-from .blocks import Block, Heading, Html, Para, as_html, as_text
+from ...model.causes.why import Cause, causes
+from ...model.comparison import Comparison
+from ...model.stats.rule import median
+from ...model.stats.units import fmt_s
+from ..blocks import Block, Heading, Html, Para, as_html, as_text
 
 
 def blocks(c: Comparison) -> list[Block]:
