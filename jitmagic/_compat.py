@@ -62,6 +62,18 @@ def reset_persistent_cache() -> None:
     compilation_cache.reset_cache()
 
 
+def persistent_cache_folder() -> str | None:
+    """The folder JAX's persistent compilation cache object reads and writes (None: JAX
+    has made none yet, or none since the last :func:`reset_persistent_cache`; it makes
+    one on the first compile that finds ``jax_compilation_cache_dir`` set)."""
+    from jax._src import compilation_cache
+
+    cache = compilation_cache._cache
+    cache = getattr(cache, "_base_cache", cache)  # jax_compilation_cache_check_contents
+    path = getattr(cache, "_path", None) or getattr(cache, "path", None)
+    return None if path is None else str(path)
+
+
 def distributed_client() -> Any:
     """``jax.distributed``'s client where ``initialize`` joined this process to others
     (None otherwise), read without starting JAX's backend."""

@@ -1,12 +1,16 @@
 """The conditions every timed interval runs under: the user's heap out of the
-collector's sight, the collector paused, the persistent compilation cache off.
-Each restores what the user had."""
+collector's sight, the collector paused, the persistent compilation cache off (or, for
+``--cache``, on in a folder of jitmagic's own). Each restores what the user had."""
 
 from __future__ import annotations
 
 import gc
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import jax
 
@@ -69,3 +73,59 @@ def persistent_cache_off() -> Iterator[bool]:
     finally:
         jax.config.update("jax_enable_compilation_cache", was_on)
         reset_persistent_cache()
+
+
+#: What ``--cache`` sets while it measures, beside the folder: the cache on, and every
+#: program cached, however fast it compiles and however small its entry.
+CACHING_ALL = {"jax_enable_compilation_cache": True,
+               "jax_persistent_cache_min_compile_time_secs": 0.0,
+               "jax_persistent_cache_min_entry_size_bytes": -1}
+#: The user's settings a cache measurement changes, each put back after it.
+CACHE_SETTINGS = ("jax_compilation_cache_dir", *CACHING_ALL)
+
+
+def cache_settings() -> dict[str, Any]:
+    """The user's persistent-cache settings now, by name (:data:`CACHE_SETTINGS`)."""
+    # properties JAX adds to its Config at run time (jax.config.read refuses them)
+    return {name: getattr(jax.config, name) for name in CACHE_SETTINGS}
+
+
+@contextmanager
+def persistent_cache_in(folder: str) -> Iterator[None]:
+    """JAX's persistent compilation cache on, in ``folder``, caching every program
+    (:data:`CACHING_ALL`); the user's settings put back after, even on an error or
+    Ctrl-C. JAX makes its cache object once per process, for the folder set then, so
+    it is reset on both sides: inside, it is made for ``folder``; after, for the
+    user's own folder (if any) on their next compile."""
+    saved = cache_settings()
+    reset_persistent_cache()
+    try:
+        jax.config.update("jax_compilation_cache_dir", folder)
+        for name, value in CACHING_ALL.items():
+            jax.config.update(name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            jax.config.update(name, value)
+        reset_persistent_cache()
+
+
+@contextmanager
+def scratch_cache() -> Iterator[Path]:
+    """A fresh folder of jitmagic's own as JAX's persistent cache
+    (:func:`persistent_cache_in`), removed with everything in it after."""
+    folder = Path(tempfile.mkdtemp(prefix="jitmagic-cache-"))
+    try:
+        with persistent_cache_in(str(folder)):
+            yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def emptied(folder: Path) -> None:
+    """Remove everything in ``folder`` (a cache's entries), keeping the folder."""
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
