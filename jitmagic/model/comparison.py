@@ -46,6 +46,7 @@ from .saved.schema import (
     optional,
     text,
 )
+from .second_start import SecondStart
 from .sharding import Sharding
 from .shown import Shown
 from .stats.rule import INCONCLUSIVE, SAME, Difference, difference, json_number
@@ -108,6 +109,7 @@ class Comparison(Shown):
     #: Big captured constants measured passed as arguments (where a variant captured
     #: 1 MiB or more of them); None where they were not measured.
     constant_arguments: ConstantArguments | None = None
+    second_start: SecondStart | None = None  # --cache: a warm persistent cache
     #: How the outputs matched (:mod:`jitmagic.model.outputs`): "exact", "rounding",
     #: "mismatch", "uncompared"; None where nothing was compared (or an older report).
     outputs_kind: str | None = None
@@ -181,10 +183,11 @@ class Comparison(Shown):
     @property
     def stopped_anywhere(self) -> str | None:
         """Why this comparison, or a part measured after it (the orderings, advice, the
-        constants passed as arguments, XLA's passes, the per-line tables), ended early
-        (None: nothing did): once anything stops, nothing after it runs."""
-        parts = (self, self.orderings, self.advice, self.constant_arguments, self.xla_passes,
-                 self.lines)
+        constants passed as arguments, the second start, XLA's passes, the per-line
+        tables), ended early (None: nothing did): once anything stops, nothing after it
+        runs."""
+        parts = (self, self.orderings, self.advice, self.constant_arguments, self.second_start,
+                 self.xla_passes, self.lines)
         return next((p.stopped for p in parts if p is not None and p.stopped), None)
 
     @property
@@ -300,4 +303,5 @@ RECORDS: dict[str, Callable[[Any, str], Any]] = {
     "lines": checked_lines,
     "xla_passes": XlaPasses.from_dict,
     "constant_arguments": ConstantArguments.from_dict,
+    "second_start": SecondStart.from_dict,
 }

@@ -1,0 +1,281 @@
+"""The second-start record (``--cache``): first calls with JAX's persistent compilation
+cache cold, then warm, per variant; raw samples in, statistics out.
+
+A *cold* start is a first call with the cache pointed at an emptied folder (it
+compiles, and writes the entry); a *warm* one follows it after ``jax.clear_caches()``
+(memory cleared, disk kept), as a second start of the program reads the entry. Each
+start keeps whether JAX fired its cache-hit or cache-miss event, and the stage seconds
+JAX's own duration events gave. Measured by :mod:`jitmagic.measure.second_start`, shown
+by :mod:`jitmagic.render.second_start`. A warm figure counts only where every warm
+start saw a cache hit (:attr:`CacheRow.read`): otherwise it measured a compile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .saved.schema import (
+    REQUIRED,
+    count,
+    fail,
+    fields,
+    flag,
+    integer,
+    items,
+    number,
+    obj,
+    optional,
+    seconds,
+    text,
+)
+from .stats.rule import Difference, difference, json_number, median
+from .stats.witness import CPU, FIRST_CALL, WAIT, clock_for, cpu_key, on
+
+#: The variants a second start measures: flat, and nested where something was nested.
+VARIANTS = ("flat", "nested")
+#: The stages JAX's duration events time inside a first call, by field.
+STAGES = ("trace_s", "lower_s", "compile_s")
+#: JAX's default ``jax_persistent_cache_min_compile_time_secs``: faster compiles are
+#: never written to the cache.
+DEFAULT_MIN_COMPILE_S = 1.0
+
+
+@dataclass(frozen=True)
+class Start:
+    """One first call (``jax.jit(f)(*args)`` until its result is ready), and what JAX
+    said of it: cache hits and misses, and the stages' seconds (None: no event came)."""
+
+    seconds: float
+    cpu_s: float | None = None  # the process's CPU seconds in the same interval
+    wait_s: float | None = None  # how long its threads waited for a CPU
+    hits: int = 0  # /jax/compilation_cache/cache_hits events inside it
+    misses: int = 0  # /jax/compilation_cache/cache_misses events inside it
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None  # on a hit: about the time to read the entry
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: json_number(v) if isinstance(v, float) else v
+                for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "start") -> Start:
+        return cls(**fields(d, _START_FIELDS, where))
+
+
+_START_FIELDS = (
+    ("seconds", "seconds", seconds, REQUIRED),
+    ("cpu_s", "cpu_s", optional(seconds), None),
+    ("wait_s", "wait_s", optional(seconds), None),
+    ("hits", "hits", count, 0),
+    ("misses", "misses", count, 0),
+    *((k, k, optional(seconds), None) for k in STAGES),
+)
+
+
+def samples(starts: tuple[Start, ...]) -> dict[str, list[float]]:
+    """Starts as a row's samples are kept elsewhere (``first_call_s``, its CPU seconds,
+    ``wait_s``), for the one rule and its clock; CPU and wait only where every start has
+    them."""
+    out = {FIRST_CALL: [s.seconds for s in starts]}
+    for key, got in ((cpu_key(FIRST_CALL), [s.cpu_s for s in starts]),
+                     (WAIT, [s.wait_s for s in starts])):
+        if got and all(x is not None for x in got):
+            out[key] = [x for x in got if x is not None]
+    return out
+
+
+def stage_median(starts: tuple[Start, ...], stage: str) -> float | None:
+    """The median of ``stage`` over the starts where JAX's event came (None: in none)."""
+    got = [x for x in (getattr(s, stage) for s in starts) if x is not None]
+    return median(got) if got else None
+
+
+@dataclass(frozen=True)
+class CacheRow:
+    """One variant's cold and warm starts, in the order measured (pair by pair)."""
+
+    name: str
+    cold: tuple[Start, ...] = ()
+    warm: tuple[Start, ...] = ()
+    error: str | None = None  # the user's code failed: why (its frames only)
+
+    @property
+    def read(self) -> bool:
+        """Whether the warm starts read the cache: every one saw a cache hit."""
+        return bool(self.warm) and all(s.hits for s in self.warm)
+
+    @property
+    def unread(self) -> int:
+        """How many warm starts saw no cache hit."""
+        return sum(not s.hits for s in self.warm)
+
+    def clock(self) -> str:
+        """The clock cold and warm are compared on (CPU time on a busy machine)."""
+        return clock_for([samples(self.cold), samples(self.warm)])
+
+    @property
+    def difference(self) -> Difference:
+        """Warm against cold first calls by the one rule: ``kind`` "faster" means the
+        warm cache made the first call faster. Not measured (NaN) where it was not read."""
+        if not self.read:
+            return difference([], [])
+        clock = self.clock()
+        return difference(on(samples(self.cold), FIRST_CALL, clock),
+                          on(samples(self.warm), FIRST_CALL, clock))
+
+    @property
+    def cold_s(self) -> float:
+        """The median cold first call (wall seconds; NaN: none finished)."""
+        return median([s.seconds for s in self.cold])
+
+    @property
+    def warm_s(self) -> float | None:
+        """The median warm first call (wall seconds); None where the cache was not read."""
+        return median([s.seconds for s in self.warm]) if self.read else None
+
+    @property
+    def saved_s(self) -> float | None:
+        """The seconds a warm cache saves: cold median − warm median (None: not read)."""
+        warm = self.warm_s
+        return None if warm is None or math.isnan(self.cold_s) else self.cold_s - warm
+
+    @property
+    def share(self) -> float | None:
+        """Warm over cold median first call (None: not read)."""
+        warm = self.warm_s
+        return None if warm is None or not self.cold_s else warm / self.cold_s
+
+    @property
+    def compile_s(self) -> float | None:
+        """The median XLA compile of the cold starts, JAX's own event (None: no event):
+        what JAX compares with ``jax_persistent_cache_min_compile_time_secs``."""
+        return stage_median(self.cold, "compile_s")
+
+    def warm_stage(self, stage: str) -> float | None:
+        """The median ``stage`` of the warm starts (None: not read, or no event)."""
+        return stage_median(self.warm, stage) if self.read else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cold": [s.to_dict() for s in self.cold],
+                "warm": [s.to_dict() for s in self.warm], "error": self.error,
+                "read": self.read, "saved_s": json_number(self.saved_s)}
+
+    @classmethod
+    def from_dict(cls, name: str, d: Any, where: str) -> CacheRow:
+        return cls(name, **fields(d, _ROW_FIELDS, where))
+
+
+_ROW_FIELDS = (
+    ("cold", "cold", items(Start.from_dict), ()),
+    ("warm", "warm", items(Start.from_dict), ()),
+    ("error", "error", optional(text), None),
+)  # "read" and "saved_s" are written but never read back: derived from the starts
+
+
+@dataclass(frozen=True)
+class UserCache:
+    """The user's own persistent-cache settings, read before measuring: what their JAX
+    would do with this program."""
+
+    folder_set: bool = False  # jax_compilation_cache_dir is set
+    enabled: bool = True  # jax_enable_compilation_cache
+    min_compile_s: float = DEFAULT_MIN_COMPILE_S  # jax_persistent_cache_min_compile_time_secs
+    min_entry_bytes: int = 0  # jax_persistent_cache_min_entry_size_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "user_cache") -> UserCache:
+        return cls(**fields(d, _USER_FIELDS, where))
+
+
+_USER_FIELDS = (
+    ("folder_set", "folder_set", flag, False),
+    ("enabled", "enabled", flag, True),
+    ("min_compile_s", "min_compile_s", number, DEFAULT_MIN_COMPILE_S),
+    ("min_entry_bytes", "min_entry_bytes", integer, 0),
+)
+
+
+@dataclass(frozen=True)
+class SecondStart:
+    """A second start with a warm persistent cache, per variant: ``Comparison.second_start``."""
+
+    rows: dict[str, CacheRow]
+    user: UserCache = field(default_factory=UserCache)
+    stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
+    warnings: tuple[str, ...] = ()
+
+    def __getitem__(self, name: str) -> CacheRow:
+        return self.rows[name]
+
+    @property
+    def nested_read(self) -> bool:
+        """Whether both variants were measured and both read the cache."""
+        return all(n in self.rows and self.rows[n].read for n in VARIANTS)
+
+    def clock(self) -> str:
+        """The clock flat and nested warm starts are compared on."""
+        return clock_for([samples(self.rows[n].warm) for n in VARIANTS if n in self.rows])
+
+    @property
+    def nesting(self) -> Difference:
+        """Nested warm against flat warm first calls by the one rule: ``kind`` "faster"
+        means nesting still pays on a second start (NaN where either was not read)."""
+        if not self.nested_read:
+            return difference([], [])
+        clock = self.clock()
+        return difference(on(samples(self["flat"].warm), FIRST_CALL, clock),
+                          on(samples(self["nested"].warm), FIRST_CALL, clock))
+
+    def uncached(self) -> dict[str, float]:
+        """The variants the user's JAX, as configured, would not write to its cache
+        because they compile faster than its minimum: name → median compile seconds."""
+        out = {}
+        for name, row in self.rows.items():
+            compiled = row.compile_s
+            if compiled is not None and compiled < self.user.min_compile_s:
+                out[name] = compiled
+        return out
+
+    @property
+    def cpu_clock(self) -> bool:
+        """Whether any comparison here was decided on CPU time (a busy machine)."""
+        return CPU in (self.clock(), *(r.clock() for r in self.rows.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        nesting = self.nesting
+        return {"rows": {k: r.to_dict() for k, r in self.rows.items()},
+                "user_cache": self.user.to_dict(), "stopped": self.stopped,
+                "warnings": list(self.warnings),
+                "nesting": {"kind": nesting.kind, "ratio": json_number(nesting.ratio)}}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "second_start") -> SecondStart:
+        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        got = fields(d, _FIELDS, where)
+        got["rows"] = {k: CacheRow.from_dict(k, v, f"{where}.rows.{k}")
+                       for k, v in got["rows"].items()}
+        return cls(**got)
+
+
+def _rows(value: Any, where: str) -> dict[str, Any]:
+    """The rows by variant: flat, and nested where something was nested."""
+    rows = obj(value, where)
+    for name in rows:
+        if name not in VARIANTS:
+            fail(f"{where}.{name}", "a row named flat or nested", name)
+    return rows
+
+
+_FIELDS = (
+    ("rows", "rows", _rows, REQUIRED),
+    ("user_cache", "user", UserCache.from_dict, UserCache()),
+    ("stopped", "stopped", optional(text), None),
+    ("warnings", "warnings", items(text), ()),
+)  # "nesting" is written but never read back: derived from the samples
