@@ -226,6 +226,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("-q", "--quiet"), "show no progress while measuring", check=_switch),
     OptionSpec(("--xla",), "after the comparison, one extra profiled cold compile per "
                "variant: where XLA spends it (each HLO pass, code generation)", check=_switch),
+    OptionSpec(("--cache",), "then a second start: each variant's first call with JAX's "
+               "persistent compilation cache cold, then warm (in a folder of its own; your "
+               "settings and cache are left as they were)", check=_switch),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
                str, "PATH"),
@@ -257,6 +260,7 @@ class Options:
     sweep: tuple[str, tuple[Any, ...]] | None = None
     lines: bool = False
     xla: bool = False
+    cache: bool = False
     quiet: bool = False
 
     def __post_init__(self) -> None:

@@ -26,7 +26,7 @@ from ..model.rows import FROM_STAGED
 from ..model.stats.rule import difference
 from ..model.stats.witness import CPU, FIRST_CALL, WAIT, WALL, clock_for, cpu_key, on
 from ..options import Options, misspelt_option, split_options
-from . import advice, batches, orderings
+from . import advice, batches, orderings, second_start
 from .constants import arguments as constant_arguments
 from .discovery.bindings import one_measurement, seconds_waited
 from .lines.tables import Staged, add_lines
@@ -73,7 +73,8 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     jit (``["layer"]`` or ``"layer"``), ``timeout`` (seconds) stops after the
     stage that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
     measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
-    ``advise`` add per-helper trace times and measured advice. ``options`` is a
+    ``advise`` add per-helper trace times and measured advice; ``cache`` a second start with
+    a warm persistent compilation cache (into ``second_start``). ``options`` is a
     ready :class:`~jitmagic.options.Options` the keywords then override.
     ``progress``, where given, gets each :class:`~jitmagic.model.progress.Progress`
     (``jitmagic.compare`` draws it on stderr).
@@ -164,7 +165,9 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     ``attribute``/``advise`` the per-helper trace times and advice; with ``xla`` one
     extra profiled compile per variant (:mod:`~jitmagic.measure.xla_passes`). All of it runs
     under one ``check`` (one Ctrl-C, one ``timeout``): once anything stops, nothing
-    after it starts and the result says where it stopped. With ``lines`` the
+    after it starts and the result says where it stopped. With ``cache`` a second start
+    of each variant, cold and warm persistent compilation cache (:mod:`.second_start`).
+    With ``lines`` the
     per-source-line table of both variants, last, under the same ``check``.
     ``options.sweep``
     is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured.
@@ -213,6 +216,8 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
             check.report.parts = later_parts(options, constants=True)
             result = constant_arguments.add_constant_arguments(result, prepared, built,
                                                                check=check)
+        if not result.stopped_anywhere:
+            result = second_start.add_second_start(result, prepared, options, check)
         if options.xla and not result.stopped_anywhere:
             result = add_xla_passes(result, prepared, check)
         if result.stopped_anywhere or not options.lines:
@@ -225,7 +230,8 @@ def later_parts(options: Options, constants: bool = False) -> tuple[str, ...]:
     the comparison found big captured constants, to be measured passed as arguments)."""
     parts = (("orderings", options.vmap), ("attribution", options.attribute or options.advise),
              ("advice", options.advise), (constant_arguments.PART, constants),
-             (XLA_PART, options.xla), ("lines", options.lines))
+             (second_start.PART, options.cache), (XLA_PART, options.xla),
+             ("lines", options.lines))
     return tuple(name for name, on in parts if on)
 
 

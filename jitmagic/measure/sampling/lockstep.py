@@ -43,7 +43,7 @@ TIMEOUT_ENV = "JITMAGIC_LOCKSTEP_TIMEOUT"
 
 #: The options whose parts are not measured in lockstep: refused under several processes.
 UNSHARED = (("vmap", "--vmap"), ("attribute", "--attribute"), ("advise", "--advise"),
-            ("lines", "--lines"), ("sweep", "--sweep"))
+            ("lines", "--lines"), ("sweep", "--sweep"), ("cache", "--cache"))
 
 #: Every exchange's number in this process: all processes count the same exchanges.
 _EXCHANGES = itertools.count()

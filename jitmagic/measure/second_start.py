@@ -1,0 +1,166 @@
+"""A second start with a warm persistent compilation cache (``--cache``), measured.
+
+"My notebook takes 40 s to start every time: would JAX's persistent compilation cache
+help, and would nesting still pay once it is warm?" After the comparison, for each
+variant (flat, and nested where something was nested), interleaved, pair by pair:
+
+* a *cold* start: the cache pointed at a folder of jitmagic's own, emptied, then
+  ``jax.jit(f)(*args)`` from cleared caches until its result is ready (it compiles and
+  writes the entry, as a first start with the cache on does);
+* a *warm* start right after it: ``jax.clear_caches()`` (memory cleared, the disk kept),
+  then the same first call, which reads the entry (as a second start of the program).
+
+Each start records whether JAX fired its cache-hit or cache-miss event inside it and
+the stage seconds of JAX's own duration events (trace, lower, compile: on a hit the
+compile event is about the time to read the entry). While it runs the cache caches
+every program (no minimum compile time or entry size); the user's settings, their
+cache folder and JAX's cache object are left as they were
+(:func:`~.sampling.conditions.scratch_cache`), and the folder is removed after.
+No IPython, no matplotlib here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from ..errors import user_traceback
+from ..model.comparison import Comparison
+from ..model.second_start import VARIANTS, CacheRow, SecondStart, Start, UserCache
+from ..options import Options
+from .sampling.conditions import cache_settings, emptied, frozen_heap, scratch_cache
+from .sampling.monitor import CACHE_HIT_EVENT, LOWER_EVENT, Monitor
+from .sampling.runner import in_turn
+from .sampling.stages import STAGE_EVENTS, cold_jit, timed_stage
+from .sampling.stops import Checkpoint, StageInterrupted, Stop
+from .variants.rows import Prepared
+
+#: A second start takes as many pairs as the comparison's cold runs, within these bounds:
+#: each pair is two compiles' worth of time, and three a side is what the rule needs.
+FEWEST_PAIRS, MOST_PAIRS = 3, 5
+#: The event JAX fires where a compile found no entry in the persistent cache.
+CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"
+#: What progress and the stop reasons call this part.
+PART = "second start"
+COLD, WARM = "cold", "warm"
+
+
+def add_second_start(result: Comparison, prepared: dict[str, Prepared], options: Options,
+                     check: Checkpoint | None = None) -> Comparison:
+    """``result`` with its ``second_start`` (``options.cache``), measured under ``check``
+    on the variants the comparison ran without an error; as it was otherwise, or where
+    the comparison stopped. A stop here marks the second start PARTIAL, not the
+    comparison, which had finished."""
+    if not options.cache or result.stopped:
+        return result
+    names = [n for n in measured_variants(result, prepared) if result.variants[n].ok]
+    if not names:
+        return dataclasses.replace(result, warnings=(
+            *result.warnings, "no second start: every variant failed in the comparison"))
+    measured = measure_second_start({n: prepared[n] for n in names}, pairs_for(result),
+                                    check or Checkpoint())
+    return dataclasses.replace(result, second_start=measured)
+
+
+def measured_variants(result: Comparison, prepared: dict[str, Prepared]) -> list[str]:
+    """The variants to start twice: flat, and nested where it nests something (where it
+    does not, the comparison measured the one program once, and so does this)."""
+    nested = prepared.get("nested")
+    return [n for n in VARIANTS
+            if n == "flat" or (nested is not None and nested.variant.planned)]
+
+
+def pairs_for(result: Comparison) -> int:
+    """As many pairs as the comparison's cold runs, from :data:`FEWEST_PAIRS` to
+    :data:`MOST_PAIRS`."""
+    runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
+               default=0)
+    return min(MOST_PAIRS, max(FEWEST_PAIRS, runs))
+
+
+def measure_second_start(prepared: dict[str, Prepared], pairs: int,
+                         check: Checkpoint) -> SecondStart:
+    """``pairs`` cold and warm starts of each prepared variant, interleaved (flat,
+    nested, nested, flat, ...), in a scratch cache folder; a stop (Ctrl-C,
+    ``--timeout``) keeps the starts that finished and says why (``stopped``)."""
+    user = user_cache()
+    starts: dict[str, dict[str, list[Start]]] = {n: {COLD: [], WARM: []} for n in prepared}
+    errors: dict[str, str] = {}
+    stopped = None
+    monitor = Monitor()
+    with scratch_cache() as folder, monitor.listening(), frozen_heap(), \
+            check.catching_interrupts(), check.mode(python=False):
+        try:
+            for pair in range(pairs):
+                for name in in_turn(list(prepared), pair):
+                    if name in errors:
+                        continue
+                    check.report.at(PART, name, pair + 1, pairs, "variant",
+                                    (pair * len(prepared), pairs * len(prepared)))
+                    error = _pair(prepared[name], folder, monitor, check, starts[name])
+                    if error is not None:
+                        errors[name] = error
+                    check(f"the {name} variant's {check.report.run()} of the {PART}")
+        except Stop as stop:
+            stopped = stop.reason
+        except StageInterrupted:  # Ctrl-C just as a Python stage ended
+            stopped = f"interrupted by the user during {check.report.position()}"
+    rows = {n: CacheRow(n, tuple(s[COLD]), tuple(s[WARM]), errors.get(n))
+            for n, s in starts.items()}
+    return SecondStart(rows, user, stopped)
+
+
+def user_cache() -> UserCache:
+    """The user's persistent-cache settings, as their JAX would cache this program."""
+    settings = cache_settings()
+    return UserCache(folder_set=bool(settings["jax_compilation_cache_dir"]),
+                     enabled=bool(settings["jax_enable_compilation_cache"]),
+                     min_compile_s=float(settings["jax_persistent_cache_min_compile_time_secs"]),
+                     min_entry_bytes=int(settings["jax_persistent_cache_min_entry_size_bytes"]))
+
+
+def _pair(p: Prepared, folder: Path, monitor: Monitor, check: Checkpoint,
+          starts: dict[str, list[Start]]) -> str | None:
+    """One cold start (the folder emptied first) and the warm start after it, each kept
+    in ``starts`` as it finishes; the user's traceback where their code failed."""
+    try:
+        emptied(folder)
+        starts[COLD].append(first_start(p, monitor, check, f"{COLD} first call"))
+        starts[WARM].append(first_start(p, monitor, check, f"{WARM} first call"))
+    except Stop:
+        raise
+    except Exception as exc:  # the user's code: said in the report, not raised
+        return f"the {p.variant.name} variant failed in the {PART}:\n{user_traceback(exc)}"
+    return None
+
+
+def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) -> Start:
+    """One first call of the variant from cleared caches (the disk cache as it is), timed
+    until its result is ready; JAX's cache events and stage events inside it. Ctrl-C
+    stops it at once while the user's Python traces and lowers, and only sets the flag
+    once XLA compiles (or reads the entry)."""
+    fn, args, kwargs = p.variant.fn, p.args, p.kwargs
+    _, jitted = cold_jit(fn, args, kwargs, p.variant.jit_options)
+    name, times, seen = fn.__name__, dict[str, float](), len(monitor.events)
+
+    def compiling(event: str, fun_name: str | None) -> None:
+        if event == LOWER_EVENT and fun_name == f"jit({name})":
+            check.leave_python()
+
+    with monitor.calling(compiling):
+        _, window = timed_stage(check, stage, times, "first_call_s",
+                                _call(jitted, args, kwargs), python=True)
+    events = monitor.events[seen:]
+    stages = {key: monitor.seconds(event, who.format(name), window.start, window.end) or None
+              for key, event, who in STAGE_EVENTS}
+    return Start(times["first_call_s"], times.get("first_call_cpu_s"), times.get("wait_s"),
+                 hits=events.count(CACHE_HIT_EVENT), misses=events.count(CACHE_MISS_EVENT),
+                 **stages)
+
+
+def _call(jitted: Callable, args: tuple, kwargs: dict[str, Any]) -> Callable[[], Any]:
+    return lambda: jax.block_until_ready(jitted(*args, **kwargs))
