@@ -33,6 +33,8 @@ from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
+from .second_start import html as second_start_html
+from .second_start import text as second_start_text
 from .sweep import sweep_html, sweep_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
@@ -105,49 +107,52 @@ def chart_png(c: Comparison | Sweep) -> bytes | None:
 def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows.
 
-    With ``--vmap`` the table of all four orderings and their chart follow, so
-    that they survive where the toggle widget cannot run (a static export); with
-    ``--attribute``/``--advise``, the per-helper table, chart and advice; with
-    ``--lines``, the per-source-line tables right after the phase table, then with
-    ``--xla`` where XLA spent its profiled compiles. For a sweep,
-    those of its last value follow its table.
+    The comparison's table, then the sections its options added (:func:`sections`).
+    For a sweep, its table, then the diff against ``--baseline`` and the sections of its
+    last value, under a line that says so.
     """
     png = chart_png(r) if plot else None
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
-        c = r.last
-        parts = (r.baseline, c.lines, c.orderings, c.xla_passes, c.constant_arguments)
-        if any(x is not None for x in parts) \
-                or helpers_text(c):
+        shown = list(sections(r.last, plot, why=False))
+        if shown or r.baseline is not None:
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
             data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
         if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
-            data["text/plain"] += "\n\n" + diff_text(r.baseline)
-            data["text/html"] += "\n" + diff_html(r.baseline)
+            shown.insert(0, (diff_text(r.baseline), diff_html(r.baseline)))
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
-        c = r
-    if why_text(c):
-        data["text/plain"] += "\n\n" + why_text(c)
-        data["text/html"] += "\n" + why_html(c)
+        shown = list(sections(r, plot))
+    for text, page in shown:
+        data["text/plain"] += "\n\n" + text
+        data["text/html"] += "\n" + page
+    return data
+
+
+def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tuple[str, str]]:
+    """What follows a comparison's table, as (text, HTML), in order: the measured causes
+    of its first call ranked (``why``); with ``--lines`` the per-source-line tables; the
+    big constants passed as arguments; with ``--cache`` the second start; with ``--xla``
+    where XLA spent its profiled compiles; with ``--vmap`` the table of all four
+    orderings and their chart (so that they survive where the toggle widget cannot run,
+    a static export); with ``--attribute``/``--advise`` the per-helper table, chart and
+    advice."""
+    if why and why_text(c):
+        yield why_text(c), why_html(c)
     if c.lines is not None:
-        data["text/plain"] += "\n\n" + lines_text(c.lines)
-        data["text/html"] += "\n" + lines_html(c.lines)
+        yield lines_text(c.lines), lines_html(c.lines)
+    if c.constant_arguments is not None:
+        yield constants_text(c.constant_arguments), constants_html(c.constant_arguments)
+    if c.second_start is not None:
+        yield second_start_text(c.second_start), second_start_html(c.second_start)
     if c.xla_passes is not None:
-        data["text/plain"] += "\n\n" + xla_text(c.xla_passes)
-        data["text/html"] += "\n" + xla_html(c.xla_passes)
+        yield xla_text(c.xla_passes), xla_html(c.xla_passes)
     orderings = _orderings(c)
     if orderings is not None:
-        data["text/plain"] += "\n\n" + orderings_text(orderings)
-        data["text/html"] += "\n" + orderings_html(orderings, orderings_png(orderings, plot))
+        yield orderings_text(orderings), orderings_html(orderings, orderings_png(orderings, plot))
     if helpers_text(c):
-        data["text/plain"] += "\n\n" + helpers_text(c)
-        data["text/html"] += "\n" + helpers_html(c, attribution_png(c, plot))
-    if c.constant_arguments is not None:
-        data["text/plain"] += "\n\n" + constants_text(c.constant_arguments)
-        data["text/html"] += "\n" + constants_html(c.constant_arguments)
-    return data
+        yield helpers_text(c), helpers_html(c, attribution_png(c, plot))
 
 
 def last_value_line(s: Sweep) -> str:

@@ -1,0 +1,202 @@
+"""Text and HTML for ``--cache``: a second start with a warm persistent compilation cache.
+
+A heading, a table (variant, cold first call, warm first call, warm/cold) and the
+sentences, every one derived from the :class:`~jitmagic.model.second_start.SecondStart`
+record's samples by the one rule: what a warm cache saves per variant, what remains
+of a warm first call, whether nesting still pays on a second start, and whether the
+user's own JAX would cache this program as configured. A warm figure is shown only
+where every warm start read the cache; elsewhere it says "the cache was not read".
+"""
+
+from __future__ import annotations
+
+from ..model.second_start import CacheRow, SecondStart, UserCache
+from ..model.stats.rule import FASTER, INCONCLUSIVE, SAME, SLOWER
+from ..model.stats.verdicts import interval, times
+from ..model.stats.witness import CPU
+from . import comparison
+from .blocks import Block, Cell, Heading, Para, Pre, Table, as_html, as_text
+from .blocks import Html as HtmlText
+from .format import fmt_s, fmt_spread, marked_ratio
+
+TITLE = "Second start (persistent compilation cache)"
+COLUMNS = ("variant", "cold first call", "warm first call", "warm/cold")
+NOT_READ = "the cache was not read"
+#: What a warm first call still does: the trace and lowering run in full on every start.
+KEPT = "a warm cache saves only the XLA compile; the trace and lowering run in full on every start"
+#: Why JAX may have read no entry although the folder was set for every program.
+WHY_UNREAD = ("JAX writes no entry for a program with host callbacks, such as "
+              "`jax.debug.print`")
+
+
+def blocks(s: SecondStart) -> list[Block]:
+    """The second start as blocks, built once for the text and the HTML."""
+    rows = [row_cells(r) for r in s.rows.values()]
+    out: list[Block] = [Heading((TITLE,)), Para([intro(s)]), *comparison.partial(s.stopped),
+                        Table(columns(s), rows, css="jitcompare-cache"),
+                        Para(sentences(s))]
+    out += [Para([("warning: ", w)], "warning") for w in s.warnings]
+    out += [Pre(r.error, "error") for r in s.rows.values() if r.error]
+    return out
+
+
+def text(s: SecondStart) -> str:
+    """The second start as plain text."""
+    return as_text(blocks(s))
+
+
+def html(s: SecondStart) -> HtmlText:
+    """The second start as HTML."""
+    return as_html(blocks(s))
+
+
+def intro(s: SecondStart) -> str:
+    """What cold and warm mean here, and how many pairs the medians are of."""
+    pairs = max((len(r.cold) for r in s.rows.values()), default=0)
+    of = f"medians of {pairs} pairs [min–max]" if pairs > 1 else f"{pairs} pair"
+    return ("cold: a first call with JAX's persistent cache in an emptied folder (it "
+            "compiles and writes the entry); warm: the next first call, after "
+            f"`jax.clear_caches()`, which reads it; {of}")
+
+
+def columns(s: SecondStart) -> tuple[str, ...]:
+    """The table's columns; the ratio is on CPU time where the machine was busy."""
+    busy = any(r.clock() == CPU for r in s.rows.values())
+    return (*COLUMNS[:3], f"{COLUMNS[3]}, CPU time") if busy else COLUMNS
+
+
+def row_cells(r: CacheRow) -> list[Cell]:
+    """One variant's row: medians with their min–max spread; no warm figure unread."""
+    cold = [x.seconds for x in r.cold]
+    warm = [x.seconds for x in r.warm]
+    d = r.difference
+    if not r.warm:
+        warm_cell, ratio = Cell("not measured"), Cell("—")
+    elif not r.read:
+        warm_cell, ratio = Cell(NOT_READ), Cell("—")
+    else:
+        warm_cell = Cell(fmt_s(r.warm_s), fmt_spread(warm))
+        ratio = Cell(marked_ratio(1 / d.ratio, d))  # its interval is in the sentence
+    return [Cell(r.name), Cell(fmt_s(r.cold_s), fmt_spread(cold)), warm_cell, ratio]
+
+
+def sentences(s: SecondStart) -> list[str]:
+    """What the samples support, in words: per variant, nesting, the user's settings."""
+    out = [saving(r) for r in s.rows.values() if r.cold]
+    out += [remains(r) for r in s.rows.values() if r.read]
+    if any(r.read for r in s.rows.values()):
+        out.append(remainder(s))
+    if len(s.rows) > 1:
+        out.append(nesting(s))
+    out += user_settings(s)
+    if s.cpu_clock:
+        out.append("the machine was busy: cold and warm were compared on the process's CPU "
+                   "time (the table's seconds are wall time)")
+    return out
+
+
+def saving(r: CacheRow) -> str:
+    """What a warm cache did to ``r``'s first call, as far as the rule supports it."""
+    if not r.warm:
+        return f"{r.name}: no warm first call was measured"
+    if not r.read:
+        return (f"{r.name}: {NOT_READ}: {r.unread} of {len(r.warm)} warm first calls saw "
+                f"no cache hit, so no warm figure is shown ({WHY_UNREAD})")
+    d, clock = r.difference, r.clock()
+    said = f"{times(d, clock)} {interval(d)}".rstrip()
+    figures = f"{fmt_s(r.warm_s)} instead of {fmt_s(r.cold_s)}"
+    if d.kind == FASTER:
+        return (f"{r.name}: a warm cache makes the first call {said}: {figures}, "
+                f"{fmt_s(r.saved_s)} saved")
+    if d.kind == SAME:
+        return f"{r.name}: a warm cache makes {said} to the first call ({figures})"
+    if d.kind == SLOWER:
+        return f"{r.name}: the warm first call was {said} than the cold one ({figures})"
+    return (f"{r.name}: inconclusive whether a warm cache speeds the first call: {said} "
+            f"({figures}); more runs might tell")
+
+
+def remains(r: CacheRow) -> str:
+    """What a warm first call of ``r`` still spends, from JAX's events ("not read" where
+    an event did not come)."""
+    trace, lower, read = (r.warm_stage(k) for k in ("trace_s", "lower_s", "compile_s"))
+    parts = [f"trace {_s(trace)}", f"lower {_s(lower)}", f"reading the entry {_s(read)}"]
+    warm = r.warm_s
+    if trace is not None and lower is not None and read is not None and warm is not None \
+            and warm >= trace + lower + read:  # medians of parts can outgrow the whole's
+        parts.append(f"the rest {fmt_s(warm - trace - lower - read)}")
+    return f"{r.name}, what remains warm: {', '.join(parts)} (medians)"
+
+
+def python_share(r: CacheRow) -> float | None:
+    """The share of ``r``'s median warm first call spent tracing and lowering (None:
+    not read, or an event did not come)."""
+    trace, lower, warm = r.warm_stage("trace_s"), r.warm_stage("lower_s"), r.warm_s
+    if trace is None or lower is None or not warm:
+        return None
+    return (trace + lower) / warm
+
+
+def remainder(s: SecondStart) -> str:
+    """What a warm cache leaves: the trace and lowering; "mostly" only where they are
+    at least half of every read variant's warm first call."""
+    shares = {r.name: python_share(r) for r in s.rows.values() if r.read}
+    known = {n: x for n, x in shares.items() if x is not None}
+    if not known:
+        return KEPT
+    said = ", ".join(f"{x:.0%} {n}" for n, x in known.items())
+    if all(x >= 0.5 for x in known.values()) and len(known) == len(shares):
+        return (f"{KEPT} and are most of a warm first call ({said}): Python work that "
+                "nesting shrinks")
+    return f"{KEPT} ({said} of a warm first call)"
+
+
+def _s(x: float | None) -> str:
+    return "not read" if x is None else fmt_s(x)
+
+
+def nesting(s: SecondStart) -> str:
+    """Whether nesting still pays on a second start, by the rule on the warm starts."""
+    unread = [r.name for r in s.rows.values() if not r.read]
+    if unread:
+        return (f"whether nesting pays on a second start: not measured ({NOT_READ} for "
+                f"{' and '.join(unread)})")
+    d, clock = s.nesting, s.clock()
+    said = f"{times(d, clock)} {interval(d)}".rstrip()
+    if d.kind == FASTER:
+        return (f"on a second start nesting still pays: nested's warm first call is {said} "
+                "than flat's")
+    if d.kind == SLOWER:
+        return (f"on a second start nesting costs: nested's warm first call is {said} "
+                "than flat's")
+    if d.kind == SAME:
+        return f"on a second start nesting makes {said}"
+    assert d.kind == INCONCLUSIVE
+    return (f"whether nesting still pays on a second start is inconclusive: {said}; more "
+            "runs might tell")
+
+
+def user_settings(s: SecondStart) -> list[str]:
+    """Where the user's own JAX would not cache this program as configured, and the
+    setting to change."""
+    u: UserCache = s.user
+    out = []
+    if not u.enabled:
+        out.append("your JAX's persistent cache is switched off "
+                   "(`jax_enable_compilation_cache` is False): set it to True to use it")
+    if not u.folder_set:
+        out.append("your JAX caches nothing between starts: `jax_compilation_cache_dir` is "
+                   "not set; set it to a folder (`jax.config.update(\"jax_compilation_cache_"
+                   "dir\", \"/path/to/cache\")`) to keep compiled programs there")
+    slow = s.uncached()
+    if slow:
+        measured = [n for n, r in s.rows.items() if r.compile_s is not None]
+        what = "this program" if len(slow) == len(measured) else \
+            f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"
+        how = " and ".join(f"{fmt_s(sec)}{f' {n}' * (len(s.rows) > 1)}"
+                           for n, sec in slow.items())
+        out.append(f"your JAX would not cache {what}: it compiles in {how}, under "
+                   f"`jax_persistent_cache_min_compile_time_secs` ({float(u.min_compile_s)!r} s); "
+                   "set it to 0 to cache it")
+    return out
+
