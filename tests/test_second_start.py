@@ -1,0 +1,311 @@
+"""--cache: a second start with a warm persistent compilation cache, on real JAX.
+
+A warm start shows JAX's cache-hit event and a cold one its miss; the user's cache
+settings, their cache folder (and the files in it) and JAX's cache object are as before,
+also when the user's code raises and on Ctrl-C; the temporary folder is gone; where the
+cache was not read, no warm figure is shown; the user's own settings are judged; reports
+with the record round-trip and reports without it load.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jitmagic
+from jitmagic._compat import persistent_cache_folder, reset_persistent_cache
+from jitmagic.errors import InputError
+from jitmagic.measure.pipeline import checkpoint, later_parts, measure_prepared, variants_of
+from jitmagic.measure.sampling.conditions import cache_settings, persistent_cache_in
+from jitmagic.measure.sampling.stops import Checkpoint
+from jitmagic.measure.second_start import PART, measure_second_start
+from jitmagic.model.comparison import Comparison, ReportSchemaError
+from jitmagic.model.second_start import CacheRow, SecondStart, Start, UserCache
+from jitmagic.options import Options
+from jitmagic.render.second_start import NOT_READ, TITLE, text
+
+#: The prefix of jitmagic's scratch cache folders (conditions.scratch_cache).
+SCRATCH = "jitmagic-cache-"
+
+
+def layer(x):
+    return jnp.sin(x) * 0.5 + jnp.cos(x) * x
+
+
+def model(x):
+    for _ in range(7):  # a helper reused in a Python loop, as users write it
+        x = layer(x)
+    return x
+
+
+def under_the_scratch_cache() -> bool:
+    """Whether JAX's cache folder is jitmagic's scratch one (the second start runs)."""
+    return SCRATCH in str(jax.config.jax_compilation_cache_dir or "")
+
+
+def fails_in_the_second_start(x):
+    if under_the_scratch_cache():
+        raise ValueError("boom in the second start")
+    return model(x)
+
+
+def interrupted_in_the_second_start(x):
+    if under_the_scratch_cache():
+        raise KeyboardInterrupt  # as a second Ctrl-C raises it, wherever it lands
+    return model(x)
+
+
+def printing(x):
+    jax.debug.print("x0 = {}", x[0])  # a host callback: JAX writes no cache entry for it
+    return model(x)
+
+
+def scratch_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"{SCRATCH}*"))
+
+
+def listing(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``folder``: its bytes and modification time."""
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def user_cache(tmp_path):
+    """A user's own persistent cache: a folder set beforehand with a file in it, JAX's
+    cache object already made on it; their settings put back after the test."""
+    before = cache_settings()
+    folder = tmp_path / "my-cache"
+    folder.mkdir()
+    (folder / "my-entry-cache").write_bytes(b"an entry of the user's")
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    reset_persistent_cache()
+    jax.block_until_ready(jax.jit(lambda y: y * 2.0)(jnp.ones(3)))  # the object is made
+    assert persistent_cache_folder() == str(folder)
+    try:
+        yield folder
+    finally:
+        for name, value in before.items():
+            jax.config.update(name, value)
+        reset_persistent_cache()
+
+
+def assert_as_before(folder: Path, settings: dict, files: dict, scratch: set[Path]) -> None:
+    """The user's settings, folder and cache object, and no scratch folder left."""
+    assert cache_settings() == settings
+    assert listing(folder) == files
+    assert scratch_folders() == scratch
+    # JAX's cache object was reset: the user's next compile makes it on their folder
+    jax.block_until_ready(jax.jit(lambda y: y - 1.0)(jnp.ones(5)))
+    assert persistent_cache_folder() == str(folder)
+
+
+@pytest.fixture(scope="module")
+def measured() -> Comparison:
+    """One comparison with --cache of the loop-helper model (default cache settings)."""
+    return jitmagic.compare(model, jnp.ones(64), repeat=1, number=1, cache=True, quiet=True)
+
+
+# --- what is measured -------------------------------------------------------------------
+
+def test_a_warm_start_shows_the_cache_hit_and_a_cold_one_the_miss():
+    scratch = scratch_folders()
+    prepared = variants_of(model, (jnp.ones(64),), {})
+    s = measure_second_start(prepared, 2, Checkpoint())
+    assert list(s.rows) == ["flat", "nested"] and s.stopped is None
+    for row in s.rows.values():
+        assert len(row.cold) == len(row.warm) == 2 and row.error is None
+        assert all(x.misses >= 1 and x.hits == 0 for x in row.cold)
+        assert all(x.hits >= 1 and x.misses == 0 for x in row.warm)
+        assert row.read and row.warm_s is not None and row.saved_s is not None
+        # JAX's own events came inside each warm start: the trace, lowering and read
+        assert all(x.trace_s and x.lower_s and x.compile_s for x in row.warm)
+        assert row.compile_s is not None  # the cold starts' XLA compile
+    assert scratch_folders() == scratch  # the scratch folder is gone
+
+
+def test_the_comparison_then_the_second_start_of_each_variant(measured):
+    s = measured.second_start
+    assert measured.stopped is None and s is not None and s.stopped is None
+    assert list(s.rows) == ["flat", "nested"]
+    for row in s.rows.values():
+        assert len(row.cold) == len(row.warm) == 3  # at least 3 pairs, with -r 1
+        assert row.read and not math.isnan(row.difference.ratio)
+    assert not math.isnan(s.nesting.ratio)  # both read: nesting is judged
+    assert PART in later_parts(Options(cache=True)) and PART not in later_parts(Options())
+
+
+def test_only_the_flat_program_where_nothing_is_nested():
+    def plain(x):
+        return jnp.sin(x) * 2.0 + x
+
+    prepared = variants_of(plain, (jnp.ones(8),), {})
+    result = measure_prepared(prepared, Options(repeat=1, number=1, cache=True, quiet=True))
+    assert list(result.second_start.rows) == ["flat"]
+    assert "whether nesting" not in text(result.second_start)
+
+
+def test_the_option_is_checked():
+    with pytest.raises(InputError, match="--cache is on or off"):
+        Options(cache="yes")
+
+
+# --- the user's cache, settings and kernel left as they were --------------------------
+
+def test_the_users_settings_folder_and_cache_object_are_as_before(user_cache):
+    settings, files, scratch = cache_settings(), listing(user_cache), scratch_folders()
+    result = jitmagic.compare(model, jnp.ones(32), repeat=1, number=1, cache=True, quiet=True)
+    assert result.second_start.user == UserCache(folder_set=True, min_compile_s=0.5)
+    assert result.second_start.rows["flat"].read
+    assert_as_before(user_cache, settings, files, scratch)
+
+
+def test_the_users_cache_is_as_before_when_their_code_raises(user_cache):
+    settings, files, scratch = cache_settings(), listing(user_cache), scratch_folders()
+    result = jitmagic.compare(fails_in_the_second_start, jnp.ones(16), repeat=1, number=1,
+                              cache=True, quiet=True)
+    s = result.second_start
+    assert result.stopped is None and result.flat.ok
+    assert "boom in the second start" in s.rows["flat"].error
+    assert s.rows["flat"].cold == () and not s.rows["flat"].read
+    assert "boom in the second start" in text(s)
+    assert_as_before(user_cache, settings, files, scratch)
+
+
+def test_the_users_cache_is_as_before_after_a_keyboard_interrupt(user_cache):
+    settings, files, scratch = cache_settings(), listing(user_cache), scratch_folders()
+    with pytest.raises(KeyboardInterrupt):
+        jitmagic.compare(interrupted_in_the_second_start, jnp.ones(16), repeat=1, number=1,
+                         cache=True, quiet=True)
+    assert_as_before(user_cache, settings, files, scratch)
+
+
+def test_ctrl_c_in_the_second_start_keeps_what_finished_and_puts_everything_back(
+        user_cache):
+    settings, files, scratch = cache_settings(), listing(user_cache), scratch_folders()
+    handler = signal.getsignal(signal.SIGINT)
+
+    def press(p, check):
+        if p.what == PART and p.stage == "warm first call" and p.repeat == 2:
+            signal.raise_signal(signal.SIGINT)  # a real Ctrl-C, before that call
+
+    opts = Options(repeat=1, number=1, cache=True)
+    check = checkpoint("model", opts, time.perf_counter())
+    check.report.draw = lambda p: press(p, check)
+    result = measure_prepared(variants_of(model, (jnp.ones(16),), {}), opts, check=check)
+    s = result.second_start
+    assert result.stopped is None  # the comparison had finished: only this part stopped
+    assert s.stopped.startswith("interrupted by the user")
+    assert result.stopped_anywhere == s.stopped
+    assert len(s.rows["flat"].cold) >= 1  # the pairs that finished are kept
+    assert f"PARTIAL: {s.stopped}" in text(s)
+    assert SecondStart.from_dict(s.to_dict()).stopped == s.stopped
+    assert signal.getsignal(signal.SIGINT) is handler
+    assert_as_before(user_cache, settings, files, scratch)
+
+
+def test_an_error_under_the_scratch_settings_puts_the_users_back():
+    before = cache_settings()
+    with pytest.raises(RuntimeError, match="inside"), \
+            persistent_cache_in("/nonexistent/jitmagic-test"):
+        assert jax.config.jax_persistent_cache_min_compile_time_secs == 0
+        raise RuntimeError("inside")
+    assert cache_settings() == before and persistent_cache_folder() is None
+
+
+def test_the_magic_leaves_the_kernel_as_it_was(run_magic):
+    cell = "import jax.numpy as jnp\n" + "\n".join([
+        "def layer(x):", "    return jnp.sin(x) * 0.5 + x",
+        "def model(x):", "    for _ in range(6):", "        x = layer(x)", "    return x",
+        "model(jnp.ones(8))"])
+    result, cap = run_magic("-o -r 1 -n 1 --no-plot --cache", cell)
+    assert result.second_start is not None and result.second_start.rows["flat"].read
+    assert TITLE in cap.outputs[0].data["text/plain"]
+
+
+# --- honesty: what is said ----------------------------------------------------------------
+
+def test_a_program_the_cache_does_not_hold_shows_no_warm_figure(capfd):
+    prepared = variants_of(printing, (jnp.ones(8),), {})
+    s = measure_second_start({"flat": prepared["flat"]}, 1, Checkpoint())
+    row = s.rows["flat"]
+    assert row.warm and all(x.hits == 0 for x in row.warm)  # nothing was written to read
+    assert not row.read and row.warm_s is None and row.saved_s is None
+    said = text(s)
+    assert f"flat: {NOT_READ}: 1 of 1 warm first calls saw no cache hit" in said
+    flat_row = next(line for line in said.splitlines() if line.startswith("flat "))
+    assert NOT_READ in flat_row and "ms" not in flat_row.split(NOT_READ)[1]
+    assert "faster" not in said
+
+
+def test_a_user_with_the_default_settings_is_told_their_jax_would_not_cache_it(measured):
+    s = measured.second_start
+    assert s.user == UserCache()  # the suite's JAX: no folder, the 1.0 s default
+    said = text(s)
+    assert "your JAX would not cache this program: it compiles in " in said
+    assert ("under `jax_persistent_cache_min_compile_time_secs` (1.0 s); set it to 0 to "
+            "cache it") in said
+    assert "`jax_compilation_cache_dir` is not set" in said
+
+
+def _start(seconds: float, hit: bool, compile_s: float = 0.3) -> Start:
+    return Start(seconds, hits=int(hit), misses=int(not hit), trace_s=0.02, lower_s=0.01,
+                 compile_s=compile_s)
+
+
+def _row(name: str, cold: list[float], warm: list[float]) -> CacheRow:
+    return CacheRow(name, tuple(_start(s, False) for s in cold),
+                    tuple(_start(s, True, 0.01) for s in warm))
+
+
+def test_the_sentences_follow_the_rule_and_the_users_settings():
+    rows = {"flat": _row("flat", [0.50, 0.52, 0.51], [0.10, 0.11, 0.10]),
+            "nested": _row("nested", [0.30, 0.31, 0.33], [0.04, 0.042, 0.045])}
+    cached = SecondStart(rows, UserCache(folder_set=True, min_compile_s=0.0))
+    said = text(cached)
+    assert "flat: a warm cache makes the first call" in said and "faster" in said
+    assert "on a second start nesting still pays" in said
+    assert "would not cache" not in said and "is not set" not in said
+    assert cached.rows["flat"].saved_s == pytest.approx(0.41)
+    # the same runs, a spread too wide for the rule at three pairs: not called
+    noisy = {"flat": rows["flat"], "nested": _row("nested", [0.3, 0.31, 0.33],
+                                                  [0.05, 0.12, 0.09])}
+    assert "is inconclusive" in text(SecondStart(noisy, UserCache(folder_set=True,
+                                                                  min_compile_s=0.0)))
+    # a user whose minimum is above the compile: told the setting to change
+    slow_min = text(SecondStart(rows, UserCache(folder_set=True, min_compile_s=1.0)))
+    assert "your JAX would not cache this program: it compiles in 300 ms flat and 300 ms " \
+           "nested, under `jax_persistent_cache_min_compile_time_secs` (1.0 s)" in slow_min
+
+
+# --- the record, saved ----------------------------------------------------------------------
+
+def test_a_saved_report_with_the_second_start_round_trips(measured, tmp_path):
+    path = tmp_path / "r.json"
+    jitmagic.save(measured, path)
+    loaded = jitmagic.load(path)
+    assert loaded.second_start == measured.second_start
+    assert loaded.to_dict()["second_start"] == measured.to_dict()["second_start"]
+    assert TITLE in str(loaded)
+
+
+def test_an_old_report_without_it_loads_and_a_bad_field_is_named(measured, tmp_path):
+    d = measured.to_dict()
+    old = {k: v for k, v in d.items() if k != "second_start"}
+    old["schema"] = "jitmagic.comparison/3"
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    loaded = jitmagic.load(path)
+    assert loaded.second_start is None and TITLE not in str(loaded)
+    d["second_start"]["rows"]["flat"]["cold"][0]["seconds"] = "slow"
+    with pytest.raises(ReportSchemaError, match=r"second_start\.rows\.flat\.cold\[0\]\.seconds"):
+        Comparison.from_dict(d)
