@@ -33,7 +33,7 @@ def blocks(s: SecondStart) -> list[Block]:
     """The second start as blocks, built once for the text and the HTML."""
     rows = [row_cells(r) for r in s.rows.values()]
     out: list[Block] = [Heading((TITLE,)), Para([intro(s)]), *comparison.partial(s.stopped),
-                        Table(columns(s), rows, css="jitcompare-cache"),
+                        Table(COLUMNS, rows, css="jitcompare-cache"),
                         Para(sentences(s))]
     out += [Para([("warning: ", w)], "warning") for w in s.warnings]
     out += [Pre(r.error, "error") for r in s.rows.values() if r.error]
@@ -59,12 +59,6 @@ def intro(s: SecondStart) -> str:
             f"`jax.clear_caches()`, which reads it; {of}")
 
 
-def columns(s: SecondStart) -> tuple[str, ...]:
-    """The table's columns; the ratio is on CPU time where the machine was busy."""
-    busy = any(r.clock() == CPU for r in s.rows.values())
-    return (*COLUMNS[:3], f"{COLUMNS[3]}, CPU time") if busy else COLUMNS
-
-
 def row_cells(r: CacheRow) -> list[Cell]:
     """One variant's row: medians with their min–max spread; no warm figure unread."""
     cold = [x.seconds for x in r.cold]
@@ -76,7 +70,8 @@ def row_cells(r: CacheRow) -> list[Cell]:
         warm_cell, ratio = Cell(NOT_READ), Cell("—")
     else:
         warm_cell = Cell(fmt_s(r.warm_s), fmt_spread(warm))
-        ratio = Cell(marked_ratio(1 / d.ratio, d))  # its interval is in the sentence
+        # the interval is in the sentence; a busy machine's ratio is of CPU seconds
+        ratio = Cell(marked_ratio(1 / d.ratio, d), "CPU time" * (r.clock() == CPU))
     return [Cell(r.name), Cell(fmt_s(r.cold_s), fmt_spread(cold)), warm_cell, ratio]
 
 
@@ -106,14 +101,23 @@ def saving(r: CacheRow) -> str:
     said = f"{times(d, clock)} {interval(d)}".rstrip()
     figures = f"{fmt_s(r.warm_s)} instead of {fmt_s(r.cold_s)}"
     if d.kind == FASTER:
-        return (f"{r.name}: a warm cache makes the first call {said}: {figures}, "
-                f"{fmt_s(r.saved_s)} saved")
+        return (f"{r.name}: with a warm cache the first call {_is(clock)} {said}: "
+                f"{figures}, {fmt_s(r.saved_s)} saved")
     if d.kind == SAME:
         return f"{r.name}: a warm cache makes {said} to the first call ({figures})"
     if d.kind == SLOWER:
-        return f"{r.name}: the warm first call was {said} than the cold one ({figures})"
+        return (f"{r.name}: the warm first call {_is(clock, past=True)} {times(d, clock)} "
+                f"than the cold one {interval(d)} ({figures})")
     return (f"{r.name}: inconclusive whether a warm cache speeds the first call: {said} "
             f"({figures}); more runs might tell")
+
+
+def _is(clock: str, past: bool = False) -> str:
+    """The verb before :func:`~jitmagic.model.stats.verdicts.times`' words: "is 2× faster",
+    "takes 2× less CPU time"."""
+    if clock == CPU:
+        return "took" if past else "takes"
+    return "was" if past else "is"
 
 
 def remains(r: CacheRow) -> str:
@@ -145,10 +149,12 @@ def remainder(s: SecondStart) -> str:
     if not known:
         return KEPT
     said = ", ".join(f"{x:.0%} {n}" for n, x in known.items())
+    shrunk = s.python_nesting
+    nesting = (f", which nesting shrinks here: {times(shrunk)} {interval(shrunk)}".rstrip()
+               if shrunk.kind == FASTER else "")
     if all(x >= 0.5 for x in known.values()) and len(known) == len(shares):
-        return (f"{KEPT} and are most of a warm first call ({said}): Python work that "
-                "nesting shrinks")
-    return f"{KEPT} ({said} of a warm first call)"
+        return f"{KEPT} and are most of a warm first call ({said}): Python work{nesting}"
+    return f"{KEPT} ({said} of a warm first call){nesting}"
 
 
 def _s(x: float | None) -> str:
@@ -164,11 +170,11 @@ def nesting(s: SecondStart) -> str:
     d, clock = s.nesting, s.clock()
     said = f"{times(d, clock)} {interval(d)}".rstrip()
     if d.kind == FASTER:
-        return (f"on a second start nesting still pays: nested's warm first call is {said} "
-                "than flat's")
+        return (f"on a second start nesting still pays: nested's warm first call "
+                f"{_is(clock)} {times(d, clock)} than flat's {interval(d)}")
     if d.kind == SLOWER:
-        return (f"on a second start nesting costs: nested's warm first call is {said} "
-                "than flat's")
+        return (f"on a second start nesting costs: nested's warm first call {_is(clock)} "
+                f"{times(d, clock)} than flat's {interval(d)}")
     if d.kind == SAME:
         return f"on a second start nesting makes {said}"
     assert d.kind == INCONCLUSIVE
