@@ -27,10 +27,10 @@ from jitmagic.measure.pipeline import checkpoint, later_parts, measure_prepared,
 from jitmagic.measure.sampling.conditions import cache_settings, persistent_cache_in
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.second_start import PART, measure_second_start
+from jitmagic.model.causes.second_start import CacheRow, SecondStart, Start, UserCache
 from jitmagic.model.comparison import Comparison, ReportSchemaError
-from jitmagic.model.second_start import CacheRow, SecondStart, Start, UserCache
 from jitmagic.options import Options
-from jitmagic.render.second_start import NOT_READ, TITLE, text
+from jitmagic.render.causes.second_start import NOT_READ, TITLE, text
 
 #: The prefix of jitmagic's scratch cache folders (conditions.scratch_cache).
 SCRATCH = "jitmagic-cache-"

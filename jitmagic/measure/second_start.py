@@ -29,8 +29,8 @@ from typing import Any
 import jax
 
 from ..errors import user_traceback
+from ..model.causes.second_start import VARIANTS, CacheRow, SecondStart, Start, UserCache
 from ..model.comparison import Comparison
-from ..model.second_start import VARIANTS, CacheRow, SecondStart, Start, UserCache
 from ..options import Options
 from .sampling.conditions import cache_settings, emptied, frozen_heap, scratch_cache
 from .sampling.monitor import CACHE_HIT_EVENT, LOWER_EVENT, Monitor

@@ -18,6 +18,7 @@ from typing import Any
 from .advice import Advice
 from .attribution import Attribution
 from .causes.constant_arguments import ConstantArguments
+from .causes.second_start import SecondStart
 from .causes.why import causes
 from .causes.xla_passes import XlaPasses
 from .lines import Lines, checked_lines
@@ -46,7 +47,6 @@ from .saved.schema import (
     optional,
     text,
 )
-from .second_start import SecondStart
 from .sharding import Sharding
 from .shown import Shown
 from .stats.rule import INCONCLUSIVE, SAME, Difference, difference, json_number

@@ -22,6 +22,8 @@ from .attribution import helpers_html, helpers_text
 from .blocks import Table, first, more, shown_name
 from .causes.constant_arguments import html as constants_html
 from .causes.constant_arguments import text as constants_text
+from .causes.second_start import html as second_start_html
+from .causes.second_start import text as second_start_text
 from .causes.why import html as why_html
 from .causes.why import text as why_text
 from .causes.xla_passes import html as xla_html
@@ -33,8 +35,6 @@ from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
-from .second_start import html as second_start_html
-from .second_start import text as second_start_text
 from .sweep import sweep_html, sweep_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).

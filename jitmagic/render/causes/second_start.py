@@ -1,7 +1,7 @@
 """Text and HTML for ``--cache``: a second start with a warm persistent compilation cache.
 
 A heading, a table (variant, cold first call, warm first call, warm/cold) and the
-sentences, every one derived from the :class:`~jitmagic.model.second_start.SecondStart`
+sentences, every one derived from the :class:`~jitmagic.model.causes.second_start.SecondStart`
 record's samples by the one rule: what a warm cache saves per variant, what remains
 of a warm first call, whether nesting still pays on a second start, and whether the
 user's own JAX would cache this program as configured. A warm figure is shown only
@@ -10,14 +10,14 @@ where every warm start read the cache; elsewhere it says "the cache was not read
 
 from __future__ import annotations
 
-from ..model.second_start import CacheRow, SecondStart, UserCache
-from ..model.stats.rule import FASTER, INCONCLUSIVE, SAME, SLOWER
-from ..model.stats.verdicts import interval, times
-from ..model.stats.witness import CPU
-from . import comparison
-from .blocks import Block, Cell, Heading, Para, Pre, Table, as_html, as_text
-from .blocks import Html as HtmlText
-from .format import fmt_s, fmt_spread, marked_ratio
+from ...model.causes.second_start import CacheRow, SecondStart, UserCache
+from ...model.stats.rule import FASTER, INCONCLUSIVE, SAME, SLOWER
+from ...model.stats.verdicts import interval, times
+from ...model.stats.witness import CPU
+from .. import comparison
+from ..blocks import Block, Cell, Heading, Para, Pre, Table, as_html, as_text
+from ..blocks import Html as HtmlText
+from ..format import fmt_s, fmt_spread, marked_ratio
 
 TITLE = "Second start (persistent compilation cache)"
 COLUMNS = ("variant", "cold first call", "warm first call", "warm/cold")

@@ -6,7 +6,7 @@ compiles, and writes the entry); a *warm* one follows it after ``jax.clear_cache
 (memory cleared, disk kept), as a second start of the program reads the entry. Each
 start keeps whether JAX fired its cache-hit or cache-miss event, and the stage seconds
 JAX's own duration events gave. Measured by :mod:`jitmagic.measure.second_start`, shown
-by :mod:`jitmagic.render.second_start`. A warm figure counts only where every warm
+by :mod:`jitmagic.render.causes.second_start`. A warm figure counts only where every warm
 start saw a cache hit (:attr:`CacheRow.read`): otherwise it measured a compile.
 """
 
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .saved.schema import (
+from ..saved.schema import (
     REQUIRED,
     count,
     fail,
@@ -31,8 +31,8 @@ from .saved.schema import (
     seconds,
     text,
 )
-from .stats.rule import Difference, difference, json_number, median
-from .stats.witness import CPU, FIRST_CALL, WAIT, clock_for, cpu_key, on
+from ..stats.rule import Difference, difference, json_number, median
+from ..stats.witness import CPU, FIRST_CALL, WAIT, clock_for, cpu_key, on
 
 #: The variants a second start measures: flat, and nested where something was nested.
 VARIANTS = ("flat", "nested")
