@@ -21,9 +21,7 @@ from ..stats.rule import FASTER, INCONCLUSIVE, SLOWER, median
 from ..stats.units import fmt_bytes, fmt_s
 from ..stats.verdicts import interval, times
 from ..stats.witness import on
-
-#: Captured constants below this many bytes in all are not worth measuring as arguments.
-BIG_CONSTANTS = 2**20
+from .constant_arguments import BIG_BYTES
 
 
 @dataclass(frozen=True)
@@ -129,6 +127,10 @@ def compiling(c: Any) -> Iterator[Cause]:
     yield Cause(cause.name, True, cause.seconds, said, fix)
 
 
+#: The share of a compile from which its biggest HLO pass is named.
+NAMED_PASS = 0.05
+
+
 def _xla_parts(profiled: Any) -> str:
     """``code generation 92%, HLO passes 4% (most: `algsimp` 1%)``: the parts of XLA's
     compile the profile read, biggest first."""
@@ -138,7 +140,7 @@ def _xla_parts(profiled: Any) -> str:
         if seconds is not None]
     said = ", ".join(f"{name} {profiled.share(s):.0%}" for name, s in
                      sorted(parts, key=lambda part: -part[1]))
-    if profiled.top_passes:
+    if profiled.top_passes and profiled.share(profiled.top_passes[0][1]) >= NAMED_PASS:
         name, seconds = profiled.top_passes[0]
         said += f" (the biggest pass: `{name}`, {profiled.share(seconds):.0%})"
     return said or "no part read"
@@ -170,24 +172,74 @@ def nesting(c: Any) -> Iterator[Cause]:
 
 
 def constants(c: Any) -> Iterator[Cause]:
-    """Arrays captured from Python, compiled into the program as constants."""
+    """Arrays captured from Python, compiled into the program as constants: what passing
+    the biggest as arguments saved, where they were big enough to be measured so."""
     count, size = c.flat.constants, c.flat.constant_bytes
     if count is None or size is None:
         yield Cause("big constants", False, said="not counted (a report older than 0.4)")
         return
-    if size < BIG_CONSTANTS:
+    if size < BIG_BYTES:
         said = (f"{count} array constant{'s' * (count != 1)} captured, {fmt_bytes(size)}"
                 if count else "no array constant captured")
         yield Cause("big constants", True, said=said)
         return
-    yield Cause("big constants", False, said=f"{fmt_bytes(size)} of array constants "
-                "captured; not measured passed as arguments (the measurement stopped first)")
+    measured = c.constant_arguments
+    variant = measured.variants.get("flat") if measured is not None else None
+    if variant is None or not variant.measured:
+        yield Cause("big constants", False, said=f"{fmt_bytes(size)} of array constants "
+                    "captured; not measured passed as arguments (the measurement stopped "
+                    "or failed first)")
+        return
+    d = variant.difference
+    said = f"{_biggest(variant.constants)}; passed as arguments, the first call " \
+           f"{times(d, variant.clock)} {interval(d)}".rstrip()
+    if d.kind == FASTER:
+        yield Cause("big constants", True, variant.saved_s,
+                    f"{said}, {fmt_s(variant.saved_s)} less",
+                    "pass the array to the function as an argument: XLA then neither "
+                    "embeds nor folds it")
+    else:
+        yield Cause("big constants", True, said=said)
+
+
+def _biggest(lifted: Any) -> str:
+    """``line 12 captures `BIG` (4.0 MiB)``: the biggest constant measured as an argument,
+    and how many more there were."""
+    if not lifted:
+        return "no constant could be passed"
+    top = max(lifted, key=lambda k: k.nbytes)
+    where = f"line {top.line_numbers[0]}" if top.line_numbers else "a line of yours"
+    name = f"`{top.name}`" if top.name else f"a {top.dtype} array"
+    more = f" and {len(lifted) - 1} more" if len(lifted) > 1 else ""
+    return f"{where} captures {name} ({fmt_bytes(top.nbytes)}){more}"
 
 
 def second_start(c: Any) -> Iterator[Cause]:
-    """What JAX's persistent compilation cache would save on the next start."""
-    yield Cause("a second start", False, said="what a warm persistent compilation cache "
-                "leaves of the first call", option="--cache")
+    """What JAX's persistent compilation cache saves on the next start (``--cache``)."""
+    name = "a second start"
+    measured = c.second_start
+    row = measured.rows.get("flat") if measured is not None else None
+    if row is None:
+        why = measured.stopped if measured is not None and measured.stopped else ""
+        yield Cause(name, False, said=why or "what a warm persistent compilation cache "
+                    "leaves of the first call", option="--cache")
+        return
+    if not row.read:
+        yield Cause(name, True, said="the cache was not read on a warm start (a program "
+                    "JAX does not cache, such as one with host callbacks)")
+        return
+    d = row.difference
+    said = (f"the first call took {fmt_s(row.warm_s)} with a warm persistent cache, against "
+            f"{fmt_s(row.cold_s)} cold (writing the cache): {times(d, row.clock())} "
+            f"{interval(d)}").rstrip()
+    fix = ("set `jax_compilation_cache_dir` (and "
+           "`jax_persistent_cache_min_compile_time_secs` to 0 to cache every program)")
+    if "flat" in measured.uncached():
+        fix += ": as configured now, your JAX would not cache this program"
+    if d.kind == FASTER and row.saved_s is not None:
+        yield Cause(name, True, row.saved_s, f"{said}, {fmt_s(row.saved_s)} less", fix)
+    else:
+        yield Cause(name, True, said=said)
 
 
 #: Each cause's maker, in the order a tie keeps.

@@ -23,12 +23,19 @@ def blocks(c: Comparison) -> list[Block]:
     out: list[Block] = [Heading(f"Why the first call takes {first} (flat): the causes "
                                 "measured, biggest first")]
     out.append(Para([_ranked(i, x) for i, x in enumerate(ranked, 1)]))
+    if len(ranked) > 1:
+        out.append(Para([OVERLAP]))
     nothing = [f"{x.name} ({x.said})" for x in found if x.measured and math.isnan(x.seconds)]
     left = [f"{x.name} (use `{x.option}`)" for x in found if not x.measured and x.option]
     left += [f"{x.name} ({x.said})" for x in found if not x.measured and not x.option]
     lines = ([f"nothing measurable to gain: {'; '.join(nothing)}"] if nothing else [])
     lines += [f"not measured: {'; '.join(left)}"] if left else []
     return out + ([Para(lines)] if lines else [])
+
+
+#: Said under two or more ranked causes.
+OVERLAP = ("the causes overlap (a big constant's cost is part of XLA's compile; a warm cache "
+           "skips the compile), so their seconds do not add up")
 
 
 def _ranked(i: int, x: Cause) -> str:
