@@ -229,12 +229,19 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("--cache",), "then a second start: each variant's first call with JAX's "
                "persistent compilation cache cold, then warm (in a folder of its own; your "
                "settings and cache are left as they were)", check=_switch),
+    OptionSpec(("--why",), "measure every cause of a slow first call jitmagic knows: "
+               "--lines, --cache and --xla together (big captured constants are always "
+               "measured); the ranked causes follow the table", check=_switch),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
                str, "PATH"),
     OptionSpec(("--baseline",), "compare with the report saved at PATH and show what changed, "
                "stage by stage, under the verdict", str, "PATH"),
 )
+
+
+#: The parts ``--why`` turns on: every cause of a slow first call that has an option.
+WHY_PARTS = ("lines", "cache", "xla")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,7 +251,8 @@ class Options:
     Built from keywords or parsed options, checked on construction (``InputError``
     with what to write instead); text where a structure is meant is parsed as the
     command line parses it (``nest="a,b"``, ``in_axes="0,None"``, ``sweep="n=1,2"``).
-    ``vmap`` is on whenever ``batch`` or ``in_axes`` is given.
+    ``vmap`` is on whenever ``batch`` or ``in_axes`` is given, and ``lines``, ``cache``
+    and ``xla`` whenever ``why`` is.
     """
 
     repeat: int | str = AUTO
@@ -261,6 +269,7 @@ class Options:
     lines: bool = False
     xla: bool = False
     cache: bool = False
+    why: bool = False
     quiet: bool = False
 
     def __post_init__(self) -> None:
@@ -276,6 +285,9 @@ class Options:
                 object.__setattr__(self, option.name, option.check(option, value))
         if self.batch is not None or self.in_axes is not None:
             object.__setattr__(self, "vmap", True)
+        if self.why:
+            for part in WHY_PARTS:
+                object.__setattr__(self, part, True)
         if self.advise and self.repeat != AUTO and int(self.repeat) < ADVISE_FEWEST:
             raise InputError(f"--advise needs at least {ADVISE_FEWEST} cold runs per variant "
                              f"to tell a saving from noise: use -r auto (the default) or -r "

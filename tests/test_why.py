@@ -163,3 +163,9 @@ def test_a_second_start_is_ranked_by_what_a_warm_cache_saved_and_no_longer_unmea
     if row.difference.kind == FASTER:
         assert second.seconds == row.saved_s and "jax_compilation_cache_dir" in second.fix
     assert "use `--cache`" not in str(c)
+
+
+def test_why_turns_on_every_part_that_measures_a_cause():
+    chosen = jitmagic.Options(why=True)
+    assert (chosen.lines, chosen.cache, chosen.xla) == (True, True, True)
+    assert not jitmagic.Options().cache
