@@ -23,7 +23,8 @@ from support import SMALL_CELL
 from test_stops import press_ctrl_c, pressing_on_call
 
 import jitmagic
-from jitmagic.cell import held, side_effects
+from jitmagic.cell import held
+from jitmagic.cell.effects import registries
 from jitmagic.measure.sampling.stops import ABANDONED_SHOWING
 
 CHARTS_STOPPED = ("PARTIAL: Ctrl-C stopped the charts (the measurement had finished: every "
@@ -120,16 +121,16 @@ def test_ctrl_c_while_side_effects_are_put_back_keeps_the_result_and_puts_back_a
         run_magic, monkeypatch, tmp_path):
     # pressed as the loggers are compared, before the environment, the working directory,
     # sys.argv and sys.path are put back
-    real = side_effects._logger_state
+    real = registries._logger_state
     presses = []
 
     def logger_state(name):
-        if sys._getframe(1).f_code.co_name == "_undo_logging" and not presses:
+        if sys._getframe(1).f_code.co_name == "undo_logging" and not presses:
             presses.append(name)
             press_ctrl_c()
         return real(name)
 
-    monkeypatch.setattr(side_effects, "_logger_state", logger_state)
+    monkeypatch.setattr(registries, "_logger_state", logger_state)
     argv, path, cwd = list(sys.argv), list(sys.path), os.getcwd()
     result, cap = run_magic("-r 1 -n 2 -o", CHANGING_CELL.replace("WHERE", repr(str(tmp_path))))
     assert presses, "the loggers were never compared"

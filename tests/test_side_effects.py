@@ -26,8 +26,8 @@ from IPython.core.error import UsageError
 from jax._src import monitoring
 from support import FAST
 
-from jitmagic.cell import side_effects
-from jitmagic.cell.side_effects import side_effects_undone
+from jitmagic.cell.effects import effects_undone
+from jitmagic.cell.effects.sentences import said
 
 
 def cell(effect: str) -> str:
@@ -168,7 +168,7 @@ def test_jax_own_listener_is_left_to_jax():
         pass
 
     try:
-        with side_effects_undone() as undone:
+        with effects_undone() as undone:
             jax.monitoring.register_event_listener(jax_listener)
             jax.monitoring.register_event_listener(users)
         assert jax_listener in monitoring._event_listeners
@@ -187,15 +187,15 @@ def test_a_filter_a_library_adds_stays_and_the_cells_goes():
                         "def on_import():\n"
                         "    warnings.filterwarnings('ignore', message='library noise')\n")
     try:
-        with side_effects_undone() as undone:
+        with effects_undone() as undone:
             library["on_import"]()
         assert warnings.filters[0][1].pattern == "library noise"
         assert warnings.filters[1:] == before and not undone
-        with side_effects_undone() as undone:
+        with effects_undone() as undone:
             library["on_import"]()  # again: already there
             warnings.filterwarnings("ignore", message="the cell's")
         assert warnings.filters[1:] == before
-        assert undone == [side_effects._said("changed the warnings filters")]
+        assert undone == [said("changed the warnings filters")]
     finally:
         warnings.filters[:] = before
         warnings._filters_mutated()
@@ -208,7 +208,7 @@ def test_listeners_the_cell_cleared_are_registered_again():
     jax.monitoring.register_event_listener(mine)
     lists = monitoring._event_listeners
     try:
-        with side_effects_undone() as undone:
+        with effects_undone() as undone:
             monitoring.clear_event_listeners()  # rebinds the module's lists
         assert monitoring._event_listeners is lists and mine in lists
         assert "unregistered" in undone[0]
@@ -360,7 +360,7 @@ def test_what_cannot_be_put_back_is_said_and_the_rest_is_put_back(tmp_path):
     here = os.getcwd()
     os.chdir(gone)
     try:
-        with side_effects_undone() as undone:
+        with effects_undone() as undone:
             os.chdir(here)
             gone.rmdir()  # the working directory before is no more
             os.environ["JITMAGIC_SIDE_EFFECT"] = "1"

@@ -17,7 +17,7 @@ import jax
 import pytest
 from IPython.utils.capture import capture_output
 
-from jitmagic.cell import side_effects
+from jitmagic.cell.effects import NOT_THE_CELLS, Watch
 
 #: An earlier cell: ``when_steady`` runs in a thread of its own and, once the measuring
 #: (main) thread is inside a steady-state loop, makes its ``change``, then notes whether
@@ -158,7 +158,7 @@ def test_what_the_cell_changes_is_still_put_back_beside_a_thread(ip, run_magic, 
 
 def test_a_change_in_any_window_the_cells_code_could_run_is_the_cells():
     state = {"a": 1, "b": 1, "c": 1, "cache": "off"}
-    watch = side_effects.Watch()
+    watch = Watch()
     watch.add("state", lambda: dict(state), lambda key: f"state {key}")
     state["a"] = 2  # the cell's setup (the first window is the cell's)
     state["cache"] = "on"  # the cell's too
@@ -178,7 +178,7 @@ def test_a_change_in_any_window_the_cells_code_could_run_is_the_cells():
 
 def test_a_change_undone_before_the_end_is_nobodys():
     state = {"a": 1}
-    watch = side_effects.Watch()
+    watch = Watch()
     watch.add("state", lambda: dict(state), str)
     watch.mark(cells=False)
     state["a"] = 2
@@ -189,4 +189,4 @@ def test_a_change_undone_before_the_end_is_nobodys():
 
 
 def test_only_compiled_calls_and_compiles_are_not_the_cells():
-    assert {"steady state", "XLA compile"} == side_effects.NOT_THE_CELLS
+    assert {"steady state", "XLA compile"} == NOT_THE_CELLS

@@ -46,11 +46,10 @@ from ..model.progress import Draw
 from ..model.sweep import Sweep, unchanged, unchanged_warning
 from ..options import Options
 from . import source as cellmod
+from .effects import Watch, effects_undone
 from .held import HELD, CtrlCHeld
-from .isolation import library_state_kept
 from .prints import printed_note, prints_counted, uncounted
 from .provenance import read_baseline, spell, stamp, with_baseline
-from .side_effects import Watch, side_effects_undone
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
@@ -118,7 +117,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
 
     ``bindings`` (a sweep's value) are set before the setup runs; ``options.sweep``
     itself is the caller's to run, under one ``check`` for all its values. ``watch`` (a
-    :class:`~.side_effects.Watch`) is told that the cell's code runs from here.
+    :class:`~.effects.Watch`) is told that the cell's code runs from here.
     """
     start = time.perf_counter() if start is None else start
     if watch is not None:  # the cell's code runs from here (a sweep's next value's setup)
@@ -185,10 +184,11 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
     a :class:`~jitmagic.model.sweep.Sweep` of one per value. ``progress`` is told where the
     measurement is, between timed intervals (nothing with ``options.quiet``).
 
-    JAX's config and the library names a cell may patch are restored after, and the
+    What the cell's code changed outside its scratch namespace (:mod:`.effects`: JAX's
+    config, library names, the interpreter's state) is put back after, and the
     result's warnings say so, say how often the cell ran, and flag a swept name the
     code never reads. What another thread changed meanwhile, while the cell's code was
-    not running, is left as it is (:class:`~.side_effects.Watch`), and said.
+    not running, is left as it is (:class:`~.effects.Watch`), and said.
 
     Putting it all back cannot be cut half way: Ctrl-C is held from the end of the
     measurement (:class:`~.held.CtrlCHeld`); the result is kept and its warnings
@@ -203,12 +203,11 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
     given = CtrlCHeld.current()
     hold = given or CtrlCHeld()
     result: Comparison | Sweep
-    # Inner first on exit: JAX's config is put back (JAX then drops a log handler it
-    # added for it) before the interpreter's state is compared with its snapshot.
+    # The prints are counted inside: the effects' snapshot and undo see sys.stdout as the
+    # user set it, not the counting wrapper.
     with _released(hold, given is None), \
-            side_effects_undone(cell.kind != "file", watch) as undone, \
-            prints_counted() as printed, library_state_kept(namespace, watch) as restored, \
-            _measured(hold, watch):
+            effects_undone(namespace, watch, process=cell.kind != "file") as undone, \
+            prints_counted() as printed, _measured(hold, watch):
         if options.sweep is None:
             try:
                 result = measure_cell(cell, namespace, options, start=start, check=check,
@@ -219,7 +218,7 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
             name, values = options.sweep
             result = run_sweep(name, values, lambda v, ck: measure_cell(
                 cell, namespace, options, bindings={name: v}, check=ck, watch=watch), check)
-    notes = [*restored, *undone, *watch.left(), *([HELD] if hold.pressed else []),
+    notes = [*undone, *watch.left(), *([HELD] if hold.pressed else []),
              *printed_note(printed.count, traces(result)), *_runs_note(cell, result)]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(cell, result.name))

@@ -35,7 +35,7 @@ class _Counting:
 @contextmanager
 def prints_counted() -> Iterator[_Counting]:
     """``sys.stdout`` wrapped to count the lines printed in the block; put back after
-    (unless the code replaced it in turn: :data:`~.side_effects.EFFECTS` puts that back)."""
+    (unless the code replaced it in turn: :mod:`~.effects` puts that back)."""
     stream = sys.stdout
     counting = _Counting(stream)
     if stream is not None:  # None (no console): print writes nothing, there is nothing to count

@@ -7,7 +7,7 @@ evaluates the call's arguments there; it only reads the user's namespace. What e
 touches a namespace the user owns is always put back: a helper swapped where it is
 bound while the entry runs (:mod:`jitmagic.measure.discovery.bindings`), a swept value
 set in the kernel's namespace while the variants run (:mod:`.prepare`), and what the
-cell's code itself changed (:mod:`.side_effects`, :mod:`.isolation`).
+cell's code itself changed (:mod:`.effects`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,173 @@
+"""The name rows: what a cell reaches through a name it did not make. The cell runs in
+a copy of the user's namespace, but ``jax.config.update`` and ``jnp.sin = ...`` reach
+JAX's configuration and the library modules every later cell uses; so do ``L.SCALE = 2``
+on the user's own module ``L``, ``Model.depth = 4`` on their own class, and a helper of
+an earlier cell that counts its calls in a global of the kernel's namespace. Each is
+taken shallowly (the names, not the objects they hold); these are each row's take, view
+and undo for :mod:`.table`. An undo's ``leave`` holds the keys another thread changed
+(:class:`~.watch.Watch`): those stay as that thread set them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+import jax
+
+from ...usercode import user_file
+
+#: The modules whose names a cell most often patches (``jnp.sin = ...``).
+WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")
+
+#: Names IPython keeps in the user's namespace (its input and output history).
+_IPYTHON_NAMES = re.compile(r"_+|_i+|_i?\d+|_[ido]h|In|Out")
+_MISSING = object()
+
+
+def _rebased(before: dict[str, Any], now: Mapping[str, Any],
+             keys: Collection[str]) -> dict[str, Any]:
+    """``before`` with ``keys`` as they are ``now`` (gone where ``now`` lacks them): what
+    another thread set is not put back."""
+    out = dict(before)
+    for key in keys:
+        if key in now:
+            out[key] = now[key]
+        else:
+            out.pop(key, None)
+    return out
+
+
+# --- JAX's config and the watched modules' names -------------------------------------
+
+
+def take_config() -> dict[str, Any]:
+    return dict(jax.config.values)
+
+
+def undo_config(before: dict[str, Any], leave: Collection[str] = ()) -> list[str]:
+    before, now = _rebased(before, jax.config.values, leave), jax.config.values
+    changed = {k: now[k] for k in before if k in now and now[k] != before[k]}
+    for key in changed:
+        jax.config.update(key, before[key])
+    return [f"the cell changed JAX's config {key} to {value!r}: it applied while measuring "
+            f"and is back to {before[key]!r} now" for key, value in changed.items()]
+
+
+def names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
+    """How to take (and view) ``module``'s names."""
+    return lambda: dict(vars(module))
+
+
+def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[str]]:
+    """How to put ``module``'s names back; a module a cell imports (``jax.scipy``
+    appearing on ``jax``) is left alone."""
+    def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[str]:
+        before, now = _rebased(before, vars(module), leave), vars(module)
+        changed = [k for k in before if k not in now or now[k] is not before[k]]
+        added = [k for k in now if k not in before and not isinstance(now[k], types.ModuleType)]
+        for key in changed:
+            setattr(module, key, before[key])
+        for key in added:
+            delattr(module, key)
+        return [f"the cell patched the library name {modname}.{key}: it applied while "
+                "measuring and is now restored" for key in (*changed, *added)]
+    return undo
+
+
+# --- the user's own modules and classes ----------------------------------------------
+
+
+def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
+    """The user's modules (their file outside the standard library, site-packages and
+    jitmagic) and the classes defined in them or in ``namespace``, by how a user names
+    them (``mylayers``, ``mylayers.Block``, ``Counter``)."""
+    out: dict[str, Any] = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if isinstance(module, types.ModuleType) and isinstance(path, str) and user_file(path):
+            out[name] = module
+            out.update({f"{name}.{k}": v for k, v in list(vars(module).items())
+                        if isinstance(v, type) and v.__module__ == name})
+    local = (namespace or {}).get("__name__", "__main__")
+    out.update({k: v for k, v in (namespace or {}).items()
+                if isinstance(v, type) and v.__module__ in (local, "__main__")})
+    return out
+
+
+def take_own(owners: dict[str, Any]) -> Callable[[], dict[str, dict[str, Any]]]:
+    """How to take the names of ``owners`` (:func:`user_dicts`), by label."""
+    return lambda: {label: dict(vars(owner)) for label, owner in owners.items()}
+
+
+def view_own(owners: dict[str, Any]) -> Callable[[], dict[tuple[str, str], Any]]:
+    """How to view them, by (label, name)."""
+    return lambda: {(label, key): value for label, owner in owners.items()
+                    for key, value in list(vars(owner).items()) if not key.startswith("__")}
+
+
+def undo_own(owners: dict[str, Any]) -> Callable[..., list[str]]:
+    """How to put them back; one sentence listing them."""
+    def undo(before: dict[str, dict[str, Any]],
+             leave: Collection[tuple[str, str]] = ()) -> list[str]:
+        before = dict(before)
+        for label, key in leave:
+            before[label] = _rebased(before[label], vars(owners[label]), (key,))
+        changed = [change for label, names in before.items()
+                   for change in _put_back(label, owners[label], names)]
+        if not changed:
+            return []
+        return [f"the cell, or the code it ran, changed names of your own modules and "
+                f"classes: {', '.join(changed)}. They applied while measuring and are put "
+                f"back now; a count a helper keeps there counted traces, not your calls "
+                f"(lists and dicts changed in place are not put back)"]
+    return undo
+
+
+def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[str]:
+    """Put back ``owner``'s names; what changed, as ``label.name``."""
+    now, changed = dict(vars(owner)), []
+    for key in [k for k in names if not k.startswith("__")
+                and (k not in now or now[k] is not names[k])]:
+        setattr(owner, key, names[key])
+        changed.append(f"{label}.{key}")
+    for key in [k for k in now if k not in names and not k.startswith("__")
+                and not isinstance(now[k], types.ModuleType)]:
+        delattr(owner, key)
+        changed.append(f"{label}.{key} (added)")
+    return changed
+
+
+# --- the kernel's namespace ----------------------------------------------------------
+
+
+def view_globals(namespace: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    """How to view the names of ``namespace`` that are the user's (not IPython's)."""
+    return lambda: {k: v for k, v in list(namespace.items())
+                    if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)}
+
+
+def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[str]]:
+    """How to put back the names of ``namespace`` (the kernel's): a function from an
+    earlier cell reads and writes it, not the scratch copy (``global CALLS; CALLS += 1``)."""
+    def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[str]:
+        before = _rebased(before, namespace, leave)
+        mine = [k for k in namespace.keys() | before.keys()
+                if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)]
+        changed = sorted(k for k in mine
+                         if k in before and namespace.get(k, _MISSING) is not before[k])
+        added = sorted(k for k in mine if k not in before)
+        for key in changed:
+            namespace[key] = before[key]
+        for key in added:
+            del namespace[key]
+        if not changed and not added:
+            return []
+        names = ", ".join([*changed, *(f"{k} (added)" for k in added)])
+        return [f"the code measured changed your globals {names}: it applied while "
+                "measuring and they are put back now; a count a helper keeps there counted "
+                "traces, not your calls"]
+    return undo

@@ -1,0 +1,200 @@
+"""The process-wide rows of what libraries keep and code adds to: pyplot's figures,
+matplotlib's ``rcParams``, ``jax.monitoring``'s listeners, the warnings filters and the
+loggers. Each row's take, view and undo for :mod:`.table`.
+
+What belongs to a library is left to it: a listener whose function is JAX's own (JAX may
+register one on first use), and a warnings filter that library code adds (``import
+numpyro`` adds some; the module stays imported, so its filters stay) are neither removed
+nor reported. Whose code it is follows the one rule of :func:`jitmagic.usercode.user_file`.
+matplotlib is never imported here: pyplot is read only where the user imported it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+from collections.abc import Collection
+from typing import Any
+
+from ..._compat import add_filter_hook, monitoring_lists, set_add_filter_hook
+from ...model.stats.units import counted
+from ...usercode import user_file
+from .sentences import said, said_all
+from .watch import differs
+
+# --- matplotlib: figures and rcParams ------------------------------------------------
+
+
+def _pyplot() -> Any:
+    return sys.modules.get("matplotlib.pyplot")
+
+
+def take_figures() -> set[int]:
+    plt = _pyplot()
+    return set(plt.get_fignums()) if plt is not None else set()
+
+
+def undo_figures(before: set[int]) -> list[str]:
+    plt = _pyplot()
+    opened = [n for n in plt.get_fignums() if n not in before] if plt is not None else []
+    for number in opened:
+        plt.close(number)
+    if not opened:
+        return []
+    return [f"the cell opened {counted(len(opened), 'matplotlib figure')} while measuring "
+            "(code that draws runs once per trace): closed now"]
+
+
+def take_rc() -> dict[str, Any] | None:
+    mpl = sys.modules.get("matplotlib")
+    rc = getattr(mpl, "rcParams", None)
+    # Read as a dict: ``rc["backend"]`` may resolve the backend, importing pyplot.
+    return {k: dict.__getitem__(rc, k) for k in rc if k != "backend"} if rc is not None else None
+
+
+def view_rc() -> dict[str, Any]:
+    return take_rc() or {}
+
+
+def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[str]:
+    if before is None:
+        return []
+    rc = sys.modules["matplotlib"].rcParams
+    changed = [k for k, v in before.items() if k not in leave and differs(dict.get(rc, k), v)]
+    for key in changed:
+        rc[key] = before[key]
+    return [said(f"changed matplotlib's rcParams {', '.join(changed)}")] if changed else []
+
+
+# --- jax.monitoring ------------------------------------------------------------------
+
+def take_listeners() -> dict[str, tuple[list, list]]:
+    """Each of JAX's private listener lists there is: (the list, a copy of it)."""
+    return {name: (got, list(got)) for name, got in monitoring_lists()[1].items()}
+
+
+def view_listeners() -> dict[tuple[str, int], Any]:
+    """Each listener registered now, by (its list, its id)."""
+    return {(name, id(f)): f for name, got in monitoring_lists()[1].items() for f in got}
+
+
+def undo_listeners(before: dict[str, tuple[list, list]],
+                   leave: Collection[Any] = ()) -> list[str]:
+    mod, added, removed = monitoring_lists()[0], 0, 0
+    for name, (kept, was) in before.items():
+        now = getattr(mod, name, kept)
+        new = [f for f in now if not any(f is g for g in was)]
+        # JAX's own, and another thread's (``leave``): left registered, unreported
+        theirs = [f for f in new if _library(f) or (name, id(f)) in leave]
+        added += len(new) - len(theirs)
+        gone = [f for f in was if not any(f is g for g in now)]
+        taken = [f for f in gone if (name, id(f)) in leave]  # another thread's doing
+        removed += len(gone) - len(taken)
+        setattr(mod, name, kept)  # ``clear_event_listeners`` rebinds the names
+        kept[:] = [*(f for f in was if not any(f is g for g in taken)), *theirs]
+    parts = [f"registered {counted(added, 'jax.monitoring listener')}"] if added else []
+    parts += [f"unregistered {counted(removed, 'jax.monitoring listener')}"] if removed else []
+    return said_all(parts)
+
+
+def _library(fn: Any) -> bool:
+    """Whether a listener is a library's own function (JAX's, jitmagic's), not the
+    user's: its code is not in a cell or a file of theirs (:func:`user_file`)."""
+    fn = getattr(fn, "func", fn)  # a functools.partial
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    code = code or getattr(vars(type(fn)).get("__call__"), "__code__", None)  # an instance
+    return code is None or not user_file(code.co_filename)
+
+
+# --- warnings and logging ------------------------------------------------------------
+
+
+class Filters:
+    """``warnings.filters`` and ``showwarning`` as they were, and the filters library
+    code adds meanwhile (``import numpyro`` or ``scipy`` adds its own: they stay, as
+    the module stays imported): ``warnings._add_filter`` is wrapped to tell whose
+    code adds each (the first caller outside ``warnings``)."""
+
+    def __init__(self) -> None:
+        self.list: Any = warnings.filters  # the object itself: catch_warnings swaps it
+        self.was, self.show = list(warnings.filters), warnings.showwarning
+        self.theirs: list[tuple] = []
+        self.add = add_filter_hook()
+        if self.add is not None:
+            set_add_filter_hook(self._adding)
+
+    def _adding(self, *item: Any, append: bool) -> None:
+        assert self.add is not None
+        self.add(*item, append=append)
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_code.co_filename == warnings.__file__:
+            frame = frame.f_back
+        if not user_file(frame.f_code.co_filename):
+            self.theirs.append(item)
+
+    def undo(self, leave: Collection[Any] = ()) -> list[str]:
+        if self.add is not None:
+            set_add_filter_hook(self.add)
+        now, changes = warnings.filters, []
+        others = [key[1] for key in leave if isinstance(key, tuple)]  # another thread's
+        kept = [f for f in now if f in self.was or f in self.theirs or f in others]
+        kept += [f for f in self.was if f not in kept and f not in others]
+        if now is not self.list or kept != now:
+            warnings.filters = self.list
+            self.list[:] = kept if self.theirs or others else self.was
+            warnings._filters_mutated()  # type: ignore[attr-defined]
+            changes.append("changed the warnings filters")
+        if "showwarning" not in leave and warnings.showwarning is not self.show:
+            warnings.showwarning = self.show
+            changes.append("replaced warnings.showwarning")
+        return said_all(changes)
+
+
+def view_filters() -> dict[Any, Any]:
+    """Each filter there is now (its entry, as the key), and ``showwarning``."""
+    return {**{("filter", f): True for f in warnings.filters},
+            "showwarning": warnings.showwarning}
+
+
+_LOGGERS = ("", "jax", "jaxlib")  # the root logger and JAX's
+
+
+def take_logging() -> tuple[int, dict[str, tuple]]:
+    return logging.root.manager.disable, {name: _logger_state(name) for name in _LOGGERS}
+
+
+def _logger_state(name: str) -> tuple:
+    log = logging.getLogger(name)
+    return log.level, list(log.handlers), log.propagate, log.disabled
+
+
+def view_logging() -> dict[str, Any]:
+    disable, loggers = take_logging()
+    return {"logging.disable": disable, **loggers}
+
+
+def logger_label(name: str) -> str:
+    return "logging.disable" if name == "logging.disable" else _logger_named(name)
+
+
+def _logger_named(name: str) -> str:
+    return "the root logger" if not name else f"the {name!r} logger"
+
+
+def undo_logging(before: tuple[int, dict[str, tuple]],
+                  leave: Collection[Any] = ()) -> list[str]:
+    disable, loggers = before
+    changes = []
+    if "logging.disable" not in leave and logging.root.manager.disable != disable:
+        logging.disable(disable)
+        changes.append("called logging.disable")
+    for name, state in loggers.items():
+        if name not in leave and _logger_state(name) != state:
+            log = logging.getLogger(name)
+            log.handlers[:] = state[1]
+            log.propagate, log.disabled = state[2], state[3]
+            log.setLevel(state[0])  # clears the loggers' level caches too
+            changes.append(f"changed {_logger_named(name)} (its level or handlers)")
+    return said_all(changes)
+

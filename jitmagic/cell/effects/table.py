@@ -1,0 +1,155 @@
+"""Every thing a cell's code may change outside its scratch namespace: one row each, how
+it is snapshot, how it is put back, and what the result's warnings say of it.
+
+The cell's helpers run once per trace, and a comparison traces them many times, so
+whatever they change is changed that often, and would outlive the measurement:
+
+===========================  =======================================  ========================
+snapshot                     restored by                              the sentence names
+===========================  =======================================  ========================
+*process-wide rows*
+pyplot's figure numbers      closing the figures opened since         N matplotlib figures
+(if pyplot is imported)
+``jax.monitoring``'s lists   the listeners added removed, the ones    N jax.monitoring
+of listeners                 removed registered again                 listeners
+``warnings.filters``,        the list (the same object) and its       the warnings filters,
+``warnings.showwarning``     contents (a library's new ones kept);    warnings.showwarning
+                             the function
+the root, ``jax`` and        level, handlers, propagate, disabled;    the root logger,
+``jaxlib`` loggers,          ``logging.disable(level)``               logging.disable
+``logging.disable``
+matplotlib's ``rcParams``    the values changed (``backend`` aside)   the rcParams changed
+(if matplotlib is imported)
+``np.geterr()``              ``np.seterr(**before)``                  np.seterr's new values
+``sys.getrecursionlimit()``  ``sys.setrecursionlimit``                the limit set
+``os.environ``               each variable changed, added, removed    the variables
+the working directory        ``os.chdir``                             the directory
+``sys.argv``, ``sys.path``   the list (the same object), contents     sys.argv, sys.path
+``sys``' and ``threading``'  ``sys.settrace``, ``sys.setprofile``,    the hook
+trace and profile hooks      ``threading.settrace``, ``setprofile``
+``sys.stdout``, ``stderr``   the stream object                        sys.stdout, sys.stderr
+*name rows*
+``jax.config.values``        ``jax.config.update`` of each changed    each option, its value
+the names of                 each name changed put back, each added   each name
+``WATCHED_MODULES``          deleted (modules a cell imports kept)
+(``jnp.sin = ...``)
+the names of the user's      the same (:func:`~.names.user_dicts`     the names, in one
+modules and classes          finds them)                              sentence
+the kernel's namespace       the same (IPython's history aside)       your globals
+===========================  =======================================  ========================
+
+The name rows are taken shallowly: the names, not the objects they hold (a list changed
+in place stays changed). The process-wide rows belong to the process: a file run, whose
+process ends after it, leaves them alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Collection
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import names, registries, settings
+
+#: The key of a row that is one value (the working directory, sys.path) in its view.
+WHOLE = "whole"
+
+
+class Effect(NamedTuple):
+    """One row: how to snapshot one kind of state (``take``), how to put it back (``undo``,
+    given the snapshot and ``leave``: the keys of ``view`` that the
+    :class:`~.watch.Watch` found another thread changed; it returns the sentences for the
+    result's warnings, none where nothing changed), how to view it again cheaply between
+    stages (``view``: key → value), and what the warnings call one of its keys."""
+
+    take: Callable[[], Any]
+    undo: Callable[..., list[str]]
+    view: Callable[[], dict[Any, Any]]
+    label: Callable[[Any], str]
+    identity: bool = False  # the view's values are compared with ``is``
+    process: bool = True  # a process-wide row (else a name row)
+
+
+def _whole(undo: Callable[[Any], list[str]]) -> Callable[..., list[str]]:
+    """``undo`` of a row that is one value, left alone where the watch says another
+    thread changed it."""
+    def undo_unless_left(before: Any, leave: Collection[Any] = ()) -> list[str]:
+        return [] if WHOLE in leave else undo(before)
+    return undo_unless_left
+
+
+def _one(take: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
+    """The view of a row that is one value."""
+    return lambda: {WHOLE: take()}
+
+
+def _named(what: str) -> Callable[[Any], str]:
+    return lambda key: what
+
+
+def _sys_list(name: str) -> Effect:
+    return Effect(settings.sys_list(name), _whole(settings.undo_sys_list(name)),
+                  _one(settings.sys_list(name)), _named(f"sys.{name}"))
+
+
+#: The process-wide rows, in the order they are snapshot and put back.
+PROCESS: tuple[Effect, ...] = (
+    Effect(registries.take_figures, _whole(registries.undo_figures),
+           _one(lambda: frozenset(registries.take_figures())), _named("pyplot's open figures")),
+    Effect(registries.take_listeners, registries.undo_listeners, registries.view_listeners,
+           _named("jax.monitoring's listeners"), identity=True),
+    Effect(registries.Filters, registries.Filters.undo, registries.view_filters,
+           lambda key: "warnings.showwarning" if key == "showwarning" else "the warnings filters"),
+    Effect(registries.take_logging, registries.undo_logging, registries.view_logging,
+           registries.logger_label),
+    Effect(registries.take_rc, registries.undo_rc, registries.view_rc,
+           lambda key: f"matplotlib's rcParams {key}"),
+    Effect(np.geterr, _whole(settings.undo_seterr),
+           _one(lambda: tuple(sorted(np.geterr().items()))),
+           _named("numpy's error handling (np.seterr)")),
+    Effect(sys.getrecursionlimit, _whole(settings.undo_recursion), _one(sys.getrecursionlimit),
+           _named("the recursion limit")),
+    Effect(settings.take_environ, settings.undo_environ, settings.take_environ,
+           lambda key: f"the environment variable {key}"),
+    Effect(settings.take_cwd, _whole(settings.undo_cwd), _one(settings.take_cwd),
+           _named("the working directory")),
+    _sys_list("argv"),
+    _sys_list("path"),
+    Effect(settings.take_hooks, settings.undo_hooks, settings.view_hooks, str),
+)
+
+
+def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
+    """The name rows, in the order they are snapshot and put back: JAX's config, each
+    watched module, the user's modules and classes as they are now, and ``namespace``
+    (where there is one)."""
+    config = Effect(names.take_config, names.undo_config, names.take_config,
+                    lambda key: f"JAX's config {key}", process=False)
+    modules = tuple(_module(name) for name in names.WATCHED_MODULES)
+    owners = names.user_dicts(namespace)
+    own = Effect(names.take_own(owners), names.undo_own(owners), names.view_own(owners),
+                 lambda key: f"{key[0]}.{key[1]}", identity=True, process=False)
+    return (config, *modules, own, *(() if namespace is None else (_kernel(namespace),)))
+
+
+def _module(name: str) -> Effect:
+    module = importlib.import_module(name)
+    return Effect(names.names_of(module), names.undo_names(name, module),
+                  names.names_of(module), lambda key: f"{name}.{key}", identity=True,
+                  process=False)
+
+
+def _kernel(namespace: dict[str, Any]) -> Effect:
+    return Effect(lambda: dict(namespace), names.undo_globals(namespace),
+                  names.view_globals(namespace), lambda key: f"your global {key}",
+                  identity=True, process=False)
+
+
+def effects(namespace: dict[str, Any] | None, process: bool = True) -> tuple[Effect, ...]:
+    """The whole table for a measurement over ``namespace``, in the order its rows are
+    snapshot and watched: the process-wide rows (where ``process``), then the name rows
+    (put back first: :func:`~jitmagic.cell.effects.effects_undone`)."""
+    return (*(PROCESS if process else ()), *name_rows(namespace))

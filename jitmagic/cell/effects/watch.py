@@ -1,0 +1,131 @@
+"""Whose change it was: the measured code's, or another thread's (:class:`Watch`).
+
+Each row of :mod:`.table` is viewed again between jitmagic's own stages, so that the
+undo puts back only what the cell's code changed, and leaves as it is (and names) what
+another thread changed while the cell's code could not run.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from ...model.progress import Draw, Progress
+from .sentences import listed
+
+#: The stages of a measurement in which the cell's code does not run on the measuring
+#: thread (compiled calls, XLA's compile): a change seen across one is another thread's.
+NOT_THE_CELLS = frozenset({"steady state", "XLA compile"})
+_MISSING = object()
+
+
+class Watch:
+    """Which changes the measured code made, and which another thread made meanwhile.
+
+    Each kind of state is viewed again (:meth:`mark`) between jitmagic's own stages on the
+    measuring thread: before the cell's setup, before each stage of the measurement (its
+    progress, :meth:`drawing`), and as it ends. A key that changed in a window where the
+    cell's code could run (its setup, a trace, a first call) is the cell's, put back as
+    before; one that changed only in windows where it could not (a steady-state loop, an
+    XLA compile: :data:`NOT_THE_CELLS`) is another thread's (:meth:`theirs`), left as it
+    is and named by :meth:`left`. A change another thread makes while the cell's code
+    could run is still put back: nothing tells them apart (and what jitmagic switches
+    and puts back itself, the compilation cache, stays the cell's where the cell set it).
+    """
+
+    def __init__(self) -> None:
+        self._views: dict[str, tuple[Callable[[], dict], Callable[[Any], str], bool]] = {}
+        self._first: dict[str, dict] = {}
+        self._seen: dict[str, dict] = {}
+        #: per view, the keys that changed in a window where the cell's code could run
+        self._cells_changed: dict[str, set[Any]] = {}
+        self._cells = True  # the window open now: the cell's code may run in it
+
+    def add(self, name: str, view: Callable[[], dict], label: Callable[[Any], str],
+            identity: bool = False) -> None:
+        """Watch ``view`` (key → value, compared with ``is`` where ``identity``) from now;
+        ``label`` names a key in :meth:`left`'s sentence."""
+        seen = _viewed(view, {})
+        self._views[name] = (view, label, identity)
+        self._first[name], self._seen[name], self._cells_changed[name] = seen, seen, set()
+
+    def mark(self, cells: bool) -> None:
+        """A boundary between two of jitmagic's stages: what changed since the last one
+        changed in the window that ends here; the one that begins may run the cell's code
+        (``cells``) or not."""
+        for name, (view, _, identity) in self._views.items():
+            was = self._seen[name]
+            now = _viewed(view, was)
+            if self._cells and not _same_view(was, now, identity):  # else only the view
+                moved = [key for key in was.keys() | now.keys()
+                         if was.get(key, _MISSING) is not now.get(key, _MISSING)]
+                self._cells_changed[name].update(
+                    key for key in moved
+                    if _changed(was.get(key, _MISSING), now.get(key, _MISSING), identity))
+            self._seen[name] = now
+        self._cells = cells
+
+    def drawing(self, draw: Draw | None) -> Draw:
+        """A progress ``draw`` that marks each stage's start first (and draws nothing
+        without one): the measurement tells its progress between stages, never inside one."""
+        def marked(p: Progress) -> None:
+            self.mark(p.stage not in NOT_THE_CELLS)
+            if draw is not None:
+                draw(p)
+        return marked
+
+    def theirs(self, name: str) -> frozenset[Any]:
+        """The keys of view ``name`` changed since it was added (as of the last
+        :meth:`mark`) only in windows where the cell's code could not run."""
+        if name not in self._views:
+            return frozenset()
+        identity, mine = self._views[name][2], self._cells_changed[name]
+        first, now = self._first[name], self._seen[name]
+        return frozenset(k for k in first.keys() | now.keys() if k not in mine
+                         and _changed(first.get(k, _MISSING), now.get(k, _MISSING), identity))
+
+    def left(self) -> list[str]:
+        """One sentence naming what another thread changed (:meth:`theirs`), or none."""
+        names = list(dict.fromkeys(self._views[name][1](key) for name in self._views
+                                   for key in sorted(self.theirs(name), key=repr)))
+        if not names:
+            return []
+        left = "it as it is" if len(names) == 1 else "them as they are"
+        return [f"{listed(names)} changed while measuring (another thread?), at moments "
+                f"your code was not running: jitmagic left {left}"]
+
+
+def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:
+    """``view()``; ``otherwise`` (no change seen) where it fails."""
+    try:
+        return view()
+    except Exception:  # noqa: BLE001 (a state that cannot be read now is not compared)
+        return otherwise
+
+
+def _same_view(was: dict, now: dict, identity: bool) -> bool:
+    """Whether nothing in a view changed (the quick answer, in C; False: look key by key)."""
+    try:
+        if identity:
+            return was.keys() == now.keys() and all(map(operator.is_, was.values(),
+                                                        now.values()))
+        return bool(was == now)
+    except Exception:  # noqa: BLE001 (a value that cannot say: look key by key)
+        return False
+
+
+def _changed(was: Any, now: Any, identity: bool) -> bool:
+    if was is now:
+        return False
+    if identity or was is _MISSING or now is _MISSING:
+        return True
+    return differs(was, now)
+
+
+def differs(a: Any, b: Any) -> bool:
+    """``a != b``; for a value that cannot say (an array), whether they are two objects."""
+    try:
+        return bool(a != b)
+    except Exception:  # noqa: BLE001 (an array-valued setting: by identity)
+        return a is not b
