@@ -13,10 +13,11 @@ from nbhelpers import KernelMemory
 
 TOUR = Path(__file__).parent.parent / "notebooks" / "tour.ipynb"
 CHART = re.compile(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"')
-#: Section 1, the sweep, the MLP, the MLP's report loaded back, and the vmap
+#: Section 1, the sweep, the MLP, the MLP's report loaded back, the vmap
 #: section's comparison and orderings (outside the widget) and both orderings' panels in
-#: the toggle's static twin (an output after the widget), so that all of them export.
-CHARTS = 8
+#: the toggle's static twin (an output after the widget), so that all of them export, and
+#: the "why is my compile slow" section's comparison.
+CHARTS = 9
 #: The tour stays far from XLA's memory cliff (a 512-term ``f`` here compiled past 21 GB):
 #: its kernel peaks near 0.5 GiB; a kernel past KILL_AT is stopped with the cell named.
 PEAK_AT_MOST, KILL_AT = 2 * 2**30, 6 * 2**30
@@ -72,6 +73,14 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
     summary = re.search(r"<Diff g: (.*)>", text)
     assert summary and not re.search(r"\d+ stages? faster", summary[1]), summary[1]
     assert "slower by 1.2× or more: " in text
+    # section 8: every cause measured, none left "not measured"; the figures read back
+    shown = "".join(out.get("data", {}).get("text/plain", "") for cell in executed.cells
+                    if cell.cell_type == "code" for out in cell.outputs)
+    why = shown[shown.index("Why the first call takes"):]
+    assert "big constants, " in why and "a second start, " in why
+    assert "not measured:" not in why.split("Program size by source line")[0]
+    assert re.search(r"TABLE captured: first call [\d.]+ m?s; passed as an argument: ", text)
+    assert "(the cache read: True)" in text and "XLA's profiled compile " in text
     assert re.search(r"jit\(vmap\(f\)\) is [\d.]+× (faster|slower) per call than vmap"
                      r"|no measurable difference per call|vmap\(jit\(f\)\): inconclusive", text)
 

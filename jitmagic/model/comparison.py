@@ -19,7 +19,7 @@ from .advice import Advice
 from .attribution import Attribution
 from .causes.constant_arguments import ConstantArguments
 from .causes.second_start import SecondStart
-from .causes.why import causes
+from .causes.why import Cause, causes
 from .causes.xla_passes import XlaPasses
 from .lines import Lines, checked_lines
 from .orderings import Orderings
@@ -191,6 +191,12 @@ class Comparison(Shown):
         return next((p.stopped for p in parts if p is not None and p.stopped), None)
 
     @property
+    def why(self) -> tuple[Cause, ...]:
+        """The causes of the flat first call this run measured, biggest first, then those
+        measured to account for nothing, then those not measured (:mod:`.causes.why`)."""
+        return causes(self)
+
+    @property
     def verdict(self) -> Verdict:
         """What nesting did to the first call, explained through the stages."""
         first = self.difference("first_call_s")
@@ -244,7 +250,7 @@ class Comparison(Shown):
             **({"same_compiled": self.same_compiled} if self.same_compiled is not None else {}),
             **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
             "verdict": self.verdict.to_dict(),
-            "why": [cause.to_dict() for cause in causes(self)],
+            "why": [cause.to_dict() for cause in self.why],
         }
         d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
         return d
