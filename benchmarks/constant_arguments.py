@@ -28,9 +28,11 @@ import jax.numpy as jnp
 import numpy as np
 
 import jitmagic
-from jitmagic.measure.sampling.monitor import COMPILE_EVENT, Monitor
+from jitmagic.measure.sampling.monitor import COMPILE_EVENT
+from jitmagic.measure.sampling.monitor import Monitor
 from jitmagic.model.stats.rule import difference
-from jitmagic.model.stats.verdicts import interval, times
+from jitmagic.model.stats.verdicts import interval
+from jitmagic.model.stats.verdicts import times
 from jitmagic.render.causes.constant_arguments import sentence
 
 BIG = np.linspace(0.0, 1.0, 1 << 20, dtype=np.float32).reshape(1024, 1024)  # 4 MiB

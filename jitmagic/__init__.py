@@ -20,15 +20,20 @@ source lines build the program.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from . import render  # noqa: F401 (records show themselves through it; imports no jax)
-from .errors import InputError, UserCodeError
+from .errors import InputError
+from .errors import UserCodeError
 from .frontends.saving import save
 from .model.advice import Advice
 from .model.attribution import Attribution
-from .model.comparison import Comparison, ReportSchemaError, VariantResult
-from .model.diff import Diff, diff
+from .model.comparison import Comparison
+from .model.comparison import ReportSchemaError
+from .model.comparison import VariantResult
+from .model.diff import Diff
+from .model.diff import diff
 from .model.lines import Lines
 from .model.saved.storage import load
 from .model.sweep import Sweep
@@ -60,7 +65,9 @@ __all__ = [
 __version__ = "0.4.0.dev0"
 
 if TYPE_CHECKING:
-    from .frontends.api import advise, compare, sweep
+    from .frontends.api import advise
+    from .frontends.api import compare
+    from .frontends.api import sweep
     from .measure.attribution import attribute
     from .measure.lines.tables import lines
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable, Iterable
-from types import CodeType, ModuleType
+from collections.abc import Callable
+from collections.abc import Iterable
+from types import CodeType
+from types import ModuleType
 from typing import Any
 
 # --- JAX -------------------------------------------------------------------------------

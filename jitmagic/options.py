@@ -19,12 +19,16 @@ import keyword
 import math
 import numbers
 import re
-from collections.abc import Callable, Iterable
-from typing import Any, cast
+from collections.abc import Callable
+from collections.abc import Iterable
+from typing import Any
+from typing import cast
 
 from ._compat import option_strings
 from .errors import InputError
-from .model.stats.rule import MAX_PAIRS, MAX_PAIRS_BUSY, MIN_PAIRS
+from .model.stats.rule import MAX_PAIRS
+from .model.stats.rule import MAX_PAIRS_BUSY
+from .model.stats.rule import MIN_PAIRS
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 #: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.sampling.rounds``).

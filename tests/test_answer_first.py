@@ -11,23 +11,34 @@ from types import SimpleNamespace
 
 import pytest
 from matplotlib.patches import Rectangle
-from support import comparison, variant
+from support import comparison
+from support import variant
 
 from jitmagic.frontends.command import show
-from jitmagic.model.attribution import Attribution, HelperTime
-from jitmagic.model.orderings import OrderingRow, Orderings
-from jitmagic.model.rows import FROM_EVENTS, FROM_STAGED, REST_LABEL
+from jitmagic.model.attribution import Attribution
+from jitmagic.model.attribution import HelperTime
+from jitmagic.model.orderings import OrderingRow
+from jitmagic.model.orderings import Orderings
+from jitmagic.model.rows import FROM_EVENTS
+from jitmagic.model.rows import FROM_STAGED
+from jitmagic.model.rows import REST_LABEL
 from jitmagic.model.sweep import Sweep
-from jitmagic.render.bundle import bundle, text
+from jitmagic.render.bundle import bundle
+from jitmagic.render.bundle import text
 from jitmagic.render.charts import palette
 from jitmagic.render.charts.attribution import attribution_figure
 from jitmagic.render.charts.orderings import orderings_figure
-from jitmagic.render.charts.phases import STAGED_NOTE, phases_figure, to_png
+from jitmagic.render.charts.phases import STAGED_NOTE
+from jitmagic.render.charts.phases import phases_figure
+from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.style import DPI
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import html_summary
-from jitmagic.render.format import decided, fmt_s, marked_ratio
-from jitmagic.render.orderings import panel_html, panel_text
+from jitmagic.render.format import decided
+from jitmagic.render.format import fmt_s
+from jitmagic.render.format import marked_ratio
+from jitmagic.render.orderings import panel_html
+from jitmagic.render.orderings import panel_text
 
 FLAT = {"trace_s": [0.30, 0.32, 0.31], "lower_s": [0.05, 0.05, 0.06],
         "compile_s": [0.20, 0.22, 0.21], "first_call_s": [0.60, 0.64, 0.62],

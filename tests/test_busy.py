@@ -20,14 +20,28 @@ from jitmagic.measure.pipeline import FirstCalls
 from jitmagic.measure.sampling import contention
 from jitmagic.measure.sampling.monitor import LOWER_EVENT
 from jitmagic.measure.sampling.rounds import Rounds
-from jitmagic.measure.sampling.runner import Cold, Sampler, in_turn
+from jitmagic.measure.sampling.runner import Cold
+from jitmagic.measure.sampling.runner import Sampler
+from jitmagic.measure.sampling.runner import in_turn
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.structure import Shape, compiled_work
-from jitmagic.model.comparison import MOST_PAIRS, Comparison
+from jitmagic.measure.sampling.structure import Shape
+from jitmagic.measure.sampling.structure import compiled_work
+from jitmagic.model.comparison import MOST_PAIRS
+from jitmagic.model.comparison import Comparison
 from jitmagic.model.processes import slowest
-from jitmagic.model.rows import CPU_PHASES, PHASES
-from jitmagic.model.stats.rule import FASTER, INCONCLUSIVE, MAX_PAIRS, MAX_PAIRS_BUSY, SLOWER
-from jitmagic.model.stats.witness import BUSY_SHARE, CPU, WALL, clock_for, cpu_key, waited_share
+from jitmagic.model.rows import CPU_PHASES
+from jitmagic.model.rows import PHASES
+from jitmagic.model.stats.rule import FASTER
+from jitmagic.model.stats.rule import INCONCLUSIVE
+from jitmagic.model.stats.rule import MAX_PAIRS
+from jitmagic.model.stats.rule import MAX_PAIRS_BUSY
+from jitmagic.model.stats.rule import SLOWER
+from jitmagic.model.stats.witness import BUSY_SHARE
+from jitmagic.model.stats.witness import CPU
+from jitmagic.model.stats.witness import WALL
+from jitmagic.model.stats.witness import clock_for
+from jitmagic.model.stats.witness import cpu_key
+from jitmagic.model.stats.witness import waited_share
 from jitmagic.options import AUTO
 
 # --- a real run's samples ------------------------------------------------------------

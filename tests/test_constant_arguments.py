@@ -16,31 +16,32 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from support import comparison, variant
+from support import comparison
+from support import variant
 
 import jitmagic
-from jitmagic.measure.constants.arguments import (
-    PART,
-    add_constant_arguments,
-    build_forms,
-    wanted,
-)
-from jitmagic.measure.constants.lifting import LIFT_BYTES, Replay, program_constants
+from jitmagic.measure.constants.arguments import PART
+from jitmagic.measure.constants.arguments import add_constant_arguments
+from jitmagic.measure.constants.arguments import build_forms
+from jitmagic.measure.constants.arguments import wanted
+from jitmagic.measure.constants.lifting import LIFT_BYTES
+from jitmagic.measure.constants.lifting import Replay
+from jitmagic.measure.constants.lifting import program_constants
 from jitmagic.measure.lines.tables import Staged
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.structure import captured_constants, count_equations
-from jitmagic.model.causes.constant_arguments import (
-    CAPTURED,
-    PASSED,
-    ConstantArguments,
-    ConstantVariant,
-    LiftedConstant,
-)
+from jitmagic.measure.sampling.structure import captured_constants
+from jitmagic.measure.sampling.structure import count_equations
+from jitmagic.model.causes.constant_arguments import CAPTURED
+from jitmagic.model.causes.constant_arguments import PASSED
+from jitmagic.model.causes.constant_arguments import ConstantArguments
+from jitmagic.model.causes.constant_arguments import ConstantVariant
+from jitmagic.model.causes.constant_arguments import LiftedConstant
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.saved.schema import ReportSchemaError
-from jitmagic.render.causes.constant_arguments import sentence, text
+from jitmagic.render.causes.constant_arguments import sentence
+from jitmagic.render.causes.constant_arguments import text
 
 MIB4 = 1 << 20  # float32 elements in 4 MiB
 

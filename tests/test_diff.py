@@ -19,7 +19,8 @@ from jitmagic import Diff
 from jitmagic.cell.provenance import with_baseline
 from jitmagic.frontends.command import main
 from jitmagic.model import diff as diffmod
-from jitmagic.model.rows import PHASES, VariantResult
+from jitmagic.model.rows import PHASES
+from jitmagic.model.rows import VariantResult
 from jitmagic.model.saved.storage import save
 from jitmagic.model.sweep import Sweep
 

@@ -20,10 +20,14 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbhelpers import ordering_notebook, private_jupyter_env
-from test_browser import CHROMIUM, CHROMIUM_ARGS
+from nbhelpers import ordering_notebook
+from nbhelpers import private_jupyter_env
+from test_browser import CHROMIUM
+from test_browser import CHROMIUM_ARGS
 
-from jitmagic.model.orderings import ORDERINGS, TOGGLED, Orderings
+from jitmagic.model.orderings import ORDERINGS
+from jitmagic.model.orderings import TOGGLED
+from jitmagic.model.orderings import Orderings
 from jitmagic.render.format import fmt_s
 from jitmagic.render.orderings import verdict
 

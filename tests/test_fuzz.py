@@ -7,11 +7,16 @@ import ast
 import keyword
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck
+from hypothesis import example
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
-from jitmagic.cell.source import CellError, parse_cell, split_line
+from jitmagic.cell.source import CellError
+from jitmagic.cell.source import parse_cell
+from jitmagic.cell.source import split_line
 from jitmagic.errors import InputError
 from jitmagic.options import Options
 

@@ -20,7 +20,8 @@ import time
 import pytest
 from IPython.utils.capture import capture_output
 from support import SMALL_CELL
-from test_stops import press_ctrl_c, pressing_on_call
+from test_stops import press_ctrl_c
+from test_stops import pressing_on_call
 
 import jitmagic
 from jitmagic.cell import held

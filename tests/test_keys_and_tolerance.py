@@ -13,8 +13,11 @@ import pytest
 
 import jitmagic
 from jitmagic.measure import batches
-from jitmagic.measure.sampling.outputs import OutputCheck, compare_outputs, within_rounding
-from jitmagic.model.comparison import Comparison, ReportSchemaError
+from jitmagic.measure.sampling.outputs import OutputCheck
+from jitmagic.measure.sampling.outputs import compare_outputs
+from jitmagic.measure.sampling.outputs import within_rounding
+from jitmagic.model.comparison import Comparison
+from jitmagic.model.comparison import ReportSchemaError
 
 ONCE = {"repeat": 1, "number": 1, "quiet": True}
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 from IPython.core.error import UsageError
-from support import FAST, SMALL_CELL
+from support import FAST
+from support import SMALL_CELL
 
 from jitmagic import Comparison
 

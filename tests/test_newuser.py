@@ -14,7 +14,8 @@ import pytest
 import jitmagic
 from jitmagic.frontends.command import main
 from jitmagic.measure.sampling.structure import count_equations
-from jitmagic.model.sweep import exponents, unchanged
+from jitmagic.model.sweep import exponents
+from jitmagic.model.sweep import unchanged
 
 N_LAYERS = 2  # the global a sweep can rebind
 

@@ -10,7 +10,8 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic import InputError, Options
+from jitmagic import InputError
+from jitmagic import Options
 from jitmagic.frontends.command import build_parser
 from jitmagic.frontends.magic import JitCompareMagics
 

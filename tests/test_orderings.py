@@ -10,13 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
-from support import FAST, VMAP_CELL
+from support import FAST
+from support import VMAP_CELL
 
 import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.orderings import compare_orderings
 from jitmagic.measure.sampling.structure import normalized_hlo
-from jitmagic.model.orderings import ORDERINGS, Orderings
+from jitmagic.model.orderings import ORDERINGS
+from jitmagic.model.orderings import Orderings
 from jitmagic.options import parse_in_axes
 
 
@@ -196,7 +198,8 @@ def test_on_a_busy_machine_the_orderings_decide_on_cpu_time():
 
 
 def test_on_a_busy_machine_the_table_shows_the_cpu_time_the_verdict_is_on():
-    from jitmagic.render.orderings import panel_numbers, text_table
+    from jitmagic.render.orderings import panel_numbers
+    from jitmagic.render.orderings import text_table
 
     busy = _orderings_on(BUSY_JIT_VMAP, BUSY_VMAP_JIT)
     table = text_table(busy)

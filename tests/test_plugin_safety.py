@@ -14,10 +14,13 @@ import os
 from pathlib import Path
 
 import pytest
-from support import CRAFTED, comparison, variant
+from support import CRAFTED
+from support import comparison
+from support import variant
 
 import jitmagic
-from jitmagic.frontends.pytest_plugin import legacy_name, report_name
+from jitmagic.frontends.pytest_plugin import legacy_name
+from jitmagic.frontends.pytest_plugin import report_name
 from jitmagic.model.saved.storage import save
 
 pytest_plugins = ["pytester"]

@@ -11,17 +11,26 @@ import os
 import stat
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from support import comparison, variant
+from support import comparison
+from support import variant
 
 import jitmagic
-from jitmagic import Comparison, ReportSchemaError
-from jitmagic.model.advice import Advice, Candidate
-from jitmagic.model.attribution import Attribution, HelperTime
-from jitmagic.model.orderings import ORDERINGS, OrderingRow, Orderings
+from jitmagic import Comparison
+from jitmagic import ReportSchemaError
+from jitmagic.model.advice import Advice
+from jitmagic.model.advice import Candidate
+from jitmagic.model.attribution import Attribution
+from jitmagic.model.attribution import HelperTime
+from jitmagic.model.orderings import ORDERINGS
+from jitmagic.model.orderings import OrderingRow
+from jitmagic.model.orderings import Orderings
 from jitmagic.model.rows import PHASES
-from jitmagic.model.saved.storage import check_save_path, save
+from jitmagic.model.saved.storage import check_save_path
+from jitmagic.model.saved.storage import save
 from jitmagic.model.sharding import Sharding
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.comparison import text_table

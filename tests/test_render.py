@@ -17,21 +17,27 @@ import jax
 import jax.numpy as jnp
 import pytest
 from matplotlib.container import ErrorbarContainer
-from support import comparison, variant
+from support import comparison
+from support import variant
 
 import jitmagic
 from jitmagic.measure.sampling.structure import jaxpr_text
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.sweep import Sweep
-from jitmagic.render.blocks import Details, as_html, as_text
-from jitmagic.render.bundle import bundle, html_document
+from jitmagic.render.blocks import Details
+from jitmagic.render.blocks import as_html
+from jitmagic.render.blocks import as_text
+from jitmagic.render.bundle import bundle
+from jitmagic.render.bundle import html_document
 from jitmagic.render.charts import palette
 from jitmagic.render.charts.orderings import orderings_figure
-from jitmagic.render.charts.phases import phases_figure, to_png
+from jitmagic.render.charts.phases import phases_figure
+from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import text_table
-from jitmagic.render.format import fmt_s, time_unit
+from jitmagic.render.format import fmt_s
+from jitmagic.render.format import time_unit
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 MATH = r"$\frac{$"

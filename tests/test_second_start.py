@@ -21,16 +21,28 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic._compat import persistent_cache_folder, reset_persistent_cache
+from jitmagic._compat import persistent_cache_folder
+from jitmagic._compat import reset_persistent_cache
 from jitmagic.errors import InputError
-from jitmagic.measure.pipeline import checkpoint, later_parts, measure_prepared, variants_of
-from jitmagic.measure.sampling.conditions import cache_settings, persistent_cache_in
+from jitmagic.measure.pipeline import checkpoint
+from jitmagic.measure.pipeline import later_parts
+from jitmagic.measure.pipeline import measure_prepared
+from jitmagic.measure.pipeline import variants_of
+from jitmagic.measure.sampling.conditions import cache_settings
+from jitmagic.measure.sampling.conditions import persistent_cache_in
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.second_start import PART, measure_second_start
-from jitmagic.model.causes.second_start import CacheRow, SecondStart, Start, UserCache
-from jitmagic.model.comparison import Comparison, ReportSchemaError
+from jitmagic.measure.second_start import PART
+from jitmagic.measure.second_start import measure_second_start
+from jitmagic.model.causes.second_start import CacheRow
+from jitmagic.model.causes.second_start import SecondStart
+from jitmagic.model.causes.second_start import Start
+from jitmagic.model.causes.second_start import UserCache
+from jitmagic.model.comparison import Comparison
+from jitmagic.model.comparison import ReportSchemaError
 from jitmagic.options import Options
-from jitmagic.render.causes.second_start import NOT_READ, TITLE, text
+from jitmagic.render.causes.second_start import NOT_READ
+from jitmagic.render.causes.second_start import TITLE
+from jitmagic.render.causes.second_start import text
 
 #: The prefix of jitmagic's scratch cache folders (conditions.scratch_cache).
 SCRATCH = "jitmagic-cache-"

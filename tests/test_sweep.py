@@ -10,16 +10,21 @@ import jax.numpy as jnp
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from support import FAST, comparison
+from support import FAST
+from support import comparison
 
 import jitmagic
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
-from jitmagic.model.comparison import PHASES, Comparison
-from jitmagic.model.sweep import Sweep, exponents, growth_exponent
+from jitmagic.model.comparison import PHASES
+from jitmagic.model.comparison import Comparison
+from jitmagic.model.sweep import Sweep
+from jitmagic.model.sweep import exponents
+from jitmagic.model.sweep import growth_exponent
 from jitmagic.options import parse_sweep
 from jitmagic.render.charts.sweep import sweep_figure
-from jitmagic.render.sweep import sweep_html, sweep_text
+from jitmagic.render.sweep import sweep_html
+from jitmagic.render.sweep import sweep_text
 
 #: ``calls`` is not defined in the cell: the sweep binds it before the cell runs.
 SWEEP_CELL = """\
@@ -178,7 +183,9 @@ def test_the_sweep_headline_gives_each_values_verdict_first():
 
 
 def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
-    from jitmagic.model.lines import LineRow, Lines, LineTable
+    from jitmagic.model.lines import LineRow
+    from jitmagic.model.lines import Lines
+    from jitmagic.model.lines import LineTable
     from jitmagic.model.sweep import Sweep
     from jitmagic.render.bundle import bundle
 
@@ -196,7 +203,8 @@ def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
 
 
 def test_a_sweep_stopped_at_a_later_value_never_says_nothing_was_measured():
-    from jitmagic.measure.sampling.stops import FINDING, Stop
+    from jitmagic.measure.sampling.stops import FINDING
+    from jitmagic.measure.sampling.stops import Stop
 
     def measure(value, _):
         if value == "b":

@@ -8,14 +8,19 @@ import dataclasses
 import json
 
 import pytest
-from support import comparison, variant
+from support import comparison
+from support import variant
 
-from jitmagic.model.comparison import BUDGET, MOST_PAIRS, Comparison
-from jitmagic.model.orderings import OrderingRow, Orderings
+from jitmagic.model.comparison import BUDGET
+from jitmagic.model.comparison import MOST_PAIRS
+from jitmagic.model.comparison import Comparison
+from jitmagic.model.orderings import OrderingRow
+from jitmagic.model.orderings import Orderings
 from jitmagic.model.stats.rule import difference
 from jitmagic.model.stats.units import ratio_figures
 from jitmagic.model.stats.verdicts import with_interval
-from jitmagic.render.comparison import text_table, verdict
+from jitmagic.render.comparison import text_table
+from jitmagic.render.comparison import verdict
 from jitmagic.render.orderings import verdict as ordering_verdict
 
 ISSUE_FLAT_TRACE = [1.88, 1.91, 4.57]

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 import jitmagic
-from jitmagic.model.causes.why import NAMED_PASS, causes
+from jitmagic.model.causes.why import NAMED_PASS
+from jitmagic.model.causes.why import causes
 from jitmagic.model.rows import VARIANTS
-from jitmagic.model.stats.rule import FASTER, median
+from jitmagic.model.stats.rule import FASTER
+from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.witness import on
 

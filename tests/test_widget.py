@@ -10,12 +10,14 @@ import ipywidgets
 import pytest
 from IPython.utils.capture import capture_output
 from ipywidgets.widgets import widget as widget_module
-from support import FAST, VMAP_CELL
+from support import FAST
+from support import VMAP_CELL
 
 from jitmagic import Comparison
 from jitmagic.frontends.widget import ordering_widget
 from jitmagic.measure import orderings as orderingsmod
-from jitmagic.model.orderings import ORDERINGS, Orderings
+from jitmagic.model.orderings import ORDERINGS
+from jitmagic.model.orderings import Orderings
 from jitmagic.render.orderings import verdict
 
 

@@ -27,11 +27,14 @@ import __future__
 import ast
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from .._compat import backend_started
-from ..errors import InputError, UserCodeError, user_traceback
+from ..errors import InputError
+from ..errors import UserCodeError
+from ..errors import user_traceback
 
 #: Environment variables that JAX or XLA read once, when jax is imported or its backend
 #: starts: setting one after that changes nothing for this process.

@@ -30,26 +30,43 @@ import dataclasses
 import linecache
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 import jax
 import jax.numpy
 import numpy as np
 
-from ..errors import InputError, UserCodeError, innermost_function, user_traceback
-from ..measure.pipeline import Prepared, checkpoint, measure_prepared, variants_of
-from ..measure.sampling.stops import Checkpoint, Stop
+from ..errors import InputError
+from ..errors import UserCodeError
+from ..errors import innermost_function
+from ..errors import user_traceback
+from ..measure.pipeline import Prepared
+from ..measure.pipeline import checkpoint
+from ..measure.pipeline import measure_prepared
+from ..measure.pipeline import variants_of
+from ..measure.sampling.stops import Checkpoint
+from ..measure.sampling.stops import Stop
 from ..measure.sweep import run_sweep
 from ..model.comparison import Comparison
 from ..model.progress import Draw
-from ..model.sweep import Sweep, unchanged, unchanged_warning
+from ..model.sweep import Sweep
+from ..model.sweep import unchanged
+from ..model.sweep import unchanged_warning
 from ..options import Options
 from . import source as cellmod
-from .effects import Watch, effects_undone
-from .held import HELD, CtrlCHeld
-from .prints import printed_note, prints_counted, uncounted
-from .provenance import read_baseline, spell, stamp, with_baseline
+from .effects import Watch
+from .effects import effects_undone
+from .held import HELD
+from .held import CtrlCHeld
+from .prints import printed_note
+from .prints import prints_counted
+from .prints import uncounted
+from .provenance import read_baseline
+from .provenance import spell
+from .provenance import stamp
+from .provenance import with_baseline
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:

@@ -18,10 +18,13 @@ import sys
 from typing import Any
 
 from ..errors import InputError
-from ..model.comparison import Comparison, ReportSchemaError
-from ..model.diff import as_comparison, diff
+from ..model.comparison import Comparison
+from ..model.comparison import ReportSchemaError
+from ..model.diff import as_comparison
+from ..model.diff import diff
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS, Options
+from ..options import OPTION_SPECS
+from ..options import Options
 
 
 def now() -> str:

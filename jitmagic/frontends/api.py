@@ -11,19 +11,29 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
-from ..cell.provenance import entry_source, read_baseline, spell, stamp, with_baseline
-from ..measure import advice, pipeline
+from ..cell.provenance import entry_source
+from ..cell.provenance import read_baseline
+from ..cell.provenance import spell
+from ..cell.provenance import stamp
+from ..cell.provenance import with_baseline
+from ..measure import advice
+from ..measure import pipeline
 from ..measure import sweep as sweeping
 from ..model.advice import Advice
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
-from ..options import Options, options_of
-from .stderr_progress import drawer, drawing
+from ..options import Options
+from ..options import options_of
+from .stderr_progress import drawer
+from .stderr_progress import drawing
 
 
 @contextmanager

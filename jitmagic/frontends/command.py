@@ -36,37 +36,43 @@ import traceback
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
-from ..cell.prelude import late_settings, run_prelude
+from ..cell.prelude import late_settings
+from ..cell.prelude import run_prelude
 from ..cell.provenance import spell
-from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.sampling.lockstep import LockstepError, current, with_others
-from ..measure.sampling.stops import (
-    ABANDON_S,
-    ABANDONED,
-    ABANDONED_SHOWING,
-    NO_RESULT,
-    Checkpoint,
-    Showing,
-)
+from ..errors import CannotWriteError
+from ..errors import InputError
+from ..errors import UserCodeError
+from ..measure.sampling.lockstep import LockstepError
+from ..measure.sampling.lockstep import current
+from ..measure.sampling.lockstep import with_others
+from ..measure.sampling.stops import ABANDON_S
+from ..measure.sampling.stops import ABANDONED
+from ..measure.sampling.stops import ABANDONED_SHOWING
+from ..measure.sampling.stops import NO_RESULT
+from ..measure.sampling.stops import Checkpoint
+from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS, Options, with_option_hint
-from ..render.bundle import stopped_note, text
+from ..options import OPTION_SPECS
+from ..options import Options
+from ..options import with_option_hint
+from ..render.bundle import stopped_note
+from ..render.bundle import text
 from . import launcher
 from .notebook_progress import progress_for
-from .output import checked_path, distinct
+from .output import checked_path
+from .output import distinct
 from .saving import write_outputs
-from .statuses import (
-    CANNOT_WRITE,
-    ENDED_WELL,
-    INTERRUPTED,
-    MEASURED,
-    PARTIAL,
-    RAISED,
-    USAGE,
-)
+from .statuses import CANNOT_WRITE
+from .statuses import ENDED_WELL
+from .statuses import INTERRUPTED
+from .statuses import MEASURED
+from .statuses import PARTIAL
+from .statuses import RAISED
+from .statuses import USAGE
 from .stderr_progress import drawing
 
 DEMO_HTML = "jitmagic-demo.html"
@@ -449,7 +455,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         prelude.imported("jitmagic")  # the import below
     if launcher.join(started):  # --processes: before the file's arrays
         start = time.perf_counter()  # the time the processes took to meet is not measured
-    from ..cell.prepare import measure_source, parse  # imports jax, if the file did not
+    from ..cell.prepare import measure_source  # imports jax, if the file did not
+    from ..cell.prepare import parse  # imports jax, if the file did not
 
     cell = parse(source, filename)
     if prelude.ran:

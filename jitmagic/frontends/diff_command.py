@@ -19,9 +19,15 @@ import sys
 from collections.abc import Callable
 
 from ..model.comparison import ReportSchemaError
-from ..model.diff import FAIL_RATIO, Diff, diff, gate_ratio
-from ..render.diff import gate_failures, text
-from .statuses import MEASURED, REGRESSED, USAGE
+from ..model.diff import FAIL_RATIO
+from ..model.diff import Diff
+from ..model.diff import diff
+from ..model.diff import gate_ratio
+from ..render.diff import gate_failures
+from ..render.diff import text
+from .statuses import MEASURED
+from .statuses import REGRESSED
+from .statuses import USAGE
 
 EXIT_CODES = """\
 exit status:

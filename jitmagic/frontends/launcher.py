@@ -40,7 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .statuses import ENDED_WELL, INTERRUPTED, MEASURED, RAISED, killed_by
+from .statuses import ENDED_WELL
+from .statuses import INTERRUPTED
+from .statuses import MEASURED
+from .statuses import RAISED
+from .statuses import killed_by
 
 #: How a child learns its place: ``"PROCESS_ID/NUM_PROCESSES@HOST:PORT"``.
 ENV = "JITMAGIC_PROCESS"
@@ -111,7 +115,8 @@ def check_environment() -> str | None:
 
 def _check_timeout() -> None:
     """``InputError`` for a ``JITMAGIC_LOCKSTEP_TIMEOUT`` that is not a number of seconds."""
-    from ..measure.sampling.lockstep import TIMEOUT_ENV, TIMEOUT_S
+    from ..measure.sampling.lockstep import TIMEOUT_ENV
+    from ..measure.sampling.lockstep import TIMEOUT_S
 
     value = os.environ.get(TIMEOUT_ENV)
     if not value:

@@ -15,24 +15,44 @@ from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic import Magics
+from IPython.core.magic import line_cell_magic
+from IPython.core.magic import magics_class
+from IPython.core.magic_arguments import argument
+from IPython.core.magic_arguments import magic_arguments
+from IPython.core.magic_arguments import parse_argstring
 from IPython.display import display
 
 from .._compat import live_widgets
 from ..cell import source as cellmod
 from ..cell.held import CtrlCHeld
-from ..cell.prepare import measure_source, parse
-from ..errors import CannotWriteError, InputError, UserCodeError
-from ..measure.sampling.stops import ABANDONED_SHOWING, NO_RESULT, Showing
+from ..cell.prepare import measure_source
+from ..cell.prepare import parse
+from ..errors import CannotWriteError
+from ..errors import InputError
+from ..errors import UserCodeError
+from ..measure.sampling.stops import ABANDONED_SHOWING
+from ..measure.sampling.stops import NO_RESULT
+from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS, Options, with_option_hint
-from ..render.bundle import bundle, imported_whole, load_charts, stopped_note, text, with_note
+from ..options import OPTION_SPECS
+from ..options import Options
+from ..options import with_option_hint
+from ..render.bundle import bundle
+from ..render.bundle import imported_whole
+from ..render.bundle import load_charts
+from ..render.bundle import stopped_note
+from ..render.bundle import text
+from ..render.bundle import with_note
 from .cell_names import with_cell_names
-from .notebook_progress import NotebookProgress, progress_for
-from .output import checked_path, distinct, unquoted
-from .saving import not_written, write_outputs
+from .notebook_progress import NotebookProgress
+from .notebook_progress import progress_for
+from .output import checked_path
+from .output import distinct
+from .output import unquoted
+from .saving import not_written
+from .saving import write_outputs
 from .stderr_progress import drawing
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..errors import CannotWriteError, InputError
+from ..errors import CannotWriteError
+from ..errors import InputError
 from ..model.saved.storage import check_save_path
 
 #: The quotes a shell would take off a word (IPython leaves them on a magic's arguments).

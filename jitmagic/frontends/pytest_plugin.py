@@ -29,17 +29,25 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Generator
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..errors import CannotWriteError
-from ..model.comparison import Comparison, ReportSchemaError
-from ..model.diff import FAIL_RATIO, Diff, as_comparison, diff, gate_ratio
-from ..model.saved.storage import check_save_path, save
+from ..model.comparison import Comparison
+from ..model.comparison import ReportSchemaError
+from ..model.diff import FAIL_RATIO
+from ..model.diff import Diff
+from ..model.diff import as_comparison
+from ..model.diff import diff
+from ..model.diff import gate_ratio
+from ..model.saved.storage import check_save_path
+from ..model.saved.storage import save
 from ..render.diff import gate_failures
 
 #: The longest report file name written (a parametrised id can be very long), a call

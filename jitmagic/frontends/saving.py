@@ -15,13 +15,16 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import CannotWriteError, InputError
+from ..errors import CannotWriteError
+from ..errors import InputError
 from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
 from ..model.lines import Lines
-from ..model.saved import files, storage
+from ..model.saved import files
+from ..model.saved import storage
 from ..model.sweep import Sweep
-from ..render.bundle import html_document, stopped_note
+from ..render.bundle import html_document
+from ..render.bundle import stopped_note
 from .output import write_report
 
 #: What each extension writes.

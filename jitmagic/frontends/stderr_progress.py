@@ -11,10 +11,12 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 from ..measure.sampling.lockstep import leads
-from ..model.progress import Draw, Progress
+from ..model.progress import Draw
+from ..model.progress import Progress
 
 
 class StderrProgress:

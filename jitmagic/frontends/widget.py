@@ -20,10 +20,13 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-from ..model.orderings import TOGGLED, Orderings
+from ..model.orderings import TOGGLED
+from ..model.orderings import Orderings
 from ..render.charts.orderings import orderings_figure
 from ..render.charts.phases import to_png
-from ..render.orderings import panel_html, panel_text, static_toggle
+from ..render.orderings import panel_html
+from ..render.orderings import panel_text
+from ..render.orderings import static_toggle
 
 
 def as_orderings(result: Any) -> Orderings:

@@ -37,25 +37,34 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import UserCodeError
-from ..model.advice import Advice, Candidate
+from ..model.advice import Advice
+from ..model.advice import Candidate
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.progress import Draw
-from ..model.stats.rule import FASTER, Difference, difference
-from ..model.stats.witness import FIRST_CALL, clock_for, on
-from ..options import Options, options_of
+from ..model.stats.rule import FASTER
+from ..model.stats.rule import Difference
+from ..model.stats.rule import difference
+from ..model.stats.witness import FIRST_CALL
+from ..model.stats.witness import clock_for
+from ..model.stats.witness import on
+from ..options import Options
+from ..options import options_of
 from .attribution import attribute_call
 from .discovery.bindings import one_measurement
-from .sampling.conditions import frozen_heap, persistent_cache_off
+from .sampling.conditions import frozen_heap
+from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
 from .sampling.rounds import rounds_for
 from .sampling.stages import staged_run
-from .sampling.stops import Checkpoint, Stop
+from .sampling.stops import Checkpoint
+from .sampling.stops import Stop
 from .variants.build import nest_only
 from .variants.entry import plan_entry
 from .variants.plan import Plan
-from .variants.rows import Prepared, variant_sampler
+from .variants.rows import Prepared
+from .variants.rows import variant_sampler
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8

@@ -19,18 +19,23 @@ from __future__ import annotations
 
 import functools
 import time
-from collections import Counter, defaultdict
+from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
 import jax
 
-from ..errors import UserCodeError, user_traceback
-from ..model.attribution import Attribution, HelperTime
+from ..errors import UserCodeError
+from ..errors import user_traceback
+from ..model.attribution import Attribution
+from ..model.attribution import HelperTime
 from ..options import options_of
 from .discovery.bindings import one_measurement
-from .sampling.conditions import frozen_heap, paused_gc
-from .sampling.stops import Checkpoint, Stop
+from .sampling.conditions import frozen_heap
+from .sampling.conditions import paused_gc
+from .sampling.stops import Checkpoint
+from .sampling.stops import Stop
 from .variants.build import make_variant
 from .variants.entry import plan_entry
 from .variants.inner_jit import unjitted

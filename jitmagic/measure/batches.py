@@ -12,7 +12,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ..errors import InputError, UserCodeError, user_traceback
+from ..errors import InputError
+from ..errors import UserCodeError
+from ..errors import user_traceback
 from ..options import DEFAULT_BATCH
 from .calls.arguments import is_static
 from .calls.arrays import Holes

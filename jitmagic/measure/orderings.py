@@ -19,32 +19,41 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 import jax
 
 from ..errors import user_traceback
-from ..model.orderings import (
-    EXECUTE,
-    ORDERINGS,
-    REFERENCE,
-    SAMPLE_KEYS,
-    TOGGLED,
-    OrderingRow,
-    Orderings,
-)
+from ..model.orderings import EXECUTE
+from ..model.orderings import ORDERINGS
+from ..model.orderings import REFERENCE
+from ..model.orderings import SAMPLE_KEYS
+from ..model.orderings import TOGGLED
+from ..model.orderings import OrderingRow
+from ..model.orderings import Orderings
 from ..model.stats.rule import difference
-from ..model.stats.witness import clock_for, on
-from ..options import AUTO, Options
-from .batches import Batched, prepare_batch
-from .sampling.conditions import frozen_heap, persistent_cache_off
-from .sampling.monitor import COMPILE_EVENT, Monitor
+from ..model.stats.witness import clock_for
+from ..model.stats.witness import on
+from ..options import AUTO
+from ..options import Options
+from .batches import Batched
+from .batches import prepare_batch
+from .sampling.conditions import frozen_heap
+from .sampling.conditions import persistent_cache_off
+from .sampling.monitor import COMPILE_EVENT
+from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
 from .sampling.rounds import rounds_for
-from .sampling.runner import Cold, Sampler
+from .sampling.runner import Cold
+from .sampling.runner import Sampler
 from .sampling.stages import timed_stage
-from .sampling.stops import Checkpoint, Stop
-from .sampling.structure import Shape, count_nested_calls, jaxpr_text, normalized_hlo
+from .sampling.stops import Checkpoint
+from .sampling.stops import Stop
+from .sampling.structure import Shape
+from .sampling.structure import count_nested_calls
+from .sampling.structure import jaxpr_text
+from .sampling.structure import normalized_hlo
 
 # --------------------------------------------------------------------------- programs
 

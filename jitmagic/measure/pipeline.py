@@ -14,46 +14,71 @@ import contextlib
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 import jax
 
-from ..errors import InputError, UserCodeError
-from ..model.comparison import VARIANTS, Comparison
+from ..errors import InputError
+from ..errors import UserCodeError
+from ..model.comparison import VARIANTS
+from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.stats.rule import difference
-from ..model.stats.witness import CPU, FIRST_CALL, WAIT, WALL, clock_for, cpu_key, on
-from ..options import Options, misspelt_option, split_options
-from . import advice, batches, orderings, second_start
+from ..model.stats.witness import CPU
+from ..model.stats.witness import FIRST_CALL
+from ..model.stats.witness import WAIT
+from ..model.stats.witness import WALL
+from ..model.stats.witness import clock_for
+from ..model.stats.witness import cpu_key
+from ..model.stats.witness import on
+from ..options import Options
+from ..options import misspelt_option
+from ..options import split_options
+from . import advice
+from . import batches
+from . import orderings
+from . import second_start
 from .constants import arguments as constant_arguments
-from .discovery.bindings import one_measurement, seconds_waited
-from .lines.tables import Staged, add_lines
-from .sampling.conditions import frozen_heap, persistent_cache_off
-from .sampling.lockstep import (
-    SINGLE,
-    Lockstep,
-    agree_variants,
-    joined,
-    lockstep_of,
-    merged,
-    slowest_rows,
-)
-from .sampling.monitor import CACHE_HIT_EVENT, Monitor
+from .discovery.bindings import one_measurement
+from .discovery.bindings import seconds_waited
+from .lines.tables import Staged
+from .lines.tables import add_lines
+from .sampling.conditions import frozen_heap
+from .sampling.conditions import persistent_cache_off
+from .sampling.lockstep import SINGLE
+from .sampling.lockstep import Lockstep
+from .sampling.lockstep import agree_variants
+from .sampling.lockstep import joined
+from .sampling.lockstep import lockstep_of
+from .sampling.lockstep import merged
+from .sampling.lockstep import slowest_rows
+from .sampling.monitor import CACHE_HIT_EVENT
+from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
 from .sampling.rounds import rounds_for
 from .sampling.runner import Sampler
-from .sampling.sharding import mesh_env, sharding_report
+from .sampling.sharding import mesh_env
+from .sampling.sharding import sharding_report
 from .sampling.stages import environment
-from .sampling.stops import Checkpoint, StageInterrupted, Stop
+from .sampling.stops import Checkpoint
+from .sampling.stops import StageInterrupted
+from .sampling.stops import Stop
 from .sampling.structure import Shape
 from .variants.build import build_variant
-from .variants.entry import binding_swaps, plan_entry, user_globals
+from .variants.entry import binding_swaps
+from .variants.entry import plan_entry
+from .variants.entry import user_globals
 from .variants.nest_names import check_nest
 from .variants.plan import Plan
 from .variants.preflight import checked_nested
-from .variants.rows import Prepared, nothing_to_nest, variant_results, variant_sampler
+from .variants.rows import Prepared
+from .variants.rows import nothing_to_nest
+from .variants.rows import variant_results
+from .variants.rows import variant_sampler
 from .xla_passes import PART as XLA_PART
 from .xla_passes import add_xla_passes
 

@@ -29,14 +29,27 @@ from typing import Any
 import jax
 
 from ..errors import user_traceback
-from ..model.causes.second_start import VARIANTS, CacheRow, SecondStart, Start, UserCache
+from ..model.causes.second_start import VARIANTS
+from ..model.causes.second_start import CacheRow
+from ..model.causes.second_start import SecondStart
+from ..model.causes.second_start import Start
+from ..model.causes.second_start import UserCache
 from ..model.comparison import Comparison
 from ..options import Options
-from .sampling.conditions import cache_settings, emptied, frozen_heap, scratch_cache
-from .sampling.monitor import CACHE_HIT_EVENT, LOWER_EVENT, Monitor
+from .sampling.conditions import cache_settings
+from .sampling.conditions import emptied
+from .sampling.conditions import frozen_heap
+from .sampling.conditions import scratch_cache
+from .sampling.monitor import CACHE_HIT_EVENT
+from .sampling.monitor import LOWER_EVENT
+from .sampling.monitor import Monitor
 from .sampling.runner import in_turn
-from .sampling.stages import STAGE_EVENTS, cold_jit, timed_stage
-from .sampling.stops import Checkpoint, StageInterrupted, Stop
+from .sampling.stages import STAGE_EVENTS
+from .sampling.stages import cold_jit
+from .sampling.stages import timed_stage
+from .sampling.stops import Checkpoint
+from .sampling.stops import StageInterrupted
+from .sampling.stops import Stop
 from .variants.rows import Prepared
 
 #: A second start takes as many pairs as the comparison's cold runs, within these bounds:

@@ -13,16 +13,26 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
-from ..errors import InputError, UserCodeError
+from ..errors import InputError
+from ..errors import UserCodeError
 from ..model.comparison import Comparison
 from ..model.progress import Draw
-from ..model.sweep import Sweep, unchanged_warning
-from ..options import Options, split_options
-from .pipeline import checkpoint, measure_prepared, option_hints, variants_of
-from .sampling.stops import FINDING, Checkpoint, StageInterrupted, Stop
+from ..model.sweep import Sweep
+from ..model.sweep import unchanged_warning
+from ..options import Options
+from ..options import split_options
+from .pipeline import checkpoint
+from .pipeline import measure_prepared
+from .pipeline import option_hints
+from .pipeline import variants_of
+from .sampling.stops import FINDING
+from .sampling.stops import Checkpoint
+from .sampling.stops import StageInterrupted
+from .sampling.stops import Stop
 from .variants.entry import entry_name
 
 

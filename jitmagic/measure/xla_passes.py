@@ -26,11 +26,16 @@ from collections.abc import Iterator
 import jax
 
 from .._compat import profiler_running
-from ..model.causes.xla_passes import PROFILED, PassTime, ProfiledCompile, XlaPasses
+from ..model.causes.xla_passes import PROFILED
+from ..model.causes.xla_passes import PassTime
+from ..model.causes.xla_passes import ProfiledCompile
+from ..model.causes.xla_passes import XlaPasses
 from ..model.comparison import Comparison
 from .sampling.conditions import persistent_cache_off
-from .sampling.stages import cold_jit, timed_stage
-from .sampling.stops import Checkpoint, Stop
+from .sampling.stages import cold_jit
+from .sampling.stages import timed_stage
+from .sampling.stops import Checkpoint
+from .sampling.stops import Stop
 from .variants.rows import Prepared
 
 #: The part's name, as progress shows it.

@@ -38,8 +38,10 @@ a profile takes about a millisecond.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 #: The events of code generation (``RunBackend``) and, inside it, of LLVM's compile of the

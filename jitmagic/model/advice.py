@@ -9,21 +9,20 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .saved.schema import (
-    REQUIRED,
-    count,
-    fields,
-    flag,
-    items,
-    number,
-    one_of,
-    optional,
-    positive_seconds,
-    seconds,
-    text,
-)
+from .saved.schema import REQUIRED
+from .saved.schema import count
+from .saved.schema import fields
+from .saved.schema import flag
+from .saved.schema import items
+from .saved.schema import number
+from .saved.schema import one_of
+from .saved.schema import optional
+from .saved.schema import positive_seconds
+from .saved.schema import seconds
+from .saved.schema import text
 from .shown import Shown
-from .stats.witness import CPU, WALL
+from .stats.witness import CPU
+from .stats.witness import WALL
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .saved.schema import REQUIRED, count, fields, items, number, seconds, text
+from .saved.schema import REQUIRED
+from .saved.schema import count
+from .saved.schema import fields
+from .saved.schema import items
+from .saved.schema import number
+from .saved.schema import seconds
+from .saved.schema import text
 
 
 @dataclass(frozen=True)

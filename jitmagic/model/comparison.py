@@ -12,55 +12,61 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from .advice import Advice
 from .attribution import Attribution
 from .causes.constant_arguments import ConstantArguments
 from .causes.second_start import SecondStart
-from .causes.why import Cause, causes
+from .causes.why import Cause
+from .causes.why import causes
 from .causes.xla_passes import XlaPasses
-from .lines import Lines, checked_lines
+from .lines import Lines
+from .lines import checked_lines
 from .orderings import Orderings
-from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
-from .rows import (
-    COLD_PHASES,
-    FROM_EVENTS,
-    PHASE_LABELS,
-    PHASES,
-    STAGE_PHASES,
-    VARIANTS,
-    VariantResult,
-)
-from .saved.schema import (
-    REQUIRED,
-    Field,
-    ReportSchemaError,
-    fail,
-    fields,
-    flag,
-    items,
-    json_value,
-    number_or_nan,
-    obj,
-    optional,
-    text,
-)
+from .outputs import OUTPUT_FIELDS
+from .outputs import check_outputs
+from .outputs import outputs_dict
+from .rows import COLD_PHASES
+from .rows import FROM_EVENTS
+from .rows import PHASE_LABELS
+from .rows import PHASES
+from .rows import STAGE_PHASES
+from .rows import VARIANTS
+from .rows import VariantResult
+from .saved.schema import REQUIRED
+from .saved.schema import Field
+from .saved.schema import ReportSchemaError
+from .saved.schema import fail
+from .saved.schema import fields
+from .saved.schema import flag
+from .saved.schema import items
+from .saved.schema import json_value
+from .saved.schema import number_or_nan
+from .saved.schema import obj
+from .saved.schema import optional
+from .saved.schema import text
 from .sharding import Sharding
 from .shown import Shown
-from .stats.rule import INCONCLUSIVE, SAME, Difference, difference, json_number
-from .stats.verdicts import (
-    BUDGET,
-    DECIDED,
-    MOST_PAIRS,
-    Verdict,
-    comparison_headline,
-    comparison_text,
-    interval,
-    times,
-)
-from .stats.witness import clock_for, is_busy, on, waited_share
+from .stats.rule import INCONCLUSIVE
+from .stats.rule import SAME
+from .stats.rule import Difference
+from .stats.rule import difference
+from .stats.rule import json_number
+from .stats.verdicts import BUDGET
+from .stats.verdicts import DECIDED
+from .stats.verdicts import MOST_PAIRS
+from .stats.verdicts import Verdict
+from .stats.verdicts import comparison_headline
+from .stats.verdicts import comparison_text
+from .stats.verdicts import interval
+from .stats.verdicts import times
+from .stats.witness import clock_for
+from .stats.witness import is_busy
+from .stats.witness import on
+from .stats.witness import waited_share
 
 __all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]

@@ -20,13 +20,26 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .comparison import Comparison, ReportSchemaError
-from .rows import PHASE_LABELS, PHASES, VARIANTS
+from .comparison import Comparison
+from .comparison import ReportSchemaError
+from .rows import PHASE_LABELS
+from .rows import PHASES
 from .rows import STRUCTURE as ROW_STRUCTURE
+from .rows import VARIANTS
 from .saved.storage import load
 from .shown import Shown
-from .stats.rule import SAME, SLOWER, Difference, difference, json_number, median
-from .stats.witness import CPU, WALL, has_cpu, is_busy, on, waited
+from .stats.rule import SAME
+from .stats.rule import SLOWER
+from .stats.rule import Difference
+from .stats.rule import difference
+from .stats.rule import json_number
+from .stats.rule import median
+from .stats.witness import CPU
+from .stats.witness import WALL
+from .stats.witness import has_cpu
+from .stats.witness import is_busy
+from .stats.witness import on
+from .stats.witness import waited
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2

@@ -16,7 +16,8 @@ exists, Python 3.11) is ``None`` in every row, never zero, and the table's
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from .saved.schema import ReportSchemaError

@@ -6,27 +6,33 @@ Raw samples per ordering, statistics derived; measured by
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from .outputs import OUTPUT_FIELDS, check_outputs, outputs_dict
-from .rows import ORDERING_KEYS, OrderingRow
-from .saved.schema import (
-    REQUIRED,
-    count,
-    fail,
-    fields,
-    flag,
-    integer,
-    items,
-    number,
-    obj,
-    optional,
-    text,
-)
-from .stats.rule import difference, json_number
-from .stats.verdicts import Verdict, orderings_headline, orderings_text
-from .stats.witness import clock_for, on
+from .outputs import OUTPUT_FIELDS
+from .outputs import check_outputs
+from .outputs import outputs_dict
+from .rows import ORDERING_KEYS
+from .rows import OrderingRow
+from .saved.schema import REQUIRED
+from .saved.schema import count
+from .saved.schema import fail
+from .saved.schema import fields
+from .saved.schema import flag
+from .saved.schema import integer
+from .saved.schema import items
+from .saved.schema import number
+from .saved.schema import obj
+from .saved.schema import optional
+from .saved.schema import text
+from .stats.rule import difference
+from .stats.rule import json_number
+from .stats.verdicts import Verdict
+from .stats.verdicts import orderings_headline
+from .stats.verdicts import orderings_text
+from .stats.witness import clock_for
+from .stats.witness import on
 
 __all__ = ["ORDERINGS", "REFERENCE", "SAMPLE_KEYS", "TOGGLED", "OrderingRow", "Orderings"]
 

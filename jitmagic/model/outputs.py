@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .saved.schema import Field, fail, optional, text
+from .saved.schema import Field
+from .saved.schema import fail
+from .saved.schema import optional
+from .saved.schema import text
 
 #: ``outputs_kind``'s values, and the ``outputs_match`` each goes with.
 OUTPUT_KINDS = {"exact": True, "rounding": True, "mismatch": False, "uncompared": None}

@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .saved.schema import items, mapping, seconds
-from .stats.witness import CONTENTION_KEYS, cpu_key
+from .saved.schema import items
+from .saved.schema import mapping
+from .saved.schema import seconds
+from .stats.witness import CONTENTION_KEYS
+from .stats.witness import cpu_key
 
 #: One process's samples, by sample key (``trace_s``, ...), a list of seconds each.
 Samples = dict[str, list[float]]

@@ -10,25 +10,30 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import ClassVar
+from typing import TypeVar
 
-from .processes import Samples, read_per_process
-from .saved.schema import (
-    Field,
-    count,
-    encode,
-    fields,
-    flag,
-    items,
-    mapping,
-    obj,
-    optional,
-    seconds,
-    text,
-)
-from .stats.rule import json_number, median, spread
-from .stats.witness import CONTENTION_KEYS, cpu_key
+from .processes import Samples
+from .processes import read_per_process
+from .saved.schema import Field
+from .saved.schema import count
+from .saved.schema import encode
+from .saved.schema import fields
+from .saved.schema import flag
+from .saved.schema import items
+from .saved.schema import mapping
+from .saved.schema import obj
+from .saved.schema import optional
+from .saved.schema import seconds
+from .saved.schema import text
+from .stats.rule import json_number
+from .stats.rule import median
+from .stats.rule import spread
+from .stats.witness import CONTENTION_KEYS
+from .stats.witness import cpu_key
 
 #: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .saved.schema import REQUIRED, fields, flag, items, mapping, optional, text
+from .saved.schema import REQUIRED
+from .saved.schema import fields
+from .saved.schema import flag
+from .saved.schema import items
+from .saved.schema import mapping
+from .saved.schema import optional
+from .saved.schema import text
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,24 @@ import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from .comparison import READABLE, Comparison, ReportSchemaError
-from .rows import PHASES, VARIANTS
-from .saved.schema import REQUIRED, fail, fields, items, obj, optional, scalar, seconds, text
+from .comparison import READABLE
+from .comparison import Comparison
+from .comparison import ReportSchemaError
+from .rows import PHASES
+from .rows import VARIANTS
+from .saved.schema import REQUIRED
+from .saved.schema import fail
+from .saved.schema import fields
+from .saved.schema import items
+from .saved.schema import obj
+from .saved.schema import optional
+from .saved.schema import scalar
+from .saved.schema import seconds
+from .saved.schema import text
 from .shown import Shown
 from .stats.verdicts import sweep_headline
 

@@ -12,7 +12,8 @@ from ..model.diff import Diff
 from ..model.shown import register_renderers
 from . import diff as _diff
 from .attribution import advice_lines
-from .bundle import repr_mimebundle, text
+from .bundle import repr_mimebundle
+from .bundle import text
 
 
 def _text(r: Any) -> str:

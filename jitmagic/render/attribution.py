@@ -8,25 +8,27 @@ from __future__ import annotations
 
 import re
 
-from ..model.advice import Advice, Candidate
-from ..model.attribution import Attribution, HelperTime
+from ..model.advice import Advice
+from ..model.advice import Candidate
+from ..model.attribution import Attribution
+from ..model.attribution import HelperTime
 from ..model.comparison import Comparison
-from ..model.stats.rule import FASTER, SLOWER
-from ..model.stats.witness import CPU, WALL
-from .blocks import (
-    MAX_ITEMS,
-    Block,
-    Cell,
-    Code,
-    Html,
-    Image,
-    Para,
-    Table,
-    as_html,
-    as_text,
-    first,
-    more,
-)
+from ..model.stats.rule import FASTER
+from ..model.stats.rule import SLOWER
+from ..model.stats.witness import CPU
+from ..model.stats.witness import WALL
+from .blocks import MAX_ITEMS
+from .blocks import Block
+from .blocks import Cell
+from .blocks import Code
+from .blocks import Html
+from .blocks import Image
+from .blocks import Para
+from .blocks import Table
+from .blocks import as_html
+from .blocks import as_text
+from .blocks import first
+from .blocks import more
 from .comparison import partial
 from .format import fmt_s
 

@@ -18,8 +18,12 @@ from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.orderings import Orderings
 from ..model.sweep import Sweep
-from .attribution import helpers_html, helpers_text
-from .blocks import Table, first, more, shown_name
+from .attribution import helpers_html
+from .attribution import helpers_text
+from .blocks import Table
+from .blocks import first
+from .blocks import more
+from .blocks import shown_name
 from .causes.constant_arguments import html as constants_html
 from .causes.constant_arguments import text as constants_text
 from .causes.second_start import html as second_start_html
@@ -28,14 +32,16 @@ from .causes.why import html as why_html
 from .causes.why import text as why_text
 from .causes.xla_passes import html as xla_html
 from .causes.xla_passes import text as xla_text
-from .comparison import html_summary, text_table
+from .comparison import html_summary
+from .comparison import text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .orderings import html_table as orderings_html
 from .orderings import text_table as orderings_text
-from .sweep import sweep_html, sweep_text
+from .sweep import sweep_html
+from .sweep import sweep_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
@@ -94,7 +100,8 @@ def load_charts() -> None:
 def chart_png(c: Comparison | Sweep) -> bytes | None:
     """The result's chart as PNG bytes (the sweep chart for a sweep)."""
     load_charts()
-    from .charts.phases import phases_figure, to_png
+    from .charts.phases import phases_figure
+    from .charts.phases import to_png
     from .charts.sweep import sweep_figure
 
     if isinstance(c, Sweep):

@@ -8,40 +8,48 @@ from __future__ import annotations
 
 import math
 
-from ..model.comparison import (
-    EXECUTE,
-    PHASE_LABELS,
-    PHASES,
-    VARIANTS,
-    Comparison,
-    VariantResult,
-)
+from ..model.comparison import EXECUTE
+from ..model.comparison import PHASE_LABELS
+from ..model.comparison import PHASES
+from ..model.comparison import VARIANTS
+from ..model.comparison import Comparison
+from ..model.comparison import VariantResult
 from ..model.orderings import Orderings
-from ..model.rows import FROM_EVENTS, REST_LABEL, STRUCTURE
-from ..model.stats.rule import INCONCLUSIVE, SAME, median
-from ..model.stats.verdicts import Verdict, not_run
-from ..model.stats.witness import CPU, WALL, busy_line, on, waited
+from ..model.rows import FROM_EVENTS
+from ..model.rows import REST_LABEL
+from ..model.rows import STRUCTURE
+from ..model.stats.rule import INCONCLUSIVE
+from ..model.stats.rule import SAME
+from ..model.stats.rule import median
+from ..model.stats.verdicts import Verdict
+from ..model.stats.verdicts import not_run
+from ..model.stats.witness import CPU
+from ..model.stats.witness import WALL
+from ..model.stats.witness import busy_line
+from ..model.stats.witness import on
+from ..model.stats.witness import waited
 from . import diff as _diff
 from . import provenance as _provenance
-from .blocks import (
-    Block,
-    Cell,
-    Code,
-    Details,
-    Heading,
-    Html,
-    Image,
-    Para,
-    Pre,
-    Strong,
-    Table,
-    as_html,
-    as_text,
-    first,
-    more,
-    shown_name,
-)
-from .format import fmt_ratio, fmt_s, fmt_spread, medians_of
+from .blocks import Block
+from .blocks import Cell
+from .blocks import Code
+from .blocks import Details
+from .blocks import Heading
+from .blocks import Html
+from .blocks import Image
+from .blocks import Para
+from .blocks import Pre
+from .blocks import Strong
+from .blocks import Table
+from .blocks import as_html
+from .blocks import as_text
+from .blocks import first
+from .blocks import more
+from .blocks import shown_name
+from .format import fmt_ratio
+from .format import fmt_s
+from .format import fmt_spread
+from .format import medians_of
 
 
 def _structure_label(label: str) -> Cell:

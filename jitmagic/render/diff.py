@@ -17,10 +17,23 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.diff import LARGER, SAME_SIZE, Diff, Figure, StageDiff, StructureDiff
-from ..model.stats.rule import INCONCLUSIVE, SLOWER
-from .blocks import Block, Heading, Html, Para, Table, as_html, as_text
-from .format import fmt_ratio, fmt_s
+from ..model.diff import LARGER
+from ..model.diff import SAME_SIZE
+from ..model.diff import Diff
+from ..model.diff import Figure
+from ..model.diff import StageDiff
+from ..model.diff import StructureDiff
+from ..model.stats.rule import INCONCLUSIVE
+from ..model.stats.rule import SLOWER
+from .blocks import Block
+from .blocks import Heading
+from .blocks import Html
+from .blocks import Para
+from .blocks import Table
+from .blocks import as_html
+from .blocks import as_text
+from .format import fmt_ratio
+from .format import fmt_s
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.stats.rule import Difference, spread
-from ..model.stats.units import UNITS, fmt_ratio, fmt_s, time_unit
+from ..model.stats.rule import Difference
+from ..model.stats.rule import spread
+from ..model.stats.units import UNITS
+from ..model.stats.units import fmt_ratio
+from ..model.stats.units import fmt_s
+from ..model.stats.units import time_unit
 
 __all__ = ["NOT_SIGNIFICANT", "UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
            "fmt_spread", "marked_ratio", "medians_of", "time_unit"]

@@ -20,8 +20,11 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from ..model.lines import LineRow, Lines, LineTable
-from ..model.stats.units import counted, fmt_bytes
+from ..model.lines import LineRow
+from ..model.lines import Lines
+from ..model.lines import LineTable
+from ..model.stats.units import counted
+from ..model.stats.units import fmt_bytes
 from .format import fmt_s
 
 #: Rows shown per table at most (text and HTML alike).

@@ -9,26 +9,33 @@ from __future__ import annotations
 
 import math
 
-from ..model.orderings import EXECUTE, ORDERINGS, REFERENCE, TOGGLED, OrderingRow, Orderings
+from ..model.orderings import EXECUTE
+from ..model.orderings import ORDERINGS
+from ..model.orderings import REFERENCE
+from ..model.orderings import TOGGLED
+from ..model.orderings import OrderingRow
+from ..model.orderings import Orderings
 from ..model.stats.rule import median
-from ..model.stats.witness import CPU, on
+from ..model.stats.witness import CPU
+from ..model.stats.witness import on
 from . import comparison
-from .blocks import (
-    Block,
-    Cell,
-    Code,
-    Details,
-    Heading,
-    Html,
-    Image,
-    Para,
-    Pre,
-    Table,
-    as_html,
-    as_text,
-    switch,
-)
-from .format import fmt_ratio, fmt_s, fmt_spread, medians_of
+from .blocks import Block
+from .blocks import Cell
+from .blocks import Code
+from .blocks import Details
+from .blocks import Heading
+from .blocks import Html
+from .blocks import Image
+from .blocks import Para
+from .blocks import Pre
+from .blocks import Table
+from .blocks import as_html
+from .blocks import as_text
+from .blocks import switch
+from .format import fmt_ratio
+from .format import fmt_s
+from .format import fmt_spread
+from .format import medians_of
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")

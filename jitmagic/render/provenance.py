@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep
-from .blocks import Block, Code, Details, Inline, Para
+from .blocks import Block
+from .blocks import Code
+from .blocks import Details
+from .blocks import Inline
+from .blocks import Para
 
 
 def made_line(c: Comparison | Sweep) -> list[Inline] | None:

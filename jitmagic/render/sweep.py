@@ -3,27 +3,30 @@ and a last row with each column's fitted growth exponent."""
 
 from __future__ import annotations
 
-from ..model.comparison import PHASES, VARIANTS
-from ..model.sweep import Sweep, exponents, medians, unchanged
+from ..model.comparison import PHASES
+from ..model.comparison import VARIANTS
+from ..model.sweep import Sweep
+from ..model.sweep import exponents
+from ..model.sweep import medians
+from ..model.sweep import unchanged
 from . import provenance as _provenance
-from .blocks import (
-    MAX_ITEMS,
-    Block,
-    Code,
-    Heading,
-    Html,
-    Image,
-    Para,
-    Pre,
-    Table,
-    as_html,
-    as_text,
-    first,
-    more,
-    shown_name,
-)
+from .blocks import MAX_ITEMS
+from .blocks import Block
+from .blocks import Code
+from .blocks import Heading
+from .blocks import Html
+from .blocks import Image
+from .blocks import Para
+from .blocks import Pre
+from .blocks import Table
+from .blocks import as_html
+from .blocks import as_text
+from .blocks import first
+from .blocks import more
+from .blocks import shown_name
 from .comparison import partial
-from .format import fmt_exponent, fmt_s
+from .format import fmt_exponent
+from .format import fmt_s
 
 #: A sweep's table and chart show at most this many values, the first measured (the
 #: growth row is fitted on all of them); the heading names at most ``MAX_NAMED``.

@@ -16,8 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .table import Effect, effects
-from .watch import NOT_THE_CELLS, Watch
+from .table import Effect
+from .table import effects
+from .watch import NOT_THE_CELLS
+from .watch import Watch
 
 __all__ = ["NOT_THE_CELLS", "Watch", "effects_undone"]
 

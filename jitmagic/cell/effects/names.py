@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 import sys
 import types
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 
 import jax

@@ -17,10 +17,13 @@ import warnings
 from collections.abc import Collection
 from typing import Any
 
-from ..._compat import add_filter_hook, monitoring_lists, set_add_filter_hook
+from ..._compat import add_filter_hook
+from ..._compat import monitoring_lists
+from ..._compat import set_add_filter_hook
 from ...model.stats.units import counted
 from ...usercode import user_file
-from .sentences import said, said_all
+from .sentences import said
+from .sentences import said_all
 from .watch import differs
 
 # --- matplotlib: figures and rcParams ------------------------------------------------

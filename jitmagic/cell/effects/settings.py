@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np

@@ -47,12 +47,16 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Collection
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from collections.abc import Collection
+from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
-from . import names, registries, settings
+from . import names
+from . import registries
+from . import settings
 
 #: The key of a row that is one value (the working directory, sys.path) in its view.
 WHOLE = "whole"

@@ -11,7 +11,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ...model.progress import Draw, Progress
+from ...model.progress import Draw
+from ...model.progress import Progress
 from .sentences import listed
 
 #: The stages of a measurement in which the cell's code does not run on the measuring

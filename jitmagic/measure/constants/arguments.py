@@ -25,35 +25,47 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import jax
 import numpy as np
 
-from ...model.causes.constant_arguments import (
-    BIG_BYTES,
-    CAPTURED,
-    FORMS,
-    PASSED,
-    ConstantArguments,
-    ConstantVariant,
-    LiftedConstant,
-)
-from ...model.comparison import VARIANTS, Comparison
+from ...model.causes.constant_arguments import BIG_BYTES
+from ...model.causes.constant_arguments import CAPTURED
+from ...model.causes.constant_arguments import FORMS
+from ...model.causes.constant_arguments import PASSED
+from ...model.causes.constant_arguments import ConstantArguments
+from ...model.causes.constant_arguments import ConstantVariant
+from ...model.causes.constant_arguments import LiftedConstant
+from ...model.comparison import VARIANTS
+from ...model.comparison import Comparison
 from ...model.stats.units import fmt_bytes
-from ..lines.tables import Staged, user_code
-from ..sampling.conditions import frozen_heap, persistent_cache_off
+from ..lines.tables import Staged
+from ..lines.tables import user_code
+from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.outputs import OutputCheck
 from ..sampling.runner import in_turn
 from ..sampling.stages import first_call_run
-from ..sampling.stops import Checkpoint, StageInterrupted, Stop
-from ..sampling.structure import captured_constants, count_equations
+from ..sampling.stops import Checkpoint
+from ..sampling.stops import StageInterrupted
+from ..sampling.stops import Stop
+from ..sampling.structure import captured_constants
+from ..sampling.structure import count_equations
 from ..variants.rows import Prepared
-from .lifting import LIFT_BYTES, Found, Replay, flat_arguments, program_constants
-from .names import lines_of, name_of, reachable_arrays
+from .lifting import LIFT_BYTES
+from .lifting import Found
+from .lifting import Replay
+from .lifting import flat_arguments
+from .lifting import program_constants
+from .names import lines_of
+from .names import name_of
+from .names import reachable_arrays
 
 #: What progress calls this part.
 PART = "constants passed as arguments"

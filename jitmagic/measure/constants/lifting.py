@@ -17,16 +17,22 @@ have to be threaded through that primitive): it stays captured, with a note.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import jax
 import numpy as np
-from jax.extend.core import DropVar, Literal
+from jax.extend.core import DropVar
+from jax.extend.core import Literal
 
 from ..._compat import bind_equation
-from ..sampling.structure import array_bytes, constants_of, sub_jaxprs
+from ..sampling.structure import array_bytes
+from ..sampling.structure import constants_of
+from ..sampling.structure import sub_jaxprs
 
 #: Constants of at least this many bytes are passed as arguments ...
 LIFT_BYTES = 64 * 2**10

@@ -22,8 +22,11 @@ import functools
 import gc
 import itertools
 import types
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import Any
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -31,7 +34,8 @@ import numpy as np
 from ...usercode import user_file
 from ..discovery.found import names_written
 from ..discovery.live_objects import functions_behind
-from ..lines.counts import Key, UserCode
+from ..lines.counts import Key
+from ..lines.counts import UserCode
 from .lifting import Constant
 
 #: How a name was matched to a constant (``LiftedConstant.matched``).

@@ -15,7 +15,8 @@ import signal
 import threading
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any

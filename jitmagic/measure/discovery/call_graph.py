@@ -29,10 +29,12 @@ import functools
 import os
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..sampling.structure import distinct_jaxprs, sub_jaxprs
+from ..sampling.structure import distinct_jaxprs
+from ..sampling.structure import sub_jaxprs
 
 
 @dataclass

@@ -14,16 +14,23 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import jax
 
 from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
-from .call_graph import CallGraph, _position
-from .found import Found, as_called, code_of, helper_name, names_written
+from .call_graph import CallGraph
+from .call_graph import _position
+from .found import Found
+from .found import as_called
+from .found import code_of
+from .found import helper_name
+from .found import names_written
 
 #: JAX's ``__call__`` of each custom-derivative class: its frame is on every equation a
 #: call of such a function traces (its body's, or its rules').

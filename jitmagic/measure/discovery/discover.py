@@ -39,26 +39,33 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 import jax
 
 from ..calls.arrays import holds_arrays
 from .bindings import Binding
-from .call_graph import CallGraph, Calls, Held, held_functions, kernel_bodies, read_calls
-from .custom_rules import custom_calls, rules_only
-from .found import (
-    Discovery,
-    Found,
-    UserFunctions,
-    as_called,
-    code_of,
-    helper_name,
-    names_written,
-    unique_names,
-)
-from .live_objects import Live, codes_behind, own_sourceless
+from .call_graph import CallGraph
+from .call_graph import Calls
+from .call_graph import Held
+from .call_graph import held_functions
+from .call_graph import kernel_bodies
+from .call_graph import read_calls
+from .custom_rules import custom_calls
+from .custom_rules import rules_only
+from .found import Discovery
+from .found import Found
+from .found import UserFunctions
+from .found import as_called
+from .found import code_of
+from .found import helper_name
+from .found import names_written
+from .found import unique_names
+from .live_objects import Live
+from .live_objects import codes_behind
+from .live_objects import own_sourceless
 from .profiled import profiled_discovery
 from .selves import caught_selves
 

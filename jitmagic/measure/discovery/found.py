@@ -9,11 +9,14 @@ import inspect
 import sys
 import types
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from ...model.saved.schema import printable
-from ...usercode import sourceless, user_file, users_namespace
+from ...usercode import sourceless
+from ...usercode import user_file
+from ...usercode import users_namespace
 from .bindings import Binding
 
 _SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR

@@ -27,12 +27,21 @@ import itertools
 import sys
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
-from ...usercode import CELL_PREFIXES, sourceless, user_file
-from ..calls.arrays import SCALARS, is_array
-from .found import code_of, function_of, names_written, sourceless_codes
+from ...usercode import CELL_PREFIXES
+from ...usercode import sourceless
+from ...usercode import user_file
+from ..calls.arrays import SCALARS
+from ..calls.arrays import is_array
+from .found import code_of
+from .found import function_of
+from .found import names_written
+from .found import sourceless_codes
 
 #: At most this many objects are visited looking for instances, this deep, and this
 #: many items of one container (a list of a million arrays holds no layer).

@@ -27,7 +27,8 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 import jax
@@ -35,16 +36,14 @@ import jax
 from ...usercode import PACKAGE_DIR
 from ..calls.arrays import holds_arrays
 from .bindings import Binding
-from .found import (
-    Discovery,
-    Found,
-    UserFunctions,
-    as_called,
-    code_of,
-    helper_name,
-    names_written,
-    unique_names,
-)
+from .found import Discovery
+from .found import Found
+from .found import UserFunctions
+from .found import as_called
+from .found import code_of
+from .found import helper_name
+from .found import names_written
+from .found import unique_names
 from .live_objects import own_sourceless
 
 

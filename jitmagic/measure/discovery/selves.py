@@ -17,7 +17,8 @@ from typing import Any
 
 import jax
 
-from .bindings import Binding, swapped
+from .bindings import Binding
+from .bindings import swapped
 
 
 def caught_selves(fn: Callable, args: tuple, kwargs: dict[str, Any],

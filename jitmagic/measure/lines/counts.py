@@ -7,12 +7,17 @@ from __future__ import annotations
 import gc
 import types
 from collections import Counter
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 from ..._compat import frame_line
 from ...model.lines import FunctionSpan
-from ...usercode import sourceless, user_file, users_namespace
-from ..sampling.structure import constants_of, constants_read, sub_jaxprs
+from ...usercode import sourceless
+from ...usercode import user_file
+from ...usercode import users_namespace
+from ..sampling.structure import constants_of
+from ..sampling.structure import constants_read
+from ..sampling.structure import sub_jaxprs
 
 Key = tuple[str, int]
 

@@ -17,9 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ...model.lines import LineTable
-from ..calls.arguments import check_arguments, static_split
+from ..calls.arguments import check_arguments
+from ..calls.arguments import static_split
 from ..discovery.bindings import installing
-from ..variants.entry import _holds_module, resolve_entry, user_globals
+from ..variants.entry import _holds_module
+from ..variants.entry import resolve_entry
+from ..variants.entry import user_globals
 from ..variants.plan import Plan
 
 #: Code that runs inside its own function's frame but is no helper of its own.

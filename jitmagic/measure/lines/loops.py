@@ -12,7 +12,8 @@ import ast
 import linecache
 from collections.abc import Iterable
 
-from ...model.lines import FunctionSpan, LoopSpan
+from ...model.lines import FunctionSpan
+from ...model.lines import LoopSpan
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp,
           ast.GeneratorExp)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .counts import Key, UserCode
+from .counts import Key
+from .counts import UserCode
 
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 

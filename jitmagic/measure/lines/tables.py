@@ -35,28 +35,48 @@ import inspect
 import linecache
 import types
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import jax
 
-from ...errors import InputError, UserCodeError, user_traceback
-from ...model.comparison import VARIANTS, Comparison
-from ...model.lines import SOURCE_UNAVAILABLE, FunctionSpan, LineRow, Lines, LineTable
+from ...errors import InputError
+from ...errors import UserCodeError
+from ...errors import user_traceback
+from ...model.comparison import VARIANTS
+from ...model.comparison import Comparison
+from ...model.lines import SOURCE_UNAVAILABLE
+from ...model.lines import FunctionSpan
+from ...model.lines import LineRow
+from ...model.lines import Lines
+from ...model.lines import LineTable
 from ...options import options_of
 from ..discovery.bindings import one_measurement
 from ..discovery.discover import code_of
 from ..discovery.found import entry_namespace
 from ..discovery.live_objects import user_entry
-from ..sampling.stops import Checkpoint, StageInterrupted, Stop
+from ..sampling.stops import Checkpoint
+from ..sampling.stops import StageInterrupted
+from ..sampling.stops import Stop
 from ..variants.build import build_variant
 from ..variants.entry import plan_entry
-from ..variants.plan import Plan, Variant
-from ..variants.rows import Prepared, verified_calls
-from .counts import Key, LineCounts, UserCode, count_equations
-from .entry import helperless_plan, runs_other_functions
-from .hook import Hook, Tally, make_hook, why_no_hook
+from ..variants.plan import Plan
+from ..variants.plan import Variant
+from ..variants.rows import Prepared
+from ..variants.rows import verified_calls
+from .counts import Key
+from .counts import LineCounts
+from .counts import UserCode
+from .counts import count_equations
+from .entry import helperless_plan
+from .entry import runs_other_functions
+from .hook import Hook
+from .hook import Tally
+from .hook import make_hook
+from .hook import why_no_hook
 from .loops import loops_of
 from .mlir_locations import count_hlo_ops
 

@@ -31,10 +31,13 @@ import time
 from typing import Any
 
 from ..._compat import distributed_client
-from ...errors import InputError, UserCodeError
-from ...model.processes import Samples, slowest
+from ...errors import InputError
+from ...errors import UserCodeError
+from ...model.processes import Samples
+from ...model.processes import slowest
 from ...model.rows import VariantResult
-from .stops import Checkpoint, Stop
+from .stops import Checkpoint
+from .stops import Stop
 
 #: Seconds a process waits at a barrier for the others (the environment variable
 #: :data:`TIMEOUT_ENV` sets another): past it, it raises :class:`LockstepError`.

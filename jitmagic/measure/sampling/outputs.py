@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import jax

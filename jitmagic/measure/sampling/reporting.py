@@ -9,9 +9,11 @@ interval. Estimates come from the pace so far.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from ...model.progress import Draw, Progress
+from ...model.progress import Draw
+from ...model.progress import Progress
 from .rounds import FEWEST
 
 

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
-from ...model.comparison import BUDGET, DECIDED, MOST_PAIRS
-from ...model.stats.rule import MAX_PAIRS, MAX_PAIRS_BUSY, MIN_PAIRS
-from ...options import AUTO, Options
+from ...model.comparison import BUDGET
+from ...model.comparison import DECIDED
+from ...model.comparison import MOST_PAIRS
+from ...model.stats.rule import MAX_PAIRS
+from ...model.stats.rule import MAX_PAIRS_BUSY
+from ...model.stats.rule import MIN_PAIRS
+from ...options import AUTO
+from ...options import Options
 
 
 class Shares(Protocol):

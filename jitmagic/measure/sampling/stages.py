@@ -21,17 +21,26 @@ import time
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import jax
 
-from ...model.rows import FROM_EVENTS, FROM_STAGED, cpu_key
+from ...model.rows import FROM_EVENTS
+from ...model.rows import FROM_STAGED
+from ...model.rows import cpu_key
 from ..calls.arguments import static_split
 from . import contention
 from .conditions import paused_gc
-from .lockstep import leaders, slowest_of
-from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
-from .stops import POLL_S, Checkpoint, Stop
+from .lockstep import leaders
+from .lockstep import slowest_of
+from .monitor import COMPILE_EVENT
+from .monitor import LOWER_EVENT
+from .monitor import TRACE_EVENT
+from .monitor import Monitor
+from .stops import POLL_S
+from .stops import Checkpoint
+from .stops import Stop
 
 #: A steady-state sample takes about this share of its row's cold first call: with
 #: auto-ranging, the steady state is then about a tenth of a comparison's wall time, the

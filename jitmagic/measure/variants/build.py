@@ -25,14 +25,26 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
-from ..discovery.bindings import installing, jit_label
-from .inner_jit import descriptor, faithful_jit, is_nnx_class, is_user_jit, nnx_method, unjit
-from .linen import LINEN_UNNAMED, linen_swaps
-from .plan import Helper, Plan, Variant
-from .trampoline import copy_function, functions_of_all, route
+from ..discovery.bindings import installing
+from ..discovery.bindings import jit_label
+from .inner_jit import descriptor
+from .inner_jit import faithful_jit
+from .inner_jit import is_nnx_class
+from .inner_jit import is_user_jit
+from .inner_jit import nnx_method
+from .inner_jit import unjit
+from .linen import LINEN_UNNAMED
+from .linen import linen_swaps
+from .plan import Helper
+from .plan import Plan
+from .plan import Variant
+from .trampoline import copy_function
+from .trampoline import functions_of_all
+from .trampoline import route
 
 #: ``replace(helper, original)`` gives what a binding holds in a variant (None: unchanged).
 Replace = Callable[[Helper, Any], Any]

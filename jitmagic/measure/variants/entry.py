@@ -9,22 +9,36 @@ import inspect
 import itertools
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 
-from ..._compat import equinox_transform, framework_jit, jit_info
+from ..._compat import equinox_transform
+from ..._compat import framework_jit
+from ..._compat import jit_info
 from ...errors import InputError
 from ...model.saved.schema import printable
-from ..calls.arguments import SCALAR_MISUSE, check_arguments, is_static, static_split
-from ..calls.arrays import SCALARS, Holes
-from ..discovery.bindings import Binding, installing, short_name
-from ..discovery.discover import Found, code_of, discover, profiled_discovery
+from ..calls.arguments import SCALAR_MISUSE
+from ..calls.arguments import check_arguments
+from ..calls.arguments import is_static
+from ..calls.arguments import static_split
+from ..calls.arrays import SCALARS
+from ..calls.arrays import Holes
+from ..discovery.bindings import Binding
+from ..discovery.bindings import installing
+from ..discovery.bindings import short_name
+from ..discovery.discover import Found
+from ..discovery.discover import code_of
+from ..discovery.discover import discover
+from ..discovery.discover import profiled_discovery
 from .inner_jit import is_user_jit
 from .linen import linen_made_before
-from .plan import JIT_OPTIONS, Helper, Plan
+from .plan import JIT_OPTIONS
+from .plan import Helper
+from .plan import Plan
 from .trampoline import functions_of
 
 #: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.

@@ -12,7 +12,8 @@ import jax
 
 from ..._compat import jit_info
 from ..calls.arguments import SCALAR_MISUSE
-from ..calls.arrays import SCALARS, Holes
+from ..calls.arrays import SCALARS
+from ..calls.arrays import Holes
 from ..calls.arrays import holds_arrays as _holds_arrays
 from ..calls.arrays import is_array as _is_array
 from ..discovery.bindings import jit_label

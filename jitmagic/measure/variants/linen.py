@@ -14,7 +14,8 @@ import types
 from typing import Any
 
 from ...usercode import user_file
-from ..discovery.bindings import Binding, CellOf
+from ..discovery.bindings import Binding
+from ..discovery.bindings import CellOf
 from .plan import Helper
 from .trampoline import functions_of
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..discovery.bindings import Binding, jit_label
+from ..discovery.bindings import Binding
+from ..discovery.bindings import jit_label
 from .inner_jit import is_user_jit
 
 JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames",

@@ -23,9 +23,11 @@ from collections.abc import Iterator
 import jax
 
 from .build import nest_only
-from .inner_jit import HELPER_TAG, STATIC_TAG
+from .inner_jit import HELPER_TAG
+from .inner_jit import STATIC_TAG
 from .leaks import leak_mechanism
-from .plan import Plan, Variant
+from .plan import Plan
+from .plan import Variant
 
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
 #: message, and ``UnexpectedTracerError``'s).

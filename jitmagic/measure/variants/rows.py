@@ -7,13 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.comparison import PHASES, VariantResult
+from ...model.comparison import PHASES
+from ...model.comparison import VariantResult
 from ...model.rows import FROM_STAGED
 from ..sampling.monitor import Monitor
-from ..sampling.runner import Cold, Sampler
-from ..sampling.stages import first_call_run, staged_run, warm_artefacts
+from ..sampling.runner import Cold
+from ..sampling.runner import Sampler
+from ..sampling.stages import first_call_run
+from ..sampling.stages import staged_run
+from ..sampling.stages import warm_artefacts
 from ..sampling.stops import Checkpoint
-from ..sampling.structure import Shape, structure
+from ..sampling.structure import Shape
+from ..sampling.structure import structure
 from .claims import helper_jit_calls
 from .plan import Variant
 

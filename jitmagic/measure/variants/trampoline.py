@@ -32,7 +32,8 @@ import threading
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 

@@ -13,27 +13,31 @@ the one rule. Measured by :mod:`jitmagic.measure.constants.arguments`, shown by
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from ..outputs import OUTPUT_KINDS
-from ..saved.schema import (
-    REQUIRED,
-    Field,
-    count,
-    fail,
-    fields,
-    items,
-    mapping,
-    number_or_nan,
-    obj,
-    one_of,
-    optional,
-    seconds,
-    text,
-)
-from ..stats.rule import Difference, difference, json_number, median
-from ..stats.witness import FIRST_CALL, clock_for, on
+from ..saved.schema import REQUIRED
+from ..saved.schema import Field
+from ..saved.schema import count
+from ..saved.schema import fail
+from ..saved.schema import fields
+from ..saved.schema import items
+from ..saved.schema import mapping
+from ..saved.schema import number_or_nan
+from ..saved.schema import obj
+from ..saved.schema import one_of
+from ..saved.schema import optional
+from ..saved.schema import seconds
+from ..saved.schema import text
+from ..stats.rule import Difference
+from ..stats.rule import difference
+from ..stats.rule import json_number
+from ..stats.rule import median
+from ..stats.witness import FIRST_CALL
+from ..stats.witness import clock_for
+from ..stats.witness import on
 
 #: The two forms each measured variant is compiled in: its constants captured (as the
 #: user's code traced them), and its biggest ones passed as arguments.

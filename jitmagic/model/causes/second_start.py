@@ -14,25 +14,32 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..saved.schema import (
-    REQUIRED,
-    count,
-    fail,
-    fields,
-    flag,
-    integer,
-    items,
-    number,
-    obj,
-    optional,
-    seconds,
-    text,
-)
-from ..stats.rule import Difference, difference, json_number, median
-from ..stats.witness import CPU, FIRST_CALL, WAIT, clock_for, cpu_key, on
+from ..saved.schema import REQUIRED
+from ..saved.schema import count
+from ..saved.schema import fail
+from ..saved.schema import fields
+from ..saved.schema import flag
+from ..saved.schema import integer
+from ..saved.schema import items
+from ..saved.schema import number
+from ..saved.schema import obj
+from ..saved.schema import optional
+from ..saved.schema import seconds
+from ..saved.schema import text
+from ..stats.rule import Difference
+from ..stats.rule import difference
+from ..stats.rule import json_number
+from ..stats.rule import median
+from ..stats.witness import CPU
+from ..stats.witness import FIRST_CALL
+from ..stats.witness import WAIT
+from ..stats.witness import clock_for
+from ..stats.witness import cpu_key
+from ..stats.witness import on
 
 #: The variants a second start measures: flat, and nested where something was nested.
 VARIANTS = ("flat", "nested")

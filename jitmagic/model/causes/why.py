@@ -13,13 +13,19 @@ saved report gives the same causes when loaded.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..stats.rule import FASTER, INCONCLUSIVE, SLOWER, median
-from ..stats.units import fmt_bytes, fmt_s
-from ..stats.verdicts import interval, times
+from ..stats.rule import FASTER
+from ..stats.rule import INCONCLUSIVE
+from ..stats.rule import SLOWER
+from ..stats.rule import median
+from ..stats.units import fmt_bytes
+from ..stats.units import fmt_s
+from ..stats.verdicts import interval
+from ..stats.verdicts import times
 from ..stats.witness import on
 from .constant_arguments import BIG_BYTES
 

@@ -10,24 +10,23 @@ variants. A figure the profile did not hold is None ("not read"), never 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..saved.schema import (
-    REQUIRED,
-    Field,
-    count,
-    fail,
-    fields,
-    flag,
-    items,
-    mapping,
-    obj,
-    optional,
-    positive_seconds,
-    seconds,
-    text,
-)
+from ..saved.schema import REQUIRED
+from ..saved.schema import Field
+from ..saved.schema import count
+from ..saved.schema import fail
+from ..saved.schema import fields
+from ..saved.schema import flag
+from ..saved.schema import items
+from ..saved.schema import mapping
+from ..saved.schema import obj
+from ..saved.schema import optional
+from ..saved.schema import positive_seconds
+from ..saved.schema import seconds
+from ..saved.schema import text
 
 #: The variants a profiled compile is of (flat only where nothing was nested).
 PROFILED = ("flat", "nested")

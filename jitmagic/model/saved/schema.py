@@ -15,8 +15,10 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, NoReturn
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
+from typing import NoReturn
 
 Kind = Callable[[Any, str], Any]
 

@@ -22,13 +22,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..comparison import READABLE, SCHEMA, Comparison, ReportSchemaError
-from ..lines import Lines, checked_lines, is_saved_lines
+from ..comparison import READABLE
+from ..comparison import SCHEMA
+from ..comparison import Comparison
+from ..comparison import ReportSchemaError
+from ..lines import Lines
+from ..lines import checked_lines
+from ..lines import is_saved_lines
 from ..rows import PHASES
 from ..sweep import SCHEMA as SWEEP_SCHEMA
 from ..sweep import Sweep
 from . import files
-from .schema import clipped, needs_printable, printable_tree, time_limit
+from .schema import clipped
+from .schema import needs_printable
+from .schema import printable_tree
+from .schema import time_limit
 
 #: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
 MAX_BYTES = files.MAX_BYTES

@@ -14,9 +14,20 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .rule import INCONCLUSIVE, MAX_PAIRS, MAX_PAIRS_BUSY, SAME, Difference, json_number, median
-from .units import counted, fmt_s, ratio_figures
-from .witness import CPU, FIRST_CALL, WALL, on
+from .rule import INCONCLUSIVE
+from .rule import MAX_PAIRS
+from .rule import MAX_PAIRS_BUSY
+from .rule import SAME
+from .rule import Difference
+from .rule import json_number
+from .rule import median
+from .units import counted
+from .units import fmt_s
+from .units import ratio_figures
+from .witness import CPU
+from .witness import FIRST_CALL
+from .witness import WALL
+from .witness import on
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))

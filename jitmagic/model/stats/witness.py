@@ -13,7 +13,9 @@ cold first call (``wait_s``), beside the CPU seconds they ran.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 #: The clocks a verdict can be decided on.
 WALL, CPU = "wall", "CPU"

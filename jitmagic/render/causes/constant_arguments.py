@@ -9,22 +9,32 @@ from __future__ import annotations
 
 import math
 
-from ...model.causes.constant_arguments import (
-    CAPTURED,
-    COMPARED,
-    FORMS,
-    PASSED,
-    ConstantArguments,
-    ConstantVariant,
-    LiftedConstant,
-)
-from ...model.stats.rule import FASTER, SLOWER
-from ...model.stats.units import fmt_bytes, time_unit
-from ...model.stats.verdicts import interval, times
+from ...model.causes.constant_arguments import CAPTURED
+from ...model.causes.constant_arguments import COMPARED
+from ...model.causes.constant_arguments import FORMS
+from ...model.causes.constant_arguments import PASSED
+from ...model.causes.constant_arguments import ConstantArguments
+from ...model.causes.constant_arguments import ConstantVariant
+from ...model.causes.constant_arguments import LiftedConstant
+from ...model.stats.rule import FASTER
+from ...model.stats.rule import SLOWER
+from ...model.stats.units import fmt_bytes
+from ...model.stats.units import time_unit
+from ...model.stats.verdicts import interval
+from ...model.stats.verdicts import times
 from ...model.stats.witness import CPU
-from ..blocks import Block, Cell, Heading, Para, Table, as_html, as_text, first, more
+from ..blocks import Block
+from ..blocks import Cell
+from ..blocks import Heading
+from ..blocks import Para
+from ..blocks import Table
+from ..blocks import as_html
+from ..blocks import as_text
+from ..blocks import first
+from ..blocks import more
 from ..comparison import partial
-from ..format import fmt_s, fmt_spread
+from ..format import fmt_s
+from ..format import fmt_spread
 
 TITLE = "Big constants"
 #: Each form as the table calls it.

@@ -10,14 +10,29 @@ where every warm start read the cache; elsewhere it says "the cache was not read
 
 from __future__ import annotations
 
-from ...model.causes.second_start import CacheRow, SecondStart, UserCache
-from ...model.stats.rule import FASTER, INCONCLUSIVE, SAME, SLOWER
-from ...model.stats.verdicts import interval, times
+from ...model.causes.second_start import CacheRow
+from ...model.causes.second_start import SecondStart
+from ...model.causes.second_start import UserCache
+from ...model.stats.rule import FASTER
+from ...model.stats.rule import INCONCLUSIVE
+from ...model.stats.rule import SAME
+from ...model.stats.rule import SLOWER
+from ...model.stats.verdicts import interval
+from ...model.stats.verdicts import times
 from ...model.stats.witness import CPU
 from .. import comparison
-from ..blocks import Block, Cell, Heading, Para, Pre, Table, as_html, as_text
+from ..blocks import Block
+from ..blocks import Cell
+from ..blocks import Heading
 from ..blocks import Html as HtmlText
-from ..format import fmt_s, fmt_spread, marked_ratio
+from ..blocks import Para
+from ..blocks import Pre
+from ..blocks import Table
+from ..blocks import as_html
+from ..blocks import as_text
+from ..format import fmt_s
+from ..format import fmt_spread
+from ..format import marked_ratio
 
 TITLE = "Second start (persistent compilation cache)"
 COLUMNS = ("variant", "cold first call", "warm first call", "warm/cold")

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import math
 
-from ...model.causes.why import Cause, causes
+from ...model.causes.why import Cause
+from ...model.causes.why import causes
 from ...model.comparison import Comparison
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_s
-from ..blocks import Block, Heading, Html, Para, as_html, as_text
+from ..blocks import Block
+from ..blocks import Heading
+from ..blocks import Html
+from ..blocks import Para
+from ..blocks import as_html
+from ..blocks import as_text
 
 
 def blocks(c: Comparison) -> list[Block]:

@@ -10,9 +10,18 @@ not hold is "not read", never 0.
 
 from __future__ import annotations
 
-from ...model.causes.xla_passes import PROFILED, VERIFIER, ProfiledCompile, XlaPasses
+from ...model.causes.xla_passes import PROFILED
+from ...model.causes.xla_passes import VERIFIER
+from ...model.causes.xla_passes import ProfiledCompile
+from ...model.causes.xla_passes import XlaPasses
 from ...model.stats.units import fmt_s
-from ..blocks import Block, Cell, Heading, Para, Table, as_html, as_text
+from ..blocks import Block
+from ..blocks import Cell
+from ..blocks import Heading
+from ..blocks import Para
+from ..blocks import Table
+from ..blocks import as_html
+from ..blocks import as_text
 
 HEADING = "Where XLA spends the compile"
 #: Passes shown per variant, the biggest first.

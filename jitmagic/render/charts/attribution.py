@@ -12,8 +12,12 @@ from ...model.attribution import Attribution
 from ..attribution import heaviest
 from ..blocks import more
 from ..format import fmt_s
-from .palette import PHASE, TRACE_INCLUSIVE
-from .style import DPI, LABEL_PT, LEGEND_PT, plain
+from .palette import PHASE
+from .palette import TRACE_INCLUSIVE
+from .style import DPI
+from .style import LABEL_PT
+from .style import LEGEND_PT
+from .style import plain
 
 #: The most helpers drawn (the table lists more): a bar per helper makes the figure taller.
 MAX_BARS = 25

@@ -11,11 +11,20 @@ import math
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...model.orderings import ORDERINGS, TOGGLED, Orderings
+from ...model.orderings import ORDERINGS
+from ...model.orderings import TOGGLED
+from ...model.orderings import Orderings
 from ...model.stats.rule import spread
-from ..format import fmt_s, time_unit
-from .palette import EDGE, ORDERING_HIGHLIGHT, ORDERING_REFERENCE, ORDERING_TOGGLED
-from .style import DPI, LABEL_PT, plain, whisker
+from ..format import fmt_s
+from ..format import time_unit
+from .palette import EDGE
+from .palette import ORDERING_HIGHLIGHT
+from .palette import ORDERING_REFERENCE
+from .palette import ORDERING_TOGGLED
+from .style import DPI
+from .style import LABEL_PT
+from .style import plain
+from .style import whisker
 
 PANELS = (("first_call_s", "first call (cold: caches cleared)"),
           ("execute_s", "per call (steady state)"))

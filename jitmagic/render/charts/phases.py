@@ -19,12 +19,24 @@ import math
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...model.comparison import EXECUTE, PHASE_LABELS, VARIANTS, Comparison, VariantResult
-from ...model.rows import FROM_EVENTS, REST_LABEL, STAGE_PHASES
+from ...model.comparison import EXECUTE
+from ...model.comparison import PHASE_LABELS
+from ...model.comparison import VARIANTS
+from ...model.comparison import Comparison
+from ...model.comparison import VariantResult
+from ...model.rows import FROM_EVENTS
+from ...model.rows import REST_LABEL
+from ...model.rows import STAGE_PHASES
 from ...model.stats.witness import WALL
-from ..format import fmt_s, marked_ratio, time_unit
+from ..format import fmt_s
+from ..format import marked_ratio
+from ..format import time_unit
 from .palette import PHASE
-from .style import DPI, LABEL_PT, LEGEND_PT, plain, whisker
+from .style import DPI
+from .style import LABEL_PT
+from .style import LEGEND_PT
+from .style import plain
+from .style import whisker
 
 #: What each part of a bar is called in the legend.
 PART_LABELS = {**PHASE_LABELS, "rest_s": REST_LABEL}

@@ -6,15 +6,24 @@ from __future__ import annotations
 import math
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import LogLocator
+from matplotlib.ticker import NullLocator
 
-from ...model.comparison import PHASE_LABELS, PHASES
-from ...model.sweep import Sweep, exponents, log_scale, medians
+from ...model.comparison import PHASE_LABELS
+from ...model.comparison import PHASES
+from ...model.sweep import Sweep
+from ...model.sweep import exponents
+from ...model.sweep import log_scale
+from ...model.sweep import medians
 from ..blocks import more
-from ..format import fmt_exponent, fmt_s
+from ..format import fmt_exponent
+from ..format import fmt_s
 from ..sweep import MAX_POINTS
 from .palette import VARIANT
-from .style import DPI, LEGEND_PT, plain
+from .style import DPI
+from .style import LEGEND_PT
+from .style import plain
 
 #: At most this many tick labels on an axis (every k-th value is labelled).
 MAX_TICKS = 12
