@@ -1,13 +1,14 @@
 """What each part of "why is my compile slow" costs, against one comparison, side by side.
 
 For one model (a helper in a Python loop reading a captured 4 MiB table, so that the
-big-constants part runs by itself), prints per round, in one process: the wall time of
-a plain ``jitmagic.compare`` (``-r 3``), of the same with ``cache=True`` and with
-``xla=True``; the constants part's own wall time (``constant_arguments.wall_s``, which
-every one of those runs includes); and each part's cost as a ratio to the comparison
-without it. The three runs of a round alternate their order from round to round, so
-that a shared machine's drift hits all of them; the ratios are the medians of the
-rounds'.
+big-constants part runs by itself), prints per round, in one process: the whole call of
+a plain ``jitmagic.compare`` (``-r 3``), and of the same with ``cache=True`` and with
+``xla=True``, each timed around the call; the comparison's own wall time (``wall_s``,
+the flat and nested cold runs) and the constants part's (``constant_arguments.wall_s``);
+then each part's cost as a ratio to that comparison: the constants part's wall time,
+and ``--cache``'s and ``--xla``'s as the call with the part less the plain call. The
+three calls of a round alternate their order from round to round, so that a shared
+machine's drift hits all of them; the ratios are the medians of the rounds'.
 
     PYTHONPATH=. python benchmarks/why.py [--rounds 3] [--repeat 3]
 """
@@ -19,6 +20,7 @@ import os
 import platform
 import statistics
 import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -43,9 +45,15 @@ def model(x):
 RUNS = {"plain": {}, "cache": {"cache": True}, "xla": {"xla": True}}
 
 
-def one_round(order: list[str], x, repeat: int) -> dict[str, jitmagic.Comparison]:
-    return {name: jitmagic.compare(model, x, repeat=repeat, number=10, progress=False,
-                                   **RUNS[name]) for name in order}
+def one_round(order: list[str], x, repeat: int) -> dict[str, tuple[float, jitmagic.Comparison]]:
+    """Each call of the round: (its seconds, timed around it; its result)."""
+    out = {}
+    for name in order:
+        start = time.perf_counter()
+        result = jitmagic.compare(model, x, repeat=repeat, number=10, progress=False,
+                                  **RUNS[name])
+        out[name] = time.perf_counter() - start, result
+    return out
 
 
 def main() -> None:
@@ -61,16 +69,15 @@ def main() -> None:
     for k in range(args.rounds):
         order = names[k % 3:] + names[:k % 3]
         runs = one_round(order, x, args.repeat)
-        plain = runs["plain"]
-        constants_s = plain.constant_arguments.wall_s
-        base = plain.wall_s - constants_s  # the comparison alone
-        ratios["constants"].append(constants_s / base)
+        whole, plain = runs["plain"]
+        compared, constants_s = plain.wall_s, plain.constant_arguments.wall_s
+        ratios["constants"].append(constants_s / compared)
         for part in ("cache", "xla"):
-            ratios[part].append((runs[part].wall_s - plain.wall_s) / base)
-        print(f"round {k + 1} ({', '.join(order)}): comparison {base:.2f} s, constants "
-              f"part {constants_s:.2f} s, with --cache {runs['cache'].wall_s:.2f} s, with "
-              f"--xla {runs['xla'].wall_s:.2f} s, plain {plain.wall_s:.2f} s")
-    print("each part's cost over the comparison without it, median of "
+            ratios[part].append((runs[part][0] - whole) / compared)
+        print(f"round {k + 1} ({', '.join(order)}): plain call {whole:.2f} s (the comparison "
+              f"{compared:.2f} s, the constants part {constants_s:.2f} s), with --cache "
+              f"{runs['cache'][0]:.2f} s, with --xla {runs['xla'][0]:.2f} s")
+    print("each part's cost over the comparison (its flat and nested cold runs), median of "
           f"{args.rounds} rounds:")
     for part, xs in ratios.items():
         print(f"  {part:<9} {statistics.median(xs):.2f}x  (rounds: "

@@ -46,13 +46,12 @@ DOUBLED = {"flat": dict(STRUCTURE["flat"], jaxpr_eqns=6160, stablehlo_bytes=822_
            "nested": dict(STRUCTURE["nested"], jaxpr_eqns=404, stablehlo_bytes=52_330)}
 
 
-def shaped(structure=None, scale: float = 1.0, row=VariantResult, **fields):
+def shaped(structure=None, scale: float = 1.0, **fields):
     """:func:`report` (every phase ``scale`` × the same tight runs) with each variant's
-    structure figures those of :data:`STRUCTURE` but where ``structure`` gives others,
-    its variants of class ``row``."""
+    structure figures those of :data:`STRUCTURE` but where ``structure`` gives others."""
     base = report(scale, **fields)
     figures = {v: {**STRUCTURE[v], **(structure or {}).get(v, {})} for v in STRUCTURE}
-    variants = {name: row(**{**{f.name: getattr(v, f.name)
+    variants = {name: VariantResult(**{**{f.name: getattr(v, f.name)
                                 for f in dataclasses.fields(VariantResult)},
                              **figures[name]})
                 for name, v in base.variants.items()}
@@ -320,22 +319,13 @@ def test_a_figure_from_zero_is_larger_at_any_ratio():
     assert json.dumps(d.to_dict())  # infinite ratio saved as null
 
 
-@dataclasses.dataclass(frozen=True)
-class WithCost(VariantResult):
-    """A variant as the record will hold XLA's compiled size and cost analysis."""
-
-    compiled_ops: int | None = None
-    compiled_flops: float | None = None
-    compiled_bytes_accessed: float | None = None
-
-
 def test_compiled_size_and_cost_are_diffed_where_the_record_holds_them():
     cost = {"flat": dict(STRUCTURE["flat"], compiled_ops=41, compiled_flops=1_048_576.0,
                          compiled_bytes_accessed=3_145_728.0),
             "nested": dict(STRUCTURE["nested"], compiled_ops=41, compiled_flops=1_048_576.0,
                            compiled_bytes_accessed=3_145_728.0)}
     more = {v: dict(f, compiled_flops=2_097_152.0) for v, f in cost.items()}
-    d = jitmagic.diff(shaped(cost, row=WithCost), shaped(more, row=WithCost))
+    d = jitmagic.diff(shaped(cost), shaped(more))
     assert d.figure("flat", "compiled_ops").kind == "same"
     assert d.figure("flat", "compiled_flops").new_over_old == 2.0
     assert [f.figure for f in d.larger(1.3)] == ["compiled_flops", "compiled_flops"]

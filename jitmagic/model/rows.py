@@ -160,16 +160,38 @@ class Row:
         return cls(name=name, samples=samples, **fields(d, cls.FIELDS, where))
 
 
+@dataclass(frozen=True, kw_only=True)
+class ProgramFigures:
+    """What a variant's program is, beyond the sizes every row has: counts read untimed
+    from its cold run (each None where the stage that gives it did not run, or in an
+    older report), which move only when the program changes."""
+
+    #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
+    jaxpr_eqns_top: int | None = None
+    #: The ``call`` ops left after lowering, and after XLA.
+    stablehlo_calls: int | None = None
+    compiled_calls: int | None = None
+    #: What XLA made of the program: its instructions after optimisation, and its cost
+    #: analysis (flops, bytes accessed).
+    compiled_ops: int | None = None
+    compiled_flops: int | None = None
+    compiled_bytes_accessed: int | None = None
+    #: The bytes of its temporary buffers, and the most its buffers hold at once (XLA's
+    #: memory analysis).
+    compiled_temp_bytes: int | None = None
+    compiled_peak_bytes: int | None = None
+    #: The array constants its program reads (captured from Python: a global, a
+    #: closure), each once, and their bytes.
+    constants: int | None = None
+    constant_bytes: int | None = None
+
+
 @dataclass(frozen=True)
-class VariantResult(Row):
+class VariantResult(Row, ProgramFigures):
     """What one variant (flat or nested) measured: raw samples plus structure."""
 
     helpers: tuple[str, ...] = ()
-    stablehlo_calls: int | None = None
-    compiled_calls: int | None = None
     notes: tuple[str, ...] = ()
-    #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
-    jaxpr_eqns_top: int | None = None
     #: Helpers found that could not be nested (kept inline; the notes say why).
     inline: tuple[str, ...] = ()
     #: Each nested helper's jit calls in this variant's program, as counted in its jaxpr:
@@ -177,19 +199,6 @@ class VariantResult(Row):
     helper_calls: dict[str, int] = field(default_factory=dict)
     #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
     stages_from: str | None = None
-    #: What XLA made of the program: its instructions after optimisation, and its cost
-    #: analysis (flops, bytes accessed); None where not read (older reports).
-    compiled_ops: int | None = None
-    compiled_flops: int | None = None
-    compiled_bytes_accessed: int | None = None
-    #: The bytes of its temporary buffers (XLA's memory analysis).
-    compiled_temp_bytes: int | None = None
-    #: The most bytes its buffers hold at once (XLA's memory analysis).
-    compiled_peak_bytes: int | None = None
-    #: The array constants its program reads (captured from Python: a global, a
-    #: closure), each once, and their bytes; None where not counted (older reports).
-    constants: int | None = None
-    constant_bytes: int | None = None
     #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
     #: then holds the slowest process's, run by run: :mod:`.processes`); empty for one.
     per_process: tuple[Samples, ...] = ()

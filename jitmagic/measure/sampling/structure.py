@@ -7,31 +7,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
+from ...model.rows import ProgramFigures
 from .stages import ColdRun
 
 
 @dataclass
 class Shape:
     """What a row's program is, read untimed from its cold run: the counts its record
-    carries (each None where the stage that gives it did not run), the jaxpr's text, and
-    the run itself: its jaxpr's jit calls say which helpers were really nested, and
+    carries (each None where the stage that gives it did not run: the sizes every row
+    has, and a variant's :class:`~jitmagic.model.rows.ProgramFigures`), the jaxpr's text,
+    and the run itself: its jaxpr's jit calls say which helpers were really nested, and
     ``--lines`` reuses its traced and lowered program."""
 
     jaxpr_eqns: int | None = None
-    jaxpr_eqns_top: int | None = None
     nested_calls: int | None = None
     stablehlo_bytes: int | None = None
-    stablehlo_calls: int | None = None
-    compiled_calls: int | None = None
-    compiled_ops: int | None = None
-    compiled_flops: int | None = None
-    compiled_bytes_accessed: int | None = None
-    compiled_temp_bytes: int | None = None
-    compiled_peak_bytes: int | None = None
-    constants: int | None = None
-    constant_bytes: int | None = None
+    figures: ProgramFigures = field(default_factory=ProgramFigures)
     jaxpr_text: str = ""
     #: The optimized HLO, instruction by instruction, names and metadata stripped
     #: (:func:`normalized_hlo`): what says two rows compiled to the same program.
@@ -57,14 +52,17 @@ def structure(run: ColdRun) -> Shape:
     shape = Shape(program=run)
     if run.traced is not None:
         jaxpr = run.traced.jaxpr
-        shape.jaxpr_eqns, shape.jaxpr_eqns_top = count_equations(jaxpr), len(jaxpr.eqns)
+        shape.jaxpr_eqns = count_equations(jaxpr)
         shape.nested_calls = count_nested_calls(jaxpr)
         shape.jaxpr_text = jaxpr_text(jaxpr)
-        shape.constants, shape.constant_bytes = captured_constants(jaxpr)
+        constants, constant_bytes = captured_constants(jaxpr)
+        shape.figures = replace(shape.figures, jaxpr_eqns_top=len(jaxpr.eqns),
+                                constants=constants, constant_bytes=constant_bytes)
     if run.lowered is not None:
         hlo = run.lowered.as_text()
         shape.stablehlo_bytes = len(hlo.encode())
-        shape.stablehlo_calls = len(re.findall(r"\bcall @", hlo))
+        shape.figures = replace(shape.figures,
+                                stablehlo_calls=len(re.findall(r"\bcall @", hlo)))
     if run.compiled is not None:
         compiled_work(run.compiled, shape)
     return shape
@@ -76,23 +74,33 @@ def compiled_work(compiled: Any, shape: Shape) -> None:
     its cost analysis (flops, bytes accessed) and the bytes of its temporary buffers and
     its peak (its memory analysis), each where JAX gives it."""
     text = compiled.as_text() or ""
-    shape.compiled_calls = len(re.findall(r"\bcall\(", text))
     shape.compiled_hlo = normalized_hlo(text)
-    shape.compiled_ops = sum(" = " in line for line in shape.compiled_hlo)
+    cost, memory = _cost_analysis(compiled), _memory_analysis(compiled)
+    shape.figures = replace(
+        shape.figures, compiled_calls=len(re.findall(r"\bcall\(", text)),
+        compiled_ops=sum(" = " in line for line in shape.compiled_hlo),
+        compiled_flops=_cost(cost, "flops"),
+        compiled_bytes_accessed=_cost(cost, "bytes accessed"),
+        compiled_temp_bytes=_size(memory, "temp_size_in_bytes"),
+        compiled_peak_bytes=_size(memory, "peak_memory_in_bytes"))
+
+
+def _cost_analysis(compiled: Any) -> dict:
+    """XLA's cost analysis of ``compiled`` (empty where the backend has none)."""
     try:
         cost = compiled.cost_analysis() or {}
     except Exception:  # noqa: BLE001 (a backend without cost analysis: left out)
-        cost = {}
+        return {}
     cost = cost[0] if isinstance(cost, list | tuple) and cost else cost  # older JAX: a list
-    if isinstance(cost, dict):
-        shape.compiled_flops = _cost(cost, "flops")
-        shape.compiled_bytes_accessed = _cost(cost, "bytes accessed")
+    return cost if isinstance(cost, dict) else {}
+
+
+def _memory_analysis(compiled: Any) -> Any:
+    """XLA's memory analysis of ``compiled`` (None where the backend has none)."""
     try:
-        memory = compiled.memory_analysis()
+        return compiled.memory_analysis()
     except Exception:  # noqa: BLE001 (a backend without memory analysis: left out)
-        memory = None
-    shape.compiled_temp_bytes = _size(memory, "temp_size_in_bytes")
-    shape.compiled_peak_bytes = _size(memory, "peak_memory_in_bytes")
+        return None
 
 
 def _size(memory: Any, name: str) -> int | None:

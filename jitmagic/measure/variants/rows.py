@@ -4,6 +4,7 @@ program it built (a helper is claimed nested only with a jit call in that progra
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,18 +97,9 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             inline=_inline(variant, calls) if traced else variant.inline,
             stages_from=shape.stages_from,
             jaxpr_eqns=shape.jaxpr_eqns,
-            jaxpr_eqns_top=shape.jaxpr_eqns_top,
             nested_calls=shape.nested_calls,
             stablehlo_bytes=shape.stablehlo_bytes,
-            stablehlo_calls=shape.stablehlo_calls,
-            compiled_calls=shape.compiled_calls,
-            compiled_ops=shape.compiled_ops,
-            compiled_flops=shape.compiled_flops,
-            compiled_bytes_accessed=shape.compiled_bytes_accessed,
-            compiled_temp_bytes=shape.compiled_temp_bytes,
-            compiled_peak_bytes=shape.compiled_peak_bytes,
-            constants=shape.constants,
-            constant_bytes=shape.constant_bytes,
+            **asdict(shape.figures),
         )
     return out
 
