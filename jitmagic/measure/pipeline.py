@@ -185,18 +185,18 @@ def globals_of(fn: Callable) -> dict[str, Any]:
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
-    """``run_comparison``, then what the options add: with ``vmap`` the orderings of
-    the flat entry on a batch (checked before anything is timed); with
-    ``attribute``/``advise`` the per-helper trace times and advice; with ``xla`` one
-    extra profiled compile per variant (:mod:`~jitmagic.measure.xla_passes`). All of it runs
-    under one ``check`` (one Ctrl-C, one ``timeout``): once anything stops, nothing
-    after it starts and the result says where it stopped. With ``cache`` a second start
-    of each variant, cold and warm persistent compilation cache (:mod:`.second_start`).
-    With ``lines`` the
-    per-source-line table of both variants, last, under the same ``check``.
-    ``options.sweep``
-    is the caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured.
-    Where it had to wait for another thread's measurement, a warning says so."""
+    """``run_comparison``, then the parts the options add, in order (:func:`later_parts`):
+    with ``vmap`` the orderings of the flat entry on a batch (checked before anything is
+    timed); with ``attribute``/``advise`` the per-helper trace times and advice; where a
+    variant captured big array constants, those passed as arguments
+    (:mod:`~jitmagic.measure.constants`); with ``cache`` a second start of each variant,
+    its persistent compilation cache cold and warm (:mod:`.second_start`); with ``xla`` one
+    extra profiled compile per variant (:mod:`.xla_passes`); with ``lines`` the
+    per-source-line table of both variants. All of it runs under one ``check`` (one
+    Ctrl-C, one ``timeout``): once anything stops, nothing after it starts and the result
+    says where it stopped. ``options.sweep`` is the caller's to run
+    (:mod:`jitmagic.measure.sweep`): one call is measured. Where it had to wait for
+    another thread's measurement, a warning says so."""
     with one_measurement():
         result = _measure_prepared(prepared, options, start=start, check=check)
         waited = seconds_waited()
@@ -233,21 +233,30 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         if flat.batch is not None:
             result = dataclasses.replace(result, warnings=(*result.warnings,
                                                            batches.ONE_EXAMPLE_NOTE))
-        result = orderings.add_orderings(result, batched, options, check=check)
-        if result.stopped_anywhere:
-            return result
-        result = advice.extend(result, flat, options, check)
-        if options.sweep is None and constant_arguments.wanted(result):  # not at each value
-            check.report.parts = later_parts(options, constants=True)
-            result = constant_arguments.add_constant_arguments(result, prepared, built,
-                                                               check=check)
-        if not result.stopped_anywhere:
-            result = second_start.add_second_start(result, prepared, options, check)
-        if options.xla and not result.stopped_anywhere:
-            result = add_xla_passes(result, prepared, check)
-        if result.stopped_anywhere or not options.lines:
-            return result
-        return add_lines(result, prepared, built, check=check)
+        parts: tuple[Callable[[Comparison], Comparison], ...] = (
+            lambda r: orderings.add_orderings(r, batched, options, check=check),
+            lambda r: advice.extend(r, flat, options, check),
+            lambda r: _constants_passed(r, prepared, built, options, check),
+            lambda r: second_start.add_second_start(r, prepared, options, check),
+            lambda r: add_xla_passes(r, prepared, check) if options.xla else r,
+            lambda r: add_lines(r, prepared, built, check=check) if options.lines else r,
+        )
+        for part in parts:
+            if result.stopped_anywhere:
+                break
+            result = part(result)
+        return result
+
+
+def _constants_passed(result: Comparison, prepared: dict[str, Prepared],
+                      built: dict[str, Staged], options: Options,
+                      check: Checkpoint) -> Comparison:
+    """``result`` with its big captured constants measured passed as arguments, where a
+    variant captured them (not at each value of a sweep); progress then lists the part."""
+    if options.sweep is not None or not constant_arguments.wanted(result):
+        return result
+    check.report.parts = later_parts(options, constants=True)
+    return constant_arguments.add_constant_arguments(result, prepared, built, check=check)
 
 
 def later_parts(options: Options, constants: bool = False) -> tuple[str, ...]:
