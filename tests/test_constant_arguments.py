@@ -371,3 +371,18 @@ def test_a_comparison_measures_its_big_constants_passed_as_arguments(tmp_path):
     path = tmp_path / "r.json"
     jitmagic.save(c, path)
     assert jitmagic.load(path).constant_arguments == record
+
+
+LABELS = np.array(["a", "b"] * 131072, dtype=object)  # only its length is used
+COEFFICIENTS = [0.5] * 262144  # a Python list: a float32[262144] constant once converted
+
+
+def labelled(x):
+    scale = len(LABELS) / 262144.0
+    return (x * jnp.sin(jnp.asarray(COEFFICIENTS)) * scale).sum()
+
+
+def test_an_object_array_of_the_same_shape_is_never_named_for_a_number_constant():
+    c = jitmagic.compare(labelled, jnp.ones(262144), repeat=1, number=1, progress=False)
+    names = [k.name for v in c.constant_arguments.variants.values() for k in v.constants]
+    assert names and "LABELS" not in names

@@ -12,8 +12,9 @@ entry, and one step inside each of those (``model.table``, ``params['w']``,
 global is held as it is, but a NumPy global is held as a view of it (JAX's
 ``TypedNdArray``), and a float64 one converted to float32 (without ``jax_enable_x64``)
 as a copy. So a name is matched by identity (or, for NumPy, shared memory), else by the
-one candidate of equal shape and dtype, else by the one of equal shape (a converted
-copy); with several such candidates it is left unnamed rather than guessed.
+one candidate of equal shape and dtype, else by the one of equal shape holding numbers
+of the same kind (a converted copy; never an object array); with several such
+candidates it is left unnamed rather than guessed.
 """
 
 from __future__ import annotations
@@ -179,4 +180,13 @@ def _same_shape_dtype(value: Any, candidate: Any) -> bool:
 
 
 def _same_shape(value: Any, candidate: Any) -> bool:
-    return tuple(np.shape(value)) == tuple(np.shape(candidate))
+    """Whether ``value`` can be a converted copy of ``candidate``: the same shape, and a
+    number of the same kind (float64 held as float32, say); never an object or string
+    array, which JAX does not make a constant of."""
+    kind, candidate_kind = np.dtype(value.dtype).kind, np.dtype(candidate.dtype).kind
+    return (tuple(np.shape(value)) == tuple(np.shape(candidate)) and kind == candidate_kind
+            and kind in NUMBER_KINDS)
+
+
+#: NumPy's dtype kinds of numbers: booleans, signed and unsigned integers, floats, complex.
+NUMBER_KINDS = "biufc"
