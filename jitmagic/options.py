@@ -234,8 +234,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "persistent compilation cache cold, then warm (in a folder of its own; your "
                "settings and cache are left as they were)", check=_switch),
     OptionSpec(("--why",), "measure every cause of a slow first call jitmagic knows: "
-               "--lines, --cache and --xla together (big captured constants are always "
-               "measured); the ranked causes follow the table", check=_switch),
+               "--lines, --cache and --xla together (captured constants of 1 MiB or more "
+               "are measured without it); the ranked causes follow the table", check=_switch),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
                str, "PATH"),

@@ -5,18 +5,25 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jitmagic
+from jitmagic.model.causes.why import KINDS
 from jitmagic.model.causes.why import NAMED_PASS
+from jitmagic.model.causes.why import NOT_MEASURED
+from jitmagic.model.causes.why import NOTHING
+from jitmagic.model.causes.why import SAVING
+from jitmagic.model.causes.why import STAGE
+from jitmagic.model.causes.why import UNDECIDED
+from jitmagic.model.causes.why import _cache_fix
 from jitmagic.model.causes.why import causes
 from jitmagic.model.rows import VARIANTS
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.units import fmt_s
-from jitmagic.model.stats.witness import on
 
 
 def mix(x, w):
@@ -45,35 +52,43 @@ def _by_name(c):
     return {x.name: x for x in causes(c)}
 
 
-def test_measured_causes_come_biggest_first_each_from_its_own_samples():
+def test_savings_then_stages_come_biggest_first_each_from_its_own_samples():
     c = jitmagic.compare(stacked, X, W, repeat=3, number=1, progress=False)
-    ranked = [x for x in causes(c) if x.measured and not math.isnan(x.seconds)]
-    assert [x.seconds for x in ranked] == sorted((x.seconds for x in ranked), reverse=True)
-    found = _by_name(c)
+    found = causes(c)
+    kinds = [x.kind for x in found]
+    assert kinds == sorted(kinds, key=KINDS.index)
+    for kind in (SAVING, STAGE):
+        seconds = [x.seconds for x in found if x.kind == kind]
+        assert seconds == sorted(seconds, reverse=True)
+    by_name = _by_name(c)
     for name, phase in (("Python tracing", "trace_s"), ("lowering to StableHLO", "lower_s"),
                         ("XLA compile", "compile_s")):
-        assert found[name].seconds == median(c.flat.samples[phase])
-    # nesting's saving is counted only where the one rule calls nested faster
-    nesting = found["helpers traced on every call"]
+        assert by_name[name].kind == STAGE
+        assert by_name[name].seconds == median(c.flat.samples[phase])
+    # nesting's saving is counted only where the one rule calls nested faster, in wall
+    # seconds whichever clock decided
+    nesting = by_name["helpers traced on every call"]
     first = c.difference("first_call_s")
-    clock = c.clock_of("first_call_s")
     if first.kind == FASTER:
-        flat, nested = (median(on(c.variants[v].samples, "first_call_s", clock))
-                        for v in VARIANTS)
-        assert nesting.seconds == flat - nested and "`jax.jit` on `mix`" in nesting.fix
+        flat, nested = (median(c.variants[v].samples["first_call_s"]) for v in VARIANTS)
+        assert nesting.kind == SAVING and nesting.seconds == flat - nested
+        assert "`jax.jit` on `mix`" in nesting.fix
     else:
         assert math.isnan(nesting.seconds) and nesting.said.startswith("nesting `mix`")
-    assert found["big constants"].said == "no array constant captured"
+        assert nesting.kind == (UNDECIDED if first.kind == "inconclusive" else NOTHING)
+    assert by_name["big constants"].said == "no array constant captured"
+    assert by_name["big constants"].kind == NOTHING
 
 
 def test_what_was_not_measured_is_listed_with_the_option_never_ranked():
     c = jitmagic.compare(stacked, X, W, repeat=2, number=1, progress=False)
     second = _by_name(c)["a second start"]
     assert not second.measured and second.option == "--cache" and math.isnan(second.seconds)
+    assert second.kind == NOT_MEASURED
     shown = str(c)
     section = shown[shown.index("Why the first call takes"):]
     assert "not measured: a second start (use `--cache`)" in section
-    assert "a second start," not in section  # not among the ranked ones
+    assert "a second start," not in section  # not among the savings
     assert "<h4>Why the first call takes" in c._repr_mimebundle_()["text/html"]
 
 
@@ -81,14 +96,15 @@ def test_with_lines_the_tracing_cause_names_the_loop_that_builds_the_program():
     c = jitmagic.compare(unrolled, X, repeat=2, number=1, lines=True, progress=False)
     tracing = _by_name(c)["Python tracing"]
     assert f"line {UNROLLED_LINE}" in tracing.fix and "jax.lax.scan" in tracing.fix
+    assert f"  Python tracing: what to do: line {UNROLLED_LINE}" in str(c)
     without = jitmagic.compare(unrolled, X, repeat=2, number=1, progress=False)
-    assert _by_name(without)["Python tracing"].fix.startswith("`--lines` shows which lines")
+    assert _by_name(without)["Python tracing"].fix == ""
 
 
 def test_a_function_without_helpers_has_nothing_to_nest_and_says_so():
     c = jitmagic.compare(unrolled, X, repeat=2, number=1, progress=False)
     nesting = _by_name(c)["helpers traced on every call"]
-    assert nesting.measured and math.isnan(nesting.seconds)
+    assert nesting.kind == NOTHING and math.isnan(nesting.seconds)
     assert nesting.said == "no helper of yours is called, so nothing was nested"
 
 
@@ -102,7 +118,7 @@ def looked_up(x):
 def test_small_captured_constants_are_counted_and_not_worth_measuring():
     c = jitmagic.compare(looked_up, jnp.ones((4, 64)), repeat=2, number=1, progress=False)
     constants = _by_name(c)["big constants"]
-    assert constants.measured and constants.said == "1 array constant captured, 16 KiB"
+    assert constants.kind == NOTHING and constants.said == "1 array constant captured, 16 KiB"
 
 
 def test_the_section_is_derived_so_a_saved_report_gives_the_same_causes(tmp_path):
@@ -114,7 +130,7 @@ def test_the_section_is_derived_so_a_saved_report_gives_the_same_causes(tmp_path
     assert [x["cause"] for x in c.to_dict()["why"]] == [x.name for x in causes(c)]
 
 
-def test_with_xla_the_compile_cause_says_where_xlas_time_went_from_the_profile():
+def test_with_xla_the_compile_stage_says_where_xlas_time_went_from_the_profile():
     c = jitmagic.compare(stacked, X, W, repeat=2, number=1, xla=True, progress=False)
     compiling = _by_name(c)["XLA compile"]
     profiled = c.xla_passes.of("flat")
@@ -126,9 +142,6 @@ def test_with_xla_the_compile_cause_says_where_xlas_time_went_from_the_profile()
         assert named in compiling.said
     else:  # a pass of a few percent is not the answer to a slow compile
         assert "biggest pass" not in compiling.said
-    assert "--xla" not in compiling.fix
-    assert "--xla" in _by_name(jitmagic.compare(stacked, X, W, repeat=2, number=1,
-                                                progress=False))["XLA compile"].fix
 
 
 BIG = np.linspace(0, 1, 1024 * 1024, dtype=np.float32).reshape(1024, 1024)  # 4 MiB
@@ -149,22 +162,54 @@ def test_big_constants_are_ranked_by_what_passing_them_saved():
     assert constants.said.startswith(f"line {BIG_LINE} captures `BIG` (4.0 MiB); passed as "
                                      "arguments, the first call ")
     if measured.difference.kind == FASTER:
-        assert constants.seconds == measured.saved_s and "as an argument" in constants.fix
+        captured, passed = (median(measured.samples[form]["first_call_s"])
+                            for form in ("captured", "passed"))
+        assert constants.kind == SAVING and constants.seconds == captured - passed
+        assert "as an argument" in constants.fix
     else:
-        assert math.isnan(constants.seconds)
+        assert math.isnan(constants.seconds) and constants.kind in (UNDECIDED, NOTHING)
 
 
 @pytest.mark.slow
-def test_a_second_start_is_ranked_by_what_a_warm_cache_saved_and_no_longer_unmeasured():
+def test_a_second_start_is_judged_against_the_first_call_with_no_cache():
     c = jitmagic.compare(stacked, X, W, repeat=2, number=1, cache=True, progress=False)
     row = c.second_start.rows["flat"]
     second = _by_name(c)["a second start"]
     assert second.measured and row.read
-    assert second.said.startswith(f"the first call took {fmt_s(row.warm_s)} with a warm "
-                                  f"persistent cache, against {fmt_s(row.cold_s)} cold")
-    if row.difference.kind == FASTER:
-        assert second.seconds == row.saved_s and "jax_compilation_cache_dir" in second.fix
+    assert (f"{fmt_s(row.warm_s)} against {fmt_s(median(c.flat.samples['first_call_s']))} "
+            f"with no cache (the first start, which writes the cache, took "
+            f"{fmt_s(row.cold_s)})") in second.said
+    if second.kind == SAVING:
+        assert second.seconds == (median(c.flat.samples["first_call_s"])
+                                  - median([s.seconds for s in row.warm]))
+    # no cache folder of the user's: the fix says which setting gives one
+    assert second.kind != SAVING or "set `jax_compilation_cache_dir`" in second.fix
     assert "use `--cache`" not in str(c)
+
+
+def test_a_user_whose_settings_already_cache_the_program_is_not_told_to_set_them(tmp_path):
+    settings = {"jax_compilation_cache_dir": str(tmp_path),
+                "jax_persistent_cache_min_compile_time_secs": 0.0}
+    before = {k: getattr(jax.config, k) for k in settings}
+    try:
+        for k, v in settings.items():
+            jax.config.update(k, v)
+        c = jitmagic.compare(stacked, X, W, repeat=2, number=1, cache=True, progress=False)
+    finally:
+        for k, v in before.items():
+            jax.config.update(k, v)
+    assert _cache_fix(c.second_start) == ("your settings already cache this program: a "
+                                          "second start reads it")
+
+
+def test_a_stopped_measurement_says_the_stop_not_the_option_already_given():
+    c = jitmagic.compare(stacked, X, W, repeat=2, number=1, cache=True, progress=False,
+                         timeout=0.001)
+    assert c.stopped_anywhere
+    second = _by_name(c)["a second start"]
+    assert second.kind == NOT_MEASURED and "stopped first" in second.said
+    shown = str(c)
+    assert "use `--cache`" not in shown and "Why the first call takes" in shown
 
 
 def test_why_turns_on_every_part_that_measures_a_cause():

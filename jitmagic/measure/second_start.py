@@ -22,6 +22,7 @@ No IPython, no matplotlib here.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,9 @@ def add_second_start(result: Comparison, prepared: dict[str, Prepared], options:
             *result.warnings, "no second start: every variant failed in the comparison"))
     measured = measure_second_start({n: prepared[n] for n in names}, pairs_for(result),
                                     check or Checkpoint())
+    compiled = {n: result.variants[n].compile_s for n in names}
+    measured = dataclasses.replace(measured, compile_s={
+        n: s for n, s in compiled.items() if not math.isnan(s)})
     return dataclasses.replace(result, second_start=measured)
 
 

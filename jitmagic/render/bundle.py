@@ -121,7 +121,9 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     png = chart_png(r) if plot else None
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
-        shown = list(sections(r.last, plot, why=False))
+        last = r.last  # its causes where the sweep measured more than the comparison
+        asked = (last.lines, last.second_start, last.xla_passes, last.constant_arguments)
+        shown = list(sections(last, plot, why=any(x is not None for x in asked)))
         if shown or r.baseline is not None:
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"

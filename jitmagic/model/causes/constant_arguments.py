@@ -35,6 +35,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
+from ..stats.units import fmt_bytes
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import clock_for
 from ..stats.witness import on
@@ -75,6 +76,25 @@ class LiftedConstant:
     @classmethod
     def from_dict(cls, d: Any, where: str = "constant") -> LiftedConstant:
         return cls(**fields(d, _CONSTANT_FIELDS, where))
+
+
+def subject(constants: tuple[LiftedConstant, ...]) -> str:
+    """``line 12 captures `BIG` (4.0 MiB)``; for several constants, each with its size."""
+    lines = sorted({n for c in constants for n in c.line_numbers})
+    where = ("line " if len(lines) == 1 else "lines ") + _and([str(n) for n in lines]) \
+        if lines else "the program"
+    verb = "captures" if len(lines) <= 1 else "capture"
+    return f"{where} {verb} {_and([_constant(c) for c in constants])}"
+
+
+def _constant(c: LiftedConstant) -> str:
+    """`` `BIG` (4.0 MiB)``, or ``a float32[1048576] array (4.0 MiB)`` without a name."""
+    what = f"`{c.name}`" if c.name else f"a {c.dtype}[{','.join(map(str, c.shape))}] array"
+    return f"{what} ({fmt_bytes(c.nbytes)})"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _line(value: Any, where: str) -> tuple[str, int]:

@@ -1,13 +1,21 @@
-"""Why the first call is slow: each cause this run measured, the biggest first.
+"""Why the first call is slow: what this run measured, the biggest first.
 
-A comparison takes the flat first call apart (trace, lower, XLA compile) and measures
-what nesting the helpers saves; its later parts measure more causes (``--lines``: which
-lines build the program; the big constants passed as arguments; ``--xla``: XLA's
-passes; ``--cache``: a second start). :func:`causes` ranks what was measured by the
-seconds of the flat first call it accounts for, each with what to do; a cause this run
-did not measure is listed last as "not measured", with the option that measures it,
-never guessed. The section is derived from the record, never stored apart from it: a
-saved report gives the same causes when loaded.
+A comparison takes the flat first call (``jax.jit(f)``, the program as written) apart
+into its stages (Python tracing, lowering, XLA's compile) and measures what nesting the
+helpers saves; its later parts measure more (``--lines``: which lines build the
+program; the big captured constants passed as arguments; ``--xla``: XLA's passes;
+``--cache``: a second start). :func:`causes` sorts each into one :data:`KINDS` and
+ranks within it by seconds:
+
+* a *saving*: what a fix saved, measured, where the one rule calls it significant;
+* a *stage*: where the first call's time goes, with the hint found for it (the loop
+  ``--lines`` names);
+* *inconclusive*, *nothing to gain* (the rule found no saving), *not measurable* (a
+  figure could not be had: the cache was not read), and *not measured* (by this run: the
+  option that measures it, or the stop that came first), never guessed.
+
+The causes are derived from the record, never stored apart from it: a saved report gives
+the same causes when loaded.
 """
 
 from __future__ import annotations
@@ -20,117 +28,118 @@ from typing import Any
 
 from ..stats.rule import FASTER
 from ..stats.rule import INCONCLUSIVE
-from ..stats.rule import SLOWER
+from ..stats.rule import SAME
+from ..stats.rule import Difference
+from ..stats.rule import difference
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
 from ..stats.units import fmt_s
 from ..stats.verdicts import interval
 from ..stats.verdicts import times
+from ..stats.witness import CPU
+from ..stats.witness import FIRST_CALL
+from ..stats.witness import clock_for
 from ..stats.witness import on
 from .constant_arguments import BIG_BYTES
+from .constant_arguments import CAPTURED
+from .constant_arguments import PASSED
+from .constant_arguments import subject
+from .second_start import samples
+
+KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = (
+    "saving", "stage", "inconclusive", "nothing to gain", "not measurable", "not measured")
 
 
 @dataclass(frozen=True)
 class Cause:
-    """One cause of a slow first call.
+    """One cause of a slow first call, of one of the :data:`KINDS`.
 
-    ``seconds``: what it accounts for in the flat first call (a stage's median, or a
-    measured saving); NaN where it was measured and accounts for nothing measurable.
-    ``measured`` False: this run did not measure it, and ``option`` does.
+    ``seconds``: a saving's seconds, or a stage's median (NaN for the other kinds);
+    ``said``: what was measured; ``fix``: what to do (empty where nothing follows);
+    ``option``: for one not measured, the option that measures it.
     """
 
     name: str
-    measured: bool
+    kind: str
     seconds: float = math.nan
     said: str = ""
     fix: str = ""
     option: str = ""
 
+    @property
+    def measured(self) -> bool:
+        return self.kind != NOT_MEASURED
+
     def to_dict(self) -> dict[str, Any]:
-        return {"cause": self.name, "measured": self.measured,
+        return {"cause": self.name, "kind": self.kind, "measured": self.measured,
                 "seconds": None if math.isnan(self.seconds) else self.seconds,
                 "said": self.said, "fix": self.fix, "option": self.option or None}
 
 
 def causes(c: Any) -> tuple[Cause, ...]:
     """The causes of ``c``'s (a :class:`~jitmagic.model.comparison.Comparison`) slow
-    first call: measured ones by seconds, biggest first; then those measured to account
-    for nothing; then those not measured."""
+    first call, kind by kind in the order of :data:`KINDS`, the most seconds first."""
     found = [cause for make in CAUSES for cause in make(c)]
-    measured = sorted((x for x in found if x.measured and not math.isnan(x.seconds)),
-                      key=lambda x: -x.seconds)
-    nothing = [x for x in found if x.measured and math.isnan(x.seconds)]
-    return (*measured, *nothing, *(x for x in found if not x.measured))
+    return tuple(sorted(found, key=lambda x: (KINDS.index(x.kind),
+                                              -x.seconds if not math.isnan(x.seconds) else 0)))
+
+
+def said_of(d: Difference, clock: str) -> str:
+    """``is 2.1× faster (1.5×–3.0×)``, ``takes 2.1× less CPU time (...)``: the rule's
+    verdict as a verb phrase, inconclusive said so."""
+    verb = "takes" if clock == CPU and d.kind != SAME else "is"
+    said = f"{verb} {times(d, clock)} {interval(d)}".rstrip()
+    return f"inconclusive: {said}" if d.kind == INCONCLUSIVE else said
+
+
+def _judged(name: str, d: Difference, seconds: float, said: str, fix: str) -> Cause:
+    """A measured fix as the rule judged it: a saving only where it calls it faster."""
+    if d.kind == FASTER:
+        return Cause(name, SAVING, seconds, f"{said}, {fmt_s(seconds)} less", fix)
+    return Cause(name, UNDECIDED if d.kind == INCONCLUSIVE else NOTHING, said=said)
+
+
+def _saved(before: dict[str, list[float]], after: dict[str, list[float]]) -> float:
+    """The wall seconds a fix saved on the first call, median against median (the rule
+    may decide on CPU time; the seconds are wall time, as the stages' are)."""
+    return median(before.get(FIRST_CALL, [])) - median(after.get(FIRST_CALL, []))
 
 
 def _flat_median(c: Any, phase: str) -> float:
     return median(c.flat.samples.get(phase, []))
 
 
-def _share(c: Any, seconds: float) -> str:
-    """``, 42% of the 1.2 s first call`` (empty where the first call was not measured)."""
-    first = _flat_median(c, "first_call_s")
-    if math.isnan(first) or not first:
-        return ""
-    return f", {min(1.0, seconds / first):.0%} of the {fmt_s(first)} first call"
-
-
-def _stage(c: Any, phase: str, name: str, what: str) -> Cause | None:
-    seconds = _flat_median(c, phase)
-    if math.isnan(seconds):
-        return None
-    return Cause(name, True, seconds, f"{what} took {fmt_s(seconds)}{_share(c, seconds)}")
-
-
-def tracing(c: Any) -> Iterator[Cause]:
-    """Python tracing: the flat trace stage, with the loop ``--lines`` found in it."""
-    cause = _stage(c, "trace_s", "Python tracing", "tracing your Python into a jaxpr")
-    if cause is None:
-        return
-    loop = _loop_hint(c)
-    if loop:
-        fix = loop
-    elif c.lines is None:
-        fix = ("`--lines` shows which lines build the program; a Python loop unrolls into "
-               "it (`jax.lax.scan` or `jax.lax.fori_loop` traces the body once)")
-    else:
-        fix = "no line runs in a Python loop that builds most of the program"
-    yield Cause(cause.name, True, cause.seconds, cause.said, fix)
+def stages(c: Any) -> Iterator[Cause]:
+    """Where the flat first call's time goes: its stages, each with its hint."""
+    for phase, name, detail, fix in (
+            ("trace_s", "Python tracing", "", _loop_hint(c)),
+            ("lower_s", "lowering to StableHLO", "", ""),
+            ("compile_s", "XLA compile", _compile_detail(c), "")):
+        seconds = _flat_median(c, phase)
+        if not math.isnan(seconds):
+            yield Cause(name, STAGE, seconds, detail, fix)
 
 
 def _loop_hint(c: Any) -> str:
+    """The Python loop ``--lines`` found building most of the program, and the rewrite."""
     if c.lines is None or "flat" not in c.lines.tables:
         return ""
     return c.lines.flat.loop_hint() or ""
 
 
-def lowering(c: Any) -> Iterator[Cause]:
-    """Lowering the jaxpr to StableHLO: it grows with the program's equations."""
-    cause = _stage(c, "lower_s", "lowering to StableHLO", "lowering the jaxpr")
-    if cause is not None:
-        yield Cause(cause.name, True, cause.seconds, cause.said,
-                    "it grows with the jaxpr: what shrinks the trace shrinks it")
-
-
-def compiling(c: Any) -> Iterator[Cause]:
-    """XLA's compile, with where its time goes where ``--xla`` measured it."""
-    cause = _stage(c, "compile_s", "XLA compile", "XLA's compile")
-    if cause is None:
-        return
-    said = cause.said
-    if c.same_compiled:
-        said += ("; both variants compiled to the same program: nesting does not change "
-                 "XLA's work")
-    fix = ("XLA's time grows with the program it is given, after inlining: fewer and "
-           "smaller operations compile faster")
+def _compile_detail(c: Any) -> str:
+    """What is known of XLA's compile: the same program for both variants; where the
+    ``--xla`` profile saw its time go."""
+    said = ["both variants compiled to the same program: nesting does not change XLA's "
+            "work"] if c.same_compiled else []
     profiled = c.xla_passes.of("flat") if c.xla_passes is not None else None
     if profiled is not None:
-        said += f"; of an extra profiled compile, {_xla_parts(profiled)}"
+        said.append(f"of an extra profiled compile, {_xla_parts(profiled)}")
+        if (c.flat.constant_bytes or 0) >= BIG_BYTES and profiled.before_passes_s:
+            said.append("big constants are converted into the module before the passes")
     elif c.xla_passes is not None and c.xla_passes.reason:
-        said += f"; its passes: {c.xla_passes.reason}"
-    else:
-        fix += "; `--xla` shows which passes take it"
-    yield Cause(cause.name, True, cause.seconds, said, fix)
+        said.append(f"its passes: {c.xla_passes.reason}")
+    return "; ".join(said)
 
 
 #: The share of a compile from which its biggest HLO pass is named.
@@ -138,8 +147,8 @@ NAMED_PASS = 0.05
 
 
 def _xla_parts(profiled: Any) -> str:
-    """``code generation 92%, HLO passes 4% (most: `algsimp` 1%)``: the parts of XLA's
-    compile the profile read, biggest first."""
+    """``code generation 92%, HLO passes 4% (the biggest pass: `algsimp`, 6%)``: the parts
+    of XLA's compile the profile read, biggest first."""
     parts = [(name, seconds) for name, seconds in (
         ("code generation", profiled.codegen_s), ("HLO passes", profiled.hlo_passes_s),
         ("before the passes (the module converted to HLO)", profiled.before_passes_s))
@@ -154,100 +163,110 @@ def _xla_parts(profiled: Any) -> str:
 
 def nesting(c: Any) -> Iterator[Cause]:
     """Helpers traced again on every call: what nesting them saved, by the one rule."""
-    nested = c.nested
+    name, nested = "helpers traced on every call", c.nested
     if not nested.helpers:
         said = ("no helper of yours is called, so nothing was nested" if not nested.inline
                 else "no helper could be nested (the notes say why)")
-        yield Cause("helpers traced on every call", True, said=said)
+        yield Cause(name, NOTHING, said=said)
         return
-    first = c.difference("first_call_s")
-    clock = c.clock_of("first_call_s")
-    names = ", ".join(f"`{h.rsplit('.', 1)[-1]}`" for h in nested.helpers[:3])
+    first, clock = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL)
+    names = ", ".join(f"`{h}`" for h in nested.helpers[:3])
     names += ", ..." if len(nested.helpers) > 3 else ""
-    flat, inner = (median(on(v.samples, "first_call_s", clock)) for v in (c.flat, nested))
-    said = f"the first call {times(first, clock)} {interval(first)}".rstrip()
-    said = f"nesting {names}: {'inconclusive, ' * (first.kind == INCONCLUSIVE)}{said}"
-    if first.kind == FASTER:
-        yield Cause("helpers traced on every call", True, flat - inner,
-                    f"{said}, {fmt_s(flat - inner)} less", f"`jax.jit` on {names}")
-    elif first.kind == SLOWER:
-        yield Cause("helpers traced on every call", True, said=said,
-                    fix="keep them inline: their own jit costs more than it saves")
-    else:
-        yield Cause("helpers traced on every call", True, said=said)
+    said = f"nesting {names}, the first call {said_of(first, clock)}"
+    if first.kind == INCONCLUSIVE:
+        said += _faster_stages(c)
+    cause = _judged(name, first, _saved(c.flat.samples, nested.samples), said,
+                    f"`jax.jit` on {names}")
+    if first.significant and first.kind != FASTER:
+        cause = Cause(name, NOTHING, said=said,
+                      fix="keep them inline: their own jit costs more than it saves")
+    yield cause
+
+
+def _faster_stages(c: Any) -> str:
+    """``; its trace is 1.6× faster (1.3×–2.5×)``: the stages the rule calls faster
+    nested where the first call as a whole is undecided."""
+    said = [f"its {label} {said_of(c.difference(phase), c.clock_of(phase))}"
+            for phase, label in (("trace_s", "trace"), ("lower_s", "lowering"),
+                                 ("compile_s", "XLA compile"))
+            if c.difference(phase).kind == FASTER]
+    return "".join(f"; {s}" for s in said)
 
 
 def constants(c: Any) -> Iterator[Cause]:
     """Arrays captured from Python, compiled into the program as constants: what passing
     the biggest as arguments saved, where they were big enough to be measured so."""
-    count, size = c.flat.constants, c.flat.constant_bytes
+    name, count, size = "big constants", c.flat.constants, c.flat.constant_bytes
     if count is None or size is None:
-        yield Cause("big constants", False, said="not counted (a report older than 0.4)")
+        yield Cause(name, NOT_MEASURED, said="not counted (a report older than 0.4)")
         return
     if size < BIG_BYTES:
         said = (f"{count} array constant{'s' * (count != 1)} captured, {fmt_bytes(size)}"
                 if count else "no array constant captured")
-        yield Cause("big constants", True, said=said)
+        yield Cause(name, NOTHING, said=said)
         return
-    measured = c.constant_arguments
-    variant = measured.variants.get("flat") if measured is not None else None
+    variant = c.constant_arguments.variants.get("flat") if c.constant_arguments else None
     if variant is None or not variant.measured:
-        yield Cause("big constants", False, said=f"{fmt_bytes(size)} of array constants "
-                    "captured; not measured passed as arguments (the measurement stopped "
-                    "or failed first)")
+        yield Cause(name, NOT_MEASURED, said=f"{fmt_bytes(size)} of array constants "
+                    f"captured, not measured passed as arguments ({_stopped(c)})")
         return
-    d = variant.difference
-    said = f"{_biggest(variant.constants)}; passed as arguments, the first call " \
-           f"{times(d, variant.clock)} {interval(d)}".rstrip()
-    if d.kind == FASTER:
-        yield Cause("big constants", True, variant.saved_s,
-                    f"{said}, {fmt_s(variant.saved_s)} less",
-                    "pass the array to the function as an argument: XLA then neither "
-                    "embeds nor folds it")
-    else:
-        yield Cause("big constants", True, said=said)
+    if not variant.constants:
+        yield Cause(name, UNMEASURABLE, said=f"{fmt_bytes(size)} of array constants "
+                    "captured, none of which could be passed as an argument (the notes say "
+                    "why)")
+        return
+    said = (f"{subject(variant.constants)}; passed as arguments, the first call "
+            f"{said_of(variant.difference, variant.clock)}")
+    forms = variant.samples
+    yield _judged(name, variant.difference, _saved(forms[CAPTURED], forms[PASSED]), said,
+                  "pass the array to the function as an argument: XLA then neither embeds "
+                  "nor folds it")
 
 
-def _biggest(lifted: Any) -> str:
-    """``line 12 captures `BIG` (4.0 MiB)``: the biggest constant measured as an argument,
-    and how many more there were."""
-    if not lifted:
-        return "no constant could be passed"
-    top = max(lifted, key=lambda k: k.nbytes)
-    where = f"line {top.line_numbers[0]}" if top.line_numbers else "a line of yours"
-    name = f"`{top.name}`" if top.name else f"a {top.dtype} array"
-    more = f" and {len(lifted) - 1} more" if len(lifted) > 1 else ""
-    return f"{where} captures {name} ({fmt_bytes(top.nbytes)}){more}"
+def _stopped(c: Any) -> str:
+    """Why a part did not run: the stop that came first, or a failure."""
+    stopped = c.stopped_anywhere
+    return f"the measurement stopped first: {stopped}" if stopped else "it failed: see the notes"
 
 
 def second_start(c: Any) -> Iterator[Cause]:
-    """What JAX's persistent compilation cache saves on the next start (``--cache``)."""
-    name = "a second start"
-    measured = c.second_start
+    """What JAX's persistent compilation cache saves on the next start (``--cache``):
+    the warm first call against the comparison's, which had no cache."""
+    name, measured = "a second start", c.second_start
     row = measured.rows.get("flat") if measured is not None else None
-    if row is None:
-        why = measured.stopped if measured is not None and measured.stopped else ""
-        yield Cause(name, False, said=why or "what a warm persistent compilation cache "
-                    "leaves of the first call", option="--cache")
+    if row is None or not row.warm:
+        why = f" ({_stopped(c)})" if c.stopped_anywhere else ""
+        yield Cause(name, NOT_MEASURED, said=f"what a warm persistent compilation cache "
+                    f"leaves of the first call{why}", option="--cache")
         return
     if not row.read:
-        yield Cause(name, True, said="the cache was not read on a warm start (a program "
-                    "JAX does not cache, such as one with host callbacks)")
+        yield Cause(name, UNMEASURABLE, said="the cache was not read on a warm start (JAX "
+                    "caches no program with host callbacks such as `jax.debug.print`)")
         return
-    d = row.difference
-    said = (f"the first call took {fmt_s(row.warm_s)} with a warm persistent cache, against "
-            f"{fmt_s(row.cold_s)} cold (writing the cache): {times(d, row.clock())} "
-            f"{interval(d)}").rstrip()
-    fix = ("set `jax_compilation_cache_dir` (and "
-           "`jax_persistent_cache_min_compile_time_secs` to 0 to cache every program)")
+    warm = samples(row.warm)
+    clock = clock_for([c.flat.samples, warm], FIRST_CALL)
+    d = difference(on(c.flat.samples, FIRST_CALL, clock), on(warm, FIRST_CALL, clock))
+    said = (f"with a warm persistent cache the first call {said_of(d, clock)}: "
+            f"{fmt_s(row.warm_s)} against {fmt_s(_flat_median(c, FIRST_CALL))} with no cache "
+            f"(the first start, which writes the cache, took {fmt_s(row.cold_s)})")
+    yield _judged(name, d, _saved(c.flat.samples, warm), said, _cache_fix(measured))
+
+
+def _cache_fix(measured: Any) -> str:
+    """The setting that would give the user a warm cache, from their own settings."""
+    user = measured.user
+    if not user.enabled:
+        return "set `jax_enable_compilation_cache` to True"
+    if not user.folder_set:
+        return ("set `jax_compilation_cache_dir` to a folder (and "
+                "`jax_persistent_cache_min_compile_time_secs` to 0 to cache every program)")
     if "flat" in measured.uncached():
-        fix += ": as configured now, your JAX would not cache this program"
-    if d.kind == FASTER and row.saved_s is not None:
-        yield Cause(name, True, row.saved_s, f"{said}, {fmt_s(row.saved_s)} less", fix)
-    else:
-        yield Cause(name, True, said=said)
+        return (f"set `jax_persistent_cache_min_compile_time_secs` to 0 (it is "
+                f"{user.min_compile_s:g} s): this program compiles faster, so your JAX does "
+                "not cache it")
+    return "your settings already cache this program: a second start reads it"
 
 
 #: Each cause's maker, in the order a tie keeps.
 CAUSES: tuple[Callable[[Any], Iterator[Cause]], ...] = (
-    tracing, lowering, compiling, nesting, constants, second_start)
+    stages, nesting, constants, second_start)

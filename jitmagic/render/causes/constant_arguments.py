@@ -15,7 +15,7 @@ from ...model.causes.constant_arguments import FORMS
 from ...model.causes.constant_arguments import PASSED
 from ...model.causes.constant_arguments import ConstantArguments
 from ...model.causes.constant_arguments import ConstantVariant
-from ...model.causes.constant_arguments import LiftedConstant
+from ...model.causes.constant_arguments import subject
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import SLOWER
 from ...model.stats.units import fmt_bytes
@@ -39,25 +39,6 @@ from ..format import fmt_spread
 TITLE = "Big constants"
 #: Each form as the table calls it.
 FORM_LABELS = {CAPTURED: "captured (as traced)", PASSED: "passed as arguments"}
-
-
-def subject(constants: tuple[LiftedConstant, ...]) -> str:
-    """``line 12 captures `BIG` (4.0 MiB)``; for several constants, each with its size."""
-    lines = sorted({n for c in constants for n in c.line_numbers})
-    where = ("line " if len(lines) == 1 else "lines ") + _and([str(n) for n in lines]) \
-        if lines else "the program"
-    verb = "captures" if len(lines) <= 1 else "capture"
-    return f"{where} {verb} {_and([_constant(c) for c in constants])}"
-
-
-def _constant(c: LiftedConstant) -> str:
-    """`` `BIG` (4.0 MiB)``, or ``a float32[1048576] array (4.0 MiB)`` without a name."""
-    what = f"`{c.name}`" if c.name else f"a {c.dtype}[{','.join(map(str, c.shape))}] array"
-    return f"{what} ({fmt_bytes(c.nbytes)})"
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def sentence(v: ConstantVariant) -> str:

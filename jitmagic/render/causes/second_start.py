@@ -116,8 +116,8 @@ def saving(r: CacheRow) -> str:
     said = f"{times(d, clock)} {interval(d)}".rstrip()
     figures = f"{fmt_s(r.warm_s)} instead of {fmt_s(r.cold_s)}"
     if d.kind == FASTER:
-        return (f"{r.name}: with a warm cache the first call {_is(clock)} {said}: "
-                f"{figures}, {fmt_s(r.saved_s)} saved")
+        return (f"{r.name}: with a warm cache the first call {_is(clock)} {said} than the "
+                f"first start, which writes the cache: {figures}")
     if d.kind == SAME:
         return f"{r.name}: a warm cache makes {said} to the first call ({figures})"
     if d.kind == SLOWER:
@@ -211,7 +211,7 @@ def user_settings(s: SecondStart) -> list[str]:
                    "dir\", \"/path/to/cache\")`) to keep compiled programs there")
     slow = s.uncached()
     if slow:
-        measured = [n for n, r in s.rows.items() if r.compile_s is not None]
+        measured = [n for n, r in s.rows.items() if s.compile_s.get(n, r.compile_s) is not None]
         what = "this program" if len(slow) == len(measured) else \
             f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"
         how = " and ".join(f"{fmt_s(sec)}{f' {n}' * (len(s.rows) > 1)}"

@@ -1,10 +1,17 @@
-"""The "why is the first call slow" section: the causes of :func:`jitmagic.model.causes.why.causes`,
-the biggest first, each with its seconds, what was measured and what to do."""
+"""The "why is the first call slow" section: the causes of
+:func:`jitmagic.model.causes.why.causes`, the measured savings first, then where the
+first call's time goes, then what could not be decided or measured."""
 
 from __future__ import annotations
 
 import math
 
+from ...model.causes.why import NOT_MEASURED
+from ...model.causes.why import NOTHING
+from ...model.causes.why import SAVING
+from ...model.causes.why import STAGE
+from ...model.causes.why import UNDECIDED
+from ...model.causes.why import UNMEASURABLE
 from ...model.causes.why import Cause
 from ...model.causes.why import causes
 from ...model.comparison import Comparison
@@ -17,36 +24,67 @@ from ..blocks import Para
 from ..blocks import as_html
 from ..blocks import as_text
 
+#: Said under two or more measured seconds.
+OVERLAP = ("the causes overlap (a big constant's cost is part of XLA's compile; a warm cache "
+           "skips the compile), so their seconds do not add up")
+#: How each kind that has no seconds is introduced, in order.
+UNRANKED = ((UNDECIDED, "inconclusive (more runs may tell)"),
+            (NOTHING, "nothing measurable to gain"), (UNMEASURABLE, "not measurable here"))
+
 
 def blocks(c: Comparison) -> list[Block]:
-    """The section as blocks: ranked causes, then those that account for nothing
-    measurable, then those not measured with the option that measures each."""
+    """The section as blocks; none where nothing at all was measured and nothing stopped."""
     found = causes(c)
-    ranked = [x for x in found if x.measured and not math.isnan(x.seconds)]
-    if not ranked:
+    of = {kind: [x for x in found if x.kind == kind] for kind in
+          (SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED)}
+    if not of[STAGE] and not c.stopped_anywhere:
         return []
-    first = fmt_s(median(c.flat.samples.get("first_call_s", [])))
-    out: list[Block] = [Heading(f"Why the first call takes {first} (flat): the causes "
-                                "measured, biggest first")]
-    out.append(Para([_ranked(i, x) for i, x in enumerate(ranked, 1)]))
-    if len(ranked) > 1:
-        out.append(Para([OVERLAP]))
-    nothing = [f"{x.name} ({x.said})" for x in found if x.measured and math.isnan(x.seconds)]
-    left = [f"{x.name} (use `{x.option}`)" for x in found if not x.measured and x.option]
-    left += [f"{x.name} ({x.said})" for x in found if not x.measured and not x.option]
-    lines = ([f"nothing measurable to gain: {'; '.join(nothing)}"] if nothing else [])
-    lines += [f"not measured: {'; '.join(left)}"] if left else []
+    first = median(c.flat.samples.get("first_call_s", []))
+    out: list[Block] = [Heading(f"Why the first call takes {fmt_s(first)} (flat)")]
+    if of[SAVING]:
+        out.append(Para(["measured savings, the biggest first:",
+                         *(_saving(i, x) for i, x in enumerate(of[SAVING], 1))]))
+    if of[STAGE]:
+        out.append(Para([_stages(of[STAGE], first), *_details(of[STAGE])]))
+    lines = [f"{label}: {'; '.join(f'{x.name} ({x.said})' for x in of[kind])}"
+             for kind, label in UNRANKED if of[kind]]
+    if of[NOT_MEASURED]:
+        lines.append("not measured: " + "; ".join(_unmeasured(x) for x in of[NOT_MEASURED]))
+    if of[SAVING]:
+        lines.append(OVERLAP)
+    if not of[STAGE]:
+        lines.insert(0, f"no stage of the first call was measured before the stop "
+                        f"({c.stopped_anywhere})")
     return out + ([Para(lines)] if lines else [])
 
 
-#: Said under two or more ranked causes.
-OVERLAP = ("the causes overlap (a big constant's cost is part of XLA's compile; a warm cache "
-           "skips the compile), so their seconds do not add up")
-
-
-def _ranked(i: int, x: Cause) -> str:
+def _saving(i: int, x: Cause) -> str:
     fix = f"; what to do: {x.fix}" if x.fix else ""
     return f"{i}. {x.name}, {fmt_s(x.seconds)}: {x.said}{fix}"
+
+
+def _stages(stages: list[Cause], first: float) -> str:
+    """``where it goes: XLA compile 205 ms (92%), Python tracing 12 ms (5%), ...``."""
+    def share(x: Cause) -> str:
+        return "" if math.isnan(first) or not first else f" ({min(1.0, x.seconds / first):.0%})"
+    return "where it goes: " + ", ".join(f"{x.name} {fmt_s(x.seconds)}{share(x)}"
+                                         for x in stages)
+
+
+def _details(stages: list[Cause]) -> list[str]:
+    """A stage's line where there is more to say: what was seen in it, what to do."""
+    out = []
+    for x in stages:
+        said = "; ".join(part for part in (x.said, f"what to do: {x.fix}" if x.fix else "")
+                         if part)
+        if said:
+            out.append(f"  {x.name}: {said}")
+    return out
+
+
+def _unmeasured(x: Cause) -> str:
+    return f"{x.name} (use `{x.option}`)" if x.option and "stopped" not in x.said \
+        else f"{x.name} ({x.said})"
 
 
 def text(c: Comparison) -> str:
