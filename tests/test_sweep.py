@@ -219,3 +219,14 @@ def test_a_sweep_stopped_at_a_later_value_never_says_nothing_was_measured():
     with pytest.raises(KeyboardInterrupt, match="^at mode='b': interrupted while finding "
                                                 "your helpers: nothing was measured$"):
         run_sweep("mode", ["b"], measure, Checkpoint())
+
+
+def test_a_sweep_that_measures_a_cause_shows_the_last_values_causes():
+    asked = jitmagic.sweep("CALLS", [1, 2], _entry, jnp.ones(4), repeat=1, number=2,
+                           lines=True, progress=False)
+    shown = str(asked)
+    assert "For CALLS=2, the last value measured" in shown
+    assert shown.index("For CALLS=2") < shown.index("Why the first call takes")
+    plain = jitmagic.sweep("CALLS", [1, 2], _entry, jnp.ones(4), repeat=1, number=2,
+                           progress=False)
+    assert "Why the first call takes" not in str(plain)  # a sweep's table answers it
