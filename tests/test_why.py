@@ -160,7 +160,7 @@ def test_big_constants_are_ranked_by_what_passing_them_saved():
     measured = c.constant_arguments["flat"]
     constants = _by_name(c)["big constants"]
     assert constants.said.startswith(f"line {BIG_LINE} captures `BIG` (4.0 MiB); passed as "
-                                     "arguments, the first call ")
+                                     "arguments, ")
     if measured.difference.kind == FASTER:
         captured, passed = (median(measured.samples[form]["first_call_s"])
                             for form in ("captured", "passed"))

@@ -84,12 +84,12 @@ def causes(c: Any) -> tuple[Cause, ...]:
                                               -x.seconds if not math.isnan(x.seconds) else 0)))
 
 
-def said_of(d: Difference, clock: str) -> str:
-    """``is 2.1× faster (1.5×–3.0×)``, ``takes 2.1× less CPU time (...)``: the rule's
-    verdict as a verb phrase, inconclusive said so."""
+def said_of(what: str, d: Difference, clock: str) -> str:
+    """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``:
+    the rule's verdict on ``what``, led by "inconclusive" where it is."""
     verb = "takes" if clock == CPU and d.kind != SAME else "is"
-    said = f"{verb} {times(d, clock)} {interval(d)}".rstrip()
-    return f"inconclusive: {said}" if d.kind == INCONCLUSIVE else said
+    said = f"{what} {verb} {times(d, clock)} {interval(d)}".rstrip()
+    return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
 
 
 def _judged(name: str, d: Difference, seconds: float, said: str, fix: str) -> Cause:
@@ -172,7 +172,7 @@ def nesting(c: Any) -> Iterator[Cause]:
     first, clock = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL)
     names = ", ".join(f"`{h}`" for h in nested.helpers[:3])
     names += ", ..." if len(nested.helpers) > 3 else ""
-    said = f"nesting {names}, the first call {said_of(first, clock)}"
+    said = f"nesting {names}: {said_of('the first call', first, clock)}"
     if first.kind == INCONCLUSIVE:
         said += _faster_stages(c)
     cause = _judged(name, first, _saved(c.flat.samples, nested.samples), said,
@@ -186,7 +186,7 @@ def nesting(c: Any) -> Iterator[Cause]:
 def _faster_stages(c: Any) -> str:
     """``; its trace is 1.6× faster (1.3×–2.5×)``: the stages the rule calls faster
     nested where the first call as a whole is undecided."""
-    said = [f"its {label} {said_of(c.difference(phase), c.clock_of(phase))}"
+    said = [said_of(f"its {label}", c.difference(phase), c.clock_of(phase))
             for phase, label in (("trace_s", "trace"), ("lower_s", "lowering"),
                                  ("compile_s", "XLA compile"))
             if c.difference(phase).kind == FASTER]
@@ -215,8 +215,8 @@ def constants(c: Any) -> Iterator[Cause]:
                     "captured, none of which could be passed as an argument (the notes say "
                     "why)")
         return
-    said = (f"{subject(variant.constants)}; passed as arguments, the first call "
-            f"{said_of(variant.difference, variant.clock)}")
+    said = (f"{subject(variant.constants)}; passed as arguments, "
+            f"{said_of('the first call', variant.difference, variant.clock)}")
     forms = variant.samples
     yield _judged(name, variant.difference, _saved(forms[CAPTURED], forms[PASSED]), said,
                   "pass the array to the function as an argument: XLA then neither embeds "
@@ -246,7 +246,7 @@ def second_start(c: Any) -> Iterator[Cause]:
     warm = samples(row.warm)
     clock = clock_for([c.flat.samples, warm], FIRST_CALL)
     d = difference(on(c.flat.samples, FIRST_CALL, clock), on(warm, FIRST_CALL, clock))
-    said = (f"with a warm persistent cache the first call {said_of(d, clock)}: "
+    said = (f"with a warm persistent cache, {said_of('the first call', d, clock)}: "
             f"{fmt_s(row.warm_s)} against {fmt_s(_flat_median(c, FIRST_CALL))} with no cache "
             f"(the first start, which writes the cache, took {fmt_s(row.cold_s)})")
     yield _judged(name, d, _saved(c.flat.samples, warm), said, _cache_fix(measured))
