@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jitmagic
+from jitmagic.model.causes.second_start import samples
 from jitmagic.model.causes.why import KINDS
 from jitmagic.model.causes.why import NAMED_PASS
 from jitmagic.model.causes.why import NOT_MEASURED
@@ -24,6 +25,8 @@ from jitmagic.model.rows import VARIANTS
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.units import fmt_s
+from jitmagic.model.stats.witness import clock_for
+from jitmagic.model.stats.witness import on
 
 
 def mix(x, w):
@@ -64,7 +67,8 @@ def test_savings_then_stages_come_biggest_first_each_from_its_own_samples():
     for name, phase in (("Python tracing", "trace_s"), ("lowering to StableHLO", "lower_s"),
                         ("XLA compile", "compile_s")):
         assert by_name[name].kind == STAGE
-        assert by_name[name].seconds == median(c.flat.samples[phase])
+        clock = c.clock_of("first_call_s")  # the section's one clock
+        assert by_name[name].seconds == median(on(c.flat.samples, phase, clock))
     # nesting's saving is counted only where the one rule calls nested faster, in wall
     # seconds whichever clock decided
     nesting = by_name["helpers traced on every call"]
@@ -87,7 +91,8 @@ def test_what_was_not_measured_is_listed_with_the_option_never_ranked():
     assert second.kind == NOT_MEASURED
     shown = str(c)
     section = shown[shown.index("Why the first call takes"):]
-    assert "not measured: a second start (use `--cache`)" in section
+    assert "not measured:\n  which lines build the program: use `--lines`" in section
+    assert "\n  a second start: use `--cache`" in section
     assert "a second start," not in section  # not among the savings
     assert "<h4>Why the first call takes" in c._repr_mimebundle_()["text/html"]
 
@@ -176,12 +181,13 @@ def test_a_second_start_is_judged_against_the_first_call_with_no_cache():
     row = c.second_start.rows["flat"]
     second = _by_name(c)["a second start"]
     assert second.measured and row.read
-    assert (f"{fmt_s(row.warm_s)} against {fmt_s(median(c.flat.samples['first_call_s']))} "
-            f"with no cache (the first start, which writes the cache, took "
-            f"{fmt_s(row.cold_s)})") in second.said
+    clock = clock_for([c.flat.samples, samples(row.warm)], "first_call_s")
+    before = median(on(c.flat.samples, "first_call_s", clock))
+    warm = median(on(samples(row.warm), "first_call_s", clock))
+    assert f"{fmt_s(warm)} against {fmt_s(before)}" in second.said
+    assert "with no cache; the first start, which also writes the cache, took" in second.said
     if second.kind == SAVING:
-        assert second.seconds == (median(c.flat.samples["first_call_s"])
-                                  - median([s.seconds for s in row.warm]))
+        assert second.seconds == before - warm or clock != c.clock_of("first_call_s")
     # no cache folder of the user's: the fix says which setting gives one
     assert second.kind != SAVING or "set `jax_compilation_cache_dir`" in second.fix
     assert "use `--cache`" not in str(c)
@@ -209,7 +215,8 @@ def test_a_stopped_measurement_says_the_stop_not_the_option_already_given():
     second = _by_name(c)["a second start"]
     assert second.kind == NOT_MEASURED and "stopped first" in second.said
     shown = str(c)
-    assert "use `--cache`" not in shown and "Why the first call takes" in shown
+    assert "--cache`" not in shown and "Why the first call" in shown
+    assert "not measured, since the measurement stopped first (" in shown
 
 
 def test_why_turns_on_every_part_that_measures_a_cause():

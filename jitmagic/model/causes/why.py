@@ -38,6 +38,7 @@ from ..stats.verdicts import interval
 from ..stats.verdicts import times
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
+from ..stats.witness import WALL
 from ..stats.witness import clock_for
 from ..stats.witness import on
 from .constant_arguments import BIG_BYTES
@@ -99,25 +100,46 @@ def _judged(name: str, d: Difference, seconds: float, said: str, fix: str) -> Ca
     return Cause(name, UNDECIDED if d.kind == INCONCLUSIVE else NOTHING, said=said)
 
 
-def _saved(before: dict[str, list[float]], after: dict[str, list[float]]) -> float:
-    """The wall seconds a fix saved on the first call, median against median (the rule
-    may decide on CPU time; the seconds are wall time, as the stages' are)."""
-    return median(before.get(FIRST_CALL, [])) - median(after.get(FIRST_CALL, []))
+def clock_of(c: Any) -> str:
+    """The one clock the section's seconds are on: the one that decides the comparison's
+    first call (the process's CPU time on a busy machine, else wall time)."""
+    return c.clock_of(FIRST_CALL)
+
+
+def _saved(c: Any, before: dict[str, list[float]], after: dict[str, list[float]]) -> float:
+    """The seconds a fix saved on the first call, median against median, on the section's
+    clock (where both sides have it; else wall time)."""
+    clock = clock_for([before, after], FIRST_CALL) if clock_of(c) == CPU else WALL
+    return median(on(before, FIRST_CALL, clock)) - median(on(after, FIRST_CALL, clock))
 
 
 def _flat_median(c: Any, phase: str) -> float:
-    return median(c.flat.samples.get(phase, []))
+    """The flat variant's median of ``phase``, on the section's clock."""
+    return median(on(c.flat.samples, phase, clock_of(c)))
 
 
 def stages(c: Any) -> Iterator[Cause]:
-    """Where the flat first call's time goes: its stages, each with its hint."""
+    """Where the flat first call's time goes: its stages, each with its hint; what
+    tells more of them (``--lines``, ``--xla``) where this run did not."""
+    loop = _loop_hint(c)
+    compile_fix = (f"{UNROLLED}; `jax.lax.scan` compiles its body once" if loop else "")
     for phase, name, detail, fix in (
-            ("trace_s", "Python tracing", "", _loop_hint(c)),
+            ("trace_s", "Python tracing", "", loop),
             ("lower_s", "lowering to StableHLO", "", ""),
-            ("compile_s", "XLA compile", _compile_detail(c), "")):
+            ("compile_s", "XLA compile", _compile_detail(c), compile_fix)):
         seconds = _flat_median(c, phase)
         if not math.isnan(seconds):
             yield Cause(name, STAGE, seconds, detail, fix)
+    if c.lines is None:
+        yield Cause("which lines build the program", NOT_MEASURED, said=_why_not(c),
+                    option="--lines")
+    if c.xla_passes is None:
+        yield Cause("where XLA spends its compile", NOT_MEASURED, said=_why_not(c),
+                    option="--xla")
+
+
+#: Said of XLA's compile where a Python loop builds most of the program.
+UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
 
 
 def _loop_hint(c: Any) -> str:
@@ -136,7 +158,7 @@ def _compile_detail(c: Any) -> str:
     if profiled is not None:
         said.append(f"of an extra profiled compile, {_xla_parts(profiled)}")
         if (c.flat.constant_bytes or 0) >= BIG_BYTES and profiled.before_passes_s:
-            said.append("big constants are converted into the module before the passes")
+            said.append("converting the module to HLO includes its big constants")
     elif c.xla_passes is not None and c.xla_passes.reason:
         said.append(f"its passes: {c.xla_passes.reason}")
     return "; ".join(said)
@@ -151,7 +173,7 @@ def _xla_parts(profiled: Any) -> str:
     of XLA's compile the profile read, biggest first."""
     parts = [(name, seconds) for name, seconds in (
         ("code generation", profiled.codegen_s), ("HLO passes", profiled.hlo_passes_s),
-        ("before the passes (the module converted to HLO)", profiled.before_passes_s))
+        ("converting the module to HLO", profiled.before_passes_s))
         if seconds is not None]
     said = ", ".join(f"{name} {profiled.share(s):.0%}" for name, s in
                      sorted(parts, key=lambda part: -part[1]))
@@ -164,18 +186,22 @@ def _xla_parts(profiled: Any) -> str:
 def nesting(c: Any) -> Iterator[Cause]:
     """Helpers traced again on every call: what nesting them saved, by the one rule."""
     name, nested = "helpers traced on every call", c.nested
+    if not nested.helpers and nested.inline:
+        yield Cause(name, UNMEASURABLE, said="no helper could be nested (the notes say why)")
+        return
     if not nested.helpers:
-        said = ("no helper of yours is called, so nothing was nested" if not nested.inline
-                else "no helper could be nested (the notes say why)")
-        yield Cause(name, NOTHING, said=said)
+        yield Cause(name, NOTHING, said="no helper of yours is called, so nothing was nested")
         return
     first, clock = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL)
+    if math.isnan(first.ratio):
+        yield Cause(name, NOT_MEASURED, said=_why_not(c))
+        return
     names = ", ".join(f"`{h}`" for h in nested.helpers[:3])
     names += ", ..." if len(nested.helpers) > 3 else ""
     said = f"nesting {names}: {said_of('the first call', first, clock)}"
     if first.kind == INCONCLUSIVE:
         said += _faster_stages(c)
-    cause = _judged(name, first, _saved(c.flat.samples, nested.samples), said,
+    cause = _judged(name, first, _saved(c, c.flat.samples, nested.samples), said,
                     f"`jax.jit` on {names}")
     if first.significant and first.kind != FASTER:
         cause = Cause(name, NOTHING, said=said,
@@ -198,7 +224,8 @@ def constants(c: Any) -> Iterator[Cause]:
     the biggest as arguments saved, where they were big enough to be measured so."""
     name, count, size = "big constants", c.flat.constants, c.flat.constant_bytes
     if count is None or size is None:
-        yield Cause(name, NOT_MEASURED, said="not counted (a report older than 0.4)")
+        said = _why_not(c) if c.stopped_anywhere else "not counted (a report older than 0.4)"
+        yield Cause(name, NOT_MEASURED, said=said)
         return
     if size < BIG_BYTES:
         said = (f"{count} array constant{'s' * (count != 1)} captured, {fmt_bytes(size)}"
@@ -208,7 +235,7 @@ def constants(c: Any) -> Iterator[Cause]:
     variant = c.constant_arguments.variants.get("flat") if c.constant_arguments else None
     if variant is None or not variant.measured:
         yield Cause(name, NOT_MEASURED, said=f"{fmt_bytes(size)} of array constants "
-                    f"captured, not measured passed as arguments ({_stopped(c)})")
+                    f"captured, not measured passed as arguments: {_why_not(c)}")
         return
     if not variant.constants:
         yield Cause(name, UNMEASURABLE, said=f"{fmt_bytes(size)} of array constants "
@@ -218,15 +245,26 @@ def constants(c: Any) -> Iterator[Cause]:
     said = (f"{subject(variant.constants)}; passed as arguments, "
             f"{said_of('the first call', variant.difference, variant.clock)}")
     forms = variant.samples
-    yield _judged(name, variant.difference, _saved(forms[CAPTURED], forms[PASSED]), said,
+    yield _judged(name, variant.difference, _saved(c, forms[CAPTURED], forms[PASSED]), said,
                   "pass the array to the function as an argument: XLA then neither embeds "
                   "nor folds it")
 
 
-def _stopped(c: Any) -> str:
-    """Why a part did not run: the stop that came first, or a failure."""
+def _why_not(c: Any) -> str:
+    """Why a part did not run: the stop that came first; else it was not asked for, or
+    failed (the notes say which)."""
+    return stopped_first(c) or NOT_RUN
+
+
+def stopped_first(c: Any) -> str:
+    """``the measurement stopped first (stopped by --timeout after ...)``; empty where
+    nothing stopped."""
     stopped = c.stopped_anywhere
-    return f"the measurement stopped first: {stopped}" if stopped else "it failed: see the notes"
+    return f"the measurement stopped first ({stopped})" if stopped else ""
+
+
+#: Why a part with an option did not run where nothing stopped: it was not asked for.
+NOT_RUN = "not run this time"
 
 
 def second_start(c: Any) -> Iterator[Cause]:
@@ -235,21 +273,22 @@ def second_start(c: Any) -> Iterator[Cause]:
     name, measured = "a second start", c.second_start
     row = measured.rows.get("flat") if measured is not None else None
     if row is None or not row.warm:
-        why = f" ({_stopped(c)})" if c.stopped_anywhere else ""
-        yield Cause(name, NOT_MEASURED, said=f"what a warm persistent compilation cache "
-                    f"leaves of the first call{why}", option="--cache")
+        yield Cause(name, NOT_MEASURED, said=_why_not(c), option="--cache")
         return
     if not row.read:
         yield Cause(name, UNMEASURABLE, said="the cache was not read on a warm start (JAX "
                     "caches no program with host callbacks such as `jax.debug.print`)")
         return
-    warm = samples(row.warm)
+    warm, cold = samples(row.warm), samples(row.cold)
     clock = clock_for([c.flat.samples, warm], FIRST_CALL)
-    d = difference(on(c.flat.samples, FIRST_CALL, clock), on(warm, FIRST_CALL, clock))
+    before, after = on(c.flat.samples, FIRST_CALL, clock), on(warm, FIRST_CALL, clock)
+    d = difference(before, after)
+    cpu = " of CPU time" * (clock == CPU)
     said = (f"with a warm persistent cache, {said_of('the first call', d, clock)}: "
-            f"{fmt_s(row.warm_s)} against {fmt_s(_flat_median(c, FIRST_CALL))} with no cache "
-            f"(the first start, which writes the cache, took {fmt_s(row.cold_s)})")
-    yield _judged(name, d, _saved(c.flat.samples, warm), said, _cache_fix(measured))
+            f"{fmt_s(median(after))} against {fmt_s(median(before))}{cpu} with no cache; "
+            f"the first start, which also writes the cache, took "
+            f"{fmt_s(median(on(cold, FIRST_CALL, clock)))}")
+    yield _judged(name, d, _saved(c, c.flat.samples, warm), said, _cache_fix(measured))
 
 
 def _cache_fix(measured: Any) -> str:

@@ -210,7 +210,7 @@ def user_settings(s: SecondStart) -> list[str]:
                    "not set; set it to a folder (`jax.config.update(\"jax_compilation_cache_"
                    "dir\", \"/path/to/cache\")`) to keep compiled programs there")
     slow = s.uncached()
-    if slow:
+    if slow and any(r.read for r in s.rows.values()):  # an unread cache caches nothing
         measured = [n for n, r in s.rows.items() if s.compile_s.get(n, r.compile_s) is not None]
         what = "this program" if len(slow) == len(measured) else \
             f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ...model.causes.why import NOT_MEASURED
+from ...model.causes.why import NOT_RUN
 from ...model.causes.why import NOTHING
 from ...model.causes.why import SAVING
 from ...model.causes.why import STAGE
@@ -14,9 +15,13 @@ from ...model.causes.why import UNDECIDED
 from ...model.causes.why import UNMEASURABLE
 from ...model.causes.why import Cause
 from ...model.causes.why import causes
+from ...model.causes.why import clock_of
+from ...model.causes.why import stopped_first
 from ...model.comparison import Comparison
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_s
+from ...model.stats.witness import CPU
+from ...model.stats.witness import on
 from ..blocks import Block
 from ..blocks import Heading
 from ..blocks import Html
@@ -39,23 +44,35 @@ def blocks(c: Comparison) -> list[Block]:
           (SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED)}
     if not of[STAGE] and not c.stopped_anywhere:
         return []
-    first = median(c.flat.samples.get("first_call_s", []))
-    out: list[Block] = [Heading(f"Why the first call takes {fmt_s(first)} (flat)")]
+    clock, stop = clock_of(c), stopped_first(c)
+    first = median(on(c.flat.samples, "first_call_s", clock))
+    out: list[Block] = [Heading(_title(first, clock))]
     if of[SAVING]:
         out.append(Para(["measured savings, the biggest first:",
                          *(_saving(i, x) for i, x in enumerate(of[SAVING], 1))]))
     if of[STAGE]:
         out.append(Para([_stages(of[STAGE], first), *_details(of[STAGE])]))
-    lines = [f"{label}: {'; '.join(f'{x.name} ({x.said})' for x in of[kind])}"
-             for kind, label in UNRANKED if of[kind]]
-    if of[NOT_MEASURED]:
-        lines.append("not measured: " + "; ".join(_unmeasured(x) for x in of[NOT_MEASURED]))
+    else:
+        out.append(Para([f"no stage of the first call was measured: {stop}"]))
+    lines = [line for kind, label in UNRANKED if of[kind]
+             for line in (f"{label}:", *(f"  {x.name}: {x.said}" for x in of[kind]))]
+    cut = [x.name for x in of[NOT_MEASURED] if x.said == stop]
+    if cut:
+        lines.append(f"not measured, since {stop}: {', '.join(cut)}")
+    left = [x for x in of[NOT_MEASURED] if x.said != stop]
+    if left:
+        lines += ["not measured:", *(f"  {_unmeasured(x)}" for x in left)]
     if of[SAVING]:
         lines.append(OVERLAP)
-    if not of[STAGE]:
-        lines.insert(0, f"no stage of the first call was measured before the stop "
-                        f"({c.stopped_anywhere})")
     return out + ([Para(lines)] if lines else [])
+
+
+def _title(first: float, clock: str) -> str:
+    """``Why the first call takes 1.2 s (flat)``; on a busy machine, in CPU time."""
+    if math.isnan(first):
+        return "Why the first call is slow (flat)"
+    on_cpu = ", CPU time: the machine was busy" if clock == CPU else ""
+    return f"Why the first call takes {fmt_s(first)} (flat{on_cpu})"
 
 
 def _saving(i: int, x: Cause) -> str:
@@ -83,8 +100,12 @@ def _details(stages: list[Cause]) -> list[str]:
 
 
 def _unmeasured(x: Cause) -> str:
-    return f"{x.name} (use `{x.option}`)" if x.option and "stopped" not in x.said \
-        else f"{x.name} ({x.said})"
+    """``a second start: use `--cache` ``, or why it was not measured."""
+    if not x.option:
+        return f"{x.name}: {x.said}"
+    if x.said == NOT_RUN:
+        return f"{x.name}: use `{x.option}`"
+    return f"{x.name}: {x.said}; `{x.option}` measures it"
 
 
 def text(c: Comparison) -> str:
