@@ -81,6 +81,7 @@ FIRST_IMPORT_CHILD = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # 3-6 s on 2 cores
 @pytest.mark.parametrize("module", ["matplotlib.patches", "matplotlib.ft2font"])
 def test_ctrl_c_inside_matplotlibs_first_import_leaves_it_importable(module, tmp_path):
     # matplotlib.patches: a later import met its half-made Rectangle (KeyError

@@ -48,6 +48,7 @@ def smooth(x):
     return jnp.tanh(x)
 
 
+@pytest.mark.slow  # 3-6 s on 2 cores
 def test_of_two_helpers_the_one_storing_a_tracer_in_a_global_stays_inline():
     def model(x):
         return remembered(smooth(x)).sum()
@@ -99,6 +100,7 @@ def shifted(x):
     return x + SCOPE["v"]
 
 
+@pytest.mark.slow  # 3-6 s on 2 cores
 def test_a_pair_that_leaks_only_nested_together_keeps_the_holder_inline():
     # Inline, `scaled` computes a numpy constant; nested, its scalar is traced and
     # `shifted`'s jit keeps that tracer: neither leaks alone.

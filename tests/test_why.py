@@ -135,6 +135,7 @@ def test_the_section_is_derived_so_a_saved_report_gives_the_same_causes(tmp_path
     assert [x["cause"] for x in c.to_dict()["why"]] == [x.name for x in causes(c)]
 
 
+@pytest.mark.slow  # 3-6 s on 2 cores
 def test_with_xla_the_compile_stage_says_where_xlas_time_went_from_the_profile():
     c = jitmagic.compare(stacked, X, W, repeat=2, number=1, xla=True, progress=False)
     compiling = _by_name(c)["XLA compile"]
@@ -193,6 +194,7 @@ def test_a_second_start_is_judged_against_the_first_call_with_no_cache():
     assert "use `--cache`" not in str(c)
 
 
+@pytest.mark.slow  # 3-6 s on 2 cores
 def test_a_user_whose_settings_already_cache_the_program_is_not_told_to_set_them(tmp_path):
     settings = {"jax_compilation_cache_dir": str(tmp_path),
                 "jax_persistent_cache_min_compile_time_secs": 0.0}
