@@ -249,3 +249,27 @@ def test_under_grad_a_call_and_its_backward_pass_count_once(loss, calls):
     traced = [h for h in r.lines.hints() if "was traced" in h]
     assert all(h.startswith(f"`_residual` was traced {calls} times") for h in traced)
     assert traced or calls == 1, r.lines.hints()  # 3 calls built most of the program
+
+
+def _layer(p, x):
+    w, b = p
+    return jnp.tanh(x @ w + b)
+
+
+def _mse(params, x, y):
+    h = x
+    for p in params:
+        h = _layer(p, h)
+    return jnp.mean((h - y) ** 2)
+
+
+def _train_step(params, x, y):
+    return jax.value_and_grad(_mse)(params, x, y)
+
+
+def test_calls_inside_a_nested_caller_under_grad_count_once_not_again_in_its_backward():
+    # the loss is a helper too, so its backward jit holds the backward halves of the
+    # layer's four calls: they were counted again ("traced 8 times" for 4 layers)
+    params = [(jnp.eye(8) * 0.1, jnp.zeros(8)) for _ in range(4)]
+    r = jitmagic.compare(_train_step, params, jnp.ones((2, 8)), jnp.zeros((2, 8)), **ONCE)
+    assert r.nested.helper_calls == {"_mse": 1, "_layer": 4}

@@ -17,7 +17,8 @@ A jit of a helper inside another jit of the same helper is the same call wrapped
 (``jax.jit(jax.jit(f))``): it counts once, unless it was called from inside the helper
 itself (a recursive call, whose own frames hold the helper's code). Under ``grad`` each
 call also leaves its backward pass as a jit of its own (in the ``transpose(jvp())``
-scope), made from the same trace: it is not counted again.
+scope), made from the same trace: neither it nor the jit calls inside it (the backward
+halves of calls inside a nested caller) are counted again.
 """
 
 from __future__ import annotations
@@ -66,10 +67,11 @@ class _Claims:
         for eqn in jaxpr.eqns:
             inside = enclosing
             if eqn.primitive.name in JIT_PRIMITIVES:
+                if BACKWARD in str(eqn.source_info.name_stack):
+                    continue  # a counted call's backward half, and its inner calls' too
                 owners = self._owners(eqn)
                 own = self._own(eqn.source_info.traceback)
-                backward = BACKWARD in str(eqn.source_info.name_stack)
-                for n in owners if not backward else ():
+                for n in owners:
                     if n in self.counted and (n not in enclosing or self.helpers[n].code in own):
                         self.calls[n] += 1
                 inside = enclosing | owners
