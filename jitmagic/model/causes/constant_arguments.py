@@ -171,10 +171,6 @@ class ConstantVariant:
         d, passed = self.difference, median(self.first_calls(PASSED))
         return passed * (d.low - 1), passed * (d.high - 1)
 
-    @property
-    def lifted_bytes(self) -> int:
-        return sum(c.nbytes for c in self.constants)
-
     def stage_median(self, form: str, key: str) -> float:
         """A form's median of one stage's seconds (NaN: not measured)."""
         return median(self.samples.get(form, {}).get(key))

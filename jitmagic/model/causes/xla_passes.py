@@ -119,28 +119,10 @@ class XlaPasses:
             variant = "flat"
         return self.compiles.get(variant)
 
-    def _each(self, read: Any) -> dict[str, Any]:
-        return {v: read(c) for v in PROFILED if (c := self.of(v)) is not None}
-
     @property
     def compile_s(self) -> dict[str, float]:
         """Per variant, the profiled compile's seconds (an extra compile, not a sample)."""
-        return self._each(lambda c: c.compile_s)
-
-    @property
-    def hlo_passes_s(self) -> dict[str, float | None]:
-        """Per variant, the HLO passes' seconds together (None: not read)."""
-        return self._each(lambda c: c.hlo_passes_s)
-
-    @property
-    def codegen_s(self) -> dict[str, float | None]:
-        """Per variant, code generation's seconds (None: not read)."""
-        return self._each(lambda c: c.codegen_s)
-
-    @property
-    def top_passes(self) -> dict[str, tuple[tuple[str, float], ...]]:
-        """Per variant, (pass name, seconds) of every pass, biggest first."""
-        return self._each(lambda c: c.top_passes)
+        return {v: c.compile_s for v in PROFILED if (c := self.of(v)) is not None}
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"compiles": {k: c.to_dict() for k, c in self.compiles.items()},
