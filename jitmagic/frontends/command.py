@@ -455,8 +455,9 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         prelude.imported("jitmagic")  # the import below
     if launcher.join(started):  # --processes: before the file's arrays
         start = time.perf_counter()  # the time the processes took to meet is not measured
-    from ..cell.prepare import measure_source  # imports jax, if the file did not
-    from ..cell.prepare import parse  # imports jax, if the file did not
+    # imports jax, if the file did not
+    from ..cell.prepare import measure_source
+    from ..cell.prepare import parse
 
     cell = parse(source, filename)
     if prelude.ran:

@@ -38,7 +38,6 @@ from ..stats.verdicts import interval
 from ..stats.verdicts import times
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
-from ..stats.witness import WALL
 from ..stats.witness import clock_for
 from ..stats.witness import on
 from .constant_arguments import BIG_BYTES
@@ -93,24 +92,24 @@ def said_of(what: str, d: Difference, clock: str) -> str:
     return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
 
 
-def _judged(name: str, d: Difference, seconds: float, said: str, fix: str) -> Cause:
-    """A measured fix as the rule judged it: a saving only where it calls it faster."""
-    if d.kind == FASTER:
-        return Cause(name, SAVING, seconds, f"{said}, {fmt_s(seconds)} less", fix)
-    return Cause(name, UNDECIDED if d.kind == INCONCLUSIVE else NOTHING, said=said)
+def _judged(c: Any, name: str, d: Difference, clock: str,
+            samples: tuple[dict[str, list[float]], dict[str, list[float]]],
+            said: str, fix: str) -> Cause:
+    """A measured fix as the rule judged it on ``clock``: a saving only where it calls it
+    faster, of the seconds ``samples`` (before, after) differ by on that same clock (said
+    where it is not the section's own)."""
+    if d.kind != FASTER:
+        return Cause(name, UNDECIDED if d.kind == INCONCLUSIVE else NOTHING, said=said)
+    before, after = (median(on(x, FIRST_CALL, clock)) for x in samples)
+    seconds = before - after
+    of = "" if clock == clock_of(c) else " of CPU time" if clock == CPU else " of wall time"
+    return Cause(name, SAVING, seconds, f"{said}, {fmt_s(seconds)}{of} less", fix)
 
 
 def clock_of(c: Any) -> str:
     """The one clock the section's seconds are on: the one that decides the comparison's
     first call (the process's CPU time on a busy machine, else wall time)."""
     return c.clock_of(FIRST_CALL)
-
-
-def _saved(c: Any, before: dict[str, list[float]], after: dict[str, list[float]]) -> float:
-    """The seconds a fix saved on the first call, median against median, on the section's
-    clock (where both sides have it; else wall time)."""
-    clock = clock_for([before, after], FIRST_CALL) if clock_of(c) == CPU else WALL
-    return median(on(before, FIRST_CALL, clock)) - median(on(after, FIRST_CALL, clock))
 
 
 def _flat_median(c: Any, phase: str) -> float:
@@ -201,7 +200,7 @@ def nesting(c: Any) -> Iterator[Cause]:
     said = f"nesting {names}: {said_of('the first call', first, clock)}"
     if first.kind == INCONCLUSIVE:
         said += _faster_stages(c)
-    cause = _judged(name, first, _saved(c, c.flat.samples, nested.samples), said,
+    cause = _judged(c, name, first, clock, (c.flat.samples, nested.samples), said,
                     f"`jax.jit` on {names}")
     if first.significant and first.kind != FASTER:
         cause = Cause(name, NOTHING, said=said,
@@ -245,7 +244,8 @@ def constants(c: Any) -> Iterator[Cause]:
     said = (f"{subject(variant.constants)}; passed as arguments, "
             f"{said_of('the first call', variant.difference, variant.clock)}")
     forms = variant.samples
-    yield _judged(name, variant.difference, _saved(c, forms[CAPTURED], forms[PASSED]), said,
+    yield _judged(c, name, variant.difference, variant.clock, (forms[CAPTURED], forms[PASSED]),
+                  said,
                   "pass the array to the function as an argument: XLA then neither embeds "
                   "nor folds it")
 
@@ -288,7 +288,7 @@ def second_start(c: Any) -> Iterator[Cause]:
             f"{fmt_s(median(after))} against {fmt_s(median(before))}{cpu} with no cache; "
             f"the first start, which also writes the cache, took "
             f"{fmt_s(median(on(cold, FIRST_CALL, clock)))}")
-    yield _judged(name, d, _saved(c, c.flat.samples, warm), said, _cache_fix(measured))
+    yield _judged(c, name, d, clock, (c.flat.samples, warm), said, _cache_fix(measured))
 
 
 def _cache_fix(measured: Any) -> str:
