@@ -36,6 +36,7 @@ from ..stats.units import fmt_bytes
 from ..stats.units import fmt_s
 from ..stats.verdicts import interval
 from ..stats.verdicts import times
+from ..stats.verdicts import verb
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import clock_for
@@ -87,8 +88,8 @@ def causes(c: Any) -> tuple[Cause, ...]:
 def said_of(what: str, d: Difference, clock: str) -> str:
     """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``:
     the rule's verdict on ``what``, led by "inconclusive" where it is."""
-    verb = "takes" if clock == CPU and d.kind != SAME else "is"
-    said = f"{what} {verb} {times(d, clock)} {interval(d)}".rstrip()
+    said = f"{what} {'is' if d.kind == SAME else verb(clock)} {times(d, clock)}"
+    said = f"{said} {interval(d)}".rstrip()
     return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
 
 

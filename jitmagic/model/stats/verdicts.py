@@ -77,6 +77,14 @@ def times(d: Difference, clock: str = WALL) -> str:
     return f"{ratio_figures(1 / d.ratio)}× {'more CPU time' if cpu else 'slower'}"
 
 
+def verb(clock: str, past: bool = False) -> str:
+    """The verb before :func:`times`' words of a difference: "is 2× faster", "takes 2× less
+    CPU time" (``past``: "was", "took")."""
+    if clock == CPU:
+        return "took" if past else "takes"
+    return "was" if past else "is"
+
+
 def _level(d: Difference) -> bool:
     """An undecided ratio that rounds to 1.00: said with no side, its interval unturned."""
     return not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0)
@@ -289,8 +297,7 @@ def orderings_text(chosen: Any, other: Any, per_call: Difference, same_program: 
     chosen_s, other_s = (median(on(row.samples, "execute_s", clock)) for row in (chosen, other))
     numbers = f"{fmt_s(chosen_s)} against {fmt_s(other_s)}{' CPU time' * (clock == CPU)}"
     if per_call.significant:
-        verb = "is" if clock == WALL else "takes"  # "takes 2× less CPU time"
-        speed = (f"{chosen.name} {verb} {times(per_call, clock)} per call than {other.name} "
+        speed = (f"{chosen.name} {verb(clock)} {times(per_call, clock)} per call than {other.name} "
                  f"{_numbers(per_call, numbers)}")
     elif per_call.kind == SAME:
         speed = (f"{chosen.name} and {other.name}: {times(per_call, clock)} per call "

@@ -19,6 +19,7 @@ from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
 from ...model.stats.verdicts import interval
 from ...model.stats.verdicts import times
+from ...model.stats.verdicts import verb
 from ...model.stats.witness import CPU
 from .. import comparison
 from ..blocks import Block
@@ -116,23 +117,15 @@ def saving(r: CacheRow) -> str:
     said = f"{times(d, clock)} {interval(d)}".rstrip()
     figures = f"{fmt_s(r.warm_s)} instead of {fmt_s(r.cold_s)}"
     if d.kind == FASTER:
-        return (f"{r.name}: with a warm cache the first call {_is(clock)} {said} than the "
+        return (f"{r.name}: with a warm cache the first call {verb(clock)} {said} than the "
                 f"first start, which writes the cache: {figures}")
     if d.kind == SAME:
         return f"{r.name}: a warm cache makes {said} to the first call ({figures})"
     if d.kind == SLOWER:
-        return (f"{r.name}: the warm first call {_is(clock, past=True)} {times(d, clock)} "
+        return (f"{r.name}: the warm first call {verb(clock, past=True)} {times(d, clock)} "
                 f"than the cold one {interval(d)} ({figures})")
     return (f"{r.name}: inconclusive whether a warm cache speeds the first call: {said} "
             f"({figures}); more runs might tell")
-
-
-def _is(clock: str, past: bool = False) -> str:
-    """The verb before :func:`~jitmagic.model.stats.verdicts.times`' words: "is 2× faster",
-    "takes 2× less CPU time"."""
-    if clock == CPU:
-        return "took" if past else "takes"
-    return "was" if past else "is"
 
 
 def remains(r: CacheRow) -> str:
@@ -186,9 +179,9 @@ def nesting(s: SecondStart) -> str:
     said = f"{times(d, clock)} {interval(d)}".rstrip()
     if d.kind == FASTER:
         return (f"on a second start nesting still pays: nested's warm first call "
-                f"{_is(clock)} {times(d, clock)} than flat's {interval(d)}")
+                f"{verb(clock)} {times(d, clock)} than flat's {interval(d)}")
     if d.kind == SLOWER:
-        return (f"on a second start nesting costs: nested's warm first call {_is(clock)} "
+        return (f"on a second start nesting costs: nested's warm first call {verb(clock)} "
                 f"{times(d, clock)} than flat's {interval(d)}")
     if d.kind == SAME:
         return f"on a second start nesting makes {said}"

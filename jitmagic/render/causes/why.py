@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ...model.causes.why import KINDS
 from ...model.causes.why import NOT_MEASURED
 from ...model.causes.why import NOT_RUN
 from ...model.causes.why import NOTHING
@@ -40,8 +41,7 @@ UNRANKED = ((UNDECIDED, "inconclusive (more runs may tell)"),
 def blocks(c: Comparison) -> list[Block]:
     """The section as blocks; none where nothing at all was measured and nothing stopped."""
     found = causes(c)
-    of = {kind: [x for x in found if x.kind == kind] for kind in
-          (SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED)}
+    of = {kind: [x for x in found if x.kind == kind] for kind in KINDS}
     if not of[STAGE] and not c.stopped_anywhere:
         return []
     clock, stop = clock_of(c), stopped_first(c)
