@@ -198,8 +198,9 @@ class Comparison(Shown):
 
     @property
     def why(self) -> tuple[Cause, ...]:
-        """The causes of the flat first call this run measured, biggest first, then those
-        measured to account for nothing, then those not measured (:mod:`.causes.why`)."""
+        """The causes of the flat first call, kind by kind: the measured savings and the
+        stages, biggest first, then what was inconclusive, had nothing to gain, could not
+        be measured or was not measured (:mod:`.causes.why`)."""
         return causes(self)
 
     @property
