@@ -21,6 +21,8 @@ from ..model.sweep import Sweep
 from .attribution import helpers_html
 from .attribution import helpers_text
 from .blocks import Table
+from .blocks import as_html
+from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
@@ -28,8 +30,7 @@ from .causes.constant_arguments import html as constants_html
 from .causes.constant_arguments import text as constants_text
 from .causes.second_start import html as second_start_html
 from .causes.second_start import text as second_start_text
-from .causes.why import html as why_html
-from .causes.why import text as why_text
+from .causes.why import blocks as why_blocks
 from .causes.xla_passes import html as xla_html
 from .causes.xla_passes import text as xla_text
 from .comparison import html_summary
@@ -147,8 +148,9 @@ def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tup
     orderings and their chart (so that they survive where the toggle widget cannot run,
     a static export); with ``--attribute``/``--advise`` the per-helper table, chart and
     advice."""
-    if why and why_text(c):
-        yield why_text(c), why_html(c)
+    causes = why_blocks(c) if why else []  # built once, shown twice
+    if causes:
+        yield as_text(causes), as_html(causes)
     if c.lines is not None:
         yield lines_text(c.lines), lines_html(c.lines)
     if c.constant_arguments is not None:

@@ -25,10 +25,7 @@ from ...model.stats.witness import CPU
 from ...model.stats.witness import on
 from ..blocks import Block
 from ..blocks import Heading
-from ..blocks import Html
 from ..blocks import Para
-from ..blocks import as_html
-from ..blocks import as_text
 
 #: Said under two or more measured seconds.
 OVERLAP = ("the causes overlap (a big constant's cost is part of XLA's compile; a warm cache "
@@ -106,11 +103,3 @@ def _unmeasured(x: Cause) -> str:
     if x.said == NOT_RUN:
         return f"{x.name}: use `{x.option}`"
     return f"{x.name}: {x.said}; `{x.option}` measures it"
-
-
-def text(c: Comparison) -> str:
-    return as_text(blocks(c))
-
-
-def html(c: Comparison) -> Html:
-    return as_html(blocks(c))
