@@ -162,8 +162,9 @@ def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tup
     orderings = _orderings(c)
     if orderings is not None:
         yield orderings_text(orderings), orderings_html(orderings, orderings_png(orderings, plot))
-    if helpers_text(c):
-        yield helpers_text(c), helpers_html(c, attribution_png(c, plot))
+    helpers = helpers_text(c)
+    if helpers:
+        yield helpers, helpers_html(c, attribution_png(c, plot))
 
 
 def last_value_line(s: Sweep) -> str:
