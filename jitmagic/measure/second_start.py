@@ -15,7 +15,9 @@ the stage seconds of JAX's own duration events (trace, lower, compile: on a hit 
 compile event is about the time to read the entry). While it runs the cache caches
 every program (no minimum compile time or entry size); the user's settings, their
 cache folder and JAX's cache object are left as they were
-(:func:`~.sampling.conditions.scratch_cache`), and the folder is removed after.
+(:func:`~.sampling.conditions.scratch_cache`), and the folder is removed after, each put
+back with Ctrl-C held (:func:`~jitmagic.interrupts.exits_held`: no number of presses
+leaves a setting changed).
 No IPython, no matplotlib here.
 """
 
@@ -30,6 +32,7 @@ from typing import Any
 import jax
 
 from ..errors import user_traceback
+from ..interrupts import exits_held
 from ..model.causes.second_start import VARIANTS
 from ..model.causes.second_start import CacheRow
 from ..model.causes.second_start import SecondStart
@@ -109,7 +112,8 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int,
     errors: dict[str, str] = {}
     stopped = None
     monitor = Monitor()
-    with scratch_cache() as folder, monitor.listening(), frozen_heap(), \
+    # put back whole with Ctrl-C held: the settings, the listeners, the heap, the folder
+    with exits_held(scratch_cache(), monitor.listening(), frozen_heap()) as (folder, _, _), \
             check.catching_interrupts(), check.mode(python=False):
         try:
             for pair in range(pairs):

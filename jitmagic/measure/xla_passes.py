@@ -8,7 +8,10 @@ the entry lowered, then ``Lowered.compile()`` timed as one interval
 XLA compiles) inside ``jax.profiler.trace`` of a temporary folder, with the Python tracer
 off and the host tracer at its lowest level, which still records XLA's pass events. The
 ``.xplane.pb`` it writes is read by :mod:`~jitmagic.measure.xplane`; the folder is removed.
-The compile is an extra one: the comparison's samples are untouched.
+The compile is an extra one: the comparison's samples are untouched. The profiler session,
+the cache setting and the folder are each put back with Ctrl-C held, so that a second
+Ctrl-C anywhere ends as it does in the comparison: the one-line ``KeyboardInterrupt``,
+with nothing left running or behind.
 
 JAX runs one profiler session at a time. Where the user's own runs, it is left running
 and nothing is measured: the record says why (:data:`REFUSED`).
@@ -20,12 +23,13 @@ import contextlib
 import dataclasses
 import glob
 import os
-import tempfile
 from collections.abc import Iterator
 
 import jax
 
 from .._compat import profiler_running
+from ..interrupts import exits_held
+from ..interrupts import interrupts_held
 from ..model.causes.xla_passes import PROFILED
 from ..model.causes.xla_passes import PassTime
 from ..model.causes.xla_passes import ProfiledCompile
@@ -36,6 +40,7 @@ from .sampling.stages import cold_jit
 from .sampling.stages import timed_stage
 from .sampling.stops import Checkpoint
 from .sampling.stops import Stop
+from .scratch import scratch_folder
 from .variants.rows import Prepared
 
 #: The part's name, as progress shows it.
@@ -104,14 +109,13 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
     from .xplane import read_compile
 
     times: dict[str, float] = {}
-    with (tempfile.TemporaryDirectory(prefix="jitmagic-xla-") as folder,
-          persistent_cache_off()):
+    with exits_held(scratch_folder("xla"), persistent_cache_off()) as (folder, _):
         _, jitted = cold_jit(p.variant.fn, p.args, p.kwargs, p.variant.jit_options)
         lowered, _ = timed_stage(check, "lowering", {}, "lower_s",
                                  lambda: jitted.lower(*p.args, **p.kwargs), python=True)
-        with profiling(folder):
+        with profiling(str(folder)):
             timed_stage(check, "XLA compile (profiled)", times, "compile_s", lowered.compile)
-        read = read_compile(ProfileData.from_file(_profile_file(folder)))
+        read = read_compile(ProfileData.from_file(_profile_file(str(folder))))
     passes = tuple(PassTime(name, max(0.0, s), runs) for name, (s, runs) in
                    sorted(read.passes.items(), key=lambda kv: (-kv[1][0], kv[0])))
     return ProfiledCompile(times["compile_s"], read.hlo_passes_s, read.codegen_s,
@@ -120,19 +124,28 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
 
 @contextlib.contextmanager
 def profiling(folder: str) -> Iterator[None]:
-    """Within, ``jax.profiler.trace(folder)``: Python tracer off, host tracer at
-    :data:`HOST_TRACER_LEVEL`. Raises :class:`ProfilerBusy` where it does not start (a
-    session already runs), touching nothing."""
+    """Within, a session of JAX's profiler writing to ``folder``: Python tracer off, host
+    tracer at :data:`HOST_TRACER_LEVEL`. Raises :class:`ProfilerBusy` where it does not
+    start (a session already runs), touching nothing. Started and stopped with Ctrl-C
+    held (:func:`~jitmagic.interrupts.interrupts_held`): a session once started is always
+    stopped, however many times Ctrl-C is pressed, so none is left running."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     options.host_tracer_level = HOST_TRACER_LEVEL
     options.raise_error_on_start_failure = True
-    with contextlib.ExitStack() as stack:
-        try:
-            stack.enter_context(jax.profiler.trace(folder, profiler_options=options))
-        except RuntimeError as exc:
-            raise ProfilerBusy(NO_PROFILER.format(exc)) from None
+    started = False
+    try:
+        with interrupts_held():
+            try:
+                jax.profiler.start_trace(folder, profiler_options=options)
+            except RuntimeError as exc:
+                raise ProfilerBusy(NO_PROFILER.format(exc)) from None
+            started = True
         yield
+    finally:
+        if started:
+            with interrupts_held():
+                jax.profiler.stop_trace()
 
 
 def _profile_file(folder: str) -> str:

@@ -11,7 +11,6 @@ again (:func:`put_back`).
 from __future__ import annotations
 
 import functools
-import signal
 import threading
 import time
 import types
@@ -20,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from ...interrupts import interrupts_held
 
 #: What a binding held where the key did not exist.
 MISSING = object()
@@ -127,12 +128,13 @@ def put_back(done: list[tuple[Any, Any]]) -> None:
     SIGINT is held until every place is put back, then handed to the handler it was
     meant for (a ``KeyboardInterrupt``, or a measurement's stop). An exception that
     still lands inside (before the hold begins, or raised by a place) makes the whole
-    put-back run again, so that every place is checked, and is raised after."""
+    put-back run again, so that every place is checked, and is raised after. The hold
+    is :func:`~jitmagic.interrupts.interrupts_held`, the one every put-back uses."""
     try:
-        with _interrupts_held():
+        with interrupts_held():
             _set_originals(done)
     except BaseException:
-        with _interrupts_held():
+        with interrupts_held():
             _set_originals(done)
         raise
 
@@ -140,33 +142,6 @@ def put_back(done: list[tuple[Any, Any]]) -> None:
 def _set_originals(done: list[tuple[Any, Any]]) -> None:
     for place, original in reversed(done):
         place.set(original)
-
-
-@contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Within, a SIGINT is only noted; after, each one noted goes to the SIGINT handler
-    there was before, in order. Nothing is held off the main thread (no Python signal
-    handler runs there), nor where that handler is not Python's (``SIG_DFL``, ``SIG_IGN``,
-    one set outside Python)."""
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGINT) if main else None
-    noted: list[Any] = []
-    if not callable(previous):
-        yield
-        return
-    signal.signal(signal.SIGINT, lambda signum, frame: noted.append(frame))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        raised: BaseException | None = None
-        for frame in noted:  # every press counts (a measurement's second one abandons it)
-            try:
-                previous(signal.SIGINT, frame)
-            except BaseException as exc:  # noqa: BLE001 (raised below: the last one wins)
-                raised = exc
-        if raised is not None:
-            raise raised
 
 
 #: The one measurement of this process at a time: every measurement swaps the process's

@@ -1,12 +1,12 @@
 """The conditions every timed interval runs under: the user's heap out of the
 collector's sight, the collector paused, the persistent compilation cache off (or, for
-``--cache``, on in a folder of jitmagic's own). Each restores what the user had."""
+``--cache``, on in a folder of jitmagic's own). Each restores what the user had, with
+Ctrl-C held while it does (:func:`~jitmagic.interrupts.interrupts_held`)."""
 
 from __future__ import annotations
 
 import gc
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +15,8 @@ from typing import Any
 import jax
 
 from ..._compat import reset_persistent_cache
+from ...interrupts import interrupts_held
+from ..scratch import scratch_folder
 
 
 @contextmanager
@@ -35,7 +37,8 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         if mine:
-            gc.unfreeze()
+            with interrupts_held():
+                gc.unfreeze()
 
 
 @contextmanager
@@ -71,8 +74,9 @@ def persistent_cache_off() -> Iterator[bool]:
     try:
         yield True
     finally:
-        jax.config.update("jax_enable_compilation_cache", was_on)
-        reset_persistent_cache()
+        with interrupts_held():  # put back whole, however many times Ctrl-C is pressed
+            jax.config.update("jax_enable_compilation_cache", was_on)
+            reset_persistent_cache()
 
 
 #: What ``--cache`` sets while it measures, beside the folder: the cache on, and every
@@ -105,21 +109,19 @@ def persistent_cache_in(folder: str) -> Iterator[None]:
             jax.config.update(name, value)
         yield
     finally:
-        for name, value in saved.items():
-            jax.config.update(name, value)
-        reset_persistent_cache()
+        with interrupts_held():  # put back whole, however many times Ctrl-C is pressed
+            for name, value in saved.items():
+                jax.config.update(name, value)
+            reset_persistent_cache()
 
 
 @contextmanager
 def scratch_cache() -> Iterator[Path]:
     """A fresh folder of jitmagic's own as JAX's persistent cache
-    (:func:`persistent_cache_in`), removed with everything in it after."""
-    folder = Path(tempfile.mkdtemp(prefix="jitmagic-cache-"))
-    try:
-        with persistent_cache_in(str(folder)):
-            yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    (:func:`persistent_cache_in`), removed with everything in it after, on every way out
+    (:func:`~jitmagic.measure.scratch.scratch_folder`)."""
+    with scratch_folder("cache") as folder, persistent_cache_in(str(folder)):
+        yield folder
 
 
 def emptied(folder: Path) -> None:

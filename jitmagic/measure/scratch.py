@@ -1,0 +1,80 @@
+"""Folders of jitmagic's own in the temp folder (the second start's cache, the profiled
+compile's trace), removed on every way out: a return, an error, Ctrl-C (however many
+presses: the removal runs with interrupts held), a ``--timeout`` stop.
+
+A process killed outright (``SIGKILL``, the OOM killer) removes nothing, so each folder
+is named with its process's id and holds a :data:`MARK` file: the next one made removes
+the folders of processes that are gone, and only those. A folder without the mark (one
+of the user's, whatever its name), one of a process still running, or one of another
+user is never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..interrupts import interrupts_held
+
+#: The file inside each scratch folder that says it is jitmagic's: what it says (the
+#: process that made it) is what a later process reads before it removes one left behind.
+MARK = ".jitmagic-scratch"
+
+
+@contextlib.contextmanager
+def scratch_folder(kind: str) -> Iterator[Path]:
+    """A new folder ``jitmagic-<kind>-<pid>-*`` in the temp folder, removed with
+    everything in it after the block, whatever ends it; first, those a killed process
+    left (:func:`remove_left_behind`)."""
+    remove_left_behind(kind)
+    folder: Path | None = None
+    try:
+        with interrupts_held():  # made and marked whole: a Ctrl-C comes after
+            folder = Path(tempfile.mkdtemp(prefix=f"jitmagic-{kind}-{os.getpid()}-"))
+            (folder / MARK).write_text(str(os.getpid()))
+        yield folder
+    finally:
+        if folder is not None:
+            with interrupts_held():
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_left_behind(kind: str) -> list[Path]:
+    """Remove the ``jitmagic-<kind>-*`` folders of the temp folder that a process now
+    gone made (their :data:`MARK` names it, and it is in the name, and the folder is
+    this user's); return them."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"jitmagic-{kind}-*-*"):
+        pid = _maker(folder)
+        if pid is not None and pid != os.getpid() and not _running(pid):
+            with interrupts_held():
+                shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _maker(folder: Path) -> int | None:
+    """The process that made ``folder`` as a scratch folder; None where it is not one
+    (no mark, a mark that disagrees with the name, a link, another user's)."""
+    try:
+        if folder.is_symlink() or folder.stat().st_uid != os.getuid():
+            return None
+        pid = int((folder / MARK).read_text())
+    except (OSError, ValueError):
+        return None
+    return pid if folder.name.split("-")[2:3] == [str(pid)] else None
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, another user's
+        return True
+    return True
