@@ -15,7 +15,8 @@ value of a global, ``jitmagic.load`` reads a saved report back, ``jitmagic.diff(
 says what changed against a baseline, and
 ``jitmagic.attribute(model, x)`` and ``jitmagic.advise(model, x)`` say which
 helpers are worth a jit of their own, and ``jitmagic.lines(model, x)`` which
-source lines build the program.
+source lines build the program. ``with jitmagic.watch() as w:`` runs a block as
+written and records every compile it causes, and why (``%%jitwatch`` in a notebook).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from . import render  # noqa: F401 (records show themselves through it; imports no jax)
 from .errors import InputError
+from .errors import RecompiledError
 from .errors import UserCodeError
 from .frontends.saving import save
 from .model.advice import Advice
@@ -33,7 +35,9 @@ from .model.comparison import Comparison
 from .model.comparison import ReportSchemaError
 from .model.comparison import VariantResult
 from .model.diff import Diff
-from .model.diff import diff
+from .model.ledger import Ledger
+from .model.ledger_diff import LedgerDiff
+from .model.ledger_diff import diff_any as diff
 from .model.lines import Lines
 from .model.saved.storage import load
 from .model.sweep import Sweep
@@ -45,8 +49,11 @@ __all__ = [
     "Comparison",
     "Diff",
     "InputError",
+    "Ledger",
+    "LedgerDiff",
     "Lines",
     "Options",
+    "RecompiledError",
     "ReportSchemaError",
     "Sweep",
     "UserCodeError",
@@ -61,6 +68,7 @@ __all__ = [
     "save",
     "sweep",
     "unload_ipython_extension",
+    "watch",
 ]
 __version__ = "0.4.0.dev0"
 
@@ -68,24 +76,27 @@ if TYPE_CHECKING:
     from .frontends.api import advise
     from .frontends.api import compare
     from .frontends.api import sweep
+    from .frontends.watching import watch
     from .measure.attribution import attribute
     from .measure.lines.tables import lines
 
 #: The functions that measure import jax, so they are imported on first use (PEP 562):
 #: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
 #: and those may set what jax reads when it is imported (``JAX_PLATFORMS``, ``XLA_FLAGS``).
-_MEASURING = ("advise", "attribute", "compare", "lines", "sweep")
+_MEASURING = ("advise", "attribute", "compare", "lines", "sweep", "watch")
 
 
 def __getattr__(name: str) -> Any:
     if name not in _MEASURING:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .frontends import api
+    from .frontends import watching
     from .measure import attribution
     from .measure.lines import tables as lines_module
 
     found = {"advise": api.advise, "attribute": attribution.attribute,
-             "compare": api.compare, "lines": lines_module.lines, "sweep": api.sweep}
+             "compare": api.compare, "lines": lines_module.lines, "sweep": api.sweep,
+             "watch": watching.watch}
     globals().update(found)
     return found[name]
 
@@ -95,7 +106,8 @@ def __dir__() -> list[str]:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext jitmagic``: register ``%jitcompare`` and ``%%jitcompare``."""
+    """``%load_ext jitmagic``: register ``%jitcompare``/``%%jitcompare`` and
+    ``%jitwatch``/``%%jitwatch``."""
     from .frontends.magic import register
 
     register(ipython)

@@ -28,6 +28,11 @@ SOURCE_INFO, COMPILATION_CACHE, DISTRIBUTED = (
     "jax._src.source_info_util", "jax._src.compilation_cache", "jax._src.distributed")
 XLA_BRIDGE, MONITORING = "jax._src.xla_bridge", "jax._src.monitoring"
 PROFILER = "jax._src.profiler"
+#: The logger JAX's tracing-cache miss explanations (``jax_explain_cache_misses``) come
+#: from: ``jax._src.interpreters.partial_eval``'s own (JAX 0.10).
+CACHE_MISS_LOGGER = "jax._src.interpreters.partial_eval"
+#: The function, in JAX's dispatch module, that compiles an eager operation.
+EAGER_DISPATCH = ("jax/_src/dispatch.py", "apply_primitive")
 #: ``jax.monitoring``'s listener lists, in its private module.
 MONITORING_LISTS = ("_event_listeners", "_event_duration_secs_listeners",
                     "_event_time_span_listeners", "_scalar_listeners")

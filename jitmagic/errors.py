@@ -78,3 +78,9 @@ def _hint(exc: BaseException, nest_hint: bool = True) -> str | None:
 class CannotWriteError(Exception):
     """A report cannot be written where asked (``--save``, ``--html``); the message
     says why and what to give instead. The command exits with status 3 on it."""
+
+
+class RecompiledError(AssertionError):
+    """A watched run compiled more than its gate allowed (``fail_after_warmup``,
+    ``max_compiles``); the message names each function, its reason and its line. An
+    ``AssertionError``, so that a test that recompiles fails as a test does."""

@@ -98,7 +98,9 @@ arguments after `--` go to your script as its sys.argv[1:], e.g.
   python -m jitmagic train.py -r 1 -- --steps 10
 
 two saved reports compared, exit 1 on a regression (python -m jitmagic diff --help):
-  python -m jitmagic diff OLD.json NEW.json [--fail-on-slower [RATIO]]"""
+  python -m jitmagic diff OLD.json NEW.json [--fail-on-slower [RATIO]]
+every compile a script causes, and why (python -m jitmagic watch --help):
+  python -m jitmagic watch FILE.py [--fail-after-warmup N] [ARGS...]"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
         from .diff_command import main as diff_main
 
         return diff_main(argv[1:])
+    if argv[:1] == ["watch"]:  # python -m jitmagic watch FILE.py
+        from .watch_command import main as watch_main
+
+        return watch_main(argv[1:])
     with presses_counted() as presses:
         try:
             return _measured_and_shown(argv, presses)

@@ -21,10 +21,12 @@ from collections.abc import Callable
 from ..model.comparison import ReportSchemaError
 from ..model.diff import FAIL_RATIO
 from ..model.diff import Diff
-from ..model.diff import diff
 from ..model.diff import gate_ratio
+from ..model.ledger_diff import LedgerDiff
+from ..model.ledger_diff import diff_any
 from ..render.diff import gate_failures
 from ..render.diff import text
+from ..render.ledger import diff_text as ledger_diff_text
 from .statuses import MEASURED
 from .statuses import REGRESSED
 from .statuses import USAGE
@@ -106,10 +108,14 @@ def main(argv: list[str]) -> int:
     """Compare the two reports; the exit status of :data:`EXIT_CODES`."""
     args = build_parser().parse_args(_bare_flag(argv))  # argparse exits 2 on bad usage
     try:
-        d = diff(args.old, args.new, force=args.force)
+        d = diff_any(args.old, args.new, force=args.force)
     except (OSError, ReportSchemaError) as exc:
         print(f"jitmagic diff: {exc}", file=sys.stderr)
         return USAGE
+    if isinstance(d, LedgerDiff):  # two ledgers: a gate fails where NEW recompiles more
+        printed(ledger_diff_text(d))
+        gated = args.fail_on_slower is not None or args.fail_on_larger is not None
+        return REGRESSED if gated and d.more_again else MEASURED
     printed(text(d))
     return verdict(d, args.fail_on_slower, args.fail_on_larger)
 

@@ -45,6 +45,7 @@ from ..render.bundle import load_charts
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from ..render.bundle import with_note
+from . import watch_magic
 from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress
 from .notebook_progress import progress_for
@@ -289,6 +290,7 @@ def _forget_shown(*_: Any) -> None:
 def register(ipython: Any) -> None:
     """Register the magics and the display of their results (``%load_ext jitmagic``)."""
     ipython.register_magics(JitCompareMagics)
+    watch_magic.register(ipython)
     for record in RESULTS:
         ipython.display_formatter.ipython_display_formatter.for_type(record, display_comparison)
     ipython.events.register("post_run_cell", _forget_shown)
@@ -298,6 +300,7 @@ def unregister(ipython: Any) -> None:
     """Undo :func:`register` (``%unload_ext jitmagic``)."""
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("jitcompare", None)
+    watch_magic.unregister(ipython)
     for record in RESULTS:
         ipython.display_formatter.ipython_display_formatter.type_printers.pop(record, None)
     if _forget_shown in ipython.events.callbacks["post_run_cell"]:

@@ -19,12 +19,14 @@ from ..errors import CannotWriteError
 from ..errors import InputError
 from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
+from ..model.ledger import Ledger
 from ..model.lines import Lines
 from ..model.saved import files
 from ..model.saved import storage
 from ..model.sweep import Sweep
 from ..render.bundle import html_document
 from ..render.bundle import stopped_note
+from ..render.ledger import html_document as ledger_document
 from .output import write_report
 
 #: What each extension writes.
@@ -32,7 +34,7 @@ FORMATS = {".json": "the JSON report (jitmagic.load reads it back)",
            ".html": "a self-contained HTML page (opens offline)"}
 
 
-def save(result: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
+def save(result: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
     """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``.
 
     The file is replaced whole or not at all, and only a regular file (or a new one)
@@ -45,6 +47,8 @@ def save(result: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
                          f"{os.fspath(path)!r} {said}: write {choices}.")
     if suffix == ".json":
         storage.save(result, path)
+    elif isinstance(result, Ledger):
+        files.write_text(path, ledger_document(result))
     elif isinstance(result, Lines):
         raise InputError("a jitmagic.lines table saves as .json only; its HTML shows in a "
                          "notebook (the table's own display), or save the comparison made "

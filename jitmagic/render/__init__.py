@@ -9,8 +9,11 @@ from typing import Any
 
 from ..model.advice import Advice
 from ..model.diff import Diff
+from ..model.ledger import Ledger
+from ..model.ledger_diff import LedgerDiff
 from ..model.shown import register_renderers
 from . import diff as _diff
+from . import ledger as _ledger
 from .attribution import advice_lines
 from .bundle import repr_mimebundle
 from .bundle import text
@@ -20,15 +23,24 @@ def _text(r: Any) -> str:
     """``str()`` of a record: a diff's own table, advice in words, else the report's."""
     if isinstance(r, Advice):
         return "\n".join(advice_lines(r))
+    if isinstance(r, Ledger):
+        return _ledger.text(r)
+    if isinstance(r, LedgerDiff):
+        return _ledger.diff_text(r)
     return _diff.text(r) if isinstance(r, Diff) else text(r)
 
 
 def _bundle(r: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
     """``_repr_mimebundle_`` of a record: a diff's text and HTML, advice's words, else
     the report's."""
-    if not isinstance(r, Diff | Advice):
+    if not isinstance(r, Diff | Advice | Ledger | LedgerDiff):
         return repr_mimebundle(r, include, exclude)
-    if isinstance(r, Advice):
+    if isinstance(r, Ledger):
+        data = _ledger.bundle(r)
+    elif isinstance(r, LedgerDiff):
+        words = _ledger.diff_text(r)
+        data = {"text/plain": words, "text/html": f"<pre>{html.escape(words)}</pre>"}
+    elif isinstance(r, Advice):
         words = _text(r)
         data = {"text/plain": words, "text/html": f"<pre>{html.escape(words)}</pre>"}
     else:

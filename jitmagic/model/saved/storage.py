@@ -26,6 +26,8 @@ from ..comparison import READABLE
 from ..comparison import SCHEMA
 from ..comparison import Comparison
 from ..comparison import ReportSchemaError
+from ..ledger import Ledger
+from ..ledger import is_saved_ledger
 from ..lines import Lines
 from ..lines import checked_lines
 from ..lines import is_saved_lines
@@ -55,7 +57,7 @@ def check_save_path(path: str | os.PathLike) -> Path:
     return files.check_target(path)
 
 
-def save(c: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
+def save(c: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
     """Write ``c.to_dict()`` as JSON (``null`` for numbers that were not measured or not finite).
 
     The file is replaced whole or not at all (see :func:`~jitmagic.model.saved.files.write_text`:
@@ -66,7 +68,7 @@ def save(c: Comparison | Sweep | Lines, path: str | os.PathLike) -> None:
     files.write_text(path, data)
 
 
-def load(path: str | os.PathLike) -> Comparison | Sweep | Lines:
+def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
     """Read a report written by ``--save`` (magic or command) or :func:`save` (``~``
     expanded; only a regular file of at most :data:`MAX_BYTES` is read).
 
@@ -90,6 +92,9 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines:
         if is_saved_lines(data):
             with time_limit(MAX_READ_S):
                 return checked_lines(clean, "lines")
+        if is_saved_ledger(data):
+            with time_limit(MAX_READ_S):
+                return Ledger.from_dict(clean)
         _check_schema(data)
         with time_limit(MAX_READ_S):
             result = _decode(clean)

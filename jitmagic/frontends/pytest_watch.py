@@ -1,0 +1,69 @@
+"""jitmagic's recompile gate for pytest (installed with jitmagic, like its other plugin):
+a test whose code compiles again after its warm-up fails, naming the function, JAX's
+reason and the line — the "no retrace after step 1" check people write by hand.
+
+Two forms::
+
+    @pytest.mark.jitwatch(fail_after_warmup=1)   # the whole test is watched
+    def test_training_does_not_recompile():
+        ...
+
+    def test_steps(jitwatch):                    # only the block is watched
+        step(state, batch)                       # warm-up, outside the block
+        with jitwatch(fail_after_warmup=0) as w:
+            for batch in loader:
+                state = step(state, batch)
+        assert w.ledger.again == 0
+
+The marker takes :func:`jitmagic.watch`'s keywords (``fail_after_warmup``,
+``max_compiles``); with none it fails on any function compiled more than once. A failure
+is an ``AssertionError`` whose message is the gate's sentences, with the ledger after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+MARKER = "jitwatch"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(fail_after_warmup=1, max_compiles=None): fail the test when "
+                   "a function it calls compiles again after its warm-up (jitmagic)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Under the marker, the test runs watched; its own failure stays its own, and a
+    passing test that broke the gate fails with the gate's sentences and the ledger."""
+    marker = item.get_closest_marker(MARKER)
+    if marker is None:
+        return (yield)
+    from ..errors import RecompiledError
+    from ..render.ledger import text
+    from .watching import watch
+
+    if marker.args:
+        raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only, e.g. "
+                                f"@pytest.mark.{MARKER}(fail_after_warmup=1)")
+    keywords = {"fail_after_warmup": 1, **marker.kwargs}
+    w = None
+    try:
+        with watch(**keywords, source=item.nodeid) as w:
+            return (yield)
+    except RecompiledError as exc:
+        ledger = w.ledger if w is not None else None
+        raise RecompiledError(f"{exc}\n\n{text(ledger) if ledger else ''}") from None
+
+
+@pytest.fixture
+def jitwatch() -> Callable[..., Any]:
+    """:func:`jitmagic.watch`: ``with jitwatch(fail_after_warmup=0) as w: ...``."""
+    from .watching import watch
+
+    return watch

@@ -1,0 +1,106 @@
+"""``python -m jitmagic watch FILE.py [ARGS...]``: run a script as ``python FILE.py ARGS``
+would (as ``__main__``, with ``sys.argv`` set), and print every compile it caused, why,
+and what it cost.
+
+Exit statuses: 0 when the script ended (and the gate, if any, held); 1 when the script
+raised (its traceback is printed after the ledger) or the gate failed; 2 for bad options;
+3 for a report that cannot be written; 130 for Ctrl-C (the ledger so far is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+from ..errors import InputError
+from ..errors import user_traceback
+from ..model.ledger import Ledger
+from ..model.saved.schema import printable
+from ..render.ledger import text
+from .saving import save
+from .statuses import CANNOT_WRITE
+from .statuses import INTERRUPTED
+from .statuses import MEASURED
+from .statuses import RAISED
+from .statuses import REGRESSED
+from .statuses import USAGE
+from .watching import gate_of
+from .watching import watched
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m jitmagic watch",
+        description="Run FILE.py as written and show every trace and compile it caused: "
+                    "per jitted function, JAX's reason, the line, the seconds, the fix.")
+    parser.add_argument("script", metavar="FILE.py", help="the script to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="its own arguments")
+    parser.add_argument("--fail-after-warmup", metavar="N", type=int, default=None,
+                        help="exit 1 when any function compiles more than N times")
+    parser.add_argument("--max-compiles", metavar="N", type=int, default=None,
+                        help="exit 1 when the script compiles more than N times in all")
+    parser.add_argument("--save", metavar="PATH", help="write the ledger as JSON")
+    parser.add_argument("--html", metavar="PATH", help="write the ledger as an HTML page")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse has said why
+        return USAGE if exc.code else MEASURED
+    try:
+        gate = gate_of(args.fail_after_warmup, args.max_compiles)
+    except InputError as exc:
+        print(f"jitmagic watch: {exc}", file=sys.stderr)
+        return USAGE
+    script = os.path.abspath(args.script)
+    if not os.path.isfile(script):
+        print(f"jitmagic watch: {args.script!r} is not a file: give the script to run, "
+              "e.g. `python -m jitmagic watch train.py`", file=sys.stderr)
+        return USAGE
+    made: list[Ledger] = []
+    status, said = MEASURED, None
+    argv_before, path_before = sys.argv[:], sys.path[:]
+    sys.argv, sys.path[0:0] = [script, *args.args], [os.path.dirname(script)]
+    try:
+        with watched(gate, os.path.basename(script), script) as made:
+            runpy.run_path(script, run_name="__main__")
+    except KeyboardInterrupt:
+        status = INTERRUPTED
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else RAISED)
+    except BaseException as exc:  # noqa: BLE001 (the script's own error, shown after)
+        status, said = RAISED, user_traceback(exc, nest_hint=False)
+    finally:
+        sys.argv, sys.path[:] = argv_before, path_before
+    if not made:
+        return RAISED
+    print(text(made[0]))
+    if said:
+        print(said, file=sys.stderr)
+    return _written(made[0], args, _gated(made[0], status))
+
+
+def _gated(ledger: Ledger, status: int) -> int:
+    broken = ledger.over_gate()
+    if broken and status == MEASURED:
+        return REGRESSED
+    return status
+
+
+def _written(ledger: Ledger, args: argparse.Namespace, status: int) -> int:
+    for flag, path in (("--save", args.save), ("--html", args.html)):
+        if path is None:
+            continue
+        try:
+            save(ledger, os.path.expanduser(path))
+            print(f"jitwatch: {flag} wrote {printable(path)}")
+        except (OSError, ValueError) as exc:
+            print(f"jitmagic watch: {flag} could not write {printable(path)}: {exc}",
+                  file=sys.stderr)
+            status = status or CANNOT_WRITE
+    return status
+

@@ -1,0 +1,187 @@
+"""The ``%%jitwatch`` / ``%jitwatch`` magic: run the cell as written, in the user's
+namespace, and show every compile it caused, why, and what it cost.
+
+Unlike ``%%jitcompare`` the cell runs once, in place: its definitions and effects stay,
+and its last expression is its value (as with ``%%time``; ``-o`` returns the ledger
+instead). The cell is compiled under IPython's own cell file name, so tracebacks and the
+ledger's lines read as the cell's. An error in the cell shows the ledger of what ran
+before it, then the error with the cell's own traceback; Ctrl-C shows the ledger so far.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics
+from IPython.core.magic import line_cell_magic
+from IPython.core.magic import magics_class
+from IPython.core.magic_arguments import argument
+from IPython.core.magic_arguments import magic_arguments
+from IPython.core.magic_arguments import parse_argstring
+from IPython.display import display
+
+from ..errors import CannotWriteError
+from ..errors import InputError
+from ..errors import RecompiledError
+from ..model.ledger import Ledger
+from ..model.saved.schema import printable
+from ..render.ledger import bundle
+from .output import checked_path
+from .output import distinct
+from .output import unquoted
+from .saving import save
+from .watching import check_gate
+from .watching import gate_of
+from .watching import watched
+
+
+@magics_class
+class JitWatchMagics(Magics):
+    """``%%jitwatch``: why does it compile again?"""
+
+    @magic_arguments()
+    @argument("-o", "--output", action="store_true",
+              help="return the ledger instead of the cell's value (like %%timeit -o)")
+    @argument("--no-plot", action="store_true", help="leave the chart out")
+    @argument("--fail-after-warmup", metavar="N", type=int, default=None,
+              help="fail the cell when any function compiles more than N times (its "
+                   "warm-up): the 'no retrace after step 1' check")
+    @argument("--max-compiles", metavar="N", type=int, default=None,
+              help="fail the cell when it compiles more than N times in all")
+    @argument("--save", metavar="PATH", default=None,
+              help="write the ledger as JSON (jitmagic.load reads it back; jitmagic diff "
+                   "compares two)")
+    @argument("--html", metavar="PATH", default=None,
+              help="write the ledger as a self-contained HTML page (opens offline)")
+    @line_cell_magic
+    def jitwatch(self, line: str = "", cell: str | None = None) -> Any:
+        """Run the cell (or the statement after %jitwatch) as written, and show every
+        trace and compile it caused: per jitted function, how often, JAX's reason
+        (a weak type, a new shape, a static value, a function made anew, ...), the line
+        that made the call, the seconds each cost and what to do about it.
+        """
+        assert self.shell is not None
+        options, code = self._parsed(line, cell)
+        raw = cell if cell is not None else code
+        filename = self.shell.compile.cache(code, self.shell.execution_count, raw_code=raw)
+        source = "the cell" if cell is not None else "the statement"
+        value: Any = None
+        made: list[Ledger] = []
+        try:
+            with watched(options.gate, source, filename) as made:
+                value = self._run(code, filename)
+        except KeyboardInterrupt:
+            if made:
+                self._show(made[0], options)
+            raise
+        except BaseException as exc:
+            if not made:  # the watch itself did not start
+                raise
+            self._show(made[0], options)
+            raise _as_the_cell_raised(exc, self.shell)  # noqa: B904 (the user's own, as raised)
+        ledger = made[0]
+        self._show(ledger, options)
+        try:
+            check_gate(ledger)
+        except RecompiledError as exc:
+            raise _one_paragraph(exc) from None
+        return ledger if options.output else value
+
+    def _parsed(self, line: str, cell: str | None) -> tuple[Any, str]:
+        """(the options, the code to run) of the magic's ``line`` and ``cell``."""
+        assert self.shell is not None
+        args_line, statement = line, ""
+        if cell is None:
+            args_line, statement = _split_statement(line)
+            if not statement.strip():
+                raise UsageError("%jitwatch runs the statement written after it, e.g. "
+                                 "`%jitwatch train(state, data)`; to watch a whole cell, "
+                                 "put `%%jitwatch` (two %) on its first line.")
+        try:
+            args = parse_argstring(self.jitwatch, args_line)
+            args.gate = gate_of(args.fail_after_warmup, args.max_compiles)
+            args.save, args.html = unquoted(args.save), unquoted(args.html)
+            args.save = checked_path(args.save, "--save")
+            args.html = checked_path(args.html, "--html")
+            distinct({"--save": args.save, "--html": args.html})
+        except (InputError, CannotWriteError) as exc:
+            raise UsageError(str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(f"cannot read the options {args_line!r}: {exc}") from None
+        code = self.shell.transform_cell(cell) if cell is not None else statement + "\n"
+        return args, code
+
+    def _run(self, code: str, filename: str) -> Any:
+        """Run ``code`` in the user's namespace as IPython would, its last expression's
+        value returned."""
+        assert self.shell is not None
+        ns = self.shell.user_ns
+        tree = ast.parse(code, filename)
+        last = tree.body[-1] if tree.body else None
+        if isinstance(last, ast.Expr):
+            tree.body.pop()
+        flags = self.shell.compile.flags
+        exec(compile(tree, filename, "exec", flags=flags, dont_inherit=True), ns)
+        if not isinstance(last, ast.Expr):
+            return None
+        expr = ast.Expression(last.value)
+        return eval(compile(expr, filename, "eval", flags=flags, dont_inherit=True), ns)
+
+    def _show(self, ledger: Ledger, options: Any) -> None:
+        display(bundle(ledger, plot=not options.no_plot), raw=True)
+        for flag, path in (("--save", options.save), ("--html", options.html)):
+            if path is None:
+                continue
+            try:
+                save(ledger, path)
+                print(f"jitwatch: {flag} wrote {path}")
+            except (OSError, ValueError) as exc:
+                print(f"jitmagic: {flag} could not write {path}: {exc}", file=sys.stderr)
+
+
+def _split_statement(line: str) -> tuple[str, str]:
+    """(the options, the statement) of a line magic: the options are the leading words
+    that start with ``-`` and, for those that take one, their value."""
+    words = line.split(" ")
+    takes = {"--fail-after-warmup", "--max-compiles", "--save", "--html"}
+    i = 0
+    while i < len(words) and (not words[i] or words[i].startswith("-")):
+        i += 2 if words[i] in takes else 1
+    return " ".join(words[:i]), " ".join(words[i:])
+
+
+def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
+    """``exc``, shown by IPython with the cell's own traceback (from its first line, with
+    none of the magic's frames): its type and message are the user's own."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    try:
+        lines = shell.InteractiveTB.structured_traceback(type(exc), exc, tb)
+        exc._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 (an exception that takes no attribute: as it is)
+        pass
+    return exc
+
+
+class GateFailed(RecompiledError):
+    """The gate's failure as IPython shows it: one paragraph, no traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"RecompiledError: {self}"]
+
+
+def _one_paragraph(exc: RecompiledError) -> GateFailed:
+    return GateFailed(printable(str(exc)))
+
+
+def register(ipython: Any) -> None:
+    ipython.register_magics(JitWatchMagics)
+
+
+def unregister(ipython: Any) -> None:
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("jitwatch", None)

@@ -1,0 +1,106 @@
+"""``jitmagic.watch()``: the user's code runs as written, and every compile it causes is
+recorded in a :class:`~jitmagic.model.ledger.Ledger` (``%%jitwatch`` and
+``python -m jitmagic watch`` run their code through :func:`watched`).
+
+Nothing of the watched code is changed or run again: the block runs once, in place, and
+its effects stay. What the watch set (JAX's explanations, a log filter, a listener) is
+put back on every path out, also after an error or Ctrl-C; the block's own exception is
+raised as it was, after the ledger is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import InputError
+from ..errors import RecompiledError
+from ..measure.watch.recorder import Recorder
+from ..model.ledger import Gate
+from ..model.ledger import Ledger
+from ..model.saved.schema import printable
+
+
+class Watch:
+    """What ``with jitmagic.watch() as w:`` gives: ``w.ledger`` once the block has ended
+    (None while it runs); ``w`` shows as its ledger."""
+
+    def __init__(self) -> None:
+        self.ledger: Ledger | None = None
+
+    def __str__(self) -> str:
+        return str(self.ledger) if self.ledger is not None else "<Watch: still running>"
+
+    def __repr__(self) -> str:
+        return self.ledger.summary() if self.ledger is not None else "<Watch: still running>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        if self.ledger is None:
+            return {"text/plain": str(self)}
+        return self.ledger._repr_mimebundle_(include, exclude)
+
+
+def gate_of(fail_after_warmup: int | None, max_compiles: int | None) -> Gate:
+    """The gate of the two limits, each checked: a whole number from 0, or None."""
+    for name, value in (("fail_after_warmup", fail_after_warmup),
+                        ("max_compiles", max_compiles)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
+            raise InputError(f"{name} is a number of compiles, a whole number from 0 "
+                             f"(got {value!r}): e.g. {name}=1")
+    return Gate(fail_after_warmup, max_compiles)
+
+
+@contextmanager
+def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = None,
+          source: str = "the block") -> Iterator[Watch]:
+    """Record every trace, lowering and compile the block causes, with JAX's reason and
+    seconds (``w.ledger``, shown by ``print(w)`` or as a cell's value).
+
+    ``fail_after_warmup=N`` fails (``RecompiledError``, an ``AssertionError``) when any
+    function compiles more than N times, its warm-up; ``max_compiles=N`` when the block
+    compiles more than N times in all. The gate is checked when the block ends without
+    an error; the ledger is there either way."""
+    gate = gate_of(fail_after_warmup, max_compiles)
+    w = Watch()
+    with watched(gate, source) as made:
+        yield w
+    w.ledger = made[0]
+    check_gate(w.ledger)
+
+
+@contextmanager
+def watched(gate: Gate, source: str, source_file: str | None = None,
+            ) -> Iterator[list[Ledger]]:
+    """Within, compiles are recorded; after (also after an error or Ctrl-C, which are
+    raised again), the list holds the ledger."""
+    recorder = Recorder()
+    made: list[Ledger] = []
+    error, stopped = None, False
+    recorder.start()
+    try:
+        yield made
+    except KeyboardInterrupt:
+        stopped = True
+        raise
+    except BaseException as exc:
+        error = one_line(exc)
+        raise
+    finally:
+        recorder.stop()
+        made.append(recorder.ledger(source=source, source_file=source_file, error=error,
+                                    stopped=stopped, gate=gate))
+
+
+def check_gate(ledger: Ledger) -> None:
+    """Raise ``RecompiledError`` where the ledger broke its gate."""
+    broken = ledger.over_gate()
+    if broken:
+        raise RecompiledError("jitwatch gate failed: " + "; ".join(map(printable, broken)))
+
+
+def one_line(exc: BaseException) -> str:
+    """``ZeroDivisionError: division by zero``, its first line."""
+    said = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {said[0]}" if said else type(exc).__name__

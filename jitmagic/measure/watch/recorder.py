@@ -1,0 +1,339 @@
+"""The :class:`Recorder`: while the user's code runs, every trace, lowering and compile
+JAX makes, each with JAX's reason, its seconds and the user's line that made the call.
+
+Two of JAX's public channels, nothing patched:
+
+- ``jax_explain_cache_misses`` makes JAX log one record per tracing-cache miss (read by
+  :mod:`.reasons`). A filter on the logger those records come from takes each one; it
+  lets through to the user's own handlers exactly the records they would have seen
+  (where the user had turned the explanations on themselves), no others.
+- ``jax.monitoring``'s duration events time each trace, lowering and XLA compile: a
+  trace event opens a :class:`~jitmagic.model.ledger.Compile` (with the miss logged
+  just before it on the same thread), the lowering and compile events of ``jit(NAME)``
+  complete it.
+
+The call's line is the innermost frame of the user's code (:mod:`jitmagic.usercode`)
+on the stack when the event fires: JAX's own call site names a library's frame for a
+wrapper such as ``equinox.filter_jit``. An event fired under JAX's eager dispatch is an
+eager operation (a ``jnp`` call outside any jit).
+
+Everything changed is put back on every path out, with Ctrl-C held meanwhile: the flag,
+the logger's level and ``disabled``, the filter, the listener.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import logging
+import re
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextlib import suppress
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from typing import Any
+
+from ..._compat import CACHE_MISS_LOGGER
+from ..._compat import EAGER_DISPATCH
+from ...interrupts import interrupts_held
+from ...model.ledger import EAGER
+from ...model.ledger import FIRST
+from ...model.ledger import MAX_KEPT
+from ...model.ledger import NEW_FUNCTION
+from ...model.ledger import PYTREE
+from ...model.ledger import STATIC
+from ...model.ledger import UNEXPLAINED
+from ...model.ledger import Compile
+from ...model.ledger import Gate
+from ...model.ledger import Ledger
+from ...model.ledger import Omitted
+from ...model.ledger import Reason
+from ...usercode import user_file
+from . import reasons
+from .reasons import Miss
+
+EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
+          "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
+          "/jax/core/compile/backend_compile_duration": "compile_s"}
+#: A line's text kept for the ledger (and the ``%jitcompare`` it suggests).
+MAX_LINE = 200
+#: Misses waiting for their trace event on one thread (a trace that never fired one,
+#: an inner jit's miss): the oldest are dropped past this.
+MAX_PENDING = 64
+
+
+@dataclass
+class _Open:
+    """A compile being recorded: its stages arrive one event at a time."""
+
+    function: str
+    miss: Miss | None
+    thread: threading.Thread
+    call_site: str | None
+    call_text: str | None
+    eager: bool
+    at_s: float
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class Recorder:
+    """Records compiles between :meth:`start` and :meth:`stop` (or as a context manager),
+    then gives the :class:`~jitmagic.model.ledger.Ledger` (:meth:`ledger`).
+
+    ``watched`` is the thread that runs the watched code (the one that starts it);
+    compiles on any other thread are recorded apart."""
+
+    def __init__(self, watched: threading.Thread | None = None, *,
+                 max_kept: int = MAX_KEPT) -> None:
+        self.watched = watched or threading.current_thread()
+        self.max_kept = max_kept
+        self._open: list[_Open] = []
+        self._omitted: dict[str, list[Any]] = {}
+        self._pending: dict[int, list[Miss]] = {}
+        self._lock = threading.Lock()
+        self._undo: list[Any] = []
+        self._start = self._end = 0.0
+        self._user_saw = False
+
+    # -- installing -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Turn JAX's explanations on and listen; put back whatever was set if this
+        fails half way."""
+        import jax
+
+        try:
+            with interrupts_held():
+                self._install(jax)
+        except BaseException:
+            self.stop()
+            raise
+        self._start = time.perf_counter()
+
+    def _install(self, jax: Any) -> None:
+        logger = logging.getLogger(CACHE_MISS_LOGGER)
+        flag = bool(jax.config.jax_explain_cache_misses)
+        level, disabled = logger.level, logger.disabled
+        self._user_saw = flag and not disabled and logger.isEnabledFor(logging.WARNING)
+        self._undo.append(lambda: jax.config.update("jax_explain_cache_misses", flag))
+        jax.config.update("jax_explain_cache_misses", True)
+        self._undo.append(lambda: _set_logger(logger, level, disabled))
+        if not logger.isEnabledFor(logging.WARNING):
+            logger.setLevel(logging.WARNING)
+        logger.disabled = False
+        self._undo.append(lambda: logger.removeFilter(self._on_record))
+        logger.addFilter(self._on_record)
+        self._undo.append(lambda: _unregister(jax, self._on_duration))
+        jax.monitoring.register_event_duration_secs_listener(self._on_duration)
+
+    def stop(self) -> None:
+        """Put back everything :meth:`start` set, last first, with Ctrl-C held; again,
+        nothing."""
+        if self._start and not self._end:
+            self._end = time.perf_counter()
+        with interrupts_held():
+            while self._undo:
+                self._undo.pop()()
+
+    def __enter__(self) -> Recorder:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- listening --------------------------------------------------------------------
+
+    def _on_record(self, record: logging.LogRecord) -> bool:
+        """A record from JAX's miss logger: kept where it explains a miss; passed on to
+        the user's handlers only where they would have seen it without the watch."""
+        try:
+            miss = reasons.read(record.getMessage())
+        except Exception:  # noqa: BLE001 (a record we cannot read is not ours to break)
+            miss = None
+        if miss is not None:
+            with self._lock:
+                pending = self._pending.setdefault(threading.get_ident(), [])
+                pending.append(miss)
+                del pending[:-MAX_PENDING]
+        return self._user_saw
+
+    def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
+        stage = EVENTS.get(event)
+        if stage is None:
+            return
+        name = str(kw.get("fun_name", "?"))
+        if stage != "trace_s" and name.startswith("jit(") and name.endswith(")"):
+            name = name[4:-1]
+        with self._lock:
+            thread = threading.current_thread()
+            found = None if stage == "trace_s" else next(
+                (c for c in reversed(self._open) if c.thread is thread
+                 and c.function == name and stage not in c.seconds), None)
+            if found is None and self._full():
+                self._tally(name, secs, new=stage == "trace_s")
+                return
+            if found is None:
+                found = self._opened(name, self._miss_for(name))
+            found.seconds[stage] = secs
+
+    def _miss_for(self, name: str) -> Miss | None:
+        """The miss logged on this thread for ``name`` since its last trace; the misses
+        logged inside that trace (its inner jits) go with it."""
+        pending = self._pending.pop(threading.get_ident(), [])
+        return next((m for m in pending if m.function == name), None)
+
+    def _opened(self, name: str, miss: Miss | None) -> _Open:
+        site, text, eager = _caller()
+        if site is None and miss is not None:
+            site = miss.call_site
+        opened = _Open(name, miss, threading.current_thread(), site, text, eager,
+                       time.perf_counter() - self._start)
+        self._open.append(opened)
+        return opened
+
+    def _full(self) -> bool:
+        return len(self._open) >= self.max_kept
+
+    def _tally(self, name: str, secs: float, *, new: bool) -> None:
+        """A compile past :attr:`max_kept`: counted (and its seconds added), not kept."""
+        if new:
+            self._pending.pop(threading.get_ident(), None)
+        seen = name in self._omitted or any(c.function == name for c in self._open)
+        count = self._omitted.setdefault(name, [0, 0.0, 0])
+        count[0] += new
+        count[1] += secs
+        count[2] += new and seen
+
+    # -- the result -------------------------------------------------------------------
+
+    def ledger(self, *, source: str = "the cell", source_file: str | None = None,
+               error: str | None = None, stopped: bool = False,
+               gate: Gate | None = None) -> Ledger:
+        """What was recorded, each compile's reason decided against the ones before it."""
+        import jax
+
+        with self._lock:
+            opened = list(self._open)
+            omitted = tuple(Omitted(name, n, s, again)
+                            for name, (n, s, again) in self._omitted.items())
+        end = self._end or time.perf_counter()
+        return Ledger(tuple(_decided(opened, self.watched)), wall_s=end - self._start,
+                      source=source, source_file=source_file, error=error, stopped=stopped,
+                      omitted=omitted, gate=gate or Gate(), jax_version=jax.__version__,
+                      created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+
+
+@contextmanager
+def recording(**kwargs: Any) -> Iterator[Recorder]:
+    """A :class:`Recorder` listening within."""
+    recorder = Recorder(**kwargs)
+    with recorder:
+        yield recorder
+
+
+def _decided(opened: list[_Open], watched: threading.Thread) -> Iterator[Compile]:
+    """Each recorded compile with its reason: JAX's, where a compile of the same function
+    came before it here, a first compile is a function made anew (a new object) or, with
+    no miss logged, a compile JAX gave no reason for."""
+    seen: set[tuple[str, str | None]] = set()
+    explained = {c.function for c in opened if c.miss is not None}
+    for c in opened:
+        miss = c.miss
+        defined = miss.defined_at if miss is not None else None
+        # JAX explains the misses of the user's functions only: one it never explained
+        # here is JAX's own (``jnp.multiply``), called outside any jit, like an eager op
+        eager = c.eager or (miss is None and c.function not in explained)
+        reason = _reason(miss, (c.function, defined) in seen, eager)
+        seen.add((c.function, defined))
+        yield Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
+                      call_text=c.call_text, thread=c.thread.name,
+                      watched_thread=c.thread is watched, eager=eager, at_s=c.at_s,
+                      **c.seconds)
+
+
+def _reason(miss: Miss | None, compiled_before: bool, eager: bool) -> Reason:
+    """A compile's reason; ``compiled_before``: whether its function (by name and where
+    it was defined) compiled before it here."""
+    if miss is None:
+        if not compiled_before:
+            return Reason(FIRST)
+        return Reason(EAGER if eager else UNEXPLAINED)
+    if miss.reason.kind in (STATIC, PYTREE):
+        return replace(miss.reason, argument=_argument(miss.reason.argument, miss.defined_at))
+    if miss.reason.kind != FIRST or not compiled_before:
+        return miss.reason
+    # JAX has never seen this object, yet a function of this name defined there compiled
+    # before: the same function made anew (its id may be the old one's, reused)
+    return Reason(NEW_FUNCTION, text=miss.reason.text)
+
+
+_PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
+
+
+def _argument(path: str | None, defined_at: str | None) -> str | None:
+    """A static argument's name from JAX's input path (``[0][1]``: the second positional
+    argument, ``[1]['n']``: the keyword ``n``), read off the function's own ``def`` or
+    ``lambda`` where its source can be read; else the path as JAX wrote it."""
+    found = _PATH.match(path or "")
+    if found is None:
+        return path
+    key, rest = found["key"], found["rest"]
+    if key.startswith("'"):
+        return key.strip("'") + rest
+    names = _parameters(defined_at)
+    index = int(key)
+    return names[index] + rest if names is not None and index < len(names) else path
+
+
+def _parameters(defined_at: str | None) -> list[str] | None:
+    """The positional parameter names of the function defined at ``file:line``."""
+    if not defined_at or ":" not in defined_at:
+        return None
+    filename, _, line = defined_at.rpartition(":")
+    if not line.isdigit():
+        return None
+    lines = linecache.getlines(filename)[int(line) - 1:int(line) + 40]
+    for end in range(1, len(lines) + 1):
+        chunk = textwrap.dedent("".join(lines[:end]))
+        with suppress(SyntaxError, ValueError):
+            tree = ast.parse(chunk + ("\n    pass" if chunk.rstrip().endswith(":") else ""))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                    a = node.args
+                    return [p.arg for p in (*a.posonlyargs, *a.args)]
+    return None
+
+
+def _caller() -> tuple[str | None, str | None, bool]:
+    """(``file:line`` and text of the innermost user frame on this stack, whether JAX's
+    eager dispatch is on it)."""
+    frame = sys._getframe(2)
+    site = text = None
+    eager = False  # JAX's dispatch of an eager operation, inside the user's call
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == EAGER_DISPATCH[1] and code.co_filename.endswith(EAGER_DISPATCH[0]):
+            eager = True
+        if user_file(code.co_filename):  # eager only where dispatch is inside the call
+            site = f"{code.co_filename}:{frame.f_lineno}"
+            text = linecache.getline(code.co_filename, frame.f_lineno).strip()[:MAX_LINE]
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    return site, text or None, eager
+
+
+def _set_logger(logger: logging.Logger, level: int, disabled: bool) -> None:
+    logger.setLevel(level)
+    logger.disabled = disabled
+
+
+def _unregister(jax: Any, listener: Any) -> None:
+    with suppress(AssertionError, ValueError, KeyError):
+        jax.monitoring.unregister_event_duration_listener(listener)

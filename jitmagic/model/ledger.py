@@ -1,0 +1,400 @@
+"""The ledger of a watched run (``%%jitwatch``, ``jitmagic.watch``): every trace,
+lowering and XLA compile that happened while the user's code ran, each with JAX's
+reason, and what follows from them.
+
+A :class:`Ledger` stores the raw compiles (each :class:`Compile` with JAX's own seconds
+for its stages and the :class:`Reason` it was made for) and derives everything else:
+the rows per function, the totals, the answer, and whether a gate
+(``fail_after_warmup``, ``max_compiles``) failed. Its seconds are wall seconds, as JAX's
+own compile events (``jax.monitoring``) measure them.
+
+A run that compiles thousands of times keeps the first :data:`MAX_KEPT` compiles whole
+and only counts the rest (:attr:`Ledger.omitted`), so its memory is bounded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from .saved.schema import clipped
+from .saved.schema import fail
+from .shown import Shown
+
+SCHEMA = "jitmagic.ledger/1"
+
+#: Compiles kept whole; later ones are only counted, per function.
+MAX_KEPT = 2000
+#: Characters of JAX's explanation kept per compile (a pytree's reason can be megabytes).
+MAX_TEXT = 2000
+
+# What a compile was made for: JAX's reason, sorted into the kinds a user can act on.
+FIRST = "first"                  # the function's first compile here: its warm-up
+WEAK_TYPE = "weak type"          # an argument's weak type became strong (or back)
+SHAPE = "shape"                  # an argument's shape changed
+DTYPE = "dtype"                  # an argument's dtype changed
+STATIC = "static value"          # a static argument's value changed
+NEW_FUNCTION = "new function"    # the same function made anew (a jit or lambda in a loop)
+PYTREE = "pytree"                # the arguments' pytree structure changed
+CONTEXT = "context"              # a config value or context manager changed
+EAGER = "eager op"               # an eager jnp/lax call outside jit, on new shapes or dtypes
+UNEXPLAINED = "no reason"        # compiled again, and JAX gave no reason
+OTHER = "other"                  # JAX gave a reason of another kind (its text is kept)
+
+KINDS = (FIRST, WEAK_TYPE, SHAPE, DTYPE, STATIC, NEW_FUNCTION, PYTREE, CONTEXT, EAGER,
+         UNEXPLAINED, OTHER)
+#: The kinds that are compiling *again*: every kind but the first compile.
+AGAIN = tuple(k for k in KINDS if k != FIRST)
+
+STAGES = ("trace_s", "lower_s", "compile_s")
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why one compile happened: its :data:`KINDS` kind, the argument JAX named (``lr``,
+    ``[0][1]``), its value before and after, and JAX's own words (clipped)."""
+
+    kind: str
+    argument: str | None = None
+    before: str | None = None
+    after: str | None = None
+    #: How many other arguments differed as well.
+    more: int = 0
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> Reason:
+        d = _mapping(d, where)
+        kind = d.get("kind")
+        if kind not in KINDS:
+            fail(f"{where}.kind", f"one of {', '.join(KINDS)}", kind)
+        said = {k: _opt_str(d.get(k), f"{where}.{k}") for k in ("argument", "before", "after")}
+        return cls(kind, **said, more=_count(d.get("more", 0), f"{where}.more"),
+                   text=_opt_str(d.get("text", ""), f"{where}.text") or "")
+
+
+@dataclass(frozen=True, slots=True)
+class Compile:
+    """One trace (and the lowering and XLA compile that followed it) of one function.
+
+    A stage's seconds are JAX's own event for it (wall time); None where JAX fired no
+    event for that stage (a trace that was never lowered, a lowering served from its
+    cache)."""
+
+    function: str
+    reason: Reason
+    #: ``file:line`` where the function was defined, as JAX says (None: not said).
+    defined_at: str | None = None
+    #: ``file:line`` of the user's code that made the call, and that line's text.
+    call_site: str | None = None
+    call_text: str | None = None
+    thread: str = "MainThread"
+    #: Whether it happened on the thread that ran the watched code.
+    watched_thread: bool = True
+    #: Whether it was an eager operation (a ``jnp``/``lax`` call outside any jit).
+    eager: bool = False
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    #: Seconds from the start of the watch to the start of this compile's first event.
+    at_s: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Trace, lowering and XLA compile together: what a cache hit would have saved."""
+        return sum(getattr(self, s) or 0.0 for s in STAGES)
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.function, self.defined_at)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["reason"] = self.reason.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> Compile:
+        d = _mapping(d, where)
+        seconds = {s: _opt_seconds(d.get(s), f"{where}.{s}") for s in STAGES}
+        return cls(_str(d.get("function"), f"{where}.function"),
+                   Reason.from_dict(d.get("reason"), f"{where}.reason"),
+                   defined_at=_opt_str(d.get("defined_at"), f"{where}.defined_at"),
+                   call_site=_opt_str(d.get("call_site"), f"{where}.call_site"),
+                   call_text=_opt_str(d.get("call_text"), f"{where}.call_text"),
+                   thread=_str(d.get("thread", "MainThread"), f"{where}.thread"),
+                   watched_thread=_bool(d.get("watched_thread", True),
+                                        f"{where}.watched_thread"),
+                   eager=_bool(d.get("eager", False), f"{where}.eager"),
+                   at_s=_opt_seconds(d.get("at_s"), f"{where}.at_s") or 0.0, **seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class Omitted:
+    """The compiles of one function past :data:`MAX_KEPT`: only counted."""
+
+    function: str
+    count: int
+    seconds: float
+    again: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonRow:
+    """One distinct reason of one function: how often, what it cost, where from."""
+
+    kind: str
+    argument: str | None
+    #: The values it went through, in order of first appearance (``f32[3]``, ``f32[4]``).
+    values: tuple[str, ...]
+    count: int
+    seconds: float
+    #: The user's lines that made these calls (``file:line``, its text, how often), most
+    #: frequent first.
+    lines: tuple[tuple[str, str | None, int], ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionRow:
+    """One jitted function (by name and where it was defined): its compiles and reasons."""
+
+    function: str
+    defined_at: str | None
+    compiles: int
+    again: int
+    seconds: float
+    stage_seconds: dict[str, float]
+    reasons: tuple[ReasonRow, ...]
+    #: The first compile's call site and line (for the ``%jitcompare`` bridge).
+    call_site: str | None
+    call_text: str | None
+    eager: bool
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What the run was allowed: each function ``fail_after_warmup`` compiles (its
+    warm-up), and ``max_compiles`` compiles in all; None: no limit."""
+
+    fail_after_warmup: int | None = None
+    max_compiles: int | None = None
+
+    @property
+    def any(self) -> bool:
+        return self.fail_after_warmup is not None or self.max_compiles is not None
+
+
+@dataclass(frozen=True, eq=False)
+class Ledger(Shown):
+    """Every compile of a watched run, in the order they began, and the run itself."""
+
+    compiles: tuple[Compile, ...]
+    #: The run's wall time, from the first line of the watched code to its end.
+    wall_s: float
+    #: What was watched: ``the cell``, a file's name, ``the block``.
+    source: str = "the cell"
+    #: The file name its code ran under (a cell's), whose lines are shown as ``line N``.
+    source_file: str | None = None
+    #: The exception that ended the run (``ZeroDivisionError: division by zero``), if any.
+    error: str | None = None
+    #: Whether Ctrl-C stopped the run before it ended.
+    stopped: bool = False
+    omitted: tuple[Omitted, ...] = ()
+    gate: Gate = field(default_factory=Gate)
+    jax_version: str | None = None
+    created: str | None = None
+
+    # -- derived ----------------------------------------------------------------------
+
+    @property
+    def watched(self) -> tuple[Compile, ...]:
+        """The compiles of the thread that ran the watched code."""
+        return tuple(c for c in self.compiles if c.watched_thread)
+
+    @property
+    def other_threads(self) -> tuple[Compile, ...]:
+        """Compiles that other threads made meanwhile, shown apart, never counted in."""
+        return tuple(c for c in self.compiles if not c.watched_thread)
+
+    @property
+    def count(self) -> int:
+        return len(self.watched) + sum(o.count for o in self.omitted)
+
+    @property
+    def again(self) -> int:
+        """Compiles that were compiling again (every reason but a first compile)."""
+        return sum(c.reason.kind != FIRST for c in self.watched) + \
+            sum(o.again for o in self.omitted)
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.seconds for c in self.watched) + sum(o.seconds for o in self.omitted)
+
+    @property
+    def again_seconds(self) -> float:
+        return sum(c.seconds for c in self.watched if c.reason.kind != FIRST)
+
+    def functions(self, compiles: Iterable[Compile] | None = None) -> list[FunctionRow]:
+        """One row per function, the costliest first."""
+        groups: dict[tuple[str, str | None], list[Compile]] = {}
+        for c in self.watched if compiles is None else compiles:
+            groups.setdefault(c.key, []).append(c)
+        rows = [_function_row(cs) for cs in groups.values()]
+        return sorted(rows, key=lambda r: (-r.seconds, r.function))
+
+    def over_gate(self) -> list[str]:
+        """What broke the gate, one sentence each (empty: it held, or there is none)."""
+        broken = []
+        cap = self.gate.max_compiles
+        if cap is not None and self.count > cap:
+            broken.append(f"{self.count} compiles, more than the {cap} allowed "
+                          f"(max_compiles={cap})")
+        warm = self.gate.fail_after_warmup
+        if warm is not None:
+            for row in self.functions():
+                if not row.eager and row.compiles > warm:
+                    broken.append(_over_warmup(row, warm, self.watched))
+        return broken
+
+    def summary(self) -> str:
+        return f"<Ledger: {self.count} compiles, {self.again} again>"
+
+    # -- saving -----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "source": self.source, "source_file": self.source_file,
+                "wall_s": self.wall_s,
+                "error": self.error, "stopped": self.stopped,
+                "jax_version": self.jax_version, "created": self.created,
+                "gate": dataclasses.asdict(self.gate),
+                "compiles": [c.to_dict() for c in self.compiles],
+                "omitted": [dataclasses.asdict(o) for o in self.omitted]}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Ledger:
+        d = _mapping(d, "ledger")
+        if d.get("schema") != SCHEMA:
+            fail("schema", repr(SCHEMA), d.get("schema"))
+        compiles = _list(d.get("compiles"), "compiles")
+        omitted = _list(d.get("omitted", []), "omitted")
+        gate = _mapping(d.get("gate", {}), "gate")
+        return cls(tuple(Compile.from_dict(c, f"compiles[{i}]") for i, c in enumerate(compiles)),
+                   wall_s=_opt_seconds(d.get("wall_s"), "wall_s") or 0.0,
+                   source=_str(d.get("source", "the cell"), "source"),
+                   source_file=_opt_str(d.get("source_file"), "source_file"),
+                   error=_opt_str(d.get("error"), "error"),
+                   stopped=_bool(d.get("stopped", False), "stopped"),
+                   omitted=tuple(_omitted(o, f"omitted[{i}]") for i, o in enumerate(omitted)),
+                   gate=Gate(*(_opt_count(gate.get(k), f"gate.{k}")
+                               for k in ("fail_after_warmup", "max_compiles"))),
+                   jax_version=_opt_str(d.get("jax_version"), "jax_version"),
+                   created=_opt_str(d.get("created"), "created"))
+
+
+def is_saved_ledger(data: Any) -> bool:
+    """Whether decoded JSON claims to be a ledger (its schema's kind is ``ledger``)."""
+    schema = data.get("schema") if isinstance(data, dict) else None
+    return isinstance(schema, str) and schema.startswith("jitmagic.ledger/")
+
+
+def _function_row(cs: list[Compile]) -> FunctionRow:
+    first = cs[0]
+    by_reason: dict[tuple[str, str | None], list[Compile]] = {}
+    for c in cs:
+        by_reason.setdefault((c.reason.kind, c.reason.argument), []).append(c)
+    reasons = sorted((_reason_row(group) for group in by_reason.values()),
+                     key=lambda r: (r.kind == FIRST, -r.seconds))
+    return FunctionRow(first.function, first.defined_at, len(cs),
+                       sum(c.reason.kind != FIRST for c in cs), sum(c.seconds for c in cs),
+                       {s: sum(getattr(c, s) or 0.0 for c in cs) for s in STAGES},
+                       tuple(reasons), first.call_site, first.call_text,
+                       eager=all(c.eager for c in cs))
+
+
+def _reason_row(cs: list[Compile]) -> ReasonRow:
+    values: dict[str, None] = {}
+    for c in cs:
+        for v in (c.reason.before, c.reason.after):
+            if v is not None:
+                values.setdefault(v, None)
+    lines = Counter(c.call_site for c in cs if c.call_site)
+    texts = {c.call_site: c.call_text for c in cs}
+    return ReasonRow(cs[0].reason.kind, cs[0].reason.argument, tuple(values), len(cs),
+                     sum(c.seconds for c in cs),
+                     tuple((site, texts.get(site), n) for site, n in lines.most_common()),
+                     cs[0].reason.text)
+
+
+def _over_warmup(row: FunctionRow, warm: int, compiles: tuple[Compile, ...]) -> str:
+    late = [c for c in compiles if c.key == (row.function, row.defined_at)][warm:]
+    first = late[0]
+    said = first.reason.kind if first.reason.argument is None else \
+        f"{first.reason.kind} of `{first.reason.argument}`"
+    where = f" at {first.call_site}" if first.call_site else ""
+    return (f"`{row.function}` compiled {row.compiles} times, {len(late)} after its "
+            f"warm-up of {warm}: the first of them for a {said}{where}")
+
+
+# -- checked reading ------------------------------------------------------------------
+
+
+def _mapping(d: Any, where: str) -> dict[str, Any]:
+    if not isinstance(d, dict):
+        fail(where, "an object", d)
+    return d
+
+
+def _list(d: Any, where: str) -> list[Any]:
+    if not isinstance(d, list):
+        fail(where, "a list", d)
+    return d
+
+
+def _str(v: Any, where: str) -> str:
+    if not isinstance(v, str):
+        fail(where, "a string", v)
+    return clipped(v, MAX_TEXT)
+
+
+def _opt_str(v: Any, where: str) -> str | None:
+    return None if v is None else _str(v, where)
+
+
+def _bool(v: Any, where: str) -> bool:
+    if not isinstance(v, bool):
+        fail(where, "true or false", v)
+    return v
+
+
+def _count(v: Any, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 10**12:
+        fail(where, "a count (a whole number from 0)", v)
+    return v
+
+
+def _opt_count(v: Any, where: str) -> int | None:
+    return None if v is None else _count(v, where)
+
+
+def _opt_seconds(v: Any, where: str) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 10**7:
+        fail(where, "seconds (a number from 0)", v)
+    return float(v)
+
+
+def _omitted(d: Any, where: str) -> Omitted:
+    d = _mapping(d, where)
+    return Omitted(_str(d.get("function"), f"{where}.function"),
+                   _count(d.get("count"), f"{where}.count"),
+                   _opt_seconds(d.get("seconds"), f"{where}.seconds") or 0.0,
+                   _count(d.get("again", 0), f"{where}.again"))

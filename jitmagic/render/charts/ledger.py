@@ -1,0 +1,69 @@
+"""The ledger's chart: compile seconds per function, one bar each, in parts coloured by
+the reason each compile was made for (a first compile in grey). Built with
+``matplotlib.figure.Figure``, never pyplot, like every chart here."""
+
+from __future__ import annotations
+
+import io
+
+from matplotlib.figure import Figure
+
+from ...model.ledger import KINDS
+from ...model.ledger import Ledger
+from ..format import fmt_s
+from .palette import BLUE
+from .palette import BLUISH_GREEN
+from .palette import ORANGE
+from .palette import REDDISH_PURPLE
+from .palette import SKY_BLUE
+from .palette import VERMILLION
+from .palette import YELLOW
+from .style import DPI
+from .style import LABEL_PT
+from .style import LEGEND_PT
+from .style import plain
+
+#: One colour per reason; a first compile (a warm-up, not a recompile) is grey.
+REASON_COLOURS = dict(zip(KINDS, ("#c8c8c8", VERMILLION, BLUE, SKY_BLUE, ORANGE,
+                                  REDDISH_PURPLE, BLUISH_GREEN, YELLOW, "#8c8c8c", "#000000",
+                                  "#5a5a5a"), strict=True))
+#: Functions drawn (the costliest).
+MAX_BARS = 10
+
+
+def figure(ledger: Ledger) -> Figure | None:
+    """The chart, or None where nothing compiled."""
+    rows = ledger.functions()[:MAX_BARS]
+    if not rows:
+        return None
+    fig = Figure(figsize=(7.5, 0.9 + 0.42 * len(rows)), dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    used: dict[str, None] = {}
+    for y, row in enumerate(reversed(rows)):
+        left = 0.0
+        for reason in sorted(row.reasons, key=lambda r: KINDS.index(r.kind)):
+            ax.barh(y, reason.seconds, left=left, color=REASON_COLOURS[reason.kind],
+                    edgecolor="white", linewidth=0.5, height=0.6,
+                    label=reason.kind if reason.kind not in used else None)
+            used.setdefault(reason.kind, None)
+            left += reason.seconds
+        ax.text(left, y, f" {fmt_s(row.seconds)}, {row.compiles}×", va="center",
+                fontsize=LABEL_PT)
+    ax.set_yticks(range(len(rows)), [plain(r.function) for r in reversed(rows)],
+                  fontsize=LABEL_PT)
+    ax.set_xlabel("compile seconds (trace + lower + XLA compile; wall time, JAX's events)",
+                  fontsize=LABEL_PT)
+    ax.margins(x=0.25)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(title="compiled for", fontsize=LEGEND_PT, title_fontsize=LEGEND_PT,
+              loc="lower right", frameon=False)
+    return fig
+
+
+def png(ledger: Ledger) -> bytes | None:
+    fig = figure(ledger)
+    if fig is None:
+        return None
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

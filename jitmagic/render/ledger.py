@@ -1,0 +1,327 @@
+"""A :class:`~jitmagic.model.ledger.Ledger` in words: the answer first, then one row per
+function, then why each compiled again with what to do, as text and as HTML.
+
+Every name and line here came from the user's code or a report: each goes through
+:func:`~jitmagic.model.saved.schema.printable` for a terminal and ``html.escape`` for a
+page. The seconds are wall seconds, JAX's own compile events, and the answer says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import html
+import os
+import re
+from collections.abc import Iterable
+from collections.abc import Sequence
+from contextlib import suppress
+
+from ..model.ledger import AGAIN
+from ..model.ledger import CONTEXT
+from ..model.ledger import DTYPE
+from ..model.ledger import EAGER
+from ..model.ledger import FIRST
+from ..model.ledger import NEW_FUNCTION
+from ..model.ledger import OTHER
+from ..model.ledger import PYTREE
+from ..model.ledger import SHAPE
+from ..model.ledger import STATIC
+from ..model.ledger import UNEXPLAINED
+from ..model.ledger import WEAK_TYPE
+from ..model.ledger import FunctionRow
+from ..model.ledger import Ledger
+from ..model.ledger import ReasonRow
+from ..model.ledger_diff import LedgerDiff
+from ..model.saved.schema import printable
+from .format import fmt_s
+
+#: Functions shown in the table and the reasons; the rest are counted in one line.
+MAX_ROWS = 12
+#: Reasons shown per function, and call lines per reason.
+MAX_REASONS, MAX_LINES = 6, 3
+#: Values of a changing argument shown (``f32[3] → f32[4] → …``).
+MAX_VALUES = 4
+CLOCK = "wall time, from JAX's own compile events"
+
+#: What to do about each kind of reason: a suggestion; the seconds beside it are measured.
+FIXES = {
+    WEAK_TYPE: "a Python scalar (weakly typed) and an array took turns: give it one type "
+               "from the start, e.g. `jnp.asarray(x, jnp.float32)`",
+    SHAPE: "pad or bucket to a few shapes (a shorter last batch: drop it or pad it), or "
+           "expect one compile per shape",
+    DTYPE: "cast to one dtype before the call, e.g. `x.astype(jnp.float32)`",
+    STATIC: "a static argument compiles once per value: make it a traced argument, or "
+            "expect one compile per value",
+    NEW_FUNCTION: "the function is made anew on each pass: hoist the `jax.jit(...)` (or the "
+                  "`lambda`/`partial` it wraps) out of the loop and reuse it",
+    PYTREE: "keep the arguments' structure the same on every call (the same keys and "
+            "fields, an array rather than None)",
+    CONTEXT: "a config value or context manager changed between calls: set it once, "
+             "before the loop",
+    EAGER: "an eager jnp/lax call outside any jit compiles once per shape and dtype: move "
+           "it inside the jitted function",
+    UNEXPLAINED: "recompiled; JAX gave no reason",
+    OTHER: "JAX's own words are below",
+}
+
+
+def answer(ledger: Ledger) -> str:
+    """The ledger in one sentence: how many compiles, their seconds of the run's, how
+    many compiled again and which function most."""
+    where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
+    if ledger.count == 0:
+        return (f"No compiles in {ledger.source} ({fmt_s(ledger.wall_s)}): nothing was "
+                "traced or compiled (its jitted functions were compiled before, or it "
+                "called no jit).")
+    head = (f"{_n(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
+            f"({CLOCK})")
+    if ledger.again == 0:
+        return f"{head}; none compiled again: each function compiled once."
+    rows = [r for r in ledger.functions() if r.again]
+    top = max(rows, key=lambda r: (r.again, r.seconds))
+    return (f"{head}; {ledger.again} of them compiled again ({fmt_s(ledger.again_seconds)}), "
+            f"{top.again} of those recompiled `{printable(top.function)}`"
+            f"{_defined(top, ledger)}.")
+
+
+def text(ledger: Ledger) -> str:
+    """The whole ledger for a terminal."""
+    return "\n".join(_lines(ledger))
+
+
+def _lines(ledger: Ledger) -> Iterable[str]:
+    yield f"jitwatch: {answer(ledger)}"
+    if ledger.stopped:
+        yield "Stopped by Ctrl-C: the ledger holds what ran before it."
+    if ledger.error:
+        yield f"The run raised {printable(ledger.error)}: the ledger holds what ran before it."
+    rows = ledger.functions()
+    if rows:
+        yield ""
+        yield from _table(rows, ledger)
+    again = [r for r in rows if r.again]
+    if again:
+        yield ""
+        yield "Why each compiled again (the seconds: what a cache hit would have saved):"
+        for row in again[:MAX_ROWS]:
+            yield from _why(row, ledger)
+    for omitted in ledger.omitted:
+        yield (f"… and {omitted.count:,} more compiles of `{printable(omitted.function)}` "
+               f"({fmt_s(omitted.seconds)}), counted, not kept")
+    others = ledger.other_threads
+    if others:
+        yield ""
+        yield (f"Other threads compiled {_n(len(others), 'time')} meanwhile "
+               f"({fmt_s(sum(c.seconds for c in others))}), not counted above:")
+        for row in ledger.functions(others)[:MAX_ROWS]:
+            threads = sorted({c.thread for c in others if c.function == row.function})
+            yield (f"  `{printable(row.function)}` on {', '.join(map(printable, threads))}: "
+                   f"{_n(row.compiles, 'compile')}, {fmt_s(row.seconds)}")
+    yield from _gate(ledger)
+
+
+def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
+    head = ("function", "defined at", "compiles", "again", "trace", "lower", "XLA compile",
+            "total")
+    body = [(_clip(r.function), _clip(_place(r.defined_at, ledger) or
+                                      ("eager op" if r.eager else "—")),
+             str(r.compiles), str(r.again),
+             *(fmt_s(r.stage_seconds[s]) for s in ("trace_s", "lower_s", "compile_s")),
+             fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
+    yield from columns(head, body, left=2)
+    if len(rows) > MAX_ROWS:
+        rest = rows[MAX_ROWS:]
+        yield (f"… and {len(rest)} more functions: {sum(r.compiles for r in rest)} compiles, "
+               f"{fmt_s(sum(r.seconds for r in rest))}")
+
+
+def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
+    again_s = sum(r.seconds for r in row.reasons if r.kind != FIRST)
+    yield (f"`{printable(row.function)}`{_defined(row, ledger)}: compiled again "
+           f"{_n(row.again, 'time')}, {fmt_s(again_s)}")
+    again = [r for r in row.reasons if r.kind in AGAIN]
+    for reason in again[:MAX_REASONS]:
+        yield f"  - {reason_words(reason)}: {reason.count}×, {fmt_s(reason.seconds)}"
+        for site, said, n in reason.lines[:MAX_LINES]:
+            code = f"  {_clip(said, 100)}" if said else ""
+            yield f"      at {_clip(_place(site, ledger) or site, 100)}{code}" + \
+                  (f" ({n}×)" if n > 1 else "")
+        yield f"      fix: {FIXES[reason.kind]}"
+        if reason.kind in (OTHER, UNEXPLAINED) and reason.text:
+            yield f"      JAX: {_clip(' '.join(reason.text.split()), 300)}"
+    if len(again) > MAX_REASONS:
+        yield f"  … and {len(again) - MAX_REASONS} more reasons"
+    bridge = jitcompare_line(row)
+    if bridge:
+        yield f"  measure it flat against nested: {printable(bridge)}"
+
+
+def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
+    """``head`` and ``body`` as aligned columns, the first ``left`` flush left, the rest
+    (figures) flush right."""
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    return ["  ".join(x.ljust(w) if i < left else x.rjust(w)
+                      for i, (x, w) in enumerate(zip(line, widths, strict=True))).rstrip()
+            for line in (head, *body)]
+
+
+def reason_words(reason: ReasonRow) -> str:
+    """``weak type of `lr`: f32[] (weak) → f32[]``: the kind, the argument, its values."""
+    what = {UNEXPLAINED: "compiled again with no reason from JAX", EAGER: "eager op on new "
+            "shapes or dtypes", NEW_FUNCTION: "a new function object each time"}.get(
+        reason.kind, reason.kind)
+    if reason.argument:
+        what += f" of `{_clip(reason.argument, 60)}`"
+    if reason.values:
+        shown = " → ".join(_clip(v, 40) for v in reason.values[:MAX_VALUES])
+        more = len(reason.values) - MAX_VALUES
+        what += f": {shown}" + (f" → … ({len(reason.values)} values)" if more > 0 else "")
+    return what
+
+
+def jitcompare_line(row: FunctionRow) -> str | None:
+    """The ``%jitcompare`` line that measures the function as the user called it, read
+    off the line of its first call (None where that line holds no call of it)."""
+    if not row.call_text or row.eager:
+        return None
+    try:
+        tree = ast.parse(row.call_text.strip().rstrip(":"), mode="exec")
+    except SyntaxError:
+        return None
+    name = row.function.rsplit(".", 1)[-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node.func) == name:
+            return f"%jitcompare {ast.unparse(node)}"
+    return None
+
+
+def _called(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _gate(ledger: Ledger) -> Iterable[str]:
+    if not ledger.gate.any:
+        return
+    broken = ledger.over_gate()
+    if not broken:
+        yield ""
+        yield f"Gate held: {_gate_words(ledger)}."
+        return
+    yield ""
+    yield f"Gate FAILED ({_gate_words(ledger)}):"
+    for sentence in broken:
+        yield f"  {printable(sentence)}"
+
+
+def _gate_words(ledger: Ledger) -> str:
+    parts = []
+    if ledger.gate.fail_after_warmup is not None:
+        parts.append(f"each function compiles at most {ledger.gate.fail_after_warmup} "
+                     "times (its warm-up)")
+    if ledger.gate.max_compiles is not None:
+        parts.append(f"at most {ledger.gate.max_compiles} compiles in all")
+    return " and ".join(parts)
+
+
+def _defined(row: FunctionRow, ledger: Ledger) -> str:
+    place = _place(row.defined_at, ledger)
+    return f" (defined at {printable(place)})" if place else ""
+
+
+_SITE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?::\d+)?(?P<rest>(?: \(.*\))?)$")
+
+
+def _place(site: str | None, ledger: Ledger) -> str | None:
+    """``file:line`` as a reader wants it: ``line 3`` in the watched cell, a path
+    relative to the working folder where it is below it."""
+    found = _SITE.match(site or "")
+    if found is None:
+        return site or None
+    filename, line = found["file"], found["line"]
+    if ledger.source_file is not None and filename == ledger.source_file:
+        return f"line {line}"
+    if os.path.isabs(filename):
+        with suppress(ValueError):
+            rel = os.path.relpath(filename)
+            filename = filename if rel.startswith("..") else rel
+    return f"{filename}:{line}"
+
+
+def _n(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _clip(s: str, width: int = 40) -> str:
+    s = printable(s)
+    return s if len(s) <= width else s[:width - 1] + "…"
+
+
+# -- HTML -------------------------------------------------------------------------------
+
+
+def html_body(ledger: Ledger, chart_png: str | None = None) -> str:
+    """The ledger as an HTML fragment: the answer, the chart (a base64 PNG, where one was
+    drawn), the table and the reasons (one ``<pre>``, as the text says them)."""
+    esc = html.escape
+    parts = [f"<p><b>jitwatch:</b> {esc(answer(ledger))}</p>"]
+    if chart_png:
+        parts.append(f'<img alt="compile seconds per function, by reason" '
+                     f'src="data:image/png;base64,{chart_png}"/>')
+    lines = list(_lines(ledger))[1:]
+    if lines:
+        parts.append(f"<pre>{esc(chr(10).join(lines).strip(chr(10)))}</pre>")
+    return "<div class='jitmagic-ledger'>" + "".join(parts) + "</div>"
+
+
+def bundle(ledger: Ledger, plot: bool = True) -> dict[str, str]:
+    """``{"text/plain", "text/html"}``: what ``%%jitwatch`` shows and a ledger displays."""
+    png = None
+    if plot:
+        from .charts.ledger import png as chart
+
+        drawn = chart(ledger)
+        png = base64.b64encode(drawn).decode("ascii") if drawn else None
+    return {"text/plain": text(ledger), "text/html": html_body(ledger, png)}
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>jitwatch: {title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; max-width: 90em; }}
+pre {{ font-size: 0.9em; }}
+</style></head>
+<body>
+<h1>Why does it compile again? {title}</h1>
+{body}
+</body></html>
+"""
+
+
+def html_document(ledger: Ledger, plot: bool = True) -> str:
+    """A self-contained HTML page of the ledger (its chart embedded; nothing fetched)."""
+    return PAGE.format(title=html.escape(printable(ledger.source)),
+                       body=bundle(ledger, plot)["text/html"])
+
+
+def diff_text(d: LedgerDiff) -> str:
+    """Two ledgers' compiles per function, OLD → NEW, the functions that recompile more
+    first."""
+    head = ("function", "compiles", "again", "seconds (wall, one run each)")
+    rows = sorted(d.rows, key=lambda r: (-(r.new_again - r.old_again), r.function))
+    body = [(_clip(r.function), f"{r.old_compiles} → {r.new_compiles}",
+             f"{r.old_again} → {r.new_again}",
+             f"{fmt_s(r.old_seconds)} → {fmt_s(r.new_seconds)}") for r in rows[:MAX_ROWS]]
+    lines = [f"jitwatch diff: {d.old.again} → {d.new.again} compiles again, "
+             f"{d.old.count} → {d.new.count} compiles in all"]
+    worse = d.more_again
+    lines.append(f"NEW compiles again more often in {len(worse)} function"
+                 f"{'' if len(worse) == 1 else 's'}: "
+                 + ", ".join(f"`{_clip(r.function)}`" for r in worse) if worse else
+                 "No function compiles again more often in NEW.")
+    lines.append("")
+    lines += columns(head, body, left=len(head))
+    return "\n".join(lines)
