@@ -3,7 +3,8 @@
 Every renderer (comparison, orderings, helpers, sweep) describes what it shows as
 a list of blocks (:class:`Heading`, :class:`Para`, :class:`Table`, :class:`Pre`,
 :class:`Details`, :class:`Image`) holding plain strings. :func:`as_text` aligns
-the tables' columns; :func:`as_html` escapes every string it is given. Code is
+the tables' columns and escapes every control character a terminal would act on;
+:func:`as_html` escapes every string it is given. Code is
 marked by type (:class:`Code`, :class:`Cell` with ``code=True``) or, in prose,
 by backquotes, which HTML shows as ``<code>``: no block accepts raw markup, so a
 new field cannot reach the page unescaped. The only markup that leaves this
@@ -19,6 +20,8 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
+
+from ..model.saved.schema import printable
 
 T = TypeVar("T")
 
@@ -72,9 +75,10 @@ def shown_name(text: str, width: int = MAX_NAME) -> str:
 
 
 def _inline_text(parts: Sequence[Inline]) -> str:
-    return "".join(p.text.upper() if isinstance(p, Strong)
-                   else f"`{shown_name(p.text)}`" if isinstance(p, Code) and p.ticks
-                   else shown_name(p.text) if isinstance(p, Code) else p for p in parts)
+    return printable("".join(p.text.upper() if isinstance(p, Strong)
+                             else f"`{shown_name(p.text)}`" if isinstance(p, Code) and p.ticks
+                             else shown_name(p.text) if isinstance(p, Code) else p
+                             for p in parts))
 
 
 def _inline_html(parts: Sequence[Inline]) -> Html:
@@ -130,7 +134,7 @@ class Cell:
 
     def as_text(self) -> str:
         main = _inline_text(self._main())
-        return f"{main} [{self.detail}]" if self.detail else main
+        return f"{main} [{printable(self.detail)}]" if self.detail else main
 
     def as_html(self) -> Html:
         return Html(_inline_html(self._main()) + (f"<br><small>{html.escape(self.detail)}</small>"
@@ -151,7 +155,7 @@ class Table:
     indent: str = ""
 
     def text_lines(self) -> list[str]:
-        rows = ([list(self.header)] if self.header else []) + \
+        rows = ([[printable(h) for h in self.header]] if self.header else []) + \
                [[_cell(x).as_text() for x in r] for r in self.rows]
         if not rows:
             return []
@@ -212,7 +216,10 @@ Block = Heading | Para | Pre | Details | Image | Table
 
 
 def as_text(blocks: Iterable[Block]) -> str:
-    """The blocks as plain text: tables aligned, images left out."""
+    """The blocks as plain text: tables aligned, images left out. Every string is
+    escaped here (:func:`~jitmagic.model.saved.schema.printable`: ESC, BEL and the other
+    controls a terminal would act on are written as ``\x1b``), before the columns are
+    measured: a name from the user's code or from a report never drives the terminal."""
     lines: list[str] = []
     for b in blocks:
         if isinstance(b, Table):
@@ -222,9 +229,9 @@ def as_text(blocks: Iterable[Block]) -> str:
         elif isinstance(b, Para):
             lines += [_inline_text(_parts(x)) for x in b.lines]
         elif isinstance(b, Pre):
-            lines.append(clip(b.text))
+            lines.append(printable(clip(b.text)))
         elif isinstance(b, Details) and b.in_text:
-            lines += [_inline_text(_parts(b.summary)) + ":", clip(b.text) or "—"]
+            lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(b.text)) or "—"]
     return "\n".join(lines)
 
 

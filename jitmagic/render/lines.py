@@ -23,6 +23,7 @@ from collections.abc import Callable
 from ..model.lines import LineRow
 from ..model.lines import Lines
 from ..model.lines import LineTable
+from ..model.saved.schema import printable
 from ..model.stats.units import counted
 from ..model.stats.units import fmt_bytes
 from .format import fmt_s
@@ -131,12 +132,13 @@ def _counted(lines: Lines) -> str:
 
 
 def text(lines: Lines) -> str:
-    """Every variant's table, then the hints: for terminals and ``str()``."""
+    """Every variant's table, then the hints: for terminals and ``str()``; every string
+    escaped as the other sections' (:func:`~jitmagic.model.saved.schema.printable`)."""
     parts = [f"Program size by source line: {lines.entry}"]
     parts += [f"PARTIAL: {lines.stopped}; {_counted(lines)}"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]
     parts += [f"Hint: {h}" for h in lines.hints()]
-    return "\n\n".join(parts)
+    return printable("\n\n".join(parts))
 
 
 _NUM = 'style="text-align:right;padding:0 .5em"'
