@@ -261,7 +261,7 @@ class Ledger(Shown):
         if warm is not None:
             for row in self.functions():
                 if not row.eager and row.compiles > warm:
-                    broken.append(_over_warmup(row, warm, self.watched))
+                    broken.append(_over_warmup(row, warm, self.watched, self.source_file))
         return broken
 
     def summary(self) -> str:
@@ -333,12 +333,16 @@ def _reason_row(cs: list[Compile]) -> ReasonRow:
                      cs[0].reason.text)
 
 
-def _over_warmup(row: FunctionRow, warm: int, compiles: tuple[Compile, ...]) -> str:
+def _over_warmup(row: FunctionRow, warm: int, compiles: tuple[Compile, ...],
+                 source_file: str | None) -> str:
     late = [c for c in compiles if c.key == (row.function, row.defined_at)][warm:]
     first = late[0]
     said = first.reason.kind if first.reason.argument is None else \
         f"{first.reason.kind} of `{first.reason.argument}`"
-    where = f" at {first.call_site}" if first.call_site else ""
+    site = first.call_site or ""
+    if source_file and site.startswith(f"{source_file}:"):
+        site = f"line {site[len(source_file) + 1:]}"
+    where = f" at {site}" if site else ""
     return (f"`{row.function}` compiled {row.compiles} times, {len(late)} after its "
             f"warm-up of {warm}: the first of them for a {said}{where}")
 

@@ -174,10 +174,26 @@ def reason_words(reason: ReasonRow) -> str:
     if reason.argument:
         what += f" of `{_clip(reason.argument, 60)}`"
     if reason.values:
-        shown = " → ".join(_clip(v, 40) for v in reason.values[:MAX_VALUES])
+        shown = _values(reason.values)
         more = len(reason.values) - MAX_VALUES
         what += f": {shown}" + (f" → … ({len(reason.values)} values)" if more > 0 else "")
     return what
+
+
+def _values(values: tuple[str, ...], width: int = 40) -> str:
+    """``f32[3] → f32[4]``: each value whole where all are short, else each one's stretch
+    around where they first differ (an Equinox module's static fields hold long
+    reprs: ``…MLP[(Missing, 2)]… → …MLP[(Missing, 3)]…``)."""
+    shown = values[:MAX_VALUES]
+    if all(len(v) <= width for v in shown):
+        return " → ".join(_clip(v, width) for v in shown)
+    first = shown[0]
+    starts = [next((i for i, (a, b) in enumerate(zip(v, first, strict=False)) if a != b),
+                   min(len(v), len(first))) for v in shown[1:]]
+    lo = max(0, min(starts, default=0) - width // 2)
+    return " → ".join(_clip(("…" if lo else "") + v[lo:lo + width]
+                            + ("…" if lo + width < len(v) else ""), width + 2)
+                      for v in shown)
 
 
 def jitcompare_line(row: FunctionRow) -> str | None:

@@ -242,36 +242,47 @@ def _decided(opened: list[_Open], watched: threading.Thread) -> Iterator[Compile
     """Each recorded compile with its reason: JAX's, where a compile of the same function
     came before it here, a first compile is a function made anew (a new object) or, with
     no miss logged, a compile JAX gave no reason for."""
-    seen: set[tuple[str, str | None]] = set()
+    seen: dict[tuple[str, str | None], set[int | None]] = {}
     explained = {c.function for c in opened if c.miss is not None}
+    defined_as: dict[str, str | None] = {}  # where each name's last explained miss said
     for c in opened:
         miss = c.miss
-        defined = miss.defined_at if miss is not None else None
+        if miss is not None:
+            defined_as[c.function] = miss.defined_at
+        defined = defined_as.get(c.function)
         # JAX explains the misses of the user's functions only: one it never explained
         # here is JAX's own (``jnp.multiply``), called outside any jit, like an eager op
         eager = c.eager or (miss is None and c.function not in explained)
-        reason = _reason(miss, (c.function, defined) in seen, eager)
-        seen.add((c.function, defined))
+        key = (c.function, defined)
+        reason = _reason(miss, seen.get(key), eager)
+        seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
         yield Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
                       call_text=c.call_text, thread=c.thread.name,
                       watched_thread=c.thread is watched, eager=eager, at_s=c.at_s,
                       **c.seconds)
 
 
-def _reason(miss: Miss | None, compiled_before: bool, eager: bool) -> Reason:
-    """A compile's reason; ``compiled_before``: whether its function (by name and where
-    it was defined) compiled before it here."""
+#: What a "never seen function" miss of a function object JAX may have seen says.
+CLEARED_OR_NEW = ("JAX had never seen this function object, though a function of this name "
+                  "defined there compiled before: it was made anew (a freed object's id "
+                  "reused), or JAX's caches were cleared (jax.clear_caches(), "
+                  "f.clear_cache())")
+
+
+def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool) -> Reason:
+    """A compile's reason; ``ids_before``: the ids of the objects of its function (by
+    name and where it was defined) that compiled before it here (None: none did)."""
     if miss is None:
-        if not compiled_before:
+        if ids_before is None:
             return Reason(FIRST)
         return Reason(EAGER if eager else UNEXPLAINED)
     if miss.reason.kind in (STATIC, PYTREE):
         return replace(miss.reason, argument=_argument(miss.reason.argument, miss.defined_at))
-    if miss.reason.kind != FIRST or not compiled_before:
+    if miss.reason.kind != FIRST or ids_before is None:
         return miss.reason
-    # JAX has never seen this object, yet a function of this name defined there compiled
-    # before: the same function made anew (its id may be the old one's, reused)
-    return Reason(NEW_FUNCTION, text=miss.reason.text)
+    if miss.function_id not in ids_before or miss.same_line:  # another object, or a line
+        return Reason(NEW_FUNCTION, text=miss.reason.text)  # that makes one on each pass
+    return Reason(UNEXPLAINED, text=CLEARED_OR_NEW)
 
 
 _PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
@@ -289,7 +300,9 @@ def _argument(path: str | None, defined_at: str | None) -> str | None:
         return key.strip("'") + rest
     names = _parameters(defined_at)
     index = int(key)
-    return names[index] + rest if names is not None and index < len(names) else path
+    if names is None or index >= len(names):  # a library's wrapper (equinox.filter_jit):
+        return None  # its own parameter means nothing to the user
+    return names[index] + rest
 
 
 def _parameters(defined_at: str | None) -> list[str] | None:
@@ -297,7 +310,7 @@ def _parameters(defined_at: str | None) -> list[str] | None:
     if not defined_at or ":" not in defined_at:
         return None
     filename, _, line = defined_at.rpartition(":")
-    if not line.isdigit():
+    if not line.isdigit() or not user_file(filename):  # a library's wrapper's parameters
         return None
     lines = linecache.getlines(filename)[int(line) - 1:int(line) + 40]
     for end in range(1, len(lines) + 1):

@@ -1,0 +1,356 @@
+"""``%%jitwatch`` and ``jitmagic.watch``: every compile of code run as written, with JAX's
+reason, the user's line and the seconds (real JAX, a real IPython shell).
+
+No test here asserts a time: the seconds are JAX's own events, checked only to be there
+(positive) where a stage ran.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import jax
+import jax.numpy as jnp
+import pytest
+import watch_layers
+from IPython.utils.capture import capture_output
+from jax._src import monitoring
+
+import jitmagic
+from jitmagic._compat import CACHE_MISS_LOGGER
+from jitmagic.measure.watch.recorder import Recorder
+from jitmagic.model import ledger as L
+
+
+def watched(ip, cell: str, line: str = "--no-plot -o"):
+    """Run ``%%jitwatch`` on ``cell``; (the ledger, the captured output)."""
+    with capture_output() as cap:
+        ledger = ip.run_cell_magic("jitwatch", line, cell)
+    return ledger, cap
+
+
+def shown(cap) -> str:
+    """What a captured run printed and displayed, as text."""
+    return cap.stdout + "".join(o.data.get("text/plain", "") for o in cap.outputs)
+
+
+def again(ledger, function: str) -> list[L.Compile]:
+    return [c for c in ledger.watched if c.function == function and c.reason.kind != L.FIRST]
+
+
+def logging_state():
+    logger = logging.getLogger(CACHE_MISS_LOGGER)
+    return (jax.config.jax_explain_cache_misses, jax.config.jax_log_compiles, logger.level,
+            logger.disabled, list(logger.filters), list(logger.handlers),
+            logging.getLogger("jax").level, list(logging.getLogger("jax").handlers),
+            list(monitoring._event_duration_secs_listeners),
+            list(monitoring._event_listeners))
+
+
+def test_a_weak_scalar_that_becomes_an_array_is_named_with_both_types_and_its_line(ip):
+    ledger, cap = watched(ip, """\
+import jax, jax.numpy as jnp
+@jax.jit
+def sgd(w, g, lr):
+    return w - lr * g
+w, lr = jnp.ones(4), 0.1
+for step in range(4):
+    w = sgd(w, w, lr)
+    lr = lr * jnp.float32(0.9)
+""")
+    (weak,) = again(ledger, "sgd")
+    assert weak.reason.kind == L.WEAK_TYPE and weak.reason.argument == "lr"
+    assert (weak.reason.before, weak.reason.after) == ("f32[] (weak)", "f32[]")
+    assert weak.call_site.endswith(":7") and weak.call_text == "w = sgd(w, w, lr)"
+    assert weak.compile_s > 0 and weak.trace_s > 0
+    text = shown(cap)
+    assert "weak type of `lr`: f32[] (weak) → f32[]" in text
+    assert "at line 7  w = sgd(w, w, lr)" in text
+    assert "%jitcompare sgd(w, w, lr)" in text
+    assert ip.user_ns["w"].shape == (4,)  # the cell ran in the user's namespace
+
+
+def test_a_short_last_batch_is_a_shape_and_a_dtype_change_a_dtype(ip):
+    ledger, _ = watched(ip, """\
+import numpy as np
+import jax, jax.numpy as jnp
+data = np.ones((50, 3), np.float32)
+@jax.jit
+def predict(x):
+    return jnp.tanh(x).sum()
+for i in range(0, 50, 16):
+    predict(data[i:i + 16])
+predict(data[:16].astype(np.float16))
+""")
+    shape, dtype = again(ledger, "predict")
+    assert shape.reason.kind == L.SHAPE and shape.reason.argument == "x"
+    assert (shape.reason.before, shape.reason.after) == ("f32[16,3]", "f32[2,3]")
+    assert dtype.reason.kind == L.DTYPE and dtype.reason.after == "f16[16,3]"
+    (row,) = [r for r in ledger.functions() if r.function == "predict"]
+    assert (row.compiles, row.again) == (3, 2)
+
+
+def test_a_static_value_that_changes_is_named_by_its_parameter(ip):
+    ledger, _ = watched(ip, """\
+import functools
+import jax, jax.numpy as jnp
+@functools.partial(jax.jit, static_argnums=1)
+def power(x, n):
+    return x ** n
+for n in (2, 3, 3, 4):
+    power(jnp.ones(3), n)
+""")
+    changes = again(ledger, "power")
+    assert [c.reason.kind for c in changes] == [L.STATIC, L.STATIC]
+    assert {c.reason.argument for c in changes} == {"n"}
+    (row,) = [r for r in ledger.functions() if r.function == "power"]
+    (static,) = [r for r in row.reasons if r.kind == L.STATIC]
+    assert static.values == ("2", "3", "4") and static.count == 2
+
+
+def test_a_jit_made_in_a_loop_is_a_new_function_each_pass(ip):
+    ledger, cap = watched(ip, """\
+import jax, jax.numpy as jnp
+x = jnp.ones(3)
+for i in range(4):
+    y = jax.jit(lambda v: v * 2)(x)
+""")
+    made = again(ledger, "<lambda>")
+    assert len(made) == 3 and {c.reason.kind for c in made} == {L.NEW_FUNCTION}
+    assert "hoist the `jax.jit(...)`" in str(ledger)
+
+
+def test_a_pytree_that_gains_a_key_names_the_argument_and_both_structures(ip):
+    ledger, _ = watched(ip, """\
+import jax, jax.numpy as jnp
+@jax.jit
+def total(batch):
+    return sum(v.sum() for v in batch.values())
+total({"x": jnp.ones(2)})
+total({"x": jnp.ones(2), "mask": jnp.ones(2)})
+""")
+    (tree,) = again(ledger, "total")
+    assert tree.reason.kind == L.PYTREE and tree.reason.argument == "batch"
+    assert tree.reason.before == "dict with 1 child"
+    assert tree.reason.after == "dict with 2 children"
+
+
+def test_a_compile_jax_logs_no_reason_for_is_said_so_never_guessed(ip):
+    ledger, _ = watched(ip, """\
+import jax, jax.numpy as jnp
+@jax.jit
+def quiet(x):
+    return x + 1
+quiet(jnp.ones(2))
+jax.config.update("jax_explain_cache_misses", False)  # JAX says nothing of the next miss
+quiet(jnp.ones(3))
+""")
+    (silent,) = again(ledger, "quiet")
+    assert silent.reason.kind == L.UNEXPLAINED and silent.compile_s > 0
+    assert "recompiled; JAX gave no reason" in str(ledger)
+    assert jax.config.jax_explain_cache_misses is False  # the user's own setting, kept
+
+
+def test_a_loop_that_never_recompiles_says_so(ip):
+    ledger, _ = watched(ip, """\
+import jax, jax.numpy as jnp
+@jax.jit
+def step(x):
+    return x * 0.5
+x = jnp.ones(8)
+for _ in range(200):
+    x = step(x)
+""")
+    assert ledger.again == 0 and ledger.count >= 1
+    assert "none compiled again: each function compiled once" in str(ledger)
+    assert "Why each compiled again" not in str(ledger)
+
+
+def test_a_cell_that_compiles_nothing_says_so(ip):
+    ledger, _ = watched(ip, "total = sum(range(10))\n")
+    assert ledger.count == 0 and str(ledger).startswith("jitwatch: No compiles in the cell")
+
+
+def test_framework_code_in_a_module_of_its_own_gets_the_users_lines(ip):
+    ip.user_ns["layers"] = watch_layers
+    ledger, _ = watched(ip, """\
+import jax, jax.numpy as jnp
+state = layers.State(jnp.zeros((3, 3)), 0.1, 0)
+x = jnp.ones((4, 3))
+for step in range(3):
+    state, loss = layers.train_step(state, x)
+m = layers.MLP(jnp.eye(3), depth=2)
+layers.model_step(m, x)
+layers.model_step(layers.MLP(jnp.eye(3), depth=3), x)
+""")
+    steps = again(ledger, "train_step")
+    assert steps and steps[0].reason.kind == L.WEAK_TYPE
+    assert steps[0].reason.argument.startswith("state")
+    assert all(c.call_site.endswith(":5") for c in steps)  # the cell's line, not JAX's
+    (row,) = [r for r in ledger.functions() if r.function == "train_step"]
+    assert row.defined_at.startswith(watch_layers.__file__)
+    (depth,) = again(ledger, "model_step")
+    assert depth.reason.kind == L.STATIC  # equinox's static field: a static value
+    assert depth.call_site.endswith(":8")  # not equinox's own _jit.py
+    assert "…mNode(MLP[(Missing, 2)]" in str(ledger) and "…mNode(MLP[(Missing, 3)]" in str(ledger)
+
+
+def test_scan_and_methods_compile_once_and_are_not_called_recompiles(ip):
+    ledger, _ = watched(ip, """\
+import jax, jax.numpy as jnp
+class Model:
+    def __init__(self, w):
+        self.w = w
+    def run(self, xs):
+        return jax.lax.scan(lambda c, x: (c + x @ self.w, None), jnp.zeros(2), xs)[0]
+model = Model(jnp.eye(2))
+run = jax.jit(model.run)
+for _ in range(3):
+    run(jnp.ones((5, 2)))
+""")
+    assert [r.again for r in ledger.functions() if r.function == "run"] == [0]
+
+
+def test_other_threads_compiles_are_shown_apart(ip):
+    def work():
+        jax.jit(lambda v: v - 3)(jnp.ones(5))
+
+    with jitmagic.watch() as w:
+        t = threading.Thread(target=work, name="loader")
+        t.start()
+        t.join()
+        jax.jit(lambda v: v + 3)(jnp.ones(5))
+    others = w.ledger.other_threads
+    assert others and {c.thread for c in others} == {"loader"}
+    assert all(c.thread == threading.current_thread().name for c in w.ledger.watched)
+    assert "Other threads compiled" in str(w) and "on loader" in str(w)
+
+
+def test_the_gate_fails_on_a_recompile_after_warm_up_and_passes_without():
+    @jax.jit
+    def step(x):
+        return x * 2
+
+    with jitmagic.watch(fail_after_warmup=1) as w:
+        for _ in range(5):
+            step(jnp.ones(3))
+    assert w.ledger.over_gate() == []
+    recompiled = (r"`step` compiled 2 times, 1 after its warm-up of 1: the first of them "
+                  r"for a shape of `x` at .*test_watch")
+    with pytest.raises(jitmagic.RecompiledError, match=recompiled), \
+            jitmagic.watch(fail_after_warmup=1):
+        step(jnp.ones(4))
+        step(jnp.ones(5))
+    with pytest.raises(jitmagic.RecompiledError, match="more than the 0 allowed"), \
+            jitmagic.watch(max_compiles=0):
+        step(jnp.ones(6))
+    with pytest.raises(jitmagic.InputError, match="fail_after_warmup=1"), \
+            jitmagic.watch(fail_after_warmup=-1):
+        pass
+
+
+def test_the_magics_gate_fails_the_cell_after_showing_the_ledger(ip):
+    cell = ("import jax, jax.numpy as jnp\nf = jax.jit(lambda x: x + 1)\n"
+            "for n in (2, 3):\n    f(jnp.ones(n))\n")
+    with capture_output() as cap:
+        result = ip.run_cell("%%jitwatch --no-plot --fail-after-warmup 1\n" + cell)
+    assert isinstance(result.error_in_exec, jitmagic.RecompiledError)
+    out = shown(cap)
+    assert "Gate FAILED" in out and "RecompiledError: jitwatch gate failed" in out
+    assert "for a shape of `x` at line 4" in out
+    with capture_output():
+        fine = ip.run_cell("%%jitwatch --no-plot --fail-after-warmup 2\n" + cell)
+    assert fine.error_in_exec is None
+
+
+def test_a_cell_that_raises_shows_the_ledger_then_its_own_error(ip):
+    with capture_output() as cap:
+        result = ip.run_cell("""%%jitwatch --no-plot
+import jax, jax.numpy as jnp
+made_before = jax.jit(lambda x: x * 3)(jnp.ones(2))
+1 / 0
+""")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    out = shown(cap)
+    assert "jitwatch:" in out  # displayed before the error is raised (two streams here)
+    assert "The run raised ZeroDivisionError: division by zero" in out
+    assert "----> 3 1 / 0" in out and "jitwatch.py" not in out.split("ZeroDivisionError")[1]
+    assert "made_before" in ip.user_ns  # what ran before the error stays
+
+
+@pytest.mark.parametrize("ending", ["pass", "1 / 0", "raise KeyboardInterrupt"])
+def test_the_users_logging_config_and_listeners_are_put_back(ip, ending):
+    seen: list[str] = []
+
+    class Mine(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    mine = Mine()
+    jax_logger = logging.getLogger("jax")
+    jax_logger.addHandler(mine)
+    try:
+        before = logging_state()
+        with capture_output():
+            ip.run_cell("%%jitwatch --no-plot\nimport jax, jax.numpy as jnp\n"
+                        f"jax.jit(lambda x: x - 7)(jnp.ones(2))\n{ending}\n")
+        assert logging_state() == before
+        assert not [m for m in seen if "TRACING CACHE MISS" in m]  # never shown unasked
+        jax.config.update("jax_explain_cache_misses", True)  # the user's own explanations
+        try:
+            with jitmagic.watch() as w:
+                jax.jit(lambda x: x - 8)(jnp.ones(2))
+        finally:
+            jax.config.update("jax_explain_cache_misses", False)
+        assert any("TRACING CACHE MISS" in m for m in seen)  # still reach their handler
+        assert w.ledger.count >= 1
+    finally:
+        jax_logger.removeHandler(mine)
+
+
+def test_many_compiles_keep_a_bounded_ledger_and_count_the_rest():
+    recorder = Recorder(max_kept=5)
+    with recorder:
+        for n in range(1, 13):
+            jax.jit(lambda x: x + 1)(jnp.ones(n))
+    ledger = recorder.ledger()
+    assert len(ledger.compiles) == 5
+    assert ledger.count == 5 + sum(o.count for o in ledger.omitted) >= 12
+    assert "more compiles of `<lambda>`" in str(ledger)
+
+
+def test_a_saved_ledger_loads_shows_the_same_and_diffs(ip, tmp_path):
+    cell = ("import jax, jax.numpy as jnp\ng = jax.jit(lambda x: x.sum())\n"
+            "for n in {ns}:\n    g(jnp.ones(n))\n")
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    watched(ip, cell.format(ns="(3, 3)"), f"--no-plot --save {old}")
+    watched(ip, cell.format(ns="(3, 4, 5)"), f"--no-plot --save {new} --html {tmp_path / 'n.html'}")
+    data = json.loads(new.read_text())
+    assert data["schema"] == "jitmagic.ledger/1"
+    loaded = jitmagic.load(new)
+    assert isinstance(loaded, jitmagic.Ledger) and loaded.to_dict() == data
+    assert [r.again for r in loaded.functions() if r.function == "<lambda>"] == [2]
+    d = jitmagic.diff(old, new)
+    assert isinstance(d, jitmagic.LedgerDiff)
+    assert [(r.old_again, r.new_again) for r in d.more_again] == [(0, 2)]
+    assert "NEW compiles again more often in 1 function: `<lambda>`" in str(d)
+    page = (tmp_path / "n.html").read_text()
+    assert "data:image/png;base64," in page and "http" not in page.split("<body>")[1].split(
+        "JAX:")[0]
+
+
+def test_a_hostile_report_is_refused_and_its_names_escaped(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": "jitmagic.ledger/1", "compiles": "nope",
+                               "wall_s": 1}))
+    with pytest.raises(jitmagic.ReportSchemaError, match="compiles: expected a list"):
+        jitmagic.load(bad)
+    hostile = L.Ledger((L.Compile("\x1b]0;pwned\x07step", L.Reason(L.SHAPE, "x\x1b[31m",
+                                                                     "f32[1]", "f32[2]")),
+                        L.Compile("\x1b]0;pwned\x07step", L.Reason(L.FIRST))), wall_s=1.0)
+    path = tmp_path / "hostile.json"
+    jitmagic.save(hostile, path)
+    shown = str(jitmagic.load(path))
+    assert "\x1b" not in shown and "\x07" not in shown and "\\x1b" in shown
