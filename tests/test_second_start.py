@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import signal
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -223,6 +225,38 @@ def test_ctrl_c_in_the_second_start_keeps_what_finished_and_puts_everything_back
     assert SecondStart.from_dict(s.to_dict()).stopped == s.stopped
     assert signal.getsignal(signal.SIGINT) is handler
     assert_as_before(user_cache, settings, files, scratch)
+
+
+def test_another_threads_compiles_meanwhile_are_named(monkeypatch):
+    """JAX's cache folder is the process's: a compile in another thread while the second
+    start runs goes to the scratch folder, and the record says so."""
+    from jitmagic.measure import second_start
+
+    start, seen = second_start.first_start, []
+
+    def with_a_thread_compiling(*args, **kwargs):
+        if not seen:  # once, while the scratch folder is JAX's cache
+            def compiles():
+                seen.append(str(jax.config.jax_compilation_cache_dir))
+                jax.block_until_ready(jax.jit(lambda y: jnp.tan(y) * 3.25)(jnp.ones(9)))
+
+            thread = threading.Thread(target=compiles)
+            thread.start()
+            thread.join()
+        return start(*args, **kwargs)
+
+    monkeypatch.setattr(second_start, "first_start", with_a_thread_compiling)
+    prepared = variants_of(model, (jnp.ones(8),), {})
+    s = measure_second_start({"flat": prepared["flat"]}, 1, Checkpoint())
+    assert SCRATCH in seen[0]
+    (said,) = s.warnings  # the jit, and the eager ops that made its argument
+    assert re.fullmatch(r"\d+ compiles? of another thread used JAX's persistent cache while "
+                        r"the second start measured: JAX's cache folder is the process's, so "
+                        r"(it|they) went to jitmagic's folder \(removed after\), not to your "
+                        r"own cache", said), said
+    assert f"warning: {said}" in text(s)
+    quiet = measure_second_start({"flat": prepared["flat"]}, 1, Checkpoint())
+    assert quiet.warnings == ()  # the measuring thread's own compiles are not counted
 
 
 def test_an_error_under_the_scratch_settings_puts_the_users_back():

@@ -17,15 +17,20 @@ every program (no minimum compile time or entry size); the user's settings, thei
 cache folder and JAX's cache object are left as they were
 (:func:`~.sampling.conditions.scratch_cache`), and the folder is removed after, each put
 back with Ctrl-C held (:func:`~jitmagic.interrupts.exits_held`: no number of presses
-leaves a setting changed).
-No IPython, no matplotlib here.
+leaves a setting changed). JAX's cache settings are the process's: another thread's
+compiles meanwhile go to that folder, not to the user's, and the record says so
+(:class:`OtherThreads`). No IPython, no matplotlib here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +66,8 @@ from .variants.rows import Prepared
 FEWEST_PAIRS, MOST_PAIRS = 3, 5
 #: The event JAX fires where a compile found no entry in the persistent cache.
 CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"
+#: The event JAX fires for every compile that uses the persistent cache (a hit or a miss).
+USES_CACHE_EVENT = "/jax/compilation_cache/compile_requests_use_cache"
 #: What progress and the stop reasons call this part.
 PART = "second start"
 COLD, WARM = "cold", "warm"
@@ -111,9 +118,10 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int,
     starts: dict[str, dict[str, list[Start]]] = {n: {COLD: [], WARM: []} for n in prepared}
     errors: dict[str, str] = {}
     stopped = None
-    monitor = Monitor()
+    monitor, others = Monitor(), OtherThreads()
     # put back whole with Ctrl-C held: the settings, the listeners, the heap, the folder
-    with exits_held(scratch_cache(), monitor.listening(), frozen_heap()) as (folder, _, _), \
+    with exits_held(scratch_cache(), monitor.listening(), others.listening(),
+                    frozen_heap()) as (folder, *_), \
             check.catching_interrupts(), check.mode(python=False):
         try:
             for pair in range(pairs):
@@ -132,7 +140,41 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int,
             stopped = f"interrupted by the user during {check.report.position()}"
     rows = {n: CacheRow(n, tuple(s[COLD]), tuple(s[WARM]), errors.get(n))
             for n, s in starts.items()}
-    return SecondStart(rows, user, stopped)
+    warnings = (others.warning(),) if others.compiles else ()
+    return SecondStart(rows, user, stopped, warnings)
+
+
+#: Said where other threads compiled while JAX's cache was the scratch folder.
+OTHER_THREADS = ("{} of another thread used JAX's persistent cache while the second start "
+                 "measured: JAX's cache folder is the process's, so {} went to jitmagic's "
+                 "folder (removed after), not to your own cache")
+
+
+class OtherThreads:
+    """The compiles of threads other than the measuring one that use JAX's persistent
+    cache while it is jitmagic's folder. JAX's cache settings are the process's: those
+    compiles cannot be sent to the user's own folder, so the report says so."""
+
+    def __init__(self) -> None:
+        self.compiles = 0
+        self._measuring = threading.get_ident()
+
+    def _on_event(self, event: str, **kw: Any) -> None:
+        if event == USES_CACHE_EVENT and threading.get_ident() != self._measuring:
+            self.compiles += 1
+
+    @contextmanager
+    def listening(self) -> Iterator[OtherThreads]:
+        jax.monitoring.register_event_listener(self._on_event)
+        try:
+            yield self
+        finally:
+            with suppress(AssertionError, ValueError, KeyError):  # never registered
+                jax.monitoring.unregister_event_listener(self._on_event)
+
+    def warning(self) -> str:
+        n = self.compiles
+        return OTHER_THREADS.format(f"{n} compile{'s' * (n != 1)}", "they" if n != 1 else "it")
 
 
 def user_cache() -> UserCache:
