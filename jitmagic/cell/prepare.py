@@ -28,7 +28,6 @@ import ast
 import contextlib
 import dataclasses
 import linecache
-import time
 import traceback
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -46,6 +45,7 @@ from ..measure.pipeline import Prepared
 from ..measure.pipeline import checkpoint
 from ..measure.pipeline import measure_prepared
 from ..measure.pipeline import variants_of
+from ..measure.sampling import clocks
 from ..measure.sampling.stops import Checkpoint
 from ..measure.sampling.stops import Stop
 from ..measure.sweep import run_sweep
@@ -136,7 +136,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
     itself is the caller's to run, under one ``check`` for all its values. ``watch`` (a
     :class:`~.effects.Watch`) is told that the cell's code runs from here.
     """
-    start = time.perf_counter() if start is None else start
+    start = clocks.wall() if start is None else start
     if watch is not None:  # the cell's code runs from here (a sweep's next value's setup)
         watch.mark(cells=True)
     try:
@@ -213,7 +213,7 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
     magic, which holds Ctrl-C on until it shows the result, as after a Ctrl-C), that one
     is held, and the caller releases it; otherwise one is released here, once
     everything is put back."""
-    start = time.perf_counter() if start is None else start
+    start = clocks.wall() if start is None else start
     check = checkpoint("", options, start, progress)  # measure names the entry
     watch = Watch()
     check.report.draw = watch.drawing(check.report.draw)  # marks stages even with --quiet

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +51,7 @@ from ..options import Options
 from ..options import options_of
 from .attribution import attribute_call
 from .discovery.bindings import one_measurement
+from .sampling import clocks
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import Monitor
@@ -99,7 +99,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     measured (nothing to judge a saving against).
     """
     options = options or Options(advise=True)
-    start = time.perf_counter()
+    start = clocks.wall()
     check = check or Checkpoint()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)
@@ -137,7 +137,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
         everything=everything,
         not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
         repeat=max(map(len, cold.values()), default=0),  # the runs the most-run set got
-        wall_s=time.perf_counter() - start,
+        wall_s=clocks.wall() - start,
         stopped=stopped,
         clock=clock,
     )

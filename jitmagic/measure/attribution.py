@@ -18,7 +18,6 @@ trace here), which no helper can be charged with.
 from __future__ import annotations
 
 import functools
-import time
 from collections import Counter
 from collections import defaultdict
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from ..model.attribution import Attribution
 from ..model.attribution import HelperTime
 from ..options import options_of
 from .discovery.bindings import one_measurement
+from .sampling import clocks
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import paused_gc
 from .sampling.stops import Checkpoint
@@ -68,11 +68,11 @@ class CallClock:
     def _enter(self, name: str) -> None:
         self.calls[name] += 1
         self.active[name] += 1
-        self.stack.append([time.perf_counter(), 0.0])
+        self.stack.append([clocks.wall(), 0.0])
 
     def _leave(self, name: str) -> None:
         start, callees = self.stack.pop()
-        elapsed = time.perf_counter() - start
+        elapsed = clocks.wall() - start
         self.own[name] += elapsed - callees
         if self.stack:
             self.stack[-1][1] += elapsed
@@ -99,9 +99,9 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
     jax.clear_caches()
     try:
         with frozen_heap(), check.running("tracing", python=True), paused_gc():
-            t0 = time.perf_counter()
+            t0 = clocks.wall()
             jax.jit(timed_entry, **opts).trace(*args, **kwargs)
-            t1 = time.perf_counter()
+            t1 = clocks.wall()
     except Stop:
         raise
     except Exception as exc:  # the user's code

@@ -101,7 +101,7 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
     """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches,
     with ``options``' repeat, number and budget.
 
-    Ctrl-C or passing ``deadline`` (a ``time.perf_counter()`` value; or ``check``,
+    Ctrl-C or passing ``deadline`` (a ``clocks.wall()`` value; or ``check``,
     the measurement's own checkpoint) stops after the current call; what was
     measured is kept, the programs are not compared, and ``stopped`` says why.
     """

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import time
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -47,6 +46,7 @@ from .discovery.bindings import one_measurement
 from .discovery.bindings import seconds_waited
 from .lines.tables import Staged
 from .lines.tables import add_lines
+from .sampling import clocks
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
 from .sampling.lockstep import SINGLE
@@ -112,7 +112,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
     with one_measurement():  # another thread's first: its wait is neither timed nor timed out
-        start = time.perf_counter()
+        start = clocks.wall()
         check = checkpoint("", options, start, progress)  # measure names the entry
         try:
             with option_hints():
@@ -214,7 +214,7 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                       start: float | None = None, check: Checkpoint | None = None,
                       ) -> Comparison:
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
-    start = time.perf_counter() if start is None else start
+    start = clocks.wall() if start is None else start
     check = joined(check or checkpoint(entry, options, start), options)
     check.report.entry = check.report.entry or entry
     check.report.parts = later_parts(options)
@@ -339,7 +339,7 @@ def same_compiled(shapes: dict[str, Shape]) -> bool | None:
 
 
 def _deadline(start: float, timeout: float | None) -> float:
-    """The ``time.perf_counter()`` value past which measuring stops."""
+    """The ``clocks.wall()`` value past which measuring stops."""
     return start + timeout if timeout else math.inf
 
 
@@ -361,7 +361,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     if jax.config.jax_disable_jit:  # type: ignore[attr-defined]
         raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
                          "%jitcompare outside the `with jax.disable_jit():` block.")
-    start = time.perf_counter() if start is None else start
+    start = clocks.wall() if start is None else start
     check = check or checkpoint(entry, options, start)
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
@@ -395,7 +395,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         outputs_match=match,
         max_abs_diff=diff,
         **runs.outputs.details(),
-        wall_s=time.perf_counter() - start,
+        wall_s=clocks.wall() - start,
         env=environment({**mesh_env(call.args, call.kwargs), **step.env()}),
         warnings=tuple(warnings),
         stopped=runs.stopped,

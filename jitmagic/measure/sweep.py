@@ -12,7 +12,6 @@ No IPython and no matplotlib here: progress goes to a callback the caller gives.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +28,7 @@ from .pipeline import checkpoint
 from .pipeline import measure_prepared
 from .pipeline import option_hints
 from .pipeline import variants_of
+from .sampling import clocks
 from .sampling.stops import FINDING
 from .sampling.stops import Checkpoint
 from .sampling.stops import StageInterrupted
@@ -45,7 +45,7 @@ def run_sweep(name: str, values: Sequence[Any],
     starts, and the sweep says PARTIAL. Ctrl-C while the cell's own code runs for a
     value stops at once: the values before it are kept.
     """
-    start = time.perf_counter()
+    start = clocks.wall()
     points: list[Comparison] = []
     stopped: str | None = None
     with check.catching_interrupts():
@@ -68,7 +68,7 @@ def run_sweep(name: str, values: Sequence[Any],
             if stopped:
                 break
     record = Sweep(name, tuple(values[:len(points)]), tuple(points),
-                   time.perf_counter() - start, stopped)
+                   clocks.wall() - start, stopped)
     warning = unchanged_warning(record)
     return dataclasses.replace(record, warnings=(warning,)) if warning else record
 
@@ -93,11 +93,11 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     :func:`~jitmagic.measure.pipeline.compare`'s. Returns the
     :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does.
     """
-    start = time.perf_counter()
+    start = clocks.wall()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
     def one(value: Any, check: Checkpoint) -> Comparison:
-        begun = time.perf_counter()  # a point's wall time counts its discovery trace
+        begun = clocks.wall()  # a point's wall time counts its discovery trace
         with check.finding_helpers():  # as the magic's: Ctrl-C there stops it at once
             prepared = variants_of(fn, args, kwargs, nest=options.nest,
                                    bindings={name: value}, in_axes=options.in_axes)

@@ -24,7 +24,6 @@ kept and the record says PARTIAL (``stopped``).
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from ...model.comparison import Comparison
 from ...model.stats.units import fmt_bytes
 from ..lines.tables import Staged
 from ..lines.tables import user_code
+from ..sampling import clocks
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
@@ -104,7 +104,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
         return result
-    start = time.perf_counter()
+    start = clocks.wall()
     check = check or Checkpoint()
     check.report.at(PART)
     notes: list[str] = []
@@ -119,7 +119,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
         stopped = time_forms(forms, check)
     variants = {n: f.record for n, f in forms.items() if f.record is not None}
     record = ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
-                               time.perf_counter() - start)
+                               clocks.wall() - start)
     return dataclasses.replace(result, constant_arguments=record)
 
 

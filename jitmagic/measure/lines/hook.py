@@ -23,11 +23,12 @@ Standard library only, so that the hooks can be tried on any Python.
 from __future__ import annotations
 
 import sys
-import time
 import types
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
+
+from ..sampling import clocks
 
 #: ``is_user(code, frame_globals)``: whether a code object is the user's.
 IsUser = Callable[[types.CodeType, dict], bool]
@@ -108,7 +109,7 @@ class SettraceHook:
         return self._frame_tracer(frame.f_code.co_filename, theirs)
 
     def _frame_tracer(self, file: str, theirs: Callable | None) -> Callable:
-        tally, clock = self.tally, time.perf_counter
+        tally, clock = self.tally, clocks.wall
         state = tally.new_state()
         chained = [theirs]
 
@@ -183,27 +184,27 @@ class MonitoringHook:
         return state
 
     def _line(self, code: types.CodeType, line: int) -> None:
-        self.tally.line(self._state(), (code.co_filename, line), time.perf_counter())
+        self.tally.line(self._state(), (code.co_filename, line), clocks.wall())
 
     def _yield(self, code: types.CodeType, offset: int, value: Any) -> None:
         state = self._state()
         state[3] = state[0]
-        self.tally.close(state, time.perf_counter())
+        self.tally.close(state, clocks.wall())
 
     def _resume(self, code: types.CodeType, offset: int) -> None:
         state = self._state()
         if state[3] is not None:  # one pass more of the line it yielded on
-            self.tally.line(state, state[3], time.perf_counter())
+            self.tally.line(state, state[3], clocks.wall())
 
     def _return(self, code: types.CodeType, offset: int, value: Any) -> None:
         state = self._frames.pop(sys._getframe(1), None)
         if state is not None:
-            self.tally.close(state, time.perf_counter())
+            self.tally.close(state, clocks.wall())
 
     def _unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> None:
         state = self._frames.pop(sys._getframe(1), None)
         if state is not None:
-            self.tally.close(state, time.perf_counter())
+            self.tally.close(state, clocks.wall())
 
 
 Hook = SettraceHook | MonitoringHook

@@ -2,7 +2,7 @@
 a CPU, the machine's CPU pressure and its load average.
 
 Wall time stretches under load and moves either way; the CPU time the process spent
-(``time.process_time()``: every thread, XLA's compile threads included) stays near the
+(``clocks.cpu()``: every thread, XLA's compile threads included) stays near the
 quiet answer. The wait says how far wall time can be trusted:
 
 * ``/proc/self/task/*/schedstat``: per thread, nanoseconds on a CPU, nanoseconds waiting
@@ -19,9 +19,10 @@ as None and nothing else changes. Nothing here imports JAX.
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import clocks
 
 TASKS = Path("/proc/self/task")
 PRESSURE = Path("/proc/pressure/cpu")
@@ -41,8 +42,8 @@ def read(busy: bool = True) -> Reading:
     """The counters now (each ``/proc`` read well under a millisecond); without ``busy``
     the CPU seconds alone, where how busy the machine was is not wanted."""
     if not busy:
-        return Reading(time.process_time(), None, None)
-    return Reading(time.process_time(), _waited(), _pressure())
+        return Reading(clocks.cpu(), None, None)
+    return Reading(clocks.cpu(), _waited(), _pressure())
 
 
 def _waited() -> float | None:

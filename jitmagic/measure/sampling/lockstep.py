@@ -36,6 +36,7 @@ from ...errors import UserCodeError
 from ...model.processes import Samples
 from ...model.processes import slowest
 from ...model.rows import VariantResult
+from . import clocks
 from .stops import Checkpoint
 from .stops import Stop
 
@@ -193,7 +194,7 @@ class SharedCheckpoint(Checkpoint):
         """The barrier before ``before`` (a cold run): ``Stop`` on every process if any
         process was interrupted or is past its deadline."""
         flags = self.lockstep.gather(before, [self.interrupted,
-                                              time.perf_counter() > self.deadline, self._done])
+                                              clocks.wall() > self.deadline, self._done])
         pressed = [i for i, (p, _, _) in enumerate(flags) if p]
         late = any(t for _, t, _ in flags)
         done = flags[0][2]

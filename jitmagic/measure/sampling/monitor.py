@@ -4,7 +4,6 @@ measurement, and where they disagree with our timings beyond a tolerance."""
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from typing import Any
 import jax
 
 from ...model.stats.rule import median
+from . import clocks
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 
@@ -44,7 +44,7 @@ class Monitor:
 
     durations: list[tuple[float, str, float, str | None]] = field(default_factory=list)
     #: The process's CPU seconds as each duration event arrived: (time, event, fun_name,
-    #: ``time.process_time()``), so a stage inside one interval has a CPU-time bound.
+    #: ``clocks.cpu()``), so a stage inside one interval has a CPU-time bound.
     stamps: list[tuple[float, str, str | None, float]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     #: Told each duration event as it arrives (event, fun_name): see :meth:`calling`.
@@ -52,7 +52,7 @@ class Monitor:
 
     def _on_duration(self, event: str, duration_secs: float, **kw: Any) -> None:
         # named as jax.monitoring's EventDurationListenerWithMetadata names it
-        now, cpu = time.perf_counter(), time.process_time()
+        now, cpu = clocks.wall(), clocks.cpu()
         self.durations.append((now, event, duration_secs, kw.get("fun_name")))
         self.stamps.append((now, event, kw.get("fun_name"), cpu))
         if self._watch is not None:

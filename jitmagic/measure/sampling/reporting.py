@@ -8,12 +8,12 @@ interval. Estimates come from the pace so far.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from dataclasses import field
 
 from ...model.progress import Draw
 from ...model.progress import Progress
+from . import clocks
 from .rounds import FEWEST
 
 
@@ -54,7 +54,7 @@ class Reporter:
     """Tells ``draw`` where the measurement of ``entry`` is (nothing without one)."""
 
     entry: str = ""
-    started: float = field(default_factory=time.perf_counter)
+    started: float = field(default_factory=clocks.wall)
     draw: Draw | None = None
     point: str | None = None  # a sweep's current value
     where: Position = field(default_factory=Position)
@@ -62,7 +62,7 @@ class Reporter:
     sweep: SweepPace | None = None
     #: The parts to run after the comparison, in order (told with every progress line).
     parts: tuple[str, ...] = ()
-    #: With -r auto: when no further round starts (``time.perf_counter()``), the budget's end.
+    #: With -r auto: when no further round starts (``clocks.wall()``), the budget's end.
     budget_ends: float = float("inf")
 
     def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
@@ -72,13 +72,13 @@ class Reporter:
         (``at_most``: of at most that many); ``units`` (done, in all) of the part, for the
         estimate of what is left."""
         self.where = Position(what, row, repeat, repeats, noun, at_most)
-        began = time.perf_counter() if self.part.what != what or units[0] == 0 \
+        began = clocks.wall() if self.part.what != what or units[0] == 0 \
             else self.part.began
         self.part = Part(what, began, *units)
 
     def sweep_at(self, label: str, index: int, count: int) -> None:
         """A sweep is about to measure its value ``index`` (from 0) of ``count``."""
-        now = time.perf_counter()
+        now = clocks.wall()
         began = now if self.sweep is None else self.sweep.began
         self.sweep = SweepPace(began, index, count, now)
         self.point = f"{label} {index + 1}/{count}"
@@ -99,7 +99,7 @@ class Reporter:
         """Give ``draw`` a :class:`Progress` for ``stage``."""
         if self.draw is None:
             return
-        w, now = self.where, time.perf_counter()
+        w, now = self.where, clocks.wall()
         self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.repeat,
                            w.repeats, self._left(now), self.point, done, w.at_most,
                            self._later(), w.at_most and w.repeat > FEWEST))

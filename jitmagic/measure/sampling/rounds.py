@@ -10,7 +10,6 @@ is sequential: its false differences stay under 1% over all these looks
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -25,6 +24,7 @@ from ...model.stats.rule import MAX_PAIRS_BUSY
 from ...model.stats.rule import MIN_PAIRS
 from ...options import AUTO
 from ...options import Options
+from . import clocks
 
 
 class Shares(Protocol):
@@ -54,7 +54,7 @@ class Rounds:
     ended: str | None = None
     #: Under several processes, how they share auto's decision (process 0's is taken).
     lockstep: Shares | None = None
-    _began: float = field(default_factory=time.perf_counter)
+    _began: float = field(default_factory=clocks.wall)
 
     @property
     def auto(self) -> bool:
@@ -69,10 +69,10 @@ class Rounds:
         return MOST_BUSY if self.busy() else MOST
 
     def start(self) -> None:
-        self._began, self.ended = time.perf_counter(), None
+        self._began, self.ended = clocks.wall(), None
 
     def ends(self) -> float:
-        """When (``time.perf_counter()``) no further round may start: the budget's end."""
+        """When (``clocks.wall()``) no further round may start: the budget's end."""
         return self._began + self.budget_s if self.auto else float("inf")
 
     def another(self, done: int) -> bool:
@@ -85,7 +85,7 @@ class Rounds:
             self.ended = DECIDED
         elif done >= self.most:
             self.ended = MOST_PAIRS
-        elif (time.perf_counter() - self._began) * (done + 1) / done > self.budget_s:
+        elif (clocks.wall() - self._began) * (done + 1) / done > self.budget_s:
             self.ended = BUDGET  # one more round at the pace so far would overrun
         if self.lockstep is not None:
             self.ended = self.lockstep.decide("whether to take another round", self.ended)

@@ -21,6 +21,8 @@ from ...errors import UserCodeError
 from ...errors import innermost_function
 from ...errors import user_traceback
 from ...model.rows import cpu_key
+from . import clocks
+from .clocks import FrozenClockError
 from .lockstep import barrier
 from .lockstep import same_outcome
 from .monitor import Monitor
@@ -103,7 +105,10 @@ class Sampler:
         ``ended`` then says why they ended); Ctrl-C or a deadline (``Stop``) ends them
         early. ``what`` names the part for progress (comparison, orderings, advice).
 
-        ``UserCodeError`` when every row failed and nothing stopped the rounds."""
+        ``UserCodeError`` when every row failed and nothing stopped the rounds;
+        :class:`~.clocks.FrozenClockError`, before anything is timed, where a clock it
+        times with does not advance."""
+        clocks.check()
         rounds = rounds_of(repeat)  # not kept: its rule holds this sampler
         rows, r = len(self.subjects), 0
         rounds.start()
@@ -138,6 +143,8 @@ class Sampler:
             if stop.artefact is not None and name not in self.shape:  # the stages that ran
                 self.shape[name] = self.subjects[name].describe(
                     Cold(stop.times, stop.artefact.jitted, None, artefact=stop.artefact))
+            raise
+        except FrozenClockError:  # jitmagic's clock, not the user's code: nothing is true
             raise
         except Exception as exc:  # the user's code: reported per row
             self.errors[name] = exc

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import platform
-import time
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from ...model.rows import FROM_EVENTS
 from ...model.rows import FROM_STAGED
 from ...model.rows import cpu_key
 from ..calls.arguments import static_split
+from . import clocks
 from . import contention
 from .conditions import paused_gc
 from .lockstep import leaders
@@ -50,6 +50,13 @@ STEADY_SHARE = 0.05
 #: calls of a microsecond-scale program (a median within a few percent); the ceiling is
 #: timeit's own 0.2 s.
 STEADY_FLOOR_S, STEADY_CEILING_S = 0.01, 0.2
+#: The most calls one steady-state timing makes while auto-ranging: at JAX's fastest
+#: dispatch (a few microseconds a call) the ceiling takes under 10^5, so this cap only
+#: binds where the clock barely moves (a test framework's, patched).
+MOST_STEADY_CALLS = 10**6
+#: The most calls timed between two asks of the checkpoint (about :data:`POLL_S` of
+#: calls of a microsecond each), so a Ctrl-C is seen within a chunk of calls too.
+POLL_CALLS = 10**5
 
 
 def steady_target(first_call_s: float) -> float:
@@ -115,8 +122,8 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
 
 
 class Window(NamedTuple):
-    """When a timed interval ran: its start and end (``time.perf_counter()``) and the
-    process's CPU seconds at its start (``time.process_time()``)."""
+    """When a timed interval ran: its start and end (``clocks.wall()``) and the
+    process's CPU seconds at its start (``clocks.cpu()``)."""
 
     start: float
     end: float
@@ -205,10 +212,11 @@ def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str
     busy = key == "first_call_s"  # how busy the machine was: read for the cold run
     with check.running(stage, times, python), paused_gc():
         before = contention.read(busy)
-        t0 = time.perf_counter()
+        t0 = clocks.wall()
         value = run()
-        t1 = time.perf_counter()
+        t1 = clocks.wall()
         after = contention.read(busy)
+    clocks.advanced(t1 - t0, 1)
     times[key] = t1 - t0
     taken = contention.since(before, after, busy)
     times[cpu_key(key)] = taken.pop("cpu_s")
@@ -217,22 +225,24 @@ def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str
 
 
 class CpuClock:
-    """``timeit``'s clock (``time.perf_counter``) that also notes the process's CPU
-    seconds of every timing it makes: ``timeit`` reads its clock once before and once
-    after the loop, so the readings come in pairs, and ``spent`` holds each pair's."""
+    """``timeit``'s clock (jitmagic's own wall clock, :data:`.clocks.wall`: ``timeit``'s
+    default, ``time.perf_counter``, is the name a test framework patches) that also
+    notes the process's CPU seconds of every timing it makes: ``timeit`` reads its clock
+    once before and once after the loop, so the readings come in pairs, and ``spent``
+    holds each pair's."""
 
     def __init__(self) -> None:
         self.spent: list[float] = []
         self._began: float | None = None
 
     def __call__(self) -> float:
-        cpu = time.process_time()
+        cpu = clocks.cpu()
         if self._began is None:
             self._began = cpu
         else:
             self.spent.append(cpu - self._began)
             self._began = None
-        return time.perf_counter()
+        return clocks.wall()
 
 
 class SteadyTimer(timeit.Timer):
@@ -262,17 +272,23 @@ def autorange(timer: SteadyTimer, target_s: float = STEADY_CEILING_S,
     until one timing takes ``target_s``. Instead of timeit's fixed 1-2-5 steps it
     jumps to the count the last timing predicts (at most 100× at once), so that
     calibration wastes a few calls rather than a second of the user's time.
+
+    Bounded in calls as well as in time: each timing is made in chunks that ask
+    ``check`` between them (:func:`timed_calls`), and the count stops growing at
+    :data:`MOST_STEADY_CALLS`, so a clock that barely moves cannot make it grow for
+    minutes; one that does not move at all is :class:`~.clocks.FrozenClockError`.
     """
     number, target_s = 1, leaders(check, "the steady-state target", target_s)
     while True:
-        t = timer.timeit(number)
+        made = len(timer.clock.spent)
+        t = timed_calls(timer, number, check)
         slowest = slowest_of(check, "the steady loop count", t)  # t for one process
-        if slowest >= target_s:
-            return number, t / number, timer.clock.spent[-1] / number
+        if slowest >= target_s or number >= MOST_STEADY_CALLS:
+            return number, t / number, math.fsum(timer.clock.spent[made:]) / number
         if check:
             check.poll("steady state")
         predicted = math.ceil(number * 1.1 * target_s / max(slowest, 1e-9))
-        number = max(2 * number, min(100 * number, predicted))
+        number = min(MOST_STEADY_CALLS, max(2 * number, min(100 * number, predicted)))
 
 
 def time_per_call(timer: SteadyTimer, loops: int | None, number: int | None,
@@ -296,19 +312,23 @@ def time_per_call(timer: SteadyTimer, loops: int | None, number: int | None,
 
 def timed_calls(timer: timeit.Timer, loops: int, check: Checkpoint | None = None) -> float:
     """Seconds for ``loops`` calls. With ``check``, timed in chunks of about
-    :data:`POLL_S`, asking ``check.poll`` between them, so a stop is seen soon
-    however large ``loops`` is; the ``Stop``'s
-    reason says where it stopped (a sample cut short is not kept)."""
+    :data:`POLL_S` (and at most :data:`POLL_CALLS` calls), asking ``check.poll`` between
+    them, so a stop is seen soon however large ``loops`` is and however slowly the clock
+    moves; the ``Stop``'s reason says where it stopped (a sample cut short is not kept).
+    A chunk timed as no time at all is :class:`~.clocks.FrozenClockError`."""
     if check is None:
-        return timer.timeit(loops)
+        t = timer.timeit(loops)
+        clocks.advanced(t, loops)
+        return t
     total, done, chunk = 0.0, 0, 1
     while done < loops:
         n = min(chunk, loops - done)
         t = timer.timeit(n)
+        clocks.advanced(t, n)
         total, done = total + t, done + n
         if done < loops:
             check.poll("steady state")
-        chunk = max(1, min(100 * n, int(n * POLL_S / max(t, 1e-9))))
+        chunk = max(1, min(100 * n, POLL_CALLS, int(n * POLL_S / max(t, 1e-9))))
     return total
 
 

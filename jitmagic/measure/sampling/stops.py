@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from . import clocks
 from .reporting import Reporter
 
 #: A second Ctrl-C within this many seconds of the first abandons the measurement.
@@ -111,13 +112,13 @@ class Checkpoint:
             raise KeyboardInterrupt(self.abandon_message)
         if self.alone and self.interrupted:
             raise Stop(f"interrupted by the user after {done}", times)
-        if self.alone and time.perf_counter() > self.deadline:
+        if self.alone and clocks.wall() > self.deadline:
             raise Stop(f"stopped by --timeout after {done}", times)
         self._done = done
 
     def due(self) -> bool:
         """Whether this process is to stop at its next checkpoint (never, in lockstep)."""
-        return self.alone and (self.interrupted or time.perf_counter() > self.deadline)
+        return self.alone and (self.interrupted or clocks.wall() > self.deadline)
 
     def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
         """Inside a long stage (a steady-state loop), between two of its calls: stop now?"""
