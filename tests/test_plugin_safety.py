@@ -208,14 +208,22 @@ def test_one_folder_for_save_and_compare_compares_first_then_saves(pytester, tmp
     new = made(crafted())
     pytester.makepyfile(test_crafted=CRAFTED)
     base = baseline(tmp_path, crafted(0.5))  # OLD 2× faster
-    result = run(pytester, f"--jitmagic-save={base}", f"--jitmagic-compare={base}",
-                 "--jitmagic-fail-on-slower")
+    both = (f"--jitmagic-save={base}", f"--jitmagic-compare={base}")
+    result = run(pytester, *both, "--jitmagic-fail-on-slower")
     result.assert_outcomes(failed=1)  # against the old baseline, not the report just made
     result.stdout.fnmatch_lines(["jitmagic: regression: flat trace: NEW 2.00× slower*",
-                                 f"*jitmagic: saved 1 report in {base}*"])
+                                 "(its baseline is kept: *",
+                                 f"KEPT {MODEL}: its baseline {base / report_name(MODEL)} is "
+                                 "kept, not replaced by a report that failed it",
+                                 f"*jitmagic: saved 0 reports in {base}*"])
+    kept = jitmagic.load(base / report_name(MODEL)).to_dict()
+    assert kept == crafted(0.5).to_dict() != jitmagic.load(new).to_dict()
+    run(pytester, *both, "--jitmagic-fail-on-slower").assert_outcomes(failed=1)  # again
+    shown = run(pytester, *both)  # no gate, nothing fails: compared, then saved over it
+    shown.assert_outcomes(passed=1)
+    shown.stdout.fnmatch_lines([f"*jitmagic: saved 1 report in {base}*"])
     assert jitmagic.load(base / report_name(MODEL)).to_dict() == jitmagic.load(new).to_dict()
-    run(pytester, f"--jitmagic-save={base}", f"--jitmagic-compare={base}",
-        "--jitmagic-fail-on-slower").assert_outcomes(passed=1)  # now against itself
+    run(pytester, *both, "--jitmagic-fail-on-slower").assert_outcomes(passed=1)  # itself
 
 
 def test_one_new_folder_for_save_and_compare_starts_a_baseline(pytester, tmp_path, made):

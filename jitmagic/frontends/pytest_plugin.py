@@ -11,8 +11,11 @@ as ``jitmagic.compare``::
 ``--jitmagic-save=DIR`` writes each test's report to ``DIR/<name>.json``
 (:func:`report_name`: the node id made readable, and a hash of it, so that no two tests
 share a file; a second write of one name in a session is refused) and says at the end
-where, and how many; ``--jitmagic-compare=DIR`` diffs each against the one saved there
-(before saving, where both name one folder) and prints a table at the end of the session.
+where, and how many (under pytest-xdist, what every worker saved);
+``--jitmagic-compare=DIR`` diffs each against the one saved there and prints a table at
+the end of the session. Where both name one folder, each report is compared before it is
+saved, and one that fails a gate does not replace its baseline (else a second run would
+pass the same regression against itself).
 Two gates fail the test that made the report (pytest counts it failed, with a message
 naming what and by how much): ``--jitmagic-fail-on-slower[=RATIO]`` (default 1.2) when a
 stage got significantly slower, by the one rule, by at least RATIO;
@@ -25,6 +28,7 @@ Nothing imports jax until a test calls the fixture.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -105,13 +109,18 @@ def _who(nodeid: str, index: int) -> str:
 @dataclass
 class Outcome:
     """One report of the session against its baseline (``diff`` None: none to compare);
-    ``reported`` once its gate failures have failed its test."""
+    ``reported`` once its gate failures have failed its test; ``kept`` where it failed a
+    gate against a baseline in the folder it would be saved to, so was not saved over it.
+    ``reports`` are (OLD, NEW) where compared: a pytest-xdist worker hands them to the
+    controller, which diffs them again for its table."""
 
     test: str
     name: str
     diff: Diff | None = None
     problem: str | None = None
     reported: bool = False
+    kept: bool = False
+    reports: tuple[Comparison, Comparison] | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -131,9 +140,17 @@ class Reports:
     saved: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    @property
+    def in_place(self) -> bool:
+        """Whether both options name one folder: its baselines are replaced as compared."""
+        return self.save_dir is not None and self.compare_dir is not None \
+            and _same(self.save_dir, self.compare_dir)
+
     def record(self, nodeid: str, index: int, c: Comparison) -> None:
         """Compare ``c`` with its baseline, then save it, as the options ask: compared
-        first, so that one folder given to both options is compared, then replaced.
+        first, so that one folder given to both options is compared, then replaced; where
+        ``c`` fails a gate against it there, the baseline is kept and ``c`` not saved (a
+        rerun of the same regression must fail again, not pass against itself).
 
         ``CannotWriteError`` (failing the test) where another report of this session was
         saved under its name, or the report cannot be written."""
@@ -146,8 +163,11 @@ class Reports:
                 self.written[name] = (nodeid, index)
         if self.compare_dir is not None:
             outcome = compared(nodeid, name, c, self.compare_dir, index)
+            outcome.kept = self.in_place and bool(self.failures(outcome))
             with self.lock:
                 self.outcomes.append(outcome)
+            if outcome.kept:
+                return
         if self.save_dir is not None:
             try:
                 save(c, self.save_dir / name)
@@ -167,7 +187,7 @@ class Reports:
         """The message that fails test ``nodeid``: its reports' gate failures not yet
         reported (then marked reported), a line each (the first is what pytest's short
         summary shows), then the baselines compared with; None where nothing failed."""
-        lines, against = [], []
+        lines, against, kept = [], [], False
         with self.lock:
             mine = [o for o in self.outcomes if o.test == nodeid and not o.reported]
             for o in mine:
@@ -176,10 +196,46 @@ class Reports:
             if failed := self.failures(o):
                 lines += [f"jitmagic: {line}" for line in failed]
                 against.append(str(self.compare_dir / o.name if self.compare_dir else o.name))
+                kept = kept or o.kept
         if not lines:
             return None
         return "\n".join([*lines, f"(this test's report against its baseline "
-                                   f"{', '.join(against)})"])
+                                   f"{', '.join(against)})", *([KEPT.format(self.save_dir)]
+                                                               if kept else [])])
+
+    def kept(self) -> list[Outcome]:
+        """The reports not saved over the baseline they failed (one folder for both)."""
+        with self.lock:
+            return [o for o in self.outcomes if o.kept]
+
+    def handed(self) -> str:
+        """What a pytest-xdist worker hands the controller (JSON): how many reports it
+        saved, and each outcome with the reports it compared."""
+        with self.lock:
+            outcomes = [{"test": o.test, "name": o.name, "problem": o.problem, "kept": o.kept,
+                         "reports": None if o.reports is None
+                         else [r.to_dict() for r in o.reports]} for o in self.outcomes]
+            return json.dumps({"saved": self.saved, "outcomes": outcomes})
+
+    def take(self, handed: str) -> None:
+        """A worker's :meth:`handed`, added to this (the controller's) session: its count,
+        and its outcomes, each diffed again from the reports it compared."""
+        data = json.loads(handed)
+        taken = []
+        for o in data["outcomes"]:
+            pair = None if o["reports"] is None else tuple(
+                Comparison.from_dict(r) for r in o["reports"])
+            taken.append(Outcome(o["test"], o["name"], None if pair is None else diff(*pair),
+                                 o["problem"], reported=True, kept=o["kept"]))
+        with self.lock:
+            self.saved += data["saved"]
+            self.outcomes += taken
+
+
+#: Said under a gate failure where both options name one folder: the baseline stays.
+KEPT = ("(its baseline is kept: a report that fails its gate is not saved over it in "
+        "{0}, so a second run fails again; to make this report the baseline, run once "
+        "with --jitmagic-save={0} alone)")
 
 
 def _clash(path: Path, earlier: tuple[str, int], now: tuple[str, int]) -> str:
@@ -211,7 +267,7 @@ def compared(test: str, name: str, c: Comparison, folder: Path, index: int = 0) 
                 f"the baseline {baseline} measured `{old_report.entry}`, this test "
                 f"`{c.entry}`: another function, so not compared (save the baseline again "
                 "if it was renamed)"))
-        return Outcome(test, name, diff(old_report, c))
+        return Outcome(test, name, diff(old_report, c), reports=(old_report, c))
     except (OSError, ReportSchemaError) as exc:
         return Outcome(test, name, problem=str(exc))
 
@@ -364,6 +420,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo
     return report
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand the controller what this worker saved and compared
+    (its own summary is never shown), so the session's summary counts every worker's."""
+    handed = getattr(session.config, "workeroutput", None)
+    state = session.config.stash.get(KEY, None)
+    if handed is not None and state is not None:
+        handed["jitmagic"] = state.handed()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On pytest-xdist's controller: a worker's reports, counted and tabled with the
+    others (a worker that crashed hands nothing: its reports are not counted)."""
+    handed = getattr(node, "workeroutput", {}).get("jitmagic")
+    state = node.config.stash.get(KEY, None)
+    if handed is not None and state is not None:
+        state.take(handed)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
     """The table of every report against its baseline, and the regressions that fail;
@@ -378,6 +453,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
         for line in summary_lines(state.outcomes, state.slower_ratio, state.larger_ratio):
             terminalreporter.write_line(line)
     if state.save_dir is not None:
+        for o in state.kept():
+            terminalreporter.write_line(f"KEPT {o.test}: its baseline {state.save_dir / o.name} "
+                                        "is kept, not replaced by a report that failed it")
         n = state.saved
         terminalreporter.write_sep("-", f"jitmagic: saved {n} report{'s' * (n != 1)} in "
                                         f"{state.save_dir}")
