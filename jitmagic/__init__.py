@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from .frontends.api import advise
     from .frontends.api import compare
     from .frontends.api import sweep
-    from .frontends.watching import watch
+    from .frontends.watch.api import watch
     from .measure.attribution import attribute
     from .measure.lines.tables import lines
 
@@ -90,7 +90,7 @@ def __getattr__(name: str) -> Any:
     if name not in _MEASURING:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .frontends import api
-    from .frontends import watching
+    from .frontends.watch import api as watching
     from .measure import attribution
     from .measure.lines import tables as lines_module
 

@@ -45,6 +45,7 @@ from ..cell.provenance import spell
 from ..errors import CannotWriteError
 from ..errors import InputError
 from ..errors import UserCodeError
+from ..measure.sampling import clocks
 from ..measure.sampling.lockstep import LockstepError
 from ..measure.sampling.lockstep import current
 from ..measure.sampling.lockstep import with_others
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return diff_main(argv[1:])
     if argv[:1] == ["watch"]:  # python -m jitmagic watch FILE.py
-        from .watch_command import main as watch_main
+        from .watch.command import main as watch_main
 
         return watch_main(argv[1:])
     with presses_counted() as presses:
@@ -446,7 +447,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     The file's leading lines run first, before anything imports jax (see
     :mod:`~jitmagic.cell.prelude`); the rest runs as the setup of a cell.
     """
-    start = time.perf_counter()
+    start = clocks.wall()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.target)
     filename = None if args.target == "demo" else os.path.abspath(args.target)
@@ -460,7 +461,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if prelude.imported_by == "jitmagic":
         prelude.imported("jitmagic")  # the import below
     if launcher.join(started):  # --processes: before the file's arrays
-        start = time.perf_counter()  # the time the processes took to meet is not measured
+        start = clocks.wall()  # the time the processes took to meet is not measured
     # imports jax, if the file did not
     from ..cell.prepare import measure_source
     from ..cell.prepare import parse

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +30,7 @@ from ..cell.prepare import parse
 from ..errors import CannotWriteError
 from ..errors import InputError
 from ..errors import UserCodeError
+from ..measure.sampling import clocks
 from ..measure.sampling.stops import ABANDONED_SHOWING
 from ..measure.sampling.stops import NO_RESULT
 from ..measure.sampling.stops import Showing
@@ -45,7 +45,6 @@ from ..render.bundle import load_charts
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from ..render.bundle import with_note
-from . import watch_magic
 from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress
 from .notebook_progress import progress_for
@@ -55,6 +54,7 @@ from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
 from .stderr_progress import drawing
+from .watch import magic as watch_magic
 
 
 def shared_options(func: Callable) -> Callable:
@@ -111,7 +111,7 @@ class JitCompareMagics(Magics):
         Cell form: the cell's last statement calls the entry, e.g. `model(x)`.
         Line form: `%jitcompare [options] model(x)` on functions defined earlier.
         """
-        start = time.perf_counter()
+        start = clocks.wall()
         assert self.shell is not None  # register() gives the magics their shell
         # Ctrl-C from the end of the measurement until the result is shown is held: what
         # the cell changed is put back whole, and the result is shown as after a Ctrl-C.

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import InputError
-from ..errors import RecompiledError
-from ..measure.watch.recorder import Recorder
-from ..model.ledger import Gate
-from ..model.ledger import Ledger
-from ..model.saved.schema import printable
+from ...errors import InputError
+from ...errors import RecompiledError
+from ...measure.watch.recorder import Recorder
+from ...model.ledger import Gate
+from ...model.ledger import Ledger
+from ...model.saved.schema import printable
 
 
 class Watch:

@@ -55,6 +55,7 @@ from ...model.ledger import Ledger
 from ...model.ledger import Omitted
 from ...model.ledger import Reason
 from ...usercode import user_file
+from ..sampling import clocks
 from . import reasons
 from .reasons import Miss
 
@@ -114,7 +115,7 @@ class Recorder:
         except BaseException:
             self.stop()
             raise
-        self._start = time.perf_counter()
+        self._start = clocks.wall()
 
     def _install(self, jax: Any) -> None:
         logger = logging.getLogger(CACHE_MISS_LOGGER)
@@ -136,7 +137,7 @@ class Recorder:
         """Put back everything :meth:`start` set, last first, with Ctrl-C held; again,
         nothing."""
         if self._start and not self._end:
-            self._end = time.perf_counter()
+            self._end = clocks.wall()
         with interrupts_held():
             while self._undo:
                 self._undo.pop()()
@@ -194,7 +195,7 @@ class Recorder:
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
-                       time.perf_counter() - self._start)
+                       clocks.wall() - self._start)
         self._open.append(opened)
         return opened
 
@@ -202,7 +203,7 @@ class Recorder:
         return len(self._open) >= self.max_kept
 
     def _tally(self, name: str, secs: float, *, new: bool) -> None:
-        """A compile past :attr:`max_kept`: counted (and its seconds added), not kept."""
+        """A compile past ``max_kept``: counted (and its seconds added), not kept."""
         if new:
             self._pending.pop(threading.get_ident(), None)
         seen = name in self._omitted or any(c.function == name for c in self._open)
@@ -223,7 +224,7 @@ class Recorder:
             opened = list(self._open)
             omitted = tuple(Omitted(name, n, s, again)
                             for name, (n, s, again) in self._omitted.items())
-        end = self._end or time.perf_counter()
+        end = self._end or clocks.wall()
         return Ledger(tuple(_decided(opened, self.watched)), wall_s=end - self._start,
                       source=source, source_file=source_file, error=error, stopped=stopped,
                       omitted=omitted, gate=gate or Gate(), jax_version=jax.__version__,

@@ -44,9 +44,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return (yield)
-    from ..errors import RecompiledError
-    from ..render.ledger import text
-    from .watching import watch
+    from ...errors import RecompiledError
+    from ...render.ledger import text
+    from .api import watch
 
     if marker.args:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only, e.g. "
@@ -64,6 +64,6 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 @pytest.fixture
 def jitwatch() -> Callable[..., Any]:
     """:func:`jitmagic.watch`: ``with jitwatch(fail_after_warmup=0) as w: ...``."""
-    from .watching import watch
+    from .api import watch
 
     return watch

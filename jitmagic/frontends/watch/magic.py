@@ -23,19 +23,19 @@ from IPython.core.magic_arguments import magic_arguments
 from IPython.core.magic_arguments import parse_argstring
 from IPython.display import display
 
-from ..errors import CannotWriteError
-from ..errors import InputError
-from ..errors import RecompiledError
-from ..model.ledger import Ledger
-from ..model.saved.schema import printable
-from ..render.ledger import bundle
-from .output import checked_path
-from .output import distinct
-from .output import unquoted
-from .saving import save
-from .watching import check_gate
-from .watching import gate_of
-from .watching import watched
+from ...errors import CannotWriteError
+from ...errors import InputError
+from ...errors import RecompiledError
+from ...model.ledger import Ledger
+from ...model.saved.schema import printable
+from ...render.ledger import bundle
+from ..output import checked_path
+from ..output import distinct
+from ..output import unquoted
+from ..saving import save
+from .api import check_gate
+from .api import gate_of
+from .api import watched
 
 
 @magics_class

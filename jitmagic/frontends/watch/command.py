@@ -14,20 +14,20 @@ import os
 import runpy
 import sys
 
-from ..errors import InputError
-from ..errors import user_traceback
-from ..model.ledger import Ledger
-from ..model.saved.schema import printable
-from ..render.ledger import text
-from .saving import save
-from .statuses import CANNOT_WRITE
-from .statuses import INTERRUPTED
-from .statuses import MEASURED
-from .statuses import RAISED
-from .statuses import REGRESSED
-from .statuses import USAGE
-from .watching import gate_of
-from .watching import watched
+from ...errors import InputError
+from ...errors import user_traceback
+from ...model.ledger import Ledger
+from ...model.saved.schema import printable
+from ...render.ledger import text
+from ..saving import save
+from ..statuses import CANNOT_WRITE
+from ..statuses import INTERRUPTED
+from ..statuses import MEASURED
+from ..statuses import RAISED
+from ..statuses import REGRESSED
+from ..statuses import USAGE
+from .api import gate_of
+from .api import watched
 
 
 def build_parser() -> argparse.ArgumentParser:
