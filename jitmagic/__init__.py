@@ -108,13 +108,17 @@ def __dir__() -> list[str]:
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext jitmagic``: register ``%jitcompare``/``%%jitcompare`` and
     ``%jitwatch``/``%%jitwatch``."""
-    from .frontends.magic import register
+    from .frontends import magic
+    from .frontends.watch import magic as watch_magic
 
-    register(ipython)
+    magic.register(ipython)
+    watch_magic.register(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext jitmagic``: remove the magics again."""
-    from .frontends.magic import unregister
+    from .frontends import magic
+    from .frontends.watch import magic as watch_magic
 
-    unregister(ipython)
+    magic.unregister(ipython)
+    watch_magic.unregister(ipython)

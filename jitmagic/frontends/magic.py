@@ -35,6 +35,7 @@ from ..measure.sampling.stops import ABANDONED_SHOWING
 from ..measure.sampling.stops import NO_RESULT
 from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
+from ..model.ledger import Ledger
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS
 from ..options import Options
@@ -54,7 +55,6 @@ from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
 from .stderr_progress import drawing
-from .watch import magic as watch_magic
 
 
 def shared_options(func: Callable) -> Callable:
@@ -131,7 +131,7 @@ class JitCompareMagics(Magics):
             held.release()
         if not args.output:
             return None
-        _just_shown.add(id(result))  # so that IPython's display of it does not repeat it
+        shown_in_this_cell(result)  # so that IPython's display of it does not repeat it
         return result
 
     def _measured(self, line: str, cell: str | None, start: float,
@@ -270,11 +270,17 @@ def _ordering_widget(result: Comparison) -> Any:
 #: appears once; after the cell the set is emptied, so ``r`` shown later shows in full.
 _just_shown: set[int] = set()
 
-#: The records the magic returns.
-RESULTS = (Comparison, Sweep)
+
+def shown_in_this_cell(result: Comparison | Sweep | Ledger) -> None:
+    """Note that a magic has shown ``result``: IPython's display of it as the cell's value
+    (``-o``) then shows nothing more."""
+    _just_shown.add(id(result))
+
+#: The records the magics return (``%%jitwatch -o`` a ledger).
+RESULTS = (Comparison, Sweep, Ledger)
 
 
-def display_comparison(result: Comparison | Sweep) -> None:
+def display_comparison(result: Comparison | Sweep | Ledger) -> None:
     """How IPython displays a result (a ``Comparison``, a ``Sweep``): its bundle, unless
     the magic has shown this very result in the running cell already."""
     if id(result) in _just_shown:
@@ -290,7 +296,6 @@ def _forget_shown(*_: Any) -> None:
 def register(ipython: Any) -> None:
     """Register the magics and the display of their results (``%load_ext jitmagic``)."""
     ipython.register_magics(JitCompareMagics)
-    watch_magic.register(ipython)
     for record in RESULTS:
         ipython.display_formatter.ipython_display_formatter.for_type(record, display_comparison)
     ipython.events.register("post_run_cell", _forget_shown)
@@ -300,7 +305,6 @@ def unregister(ipython: Any) -> None:
     """Undo :func:`register` (``%unload_ext jitmagic``)."""
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("jitcompare", None)
-    watch_magic.unregister(ipython)
     for record in RESULTS:
         ipython.display_formatter.ipython_display_formatter.type_printers.pop(record, None)
     if _forget_shown in ipython.events.callbacks["post_run_cell"]:

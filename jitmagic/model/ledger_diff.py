@@ -9,12 +9,14 @@ judge a difference of seconds on.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from .comparison import ReportSchemaError
 from .diff import Diff
 from .diff import diff
+from .ledger import FunctionRow
 from .ledger import Ledger
 from .saved.storage import load
 from .shown import Shown
@@ -50,13 +52,22 @@ class LedgerDiff(Shown):
 
 
 def ledger_diff(old: Ledger, new: Ledger) -> LedgerDiff:
-    """Each function of either ledger (by name and where it was defined), OLD and NEW."""
-    a = {(r.function, r.defined_at): r for r in old.functions()}
-    b = {(r.function, r.defined_at): r for r in new.functions()}
+    """Each function of either ledger, OLD and NEW: matched by name where each ledger has
+    one function of that name (a function moved to another line, or cell, is the same
+    one), else by name and where it was defined."""
+    a, b = old.functions(), new.functions()
+    in_a, in_b = Counter(r.function for r in a), Counter(r.function for r in b)
+    once = {n for n in (*in_a, *in_b) if in_a[n] <= 1 and in_b[n] <= 1}
+
+    def key(r: FunctionRow) -> tuple[str, str | None]:
+        return (r.function, None) if r.function in once else (r.function, r.defined_at)
+
+    by_old, by_new = {key(r): r for r in a}, {key(r): r for r in b}
     rows = []
-    for key in dict.fromkeys([*b, *a]):
-        x, y = a.get(key), b.get(key)
-        rows.append(FunctionChange(key[0], key[1],
+    for k in dict.fromkeys([*by_new, *by_old]):
+        x, y = by_old.get(k), by_new.get(k)
+        either = y or x
+        rows.append(FunctionChange(k[0], either.defined_at if either else None,
                                    x.compiles if x else 0, y.compiles if y else 0,
                                    x.again if x else 0, y.again if y else 0,
                                    x.seconds if x else 0.0, y.seconds if y else 0.0))

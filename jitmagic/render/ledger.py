@@ -326,18 +326,28 @@ def html_document(ledger: Ledger, plot: bool = True) -> str:
 def diff_text(d: LedgerDiff) -> str:
     """Two ledgers' compiles per function, OLD → NEW, the functions that recompile more
     first."""
-    head = ("function", "compiles", "again", "seconds (wall, one run each)")
+    head = ("function", "defined at", "compiles", "again", "seconds (wall, one run each)")
     rows = sorted(d.rows, key=lambda r: (-(r.new_again - r.old_again), r.function))
-    body = [(_clip(r.function), f"{r.old_compiles} → {r.new_compiles}",
-             f"{r.old_again} → {r.new_again}",
-             f"{fmt_s(r.old_seconds)} → {fmt_s(r.new_seconds)}") for r in rows[:MAX_ROWS]]
+    body = [(_clip(r.function), _clip(_place(r.defined_at, d.new if r.new_compiles else d.old)
+                                      or "—"),
+             f"{r.old_compiles} → {r.new_compiles}", f"{r.old_again} → {r.new_again}",
+             f"{_seconds(r.old_seconds, r.old_compiles)} → "
+             f"{_seconds(r.new_seconds, r.new_compiles)}") for r in rows[:MAX_ROWS]]
     lines = [f"jitwatch diff: {d.old.again} → {d.new.again} compiles again, "
-             f"{d.old.count} → {d.new.count} compiles in all"]
+             f"{d.old.count} → {d.new.count} compiles in all, "
+             f"{fmt_s(d.old.seconds)} → {fmt_s(d.new.seconds)} compiling ({CLOCK})"]
     worse = d.more_again
     lines.append(f"NEW compiles again more often in {len(worse)} function"
                  f"{'' if len(worse) == 1 else 's'}: "
                  + ", ".join(f"`{_clip(r.function)}`" for r in worse) if worse else
                  "No function compiles again more often in NEW.")
     lines.append("")
-    lines += columns(head, body, left=len(head))
+    lines += columns(head, body, left=2)
+    if len(rows) > MAX_ROWS:
+        lines.append(f"… and {len(rows) - MAX_ROWS} more functions")
     return "\n".join(lines)
+
+
+def _seconds(s: float, compiles: int) -> str:
+    """Seconds of a function's compiles; ``—`` where it did not compile."""
+    return fmt_s(s) if compiles else "—"

@@ -29,6 +29,8 @@ from ...errors import RecompiledError
 from ...model.ledger import Ledger
 from ...model.saved.schema import printable
 from ...render.ledger import bundle
+from ..magic import CellInterrupted
+from ..magic import shown_in_this_cell
 from ..output import checked_path
 from ..output import distinct
 from ..output import unquoted
@@ -36,6 +38,9 @@ from ..saving import save
 from .api import check_gate
 from .api import gate_of
 from .api import watched
+
+#: What a Ctrl-C in the watched cell says, in its one line.
+STOPPED = "the cell was stopped; the ledger above holds what ran before it"
 
 
 @magics_class
@@ -74,9 +79,10 @@ class JitWatchMagics(Magics):
             with watched(options.gate, source, filename) as made:
                 value = self._run(code, filename)
         except KeyboardInterrupt:
-            if made:
-                self._show(made[0], options)
-            raise
+            if not made:
+                raise
+            self._show(made[0], options)
+            raise CellInterrupted(STOPPED) from None
         except BaseException as exc:
             if not made:  # the watch itself did not start
                 raise
@@ -88,7 +94,10 @@ class JitWatchMagics(Magics):
             check_gate(ledger)
         except RecompiledError as exc:
             raise _one_paragraph(exc) from None
-        return ledger if options.output else value
+        if not options.output:
+            return value
+        shown_in_this_cell(ledger)
+        return ledger
 
     def _parsed(self, line: str, cell: str | None) -> tuple[Any, str]:
         """(the options, the code to run) of the magic's ``line`` and ``cell``."""
