@@ -7,8 +7,10 @@ No test here asserts a time: the seconds are JAX's own events, checked only to b
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import re
 import threading
 
 import jax
@@ -20,6 +22,7 @@ from jax._src import monitoring
 
 import jitmagic
 from jitmagic._compat import CACHE_MISS_LOGGER
+from jitmagic.measure.watch import recorder as recorder_module
 from jitmagic.measure.watch.recorder import Recorder
 from jitmagic.model import ledger as L
 
@@ -213,19 +216,36 @@ for _ in range(3):
     assert [r.again for r in ledger.functions() if r.function == "run"] == [0]
 
 
-def test_other_threads_compiles_are_shown_apart(ip):
-    def work():
-        jax.jit(lambda v: v - 3)(jnp.ones(5))
+def test_threads_the_run_starts_count_and_threads_running_before_are_shown_apart():
+    go, done = threading.Event(), threading.Event()
 
-    with jitmagic.watch() as w:
-        t = threading.Thread(target=work, name="loader")
-        t.start()
-        t.join()
-        jax.jit(lambda v: v + 3)(jnp.ones(5))
-    others = w.ledger.other_threads
-    assert others and {c.thread for c in others} == {"loader"}
-    assert all(c.thread == threading.current_thread().name for c in w.ledger.watched)
-    assert "Other threads compiled" in str(w) and "on loader" in str(w)
+    def loader():  # started before the watch: a data loader of the notebook's
+        go.wait(60)
+        jax.jit(lambda v: v - 3)(jnp.ones(5))
+        done.set()
+
+    def worker(n):
+        f = jax.jit(lambda v: v * 2)
+        for k in (n, n + 1):
+            f(jnp.ones(k))
+
+    background = threading.Thread(target=loader, name="loader")
+    background.start()
+    with jitmagic.watch(fail_after_warmup=9) as w:
+        go.set()
+        done.wait(60)
+        started = threading.Thread(target=worker, args=(7,), name="worker")
+        started.start()
+        started.join()
+    background.join()
+    ledger = w.ledger
+    assert {c.thread for c in ledger.other_threads} == {"loader"}
+    assert "worker" in {c.thread for c in ledger.watched}  # the run's own thread
+    (shape,) = [c for c in ledger.watched if c.reason.kind == L.SHAPE]
+    assert shape.thread == "worker"
+    text = str(w)
+    assert "(on worker)" in text and "on threads that ran before it" in text
+    assert "`<lambda>` on loader" in text
 
 
 def test_the_gate_fails_on_a_recompile_after_warm_up_and_passes_without():
@@ -318,7 +338,44 @@ def test_many_compiles_keep_a_bounded_ledger_and_count_the_rest():
     ledger = recorder.ledger()
     assert len(ledger.compiles) == 5
     assert ledger.count == 5 + sum(o.count for o in ledger.omitted) >= 12
-    assert "more compiles of `<lambda>`" in str(ledger)
+    assert re.search(r"`<lambda>`: \d+ more compiles \(.*\) are counted in the table",
+                     str(ledger))
+    (row,) = [r for r in ledger.functions() if r.function == "<lambda>"]
+    assert row.compiles == 12 and row.again == 11
+
+
+def test_explanations_stop_after_many_misses_and_later_compiles_are_still_counted(
+        monkeypatch):
+    monkeypatch.setattr(recorder_module, "MAX_EXPLAINED", 3)  # 300 here: its cost grows
+
+    @jax.jit
+    def grow(x):
+        return x.sum()
+
+    with jitmagic.watch() as w:
+        for n in range(1, 7):
+            grow(jnp.ones(n))
+    again_ = again(w.ledger, "grow")
+    assert len(again_) == 5 and w.ledger.explained_until_s is not None
+    assert [c.reason.kind for c in again_][:2] == [L.SHAPE, L.SHAPE]
+    assert {c.reason.kind for c in again_[2:]} == {L.UNEXPLAINED}
+    assert "JAX's explanations were turned off" in str(w)
+    assert jax.config.jax_explain_cache_misses is False
+
+
+def test_a_reason_of_megabytes_is_clipped():
+    @functools.partial(jax.jit, static_argnums=1)
+    def scaled(x, table):
+        return x * len(table)
+
+    with jitmagic.watch() as w:
+        scaled(jnp.ones(2), tuple(range(300_000)))
+        scaled(jnp.ones(2), tuple(range(300_001)))
+    (static,) = again(w.ledger, "scaled")
+    assert static.reason.kind == L.STATIC
+    assert max(len(static.reason.before), len(static.reason.after), len(static.reason.text)) \
+        <= L.MAX_TEXT
+    assert len(str(w)) < 5_000
 
 
 def test_a_saved_ledger_loads_shows_the_same_and_diffs(ip, tmp_path):

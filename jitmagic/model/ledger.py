@@ -96,8 +96,9 @@ class Compile:
     call_site: str | None = None
     call_text: str | None = None
     thread: str = "MainThread"
-    #: Whether it happened on the thread that ran the watched code.
-    watched_thread: bool = True
+    #: Whether it counts as the run's: on the thread that ran the watched code, or on one
+    #: started while it ran (a thread running before is shown apart).
+    in_run: bool = True
     #: Whether it was an eager operation (a ``jnp``/``lax`` call outside any jit).
     eager: bool = False
     trace_s: float | None = None
@@ -130,8 +131,7 @@ class Compile:
                    call_site=_opt_str(d.get("call_site"), f"{where}.call_site"),
                    call_text=_opt_str(d.get("call_text"), f"{where}.call_text"),
                    thread=_str(d.get("thread", "MainThread"), f"{where}.thread"),
-                   watched_thread=_bool(d.get("watched_thread", True),
-                                        f"{where}.watched_thread"),
+                   in_run=_bool(d.get("in_run", True), f"{where}.in_run"),
                    eager=_bool(d.get("eager", False), f"{where}.eager"),
                    at_s=_opt_seconds(d.get("at_s"), f"{where}.at_s") or 0.0, **seconds)
 
@@ -144,6 +144,7 @@ class Omitted:
     count: int
     seconds: float
     again: int
+    again_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,10 @@ class ReasonRow:
     #: frequent first.
     lines: tuple[tuple[str, str | None, int], ...]
     text: str
+    #: The threads these compiles ran on.
+    threads: tuple[str, ...] = ()
+    #: The most other arguments that differed at once, beside ``argument``.
+    more: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +182,21 @@ class FunctionRow:
     call_site: str | None
     call_text: str | None
     eager: bool
+    #: Of its compiles, how many are only counted (past :data:`MAX_KEPT`): not in
+    #: ``stage_seconds`` nor ``reasons``.
+    omitted: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """One way a run broke its gate: a function compiled more than its warm-up allows
+    (``first_late``: the first compile past it), or, with ``function`` None, the run
+    compiled more than ``max_compiles``."""
+
+    function: str | None
+    compiles: int
+    allowed: int
+    first_late: Compile | None
 
 
 @dataclass(frozen=True)
@@ -209,6 +229,11 @@ class Ledger(Shown):
     stopped: bool = False
     omitted: tuple[Omitted, ...] = ()
     gate: Gate = field(default_factory=Gate)
+    #: The name of the thread that ran the watched code.
+    thread: str = "MainThread"
+    #: When (seconds into the run) the watch turned JAX's explanations off, after many
+    #: misses; None: it never did.
+    explained_until_s: float | None = None
     jax_version: str | None = None
     created: str | None = None
 
@@ -216,13 +241,14 @@ class Ledger(Shown):
 
     @property
     def watched(self) -> tuple[Compile, ...]:
-        """The compiles of the thread that ran the watched code."""
-        return tuple(c for c in self.compiles if c.watched_thread)
+        """The run's compiles: its thread's and those of the threads it started."""
+        return tuple(c for c in self.compiles if c.in_run)
 
     @property
     def other_threads(self) -> tuple[Compile, ...]:
-        """Compiles that other threads made meanwhile, shown apart, never counted in."""
-        return tuple(c for c in self.compiles if not c.watched_thread)
+        """Compiles that threads running before the run made meanwhile: shown apart,
+        never counted in."""
+        return tuple(c for c in self.compiles if not c.in_run)
 
     @property
     def count(self) -> int:
@@ -240,7 +266,8 @@ class Ledger(Shown):
 
     @property
     def again_seconds(self) -> float:
-        return sum(c.seconds for c in self.watched if c.reason.kind != FIRST)
+        return sum(c.seconds for c in self.watched if c.reason.kind != FIRST) + \
+            sum(o.again_seconds for o in self.omitted)
 
     def functions(self, compiles: Iterable[Compile] | None = None) -> list[FunctionRow]:
         """One row per function, the costliest first."""
@@ -248,20 +275,23 @@ class Ledger(Shown):
         for c in self.watched if compiles is None else compiles:
             groups.setdefault(c.key, []).append(c)
         rows = [_function_row(cs) for cs in groups.values()]
+        if compiles is None:
+            rows = _with_omitted(rows, self.omitted)
         return sorted(rows, key=lambda r: (-r.seconds, r.function))
 
-    def over_gate(self) -> list[str]:
-        """What broke the gate, one sentence each (empty: it held, or there is none)."""
+    def over_gate(self) -> list[Broken]:
+        """Each way the run broke its gate (empty: it held, or there is none)."""
         broken = []
         cap = self.gate.max_compiles
         if cap is not None and self.count > cap:
-            broken.append(f"{self.count} compiles, more than the {cap} allowed "
-                          f"(max_compiles={cap})")
+            broken.append(Broken(None, self.count, cap, None))
         warm = self.gate.fail_after_warmup
         if warm is not None:
             for row in self.functions():
                 if not row.eager and row.compiles > warm:
-                    broken.append(_over_warmup(row, warm, self.watched, self.source_file))
+                    late = [c for c in self.watched
+                            if c.key == (row.function, row.defined_at)][warm:]
+                    broken.append(Broken(row.function, row.compiles, warm, late[0]))
         return broken
 
     def summary(self) -> str:
@@ -274,7 +304,8 @@ class Ledger(Shown):
                 "wall_s": self.wall_s,
                 "error": self.error, "stopped": self.stopped,
                 "jax_version": self.jax_version, "created": self.created,
-                "gate": dataclasses.asdict(self.gate),
+                "gate": dataclasses.asdict(self.gate), "thread": self.thread,
+                "explained_until_s": self.explained_until_s,
                 "compiles": [c.to_dict() for c in self.compiles],
                 "omitted": [dataclasses.asdict(o) for o in self.omitted]}
 
@@ -295,6 +326,9 @@ class Ledger(Shown):
                    omitted=tuple(_omitted(o, f"omitted[{i}]") for i, o in enumerate(omitted)),
                    gate=Gate(*(_opt_count(gate.get(k), f"gate.{k}")
                                for k in ("fail_after_warmup", "max_compiles"))),
+                   thread=_str(d.get("thread", "MainThread"), "thread"),
+                   explained_until_s=_opt_seconds(d.get("explained_until_s"),
+                                                  "explained_until_s"),
                    jax_version=_opt_str(d.get("jax_version"), "jax_version"),
                    created=_opt_str(d.get("created"), "created"))
 
@@ -303,6 +337,23 @@ def is_saved_ledger(data: Any) -> bool:
     """Whether decoded JSON claims to be a ledger (its schema's kind is ``ledger``)."""
     schema = data.get("schema") if isinstance(data, dict) else None
     return isinstance(schema, str) and schema.startswith("jitmagic.ledger/")
+
+
+def _with_omitted(rows: list[FunctionRow], omitted: tuple[Omitted, ...]) -> list[FunctionRow]:
+    """``rows`` with the compiles past :data:`MAX_KEPT` counted in, each to the first
+    row of its function's name (they were counted, not kept, so by name only)."""
+    rows = list(rows)
+    for o in omitted:
+        i = next((i for i, r in enumerate(rows) if r.function == o.function), None)
+        if i is None:
+            rows.append(FunctionRow(o.function, None, o.count, o.again, o.seconds, {}, (),
+                                    None, None, eager=False, omitted=o.count))
+            continue
+        r = rows[i]
+        rows[i] = dataclasses.replace(r, compiles=r.compiles + o.count,
+                                      again=r.again + o.again, seconds=r.seconds + o.seconds,
+                                      omitted=o.count)
+    return rows
 
 
 def _function_row(cs: list[Compile]) -> FunctionRow:
@@ -330,21 +381,8 @@ def _reason_row(cs: list[Compile]) -> ReasonRow:
     return ReasonRow(cs[0].reason.kind, cs[0].reason.argument, tuple(values), len(cs),
                      sum(c.seconds for c in cs),
                      tuple((site, texts.get(site), n) for site, n in lines.most_common()),
-                     cs[0].reason.text)
-
-
-def _over_warmup(row: FunctionRow, warm: int, compiles: tuple[Compile, ...],
-                 source_file: str | None) -> str:
-    late = [c for c in compiles if c.key == (row.function, row.defined_at)][warm:]
-    first = late[0]
-    said = first.reason.kind if first.reason.argument is None else \
-        f"{first.reason.kind} of `{first.reason.argument}`"
-    site = first.call_site or ""
-    if source_file and site.startswith(f"{source_file}:"):
-        site = f"line {site[len(source_file) + 1:]}"
-    where = f" at {site}" if site else ""
-    return (f"`{row.function}` compiled {row.compiles} times, {len(late)} after its "
-            f"warm-up of {warm}: the first of them for a {said}{where}")
+                     cs[0].reason.text, tuple(sorted({c.thread for c in cs})),
+                     max(c.reason.more for c in cs))
 
 
 # -- checked reading ------------------------------------------------------------------
@@ -401,4 +439,5 @@ def _omitted(d: Any, where: str) -> Omitted:
     return Omitted(_str(d.get("function"), f"{where}.function"),
                    _count(d.get("count"), f"{where}.count"),
                    _opt_seconds(d.get("seconds"), f"{where}.seconds") or 0.0,
-                   _count(d.get("again", 0), f"{where}.again"))
+                   _count(d.get("again", 0), f"{where}.again"),
+                   _opt_seconds(d.get("again_seconds", 0.0), f"{where}.again_seconds") or 0.0)

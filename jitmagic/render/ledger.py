@@ -29,11 +29,13 @@ from ..model.ledger import SHAPE
 from ..model.ledger import STATIC
 from ..model.ledger import UNEXPLAINED
 from ..model.ledger import WEAK_TYPE
+from ..model.ledger import Broken
 from ..model.ledger import FunctionRow
 from ..model.ledger import Ledger
 from ..model.ledger import ReasonRow
 from ..model.ledger_diff import LedgerDiff
 from ..model.saved.schema import printable
+from ..usercode import user_file
 from .format import fmt_s
 
 #: Functions shown in the table and the reasons; the rest are counted in one line.
@@ -43,46 +45,63 @@ MAX_REASONS, MAX_LINES = 6, 3
 #: Values of a changing argument shown (``f32[3] → f32[4] → …``).
 MAX_VALUES = 4
 CLOCK = "wall time, from JAX's own compile events"
+#: What ``%%jitwatch`` and ``%jitwatch`` watch: the ledgers that can offer a ``%jitcompare``.
+MAGIC_SOURCES = ("the cell", "the statement")
 
-#: What to do about each kind of reason: a suggestion; the seconds beside it are measured.
+#: What to do about each kind of reason (``{arg}``: the argument it names, or "it"): a
+#: suggestion; the seconds beside it are measured.
 FIXES = {
-    WEAK_TYPE: "a Python scalar (weakly typed) and an array took turns: give it one type "
-               "from the start, e.g. `jnp.asarray(x, jnp.float32)`",
+    WEAK_TYPE: "a Python scalar (weakly typed) became an array, or the other way: give {arg} "
+               "one type from the start, e.g. `jnp.float32(0.1)` rather than `0.1`",
     SHAPE: "pad or bucket to a few shapes (a shorter last batch: drop it or pad it), or "
            "expect one compile per shape",
-    DTYPE: "cast to one dtype before the call, e.g. `x.astype(jnp.float32)`",
-    STATIC: "a static argument compiles once per value: make it a traced argument, or "
-            "expect one compile per value",
+    DTYPE: "give {arg} one dtype on every call (`.astype(...)` before the call)",
+    STATIC: "a static value (a static argument, an Equinox static field, a hashable `self`) "
+            "is part of what JAX compiles for: each new value compiles again; pass it as an "
+            "array instead, or expect one compile per value",
     NEW_FUNCTION: "the function is made anew on each pass: hoist the `jax.jit(...)` (or the "
                   "`lambda`/`partial` it wraps) out of the loop and reuse it",
     PYTREE: "keep the arguments' structure the same on every call (the same keys and "
             "fields, an array rather than None)",
     CONTEXT: "a config value or context manager changed between calls: set it once, "
              "before the loop",
-    EAGER: "an eager jnp/lax call outside any jit compiles once per shape and dtype: move "
-           "it inside the jitted function",
-    UNEXPLAINED: "recompiled; JAX gave no reason",
+    EAGER: "a jnp/lax call outside any jit compiles once per new shape or dtype (set-up "
+           "code does so once; in a loop, move it inside the jitted function)",
     OTHER: "JAX's own words are below",
 }
 
 
 def answer(ledger: Ledger) -> str:
     """The ledger in one sentence: how many compiles, their seconds of the run's, how
-    many compiled again and which function most."""
+    many compiled again and where most of those seconds went."""
     where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
+    others = _others(ledger)
     if ledger.count == 0:
         return (f"No compiles in {ledger.source} ({fmt_s(ledger.wall_s)}): nothing was "
                 "traced or compiled (its jitted functions were compiled before, or it "
-                "called no jit).")
+                f"called no jit){others}.")
     head = (f"{_n(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
             f"({CLOCK})")
     if ledger.again == 0:
-        return f"{head}; none compiled again: each function compiled once."
+        return f"{head}; none compiled again: each function compiled once{others}."
     rows = [r for r in ledger.functions() if r.again]
-    top = max(rows, key=lambda r: (r.again, r.seconds))
-    return (f"{head}; {ledger.again} of them compiled again ({fmt_s(ledger.again_seconds)}), "
-            f"{top.again} of those recompiled `{printable(top.function)}`"
-            f"{_defined(top, ledger)}.")
+    mine = [r for r in rows if not r.eager]
+    top = max(mine or rows, key=lambda r: _again_seconds(r))
+    said = (f"{top.again:,} of those recompiled `{printable(top.function)}`"
+            f"{_defined(top, ledger)}") if mine else \
+        f"all of them eager ops (jnp calls outside any jit), `{printable(top.function)}` most"
+    return (f"{head}; {ledger.again:,} of them compiled again "
+            f"({fmt_s(ledger.again_seconds)}), {said}{others}.")
+
+
+def _others(ledger: Ledger) -> str:
+    """What threads running before the run compiled meanwhile, said where they did."""
+    n = len(ledger.other_threads)
+    return f" (and {_n(n, 'compile')} on threads that ran before it, below)" if n else ""
+
+
+def _again_seconds(row: FunctionRow) -> float:
+    return sum(r.seconds for r in row.reasons if r.kind != FIRST)
 
 
 def text(ledger: Ledger) -> str:
@@ -100,15 +119,21 @@ def _lines(ledger: Ledger) -> Iterable[str]:
     if rows:
         yield ""
         yield from _table(rows, ledger)
-    again = [r for r in rows if r.again]
+    again = sorted((r for r in rows if r.again), key=lambda r: -_again_seconds(r))
     if again:
         yield ""
         yield "Why each compiled again (the seconds: what a cache hit would have saved):"
         for row in again[:MAX_ROWS]:
             yield from _why(row, ledger)
     for omitted in ledger.omitted:
-        yield (f"… and {omitted.count:,} more compiles of `{printable(omitted.function)}` "
-               f"({fmt_s(omitted.seconds)}), counted, not kept")
+        yield (f"`{printable(omitted.function)}`: {omitted.count:,} more compiles "
+               f"({fmt_s(omitted.seconds)}) are counted in the table, their reasons not kept "
+               f"(past the first {len(ledger.compiles):,} compiles, kept whole)")
+    if ledger.explained_until_s is not None:
+        yield (f"JAX's explanations were turned off {fmt_s(ledger.explained_until_s)} into "
+               "the run, after so many misses (JAX compares each miss with every earlier "
+               "one, so explaining grows slower as misses add up): later recompiles are "
+               "counted, their reasons not known")
     others = ledger.other_threads
     if others:
         yield ""
@@ -124,7 +149,7 @@ def _lines(ledger: Ledger) -> Iterable[str]:
 def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     head = ("function", "defined at", "compiles", "again", "trace", "lower", "XLA compile",
             "total")
-    body = [(_clip(r.function), _clip(_place(r.defined_at, ledger) or
+    body = [(_clip(r.function), _clip(_users_place(r.defined_at, ledger) or
                                       ("eager op" if r.eager else "—")),
              str(r.compiles), str(r.again),
              *(fmt_s(r.stage_seconds[s]) for s in ("trace_s", "lower_s", "compile_s")),
@@ -142,19 +167,25 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
            f"{_n(row.again, 'time')}, {fmt_s(again_s)}")
     again = [r for r in row.reasons if r.kind in AGAIN]
     for reason in again[:MAX_REASONS]:
-        yield f"  - {reason_words(reason)}: {reason.count}×, {fmt_s(reason.seconds)}"
+        threads = [t for t in reason.threads if t != ledger.thread]
+        on = f" (on {', '.join(_clip(t) for t in threads)})" if threads else ""
+        yield f"  - {reason_words(reason)}: {reason.count}×, {fmt_s(reason.seconds)}{on}"
         for site, said, n in reason.lines[:MAX_LINES]:
             code = f"  {_clip(said, 100)}" if said else ""
             yield f"      at {_clip(_place(site, ledger) or site, 100)}{code}" + \
                   (f" ({n}×)" if n > 1 else "")
-        yield f"      fix: {FIXES[reason.kind]}"
-        if reason.kind in (OTHER, UNEXPLAINED) and reason.text:
+        if reason.kind in FIXES:
+            arg = f"`{_clip(reason.argument, 40)}`" if reason.argument else "it"
+            yield f"      fix: {FIXES[reason.kind].format(arg=arg)}"
+        if reason.kind == OTHER and reason.text:
             yield f"      JAX: {_clip(' '.join(reason.text.split()), 300)}"
+        elif reason.kind == UNEXPLAINED and reason.text:
+            yield f"      {_clip(' '.join(reason.text.split()), 300)}"
     if len(again) > MAX_REASONS:
         yield f"  … and {len(again) - MAX_REASONS} more reasons"
-    bridge = jitcompare_line(row)
+    bridge = jitcompare_line(row) if ledger.source in MAGIC_SOURCES else None
     if bridge:
-        yield f"  measure it flat against nested: {printable(bridge)}"
+        yield f"  is one compile of it slow? {printable(bridge)} measures it flat against nested"
 
 
 def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
@@ -168,7 +199,7 @@ def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -
 
 def reason_words(reason: ReasonRow) -> str:
     """``weak type of `lr`: f32[] (weak) → f32[]``: the kind, the argument, its values."""
-    what = {UNEXPLAINED: "compiled again with no reason from JAX", EAGER: "eager op on new "
+    what = {UNEXPLAINED: "recompiled; JAX gave no reason", EAGER: "eager op on new "
             "shapes or dtypes", NEW_FUNCTION: "a new function object each time"}.get(
         reason.kind, reason.kind)
     if reason.argument:
@@ -177,6 +208,8 @@ def reason_words(reason: ReasonRow) -> str:
         shown = _values(reason.values)
         more = len(reason.values) - MAX_VALUES
         what += f": {shown}" + (f" → … ({len(reason.values)} values)" if more > 0 else "")
+    if reason.more:
+        what += f" (and {_n(reason.more, 'more argument')} at once: JAX names the first)"
     return what
 
 
@@ -228,22 +261,43 @@ def _gate(ledger: Ledger) -> Iterable[str]:
         return
     yield ""
     yield f"Gate FAILED ({_gate_words(ledger)}):"
-    for sentence in broken:
-        yield f"  {printable(sentence)}"
+    for sentence in gate_failures(ledger):
+        yield f"  {sentence}"
+
+
+def gate_failures(ledger: Ledger) -> list[str]:
+    """One sentence for each way the run broke its gate."""
+    return [_broken_words(b, ledger) for b in ledger.over_gate()]
+
+
+def _broken_words(b: Broken, ledger: Ledger) -> str:
+    if b.function is None or b.first_late is None:
+        return (f"{b.compiles} compiles, more than the {b.allowed} allowed "
+                f"(max_compiles={b.allowed})")
+    reason = b.first_late.reason
+    said = "for its first compile" if reason.kind == FIRST else f"for a {reason.kind}" + (
+        "" if reason.argument is None else f" of `{printable(reason.argument)}`")
+    site = _place(b.first_late.call_site, ledger)
+    where = f" at {printable(site)}" if site else ""
+    late = b.compiles - b.allowed
+    return (f"`{printable(b.function)}` compiled {_n(b.compiles, 'time')}, {late} after its "
+            f"warm-up of {b.allowed}: the first of them {said}{where}")
 
 
 def _gate_words(ledger: Ledger) -> str:
     parts = []
     if ledger.gate.fail_after_warmup is not None:
-        parts.append(f"each function compiles at most {ledger.gate.fail_after_warmup} "
-                     "times (its warm-up)")
+        parts.append(f"each function compiles at most "
+                     f"{_n(ledger.gate.fail_after_warmup, 'time')} (its warm-up; eager ops "
+                     "not counted)")
     if ledger.gate.max_compiles is not None:
-        parts.append(f"at most {ledger.gate.max_compiles} compiles in all")
+        parts.append(f"at most {_n(ledger.gate.max_compiles, 'compile')} in all, eager ops "
+                     "included")
     return " and ".join(parts)
 
 
 def _defined(row: FunctionRow, ledger: Ledger) -> str:
-    place = _place(row.defined_at, ledger)
+    place = _users_place(row.defined_at, ledger)
     return f" (defined at {printable(place)})" if place else ""
 
 
@@ -264,6 +318,15 @@ def _place(site: str | None, ledger: Ledger) -> str | None:
             rel = os.path.relpath(filename)
             filename = filename if rel.startswith("..") else rel
     return f"{filename}:{line}"
+
+
+def _users_place(site: str | None, ledger: Ledger) -> str | None:
+    """:func:`_place` of a place in the user's code; None for a library's (JAX names
+    ``equinox.filter_jit``'s own file as where a function it wraps was defined)."""
+    found = _SITE.match(site or "")
+    if found is None or not user_file(found["file"]):
+        return None
+    return _place(site, ledger)
 
 
 def _n(n: int, noun: str) -> str:
@@ -311,7 +374,7 @@ body {{ font-family: sans-serif; margin: 2em; max-width: 90em; }}
 pre {{ font-size: 0.9em; }}
 </style></head>
 <body>
-<h1>Why does it compile again? {title}</h1>
+<h1>jitwatch: every compile of {title}, and why</h1>
 {body}
 </body></html>
 """

@@ -19,7 +19,7 @@ from ...errors import RecompiledError
 from ...measure.watch.recorder import Recorder
 from ...model.ledger import Gate
 from ...model.ledger import Ledger
-from ...model.saved.schema import printable
+from ...render.ledger import gate_failures
 
 
 class Watch:
@@ -62,6 +62,7 @@ def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = No
     function compiles more than N times, its warm-up; ``max_compiles=N`` when the block
     compiles more than N times in all. The gate is checked when the block ends without
     an error; the ledger is there either way."""
+    __tracebackhide__ = True  # pytest shows the failing test's lines, not these
     gate = gate_of(fail_after_warmup, max_compiles)
     w = Watch()
     with watched(gate, source) as made:
@@ -95,9 +96,10 @@ def watched(gate: Gate, source: str, source_file: str | None = None,
 
 def check_gate(ledger: Ledger) -> None:
     """Raise ``RecompiledError`` where the ledger broke its gate."""
-    broken = ledger.over_gate()
+    __tracebackhide__ = True
+    broken = gate_failures(ledger)
     if broken:
-        raise RecompiledError("jitwatch gate failed: " + "; ".join(map(printable, broken)))
+        raise RecompiledError("jitwatch gate failed: " + "; ".join(broken))
 
 
 def one_line(exc: BaseException) -> str:

@@ -27,7 +27,6 @@ from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...model.ledger import Ledger
-from ...model.saved.schema import printable
 from ...render.ledger import bundle
 from ..magic import CellInterrupted
 from ..magic import shown_in_this_cell
@@ -184,7 +183,7 @@ class GateFailed(RecompiledError):
 
 
 def _one_paragraph(exc: RecompiledError) -> GateFailed:
-    return GateFailed(printable(str(exc)))
+    return GateFailed(str(exc))  # its sentences escaped already (render.ledger)
 
 
 def register(ipython: Any) -> None:

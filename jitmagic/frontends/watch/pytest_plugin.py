@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     """Under the marker, the test runs watched; its own failure stays its own, and a
     passing test that broke the gate fails with the gate's sentences and the ledger."""
+    __tracebackhide__ = True  # a gate's failure shows its sentences, not this hook
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return (yield)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from dataclasses import replace
 
 from ...model.ledger import CONTEXT
 from ...model.ledger import DTYPE
@@ -78,7 +79,10 @@ def read(message: str) -> Miss | None:
     named = _FOR.search(body)
     if named is None:
         return Miss(site, "?", None, None, Reason(OTHER, text=text))
-    return Miss(site, named["name"], None, named["defined"], _difference(body, text))
+    reason = _difference(body, text)
+    clipped = replace(reason, argument=_clip(reason.argument), before=_clip(reason.before),
+                      after=_clip(reason.after))
+    return Miss(site, named["name"], None, named["defined"], clipped)
 
 
 def _difference(body: str, text: str) -> Reason:
@@ -131,6 +135,12 @@ def _weak(t: str) -> str:
 def _node(t: str) -> str:
     """A pytree node as JAX writes it, with ``<class 'x.y.dict'>`` shortened to ``dict``."""
     return _CLASS.sub(lambda m: m["name"], t).strip()
+
+
+def _clip(t: str | None) -> str | None:
+    """A value as the ledger keeps it: at most :data:`MAX_TEXT` characters (a static
+    argument's repr can be megabytes)."""
+    return t if t is None else t[:MAX_TEXT]
 
 
 def _clean(t: str) -> str:

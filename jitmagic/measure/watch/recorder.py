@@ -64,6 +64,11 @@ EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/backend_compile_duration": "compile_s"}
 #: A line's text kept for the ledger (and the ``%jitcompare`` it suggests).
 MAX_LINE = 200
+#: Misses JAX explains before the watch turns its explanations off: JAX compares each miss
+#: against every earlier key of its function, so a run of thousands of compiles slows as it
+#: goes (3,000 misses of one function took 2.3 times as long watched). Later compiles are
+#: still recorded, their reason said to be unexplained from there on.
+MAX_EXPLAINED = 300
 #: Misses waiting for their trace event on one thread (a trace that never fired one,
 #: an inner jit's miss): the oldest are dropped past this.
 MAX_PENDING = 64
@@ -80,6 +85,8 @@ class _Open:
     call_text: str | None
     eager: bool
     at_s: float
+    #: Whether JAX still explained misses when it began (:data:`MAX_EXPLAINED`).
+    explained: bool = True
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -87,8 +94,10 @@ class Recorder:
     """Records compiles between :meth:`start` and :meth:`stop` (or as a context manager),
     then gives the :class:`~jitmagic.model.ledger.Ledger` (:meth:`ledger`).
 
-    ``watched`` is the thread that runs the watched code (the one that starts it);
-    compiles on any other thread are recorded apart."""
+    ``watched`` is the thread that runs the watched code (the one that starts it). Its
+    compiles, and those of the threads started while it runs (the code's own workers),
+    are the run's; a thread that was running before (a data loader started earlier) is
+    recorded apart."""
 
     def __init__(self, watched: threading.Thread | None = None, *,
                  max_kept: int = MAX_KEPT) -> None:
@@ -101,6 +110,9 @@ class Recorder:
         self._undo: list[Any] = []
         self._start = self._end = 0.0
         self._user_saw = False
+        self._before: set[threading.Thread] = set()
+        self._explained = 0
+        self._stopped_explaining: float | None = None
 
     # -- installing -------------------------------------------------------------------
 
@@ -109,6 +121,7 @@ class Recorder:
         fails half way."""
         import jax
 
+        self._before = set(threading.enumerate()) - {self.watched}
         try:
             with interrupts_held():
                 self._install(jax)
@@ -122,6 +135,7 @@ class Recorder:
         flag = bool(jax.config.jax_explain_cache_misses)
         level, disabled = logger.level, logger.disabled
         self._user_saw = flag and not disabled and logger.isEnabledFor(logging.WARNING)
+        self._user_flag = flag
         self._undo.append(lambda: jax.config.update("jax_explain_cache_misses", flag))
         jax.config.update("jax_explain_cache_misses", True)
         self._undo.append(lambda: _set_logger(logger, level, disabled))
@@ -163,6 +177,15 @@ class Recorder:
                 pending = self._pending.setdefault(threading.get_ident(), [])
                 pending.append(miss)
                 del pending[:-MAX_PENDING]
+                self._explained += 1
+                enough = self._explained >= MAX_EXPLAINED and not self._user_flag \
+                    and self._stopped_explaining is None
+                if enough:
+                    self._stopped_explaining = clocks.wall() - self._start
+            if enough:  # the user's own explanations, had they turned them on, go on
+                import jax
+
+                jax.config.update("jax_explain_cache_misses", False)
         return self._user_saw
 
     def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
@@ -195,7 +218,7 @@ class Recorder:
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
-                       clocks.wall() - self._start)
+                       clocks.wall() - self._start, self._stopped_explaining is None)
         self._open.append(opened)
         return opened
 
@@ -206,11 +229,16 @@ class Recorder:
         """A compile past ``max_kept``: counted (and its seconds added), not kept."""
         if new:
             self._pending.pop(threading.get_ident(), None)
-        seen = name in self._omitted or any(c.function == name for c in self._open)
-        count = self._omitted.setdefault(name, [0, 0.0, 0])
-        count[0] += new
+        count = self._omitted.get(name)
+        if count is None:  # [compiles, seconds, again, their seconds, is the last again]
+            seen = any(c.function == name for c in self._open)
+            count = self._omitted[name] = [0, 0.0, 0, 0.0, seen]
+        if new:
+            count[0] += 1
+            count[2] += count[4]
         count[1] += secs
-        count[2] += new and seen
+        count[3] += secs if count[4] else 0.0
+        count[4] = True
 
     # -- the result -------------------------------------------------------------------
 
@@ -222,12 +250,14 @@ class Recorder:
 
         with self._lock:
             opened = list(self._open)
-            omitted = tuple(Omitted(name, n, s, again)
-                            for name, (n, s, again) in self._omitted.items())
+            omitted = tuple(Omitted(name, n, s, again, again_s)
+                            for name, (n, s, again, again_s, _) in self._omitted.items())
         end = self._end or clocks.wall()
-        return Ledger(tuple(_decided(opened, self.watched)), wall_s=end - self._start,
-                      source=source, source_file=source_file, error=error, stopped=stopped,
-                      omitted=omitted, gate=gate or Gate(), jax_version=jax.__version__,
+        return Ledger(tuple(_decided(opened, self.watched, self._before)),
+                      wall_s=end - self._start, source=source, source_file=source_file,
+                      error=error, stopped=stopped, omitted=omitted, gate=gate or Gate(),
+                      thread=self.watched.name, explained_until_s=self._stopped_explaining,
+                      jax_version=jax.__version__,
                       created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
 
@@ -239,7 +269,8 @@ def recording(**kwargs: Any) -> Iterator[Recorder]:
         yield recorder
 
 
-def _decided(opened: list[_Open], watched: threading.Thread) -> Iterator[Compile]:
+def _decided(opened: list[_Open], watched: threading.Thread,
+             before: set[threading.Thread]) -> Iterator[Compile]:
     """Each recorded compile with its reason: JAX's, where a compile of the same function
     came before it here, a first compile is a function made anew (a new object) or, with
     no miss logged, a compile JAX gave no reason for."""
@@ -255,14 +286,19 @@ def _decided(opened: list[_Open], watched: threading.Thread) -> Iterator[Compile
         # here is JAX's own (``jnp.multiply``), called outside any jit, like an eager op
         eager = c.eager or (miss is None and c.function not in explained)
         key = (c.function, defined)
-        reason = _reason(miss, seen.get(key), eager)
+        reason = _reason(miss, seen.get(key), eager) if c.explained or miss is not None \
+            else Reason(FIRST if key not in seen else UNEXPLAINED, text=NOT_EXPLAINED)
         seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
         yield Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
                       call_text=c.call_text, thread=c.thread.name,
-                      watched_thread=c.thread is watched, eager=eager, at_s=c.at_s,
+                      in_run=c.thread is watched or c.thread not in before, eager=eager,
+                      at_s=c.at_s,
                       **c.seconds)
 
 
+#: Why a compile after :data:`MAX_EXPLAINED` misses has no reason.
+NOT_EXPLAINED = (f"not explained: the watch turned JAX's explanations off after "
+                 f"{MAX_EXPLAINED} misses, which JAX makes slower with every miss")
 #: What a "never seen function" miss of a function object JAX may have seen says.
 CLEARED_OR_NEW = ("JAX had never seen this function object, though a function of this name "
                   "defined there compiled before: it was made anew (a freed object's id "
