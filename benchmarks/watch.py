@@ -1,6 +1,6 @@
 """What watching costs, and whether its seconds are JAX's own: ``jitmagic.watch`` around
 a loop that never recompiles and one that recompiles on every step, against the same loop
-unwatched, interleaved (A B A B) so that drift hits both; then the ledger's seconds
+unwatched, interleaved (A B B A A B ...) so that drift and order hit both alike; then the ledger's seconds
 against a ``jax.monitoring`` listener of one's own, registered beside it.
 
 Run: ``python benchmarks/watch.py``. Prints figures (wall and CPU time, medians of the
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 
 import jitmagic
 
-ROUNDS = 7
+ROUNDS = 11
 
 
 @jax.jit
@@ -26,7 +26,7 @@ def step(w, x):
     return jnp.tanh(x @ w) @ w.T * 0.5 + w * 0.5
 
 
-def steady(n: int = 1000) -> None:
+def steady(n: int = 5000) -> None:
     """``n`` steps of one warmed-up function: nothing compiles."""
     w, x = jnp.eye(64), jnp.ones((64, 64))
     for _ in range(n):
@@ -57,9 +57,9 @@ def overhead(name: str, loop: Callable[[], None]) -> None:
     loop()  # warm: the function compiled, the first-call paths taken
     plain: list[tuple[float, float]] = []
     watched: list[tuple[float, float]] = []
-    for _ in range(ROUNDS):
-        plain.append(timed(loop, False))
-        watched.append(timed(loop, True))
+    for i in range(ROUNDS):  # A B, then B A: neither always runs first
+        for watching in ((False, True) if i % 2 == 0 else (True, False)):
+            (watched if watching else plain).append(timed(loop, watching))
     for clock, i in (("wall", 0), ("CPU", 1)):
         a = statistics.median(p[i] for p in plain)
         b = statistics.median(w[i] for w in watched)
@@ -92,7 +92,7 @@ def seconds_against_a_listener() -> None:
 def main() -> None:
     print(f"JAX {jax.__version__}, {ROUNDS} interleaved rounds each, medians")
     print("watching a loop:")
-    overhead("1,000 steps, never recompiling", steady)
+    overhead("5,000 steps, never recompiling", steady)
     overhead("60 steps, recompiling every step", recompiling)
     print("its seconds, against jax.monitoring read by hand:")
     seconds_against_a_listener()
