@@ -391,8 +391,9 @@ def test_a_saved_ledger_loads_shows_the_same_and_diffs(ip, tmp_path):
     assert [r.again for r in loaded.functions() if r.function == "<lambda>"] == [2]
     d = jitmagic.diff(old, new)
     assert isinstance(d, jitmagic.LedgerDiff)
-    assert [(r.old_again, r.new_again) for r in d.more_again] == [(0, 2)]
-    assert "NEW compiles again more often in 1 function: `<lambda>`" in str(d)
+    # (eager ops may compile again too: jnp.ones on a shape no earlier test made)
+    assert ("<lambda>", 0, 2) in [(r.function, r.old_again, r.new_again) for r in d.more_again]
+    assert re.search(r"NEW compiles again more often in \d+ functions?: .*`<lambda>`", str(d))
     page = (tmp_path / "n.html").read_text()
     assert "data:image/png;base64," in page and "http" not in page.split("<body>")[1].split(
         "JAX:")[0]

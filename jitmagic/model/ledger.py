@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from .saved import schema
 from .saved.schema import clipped
 from .saved.schema import fail
 from .shown import Shown
@@ -71,12 +72,12 @@ class Reason:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> Reason:
-        d = _mapping(d, where)
+        d = schema.obj(d, where)
         kind = d.get("kind")
         if kind not in KINDS:
             fail(f"{where}.kind", f"one of {', '.join(KINDS)}", kind)
         said = {k: _opt_str(d.get(k), f"{where}.{k}") for k in ("argument", "before", "after")}
-        return cls(kind, **said, more=_count(d.get("more", 0), f"{where}.more"),
+        return cls(kind, **said, more=schema.count(d.get("more", 0), f"{where}.more"),
                    text=_opt_str(d.get("text", ""), f"{where}.text") or "")
 
 
@@ -123,7 +124,7 @@ class Compile:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> Compile:
-        d = _mapping(d, where)
+        d = schema.obj(d, where)
         seconds = {s: _opt_seconds(d.get(s), f"{where}.{s}") for s in STAGES}
         return cls(_str(d.get("function"), f"{where}.function"),
                    Reason.from_dict(d.get("reason"), f"{where}.reason"),
@@ -131,8 +132,8 @@ class Compile:
                    call_site=_opt_str(d.get("call_site"), f"{where}.call_site"),
                    call_text=_opt_str(d.get("call_text"), f"{where}.call_text"),
                    thread=_str(d.get("thread", "MainThread"), f"{where}.thread"),
-                   in_run=_bool(d.get("in_run", True), f"{where}.in_run"),
-                   eager=_bool(d.get("eager", False), f"{where}.eager"),
+                   in_run=schema.flag(d.get("in_run", True), f"{where}.in_run"),
+                   eager=schema.flag(d.get("eager", False), f"{where}.eager"),
                    at_s=_opt_seconds(d.get("at_s"), f"{where}.at_s") or 0.0, **seconds)
 
 
@@ -311,18 +312,18 @@ class Ledger(Shown):
 
     @classmethod
     def from_dict(cls, d: Any) -> Ledger:
-        d = _mapping(d, "ledger")
+        d = schema.obj(d, "ledger")
         if d.get("schema") != SCHEMA:
             fail("schema", repr(SCHEMA), d.get("schema"))
-        compiles = _list(d.get("compiles"), "compiles")
-        omitted = _list(d.get("omitted", []), "omitted")
-        gate = _mapping(d.get("gate", {}), "gate")
+        compiles = schema.items(schema.obj)(d.get("compiles"), "compiles")
+        omitted = schema.items(schema.obj)(d.get("omitted", []), "omitted")
+        gate = schema.obj(d.get("gate", {}), "gate")
         return cls(tuple(Compile.from_dict(c, f"compiles[{i}]") for i, c in enumerate(compiles)),
                    wall_s=_opt_seconds(d.get("wall_s"), "wall_s") or 0.0,
                    source=_str(d.get("source", "the cell"), "source"),
                    source_file=_opt_str(d.get("source_file"), "source_file"),
                    error=_opt_str(d.get("error"), "error"),
-                   stopped=_bool(d.get("stopped", False), "stopped"),
+                   stopped=schema.flag(d.get("stopped", False), "stopped"),
                    omitted=tuple(_omitted(o, f"omitted[{i}]") for i, o in enumerate(omitted)),
                    gate=Gate(*(_opt_count(gate.get(k), f"gate.{k}")
                                for k in ("fail_after_warmup", "max_compiles"))),
@@ -385,59 +386,30 @@ def _reason_row(cs: list[Compile]) -> ReasonRow:
                      max(c.reason.more for c in cs))
 
 
-# -- checked reading ------------------------------------------------------------------
-
-
-def _mapping(d: Any, where: str) -> dict[str, Any]:
-    if not isinstance(d, dict):
-        fail(where, "an object", d)
-    return d
-
-
-def _list(d: Any, where: str) -> list[Any]:
-    if not isinstance(d, list):
-        fail(where, "a list", d)
-    return d
+# -- checked reading: the checks every saved record uses (:mod:`.saved.schema`) ----------
 
 
 def _str(v: Any, where: str) -> str:
-    if not isinstance(v, str):
-        fail(where, "a string", v)
-    return clipped(v, MAX_TEXT)
+    """A string, clipped to :data:`MAX_TEXT` (a report from someone else may hold more)."""
+    return clipped(schema.text(v, where), MAX_TEXT)
 
 
 def _opt_str(v: Any, where: str) -> str | None:
     return None if v is None else _str(v, where)
 
 
-def _bool(v: Any, where: str) -> bool:
-    if not isinstance(v, bool):
-        fail(where, "true or false", v)
-    return v
-
-
-def _count(v: Any, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 10**12:
-        fail(where, "a count (a whole number from 0)", v)
-    return v
-
-
 def _opt_count(v: Any, where: str) -> int | None:
-    return None if v is None else _count(v, where)
+    return None if v is None else schema.count(v, where)
 
 
 def _opt_seconds(v: Any, where: str) -> float | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 10**7:
-        fail(where, "seconds (a number from 0)", v)
-    return float(v)
+    return None if v is None else schema.seconds(v, where)
 
 
 def _omitted(d: Any, where: str) -> Omitted:
-    d = _mapping(d, where)
+    d = schema.obj(d, where)
     return Omitted(_str(d.get("function"), f"{where}.function"),
-                   _count(d.get("count"), f"{where}.count"),
+                   schema.count(d.get("count"), f"{where}.count"),
                    _opt_seconds(d.get("seconds"), f"{where}.seconds") or 0.0,
-                   _count(d.get("again", 0), f"{where}.again"),
+                   schema.count(d.get("again", 0), f"{where}.again"),
                    _opt_seconds(d.get("again_seconds", 0.0), f"{where}.again_seconds") or 0.0)
