@@ -82,5 +82,11 @@ class CannotWriteError(Exception):
 
 class RecompiledError(AssertionError):
     """A watched run compiled more than its gate allowed (``fail_after_warmup``,
-    ``max_compiles``); the message names each function, its reason and its line. An
-    ``AssertionError``, so that a test that recompiles fails as a test does."""
+    ``max_compiles``); the message names each function, its reason and its line, then
+    holds the ledger. An ``AssertionError``, so that a test that recompiles fails as a
+    test does."""
+
+    def __init__(self, sentences: str, ledger: str = "") -> None:
+        super().__init__(f"{sentences}\n\n{ledger}" if ledger else sentences)
+        #: The gate's sentences alone (the magic shows the ledger above them).
+        self.sentences = sentences

@@ -257,8 +257,8 @@ def test_the_gate_fails_on_a_recompile_after_warm_up_and_passes_without():
         for _ in range(5):
             step(jnp.ones(3))
     assert w.ledger.over_gate() == []
-    recompiled = (r"`step` compiled 2 times, 1 after its warm-up of 1: the first of them "
-                  r"for a shape of `x` at .*test_watch")
+    recompiled = (r"`step` compiled 2 times here, 1 after its warm-up of 1: the first of "
+                  r"them for a shape of `x` at .*test_watch")
     with pytest.raises(jitmagic.RecompiledError, match=recompiled), \
             jitmagic.watch(fail_after_warmup=1):
         step(jnp.ones(4))
@@ -277,6 +277,7 @@ def test_the_magics_gate_fails_the_cell_after_showing_the_ledger(ip):
     with capture_output() as cap:
         result = ip.run_cell("%%jitwatch --no-plot --fail-after-warmup 1\n" + cell)
     assert isinstance(result.error_in_exec, jitmagic.RecompiledError)
+    assert type(result.error_in_exec).__name__ == "RecompiledError"  # a notebook's ename
     out = shown(cap)
     assert "Gate FAILED" in out and "RecompiledError: jitwatch gate failed" in out
     assert "for a shape of `x` at line 4" in out
@@ -412,3 +413,23 @@ def test_a_hostile_report_is_refused_and_its_names_escaped(tmp_path):
     jitmagic.save(hostile, path)
     shown = str(jitmagic.load(path))
     assert "\x1b" not in shown and "\x07" not in shown and "\\x1b" in shown
+
+
+def test_a_jit_of_a_librarys_function_is_the_users_not_an_eager_op():
+    import flax.linen as nn
+
+    model = nn.Dense(3)
+    params = model.init(jax.random.key(0), jnp.ones((4, 2)))
+    apply = jax.jit(model.apply)  # JAX explains no miss of flax's own function
+    with pytest.raises(jitmagic.RecompiledError) as failed, \
+            jitmagic.watch(fail_after_warmup=1) as w:
+        for rows in (16, 16, 2):  # the short last batch compiles again
+            apply(params, jnp.ones((rows, 2)))
+    first, late = [c for c in w.ledger.watched if c.function == "apply"]
+    assert (first.reason.kind, late.reason.kind) == (L.FIRST, L.UNEXPLAINED)
+    assert not late.eager
+    message = str(failed.value)
+    assert ("`apply` compiled 2 times here, 1 after its warm-up of 1: the first of them "
+            "with no reason from JAX") in message
+    assert "recompiled; JAX gave no reason: 1×" in message  # the ledger, in the message
+    assert failed.value.sentences.startswith("jitwatch gate failed: `apply`")

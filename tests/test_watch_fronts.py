@@ -56,8 +56,8 @@ def test_the_marker_fails_a_test_that_recompiles_and_names_why(pytester, monkeyp
     result.assert_outcomes(passed=2, failed=2)
     out = result.stdout.str()
     assert "FAILED test_steps.py::test_config_changes_between_steps" in out
-    assert ("`forward` compiled 2 times, 1 after its warm-up of 1: the first of them for a "
-            "static value of `depth`") in out
+    assert ("`forward` compiled 2 times here, 1 after its warm-up of 1: the first of them "
+            "for a static value of `depth`") in out
     assert "static value of `depth`: 2 → 3" in out  # the ledger under the failure
     assert "the test's own assertion" in out and out.count("jitwatch gate failed") == 1
 

@@ -290,9 +290,9 @@ class Ledger(Shown):
         if warm is not None:
             for row in self.functions():
                 if not row.eager and row.compiles > warm:
-                    late = [c for c in self.watched
-                            if c.key == (row.function, row.defined_at)][warm:]
-                    broken.append(Broken(row.function, row.compiles, warm, late[0]))
+                    mine = [c for c in self.watched if c.key == (row.function, row.defined_at)]
+                    late = mine[warm] if warm < len(mine) else None
+                    broken.append(Broken(row.function, row.compiles, warm, late))
         return broken
 
     def summary(self) -> str:

@@ -80,8 +80,10 @@ def answer(ledger: Ledger) -> str:
         return (f"No compiles in {ledger.source} ({fmt_s(ledger.wall_s)}): nothing was "
                 "traced or compiled (its jitted functions were compiled before, or it "
                 f"called no jit){others}.")
+    threads = {c.thread for c in ledger.watched}
+    summed = f", summed over {len(threads)} threads" if len(threads) > 1 else ""
     head = (f"{_n(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
-            f"({CLOCK})")
+            f"({CLOCK}{summed})")
     if ledger.again == 0:
         return f"{head}; none compiled again: each function compiled once{others}."
     rows = [r for r in ledger.functions() if r.again]
@@ -199,10 +201,12 @@ def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -
 
 def reason_words(reason: ReasonRow) -> str:
     """``weak type of `lr`: f32[] (weak) → f32[]``: the kind, the argument, its values."""
-    what = {UNEXPLAINED: "recompiled; JAX gave no reason", EAGER: "eager op on new "
-            "shapes or dtypes", NEW_FUNCTION: "a new function object each time"}.get(
-        reason.kind, reason.kind)
-    if reason.argument:
+    what = {UNEXPLAINED: "recompiled; why, below" if reason.text else
+            "recompiled; JAX gave no reason", EAGER: "eager op on new shapes or dtypes",
+            NEW_FUNCTION: "a new function object each time"}.get(reason.kind, reason.kind)
+    if reason.argument and reason.kind == PYTREE:  # JAX's own path, unchecked here
+        what += f" at `{_clip(reason.argument, 60)}` (as JAX names the path)"
+    elif reason.argument:
         what += f" of `{_clip(reason.argument, 60)}`"
     if reason.values:
         shown = _values(reason.values)
@@ -260,7 +264,7 @@ def _gate(ledger: Ledger) -> Iterable[str]:
         yield f"Gate held: {_gate_words(ledger)}."
         return
     yield ""
-    yield f"Gate FAILED ({_gate_words(ledger)}):"
+    yield f"Gate FAILED, where {_gate_words(ledger)}:"
     for sentence in gate_failures(ledger):
         yield f"  {sentence}"
 
@@ -271,25 +275,33 @@ def gate_failures(ledger: Ledger) -> list[str]:
 
 
 def _broken_words(b: Broken, ledger: Ledger) -> str:
-    if b.function is None or b.first_late is None:
+    if b.function is None:
+        most = max(ledger.functions(), key=lambda r: r.compiles, default=None)
+        top = f": `{printable(most.function)}` {most.compiles} of them" if most else ""
         return (f"{b.compiles} compiles, more than the {b.allowed} allowed "
-                f"(max_compiles={b.allowed})")
+                f"(max_compiles={b.allowed}){top}")
+    if b.first_late is None:  # counted past the kept compiles: no reason to name
+        return (f"`{printable(b.function)}` compiled {_n(b.compiles, 'time')} here, "
+                f"{b.compiles - b.allowed} after its warm-up of {b.allowed}")
     reason = b.first_late.reason
-    said = "for its first compile" if reason.kind == FIRST else f"for a {reason.kind}" + (
-        "" if reason.argument is None else f" of `{printable(reason.argument)}`")
+    said = {FIRST: "for its first compile", UNEXPLAINED: "with no reason from JAX",
+            NEW_FUNCTION: "for a new function object", EAGER: "for an eager op"}.get(
+        reason.kind, f"for a {reason.kind}" + (
+            "" if reason.argument is None else f" of `{printable(reason.argument)}`"))
     site = _place(b.first_late.call_site, ledger)
     where = f" at {printable(site)}" if site else ""
     late = b.compiles - b.allowed
-    return (f"`{printable(b.function)}` compiled {_n(b.compiles, 'time')}, {late} after its "
-            f"warm-up of {b.allowed}: the first of them {said}{where}")
+    return (f"`{printable(b.function)}` compiled {_n(b.compiles, 'time')} here, {late} after "
+            f"its warm-up of {b.allowed}: the first of them {said}{where}")
 
 
 def _gate_words(ledger: Ledger) -> str:
     parts = []
     if ledger.gate.fail_after_warmup is not None:
         parts.append(f"each function compiles at most "
-                     f"{_n(ledger.gate.fail_after_warmup, 'time')} (its warm-up; eager ops "
-                     "not counted)")
+                     f"{_n(ledger.gate.fail_after_warmup, 'time')} here, its warm-up (what "
+                     "compiled before the watch is not counted: warmed up already, allow 0), "
+                     "eager ops not counted")
     if ledger.gate.max_compiles is not None:
         parts.append(f"at most {_n(ledger.gate.max_compiles, 'compile')} in all, eager ops "
                      "included")

@@ -20,6 +20,7 @@ from ...measure.watch.recorder import Recorder
 from ...model.ledger import Gate
 from ...model.ledger import Ledger
 from ...render.ledger import gate_failures
+from ...render.ledger import text
 
 
 class Watch:
@@ -99,7 +100,7 @@ def check_gate(ledger: Ledger) -> None:
     __tracebackhide__ = True
     broken = gate_failures(ledger)
     if broken:
-        raise RecompiledError("jitwatch gate failed: " + "; ".join(broken))
+        raise RecompiledError("jitwatch gate failed: " + "; ".join(broken), text(ledger))
 
 
 def one_line(exc: BaseException) -> str:

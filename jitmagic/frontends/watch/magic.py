@@ -193,15 +193,19 @@ def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
     return exc
 
 
-class GateFailed(RecompiledError):
-    """The gate's failure as IPython shows it: one paragraph, no traceback."""
+class ShownRecompiledError(RecompiledError):
+    """The gate's failure as IPython shows it, below the ledger: its sentences, no
+    traceback; named ``RecompiledError`` in a notebook's error output too."""
 
     def _render_traceback_(self) -> list[str]:
-        return [f"RecompiledError: {self}"]
+        return [f"RecompiledError: {self.sentences}"]
 
 
-def _one_paragraph(exc: RecompiledError) -> GateFailed:
-    return GateFailed(str(exc))  # its sentences escaped already (render.ledger)
+ShownRecompiledError.__name__ = ShownRecompiledError.__qualname__ = "RecompiledError"
+
+
+def _one_paragraph(exc: RecompiledError) -> ShownRecompiledError:
+    return ShownRecompiledError(exc.sentences)  # escaped already (render.ledger)
 
 
 def register(ipython: Any) -> None:

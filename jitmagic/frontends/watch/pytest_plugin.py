@@ -40,26 +40,20 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     """Under the marker, the test runs watched; its own failure stays its own, and a
-    passing test that broke the gate fails with the gate's sentences and the ledger."""
+    passing test that broke the gate fails with the gate's sentences and the ledger
+    (``RecompiledError``'s message)."""
     __tracebackhide__ = True  # a gate's failure shows its sentences, not this hook
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return (yield)
-    from ...errors import RecompiledError
-    from ...render.ledger import text
     from .api import watch
 
     if marker.args:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only, e.g. "
                                 f"@pytest.mark.{MARKER}(fail_after_warmup=1)")
     keywords = {"fail_after_warmup": 1, **marker.kwargs}
-    w = None
-    try:
-        with watch(**keywords, source=item.nodeid) as w:
-            return (yield)
-    except RecompiledError as exc:
-        ledger = w.ledger if w is not None else None
-        raise RecompiledError(f"{exc}\n\n{text(ledger) if ledger else ''}") from None
+    with watch(**keywords, source=item.nodeid):  # a broken gate raises, its ledger said
+        return (yield)
 
 
 @pytest.fixture

@@ -275,16 +275,15 @@ def _decided(opened: list[_Open], watched: threading.Thread,
     came before it here, a first compile is a function made anew (a new object) or, with
     no miss logged, a compile JAX gave no reason for."""
     seen: dict[tuple[str, str | None], set[int | None]] = {}
-    explained = {c.function for c in opened if c.miss is not None}
     defined_as: dict[str, str | None] = {}  # where each name's last explained miss said
     for c in opened:
         miss = c.miss
         if miss is not None:
             defined_as[c.function] = miss.defined_at
         defined = defined_as.get(c.function)
-        # JAX explains the misses of the user's functions only: one it never explained
-        # here is JAX's own (``jnp.multiply``), called outside any jit, like an eager op
-        eager = c.eager or (miss is None and c.function not in explained)
+        # eager only where JAX's eager dispatch compiled it: a jit of a library's function
+        # (flax's ``model.apply``) is explained by JAX no more than ``jnp.multiply`` is
+        eager = c.eager
         key = (c.function, defined)
         reason = _reason(miss, seen.get(key), eager) if c.explained or miss is not None \
             else Reason(FIRST if key not in seen else UNEXPLAINED, text=NOT_EXPLAINED)
