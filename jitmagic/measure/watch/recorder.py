@@ -32,7 +32,6 @@ import textwrap
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
@@ -259,14 +258,6 @@ class Recorder:
                       thread=self.watched.name, explained_until_s=self._stopped_explaining,
                       jax_version=jax.__version__,
                       created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-
-
-@contextmanager
-def recording(**kwargs: Any) -> Iterator[Recorder]:
-    """A :class:`Recorder` listening within."""
-    recorder = Recorder(**kwargs)
-    with recorder:
-        yield recorder
 
 
 def _decided(opened: list[_Open], watched: threading.Thread,
