@@ -1,7 +1,7 @@
 """What watching costs, and whether its seconds are JAX's own: ``jitmagic.watch`` around
 a loop that never recompiles and one that recompiles on every step, against the same loop
-unwatched, interleaved (A B B A A B ...) so that drift and order hit both alike; then the ledger's seconds
-against a ``jax.monitoring`` listener of one's own, registered beside it.
+unwatched, interleaved (A B B A A B ...) so that drift and order hit both alike; then the
+ledger's seconds against a ``jax.monitoring`` listener of one's own, registered beside it.
 
 Run: ``python benchmarks/watch.py``. Prints figures (wall and CPU time, medians of the
 rounds); asserts nothing.
