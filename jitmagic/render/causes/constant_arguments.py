@@ -1,8 +1,9 @@
 """Text and HTML for the big constants measured passed as arguments: a heading, one
 sentence per variant, the constants and the two forms' timings in small tables.
 
-A saving is said, with its interval, only where the one rule calls a difference; else
-"no measurable difference". What was not measured shows as "—".
+A saving is said, with its interval, only where the one rule calls a difference; "no
+measurable difference" only where it calls none; an inconclusive gap is said as every cause
+says one (:func:`~jitmagic.model.causes.why.said_of`). What was not measured shows as "—".
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from ...model.causes.constant_arguments import PASSED
 from ...model.causes.constant_arguments import ConstantArguments
 from ...model.causes.constant_arguments import ConstantVariant
 from ...model.causes.constant_arguments import subject
+from ...model.causes.why import said_of
 from ...model.stats.rule import FASTER
+from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import time_unit
@@ -60,7 +63,11 @@ def sentence(v: ConstantVariant) -> str:
         return (f"{v.variant}: {said}: {as_args}, the cold first call takes {amount} "
                 f"{less}{cpu}{f' ({span})' if span else ''}, {times(d, v.clock)} "
                 f"{interval(d)}".rstrip())
-    return f"{v.variant}: {said}: {as_args}, no measurable difference in the cold first call"
+    if d.kind == SAME:
+        return (f"{v.variant}: {said}: {as_args}, no measurable difference in the cold first "
+                f"call{' in CPU time' if cpu else ''}")
+    # inconclusive, no single run a side: worded as every cause words it
+    return f"{v.variant}: {said}: {as_args}, {said_of('the cold first call', d, v.clock)}"
 
 
 def _saving(v: ConstantVariant) -> tuple[str, str]:
