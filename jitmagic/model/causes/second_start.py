@@ -146,6 +146,12 @@ class CacheRow:
         """The median warm first call (wall seconds); None where the cache was not read."""
         return median([s.seconds for s in self.warm]) if self.read else None
 
+    def medians_on(self, clock: str) -> tuple[float, float]:
+        """(cold, warm) median first calls on ``clock``, the one :attr:`difference` is
+        judged on: a ratio and the seconds beside it then share one clock (NaN: none)."""
+        return (median(on(samples(self.cold), FIRST_CALL, clock)),
+                median(on(samples(self.warm), FIRST_CALL, clock)) if self.read else math.nan)
+
     @property
     def saved_s(self) -> float | None:
         """The seconds a warm cache saves: cold median − warm median (None: not read)."""
