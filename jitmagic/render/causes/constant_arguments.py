@@ -119,7 +119,7 @@ def forms_table(record: ConstantArguments) -> Table:
                          Cell(fmt_s(v.stage_median(form, COMPARED)), fmt_spread(calls)),
                          Cell(fmt_s(v.stage_median(form, "compile_s")), fmt_spread(compiles)),
                          _left(v, form), _count(v.eqns.get(form))])
-    return Table(("variant", "form", "cold first call", "XLA compile",
+    return Table(("variant", "form", "cold first call (wall)", "XLA compile (wall)",
                   "constants captured", "jaxpr eqns"), rows)
 
 
@@ -162,13 +162,24 @@ def blocks(record: ConstantArguments) -> list[Block]:
                    for s in v.samples.values())
         out += [forms_table(record),
                 Para([f"Cold first calls from cleared caches, captured and passed "
-                      f"interleaved: medians of {runs} [min–max]. Both forms replay the "
-                      "variant's traced program; only the constants' way in differs."])]
+                      f"interleaved: medians of {runs} [min–max], wall time. Both forms "
+                      "replay the variant's traced program; only the constants' way in "
+                      "differs.", *_busy(record)])]
     notes = [n for v in record.variants.values() for n in (_outputs(v), *v.notes) if n]
     notes += list(record.notes)
     if notes:
         out.append(Para(notes, "note"))
     return out
+
+
+def _busy(record: ConstantArguments) -> list[str]:
+    """Where a sentence above compares CPU time: said, beside the table's wall seconds."""
+    busy = [v.variant for v in record.variants.values() if v.measured and v.clock == CPU]
+    if not busy:
+        return []
+    return [f"The machine was busy: the sentence{'s' * (len(busy) > 1)} above "
+            f"({', '.join(busy)}) compare{'s' * (len(busy) == 1)} the process's CPU time, "
+            "saving included; the table's seconds are wall time."]
 
 
 def text(record: ConstantArguments) -> str:
