@@ -84,7 +84,7 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
     # section 9: the three sharp bits, each with its reason and line, and none once fixed
     assert "weak type of `lr`: f32[] (weak) → f32[]: 2×" in shown
     assert "shape of `x`: f32[32,8] → f32[4,8]: 1×" in shown
-    assert "a new function object each time: 11×" in shown and "at line 15  size = " in shown
+    assert "a new function object each time: 11×" in shown and "at line 16  size = " in shown
     assert "compiled again: 15 times before the fixes, 0 after" in text
     assert re.search(r"jit\(vmap\(f\)\) is [\d.]+× (faster|slower) per call than vmap"
                      r"|no measurable difference per call|vmap\(jit\(f\)\): inconclusive", text)

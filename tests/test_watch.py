@@ -66,11 +66,11 @@ for step in range(4):
     (weak,) = again(ledger, "sgd")
     assert weak.reason.kind == L.WEAK_TYPE and weak.reason.argument == "lr"
     assert (weak.reason.before, weak.reason.after) == ("f32[] (weak)", "f32[]")
-    assert weak.call_site.endswith(":7") and weak.call_text == "w = sgd(w, w, lr)"
+    assert weak.call_site.endswith(":8") and weak.call_text == "w = sgd(w, w, lr)"
     assert weak.compile_s > 0 and weak.trace_s > 0
     text = shown(cap)
     assert "weak type of `lr`: f32[] (weak) → f32[]" in text
-    assert "at line 7  w = sgd(w, w, lr)" in text
+    assert "at line 8  w = sgd(w, w, lr)" in text  # as the notebook numbers it
     assert "%jitcompare sgd(w, w, lr)" in text
     assert ip.user_ns["w"].shape == (4,)  # the cell ran in the user's namespace
 
@@ -191,12 +191,12 @@ layers.model_step(layers.MLP(jnp.eye(3), depth=3), x)
     steps = again(ledger, "train_step")
     assert steps and steps[0].reason.kind == L.WEAK_TYPE
     assert steps[0].reason.argument.startswith("state")
-    assert all(c.call_site.endswith(":5") for c in steps)  # the cell's line, not JAX's
+    assert all(c.call_site.endswith(":6") for c in steps)  # the cell's line, not JAX's
     (row,) = [r for r in ledger.functions() if r.function == "train_step"]
     assert row.defined_at.startswith(watch_layers.__file__)
     (depth,) = again(ledger, "model_step")
     assert depth.reason.kind == L.STATIC  # equinox's static field: a static value
-    assert depth.call_site.endswith(":8")  # not equinox's own _jit.py
+    assert depth.call_site.endswith(":9")  # not equinox's own _jit.py
     assert "…mNode(MLP[(Missing, 2)]" in str(ledger) and "…mNode(MLP[(Missing, 3)]" in str(ledger)
 
 
@@ -280,7 +280,7 @@ def test_the_magics_gate_fails_the_cell_after_showing_the_ledger(ip):
     assert type(result.error_in_exec).__name__ == "RecompiledError"  # a notebook's ename
     out = shown(cap)
     assert "Gate FAILED" in out and "RecompiledError: jitwatch gate failed" in out
-    assert "for a shape of `x` at line 4" in out
+    assert "for a shape of `x` at line 5" in out
     with capture_output():
         fine = ip.run_cell("%%jitwatch --no-plot --fail-after-warmup 2\n" + cell)
     assert fine.error_in_exec is None
@@ -297,7 +297,7 @@ made_before = jax.jit(lambda x: x * 3)(jnp.ones(2))
     out = shown(cap)
     assert "jitwatch:" in out  # displayed before the error is raised (two streams here)
     assert "The run raised ZeroDivisionError: division by zero" in out
-    assert "----> 3 1 / 0" in out and "jitwatch.py" not in out.split("ZeroDivisionError")[1]
+    assert "----> 4 1 / 0" in out and "jitwatch.py" not in out.split("ZeroDivisionError")[1]
     assert "made_before" in ip.user_ns  # what ran before the error stays
 
 

@@ -3,8 +3,9 @@ namespace, and show every compile it caused, why, and what it cost.
 
 Unlike ``%%jitcompare`` the cell runs once, in place: its definitions and effects stay,
 and its last expression is its value (as with ``%%time``; ``-o`` returns the ledger
-instead). The cell is compiled under IPython's own cell file name, so tracebacks and the
-ledger's lines read as the cell's. An error in the cell shows the ledger of what ran
+instead). The cell is compiled under IPython's own cell file name, its lines numbered as the
+notebook numbers them (the ``%%jitwatch`` line is line 1), so tracebacks and the ledger's
+lines read as the cell's. An error in the cell shows the ledger of what ran
 before it, then the error with the cell's own traceback; Ctrl-C shows the ledger so far.
 """
 
@@ -121,8 +122,9 @@ class JitWatchMagics(Magics):
             raise UsageError(str(exc)) from None
         except ValueError as exc:
             raise UsageError(f"cannot read the options {args_line!r}: {exc}") from None
-        code = self.shell.transform_cell(cell) if cell is not None else statement + "\n"
-        return args, code
+        if cell is None:
+            return args, statement + "\n"
+        return args, "\n" * _lines_above(cell) + self.shell.transform_cell(cell)
 
     def _run(self, code: str, filename: str) -> Any:
         """Run ``code`` in the user's namespace as IPython would, its last expression's
@@ -151,6 +153,15 @@ class JitWatchMagics(Magics):
                 print(f"jitwatch: {flag} wrote {path}")
             except (OSError, ValueError) as exc:
                 print(f"jitmagic: {flag} could not write {path}: {exc}", file=sys.stderr)
+
+
+def _lines_above(cell: str) -> int:
+    """How many lines of the notebook's cell stand above the code IPython hands on: the
+    ``%%jitwatch`` line, and the blank lines ``transform_cell`` drops. Compiled below as
+    many empty lines, the code's line numbers (in the ledger, in a traceback) are the ones
+    the notebook shows."""
+    blank = cell[:len(cell) - len(cell.lstrip())]
+    return 1 + blank.count("\n")
 
 
 def _with_cell_names(ledger: Ledger, shell: Any) -> Ledger:
