@@ -19,8 +19,10 @@ from ...errors import RecompiledError
 from ...measure.watch.recorder import Recorder
 from ...model.ledger import Gate
 from ...model.ledger import Ledger
+from ...model.saved.schema import printable
 from ...render.ledger import gate_failures
 from ...render.ledger import text
+from ..saving import save
 
 
 class Watch:
@@ -101,6 +103,21 @@ def check_gate(ledger: Ledger) -> None:
     broken = gate_failures(ledger)
     if broken:
         raise RecompiledError("jitwatch gate failed: " + "; ".join(broken), text(ledger))
+
+
+def write_ledger(ledger: Ledger, paths: dict[str, str | None]) -> tuple[list[str], list[str]]:
+    """Write ``ledger`` to each option's path (``{"--save": PATH, "--html": PATH}``, None:
+    not asked): (what was written, what could not be and why), one line each."""
+    written, failed = [], []
+    for flag, path in paths.items():
+        if path is None:
+            continue
+        try:
+            save(ledger, path)
+            written.append(f"jitwatch: {flag} wrote {printable(path)}")
+        except (OSError, ValueError) as exc:
+            failed.append(f"{flag} could not write {printable(path)}: {exc}")
+    return written, failed
 
 
 def one_line(exc: BaseException) -> str:

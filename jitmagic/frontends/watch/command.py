@@ -17,9 +17,7 @@ import sys
 from ...errors import InputError
 from ...errors import user_traceback
 from ...model.ledger import Ledger
-from ...model.saved.schema import printable
 from ...render.ledger import text
-from ..saving import save
 from ..statuses import CANNOT_WRITE
 from ..statuses import INTERRUPTED
 from ..statuses import MEASURED
@@ -28,6 +26,7 @@ from ..statuses import REGRESSED
 from ..statuses import USAGE
 from .api import gate_of
 from .api import watched
+from .api import write_ledger
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,15 +91,11 @@ def _gated(ledger: Ledger, status: int) -> int:
 
 
 def _written(ledger: Ledger, args: argparse.Namespace, status: int) -> int:
-    for flag, path in (("--save", args.save), ("--html", args.html)):
-        if path is None:
-            continue
-        try:
-            save(ledger, os.path.expanduser(path))
-            print(f"jitwatch: {flag} wrote {printable(path)}")
-        except (OSError, ValueError) as exc:
-            print(f"jitmagic watch: {flag} could not write {printable(path)}: {exc}",
-                  file=sys.stderr)
-            status = status or CANNOT_WRITE
-    return status
-
+    paths = {flag: os.path.expanduser(path) if path else None
+             for flag, path in (("--save", args.save), ("--html", args.html))}
+    written, failed = write_ledger(ledger, paths)
+    for line in written:
+        print(line)
+    for line in failed:
+        print(f"jitmagic watch: {line}", file=sys.stderr)
+    return (status or CANNOT_WRITE) if failed else status

@@ -36,10 +36,10 @@ from ..magic import shown_in_this_cell
 from ..output import checked_path
 from ..output import distinct
 from ..output import unquoted
-from ..saving import save
 from .api import check_gate
 from .api import gate_of
 from .api import watched
+from .api import write_ledger
 
 #: What a Ctrl-C in the watched cell says, in its one line.
 STOPPED = "the cell was stopped; the ledger above holds what ran before it"
@@ -145,14 +145,11 @@ class JitWatchMagics(Magics):
     def _show(self, ledger: Ledger, options: Any) -> None:
         ledger = _with_cell_names(ledger, self.shell)
         display(bundle(ledger, plot=not options.no_plot), raw=True)
-        for flag, path in (("--save", options.save), ("--html", options.html)):
-            if path is None:
-                continue
-            try:
-                save(ledger, path)
-                print(f"jitwatch: {flag} wrote {path}")
-            except (OSError, ValueError) as exc:
-                print(f"jitmagic: {flag} could not write {path}: {exc}", file=sys.stderr)
+        written, failed = write_ledger(ledger, {"--save": options.save, "--html": options.html})
+        for line in written:
+            print(line)
+        for line in failed:
+            print(f"jitmagic: {line}", file=sys.stderr)
 
 
 def _lines_above(cell: str) -> int:

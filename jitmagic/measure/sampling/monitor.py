@@ -78,8 +78,8 @@ class Monitor:
         try:
             yield self
         finally:
-            _unregister(jax.monitoring.unregister_event_duration_listener, self._on_duration)
-            _unregister(jax.monitoring.unregister_event_listener, self._on_event)
+            unregister(jax.monitoring.unregister_event_duration_listener, self._on_duration)
+            unregister(jax.monitoring.unregister_event_listener, self._on_event)
 
     def seconds(self, event: str, fun_name: str, start: float, end: float) -> float:
         """JAX's own seconds for ``event`` on ``fun_name`` reported within [start, end]."""
@@ -94,9 +94,11 @@ class Monitor:
                      if e == event and f == fun_name and start <= t <= end), None)
 
 
-def _unregister(unregister: Callable, listener: Callable) -> None:
+def unregister(remove: Callable, listener: Callable) -> None:
+    """``remove(listener)`` (a ``jax.monitoring.unregister_*`` function), where it is
+    registered (JAX asserts it is)."""
     with suppress(AssertionError, ValueError, KeyError):  # never registered: nothing to undo
-        unregister(listener)
+        remove(listener)
 
 
 def disagreements(entry: str, variant: str, stages: dict[str, list[float]],

@@ -55,6 +55,7 @@ from ...model.ledger import Omitted
 from ...model.ledger import Reason
 from ...usercode import user_file
 from ..sampling import clocks
+from ..sampling.monitor import unregister
 from . import reasons
 from .reasons import Miss
 
@@ -108,7 +109,7 @@ class Recorder:
         self._lock = threading.Lock()
         self._undo: list[Any] = []
         self._start = self._end = 0.0
-        self._user_saw = False
+        self._user_saw = self._user_flag = False
         self._before: set[threading.Thread] = set()
         self._explained = 0
         self._stopped_explaining: float | None = None
@@ -143,7 +144,8 @@ class Recorder:
         logger.disabled = False
         self._undo.append(lambda: logger.removeFilter(self._on_record))
         logger.addFilter(self._on_record)
-        self._undo.append(lambda: _unregister(jax, self._on_duration))
+        self._undo.append(lambda: unregister(jax.monitoring.unregister_event_duration_listener,
+                                             self._on_duration))
         jax.monitoring.register_event_duration_secs_listener(self._on_duration)
 
     def stop(self) -> None:
@@ -372,8 +374,3 @@ def _caller() -> tuple[str | None, str | None, bool]:
 def _set_logger(logger: logging.Logger, level: int, disabled: bool) -> None:
     logger.setLevel(level)
     logger.disabled = disabled
-
-
-def _unregister(jax: Any, listener: Any) -> None:
-    with suppress(AssertionError, ValueError, KeyError):
-        jax.monitoring.unregister_event_duration_listener(listener)
