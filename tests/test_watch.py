@@ -364,6 +364,16 @@ def test_explanations_stop_after_many_misses_and_later_compiles_are_still_counte
     assert jax.config.jax_explain_cache_misses is False
 
 
+def test_a_function_compiled_only_past_the_kept_ones_has_its_row():
+    ledger = L.Ledger((L.Compile("f", L.Reason(L.FIRST), trace_s=0.1),), wall_s=1.0,
+                      omitted=(L.Omitted("g", 3, 0.5, 2, 0.3),))
+    (g,) = [r for r in ledger.functions() if r.function == "g"]
+    assert (g.compiles, g.again, g.seconds) == (3, 2, 0.5)
+    row = next(line for line in str(ledger).splitlines() if line.startswith("g "))
+    assert row.split()[1:] == ["—", "3", "2", "—", "—", "—", "500", "ms"]
+    assert ledger.again_seconds == pytest.approx(0.3)
+
+
 def test_a_reason_of_megabytes_is_clipped():
     @functools.partial(jax.jit, static_argnums=1)
     def scaled(x, table):

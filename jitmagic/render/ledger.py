@@ -154,13 +154,20 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     body = [(_clip(r.function), _clip(_users_place(r.defined_at, ledger) or
                                       ("eager op" if r.eager else "—")),
              str(r.compiles), str(r.again),
-             *(fmt_s(r.stage_seconds[s]) for s in ("trace_s", "lower_s", "compile_s")),
+             *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
     yield from columns(head, body, left=2)
     if len(rows) > MAX_ROWS:
         rest = rows[MAX_ROWS:]
         yield (f"… and {len(rest)} more functions: {sum(r.compiles for r in rest)} compiles, "
                f"{fmt_s(sum(r.seconds for r in rest))}")
+
+
+def _stage(row: FunctionRow, stage: str) -> str:
+    """A row's seconds in one stage; "—" where some of its compiles were only counted (past
+    the kept ones: their stages are not known, only their total)."""
+    return "—" if row.omitted or stage not in row.stage_seconds else \
+        fmt_s(row.stage_seconds[stage])
 
 
 def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
