@@ -18,6 +18,7 @@ from ..errors import user_traceback
 from ..options import DEFAULT_BATCH
 from .calls.arguments import is_static
 from .calls.arrays import Holes
+from .sampling.conditions import persistent_cache_off
 
 #: Outputs alive at once while the orderings are measured: the reference
 #: ordering's (kept for the comparison), the current one's cold output, and a
@@ -76,7 +77,9 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     check_memory(_nbytes(shaped) if in_axes is None else 0, _nbytes(out), n, in_axes is None)
     if in_axes is not None:
         return Batched(bound, arrays, axes, n, False, in_axes)
-    stacked = tuple(jax.tree_util.tree_map(lambda x: jnp.stack([x] * n), a) for a in arrays)
+    with persistent_cache_off():  # jitmagic's own jit_stack: not into the user's cache
+        stacked = tuple(jax.tree_util.tree_map(lambda x: jnp.stack([x] * n), a)
+                        for a in arrays)
     return Batched(bound, stacked, 0, n, True)
 
 
@@ -98,10 +101,11 @@ def one_example(args: tuple, in_axes: Any) -> tuple:
     per_arg = iter(axes if isinstance(axes, tuple) else (axes,) * len(arrays))
     out = list(args)
     positions = [i for i, s in enumerate(static) if not s]
-    for i, arg in zip(positions, arrays, strict=True):
-        pairs = _leaf_axes(arg, next(per_arg), f"argument {i + 1}")
-        leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax in pairs]
-        out[i] = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(arg), leaves)
+    with persistent_cache_off():  # jitmagic's own jit_take: not into the user's cache
+        for i, arg in zip(positions, arrays, strict=True):
+            pairs = _leaf_axes(arg, next(per_arg), f"argument {i + 1}")
+            leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax in pairs]
+            out[i] = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(arg), leaves)
     return tuple(out)
 
 
