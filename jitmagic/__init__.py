@@ -36,8 +36,8 @@ from .model.comparison import ReportSchemaError
 from .model.comparison import VariantResult
 from .model.diff import Diff
 from .model.ledger import Ledger
-from .model.ledger_diff import LedgerDiff
-from .model.ledger_diff import diff_any as diff
+from .model.ledger.diff import LedgerDiff
+from .model.ledger.diff import diff_any as diff
 from .model.lines import Lines
 from .model.saved.storage import load
 from .model.sweep import Sweep

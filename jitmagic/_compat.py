@@ -119,6 +119,19 @@ def jit_info(obj: Any) -> Any:
     return getattr(obj, "_jit_info", None)
 
 
+#: JAX's private config module, where its effort levels (``O0``–``O3``) are an enum.
+CONFIG = "jax._src.config"
+
+
+def effort_level(name: str) -> int | None:
+    """The number XLA takes for JAX's effort level ``name`` (``"O0"``; JAX's
+    ``jax_optimization_level`` config writes it so, while ``compiler_options`` wants the
+    number); None where this JAX has no such level."""
+    levels = getattr(sys.modules.get(CONFIG), "EffortLevel", None)
+    member = getattr(levels, name, None)
+    return None if member is None else int(member.value)
+
+
 # --- Equinox, ipywidgets, the standard library -------------------------------------------
 
 #: Equinox's transformations return instances of private classes wrapping the user's

@@ -27,7 +27,7 @@ from jitmagic._compat import persistent_cache_folder
 from jitmagic._compat import reset_persistent_cache
 from jitmagic.errors import InputError
 from jitmagic.measure.pipeline import checkpoint
-from jitmagic.measure.pipeline import later_parts
+from jitmagic.measure.parts import later_labels
 from jitmagic.measure.pipeline import measure_prepared
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.conditions import cache_settings
@@ -155,7 +155,7 @@ def test_the_comparison_then_the_second_start_of_each_variant(measured):
         assert len(row.cold) == len(row.warm) == 3  # at least 3 pairs, with -r 1
         assert row.read and not math.isnan(row.difference.ratio)
     assert not math.isnan(s.nesting.ratio)  # both read: nesting is judged
-    assert PART in later_parts(Options(cache=True)) and PART not in later_parts(Options())
+    assert PART in later_labels(Options(cache=True)) and PART not in later_labels(Options())
 
 
 def test_only_the_flat_program_where_nothing_is_nested():

@@ -20,7 +20,6 @@ from jitmagic.model.causes.why import SAVING
 from jitmagic.model.causes.why import STAGE
 from jitmagic.model.causes.why import UNDECIDED
 from jitmagic.model.causes.why import _cache_fix
-from jitmagic.model.causes.why import causes
 from jitmagic.model.rows import VARIANTS
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import median
@@ -52,12 +51,12 @@ X, W = jnp.ones((16, 16)), jnp.eye(16) * 0.5
 
 
 def _by_name(c):
-    return {x.name: x for x in causes(c)}
+    return {x.name: x for x in c.why}
 
 
 def test_savings_then_stages_come_biggest_first_each_from_its_own_samples():
     c = jitmagic.compare(stacked, X, W, repeat=3, number=1, progress=False)
-    found = causes(c)
+    found = c.why
     kinds = [x.kind for x in found]
     assert kinds == sorted(kinds, key=KINDS.index)
     for kind in (SAVING, STAGE):
@@ -133,7 +132,7 @@ def test_the_section_is_derived_so_a_saved_report_gives_the_same_causes(tmp_path
     jitmagic.save(c, path)
     loaded = jitmagic.load(path)
     assert loaded.to_dict()["why"] == c.to_dict()["why"]
-    assert [x["cause"] for x in c.to_dict()["why"]] == [x.name for x in causes(c)]
+    assert [x["cause"] for x in c.to_dict()["why"]] == [x.name for x in c.why]
 
 
 @pytest.mark.slow  # 3-6 s on 2 cores

@@ -24,13 +24,14 @@ from IPython.display import display
 
 from .._compat import live_widgets
 from ..cell import source as cellmod
-from ..cell.held import CtrlCHeld
 from ..cell.prepare import measure_source
 from ..cell.prepare import parse
 from ..errors import CannotWriteError
 from ..errors import InputError
 from ..errors import UserCodeError
+from ..interrupts import CtrlCHeld
 from ..measure.sampling import clocks
+from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import ABANDONED_SHOWING
 from ..measure.sampling.stops import NO_RESULT
 from ..measure.sampling.stops import Showing
@@ -187,7 +188,7 @@ class JitCompareMagics(Magics):
         begun: list[str] = []  # the reports whose writing began
         try:
             with showing.active():
-                if held.twice():  # two of them since the measurement ended: a second
+                if held.twice(ABANDON_S):  # two since the measurement ended: a second
                     raise KeyboardInterrupt(ABANDONED_SHOWING)
                 self._show(result, args, progress, showing, shown)
                 # paths checked before measuring; a late failure keeps the result

@@ -51,6 +51,7 @@ from ..options import Options
 from ..options import options_of
 from .attribution import attribute_call
 from .discovery.bindings import one_measurement
+from .parts import PartRun
 from .sampling import clocks
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
@@ -330,3 +331,9 @@ def _median(xs: list[float]) -> float:
 def _noise(flat: list[float], d: Difference) -> float | None:
     """The saving, in seconds, that the rule needs at this spread and number of repeats."""
     return None if d.noise is None else _median(flat) * (1 - 1 / d.noise)
+
+
+def add_part(result: Comparison, run: PartRun) -> Comparison:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the attribution,
+    and the advice where asked (both from one trace of the flat variant)."""
+    return extend(result, run.flat, run.options, run.check)

@@ -39,6 +39,7 @@ from ..options import AUTO
 from ..options import Options
 from .batches import Batched
 from .batches import prepare_batch
+from .parts import PartRun
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import COMPILE_EVENT
@@ -242,3 +243,8 @@ def add_orderings(comparison: Any, b: Batched | None, options: Options, *,
     measured = measure_orderings(b, options, entry=comparison.entry, check=check)
     return dataclasses.replace(comparison, orderings=measured)
 
+
+def add_part(result: Any, run: PartRun) -> Any:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the orderings of
+    the batch the pipeline checked before anything was timed."""
+    return add_orderings(result, run.batched, run.options, check=run.check)

@@ -37,15 +37,13 @@ from ..model.stats.witness import on
 from ..options import Options
 from ..options import misspelt_option
 from ..options import split_options
-from . import advice
 from . import batches
-from . import orderings
-from . import second_start
-from .constants import arguments as constant_arguments
 from .discovery.bindings import one_measurement
 from .discovery.bindings import seconds_waited
-from .lines.tables import Staged
-from .lines.tables import add_lines
+from .parts import PartRun
+from .parts import Staged
+from .parts import add_parts
+from .parts import later_labels
 from .sampling import clocks
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
@@ -79,8 +77,6 @@ from .variants.rows import Prepared
 from .variants.rows import nothing_to_nest
 from .variants.rows import variant_results
 from .variants.rows import variant_sampler
-from .xla_passes import PART as XLA_PART
-from .xla_passes import add_xla_passes
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
@@ -185,18 +181,16 @@ def globals_of(fn: Callable) -> dict[str, Any]:
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
-    """``run_comparison``, then the parts the options add, in order (:func:`later_parts`):
-    with ``vmap`` the orderings of the flat entry on a batch (checked before anything is
-    timed); with ``attribute``/``advise`` the per-helper trace times and advice; where a
-    variant captured big array constants, those passed as arguments
-    (:mod:`~jitmagic.measure.constants`); with ``cache`` a second start of each variant,
-    its persistent compilation cache cold and warm (:mod:`.second_start`); with ``xla`` one
-    extra profiled compile per variant (:mod:`.xla_passes`); with ``lines`` the
-    per-source-line table of both variants. All of it runs under one ``check`` (one
-    Ctrl-C, one ``timeout``): once anything stops, nothing after it starts and the result
-    says where it stopped. ``options.sweep`` is the caller's to run
-    (:mod:`jitmagic.measure.sweep`): one call is measured. Where it had to wait for
-    another thread's measurement, a warning says so."""
+    """``run_comparison``, then the parts the options ask for, in the table of parts'
+    order (:data:`jitmagic.model.parts.PARTS`, run by :func:`.parts.add_parts`): with
+    ``vmap`` the orderings of the flat entry on a batch (the batch checked here, before
+    anything is timed), the per-helper attribution and advice, the big captured
+    constants passed as arguments (where a variant captured them), the second start
+    (``cache``), XLA's passes (``xla``), the per-line tables (``lines``). All of it runs
+    under one ``check`` (one Ctrl-C, one ``timeout``): once anything stops, nothing
+    after it starts and the result says where it stopped. ``options.sweep`` is the
+    caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured. Where it had
+    to wait for another thread's measurement, a warning says so."""
     with one_measurement():
         result = _measure_prepared(prepared, options, start=start, check=check)
         waited = seconds_waited()
@@ -217,7 +211,7 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
     start = clocks.wall() if start is None else start
     check = joined(check or checkpoint(entry, options, start), options)
     check.report.entry = check.report.entry or entry
-    check.report.parts = later_parts(options)
+    check.report.parts = later_labels(options)
     flat = prepared["flat"]
     batched = None
     if options.vmap:
@@ -233,40 +227,7 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         if flat.batch is not None:
             result = dataclasses.replace(result, warnings=(*result.warnings,
                                                            batches.ONE_EXAMPLE_NOTE))
-        parts: tuple[Callable[[Comparison], Comparison], ...] = (
-            lambda r: orderings.add_orderings(r, batched, options, check=check),
-            lambda r: advice.extend(r, flat, options, check),
-            lambda r: _constants_passed(r, prepared, built, options, check),
-            lambda r: second_start.add_second_start(r, prepared, options, check),
-            lambda r: add_xla_passes(r, prepared, check) if options.xla else r,
-            lambda r: add_lines(r, prepared, built, check=check) if options.lines else r,
-        )
-        for part in parts:
-            if result.stopped_anywhere:
-                break
-            result = part(result)
-        return result
-
-
-def _constants_passed(result: Comparison, prepared: dict[str, Prepared],
-                      built: dict[str, Staged], options: Options,
-                      check: Checkpoint) -> Comparison:
-    """``result`` with its big captured constants measured passed as arguments, where a
-    variant captured them (not at each value of a sweep); progress then lists the part."""
-    if options.sweep is not None or not constant_arguments.wanted(result):
-        return result
-    check.report.parts = later_parts(options, constants=True)
-    return constant_arguments.add_constant_arguments(result, prepared, built, check=check)
-
-
-def later_parts(options: Options, constants: bool = False) -> tuple[str, ...]:
-    """The parts that run after the comparison, as progress names them (``constants``:
-    the comparison found big captured constants, to be measured passed as arguments)."""
-    parts = (("orderings", options.vmap), ("attribution", options.attribute or options.advise),
-             ("advice", options.advise), (constant_arguments.PART, constants),
-             (second_start.PART, options.cache), (XLA_PART, options.xla),
-             ("lines", options.lines))
-    return tuple(name for name, on in parts if on)
+        return add_parts(result, PartRun(prepared, built, batched, options, check))
 
 
 def _checked(nested: Prepared, check: Checkpoint) -> Prepared:

@@ -38,6 +38,7 @@ import jax
 
 from ..errors import user_traceback
 from ..interrupts import exits_held
+from ..model import parts
 from ..model.causes.second_start import VARIANTS
 from ..model.causes.second_start import CacheRow
 from ..model.causes.second_start import SecondStart
@@ -45,6 +46,7 @@ from ..model.causes.second_start import Start
 from ..model.causes.second_start import UserCache
 from ..model.comparison import Comparison
 from ..options import Options
+from .parts import PartRun
 from .sampling.conditions import cache_settings
 from .sampling.conditions import emptied
 from .sampling.conditions import frozen_heap
@@ -69,7 +71,7 @@ CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"
 #: The event JAX fires for every compile that uses the persistent cache (a hit or a miss).
 USES_CACHE_EVENT = "/jax/compilation_cache/compile_requests_use_cache"
 #: What progress and the stop reasons call this part.
-PART = "second start"
+PART = parts.named("second_start").label
 COLD, WARM = "cold", "warm"
 
 
@@ -227,3 +229,8 @@ def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) ->
 
 def _call(jitted: Callable, args: tuple, kwargs: dict[str, Any]) -> Callable[[], Any]:
     return lambda: jax.block_until_ready(jitted(*args, **kwargs))
+
+
+def add_part(result: Comparison, run: PartRun) -> Comparison:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start."""
+    return add_second_start(result, dict(run.prepared), run.options, run.check)

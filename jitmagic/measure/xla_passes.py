@@ -30,11 +30,13 @@ import jax
 from .._compat import profiler_running
 from ..interrupts import exits_held
 from ..interrupts import interrupts_held
+from ..model import parts
 from ..model.causes.xla_passes import PROFILED
 from ..model.causes.xla_passes import PassTime
 from ..model.causes.xla_passes import ProfiledCompile
 from ..model.causes.xla_passes import XlaPasses
 from ..model.comparison import Comparison
+from .parts import PartRun
 from .sampling.conditions import persistent_cache_off
 from .sampling.stages import cold_jit
 from .sampling.stages import timed_stage
@@ -44,7 +46,7 @@ from .scratch import scratch_folder
 from .variants.rows import Prepared
 
 #: The part's name, as progress shows it.
-PART = "XLA passes"
+PART = parts.named("xla_passes").label
 #: Why nothing was measured while the user's own profiler session runs.
 REFUSED = ("not measured: your own jax.profiler trace is running; stop it "
            "(jax.profiler.stop_trace()) to see XLA's passes")
@@ -154,3 +156,8 @@ def _profile_file(folder: str) -> str:
     if not found:
         raise ProfilerBusy(NO_PROFILE)
     return found[-1]
+
+
+def add_part(result: Comparison, run: PartRun) -> Comparison:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's passes."""
+    return add_xla_passes(result, dict(run.prepared), run.check)

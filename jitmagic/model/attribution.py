@@ -47,6 +47,12 @@ class Attribution:
         """What the trace spent on the entry itself: its own lines plus JAX's work around it."""
         return self.entry_code_s + self.jax_s
 
+    def heaviest(self, limit: int) -> tuple[tuple[HelperTime, ...], int]:
+        """The ``limit`` helpers with the most inclusive seconds, heaviest first, and how
+        many were left out (the table and the chart show these; the record keeps all)."""
+        ordered = sorted(self.helpers, key=lambda h: -h.inclusive_s)
+        return tuple(ordered[:limit]), max(len(ordered) - limit, 0)
+
     def share(self, seconds: float) -> float:
         """``seconds`` as a fraction of the measured trace."""
         return seconds / self.trace_s if self.trace_s > 0 else 0.0

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from . import parts as table
 from .advice import Advice
 from .attribution import Attribution
 from .causes.constant_arguments import ConstantArguments
@@ -24,7 +25,6 @@ from .causes.why import Cause
 from .causes.why import causes
 from .causes.xla_passes import XlaPasses
 from .lines import Lines
-from .lines import checked_lines
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
@@ -138,6 +138,21 @@ class Comparison(Shown):
     #: The :class:`~jitmagic.model.diff.Diff` against ``--baseline``, shown under the
     #: verdict; not saved (it belongs to the other report as much as to this one).
     baseline: Any = field(default=None, compare=False, repr=False)
+    #: The records of parts of :data:`~jitmagic.model.parts.PARTS` that have no field of
+    #: their own, by name: a new part needs an entry in the table, not a field here.
+    added: dict[str, Any] = field(default_factory=dict)
+
+    def part(self, name: str) -> Any:
+        """The record of the part ``name`` (None where it was not measured)."""
+        if name in _OWN_FIELDS:
+            return getattr(self, name)
+        return self.added.get(name)
+
+    def with_part(self, name: str, record: Any, **changes: Any) -> Comparison:
+        """This comparison with the part ``name``'s record (and ``changes``)."""
+        if name in _OWN_FIELDS:
+            return dataclasses.replace(self, **{name: record}, **changes)
+        return dataclasses.replace(self, added={**self.added, name: record}, **changes)
 
     @property
     def flat(self) -> VariantResult:
@@ -188,20 +203,18 @@ class Comparison(Shown):
 
     @property
     def stopped_anywhere(self) -> str | None:
-        """Why this comparison, or a part measured after it (the orderings, advice, the
-        constants passed as arguments, the second start, XLA's passes, the per-line
-        tables), ended early (None: nothing did): once anything stops, nothing after it
+        """Why this comparison, or a part measured after it (:data:`~.parts.PARTS`), ended
+        early (None: nothing did): once anything stops, nothing after it
         runs."""
-        parts = (self, self.orderings, self.advice, self.constant_arguments, self.second_start,
-                 self.xla_passes, self.lines)
-        return next((p.stopped for p in parts if p is not None and p.stopped), None)
+        records = (self, *(self.part(p.name) for p in table.PARTS))
+        return next((r.stopped for r in records if getattr(r, "stopped", None)), None)
 
     @property
     def why(self) -> tuple[Cause, ...]:
         """The causes of the flat first call, kind by kind: the measured savings and the
         stages, biggest first, then what was inconclusive, had nothing to gain, could not
         be measured or was not measured (:mod:`.causes.why`)."""
-        return causes(self)
+        return causes(self, table.part_causes())
 
     @property
     def verdict(self) -> Verdict:
@@ -259,7 +272,10 @@ class Comparison(Shown):
             "verdict": self.verdict.to_dict(),
             "why": [cause.to_dict() for cause in self.why],
         }
-        d.update({k: getattr(self, k).to_dict() for k in RECORDS if getattr(self, k) is not None})
+        for key in records():
+            record = self.part(key)
+            if record is not None:
+                d[key] = record.to_dict()
         return d
 
     @classmethod
@@ -276,10 +292,12 @@ class Comparison(Shown):
                                     f"{' or '.join(map(repr, READABLE))}")
         got = check_outputs(fields(d, _FIELDS, where), where)
         got["variants"] = _variants(d["variants"], _at(where, "variants"))
-        for key, record in RECORDS.items():
+        added: dict[str, Any] = {}
+        for key, read in records().items():
             if d.get(key) is not None:
-                got[key] = record(d[key], _at(where, key))
-        return cls(**got)
+                record = read(d[key], _at(where, key))
+                (got if key in _OWN_FIELDS else added)[key] = record
+        return cls(**got, added=added)
 
 
 def _at(where: str, key: str) -> str:
@@ -307,14 +325,14 @@ _FIELDS: tuple[Field, ...] = (
     ("same_compiled", "same_compiled", optional(flag), None),
     *((key, key, optional(text), None) for key in PROVENANCE),
 )  # "verdict" and "why" are written but never read back: the record derives them again
-#: The optional records, as written under their keys, and how each is read.
-RECORDS: dict[str, Callable[[Any, str], Any]] = {
-    "orderings": Orderings.from_dict,
-    "attribution": Attribution.from_dict,
-    "advice": Advice.from_dict,
-    "sharding": Sharding.from_dict,
-    "lines": checked_lines,
-    "xla_passes": XlaPasses.from_dict,
-    "constant_arguments": ConstantArguments.from_dict,
-    "second_start": SecondStart.from_dict,
-}
+
+
+def records() -> dict[str, Callable[[Any, str], Any]]:
+    """The optional records, as written under their keys, and how each is read: the
+    sharding, then every part of the table's (read at each call: a test may add one)."""
+    return {"sharding": Sharding.from_dict, **{p.name: p.read for p in table.PARTS}}
+
+
+#: The comparison's own fields: a part named like one has its record there, typed
+#: (``result.second_start``), the others theirs in ``added``.
+_OWN_FIELDS = frozenset(f.name for f in dataclasses.fields(Comparison))

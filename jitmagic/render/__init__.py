@@ -10,7 +10,7 @@ from typing import Any
 from ..model.advice import Advice
 from ..model.diff import Diff
 from ..model.ledger import Ledger
-from ..model.ledger_diff import LedgerDiff
+from ..model.ledger.diff import LedgerDiff
 from ..model.shown import register_renderers
 from . import diff as _diff
 from . import ledger as _ledger

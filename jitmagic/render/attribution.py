@@ -11,7 +11,6 @@ import re
 from ..model.advice import Advice
 from ..model.advice import Candidate
 from ..model.attribution import Attribution
-from ..model.attribution import HelperTime
 from ..model.comparison import Comparison
 from ..model.stats.rule import FASTER
 from ..model.stats.rule import SLOWER
@@ -30,24 +29,17 @@ from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .comparison import partial
+from .drawing import attribution_png
 from .format import fmt_s
 
 #: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
 NOISY = 0.25
 
 
-def heaviest(a: Attribution, limit: int = MAX_ITEMS) -> tuple[tuple[HelperTime, ...], int]:
-    """The ``limit`` helpers with the most inclusive seconds, heaviest first, and how
-    many were left out (the table and the chart show these; the record keeps all)."""
-    ordered = sorted(a.helpers, key=lambda h: -h.inclusive_s)
-    shown, left = first(ordered, limit)
-    return tuple(shown), left
-
-
 def attribution_blocks(a: Attribution) -> list[Block]:
     """The flat trace split by helper, heaviest first: a title and a table (at most
     :data:`~.blocks.MAX_ITEMS` helpers, then one row for the rest)."""
-    shown, left = heaviest(a)
+    shown, left = a.heaviest(MAX_ITEMS)
     rows: list[tuple[str | Cell, str, str, str, str]] = [
         (Cell(h.helper, code=True), str(h.calls), fmt_s(h.inclusive_s), fmt_s(h.own_s),
          f"{a.share(h.inclusive_s):.0%} (own {a.share(h.own_s):.0%})")
@@ -204,3 +196,12 @@ def _error_line(error: str, width: int = 120) -> str:
     lines = [ln for ln in error.splitlines() if re.match(r"[A-Za-z_][\w.]*: ", ln)]
     line = (lines or error.splitlines() or [""])[0]
     return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-helper
+    table, chart and advice, where ``--attribute`` or ``--advise`` measured them."""
+    said = helpers_text(c)
+    if not said:
+        return None
+    return said, helpers_html(c, attribution_png(c, plot))

@@ -6,97 +6,32 @@ IPython."""
 from __future__ import annotations
 
 import html
-import importlib
-import signal
-import sys
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from ..model import parts as table
 from ..model.comparison import Comparison
 from ..model.lines import Lines
-from ..model.orderings import Orderings
 from ..model.sweep import Sweep
-from .attribution import helpers_html
-from .attribution import helpers_text
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
-from .causes.constant_arguments import html as constants_html
-from .causes.constant_arguments import text as constants_text
-from .causes.second_start import html as second_start_html
-from .causes.second_start import text as second_start_text
 from .causes.why import blocks as why_blocks
-from .causes.xla_passes import html as xla_html
-from .causes.xla_passes import text as xla_text
 from .comparison import html_summary
 from .comparison import text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
+from .drawing import load_charts
 from .lines import html_table as lines_html
 from .lines import text as lines_text
-from .orderings import html_table as orderings_html
-from .orderings import text_table as orderings_text
 from .sweep import sweep_html
 from .sweep import sweep_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
-
-#: What drawing a chart imports: the chart modules (matplotlib with them), the backend
-#: that writes PNG, and the image plugins Pillow loads as it saves its first image.
-CHART_MODULES = (f"{__package__}.charts.phases", f"{__package__}.charts.sweep",
-                 f"{__package__}.charts.attribution", f"{__package__}.charts.orderings",
-                 "matplotlib.backends.backend_agg", "PIL.BmpImagePlugin", "PIL.GifImagePlugin",
-                 "PIL.JpegImagePlugin", "PIL.PpmImagePlugin")
-
-
-@contextmanager
-def ctrl_c_held() -> Iterator[None]:
-    """Within, Ctrl-C is only noted; after, it is delivered to the handler there was, as
-    if pressed then (once, or twice where it was pressed twice). On the main thread, over
-    a handler set from Python; elsewhere nothing is held (no signal arrives there)."""
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
-        yield
-        return
-    pressed: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if pressed:
-            try:
-                signal.raise_signal(signal.SIGINT)
-            finally:  # where the first raised (it stops a part), a second still counts
-                if len(pressed) > 1:
-                    signal.raise_signal(signal.SIGINT)
-
-
-def imported_whole(*modules: str) -> None:
-    """Import ``modules`` (and what they import) whole: a Ctrl-C during the import comes
-    after it (:func:`ctrl_c_held`). One cut half way would leave the modules it had begun
-    half made, and matplotlib broken in that process until a restart
-    (``KeyError: 'Rectangle:kwdoc'`` at every later ``import matplotlib.pyplot``)."""
-    missing = [name for name in modules if name not in sys.modules]
-    if not missing:
-        return
-    with ctrl_c_held():
-        for name in missing:
-            importlib.import_module(name)
-
-
-def load_charts() -> None:
-    """Everything a chart needs, imported whole (:func:`imported_whole`) before anything
-    is drawn, so that Ctrl-C while a chart is drawn never cuts an import; matplotlib is
-    imported here, when a chart is drawn, never for a text report."""
-    imported_whole(*CHART_MODULES)
-
 
 def chart_png(c: Comparison | Sweep) -> bytes | None:
     """The result's chart as PNG bytes (the sweep chart for a sweep)."""
@@ -123,8 +58,8 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         last = r.last  # its causes where the sweep measured more than the comparison
-        asked = (last.lines, last.second_start, last.xla_passes, last.constant_arguments)
-        shown = list(sections(last, plot, why=any(x is not None for x in asked)))
+        asked = any(last.part(p.name) is not None for p in table.PARTS if p.in_why)
+        shown = list(sections(last, plot, why=asked))
         if shown or r.baseline is not None:
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
@@ -141,30 +76,20 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
 
 
 def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tuple[str, str]]:
-    """What follows a comparison's table, as (text, HTML), in order: the measured causes
-    of its first call ranked (``why``); with ``--lines`` the per-source-line tables; the
-    big constants passed as arguments; with ``--cache`` the second start; with ``--xla``
-    where XLA spent its profiled compiles; with ``--vmap`` the table of all four
-    orderings and their chart (so that they survive where the toggle widget cannot run,
-    a static export); with ``--attribute``/``--advise`` the per-helper table, chart and
-    advice."""
+    """What follows a comparison's table, as (text, HTML): the measured causes of its
+    first call ranked (``why``), then each part's section in the report's order (the
+    table of parts' ``shown``: the per-line tables, the big constants passed as
+    arguments, the second start, XLA's passes, the four orderings and their chart, so
+    that they survive where the toggle widget cannot run, then the per-helper table,
+    chart and advice)."""
     causes = why_blocks(c) if why else []  # built once, shown twice
     if causes:
         yield as_text(causes), as_html(causes)
-    if c.lines is not None:
-        yield lines_text(c.lines), lines_html(c.lines)
-    if c.constant_arguments is not None:
-        yield constants_text(c.constant_arguments), constants_html(c.constant_arguments)
-    if c.second_start is not None:
-        yield second_start_text(c.second_start), second_start_html(c.second_start)
-    if c.xla_passes is not None:
-        yield xla_text(c.xla_passes), xla_html(c.xla_passes)
-    orderings = _orderings(c)
-    if orderings is not None:
-        yield orderings_text(orderings), orderings_html(orderings, orderings_png(orderings, plot))
-    helpers = helpers_text(c)
-    if helpers:
-        yield helpers, helpers_html(c, attribution_png(c, plot))
+    for part in sorted(table.PARTS, key=lambda p: p.shown):
+        show = part.renderer()
+        shown = show(c, plot) if show is not None else None
+        if shown is not None:
+            yield shown
 
 
 def last_value_line(s: Sweep) -> str:
@@ -185,34 +110,6 @@ def with_note(data: dict[str, str], note: str) -> dict[str, str]:
     """``data`` with ``note`` as a line of its own after the rest, in text and HTML."""
     return {**data, "text/plain": f"{data['text/plain']}\n\n{note}",
             "text/html": f"{data['text/html']}\n<p style='color:#a00'>{html.escape(note)}</p>"}
-
-
-def _orderings(c: Comparison) -> Orderings | None:
-    """The comparison's orderings record, if it has one (the one place that reads it)."""
-    return c.orderings
-
-
-def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
-    """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
-    a = c.attribution
-    if not plot or a is None:
-        return None
-    load_charts()
-    from .charts.attribution import attribution_figure
-    from .charts.phases import to_png
-
-    return to_png(attribution_figure(a))
-
-
-def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
-    """The orderings' chart as PNG bytes (matplotlib imported only when drawing)."""
-    if not plot:
-        return None
-    load_charts()
-    from .charts.orderings import orderings_figure
-    from .charts.phases import to_png
-
-    return to_png(orderings_figure(o))
 
 
 def text(c: Comparison | Sweep | Lines) -> str:

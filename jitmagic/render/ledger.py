@@ -33,7 +33,7 @@ from ..model.ledger import Broken
 from ..model.ledger import FunctionRow
 from ..model.ledger import Ledger
 from ..model.ledger import ReasonRow
-from ..model.ledger_diff import LedgerDiff
+from ..model.ledger.diff import LedgerDiff
 from ..model.saved.schema import printable
 from ..usercode import user_file
 from .format import fmt_s

@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
+from ..model.comparison import Comparison
 from ..model.lines import LineRow
 from ..model.lines import Lines
 from ..model.lines import LineTable
@@ -189,3 +190,9 @@ def html_table(lines: Lines) -> str:
     parts += [html_variant(lines, t) for t in lines.tables.values()]
     parts += [f"<p><b>Hint:</b> {html.escape(h)}</p>" for h in lines.hints()]
     return f'<div class="jitmagic-lines">{"".join(parts)}</div>'
+
+
+def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line
+    tables of ``c``, where ``--lines`` counted them."""
+    return None if c.lines is None else (text(c.lines), html_table(c.lines))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ..model.comparison import Comparison
 from ..model.orderings import EXECUTE
 from ..model.orderings import ORDERINGS
 from ..model.orderings import REFERENCE
@@ -32,6 +33,7 @@ from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import switch
+from .drawing import orderings_png
 from .format import fmt_ratio
 from .format import fmt_s
 from .format import fmt_spread
@@ -184,3 +186,12 @@ def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
     names = [name for name in TOGGLED if name in panels]
     return switch(key, [(n, panels[n]) for n in names],
                   names.index(chosen) if chosen in names else 0)
+
+
+def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the table of all
+    four orderings and their chart, where ``--vmap`` measured them."""
+    o = c.orderings
+    if o is None:
+        return None
+    return text_table(o), html_table(o, orderings_png(o, plot))

@@ -33,6 +33,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ...model import parts
 from ...model.causes.constant_arguments import BIG_BYTES
 from ...model.causes.constant_arguments import CAPTURED
 from ...model.causes.constant_arguments import FORMS
@@ -43,8 +44,11 @@ from ...model.causes.constant_arguments import LiftedConstant
 from ...model.comparison import VARIANTS
 from ...model.comparison import Comparison
 from ...model.stats.units import fmt_bytes
-from ..lines.tables import Staged
 from ..lines.tables import user_code
+from ..parts import PartRun
+from ..parts import Staged
+from ..parts import in_one_process_only
+from ..parts import later_labels
 from ..sampling import clocks
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
@@ -68,7 +72,7 @@ from .names import name_of
 from .names import reachable_arrays
 
 #: What progress calls this part.
-PART = "constants passed as arguments"
+PART = parts.named("constant_arguments").label
 #: Pairs of cold first calls per variant: at least this many, then one more at a time
 #: while the one rule is undecided, up to this many.
 MIN_PAIRS, MOST_PAIRS = 3, 5
@@ -280,3 +284,17 @@ def _decided(forms: dict[str, Forms], samples: dict[tuple[str, str], dict],
         if not dataclasses.replace(f.record, samples=taken).difference.decided:
             return False
     return True
+
+
+def add_part(result: Comparison, run: PartRun) -> Comparison:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where a variant
+    captured big constants (not at each value of a sweep), those passed as arguments;
+    progress then lists the part. Under several processes it is left out with a note:
+    its pairs decide on this process's own clock."""
+    if run.options.sweep is not None or not wanted(result):
+        return result
+    note = in_one_process_only(parts.named("constant_arguments"), run.check)
+    if note:
+        return dataclasses.replace(result, warnings=(*result.warnings, note))
+    run.check.report.parts = later_labels(run.options, found=("constant_arguments",))
+    return add_constant_arguments(result, run.prepared, run.built, check=run.check)

@@ -58,6 +58,8 @@ from ..discovery.bindings import one_measurement
 from ..discovery.discover import code_of
 from ..discovery.found import entry_namespace
 from ..discovery.live_objects import user_entry
+from ..parts import PartRun
+from ..parts import Staged
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import StageInterrupted
 from ..sampling.stops import Stop
@@ -79,20 +81,6 @@ from .hook import make_hook
 from .hook import why_no_hook
 from .loops import loops_of
 from .mlir_locations import count_hlo_ops
-
-
-@dataclasses.dataclass(frozen=True)
-class Staged:
-    """What a comparison already built for one variant, for ``add_lines`` to reuse.
-
-    ``jaxpr``: the variant's (closed) jaxpr, or the ``jax.stages.Traced`` holding it,
-    from any trace of it (a warm one will do: a cached helper's jaxpr keeps the
-    frames of the trace that built it). ``lowered``: its ``jax.stages.Lowered``, or
-    the text of ``lowered.as_text(debug_info=True)``; None to lower here.
-    """
-
-    jaxpr: Any
-    lowered: Any = None
 
 
 def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
@@ -342,3 +330,9 @@ def _user_errors(variant: str) -> Iterator[None]:
     except Exception as exc:
         raise UserCodeError(f"the {variant} variant failed while counting lines:\n"
                             + user_traceback(exc)) from exc
+
+
+def add_part(result: Comparison, run: PartRun) -> Comparison:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line
+    tables, counted on what the comparison traced and lowered."""
+    return add_lines(result, dict(run.prepared), run.built, check=run.check)

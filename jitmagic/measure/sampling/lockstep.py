@@ -33,6 +33,7 @@ from typing import Any
 from ..._compat import distributed_client
 from ...errors import InputError
 from ...errors import UserCodeError
+from ...model import parts as table
 from ...model.processes import Samples
 from ...model.processes import slowest
 from ...model.rows import VariantResult
@@ -44,10 +45,6 @@ from .stops import Stop
 #: :data:`TIMEOUT_ENV` sets another): past it, it raises :class:`LockstepError`.
 TIMEOUT_S = 300.0
 TIMEOUT_ENV = "JITMAGIC_LOCKSTEP_TIMEOUT"
-
-#: The options whose parts are not measured in lockstep: refused under several processes.
-UNSHARED = (("vmap", "--vmap"), ("attribute", "--attribute"), ("advise", "--advise"),
-            ("lines", "--lines"), ("sweep", "--sweep"), ("cache", "--cache"))
 
 #: Every exchange's number in this process: all processes count the same exchanges.
 _EXCHANGES = itertools.count()
@@ -216,10 +213,19 @@ def joined(check: Checkpoint, options: Any) -> Checkpoint:
 
 
 def refuse_unshared(options: Any, processes: int) -> None:
-    """``InputError`` naming the options of ``options`` that several processes do not
-    measure in lockstep (their parts decide on each process's own clock)."""
-    given = [flag for name, flag in UNSHARED if getattr(options, name, None)]
+    """``InputError`` naming the options of ``options`` whose parts run in one process
+    only (:data:`~jitmagic.model.parts.ONE_PROCESS` in the table of parts: they decide on
+    each process's own clock), and a sweep, measured in one process too; nothing for
+    one process."""
+    if processes <= 1:
+        return
+    given = [flag for part in table.PARTS if part.processes == table.ONE_PROCESS
+             for name, flag in zip(part.asked_by, part.flags(), strict=True)
+             if getattr(options, name, None)]
+    if getattr(options, "sweep", None) is not None:
+        given.append("--sweep")
     if given:
+        given = list(dict.fromkeys(given))
         raise InputError(f"{', '.join(given)} cannot be measured across {processes} "
                          "processes yet (only the flat/nested comparison runs in lockstep): "
                          "leave it out, or measure in one process")

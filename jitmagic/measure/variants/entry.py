@@ -70,6 +70,9 @@ def resolve_entry(obj: Any, name: str | None = None) -> Resolved:
     if is_user_jit(obj):
         info = jit_info(obj)
         opts = {k: getattr(info, k) for k in JIT_OPTIONS if getattr(info, k, None)}
+        # the user's compiler options (XLA's effort): their program is compiled with them
+        if getattr(info, "compiler_options_kvs", None):
+            opts["compiler_options"] = dict(info.compiler_options_kvs)
         return Resolved(obj.__wrapped__, name, opts or None)
     inner = _framework_unjit(obj)
     if inner is not None:

@@ -77,10 +77,13 @@ class Cause:
                 "said": self.said, "fix": self.fix, "option": self.option or None}
 
 
-def causes(c: Any) -> tuple[Cause, ...]:
+def causes(c: Any, parts: tuple[Callable[[Any], Iterator[Cause]], ...] = ()
+           ) -> tuple[Cause, ...]:
     """The causes of ``c``'s (a :class:`~jitmagic.model.comparison.Comparison`) slow
-    first call, kind by kind in the order of :data:`KINDS`, the most seconds first."""
-    found = [cause for make in CAUSES for cause in make(c)]
+    first call, kind by kind in the order of :data:`KINDS`, the most seconds first: the
+    comparison's own (:data:`CAUSES`), then those ``parts`` add (the table of parts'
+    makers, :func:`jitmagic.model.parts.part_causes`)."""
+    found = [cause for make in (*CAUSES, *parts) for cause in make(c)]
     return tuple(sorted(found, key=lambda x: (KINDS.index(x.kind),
                                               -x.seconds if not math.isnan(x.seconds) else 0)))
 
@@ -306,6 +309,6 @@ def _cache_fix(measured: Any) -> str:
     return "your settings already cache this program: a second start reads it"
 
 
-#: Each cause's maker, in the order a tie keeps.
-CAUSES: tuple[Callable[[Any], Iterator[Cause]], ...] = (
-    stages, nesting, constants, second_start)
+#: The makers of the comparison's own causes, in the order a tie keeps (the parts'
+#: follow them, in the table of parts' order).
+CAUSES: tuple[Callable[[Any], Iterator[Cause]], ...] = (stages, nesting)

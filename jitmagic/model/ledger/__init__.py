@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from .saved import schema
-from .saved.schema import clipped
-from .saved.schema import fail
-from .shown import Shown
+from ..saved import schema
+from ..saved.schema import clipped
+from ..saved.schema import fail
+from ..shown import Shown
 
 SCHEMA = "jitmagic.ledger/1"
 

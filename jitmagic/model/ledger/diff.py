@@ -13,13 +13,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .comparison import ReportSchemaError
-from .diff import Diff
-from .diff import diff
-from .ledger import FunctionRow
-from .ledger import Ledger
-from .saved.storage import load
-from .shown import Shown
+from ..comparison import ReportSchemaError
+from ..diff import Diff
+from ..diff import diff
+from . import FunctionRow
+from . import Ledger
+from ..saved.storage import load
+from ..shown import Shown
 
 
 @dataclass(frozen=True, slots=True)

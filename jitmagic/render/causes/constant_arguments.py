@@ -18,6 +18,7 @@ from ...model.causes.constant_arguments import ConstantArguments
 from ...model.causes.constant_arguments import ConstantVariant
 from ...model.causes.constant_arguments import subject
 from ...model.causes.why import said_of
+from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
@@ -188,3 +189,10 @@ def text(record: ConstantArguments) -> str:
 
 def html(record: ConstantArguments) -> str:
     return as_html(blocks(record))
+
+
+def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the big constants
+    passed as arguments, where they were measured."""
+    record = c.constant_arguments
+    return None if record is None else (text(record), html(record))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import UserCache
+from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
@@ -215,3 +216,9 @@ def user_settings(s: SecondStart) -> list[str]:
                    "set it to 0 to cache it")
     return out
 
+
+def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start,
+    where ``--cache`` measured it."""
+    record = c.second_start
+    return None if record is None else (text(record), html(record))

@@ -15,7 +15,6 @@ from ...model.causes.why import STAGE
 from ...model.causes.why import UNDECIDED
 from ...model.causes.why import UNMEASURABLE
 from ...model.causes.why import Cause
-from ...model.causes.why import causes
 from ...model.causes.why import clock_of
 from ...model.causes.why import stopped_first
 from ...model.comparison import Comparison
@@ -37,7 +36,7 @@ UNRANKED = ((UNDECIDED, "inconclusive (more runs may tell)"),
 
 def blocks(c: Comparison) -> list[Block]:
     """The section as blocks; none where nothing at all was measured and nothing stopped."""
-    found = causes(c)
+    found = c.why
     of = {kind: [x for x in found if x.kind == kind] for kind in KINDS}
     if not of[STAGE] and not c.stopped_anywhere:
         return []

@@ -14,6 +14,7 @@ from ...model.causes.xla_passes import PROFILED
 from ...model.causes.xla_passes import VERIFIER
 from ...model.causes.xla_passes import ProfiledCompile
 from ...model.causes.xla_passes import XlaPasses
+from ...model.comparison import Comparison
 from ...model.stats.units import fmt_s
 from ..blocks import Block
 from ..blocks import Cell
@@ -133,3 +134,10 @@ def text(x: XlaPasses) -> str:
 
 def html(x: XlaPasses) -> str:
     return as_html(blocks(x))
+
+
+def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where XLA spent
+    its profiled compiles, where ``--xla`` measured them."""
+    record = c.xla_passes
+    return None if record is None else (text(record), html(record))

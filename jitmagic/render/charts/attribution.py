@@ -9,7 +9,6 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ...model.attribution import Attribution
-from ..attribution import heaviest
 from ..blocks import more
 from ..format import fmt_s
 from .palette import PHASE
@@ -28,7 +27,7 @@ def attribution_figure(a: Attribution) -> Figure:
     (light) with its own share inside (the trace colour), labelled
     "layer: 16 calls, 91% of trace time"; the legend below the bars. At most
     :data:`MAX_BARS` helpers, the heaviest; the title says how many more."""
-    shown, left = heaviest(a, MAX_BARS)
+    shown, left = a.heaviest(MAX_BARS)
     rows = [(h.helper, h.calls, _bar(a.share(h.inclusive_s)), _bar(a.share(h.own_s)))
             for h in shown]
     entry = _bar(a.share(a.entry_own_s))

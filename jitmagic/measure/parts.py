@@ -1,0 +1,89 @@
+"""The parts after flat against nested, measured in the table's order.
+
+What each part is lives in the one table (:data:`jitmagic.model.parts.PARTS`); this
+module runs it: every part the options ask for (or, for a part the comparison finds
+wanted, whose measurer then decides) gets the comparison so far and one
+:class:`PartRun`, under the measurement's one checkpoint. Once anything stops, nothing
+after it starts. A part that cannot make its scratch folder (the temp folder is not
+usable: :class:`~.scratch.ScratchFolderError`) is skipped with a note saying why and
+what to do; the comparison and the other parts stand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import parts as table
+from ..model.comparison import Comparison
+from ..options import Options
+from .sampling.lockstep import lockstep_of
+from .sampling.stops import Checkpoint
+from .scratch import ScratchFolderError
+from .variants.rows import Prepared
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What a comparison already built for one variant, for the parts to reuse
+    (``--lines`` counts it, the constants lift it).
+
+    ``jaxpr``: the variant's (closed) jaxpr, or the ``jax.stages.Traced`` holding it,
+    from any trace of it (a warm one will do: a cached helper's jaxpr keeps the
+    frames of the trace that built it). ``lowered``: its ``jax.stages.Lowered``, or
+    the text of ``lowered.as_text(debug_info=True)``; None to lower here.
+    """
+
+    jaxpr: Any
+    lowered: Any = None
+
+
+@dataclass(frozen=True)
+class PartRun:
+    """What a part's measurer may read: the prepared variants, the programs the
+    comparison traced and lowered (``built``, by variant), the batch for ``--vmap``
+    (None without it), the options and the measurement's checkpoint."""
+
+    prepared: Mapping[str, Prepared]
+    built: Mapping[str, Staged]
+    batched: Any
+    options: Options
+    check: Checkpoint
+
+    @property
+    def flat(self) -> Prepared:
+        return self.prepared["flat"]
+
+
+def add_parts(result: Comparison, run: PartRun) -> Comparison:
+    """``result`` with every part ``run.options`` ask for measured into it, in the
+    table's order, until one stops (its record then says so)."""
+    for part in table.PARTS:
+        measure = part.measurer()
+        if result.stopped_anywhere:
+            break
+        if measure is not None and part.asked(run.options):
+            try:
+                result = measure(result, run)
+            except ScratchFolderError as exc:
+                result = dataclasses.replace(result, warnings=(
+                    *result.warnings, f"the {part.label} was not measured: {exc}"))
+    return result
+
+
+def in_one_process_only(part: table.Part, check: Checkpoint) -> str | None:
+    """The note of a found part left out because several processes share the
+    measurement (None: it runs): one that runs in one process only cannot be measured
+    in step with the others."""
+    processes = lockstep_of(check).count
+    if processes <= 1 or part.processes != table.ONE_PROCESS:
+        return None
+    return (f"the {part.label} were not measured: that part runs in one process only, "
+            f"and {processes} processes share this measurement")
+
+
+def later_labels(options: Options, found: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The parts still to run after the comparison, as progress lists them."""
+    return table.later_labels(options, found)

@@ -1,0 +1,267 @@
+"""The effort record (``--effort``): the flat program compiled at XLA's lower effort
+settings beside the default, raw samples in, the one rule's differences and the
+break-even out.
+
+Each setting is a row of the one interleaved sampler with the default (the program as
+the user compiles it, their own ``compiler_options`` included): cold first calls from
+cleared caches, XLA's compile inside them (JAX's own event), and steady-state calls.
+From the samples, per setting, on one clock (the process's CPU time on a busy machine,
+else wall time): whether XLA compiles faster, whether a call is slower, and, where both
+are decided that way, after how many calls the default pays back the compile it costs
+(:attr:`Outcome.break_even`). A setting whose outputs differ from the default's beyond
+the output tolerance changes the results and is never recommended. Measured by
+:mod:`jitmagic.measure.effort`, shown by :mod:`jitmagic.render.causes.effort`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from ..saved.schema import REQUIRED
+from ..saved.schema import Field
+from ..saved.schema import fields
+from ..saved.schema import flag
+from ..saved.schema import items
+from ..saved.schema import mapping
+from ..saved.schema import number
+from ..saved.schema import obj
+from ..saved.schema import one_of
+from ..saved.schema import optional
+from ..saved.schema import scalar
+from ..saved.schema import seconds
+from ..saved.schema import text
+from ..stats.rule import FASTER
+from ..stats.rule import SAME
+from ..stats.rule import SLOWER
+from ..stats.rule import Difference
+from ..stats.rule import difference
+from ..stats.rule import json_number
+from ..stats.rule import median
+from ..stats.witness import FIRST_CALL
+from ..stats.witness import WAIT
+from ..stats.witness import WALL
+from ..stats.witness import clock_for
+from ..stats.witness import cpu_key
+from ..stats.witness import on
+
+#: The row every setting is compared with: the program as the user compiles it.
+DEFAULT = "default"
+COMPILE, EXECUTE = "compile_s", "execute_s"
+#: The sample keys a row keeps: XLA's compile, the cold first call and a steady call,
+#: each on both clocks, and how long the cold call's threads waited for a CPU.
+KEYS = tuple(k for key in (COMPILE, FIRST_CALL, EXECUTE) for k in (key, cpu_key(key))) + (WAIT,)
+#: How a setting's outputs compared with the default's (``measure.sampling.outputs``'
+#: kinds); only the first two let it be recommended.
+OUTPUT_KINDS = ("exact", "rounding", "mismatch", "uncompared")
+MATCHING = OUTPUT_KINDS[:2]
+#: What a setting comes to, from the rule's outcomes (:meth:`Outcome.verdict`): use it
+#: (a call is no slower), use it below its break-even, nothing to gain (XLA's compile is
+#: no faster), inconclusive (the compile's or a call's difference), changes the results,
+#: outputs not compared, changes nothing in the compiled program, failed.
+VERDICTS = (USE, USE_BELOW, NO_GAIN, UNDECIDED, CHANGES_RESULTS, NOT_COMPARED, UNCHANGED,
+            FAILED) = ("use it", "pays below the break-even", "nothing to gain",
+                       "inconclusive", "changes the results", "outputs not compared",
+                       "changes nothing", "failed")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One lower-effort setting: the compiler options it adds to the default's, and how
+    a user writes it for the whole process (``jax.config.update(...)`` or an
+    ``XLA_FLAGS`` value; None: no such way). ``keyword``: whether
+    ``jax.jit(f, compiler_options={...})`` is the line to write (else ``config`` is)."""
+
+    name: str
+    options: dict[str, Any]
+    config: str | None = None
+    keyword: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "options": dict(self.options), "config": self.config,
+                "keyword": self.keyword}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "setting") -> Setting:
+        return cls(**fields(d, _SETTING_FIELDS, where))
+
+
+_SETTING_FIELDS: tuple[Field, ...] = (
+    ("name", "name", text, REQUIRED),
+    ("options", "options", mapping(scalar), REQUIRED),
+    ("config", "config", optional(text), None),
+    ("keyword", "keyword", flag, True),
+)
+
+
+@dataclass(frozen=True)
+class EffortRow:
+    """One setting's raw samples (:data:`KEYS`), whether its compiled program differed
+    from the default's (``reached``; None: not checked), how its outputs compared with
+    the default's (``outputs``: one of :data:`OUTPUT_KINDS`; None: not compared) and,
+    where they differ, where and by how much; ``error``: the user's code failed."""
+
+    setting: Setting
+    samples: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    reached: bool | None = None
+    outputs: str | None = None
+    max_abs_diff: float | None = None
+    outputs_detail: str | None = None
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.setting.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"setting": self.setting.to_dict(),
+                "samples": {k: list(v) for k, v in self.samples.items()},
+                "reached": self.reached, "outputs": self.outputs,
+                "max_abs_diff": json_number(self.max_abs_diff),
+                "outputs_detail": self.outputs_detail, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "row") -> EffortRow:
+        return cls(**fields(d, _ROW_FIELDS, where))
+
+
+_ROW_FIELDS: tuple[Field, ...] = (
+    ("setting", "setting", Setting.from_dict, REQUIRED),
+    ("samples", "samples", mapping(items(seconds)), {}),
+    ("reached", "reached", optional(flag), None),
+    ("outputs", "outputs", optional(one_of(*OUTPUT_KINDS)), None),
+    ("max_abs_diff", "max_abs_diff", optional(number), None),
+    ("outputs_detail", "outputs_detail", optional(text), None),
+    ("error", "error", optional(text), None),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one setting's samples support against the default's, on one ``clock``:
+    XLA's compile and a steady call by the one rule (``kind`` "faster": the setting's is
+    faster), and the medians (default, setting) the seconds are said with."""
+
+    clock: str
+    compile: Difference
+    execute: Difference
+    compile_s: tuple[float, float]
+    execute_s: tuple[float, float]
+
+    @property
+    def saved_s(self) -> float:
+        """Seconds of XLA compile the setting saves (medians; negative: it costs)."""
+        return self.compile_s[0] - self.compile_s[1]
+
+    @property
+    def lost_s(self) -> float:
+        """Seconds a call loses at the setting (medians; negative: it gains)."""
+        return self.execute_s[1] - self.execute_s[0]
+
+    @property
+    def break_even(self) -> float | None:
+        """After how many calls the default pays back the compile the setting saves: only
+        where the rule calls the compile faster and a call slower (else None: there is
+        no break-even, or the samples do not support one)."""
+        if self.compile.kind != FASTER or self.execute.kind != SLOWER or self.lost_s <= 0:
+            return None
+        return self.saved_s / self.lost_s
+
+    def verdict(self, row: EffortRow) -> str:
+        """One of :data:`VERDICTS`, from the outputs and the rule's outcomes."""
+        if row.error is not None:
+            return FAILED
+        if row.outputs not in MATCHING:
+            return CHANGES_RESULTS if row.outputs == "mismatch" else NOT_COMPARED
+        if row.reached is False:
+            return UNCHANGED
+        if self.compile.kind in (SAME, SLOWER):
+            return NO_GAIN
+        if self.compile.kind != FASTER:
+            return UNDECIDED
+        if self.execute.kind in (SAME, FASTER):
+            return USE
+        return USE_BELOW if self.break_even is not None else UNDECIDED
+
+
+@dataclass(frozen=True)
+class Effort:
+    """XLA's effort settings measured beside the default: ``Comparison.effort``.
+
+    ``default``: the default row's raw samples; ``rows``: one per setting measured, in
+    the order measured; ``baseline``: the user's own ``compiler_options`` every row
+    compiles with (empty: JAX's defaults); ``left_out``: the settings not measured, each
+    with why (this backend refused it, it is the user's own already)."""
+
+    entry: str
+    default: dict[str, tuple[float, ...]]
+    rows: dict[str, EffortRow]
+    baseline: dict[str, Any] = field(default_factory=dict)
+    left_out: tuple[str, ...] = ()
+    stopped: str | None = None
+    warnings: tuple[str, ...] = ()
+    default_error: str | None = None
+
+    def __getitem__(self, name: str) -> EffortRow:
+        return self.rows[name]
+
+    def clock(self, row: EffortRow) -> str:
+        """The one clock ``row`` is compared with the default on: CPU time where the
+        machine was busy and both rows have CPU seconds of the compile and the calls."""
+        pair = [self.default, row.samples]
+        compiled, called = clock_for(pair, COMPILE), clock_for(pair, EXECUTE)
+        return compiled if compiled == called else WALL
+
+    def outcome(self, row: EffortRow) -> Outcome:
+        """``row`` against the default by the one rule (see :class:`Outcome`)."""
+        clock = self.clock(row)
+        pair = [(on(self.default, k, clock), on(row.samples, k, clock))
+                for k in (COMPILE, EXECUTE)]
+        medians = [(median(a), median(b)) for a, b in pair]
+        return Outcome(clock, difference(*pair[0]), difference(*pair[1]), *medians)
+
+    def recommended(self) -> list[EffortRow]:
+        """The settings the samples support using (always, or below their break-even),
+        the most compile saved first; never one that changes the results."""
+        chosen = [(self.outcome(r), r) for r in self.rows.values()]
+        good = [(o, r) for o, r in chosen if o.verdict(r) in (USE, USE_BELOW)]
+        return [r for o, r in sorted(good, key=lambda p: -p[0].saved_s)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entry": self.entry, "default": {k: list(v) for k, v in self.default.items()},
+                "rows": {k: r.to_dict() for k, r in self.rows.items()},
+                "baseline": dict(self.baseline), "left_out": list(self.left_out),
+                "stopped": self.stopped, "warnings": list(self.warnings),
+                "default_error": self.default_error,
+                "verdicts": {k: self.outcome(r).verdict(r) for k, r in self.rows.items()}}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "effort") -> Effort:
+        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        got = fields(d, _FIELDS, where)
+        got["rows"] = {k: EffortRow.from_dict(v, f"{where}.rows.{k}")
+                       for k, v in got["rows"].items()}
+        return cls(**got)
+
+
+_FIELDS: tuple[Field, ...] = (
+    ("entry", "entry", text, REQUIRED),
+    ("default", "default", mapping(items(seconds)), REQUIRED),
+    ("rows", "rows", obj, REQUIRED),
+    ("baseline", "baseline", mapping(scalar), {}),
+    ("left_out", "left_out", items(text), ()),
+    ("stopped", "stopped", optional(text), None),
+    ("warnings", "warnings", items(text), ()),
+    ("default_error", "default_error", optional(text), None),
+)  # "verdicts" is written but never read back: derived from the samples
+
+
+def calls_figure(calls: float) -> str:
+    """A break-even call count as said: rounded down to two significant figures
+    (``2,345`` → ``2,300``), so the count said never overstates where the setting pays."""
+    if calls < 1:
+        return "1"
+    digits = max(0, int(math.floor(math.log10(calls))) - 1)
+    return f"{int(calls // 10**digits) * 10**digits:,}"

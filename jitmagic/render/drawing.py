@@ -1,0 +1,88 @@
+"""Charts drawn into PNG bytes, and what drawing them imports, imported whole first (so
+that Ctrl-C while a chart is drawn never cuts an import half way). matplotlib is
+imported here only when a chart is drawn, never for a text report."""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..model.comparison import Comparison
+from ..model.orderings import Orderings
+
+#: What drawing a chart imports: the chart modules (matplotlib with them), the backend
+#: that writes PNG, and the image plugins Pillow loads as it saves its first image.
+CHART_MODULES = (f"{__package__}.charts.phases", f"{__package__}.charts.sweep",
+                 f"{__package__}.charts.attribution", f"{__package__}.charts.orderings",
+                 "matplotlib.backends.backend_agg", "PIL.BmpImagePlugin", "PIL.GifImagePlugin",
+                 "PIL.JpegImagePlugin", "PIL.PpmImagePlugin")
+
+
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Within, Ctrl-C is only noted; after, it is delivered to the handler there was, as
+    if pressed then (once, or twice where it was pressed twice). On the main thread, over
+    a handler set from Python; elsewhere nothing is held (no signal arrives there)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    pressed: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pressed:
+            try:
+                signal.raise_signal(signal.SIGINT)
+            finally:  # where the first raised (it stops a part), a second still counts
+                if len(pressed) > 1:
+                    signal.raise_signal(signal.SIGINT)
+
+
+def imported_whole(*modules: str) -> None:
+    """Import ``modules`` (and what they import) whole: a Ctrl-C during the import comes
+    after it (:func:`ctrl_c_held`). One cut half way would leave the modules it had begun
+    half made, and matplotlib broken in that process until a restart
+    (``KeyError: 'Rectangle:kwdoc'`` at every later ``import matplotlib.pyplot``)."""
+    missing = [name for name in modules if name not in sys.modules]
+    if not missing:
+        return
+    with ctrl_c_held():
+        for name in missing:
+            importlib.import_module(name)
+
+
+def load_charts() -> None:
+    """Everything a chart needs, imported whole (:func:`imported_whole`) before anything
+    is drawn, so that Ctrl-C while a chart is drawn never cuts an import; matplotlib is
+    imported here, when a chart is drawn, never for a text report."""
+    imported_whole(*CHART_MODULES)
+
+
+def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
+    """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
+    a = c.attribution
+    if not plot or a is None:
+        return None
+    load_charts()
+    from .charts.attribution import attribution_figure
+    from .charts.phases import to_png
+
+    return to_png(attribution_figure(a))
+
+
+def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
+    """The orderings' chart as PNG bytes (matplotlib imported only when drawing)."""
+    if not plot:
+        return None
+    load_charts()
+    from .charts.orderings import orderings_figure
+    from .charts.phases import to_png
+
+    return to_png(orderings_figure(o))

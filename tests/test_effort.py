@@ -1,0 +1,428 @@
+"""--effort: XLA's lower effort settings against the default, on real JAX.
+
+Each setting reaches the compile (its compiled program differs from the default's, and
+one that adds nothing is said to change nothing); one the backend refuses is left out
+with a note; the user's JAX config, XLA_FLAGS and their jit's own compiler options are
+as before after success, an error and Ctrl-C, and those options are the baseline; a
+setting whose outputs differ is never recommended; the break-even follows the rule's
+outcomes on crafted records; records round-trip and bad fields are named; user-shaped
+code (a grad of a loss, a scan body, a module's method) is measured. No timed assertion.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jitmagic.measure.effort import PART
+from jitmagic.measure.effort import accepted
+from jitmagic.measure.effort import candidates
+from jitmagic.measure.effort import executable_bytes
+from jitmagic.measure.effort import measure_effort
+from jitmagic.measure.pipeline import checkpoint
+from jitmagic.measure.pipeline import variants_of
+from jitmagic.model.causes.effort import CHANGES_RESULTS
+from jitmagic.model.causes.effort import DEFAULT
+from jitmagic.model.causes.effort import NO_GAIN
+from jitmagic.model.causes.effort import UNCHANGED
+from jitmagic.model.causes.effort import UNDECIDED
+from jitmagic.model.causes.effort import USE
+from jitmagic.model.causes.effort import USE_BELOW
+from jitmagic.model.causes.effort import Effort
+from jitmagic.model.causes.effort import EffortRow
+from jitmagic.model.causes.effort import Setting
+from jitmagic.model.causes.effort import calls_figure
+from jitmagic.model.saved.schema import ReportSchemaError
+from jitmagic.options import Options
+from jitmagic.render.causes.effort import html
+from jitmagic.render.causes.effort import text
+
+LEVEL0 = Setting("xla_backend_optimization_level=0", {"xla_backend_optimization_level": 0},
+                 'XLA_FLAGS="--xla_backend_optimization_level=0"')
+#: Fast math that may drop NaN and infinity handling: it changes this program's results.
+FAST_MATH = Setting("fast math", {"xla_cpu_enable_fast_math": True,
+                                  "xla_cpu_fast_math_honor_nans": False,
+                                  "xla_cpu_fast_math_honor_infs": False,
+                                  "xla_cpu_fast_math_honor_division": False,
+                                  "xla_cpu_fast_math_honor_functions": False})
+
+
+def layer(x, w):
+    return jnp.tanh(x @ w) + jnp.sin(x)
+
+
+def model(x, w):
+    for _ in range(4):  # a helper reused in a Python loop, as users write it
+        x = layer(x, w)
+    return x
+
+
+X, W = jnp.ones((16, 16)), jnp.full((16, 16), 0.01)
+
+
+def flat_of(fn, *args):
+    return variants_of(fn, args, {})["flat"]
+
+
+def user_state() -> dict:
+    """The user's JAX config, XLA_FLAGS and persistent-cache settings, as values."""
+    return {"config": dict(jax.config.values), "xla_flags": os.environ.get("XLA_FLAGS")}
+
+
+@pytest.fixture(scope="module")
+def measured() -> Effort:
+    """One measurement of every setting this JAX and backend accept, two rounds."""
+    return measure_effort(flat_of(model, X, W), rounds=2)
+
+
+# --- the settings reach the compile ---------------------------------------------------------
+
+def test_every_candidate_this_jax_exposes_is_tried():
+    names = [s.name for s in candidates()]
+    assert names[:2] == ["xla_backend_optimization_level=0", "xla_backend_optimization_level=1"]
+    assert "exec_time_optimization_effort=-1" in names  # JAX 0.10 has the config flag
+    assert "jax_optimization_level=O0" in names
+
+
+def test_each_setting_reaches_the_compile(measured):
+    assert set(measured.rows) == {s.name for s in candidates()}
+    for row in measured.rows.values():
+        assert row.error is None
+        assert row.reached is True, row.name  # its compiled program is not the default's
+        assert row.outputs in ("exact", "rounding")
+        assert len(row.samples["compile_s"]) == len(measured.default["compile_s"]) == 2
+
+
+def test_the_compiled_program_of_a_setting_differs_and_the_defaults_twice_does_not():
+    lowered = jax.jit(model).lower(X, W)
+    default = executable_bytes(lowered.compile())
+    assert default is not None and executable_bytes(jax.jit(model).lower(X, W).compile()) == default
+    for s in candidates():
+        assert executable_bytes(lowered.compile(compiler_options=s.options)) != default, s.name
+
+
+def test_a_setting_that_adds_nothing_is_said_to_change_nothing():
+    nothing = Setting("nothing", {})
+    e = measure_effort(flat_of(model, X, W), rounds=1, settings=[nothing])
+    row = e["nothing"]
+    assert row.reached is False
+    assert e.outcome(row).verdict(row) == UNCHANGED
+    assert "changed nothing" in text(e)
+    assert e.recommended() == []
+
+
+def test_a_setting_the_backend_refuses_is_left_out_with_a_note_and_the_rest_stand():
+    bogus = Setting("no_such_option=1", {"no_such_xla_option": 1})
+    e = measure_effort(flat_of(model, X, W), rounds=1, settings=[bogus, LEVEL0])
+    assert list(e.rows) == [LEVEL0.name]
+    (note,) = e.left_out
+    assert "`no_such_option=1` left out" in note and "no_such_xla_option" in note
+    assert note in text(e)
+
+
+# --- the user's state --------------------------------------------------------------------------
+
+def test_the_users_config_and_flags_are_as_before_after_success(measured):
+    before = user_state()
+    measure_effort(flat_of(model, X, W), rounds=1, settings=[LEVEL0])
+    assert user_state() == before
+
+
+FAIL = {"now": False}
+
+
+def fails_when_told(x, w):
+    if FAIL["now"]:
+        raise ValueError("boom in the effort rows")
+    return model(x, w)
+
+
+def test_the_users_config_is_as_before_when_their_code_raises():
+    flat = flat_of(fails_when_told, X, W)
+    before = user_state()
+    FAIL["now"] = True
+    try:
+        e = measure_effort(flat, rounds=1, settings=[LEVEL0])
+    finally:
+        FAIL["now"] = False
+    assert user_state() == before
+    assert "boom in the effort rows" in e.default_error
+    assert "boom in the effort rows" in e[LEVEL0.name].error
+    assert e.recommended() == []
+    assert "boom" in text(e)
+
+
+def interrupted_when_told(x, w):
+    if FAIL["now"]:
+        raise KeyboardInterrupt  # as a second Ctrl-C raises it, wherever it lands
+    return model(x, w)
+
+
+def test_the_users_config_is_as_before_after_a_keyboard_interrupt_in_their_code():
+    flat = flat_of(interrupted_when_told, X, W)
+    before = user_state()
+    FAIL["now"] = True
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            measure_effort(flat, rounds=1, settings=[LEVEL0])
+    finally:
+        FAIL["now"] = False
+    assert user_state() == before
+
+
+def test_ctrl_c_keeps_the_rounds_that_finished_and_puts_everything_back():
+    before, handler = user_state(), signal.getsignal(signal.SIGINT)
+
+    def press(p):
+        if p.what == PART and p.repeat == 2:
+            signal.raise_signal(signal.SIGINT)  # a real Ctrl-C, before the second round
+
+    check = checkpoint("model", Options(repeat=1), time.perf_counter())
+    check.report.draw = press
+    e = measure_effort(flat_of(model, X, W), rounds=3, check=check, settings=[LEVEL0])
+    assert e.stopped.startswith("interrupted by the user")
+    assert len(e.default["compile_s"]) >= 1  # the first round is kept
+    assert f"{e.stopped}" in text(e)
+    assert Effort.from_dict(e.to_dict()).stopped == e.stopped
+    assert signal.getsignal(signal.SIGINT) is handler
+    assert user_state() == before
+
+
+def test_a_users_own_compiler_options_are_the_baseline_and_left_as_they_were():
+    theirs = {"xla_backend_optimization_level": 1}
+    jitted = jax.jit(model, compiler_options=theirs)
+    kvs = jitted._jit_info.compiler_options_kvs
+    flat = flat_of(jitted, X, W)
+    assert flat.variant.jit_options["compiler_options"] == theirs
+    e = measure_effort(flat, rounds=1)
+    assert e.baseline == theirs
+    assert "xla_backend_optimization_level=1" not in e.rows  # theirs already
+    assert any("`xla_backend_optimization_level=1` left out: your jit already" in n
+               for n in e.left_out)
+    assert "exec_time_optimization_effort=-1" in e.rows
+    assert jitted._jit_info.compiler_options_kvs == kvs
+    assert "with your `compiler_options={\"xla_backend_optimization_level\": 1}`" in text(e)
+
+
+# --- a setting that changes the results ------------------------------------------------------
+
+def overflows(x):
+    y = x * 1e30 * 1e30  # infinity, then NaN: fast math without their handling differs
+    z = y - y
+    return jnp.isnan(z).astype(jnp.float32) + jnp.isinf(y) + x / 3.0 \
+        + jnp.exp(x) * jnp.log1p(jnp.abs(x))
+
+
+def test_a_setting_whose_outputs_differ_is_reported_and_never_recommended():
+    e = measure_effort(flat_of(overflows, jnp.linspace(-3, 3, 1000)), rounds=1,
+                       settings=[FAST_MATH, LEVEL0])
+    row = e["fast math"]
+    assert row.outputs == "mismatch" and row.max_abs_diff > 1
+    assert e.outcome(row).verdict(row) == CHANGES_RESULTS
+    assert row not in e.recommended()
+    said = text(e)
+    assert "at `fast math` the outputs differ from the default's" in said
+    assert "it changes the results, so it is not recommended" in said
+    assert e[LEVEL0.name].outputs in ("exact", "rounding")
+
+
+def test_a_mismatch_is_never_recommended_however_fast_it_compiles():
+    row = crafted_row(compile_s=[0.1] * 5, execute_s=[0.01] * 5, outputs="mismatch")
+    e = crafted(row)
+    assert e.outcome(row).compile.kind == "faster"
+    assert e.outcome(row).verdict(row) == CHANGES_RESULTS
+    assert e.recommended() == []
+    assert "jax.jit(" not in text(e)  # no line to write
+
+
+# --- the break-even, on crafted records --------------------------------------------------------
+
+DEFAULT_COMPILE = [1.00, 1.01, 0.99, 1.02, 1.00]
+DEFAULT_CALL = [0.0100, 0.0101, 0.0099, 0.0100, 0.0102]
+
+
+def crafted_row(compile_s, execute_s, outputs="exact", name=LEVEL0.name) -> EffortRow:
+    setting = LEVEL0 if name == LEVEL0.name else Setting(name, {"x": 1})
+    return EffortRow(setting, {"compile_s": tuple(compile_s), "execute_s": tuple(execute_s)},
+                     reached=True, outputs=outputs)
+
+
+def crafted(*rows: EffortRow) -> Effort:
+    return Effort("loss", {"compile_s": tuple(DEFAULT_COMPILE), "execute_s": tuple(DEFAULT_CALL)},
+                  {r.name: r for r in rows})
+
+
+def test_faster_compile_and_the_same_call_is_use_it_with_the_line_to_write():
+    row = crafted_row([0.33, 0.34, 0.33, 0.35, 0.33], DEFAULT_CALL)
+    e = crafted(row)
+    o = e.outcome(row)
+    assert (o.compile.kind, o.execute.kind) == ("faster", "no measurable difference")
+    assert o.break_even is None and o.verdict(row) == USE
+    assert o.saved_s == pytest.approx(1.00 - 0.33)
+    said = text(e)
+    assert "XLA compiles 3.03× faster" in said and "(1 s → 330 ms, wall time)" in said
+    assert "a call takes the same time" in said
+    assert "use it for interactive work and tests" in said
+    assert 'jax.jit(loss, compiler_options={"xla_backend_optimization_level": 0})' in said
+    assert 'XLA_FLAGS="--xla_backend_optimization_level=0"' in said
+    assert e.recommended() == [row]
+
+
+def test_faster_compile_and_a_slower_call_gives_the_break_even():
+    call = [0.0140, 0.0141, 0.0139, 0.0140, 0.0142]
+    row = crafted_row([0.30, 0.31, 0.30, 0.29, 0.30], call)
+    e = crafted(row)
+    o = e.outcome(row)
+    assert (o.compile.kind, o.execute.kind) == ("faster", "slower")
+    assert o.break_even == pytest.approx((1.00 - 0.30) / (0.0140 - 0.0100))  # 175 calls
+    assert o.verdict(row) == USE_BELOW
+    said = text(e)
+    assert "a call is 1.40× slower (1.33×–1.47×) (10 ms → 14 ms, wall time)" in said
+    assert ("it pays while you make fewer than 170 calls (700 ms of compile saved, 4 ms "
+            "lost per call, wall time)") in said
+    assert "above that the default wins" in said
+
+
+def test_an_inconclusive_call_gives_no_break_even():
+    call = [0.0080, 0.0150, 0.0100, 0.0200, 0.0090]
+    row = crafted_row([0.30, 0.31, 0.30, 0.29, 0.30], call)
+    e = crafted(row)
+    o = e.outcome(row)
+    assert o.execute.kind == "inconclusive"
+    assert o.break_even is None and o.verdict(row) == UNDECIDED
+    said = text(e)
+    assert "whether a call is slower is inconclusive" in said
+    assert "no break-even is given" in said and "fewer than" not in said
+    assert e.recommended() == []
+
+
+def test_a_compile_no_faster_is_nothing_to_gain_and_an_inconclusive_one_says_so():
+    same = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name="same")
+    unsure = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], DEFAULT_CALL, name="unsure")
+    e = crafted(same, unsure)
+    assert e.outcome(same).verdict(same) == NO_GAIN
+    assert e.outcome(unsure).verdict(unsure) == UNDECIDED
+    said = text(e)
+    assert "at `same` XLA's compile shows no measurable difference" in said
+    assert "nothing to gain" in said
+    assert "at `unsure` whether XLA compiles faster is inconclusive" in said
+    assert e.recommended() == []
+
+
+def test_a_busy_machine_decides_on_cpu_time_and_names_it():
+    busy = {"wait_s": (0.5,) * 5, "first_call_s": (1.0,) * 5, "first_call_cpu_s": (1.0,) * 5}
+    default = {"compile_s": tuple(DEFAULT_COMPILE), "compile_cpu_s": tuple(DEFAULT_COMPILE),
+               "execute_s": tuple(DEFAULT_CALL), "execute_cpu_s": tuple(DEFAULT_CALL), **busy}
+    fast = (0.33, 0.34, 0.33, 0.35, 0.33)
+    row = EffortRow(LEVEL0, {"compile_s": (0.9,) * 5, "compile_cpu_s": fast,
+                             "execute_s": tuple(DEFAULT_CALL),
+                             "execute_cpu_s": tuple(DEFAULT_CALL), **busy},
+                    reached=True, outputs="exact")
+    e = Effort("loss", default, {row.name: row})
+    o = e.outcome(row)
+    assert o.clock == "CPU" and o.compile_s[1] == pytest.approx(0.33)
+    assert "(1 s → 330 ms, CPU time)" in text(e)
+
+
+def test_the_break_even_is_rounded_down_to_two_figures():
+    assert [calls_figure(x) for x in (2345.0, 175.0, 99.9, 7.5, 0.5)] == \
+        ["2,300", "170", "99", "7", "1"]
+
+
+def test_the_html_is_escaped():
+    row = crafted_row([0.33] * 5, DEFAULT_CALL, name="<b>x</b>")
+    e = Effort("<script>", crafted(row).default, {row.name: row})
+    page = html(e)
+    assert "<script>" not in page and "<b>x</b>" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+# --- the record --------------------------------------------------------------------------------
+
+def test_a_measured_record_round_trips_through_json(measured):
+    back = Effort.from_dict(json.loads(json.dumps(measured.to_dict())))
+    assert back == measured
+    assert text(back) == text(measured)
+
+
+@pytest.mark.parametrize(("path", "value", "message"), [
+    (("rows", LEVEL0.name, "samples", "compile_s", 0), -1.0,
+     "effort.rows.xla_backend_optimization_level=0.samples.compile_s[0]: expected seconds"),
+    (("rows", LEVEL0.name, "outputs"), "weird",
+     "effort.rows.xla_backend_optimization_level=0.outputs: expected 'exact' or"),
+    (("rows", LEVEL0.name, "setting", "options"), [1],
+     "effort.rows.xla_backend_optimization_level=0.setting.options: expected an object"),
+    (("default",), None, "effort.default: expected an object"),
+])
+def test_a_bad_field_is_named(path, value, message):
+    d = json.loads(json.dumps(crafted(crafted_row([0.3] * 5, DEFAULT_CALL)).to_dict()))
+    inner = d
+    for key in path[:-1]:
+        inner = inner[key]
+    inner[path[-1]] = value
+    with pytest.raises(ReportSchemaError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        Effort.from_dict(d)
+
+
+def test_a_missing_entry_is_named():
+    d = crafted(crafted_row([0.3] * 5, DEFAULT_CALL)).to_dict()
+    del d["entry"]
+    with pytest.raises(ReportSchemaError, match="effort.entry: missing"):
+        Effort.from_dict(d)
+
+
+# --- code shaped as users write it -----------------------------------------------------------
+
+def loss(params, x, y):
+    pred = model(x, params["w"]) + params["b"]
+    return jnp.mean((pred - y) ** 2)
+
+
+def scanned(x, w):
+    def body(carry, _):
+        return layer(carry, w), carry.sum()
+
+    out, sums = jax.lax.scan(body, x, None, length=8)
+    return out, sums
+
+
+class Mlp(eqx.Module):
+    w: jax.Array
+    b: jax.Array
+
+    def __call__(self, x):
+        for _ in range(4):
+            x = jnp.tanh(x @ self.w + self.b)
+        return x
+
+
+@pytest.mark.parametrize("case", ["grad of a loss", "scan body", "module's method"])
+def test_user_shaped_code_is_measured_at_each_setting(case):
+    params = {"w": W, "b": jnp.zeros(16)}
+    entry, args = {
+        "grad of a loss": (jax.grad(loss), (params, X, jnp.zeros((16, 16)))),
+        "scan body": (scanned, (X, W)),
+        "module's method": (Mlp(W, jnp.zeros(16)).__call__, (X,)),
+    }[case]
+    e = measure_effort(flat_of(entry, *args), rounds=1, settings=[LEVEL0])
+    row = e[LEVEL0.name]
+    assert e.default_error is None and row.error is None
+    assert row.reached is True and row.outputs in ("exact", "rounding")
+    assert e.default["compile_s"] and row.samples["execute_s"]
+    assert f"at `{LEVEL0.name}`" in text(e)
+
+
+def test_the_default_row_is_the_first_and_every_setting_beside_it(measured):
+    assert DEFAULT not in measured.rows
+    chosen, notes, reached = accepted(candidates(), {})
+    assert [s.name for s in chosen] == list(measured.rows) and notes == []
+    assert set(reached.values()) == {True}
+    assert np.isfinite(measured.outcome(next(iter(measured.rows.values()))).compile.ratio)

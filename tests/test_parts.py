@@ -1,0 +1,141 @@
+"""The one table of parts: a part added to it alone is measured, saved, loaded, shown
+and refused under several processes; every real entry points into its own layer."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jitmagic
+from jitmagic.errors import InputError
+from jitmagic.measure.constants import arguments as constant_arguments
+from jitmagic.measure.parts import PartRun
+from jitmagic.measure.parts import in_one_process_only
+from jitmagic.measure.sampling.lockstep import Lockstep
+from jitmagic.measure.sampling.lockstep import SharedCheckpoint
+from jitmagic.measure.sampling.lockstep import refuse_unshared
+from jitmagic.measure.sampling.stops import Checkpoint
+from jitmagic.model import parts as table
+from jitmagic.model.comparison import Comparison
+from jitmagic.options import Options
+from jitmagic.render.bundle import text
+
+
+@dataclasses.dataclass(frozen=True)
+class Equations:
+    """A dummy part's record: how many equations the flat program the comparison traced
+    holds (read off what it built, so a real figure of a real run)."""
+
+    count: int
+    stopped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"count": self.count}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "") -> Equations:
+        if not isinstance(d, dict) or not isinstance(d.get("count"), int):
+            raise ValueError(f"{where}: expected {{'count': N}}")
+        return cls(d["count"])
+
+
+def measure_equations(result: Comparison, run: PartRun) -> Comparison:
+    traced = run.built["flat"].jaxpr
+    jaxpr = getattr(traced, "jaxpr", traced)
+    return result.with_part("equations", Equations(len(jaxpr.jaxpr.eqns)))
+
+
+def show_equations(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    record = c.part("equations")
+    if record is None:
+        return None
+    said = f"The flat program holds {record.count} equations."
+    return said, f"<p>{said}</p>"
+
+
+DUMMY = table.Part("equations", "equations", ("timeout",), Equations.from_dict,
+                   f"{__name__}:measure_equations", f"{__name__}:show_equations", shown=0)
+
+
+@pytest.fixture
+def with_dummy(monkeypatch):
+    monkeypatch.setattr(table, "PARTS", (*table.PARTS, DUMMY))
+    return DUMMY
+
+
+def _layer(x):
+    return jnp.tanh(x) * 2.0
+
+
+def _model(x):
+    return _layer(_layer(x)).sum()
+
+
+def test_a_part_added_to_the_table_alone_is_measured_saved_loaded_and_shown(with_dummy):
+    x = jnp.ones((8,))
+    result = jitmagic.compare(_model, x, repeat=1, number=1, timeout=600, progress=False)
+    expected = len(jax.make_jaxpr(_model)(x).jaxpr.eqns)
+    assert result.part("equations") == Equations(expected)
+    assert f"The flat program holds {expected} equations." in text(result)
+    saved = json.loads(json.dumps(result.to_dict()))
+    assert saved["equations"] == {"count": expected}
+    loaded = Comparison.from_dict(saved)
+    assert loaded.part("equations") == Equations(expected)
+    assert f"The flat program holds {expected} equations." in text(loaded)
+    unasked = jitmagic.compare(_model, x, repeat=1, number=1, progress=False)
+    assert unasked.part("equations") is None  # no option asked for it: not measured
+
+
+def test_a_part_added_to_the_table_alone_is_refused_under_several_processes(with_dummy):
+    refuse_unshared(Options(timeout=600), 1)  # one process: nothing refused
+    with pytest.raises(InputError, match=r"--timeout cannot be measured across 2 processes"):
+        refuse_unshared(Options(timeout=600), 2)
+
+
+def test_a_found_part_of_one_process_is_left_out_with_a_note_under_several():
+    shared = SharedCheckpoint(Lockstep(), Checkpoint())
+    shared.lockstep.count = 2
+    part = table.named("constant_arguments")
+    note = in_one_process_only(part, shared)
+    assert note and "constants passed as arguments were not measured" in note
+    assert "2 processes" in note
+    assert in_one_process_only(part, Checkpoint()) is None
+    assert in_one_process_only(table.named("xla_passes"), shared) is None  # runs in each
+    assert constant_arguments.PART == part.label
+
+
+def test_every_option_of_one_process_parts_is_refused_and_the_rest_pass():
+    for part in table.PARTS:
+        for option, flag in zip(part.asked_by, part.flags(), strict=True):
+            asked = Options(**{option: True})
+            if part.processes == table.ONE_PROCESS:
+                with pytest.raises(InputError, match=flag):
+                    refuse_unshared(asked, 2)
+            elif not any(p.processes == table.ONE_PROCESS and option in p.asked_by
+                         for p in table.PARTS):
+                refuse_unshared(asked, 2)
+
+
+@pytest.mark.parametrize("part", table.PARTS, ids=lambda p: p.name)
+def test_each_entry_measures_in_the_measuring_layer_and_shows_in_the_rendering_one(part):
+    if part.measure is not None:
+        assert part.measure.startswith("jitmagic.measure.")
+        assert callable(part.measurer())
+    if part.render is not None:
+        assert part.render.startswith("jitmagic.render.")
+        assert callable(part.renderer())
+    assert part.measure is not None or any(  # measured with another part
+        p.measure is not None and set(part.asked_by) <= set(p.asked_by) for p in table.PARTS)
+    assert part.name in {f.name for f in dataclasses.fields(Comparison)}
+
+
+def test_the_labels_progress_lists_follow_the_table():
+    assert table.later_labels(Options(cache=True, xla=True)) == ("second start", "XLA passes")
+    assert table.later_labels(Options(), found=("constant_arguments",)) == (
+        "constants passed as arguments",)
+    assert table.later_labels(Options(advise=True)) == ("attribution", "advice")
