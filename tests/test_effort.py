@@ -22,12 +22,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jitmagic.measure.effort import FEWEST_ROUNDS
 from jitmagic.measure.effort import PART
 from jitmagic.measure.effort import accepted
+from jitmagic.measure.effort import add_effort
 from jitmagic.measure.effort import candidates
 from jitmagic.measure.effort import executable_bytes
 from jitmagic.measure.effort import measure_effort
 from jitmagic.measure.pipeline import checkpoint
+from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.causes.effort import CHANGES_RESULTS
 from jitmagic.model.causes.effort import DEFAULT
@@ -40,9 +43,11 @@ from jitmagic.model.causes.effort import Effort
 from jitmagic.model.causes.effort import EffortRow
 from jitmagic.model.causes.effort import Setting
 from jitmagic.model.causes.effort import calls_figure
+from jitmagic.model.causes.effort import causes
 from jitmagic.model.saved.schema import ReportSchemaError
 from jitmagic.options import Options
 from jitmagic.render.causes.effort import html
+from jitmagic.render.causes.effort import section
 from jitmagic.render.causes.effort import text
 
 LEVEL0 = Setting("xla_backend_optimization_level=0", {"xla_backend_optimization_level": 0},
@@ -426,3 +431,50 @@ def test_the_default_row_is_the_first_and_every_setting_beside_it(measured):
     assert [s.name for s in chosen] == list(measured.rows) and notes == []
     assert set(reached.values()) == {True}
     assert np.isfinite(measured.outcome(next(iter(measured.rows.values()))).compile.ratio)
+
+
+# --- the entry points the table of parts calls ---------------------------------------------
+
+class Holding:
+    """A comparison as the causes read it: the record of a part by name."""
+
+    def __init__(self, effort: Effort | None) -> None:
+        self.effort = effort
+
+    def part(self, name: str):
+        return self.effort if name == "effort" else None
+
+
+def test_the_effort_cause_is_not_measured_without_the_record():
+    (cause,) = causes(Holding(None))
+    assert (cause.kind, cause.option) == ("not measured", "--effort")
+
+
+def test_the_effort_cause_is_the_setting_that_saves_most_with_its_line():
+    good = crafted_row([0.33, 0.34, 0.33, 0.35, 0.33], DEFAULT_CALL)
+    changes = crafted_row([0.10] * 5, DEFAULT_CALL, outputs="mismatch", name="fast math")
+    (cause,) = causes(Holding(crafted(good, changes)))
+    assert cause.kind == "saving" and cause.seconds == pytest.approx(1.00 - 0.33)
+    assert "at `xla_backend_optimization_level=0` XLA compiles 3.03× faster" in cause.said
+    assert 'jax.jit(loss, compiler_options={"xla_backend_optimization_level": 0})' in cause.fix
+
+
+def test_the_effort_cause_is_nothing_to_gain_or_inconclusive_as_the_rule_found():
+    mismatch = crafted_row([0.10] * 5, DEFAULT_CALL, outputs="mismatch", name="fast math")
+    (nothing,) = causes(Holding(crafted(mismatch)))
+    assert nothing.kind == "nothing to gain" and "`fast math`: changes the results" in nothing.said
+    unsure = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], DEFAULT_CALL, name="unsure")
+    (undecided,) = causes(Holding(crafted(unsure, mismatch)))
+    assert undecided.kind == "inconclusive"
+
+
+def test_add_effort_puts_the_record_in_the_comparison_and_the_section_shows_it():
+    prepared = variants_of(model, (X, W), {})
+    result = run_comparison("model", prepared, Options(repeat=1, number=1))
+    assert section(result) is None
+    added = add_effort(result, prepared["flat"])
+    e = added.part("effort")
+    assert isinstance(e, Effort) and set(e.rows) == {s.name for s in candidates()}
+    assert len(e.default["compile_s"]) == FEWEST_ROUNDS  # the rule needs three a side
+    shown_text, shown_html = section(added)
+    assert shown_text == text(e) and shown_html == html(e)

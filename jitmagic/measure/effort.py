@@ -35,6 +35,8 @@ from ..model.causes.effort import Effort
 from ..model.causes.effort import EffortRow
 from ..model.causes.effort import Setting
 from ..model.comparison import PHASES
+from ..model.comparison import Comparison
+from .parts import PartRun
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import Monitor
@@ -153,8 +155,8 @@ class SettingSubject(VariantSubject):
         return got
 
 
-def rounds_for(result: Any) -> int:
-    """As many rounds as the comparison's cold runs (``result``: a Comparison), from
+def rounds_for(result: Comparison) -> int:
+    """As many rounds as the comparison's cold runs, from
     :data:`FEWEST_ROUNDS` to :data:`MOST_ROUNDS`."""
     runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
                default=0)
@@ -212,3 +214,26 @@ def executable_bytes(compiled: Any) -> bytes | None:
         return bytes(compiled.runtime_executable().serialize())
     except Exception:  # a backend without serialization: not checked, said so
         return None
+
+
+#: The record's key in the comparison and in the saved JSON (the table of parts' name).
+NAME = "effort"
+
+
+def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = None
+               ) -> Comparison:
+    """``result`` with its effort record (``result.part("effort")``), measured on the
+    prepared flat variant under ``check`` in as many rounds as the comparison's cold
+    runs (:func:`rounds_for`); as it was where the comparison stopped, and with a
+    warning where the flat variant failed there (its settings would fail alike)."""
+    if result.stopped:
+        return result
+    if not result.flat.ok:
+        return dataclasses.replace(result, warnings=(
+            *result.warnings, "XLA's effort was not measured: the flat variant failed"))
+    return result.with_part(NAME, measure_effort(flat, rounds_for(result), check))
+
+
+def add_part(result: Comparison, run: PartRun) -> Comparison:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort."""
+    return add_effort(result, run.flat, run.check)

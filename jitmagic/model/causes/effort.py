@@ -15,7 +15,9 @@ the output tolerance changes the results and is never recommended. Measured by
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -34,18 +36,28 @@ from ..saved.schema import scalar
 from ..saved.schema import seconds
 from ..saved.schema import text
 from ..stats.rule import FASTER
+from ..stats.rule import INCONCLUSIVE
 from ..stats.rule import SAME
 from ..stats.rule import SLOWER
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
+from ..stats.units import fmt_s
+from ..stats.verdicts import with_interval
+from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import WALL
 from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
 from ..stats.witness import on
+from .why import NOT_MEASURED
+from .why import NOTHING as NOTHING_CAUSE
+from .why import SAVING
+from .why import UNDECIDED as UNDECIDED_CAUSE
+from .why import UNMEASURABLE
+from .why import Cause
 
 #: The row every setting is compared with: the program as the user compiles it.
 DEFAULT = "default"
@@ -265,3 +277,94 @@ def calls_figure(calls: float) -> str:
         return "1"
     digits = max(0, int(math.floor(math.log10(calls))) - 1)
     return f"{int(calls // 10**digits) * 10**digits:,}"
+
+
+# --- the words every front end shares (the section and the causes) ---------------------
+
+def compile_words(o: Outcome) -> str:
+    """``XLA compiles 3.0× faster (2.1×–4.0×) (0.21 s → 71 ms, CPU time)``, or what the
+    rule found instead."""
+    figures = f"({fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}, {_clock(o)})"
+    d = o.compile
+    if d.kind == SAME:
+        return f"XLA's compile shows no measurable difference {figures}"
+    if d.kind == INCONCLUSIVE:
+        return f"whether XLA compiles faster is inconclusive: {with_interval(d)} {figures}"
+    return f"XLA compiles {with_interval(d)} {figures}"
+
+
+def call_words(o: Outcome) -> str:
+    """``a call takes the same time`` (only where the rule says no measurable
+    difference), ``a call is 1.4× slower (…)``, or that it is inconclusive."""
+    d = o.execute
+    figures = f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)})"
+    if d.kind == SAME:
+        return f"a call takes the same time {figures}"
+    if d.kind == INCONCLUSIVE:
+        return (f"whether a call is slower is inconclusive: {with_interval(d)} {figures}")
+    also = "also " if d.kind == FASTER else ""
+    return f"a call is {also}{with_interval(d)} {figures}"
+
+
+def pays(o: Outcome) -> str:
+    """Where a setting that compiles faster but calls slower pays, from the medians."""
+    calls = o.break_even
+    assert calls is not None  # USE_BELOW has one
+    saved = f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, {_clock(o)}"
+    if calls < 1:
+        return f"a single call loses more than the compile saves ({saved}): keep the default"
+    return (f"it pays while you make fewer than {calls_figure(calls)} calls ({saved}); "
+            "above that the default wins")
+
+
+def write(e: Effort, r: EffortRow) -> str:
+    """The exact line to write: the jit's keyword (with the user's own options kept),
+    or the config line, and the process-wide way beside it."""
+    options = {**e.baseline, **r.setting.options}
+    keyword = f"`jax.jit({e.entry}, compiler_options={options_text(options)})`"
+    line = keyword if r.setting.keyword else f"`{r.setting.config}`"
+    also = f" (for the whole process: `{r.setting.config}`)" \
+        if r.setting.keyword and r.setting.config else ""
+    return f"{line}{also}"
+
+
+def options_text(options: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in options.items()) + "}"
+
+
+def _clock(o: Outcome) -> str:
+    return "CPU time" if o.clock == CPU else "wall time"
+
+
+# --- the cause it adds to "why the first call is slow" ---------------------------------
+
+#: The cause's name in the causes section.
+CAUSE = "XLA's optimization effort"
+
+
+def causes(c: Any) -> Iterator[Cause]:
+    """XLA's effort as a cause of ``c``'s (a Comparison) slow first call: the setting
+    that saves the most compile among those the samples support using, with its line to
+    write and what a call then costs; inconclusive or nothing to gain as the rule found;
+    not measured (``--effort`` measures it) where it was not."""
+    e = c.part("effort")
+    if e is None:
+        yield Cause(CAUSE, NOT_MEASURED, said="XLA's lower effort settings were not measured",
+                    option="--effort")
+        return
+    if e.default_error is not None or not e.rows:
+        yield Cause(CAUSE, UNMEASURABLE, said="no effort setting could be measured here")
+        return
+    best = e.recommended()
+    if best:
+        r = best[0]
+        o = e.outcome(r)
+        worth = "" if o.break_even is None else f": {pays(o)}"
+        yield Cause(CAUSE, SAVING, o.saved_s,
+                    f"at `{r.name}` {compile_words(o)} and {call_words(o)}{worth}",
+                    f"compile less hard: {write(e, r)}")
+        return
+    verdicts = {e.outcome(r).verdict(r) for r in e.rows.values()}
+    kind = UNDECIDED_CAUSE if UNDECIDED in verdicts else NOTHING_CAUSE
+    said = ", ".join(f"`{r.name}`: {e.outcome(r).verdict(r)}" for r in e.rows.values())
+    yield Cause(CAUSE, kind, said=f"no lower effort setting is worth using here ({said})")

@@ -10,9 +10,6 @@ is never recommended; where a call's cost is inconclusive no break-even is given
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from ...model.causes.effort import CHANGES_RESULTS
 from ...model.causes.effort import FAILED
 from ...model.causes.effort import NO_GAIN
@@ -22,12 +19,13 @@ from ...model.causes.effort import USE
 from ...model.causes.effort import USE_BELOW
 from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
-from ...model.causes.effort import Outcome
-from ...model.causes.effort import calls_figure
+from ...model.causes.effort import call_words
+from ...model.causes.effort import compile_words
+from ...model.causes.effort import options_text
+from ...model.causes.effort import pays
+from ...model.causes.effort import write
+from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
-from ...model.stats.rule import INCONCLUSIVE
-from ...model.stats.rule import SAME
-from ...model.stats.verdicts import with_interval
 from ...model.stats.witness import CPU
 from .. import comparison
 from ..blocks import Block
@@ -72,7 +70,7 @@ def html(e: Effort) -> HtmlText:
 def intro(e: Effort) -> str:
     """What the rows are, what the default compiles with, and what the figures are."""
     runs = len(e.default.get("compile_s", ()))
-    mine = f" with your `compiler_options={_options(e.baseline)}`" if e.baseline else ""
+    mine = f" with your `compiler_options={options_text(e.baseline)}`" if e.baseline else ""
     return (f"the flat program compiled at XLA's lower effort settings, each against the "
             f"default (as you compile it{mine}), interleaved: XLA's compile is JAX's own "
             f"event inside cold first calls, a call is the steady state; medians of {runs} "
@@ -119,56 +117,8 @@ def sentence(e: Effort, r: EffortRow) -> str:
     return f"{said}: no break-even is given; more runs might tell"
 
 
-def compile_words(o: Outcome) -> str:
-    """``XLA compiles 3.0× faster (2.1×–4.0×) (0.21 s → 71 ms, CPU time)``, or what the
-    rule found instead."""
-    figures = f"({fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}, {_clock(o)})"
-    d = o.compile
-    if d.kind == SAME:
-        return f"XLA's compile shows no measurable difference {figures}"
-    if d.kind == INCONCLUSIVE:
-        return f"whether XLA compiles faster is inconclusive: {with_interval(d)} {figures}"
-    return f"XLA compiles {with_interval(d)} {figures}"
-
-
-def call_words(o: Outcome) -> str:
-    """``a call takes the same time`` (only where the rule says no measurable
-    difference), ``a call is 1.4× slower (…)``, or that it is inconclusive."""
-    d = o.execute
-    figures = f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)})"
-    if d.kind == SAME:
-        return f"a call takes the same time {figures}"
-    if d.kind == INCONCLUSIVE:
-        return (f"whether a call is slower is inconclusive: {with_interval(d)} {figures}")
-    also = "also " if d.kind == FASTER else ""
-    return f"a call is {also}{with_interval(d)} {figures}"
-
-
-def pays(o: Outcome) -> str:
-    """Where a setting that compiles faster but calls slower pays, from the medians."""
-    calls = o.break_even
-    assert calls is not None  # USE_BELOW has one
-    saved = f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, {_clock(o)}"
-    if calls < 1:
-        return f"a single call loses more than the compile saves ({saved}): keep the default"
-    return (f"it pays while you make fewer than {calls_figure(calls)} calls ({saved}); "
-            "above that the default wins")
-
-
-def write(e: Effort, r: EffortRow) -> str:
-    """The exact line to write: the jit's keyword (with the user's own options kept),
-    or the config line, and the process-wide way beside it."""
-    options = {**e.baseline, **r.setting.options}
-    keyword = f"`jax.jit({e.entry}, compiler_options={_options(options)})`"
-    line = keyword if r.setting.keyword else f"`{r.setting.config}`"
-    also = f" (for the whole process: `{r.setting.config}`)" \
-        if r.setting.keyword and r.setting.config else ""
-    return f"{line}{also}"
-
-
-def _options(options: dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in options.items()) + "}"
-
-
-def _clock(o: Outcome) -> str:
-    return "CPU time" if o.clock == CPU else "wall time"
+def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort,
+    where ``--effort`` measured it."""
+    record = c.part("effort")
+    return None if record is None else (text(record), html(record))
