@@ -10,6 +10,7 @@ eager ops it compiles are the user's, in their folder before the magic runs.
 from __future__ import annotations
 
 import os
+import tempfile
 
 import jax
 import pytest
@@ -59,3 +60,29 @@ def test_no_program_of_jitmagic_is_written_into_the_users_cache(run_magic, users
     result, _ = run_magic(line, "model(x)")
     assert sorted(os.listdir(users_cache)) == before  # jit_stack, jit_take were written
     assert result.second_start is not None
+
+
+SMALL = """\
+import jax.numpy as jnp
+def layer(x):
+    return jnp.sin(x) * 2
+def model(x):
+    return layer(x) + layer(x)
+model(jnp.ones(4))
+"""
+
+
+@pytest.mark.slow
+def test_an_unusable_temp_folder_skips_only_the_parts_that_need_one(run_magic,
+                                                                    monkeypatch):
+    # what a process whose temp folder is /proc/self gets: mkdtemp's FileNotFoundError
+    monkeypatch.setattr(tempfile, "tempdir", "/proc/self")
+    result, _ = run_magic("-r 1 -n 2 --no-plot -o --cache --xla", SMALL)
+    assert result.variants["flat"].ok and result.variants["nested"].ok  # the rest stands
+    assert result.second_start is None
+    skipped = [w for w in result.warnings if w.startswith("the second start was not measured")]
+    assert len(skipped) == 1, result.warnings
+    assert "'/proc/self'" in skipped[0] and "FileNotFoundError" in skipped[0]
+    assert "TMPDIR set to a folder you can write to" in skipped[0]
+    notes = " ".join(result.xla_passes.notes.values()) if result.xla_passes else ""
+    assert "could not make its scratch folder for the profiled XLA compile" in notes

@@ -11,8 +11,8 @@ what to do; the comparison and the other parts stand.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

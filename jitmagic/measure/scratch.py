@@ -7,6 +7,10 @@ is named with its process's id and holds a :data:`MARK` file: the next one made 
 the folders of processes that are gone, and only those. A folder without the mark (one
 of the user's, whatever its name), one of a process still running, or one of another
 user is never touched.
+
+A temp folder that cannot be used (``TMPDIR=/proc/self``, a full disk) is a
+:class:`ScratchFolderError` saying so and what to do: the part that needed the folder is
+skipped with that note (:func:`~jitmagic.measure.parts.add_parts`), the rest stands.
 """
 
 from __future__ import annotations
@@ -25,22 +29,54 @@ from ..interrupts import interrupts_held
 MARK = ".jitmagic-scratch"
 
 
+class ScratchFolderError(OSError):
+    """jitmagic could not make (or mark) a scratch folder in the temp folder; the
+    message says where, why, and what to set instead."""
+
+    def __init__(self, kind: str, exc: OSError) -> None:
+        where = tempfile.tempdir or os.environ.get("TMPDIR") or "the temp folder"
+        super().__init__(
+            f"jitmagic could not make its scratch folder for the {kind} in {where!r} "
+            f"({type(exc).__name__}: {exc}): start Python with TMPDIR set to a folder you "
+            f"can write to (in a running kernel: `import tempfile; tempfile.tempdir = "
+            f"'/tmp'`), then run it again")
+
+
 @contextlib.contextmanager
 def scratch_folder(kind: str) -> Iterator[Path]:
     """A new folder ``jitmagic-<kind>-<pid>-*`` in the temp folder, removed with
     everything in it after the block, whatever ends it; first, those a killed process
-    left (:func:`remove_left_behind`)."""
-    remove_left_behind(kind)
+    left (:func:`remove_left_behind`). A temp folder that cannot be used is a
+    :class:`ScratchFolderError`, raised before the block runs."""
     folder: Path | None = None
     try:
         with interrupts_held():  # made and marked whole: a Ctrl-C comes after
-            folder = Path(tempfile.mkdtemp(prefix=f"jitmagic-{kind}-{os.getpid()}-"))
-            (folder / MARK).write_text(str(os.getpid()))
+            folder = _made(kind)
         yield folder
     finally:
         if folder is not None:
             with interrupts_held():
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+#: What each scratch folder is for, as the error names it.
+_FOR = {"cache": "second start's cache", "xla": "profiled XLA compile"}
+
+
+def _made(kind: str) -> Path:
+    """A new marked folder ``jitmagic-<kind>-<pid>-*``, after removing those a killed
+    process left; :class:`ScratchFolderError` where the temp folder cannot be used (what
+    was made of it is removed)."""
+    folder: Path | None = None
+    try:
+        remove_left_behind(kind)
+        folder = Path(tempfile.mkdtemp(prefix=f"jitmagic-{kind}-{os.getpid()}-"))
+        (folder / MARK).write_text(str(os.getpid()))
+    except OSError as exc:  # gettempdir's FileNotFoundError: no usable temp folder
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise ScratchFolderError(_FOR.get(kind, kind), exc) from None
+    return folder
 
 
 def remove_left_behind(kind: str) -> list[Path]:
