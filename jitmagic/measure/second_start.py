@@ -27,15 +27,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
-from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextlib import suppress
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import jax
 
+from ..errors import UserCodeError
 from ..errors import user_traceback
 from ..interrupts import exits_held
 from ..model import parts
@@ -52,15 +54,13 @@ from .sampling.conditions import emptied
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import scratch_cache
 from .sampling.monitor import CACHE_HIT_EVENT
-from .sampling.monitor import LOWER_EVENT
 from .sampling.monitor import Monitor
-from .sampling.runner import in_turn
-from .sampling.stages import STAGE_EVENTS
+from .sampling.runner import Cold
+from .sampling.runner import Sampler
 from .sampling.stages import cold_jit
-from .sampling.stages import timed_stage
+from .sampling.stages import timed_first_call
 from .sampling.stops import Checkpoint
-from .sampling.stops import StageInterrupted
-from .sampling.stops import Stop
+from .sampling.structure import Shape
 from .variants.rows import Prepared
 
 #: A second start takes as many pairs as the comparison's cold runs, within these bounds:
@@ -114,36 +114,81 @@ def pairs_for(result: Comparison) -> int:
 def measure_second_start(prepared: dict[str, Prepared], pairs: int,
                          check: Checkpoint) -> SecondStart:
     """``pairs`` cold and warm starts of each prepared variant, interleaved (flat,
-    nested, nested, flat, ...), in a scratch cache folder; a stop (Ctrl-C,
-    ``--timeout``) keeps the starts that finished and says why (``stopped``)."""
+    nested, nested, flat, ...) as rows of the one :class:`~.sampling.runner.Sampler`
+    (its rounds, barriers, stops and progress), in a scratch cache folder; a stop
+    (Ctrl-C, ``--timeout``) keeps the starts that finished and says why (``stopped``)."""
     user = user_cache()
-    starts: dict[str, dict[str, list[Start]]] = {n: {COLD: [], WARM: []} for n in prepared}
-    errors: dict[str, str] = {}
-    stopped = None
     monitor, others = Monitor(), OtherThreads()
     # put back whole with Ctrl-C held: the settings, the listeners, the heap, the folder
     with exits_held(scratch_cache(), monitor.listening(), others.listening(),
-                    frozen_heap()) as (folder, *_), \
-            check.catching_interrupts(), check.mode(python=False):
-        try:
-            for pair in range(pairs):
-                for name in in_turn(list(prepared), pair):
-                    if name in errors:
-                        continue
-                    check.report.at(PART, name, pair + 1, pairs, "variant",
-                                    (pair * len(prepared), pairs * len(prepared)))
-                    error = _pair(prepared[name], folder, monitor, check, starts[name])
-                    if error is not None:
-                        errors[name] = error
-                    check(f"the {name} variant's {check.report.run()} of the {PART}")
-        except Stop as stop:
-            stopped = stop.reason
-        except StageInterrupted:  # Ctrl-C just as a Python stage ended
-            stopped = f"interrupted by the user during {check.report.position()}"
-    rows = {n: CacheRow(n, tuple(s[COLD]), tuple(s[WARM]), errors.get(n))
-            for n, s in starts.items()}
+                    frozen_heap()) as (folder, *_), check.catching_interrupts():
+        subjects = {n: StartPair(p, folder) for n, p in prepared.items()}
+        runs = Sampler(dict(subjects), START_KEYS, steady=False)
+        with suppress(UserCodeError):  # every variant failed: each row says why
+            runs.measure(pairs, None, monitor, check, what=PART)
+    rows = {n: CacheRow(n, tuple(p.starts[COLD]), tuple(p.starts[WARM]),
+                        _failure(n, runs.errors[n]) if n in runs.errors else None)
+            for n, p in subjects.items()}
     warnings = (others.warning(),) if others.compiles else ()
-    return SecondStart(rows, user, stopped, warnings)
+    return SecondStart(rows, user, runs.stopped, warnings)
+
+
+#: What the sampler keeps of a pair (the record keeps every :class:`Start` whole).
+START_KEYS = ("cold_first_call_s", "warm_first_call_s")
+
+
+@dataclass
+class StartPair:
+    """A variant as a row of the second start: each sample is one cold start (the
+    scratch folder emptied first) and the warm start after it, both kept in ``starts``
+    as they finish; no steady state."""
+
+    prepared: Prepared
+    folder: Path
+    warm_up: bool = False
+    starts: dict[str, list[Start]] = field(
+        default_factory=lambda: {COLD: [], WARM: []})
+
+    @property
+    def args(self) -> tuple:
+        return self.prepared.args
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return self.prepared.kwargs
+
+    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+        emptied(self.folder)
+        times = {}
+        for start in (COLD, WARM):
+            self.starts[start].append(first_start(self.prepared, monitor, check,
+                                                  f"{start} first call"))
+            times[f"{start}_first_call_s"] = self.starts[start][-1].seconds
+        return Cold(times, lambda: None, None)
+
+    def describe(self, cold: Cold) -> Shape:
+        return Shape()  # the comparison read the program's structure
+
+
+def _failure(name: str, exc: BaseException) -> str:
+    """The row's error as the record says it: the user's frames only."""
+    return f"the {name} variant failed in the {PART}:\n{user_traceback(exc)}"
+
+
+def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) -> Start:
+    """One first call of the variant from cleared caches (the disk cache as it is), timed
+    until its result is ready (:func:`~.sampling.stages.timed_first_call`, as every
+    cold first call); JAX's cache events and stage events inside it."""
+    fn, args, kwargs = p.variant.fn, p.args, p.kwargs
+    _, jitted = cold_jit(fn, args, kwargs, p.variant.jit_options)
+    seen = len(monitor.events)
+    _, times, stages, _ = timed_first_call(
+        jitted, fn.__name__, lambda: jax.block_until_ready(jitted(*args, **kwargs)),
+        monitor, check, stage)
+    events = monitor.events[seen:]
+    return Start(times["first_call_s"], times.get("first_call_cpu_s"), times.get("wait_s"),
+                 hits=events.count(CACHE_HIT_EVENT), misses=events.count(CACHE_MISS_EVENT),
+                 **stages)
 
 
 #: Said where other threads compiled while JAX's cache was the scratch folder.
@@ -186,49 +231,6 @@ def user_cache() -> UserCache:
                      enabled=bool(settings["jax_enable_compilation_cache"]),
                      min_compile_s=float(settings["jax_persistent_cache_min_compile_time_secs"]),
                      min_entry_bytes=int(settings["jax_persistent_cache_min_entry_size_bytes"]))
-
-
-def _pair(p: Prepared, folder: Path, monitor: Monitor, check: Checkpoint,
-          starts: dict[str, list[Start]]) -> str | None:
-    """One cold start (the folder emptied first) and the warm start after it, each kept
-    in ``starts`` as it finishes; the user's traceback where their code failed."""
-    try:
-        emptied(folder)
-        starts[COLD].append(first_start(p, monitor, check, f"{COLD} first call"))
-        starts[WARM].append(first_start(p, monitor, check, f"{WARM} first call"))
-    except Stop:
-        raise
-    except Exception as exc:  # the user's code: said in the report, not raised
-        return f"the {p.variant.name} variant failed in the {PART}:\n{user_traceback(exc)}"
-    return None
-
-
-def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) -> Start:
-    """One first call of the variant from cleared caches (the disk cache as it is), timed
-    until its result is ready; JAX's cache events and stage events inside it. Ctrl-C
-    stops it at once while the user's Python traces and lowers, and only sets the flag
-    once XLA compiles (or reads the entry)."""
-    fn, args, kwargs = p.variant.fn, p.args, p.kwargs
-    _, jitted = cold_jit(fn, args, kwargs, p.variant.jit_options)
-    name, times, seen = fn.__name__, dict[str, float](), len(monitor.events)
-
-    def compiling(event: str, fun_name: str | None) -> None:
-        if event == LOWER_EVENT and fun_name == f"jit({name})":
-            check.leave_python()
-
-    with monitor.calling(compiling):
-        _, window = timed_stage(check, stage, times, "first_call_s",
-                                _call(jitted, args, kwargs), python=True)
-    events = monitor.events[seen:]
-    stages = {key: monitor.seconds(event, who.format(name), window.start, window.end) or None
-              for key, event, who in STAGE_EVENTS}
-    return Start(times["first_call_s"], times.get("first_call_cpu_s"), times.get("wait_s"),
-                 hits=events.count(CACHE_HIT_EVENT), misses=events.count(CACHE_MISS_EVENT),
-                 **stages)
-
-
-def _call(jitted: Callable, args: tuple, kwargs: dict[str, Any]) -> Callable[[], Any]:
-    return lambda: jax.block_until_ready(jitted(*args, **kwargs))
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:

@@ -84,9 +84,12 @@ class Sampler:
     sample clears it). Raw samples are kept; a failing row is kept, not raised."""
 
     def __init__(self, subjects: dict[str, Subject], keys: tuple[str, ...],
-                 noun: str = "variant"):
+                 noun: str = "variant", steady: bool = True):
         self.subjects = subjects
         self.noun = noun  # what a row is called in a failure message
+        #: Whether each cold sample is followed by a steady-state one (not where a row's
+        #: sample is its cold runs alone: the second start's cold and warm starts).
+        self.steady = steady
         self.samples: dict[str, dict[str, list[float]]] = {
             n: {k: [] for k in keys} for n in subjects}
         self.events: dict[str, dict[str, list[float]]] = {n: {} for n in subjects}
@@ -152,6 +155,8 @@ class Sampler:
             return
         same_outcome(check, run, None)
         self._record(name, cold)
+        if not self.steady:
+            return
         check(f"the {name} {self.noun}'s first call")
         check.report.tell("steady state")
         self._steady(name, cold, number, check)

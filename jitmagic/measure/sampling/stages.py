@@ -102,23 +102,38 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     """
     check = check or Checkpoint()
     opts, jitted = cold_jit(fn, args, kwargs, opts)
-    name, times = fn.__name__, dict[str, float]()
+    name = fn.__name__
+    out, times, stages, window = timed_first_call(
+        jitted, name, lambda: jax.block_until_ready(jitted(*args, **kwargs)), monitor, check)
+    known = {key: secs for key, secs in stages.items() if secs}
+    if len(known) < len(stages):  # the stages cannot be told apart: time them one by one
+        return staged_run(fn, args, kwargs, monitor, check, opts)
+    return ColdRun(times | known | stage_cpu(monitor, name, window), {}, None, None, None,
+                   jitted, out, FROM_EVENTS)
+
+
+def timed_first_call(jitted: Any, name: str, call: Callable[[], Any], monitor: Monitor,
+                     check: Checkpoint, stage: str = "first call"
+                     ) -> tuple[Any, dict[str, float], dict[str, float | None], Window]:
+    """``call()``, the first call of ``jitted`` (its function named ``name``), timed as
+    one interval ending when its result is ready (``call`` blocks until it is): (its
+    output, the interval's seconds on both clocks, each stage's seconds from JAX's own
+    events inside it, None where none came, and its :class:`Window`). Ctrl-C stops it
+    at once while the user's Python traces and lowers, and only sets the flag once XLA
+    compiles (or, with a warm persistent cache, reads the entry)."""
+    times = dict[str, float]()
 
     def compiling(event: str, fun_name: str | None) -> None:
         if event == LOWER_EVENT and fun_name == f"jit({name})":
             check.leave_python()  # lowered: XLA compiles from here on
 
-    check.begin("first call", times)
+    check.begin(stage, times)
     with monitor.calling(compiling):
-        out, window = timed_stage(check, "first call", times, "first_call_s",
-                                    lambda: jax.block_until_ready(jitted(*args, **kwargs)),
-                                    python=True, ask=False)
-    stages = {key: monitor.seconds(event, who.format(name), window.start, window.end)
+        out, window = timed_stage(check, stage, times, "first_call_s", call, python=True,
+                                  ask=False)
+    stages = {key: monitor.seconds(event, who.format(name), window.start, window.end) or None
               for key, event, who in STAGE_EVENTS}
-    if not all(stages.values()):  # the stages cannot be told apart: time them one by one
-        return staged_run(fn, args, kwargs, monitor, check, opts)
-    return ColdRun(times | stages | stage_cpu(monitor, name, window), {}, None, None, None,
-                   jitted, out, FROM_EVENTS)
+    return out, times, stages, window
 
 
 class Window(NamedTuple):
