@@ -11,7 +11,9 @@ import cProfile
 import json
 import logging
 import os
+import random
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -23,17 +25,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
 from jax._src import monitoring
 from support import FAST
 
 from jitmagic.cell.effects import effects_undone
 from jitmagic.cell.effects.sentences import said
+from jitmagic.cell.effects.settings import take_umask
 
 
 def cell(effect: str) -> str:
     """A cell whose helper ``layer`` does ``effect`` each time it is traced."""
     return f"""\
-import io, logging, os, sys, threading, warnings
+import io, logging, os, random, signal, sys, threading, warnings
 import jax, jax.numpy as jnp, numpy as np
 import matplotlib.pyplot as plt
 def layer(x):
@@ -73,6 +77,20 @@ EFFECTS = {
     "seterr": ("np.seterr(over='raise')", np.geterr, "np.seterr(over='raise')"),
     "recursion limit": ("sys.setrecursionlimit(4321)", sys.getrecursionlimit,
                         "sys.setrecursionlimit(4321)"),
+    "print options": ("np.set_printoptions(precision=3)", np.get_printoptions,
+                      "np.set_printoptions(precision=3)"),
+    "SIGUSR1": ("signal.signal(signal.SIGUSR1, lambda *a: None)",
+                lambda: signal.getsignal(signal.SIGUSR1), "SIGUSR1"),
+    "SIGTERM": ("signal.signal(signal.SIGTERM, signal.SIG_IGN)",
+                lambda: signal.getsignal(signal.SIGTERM), "SIGTERM"),
+    "excepthook": ("sys.excepthook = print", lambda: sys.excepthook, "sys.excepthook"),
+    "threading excepthook": ("threading.excepthook = print", lambda: threading.excepthook,
+                             "threading.excepthook"),
+    "umask": ("os.umask(0o077)", take_umask, "os.umask(0o77) (it was 0o22)"),
+    "switch interval": ("sys.setswitchinterval(0.25)", sys.getswitchinterval,
+                        "sys.setswitchinterval(0.25)"),
+    "int max str digits": ("sys.set_int_max_str_digits(640)", sys.get_int_max_str_digits,
+                           "sys.set_int_max_str_digits(640)"),
     "environment": ("os.environ['JITMAGIC_SIDE_EFFECT'] = '1'", lambda: dict(os.environ),
                     "JITMAGIC_SIDE_EFFECT (added)"),
     "working directory": ("os.chdir('/')", os.getcwd, "working directory to '/'"),
@@ -111,6 +129,56 @@ def test_a_side_effect_is_undone_and_named(run_magic, name):
         assert not said
     else:
         assert len(said) == 1 and phrase in said[0], result.warnings
+
+
+STREAMS = """\
+import random
+import jax.numpy as jnp, numpy as np
+noise = np.random.rand(3)  # the setup draws once, as the user expects
+def jitter(x):
+    return x + np.random.normal() * 1e-3 + random.random() * 1e-3  # once per trace
+def model(x):
+    return jnp.sin(jitter(x)) * 2
+model(jnp.ones(3))
+"""
+
+
+def _next_draws() -> tuple[list[float], float]:
+    return np.random.rand(3).tolist(), random.random()
+
+
+def test_the_global_generators_continue_as_after_one_run_of_the_cell(ip, run_magic):
+    """A helper that draws while traced draws once per trace: after the comparison, the
+    user's stream is where one plain run of the cell leaves it."""
+    np.random.seed(1)
+    random.seed(1)
+    with capture_output():
+        ip.run_cell(STREAMS)  # plainly, once
+    once = _next_draws()
+    np.random.seed(1)
+    random.seed(1)
+    try:
+        result, _ = run_magic(f"{FAST} -o", STREAMS)
+        assert _next_draws() == once
+    finally:
+        for name in ("noise", "jitter", "model", "random"):
+            ip.user_ns.pop(name, None)
+    said = [w for w in result.warnings if "global random generators" in w]
+    assert len(said) == 1, result.warnings
+    assert "np.random and random" in said[0] and "as after one run of the cell" in said[0]
+
+
+def test_the_generators_are_put_back_as_before_where_nothing_was_traced():
+    np.random.seed(2)
+    random.seed(2)
+    before = _next_draws()
+    np.random.seed(2)
+    random.seed(2)
+    with effects_undone() as undone:
+        np.random.rand(5)
+    assert _next_draws() == before
+    assert len(undone) == 1 and "generator np.random while" in undone[0]
+    assert "as before the cell" in undone[0]
 
 
 def test_figures_open_before_stay_open(run_magic):

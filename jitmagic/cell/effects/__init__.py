@@ -12,6 +12,7 @@ lines the measured code prints are counted apart (:mod:`~jitmagic.cell.prints`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -44,8 +45,10 @@ def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None 
         for i, row in enumerate(rows):
             taken.append((f"row {i}", row, row.take()))
         if watch is not None:
-            for key, row, _ in taken:
+            for key, row, before in taken:
                 watch.add(key, row.view, row.label, row.identity)
+                if row.settle is not None:
+                    watch.once_traced(functools.partial(row.settle, before))
         yield undone
     finally:
         # The name rows first: putting JAX's config back may change process-wide state

@@ -10,9 +10,11 @@ def listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def said(change: str) -> str:
-    """The sentence of a row that put back ``change``."""
-    return f"the cell, or the code it ran, {change}: it applied while measuring and is put back now"
+def said(change: str, how: str = "") -> str:
+    """The sentence of a row that put back ``change`` (``how``: to what, where that is
+    not simply as it was)."""
+    return (f"the cell, or the code it ran, {change}: it applied while measuring and is "
+            f"put back now{how}")
 
 
 def said_all(changes: list[str]) -> list[str]:

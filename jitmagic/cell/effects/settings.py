@@ -1,11 +1,13 @@
-"""The process-wide rows of one setting each: numpy's error handling, the recursion
-limit, the environment, the working directory, ``sys.argv`` and ``sys.path``, the trace
-and profile hooks and the standard streams. Each row's take, view and undo for
-:mod:`.table`."""
+"""The process-wide rows of one setting each: numpy's error handling and print options,
+the recursion limit, the switch interval, the integer string limit, ``os.umask``, the
+signal handlers of SIGTERM, SIGUSR1, SIGUSR2 and SIGHUP, the environment, the working
+directory, ``sys.argv`` and ``sys.path``, the trace, profile and exception hooks and the
+standard streams. Each row's take, view and undo for :mod:`.table`."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .sentences import listed
 from .sentences import said
 
 
@@ -32,6 +35,75 @@ def undo_recursion(before: int) -> list[str]:
         return []
     sys.setrecursionlimit(before)
     return [said(f"set sys.setrecursionlimit({now}) (it was {before})")]
+
+
+def undo_printoptions(before: dict[str, Any]) -> list[str]:
+    now = np.get_printoptions()
+    changed = ", ".join(f"{k}={v!r}" for k, v in now.items() if before.get(k) != v)
+    if not changed:
+        return []
+    np.set_printoptions(**before)
+    return [said(f"changed numpy's print options (np.set_printoptions({changed}))")]
+
+
+def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
+             ) -> Callable[[Any], list[str]]:
+    """How to put back a setting of one value that ``call(value)`` sets (``sys.
+    setswitchinterval``): ``put(before)``, said with the value set and the one before."""
+    def undo(before: Any) -> list[str]:
+        now = get()
+        if now == before:
+            return []
+        put(before)
+        return [said(f"set {call}({_shown(now)}) (it was {_shown(before)})")]
+    return undo
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if not isinstance(value, Umask) else f"{value:#o}"
+
+
+class Umask(int):
+    """A umask, shown in octal."""
+
+
+def take_umask() -> Umask:
+    """The process's umask: read from ``/proc/self/status`` where there is one (reading
+    it otherwise sets it, for a moment, in every thread)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return Umask(int(line.split()[1], 8))
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return Umask(mask)
+
+
+def set_umask(mask: int) -> None:
+    os.umask(mask)
+
+
+#: The signals whose handlers a cell may set (SIGINT is jitmagic's own while it measures).
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1", "SIGUSR2", "SIGHUP")
+                if hasattr(signal, name))
+
+
+def take_signals() -> dict[str, Any]:
+    """Each signal's handler, by the signal's name."""
+    return {sig.name: signal.getsignal(sig) for sig in SIGNALS}
+
+
+def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[str]:
+    """The handlers set back (``signal.signal``, from the main thread only: elsewhere the
+    error says so); a handler Python did not set (None) cannot be set, and is left."""
+    changed = [name for name, was in before.items() if name not in leave and was is not None
+               and signal.getsignal(signal.Signals[name]) is not was]
+    for name in changed:
+        signal.signal(signal.Signals[name], before[name])
+    return [said(f"set the handler of {listed(changed)} (signal.signal)")] if changed else []
 
 
 def take_environ() -> dict[str, str]:
@@ -100,6 +172,9 @@ _HOOKS: tuple[tuple[str, Callable[[], Any], Callable[[Any], Any]], ...] = (
     ("sys.setprofile's hook (a profiler's)", sys.getprofile, _set_profile),
     ("threading.settrace's hook", threading.gettrace, threading.settrace),
     ("threading.setprofile's hook", threading.getprofile, threading.setprofile),
+    ("sys.excepthook", lambda: sys.excepthook, lambda h: setattr(sys, "excepthook", h)),
+    ("threading.excepthook", lambda: threading.excepthook,
+     lambda h: setattr(threading, "excepthook", h)),
     ("sys.stdout", lambda: sys.stdout, lambda s: setattr(sys, "stdout", s)),
     ("sys.stderr", lambda: sys.stderr, lambda s: setattr(sys, "stderr", s)),
 )

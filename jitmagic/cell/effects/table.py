@@ -21,12 +21,23 @@ the root, ``jax`` and        level, handlers, propagate, disabled;    the root l
 matplotlib's ``rcParams``    the values changed (``backend`` aside)   the rcParams changed
 (if matplotlib is imported)
 ``np.geterr()``              ``np.seterr(**before)``                  np.seterr's new values
+``np.get_printoptions()``    ``np.set_printoptions(**before)``        the options changed
+``np.random``'s and          the state after the cell's setup and     the generators drawn
+``random``'s global          first trace (one run of the cell), or    from, and to which
+generators                   before the cell where there was none     state
 ``sys.getrecursionlimit()``  ``sys.setrecursionlimit``                the limit set
+``sys.getswitchinterval()``  ``sys.setswitchinterval``                the interval set
+``sys.get_int_max_str_``     ``sys.set_int_max_str_digits``           the limit set
+``digits()``
+``os.umask``                 ``os.umask``                             the mask set
+SIGTERM's, SIGUSR1's,        ``signal.signal`` (main thread only)     the signals
+SIGUSR2's, SIGHUP's handler
 ``os.environ``               each variable changed, added, removed    the variables
 the working directory        ``os.chdir``                             the directory
 ``sys.argv``, ``sys.path``   the list (the same object), contents     sys.argv, sys.path
 ``sys``' and ``threading``'  ``sys.settrace``, ``sys.setprofile``,    the hook
-trace and profile hooks      ``threading.settrace``, ``setprofile``
+trace, profile and           ``threading.settrace``, ``setprofile``,
+exception hooks              ``excepthook`` set back
 ``sys.stdout``, ``stderr``   the stream object                        sys.stdout, sys.stderr
 *name rows*
 ``jax.config.values``        ``jax.config.update`` of each changed    each option, its value
@@ -57,6 +68,7 @@ import numpy as np
 from . import names
 from . import registries
 from . import settings
+from . import streams
 
 #: The key of a row that is one value (the working directory, sys.path) in its view.
 WHOLE = "whole"
@@ -75,6 +87,8 @@ class Effect(NamedTuple):
     label: Callable[[Any], str]
     identity: bool = False  # the view's values are compared with ``is``
     process: bool = True  # a process-wide row (else a name row)
+    #: what to do with the snapshot once the cell's setup and first trace have run
+    settle: Callable[[Any], None] | None = None
 
 
 def _whole(undo: Callable[[Any], list[str]]) -> Callable[..., list[str]]:
@@ -99,6 +113,11 @@ def _sys_list(name: str) -> Effect:
                   _one(settings.sys_list(name)), _named(f"sys.{name}"))
 
 
+def _setting(call: str, get: Callable[[], Any], put: Callable[[Any], Any], what: str) -> Effect:
+    """The row of a setting of one value, read by ``get`` and set by ``call``/``put``."""
+    return Effect(get, _whole(settings.undo_set(call, get, put)), _one(get), _named(what))
+
+
 #: The process-wide rows, in the order they are snapshot and put back.
 PROCESS: tuple[Effect, ...] = (
     Effect(registries.take_figures, _whole(registries.undo_figures),
@@ -114,8 +133,20 @@ PROCESS: tuple[Effect, ...] = (
     Effect(np.geterr, _whole(settings.undo_seterr),
            _one(lambda: tuple(sorted(np.geterr().items()))),
            _named("numpy's error handling (np.seterr)")),
+    Effect(np.get_printoptions, _whole(settings.undo_printoptions),
+           _one(lambda: tuple(sorted(np.get_printoptions().items(), key=repr))),
+           _named("numpy's print options")),
+    Effect(streams.Streams, streams.Streams.undo, streams.view,
+           lambda key: f"the global random generator {key}", settle=streams.Streams.settle),
     Effect(sys.getrecursionlimit, _whole(settings.undo_recursion), _one(sys.getrecursionlimit),
            _named("the recursion limit")),
+    _setting("sys.setswitchinterval", sys.getswitchinterval, sys.setswitchinterval,
+             "the switch interval"),
+    _setting("sys.set_int_max_str_digits", sys.get_int_max_str_digits,
+             sys.set_int_max_str_digits, "the integer string limit"),
+    _setting("os.umask", settings.take_umask, settings.set_umask, "the umask"),
+    Effect(settings.take_signals, settings.undo_signals, settings.take_signals,
+           lambda key: f"the handler of {key}", identity=True),
     Effect(settings.take_environ, settings.undo_environ, settings.take_environ,
            lambda key: f"the environment variable {key}"),
     Effect(settings.take_cwd, _whole(settings.undo_cwd), _one(settings.take_cwd),

@@ -18,6 +18,9 @@ from .sentences import listed
 #: The stages of a measurement in which the cell's code does not run on the measuring
 #: thread (compiled calls, XLA's compile): a change seen across one is another thread's.
 NOT_THE_CELLS = frozenset({"steady state", "XLA compile"})
+#: The stage of the discovery trace (:meth:`~jitmagic.measure.sampling.stops.Checkpoint.
+#: finding_helpers`): the stage after it begins once the cell's setup and first trace ran.
+FINDING_HELPERS = "finding helpers"
 _MISSING = object()
 
 
@@ -42,6 +45,8 @@ class Watch:
         #: per view, the keys that changed in a window where the cell's code could run
         self._cells_changed: dict[str, set[Any]] = {}
         self._cells = True  # the window open now: the cell's code may run in it
+        self._settles: list[Callable[[], None]] = []
+        self._finding = False
 
     def add(self, name: str, view: Callable[[], dict], label: Callable[[Any], str],
             identity: bool = False) -> None:
@@ -67,10 +72,21 @@ class Watch:
             self._seen[name] = now
         self._cells = cells
 
+    def once_traced(self, settle: Callable[[], None]) -> None:
+        """Call ``settle`` once, when the cell's setup and its first (discovery) trace
+        have run: the state then is what one run of the cell leaves."""
+        self._settles.append(settle)
+
     def drawing(self, draw: Draw | None) -> Draw:
         """A progress ``draw`` that marks each stage's start first (and draws nothing
-        without one): the measurement tells its progress between stages, never inside one."""
+        without one): the measurement tells its progress between stages, never inside
+        one. The stage after the first discovery trace settles (:meth:`once_traced`)."""
         def marked(p: Progress) -> None:
+            if self._finding and p.stage != FINDING_HELPERS:
+                settles, self._settles = self._settles, []
+                for settle in settles:
+                    settle()
+            self._finding = p.stage == FINDING_HELPERS
             self.mark(p.stage not in NOT_THE_CELLS)
             if draw is not None:
                 draw(p)

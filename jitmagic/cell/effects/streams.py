@@ -1,0 +1,70 @@
+"""The process-wide row of the global random generators: numpy's legacy ``np.random``
+and the standard library's ``random``. Its take, view and undo for :mod:`.table`.
+
+A helper that draws while it is traced draws once per trace, and a comparison traces it
+once per cold run: left as it is, the user's stream after the cell would differ from
+running the cell once. So the state kept is the one after the cell's setup and its
+first trace (:meth:`Streams.settle`, called by the :class:`~.watch.Watch` when the
+discovery trace ends): the stream after the cell continues as after one run of it.
+Where the measurement ended before that trace did, the state before the cell is put
+back, and the sentence says so.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+from collections.abc import Collection
+from typing import Any
+
+import numpy as np
+
+from .sentences import listed
+from .sentences import said
+
+
+def _states() -> dict[str, Any]:
+    return {"np.random": np.random.get_state(legacy=False), "random": random.getstate()}
+
+
+def view() -> dict[str, Any]:
+    """Each generator's state, comparable with ``==`` (numpy's holds an array)."""
+    return {name: pickle.dumps(state) for name, state in _states().items()}
+
+
+def _set(name: str, state: Any) -> None:
+    if name == "random":
+        random.setstate(state)
+    else:
+        np.random.set_state(state)
+
+
+class Streams:
+    """The generators' states before the cell, and as after one run of it."""
+
+    def __init__(self) -> None:
+        self.before = _states()
+        self.once: dict[str, Any] | None = None
+
+    def settle(self) -> None:
+        """The cell's setup and first trace have run: what one run of the cell leaves."""
+        if self.once is None:
+            self.once = _states()
+
+    def undo(self, leave: Collection[Any] = ()) -> list[str]:
+        kept = self.before if self.once is None else self.once
+        now = view()
+        changed = [name for name, state in kept.items()
+                   if name not in leave and now[name] != pickle.dumps(state)]
+        for name in changed:
+            _set(name, kept[name])
+        if not changed:
+            return []
+        drew = (f"drew from the global random generator{'s' if len(changed) > 1 else ''} "
+                f"{listed(changed)} while measuring (code that draws while traced draws once "
+                f"per trace, and the cell was traced once per cold run)")
+        if self.once is None:
+            return [said(drew, " as before the cell (its measurement ended before its first "
+                               "trace did: the cell's own draws are undone too)")]
+        return [said(drew, " as after one run of the cell (its setup and one trace): later "
+                           "draws continue as they would after running it once")]
