@@ -233,9 +233,14 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("--cache",), "then a second start: each variant's first call with JAX's "
                "persistent compilation cache cold, then warm (in a folder of its own; your "
                "settings and cache are left as they were)", check=_switch),
+    OptionSpec(("--effort",), "then XLA's lower effort settings (backend optimization level "
+               "0 and 1, JAX's effort and optimization level): the flat program's compile and "
+               "call at each against the default, and after how many calls the default pays "
+               "back (your config and XLA_FLAGS are left as they were)", check=_switch),
     OptionSpec(("--why",), "measure every cause of a slow first call jitmagic knows: "
-               "--lines, --cache and --xla together (captured constants of 1 MiB or more "
-               "are measured without it); the ranked causes follow the table", check=_switch),
+               "--lines, --cache, --xla and --effort together (captured constants of 1 MiB or "
+               "more are measured without it); the ranked causes follow the table",
+               check=_switch),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
                str, "PATH"),
@@ -245,7 +250,7 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
 
 
 #: The parts ``--why`` turns on: every cause of a slow first call that has an option.
-WHY_PARTS = ("lines", "cache", "xla")
+WHY_PARTS = ("lines", "cache", "xla", "effort")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,8 +260,8 @@ class Options:
     Built from keywords or parsed options, checked on construction (``InputError``
     with what to write instead); text where a structure is meant is parsed as the
     command line parses it (``nest="a,b"``, ``in_axes="0,None"``, ``sweep="n=1,2"``).
-    ``vmap`` is on whenever ``batch`` or ``in_axes`` is given, and ``lines``, ``cache``
-    and ``xla`` whenever ``why`` is.
+    ``vmap`` is on whenever ``batch`` or ``in_axes`` is given, and ``lines``, ``cache``,
+    ``xla`` and ``effort`` whenever ``why`` is.
     """
 
     repeat: int | str = AUTO
@@ -273,6 +278,7 @@ class Options:
     lines: bool = False
     xla: bool = False
     cache: bool = False
+    effort: bool = False
     why: bool = False
     quiet: bool = False
 

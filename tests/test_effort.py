@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jitmagic
 from jitmagic.measure.effort import FEWEST_ROUNDS
 from jitmagic.measure.effort import PART
 from jitmagic.measure.effort import accepted
@@ -32,6 +33,7 @@ from jitmagic.measure.effort import measure_effort
 from jitmagic.measure.pipeline import checkpoint
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
+from jitmagic.model.causes.effort import CAUSE
 from jitmagic.model.causes.effort import CHANGES_RESULTS
 from jitmagic.model.causes.effort import DEFAULT
 from jitmagic.model.causes.effort import NO_GAIN
@@ -44,8 +46,12 @@ from jitmagic.model.causes.effort import EffortRow
 from jitmagic.model.causes.effort import Setting
 from jitmagic.model.causes.effort import calls_figure
 from jitmagic.model.causes.effort import causes
+from jitmagic.model.causes.why import causes as why_causes
+from jitmagic.model.parts import part_causes
 from jitmagic.model.saved.schema import ReportSchemaError
 from jitmagic.options import Options
+from jitmagic.render.bundle import text as bundle_text
+from jitmagic.render.causes.effort import TITLE
 from jitmagic.render.causes.effort import html
 from jitmagic.render.causes.effort import section
 from jitmagic.render.causes.effort import text
@@ -438,6 +444,8 @@ def test_the_default_row_is_the_first_and_every_setting_beside_it(measured):
 class Holding:
     """A comparison as the causes read it: the record of a part by name."""
 
+    stopped_anywhere = None
+
     def __init__(self, effort: Effort | None) -> None:
         self.effort = effort
 
@@ -447,7 +455,8 @@ class Holding:
 
 def test_the_effort_cause_is_not_measured_without_the_record():
     (cause,) = causes(Holding(None))
-    assert (cause.kind, cause.option) == ("not measured", "--effort")
+    assert (cause.kind, cause.option, cause.said) == ("not measured", "--effort",
+                                                      "not run this time")
 
 
 def test_the_effort_cause_is_the_setting_that_saves_most_with_its_line():
@@ -478,3 +487,43 @@ def test_add_effort_puts_the_record_in_the_comparison_and_the_section_shows_it()
     assert len(e.default["compile_s"]) == FEWEST_ROUNDS  # the rule needs three a side
     shown_text, shown_html = section(added)
     assert shown_text == text(e) and shown_html == html(e)
+
+
+# --- wired in: --effort, the report, the causes ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def compared():
+    """One comparison with effort=True of the loop-helper model."""
+    return jitmagic.compare(model, X, W, repeat=1, number=1, effort=True, quiet=True)
+
+
+def test_effort_is_an_option_of_compare_and_part_of_why(compared):
+    e = compared.part("effort")
+    assert isinstance(e, Effort) and set(e.rows) == {s.name for s in candidates()}
+    assert Options(why=True).effort and not Options().effort
+    assert TITLE in bundle_text(compared)
+
+
+def test_a_report_with_effort_round_trips_and_one_of_the_previous_schema_loads(compared,
+                                                                               tmp_path):
+    path = tmp_path / "r.json"
+    jitmagic.save(compared, path)
+    saved = json.loads(path.read_text())
+    assert saved["schema"] == "jitmagic.comparison/5" and "effort" in saved
+    back = jitmagic.load(path)
+    assert back.part("effort") == compared.part("effort")
+    old = {k: v for k, v in saved.items() if k not in ("effort", "why")} | {
+        "schema": "jitmagic.comparison/4"}
+    path.write_text(json.dumps(old))
+    previous = jitmagic.load(path)
+    assert previous.part("effort") is None
+    (cause,) = [c for c in why_causes(previous, part_causes()) if c.name == CAUSE]
+    assert (cause.kind, cause.option) == ("not measured", "--effort")
+
+
+def test_the_causes_name_the_effort_cause_as_measured_only_where_it_was(compared):
+    (cause,) = [c for c in why_causes(compared, part_causes()) if c.name == CAUSE]
+    assert cause.measured and cause.kind != "not measured"
+    plain = jitmagic.compare(model, X, W, repeat=1, number=1, quiet=True)
+    (unmeasured,) = [c for c in why_causes(plain, part_causes()) if c.name == CAUSE]
+    assert not unmeasured.measured and unmeasured.option == "--effort"

@@ -169,7 +169,7 @@ def test_a_version_1_report_still_loads(tmp_path):
     assert verdict["first_call"] == "inconclusive"  # one run a side: no spread to judge
     why = loaded.to_dict()["why"]  # derived too: a /1 report counted no constants
     assert next(c for c in why if c["cause"] == "big constants")["measured"] is False
-    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/4", "variants": variants,
+    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/5", "variants": variants,
                                       "repeats_ended": None, "verdict": verdict, "why": why}
 
 
@@ -197,7 +197,7 @@ def test_a_wrong_field_of_a_sweep_is_named(tmp_path, field, value, message):
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/4'"),
+    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/5'"),
     ("variants.flat.execute_loops", "x", "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", True, "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", 10**4000, "execute_loops: .*an integer of about 4000 digits"),

@@ -312,10 +312,10 @@ def test_samples_too_far_apart_are_refused_naming_the_phase(tmp_path):
 
 
 def test_schema_messages(tmp_path):
-    d = _report() | {"schema": "jitmagic.comparison/5"}
+    d = _report() | {"schema": "jitmagic.comparison/6"}
     with pytest.raises(ReportSchemaError, match="written by a newer jitmagic") as info:
         _loaded(tmp_path, d)
-    assert "writes 'jitmagic.comparison/4' and reads /1, /2, /3, /4" in str(info.value)
+    assert "writes 'jitmagic.comparison/5' and reads /1, /2, /3, /4, /5" in str(info.value)
     with pytest.raises(ReportSchemaError) as info:
         _loaded(tmp_path, _report() | {"schema": "x" * 2000})
     assert len(str(info.value)) < 500 and "2,000 characters" in str(info.value)

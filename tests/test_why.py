@@ -223,5 +223,5 @@ def test_a_stopped_measurement_says_the_stop_not_the_option_already_given():
 
 def test_why_turns_on_every_part_that_measures_a_cause():
     chosen = jitmagic.Options(why=True)
-    assert (chosen.lines, chosen.cache, chosen.xla) == (True, True, True)
+    assert (chosen.lines, chosen.cache, chosen.xla, chosen.effort) == (True,) * 4
     assert not jitmagic.Options().cache

@@ -20,6 +20,7 @@ from . import parts as table
 from .advice import Advice
 from .attribution import Attribution
 from .causes.constant_arguments import ConstantArguments
+from .causes.effort import Effort
 from .causes.second_start import SecondStart
 from .causes.why import Cause
 from .causes.why import causes
@@ -71,12 +72,14 @@ from .stats.witness import waited_share
 __all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]
 
-SCHEMA = "jitmagic.comparison/4"
+SCHEMA = "jitmagic.comparison/5"
 #: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked; /2 had no
 #: ``stages_from`` (its stages came from a separate staged run) nor ``repeats_ended``;
 #: /3 had none of the parts of "why is my compile slow" (``--cache``, ``--xla``, the
-#: constants passed as arguments).
-READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3", SCHEMA)
+#: constants passed as arguments); /4 had no ``effort`` (``--effort``: XLA's lower effort
+#: settings), which reads as not measured.
+READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3",
+            "jitmagic.comparison/4", SCHEMA)
 # DECIDED, MOST_PAIRS, BUDGET (why ``-r auto`` stopped taking pairs) live in .verdicts,
 # which words them; they are imported here for the measurement loop.
 #: The optional provenance fields of /3, written only when set.
@@ -116,6 +119,7 @@ class Comparison(Shown):
     #: 1 MiB or more of them); None where they were not measured.
     constant_arguments: ConstantArguments | None = None
     second_start: SecondStart | None = None  # --cache: a warm persistent cache
+    effort: Effort | None = None  # --effort: XLA's lower effort settings against the default
     #: How the outputs matched (:mod:`jitmagic.model.outputs`): "exact", "rounding",
     #: "mismatch", "uncompared"; None where nothing was compared (or an older report).
     outputs_kind: str | None = None

@@ -30,6 +30,8 @@ from .advice import Advice
 from .attribution import Attribution
 from .causes import why
 from .causes.constant_arguments import ConstantArguments
+from .causes.effort import Effort
+from .causes.effort import causes as effort_causes
 from .causes.second_start import SecondStart
 from .causes.xla_passes import XlaPasses
 from .lines import checked_lines
@@ -111,6 +113,8 @@ PARTS: tuple[Part, ...] = (
     Part("xla_passes", "XLA passes", ("xla",), XlaPasses.from_dict,
          f"{_M}.xla_passes:add_part", f"{_R}.causes.xla_passes:section", shown=4,
          processes=LOCKSTEP, in_why=True),
+    Part("effort", "effort", ("effort",), Effort.from_dict, f"{_M}.effort:add_part",
+         f"{_R}.causes.effort:section", shown=4, causes=effort_causes, in_why=True),
     Part("lines", "lines", ("lines",), checked_lines,
          f"{_M}.lines.tables:add_part", f"{_R}.lines:section", shown=1, in_why=True),
 )

@@ -53,11 +53,13 @@ from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
 from ..stats.witness import on
 from .why import NOT_MEASURED
+from .why import NOT_RUN
 from .why import NOTHING as NOTHING_CAUSE
 from .why import SAVING
 from .why import UNDECIDED as UNDECIDED_CAUSE
 from .why import UNMEASURABLE
 from .why import Cause
+from .why import stopped_first
 
 #: The row every setting is compared with: the program as the user compiles it.
 DEFAULT = "default"
@@ -349,8 +351,7 @@ def causes(c: Any) -> Iterator[Cause]:
     not measured (``--effort`` measures it) where it was not."""
     e = c.part("effort")
     if e is None:
-        yield Cause(CAUSE, NOT_MEASURED, said="XLA's lower effort settings were not measured",
-                    option="--effort")
+        yield Cause(CAUSE, NOT_MEASURED, said=stopped_first(c) or NOT_RUN, option="--effort")
         return
     if e.default_error is not None or not e.rows:
         yield Cause(CAUSE, UNMEASURABLE, said="no effort setting could be measured here")
