@@ -269,6 +269,34 @@ def test_a_filter_a_library_adds_stays_and_the_cells_goes():
         warnings._filters_mutated()
 
 
+def test_a_variable_a_library_sets_on_import_stays_and_the_cells_goes(ip, run_magic):
+    """A library's import sets its own environment variables (JAX's
+    ``MOSAIC_GPU_CUDA_ROOT``, TensorFlow's ``TF_FORCE_GPU_ALLOW_GROWTH``); the module
+    stays imported, so they stay, unreported. The cell's own variable is put back."""
+    ip.user_ns["import_library"] = _jax_made(
+        "import os\n"
+        "def on_import():\n"
+        "    os.environ['JITMAGIC_LIBRARY_VAR'] = '/opt/cuda'\n"
+        "    os.environ.setdefault('JITMAGIC_LIBRARY_DEFAULT', 'true')\n")["on_import"]
+    plain = type(os.environ).__setitem__
+    try:
+        result, _ = run_magic(f"{FAST} -o", cell(
+            "import_library(); os.environ['JITMAGIC_CELL_VAR'] = '1'; "
+            "os.environ.setdefault('JITMAGIC_CELL_DEFAULT', '1')"))
+        assert os.environ["JITMAGIC_LIBRARY_VAR"] == "/opt/cuda"
+        assert os.environ["JITMAGIC_LIBRARY_DEFAULT"] == "true"
+        assert "JITMAGIC_CELL_VAR" not in os.environ
+        assert "JITMAGIC_CELL_DEFAULT" not in os.environ
+    finally:
+        ip.user_ns.pop("import_library", None)
+        os.environ.pop("JITMAGIC_LIBRARY_VAR", None)
+        os.environ.pop("JITMAGIC_LIBRARY_DEFAULT", None)
+    said = [w for w in result.warnings if "environment variables" in w]
+    assert said == [globals()["said"]("changed environment variables JITMAGIC_CELL_VAR "
+                                      "(added), JITMAGIC_CELL_DEFAULT (added)")], result.warnings
+    assert type(os.environ).__setitem__ is plain  # jitmagic's wrapper is gone
+
+
 def test_listeners_the_cell_cleared_are_registered_again():
     def mine(event, **kwargs):
         pass

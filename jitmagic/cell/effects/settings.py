@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ...usercode import user_file
 from .sentences import listed
 from .sentences import said
 
@@ -110,7 +111,61 @@ def take_environ() -> dict[str, str]:
     return dict(os.environ)
 
 
+class Environ:
+    """``os.environ`` as it was, and which variables library code set meanwhile: a
+    library's import sets its own (JAX's ``MOSAIC_GPU_CUDA_ROOT``, TensorFlow's
+    ``TF_FORCE_GPU_ALLOW_GROWTH``), and the module stays imported, so they stay, as its
+    warnings filters do. Whose code wrote each is told by wrapping ``os.environ``'s
+    ``__setitem__`` and ``__delitem__`` (the first caller outside ``os`` and the
+    mapping mixins), by the one rule of :func:`~jitmagic.usercode.user_file`."""
+
+    def __init__(self) -> None:
+        self.was = dict(os.environ)
+        self.theirs: dict[str, bool] = {}  # each variable written: last by library code
+        kind = type(os.environ)
+        self._set, self._del = kind.__setitem__, kind.__delitem__
+
+        def setitem(env: Any, key: str, value: str) -> None:
+            self._set(env, key, value)
+            self._wrote(key)
+
+        def delitem(env: Any, key: str) -> None:
+            self._del(env, key)
+            self._wrote(key)
+
+        self._hooks = setitem, delitem
+        kind.__setitem__, kind.__delitem__ = setitem, delitem  # type: ignore[method-assign]
+
+    def _wrote(self, key: str) -> None:
+        frame = sys._getframe(2)
+        while frame.f_back is not None and frame.f_code.co_filename in _MAPPING_FILES:
+            frame = frame.f_back
+        self.theirs[key] = not user_file(frame.f_code.co_filename)
+
+    def undo(self, leave: Collection[Any] = ()) -> list[str]:
+        kind = type(os.environ)
+        if (kind.__setitem__, kind.__delitem__) == self._hooks:
+            kind.__setitem__, kind.__delitem__ = self._set, self._del  # type: ignore[method-assign]
+        libraries = {k for k, library in self.theirs.items() if library}
+        return undo_environ(self.was, {*leave, *libraries})
+
+
+def _mapping_files() -> frozenset[str]:
+    """The files (as their code names them: ``<frozen os>``) of ``os.environ``'s class
+    and of the mapping mixins its ``setdefault`` and ``update`` come from."""
+    from collections.abc import MutableMapping
+
+    return frozenset({type(os.environ).__init__.__code__.co_filename,
+                      MutableMapping.setdefault.__code__.co_filename})
+
+
+#: The files of ``os.environ``'s methods (``setdefault``, ``update``, ``pop`` write
+#: through ``__setitem__``): the writer is the first caller outside them.
+_MAPPING_FILES = _mapping_files()
+
+
 def undo_environ(before: dict[str, str], leave: Collection[Any] = ()) -> list[str]:
+    """``os.environ`` as ``before``, but for the variables in ``leave``."""
     now = dict(os.environ)
     changed = [k for k in before if now.get(k) != before[k] and k not in leave]
     added = [k for k in now if k not in before and k not in leave]

@@ -33,6 +33,7 @@ generators                   before the cell where there was none     state
 SIGTERM's, SIGUSR1's,        ``signal.signal`` (main thread only)     the signals
 SIGUSR2's, SIGHUP's handler
 ``os.environ``               each variable changed, added, removed    the variables
+                             (those library code set kept)
 the working directory        ``os.chdir``                             the directory
 ``sys.argv``, ``sys.path``   the list (the same object), contents     sys.argv, sys.path
 ``sys``' and ``threading``'  ``sys.settrace``, ``sys.setprofile``,    the hook
@@ -147,7 +148,7 @@ PROCESS: tuple[Effect, ...] = (
     _setting("os.umask", settings.take_umask, settings.set_umask, "the umask"),
     Effect(settings.take_signals, settings.undo_signals, settings.take_signals,
            lambda key: f"the handler of {key}", identity=True),
-    Effect(settings.take_environ, settings.undo_environ, settings.take_environ,
+    Effect(settings.Environ, settings.Environ.undo, settings.take_environ,
            lambda key: f"the environment variable {key}"),
     Effect(settings.take_cwd, _whole(settings.undo_cwd), _one(settings.take_cwd),
            _named("the working directory")),
