@@ -31,6 +31,7 @@ from jitmagic.measure.effort import candidates
 from jitmagic.measure.effort import executable_bytes
 from jitmagic.measure.effort import measure_effort
 from jitmagic.measure.pipeline import checkpoint
+from jitmagic.measure.pipeline import measure_prepared
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.causes.effort import CAUSE
@@ -527,3 +528,24 @@ def test_the_causes_name_the_effort_cause_as_measured_only_where_it_was(compared
     plain = jitmagic.compare(model, X, W, repeat=1, number=1, quiet=True)
     (unmeasured,) = [c for c in why_causes(plain, part_causes()) if c.name == CAUSE]
     assert not unmeasured.measured and unmeasured.option == "--effort"
+
+
+def test_ctrl_c_in_the_effort_part_of_a_comparison_marks_it_partial_and_nothing_after_runs():
+    before, handler = user_state(), signal.getsignal(signal.SIGINT)
+
+    def press(p):
+        if p.what == PART and p.repeat == 2:
+            signal.raise_signal(signal.SIGINT)  # a real Ctrl-C, before its second round
+
+    opts = Options(repeat=1, number=1, effort=True, lines=True)
+    check = checkpoint("model", opts, time.perf_counter())
+    check.report.draw = press
+    result = measure_prepared(variants_of(model, (X, W), {}), opts, check=check)
+    e = result.part("effort")
+    assert result.stopped is None  # the comparison had finished: only this part stopped
+    assert e.stopped.startswith("interrupted by the user")
+    assert result.stopped_anywhere == e.stopped
+    assert result.lines is None  # the part after it did not start
+    assert len(e.default["compile_s"]) == 1
+    assert signal.getsignal(signal.SIGINT) is handler
+    assert user_state() == before
