@@ -10,9 +10,10 @@ lowering compiled with and without the option, interleaved, ``jax.clear_caches()
 before each; calls timed with ``timeit``, each ending in ``block_until_ready``), and
 whether they agree within 15%; each on the wall clock and on the process's CPU time.
 Then the cost: the effort measurement's wall seconds over one comparison's (flat against
-nested, the same repeats), in the same run (goal: at most 1.5×).
+nested, ``--repeat``), in the same run, the effort part taking the rounds ``--effort``
+takes after that comparison (goal: at most 1.5×).
 
-    PYTHONPATH=. python benchmarks/effort.py [--repeat 5] [--hand 7] [--uses 16]
+    PYTHONPATH=. python benchmarks/effort.py [--repeat 5|auto] [--hand 7] [--uses 16]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from jitmagic.measure.effort import measure_effort
+from jitmagic.measure.effort import rounds_for
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.causes.effort import Setting
@@ -99,7 +101,7 @@ def tool(e) -> dict[str, tuple[float, float]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", default="5", help="the comparison's -r (a count or auto)")
     ap.add_argument("--hand", type=int, default=7)
     ap.add_argument("--uses", type=int, default=16, help="uses of the helper")
     args = ap.parse_args()
@@ -110,10 +112,11 @@ def main() -> None:
           f"{jax.default_backend()}; load {os.getloadavg()[0]:.2f}")
     prepared = variants_of(program, (x, w), {})
     t0 = time.perf_counter()
-    run_comparison("program", prepared, Options(repeat=args.repeat))
+    result = run_comparison("program", prepared, Options(repeat=args.repeat))
     comparison_s = time.perf_counter() - t0
+    rounds = rounds_for(result)  # as --effort takes them after this comparison
     t0 = time.perf_counter()
-    e = measure_effort(prepared["flat"], rounds=args.repeat)
+    e = measure_effort(prepared["flat"], rounds=rounds)
     effort_s = time.perf_counter() - t0
     by_tool, by_hand = tool(e), hand(x, w, args.hand)
     print(f"{'':24}{'tool':>10}{'by hand':>10}  within 15%")
@@ -129,8 +132,10 @@ def main() -> None:
         print(f"  {k:16} tool {wall * 1e3:8.2f} ms wall {cpu * 1e3:8.2f} ms CPU | "
               f"hand {hw * 1e3:8.2f} ms wall {hc * 1e3:8.2f} ms CPU")
     rows = 1 + len(e.rows)
-    print(f"cost: the effort measurement ({rows} rows, {args.repeat} rounds) took "
-          f"{effort_s:.1f} s, one comparison {comparison_s:.1f} s: "
+    pairs = len(result.flat.samples["first_call_s"])
+    print(f"cost: the effort measurement ({rows} rows, {rounds} rounds) took "
+          f"{effort_s:.1f} s, one comparison (-r {args.repeat}: {pairs} pairs) "
+          f"{comparison_s:.1f} s: "
           f"{effort_s / comparison_s:.2f}x (goal: at most 1.5x); wall time")
     print(f"load at the end {os.getloadavg()[0]:.2f}")
 
