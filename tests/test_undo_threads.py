@@ -154,6 +154,79 @@ def test_what_the_cell_changes_is_still_put_back_beside_a_thread(ip, run_magic, 
             "thread?)") in said
 
 
+#: A cell whose helper, the first time it is traced, lets the test's thread run (and
+#: waits for it): a moment the cell's code is running on the measuring thread.
+WHILE_TRACED = """\
+import jax, jax.numpy as jnp
+def layer(x):
+    EFFECT
+    if not ran.is_set():
+        tracing.set()
+        ran.wait(30)
+    return jnp.sin(x) + x
+def model(x):
+    return layer(layer(x))
+model(jnp.ones(4))
+"""
+
+
+@pytest.fixture
+def while_traced(ip):
+    """(run a cell with ``change`` made by a thread running since before the magic,
+    while the cell's helper is first traced; its result), the config put back after."""
+    log_compiles, debug_nans = jax.config.jax_log_compiles, jax.config.jax_debug_nans
+
+    def run(change, effect="pass"):
+        tracing, ran = threading.Event(), threading.Event()
+        ip.user_ns.update(tracing=tracing, ran=ran)
+
+        def other():
+            if tracing.wait(60):
+                change()
+            ran.set()
+
+        thread = threading.Thread(target=other, daemon=True)
+        thread.start()
+        try:
+            with capture_output():  # the kernel's state changes: the thread's doing
+                result = ip.run_cell_magic("jitcompare", "-r 1 -n 2 --no-plot -o",
+                                           WHILE_TRACED.replace("EFFECT", effect))
+        finally:
+            ran.set()
+            thread.join()
+        return result
+
+    yield run
+    jax.config.update("jax_log_compiles", log_compiles)
+    jax.config.update("jax_debug_nans", debug_nans)
+    for name in ("tracing", "ran"):
+        ip.user_ns.pop(name, None)
+
+
+def test_another_threads_config_change_while_the_cell_ran_is_its_own(while_traced):
+    # the thread's jax.config.update comes while the cell's helper is traced; the cell's
+    # own update comes at every trace: each is named for whose it is
+    result = while_traced(lambda: jax.config.update("jax_log_compiles", True),
+                          effect="jax.config.update('jax_debug_nans', True)")
+    assert jax.config.jax_log_compiles is True  # left as that thread set it
+    assert jax.config.jax_debug_nans is False  # the cell's, put back
+    said = " ".join(result.warnings)
+    assert ("another thread changed JAX's config jax_log_compiles to True while the cell "
+            "ran: jitmagic left it as it is") in said
+    assert "the cell changed JAX's config jax_debug_nans to True" in said
+    assert "the cell changed JAX's config jax_log_compiles" not in said
+
+
+def test_a_config_change_no_call_shows_is_not_blamed_on_the_cell_alone(while_traced):
+    # set past jax.config.update (as a flag parser would), while another thread runs
+    holder = jax._src.config.config._value_holders["jax_log_compiles"]
+    result = while_traced(lambda: holder._set(True))
+    assert jax.config.jax_log_compiles is False  # put back: nothing says whose it was
+    said = " ".join(result.warnings)
+    assert ("the cell, or another thread while it ran, changed JAX's config "
+            "jax_log_compiles to True") in said
+
+
 # --- the watch itself ----------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import types
 from collections.abc import Callable
 from collections.abc import Collection
@@ -50,13 +51,52 @@ def take_config() -> dict[str, Any]:
     return dict(jax.config.values)
 
 
-def undo_config(before: dict[str, Any], leave: Collection[str] = ()) -> list[str]:
-    before, now = _rebased(before, jax.config.values, leave), jax.config.values
-    changed = {k: now[k] for k in before if k in now and now[k] != before[k]}
-    for key in changed:
-        jax.config.update(key, before[key])
-    return [f"the cell changed JAX's config {key} to {value!r}: it applied while measuring "
-            f"and is back to {before[key]!r} now" for key, value in changed.items()]
+class Config:
+    """JAX's config as it was, and which thread set each option meanwhile:
+    ``jax.config.update`` is wrapped while measuring to note whether the thread that
+    called it is the measuring one (or one started since: the cell's) or one that was
+    running before (another thread's). An option only another thread set is left as
+    it set it, and said; one set by both, or by no call seen while other threads ran,
+    is put back as the cell's or another thread's: the sentence says it cannot tell."""
+
+    def __init__(self) -> None:
+        self.was = take_config()
+        me = threading.get_ident()
+        self.others = {t.ident for t in threading.enumerate()} - {me}
+        self.writers: dict[str, set[bool]] = {}  # option → {called from another thread}
+        self.kept = vars(jax.config).get("update", _MISSING)  # an instance's own update
+        update = jax.config.update
+
+        def noted(name: str, val: Any) -> None:
+            update(name, val)
+            self.writers.setdefault(name, set()).add(threading.get_ident() in self.others)
+
+        self.hook = noted
+        jax.config.update = noted  # type: ignore[method-assign]
+
+    def undo(self, leave: Collection[str] = ()) -> list[str]:
+        if vars(jax.config).get("update") is self.hook:
+            if self.kept is _MISSING:
+                del jax.config.update
+            else:
+                jax.config.update = self.kept  # type: ignore[method-assign]
+        theirs = {k for k, by in self.writers.items() if by == {True}}
+        before, now = _rebased(self.was, jax.config.values, {*leave, *theirs}), jax.config.values
+        changed = {k: now[k] for k in before if k in now and now[k] != before[k]}
+        for key in changed:
+            jax.config.update(key, before[key])
+        left = [f"another thread changed JAX's config {k} to {now[k]!r} while the cell ran: "
+                f"jitmagic left it as it is" for k in sorted(theirs)
+                if k not in leave and k in now and now[k] != self.was.get(k, _MISSING)]
+        return [f"{self._who(key)} changed JAX's config {key} to {value!r}: it applied while "
+                f"measuring and is back to {before[key]!r} now"
+                for key, value in changed.items()] + left
+
+    def _who(self, key: str) -> str:
+        """Whose change ``key`` was, as far as the calls seen tell."""
+        if self.writers.get(key) == {False} or (key not in self.writers and not self.others):
+            return "the cell"
+        return "the cell, or another thread while it ran,"
 
 
 def names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:

@@ -41,7 +41,8 @@ trace, profile and           ``threading.settrace``, ``setprofile``,
 exception hooks              ``excepthook`` set back
 ``sys.stdout``, ``stderr``   the stream object                        sys.stdout, sys.stderr
 *name rows*
-``jax.config.values``        ``jax.config.update`` of each changed    each option, its value
+``jax.config.values``        ``jax.config.update`` of each changed    each option, its value,
+                             (one only another thread set, kept)      whose change it was
 the names of                 each name changed put back, each added   each name
 ``WATCHED_MODULES``          deleted (modules a cell imports kept)
 (``jnp.sin = ...``)
@@ -162,7 +163,7 @@ def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
     """The name rows, in the order they are snapshot and put back: JAX's config, each
     watched module, the user's modules and classes as they are now, and ``namespace``
     (where there is one)."""
-    config = Effect(names.take_config, names.undo_config, names.take_config,
+    config = Effect(names.Config, names.Config.undo, names.take_config,
                     lambda key: f"JAX's config {key}", process=False)
     modules = tuple(_module(name) for name in names.WATCHED_MODULES)
     owners = names.user_dicts(namespace)
