@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -33,6 +34,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ...errors import UserCodeError
 from ...model import parts
 from ...model.causes.constant_arguments import BIG_BYTES
 from ...model.causes.constant_arguments import CAPTURED
@@ -44,6 +46,11 @@ from ...model.causes.constant_arguments import LiftedConstant
 from ...model.comparison import VARIANTS
 from ...model.comparison import Comparison
 from ...model.stats.units import fmt_bytes
+from ...model.stats.witness import FIRST_CALL
+from ...model.stats.witness import WAIT
+from ...model.stats.witness import cpu_key
+from ...options import AUTO
+from ...options import Options
 from ..lines.tables import user_code
 from ..parts import PartRun
 from ..parts import Staged
@@ -54,11 +61,14 @@ from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.outputs import OutputCheck
-from ..sampling.runner import in_turn
+from ..sampling.rounds import FEWEST
+from ..sampling.rounds import rounds_for
+from ..sampling.runner import Cold
+from ..sampling.runner import Sampler
 from ..sampling.stages import first_call_run
 from ..sampling.stops import Checkpoint
-from ..sampling.stops import StageInterrupted
 from ..sampling.stops import Stop
+from ..sampling.structure import Shape
 from ..sampling.structure import captured_constants
 from ..sampling.structure import count_equations
 from ..variants.rows import Prepared
@@ -75,7 +85,7 @@ from .names import reachable_arrays
 PART = parts.named("constant_arguments").label
 #: Pairs of cold first calls per variant: at least this many, then one more at a time
 #: while the one rule is undecided, up to this many.
-MIN_PAIRS, MOST_PAIRS = 3, 5
+MIN_PAIRS, MOST_PAIRS = FEWEST, 5
 
 
 def wanted(result: Comparison) -> bool:
@@ -101,10 +111,11 @@ class Forms:
 
 def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
                            built: Mapping[str, Staged], *,
-                           check: Checkpoint | None = None) -> Comparison:
+                           check: Checkpoint | None = None,
+                           options: Options | None = None) -> Comparison:
     """``result`` carrying its big constants measured passed as arguments
-    (``constant_arguments``); as it was where no variant captured :data:`BIG_BYTES` or
-    more, or where its comparison stopped."""
+    (``constant_arguments``), within ``options``' time budget; as it was where no
+    variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
         return result
@@ -120,7 +131,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     except Stop as stop:  # before anything was timed: the forms built so far, untimed
         stopped: str | None = stop.reason
     else:
-        stopped = time_forms(forms, check)
+        stopped = time_forms(forms, check, options)
     variants = {n: f.record for n, f in forms.items() if f.record is not None}
     record = ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
                                clocks.wall() - start)
@@ -221,69 +232,86 @@ def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
     return dataclasses.replace(record, eqns=eqns, constants_left=left, notes=tuple(notes))
 
 
-def time_forms(forms: dict[str, Forms], check: Checkpoint) -> str | None:
-    """Interleaved cold first calls of every variant's two forms into their records;
-    why they stopped early (None: they did not)."""
-    rows = {f"{n} {form}": (n, form) for n, f in forms.items() if f.calls for form in FORMS}
+def time_forms(forms: dict[str, Forms], check: Checkpoint,
+               options: Options | None = None) -> str | None:
+    """Interleaved cold first calls of every variant's two forms, rows of the one
+    :class:`~..sampling.runner.Sampler` (its barriers, stops and progress), in rounds
+    from the one rounds factory (``options``' budget): at least :data:`MIN_PAIRS`, then
+    one more at a time while the rule is undecided, up to :data:`MOST_PAIRS`. Into their
+    records; why they stopped early (None: they did not)."""
+    rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
+            for form in FORMS}
     if not rows:
         return None
-    samples = {row: dict[str, list[float]]() for row in rows.values()}
-    outputs = {n: OutputCheck(len(FORMS)) for n, _ in rows.values()}
-    failed: dict[str, str] = {}
-    monitor, stopped = Monitor(), None
-    with (persistent_cache_off(), monitor.listening(), frozen_heap(),
-          check.catching_interrupts(), check.mode(python=False)):
-        try:
-            for r in range(MOST_PAIRS):
-                if r >= MIN_PAIRS and _decided(forms, samples, failed):
-                    break
-                for i, row in enumerate(in_turn(list(rows), r)):
-                    name, form = rows[row]
-                    if name in failed:
-                        continue
-                    check.report.at(PART, row, r + 1, MOST_PAIRS, "form",
-                                    (r * len(rows) + i, MOST_PAIRS * len(rows)), True)
-                    fn, args = forms[name].calls[form]
-                    try:
-                        run = first_call_run(fn, args, {}, monitor, check, opts={})
-                    except (Stop, StageInterrupted):
-                        raise
-                    except Exception as exc:  # noqa: BLE001 (XLA refused a form: said)
-                        failed[name] = f"the {form} form failed: {type(exc).__name__}: {exc}"
-                        continue
-                    for key, secs in run.times.items():
-                        samples[(name, form)].setdefault(key, []).append(secs)
-                    outputs[name].add(form, run.output)
-                    check(f"the {name} {form} form's {check.report.run()}")
-        except Stop as stop:
-            stopped = stop.reason
-        except StageInterrupted:
-            stopped = f"interrupted by the user during {check.report.position()}"
+    runs = Sampler(dict(rows), (FIRST_CALL, cpu_key(FIRST_CALL), WAIT), noun="form",
+                   steady=False)
+
+    def samples(name: str) -> dict[str, dict[str, list[float]]]:
+        return {form: runs.samples[f"{name} {form}"] for form in FORMS}
+
+    def decided() -> bool:
+        return all(dataclasses.replace(f.record, samples=samples(n)).difference.decided
+                   for n, f in forms.items() if f.calls and f.record is not None
+                   and not any(f"{n} {form}" in runs.errors for form in FORMS))
+
+    rounds = rounds_for(options or Options(), decided)
+    rounds = dataclasses.replace(rounds, repeat=AUTO, cap=MOST_PAIRS)
+    with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
+          check.catching_interrupts(), suppress(UserCodeError)):  # each form says why
+        runs.measure(rounds, None, monitor, check, what=PART)
     for name, f in forms.items():
         if f.record is not None and f.calls:
-            f.record = _with_samples(f.record, samples, outputs[name], failed.get(name))
-    return stopped
+            outputs = OutputCheck(len(FORMS))
+            for form in FORMS:
+                outputs.add(form, rows[f"{name} {form}"].output)
+            f.record = _with_samples(f.record, samples(name), outputs, _failed(name, runs))
+    return runs.stopped
 
 
-def _with_samples(record: ConstantVariant, samples: dict[tuple[str, str], dict],
+@dataclass
+class FormSubject:
+    """One form of a variant (its constants captured, or passed as arguments) as a
+    sampler row: its cold first call from cleared caches; no steady state. Its first
+    output is kept until both forms are compared."""
+
+    fn: Callable
+    call_args: tuple
+    warm_up: bool = False
+    output: Any = None
+
+    @property
+    def args(self) -> tuple:
+        return self.call_args
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return {}
+
+    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+        run = first_call_run(self.fn, self.call_args, {}, monitor, check, opts={})
+        if self.output is None:
+            self.output = run.output
+        return Cold(run.times, run.jitted, None)
+
+    def describe(self, cold: Cold) -> Shape:
+        return Shape()  # the forms' programs were checked before they were timed
+
+
+def _failed(name: str, runs: Sampler) -> str | None:
+    """Why a variant's form failed (XLA refused it), said as the record says it."""
+    for form in FORMS:
+        exc = runs.errors.get(f"{name} {form}")
+        if exc is not None:
+            return f"the {form} form failed: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _with_samples(record: ConstantVariant, taken: dict[str, dict[str, list[float]]],
                   outputs: OutputCheck, error: str | None) -> ConstantVariant:
-    taken = {form: samples[(record.variant, form)] for form in FORMS}
     notes = (*record.notes, *outputs.problems)
     return dataclasses.replace(record, samples=taken, outputs_kind=outputs.kind,
                                max_abs_diff=outputs.max_abs_diff if outputs.kind else None,
                                error=error or record.error, notes=notes)
-
-
-def _decided(forms: dict[str, Forms], samples: dict[tuple[str, str], dict],
-             failed: dict[str, str]) -> bool:
-    """Whether the rule has decided every variant still running."""
-    for name, f in forms.items():
-        if not f.calls or name in failed or f.record is None:
-            continue
-        taken = {form: samples[(name, form)] for form in FORMS}
-        if not dataclasses.replace(f.record, samples=taken).difference.decided:
-            return False
-    return True
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
@@ -297,4 +325,5 @@ def add_part(result: Comparison, run: PartRun) -> Comparison:
     if note:
         return dataclasses.replace(result, warnings=(*result.warnings, note))
     run.check.report.parts = later_labels(run.options, found=("constant_arguments",))
-    return add_constant_arguments(result, run.prepared, run.built, check=run.check)
+    return add_constant_arguments(result, run.prepared, run.built, check=run.check,
+                                  options=run.options)

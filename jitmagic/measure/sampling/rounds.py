@@ -54,6 +54,9 @@ class Rounds:
     ended: str | None = None
     #: Under several processes, how they share auto's decision (process 0's is taken).
     lockstep: Shares | None = None
+    #: With auto, the most rounds a part takes whatever the machine (None: auto's own):
+    #: a part measured after the comparison keeps its share of the time small.
+    cap: int | None = None
     _began: float = field(default_factory=clocks.wall)
 
     @property
@@ -66,7 +69,8 @@ class Rounds:
         with auto, more once the samples say the machine is busy."""
         if not self.auto:
             return int(self.repeat)
-        return MOST_BUSY if self.busy() else MOST
+        most = MOST_BUSY if self.busy() else MOST
+        return most if self.cap is None else min(most, self.cap)
 
     def start(self) -> None:
         self._began, self.ended = clocks.wall(), None
