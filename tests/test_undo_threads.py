@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import types
 import warnings
 
 import jax
@@ -19,6 +20,7 @@ from IPython.utils.capture import capture_output
 
 from jitmagic.cell.effects import NOT_THE_CELLS
 from jitmagic.cell.effects import Watch
+from jitmagic.cell.effects import effects_undone
 
 #: An earlier cell: ``when_steady`` runs in a thread of its own and, once the measuring
 #: (main) thread is inside a steady-state loop, makes its ``change``, then notes whether
@@ -248,6 +250,21 @@ def test_a_change_in_any_window_the_cells_code_could_run_is_the_cells():
     assert watch.theirs("state") == {"b"}
     assert watch.left() == ["state b changed while measuring (another thread?), at moments "
                             "your code was not running: jitmagic left it as it is"]
+
+
+def test_a_submodule_imported_while_compiling_is_nobodys_change():
+    """JAX imports a submodule of its own (``jax.extend``) during a compile: the name it
+    sets on ``jax`` stays, and no other thread is said to have changed it."""
+    watch = Watch()
+    with effects_undone(None, watch) as undone:
+        watch.mark(cells=False)  # an XLA compile
+        jax.jitmagic_submodule = types.ModuleType("jax.jitmagic_submodule")
+        watch.mark(cells=False)
+    try:
+        assert watch.left() == [] and undone == []
+        assert isinstance(jax.jitmagic_submodule, types.ModuleType)  # kept
+    finally:
+        del jax.jitmagic_submodule
 
 
 def test_a_change_undone_before_the_end_is_nobodys():

@@ -100,8 +100,15 @@ class Config:
 
 
 def names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
-    """How to take (and view) ``module``'s names."""
+    """How to take ``module``'s names."""
     return lambda: dict(vars(module))
+
+
+def view_names(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
+    """How to view them between stages: the names that hold no module (an import of
+    ``jax.extend`` sets ``jax.extend``; the undo keeps it, so nobody changed anything)."""
+    return lambda: {k: v for k, v in list(vars(module).items())
+                    if not isinstance(v, types.ModuleType)}
 
 
 def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[str]]:

@@ -175,7 +175,7 @@ def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
 def _module(name: str) -> Effect:
     module = importlib.import_module(name)
     return Effect(names.names_of(module), names.undo_names(name, module),
-                  names.names_of(module), lambda key: f"{name}.{key}", identity=True,
+                  names.view_names(module), lambda key: f"{name}.{key}", identity=True,
                   process=False)
 
 
