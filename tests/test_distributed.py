@@ -277,6 +277,45 @@ def test_the_launcher_shows_process_0s_report_with_every_process_samples(plain, 
         assert v["samples"] == slowest(v["per_process"])
 
 
+BIG_TABLE = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+TABLE = jnp.asarray(np.linspace(0.0, 1.0, 1 << 20, dtype=np.float32))  # 4 MiB, captured
+
+def lookup(i):
+    return jnp.take(TABLE, i % TABLE.shape[0]) * 2.0
+
+def loss(i):
+    return jnp.sum(lookup(lookup(i).astype(jnp.int32)))
+
+i = jnp.arange(64)
+loss(i)
+"""
+
+
+@pytest.mark.slow  # two processes on loopback
+def test_a_4_mib_constant_under_two_processes_is_left_out_with_a_note(tmp_path):
+    path = tmp_path / "big.py"
+    path.write_text(BIG_TABLE)
+    saved = tmp_path / "big.json"
+    done, _ = _launch("--processes", "2", str(path), "-r", "3", "-q", "--save", str(saved))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(saved.read_text())
+    assert report["env"]["process_count"] == 2
+    assert report["variants"]["flat"]["constant_bytes"] >= 4 << 20  # it did capture it
+    assert "constant_arguments" not in report
+    assert any("constants passed as arguments were not measured" in w
+               and "2 processes" in w for w in report["warnings"])
+
+
+@pytest.mark.parametrize("option", [["--cache"], ["--effort"], ["--attribute"]])
+def test_each_part_of_one_process_is_refused_before_any_process_starts(plain, option, capsys):
+    assert main(["--processes", "2", str(plain), *option]) == 2
+    assert f"{option[0]} cannot be measured across 2 processes" in capsys.readouterr().err
+
+
 USER_STARTED = """\
 import json, sys
 index, port = int(sys.argv[1]), sys.argv[2]

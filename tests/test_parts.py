@@ -139,3 +139,21 @@ def test_the_labels_progress_lists_follow_the_table():
     assert table.later_labels(Options(), found=("constant_arguments",)) == (
         "constants passed as arguments",)
     assert table.later_labels(Options(advise=True)) == ("attribution", "advice")
+
+
+def test_the_distributed_docs_say_what_each_part_does_under_several_processes():
+    """docs/distributed.md's table has one row per part, saying what the table of parts
+    says: refused (asked for), left out (found) or run in every process."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[1] / "docs" / "distributed.md").read_text()
+    rows = {line.split("|")[1].strip(): line.split("|")[3].strip()
+            for line in doc.splitlines() if line.startswith("| ") and "---" not in line}
+    for part in table.PARTS:
+        said = rows[part.label]
+        if part.processes == table.LOCKSTEP:
+            assert said.startswith("in every process"), part.name
+        elif part.asked_by:
+            assert said == "refused", part.name
+        else:
+            assert said.startswith("left out"), part.name
