@@ -74,7 +74,6 @@ model(jnp.ones(4))
 """
 
 
-@pytest.mark.slow
 def test_an_unusable_temp_folder_skips_only_the_parts_that_need_one(run_magic,
                                                                     monkeypatch):
     # what a process whose temp folder is /proc/self gets: mkdtemp's FileNotFoundError
