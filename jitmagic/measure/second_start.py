@@ -62,6 +62,7 @@ from .sampling.stages import timed_first_call
 from .sampling.stops import Checkpoint
 from .sampling.structure import Shape
 from .variants.rows import Prepared
+from .variants.rows import VariantSubject
 
 #: A second start takes as many pairs as the comparison's cold runs, within these bounds:
 #: each pair is two compiles' worth of time, and three a side is what the rule needs.
@@ -122,7 +123,7 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int,
     # put back whole with Ctrl-C held: the settings, the listeners, the heap, the folder
     with exits_held(scratch_cache(), monitor.listening(), others.listening(),
                     frozen_heap()) as (folder, *_), check.catching_interrupts():
-        subjects = {n: StartPair(p, folder) for n, p in prepared.items()}
+        subjects = {n: StartPair(p, folder=folder) for n, p in prepared.items()}
         runs = Sampler(dict(subjects), START_KEYS, steady=False)
         with suppress(UserCodeError):  # every variant failed: each row says why
             runs.measure(pairs, None, monitor, check, what=PART)
@@ -138,24 +139,14 @@ START_KEYS = ("cold_first_call_s", "warm_first_call_s")
 
 
 @dataclass
-class StartPair:
+class StartPair(VariantSubject):
     """A variant as a row of the second start: each sample is one cold start (the
     scratch folder emptied first) and the warm start after it, both kept in ``starts``
     as they finish; no steady state."""
 
-    prepared: Prepared
-    folder: Path
-    warm_up: bool = False
+    folder: Path = field(default_factory=Path)
     starts: dict[str, list[Start]] = field(
         default_factory=lambda: {COLD: [], WARM: []})
-
-    @property
-    def args(self) -> tuple:
-        return self.prepared.args
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return self.prepared.kwargs
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
         emptied(self.folder)
