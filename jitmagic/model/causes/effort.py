@@ -52,6 +52,7 @@ from ..stats.witness import WALL
 from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
 from ..stats.witness import on
+from .compared import Compared
 from .why import NOT_MEASURED
 from .why import NOT_RUN
 from .why import NOTHING as NOTHING_CAUSE
@@ -344,7 +345,7 @@ def _clock(o: Outcome) -> str:
 CAUSE = "XLA's optimization effort"
 
 
-def causes(c: Any) -> Iterator[Cause]:
+def causes(c: Compared) -> Iterator[Cause]:
     """XLA's effort as a cause of ``c``'s (a Comparison) slow first call: the setting
     that saves the most compile among those the samples support using, with its line to
     write and what a call then costs; inconclusive or nothing to gain as the rule found;

@@ -41,10 +41,12 @@ from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import clock_for
 from ..stats.witness import on
+from .compared import Compared
 from .constant_arguments import BIG_BYTES
 from .constant_arguments import CAPTURED
 from .constant_arguments import PASSED
 from .constant_arguments import subject
+from .second_start import SecondStart
 from .second_start import samples
 
 KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = (
@@ -77,7 +79,7 @@ class Cause:
                 "said": self.said, "fix": self.fix, "option": self.option or None}
 
 
-def causes(c: Any, parts: tuple[Callable[[Any], Iterator[Cause]], ...] = ()
+def causes(c: Compared, parts: tuple[Callable[[Compared], Iterator[Cause]], ...] = ()
            ) -> tuple[Cause, ...]:
     """The causes of ``c``'s (a :class:`~jitmagic.model.comparison.Comparison`) slow
     first call, kind by kind in the order of :data:`KINDS`, the most seconds first: the
@@ -96,7 +98,7 @@ def said_of(what: str, d: Difference, clock: str) -> str:
     return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
 
 
-def _judged(c: Any, name: str, d: Difference, clock: str,
+def _judged(c: Compared, name: str, d: Difference, clock: str,
             samples: tuple[dict[str, list[float]], dict[str, list[float]]],
             said: str, fix: str) -> Cause:
     """A measured fix as the rule judged it on ``clock``: a saving only where it calls it
@@ -110,18 +112,18 @@ def _judged(c: Any, name: str, d: Difference, clock: str,
     return Cause(name, SAVING, seconds, f"{said}, {fmt_s(seconds)}{of} less", fix)
 
 
-def clock_of(c: Any) -> str:
+def clock_of(c: Compared) -> str:
     """The one clock the section's seconds are on: the one that decides the comparison's
     first call (the process's CPU time on a busy machine, else wall time)."""
     return c.clock_of(FIRST_CALL)
 
 
-def _flat_median(c: Any, phase: str) -> float:
+def _flat_median(c: Compared, phase: str) -> float:
     """The flat variant's median of ``phase``, on the section's clock."""
     return median(on(c.flat.samples, phase, clock_of(c)))
 
 
-def stages(c: Any) -> Iterator[Cause]:
+def stages(c: Compared) -> Iterator[Cause]:
     """Where the flat first call's time goes: its stages, each with its hint; what
     tells more of them (``--lines``, ``--xla``) where this run did not."""
     loop = _loop_hint(c)
@@ -145,14 +147,14 @@ def stages(c: Any) -> Iterator[Cause]:
 UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
 
 
-def _loop_hint(c: Any) -> str:
+def _loop_hint(c: Compared) -> str:
     """The Python loop ``--lines`` found building most of the program, and the rewrite."""
     if c.lines is None or "flat" not in c.lines.tables:
         return ""
     return c.lines.flat.loop_hint() or ""
 
 
-def _compile_detail(c: Any) -> str:
+def _compile_detail(c: Compared) -> str:
     """What is known of XLA's compile: the same program for both variants; where the
     ``--xla`` profile saw its time go."""
     said = ["both variants compiled to the same program: nesting does not change XLA's "
@@ -186,7 +188,7 @@ def _xla_parts(profiled: Any) -> str:
     return said or "no part read"
 
 
-def nesting(c: Any) -> Iterator[Cause]:
+def nesting(c: Compared) -> Iterator[Cause]:
     """Helpers traced again on every call: what nesting them saved, by the one rule."""
     name, nested = "helpers traced on every call", c.nested
     if not nested.helpers and nested.inline:
@@ -212,7 +214,7 @@ def nesting(c: Any) -> Iterator[Cause]:
     yield cause
 
 
-def _faster_stages(c: Any) -> str:
+def _faster_stages(c: Compared) -> str:
     """``; its trace is 1.6× faster (1.3×–2.5×)``: the stages the rule calls faster
     nested where the first call as a whole is undecided."""
     judged = ((label, c.difference(phase), c.clock_of(phase)) for phase, label in (
@@ -221,7 +223,7 @@ def _faster_stages(c: Any) -> str:
                    if d.kind == FASTER)
 
 
-def constants(c: Any) -> Iterator[Cause]:
+def constants(c: Compared) -> Iterator[Cause]:
     """Arrays captured from Python, compiled into the program as constants: what passing
     the biggest as arguments saved, where they were big enough to be measured so."""
     name, count, size = "big constants", c.flat.constants, c.flat.constant_bytes
@@ -253,13 +255,13 @@ def constants(c: Any) -> Iterator[Cause]:
                   "nor folds it")
 
 
-def _why_not(c: Any) -> str:
+def _why_not(c: Compared) -> str:
     """Why a part did not run: the stop that came first; else it was not asked for, or
     failed (the notes say which)."""
     return stopped_first(c) or NOT_RUN
 
 
-def stopped_first(c: Any) -> str:
+def stopped_first(c: Compared) -> str:
     """``the measurement stopped first (stopped by --timeout after ...)``; empty where
     nothing stopped."""
     stopped = c.stopped_anywhere
@@ -270,12 +272,12 @@ def stopped_first(c: Any) -> str:
 NOT_RUN = "not run this time"
 
 
-def second_start(c: Any) -> Iterator[Cause]:
+def second_start(c: Compared) -> Iterator[Cause]:
     """What JAX's persistent compilation cache saves on the next start (``--cache``):
     the warm first call against the comparison's, which had no cache."""
     name, measured = "a second start", c.second_start
     row = measured.rows.get("flat") if measured is not None else None
-    if row is None or not row.warm:
+    if measured is None or row is None or not row.warm:
         yield Cause(name, NOT_MEASURED, said=_why_not(c), option="--cache")
         return
     if not row.read:
@@ -294,7 +296,7 @@ def second_start(c: Any) -> Iterator[Cause]:
     yield _judged(c, name, d, clock, (c.flat.samples, warm), said, _cache_fix(measured))
 
 
-def _cache_fix(measured: Any) -> str:
+def _cache_fix(measured: SecondStart) -> str:
     """The setting that would give the user a warm cache, from their own settings."""
     user = measured.user
     if not user.enabled:
@@ -311,4 +313,4 @@ def _cache_fix(measured: Any) -> str:
 
 #: The makers of the comparison's own causes, in the order a tie keeps (the parts'
 #: follow them, in the table of parts' order).
-CAUSES: tuple[Callable[[Any], Iterator[Cause]], ...] = (stages, nesting)
+CAUSES: tuple[Callable[[Compared], Iterator[Cause]], ...] = (stages, nesting)

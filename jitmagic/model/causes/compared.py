@@ -1,0 +1,63 @@
+"""What the causes read of a comparison, as a typed Protocol.
+
+:class:`~jitmagic.model.comparison.Comparison` derives its causes through
+:mod:`.why` (and each part's own, :data:`jitmagic.model.parts.PARTS`), so those cannot
+import it (not even for types: the import graph has no circle). They read it through
+:class:`Compared`, which the comparison satisfies, so mypy checks every attribute they
+use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from typing import Protocol
+
+from ..lines import Lines
+from ..rows import VariantResult
+from ..stats.rule import Difference
+from .constant_arguments import ConstantArguments
+from .second_start import SecondStart
+from .xla_passes import XlaPasses
+
+
+class Compared(Protocol):
+    """A comparison as its causes read it."""
+
+    @property
+    def entry(self) -> str: ...
+
+    @property
+    def flat(self) -> VariantResult: ...
+
+    @property
+    def nested(self) -> VariantResult: ...
+
+    @property
+    def stopped(self) -> str | None: ...
+
+    @property
+    def repeats_ended(self) -> str | None: ...
+
+    @property
+    def same_compiled(self) -> bool | None: ...
+
+    @property
+    def lines(self) -> Lines | None: ...
+
+    @property
+    def xla_passes(self) -> XlaPasses | None: ...
+
+    @property
+    def constant_arguments(self) -> ConstantArguments | None: ...
+
+    @property
+    def second_start(self) -> SecondStart | None: ...
+
+    @property
+    def stopped_anywhere(self) -> str | None: ...
+
+    def difference(self, phase: str, clock: str | None = None) -> Difference: ...
+
+    def clock_of(self, phase: str) -> str: ...
+
+    def part(self, name: str) -> Any: ...
