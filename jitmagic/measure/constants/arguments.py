@@ -235,7 +235,7 @@ def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
 def time_forms(forms: dict[str, Forms], check: Checkpoint,
                options: Options | None = None) -> str | None:
     """Interleaved cold first calls of every variant's two forms, rows of the one
-    :class:`~..sampling.runner.Sampler` (its barriers, stops and progress), in rounds
+    :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in rounds
     from the one rounds factory (``options``' budget): at least :data:`MIN_PAIRS`, then
     one more at a time while the rule is undecided, up to :data:`MOST_PAIRS`. Into their
     records; why they stopped early (None: they did not)."""
