@@ -281,3 +281,28 @@ def test_a_change_undone_before_the_end_is_nobodys():
 
 def test_only_compiled_calls_and_compiles_are_not_the_cells():
     assert {"steady state", "XLA compile"} == NOT_THE_CELLS
+
+
+def test_two_measurements_ending_in_either_order_leave_no_wrapper_installed():
+    """Two snapshots of the state (two measurements on two threads, the second wrapping
+    the first's wrappers of ``jax.config.update`` and ``os.environ``'s writes) ending in
+    either order leave the functions exactly as they were, and each still notes."""
+    import os
+
+    import jax
+
+    from jitmagic.cell.effects.names import Config
+    from jitmagic.cell.effects.settings import Environ
+
+    kind = type(os.environ)
+    before = (vars(jax.config).get("update"), kind.__setitem__, kind.__delitem__)
+    for order in ((0, 1), (1, 0)):
+        made = [(Config(), Environ()), (Config(), Environ())]
+        os.environ["JITMAGIC_TEST_BOTH"] = "1"  # through both wrappers
+        del os.environ["JITMAGIC_TEST_BOTH"]
+        assert all("JITMAGIC_TEST_BOTH" in env.theirs for _, env in made)
+        for i in order:
+            config, env = made[i]
+            config.undo()
+            env.undo()
+        assert (vars(jax.config).get("update"), kind.__setitem__, kind.__delitem__) == before

@@ -22,6 +22,8 @@ from typing import Any
 import jax
 
 from ...usercode import user_file
+from .hooks import Noting
+from .hooks import unwrap
 
 #: The modules whose names a cell most often patches (``jnp.sin = ...``).
 WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")
@@ -64,22 +66,14 @@ class Config:
         me = threading.get_ident()
         self.others = {t.ident for t in threading.enumerate()} - {me}
         self.writers: dict[str, set[bool]] = {}  # option → {called from another thread}
-        self.kept = vars(jax.config).get("update", _MISSING)  # an instance's own update
-        update = jax.config.update
-
         def noted(name: str, val: Any) -> None:
-            update(name, val)
             self.writers.setdefault(name, set()).add(threading.get_ident() in self.others)
 
-        self.hook = noted
-        jax.config.update = noted  # type: ignore[method-assign]
+        self.hook = Noting(jax.config.update, noted)
+        jax.config.update = self.hook  # type: ignore[method-assign]
 
     def undo(self, leave: Collection[str] = ()) -> list[str]:
-        if vars(jax.config).get("update") is self.hook:
-            if self.kept is _MISSING:
-                del jax.config.update
-            else:
-                jax.config.update = self.kept  # type: ignore[method-assign]
+        unwrap(vars(jax.config).get("update"), self.hook, self._put_back)
         theirs = {k for k, by in self.writers.items() if by == {True}}
         before, now = _rebased(self.was, jax.config.values, {*leave, *theirs}), jax.config.values
         changed = {k: now[k] for k in before if k in now and now[k] != before[k]}
@@ -91,6 +85,14 @@ class Config:
         return [f"{self._who(key)} changed JAX's config {key} to {value!r}: it applied while "
                 f"measuring and is back to {before[key]!r} now"
                 for key, value in changed.items()] + left
+
+    @staticmethod
+    def _put_back(inner: Any) -> None:
+        """``jax.config.update`` as it was: an instance's own, or none (the class's)."""
+        if inner == type(jax.config).update.__get__(jax.config):
+            vars(jax.config).pop("update", None)
+        else:
+            jax.config.update = inner  # type: ignore[method-assign]
 
     def _who(self, key: str) -> str:
         """Whose change ``key`` was, as far as the calls seen tell."""

@@ -6,6 +6,7 @@ standard streams. Each row's take, view and undo for :mod:`.table`."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -17,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from ...usercode import user_file
+from .hooks import Noting
+from .hooks import unwrap
 from .sentences import listed
 from .sentences import said
 
@@ -123,29 +126,20 @@ class Environ:
         self.was = dict(os.environ)
         self.theirs: dict[str, bool] = {}  # each variable written: last by library code
         kind = type(os.environ)
-        self._set, self._del = kind.__setitem__, kind.__delitem__
-
-        def setitem(env: Any, key: str, value: str) -> None:
-            self._set(env, key, value)
-            self._wrote(key)
-
-        def delitem(env: Any, key: str) -> None:
-            self._del(env, key)
-            self._wrote(key)
-
-        self._hooks = setitem, delitem
-        kind.__setitem__, kind.__delitem__ = setitem, delitem  # type: ignore[method-assign]
+        self._hooks = (Noting(kind.__setitem__, lambda env, key, value: self._wrote(key)),
+                       Noting(kind.__delitem__, lambda env, key: self._wrote(key)))
+        kind.__setitem__, kind.__delitem__ = self._hooks  # type: ignore[method-assign]
 
     def _wrote(self, key: str) -> None:
-        frame = sys._getframe(2)
-        while frame.f_back is not None and frame.f_code.co_filename in _MAPPING_FILES:
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_code.co_filename in _PASSED_OVER:
             frame = frame.f_back
         self.theirs[key] = not user_file(frame.f_code.co_filename)
 
     def undo(self, leave: Collection[Any] = ()) -> list[str]:
         kind = type(os.environ)
-        if (kind.__setitem__, kind.__delitem__) == self._hooks:
-            kind.__setitem__, kind.__delitem__ = self._set, self._del  # type: ignore[method-assign]
+        for name, hook in zip(("__setitem__", "__delitem__"), self._hooks, strict=True):
+            unwrap(vars(kind).get(name), hook, functools.partial(setattr, kind, name))
         libraries = {k for k, library in self.theirs.items() if library}
         return undo_environ(self.was, {*leave, *libraries})
 
@@ -160,8 +154,10 @@ def _mapping_files() -> frozenset[str]:
 
 
 #: The files of ``os.environ``'s methods (``setdefault``, ``update``, ``pop`` write
-#: through ``__setitem__``): the writer is the first caller outside them.
-_MAPPING_FILES = _mapping_files()
+#: through ``__setitem__``) and of the wrapper that notes the write: the writer is the
+#: first caller outside them.
+_PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
+                                   Environ._wrote.__code__.co_filename}
 
 
 def undo_environ(before: dict[str, str], leave: Collection[Any] = ()) -> list[str]:
