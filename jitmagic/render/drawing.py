@@ -5,12 +5,9 @@ imported here only when a chart is drawn, never for a text report."""
 from __future__ import annotations
 
 import importlib
-import signal
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
+from ..interrupts import interrupts_held
 from ..model.comparison import Comparison
 from ..model.orderings import Orderings
 
@@ -22,38 +19,16 @@ CHART_MODULES = (f"{__package__}.charts.phases", f"{__package__}.charts.sweep",
                  "PIL.JpegImagePlugin", "PIL.PpmImagePlugin")
 
 
-@contextmanager
-def ctrl_c_held() -> Iterator[None]:
-    """Within, Ctrl-C is only noted; after, it is delivered to the handler there was, as
-    if pressed then (once, or twice where it was pressed twice). On the main thread, over
-    a handler set from Python; elsewhere nothing is held (no signal arrives there)."""
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
-        yield
-        return
-    pressed: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if pressed:
-            try:
-                signal.raise_signal(signal.SIGINT)
-            finally:  # where the first raised (it stops a part), a second still counts
-                if len(pressed) > 1:
-                    signal.raise_signal(signal.SIGINT)
-
-
 def imported_whole(*modules: str) -> None:
     """Import ``modules`` (and what they import) whole: a Ctrl-C during the import comes
-    after it (:func:`ctrl_c_held`). One cut half way would leave the modules it had begun
-    half made, and matplotlib broken in that process until a restart
+    after it (:func:`~jitmagic.interrupts.interrupts_held`). One cut half way would
+    leave the modules it had begun half made, and matplotlib broken in that process
+    until a restart
     (``KeyError: 'Rectangle:kwdoc'`` at every later ``import matplotlib.pyplot``)."""
     missing = [name for name in modules if name not in sys.modules]
     if not missing:
         return
-    with ctrl_c_held():
+    with interrupts_held():
         for name in missing:
             importlib.import_module(name)
 
