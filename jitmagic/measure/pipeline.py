@@ -57,6 +57,7 @@ from .sampling.lockstep import slowest_rows
 from .sampling.monitor import CACHE_HIT_EVENT
 from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
+from .sampling.rounds import Rounds
 from .sampling.rounds import rounds_for
 from .sampling.runner import Sampler
 from .sampling.sharding import mesh_env
@@ -327,21 +328,10 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
     step = lockstep_of(check)
-    first_calls = FirstCalls(runs, step)
-    rounds = rounds_for(options, first_calls.decided, lockstep=step, busy=first_calls.busy)
-    monitor = Monitor()
-    with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
-          check.catching_interrupts()):
-        runs.measure(rounds, options.number, monitor, check)
+    rounds, cache_said = _sampled(runs, options, check)
     if built is not None:
         built.update({n: Staged(r.traced, r.lowered) for n, r in runs.programs().items()})
-    warnings = list(runs.warnings(entry))
-    if switched:
-        warnings.append("your persistent compilation cache was switched off for the "
-                        "measurement and switched back on after")
-    if CACHE_HIT_EVENT in monitor.events:
-        warnings.append("a compile was served from JAX's persistent cache: compile times "
-                        "may be too low")
+    warnings = [*runs.warnings(entry), *cache_said]
     match, diff = runs.outputs_match()
     call = next(iter(prepared.values()))
     variants = merged(variant_results(runs), step)
@@ -364,3 +354,29 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         sharding=sharding_report(call.args, call.kwargs, runs.compiled()),
         same_compiled=None if same else same_compiled(runs.shape),
     )
+
+
+def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[str]]:
+    """``runs`` measured in the rounds ``options`` ask for (with ``-r auto``, until the
+    first calls settle flat against nested), with the persistent cache off, JAX's events
+    listened to and the heap frozen: (the rounds, what to say of the user's cache)."""
+    first_calls = FirstCalls(runs, lockstep_of(check))
+    rounds = rounds_for(options, first_calls.decided, lockstep=lockstep_of(check),
+                        busy=first_calls.busy)
+    monitor = Monitor()
+    with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
+          check.catching_interrupts()):
+        runs.measure(rounds, options.number, monitor, check)
+    return rounds, _cache_warnings(switched, monitor)
+
+
+def _cache_warnings(switched: bool, monitor: Monitor) -> list[str]:
+    """What the report says of the user's persistent cache around the measurement."""
+    warnings = []
+    if switched:
+        warnings.append("your persistent compilation cache was switched off for the "
+                        "measurement and switched back on after")
+    if CACHE_HIT_EVENT in monitor.events:
+        warnings.append("a compile was served from JAX's persistent cache: compile times "
+                        "may be too low")
+    return warnings
