@@ -90,6 +90,11 @@ def test_an_undecided_gap_is_inconclusive_with_its_interval_and_why():
                       "after 3 runs; the time budget ran out")
     most = dataclasses.replace(c, repeats_ended=MOST_PAIRS).verdict.headline
     assert most.endswith("; 9 runs is the most -r auto takes")
+    # in full, what one more run would cost: the medians 4 s + 2.2 s of cold first calls
+    assert ("the time budget ran out (each further run takes at least 6.2 s of wall time, "
+            "flat and nested: a larger --budget") in dataclasses.replace(
+                c, repeats_ended=BUDGET).verdict.text
+    assert "each further run" not in v.text
     saved = v.to_dict()
     assert saved["ratio_low"] == pytest.approx(1.9 / 3.9 / 1.5)
     assert saved["ratio_high"] == pytest.approx(4.3 / 2.1 * 1.5)

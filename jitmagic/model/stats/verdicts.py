@@ -187,7 +187,8 @@ def comparison_text(c: Any, first: Difference) -> str:
         bounds = interval(first)[1:-1]
         lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first, clock)} "
                 f"({bounds + '; ' if bounds else ''}{numbers}) after {runs(first.runs)}; "
-                f"{undecided_reason(first, c.repeats_ended)}{'; ' + other if other else ''}")
+                f"{undecided_reason(first, c.repeats_ended)}{_more_costs(c)}"
+                f"{'; ' + other if other else ''}")
         return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
     take = " take" if clock == CPU else ""
     if first.significant:
@@ -197,6 +198,18 @@ def comparison_text(c: Any, first: Difference) -> str:
         lead = (f"Nested jit on {helpers}: {times(first, clock)} in the first call "
                 f"{_numbers(first, numbers)}")
     return f"{lead}{'; ' + other if other else ''}{'; ' + stages if stages else ''}."
+
+
+def _more_costs(c: Any) -> str:
+    """Where the time budget ended ``-r auto``, what one more run would cost (a clause):
+    at least the two cold first calls' medians, in wall time, which ``--budget`` bounds."""
+    if c.repeats_ended != BUDGET:
+        return ""
+    cold = sum(median(v.samples.get(FIRST_CALL, [])) for v in (c.flat, c.nested))
+    if math.isnan(cold):
+        return ""
+    return (f" (each further run takes at least {fmt_s(cold)} of wall time, flat and nested: "
+            f"a larger --budget, in seconds, lets -r auto take more)")
 
 
 def program_change(c: Any) -> str:
