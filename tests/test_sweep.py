@@ -230,3 +230,30 @@ def test_a_sweep_that_measures_a_cause_shows_the_last_values_causes():
     plain = jitmagic.sweep("CALLS", [1, 2], _entry, jnp.ones(4), repeat=1, number=2,
                            progress=False)
     assert "Why the first call takes" not in str(plain)  # a sweep's table answers it
+
+
+def _point(wall: float, cpu: float, waited: float) -> Comparison:
+    """Three runs a side: every phase ``wall`` s of wall time and ``cpu`` s of CPU time,
+    each cold first call having waited ``waited`` s for a CPU."""
+    from jitmagic.model.rows import PHASES
+    from jitmagic.model.stats.witness import cpu_key
+
+    samples = {**{p: [wall] * 3 for p in PHASES}, **{cpu_key(p): [cpu] * 3 for p in PHASES},
+               "wait_s": [waited] * 3}
+    return comparison(dict(samples), dict(samples), entry="fake")
+
+
+def test_a_sweep_on_a_busy_machine_is_shown_and_fitted_on_cpu_time_as_comparisons_are():
+    from jitmagic.model.sweep import clock_of
+    from jitmagic.model.sweep import medians
+    from jitmagic.render.sweep import sweep_text
+
+    busy = Sweep("calls", (1, 4), (_point(1.0, 0.1, 0.5), _point(4.0, 0.4, 2.0)), 1.0)
+    assert all(p.clock_of("first_call_s") == "CPU" for p in busy.points)
+    assert clock_of(busy) == "CPU"
+    assert medians(busy)["flat"]["first_call_s"] == [0.1, 0.4]  # not the wall 1.0, 4.0
+    assert exponents(busy)["flat"]["first_call_s"] == pytest.approx(1.0)
+    assert "(medians per value, CPU time: the machine was busy" in sweep_text(busy)
+    quiet = Sweep("calls", (1, 4), (_point(1.0, 0.1, 0.0), _point(4.0, 0.4, 0.0)), 1.0)
+    assert clock_of(quiet) == "wall" and medians(quiet)["flat"]["first_call_s"] == [1.0, 4.0]
+    assert "(medians per value, wall time)" in sweep_text(quiet)

@@ -35,7 +35,14 @@ from .saved.schema import scalar
 from .saved.schema import seconds
 from .saved.schema import text
 from .shown import Shown
+from .stats.rule import median
 from .stats.verdicts import sweep_headline
+from .stats.witness import CPU
+from .stats.witness import WALL
+from .stats.witness import has_cpu
+from .stats.witness import is_busy
+from .stats.witness import on
+from .stats.witness import waited_share
 
 SCHEMA = "jitmagic.sweep/2"
 #: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point.
@@ -181,10 +188,22 @@ def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float 
     return statistics.linear_regression(x, y).slope
 
 
+def clock_of(s: Sweep) -> str:
+    """The one clock the sweep's medians and growth are on, as a comparison decides:
+    the process's CPU time where the machine was busy and every run of every phase has
+    its CPU seconds, else wall time."""
+    rows = [pt.variants[v].samples for pt in s.points for v in VARIANTS if v in pt.variants]
+    if not rows or not is_busy(waited_share(rows)):
+        return WALL
+    return CPU if all(has_cpu(r, p) for r in rows for p in PHASES if r.get(p)) else WALL
+
+
 def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
-    """Per variant and phase, the medians across the sweep's values (NaN: not measured)."""
-    points = s.points
-    return {v: {p: [pt.variants[v].median(p) if v in pt.variants else math.nan for pt in points]
+    """Per variant and phase, the medians across the sweep's values (NaN: not
+    measured), on the sweep's clock (:func:`clock_of`)."""
+    clock = clock_of(s)
+    return {v: {p: [median(on(pt.variants[v].samples, p, clock)) if v in pt.variants
+                    else math.nan for pt in s.points]
                 for p in PHASES} for v in VARIANTS}
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from ..model.comparison import PHASES
 from ..model.comparison import VARIANTS
+from ..model.stats.witness import CPU
 from ..model.sweep import Sweep
+from ..model.sweep import clock_of
 from ..model.sweep import exponents
 from ..model.sweep import medians
 from ..model.sweep import unchanged
@@ -58,7 +60,7 @@ def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
                                                          if left else "")
     out: list[Block] = [
         Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
-                 f" = {values} (medians per value)")),
+                 f" = {values} (medians per value, {_clock_said(c)})")),
         Para([sweep.headline], "verdict", bold=True),
         *partial(sweep.stopped),
         Image(png, f"phases against {name}"),
@@ -79,6 +81,13 @@ def _sweep_warnings(c: Sweep) -> list[str]:
     :data:`~.blocks.MAX_ITEMS`."""
     shown, left = first(c.warnings, MAX_ITEMS)
     return [*shown, *([more(left, "warnings", len(c.warnings))] if left else [])]
+
+
+def _clock_said(c: Sweep) -> str:
+    """The clock of the sweep's medians and growth, and why where it is CPU time."""
+    if clock_of(c) == CPU:
+        return "CPU time: the machine was busy, as a comparison then decides"
+    return "wall time"
 
 
 def _growth_rule(c: Sweep, name: str) -> str:
