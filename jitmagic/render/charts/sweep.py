@@ -12,7 +12,9 @@ from matplotlib.ticker import NullLocator
 
 from ...model.comparison import PHASE_LABELS
 from ...model.comparison import PHASES
+from ...model.stats.witness import CPU
 from ...model.sweep import Sweep
+from ...model.sweep import clock_of
 from ...model.sweep import exponents
 from ...model.sweep import log_scale
 from ...model.sweep import medians
@@ -70,7 +72,7 @@ def sweep_figure(c: Sweep) -> Figure:
         ax.set_xlabel(name)
         if ax.lines:  # a phase nothing measured (a stopped sweep) has no legend
             ax.legend(fontsize=LEGEND_PT)
-    axes[0].set_ylabel("median time")
+    axes[0].set_ylabel(f"median {'CPU' if clock_of(c) == CPU else 'wall'} time")
     fig.suptitle(f"{plain(c.entry)}: how each phase grows with {name}"
                  + (f" (the first {len(values)}; {plain(more(left, 'values'))} not drawn)"
                     if left else ""))
