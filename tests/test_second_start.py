@@ -298,8 +298,8 @@ def test_a_user_with_the_default_settings_is_told_their_jax_would_not_cache_it(m
     assert s.user == UserCache()  # the suite's JAX: no folder, the 1.0 s default
     said = text(s)
     assert "your JAX would not cache this program: it compiles in " in said
-    assert ("under `jax_persistent_cache_min_compile_time_secs` (1.0 s); set it to 0 to "
-            "cache it") in said
+    assert ("under `jax_persistent_cache_min_compile_time_secs` (1.0 s): set "
+            "`jax_persistent_cache_min_compile_time_secs` to 0") in said
     assert "`jax_compilation_cache_dir` is not set" in said
 
 

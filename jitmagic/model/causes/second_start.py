@@ -36,6 +36,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
+from ..stats.units import fmt_s
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
@@ -313,3 +314,36 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warnings", items(text), ()),
     ("compile_s", "compile_s", mapping(seconds), {}),
 )  # "nesting" is written but never read back: derived from the samples
+
+
+#: What a warm start that saw no cache hit measured instead of a read.
+NOT_READ = "the cache was not read"
+
+
+def cache_fixes(s: SecondStart) -> list[tuple[str, str]]:
+    """What in the user's own settings keeps their JAX from serving this program from
+    its persistent cache on a second start, and the setting to change, as (why, fix),
+    in the order to change them; none where their settings already cache it. The one
+    wording of these fixes: the causes and the second start's section both say them."""
+    u, out = s.user, []
+    if not u.enabled:
+        out.append(("your JAX's persistent cache is switched off "
+                    "(`jax_enable_compilation_cache` is False)",
+                    "set `jax_enable_compilation_cache` to True"))
+    if not u.folder_set:
+        out.append(("your JAX caches nothing between starts: `jax_compilation_cache_dir` "
+                    "is not set",
+                    "set `jax_compilation_cache_dir` to a folder "
+                    "(`jax.config.update(\"jax_compilation_cache_dir\", \"/path/to/cache\")`)"))
+    slow = s.uncached()
+    if slow and any(r.read for r in s.rows.values()):  # an unread cache caches nothing
+        measured = [n for n, r in s.rows.items() if s.compile_s.get(n, r.compile_s) is not None]
+        what = "this program" if len(slow) == len(measured) else \
+            f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"
+        how = " and ".join(f"{fmt_s(sec)}{f' {n}' * (len(s.rows) > 1)}"
+                           for n, sec in slow.items())
+        out.append((f"your JAX would not cache {what}: it compiles in {how}, under "
+                    f"`jax_persistent_cache_min_compile_time_secs` "
+                    f"({float(u.min_compile_s)!r} s)",
+                    "set `jax_persistent_cache_min_compile_time_secs` to 0"))
+    return out

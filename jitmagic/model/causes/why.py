@@ -46,7 +46,9 @@ from .constant_arguments import BIG_BYTES
 from .constant_arguments import CAPTURED
 from .constant_arguments import PASSED
 from .constant_arguments import subject
+from .second_start import NOT_READ
 from .second_start import SecondStart
+from .second_start import cache_fixes
 from .second_start import samples
 
 KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = (
@@ -281,7 +283,7 @@ def second_start(c: Compared) -> Iterator[Cause]:
         yield Cause(name, NOT_MEASURED, said=_why_not(c), option="--cache")
         return
     if not row.read:
-        yield Cause(name, UNMEASURABLE, said="the cache was not read on a warm start (JAX "
+        yield Cause(name, UNMEASURABLE, said=f"{NOT_READ} on a warm start (JAX "
                     "caches no program with host callbacks such as `jax.debug.print`)")
         return
     warm, cold = samples(row.warm), samples(row.cold)
@@ -298,17 +300,10 @@ def second_start(c: Compared) -> Iterator[Cause]:
 
 def _cache_fix(measured: SecondStart) -> str:
     """The setting that would give the user a warm cache, from their own settings."""
-    user = measured.user
-    if not user.enabled:
-        return "set `jax_enable_compilation_cache` to True"
-    if not user.folder_set:
-        return ("set `jax_compilation_cache_dir` to a folder (and "
-                "`jax_persistent_cache_min_compile_time_secs` to 0 to cache every program)")
-    if "flat" in measured.uncached():
-        return (f"set `jax_persistent_cache_min_compile_time_secs` to 0 (it is "
-                f"{user.min_compile_s:g} s): this program compiles faster, so your JAX does "
-                "not cache it")
-    return "your settings already cache this program: a second start reads it"
+    fixes = cache_fixes(measured)
+    if not fixes:
+        return "your settings already cache this program: a second start reads it"
+    return "; then ".join(fix for _, fix in fixes)
 
 
 #: The makers of the comparison's own causes, in the order a tie keeps (the parts'

@@ -10,9 +10,10 @@ where every warm start read the cache; elsewhere it says "the cache was not read
 
 from __future__ import annotations
 
+from ...model.causes.second_start import NOT_READ
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
-from ...model.causes.second_start import UserCache
+from ...model.causes.second_start import cache_fixes
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
@@ -38,7 +39,6 @@ from ..format import marked_ratio
 
 TITLE = "Second start (persistent compilation cache)"
 COLUMNS = ("variant", "cold first call", "warm first call", "warm/cold")
-NOT_READ = "the cache was not read"
 #: What a warm first call still does: the trace and lowering run in full on every start.
 KEPT = "a warm cache saves only the XLA compile; the trace and lowering run in full on every start"
 #: Why JAX may have read no entry although the folder was set for every program.
@@ -194,27 +194,8 @@ def nesting(s: SecondStart) -> str:
 
 def user_settings(s: SecondStart) -> list[str]:
     """Where the user's own JAX would not cache this program as configured, and the
-    setting to change."""
-    u: UserCache = s.user
-    out = []
-    if not u.enabled:
-        out.append("your JAX's persistent cache is switched off "
-                   "(`jax_enable_compilation_cache` is False): set it to True to use it")
-    if not u.folder_set:
-        out.append("your JAX caches nothing between starts: `jax_compilation_cache_dir` is "
-                   "not set; set it to a folder (`jax.config.update(\"jax_compilation_cache_"
-                   "dir\", \"/path/to/cache\")`) to keep compiled programs there")
-    slow = s.uncached()
-    if slow and any(r.read for r in s.rows.values()):  # an unread cache caches nothing
-        measured = [n for n, r in s.rows.items() if s.compile_s.get(n, r.compile_s) is not None]
-        what = "this program" if len(slow) == len(measured) else \
-            f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"
-        how = " and ".join(f"{fmt_s(sec)}{f' {n}' * (len(s.rows) > 1)}"
-                           for n, sec in slow.items())
-        out.append(f"your JAX would not cache {what}: it compiles in {how}, under "
-                   f"`jax_persistent_cache_min_compile_time_secs` ({float(u.min_compile_s)!r} s); "
-                   "set it to 0 to cache it")
-    return out
+    setting to change (:func:`~jitmagic.model.causes.second_start.cache_fixes`)."""
+    return [f"{why}: {fix}" for why, fix in cache_fixes(s)]
 
 
 def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
