@@ -177,3 +177,13 @@ def add_filter_hook() -> Callable[..., None] | None:
 def set_add_filter_hook(hook: Callable[..., None]) -> None:
     """Put ``hook`` in the place of ``warnings._add_filter``."""
     warnings._add_filter = hook  # type: ignore[attr-defined]
+
+
+def filters_mutated() -> None:
+    """Tell ``warnings`` that its filters list was replaced in place
+    (``warnings._filters_mutated``), so that the warnings it already decided to hide or
+    show are decided again under the filters put back; nothing where this Python has
+    no such hook."""
+    mutated = getattr(warnings, "_filters_mutated", None)
+    if mutated is not None:
+        mutated()

@@ -75,6 +75,44 @@ def _hint(exc: BaseException, nest_hint: bool = True) -> str | None:
     return None
 
 
+# The sentences of a ``sys.exit`` in the user's code, one for each moment it can come:
+# a ``SystemExit`` there would end the kernel, or the command, without a word.
+
+#: How to pass a script its own arguments (argparse's ``--help`` exits).
+SCRIPT_ARGUMENTS = ("script arguments go after `--`, e.g. "
+                    "`python -m jitmagic FILE.py -- --steps 4`")
+
+
+def exit_before_measuring(code: object) -> str:
+    """A script's ``sys.exit(code)`` before its call to measure (its leading lines, or
+    its setup)."""
+    return (f"your script exited (sys.exit({code!r})) before the call to measure: "
+            f"nothing was measured ({SCRIPT_ARGUMENTS})")
+
+
+def exit_before_final_call(code: object) -> str:
+    """A cell's ``sys.exit(code)`` in its setup, before its final call."""
+    return (f"your code called sys.exit({code!r}) before its final call: end the cell "
+            "with the call to measure instead")
+
+
+def exit_while_measured(exc: SystemExit) -> str:
+    """The measured code's ``sys.exit`` (while traced, or run), naming the user's
+    function it came from."""
+    where = innermost_function(exc)
+    who = f"your function `{where}`" if where else "your code"
+    return (f"{who} called sys.exit({exc.code!r}) while it was measured: nothing was "
+            "measured. The code JAX traces must return a value: raise an exception to "
+            "stop it, or leave the exit out of the measured function")
+
+
+def exit_after_measuring(code: object) -> str:
+    """A script's ``sys.exit(code)`` anywhere else while the command ran it (after the
+    call to measure: code jitmagic runs the script's file for)."""
+    return (f"your script called sys.exit({code!r}) while it was measured: end it with "
+            "the call to measure instead")
+
+
 class CannotWriteError(Exception):
     """A report cannot be written where asked (``--save``, ``--html``); the message
     says why and what to give instead. The command exits with status 3 on it."""

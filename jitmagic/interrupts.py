@@ -1,6 +1,7 @@
-"""Ctrl-C held while jitmagic puts something of the user's back: the one hold that every
-put-back uses (helpers' bindings, JAX's cache settings, the profiler, the listeners, the
-scratch folders), so that no number of presses leaves anything half way.
+"""Ctrl-C held while jitmagic puts something of the user's back: the one mechanism that
+every hold uses (:class:`CtrlCHeld`; :func:`interrupts_held` over a block), for the
+helpers' bindings, JAX's cache settings, the profiler, the listeners, the scratch
+folders and a cell's side effects, so that no number of presses leaves anything half way.
 
 A low-level module (the standard library only): the measuring parts import it, and so
 can anything above them.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from contextlib import ExitStack
@@ -18,31 +20,112 @@ from contextlib import contextmanager
 from typing import Any
 
 
-@contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Within, a SIGINT is only noted; after, each one noted goes to the SIGINT handler
-    there was before, in order. Nothing is held off the main thread (no Python signal
-    handler runs there), nor where that handler is not Python's (``SIG_DFL``, ``SIG_IGN``,
-    one set outside Python). Nested holds hand their presses to the outer one."""
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGINT) if main else None
-    noted: list[Any] = []
-    if not callable(previous):
-        yield
-        return
-    signal.signal(signal.SIGINT, lambda signum, frame: noted.append(frame))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+class CtrlCHeld:
+    """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then noted
+    (``pressed``) and not raised until :meth:`release`: so that nothing jitmagic puts
+    back is left half way, and a finished result is not lost. The handler is set once,
+    before the measurement (:meth:`hold` only flips how it acts, leaving no moment
+    between the two handlers). Only on the main thread (no Python signal handler runs
+    elsewhere), and only over a handler set from Python (IPython's, a terminal's, an
+    outer hold's); an ignored or default SIGINT is left as it is.
+
+    ``visible``: whether :meth:`current` finds it (a block's own hold, in
+    :func:`interrupts_held`, is not the caller's)."""
+
+    def __init__(self, visible: bool = True) -> None:
+        #: When each Ctrl-C held came (``time.monotonic()``).
+        self.pressed: list[float] = []
+        #: The frame each held Ctrl-C came in, for :meth:`replay`.
+        self._frames: list[Any] = []
+        self._previous: Any = None
+        self._installed = self._holding = False
+        self._visible = visible
+
+    @property
+    def installed(self) -> bool:
+        """Whether its handler is SIGINT's (set by :meth:`install`, not yet released)."""
+        return self._installed
+
+    def install(self) -> None:
+        """Set the handler, which hands each Ctrl-C on to the one there was (until
+        :meth:`hold`); again, or off the main thread, nothing."""
+        if self._installed or threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if callable(previous):  # not ignored, not the default, set from Python
+            self._previous, self._installed = previous, True
+            signal.signal(signal.SIGINT, self._handle)
+
+    @staticmethod
+    def current() -> CtrlCHeld | None:
+        """The one whose handler is SIGINT's now (a caller's, set before it measured),
+        under any block's own holds."""
+        held = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
+        while isinstance(held, CtrlCHeld) and not held._visible:
+            held = getattr(held._previous, "__self__", None)
+        return held if isinstance(held, CtrlCHeld) else None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._holding:
+            self.pressed.append(time.monotonic())
+            self._frames.append(frame)
+        else:
+            self._previous(signum, frame)
+
+    def hold(self) -> None:
+        """From now on Ctrl-C is only noted."""
+        self._holding = True
+
+    def release(self) -> None:
+        """The handler there was is back (what was pressed meanwhile stays noted)."""
+        if self._installed:
+            self._installed = self._holding = False
+            signal.signal(signal.SIGINT, self._previous)
+
+    def replay(self) -> None:
+        """Each Ctrl-C noted goes to the handler there was before, in order (after
+        :meth:`release`): every press counts (a measurement's second one abandons it).
+        What a handler raises is raised after all are handed on, the last one winning."""
         raised: BaseException | None = None
-        for frame in noted:  # every press counts (a measurement's second one abandons it)
+        frames, self._frames = self._frames, []
+        for frame in frames:
             try:
-                previous(signal.SIGINT, frame)
+                self._previous(signal.SIGINT, frame)
             except BaseException as exc:  # noqa: BLE001 (raised below: the last one wins)
                 raised = exc
         if raised is not None:
             raise raised
+
+    @property
+    def last(self) -> float | None:
+        """When the last Ctrl-C held came; None where none came."""
+        return self.pressed[-1] if self.pressed else None
+
+    def twice(self, within_s: float) -> bool:
+        """Whether two of the Ctrl-C held came within ``within_s`` seconds of each other
+        (a second Ctrl-C, which abandons)."""
+        return any(b - a < within_s for a, b in zip(self.pressed, self.pressed[1:],
+                                                    strict=False))
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Within, a SIGINT is only noted; after, each one noted goes to the SIGINT handler
+    there was before, in order (a :class:`CtrlCHeld` held over the block, then
+    replayed). Nothing is held off the main thread, nor where that handler is not
+    Python's (``SIG_DFL``, ``SIG_IGN``, one set outside Python). Nested holds hand their
+    presses to the outer one."""
+    held = CtrlCHeld(visible=False)
+    held.install()
+    held.hold()
+    if not held.installed:
+        yield
+        return
+    try:
+        yield
+    finally:
+        held.release()
+        held.replay()
 
 
 @contextmanager

@@ -189,7 +189,8 @@ def test_every_folder_says_what_it_holds():
 #: Private names of other libraries jitmagic touches: JAX's internals, attributes that are
 #: not public API, and the private modules of frameworks whose classes it recognises.
 PRIVATE_MODULES = re.compile(r"^(jax\._src|equinox\._|flax\.nnx\.transforms\.)")
-PRIVATE_ATTRIBUTES = {"_jit_info", "_instances", "_add_filter", "_actions"}
+PRIVATE_ATTRIBUTES = {"_jit_info", "_instances", "_add_filter", "_actions",
+                      "_filters_mutated"}
 COMPAT = "jitmagic._compat"
 
 
@@ -219,3 +220,16 @@ def test_only_the_compatibility_module_touches_private_names():
     assert not outside, f"private names outside {COMPAT}: {outside}"
     inside = private_uses(PACKAGE / "_compat.py")
     assert any("jax._src" in use for use in inside) and any("_jit_info" in u for u in inside)
+
+
+def test_the_sentences_of_a_sys_exit_live_in_errors_alone():
+    """What jitmagic says of the user's ``sys.exit`` is worded once, in
+    :mod:`jitmagic.errors`: no other module's strings say ``sys.exit(``."""
+    worded = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.JoinedStr | ast.Constant) and "sys.exit(" in (
+                    node.value if isinstance(node, ast.Constant)
+                    and isinstance(node.value, str) else ast.unparse(node)):
+                worded.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert worded and all(w.startswith("jitmagic/errors.py") for w in worded), worded

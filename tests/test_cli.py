@@ -11,8 +11,8 @@ from support import SMALL_CELL
 import jitmagic
 import jitmagic.frontends.command as cli
 from jitmagic.cell.prepare import parse
-from jitmagic.frontends.command import load_target
 from jitmagic.frontends.command import main
+from jitmagic.frontends.script.loading import load_target
 
 
 def _file(tmp_path, source: str = SMALL_CELL):

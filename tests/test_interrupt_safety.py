@@ -325,3 +325,84 @@ def test_stop_at_any_moment_of_the_first_result_leaves_the_kernel_working(tmp_pa
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+# --- 7. One hold: every place that holds Ctrl-C uses jitmagic.interrupts ---------------
+
+def test_a_hold_notes_each_press_then_hands_them_on_in_order():
+    """Real SIGINTs inside :func:`interrupts_held` reach no handler until the block ends;
+    then each reaches the handler there was, the KeyboardInterrupt after the block."""
+    import signal
+
+    from jitmagic.interrupts import interrupts_held
+
+    seen: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with interrupts_held():
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            assert seen == []  # only noted
+        assert seen == [signal.SIGINT, signal.SIGINT]
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with pytest.raises(KeyboardInterrupt), interrupts_held():
+            signal.raise_signal(signal.SIGINT)
+            done = True  # the block ran to its end
+        assert done
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_a_block_held_inside_a_cells_hold_hands_its_press_to_the_cells():
+    """The magic's :class:`CtrlCHeld` is the one a nested block's hold hands a press to
+    (so the magic counts it); the nested hold is not the caller's (``current``)."""
+    import signal
+
+    from jitmagic.interrupts import CtrlCHeld
+    from jitmagic.interrupts import interrupts_held
+
+    before = signal.getsignal(signal.SIGINT)
+    outer = CtrlCHeld()
+    outer.install()
+    try:
+        assert CtrlCHeld.current() is outer
+        outer.hold()
+        with interrupts_held():
+            assert CtrlCHeld.current() is outer  # the block's own hold is not found
+            signal.raise_signal(signal.SIGINT)
+            assert outer.pressed == []
+        assert len(outer.pressed) == 1
+        signal.raise_signal(signal.SIGINT)
+        assert outer.twice(within_s=60.0) and not outer.twice(within_s=0.0)
+    finally:
+        outer.release()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_an_ignored_sigint_stays_ignored_under_every_hold():
+    import signal
+
+    from jitmagic.interrupts import CtrlCHeld
+    from jitmagic.interrupts import interrupts_held
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interrupts_held():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        held = CtrlCHeld()
+        held.install()
+        assert not held.installed and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_no_module_sets_a_sigint_handler_of_its_own_to_hold_it():
+    """``signal.signal(signal.SIGINT, ...)`` only where the one hold lives, the stop
+    handler of a measurement and the command's process endings."""
+    from pathlib import Path
+
+    package = Path(jitmagic.__file__).parent
+    setting = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                     if "signal.signal(signal.SIGINT" in p.read_text())
+    assert set(setting) <= {"interrupts.py", "measure/sampling/stops.py",
+                            "frontends/script/process.py"}, setting

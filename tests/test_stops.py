@@ -22,8 +22,8 @@ from support import comparison
 
 import jitmagic
 import jitmagic.frontends.magic as magic
-from jitmagic.frontends.command import ENDED
-from jitmagic.frontends.command import presses_counted
+from jitmagic.frontends.script.process import ENDED
+from jitmagic.frontends.script.process import presses_counted
 from jitmagic.frontends.statuses import INTERRUPTED
 from jitmagic.frontends.statuses import PARTIAL
 from jitmagic.measure.pipeline import checkpoint

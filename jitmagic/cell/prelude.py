@@ -34,6 +34,7 @@ from typing import Any
 from .._compat import backend_started
 from ..errors import InputError
 from ..errors import UserCodeError
+from ..errors import exit_before_measuring
 from ..errors import user_traceback
 
 #: Environment variables that JAX or XLA read once, when jax is imported or its backend
@@ -142,9 +143,7 @@ def _run(stmt: ast.stmt, filename: str, namespace: dict[str, Any], flags: int) -
     try:
         exec(code, namespace)
     except SystemExit as exc:
-        raise UserCodeError(f"your script exited (sys.exit({exc.code!r})) before the call to "
-                            "measure: nothing was measured (script arguments go after `--`, "
-                            "e.g. `python -m jitmagic FILE.py -- --steps 4`)") from None
+        raise UserCodeError(exit_before_measuring(exc.code)) from None
     except InputError:
         raise
     except Exception as exc:

@@ -39,8 +39,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..errors import UserCodeError
-from ..errors import innermost_function
+from ..errors import exit_before_final_call
+from ..errors import exit_before_measuring
+from ..errors import exit_while_measured
 from ..errors import user_traceback
+from ..interrupts import CtrlCHeld
 from ..measure.pipeline import Prepared
 from ..measure.pipeline import checkpoint
 from ..measure.pipeline import measure_prepared
@@ -59,7 +62,6 @@ from . import source as cellmod
 from .effects import Watch
 from .effects import effects_undone
 from .held import HELD
-from .held import CtrlCHeld
 from .prints import printed_note
 from .prints import prints_counted
 from .prints import uncounted
@@ -112,19 +114,10 @@ def _raised(cell: cellmod.ParsedCell, what: str) -> Iterator[None]:
     except InputError:
         raise
     except SystemExit as exc:
-        raise UserCodeError(_exit_message(cell, exc)) from None
+        raise UserCodeError(exit_before_measuring(exc.code) if cell.kind == "file"
+                            else exit_before_final_call(exc.code)) from None
     except Exception as exc:
         raise UserCodeError(f"{what}:\n" + user_traceback(exc)) from None
-
-
-def _exit_message(cell: cellmod.ParsedCell, exc: SystemExit) -> str:
-    """What to say when the setup called ``sys.exit`` (argparse's ``--help`` does)."""
-    if cell.kind == "file":
-        return (f"your script exited (sys.exit({exc.code!r})) before the call to measure: "
-                "nothing was measured (script arguments go after `--`, e.g. "
-                "`python -m jitmagic FILE.py -- --steps 4`)")
-    return (f"your code called sys.exit({exc.code!r}) before its final call: end the cell "
-            "with the call to measure instead")
 
 
 def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options, *,
@@ -144,18 +137,9 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
                                     check)
         result = measure_prepared(prepared, options, start=start, check=check)
     except SystemExit as exc:  # in a helper, or the entry, while traced or run
-        raise UserCodeError(_exit_traced(exc)) from None
+        raise UserCodeError(exit_while_measured(exc)) from None
     note = x64_note(prepared["flat"].args, prepared["flat"].kwargs)
     return dataclasses.replace(result, warnings=(*result.warnings, note)) if note else result
-
-
-def _exit_traced(exc: SystemExit) -> str:
-    """What to say when the measured code called ``sys.exit`` (while traced, or run)."""
-    where = innermost_function(exc)
-    who = f"your function `{where}`" if where else "your code"
-    return (f"{who} called sys.exit({exc.code!r}) while it was measured: nothing was "
-            "measured. The code JAX traces must return a value: raise an exception to "
-            "stop it, or leave the exit out of the measured function")
 
 
 def x64_note(args: tuple, kwargs: dict[str, Any]) -> str | None:
@@ -208,7 +192,7 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
     not running, is left as it is (:class:`~.effects.Watch`), and said.
 
     Putting it all back cannot be cut half way: Ctrl-C is held from the end of the
-    measurement (:class:`~.held.CtrlCHeld`); the result is kept and its warnings
+    measurement (:class:`~jitmagic.interrupts.CtrlCHeld`); the result is kept and its warnings
     say that Ctrl-C came. Where the caller set a ``CtrlCHeld`` of its own before (the
     magic, which holds Ctrl-C on until it shows the result, as after a Ctrl-C), that one
     is held, and the caller releases it; otherwise one is released here, once

@@ -22,21 +22,9 @@ from __future__ import annotations
 import argparse
 import ast
 import atexit
-import builtins
-import contextlib
 import dataclasses
 import os
-import select
-import signal
 import sys
-import threading
-import time
-import tokenize
-import traceback
-import warnings
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 from typing import NoReturn
 
 from ..cell.prelude import late_settings
@@ -45,11 +33,11 @@ from ..cell.provenance import spell
 from ..errors import CannotWriteError
 from ..errors import InputError
 from ..errors import UserCodeError
+from ..errors import exit_after_measuring
 from ..measure.sampling import clocks
 from ..measure.sampling.lockstep import LockstepError
 from ..measure.sampling.lockstep import current
 from ..measure.sampling.lockstep import with_others
-from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import ABANDONED
 from ..measure.sampling.stops import ABANDONED_SHOWING
 from ..measure.sampling.stops import NO_RESULT
@@ -67,6 +55,18 @@ from .notebook_progress import progress_for
 from .output import checked_path
 from .output import distinct
 from .saving import write_outputs
+from .script.loading import check_compiles
+from .script.loading import check_shape
+from .script.loading import load_target
+from .script.loading import source_of
+from .script.process import Presses
+from .script.process import ctrl_c_ignored
+from .script.process import end_on_ctrl_c
+from .script.process import exit_now
+from .script.process import ignore_ctrl_c
+from .script.process import presses_counted
+from .script.streams import safe_output
+from .script.streams import show
 from .statuses import CANNOT_WRITE
 from .statuses import ENDED_WELL
 from .statuses import INTERRUPTED
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     A Ctrl-C wherever no stage of the measurement or of showing its result handles it
     (the file's own lines, putting the result together) ends it with one line and 130;
     so does a second Ctrl-C within :data:`~jitmagic.measure.sampling.stops.ABANDON_S`
-    seconds of the first, wherever each landed (:class:`Presses`)."""
+    seconds of the first, wherever each landed (:class:`~.script.process.Presses`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
         from .diff_command import main as diff_main
@@ -182,7 +182,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
         if args.processes is not None and not launcher.is_child() \
                 and launcher.check_count(args.processes) > 1:
-            source = _source_of(script)
+            source = source_of(script)
             launcher.refuse(args, source)
             if source is not None and script is not None:  # said once, as for one process
                 check_shape(source, script)
@@ -244,16 +244,6 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
     return PARTIAL if result.stopped_anywhere else MEASURED
 
 
-def _source_of(script: str | None) -> str | None:
-    """The file's text, to check before starting processes (None: the demo, or unreadable:
-    the command itself then says why)."""
-    if script is None:
-        return None
-    with contextlib.suppress(OSError, InputError):
-        return read_source(Path(script))
-    return None
-
-
 def entry() -> None:
     """The command as a process (``python -m jitmagic``, the ``jitmagic`` script): exit
     with :func:`main`'s status. After a Ctrl-C (status 130) XLA may still be compiling
@@ -264,160 +254,20 @@ def entry() -> None:
     flushed, their reports already written whole.
 
     A Ctrl-C as the process ends (its threads joined, exit functions run: JAX's waits
-    for its runtime) ends it at once with one line and 130 (:data:`ENDED`); the last
-    exit function ignores Ctrl-C (the interpreter's own teardown would restore the
-    default action, and die by SIGINT), so that the process never ends by a signal
-    or with a traceback."""
-    atexit.register(_ignore_ctrl_c)  # registered first, so run last of the exit functions
+    for its runtime) ends it at once with one line and 130
+    (:data:`~.script.process.ENDED`); the last exit function ignores Ctrl-C (the
+    interpreter's own teardown would restore the default action, and die by SIGINT), so
+    that the process never ends by a signal or with a traceback."""
+    atexit.register(ignore_ctrl_c)  # registered first, so run last of the exit functions
     safe_output()
     try:
         status = main()
         if status == INTERRUPTED or (status not in ENDED_WELL and with_others()):
-            _exit_now(status)
-        _end_on_ctrl_c()
+            exit_now(status)
+        end_on_ctrl_c()
     except KeyboardInterrupt:  # pressed again as main() said why it ended
-        _exit_now(INTERRUPTED)
+        exit_now(INTERRUPTED)
     raise SystemExit(status)
-
-
-#: What the command says of a Ctrl-C as its process ends (after :func:`main`).
-ENDED = ("interrupted by Ctrl-C as the command ended (what it printed, and every report "
-         "it wrote, is whole)")
-
-
-def _exit_now(status: int, line: str | None = None) -> NoReturn:
-    """End the process at once with ``status``: Ctrl-C ignored, ``line`` said, the
-    output flushed; no exit function runs (XLA may still compile in its thread)."""
-    _ignore_ctrl_c()
-    if line is not None:
-        with contextlib.suppress(Exception):
-            print(f"jitmagic: {line}", file=sys.stderr)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(status)
-
-
-def _ignore_ctrl_c() -> None:
-    """Ignore SIGINT from now on (the process is ending)."""
-    with contextlib.suppress(ValueError, OSError):  # ValueError: not the main thread
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _end_on_ctrl_c() -> None:
-    """From now on a Ctrl-C ends the process at once with :data:`ENDED` and 130 (where
-    SIGINT is handled at all: under ``nohup`` it stays ignored)."""
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, lambda signum, frame: _exit_now(INTERRUPTED, ENDED))
-
-
-@contextlib.contextmanager
-def ctrl_c_ignored() -> Iterator[None]:
-    """Within: SIGINT is ignored (the command says why it ends, then ends); the handler
-    before is put back after (``main`` also runs inside other programs)."""
-    try:
-        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: no handler of ours can run there anyway
-        yield
-        return
-    try:
-        yield
-    finally:
-        if before is not None:  # None: a handler set from C, which cannot be put back
-            signal.signal(signal.SIGINT, before)
-
-
-class Presses:
-    """When each Ctrl-C (SIGINT) reached the process while :func:`main` ran
-    (``time.monotonic()``), whichever handler ran for it.
-
-    Counted from a wakeup file descriptor (``signal.set_wakeup_fd``), which gets one byte
-    per signal: two presses that arrive while C code runs (an XLA compile looks for
-    signals only now and then) reach a Python handler as one, so the measurement's
-    :class:`~jitmagic.measure.sampling.stops.Checkpoint` sees one press where there were
-    two. A thread of its own notes each byte's time as it comes; :meth:`times` reads
-    what that thread has not read yet. Where no wakeup descriptor can be set (not the
-    main thread, no pipes) nothing is counted."""
-
-    def __init__(self, fd: int | None = None) -> None:
-        self._fd = fd
-        self._times: list[float] = []
-        self._lock = threading.Lock()
-
-    def times(self) -> list[float]:
-        """When each press came, in order."""
-        with self._lock:
-            self._read()
-            return list(self._times)
-
-    def last(self) -> float | None:
-        """When the last press came (None: none yet)."""
-        times = self.times()
-        return times[-1] if times else None
-
-    def twice(self) -> bool:
-        """Whether two presses came within ``ABANDON_S`` seconds of each other."""
-        times = self.times()
-        return any(b - a < ABANDON_S for a, b in zip(times, times[1:], strict=False))
-
-    def _read(self) -> bool:
-        """Read every byte there is (the lock held); True once the pipe has ended."""
-        while self._fd is not None:
-            try:
-                data = os.read(self._fd, 512)
-            except (BlockingIOError, InterruptedError):
-                return False
-            except OSError:
-                data = b""
-            if not data:
-                os.close(self._fd)
-                self._fd = None
-                return True
-            self._times += [time.monotonic()] * data.count(int(signal.SIGINT))
-        return True
-
-    def _follow(self) -> None:
-        """The thread: wait for bytes, note them, until the pipe ends."""
-        while True:
-            with self._lock:
-                fd = self._fd
-            if fd is None:
-                return
-            try:
-                select.select([fd], [], [])
-            except (OSError, ValueError):
-                return
-            with self._lock:
-                if self._read():
-                    return
-
-
-@contextlib.contextmanager
-def presses_counted() -> Iterator[Presses]:
-    """Within: every SIGINT is counted in the :class:`Presses` given; the wakeup
-    descriptor before (none, in a plain process) is put back after."""
-    try:
-        read_fd, write_fd = os.pipe()
-    except OSError:
-        yield Presses()
-        return
-    try:
-        for fd in (read_fd, write_fd):
-            os.set_blocking(fd, False)
-        before = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    except (ValueError, OSError):  # ValueError: not the main thread
-        os.close(read_fd)
-        os.close(write_fd)
-        yield Presses()
-        return
-    presses = Presses(read_fd)
-    threading.Thread(target=presses._follow, name="jitmagic-ctrl-c", daemon=True).start()
-    try:
-        yield presses
-    finally:
-        with contextlib.suppress(ValueError, OSError):
-            signal.set_wakeup_fd(before)
-        os.close(write_fd)  # the thread reads the end of the pipe and closes it
 
 
 def _status(exc: Exception) -> int:
@@ -435,8 +285,7 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
     try:
         return run(args)
     except SystemExit as exc:
-        raise UserCodeError(f"your script called sys.exit({exc.code!r}) while it was "
-                            "measured: end it with the call to measure instead") from None
+        raise UserCodeError(exit_after_measuring(exc.code)) from None
     finally:
         sys.path[:], sys.argv = path, argv
 
@@ -485,142 +334,7 @@ def _options_said(options: Options, args: argparse.Namespace) -> str:
     return f"--processes {found[1]} {said}".rstrip() if found and found[1] > 1 else said
 
 
-def load_target(target: str) -> tuple[str, dict[str, Any]]:
-    """(source, base namespace) for a file, or for the demo: its module source plus ``g(x)``.
-
-    The namespace is a fresh module namespace named ``__main__``, as for
-    ``python FILE.py``; the file's folder goes first on ``sys.path`` likewise.
-    """
-    if target == "demo":
-        path = Path(__file__).with_name("demo.py")  # read, not imported: it builds an array
-        source = path.read_text(encoding="utf-8") + "\ng(x)\n"
-    else:
-        path = Path(target)
-        if not path.is_file():
-            raise InputError(f"{target}: no such file; give a Python file whose last statement "
-                             "calls the function to measure, or `demo`")
-        source = read_source(path)
-        sys.path.insert(0, str(path.resolve().parent))
-    namespace = {"__name__": "__main__", "__file__": str(path), "__builtins__": builtins}
-    return source, namespace
-
-
-def read_source(path: Path) -> str:
-    """The file's text in its declared encoding (a PEP 263 ``# coding:`` line, else UTF-8)."""
-    try:
-        with tokenize.open(path) as f:
-            return f.read()
-    except (SyntaxError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read it as Python source ({exc}); save it as "
-                         "UTF-8 or declare its encoding, e.g. `# -*- coding: latin-1 -*-`"
-                         ) from None
-
-
-def check_shape(source: str, filename: str) -> None:
-    """``InputError`` (exit status 2) for a file that does not compile or does not end in
-    a call, said as the command says it for one process; checked by the launcher before it
-    starts any (each would say it, after the file's leading lines). The parser (and
-    jax) is imported only where the file's last statement is not a call."""
-    check_compiles(source, filename)
-    body = ast.parse(source).body
-    if body and isinstance(body[-1], ast.If) and body[-1].body:  # `if __name__ == ...:`
-        body = [*body[:-1], *body[-1].body]
-    if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call):
-        return
-    from ..cell.prepare import parse
-
-    parse(source, filename)  # raises, saying what is wrong
-
-
-#: What to write instead, for the compile errors a script meant as a cell runs into.
-COMPILE_HINTS = (("'await' outside", "a file runs as a script, where `await` needs an async "
-                  "function: call it with `asyncio.run(main())`"),
-                 ("'return' outside", "end the file with the call to measure, e.g. `model(x)`"))
-
-
-def check_compiles(source: str, filename: str) -> None:
-    """``InputError`` (exit status 2) for a file Python would refuse to run: a syntax
-    error, a top-level ``await`` or ``return``, ``nonlocal`` without a binding, a null
-    byte. Checked before any of it runs, as ``python FILE.py`` would."""
-    try:
-        with warnings.catch_warnings():  # a SyntaxWarning is shown when the file runs
-            warnings.simplefilter("ignore")
-            compile(source, filename, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        hint = next((h for start, h in COMPILE_HINTS if start in str(exc.msg)), None)
-        raise InputError(f"syntax error in the file: {filename} does not compile, so nothing "
-                         "in it ran:\n"
-                         + "".join(traceback.format_exception_only(exc)).rstrip()
-                         + (f"\nHint: {hint}" if hint else "")) from None
-    except ValueError as exc:  # a null byte in the source
-        raise InputError(f"{filename} does not compile, so nothing in it ran: {exc}") from None
-
-
 #: The parts of :func:`present` that write a report (a Ctrl-C there: exit status 130).
 REPORTS = ("--save", "--html")
 
 
-#: Characters the command's own output holds (``1.8×``, ``0–3``, ``µs``, ``·``, ``…``):
-#: a stream whose encoding cannot write them gets an error handler that replaces them.
-OWN_CHARACTERS = "×–µ·…→≈"
-#: The error handler each stream gets then (stderr's is Python's default for it).
-SAFE_ERRORS = (("stdout", "replace"), ("stderr", "backslashreplace"))
-
-
-def safe_output() -> None:
-    """Make stdout and stderr replace what their encoding cannot write, rather than raise
-    ``UnicodeEncodeError`` (a C locale gives ASCII with ``surrogateescape``,
-    ``PYTHONIOENCODING=ascii`` ASCII with ``strict``). Streams that can write the
-    command's characters (UTF-8), or already replace, are left as they are."""
-    for name, errors in SAFE_ERRORS:
-        _replacing(getattr(sys, name, None), errors)
-
-
-def _replacing(stream: Any, errors: str) -> None:
-    """Reconfigure ``stream`` with ``errors`` where it would raise on :data:`OWN_CHARACTERS`."""
-    reconfigure = getattr(stream, "reconfigure", None)
-    if not callable(reconfigure) or getattr(stream, "errors", "strict") not in (
-            "strict", "surrogateescape"):
-        return
-    try:
-        OWN_CHARACTERS.encode(getattr(stream, "encoding", None) or "ascii")
-        return
-    except (UnicodeError, LookupError):
-        pass
-    with contextlib.suppress(ValueError, OSError):
-        reconfigure(errors=errors)
-
-
-def show(lines: list[str]) -> bool:
-    """Print ``lines`` to stdout; False where stdout was closed early (``| head``).
-
-    Characters stdout cannot encode (``PYTHONIOENCODING=ascii``, a C locale) are
-    replaced, not raised (:func:`safe_output`; a stream that cannot be reconfigured gets
-    the line with them replaced). A closed pipe ends the printing quietly: stdout is
-    pointed at the null device, so that the interpreter's own flush at exit finds
-    nothing to fail on.
-    """
-    stream = sys.stdout
-    if stream is None:
-        return False
-    _replacing(stream, "replace")
-    try:
-        for line in lines:
-            try:
-                print(line, file=stream)
-            except UnicodeEncodeError:
-                encoding = getattr(stream, "encoding", None) or "ascii"
-                print(line.encode(encoding, "replace").decode(encoding), file=stream)
-        stream.flush()
-    except BrokenPipeError:
-        _silence(stream)
-        return False
-    return True
-
-
-def _silence(stream: Any) -> None:
-    """Point ``stream``'s file descriptor at the null device (the reader has gone)."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)

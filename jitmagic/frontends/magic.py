@@ -42,11 +42,11 @@ from ..options import OPTION_SPECS
 from ..options import Options
 from ..options import with_option_hint
 from ..render.bundle import bundle
-from ..render.bundle import imported_whole
-from ..render.bundle import load_charts
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from ..render.bundle import with_note
+from ..render.drawing import imported_whole
+from ..render.drawing import load_charts
 from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress
 from .notebook_progress import progress_for

@@ -6,8 +6,9 @@ The things, one row each, are listed in :mod:`.table`, whose rows' helpers are i
 :mod:`.registries` and :mod:`.settings` (process-wide state) and :mod:`.names` (JAX's
 config, library modules' names, the user's modules and classes, the kernel's
 namespace). :mod:`.watch` tells the cell's changes from another thread's. Ctrl-C is
-held by the caller while everything is put back (:mod:`~jitmagic.cell.held`), and the
-lines the measured code prints are counted apart (:mod:`~jitmagic.cell.prints`).
+held by the caller while everything is put back
+(:class:`~jitmagic.interrupts.CtrlCHeld`), and the lines the measured code prints are
+counted apart (:mod:`~jitmagic.cell.prints`).
 """
 
 from __future__ import annotations

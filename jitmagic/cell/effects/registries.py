@@ -18,6 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..._compat import add_filter_hook
+from ..._compat import filters_mutated
 from ..._compat import monitoring_lists
 from ..._compat import set_add_filter_hook
 from ...model.stats.units import counted
@@ -146,7 +147,7 @@ class Filters:
         if now is not self.list or kept != now:
             warnings.filters = self.list
             self.list[:] = kept if self.theirs or others else self.was
-            warnings._filters_mutated()  # type: ignore[attr-defined]
+            filters_mutated()
             changes.append("changed the warnings filters")
         if "showwarning" not in leave and warnings.showwarning is not self.show:
             warnings.showwarning = self.show

@@ -1,0 +1,100 @@
+"""The command's script before it runs: read in its declared encoding
+(:func:`read_source`), given the namespace ``python FILE.py`` would give it
+(:func:`load_target`), and checked that it compiles and ends in a call
+(:func:`check_compiles`, :func:`check_shape`), said as exit status 2 before any of it runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import sys
+import tokenize
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+
+
+def load_target(target: str) -> tuple[str, dict[str, Any]]:
+    """(source, base namespace) for a file, or for the demo: its module source plus ``g(x)``.
+
+    The namespace is a fresh module namespace named ``__main__``, as for
+    ``python FILE.py``; the file's folder goes first on ``sys.path`` likewise.
+    """
+    if target == "demo":
+        path = Path(__file__).parent.parent / "demo.py"  # read, not imported: it builds an array
+        source = path.read_text(encoding="utf-8") + "\ng(x)\n"
+    else:
+        path = Path(target)
+        if not path.is_file():
+            raise InputError(f"{target}: no such file; give a Python file whose last statement "
+                             "calls the function to measure, or `demo`")
+        source = read_source(path)
+        sys.path.insert(0, str(path.resolve().parent))
+    namespace = {"__name__": "__main__", "__file__": str(path), "__builtins__": builtins}
+    return source, namespace
+
+
+def read_source(path: Path) -> str:
+    """The file's text in its declared encoding (a PEP 263 ``# coding:`` line, else UTF-8)."""
+    try:
+        with tokenize.open(path) as f:
+            return f.read()
+    except (SyntaxError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read it as Python source ({exc}); save it as "
+                         "UTF-8 or declare its encoding, e.g. `# -*- coding: latin-1 -*-`"
+                         ) from None
+
+
+def check_shape(source: str, filename: str) -> None:
+    """``InputError`` (exit status 2) for a file that does not compile or does not end in
+    a call, said as the command says it for one process; checked by the launcher before it
+    starts any (each would say it, after the file's leading lines). The parser (and
+    jax) is imported only where the file's last statement is not a call."""
+    check_compiles(source, filename)
+    body = ast.parse(source).body
+    if body and isinstance(body[-1], ast.If) and body[-1].body:  # `if __name__ == ...:`
+        body = [*body[:-1], *body[-1].body]
+    if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call):
+        return
+    from ...cell.prepare import parse
+
+    parse(source, filename)  # raises, saying what is wrong
+
+
+#: What to write instead, for the compile errors a script meant as a cell runs into.
+COMPILE_HINTS = (("'await' outside", "a file runs as a script, where `await` needs an async "
+                  "function: call it with `asyncio.run(main())`"),
+                 ("'return' outside", "end the file with the call to measure, e.g. `model(x)`"))
+
+
+def check_compiles(source: str, filename: str) -> None:
+    """``InputError`` (exit status 2) for a file Python would refuse to run: a syntax
+    error, a top-level ``await`` or ``return``, ``nonlocal`` without a binding, a null
+    byte. Checked before any of it runs, as ``python FILE.py`` would."""
+    try:
+        with warnings.catch_warnings():  # a SyntaxWarning is shown when the file runs
+            warnings.simplefilter("ignore")
+            compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        hint = next((h for start, h in COMPILE_HINTS if start in str(exc.msg)), None)
+        raise InputError(f"syntax error in the file: {filename} does not compile, so nothing "
+                         "in it ran:\n"
+                         + "".join(traceback.format_exception_only(exc)).rstrip()
+                         + (f"\nHint: {hint}" if hint else "")) from None
+    except ValueError as exc:  # a null byte in the source
+        raise InputError(f"{filename} does not compile, so nothing in it ran: {exc}") from None
+
+
+def source_of(script: str | None) -> str | None:
+    """The file's text, to check before starting processes (None: the demo, or unreadable:
+    the command itself then says why)."""
+    if script is None:
+        return None
+    with contextlib.suppress(OSError, InputError):
+        return read_source(Path(script))
+    return None

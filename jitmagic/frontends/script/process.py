@@ -1,0 +1,165 @@
+"""Ctrl-C in the command's process: its last moments (:func:`exit_now`,
+:func:`end_on_ctrl_c`, :func:`ignore_ctrl_c`: the process never ends by a signal or with a
+traceback), a stretch where it is ignored while the command says why it ends
+(:func:`ctrl_c_ignored`), and every press counted while it runs
+(:func:`presses_counted`), even two that reach Python's handler as one.
+
+These set what SIGINT does for the whole process; what is held while something of the
+user's is put back is :mod:`jitmagic.interrupts`'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import NoReturn
+
+from ...measure.sampling.stops import ABANDON_S
+from ..statuses import INTERRUPTED
+
+#: What the command says of a Ctrl-C as its process ends (after
+#: :func:`~jitmagic.frontends.command.main`).
+ENDED = ("interrupted by Ctrl-C as the command ended (what it printed, and every report "
+         "it wrote, is whole)")
+
+
+def exit_now(status: int, line: str | None = None) -> NoReturn:
+    """End the process at once with ``status``: Ctrl-C ignored, ``line`` said, the
+    output flushed; no exit function runs (XLA may still compile in its thread)."""
+    ignore_ctrl_c()
+    if line is not None:
+        with contextlib.suppress(Exception):
+            print(f"jitmagic: {line}", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
+
+
+def ignore_ctrl_c() -> None:
+    """Ignore SIGINT from now on (the process is ending)."""
+    with contextlib.suppress(ValueError, OSError):  # ValueError: not the main thread
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def end_on_ctrl_c() -> None:
+    """From now on a Ctrl-C ends the process at once with :data:`ENDED` and 130 (where
+    SIGINT is handled at all: under ``nohup`` it stays ignored)."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, lambda signum, frame: exit_now(INTERRUPTED, ENDED))
+
+
+@contextlib.contextmanager
+def ctrl_c_ignored() -> Iterator[None]:
+    """Within: SIGINT is ignored (the command says why it ends, then ends); the handler
+    before is put back after (``main`` also runs inside other programs)."""
+    try:
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: no handler of ours can run there anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        if before is not None:  # None: a handler set from C, which cannot be put back
+            signal.signal(signal.SIGINT, before)
+
+
+class Presses:
+    """When each Ctrl-C (SIGINT) reached the process while
+    :func:`~jitmagic.frontends.command.main` ran (``time.monotonic()``), whichever
+    handler ran for it.
+
+    Counted from a wakeup file descriptor (``signal.set_wakeup_fd``), which gets one byte
+    per signal: two presses that arrive while C code runs (an XLA compile looks for
+    signals only now and then) reach a Python handler as one, so the measurement's
+    :class:`~jitmagic.measure.sampling.stops.Checkpoint` sees one press where there were
+    two. A thread of its own notes each byte's time as it comes; :meth:`times` reads
+    what that thread has not read yet. Where no wakeup descriptor can be set (not the
+    main thread, no pipes) nothing is counted."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self._fd = fd
+        self._times: list[float] = []
+        self._lock = threading.Lock()
+
+    def times(self) -> list[float]:
+        """When each press came, in order."""
+        with self._lock:
+            self._read()
+            return list(self._times)
+
+    def last(self) -> float | None:
+        """When the last press came (None: none yet)."""
+        times = self.times()
+        return times[-1] if times else None
+
+    def twice(self) -> bool:
+        """Whether two presses came within ``ABANDON_S`` seconds of each other."""
+        times = self.times()
+        return any(b - a < ABANDON_S for a, b in zip(times, times[1:], strict=False))
+
+    def _read(self) -> bool:
+        """Read every byte there is (the lock held); True once the pipe has ended."""
+        while self._fd is not None:
+            try:
+                data = os.read(self._fd, 512)
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError:
+                data = b""
+            if not data:
+                os.close(self._fd)
+                self._fd = None
+                return True
+            self._times += [time.monotonic()] * data.count(int(signal.SIGINT))
+        return True
+
+    def _follow(self) -> None:
+        """The thread: wait for bytes, note them, until the pipe ends."""
+        while True:
+            with self._lock:
+                fd = self._fd
+            if fd is None:
+                return
+            try:
+                select.select([fd], [], [])
+            except (OSError, ValueError):
+                return
+            with self._lock:
+                if self._read():
+                    return
+
+
+@contextlib.contextmanager
+def presses_counted() -> Iterator[Presses]:
+    """Within: every SIGINT is counted in the :class:`Presses` given; the wakeup
+    descriptor before (none, in a plain process) is put back after."""
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:
+        yield Presses()
+        return
+    try:
+        for fd in (read_fd, write_fd):
+            os.set_blocking(fd, False)
+        before = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # ValueError: not the main thread
+        os.close(read_fd)
+        os.close(write_fd)
+        yield Presses()
+        return
+    presses = Presses(read_fd)
+    threading.Thread(target=presses._follow, name="jitmagic-ctrl-c", daemon=True).start()
+    try:
+        yield presses
+    finally:
+        with contextlib.suppress(ValueError, OSError):
+            signal.set_wakeup_fd(before)
+        os.close(write_fd)  # the thread reads the end of the pipe and closes it

@@ -1,0 +1,77 @@
+"""The command's stdout and stderr: characters their encoding cannot write are replaced
+(:func:`safe_output`), and a stdout closed early (``| head``) ends the printing quietly
+(:func:`show`), so that a finished measurement never ends in a ``UnicodeEncodeError`` or
+a ``BrokenPipeError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Any
+
+#: Characters the command's own output holds (``1.8×``, ``0–3``, ``µs``, ``·``, ``…``):
+#: a stream whose encoding cannot write them gets an error handler that replaces them.
+OWN_CHARACTERS = "×–µ·…→≈"
+#: The error handler each stream gets then (stderr's is Python's default for it).
+SAFE_ERRORS = (("stdout", "replace"), ("stderr", "backslashreplace"))
+
+
+def safe_output() -> None:
+    """Make stdout and stderr replace what their encoding cannot write, rather than raise
+    ``UnicodeEncodeError`` (a C locale gives ASCII with ``surrogateescape``,
+    ``PYTHONIOENCODING=ascii`` ASCII with ``strict``). Streams that can write the
+    command's characters (UTF-8), or already replace, are left as they are."""
+    for name, errors in SAFE_ERRORS:
+        _replacing(getattr(sys, name, None), errors)
+
+
+def _replacing(stream: Any, errors: str) -> None:
+    """Reconfigure ``stream`` with ``errors`` where it would raise on :data:`OWN_CHARACTERS`."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if not callable(reconfigure) or getattr(stream, "errors", "strict") not in (
+            "strict", "surrogateescape"):
+        return
+    try:
+        OWN_CHARACTERS.encode(getattr(stream, "encoding", None) or "ascii")
+        return
+    except (UnicodeError, LookupError):
+        pass
+    with contextlib.suppress(ValueError, OSError):
+        reconfigure(errors=errors)
+
+
+def show(lines: list[str]) -> bool:
+    """Print ``lines`` to stdout; False where stdout was closed early (``| head``).
+
+    Characters stdout cannot encode (``PYTHONIOENCODING=ascii``, a C locale) are
+    replaced, not raised (:func:`safe_output`; a stream that cannot be reconfigured gets
+    the line with them replaced). A closed pipe ends the printing quietly: stdout is
+    pointed at the null device, so that the interpreter's own flush at exit finds
+    nothing to fail on.
+    """
+    stream = sys.stdout
+    if stream is None:
+        return False
+    _replacing(stream, "replace")
+    try:
+        for line in lines:
+            try:
+                print(line, file=stream)
+            except UnicodeEncodeError:
+                encoding = getattr(stream, "encoding", None) or "ascii"
+                print(line.encode(encoding, "replace").decode(encoding), file=stream)
+        stream.flush()
+    except BrokenPipeError:
+        _silence(stream)
+        return False
+    return True
+
+
+def _silence(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at the null device (the reader has gone)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
