@@ -18,10 +18,13 @@ import difflib
 import keyword
 import math
 import numbers
+import os
 import re
+import textwrap
 from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
+from typing import NamedTuple
 from typing import cast
 
 from ._compat import option_strings
@@ -324,18 +327,37 @@ def split_options(kwargs: dict[str, Any],
     return dataclasses.replace(options or Options(), **chosen), rest
 
 
-def options_of(function: str, kwargs: dict[str, Any], options: Options | None = None,
-               takes: Iterable[str] | None = None) -> tuple[Options, dict[str, Any]]:
-    """The one option splitter of jitmagic's Python functions: ``function``'s
-    ``**kwargs`` → (its :class:`Options`, the keywords that go to the user's function).
+class Keywords(NamedTuple):
+    """What :func:`keywords_of` split a Python function's ``**kwargs`` into."""
 
-    ``takes`` lists the options ``function`` uses (None: all of them, as ``compare``);
-    an option it does not use is refused with a sentence saying what does, rather than
-    passed to the user's function, where it would mean something else. A keyword of
-    the user's own that is spelt as an option goes in a ``functools.partial``."""
-    options, rest = split_options(kwargs, options)
-    allowed = set(_fields() if takes is None else takes)
-    refused = [k for k in kwargs if k in _fields() and k not in allowed]
+    #: The :class:`Options` the option keywords chose.
+    options: Options
+    #: The keywords that go to the user's function.
+    rest: dict[str, Any]
+    #: ``baseline=``: the report to compare with (None: none given).
+    baseline: str | os.PathLike | None = None
+
+
+#: The keyword of jitmagic's Python functions that is no :class:`Options` field:
+#: ``baseline=`` (``--baseline``) compares the result with a saved report, so only the
+#: functions whose result is a report take it (``compare``, ``sweep``).
+BASELINE = "baseline"
+
+
+def keywords_of(function: str, kwargs: dict[str, Any], options: Options | None = None,
+                takes: Iterable[str] | None = None) -> Keywords:
+    """The one keyword splitter of jitmagic's Python functions: ``function``'s
+    ``**kwargs`` → its :class:`Options`, its ``baseline=``, and the keywords that go to
+    the user's function.
+
+    ``takes`` lists the keywords ``function`` uses (None: every option and
+    ``baseline``, as ``compare``); an option (or ``baseline=``) it does not use is
+    refused with a sentence saying what does, rather than passed to the user's
+    function, where it would mean something else. A keyword of the user's own that is
+    spelt as an option goes in a ``functools.partial``."""
+    known = {*_fields(), BASELINE}
+    allowed = set(known if takes is None else takes)
+    refused = [k for k in kwargs if k in known and k not in allowed]
     if refused:
         takes_what = ", ".join(f"`{k}=`" for k in sorted(allowed)) or "no options"
         raise InputError(
@@ -344,7 +366,29 @@ def options_of(function: str, kwargs: dict[str, Any], options: Options | None = 
             f"`jitmagic.compare` (write `jitmagic.compare(fn, *args, {refused[0]}=...)`). "
             f"A keyword argument of your own function spelt so goes in "
             f"`functools.partial(fn, {refused[0]}=...)`.")
-    return options, rest
+    rest = dict(kwargs)
+    baseline = rest.pop(BASELINE, None)
+    chosen, rest = split_options(rest, options)
+    return Keywords(chosen, rest, baseline)
+
+
+def options_of(function: str, kwargs: dict[str, Any], options: Options | None = None,
+               takes: Iterable[str] | None = None) -> tuple[Options, dict[str, Any]]:
+    """:func:`keywords_of` for a function that returns no report, and so takes no
+    ``baseline=`` (refused, saying so): (its :class:`Options`, the keywords that go to
+    the user's function). ``takes``: the options it uses (None: all of them)."""
+    found = keywords_of(function, kwargs, options,
+                        takes=_fields() if takes is None else takes)
+    return found.options, found.rest
+
+
+def keywords_said(names: Iterable[str]) -> str:
+    """A docstring's list of the keywords ``names`` (:class:`Options` fields, and
+    ``baseline``), each with its command-line spelling and that option's help: so that
+    ``help(jitmagic.compare)`` says every keyword the command's ``--help`` says."""
+    specs = {spec.name: spec for spec in OPTION_SPECS}
+    return "\n".join(textwrap.fill(f"``{name}=`` ({specs[name].label}): {specs[name].help}.",
+                                   width=88, subsequent_indent="    ") for name in names)
 
 
 def _keywords(names: list[str]) -> str:

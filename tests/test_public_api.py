@@ -113,3 +113,44 @@ def test_save_chooses_the_format_by_the_extension(tmp_path):
         with pytest.raises(InputError, match=r"write `\.json` for .*; `\.html` for"):
             jitmagic.save(c, tmp_path / name)
         assert not (tmp_path / name).exists()
+
+
+def test_help_of_compare_names_every_keyword():
+    """``help(jitmagic.compare)`` is compare's own: every Options field and ``baseline``."""
+    import dataclasses
+    import pydoc
+
+    said = pydoc.render_doc(jitmagic.compare, renderer=pydoc.plaintext)
+    fields = [f.name for f in dataclasses.fields(jitmagic.Options)]
+    missing = [k for k in [*fields, "baseline"] if f"``{k}=``" not in said]
+    assert not missing, missing
+    assert "jitmagic.sweep" in said and "measuring layer" not in said
+
+
+@pytest.mark.parametrize("call", [
+    lambda: jitmagic.advise(model, X, baseline="old.json", progress=False),
+    lambda: jitmagic.attribute(model, X, baseline="old.json"),
+    lambda: jitmagic.lines(model, X, baseline="old.json"),
+])
+def test_baseline_is_refused_where_no_report_is_made(call):
+    """``baseline=`` never reaches the user's function: refused, saying who takes it."""
+    with pytest.raises(InputError, match=r"not `baseline=`.*jitmagic\.compare"):
+        call()
+
+
+def test_compare_orderings_takes_its_options_through_the_one_splitter():
+    from jitmagic.measure.orderings import compare_orderings
+
+    with pytest.raises(InputError, match=r"jitmagic\.measure\.orderings\.compare_orderings"
+                                         r"` takes .*not `advise=`"):
+        compare_orderings(model, X, advise=True)
+    with pytest.raises(InputError, match="not `baseline=`"):
+        compare_orderings(model, X, baseline="old.json")
+
+
+def test_an_advice_or_attribution_is_refused_by_save_saying_what_to_save(tmp_path):
+    attribution = jitmagic.attribute(model, X)
+    path = tmp_path / "a.json"
+    with pytest.raises(InputError, match=r"attribute=True.*\.attribution"):
+        jitmagic.save(attribution, path)
+    assert not path.exists()

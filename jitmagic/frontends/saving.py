@@ -18,6 +18,8 @@ from pathlib import Path
 from ..errors import CannotWriteError
 from ..errors import InputError
 from ..measure.sampling.stops import Showing
+from ..model.advice import Advice
+from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
 from ..model.lines import Lines
@@ -29,16 +31,23 @@ from ..render.bundle import stopped_note
 from ..render.ledger import html_document as ledger_document
 from .output import write_report
 
+#: The records saved only within a comparison: (the option that measures each, its field).
+SAVED_WITHIN = {Advice: ("advise", "advice"), Attribution: ("attribute", "attribution")}
 #: What each extension writes.
 FORMATS = {".json": "the JSON report (jitmagic.load reads it back)",
            ".html": "a self-contained HTML page (opens offline)"}
 
 
-def save(result: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
+def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
+         path: str | os.PathLike) -> None:
     """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``.
 
     The file is replaced whole or not at all, and only a regular file (or a new one)
-    is written (:mod:`jitmagic.model.saved.files`)."""
+    is written (:mod:`jitmagic.model.saved.files`). An ``Advice`` or an ``Attribution``
+    is refused, saying what to save instead: each is saved as part of the comparison
+    that measured it (:data:`SAVED_WITHIN`)."""
+    if isinstance(result, Advice | Attribution):
+        raise InputError(_saved_within(type(result), path))
     suffix = Path(os.fsdecode(os.fspath(path))).suffix.lower()
     if suffix not in FORMATS:
         said = f"ends in {suffix!r}" if suffix else "has no extension"
@@ -55,6 +64,16 @@ def save(result: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -
                          "with --lines as .html.")
     else:
         files.write_text(path, html_document(result))
+
+
+def _saved_within(kind: type, path: str | os.PathLike) -> str:
+    """Why ``jitmagic.save`` refuses a record of ``kind`` (:data:`SAVED_WITHIN`), and what
+    to save instead."""
+    option, field = SAVED_WITHIN[kind]
+    return (f"a {kind.__name__} is saved within the comparison that measured it, which "
+            f"`jitmagic.load` reads back whole: write `result = jitmagic.compare(fn, "
+            f"*args, {option}=True)`, then `jitmagic.save(result, {os.fspath(path)!r})`; "
+            f"the loaded report's `.{field}` is this {kind.__name__}.")
 
 
 def html_page(result: Comparison | Sweep, showing: Showing) -> str:

@@ -35,8 +35,8 @@ from ..model.orderings import Orderings
 from ..model.stats.rule import difference
 from ..model.stats.witness import clock_for
 from ..model.stats.witness import on
-from ..options import AUTO
 from ..options import Options
+from ..options import options_of
 from .batches import Batched
 from .batches import prepare_batch
 from .parts import PartRun
@@ -215,17 +215,24 @@ def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
 # --------------------------------------------------------------------------- one call
 
 
-def compare_orderings(fn: Callable, /, *args: Any, batch: int | None = None,
-                      in_axes: Any = None, repeat: int | str = AUTO,
-                      number: int | None = None, **kwargs: Any) -> Orderings:
+def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = None,
+                      **kwargs: Any) -> Orderings:
     """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch.
 
     ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default
-    64); with ``in_axes`` (as ``jax.vmap``'s) ``args`` already are the batch.
+    64); with ``in_axes`` (as ``jax.vmap``'s) ``args`` already are the batch. Takes the
+    option keywords of :data:`ORDERINGS_TAKES` (through the one splitter,
+    :func:`~jitmagic.options.options_of`: any other option, or ``baseline=``, is refused
+    with a sentence); every other keyword goes to ``fn``.
     """
-    options = Options(repeat=repeat, number=number)  # refused before anything runs
-    b = prepare_batch(fn, args, kwargs, batch=batch, in_axes=in_axes)
+    options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,
+                                 takes=ORDERINGS_TAKES)  # refused before anything runs
+    b = prepare_batch(fn, args, kwargs, batch=options.batch, in_axes=options.in_axes)
     return measure_orderings(b, options, entry=getattr(fn, "__name__", "f"))
+
+
+#: The options :func:`compare_orderings` uses.
+ORDERINGS_TAKES = ("batch", "in_axes", "repeat", "number", "budget")
 
 
 def add_orderings(comparison: Any, b: Batched | None, options: Options, *,
