@@ -233,3 +233,20 @@ def test_the_sentences_of_a_sys_exit_live_in_errors_alone():
                     and isinstance(node.value, str) else ast.unparse(node)):
                 worded.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
     assert worded and all(w.startswith("jitmagic/errors.py") for w in worded), worded
+
+
+#: The most lines a function of jitmagic's spans, its docstring included.
+LONGEST_FUNCTION = 50
+
+
+def test_no_function_is_longer_than_fifty_lines():
+    """Long functions are split into named steps; the offenders are listed."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                span = node.end_lineno - node.lineno + 1
+                if span > LONGEST_FUNCTION:
+                    long.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} "
+                                f"{node.name} ({span} lines)")
+    assert not long, f"functions over {LONGEST_FUNCTION} lines:\n" + "\n".join(long)

@@ -414,3 +414,46 @@ def _module_constant(name: str) -> Any:
                     getattr(t, "id", None) == name for t in node.targets):
                 return getattr(importlib.import_module(module_name(path)), name)
     pytest.fail(f"no jitmagic module defines {name}")
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation but ``-`` and
+    ``_`` dropped, each space a ``-`` (``## Saved reports: JSON`` → ``saved-reports-json``)."""
+    text = re.sub(r"`|\*\*|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors_of(doc: Path) -> set[str]:
+    """The anchors of ``doc``'s headings (outside code blocks), a repeated one numbered
+    ``-1``, ``-2`` as GitHub numbers them."""
+    found: set[str] = set()
+    fenced = False
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        fenced ^= line.lstrip().startswith("```")
+        heading = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading and not fenced:
+            slug, n = github_slug(heading.group(1)), 1
+            while slug in found:
+                slug, n = f"{github_slug(heading.group(1))}-{n}", n + 1
+            found.add(slug)
+    return found
+
+
+def test_github_slugs_are_as_github_makes_them():
+    assert github_slug("Saved reports: JSON and `--html`") == "saved-reports-json-and---html"
+    assert github_slug("What 0.4 adds (and why)") == "what-04-adds-and-why"
+
+
+def test_every_link_to_a_heading_finds_it():
+    """A local link's ``#anchor`` (in the README and docs/) names a heading of the file
+    it points to (GitHub's slug of it)."""
+    bad = []
+    for doc, number, line in _doc_lines():
+        for match in LINK.finditer(line):
+            link, _, anchor = match.group(1).partition("#")
+            if not anchor or re.match(r"[a-z]+:", link):
+                continue
+            target = doc.parent / link if link else doc
+            if target.suffix == ".md" and target.exists() and anchor not in anchors_of(target):
+                bad.append(f"{_where(doc, number)} {match.group(1)}")
+    assert not bad, "links to headings that are not there:\n" + "\n".join(bad)

@@ -117,31 +117,34 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     rec_label = _set_label(recommended, sets)
     rec_cold, all_cold = cold, cold
     if rec_label is None and recommended and not stopped:  # a new set: beside flat and all
-        sets = {**own, SET: recommended}
-        try:
-            rec_cold, _, _, stopped, _ = _measure(plan, (args, kwargs), sets, options, check,
-                                                  not shared, clock)
-            rec_label, all_cold = SET, rec_cold
-        except Stop as stop:  # the first round stands; the set's saving was not measured
-            stopped = stop.reason
+        measured, stopped = _set_round(plan, (args, kwargs), {**own, SET: recommended},
+                                       options, check, not shared, clock)
+        if measured is not None:
+            rec_label, rec_cold, all_cold = SET, measured, measured
     rec_saving, rec_kind = _judged(rec_cold, rec_label)
     all_saving, all_kind = _judged(*_all_row(all_cold, shared, clock))
     return Advice(
-        flat_cold_s=flat_cold,
+        flat_cold_s=flat_cold, ranked=tuple(ranked), recommended=recommended,
         noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
-        ranked=tuple(ranked),
-        recommended=recommended,
-        recommended_saving_s=rec_saving,
-        all_nested_saving_s=all_saving,
-        recommended_kind=rec_kind,
-        all_nested_kind=all_kind,
-        everything=everything,
+        recommended_saving_s=rec_saving, recommended_kind=rec_kind,
+        all_nested_saving_s=all_saving, all_nested_kind=all_kind, everything=everything,
         not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
         repeat=max(map(len, cold.values()), default=0),  # the runs the most-run set got
-        wall_s=clocks.wall() - start,
-        stopped=stopped,
-        clock=clock,
-    )
+        wall_s=clocks.wall() - start, stopped=stopped, clock=clock)
+
+
+def _set_round(plan: Plan, call: tuple[tuple, dict[str, Any]], sets: dict[str, tuple],
+               options: Options, check: Checkpoint, warm_up: bool, clock: str,
+               ) -> tuple[dict[str, list[float]] | None, str | None]:
+    """The recommended set's own round, beside flat (and nest-everything where the
+    comparison's samples are not shared), on the first round's ``clock``: (each row's
+    cold samples, why it stopped). A stop in it keeps the first round: (None, the stop's
+    reason), the set's saving not measured."""
+    try:
+        cold, _, _, stopped, _ = _measure(plan, call, sets, options, check, warm_up, clock)
+    except Stop as stop:
+        return None, stop.reason
+    return cold, stopped
 
 
 def advise(fn: Callable, /, *args: Any, options: Options | None = None,

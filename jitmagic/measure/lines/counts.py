@@ -135,19 +135,8 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
     every equation.
     """
     values = constants_of(jaxpr)
-    jaxpr = jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr
-    callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
-    owner: dict[int, Key | None] = {id(jaxpr): None}
-    order = [jaxpr]
-    for j in order:
-        for eqn in j.eqns:
-            stack = user.stack(eqn.source_info.traceback)
-            for sub in sub_jaxprs(eqn):
-                if id(sub) not in callers:
-                    callers[id(sub)] = []
-                    owner[id(sub)] = stack[0] if stack else owner[id(j)]
-                    order.append(sub)
-                callers[id(sub)].append((frozenset(stack), id(j)))
+    order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
+                                        user)
     context: dict[int, frozenset[Key]] = {}
     for j in order:
         _context(id(j), callers, context)
@@ -175,6 +164,26 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
             if read and line is not None:
                 owned.setdefault(line, {}).update(read)
     return LineCounts(own, inclusive, constants, every, owned)
+
+
+def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
+        list[Any], dict[int, list[tuple[frozenset[Key], int]]], dict[int, Key | None]]:
+    """Every distinct jaxpr under ``jaxpr`` (itself first), once each: (them in the order
+    found, the (user lines, calling jaxpr's id) of each equation that calls each, the
+    user line that owns each: that of the equation holding it, or its holder's owner)."""
+    callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
+    owner: dict[int, Key | None] = {id(jaxpr): None}
+    order = [jaxpr]
+    for j in order:
+        for eqn in j.eqns:
+            stack = user.stack(eqn.source_info.traceback)
+            for sub in sub_jaxprs(eqn):
+                if id(sub) not in callers:
+                    callers[id(sub)] = []
+                    owner[id(sub)] = stack[0] if stack else owner[id(j)]
+                    order.append(sub)
+                callers[id(sub)].append((frozenset(stack), id(j)))
+    return order, callers, owner
 
 
 def _callers_of_cut_functions(order: list[Any], user: UserCode,
