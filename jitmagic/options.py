@@ -202,7 +202,8 @@ def _sweep(option: OptionSpec, value: Any) -> tuple[str, tuple[Any, ...]]:
 OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("-r", "--repeat"), f"cold runs per variant, or auto: at least {MIN_PAIRS}, then "
                f"more until the verdict is decided, up to {MAX_PAIRS} ({MAX_PAIRS_BUSY} on a "
-               "busy machine) or --budget (default auto); medians are reported", repeat_count,
+               "busy machine) while they fit in --budget (default auto); medians are "
+               "reported", repeat_count,
                "N|auto", _repeat),
     OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
                f"run starts (default {BUDGET_S:g})", seconds_text, "SECONDS", _seconds),
@@ -229,7 +230,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "each phase against the value (log-log, with growth exponents)", str,
                "NAME=V1,V2,...", _sweep),
     OptionSpec(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
-               "per source line, flat and nested (shown after the phase table)", check=_switch),
+               "per source line, flat and nested (shown after the table and its causes)",
+               check=_switch),
     OptionSpec(("-q", "--quiet"), "show no progress while measuring", check=_switch),
     OptionSpec(("--xla",), "after the comparison, one extra profiled cold compile per "
                "variant: where XLA spends it (each HLO pass, code generation)", check=_switch),
