@@ -13,7 +13,7 @@ def _advice(**fields) -> Advice:
     ranked = (Candidate("layer", 16, 0.0557, None, 0.09, False),)
     base = dict(flat_cold_s=0.7, noise_s=0.09, ranked=ranked, recommended=(),
                 recommended_saving_s=None, all_nested_saving_s=0.0557, not_tried=(),
-                repeat=3, wall_s=4.0, everything=("layer", "bias"),
+                runs=3, wall_s=4.0, everything=("layer", "bias"),
                 all_nested_kind="inconclusive")
     return Advice(**{**base, **fields})
 

@@ -78,7 +78,7 @@ def test_advise_takes_its_budget_as_an_option(monkeypatch):
         return model(x)
 
     advice = jitmagic.advise(watched, X, budget=5, repeat=3, number=2, progress=False)
-    assert seen == {} and advice.repeat == 3
+    assert seen == {} and advice.runs == 3
 
 
 @pytest.mark.parametrize(("call", "refused"), [

@@ -129,7 +129,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
         recommended_saving_s=rec_saving, recommended_kind=rec_kind,
         all_nested_saving_s=all_saving, all_nested_kind=all_kind, everything=everything,
         not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
-        repeat=max(map(len, cold.values()), default=0),  # the runs the most-run set got
+        runs=max(map(len, cold.values()), default=0),  # the runs the most-run set got
         wall_s=clocks.wall() - start, stopped=stopped, clock=clock)
 
 

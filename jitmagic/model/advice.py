@@ -60,7 +60,8 @@ class Advice(Shown):
     recommended_saving_s: float | None
     all_nested_saving_s: float | None
     not_tried: tuple[str, ...]
-    repeat: int
+    #: The cold runs the most-run set got (saved as ``repeat``, its name before 0.5).
+    runs: int
     wall_s: float
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
     #: What the one rule said of each saving ("faster": it saves; "slower": it costs;
@@ -86,7 +87,7 @@ class Advice(Shown):
             "flat_cold_s": self.flat_cold_s,
             "noise_s": self.noise_s,
             "not_tried": list(self.not_tried),
-            "repeat": self.repeat,
+            "repeat": self.runs,
             "wall_s": self.wall_s,
             "stopped": self.stopped,
             "recommended_kind": self.recommended_kind,
@@ -119,7 +120,7 @@ _FIELDS = (
     ("flat_cold_s", "flat_cold_s", positive_seconds, REQUIRED),
     ("noise_s", "noise_s", optional(seconds), None),
     ("not_tried", "not_tried", items(text), ()),
-    ("repeat", "repeat", count, REQUIRED),
+    ("repeat", "runs", count, REQUIRED),
     ("wall_s", "wall_s", seconds, REQUIRED),
     ("stopped", "stopped", optional(text), None),
     ("recommended_kind", "recommended_kind", optional(text), None),

@@ -68,7 +68,7 @@ def advice_lines(adv: Advice) -> list[str]:
     busy = ("; the machine was busy, so cold starts and savings are the process's CPU "
             "seconds" if adv.clock == CPU else "")
     lines = [f"which helpers to jit (cold start = first call from cleared caches, median of "
-             f"up to {adv.repeat} runs; a saving counts when jitmagic's one significance "
+             f"up to {adv.runs} runs; a saving counts when jitmagic's one significance "
              f"rule calls the cold start faster{busy}):"]
     if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
