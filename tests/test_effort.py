@@ -38,6 +38,7 @@ from jitmagic.model.causes.effort import CAUSE
 from jitmagic.model.causes.effort import CHANGES_RESULTS
 from jitmagic.model.causes.effort import DEFAULT
 from jitmagic.model.causes.effort import NO_GAIN
+from jitmagic.model.causes.effort import OUT_OF_LINE
 from jitmagic.model.causes.effort import UNCHANGED
 from jitmagic.model.causes.effort import UNDECIDED
 from jitmagic.model.causes.effort import USE
@@ -500,7 +501,9 @@ def compared():
 
 def test_effort_is_an_option_of_compare_and_part_of_why(compared):
     e = compared.part("effort")
-    assert isinstance(e, Effort) and set(e.rows) == {s.name for s in candidates()}
+    assert isinstance(e, Effort)
+    assert set(e.rows) == {s.name for s in candidates()} | {OUT_OF_LINE}  # `layer` nested
+    assert e.rows[OUT_OF_LINE].kept == {"layer": 4}
     assert Options(why=True).effort and not Options().effort
     assert TITLE in bundle_text(compared)
 

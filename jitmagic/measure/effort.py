@@ -29,22 +29,29 @@ import numpy as np
 
 from .._compat import effort_level
 from ..errors import UserCodeError
+from ..model.causes.effort import COMPILE
 from ..model.causes.effort import DEFAULT
 from ..model.causes.effort import KEYS
+from ..model.causes.effort import OUT_OF_LINE
 from ..model.causes.effort import Effort
 from ..model.causes.effort import EffortRow
 from ..model.causes.effort import Setting
 from ..model.comparison import PHASES
 from ..model.comparison import Comparison
+from ..model.stats.witness import cpu_key
 from .parts import PartRun
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
+from .sampling.monitor import COMPILE_EVENT
 from .sampling.monitor import Monitor
 from .sampling.outputs import UNCOMPARED
 from .sampling.outputs import compare_outputs
 from .sampling.runner import Cold
 from .sampling.runner import Sampler
 from .sampling.stops import Checkpoint
+from .variants.out_of_line import out_of_line_variant
+from .variants.out_of_line import probe
+from .variants.out_of_line import unavailable
 from .variants.rows import Prepared
 from .variants.rows import VariantSubject
 
@@ -147,12 +154,36 @@ class SettingSubject(VariantSubject):
 
     name: str = DEFAULT
     outputs: RowOutputs | None = None
+    #: Whether XLA's compile also counts the programs compiled while the call ran (the
+    #: out-of-line helpers', compiled on their first call inside the caller's).
+    inner_compiles: bool = False
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+        first = len(monitor.durations)
         got = super().cold(monitor, check)
+        if self.inner_compiles:
+            add_inner_compiles(got.times, monitor, first, self.prepared.variant.fn.__name__)
         if self.outputs is not None:
             self.outputs.add(self.name, got.output)
         return got
+
+
+def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
+                       name: str) -> None:
+    """Add to ``times``' XLA compile the compiles of programs other than ``jit(name)``
+    that JAX reported from event ``first`` on (within one cold first call): each one's
+    own seconds, and its CPU seconds since the event before it (its lowering's), as the
+    stages' CPU seconds are bounded (:func:`~.sampling.stages.stage_cpu`)."""
+    if COMPILE not in times:
+        return
+    stamps = monitor.stamps
+    for i in range(max(first, 1), len(monitor.durations)):
+        _, event, secs, fun = monitor.durations[i]
+        if event != COMPILE_EVENT or fun == f"jit({name})":
+            continue
+        times[COMPILE] += secs
+        if cpu_key(COMPILE) in times:
+            times[cpu_key(COMPILE)] += max(0.0, stamps[i][3] - stamps[i - 1][3])
 
 
 def rounds_for(result: Comparison) -> int:
@@ -163,39 +194,86 @@ def rounds_for(result: Comparison) -> int:
     return min(MOST_ROUNDS, max(FEWEST_ROUNDS, runs))
 
 
+@dataclass(frozen=True)
+class OutOfLineRow:
+    """The out-of-line row to measure: its program, its setting (the line to write) and
+    what one untimed trace of it kept out of line (helper: calls) and refused (helper: why)."""
+
+    prepared: Prepared
+    setting: Setting
+    kept: dict[str, int]
+    refused: dict[str, str]
+
+
+def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
+                    ) -> tuple[OutOfLineRow | None, str | None]:
+    """(the out-of-line row, None), or (None, why it is not measured): nothing to keep out
+    of line, no Equinox, or the one untimed trace of it kept no helper out of line."""
+    if not helpers:
+        return None, "out of line was not measured: the comparison nests no helper"
+    missing = unavailable()
+    if missing:
+        return None, missing
+    prepared, record = out_of_line_variant(nested, helpers)
+    try:
+        calls, refused = probe(prepared, record)
+    except Exception as exc:  # the user's code under noinline: said, the settings stand
+        return None, (f"out of line was not measured: tracing it raised "
+                      f"{type(exc).__name__}: {str(exc)[:200]}")
+    kept = {n: c for n, c in record.kept.items() if n not in refused}
+    if not calls or not kept:
+        why = "; ".join(f"`{n}` {w}" for n, w in refused.items()) or "no call of a helper"
+        return None, f"out of line was not measured: no helper could be kept out of line ({why})"
+    line = "; ".join(f"{n} = equinox.internal.noinline({n})" for n in kept)
+    return OutOfLineRow(prepared, Setting(OUT_OF_LINE, {}, line, keyword=False),
+                        kept, refused), None
+
+
 def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
                    check: Checkpoint | None = None,
-                   settings: Iterable[Setting] | None = None) -> Effort:
-    """The default and each accepted setting (``settings``: :func:`candidates`), in
-    ``rounds`` interleaved rounds under ``check``; a stop (Ctrl-C, ``--timeout``) keeps
-    the rounds that finished and says why. The user's code failing is said per row."""
+                   settings: Iterable[Setting] | None = None,
+                   out_of_line: OutOfLineRow | None = None) -> Effort:
+    """The default and each accepted setting (``settings``: :func:`candidates`), and
+    the helpers kept out of line (``out_of_line``: :func:`out_of_line_row`'s variant),
+    in ``rounds`` interleaved rounds under ``check``; a stop (Ctrl-C, ``--timeout``)
+    keeps the rounds that finished and says why. The user's code failing is said per row."""
     check = check or Checkpoint()
     baseline = baseline_of(flat)
     chosen, left_out, reached = accepted(candidates() if settings is None else settings,
                                          baseline)
-    rows = {DEFAULT: {}, **{s.name: {**baseline, **s.options} for s in chosen}}
+    rows = {DEFAULT: at_setting(flat, baseline),
+            **{s.name: at_setting(flat, {**baseline, **s.options}) for s in chosen}}
+    if out_of_line is not None:
+        rows[OUT_OF_LINE] = at_setting(out_of_line.prepared, baseline)
     outputs = RowOutputs(len(rows))
-    runs = Sampler({n: SettingSubject(at_setting(flat, o or baseline), name=n, outputs=outputs)
-                    for n, o in rows.items()}, PHASES, noun="setting")
+    runs = Sampler({n: SettingSubject(p, name=n, outputs=outputs,
+                                      inner_compiles=n == OUT_OF_LINE)
+                    for n, p in rows.items()}, PHASES, noun="setting")
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
         runs.measure(rounds, None, monitor, check, what=PART)  # each row says why
-    return _record(flat, runs, chosen, (baseline, reached), left_out, outputs)
+    return _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line)
 
 
 def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
             probed: tuple[dict[str, Any], dict[str, bool | None]], left_out: list[str],
-            outputs: RowOutputs) -> Effort:
+            outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> Effort:
     """The :class:`Effort` record of what ``runs`` measured (``probed``: the baseline
     options, and whether each setting reached the compile)."""
     baseline, reached = probed
     rows = {}
+    if out_of_line is not None:
+        chosen = [*chosen, out_of_line.setting]
+        reached = {**reached, OUT_OF_LINE: True}  # its trace held the out-of-line calls
     for s in chosen:
         kind, diff, detail = outputs.found.get(s.name, (None, None, None))
         rows[s.name] = EffortRow(
             s, _kept(runs.samples[s.name]), reached=reached.get(s.name),
             outputs=kind, max_abs_diff=diff, outputs_detail=detail,
             error=runs.describe_failure(s.name) if s.name in runs.errors else None)
+    if out_of_line is not None:
+        rows[OUT_OF_LINE] = dataclasses.replace(rows[OUT_OF_LINE], kept=out_of_line.kept,
+                                                refused=out_of_line.refused)
     error = runs.describe_failure(DEFAULT) if DEFAULT in runs.errors else None
     return Effort(flat.variant.plan.name, _kept(runs.samples[DEFAULT]), rows, baseline,
                   tuple(left_out), runs.stopped, default_error=error)
@@ -220,20 +298,28 @@ def executable_bytes(compiled: Any) -> bytes | None:
 NAME = "effort"
 
 
-def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = None
-               ) -> Comparison:
+def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = None,
+               nested: Prepared | None = None) -> Comparison:
     """``result`` with its effort record (``result.part("effort")``), measured on the
     prepared flat variant under ``check`` in as many rounds as the comparison's cold
-    runs (:func:`rounds_for`); as it was where the comparison stopped, and with a
-    warning where the flat variant failed there (its settings would fail alike)."""
+    runs (:func:`rounds_for`), with the out-of-line row built from the prepared
+    ``nested`` variant (its helpers as the comparison found them nested); as it was
+    where the comparison stopped, and with a warning where the flat variant failed
+    there (its settings would fail alike)."""
     if result.stopped:
         return result
     if not result.flat.ok:
         return dataclasses.replace(result, warnings=(
             *result.warnings, "XLA's effort was not measured: the flat variant failed"))
-    return result.with_part(NAME, measure_effort(flat, rounds_for(result), check))
+    row, why = (None, "out of line was not measured: the comparison has no nested variant") \
+        if nested is None else out_of_line_row(nested, result.nested.helpers)
+    effort = measure_effort(flat, rounds_for(result), check, out_of_line=row)
+    if why:
+        effort = dataclasses.replace(effort, left_out=(*effort.left_out, why))
+    return result.with_part(NAME, effort)
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort."""
-    return add_effort(result, run.flat, run.check)
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort, and
+    each helper the comparison nests kept out of line."""
+    return add_effort(result, run.flat, run.check, run.prepared.get("nested"))

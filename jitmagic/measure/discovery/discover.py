@@ -24,11 +24,14 @@ from frames:
 
 A method's ``self`` (its class, and whether it holds arrays without being a
 pytree) is an object the entry, its arguments or the globals its functions
-look up hold. Two cases need more than the one trace:
+look up hold. Three cases need more than reading the trace:
 
 * a ``self`` made during the trace (``MLP(ws)(x)``), of a class that is not a
   Flax, Haiku or Equinox module: the entry is traced once more, plain, with the
   method wrapped to keep its ``self`` (:mod:`jitmagic.measure.discovery.selves`);
+* a decorator's wrapper and the function it wraps are one helper, and several
+  functions under one shared wrapper are told apart by their own code
+  (:mod:`jitmagic.measure.discovery.decorated`);
 * a trace that raises leaves no program: :func:`discover` returns the error,
   and :func:`~jitmagic.measure.variants.entry.plan_entry` asks the profiled trace of
   :mod:`jitmagic.measure.discovery.profiled` (the way discovery worked before, 3.4 times
@@ -55,6 +58,7 @@ from .call_graph import kernel_bodies
 from .call_graph import read_calls
 from .custom_rules import custom_calls
 from .custom_rules import rules_only
+from .decorated import without_decorated
 from .found import Discovery
 from .found import Found
 from .found import UserFunctions
@@ -92,7 +96,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     if entry is not None:
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
-    found = _without_decorated(found, live)
+    found = without_decorated(found, live.functions.get, codes_behind(fn))
     entry_space = live.globals_of(entry) if entry is not None else None
     found += rules_only(custom_calls(jaxpr, is_user), graph, live.globals_of,
                         [f.code for f in found], (entry_space or {}).get("__name__"))
@@ -107,23 +111,6 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
                 f.self_type = type(this) if this is not None else unseen[f.code]
                 f.self_holds_arrays = holds_arrays(this)
     return Discovery(unique_names(found), None, jaxpr, traces=1 + bool(unseen))
-
-
-def _without_decorated(found: list[Found], live: Live) -> list[Found]:
-    """``found`` less the functions a decorator of the user's wraps (``functools.wraps``:
-    the decorated function's ``__wrapped__``): the wrapper nests it, so it is one helper
-    under the decorated function's name, not ``wrapper`` and ``layer`` (or ``layer#2``)."""
-    by_code = {f.code: f for f in found}
-    dropped: set[types.CodeType] = set()
-    for f in found:
-        for obj in (*(b.original for b in f.bindings), live.functions.get(f.code)):
-            inner = getattr(obj, "__wrapped__", None)
-            while isinstance(inner, types.FunctionType) and inner.__code__ is not f.code:
-                if inner.__code__ in by_code and inner.__code__ not in dropped:
-                    dropped.add(inner.__code__)
-                    f.name = by_code[inner.__code__].name
-                inner = getattr(inner, "__wrapped__", None)
-    return [f for f in found if f.code not in dropped]
 
 
 def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
+from .inner_jit import CallAs
 from .inner_jit import descriptor
 from .inner_jit import faithful_jit
 from .inner_jit import is_nnx_class
@@ -81,13 +82,17 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
 
 
 def nest_only(plan: Plan, nest: Iterable[str], label: str,
-              refused: dict[str, str] | None = None) -> Variant:
+              refused: dict[str, str] | None = None, call_as: CallAs | None = None) -> Variant:
     """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
     they wrote one). A helper that cannot be nested stays inline, with a note why;
-    ``refused`` names more (helper: why), found out by tracing."""
+    ``refused`` names more (helper: why), found out by tracing. ``call_as``: how each
+    helper's jit is called (out of line); the user's own jit is then replaced by
+    jitmagic's, and a Flax module's helper stays inline (:data:`NOT_OUT_OF_LINE`)."""
     nest = tuple(nest)
     why = {n: plan.helpers[n].why_inline for n in nest if plan.helpers[n].why_inline}
     why |= refused or {}
+    if call_as is not None:
+        why |= {n: NOT_OUT_OF_LINE for n in nest if n not in why and _flax(plan.helpers[n])}
     lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
               if n not in why and plan.helpers[n].linen_class is not None}
     why |= {n: LINEN_UNNAMED for n, places in lifted.items() if not places}
@@ -96,8 +101,8 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
     own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
-    routed = [n for n in planned
-              if not _callers_see_user_jit(plan.helpers[n]) and n not in lifted]
+    routed = [n for n in planned if n not in lifted
+              and (call_as is not None or not _callers_see_user_jit(plan.helpers[n]))]
     live = functions_of_all(plan.helpers[n].code for n in routed)
     routes = {n: [f for f in live[plan.helpers[n].code] if f not in own] for n in routed}
 
@@ -106,13 +111,13 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
             return unjit(original) if h.user_jitted else None
         if h.name in lifted or (h.name in routes and routes[h.name]):
             return None  # nested at its class's name or its function object (below)
-        if h.user_jitted:
+        if h.user_jitted and call_as is None:
             return None  # the user's own jit, where its callers look it up
         if is_nnx_class(h.bindings[0].owner):
             return nnx_method(original, h.name, ran)
-        return descriptor(original, lambda f: faithful_jit(f, h.name, notes, ran))
+        return descriptor(unjit(original), lambda f: faithful_jit(f, h.name, notes, ran, call_as))
 
-    swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran))
+    swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran, call_as))
              for n, fns in routes.items() for fn in fns]
     swaps += [s for n in planned for s in lifted.get(n, ())]
     blame = _blame(planned, [n for n, fns in routes.items() if fns]) \
@@ -161,13 +166,24 @@ def _callers_see_user_jit(h: Helper) -> bool:
     return bool(h.bindings) and all(is_user_jit(b.original) for b in h.bindings)
 
 
-def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[str]) -> Callable:
-    """What a call of ``fn`` runs in the nested variant: a jit of a copy of it."""
+def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[str],
+                call_as: CallAs | None = None) -> Callable:
+    """What a call of ``fn`` runs in the nested variant: a jit of a copy of it (called
+    through ``call_as`` where given)."""
     copy = copy_function(fn)
     copy.__name__ = copy.__qualname__ = jit_label(h.name)  # what its jit is called
     owner = h.bindings[0].owner if h.bindings else None
     if is_nnx_class(owner):
         return nnx_method(copy, h.name, ran)
-    return faithful_jit(copy, h.name, notes, ran)
+    return faithful_jit(copy, h.name, notes, ran, call_as)
+
+
+#: Why a Flax module's helper is not kept out of line (its jit is Flax's own lift).
+NOT_OUT_OF_LINE = ("it is a Flax module's method, jitted by Flax's own lifted jit, which "
+                   "jitmagic cannot call out of line")
+
+
+def _flax(h: Helper) -> bool:
+    return h.linen_class is not None or bool(h.bindings and is_nnx_class(h.bindings[0].owner))
 
 

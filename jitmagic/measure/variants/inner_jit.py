@@ -66,7 +66,13 @@ HELPER_TAG = "jitmagic_helper"
 STATIC_TAG = "jitmagic_static_out"
 
 
-def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Callable:
+#: How a helper's jit is called instead of directly: ``call_as(jitted, name)`` (the
+#: out-of-line variant's :meth:`~.out_of_line.OutOfLine.wrap`).
+CallAs = Callable[[Callable, str], Callable]
+
+
+def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str],
+                 call_as: CallAs | None = None) -> Callable:
     """``fn`` under a jit that takes its arguments as ``jax.jit`` does: array leaves and
     Python scalars traced (a float as a weakly typed ``f32[]``), every other leaf static
     (keyed by type and value), non-array outputs passed around the jit. Where a traced
@@ -74,6 +80,7 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
     instead, with a note. Calls it cannot take faithfully run inline, with a note why.
 
     The result is a plain function, so that a class attribute holding it binds ``self``.
+    ``call_as``: how each of its programs is called (None: as it is).
     """
     programs: dict[Any, Callable] = {}
     static_scalars: set[Any] = set()  # argument structures whose scalars must be static
@@ -90,7 +97,7 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str]) -> Ca
                 _note_once(notes, f"`{name}` stays inline for calls {why}")
                 return fn(*args, **kwargs)
             if key not in programs:
-                programs[key] = _leaf_program(fn, name, tree, holes)
+                programs[key] = _leaf_program(fn, name, tree, holes, call_as)
             try:
                 out = programs[key](arrays)
             except SCALAR_MISUSE as exc:
@@ -130,8 +137,10 @@ def _why_not_jit(leaves: list, traced: tuple[int, ...], key: Any) -> str | None:
     return None
 
 
-def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes) -> Callable:
-    """A jit of ``fn`` over the traced leaves only; the others are fixed in ``holes``."""
+def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
+                  call_as: CallAs | None = None) -> Callable:
+    """A jit of ``fn`` over the traced leaves only; the others are fixed in ``holes``;
+    called through ``call_as`` where given."""
     out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):
@@ -141,7 +150,9 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes) -> Callable:
         return results
 
     body.__name__ = body.__qualname__ = jit_label(name)
-    jitted = jax.jit(body)
+    jitted: Callable = jax.jit(body)
+    if call_as is not None:
+        jitted = call_as(jitted, name)
 
     def run(arrays):
         try:

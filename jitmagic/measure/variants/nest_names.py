@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import inspect
-import types
 from collections.abc import Iterable
 from typing import Any
 
 from ...errors import InputError
 from ..discovery.discover import code_of
+from .plan import Helper
 from .plan import Plan
 
 
@@ -33,7 +33,7 @@ def _nest_name(given: str, plan: Plan) -> str:
     short = given.rsplit(".", 1)[-1]
     written = _written(given, plan.namespace)
     matches = [n for n, h in plan.helpers.items()
-               if (written is not None and h.code is written)
+               if (written is not None and _names(written, h))
                or ("." not in given and n.rsplit(".", 1)[-1] == short)]
     if len(matches) == 1:
         return matches[0]
@@ -45,10 +45,16 @@ def _nest_name(given: str, plan: Plan) -> str:
     raise InputError(f"--nest names `{given}`, which `{plan.name}` does not call; {helpers}.")
 
 
-def _written(given: str, namespace: dict[str, Any]) -> types.CodeType | None:
-    """The code of what ``given`` (``L.block``, ``MLP.layer``) names in ``namespace``."""
+def _names(value: Any, helper: Helper) -> bool:
+    """Whether ``value`` (what a ``--nest`` name names) is ``helper``: it runs its code,
+    or it is what one of its bindings holds (a shared decorator's wrapper of it)."""
+    return code_of(value) is helper.code or any(value is b.original for b in helper.bindings)
+
+
+def _written(given: str, namespace: dict[str, Any]) -> Any:
+    """What ``given`` (``L.block``, ``MLP.layer``) names in ``namespace`` (None: nothing)."""
     head, *rest = given.split(".")
     value = namespace.get(head)
     for part in rest:
         value = inspect.getattr_static(value, part, None) if value is not None else None
-    return code_of(value) if value is not None else None
+    return value

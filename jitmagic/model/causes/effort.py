@@ -26,6 +26,7 @@ from ..saved.schema import REQUIRED
 from ..saved.schema import Field
 from ..saved.schema import fields
 from ..saved.schema import flag
+from ..saved.schema import integer
 from ..saved.schema import items
 from ..saved.schema import mapping
 from ..saved.schema import number
@@ -64,6 +65,9 @@ from .why import stopped_first
 
 #: The row every setting is compared with: the program as the user compiles it.
 DEFAULT = "default"
+#: The row of the program with each helper the comparison nests kept out of line
+#: (compiled once as its own program and called: ``equinox.internal.noinline``).
+OUT_OF_LINE = "out of line"
 COMPILE, EXECUTE = "compile_s", "execute_s"
 #: The sample keys a row keeps: XLA's compile, the cold first call and a steady call,
 #: each on both clocks, and how long the cold call's threads waited for a CPU.
@@ -116,7 +120,9 @@ class EffortRow:
     """One setting's raw samples (:data:`KEYS`), whether its compiled program differed
     from the default's (``reached``; None: not checked), how its outputs compared with
     the default's (``outputs``: one of :data:`OUTPUT_KINDS`; None: not compared) and,
-    where they differ, where and by how much; ``error``: the user's code failed."""
+    where they differ, where and by how much; ``error``: the user's code failed. The
+    out-of-line row (:data:`OUT_OF_LINE`) also says each helper it kept out of line
+    with its calls in one trace (``kept``), and why each other one was not (``refused``)."""
 
     setting: Setting
     samples: dict[str, tuple[float, ...]] = field(default_factory=dict)
@@ -125,6 +131,8 @@ class EffortRow:
     max_abs_diff: float | None = None
     outputs_detail: str | None = None
     error: str | None = None
+    kept: dict[str, int] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -135,7 +143,8 @@ class EffortRow:
                 "samples": {k: list(v) for k, v in self.samples.items()},
                 "reached": self.reached, "outputs": self.outputs,
                 "max_abs_diff": json_number(self.max_abs_diff),
-                "outputs_detail": self.outputs_detail, "error": self.error}
+                "outputs_detail": self.outputs_detail, "error": self.error,
+                "kept": dict(self.kept), "refused": dict(self.refused)}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "row") -> EffortRow:
@@ -150,6 +159,8 @@ _ROW_FIELDS: tuple[Field, ...] = (
     ("max_abs_diff", "max_abs_diff", optional(number), None),
     ("outputs_detail", "outputs_detail", optional(text), None),
     ("error", "error", optional(text), None),
+    ("kept", "kept", mapping(integer), {}),
+    ("refused", "refused", mapping(text), {}),
 )
 
 
@@ -331,6 +342,14 @@ def write(e: Effort, r: EffortRow) -> str:
     return f"{line}{also}"
 
 
+def at(r: EffortRow) -> str:
+    """How a row's sentence names it: ``at `xla_backend_optimization_level=0```, or
+    ``with each helper out of line``."""
+    if r.name == OUT_OF_LINE:
+        return "with each helper out of line (compiled once as its own program and called)"
+    return f"at `{r.name}`"
+
+
 def options_text(options: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in options.items()) + "}"
 
@@ -363,7 +382,7 @@ def causes(c: Compared) -> Iterator[Cause]:
         o = e.outcome(r)
         worth = "" if o.break_even is None else f": {pays(o)}"
         yield Cause(CAUSE, SAVING, o.saved_s,
-                    f"at `{r.name}` {compile_words(o)} and {call_words(o)}{worth}",
+                    f"{at(r)} {compile_words(o)} and {call_words(o)}{worth}",
                     f"compile less hard: {write(e, r)}")
         return
     verdicts = {e.outcome(r).verdict(r) for r in e.rows.values()}

@@ -19,6 +19,7 @@ from ...model.causes.effort import USE
 from ...model.causes.effort import USE_BELOW
 from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
+from ...model.causes.effort import at as where
 from ...model.causes.effort import call_words
 from ...model.causes.effort import compile_words
 from ...model.causes.effort import options_text
@@ -51,6 +52,7 @@ def blocks(e: Effort) -> list[Block]:
         return [*out, Pre(e.default_error, "error")]
     out += [Table(COLUMNS, [row_cells(e, r) for r in e.rows.values()], css="jitcompare-effort"),
             Para([sentence(e, r) for r in e.rows.values()])]
+    out += [Para([helpers_said(r)], "note") for r in e.rows.values() if r.kept or r.refused]
     out += [Para([note], "note") for note in e.left_out]
     out += [Para([("warning: ", w)], "warning") for w in e.warnings]
     out += [Pre(r.error, "error") for r in e.rows.values() if r.error]
@@ -93,7 +95,7 @@ def sentence(e: Effort, r: EffortRow) -> str:
     setting is worth using."""
     o = e.outcome(r)
     verdict = o.verdict(r)
-    at = f"at `{r.name}`"
+    at = where(r)
     if verdict == FAILED:
         return f"{at} your code failed (below)"
     if verdict == CHANGES_RESULTS:
@@ -115,6 +117,14 @@ def sentence(e: Effort, r: EffortRow) -> str:
     if verdict == USE_BELOW:
         return f"{said}: {pays(o)}: {write(e, r)}"
     return f"{said}: no break-even is given; more runs might tell"
+
+
+def helpers_said(r: EffortRow) -> str:
+    """Out of line: each helper kept out of line with its calls in one trace, and why
+    each other one stays inline."""
+    kept = [f"`{n}` kept out of line ({c} call{'s' * (c != 1)})" for n, c in r.kept.items()]
+    refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
+    return f"{r.name}: " + "; ".join(kept + refused)
 
 
 def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:

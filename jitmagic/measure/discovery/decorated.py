@@ -1,0 +1,126 @@
+"""Helpers behind a decorator of the user's: one helper per function the user wrote.
+
+A decorator's wrapper (``functools.wraps``, or a closure bound under the decorated
+function's name) is a user function too, and the program shows both it and the
+function it wraps. Which one stands for the helper:
+
+* a wrapper that wraps one function of those found (a decorator used once, or the
+  only decorated function this program calls): the wrapper, named after the function
+  it wraps (its jit then holds the wrapper's own equations too);
+* a wrapper whose code is shared by the wrappers of several functions found (one
+  decorator on ``attention``, ``ffn`` and ``layer_norm``): each function the user
+  wrote, bound where its wrapper is. Nesting is by code object, so the shared
+  wrapper's code would put every decorated function under one jit named after one of
+  them; each function's own code tells them apart (its jit, its calls, ``--nest``,
+  ``--attribute``'s timer on the name that holds its wrapper).
+
+A wrapper a ``jax.jit`` of the user's holds stays the helper (its jit is the user's,
+which the flat variant takes off), as does the entry's own function behind a shared
+wrapper: the entry is not its own helper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import types
+from collections.abc import Callable
+from collections.abc import Iterable
+from typing import Any
+
+from ..._compat import jit_info
+from .bindings import Binding
+from .found import Found
+from .found import function_of
+
+
+def without_decorated(found: list[Found], live_function: Callable[[types.CodeType], Any],
+                      entry_codes: Iterable[types.CodeType]) -> list[Found]:
+    """``found`` with each decorator's wrapper and the function it wraps made one helper
+    (see the module's docstring); ``live_function``: a live function of a code object
+    (None where none is known); ``entry_codes``: the code behind the entry."""
+    by_code = {f.code: f for f in found}
+    entry = set(entry_codes)
+    dropped: set[types.CodeType] = set()
+    for f in found:
+        if f.code in dropped:
+            continue
+        wrapped = _wrapped_by(f, by_code, live_function(f.code))
+        inners = [c for c in wrapped if c not in dropped]
+        if len(inners) == 1 or (inners and _user_jitted(f)):
+            dropped.add(inners[0])
+            f.name = by_code[inners[0]].name
+        elif len(inners) > 1:  # a shared wrapper: each function it wraps is a helper
+            dropped.add(f.code)
+            for code in inners:
+                if code in entry:
+                    dropped.add(code)
+                    continue
+                inner = by_code[code]
+                inner.bindings += [b for b in wrapped[code] if b not in inner.bindings]
+    return [f for f in found if f.code not in dropped]
+
+
+def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
+                ) -> dict[types.CodeType, list[Binding]]:
+    """The functions found that ``f``'s function objects wrap, by code, each with the
+    bindings of ``f`` that hold its wrapper (empty where no binding does). A bound
+    wrapper is told by its ``__wrapped__``, or by its closure where it is bound under
+    the name of the function it holds (``layer = logged(layer)``); the live function
+    ``live`` by its ``__wrapped__``; where one of them wraps a function found, every
+    other function object of ``f``'s code (a shared wrapper's) by either."""
+    out: dict[types.CodeType, list[Binding]] = {}
+    held = [(b, function_of(b.original)) for b in f.bindings]
+    for binding, fn in [*held, (None, live)]:
+        code = _inner_of(fn, f.code, by_code, binding.key if binding else None)
+        if code is not None:
+            bindings = out.setdefault(code, [])
+            if binding is not None and binding not in bindings:
+                bindings.append(binding)
+    if out:
+        for fn in _functions_of(f.code):
+            code = _inner_of(fn, f.code, by_code, closure=True)
+            if code is not None:
+                out.setdefault(code, [])
+    return out
+
+
+def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
+              key: str | None = None, closure: bool = False) -> types.CodeType | None:
+    """The code of the function found that ``fn``, a function of the code ``wrapper``,
+    runs: its ``__wrapped__`` (``functools.wraps``), else (with ``closure``, or where
+    ``fn`` is bound under ``key``, that function's name) the one its closure holds."""
+    if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
+        return None
+    inner: Any = getattr(fn, "__wrapped__", None)
+    for _ in range(8):
+        if not isinstance(inner, types.FunctionType):
+            break
+        if inner.__code__ in by_code and inner.__code__ is not wrapper:
+            return inner.__code__
+        inner = getattr(inner, "__wrapped__", None)
+    held = {v.__code__ for v in _cells(fn) if isinstance(v, types.FunctionType)
+            and v.__code__ in by_code and v.__code__ is not wrapper}
+    if len(held) != 1:
+        return None
+    code = held.pop()
+    return code if closure or key == code.co_name else None
+
+
+def _user_jitted(f: Found) -> bool:
+    """Whether a binding of ``f`` holds a ``jax.jit`` of the user's."""
+    return any(jit_info(b.original) is not None for b in f.bindings)
+
+
+def _functions_of(code: types.CodeType) -> list[types.FunctionType]:
+    """The live function objects running ``code`` (the garbage collector's referrers)."""
+    return [f for f in gc.get_referrers(code)
+            if isinstance(f, types.FunctionType) and f.__code__ is code]
+
+
+def _cells(fn: types.FunctionType) -> list[Any]:
+    out = []
+    for cell in fn.__closure__ or ():
+        with contextlib.suppress(ValueError):  # an empty cell
+            out.append(cell.cell_contents)
+    return out
