@@ -106,7 +106,7 @@ def test_a_found_part_of_one_process_is_left_out_with_a_note_under_several():
     assert "2 processes" in note
     assert in_one_process_only(part, Checkpoint()) is None
     assert in_one_process_only(table.named("xla_passes"), shared) is None  # runs in each
-    assert constant_arguments.PART == part.label
+    assert part.label == constant_arguments.PART
 
 
 def test_every_option_of_one_process_parts_is_refused_and_the_rest_pass():

@@ -26,8 +26,8 @@ import jitmagic
 from jitmagic._compat import persistent_cache_folder
 from jitmagic._compat import reset_persistent_cache
 from jitmagic.errors import InputError
-from jitmagic.measure.pipeline import checkpoint
 from jitmagic.measure.parts import later_labels
+from jitmagic.measure.pipeline import checkpoint
 from jitmagic.measure.pipeline import measure_prepared
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.conditions import cache_settings

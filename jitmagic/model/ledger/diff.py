@@ -16,10 +16,10 @@ from typing import Any
 from ..comparison import ReportSchemaError
 from ..diff import Diff
 from ..diff import diff
-from . import FunctionRow
-from . import Ledger
 from ..saved.storage import load
 from ..shown import Shown
+from . import FunctionRow
+from . import Ledger
 
 
 @dataclass(frozen=True, slots=True)
