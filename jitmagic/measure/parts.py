@@ -20,6 +20,7 @@ from ..model import parts as table
 from ..model.comparison import Comparison
 from ..options import Options
 from .sampling.lockstep import lockstep_of
+from .sampling.rounds import FEWEST
 from .sampling.stops import Checkpoint
 from .scratch import ScratchFolderError
 from .variants.rows import Prepared
@@ -55,6 +56,19 @@ class PartRun:
     @property
     def flat(self) -> Prepared:
         return self.prepared["flat"]
+
+
+#: The most rounds a part after the comparison takes (its share of the time stays small):
+#: as many as the comparison's cold runs (:func:`rounds_like`), from auto's fewest.
+MOST_PART_ROUNDS = 5
+
+
+def rounds_like(result: Comparison) -> int:
+    """As many rounds as ``result``'s cold runs, from ``-r auto``'s fewest (the rule
+    decides nothing with fewer) to :data:`MOST_PART_ROUNDS`."""
+    runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
+               default=0)
+    return min(MOST_PART_ROUNDS, max(FEWEST, runs))
 
 
 def add_parts(result: Comparison, run: PartRun) -> Comparison:

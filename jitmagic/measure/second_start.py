@@ -49,6 +49,7 @@ from ..model.causes.second_start import UserCache
 from ..model.comparison import Comparison
 from ..options import Options
 from .parts import PartRun
+from .parts import rounds_like
 from .sampling.conditions import cache_settings
 from .sampling.conditions import emptied
 from .sampling.conditions import frozen_heap
@@ -64,9 +65,6 @@ from .sampling.structure import Shape
 from .variants.rows import Prepared
 from .variants.rows import VariantSubject
 
-#: A second start takes as many pairs as the comparison's cold runs, within these bounds:
-#: each pair is two compiles' worth of time, and three a side is what the rule needs.
-FEWEST_PAIRS, MOST_PAIRS = 3, 5
 #: The event JAX fires where a compile found no entry in the persistent cache.
 CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"
 #: The event JAX fires for every compile that uses the persistent cache (a hit or a miss).
@@ -88,7 +86,7 @@ def add_second_start(result: Comparison, prepared: dict[str, Prepared], options:
     if not names:
         return dataclasses.replace(result, warnings=(
             *result.warnings, "no second start: every variant failed in the comparison"))
-    measured = measure_second_start({n: prepared[n] for n in names}, pairs_for(result),
+    measured = measure_second_start({n: prepared[n] for n in names}, rounds_like(result),
                                     check or Checkpoint())
     compiled = {n: result.variants[n].compile_s for n in names}
     measured = dataclasses.replace(measured, compile_s={
@@ -102,14 +100,6 @@ def measured_variants(result: Comparison, prepared: dict[str, Prepared]) -> list
     nested = prepared.get("nested")
     return [n for n in VARIANTS
             if n == "flat" or (nested is not None and nested.variant.planned)]
-
-
-def pairs_for(result: Comparison) -> int:
-    """As many pairs as the comparison's cold runs, from :data:`FEWEST_PAIRS` to
-    :data:`MOST_PAIRS`."""
-    runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
-               default=0)
-    return min(MOST_PAIRS, max(FEWEST_PAIRS, runs))
 
 
 def measure_second_start(prepared: dict[str, Prepared], pairs: int,

@@ -14,8 +14,9 @@ For each such variant, from its own traced closed jaxpr (no user code runs again
 * then cold first calls, interleaved (captured, passed, then passed, captured, ...,
   the variants' pairs side by side), each from ``jax.clear_caches()`` with the
   persistent cache off until its result is ready (``first_call_run``, JAX's stage
-  events inside it), :data:`MIN_PAIRS` pairs, up to :data:`MOST_PAIRS` while the one
-  rule is undecided; the outputs of the two forms are compared as the comparison's are.
+  events inside it), as rows of the one sampler: ``-r auto``'s fewest pairs, then more
+  up to :data:`~jitmagic.measure.parts.MOST_PART_ROUNDS` while the one rule is
+  undecided; the outputs of the two forms are compared as the comparison's are.
 
 Ctrl-C and ``--timeout`` stop it between runs, like every part: what was measured is
 kept and the record says PARTIAL (``stopped``).
@@ -52,6 +53,7 @@ from ...model.stats.witness import cpu_key
 from ...options import AUTO
 from ...options import Options
 from ..lines.tables import user_code
+from ..parts import MOST_PART_ROUNDS
 from ..parts import PartRun
 from ..parts import Staged
 from ..parts import in_one_process_only
@@ -61,7 +63,6 @@ from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.outputs import OutputCheck
-from ..sampling.rounds import FEWEST
 from ..sampling.rounds import rounds_for
 from ..sampling.runner import Cold
 from ..sampling.runner import Sampler
@@ -83,9 +84,6 @@ from .names import reachable_arrays
 
 #: What progress calls this part.
 PART = parts.named("constant_arguments").label
-#: Pairs of cold first calls per variant: at least this many, then one more at a time
-#: while the one rule is undecided, up to this many.
-MIN_PAIRS, MOST_PAIRS = FEWEST, 5
 
 
 def wanted(result: Comparison) -> bool:
@@ -236,8 +234,9 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint,
                options: Options | None = None) -> str | None:
     """Interleaved cold first calls of every variant's two forms, rows of the one
     :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in rounds
-    from the one rounds factory (``options``' budget): at least :data:`MIN_PAIRS`, then
-    one more at a time while the rule is undecided, up to :data:`MOST_PAIRS`. Into their
+    from the one rounds factory (``options``' budget): at least ``-r auto``'s fewest,
+    then one more at a time while the rule is undecided, up to
+    :data:`~jitmagic.measure.parts.MOST_PART_ROUNDS`. Into their
     records; why they stopped early (None: they did not)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
             for form in FORMS}
@@ -255,7 +254,7 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint,
                    and not any(f"{n} {form}" in runs.errors for form in FORMS))
 
     rounds = rounds_for(options or Options(), decided)
-    rounds = dataclasses.replace(rounds, repeat=AUTO, cap=MOST_PAIRS)
+    rounds = dataclasses.replace(rounds, repeat=AUTO, cap=MOST_PART_ROUNDS)
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # each form says why
         runs.measure(rounds, None, monitor, check, what=PART)
