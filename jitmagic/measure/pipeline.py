@@ -50,9 +50,9 @@ from .sampling.conditions import persistent_cache_off
 from .sampling.lockstep import SINGLE
 from .sampling.lockstep import Lockstep
 from .sampling.lockstep import agree_variants
-from .sampling.lockstep import joined
 from .sampling.lockstep import lockstep_of
 from .sampling.lockstep import merged
+from .sampling.lockstep import shared_by_processes
 from .sampling.lockstep import slowest_rows
 from .sampling.monitor import CACHE_HIT_EVENT
 from .sampling.monitor import Monitor
@@ -210,7 +210,7 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                       ) -> Comparison:
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = clocks.wall() if start is None else start
-    check = joined(check or checkpoint(entry, options, start), options)
+    check = shared_by_processes(check or checkpoint(entry, options, start), options)
     check.report.entry = check.report.entry or entry
     check.report.parts = later_labels(options)
     flat = prepared["flat"]
