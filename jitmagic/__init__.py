@@ -70,7 +70,7 @@ __all__ = [
     "unload_ipython_extension",
     "watch",
 ]
-__version__ = "0.4.0.dev0"
+__version__ = "0.5.0.dev0"
 
 if TYPE_CHECKING:
     from .frontends.api import advise
