@@ -30,8 +30,8 @@ from jitmagic.measure.sampling.lockstep import SINGLE
 from jitmagic.measure.sampling.lockstep import Distributed
 from jitmagic.measure.sampling.lockstep import LockstepError
 from jitmagic.measure.sampling.lockstep import SharedCheckpoint
-from jitmagic.measure.sampling.lockstep import joined
 from jitmagic.measure.sampling.lockstep import merged
+from jitmagic.measure.sampling.lockstep import shared_by_processes
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sampling.stops import Stop
 from jitmagic.model.comparison import Comparison
@@ -66,7 +66,7 @@ def test_one_process_lockstep_shares_nothing_and_changes_nothing():
     assert SINGLE.env() == {}
     assert lockstep.current() is SINGLE  # this test process never joined jax.distributed
     check = Checkpoint()
-    assert joined(check, Options(vmap=True)) is check  # one process refuses nothing
+    assert shared_by_processes(check, Options(vmap=True)) is check  # one process refuses nothing
     variants = {"flat": variant("flat", every=1.0)}
     assert merged(variants, SINGLE) is variants
 
