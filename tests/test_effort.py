@@ -345,6 +345,23 @@ def test_a_busy_machine_decides_on_cpu_time_and_names_it():
     assert "(1 s → 330 ms, CPU time)" in text(e)
 
 
+def test_every_row_of_one_record_is_on_one_clock_even_where_one_pair_alone_looks_quiet():
+    """A new user saw setting rows in wall time beside an out-of-line row in CPU time in
+    one table: the clock was chosen pair by pair. It is the record's, over every row."""
+    def samples(wait):
+        return {"compile_s": tuple(DEFAULT_COMPILE), "compile_cpu_s": tuple(DEFAULT_COMPILE),
+                "execute_s": tuple(DEFAULT_CALL), "execute_cpu_s": tuple(DEFAULT_CALL),
+                "wait_s": (wait,) * 5, "first_call_s": (1.0,) * 5,
+                "first_call_cpu_s": (1.0,) * 5}
+
+    quiet = EffortRow(LEVEL0, samples(0.0), reached=True, outputs="exact")
+    other = Setting("other", {"x": 1})
+    busy = EffortRow(other, samples(1.0), reached=True, outputs="exact")
+    e = Effort("loss", samples(0.05), {quiet.name: quiet, busy.name: busy})
+    assert e.outcome(quiet).clock == e.outcome(busy).clock == "CPU"
+    assert "[wall time]" not in text(e)  # no row of the table on the other clock
+
+
 def test_the_break_even_is_rounded_down_to_two_figures():
     assert [calls_figure(x) for x in (2345.0, 175.0, 99.9, 7.5, 0.5)] == \
         ["2,300", "170", "99", "7", "1"]

@@ -233,11 +233,12 @@ class Effort:
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
 
-    def clock(self, row: EffortRow) -> str:
-        """The one clock ``row`` is compared with the default on: CPU time where the
-        machine was busy and both rows have CPU seconds of the compile and the calls."""
-        pair = [self.default, row.samples]
-        compiled, called = clock_for(pair, COMPILE), clock_for(pair, EXECUTE)
+    def clock(self, row: EffortRow | None = None) -> str:
+        """The one clock every row is compared with the default on (``row`` is not
+        needed: one table, one clock): CPU time where the machine was busy over the
+        rows measured and every one has CPU seconds of the compile and the calls."""
+        rows = [self.default, *(r.samples for r in self.rows.values() if r.samples.get(COMPILE))]
+        compiled, called = clock_for(rows, COMPILE), clock_for(rows, EXECUTE)
         return compiled if compiled == called else WALL
 
     def outcome(self, row: EffortRow) -> Outcome:
