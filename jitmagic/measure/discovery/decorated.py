@@ -21,7 +21,6 @@ wrapper: the entry is not its own helper.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import types
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from typing import Any
 from ..._compat import jit_info
 from .bindings import Binding
 from .found import Found
+from .found import closure_values
 from .found import function_of
 
 
@@ -99,7 +99,7 @@ def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Fo
         if inner.__code__ in by_code and inner.__code__ is not wrapper:
             return inner.__code__
         inner = getattr(inner, "__wrapped__", None)
-    held = {v.__code__ for v in _cells(fn) if isinstance(v, types.FunctionType)
+    held = {v.__code__ for v in closure_values(fn) if isinstance(v, types.FunctionType)
             and v.__code__ in by_code and v.__code__ is not wrapper}
     if len(held) != 1:
         return None
@@ -118,9 +118,3 @@ def _functions_of(code: types.CodeType) -> list[types.FunctionType]:
             if isinstance(f, types.FunctionType) and f.__code__ is code]
 
 
-def _cells(fn: types.FunctionType) -> list[Any]:
-    out = []
-    for cell in fn.__closure__ or ():
-        with contextlib.suppress(ValueError):  # an empty cell
-            out.append(cell.cell_contents)
-    return out

@@ -4,6 +4,7 @@ value, the global names a function looks up, and how a helper is named."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -222,3 +223,12 @@ def _checkpointed(fn: types.FunctionType) -> bool:
     return getattr(fn, "__wrapped__", None) is not None and any(
         getattr(getattr(c, "cell_contents", None), "__name__", "") == "fun_remat"
         for c in fn.__closure__ or ())
+
+
+def closure_values(fn: types.FunctionType) -> list[Any]:
+    """What ``fn``'s closure holds, its empty cells left out."""
+    out = []
+    for cell in fn.__closure__ or ():
+        with contextlib.suppress(ValueError):  # an empty cell
+            out.append(cell.cell_contents)
+    return out

@@ -20,7 +20,6 @@ Each search runs lazily, only as far as a question needs.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import itertools
@@ -38,6 +37,7 @@ from ...usercode import sourceless
 from ...usercode import user_file
 from ..calls.arrays import SCALARS
 from ..calls.arrays import is_array
+from .found import closure_values
 from .found import code_of
 from .found import function_of
 from .found import names_written
@@ -188,7 +188,7 @@ class Live:
         items, an instance its attributes (and its class's ``__call__``)."""
         if isinstance(obj, types.FunctionType):
             self._note(obj)
-            return [*_cells(obj), *(obj.__defaults__ or ())]
+            return [*closure_values(obj), *(obj.__defaults__ or ())]
         if isinstance(obj, types.MethodType):
             return [obj.__func__, obj.__self__]
         if isinstance(obj, functools.partial):
@@ -286,14 +286,6 @@ def _one_module(filename: str) -> bool:
     return not filename.startswith("<") or filename.startswith(CELL_PREFIXES)
 
 
-def _cells(fn: types.FunctionType) -> list[Any]:
-    out = []
-    for cell in fn.__closure__ or ():
-        with contextlib.suppress(ValueError):  # an empty cell
-            out.append(cell.cell_contents)
-    return out
-
-
 def _attributes(obj: Any) -> list[Any]:
     """The values of an instance's ``__dict__`` (none where reading it fails)."""
     try:
@@ -336,7 +328,7 @@ def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
         inner: list[Any]
         if isinstance(obj, types.FunctionType):
             yield obj
-            inner = [getattr(obj, "__wrapped__", None), *_cells(obj)]
+            inner = [getattr(obj, "__wrapped__", None), *closure_values(obj)]
         elif isinstance(obj, types.MethodType):
             inner = [obj.__func__]
         elif isinstance(obj, functools.partial):
