@@ -37,9 +37,9 @@ from .model.comparison import VariantResult
 from .model.diff import Diff
 from .model.ledger import Ledger
 from .model.ledger.diff import LedgerDiff
-from .model.ledger.diff import diff_any as diff
 from .model.lines import Lines
-from .model.saved.storage import load
+from .model.reports.diffs import diff_any as diff
+from .model.reports.storage import load
 from .model.sweep import Sweep
 from .options import Options
 

@@ -194,7 +194,7 @@ def test_called_in_a_process_that_imported_jax_the_run_says_what_it_missed(tmp_p
 
 def test_a_report_that_fails_to_write_after_measuring_keeps_the_table_and_the_other(
         tmp_path, capsys, monkeypatch):
-    from jitmagic.model.saved import storage
+    from jitmagic.model.reports import storage
 
     def disk_full(result, path):
         raise OSError(28, "No space left on device")

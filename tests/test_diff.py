@@ -19,9 +19,9 @@ from jitmagic import Diff
 from jitmagic.cell.provenance import with_baseline
 from jitmagic.frontends.command import main
 from jitmagic.model import diff as diffmod
+from jitmagic.model.reports.storage import save
 from jitmagic.model.rows import PHASES
 from jitmagic.model.rows import VariantResult
-from jitmagic.model.saved.storage import save
 from jitmagic.model.sweep import Sweep
 
 ENV = {"jax": "0.10.2", "jaxlib": "0.10.2", "platform": "Linux-x86_64", "devices": ["cpu"],

@@ -80,7 +80,7 @@ def test_under_xdist_the_summary_counts_what_the_workers_saved(pytester, tmp_pat
     pytest.importorskip("xdist")
     from test_plugin_safety import crafted
 
-    from jitmagic.model.saved.storage import save
+    from jitmagic.model.reports.storage import save
 
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     report = tmp_path / "new.json"

@@ -14,7 +14,7 @@ from support import CRAFTED
 
 import jitmagic
 from jitmagic.frontends.pytest_plugin import report_name
-from jitmagic.model.saved.storage import save
+from jitmagic.model.reports.storage import save
 
 pytest_plugins = ["pytester"]
 

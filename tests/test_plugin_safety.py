@@ -21,7 +21,7 @@ from support import variant
 import jitmagic
 from jitmagic.frontends.pytest_plugin import legacy_name
 from jitmagic.frontends.pytest_plugin import report_name
-from jitmagic.model.saved.storage import save
+from jitmagic.model.reports.storage import save
 
 pytest_plugins = ["pytester"]
 

@@ -22,7 +22,7 @@ from jitmagic.cell.provenance import stamp
 from jitmagic.cell.provenance import with_baseline
 from jitmagic.errors import InputError
 from jitmagic.frontends.command import main
-from jitmagic.model.saved.storage import save
+from jitmagic.model.reports.storage import save
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 

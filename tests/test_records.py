@@ -28,9 +28,9 @@ from jitmagic.model.attribution import HelperTime
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.model.orderings import OrderingRow
 from jitmagic.model.orderings import Orderings
+from jitmagic.model.reports.storage import check_save_path
+from jitmagic.model.reports.storage import save
 from jitmagic.model.rows import PHASES
-from jitmagic.model.saved.storage import check_save_path
-from jitmagic.model.saved.storage import save
 from jitmagic.model.sharding import Sharding
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.comparison import text_table

@@ -26,9 +26,9 @@ from jitmagic.frontends.command import main
 from jitmagic.frontends.output import unquoted
 from jitmagic.model.attribution import Attribution
 from jitmagic.model.attribution import HelperTime
+from jitmagic.model.reports.storage import check_save_path
+from jitmagic.model.reports.storage import save
 from jitmagic.model.saved import files
-from jitmagic.model.saved.storage import check_save_path
-from jitmagic.model.saved.storage import save
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.attribution import attribution_lines
 from jitmagic.render.bundle import bundle
@@ -413,7 +413,7 @@ def test_a_name_of_megabytes_is_cut_where_it_is_shown(tmp_path):
 
 
 def test_a_report_built_to_be_slow_to_read_is_refused(tmp_path, monkeypatch):
-    from jitmagic.model.saved import storage
+    from jitmagic.model.reports import storage
 
     d = _report()
     d["variants"]["flat"]["samples"]["trace_s"] = [0.1] * 10_001

@@ -435,7 +435,7 @@ def test_ctrl_c_while_the_command_saves_leaves_the_old_file_and_exits_130(
 
     result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
     (tmp_path / "r.json").write_text("the old report")
-    pressing_on_call(monkeypatch, "jitmagic.model.saved.storage.save")
+    pressing_on_call(monkeypatch, "jitmagic.model.reports.storage.save")
     args = _command_args(tmp_path, save="r.json", html="r.html")
     assert present(result, args) == INTERRUPTED
     assert (tmp_path / "r.json").read_text() == "the old report"

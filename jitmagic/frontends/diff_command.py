@@ -23,7 +23,7 @@ from ..model.diff import FAIL_RATIO
 from ..model.diff import Diff
 from ..model.diff import gate_ratio
 from ..model.ledger.diff import LedgerDiff
-from ..model.ledger.diff import diff_any
+from ..model.reports.diffs import diff_any
 from ..render.diff import gate_failures
 from ..render.diff import text
 from ..render.ledger import diff_text as ledger_diff_text

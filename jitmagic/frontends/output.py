@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ..errors import CannotWriteError
 from ..errors import InputError
-from ..model.saved.storage import check_save_path
+from ..model.reports.storage import check_save_path
 
 #: The quotes a shell would take off a word (IPython leaves them on a magic's arguments).
 QUOTES = ("'", '"')

@@ -47,11 +47,11 @@ from ..model.comparison import Comparison
 from ..model.comparison import ReportSchemaError
 from ..model.diff import FAIL_RATIO
 from ..model.diff import Diff
-from ..model.diff import as_comparison
 from ..model.diff import diff
 from ..model.diff import gate_ratio
-from ..model.saved.storage import check_save_path
-from ..model.saved.storage import save
+from ..model.reports.diffs import as_comparison
+from ..model.reports.storage import check_save_path
+from ..model.reports.storage import save
 from ..render.diff import gate_failures
 
 #: The longest report file name written (a parametrised id can be very long), a call

@@ -23,8 +23,8 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
 from ..model.lines import Lines
+from ..model.reports import storage
 from ..model.saved import files
-from ..model.saved import storage
 from ..model.sweep import Sweep
 from ..render.bundle import html_document
 from ..render.bundle import stopped_note

@@ -1,7 +1,7 @@
 """A report against a baseline: what changed, stage by stage, by the one rule.
 
 :func:`diff` judges NEW against OLD (two :class:`~jitmagic.model.comparison.Comparison`
-records, or the paths of saved reports) with :func:`jitmagic.model.stats.rule.difference`,
+records) with :func:`jitmagic.model.stats.rule.difference`,
 per variant (flat, nested) and per phase. Every ratio is said as NEW over OLD:
 ``new_over_old`` above 1 is NEW slower ("NEW is 1.3× slower"). Beside the timings it
 compares the program's structure (:data:`STRUCTURE`: jaxpr equations, StableHLO bytes,
@@ -16,7 +16,6 @@ measurable difference", and a gate fails where NEW measured nothing (:meth:`Diff
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +25,6 @@ from .rows import PHASE_LABELS
 from .rows import PHASES
 from .rows import STRUCTURE as ROW_STRUCTURE
 from .rows import VARIANTS
-from .saved.storage import load
 from .shown import Shown
 from .stats.rule import SAME
 from .stats.rule import SLOWER
@@ -268,17 +266,17 @@ class Diff(Shown):
                 "old_stopped": self.old_stopped, "new_stopped": self.new_stopped}
 
 
-def diff(old: Comparison | str | os.PathLike, new: Comparison | str | os.PathLike, *,
-         force: bool = False) -> Diff:
+def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
     """NEW against OLD, per variant and phase, by :func:`jitmagic.model.stats.rule.difference`.
 
-    ``old`` and ``new`` are comparisons or paths of saved reports (a sweep is refused:
-    diff two of its points). Reports of differently named entries are refused unless
-    ``force`` (then the diff warns). A PARTIAL report (``stopped`` set) compares what
-    both measured, and the diff names it. Raises ``ReportSchemaError`` for a file that is
-    not a comparison report or another entry's, ``FileNotFoundError`` for a missing one.
+    ``old`` and ``new`` are comparisons (a sweep is refused: diff two of its points;
+    :func:`jitmagic.model.reports.diffs.diff_any` loads saved paths first). Reports of
+    differently named entries are refused unless ``force`` (then the diff warns). A
+    PARTIAL report (``stopped`` set) compares what both measured, and the diff names it.
+    Raises ``ReportSchemaError`` for a record that is not a comparison, or another
+    entry's.
     """
-    a, b = as_comparison(old), as_comparison(new)
+    a, b = comparison_only(old), comparison_only(new)
     if a.entry != b.entry and not force:
         raise ReportSchemaError(f"OLD measured `{a.entry}` and NEW `{b.entry}`: a diff "
                                 "compares one entry's reports; pass force=True (the "
@@ -309,10 +307,9 @@ def gate_ratio(text: str, option: str) -> float:
     return value
 
 
-def as_comparison(r: Any) -> Comparison:
-    """``r`` itself, or the comparison saved at the path ``r``."""
-    if isinstance(r, str | os.PathLike):
-        r = load(r)
+def comparison_only(r: Any) -> Comparison:
+    """``r``, a comparison; ``ReportSchemaError`` saying what to diff instead for any other
+    record (a sweep, a lines table)."""
     if not isinstance(r, Comparison):
         raise ReportSchemaError(f"diff compares two comparisons, not a {type(r).__name__}: "
                                 "for a sweep, diff two of its points (sweep.points[i])")

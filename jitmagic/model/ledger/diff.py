@@ -8,15 +8,9 @@ judge a difference of seconds on.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
-from ..comparison import ReportSchemaError
-from ..diff import Diff
-from ..diff import diff
-from ..saved.storage import load
 from ..shown import Shown
 from . import FunctionRow
 from . import Ledger
@@ -72,15 +66,3 @@ def ledger_diff(old: Ledger, new: Ledger) -> LedgerDiff:
                                    x.again if x else 0, y.again if y else 0,
                                    x.seconds if x else 0.0, y.seconds if y else 0.0))
     return LedgerDiff(old, new, tuple(rows))
-
-
-def diff_any(old: Any, new: Any, *, force: bool = False) -> Diff | LedgerDiff:
-    """``jitmagic.diff``: two ledgers (records or the paths of saved ones) give their
-    :class:`LedgerDiff`, anything else :func:`jitmagic.model.diff.diff` (two comparisons)."""
-    old, new = (load(r) if isinstance(r, str | os.PathLike) else r for r in (old, new))
-    if isinstance(old, Ledger) and isinstance(new, Ledger):
-        return ledger_diff(old, new)
-    if isinstance(old, Ledger) or isinstance(new, Ledger):
-        raise ReportSchemaError("diff compares two ledgers or two comparisons, not a ledger "
-                                "with a comparison")
-    return diff(old, new, force=force)

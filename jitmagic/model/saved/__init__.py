@@ -1,2 +1,3 @@
-"""Reports on disk: every field of a report someone else wrote checked against its kind,
-saving and loading, and the files reports go to and come from."""
+"""Reports on disk, below the records: every field of a report someone else wrote checked
+against its kind, and the files reports go to and come from (:mod:`jitmagic.model.reports.storage`
+saves and loads through them)."""

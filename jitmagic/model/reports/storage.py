@@ -32,13 +32,13 @@ from ..lines import Lines
 from ..lines import checked_lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
+from ..saved import files
+from ..saved.schema import clipped
+from ..saved.schema import needs_printable
+from ..saved.schema import printable_tree
+from ..saved.schema import time_limit
 from ..sweep import SCHEMA as SWEEP_SCHEMA
 from ..sweep import Sweep
-from . import files
-from .schema import clipped
-from .schema import needs_printable
-from .schema import printable_tree
-from .schema import time_limit
 
 #: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
 MAX_BYTES = files.MAX_BYTES
