@@ -20,13 +20,13 @@ from jitmagic.measure.pipeline import FirstCalls
 from jitmagic.measure.sampling import contention
 from jitmagic.measure.sampling.monitor import LOWER_EVENT
 from jitmagic.measure.sampling.rounds import Rounds
-from jitmagic.measure.sampling.runner import Cold
+from jitmagic.measure.sampling.runner import ColdSample
 from jitmagic.measure.sampling.runner import Sampler
 from jitmagic.measure.sampling.runner import in_turn
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.structure import Shape
+from jitmagic.measure.sampling.structure import ProgramFacts
 from jitmagic.measure.sampling.structure import compiled_work
-from jitmagic.model.comparison import MOST_PAIRS
+from jitmagic.model.comparison import MOST_ROUNDS
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.processes import slowest
 from jitmagic.model.rows import CPU_PHASES
@@ -111,8 +111,8 @@ def test_a_different_program_is_not_called_the_same():
     def heavier(x):
         return model(x) * jnp.tanh(x)
 
-    def shape(fn) -> Shape:  # as a row's cold run reads it
-        made = Shape()
+    def shape(fn) -> ProgramFacts:  # as a row's cold run reads it
+        made = ProgramFacts()
         compiled_work(jax.jit(fn).trace(jnp.ones(64)).lower().compile(), made)
         return made
 
@@ -120,7 +120,7 @@ def test_a_different_program_is_not_called_the_same():
     assert same_compiled({"flat": a, "nested": b}) is False
     assert same_compiled({"flat": a, "nested": again}) is True
     assert same_compiled({"flat": a}) is None
-    assert same_compiled({"flat": a, "nested": Shape()}) is None  # stopped before XLA
+    assert same_compiled({"flat": a, "nested": ProgramFacts()}) is None  # stopped before XLA
 
 
 # --- how busy: /proc as it may be -----------------------------------------------------
@@ -286,10 +286,10 @@ class _Row:
 
     def cold(self, monitor, check):
         self.log.append(self.name)
-        return Cold({"first_call_s": 0.001}, lambda: None, None)
+        return ColdSample({"first_call_s": 0.001}, lambda: None, None)
 
     def describe(self, cold):
-        return Shape()
+        return ProgramFacts()
 
 
 def test_the_sampler_runs_flat_first_then_nested_first_in_turn():
@@ -395,7 +395,7 @@ def test_auto_takes_up_to_twice_the_rounds_once_the_machine_is_busy():
     undecided = {"decided": lambda: False, "budget_s": 1e9}
     assert _rounds_taken(Rounds(AUTO, **undecided)) == MAX_PAIRS == 9
     busy = Rounds(AUTO, busy=lambda: True, **undecided)
-    assert _rounds_taken(busy) == MAX_PAIRS_BUSY == 18 and busy.ended == MOST_PAIRS
+    assert _rounds_taken(busy) == MAX_PAIRS_BUSY == 18 and busy.ended == MOST_ROUNDS
     assert _rounds_taken(Rounds(5, busy=lambda: True, **undecided)) == 5  # a fixed -r N
 
 
@@ -423,7 +423,7 @@ def test_an_undecided_busy_run_says_it_took_the_most_a_busy_machine_allows_once(
             "wait_s": [0.5] * runs}
     nested = {"first_call_s": [1.2, 1.0] * (runs // 2), "first_call_cpu_s": [0.24, 0.19] * 9,
               "wait_s": [0.5] * runs}
-    c = comparison(flat, nested, every=0.01, repeats_ended=MOST_PAIRS)
+    c = comparison(flat, nested, every=0.01, repeats_ended=MOST_ROUNDS)
     assert c.busy and c.verdict.kind == INCONCLUSIVE
     line = c.verdict.headline
     assert "after 18 runs; 18 runs is the most -r auto takes; wall 1.14× faster" in line

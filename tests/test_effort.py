@@ -195,7 +195,7 @@ def test_ctrl_c_keeps_the_rounds_that_finished_and_puts_everything_back():
     before, handler = user_state(), signal.getsignal(signal.SIGINT)
 
     def press(p):
-        if p.what == PART and p.repeat == 2:
+        if p.what == PART and p.round == 2:
             signal.raise_signal(signal.SIGINT)  # a real Ctrl-C, before the second round
 
     check = checkpoint("model", Options(repeat=1), time.perf_counter())
@@ -554,7 +554,7 @@ def test_ctrl_c_in_the_effort_part_of_a_comparison_marks_it_partial_and_nothing_
     before, handler = user_state(), signal.getsignal(signal.SIGINT)
 
     def press(p):
-        if p.what == PART and p.repeat == 2:
+        if p.what == PART and p.round == 2:
             signal.raise_signal(signal.SIGINT)  # a real Ctrl-C, before its second round
 
     opts = Options(repeat=1, number=1, effort=True, lines=True)

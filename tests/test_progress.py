@@ -92,15 +92,15 @@ def test_progress_comes_in_order_and_never_inside_a_timed_interval(timed_interva
     assert (seen[1].stage, seen[1].row) == ("checking the nested variant leaks nothing", None)
     seen = seen[2:]
     in_turn = {1: ("flat", "nested"), 2: ("nested", "flat")}  # ABBA: the order alternates
-    assert [(e.row, e.repeat, e.stage) for e in seen] == [
+    assert [(e.row, e.round, e.stage) for e in seen] == [
         (row, r, stage) for r in (1, 2) for row in in_turn[r] for stage in STAGES]
-    assert all(e.what == "comparison" and e.entry == "grad_step" and e.repeats == 2
+    assert all(e.what == "comparison" and e.entry == "grad_step" and e.rounds == 2
                for e in seen)
     elapsed = [e.elapsed_s for e in seen]
     assert elapsed == sorted(elapsed)
     # the estimate of what is left appears once one round has run
-    assert all(e.left_s is None for e in seen if e.repeat == 1)
-    assert all(e.left_s is not None and e.left_s >= 0 for e in seen if e.repeat == 2)
+    assert all(e.left_s is None for e in seen if e.round == 1)
+    assert all(e.left_s is not None and e.left_s >= 0 for e in seen if e.round == 2)
 
 
 def test_quiet_and_progress_false_tell_nothing(capsys):

@@ -209,7 +209,7 @@ def test_ctrl_c_in_the_second_start_keeps_what_finished_and_puts_everything_back
     handler = signal.getsignal(signal.SIGINT)
 
     def press(p, check):
-        if p.what == PART and p.stage == "warm first call" and p.repeat == 2:
+        if p.what == PART and p.stage == "warm first call" and p.round == 2:
             signal.raise_signal(signal.SIGINT)  # a real Ctrl-C, before that call
 
     opts = Options(repeat=1, number=1, cache=True)

@@ -12,7 +12,7 @@ from support import comparison
 from support import variant
 
 from jitmagic.model.comparison import BUDGET
-from jitmagic.model.comparison import MOST_PAIRS
+from jitmagic.model.comparison import MOST_ROUNDS
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import OrderingRow
 from jitmagic.model.orderings import Orderings
@@ -88,7 +88,7 @@ def test_an_undecided_gap_is_inconclusive_with_its_interval_and_why():
     budget = dataclasses.replace(c, repeats_ended=BUDGET).verdict.headline
     assert budget == ("Nested jit on `layer`: inconclusive, first call 1.82× faster (0.32×–3.07×) "
                       "after 3 runs; the time budget ran out")
-    most = dataclasses.replace(c, repeats_ended=MOST_PAIRS).verdict.headline
+    most = dataclasses.replace(c, repeats_ended=MOST_ROUNDS).verdict.headline
     assert most.endswith("; 9 runs is the most -r auto takes")
     # in full, what one more run would cost: the medians 4 s + 2.2 s of cold first calls
     assert ("the time budget ran out (each further run takes at least 6.2 s of wall time, "

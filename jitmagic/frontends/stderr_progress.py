@@ -38,7 +38,7 @@ class StderrProgress:
             self.stream.write("\r" + line.ljust(self.width))
             self.width = len(line)
         else:
-            key = (p.point, p.what, p.row, p.repeat, p.stage)
+            key = (p.point, p.what, p.row, p.round, p.stage)
             if key == self.shown:
                 return
             self.shown = key

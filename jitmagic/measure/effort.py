@@ -46,7 +46,7 @@ from .sampling.monitor import COMPILE_EVENT
 from .sampling.monitor import Monitor
 from .sampling.outputs import UNCOMPARED
 from .sampling.outputs import compare_outputs
-from .sampling.runner import Cold
+from .sampling.runner import ColdSample
 from .sampling.runner import Sampler
 from .sampling.stops import Checkpoint
 from .variants.out_of_line import out_of_line_variant
@@ -158,7 +158,7 @@ class SettingSubject(VariantSubject):
     #: out-of-line helpers', compiled on their first call inside the caller's).
     inner_compiles: bool = False
 
-    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         first = len(monitor.durations)
         got = super().cold(monitor, check)
         if self.inner_compiles:

@@ -46,12 +46,12 @@ from .sampling.monitor import COMPILE_EVENT
 from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
 from .sampling.rounds import rounds_for
-from .sampling.runner import Cold
+from .sampling.runner import ColdSample
 from .sampling.runner import Sampler
 from .sampling.stages import timed_stage
 from .sampling.stops import Checkpoint
 from .sampling.stops import Stop
-from .sampling.structure import Shape
+from .sampling.structure import ProgramFacts
 from .sampling.structure import count_nested_calls
 from .sampling.structure import jaxpr_text
 from .sampling.structure import normalized_hlo
@@ -125,7 +125,7 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
 
 def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None) -> OrderingRow:
     """One ordering's record: its samples and the program its shape describes."""
-    shape = runs.shape.get(name) or Shape()
+    shape = runs.shape.get(name) or ProgramFacts()
     return OrderingRow(name=name, samples=runs.samples[name],
                        execute_loops=runs.loops.get(name, 0), same_program=same_program,
                        error=error, compile_events=shape.compile_events,
@@ -175,7 +175,7 @@ class OrderingSubject:
     def args(self) -> tuple:
         return self.b.args
 
-    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         """One interval from cleared caches, with its CPU seconds and how long the
         threads waited for a CPU (so a busy machine's verdict is on CPU time)."""
         jax.clear_caches()
@@ -185,14 +185,15 @@ class OrderingSubject:
                                   lambda: jax.block_until_ready(fn(*self.b.args)))
         compiles = [s for t, e, s, _ in monitor.durations
                     if e == COMPILE_EVENT and window.start <= t <= window.end]
-        return Cold({**times, "compile_event_s": sum(compiles)}, fn, out,
+        return ColdSample({**times, "compile_event_s": sum(compiles)}, fn, out,
                     compile_events=len(compiles))
 
-    def describe(self, cold: Cold) -> Shape:
-        return Shape()  # the programs are compared after all timings: see _describe_program
+    def describe(self, cold: ColdSample) -> ProgramFacts:
+        return ProgramFacts()  # the programs are compared after all timings: see _describe_program
 
 
-def _describe_program(name: str, fn: Callable, args: tuple, shape: Shape) -> list[str] | None:
+def _describe_program(name: str, fn: Callable, args: tuple,
+                      shape: ProgramFacts) -> list[str] | None:
     """Add the jaxpr, StableHLO size and HLO count of ``name``'s program to ``shape``;
     return its normalized optimized HLO (None: no single program)."""
     jaxpr, lowered, compiled = _program(name, fn, args)

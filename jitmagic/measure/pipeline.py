@@ -66,7 +66,7 @@ from .sampling.stages import environment
 from .sampling.stops import Checkpoint
 from .sampling.stops import StageInterrupted
 from .sampling.stops import Stop
-from .sampling.structure import Shape
+from .sampling.structure import ProgramFacts
 from .variants.build import build_variant
 from .variants.entry import binding_swaps
 from .variants.entry import plan_entry
@@ -292,7 +292,7 @@ class FirstCalls:
 DECIDING_KEYS = (FIRST_CALL, cpu_key(FIRST_CALL), WAIT)
 
 
-def same_compiled(shapes: dict[str, Shape]) -> bool | None:
+def same_compiled(shapes: dict[str, ProgramFacts]) -> bool | None:
     """Whether flat and nested compiled to the same XLA program, instruction by
     instruction (names and metadata aside); None where one has no compiled program."""
     flat, nested = (shapes[name].compiled_hlo if name in shapes else None

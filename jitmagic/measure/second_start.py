@@ -56,12 +56,12 @@ from .sampling.conditions import frozen_heap
 from .sampling.conditions import scratch_cache
 from .sampling.monitor import CACHE_HIT_EVENT
 from .sampling.monitor import Monitor
-from .sampling.runner import Cold
+from .sampling.runner import ColdSample
 from .sampling.runner import Sampler
 from .sampling.stages import cold_jit
 from .sampling.stages import timed_first_call
 from .sampling.stops import Checkpoint
-from .sampling.structure import Shape
+from .sampling.structure import ProgramFacts
 from .variants.rows import Prepared
 from .variants.rows import VariantSubject
 
@@ -138,17 +138,17 @@ class StartPair(VariantSubject):
     starts: dict[str, list[Start]] = field(
         default_factory=lambda: {COLD: [], WARM: []})
 
-    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         emptied(self.folder)
         times = {}
         for start in (COLD, WARM):
             self.starts[start].append(first_start(self.prepared, monitor, check,
                                                   f"{start} first call"))
             times[f"{start}_first_call_s"] = self.starts[start][-1].seconds
-        return Cold(times, lambda: None, None)
+        return ColdSample(times, lambda: None, None)
 
-    def describe(self, cold: Cold) -> Shape:
-        return Shape()  # the comparison read the program's structure
+    def describe(self, cold: ColdSample) -> ProgramFacts:
+        return ProgramFacts()  # the comparison read the program's structure
 
 
 def _failure(name: str, exc: BaseException) -> str:

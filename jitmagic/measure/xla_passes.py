@@ -84,7 +84,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
             if not result.variants[name].ok:
                 notes[name] = f"not measured: the {name} variant failed in the comparison"
                 continue
-            check.report.at(PART, row=name, repeat=1, repeats=1)  # one profiled compile
+            check.report.at(PART, row=name, round=1, rounds=1)  # one profiled compile
             try:
                 compiles[name] = profiled_compile(prepared[name], check)
             except (Stop, ProfilerBusy):

@@ -58,7 +58,7 @@ from .stats.rule import difference
 from .stats.rule import json_number
 from .stats.verdicts import BUDGET
 from .stats.verdicts import DECIDED
-from .stats.verdicts import MOST_PAIRS
+from .stats.verdicts import MOST_ROUNDS
 from .stats.verdicts import Verdict
 from .stats.verdicts import comparison_headline
 from .stats.verdicts import comparison_text
@@ -69,7 +69,7 @@ from .stats.witness import is_busy
 from .stats.witness import on
 from .stats.witness import waited_share
 
-__all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_PAIRS", "PHASES", "PHASE_LABELS",
+__all__ = ["BUDGET", "COLD_PHASES", "DECIDED", "MOST_ROUNDS", "PHASES", "PHASE_LABELS",
            "READABLE", "SCHEMA", "VARIANTS", "Comparison", "ReportSchemaError", "VariantResult"]
 
 SCHEMA = "jitmagic.comparison/5"
@@ -80,7 +80,7 @@ SCHEMA = "jitmagic.comparison/5"
 #: settings), which reads as not measured.
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3",
             "jitmagic.comparison/4", SCHEMA)
-# DECIDED, MOST_PAIRS, BUDGET (why ``-r auto`` stopped taking pairs) live in .verdicts,
+# DECIDED, MOST_ROUNDS, BUDGET (why ``-r auto`` stopped taking pairs) live in .verdicts,
 # which words them; they are imported here for the measurement loop.
 #: The optional provenance fields of /3, written only when set.
 PROVENANCE = ("source", "file", "options", "created")
@@ -125,7 +125,7 @@ class Comparison(Shown):
     outputs_kind: str | None = None
     outputs_leaf: str | None = None  # the leaf that decided it, as a dotted path
     outputs_dtype: str | None = None  # that leaf's dtype ("float32")
-    #: With ``-r auto``: why the repeats ended (:data:`DECIDED`, :data:`MOST_PAIRS`,
+    #: With ``-r auto``: why the repeats ended (:data:`DECIDED`, :data:`MOST_ROUNDS`,
     #: :data:`BUDGET`); None with a fixed ``-r N``.
     repeats_ended: str | None = None
     #: Provenance (docs/reports.md): the cell's code (for the command, the file's text;

@@ -16,8 +16,8 @@ class Progress:
     """One step of a measurement, told before the step starts.
 
     ``what`` is the part being measured (comparison, orderings, attribution,
-    advice, sweep); ``row`` the variant, ordering or advice set; ``repeat`` of
-    ``repeats`` the round it is in (1-based); ``stage`` the step about to run
+    advice, sweep); ``row`` the variant, ordering or advice set; ``round`` of
+    ``rounds`` the round it is in (1-based); ``stage`` the step about to run
     (tracing, lowering, XLA compile, first call, steady state). ``left_s`` is an
     estimate of the time left, known once one round of the part has run.
     ``point`` names a sweep's value (``n=4 2/5``); ``done`` marks the last event.
@@ -28,12 +28,12 @@ class Progress:
     stage: str
     elapsed_s: float
     row: str | None = None
-    repeat: int = 0
-    repeats: int = 0
+    round: int = 0
+    rounds: int = 0
     left_s: float | None = None
     point: str | None = None
     done: bool = False
-    at_most: bool = False  # ``repeats`` is the most rounds -r auto takes
+    at_most: bool = False  # ``rounds`` is the most rounds -r auto takes
     #: The parts still to run after this one (orderings, advice, lines): the estimate
     #: ``left_s`` is of this part only, and the line says what follows it.
     later: tuple[str, ...] = ()
@@ -49,7 +49,7 @@ class Progress:
         if self.row is not None:
             where = f"{where} {self.row}".strip()
             most = "≤" if self.at_most else ""
-            where += f" {self.repeat}/{most}{self.repeats}" if self.repeats else ""
+            where += f" {self.round}/{most}{self.rounds}" if self.rounds else ""
         bound = "at most " if self.at_most_left else "~"
         left = f", {bound}{self.left_s:.0f} s left" if self.left_s is not None else ""
         if self.later and not self.done:

@@ -64,12 +64,12 @@ from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.outputs import OutputCheck
 from ..sampling.rounds import rounds_for
-from ..sampling.runner import Cold
+from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
 from ..sampling.stages import first_call_run
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import Stop
-from ..sampling.structure import Shape
+from ..sampling.structure import ProgramFacts
 from ..sampling.structure import captured_constants
 from ..sampling.structure import count_equations
 from ..variants.rows import Prepared
@@ -286,14 +286,14 @@ class FormSubject:
     def kwargs(self) -> dict[str, Any]:
         return {}
 
-    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         run = first_call_run(self.fn, self.call_args, {}, monitor, check, opts={})
         if self.output is None:
             self.output = run.output
-        return Cold(run.times, run.jitted, None)
+        return ColdSample(run.times, run.jitted, None)
 
-    def describe(self, cold: Cold) -> Shape:
-        return Shape()  # the forms' programs were checked before they were timed
+    def describe(self, cold: ColdSample) -> ProgramFacts:
+        return ProgramFacts()  # the forms' programs were checked before they were timed
 
 
 def _failed(name: str, runs: Sampler) -> str | None:

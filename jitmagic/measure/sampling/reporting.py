@@ -19,14 +19,14 @@ from .rounds import FEWEST
 
 @dataclass(frozen=True)
 class Position:
-    """The part being measured (``what``), its ``row`` and round ``repeat`` of ``repeats``."""
+    """The part being measured (``what``), its ``row`` and round ``round`` of ``rounds``."""
 
     what: str = "comparison"
     row: str | None = None
-    repeat: int = 0
-    repeats: int = 0
+    round: int = 0
+    rounds: int = 0
     noun: str = "variant"  # what a row is called in a stop reason
-    at_most: bool = False  # ``repeats`` is the most rounds (-r auto), not the count
+    at_most: bool = False  # ``rounds`` is the most rounds (-r auto), not the count
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,13 @@ class Reporter:
     #: With -r auto: when no further round starts (``clocks.wall()``), the budget's end.
     budget_ends: float = float("inf")
 
-    def at(self, what: str, row: str | None = None, repeat: int = 0, repeats: int = 0,
+    def at(self, what: str, row: str | None = None, round: int = 0, rounds: int = 0,
            noun: str = "variant", units: tuple[int, int] = (0, 0),
            at_most: bool = False) -> None:
-        """Where the measurement is: ``what`` part, ``row``, round ``repeat`` of ``repeats``
+        """Where the measurement is: ``what`` part, ``row``, round ``round`` of ``rounds``
         (``at_most``: of at most that many); ``units`` (done, in all) of the part, for the
         estimate of what is left."""
-        self.where = Position(what, row, repeat, repeats, noun, at_most)
+        self.where = Position(what, row, round, rounds, noun, at_most)
         began = clocks.wall() if self.part.what != what or units[0] == 0 \
             else self.part.began
         self.part = Part(what, began, *units)
@@ -93,20 +93,20 @@ class Reporter:
     def run(self) -> str:
         """``run 2 of 3``, or with -r auto ``run 4 of at most 9``."""
         w = self.where
-        return f"run {w.repeat} of {'at most ' * w.at_most}{w.repeats}"
+        return f"run {w.round} of {'at most ' * w.at_most}{w.rounds}"
 
     def tell(self, stage: str, done: bool = False) -> None:
         """Give ``draw`` a :class:`Progress` for ``stage``."""
         if self.draw is None:
             return
         w, now = self.where, clocks.wall()
-        self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.repeat,
-                           w.repeats, self._left(now), self.point, done, w.at_most,
-                           self._later(), w.at_most and w.repeat > FEWEST))
+        self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.round,
+                           w.rounds, self._left(now), self.point, done, w.at_most,
+                           self._later(), w.at_most and w.round > FEWEST))
 
     def _rows(self) -> range:
         """The rows of one round of the current part."""
-        return range(self.part.total // max(self.where.repeats, 1))
+        return range(self.part.total // max(self.where.rounds, 1))
 
     def _later(self) -> tuple[str, ...]:
         """The parts after the one now running."""
@@ -119,13 +119,13 @@ class Reporter:
         if self.sweep is not None and self.sweep.done > 0:
             s = self.sweep
             return max(0.0, (s.point_began - s.began) / s.done * s.count - (now - s.began))
-        if self.where.repeat < 2 or self.part.done == 0:
+        if self.where.round < 2 or self.part.done == 0:
             return None
         total, pace = self.part.total, (now - self.part.began) / self.part.done
-        if self.where.at_most and self.where.repeat <= FEWEST:  # -r auto: its fewest rounds
-            rows = total // max(self.where.repeats, 1)
+        if self.where.at_most and self.where.round <= FEWEST:  # -r auto: its fewest rounds
+            rows = total // max(self.where.rounds, 1)
             total = min(total, rows * FEWEST)
         left = pace * max(0, total - self.part.done)
-        if self.where.at_most and self.where.repeat > FEWEST:  # undecided: at most this
+        if self.where.at_most and self.where.round > FEWEST:  # undecided: at most this
             left = min(left, max(0.0, self.budget_ends - now) + pace * len(self._rows()))
         return left

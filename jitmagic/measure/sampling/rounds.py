@@ -18,7 +18,7 @@ from typing import Protocol
 
 from ...model.comparison import BUDGET
 from ...model.comparison import DECIDED
-from ...model.comparison import MOST_PAIRS
+from ...model.comparison import MOST_ROUNDS
 from ...model.stats.rule import MAX_PAIRS
 from ...model.stats.rule import MAX_PAIRS_BUSY
 from ...model.stats.rule import MIN_PAIRS
@@ -49,7 +49,7 @@ class Rounds:
     decided: Callable[[], bool] = lambda: False
     busy: Callable[[], bool] = lambda: False
     budget_s: float = Options.budget
-    #: Why auto's rounds ended (:data:`DECIDED`, :data:`MOST_PAIRS`, :data:`BUDGET`);
+    #: Why auto's rounds ended (:data:`DECIDED`, :data:`MOST_ROUNDS`, :data:`BUDGET`);
     #: None with a fixed count, or while they run.
     ended: str | None = None
     #: Under several processes, how they share auto's decision (process 0's is taken).
@@ -88,7 +88,7 @@ class Rounds:
         if self.decided():
             self.ended = DECIDED
         elif done >= self.most:
-            self.ended = MOST_PAIRS
+            self.ended = MOST_ROUNDS
         elif (clocks.wall() - self._began) * (done + 1) / done > self.budget_s:
             self.ended = BUDGET  # one more round at the pace so far would overrun
         if self.lockstep is not None:

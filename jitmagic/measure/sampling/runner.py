@@ -37,11 +37,11 @@ from .stages import time_per_call
 from .stops import Checkpoint
 from .stops import StageInterrupted
 from .stops import Stop
-from .structure import Shape
+from .structure import ProgramFacts
 
 
 @dataclass(frozen=True)
-class Cold:
+class ColdSample:
     """One cold sample of a row: the seconds per sample key, and what steady timing needs."""
 
     times: dict[str, float]
@@ -49,7 +49,7 @@ class Cold:
     output: Any
     events: dict[str, float] = field(default_factory=dict)  # JAX's own clock, per key
     artefact: Any = None  # what the row's structure is read from (a ``ColdRun``)
-    #: Facts of this run for the row's :class:`Shape` (the latest run's win).
+    #: Facts of this run for the row's :class:`ProgramFacts` (the latest run's win).
     stages_from: str | None = None
     compile_events: int | None = None
 
@@ -66,9 +66,9 @@ class Subject(Protocol):
     @property
     def warm_up(self) -> bool: ...  # one untimed call before each steady sample
 
-    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold: ...
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample: ...
 
-    def describe(self, cold: Cold) -> Shape: ...
+    def describe(self, cold: ColdSample) -> ProgramFacts: ...
 
 
 def in_turn(rows: list[str], round_: int) -> list[str]:
@@ -93,8 +93,8 @@ class Sampler:
         self.samples: dict[str, dict[str, list[float]]] = {
             n: {k: [] for k in keys} for n in subjects}
         self.events: dict[str, dict[str, list[float]]] = {n: {} for n in subjects}
-        self.shape: dict[str, Shape] = {}
-        self.last: dict[str, Cold] = {}
+        self.shape: dict[str, ProgramFacts] = {}
+        self.last: dict[str, ColdSample] = {}
         self.errors: dict[str, BaseException] = {}
         self.loops: dict[str, int] = {}
         self.stopped: str | None = None
@@ -145,7 +145,7 @@ class Sampler:
             self._add(name, stop.times)
             if stop.artefact is not None and name not in self.shape:  # the stages that ran
                 self.shape[name] = self.subjects[name].describe(
-                    Cold(stop.times, stop.artefact.jitted, None, artefact=stop.artefact))
+                    ColdSample(stop.times, stop.artefact.jitted, None, artefact=stop.artefact))
             raise
         except FrozenClockError:  # jitmagic's clock, not the user's code: nothing is true
             raise
@@ -161,7 +161,7 @@ class Sampler:
         check.report.tell("steady state")
         self._steady(name, cold, number, check)
 
-    def _record(self, name: str, cold: Cold) -> None:
+    def _record(self, name: str, cold: ColdSample) -> None:
         self._add(name, cold.times)
         for key, secs in cold.events.items():
             self.events[name].setdefault(key, []).append(secs)
@@ -175,7 +175,7 @@ class Sampler:
             cold.artefact.output = None
         self.last[name] = dataclasses.replace(cold, output=None)
 
-    def _steady(self, name: str, cold: Cold, number: int | None, check: Checkpoint) -> None:
+    def _steady(self, name: str, cold: ColdSample, number: int | None, check: Checkpoint) -> None:
         """One steady-state sample, seconds and CPU seconds per call; the loop count is
         fixed on the first repeat."""
         s = self.subjects[name]

@@ -16,7 +16,7 @@ from .stages import ColdRun
 
 
 @dataclass
-class Shape:
+class ProgramFacts:
     """What a row's program is, read untimed from its cold run: the counts its record
     carries (each None where the stage that gives it did not run: the sizes every row
     has, and a variant's :class:`~jitmagic.model.rows.ProgramFigures`), the jaxpr's text,
@@ -46,10 +46,10 @@ class Shape:
         return traced.jaxpr if traced is not None else None
 
 
-def structure(run: ColdRun) -> Shape:
+def structure(run: ColdRun) -> ProgramFacts:
     """Counts that explain the timings: equations, nested calls, IR sizes, what XLA made
     of it; of a run that stopped early, the counts of the stages that finished."""
-    shape = Shape(program=run)
+    shape = ProgramFacts(program=run)
     if run.traced is not None:
         jaxpr = run.traced.jaxpr
         shape.jaxpr_eqns = count_equations(jaxpr)
@@ -68,7 +68,7 @@ def structure(run: ColdRun) -> Shape:
     return shape
 
 
-def compiled_work(compiled: Any, shape: Shape) -> None:
+def compiled_work(compiled: Any, shape: ProgramFacts) -> None:
     """What XLA made of a program, into ``shape``: its ``call`` ops left, its
     instructions (the optimized HLO's, names and metadata stripped, kept and counted),
     its cost analysis (flops, bytes accessed) and the bytes of its temporary buffers and

@@ -12,13 +12,13 @@ from ...model.comparison import PHASES
 from ...model.comparison import VariantResult
 from ...model.rows import FROM_STAGED
 from ..sampling.monitor import Monitor
-from ..sampling.runner import Cold
+from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
 from ..sampling.stages import first_call_run
 from ..sampling.stages import staged_run
 from ..sampling.stages import warm_artefacts
 from ..sampling.stops import Checkpoint
-from ..sampling.structure import Shape
+from ..sampling.structure import ProgramFacts
 from ..sampling.structure import structure
 from .claims import helper_jit_calls
 from .plan import Variant
@@ -53,15 +53,15 @@ class VariantSubject:
     def kwargs(self) -> dict[str, Any]:
         return self.prepared.kwargs
 
-    def cold(self, monitor: Monitor, check: Checkpoint) -> Cold:
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         run = (staged_run if self.staged else first_call_run)(
             self.prepared.variant.fn, self.args, self.kwargs, monitor, check,
             self.prepared.variant.jit_options)
         self.staged = run.stages_from == FROM_STAGED
-        return Cold(run.times, run.jitted, run.output, run.events, artefact=run,
+        return ColdSample(run.times, run.jitted, run.output, run.events, artefact=run,
                     stages_from=run.stages_from)
 
-    def describe(self, cold: Cold) -> Shape:
+    def describe(self, cold: ColdSample) -> ProgramFacts:
         """Structure counts, read untimed from the program the cold run just built (or,
         for a stopped staged run, from the stages that finished)."""
         run = cold.artefact
@@ -80,7 +80,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
     out = {}
     for name, s in runs.subjects.items():
         assert isinstance(s, VariantSubject)  # variant_sampler's rows
-        shape = runs.shape.get(name) or Shape()
+        shape = runs.shape.get(name) or ProgramFacts()
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
         calls = verified_calls(variant, shape.jaxpr)

@@ -31,9 +31,10 @@ from .witness import on
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))
-#: Why ``-r auto`` stopped taking pairs (``Comparison.repeats_ended``): the rule decided,
-#: the most pairs it takes, or its time budget ran out.
-DECIDED, MOST_PAIRS, BUDGET = "decided", "most pairs", "budget"
+#: Why ``-r auto`` stopped taking rounds (``Comparison.repeats_ended``): the rule decided,
+#: the most rounds it takes, or its time budget ran out. The strings are saved in reports
+#: (``"most pairs"`` from when a round was called a pair), so they never change.
+DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
         return "one run a side has no spread to judge by: use -r 3 or more, or -r auto"
     if ended == BUDGET:
         return "the time budget ran out"
-    if ended == MOST_PAIRS:
+    if ended == MOST_ROUNDS:
         # past MAX_PAIRS only on a busy machine, which the headline says once, after this
         return f"{MAX_PAIRS_BUSY if d.runs > MAX_PAIRS else MAX_PAIRS} runs is the most " \
                "-r auto takes"

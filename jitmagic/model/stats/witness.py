@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 #: The clocks a verdict can be decided on.
 WALL, CPU = "wall", "CPU"
-#: Cold runs whose threads waited for a CPU this share of the time they were ready to run
+#: ColdSample runs whose threads waited for a CPU this share of the time they were ready to run
 #: or more, together, ran on a busy machine (docs/significance.md has the measurements).
 BUSY_SHARE = 0.1
 FIRST_CALL, WAIT = "first_call_s", "wait_s"
