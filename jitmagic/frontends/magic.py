@@ -52,6 +52,7 @@ from .notebook_progress import NotebookProgress
 from .notebook_progress import progress_for
 from .output import checked_path
 from .output import distinct
+from .output import output_arguments
 from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
@@ -97,12 +98,10 @@ class JitCompareMagics(Magics):
     """Magics that measure a JAX function flat and with nested jit on its helpers."""
 
     @magic_arguments()
-    @argument("-o", "--output", action="store_true",
-              help="return the result object (like %%timeit -o)")
-    @argument("--no-plot", action="store_true", help="leave the chart out")
-    @argument("--html", metavar="PATH", default=None,
-              help="also write the report as a self-contained HTML page to PATH (charts "
-                   "embedded, opens offline), as python -m jitmagic --html does")
+    @output_arguments("the result object",
+                      html="also write the report as a self-contained HTML page to PATH "
+                           "(charts embedded, opens offline), as python -m jitmagic --html "
+                           "does")
     @shared_options
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | Sweep | None:

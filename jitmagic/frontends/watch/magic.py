@@ -35,6 +35,7 @@ from ..magic import CellInterrupted
 from ..magic import shown_in_this_cell
 from ..output import checked_path
 from ..output import distinct
+from ..output import output_arguments
 from ..output import unquoted
 from .api import check_gate
 from .api import gate_of
@@ -50,9 +51,8 @@ class JitWatchMagics(Magics):
     """``%%jitwatch``: why does it compile again?"""
 
     @magic_arguments()
-    @argument("-o", "--output", action="store_true",
-              help="return the ledger instead of the cell's value (like %%timeit -o)")
-    @argument("--no-plot", action="store_true", help="leave the chart out")
+    @output_arguments("the ledger instead of the cell's value",
+                      html="write the ledger as a self-contained HTML page (opens offline)")
     @argument("--fail-after-warmup", metavar="N", type=int, default=None,
               help="fail the cell when any function compiles more than N times (its "
                    "warm-up): the 'no retrace after step 1' check")
@@ -61,8 +61,6 @@ class JitWatchMagics(Magics):
     @argument("--save", metavar="PATH", default=None,
               help="write the ledger as JSON (jitmagic.load reads it back; jitmagic diff "
                    "compares two)")
-    @argument("--html", metavar="PATH", default=None,
-              help="write the ledger as a self-contained HTML page (opens offline)")
     @line_cell_magic
     def jitwatch(self, line: str = "", cell: str | None = None) -> Any:
         """Run the cell (or the statement after %jitwatch) as written, and show every
