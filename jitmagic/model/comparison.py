@@ -25,6 +25,8 @@ from .causes.second_start import SecondStart
 from .causes.why import Cause
 from .causes.why import causes
 from .causes.xla_passes import XlaPasses
+from .headlines import comparison_headline
+from .headlines import comparison_text
 from .lines import Lines
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS
@@ -60,8 +62,6 @@ from .stats.verdicts import BUDGET
 from .stats.verdicts import DECIDED
 from .stats.verdicts import MOST_ROUNDS
 from .stats.verdicts import Verdict
-from .stats.verdicts import comparison_headline
-from .stats.verdicts import comparison_text
 from .stats.verdicts import interval
 from .stats.verdicts import times
 from .stats.witness import clock_for

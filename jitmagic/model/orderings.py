@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from .headlines import orderings_headline
+from .headlines import orderings_text
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
 from .outputs import outputs_dict
@@ -29,8 +31,6 @@ from .saved.schema import text
 from .stats.rule import difference
 from .stats.rule import json_number
 from .stats.verdicts import Verdict
-from .stats.verdicts import orderings_headline
-from .stats.verdicts import orderings_text
 from .stats.witness import clock_for
 from .stats.witness import on
 

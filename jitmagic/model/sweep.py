@@ -23,6 +23,7 @@ from typing import Any
 from .comparison import READABLE
 from .comparison import Comparison
 from .comparison import ReportSchemaError
+from .headlines import sweep_headline
 from .rows import PHASES
 from .rows import VARIANTS
 from .saved.schema import REQUIRED
@@ -36,7 +37,6 @@ from .saved.schema import seconds
 from .saved.schema import text
 from .shown import Shown
 from .stats.rule import median
-from .stats.verdicts import sweep_headline
 from .stats.witness import CPU
 from .stats.witness import WALL
 from .stats.witness import has_cpu

@@ -14,6 +14,7 @@ from ..model.comparison import PHASES
 from ..model.comparison import VARIANTS
 from ..model.comparison import Comparison
 from ..model.comparison import VariantResult
+from ..model.headlines import not_run
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS
 from ..model.rows import REST_LABEL
@@ -22,7 +23,6 @@ from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import median
 from ..model.stats.verdicts import Verdict
-from ..model.stats.verdicts import not_run
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import busy_line

@@ -1,10 +1,10 @@
-"""What the causes read of a comparison, as a typed Protocol.
+"""What the causes and the verdicts read of a comparison, as a typed Protocol.
 
 :class:`~jitmagic.model.comparison.Comparison` derives its causes through
 :mod:`.why` (and each part's own, :data:`jitmagic.model.parts.PARTS`), so those cannot
 import it (not even for types: the import graph has no circle). They read it through
 :class:`Compared`, which the comparison satisfies, so mypy checks every attribute they
-use.
+use. The verdict sentences (:mod:`jitmagic.model.headlines`) read it the same way.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from typing import Protocol
 from ..lines import Lines
 from ..rows import VariantResult
 from ..stats.rule import Difference
+from ..stats.verdicts import Verdict
 from .constant_arguments import ConstantArguments
 from .second_start import SecondStart
 from .xla_passes import XlaPasses
 
 
 class Compared(Protocol):
-    """A comparison as its causes read it."""
+    """A comparison as its causes and its verdict read it."""
 
     @property
     def entry(self) -> str: ...
@@ -55,6 +56,9 @@ class Compared(Protocol):
 
     @property
     def stopped_anywhere(self) -> str | None: ...
+
+    @property
+    def verdict(self) -> Verdict: ...
 
     def difference(self, phase: str, clock: str | None = None) -> Difference: ...
 

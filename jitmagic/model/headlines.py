@@ -1,0 +1,245 @@
+"""The verdict sentences of whole records: a comparison's text and headline, a sweep's
+headline, an ordering's text and headline.
+
+Each is worded from the one rule's outcomes by :mod:`jitmagic.model.stats.verdicts`
+(``times``, ``interval``, ``with_interval``): this module says which differences a
+record's verdict names and in what order; that one says how a difference reads. It sits
+above the rows and reads a comparison through :class:`~jitmagic.model.causes.compared.Compared`,
+which :class:`~jitmagic.model.comparison.Comparison` (that derives its verdict here)
+satisfies, so mypy checks every attribute read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .causes.compared import Compared
+from .rows import OrderingRow
+from .stats.rule import INCONCLUSIVE
+from .stats.rule import SAME
+from .stats.rule import Difference
+from .stats.rule import median
+from .stats.units import counted
+from .stats.units import fmt_s
+from .stats.verdicts import BUDGET
+from .stats.verdicts import inconclusive_part
+from .stats.verdicts import interval
+from .stats.verdicts import runs
+from .stats.verdicts import times
+from .stats.verdicts import undecided_reason
+from .stats.verdicts import verb
+from .stats.verdicts import with_interval
+from .stats.witness import CPU
+from .stats.witness import FIRST_CALL
+from .stats.witness import WALL
+from .stats.witness import on
+
+#: The stages that explain a first call, with the words the verdict uses for them.
+STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))
+
+
+def other_clock(c: Compared, first: Difference) -> str:
+    """What the clock that did not decide the first call says, where the report must
+    say it (a clause, "" where not): on a busy machine, wall time beside the CPU time
+    that decided; on a quiet one, CPU time where it decided the other way."""
+    if c.clock_of(FIRST_CALL) == CPU:
+        wall = c.difference(FIRST_CALL, WALL)
+        kind = "" if wall.significant else \
+            ", no measurable difference," if wall.kind == SAME else ", inconclusive,"
+        return f"wall {with_interval(wall)}{kind} on a busy machine"
+    cpu = c.difference(FIRST_CALL, CPU)
+    if first.significant and cpu.significant and cpu.kind != first.kind:
+        return f"CPU time points the other way: {with_interval(cpu, CPU)}"
+    return ""
+
+
+def comparison_text(c: Compared, first: Difference) -> str:
+    """The verdict on a :class:`~.comparison.Comparison`: first call, then the stages."""
+    if not (c.flat.ok and c.nested.ok):
+        return "Only one variant ran; see its error below."
+    if not_run(c):
+        if not c.flat.samples.get("first_call_s"):
+            return "Stopped before any cold run finished: nothing was measured."
+        return "Stopped before the nested variant ran: nothing to compare."
+    if not c.nested.helpers and c.nested.inline:
+        n = len(c.nested.inline)
+        found = f"{n} helpers of yours were" if n > 1 else "A helper of yours was"
+        changed = program_change(c)
+        if changed:
+            return (f"{found} found but no jit call of {'them' if n > 1 else 'it'} was "
+                    f"recognised in the nested program (see the notes), though nesting "
+                    f"changed that program: {changed}.")
+        return (f"{found} found but none could be nested (see the notes), so both variants "
+                "are the same program.")
+    if not c.nested.helpers:
+        return (f"`{c.entry}` calls no helper of yours, so both variants are the same program: "
+                "nothing to nest.")
+    if math.isnan(first.ratio):
+        return "The first call was not measured: cannot compare cold starts."
+    helpers, clock = _helpers(c), c.clock_of(FIRST_CALL)
+    numbers = _first_calls(c, clock)
+    stages = by_stage(c)
+    other = other_clock(c, first)
+    if first.kind == INCONCLUSIVE:
+        bounds = interval(first)[1:-1]
+        lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first, clock)} "
+                f"({bounds + '; ' if bounds else ''}{numbers}) after {runs(first.runs)}; "
+                f"{undecided_reason(first, c.repeats_ended)}{_more_costs(c)}"
+                f"{'; ' + other if other else ''}")
+        return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
+    take = " take" if clock == CPU else ""
+    if first.significant:
+        lead = (f"Nested jit on {helpers} makes the first call{take} {times(first, clock)} "
+                f"{_numbers(first, numbers)}")
+    else:
+        lead = (f"Nested jit on {helpers}: {times(first, clock)} in the first call "
+                f"{_numbers(first, numbers)}")
+    return f"{lead}{'; ' + other if other else ''}{'; ' + stages if stages else ''}."
+
+
+def _more_costs(c: Compared) -> str:
+    """Where the time budget ended ``-r auto``, what one more run would cost (a clause):
+    at least the two cold first calls' medians, in wall time, which ``--budget`` bounds."""
+    if c.repeats_ended != BUDGET:
+        return ""
+    cold = sum(median(v.samples.get(FIRST_CALL, [])) for v in (c.flat, c.nested))
+    if math.isnan(cold):
+        return ""
+    return (f" (each further run takes at least {fmt_s(cold)} of wall time, flat and nested: "
+            f"a larger --budget, in seconds, lets -r auto take more)")
+
+
+def program_change(c: Compared) -> str:
+    """How the nested program's structure differs from the flat one's (``36 jaxpr
+    equations against 89, 5 jit calls against 0``); "" where it does not, or was not
+    counted: a nesting that changed the program is never called the same program."""
+    parts = []
+    for field, word in (("jaxpr_eqns", "jaxpr equation"), ("nested_calls", "jit call")):
+        flat, nested = getattr(c.flat, field, None), getattr(c.nested, field, None)
+        if flat is not None and nested is not None and flat != nested:
+            parts.append(f"{counted(nested, word)} against {flat}")
+    return ", ".join(parts)
+
+
+def _first_calls(c: Compared, clock: str) -> str:
+    """``2.4 s flat, 450 ms nested`` (medians), in CPU time where that decided."""
+    flat, nested = (median(on(v.samples, FIRST_CALL, clock)) for v in (c.flat, c.nested))
+    return f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
+
+
+def comparison_headline(c: Compared, first: Difference) -> str:
+    """The comparison's verdict in one line: ``Nested jit on `f`: first call 3.2× faster
+    (2.1×–4.0×), 5 runs``; for anything else, the first sentence of its text."""
+    if not (c.flat.ok and c.nested.ok) or not_run(c) or not c.nested.helpers \
+            or math.isnan(first.ratio):
+        return ""
+    lead, clock = f"Nested jit on {_helpers(c)}:", c.clock_of(FIRST_CALL)
+    other = other_clock(c, first)
+    if first.kind == INCONCLUSIVE:
+        said = f"inconclusive, first call {inconclusive_part(first, c.repeats_ended, clock)}"
+    elif first.kind == SAME:
+        said = f"{times(first, clock)} in the first call {interval(first)}, {runs(first.runs)}"
+    else:
+        said = f"first call {with_interval(first, clock)}, {runs(first.runs)}"
+    return f"{lead} {said}{'; ' + other if other else ''}"
+
+
+def sweep_headline(name: str, values: Sequence[object], points: Sequence[Compared],
+                   most: int = 20) -> str:
+    """A sweep's verdict in one line, value by value (at most ``most`` named):
+    ``Nested jit, first call by n: 2 → inconclusive (1.07× slower, 0.75×–1.53×);
+    8 → 3.20× faster (2.04×–4.10×)``."""
+    parts = [f"{value!r} → {_point_said(point)}"
+             for value, point in list(zip(values, points, strict=True))[:most]]
+    left = len(points) - most
+    more = f"; {left} more value{'s' * (left != 1)}" if left > 0 else ""
+    return f"Nested jit, first call by {name}: " + "; ".join(parts) + more
+
+
+def _point_said(c: Compared) -> str:
+    """One value's first-call verdict in a few words."""
+    first = c.verdict.difference
+    if not comparison_headline(c, first):  # not compared: nothing nested, failed, stopped
+        return "nothing to nest" if c.flat.ok and not c.nested.helpers else "not compared"
+    if first.kind == INCONCLUSIVE:
+        spread = interval(first)[1:-1] if first.enough_data else runs(first.runs)
+        return f"inconclusive ({times(first)}, {spread})"
+    return with_interval(first)
+
+
+def _helpers(c: Compared) -> str:
+    return ", ".join(f"`{h}`" for h in c.nested.helpers)
+
+
+def _numbers(d: Difference, numbers: str) -> str:
+    """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)``."""
+    return f"({interval(d)[1:-1]}; {numbers}, {runs(d.runs)})"
+
+
+def not_run(c: Compared) -> bool:
+    """Whether measuring stopped before the nested variant finished one trace (its
+    helpers are then those it was to nest, not the ones a trace of it nested)."""
+    return bool(c.stopped) and c.nested.ok and not c.nested.samples.get("trace_s")
+
+
+def by_stage(c: Compared) -> str:
+    """The stages that explain the first call (a clause, empty where none was measured):
+    those that differ, then those that do not (or cannot yet be told apart)."""
+    measured = [(phase, label, d) for phase, label in STAGES
+                if not math.isnan((d := c.difference(phase)).ratio)]
+    if not measured:
+        return ""
+    changed = [f"{label} {with_interval(d, c.clock_of(phase))}"
+               for phase, label, d in measured if d.significant]
+    if not changed:
+        return f"no stage ({', '.join(label for _, label, _ in measured)}) differs measurably"
+    rest = [f"{', '.join(labels)}: {words}" for words, kinds in
+            (("no measurable difference", (SAME,)), ("undecided", (INCONCLUSIVE,)))
+            if (labels := [label for _, label, d in measured if d.kind in kinds])]
+    return "; ".join([f"by stage: {', '.join(changed)}", *rest])
+
+
+def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference,
+                   same_program: bool | None, clock: str = WALL) -> str:
+    """The verdict on one ordering (``chosen``, a row) against ``other``, per call, on
+    ``clock``, with the medians it was decided on."""
+    if math.isnan(per_call.ratio):
+        return f"{chosen.name}: per-call time against {other.name} was not measured."
+    chosen_s, other_s = (median(on(row.samples, "execute_s", clock)) for row in (chosen, other))
+    numbers = f"{fmt_s(chosen_s)} against {fmt_s(other_s)}{' CPU time' * (clock == CPU)}"
+    if per_call.significant:
+        speed = (f"{chosen.name} {verb(clock)} {times(per_call, clock)} per call than {other.name} "
+                 f"{_numbers(per_call, numbers)}")
+    elif per_call.kind == SAME:
+        speed = (f"{chosen.name} and {other.name}: {times(per_call, clock)} per call "
+                 f"{_numbers(per_call, numbers)}")
+    else:
+        bounds = interval(per_call)[1:-1]
+        speed = (f"{chosen.name} against {other.name}: inconclusive, {times(per_call, clock)} "
+                 f"per call ({bounds + '; ' if bounds else ''}{numbers}) after "
+                 f"{runs(per_call.runs)}; {undecided_reason(per_call, None)}")
+    if same_program is None:
+        program = "their XLA programs were not compared"
+    elif not same_program:
+        program = "they compile to different XLA programs"
+    elif per_call.significant:
+        program = ("both compile to the same program; the difference is Python dispatch "
+                   "(vmap(jit(f)) batches in Python on every call)")
+    else:
+        program = "both compile to the same program"
+    return f"{speed}; {program}."
+
+
+def orderings_headline(chosen: OrderingRow, other: OrderingRow, per_call: Difference,
+                       clock: str = WALL) -> str:
+    """``jit(vmap(f)) against vmap(jit(f)): 2× faster per call (1.9×–2.1×), 5 runs``; on
+    the CPU clock ``2× less CPU time per call``."""
+    if math.isnan(per_call.ratio):
+        return ""
+    lead = f"{chosen.name} against {other.name}:"
+    said = f"{times(per_call, clock)} per call {interval(per_call)}"
+    if per_call.kind == INCONCLUSIVE:
+        return (f"{lead} inconclusive, {said} after {runs(per_call.runs)}; "
+                f"{undecided_reason(per_call, None)}").replace("  ", " ")
+    return f"{lead} {said}, {runs(per_call.runs)}".replace("  ", " ")
