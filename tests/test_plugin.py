@@ -126,6 +126,44 @@ def test_save_then_compare_a_real_measurement(pytester, tmp_path):
     compared.stdout.fnmatch_lines(["*jitmagic: against*", "*test_measured.py::test_tiny*"])
 
 
+#: A test that checks the fixture measured one round, whatever it asked for.
+ONE_ROUND = """
+import jax
+import jax.numpy as jnp
+
+def layer(w, x):
+    return jnp.tanh(w @ x)
+
+def model(ws, x):
+    for w in ws:
+        x = layer(w, x)
+    return x.sum()
+
+def test_loss_grad(jitcompare):
+    c = jitcompare(jax.grad(model), [jnp.eye(4)] * 3, jnp.ones(4), repeat=5, number=4)
+    assert c.flat.ok and c.nested.ok
+    print("ROUNDS", len(c.flat.samples["first_call_s"]), len(c.nested.samples["first_call_s"]))
+"""
+
+
+def test_disable_measures_one_round_and_saves_compares_and_gates_nothing(pytester, tmp_path,
+                                                                         monkeypatch):
+    pytester.makepyfile(test_one=ONE_ROUND)
+    reports, base = tmp_path / "reports", tmp_path / "base"
+    base.mkdir()
+    save(scaled(crafted(), 0.01), base / report_name("test_one.py::test_loss_grad"))
+    result = run(pytester, "--jitmagic-disable", f"--jitmagic-save={reports}",
+                 f"--jitmagic-compare={base}", "--jitmagic-fail-on-slower", "-s")
+    result.assert_outcomes(passed=1)  # a baseline 100× faster fails nothing: no gate ran
+    result.stdout.fnmatch_lines([
+        "*ROUNDS 1 1",
+        "*jitmagic: disabled (--jitmagic-disable): each jitcompare call measured one round; "
+        "nothing saved, compared or gated (--jitmagic-save, --jitmagic-compare, "
+        "--jitmagic-fail-on-slower not used)*"])
+    assert not reports.exists()
+    assert "against" not in result.stdout.str()
+
+
 def test_a_slower_stage_than_the_baseline_fails_that_test(pytester, tmp_path, monkeypatch):
     pytester.makepyfile(test_crafted=CRAFTED)
     new, base = tmp_path / "new.json", tmp_path / "base"

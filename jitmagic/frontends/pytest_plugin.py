@@ -22,6 +22,9 @@ stage got significantly slower, by the one rule, by at least RATIO;
 ``--jitmagic-fail-on-larger=RATIO`` when a structure figure (jaxpr equations, StableHLO
 bytes, nested jit calls, ...) is at least RATIO times the baseline's. A bad folder or
 RATIO, or a gate without ``--jitmagic-compare``, is a usage error before any test runs.
+``--jitmagic-disable`` (as ``--benchmark-disable`` does) keeps the tests and drops the
+timing: each call measures one round (``repeat=1, number=1``, whatever the test asks),
+and nothing is saved, compared or gated, which the session's summary says.
 Nothing imports jax until a test calls the fixture.
 """
 
@@ -138,6 +141,8 @@ class Reports:
     written: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: How many reports were saved.
     saved: int = 0
+    #: ``--jitmagic-disable``: one round per call; the options it turned off, as given.
+    disabled: tuple[str, ...] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -288,6 +293,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "is significantly slower by at least RATIO (default "
                          f"{FAIL_RATIO}); write --jitmagic-fail-on-slower=RATIO before the "
                          "test paths")
+    group.addoption("--jitmagic-disable", action="store_true", default=False,
+                    help="measure each jitcompare call once (repeat=1, number=1) and "
+                         "save, compare and gate nothing, as --benchmark-disable does: the "
+                         "tests run quickly, with no timing claims")
     group.addoption("--jitmagic-fail-on-larger", metavar="RATIO", default=None,
                     help="with --jitmagic-compare, fail a test when a structure figure of "
                          "its report (jaxpr equations, StableHLO bytes, nested jit calls, "
@@ -296,7 +305,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Read the options; a bad RATIO or folder is a usage error (pytest exits 4) saying
-    what to write, before any test runs."""
+    what to write, before any test runs. ``--jitmagic-disable`` turns every other option
+    off (they may stand in ``addopts``), and the summary names them."""
+    if config.getoption("jitmagic_disable"):
+        ignored = tuple(o for o in ("--jitmagic-save", "--jitmagic-compare",
+                                    "--jitmagic-fail-on-slower", "--jitmagic-fail-on-larger")
+                        if config.getoption(o[2:].replace("-", "_")) is not None)
+        config.stash[KEY] = Reports(None, None, None, disabled=ignored)
+        return
     slower = _gate(config, "--jitmagic-fail-on-slower")
     larger = _gate(config, "--jitmagic-fail-on-larger")
     save_dir = _folder(config, "jitmagic_save")
@@ -393,6 +409,8 @@ def jitcompare(request: pytest.FixtureRequest) -> Callable[..., Comparison]:
         with session.lock:  # each call its own index, from whichever thread it came
             index = calls[0]
             calls[0] += 1
+        if session.disabled is not None:
+            options = {**options, "repeat": 1, "number": 1}
         c = measure(fn, *args, **options)
         session.record(request.node.nodeid, index, c)
         return c
@@ -447,6 +465,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
 
     state = config.stash.get(KEY, None)
     if state is None:
+        return
+    if state.disabled is not None:
+        off = f" ({', '.join(state.disabled)} not used)" if state.disabled else ""
+        terminalreporter.write_sep("-", "jitmagic: disabled (--jitmagic-disable): each "
+                                        f"jitcompare call measured one round; nothing saved, "
+                                        f"compared or gated{off}")
         return
     if state.compare_dir is not None:
         terminalreporter.section("jitmagic: against " + str(state.compare_dir))
