@@ -4,7 +4,7 @@ hand, and what the effort measurement costs beside one comparison.
 On the issue's example (an 8-op helper with a 64×64 matmul, used 16 times, ``--uses``), prints side
 by side, in one process: the compile ratio (default / level 0, median XLA compiles) and
 the per-call ratio (default / level 0, median steady calls) as
-:func:`jitmagic.measure.effort.measure_effort` measures them (JAX's compile event inside
+:func:`jitmagic.measure.parts.effort.measure_effort` measures them (JAX's compile event inside
 cold first calls; the steady state), against a hand measurement of the same (one
 lowering compiled with and without the option, interleaved, ``jax.clear_caches()``
 before each; calls timed with ``timeit``, each ending in ``block_until_ready``), and
@@ -29,8 +29,8 @@ import timeit
 import jax
 import jax.numpy as jnp
 
-from jitmagic.measure.effort import measure_effort
-from jitmagic.measure.effort import rounds_for
+from jitmagic.measure.parts.effort import measure_effort
+from jitmagic.measure.parts.effort import rounds_for
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.causes.effort import Setting

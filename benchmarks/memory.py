@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import psutil
 
 import jitmagic
-from jitmagic.measure.orderings import compare_orderings
+from jitmagic.measure.parts.orderings import compare_orderings
 
 #: ~200 MB of float32.
 BIG = 50_000_000

@@ -15,7 +15,7 @@ import sys
 import jax
 import jax.numpy as jnp
 
-from jitmagic.measure.orderings import compare_orderings
+from jitmagic.measure.parts.orderings import compare_orderings
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.render.format import fmt_s
 from jitmagic.render.orderings import text_table

@@ -7,7 +7,7 @@ side in one run:
 
 * the cost of ``--xla``: ``jitmagic.compare(..., xla=True)``'s wall time against a plain
   comparison's, ``--rounds`` interleaved rounds (2), each at ``-r --repeat`` (3);
-* the profiler's overhead: the profiled compile (``jitmagic.measure.xla_passes``' own)
+* the profiler's overhead: the profiled compile (``jitmagic.measure.parts.xla_passes``' own)
   against an unprofiled cold compile of the same lowered program (caches cleared, the
   same steps), ``--samples`` interleaved samples each (7), as the one rule's ratio and
   interval;
@@ -30,13 +30,13 @@ import jax
 import jax.numpy as jnp
 
 import jitmagic
+from jitmagic.measure.parts.xla_passes import profiled_compile
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.conditions import paused_gc
 from jitmagic.measure.sampling.conditions import persistent_cache_off
 from jitmagic.measure.sampling.stages import cold_jit
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.variants.rows import Prepared
-from jitmagic.measure.xla_passes import profiled_compile
 from jitmagic.model.causes.xla_passes import ProfiledCompile
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import INCONCLUSIVE

@@ -77,8 +77,8 @@ if TYPE_CHECKING:
     from .frontends.api import compare
     from .frontends.api import sweep
     from .frontends.watch.api import watch
-    from .measure.attribution import attribute
     from .measure.lines.tables import lines
+    from .measure.parts.attribution import attribute
 
 #: The functions that measure import jax, so they are imported on first use (PEP 562):
 #: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
@@ -91,8 +91,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .frontends import api
     from .frontends.watch import api as watching
-    from .measure import attribution
     from .measure.lines import tables as lines_module
+    from .measure.parts import attribution
 
     found = {"advise": api.advise, "attribute": attribution.attribute,
              "compare": api.compare, "lines": lines_module.lines, "sweep": api.sweep,

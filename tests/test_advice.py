@@ -283,7 +283,7 @@ def test_an_execute_change_reads_as_words_not_a_sign(change_s, words):
 
 def test_an_execute_change_the_rule_does_not_call_is_not_stated():
     # a gap of medians, stated with no test of its samples, read as a finding before
-    from jitmagic.measure.advice import _candidate
+    from jitmagic.measure.parts.advice import _candidate
     from jitmagic.render.attribution import candidate_words
 
     cold = {"flat": [0.70, 0.72, 0.69, 0.71], "only(layer)": [0.30, 0.31, 0.29, 0.30]}
@@ -301,8 +301,8 @@ def test_an_execute_change_the_rule_does_not_call_is_not_stated():
 def test_after_a_comparison_the_advice_budget_is_a_small_multiple_of_it():
     from types import SimpleNamespace
 
-    from jitmagic.measure.advice import ADVICE_SHARE
-    from jitmagic.measure.advice import _advice_options
+    from jitmagic.measure.parts.advice import ADVICE_SHARE
+    from jitmagic.measure.parts.advice import _advice_options
     from jitmagic.options import Options
 
     assert _advice_options(SimpleNamespace(wall_s=5.0), Options()).budget == ADVICE_SHARE * 5

@@ -21,19 +21,19 @@ from support import comparison
 from support import variant
 
 import jitmagic
-from jitmagic.measure.constants.arguments import PART
-from jitmagic.measure.constants.arguments import add_constant_arguments
-from jitmagic.measure.constants.arguments import build_forms
-from jitmagic.measure.constants.arguments import wanted
-from jitmagic.measure.constants.lifting import LIFT_BYTES
-from jitmagic.measure.constants.lifting import Replay
-from jitmagic.measure.constants.lifting import program_constants
-from jitmagic.measure.lines.tables import Staged
+from jitmagic.measure.parts.constants.arguments import PART
+from jitmagic.measure.parts.constants.arguments import add_constant_arguments
+from jitmagic.measure.parts.constants.arguments import build_forms
+from jitmagic.measure.parts.constants.arguments import wanted
+from jitmagic.measure.parts.constants.lifting import LIFT_BYTES
+from jitmagic.measure.parts.constants.lifting import Replay
+from jitmagic.measure.parts.constants.lifting import program_constants
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sampling.structure import captured_constants
 from jitmagic.measure.sampling.structure import count_equations
+from jitmagic.measure.variants.rows import Staged
 from jitmagic.model.causes.constant_arguments import CAPTURED
 from jitmagic.model.causes.constant_arguments import PASSED
 from jitmagic.model.causes.constant_arguments import ConstantArguments

@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 
 import jitmagic
-from jitmagic.measure.effort import FEWEST_ROUNDS
-from jitmagic.measure.effort import PART
-from jitmagic.measure.effort import accepted
-from jitmagic.measure.effort import add_effort
-from jitmagic.measure.effort import candidates
-from jitmagic.measure.effort import executable_bytes
-from jitmagic.measure.effort import measure_effort
+from jitmagic.measure.parts.effort import FEWEST_ROUNDS
+from jitmagic.measure.parts.effort import PART
+from jitmagic.measure.parts.effort import accepted
+from jitmagic.measure.parts.effort import add_effort
+from jitmagic.measure.parts.effort import candidates
+from jitmagic.measure.parts.effort import executable_bytes
+from jitmagic.measure.parts.effort import measure_effort
 from jitmagic.measure.pipeline import checkpoint
 from jitmagic.measure.pipeline import measure_prepared
 from jitmagic.measure.pipeline import run_comparison

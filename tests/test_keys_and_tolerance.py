@@ -12,7 +12,7 @@ import optax
 import pytest
 
 import jitmagic
-from jitmagic.measure import batches
+from jitmagic.measure.parts import batches
 from jitmagic.measure.sampling.outputs import OutputCheck
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.outputs import within_rounding

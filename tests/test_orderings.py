@@ -15,7 +15,7 @@ from support import VMAP_CELL
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.measure.orderings import compare_orderings
+from jitmagic.measure.parts.orderings import compare_orderings
 from jitmagic.measure.sampling.structure import normalized_hlo
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.model.orderings import Orderings

@@ -17,9 +17,9 @@ import jax.numpy as jnp
 import pytest
 import realworld_layers as L
 
-from jitmagic.measure.effort import add_inner_compiles
-from jitmagic.measure.effort import measure_effort
-from jitmagic.measure.effort import out_of_line_row
+from jitmagic.measure.parts.effort import add_inner_compiles
+from jitmagic.measure.parts.effort import measure_effort
+from jitmagic.measure.parts.effort import out_of_line_row
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.monitor import COMPILE_EVENT
 from jitmagic.measure.sampling.monitor import Monitor

@@ -12,8 +12,8 @@ from IPython.core.error import UsageError
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.measure import batches
-from jitmagic.measure import orderings
+from jitmagic.measure.parts import batches
+from jitmagic.measure.parts import orderings
 from jitmagic.measure.sampling.outputs import OutputCheck
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.structure import count_equations

@@ -13,9 +13,9 @@ import pytest
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.measure.constants import arguments as constant_arguments
-from jitmagic.measure.parts import PartRun
-from jitmagic.measure.parts import in_one_process_only
+from jitmagic.measure.parts.constants import arguments as constant_arguments
+from jitmagic.measure.parts.run import PartRun
+from jitmagic.measure.parts.run import in_one_process_only
 from jitmagic.measure.sampling.lockstep import Lockstep
 from jitmagic.measure.sampling.lockstep import SharedCheckpoint
 from jitmagic.measure.sampling.lockstep import refuse_unshared

@@ -139,7 +139,7 @@ def test_baseline_is_refused_where_no_report_is_made(call):
 
 
 def test_compare_orderings_takes_its_options_through_the_one_splitter():
-    from jitmagic.measure.orderings import compare_orderings
+    from jitmagic.measure.parts.orderings import compare_orderings
 
     with pytest.raises(InputError, match=r"jitmagic\.measure\.orderings\.compare_orderings"
                                          r"` takes .*not `advise=`"):

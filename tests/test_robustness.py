@@ -204,8 +204,8 @@ def test_orderings_stop_at_the_deadline():
 
     import jax.numpy as jnp
 
-    from jitmagic.measure.batches import prepare_batch
-    from jitmagic.measure.orderings import measure_orderings
+    from jitmagic.measure.parts.batches import prepare_batch
+    from jitmagic.measure.parts.orderings import measure_orderings
     from jitmagic.options import Options
 
     b = prepare_batch(lambda x: jnp.sin(x).sum(), (jnp.ones(3),), {}, batch=4)

@@ -30,7 +30,9 @@ import jitmagic
 from jitmagic._compat import persistent_cache_folder
 from jitmagic._compat import profiler_running
 from jitmagic._compat import reset_persistent_cache
-from jitmagic.measure import xla_passes
+from jitmagic.measure.parts import xla_passes
+from jitmagic.measure.parts.second_start import measure_second_start
+from jitmagic.measure.parts.xla_passes import add_xla_passes
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling import conditions
 from jitmagic.measure.sampling.conditions import CACHE_SETTINGS
@@ -39,8 +41,6 @@ from jitmagic.measure.sampling.conditions import scratch_cache
 from jitmagic.measure.sampling.stops import ABANDONED
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.scratch import MARK
-from jitmagic.measure.second_start import measure_second_start
-from jitmagic.measure.xla_passes import add_xla_passes
 from jitmagic.model.causes.second_start import SecondStart
 
 
@@ -237,7 +237,7 @@ def _xla_hooks(point: str, presser: Presser, monkeypatch) -> None:
     elif point == "profiler stopped":
         presser.before(jax.profiler, "stop_trace", monkeypatch=monkeypatch)
     elif point == "profile read":
-        import jitmagic.measure.xplane as xplane
+        import jitmagic.measure.parts.xplane as xplane
 
         presser.before(xplane, "read_compile", monkeypatch=monkeypatch)
     elif point == "cache setting":

@@ -26,15 +26,15 @@ import jitmagic
 from jitmagic._compat import persistent_cache_folder
 from jitmagic._compat import reset_persistent_cache
 from jitmagic.errors import InputError
-from jitmagic.measure.parts import later_labels
+from jitmagic.measure.parts.run import later_labels
+from jitmagic.measure.parts.second_start import PART
+from jitmagic.measure.parts.second_start import measure_second_start
 from jitmagic.measure.pipeline import checkpoint
 from jitmagic.measure.pipeline import measure_prepared
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.conditions import cache_settings
 from jitmagic.measure.sampling.conditions import persistent_cache_in
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.second_start import PART
-from jitmagic.measure.second_start import measure_second_start
 from jitmagic.model.causes.second_start import CacheRow
 from jitmagic.model.causes.second_start import SecondStart
 from jitmagic.model.causes.second_start import Start
@@ -230,7 +230,7 @@ def test_ctrl_c_in_the_second_start_keeps_what_finished_and_puts_everything_back
 def test_another_threads_compiles_meanwhile_are_named(monkeypatch):
     """JAX's cache folder is the process's: a compile in another thread while the second
     start runs goes to the scratch folder, and the record says so."""
-    from jitmagic.measure import second_start
+    from jitmagic.measure.parts import second_start
 
     start, seen = second_start.first_start, []
 

@@ -363,7 +363,7 @@ def test_ctrl_c_during_lines_in_the_magic_shows_the_result(run_magic, monkeypatc
 def test_a_stop_while_the_orderings_programs_are_compared_keeps_the_orderings(monkeypatch):
     # pressed as the first program is described (a compile: the flag is only set), so
     # the stop comes before the second: no internal Stop escapes
-    pressing_on_call(monkeypatch, "jitmagic.measure.orderings._describe_program")
+    pressing_on_call(monkeypatch, "jitmagic.measure.parts.orderings._describe_program")
     result = _measure_with(model, jnp.ones(3), lambda p, check: None, repeat=1, number=1,
                            vmap=True, batch=2, attribute=True)
     o = result.orderings

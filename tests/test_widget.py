@@ -15,7 +15,7 @@ from support import VMAP_CELL
 
 from jitmagic import Comparison
 from jitmagic.frontends.widget import ordering_widget
-from jitmagic.measure import orderings as orderingsmod
+from jitmagic.measure.parts import orderings as orderingsmod
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.model.orderings import Orderings
 from jitmagic.render.orderings import verdict

@@ -20,10 +20,10 @@ from jitmagic import Comparison
 from jitmagic import ReportSchemaError
 from jitmagic._compat import profiler_running
 from jitmagic.frontends.command import build_parser
+from jitmagic.measure.parts.xla_passes import REFUSED
+from jitmagic.measure.parts.xla_passes import add_xla_passes
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.xla_passes import REFUSED
-from jitmagic.measure.xla_passes import add_xla_passes
 from jitmagic.model.causes.xla_passes import PassTime
 from jitmagic.model.causes.xla_passes import ProfiledCompile
 from jitmagic.model.causes.xla_passes import XlaPasses

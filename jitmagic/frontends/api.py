@@ -23,9 +23,9 @@ from ..cell.provenance import read_baseline
 from ..cell.provenance import spell
 from ..cell.provenance import stamp
 from ..cell.provenance import with_baseline
-from ..measure import advice
 from ..measure import pipeline
 from ..measure import sweep as sweeping
+from ..measure.parts import advice
 from ..model.advice import Advice
 from ..model.comparison import Comparison
 from ..model.progress import Draw

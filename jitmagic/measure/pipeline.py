@@ -37,13 +37,12 @@ from ..model.stats.witness import on
 from ..options import Options
 from ..options import misspelt_option
 from ..options import split_options
-from . import batches
 from .discovery.bindings import one_measurement
 from .discovery.bindings import seconds_waited
-from .parts import PartRun
-from .parts import Staged
-from .parts import add_parts
-from .parts import later_labels
+from .parts import batches
+from .parts.run import PartRun
+from .parts.run import add_parts
+from .parts.run import later_labels
 from .sampling import clocks
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
@@ -75,6 +74,7 @@ from .variants.nest_names import check_nest
 from .variants.plan import Plan
 from .variants.preflight import checked_nested
 from .variants.rows import Prepared
+from .variants.rows import Staged
 from .variants.rows import nothing_to_nest
 from .variants.rows import variant_results
 from .variants.rows import variant_sampler
@@ -183,7 +183,7 @@ def globals_of(fn: Callable) -> dict[str, Any]:
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     """``run_comparison``, then the parts the options ask for, in the table of parts'
-    order (:data:`jitmagic.model.parts.PARTS`, run by :func:`.parts.add_parts`): with
+    order (:data:`jitmagic.model.parts.PARTS`, run by :func:`.parts.run.add_parts`): with
     ``vmap`` the orderings of the flat entry on a batch (the batch checked here, before
     anything is timed), the per-helper attribution and advice, the big captured
     constants passed as arguments (where a variant captured them), the second start

@@ -1,7 +1,7 @@
 """The orderings record: ``jit(vmap(f))`` against ``vmap(jit(f))`` and two references.
 
 Raw samples per ordering, statistics derived; measured by
-:mod:`jitmagic.measure.orderings`, shown by :mod:`jitmagic.render.orderings`.
+:mod:`jitmagic.measure.parts.orderings`, shown by :mod:`jitmagic.render.orderings`.
 """
 
 from __future__ import annotations

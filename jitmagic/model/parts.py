@@ -10,7 +10,7 @@ table, so a new part is one entry here plus its own modules.
 
 model/ is the bottom layer: it cannot import the measuring and rendering code above it.
 So an entry names its measuring and its showing function by import path
-(``"jitmagic.measure.second_start:add_part"``); the measuring layer resolves the one
+(``"jitmagic.measure.parts.second_start:add_part"``); the measuring layer resolves the one
 (:meth:`Part.measurer`), the rendering layer the other (:meth:`Part.renderer`), and a
 test checks each path lies in its layer. A measurer takes the comparison so far and the
 measurement's own inputs (``measure.parts.PartRun``) and returns the comparison with
@@ -100,23 +100,23 @@ _M, _R = "jitmagic.measure", "jitmagic.render"
 #: before anything is timed), the per-line tables last (untimed, on what came before).
 PARTS: tuple[Part, ...] = (
     Part("orderings", "orderings", ("vmap",), Orderings.from_dict,
-         f"{_M}.orderings:add_part", f"{_R}.orderings:section", shown=5),
+         f"{_M}.parts.orderings:add_part", f"{_R}.orderings:section", shown=5),
     Part("attribution", "attribution", ("attribute", "advise"), Attribution.from_dict,
-         f"{_M}.advice:add_part", f"{_R}.attribution:section", shown=6),
+         f"{_M}.parts.advice:add_part", f"{_R}.attribution:section", shown=6),
     Part("advice", "advice", ("advise",), Advice.from_dict, None, None, shown=6),
     Part("constant_arguments", "constants passed as arguments", (),
-         ConstantArguments.from_dict, f"{_M}.constants.arguments:add_part",
+         ConstantArguments.from_dict, f"{_M}.parts.constants.arguments:add_part",
          f"{_R}.causes.constant_arguments:section", shown=2, causes=why.constants, in_why=True),
     Part("second_start", "second start", ("cache",), SecondStart.from_dict,
-         f"{_M}.second_start:add_part", f"{_R}.causes.second_start:section", shown=3,
+         f"{_M}.parts.second_start:add_part", f"{_R}.causes.second_start:section", shown=3,
          causes=why.second_start, in_why=True),
     Part("xla_passes", "XLA passes", ("xla",), XlaPasses.from_dict,
-         f"{_M}.xla_passes:add_part", f"{_R}.causes.xla_passes:section", shown=4,
+         f"{_M}.parts.xla_passes:add_part", f"{_R}.causes.xla_passes:section", shown=4,
          processes=LOCKSTEP, in_why=True),
-    Part("effort", "effort", ("effort",), Effort.from_dict, f"{_M}.effort:add_part",
+    Part("effort", "effort", ("effort",), Effort.from_dict, f"{_M}.parts.effort:add_part",
          f"{_R}.causes.effort:section", shown=4, causes=effort_causes, in_why=True),
     Part("lines", "lines", ("lines",), checked_lines,
-         f"{_M}.lines.tables:add_part", f"{_R}.lines:section", shown=1, in_why=True),
+         f"{_M}.parts.lines:add_part", f"{_R}.lines:section", shown=1, in_why=True),
 )
 
 

@@ -58,8 +58,6 @@ from ..discovery.bindings import one_measurement
 from ..discovery.discover import code_of
 from ..discovery.found import entry_namespace
 from ..discovery.live_objects import user_entry
-from ..parts import PartRun
-from ..parts import Staged
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import StageInterrupted
 from ..sampling.stops import Stop
@@ -68,6 +66,7 @@ from ..variants.entry import plan_entry
 from ..variants.plan import Plan
 from ..variants.plan import Variant
 from ..variants.rows import Prepared
+from ..variants.rows import Staged
 from ..variants.rows import verified_calls
 from .counts import Key
 from .counts import LineCounts
@@ -330,9 +329,3 @@ def _user_errors(variant: str) -> Iterator[None]:
     except Exception as exc:
         raise UserCodeError(f"the {variant} variant failed while counting lines:\n"
                             + user_traceback(exc)) from exc
-
-
-def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line
-    tables, counted on what the comparison traced and lowered."""
-    return add_lines(result, dict(run.prepared), run.built, check=run.check)

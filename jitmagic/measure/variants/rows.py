@@ -25,6 +25,21 @@ from .plan import Variant
 
 
 @dataclass(frozen=True)
+class Staged:
+    """What a comparison already built for one variant, for the parts to reuse
+    (``--lines`` counts it, the constants lift it).
+
+    ``jaxpr``: the variant's (closed) jaxpr, or the ``jax.stages.Traced`` holding it,
+    from any trace of it (a warm one will do: a cached helper's jaxpr keeps the
+    frames of the trace that built it). ``lowered``: its ``jax.stages.Lowered``, or
+    the text of ``lowered.as_text(debug_info=True)``; None to lower here.
+    """
+
+    jaxpr: Any
+    lowered: Any = None
+
+
+@dataclass(frozen=True)
 class Prepared:
     """A variant ready to measure: its entry function and the call's arguments."""
 

@@ -6,7 +6,7 @@ constants passed (:class:`LiftedConstant`: bytes, shape, dtype, the lines that r
 their Python name where one was found), the raw samples of the two forms' cold first calls
 (:data:`FORMS`: ``captured``, ``passed``; interleaved), and what the two built programs
 hold (constants left captured, equations). Statistics are derived from the samples, by
-the one rule. Measured by :mod:`jitmagic.measure.constants.arguments`, shown by
+the one rule. Measured by :mod:`jitmagic.measure.parts.constants.arguments`, shown by
 :mod:`jitmagic.render.causes.constant_arguments`.
 """
 

@@ -10,7 +10,7 @@ else wall time): whether XLA compiles faster, whether a call is slower, and, whe
 are decided that way, after how many calls the default pays back the compile it costs
 (:attr:`Outcome.break_even`). A setting whose outputs differ from the default's beyond
 the output tolerance changes the results and is never recommended. Measured by
-:mod:`jitmagic.measure.effort`, shown by :mod:`jitmagic.render.causes.effort`.
+:mod:`jitmagic.measure.parts.effort`, shown by :mod:`jitmagic.render.causes.effort`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A *cold* start is a first call with the cache pointed at an emptied folder (it
 compiles, and writes the entry); a *warm* one follows it after ``jax.clear_caches()``
 (memory cleared, disk kept), as a second start of the program reads the entry. Each
 start keeps whether JAX fired its cache-hit or cache-miss event, and the stage seconds
-JAX's own duration events gave. Measured by :mod:`jitmagic.measure.second_start`, shown
+JAX's own duration events gave. Measured by :mod:`jitmagic.measure.parts.second_start`, shown
 by :mod:`jitmagic.render.causes.second_start`. A warm figure counts only where every warm
 start saw a cache hit (:attr:`CacheRow.read`): otherwise it measured a compile.
 """

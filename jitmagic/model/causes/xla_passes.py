@@ -1,8 +1,8 @@
 """Where XLA spends the compile (``--xla``): one extra profiled cold compile per variant,
 its HLO passes and its code generation, raw seconds.
 
-Measured by :mod:`jitmagic.measure.xla_passes` (read from the profile by
-:mod:`jitmagic.measure.xplane`), shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled
+Measured by :mod:`jitmagic.measure.parts.xla_passes` (read from the profile by
+:mod:`jitmagic.measure.parts.xplane`), shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled
 compile is an extra run, never one of the comparison's samples; one per variant is one
 sample, so its figures are shares of that compile, not a speed comparison between the
 variants. A figure the profile did not hold is None ("not read"), never 0.

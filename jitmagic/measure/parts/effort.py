@@ -27,33 +27,33 @@ from typing import Any
 import jax
 import numpy as np
 
-from .._compat import effort_level
-from ..errors import UserCodeError
-from ..model.causes.effort import COMPILE
-from ..model.causes.effort import DEFAULT
-from ..model.causes.effort import KEYS
-from ..model.causes.effort import OUT_OF_LINE
-from ..model.causes.effort import Effort
-from ..model.causes.effort import EffortRow
-from ..model.causes.effort import Setting
-from ..model.comparison import PHASES
-from ..model.comparison import Comparison
-from ..model.stats.witness import cpu_key
-from .parts import PartRun
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import persistent_cache_off
-from .sampling.monitor import COMPILE_EVENT
-from .sampling.monitor import Monitor
-from .sampling.outputs import UNCOMPARED
-from .sampling.outputs import compare_outputs
-from .sampling.runner import ColdSample
-from .sampling.runner import Sampler
-from .sampling.stops import Checkpoint
-from .variants.out_of_line import out_of_line_variant
-from .variants.out_of_line import probe
-from .variants.out_of_line import unavailable
-from .variants.rows import Prepared
-from .variants.rows import VariantSubject
+from ..._compat import effort_level
+from ...errors import UserCodeError
+from ...model.causes.effort import COMPILE
+from ...model.causes.effort import DEFAULT
+from ...model.causes.effort import KEYS
+from ...model.causes.effort import OUT_OF_LINE
+from ...model.causes.effort import Effort
+from ...model.causes.effort import EffortRow
+from ...model.causes.effort import Setting
+from ...model.comparison import PHASES
+from ...model.comparison import Comparison
+from ...model.stats.witness import cpu_key
+from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import persistent_cache_off
+from ..sampling.monitor import COMPILE_EVENT
+from ..sampling.monitor import Monitor
+from ..sampling.outputs import UNCOMPARED
+from ..sampling.outputs import compare_outputs
+from ..sampling.runner import ColdSample
+from ..sampling.runner import Sampler
+from ..sampling.stops import Checkpoint
+from ..variants.out_of_line import out_of_line_variant
+from ..variants.out_of_line import probe
+from ..variants.out_of_line import unavailable
+from ..variants.rows import Prepared
+from ..variants.rows import VariantSubject
+from .run import PartRun
 
 #: What progress and the stop reasons call this part.
 PART = "effort"

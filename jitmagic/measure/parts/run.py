@@ -16,29 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import parts as table
-from ..model.comparison import Comparison
-from ..options import Options
-from .sampling.lockstep import lockstep_of
-from .sampling.rounds import FEWEST
-from .sampling.stops import Checkpoint
-from .scratch import ScratchFolderError
-from .variants.rows import Prepared
-
-
-@dataclass(frozen=True)
-class Staged:
-    """What a comparison already built for one variant, for the parts to reuse
-    (``--lines`` counts it, the constants lift it).
-
-    ``jaxpr``: the variant's (closed) jaxpr, or the ``jax.stages.Traced`` holding it,
-    from any trace of it (a warm one will do: a cached helper's jaxpr keeps the
-    frames of the trace that built it). ``lowered``: its ``jax.stages.Lowered``, or
-    the text of ``lowered.as_text(debug_info=True)``; None to lower here.
-    """
-
-    jaxpr: Any
-    lowered: Any = None
+from ...model import parts as table
+from ...model.comparison import Comparison
+from ...options import Options
+from ..sampling.lockstep import lockstep_of
+from ..sampling.rounds import FEWEST
+from ..sampling.stops import Checkpoint
+from ..scratch import ScratchFolderError
+from ..variants.rows import Prepared
+from ..variants.rows import Staged
 
 
 @dataclass(frozen=True)

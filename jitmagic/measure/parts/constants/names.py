@@ -32,11 +32,11 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from ...usercode import user_file
-from ..discovery.found import names_written
-from ..discovery.live_objects import functions_behind
-from ..lines.counts import Key
-from ..lines.counts import UserCode
+from ....usercode import user_file
+from ...discovery.found import names_written
+from ...discovery.live_objects import functions_behind
+from ...lines.counts import Key
+from ...lines.counts import UserCode
 from .lifting import Constant
 
 #: How a name was matched to a constant (``LiftedConstant.matched``).

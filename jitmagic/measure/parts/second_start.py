@@ -37,33 +37,33 @@ from typing import Any
 
 import jax
 
-from ..errors import UserCodeError
-from ..errors import user_traceback
-from ..interrupts import exits_held
-from ..model import parts
-from ..model.causes.second_start import VARIANTS
-from ..model.causes.second_start import CacheRow
-from ..model.causes.second_start import SecondStart
-from ..model.causes.second_start import Start
-from ..model.causes.second_start import UserCache
-from ..model.comparison import Comparison
-from ..options import Options
-from .parts import PartRun
-from .parts import rounds_like
-from .sampling.conditions import cache_settings
-from .sampling.conditions import emptied
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import scratch_cache
-from .sampling.monitor import CACHE_HIT_EVENT
-from .sampling.monitor import Monitor
-from .sampling.runner import ColdSample
-from .sampling.runner import Sampler
-from .sampling.stages import cold_jit
-from .sampling.stages import timed_first_call
-from .sampling.stops import Checkpoint
-from .sampling.structure import ProgramFacts
-from .variants.rows import Prepared
-from .variants.rows import VariantSubject
+from ...errors import UserCodeError
+from ...errors import user_traceback
+from ...interrupts import exits_held
+from ...model import parts
+from ...model.causes.second_start import VARIANTS
+from ...model.causes.second_start import CacheRow
+from ...model.causes.second_start import SecondStart
+from ...model.causes.second_start import Start
+from ...model.causes.second_start import UserCache
+from ...model.comparison import Comparison
+from ...options import Options
+from ..sampling.conditions import cache_settings
+from ..sampling.conditions import emptied
+from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import scratch_cache
+from ..sampling.monitor import CACHE_HIT_EVENT
+from ..sampling.monitor import Monitor
+from ..sampling.runner import ColdSample
+from ..sampling.runner import Sampler
+from ..sampling.stages import cold_jit
+from ..sampling.stages import timed_first_call
+from ..sampling.stops import Checkpoint
+from ..sampling.structure import ProgramFacts
+from ..variants.rows import Prepared
+from ..variants.rows import VariantSubject
+from .run import PartRun
+from .run import rounds_like
 
 #: The event JAX fires where a compile found no entry in the persistent cache.
 CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"

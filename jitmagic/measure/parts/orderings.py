@@ -3,7 +3,7 @@
 Both orderings end up as one compiled XLA program, but called eagerly,
 ``vmap(jit(f))`` re-runs batching in Python on every call. This module measures
 the four orderings side by side (cold first call, steady per call, JAX's compile
-events, jaxpr, StableHLO size) on a batch from :mod:`~jitmagic.measure.batches`
+events, jaxpr, StableHLO size) on a batch from :mod:`~jitmagic.measure.parts.batches`
 and checks whether the
 XLA program each runs is the same as ``jit(vmap(f))``'s.
 
@@ -24,37 +24,37 @@ from typing import cast
 
 import jax
 
-from ..errors import user_traceback
-from ..model.orderings import EXECUTE
-from ..model.orderings import ORDERINGS
-from ..model.orderings import REFERENCE
-from ..model.orderings import SAMPLE_KEYS
-from ..model.orderings import TOGGLED
-from ..model.orderings import OrderingRow
-from ..model.orderings import Orderings
-from ..model.stats.rule import difference
-from ..model.stats.witness import clock_for
-from ..model.stats.witness import on
-from ..options import Options
-from ..options import options_of
+from ...errors import user_traceback
+from ...model.orderings import EXECUTE
+from ...model.orderings import ORDERINGS
+from ...model.orderings import REFERENCE
+from ...model.orderings import SAMPLE_KEYS
+from ...model.orderings import TOGGLED
+from ...model.orderings import OrderingRow
+from ...model.orderings import Orderings
+from ...model.stats.rule import difference
+from ...model.stats.witness import clock_for
+from ...model.stats.witness import on
+from ...options import Options
+from ...options import options_of
+from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import persistent_cache_off
+from ..sampling.monitor import COMPILE_EVENT
+from ..sampling.monitor import Monitor
+from ..sampling.reporting import Reporter
+from ..sampling.rounds import rounds_for
+from ..sampling.runner import ColdSample
+from ..sampling.runner import Sampler
+from ..sampling.stages import timed_stage
+from ..sampling.stops import Checkpoint
+from ..sampling.stops import Stop
+from ..sampling.structure import ProgramFacts
+from ..sampling.structure import count_nested_calls
+from ..sampling.structure import jaxpr_text
+from ..sampling.structure import normalized_hlo
 from .batches import Batched
 from .batches import prepare_batch
-from .parts import PartRun
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import persistent_cache_off
-from .sampling.monitor import COMPILE_EVENT
-from .sampling.monitor import Monitor
-from .sampling.reporting import Reporter
-from .sampling.rounds import rounds_for
-from .sampling.runner import ColdSample
-from .sampling.runner import Sampler
-from .sampling.stages import timed_stage
-from .sampling.stops import Checkpoint
-from .sampling.stops import Stop
-from .sampling.structure import ProgramFacts
-from .sampling.structure import count_nested_calls
-from .sampling.structure import jaxpr_text
-from .sampling.structure import normalized_hlo
+from .run import PartRun
 
 # --------------------------------------------------------------------------- programs
 

@@ -29,10 +29,10 @@ import numpy as np
 from jax.extend.core import DropVar
 from jax.extend.core import Literal
 
-from ..._compat import bind_equation
-from ..sampling.structure import array_bytes
-from ..sampling.structure import constants_of
-from ..sampling.structure import sub_jaxprs
+from ...._compat import bind_equation
+from ...sampling.structure import array_bytes
+from ...sampling.structure import constants_of
+from ...sampling.structure import sub_jaxprs
 
 #: Constants of at least this many bytes are passed as arguments ...
 LIFT_BYTES = 64 * 2**10

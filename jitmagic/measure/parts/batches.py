@@ -12,13 +12,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ..errors import InputError
-from ..errors import UserCodeError
-from ..errors import user_traceback
-from ..options import DEFAULT_BATCH
-from .calls.arguments import is_static
-from .calls.arrays import Holes
-from .sampling.conditions import persistent_cache_off
+from ...errors import InputError
+from ...errors import UserCodeError
+from ...errors import user_traceback
+from ...options import DEFAULT_BATCH
+from ..calls.arguments import is_static
+from ..calls.arrays import Holes
+from ..sampling.conditions import persistent_cache_off
 
 #: Outputs alive at once while the orderings are measured: the reference
 #: ordering's (kept for the comparison), the current one's cold output, and a

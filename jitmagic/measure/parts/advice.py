@@ -1,7 +1,7 @@
 """Which helpers are worth a jit of their own: measured, one helper at a time.
 
 For each helper the flat trace calls at least twice (the top
-:data:`MAX_CANDIDATES` by inclusive trace time, from :mod:`jitmagic.measure.attribution`),
+:data:`MAX_CANDIDATES` by inclusive trace time, from :mod:`jitmagic.measure.parts.attribution`),
 a variant nests *only that helper* and everything else stays inline. All
 variants (flat, each candidate alone, every helper nested) run the same
 cold pipeline side by side, interleaved over the repeats so drift hits all.
@@ -35,37 +35,37 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import UserCodeError
-from ..model.advice import Advice
-from ..model.advice import Candidate
-from ..model.attribution import Attribution
-from ..model.comparison import Comparison
-from ..model.progress import Draw
-from ..model.stats.rule import FASTER
-from ..model.stats.rule import Difference
-from ..model.stats.rule import difference
-from ..model.stats.witness import FIRST_CALL
-from ..model.stats.witness import clock_for
-from ..model.stats.witness import on
-from ..options import Options
-from ..options import options_of
+from ...errors import UserCodeError
+from ...model.advice import Advice
+from ...model.advice import Candidate
+from ...model.attribution import Attribution
+from ...model.comparison import Comparison
+from ...model.progress import Draw
+from ...model.stats.rule import FASTER
+from ...model.stats.rule import Difference
+from ...model.stats.rule import difference
+from ...model.stats.witness import FIRST_CALL
+from ...model.stats.witness import clock_for
+from ...model.stats.witness import on
+from ...options import Options
+from ...options import options_of
+from ..discovery.bindings import one_measurement
+from ..sampling import clocks
+from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import persistent_cache_off
+from ..sampling.monitor import Monitor
+from ..sampling.reporting import Reporter
+from ..sampling.rounds import rounds_for
+from ..sampling.stages import staged_run
+from ..sampling.stops import Checkpoint
+from ..sampling.stops import Stop
+from ..variants.build import nest_only
+from ..variants.entry import plan_entry
+from ..variants.plan import Plan
+from ..variants.rows import Prepared
+from ..variants.rows import variant_sampler
 from .attribution import attribute_call
-from .discovery.bindings import one_measurement
-from .parts import PartRun
-from .sampling import clocks
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import persistent_cache_off
-from .sampling.monitor import Monitor
-from .sampling.reporting import Reporter
-from .sampling.rounds import rounds_for
-from .sampling.stages import staged_run
-from .sampling.stops import Checkpoint
-from .sampling.stops import Stop
-from .variants.build import nest_only
-from .variants.entry import plan_entry
-from .variants.plan import Plan
-from .variants.rows import Prepared
-from .variants.rows import variant_sampler
+from .run import PartRun
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8

@@ -7,7 +7,7 @@ the entry lowered, then ``Lowered.compile()`` timed as one interval
 (:func:`~.sampling.stages.timed_stage`: the collector paused, Ctrl-C only noted while
 XLA compiles) inside ``jax.profiler.trace`` of a temporary folder, with the Python tracer
 off and the host tracer at its lowest level, which still records XLA's pass events. The
-``.xplane.pb`` it writes is read by :mod:`~jitmagic.measure.xplane`; the folder is removed.
+``.xplane.pb`` it writes is read by :mod:`~jitmagic.measure.parts.xplane`; the folder is removed.
 The compile is an extra one: the comparison's samples are untouched. The profiler session,
 the cache setting and the folder are each put back with Ctrl-C held, so that a second
 Ctrl-C anywhere ends as it does in the comparison: the one-line ``KeyboardInterrupt``,
@@ -27,23 +27,23 @@ from collections.abc import Iterator
 
 import jax
 
-from .._compat import profiler_running
-from ..interrupts import exits_held
-from ..interrupts import interrupts_held
-from ..model import parts
-from ..model.causes.xla_passes import PROFILED
-from ..model.causes.xla_passes import PassTime
-from ..model.causes.xla_passes import ProfiledCompile
-from ..model.causes.xla_passes import XlaPasses
-from ..model.comparison import Comparison
-from .parts import PartRun
-from .sampling.conditions import persistent_cache_off
-from .sampling.stages import cold_jit
-from .sampling.stages import timed_stage
-from .sampling.stops import Checkpoint
-from .sampling.stops import Stop
-from .scratch import scratch_folder
-from .variants.rows import Prepared
+from ..._compat import profiler_running
+from ...interrupts import exits_held
+from ...interrupts import interrupts_held
+from ...model import parts
+from ...model.causes.xla_passes import PROFILED
+from ...model.causes.xla_passes import PassTime
+from ...model.causes.xla_passes import ProfiledCompile
+from ...model.causes.xla_passes import XlaPasses
+from ...model.comparison import Comparison
+from ..sampling.conditions import persistent_cache_off
+from ..sampling.stages import cold_jit
+from ..sampling.stages import timed_stage
+from ..sampling.stops import Checkpoint
+from ..sampling.stops import Stop
+from ..scratch import scratch_folder
+from ..variants.rows import Prepared
+from .run import PartRun
 
 #: The part's name, as progress shows it.
 PART = parts.named("xla_passes").label

@@ -25,21 +25,21 @@ from typing import Any
 
 import jax
 
-from ..errors import UserCodeError
-from ..errors import user_traceback
-from ..model.attribution import Attribution
-from ..model.attribution import HelperTime
-from ..options import options_of
-from .discovery.bindings import one_measurement
-from .sampling import clocks
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import paused_gc
-from .sampling.stops import Checkpoint
-from .sampling.stops import Stop
-from .variants.build import make_variant
-from .variants.entry import plan_entry
-from .variants.inner_jit import unjitted
-from .variants.plan import Plan
+from ...errors import UserCodeError
+from ...errors import user_traceback
+from ...model.attribution import Attribution
+from ...model.attribution import HelperTime
+from ...options import options_of
+from ..discovery.bindings import one_measurement
+from ..sampling import clocks
+from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import paused_gc
+from ..sampling.stops import Checkpoint
+from ..sampling.stops import Stop
+from ..variants.build import make_variant
+from ..variants.entry import plan_entry
+from ..variants.inner_jit import unjitted
+from ..variants.plan import Plan
 
 
 class CallClock:

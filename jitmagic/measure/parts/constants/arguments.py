@@ -15,7 +15,7 @@ For each such variant, from its own traced closed jaxpr (no user code runs again
   the variants' pairs side by side), each from ``jax.clear_caches()`` with the
   persistent cache off until its result is ready (``first_call_run``, JAX's stage
   events inside it), as rows of the one sampler: ``-r auto``'s fewest pairs, then more
-  up to :data:`~jitmagic.measure.parts.MOST_PART_ROUNDS` while the one rule is
+  up to :data:`~jitmagic.measure.parts.run.MOST_PART_ROUNDS` while the one rule is
   undecided; the outputs of the two forms are compared as the comparison's are.
 
 Ctrl-C and ``--timeout`` stop it between runs, like every part: what was measured is
@@ -35,44 +35,44 @@ from typing import Any
 import jax
 import numpy as np
 
-from ...errors import UserCodeError
-from ...model import parts
-from ...model.causes.constant_arguments import BIG_BYTES
-from ...model.causes.constant_arguments import CAPTURED
-from ...model.causes.constant_arguments import FORMS
-from ...model.causes.constant_arguments import PASSED
-from ...model.causes.constant_arguments import ConstantArguments
-from ...model.causes.constant_arguments import ConstantVariant
-from ...model.causes.constant_arguments import LiftedConstant
-from ...model.comparison import VARIANTS
-from ...model.comparison import Comparison
-from ...model.stats.units import fmt_bytes
-from ...model.stats.witness import FIRST_CALL
-from ...model.stats.witness import WAIT
-from ...model.stats.witness import cpu_key
-from ...options import AUTO
-from ...options import Options
-from ..lines.tables import user_code
-from ..parts import MOST_PART_ROUNDS
-from ..parts import PartRun
-from ..parts import Staged
-from ..parts import in_one_process_only
-from ..parts import later_labels
-from ..sampling import clocks
-from ..sampling.conditions import frozen_heap
-from ..sampling.conditions import persistent_cache_off
-from ..sampling.monitor import Monitor
-from ..sampling.outputs import OutputCheck
-from ..sampling.rounds import rounds_for
-from ..sampling.runner import ColdSample
-from ..sampling.runner import Sampler
-from ..sampling.stages import first_call_run
-from ..sampling.stops import Checkpoint
-from ..sampling.stops import Stop
-from ..sampling.structure import ProgramFacts
-from ..sampling.structure import captured_constants
-from ..sampling.structure import count_equations
-from ..variants.rows import Prepared
+from ....errors import UserCodeError
+from ....model import parts
+from ....model.causes.constant_arguments import BIG_BYTES
+from ....model.causes.constant_arguments import CAPTURED
+from ....model.causes.constant_arguments import FORMS
+from ....model.causes.constant_arguments import PASSED
+from ....model.causes.constant_arguments import ConstantArguments
+from ....model.causes.constant_arguments import ConstantVariant
+from ....model.causes.constant_arguments import LiftedConstant
+from ....model.comparison import VARIANTS
+from ....model.comparison import Comparison
+from ....model.stats.units import fmt_bytes
+from ....model.stats.witness import FIRST_CALL
+from ....model.stats.witness import WAIT
+from ....model.stats.witness import cpu_key
+from ....options import AUTO
+from ....options import Options
+from ...lines.tables import user_code
+from ...sampling import clocks
+from ...sampling.conditions import frozen_heap
+from ...sampling.conditions import persistent_cache_off
+from ...sampling.monitor import Monitor
+from ...sampling.outputs import OutputCheck
+from ...sampling.rounds import rounds_for
+from ...sampling.runner import ColdSample
+from ...sampling.runner import Sampler
+from ...sampling.stages import first_call_run
+from ...sampling.stops import Checkpoint
+from ...sampling.stops import Stop
+from ...sampling.structure import ProgramFacts
+from ...sampling.structure import captured_constants
+from ...sampling.structure import count_equations
+from ...variants.rows import Prepared
+from ...variants.rows import Staged
+from ..run import MOST_PART_ROUNDS
+from ..run import PartRun
+from ..run import in_one_process_only
+from ..run import later_labels
 from .lifting import LIFT_BYTES
 from .lifting import Found
 from .lifting import Replay
@@ -236,7 +236,7 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint,
     :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in rounds
     from the one rounds factory (``options``' budget): at least ``-r auto``'s fewest,
     then one more at a time while the rule is undecided, up to
-    :data:`~jitmagic.measure.parts.MOST_PART_ROUNDS`. Into their
+    :data:`~jitmagic.measure.parts.run.MOST_PART_ROUNDS`. Into their
     records; why they stopped early (None: they did not)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
             for form in FORMS}
