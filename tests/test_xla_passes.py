@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -55,7 +56,9 @@ ARGS = (jnp.ones((16, 16)), jnp.ones((4, 16)))
 
 
 def our_folders() -> set[str]:
-    return set(glob.glob(str(Path(tempfile.gettempdir()) / "jitmagic-xla-*")))
+    """This process's ``--xla`` scratch folders (named with its pid: another process's,
+    a pytest-xdist worker's say, come and go on their own)."""
+    return set(glob.glob(str(Path(tempfile.gettempdir()) / f"jitmagic-xla-{os.getpid()}-*")))
 
 
 @pytest.fixture(scope="module")
