@@ -254,6 +254,21 @@ def test_an_execute_gap_between_the_same_compiled_program_is_not_a_difference():
     assert _executes(flat, nested, same=False).difference("execute_s").kind == FASTER
 
 
+def test_a_withheld_gap_says_not_judged_rather_than_inconclusive():
+    # the rule alone calls it faster (its interval lies wholly above 1): the table must not
+    # print "inconclusive" beside such an interval, as docs/significance.md's rule reads
+    flat, nested = [92e-6, 88e-6, 95e-6, 90e-6, 91e-6], [60e-6, 62e-6, 64e-6, 61e-6, 63e-6]
+    c = _executes(flat, nested, same=True)
+    assert c.withheld("execute_s") and not _executes(flat, nested, same=False).withheld(
+        "execute_s")
+    (row,) = [line for line in str(c).splitlines() if line.startswith("execute")]
+    assert "not judged: same compiled program" in row and "inconclusive" not in row
+    unsure = _executes([90e-6, 60e-6, 95e-6], [61e-6, 93e-6, 64e-6], same=True)
+    assert not unsure.withheld("execute_s")
+    (row,) = [line for line in str(unsure).splitlines() if line.startswith("execute")]
+    assert "inconclusive, same compiled program" in row
+
+
 def test_same_compiled_program_far_apart_is_still_said():
     c = _executes([9e-4, 9.1e-4, 9.2e-4, 9e-4, 9.1e-4], [1e-4, 1.01e-4, 1.02e-4, 1e-4, 1.01e-4],
                   same=True)

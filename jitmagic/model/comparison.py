@@ -177,11 +177,24 @@ class Comparison(Shown):
         "CPU", :mod:`.stats.witness`); by default the one that decides (:meth:`clock_of`).
         Between two compilations of the same program (``same_compiled``) a per-call gap
         is left undecided unless :func:`far_apart`."""
-        clock = clock or self.clock_of(phase)
-        d = difference(on(self.flat.samples, phase, clock), on(self.nested.samples, phase, clock))
-        if phase == EXECUTE and self.same_compiled and d.significant and not far_apart(d):
+        d = self._ruled(phase, clock)
+        if self.withheld(phase, clock):
             return dataclasses.replace(d, kind=INCONCLUSIVE)  # the same work, per call
         return d
+
+    def _ruled(self, phase: str, clock: str | None = None) -> Difference:
+        clock = clock or self.clock_of(phase)
+        return difference(on(self.flat.samples, phase, clock), on(self.nested.samples, phase,
+                                                                   clock))
+
+    def withheld(self, phase: str, clock: str | None = None) -> bool:
+        """Whether the rule found ``phase`` different but :meth:`difference` leaves it
+        undecided: a per-call gap between two compilations of the same program, not
+        :func:`far_apart`, is noise or dispatch, not the program's speed."""
+        if not (phase == EXECUTE and self.same_compiled):
+            return False
+        d = self._ruled(phase, clock)
+        return d.significant and not far_apart(d)
 
     @property
     def waited_share(self) -> float | None:

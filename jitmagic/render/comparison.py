@@ -70,9 +70,11 @@ def _ratio_cell(c: Comparison, phase: str, clock: str = WALL) -> str:
         flag = " (one run)"
     else:
         flag = f" ({fmt_ratio(d.low)}–{fmt_ratio(d.high)})" if not math.isnan(d.low) else ""
-        flag += {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
+        undecided = " not judged" if c.withheld(phase, clock) else " inconclusive"
+        flag += {INCONCLUSIVE: undecided, SAME: " same"}.get(d.kind, "")
     if phase == EXECUTE and c.same_compiled:
-        flag += ", same compiled program"
+        flag += ": same compiled program" if c.withheld(phase, clock) else \
+            ", same compiled program"
     return fmt_ratio(d.ratio) + flag
 
 
