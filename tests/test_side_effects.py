@@ -297,6 +297,26 @@ def test_a_variable_a_library_sets_on_import_stays_and_the_cells_goes(ip, run_ma
     assert type(os.environ).__setitem__ is plain  # jitmagic's wrapper is gone
 
 
+def test_xla_flags_set_by_a_cell_after_the_backend_started_is_said_to_have_had_no_effect(
+        ip, run_magic):
+    """XLA reads XLA_FLAGS once, as JAX's backend starts: a cell that sets it in a kernel
+    whose backend runs already changed nothing, and must not be told it "applied"."""
+    import jax.numpy as jnp
+
+    jnp.ones(1).block_until_ready()  # the kernel's backend has started
+    was = os.environ.get("XLA_FLAGS")
+    result, _ = run_magic(f"{FAST} -o", cell(
+        "os.environ['XLA_FLAGS'] = '--xla_backend_optimization_level=0'; "
+        "os.environ['JITMAGIC_PLAIN_VAR'] = '1'"))
+    assert os.environ.get("XLA_FLAGS") == was and "JITMAGIC_PLAIN_VAR" not in os.environ
+    (flags,) = [w for w in result.warnings if "XLA_FLAGS" in w]
+    assert "had no effect" in flags and "applied" not in flags, flags
+    assert "compiler_options" in flags
+    (plain,) = [w for w in result.warnings if "JITMAGIC_PLAIN_VAR" in w]
+    assert plain == globals()["said"]("changed environment variables JITMAGIC_PLAIN_VAR "
+                                      "(added)") and "XLA_FLAGS" not in plain
+
+
 def test_listeners_the_cell_cleared_are_registered_again():
     def mine(event, **kwargs):
         pass
@@ -576,3 +596,16 @@ def test_coverage_run_keeps_measuring_the_script_after_a_measurement(tmp_path):
     lines = COVERED.splitlines()
     assert {lines.index("    return 41 + 1") + 1, len(lines)} <= executed  # after() ran
     assert lines.index("    return jnp.sin(x) * 2") + 1 in executed
+
+
+def test_a_jax_variable_set_before_the_backend_started_is_said_to_stay_in_effect(monkeypatch):
+    from jitmagic.cell.effects.settings import undo_environ
+
+    before = dict(os.environ)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
+    monkeypatch.setenv("JAX_JITMAGIC_TEST", "1")
+    (once,) = undo_environ(before, read=(True, False))
+    assert "JAX_JITMAGIC_TEST (added), which had no effect" in once
+    assert "XLA_FLAGS" in once.split("; it changed ")[1]
+    assert "stays in effect for the rest of this kernel" in once
+    assert "XLA_FLAGS" not in os.environ or os.environ["XLA_FLAGS"] == before.get("XLA_FLAGS")

@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..._compat import backend_started
 from ...usercode import user_file
+from ..prelude import JAX_ENVIRONMENT
 from .hooks import Noting
 from .hooks import unwrap
 from .sentences import listed
@@ -124,6 +126,9 @@ class Environ:
 
     def __init__(self) -> None:
         self.was = dict(os.environ)
+        #: When JAX would have read the cell's JAX and XLA variables: had it been imported,
+        #: had its backend started (each reads them once).
+        self.read = ("jax" in sys.modules, backend_started())
         self.theirs: dict[str, bool] = {}  # each variable written: last by library code
         kind = type(os.environ)
         self._hooks = (Noting(kind.__setitem__, lambda env, key, value: self._wrote(key)),
@@ -141,7 +146,7 @@ class Environ:
         for name, hook in zip(("__setitem__", "__delitem__"), self._hooks, strict=True):
             unwrap(vars(kind).get(name), hook, functools.partial(setattr, kind, name))
         libraries = {k for k, library in self.theirs.items() if library}
-        return undo_environ(self.was, {*leave, *libraries})
+        return undo_environ(self.was, {*leave, *libraries}, self.read)
 
 
 def _mapping_files() -> frozenset[str]:
@@ -160,8 +165,10 @@ _PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
                                    Environ._wrote.__code__.co_filename}
 
 
-def undo_environ(before: dict[str, str], leave: Collection[Any] = ()) -> list[str]:
-    """``os.environ`` as ``before``, but for the variables in ``leave``."""
+def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
+                 read: tuple[bool, bool] = (False, False)) -> list[str]:
+    """``os.environ`` as ``before``, but for the variables in ``leave``; ``read``: whether
+    jax had been imported, and its backend started, before the cell (:func:`_read_once`)."""
     now = dict(os.environ)
     changed = [k for k in before if now.get(k) != before[k] and k not in leave]
     added = [k for k in now if k not in before and k not in leave]
@@ -172,7 +179,28 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = ()) -> list[st
     if not changed and not added:
         return []
     names = [*changed, *(f"{k} (added)" for k in added)]
-    return [said(f"changed environment variables {', '.join(names)}")]
+    plain = [n for n in names if not n.startswith(JAX_ENVIRONMENT)]
+    once = [n for n in names if n.startswith(JAX_ENVIRONMENT)]
+    return [*([said(f"changed environment variables {', '.join(plain)}")] if plain else []),
+            *([_read_once(once, *read)] if once else [])]
+
+
+def _read_once(names: list[str], imported: bool, started: bool) -> str:
+    """The sentence for the JAX and XLA variables the cell changed: JAX reads ``JAX_*`` once
+    at import, XLA the others (``XLA_FLAGS``, device lists) once as its backend starts, so
+    set after that they changed nothing, and set before it they stay in effect."""
+    late = [n for n in names if imported if n.startswith("JAX_") or started]
+    took = [n for n in names if n not in late]
+    said_late = (f"changed {', '.join(late)}, which had no effect: JAX reads such variables "
+                 "once, when jax is imported (JAX_*) or its backend starts (the others), and "
+                 "that was before the cell; the variable is put back now. To try one, set it "
+                 "before the first `import jax` of a fresh kernel; XLA's compile options "
+                 "also go to one jit: `jax.jit(f, compiler_options={...})`")
+    said_took = (f"changed {', '.join(took)}, which JAX read as it started during the cell, so "
+                 "it applied while measuring and stays in effect for the rest of this kernel; "
+                 "the variable is put back now")
+    return "the cell, or the code it ran, " + "; it ".join(
+        [*([said_late] if late else []), *([said_took] if took else [])])
 
 
 def take_cwd() -> str | None:
