@@ -370,13 +370,18 @@ def test_a_diff_of_two_quiet_runs_is_judged_on_wall_time():
 
 
 def test_a_diff_says_why_it_judged_on_cpu_time():
-    old = comparison(QUIET, QUIET, every=0.01)
+    alike = dict(LOADED, wait_s=[0.15] * 5)  # busy too: a load alike NEW's
+    old = comparison(alike, alike, every=0.01)
     d = jitmagic.diff(old, comparison(LOADED, LOADED, every=0.01))
-    assert d.clock_line() == ("judged on CPU time, not wall time: NEW's runs waited for a CPU "
-                              "50% of the time they were ready to run (wall time on a busy "
-                              "machine moves with the load, not with the code)")
-    assert "judged on CPU time, not wall time" in str(d)
-    assert jitmagic.diff(old, old).clock_line() is None
+    assert d.clock_line() == ("judged on CPU time, not wall time: OLD's runs waited for a CPU "
+                              "43% of the time they were ready to run and NEW's runs waited "
+                              "for a CPU 50% of the time they were ready to run (wall time on "
+                              "a busy machine moves with the load, not with the code)")
+    assert "judged on CPU time, not wall time" in str(d) and d.loads_line() is None
+    quiet = comparison(QUIET, QUIET, every=0.01)
+    assert jitmagic.diff(quiet, quiet).clock_line() is None
+    # loads apart: not judged, so no clock is claimed
+    assert jitmagic.diff(quiet, comparison(LOADED, LOADED, every=0.01)).clock_line() is None
 
 
 def test_a_clock_is_named_wall_or_cpu_and_nothing_else():

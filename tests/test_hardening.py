@@ -159,7 +159,7 @@ SWEPT = CELL.replace("jnp.ones(4), jnp.zeros(4)), jnp.ones(4))",
 
 @pytest.mark.parametrize("cell, said", [
     (CELL, "never reads `width`"),
-    ("width = 4\n" + SWEPT, "assigns `width` (line 1) before reading it"),
+    ("width = 4\n" + SWEPT, "assigns `width` (line 2) before reading it"),  # %%jitcompare: line 1
     ("width = width * 2\n" + SWEPT, None),
 ])
 def test_sweep_warns_when_the_name_cannot_reach_the_code(run_magic, cell, said):

@@ -173,7 +173,9 @@ def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
         if cell.kind == "cell" and cell.filename.startswith("<jitcompare-"):
             linecache.cache.pop(cell.filename, None)
     file = cell.filename if cell.kind == "file" else None
-    result = stamp(result, source=cell.source, file=file,
+    # a cell's code as written: without the empty lines that number it as the notebook does
+    shown = cell.source if file else cell.source.lstrip("\n")
+    result = stamp(result, source=shown, file=file,
                    options=spell(options, baseline=baseline) if written is None else written)
     return with_baseline(result, old)
 

@@ -119,6 +119,18 @@ def _is_main_test(test: ast.expr) -> bool:
                                                                           "'__main__'"}
 
 
+def as_numbered(cell: str, code: str) -> str:
+    """``code`` (IPython's ``transform_cell`` of a ``%%`` magic's ``cell`` body) below as
+    many empty lines as the notebook's cell shows above it: the magic's own line, and the
+    blank lines ``transform_cell`` drops. Compiled so, every line the code names (a
+    traceback, a ``--lines`` row, a captured constant, a cause, a ledger) is the line
+    number the notebook shows, the ``%%`` line being line 1. ``transform_cell`` keeps one
+    line for each line after the first code line (a ``%time`` or ``!ls`` line becomes
+    one call), so the count holds to the cell's end."""
+    blank = cell[:len(cell) - len(cell.lstrip())]
+    return "\n" * (1 + blank.count("\n")) + code
+
+
 def split_line(line: str) -> tuple[str, str]:
     """Split a line magic's text into (options, call): the call is the first
     whitespace-separated suffix that parses as a Python call expression."""

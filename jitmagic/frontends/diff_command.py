@@ -25,6 +25,7 @@ from ..model.diff import gate_ratio
 from ..model.ledger.diff import LedgerDiff
 from ..model.reports.diffs import diff_any
 from ..render.diff import gate_failures
+from ..render.diff import gate_notes
 from ..render.diff import text
 from ..render.ledger import diff_text as ledger_diff_text
 from .statuses import MEASURED
@@ -152,7 +153,7 @@ def verdict(d: Diff, slower: float | None, larger: float | None = None) -> int:
     (each gate only where given), or NEW measured nothing and a gate is given; else 0
     (where a gate is given and nothing was compared, a line on stderr says so)."""
     failed = gate_failures(d, slower, larger)
-    for line in failed:
+    for line in failed + gate_notes(d, slower):
         print(f"jitmagic diff: {line}", file=sys.stderr)
     if not failed and (slower is not None or larger is not None) and not d.compared_anything:
         why = f" (OLD is PARTIAL: {d.old_stopped})" if d.old_stopped else ""

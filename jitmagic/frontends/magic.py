@@ -2,7 +2,10 @@
 
 Only this module knows about IPython's magic machinery; the measuring is in
 :mod:`jitmagic.measure`, the pictures in :mod:`jitmagic.render`, and the options
-(shared with ``python -m jitmagic``) in :mod:`jitmagic.options`.
+(shared with ``python -m jitmagic``) in :mod:`jitmagic.options`. A cell's code is
+compiled with its lines numbered as the notebook numbers them (the ``%%jitcompare`` line
+is line 1: :func:`~jitmagic.cell.source.as_numbered`), so every line a report or an error
+names is the one the notebook shows.
 """
 
 from __future__ import annotations
@@ -145,7 +148,7 @@ class JitCompareMagics(Magics):
                 raise UsageError(_no_call(line))
             source = call
         else:
-            source = self.shell.transform_cell(cell)
+            source = cellmod.as_numbered(cell, self.shell.transform_cell(cell))
         try:
             args = self._parse_options(line)
             options = Options.from_namespace(args)

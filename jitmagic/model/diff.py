@@ -11,6 +11,8 @@ or JAX version still compare, with a warning naming what differs. A PARTIAL repo
 ``stopped`` set) compares only what both measured, and says so (:meth:`Diff.partial_lines`);
 where nothing was measured in both, the diff says "nothing to compare", never "no
 measurable difference", and a gate fails where NEW measured nothing (:meth:`Diff.unjudged`).
+Where OLD and NEW were measured under materially different loads (:func:`load_apart`), no
+clock compares like with like: the timing stages are shown but not judged, and say why.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .stats.witness import CPU
 from .stats.witness import WALL
 from .stats.witness import has_cpu
 from .stats.witness import is_busy
+from .stats.witness import loads_differ
 from .stats.witness import on
 from .stats.witness import waited
 
@@ -51,6 +54,9 @@ STRUCTURE_LABELS = dict(STRUCTURE)
 LARGER, SMALLER, SAME_SIZE = "larger", "smaller", "same"
 #: A structure figure one report holds and the other does not (an older report).
 NOT_IN_BOTH = "not recorded in both"
+#: What a timing stage of NEW is where OLD and NEW were measured under loads too far apart
+#: to compare (:func:`load_apart`): neither faster nor slower, and no gate fails on it.
+NOT_JUDGED = "not judged"
 #: ``env`` keys that are expected to differ between two runs of the same code.
 UNCOMPARED_ENV = frozenset({"jitmagic"})
 
@@ -76,12 +82,15 @@ class StageDiff:
     new_s: float = math.nan
     #: The clock they were judged on (:func:`judged_clock`): "wall" or "CPU".
     clock: str = WALL
+    #: Why the stage is not judged (:func:`load_apart`: "the loads differ (...)"), None
+    #: where it is: its ratio and interval are still shown, its kind is :data:`NOT_JUDGED`.
+    not_judged: str | None = None
 
     new_over_old = property(lambda self: _inverse(self.judged.ratio))
     low = property(lambda self: _inverse(self.judged.high))
     high = property(lambda self: _inverse(self.judged.low))
-    kind = property(lambda self: self.judged.kind)
-    significant = property(lambda self: self.judged.significant)
+    kind = property(lambda self: NOT_JUDGED if self.not_judged else self.judged.kind)
+    significant = property(lambda self: self.judged.significant and not self.not_judged)
     runs = property(lambda self: self.judged.runs)
 
     @property
@@ -102,7 +111,8 @@ class StageDiff:
                 "new_over_old": json_number(self.new_over_old), "low": json_number(self.low),
                 "high": json_number(self.high), "kind": self.kind, "significant": self.significant,
                 "runs": self.runs, "old_s": json_number(self.old_s),
-                "new_s": json_number(self.new_s), "clock": self.clock}
+                "new_s": json_number(self.new_s), "clock": self.clock,
+                "not_judged": self.not_judged}
 
 
 #: A structure figure: a count, or XLA's cost analysis (a float in some JAX versions).
@@ -200,14 +210,25 @@ class Diff(Shown):
 
     def clock_line(self) -> str | None:
         """Why the stages were judged on CPU time, where any was: which side was measured
-        on a busy machine, and how long its runs waited (None where none was)."""
-        if not any(s.clock == CPU for s in self.stages):
+        on a busy machine, and how long its runs waited (None where none was, or where
+        the stages were not judged: :meth:`loads_line` says why)."""
+        if not any(s.clock == CPU and not s.not_judged for s in self.stages):
             return None
         busy = [f"{side}'s runs {waited(w)}"
                 for side, w in (("OLD", self.old_waited), ("NEW", self.new_waited))
                 if w is not None and is_busy(w)]
         return ("judged on CPU time, not wall time: " + " and ".join(busy) +
                 " (wall time on a busy machine moves with the load, not with the code)")
+
+    def loads_line(self) -> str | None:
+        """Why the timing stages are not judged, where they are not (:func:`load_apart`):
+        ``the loads differ (...): the timing stages are not judged, ...`` (None: judged)."""
+        why = next((s.not_judged for s in self.stages if s.not_judged), None)
+        if why is None:
+            return None
+        return (f"{why}: the timing stages are not judged, since CPU time too moves with the "
+                "load (docs/significance.md); measure OLD and NEW under alike loads, or gate "
+                "on the structure (--fail-on-larger)")
 
     def unjudged(self) -> str | None:
         """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
@@ -251,6 +272,8 @@ class Diff(Shown):
             return f"nothing to compare: {who}"
         if self.same_runs:
             return "the two reports hold the same runs (a report against itself, or a copy)"
+        if any(s.not_judged for s in self.stages):
+            return "the timing stages are not judged: the loads differ"
         if all(s.kind == SAME for s in self.stages if s.measured):
             return "no measurable difference"
         return "no stage measurably slower or faster (some inconclusive)"
@@ -344,7 +367,21 @@ def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str) -> St
     The rule's ratio is OLD/NEW; it is turned round here, and so is its interval."""
     before, after = judged_samples(old, new, variant, phase)
     return StageDiff(variant, phase, difference(before, after), median(before), median(after),
-                     judged_clock(old, new, variant, phase))
+                     judged_clock(old, new, variant, phase), load_apart(old, new))
+
+
+def load_apart(old: Comparison, new: Comparison) -> str | None:
+    """``the loads differ (OLD's runs waited for a CPU 17% of the time they were ready to
+    run, NEW's 60%)`` where OLD and NEW were measured under materially different loads
+    (:func:`~.stats.witness.loads_differ`), else None. There neither clock compares like
+    with like: wall time stretches with the wait, and the same code's CPU time moved and
+    spread with the load (docs/significance.md), so a timing stage is not judged and no
+    gate fails on it."""
+    a, b = old.waited_share, new.waited_share
+    if not loads_differ(a, b):
+        return None
+    assert a is not None and b is not None  # loads_differ said so
+    return f"the loads differ (OLD's runs {waited(a)}, NEW's {b:.0%})"
 
 
 def structure_diffs(old: Comparison, new: Comparison, variant: str) -> list[StructureDiff]:

@@ -6,9 +6,10 @@ interval where the rule gives one; a phase measured in only one report shows "�
 Structure figures (jaxpr equations, StableHLO bytes, ...) are exact and show both
 values: "larger", "smaller" or "same", no interval. A PARTIAL side is named under the
 verdict ("NEW is PARTIAL: ...; compared only what both measured"), and a diff with
-nothing measured in both says "nothing to compare". :func:`gate_failures` words what
-fails ``--fail-on-slower`` and ``--fail-on-larger`` (a NEW that measured nothing fails
-either), for the command and the plugin.
+nothing measured in both says "nothing to compare"; measured under loads too far apart,
+the timing stages say "not judged: the loads differ", and why (:func:`gate_notes`).
+:func:`gate_failures` words what fails ``--fail-on-slower`` and ``--fail-on-larger`` (a
+NEW that measured nothing fails either), for the command and the plugin.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def said(s: StageDiff) -> str:
     """What NEW did, in words: "1.30× slower", "2.00× faster", "no measurable difference"."""
     if not s.measured:
         return "not measured in both"
+    if s.not_judged:
+        return "not judged: the loads differ"
     if s.kind == INCONCLUSIVE:
         return "inconclusive"  # its ratio and interval are beside it
     if not s.significant:
@@ -148,7 +151,7 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
     lines = [headline(d), *([structure_headline(d)] if d.structure else []),
-             *d.partial_lines(), *filter(None, [d.clock_line()])]
+             *d.partial_lines(), *filter(None, [d.clock_line(), d.loads_line()])]
     out += [Para(lines, "verdict", bold=True),
             Table(HEADER, rows(d)),
             Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "
@@ -175,6 +178,15 @@ def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[s
             f"{fmt_figure(f.old)}, {_grown(f)} ({larger:g}× or more fails)"
             for f in (d.larger(larger) if larger is not None else [])]
     return out
+
+
+def gate_notes(d: Diff, slower: float | None) -> list[str]:
+    """Why the timing gate passed without judging, where it did: ``the loads differ
+    (...): the timing stages are not judged, ...`` (empty without ``slower``, or where
+    every stage was judged). A stage not judged never fails a gate: that would fail
+    unchanged code measured under another load."""
+    line = d.loads_line() if slower is not None else None
+    return [line] if line else []
 
 
 def text(d: Diff) -> str:
@@ -215,6 +227,8 @@ def summary_lines(outcomes: Sequence[Any], slower: float | None,
     lines += [f"warning: {w}" for w in sorted(warned)]
     lines += [f"PARTIAL {o.test}: {line}" for o in outcomes if o.diff is not None
               for line in o.diff.partial_lines()]
+    lines += [f"NOT JUDGED {o.test}: {line}" for o in outcomes if o.diff is not None
+              for line in gate_notes(o.diff, slower)]
     lines += _failed_lines(outcomes, slower, larger)
     return lines or ["no jitcompare reports in this session"]
 

@@ -25,6 +25,7 @@ from IPython.core.magic_arguments import magic_arguments
 from IPython.core.magic_arguments import parse_argstring
 from IPython.display import display
 
+from ...cell.source import as_numbered
 from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import RecompiledError
@@ -122,7 +123,7 @@ class JitWatchMagics(Magics):
             raise UsageError(f"cannot read the options {args_line!r}: {exc}") from None
         if cell is None:
             return args, statement + "\n"
-        return args, "\n" * _lines_above(cell) + self.shell.transform_cell(cell)
+        return args, as_numbered(cell, self.shell.transform_cell(cell))
 
     def _run(self, code: str, filename: str) -> Any:
         """Run ``code`` in the user's namespace as IPython would, its last expression's
@@ -148,15 +149,6 @@ class JitWatchMagics(Magics):
             print(line)
         for line in failed:
             print(f"jitmagic: {line}", file=sys.stderr)
-
-
-def _lines_above(cell: str) -> int:
-    """How many lines of the notebook's cell stand above the code IPython hands on: the
-    ``%%jitwatch`` line, and the blank lines ``transform_cell`` drops. Compiled below as
-    many empty lines, the code's line numbers (in the ledger, in a traceback) are the ones
-    the notebook shows."""
-    blank = cell[:len(cell) - len(cell.lstrip())]
-    return 1 + blank.count("\n")
 
 
 def _with_cell_names(ledger: Ledger, shell: Any) -> Ledger:

@@ -55,6 +55,25 @@ def is_busy(share: float | None) -> bool:
     return share is not None and share >= BUSY_SHARE
 
 
+#: Two reports' loads differ where one's threads got a CPU more than this many times less
+#: of the time they were ready to run than the other's (:func:`loads_differ`; 1 − waited
+#: share). Measured (docs/significance.md#cpu-time-across-loads): two runs of the same
+#: code minutes apart, their threads waiting 17–37% against 66–83% of the time (0.83–0.63
+#: against 0.34–0.17 of it running), took 1.37–1.54× the CPU seconds in the quieter one,
+#: as the pytest gate met it; so across such loads no clock compares like with like.
+LOAD_APART = 1.5
+
+
+def loads_differ(old: float | None, new: float | None) -> bool:
+    """Whether two waited shares (:func:`waited_share`) are of materially different loads:
+    the threads of one got a CPU more than :data:`LOAD_APART` times less of the time they
+    were ready to run. Unmeasured on either side: not known to differ (False)."""
+    if old is None or new is None:
+        return False
+    ran = sorted((1.0 - old, 1.0 - new))
+    return ran[0] * LOAD_APART < ran[1]
+
+
 def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CALL) -> str:
     """The clock that decides ``key`` between ``rows``: CPU where the machine was busy
     and every row has as many CPU samples of ``key`` as wall samples, else wall."""
