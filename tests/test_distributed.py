@@ -316,6 +316,15 @@ def test_each_part_of_one_process_is_refused_before_any_process_starts(plain, op
     assert f"{option[0]} cannot be measured across 2 processes" in capsys.readouterr().err
 
 
+def test_why_is_refused_before_any_process_starts_naming_the_parts_it_asks_for(plain, capsys):
+    assert main(["--processes", "2", str(plain), "--why"]) == 2
+    err = capsys.readouterr().err
+    assert "--cache (asked by --why), --effort (asked by --why), --lines (asked by --why) " \
+        "cannot be measured across 2 processes yet" in err
+    assert "leave them out (--why too), or measure in one process" in err
+    assert "process 0" not in err  # refused up front: no process was started
+
+
 USER_STARTED = """\
 import json, sys
 index, port = int(sys.argv[1]), sys.argv[2]

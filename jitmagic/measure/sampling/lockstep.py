@@ -37,6 +37,7 @@ from ...model import parts as table
 from ...model.processes import Samples
 from ...model.processes import slowest
 from ...model.rows import VariantResult
+from ...options import WHY_PARTS
 from . import clocks
 from .stops import Checkpoint
 from .stops import Stop
@@ -215,20 +216,27 @@ def shared_by_processes(check: Checkpoint, options: Any) -> Checkpoint:
 def refuse_unshared(options: Any, processes: int) -> None:
     """``InputError`` naming the options of ``options`` whose parts run in one process
     only (:data:`~jitmagic.model.parts.ONE_PROCESS` in the table of parts: they decide on
-    each process's own clock), and a sweep, measured in one process too; nothing for
-    one process."""
+    each process's own clock), given themselves or through ``--why``, and a sweep,
+    measured in one process too; nothing for one process. ``options`` may be the
+    command line's namespace, where ``--why`` is not yet expanded."""
     if processes <= 1:
         return
+    why = bool(getattr(options, "why", False))
     given = [flag for part in table.PARTS if part.processes == table.ONE_PROCESS
              for name, flag in zip(part.asked_by, part.flags(), strict=True)
-             if getattr(options, name, None)]
+             if getattr(options, name, None) or (why and name in WHY_PARTS)]
     if getattr(options, "sweep", None) is not None:
         given.append("--sweep")
-    if given:
-        given = list(dict.fromkeys(given))
-        raise InputError(f"{', '.join(given)} cannot be measured across {processes} "
-                         "processes yet (only the flat/nested comparison runs in lockstep): "
-                         "leave it out, or measure in one process")
+    if not given:
+        return
+    given = list(dict.fromkeys(given))
+    through = [f for f in given if f.removeprefix("--") in WHY_PARTS
+               and not getattr(options, f.removeprefix("--"), None)]
+    named = ", ".join(f"{f} (asked by --why)" if f in through else f for f in given)
+    them = "it" if len(given) == 1 else "them"
+    raise InputError(f"{named} cannot be measured across {processes} processes yet (only the "
+                     f"flat/nested comparison runs in lockstep): leave {them} out"
+                     f"{' (--why too)' if through else ''}, or measure in one process")
 
 
 def lockstep_of(check: Checkpoint | None) -> Lockstep:
