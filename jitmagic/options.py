@@ -322,8 +322,9 @@ def split_options(kwargs: dict[str, Any],
     """
     names = _fields()
     for k in kwargs.keys() & FRONT_END_ONLY.keys():
-        raise InputError(f"`{k}=` is an option of the magic and the command, not of "
-                         f"jitmagic's Python functions: {FRONT_END_ONLY[k]}.")
+        of = "the command" if k in COMMAND_ONLY else "the magic and the command"
+        raise InputError(f"`{k}=` is an option of {of}, not of jitmagic's Python "
+                         f"functions: {FRONT_END_ONLY[k]}.")
     chosen = {k: v for k, v in kwargs.items() if k in names}
     rest = {k: v for k, v in kwargs.items() if k not in names}
     return dataclasses.replace(options or Options(), **chosen), rest
@@ -399,6 +400,8 @@ def _keywords(names: list[str]) -> str:
 
 #: Options of the magic and the command that the Python functions do not take, with what
 #: to write instead (a keyword named so would otherwise go, silently, to the user's function).
+#: Those of :data:`FRONT_END_ONLY` that only the command has.
+COMMAND_ONLY = ("json", "processes")
 FRONT_END_ONLY = {
     "save": "call `jitmagic.save(result, path)` on the result it returns",
     "json": "call `jitmagic.save(result, path)` on the result it returns",
@@ -406,6 +409,8 @@ FRONT_END_ONLY = {
     "no_plot": "nothing is drawn: `print(result)` shows the tables, a notebook cell ending "
                "in `result` the chart",
     "html": "call `jitmagic.save(result, \"report.html\")` on the result it returns",
+    "processes": "measuring in several processes at once is the command line's: "
+                 "`python -m jitmagic --processes 2 FILE.py` (each process runs the file)",
 }
 
 

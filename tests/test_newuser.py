@@ -68,6 +68,13 @@ def test_front_end_options_are_refused_by_compare(keyword, instead):
                          **{keyword: "r.json"})
 
 
+def test_processes_is_refused_by_compare_naming_the_command_that_takes_it():
+    with pytest.raises(jitmagic.InputError, match=r"`processes=` is an option of the command, "
+                       r"not of jitmagic's Python functions(.|\n)*python -m jitmagic "
+                       r"--processes 2 FILE.py"):
+        jitmagic.compare(_model_with_param, jnp.ones(4), effort=True, processes=2)
+
+
 def test_misspelt_option_keyword_gets_a_did_you_mean():
     with pytest.raises(jitmagic.UserCodeError, match="unexpected keyword argument 'repaet'"
                        r"(.|\n)*did you mean `repeat=`\?"):
