@@ -200,3 +200,21 @@ def test_a_nesting_that_changed_the_program_is_never_called_the_same_program():
     same = comparison(variant("flat", every=0.1, **flat),
                       variant("nested", every=0.1, **{**nested, **flat}))
     assert verdict(same).endswith("so both variants are the same program.")
+
+
+def test_auto_that_ended_between_the_quiet_and_busy_most_says_the_machine_grew_quiet():
+    # 11 runs: past the quiet 9 (the machine was busy a while), short of the busy 18
+    flat, nested = [4.0, 1.9, 4.3, 3.1] * 3, [2.1, 2.2, 3.9, 3.5] * 3
+    c = dataclasses.replace(report(flat[:11], nested[:11]), repeats_ended=MOST_ROUNDS)
+    said = c.verdict.headline
+    assert "after 11 runs" in said and "18 runs is the most" not in said
+    assert said.endswith("-r auto takes up to 18 runs only while the machine is busy, and it "
+                         "was quiet again after 11")
+
+
+def test_a_wait_share_just_under_the_busy_threshold_is_not_rounded_onto_it():
+    from jitmagic.model.stats.witness import waited
+
+    assert waited(0.096) == "waited for a CPU 9.6% of the time they were ready to run"
+    assert waited(0.104) == "waited for a CPU 10.4% of the time they were ready to run"
+    assert waited(0.61) == "waited for a CPU 61% of the time they were ready to run"

@@ -124,6 +124,9 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
         return "the time budget ran out"
     if ended == MOST_ROUNDS:
         # past MAX_PAIRS only on a busy machine, which the headline says once, after this
+        if MAX_PAIRS < d.runs < MAX_PAIRS_BUSY:  # busy for a while, then quiet again
+            return (f"-r auto takes up to {MAX_PAIRS_BUSY} runs only while the machine is "
+                    f"busy, and it was quiet again after {d.runs}")
         return f"{MAX_PAIRS_BUSY if d.runs > MAX_PAIRS else MAX_PAIRS} runs is the most " \
                "-r auto takes"
     if d.runs < MAX_PAIRS:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 #: The clocks a verdict can be decided on.
 WALL, CPU = "wall", "CPU"
-#: ColdSample runs whose threads waited for a CPU this share of the time they were ready to run
+#: Cold runs whose threads waited for a CPU this share of the time they were ready to run
 #: or more, together, ran on a busy machine (docs/significance.md has the measurements).
 BUSY_SHARE = 0.1
 FIRST_CALL, WAIT = "first_call_s", "wait_s"
@@ -89,8 +89,11 @@ def has_cpu(samples: Mapping[str, Sequence[float]], key: str) -> bool:
 
 def waited(share: float) -> str:
     """``waited for a CPU 61% of the time they were ready to run``: the one way the
-    wait is said, in a report's busy line, its footer and a diff's."""
-    return f"waited for a CPU {share:.0%} of the time they were ready to run"
+    wait is said, in a report's busy line, its footer and a diff's. A share that would
+    round onto the busy threshold from either side (9.6% is not busy; "10%" reads as
+    busy) keeps one decimal, so the words agree with the clock chosen."""
+    shown = f"{share:.1%}" if f"{share:.0%}" == f"{BUSY_SHARE:.0%}" else f"{share:.0%}"
+    return f"waited for a CPU {shown} of the time they were ready to run"
 
 
 def on(samples: Mapping[str, Sequence[float]], key: str, clock: str) -> list[float]:
