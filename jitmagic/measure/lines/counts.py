@@ -211,3 +211,10 @@ def _context(jid: int, callers: dict[int, list[tuple[frozenset[Key], int]]],
         memo[jid] = frozenset().union(*(here | _context(parent, callers, memo)
                                         for here, parent in callers[jid]))
     return memo[jid]
+
+
+def owned_jaxprs(jaxpr: Any, user: UserCode) -> tuple[list[Any], dict[int, Key | None]]:
+    """Every distinct jaxpr under ``jaxpr`` (itself first), once each, and the user line
+    that owns each (that of the equation holding it, or its holder's owner)."""
+    order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
+    return order, owner

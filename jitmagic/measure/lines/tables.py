@@ -79,6 +79,7 @@ from .hook import Hook
 from .hook import Tally
 from .hook import make_hook
 from .hook import why_no_hook
+from .jax_loops import loop_calls
 from .loops import loops_of
 from .mlir_locations import count_hlo_ops
 
@@ -236,7 +237,8 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
     every = counts.every_constant
     return LineTable(variant, build_rows(user, counts, hlo, tally), spans,
                      getattr(entry, "__qualname__", variant), notes, loops,
-                     constants=(len(every), sum(every.values())))
+                     constants=(len(every), sum(every.values())),
+                     loop_calls=loop_calls(jaxpr, user))
 
 
 def user_code(entry: Callable) -> UserCode:
