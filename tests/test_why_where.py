@@ -142,6 +142,14 @@ def test_no_measurable_difference_follows_its_subject_on_either_clock():
         "the first call shows no measurable difference in CPU time (0.95×–1.04×)")
     assert said_of("the first call", same, "wall") == (
         "the first call shows no measurable difference (0.95×–1.04×)")
+    # a part decided on wall time, in a section of CPU time: its clock named
+    faster = Difference(FASTER, 2.0, True, 5, 1.5, 2.6)
+    assert said_of("the first call", faster, "wall", CPU) == (
+        "the first call is 2.00× faster in wall time (1.50×–2.60×)")
+    assert said_of("the first call", faster, CPU, CPU) == (
+        "the first call takes 2.00× less CPU time (1.50×–2.60×)")
+    assert said_of("the first call", faster, "wall", "wall") == (
+        "the first call is 2.00× faster (1.50×–2.60×)")
     flat = {"trace_s": [0.01] * 5, "lower_s": [0.01] * 5, "compile_s": [0.1] * 5,
             "first_call_s": [0.200, 0.201, 0.202, 0.199, 0.200], "execute_s": [1e-4] * 5}
     nested = dict(flat, first_call_s=[0.201, 0.200, 0.199, 0.202, 0.200])

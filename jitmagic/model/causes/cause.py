@@ -53,11 +53,12 @@ class Cause:
                 "said": self.said, "fix": self.fix, "option": self.option or None}
 
 
-def said_of(what: str, d: Difference, clock: str) -> str:
+def said_of(what: str, d: Difference, clock: str, section: str | None = None) -> str:
     """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``,
     ``... shows no measurable difference``: the rule's verdict on ``what``
-    (:func:`~jitmagic.model.stats.verdicts.stated`), led by "inconclusive" where it is."""
-    said = stated(what, d, clock)
+    (:func:`~jitmagic.model.stats.verdicts.stated`), led by "inconclusive" where it is;
+    in a section whose figures are CPU time (``section``), a wall-time verdict says so."""
+    said = stated(what, d, clock, wall_named=section == CPU)
     return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
 
 

@@ -166,7 +166,7 @@ def constants(c: Compared) -> Iterator[Cause]:
                     "why)")
         return
     said = (f"{subject(variant.constants)}; passed as arguments, "
-            f"{said_of('the first call', variant.difference, variant.clock)}")
+            f"{said_of('the first call', variant.difference, variant.clock, clock_of(c))}")
     forms = variant.samples
     yield judged(c, name, variant.difference, variant.clock, (forms[CAPTURED], forms[PASSED]),
                   said,
@@ -191,7 +191,7 @@ def second_start(c: Compared) -> Iterator[Cause]:
     before, after = on(c.flat.samples, FIRST_CALL, clock), on(warm, FIRST_CALL, clock)
     d = difference(before, after)
     named = of_clock(c, clock) or " of CPU time" * (clock == CPU)  # the figures' clock
-    said = f"with a warm persistent cache, {said_of('the first call', d, clock)}"
+    said = f"with a warm persistent cache, {said_of('the first call', d, clock, clock_of(c))}"
     rest = (f" ({fmt_s(median(after))} warm against {fmt_s(median(before))}{named} with no "
             f"cache); the first start, which also writes the cache, took "
             f"{fmt_s(median(on(cold, FIRST_CALL, clock)))}{named}")
