@@ -99,6 +99,20 @@ def test_a_saving_all_in_the_trace_is_tracing_alone():
     assert "no one stage" not in cause.said
 
 
+def test_a_stage_nesting_slowed_is_said_as_a_cost_beside_the_faster_one():
+    flat = {"trace_s": [0.160, 0.161, 0.160, 0.162, 0.161], "lower_s": [0.02] * 5,
+            "compile_s": [0.100, 0.101, 0.100, 0.102, 0.101],
+            "first_call_s": [0.300, 0.301, 0.302, 0.299, 0.301], "execute_s": [1e-4] * 5}
+    nested = {"trace_s": [0.011, 0.010, 0.011, 0.012, 0.011], "lower_s": [0.02] * 5,
+              "compile_s": [0.141, 0.140, 0.142, 0.141, 0.141],
+              "first_call_s": [0.191, 0.190, 0.192, 0.191, 0.191], "execute_s": [1e-4] * 5}
+    cause = _nesting(comparison(flat, nested))
+    assert cause.name == f"{NAME} (saved in Python tracing)"
+    assert "Python tracing 150 ms less (" in cause.said
+    assert "XLA compile 40 ms more (1.40× slower, " in cause.said
+    assert "no one stage" not in cause.said
+
+
 def stack(x, w):
     """A helper reused in a loss under jax.grad, as a layer stack is trained."""
     return jnp.tanh(x @ w) * 0.5 + jnp.sin(x) * 0.1
