@@ -10,6 +10,7 @@ difference" after its subject, a second start's figures each with its start.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -23,8 +24,11 @@ from jitmagic.model.causes.cause import SAVING
 from jitmagic.model.causes.cause import said_of
 from jitmagic.model.causes.nesting import NAME
 from jitmagic.model.causes.nesting import stage_parts
+from jitmagic.model.lines import LineRow
 from jitmagic.model.lines import Lines
+from jitmagic.model.lines import LineTable
 from jitmagic.model.lines import LoopCall
+from jitmagic.model.lines import LoopSpan
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import SAME
 from jitmagic.model.stats.rule import Difference
@@ -261,6 +265,22 @@ def test_a_python_loop_is_said_with_its_share_and_that_the_rewrite_is_not_measur
     assert "what rewriting it saves is not measured" in loop.said
     assert "what the rewrite saves is not measured" in {x.name: x for x in c.why}[
         "Python tracing"].fix
+
+
+def test_a_loop_not_measured_is_named_under_the_measured_savings_it_may_outgrow():
+    """A 64-step Python loop rewritten as a scan by hand made the first call 3.6× faster,
+    nesting 1.5×: the measured saving is ranked, the loop is said not ranked beside it."""
+    rows = (LineRow("model.py", 4, "        x = layer(x)", None, 2, 380, 500),
+            LineRow("model.py", 8, "    return jnp.sin(x)", None, 380, 380, 500))
+    table = LineTable("flat", rows, loops=(LoopSpan("model.py", 3, 4),))
+    lines = Lines("model", {"flat": table, "nested": dataclasses.replace(table, variant="nested")})
+    c = dataclasses.replace(_measured([0.078, 0.075, 0.080, 0.077, 0.079],
+                                      [0.077, 0.080, 0.076, 0.078, 0.079]), lines=lines)
+    shown = str(c)
+    assert (f"1. {NAME} (saved in no one stage), 159 ms: " in shown
+            and "\nnot ranked among them, as not measured, and possibly bigger: rewriting the "
+            "Python loop at line 4 (below)\n" in shown)
+    assert "\n  the Python loop at line 4: it builds 99% of the program's 382 jaxpr " in shown
 
 
 def test_loop_calls_round_trip_and_an_older_table_has_none():

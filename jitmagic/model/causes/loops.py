@@ -27,6 +27,15 @@ NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite
              "loops)")
 
 
+#: How each loop's cause is named: what :func:`is_rewrite` knows them by.
+PYTHON_LOOP, JAX_LOOP = "the Python loop at line ", "the `jax.lax."
+
+
+def is_rewrite(x: Cause) -> bool:
+    """Whether ``x`` is a loop's rewrite that was not measured (one of :func:`loops`')."""
+    return x.kind == NOT_MEASURED and x.name.startswith((PYTHON_LOOP, JAX_LOOP))
+
+
 def flat_table(c: Compared) -> LineTable | None:
     """The flat variant's per-line table, where ``--lines`` made one."""
     return c.lines.tables.get("flat") if c.lines is not None else None
@@ -40,13 +49,13 @@ def loops(c: Compared) -> Iterator[Cause]:
         return
     for x in table.unrolled():
         steps = f", {x.length:,} steps" if x.length is not None else ""
-        yield Cause(f"the `jax.lax.{x.primitive}` at line {x.line} (unroll={x.unroll}{steps})",
+        yield Cause(f"{JAX_LOOP}{x.primitive}` at line {x.line} (unroll={x.unroll}{steps})",
                     NOT_MEASURED, said=f"{unroll_copies(x, table.total_eqns)}; {NOT_TIMED}",
                     fix=UNROLL_FIX)
     found = table.python_loop()
     if found is not None:
         row, share = found
-        yield Cause(f"the Python loop at line {row.line}", NOT_MEASURED,
+        yield Cause(f"{PYTHON_LOOP}{row.line}", NOT_MEASURED,
                     said=f"it builds {share:.0%} of the program's {table.total_eqns:,} jaxpr "
                     f"equations, unrolled; as `jax.lax.scan` or `jax.lax.fori_loop` its body "
                     f"is traced once; {NOT_TIMED}")
