@@ -221,6 +221,44 @@ def test_a_scan_with_unroll_is_named_and_never_told_to_become_a_scan():
     assert f"\n  the `jax.lax.scan` at line {SCAN_LINE} (unroll=8, 16 steps): XLA " in str(c)
 
 
+def block(x, xs):
+    """A layer whose work is a scan, as a model file holds it."""
+    return lax.scan(step, x, xs, unroll=8)[0]
+
+
+def layered(x, xs):
+    for _ in range(2):
+        x = block(x, xs)  # a short Python loop elsewhere: the scan's body is traced once
+    return x.sum()
+
+
+def test_a_short_python_loop_around_a_scan_elsewhere_is_not_the_loop_to_rewrite():
+    found = jitmagic.lines(layered, jnp.ones(16), jnp.ones((16, 16)))
+    assert found.flat.python_loop() is None
+    assert not any("Python loop" in h for h in found.hints())
+    assert any("with unroll=8, 16 steps: XLA compiles 8 copies" in h for h in found.hints())
+
+
+def deep_step(c, x):
+    for _ in range(16):
+        c = block_layer(c) + x  # a Python loop inside the scan's step: it unrolls there
+    return c, None
+
+
+def block_layer(c):
+    return jnp.tanh(c @ W) * 0.5
+
+
+def deep(x, xs):
+    return lax.scan(deep_step, x, xs)[0].sum()
+
+
+def test_a_python_loop_inside_a_scans_step_is_still_the_loop_to_rewrite():
+    found = jitmagic.lines(deep, jnp.ones(16), jnp.ones((4, 16)))
+    row, share = found.flat.python_loop()
+    assert row.line == deep_step.__code__.co_firstlineno + 2 and share > 0.5
+
+
 def counted(x):
     """A fori_loop unrolled 4 steps at a time, in a model's method-like helper."""
     return lax.fori_loop(0, 12, lambda i, c: jnp.tanh(c @ W) + i, x, unroll=4).sum()

@@ -62,10 +62,20 @@ class LineRow:
     consts: int | None = None
     const_bytes: int | None = None
     const_bytes_own: int | None = None
+    #: Of ``eqns_inclusive``, those inside a JAX loop's body (a scan's, a while loop's):
+    #: in the program once however often a Python loop around the line runs. None: not
+    #: counted (a report of jitmagic 0.5 or older).
+    eqns_in_loops: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
         return self.file, self.line
+
+    @property
+    def unrolled_eqns(self) -> int:
+        """The inclusive equations a Python loop around this line multiplies: those
+        outside any JAX loop's body."""
+        return self.eqns_inclusive - (self.eqns_in_loops or 0)
 
     @property
     def costs(self) -> bool:
@@ -78,7 +88,8 @@ class LineRow:
                 "hlo_ops": self.hlo_ops,
                 "trace_s": None if self.trace_s is None else json_number(self.trace_s),
                 "consts": self.consts, "const_bytes": self.const_bytes,
-                "const_bytes_own": self.const_bytes_own}
+                "const_bytes_own": self.const_bytes_own} | (
+                    {} if self.eqns_in_loops is None else {"eqns_in_loops": self.eqns_in_loops})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LineRow:
@@ -90,7 +101,8 @@ class LineRow:
                    None if trace_s is None else float(trace_s),
                    None if consts is None else int(consts),
                    None if const_bytes is None else int(const_bytes),
-                   None if own is None else int(own))
+                   None if own is None else int(own),
+                   None if d.get("eqns_in_loops") is None else int(d["eqns_in_loops"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +318,9 @@ class LineTable:
                 return any(loop.holds(r) for loop in self.loops) and r.key not in calls
         # The line that itself builds the program (its own equations) is the loop to
         # rewrite; a loop whose body only calls a helper is found by its inclusive count.
-        for built in (lambda r: r.eqns_own, lambda r: r.eqns_inclusive):
+        # (a JAX loop's body counts once there: a short Python loop around a scan that
+        # builds the program is not the loop to rewrite)
+        for built in (lambda r: r.eqns_own, lambda r: r.unrolled_eqns):
             loops = [r for r in self.rows if built(r) >= LOOP_SHARE * total and looped(r)]
             if loops:
                 r = max(loops, key=lambda r: (built(r), r.hits or 0))

@@ -297,7 +297,8 @@ def build_rows(user: UserCode, counts: LineCounts, hlo: Counter,
                     None if ticks is None else ticks.seconds[(file, line)],
                     len(constants.get((file, line), ())),
                     sum(constants.get((file, line), {}).values()),
-                    sum(counts.own_constants.get((file, line), {}).values()))
+                    sum(counts.own_constants.get((file, line), {}).values()),
+                    counts.in_loops[(file, line)])
             for file, line in sorted(keys, key=lambda k: (files.get(k[0], len(files)), k))]
     return tuple(rows)
 
