@@ -254,7 +254,7 @@ def test_rows_round_trip_and_render_escaped(ripples):
     assert d["schema"] == "jitmagic.lines/1"
     assert set(d["flat"][0]) == {"file", "line", "text", "hits", "eqns_own",
                                  "eqns_inclusive", "hlo_ops", "trace_s", "consts",
-                                 "const_bytes", "const_bytes_own"}
+                                 "const_bytes", "const_bytes_own", "eqns_in_loops"}
     again = Lines.from_dict(d)
     assert again.flat.rows == ripples.flat.rows and again.hints() == ripples.hints()
     bundle = ripples._repr_mimebundle_()
@@ -546,7 +546,7 @@ def test_constants_are_found_as_literals_too():
 def test_a_table_saved_before_constants_were_counted_shows_none():
     d = jitmagic.lines(scaled, jnp.ones(1024)).to_dict()
     for row in d["flat"] + d["nested"]:
-        del row["consts"], row["const_bytes"], row["const_bytes_own"]
+        del row["consts"], row["const_bytes"], row["const_bytes_own"], row["eqns_in_loops"]
     del d["constants"]
     old = Lines.from_dict(d)
     assert {(r.consts, r.const_bytes) for r in old.flat.rows} == {(None, None)}

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jitmagic
+from jitmagic.model.causes.nesting import NAME
 from jitmagic.model.causes.second_start import samples
 from jitmagic.model.causes.why import KINDS
 from jitmagic.model.causes.why import NAMED_PASS
@@ -70,12 +71,13 @@ def test_savings_then_stages_come_biggest_first_each_from_its_own_samples():
         assert by_name[name].seconds == median(on(c.flat.samples, phase, clock))
     # nesting's saving is counted only where the one rule calls nested faster, in
     # seconds of the clock that decided it
-    nesting = by_name["helpers traced on every call"]
+    nesting = next(x for x in found if x.name.startswith(NAME))
     first, clock = c.difference("first_call_s"), c.clock_of("first_call_s")
     if first.kind == FASTER:
         flat, nested = (median(on(c.variants[v].samples, "first_call_s", clock))
                         for v in VARIANTS)
         assert nesting.kind == SAVING and nesting.seconds == flat - nested
+        assert nesting.name.startswith(f"{NAME} (saved in ")
         assert "`jax.jit` on `mix`" in nesting.fix
     else:
         assert math.isnan(nesting.seconds) and nesting.said.startswith("nesting `mix`")
@@ -108,7 +110,7 @@ def test_with_lines_the_tracing_cause_names_the_loop_that_builds_the_program():
 
 def test_a_function_without_helpers_has_nothing_to_nest_and_says_so():
     c = jitmagic.compare(unrolled, X, repeat=2, number=1, progress=False)
-    nesting = _by_name(c)["helpers traced on every call"]
+    nesting = _by_name(c)[NAME]
     assert nesting.kind == NOTHING and math.isnan(nesting.seconds)
     assert nesting.said == "no helper of yours is called, so nothing was nested"
 
@@ -185,8 +187,8 @@ def test_a_second_start_is_judged_against_the_first_call_with_no_cache():
     clock = clock_for([c.flat.samples, samples(row.warm)], "first_call_s")
     before = median(on(c.flat.samples, "first_call_s", clock))
     warm = median(on(samples(row.warm), "first_call_s", clock))
-    assert f"{fmt_s(warm)} against {fmt_s(before)}" in second.said
-    assert "with no cache; the first start, which also writes the cache, took" in second.said
+    assert f"{fmt_s(warm)} warm against {fmt_s(before)}" in second.said
+    assert "with no cache); the first start, which also writes the cache, took" in second.said
     if second.kind == SAVING:
         assert second.seconds == before - warm
     # no cache folder of the user's: the fix says which setting gives one

@@ -33,6 +33,10 @@ SOURCE_UNAVAILABLE = "(source not available)"
 #: tracing, and built at least ``LOOP_SHARE`` of the program, is an unrolled loop.
 LOOP_HITS_PER_CALL = 8
 LOOP_SHARE = 0.5
+#: What to write instead of a scan's ``unroll`` above 1.
+UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then run one "
+              "after another (what that saves on the first call, and costs per call, is "
+              "not measured)")
 #: A helper traced at least twice whose lines own this share of the program.
 HELPER_SHARE = 0.25
 #: A line whose own equations read at least this many bytes of array constants.
@@ -58,10 +62,20 @@ class LineRow:
     consts: int | None = None
     const_bytes: int | None = None
     const_bytes_own: int | None = None
+    #: Of ``eqns_inclusive``, those inside a JAX loop's body (a scan's, a while loop's):
+    #: in the program once however often a Python loop around the line runs. None: not
+    #: counted (a report of jitmagic 0.5 or older).
+    eqns_in_loops: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
         return self.file, self.line
+
+    @property
+    def unrolled_eqns(self) -> int:
+        """The inclusive equations a Python loop around this line multiplies: those
+        outside any JAX loop's body."""
+        return self.eqns_inclusive - (self.eqns_in_loops or 0)
 
     @property
     def costs(self) -> bool:
@@ -74,7 +88,8 @@ class LineRow:
                 "hlo_ops": self.hlo_ops,
                 "trace_s": None if self.trace_s is None else json_number(self.trace_s),
                 "consts": self.consts, "const_bytes": self.const_bytes,
-                "const_bytes_own": self.const_bytes_own}
+                "const_bytes_own": self.const_bytes_own} | (
+                    {} if self.eqns_in_loops is None else {"eqns_in_loops": self.eqns_in_loops})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LineRow:
@@ -86,7 +101,8 @@ class LineRow:
                    None if trace_s is None else float(trace_s),
                    None if consts is None else int(consts),
                    None if const_bytes is None else int(const_bytes),
-                   None if own is None else int(own))
+                   None if own is None else int(own),
+                   None if d.get("eqns_in_loops") is None else int(d["eqns_in_loops"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +152,59 @@ class LoopSpan:
         return row.file == self.file and self.first_line <= row.line <= self.last_line
 
 
+@dataclass(frozen=True, slots=True)
+class LoopCall:
+    """A JAX loop in the traced program: the user line whose equation it is, its
+    primitive (``scan``: ``jax.lax.scan``, and ``jax.lax.fori_loop`` with static bounds,
+    which JAX writes as a scan; ``while``), its ``length`` (None for a while loop) and
+    ``unroll`` (the scan equation's own parameter: how many copies of the body one step
+    of the compiled loop holds; 1 for a while loop), and the equations of its body (each
+    distinct sub-jaxpr once, as the table counts them)."""
+
+    file: str
+    line: int
+    primitive: str
+    length: int | None
+    unroll: int
+    body_eqns: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.file, self.line
+
+    @property
+    def copies(self) -> int:
+        """The copies of the body in each step of the compiled loop (``unroll``, at most
+        the loop's length)."""
+        return min(self.unroll, self.length) if self.length else self.unroll
+
+    def to_list(self) -> list[Any]:
+        return [self.file, self.line, self.primitive, self.length, self.unroll,
+                self.body_eqns]
+
+    @classmethod
+    def from_list(cls, x: Any) -> LoopCall:
+        file, line, primitive, length, unroll, body = x
+        return cls(str(file), int(line), str(primitive),
+                   None if length is None else int(length), int(unroll), int(body))
+
+
+def unroll_said(x: LoopCall, total: int) -> str:
+    """``line 12 calls `jax.lax.scan` with unroll=8, 64 steps: XLA compiles 8 copies of
+    its body, 7 of the program's 12 jaxpr equations (58%)``."""
+    steps = f", {x.length:,} steps" if x.length is not None else ""
+    return (f"line {x.line} calls `jax.lax.{x.primitive}` with unroll={x.unroll}{steps}: "
+            f"{unroll_copies(x, total)}")
+
+
+def unroll_copies(x: LoopCall, total: int) -> str:
+    """``XLA compiles 8 copies of its body, 7 of the program's 12 jaxpr equations (58%)``:
+    what a scan's ``unroll`` hands XLA (the jaxpr holds the body once)."""
+    share = f" ({x.body_eqns / total:.0%})" if total else ""
+    return (f"XLA compiles {x.copies} copies of its body, {x.body_eqns:,} of the program's "
+            f"{total:,} jaxpr equations{share}")
+
+
 @dataclass(frozen=True)
 class LineTable:
     """One variant's rows, in file then line order, and the functions they belong to.
@@ -156,6 +225,11 @@ class LineTable:
     #: (count, bytes) of every array constant the program reads, each once; None: not
     #: counted (a report of jitmagic 0.3).
     constants: tuple[int, int] | None = None
+    #: The JAX loops (scans, fori_loops, while loops) the program holds, by the user line
+    #: that calls each: a line that calls one is no Python loop to rewrite as one, and a
+    #: scan's ``unroll`` copies its body into what XLA compiles. Empty: none, or not
+    #: counted (a report of jitmagic 0.5 or older).
+    loop_calls: tuple[LoopCall, ...] = ()
 
     def label(self, file: str) -> str:
         """``file`` as the reader knows it."""
@@ -198,36 +272,60 @@ class LineTable:
     def hints(self) -> list[str]:
         """Advice that follows from the numbers: unrolled loops, helpers traced per call,
         big constants captured from Python."""
-        return [h for h in (self.loop_hint(), *self._helper_hints(),
+        return [h for h in (*self.unroll_hints(), self.loop_hint(), *self._helper_hints(),
                             *self._constant_hints()) if h]
+
+    def unrolled(self) -> list[LoopCall]:
+        """The scans and fori_loops written with ``unroll`` above 1, the biggest body
+        first."""
+        return sorted((x for x in self.loop_calls if x.copies > 1),
+                      key=lambda x: (-x.body_eqns * x.copies, x.line))
+
+    def unroll_hints(self) -> list[str]:
+        """What each unrolled scan puts into the program, and what to write instead (what
+        ``unroll=1`` would save is not measured)."""
+        return [f"{unroll_said(x, self.total_eqns)}; {UNROLL_FIX}" for x in self.unrolled()]
 
     def loop_hint(self) -> str | None:
         """The Python loop that builds most of the program, and what to write instead."""
-        total = self.total_eqns
-        if not total:
+        found = self.python_loop()
+        if found is None:
             return None
-        if self.has_hits:
-            def looped(r: LineRow) -> bool:
-                return (r.hits or 0) >= LOOP_HITS_PER_CALL * self.calls_of(r)
-        else:  # no hits: a line inside a Python loop of the source
-            def looped(r: LineRow) -> bool:
-                return any(loop.holds(r) for loop in self.loops)
-        # The line that itself builds the program (its own equations) is the loop to
-        # rewrite; a loop whose body only calls a helper is found by its inclusive count.
-        for built in (lambda r: r.eqns_own, lambda r: r.eqns_inclusive):
-            loops = [r for r in self.rows if built(r) >= LOOP_SHARE * total and looped(r)]
-            if loops:
-                break
-        else:
-            return None
-        r = max(loops, key=lambda r: (built(r), r.hits or 0))
-        share = min(1.0, built(r) / total)
-        fix = ("`jax.lax.scan` or `jax.lax.fori_loop` traces the body once")
+        r, share = found
+        fix = ("`jax.lax.scan` or `jax.lax.fori_loop` traces the body once (what the "
+               "rewrite saves is not measured)")
         if r.hits is None:
             return (f"line {r.line} built {share:.0%} of the program and runs inside a Python "
                     f"loop: a Python loop unrolls into the program; {fix}")
         return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
                 f"of the program: a Python loop unrolls into the program; {fix}")
+
+    def python_loop(self) -> tuple[LineRow, float] | None:
+        """The line of a Python loop that builds most of the program (at least
+        :data:`LOOP_SHARE` of its equations), and that share; None where none does. A
+        line that calls a JAX loop is none: it already is one, its body in the program
+        once."""
+        total = self.total_eqns
+        if not total:
+            return None
+        calls = {x.key for x in self.loop_calls}
+        if self.has_hits:
+            def looped(r: LineRow) -> bool:
+                return (r.hits or 0) >= LOOP_HITS_PER_CALL * self.calls_of(r) \
+                    and r.key not in calls
+        else:  # no hits: a line inside a Python loop of the source
+            def looped(r: LineRow) -> bool:
+                return any(loop.holds(r) for loop in self.loops) and r.key not in calls
+        # The line that itself builds the program (its own equations) is the loop to
+        # rewrite; a loop whose body only calls a helper is found by its inclusive count.
+        # (a JAX loop's body counts once there: a short Python loop around a scan that
+        # builds the program is not the loop to rewrite)
+        for built in (lambda r: r.eqns_own, lambda r: r.unrolled_eqns):
+            loops = [r for r in self.rows if built(r) >= LOOP_SHARE * total and looped(r)]
+            if loops:
+                r = max(loops, key=lambda r: (built(r), r.hits or 0))
+                return r, min(1.0, built(r) / total)
+        return None
 
     def _helper_hints(self) -> list[str]:
         total = self.total_eqns
@@ -304,6 +402,8 @@ class Lines(Shown):
         d["notes"] = {name: list(t.notes) for name, t in self.tables.items() if t.notes}
         d["loops"] = {name: [[x.file, x.first_line, x.last_line] for x in t.loops]
                       for name, t in self.tables.items() if t.loops}
+        d["loop_calls"] = {name: [x.to_list() for x in t.loop_calls]
+                           for name, t in self.tables.items() if t.loop_calls}
         d["constants"] = {name: list(t.constants) for name, t in self.tables.items()
                           if t.constants is not None}
         d |= {"labels": dict(self.labels)} if self.labels else {}
@@ -320,14 +420,16 @@ class Lines(Shown):
             raise ValueError(f"schema {d['schema']!r} is not {SCHEMA!r}")
         entry = str(d.get("entry", ""))
         spans, notes, loops = d.get("functions", {}), d.get("notes", {}), d.get("loops", {})
-        constants = d.get("constants", {})
+        constants, calls = d.get("constants", {}), d.get("loop_calls", {})
         tables: dict[str, LineTable] = {
             name: LineTable(name, tuple(LineRow.from_dict(r) for r in d[name]),
                             tuple(FunctionSpan.from_dict(f) for f in spans.get(name, ())),
                             entry, tuple(str(n) for n in notes.get(name, ())),
                             tuple(LoopSpan(str(f), int(a), int(b))
                                   for f, a, b in loops.get(name, ())),
-                            constants=_pair(constants.get(name)))
+                            constants=_pair(constants.get(name)),
+                            loop_calls=tuple(LoopCall.from_list(x)
+                                             for x in calls.get(name, ())))
             for name in ("flat", "nested") if name in d
         }
         labels = {str(k): str(v) for k, v in dict(d.get("labels", {})).items()}

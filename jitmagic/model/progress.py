@@ -37,7 +37,10 @@ class Progress:
     #: The parts still to run after this one (orderings, advice, lines): the estimate
     #: ``left_s`` is of this part only, and the line says what follows it.
     later: tuple[str, ...] = ()
-    #: ``left_s`` is an upper bound (-r auto past its fewest rounds: it may stop sooner).
+    #: ``left_s`` is of the most rounds -r auto may still take (past its fewest rounds: it
+    #: may stop sooner). An estimate from the pace so far, never a bound: a round to come
+    #: may take longer than those before it, so it is said "~", not "at most" (an "at
+    #: most 65 s left" rose to 67 s on the constants part).
     at_most_left: bool = False
 
     def line(self) -> str:
@@ -50,8 +53,8 @@ class Progress:
             where = f"{where} {self.row}".strip()
             most = "≤" if self.at_most else ""
             where += f" {self.round}/{most}{self.rounds}" if self.rounds else ""
-        bound = "at most " if self.at_most_left else "~"
-        left = f", {bound}{self.left_s:.0f} s left" if self.left_s is not None else ""
+        sooner = ", less if it decides sooner" if self.at_most_left else ""
+        left = f", ~{self.left_s:.0f} s left{sooner}" if self.left_s is not None else ""
         if self.later and not self.done:
             left += f"{' of the ' + self.what if self.left_s is not None else ''}, then " \
                     f"{', '.join(self.later)}"

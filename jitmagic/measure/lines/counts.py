@@ -120,6 +120,9 @@ class LineCounts(NamedTuple):
     every_constant: dict[int, int]
     #: the constants each line's own equations read (not its callees')
     own_constants: dict[Key, dict[int, int]]
+    #: of ``inclusive``, the equations inside a JAX loop's body (a scan's, a while
+    #: loop's): in the program once however often a Python loop around it runs
+    in_loops: Counter
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
@@ -146,6 +149,8 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
     constants: dict[Key, dict[int, int]] = {}
     every: dict[int, int] = {}
     owned: dict[Key, dict[int, int]] = {}
+    looped = _loop_bodies(order, user, context)
+    in_loops: Counter = Counter()
     for j in order:
         for eqn in j.eqns:
             stack = user.stack(eqn.source_info.traceback)
@@ -157,13 +162,40 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
             lines: set[Key] = set(stack) | context[id(j)] | outer
             lines |= {line} if line is not None else set()
             inclusive.update(lines)
+            if id(j) in looped:
+                in_loops.update(lines & looped[id(j)])
             read = constants_read(eqn, values)
             every.update(read)
             for key in lines if read else ():
                 constants.setdefault(key, {}).update(read)
             if read and line is not None:
                 owned.setdefault(line, {}).update(read)
-    return LineCounts(own, inclusive, constants, every, owned)
+    return LineCounts(own, inclusive, constants, every, owned, in_loops)
+
+
+#: The loop primitives, whose bodies are in the program once however often they run.
+LOOPS = ("scan", "while")
+
+
+def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[Key]]
+                 ) -> dict[int, frozenset[Key]]:
+    """For each jaxpr of ``order`` (parents first) that lies inside a JAX loop's body (a
+    loop equation's sub-jaxprs and everything under them), the user lines outside that
+    loop: the loop equation's own lines and those that call it. A body's equations are
+    in the program once for them, however often a Python loop among them runs; for the
+    lines inside the body (a Python loop in a scan's step) they are not."""
+    outside: dict[int, frozenset[Key]] = {}
+    for j in order:
+        for eqn in j.eqns:
+            above = outside.get(id(j))
+            if above is None and eqn.primitive.name not in LOOPS:
+                continue
+            lines = frozenset(user.stack(eqn.source_info.traceback)) | context[id(j)]
+            lines = (above or frozenset()) | (lines if eqn.primitive.name in LOOPS else
+                                              frozenset())
+            for sub in sub_jaxprs(eqn):
+                outside[id(sub)] = outside.get(id(sub), frozenset()) | lines
+    return outside
 
 
 def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
@@ -211,3 +243,10 @@ def _context(jid: int, callers: dict[int, list[tuple[frozenset[Key], int]]],
         memo[jid] = frozenset().union(*(here | _context(parent, callers, memo)
                                         for here, parent in callers[jid]))
     return memo[jid]
+
+
+def owned_jaxprs(jaxpr: Any, user: UserCode) -> tuple[list[Any], dict[int, Key | None]]:
+    """Every distinct jaxpr under ``jaxpr`` (itself first), once each, and the user line
+    that owns each (that of the equation holding it, or its holder's owner)."""
+    order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
+    return order, owner

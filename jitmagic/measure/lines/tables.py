@@ -78,6 +78,7 @@ from .hook import Hook
 from .hook import Tally
 from .hook import make_hook
 from .hook import why_no_hook
+from .jax_loops import loop_calls
 from .loops import loops_of
 from .mlir_locations import count_hlo_ops
 
@@ -235,7 +236,8 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
     every = counts.every_constant
     return LineTable(variant, build_rows(user, counts, hlo, tally), spans,
                      getattr(entry, "__qualname__", variant), notes, loops,
-                     constants=(len(every), sum(every.values())))
+                     constants=(len(every), sum(every.values())),
+                     loop_calls=loop_calls(jaxpr, user))
 
 
 def user_code(entry: Callable) -> UserCode:
@@ -294,7 +296,8 @@ def build_rows(user: UserCode, counts: LineCounts, hlo: Counter,
                     None if ticks is None else ticks.seconds[(file, line)],
                     len(constants.get((file, line), ())),
                     sum(constants.get((file, line), {}).values()),
-                    sum(counts.own_constants.get((file, line), {}).values()))
+                    sum(counts.own_constants.get((file, line), {}).values()),
+                    counts.in_loops[(file, line)])
             for file, line in sorted(keys, key=lambda k: (files.get(k[0], len(files)), k))]
     return tuple(rows)
 

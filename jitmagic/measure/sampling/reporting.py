@@ -126,6 +126,6 @@ class Reporter:
             rows = total // max(self.where.rounds, 1)
             total = min(total, rows * FEWEST)
         left = pace * max(0, total - self.part.done)
-        if self.where.at_most and self.where.round > FEWEST:  # undecided: at most this
+        if self.where.at_most and self.where.round > FEWEST:  # undecided: to the most rounds
             left = min(left, max(0.0, self.budget_ends - now) + pace * len(self._rows()))
         return left

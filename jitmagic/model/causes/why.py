@@ -23,62 +23,48 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
-from ..stats.rule import FASTER
-from ..stats.rule import INCONCLUSIVE
-from ..stats.rule import SAME
-from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
 from ..stats.units import fmt_s
-from ..stats.verdicts import interval
-from ..stats.verdicts import times
-from ..stats.verdicts import verb
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import clock_for
 from ..stats.witness import on
+from .cause import KINDS
+from .cause import NOT_MEASURED
+from .cause import NOT_RUN
+from .cause import NOTHING
+from .cause import SAVING
+from .cause import STAGE
+from .cause import UNDECIDED
+from .cause import UNMEASURABLE
+from .cause import Cause
+from .cause import clock_of
+from .cause import judged
+from .cause import of_clock
+from .cause import said_of
+from .cause import stopped_first
+from .cause import why_not
 from .compared import Compared
 from .constant_arguments import BIG_BYTES
 from .constant_arguments import CAPTURED
 from .constant_arguments import PASSED
 from .constant_arguments import subject
+from .loops import compile_fix
+from .loops import loops
+from .nesting import nesting
 from .second_start import NOT_READ
 from .second_start import SecondStart
 from .second_start import cache_fixes
 from .second_start import samples
 
-KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = (
-    "saving", "stage", "inconclusive", "nothing to gain", "not measurable", "not measured")
-
-
-@dataclass(frozen=True)
-class Cause:
-    """One cause of a slow first call, of one of the :data:`KINDS`.
-
-    ``seconds``: a saving's seconds, or a stage's median (NaN for the other kinds);
-    ``said``: what was measured; ``fix``: what to do (empty where nothing follows);
-    ``option``: for one not measured, the option that measures it.
-    """
-
-    name: str
-    kind: str
-    seconds: float = math.nan
-    said: str = ""
-    fix: str = ""
-    option: str = ""
-
-    @property
-    def measured(self) -> bool:
-        return self.kind != NOT_MEASURED
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"cause": self.name, "kind": self.kind, "measured": self.measured,
-                "seconds": None if math.isnan(self.seconds) else self.seconds,
-                "said": self.said, "fix": self.fix, "option": self.option or None}
+#: What the makers of causes in other modules import from here, as before they moved.
+__all__ = ["KINDS", "NOT_MEASURED", "NOT_RUN", "NOTHING", "SAVING", "STAGE", "UNDECIDED",
+           "UNMEASURABLE", "Cause", "causes", "clock_of", "said_of", "stopped_first"]
 
 
 def causes(c: Compared, parts: tuple[Callable[[Compared], Iterator[Cause]], ...] = ()
@@ -92,34 +78,6 @@ def causes(c: Compared, parts: tuple[Callable[[Compared], Iterator[Cause]], ...]
                                               -x.seconds if not math.isnan(x.seconds) else 0)))
 
 
-def said_of(what: str, d: Difference, clock: str) -> str:
-    """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``:
-    the rule's verdict on ``what``, led by "inconclusive" where it is."""
-    said = f"{what} {'is' if d.kind == SAME else verb(clock)} {times(d, clock)}"
-    said = f"{said} {interval(d)}".rstrip()
-    return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
-
-
-def _judged(c: Compared, name: str, d: Difference, clock: str,
-            samples: tuple[dict[str, list[float]], dict[str, list[float]]],
-            said: str, fix: str) -> Cause:
-    """A measured fix as the rule judged it on ``clock``: a saving only where it calls it
-    faster, of the seconds ``samples`` (before, after) differ by on that same clock (said
-    where it is not the section's own)."""
-    if d.kind != FASTER:
-        return Cause(name, UNDECIDED if d.kind == INCONCLUSIVE else NOTHING, said=said)
-    before, after = (median(on(x, FIRST_CALL, clock)) for x in samples)
-    seconds = before - after
-    of = "" if clock == clock_of(c) else " of CPU time" if clock == CPU else " of wall time"
-    return Cause(name, SAVING, seconds, f"{said}, {fmt_s(seconds)}{of} less", fix)
-
-
-def clock_of(c: Compared) -> str:
-    """The one clock the section's seconds are on: the one that decides the comparison's
-    first call (the process's CPU time on a busy machine, else wall time)."""
-    return c.clock_of(FIRST_CALL)
-
-
 def _flat_median(c: Compared, phase: str) -> float:
     """The flat variant's median of ``phase``, on the section's clock."""
     return median(on(c.flat.samples, phase, clock_of(c)))
@@ -128,25 +86,19 @@ def _flat_median(c: Compared, phase: str) -> float:
 def stages(c: Compared) -> Iterator[Cause]:
     """Where the flat first call's time goes: its stages, each with its hint; what
     tells more of them (``--lines``, ``--xla``) where this run did not."""
-    loop = _loop_hint(c)
-    compile_fix = (f"{UNROLLED}; `jax.lax.scan` compiles its body once" if loop else "")
     for phase, name, detail, fix in (
-            ("trace_s", "Python tracing", "", loop),
+            ("trace_s", "Python tracing", "", _loop_hint(c)),
             ("lower_s", "lowering to StableHLO", "", ""),
-            ("compile_s", "XLA compile", _compile_detail(c), compile_fix)):
+            ("compile_s", "XLA compile", _compile_detail(c), compile_fix(c))):
         seconds = _flat_median(c, phase)
         if not math.isnan(seconds):
             yield Cause(name, STAGE, seconds, detail, fix)
     if c.lines is None:
-        yield Cause("which lines build the program", NOT_MEASURED, said=_why_not(c),
+        yield Cause("which lines build the program", NOT_MEASURED, said=why_not(c),
                     option="--lines")
     if c.xla_passes is None:
-        yield Cause("where XLA spends its compile", NOT_MEASURED, said=_why_not(c),
+        yield Cause("where XLA spends its compile", NOT_MEASURED, said=why_not(c),
                     option="--xla")
-
-
-#: Said of XLA's compile where a Python loop builds most of the program.
-UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
 
 
 def _loop_hint(c: Compared) -> str:
@@ -159,8 +111,8 @@ def _loop_hint(c: Compared) -> str:
 def _compile_detail(c: Compared) -> str:
     """What is known of XLA's compile: the same program for both variants; where the
     ``--xla`` profile saw its time go."""
-    said = ["both variants compiled to the same program: nesting does not change XLA's "
-            "work"] if c.same_compiled else []
+    said = ["XLA built the same program from both variants, instruction by instruction"
+            ] if c.same_compiled else []
     profiled = c.xla_passes.of("flat") if c.xla_passes is not None else None
     if profiled is not None:
         said.append(f"of an extra profiled compile, {_xla_parts(profiled)}")
@@ -190,47 +142,12 @@ def _xla_parts(profiled: Any) -> str:
     return said or "no part read"
 
 
-def nesting(c: Compared) -> Iterator[Cause]:
-    """Helpers traced again on every call: what nesting them saved, by the one rule."""
-    name, nested = "helpers traced on every call", c.nested
-    if not nested.helpers and nested.inline:
-        yield Cause(name, UNMEASURABLE, said="no helper could be nested (the notes say why)")
-        return
-    if not nested.helpers:
-        yield Cause(name, NOTHING, said="no helper of yours is called, so nothing was nested")
-        return
-    first, clock = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL)
-    if math.isnan(first.ratio):
-        yield Cause(name, NOT_MEASURED, said=_why_not(c))
-        return
-    names = ", ".join(f"`{h}`" for h in nested.helpers[:3])
-    names += ", ..." if len(nested.helpers) > 3 else ""
-    said = f"nesting {names}: {said_of('the first call', first, clock)}"
-    if first.kind == INCONCLUSIVE:
-        said += _faster_stages(c)
-    cause = _judged(c, name, first, clock, (c.flat.samples, nested.samples), said,
-                    f"`jax.jit` on {names}")
-    if first.significant and first.kind != FASTER:
-        cause = Cause(name, NOTHING, said=said,
-                      fix="keep them inline: their own jit costs more than it saves")
-    yield cause
-
-
-def _faster_stages(c: Compared) -> str:
-    """``; its trace is 1.6× faster (1.3×–2.5×)``: the stages the rule calls faster
-    nested where the first call as a whole is undecided."""
-    judged = ((label, c.difference(phase), c.clock_of(phase)) for phase, label in (
-        ("trace_s", "trace"), ("lower_s", "lowering"), ("compile_s", "XLA compile")))
-    return "".join(f"; {said_of(f'its {label}', d, clock)}" for label, d, clock in judged
-                   if d.kind == FASTER)
-
-
 def constants(c: Compared) -> Iterator[Cause]:
     """Arrays captured from Python, compiled into the program as constants: what passing
     the biggest as arguments saved, where they were big enough to be measured so."""
     name, count, size = "big constants", c.flat.constants, c.flat.constant_bytes
     if count is None or size is None:
-        said = _why_not(c) if c.stopped_anywhere else "not counted (a report older than 0.4)"
+        said = why_not(c) if c.stopped_anywhere else "not counted (a report older than 0.4)"
         yield Cause(name, NOT_MEASURED, said=said)
         return
     if size < BIG_BYTES:
@@ -241,7 +158,7 @@ def constants(c: Compared) -> Iterator[Cause]:
     variant = c.constant_arguments.variants.get("flat") if c.constant_arguments else None
     if variant is None or not variant.measured:
         yield Cause(name, NOT_MEASURED, said=f"{fmt_bytes(size)} of array constants "
-                    f"captured, not measured passed as arguments: {_why_not(c)}")
+                    f"captured, not measured passed as arguments: {why_not(c)}")
         return
     if not variant.constants:
         yield Cause(name, UNMEASURABLE, said=f"{fmt_bytes(size)} of array constants "
@@ -249,29 +166,12 @@ def constants(c: Compared) -> Iterator[Cause]:
                     "why)")
         return
     said = (f"{subject(variant.constants)}; passed as arguments, "
-            f"{said_of('the first call', variant.difference, variant.clock)}")
+            f"{said_of('the first call', variant.difference, variant.clock, clock_of(c))}")
     forms = variant.samples
-    yield _judged(c, name, variant.difference, variant.clock, (forms[CAPTURED], forms[PASSED]),
+    yield judged(c, name, variant.difference, variant.clock, (forms[CAPTURED], forms[PASSED]),
                   said,
                   "pass the array to the function as an argument: XLA then neither embeds "
                   "nor folds it")
-
-
-def _why_not(c: Compared) -> str:
-    """Why a part did not run: the stop that came first; else it was not asked for, or
-    failed (the notes say which)."""
-    return stopped_first(c) or NOT_RUN
-
-
-def stopped_first(c: Compared) -> str:
-    """``the measurement stopped first (stopped by --timeout after ...)``; empty where
-    nothing stopped."""
-    stopped = c.stopped_anywhere
-    return f"the measurement stopped first ({stopped})" if stopped else ""
-
-
-#: Why a part with an option did not run where nothing stopped: it was not asked for.
-NOT_RUN = "not run this time"
 
 
 def second_start(c: Compared) -> Iterator[Cause]:
@@ -280,7 +180,7 @@ def second_start(c: Compared) -> Iterator[Cause]:
     name, measured = "a second start", c.second_start
     row = measured.rows.get("flat") if measured is not None else None
     if measured is None or row is None or not row.warm:
-        yield Cause(name, NOT_MEASURED, said=_why_not(c), option="--cache")
+        yield Cause(name, NOT_MEASURED, said=why_not(c), option="--cache")
         return
     if not row.read:
         yield Cause(name, UNMEASURABLE, said=f"{NOT_READ} on a warm start (JAX "
@@ -290,12 +190,13 @@ def second_start(c: Compared) -> Iterator[Cause]:
     clock = clock_for([c.flat.samples, warm], FIRST_CALL)
     before, after = on(c.flat.samples, FIRST_CALL, clock), on(warm, FIRST_CALL, clock)
     d = difference(before, after)
-    cpu = " of CPU time" * (clock == CPU)
-    said = (f"with a warm persistent cache, {said_of('the first call', d, clock)}: "
-            f"{fmt_s(median(after))} against {fmt_s(median(before))}{cpu} with no cache; "
-            f"the first start, which also writes the cache, took "
-            f"{fmt_s(median(on(cold, FIRST_CALL, clock)))}")
-    yield _judged(c, name, d, clock, (c.flat.samples, warm), said, _cache_fix(measured))
+    named = of_clock(c, clock) or " of CPU time" * (clock == CPU)  # the figures' clock
+    said = f"with a warm persistent cache, {said_of('the first call', d, clock, clock_of(c))}"
+    rest = (f" ({fmt_s(median(after))} warm against {fmt_s(median(before))}{named} with no "
+            f"cache); the first start, which also writes the cache, took "
+            f"{fmt_s(median(on(cold, FIRST_CALL, clock)))}{named}")
+    cause = judged(c, name, d, clock, (c.flat.samples, warm), said, _cache_fix(measured))
+    yield replace(cause, said=cause.said + rest)  # the figures follow the saving
 
 
 def _cache_fix(measured: SecondStart) -> str:
@@ -308,4 +209,4 @@ def _cache_fix(measured: SecondStart) -> str:
 
 #: The makers of the comparison's own causes, in the order a tie keeps (the parts'
 #: follow them, in the table of parts' order).
-CAUSES: tuple[Callable[[Compared], Iterator[Cause]], ...] = (stages, nesting)
+CAUSES: tuple[Callable[[Compared], Iterator[Cause]], ...] = (stages, nesting, loops)

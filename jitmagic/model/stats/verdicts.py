@@ -80,6 +80,22 @@ def verb(clock: str, past: bool = False) -> str:
     return "was" if past else "is"
 
 
+def stated(what: str, d: Difference, clock: str = WALL, past: bool = False,
+           wall_named: bool = False) -> str:
+    """The rule's verdict on ``what`` as a sentence, with its interval: ``the first call
+    is 2× faster (1.5×–3.0×)``, ``... takes 2× less CPU time (...)``, ``... shows no
+    measurable difference in CPU time (...)``; ``past``: "was", "took", "showed";
+    ``wall_named``: a wall-time verdict says so ("2× faster in wall time"), where it
+    stands among figures of CPU time. The one place a verdict follows its subject, so
+    that none reads "is no measurable difference"."""
+    if d.kind == SAME:
+        said = f"{what} {'showed' if past else 'shows'} {times(d, clock)}"
+    else:
+        said = f"{what} {verb(clock, past)} {times(d, clock)}"
+    said += " in wall time" * (wall_named and clock == WALL)
+    return f"{said} {interval(d)}".rstrip()
+
+
 def _level(d: Difference) -> bool:
     """An undecided ratio that rounds to 1.00: said with no side, its interval unturned."""
     return not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0)

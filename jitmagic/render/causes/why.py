@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ...model.causes.loops import is_rewrite
 from ...model.causes.why import KINDS
 from ...model.causes.why import NOT_MEASURED
 from ...model.causes.why import NOT_RUN
@@ -44,8 +45,11 @@ def blocks(c: Comparison) -> list[Block]:
     first = median(on(c.flat.samples, "first_call_s", clock))
     out: list[Block] = [Heading(_title(first, clock))]
     if of[SAVING]:
+        rewrites = [x.name for x in of[NOT_MEASURED] if is_rewrite(x)]
+        unranked = ([f"not ranked among them, as not measured, and possibly bigger: "
+                     f"rewriting {', '.join(rewrites)} (below)"] if rewrites else [])
         out.append(Para(["measured savings, the biggest first:",
-                         *(_saving(i, x) for i, x in enumerate(of[SAVING], 1))]))
+                         *(_saving(i, x) for i, x in enumerate(of[SAVING], 1)), *unranked]))
     if of[STAGE]:
         out.append(Para([_stages(of[STAGE], first), *_details(of[STAGE])]))
     else:

@@ -1,0 +1,76 @@
+"""Loops that multiply the program, as ``--lines`` found them: a scan (or a fori_loop)
+written with ``unroll`` above 1, and a Python loop that unrolls into the program.
+
+Neither rewrite can be measured here: jitmagic does not rewrite the user's loops. So each
+is said with the share of the program's jaxpr equations it builds (a scan's body is in
+the jaxpr once: its ``unroll`` copies it only in what XLA compiles) and that what the
+rewrite saves is not measured: listed among what was not measured, never ranked among
+the measured savings, which it may well outgrow (a Python loop of 64 steps rewritten as
+a scan by hand made the first call 3.6× faster where nesting made it 1.5×).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..lines import UNROLL_FIX
+from ..lines import LineTable
+from ..lines import unroll_copies
+from .cause import NOT_MEASURED
+from .cause import Cause
+from .compared import Compared
+
+#: Said of XLA's compile where a Python loop builds most of the program.
+UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
+#: The end of each loop's sentence: no figure of the rewrite was had.
+NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your "
+             "loops)")
+
+
+#: How each loop's cause is named: what :func:`is_rewrite` knows them by.
+PYTHON_LOOP, JAX_LOOP = "the Python loop at line ", "the `jax.lax."
+
+
+def is_rewrite(x: Cause) -> bool:
+    """Whether ``x`` is a loop's rewrite that was not measured (one of :func:`loops`')."""
+    return x.kind == NOT_MEASURED and x.name.startswith((PYTHON_LOOP, JAX_LOOP))
+
+
+def flat_table(c: Compared) -> LineTable | None:
+    """The flat variant's per-line table, where ``--lines`` made one."""
+    return c.lines.tables.get("flat") if c.lines is not None else None
+
+
+def loops(c: Compared) -> Iterator[Cause]:
+    """Each unrolled scan, and the Python loop that builds most of the program, as a
+    rewrite not measured, with the share of the program it builds."""
+    table = flat_table(c)
+    if table is None:
+        return
+    for x in table.unrolled():
+        steps = f", {x.length:,} steps" if x.length is not None else ""
+        yield Cause(f"{JAX_LOOP}{x.primitive}` at line {x.line} (unroll={x.unroll}{steps})",
+                    NOT_MEASURED, said=f"{unroll_copies(x, table.total_eqns)}; {NOT_TIMED}",
+                    fix=UNROLL_FIX)
+    found = table.python_loop()
+    if found is not None:
+        row, share = found
+        yield Cause(f"{PYTHON_LOOP}{row.line}", NOT_MEASURED,
+                    said=f"it builds {share:.0%} of the program's {table.total_eqns:,} jaxpr "
+                    f"equations, unrolled; as `jax.lax.scan` or `jax.lax.fori_loop` its body "
+                    f"is traced once; {NOT_TIMED}")
+
+
+def compile_fix(c: Compared) -> str:
+    """What to do about XLA's compile where a loop multiplies what it compiles: each
+    unrolled scan's ``unroll=1``; else the Python loop's rewrite (never a scan for a
+    line that already is one)."""
+    table = flat_table(c)
+    if table is None:
+        return ""
+    unrolled = table.unrolled()
+    if unrolled:
+        return "; ".join(f"line {x.line}'s `unroll={x.unroll}`: {UNROLL_FIX}" for x in unrolled)
+    if table.python_loop() is not None:
+        return f"{UNROLLED}; `jax.lax.scan` compiles its body once"
+    return ""
