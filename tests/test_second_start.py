@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal
 import tempfile
@@ -83,7 +84,9 @@ def printing(x):
 
 
 def scratch_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(f"{SCRATCH}*"))
+    """This process's scratch caches (named with its pid: a pytest-xdist sibling's come
+    and go on their own)."""
+    return set(Path(tempfile.gettempdir()).glob(f"{SCRATCH}{os.getpid()}-*"))
 
 
 def listing(folder: Path) -> dict[str, tuple[bytes, int]]:
