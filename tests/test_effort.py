@@ -663,3 +663,27 @@ def test_out_of_line_is_worded_apart_from_the_effort_settings():
     assert helpers == "nor is keeping the helpers out of line (nothing to gain)"
     (alone,) = causes(Holding(crafted(apart)))
     assert alone.said == "keeping the helpers out of line is not worth it here (nothing to gain)"
+
+
+# --- the rounds: a row the rule has decided takes no more ---------------------------------
+
+def test_a_row_the_rule_decided_takes_no_more_rounds_and_all_decided_ends_them():
+    from jitmagic.measure.effort import settling
+    from jitmagic.measure.sampling.runner import Sampler
+
+    runs = Sampler({DEFAULT: None, "clear": None, "unsure": None}, ("compile_s", "execute_s"))
+    runs.samples[DEFAULT] = {"compile_s": [1.0, 1.01, 0.99], "execute_s": [0.01, 0.0101, 0.0099]}
+    runs.samples["clear"] = {"compile_s": [0.3, 0.31, 0.3], "execute_s": [0.05, 0.051, 0.049]}
+    runs.samples["unsure"] = {"compile_s": [0.5, 1.5, 0.9], "execute_s": [0.01, 0.0101, 0.0099]}
+    rounds = settling(runs, 5)
+    assert rounds.cap == 5 and rounds.another(0) and rounds.another(2)  # three at least
+    assert rounds.another(3) and runs.settled == {"clear"}  # "unsure" still undecided
+    runs.samples["unsure"] = {"compile_s": [0.51, 0.5, 0.5], "execute_s": [0.02, 0.0201, 0.0199]}
+    assert not rounds.another(3) and runs.settled == {"clear", "unsure"}
+    assert not settling(runs, 5).another(5) and settling(runs, 2) == 2  # below three: fixed
+
+
+def test_a_decided_setting_of_a_real_program_still_has_the_fewest_rounds():
+    e = measure_effort(flat_of(model, X, W), rounds=4, settings=[LEVEL0])
+    runs = len(e[LEVEL0.name].samples["compile_s"])
+    assert FEWEST_ROUNDS <= runs <= 4 and len(e.default["compile_s"]) >= runs

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -235,11 +237,8 @@ class Effort:
 
     def clock(self) -> str:
         """The one clock every row is compared with the default on (one table, one
-        clock): CPU time where the machine was busy over the rows measured and every one
-        has CPU seconds of the compile and the calls."""
-        rows = [self.default, *(r.samples for r in self.rows.values() if r.samples.get(COMPILE))]
-        compiled, called = clock_for(rows, COMPILE), clock_for(rows, EXECUTE)
-        return compiled if compiled == called else WALL
+        clock): :func:`record_clock` of the default and every row measured."""
+        return record_clock([self.default, *(r.samples for r in self.rows.values())])
 
     def default_s(self) -> tuple[float, float]:
         """The default's medians (XLA's compile, a call) on :meth:`clock`: the baseline
@@ -289,6 +288,16 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warnings", items(text), ()),
     ("default_error", "default_error", optional(text), None),
 )  # "verdicts" is written but never read back: derived from the samples
+
+
+def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> str:
+    """The one clock of an effort record whose rows (the default's first) hold these
+    samples: CPU time where the machine was busy over the rows measured and every one
+    has CPU seconds of the compile and the calls, else wall time. The measurement asks
+    it of the samples so far, to settle a row on the clock the record will judge it on."""
+    measured = [rows[0], *(r for r in rows[1:] if r.get(COMPILE))]
+    compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
+    return compiled if compiled == called else WALL
 
 
 def calls_figure(calls: float) -> str:
