@@ -111,13 +111,13 @@ def main() -> None:
     print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, JAX {jax.__version__}, "
           f"{jax.default_backend()}; load {os.getloadavg()[0]:.2f}")
     prepared = variants_of(program, (x, w), {})
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = run_comparison("program", prepared, Options(repeat=args.repeat))
-    comparison_s = time.perf_counter() - t0
+    comparison_s, comparison_cpu = time.perf_counter() - t0, time.process_time() - c0
     rounds = rounds_for(result)  # as --effort takes them after this comparison
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     e = measure_effort(prepared["flat"], rounds=rounds)
-    effort_s = time.perf_counter() - t0
+    effort_s, effort_cpu = time.perf_counter() - t0, time.process_time() - c0
     by_tool, by_hand = tool(e), hand(x, w, args.hand)
     print(f"{'':24}{'tool':>10}{'by hand':>10}  within 15%")
     for what in ("compile", "call"):
@@ -133,10 +133,15 @@ def main() -> None:
               f"hand {hw * 1e3:8.2f} ms wall {hc * 1e3:8.2f} ms CPU")
     rows = 1 + len(e.rows)
     pairs = len(result.flat.samples["first_call_s"])
+    taken = [len(e.default["compile_s"]),
+             *(len(r.samples.get("compile_s", ())) for r in e.rows.values())]
+    print(f"cold runs per row (default first): {taken}, of at most {rounds}")
     print(f"cost: the effort measurement ({rows} rows, {rounds} rounds) took "
           f"{effort_s:.1f} s, one comparison (-r {args.repeat}: {pairs} pairs) "
           f"{comparison_s:.1f} s: "
           f"{effort_s / comparison_s:.2f}x (goal: at most 1.5x); wall time")
+    print(f"cost in the process's CPU time: {effort_cpu:.1f} s against {comparison_cpu:.1f} s: "
+          f"{effort_cpu / comparison_cpu:.2f}x")
     print(f"load at the end {os.getloadavg()[0]:.2f}")
 
 

@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import time
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -504,8 +505,9 @@ def test_add_effort_puts_the_record_in_the_comparison_and_the_section_shows_it()
     e = added.part("effort")
     assert isinstance(e, Effort) and set(e.rows) == {s.name for s in candidates()}
     assert len(e.default["compile_s"]) == FEWEST_ROUNDS  # the rule needs three a side
-    shown_text, shown_html = section(added)
+    shown_text, shown_html = section(added, plot=False)
     assert shown_text == text(e) and shown_html == html(e)
+    assert "data:image/png" in section(added)[1] and "data:image/png" not in shown_html
 
 
 # --- wired in: --effort, the report, the causes ------------------------------------------------
@@ -569,3 +571,119 @@ def test_ctrl_c_in_the_effort_part_of_a_comparison_marks_it_partial_and_nothing_
     assert len(e.default["compile_s"]) == 1
     assert signal.getsignal(signal.SIGINT) is handler
     assert user_state() == before
+
+
+# --- the default row, the chart, the causes' words -------------------------------------------
+
+def table_lines(e: Effort) -> list[str]:
+    lines = text(e).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("setting "))
+    return lines[start + 1:start + 2 + len(e.rows)]
+
+
+def test_the_table_shows_the_default_first_with_the_baseline_figures():
+    row = crafted_row([0.33, 0.34, 0.33, 0.35, 0.33], DEFAULT_CALL)
+    first, second = table_lines(crafted(row))
+    assert first.split()[0] == DEFAULT and "1 s [wall time]" in first
+    assert "10 ms [wall time]" in first and "the reference" in first
+    assert second.startswith(LEVEL0.name)
+    assert "<code>default</code>" in html(crafted(row))
+
+
+def test_the_default_row_of_a_real_record_is_first_and_every_setting_after_it(measured):
+    lines = table_lines(measured)
+    assert [line.split()[0] for line in lines] == [DEFAULT] + [n.split()[0]
+                                                              for n in measured.rows]
+    compiled, called = measured.default_s()
+    assert np.isfinite(compiled) and np.isfinite(called)
+
+
+def bar_groups(fig) -> list[list[str]]:
+    """Each panel's bar labels (the left panel's y tick labels, read per bar)."""
+    left, right = fig.axes
+    names = [t.get_text() for t in left.get_yticklabels()]
+    assert len(left.patches) == len(right.patches) == len(names)
+    return names
+
+
+def test_the_chart_draws_a_bar_group_per_measured_setting_and_names_the_clock(measured):
+    from matplotlib.figure import Figure
+
+    from jitmagic.render.charts.effort import effort_figure
+
+    fig = effort_figure(measured)
+    assert isinstance(fig, Figure)
+    assert bar_groups(fig) == [DEFAULT, *measured.rows]
+    clock = "CPU time" if measured.clock() == "CPU" else "wall time"
+    assert all(clock in ax.get_xlabel() for ax in fig.axes)
+    assert "XLA compile" in fig.axes[0].get_xlabel() and "a call" in fig.axes[1].get_xlabel()
+
+
+class State(NamedTuple):
+    w: jax.Array
+    b: jax.Array
+
+    def step(self, x):
+        for _ in range(3):
+            x = jnp.tanh(x @ self.w + self.b)
+        return x
+
+
+def test_the_chart_of_a_namedtuple_method_on_a_busy_machine_says_cpu_time():
+    from jitmagic.render.charts.effort import effort_figure
+    from jitmagic.render.drawing import effort_png
+
+    e = measure_effort(flat_of(State(W, jnp.zeros(16)).step, X), rounds=1, settings=[LEVEL0])
+    assert bar_groups(effort_figure(e)) == [DEFAULT, LEVEL0.name]
+    assert effort_png(e)[:8] == b"\x89PNG\r\n\x1a\n" and effort_png(e, plot=False) is None
+    busy = {"wait_s": (0.5,) * 5, "first_call_s": (1.0,) * 5, "first_call_cpu_s": (1.0,) * 5}
+    both = {"compile_cpu_s": tuple(DEFAULT_COMPILE), "execute_cpu_s": tuple(DEFAULT_CALL), **busy}
+    row = crafted_row([0.3] * 5, DEFAULT_CALL)
+    on_cpu = Effort("step", {**crafted().default, **both},
+                    {row.name: EffortRow(row.setting, {**row.samples, **both},
+                                         reached=True, outputs="exact")})
+    assert on_cpu.clock() == "CPU"
+    assert all("CPU time" in ax.get_xlabel() for ax in effort_figure(on_cpu).axes)
+
+
+def test_a_row_that_failed_before_a_sample_has_no_bar():
+    from jitmagic.render.charts.effort import effort_figure
+
+    failed = EffortRow(Setting("broken", {"x": 1}), error="Traceback: boom")
+    e = crafted(crafted_row([0.3] * 5, DEFAULT_CALL), failed)
+    assert bar_groups(effort_figure(e)) == [DEFAULT, LEVEL0.name]
+
+
+def test_out_of_line_is_worded_apart_from_the_effort_settings():
+    same = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name="same")
+    apart = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name=OUT_OF_LINE)
+    (cause,) = causes(Holding(crafted(same, apart)))
+    settings, helpers = cause.said.split("; ")
+    assert settings == "no lower effort setting is worth using here (`same`: nothing to gain)"
+    assert helpers == "nor is keeping the helpers out of line (nothing to gain)"
+    (alone,) = causes(Holding(crafted(apart)))
+    assert alone.said == "keeping the helpers out of line is not worth it here (nothing to gain)"
+
+
+# --- the rounds: a row the rule has decided takes no more ---------------------------------
+
+def test_a_row_the_rule_decided_takes_no_more_rounds_and_all_decided_ends_them():
+    from jitmagic.measure.parts.effort import settling
+    from jitmagic.measure.sampling.runner import Sampler
+
+    runs = Sampler({DEFAULT: None, "clear": None, "unsure": None}, ("compile_s", "execute_s"))
+    runs.samples[DEFAULT] = {"compile_s": [1.0, 1.01, 0.99], "execute_s": [0.01, 0.0101, 0.0099]}
+    runs.samples["clear"] = {"compile_s": [0.3, 0.31, 0.3], "execute_s": [0.05, 0.051, 0.049]}
+    runs.samples["unsure"] = {"compile_s": [0.5, 1.5, 0.9], "execute_s": [0.01, 0.0101, 0.0099]}
+    rounds = settling(runs, 5)
+    assert rounds.cap == 5 and rounds.another(0) and rounds.another(2)  # three at least
+    assert rounds.another(3) and runs.settled == {"clear"}  # "unsure" still undecided
+    runs.samples["unsure"] = {"compile_s": [0.51, 0.5, 0.5], "execute_s": [0.02, 0.0201, 0.0199]}
+    assert not rounds.another(3) and runs.settled == {"clear", "unsure"}
+    assert not settling(runs, 5).another(5) and settling(runs, 2) == 2  # below three: fixed
+
+
+def test_a_decided_setting_of_a_real_program_still_has_the_fewest_rounds():
+    e = measure_effort(flat_of(model, X, W), rounds=4, settings=[LEVEL0])
+    runs = len(e[LEVEL0.name].samples["compile_s"])
+    assert FEWEST_ROUNDS <= runs <= 4 and len(e.default["compile_s"]) >= runs

@@ -16,8 +16,9 @@ CHART = re.compile(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"
 #: Section 1, the sweep, the MLP, the MLP's report loaded back, the vmap
 #: section's comparison and orderings (outside the widget) and both orderings' panels in
 #: the toggle's static twin (an output after the widget), so that all of them export, and
-#: the "why is my compile slow" section's comparison, and the two ledgers of section 9.
-CHARTS = 11
+#: the "why is my compile slow" section's comparison and its effort chart (--why includes
+#: --effort), and the two ledgers of section 9.
+CHARTS = 12
 #: The tour stays far from XLA's memory cliff (a 512-term ``f`` here compiled past 21 GB):
 #: its kernel peaks near 0.5 GiB; a kernel past KILL_AT is stopped with the cell named.
 PEAK_AT_MOST, KILL_AT = 2 * 2**30, 6 * 2**30
@@ -81,6 +82,10 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
     assert "not measured:" not in why.split("Program size by source line")[0]
     assert re.search(r"TABLE captured: first call [\d.]+ m?s; passed as an argument: ", text)
     assert "(the cache read: True)" in text and "XLA's profiled compile " in text
+    # the effort part of --why: the default's figures, then a line per setting and out of line
+    assert re.search(r"default: XLA compile [\d.]+ m?s, a call [\d.]+ .?s "
+                     r"\((wall|CPU) time\)", text)
+    assert "xla_backend_optimization_level=0: compile " in text and "out of line: compile " in text
     # section 9: the three sharp bits, each with its reason and line, and none once fixed
     assert "weak type of `lr`: f32[] (weak) → f32[]: 2×" in shown
     assert "shape of `x`: f32[32,8] → f32[4,8]: 1×" in shown

@@ -26,6 +26,7 @@ from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SLOWER
+from ..model.stats.witness import CPU
 from .blocks import Block
 from .blocks import Heading
 from .blocks import Html
@@ -35,6 +36,7 @@ from .blocks import as_html
 from .blocks import as_text
 from .format import fmt_ratio
 from .format import fmt_s
+from .format import marked_ratio
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
@@ -159,7 +161,42 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
                   f"NEW made {d.new_created or '(not recorded)'}"])]
     if d.structure:
         out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
+    out += effort_blocks(d)
     out += [Para([("warning: ", w)], "warning") for w in d.warnings]
+    return out
+
+
+EFFORT_HEADER = ("setting", "stage", "OLD", "NEW", "NEW/OLD", "interval", "NEW is")
+RATIOS_HEADER = ("setting", "compile ratio OLD", "compile ratio NEW", "per-call ratio OLD",
+                 "per-call ratio NEW")
+
+
+def effort_blocks(d: Diff) -> list[Block]:
+    """``--effort``, where both reports measured it: a note naming the one clock and
+    saying no gate judges it, a row per setting (the default first) and stage, and the
+    settings only one report measured; one line where only one report measured it;
+    nothing where neither did."""
+    if d.effort is None:
+        return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
+                      "compared"])] if d.effort_in else []
+    e = d.effort
+    clock = "CPU time" if e.clock == CPU else "wall time"
+    note = (f"XLA's effort (--effort), each setting NEW against OLD, on {clock} for every "
+            "row (medians, by the one rule; informational: no gate judges these rows)")
+    rows_ = [[s.variant, s.label, fmt_s(s.old_s), fmt_s(s.new_s), fmt_ratio(s.new_over_old),
+              interval(s), said(s)] for s in e.stages]
+    out: list[Block] = [Para([note]), Table(EFFORT_HEADER, rows_)]
+    if e.ratios:
+        out += [Para([f"each setting against its own report's default (default/setting, as "
+                      f"the effort section says it; {clock}; n.s.: the rule found no "
+                      "difference)"]),
+                Table(RATIOS_HEADER, [[r.setting, *(marked_ratio(d.ratio, d) for d in (
+                    r.old_compile, r.new_compile, r.old_execute, r.new_execute))]
+                    for r in e.ratios])]
+    for side, names in (("OLD", e.only_old), ("NEW", e.only_new)):
+        if names:
+            out.append(Para([f"measured in {side} only, so not compared: "
+                             + ", ".join(f"`{n}`" for n in names)], "note"))
     return out
 
 

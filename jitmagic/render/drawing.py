@@ -8,6 +8,7 @@ import importlib
 import sys
 
 from ..interrupts import interrupts_held
+from ..model.causes.effort import Effort
 from ..model.comparison import Comparison
 from ..model.orderings import Orderings
 
@@ -15,6 +16,7 @@ from ..model.orderings import Orderings
 #: that writes PNG, and the image plugins Pillow loads as it saves its first image.
 CHART_MODULES = (f"{__package__}.charts.phases", f"{__package__}.charts.sweep",
                  f"{__package__}.charts.attribution", f"{__package__}.charts.orderings",
+                 f"{__package__}.charts.effort",
                  "matplotlib.backends.backend_agg", "PIL.BmpImagePlugin", "PIL.GifImagePlugin",
                  "PIL.JpegImagePlugin", "PIL.PpmImagePlugin")
 
@@ -61,3 +63,16 @@ def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
     from .charts.phases import to_png
 
     return to_png(orderings_figure(o))
+
+
+def effort_png(e: Effort, plot: bool = True) -> bytes | None:
+    """The effort chart (XLA's compile against a call, per setting) as PNG bytes, where
+    any row was measured (matplotlib imported only when drawing)."""
+    if not plot or e.default_error is not None:
+        return None
+    load_charts()
+    from .charts.effort import effort_figure
+    from .charts.effort import measured_rows
+    from .charts.phases import to_png
+
+    return to_png(effort_figure(e)) if measured_rows(e) else None

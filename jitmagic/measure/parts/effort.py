@@ -19,6 +19,7 @@ tolerance. No IPython, no matplotlib here.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -31,20 +32,26 @@ from ..._compat import effort_level
 from ...errors import UserCodeError
 from ...model.causes.effort import COMPILE
 from ...model.causes.effort import DEFAULT
+from ...model.causes.effort import EXECUTE
 from ...model.causes.effort import KEYS
 from ...model.causes.effort import OUT_OF_LINE
 from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Setting
+from ...model.causes.effort import record_clock
 from ...model.comparison import PHASES
 from ...model.comparison import Comparison
+from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
+from ...model.stats.witness import on
+from ...options import AUTO
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import COMPILE_EVENT
 from ..sampling.monitor import Monitor
 from ..sampling.outputs import UNCOMPARED
 from ..sampling.outputs import compare_outputs
+from ..sampling.rounds import Rounds
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
 from ..sampling.stops import Checkpoint
@@ -61,6 +68,14 @@ PART = "effort"
 #: rule decides nothing with fewer than three a side; each round is one cold compile
 #: per setting).
 FEWEST_ROUNDS, MOST_ROUNDS = 3, 5
+
+
+#: Untimed calls between a row's cold first call and its steady sample. The first few
+#: calls of a program just compiled run slower than its steady state (on the benchmark's
+#: program, quiet machine: 3.6, 3.3, 2.1, 2.1 ms, then 1.2–1.4 ms), and a steady sample
+#: here is short (5% of the first call: about ten calls), so without them it read a
+#: call 1.3–2× slower than a by-hand timing of the same program did.
+WARM_CALLS = 3
 
 
 def candidates() -> list[Setting]:
@@ -165,6 +180,8 @@ class SettingSubject(VariantSubject):
             add_inner_compiles(got.times, monitor, first, self.prepared.variant.fn.__name__)
         if self.outputs is not None:
             self.outputs.add(self.name, got.output)
+        for _ in range(WARM_CALLS):  # untimed: the cold interval ended at its result
+            jax.block_until_ready(got.call(*self.args, **self.kwargs))
         return got
 
 
@@ -251,8 +268,33 @@ def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
                     for n, p in rows.items()}, PHASES, noun="setting")
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
-        runs.measure(rounds, None, monitor, check, what=PART)  # each row says why
+        runs.measure(settling(runs, rounds), None, monitor, check, what=PART)  # each says why
     return _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line)
+
+
+def settling(runs: Sampler, rounds: int) -> int | Rounds:
+    """``rounds`` as the effort sampler's rounds: at least :data:`FEWEST_ROUNDS`, then,
+    up to ``rounds``, one more only while some row is undecided. A row whose XLA compile
+    and call the one rule has both decided against the default's (faster, slower or no
+    measurable difference, on the clock the record will use: :func:`record_clock`)
+    takes no more rounds; once every row is decided none are taken. The rule is
+    sequential (docs/significance.md), so asking it after every round is honest, as
+    ``-r auto`` does. Fewer than :data:`FEWEST_ROUNDS` (the rule decides nothing then):
+    that count, fixed."""
+    if rounds < FEWEST_ROUNDS:
+        return rounds
+
+    def decided() -> bool:
+        default = runs.samples[DEFAULT]
+        clock = record_clock([default, *(s for n, s in runs.samples.items() if n != DEFAULT)])
+        for name, samples in runs.samples.items():
+            if name != DEFAULT and all(difference(on(default, k, clock),
+                                                  on(samples, k, clock)).decided
+                                       for k in (COMPILE, EXECUTE)):
+                runs.settled.add(name)
+        return all(n in runs.settled or n in runs.errors for n in runs.subjects if n != DEFAULT)
+
+    return Rounds(AUTO, decided, budget_s=math.inf, cap=rounds)
 
 
 def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -233,17 +235,20 @@ class Effort:
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
 
-    def clock(self, row: EffortRow | None = None) -> str:
-        """The one clock every row is compared with the default on (``row`` is not
-        needed: one table, one clock): CPU time where the machine was busy over the
-        rows measured and every one has CPU seconds of the compile and the calls."""
-        rows = [self.default, *(r.samples for r in self.rows.values() if r.samples.get(COMPILE))]
-        compiled, called = clock_for(rows, COMPILE), clock_for(rows, EXECUTE)
-        return compiled if compiled == called else WALL
+    def clock(self) -> str:
+        """The one clock every row is compared with the default on (one table, one
+        clock): :func:`record_clock` of the default and every row measured."""
+        return record_clock([self.default, *(r.samples for r in self.rows.values())])
+
+    def default_s(self) -> tuple[float, float]:
+        """The default's medians (XLA's compile, a call) on :meth:`clock`: the baseline
+        every ratio is against (NaN where none was measured)."""
+        clock = self.clock()
+        return median(on(self.default, COMPILE, clock)), median(on(self.default, EXECUTE, clock))
 
     def outcome(self, row: EffortRow) -> Outcome:
         """``row`` against the default by the one rule (see :class:`Outcome`)."""
-        clock = self.clock(row)
+        clock = self.clock()
         pair = [(on(self.default, k, clock), on(row.samples, k, clock))
                 for k in (COMPILE, EXECUTE)]
         medians = [(median(a), median(b)) for a, b in pair]
@@ -283,6 +288,16 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warnings", items(text), ()),
     ("default_error", "default_error", optional(text), None),
 )  # "verdicts" is written but never read back: derived from the samples
+
+
+def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> str:
+    """The one clock of an effort record whose rows (the default's first) hold these
+    samples: CPU time where the machine was busy over the rows measured and every one
+    has CPU seconds of the compile and the calls, else wall time. The measurement asks
+    it of the samples so far, to settle a row on the clock the record will judge it on."""
+    measured = [rows[0], *(r for r in rows[1:] if r.get(COMPILE))]
+    compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
+    return compiled if compiled == called else WALL
 
 
 def calls_figure(calls: float) -> str:
@@ -388,5 +403,20 @@ def causes(c: Compared) -> Iterator[Cause]:
         return
     verdicts = {e.outcome(r).verdict(r) for r in e.rows.values()}
     kind = UNDECIDED_CAUSE if UNDECIDED in verdicts else NOTHING_CAUSE
-    said = ", ".join(f"`{r.name}`: {e.outcome(r).verdict(r)}" for r in e.rows.values())
-    yield Cause(CAUSE, kind, said=f"no lower effort setting is worth using here ({said})")
+    yield Cause(CAUSE, kind, said=nothing_worth(e))
+
+
+def nothing_worth(e: Effort) -> str:
+    """What the cause says where no row is worth using: the effort settings, each with
+    its verdict, and, apart from them (it is no effort setting), keeping the helpers out
+    of line."""
+    settings = [f"`{r.name}`: {e.outcome(r).verdict(r)}"
+                for r in e.rows.values() if r.name != OUT_OF_LINE]
+    said = [f"no lower effort setting is worth using here ({', '.join(settings)})"] \
+        if settings else []
+    if OUT_OF_LINE in e.rows:
+        r = e.rows[OUT_OF_LINE]
+        verdict = e.outcome(r).verdict(r)
+        said.append(f"nor is keeping the helpers out of line ({verdict})" if said else
+                    f"keeping the helpers out of line is not worth it here ({verdict})")
+    return "; ".join(said)

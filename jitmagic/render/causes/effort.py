@@ -11,6 +11,7 @@ is never recommended; where a call's cost is inconclusive no break-even is given
 from __future__ import annotations
 
 from ...model.causes.effort import CHANGES_RESULTS
+from ...model.causes.effort import DEFAULT
 from ...model.causes.effort import FAILED
 from ...model.causes.effort import NO_GAIN
 from ...model.causes.effort import NOT_COMPARED
@@ -33,11 +34,13 @@ from ..blocks import Block
 from ..blocks import Cell
 from ..blocks import Heading
 from ..blocks import Html as HtmlText
+from ..blocks import Image
 from ..blocks import Para
 from ..blocks import Pre
 from ..blocks import Table
 from ..blocks import as_html
 from ..blocks import as_text
+from ..drawing import effort_png
 from ..format import fmt_s
 from ..format import marked_ratio
 
@@ -45,12 +48,15 @@ TITLE = "XLA's effort (compile less hard)"
 COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio", "outputs")
 
 
-def blocks(e: Effort) -> list[Block]:
-    """The effort section as blocks, built once for the text and the HTML."""
+def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
+    """The effort section as blocks, built once for the text and the HTML (``png``: the
+    chart, HTML only)."""
     out: list[Block] = [Heading((TITLE,)), Para([intro(e)]), *comparison.partial(e.stopped)]
     if e.default_error:
         return [*out, Pre(e.default_error, "error")]
-    out += [Table(COLUMNS, [row_cells(e, r) for r in e.rows.values()], css="jitcompare-effort"),
+    table = [default_cells(e), *(row_cells(e, r) for r in e.rows.values())]
+    out += [Image(png, "XLA's compile against a call, per setting"),
+            Table(COLUMNS, table, css="jitcompare-effort"),
             Para([sentence(e, r) for r in e.rows.values()])]
     out += [Para([helpers_said(r)], "note") for r in e.rows.values() if r.kept or r.refused]
     out += [Para([note], "note") for note in e.left_out]
@@ -64,9 +70,9 @@ def text(e: Effort) -> str:
     return as_text(blocks(e))
 
 
-def html(e: Effort) -> HtmlText:
-    """The effort section as HTML (every string escaped)."""
-    return as_html(blocks(e))
+def html(e: Effort, png: bytes | None = None) -> HtmlText:
+    """The effort section as HTML (every string escaped), with the chart ``png``."""
+    return as_html(blocks(e, png))
 
 
 def intro(e: Effort) -> str:
@@ -77,6 +83,16 @@ def intro(e: Effort) -> str:
             f"default (as you compile it{mine}), interleaved: XLA's compile is JAX's own "
             f"event inside cold first calls, a call is the steady state; medians of {runs} "
             f"cold runs each; ratios are default/setting, decided by the one rule")
+
+
+def default_cells(e: Effort) -> list[Cell]:
+    """The default's row, first: the baseline figures every ratio is against, on the
+    record's one clock; its ratios are "—" (it is what they divide) and its outputs the
+    reference the settings' are compared with."""
+    clock = "CPU time" if e.clock() == CPU else "wall time"
+    compiled, called = e.default_s()
+    return [Cell(DEFAULT, code=True), Cell(fmt_s(compiled), clock), Cell(fmt_s(called), clock),
+            Cell("—"), Cell("—"), Cell("the reference")]
 
 
 def row_cells(e: Effort, r: EffortRow) -> list[Cell]:
@@ -131,4 +147,4 @@ def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort,
     where ``--effort`` measured it."""
     record = c.part("effort")
-    return None if record is None else (text(record), html(record))
+    return None if record is None else (text(record), html(record, effort_png(record, plot)))
