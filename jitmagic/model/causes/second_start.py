@@ -147,11 +147,16 @@ class CacheRow:
         """The median warm first call (wall seconds); None where the cache was not read."""
         return median([s.seconds for s in self.warm]) if self.read else None
 
+    def seconds_on(self, clock: str) -> tuple[list[float], list[float]]:
+        """(cold, warm) first calls on ``clock`` (no warm ones where it was not read)."""
+        return (on(samples(self.cold), FIRST_CALL, clock),
+                on(samples(self.warm), FIRST_CALL, clock) if self.read else [])
+
     def medians_on(self, clock: str) -> tuple[float, float]:
         """(cold, warm) median first calls on ``clock``, the one :attr:`difference` is
         judged on: a ratio and the seconds beside it then share one clock (NaN: none)."""
-        return (median(on(samples(self.cold), FIRST_CALL, clock)),
-                median(on(samples(self.warm), FIRST_CALL, clock)) if self.read else math.nan)
+        cold, warm = self.seconds_on(clock)
+        return median(cold), median(warm) if self.read else math.nan
 
     @property
     def saved_s(self) -> float | None:
@@ -342,7 +347,8 @@ def cache_fixes(s: SecondStart) -> list[tuple[str, str]]:
             f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"
         how = " and ".join(f"{fmt_s(sec)}{f' {n}' * (len(s.rows) > 1)}"
                            for n, sec in slow.items())
-        out.append((f"your JAX would not cache {what}: it compiles in {how}, under "
+        out.append((f"your JAX would not cache {what}: it compiles in {how} of wall time (as "
+                    f"JAX times it), under "
                     f"`jax_persistent_cache_min_compile_time_secs` "
                     f"({float(u.min_compile_s)!r} s)",
                     "set `jax_persistent_cache_min_compile_time_secs` to 0"))

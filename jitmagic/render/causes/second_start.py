@@ -19,6 +19,7 @@ from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
+from ...model.stats.rule import median
 from ...model.stats.verdicts import interval
 from ...model.stats.verdicts import times
 from ...model.stats.verdicts import verb
@@ -77,19 +78,26 @@ def intro(s: SecondStart) -> str:
 
 
 def row_cells(r: CacheRow) -> list[Cell]:
-    """One variant's row: medians with their min–max spread; no warm figure unread."""
-    cold = [x.seconds for x in r.cold]
-    warm = [x.seconds for x in r.warm]
+    """One variant's row: medians with their min–max spread, on the clock its ratio is
+    judged on (each figure marked "CPU time" where that is it); no warm figure unread."""
+    clock = r.clock()
+    cold, warm = r.seconds_on(clock)
+    mark = "CPU time" * (clock == CPU)
     d = r.difference
     if not r.warm:
         warm_cell, ratio = Cell("not measured"), Cell("—")
     elif not r.read:
         warm_cell, ratio = Cell(NOT_READ), Cell("—")
     else:
-        warm_cell = Cell(fmt_s(r.warm_s), fmt_spread(warm))
-        # the interval is in the sentence; a busy machine's ratio is of CPU seconds
-        ratio = Cell(marked_ratio(1 / d.ratio, d), "CPU time" * (r.clock() == CPU))
-    return [Cell(r.name), Cell(fmt_s(r.cold_s), fmt_spread(cold)), warm_cell, ratio]
+        warm_cell = Cell(fmt_s(median(warm)), _marked(fmt_spread(warm), mark))
+        ratio = Cell(marked_ratio(1 / d.ratio, d), mark)  # the interval is in the sentence
+    return [Cell(r.name), Cell(fmt_s(median(cold)), _marked(fmt_spread(cold), mark)),
+            warm_cell, ratio]
+
+
+def _marked(spread: str, mark: str) -> str:
+    """A cell's min–max spread, and the clock where it is CPU time."""
+    return f"{spread}, {mark}" if mark else spread
 
 
 def sentences(s: SecondStart) -> list[str]:
@@ -101,10 +109,20 @@ def sentences(s: SecondStart) -> list[str]:
     if len(s.rows) > 1:
         out.append(nesting(s))
     out += user_settings(s)
-    if s.cpu_clock:
-        out.append("the machine was busy: cold and warm were compared on the process's CPU "
-                   "time (the table's seconds are wall time)")
+    out += clock_note(s)
     return out
+
+
+def clock_note(s: SecondStart) -> list[str]:
+    """Which rows are on the process's CPU time (the machine was busy while they ran):
+    their seconds and ratio alike; the others are wall time."""
+    busy = [r.name for r in s.rows.values() if r.read and r.clock() == CPU]
+    if not busy:
+        return []
+    quiet = [r.name for r in s.rows.values() if r.read and r.clock() != CPU]
+    rest = f"; {' and '.join(quiet)} on wall time" if quiet else ""
+    return [f"the machine was busy: {' and '.join(busy)} compared and shown on the process's "
+            f"CPU time, seconds and ratio alike{rest}"]
 
 
 def saving(r: CacheRow) -> str:
@@ -142,7 +160,8 @@ def remains(r: CacheRow) -> str:
     if trace is not None and lower is not None and read is not None and warm is not None \
             and warm >= trace + lower + read:  # medians of parts can outgrow the whole's
         parts.append(f"the rest {fmt_s(warm - trace - lower - read)}")
-    return f"{r.name}, what remains warm: {', '.join(parts)} (medians)"
+    return (f"{r.name}, what remains warm: {', '.join(parts)} (medians of JAX's own events, "
+            "wall time)")
 
 
 def python_share(r: CacheRow) -> float | None:
