@@ -21,6 +21,7 @@ from ..sampling.stops import Checkpoint
 from ..sampling.structure import ProgramFacts
 from ..sampling.structure import structure
 from .claims import helper_jit_calls
+from .plan import Helper
 from .plan import Variant
 
 
@@ -125,12 +126,16 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
     notes = list(variant.notes)
     for n in variant.planned:
         if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
-            held_by = variant.plan.helpers[n].held_by
-            why = NO_CALL if held_by is None else (
-                f"it is called inside {held_by}, which runs it itself: jitmagic cannot nest "
-                "into it")
-            notes.append(f"`{n}` stays inline: {why}")
+            notes.append(f"`{n}` stays inline: {not_nested_reason(variant.plan.helpers[n])}")
     return tuple(notes)
+
+
+def not_nested_reason(helper: Helper) -> str:
+    """Why a planned helper of which the program holds no jit call stays inline."""
+    if helper.held_by is None:
+        return NO_CALL
+    return (f"it is called inside {helper.held_by}, which runs it itself: jitmagic cannot "
+            "nest into it")
 
 
 #: Why a planned helper that the program holds no jit call of stays inline. (A function
