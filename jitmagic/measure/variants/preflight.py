@@ -38,6 +38,7 @@ from .claims import helper_jit_calls
 from .inner_jit import HELPER_TAG
 from .inner_jit import STATIC_TAG
 from .leaks import leak_mechanism
+from .leaks import library_of
 from .plan import Plan
 from .plan import Variant
 from .rows import not_nested_reason
@@ -201,18 +202,22 @@ class LeakSearch:
         if not planned or not self._caused_by_nesting(error, planned):
             return None
         if len(planned) == 1:
-            return planned[0], leaks_reason(error, planned[0])
+            return planned[0], self._reason(error, planned[0])
         guess = self._named(error, planned)
         alone = self.leak((guess,)) if guess else None
         if guess and alone is not None:
-            return guess, leaks_reason(alone, guess)
+            return guess, self._reason(alone, guess)
         end, leaked = self._shortest_leaking(planned, (), error)
         last, before = planned[end - 1], planned[: end - 1]
         alone = self.leak((last,)) if before else leaked
         if alone is not None:
-            return last, leaks_reason(alone, last)
+            return last, self._reason(alone, last)
         start, leaked = self._shortest_leaking(before, (last,), leaked)
-        return last, leaks_reason(leaked, last, before[start - 1])
+        return last, self._reason(leaked, last, before[start - 1])
+
+    def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> str:
+        """:func:`leaks_reason`, worded for the library the culprit belongs to."""
+        return leaks_reason(error, culprit, partner, library_of(self.plan.helpers[culprit]))
 
     def leak(self, nest: tuple[str, ...]) -> BaseException | None:
         """The leak tracing with only ``nest`` nested raises, where nesting caused it
@@ -265,11 +270,12 @@ def _named_in_message(error: BaseException, planned: tuple[str, ...],
                  if leaked and leaked.group(1) in plan.helpers[n].jit_names), None)
 
 
-def leaks_reason(error: BaseException, culprit: str, partner: str | None = None) -> str:
+def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
+                 library: str | None = None) -> str:
     """Why ``culprit``, whose jit leaks tracers, runs inline: what its result holds in its
     static part, where its own jit saw it (:data:`~.inner_jit.STATIC_TAG`), else the
-    mechanism the leak checker's message shows; ``partner``: a helper it leaks only
-    nested with."""
+    mechanism the leak checker's message shows, worded for its ``library``
+    (:func:`~.leaks.library_of`); ``partner``: a helper it leaks only nested with."""
     where = f" (only with `{partner}` nested too)" if partner else ""
     held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
         else None
@@ -277,7 +283,7 @@ def leaks_reason(error: BaseException, culprit: str, partner: str | None = None)
         return (f"{held}{where}: a jit returns arrays only and fixes the rest when it "
                 f"traces, so under a jit of its own those traced values would leak; it runs "
                 f"inline")
-    return f"{LEAKS}{where}: {leak_mechanism(error)}, so it runs inline"
+    return f"{LEAKS}{where}: {leak_mechanism(error, library)}, so it runs inline"
 
 
 #: How the reason a helper that leaks tracers under its own jit runs inline begins.

@@ -209,7 +209,7 @@ def nesting(c: Compared) -> Iterator[Cause]:
     if first.kind == INCONCLUSIVE:
         said += _faster_stages(c)
     cause = _judged(c, name, first, clock, (c.flat.samples, nested.samples), said,
-                    f"`jax.jit` on {names}")
+                    nested.nesting_fix())
     if first.significant and first.kind != FASTER:
         cause = Cause(name, NOTHING, said=said,
                       fix="keep them inline: their own jit costs more than it saves")
