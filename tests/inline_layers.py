@@ -85,3 +85,11 @@ def stack(x):
     for _ in range(4):
         x = smooth_jit(x)
     return jnp.sum(x ** 2)
+
+
+def pair(x, w):
+    return interp(x, w) * interp(2 * x, w)
+
+
+def pair_loss(w, x):
+    return jnp.sum(pair(x, w) + pair(3 * x, w) + interp(x, w))

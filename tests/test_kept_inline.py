@@ -100,3 +100,11 @@ def test_the_users_own_jit_is_advised_kept_not_added():
     fix = next(x.fix for x in own.why if x.name == "helpers traced on every call")
     assert fix == ("`jax.jit` on `dense`; keep your own `jax.jit` on `smooth_jit`: the "
                    "nested variant ran it under it"), fix
+
+
+def test_backward_passes_of_helpers_inside_a_nested_helper_are_counted_too():
+    c = jitmagic.compare(jax.grad(L.pair_loss), 1.5, jnp.linspace(0.0, 1.0, 32), **ONCE)
+    assert c.nested.helper_calls == {"pair": 2, "interp": 5}
+    note = next(n for n in c.nested.notes if n.startswith("under autodiff"))
+    assert "(2 of `pair`, 5 of `interp`; 7 in all)" in note, note
+    assert c.nested.nested_calls - c.flat.nested_calls == 7 + 7

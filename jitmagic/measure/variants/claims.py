@@ -18,7 +18,9 @@ A jit of a helper inside another jit of the same helper is the same call wrapped
 itself (a recursive call, whose own frames hold the helper's code). Under ``grad`` each
 call also leaves its backward pass as a jit of its own (in the ``transpose(jvp())``
 scope), made from the same trace: neither it nor the jit calls inside it (the backward
-halves of calls inside a nested caller) are counted again.
+halves of calls inside a nested caller) are counted again as calls; they are counted
+apart, as each helper's backward passes (:func:`jit_calls_and_backward`), so that the
+report can say what else its row of nested jit calls holds.
 """
 
 from __future__ import annotations
@@ -94,24 +96,23 @@ class _Claims:
         #: id of a jit's jaxpr → :meth:`_chains`.
         self.chains: dict[int, set[tuple[types.CodeType, ...]]] = {}
 
-    def walk(self, jaxpr: Any, enclosing: frozenset[str]) -> None:
-        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``."""
+    def walk(self, jaxpr: Any, enclosing: frozenset[str], backward: bool = False) -> None:
+        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``: as
+        calls, or, inside a call's backward half (``backward``), as backward passes."""
         for eqn in jaxpr.eqns:
-            inside = enclosing
+            inside, back = enclosing, backward
             if eqn.primitive.name in JIT_PRIMITIVES:
-                if BACKWARD in str(eqn.source_info.name_stack):
-                    # a counted call's backward half (its inner calls' halves inside it)
-                    self.backward.update(n for n in self._owners(eqn)
-                                         if n in self.counted and n not in enclosing)
-                    continue
+                # a counted call's backward half, and its inner calls' halves inside it
+                back = backward or BACKWARD in str(eqn.source_info.name_stack)
                 owners = self._owners(eqn)
                 own = self._own(eqn.source_info.traceback)
+                counter = self.backward if back else self.calls
                 for n in owners:
                     if n in self.counted and (n not in enclosing or self.helpers[n].code in own):
-                        self.calls[n] += 1
+                        counter[n] += 1
                 inside = enclosing | owners
             for sub in sub_jaxprs(eqn):
-                self.walk(sub, inside)
+                self.walk(sub, inside, back)
 
     def _owners(self, eqn: Any) -> frozenset[str]:
         body = eqn.params.get("jaxpr")
