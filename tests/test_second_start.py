@@ -336,7 +336,8 @@ def test_the_sentences_follow_the_rule_and_the_users_settings():
     # a user whose minimum is above the compile: told the setting to change
     slow_min = text(SecondStart(rows, UserCache(folder_set=True, min_compile_s=1.0)))
     assert "your JAX would not cache this program: it compiles in 300 ms flat and 300 ms " \
-           "nested of wall time (as JAX times it), under `jax_persistent_cache_min_compile_time_secs` (1.0 s)" in slow_min
+           "nested of wall time (as JAX times it), under " \
+           "`jax_persistent_cache_min_compile_time_secs` (1.0 s)" in slow_min
 
 
 # --- the record, saved ----------------------------------------------------------------------

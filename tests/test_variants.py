@@ -232,8 +232,10 @@ def uses_unhashable(x):
 
 def test_unhashable_non_array_argument_leaves_that_call_inline_and_says_so():
     r = jitmagic.compare(uses_unhashable, jnp.ones(3), **FAST)
-    assert r.flat.ok and r.nested.ok and r.outputs_match
+    assert r.flat.ok and r.nested.ok
     assert r.nested.helpers == ()
+    # its one call ran inline: the nested program is the flat one, measured once
+    assert r.outputs_match is None and r.nested.samples["first_call_s"] == []
     assert any("`takes_unhashable` stays inline for calls with a `Opts` argument" in n
                for n in r.nested.notes)
     assert "note (nested): `takes_unhashable` stays inline" in str(r)

@@ -197,6 +197,8 @@ class VariantResult(Row, ProgramFigures):
     #: Each nested helper's jit calls in this variant's program, as counted in its jaxpr:
     #: a helper is listed in ``helpers`` only with at least one.
     helper_calls: dict[str, int] = field(default_factory=dict)
+    #: The nested helpers whose jit is the user's own ``jax.jit`` (kept, not added).
+    own_jit: tuple[str, ...] = ()
     #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
     stages_from: str | None = None
     #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
@@ -215,6 +217,7 @@ class VariantResult(Row, ProgramFigures):
               ("notes", "notes", items(text), ()),
               ("inline", "inline", items(text), ()),
               ("helper_calls", "helper_calls", mapping(count), {}),
+              ("own_jit", "own_jit", items(text), ()),
               ("stages_from", "stages_from", optional(text), None),
               *((key, key, optional(count), None) for key in COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
@@ -223,10 +226,27 @@ class VariantResult(Row, ProgramFigures):
         d = super().to_dict()
         if not self.per_process:  # one process: written as before
             del d["per_process"]
+        if not self.own_jit:  # none of the user's own jits nested: written as before
+            del d["own_jit"]
         for key in COMPILED_WORK:  # written where read, as reports before them were
             if d[key] is None:
                 del d[key]
         return d
+
+    def nesting_fix(self, most: int = 3) -> str:
+        """What to do where nesting its helpers pays: ``jax.jit`` on those jitmagic
+        jitted, and keep the user's own jit on those they jitted already (at most
+        ``most`` of each named)."""
+        def named(hs: list[str]) -> str:
+            return ", ".join(f"`{h}`" for h in hs[:most]) + (", ..." if len(hs) > most else "")
+
+        added = [h for h in self.helpers if h not in self.own_jit]
+        own = [h for h in self.helpers if h in self.own_jit]
+        parts = [f"`jax.jit` on {named(added)}"] if added else []
+        if own:
+            parts.append(f"keep your own `jax.jit` on {named(own)}: the nested variant ran "
+                         f"{'them' if len(own) > 1 else 'it'} under it")
+        return "; ".join(parts)
 
     @property
     def cold_start_s(self) -> float:

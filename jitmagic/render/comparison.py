@@ -205,9 +205,10 @@ def _notes(c: Comparison) -> list[Block]:
 def _helpers_line(c: Comparison) -> str:
     """The helpers the nested variant nested; those found, where it never ran (at most
     :data:`~.blocks.MAX_ITEMS` named)."""
-    calls = c.nested.helper_calls
+    calls, own = c.nested.helper_calls, c.nested.own_jit
     helpers, left = first(c.nested.helpers)
-    names = ", ".join(f"{shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)})" if h in calls
+    names = ", ".join(f"{shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)}"
+                      f"{', your own jax.jit' * (h in own)})" if h in calls
                       else shown_name(h) for h in helpers) or "none"
     names += f", {more(left, 'helpers')}" if left else ""
     if not_run(c):

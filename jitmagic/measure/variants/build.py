@@ -29,6 +29,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 
+from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
 from .inner_jit import CallAs
@@ -39,11 +40,13 @@ from .inner_jit import is_user_jit
 from .inner_jit import nnx_method
 from .inner_jit import unjit
 from .linen import LINEN_UNNAMED
+from .linen import closure_cells
 from .linen import linen_swaps
 from .plan import Helper
 from .plan import Plan
 from .plan import Variant
 from .trampoline import copy_function
+from .trampoline import functions_of
 from .trampoline import functions_of_all
 from .trampoline import route
 
@@ -101,7 +104,8 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
     own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
-    routed = [n for n in planned if n not in lifted
+    held = _held_places(plan, [n for n in planned if n not in lifted], notes, ran, call_as)
+    routed = [n for n in planned if n not in lifted and n not in held
               and (call_as is not None or not _callers_see_user_jit(plan.helpers[n]))]
     live = functions_of_all(plan.helpers[n].code for n in routed)
     routes = {n: [f for f in live[plan.helpers[n].code] if f not in own] for n in routed}
@@ -120,10 +124,13 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran, call_as))
              for n, fns in routes.items() for fn in fns]
     swaps += [s for n in planned for s in lifted.get(n, ())]
+    swaps += [s for cells in held.values() for s in cells]
     blame = _blame(planned, [n for n, fns in routes.items() if fns]) \
         if planned and plan.flat_traces else None
     built = make_variant(label, plan, replace, planned, swaps, blame)
     built.notes, built.ran, built.inline = notes, ran, inline
+    built.own_jit = () if call_as is not None else tuple(  # out of line: jitmagic's jit
+        n for n in planned if plan.helpers[n].user_jitted and not routes.get(n))
     return built
 
 
@@ -159,6 +166,29 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
     names = ", ".join(f"`{n}`" for n in planned)
     return NESTING_CAUSED.format(names, ROUTED.format(", ".join(f"`{n}`" for n in routed))
                                  if routed else "")
+
+
+def _held_places(plan: Plan, names: list[str], notes: list[str], ran: set[str],
+                 call_as: CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
+    """The helpers of ``names`` a library primitive holds that a name or closure cell of
+    the user's code holds, each with its cells' swaps (:func:`_held_cells`)."""
+    held = {n: _held_cells(plan.helpers[n], notes, ran, call_as) for n in names
+            if plan.helpers[n].held_by is not None}
+    return {n: cells for n, cells in held.items() if cells or plan.helpers[n].bindings}
+
+
+def _held_cells(h: Helper, notes: list[str], ran: set[str],
+                call_as: CallAs | None) -> list[tuple[Any, Any, Any]]:
+    """Swaps handing a jit of a helper a library primitive holds to each closure cell of
+    the user's code that names it (its names, the bindings, are swapped by ``replace``).
+
+    Such a helper is nested where the user's code names it, not at its function object:
+    the primitive keeps the function it is handed and may run it after the entry's code,
+    and the trampoline, are gone (lineax's `linear_solve` traces a plain function without
+    a closure only as the program is lowered); handed a jit (a function with a closure),
+    lineax traces it at once, into the program."""
+    return [(CellOf(cell), fn, faithful_jit(fn, h.name, notes, ran, call_as))
+            for fn in functions_of(h.code) for cell in closure_cells(fn)]
 
 
 def _callers_see_user_jit(h: Helper) -> bool:

@@ -18,7 +18,9 @@ A jit of a helper inside another jit of the same helper is the same call wrapped
 itself (a recursive call, whose own frames hold the helper's code). Under ``grad`` each
 call also leaves its backward pass as a jit of its own (in the ``transpose(jvp())``
 scope), made from the same trace: neither it nor the jit calls inside it (the backward
-halves of calls inside a nested caller) are counted again.
+halves of calls inside a nested caller) are counted again as calls; they are counted
+apart, as each helper's backward passes (:func:`jit_calls_and_backward`), so that the
+report can say what else its row of nested jit calls holds.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..discovery.found import UserFunctions
+from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import sub_jaxprs
 from .plan import Helper
 
@@ -44,9 +47,39 @@ def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
     """Each helper's jit calls in ``jaxpr`` (sub-jaxprs included, every call as it happens:
     a call inside a helper called twice counts twice), by helper name; ``counted`` limits
     the names counted (every helper's code still tells whose a jit is)."""
+    return _read(jaxpr, helpers, counted).calls
+
+
+def jit_calls_and_backward(jaxpr: Any, helpers: dict[str, Helper],
+                           counted: Iterable[str] | None = None) -> tuple[Counter, Counter]:
+    """:func:`helper_jit_calls`, and each helper's backward passes under ``grad`` (the
+    jits in the ``transpose(jvp())`` scope that are its calls' other halves, outside
+    its own jits): the program holds both as jit calls, the report counts the first."""
+    reader = _read(jaxpr, helpers, counted)
+    return reader.calls, reader.backward
+
+
+def _read(jaxpr: Any, helpers: dict[str, Helper], counted: Iterable[str] | None) -> _Claims:
     reader = _Claims(helpers, set(helpers if counted is None else counted))
     reader.walk(getattr(jaxpr, "jaxpr", jaxpr), frozenset())
-    return reader.calls
+    return reader
+
+
+def called_inside(jaxpr: Any, helpers: dict[str, Helper], name: str) -> tuple[str, ...]:
+    """The functions of the user's that the jit calls of helper ``name`` in ``jaxpr`` ran
+    (by qualified name, in the order first seen): the frames below the helper's own on
+    the tracebacks of the equations inside its jits."""
+    reader, code = _Claims(helpers, {name}), helpers[name].code
+    found: dict[str, None] = {}
+    for current in distinct_jaxprs(jaxpr):
+        for eqn in current.eqns:
+            if eqn.primitive.name not in JIT_PRIMITIVES or name not in reader._owners(eqn):
+                continue
+            body = eqn.params.get("jaxpr")
+            for chain in sorted(reader._chains(getattr(body, "jaxpr", body)), key=len):
+                below = chain[chain.index(code) + 1:] if code in chain else ()
+                found.update((c.co_qualname, None) for c in below if c is not code)
+    return tuple(found)
 
 
 class _Claims:
@@ -55,6 +88,7 @@ class _Claims:
         self.by_code = {h.code: n for n, h in helpers.items()}
         self.is_user = UserFunctions()
         self.calls: Counter = Counter()
+        self.backward: Counter = Counter()
         #: (id of the jit's jaxpr, its own traceback) → the helpers it is a call of.
         self.owners: dict[tuple[int, Any], frozenset[str]] = {}
         #: A jit equation's traceback → the code on it (where the jit was called from).
@@ -62,21 +96,23 @@ class _Claims:
         #: id of a jit's jaxpr → :meth:`_chains`.
         self.chains: dict[int, set[tuple[types.CodeType, ...]]] = {}
 
-    def walk(self, jaxpr: Any, enclosing: frozenset[str]) -> None:
-        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``."""
+    def walk(self, jaxpr: Any, enclosing: frozenset[str], backward: bool = False) -> None:
+        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``: as
+        calls, or, inside a call's backward half (``backward``), as backward passes."""
         for eqn in jaxpr.eqns:
-            inside = enclosing
+            inside, back = enclosing, backward
             if eqn.primitive.name in JIT_PRIMITIVES:
-                if BACKWARD in str(eqn.source_info.name_stack):
-                    continue  # a counted call's backward half, and its inner calls' too
+                # a counted call's backward half, and its inner calls' halves inside it
+                back = backward or BACKWARD in str(eqn.source_info.name_stack)
                 owners = self._owners(eqn)
                 own = self._own(eqn.source_info.traceback)
+                counter = self.backward if back else self.calls
                 for n in owners:
                     if n in self.counted and (n not in enclosing or self.helpers[n].code in own):
-                        self.calls[n] += 1
+                        counter[n] += 1
                 inside = enclosing | owners
             for sub in sub_jaxprs(eqn):
-                self.walk(sub, inside)
+                self.walk(sub, inside, back)
 
     def _owners(self, eqn: Any) -> frozenset[str]:
         body = eqn.params.get("jaxpr")

@@ -362,7 +362,8 @@ def _helper(found: Found, ran: set[str]) -> Helper:
     functions the trace ran (a function defined inside one of them is made anew on each
     of its calls)."""
     return Helper(found.name, found.call_sites, tuple(found.bindings), found.code,
-                  _why_inline(found, ran), _linen_class(found), found.held_by)
+                  _why_inline(found, ran), _linen_class(found), found.held_by,
+                  found.self_type, found.kernel)
 
 
 def _linen_class(found: Found) -> type | None:
@@ -379,9 +380,6 @@ def _is_linen(cls: type | None) -> bool:
 def _why_inline(found: Found, ran: set[str]) -> str | None:
     if found.rules_only:
         return found.rules_only
-    if found.kernel:
-        return ("it is a Pallas kernel body (a function of memory references that "
-                "`pallas_call` runs itself), which a jit of its own cannot take")
     qualname = found.code.co_qualname
     outer = qualname.split(".<locals>")[0] if "<locals>" in qualname else None
     if outer is not None and outer in ran:

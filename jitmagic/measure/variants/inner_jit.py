@@ -75,7 +75,9 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
     """``fn`` under a jit that takes its arguments as ``jax.jit`` does: array leaves and
     Python scalars traced (a float as a weakly typed ``f32[]``), every other leaf static
-    (keyed by type and value), non-array outputs passed around the jit. Where a traced
+    (keyed by type and value), non-array outputs passed around the jit; a call that
+    passes no array is jitted too (a helper reading a captured table builds its equations
+    inside that jit, as ``jax.jit`` of it would). Where a traced
     scalar is used as a Python value (``range(n)``), that call's scalars are held static
     instead, with a note. Calls it cannot take faithfully run inline, with a note why.
 
@@ -92,7 +94,7 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str],
         for traced in (_traced_with_scalars, _is_array) if scalars else (_is_array,):
             holes, arrays = Holes.of(leaves, traced)
             key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not traced(x)))
-            why = _why_not_jit(leaves, holes.traced, key)
+            why = _why_not_jit(leaves, key)
             if why:
                 _note_once(notes, f"`{name}` stays inline for calls {why}")
                 return fn(*args, **kwargs)
@@ -121,13 +123,11 @@ def _traced_with_scalars(x: Any) -> bool:
     return _is_array(x) or isinstance(x, SCALARS)
 
 
-def _why_not_jit(leaves: list, traced: tuple[int, ...], key: Any) -> str | None:
+def _why_not_jit(leaves: list, key: Any) -> str | None:
     for x in leaves:
         if _holds_arrays(x):
             return (f"on a `{type(x).__name__}` holding arrays that is not a pytree (a "
                     "static argument cannot carry arrays, so jit cannot take it)")
-    if not traced:
-        return "that pass no array (nothing to trace)"
     try:
         hash(key)
     except TypeError:

@@ -9,14 +9,17 @@ mechanism, which the reason a helper is kept inline words:
 * the static part of what the helper returns (a non-pytree object holding it, which
   its jit can pass out only as a Python value);
 * JAX's cache of a jit's constants: the helper used its caller's traced value without
-  being passed it (a closure, a Keras layer's variables inside ``stateless_call``), so
-  its jit took that value as a constant, and the cache kept it past the caller's trace.
+  being passed it (a closure, a Keras layer's variables inside ``stateless_call``, a
+  Haiku module's ``hk.get_parameter``), so its jit took that value as a constant, and
+  the cache kept it past the caller's trace. The chain names no library, so the words
+  are chosen by the library the helper's class belongs to (:func:`library_of`).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
@@ -30,17 +33,42 @@ _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 _CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
 
 
-def leak_mechanism(error: BaseException) -> str:
+#: How a helper of each library uses its caller's traced values without being passed
+#: them (a leak through JAX's cache of a jit's constants); None: any other code.
+_NOT_PASSED = {
+    "haiku": "it reads its parameters with `hk.get_parameter` from the state "
+             "`hk.transform` keeps, not from its arguments",
+    "keras": "it reads its Keras layer's variables, which `stateless_call` holds while "
+             "it runs, not from its arguments",
+    None: "it uses its caller's traced values without being passed them (a closure over "
+          "them, or a library's state)",
+}
+
+
+def library_of(helper: Any) -> str | None:
+    """``haiku`` or ``keras`` where the helper is a method of a class of that library
+    (its Module, its Layer: its ``self``'s class, or the class it is bound in), else
+    None."""
+    owners = [getattr(helper, "self_type", None),
+              *(b.owner for b in getattr(helper, "bindings", ()))]
+    for klass in (k for owner in owners for k in getattr(owner, "__mro__", ())):
+        top = klass.__module__.split(".")[0]
+        if top in _NOT_PASSED:
+            return top
+    return None
+
+
+def leak_mechanism(error: BaseException, library: str | None = None) -> str:
     """How the helper kept traced values, in words, from the first leaked tracer's
-    chain in JAX's message; the general wording where the message has no chain (an
-    ``UnexpectedTracerError``, raised where a leaked tracer is used later)."""
+    chain in JAX's message (for a helper of ``library``, in that library's terms); the
+    general wording where the message has no chain (an ``UnexpectedTracerError``,
+    raised where a leaked tracer is used later)."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):
-        return ("it uses its caller's traced values without being passed them (a closure "
-                "over them, or a Keras layer's variables inside `stateless_call`), so its "
-                "jit holds them as constants, and JAX's cache of those constants keeps them "
-                "after the caller's trace")
+        return (f"{_NOT_PASSED.get(library, _NOT_PASSED[None])}, so its jit holds them as "
+                "constants, and JAX's cache of those constants keeps them after the "
+                "caller's trace")
     kept = [kind for kind, _ in chain]
     if "Holes" in kept:
         inside = [k for k in kept[: kept.index("Holes")] if k not in _CONTAINERS]

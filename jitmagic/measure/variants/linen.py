@@ -50,11 +50,11 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, An
     spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
     places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
                               if v is cls})
-    places += [CellOf(c) for c in _closure_cells(cls)]
+    places += [CellOf(c) for c in closure_cells(cls)]
     return [(b, cls, lifted) for b in places]
 
 
-def _closure_cells(value: Any) -> list[types.CellType]:
+def closure_cells(value: Any) -> list[types.CellType]:
     """The closure cells of the user's functions that hold ``value`` as a free variable
     they name (not the ``__class__`` cell of a class's own methods)."""
     cells = []

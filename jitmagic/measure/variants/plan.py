@@ -34,6 +34,11 @@ class Helper:
     #: The library primitive that holds it and runs it itself (``lineax's
     #: `linear_solve```), where the program shows it only there.
     held_by: str | None = None
+    #: The class of a method's ``self`` (None: not a method, or not seen): what library
+    #: a reason is worded for (:func:`~.leaks.library_of`).
+    self_type: type | None = field(default=None, compare=False, repr=False)
+    #: A Pallas kernel body (a function of memory references ``pallas_call`` runs).
+    kernel: bool = False
 
     @property
     def jit_names(self) -> set[str]:
@@ -80,6 +85,8 @@ class Variant:
     ran: set[str] = field(default_factory=set)
     #: Helpers found that this variant keeps inline because they cannot be nested.
     inline: tuple[str, ...] = ()
+    #: Planned helpers that run under the user's own ``jax.jit`` (not one jitmagic added).
+    own_jit: tuple[str, ...] = ()
 
     @property
     def nested_helpers(self) -> tuple[str, ...]:

@@ -11,6 +11,13 @@ reason (:mod:`~.leaks`); where the nested trace fails otherwise and the flat one
 did not, the helper whose jit was tracing is kept inline, with the error. The
 variant is then built again: a comparison never loses its nested variant to a
 helper that cannot be nested.
+
+Where the nested trace holds no jit call of any planned helper (each helper's calls
+ran inline: a library primitive that runs it itself, arguments a jit cannot take) and
+it is the flat program, equation for equation and in its lowered text, the variant is
+built again with nothing nested, each helper inline with its reason: the pipeline then
+measures the one program once (:func:`one_program`), as it does where nothing could be
+planned at all.
 """
 
 from __future__ import annotations
@@ -19,15 +26,22 @@ import contextlib
 import re
 import traceback
 from collections.abc import Iterator
+from typing import Any
 
 import jax
 
+from ..sampling.structure import count_equations
+from ..sampling.structure import count_nested_calls
+from .build import build_variant
 from .build import nest_only
+from .claims import helper_jit_calls
 from .inner_jit import HELPER_TAG
 from .inner_jit import STATIC_TAG
 from .leaks import leak_mechanism
+from .leaks import library_of
 from .plan import Plan
 from .plan import Variant
+from .rows import not_nested_reason
 
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
 #: message, and ``UnexpectedTracerError``'s).
@@ -40,8 +54,9 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
     flat program traces) one under whose jit the trace fails, each with its reason."""
     refused: dict[str, str] = {}
     search = LeakSearch(plan, variant.name, refused)  # its traces hold as more are refused
+    traced = None  # the current variant's programs, once it traces
     for _ in range(len(variant.planned)):
-        error = trace_error(variant)
+        traced, error = _programs(variant)
         if error is None:
             break
         if _is_leak(error):
@@ -51,9 +66,51 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
         if found is None:
             break
         culprit, refused[culprit] = found
-        variant = nest_only(plan, [n for n in variant.planned if n not in refused],
-                            variant.name, refused)
-    return variant
+        variant, traced = nest_only(plan, [n for n in variant.planned if n not in refused],
+                                    variant.name, refused), None
+    if traced is None and variant.planned:  # it leaks flat too (or is not traced yet)
+        traced = _programs(variant, checking=False)[0]
+    return one_program(variant, traced, refused)
+
+
+def one_program(variant: Variant, traced: Programs | None,
+                refused: dict[str, str] | None = None) -> Variant:
+    """``variant``, or where its program (``traced``: its traced and lowered programs)
+    holds no jit call of any helper it planned and is the flat program (the same
+    equations and jit calls, the same lowered text), the variant with nothing nested:
+    each planned helper inline, with the reason its calls ran inline (the notes its
+    jits left, else why no jit call of it was traced), so that it is measured once."""
+    plan = variant.plan
+    if not variant.planned or traced is None:
+        return variant
+    calls = helper_jit_calls(traced[0].jaxpr, plan.helpers, variant.planned)
+    if any(calls[n] for n in variant.planned):
+        return variant
+    flat = _programs(build_variant("flat", plan), checking=False)[0]
+    if flat is None or not _same_programs(traced, flat):
+        return variant
+    said = [note for note in variant.notes if note not in plan.notes]
+    reasons = {n: not_nested_reason(plan.helpers[n]) for n in variant.planned
+               if not any(f"`{n}`" in note for note in said)}
+    same = nest_only(plan, (), variant.name, (refused or {}) | reasons)
+    same.notes += [note for note in said if note not in same.notes]
+    same.inline = (*same.inline, *(n for n in variant.planned if n not in same.inline))
+    return same
+
+
+#: A variant's traced program and its lowering (None where lowering failed).
+Programs = tuple[Any, Any]
+
+
+def _same_programs(nested: Programs, flat: Programs) -> bool:
+    """Whether two variants traced and lowered to the same program: as many equations
+    and jit calls, and (where both lowered) the same StableHLO text."""
+    (traced, lowered), (flat_traced, flat_lowered) = nested, flat
+    same = all(count(traced.jaxpr) == count(flat_traced.jaxpr)
+               for count in (count_equations, count_nested_calls))
+    if lowered is None or flat_lowered is None:
+        return same
+    return same and lowered.as_text() == flat_lowered.as_text()
 
 
 def trace_error(variant: Variant, lower: bool = True) -> BaseException | None:
@@ -64,18 +121,27 @@ def trace_error(variant: Variant, lower: bool = True) -> BaseException | None:
     warm-up that puts the process's one-time costs of lowering (a library's first
     lowering rules, as Pallas's) on no timed run, where they would land on whichever
     variant runs first."""
+    return _programs(variant, lower)[1]
+
+
+def _programs(variant: Variant, lower: bool = True, checking: bool = True,
+              ) -> tuple[Programs | None, BaseException | None]:
+    """((the traced program, its lowering or None), None), or (None, what tracing
+    raised): :func:`trace_error`'s trace, its programs kept; ``checking``: under JAX's
+    leak checker (off: a program that leaks flat too, traced to be compared)."""
     plan = variant.plan
     jax.clear_caches()  # a warm trace cache would hide a helper's body
+    leaks = jax.checking_leaks() if checking else contextlib.nullcontext()
     try:
-        with jax.checking_leaks(), _frames_kept():
+        with leaks, _frames_kept():
             traced = jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
     except Exception as exc:  # noqa: BLE001 (any failure is the user's code: reported later)
-        return exc
-    if not lower:
-        return None
-    with contextlib.suppress(Exception):  # a lowering error shows in the timed run itself
-        traced.lower()
-    return None
+        return None, exc
+    lowered = None
+    if lower:
+        with contextlib.suppress(Exception):  # a lowering error shows in the timed run itself
+            lowered = traced.lower()
+    return (traced, lowered), None
 
 
 @contextlib.contextmanager
@@ -136,18 +202,22 @@ class LeakSearch:
         if not planned or not self._caused_by_nesting(error, planned):
             return None
         if len(planned) == 1:
-            return planned[0], leaks_reason(error, planned[0])
+            return planned[0], self._reason(error, planned[0])
         guess = self._named(error, planned)
         alone = self.leak((guess,)) if guess else None
         if guess and alone is not None:
-            return guess, leaks_reason(alone, guess)
+            return guess, self._reason(alone, guess)
         end, leaked = self._shortest_leaking(planned, (), error)
         last, before = planned[end - 1], planned[: end - 1]
         alone = self.leak((last,)) if before else leaked
         if alone is not None:
-            return last, leaks_reason(alone, last)
+            return last, self._reason(alone, last)
         start, leaked = self._shortest_leaking(before, (last,), leaked)
-        return last, leaks_reason(leaked, last, before[start - 1])
+        return last, self._reason(leaked, last, before[start - 1])
+
+    def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> str:
+        """:func:`leaks_reason`, worded for the library the culprit belongs to."""
+        return leaks_reason(error, culprit, partner, library_of(self.plan.helpers[culprit]))
 
     def leak(self, nest: tuple[str, ...]) -> BaseException | None:
         """The leak tracing with only ``nest`` nested raises, where nesting caused it
@@ -200,11 +270,12 @@ def _named_in_message(error: BaseException, planned: tuple[str, ...],
                  if leaked and leaked.group(1) in plan.helpers[n].jit_names), None)
 
 
-def leaks_reason(error: BaseException, culprit: str, partner: str | None = None) -> str:
+def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
+                 library: str | None = None) -> str:
     """Why ``culprit``, whose jit leaks tracers, runs inline: what its result holds in its
     static part, where its own jit saw it (:data:`~.inner_jit.STATIC_TAG`), else the
-    mechanism the leak checker's message shows; ``partner``: a helper it leaks only
-    nested with."""
+    mechanism the leak checker's message shows, worded for its ``library``
+    (:func:`~.leaks.library_of`); ``partner``: a helper it leaks only nested with."""
     where = f" (only with `{partner}` nested too)" if partner else ""
     held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
         else None
@@ -212,7 +283,7 @@ def leaks_reason(error: BaseException, culprit: str, partner: str | None = None)
         return (f"{held}{where}: a jit returns arrays only and fixes the rest when it "
                 f"traces, so under a jit of its own those traced values would leak; it runs "
                 f"inline")
-    return f"{LEAKS}{where}: {leak_mechanism(error)}, so it runs inline"
+    return f"{LEAKS}{where}: {leak_mechanism(error, library)}, so it runs inline"
 
 
 #: How the reason a helper that leaks tracers under its own jit runs inline begins.

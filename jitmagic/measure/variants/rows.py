@@ -20,7 +20,10 @@ from ..sampling.stages import warm_artefacts
 from ..sampling.stops import Checkpoint
 from ..sampling.structure import ProgramFacts
 from ..sampling.structure import structure
+from .claims import called_inside
 from .claims import helper_jit_calls
+from .claims import jit_calls_and_backward
+from .plan import Helper
 from .plan import Variant
 
 
@@ -105,10 +108,13 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             # stopped before its trace finished: the helpers it was to nest, as found
             helpers=tuple(calls) if calls is not None else () if traced else variant.planned,
             helper_calls=calls or {},
+            own_jit=tuple(n for n in variant.own_jit if n in (calls or {})),
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.jaxpr_text,
             error=runs.describe_failure(name) if name in runs.errors else None,
-            notes=_notes(variant, calls) if traced else tuple(variant.notes),
+            notes=(*_notes(variant, calls), *held_notes(variant, calls, shape.jaxpr),
+                   *backward_note(variant, calls, shape.jaxpr))
+            if traced else tuple(variant.notes),
             inline=_inline(variant, calls) if traced else variant.inline,
             stages_from=shape.stages_from,
             jaxpr_eqns=shape.jaxpr_eqns,
@@ -130,6 +136,23 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
     return {n: calls[n] for n in variant.planned if calls[n]}
 
 
+def backward_note(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[str]:
+    """Where the program also holds the nested helpers' backward passes under ``grad``
+    (jits of their own), a note saying so, with how many: the row of nested jit calls
+    counts them, the helpers' jit calls do not."""
+    if jaxpr is None or not calls:
+        return []
+    backward = jit_calls_and_backward(jaxpr, variant.plan.helpers, tuple(calls))[1]
+    said = [f"{backward[n]} of `{n}`" for n in calls if backward[n]]
+    return [BACKWARDS.format(", ".join(said), sum(backward.values()))] if said else []
+
+
+#: The note of a nested program that holds its helpers' backward passes.
+BACKWARDS = ("under autodiff each jit call of a helper leaves its backward pass as a jit of "
+             "its own, made from the same trace: the row of nested jit calls counts those "
+             "too ({}; {} in all), a helper's jit calls do not")
+
+
 def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
     """Helpers kept inline: refused up front, or planned but absent from the program."""
     return (*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
@@ -140,12 +163,46 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
     notes = list(variant.notes)
     for n in variant.planned:
         if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
-            held_by = variant.plan.helpers[n].held_by
-            why = NO_CALL if held_by is None else (
-                f"it is called inside {held_by}, which runs it itself: jitmagic cannot nest "
-                "into it")
-            notes.append(f"`{n}` stays inline: {why}")
+            notes.append(f"`{n}` stays inline: {not_nested_reason(variant.plan.helpers[n])}")
     return tuple(notes)
+
+
+def not_nested_reason(helper: Helper) -> str:
+    """Why a planned helper of which the program holds no jit call stays inline."""
+    held = helper.held_by
+    if held is None:
+        return NO_CALL
+    if not helper.bindings:
+        return (f"{held} holds it and runs it itself, after your code has run (where the "
+                f"function's own code is jitmagic's no longer), and no name or closure of "
+                f"your code holds it, where {held} could be handed a jit of it instead")
+    return (f"{held} holds it and runs it itself: it was handed a jit of it where your code "
+            f"names it, but ran it without tracing that jit into the program (no jit call "
+            f"of it there)")
+
+
+#: What is said of a nested Pallas kernel body.
+KERNEL = ("`{}` is a Pallas kernel body: its jit runs inside the kernel `pallas_call` "
+          "traces (in interpret mode as a jit call; Pallas's Triton and Mosaic lowerings "
+          "emit a jit inside a kernel inline, into the kernel's own code)")
+
+
+def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[str]:
+    """What is said of each nested helper a library primitive holds: how it was nested,
+    and the functions of the user's its jit ran, which no trace showed as helpers."""
+    notes = [KERNEL.format(n) for n in (calls or {}) if variant.plan.helpers[n].kernel]
+    for n in (calls or {}):
+        held = variant.plan.helpers[n].held_by
+        if held is None:
+            continue
+        inside = called_inside(jaxpr, variant.plan.helpers, n)
+        ran = ", ".join(f"`{f}`" for f in inside)
+        notes.append(f"`{n}` is held by {held}, which runs it itself: it is nested by "
+                     f"handing that a jit of `{n}` where your code names it"
+                     + (f"; the functions it calls ({ran}) run inside that jit, not under "
+                        f"jits of their own: the flat program shows them only inside "
+                        f"{held}, so no trace found them as helpers" if ran else ""))
+    return notes
 
 
 #: Why a planned helper that the program holds no jit call of stays inline. (A function

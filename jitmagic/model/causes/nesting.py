@@ -70,7 +70,7 @@ def nesting(c: Compared) -> Iterator[Cause]:
     if first.kind == INCONCLUSIVE:
         said += faster_stages(c)
     cause = judged(c, NAME, first, clock, (c.flat.samples, nested.samples), said,
-                   f"`jax.jit` on {names}")
+                   nested.nesting_fix())
     if first.significant and first.kind != FASTER:
         cause = Cause(NAME, NOTHING, said=said,
                       fix="keep them inline: their own jit costs more than it saves")
