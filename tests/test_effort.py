@@ -11,6 +11,7 @@ code (a grad of a loss, a scan body, a module's method) is measured. No timed as
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -38,6 +39,7 @@ from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.causes.effort import CAUSE
 from jitmagic.model.causes.effort import CHANGES_RESULTS
 from jitmagic.model.causes.effort import DEFAULT
+from jitmagic.model.causes.effort import HELPERS_CAUSE
 from jitmagic.model.causes.effort import NO_GAIN
 from jitmagic.model.causes.effort import OUT_OF_LINE
 from jitmagic.model.causes.effort import UNCHANGED
@@ -657,12 +659,118 @@ def test_a_row_that_failed_before_a_sample_has_no_bar():
 def test_out_of_line_is_worded_apart_from_the_effort_settings():
     same = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name="same")
     apart = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name=OUT_OF_LINE)
-    (cause,) = causes(Holding(crafted(same, apart)))
-    settings, helpers = cause.said.split("; ")
-    assert settings == "no lower effort setting is worth using here (`same`: nothing to gain)"
-    assert helpers == "nor is keeping the helpers out of line (nothing to gain)"
+    settings, helpers = causes(Holding(crafted(same, apart)))
+    assert (settings.name, helpers.name) == (CAUSE, HELPERS_CAUSE)
+    assert settings.said == "no lower effort setting is worth using here (`same`: nothing to gain)"
+    assert helpers.said == "keeping the helpers out of line is not worth it here (nothing to gain)"
     (alone,) = causes(Holding(crafted(apart)))
-    assert alone.said == "keeping the helpers out of line is not worth it here (nothing to gain)"
+    assert alone.name == HELPERS_CAUSE
+
+
+# --- the words a new user found wrong (issue: effort wording) ---------------------------------
+
+NOISY_CALL = [0.0080, 0.0150, 0.0100, 0.0200, 0.0090]
+FAST_COMPILE = [0.30, 0.31, 0.30, 0.29, 0.30]
+
+
+def out_of_line_row(compile_s, execute_s) -> EffortRow:
+    """The out-of-line row as the measurement writes it: the line to write is its config."""
+    setting = Setting(OUT_OF_LINE, {}, "layer = equinox.internal.noinline(layer)",
+                      keyword=False)
+    return EffortRow(setting, {"compile_s": tuple(compile_s), "execute_s": tuple(execute_s)},
+                     reached=True, outputs="exact", kept={"layer": 12})
+
+
+def test_out_of_line_that_pays_is_its_own_cause_with_a_fix_that_keeps_the_helper_out():
+    """It was ranked "XLA's optimization effort ... what to do: compile less hard"."""
+    apart = out_of_line_row(FAST_COMPILE, DEFAULT_CALL)
+    same = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name="same")
+    settings, helpers = causes(Holding(crafted(same, apart)))
+    assert (settings.name, settings.kind) == (CAUSE, "nothing to gain")
+    assert (helpers.name, helpers.kind) == ("helpers kept out of line", "saving")
+    assert helpers.said.startswith("with each helper out of line")
+    assert helpers.fix == "keep `layer` out of line: `layer = equinox.internal.noinline(layer)`"
+    (level0,) = causes(Holding(crafted(crafted_row(FAST_COMPILE, DEFAULT_CALL))))
+    assert level0.name == CAUSE and level0.fix.startswith("compile less hard: `jax.jit(")
+
+
+def test_a_decided_compile_with_an_inconclusive_call_is_said_as_such_under_inconclusive():
+    """It vanished from the causes; and an inconclusive heading held "not worth using"."""
+    decided = crafted_row(FAST_COMPILE, NOISY_CALL)
+    unsure = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], DEFAULT_CALL, name="unsure")
+    (cause,) = causes(Holding(crafted(decided, unsure)))
+    assert cause.kind == "inconclusive" and "not worth" not in cause.said
+    assert cause.said == (
+        "no lower effort setting was shown to pay here: `xla_backend_optimization_level=0`: "
+        "XLA compiles 3.33× faster (3.19×–3.52×); whether a call is slower is inconclusive, "
+        "so no break-even; `unsure`: whether XLA compiles faster is inconclusive")
+    apart = out_of_line_row([0.5, 1.5, 0.7, 1.2, 0.9], DEFAULT_CALL)
+    (_, helpers) = causes(Holding(crafted(decided, apart)))
+    assert helpers.said == ("keeping the helpers out of line was not shown to pay here: "
+                            "whether XLA compiles faster is inconclusive")
+
+
+def test_a_bigger_saving_left_undecided_is_said_beside_the_setting_used():
+    used = crafted_row([0.60, 0.61, 0.60, 0.59, 0.60], DEFAULT_CALL, name="used")
+    bigger = crafted_row(FAST_COMPILE, NOISY_CALL)
+    (cause,) = causes(Holding(crafted(used, bigger)))
+    assert cause.kind == "saving" and cause.said.startswith("at `used` XLA compiles")
+    assert ("; `xla_backend_optimization_level=0`: XLA compiles 3.33× faster (3.19×–3.52×); "
+            "whether a call is slower is inconclusive, so no break-even") in cause.said
+
+
+def test_the_table_marks_ratios_as_the_main_table_does_and_inconclusive_ones_have_no_side():
+    unsure = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], DEFAULT_CALL, name="unsure")
+    same = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name="same")
+    e = crafted(unsure, same)
+    said = text(e)
+    assert "n.s." not in said and "n.s." not in html(e)
+    _, unsure_line, same_line = table_lines(e)
+    assert "1.11× inconclusive" in unsure_line and "1.00× same" in same_line
+    assert ("whether XLA compiles faster is inconclusive: 1.11× in the setting's favour "
+            "(0.44×–3.06×)") in said
+    slow = crafted_row([1.5, 0.8, 1.9, 1.2, 1.4], DEFAULT_CALL, name="slow")
+    assert "1.40× in the default's favour" in text(crafted(slow))
+
+
+def test_the_section_says_why_its_figures_are_cpu_time_or_wall_time():
+    busy = {"wait_s": (0.5,) * 5, "first_call_s": (1.0,) * 5, "first_call_cpu_s": (1.0,) * 5}
+    both = {"compile_cpu_s": tuple(DEFAULT_COMPILE), "execute_cpu_s": tuple(DEFAULT_CALL)}
+    row = crafted_row(FAST_COMPILE, DEFAULT_CALL)
+    on_cpu = Effort("loss", {**crafted().default, **both, **busy},
+                    {row.name: EffortRow(row.setting, {**row.samples, **both, **busy},
+                                         reached=True, outputs="exact")})
+    assert ("every figure is CPU time: the machine was busy while these rows ran (their cold "
+            "runs waited for a CPU 33% of the time they were ready to run)") in text(on_cpu)
+    quiet = {**busy, "wait_s": (0.01,) * 5}
+    on_wall = Effort("loss", {**crafted().default, **both, **quiet},
+                     {row.name: EffortRow(row.setting, {**row.samples, **both, **quiet},
+                                          reached=True, outputs="exact")})
+    assert ("every figure is wall time: the machine was quiet while these rows ran (their "
+            "cold runs waited for a CPU 1% of the time") in text(on_wall)
+    assert "how long the runs waited for a CPU was not measured" in text(crafted(row))
+
+
+def test_a_setting_whose_call_beats_your_own_compiler_options_says_they_cost_run_time():
+    level1 = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], [0.0027, 0.0026, 0.0027, 0.0028, 0.0027],
+                         name="xla_backend_optimization_level=1")
+    e = dataclasses.replace(crafted(level1), baseline={"xla_backend_optimization_level": 0})
+    said = ("at `xla_backend_optimization_level=1` a call is 3.70× faster than with your own "
+            '`compiler_options={"xla_backend_optimization_level": 0}` (3.54×–3.92×) '
+            "(10 ms → 2.7 ms, wall time): your options cost run time")
+    (cause,) = causes(Holding(e))
+    assert cause.kind == "inconclusive" and said in cause.said
+    assert said in text(e)
+    assert "your options cost run time" not in text(crafted(level1))  # JAX's defaults
+
+
+def test_a_mismatch_of_the_whole_output_is_worded_without_nested_brackets():
+    row = dataclasses.replace(crafted_row([0.1] * 5, DEFAULT_CALL, outputs="mismatch"),
+                              outputs_detail="the whole output (largest difference 0.986)")
+    said = text(crafted(row))
+    assert ("the outputs differ from the default's beyond rounding: the whole output (largest "
+            "difference 0.986); it changes the results, so it is not recommended") in said
+    assert "(the whole output (" not in said
 
 
 # --- the rounds: a row the rule has decided takes no more ---------------------------------

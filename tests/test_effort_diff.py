@@ -164,3 +164,15 @@ def test_two_real_reports_with_effort_diff_by_the_command(measured, tmp_path, ca
     assert "effort" not in capsys.readouterr().out
     assert main(["diff", paths["plain"], paths["old"]]) == 0
     assert "measured in NEW only, so not compared" in capsys.readouterr().out
+
+
+def test_an_undecided_ratio_against_its_own_default_is_marked_as_the_main_table_marks_it():
+    """It read "n.s.", which the main table never writes for "inconclusive"."""
+    same = effort(level0_k=1.0)
+    noisy = effort()
+    noisy.rows[LEVEL0].samples["compile_s"] = (0.5, 1.5, 0.7, 1.2, 0.9)
+    said = text(jitmagic.diff(report(same), report(noisy)))
+    assert "n.s." not in said and "marked inconclusive or same" in said
+    row = next(line for line in said.splitlines() if line.startswith(LEVEL0) and "—" not in line
+               and "same" in line)
+    assert "1.00× same" in row and "inconclusive" in row

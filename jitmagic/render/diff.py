@@ -36,7 +36,7 @@ from .blocks import as_html
 from .blocks import as_text
 from .format import fmt_ratio
 from .format import fmt_s
-from .format import marked_ratio
+from .format import verdict_ratio
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
@@ -188,9 +188,9 @@ def effort_blocks(d: Diff) -> list[Block]:
     out: list[Block] = [Para([note]), Table(EFFORT_HEADER, rows_)]
     if e.ratios:
         out += [Para([f"each setting against its own report's default (default/setting, as "
-                      f"the effort section says it; {clock}; n.s.: the rule found no "
-                      "difference)"]),
-                Table(RATIOS_HEADER, [[r.setting, *(marked_ratio(d.ratio, d) for d in (
+                      f"the effort section says it; {clock}; marked inconclusive or "
+                      "same where the rule found no difference)"]),
+                Table(RATIOS_HEADER, [[r.setting, *(verdict_ratio(d) for d in (
                     r.old_compile, r.new_compile, r.old_execute, r.new_execute))]
                     for r in e.ratios])]
     for side, names in (("OLD", e.only_old), ("NEW", e.only_new)):

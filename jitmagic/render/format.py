@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..model.stats.rule import INCONCLUSIVE
+from ..model.stats.rule import SAME
 from ..model.stats.rule import Difference
 from ..model.stats.rule import spread
 from ..model.stats.units import UNITS
@@ -12,7 +14,7 @@ from ..model.stats.units import fmt_s
 from ..model.stats.units import time_unit
 
 __all__ = ["NOT_SIGNIFICANT", "UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
-           "fmt_spread", "marked_ratio", "medians_of", "time_unit"]
+           "fmt_spread", "marked_ratio", "medians_of", "time_unit", "verdict_ratio"]
 
 #: What marks a ratio the one significance rule did not call a difference (charts).
 NOT_SIGNIFICANT = "n.s."
@@ -28,6 +30,18 @@ def marked_ratio(ratio: float, d: Difference) -> str:
     where nothing was measured: no mark on a number that is not there)."""
     shown = fmt_ratio(ratio)
     return shown if shown == "—" or decided(d) else f"{shown} {NOT_SIGNIFICANT}"
+
+
+def verdict_ratio(d: Difference) -> str:
+    """``3.5×``, ``1.26× inconclusive``, ``1.02× same``, ``1.3× (one run)``: a ratio of the
+    rule marked with the words the main table marks it with (never "n.s." for an
+    undecided one: it reads as "no difference"), ``—`` where nothing was measured."""
+    shown = fmt_ratio(d.ratio)
+    if shown == "—" or decided(d):
+        return shown
+    if not d.enough_data:
+        return f"{shown} (one run)"
+    return shown + {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
 
 
 def medians_of(counts: dict[str, int], noun: str) -> str:

@@ -47,6 +47,9 @@ from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
 from ..stats.units import fmt_s
+from ..stats.units import ratio_figures
+from ..stats.verdicts import interval
+from ..stats.verdicts import times
 from ..stats.verdicts import with_interval
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
@@ -54,7 +57,10 @@ from ..stats.witness import WAIT
 from ..stats.witness import WALL
 from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
+from ..stats.witness import is_busy
 from ..stats.witness import on
+from ..stats.witness import waited
+from ..stats.witness import waited_share
 from .compared import Compared
 from .why import NOT_MEASURED
 from .why import NOT_RUN
@@ -295,9 +301,35 @@ def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> str:
     samples: CPU time where the machine was busy over the rows measured and every one
     has CPU seconds of the compile and the calls, else wall time. The measurement asks
     it of the samples so far, to settle a row on the clock the record will judge it on."""
-    measured = [rows[0], *(r for r in rows[1:] if r.get(COMPILE))]
+    measured = _measured(rows)
     compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
     return compiled if compiled == called else WALL
+
+
+def _measured(rows: Sequence[Mapping[str, Sequence[float]]]
+              ) -> list[Mapping[str, Sequence[float]]]:
+    """The default's samples and each row's that has a compile sample (a row that failed
+    before one says nothing of the load or the clock)."""
+    return [rows[0], *(r for r in rows[1:] if r.get(COMPILE))]
+
+
+def clock_reason(e: Effort) -> str:
+    """Which clock the section's figures are on and why, from how long the rows' cold
+    runs waited for a CPU (:func:`~jitmagic.model.stats.witness.waited`): CPU time where
+    the machine was busy while they ran, else wall time."""
+    share = waited_share(_measured([e.default, *(r.samples for r in e.rows.values())]))
+    if e.clock() == CPU:
+        assert share is not None  # CPU time is chosen only where the wait was measured
+        return (f"every figure is CPU time: the machine was busy while these rows ran "
+                f"(their cold runs {waited(share)}), so CPU time decided, whatever clock "
+                "the comparison above used")
+    if share is None:
+        return "every figure is wall time (how long the runs waited for a CPU was not measured)"
+    if is_busy(share):
+        return (f"every figure is wall time: the machine was busy (the cold runs "
+                f"{waited(share)}), but not every row has CPU seconds to decide by")
+    return (f"every figure is wall time: the machine was quiet while these rows ran (their "
+            f"cold runs {waited(share)})")
 
 
 def calls_figure(calls: float) -> str:
@@ -319,7 +351,7 @@ def compile_words(o: Outcome) -> str:
     if d.kind == SAME:
         return f"XLA's compile shows no measurable difference {figures}"
     if d.kind == INCONCLUSIVE:
-        return f"whether XLA compiles faster is inconclusive: {with_interval(d)} {figures}"
+        return f"whether XLA compiles faster is inconclusive: {leaning(d)} {figures}"
     return f"XLA compiles {with_interval(d)} {figures}"
 
 
@@ -331,9 +363,20 @@ def call_words(o: Outcome) -> str:
     if d.kind == SAME:
         return f"a call takes the same time {figures}"
     if d.kind == INCONCLUSIVE:
-        return (f"whether a call is slower is inconclusive: {with_interval(d)} {figures}")
+        return f"whether a call is slower is inconclusive: {leaning(d)} {figures}"
     also = "also " if d.kind == FASTER else ""
     return f"a call is {also}{with_interval(d)} {figures}"
+
+
+def leaning(d: Difference) -> str:
+    """An undecided ratio without a verdict word: ``1.89× in the setting's favour
+    (0.65×–3.46×)``, ``1.30× in the default's favour (…)``, ``1.00× (…)``; turned as
+    :func:`~jitmagic.model.stats.verdicts.interval` turns it, so the interval reads the
+    same way round as the ratio. "faster" would claim what the rule left open."""
+    shown = ratio_figures(d.ratio if d.ratio >= 1 else 1 / d.ratio)
+    side = "" if shown == ratio_figures(1.0) else \
+        " in the setting's favour" if d.ratio > 1 else " in the default's favour"
+    return f"{shown}×{side} {interval(d)}".rstrip()
 
 
 def pays(o: Outcome) -> str:
@@ -374,17 +417,20 @@ def _clock(o: Outcome) -> str:
     return "CPU time" if o.clock == CPU else "wall time"
 
 
-# --- the cause it adds to "why the first call is slow" ---------------------------------
+# --- the causes it adds to "why the first call is slow" --------------------------------
 
-#: The cause's name in the causes section.
+#: The causes' names in the causes section: the effort settings, and apart from them
+#: (keeping helpers out of line is no effort setting) the out-of-line row.
 CAUSE = "XLA's optimization effort"
+HELPERS_CAUSE = "helpers kept out of line"
 
 
 def causes(c: Compared) -> Iterator[Cause]:
-    """XLA's effort as a cause of ``c``'s (a Comparison) slow first call: the setting
-    that saves the most compile among those the samples support using, with its line to
-    write and what a call then costs; inconclusive or nothing to gain as the rule found;
-    not measured (``--effort`` measures it) where it was not."""
+    """XLA's effort as a cause of ``c``'s (a Comparison) slow first call, and apart from
+    it the helpers kept out of line: each the row that saves the most compile among
+    those the samples support using, with its line to write and what a call then costs;
+    else inconclusive or nothing to gain as the rule found, per row; not measured
+    (``--effort`` measures it) where it was not."""
     e = c.part("effort")
     if e is None:
         yield Cause(CAUSE, NOT_MEASURED, said=stopped_first(c) or NOT_RUN, option="--effort")
@@ -392,31 +438,83 @@ def causes(c: Compared) -> Iterator[Cause]:
     if e.default_error is not None or not e.rows:
         yield Cause(CAUSE, UNMEASURABLE, said="no effort setting could be measured here")
         return
-    best = e.recommended()
-    if best:
-        r = best[0]
-        o = e.outcome(r)
-        worth = "" if o.break_even is None else f": {pays(o)}"
-        yield Cause(CAUSE, SAVING, o.saved_s,
-                    f"{at(r)} {compile_words(o)} and {call_words(o)}{worth}",
-                    f"compile less hard: {write(e, r)}")
-        return
-    verdicts = {e.outcome(r).verdict(r) for r in e.rows.values()}
-    kind = UNDECIDED_CAUSE if UNDECIDED in verdicts else NOTHING_CAUSE
-    yield Cause(CAUSE, kind, said=nothing_worth(e))
-
-
-def nothing_worth(e: Effort) -> str:
-    """What the cause says where no row is worth using: the effort settings, each with
-    its verdict, and, apart from them (it is no effort setting), keeping the helpers out
-    of line."""
-    settings = [f"`{r.name}`: {e.outcome(r).verdict(r)}"
-                for r in e.rows.values() if r.name != OUT_OF_LINE]
-    said = [f"no lower effort setting is worth using here ({', '.join(settings)})"] \
-        if settings else []
+    settings = [r for r in e.rows.values() if r.name != OUT_OF_LINE]
+    if settings:
+        yield _cause(e, settings, CAUSE)
     if OUT_OF_LINE in e.rows:
-        r = e.rows[OUT_OF_LINE]
-        verdict = e.outcome(r).verdict(r)
-        said.append(f"nor is keeping the helpers out of line ({verdict})" if said else
-                    f"keeping the helpers out of line is not worth it here ({verdict})")
-    return "; ".join(said)
+        yield _cause(e, [e.rows[OUT_OF_LINE]], HELPERS_CAUSE)
+
+
+def _cause(e: Effort, rows: list[EffortRow], name: str) -> Cause:
+    """The cause ``name`` of ``rows``: the best of them to use, else what each came to;
+    then what the rest leave open, and where your own options cost run time."""
+    best = [r for r in e.recommended() if r in rows]
+    if not best:
+        kinds = {e.outcome(r).verdict(r) for r in rows}
+        kind = UNDECIDED_CAUSE if UNDECIDED in kinds else NOTHING_CAUSE
+        return Cause(name, kind, said="; ".join([nothing_worth(e, rows), *run_time(e, rows)]))
+    r = best[0]
+    o = e.outcome(r)
+    worth = "" if o.break_even is None else f": {pays(o)}"
+    open_ = [f"`{x.name}`: {verdict_words(e, x)}" for x in rows if _more_if_decided(e, x, o)]
+    said = [f"{at(r)} {compile_words(o)} and {call_words(o)}{worth}", *open_, *run_time(e, rows)]
+    return Cause(name, SAVING, o.saved_s, "; ".join(said), fix(e, r))
+
+
+def fix(e: Effort, r: EffortRow) -> str:
+    """What to do: ``compile less hard: `jax.jit(...)` ``, or ``keep `layer` out of line:
+    `layer = equinox.internal.noinline(layer)` `` (out of line is no effort setting)."""
+    if r.name != OUT_OF_LINE:
+        return f"compile less hard: {write(e, r)}"
+    names = " and ".join(f"`{n}`" for n in r.kept) or "the helpers"
+    return f"keep {names} out of line: {write(e, r)}"
+
+
+def _more_if_decided(e: Effort, r: EffortRow, best: Outcome) -> bool:
+    """Whether ``r`` saves more compile than the setting used (``best``) but a call's cost
+    at it is undecided: said beside the one used, so a bigger saving does not vanish."""
+    o = e.outcome(r)
+    return o.verdict(r) == UNDECIDED and o.compile.kind == FASTER and o.saved_s > best.saved_s
+
+
+def verdict_words(e: Effort, r: EffortRow) -> str:
+    """What one row came to, in a few words: its verdict, or where the compile was decided
+    and a call not, both (``XLA compiles 2.80× faster (…); whether a call is slower is
+    inconclusive, so no break-even``): never "inconclusive" for what was decided."""
+    o = e.outcome(r)
+    verdict = o.verdict(r)
+    if verdict != UNDECIDED:
+        return verdict
+    if o.compile.kind != FASTER:
+        return "whether XLA compiles faster is inconclusive"
+    return (f"XLA compiles {with_interval(o.compile)}; whether a call is slower is "
+            "inconclusive, so no break-even")
+
+
+def nothing_worth(e: Effort, rows: list[EffortRow]) -> str:
+    """What the cause says where no row of ``rows`` is worth using: each with what it came
+    to (:func:`verdict_words`); "not worth" only where every one is decided."""
+    each = "; ".join(f"`{r.name}`: {verdict_words(e, r)}" for r in rows)
+    undecided = any(e.outcome(r).verdict(r) == UNDECIDED for r in rows)
+    if rows[0].name == OUT_OF_LINE:
+        words = verdict_words(e, rows[0])
+        return (f"keeping the helpers out of line was not shown to pay here: {words}"
+                if undecided else f"keeping the helpers out of line is not worth it here ({words})")
+    return (f"no lower effort setting was shown to pay here: {each}" if undecided else
+            f"no lower effort setting is worth using here ({each})")
+
+
+def run_time(e: Effort, rows: list[EffortRow]) -> list[str]:
+    """Where the user's jit passes its own ``compiler_options`` (the baseline) and a setting
+    makes a call faster than they do, by the rule: said, for they cost run time."""
+    if not e.baseline:
+        return []
+    out = []
+    for r in rows:
+        o = e.outcome(r)
+        if r.name != OUT_OF_LINE and r.outputs in MATCHING and o.execute.kind == FASTER:
+            out.append(f"at `{r.name}` a call is {times(o.execute)} than with your own "
+                       f"`compiler_options={options_text(e.baseline)}` {interval(o.execute)} "
+                       f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)}): "
+                       "your options cost run time")
+    return out

@@ -5,7 +5,11 @@ per setting, every one derived from the :class:`~jitmagic.model.causes.effort.Ef
 record's samples by the one rule: how much faster XLA compiles, what a call then costs,
 and after how many calls the default pays back, each figure with its clock, then the
 exact line to write. A setting whose outputs differ is said to change the results and
-is never recommended; where a call's cost is inconclusive no break-even is given.
+is never recommended; where a call's cost is inconclusive no break-even is given. The
+intro says which clock the figures are on and why (the rows' own load, which can differ
+from the comparison's); ratios are marked as the comparison's table marks them
+("inconclusive", "same"); where a setting makes a call faster than the user's own
+``compiler_options``, a note says those options cost run time.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
 from ...model.causes.effort import at as where
 from ...model.causes.effort import call_words
+from ...model.causes.effort import clock_reason
 from ...model.causes.effort import compile_words
 from ...model.causes.effort import options_text
 from ...model.causes.effort import pays
+from ...model.causes.effort import run_time
 from ...model.causes.effort import write
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
@@ -42,7 +48,7 @@ from ..blocks import as_html
 from ..blocks import as_text
 from ..drawing import effort_png
 from ..format import fmt_s
-from ..format import marked_ratio
+from ..format import verdict_ratio
 
 TITLE = "XLA's effort (compile less hard)"
 COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio", "outputs")
@@ -58,6 +64,7 @@ def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
     out += [Image(png, "XLA's compile against a call, per setting"),
             Table(COLUMNS, table, css="jitcompare-effort"),
             Para([sentence(e, r) for r in e.rows.values()])]
+    out += [Para([said], "note") for said in run_time(e, list(e.rows.values()))]
     out += [Para([helpers_said(r)], "note") for r in e.rows.values() if r.kept or r.refused]
     out += [Para([note], "note") for note in e.left_out]
     out += [Para([("warning: ", w)], "warning") for w in e.warnings]
@@ -82,7 +89,8 @@ def intro(e: Effort) -> str:
     return (f"the flat program compiled at XLA's lower effort settings, each against the "
             f"default (as you compile it{mine}), interleaved: XLA's compile is JAX's own "
             f"event inside cold first calls, a call is the steady state; medians of {runs} "
-            f"cold runs each; ratios are default/setting, decided by the one rule")
+            f"cold runs each; ratios are default/setting, decided by the one rule; "
+            f"{clock_reason(e)}")
 
 
 def default_cells(e: Effort) -> list[Cell]:
@@ -96,14 +104,14 @@ def default_cells(e: Effort) -> list[Cell]:
 
 
 def row_cells(e: Effort, r: EffortRow) -> list[Cell]:
-    """One setting's row: its medians, each ratio marked n.s. where the rule found no
-    difference, on the clock named beside it."""
+    """One setting's row: its medians, each ratio marked as the main table marks one
+    ("inconclusive", "same"), on the clock named beside it."""
     o = e.outcome(r)
     clock = "CPU time" if o.clock == CPU else "wall time"
     return [Cell(r.name, code=True), Cell(fmt_s(o.compile_s[1]), clock),
             Cell(fmt_s(o.execute_s[1]), clock),
-            Cell(marked_ratio(o.compile.ratio, o.compile)),
-            Cell(marked_ratio(o.execute.ratio, o.execute)), Cell(r.outputs or "not compared")]
+            Cell(verdict_ratio(o.compile)), Cell(verdict_ratio(o.execute)),
+            Cell(r.outputs or "not compared")]
 
 
 def sentence(e: Effort, r: EffortRow) -> str:
@@ -115,8 +123,8 @@ def sentence(e: Effort, r: EffortRow) -> str:
     if verdict == FAILED:
         return f"{at} your code failed (below)"
     if verdict == CHANGES_RESULTS:
-        return (f"{at} the outputs differ from the default's beyond rounding "
-                f"({r.outputs_detail or 'largest difference unknown'}): it changes the "
+        return (f"{at} the outputs differ from the default's beyond rounding: "
+                f"{r.outputs_detail or 'largest difference unknown'}; it changes the "
                 "results, so it is not recommended")
     if verdict == NOT_COMPARED:
         return f"{at} the outputs were not compared with the default's, so it is not recommended"
