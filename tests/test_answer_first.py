@@ -211,7 +211,7 @@ def test_a_staged_bar_keeps_its_marker_and_says_where_the_stages_came_from():
 def test_ratios_the_rule_does_not_call_are_marked_not_significant():
     fig = phases_figure(measured())
     cold, steady = fig.axes
-    assert steady.get_title() == "execute (1.00× n.s.)"  # 100 µs both: no difference
+    assert steady.get_title() == "execute (1.00× same)"  # 100 µs both: no difference
     assert cold.get_title().endswith("flat/nested 3.54×")
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["trace 10.0×", "lower 2.50×", "XLA compile 2.00×", REST_LABEL]
@@ -229,11 +229,11 @@ def test_the_execute_title_fits_its_panel_when_both_compiled_the_same_program():
 
 @pytest.mark.parametrize(("kind", "significant", "shown"), [
     ("faster", True, "2.00×"), ("slower", True, "2.00×"),
-    ("no measurable difference", False, "2.00× n.s."),
-    ("inconclusive", False, "2.00× n.s."),
+    ("no measurable difference", False, "2.00× same"),
+    ("inconclusive", False, "2.00× inconclusive"),
 ])
 def test_only_a_called_difference_is_unmarked(kind, significant, shown):
-    d = SimpleNamespace(kind=kind, significant=significant)
+    d = SimpleNamespace(kind=kind, significant=significant, enough_data=True)
     assert decided(d) is (shown == "2.00×")
     assert marked_ratio(2.0, d) == shown
     assert marked_ratio(float("nan"), d) == "—"

@@ -13,12 +13,8 @@ from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.units import time_unit
 
-__all__ = ["NOT_SIGNIFICANT", "UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
+__all__ = ["UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
            "fmt_spread", "marked_ratio", "medians_of", "time_unit", "verdict_ratio"]
-
-#: What marks a ratio the one significance rule did not call a difference (charts).
-NOT_SIGNIFICANT = "n.s."
-
 
 def decided(d: Difference) -> bool:
     """Whether the one rule called a difference (faster or slower)."""
@@ -26,22 +22,21 @@ def decided(d: Difference) -> bool:
 
 
 def marked_ratio(ratio: float, d: Difference) -> str:
-    """``3.5×``, or ``1.02× n.s.`` where the rule did not call a difference (``—``
-    where nothing was measured: no mark on a number that is not there)."""
+    """``3.5×``, ``1.26× inconclusive``, ``1.02× same``, ``1.3× (one run)``: ``ratio``
+    marked with the words the main table marks ``d``'s outcome with, in every table and
+    chart (never "n.s.", which reads as "no difference" for an undecided one); ``—``
+    where nothing was measured: no mark on a number that is not there."""
     shown = fmt_ratio(ratio)
-    return shown if shown == "—" or decided(d) else f"{shown} {NOT_SIGNIFICANT}"
-
-
-def verdict_ratio(d: Difference) -> str:
-    """``3.5×``, ``1.26× inconclusive``, ``1.02× same``, ``1.3× (one run)``: a ratio of the
-    rule marked with the words the main table marks it with (never "n.s." for an
-    undecided one: it reads as "no difference"), ``—`` where nothing was measured."""
-    shown = fmt_ratio(d.ratio)
     if shown == "—" or decided(d):
         return shown
     if not d.enough_data:
         return f"{shown} (one run)"
     return shown + {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
+
+
+def verdict_ratio(d: Difference) -> str:
+    """:func:`marked_ratio` of the rule's own ratio."""
+    return marked_ratio(d.ratio, d)
 
 
 def medians_of(counts: dict[str, int], noun: str) -> str:
