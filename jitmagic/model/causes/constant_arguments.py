@@ -165,11 +165,13 @@ class ConstantVariant:
 
     @property
     def saved_interval(self) -> tuple[float, float]:
-        """The saving's interval in seconds: the rule's interval on the ratio, times the
-        passed median (``saved_s`` is that median times ratio - 1); NaN where the rule
-        has none."""
-        d, passed = self.difference, median(self.first_calls(PASSED))
-        return passed * (d.low - 1), passed * (d.high - 1)
+        """The saving's interval in seconds: the rule's interval on the ratio r, applied
+        to the captured median c (``saved_s`` is c·(1 − 1/r), as c − c/r is the captured
+        median less the passed one), so it never exceeds the whole captured first call
+        (scaled from the passed median, a high ratio once gave a saving of 300 ms off a
+        call of 199 ms); NaN where the rule has none."""
+        d, captured = self.difference, median(self.first_calls(CAPTURED))
+        return captured * (1 - 1 / d.low), captured * (1 - 1 / d.high)
 
     def stage_median(self, form: str, key: str) -> float:
         """A form's median of one stage's seconds (NaN: not measured)."""
