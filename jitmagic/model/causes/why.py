@@ -26,13 +26,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ..stats.rule import difference
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
 from ..stats.units import fmt_s
 from ..stats.witness import CPU
-from ..stats.witness import FIRST_CALL
-from ..stats.witness import clock_for
 from ..stats.witness import on
 from .cause import KINDS
 from .cause import NOT_MEASURED
@@ -175,8 +172,10 @@ def constants(c: Compared) -> Iterator[Cause]:
 
 
 def second_start(c: Compared) -> Iterator[Cause]:
-    """What JAX's persistent compilation cache saves on the next start (``--cache``):
-    the warm first call against the comparison's, which had no cache."""
+    """What JAX's persistent compilation cache saves on the next start (``--cache``): the
+    warm first call against the first start, which wrote the cache, measured pair by pair
+    (as the section compares them): the comparison's own runs, taken earlier under
+    another load, once gave a saving larger than the whole XLA compile a cache can save."""
     name, measured = "a second start", c.second_start
     row = measured.rows.get("flat") if measured is not None else None
     if measured is None or row is None or not row.warm:
@@ -187,15 +186,14 @@ def second_start(c: Compared) -> Iterator[Cause]:
                     "caches no program with host callbacks such as `jax.debug.print`)")
         return
     warm, cold = samples(row.warm), samples(row.cold)
-    clock = clock_for([c.flat.samples, warm], FIRST_CALL)
-    before, after = on(c.flat.samples, FIRST_CALL, clock), on(warm, FIRST_CALL, clock)
-    d = difference(before, after)
+    d, clock = row.difference, row.clock()
+    before, after = row.medians_on(clock)
     named = of_clock(c, clock) or " of CPU time" * (clock == CPU)  # the figures' clock
-    said = f"with a warm persistent cache, {said_of('the first call', d, clock, clock_of(c))}"
-    rest = (f" ({fmt_s(median(after))} warm against {fmt_s(median(before))}{named} with no "
-            f"cache); the first start, which also writes the cache, took "
-            f"{fmt_s(median(on(cold, FIRST_CALL, clock)))}{named}")
-    cause = judged(c, name, d, clock, (c.flat.samples, warm), said, _cache_fix(measured))
+    said = (f"with a warm persistent cache, "
+            f"{said_of('the first call', d, clock, clock_of(c))} than on the first start, "
+            "which writes the cache")
+    rest = f" ({fmt_s(after)} warm against {fmt_s(before)}{named}, measured pair by pair)"
+    cause = judged(c, name, d, clock, (cold, warm), said, _cache_fix(measured))
     yield replace(cause, said=cause.said + rest)  # the figures follow the saving
 
 
