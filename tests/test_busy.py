@@ -7,6 +7,7 @@ crafted, or a real run's samples are checked for what they must hold whatever th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from support import comparison
+from support import variant
 
 import jitmagic
 from jitmagic.measure.pipeline import FirstCalls
@@ -448,3 +450,21 @@ def test_an_undecided_busy_run_says_it_took_the_most_a_busy_machine_allows_once(
     line = c.verdict.headline
     assert "after 18 runs; 18 runs is the most -r auto takes; wall 1.14× faster" in line
     assert line.endswith(" on a busy machine") and line.count("busy machine") == 1
+
+
+def test_one_program_measured_once_on_a_busy_machine_is_shown_on_cpu_time_as_it_says():
+    """A function with no helper is measured once (flat); on a busy machine its causes
+    read 'Why the first call takes 54.5 ms (flat)' in wall time, under a line saying the
+    process's CPU time decided: the empty nested variant made the clock wall."""
+    flat = variant("flat", {"first_call_s": [0.060, 0.055, 0.050],
+                            cpu_key("first_call_s"): [0.030, 0.028, 0.025],
+                            "wait_s": [0.040, 0.036, 0.033]}, every=0.01)
+    flat = dataclasses.replace(flat, samples={**flat.samples,
+                                              cpu_key("compile_s"): [0.005] * 3,
+                                              cpu_key("trace_s"): [0.002] * 3,
+                                              cpu_key("lower_s"): [0.001] * 3})
+    nested = variant("nested", {}, helpers=())
+    c = comparison(flat, nested)
+    assert c.busy and c.clock_of("first_call_s") == CPU
+    said = str(c)
+    assert "Why the first call takes 28 ms (flat, CPU time: the machine was busy)" in said

@@ -209,8 +209,11 @@ class Comparison(Shown):
 
     def clock_of(self, phase: str) -> str:
         """The clock that decides ``phase``: the process's CPU time on a busy machine,
-        where both variants have it for every run, else wall time."""
-        return clock_for([self.flat.samples, self.nested.samples], phase)
+        where both variants have it for every run, else wall time. A variant with no runs
+        of ``phase`` (one program, measured once as flat) does not count: the flat one's
+        figures are then on the clock the busy machine calls for, as the report says."""
+        rows = [v.samples for v in (self.flat, self.nested) if v.samples.get(phase)]
+        return clock_for(rows or [self.flat.samples], phase)
 
     def significant(self, phase: str) -> bool | None:
         """Whether flat and nested differ beyond the noise of their repeats; None where
