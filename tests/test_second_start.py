@@ -9,6 +9,7 @@ with the record round-trip and reports without it load.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -42,10 +43,12 @@ from jitmagic.model.causes.second_start import Start
 from jitmagic.model.causes.second_start import UserCache
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.comparison import ReportSchemaError
+from jitmagic.model.stats.units import fmt_s
 from jitmagic.options import Options
 from jitmagic.render.causes.second_start import NOT_READ
 from jitmagic.render.causes.second_start import TITLE
 from jitmagic.render.causes.second_start import text
+from jitmagic.render.comparison import text_table
 
 #: The prefix of jitmagic's scratch cache folders (conditions.scratch_cache).
 SCRATCH = "jitmagic-cache-"
@@ -159,6 +162,18 @@ def test_the_comparison_then_the_second_start_of_each_variant(measured):
         assert row.read and not math.isnan(row.difference.ratio)
     assert not math.isnan(s.nesting.ratio)  # both read: nesting is judged
     assert PART in later_labels(Options(cache=True)) and PART not in later_labels(Options())
+
+
+def test_the_wall_time_of_flat_against_nested_and_of_the_whole_are_told_apart(measured):
+    # the second start's cold and warm pairs ran after flat against nested, inside the whole
+    pairs = sum(x.seconds for row in measured.second_start.rows.values()
+                for x in (*row.cold, *row.warm))
+    assert measured.whole_s >= measured.wall_s + pairs > measured.wall_s >= measured.measured_s()
+    line = next(ln for ln in text_table(measured).splitlines() if ln.startswith("wall time"))
+    assert line.startswith(f"wall time {fmt_s(measured.wall_s)} for flat against nested")
+    assert f"; {fmt_s(measured.whole_s)} in all, with the parts after it" in line
+    assert Comparison.from_dict(measured.to_dict()).whole_s == measured.whole_s
+    assert "whole_s" not in dataclasses.replace(measured, whole_s=math.nan).to_dict()
 
 
 def test_only_the_flat_program_where_nothing_is_nested():

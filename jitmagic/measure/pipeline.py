@@ -228,7 +228,10 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         if flat.batch is not None:
             result = dataclasses.replace(result, warnings=(*result.warnings,
                                                            batches.ONE_EXAMPLE_NOTE))
-        return add_parts(result, PartRun(prepared, built, batched, options, check))
+        whole = add_parts(result, PartRun(prepared, built, batched, options, check))
+        if whole is result:
+            return result
+        return dataclasses.replace(whole, whole_s=clocks.wall() - start)
 
 
 def _checked(nested: Prepared, check: Checkpoint) -> Prepared:

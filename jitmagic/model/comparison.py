@@ -106,6 +106,9 @@ class Comparison(Shown):
     outputs_match: bool | None
     max_abs_diff: float | None = None
     wall_s: float = math.nan
+    #: The whole measurement's wall time, the parts after flat against nested included
+    #: (NaN: none ran, or a report before it): ``wall_s`` is flat against nested alone.
+    whole_s: float = math.nan
     env: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     stopped: str | None = None  # why the measurement ended early, if it did
@@ -283,6 +286,7 @@ class Comparison(Shown):
             "max_abs_diff": json_number(self.max_abs_diff),
             **outputs_dict(self),
             "wall_s": json_number(self.wall_s),
+            **({"whole_s": self.whole_s} if not math.isnan(self.whole_s) else {}),
             "env": dict(self.env),
             "warnings": list(self.warnings),
             "stopped": self.stopped,
@@ -338,6 +342,7 @@ _FIELDS: tuple[Field, ...] = (
     ("max_abs_diff", "max_abs_diff", number_or_nan, math.nan),
     *OUTPUT_FIELDS,
     ("wall_s", "wall_s", number_or_nan, math.nan),
+    ("whole_s", "whole_s", number_or_nan, math.nan),
     ("env", "env", lambda v, at: json_value(obj(v, at), at), {}),
     ("warnings", "warnings", items(text), ()),
     ("stopped", "stopped", optional(text), None),

@@ -82,6 +82,12 @@ def _median_cell(xs: list[float]) -> Cell:
     return Cell(fmt_s(median(xs)), fmt_spread(xs))
 
 
+def _whole(c: Comparison) -> str:
+    """``; 5.4 s in all, with the parts after it``, where parts ran after the comparison."""
+    return "" if math.isnan(c.whole_s) else \
+        f"; {fmt_s(c.whole_s)} in all, with the parts after it"
+
+
 def _fmt_count(x: int | None) -> str:
     return "—" if x is None else f"{x:,}"
 
@@ -174,8 +180,8 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
             Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
                   _outputs_line(c),
-                  f"wall time {fmt_s(c.wall_s)}, of which measured {fmt_s(c.measured_s())}"
-                  f"{_waited(c)}"])]
+                  f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
+                  f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
             if v.error]
     out += _notes(c)
