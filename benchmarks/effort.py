@@ -29,6 +29,7 @@ import timeit
 import jax
 import jax.numpy as jnp
 
+from jitmagic.measure.parts.effort import budget_for
 from jitmagic.measure.parts.effort import measure_effort
 from jitmagic.measure.parts.effort import rounds_for
 from jitmagic.measure.pipeline import run_comparison
@@ -116,7 +117,7 @@ def main() -> None:
     comparison_s, comparison_cpu = time.perf_counter() - t0, time.process_time() - c0
     rounds = rounds_for(result)  # as --effort takes them after this comparison
     t0, c0 = time.perf_counter(), time.process_time()
-    e = measure_effort(prepared["flat"], rounds=rounds)
+    e = measure_effort(prepared["flat"], rounds=rounds, budget_s=budget_for(result))
     effort_s, effort_cpu = time.perf_counter() - t0, time.process_time() - c0
     by_tool, by_hand = tool(e), hand(x, w, args.hand)
     print(f"{'':24}{'tool':>10}{'by hand':>10}  within 15%")
@@ -136,7 +137,7 @@ def main() -> None:
     taken = [len(e.default["compile_s"]),
              *(len(r.samples.get("compile_s", ())) for r in e.rows.values())]
     print(f"cold runs per row (default first): {taken}, of at most {rounds}")
-    print(f"cost: the effort measurement ({rows} rows, {rounds} rounds) took "
+    print(f"cost: the effort measurement ({rows} rows, up to {rounds} rounds) took "
           f"{effort_s:.1f} s, one comparison (-r {args.repeat}: {pairs} pairs) "
           f"{comparison_s:.1f} s: "
           f"{effort_s / comparison_s:.2f}x (goal: at most 1.5x); wall time")

@@ -12,6 +12,7 @@ code (a grad of a loss, a scan body, a module's method) is measured. No timed as
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -795,3 +796,63 @@ def test_a_decided_setting_of_a_real_program_still_has_the_fewest_rounds():
     e = measure_effort(flat_of(model, X, W), rounds=4, settings=[LEVEL0])
     runs = len(e[LEVEL0.name].samples["compile_s"])
     assert FEWEST_ROUNDS <= runs <= 4 and len(e.default["compile_s"]) >= runs
+
+
+def test_the_rounds_past_the_fewest_stop_where_the_budget_would_be_overrun():
+    from jitmagic.measure.parts.effort import settling
+    from jitmagic.measure.sampling.runner import Sampler
+    from jitmagic.model.comparison import BUDGET
+
+    runs = Sampler({DEFAULT: None, "unsure": None}, ("compile_s", "execute_s"))
+    runs.samples[DEFAULT] = {"compile_s": [1.0, 1.01, 0.99], "execute_s": [0.01, 0.0101, 0.0099]}
+    runs.samples["unsure"] = {"compile_s": [0.5, 1.5, 0.9], "execute_s": [0.01, 0.0101, 0.0099]}
+    spent = settling(runs, 5, budget_s=0.0)
+    assert spent.another(2)  # the fewest rounds whatever the budget
+    assert not spent.another(3) and spent.ended == BUDGET
+    assert settling(runs, 5).another(3)  # no budget: the undecided row takes another
+
+
+def test_the_budget_is_a_share_of_the_comparisons_wall_time():
+    from jitmagic.measure.parts.effort import SHARE_OF_COMPARISON
+    from jitmagic.measure.parts.effort import budget_for
+
+    class Timed(NamedTuple):
+        wall_s: float
+
+    assert budget_for(Timed(4.0)) == pytest.approx(4.0 * SHARE_OF_COMPARISON)
+    assert budget_for(Timed(0.0)) == float("inf")  # not known: no bound
+
+
+# --- one lowering for every setting -----------------------------------------------------------
+
+def test_the_program_is_traced_once_for_every_row_and_round():
+    traced = []
+
+    def counted(x, w):
+        traced.append(1)  # runs once per trace
+        return model(x, w)
+
+    flat = flat_of(counted, X, W)
+    traced.clear()
+    e = measure_effort(flat, rounds=2, settings=[LEVEL0, FAST_MATH])
+    assert len(e.default["compile_s"]) == 2 and len(e[LEVEL0.name].samples["compile_s"]) == 2
+    assert len(traced) == 1  # 3 rows × 2 rounds of cold compiles from one lowering
+
+
+@functools.partial(jax.jit, static_argnames="depth")
+def deep(x, w, depth):
+    for _ in range(depth):
+        x = layer(x, w)
+    return x
+
+
+@pytest.mark.parametrize("args, kwargs", [((X, W, 3), {}), ((X, W), {"depth": 3})],
+                         ids=["static by position", "static by name"])
+def test_a_users_static_argument_is_left_out_of_the_compiled_programs_call(args, kwargs):
+    from jitmagic.measure.sampling.stages import lower_once
+
+    made = lower_once(deep, args, kwargs, {"static_argnames": ("depth",)})
+    assert made is not None and len(made.args) == 2 and made.kwargs == {}
+    e = measure_effort(variants_of(deep, args, kwargs)["flat"], rounds=1, settings=[LEVEL0])
+    assert e.default_error is None and e[LEVEL0.name].error is None
+    assert e[LEVEL0.name].outputs in ("exact", "rounding")

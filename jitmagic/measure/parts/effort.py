@@ -1,19 +1,21 @@
 """XLA's effort (``--effort``): the flat program compiled at lower effort settings, measured.
 
 "My compile is slow: would asking XLA to optimize less help, and what does each call
-then cost?" Each setting this JAX and backend accept (:func:`accepted`: probed once on
-a tiny program; one the backend refuses is left out with a note naming it) becomes a
-row of the one interleaved :class:`~.sampling.runner.Sampler`, beside the default (the
-program as the user compiles it, their own ``compiler_options`` included): cold first
-calls from cleared caches with XLA's compile inside them (JAX's event), steady-state
-calls, on both clocks, rows in turn. Every setting is passed as ``compiler_options`` of
-the row's own ``jax.jit``, so neither JAX's config nor ``XLA_FLAGS`` is ever changed
-(the persistent cache is switched off and back as for every comparison). Untimed: the
-probe tells whether each setting reached the compile (the program it compiles differs
-from the default's compile of the same lowered program: compiles of two lowerings differ
-by their instruction ids, so only one lowering compiled both ways is compared), and
-each setting's first output is compared with the default's within the output
-tolerance. No IPython, no matplotlib here.
+then cost?" Each setting this JAX and backend accept (:func:`accepted`: probed once on a
+tiny program; one the backend refuses is left out with a note naming it) becomes a row
+of the one interleaved :class:`~.sampling.runner.Sampler`, beside the default (the
+program as the user compiles it, their own ``compiler_options`` included): the program's
+one lowering (:class:`OneLowering`: an option changes the compile, never the traced
+program) compiled cold at the row's setting with its first call, XLA's compile inside
+(JAX's event), then steady-state calls, on both clocks, rows in turn, the rounds past
+the fewest within :data:`SHARE_OF_COMPARISON` of the comparison's wall time. Every
+setting is passed as ``compiler_options`` of the row's own compile, so neither JAX's
+config nor ``XLA_FLAGS`` is ever changed (the persistent cache is switched off and back
+as for every comparison). Untimed: the probe tells whether each setting reached the
+compile (the program it compiles differs from the default's compile of the same lowered
+program: compiles of two lowerings differ by their instruction ids, so only one lowering
+compiled both ways is compared), and each setting's first output is compared with the
+default's within the output tolerance. No IPython, no matplotlib here.
 """
 
 from __future__ import annotations
@@ -54,7 +56,11 @@ from ..sampling.outputs import compare_outputs
 from ..sampling.rounds import Rounds
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
+from ..sampling.stages import Lowering
+from ..sampling.stages import compiled_first_call
+from ..sampling.stages import lower_once
 from ..sampling.stops import Checkpoint
+from ..sampling.structure import ProgramFacts
 from ..variants.out_of_line import out_of_line_variant
 from ..variants.out_of_line import probe
 from ..variants.out_of_line import unavailable
@@ -68,6 +74,12 @@ PART = "effort"
 #: rule decides nothing with fewer than three a side; each round is one cold compile
 #: per setting).
 FEWEST_ROUNDS, MOST_ROUNDS = 3, 5
+
+
+#: The part's time beside the comparison's: after its fewest rounds, no round starts that
+#: would take it past this many times the comparison's own wall time (flat against
+#: nested), so a larger ``-r`` gives it more rounds, as it gives the comparison.
+SHARE_OF_COMPARISON = 1.5
 
 
 #: Untimed calls between a row's cold first call and its steady sample. The first few
@@ -162,27 +174,78 @@ class RowOutputs:
             self._reference = None
 
 
+class OneLowering:
+    """A program's one lowering, shared by the rows that compile it at their settings:
+    made untimed on first use, inside a row's cold run (so that the user's code failing
+    there is that row's error, said as the comparison says it)."""
+
+    def __init__(self, prepared: Prepared) -> None:
+        self.prepared = prepared
+        self._made: Lowering | None = None
+        self._tried = False
+
+    def get(self) -> Lowering | None:
+        """The lowering (None: its arguments could not be split, so rows run whole)."""
+        if not self._tried:
+            v = self.prepared.variant
+            self._made = lower_once(v.fn, self.prepared.args, self.prepared.kwargs,
+                                    v.jit_options)
+            self._tried = True
+        return self._made
+
+
 @dataclass
 class SettingSubject(VariantSubject):
-    """A setting as a sampler row: the variant's cold run and steady state, its first
-    output handed to :class:`RowOutputs`."""
+    """A setting as a sampler row: its program's one lowering compiled cold at the
+    setting (:func:`~.sampling.stages.compiled_first_call`: the XLA compile and the first
+    call) and its steady state, its first output handed to :class:`RowOutputs`. Without
+    a lowering (``lowering`` None, or one whose arguments cannot be split), a whole cold
+    first call as the variants take it."""
 
     name: str = DEFAULT
     outputs: RowOutputs | None = None
     #: Whether XLA's compile also counts the programs compiled while the call ran (the
     #: out-of-line helpers', compiled on their first call inside the caller's).
     inner_compiles: bool = False
+    lowering: OneLowering | None = None
+
+    @property
+    def args(self) -> tuple:
+        made = self._lowered()
+        return self.prepared.args if made is None else made.args
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        made = self._lowered()
+        return self.prepared.kwargs if made is None else made.kwargs
+
+    def _lowered(self) -> Lowering | None:
+        return None if self.lowering is None else self.lowering.get()
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         first = len(monitor.durations)
-        got = super().cold(monitor, check)
+        variant = self.prepared.variant
+        made = self._lowered()
+        if made is None:
+            got = super().cold(monitor, check)
+        else:
+            run = compiled_first_call(made, variant.fn.__name__,
+                                      variant.jit_options.get("compiler_options") or {},
+                                      monitor, check)
+            got = ColdSample(run.times, run.jitted, run.output, artefact=run,
+                             stages_from=run.stages_from)
         if self.inner_compiles:
-            add_inner_compiles(got.times, monitor, first, self.prepared.variant.fn.__name__)
+            add_inner_compiles(got.times, monitor, first, variant.fn.__name__)
         if self.outputs is not None:
             self.outputs.add(self.name, got.output)
         for _ in range(WARM_CALLS):  # untimed: the cold interval ended at its result
             jax.block_until_ready(got.call(*self.args, **self.kwargs))
         return got
+
+    def describe(self, cold: ColdSample) -> ProgramFacts:
+        """Nothing: the record reads no structure of a setting's program (the comparison
+        has read the flat program's)."""
+        return ProgramFacts()
 
 
 def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
@@ -201,6 +264,12 @@ def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
         times[COMPILE] += secs
         if cpu_key(COMPILE) in times:
             times[cpu_key(COMPILE)] += max(0.0, stamps[i][3] - stamps[i - 1][3])
+
+
+def budget_for(result: Comparison) -> float:
+    """The seconds the effort part's rounds may take after ``result``:
+    :data:`SHARE_OF_COMPARISON` of its wall time (no bound where that is not known)."""
+    return SHARE_OF_COMPARISON * result.wall_s if result.wall_s > 0 else math.inf
 
 
 def rounds_for(result: Comparison) -> int:
@@ -249,11 +318,13 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
 def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
                    check: Checkpoint | None = None,
                    settings: Iterable[Setting] | None = None,
-                   out_of_line: OutOfLineRow | None = None) -> Effort:
+                   out_of_line: OutOfLineRow | None = None,
+                   budget_s: float = math.inf) -> Effort:
     """The default and each accepted setting (``settings``: :func:`candidates`), and
     the helpers kept out of line (``out_of_line``: :func:`out_of_line_row`'s variant),
-    in ``rounds`` interleaved rounds under ``check``; a stop (Ctrl-C, ``--timeout``)
-    keeps the rounds that finished and says why. The user's code failing is said per row."""
+    in up to ``rounds`` interleaved rounds under ``check`` (:func:`settling`, within
+    ``budget_s``); a stop (Ctrl-C, ``--timeout``) keeps the rounds that finished and
+    says why. The user's code failing is said per row."""
     check = check or Checkpoint()
     baseline = baseline_of(flat)
     chosen, left_out, reached = accepted(candidates() if settings is None else settings,
@@ -263,24 +334,28 @@ def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
     if out_of_line is not None:
         rows[OUT_OF_LINE] = at_setting(out_of_line.prepared, baseline)
     outputs = RowOutputs(len(rows))
+    shared = OneLowering(flat)  # the settings change the compile, never the program
+    lowerings = {n: OneLowering(p) if n == OUT_OF_LINE else shared for n, p in rows.items()}
     runs = Sampler({n: SettingSubject(p, name=n, outputs=outputs,
-                                      inner_compiles=n == OUT_OF_LINE)
+                                      inner_compiles=n == OUT_OF_LINE, lowering=lowerings[n])
                     for n, p in rows.items()}, PHASES, noun="setting")
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
-        runs.measure(settling(runs, rounds), None, monitor, check, what=PART)  # each says why
+        runs.measure(settling(runs, rounds, budget_s), None, monitor, check,
+                     what=PART)  # each says why
     return _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line)
 
 
-def settling(runs: Sampler, rounds: int) -> int | Rounds:
+def settling(runs: Sampler, rounds: int, budget_s: float = math.inf) -> int | Rounds:
     """``rounds`` as the effort sampler's rounds: at least :data:`FEWEST_ROUNDS`, then,
-    up to ``rounds``, one more only while some row is undecided. A row whose XLA compile
-    and call the one rule has both decided against the default's (faster, slower or no
-    measurable difference, on the clock the record will use: :func:`record_clock`)
-    takes no more rounds; once every row is decided none are taken. The rule is
-    sequential (docs/significance.md), so asking it after every round is honest, as
-    ``-r auto`` does. Fewer than :data:`FEWEST_ROUNDS` (the rule decides nothing then):
-    that count, fixed."""
+    up to ``rounds``, one more only while some row is undecided and it would not take
+    the rounds past ``budget_s`` (at their pace so far, as ``-r auto`` reads its
+    budget). A row whose XLA compile and call the one rule has both decided against the
+    default's (faster, slower or no measurable difference, on the clock the record will
+    use: :func:`record_clock`) takes no more rounds; once every row is decided none are
+    taken. The rule is sequential (docs/significance.md), so asking it after every round
+    is honest, as ``-r auto`` does. Fewer than :data:`FEWEST_ROUNDS` (the rule decides
+    nothing then): that count, fixed."""
     if rounds < FEWEST_ROUNDS:
         return rounds
 
@@ -294,7 +369,7 @@ def settling(runs: Sampler, rounds: int) -> int | Rounds:
                 runs.settled.add(name)
         return all(n in runs.settled or n in runs.errors for n in runs.subjects if n != DEFAULT)
 
-    return Rounds(AUTO, decided, budget_s=math.inf, cap=rounds)
+    return Rounds(AUTO, decided, budget_s=budget_s, cap=rounds)
 
 
 def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
@@ -355,7 +430,8 @@ def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = No
             *result.warnings, "XLA's effort was not measured: the flat variant failed"))
     row, why = (None, "out of line was not measured: the comparison has no nested variant") \
         if nested is None else out_of_line_row(nested, result.nested.helpers)
-    effort = measure_effort(flat, rounds_for(result), check, out_of_line=row)
+    effort = measure_effort(flat, rounds_for(result), check, out_of_line=row,
+                            budget_s=budget_for(result))
     if why:
         effort = dataclasses.replace(effort, left_out=(*effort.left_out, why))
     return result.with_part(NAME, effort)

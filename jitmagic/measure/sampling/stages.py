@@ -14,6 +14,7 @@ This module imports neither IPython nor matplotlib: scripts can use it directly.
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import platform
@@ -110,6 +111,77 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
         return staged_run(fn, args, kwargs, monitor, check, opts)
     return ColdRun(times | known | stage_cpu(monitor, name, window), {}, None, None, None,
                    jitted, out, FROM_EVENTS)
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One untimed lowering of a function, to compile cold at several settings without
+    tracing and lowering it again (the stages no compiler option can change), and the
+    arguments its compiled program takes (the static ones left out)."""
+
+    lowered: Any
+    args: tuple
+    kwargs: dict[str, Any]
+
+
+def lower_once(fn: Callable, args: tuple, kwargs: dict,
+               opts: dict[str, Any] | None = None) -> Lowering | None:
+    """``fn`` lowered once, untimed, from cleared caches with the outer jit's options
+    (``compiler_options`` left to each compile); None where the arguments its compiled
+    program takes cannot be told from the static ones (its tree is not the lowering's)."""
+    if opts is not None:
+        opts = {k: v for k, v in opts.items() if k != "compiler_options"}
+    opts, jitted = cold_jit(fn, args, kwargs, opts)
+    lowered = jitted.lower(*args, **kwargs)
+    dynamic = traced_arguments(fn, args, kwargs, opts)
+    if jax.tree_util.tree_structure(dynamic) != lowered.in_tree:
+        return None
+    return Lowering(lowered, *dynamic)
+
+
+def traced_arguments(fn: Callable, args: tuple, kwargs: dict,
+                     opts: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
+    """``args`` and ``kwargs`` without those ``opts`` hold static, a static argument
+    named by position or by name alike (as ``jax.jit`` reads them from the signature)."""
+    nums = opts.get("static_argnums", ())
+    names = opts.get("static_argnames", ())
+    nums = {n % len(args) if args else n for n in ((nums,) if isinstance(nums, int) else nums)}
+    names = set((names,) if isinstance(names, str) else names)
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):  # no signature (a builtin): the options as written
+        params = []
+    nums |= {params.index(n) for n in names if n in params}
+    names |= {params[i] for i in nums if i < len(params)}
+    return (tuple(a for i, a in enumerate(args) if i not in nums),
+            {k: v for k, v in kwargs.items() if k not in names})
+
+
+def compiled_first_call(lowering: Lowering, name: str, options: dict[str, Any],
+                        monitor: Monitor, check: Checkpoint) -> ColdRun:
+    """A cold first call of ``lowering`` (of the function named ``name``) compiled with
+    ``options``: from cleared caches, XLA's compile and the compiled program's first call
+    until its result is ready, one timed interval (``first_call_s``, as in
+    :func:`first_call_run`, without the trace and lowering). Its XLA compile is JAX's own
+    event inside it, its CPU seconds those to that event; where no event came, only the
+    interval is known."""
+    jax.clear_caches()
+    made: dict[str, Any] = {}
+
+    def call() -> Any:
+        # always a dict: ``compile()`` without options would hand back a cached program
+        made["compiled"] = lowering.lowered.compile(compiler_options=dict(options))
+        return jax.block_until_ready(made["compiled"](*lowering.args, **lowering.kwargs))
+
+    out, times, stages, window = timed_first_call(lowering.lowered, name, call, monitor, check)
+    compile_s = stages["compile_s"]
+    if compile_s:
+        times["compile_s"] = compile_s
+        mark = monitor.cpu_at(COMPILE_EVENT, f"jit({name})", window.start, window.end)
+        if mark is not None:
+            times[cpu_key("compile_s")] = max(0.0, mark - window.cpu_start)
+    return ColdRun(times, {}, None, lowering.lowered, made["compiled"], made["compiled"],
+                   out, FROM_EVENTS)
 
 
 def timed_first_call(jitted: Any, name: str, call: Callable[[], Any], monitor: Monitor,
