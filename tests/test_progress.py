@@ -237,6 +237,15 @@ def test_past_its_fewest_rounds_auto_estimates_the_most_rounds_within_the_budget
     assert 4.0 < seen[-1].left_s < 5.5
 
 
+def test_an_estimate_that_may_end_sooner_reads_in_order_before_the_parts_to_come():
+    # it read "~22 s left, less if it decides sooner of the comparison, then effort"
+    line = Progress("g", "comparison", "first call", 6.5, row="nested", round=4, rounds=18,
+                    at_most=True, left_s=22.0, at_most_left=True, later=("effort",)).line()
+    assert line.endswith(
+        "nested 4/≤18 · first call · 6.5 s elapsed, "
+        "~22 s left of the comparison, less if it decides sooner, then effort")
+
+
 @pytest.mark.slow  # measures twice
 def test_a_measurement_that_fails_does_not_log_measured_in(tmp_path, capfd):
     import jitmagic.frontends.command as cli

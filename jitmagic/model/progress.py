@@ -53,11 +53,13 @@ class Progress:
             where = f"{where} {self.row}".strip()
             most = "≤" if self.at_most else ""
             where += f" {self.round}/{most}{self.rounds}" if self.rounds else ""
-        sooner = ", less if it decides sooner" if self.at_most_left else ""
-        left = f", ~{self.left_s:.0f} s left{sooner}" if self.left_s is not None else ""
-        if self.later and not self.done:
-            left += f"{' of the ' + self.what if self.left_s is not None else ''}, then " \
-                    f"{', '.join(self.later)}"
+        left = ""
+        if self.left_s is not None:
+            of_part = f" of the {self.what}" if self.later else ""
+            sooner = ", less if it decides sooner" if self.at_most_left else ""
+            left = f", ~{self.left_s:.0f} s left{of_part}{sooner}"
+        if self.later:
+            left += f", then {', '.join(self.later)}"
         parts = [p for p in (where, self.stage) if p]
         return f"{head}: {' · '.join(parts)} · {self.elapsed_s:.1f} s elapsed{left}"
 
