@@ -209,3 +209,6 @@ def test_on_a_busy_machine_the_table_shows_the_cpu_time_the_verdict_is_on():
     quiet = _orderings_on({k: v for k, v in BUSY_JIT_VMAP.items() if k != "wait_s"},
                           {k: v for k, v in BUSY_VMAP_JIT.items() if k != "wait_s"})
     assert "CPU time" not in text_table(quiet)
+    # every figure on its clock: the seconds of no marked clock are wall time, said
+    assert "runs [min–max], wall time where a column does not say CPU time" in table
+    assert "runs [min–max], wall time\n" in text_table(quiet)

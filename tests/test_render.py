@@ -258,13 +258,17 @@ def test_each_colour_means_one_thing():
 
 def test_the_title_says_how_many_runs_each_median_is_of():
     three = {"first_call_s": [1.0, 1.1, 1.2]}
-    assert "(medians of 3 cold runs [min–max])" in text_table(comparison(three, three,
-                                                                         every=0.01))
+    # and the clock of the rows that do not name one (a title of no clock was read as CPU)
+    assert "(medians of 3 cold runs [min–max]; wall time)" in text_table(
+        comparison(three, three, every=0.01))
+    timed = {"first_call_s": [1.0, 1.1, 1.2], "first_call_cpu_s": [1.5, 1.6, 1.7]}
+    assert ("(medians of 3 cold runs [min–max]; wall time where a row does not say CPU "
+            "time)") in text_table(comparison(timed, timed, every=0.01))
     # a stop between the variants' third runs: each row's own count, not the larger
     stopped = comparison(three, {"first_call_s": [0.5, 0.6]}, every=0.01)
-    assert "(medians of 3 flat and 2 nested cold runs [min–max])" in text_table(stopped)
+    assert "(medians of 3 flat and 2 nested cold runs [min–max]; wall" in text_table(stopped)
     one = {"first_call_s": [1.0]}
-    assert "(1 cold run)" in text_table(comparison(one, one, every=0.01))
+    assert "(1 cold run; wall time)" in text_table(comparison(one, one, every=0.01))
 
 
 def test_a_note_of_both_variants_is_said_once():

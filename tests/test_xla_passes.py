@@ -116,6 +116,7 @@ def test_the_report_shows_where_xla_spends_the_compile(measured):
     result, _ = measured
     shown = text(result)
     assert HEADING in shown and "HLO pass" in shown and "code generation" in shown
+    assert "seconds, wall time" in shown  # the clock the profiler records, named
     assert "not one of its samples" in shown and "Nesting:" in shown
     assert "faster" not in shown.split(HEADING)[1]  # one sample each: shares only
 

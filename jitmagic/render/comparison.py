@@ -146,6 +146,12 @@ def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
             for p in PHASES if any(on(c.variants[v].samples, p, CPU) for v in VARIANTS)]
 
 
+def clocks(some_cpu: bool, where: str) -> str:
+    """The title's clock for the seconds that name none: ``wall time`` (a title of no clock
+    was read as the CPU time the verdict is on, on a busy machine)."""
+    return f"wall time where a {where} does not say CPU time" if some_cpu else "wall time"
+
+
 def _busy(c: Comparison) -> list[Block]:
     """The line that says the machine was busy, under the verdict (none where quiet)."""
     line = busy_line(c.waited_share)
@@ -172,7 +178,8 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     render these same blocks. The verdict's headline comes first, under the title;
     the chart, the table and the details follow."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)})")),
+                                 f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
+                                 f"{clocks(bool(_cpu_rows(c)), 'row')})")),
                         headline(c.verdict), *_busy(c)]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)

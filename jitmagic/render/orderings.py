@@ -92,7 +92,7 @@ def _title(o: Orderings) -> str:
     how = "one example stacked" if o.built_batch else "your batch, in_axes"
     axes = "" if o.built_batch else f" {o.in_axes}"
     return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), "
-            f"{medians_of(_repeats(o), 'run')}")
+            f"{medians_of(_repeats(o), 'run')}, {comparison.clocks(o.clock() == CPU, 'column')}")
 
 
 def _repeats(o: Orderings) -> dict[str, int]:

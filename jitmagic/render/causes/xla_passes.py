@@ -29,7 +29,8 @@ HEADING = "Where XLA spends the compile"
 TOP = 8
 INTRO = ("One extra cold compile per variant under JAX's profiler, after the comparison and "
          "not one of its samples: one sample each, so read the shares of each compile, not "
-         "the variants' seconds against each other.")
+         "the variants' seconds against each other. Seconds are wall time, as the profiler "
+         "records them.")
 SAME = "Nothing was nested: one profiled compile, of the flat program."
 
 
@@ -78,7 +79,7 @@ def _variant(variant: str, c: ProfiledCompile) -> list[Block]:
     left = sum(p.seconds for p in ranked[TOP:])
     if ranked[TOP:]:
         rows.append([f"{len(ranked) - TOP} more passes", fmt_s(left), pct(c.share(left)), ""])
-    return [Para([line]), Table(("HLO pass", "seconds", "share of the compile", "runs"), rows,
+    return [Para([line]), Table(("HLO pass", "seconds, wall time", "share of the compile", "runs"), rows,
                                 indent="  ")]
 
 
