@@ -218,3 +218,16 @@ def test_a_wait_share_just_under_the_busy_threshold_is_not_rounded_onto_it():
     assert waited(0.096) == "waited for a CPU 9.6% of the time they were ready to run"
     assert waited(0.104) == "waited for a CPU 10.4% of the time they were ready to run"
     assert waited(0.61) == "waited for a CPU 61% of the time they were ready to run"
+
+
+def test_a_tables_interval_shows_which_side_of_one_its_ends_lie():
+    # a decided ratio beside "(0.78×–1.00×)" read as an interval that holds 1
+    from types import SimpleNamespace
+
+    from jitmagic.model.stats.verdicts import interval_ends
+    from jitmagic.render.diff import interval as diff_interval
+
+    assert interval_ends(0.78, 0.9972) == "0.78×–0.997×"
+    assert interval_ends(1.0004, 1.31) == "1.0004×–1.31×"
+    assert interval_ends(0.78, 1.31) == "0.78×–1.31×"
+    assert diff_interval(SimpleNamespace(low=0.78, high=0.9972)) == "0.78×–0.997×"

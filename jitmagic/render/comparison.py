@@ -23,6 +23,7 @@ from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import median
 from ..model.stats.verdicts import Verdict
+from ..model.stats.verdicts import interval_ends
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import busy_line
@@ -69,7 +70,7 @@ def _ratio_cell(c: Comparison, phase: str, clock: str = WALL) -> str:
     elif not d.enough_data:
         flag = " (one run)"
     else:
-        flag = f" ({fmt_ratio(d.low)}–{fmt_ratio(d.high)})" if not math.isnan(d.low) else ""
+        flag = f" ({interval_ends(d.low, d.high)})" if not math.isnan(d.low) else ""
         undecided = " not judged" if c.withheld(phase, clock) else " inconclusive"
         flag += {INCONCLUSIVE: undecided, SAME: " same"}.get(d.kind, "")
     if phase == EXECUTE and c.same_compiled:

@@ -26,6 +26,7 @@ from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SLOWER
+from ..model.stats.verdicts import interval_ends
 from ..model.stats.witness import CPU
 from .blocks import Block
 from .blocks import Heading
@@ -62,7 +63,7 @@ def said(s: StageDiff) -> str:
 def interval(s: StageDiff) -> str:
     if math.isnan(s.low) or math.isnan(s.high):
         return "—"
-    return f"{fmt_ratio(s.low)}–{fmt_ratio(s.high)}"
+    return interval_ends(s.low, s.high)
 
 
 def rows(d: Diff) -> list[list[str]]:

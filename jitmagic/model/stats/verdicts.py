@@ -108,7 +108,14 @@ def interval(d: Difference) -> str:
         return ""
     turned = d.kind != SAME and d.ratio < 1 and not _level(d)
     low, high = (1 / d.high, 1 / d.low) if turned else (d.low, d.high)
-    return f"({_end(low)}×–{_end(high)}×)"
+    return f"({interval_ends(low, high)})"
+
+
+def interval_ends(low: float, high: float) -> str:
+    """``2.10×–4.00×``: an interval's ends, each by :func:`_end` (the one way every table
+    and sentence writes them: a table's ``0.78×–1.00×`` beside a decided ratio read as an
+    interval that holds 1)."""
+    return f"{_end(low)}×–{_end(high)}×"
 
 
 def _end(x: float) -> str:

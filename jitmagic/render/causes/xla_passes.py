@@ -79,8 +79,8 @@ def _variant(variant: str, c: ProfiledCompile) -> list[Block]:
     left = sum(p.seconds for p in ranked[TOP:])
     if ranked[TOP:]:
         rows.append([f"{len(ranked) - TOP} more passes", fmt_s(left), pct(c.share(left)), ""])
-    return [Para([line]), Table(("HLO pass", "seconds, wall time", "share of the compile", "runs"), rows,
-                                indent="  ")]
+    columns = ("HLO pass", "seconds, wall time", "share of the compile", "runs")
+    return [Para([line]), Table(columns, rows, indent="  ")]
 
 
 def _part(c: ProfiledCompile, seconds: float | None, more: str = "") -> str:
