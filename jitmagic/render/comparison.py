@@ -51,6 +51,7 @@ from .format import fmt_ratio
 from .format import fmt_s
 from .format import fmt_spread
 from .format import medians_of
+from .format import unmarked_clock
 
 
 def _structure_label(label: str) -> Cell:
@@ -144,13 +145,12 @@ def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
     return [[f"{PHASE_LABELS[p]}, CPU time",
              *(_median_cell(on(c.variants[v].samples, p, CPU)) for v in VARIANTS),
              _ratio_cell(c, p, CPU)]
-            for p in PHASES if any(on(c.variants[v].samples, p, CPU) for v in VARIANTS)]
+            for p in _cpu_phases(c)]
 
 
-def clocks(some_cpu: bool, where: str) -> str:
-    """The title's clock for the seconds that name none: ``wall time`` (a title of no clock
-    was read as the CPU time the verdict is on, on a busy machine)."""
-    return f"wall time where a {where} does not say CPU time" if some_cpu else "wall time"
+def _cpu_phases(c: Comparison) -> list[str]:
+    """The phases either variant has CPU-time samples of: a row each."""
+    return [p for p in PHASES if any(on(c.variants[v].samples, p, CPU) for v in VARIANTS)]
 
 
 def _busy(c: Comparison) -> list[Block]:
@@ -180,7 +180,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     the chart, the table and the details follow."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
-                                 f"{clocks(bool(_cpu_rows(c)), 'row')})")),
+                                 f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
                         headline(c.verdict), *_busy(c)]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)

@@ -52,6 +52,13 @@ def medians_of(counts: dict[str, int], noun: str) -> str:
     return f"1 {noun}" if n == 1 else f"medians of {n} {noun}s [min–max]"
 
 
+def unmarked_clock(some_cpu: bool, where: str) -> str:
+    """A title's clock for the seconds that name none: ``wall time``, or ``wall time where
+    a row does not say CPU time`` beside CPU rows or columns (a title of no clock was read
+    as the CPU time a busy machine's verdict is on)."""
+    return f"wall time where a {where} does not say CPU time" if some_cpu else "wall time"
+
+
 def fmt_exponent(name: str, k: float | None) -> str:
     """``~ N^1.0`` (or ``—`` when it could not be fitted)."""
     return "—" if k is None else f"~ {name}^{k:.1f}".replace("-0.0", "0.0")

@@ -38,6 +38,7 @@ from .format import fmt_ratio
 from .format import fmt_s
 from .format import fmt_spread
 from .format import medians_of
+from .format import unmarked_clock
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")
@@ -92,7 +93,7 @@ def _title(o: Orderings) -> str:
     how = "one example stacked" if o.built_batch else "your batch, in_axes"
     axes = "" if o.built_batch else f" {o.in_axes}"
     return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), "
-            f"{medians_of(_repeats(o), 'run')}, {comparison.clocks(o.clock() == CPU, 'column')}")
+            f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}")
 
 
 def _repeats(o: Orderings) -> dict[str, int]:
