@@ -212,3 +212,41 @@ def test_on_a_busy_machine_the_table_shows_the_cpu_time_the_verdict_is_on():
     # every figure on its clock: the seconds of no marked clock are wall time, said
     assert "runs [min–max], wall time where a column does not say CPU time" in table
     assert "runs [min–max], wall time\n" in text_table(quiet)
+
+
+def _per_call_rows(same: bool) -> Orderings:
+    """Quiet orderings whose steady calls alone differ: jit(vmap(jit(f))) 1.3× the
+    reference's, tight (the rule alone decides it), vmap(jit(f)) 2×, vmap(f) scattered."""
+    tight = [1.00e-4, 1.01e-4, 0.99e-4, 1.00e-4, 1.02e-4]
+    rows = {name: {"name": name, "samples": {"first_call_s": [0.5] * 5}}
+            for name in ORDERINGS}
+    for name, scale in (("jit(vmap(f))", 1.0), ("jit(vmap(jit(f)))", 1.3),
+                        ("vmap(jit(f))", 2.0)):
+        rows[name]["samples"]["execute_s"] = [x * scale for x in tight]
+    rows["vmap(f)"]["samples"]["execute_s"] = [1e-4, 3e-4, 0.6e-4, 2.5e-4, 1.4e-4]
+    for name in ("vmap(jit(f))", "jit(vmap(jit(f)))"):
+        rows[name]["same_program"] = same
+    return Orderings.from_dict({"entry": "f", "batch": 8, "in_axes": 0, "built_batch": True,
+                                "rows": rows})
+
+
+def test_a_per_call_gap_between_one_programs_two_jits_is_not_judged():
+    """A new user read '1.33×' beside 'same program: yes' for jit(vmap(jit(f))) as a
+    measured slowdown; the comparison's table says such a gap is not judged, and the
+    orderings' table now marks its ratios as every table does."""
+    from jitmagic.render.orderings import panel_numbers
+    from jitmagic.render.orderings import row_cells
+
+    same = _per_call_rows(same=True)
+    ratio = {n: row_cells(same, n)[3].text for n in ORDERINGS}
+    assert same.withheld("jit(vmap(jit(f)))") and same.against_reference(
+        "jit(vmap(jit(f)))").kind == "inconclusive"
+    assert ratio["jit(vmap(jit(f)))"] == "1.30× not judged: same compiled program"
+    # vmap(jit(f)) is the same program, but batched in Python on every call: judged
+    assert not same.withheld("vmap(jit(f))") and ratio["vmap(jit(f))"] == "2.00×"
+    assert ratio["vmap(f)"].endswith(" inconclusive") and ratio["jit(vmap(f))"] == "1.00×"
+    assert ("per call / jit(vmap(f))", "1.30× not judged: same compiled program") in \
+        panel_numbers(same, "jit(vmap(jit(f)))")
+    different = _per_call_rows(same=False)
+    assert not different.withheld("jit(vmap(jit(f)))")
+    assert row_cells(different, "jit(vmap(jit(f)))")[3].text == "1.30×"

@@ -57,6 +57,7 @@ from .stats.rule import INCONCLUSIVE
 from .stats.rule import SAME
 from .stats.rule import Difference
 from .stats.rule import difference
+from .stats.rule import gap_withheld
 from .stats.rule import json_number
 from .stats.verdicts import BUDGET
 from .stats.verdicts import DECIDED
@@ -87,16 +88,6 @@ PROVENANCE = ("source", "file", "options", "created")
 
 #: The per-call phase, which XLA's program decides once both variants compile to it.
 EXECUTE = "execute_s"
-#: Same compiled program, yet a per-call ratio this far from 1 at both ends of its
-#: interval is not noise: said as a difference (dispatch, say), else left undecided.
-FAR_APART = 1.5
-
-
-def far_apart(d: Difference) -> bool:
-    """Whether ``d``'s whole interval lies :data:`FAR_APART` or more from 1."""
-    return d.low >= FAR_APART or d.high <= 1 / FAR_APART
-
-
 @dataclass(frozen=True)
 class Comparison(Shown):
     """Flat against nested jit for one entry function: the report object."""
@@ -179,7 +170,7 @@ class Comparison(Shown):
         ``kind`` "faster" means nesting made the phase faster. On ``clock`` ("wall" or
         "CPU", :mod:`.stats.witness`); by default the one that decides (:meth:`clock_of`).
         Between two compilations of the same program (``same_compiled``) a per-call gap
-        is left undecided unless :func:`far_apart`."""
+        is left undecided unless far apart (:func:`.stats.rule.gap_withheld`)."""
         d = self._ruled(phase, clock)
         if self.withheld(phase, clock):
             return dataclasses.replace(d, kind=INCONCLUSIVE)  # the same work, per call
@@ -193,11 +184,9 @@ class Comparison(Shown):
     def withheld(self, phase: str, clock: str | None = None) -> bool:
         """Whether the rule found ``phase`` different but :meth:`difference` leaves it
         undecided: a per-call gap between two compilations of the same program, not
-        :func:`far_apart`, is noise or dispatch, not the program's speed."""
-        if not (phase == EXECUTE and self.same_compiled):
-            return False
-        d = self._ruled(phase, clock)
-        return d.significant and not far_apart(d)
+        far apart, is noise or dispatch, not the program's speed."""
+        return phase == EXECUTE and bool(self.same_compiled) and \
+            gap_withheld(self._ruled(phase, clock))
 
     @property
     def waited_share(self) -> float | None:

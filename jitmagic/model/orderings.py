@@ -6,6 +6,7 @@ Raw samples per ordering, statistics derived; measured by
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -28,7 +29,10 @@ from .saved.schema import number
 from .saved.schema import obj
 from .saved.schema import optional
 from .saved.schema import text
+from .stats.rule import INCONCLUSIVE
+from .stats.rule import Difference
 from .stats.rule import difference
+from .stats.rule import gap_withheld
 from .stats.rule import json_number
 from .stats.verdicts import Verdict
 from .stats.witness import clock_for
@@ -43,6 +47,10 @@ REFERENCE = "jit(vmap(f))"
 SAMPLE_KEYS = ORDERING_KEYS
 #: What the orderings' verdict is on: the time per call.
 EXECUTE = "execute_s"
+#: The orderings called through one jit, as the reference is: where one compiles to the
+#: reference's program, they do the same work per call (``vmap(jit(f))`` also batches in
+#: Python on every call, a real difference).
+ONE_JIT = ("jit(vmap(jit(f)))",)
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,24 @@ class Orderings:
                        orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program,
                                       clock),
                        orderings_headline(a, b, per_call, clock))
+
+    def against_reference(self, name: str) -> Difference:
+        """``name``'s per call against :data:`REFERENCE`'s, by the one rule, on
+        :meth:`clock` (``ratio``: name over reference); undecided where :meth:`withheld`."""
+        d = self._ruled(name)
+        return dataclasses.replace(d, kind=INCONCLUSIVE) if self.withheld(name) else d
+
+    def withheld(self, name: str) -> bool:
+        """Whether the rule found ``name``'s per call different from the reference's,
+        but the two are one program called through one jit each, not far apart
+        (:func:`~.stats.rule.gap_withheld`): noise or layout, not the program's speed."""
+        return name in ONE_JIT and bool(self.rows[name].same_program) and \
+            gap_withheld(self._ruled(name))
+
+    def _ruled(self, name: str) -> Difference:
+        clock = self.clock()
+        return difference(on(self.rows[name].samples, EXECUTE, clock),
+                          on(self.rows[REFERENCE].samples, EXECUTE, clock))
 
     def clock(self) -> str:
         """The clock the verdict is on: the process's CPU time where the toggled

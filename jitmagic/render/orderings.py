@@ -7,8 +7,6 @@ static export (``jupyter nbconvert --to html``) keeps when widgets cannot run.
 
 from __future__ import annotations
 
-import math
-
 from ..model.comparison import Comparison
 from ..model.orderings import EXECUTE
 from ..model.orderings import ORDERINGS
@@ -37,6 +35,7 @@ from .drawing import orderings_png
 from .format import fmt_ratio
 from .format import fmt_s
 from .format import fmt_spread
+from .format import marked_ratio
 from .format import medians_of
 from .format import unmarked_clock
 
@@ -64,9 +63,16 @@ def _per_call(o: Orderings, name: str, clock: str) -> float:
     return median(on(o[name].samples, EXECUTE, clock))
 
 
-def _ratio(o: Orderings, name: str, clock: str) -> str:
-    ref = _per_call(o, REFERENCE, clock)
-    return fmt_ratio(_per_call(o, name, clock) / ref if ref else math.nan)
+def _ratio(o: Orderings, name: str) -> str:
+    """Per call over the reference's on the table's clock, marked as every table marks a
+    ratio the rule leaves undecided; a gap between one program's two compilations, each
+    called through one jit, 'not judged: same compiled program'."""
+    if name == REFERENCE:
+        return fmt_ratio(1.0)
+    d = o.against_reference(name)
+    if o.withheld(name):
+        return f"{fmt_ratio(d.ratio)} not judged: same compiled program"
+    return marked_ratio(d.ratio, d)
 
 
 def columns(o: Orderings) -> tuple[str, ...]:
@@ -85,7 +91,7 @@ def row_cells(o: Orderings, name: str) -> list[Cell]:
     return [Cell(name, code=True),
             Cell(fmt_s(row.first_call_s), fmt_spread(row.samples.get("first_call_s", []))),
             Cell(fmt_s(row.execute_s), fmt_spread(row.samples.get("execute_s", []))),
-            *cpu, Cell(_ratio(o, name, clock)), Cell(_compiles(row)),
+            *cpu, Cell(_ratio(o, name)), Cell(_compiles(row)),
             Cell(_count(row.jaxpr_eqns)), Cell(_count(row.stablehlo_bytes)), Cell(_same(row))]
 
 
@@ -164,7 +170,7 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
         ("first call (cold)", fmt_s(row.first_call_s)),
         ("per call (steady)", fmt_s(row.execute_s)),
         *([("per call, CPU time", fmt_s(_per_call(o, chosen, CPU)))] if cpu else []),
-        (f"per call / {REFERENCE}{cpu}", _ratio(o, chosen, clock)),
+        (f"per call / {REFERENCE}{cpu}", _ratio(o, chosen)),
         ("XLA compiles JAX reported in the first call", _compiles(row)),
         ("jaxpr equations (top level)", _count(row.jaxpr_eqns)),
         ("jit calls in the jaxpr", _count(row.nested_calls)),

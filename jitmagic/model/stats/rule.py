@@ -47,6 +47,9 @@ APART_TWO_RUNS = 2.5
 #: is then the range itself), from :data:`FAR_FROM` runs a side on: with fewer, two
 #: stalled runs out of three do that by chance 0.7% of the time.
 FAR, FAR_FROM = 2.0, 5
+#: Two compilations of the same program, yet a per-call ratio this far from 1 at both
+#: ends of its interval is not noise: said as a difference (dispatch, say).
+FAR_APART = 1.5
 #: How many spreads (:func:`spread_of_logs`) the ratio's log may lie from
 #: :func:`shift_of_logs`, by the number of runs ``n`` a side (at least 2; above
 #: :data:`MAX_PAIRS_BUSY`, as there). From ``benchmarks/significance.py --calibrate 100000
@@ -195,3 +198,11 @@ def spread(xs: Sequence[float | None]) -> tuple[float, float] | None:
     with fewer than two (one run has no spread)."""
     finite = [x for x in xs if x is not None and math.isfinite(x)]
     return (min(finite), max(finite)) if len(finite) >= 2 else None
+
+
+def gap_withheld(d: Difference) -> bool:
+    """Whether a per-call difference ``d`` between two compilations of one program, each
+    called through one jit, is left undecided: the rule found it, but its interval does
+    not lie wholly :data:`FAR_APART` or more from 1, so it is noise or layout, not the
+    program's speed."""
+    return d.significant and not (d.low >= FAR_APART or d.high <= 1 / FAR_APART)
