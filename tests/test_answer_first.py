@@ -22,6 +22,7 @@ from jitmagic.model.orderings import Orderings
 from jitmagic.model.rows import FROM_EVENTS
 from jitmagic.model.rows import FROM_STAGED
 from jitmagic.model.rows import REST_LABEL
+from jitmagic.model.rows import REST_ROW
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.bundle import bundle
 from jitmagic.render.bundle import text
@@ -148,15 +149,17 @@ def test_orderings_start_with_their_headline_in_the_table_and_each_panel():
 
 
 def rest_row(c) -> list[str] | None:
-    row = next((ln for ln in text(c).splitlines() if ln.startswith(REST_LABEL)), None)
-    return None if row is None else row[len(REST_LABEL):].split()
+    row = next((ln for ln in text(c).splitlines() if ln.startswith(REST_ROW)), None)
+    return None if row is None else row[len(REST_ROW):].split()
 
 
 def test_the_table_shows_the_rest_of_the_first_call_only_where_measured():
     lines = text(measured()).splitlines()
-    at = next(i for i, ln in enumerate(lines) if ln.startswith(REST_LABEL))
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(REST_ROW))
     assert lines[at - 1].startswith("XLA compile") and lines[at + 1].startswith("first call")
-    # the median runs' (the third of each): 620 − 580, 175 − 157
+    # the median runs' (the third of each): 620 − 580, 175 − 157; the row says so, since
+    # a median of each stage above it need not add up with it to the median first call
+    assert REST_ROW == "rest of first call, median run"
     assert rest_row(measured()) == ["40", "ms", "18", "ms"]
     assert rest_row(measured(FROM_EVENTS, FROM_STAGED)) == ["40", "ms", "—"]
     assert rest_row(measured(FROM_STAGED, None)) is None  # a staged report: no such row

@@ -46,6 +46,10 @@ STAGE_PHASES = PHASES[:3]
 FROM_EVENTS, FROM_STAGED = "events", "staged"
 #: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
 REST_LABEL = "rest of first call"
+#: Its table row: the median run's rest, not a median of rests, so that the row and the
+#: stages' medians above it need not add up to the median first call (the chart's bar,
+#: the median run's parts, does).
+REST_ROW = f"{REST_LABEL}, median run"
 PHASE_LABELS = {
     "trace_s": "trace",
     "lower_s": "lower",

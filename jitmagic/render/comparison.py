@@ -17,7 +17,7 @@ from ..model.comparison import VariantResult
 from ..model.headlines import not_run
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS
-from ..model.rows import REST_LABEL
+from ..model.rows import REST_ROW
 from ..model.rows import STRUCTURE
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
@@ -121,7 +121,7 @@ def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
     judges samples, and the rest is a difference of medians."""
     if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
         return []
-    return [[REST_LABEL, *(_rest_cell(c.variants[v]) for v in VARIANTS), ""]]
+    return [[REST_ROW, *(_rest_cell(c.variants[v]) for v in VARIANTS), ""]]
 
 
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
