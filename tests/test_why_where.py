@@ -11,6 +11,7 @@ difference" after its subject, a second start's figures each with its start.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from pathlib import Path
 
@@ -297,9 +298,15 @@ def test_a_python_loop_is_said_with_its_share_and_that_the_rewrite_is_not_measur
                          progress=False)
     (loop,) = [x for x in c.why if x.name.startswith("the Python loop at line ")]
     row, share = c.lines.flat.python_loop()
-    assert loop.kind == NOT_MEASURED and loop.name == f"the Python loop at line {row.line}"
-    assert loop.said.startswith(f"it builds {share:.0%} of the program's "
-                                f"{c.lines.flat.total_eqns:,} jaxpr equations, unrolled")
+    source, first = inspect.getsourcelines(unrolled)
+    # named by its own `for` line, the line that builds the program said inside it
+    for_line = first + next(i for i, t in enumerate(source) if t.lstrip().startswith("for "))
+    assert row.line == for_line + 1 and "jnp.tanh" in source[row.line - first]
+    assert loop.kind == NOT_MEASURED and loop.name == f"the Python loop at line {for_line}"
+    assert loop.said.startswith(f"line {row.line}, inside it, builds {share:.0%} of the "
+                                f"program's {c.lines.flat.total_eqns:,} jaxpr equations, "
+                                "unrolled")
+    assert f"runs inside the Python loop at line {for_line}: " in c.lines.flat.loop_hint()
     assert "what rewriting it saves is not measured" in loop.said
     assert "what the rewrite saves is not measured" in {x.name: x for x in c.why}[
         "Python tracing"].fix
@@ -317,8 +324,9 @@ def test_a_loop_not_measured_is_named_under_the_measured_savings_it_may_outgrow(
     shown = str(c)
     assert (f"1. {NAME} (saved in no one stage), 159 ms: " in shown
             and "\nnot ranked among them, as not measured, and possibly bigger: rewriting the "
-            "Python loop at line 4 (below)\n" in shown)
-    assert "\n  the Python loop at line 4: it builds 99% of the program's 382 jaxpr " in shown
+            "Python loop at line 3 (below)\n" in shown)
+    assert ("\n  the Python loop at line 3: line 4, inside it, builds 99% of the program's "
+            "382 jaxpr ") in shown
 
 
 def test_loop_calls_round_trip_and_an_older_table_has_none():

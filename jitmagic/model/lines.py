@@ -294,11 +294,21 @@ class LineTable:
         r, share = found
         fix = ("`jax.lax.scan` or `jax.lax.fori_loop` traces the body once (what the "
                "rewrite saves is not measured)")
+        loop = self.loop_line(r)
+        inside = "a Python loop" if loop in (None, r.line) else f"the Python loop at line {loop}"
         if r.hits is None:
-            return (f"line {r.line} built {share:.0%} of the program and runs inside a Python "
-                    f"loop: a Python loop unrolls into the program; {fix}")
+            return (f"line {r.line} built {share:.0%} of the program and runs inside {inside}: "
+                    f"a Python loop unrolls into the program; {fix}")
         return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
-                f"of the program: a Python loop unrolls into the program; {fix}")
+                f"of the program inside {inside}: a Python loop unrolls into the program; "
+                f"{fix}")
+
+    def loop_line(self, r: LineRow) -> int | None:
+        """The line of the innermost Python loop of the source that holds ``r`` (its
+        ``for`` or ``while``, or the comprehension's line): what the loop is named by.
+        None: no loop of the source was read around it (a report before 0.5)."""
+        held = [x for x in self.loops if x.holds(r)]
+        return max(x.first_line for x in held) if held else None
 
     def python_loop(self) -> tuple[LineRow, float] | None:
         """The line of a Python loop that builds most of the program (at least

@@ -232,7 +232,7 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
     tally = hooked.tally if hooked is not None else None
     spans = user.spans(tally.calls if tally is not None else None)
     notes = () if tally is not None else (why_no_hook(hook),)
-    loops = () if tally is not None else loops_of(spans)
+    loops = loops_of(spans)  # the loops' own lines name them, hits or not
     every = counts.every_constant
     return LineTable(variant, build_rows(user, counts, hlo, tally), spans,
                      getattr(entry, "__qualname__", variant), notes, loops,

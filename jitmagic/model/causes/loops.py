@@ -55,8 +55,10 @@ def loops(c: Compared) -> Iterator[Cause]:
     found = table.python_loop()
     if found is not None:
         row, share = found
-        yield Cause(f"{PYTHON_LOOP}{row.line}", NOT_MEASURED,
-                    said=f"it builds {share:.0%} of the program's {table.total_eqns:,} jaxpr "
+        loop = table.loop_line(row)
+        what = "it builds" if loop in (None, row.line) else f"line {row.line}, inside it, builds"
+        yield Cause(f"{PYTHON_LOOP}{row.line if loop is None else loop}", NOT_MEASURED,
+                    said=f"{what} {share:.0%} of the program's {table.total_eqns:,} jaxpr "
                     f"equations, unrolled; as `jax.lax.scan` or `jax.lax.fori_loop` its body "
                     f"is traced once; {NOT_TIMED}")
 
