@@ -176,6 +176,21 @@ def test_a_helper_traced_per_call_points_to_nesting(ripples, hooked_ripples):
         assert not any("--nest" in h for h in found.nested.hints())  # traced once there
 
 
+def test_beside_a_comparison_that_nested_the_helper_the_hint_points_at_its_measurement():
+    """Under a comparison that nested `ripple` and found nesting inconclusive, the hint
+    told the user to run `--nest ripple`, as if that were untried and would pay."""
+    from jitmagic.render.lines import section
+
+    c = jitmagic.compare(stack_ripples, X, repeat=2, number=1, lines=True, progress=False)
+    assert c.nested.helper_calls == {"ripple": CALLS}
+    text, html = section(c)
+    (hint,) = [h for h in text.split("\n\n") if "`ripple` was traced 3 times" in h]
+    assert hint.endswith("each call is inlined again; the nested variant traces it once, "
+                         "and the comparison above says what that changed")
+    assert "--nest" not in text and "--nest" not in html
+    assert any("--nest ripple" in h for h in c.lines.hints())  # on its own, as before
+
+
 def test_a_function_built_with_exec_shows_no_source():
     namespace = {"jnp": jnp}
     exec("def made(x):\n    return jnp.tanh(x) * 3\n", namespace)

@@ -16,6 +16,7 @@ exists, Python 3.11) is ``None`` in every row, never zero, and the table's
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -269,11 +270,12 @@ class LineTable:
             return 1
         return max(1, min(holding, key=lambda f: f.last_line - f.first_line).calls or 1)
 
-    def hints(self) -> list[str]:
+    def hints(self, nested: Collection[str] = ()) -> list[str]:
         """Advice that follows from the numbers: unrolled loops, helpers traced per call,
-        big constants captured from Python."""
-        return [h for h in (*self.unroll_hints(), self.loop_hint(), *self._helper_hints(),
-                            *self._constant_hints()) if h]
+        big constants captured from Python. ``nested``: the helpers a comparison's nested
+        variant nested, whose hint points at what it measured, not at ``--nest``."""
+        return [h for h in (*self.unroll_hints(), self.loop_hint(),
+                            *self._helper_hints(nested), *self._constant_hints()) if h]
 
     def unrolled(self) -> list[LoopCall]:
         """The scans and fori_loops written with ``unroll`` above 1, the biggest body
@@ -337,7 +339,7 @@ class LineTable:
                 return r, min(1.0, built(r) / total)
         return None
 
-    def _helper_hints(self) -> list[str]:
+    def _helper_hints(self, nested: Collection[str]) -> list[str]:
         total = self.total_eqns
         out = []
         for f in self.functions:
@@ -347,9 +349,12 @@ class LineTable:
             owned = sum(r.eqns_own for r in self.rows if f.holds(r))
             if owned >= HELPER_SHARE * total:
                 name = f.helper or f.name.rsplit(".", 1)[-1]
+                fix = ("the nested variant traces it once, and the comparison above says "
+                       "what that changed" if {name, f.name} & set(nested) else
+                       f"nesting it (`--nest {name}`) traces it once")
                 out.append(f"`{name}` was traced {calls:,} times and its lines built "
                            f"{owned / total:.0%} of the program: each call is inlined again; "
-                           f"nesting it (`--nest {name}`) traces it once")
+                           f"{fix}")
         return out
 
     def _constant_hints(self) -> list[str]:
@@ -397,9 +402,10 @@ class Lines(Shown):
     def __repr__(self) -> str:
         return self.summary()
 
-    def hints(self) -> list[str]:
-        """The flat variant's hints: what the plain ``jax.jit(f)`` program suffers from."""
-        return self.flat.hints() if "flat" in self.tables else []
+    def hints(self, nested: Collection[str] = ()) -> list[str]:
+        """The flat variant's hints: what the plain ``jax.jit(f)`` program suffers from
+        (``nested``: as :meth:`LineTable.hints`)."""
+        return self.flat.hints(nested) if "flat" in self.tables else []
 
     def to_dict(self) -> dict[str, Any]:
         """``{"flat": [row...], "nested": [row...]}`` plus the schema, the entry, the

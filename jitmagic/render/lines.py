@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from collections.abc import Collection
 
 from ..model.comparison import Comparison
 from ..model.lines import LineRow
@@ -132,13 +133,14 @@ def _counted(lines: Lines) -> str:
     return "showing the tables counted" if lines.tables else "no table was finished"
 
 
-def text(lines: Lines) -> str:
-    """Every variant's table, then the hints: for terminals and ``str()``; every string
+def text(lines: Lines, nested: Collection[str] = ()) -> str:
+    """Every variant's table, then the hints (``nested``: the helpers a comparison nested,
+    :meth:`~jitmagic.model.lines.Lines.hints`): for terminals and ``str()``; every string
     escaped as the other sections' (:func:`~jitmagic.model.saved.schema.printable`)."""
     parts = [f"Program size by source line: {lines.entry}"]
     parts += [f"PARTIAL: {lines.stopped}; {_counted(lines)}"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]
-    parts += [f"Hint: {h}" for h in lines.hints()]
+    parts += [f"Hint: {h}" for h in lines.hints(nested)]
     return printable("\n\n".join(parts))
 
 
@@ -181,18 +183,22 @@ def html_variant(lines: Lines, table: LineTable) -> str:
             f"</thead><tbody>{''.join(body)}</tbody></table>{footer}")
 
 
-def html_table(lines: Lines) -> str:
-    """Every variant's table, then the hints, as one HTML fragment."""
+def html_table(lines: Lines, nested: Collection[str] = ()) -> str:
+    """Every variant's table, then the hints, as one HTML fragment (``nested``: as
+    :func:`text`'s)."""
     parts = [f"<h3>Program size by source line: <code>{html.escape(lines.entry)}</code></h3>"]
     if lines.stopped:
         parts.append(f"<p style='color:#a00'><b>Partial:</b> {html.escape(lines.stopped)}; "
                      f"{_counted(lines)}</p>")
     parts += [html_variant(lines, t) for t in lines.tables.values()]
-    parts += [f"<p><b>Hint:</b> {html.escape(h)}</p>" for h in lines.hints()]
+    parts += [f"<p><b>Hint:</b> {html.escape(h)}</p>" for h in lines.hints(nested)]
     return f'<div class="jitmagic-lines">{"".join(parts)}</div>'
 
 
 def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line
     tables of ``c``, where ``--lines`` counted them."""
-    return None if c.lines is None else (text(c.lines), html_table(c.lines))
+    if c.lines is None:
+        return None
+    nested = c.nested.helper_calls
+    return text(c.lines, nested), html_table(c.lines, nested)
