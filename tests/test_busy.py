@@ -183,8 +183,14 @@ def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
     assert c.verdict.kind == FASTER
     line = c.verdict.headline
     assert line.startswith("Nested jit on `layer`: first call 1.34× less CPU time (")
-    # the wall ratio is no finding: its verdict is said beside it (it read as one before)
-    assert line.endswith("; wall 1.10× faster (0.42×–4.82×), inconclusive, on a busy machine")
+    # the wall ratio is no finding: its verdict comes first, as every undecided one's does
+    # ("wall 1.10× faster (...), inconclusive" read as a finding, then taken back)
+    assert line.endswith("; wall: inconclusive, 1.10× faster (0.42×–4.82×), on a busy machine")
+    level = {**BUSY_NESTED, "first_call_s": [0.400, 0.401, 0.399, 0.400, 0.402]}
+    same = _busy({**BUSY_FLAT, "first_call_s": [0.400, 0.402, 0.399, 0.401, 0.400]}, level)
+    assert same.difference("first_call_s", WALL).kind == "no measurable difference"
+    assert same.verdict.headline.endswith(  # said once, not 'no measurable difference (...),
+        "; wall: no measurable difference (0.99×–1.01×), on a busy machine")  # no meas...'
     text = str(c)
     assert "The machine was busy: these runs waited for a CPU 50% of the time" in text
     assert "first call, CPU time" in text  # the table shows both clocks
@@ -448,7 +454,8 @@ def test_an_undecided_busy_run_says_it_took_the_most_a_busy_machine_allows_once(
     c = comparison(flat, nested, every=0.01, repeats_ended=MOST_ROUNDS)
     assert c.busy and c.verdict.kind == INCONCLUSIVE
     line = c.verdict.headline
-    assert "after 18 runs; 18 runs is the most -r auto takes; wall 1.14× faster" in line
+    assert ("after 18 runs; 18 runs is the most -r auto takes; wall: inconclusive, 1.14× "
+                "faster") in line
     assert line.endswith(" on a busy machine") and line.count("busy machine") == 1
 
 

@@ -45,9 +45,9 @@ def other_clock(c: Compared, first: Difference) -> str:
     that decided; on a quiet one, CPU time where it decided the other way."""
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)
-        kind = "" if wall.significant else \
-            ", no measurable difference," if wall.kind == SAME else ", inconclusive,"
-        return f"wall {with_interval(wall)}{kind} on a busy machine"
+        undecided = "inconclusive, " * (wall.kind == INCONCLUSIVE)  # its verdict first
+        return f"wall{':' * (not wall.significant)} {undecided}{with_interval(wall)}, " \
+            "on a busy machine"
     cpu = c.difference(FIRST_CALL, CPU)
     if first.significant and cpu.significant and cpu.kind != first.kind:
         return f"CPU time points the other way: {with_interval(cpu, CPU)}"
