@@ -132,6 +132,52 @@ def effort_level(name: str) -> int | None:
     return None if member is None else int(member.value)
 
 
+#: The function of ``jax._src.interpreters.partial_eval`` that logs a miss's explanation.
+EXPLAIN = ("jax/_src/interpreters/partial_eval.py", "explain")
+#: Where JAX's explanation says which earlier key it compares the miss with.
+CLOSEST = "  all previously seen cache keys differ. For the closest previous key:"
+
+
+def closest_explanation(message: str) -> str:
+    """``message``, a tracing-cache miss explanation JAX is logging on this thread, with
+    its comparison made against the earlier key that differs in the fewest places.
+
+    JAX picks the earlier key by the kind of difference first (config, then the pytree,
+    where static arguments are, then the types): a loop whose last batch is short, after
+    a static flag flipped, is told "the static value changed" against the first compile,
+    when only the shape differs from the second. Read from ``explain``'s own frame
+    (``keys``: the function's earlier keys, ``key``: the new one), with JAX's own diff
+    functions; ``message`` unchanged where that frame cannot be read."""
+    head, found, _ = message.partition("\n" + CLOSEST + "\n")
+    frame = sys._getframe(1)
+    while found and frame is not None and not (
+            frame.f_code.co_name == EXPLAIN[1] and frame.f_code.co_filename.endswith(EXPLAIN[0])):
+        frame = frame.f_back  # type: ignore[assignment]
+    if not found or frame is None:
+        return message
+    try:
+        keys, key = frame.f_locals["keys"], frame.f_locals["key"]
+        best = min((_differences(key, k) for k in keys), key=lambda d: d[0])[1]
+    except Exception:  # noqa: BLE001 (JAX's own explanation stands)
+        return message
+    return "\n".join((head, CLOSEST, *("  " + d for d in best))) if best else message
+
+
+def _differences(new: Any, old: Any) -> tuple[tuple[int, int], list[str]]:
+    """How far ``old`` lies from ``new`` (differences in all, then JAX's severity of the
+    first) and JAX's sentence for each kind that differs."""
+    from jax._src.interpreters import partial_eval as pe
+
+    new_ctx, (new_tree, new_dbg, *_), _ = new
+    old_ctx, (old_tree, old_dbg, *_), _ = old
+    found = [d for d in (pe.diff_tracing_ctx(new_ctx, old_ctx),
+                         pe.diff_trees(new_tree.tree, old_tree.tree),
+                         pe.diff_debug(new_dbg, old_dbg),
+                         pe.diff_types(new_dbg, new_tree.vals, old_tree.vals)) if d]
+    return (sum(d[1] for d in found), min((d[0] for d in found), default=4)), \
+        [d[2] for d in found]
+
+
 # --- Equinox, ipywidgets, the standard library -------------------------------------------
 
 #: Equinox's transformations return instances of private classes wrapping the user's

@@ -113,6 +113,30 @@ for n in (2, 3, 3, 4):
     assert static.values == ("2", "3", "4") and static.count == 2
 
 
+def test_a_short_batch_after_a_static_flag_flipped_is_named_as_the_shape(ip):
+    """JAX compares a miss with the earlier key it ranks closest by the kind of difference
+    first (the pytree, where static values are, before the types): the short last batch
+    read 'static value of `train`: True → False' again, though `train=False` had
+    compiled already and only the shape differed from that compile."""
+    ledger, cap = watched(ip, """\
+import functools
+import jax, jax.numpy as jnp
+@functools.partial(jax.jit, static_argnames="train")
+def step(w, x, train=True):
+    return w - 0.1 * jnp.sum(x @ w) * (1.0 if train else 0.5)
+w, data = jnp.ones((4, 2)), jnp.ones((10, 4))
+for i in range(0, 10, 4):
+    w = step(w, data[i:i + 4], train=i == 0)
+""")
+    flipped, short = again(ledger, "step")
+    assert flipped.reason.kind == L.STATIC and flipped.reason.argument == "train"
+    assert short.reason.kind == L.SHAPE and short.reason.argument == "x"
+    assert (short.reason.before, short.reason.after) == ("f32[4,4]", "f32[2,4]")
+    text = shown(cap)
+    assert "static value of `train`: True → False: 1×" in text
+    assert "shape of `x`: f32[4,4] → f32[2,4]: 1×" in text
+
+
 def test_a_jit_made_in_a_loop_is_a_new_function_each_pass(ip):
     ledger, cap = watched(ip, """\
 import jax, jax.numpy as jnp

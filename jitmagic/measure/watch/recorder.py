@@ -40,6 +40,7 @@ from typing import Any
 
 from ..._compat import CACHE_MISS_LOGGER
 from ..._compat import EAGER_DISPATCH
+from ..._compat import closest_explanation
 from ...interrupts import interrupts_held
 from ...model.ledger import EAGER
 from ...model.ledger import FIRST
@@ -170,7 +171,7 @@ class Recorder:
         """A record from JAX's miss logger: kept where it explains a miss; passed on to
         the user's handlers only where they would have seen it without the watch."""
         try:
-            miss = reasons.read(record.getMessage())
+            miss = reasons.read(closest_explanation(record.getMessage()))
         except Exception:  # noqa: BLE001 (a record we cannot read is not ours to break)
             miss = None
         if miss is not None:
