@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable
 from collections.abc import Iterable
 from types import CodeType
+from types import FrameType
 from types import ModuleType
 from typing import Any
 
@@ -130,6 +131,21 @@ def effort_level(name: str) -> int | None:
     levels = getattr(sys.modules.get(CONFIG), "EffortLevel", None)
     member = getattr(levels, name, None)
     return None if member is None else int(member.value)
+
+
+#: The function of JAX's jit that traces a function, with its ``DebugInfo`` as ``dbg``.
+TRACE_FOR_JIT = ("jax/_src/pjit.py", "_trace_for_jit")
+
+
+def traced_file(frame: FrameType | None) -> str | None:
+    """The file of the function JAX's jit is tracing on this stack, from ``frame`` up
+    (``_trace_for_jit``'s ``dbg.func_filename``); None where no such frame is found."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == TRACE_FOR_JIT[1] and code.co_filename.endswith(TRACE_FOR_JIT[0]):
+            return getattr(frame.f_locals.get("dbg"), "func_filename", None)
+        frame = frame.f_back
+    return None
 
 
 #: The function of ``jax._src.interpreters.partial_eval`` that logs a miss's explanation.

@@ -295,6 +295,48 @@ def test_the_gate_fails_on_a_recompile_after_warm_up_and_passes_without():
         pass
 
 
+def test_jnp_calls_that_jax_jits_itself_are_eager_ops_said_once_by_their_line(ip):
+    """`x.mean(0)` and `x - y` compile JAX's own jits (`_mean`, `subtract`), not its eager
+    dispatch: a new user's gate failed on them, though it says eager ops do not count,
+    and the one line got four bullets with four copies of the fix."""
+    ledger, cap = watched(ip, """\
+import numpy as np
+import jax, jax.numpy as jnp
+@jax.jit
+def step(w, xb):
+    return w - 0.1 * jnp.mean(xb, 0)
+w, data = jnp.zeros(8), np.ones((300, 8), np.float32)
+for i in range(0, 300, 128):
+    xb = jnp.asarray(data[i:i + 128])
+    xb = xb - xb.mean(0)
+    w = step(w, xb[:40])
+""", line="--no-plot -o --fail-after-warmup 1")
+    rows = {r.function: r for r in ledger.functions()}
+    assert rows["step"].compiles == 1 and not rows["step"].eager
+    for name in ("_mean", "subtract"):
+        assert rows[name].eager and rows[name].again == 1
+        assert {c.reason.kind for c in again(ledger, name)} == {L.EAGER}
+    assert ledger.over_gate() == []
+    text = shown(cap)
+    assert "Gate held" in text and "Gate FAILED" not in text
+    assert "all of them eager ops (jnp calls outside any jit)" in text
+    (line,) = [x for x in ledger.eager_again() if x.call_text == "xb = xb - xb.mean(0)"]
+    assert set(line.functions) == {"_mean", "subtract"} and line.count == 2
+    assert text.count("fix: a jnp/lax call outside any jit") == 1
+    assert "`_mean`, `subtract`: 2×, " in text or "`subtract`, `_mean`: 2×, " in text
+
+
+def test_the_compile_count_gate_names_every_function_that_compiled(ip):
+    """It named the one that compiled most: '2 compiles, more than the 1 allowed: `iota`
+    1 of them', the other left out."""
+    with pytest.raises(jitmagic.RecompiledError) as failed:
+        watched(ip, "import jax.numpy as jnp\nx = jnp.arange(5.0) * 2\n",
+                line="--no-plot --max-compiles 1")
+    assert str(failed.value).startswith("jitwatch gate failed: 2 compiles, more than the 1 "
+                                        "allowed (max_compiles=1): ")
+    assert "`iota` 1" in str(failed.value) and "`multiply` 1" in str(failed.value)
+
+
 def test_the_magics_gate_fails_the_cell_after_showing_the_ledger(ip):
     cell = ("import jax, jax.numpy as jnp\nf = jax.jit(lambda x: x + 1)\n"
             "for n in (2, 3):\n    f(jnp.ones(n))\n")

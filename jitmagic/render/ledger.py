@@ -30,6 +30,7 @@ from ..model.ledger import STATIC
 from ..model.ledger import UNEXPLAINED
 from ..model.ledger import WEAK_TYPE
 from ..model.ledger import Broken
+from ..model.ledger import EagerLine
 from ..model.ledger import FunctionRow
 from ..model.ledger import Ledger
 from ..model.ledger import ReasonRow
@@ -89,9 +90,13 @@ def answer(ledger: Ledger) -> str:
     rows = [r for r in ledger.functions() if r.again]
     mine = [r for r in rows if not r.eager]
     top = max(mine or rows, key=lambda r: _again_seconds(r))
+    eager = sum(r.again for r in rows if r.eager)
     said = (f"{top.again:,} of those recompiled `{printable(top.function)}`"
             f"{_defined(top, ledger)}") if mine else \
         f"all of them eager ops (jnp calls outside any jit), `{printable(top.function)}` most"
+    if mine and eager:
+        said += (f"; {eager:,} {'was an eager op' if eager == 1 else 'were eager ops'} (jnp "
+                 "calls outside any jit) on new shapes or dtypes")
     return (f"{head}; {ledger.again:,} of them compiled again "
             f"({fmt_s(ledger.again_seconds)}), {said}{others}.")
 
@@ -121,12 +126,15 @@ def _lines(ledger: Ledger) -> Iterable[str]:
     if rows:
         yield ""
         yield from _table(rows, ledger)
-    again = sorted((r for r in rows if r.again), key=lambda r: -_again_seconds(r))
-    if again:
+    again = sorted((r for r in rows if r.again and not r.eager),
+                   key=lambda r: -_again_seconds(r))
+    eager = ledger.eager_again()
+    if again or eager:
         yield ""
         yield "Why each compiled again (the seconds: what a cache hit would have saved):"
         for row in again[:MAX_ROWS]:
             yield from _why(row, ledger)
+        yield from _eager_why(eager, ledger)
     for omitted in ledger.omitted:
         yield (f"`{printable(omitted.function)}`: {omitted.count:,} more compiles "
                f"({fmt_s(omitted.seconds)}) are counted in the table, their reasons not kept "
@@ -195,6 +203,26 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
     bridge = jitcompare_line(row) if ledger.source in MAGIC_SOURCES else None
     if bridge:
         yield f"  is one compile of it slow? {printable(bridge)} measures it flat against nested"
+
+
+def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
+    """The eager operations that compiled again, once for all of them, by the line that
+    called them: one line (``x - x.mean(0)``) compiles several, each had its own bullet."""
+    if not eager:
+        return
+    yield (f"eager ops (jnp/lax calls outside any jit), on new shapes or dtypes: compiled "
+           f"again {_n(sum(x.count for x in eager), 'time')}, "
+           f"{fmt_s(sum(x.seconds for x in eager))}")
+    for x in eager[:MAX_ROWS]:
+        code = f"  {_clip(x.call_text, 100)}" if x.call_text else ""
+        where = _clip(_place(x.call_site, ledger) or x.call_site or "an unknown line", 100)
+        names = ", ".join(f"`{_clip(f)}`" for f in x.functions[:MAX_VALUES])
+        names += f" and {len(x.functions) - MAX_VALUES} more" * (len(x.functions) > MAX_VALUES)
+        yield f"  - {names}: {x.count}×, {fmt_s(x.seconds)}"
+        yield f"      at {where}{code}"
+    if len(eager) > MAX_ROWS:
+        yield f"  … and {len(eager) - MAX_ROWS} more lines"
+    yield f"  fix: {FIXES[EAGER]}"
 
 
 def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
@@ -283,8 +311,11 @@ def gate_failures(ledger: Ledger) -> list[str]:
 
 def _broken_words(b: Broken, ledger: Ledger) -> str:
     if b.function is None:
-        most = max(ledger.functions(), key=lambda r: r.compiles, default=None)
-        top = f": `{printable(most.function)}` {most.compiles} of them" if most else ""
+        rows = sorted(ledger.functions(), key=lambda r: -r.compiles)
+        named = ", ".join(f"`{printable(r.function)}` {r.compiles}" for r in rows[:MAX_LINES])
+        rest = sum(r.compiles for r in rows[MAX_LINES:])
+        named += f", {rest} more" if rest else ""
+        top = f": {named}" if rows else ""
         return (f"{b.compiles} compiles, more than the {b.allowed} allowed "
                 f"(max_compiles={b.allowed}){top}")
     if b.first_late is None:  # counted past the kept compiles: no reason to name

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import linecache
 import logging
+import os
 import re
 import sys
 import textwrap
@@ -41,6 +42,7 @@ from typing import Any
 from ..._compat import CACHE_MISS_LOGGER
 from ..._compat import EAGER_DISPATCH
 from ..._compat import closest_explanation
+from ..._compat import traced_file
 from ...interrupts import interrupts_held
 from ...model.ledger import EAGER
 from ...model.ledger import FIRST
@@ -355,11 +357,13 @@ def _parameters(defined_at: str | None) -> list[str] | None:
 
 
 def _caller() -> tuple[str | None, str | None, bool]:
-    """(``file:line`` and text of the innermost user frame on this stack, whether JAX's
-    eager dispatch is on it)."""
+    """(``file:line`` and text of the innermost user frame on this stack, whether it
+    compiles an eager operation: JAX's eager dispatch is on it, or the function traced
+    is one of JAX's own jits, ``jnp.mean``'s ``_mean`` or the ``subtract`` of ``x - y``,
+    which only a call outside any jit compiles on its own)."""
     frame = sys._getframe(2)
     site = text = None
-    eager = False  # JAX's dispatch of an eager operation, inside the user's call
+    eager = _jax_own(traced_file(frame))
     while frame is not None:
         code = frame.f_code
         if code.co_name == EAGER_DISPATCH[1] and code.co_filename.endswith(EAGER_DISPATCH[0]):
@@ -370,6 +374,14 @@ def _caller() -> tuple[str | None, str | None, bool]:
             break
         frame = frame.f_back  # type: ignore[assignment]
     return site, text or None, eager
+
+
+def _jax_own(filename: str | None) -> bool:
+    """Whether ``filename`` lies in JAX's own package."""
+    import jax
+
+    folder = os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
+    return bool(filename) and os.path.abspath(str(filename)).startswith(folder)
 
 
 def _set_logger(logger: logging.Logger, level: int, disabled: bool) -> None:

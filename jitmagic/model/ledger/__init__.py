@@ -189,6 +189,18 @@ class FunctionRow:
 
 
 @dataclass(frozen=True, slots=True)
+class EagerLine:
+    """One line of the user's code whose eager operations compiled again: which, how
+    often, and their seconds (``x - x.mean(0)`` compiles ``_mean`` and ``subtract``)."""
+
+    call_site: str | None
+    call_text: str | None
+    functions: tuple[str, ...]
+    count: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class Broken:
     """One way a run broke its gate: a function compiled more than its warm-up allows
     (``first_late``: the first compile past it), or, with ``function`` None, the run
@@ -279,6 +291,17 @@ class Ledger(Shown):
         if compiles is None:
             rows = _with_omitted(rows, self.omitted)
         return sorted(rows, key=lambda r: (-r.seconds, r.function))
+
+    def eager_again(self) -> list[EagerLine]:
+        """The eager operations that compiled again, by the user's line that called them
+        (one line often compiles several: ``x - x.mean(0)``), the costliest first."""
+        lines: dict[str | None, list[Compile]] = {}
+        for c in self.watched:
+            if c.eager and c.reason.kind != FIRST:
+                lines.setdefault(c.call_site, []).append(c)
+        found = [EagerLine(site, cs[0].call_text, tuple(dict.fromkeys(c.function for c in cs)),
+                           len(cs), sum(c.seconds for c in cs)) for site, cs in lines.items()]
+        return sorted(found, key=lambda x: -x.seconds)
 
     def over_gate(self) -> list[Broken]:
         """Each way the run broke its gate (empty: it held, or there is none)."""
