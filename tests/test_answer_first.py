@@ -215,16 +215,17 @@ def test_ratios_the_rule_does_not_call_are_marked_not_significant():
     fig = phases_figure(measured())
     cold, steady = fig.axes
     assert steady.get_title() == "execute (1.00× same)"  # 100 µs both: no difference
-    assert cold.get_title().endswith("flat/nested 3.54×")
+    assert cold.get_title().endswith("flat/nested 3.54×, wall time")  # its clock named
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["trace 10.0×", "lower 2.50×", "XLA compile 2.00×", REST_LABEL]
 
 
 def test_the_execute_title_fits_its_panel_when_both_compiled_the_same_program():
-    # "execute (same compiled program)" ran past the narrow panel into the cold one
+    # "execute (same compiled program)" ran past the narrow panel into the cold one, and
+    # on one line below it, past the figure's edge (a new user saw "(same compiled program")
     fig = phases_figure(dataclasses.replace(measured(), same_compiled=True))
     cold, steady = fig.axes
-    assert steady.get_title() == "execute\n(same compiled program)"
+    assert steady.get_title() == "execute\n(same compiled\nprogram)"
     fig.canvas.draw()
     title = steady.title.get_window_extent()
     assert cold.get_window_extent().x1 <= title.x0 and title.x1 <= fig.bbox.x1

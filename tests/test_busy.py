@@ -191,6 +191,15 @@ def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
     assert same.difference("first_call_s", WALL).kind == "no measurable difference"
     assert same.verdict.headline.endswith(  # said once, not 'no measurable difference (...),
         "; wall: no measurable difference (0.99×–1.01×), on a busy machine")  # no meas...'
+    from jitmagic.render.charts.phases import BUSY_NOTE
+    from jitmagic.render.charts.phases import phases_figure
+
+    cold, steady = phases_figure(c).axes  # the bars are wall time, and say so
+    assert ", wall time, cold first call" in cold.get_xlabel() and BUSY_NOTE in cold.get_xlabel()
+    assert cold.get_title().endswith(", wall time") and steady.get_ylabel().endswith("wall time")
+    quiet = comparison({k: v for k, v in BUSY_FLAT.items() if k != "wait_s"},
+                       {k: v for k, v in BUSY_NESTED.items() if k != "wait_s"}, every=0.01)
+    assert not quiet.busy and BUSY_NOTE not in phases_figure(quiet).axes[0].get_xlabel()
     text = str(c)
     assert "The machine was busy: these runs waited for a CPU 50% of the time" in text
     assert "first call, CPU time" in text  # the table shows both clocks

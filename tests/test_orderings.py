@@ -250,3 +250,21 @@ def test_a_per_call_gap_between_one_programs_two_jits_is_not_judged():
     different = _per_call_rows(same=False)
     assert not different.withheld("jit(vmap(jit(f)))")
     assert row_cells(different, "jit(vmap(jit(f)))")[3].text == "1.30×"
+
+
+def test_the_charts_per_call_panel_is_on_the_verdicts_clock_and_each_axis_names_its_own():
+    """A new user saw bars of 401 µs and 1.48 ms (wall) beside a verdict of '164 µs against
+    646 µs CPU time', the axis naming no clock."""
+    from jitmagic.render.charts.orderings import orderings_figure
+
+    busy = _orderings_on(BUSY_JIT_VMAP, BUSY_VMAP_JIT)
+    first, per_call = orderings_figure(busy).axes
+    assert first.get_xlabel().endswith(", wall time")
+    assert per_call.get_xlabel().endswith("per call (steady state), CPU time")
+    labels = [t.get_text().strip() for t in per_call.texts]
+    assert "100 µs" in labels and "200 µs" in labels  # the CPU medians the verdict names
+    toggled = orderings_figure(busy, highlight="vmap(jit(f))")
+    assert toggled._suptitle.get_text().endswith("per call 200 µs CPU time")
+    quiet = _orderings_on({k: v for k, v in BUSY_JIT_VMAP.items() if k != "wait_s"},
+                          {k: v for k, v in BUSY_VMAP_JIT.items() if k != "wait_s"})
+    assert orderings_figure(quiet).axes[1].get_xlabel().endswith(", wall time")

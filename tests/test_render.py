@@ -163,7 +163,7 @@ def test_execute_panel_counts_in_ms_when_calls_take_ms(report):
         v["samples"]["execute_s"] = [0.0175, 0.0171, 0.0182]
     fig = phases_figure(Comparison.from_dict(slow))
     steady = fig.axes[1]
-    assert steady.get_ylabel() == "ms per call"
+    assert steady.get_ylabel() == "ms per call, wall time"
     assert max(p.get_height() for p in steady.patches) == pytest.approx(17.5)
 
 
@@ -235,7 +235,7 @@ def test_one_run_draws_its_bar_without_a_whisker(report):
     one["variants"]["flat"]["samples"]["execute_s"] = [0.0175]
     one["variants"]["nested"]["samples"]["execute_s"] = [0.0171, 0.0182, 0.0175]
     steady = phases_figure(Comparison.from_dict(one)).axes[1]
-    assert steady.get_ylabel() == "ms per call"
+    assert steady.get_ylabel() == "ms per call, wall time"
     assert_spans(whiskers(steady, horizontal=False), [(1, 17.1, 18.2)])
 
 

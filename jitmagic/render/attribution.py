@@ -51,8 +51,8 @@ def attribution_blocks(a: Attribution) -> list[Block]:
     rows.append((Cell((Code(a.entry), " (entry)")), "1", fmt_s(a.trace_s),
                  fmt_s(a.entry_own_s), f"own {a.share(a.entry_own_s):.0%}"))
     rows.append(("  of which JAX around it", "", "", fmt_s(a.jax_s), ""))
-    title = (f"trace time by helper (flat variant, one cold trace of {fmt_s(a.trace_s)}; "
-             f"own times add up to it):")
+    title = (f"trace time by helper (flat variant, one cold trace of {fmt_s(a.trace_s)}, "
+             f"wall time; own times add up to it):")
     return [Para([(title,)]), Table(("helper", "calls", "inclusive", "own", "share of trace"),
                                     rows, css="jitcompare-helpers", indent="  ")]
 

@@ -45,7 +45,7 @@ def attribution_figure(a: Attribution) -> Figure:
     ax.set_xlim(0, 175)  # room for the labels right of the bars
     ax.set_xticks(range(0, 101, 25))
     ax.margins(y=0.1)
-    ax.set_xlabel(f"% of the flat trace ({fmt_s(a.trace_s)}, one cold trace)")
+    ax.set_xlabel(f"% of the flat trace ({fmt_s(a.trace_s)} of wall time, one cold trace)")
     ax.set_title(f"{plain(a.entry)}: trace time by helper"
                  + (f" ({plain(more(left, 'helpers'))} not drawn)" if left else ""))
     fig.legend(loc="outside lower center", ncol=2, fontsize=LEGEND_PT, frameon=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -27,6 +28,8 @@ from ...model.comparison import VariantResult
 from ...model.rows import FROM_EVENTS
 from ...model.rows import REST_LABEL
 from ...model.rows import STAGE_PHASES
+from ...model.stats.witness import CPU
+from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import WALL
 from ..format import fmt_s
 from ..format import marked_ratio
@@ -46,6 +49,10 @@ LEGEND_TITLE = "parts of the first call (flat/nested)"
 MARKER = "first call (median)"
 #: The most label characters one legend row holds at 10 pt on the 9-inch figure.
 LEGEND_ROW_CHARS = 64
+#: The x-axis note on a busy machine, where the verdict is on CPU time and the bars are not.
+BUSY_NOTE = "the machine was busy: wall time stretches with the load; the verdict is on CPU time"
+#: The characters a line of the narrow execute panel's title holds.
+EXECUTE_TITLE_CHARS = 16
 #: The x-axis note where a variant's stages were timed apart from its first call.
 STAGED_NOTE = "stages from a separate staged run: they need not add up to the first call"
 
@@ -109,8 +116,11 @@ def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     note = f"\n{STAGED_NOTE}" if any(staged(v) for v in variants) else ""
-    ax.set_xlabel(f"{unit}, cold first call (caches cleared); whiskers: its min–max{note}")
-    ax.set_title(f"{plain(c.entry)}: first call, flat/nested {ratio_label(c, 'first_call_s')}")
+    note += f"\n{BUSY_NOTE}" if c.clock_of(FIRST_CALL) == CPU else ""
+    ax.set_xlabel(f"{unit}, wall time, cold first call (caches cleared); whiskers: its "
+                  f"min–max{note}")
+    ax.set_title(f"{plain(c.entry)}: first call, flat/nested {ratio_label(c, FIRST_CALL)}, "
+                 "wall time")
     if right > 0:
         ax.set_xlim(0, right)
 
@@ -170,10 +180,11 @@ def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
         if (rng := c.variants[n].spread("execute_s")) is not None:
             whisker(ax, i, rng[0] / scale, rng[1] / scale, horizontal=False)
     ax.set_xticks(range(len(names)), names)
-    ax.set_ylabel(f"{unit} per call")
+    ax.set_ylabel(f"{unit} per call, wall time")
     label = ratio_label(c, "execute_s")
-    below = "\n" if len(label) > 12 else " "  # a narrow panel: a long label goes below
-    ax.set_title(f"execute{below}({label})")
+    # a narrow panel: a long label goes below, wrapped (it was cut at the figure's edge)
+    below = "\n" if len(label) > 12 else " "
+    ax.set_title(f"execute{below}{textwrap.fill(f'({label})', EXECUTE_TITLE_CHARS)}")
 
 
 def to_png(fig: Figure, dpi: int = DPI) -> bytes:
