@@ -183,6 +183,10 @@ def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
     assert c.verdict.kind == FASTER
     line = c.verdict.headline
     assert line.startswith("Nested jit on `layer`: first call 1.34× less CPU time (")
+    # the saved verdict and the repr name the clock their ratio is of (a new user took
+    # a repr's CPU ratio, '1.09× slower', for the wall one)
+    assert c.to_dict()["verdict"]["clock"] == CPU and c.to_dict()["why_clock"] == CPU
+    assert repr(c).startswith("<Comparison model: nested first call 1.34× less CPU time (")
     # the wall ratio is no finding: its verdict comes first, as every undecided one's does
     # ("wall 1.10× faster (...), inconclusive" read as a finding, then taken back)
     assert line.endswith("; wall: inconclusive, 1.10× faster (0.42×–4.82×), on a busy machine")
@@ -203,6 +207,22 @@ def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
     text = str(c)
     assert "The machine was busy: these runs waited for a CPU 50% of the time" in text
     assert "first call, CPU time" in text  # the table shows both clocks
+
+
+def test_no_stage_differing_in_cpu_time_is_said_on_that_clock():
+    """A new user read 'No stage (trace, lower, XLA compile) differs measurably' beside a
+    wall-time lower row whose interval excluded 1: on a busy machine the stages are
+    decided on CPU time, and the sentence now says so."""
+    tight = [0.0100, 0.0101, 0.0099, 0.0100, 0.0102]
+    stages = {f"{p}{k}": list(tight) for p in ("trace", "lower", "compile")
+              for k in ("_s", "_cpu_s")}
+    slower_lower = {**stages, "lower_s": [x * 2.3 for x in tight]}
+    c = _busy({**BUSY_FLAT, **stages}, {**BUSY_NESTED, **slower_lower})
+    assert c.clock_of("lower_s") == CPU
+    assert c.difference("lower_s", WALL).kind == "slower"  # the wall row is decided ...
+    assert c.difference("lower_s").kind == "no measurable difference"  # ... CPU time not
+    assert c.verdict.text.endswith(
+        "; no stage (trace, lower, XLA compile) differs measurably in CPU time.")
 
 
 def test_on_a_quiet_machine_wall_time_decides_and_a_cpu_verdict_the_other_way_is_said():

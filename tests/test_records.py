@@ -170,7 +170,8 @@ def test_a_version_1_report_still_loads(tmp_path):
     why = loaded.to_dict()["why"]  # derived too: a /1 report counted no constants
     assert next(c for c in why if c["cause"] == "big constants")["measured"] is False
     assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/5", "variants": variants,
-                                      "repeats_ended": None, "verdict": verdict, "why": why}
+                                      "repeats_ended": None, "verdict": verdict, "why": why,
+                                      "why_clock": "wall"}
 
 
 def _bad(d: dict, dotted: str, value) -> dict:

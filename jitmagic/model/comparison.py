@@ -65,6 +65,8 @@ from .stats.verdicts import MOST_ROUNDS
 from .stats.verdicts import Verdict
 from .stats.verdicts import interval
 from .stats.verdicts import times
+from .stats.witness import CPU
+from .stats.witness import FIRST_CALL
 from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import on
@@ -231,24 +233,27 @@ class Comparison(Shown):
     @property
     def verdict(self) -> Verdict:
         """What nesting did to the first call, explained through the stages."""
-        first = self.difference("first_call_s")
+        first = self.difference(FIRST_CALL)
         return Verdict("first_call", first, comparison_text(self, first),
-                       comparison_headline(self, first))
+                       comparison_headline(self, first), self.clock_of(FIRST_CALL))
 
     def summary(self) -> str:
         """``<Comparison g: nested 2.9× faster first call (2.1×–3.9×), 3 runs>``: one line
         that needs no renderer (and is the ``repr``, as short as ``TimeitResult``'s)."""
         runs = max((len(v.samples.get("first_call_s", [])) for v in self.variants.values()),
                    default=0)
-        first = self.difference("first_call_s")
+        first = self.difference(FIRST_CALL)
         if not self.nested.helpers:
             said = "nothing nested"
         elif math.isnan(first.ratio):
             said = "first call not measured"
         elif first.kind == SAME:
-            said = f"no measurable difference in first call {interval(first)}".rstrip()
+            cpu = " CPU time" * (self.clock_of(FIRST_CALL) == CPU)
+            said = f"no measurable difference in first call{cpu} {interval(first)}".rstrip()
         else:
-            said = f"nested {times(first)} first call {interval(first)}".rstrip()
+            said = (f"nested first call {times(first, CPU)} {interval(first)}"  # its clock
+                    if self.clock_of(FIRST_CALL) == CPU else
+                    f"nested {times(first)} first call {interval(first)}").rstrip()
             said = f"inconclusive, {said}" if first.kind == INCONCLUSIVE else said
         return f"<Comparison {self.entry}: {said}, {runs} run{'s' * (runs != 1)}>"
 
@@ -284,6 +289,7 @@ class Comparison(Shown):
             **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
             "verdict": self.verdict.to_dict(),
             "why": [cause.to_dict() for cause in self.why],
+            "why_clock": self.clock_of(FIRST_CALL),  # its seconds' clock (the section's)
         }
         for key in records():
             record = self.part(key)

@@ -192,8 +192,10 @@ def by_stage(c: Compared) -> str:
         return ""
     changed = [f"{label} {with_interval(d, c.clock_of(phase))}"
                for phase, label, d in measured if d.significant]
-    if not changed:
-        return f"no stage ({', '.join(label for _, label, _ in measured)}) differs measurably"
+    if not changed:  # on a busy machine a wall-time stage may differ: name the clock
+        on_cpu = " in CPU time" * all(c.clock_of(phase) == CPU for phase, _, _ in measured)
+        return (f"no stage ({', '.join(label for _, label, _ in measured)}) differs "
+                f"measurably{on_cpu}")
     rest = [f"{', '.join(labels)}: {words}" for words, kinds in
             (("no measurable difference", (SAME,)), ("undecided", (INCONCLUSIVE,)))
             if (labels := [label for _, label, d in measured if d.kind in kinds])]

@@ -84,7 +84,7 @@ class Orderings:
         return Verdict("per_call", per_call,
                        orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program,
                                       clock),
-                       orderings_headline(a, b, per_call, clock))
+                       orderings_headline(a, b, per_call, clock), clock)
 
     def against_reference(self, name: str) -> Difference:
         """``name``'s per call against :data:`REFERENCE`'s, by the one rule, on

@@ -40,6 +40,8 @@ class Verdict:
     difference: Difference
     text: str
     line: str = ""
+    #: The clock the difference is on (its ratio and interval): wall time or CPU time.
+    clock: str = WALL
 
     @property
     def kind(self) -> str:
@@ -54,7 +56,7 @@ class Verdict:
         d = self.difference
         return {self.key: self.kind, "ratio": json_number(d.ratio),
                 "ratio_low": json_number(d.low), "ratio_high": json_number(d.high),
-                "text": self.text}
+                "clock": self.clock, "text": self.text}
 
 
 def times(d: Difference, clock: str = WALL) -> str:
