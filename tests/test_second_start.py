@@ -339,8 +339,8 @@ def test_the_sentences_follow_the_rule_and_the_users_settings():
     said = text(cached)
     assert "flat: with a warm cache the first call is " in said and "faster" in said
     assert "on a second start nesting still pays" in said
-    assert "are most of a warm first call (80% flat, 80% nested): Python work, which " \
-           "nesting shrinks here: 2.38× faster" in said
+    assert "are most of a warm first call (80% flat, 80% nested of its wall time): Python " \
+           "work, which nesting shrinks here: 2.38× faster" in said
     assert "would not cache" not in said and "is not set" not in said
     assert cached.rows["flat"].saved_s == pytest.approx(0.41)
     # the same runs, a spread too wide for the rule at three pairs: not called
@@ -422,5 +422,6 @@ def test_the_table_shows_each_rows_seconds_on_the_clock_its_ratio_is_judged_on()
     assert "40 ms" in nested_row and "10 ms" in nested_row and "80 ms" not in nested_row
     assert nested_row.count("CPU time") == 3  # cold, warm and the ratio
     assert ("the machine was busy: nested compared and shown on the process's CPU time, "
-            "seconds and ratio alike; flat on wall time") in said
+            "seconds and ratio alike; flat on wall time (what remains warm, and its share, "
+            "are JAX's events: wall time)") in said  # its lines' clock, not the table's
     assert "the table's seconds are wall time" not in said

@@ -122,7 +122,8 @@ def clock_note(s: SecondStart) -> list[str]:
     quiet = [r.name for r in s.rows.values() if r.read and r.clock() != CPU]
     rest = f"; {' and '.join(quiet)} on wall time" if quiet else ""
     return [f"the machine was busy: {' and '.join(busy)} compared and shown on the process's "
-            f"CPU time, seconds and ratio alike{rest}"]
+            f"CPU time, seconds and ratio alike{rest} (what remains warm, and its share, "
+            "are JAX's events: wall time)"]
 
 
 def saving(r: CacheRow) -> str:
@@ -185,8 +186,9 @@ def remainder(s: SecondStart) -> str:
     nesting = (f", which nesting shrinks here: {times(shrunk)} {interval(shrunk)}".rstrip()
                if shrunk.kind == FASTER else "")
     if all(x >= 0.5 for x in known.values()) and len(known) == len(shares):
-        return f"{KEPT} and are most of a warm first call ({said}): Python work{nesting}"
-    return f"{KEPT} ({said} of a warm first call){nesting}"
+        return (f"{KEPT} and are most of a warm first call ({said} of its wall time): "
+                f"Python work{nesting}")
+    return f"{KEPT} ({said} of a warm first call's wall time){nesting}"
 
 
 def _s(x: float | None) -> str:
