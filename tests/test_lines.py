@@ -170,8 +170,10 @@ def test_the_loop_hint_names_the_line_that_builds_the_program_not_its_caller():
 
 
 def test_a_helper_traced_per_call_points_to_nesting(ripples, hooked_ripples):
-    for found in (ripples, hooked_ripples):  # the nested program's jit calls, or the hook
-        assert any("`ripple` was traced 3 times" in h and "--nest ripple" in h
+    # the nested program's jit calls (the copies the flat program inlines), or the hook
+    for found, said in ((ripples, "is inlined 3 times (its jit calls in the nested program)"),
+                        (hooked_ripples, "was traced 3 times")):
+        assert any(f"`ripple` {said} and its lines built" in h and "--nest ripple" in h
                    for h in found.hints())
         assert not any("--nest" in h for h in found.nested.hints())  # traced once there
 
@@ -184,9 +186,9 @@ def test_beside_a_comparison_that_nested_the_helper_the_hint_points_at_its_measu
     c = jitmagic.compare(stack_ripples, X, repeat=2, number=1, lines=True, progress=False)
     assert c.nested.helper_calls == {"ripple": CALLS}
     text, html = section(c)
-    (hint,) = [h for h in text.split("\n\n") if "`ripple` was traced 3 times" in h]
-    assert hint.endswith("each call is inlined again; the nested variant traces it once, "
-                         "and the comparison above says what that changed")
+    (hint,) = [h for h in text.split("\n\n") if "`ripple` is inlined 3 times" in h]
+    assert hint.endswith("of the program; the nested variant traces it once, and the "
+                         "comparison above says what that changed")
     assert "--nest" not in text and "--nest" not in html
     assert any("--nest ripple" in h for h in c.lines.hints())  # on its own, as before
 
@@ -444,7 +446,7 @@ def test_a_method_calling_a_helper_module_in_a_loop():
     helper_line = lines.flat.row(*line_of(L.dense, "jnp.tanh"))
     assert helper_line.eqns_own == 9 * len(dense.eqns)
     assert helper_line.file.endswith("realworld_layers.py")
-    assert any("`realworld_layers.dense` was traced 9 times" in h for h in lines.hints())
+    assert any("`realworld_layers.dense` is inlined 9 times" in h for h in lines.hints())
     assert lines.nested.row(*line_of(L.dense, "jnp.tanh")).eqns_own == len(dense.eqns)
 
 
@@ -613,3 +615,34 @@ def test_the_report_carries_xlas_peak_bytes_as_the_compiled_program_reports_them
     assert "XLA compiled both variants to the same program" in str(one)
     assert jitmagic.Comparison.from_dict(one.to_dict()).flat.compiled_peak_bytes == \
         memory.peak_memory_in_bytes
+
+
+def _cell(w, x):
+    return jnp.tanh(x @ w) + jnp.sin(x) * 0.1 + jnp.cos(x) * 0.1
+
+
+def _block(w, x):
+    return _cell(w, _cell(w, _cell(w, x)))
+
+
+def _checkpointed_loss(w, x):
+    return jax.checkpoint(_block)(w, x).sum()
+
+
+def test_a_helper_under_checkpoint_and_grad_is_said_inlined_not_traced_that_often():
+    """A new user's hint said a helper 'was traced 7 times' where Python traced it 3: its
+    jit calls, which jax.checkpoint and grad repeat, were read as traces."""
+    traced = []
+    counted = jax.jit(jax.grad(lambda w, x: jax.checkpoint(
+        lambda w, x: _block(w, x) if not traced.append(1) else None)(w, x).sum()))
+    counted.trace(jnp.eye(8), jnp.ones((2, 8)))
+    c = jitmagic.compare(jax.grad(_checkpointed_loss), jnp.eye(8), jnp.ones((2, 8)),
+                         lines=True, repeat=1, number=1, progress=False)
+    calls = c.nested.helper_calls["_cell"]
+    assert calls > 3 * len(traced)  # more jit calls than Python traced it
+    (hint,) = [h for h in c.lines.hints() if h.startswith("`_cell` ")]
+    assert hint.startswith(f"`_cell` is inlined {calls} times (its jit calls in the nested "
+                           "program) and its lines built ")
+    assert "traced" not in hint.split(";")[0]
+    saved = Lines.from_dict(c.lines.to_dict())
+    assert saved.hints() == c.lines.hints()  # its source is kept

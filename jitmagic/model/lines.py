@@ -118,6 +118,10 @@ class FunctionSpan:
     # counted); None where no line hook ran
     #: The helper's name as ``--nest`` takes it (``mylayers.dense``); "" where unknown.
     helper: str = ""
+    #: Whether ``calls`` are the helper's jit calls in the nested program, where no hook
+    #: counted its calls: the copies of it the flat program inlines, which autodiff and
+    #: ``jax.checkpoint`` make more than the times Python traced it.
+    in_program: bool = False
 
     @property
     def is_helper_like(self) -> bool:
@@ -130,14 +134,15 @@ class FunctionSpan:
     def to_dict(self) -> dict[str, Any]:
         d = {"name": self.name, "file": self.file, "first_line": self.first_line,
              "last_line": self.last_line, "calls": self.calls}
-        return d | ({"helper": self.helper} if self.helper else {})
+        return d | ({"helper": self.helper} if self.helper else {}) | (
+            {"in_program": True} if self.in_program else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FunctionSpan:
         calls = d.get("calls")
         return cls(str(d["name"]), str(d["file"]), int(d["first_line"]),
                    int(d["last_line"]), None if calls is None else int(calls),
-                   str(d.get("helper", "")))
+                   str(d.get("helper", "")), d.get("in_program") is True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,9 +357,11 @@ class LineTable:
                 fix = ("the nested variant traces it once, and the comparison above says "
                        "what that changed" if {name, f.name} & set(nested) else
                        f"nesting it (`--nest {name}`) traces it once")
-                out.append(f"`{name}` was traced {calls:,} times and its lines built "
-                           f"{owned / total:.0%} of the program: each call is inlined again; "
-                           f"{fix}")
+                many = (f"is inlined {calls:,} times (its jit calls in the nested program)"
+                        if f.in_program else f"was traced {calls:,} times")
+                again = "; " if f.in_program else ": each call is inlined again; "
+                out.append(f"`{name}` {many} and its lines built {owned / total:.0%} of the "
+                           f"program{again}{fix}")
         return out
 
     def _constant_hints(self) -> list[str]:

@@ -188,19 +188,22 @@ def helper_names(tables: dict[str, LineTable], plan: Plan,
     names), so that a hint's ``--nest`` name is one the option accepts.
 
     Where no line hook counted calls, a flat helper's calls are the jit calls of it in
-    the nested program (``jit_calls``, ``VariantResult.helper_calls``): each call the
-    trace made went through its jit once (a helper the user jitted themselves ran once
-    in the flat trace, so its calls stay unmeasured).
+    the nested program (``jit_calls``, ``VariantResult.helper_calls``, marked
+    ``in_program``): the copies of it the flat program inlines, which autodiff and
+    ``jax.checkpoint`` make more than the times Python traced it (a helper the user
+    jitted themselves ran once in the flat trace, so its calls stay unmeasured).
     """
     found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
     jit_calls = jit_calls or {}
 
     def named(f: FunctionSpan, variant: str) -> FunctionSpan:
         h = found.get((f.file, f.first_line))
-        calls = f.calls
+        calls, in_program = f.calls, False
         if calls is None and variant == "flat" and h is not None and not h.user_jitted:
             calls = jit_calls.get(h.name)
-        return dataclasses.replace(f, helper=h.name if h is not None else "", calls=calls)
+            in_program = calls is not None
+        return dataclasses.replace(f, helper=h.name if h is not None else "", calls=calls,
+                                   in_program=in_program)
 
     return {v: dataclasses.replace(t, functions=tuple(named(f, v) for f in t.functions))
             for v, t in tables.items()}
