@@ -111,7 +111,7 @@ def test_measured_as_a_row_with_its_helpers_said_and_the_record_round_trips():
     back = Effort.from_dict(json.loads(json.dumps(e.to_dict())))
     assert back.rows[OUT_OF_LINE].kept == {DENSE: 3}
     shown = text(e)
-    assert "out of line" in shown and f"`{DENSE}` kept out of line (3 calls)" in shown
+    assert "out of line" in shown and f"`{DENSE}` kept out of line (traced 3 times)" in shown
 
 
 def test_an_older_row_without_the_out_of_line_fields_loads():

@@ -144,9 +144,12 @@ def sentence(e: Effort, r: EffortRow) -> str:
 
 
 def helpers_said(r: EffortRow) -> str:
-    """Out of line: each helper kept out of line with its calls in one trace, and why
-    each other one stays inline."""
-    kept = [f"`{n}` kept out of line ({c} call{'s' * (c != 1)})" for n, c in r.kept.items()]
+    """Out of line: each helper kept out of line with the times one trace called it (a
+    helper inside another one kept out of line is traced once for all that one's calls:
+    fewer than its jit calls in the nested program, which the nested helpers line
+    counts), and why each other one stays inline."""
+    kept = [f"`{n}` kept out of line (traced {c} time{'s' * (c != 1)})"
+            for n, c in r.kept.items()]
     refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
     return f"{r.name}: " + "; ".join(kept + refused)
 
