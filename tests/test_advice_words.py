@@ -43,3 +43,13 @@ def test_a_decided_saving_is_said():
 def test_with_one_helper_every_helper_is_that_helper_one_figure():
     said = " ".join(conclusion(_advice(everything=("layer",), all_nested_kind="faster")))
     assert said.strip() == "no helper saves measurably on its own"
+
+
+def test_the_noisy_line_names_the_cold_start_its_share_is_of():
+    """A new user found '48% of the cold start' matched no cold start the report showed:
+    it is of the advice's own flat runs' median, which the line now gives."""
+    from jitmagic.render.attribution import advice_lines
+
+    (noisy,) = [x for x in advice_lines(_advice(noise_s=0.35)) if "noisy:" in x]
+    assert "about 50% of the flat cold start (700 ms, the median of the advice's own flat " \
+           "runs, which its candidates are judged against)" in noisy

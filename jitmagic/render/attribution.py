@@ -80,8 +80,10 @@ def advice_lines(adv: Advice) -> list[str]:
     lines += conclusion(adv)
     if adv.noise_s is not None and adv.noise_s > NOISY * cold:
         lines.append(f"  noisy: at this spread and number of runs a saving had to reach about "
-                     f"{adv.noise_s / cold:.0%} of the cold start to be told apart; more "
-                     f"repeats (-r) or a quieter machine resolve smaller savings")
+                     f"{adv.noise_s / cold:.0%} of the flat cold start ({fmt_s(cold)}, the "
+                     f"median of the advice's own flat runs, which its candidates are judged "
+                     f"against) to be told apart; more repeats (-r) or a quieter machine "
+                     f"resolve smaller savings")
     if adv.not_tried:
         names, left = first(adv.not_tried)
         rest = f", {more(left, 'helpers')}" if left else ""
