@@ -265,7 +265,8 @@ def test_structure_rows_are_exact_beside_the_timing_rows():
     assert {f.kind for f in same.structure} == {"same"} and same.larger(1.0) == []
     saved = json.loads(json.dumps(d.to_dict()))["structure"][0]
     assert saved == {"variant": "flat", "figure": "jaxpr_eqns", "old": 3088, "new": 6160,
-                     "new_over_old": pytest.approx(1.99482, abs=1e-5), "kind": "larger"}
+                     "new_over_old": pytest.approx(1.99482, abs=1e-5), "kind": "larger",
+                     "not_judged": None}
 
 
 def test_the_text_shows_the_structure_in_a_table_of_its_own():
@@ -472,3 +473,36 @@ def test_a_word_for_a_ratio_is_a_usage_error(paths, capsys):
     err = capsys.readouterr().err
     assert "--fail-on-slower takes a ratio, a finite number of at least 1" in err
     assert "not 'abc': write, for example, --fail-on-slower=1.3" in err
+
+
+def test_nested_variants_that_nest_different_helpers_are_shown_not_judged(paths, capsys):
+    """A new user diffed a --why report (4 helpers nested) against a --nest layernorm one
+    of the same code: 'larger: nested jaxpr equations: NEW 141 against OLD's 47' failed
+    the gate, nothing saying the nested variants were different choices."""
+    write = paths
+
+    def nesting(c, *helpers):
+        return dataclasses.replace(c, variants={
+            **c.variants, "nested": dataclasses.replace(c.nested, helpers=helpers)})
+
+    old_c = nesting(shaped(), "layer", "norm")
+    new_c = nesting(shaped({"flat": {"jaxpr_eqns": 2 * STRUCTURE["flat"]["jaxpr_eqns"]},
+                            "nested": {"jaxpr_eqns": 3 * STRUCTURE["nested"]["jaxpr_eqns"]}}),
+                    "norm")
+    d = jitmagic.diff(old_c, new_c)
+    grown = d.figure("nested", "jaxpr_eqns")
+    assert grown.kind == "larger" and grown.not_judged.startswith(
+        "the nested variants nest different helpers (OLD: `layer`, `norm`; NEW: `norm`)")
+    # flat's doubling still fails the gate, the nested tripling does not
+    assert [(f.variant, f.figure) for f in d.larger(1.3)] == [("flat", "jaxpr_eqns")]
+    assert all(s.not_judged for s in d.stages if s.variant == "nested")
+    assert not any(s.not_judged for s in d.stages if s.variant == "flat")
+    shown = str(d)
+    assert "the nested rows compare two choices of what to nest" in shown
+    assert "larger, not judged" in shown and "structure: NEW larger in flat jaxpr" in shown
+    old, new = write("old", old_c), write("new", new_c)
+    assert main(["diff", old, new, "--fail-on-larger", "2.5"]) == 0  # only nested tripled
+    err = capsys.readouterr().err
+    assert "the nested variants nest different helpers" in err
+    same = jitmagic.diff(old_c, old_c)
+    assert same.nest_line() is None and not any(f.not_judged for f in same.structure)

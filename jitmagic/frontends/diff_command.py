@@ -153,7 +153,7 @@ def verdict(d: Diff, slower: float | None, larger: float | None = None) -> int:
     (each gate only where given), or NEW measured nothing and a gate is given; else 0
     (where a gate is given and nothing was compared, a line on stderr says so)."""
     failed = gate_failures(d, slower, larger)
-    for line in failed + gate_notes(d, slower):
+    for line in failed + gate_notes(d, slower, larger):
         print(f"jitmagic diff: {line}", file=sys.stderr)
     if not failed and (slower is not None or larger is not None) and not d.compared_anything:
         why = f" (OLD is PARTIAL: {d.old_stopped})" if d.old_stopped else ""

@@ -62,6 +62,10 @@ NOT_IN_BOTH = "not recorded in both"
 #: What a timing stage of NEW is where OLD and NEW were measured under loads too far apart
 #: to compare (:func:`load_apart`): neither faster nor slower, and no gate fails on it.
 NOT_JUDGED = "not judged"
+#: How the two reasons a row is not judged begin (:func:`load_apart`, :func:`nest_apart`).
+LOADS_DIFFER, NESTS_DIFFER = "the loads differ", "the nested variants nest different helpers"
+#: The helpers :func:`nest_apart` names of each side.
+MOST_NAMED = 6
 #: ``env`` keys that are expected to differ between two runs of the same code.
 UNCOMPARED_ENV = frozenset({"jitmagic"})
 
@@ -138,6 +142,9 @@ class StructureDiff:
     figure: str
     old: Figure | None
     new: Figure | None
+    #: Why the figure is not judged (:func:`nest_apart`), None where it is: it is still
+    #: shown, and no gate fails on it.
+    not_judged: str | None = None
 
     @property
     def label(self) -> str:
@@ -162,13 +169,14 @@ class StructureDiff:
         return LARGER if self.new > self.old else SMALLER if self.new < self.old else SAME_SIZE
 
     def larger_by(self, ratio: float) -> bool:
-        """NEW's figure is at least ``ratio`` times OLD's (and larger: 1× never fails)."""
-        return self.kind == LARGER and self.new_over_old >= ratio
+        """NEW's figure is at least ``ratio`` times OLD's (and larger: 1× never fails), and
+        it is judged."""
+        return self.kind == LARGER and self.new_over_old >= ratio and not self.not_judged
 
     def to_dict(self) -> dict[str, Any]:
         return {"variant": self.variant, "figure": self.figure, "old": self.old,
                 "new": self.new, "new_over_old": json_number(self.new_over_old),
-                "kind": self.kind}
+                "kind": self.kind, "not_judged": self.not_judged}
 
 
 @dataclass(frozen=True)
@@ -281,12 +289,25 @@ class Diff(Shown):
     def loads_line(self) -> str | None:
         """Why the timing stages are not judged, where they are not (:func:`load_apart`):
         ``the loads differ (...): the timing stages are not judged, ...`` (None: judged)."""
-        why = next((s.not_judged for s in self.stages if s.not_judged), None)
+        why = next((s.not_judged for s in self.stages
+                    if s.not_judged and s.not_judged.startswith(LOADS_DIFFER)), None)
         if why is None:
             return None
         return (f"{why}: the timing stages are not judged, since CPU time too moves with the "
                 "load (docs/significance.md); measure OLD and NEW under alike loads, or gate "
                 "on the structure (--fail-on-larger)")
+
+    def nest_line(self) -> str | None:
+        """Why the nested rows are not judged, where they are not (:func:`nest_apart`);
+        None where they are."""
+        why = next((f.not_judged for f in self.structure if f.not_judged), None) or next(
+            (s.not_judged for s in self.stages
+             if s.not_judged and s.not_judged.startswith(NESTS_DIFFER)), None)
+        if why is None:
+            return None
+        return (f"{why}: the nested rows compare two choices of what to nest, not only the "
+                "code, so they are not judged and no gate fails on them; the flat rows are "
+                "judged (nest the same helpers in both, or gate on flat)")
 
     def unjudged(self) -> str | None:
         """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
@@ -318,7 +339,8 @@ class Diff(Shown):
         said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
                          for n, what in ((slower, "slower"), (faster, "faster")) if n)
         grown = ", ".join(f"{n} figure{'s' * (n != 1)} {what}" for what in (LARGER, SMALLER)
-                          if (n := sum(s.kind == what for s in self.structure)))
+                          if (n := sum(s.kind == what and not s.not_judged
+                                       for s in self.structure)))
         return f"<Diff {self.new_entry}: {said or self.undecided()}{'; ' * bool(grown)}{grown}>"
 
     def undecided(self) -> str:
@@ -330,7 +352,7 @@ class Diff(Shown):
             return f"nothing to compare: {who}"
         if self.same_runs:
             return "the two reports hold the same runs (a report against itself, or a copy)"
-        if any(s.not_judged for s in self.stages):
+        if any(s.not_judged and s.not_judged.startswith(LOADS_DIFFER) for s in self.stages):
             return "the timing stages are not judged: the loads differ"
         if all(s.kind == SAME for s in self.stages if s.measured):
             return "no measurable difference"
@@ -363,9 +385,12 @@ def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
         raise ReportSchemaError(f"OLD measured `{a.entry}` and NEW `{b.entry}`: a diff "
                                 "compares one entry's reports; pass force=True (the "
                                 "command's --force) if they are the same function renamed")
-    stages = tuple(stage_diff(a, b, v, p) for v in VARIANTS for p in PHASES)
+    nests = nest_apart(a, b)
+    stages = tuple(stage_diff(a, b, v, p, nests if v == "nested" else None)
+                   for v in VARIANTS for p in PHASES)
     warnings = (*env_warnings(a.env, b.env), *entry_warnings(a, b))
-    structure = tuple(f for v in VARIANTS for f in structure_diffs(a, b, v))
+    structure = tuple(f for v in VARIANTS
+                      for f in structure_diffs(a, b, v, nests if v == "nested" else None))
     same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS) and \
         not any(f.kind in (LARGER, SMALLER) for f in structure)
     return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same,
@@ -420,14 +445,29 @@ def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> 
     return CPU if all(has_cpu(r, phase) for r in rows) else WALL
 
 
-def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str) -> StageDiff:
+def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str,
+               apart: str | None = None) -> StageDiff:
     """One phase of one variant by the one rule (``before`` OLD, ``after`` NEW), on the
-    samples :func:`judged_samples` chooses.
+    samples :func:`judged_samples` chooses; not judged where the loads differ, or for
+    ``apart`` (why else not: :func:`nest_apart`).
 
     The rule's ratio is OLD/NEW; it is turned round here, and so is its interval."""
     before, after = judged_samples(old, new, variant, phase)
     return StageDiff(variant, phase, difference(before, after), median(before), median(after),
-                     judged_clock(old, new, variant, phase), load_apart(old, new))
+                     judged_clock(old, new, variant, phase), load_apart(old, new) or apart)
+
+
+def nest_apart(old: Comparison, new: Comparison) -> str | None:
+    """``the nested variants nest different helpers (OLD: `a`, `b`; NEW: `a`)`` where
+    they do (``--nest``, or helpers added, renamed or gone), else None: NEW's nested
+    variant is then another choice, and its rows compare that choice, not the code."""
+    a, b = old.nested.helpers, new.nested.helpers
+    if set(a) == set(b):
+        return None
+    def names(hs: tuple[str, ...]) -> str:
+        return ", ".join(f"`{h}`" for h in hs[:MOST_NAMED]) + \
+            f" and {len(hs) - MOST_NAMED} more" * (len(hs) > MOST_NAMED) or "none"
+    return f"{NESTS_DIFFER} (OLD: {names(a)}; NEW: {names(b)})"
 
 
 def load_apart(old: Comparison, new: Comparison) -> str | None:
@@ -441,17 +481,18 @@ def load_apart(old: Comparison, new: Comparison) -> str | None:
     if not loads_differ(a, b):
         return None
     assert a is not None and b is not None  # loads_differ said so
-    return f"the loads differ (OLD's runs {waited(a)}, NEW's {b:.0%})"
+    return f"{LOADS_DIFFER} (OLD's runs {waited(a)}, NEW's {b:.0%})"
 
 
-def structure_diffs(old: Comparison, new: Comparison, variant: str) -> list[StructureDiff]:
+def structure_diffs(old: Comparison, new: Comparison, variant: str,
+                    apart: str | None = None) -> list[StructureDiff]:
     """Every :data:`STRUCTURE` figure of ``variant`` that either report holds, NEW
     against OLD (a figure neither holds, such as cost analysis before it was recorded,
-    is left out)."""
+    is left out); not judged for ``apart`` (why: :func:`nest_apart`)."""
     a, b = old.variants[variant], new.variants[variant]
     pairs = ((name, structure_figure(a, name), structure_figure(b, name))
              for name, _ in STRUCTURE)
-    return [StructureDiff(variant, name, x, y) for name, x, y in pairs
+    return [StructureDiff(variant, name, x, y, apart) for name, x, y in pairs
             if x is not None or y is not None]
 
 

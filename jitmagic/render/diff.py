@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.diff import LARGER
+from ..model.diff import NOT_JUDGED
 from ..model.diff import SAME_SIZE
 from ..model.diff import Diff
 from ..model.diff import Figure
@@ -51,7 +52,7 @@ def said(s: StageDiff) -> str:
     if not s.measured:
         return "not measured in both"
     if s.not_judged:
-        return "not judged: the loads differ"
+        return f"{NOT_JUDGED}: {s.not_judged.split(' (')[0]}"
     if s.kind == INCONCLUSIVE:
         return "inconclusive"  # its ratio and interval are beside it
     if not s.significant:
@@ -94,8 +95,8 @@ def _grown(f: StructureDiff) -> str:
 
 
 def structure_rows(d: Diff) -> list[list[str]]:
-    return [[f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new), figure_ratio(f), f.kind]
-            for f in d.structure]
+    return [[f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new), figure_ratio(f),
+             f"{f.kind}, {NOT_JUDGED}" if f.not_judged else f.kind] for f in d.structure]
 
 
 def headline(d: Diff) -> str:
@@ -130,9 +131,10 @@ def structure_headline(d: Diff) -> str:
     figure is in both reports, "no figure recorded in both")."""
     if not any(f.recorded for f in d.structure):
         return "structure: no figure recorded in both reports, nothing to compare"
-    changed = [f for f in d.structure if f.recorded and f.kind != SAME_SIZE]
+    changed = [f for f in d.structure if f.recorded and f.kind != SAME_SIZE and not f.not_judged]
     if not changed:
-        return "structure: every figure the same"
+        return "structure: every figure the same" + (
+            " that is judged" * any(f.not_judged for f in d.structure))
     shown = changed[:HEADLINE_FIGURES]
     parts = [f"{word} in " + ", ".join(map(_change, fs))
              for word in ("larger", "smaller") if (fs := [f for f in shown if f.kind == word])]
@@ -154,7 +156,8 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
     lines = [headline(d), *([structure_headline(d)] if d.structure else []),
-             *d.partial_lines(), *filter(None, [d.clock_line(), d.loads_line()])]
+             *d.partial_lines(), *filter(None, [d.clock_line(), d.loads_line(),
+                                                 d.nest_line()])]
     out += [Para(lines, "verdict", bold=True),
             Table(HEADER, rows(d)),
             Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "
@@ -218,13 +221,15 @@ def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[s
     return out
 
 
-def gate_notes(d: Diff, slower: float | None) -> list[str]:
-    """Why the timing gate passed without judging, where it did: ``the loads differ
-    (...): the timing stages are not judged, ...`` (empty without ``slower``, or where
-    every stage was judged). A stage not judged never fails a gate: that would fail
-    unchanged code measured under another load."""
-    line = d.loads_line() if slower is not None else None
-    return [line] if line else []
+def gate_notes(d: Diff, slower: float | None, larger: float | None = None) -> list[str]:
+    """Why a gate passed a row without judging it, where it did: ``the loads differ
+    (...): the timing stages are not judged, ...``, and ``the nested variants nest
+    different helpers (...)`` (empty without a gate, or where every row was judged). A
+    row not judged never fails a gate: that would fail unchanged code measured under
+    another load, or with another choice of what to nest."""
+    loads = d.loads_line() if slower is not None else None
+    nests = d.nest_line() if slower is not None or larger is not None else None
+    return [line for line in (loads, nests) if line]
 
 
 def text(d: Diff) -> str:
@@ -266,7 +271,7 @@ def summary_lines(outcomes: Sequence[Any], slower: float | None,
     lines += [f"PARTIAL {o.test}: {line}" for o in outcomes if o.diff is not None
               for line in o.diff.partial_lines()]
     lines += [f"NOT JUDGED {o.test}: {line}" for o in outcomes if o.diff is not None
-              for line in gate_notes(o.diff, slower)]
+              for line in gate_notes(o.diff, slower, larger)]
     lines += _failed_lines(outcomes, slower, larger)
     return lines or ["no jitcompare reports in this session"]
 
