@@ -509,3 +509,20 @@ def test_a_jit_of_a_librarys_function_is_the_users_not_an_eager_op():
             "with no reason from JAX") in message
     assert "recompiled; JAX gave no reason: 1×" in message  # the ledger, in the message
     assert failed.value.sentences.startswith("jitwatch gate failed: `apply`")
+
+
+def test_a_watched_cells_functions_carry_the_number_the_notebook_shows(ip):
+    """IPython counts a stored cell before running it: a function defined in watched
+    cell 4 read 'defined at Cell In[5]:2', and its tracebacks 'Cell In[5]'."""
+    with capture_output() as cap:
+        result = ip.run_cell("%%jitwatch --no-plot\nimport jax, jax.numpy as jnp\n"
+                             "numbered = jax.jit(lambda x: x * 3)\nnumbered(jnp.ones(2))\n"
+                             "numbered(jnp.ones(3))\n", store_history=True)
+    assert result.success
+    number = result.execution_count
+    fn = ip.user_ns["numbered"].__wrapped__
+    assert fn.__code__.co_filename.startswith(f"<ipython-input-{number}-")
+    with capture_output() as cap:
+        failed = ip.run_cell("%%jitwatch --no-plot\nx = 1\n1 / 0\n", store_history=True)
+    assert isinstance(failed.error_in_exec, ZeroDivisionError)
+    assert f"In[{failed.execution_count}], line 3" in re.sub(r"\x1b\[[0-9;]*m", "", cap.stdout)

@@ -72,7 +72,7 @@ class JitWatchMagics(Magics):
         assert self.shell is not None
         options, code = self._parsed(line, cell)
         raw = cell if cell is not None else code
-        filename = self.shell.compile.cache(code, self.shell.execution_count, raw_code=raw)
+        filename = self.shell.compile.cache(code, self._cell_number(raw), raw_code=raw)
         source = "the cell" if cell is not None else "the statement"
         value: Any = None
         made: list[Ledger] = []
@@ -99,6 +99,21 @@ class JitWatchMagics(Magics):
             return value
         shown_in_this_cell(ledger)
         return ledger
+
+    def _cell_number(self, raw: str) -> int:
+        """The number the notebook shows for the cell running this magic (``In [4]``).
+
+        IPython counts a cell it stores in its history before running it, so while it
+        runs ``execution_count`` is already the next cell's (its functions read ``Cell
+        In[5]`` for cell 4); the cell just stored is the one running where its text holds
+        this magic's. Elsewhere (``run_cell_magic`` called directly, nothing stored) the
+        count as it stands."""
+        assert self.shell is not None
+        count = self.shell.execution_count
+        stored = getattr(self.shell.history_manager, "input_hist_raw", None) or []
+        if len(stored) == count and count > 1 and raw.strip() in stored[-1]:
+            return count - 1
+        return count
 
     def _parsed(self, line: str, cell: str | None) -> tuple[Any, str]:
         """(the options, the code to run) of the magic's ``line`` and ``cell``."""
