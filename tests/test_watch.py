@@ -367,6 +367,46 @@ made_before = jax.jit(lambda x: x * 3)(jnp.ones(2))
     assert "made_before" in ip.user_ns  # what ran before the error stays
 
 
+def test_a_trace_that_raises_is_no_compile_and_the_gate_is_not_checked_after_it(ip):
+    """A new user's cell raised while tracing `fwd`: the ledger listed `fwd` as compiled
+    once (its lowering and compile '0 ns', never measured), said 'Gate held', and a shape
+    bug that failed to trace was 'compiled again' with the advice to pad."""
+    with capture_output() as cap:
+        result = ip.run_cell("""%%jitwatch --no-plot --fail-after-warmup 1
+import jax, jax.numpy as jnp
+@jax.jit
+def fwd(x, depth):
+    for _ in range(depth):
+        x = jnp.tanh(x)
+    return x
+@jax.jit
+def mm(a, b):
+    return a @ b
+mm(jnp.ones((2, 3)), jnp.ones((3, 4)))
+try:
+    mm(jnp.ones((2, 3)), jnp.ones((5, 4)))  # fails to trace: a shape bug, not a recompile
+except TypeError:
+    pass
+fwd(jnp.ones(3), 2)
+""")
+    assert type(result.error_in_exec).__name__ == "TracerIntegerConversionError"
+    out = shown(cap)
+    (table,) = [b for b in out.split("\n\n") if b.startswith("function ")]
+    assert "\nfwd " not in table and "0 ns" not in out
+    assert re.search(r"\nmm +line 8 +1 +0 ", table)  # its one compile; the failed trace not
+    assert "`mm`" not in out and "shape of `b`" not in out  # no reason, no fix for it
+    assert "Gate not checked: the run raised before its end" in out and "Gate held" not in out
+
+
+def test_a_stage_jax_fired_no_event_for_is_a_dash_not_zero():
+    ledger = L.Ledger((L.Compile("traced_only", L.Reason(L.FIRST), trace_s=0.002),), 0.01)
+    (row,) = ledger.functions()
+    assert "lower_s" not in row.stage_seconds and row.stage_seconds["trace_s"] == 0.002
+    line = next(x for x in str(ledger).splitlines() if x.startswith("traced_only"))
+    assert line.split()[-6:] == ["2", "ms", "—", "—", "2", "ms"]  # trace, lower, compile, total
+    assert "0 ns" not in line
+
+
 @pytest.mark.parametrize("ending", ["pass", "1 / 0", "raise KeyboardInterrupt"])
 def test_the_users_logging_config_and_listeners_are_put_back(ip, ending):
     seen: list[str] = []

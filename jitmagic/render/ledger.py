@@ -293,6 +293,11 @@ def _called(func: ast.expr) -> str | None:
 def _gate(ledger: Ledger) -> Iterable[str]:
     if not ledger.gate.any:
         return
+    if ledger.error or ledger.stopped:  # checked only on a run that ended as written
+        yield ""
+        yield (f"Gate not checked: the run {'raised' if ledger.error else 'was stopped'} "
+               "before its end, and the gate judges a run that ends as written.")
+        return
     broken = ledger.over_gate()
     if not broken:
         yield ""

@@ -199,6 +199,10 @@ class Recorder:
         name = str(kw.get("fun_name", "?"))
         if stage != "trace_s" and name.startswith("jit(") and name.endswith(")"):
             name = name[4:-1]
+        if stage == "trace_s" and sys.exc_info()[0] is not None:
+            with self._lock:  # a trace that raised compiles nothing: its miss goes with it
+                self._miss_for(name)
+            return
         with self._lock:
             thread = threading.current_thread()
             found = None if stage == "trace_s" else next(

@@ -389,7 +389,8 @@ def _function_row(cs: list[Compile]) -> FunctionRow:
                      key=lambda r: (r.kind == FIRST, -r.seconds))
     return FunctionRow(first.function, first.defined_at, len(cs),
                        sum(c.reason.kind != FIRST for c in cs), sum(c.seconds for c in cs),
-                       {s: sum(getattr(c, s) or 0.0 for c in cs) for s in STAGES},
+                       {s: sum(getattr(c, s) or 0.0 for c in cs) for s in STAGES
+                        if any(getattr(c, s) is not None for c in cs)},  # no event: not 0
                        tuple(reasons), first.call_site, first.call_text,
                        eager=all(c.eager for c in cs))
 
