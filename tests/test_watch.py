@@ -111,6 +111,9 @@ for n in (2, 3, 3, 4):
     (row,) = [r for r in ledger.functions() if r.function == "power"]
     (static,) = [r for r in row.reasons if r.kind == L.STATIC]
     assert static.values == ("2", "3", "4") and static.count == 2
+    # `n` steers Python here: a new user who passed it as an array, as the fix said, got
+    # a TracerIntegerConversionError; the fix says when each way applies
+    assert "where it steers Python (a loop count, an `if`" in str(ledger)
 
 
 def test_a_short_batch_after_a_static_flag_flipped_is_named_as_the_shape(ip):

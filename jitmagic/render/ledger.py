@@ -58,8 +58,10 @@ FIXES = {
            "expect one compile per shape",
     DTYPE: "give {arg} one dtype on every call (`.astype(...)` before the call)",
     STATIC: "a static value (a static argument, an Equinox static field, a hashable `self`) "
-            "is part of what JAX compiles for: each new value compiles again; pass it as an "
-            "array instead, or expect one compile per value",
+            "is part of what JAX compiles for: each new value compiles again; where it only "
+            "feeds arithmetic, pass it as an array instead; where it steers Python (a loop "
+            "count, an `if`, Flax's `deterministic`), keep it static and expect one compile "
+            "per value, or write the branch with `jax.lax.cond` or `jax.lax.fori_loop`",
     NEW_FUNCTION: "the function is made anew on each pass: hoist the `jax.jit(...)` (or the "
                   "`lambda`/`partial` it wraps) out of the loop and reuse it",
     PYTREE: "keep the arguments' structure the same on every call (the same keys and "
