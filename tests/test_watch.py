@@ -401,6 +401,15 @@ fwd(jnp.ones(3), 2)
     assert "Gate not checked: the run raised before its end" in out and "Gate held" not in out
 
 
+def test_a_cell_that_does_not_parse_shows_its_syntax_error_and_no_ledger(ip):
+    with capture_output() as cap:
+        result = ip.run_cell("%%jitwatch --no-plot\nbefore = 1\ndef broken(:\n    pass\n")
+    assert isinstance(result.error_in_exec, SyntaxError)
+    assert result.error_in_exec.lineno == 3  # the notebook's line: %%jitwatch is line 1
+    assert "jitwatch:" not in shown(cap) and "the ledger holds" not in shown(cap)
+    assert "before" not in ip.user_ns  # nothing ran
+
+
 def test_a_stage_jax_fired_no_event_for_is_a_dash_not_zero():
     ledger = L.Ledger((L.Compile("traced_only", L.Reason(L.FIRST), trace_s=0.002),), 0.01)
     (row,) = ledger.functions()

@@ -73,6 +73,10 @@ class JitWatchMagics(Magics):
         options, code = self._parsed(line, cell)
         raw = cell if cell is not None else code
         filename = self.shell.compile.cache(code, self._cell_number(raw), raw_code=raw)
+        try:  # nothing would run: the error alone, no ledger of nothing
+            ast.parse(code, filename)
+        except SyntaxError as exc:
+            raise exc.with_traceback(None) from None
         source = "the cell" if cell is not None else "the statement"
         value: Any = None
         made: list[Ledger] = []
