@@ -410,6 +410,11 @@ def test_a_cell_that_does_not_parse_shows_its_syntax_error_and_no_ledger(ip):
     assert "before" not in ip.user_ns  # nothing ran
 
 
+def test_an_error_message_ending_in_a_full_stop_reads_as_one_sentence():
+    ledger = L.Ledger((), 0.01, error="TypeError: shapes got (3,) and (5,).")
+    assert "The run raised TypeError: shapes got (3,) and (5,): the ledger holds" in str(ledger)
+
+
 def test_a_stage_jax_fired_no_event_for_is_a_dash_not_zero():
     ledger = L.Ledger((L.Compile("traced_only", L.Reason(L.FIRST), trace_s=0.002),), 0.01)
     (row,) = ledger.functions()

@@ -123,7 +123,8 @@ def _lines(ledger: Ledger) -> Iterable[str]:
     if ledger.stopped:
         yield "Stopped by Ctrl-C: the ledger holds what ran before it."
     if ledger.error:
-        yield f"The run raised {printable(ledger.error)}: the ledger holds what ran before it."
+        raised = printable(ledger.error).rstrip().rstrip(".")  # "... (5,).: the ledger"
+        yield f"The run raised {raised}: the ledger holds what ran before it."
     rows = ledger.functions()
     if rows:
         yield ""
