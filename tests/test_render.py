@@ -24,6 +24,7 @@ import jitmagic
 from jitmagic.measure.sampling.structure import jaxpr_text
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
+from jitmagic.model.stats.witness import on
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.blocks import Details
 from jitmagic.render.blocks import as_html
@@ -224,9 +225,11 @@ def test_bars_carry_their_sample_range_and_labels_stay_clear(report):
     first, per_call = orderings_figure(o).axes
     rows = [t.get_text() for t in first.get_yticklabels()]
     assert sorted(rows) == sorted(o.rows)  # every ordering has a bar (none failed here)
-    for ax, key in ((first, "first_call_s"), (per_call, "execute_s")):
+    # per call on the verdict's clock (CPU time where the machine was busy), named
+    for ax, key, clock in ((first, "first_call_s", "wall"), (per_call, "execute_s", o.clock())):
         unit = ax.get_xlabel().split(",")[0]
-        assert_spans(whiskers(ax), [min_max(i, o[n].samples[key], unit)
+        assert ax.get_xlabel().endswith(f"{'CPU' if clock == 'CPU' else 'wall'} time")
+        assert_spans(whiskers(ax), [min_max(i, on(o[n].samples, key, clock), unit)
                                     for i, n in enumerate(rows)])
 
 
