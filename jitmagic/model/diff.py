@@ -289,8 +289,7 @@ class Diff(Shown):
     def loads_line(self) -> str | None:
         """Why the timing stages are not judged, where they are not (:func:`load_apart`):
         ``the loads differ (...): the timing stages are not judged, ...`` (None: judged)."""
-        why = next((s.not_judged for s in self.stages
-                    if s.not_judged and s.not_judged.startswith(LOADS_DIFFER)), None)
+        why = self._not_judged(LOADS_DIFFER)
         if why is None:
             return None
         return (f"{why}: the timing stages are not judged, since CPU time too moves with the "
@@ -300,14 +299,19 @@ class Diff(Shown):
     def nest_line(self) -> str | None:
         """Why the nested rows are not judged, where they are not (:func:`nest_apart`);
         None where they are."""
-        why = next((f.not_judged for f in self.structure if f.not_judged), None) or next(
-            (s.not_judged for s in self.stages
-             if s.not_judged and s.not_judged.startswith(NESTS_DIFFER)), None)
+        why = self._not_judged(NESTS_DIFFER)
         if why is None:
             return None
         return (f"{why}: the nested rows compare two choices of what to nest, not only the "
                 "code, so they are not judged and no gate fails on them; the flat rows are "
                 "judged (nest the same helpers in both, or gate on flat)")
+
+    def _not_judged(self, why: str) -> str | None:
+        """The first row's reason for not being judged that begins with ``why``
+        (:data:`LOADS_DIFFER`, :data:`NESTS_DIFFER`), a stage's or a figure's; None."""
+        reasons = (*(s.not_judged for s in self.stages),
+                   *(f.not_judged for f in self.structure))
+        return next((r for r in reasons if r and r.startswith(why)), None)
 
     def unjudged(self) -> str | None:
         """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
@@ -352,7 +356,7 @@ class Diff(Shown):
             return f"nothing to compare: {who}"
         if self.same_runs:
             return "the two reports hold the same runs (a report against itself, or a copy)"
-        if any(s.not_judged and s.not_judged.startswith(LOADS_DIFFER) for s in self.stages):
+        if self._not_judged(LOADS_DIFFER):
             return "the timing stages are not judged: the loads differ"
         if all(s.kind == SAME for s in self.stages if s.measured):
             return "no measurable difference"
