@@ -28,7 +28,7 @@ from ..model.diff import StructureDiff
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SLOWER
 from ..model.stats.verdicts import interval_ends
-from ..model.stats.witness import CPU
+from ..model.stats.witness import clock_name
 from .blocks import Block
 from .blocks import Heading
 from .blocks import Html
@@ -184,7 +184,7 @@ def effort_blocks(d: Diff) -> list[Block]:
         return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
                       "compared"])] if d.effort_in else []
     e = d.effort
-    clock = "CPU time" if e.clock == CPU else "wall time"
+    clock = clock_name(e.clock)
     note = (f"XLA's effort (--effort), each setting NEW against OLD, on {clock} for every "
             "row (medians, by the one rule; informational: no gate judges these rows)")
     rows_ = [[s.variant, s.label, fmt_s(s.old_s), fmt_s(s.new_s), fmt_ratio(s.new_over_old),

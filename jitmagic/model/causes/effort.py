@@ -56,6 +56,7 @@ from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import WALL
 from ..stats.witness import clock_for
+from ..stats.witness import clock_name
 from ..stats.witness import cpu_key
 from ..stats.witness import is_busy
 from ..stats.witness import on
@@ -414,7 +415,7 @@ def options_text(options: dict[str, Any]) -> str:
 
 
 def _clock(o: Outcome) -> str:
-    return "CPU time" if o.clock == CPU else "wall time"
+    return clock_name(o.clock)
 
 
 # --- the causes it adds to "why the first call is slow" --------------------------------

@@ -29,6 +29,11 @@ FIRST_CALL, WAIT = "first_call_s", "wait_s"
 CONTENTION_KEYS = (WAIT, "pressure_s", "load")
 
 
+def clock_name(clock: str) -> str:
+    """How a clock is named beside its figures: ``CPU time`` or ``wall time``."""
+    return "CPU time" if clock == CPU else "wall time"
+
+
 def cpu_key(key: str) -> str:
     """The sample key of the process's CPU seconds beside a timed key: ``trace_s`` →
     ``trace_cpu_s``."""

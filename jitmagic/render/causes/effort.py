@@ -34,7 +34,7 @@ from ...model.causes.effort import run_time
 from ...model.causes.effort import write
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
-from ...model.stats.witness import CPU
+from ...model.stats.witness import clock_name
 from .. import comparison
 from ..blocks import Block
 from ..blocks import Cell
@@ -97,7 +97,7 @@ def default_cells(e: Effort) -> list[Cell]:
     """The default's row, first: the baseline figures every ratio is against, on the
     record's one clock; its ratios are "—" (it is what they divide) and its outputs the
     reference the settings' are compared with."""
-    clock = "CPU time" if e.clock() == CPU else "wall time"
+    clock = clock_name(e.clock())
     compiled, called = e.default_s()
     return [Cell(DEFAULT, code=True), Cell(fmt_s(compiled), clock), Cell(fmt_s(called), clock),
             Cell("—"), Cell("—"), Cell("the reference")]
@@ -107,7 +107,7 @@ def row_cells(e: Effort, r: EffortRow) -> list[Cell]:
     """One setting's row: its medians, each ratio marked as the main table marks one
     ("inconclusive", "same"), on the clock named beside it."""
     o = e.outcome(r)
-    clock = "CPU time" if o.clock == CPU else "wall time"
+    clock = clock_name(o.clock)
     return [Cell(r.name, code=True), Cell(fmt_s(o.compile_s[1]), clock),
             Cell(fmt_s(o.execute_s[1]), clock),
             Cell(verdict_ratio(o.compile)), Cell(verdict_ratio(o.execute)),

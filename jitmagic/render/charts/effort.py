@@ -21,7 +21,7 @@ from ...model.causes.effort import EXECUTE
 from ...model.causes.effort import Effort
 from ...model.stats.rule import median
 from ...model.stats.rule import spread
-from ...model.stats.witness import CPU
+from ...model.stats.witness import clock_name
 from ...model.stats.witness import on
 from ..format import fmt_s
 from ..format import time_unit
@@ -48,7 +48,7 @@ def effort_figure(e: Effort) -> Figure:
     """Two bar panels, XLA's compile and a call, one bar per measured row in each."""
     rows = measured_rows(e)
     names = list(rows)
-    clock = "CPU time" if e.clock() == CPU else "wall time"
+    clock = clock_name(e.clock())
     fig = Figure(figsize=(9, 0.9 + 0.45 * len(names)), layout="constrained", dpi=DPI)
     for i, (ax, (key, label)) in enumerate(zip(fig.subplots(1, 2), PANELS, strict=True)):
         seconds = [x for n in names for x in rows[n][key]]

@@ -17,8 +17,8 @@ from ...model.orderings import TOGGLED
 from ...model.orderings import Orderings
 from ...model.stats.rule import median
 from ...model.stats.rule import spread
-from ...model.stats.witness import CPU
 from ...model.stats.witness import WALL
+from ...model.stats.witness import clock_name
 from ...model.stats.witness import on
 from ..format import fmt_s
 from ..format import time_unit
@@ -56,19 +56,15 @@ def orderings_figure(o: Orderings, highlight: str | None = None) -> Figure:
         ax.set_yticks(range(len(names)), [plain(n) for n in names] if key == PANELS[0][0]
                       else [""] * len(names))
         ax.set_xlabel(f"{time_unit(_seconds(o, names, key, clock))[0]}, {label}, "
-                      f"{CLOCK_WORDS[clock]}")
+                      f"{clock_name(clock)}")
     if highlight is None:
         fig.suptitle(f"{plain(o.entry)}, batch {plain(o.batch)}: four orderings", fontsize=11)
     else:
         per_call = median(on(o[highlight].samples, EXECUTE, o.clock()))
         fig.suptitle(f"{plain(highlight)}: first call {fmt_s(o[highlight].first_call_s)} "
-                     f"wall time, per call {fmt_s(per_call)} {CLOCK_WORDS[o.clock()]}",
+                     f"wall time, per call {fmt_s(per_call)} {clock_name(o.clock())}",
                      fontsize=11)
     return fig
-
-
-#: How each clock is named on an axis.
-CLOCK_WORDS = {WALL: "wall time", CPU: "CPU time"}
 
 
 def _clock(o: Orderings, key: str) -> str:
