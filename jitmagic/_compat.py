@@ -137,15 +137,22 @@ def effort_level(name: str) -> int | None:
 TRACE_FOR_JIT = ("jax/_src/pjit.py", "_trace_for_jit")
 
 
+def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | None:
+    """The frame of JAX's ``function`` (its file's ending, its name) on this stack, from
+    ``frame`` up; None where it is not running."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == function[1] and code.co_filename.endswith(function[0]):
+            return frame
+        frame = frame.f_back
+    return None
+
+
 def traced_file(frame: FrameType | None) -> str | None:
     """The file of the function JAX's jit is tracing on this stack, from ``frame`` up
     (``_trace_for_jit``'s ``dbg.func_filename``); None where no such frame is found."""
-    while frame is not None:
-        code = frame.f_code
-        if code.co_name == TRACE_FOR_JIT[1] and code.co_filename.endswith(TRACE_FOR_JIT[0]):
-            return getattr(frame.f_locals.get("dbg"), "func_filename", None)
-        frame = frame.f_back
-    return None
+    found = _running(TRACE_FOR_JIT, frame)
+    return None if found is None else getattr(found.f_locals.get("dbg"), "func_filename", None)
 
 
 #: The function of ``jax._src.interpreters.partial_eval`` that logs a miss's explanation.
@@ -165,11 +172,10 @@ def closest_explanation(message: str) -> str:
     (``keys``: the function's earlier keys, ``key``: the new one), with JAX's own diff
     functions; ``message`` unchanged where that frame cannot be read."""
     head, found, _ = message.partition("\n" + CLOSEST + "\n")
-    frame = sys._getframe(1)
-    while found and frame is not None and not (
-            frame.f_code.co_name == EXPLAIN[1] and frame.f_code.co_filename.endswith(EXPLAIN[0])):
-        frame = frame.f_back  # type: ignore[assignment]
-    if not found or frame is None:
+    if not found:
+        return message
+    frame = _running(EXPLAIN, sys._getframe(1))
+    if frame is None:
         return message
     try:
         keys, key = frame.f_locals["keys"], frame.f_locals["key"]

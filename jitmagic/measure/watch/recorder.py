@@ -24,6 +24,7 @@ the logger's level and ``disabled``, the filter, the listener.
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import logging
 import os
@@ -381,11 +382,15 @@ def _caller() -> tuple[str | None, str | None, bool]:
 
 
 def _jax_own(filename: str | None) -> bool:
-    """Whether ``filename`` lies in JAX's own package."""
+    """Whether ``filename`` lies in JAX's own package (asked on every compile event)."""
+    return bool(filename) and os.path.abspath(str(filename)).startswith(_jax_folder())
+
+
+@functools.lru_cache(maxsize=1)
+def _jax_folder() -> str:
     import jax
 
-    folder = os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
-    return bool(filename) and os.path.abspath(str(filename)).startswith(folder)
+    return os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
 
 
 def _set_logger(logger: logging.Logger, level: int, disabled: bool) -> None:
