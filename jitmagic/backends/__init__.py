@@ -1,0 +1,49 @@
+"""What jitmagic knows of each XLA backend (CPU, GPU, TPU): the one place that names one.
+
+Everything that differs by backend reads it from here and nowhere else: which profile
+events a compile is made of and how to split them (:mod:`.profile`), which effort
+settings act on the backend (:mod:`.effort`), which clock may judge which stage, and
+what a cold compile needs there (:mod:`.cold`). A backend is found by JAX's platform
+name (``jax.default_backend()``: ``"cpu"``, ``"gpu"``, ``"tpu"``); nothing here imports
+JAX, so records and renderers can read it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One XLA backend's facts, by JAX's platform name."""
+
+    #: JAX's platform name: ``"cpu"``, ``"gpu"`` or ``"tpu"``.
+    platform: str
+    #: How the user reads it: "CPU", "GPU", "TPU".
+    label: str
+    #: Whether the process's CPU time also measures execution: on an accelerator it
+    #: measures the host (trace, lower, XLA's compile), never the device's run.
+    host_clock_times_execution: bool
+
+
+CPU = Backend("cpu", "CPU", host_clock_times_execution=True)
+GPU = Backend("gpu", "GPU", host_clock_times_execution=False)
+TPU = Backend("tpu", "TPU", host_clock_times_execution=False)
+#: Every backend jitmagic knows, by platform name.
+KNOWN = {b.platform: b for b in (CPU, GPU, TPU)}
+#: JAX's other names for a GPU platform (``jax.default_backend()`` says "gpu").
+ALIASES = {"cuda": "gpu", "rocm": "gpu"}
+
+
+def named(platform: str) -> Backend:
+    """The backend of JAX's platform name ``platform`` (an unknown one reads as its own
+    name, with an accelerator's clock rule: only the host is timed by CPU time)."""
+    name = ALIASES.get(platform.lower(), platform.lower())
+    return KNOWN.get(name) or Backend(name, name.upper(), host_clock_times_execution=False)
+
+
+def running() -> Backend:
+    """The backend JAX runs on now (its default backend; imports JAX when called)."""
+    import jax
+
+    return named(jax.default_backend())
