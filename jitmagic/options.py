@@ -176,6 +176,16 @@ def _names(option: OptionSpec, value: Any) -> tuple[str, ...]:
     return names
 
 
+def _modules(option: OptionSpec, value: Any) -> tuple[str, ...]:
+    """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules."""
+    names = split_names(value) if isinstance(value, str) else (
+        tuple(value) if isinstance(value, Iterable) else (value,))
+    if not all(isinstance(n, str) and n.replace(".", "_").isidentifier() for n in names):
+        raise InputError(f"{option.label} takes module names, e.g. `--mine mylib,shared` "
+                         f"or mine=['mylib'], not {value!r}")
+    return names
+
+
 def _axes(option: OptionSpec, value: Any) -> Any:
     return parse_in_axes(value) if isinstance(value, str) else value
 
@@ -213,6 +223,10 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "(default: every helper); a helper by its reported name (mylayers.dense), its "
                "last part (dense) or as your code calls it (L.dense)", str,
                "HELPER[,HELPER...]", _names),
+    OptionSpec(("--mine",), "count these installed modules as your code, so their functions "
+               "are helpers to nest and their lines are yours (default: a module an "
+               "installed distribution provides is a library's, an editable install "
+               "yours)", str, "MODULE[,MODULE...]", _modules),
     OptionSpec(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
                "measured", seconds_text, "SECONDS", _seconds),
     OptionSpec(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
@@ -273,6 +287,7 @@ class Options:
     budget: float = BUDGET_S
     number: int | None = None
     nest: tuple[str, ...] | None = None
+    mine: tuple[str, ...] = ()
     timeout: float | None = None
     vmap: bool = False
     batch: int | None = None

@@ -1,20 +1,35 @@
-"""What counts as the user's code: the one rule that discovery, ``--lines`` and the
-tracebacks jitmagic shows all follow.
+"""What counts as the user's code: the one rule that discovery, the state check,
+``--lines``, the watch's ledger and the tracebacks jitmagic shows all follow.
 
-Code is the user's when its file is a notebook or ``%%jitcompare`` cell, or a
-real file outside the interpreter's standard library, its site-packages and
-jitmagic itself (a local ``mylayers.py`` is the user's; JAX, NumPy, IPython,
-Equinox are not). Code with no file of its own (``<string>``: ``exec``,
-``python -c``, the methods ``dataclasses`` and ``NamedTuple`` generate) is the user's
-where the globals it runs in are (:func:`users_namespace`).
+Code is the user's by what it is, not by where it lies: a notebook or ``%%jitcompare``
+cell is; a module of an installed distribution (JAX, NumPy, IPython, Equinox, …) is
+not, wherever it is imported from (site-packages, a folder on ``PYTHONPATH``, a
+``pip install --target`` folder, a symlink); nor is the standard library, jitmagic
+itself, or JAX's own stack where no distribution names it (a source checkout on
+``PYTHONPATH``). An editable install of the user's own package, a local
+``mylayers.py``, a script and anything else outside those are the user's. A user names
+modules of theirs that this rule calls a library's with ``--mine`` (:func:`mine`).
+
+Code with no file of its own (``<string>``: ``exec``, ``python -c``, the methods
+``dataclasses`` and ``NamedTuple`` generate) is the user's where the globals it runs in
+are (:func:`users_namespace`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import importlib.metadata
+import json
 import os
+import site
 import sys
 import sysconfig
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 #: File names IPython and jitmagic give the cells they compile.
@@ -25,16 +40,37 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 #: The file name jitmagic gives code it compiles itself (a nested helper's trampoline).
 OWN_SOURCE = "<jitmagic-"
 
+#: Top-level modules that are never the user's even with no distribution to say so: JAX's
+#: stack as jitmagic runs on it (a JAX source checkout on ``PYTHONPATH`` is JAX's) and
+#: jitmagic's own front ends' libraries.
+STACK = frozenset({"jax", "jaxlib", "jax_plugins", "libtpu", "numpy", "ml_dtypes",
+                   "opt_einsum", "scipy", "IPython", "ipykernel", "ipywidgets",
+                   "matplotlib", "jitmagic"})
+
+#: Top-level module names the user declared theirs (``--mine``) for the running measurement.
+_MINE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "jitmagic_mine", default=frozenset())
+
 
 def user_file(filename: str) -> bool:
-    """Whether code in ``filename`` is the user's: a cell, or a file outside the
-    interpreter's own libraries and jitmagic."""
+    """Whether code in ``filename`` is the user's: a cell, or a file of no installed
+    distribution, standard library or JAX's stack (or one of a module named ``--mine``)."""
     if filename.startswith(CELL_PREFIXES):
         return True
     if filename.startswith("<"):
         return False  # <string> (dataclass, NamedTuple methods), <frozen ...>
-    path = os.path.abspath(filename)
-    return not any(path.startswith(p) for p in library_dirs())
+    return _user_path(os.path.abspath(filename), _MINE.get())
+
+
+@contextlib.contextmanager
+def mine(modules: Iterable[str]) -> Iterator[None]:
+    """Within, code of the top-level modules ``modules`` (``"mylib"``) is the user's,
+    though a distribution installed it."""
+    token = _MINE.set(frozenset(m.split(".")[0] for m in modules))
+    try:
+        yield
+    finally:
+        _MINE.reset(token)
 
 
 def sourceless(filename: str) -> bool:
@@ -62,10 +98,104 @@ def users_namespace(namespace: dict[str, Any],
     return label == "__main__"
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where an interpreter keeps its libraries and which distributions it has: what
+    :func:`is_users` reads (:func:`installed` is this interpreter's)."""
+
+    #: The standard library's folders.
+    stdlib: tuple[str, ...]
+    #: Folders of installed packages (site-packages, Debian's dist-packages).
+    site: tuple[str, ...]
+    #: The import path, whose folders name a file's top-level module.
+    path: tuple[str, ...]
+    #: Top-level module → the folders its installed distributions were installed in
+    #: (editable installs left out: those are the user's own projects).
+    distributed: Mapping[str, tuple[str, ...]]
+
+
+def is_users(path: str, layout: Layout, mine: frozenset[str] = frozenset()) -> bool:
+    """Whether the file at absolute ``path`` is the user's under ``layout`` (the rule of
+    the module docstring; ``mine``: top-level modules the user declared theirs). A file
+    is a distribution's where its module is one the distribution provides and the file,
+    links followed, lies in the folder the distribution was installed in (a local
+    ``docs.py`` is the user's though some wheel ships a top-level ``docs``)."""
+    real = os.path.realpath(path)
+    tops = {t for p in (path, real) if (t := top_module(p, layout.path)) is not None}
+    if tops & mine:
+        return True
+    if _under(path, (PACKAGE_DIR,)) or _under(real, (PACKAGE_DIR, *layout.stdlib)):
+        return False
+    if tops & STACK or any(_under(real, layout.distributed.get(t, ())) for t in tops):
+        return False
+    return not _under(real, layout.site)
+
+
+def top_module(path: str, import_path: Iterable[str]) -> str | None:
+    """The top-level module a file at ``path`` is imported as: its first part below the
+    deepest import-path folder that holds it (None: under none)."""
+    folders = [os.path.join(os.path.abspath(p or os.curdir), "") for p in import_path]
+    holding = [f for f in folders if path.startswith(f)]
+    if not holding:
+        return None
+    first = path[len(max(holding, key=len)):].split(os.sep)[0]
+    name = first.removesuffix(".py")
+    return name if name.isidentifier() else None
+
+
+def installed() -> Layout:
+    """This interpreter's :class:`Layout` now (the import path as it stands)."""
+    return Layout(stdlib=_stdlib_dirs(), site=_site_dirs(), path=tuple(sys.path),
+                  distributed=_distributed())
+
+
+def _user_path(path: str, mine: frozenset[str]) -> bool:
+    return _cached_user_path(path, mine, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_user_path(path: str, mine: frozenset[str], import_path: tuple[str, ...]) -> bool:
+    return is_users(path, Layout(_stdlib_dirs(), _site_dirs(), import_path, _distributed()),
+                    mine)
+
+
+def _under(path: str, folders: Iterable[str]) -> bool:
+    return any(path.startswith(f) for f in folders)
+
+
+def _folders(paths: Iterable[str | None]) -> tuple[str, ...]:
+    return tuple(sorted({os.path.join(os.path.abspath(p), "") for p in paths if p}))
+
+
 @functools.lru_cache(maxsize=1)
-def library_dirs() -> tuple[str, ...]:
-    """The interpreter's standard library and package folders, and jitmagic's own."""
+def _stdlib_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
-    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    dirs |= {sys.prefix, sys.base_prefix, sys.exec_prefix, PACKAGE_DIR}
-    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
+    return _folders([paths.get("stdlib"), paths.get("platstdlib")])
+
+
+@functools.lru_cache(maxsize=1)
+def _site_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    found = [paths.get("purelib"), paths.get("platlib"), site.getusersitepackages()]
+    return _folders([*found, *site.getsitepackages()])
+
+
+@functools.lru_cache(maxsize=1)
+def _distributed() -> dict[str, tuple[str, ...]]:
+    """Top-level module → the folders its installed distributions (other than editable
+    installs) were installed in: one read of every distribution's metadata a process."""
+    found: dict[str, tuple[str, ...]] = {}
+    for top, names in importlib.metadata.packages_distributions().items():
+        dists = [d for n in set(names) for d in importlib.metadata.distributions(name=n)]
+        found[top] = _folders(str(d.locate_file("")) for d in dists if not _editable(d))
+    return found
+
+
+def _editable(dist: importlib.metadata.Distribution) -> bool:
+    """Whether ``dist`` is an editable install (``pip install -e``: PEP 610's
+    ``direct_url.json`` says ``"editable": true``)."""
+    try:
+        return bool(json.loads(dist.read_text("direct_url.json") or "{}")
+                    .get("dir_info", {}).get("editable"))
+    except (ValueError, AttributeError):
+        return False

@@ -58,6 +58,7 @@ from ..model.sweep import Sweep
 from ..model.sweep import unchanged
 from ..model.sweep import unchanged_warning
 from ..options import Options
+from ..usercode import mine
 from . import source as cellmod
 from .effects import Watch
 from .effects import effects_undone
@@ -133,9 +134,10 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
     if watch is not None:  # the cell's code runs from here (a sweep's next value's setup)
         watch.mark(cells=True)
     try:
-        prepared = variants_of_cell(cell, namespace, options.nest, bindings, options.in_axes,
-                                    check)
-        result = measure_prepared(prepared, options, start=start, check=check)
+        with mine(options.mine):
+            prepared = variants_of_cell(cell, namespace, options.nest, bindings,
+                                        options.in_axes, check)
+            result = measure_prepared(prepared, options, start=start, check=check)
     except SystemExit as exc:  # in a helper, or the entry, while traced or run
         raise UserCodeError(exit_while_measured(exc)) from None
     note = x64_note(prepared["flat"].args, prepared["flat"].kwargs)

@@ -37,6 +37,7 @@ from ..model.stats.witness import on
 from ..options import Options
 from ..options import misspelt_option
 from ..options import split_options
+from ..usercode import mine
 from .discovery.bindings import one_measurement
 from .discovery.bindings import seconds_waited
 from .parts import batches
@@ -108,7 +109,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
                          "jitmagic.sweep(name, values, fn, *args, ...)")
-    with one_measurement():  # another thread's first: its wait is neither timed nor timed out
+    with one_measurement(), mine(options.mine):  # another thread's first: its wait is untimed
         start = clocks.wall()
         check = checkpoint("", options, start, progress)  # measure names the entry
         try:

@@ -24,6 +24,7 @@ from ..model.sweep import Sweep
 from ..model.sweep import unchanged_warning
 from ..options import Options
 from ..options import split_options
+from ..usercode import mine
 from .pipeline import checkpoint
 from .pipeline import measure_prepared
 from .pipeline import option_hints
@@ -104,6 +105,6 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
         return measure_prepared(prepared, options, start=begun, check=check)
 
     assert options.sweep is not None  # given just above
-    with option_hints():
+    with option_hints(), mine(options.mine):
         return run_sweep(*options.sweep, one,
                          checkpoint(entry_name(fn), options, start, progress))
