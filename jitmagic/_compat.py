@@ -13,10 +13,12 @@ jitmagic before the file's first lines, which may set what JAX reads when it sta
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import warnings
 from collections.abc import Callable
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import CodeType
 from types import FrameType
 from types import ModuleType
@@ -153,6 +155,78 @@ def traced_file(frame: FrameType | None) -> str | None:
     (``_trace_for_jit``'s ``dbg.func_filename``); None where no such frame is found."""
     found = _running(TRACE_FOR_JIT, frame)
     return None if found is None else getattr(found.f_locals.get("dbg"), "func_filename", None)
+
+
+#: The functions of JAX's jit a call enters to trace, lower or compile (JAX 0.10,
+#: ``jax._src.pjit``): a jitted function's cache miss (``_cpp_pjit``'s ``cache_miss``), a
+#: jit equation run outside any trace (``_pjit_call_impl``'s, by an eager ``grad`` or
+#: ``vmap`` of a jit), and the ahead-of-time ``.trace``/``.lower``.
+JIT_FILE = "jax/_src/pjit.py"
+JIT_MISS, JIT_EQUATION, JIT_AHEAD = "cache_miss", "call_impl_cache_miss", ("jit_trace",
+                                                                           "jit_lower")
+#: JAX's wrapper of its public functions' calls, between a jit and its caller.
+API_BOUNDARY = "jax/_src/traceback_util.py"
+
+
+@dataclass(frozen=True, slots=True)
+class JitEntry:
+    """What the jit compiling on a stack was called with, read off its entry frame: by
+    whom (``caller``: the calling frame's file, ``None`` where no Python frame called it),
+    on what (``source``: the file of the function it wraps, unwrapped; ``None`` where it
+    has none, a callable object's), whether that function is a jit itself (a jit of a
+    jit), and whether the jit is the one JAX decorated it with itself (``jax.nn``'s,
+    ``jnp.linalg``'s: the public name in its module is this very jit)."""
+
+    kind: str
+    caller: str | None
+    source: str | None
+    of_a_jit: bool = False
+    jax_decorated: bool = False
+
+
+def jit_entry(frame: FrameType | None) -> JitEntry | None:
+    """The innermost jit entry on this stack, from ``frame`` up (None: none is running,
+    or this JAX names them otherwise)."""
+    names = (JIT_MISS, JIT_EQUATION, *JIT_AHEAD)
+    while frame is not None and not (frame.f_code.co_name in names
+                                     and frame.f_code.co_filename.endswith(JIT_FILE)):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    name = frame.f_code.co_name
+    caller = frame.f_back
+    while caller is not None and caller.f_code.co_filename.endswith(API_BOUNDARY):
+        caller = caller.f_back
+    called_from = None if caller is None else caller.f_code.co_filename
+    try:
+        if name == JIT_EQUATION:  # its jaxpr is in the frame that made it: _pjit_call_impl
+            jaxpr = getattr(frame.f_back, "f_locals", {}).get("jaxpr")
+            dbg = getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None)
+            return JitEntry(name, called_from, getattr(dbg, "func_filename", None))
+        local = frame.f_locals
+        if name in JIT_AHEAD:
+            jitted = local.get("jit_func")
+            fun, info = getattr(jitted, "_fun", None), jit_info(jitted)
+        else:
+            fun, info = local.get("fun"), local.get("jit_info")
+        public = getattr(sys.modules.get(str(getattr(fun, "__module__", ""))),
+                         str(getattr(fun, "__name__", "")), None)
+        return JitEntry(name, called_from, _source_of(fun), jit_info(fun) is not None,
+                        info is not None and jit_info(public) is info)
+    except Exception:  # noqa: BLE001 (a frame this JAX lays out otherwise: not known)
+        return None
+
+
+def _source_of(fun: Any) -> str | None:
+    """The file of the function ``fun`` wraps (through ``__wrapped__`` and ``partial``)."""
+    for _ in range(32):
+        inner = fun.func if isinstance(fun, functools.partial) else \
+            getattr(fun, "__wrapped__", None)
+        if inner is None or inner is fun:
+            break
+        fun = inner
+    code = getattr(fun, "__code__", None)
+    return getattr(code, "co_filename", None)
 
 
 #: The function of ``jax._src.interpreters.partial_eval`` that logs a miss's explanation.

@@ -14,8 +14,9 @@ Two of JAX's public channels, nothing patched:
 
 The call's line is the innermost frame of the user's code (:mod:`jitmagic.usercode`)
 on the stack when the event fires: JAX's own call site names a library's frame for a
-wrapper such as ``equinox.filter_jit``. An event fired under JAX's eager dispatch is an
-eager operation (a ``jnp`` call outside any jit).
+wrapper such as ``equinox.filter_jit``. A compile is an eager operation (a ``jnp`` call
+outside any jit) where the jit compiling is one JAX made itself, not one the user made
+(:func:`_jax_made`): the user's ``jax.jit(jnp.linalg.norm)`` is theirs.
 
 Everything changed is put back on every path out, with Ctrl-C held meanwhile: the flag,
 the logger's level and ``disabled``, the filter, the listener.
@@ -42,7 +43,11 @@ from typing import Any
 
 from ..._compat import CACHE_MISS_LOGGER
 from ..._compat import EAGER_DISPATCH
+from ..._compat import JIT_AHEAD
+from ..._compat import JIT_EQUATION
+from ..._compat import JitEntry
 from ..._compat import closest_explanation
+from ..._compat import jit_entry
 from ..._compat import traced_file
 from ...interrupts import interrupts_held
 from ...model.ledger import EAGER
@@ -363,16 +368,16 @@ def _parameters(defined_at: str | None) -> list[str] | None:
 
 def _caller() -> tuple[str | None, str | None, bool]:
     """(``file:line`` and text of the innermost user frame on this stack, whether it
-    compiles an eager operation: JAX's eager dispatch is on it, or the function traced
-    is one of JAX's own jits, ``jnp.mean``'s ``_mean`` or the ``subtract`` of ``x - y``,
-    which only a call outside any jit compiles on its own)."""
+    compiles an eager operation: :func:`_jax_made`)."""
     frame = sys._getframe(2)
     site = text = None
-    eager = _jax_own(traced_file(frame))
+    entry = jit_entry(frame)
+    eager = _jax_made(entry) if entry is not None else _jax_own(traced_file(frame))
     while frame is not None:
         code = frame.f_code
-        if code.co_name == EAGER_DISPATCH[1] and code.co_filename.endswith(EAGER_DISPATCH[0]):
-            eager = True
+        if entry is None and code.co_name == EAGER_DISPATCH[1] \
+                and code.co_filename.endswith(EAGER_DISPATCH[0]):
+            eager = True  # (a JAX that names its jit's entries otherwise)
         if user_file(code.co_filename):  # eager only where dispatch is inside the call
             site = f"{code.co_filename}:{frame.f_lineno}"
             text = linecache.getline(code.co_filename, frame.f_lineno).strip()[:MAX_LINE]
@@ -381,8 +386,29 @@ def _caller() -> tuple[str | None, str | None, bool]:
     return site, text or None, eager
 
 
+def _jax_made(entry: JitEntry) -> bool:
+    """Whether the jit compiling is one JAX made itself, an eager operation's: JAX's
+    eager dispatch, or a ``jnp`` function JAX jits itself (``x.mean(0)``'s ``_mean``, the
+    ``subtract`` of ``x - y``, ``jnp.linalg.solve`` called as it is). Decided by who made
+    the jit, not by the file of the function it traces: ``jax.jit(jnp.linalg.norm)`` is the
+    user's jit of a JAX function (its recompiles count), and an eager ``jnp.mean`` whose
+    trace JAX had cached (from a jitted loss) fires no trace event and is still eager."""
+    if entry.kind in JIT_AHEAD or entry.of_a_jit:  # the user's .lower(), a jit of a jit
+        return False
+    if entry.source is None or not _jax_own(entry.source):  # the user's function, or a
+        return False  # library's (flax's model.apply) under the user's jit
+    if entry.kind == JIT_EQUATION:  # an eager grad or vmap of a jit: whose jit it was
+        return True
+    # JAX calling its own jit, or the user calling one JAX decorated (jnp.linalg.solve);
+    # the user's own jax.jit of a JAX function is neither
+    return entry.caller is None or _jax_own(entry.caller) or entry.jax_decorated
+
+
 def _jax_own(filename: str | None) -> bool:
-    """Whether ``filename`` lies in JAX's own package (asked on every compile event)."""
+    """Whether ``filename`` lies in JAX's own package (asked on every compile event).
+
+    TODO: the one rule of whose code is whose lives in :mod:`jitmagic.usercode`; ask it
+    there once it can say "JAX's own"."""
     return bool(filename) and os.path.abspath(str(filename)).startswith(_jax_folder())
 
 

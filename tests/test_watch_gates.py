@@ -1,0 +1,169 @@
+"""The recompile gate right both ways (issue 51): a user's own jit of a JAX function is
+theirs and counts, an eager ``jnp`` op is not, however JAX's caches stand; in the block,
+the magic, the command and the pytest marker. Real JAX runs; no timing is asserted."""
+
+from __future__ import annotations
+
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import pytest
+from IPython.utils.capture import capture_output
+
+import jitmagic
+from jitmagic.frontends.watch import command
+from jitmagic.model import ledger as L
+
+pytest_plugins = ["pytester"]
+
+
+def rows(ledger: L.Ledger) -> dict[str, L.FunctionRow]:
+    return {r.function: r for r in ledger.functions()}
+
+
+# -- 1. a user's jit of a JAX function is the user's --------------------------------------
+
+
+def test_a_users_jit_of_a_jax_function_is_counted_not_filed_as_an_eager_op():
+    """`jax.jit(jnp.linalg.norm)` traces a function in JAX's own files: it was filed as
+    an eager op, not counted, and the gate held on 4 compiles of each."""
+    norm, softmax = jax.jit(jnp.linalg.norm), jax.jit(jax.nn.softmax)
+    with pytest.raises(jitmagic.RecompiledError) as failed, \
+            jitmagic.watch(fail_after_warmup=1) as w:
+        for n in (3, 4, 5, 6):
+            norm(jnp.ones(n))
+            softmax(jnp.ones(n))
+    found = rows(w.ledger)
+    for name in ("norm", "softmax"):
+        assert not found[name].eager and (found[name].compiles, found[name].again) == (4, 3)
+    said = failed.value.sentences
+    assert "`norm` compiled 4 times here, 3 after its warm-up of 1" in said
+    assert "`softmax` compiled 4 times here, 3 after its warm-up of 1" in said
+    late = [c for c in w.ledger.watched if c.function == "norm"][1:]
+    assert {c.reason.kind for c in late} == {L.UNEXPLAINED}  # JAX explains none of its own
+
+
+def test_the_command_fails_a_loop_whose_jitted_solve_recompiles_as_the_system_grows(
+        tmp_path, capsys):
+    script = tmp_path / "grow.py"
+    script.write_text(textwrap.dedent("""\
+        import jax, jax.numpy as jnp
+        solve = jax.jit(jnp.linalg.solve)
+        for n in range(2, 6):  # the system grows a row a step
+            a = jnp.eye(n) * 2.0 + 0.1
+            x = solve(a, jnp.ones(n))
+        print("solved", x.shape)
+    """))
+    status = command.main(["--fail-after-warmup", "1", str(script)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "solved (5,)" in out and "Gate FAILED" in out
+    assert "`solve` compiled 4 times here, 3 after its warm-up of 1" in out
+    assert "at line 5" in out
+
+
+# -- 2. an eager op is eager, whatever JAX cached -----------------------------------------
+
+
+@jax.jit
+def _loss(w, x):
+    return jnp.mean((x @ w) ** 2)
+
+
+@jax.jit
+def _step(w, x):
+    return w - 0.1 * jax.grad(_loss)(w, x)
+
+
+def _warm(rows_: int) -> tuple[jax.Array, jax.Array]:
+    """A warm step (the docs' fixture pattern): its jitted loss traced `jnp.mean` on the
+    shape the loop's metric takes, so JAX has that trace cached."""
+    w, x = jnp.ones(4), jnp.ones((rows_, 4))
+    return _step(w, x), x
+
+
+def test_an_eager_metric_whose_trace_jax_cached_is_an_eager_op_not_a_jitted_function():
+    """The eager `jnp.mean` fires no trace event (JAX cached `_mean`'s trace inside the
+    jitted loss): it was counted as a jitted function (defined at —, reason first) and
+    failed the docs' own `fail_after_warmup=0` pattern."""
+    w, x = _warm(11)
+    with jitmagic.watch(fail_after_warmup=0) as watch:
+        for _ in range(3):
+            w = _step(w, x)
+            metric = jnp.mean((x @ w) ** 2)  # logged eagerly, as loops do
+    assert float(metric) >= 0
+    found = rows(watch.ledger)
+    assert "_mean" in found and found["_mean"].eager
+    assert found["_mean"].stage_seconds.get("trace_s") is None  # no trace: JAX's cache
+    assert watch.ledger.over_gate() == []
+    assert "Gate held" in str(watch)
+
+
+def test_the_magic_holds_on_an_eager_metric_after_an_earlier_cell_warmed_up(ip):
+    ip.user_ns.update(step=_step, loss=_loss)
+    with capture_output():
+        ip.run_cell("import jax.numpy as jnp\nw, x = jnp.ones(4), jnp.ones((13, 4))\n"
+                    "w = step(w, x)\n")  # an earlier cell: the warm-up
+        result = ip.run_cell("%%jitwatch --no-plot --fail-after-warmup 0\n"
+                             "for _ in range(3):\n    w = step(w, x)\n"
+                             "    print(float(jnp.mean((x @ w) ** 2)))\n")
+    assert result.error_in_exec is None, result.error_in_exec
+
+
+MARKED = '''
+import jax, jax.numpy as jnp
+import pytest
+import jitmagic
+
+@jax.jit
+def loss(w, x):
+    return jnp.mean((x @ w) ** 2)
+
+@jax.jit
+def step(w, x):
+    return w - 0.1 * jax.grad(loss)(w, x)
+
+def test_an_eager_metric_after_warm_up(jitwatch):
+    w, x = jnp.ones(4), jnp.ones((17, 4))
+    w = step(w, x)
+    with jitwatch(fail_after_warmup=0):
+        for _ in range(3):
+            w = step(w, x)
+            jnp.mean((x @ w) ** 2)
+
+@pytest.mark.jitwatch(fail_after_warmup=1)
+def test_a_jitted_norm_that_recompiles():
+    norm = jax.jit(jnp.linalg.norm)
+    for n in (37, 38):  # shapes no other test compiled it for
+        norm(jnp.ones(n))
+'''
+
+
+def test_the_marker_and_fixture_judge_both_ways(pytester, monkeypatch):
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_loop=MARKED)
+    result = pytester.runpytest_inprocess("-p", "jitmagic.frontends.watch.pytest_plugin",
+                                          "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "FAILED test_loop.py::test_a_jitted_norm_that_recompiles" in out
+    assert "`norm` compiled 2 times here, 1 after its warm-up of 1" in out
+
+
+def test_eager_calls_of_jaxs_own_jits_stay_eager():
+    """JAX's own jits called eagerly (a decorated public function, `jax.random`'s, an
+    eager `grad` of a jnp function) are eager ops; the user's `tree.map` of their jit and
+    their `.lower()` are theirs."""
+    mine = jax.jit(lambda a, b: a * b)
+    with jitmagic.watch() as w:
+        jnp.linalg.solve(jnp.eye(3) * 3.0, jnp.ones(3))
+        jax.random.normal(jax.random.key(7), (19,))
+        jax.grad(jnp.mean)(jnp.ones(23))
+        jax.tree.map(mine, {"a": jnp.ones(29)}, {"a": jnp.ones(29)})
+        jax.jit(lambda v: v + 5).lower(jnp.ones(31)).compile()
+    found = rows(w.ledger)
+    assert found["solve"].eager and found["_normal"].eager
+    lambdas = [r for r in w.ledger.functions() if r.function == "<lambda>"]
+    assert len(lambdas) == 2 and not any(r.eager for r in lambdas)
+    assert all(r.eager for r in w.ledger.functions() if "mean" in r.function)
