@@ -167,3 +167,54 @@ def test_eager_calls_of_jaxs_own_jits_stay_eager():
     lambdas = [r for r in w.ledger.functions() if r.function == "<lambda>"]
     assert len(lambdas) == 2 and not any(r.eager for r in lambdas)
     assert all(r.eager for r in w.ledger.functions() if "mean" in r.function)
+
+
+# -- 3. eager control flow over a function made anew ---------------------------------------
+
+
+def test_an_eager_scan_whose_body_is_redefined_each_pass_is_a_new_function_object(ip):
+    """It read 'eager op on new shapes or dtypes': no shape changed, and JAX's own words
+    say the body is being redefined. The printed fix (define it once, pass what it reads
+    as the carry) compiles once and gives the same totals; defined once but still reading
+    the loop's value, it would compile once and keep the first value."""
+    with capture_output() as cap:
+        ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", """\
+import jax, jax.numpy as jnp
+xs = jnp.arange(1.0, 6.0)
+totals = []
+for scale in (1.0, 0.5, 0.25):
+    def body(c, x):
+        return c + x * scale, None
+    total, _ = jax.lax.scan(body, 0.0, xs)
+    totals.append(float(total))
+    jax.lax.cond(total > 0, lambda v: v + scale, lambda v: v - scale, total)
+""")
+    anew = [c for c in ledger.watched if c.reason.kind == L.NEW_FUNCTION]
+    assert {(c.function, c.reason.argument) for c in anew} == {("scan", "body"),
+                                                              ("cond", "<lambda>")}
+    assert all(c.eager for c in anew) and len(anew) == 4
+    text = cap.stdout + "".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "`scan`: 2×" in text and "a new function object each time (`body`" in text
+    assert "at line 8  total, _ = jax.lax.scan(body, 0.0, xs)" in text
+    assert "on new shapes or dtypes" not in text
+    assert "fix: define each function made anew once, before the loop, and pass what it " \
+           "reads from the loop as its arguments (a scan's carry" in text
+    assert ip.user_ns["totals"] == [15.0, 7.5, 3.75]
+
+    with jitmagic.watch() as fixed:  # the fix as printed
+        def carried(c, x):
+            total, s = c
+            return (total + x * s, s), None
+        kept = [float(jax.lax.scan(carried, (0.0, s), ip.user_ns["xs"])[0][0])
+                for s in (1.0, 0.5, 0.25)]
+    assert kept == ip.user_ns["totals"]
+    assert [r.compiles for r in fixed.ledger.functions() if r.function == "scan"] == [1]
+
+    scale = 1.0
+
+    def hoisted(c, x):  # defined once, still reading the loop's value: stale
+        return c + x * scale, None
+    stale = []
+    for scale in (1.0, 0.5, 0.25):  # noqa: B007 (read by hoisted)
+        stale.append(float(jax.lax.scan(hoisted, 0.0, ip.user_ns["xs"])[0]))
+    assert stale == [15.0, 15.0, 15.0]

@@ -63,7 +63,9 @@ FIXES = {
             "count, an `if`, Flax's `deterministic`), keep it static and expect one compile "
             "per value, or write the branch with `jax.lax.cond` or `jax.lax.fori_loop`",
     NEW_FUNCTION: "the function is made anew on each pass: hoist the `jax.jit(...)` (or the "
-                  "`lambda`/`partial` it wraps) out of the loop and reuse it",
+                  "`lambda`/`partial` it wraps) out of the loop and reuse it, passing what it "
+                  "reads from the loop as arguments (hoisted, it keeps the values it closed "
+                  "over when it was first traced)",
     PYTREE: "keep the arguments' structure the same on every call (the same keys and "
             "fields, an array rather than None)",
     CONTEXT: "a config value or context manager changed between calls: set it once, "
@@ -72,6 +74,12 @@ FIXES = {
            "code does so once; in a loop, move it inside the jitted function)",
     OTHER: "JAX's own words are below",
 }
+#: What to do about an eager ``lax.scan`` (``cond``, ``while_loop``) whose function is made
+#: anew on each pass (``{arg}``: the function).
+EAGER_ANEW_FIX = ("define {arg} once, before the loop, and pass what it reads from the loop "
+                  "as its arguments (a scan's carry or `xs`, a cond's operands, a "
+                  "while_loop's value): defined once, it is traced once, and a value it "
+                  "closes over keeps what it was at that first trace")
 
 
 def answer(ledger: Ledger) -> str:
@@ -98,7 +106,7 @@ def answer(ledger: Ledger) -> str:
         f"all of them eager ops (jnp calls outside any jit), `{printable(top.function)}` most"
     if mine and eager:
         said += (f"; {eager:,} {'was an eager op' if eager == 1 else 'were eager ops'} (jnp "
-                 "calls outside any jit) on new shapes or dtypes")
+                 "calls outside any jit)")
     return (f"{head}; {ledger.again:,} of them compiled again "
             f"({fmt_s(ledger.again_seconds)}), {said}{others}.")
 
@@ -210,22 +218,34 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
 
 def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
     """The eager operations that compiled again, once for all of them, by the line that
-    called them: one line (``x - x.mean(0)``) compiles several, each had its own bullet."""
+    called them: one line (``x - x.mean(0)``) compiles several, each had its own bullet.
+    A line whose ``lax.scan`` (``cond``, ``while_loop``) took a function made anew on each
+    pass says so, with its own fix; the others compiled for new shapes or dtypes."""
     if not eager:
         return
-    yield (f"eager ops (jnp/lax calls outside any jit), on new shapes or dtypes: compiled "
-           f"again {_n(sum(x.count for x in eager), 'time')}, "
+    yield (f"eager ops (jnp/lax calls outside any jit): compiled again "
+           f"{_n(sum(x.count for x in eager), 'time')}, "
            f"{fmt_s(sum(x.seconds for x in eager))}")
     for x in eager[:MAX_ROWS]:
         code = f"  {_clip(x.call_text, 100)}" if x.call_text else ""
         where = _clip(_place(x.call_site, ledger) or x.call_site or "an unknown line", 100)
         names = ", ".join(f"`{_clip(f)}`" for f in x.functions[:MAX_VALUES])
         names += f" and {len(x.functions) - MAX_VALUES} more" * (len(x.functions) > MAX_VALUES)
-        yield f"  - {names}: {x.count}×, {fmt_s(x.seconds)}"
+        made = ", ".join(f"`{_clip(f)}`" for f in x.made_anew[:MAX_VALUES])
+        why = f"a new function object each time ({made}, made anew on each pass)" \
+            if x.made_anew else "on new shapes or dtypes"
+        yield f"  - {names}: {x.count}×, {fmt_s(x.seconds)}: {why}"
         yield f"      at {where}{code}"
     if len(eager) > MAX_ROWS:
         yield f"  … and {len(eager) - MAX_ROWS} more lines"
-    yield f"  fix: {FIXES[EAGER]}"
+    anew = [x for x in eager if x.made_anew]
+    if anew:
+        arg = f"`{_clip(anew[0].made_anew[0])}`" if len(anew) == 1 and \
+            len(anew[0].made_anew) == 1 else "each function made anew"
+        yield f"  fix{', where made anew' if len(anew) < len(eager) else ''}: " \
+              f"{EAGER_ANEW_FIX.format(arg=arg)}"
+    if len(anew) < len(eager):
+        yield f"  fix{', on new shapes or dtypes' if anew else ''}: {FIXES[EAGER]}"
 
 
 def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:

@@ -96,6 +96,9 @@ class _Open:
     at_s: float
     #: Whether JAX still explained misses when it began (:data:`MAX_EXPLAINED`).
     explained: bool = True
+    #: A function JAX traced for it that it said was made anew on the same line (the
+    #: body of an eager ``lax.scan``, ``cond`` or ``while_loop`` defined in a loop).
+    made_anew: Miss | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -221,18 +224,24 @@ class Recorder:
                 found = self._opened(name, self._miss_for(name))
             found.seconds[stage] = secs
 
-    def _miss_for(self, name: str) -> Miss | None:
-        """The miss logged on this thread for ``name`` since its last trace; the misses
-        logged inside that trace (its inner jits) go with it."""
+    def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None]:
+        """The miss logged on this thread for ``name`` since its last trace, and the first
+        of the others that JAX said was a function made anew on the same line (an eager
+        ``lax.scan``'s body, redefined on each pass, is traced before the ``scan`` it
+        compiles); the misses logged inside that trace (its inner jits) go with it."""
         pending = self._pending.pop(threading.get_ident(), [])
-        return next((m for m in pending if m.function == name), None)
+        own = next((m for m in pending if m.function == name), None)
+        anew = next((m for m in pending if m is not own and m.same_line), None)
+        return own, anew
 
-    def _opened(self, name: str, miss: Miss | None) -> _Open:
+    def _opened(self, name: str, misses: tuple[Miss | None, Miss | None]) -> _Open:
         site, text, eager = _caller()
+        miss, anew = misses
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
-                       clocks.wall() - self._start, self._stopped_explaining is None)
+                       clocks.wall() - self._start, self._stopped_explaining is None,
+                       made_anew=anew)
         self._open.append(opened)
         return opened
 
@@ -291,7 +300,8 @@ def _decided(opened: list[_Open], watched: threading.Thread,
         # (flax's ``model.apply``) is explained by JAX no more than ``jnp.multiply`` is
         eager = c.eager
         key = (c.function, defined)
-        reason = _reason(miss, seen.get(key), eager) if c.explained or miss is not None \
+        reason = _reason(miss, seen.get(key), eager, c.made_anew) \
+            if c.explained or miss is not None \
             else Reason(FIRST if key not in seen else UNEXPLAINED, text=NOT_EXPLAINED)
         seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
         yield Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
@@ -311,12 +321,17 @@ CLEARED_OR_NEW = ("JAX had never seen this function object, though a function of
                   "f.clear_cache())")
 
 
-def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool) -> Reason:
+def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
+            made_anew: Miss | None = None) -> Reason:
     """A compile's reason; ``ids_before``: the ids of the objects of its function (by
-    name and where it was defined) that compiled before it here (None: none did)."""
+    name and where it was defined) that compiled before it here (None: none did);
+    ``made_anew``: a function it traced that JAX said was made anew on its line (an
+    eager ``lax.scan``'s body, its ``argument``)."""
     if miss is None:
         if ids_before is None:
             return Reason(FIRST)
+        if eager and made_anew is not None:
+            return Reason(NEW_FUNCTION, made_anew.function, text=made_anew.reason.text)
         return Reason(EAGER if eager else UNEXPLAINED)
     if miss.reason.kind in (STATIC, PYTREE):
         return replace(miss.reason, argument=_argument(miss.reason.argument, miss.defined_at))

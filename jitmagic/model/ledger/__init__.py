@@ -198,6 +198,9 @@ class EagerLine:
     functions: tuple[str, ...]
     count: int
     seconds: float
+    #: The functions JAX said were made anew on this line, each pass (an eager
+    #: ``lax.scan``'s body defined in the loop); empty: new shapes or dtypes.
+    made_anew: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,12 +298,15 @@ class Ledger(Shown):
     def eager_again(self) -> list[EagerLine]:
         """The eager operations that compiled again, by the user's line that called them
         (one line often compiles several: ``x - x.mean(0)``), the costliest first."""
-        lines: dict[str | None, list[Compile]] = {}
+        lines: dict[tuple[str | None, bool], list[Compile]] = {}
         for c in self.watched:
             if c.eager and c.reason.kind != FIRST:
-                lines.setdefault(c.call_site, []).append(c)
+                lines.setdefault((c.call_site, c.reason.kind == NEW_FUNCTION), []).append(c)
         found = [EagerLine(site, cs[0].call_text, tuple(dict.fromkeys(c.function for c in cs)),
-                           len(cs), sum(c.seconds for c in cs)) for site, cs in lines.items()]
+                           len(cs), sum(c.seconds for c in cs),
+                           tuple(dict.fromkeys(c.reason.argument or "?" for c in cs))
+                           if anew else ())
+                 for (site, anew), cs in lines.items()]
         return sorted(found, key=lambda x: -x.seconds)
 
     def over_gate(self) -> list[Broken]:
