@@ -46,10 +46,10 @@ def test_a_local_module_named_as_a_wheels_stray_package_is_the_users():
 
 
 def test_jax_from_a_source_checkout_with_no_distribution_is_not_the_users():
-    layout = Layout(stdlib=(), site=(), path=("/home/me/src/jax", "/home/me/work"),
+    layout = Layout(stdlib=(), site=(), path=("/srv/me/src/jax", "/srv/me/proj"),
                     distributed={})
-    assert not is_users("/home/me/src/jax/jax/_src/core.py", layout)
-    assert is_users("/home/me/work/train.py", layout)
+    assert not is_users("/srv/me/src/jax/jax/_src/core.py", layout)
+    assert is_users("/srv/me/proj/train.py", layout)
 
 
 def test_modules_named_mine_are_the_users_though_installed():
