@@ -6,8 +6,10 @@ off (:func:`~.sampling.stages.cold_jit`, :func:`~.sampling.conditions.persistent
 the entry lowered, then ``Lowered.compile()`` timed as one interval
 (:func:`~.sampling.stages.timed_stage`: the collector paused, Ctrl-C only noted while
 XLA compiles) inside ``jax.profiler.trace`` of a temporary folder, with the Python tracer
-off and the host tracer at its lowest level, which still records XLA's pass events. The
-``.xplane.pb`` it writes is read by :mod:`~jitmagic.measure.parts.xplane`; the folder is removed.
+off and the host tracer at the lowest level that records the backend's compile events
+(:mod:`jitmagic.backends.profile`: 1 on a CPU, 2 on a TPU or GPU). The ``.xplane.pb`` it
+writes is read by :mod:`~jitmagic.measure.parts.xplane`, by the events of the backend JAX
+runs on; the folder is removed.
 The compile is an extra one: the comparison's samples are untouched. The profiler session,
 the cache setting and the folder are each put back with Ctrl-C held, so that a second
 Ctrl-C anywhere ends as it does in the comparison: the one-line ``KeyboardInterrupt``,
@@ -28,10 +30,13 @@ from collections.abc import Iterator
 import jax
 
 from ..._compat import profiler_running
+from ...backends import profile as compile_events
+from ...backends import running
 from ...interrupts import exits_held
 from ...interrupts import interrupts_held
 from ...model import parts
 from ...model.causes.xla_passes import PROFILED
+from ...model.causes.xla_passes import NamedTime
 from ...model.causes.xla_passes import PassTime
 from ...model.causes.xla_passes import ProfiledCompile
 from ...model.causes.xla_passes import XlaPasses
@@ -44,6 +49,7 @@ from ..sampling.stops import Stop
 from ..scratch import scratch_folder
 from ..variants.rows import Prepared
 from .run import PartRun
+from .xplane import CompileRead
 
 #: The part's name, as progress shows it.
 PART = parts.named("xla_passes").label
@@ -54,8 +60,6 @@ REFUSED = ("not measured: your own jax.profiler trace is running; stop it "
 NO_PROFILER = "not measured: JAX's profiler did not start ({})"
 #: Why nothing was measured where the profiler started but wrote no profile.
 NO_PROFILE = "not measured: JAX's profiler wrote no profile (.xplane.pb) for the compile"
-#: The host tracer's lowest level that still records XLA's passes (1: critical events).
-HOST_TRACER_LEVEL = 1
 
 
 class ProfilerBusy(Exception):
@@ -105,35 +109,48 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
 
 def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
     """One cold lowering and compile of ``p``, the compile under JAX's profiler; its
-    seconds (our own interval) and what the profile says of it."""
+    seconds (our own interval) and what the profile says of it, read by the events of
+    the backend JAX runs on."""
     from jax.profiler import ProfileData
 
-    from .xplane import read_compile
+    from .xplane import read_compile  # looked up at each call: tests press Ctrl-C in it
 
+    platform = running().platform
     times: dict[str, float] = {}
     with exits_held(scratch_folder("xla"), persistent_cache_off()) as (folder, _):
         _, jitted = cold_jit(p.variant.fn, p.args, p.kwargs, p.variant.jit_options)
         lowered, _ = timed_stage(check, "lowering", {}, "lower_s",
                                  lambda: jitted.lower(*p.args, **p.kwargs), python=True)
-        with profiling(str(folder)):
+        with profiling(str(folder), compile_events.of(platform).host_tracer_level):
             timed_stage(check, "XLA compile (profiled)", times, "compile_s", lowered.compile)
-        read = read_compile(ProfileData.from_file(_profile_file(str(folder))))
+        read = read_compile(ProfileData.from_file(_profile_file(str(folder))), platform)
+    return compiled_as_read(times["compile_s"], read)
+
+
+def compiled_as_read(compile_s: float, read: CompileRead) -> ProfiledCompile:
+    """The record of a compile of ``compile_s`` seconds (our own interval) that the
+    profile read as ``read``: passes and named parts biggest first."""
     passes = tuple(PassTime(name, max(0.0, s), runs) for name, (s, runs) in
                    sorted(read.passes.items(), key=lambda kv: (-kv[1][0], kv[0])))
-    return ProfiledCompile(times["compile_s"], read.hlo_passes_s, read.codegen_s,
-                           read.llvm_s, passes, read.before_passes_s)
+    named = tuple(NamedTime(key, n.seconds, n.events, n.biggest) for key, n in
+                  sorted(read.named.items(), key=lambda kv: (-kv[1].seconds, kv[0])))
+    part = read.parts.get
+    return ProfiledCompile(compile_s, part("hlo_passes"), part("codegen"), read.llvm_s,
+                           passes, part("before_passes"), read.platform, part("serialize"),
+                           part("deserialize"), named)
 
 
 @contextlib.contextmanager
-def profiling(folder: str) -> Iterator[None]:
+def profiling(folder: str, host_tracer_level: int = 1) -> Iterator[None]:
     """Within, a session of JAX's profiler writing to ``folder``: Python tracer off, host
-    tracer at :data:`HOST_TRACER_LEVEL`. Raises :class:`ProfilerBusy` where it does not
-    start (a session already runs), touching nothing. Started and stopped with Ctrl-C
-    held (:func:`~jitmagic.interrupts.interrupts_held`): a session once started is always
+    tracer at ``host_tracer_level`` (the backend's: the lowest that records its compile
+    events). Raises :class:`ProfilerBusy` where it does not start (a session already
+    runs), touching nothing. Started and stopped with Ctrl-C held
+    (:func:`~jitmagic.interrupts.interrupts_held`): a session once started is always
     stopped, however many times Ctrl-C is pressed, so none is left running."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
-    options.host_tracer_level = HOST_TRACER_LEVEL
+    options.host_tracer_level = host_tracer_level
     options.raise_error_on_start_failure = True
     started = False
     try:

@@ -1,57 +1,54 @@
 """XLA's compile read out of a JAX profile (``jax.profiler.ProfileData``): the seconds of
-each HLO pass, of the HLO passes together, and of code generation.
+each part of the compile (before XLA's passes, serialization, the HLO passes, code
+generation), of each HLO pass, and of the parts a backend names inside them.
 
-What the profile of one CPU compile holds (JAX 0.10.2; found by walking
-``jax.profiler.ProfileData.from_file`` of the ``.xplane.pb`` that ``jax.profiler.trace``
-writes, Python tracer off, host tracer at level 1):
+What a profile holds (JAX 0.10.2; found by walking ``jax.profiler.ProfileData.from_file``
+of the ``.xplane.pb`` that ``jax.profiler.trace`` writes, on a CPU and on a TPU v5e):
 
-* planes ``/host:metadata`` and ``Task Environment`` (no events) and ``/host:CPU``, with a
-  line per thread: ``python`` (the calling thread; ``backend_compile_and_load`` spans the
-  compile there), ``tf_PjRtCompilerThreadPool/<id>`` (the compile itself) and
-  ``tf_xla-cpu-codegen/<id>`` (code generation's worker threads, several).
-* ``backend_compile_and_load`` starts well before XLA's ``PjRtCpuClient::Compile``: no
-  event covers the gap, even at host tracer level 3. It grows with the StableHLO module
-  (the module handed to XLA and converted to HLO): 0.24 s of a 0.43 s compile of the
-  discussion's flat example, a few milliseconds nested.
+* planes with no events (``/host:metadata``, ``Task Environment``) and ``/host:CPU``, with
+  a line per host thread: the calling thread (``python``), the compiler's thread pool and
+  the backend's worker threads.
 * A line's events are flat (``name``, ``start_ns``, ``duration_ns``, ``stats``); how they
   nest is by time: an event inside another's interval on the same line is its child.
-* On the compiler line ``PjRtCpuClient::Compile`` spans the compile. Each run of an HLO
-  pass pipeline under it is an event named ``<pipeline> (<module>)`` with the stat
-  ``module`` (``HLO passes through layout assignment (jit_loss)``); its children are its
-  passes, by XLA's pass names (``algsimp``, ``call-inliner``, ``flatten-call-graph``,
-  ``cse``, ``dce``, ``fusion``, ``copy-insertion``, ...), and ``RunInvariantCheckers``,
+  Events on different lines may run at once: never add them up as wall time.
+* Each run of an HLO pass pipeline is an event named ``<pipeline> (<module>)`` with the
+  stat ``module`` (``HLO passes through layout assignment (jit_loss)``); its children are
+  its passes, by XLA's pass names (``algsimp``, ``cse``, ``dce``, ``fusion``, ...), and
   the HLO verifier between passes. A pass that is a pipeline itself (``simplification``,
   run to a fixed point) holds one pipeline event per run, and those hold its passes.
-* ``CpuCompiler::RunBackend`` is code generation: one small pipeline (``HLO passes after
-  scheduling``), ``ThunkEmitter::EmitEntryComputation`` and ``ThunkEmitter::ConsumeKernels``
-  (kernels emitted as LLVM IR; fusions go through MLIR on the codegen threads,
-  ``FusionCompiler::Compile``, each MLIR pass an event there), ``SplitModule``, and
-  ``Codegen`` > ``JitCompiler::Compile``: LLVM compiling the IR to machine code, its parts
-  on the codegen threads (``TaskDispatcher::dispatch``).
+* Which other events make which part of the compile is the backend's: a CPU compile runs
+  on one compiler thread with code generation's workers beside it; a TPU compile hops
+  between threads (its passes on ``xla_tpu_thread`` lines, code generation's parts on
+  several threads at once). :mod:`jitmagic.backends.profile` names them per backend.
 
-So a pass's seconds are its event's, less the pipelines nested in it (theirs go to their
-own passes), summed over its runs; the HLO passes' seconds are the outermost pipelines'
-(RunBackend's one included); code generation's are RunBackend's, less that pipeline. The
-rest of a compile (Python, PjRt, loading the executable) is what neither covers. Reading
-a profile takes about a millisecond.
+So each part of a compile is the wall time during which one of its events ran, on any
+thread, and an instant two parts' events cover is the first one's
+(:data:`~jitmagic.backends.profile.PARTS`): the parts never overlap and never add up
+threads, so with the rest they add up to the compile. The HLO passes are every pipeline
+run (those inside code generation included) and the backend's own HLO-pass events; code
+generation is the backend's code-generation events less the HLO passes; the time before
+XLA's passes runs from the backend call's start to XLA's own compile, less the parts
+inside it. A pass's seconds are its event's, less the pipelines nested in it on its own
+thread (theirs go to their own passes), summed over its runs. The rest of a compile
+(Python, PjRt, loading the executable) is what no part covers. Reading a profile takes
+about a millisecond.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-#: The events of code generation (``RunBackend``) and, inside it, of LLVM's compile of the
-#: IR to machine code, as XLA's CPU compiler names them.
-BACKEND_SUFFIX, LLVM_COMPILE = "::RunBackend", "JitCompiler::Compile"
-#: jaxlib's event around the whole backend compile (the calling thread), and XLA's own
-#: compile inside it, which starts once the module is converted to HLO.
-BACKEND_CALL, XLA_COMPILE = "backend_compile_and_load", "PjRtCpuClient::Compile"
-#: The stat an HLO pass pipeline's event carries: the module it runs on.
-MODULE_STAT = "module"
+from ...backends import profile as compile_events
+from ...backends.profile import MODULE_STAT
+from ...backends.profile import CompileEvents
+
+#: The parts read from events of their own, in the order that decides an overlap.
+EVENT_PARTS = tuple(p for p in compile_events.PARTS if p not in ("before_passes", "rest"))
 
 
 @dataclass
@@ -75,38 +72,87 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Cover:
+    """Stretches of time (ns), sorted and disjoint: the wall time some events ran, on
+    any thread, each instant once."""
+
+    stretches: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[int, int]]) -> Cover:
+        """The time any of ``pairs`` (start, end) covers."""
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(pairs):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            elif end > start:
+                merged.append((start, end))
+        return cls(tuple(merged))
+
+    def __or__(self, other: Cover) -> Cover:
+        return Cover.of(self.stretches + other.stretches)
+
+    def __sub__(self, other: Cover) -> Cover:
+        left: list[tuple[int, int]] = []
+        for start, end in self.stretches:
+            for cut_start, cut_end in other.stretches:
+                if cut_end <= start or cut_start >= end:
+                    continue
+                if cut_start > start:
+                    left.append((start, cut_start))
+                start = max(start, cut_end)
+            if end > start:
+                left.append((start, end))
+        return Cover(tuple(left))
+
+    def __and__(self, other: Cover) -> Cover:
+        return self - (self - other)
+
+    @property
+    def seconds(self) -> float:
+        return sum(end - start for start, end in self.stretches) / 1e9
+
+
+@dataclass(frozen=True)
+class NamedRead:
+    """A part the backend names (:class:`~jitmagic.backends.profile.Named`) as read:
+    its seconds inside its part, how many events made it, and the biggest one's name."""
+
+    seconds: float
+    events: int
+    biggest: str
+
+
+@dataclass(frozen=True)
 class CompileRead:
-    """What the profile says of one compile (seconds; None: no such event was found).
-    ``before_passes_s``: from the backend compile's start to XLA's (the module converted
-    to HLO)."""
+    """What the profile says of one compile on ``platform`` (JAX's platform name).
+    ``parts``: seconds by part of :data:`~jitmagic.backends.profile.PARTS` (but the
+    rest), only those read; ``passes``: pass name → (seconds, runs), summed over its runs;
+    ``named``: the backend's named parts that were read, by key; ``llvm_s``: LLVM's
+    compile to machine code, where the backend has such an event (None: not read)."""
 
-    before_passes_s: float | None
-    hlo_passes_s: float | None
-    codegen_s: float | None
-    llvm_s: float | None
-    #: pass name → (seconds, runs), summed over its runs.
+    platform: str
+    parts: dict[str, float]
     passes: dict[str, tuple[float, int]]
+    named: dict[str, NamedRead] = field(default_factory=dict)
+    llvm_s: float | None = None
 
 
-def read_compile(profile: Any) -> CompileRead:
-    """The HLO passes and code generation of the compile ``profile`` holds (a
-    ``jax.profiler.ProfileData``)."""
+def read_compile(profile: Any, platform: str | None = "cpu") -> CompileRead:
+    """The parts, HLO passes and named parts of the compile ``profile`` holds (a
+    ``jax.profiler.ProfileData``), read by the events of the backend ``platform``."""
+    events = compile_events.of(platform)
     roots = [s for line in _lines(profile) for s in _tree(line.events)]
-    pipelines = list(_outermost(roots, lambda s: s.pipeline))
+    window = _window(roots, events)
+    covers = _part_covers(roots, events, window)
     passes: dict[str, tuple[float, int]] = {}
-    for p in pipelines:
+    for p in _outermost(roots, lambda s: s.pipeline):
         _add_passes(p, passes)
-    backends = list(_outermost(roots, lambda s: s.name.endswith(BACKEND_SUFFIX)))
-    llvm = list(_outermost(roots, lambda s: s.name == LLVM_COMPILE))
-    calls = list(_outermost(roots, lambda s: s.name == BACKEND_CALL))
-    xla = list(_outermost(roots, lambda s: s.name == XLA_COMPILE))
+    llvm = _found(roots, events.llvm)
     return CompileRead(
-        before_passes_s=(min(s.start for s in xla) - min(s.start for s in calls)) / 1e9
-        if calls and xla else None,
-        hlo_passes_s=sum(p.seconds for p in pipelines) if pipelines else None,
-        codegen_s=sum(_less_pipelines(b) for b in backends) if backends else None,
-        llvm_s=sum(s.seconds for s in llvm) if llvm else None,
-        passes=passes)
+        events.platform, {part: c.seconds for part, c in covers.items()}, passes,
+        _named(roots, events, covers, window),
+        _cover(llvm, window).seconds if llvm else None)
 
 
 def _lines(profile: Any) -> Iterator[Any]:
@@ -135,13 +181,77 @@ def _module(event: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _outermost(spans: Iterable[Span], wanted: Any) -> Iterator[Span]:
+def _outermost(spans: Iterable[Span], wanted: Callable[[Span], bool]) -> Iterator[Span]:
     """The spans ``wanted`` picks, not looking inside the ones it picked."""
     for s in spans:
         if wanted(s):
             yield s
         else:
             yield from _outermost(s.children, wanted)
+
+
+def _found(roots: list[Span], names: Callable[[str], bool]) -> list[Span]:
+    """The outermost spans whose name is one of ``names``."""
+    return list(_outermost(roots, lambda s: names(s.name)))
+
+
+def _cover(spans: Iterable[Span], window: Cover | None) -> Cover:
+    """The time ``spans`` ran, within ``window`` (the backend call) where there is one."""
+    cover = Cover.of((s.start, s.end) for s in spans)
+    return cover if window is None else cover & window
+
+
+def _window(roots: list[Span], events: CompileEvents) -> Cover | None:
+    """The backend call, from its first event's start to its last one's end (None where
+    the profile holds none: every event counts then)."""
+    calls = _found(roots, events.call)
+    if not calls:
+        return None
+    return Cover(((min(s.start for s in calls), max(s.end for s in calls)),))
+
+
+def _part_covers(roots: list[Span], events: CompileEvents,
+                 window: Cover | None) -> dict[str, Cover]:
+    """Each part's time, by :data:`~jitmagic.backends.profile.PARTS`: an instant two
+    parts' events cover is the earlier part's. Parts with no event are left out."""
+    covers: dict[str, Cover] = {}
+    taken = Cover()
+    for part in EVENT_PARTS:
+        spans = _part_spans(roots, events, part)
+        if spans:
+            covers[part] = _cover(spans, window) - taken
+            taken = taken | covers[part]
+    before = _before(roots, events, window)
+    if before is not None:
+        covers["before_passes"] = before - taken
+    return covers
+
+
+def _part_spans(roots: list[Span], events: CompileEvents, part: str) -> list[Span]:
+    """The outermost events of ``part``: every pipeline run is one of the HLO passes'."""
+    names, pipelines = events.events(part), part == "hlo_passes"
+    return list(_outermost(roots, lambda s: names(s.name) or (pipelines and s.pipeline)))
+
+
+def _before(roots: list[Span], events: CompileEvents, window: Cover | None) -> Cover | None:
+    """From the backend call's start to XLA's own compile (None: either not found)."""
+    xla = _found(roots, events.xla_start)
+    if window is None or not xla:
+        return None
+    return Cover(((window.stretches[0][0], min(s.start for s in xla)),))
+
+
+def _named(roots: list[Span], events: CompileEvents, covers: dict[str, Cover],
+           window: Cover | None) -> dict[str, NamedRead]:
+    """The backend's named parts that the profile holds, each within its part."""
+    read: dict[str, NamedRead] = {}
+    for n in events.named:
+        spans = _found(roots, n.events)
+        if spans and n.within in covers:
+            biggest = max(spans, key=lambda s: (s.end - s.start, s.name))
+            read[n.key] = NamedRead((_cover(spans, window) & covers[n.within]).seconds,
+                                    len(spans), biggest.name)
+    return read
 
 
 def _less_pipelines(span: Span) -> float:

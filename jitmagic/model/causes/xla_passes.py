@@ -1,11 +1,14 @@
 """Where XLA spends the compile (``--xla``): one extra profiled cold compile per variant,
-its HLO passes and its code generation, raw seconds.
+split into its parts (before XLA's passes, the program serialized and read back by a
+plugin, the HLO passes, code generation, the rest), raw seconds, on the backend it ran on.
 
 Measured by :mod:`jitmagic.measure.parts.xla_passes` (read from the profile by
 :mod:`jitmagic.measure.parts.xplane`), shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled
 compile is an extra run, never one of the comparison's samples; one per variant is one
 sample, so its figures are shares of that compile, not a speed comparison between the
-variants. A figure the profile did not hold is None ("not read"), never 0.
+variants. A figure the profile did not hold is None ("not read"), never 0. The records
+hold facts (seconds, counts, XLA's names, JAX's platform name and the keys of
+:mod:`jitmagic.backends.profile`); their words are made in :mod:`jitmagic.render`.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ from ..saved.schema import text
 
 #: The variants a profiled compile is of (flat only where nothing was nested).
 PROFILED = ("flat", "nested")
-#: The name XLA gives its HLO verifier, which runs between passes (shown as a pass).
-VERIFIER = "RunInvariantCheckers"
 
 
 @dataclass(frozen=True)
@@ -51,15 +52,40 @@ class PassTime:
 
 
 @dataclass(frozen=True)
+class NamedTime:
+    """A part of the compile that the backend names inside a bigger one, by its key in
+    :mod:`jitmagic.backends.profile` (``"main_fusion"``): its seconds (wall time, inside
+    that part), how many events made it, and the biggest one's name, as XLA gave it
+    (``Main fusion (jit_g)``)."""
+
+    key: str
+    seconds: float
+    events: int
+    biggest: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "seconds": self.seconds, "events": self.events,
+                "biggest": self.biggest}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> NamedTime:
+        return cls(**fields(d, _NAMED_FIELDS, where))
+
+
+@dataclass(frozen=True)
 class ProfiledCompile:
     """One variant's extra cold compile, under JAX's profiler.
 
-    ``compile_s``: our own interval around ``Lowered.compile()``; ``before_passes_s``:
-    from jaxlib's backend compile to XLA's own (no event covers it: the StableHLO module
-    handed to XLA and converted to HLO); ``hlo_passes_s``: the HLO pass pipelines'
-    seconds; ``codegen_s``: code generation's (``RunBackend``: kernels emitted and
-    compiled by LLVM), ``llvm_s`` of it LLVM's compile to machine code;
-    ``passes``: every pass, most seconds first. None: the profile held no such event.
+    ``compile_s``: our own interval around ``Lowered.compile()``; ``backend``: JAX's
+    platform name of the backend it compiled for (None: a report written before it was
+    kept, whose profile was read by the CPU's events). The parts, which never overlap:
+    ``before_passes_s``, from jaxlib's backend compile to XLA's own (the StableHLO
+    module handed to XLA and converted to HLO), less ``serialize_s`` and
+    ``deserialize_s``, the program serialized for a plugin (TPU) and read back by it;
+    ``hlo_passes_s``, the HLO passes; ``codegen_s``, code generation, ``llvm_s`` of it
+    LLVM's compile to machine code (CPU). ``passes``: every pass, most seconds first;
+    ``named``: the parts the backend names inside those (the TPU's main fusion pass).
+    None: the profile held no such event.
     """
 
     compile_s: float
@@ -68,6 +94,10 @@ class ProfiledCompile:
     llvm_s: float | None
     passes: tuple[PassTime, ...] = ()
     before_passes_s: float | None = None
+    backend: str | None = None
+    serialize_s: float | None = None
+    deserialize_s: float | None = None
+    named: tuple[NamedTime, ...] = ()
 
     @property
     def top_passes(self) -> tuple[tuple[str, float], ...]:
@@ -76,24 +106,35 @@ class ProfiledCompile:
                      for p in sorted(self.passes, key=lambda p: (-p.seconds, p.name)))
 
     @property
+    def read_s(self) -> float:
+        """The seconds of every part read (the rest aside): they never overlap."""
+        return sum(p for p in (self.before_passes_s, self.serialize_s, self.deserialize_s,
+                               self.hlo_passes_s, self.codegen_s) if p is not None)
+
+    @property
     def rest_s(self) -> float | None:
-        """The compile's seconds that neither the time before the passes, the HLO passes
-        nor code generation cover (Python, PjRt, loading the executable); None where one
-        was not read."""
-        parts = (self.before_passes_s, self.hlo_passes_s, self.codegen_s)
-        if any(p is None for p in parts):
+        """The compile's seconds that no part read covers (Python, PjRt, loading the
+        executable); None where the time before the passes, the HLO passes or code
+        generation was not read."""
+        if None in (self.before_passes_s, self.hlo_passes_s, self.codegen_s):
             return None
-        return max(0.0, self.compile_s - sum(p for p in parts if p is not None))
+        return max(0.0, self.compile_s - self.read_s)
+
+    def named_as(self, key: str) -> NamedTime | None:
+        """The named part kept as ``key`` (None: not read)."""
+        return next((n for n in self.named if n.key == key), None)
 
     def share(self, seconds: float | None) -> float | None:
         """``seconds`` as a share of this compile (None where not read)."""
         return None if seconds is None else seconds / self.compile_s
 
     def to_dict(self) -> dict[str, Any]:
-        return {"compile_s": self.compile_s, "before_passes_s": self.before_passes_s,
-                "hlo_passes_s": self.hlo_passes_s,
+        return {"compile_s": self.compile_s, "backend": self.backend,
+                "before_passes_s": self.before_passes_s, "serialize_s": self.serialize_s,
+                "deserialize_s": self.deserialize_s, "hlo_passes_s": self.hlo_passes_s,
                 "codegen_s": self.codegen_s, "llvm_s": self.llvm_s,
-                "passes": [p.to_dict() for p in self.passes]}
+                "passes": [p.to_dict() for p in self.passes],
+                "named": [n.to_dict() for n in self.named]}
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> ProfiledCompile:
@@ -148,13 +189,23 @@ _PASS_FIELDS: tuple[Field, ...] = (
     ("seconds", "seconds", seconds, REQUIRED),
     ("runs", "runs", count, REQUIRED),
 )
+_NAMED_FIELDS: tuple[Field, ...] = (
+    ("key", "key", text, REQUIRED),
+    ("seconds", "seconds", seconds, REQUIRED),
+    ("events", "events", count, REQUIRED),
+    ("biggest", "biggest", text, REQUIRED),
+)
 _COMPILE_FIELDS: tuple[Field, ...] = (
     ("compile_s", "compile_s", positive_seconds, REQUIRED),
+    ("backend", "backend", optional(text), None),
     ("before_passes_s", "before_passes_s", optional(seconds), None),
+    ("serialize_s", "serialize_s", optional(seconds), None),
+    ("deserialize_s", "deserialize_s", optional(seconds), None),
     ("hlo_passes_s", "hlo_passes_s", optional(seconds), None),
     ("codegen_s", "codegen_s", optional(seconds), None),
     ("llvm_s", "llvm_s", optional(seconds), None),
     ("passes", "passes", items(PassTime.from_dict), ()),
+    ("named", "named", items(NamedTime.from_dict), ()),
 )
 _FIELDS: tuple[Field, ...] = (
     ("compiles", "compiles", mapping(ProfiledCompile.from_dict), REQUIRED),
