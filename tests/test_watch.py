@@ -164,7 +164,7 @@ total({"x": jnp.ones(2), "mask": jnp.ones(2)})
     (tree,) = again(ledger, "total")
     assert tree.reason.kind == L.PYTREE and tree.reason.argument == "batch"
     assert tree.reason.before == "dict with 1 child"
-    assert tree.reason.after == "dict with 2 children"
+    assert tree.reason.after == "dict with 2 children (keys {'mask'} differ)"
 
 
 def test_a_compile_jax_logs_no_reason_for_is_said_so_never_guessed(ip):

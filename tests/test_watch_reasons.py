@@ -77,3 +77,71 @@ def test_the_docs_example_gives_the_same_ledger_on_five_runs(ip):
         said.append(reasons(ledger, "step"))
     assert said == [said[0]] * 5
     assert said[0].count((L.WEAK_TYPE, "lr")) == 2 and said[0].count((L.SHAPE, "x")) == 1
+
+
+# -- 5. every difference JAX names ---------------------------------------------------------
+
+
+def _model():
+    """An NNX model with dropout, as a step with a static `train` flag takes it."""
+    from flax import nnx
+
+    class Model(nnx.Module):
+        def __init__(self, rngs):
+            self.lin = nnx.Linear(3, 2, rngs=rngs)
+            self.drop = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x, train):
+            return self.drop(self.lin(x), deterministic=not train)
+
+    return Model(nnx.Rngs(0))
+
+
+def test_every_difference_jax_names_is_shown_not_the_first_alone(tmp_path):
+    """JAX names every differing argument; the watch said '(and 1 more argument at once:
+    JAX names the first)', and the one dropped says what happened: `train` passed by
+    keyword, then by position. A static flag flipped with a short batch read 'other of
+    `input path [0][2]`' (the pytree's line read as a type's)."""
+    from flax import nnx
+
+    model = _model()
+
+    @nnx.jit(static_argnames="train")
+    def train_step(model, x, train):
+        return model(x, train).sum()
+
+    with jitmagic.watch() as w:
+        train_step(model, jnp.ones((8, 3)), train=True)
+        train_step(model, jnp.ones((8, 3)), True)      # by position now
+        train_step(model, jnp.ones((3, 3)), False)     # evaluation on a short batch
+    moved, evaluated = [c.reason for c in w.ledger.watched
+                        if c.function == "train_step"][1:]
+    assert (moved.kind, moved.argument) == (L.PYTREE, "[0]")
+    assert [(c.kind, c.argument) for c in moved.also] == [(L.PYTREE, "[1]")]
+    assert "{'train'}" in moved.also[0].after
+    assert (evaluated.kind, evaluated.argument, evaluated.before, evaluated.after) == \
+        (L.STATIC, "train", "True", "False")
+    assert [(c.kind, c.argument, c.before, c.after) for c in evaluated.also] == \
+        [(L.SHAPE, "x", "f32[8,3]", "f32[3,3]")]
+    text = str(w)
+    assert ("pytree at the positional arguments: tuple of length 2 → tuple of length 3; "
+            "and pytree at the keyword arguments: dict with 1 child → dict with 0 child "
+            "(keys {'train'} differ)") in text
+    assert "static value of `train`: True → False; and shape of `x`: f32[8,3] → f32[3,3]" \
+        in text
+    assert "JAX names the first" not in text
+    saved = tmp_path / "ledger.json"
+    jitmagic.save(w.ledger, saved)
+    assert str(jitmagic.load(saved)).splitlines()[1:] == str(w).splitlines()[1:]
+
+
+def test_two_arguments_that_change_at_once_are_both_named():
+    @jax.jit
+    def pair_loss(pred, target):
+        return jnp.mean((pred - target) ** 2)
+
+    with jitmagic.watch() as w:
+        for n in (16, 16, 5):  # the short last batch: both arguments shrink
+            pair_loss(jnp.ones(n), jnp.zeros(n))
+    assert "shape of `pred`: f32[16] → f32[5]; and shape of `target`: f32[16] → f32[5]" \
+        in str(w)

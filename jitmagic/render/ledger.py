@@ -258,20 +258,38 @@ def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -
 
 
 def reason_words(reason: ReasonRow) -> str:
-    """``weak type of `lr`: f32[] (weak) → f32[]``: the kind, the argument, its values."""
+    """``weak type of `lr`: f32[] (weak) → f32[]``: the kind, the argument, its values;
+    then every other difference JAX named at once, each so."""
     what = {UNEXPLAINED: "recompiled; why, below" if reason.text else
             "recompiled; JAX gave no reason", EAGER: "eager op on new shapes or dtypes",
             NEW_FUNCTION: "a new function object each time"}.get(reason.kind, reason.kind)
-    if reason.argument and reason.kind == PYTREE:  # JAX's own path, unchecked here
-        what += f" at `{_clip(reason.argument, 60)}` (as JAX names the path)"
-    elif reason.argument:
-        what += f" of `{_clip(reason.argument, 60)}`"
-    if reason.values:
-        shown = _values(reason.values)
-        more = len(reason.values) - MAX_VALUES
-        what += f": {shown}" + (f" → … ({len(reason.values)} values)" if more > 0 else "")
-    if reason.more:
-        what += f" (and {_n(reason.more, 'more argument')} at once: JAX names the first)"
+    what += _change_words(reason.kind, reason.argument, reason.values)
+    for also in reason.also[:MAX_VALUES]:
+        what += f"; and {also.kind}{_change_words(also.kind, also.argument, also.values)}"
+    hidden = reason.more - len(reason.also[:MAX_VALUES])
+    if hidden > 0:
+        what += f"; and {_n(hidden, 'more difference')} JAX named (its words, in a saved " \
+                "ledger's text)"
+    return what
+
+
+#: JAX's top-level pytree paths, in words: a jitted call's arguments are the pair
+#: (positional, keywords).
+TOP_PATHS = {"[0]": "the positional arguments", "[1]": "the keyword arguments"}
+
+
+def _change_words(kind: str, argument: str | None, values: tuple[str, ...]) -> str:
+    """`` of `x`: f32[3] → f32[4]``: where a difference is and the values it took."""
+    what = ""
+    if argument and kind == PYTREE:  # JAX's own path, unchecked here
+        what += f" at {TOP_PATHS[argument]}" if argument in TOP_PATHS else \
+            f" at `{_clip(argument, 60)}` (as JAX names the path)"
+    elif argument:
+        what += f" of `{_clip(argument, 60)}`"
+    if values:
+        shown = _values(values, 60 if kind == PYTREE else 40)  # "… (keys {'train'} differ)"
+        more = len(values) - MAX_VALUES
+        what += f": {shown}" + (f" → … ({len(values)} values)" if more > 0 else "")
     return what
 
 

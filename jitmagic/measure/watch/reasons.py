@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from dataclasses import replace
 
 from ...model.ledger import CONTEXT
 from ...model.ledger import DTYPE
 from ...model.ledger import FIRST
+from ...model.ledger import MAX_ALSO
 from ...model.ledger import MAX_TEXT
 from ...model.ledger import OTHER
 from ...model.ledger import PYTREE
@@ -32,6 +32,7 @@ from ...model.ledger import SHAPE
 from ...model.ledger import STATIC
 from ...model.ledger import UNEXPLAINED
 from ...model.ledger import WEAK_TYPE
+from ...model.ledger import Change
 from ...model.ledger import Reason
 
 PREFIX = "TRACING CACHE MISS at "
@@ -40,11 +41,11 @@ _NEVER = re.compile(r"^\s*never seen function:\s*\n\s*(?P<name>.+?) id=(?P<id>\d
                     r"(?: defined at (?P<defined>.+))?$", re.MULTILINE)
 _FOR = re.compile(r"^\s*for (?P<name>.+?)(?: defined at (?P<defined>.+))?$", re.MULTILINE)
 _TYPE = re.compile(r"^\s*\* at (?P<arg>.+?), now (?P<new>.+?) and before (?P<old>.+?)"
-                   r"(?:https?://\S*)?$", re.MULTILINE)
+                   r"(?:https?://\S*)?$")
 _TREE = re.compile(r"^\s*\* at input path (?P<path>.*?), now (?P<new>.+?) and before "
-                   r"(?P<old>.+?)(?:, so (?P<why>.*))?$", re.MULTILINE)
-_CONTEXT = re.compile(r"^\s*\* (?P<name>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$",
-                      re.MULTILINE)
+                   r"(?P<old>.+?)(?:, so (?P<why>.*))?$")
+_CONTEXT = re.compile(r"^\s*\* (?P<name>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
+_KEYS = re.compile(r"symmetric difference of key sets: (?P<keys>.+)$")
 _STATIC = re.compile(r"Static\(val=(?P<val>.*)\)$")
 _CLASS = re.compile(r"<class '(?:[\w.]*\.)?(?P<name>[\w]+)'>")
 _WEAK = re.compile(r"\{weak_type=(True|False)\}")
@@ -79,52 +80,86 @@ def read(message: str) -> Miss | None:
     named = _FOR.search(body)
     if named is None:
         return Miss(site, "?", None, None, Reason(OTHER, text=text))
-    reason = _difference(body, text)
-    clipped = replace(reason, argument=_clip(reason.argument), before=_clip(reason.before),
-                      after=_clip(reason.after))
-    return Miss(site, named["name"], None, named["defined"], clipped)
+    return Miss(site, named["name"], None, named["defined"], _difference(body, text))
 
 
 def _difference(body: str, text: str) -> Reason:
-    """The reason of a miss on a function seen before, from the closest key's difference."""
-    if "different input types:" in body:
-        found = _TYPE.findall(body)
-        if found:
-            arg, new, old = found[0]
-            return _types(arg, _clean(old), _clean(new), len(found) - 1, text)
-    if "different input pytree:" in body:
-        trees = list(_TREE.finditer(body))
-        if trees:
-            return _tree(trees[0], len(trees) - 1, text)
-    if "Tracing context doesn't match" in body:
-        ctx = _CONTEXT.search(body)
-        if ctx is None:
-            return Reason(CONTEXT, text=text)
-        return Reason(CONTEXT, ctx["name"], ctx["old"], ctx["new"], text=text)
+    """The reason of a miss on a function seen before, from the closest key's difference:
+    the first difference JAX names decides the kind, and every other one it names is kept
+    beside it (:attr:`~jitmagic.model.ledger.Reason.also`), in JAX's order (the config,
+    then the pytree, then the types)."""
+    changes, context = _changes(body)
+    if changes:
+        first, *rest = changes
+        return Reason(first.kind, first.argument, first.before, first.after, len(rest), text,
+                      tuple(rest[:MAX_ALSO]))
+    if context:
+        return Reason(CONTEXT, text=text)
     if "explanation unavailable" in body:
         return Reason(UNEXPLAINED, text=text)
     return Reason(OTHER, text=text)
 
 
-def _types(arg: str, old: str, new: str, more: int, text: str) -> Reason:
+def _changes(body: str) -> tuple[list[Change], bool]:
+    """Each difference JAX names, read in its section (``different input pytree:``,
+    ``different input types:``, ``Tracing context doesn't match``: a pytree's line also
+    starts ``* at``), and whether the context differed."""
+    section, found, context = None, [], False
+    for line in body.splitlines():
+        said = line.strip()
+        for head, name in _SECTIONS:
+            if said.startswith(head):
+                section, context = name, context or name == "context"
+                break
+        else:
+            change = _change(section, line) if said.startswith("* ") else None
+            if change is not None:
+                found.append(change)
+    return found, context
+
+
+_SECTIONS = (("different input pytree:", "pytree"), ("different input types:", "types"),
+             ("Tracing context doesn't match", "context"), ("Debug info doesn't match", "debug"))
+
+
+def _change(section: str | None, line: str) -> Change | None:
+    if section == "pytree":
+        tree = _TREE.match(line)
+        return None if tree is None else _tree(tree)
+    if section == "types":
+        typed = _TYPE.match(line)
+        return None if typed is None else _types(typed["arg"], _clean(typed["old"]),
+                                                 _clean(typed["new"]))
+    if section == "context":
+        ctx = _CONTEXT.match(line)
+        return None if ctx is None else Change(CONTEXT, ctx["name"], _clip(ctx["old"]),
+                                               _clip(ctx["new"]))
+    return None
+
+
+def _types(arg: str, old: str, new: str) -> Change:
     """A changed argument type: its weak type, else its dtype, else its shape."""
+    arg, old, new = _clip(arg) or "", _clip(old) or "", _clip(new) or ""
     if _WEAK.search(old) or _WEAK.search(new):
-        return Reason(WEAK_TYPE, arg, _weak(old), _weak(new), more, text)
+        return Change(WEAK_TYPE, arg, _weak(old), _weak(new))
     a, b = _ARRAY.match(old), _ARRAY.match(new)
     if a and b and a["dtype"] != b["dtype"]:
-        return Reason(DTYPE, arg, old, new, more, text)
+        return Change(DTYPE, arg, old, new)
     if a and b and a["shape"] != b["shape"]:
-        return Reason(SHAPE, arg, old, new, more, text)
-    return Reason(OTHER, arg, old, new, more, text)
+        return Change(SHAPE, arg, old, new)
+    return Change(OTHER, arg, old, new)
 
 
-def _tree(found: re.Match[str], more: int, text: str) -> Reason:
+def _tree(found: re.Match[str]) -> Change:
     """A changed pytree: a static argument's value, else the structure."""
     new, old = found["new"], found["old"]
     s_new, s_old = _STATIC.search(new), _STATIC.search(old)
     if s_new and s_old:
-        return Reason(STATIC, found["path"], s_old["val"], s_new["val"], more, text)
-    return Reason(PYTREE, found["path"] or None, _node(old), _node(new), more, text)
+        return Change(STATIC, _clip(found["path"]), _clip(s_old["val"]), _clip(s_new["val"]))
+    keys = _KEYS.search(found["why"] or "")  # JAX's "symmetric difference of key sets"
+    gone = f" (keys {keys['keys']} differ)" if keys else ""
+    return Change(PYTREE, _clip(found["path"]) or None, _clip(_node(old)),
+                  _clip(_node(new) + gone))
 
 
 def _weak(t: str) -> str:

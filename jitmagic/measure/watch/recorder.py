@@ -333,13 +333,22 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
         if eager and made_anew is not None:
             return Reason(NEW_FUNCTION, made_anew.function, text=made_anew.reason.text)
         return Reason(EAGER if eager else UNEXPLAINED)
-    if miss.reason.kind in (STATIC, PYTREE):
-        return replace(miss.reason, argument=_argument(miss.reason.argument, miss.defined_at))
+    if miss.reason.kind in (STATIC, PYTREE) or miss.reason.also:
+        named = _named(miss.reason.kind, miss.reason.argument, miss.defined_at)
+        return replace(miss.reason, argument=named, also=tuple(
+            replace(c, argument=_named(c.kind, c.argument, miss.defined_at))
+            for c in miss.reason.also))
     if miss.reason.kind != FIRST or ids_before is None:
         return miss.reason
     if miss.function_id not in ids_before or miss.same_line:  # another object, or a line
         return Reason(NEW_FUNCTION, text=miss.reason.text)  # that makes one on each pass
     return Reason(UNEXPLAINED, text=CLEARED_OR_NEW)
+
+
+def _named(kind: str, argument: str | None, defined_at: str | None) -> str | None:
+    """The argument a difference names: a pytree path read as the parameter it starts at
+    (:func:`_argument`); a type's argument is JAX's own name already."""
+    return _argument(argument, defined_at) if kind in (STATIC, PYTREE) else argument
 
 
 _PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")

@@ -54,31 +54,66 @@ AGAIN = tuple(k for k in KINDS if k != FIRST)
 STAGES = ("trace_s", "lower_s", "compile_s")
 
 
+#: Other differences kept per compile, beside the first (JAX names every one).
+MAX_ALSO = 16
+
+
+def _kind(d: dict[str, Any], where: str) -> str:
+    kind = d.get("kind")
+    if kind not in KINDS:
+        fail(f"{where}.kind", f"one of {', '.join(KINDS)}", kind)
+    return str(kind)
+
+
 @dataclass(frozen=True, slots=True)
-class Reason:
-    """Why one compile happened: its :data:`KINDS` kind, the argument JAX named (``lr``,
-    ``[0][1]``), its value before and after, and JAX's own words (clipped)."""
+class Change:
+    """One difference JAX named between a compile's arguments and the earlier compile's:
+    its :data:`KINDS` kind, the argument (``lr``, a pytree path), its value before and
+    after."""
 
     kind: str
     argument: str | None = None
     before: str | None = None
     after: str | None = None
-    #: How many other arguments differed as well.
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> Change:
+        d = schema.obj(d, where)
+        return cls(_kind(d, where), *(_opt_str(d.get(k), f"{where}.{k}")
+                                      for k in ("argument", "before", "after")))
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why one compile happened: its :data:`KINDS` kind, the argument JAX named (``lr``,
+    ``[0][1]``), its value before and after, the other differences JAX named beside it,
+    and JAX's own words (clipped)."""
+
+    kind: str
+    argument: str | None = None
+    before: str | None = None
+    after: str | None = None
+    #: How many other arguments differed as well (``also``'s, and past :data:`MAX_ALSO`).
     more: int = 0
     text: str = ""
+    #: The other differences JAX named, in its order (at most :data:`MAX_ALSO`).
+    also: tuple[Change, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        d["also"] = [dataclasses.asdict(c) for c in self.also]  # a list, as JSON reads it
+        return d
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> Reason:
         d = schema.obj(d, where)
-        kind = d.get("kind")
-        if kind not in KINDS:
-            fail(f"{where}.kind", f"one of {', '.join(KINDS)}", kind)
+        kind = _kind(d, where)
         said = {k: _opt_str(d.get(k), f"{where}.{k}") for k in ("argument", "before", "after")}
+        also = schema.items(schema.obj)(d.get("also", []), f"{where}.also")[:MAX_ALSO]
         return cls(kind, **said, more=schema.count(d.get("more", 0), f"{where}.more"),
-                   text=_opt_str(d.get("text", ""), f"{where}.text") or "")
+                   text=_opt_str(d.get("text", ""), f"{where}.text") or "",
+                   also=tuple(Change.from_dict(a, f"{where}.also[{i}]")
+                              for i, a in enumerate(also)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +201,19 @@ class ReasonRow:
     threads: tuple[str, ...] = ()
     #: The most other arguments that differed at once, beside ``argument``.
     more: int = 0
+    #: The other differences JAX named beside it, each with the values it went through.
+    also: tuple[AlsoRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AlsoRow:
+    """Another difference JAX named beside a reason (an NNX step's ``train`` passed by
+    keyword, then by position: the positional tuple grew, and the keywords lost
+    ``train``): its kind, argument and the values it went through."""
+
+    kind: str
+    argument: str | None
+    values: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,11 +457,19 @@ def _reason_row(cs: list[Compile]) -> ReasonRow:
                 values.setdefault(v, None)
     lines = Counter(c.call_site for c in cs if c.call_site)
     texts = {c.call_site: c.call_text for c in cs}
+    also: dict[tuple[str, str | None], dict[str, None]] = {}
+    for c in cs:
+        for change in c.reason.also:
+            seen = also.setdefault((change.kind, change.argument), {})
+            for v in (change.before, change.after):
+                if v is not None:
+                    seen.setdefault(v, None)
     return ReasonRow(cs[0].reason.kind, cs[0].reason.argument, tuple(values), len(cs),
                      sum(c.seconds for c in cs),
                      tuple((site, texts.get(site), n) for site, n in lines.most_common()),
                      cs[0].reason.text, tuple(sorted({c.thread for c in cs})),
-                     max(c.reason.more for c in cs))
+                     max(c.reason.more for c in cs),
+                     tuple(AlsoRow(kind, arg, tuple(vs)) for (kind, arg), vs in also.items()))
 
 
 # -- checked reading: the checks every saved record uses (:mod:`.saved.schema`) ----------
