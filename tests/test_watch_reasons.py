@@ -145,3 +145,71 @@ def test_two_arguments_that_change_at_once_are_both_named():
             pair_loss(jnp.ones(n), jnp.zeros(n))
     assert "shape of `pred`: f32[16] → f32[5]; and shape of `target`: f32[16] → f32[5]" \
         in str(w)
+
+
+# -- 6. sharding and devices ---------------------------------------------------------------
+
+SHARDED = '''
+import json
+import jax, jax.numpy as jnp
+import jitmagic
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((4,), ("data",))
+batches = NamedSharding(mesh, P("data"))
+
+@jax.jit
+def step(w, x):
+    return w - 0.1 * jnp.mean((x @ w) ** 2) * w
+
+def train(place_first):
+    w = jnp.ones((4, 2))
+    if place_first:  # the fix, as printed: placed once, where the output comes back
+        w = jax.device_put(w, NamedSharding(mesh, P()))
+    for i in range(3):
+        x = jax.device_put(jnp.full((8, 4), 0.1 * (i + 1)), batches)
+        w = step(w, x)
+    return float(w.sum())
+
+with jitmagic.watch() as as_written:
+    written = train(False)
+step.clear_cache()
+with jitmagic.watch() as fixed:
+    kept = train(True)
+double = jax.jit(lambda v: v * 2)
+with jitmagic.watch() as moved:
+    double(jnp.ones(3))
+    double(jax.device_put(jnp.ones(3), jax.devices()[1]))  # committed to another device
+print(json.dumps({"written": written, "kept": kept, "text": str(as_written),
+                  "reasons": [[c.reason.kind, c.reason.argument]
+                              for c in as_written.ledger.watched if c.function == "step"],
+                  "fixed": [r.compiles for r in fixed.ledger.functions()
+                            if r.function == "step"],
+                  "moved": [c.reason.kind for c in moved.ledger.watched
+                            if c.function == "<lambda>"], "moved_text": str(moved)}))
+'''
+
+
+def test_a_parameter_that_comes_back_sharded_is_a_sharding_change_with_its_fix(tmp_path):
+    """A device_put onto a mesh read 'other of `w`', 'fix: JAX's own words are below',
+    and a move to another device 'JAX gave no reason'. The printed fix (place it once
+    where the output comes back) compiles once and keeps the result."""
+    import json
+    import os
+    import subprocess
+
+    script = tmp_path / "sharded.py"
+    script.write_text(SHARDED)
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=300, check=True)
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["reasons"] == [[L.FIRST, None], [L.SHARDING, "w"]]
+    assert "sharding of `w`: f32[4,2]({}) → f32[4,2]({Explicit: ('data',)})" in got["text"]
+    assert "fix: place `w` once, before the loop, where the jitted function's output comes " \
+           "back" in got["text"]
+    assert "JAX's own words are below" not in got["text"]
+    assert got["fixed"] == [1] and got["kept"] == got["written"]
+    assert got["moved"] == [L.FIRST, L.SHARDING]
+    assert "sharding or devices of the arguments (the same types: JAX reused its trace)" \
+        in got["moved_text"]

@@ -26,6 +26,7 @@ from ..model.ledger import NEW_FUNCTION
 from ..model.ledger import OTHER
 from ..model.ledger import PYTREE
 from ..model.ledger import SHAPE
+from ..model.ledger import SHARDING
 from ..model.ledger import STATIC
 from ..model.ledger import UNEXPLAINED
 from ..model.ledger import WEAK_TYPE
@@ -70,6 +71,10 @@ FIXES = {
             "fields, an array rather than None)",
     CONTEXT: "a config value or context manager changed between calls: set it once, "
              "before the loop",
+    SHARDING: "place {arg} once, before the loop, where the jitted function's output comes "
+              "back (`jax.device_put(x, NamedSharding(mesh, P()))` for a replicated "
+              "parameter), so that every call sees the same devices and sharding; or fix "
+              "them on the jit (`in_shardings=`, `out_shardings=`)",
     EAGER: "a jnp/lax call outside any jit compiles once per new shape or dtype (set-up "
            "code does so once; in a loop, move it inside the jitted function)",
     OTHER: "JAX's own words are below",
@@ -263,6 +268,8 @@ def reason_words(reason: ReasonRow) -> str:
     what = {UNEXPLAINED: "recompiled; why, below" if reason.text else
             "recompiled; JAX gave no reason", EAGER: "eager op on new shapes or dtypes",
             NEW_FUNCTION: "a new function object each time"}.get(reason.kind, reason.kind)
+    if reason.kind == SHARDING and not reason.argument:
+        what = "sharding or devices of the arguments (the same types: JAX reused its trace)"
     what += _change_words(reason.kind, reason.argument, reason.values)
     for also in reason.also[:MAX_VALUES]:
         what += f"; and {also.kind}{_change_words(also.kind, also.argument, also.values)}"
@@ -369,7 +376,8 @@ def _broken_words(b: Broken, ledger: Ledger) -> str:
                 f"{b.compiles - b.allowed} after its warm-up of {b.allowed}")
     reason = b.first_late.reason
     said = {FIRST: "for its first compile", UNEXPLAINED: "with no reason from JAX",
-            NEW_FUNCTION: "for a new function object", EAGER: "for an eager op"}.get(
+            NEW_FUNCTION: "for a new function object", EAGER: "for an eager op",
+            OTHER: "for another reason (JAX's words in the ledger)"}.get(
         reason.kind, f"for a {reason.kind}" + (
             "" if reason.argument is None else f" of `{printable(reason.argument)}`"))
     site = _place(b.first_late.call_site, ledger)

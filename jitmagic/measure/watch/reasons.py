@@ -29,6 +29,7 @@ from ...model.ledger import MAX_TEXT
 from ...model.ledger import OTHER
 from ...model.ledger import PYTREE
 from ...model.ledger import SHAPE
+from ...model.ledger import SHARDING
 from ...model.ledger import STATIC
 from ...model.ledger import UNEXPLAINED
 from ...model.ledger import WEAK_TYPE
@@ -112,9 +113,7 @@ def _changes(body: str) -> tuple[list[Change], bool]:
                 section, context = name, context or name == "context"
                 break
         else:
-            change = _change(section, line) if said.startswith("* ") else None
-            if change is not None:
-                found.append(change)
+            found += _change(section, line) if said.startswith("* ") else []
     return found, context
 
 
@@ -122,32 +121,49 @@ _SECTIONS = (("different input pytree:", "pytree"), ("different input types:", "
              ("Tracing context doesn't match", "context"), ("Debug info doesn't match", "debug"))
 
 
-def _change(section: str | None, line: str) -> Change | None:
+def _change(section: str | None, line: str) -> list[Change]:
     if section == "pytree":
         tree = _TREE.match(line)
-        return None if tree is None else _tree(tree)
+        return [] if tree is None else [_tree(tree)]
     if section == "types":
         typed = _TYPE.match(line)
-        return None if typed is None else _types(typed["arg"], _clean(typed["old"]),
-                                                 _clean(typed["new"]))
+        return [] if typed is None else _types(typed["arg"], _clean(typed["old"]),
+                                               _clean(typed["new"]))
     if section == "context":
         ctx = _CONTEXT.match(line)
-        return None if ctx is None else Change(CONTEXT, ctx["name"], _clip(ctx["old"]),
-                                               _clip(ctx["new"]))
-    return None
+        return [] if ctx is None else [Change(CONTEXT, ctx["name"], _clip(ctx["old"]),
+                                              _clip(ctx["new"]))]
+    return []
 
 
-def _types(arg: str, old: str, new: str) -> Change:
-    """A changed argument type: its weak type, else its dtype, else its shape."""
+def _types(arg: str, old: str, new: str) -> list[Change]:
+    """A changed argument type: its weak type, else its dtype, else its shape, else where
+    it is placed (``f32[8@x]``, ``({Explicit: ('x',)})``: JAX writes the sharding where it
+    differs); a placement that changed beside a dtype or shape is said too."""
     arg, old, new = _clip(arg) or "", _clip(old) or "", _clip(new) or ""
     if _WEAK.search(old) or _WEAK.search(new):
-        return Change(WEAK_TYPE, arg, _weak(old), _weak(new))
-    a, b = _ARRAY.match(old), _ARRAY.match(new)
-    if a and b and a["dtype"] != b["dtype"]:
-        return Change(DTYPE, arg, old, new)
-    if a and b and a["shape"] != b["shape"]:
-        return Change(SHAPE, arg, old, new)
-    return Change(OTHER, arg, old, new)
+        return [Change(WEAK_TYPE, arg, _weak(old), _weak(new))]
+    a, b = _typed(old), _typed(new)
+    if a is None or b is None:
+        return [Change(OTHER, arg, old, new)]
+    placed = [Change(SHARDING, arg, old, new)] if a[2] != b[2] else []
+    if a[0] != b[0]:
+        return [Change(DTYPE, arg, old, new), *placed]
+    if a[1] != b[1]:
+        return [Change(SHAPE, arg, old, new), *placed]
+    return placed or [Change(OTHER, arg, old, new)]
+
+
+def _typed(t: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+    """(dtype, sizes, placement) of a type as JAX writes it: ``f32[8@x,4]({Explicit:
+    ('x',)})`` is (``f32``, (``8``, ``4``), (``@x``, ````, ``({Explicit: ('x',)})``))."""
+    found = _ARRAY.match(t)
+    if found is None:
+        return None
+    dims = [d.strip() for d in found["shape"].split(",")] if found["shape"].strip() else []
+    sizes = tuple(d.partition("@")[0] for d in dims)
+    return found["dtype"], sizes, (*(d.partition("@")[2] for d in dims),
+                                   t[found.end():].strip())
 
 
 def _tree(found: re.Match[str]) -> Change:

@@ -55,6 +55,7 @@ from ...model.ledger import FIRST
 from ...model.ledger import MAX_KEPT
 from ...model.ledger import NEW_FUNCTION
 from ...model.ledger import PYTREE
+from ...model.ledger import SHARDING
 from ...model.ledger import STATIC
 from ...model.ledger import UNEXPLAINED
 from ...model.ledger import Compile
@@ -300,7 +301,7 @@ def _decided(opened: list[_Open], watched: threading.Thread,
         # (flax's ``model.apply``) is explained by JAX no more than ``jnp.multiply`` is
         eager = c.eager
         key = (c.function, defined)
-        reason = _reason(miss, seen.get(key), eager, c.made_anew) \
+        reason = _reason(miss, seen.get(key), eager, c.made_anew, "trace_s" in c.seconds) \
             if c.explained or miss is not None \
             else Reason(FIRST if key not in seen else UNEXPLAINED, text=NOT_EXPLAINED)
         seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
@@ -314,6 +315,10 @@ def _decided(opened: list[_Open], watched: threading.Thread,
 #: Why a compile after :data:`MAX_EXPLAINED` misses has no reason.
 NOT_EXPLAINED = (f"not explained: the watch turned JAX's explanations off after "
                  f"{MAX_EXPLAINED} misses, which JAX makes slower with every miss")
+#: Why a user's jit compiled again on the trace JAX had cached for it.
+REUSED_TRACE = ("JAX reused its trace (the arguments' types were the same) and compiled "
+                "again: the arguments sit on other devices or in another sharding (or a "
+                "second jax.jit of the function has other options, such as donate_argnums)")
 #: What a "never seen function" miss of a function object JAX may have seen says.
 CLEARED_OR_NEW = ("JAX had never seen this function object, though a function of this name "
                   "defined there compiled before: it was made anew (a freed object's id "
@@ -322,16 +327,20 @@ CLEARED_OR_NEW = ("JAX had never seen this function object, though a function of
 
 
 def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
-            made_anew: Miss | None = None) -> Reason:
+            made_anew: Miss | None = None, traced: bool = True) -> Reason:
     """A compile's reason; ``ids_before``: the ids of the objects of its function (by
     name and where it was defined) that compiled before it here (None: none did);
     ``made_anew``: a function it traced that JAX said was made anew on its line (an
-    eager ``lax.scan``'s body, its ``argument``)."""
+    eager ``lax.scan``'s body, its ``argument``); ``traced``: whether JAX traced it (a
+    user's jit that compiled again on its cached trace had arguments of the same types
+    placed otherwise)."""
     if miss is None:
         if ids_before is None:
             return Reason(FIRST)
         if eager and made_anew is not None:
             return Reason(NEW_FUNCTION, made_anew.function, text=made_anew.reason.text)
+        if not eager and not traced:
+            return Reason(SHARDING, text=REUSED_TRACE)
         return Reason(EAGER if eager else UNEXPLAINED)
     if miss.reason.kind in (STATIC, PYTREE) or miss.reason.also:
         named = _named(miss.reason.kind, miss.reason.argument, miss.defined_at)

@@ -38,6 +38,7 @@ FIRST = "first"                  # the function's first compile here: its warm-u
 WEAK_TYPE = "weak type"          # an argument's weak type became strong (or back)
 SHAPE = "shape"                  # an argument's shape changed
 DTYPE = "dtype"                  # an argument's dtype changed
+SHARDING = "sharding"            # an argument's sharding or devices changed, not its type
 STATIC = "static value"          # a static argument's value changed
 NEW_FUNCTION = "new function"    # the same function made anew (a jit or lambda in a loop)
 PYTREE = "pytree"                # the arguments' pytree structure changed
@@ -47,7 +48,7 @@ UNEXPLAINED = "no reason"        # compiled again, and JAX gave no reason
 OTHER = "other"                  # JAX gave a reason of another kind (its text is kept)
 
 KINDS = (FIRST, WEAK_TYPE, SHAPE, DTYPE, STATIC, NEW_FUNCTION, PYTREE, CONTEXT, EAGER,
-         UNEXPLAINED, OTHER)
+         UNEXPLAINED, OTHER, SHARDING)
 #: The kinds that are compiling *again*: every kind but the first compile.
 AGAIN = tuple(k for k in KINDS if k != FIRST)
 
