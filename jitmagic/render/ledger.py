@@ -50,13 +50,15 @@ CLOCK = "wall time, from JAX's own compile events"
 #: What ``%%jitwatch`` and ``%jitwatch`` watch: the ledgers that can offer a ``%jitcompare``.
 MAGIC_SOURCES = ("the cell", "the statement")
 
-#: What to do about each kind of reason (``{arg}``: the argument it names, or "it"): a
-#: suggestion; the seconds beside it are measured.
+#: What to do about each kind of reason (``{arg}``: the argument it names, or "it"): only
+#: fixes shown (``tests/test_watch_fixes.py``) to remove the recompile and keep the result,
+#: each on a loop shaped as users write them; the seconds beside it are measured.
 FIXES = {
     WEAK_TYPE: "a Python scalar (weakly typed) became an array, or the other way: give {arg} "
                "one type from the start, e.g. `jnp.float32(0.1)` rather than `0.1`",
-    SHAPE: "pad or bucket to a few shapes (a shorter last batch: drop it or pad it), or "
-           "expect one compile per shape",
+    SHAPE: "pad a short batch to the full size with a mask that keeps the padded rows out "
+           "of the result (for a mean: `jnp.sum(jnp.where(mask, err, 0)) / jnp.sum(mask)`), "
+           "or expect one compile per shape",
     DTYPE: "give {arg} one dtype on every call (`.astype(...)` before the call)",
     STATIC: "a static value (a static argument, an Equinox static field, a hashable `self`) "
             "is part of what JAX compiles for: each new value compiles again; where it only "
@@ -67,17 +69,20 @@ FIXES = {
                   "`lambda`/`partial` it wraps) out of the loop and reuse it, passing what it "
                   "reads from the loop as arguments (hoisted, it keeps the values it closed "
                   "over when it was first traced)",
-    PYTREE: "keep the arguments' structure the same on every call (the same keys and "
-            "fields, an array rather than None)",
-    CONTEXT: "a config value or context manager changed between calls: set it once, "
-             "before the loop",
+    PYTREE: "keep the arguments' structure the same on every call: the same keys and fields "
+            "each time (an all-ones mask rather than no mask, an array rather than None)",
     SHARDING: "place {arg} once, before the loop, where the jitted function's output comes "
               "back (`jax.device_put(x, NamedSharding(mesh, P()))` for a replicated "
               "parameter), so that every call sees the same devices and sharding; or fix "
               "them on the jit (`in_shardings=`, `out_shardings=`)",
-    EAGER: "a jnp/lax call outside any jit compiles once per new shape or dtype (set-up "
-           "code does so once; in a loop, move it inside the jitted function)",
-    OTHER: "JAX's own words are below",
+}
+#: What is said where no fix was shown to remove the recompile and keep the result.
+NOTES = {
+    CONTEXT: "a config value or context manager changed between calls: JAX compiles once "
+             "per setting, and the setting is part of what the call computes",
+    EAGER: "an op outside any jit compiles once per new shape or dtype of its inputs (set-up "
+           "code does so once); inside a jit it would compile once per shape as well (a "
+           "mean over a growing list compiles at each length either way)",
 }
 #: What to do about an eager ``lax.scan`` (``cond``, ``while_loop``) whose function is made
 #: anew on each pass (``{arg}``: the function).
@@ -210,6 +215,8 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
         if reason.kind in FIXES:
             arg = f"`{_clip(reason.argument, 40)}`" if reason.argument else "it"
             yield f"      fix: {FIXES[reason.kind].format(arg=arg)}"
+        elif reason.kind in NOTES:
+            yield f"      note: {NOTES[reason.kind]}"
         if reason.kind == OTHER and reason.text:
             yield f"      JAX: {_clip(' '.join(reason.text.split()), 300)}"
         elif reason.kind == UNEXPLAINED and reason.text:
@@ -250,7 +257,7 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
         yield f"  fix{', where made anew' if len(anew) < len(eager) else ''}: " \
               f"{EAGER_ANEW_FIX.format(arg=arg)}"
     if len(anew) < len(eager):
-        yield f"  fix{', on new shapes or dtypes' if anew else ''}: {FIXES[EAGER]}"
+        yield f"  note{', on new shapes or dtypes' if anew else ''}: {NOTES[EAGER]}"
 
 
 def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
