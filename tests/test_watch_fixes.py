@@ -116,7 +116,8 @@ def test_the_static_fixes_an_array_for_arithmetic_and_cond_for_a_branch():
 def test_the_new_function_fix_hoists_the_jit_and_passes_the_loop_value():
     x = jnp.arange(4.0)
     with jitmagic.watch() as written:
-        before = [float(jax.jit(lambda v: (v * k).sum())(x)) for k in range(1, 4)]
+        before = [float(jax.jit(lambda v: (v * k).sum())(x))  # noqa: B023 (as written)
+                  for k in range(1, 4)]
     with jitmagic.watch() as fixed:
         scaled = jax.jit(lambda v, k: (v * k).sum())  # hoisted; `k` an argument
         after = [float(scaled(x, k)) for k in range(1, 4)]
