@@ -213,3 +213,40 @@ def test_a_parameter_that_comes_back_sharded_is_a_sharding_change_with_its_fix(t
     assert got["moved"] == [L.FIRST, L.SHARDING]
     assert "sharding or devices of the arguments (the same types: JAX reused its trace)" \
         in got["moved_text"]
+
+
+# -- 8. values, cells and fields as they are -----------------------------------------------
+
+
+def test_values_that_do_not_follow_each_other_are_not_joined_into_one_history():
+    """`f32[3] → f32[4] → f32[4]({}) → f32[2,2]({})` read as one argument's history; the
+    third compile was compared with the first, not the second."""
+    @jax.jit
+    def total(x):
+        return x.sum()
+
+    with jitmagic.watch() as w:
+        for shape in ((3,), (4,), (2, 2), (5,)):
+            total(jnp.ones(shape))
+    (row,) = [r for r in w.ledger.functions() if r.function == "total"]
+    (shape,) = [r for r in row.reasons if r.kind == L.SHAPE]
+    assert L.histories(shape.pairs) == [("f32[3]", "f32[4]"), ("f32[3]({})", "f32[2,2]({})"),
+                                        ("f32[3]", "f32[5]")]  # none continues another
+    said = str(w)
+    assert "f32[3] → f32[4]; f32[3]({}) → f32[2,2]({}); f32[3] → f32[5]" in said
+    assert "sharding" not in said  # a new rank re-writes the placement: not a sharding
+    assert L.histories([("2", "3"), ("3", "4")]) == [("2", "3", "4")]
+
+
+def test_a_watch_in_a_notebook_names_cells_as_the_magic_does(ip):
+    """`print(w)` showed the kernel's temporary file where `%%jitwatch` shows `Cell
+    In[N]`."""
+    with capture_output():
+        defined = ip.run_cell("import jax, jax.numpy as jnp\n"
+                              "celled = jax.jit(lambda x: x * 2)\n", store_history=True)
+        ip.run_cell("import jitmagic\nwith jitmagic.watch() as w:\n"
+                    "    for n in (2, 3):\n        celled(jnp.ones(n))\n",
+                    store_history=True)
+    said = str(ip.user_ns["w"])
+    assert f"defined at Cell In[{defined.execution_count}]:2" in said
+    assert "<ipython-input-" not in said

@@ -35,6 +35,7 @@ from ..model.ledger import EagerLine
 from ..model.ledger import FunctionRow
 from ..model.ledger import Ledger
 from ..model.ledger import ReasonRow
+from ..model.ledger import histories
 from ..model.ledger.diff import LedgerDiff
 from ..model.saved.schema import printable
 from ..usercode import user_file
@@ -277,7 +278,7 @@ def reason_words(reason: ReasonRow) -> str:
             NEW_FUNCTION: "a new function object each time"}.get(reason.kind, reason.kind)
     if reason.kind == SHARDING and not reason.argument:
         what = "sharding or devices of the arguments (the same types: JAX reused its trace)"
-    what += _change_words(reason.kind, reason.argument, reason.values)
+    what += _change_words(reason.kind, reason.argument, reason.values, reason.pairs)
     for also in reason.also[:MAX_VALUES]:
         what += f"; and {also.kind}{_change_words(also.kind, also.argument, also.values)}"
     hidden = reason.more - len(reason.also[:MAX_VALUES])
@@ -292,19 +293,24 @@ def reason_words(reason: ReasonRow) -> str:
 TOP_PATHS = {"[0]": "the positional arguments", "[1]": "the keyword arguments"}
 
 
-def _change_words(kind: str, argument: str | None, values: tuple[str, ...]) -> str:
-    """`` of `x`: f32[3] → f32[4]``: where a difference is and the values it took."""
+def _change_words(kind: str, argument: str | None, values: tuple[str, ...],
+                  pairs: tuple[tuple[str, str], ...] = ()) -> str:
+    """`` of `x`: f32[3] → f32[4]``: where a difference is and the values it took, as
+    the histories its compiles' pairs make (``f32[3] → f32[4]; f32[4]({}) → f32[2,2]({})``
+    where they do not join into one)."""
     what = ""
     if argument and kind == PYTREE:  # JAX's own path, unchecked here
         what += f" at {TOP_PATHS[argument]}" if argument in TOP_PATHS else \
             f" at `{_clip(argument, 60)}` (as JAX names the path)"
     elif argument:
         what += f" of `{_clip(argument, 60)}`"
-    if values:
-        shown = _values(values, 60 if kind == PYTREE else 40)  # "… (keys {'train'} differ)"
-        more = len(values) - MAX_VALUES
-        what += f": {shown}" + (f" → … ({len(values)} values)" if more > 0 else "")
-    return what
+    width = 60 if kind == PYTREE else 40  # "… (keys {'train'} differ)"
+    runs = histories(pairs) if pairs else [values] if values else []
+    shown = [_values(run, width) + (f" → … ({len(run)} values)" if len(run) > MAX_VALUES
+                                    else "") for run in runs[:MAX_VALUES]]
+    if len(runs) > MAX_VALUES:
+        shown.append(f"… ({len(runs)} changes)")
+    return what + (f": {'; '.join(shown)}" if shown else "")
 
 
 def _values(values: tuple[str, ...], width: int = 40) -> str:

@@ -10,6 +10,8 @@ raised as it was, after the ledger is made.
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,6 +24,7 @@ from ...model.ledger import Ledger
 from ...model.saved.schema import printable
 from ...render.ledger import gate_failures
 from ...render.ledger import text
+from ..cell_names import cell_label
 from ..saving import save
 
 
@@ -70,8 +73,34 @@ def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = No
     w = Watch()
     with watched(gate, source) as made:
         yield w
-    w.ledger = made[0]
+    w.ledger = with_cell_names(made[0], _shell())
     check_gate(w.ledger)
+
+
+def _shell() -> Any:
+    """The IPython shell running this process's code (None: none, or IPython not loaded)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    return get() if callable(get) else None
+
+
+def with_cell_names(ledger: Ledger, shell: Any) -> Ledger:
+    """``ledger`` with the places in notebook cells named as IPython names them (``Cell
+    In[3]:2``, not the kernel's temporary file); the watched cell's own lines stay
+    ``line N``; as it was where no shell runs."""
+    if shell is None:
+        return ledger
+
+    def named(site: str | None) -> str | None:
+        if not site or ":" not in site:
+            return site
+        file, _, line = site.rpartition(":")
+        label = cell_label(shell, file) if file != ledger.source_file else None
+        return f"{label}:{line}" if label and line.isdigit() else site
+
+    return dataclasses.replace(ledger, compiles=tuple(
+        dataclasses.replace(c, call_site=named(c.call_site), defined_at=named(c.defined_at))
+        for c in ledger.compiles))
 
 
 @contextmanager

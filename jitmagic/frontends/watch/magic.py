@@ -12,7 +12,6 @@ before it, then the error with the cell's own traceback; Ctrl-C shows the ledger
 from __future__ import annotations
 
 import ast
-import dataclasses
 import sys
 from typing import Any
 
@@ -31,7 +30,6 @@ from ...errors import InputError
 from ...errors import RecompiledError
 from ...model.ledger import Ledger
 from ...render.ledger import bundle
-from ..cell_names import cell_label
 from ..magic import CellInterrupted
 from ..magic import shown_in_this_cell
 from ..output import checked_path
@@ -41,6 +39,7 @@ from ..output import unquoted
 from .api import check_gate
 from .api import gate_of
 from .api import watched
+from .api import with_cell_names
 from .api import write_ledger
 
 #: What a Ctrl-C in the watched cell says, in its one line.
@@ -161,28 +160,13 @@ class JitWatchMagics(Magics):
         return eval(compile(expr, filename, "eval", flags=flags, dont_inherit=True), ns)
 
     def _show(self, ledger: Ledger, options: Any) -> None:
-        ledger = _with_cell_names(ledger, self.shell)
+        ledger = with_cell_names(ledger, self.shell)
         display(bundle(ledger, plot=not options.no_plot), raw=True)
         written, failed = write_ledger(ledger, {"--save": options.save, "--html": options.html})
         for line in written:
             print(line)
         for line in failed:
             print(f"jitmagic: {line}", file=sys.stderr)
-
-
-def _with_cell_names(ledger: Ledger, shell: Any) -> Ledger:
-    """``ledger`` with the places in earlier cells named as IPython names them
-    (``Cell In[3]:2``); the watched cell's own lines stay ``line N``."""
-    def named(site: str | None) -> str | None:
-        if not site or ":" not in site:
-            return site
-        file, _, line = site.rpartition(":")
-        label = cell_label(shell, file) if file != ledger.source_file else None
-        return f"{label}:{line}" if label and line.isdigit() else site
-
-    return dataclasses.replace(ledger, compiles=tuple(
-        dataclasses.replace(c, call_site=named(c.call_site), defined_at=named(c.defined_at))
-        for c in ledger.compiles))
 
 
 def _split_statement(line: str) -> tuple[str, str]:

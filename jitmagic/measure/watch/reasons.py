@@ -146,7 +146,9 @@ def _types(arg: str, old: str, new: str) -> list[Change]:
     a, b = _typed(old), _typed(new)
     if a is None or b is None:
         return [Change(OTHER, arg, old, new)]
-    placed = [Change(SHARDING, arg, old, new)] if a[2] != b[2] else []
+    # a new rank re-writes every dimension's placement: only the mesh's part then counts
+    moved = a[2] != b[2] if len(a[1]) == len(b[1]) else a[2][-1] != b[2][-1]
+    placed = [Change(SHARDING, arg, old, new)] if moved else []
     if a[0] != b[0]:
         return [Change(DTYPE, arg, old, new), *placed]
     if a[1] != b[1]:

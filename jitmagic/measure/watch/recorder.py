@@ -342,6 +342,10 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
         if not eager and not traced:
             return Reason(SHARDING, text=REUSED_TRACE)
         return Reason(EAGER if eager else UNEXPLAINED)
+    field_ = _static_field(miss.reason.before, miss.reason.after) \
+        if miss.reason.kind == STATIC else None
+    if field_ is not None:  # an Equinox static field, by its class and name
+        return replace(miss.reason, argument=field_[0], before=field_[1], after=field_[2])
     if miss.reason.kind in (STATIC, PYTREE) or miss.reason.also:
         named = _named(miss.reason.kind, miss.reason.argument, miss.defined_at)
         return replace(miss.reason, argument=named, also=tuple(
@@ -358,6 +362,63 @@ def _named(kind: str, argument: str | None, defined_at: str | None) -> str | Non
     """The argument a difference names: a pytree path read as the parameter it starts at
     (:func:`_argument`); a type's argument is JAX's own name already."""
     return _argument(argument, defined_at) if kind in (STATIC, PYTREE) else argument
+
+
+_NODE = re.compile(r"(?P<name>[A-Za-z_]\w*)\[\(")
+
+
+def _static_field(before: str | None, after: str | None) -> tuple[str, str, str] | None:
+    """(``MLP.depth``, its value before, after) where a static value that changed is a
+    module's static fields (Equinox writes a module's node as ``MLP[(Missing, 2)]``: its
+    fields' static values in their order) and one field differs; None otherwise."""
+    if not before or not after:
+        return None
+    a, b = _nodes(before), _nodes(after)
+    if len(a) != len(b):
+        return None
+    changed = [(name, i, x[i], y[i]) for (name, x), (_, y) in zip(a, b, strict=True)
+               if len(x) == len(y) for i in range(len(x)) if x[i] != y[i]]
+    if len(changed) != 1:
+        return None
+    name, i, old, new = changed[0]
+    fields = _fields_of(name, len(a[[n for n, _ in a].index(name)][1]))
+    return None if fields is None else (f"{name}.{fields[i]}", old, new)
+
+
+def _nodes(t: str) -> list[tuple[str, list[str]]]:
+    """Each ``Name[(a, b)]`` in ``t``: the name and its items, split at the top level."""
+    found = []
+    for m in _NODE.finditer(t):
+        depth, items, start = 0, [], m.end()
+        for j in range(m.end(), len(t)):
+            ch = t[j]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}" and depth:
+                depth -= 1
+            elif ch == ")":
+                items.append(t[start:j].strip())
+                break
+            elif ch == "," and not depth:
+                items.append(t[start:j].strip())
+                start = j + 1
+        found.append((m["name"], [x for x in items if x]))
+    return found
+
+
+def _fields_of(name: str, count: int) -> list[str] | None:
+    """The field names of the one dataclass named ``name`` with ``count`` fields among the
+    loaded modules (the user's first); None where there is none, or more than one."""
+    import dataclasses
+
+    found = {}
+    for module in list(sys.modules.values()):
+        cls = getattr(module, name, None)
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+            names = [f.name for f in dataclasses.fields(cls)]
+            if len(names) == count:
+                found[id(cls)] = names
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 _PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")

@@ -204,6 +204,9 @@ class ReasonRow:
     more: int = 0
     #: The other differences JAX named beside it, each with the values it went through.
     also: tuple[AlsoRow, ...] = ()
+    #: Each compile's (before, after), in order, once each: ``values`` read as a history
+    #: only where one pair's after is the next one's before (:func:`histories`).
+    pairs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,6 +461,10 @@ def _reason_row(cs: list[Compile]) -> ReasonRow:
                 values.setdefault(v, None)
     lines = Counter(c.call_site for c in cs if c.call_site)
     texts = {c.call_site: c.call_text for c in cs}
+    pairs: dict[tuple[str, str], None] = {}
+    for c in cs:
+        if c.reason.before is not None and c.reason.after is not None:
+            pairs.setdefault((c.reason.before, c.reason.after), None)
     also: dict[tuple[str, str | None], dict[str, None]] = {}
     for c in cs:
         for change in c.reason.also:
@@ -470,7 +477,22 @@ def _reason_row(cs: list[Compile]) -> ReasonRow:
                      tuple((site, texts.get(site), n) for site, n in lines.most_common()),
                      cs[0].reason.text, tuple(sorted({c.thread for c in cs})),
                      max(c.reason.more for c in cs),
-                     tuple(AlsoRow(kind, arg, tuple(vs)) for (kind, arg), vs in also.items()))
+                     tuple(AlsoRow(kind, arg, tuple(vs)) for (kind, arg), vs in also.items()),
+                     tuple(pairs))
+
+
+def histories(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, ...]]:
+    """The (before, after) pairs of a reason's compiles joined into the histories they
+    are: a pair continues a history only where its before is that history's last value
+    (``f32[3] → f32[4]`` and ``f32[4]({}) → f32[2,2]({})`` are two, not one)."""
+    found: list[list[str]] = []
+    for before, after in pairs:
+        run = next((h for h in found if h[-1] == before and after not in h), None)
+        if run is not None:
+            run.append(after)
+        else:
+            found.append([before, after])
+    return [tuple(h) for h in found]
 
 
 # -- checked reading: the checks every saved record uses (:mod:`.saved.schema`) ----------
