@@ -41,6 +41,7 @@ from jitmagic.model.causes.effort import CAUSE
 from jitmagic.model.causes.effort import CHANGES_RESULTS
 from jitmagic.model.causes.effort import DEFAULT
 from jitmagic.model.causes.effort import HELPERS_CAUSE
+from jitmagic.model.causes.effort import NO_EFFECT
 from jitmagic.model.causes.effort import NO_GAIN
 from jitmagic.model.causes.effort import OUT_OF_LINE
 from jitmagic.model.causes.effort import UNCHANGED
@@ -103,10 +104,11 @@ def measured() -> Effort:
 # --- the settings reach the compile ---------------------------------------------------------
 
 def test_every_candidate_this_jax_exposes_is_tried():
-    names = [s.name for s in candidates()]
-    assert names[:2] == ["xla_backend_optimization_level=0", "xla_backend_optimization_level=1"]
-    assert "exec_time_optimization_effort=-1" in names  # JAX 0.10 has the config flag
-    assert "jax_optimization_level=O0" in names
+    """The CPU's set, as before the sets were per backend (JAX 0.10 has both flags)."""
+    assert [s.name for s in candidates()] == [
+        "xla_backend_optimization_level=0", "xla_backend_optimization_level=1",
+        "exec_time_optimization_effort=-1", "jax_optimization_level=O0"]
+    assert candidates()[3].options == {"optimization_level": 9}  # the number XLA takes
 
 
 def test_each_setting_reaches_the_compile(measured):
@@ -116,6 +118,14 @@ def test_each_setting_reaches_the_compile(measured):
         assert row.reached is True, row.name  # its compiled program is not the default's
         assert row.outputs in ("exact", "rounding")
         assert len(row.samples["compile_s"]) == len(measured.default["compile_s"]) == 2
+
+
+def test_the_record_names_its_backend_and_what_each_setting_acts_on(measured):
+    assert measured.backend == "cpu"
+    assert all(r.setting.acts_on for r in measured.rows.values())
+    said = text(measured)
+    assert "settings that act on this backend (CPU)" in said
+    assert "`xla_backend_optimization_level=0`: LLVM's optimization of the generated code" in said
 
 
 def test_the_compiled_program_of_a_setting_differs_and_the_defaults_twice_does_not():
@@ -323,13 +333,16 @@ def test_an_inconclusive_call_gives_no_break_even():
 
 def test_a_compile_no_faster_is_nothing_to_gain_and_an_inconclusive_one_says_so():
     same = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name="same")
+    slower = crafted_row([1.50, 1.52, 1.49, 1.51, 1.50], DEFAULT_CALL, name="slower")
     unsure = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], DEFAULT_CALL, name="unsure")
-    e = crafted(same, unsure)
-    assert e.outcome(same).verdict(same) == NO_GAIN
+    e = crafted(same, slower, unsure)
+    assert e.outcome(same).verdict(same) == NO_EFFECT
+    assert e.outcome(slower).verdict(slower) == NO_GAIN
     assert e.outcome(unsure).verdict(unsure) == UNDECIDED
     said = text(e)
-    assert "at `same` XLA's compile shows no measurable difference" in said
-    assert "nothing to gain" in said
+    assert ("at `same` no measurable effect on this backend's compile: XLA's compile "
+            "1 s → 1 s (") in said
+    assert "at `slower` XLA compiles 1.50× slower" in said and "nothing to gain" in said
     assert "at `unsure` whether XLA compiles faster is inconclusive" in said
     assert e.recommended() == []
 
@@ -662,7 +675,8 @@ def test_out_of_line_is_worded_apart_from_the_effort_settings():
     apart = crafted_row(DEFAULT_COMPILE, DEFAULT_CALL, name=OUT_OF_LINE)
     settings, helpers = causes(Holding(crafted(same, apart)))
     assert (settings.name, helpers.name) == (CAUSE, HELPERS_CAUSE)
-    assert settings.said == "no lower effort setting is worth using here (`same`: nothing to gain)"
+    assert settings.said == ("no lower effort setting is worth using here (`same`: no "
+                             "measurable effect on this backend's compile)")
     assert helpers.said == "keeping the helpers out of line is not worth it here (nothing to gain)"
     (alone,) = causes(Holding(crafted(apart)))
     assert alone.name == HELPERS_CAUSE

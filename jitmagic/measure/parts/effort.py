@@ -1,8 +1,10 @@
 """XLA's effort (``--effort``): the flat program compiled at lower effort settings, measured.
 
 "My compile is slow: would asking XLA to optimize less help, and what does each call
-then cost?" Each setting this JAX and backend accept (:func:`accepted`: probed once on a
-tiny program; one the backend refuses is left out with a note naming it) becomes a row
+then cost?" The settings tried are the running backend's own (:func:`candidates`, from
+:mod:`jitmagic.backends.effort`: only those that act on its compile). Each one this JAX
+and backend accept (:func:`accepted`: probed once on a tiny program; one the backend
+refuses is left out with a note naming it) becomes a row
 of the one interleaved :class:`~.sampling.runner.Sampler`, beside the default (the
 program as the user compiles it, their own ``compiler_options`` included): the program's
 one lowering (:class:`OneLowering`: an option changes the compile, never the traced
@@ -31,6 +33,11 @@ import jax
 import numpy as np
 
 from ..._compat import effort_level
+from ...backends import Backend
+from ...backends import running
+from ...backends.effort import LEVEL_OPTIONS
+from ...backends.effort import EffortSetting
+from ...backends.effort import for_backend
 from ...errors import UserCodeError
 from ...model.causes.effort import COMPILE
 from ...model.causes.effort import DEFAULT
@@ -90,31 +97,36 @@ SHARE_OF_COMPARISON = 1.5
 WARM_CALLS = 3
 
 
-def candidates() -> list[Setting]:
-    """The lower-effort settings to try: XLA's backend (LLVM) optimization level 0 and 1,
-    and JAX's execution-time effort and optimization level where this JAX has them."""
-    out = [Setting(f"xla_backend_optimization_level={n}",
-                   {"xla_backend_optimization_level": n},
-                   f'XLA_FLAGS="--xla_backend_optimization_level={n}"') for n in (0, 1)]
-    if "jax_exec_time_optimization_effort" in jax.config.values:
-        out.append(Setting("exec_time_optimization_effort=-1",
-                           {"exec_time_optimization_effort": -1.0},
-                           'jax.config.update("jax_exec_time_optimization_effort", -1.0)'))
-    o0 = effort_level("O0")
-    if "jax_optimization_level" in jax.config.values and o0 is not None:
-        out.append(Setting("jax_optimization_level=O0", {"optimization_level": o0},
-                           'jax.config.update("jax_optimization_level", "O0")',
-                           keyword=False))
-    return out
+def candidates(backend: Backend | None = None) -> list[Setting]:
+    """The lower-effort settings to try on ``backend`` (the running one where None): its
+    own set (:func:`jitmagic.backends.effort.for_backend`: only settings that act on it),
+    less any this JAX cannot express (its config lacks the flag, or the effort level)."""
+    chosen = for_backend(backend or running())
+    made = (as_setting(s) for s in chosen if s.needs is None or s.needs in jax.config.values)
+    return [s for s in made if s is not None]
 
 
-def accepted(settings: Iterable[Setting], baseline: dict[str, Any]
+def as_setting(s: EffortSetting) -> Setting | None:
+    """``s`` as the record's setting, its effort levels as the numbers XLA takes (None
+    where this JAX has no such level)."""
+    options = {}
+    for key, value in s.options.items():
+        options[key] = effort_level(value) if key in LEVEL_OPTIONS else value
+        if options[key] is None:
+            return None
+    return Setting(s.name, options, s.config, s.keyword, acts_on=s.acts_on)
+
+
+def accepted(settings: Iterable[Setting], baseline: dict[str, Any],
+             backend: Backend | None = None
              ) -> tuple[list[Setting], list[str], dict[str, bool | None]]:
     """(the settings to measure, a note for each left out, whether each reaches the
     compile): each probed once, untimed, by compiling one tiny program with it; one this
     backend refuses is left out, and so is one the user's own ``compiler_options``
     (``baseline``) already hold. A setting reaches the compile where the program it
-    compiles differs from the default's compile of the same lowered program."""
+    compiles differs from the default's compile of the same lowered program. ``backend``
+    (the running one where None) names who refused a setting."""
+    label = (backend or running()).label
     lowered = jax.jit(lambda x: x + 1).lower(np.float32(0))
     default = executable_bytes(lowered.compile(compiler_options=baseline or None))
     keep, notes, reached = [], [], {}
@@ -126,8 +138,7 @@ def accepted(settings: Iterable[Setting], baseline: dict[str, Any]
             compiled = lowered.compile(compiler_options={**baseline, **s.options} or None)
         except Exception as exc:  # XLA's refusal: an unknown option, one of another backend
             why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(f"`{s.name}` left out: this backend ({jax.default_backend()}) "
-                         f"refused it ({why})")
+            notes.append(f"`{s.name}` left out: this backend ({label}) refused it ({why})")
             continue
         keep.append(s)
         seen = executable_bytes(compiled)
@@ -326,9 +337,9 @@ def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
     ``budget_s``); a stop (Ctrl-C, ``--timeout``) keeps the rounds that finished and
     says why. The user's code failing is said per row."""
     check = check or Checkpoint()
-    baseline = baseline_of(flat)
-    chosen, left_out, reached = accepted(candidates() if settings is None else settings,
-                                         baseline)
+    baseline, backend = baseline_of(flat), running()
+    chosen, left_out, reached = accepted(
+        candidates(backend) if settings is None else settings, baseline, backend)
     rows = {DEFAULT: at_setting(flat, baseline),
             **{s.name: at_setting(flat, {**baseline, **s.options}) for s in chosen}}
     if out_of_line is not None:
@@ -343,7 +354,9 @@ def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
           check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
         runs.measure(settling(runs, rounds, budget_s), None, monitor, check,
                      what=PART)  # each says why
-    return _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line)
+    return dataclasses.replace(
+        _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line),
+        backend=backend.platform)
 
 
 def settling(runs: Sampler, rounds: int, budget_s: float = math.inf) -> int | Rounds:

@@ -87,12 +87,15 @@ OUTPUT_KINDS = ("exact", "rounding", "mismatch", "uncompared")
 MATCHING = OUTPUT_KINDS[:2]
 #: What a setting comes to, from the rule's outcomes (:meth:`Outcome.verdict`): use it
 #: (a call is no slower), use it below its break-even, nothing to gain (XLA's compile is
-#: no faster), inconclusive (the compile's or a call's difference), changes the results,
-#: outputs not compared, changes nothing in the compiled program, failed.
-VERDICTS = (USE, USE_BELOW, NO_GAIN, UNDECIDED, CHANGES_RESULTS, NOT_COMPARED, UNCHANGED,
-            FAILED) = ("use it", "pays below the break-even", "nothing to gain",
-                       "inconclusive", "changes the results", "outputs not compared",
-                       "changes nothing", "failed")
+#: slower, or out of line's is no faster), no measurable effect (the rule found no
+#: difference in XLA's compile at a setting: it does not act on this backend's compile
+#: of this program), inconclusive (the compile's or a call's difference), changes the
+#: results, outputs not compared, changes nothing in the compiled program, failed.
+VERDICTS = (USE, USE_BELOW, NO_GAIN, NO_EFFECT, UNDECIDED, CHANGES_RESULTS, NOT_COMPARED,
+            UNCHANGED, FAILED) = ("use it", "pays below the break-even", "nothing to gain",
+                                  "no measurable effect", "inconclusive",
+                                  "changes the results", "outputs not compared",
+                                  "changes nothing", "failed")
 
 
 @dataclass(frozen=True)
@@ -100,16 +103,19 @@ class Setting:
     """One lower-effort setting: the compiler options it adds to the default's, and how
     a user writes it for the whole process (``jax.config.update(...)`` or an
     ``XLA_FLAGS`` value; None: no such way). ``keyword``: whether
-    ``jax.jit(f, compiler_options={...})`` is the line to write (else ``config`` is)."""
+    ``jax.jit(f, compiler_options={...})`` is the line to write (else ``config`` is).
+    ``acts_on``: what it acts on in the backend's compile, a noun phrase from
+    :mod:`jitmagic.backends.effort` (None: not said, as in reports before it was)."""
 
     name: str
     options: dict[str, Any]
     config: str | None = None
     keyword: bool = True
+    acts_on: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "options": dict(self.options), "config": self.config,
-                "keyword": self.keyword}
+                "keyword": self.keyword, "acts_on": self.acts_on}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "setting") -> Setting:
@@ -121,6 +127,7 @@ _SETTING_FIELDS: tuple[Field, ...] = (
     ("options", "options", mapping(scalar), REQUIRED),
     ("config", "config", optional(text), None),
     ("keyword", "keyword", flag, True),
+    ("acts_on", "acts_on", optional(text), None),
 )
 
 
@@ -212,7 +219,9 @@ class Outcome:
             return CHANGES_RESULTS if row.outputs == "mismatch" else NOT_COMPARED
         if row.reached is False:
             return UNCHANGED
-        if self.compile.kind in (SAME, SLOWER):
+        if self.compile.kind == SAME:  # out of line is no setting of the backend's
+            return NO_GAIN if row.name == OUT_OF_LINE else NO_EFFECT
+        if self.compile.kind == SLOWER:
             return NO_GAIN
         if self.compile.kind != FASTER:
             return UNDECIDED
@@ -228,7 +237,9 @@ class Effort:
     ``default``: the default row's raw samples; ``rows``: one per setting measured, in
     the order measured; ``baseline``: the user's own ``compiler_options`` every row
     compiles with (empty: JAX's defaults); ``left_out``: the settings not measured, each
-    with why (this backend refused it, it is the user's own already)."""
+    with why (this backend refused it, it is the user's own already); ``backend``: JAX's
+    platform name of the backend measured on, whose own settings were tried (None: not
+    recorded, as in reports before it was)."""
 
     entry: str
     default: dict[str, tuple[float, ...]]
@@ -238,6 +249,7 @@ class Effort:
     stopped: str | None = None
     warnings: tuple[str, ...] = ()
     default_error: str | None = None
+    backend: str | None = None
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
@@ -273,7 +285,7 @@ class Effort:
                 "rows": {k: r.to_dict() for k, r in self.rows.items()},
                 "baseline": dict(self.baseline), "left_out": list(self.left_out),
                 "stopped": self.stopped, "warnings": list(self.warnings),
-                "default_error": self.default_error,
+                "default_error": self.default_error, "backend": self.backend,
                 "verdicts": {k: self.outcome(r).verdict(r) for k, r in self.rows.items()}}
 
     @classmethod
@@ -294,6 +306,7 @@ _FIELDS: tuple[Field, ...] = (
     ("stopped", "stopped", optional(text), None),
     ("warnings", "warnings", items(text), ()),
     ("default_error", "default_error", optional(text), None),
+    ("backend", "backend", optional(text), None),
 )  # "verdicts" is written but never read back: derived from the samples
 
 
@@ -484,6 +497,8 @@ def verdict_words(e: Effort, r: EffortRow) -> str:
     inconclusive, so no break-even``): never "inconclusive" for what was decided."""
     o = e.outcome(r)
     verdict = o.verdict(r)
+    if verdict == NO_EFFECT:
+        return "no measurable effect on this backend's compile"
     if verdict != UNDECIDED:
         return verdict
     if o.compile.kind != FASTER:

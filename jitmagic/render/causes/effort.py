@@ -14,9 +14,11 @@ from the comparison's); ratios are marked as the comparison's table marks them
 
 from __future__ import annotations
 
+from ...backends import named as backend_named
 from ...model.causes.effort import CHANGES_RESULTS
 from ...model.causes.effort import DEFAULT
 from ...model.causes.effort import FAILED
+from ...model.causes.effort import NO_EFFECT
 from ...model.causes.effort import NO_GAIN
 from ...model.causes.effort import NOT_COMPARED
 from ...model.causes.effort import UNCHANGED
@@ -24,6 +26,7 @@ from ...model.causes.effort import USE
 from ...model.causes.effort import USE_BELOW
 from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
+from ...model.causes.effort import Outcome
 from ...model.causes.effort import at as where
 from ...model.causes.effort import call_words
 from ...model.causes.effort import clock_reason
@@ -34,6 +37,7 @@ from ...model.causes.effort import run_time
 from ...model.causes.effort import write
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
+from ...model.stats.verdicts import interval
 from ...model.stats.witness import clock_name
 from .. import comparison
 from ..blocks import Block
@@ -65,6 +69,7 @@ def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
             Table(COLUMNS, table, css="jitcompare-effort"),
             Para([sentence(e, r) for r in e.rows.values()])]
     out += [Para([said], "note") for said in run_time(e, list(e.rows.values()))]
+    out += [Para([said], "note") for said in [acts_on(e)] if said]
     out += [Para([helpers_said(r)], "note") for r in e.rows.values() if r.kept or r.refused]
     out += [Para([note], "note") for note in e.left_out]
     out += [Para([("warning: ", w)], "warning") for w in e.warnings]
@@ -86,8 +91,9 @@ def intro(e: Effort) -> str:
     """What the rows are, what the default compiles with, and what the figures are."""
     runs = len(e.default.get("compile_s", ()))
     mine = f" with your `compiler_options={options_text(e.baseline)}`" if e.baseline else ""
-    return (f"the flat program compiled at XLA's lower effort settings, each against the "
-            f"default (as you compile it{mine}), interleaved: XLA's compile is JAX's own "
+    return (f"the flat program compiled at XLA's lower effort settings {on_backend(e)}, "
+            f"each against the default (as you compile it{mine}), interleaved: XLA's "
+            f"compile is JAX's own "
             f"event inside cold first calls, a call is the steady state; medians of {runs} "
             f"cold runs each; ratios are default/setting, decided by the one rule; "
             f"{clock_reason(e)}")
@@ -131,6 +137,8 @@ def sentence(e: Effort, r: EffortRow) -> str:
     if verdict == UNCHANGED:
         return (f"{at} the compiled program is byte for byte the default's: the setting "
                 "changed nothing here")
+    if verdict == NO_EFFECT:
+        return f"{at} {no_effect(e, r, o)}: nothing to gain here"
     compiled = compile_words(o)
     if verdict == NO_GAIN or o.compile.kind != FASTER:
         return f"{at} {compiled}: nothing to gain" if verdict == NO_GAIN else \
@@ -141,6 +149,36 @@ def sentence(e: Effort, r: EffortRow) -> str:
     if verdict == USE_BELOW:
         return f"{said}: {pays(o)}: {write(e, r)}"
     return f"{said}: no break-even is given; more runs might tell"
+
+
+def backend_label(e: Effort) -> str | None:
+    """How the user reads the backend ``e`` was measured on ("TPU"); None where the
+    report did not record it."""
+    return None if e.backend is None else backend_named(e.backend).label
+
+
+def on_backend(e: Effort) -> str:
+    """``that act on this backend (TPU)``: the settings tried are the backend's own."""
+    label = backend_label(e)
+    return "that act on this backend" + (f" ({label})" if label else "")
+
+
+def no_effect(e: Effort, r: EffortRow, o: Outcome) -> str:
+    """``no measurable effect on this backend's compile (TPU; it acts on …): XLA's compile
+    2.54 s → 2.57 s (0.97×–1.02×), wall time``: the rule found no difference in XLA's
+    compile, said as that, never as a small "faster" or "slower"."""
+    acts = r.setting.acts_on and f"it acts on {r.setting.acts_on}"
+    where = "; ".join(w for w in (backend_label(e), acts) if w)
+    figures = " ".join(w for w in (f"{fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}",
+                                   interval(o.compile)) if w)
+    return (f"no measurable effect on this backend's compile{f' ({where})' if where else ''}: "
+            f"XLA's compile {figures}, {clock_name(o.clock)}")
+
+
+def acts_on(e: Effort) -> str | None:
+    """What each setting tried acts on, from the record (None where no row says)."""
+    said = [f"`{r.name}`: {r.setting.acts_on}" for r in e.rows.values() if r.setting.acts_on]
+    return f"what each setting acts on: {'; '.join(said)}" if said else None
 
 
 def helpers_said(r: EffortRow) -> str:
