@@ -218,3 +218,60 @@ for scale in (1.0, 0.5, 0.25):
     for scale in (1.0, 0.5, 0.25):  # noqa: B007 (read by hoisted)
         stale.append(float(jax.lax.scan(hoisted, 0.0, ip.user_ns["xs"])[0]))
     assert stale == [15.0, 15.0, 15.0]
+
+
+# -- 9, 11, 13: a gate that cannot be set, a ledger after an error, files as asked ---------
+
+
+def test_the_watchs_options_after_the_script_are_refused_not_handed_to_it(tmp_path, capsys):
+    """`python -m jitmagic watch FILE.py --fail-after-warmup 1` (as the `--help` line
+    read) gave the option to the script's sys.argv and exited 0 however often it
+    recompiled."""
+    script = tmp_path / "loop.py"
+    script.write_text("import sys\nimport jax, jax.numpy as jnp\n"
+                      "f = jax.jit(lambda x: x + 1)\nfor n in (2, 3):\n    f(jnp.ones(n))\n"
+                      "print('argv', sys.argv[1:])\n")
+    assert command.main([str(script), "--fail-after-warmup", "1"]) == 2
+    said = capsys.readouterr()
+    assert "--fail-after-warmup after" in said.err and "no gate would be set" in said.err
+    assert "argv" not in said.out  # refused before it ran
+    assert command.main([str(script), "--", "--max-compiles=3"]) == 0  # the script's own
+    assert "argv ['--max-compiles=3']" in capsys.readouterr().out
+    assert command.main(["--fail-after-warmup", "1", str(script)]) == 1
+
+
+def test_the_command_refuses_a_page_named_json_and_one_path_for_both(tmp_path, capsys):
+    script = tmp_path / "s.py"
+    script.write_text("x = 1\n")
+    assert command.main(["--html", str(tmp_path / "page.json"), str(script)]) == 2
+    assert "--html writes an HTML page file: give it a path ending in .html" in \
+        capsys.readouterr().err
+    same = str(tmp_path / "r.html")
+    assert command.main(["--save", same, "--html", same, str(script)]) == 2
+    assert not (tmp_path / "r.html").exists()
+    assert command.main(["--save", str(tmp_path / "r.json"), "--html", same,
+                         str(script)]) == 0
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_ledger_is_there_after_an_error_or_ctrl_c_in_the_block():
+    """`w.ledger` was None after an error in `with jitmagic.watch() as w:`, though its
+    docstring says the ledger is there either way."""
+    grow = jax.jit(lambda x: x * 3)
+    for n, stop in ((41, ZeroDivisionError), (43, KeyboardInterrupt)):
+        with pytest.raises(stop), jitmagic.watch(fail_after_warmup=0) as w:
+            grow(jnp.ones(n))
+            raise stop()
+        assert w.ledger is not None and [r.compiles for r in w.ledger.functions()
+                                         if r.function == "<lambda>"] == [1]
+        assert ("Gate not checked" in str(w)) and (w.ledger.stopped is
+                                                   (stop is KeyboardInterrupt))
+
+
+def test_the_magic_refuses_a_page_named_json_before_running(ip, tmp_path):
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="--html writes an HTML page"):
+        ip.run_cell_magic("jitwatch", f"--no-plot --html {tmp_path / 'page.json'}",
+                          "ran_the_cell = 1\n")
+    assert "ran_the_cell" not in ip.user_ns

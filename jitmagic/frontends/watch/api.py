@@ -71,9 +71,14 @@ def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = No
     __tracebackhide__ = True  # pytest shows the failing test's lines, not these
     gate = gate_of(fail_after_warmup, max_compiles)
     w = Watch()
-    with watched(gate, source) as made:
-        yield w
-    w.ledger = with_cell_names(made[0], _shell())
+    made: list[Ledger] = []
+    try:
+        with watched(gate, source) as made:
+            yield w
+    finally:  # after an error or Ctrl-C too: the ledger of what ran before it
+        if made:
+            w.ledger = with_cell_names(made[0], _shell())
+    assert w.ledger is not None
     check_gate(w.ledger)
 
 
@@ -132,6 +137,21 @@ def check_gate(ledger: Ledger) -> None:
     broken = gate_failures(ledger)
     if broken:
         raise RecompiledError("jitwatch gate failed: " + "; ".join(broken), text(ledger))
+
+
+#: The file each option writes, by its ending: ``--html page.json`` wrote JSON.
+ENDINGS = {"--save": ".json", "--html": ".html"}
+
+
+def check_endings(paths: dict[str, str | None]) -> None:
+    """``InputError`` where a path given to ``--save`` or ``--html`` does not end as the
+    file it writes does (checked before the run: a ledger made is never lost to it)."""
+    for option, path in paths.items():
+        ending = ENDINGS.get(option)
+        if path is not None and ending and not path.lower().endswith(ending):
+            raise InputError(f"{option} writes a{'n HTML page' if ending == '.html' else ' JSON'}"
+                             f" file: give it a path ending in {ending} (got {path!r}), e.g. "
+                             f"{option} ledger{ending}")
 
 
 def write_ledger(ledger: Ledger, paths: dict[str, str | None]) -> tuple[list[str], list[str]]:

@@ -18,12 +18,14 @@ from ...errors import InputError
 from ...errors import user_traceback
 from ...model.ledger import Ledger
 from ...render.ledger import text
+from ..output import distinct
 from ..statuses import CANNOT_WRITE
 from ..statuses import INTERRUPTED
 from ..statuses import MEASURED
 from ..statuses import RAISED
 from ..statuses import REGRESSED
 from ..statuses import USAGE
+from .api import check_endings
 from .api import gate_of
 from .api import watched
 from .api import write_ledger
@@ -50,12 +52,16 @@ def main(argv: list[str]) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has said why
         return USAGE if exc.code else MEASURED
+    script = os.path.abspath(args.script)
     try:
         gate = gate_of(args.fail_after_warmup, args.max_compiles)
+        outputs = {"--save": args.save, "--html": args.html}
+        check_endings(outputs)
+        distinct({"FILE.py": script, **outputs})
+        _own_options_after(args, argv)
     except InputError as exc:
         print(f"jitmagic watch: {exc}", file=sys.stderr)
         return USAGE
-    script = os.path.abspath(args.script)
     if not os.path.isfile(script):
         print(f"jitmagic watch: {args.script!r} is not a file: give the script to run, "
               "e.g. `python -m jitmagic watch train.py`", file=sys.stderr)
@@ -81,6 +87,32 @@ def main(argv: list[str]) -> int:
     if said:
         print(said, file=sys.stderr)
     return _written(made[0], args, _gated(made[0], status))
+
+
+#: The watch's own options: after FILE.py they go to the script.
+GATE_OPTIONS = ("--fail-after-warmup", "--max-compiles")
+OUTPUT_OPTIONS = ("--save", "--html")
+
+
+def _own_options_after(args: argparse.Namespace, argv: list[str]) -> None:
+    """``InputError`` where the script's arguments start a gate option of the watch's own
+    (``watch train.py --fail-after-warmup 1``, as a ``--help`` line read: the option went
+    to the script, and a gate that is not set cannot fail); a note on stderr for
+    ``--save``/``--html`` there, which a script may take itself. Arguments after ``--``
+    (``watch train.py -- --max-compiles 3``) are the script's, said nothing of."""
+    rest = argv[argv.index(args.script) + 1:] if args.script in argv else []
+    if rest[:1] == ["--"]:
+        return
+    named = [a.partition("=")[0] for a in args.args]
+    gates = [a for a in named if a in GATE_OPTIONS]
+    if gates:
+        raise InputError(f"{gates[0]} after {args.script} goes to the script, not to the "
+                         f"watch, so no gate would be set: put the watch's options before the "
+                         f"script (python -m jitmagic watch {gates[0]} N {args.script}); to "
+                         f"pass it to the script, write -- before the script's arguments")
+    for option in (a for a in named if a in OUTPUT_OPTIONS):
+        print(f"jitmagic watch: {option} after {args.script} goes to the script, not to the "
+              f"watch (the watch's own options go before the script)", file=sys.stderr)
 
 
 def _gated(ledger: Ledger, status: int) -> int:

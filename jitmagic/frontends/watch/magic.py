@@ -36,6 +36,7 @@ from ..output import checked_path
 from ..output import distinct
 from ..output import output_arguments
 from ..output import unquoted
+from .api import check_endings
 from .api import check_gate
 from .api import gate_of
 from .api import watched
@@ -135,6 +136,7 @@ class JitWatchMagics(Magics):
             args.save = checked_path(args.save, "--save")
             args.html = checked_path(args.html, "--html")
             distinct({"--save": args.save, "--html": args.html})
+            check_endings({"--save": args.save, "--html": args.html})
         except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except ValueError as exc:
