@@ -28,6 +28,8 @@ from typing import NamedTuple
 from typing import cast
 
 from ._compat import option_strings
+from .backends import ACCELERATOR_BUDGET_S
+from .backends import CPU
 from .errors import InputError
 from .model.stats.rule import MAX_PAIRS
 from .model.stats.rule import MAX_PAIRS_BUSY
@@ -38,8 +40,6 @@ SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 AUTO = "auto"
 #: ``--advise`` compares spreads: fewer cold runs than this give none to judge by.
 ADVISE_FEWEST = 3
-#: ``--budget``'s default: the seconds of measuring after which ``-r auto`` starts no run.
-BUDGET_S = 30.0
 #: ``--batch``'s default: how many times ``--vmap`` stacks the call's arguments.
 DEFAULT_BATCH = 64
 
@@ -216,7 +216,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "reported", repeat_count,
                "N|auto", _repeat),
     OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
-               f"run starts (default {BUDGET_S:g})", seconds_text, "SECONDS", _seconds),
+               f"run starts (default {CPU.budget_s:g} on a CPU, {ACCELERATOR_BUDGET_S:g} on a "
+               "GPU or TPU, where one compile takes seconds)", seconds_text, "SECONDS",
+               _seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
                "(default: auto-ranged like %%timeit)", whole_text, "N", _count),
     OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
@@ -284,7 +286,8 @@ class Options:
     """
 
     repeat: int | str = AUTO
-    budget: float = BUDGET_S
+    #: None: the running backend's (:data:`jitmagic.backends.Backend.budget_s`).
+    budget: float | None = None
     number: int | None = None
     nest: tuple[str, ...] | None = None
     mine: tuple[str, ...] = ()

@@ -66,7 +66,6 @@ def test_text_is_parsed_as_on_the_command_line():
         ({"sweep": "width"}, "does not name a variable"),
         ({"sweep": ("width", [])}, "at least one value"),
         ({"repeat": None}, r"-r/--repeat takes no None: leave it out for its default \('auto'\)"),
-        ({"budget": None}, r"--budget takes no None: leave it out for its default \(30"),
         ({"repeat": "three"}, "-r/--repeat is `auto` or a whole number of cold runs"),
     ],
 )

@@ -24,11 +24,17 @@ class Backend:
     #: Whether the process's CPU time also measures execution: on an accelerator it
     #: measures the host (trace, lower, XLA's compile), never the device's run.
     host_clock_times_execution: bool
+    #: ``-r auto``'s default budget (``--budget``), seconds: on an accelerator one cold
+    #: compile takes seconds and varies by a fifth from one to the next (a TPU v5e's
+    #: flat seed 3.7–5.0 s), so deciding a 1.5× difference takes about 8 pairs.
+    budget_s: float = 30.0
 
 
+#: The seconds ``-r auto`` may measure on an accelerator by default.
+ACCELERATOR_BUDGET_S = 75.0
 CPU = Backend("cpu", "CPU", host_clock_times_execution=True)
-GPU = Backend("gpu", "GPU", host_clock_times_execution=False)
-TPU = Backend("tpu", "TPU", host_clock_times_execution=False)
+GPU = Backend("gpu", "GPU", host_clock_times_execution=False, budget_s=ACCELERATOR_BUDGET_S)
+TPU = Backend("tpu", "TPU", host_clock_times_execution=False, budget_s=ACCELERATOR_BUDGET_S)
 #: Every backend jitmagic knows, by platform name.
 KNOWN = {b.platform: b for b in (CPU, GPU, TPU)}
 #: JAX's other names for a GPU platform (``jax.default_backend()`` says "gpu").
@@ -39,7 +45,8 @@ def named(platform: str) -> Backend:
     """The backend of JAX's platform name ``platform`` (an unknown one reads as its own
     name, with an accelerator's clock rule: only the host is timed by CPU time)."""
     name = ALIASES.get(platform.lower(), platform.lower())
-    return KNOWN.get(name) or Backend(name, name.upper(), host_clock_times_execution=False)
+    return KNOWN.get(name) or Backend(name, name.upper(), host_clock_times_execution=False,
+                                      budget_s=ACCELERATOR_BUDGET_S)
 
 
 def running() -> Backend:

@@ -55,6 +55,7 @@ from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.reporting import Reporter
+from ..sampling.rounds import budget_of
 from ..sampling.rounds import rounds_for
 from ..sampling.stages import staged_run
 from ..sampling.stops import Checkpoint
@@ -202,7 +203,8 @@ def _advice_options(result: Comparison, options: Options) -> Options:
     candidate still undecided then is said to be so."""
     if result.wall_s != result.wall_s:  # NaN: not timed
         return options
-    return dataclasses.replace(options, budget=min(options.budget, ADVICE_SHARE * result.wall_s))
+    return dataclasses.replace(options, budget=min(budget_of(options),
+                                                    ADVICE_SHARE * result.wall_s))
 
 
 def _shared(result: Comparison, options: Options) -> Shared:

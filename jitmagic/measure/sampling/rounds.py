@@ -16,6 +16,8 @@ from dataclasses import field
 from typing import Any
 from typing import Protocol
 
+from ... import backends
+from ...backends import CPU
 from ...model.comparison import BUDGET
 from ...model.comparison import DECIDED
 from ...model.comparison import MOST_ROUNDS
@@ -48,7 +50,7 @@ class Rounds:
     repeat: int | str = AUTO
     decided: Callable[[], bool] = lambda: False
     busy: Callable[[], bool] = lambda: False
-    budget_s: float = Options.budget
+    budget_s: float = CPU.budget_s
     #: Why auto's rounds ended (:data:`DECIDED`, :data:`MOST_ROUNDS`, :data:`BUDGET`);
     #: None with a fixed count, or while they run.
     ended: str | None = None
@@ -102,7 +104,12 @@ def rounds_for(options: Options, decided: Callable[[], bool] = lambda: False,
     """The one way a sampler's rounds are made: ``options``' repeat and budget, and with
     ``-r auto`` ``decided`` (whether the samples so far settle the question) and ``busy``
     (whether they were taken on a busy machine, as ``decided`` last found)."""
-    return Rounds(options.repeat, decided, busy, options.budget, lockstep=lockstep)
+    return Rounds(options.repeat, decided, busy, budget_of(options), lockstep=lockstep)
+
+
+def budget_of(options: Options) -> float:
+    """``--budget``'s seconds: as given, else the running backend's."""
+    return options.budget if options.budget is not None else backends.running().budget_s
 
 
 def rounds_of(repeat: int | str | Rounds) -> Rounds:
