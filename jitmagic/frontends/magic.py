@@ -55,7 +55,6 @@ from .notebook_progress import NotebookProgress
 from .notebook_progress import progress_for
 from .output import checked_path
 from .output import distinct
-from .output import output_arguments
 from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
@@ -67,6 +66,18 @@ def shared_options(func: Callable) -> Callable:
     for option in reversed(OPTION_SPECS):
         func = argument(*option.flags, **option.parser_keywords())(func)
     return func
+
+
+def output_arguments(returned: str, html: str) -> Callable[[Callable], Callable]:
+    """Decorate a magic with the options every magic shares for what it gives back and
+    writes: ``-o`` (return ``returned``, like ``%%timeit -o``), ``--no-plot`` and
+    ``--html PATH`` (``html`` says what the page holds)."""
+    def decorate(func: Callable) -> Callable:
+        func = argument("--html", metavar="PATH", default=None, help=html)(func)
+        func = argument("--no-plot", action="store_true", help="leave the chart out")(func)
+        return argument("-o", "--output", action="store_true",
+                        help=f"return {returned} (like %%timeit -o)")(func)
+    return decorate
 
 
 def _no_call(line: str) -> str:

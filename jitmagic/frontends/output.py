@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from IPython.core.magic_arguments import argument
-
 from ..errors import CannotWriteError
 from ..errors import InputError
 from ..model.reports.storage import check_save_path
@@ -72,15 +70,3 @@ def _reason(exc: OSError | ValueError) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return str(OSError(exc.errno, exc.strerror))
     return str(exc)
-
-
-def output_arguments(returned: str, html: str) -> Callable[[Callable], Callable]:
-    """Decorate a magic with the options every magic shares for what it gives back and
-    writes: ``-o`` (return ``returned``, like ``%%timeit -o``), ``--no-plot`` and
-    ``--html PATH`` (``html`` says what the page holds)."""
-    def decorate(func: Callable) -> Callable:
-        func = argument("--html", metavar="PATH", default=None, help=html)(func)
-        func = argument("--no-plot", action="store_true", help="leave the chart out")(func)
-        return argument("-o", "--output", action="store_true",
-                        help=f"return {returned} (like %%timeit -o)")(func)
-    return decorate

@@ -31,10 +31,10 @@ from ...errors import RecompiledError
 from ...model.ledger import Ledger
 from ...render.ledger import bundle
 from ..magic import CellInterrupted
+from ..magic import output_arguments
 from ..magic import shown_in_this_cell
 from ..output import checked_path
 from ..output import distinct
-from ..output import output_arguments
 from ..output import unquoted
 from .api import check_endings
 from .api import check_gate
