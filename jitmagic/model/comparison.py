@@ -53,6 +53,7 @@ from .saved.schema import optional
 from .saved.schema import text
 from .sharding import Sharding
 from .shown import Shown
+from .stats.cold import warm_runs
 from .stats.rule import INCONCLUSIVE
 from .stats.rule import SAME
 from .stats.rule import Difference
@@ -200,6 +201,13 @@ class Comparison(Shown):
     def busy(self) -> bool:
         """Whether the machine was busy while this was measured."""
         return is_busy(self.waited_share)
+
+    @property
+    def warm_runs(self) -> dict[str, tuple[int, ...]]:
+        """Per variant, the runs whose compile was not cold (:func:`.stats.cold.warm_runs`);
+        a variant with none is left out."""
+        found = {name: warm_runs(v.samples) for name, v in self.variants.items()}
+        return {name: runs for name, runs in found.items() if runs}
 
     def clock_of(self, phase: str) -> str:
         """The clock that decides ``phase``: the process's CPU time on a busy machine,

@@ -19,6 +19,8 @@ from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS
 from ..model.rows import REST_ROW
 from ..model.rows import STRUCTURE
+from ..model.stats.cold import COMPILE
+from ..model.stats.cold import WARM_SHARE
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import median
@@ -159,6 +161,28 @@ def _busy(c: Comparison) -> list[Block]:
     return [Para([line[0].upper() + line[1:] + "."], "warning")] if line else []
 
 
+def _warm(c: Comparison) -> list[Block]:
+    """The line that says which runs were not cold (:attr:`Comparison.warm_runs`), under
+    the verdict, whose samples include them (none where every run was cold)."""
+    said = [_warm_clause(name, c.variants[name], runs) for name, runs in c.warm_runs.items()]
+    if not said:
+        return []
+    return [Para([f"Not cold: {'; '.join(said)}, under {WARM_SHARE:.0%} of the first run's "
+                  "compile on both wall and CPU time (less work, not less waiting): the "
+                  "compiler kept something from earlier compiles of this program in this "
+                  "process, so those first calls read faster than fresh starts would, and "
+                  "the verdict counts them."], "warning")]
+
+
+def _warm_clause(name: str, v: VariantResult, runs: tuple[int, ...]) -> str:
+    """``nested runs 4 and 5 compiled in 402 ms and 520 ms (the first: 3.10 s)``."""
+    wall = on(v.samples, COMPILE, WALL)
+    numbers = " and ".join(", ".join(str(i + 1) for i in runs).rsplit(", ", 1))
+    times = " and ".join(", ".join(fmt_s(wall[i]) for i in runs).rsplit(", ", 1))
+    return (f"{name} run{'s' * (len(runs) > 1)} {numbers} compiled in {times} "
+            f"(the first: {fmt_s(wall[0])})")
+
+
 def _waited(c: Comparison) -> str:
     """``; the cold runs waited for a CPU 2% of the time ...`` ("" unmeasured)."""
     share = c.waited_share
@@ -181,7 +205,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
-                        headline(c.verdict), *_busy(c)]
+                        headline(c.verdict), *_busy(c), *_warm(c)]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
     out += [Image(png, "the first call in parts, per variant"),

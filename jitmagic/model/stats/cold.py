@@ -1,0 +1,39 @@
+"""Whether the runs a report calls cold were cold: each compile is checked, not assumed.
+
+A cold run starts from cleared caches and a fresh lowering. On a CPU its XLA compile
+then does all the work again. On a TPU v5e the compiler does less with each repeat of a
+program in one process, and ``jax.clear_caches()`` does not undo it: a 24-layer MLP
+compiled in 3.84 s, then 3.10, 2.80, ... 1.87 s, its CPU time falling with its wall
+time, while three fresh processes agreed to 0.3% (3.85 s); GPUs keep autotuning results
+between compiles in the same way (docs/measuring.md). A run whose compile fell well
+below its series' first on both clocks did less work, not less waiting (a busy machine
+stretches wall time but not CPU time): it was not cold, and the report says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from collections.abc import Sequence
+
+from .witness import CPU
+from .witness import WALL
+from .witness import on
+
+#: A run whose XLA compile took less than this share of its series' first run's, on wall
+#: and on CPU time, was not cold (the TPU MLP's compiles in one process fell to 0.49–0.64
+#: of the first; a cold series on a TPU stays within about ±20% of it).
+WARM_SHARE = 0.7
+#: The stage whose work a warm compiler skips.
+COMPILE = "compile_s"
+
+
+def warm_runs(samples: Mapping[str, Sequence[float]]) -> tuple[int, ...]:
+    """The runs (0-based, in the order taken) of one variant's ``samples`` whose XLA
+    compile fell under :data:`WARM_SHARE` of the first run's on both clocks. None are
+    where CPU time was not measured: wall time alone cannot tell less work from less
+    waiting."""
+    wall, cpu = on(samples, COMPILE, WALL), on(samples, COMPILE, CPU)
+    if len(wall) < 2 or len(cpu) != len(wall) or min(wall[0], cpu[0]) <= 0:
+        return ()
+    return tuple(i for i in range(1, len(wall))
+                 if wall[i] < WARM_SHARE * wall[0] and cpu[i] < WARM_SHARE * cpu[0])
