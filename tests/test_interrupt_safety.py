@@ -26,7 +26,7 @@ from test_stops import pressing_on_call
 import jitmagic
 from jitmagic.cell import held
 from jitmagic.cell.effects import registries
-from jitmagic.measure.sampling.stops import ABANDONED_SHOWING
+from jitmagic.frontends.showing import ABANDONED_SHOWING
 
 CHARTS_STOPPED = ("PARTIAL: Ctrl-C stopped the charts (the measurement had finished: every "
                   "number is in the tables)")

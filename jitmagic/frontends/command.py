@@ -39,10 +39,8 @@ from ..measure.sampling.lockstep import LockstepError
 from ..measure.sampling.lockstep import current
 from ..measure.sampling.lockstep import with_others
 from ..measure.sampling.stops import ABANDONED
-from ..measure.sampling.stops import ABANDONED_SHOWING
 from ..measure.sampling.stops import NO_RESULT
 from ..measure.sampling.stops import Checkpoint
-from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS
@@ -67,6 +65,8 @@ from .script.process import ignore_ctrl_c
 from .script.process import presses_counted
 from .script.streams import safe_output
 from .script.streams import show
+from .showing import ABANDONED_SHOWING
+from .showing import Showing
 from .statuses import CANNOT_WRITE
 from .statuses import ENDED_WELL
 from .statuses import INTERRUPTED
@@ -208,7 +208,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
 def present(result: Comparison | Sweep, args: argparse.Namespace,
             pressed: float | None = None) -> int:
     """Write the reports, then print the text, under the one stop rule of
-    :class:`~jitmagic.measure.sampling.stops.Showing`; the exit status (see :data:`EXIT_CODES`).
+    :class:`~jitmagic.frontends.showing.Showing`; the exit status (see :data:`EXIT_CODES`).
 
     A Ctrl-C while the HTML report's charts are drawn writes it without them, and
     says so; one while a report is written leaves that report out (a file there

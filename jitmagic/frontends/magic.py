@@ -35,9 +35,7 @@ from ..errors import UserCodeError
 from ..interrupts import CtrlCHeld
 from ..measure.sampling import clocks
 from ..measure.sampling.stops import ABANDON_S
-from ..measure.sampling.stops import ABANDONED_SHOWING
 from ..measure.sampling.stops import NO_RESULT
-from ..measure.sampling.stops import Showing
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
 from ..model.sweep import Sweep
@@ -58,6 +56,8 @@ from .output import distinct
 from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
+from .showing import ABANDONED_SHOWING
+from .showing import Showing
 from .stderr_progress import drawing
 
 
@@ -192,7 +192,7 @@ class JitCompareMagics(Magics):
     def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
                  progress: Any, held: CtrlCHeld) -> None:
         """Show the result, then save it, under the one stop rule of
-        :class:`~jitmagic.measure.sampling.stops.Showing`: a Ctrl-C while the charts are drawn
+        :class:`~jitmagic.frontends.showing.Showing`: a Ctrl-C while the charts are drawn
         shows the tables without them (and says so), and the result is still saved and
         returned; a second Ctrl-C shows at least the text table, saves the result where
         its saving had not begun, then raises one line. A Ctrl-C ``held`` since the

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ..errors import CannotWriteError
 from ..errors import InputError
-from ..measure.sampling.stops import Showing
 from ..model.advice import Advice
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
@@ -30,6 +29,7 @@ from ..render.bundle import html_document
 from ..render.bundle import stopped_note
 from ..render.ledger import html_document as ledger_document
 from .output import write_report
+from .showing import Showing
 
 #: The records saved only within a comparison: (the option that measures each, its field).
 SAVED_WITHIN = {Advice: ("advise", "advice"), Attribution: ("attribute", "attribution")}
