@@ -28,9 +28,9 @@ from jitmagic.model.attribution import HelperTime
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.model.orderings import OrderingRow
 from jitmagic.model.orderings import Orderings
-from jitmagic.model.reports.storage import check_save_path
 from jitmagic.model.reports.storage import save
 from jitmagic.model.rows import PHASES
+from jitmagic.model.saved.files import check_target
 from jitmagic.model.sharding import Sharding
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.comparison import text_table
@@ -318,15 +318,15 @@ def test_save_follows_a_symlink_and_keeps_the_usual_mode(tmp_path):
     assert stat.S_IMODE(real.stat().st_mode) == 0o666 & ~mask
 
 
-def test_check_save_path(tmp_path, monkeypatch):
+def test_check_target(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert check_save_path("~/r.json") == tmp_path / "r.json"
+    assert check_target("~/r.json") == tmp_path / "r.json"
     monkeypatch.chdir(tmp_path)
-    assert check_save_path("r.json").is_absolute()
+    assert check_target("r.json").is_absolute()
     with pytest.raises(ValueError, match="it is a folder"):
-        check_save_path(tmp_path)
+        check_target(tmp_path)
     with pytest.raises(ValueError, match="does not exist"):
-        check_save_path(tmp_path / "nowhere" / "r.json")
+        check_target(tmp_path / "nowhere" / "r.json")
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
     # Root writes anywhere, so the folder's permission bits alone cannot show the refusal:
@@ -334,4 +334,4 @@ def test_check_save_path(tmp_path, monkeypatch):
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode: p != locked and real_access(p, mode))
     with pytest.raises(ValueError, match="not writable"):
-        check_save_path(locked / "r.json")
+        check_target(locked / "r.json")

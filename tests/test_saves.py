@@ -26,9 +26,9 @@ from jitmagic.frontends.command import main
 from jitmagic.frontends.output import unquoted
 from jitmagic.model.attribution import Attribution
 from jitmagic.model.attribution import HelperTime
-from jitmagic.model.reports.storage import check_save_path
 from jitmagic.model.reports.storage import save
 from jitmagic.model.saved import files
+from jitmagic.model.saved.files import check_target
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.attribution import attribution_lines
 from jitmagic.render.bundle import bundle
@@ -72,7 +72,7 @@ def _null_device(tmp_path):
 def test_save_refuses_what_is_not_a_regular_file(tmp_path, make, said):
     path = make(tmp_path)
     with pytest.raises(ValueError, match=re.escape(f"{path}: it is {said}, not a regular file")):
-        check_save_path(path)
+        check_target(path)
     with pytest.raises(ValueError, match=re.escape(said)):
         save(comparison(every=0.1), path)
     assert not stat.S_ISREG(os.stat(path).st_mode)  # still what it was
@@ -100,7 +100,7 @@ def test_magic_refuses_before_measuring(run_magic, tmp_path, where):
 
 def test_an_unknown_user_is_said_plainly():
     with pytest.raises(ValueError, match="no user named 'nosuchuser'"):
-        check_save_path("~nosuchuser/x.json")
+        check_target("~nosuchuser/x.json")
 
 
 def test_magic_takes_the_quotes_off_a_path(run_magic, tmp_path):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ..errors import CannotWriteError
 from ..errors import InputError
-from ..model.reports.storage import check_save_path
+from ..model.saved.files import check_target
 
 #: The quotes a shell would take off a word (IPython leaves them on a magic's arguments).
 QUOTES = ("'", '"')
@@ -35,7 +35,7 @@ def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
     if path is None:
         return None
     try:
-        return os.fspath(check_save_path(path))
+        return os.fspath(check_target(path))
     except (OSError, ValueError) as exc:
         raise CannotWriteError(f"{option} {os.fspath(path)}: {exc}") from None
 

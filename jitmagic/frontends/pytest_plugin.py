@@ -53,8 +53,8 @@ from ..model.diff import Diff
 from ..model.diff import diff
 from ..model.diff import gate_ratio
 from ..model.reports.diffs import as_comparison
-from ..model.reports.storage import check_save_path
 from ..model.reports.storage import save
+from ..model.saved.files import check_target
 from ..render.diff import gate_failures
 
 #: The longest report file name written (a parametrised id can be very long), a call
@@ -363,7 +363,7 @@ def _check_save(folder: Path) -> None:
                                 "folder (made if it does not exist), e.g. .jitmagic/main")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        check_save_path(folder / ".jitmagic-check.json")
+        check_target(folder / ".jitmagic-check.json")
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".jitmagic-", suffix=".tmp")
         os.close(fd)
         os.remove(probe)

@@ -19,7 +19,6 @@ import json
 import math
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from ..comparison import READABLE
@@ -45,16 +44,6 @@ MAX_BYTES = files.MAX_BYTES
 #: Reading a report's records stops after this many seconds (a sweep of 100 values
 #: reads in a tenth of a second).
 MAX_READ_S = 10.0
-
-
-def check_save_path(path: str | os.PathLike) -> Path:
-    """``path`` as an absolute path a report can be saved to (``~`` and ``~user`` expanded).
-
-    Called when the options are parsed, before anything is measured (the cell may
-    change the working directory). ``ValueError`` for a folder, a FIFO, a device or
-    a socket, a folder that does not exist, or one this process cannot write to.
-    """
-    return files.check_target(path)
 
 
 def save(c: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
