@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import sys
 import warnings
 from collections.abc import Callable
@@ -281,6 +282,50 @@ def _differences(new: Any, old: Any) -> tuple[tuple[int, int], list[str]]:
                          pe.diff_types(new_dbg, new_tree.vals, old_tree.vals)) if d]
     return (sum(d[1] for d in found), min((d[0] for d in found), default=4)), \
         [d[2] for d in found]
+
+
+# --- the check of this JAX ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Needed:
+    """One private JAX name jitmagic reads (``attribute`` of the module ``module``) and
+    the option whose part needs it (None: every measurement does)."""
+
+    module: str
+    attribute: str
+    option: str | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.attribute}"
+
+
+#: The private JAX names above that a part cannot do without, by what needs them (the
+#: watch's file-and-function names are read off running frames and fail soft).
+NEEDED = (
+    Needed(SOURCE_INFO, "user_context", None),
+    Needed(SOURCE_INFO, "current_name_stack", None),
+    Needed(COMPILATION_CACHE, "reset_cache", None),
+    Needed(SOURCE_INFO, "raw_frame_to_frame", "lines"),
+    Needed(COMPILATION_CACHE, "_cache", "cache"),
+    Needed(PROFILER, "_profile_state", "xla"),
+    Needed(CONFIG, "EffortLevel", "effort"),
+)
+
+
+def missing() -> tuple[Needed, ...]:
+    """The names of :data:`NEEDED` this JAX does not have (imports their modules: call it
+    once JAX is imported, as a measurement starts)."""
+    return tuple(n for n in NEEDED if not _has(n))
+
+
+def _has(needed: Needed) -> bool:
+    try:
+        module = importlib.import_module(needed.module)
+    except ImportError:
+        return False
+    return hasattr(module, needed.attribute)
 
 
 # --- Equinox, ipywidgets, the standard library -------------------------------------------

@@ -458,3 +458,34 @@ def test_every_link_to_a_heading_finds_it():
             if target.suffix == ".md" and target.exists() and anchor not in anchors_of(target):
                 bad.append(f"{_where(doc, number)} {match.group(1)}")
     assert not bad, "links to headings that are not there:\n" + "\n".join(bad)
+
+
+def test_every_private_name_a_part_needs_is_in_this_jax():
+    from jitmagic._compat import NEEDED
+    from jitmagic._compat import missing
+
+    assert {n.option for n in NEEDED} >= {None, "xla", "effort", "lines", "cache"}
+    assert missing() == (), _gone(", ".join(n.name for n in missing()), "missing")
+
+
+def test_a_part_whose_private_name_moved_is_refused_and_the_rest_measured(monkeypatch):
+    """As under a newer JAX that renamed what --xla reads: --xla is refused with what to
+    do, and flat against nested is measured all the same."""
+    import jax.numpy as jnp
+
+    import jitmagic
+    from jitmagic import _compat
+    from jitmagic.errors import InputError
+
+    moved = _compat.Needed(_compat.PROFILER, "_profile_state_renamed", "xla")
+    monkeypatch.setattr(_compat, "NEEDED", (*_compat.NEEDED, moved))
+    result = jitmagic.compare(lambda x: jnp.sin(x) * 2, jnp.ones(4), repeat=1, number=1,
+                              xla=True, quiet=True)
+    assert result.xla_passes is None and result.flat.samples["compile_s"]
+    assert any(w.startswith("--xla not measured: it needs JAX's private "
+                            "jax._src.profiler._profile_state_renamed, which JAX ")
+               for w in result.warnings)
+    core = _compat.Needed(_compat.SOURCE_INFO, "user_context_renamed", None)
+    monkeypatch.setattr(_compat, "NEEDED", (core,))
+    with pytest.raises(InputError, match="install a jitmagic release made for this JAX"):
+        jitmagic.compare(lambda x: x + 1, jnp.ones(4), repeat=1, number=1, quiet=True)

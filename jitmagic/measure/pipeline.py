@@ -20,6 +20,7 @@ from typing import Any
 
 import jax
 
+from .._compat import missing
 from ..errors import InputError
 from ..errors import UserCodeError
 from ..model.comparison import VARIANTS
@@ -206,9 +207,46 @@ WAITED = ("this measurement waited {:.2g} s for another thread's to finish: jitm
           "measures one call at a time per process (each swaps the process's own helpers)")
 
 
+def this_jax(options: Options) -> tuple[Options, tuple[str, ...]]:
+    """``options`` less the parts whose private JAX names this JAX lacks, and a warning
+    for each part refused; an :class:`InputError` saying what to do where a name every
+    measurement needs is gone (a JAX newer than jitmagic knows moved it)."""
+    gone = missing()
+    core = [n.name for n in gone if n.option is None]
+    if core:
+        raise InputError(JAX_MOVED.format(names=", ".join(core), version=jax.__version__))
+    refused = [n for n in gone if n.option is not None and getattr(options, n.option)]
+    if not refused:
+        return options, ()
+    off: dict[str, Any] = {n.option: False for n in refused if n.option is not None}
+    kept = dataclasses.replace(options, why=False, **off)
+    return kept, tuple(PART_MOVED.format(option=n.option.replace("_", "-"), name=n.name,
+                                         version=jax.__version__)
+                       for n in refused if n.option is not None)
+
+
+#: Where JAX no longer has a private name every measurement needs.
+JAX_MOVED = ("jitmagic needs JAX's private {names}, which JAX {version} does not have: "
+             "install a jitmagic release made for this JAX (pip install -U jitmagic), or "
+             "a JAX jitmagic was tested with (jax==0.10.2)")
+#: Where JAX no longer has a private name one part needs: the rest is measured.
+PART_MOVED = ("--{option} not measured: it needs JAX's private {name}, which JAX {version} "
+              "does not have (pip install -U jitmagic for a release made for this JAX); the "
+              "rest was measured")
+
+
 def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                       start: float | None = None, check: Checkpoint | None = None,
                       ) -> Comparison:
+    options, refused = this_jax(options)
+    result = _measured(prepared, options, start=start, check=check)
+    if not refused:
+        return result
+    return dataclasses.replace(result, warnings=(*result.warnings, *refused))
+
+
+def _measured(prepared: dict[str, Prepared], options: Options, *,
+              start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = clocks.wall() if start is None else start
     check = shared_by_processes(check or checkpoint(entry, options, start), options)
