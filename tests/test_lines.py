@@ -311,6 +311,41 @@ def test_compare_with_lines_carries_and_shows_the_table():
         jitmagic.compare(stack_ripples, X, repeat=1, lines="yes")
 
 
+
+#: Where a saved comparison's per-line tables hold a count, and how the refusal names it.
+HUGE_COUNTS = [(("flat", 0, "eqns_own"), r"lines\.flat\[0\]\.eqns_own"),
+               (("nested", 1, "const_bytes"), r"lines\.nested\[1\]\.const_bytes"),
+               (("functions", "flat", 0, "first_line"), r"lines\.functions\.flat\[0\]\.first_line"),
+               (("constants", "flat", 1), r"lines\.constants\.flat\[1\]"),
+               (("loops", "flat", 0, 2), r"lines\.loops\.flat\[0\]\[2\]")]
+
+
+def test_a_saved_comparison_whose_lines_hold_a_401_digit_count_is_refused_when_loaded(tmp_path):
+    """A report whose `lines` part held a 401-digit count passed `jitmagic.load`; then
+    `str()`, the HTML page and the bundle raised OverflowError. Its counts are bounded at
+    load now, like every other part's, and the refusal names the field."""
+    from jitmagic.render.bundle import html_document
+
+    result = jitmagic.compare(stack_ripples, X, repeat=1, number=1, lines=True, progress=False)
+    saved = json.loads(json.dumps(result.to_dict()))
+    path = tmp_path / "hostile.json"
+    for keys, where in HUGE_COUNTS:
+        hostile = json.loads(json.dumps(saved))
+        *parents, last = ("lines", *keys)
+        target = hostile
+        for key in parents:
+            target = target[key]
+        target[last] = 10**400
+        path.write_text(json.dumps(hostile))
+        with pytest.raises(jitmagic.ReportSchemaError,
+                           match=f"{where}: expected a count .* about 400 digits"):
+            jitmagic.load(path)
+    path.write_text(json.dumps(saved))
+    loaded = jitmagic.load(path)  # the report as saved still loads, and shows as it did
+    assert str(loaded) == str(result) and "Program size by source line" in str(loaded)
+    assert "range(TERMS)" in html_document(loaded, plot=False)
+
+
 def test_the_magic_takes_lines_and_finds_the_cell_source(ip):
     cell = ("import jax.numpy as jnp\n"
             "def twice(x):\n"
@@ -471,7 +506,8 @@ def test_a_lines_record_round_trips_through_save_and_load(ripples, hooked_ripple
         assert str(again) == str(lines)
     spoiled = json.loads(path.read_text()) | {"schema": "jitmagic.lines/99"}
     path.write_text(json.dumps(spoiled))
-    with pytest.raises(jitmagic.ReportSchemaError, match="not a per-line table"):
+    with pytest.raises(jitmagic.ReportSchemaError,
+                       match="cannot read a per-line table with schema 'jitmagic.lines/99'"):
         jitmagic.load(path)
 
 

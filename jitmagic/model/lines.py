@@ -21,10 +21,26 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from .line_rows import FunctionSpan
+from .line_rows import LineRow
+from .line_rows import LoopCall
+from .line_rows import LoopSpan
+from .line_rows import loop_span
+from .saved.schema import Field
 from .saved.schema import ReportSchemaError
+from .saved.schema import clipped
+from .saved.schema import count
+from .saved.schema import fail
+from .saved.schema import fields
+from .saved.schema import fixed
+from .saved.schema import items
+from .saved.schema import mapping
+from .saved.schema import optional
+from .saved.schema import text
 from .shown import Shown
-from .stats.rule import json_number
 from .stats.units import fmt_bytes
+
+__all__ = ["SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines", "LoopCall", "LoopSpan"]
 
 #: The schema of a saved ``Lines`` record (``jitmagic.save(jitmagic.lines(f, x), path)``).
 SCHEMA = "jitmagic.lines/1"
@@ -42,157 +58,6 @@ UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then r
 HELPER_SHARE = 0.25
 #: A line whose own equations read at least this many bytes of array constants.
 CONSTANT_BYTES = 2**20
-
-
-@dataclass(frozen=True, slots=True)
-class LineRow:
-    """What one source line cost in one variant's cold trace and lowering (``hits``,
-    ``trace_s``: None where not measured)."""
-
-    file: str
-    line: int
-    text: str
-    hits: int | None = 0
-    eqns_own: int = 0
-    eqns_inclusive: int = 0
-    hlo_ops: int = 0
-    trace_s: float | None = 0.0
-    #: Array constants the line's equations, or those of what it calls, read (captured
-    #: from Python: a global array, a closure's), and their bytes; None: not counted
-    #: (a report of jitmagic 0.3); ``const_bytes_own``: those its own equations read.
-    consts: int | None = None
-    const_bytes: int | None = None
-    const_bytes_own: int | None = None
-    #: Of ``eqns_inclusive``, those inside a JAX loop's body (a scan's, a while loop's):
-    #: in the program once however often a Python loop around the line runs. None: not
-    #: counted (a report of jitmagic 0.5 or older).
-    eqns_in_loops: int | None = None
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return self.file, self.line
-
-    @property
-    def unrolled_eqns(self) -> int:
-        """The inclusive equations a Python loop around this line multiplies: those
-        outside any JAX loop's body."""
-        return self.eqns_inclusive - (self.eqns_in_loops or 0)
-
-    @property
-    def costs(self) -> bool:
-        """Whether the line did anything at all during the trace."""
-        return bool(self.hits or self.eqns_inclusive or self.hlo_ops)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "text": self.text, "hits": self.hits,
-                "eqns_own": self.eqns_own, "eqns_inclusive": self.eqns_inclusive,
-                "hlo_ops": self.hlo_ops,
-                "trace_s": None if self.trace_s is None else json_number(self.trace_s),
-                "consts": self.consts, "const_bytes": self.const_bytes,
-                "const_bytes_own": self.const_bytes_own} | (
-                    {} if self.eqns_in_loops is None else {"eqns_in_loops": self.eqns_in_loops})
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> LineRow:
-        hits, trace_s = d.get("hits"), d.get("trace_s")
-        consts, const_bytes, own = d.get("consts"), d.get("const_bytes"), d.get("const_bytes_own")
-        return cls(str(d["file"]), int(d["line"]), str(d.get("text", "")),
-                   None if hits is None else int(hits), int(d.get("eqns_own", 0)),
-                   int(d.get("eqns_inclusive", 0)), int(d.get("hlo_ops", 0)),
-                   None if trace_s is None else float(trace_s),
-                   None if consts is None else int(consts),
-                   None if const_bytes is None else int(const_bytes),
-                   None if own is None else int(own),
-                   None if d.get("eqns_in_loops") is None else int(d["eqns_in_loops"]))
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionSpan:
-    """A user function (or generator expression, lambda ...) the trace entered."""
-
-    name: str
-    file: str
-    first_line: int
-    last_line: int
-    calls: int | None = 0  # fresh calls while tracing (a generator's resumptions not
-    # counted); None where no line hook ran
-    #: The helper's name as ``--nest`` takes it (``mylayers.dense``); "" where unknown.
-    helper: str = ""
-    #: Whether ``calls`` are the helper's jit calls in the nested program, where no hook
-    #: counted its calls: the copies of it the flat program inlines, which autodiff and
-    #: ``jax.checkpoint`` make more than the times Python traced it.
-    in_program: bool = False
-
-    @property
-    def is_helper_like(self) -> bool:
-        """A named function (not ``<genexpr>``, ``<lambda>``, ``<listcomp>`` ...)."""
-        return not self.name.rsplit(".", 1)[-1].startswith("<")
-
-    def holds(self, row: LineRow) -> bool:
-        return row.file == self.file and self.first_line <= row.line <= self.last_line
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {"name": self.name, "file": self.file, "first_line": self.first_line,
-             "last_line": self.last_line, "calls": self.calls}
-        return d | ({"helper": self.helper} if self.helper else {}) | (
-            {"in_program": True} if self.in_program else {})
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FunctionSpan:
-        calls = d.get("calls")
-        return cls(str(d["name"]), str(d["file"]), int(d["first_line"]),
-                   int(d["last_line"]), None if calls is None else int(calls),
-                   str(d.get("helper", "")), d.get("in_program") is True)
-
-
-@dataclass(frozen=True, slots=True)
-class LoopSpan:
-    """A Python loop in the user's source (``for``, ``while``, a comprehension): where an
-    unrolled loop is looked for when line hits were not measured."""
-
-    file: str
-    first_line: int
-    last_line: int
-
-    def holds(self, row: LineRow) -> bool:
-        return row.file == self.file and self.first_line <= row.line <= self.last_line
-
-
-@dataclass(frozen=True, slots=True)
-class LoopCall:
-    """A JAX loop in the traced program: the user line whose equation it is, its
-    primitive (``scan``: ``jax.lax.scan``, and ``jax.lax.fori_loop`` with static bounds,
-    which JAX writes as a scan; ``while``), its ``length`` (None for a while loop) and
-    ``unroll`` (the scan equation's own parameter: how many copies of the body one step
-    of the compiled loop holds; 1 for a while loop), and the equations of its body (each
-    distinct sub-jaxpr once, as the table counts them)."""
-
-    file: str
-    line: int
-    primitive: str
-    length: int | None
-    unroll: int
-    body_eqns: int
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return self.file, self.line
-
-    @property
-    def copies(self) -> int:
-        """The copies of the body in each step of the compiled loop (``unroll``, at most
-        the loop's length)."""
-        return min(self.unroll, self.length) if self.length else self.unroll
-
-    def to_list(self) -> list[Any]:
-        return [self.file, self.line, self.primitive, self.length, self.unroll,
-                self.body_eqns]
-
-    @classmethod
-    def from_list(cls, x: Any) -> LoopCall:
-        file, line, primitive, length, unroll, body = x
-        return cls(str(file), int(line), str(primitive),
-                   None if length is None else int(length), int(unroll), int(body))
 
 
 def unroll_said(x: LoopCall, total: int) -> str:
@@ -433,48 +298,55 @@ class Lines(Shown):
         return d | ({"stopped": self.stopped} if self.stopped else {})
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Lines:
-        stopped = d.get("stopped") if isinstance(d, dict) else None
-        if not isinstance(d, dict) or not (stopped or any(k in d for k in ("flat", "nested"))):
-            raise ValueError("a lines table is a dict with 'flat' and/or 'nested' row lists")
-        if stopped is not None and not isinstance(stopped, str):
-            raise ValueError(f"'stopped' is a reason (text), not {stopped!r}")
-        if d.get("schema", SCHEMA) != SCHEMA:
-            raise ValueError(f"schema {d['schema']!r} is not {SCHEMA!r}")
-        entry = str(d.get("entry", ""))
-        spans, notes, loops = d.get("functions", {}), d.get("notes", {}), d.get("loops", {})
-        constants, calls = d.get("constants", {}), d.get("loop_calls", {})
-        tables: dict[str, LineTable] = {
-            name: LineTable(name, tuple(LineRow.from_dict(r) for r in d[name]),
-                            tuple(FunctionSpan.from_dict(f) for f in spans.get(name, ())),
-                            entry, tuple(str(n) for n in notes.get(name, ())),
-                            tuple(LoopSpan(str(f), int(a), int(b))
-                                  for f, a, b in loops.get(name, ())),
-                            constants=_pair(constants.get(name)),
-                            loop_calls=tuple(LoopCall.from_list(x)
-                                             for x in calls.get(name, ())))
-            for name in ("flat", "nested") if name in d
-        }
-        labels = {str(k): str(v) for k, v in dict(d.get("labels", {})).items()}
-        return cls(entry, tables, stopped or None).labelled(labels) if labels else \
-            cls(entry, tables, stopped or None)
+    def from_dict(cls, d: Any, where: str = "lines") -> Lines:
+        """The tables saved as ``d`` (:meth:`to_dict`), every field checked: a bad one
+        raises ``ReportSchemaError`` naming it (``lines.flat[3].hits: expected a count``)."""
+        got = fields(d, _FIELDS, where)
+        if got["schema"] != SCHEMA:
+            raise ReportSchemaError(f"{where}: cannot read a per-line table with schema "
+                                    f"{clipped(got['schema'])!r}: this jitmagic reads "
+                                    f"{SCHEMA!r}")
+        if not got["stopped"] and got["flat"] is None and got["nested"] is None:
+            fail(where, "a per-line table ('flat' and/or 'nested' row lists)", "neither")
+        tables = {name: _table(name, got) for name in ("flat", "nested")
+                  if got[name] is not None}
+        lines = cls(got["entry"], tables, got["stopped"] or None)
+        return lines.labelled(got["labels"]) if got["labels"] else lines
 
 
-def _pair(value: Any) -> tuple[int, int] | None:
-    """A saved ``[count, bytes]`` (None where it was not saved)."""
-    if value is None:
-        return None
-    count, size = value
-    return int(count), int(size)
+def _table(name: str, got: dict[str, Any]) -> LineTable:
+    """Variant ``name``'s table from the decoded fields of a saved ``Lines``."""
+    return LineTable(name, got[name], got["functions"].get(name, ()), got["entry"],
+                     got["notes"].get(name, ()), got["loops"].get(name, ()),
+                     constants=got["constants"].get(name),
+                     loop_calls=got["loop_calls"].get(name, ()))
+
+
+#: At most this many rows in one saved table: a row per line of every user function
+#: the trace entered, so a big model's can pass :data:`~.saved.schema.MAX_LIST`.
+MAX_SAVED_ROWS = 10**6
+
+#: A saved ``Lines``'s fields: a row list per variant, and the variants' other parts
+#: keyed by variant (``{"flat": [...]}``), each item bounded like every record's.
+_FIELDS: tuple[Field, ...] = (
+    ("schema", "schema", text, SCHEMA),
+    ("flat", "flat", items(LineRow.from_dict, MAX_SAVED_ROWS), None),
+    ("nested", "nested", items(LineRow.from_dict, MAX_SAVED_ROWS), None),
+    ("entry", "entry", text, ""),
+    ("stopped", "stopped", optional(text), None),
+    ("functions", "functions", mapping(items(FunctionSpan.from_dict)), {}),
+    ("notes", "notes", mapping(items(text)), {}),
+    ("loops", "loops", mapping(items(loop_span)), {}),
+    ("loop_calls", "loop_calls", mapping(items(LoopCall.from_list)), {}),
+    ("constants", "constants", mapping(optional(fixed(count, count))), {}),
+    ("labels", "labels", mapping(text), {}),
+)
 
 
 def checked_lines(d: Any, where: str) -> Lines:
-    """``Lines.from_dict`` for a report someone else wrote: any bad field is a
-    ``ReportSchemaError`` naming where it is."""
-    try:
-        return Lines.from_dict(d)
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise ReportSchemaError(f"{where}: not a per-line table ({exc})") from None
+    """The tables saved as ``d`` in a report someone else wrote: any bad field is a
+    ``ReportSchemaError`` naming where it is (:meth:`Lines.from_dict`)."""
+    return Lines.from_dict(d, where)
 
 
 def is_saved_lines(d: Any) -> bool:

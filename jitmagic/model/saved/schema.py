@@ -191,15 +191,26 @@ def optional(kind: Kind) -> Kind:
     return lambda value, where: None if value is None else kind(value, where)
 
 
-def items(kind: Kind) -> Kind:
-    """A list of at most :data:`MAX_LIST` items, every one ``kind``; kept as a tuple."""
+def items(kind: Kind, limit: int = MAX_LIST) -> Kind:
+    """A list of at most ``limit`` items, every one ``kind``; kept as a tuple."""
     def check(value: Any, where: str) -> tuple:
         if not isinstance(value, list | tuple):
             fail(where, "a list", value)
-        if len(value) > MAX_LIST:
-            raise ReportSchemaError(f"{where}: expected at most {MAX_LIST:,} items, got "
+        if len(value) > limit:
+            raise ReportSchemaError(f"{where}: expected at most {limit:,} items, got "
                                     f"{len(value):,}")
         return tuple(kind(x, f"{where}[{i}]") for i, x in enumerate(value))
+    return check
+
+
+def fixed(*kinds: Kind) -> Kind:
+    """A list of exactly ``len(kinds)`` items, each its own kind (a record saved as a
+    row, ``[file, line, ...]``); kept as a tuple."""
+    def check(value: Any, where: str) -> tuple:
+        if not isinstance(value, list | tuple) or len(value) != len(kinds):
+            fail(where, f"a list of {len(kinds)} items", value)
+        pairs = enumerate(zip(kinds, value, strict=True))
+        return tuple(kind(x, f"{where}[{i}]") for i, (kind, x) in pairs)
     return check
 
 
