@@ -61,13 +61,6 @@ def test_file_sweep(tmp_path, capsys):
     _assert_self_contained(out_html.read_text())
 
 
-def test_old_json_flag_still_writes_the_report(tmp_path, capsys):
-    out_json = tmp_path / "old.json"
-    assert main([str(_file(tmp_path)), "-r", "1", "-n", "1", "--json", str(out_json)]) == 0
-    assert "--json is deprecated; write --save PATH" in capsys.readouterr().err
-    assert jitmagic.load(out_json).entry == "model"
-
-
 def test_options_reach_the_measurement(tmp_path):
     """What the command line says is what is measured (here: which helper is nested)."""
     source = SMALL_CELL.replace("return sum(layer(x)", "return norm(x) + sum(layer(x)")
@@ -139,7 +132,7 @@ def test_a_misspelt_option_gets_did_you_mean_as_in_the_magic(tmp_path, capsys):
         main([str(script), "--lnies"])
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and "Did you mean --lines (not --lnies)?" in err
-    assert "--repeat" in err and "--json" not in err  # the hidden old spelling is not offered
+    assert "--repeat" in err and "--json" not in err  # the old spelling of --save is gone
     with pytest.raises(SystemExit):
         main([str(script), "--timeout", "soon"])
     assert "--timeout: expected a number of seconds (e.g. 30 or 2.5), not 'soon'" \

@@ -16,10 +16,9 @@ from jitmagic.frontends.command import build_parser
 from jitmagic.frontends.magic import JitCompareMagics
 
 #: Options only one front end has: the magic's return/plot switches; the command's
-#: file, HTML report, the hidden old spelling of --save, and --processes (it starts
-#: processes: a notebook kernel is one).
+#: file, HTML report and --processes (it starts processes: a notebook kernel is one).
 MAGIC_ONLY = {("-h", "--help"), ("-o", "--output"), ("--no-plot",), ("--html",)}  # help of its own
-COMMAND_ONLY = {("-h", "--help"), (), ("--html",), ("--json",), ("--processes",)}
+COMMAND_ONLY = {("-h", "--help"), (), ("--html",), ("--processes",)}
 
 
 def _listed(parser: argparse.ArgumentParser, own: set[tuple[str, ...]]) -> dict:

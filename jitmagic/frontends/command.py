@@ -106,8 +106,7 @@ every compile a script causes, and why (python -m jitmagic watch --help):
 
 def build_parser() -> argparse.ArgumentParser:
     """The command's parser: its target, the options shared with the magic (from
-    :data:`jitmagic.options.OPTION_SPECS`), ``--html``, and ``--json``, the old hidden
-    spelling of ``--save``."""
+    :data:`jitmagic.options.OPTION_SPECS`), ``--html`` and ``--processes``."""
     parser = _Parser(prog="python -m jitmagic", description=__doc__,
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -123,7 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="measure in N processes on this machine, in lockstep under "
                              "jax.distributed (CPU collectives through gloo); process 0 "
                              "shows the report (docs/distributed.md)")
-    parser.add_argument("--json", type=str, default=None, help=argparse.SUPPRESS)
     return parser
 
 
@@ -167,9 +165,6 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    if args.json:
-        print("jitmagic: --json is deprecated; write --save PATH", file=sys.stderr)
-        args.save = args.save or args.json
     if args.target == "demo" and args.html is None:
         args.html = DEMO_HTML
     try:
