@@ -59,3 +59,26 @@ def test_a_real_comparison_on_this_cpu_marks_no_run():
     result = jitmagic.compare(g, jnp.ones(64), repeat=4, number=1, quiet=True)
     assert len(result.flat.samples["compile_cpu_s"]) == 4
     assert result.warm_runs == {}
+
+
+def test_effort_rows_say_which_runs_were_not_cold():
+    """--effort compiles in the process the comparison compiled the same program in: on a
+    TPU its default row read 3.65, 1.10, 1.27 s (0.5), every setting then 'slower'. Rows
+    timed in fresh processes on a TPU v5e (the MLP, 6 rounds) are not marked."""
+    from test_effort_backends import MEMORY_FITTING
+    from test_effort_backends import samples
+
+    from jitmagic.model.causes.effort import Effort
+    from jitmagic.model.causes.effort import EffortRow
+    from jitmagic.render.causes.effort import text as effort_text
+
+    row = EffortRow(MEMORY_FITTING, samples("memory_fitting_level=O0"), reached=True,
+                    outputs="exact")
+    fresh = Effort("mlp24", samples("default"), {row.name: row}, backend="tpu")
+    assert fresh.warm_runs == {} and "Not cold" not in effort_text(fresh)
+    # the 0.5 default row's wall seconds; its CPU time within 0.3 s of them (a quiet host)
+    warm = {"compile_s": (3.65, 1.10, 1.27), "compile_cpu_s": (3.5, 1.0, 1.2)}
+    said = effort_text(Effort("g", warm, {row.name: row}, backend="tpu"))
+    assert ("Not cold: default runs 2 and 3 compiled in 1.1 s and 1.27 s (the first: "
+            "3.65 s)") in said
+    assert "the ratios below count them" in said

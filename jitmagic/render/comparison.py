@@ -7,6 +7,8 @@ measured shows as "—", never as a made-up value.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 from ..model.comparison import EXECUTE
 from ..model.comparison import PHASE_LABELS
@@ -164,19 +166,28 @@ def _busy(c: Comparison) -> list[Block]:
 def _warm(c: Comparison) -> list[Block]:
     """The line that says which runs were not cold (:attr:`Comparison.warm_runs`), under
     the verdict, whose samples include them (none where every run was cold)."""
-    said = [_warm_clause(name, c.variants[name], runs) for name, runs in c.warm_runs.items()]
+    return not_cold({name: (c.variants[name].samples, runs)
+                     for name, runs in c.warm_runs.items()}, "the verdict counts them")
+
+
+def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ...]]],
+             counted: str) -> list[Block]:
+    """``Not cold: nested runs 4 and 5 compiled in ...``: the runs of each named series
+    (its samples, the runs found warm) whose compile was not cold, and what counts them."""
+    said = [_warm_clause(name, samples, runs) for name, (samples, runs) in found.items()]
     if not said:
         return []
     return [Para([f"Not cold: {'; '.join(said)}, under {WARM_SHARE:.0%} of the first run's "
                   "compile on both wall and CPU time (less work, not less waiting): the "
                   "compiler kept something from earlier compiles of this program in this "
-                  "process, so those first calls read faster than fresh starts would, and "
-                  "the verdict counts them."], "warning")]
+                  f"process, so those runs read faster than fresh starts would, and {counted}."],
+                 "warning")]
 
 
-def _warm_clause(name: str, v: VariantResult, runs: tuple[int, ...]) -> str:
-    """``nested runs 4 and 5 compiled in 402 ms and 520 ms (the first: 3.10 s)``."""
-    wall = on(v.samples, COMPILE, WALL)
+def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
+                 runs: tuple[int, ...]) -> str:
+    """``nested runs 4 and 5 compiled in 402 ms and 520 ms (the first: 3.1 s)``."""
+    wall = on(samples, COMPILE, WALL)
     numbers = " and ".join(", ".join(str(i + 1) for i in runs).rsplit(", ", 1))
     times = " and ".join(", ".join(fmt_s(wall[i]) for i in runs).rsplit(", ", 1))
     return (f"{name} run{'s' * (len(runs) > 1)} {numbers} compiled in {times} "

@@ -38,6 +38,7 @@ from ..saved.schema import optional
 from ..saved.schema import scalar
 from ..saved.schema import seconds
 from ..saved.schema import text
+from ..stats.cold import warm_runs
 from ..stats.rule import FASTER
 from ..stats.rule import INCONCLUSIVE
 from ..stats.rule import SAME
@@ -253,6 +254,14 @@ class Effort:
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
+
+    @property
+    def warm_runs(self) -> dict[str, tuple[int, ...]]:
+        """Per row (``"default"`` and each setting), the runs whose compile was not cold
+        (:func:`..stats.cold.warm_runs`); a row with none is left out."""
+        series = {"default": self.default, **{n: r.samples for n, r in self.rows.items()}}
+        found = {name: warm_runs(samples) for name, samples in series.items()}
+        return {name: runs for name, runs in found.items() if runs}
 
     def clock(self) -> str:
         """The one clock every row is compared with the default on (one table, one

@@ -61,7 +61,8 @@ COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio"
 def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
     """The effort section as blocks, built once for the text and the HTML (``png``: the
     chart, HTML only)."""
-    out: list[Block] = [Heading((TITLE,)), Para([intro(e)]), *comparison.partial(e.stopped)]
+    out: list[Block] = [Heading((TITLE,)), Para([intro(e)]), *comparison.partial(e.stopped),
+                        *_not_cold(e)]
     if e.default_error:
         return [*out, Pre(e.default_error, "error")]
     table = [default_cells(e), *(row_cells(e, r) for r in e.rows.values())]
@@ -75,6 +76,15 @@ def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
     out += [Para([("warning: ", w)], "warning") for w in e.warnings]
     out += [Pre(r.error, "error") for r in e.rows.values() if r.error]
     return out
+
+
+def _not_cold(e: Effort) -> list[Block]:
+    """Which rows' runs were not cold (:attr:`Effort.warm_runs`): the rows compile in the
+    process the comparison compiled the same program in."""
+    series = {"default": e.default, **{n: r.samples for n, r in e.rows.items()}}
+    return comparison.not_cold({name: (series[name], runs)
+                                for name, runs in e.warm_runs.items()},
+                               "the ratios below count them")
 
 
 def text(e: Effort) -> str:
