@@ -97,13 +97,6 @@ def report_name(nodeid: str, index: int = 0) -> str:
            f"{f'-{index + 1}' if index else ''}.json"
 
 
-def legacy_name(nodeid: str, index: int = 0) -> str:
-    """The name jitmagic saved a report as before :func:`report_name` (no hash, so
-    several tests could share it): looked for only to say why a baseline of that age
-    is not compared."""
-    return f"{_readable(nodeid, 150)}{f'-{index + 1}' if index else ''}.json"
-
-
 def _who(nodeid: str, index: int) -> str:
     """``test_a.py::test_b`` or ``test_a.py::test_b (its jitcompare call 2)``."""
     return f"{nodeid} (its jitcompare call {index + 1})" if index else nodeid
@@ -167,7 +160,7 @@ class Reports:
                                                   (nodeid, index)))
                 self.written[name] = (nodeid, index)
         if self.compare_dir is not None:
-            outcome = compared(nodeid, name, c, self.compare_dir, index)
+            outcome = compared(nodeid, name, c, self.compare_dir)
             outcome.kept = self.in_place and bool(self.failures(outcome))
             with self.lock:
                 self.outcomes.append(outcome)
@@ -252,18 +245,11 @@ def _clash(path: Path, earlier: tuple[str, int], now: tuple[str, int]) -> str:
             "one would overwrite the other")
 
 
-def compared(test: str, name: str, c: Comparison, folder: Path, index: int = 0) -> Outcome:
+def compared(test: str, name: str, c: Comparison, folder: Path) -> Outcome:
     """``c`` against its baseline ``folder / name``, or why it is not compared: there is
-    none (or only one under its :func:`legacy_name`), it cannot be read, or it measured
-    another function."""
+    none, it cannot be read, or it measured another function."""
     baseline = folder / name
     if not baseline.exists():
-        old = folder / legacy_name(test, index)
-        if old.is_file():
-            return Outcome(test, name, problem=(
-                f"no baseline {baseline}; {old.name} there is named as jitmagic named "
-                "reports before their names held a hash (a name several tests could "
-                "share), so it is not compared: save the baseline again (--jitmagic-save)"))
         return Outcome(test, name, problem=f"no baseline {baseline}")
     try:
         old_report = as_comparison(baseline)
