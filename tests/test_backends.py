@@ -25,3 +25,24 @@ def test_auto_budget_is_the_backends_unless_given(monkeypatch, platform, budget)
     monkeypatch.setattr(backends, "running", lambda: backends.named(platform))
     assert rounds.rounds_for(Options()).budget_s == budget
     assert rounds.rounds_for(Options(budget=12)).budget_s == 12
+
+
+def test_on_an_accelerator_cpu_time_never_judges_execution(monkeypatch):
+    """The host's CPU time covers tracing, lowering and XLA's compile, which run on the
+    host; a TPU's or GPU's execution does not run there: no CPU seconds of the steady
+    calls are kept, so a busy host's verdict on execution is on wall time."""
+    import jax.numpy as jnp
+
+    import jitmagic
+
+    def f(x):
+        return jnp.tanh(x @ x.T).sum()
+
+    monkeypatch.setattr(backends, "running", lambda: backends.TPU)
+    result = jitmagic.compare(f, jnp.ones((8, 8)), repeat=2, number=2, quiet=True)
+    assert "execute_cpu_s" not in result.flat.samples
+    assert len(result.flat.samples["compile_cpu_s"]) == 2  # the host's own work, kept
+    assert result.clock_of("execute_s") == "wall"
+    monkeypatch.setattr(backends, "running", lambda: backends.CPU)
+    on_cpu = jitmagic.compare(f, jnp.ones((8, 8)), repeat=2, number=2, quiet=True)
+    assert len(on_cpu.flat.samples["execute_cpu_s"]) == 2

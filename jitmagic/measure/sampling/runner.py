@@ -17,6 +17,7 @@ from dataclasses import field
 from typing import Any
 from typing import Protocol
 
+from ... import backends
 from ...errors import UserCodeError
 from ...errors import innermost_function
 from ...errors import user_traceback
@@ -176,8 +177,9 @@ class Sampler:
         self.last[name] = dataclasses.replace(cold, output=None)
 
     def _steady(self, name: str, cold: ColdSample, number: int | None, check: Checkpoint) -> None:
-        """One steady-state sample, seconds and CPU seconds per call; the loop count is
-        fixed on the first repeat."""
+        """One steady-state sample, seconds and CPU seconds per call (CPU seconds on a
+        CPU backend only: on an accelerator they time the host, not the device's run,
+        and must never judge it); the loop count is fixed on the first repeat."""
         s = self.subjects[name]
         timer = steady_timer(cold.call, s.args, s.kwargs, cold.output)
         if s.warm_up:
@@ -185,7 +187,10 @@ class Sampler:
         target = steady_target(cold.times.get("first_call_s", STEADY_CEILING_S))
         self.loops[name], per_call, cpu = time_per_call(timer, self.loops.get(name), number,
                                                         check, target)
-        self._add(name, {"execute_s": per_call, cpu_key("execute_s"): cpu})
+        times = {"execute_s": per_call}
+        if backends.running().host_clock_times_execution:  # else the device ran it
+            times[cpu_key("execute_s")] = cpu
+        self._add(name, times)
 
     def _add(self, name: str, times: dict[str, float]) -> None:
         for key, secs in times.items():
