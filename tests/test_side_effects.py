@@ -8,6 +8,7 @@ must name what was put back. (``run_magic`` checks the kernel's own state beside
 from __future__ import annotations
 
 import cProfile
+import decimal
 import json
 import logging
 import os
@@ -37,7 +38,7 @@ from jitmagic.cell.effects.settings import take_umask
 def cell(effect: str) -> str:
     """A cell whose helper ``layer`` does ``effect`` each time it is traced."""
     return f"""\
-import io, logging, os, random, signal, sys, threading, warnings
+import decimal, io, logging, os, random, signal, sys, threading, warnings
 import jax, jax.numpy as jnp, numpy as np
 import matplotlib.pyplot as plt
 def layer(x):
@@ -91,6 +92,8 @@ EFFECTS = {
                         "sys.setswitchinterval(0.25)"),
     "int max str digits": ("sys.set_int_max_str_digits(640)", sys.get_int_max_str_digits,
                            "sys.set_int_max_str_digits(640)"),
+    "decimal context": ("decimal.getcontext().prec = 5", lambda: decimal.getcontext().prec,
+                        "decimal's context (prec=5, it was 28)"),
     "environment": ("os.environ['JITMAGIC_SIDE_EFFECT'] = '1'", lambda: dict(os.environ),
                     "JITMAGIC_SIDE_EFFECT (added)"),
     "working directory": ("os.chdir('/')", os.getcwd, "working directory to '/'"),
@@ -129,6 +132,40 @@ def test_a_side_effect_is_undone_and_named(run_magic, name):
         assert not said
     else:
         assert len(said) == 1 and phrase in said[0], result.warnings
+
+
+DECIMALS = """\
+import decimal
+import jax.numpy as jnp
+{change}
+third = float(decimal.Decimal(1) / 3)
+def model(x):
+    return jnp.sin(x) * third
+model(jnp.ones(3))
+"""
+
+
+@pytest.mark.parametrize(("change", "phrase"), [
+    ("decimal.getcontext().prec = 5", "changed decimal's context (prec=5, it was 28)"),
+    ("decimal.getcontext().rounding = decimal.ROUND_DOWN",
+     "changed decimal's context (rounding='ROUND_DOWN', it was 'ROUND_HALF_EVEN')"),
+    ("decimal.setcontext(decimal.Context(prec=6))",
+     "replaced decimal's context (decimal.setcontext; prec=6, it was 28)"),
+])
+def test_decimals_context_set_by_the_cell_is_put_back_and_named(run_magic, ip, change, phrase):
+    """A cell's `decimal.getcontext().prec = 5` stayed after the comparison, named
+    nowhere: the kernel's Decimal arithmetic then rounded to 5 digits."""
+    context = decimal.getcontext()
+    try:
+        result, _ = run_magic(f"{FAST} -o", DECIMALS.format(change=change))
+    finally:
+        ip.user_ns.pop("third", None)
+    assert decimal.getcontext() is context and context.prec == 28
+    assert context.rounding == decimal.ROUND_HALF_EVEN
+    assert str(decimal.Decimal(1) / 3) == "0." + "3" * 28
+    said = [w for w in result.warnings if "decimal" in w]
+    assert len(said) == 1 and phrase in said[0], result.warnings
+    assert said[0].endswith("put back now")
 
 
 STREAMS = """\

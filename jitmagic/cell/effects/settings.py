@@ -1,11 +1,13 @@
 """The process-wide rows of one setting each: numpy's error handling and print options,
-the recursion limit, the switch interval, the integer string limit, ``os.umask``, the
-signal handlers of SIGTERM, SIGUSR1, SIGUSR2 and SIGHUP, the environment, the working
-directory, ``sys.argv`` and ``sys.path``, the trace, profile and exception hooks and the
-standard streams. Each row's take, view and undo for :mod:`.table`."""
+decimal's context, the recursion limit, the switch interval, the integer string limit,
+``os.umask``, the signal handlers of SIGTERM, SIGUSR1, SIGUSR2 and SIGHUP, the
+environment, the working directory, ``sys.argv`` and ``sys.path``, the trace, profile and
+exception hooks and the standard streams. Each row's take, view and undo for
+:mod:`.table`."""
 
 from __future__ import annotations
 
+import decimal
 import functools
 import os
 import signal
@@ -50,6 +52,56 @@ def undo_printoptions(before: dict[str, Any]) -> list[str]:
         return []
     np.set_printoptions(**before)
     return [said(f"changed numpy's print options (np.set_printoptions({changed}))")]
+
+
+
+#: The settings of decimal's context a cell may change. Its flags are not settings but
+#: what arithmetic did (a plain run of the cell raises them as well): left as they are.
+DECIMAL_SETTINGS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp", "traps")
+
+
+def decimal_settings(context: decimal.Context) -> dict[str, Any]:
+    """``context``'s settings, its traps as the names of those on (``Overflow``)."""
+    return {k: getattr(context, k) for k in DECIMAL_SETTINGS[:-1]} | {
+        "traps": tuple(sorted(s.__name__ for s, on in context.traps.items() if on))}
+
+
+def take_decimal() -> tuple[decimal.Context, decimal.Context]:
+    """This thread's decimal context (the object the kernel's arithmetic uses), and a
+    copy of it as it is now."""
+    context = decimal.getcontext()
+    return context, context.copy()
+
+
+def view_decimal() -> tuple[decimal.Context, tuple[tuple[str, Any], ...]]:
+    """The context in use, and its settings (a cell sets one or replaces the context)."""
+    context = decimal.getcontext()
+    return context, tuple(decimal_settings(context).items())
+
+
+def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[str]:
+    """The context object put back in use (``decimal.setcontext``) with its settings as
+    they were; said with each setting the cell left (``prec=5, it was 28``)."""
+    context, was = before
+    now = decimal.getcontext()
+    old, new = decimal_settings(was), decimal_settings(now)
+    changed = [f"{k}={new[k]!r}, it was {old[k]!r}" for k in old if new[k] != old[k]]
+    if now is context and not changed:
+        return []
+    decimal.setcontext(context)
+    for key in DECIMAL_SETTINGS[:-1]:
+        setattr(context, key, getattr(was, key))
+    for signal_, on in was.traps.items():
+        context.traps[signal_] = on
+    return [_decimal_said(now is not context, changed)]
+
+
+def _decimal_said(replaced: bool, changed: list[str]) -> str:
+    """``replaced decimal's context (decimal.setcontext; prec=6, it was 28)``."""
+    parts = ["decimal.setcontext"] * replaced + changed
+    return said(f"{'replaced' if replaced else 'changed'} decimal's context "
+                f"({'; '.join(parts)})")
+
 
 
 def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],

@@ -22,6 +22,8 @@ matplotlib's ``rcParams``    the values changed (``backend`` aside)   the rcPara
 (if matplotlib is imported)
 ``np.geterr()``              ``np.seterr(**before)``                  np.seterr's new values
 ``np.get_printoptions()``    ``np.set_printoptions(**before)``        the options changed
+``decimal.getcontext()``     ``decimal.setcontext`` of the object,    the settings changed
+                             its settings (not its flags) set back    (``prec=5, it was 28``)
 ``np.random``'s and          the state after the cell's setup and     the generators drawn
 ``random``'s global          first trace (one run of the cell), or    from, and to which
 generators                   before the cell where there was none     state
@@ -138,6 +140,8 @@ PROCESS: tuple[Effect, ...] = (
     Effect(np.get_printoptions, _whole(settings.undo_printoptions),
            _one(lambda: tuple(sorted(np.get_printoptions().items(), key=repr))),
            _named("numpy's print options")),
+    Effect(settings.take_decimal, _whole(settings.undo_decimal),
+           _one(settings.view_decimal), _named("decimal's context")),
     Effect(streams.Streams, streams.Streams.undo, streams.view,
            lambda key: f"the global random generator {key}", settle=streams.Streams.settle),
     Effect(sys.getrecursionlimit, _whole(settings.undo_recursion), _one(sys.getrecursionlimit),
