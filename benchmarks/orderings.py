@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from jitmagic.measure.parts.orderings import compare_orderings
 from jitmagic.model.orderings import ORDERINGS
-from jitmagic.render.format import fmt_s
+from jitmagic.model.stats.units import fmt_s
 from jitmagic.render.orderings import text_table
 
 

@@ -13,8 +13,8 @@ from cells import README_CELL
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-from jitmagic.model.comparison import PHASES
-from jitmagic.render.format import fmt_s
+from jitmagic.model.rows import PHASES
+from jitmagic.model.stats.units import fmt_s
 
 
 def main(runs: int = 5) -> None:

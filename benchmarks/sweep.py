@@ -17,9 +17,9 @@ import builtins
 from jitmagic.cell.prepare import measure_source
 from jitmagic.cell.prepare import parse
 from jitmagic.frontends.stderr_progress import StderrProgress
-from jitmagic.model.comparison import PHASE_LABELS
-from jitmagic.model.comparison import PHASES
-from jitmagic.model.comparison import VARIANTS
+from jitmagic.model.rows import PHASE_LABELS
+from jitmagic.model.rows import PHASES
+from jitmagic.model.rows import VARIANTS
 from jitmagic.model.sweep import exponents
 from jitmagic.options import Options
 from jitmagic.render.bundle import text

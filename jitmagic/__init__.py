@@ -32,14 +32,14 @@ from .frontends.saving import save
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison
-from .model.comparison import ReportSchemaError
-from .model.comparison import VariantResult
 from .model.diff import Diff
 from .model.ledger import Ledger
 from .model.ledger.diff import LedgerDiff
 from .model.lines import Lines
 from .model.reports.diffs import diff_any as diff
 from .model.reports.storage import load
+from .model.rows import VariantResult
+from .model.saved.schema import ReportSchemaError
 from .model.sweep import Sweep
 from .options import Options
 

@@ -6,9 +6,9 @@ Cells are strings so that ``pytest.mark.parametrize`` can build variants of them
 
 from __future__ import annotations
 
-from jitmagic.model.comparison import PHASES
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.comparison import VariantResult
+from jitmagic.model.rows import PHASES
+from jitmagic.model.rows import VariantResult
 
 #: A tiny version of the README's example: cheap to trace, still clearly nested.
 SMALL_CELL = """\

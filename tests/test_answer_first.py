@@ -17,12 +17,13 @@ from support import variant
 from jitmagic.frontends.script.streams import show
 from jitmagic.model.attribution import Attribution
 from jitmagic.model.attribution import HelperTime
-from jitmagic.model.orderings import OrderingRow
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.rows import FROM_EVENTS
 from jitmagic.model.rows import FROM_STAGED
 from jitmagic.model.rows import REST_LABEL
 from jitmagic.model.rows import REST_ROW
+from jitmagic.model.rows import OrderingRow
+from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.bundle import bundle
 from jitmagic.render.bundle import text
@@ -36,7 +37,6 @@ from jitmagic.render.charts.style import DPI
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import html_summary
 from jitmagic.render.format import decided
-from jitmagic.render.format import fmt_s
 from jitmagic.render.format import marked_ratio
 from jitmagic.render.orderings import panel_html
 from jitmagic.render.orderings import panel_text

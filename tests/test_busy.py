@@ -28,7 +28,6 @@ from jitmagic.measure.sampling.runner import in_turn
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sampling.structure import ProgramFacts
 from jitmagic.measure.sampling.structure import compiled_work
-from jitmagic.model.comparison import MOST_ROUNDS
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.processes import slowest
 from jitmagic.model.rows import CPU_PHASES
@@ -38,6 +37,7 @@ from jitmagic.model.stats.rule import INCONCLUSIVE
 from jitmagic.model.stats.rule import MAX_PAIRS
 from jitmagic.model.stats.rule import MAX_PAIRS_BUSY
 from jitmagic.model.stats.rule import SLOWER
+from jitmagic.model.stats.verdicts import MOST_ROUNDS
 from jitmagic.model.stats.witness import BUSY_SHARE
 from jitmagic.model.stats.witness import CPU
 from jitmagic.model.stats.witness import WALL

@@ -815,7 +815,7 @@ def test_a_decided_setting_of_a_real_program_still_has_the_fewest_rounds():
 def test_the_rounds_past_the_fewest_stop_where_the_budget_would_be_overrun():
     from jitmagic.measure.parts.effort import settling
     from jitmagic.measure.sampling.runner import Sampler
-    from jitmagic.model.comparison import BUDGET
+    from jitmagic.model.stats.verdicts import BUDGET
 
     runs = Sampler({DEFAULT: None, "unsure": None}, ("compile_s", "execute_s"))
     runs.samples[DEFAULT] = {"compile_s": [1.0, 1.01, 0.99], "execute_s": [0.01, 0.0101, 0.0099]}

@@ -28,7 +28,7 @@ from test_browser import CHROMIUM_ARGS
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.model.orderings import TOGGLED
 from jitmagic.model.orderings import Orderings
-from jitmagic.render.format import fmt_s
+from jitmagic.model.stats.units import fmt_s
 from jitmagic.render.orderings import verdict
 
 pytestmark = pytest.mark.slow  # runs the notebook in two fresh kernels, and nbconvert

@@ -17,7 +17,7 @@ from jitmagic.measure.sampling.outputs import OutputCheck
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.outputs import within_rounding
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.comparison import ReportSchemaError
+from jitmagic.model.saved.schema import ReportSchemaError
 
 ONCE = {"repeat": 1, "number": 1, "quiet": True}
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic.model.comparison import PHASES
+from jitmagic.model.rows import PHASES
 
 ONCE = {"repeat": 1, "number": 1, "quiet": True}
 

@@ -24,6 +24,8 @@ import jitmagic
 from jitmagic.measure.sampling.structure import jaxpr_text
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
+from jitmagic.model.stats.units import fmt_s
+from jitmagic.model.stats.units import time_unit
 from jitmagic.model.stats.witness import on
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.blocks import Details
@@ -37,8 +39,6 @@ from jitmagic.render.charts.phases import phases_figure
 from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import text_table
-from jitmagic.render.format import fmt_s
-from jitmagic.render.format import time_unit
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 MATH = r"$\frac{$"

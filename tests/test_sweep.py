@@ -16,8 +16,8 @@ from support import comparison
 import jitmagic
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
-from jitmagic.model.comparison import PHASES
 from jitmagic.model.comparison import Comparison
+from jitmagic.model.rows import PHASES
 from jitmagic.model.sweep import Sweep
 from jitmagic.model.sweep import exponents
 from jitmagic.model.sweep import growth_exponent

@@ -11,13 +11,13 @@ import pytest
 from support import comparison
 from support import variant
 
-from jitmagic.model.comparison import BUDGET
-from jitmagic.model.comparison import MOST_ROUNDS
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.orderings import OrderingRow
 from jitmagic.model.orderings import Orderings
+from jitmagic.model.rows import OrderingRow
 from jitmagic.model.stats.rule import difference
 from jitmagic.model.stats.units import ratio_figures
+from jitmagic.model.stats.verdicts import BUDGET
+from jitmagic.model.stats.verdicts import MOST_ROUNDS
 from jitmagic.model.stats.verdicts import with_interval
 from jitmagic.render.comparison import text_table
 from jitmagic.render.comparison import verdict

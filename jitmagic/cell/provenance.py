@@ -19,9 +19,9 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.comparison import Comparison
-from ..model.comparison import ReportSchemaError
 from ..model.diff import diff
 from ..model.reports.diffs import as_comparison
+from ..model.saved.schema import ReportSchemaError
 from ..model.sweep import Sweep
 from ..options import OPTION_SPECS
 from ..options import Options

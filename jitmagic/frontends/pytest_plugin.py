@@ -47,7 +47,6 @@ import pytest
 
 from ..errors import CannotWriteError
 from ..model.comparison import Comparison
-from ..model.comparison import ReportSchemaError
 from ..model.diff import FAIL_RATIO
 from ..model.diff import Diff
 from ..model.diff import diff
@@ -55,6 +54,7 @@ from ..model.diff import gate_ratio
 from ..model.reports.diffs import as_comparison
 from ..model.reports.storage import save
 from ..model.saved.files import check_target
+from ..model.saved.schema import ReportSchemaError
 from ..render.diff import gate_failures
 
 #: The longest report file name written (a parametrised id can be very long), a call

@@ -23,10 +23,10 @@ import jax
 from .._compat import missing
 from ..errors import InputError
 from ..errors import UserCodeError
-from ..model.comparison import VARIANTS
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
+from ..model.rows import VARIANTS
 from ..model.stats.rule import difference
 from ..model.stats.witness import CPU
 from ..model.stats.witness import FIRST_CALL

@@ -26,11 +26,11 @@ from .causes.effort import DEFAULT as EFFORT_DEFAULT
 from .causes.effort import EXECUTE as EFFORT_EXECUTE
 from .causes.effort import Effort
 from .comparison import Comparison
-from .comparison import ReportSchemaError
 from .rows import PHASE_LABELS
 from .rows import PHASES
 from .rows import STRUCTURE as ROW_STRUCTURE
 from .rows import VARIANTS
+from .saved.schema import ReportSchemaError
 from .shown import Shown
 from .stats.rule import SAME
 from .stats.rule import SLOWER

@@ -38,8 +38,6 @@ from .stats.verdicts import Verdict
 from .stats.witness import clock_for
 from .stats.witness import on
 
-__all__ = ["ORDERINGS", "REFERENCE", "SAMPLE_KEYS", "TOGGLED", "OrderingRow", "Orderings"]
-
 #: The two orderings the toggle switches between, then the two reference rows.
 ORDERINGS = ("jit(vmap(f))", "vmap(jit(f))", "vmap(f)", "jit(vmap(jit(f)))")
 TOGGLED = ORDERINGS[:2]

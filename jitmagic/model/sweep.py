@@ -22,11 +22,11 @@ from typing import Any
 
 from .comparison import READABLE
 from .comparison import Comparison
-from .comparison import ReportSchemaError
 from .headlines import sweep_headline
 from .rows import PHASES
 from .rows import VARIANTS
 from .saved.schema import REQUIRED
+from .saved.schema import ReportSchemaError
 from .saved.schema import fail
 from .saved.schema import fields
 from .saved.schema import items

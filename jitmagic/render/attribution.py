@@ -14,6 +14,7 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.stats.rule import FASTER
 from ..model.stats.rule import SLOWER
+from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from .blocks import MAX_ITEMS
@@ -30,7 +31,6 @@ from .blocks import first
 from .blocks import more
 from .comparison import partial
 from .drawing import attribution_png
-from .format import fmt_s
 
 #: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
 NOISY = 0.25

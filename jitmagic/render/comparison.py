@@ -11,21 +11,23 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 
 from ..model.comparison import EXECUTE
-from ..model.comparison import PHASE_LABELS
-from ..model.comparison import PHASES
-from ..model.comparison import VARIANTS
 from ..model.comparison import Comparison
-from ..model.comparison import VariantResult
 from ..model.headlines import not_run
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS
+from ..model.rows import PHASE_LABELS
+from ..model.rows import PHASES
 from ..model.rows import REST_ROW
 from ..model.rows import STRUCTURE
+from ..model.rows import VARIANTS
+from ..model.rows import VariantResult
 from ..model.stats.cold import COMPILE
 from ..model.stats.cold import WARM_SHARE
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import median
+from ..model.stats.units import fmt_ratio
+from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import Verdict
 from ..model.stats.verdicts import interval_ends
 from ..model.stats.witness import CPU
@@ -51,8 +53,6 @@ from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
-from .format import fmt_ratio
-from .format import fmt_s
 from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock

@@ -27,6 +27,8 @@ from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SLOWER
+from ..model.stats.units import fmt_ratio
+from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import interval_ends
 from ..model.stats.witness import clock_name
 from .blocks import Block
@@ -36,8 +38,6 @@ from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
-from .format import fmt_ratio
-from .format import fmt_s
 from .format import verdict_ratio
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")

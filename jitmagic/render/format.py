@@ -8,13 +8,14 @@ from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import Difference
 from ..model.stats.rule import spread
-from ..model.stats.units import UNITS
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
-from ..model.stats.units import time_unit
 
-__all__ = ["UNITS", "decided", "fmt_exponent", "fmt_ratio", "fmt_s",
-           "fmt_spread", "marked_ratio", "medians_of", "time_unit", "verdict_ratio"]
+#: Read through here by modules that have not moved to its home, model.stats.units (issue
+#: 53): render/ledger.py, render/lines.py, render/causes/effort.py, second_start.py and
+#: render/charts/ledger.py.
+__all__ = ["fmt_s"]
+
 
 def decided(d: Difference) -> bool:
     """Whether the one rule called a difference (faster or slower)."""

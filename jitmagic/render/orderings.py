@@ -12,9 +12,11 @@ from ..model.orderings import EXECUTE
 from ..model.orderings import ORDERINGS
 from ..model.orderings import REFERENCE
 from ..model.orderings import TOGGLED
-from ..model.orderings import OrderingRow
 from ..model.orderings import Orderings
+from ..model.rows import OrderingRow
 from ..model.stats.rule import median
+from ..model.stats.units import fmt_ratio
+from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
 from ..model.stats.witness import on
 from . import comparison
@@ -32,8 +34,6 @@ from .blocks import as_html
 from .blocks import as_text
 from .blocks import switch
 from .drawing import orderings_png
-from .format import fmt_ratio
-from .format import fmt_s
 from .format import fmt_spread
 from .format import marked_ratio
 from .format import medians_of

@@ -3,8 +3,9 @@ and a last row with each column's fitted growth exponent."""
 
 from __future__ import annotations
 
-from ..model.comparison import PHASES
-from ..model.comparison import VARIANTS
+from ..model.rows import PHASES
+from ..model.rows import VARIANTS
+from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
 from ..model.sweep import Sweep
 from ..model.sweep import clock_of
@@ -28,7 +29,6 @@ from .blocks import more
 from .blocks import shown_name
 from .comparison import partial
 from .format import fmt_exponent
-from .format import fmt_s
 
 #: A sweep's table and chart show at most this many values, the first measured (the
 #: growth row is fitted on all of them); the heading names at most ``MAX_NAMED``.

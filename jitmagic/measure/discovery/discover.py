@@ -70,10 +70,7 @@ from .found import unique_names
 from .live_objects import Live
 from .live_objects import codes_behind
 from .live_objects import own_sourceless
-from .profiled import profiled_discovery
 from .selves import caught_selves
-
-__all__ = ["Discovery", "Found", "code_of", "discover", "profiled_discovery"]
 
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],

@@ -48,8 +48,8 @@ from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Setting
 from ...model.causes.effort import record_clock
-from ...model.comparison import PHASES
 from ...model.comparison import Comparison
+from ...model.rows import PHASES
 from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
 from ...model.stats.witness import on

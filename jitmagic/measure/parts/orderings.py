@@ -30,8 +30,8 @@ from ...model.orderings import ORDERINGS
 from ...model.orderings import REFERENCE
 from ...model.orderings import SAMPLE_KEYS
 from ...model.orderings import TOGGLED
-from ...model.orderings import OrderingRow
 from ...model.orderings import Orderings
+from ...model.rows import OrderingRow
 from ...model.stats.rule import difference
 from ...model.stats.witness import clock_for
 from ...model.stats.witness import on

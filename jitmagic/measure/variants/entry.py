@@ -30,10 +30,10 @@ from ..calls.arrays import Holes
 from ..discovery.bindings import Binding
 from ..discovery.bindings import installing
 from ..discovery.bindings import short_name
-from ..discovery.discover import Found
-from ..discovery.discover import code_of
 from ..discovery.discover import discover
-from ..discovery.discover import profiled_discovery
+from ..discovery.found import Found
+from ..discovery.found import code_of
+from ..discovery.profiled import profiled_discovery
 from .inner_jit import is_user_jit
 from .linen import linen_made_before
 from .plan import JIT_OPTIONS

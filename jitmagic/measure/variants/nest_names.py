@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...errors import InputError
-from ..discovery.discover import code_of
+from ..discovery.found import code_of
 from .plan import Helper
 from .plan import Plan
 

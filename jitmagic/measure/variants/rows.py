@@ -8,9 +8,9 @@ from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.comparison import PHASES
-from ...model.comparison import VariantResult
 from ...model.rows import FROM_STAGED
+from ...model.rows import PHASES
+from ...model.rows import VariantResult
 from ..sampling.monitor import Monitor
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler

@@ -12,13 +12,13 @@ import os
 from typing import Any
 
 from ..comparison import Comparison
-from ..comparison import ReportSchemaError
 from ..diff import Diff
 from ..diff import comparison_only
 from ..diff import diff
 from ..ledger import Ledger
 from ..ledger.diff import LedgerDiff
 from ..ledger.diff import ledger_diff
+from ..saved.schema import ReportSchemaError
 from .storage import load
 
 

@@ -24,7 +24,6 @@ from typing import Any
 from ..comparison import READABLE
 from ..comparison import SCHEMA
 from ..comparison import Comparison
-from ..comparison import ReportSchemaError
 from ..ledger import Ledger
 from ..ledger import is_saved_ledger
 from ..lines import Lines
@@ -32,6 +31,7 @@ from ..lines import checked_lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
 from ..saved import files
+from ..saved.schema import ReportSchemaError
 from ..saved.schema import clipped
 from ..saved.schema import needs_printable
 from ..saved.schema import printable_tree

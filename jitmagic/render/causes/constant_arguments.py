@@ -23,6 +23,7 @@ from ...model.stats.rule import FASTER
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
 from ...model.stats.units import fmt_bytes
+from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
 from ...model.stats.verdicts import interval
 from ...model.stats.verdicts import times
@@ -37,7 +38,6 @@ from ..blocks import as_text
 from ..blocks import first
 from ..blocks import more
 from ..comparison import partial
-from ..format import fmt_s
 from ..format import fmt_spread
 
 TITLE = "Big constants"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ...model.attribution import Attribution
+from ...model.stats.units import fmt_s
 from ..blocks import more
-from ..format import fmt_s
 from .palette import PHASE
 from .palette import TRACE_INCLUSIVE
 from .style import DPI

@@ -21,10 +21,10 @@ from ...model.causes.effort import EXECUTE
 from ...model.causes.effort import Effort
 from ...model.stats.rule import median
 from ...model.stats.rule import spread
+from ...model.stats.units import fmt_s
+from ...model.stats.units import time_unit
 from ...model.stats.witness import clock_name
 from ...model.stats.witness import on
-from ..format import fmt_s
-from ..format import time_unit
 from .palette import PHASE
 from .style import DPI
 from .style import LABEL_PT

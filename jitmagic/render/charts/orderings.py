@@ -17,11 +17,11 @@ from ...model.orderings import TOGGLED
 from ...model.orderings import Orderings
 from ...model.stats.rule import median
 from ...model.stats.rule import spread
+from ...model.stats.units import fmt_s
+from ...model.stats.units import time_unit
 from ...model.stats.witness import WALL
 from ...model.stats.witness import clock_name
 from ...model.stats.witness import on
-from ..format import fmt_s
-from ..format import time_unit
 from .palette import EDGE
 from .palette import ORDERING_HIGHLIGHT
 from .palette import ORDERING_REFERENCE

@@ -21,19 +21,19 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ...model.comparison import EXECUTE
-from ...model.comparison import PHASE_LABELS
-from ...model.comparison import VARIANTS
 from ...model.comparison import Comparison
-from ...model.comparison import VariantResult
 from ...model.rows import FROM_EVENTS
+from ...model.rows import PHASE_LABELS
 from ...model.rows import REST_LABEL
 from ...model.rows import STAGE_PHASES
+from ...model.rows import VARIANTS
+from ...model.rows import VariantResult
+from ...model.stats.units import fmt_s
+from ...model.stats.units import time_unit
 from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import WALL
-from ..format import fmt_s
 from ..format import marked_ratio
-from ..format import time_unit
 from .palette import PHASE
 from .style import DPI
 from .style import LABEL_PT

@@ -10,8 +10,9 @@ from matplotlib.ticker import FuncFormatter
 from matplotlib.ticker import LogLocator
 from matplotlib.ticker import NullLocator
 
-from ...model.comparison import PHASE_LABELS
-from ...model.comparison import PHASES
+from ...model.rows import PHASE_LABELS
+from ...model.rows import PHASES
+from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
 from ...model.sweep import Sweep
 from ...model.sweep import clock_of
@@ -20,7 +21,6 @@ from ...model.sweep import log_scale
 from ...model.sweep import medians
 from ..blocks import more
 from ..format import fmt_exponent
-from ..format import fmt_s
 from ..sweep import MAX_POINTS
 from .palette import VARIANT
 from .style import DPI

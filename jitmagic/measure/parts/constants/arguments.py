@@ -44,8 +44,8 @@ from ....model.causes.constant_arguments import PASSED
 from ....model.causes.constant_arguments import ConstantArguments
 from ....model.causes.constant_arguments import ConstantVariant
 from ....model.causes.constant_arguments import LiftedConstant
-from ....model.comparison import VARIANTS
 from ....model.comparison import Comparison
+from ....model.rows import VARIANTS
 from ....model.stats.units import fmt_bytes
 from ....model.stats.witness import FIRST_CALL
 from ....model.stats.witness import WAIT
