@@ -24,8 +24,8 @@ from test_stops import press_ctrl_c
 from test_stops import pressing_on_call
 
 import jitmagic
-from jitmagic.cell import held
 from jitmagic.cell.effects import registries
+from jitmagic.cell.prepare import HELD
 from jitmagic.frontends.showing import ABANDONED_SHOWING
 
 CHARTS_STOPPED = ("PARTIAL: Ctrl-C stopped the charts (the measurement had finished: every "
@@ -143,7 +143,7 @@ def test_ctrl_c_while_side_effects_are_put_back_keeps_the_result_and_puts_back_a
     assert "changed environment variables JITMAGIC_UNDO (added)" in said
     assert "changed the working directory" in said
     assert "changed sys.argv" in said and "changed sys.path" in said
-    assert held.HELD in result.warnings  # the Ctrl-C is said, in words
+    assert HELD in result.warnings  # the Ctrl-C is said, in words
     shown = cap.outputs[0].data["text/plain"]
     assert "jitcompare: model" in shown and CHARTS_STOPPED in shown
     assert "<img" not in cap.outputs[0].data["text/html"]

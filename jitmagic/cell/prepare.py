@@ -62,7 +62,6 @@ from ..usercode import mine
 from . import source as cellmod
 from .effects import Watch
 from .effects import effects_undone
-from .held import HELD
 from .prints import printed_note
 from .prints import prints_counted
 from .prints import uncounted
@@ -70,6 +69,11 @@ from .provenance import read_baseline
 from .provenance import spell
 from .provenance import stamp
 from .provenance import with_baseline
+
+#: The warning of a result whose side effects were put back as Ctrl-C came (the hold is
+#: :class:`~jitmagic.interrupts.CtrlCHeld`, the one every hold uses).
+HELD = ("Ctrl-C came while jitmagic put back what the cell changed: it waited until "
+        "everything was put back (the measurement had finished, and is whole)")
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
