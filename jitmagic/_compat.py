@@ -284,6 +284,32 @@ def _differences(new: Any, old: Any) -> tuple[tuple[int, int], list[str]]:
         [d[2] for d in found]
 
 
+#: The config option that makes JAX explain its tracing-cache misses.
+EXPLAIN_FLAG = "jax_explain_cache_misses"
+
+
+def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], None]:
+    """Call ``hook(value)`` after each ``jax.config.update(name, value)`` (the option's
+    global hook, chained to any JAX set); the undo is returned. The watch tells this way
+    the user's own update of :data:`EXPLAIN_FLAG` from its own."""
+    from jax._src import config
+
+    state = config.config_states[name]
+    before = state._update_global_hook
+
+    def chained(value: Any) -> None:
+        if before is not None:
+            before(value)
+        hook(value)
+
+    state._update_global_hook = chained
+
+    def undo() -> None:
+        if state._update_global_hook is chained:
+            state._update_global_hook = before
+    return undo
+
+
 # --- the check of this JAX ---------------------------------------------------------------
 
 

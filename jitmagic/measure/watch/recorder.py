@@ -1,12 +1,12 @@
 """The :class:`Recorder`: while the user's code runs, every trace, lowering and compile
 JAX makes, each with JAX's reason, its seconds and the user's line that made the call.
 
-Two of JAX's public channels, nothing patched:
+Two of JAX's public channels:
 
-- ``jax_explain_cache_misses`` makes JAX log one record per tracing-cache miss (read by
-  :mod:`.reasons`). A filter on the logger those records come from takes each one; it
-  lets through to the user's own handlers exactly the records they would have seen
-  (where the user had turned the explanations on themselves), no others.
+- ``jax_explain_cache_misses`` makes JAX log one record per tracing-cache miss, read once
+  for every watch running by :mod:`.channel` (which lets through to the user's own
+  handlers exactly the records they would have seen, no others) and handed to each
+  recorder (:meth:`Recorder.on_miss`).
 - ``jax.monitoring``'s duration events time each trace, lowering and XLA compile: a
   trace event opens a :class:`~jitmagic.model.ledger.Compile` (with the miss logged
   just before it on the same thread), the lowering and compile events of ``jit(NAME)``
@@ -18,8 +18,8 @@ wrapper such as ``equinox.filter_jit``. A compile is an eager operation (a ``jnp
 outside any jit) where the jit compiling is one JAX made itself, not one the user made
 (:func:`_jax_made`): the user's ``jax.jit(jnp.linalg.norm)`` is theirs.
 
-Everything changed is put back on every path out, with Ctrl-C held meanwhile: the flag,
-the logger's level and ``disabled``, the filter, the listener.
+Everything changed is put back on every path out, with Ctrl-C held meanwhile: the
+channel's subscription (the last one out puts back what it set) and the listener.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 import ast
 import functools
 import linecache
-import logging
 import os
 import re
 import sys
@@ -41,12 +40,10 @@ from dataclasses import field
 from dataclasses import replace
 from typing import Any
 
-from ..._compat import CACHE_MISS_LOGGER
 from ..._compat import EAGER_DISPATCH
 from ..._compat import JIT_AHEAD
 from ..._compat import JIT_EQUATION
 from ..._compat import JitEntry
-from ..._compat import closest_explanation
 from ..._compat import jit_entry
 from ..._compat import traced_file
 from ...interrupts import interrupts_held
@@ -66,7 +63,7 @@ from ...model.ledger import Reason
 from ...usercode import user_file
 from ..sampling import clocks
 from ..sampling.monitor import unregister
-from . import reasons
+from . import channel
 from .reasons import Miss
 
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
@@ -122,7 +119,6 @@ class Recorder:
         self._lock = threading.Lock()
         self._undo: list[Any] = []
         self._start = self._end = 0.0
-        self._user_saw = self._user_flag = False
         self._before: set[threading.Thread] = set()
         self._explained = 0
         self._stopped_explaining: float | None = None
@@ -144,19 +140,8 @@ class Recorder:
         self._start = clocks.wall()
 
     def _install(self, jax: Any) -> None:
-        logger = logging.getLogger(CACHE_MISS_LOGGER)
-        flag = bool(jax.config.jax_explain_cache_misses)
-        level, disabled = logger.level, logger.disabled
-        self._user_saw = flag and not disabled and logger.isEnabledFor(logging.WARNING)
-        self._user_flag = flag
-        self._undo.append(lambda: jax.config.update("jax_explain_cache_misses", flag))
-        jax.config.update("jax_explain_cache_misses", True)
-        self._undo.append(lambda: _set_logger(logger, level, disabled))
-        if not logger.isEnabledFor(logging.WARNING):
-            logger.setLevel(logging.WARNING)
-        logger.disabled = False
-        self._undo.append(lambda: logger.removeFilter(self._on_record))
-        logger.addFilter(self._on_record)
+        self._undo.append(lambda: channel.unsubscribe(self))
+        channel.subscribe(self)
         self._undo.append(lambda: unregister(jax.monitoring.unregister_event_duration_listener,
                                              self._on_duration))
         jax.monitoring.register_event_duration_secs_listener(self._on_duration)
@@ -179,28 +164,22 @@ class Recorder:
 
     # -- listening --------------------------------------------------------------------
 
-    def _on_record(self, record: logging.LogRecord) -> bool:
-        """A record from JAX's miss logger: kept where it explains a miss; passed on to
-        the user's handlers only where they would have seen it without the watch."""
-        try:
-            miss = reasons.read(closest_explanation(record.getMessage()))
-        except Exception:  # noqa: BLE001 (a record we cannot read is not ours to break)
-            miss = None
-        if miss is not None:
-            with self._lock:
-                pending = self._pending.setdefault(threading.get_ident(), [])
-                pending.append(miss)
-                del pending[:-MAX_PENDING]
-                self._explained += 1
-                enough = self._explained >= MAX_EXPLAINED and not self._user_flag \
-                    and self._stopped_explaining is None
-                if enough:
-                    self._stopped_explaining = clocks.wall() - self._start
-            if enough:  # the user's own explanations, had they turned them on, go on
-                import jax
+    def on_miss(self, miss: Miss) -> None:
+        """A miss JAX explained on this thread (:mod:`.channel`): it waits for its trace
+        event; past :data:`MAX_EXPLAINED`, the explanations are turned off."""
+        with self._lock:
+            pending = self._pending.setdefault(threading.get_ident(), [])
+            pending.append(miss)
+            del pending[:-MAX_PENDING]
+            self._explained += 1
+            enough = self._explained >= MAX_EXPLAINED and self._stopped_explaining is None
+        if enough:  # the user's own explanations, had they turned them on, go on
+            channel.stop_explaining()
 
-                jax.config.update("jax_explain_cache_misses", False)
-        return self._user_saw
+    def explanations_stopped(self) -> None:
+        """The channel turned JAX's explanations off: later compiles are not explained."""
+        if self._stopped_explaining is None:
+            self._stopped_explaining = clocks.wall() - self._start if self._start else 0.0
 
     def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
         stage = EVENTS.get(event)
@@ -512,7 +491,3 @@ def _jax_folder() -> str:
 
     return os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
 
-
-def _set_logger(logger: logging.Logger, level: int, disabled: bool) -> None:
-    logger.setLevel(level)
-    logger.disabled = disabled

@@ -1,0 +1,148 @@
+"""JAX's cache-miss explanations, read once for every watch that runs: one inside another,
+or one under ``logging.disable``, reads JAX's reasons and "defined at" as a lone one does.
+
+- **One filter** on JAX's miss logger, however many watches run: a logger asks its
+  filters in order and stops at the first that rejects a record, so an inner watch's own
+  filter, behind the outer one's, never saw a record. Each record is read once
+  (:func:`.reasons.read`) and handed to every :class:`Listener` subscribed.
+- **Records that reach it.** Under ``logging.disable`` (absl, some test set-ups) or a
+  logger a ``dictConfig`` disabled, a logger hands no record to its filters; while a
+  watch runs, the logger says it is enabled for WARNING (an attribute of the logger,
+  deleted after) and is not disabled. The level the user set is not touched.
+- **The user's own explanations.** The flag is turned on; a ``jax.config.update`` of it
+  by the user meanwhile is the user's setting (:func:`~jitmagic._compat.on_config_update`):
+  a record reaches the user's handlers only where the user has the flag on and the
+  logger, as the user configured it, would have passed it, and when the last watch ends
+  the flag is what the user last set (turned on in the block, it stays on).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+from typing import Protocol
+
+from ..._compat import CACHE_MISS_LOGGER
+from ..._compat import EXPLAIN_FLAG
+from ..._compat import closest_explanation
+from ..._compat import on_config_update
+from . import reasons
+from .reasons import Miss
+
+
+class Listener(Protocol):
+    """A watch's recorder, as the channel calls it (on the thread JAX logged on)."""
+
+    def on_miss(self, miss: Miss) -> None: ...
+
+    def explanations_stopped(self) -> None: ...
+
+
+class _Channel:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.listeners: list[Listener] = []
+        self.undo: list[Callable[[], None]] = []
+        self.user_flag = self.user_disabled = self.stopped = False
+        self.ours: int | None = None  # the thread setting the flag for the watch
+
+    def subscribe(self, listener: Listener) -> None:
+        with self.lock:
+            if not self.listeners:
+                try:
+                    self._open()
+                except BaseException:
+                    self._close()
+                    raise
+            self.listeners.append(listener)
+            if self.stopped:
+                listener.explanations_stopped()
+
+    def unsubscribe(self, listener: Listener) -> None:
+        with self.lock:
+            if listener in self.listeners:
+                self.listeners.remove(listener)
+                if not self.listeners:
+                    self._close()
+
+    def _open(self) -> None:
+        import jax
+
+        logger = logging.getLogger(CACHE_MISS_LOGGER)
+        self.stopped = False
+        self.user_flag = bool(getattr(jax.config, EXPLAIN_FLAG))
+        self.user_disabled = logger.disabled
+        self.undo.append(on_config_update(EXPLAIN_FLAG, self._on_update))
+        self.undo.append(lambda: self.set_flag(self.user_flag))
+        self.set_flag(True)
+        self.undo.append(lambda: setattr(logger, "disabled", self.user_disabled))
+        logger.disabled = False
+        self.undo.append(lambda: logger.__dict__.pop("isEnabledFor", None))
+        setattr(logger, "isEnabledFor", _enabled_for_warnings(logger))  # noqa: B010
+        self.undo.append(lambda: logger.removeFilter(self._on_record))
+        logger.addFilter(self._on_record)
+
+    def _close(self) -> None:
+        while self.undo:
+            self.undo.pop()()
+
+    def set_flag(self, value: bool) -> None:
+        import jax
+
+        self.ours = threading.get_ident()
+        try:
+            jax.config.update(EXPLAIN_FLAG, value)
+        finally:
+            self.ours = None
+
+    def _on_update(self, value: Any) -> None:
+        if self.ours != threading.get_ident():
+            self.user_flag = bool(value)
+
+    def stop_explaining(self) -> None:
+        """JAX's explanations off (not where the user has them on), every listener
+        told."""
+        with self.lock:
+            if self.stopped or self.user_flag or not self.listeners:
+                return
+            self.stopped = True
+            self.set_flag(False)
+            for listener in list(self.listeners):
+                listener.explanations_stopped()
+
+    def _on_record(self, record: logging.LogRecord) -> bool:
+        """A record of JAX's miss logger: each miss handed to every listener; passed on
+        to the user's handlers only where they would have seen it without the watch."""
+        try:
+            miss = reasons.read(closest_explanation(record.getMessage()))
+        except Exception:  # noqa: BLE001 (a record we cannot read is not ours to break)
+            miss = None
+        if miss is not None:
+            for listener in list(self.listeners):
+                listener.on_miss(miss)
+        return self._user_would_see(record)
+
+    def _user_would_see(self, record: logging.LogRecord) -> bool:
+        logger = logging.getLogger(CACHE_MISS_LOGGER)
+        if self.user_disabled or not logging.Logger.isEnabledFor(logger, record.levelno):
+            return False
+        return self.user_flag or not str(record.msg).startswith(reasons.PREFIX)
+
+
+def _enabled_for_warnings(logger: logging.Logger) -> Callable[[int], bool]:
+    def enabled(level: int) -> bool:
+        return level >= logging.WARNING or logging.Logger.isEnabledFor(logger, level)
+    return enabled
+
+
+_CHANNEL = _Channel()
+subscribe = _CHANNEL.subscribe
+unsubscribe = _CHANNEL.unsubscribe
+stop_explaining = _CHANNEL.stop_explaining
+
+
+def user_flag() -> bool:
+    """Whether the user has JAX's explanations on (before the watch, or set meanwhile)."""
+    return _CHANNEL.user_flag
