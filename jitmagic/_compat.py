@@ -310,6 +310,31 @@ def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], Non
     return undo
 
 
+def guard_tree_differences(fallback: Callable[[Any, Any, Exception], Any],
+                           ) -> Callable[[], None]:
+    """Until the undo returned is called, JAX's sentence of two input pytrees' difference
+    (``partial_eval.diff_trees``, written while it explains a miss) is ``fallback(new,
+    old, error)`` where JAX's own raises: it formats a static argument's value, and a
+    ``__repr__`` that raises would fail the user's call only because the watch turned the
+    explanations on."""
+    from jax._src.interpreters import partial_eval as pe
+
+    original = pe.diff_trees
+
+    def diff_trees(new_tree: Any, old_tree: Any) -> Any:
+        try:
+            return original(new_tree, old_tree)
+        except Exception as exc:  # noqa: BLE001 (the user's __repr__: said, not raised)
+            return fallback(new_tree, old_tree, exc)
+
+    pe.diff_trees = diff_trees
+
+    def undo() -> None:
+        if pe.diff_trees is diff_trees:
+            pe.diff_trees = original
+    return undo
+
+
 # --- the check of this JAX ---------------------------------------------------------------
 
 

@@ -1,11 +1,14 @@
 """The user's own logging and JAX settings under the watch, as hostile set-ups have them
 (issue 51 items 10, 12, 13): explanations the user turns on in the watched code stay on
 and reach their handler; a watch inside another, or under ``logging.disable``, reads
-JAX's reasons as a lone one does."""
+JAX's reasons as a lone one does; a static value whose ``__repr__`` raises runs as it
+does unwatched."""
 
 from __future__ import annotations
 
+import functools
 import logging
+import math
 
 import jax
 import jax.numpy as jnp
@@ -101,6 +104,37 @@ def test_they_are_still_on():
     result = pytester.runpytest_inprocess("-p", "jitmagic.frontends.watch.pytest_plugin",
                                           "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_a_static_value_whose_repr_raises_runs_watched_and_is_said_not_shown():
+    class Config:
+        def __init__(self, depth):
+            self.depth = depth
+
+        def __hash__(self):
+            return hash(self.depth)
+
+        def __eq__(self, other):
+            return isinstance(other, Config) and other.depth == self.depth
+
+        def __repr__(self):
+            raise RuntimeError("a repr that needs a database")
+
+    @functools.partial(jax.jit, static_argnums=1)
+    def forward(x, config):
+        for _ in range(config.depth):
+            x = jnp.tanh(x)
+        return x
+
+    with jitmagic.watch() as w:
+        outs = [forward(jnp.ones(3), Config(d)) for d in (1, 2, 3)]  # raised when watched
+    assert [float(o[0]) for o in outs] == pytest.approx(
+        [math.tanh(1.0), math.tanh(math.tanh(1.0)), math.tanh(math.tanh(math.tanh(1.0)))])
+    static = again(w.ledger, "forward")
+    assert [c.reason.kind for c in static] == [L.STATIC, L.STATIC]
+    assert static[0].reason.argument == "config"
+    assert static[0].reason.after == "<a Config that could not be shown>"
+    assert "static value of `config`: <a Config that could not be shown>" in str(w)
 
 
 def test_a_watch_inside_another_reads_jaxs_reasons_and_where_it_was_defined():

@@ -14,6 +14,8 @@ or one under ``logging.disable``, reads JAX's reasons and "defined at" as a lone
   a record reaches the user's handlers only where the user has the flag on and the
   logger, as the user configured it, would have passed it, and when the last watch ends
   the flag is what the user last set (turned on in the block, it stays on).
+- **A value that cannot be shown** (a ``__repr__`` that raises) is said as such, not
+  raised into the user's call (:mod:`.unshown`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from typing import Protocol
 from ..._compat import CACHE_MISS_LOGGER
 from ..._compat import EXPLAIN_FLAG
 from ..._compat import closest_explanation
+from ..._compat import guard_tree_differences
 from ..._compat import on_config_update
 from . import reasons
+from . import unshown
 from .reasons import Miss
 
 
@@ -77,6 +81,7 @@ class _Channel:
         self.undo.append(on_config_update(EXPLAIN_FLAG, self._on_update))
         self.undo.append(lambda: self.set_flag(self.user_flag))
         self.set_flag(True)
+        self.undo.append(guard_tree_differences(unshown.tree_difference))
         self.undo.append(lambda: setattr(logger, "disabled", self.user_disabled))
         logger.disabled = False
         self.undo.append(lambda: logger.__dict__.pop("isEnabledFor", None))
