@@ -177,6 +177,7 @@ def test_a_vmap_that_would_not_fit_in_memory_names_a_batch_that_does(monkeypatch
         batches.prepare_batch(jnp.sin, (x,), {}, batch=64)
     fits = int(refused.value.args[0].split("--batch ")[1].split()[0])
     assert 1 <= fits < 64
+    assert "of the 195 KiB of memory available" in str(refused.value)  # one byte unit
     assert batches.prepare_batch(jnp.sin, (x,), {}, batch=fits).args[0].shape == (fits, 1000)
     with pytest.raises(InputError):
         batches.prepare_batch(jnp.sin, (x,), {}, batch=fits + 1)

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from ...errors import InputError
 from ...errors import UserCodeError
 from ...errors import user_traceback
+from ...model.stats.units import fmt_bytes
 from ...options import DEFAULT_BATCH
 from ..calls.arguments import is_static
 from ..calls.arrays import Holes
@@ -253,15 +254,8 @@ def check_memory(arg_bytes: int, out_bytes: int, batch: int, built: bool) -> Non
     what = "--batch" if built else "a mapped axis of length"
     advice = (f"use {what} {fits} or smaller" if fits >= 1
               else "even a batch of 1 does not fit: use smaller arguments")
-    raise InputError(f"--vmap with a batch of {batch} would need about {_fmt_bytes(need)} "
-                     f"({_fmt_bytes(arg_bytes)} of batched arguments and {OUTPUTS_KEPT} outputs "
-                     f"of {_fmt_bytes(out_bytes)}), more than half of the "
-                     f"{_fmt_bytes(limit * 2)} of memory available: {advice}.")
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
+    sizes = [fmt_bytes(n) or "0 B" for n in (need, arg_bytes, out_bytes, limit * 2)]
+    raise InputError(f"--vmap with a batch of {batch} would need about {sizes[0]} "
+                     f"({sizes[1]} of batched arguments and {OUTPUTS_KEPT} outputs of "
+                     f"{sizes[2]}), more than half of the {sizes[3]} of memory available: "
+                     f"{advice}.")
