@@ -22,8 +22,10 @@ from support import variant
 
 import jitmagic
 from jitmagic.measure.sampling.structure import jaxpr_text
+from jitmagic.measure.variants.preflight import _first_line
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
+from jitmagic.model.stats.units import cut_to
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.units import time_unit
 from jitmagic.model.stats.witness import on
@@ -31,12 +33,14 @@ from jitmagic.model.sweep import Sweep
 from jitmagic.render.blocks import Details
 from jitmagic.render.blocks import as_html
 from jitmagic.render.blocks import as_text
+from jitmagic.render.blocks import shown_name
 from jitmagic.render.bundle import bundle
 from jitmagic.render.bundle import html_document
 from jitmagic.render.charts import palette
 from jitmagic.render.charts.orderings import orderings_figure
 from jitmagic.render.charts.phases import phases_figure
 from jitmagic.render.charts.phases import to_png
+from jitmagic.render.charts.style import plain
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import text_table
 
@@ -156,6 +160,14 @@ def test_time_unit_follows_the_data():
     assert time_unit([3e-8, 9e-7]) == ("ns", 1e-9)
     assert time_unit([2.5, 0.1])[0] == "s"
     assert time_unit([math.nan])[0] == "s"
+
+
+def test_every_layer_cuts_a_long_line_the_one_way():
+    assert cut_to("abc", 3) == "abc"
+    assert cut_to("abcdef", 4) == "abc…"
+    long = "x" * 500
+    assert shown_name(long, 10) == plain(long, 10) == cut_to(long, 10) == "x" * 9 + "…"
+    assert _first_line(ValueError(long + "\nmore")) == cut_to(long, 100)
 
 
 def test_execute_panel_counts_in_ms_when_calls_take_ms(report):

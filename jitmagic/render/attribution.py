@@ -14,6 +14,7 @@ from ..model.attribution import Attribution
 from ..model.comparison import Comparison
 from ..model.stats.rule import FASTER
 from ..model.stats.rule import SLOWER
+from ..model.stats.units import cut_to
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
@@ -197,7 +198,7 @@ def _error_line(error: str, width: int = 120) -> str:
     """The exception's own line out of a formatted traceback, cut to ``width``."""
     lines = [ln for ln in error.splitlines() if re.match(r"[A-Za-z_][\w.]*: ", ln)]
     line = (lines or error.splitlines() or [""])[0]
-    return line if len(line) <= width else line[:width - 1] + "…"
+    return cut_to(line, width)
 
 
 def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:

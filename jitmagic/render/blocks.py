@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..model.saved.schema import printable
+from ..model.stats.units import cut_to
 
 T = TypeVar("T")
 
@@ -71,7 +72,7 @@ def prose(text: str) -> tuple[Inline, ...]:
 
 def shown_name(text: str, width: int = MAX_NAME) -> str:
     """A name as a report shows it: cut to ``width`` characters, ending in ``…``."""
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return cut_to(text, width)
 
 
 def _inline_text(parts: Sequence[Inline]) -> str:

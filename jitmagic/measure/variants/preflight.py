@@ -30,6 +30,7 @@ from typing import Any
 
 import jax
 
+from ...model.stats.units import cut_to
 from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
 from .build import build_variant
@@ -292,7 +293,7 @@ LEAKS = "under a jit of its own it leaks traced values"
 
 def _first_line(error: BaseException, width: int = 100) -> str:
     line = (str(error).strip().splitlines() or [""])[0]
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut_to(line, width)
 
 
 def _is_leak(error: BaseException) -> bool:

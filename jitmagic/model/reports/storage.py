@@ -36,6 +36,7 @@ from ..saved.schema import clipped
 from ..saved.schema import needs_printable
 from ..saved.schema import printable_tree
 from ..saved.schema import time_limit
+from ..stats.units import cut_to
 from ..sweep import SCHEMA as SWEEP_SCHEMA
 from ..sweep import Sweep
 
@@ -167,6 +168,6 @@ def _finite(x: Any) -> Any:
     return x
 
 
-def _short(exc: BaseException, width: int = 200) -> str:
-    text = str(exc)
-    return text if len(text) <= width else text[:width - 1] + "…"
+def _short(exc: BaseException) -> str:
+    """What ``exc`` says, cut to 200 characters (a decoder can quote the whole file)."""
+    return cut_to(str(exc), 200)

@@ -1,5 +1,6 @@
-"""Seconds and ratios as a person reads them: the records' verdict texts and every
-renderer (through :mod:`jitmagic.render.format`) write numbers the same way."""
+"""Seconds, ratios, sizes and cut text as a person reads them: the records' verdict texts
+and every renderer (through :mod:`jitmagic.render.format`) write numbers the same way, and
+every layer cuts a long line with :func:`cut_to`."""
 
 from __future__ import annotations
 
@@ -58,3 +59,9 @@ def fmt_bytes(n: int | None) -> str:
             value = n / size
             return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
     return f"{n} B"
+
+
+def cut_to(text: str, width: int) -> str:
+    """``text``, or its first ``width - 1`` characters and ``…``: never more than ``width``
+    characters (a name, a value's repr or an error's line can run to megabytes)."""
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -7,6 +7,7 @@ from typing import Any
 
 from matplotlib.axes import Axes
 
+from ...model.stats.units import cut_to
 from .palette import RANGE
 
 #: Resolution of every PNG: at 100 dpi one point is 1.39 pixels, so 10 pt type is 14 px.
@@ -25,9 +26,7 @@ def plain(x: Any, width: int = MAX_LABEL) -> str:
     """``x`` as text matplotlib shows as it is: every ``$`` escaped, so a name such as
     ``$\\frac{$`` is never parsed as mathtext (which raises while drawing); cut to
     ``width`` characters, ending in ``…``."""
-    text = str(x)
-    text = text if len(text) <= width else text[:width - 1] + "…"
-    return text.replace("$", r"\$")
+    return cut_to(str(x), width).replace("$", r"\$")
 
 
 def whisker(ax: Axes, at: float, lo: float, hi: float, horizontal: bool = True) -> None:
