@@ -2,7 +2,8 @@
 
 In a kernel a cell's code lives in a temporary file (``/tmp/ipykernel_…/2775376519.py``);
 IPython's own tracebacks say ``Cell In[12]`` instead, through its compiler's
-``format_code_name``. The ``--lines`` tables name their files the same way.
+``format_code_name``. The ``--lines`` tables and a ledger's places (``%%jitwatch``, a
+watch block) name their files the same way, here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import dataclasses
 from typing import Any
 
 from ..model.comparison import Comparison
+from ..model.ledger import Ledger
 from ..model.lines import Lines
 from ..model.sweep import Sweep
 from ..usercode import CELL_PREFIXES
@@ -30,7 +32,10 @@ def cell_label(shell: Any, file: str) -> str | None:
 
 
 def with_cell_names(result: Any, shell: Any) -> Any:
-    """``result`` with its ``--lines`` tables naming notebook cells as IPython does."""
+    """``result`` with its ``--lines`` tables, or a ledger's places, naming notebook cells
+    as IPython does (a ledger as it was where no shell runs)."""
+    if isinstance(result, Ledger):
+        return result if shell is None else _ledger_labelled(result, shell)
     if isinstance(result, Lines):
         return _labelled(result, shell)
     if isinstance(result, Sweep):
@@ -45,3 +50,19 @@ def _labelled(lines: Lines, shell: Any) -> Lines:
     files = {r.file for t in lines.tables.values() for r in t.rows}
     labels = {f: label for f in files if (label := cell_label(shell, f)) is not None}
     return lines.labelled(labels) if labels else lines
+
+
+def _ledger_labelled(ledger: Ledger, shell: Any) -> Ledger:
+    """``ledger`` with the places in notebook cells named as IPython names them (``Cell
+    In[3]:2``, not the kernel's temporary file); the watched cell's own lines stay
+    ``line N``."""
+    def named(site: str | None) -> str | None:
+        if not site or ":" not in site:
+            return site
+        file, _, line = site.rpartition(":")
+        label = cell_label(shell, file) if file != ledger.source_file else None
+        return f"{label}:{line}" if label and line.isdigit() else site
+
+    return dataclasses.replace(ledger, compiles=tuple(
+        dataclasses.replace(c, call_site=named(c.call_site), defined_at=named(c.defined_at))
+        for c in ledger.compiles))

@@ -10,8 +10,8 @@ raised as it was, after the ledger is made.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
+from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,13 +19,15 @@ from typing import Any
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...measure.watch.recorder import Recorder
+from ...model.ledger import Compile
 from ...model.ledger import Gate
 from ...model.ledger import Ledger
 from ...model.saved.schema import printable
 from ...render.ledger import gate_failures
 from ...render.ledger import text
-from ..cell_names import cell_label
+from ..cell_names import with_cell_names
 from ..saving import save
+from .live import Live
 
 
 class Watch:
@@ -60,20 +62,22 @@ def gate_of(fail_after_warmup: int | None, max_compiles: int | None) -> Gate:
 
 @contextmanager
 def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = None,
-          source: str = "the block") -> Iterator[Watch]:
+          source: str = "the block", live: bool = True) -> Iterator[Watch]:
     """Record every trace, lowering and compile the block causes, with JAX's reason and
     seconds (``w.ledger``, shown by ``print(w)`` or as a cell's value).
 
     ``fail_after_warmup=N`` fails (``RecompiledError``, an ``AssertionError``) when any
     function compiles more than N times, its warm-up; ``max_compiles=N`` when the block
     compiles more than N times in all. The gate is checked when the block ends without
-    an error; the ledger is there either way."""
+    an error; the ledger is there either way. ``live``: each recompile is said on stderr
+    as it happens (one line; ``live=False``: none)."""
     __tracebackhide__ = True  # pytest shows the failing test's lines, not these
     gate = gate_of(fail_after_warmup, max_compiles)
     w = Watch()
     made: list[Ledger] = []
     try:
-        with watched(gate, source) as made:
+        said = Live(name=lambda c: _named(c, _shell())) if live else None
+        with watched(gate, source, on_again=said) as made:
             yield w
     finally:  # after an error or Ctrl-C too: the ledger of what ran before it
         if made:
@@ -89,31 +93,18 @@ def _shell() -> Any:
     return get() if callable(get) else None
 
 
-def with_cell_names(ledger: Ledger, shell: Any) -> Ledger:
-    """``ledger`` with the places in notebook cells named as IPython names them (``Cell
-    In[3]:2``, not the kernel's temporary file); the watched cell's own lines stay
-    ``line N``; as it was where no shell runs."""
-    if shell is None:
-        return ledger
-
-    def named(site: str | None) -> str | None:
-        if not site or ":" not in site:
-            return site
-        file, _, line = site.rpartition(":")
-        label = cell_label(shell, file) if file != ledger.source_file else None
-        return f"{label}:{line}" if label and line.isdigit() else site
-
-    return dataclasses.replace(ledger, compiles=tuple(
-        dataclasses.replace(c, call_site=named(c.call_site), defined_at=named(c.defined_at))
-        for c in ledger.compiles))
+def _named(c: Compile, shell: Any, source_file: str | None = None) -> Compile:
+    """One compile with its places named as :func:`with_cell_names` names a ledger's."""
+    return with_cell_names(Ledger((c,), 0.0, source_file=source_file), shell).compiles[0]
 
 
 @contextmanager
-def watched(gate: Gate, source: str, source_file: str | None = None,
-            ) -> Iterator[list[Ledger]]:
-    """Within, compiles are recorded; after (also after an error or Ctrl-C, which are
-    raised again), the list holds the ledger."""
-    recorder = Recorder()
+def watched(gate: Gate, source: str, source_file: str | None = None, *,
+            on_again: Callable[[Compile], None] | None = None) -> Iterator[list[Ledger]]:
+    """Within, compiles are recorded (``on_again``: told of each recompile as it begins,
+    :mod:`.live`); after (also after an error or Ctrl-C, which are raised again), the
+    list holds the ledger."""
+    recorder = Recorder(on_again=on_again)
     made: list[Ledger] = []
     error, stopped = None, False
     recorder.start()
