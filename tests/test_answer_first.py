@@ -23,6 +23,8 @@ from jitmagic.model.rows import FROM_STAGED
 from jitmagic.model.rows import REST_LABEL
 from jitmagic.model.rows import REST_ROW
 from jitmagic.model.rows import OrderingRow
+from jitmagic.model.stats.rule import SAME
+from jitmagic.model.stats.rule import difference
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.bundle import bundle
@@ -36,7 +38,6 @@ from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.style import DPI
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import html_summary
-from jitmagic.render.format import decided
 from jitmagic.render.format import marked_ratio
 from jitmagic.render.orderings import panel_html
 from jitmagic.render.orderings import panel_text
@@ -238,9 +239,16 @@ def test_the_execute_title_fits_its_panel_when_both_compiled_the_same_program():
 ])
 def test_only_a_called_difference_is_unmarked(kind, significant, shown):
     d = SimpleNamespace(kind=kind, significant=significant, enough_data=True)
-    assert decided(d) is (shown == "2.00×")
     assert marked_ratio(2.0, d) == shown
     assert marked_ratio(float("nan"), d) == "—"
+
+
+def test_a_same_is_decided_and_still_marked():
+    """``decided`` has one meaning: the rule needs no more runs, which a "same" is."""
+    quiet = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.002, 0.998, 1.001]
+    d = difference(quiet, list(reversed(quiet)))
+    assert d.kind == SAME and d.decided and not d.significant
+    assert marked_ratio(d.ratio, d).endswith(" same")
 
 
 def legend_sizes(fig) -> list[float]:

@@ -17,18 +17,15 @@ from ..model.stats.units import fmt_s
 __all__ = ["fmt_s"]
 
 
-def decided(d: Difference) -> bool:
-    """Whether the one rule called a difference (faster or slower)."""
-    return d.significant
-
-
 def marked_ratio(ratio: float, d: Difference) -> str:
     """``3.5×``, ``1.26× inconclusive``, ``1.02× same``, ``1.3× (one run)``: ``ratio``
     marked with the words the main table marks ``d``'s outcome with, in every table and
     chart (never "n.s.", which reads as "no difference" for an undecided one); ``—``
-    where nothing was measured: no mark on a number that is not there."""
+    where nothing was measured: no mark on a number that is not there. Only a called
+    difference (``d.significant``: faster or slower) goes unmarked; a "same" is
+    ``d.decided`` too, and marked."""
     shown = fmt_ratio(ratio)
-    if shown == "—" or decided(d):
+    if shown == "—" or d.significant:
         return shown
     if not d.enough_data:
         return f"{shown} (one run)"
