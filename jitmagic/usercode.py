@@ -120,15 +120,15 @@ def is_users(path: str, layout: Layout, mine: frozenset[str] = frozenset()) -> b
     is a distribution's where its module is one the distribution provides and the file,
     links followed, lies in the folder the distribution was installed in (a local
     ``docs.py`` is the user's though some wheel ships a top-level ``docs``)."""
-    real = os.path.realpath(path)
-    tops = {t for p in (path, real) if (t := top_module(p, layout.path)) is not None}
+    paths = (path, os.path.realpath(path))
+    tops = {t for p in paths if (t := top_module(p, layout.path)) is not None}
     if tops & mine:
         return True
-    if _under(path, (PACKAGE_DIR,)) or _under(real, (PACKAGE_DIR, *layout.stdlib)):
+    if tops & STACK or _under(paths, (PACKAGE_DIR, *layout.stdlib)):
         return False
-    if tops & STACK or any(_under(real, layout.distributed.get(t, ())) for t in tops):
+    if any(_under(paths, layout.distributed.get(t, ())) for t in tops):
         return False
-    return not _under(real, layout.site)
+    return not _under(paths, layout.site)
 
 
 def top_module(path: str, import_path: Iterable[str]) -> str | None:
@@ -159,12 +159,18 @@ def _cached_user_path(path: str, mine: frozenset[str], import_path: tuple[str, .
                     mine)
 
 
-def _under(path: str, folders: Iterable[str]) -> bool:
-    return any(path.startswith(f) for f in folders)
+def _under(paths: Iterable[str], folders: Iterable[str]) -> bool:
+    """Whether any of ``paths`` (a file as imported, and with links followed) lies in
+    one of ``folders``."""
+    return any(p.startswith(f) for p in paths for f in folders)
 
 
 def _folders(paths: Iterable[str | None]) -> tuple[str, ...]:
-    return tuple(sorted({os.path.join(os.path.abspath(p), "") for p in paths if p}))
+    """Each folder as given and with links followed (a venv reached through a link
+    names its site-packages by the link; its files' real paths lie behind it)."""
+    found = {p for p in paths if p}
+    both = {os.path.abspath(p) for p in found} | {os.path.realpath(p) for p in found}
+    return tuple(sorted(os.path.join(p, "") for p in both))
 
 
 @functools.lru_cache(maxsize=1)

@@ -137,3 +137,18 @@ def test_mine_takes_module_names():
     assert Options(mine="mylib, other").mine == ("mylib", "other")
     with pytest.raises(InputError, match="takes module names, e.g. `--mine mylib"):
         Options(mine="my lib")
+
+
+def test_a_venv_reached_through_a_link_keeps_its_libraries(tmp_path):
+    """A venv used through a symlink names its site-packages by the link while its files'
+    real paths lie behind it: Flax there is still Flax's (it was taken for the user's)."""
+    real_site = tmp_path / "real" / "lib" / "site-packages"
+    (real_site / "flax" / "linen").mkdir(parents=True)
+    (real_site / "flax" / "linen" / "linear.py").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    site = str(tmp_path / "link" / "lib" / "site-packages")
+    layout = Layout(stdlib=(), site=usercode._folders([site]), path=(site,),
+                    distributed={"flax": usercode._folders([site])})
+    linked = os.path.join(site, "flax", "linen", "linear.py")
+    assert not is_users(linked, layout)
+    assert not is_users(os.path.realpath(linked), layout)
