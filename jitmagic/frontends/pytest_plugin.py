@@ -103,7 +103,7 @@ def _who(nodeid: str, index: int) -> str:
 
 
 @dataclass
-class Outcome:
+class BaselineCheck:
     """One report of the session against its baseline (``diff`` None: none to compare);
     ``reported`` once its gate failures have failed its test; ``kept`` where it failed a
     gate against a baseline in the folder it would be saved to, so was not saved over it.
@@ -129,7 +129,7 @@ class Reports:
     compare_dir: Path | None
     slower_ratio: float | None
     larger_ratio: float | None = None
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[BaselineCheck] = field(default_factory=list)
     #: Each name saved (or being saved) in this session: the test and call that saved it.
     written: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: How many reports were saved.
@@ -175,7 +175,7 @@ class Reports:
             with self.lock:
                 self.saved += 1
 
-    def failures(self, o: Outcome) -> list[str]:
+    def failures(self, o: BaselineCheck) -> list[str]:
         """What fails the gates in ``o``, a line each (none without a baseline)."""
         if o.diff is None:
             return []
@@ -201,7 +201,7 @@ class Reports:
                                    f"{', '.join(against)})", *([KEPT.format(self.save_dir)]
                                                                if kept else [])])
 
-    def kept(self) -> list[Outcome]:
+    def kept(self) -> list[BaselineCheck]:
         """The reports not saved over the baseline they failed (one folder for both)."""
         with self.lock:
             return [o for o in self.outcomes if o.kept]
@@ -223,7 +223,7 @@ class Reports:
         for o in data["outcomes"]:
             pair = None if o["reports"] is None else tuple(
                 Comparison.from_dict(r) for r in o["reports"])
-            taken.append(Outcome(o["test"], o["name"], None if pair is None else diff(*pair),
+            taken.append(BaselineCheck(o["test"], o["name"], None if pair is None else diff(*pair),
                                  o["problem"], reported=True, kept=o["kept"]))
         with self.lock:
             self.saved += data["saved"]
@@ -245,22 +245,22 @@ def _clash(path: Path, earlier: tuple[str, int], now: tuple[str, int]) -> str:
             "one would overwrite the other")
 
 
-def compared(test: str, name: str, c: Comparison, folder: Path) -> Outcome:
+def compared(test: str, name: str, c: Comparison, folder: Path) -> BaselineCheck:
     """``c`` against its baseline ``folder / name``, or why it is not compared: there is
     none, it cannot be read, or it measured another function."""
     baseline = folder / name
     if not baseline.exists():
-        return Outcome(test, name, problem=f"no baseline {baseline}")
+        return BaselineCheck(test, name, problem=f"no baseline {baseline}")
     try:
         old_report = as_comparison(baseline)
         if old_report.entry != c.entry:
-            return Outcome(test, name, problem=(
+            return BaselineCheck(test, name, problem=(
                 f"the baseline {baseline} measured `{old_report.entry}`, this test "
                 f"`{c.entry}`: another function, so not compared (save the baseline again "
                 "if it was renamed)"))
-        return Outcome(test, name, diff(old_report, c), reports=(old_report, c))
+        return BaselineCheck(test, name, diff(old_report, c), reports=(old_report, c))
     except (OSError, ReportSchemaError) as exc:
-        return Outcome(test, name, problem=str(exc))
+        return BaselineCheck(test, name, problem=str(exc))
 
 
 KEY = pytest.StashKey[Reports]()

@@ -47,7 +47,7 @@ from .found import unique_names
 from .live_objects import own_sourceless
 
 
-class Recorder:
+class ProfileHook:
     """The profile hook: counts calls of user code made from user code, finds bindings."""
 
     def __init__(self, extra_names: Iterable[str] = (),
@@ -148,7 +148,7 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
     An exception from the user's code is returned in ``Discovery.error``, not raised.
     """
-    recorder = Recorder(extra_names, own_sourceless(fn))
+    recorder = ProfileHook(extra_names, own_sourceless(fn))
     recorder.stop = sys._getframe()
     previous = sys.getprofile()
     jax.clear_caches()

@@ -30,7 +30,7 @@ class Position:
 
 
 @dataclass(frozen=True)
-class Part:
+class PartPace:
     """One part's pace: when it began, units done of units in all."""
 
     what: str = ""
@@ -58,7 +58,7 @@ class Reporter:
     draw: Draw | None = None
     point: str | None = None  # a sweep's current value
     where: Position = field(default_factory=Position)
-    part: Part = field(default_factory=Part)
+    part: PartPace = field(default_factory=PartPace)
     sweep: SweepPace | None = None
     #: The parts to run after the comparison, in order (told with every progress line).
     parts: tuple[str, ...] = ()
@@ -74,7 +74,7 @@ class Reporter:
         self.where = Position(what, row, round, rounds, noun, at_most)
         began = clocks.wall() if self.part.what != what or units[0] == 0 \
             else self.part.began
-        self.part = Part(what, began, *units)
+        self.part = PartPace(what, began, *units)
 
     def sweep_at(self, label: str, index: int, count: int) -> None:
         """A sweep is about to measure its value ``index`` (from 0) of ``count``."""

@@ -74,7 +74,7 @@ from ..run import PartRun
 from ..run import in_one_process_only
 from ..run import later_labels
 from .lifting import LIFT_BYTES
-from .lifting import Found
+from .lifting import ProgramConstants
 from .lifting import Replay
 from .lifting import flat_arguments
 from .lifting import program_constants
@@ -177,7 +177,7 @@ def _closed(traced: Any) -> Any:
     return traced
 
 
-def why_not_lifted(found: Found) -> list[str]:
+def why_not_lifted(found: ProgramConstants) -> list[str]:
     """A note for each big constant left captured because the replay cannot pass it,
     and one where constants below the lifting size hold most of the bytes."""
     out = [f"a constant of {fmt_bytes(c.nbytes)} is read inside a `{c.stuck_in}` (through "
@@ -191,7 +191,7 @@ def why_not_lifted(found: Found) -> list[str]:
     return out
 
 
-def named_constants(prepared: Prepared, found: Found) -> tuple[LiftedConstant, ...]:
+def named_constants(prepared: Prepared, found: ProgramConstants) -> tuple[LiftedConstant, ...]:
     """The lifted constants as the record keeps them: bytes, shape, dtype, the user's
     lines that read them and the Python name that holds them."""
     lifted = found.lifted()

@@ -60,7 +60,7 @@ class Constant:
 
 
 @dataclass
-class Found:
+class ProgramConstants:
     """The array constants of a program, biggest first, and a note for each captured
     value that is not an array of numbers (left as it is)."""
 
@@ -74,7 +74,7 @@ class Found:
         return big[:MOST_LIFTED]
 
 
-def program_constants(closed: Any) -> Found:
+def program_constants(closed: Any) -> ProgramConstants:
     """The array constants ``closed`` (a closed jaxpr) reads, each once by identity,
     with where each is read (:class:`Constant`), and notes for captured values that are
     no array of numbers (an object, a leaked tracer, an object-dtype array)."""
@@ -92,7 +92,7 @@ def program_constants(closed: Any) -> Found:
             c.reads.append((eqn.source_info.traceback, outer))
             c.stuck_in = c.stuck_in or holder
     ranked = sorted(found.values(), key=lambda c: -c.nbytes)
-    return Found(ranked, list(dict.fromkeys(notes)))
+    return ProgramConstants(ranked, list(dict.fromkeys(notes)))
 
 
 def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
