@@ -30,8 +30,8 @@ import jax
 import jax.numpy as jnp
 
 from jitmagic.measure.parts.effort import budget_for
+from jitmagic.measure.parts.effort import effort_rounds
 from jitmagic.measure.parts.effort import measure_effort
-from jitmagic.measure.parts.effort import rounds_for
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.causes.effort import Setting
@@ -115,7 +115,7 @@ def main() -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     result = run_comparison("program", prepared, Options(repeat=args.repeat))
     comparison_s, comparison_cpu = time.perf_counter() - t0, time.process_time() - c0
-    rounds = rounds_for(result)  # as --effort takes them after this comparison
+    rounds = effort_rounds(result)  # as --effort takes them after this comparison
     t0, c0 = time.perf_counter(), time.process_time()
     e = measure_effort(prepared["flat"], rounds=rounds, budget_s=budget_for(result))
     effort_s, effort_cpu = time.perf_counter() - t0, time.process_time() - c0

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import jitmagic
-from jitmagic.measure.parts.effort import FEWEST_ROUNDS
+from jitmagic.measure.parts.effort import FEWEST_EFFORT_ROUNDS
 from jitmagic.measure.parts.effort import PART
 from jitmagic.measure.parts.effort import accepted
 from jitmagic.measure.parts.effort import add_effort
@@ -520,7 +520,7 @@ def test_add_effort_puts_the_record_in_the_comparison_and_the_section_shows_it()
     added = add_effort(result, prepared["flat"])
     e = added.part("effort")
     assert isinstance(e, Effort) and set(e.rows) == {s.name for s in candidates()}
-    assert len(e.default["compile_s"]) == FEWEST_ROUNDS  # the rule needs three a side
+    assert len(e.default["compile_s"]) == FEWEST_EFFORT_ROUNDS  # the rule needs three a side
     shown_text, shown_html = section(added, plot=False)
     assert shown_text == text(e) and shown_html == html(e)
     assert "data:image/png" in section(added)[1] and "data:image/png" not in shown_html
@@ -809,7 +809,7 @@ def test_a_row_the_rule_decided_takes_no_more_rounds_and_all_decided_ends_them()
 def test_a_decided_setting_of_a_real_program_still_has_the_fewest_rounds():
     e = measure_effort(flat_of(model, X, W), rounds=4, settings=[LEVEL0])
     runs = len(e[LEVEL0.name].samples["compile_s"])
-    assert FEWEST_ROUNDS <= runs <= 4 and len(e.default["compile_s"]) >= runs
+    assert FEWEST_EFFORT_ROUNDS <= runs <= 4 and len(e.default["compile_s"]) >= runs
 
 
 def test_the_rounds_past_the_fewest_stop_where_the_budget_would_be_overrun():

@@ -80,7 +80,7 @@ PART = "effort"
 #: The rounds it takes: as many as the comparison's cold runs, within these bounds (the
 #: rule decides nothing with fewer than three a side; each round is one cold compile
 #: per setting).
-FEWEST_ROUNDS, MOST_ROUNDS = 3, 5
+FEWEST_EFFORT_ROUNDS, MOST_EFFORT_ROUNDS = 3, 5
 
 
 #: The part's time beside the comparison's: after its fewest rounds, no round starts that
@@ -283,12 +283,12 @@ def budget_for(result: Comparison) -> float:
     return SHARE_OF_COMPARISON * result.wall_s if result.wall_s > 0 else math.inf
 
 
-def rounds_for(result: Comparison) -> int:
+def effort_rounds(result: Comparison) -> int:
     """As many rounds as the comparison's cold runs, from
-    :data:`FEWEST_ROUNDS` to :data:`MOST_ROUNDS`."""
+    :data:`FEWEST_EFFORT_ROUNDS` to :data:`MOST_EFFORT_ROUNDS`."""
     runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
                default=0)
-    return min(MOST_ROUNDS, max(FEWEST_ROUNDS, runs))
+    return min(MOST_EFFORT_ROUNDS, max(FEWEST_EFFORT_ROUNDS, runs))
 
 
 @dataclass(frozen=True)
@@ -326,7 +326,7 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
                         kept, refused), None
 
 
-def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
+def measure_effort(flat: Prepared, rounds: int = FEWEST_EFFORT_ROUNDS,
                    check: Checkpoint | None = None,
                    settings: Iterable[Setting] | None = None,
                    out_of_line: OutOfLineRow | None = None,
@@ -360,16 +360,16 @@ def measure_effort(flat: Prepared, rounds: int = FEWEST_ROUNDS,
 
 
 def settling(runs: Sampler, rounds: int, budget_s: float = math.inf) -> int | Rounds:
-    """``rounds`` as the effort sampler's rounds: at least :data:`FEWEST_ROUNDS`, then,
+    """``rounds`` as the effort sampler's rounds: at least :data:`FEWEST_EFFORT_ROUNDS`, then,
     up to ``rounds``, one more only while some row is undecided and it would not take
     the rounds past ``budget_s`` (at their pace so far, as ``-r auto`` reads its
     budget). A row whose XLA compile and call the one rule has both decided against the
     default's (faster, slower or no measurable difference, on the clock the record will
     use: :func:`record_clock`) takes no more rounds; once every row is decided none are
     taken. The rule is sequential (docs/significance.md), so asking it after every round
-    is honest, as ``-r auto`` does. Fewer than :data:`FEWEST_ROUNDS` (the rule decides
+    is honest, as ``-r auto`` does. Fewer than :data:`FEWEST_EFFORT_ROUNDS` (the rule decides
     nothing then): that count, fixed."""
-    if rounds < FEWEST_ROUNDS:
+    if rounds < FEWEST_EFFORT_ROUNDS:
         return rounds
 
     def decided() -> bool:
@@ -432,7 +432,7 @@ def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = No
                nested: Prepared | None = None) -> Comparison:
     """``result`` with its effort record (``result.part("effort")``), measured on the
     prepared flat variant under ``check`` in as many rounds as the comparison's cold
-    runs (:func:`rounds_for`), with the out-of-line row built from the prepared
+    runs (:func:`effort_rounds`), with the out-of-line row built from the prepared
     ``nested`` variant (its helpers as the comparison found them nested); as it was
     where the comparison stopped, and with a warning where the flat variant failed
     there (its settings would fail alike)."""
@@ -443,7 +443,7 @@ def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = No
             *result.warnings, "XLA's effort was not measured: the flat variant failed"))
     row, why = (None, "out of line was not measured: the comparison has no nested variant") \
         if nested is None else out_of_line_row(nested, result.nested.helpers)
-    effort = measure_effort(flat, rounds_for(result), check, out_of_line=row,
+    effort = measure_effort(flat, effort_rounds(result), check, out_of_line=row,
                             budget_s=budget_for(result))
     if why:
         effort = dataclasses.replace(effort, left_out=(*effort.left_out, why))
