@@ -31,11 +31,13 @@ from ..model.ledger import STATIC
 from ..model.ledger import UNEXPLAINED
 from ..model.ledger import WEAK_TYPE
 from ..model.ledger import Broken
+from ..model.ledger import Compile
 from ..model.ledger import EagerLine
 from ..model.ledger import FunctionRow
 from ..model.ledger import Ledger
 from ..model.ledger import ReasonRow
 from ..model.ledger import histories
+from ..model.ledger import reason_row
 from ..model.ledger.diff import LedgerDiff
 from ..model.saved.schema import printable
 from ..usercode import user_file
@@ -327,6 +329,19 @@ def _values(values: tuple[str, ...], width: int = 40) -> str:
     return " → ".join(_clip(("…" if lo else "") + v[lo:lo + width]
                             + ("…" if lo + width < len(v) else ""), width + 2)
                       for v in shown)
+
+
+def live_line(c: Compile, again: int, source_file: str | None = None) -> str:
+    """One recompile, said as it happens (``again``: the run's recompiles so far, this one
+    included): ``jitwatch: `step` compiles again (recompile 1 here) at line 9, shape of
+    `x`: f32[32,8] → f32[4,8]``; ``source_file``: the watched cell's, whose lines read
+    ``line N``."""
+    where = Ledger((c,), 0.0, source_file=source_file)
+    place = _place(c.call_site, where)
+    at = f" at {printable(place)}" if place else ""
+    thread = f" on thread {printable(c.thread)}" if c.thread != "MainThread" else ""
+    return (f"jitwatch: `{printable(_clip(c.function, 60))}` compiles again (recompile "
+            f"{again:,} here){at}{thread}: {printable(reason_words(reason_row([c])))}")
 
 
 def jitcompare_line(row: FunctionRow) -> str | None:

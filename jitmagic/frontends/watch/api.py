@@ -76,7 +76,7 @@ def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = No
     w = Watch()
     made: list[Ledger] = []
     try:
-        said = Live(name=lambda c: _named(c, _shell())) if live else None
+        said = Live(name=lambda c: named_compile(c, _shell())) if live else None
         with watched(gate, source, on_again=said) as made:
             yield w
     finally:  # after an error or Ctrl-C too: the ledger of what ran before it
@@ -93,7 +93,7 @@ def _shell() -> Any:
     return get() if callable(get) else None
 
 
-def _named(c: Compile, shell: Any, source_file: str | None = None) -> Compile:
+def named_compile(c: Compile, shell: Any, source_file: str | None = None) -> Compile:
     """One compile with its places named as :func:`with_cell_names` names a ledger's."""
     return with_cell_names(Ledger((c,), 0.0, source_file=source_file), shell).compiles[0]
 

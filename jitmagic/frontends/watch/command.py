@@ -29,6 +29,7 @@ from .api import check_endings
 from .api import gate_of
 from .api import watched
 from .api import write_ledger
+from .live import Live
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +72,8 @@ def main(argv: list[str]) -> int:
     argv_before, path_before = sys.argv[:], sys.path[:]
     sys.argv, sys.path[0:0] = [script, *args.args], [os.path.dirname(script)]
     try:
-        with watched(gate, os.path.basename(script), script) as made:
+        with watched(gate, os.path.basename(script), script,
+                     on_again=Live(source_file=script)) as made:
             runpy.run_path(script, run_name="__main__")
     except KeyboardInterrupt:
         status = INTERRUPTED

@@ -39,9 +39,11 @@ from ..output import unquoted
 from .api import check_endings
 from .api import check_gate
 from .api import gate_of
+from .api import named_compile
 from .api import watched
 from .api import with_cell_names
 from .api import write_ledger
+from .live import Live
 
 #: What a Ctrl-C in the watched cell says, in its one line.
 STOPPED = "the cell was stopped; the ledger above holds what ran before it"
@@ -80,8 +82,10 @@ class JitWatchMagics(Magics):
         source = "the cell" if cell is not None else "the statement"
         value: Any = None
         made: list[Ledger] = []
+        live = Live(NotebookLine(), filename,
+                    lambda c: named_compile(c, self.shell, filename))
         try:
-            with watched(options.gate, source, filename) as made:
+            with watched(options.gate, source, filename, on_again=live) as made:
                 value = self._run(code, filename)
         except KeyboardInterrupt:
             if not made:
@@ -169,6 +173,21 @@ class JitWatchMagics(Magics):
             print(line)
         for line in failed:
             print(f"jitmagic: {line}", file=sys.stderr)
+
+
+class NotebookLine:
+    """The cell's live line (:mod:`.live`): shown at the first recompile, then updated in
+    place with each one said, above the ledger the cell shows when it ends."""
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+
+    def __call__(self, line: str) -> None:
+        data = {"text/plain": line}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)
 
 
 def _split_statement(line: str) -> tuple[str, str]:

@@ -33,6 +33,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -107,12 +108,19 @@ class Recorder:
     ``watched`` is the thread that runs the watched code (the one that starts it). Its
     compiles, and those of the threads started while it runs (the code's own workers),
     are the run's; a thread that was running before (a data loader started earlier) is
-    recorded apart."""
+    recorded apart.
+
+    ``on_again`` is called with each compile of the run's that compiles a function again
+    (not an eager op), as it begins: on the thread that compiles it, before the call
+    that compiles it returns (the live lines: a loop's recompile at step 2 is said at
+    step 2). A loop that never recompiles never calls it."""
 
     def __init__(self, watched: threading.Thread | None = None, *,
-                 max_kept: int = MAX_KEPT) -> None:
+                 max_kept: int = MAX_KEPT,
+                 on_again: Callable[[Compile], None] | None = None) -> None:
         self.watched = watched or threading.current_thread()
         self.max_kept = max_kept
+        self.on_again = on_again
         self._open: list[_Open] = []
         self._omitted: dict[str, list[Any]] = {}
         self._pending: dict[int, list[Miss]] = {}
@@ -122,6 +130,7 @@ class Recorder:
         self._before: set[threading.Thread] = set()
         self._explained = 0
         self._stopped_explaining: float | None = None
+        self._live: _Decider | None = None
 
     # -- installing -------------------------------------------------------------------
 
@@ -131,6 +140,7 @@ class Recorder:
         import jax
 
         self._before = set(threading.enumerate()) - {self.watched}
+        self._live = _Decider(self.watched, self._before)
         try:
             with interrupts_held():
                 self._install(jax)
@@ -200,9 +210,22 @@ class Recorder:
             if found is None and self._full():
                 self._tally(name, secs, new=stage == "trace_s")
                 return
+            said = None
             if found is None:
                 found = self._opened(name, self._miss_for(name))
+                said = self._said_live(found, stage == "trace_s")
             found.seconds[stage] = secs
+        if said is not None and self.on_again is not None:
+            self.on_again(said)
+
+    def _said_live(self, opened: _Open, traced: bool) -> Compile | None:
+        """``opened``'s record where it compiles a function of the run's again (decided as
+        the ledger decides it, against the compiles begun before it); else None."""
+        if self.on_again is None or self._live is None:
+            return None
+        c = self._live.decide(opened, traced)
+        again = c.reason.kind != FIRST and not c.eager and c.in_run
+        return c if again else None
 
     def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None]:
         """The miss logged on this thread for ``name`` since its last trace, and the first
@@ -266,29 +289,39 @@ class Recorder:
 
 def _decided(opened: list[_Open], watched: threading.Thread,
              before: set[threading.Thread]) -> Iterator[Compile]:
-    """Each recorded compile with its reason: JAX's, where a compile of the same function
-    came before it here, a first compile is a function made anew (a new object) or, with
-    no miss logged, a compile JAX gave no reason for."""
-    seen: dict[tuple[str, str | None], set[int | None]] = {}
-    defined_as: dict[str, str | None] = {}  # where each name's last explained miss said
+    """Each recorded compile with its reason (:class:`_Decider`), in the order they began."""
+    decider = _Decider(watched, before)
     for c in opened:
+        yield decider.decide(c)
+
+
+class _Decider:
+    """Decides each compile's reason against the ones before it: JAX's, where a compile of
+    the same function came before it here, a first compile is a function made anew (a new
+    object) or, with no miss logged, a compile JAX gave no reason for. Fed the compiles in
+    the order they began, as they begin (the live lines) or all at once (the ledger)."""
+
+    def __init__(self, watched: threading.Thread, before: set[threading.Thread]) -> None:
+        self.watched, self.before = watched, before
+        self.seen: dict[tuple[str, str | None], set[int | None]] = {}
+        self.defined_as: dict[str, str | None] = {}  # where each name's last miss said
+
+    def decide(self, c: _Open, traced: bool | None = None) -> Compile:
+        """``c``'s record; ``traced``: whether JAX traced it (None: read off its stages)."""
         miss = c.miss
         if miss is not None:
-            defined_as[c.function] = miss.defined_at
-        defined = defined_as.get(c.function)
-        # eager only where JAX's eager dispatch compiled it: a jit of a library's function
-        # (flax's ``model.apply``) is explained by JAX no more than ``jnp.multiply`` is
-        eager = c.eager
+            self.defined_as[c.function] = miss.defined_at
+        defined = self.defined_as.get(c.function)
         key = (c.function, defined)
-        reason = _reason(miss, seen.get(key), eager, c.made_anew, "trace_s" in c.seconds) \
+        traced = "trace_s" in c.seconds if traced is None else traced
+        reason = _reason(miss, self.seen.get(key), c.eager, c.made_anew, traced) \
             if c.explained or miss is not None \
-            else Reason(FIRST if key not in seen else UNEXPLAINED, text=NOT_EXPLAINED)
-        seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
-        yield Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
-                      call_text=c.call_text, thread=c.thread.name,
-                      in_run=c.thread is watched or c.thread not in before, eager=eager,
-                      at_s=c.at_s,
-                      **c.seconds)
+            else Reason(FIRST if key not in self.seen else UNEXPLAINED, text=NOT_EXPLAINED)
+        self.seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
+        return Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
+                       call_text=c.call_text, thread=c.thread.name,
+                       in_run=c.thread is self.watched or c.thread not in self.before,
+                       eager=c.eager, at_s=c.at_s, **c.seconds)
 
 
 #: Why a compile after :data:`MAX_EXPLAINED` misses has no reason.

@@ -443,7 +443,7 @@ def _function_row(cs: list[Compile]) -> FunctionRow:
     by_reason: dict[tuple[str, str | None], list[Compile]] = {}
     for c in cs:
         by_reason.setdefault((c.reason.kind, c.reason.argument), []).append(c)
-    reasons = sorted((_reason_row(group) for group in by_reason.values()),
+    reasons = sorted((reason_row(group) for group in by_reason.values()),
                      key=lambda r: (r.kind == FIRST, -r.seconds))
     return FunctionRow(first.function, first.defined_at, len(cs),
                        sum(c.reason.kind != FIRST for c in cs), sum(c.seconds for c in cs),
@@ -453,7 +453,8 @@ def _function_row(cs: list[Compile]) -> FunctionRow:
                        eager=all(c.eager for c in cs))
 
 
-def _reason_row(cs: list[Compile]) -> ReasonRow:
+def reason_row(cs: list[Compile]) -> ReasonRow:
+    """The row of compiles ``cs`` that share one reason (one compile: the live line's)."""
     values: dict[str, None] = {}
     for c in cs:
         for v in (c.reason.before, c.reason.after):
