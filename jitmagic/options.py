@@ -15,6 +15,7 @@ import ast
 import builtins
 import dataclasses
 import difflib
+import importlib.util
 import keyword
 import math
 import numbers
@@ -34,6 +35,7 @@ from .errors import InputError
 from .model.stats.rule import MAX_PAIRS
 from .model.stats.rule import MAX_PAIRS_BUSY
 from .model.stats.rule import MIN_PAIRS
+from .usercode import STACK
 
 SWEEP_USAGE = "--sweep NAME=V1,V2,... (e.g. --sweep n=1,2,4,8,16)"
 #: ``-r auto``: repeat until the significance rule decides (``jitmagic.measure.sampling.rounds``).
@@ -177,12 +179,24 @@ def _names(option: OptionSpec, value: Any) -> tuple[str, ...]:
 
 
 def _modules(option: OptionSpec, value: Any) -> tuple[str, ...]:
-    """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules."""
+    """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules
+    Python can import here, none of JAX's stack (whose own jit nested fails)."""
     names = split_names(value) if isinstance(value, str) else (
         tuple(value) if isinstance(value, Iterable) else (value,))
-    if not all(isinstance(n, str) and n.replace(".", "_").isidentifier() for n in names):
-        raise InputError(f"{option.label} takes module names, e.g. `--mine mylib,shared` "
-                         f"or mine=['mylib'], not {value!r}")
+    names = tuple(n.strip("'\"") if isinstance(n, str) else n for n in names)  # %magic's quotes
+    if not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise InputError(f"{option.label} takes top-level module names, e.g. `--mine "
+                         f"mylib,shared` or mine=['mylib'] (all of a module's code becomes "
+                         f"yours), not {value!r}")
+    for name in names:
+        if name in STACK:
+            raise InputError(f"{option.label} cannot make `{name}` yours: it is JAX's stack "
+                             "or jitmagic's own, never nested (JAX's own functions under a "
+                             "jit of their own fail: 'Recursively calling jit')")
+        if importlib.util.find_spec(name) is None:
+            raise InputError(f"{option.label} names `{name}`, which Python cannot import "
+                             "here: write the top-level module your code imports (`import "
+                             "mylib.nn` → --mine mylib)")
     return names
 
 

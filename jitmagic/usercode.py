@@ -193,8 +193,19 @@ def _distributed() -> dict[str, tuple[str, ...]]:
     found: dict[str, tuple[str, ...]] = {}
     for top, names in importlib.metadata.packages_distributions().items():
         dists = [d for n in set(names) for d in importlib.metadata.distributions(name=n)]
-        found[top] = _folders(str(d.locate_file("")) for d in dists if not _editable(d))
+        found[top] = _folders(str(d.locate_file("")) for d in dists if _installed(d))
     return found
+
+
+def _installed(dist: importlib.metadata.Distribution) -> bool:
+    """Whether ``dist`` was installed as a library: not an editable install, nor an
+    ``.egg-info`` folder outside every package folder (the one setuptools leaves in a
+    project's own source tree when it is built or installed editable, and which stays
+    after it is uninstalled)."""
+    if _editable(dist):
+        return False
+    egg_info = dist.read_text("PKG-INFO") is not None and dist.read_text("METADATA") is None
+    return not egg_info or _under((str(dist.locate_file("")),), _site_dirs())
 
 
 def _editable(dist: importlib.metadata.Distribution) -> bool:

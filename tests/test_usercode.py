@@ -130,13 +130,44 @@ def test_mine_makes_an_installed_librarys_functions_helpers():
     assert usercode._MINE.get() == frozenset()  # put back after the measurement
 
 
-def test_mine_takes_module_names():
+def test_mine_takes_top_level_modules_python_can_import():
     from jitmagic.errors import InputError
     from jitmagic.options import Options
 
-    assert Options(mine="mylib, other").mine == ("mylib", "other")
-    with pytest.raises(InputError, match="takes module names, e.g. `--mine mylib"):
+    assert Options(mine="optax, equinox").mine == ("optax", "equinox")
+    assert Options(mine='"optax"').mine == ("optax",)  # as %jitcompare --mine "optax" passes it
+    with pytest.raises(InputError, match="takes top-level module names, e.g. `--mine mylib"):
         Options(mine="my lib")
+    with pytest.raises(InputError, match="takes top-level module names"):
+        Options(mine="optax.losses")
+    with pytest.raises(InputError, match="cannot make `jax` yours: it is JAX's stack"):
+        Options(mine="jax")
+    with pytest.raises(InputError, match="names `nosuchmodule`, which Python cannot import"):
+        Options(mine="nosuchmodule")
+
+
+def test_an_egg_info_left_in_a_source_tree_is_no_install(tmp_path):
+    """setuptools leaves ``mypkg.egg-info`` in the project's own tree when it builds it or
+    installs it editable (and after it is uninstalled): the package stays the user's. A
+    ``.dist-info`` beside a package in a folder on PYTHONPATH (``pip install --target``)
+    is an install: a library's."""
+    src, target = tmp_path / "src", tmp_path / "target"
+    for folder, package, meta, text in ((src, "mypkg", "mypkg.egg-info", "PKG-INFO"),
+                                        (target, "theirpkg", "theirpkg-1.0.dist-info",
+                                         "METADATA")):
+        (folder / package).mkdir(parents=True)
+        (folder / package / "__init__.py").write_text("def layer(x):\n    return x\n")
+        (folder / meta).mkdir()
+        (folder / meta / text).write_text(f"Metadata-Version: 2.1\nName: {package}\n"
+                                          "Version: 1.0\n")
+        (folder / meta / "top_level.txt").write_text(f"{package}\n")
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{target}"}
+    script = ("import json, mypkg, theirpkg; from jitmagic.usercode import user_file; "
+              "print(json.dumps([user_file(mypkg.__file__), user_file(theirpkg.__file__)]))")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, False]
 
 
 def test_a_venv_reached_through_a_link_keeps_its_libraries(tmp_path):
