@@ -120,7 +120,7 @@ def main() -> None:
         by = by_hand(x, a.repeat)
         rows = r.second_start.rows
         for name, row in rows.items():
-            tool[name].append(math.nan if row.share is None else row.share)
+            tool[name].append(math.nan if row.warm_s is None else row.warm_s / row.cold_s)
             hand[name].append(by[name][1] / by[name][0])
         print(f"round {i + 1}: second start {total - r.wall_s:.2f} s, comparison "
               f"{r.wall_s:.2f} s, load {os.getloadavg()[0]:.2f}", flush=True)

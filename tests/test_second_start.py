@@ -43,6 +43,8 @@ from jitmagic.model.causes.second_start import Start
 from jitmagic.model.causes.second_start import UserCache
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.comparison import ReportSchemaError
+from jitmagic.model.stats.rule import FASTER
+from jitmagic.model.stats.rule import SLOWER
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.options import Options
 from jitmagic.render.causes.second_start import NOT_READ
@@ -143,13 +145,14 @@ def test_a_warm_start_shows_the_cache_hit_and_a_cold_one_the_miss():
     s = measure_second_start(prepared, 2, Checkpoint())
     assert list(s.rows) == ["flat", "nested"] and s.stopped is None
     for row in s.rows.values():
-        assert len(row.cold) == len(row.warm) == 2 and row.error is None
+        assert len(row.no_cache) == len(row.cold) == len(row.warm) == 2 and row.error is None
+        assert all(x.misses == x.hits == 0 for x in row.no_cache)  # the cache was off
         assert all(x.misses >= 1 and x.hits == 0 for x in row.cold)
         assert all(x.hits >= 1 and x.misses == 0 for x in row.warm)
         assert row.read and row.warm_s is not None and row.saved_s is not None
         # JAX's own events came inside each warm start: the trace, lowering and read
         assert all(x.trace_s and x.lower_s and x.compile_s for x in row.warm)
-        assert row.compile_s is not None  # the cold starts' XLA compile
+        assert row.compile_s is not None  # the no-cache starts' XLA compile
     assert scratch_folders() == scratch  # the scratch folder is gone
 
 
@@ -253,7 +256,8 @@ def test_another_threads_compiles_meanwhile_are_named(monkeypatch):
     start, seen = second_start.first_start, []
 
     def with_a_thread_compiling(*args, **kwargs):
-        if not seen:  # once, while the scratch folder is JAX's cache
+        if not seen and args[-1] == "cold first call":  # once, while the scratch folder
+            # is JAX's cache (the no-cache start before it has the cache off)
             def compiles():
                 seen.append(str(jax.config.jax_compilation_cache_dir))
                 jax.block_until_ready(jax.jit(lambda y: jnp.tan(y) * 3.25)(jnp.ones(9)))
@@ -353,6 +357,26 @@ def test_the_sentences_follow_the_rule_and_the_users_settings():
     assert "your JAX would not cache this program: it compiles in 300 ms flat and 300 ms " \
            "nested of wall time (as JAX times it), under " \
            "`jax_persistent_cache_min_compile_time_secs` (1.0 s)" in slow_min
+
+
+
+def test_the_saving_is_against_no_cache_and_the_first_starts_writing_is_said_apart():
+    """The issue's figures by hand (an 8 MiB table): no cache 295 ms, the first start
+    writing the cache 542 ms, warm 108 ms. The saving was read against the first start
+    (434 ms, more than the whole compile a cache saves); it is 187 ms, and the first
+    start's cost is its own sentence."""
+    row = CacheRow("flat", tuple(_start(s, False) for s in (0.540, 0.542, 0.545)),
+                   tuple(_start(s, True, 0.01) for s in (0.107, 0.108, 0.109)), None,
+                   tuple(Start(s) for s in (0.294, 0.295, 0.297)))
+    assert row.saved_s == pytest.approx(0.295 - 0.108)
+    assert row.difference.kind == FASTER and row.writing.kind == SLOWER
+    said = text(SecondStart({"flat": row}, UserCache(folder_set=True, min_compile_s=0.0)))
+    assert "than with no cache: 108 ms warm against 295 ms with no cache" in said
+    assert ("flat: the first start, which also writes the cache, is 1.84× slower than the "
+            "first call with no cache (") in said and "(542 ms against 295 ms)" in said
+    (flat_row,) = [line for line in said.splitlines() if line.startswith("flat ")]
+    assert flat_row.index("295 ms") < flat_row.index("542 ms") < flat_row.index("108 ms")
+    assert "0.37×" in flat_row  # warm over no cache
 
 
 # --- the record, saved ----------------------------------------------------------------------

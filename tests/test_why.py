@@ -3,6 +3,7 @@ to do; what was not measured is said to be, with the option that measures it."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
@@ -12,6 +13,9 @@ import pytest
 
 import jitmagic
 from jitmagic.model.causes.nesting import NAME
+from jitmagic.model.causes.second_start import CacheRow
+from jitmagic.model.causes.second_start import Start
+from jitmagic.model.causes.second_start import samples
 from jitmagic.model.causes.why import KINDS
 from jitmagic.model.causes.why import NAMED_PASS
 from jitmagic.model.causes.why import NOT_MEASURED
@@ -25,6 +29,7 @@ from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.witness import on
+from jitmagic.render.causes.second_start import text
 
 
 def mix(x, w):
@@ -176,24 +181,64 @@ def test_big_constants_are_ranked_by_what_passing_them_saved():
         assert math.isnan(constants.seconds) and constants.kind in (UNDECIDED, NOTHING)
 
 
-@pytest.mark.slow
-def test_a_second_start_is_judged_against_the_first_start_pair_by_pair():
-    """As its section compares them: the first start (which writes the cache) against the
-    warm one after it; the comparison's own runs, taken earlier, once gave a saving larger
-    than the XLA compile a warm cache can save."""
-    c = jitmagic.compare(stacked, X, W, repeat=2, number=1, cache=True, progress=False)
+VOCABULARY = np.random.default_rng(0).standard_normal((2048, 1024)).astype(np.float32)  # 8 MiB
+
+
+def embed(x):
+    """A lookup through a big table captured from Python, as a vocabulary is written."""
+    return jnp.tanh(x @ VOCABULARY)
+
+
+def embedded(x):
+    h = embed(x)
+    return (h * h).sum()
+
+
+def _starts(seconds: list[float], hit: bool) -> tuple[Start, ...]:
+    return tuple(Start(x, hits=int(hit), misses=int(not hit)) for x in seconds)
+
+
+@pytest.mark.slow  # 7-16 s on 2 cores: the comparison, the constants passed, the starts
+def test_a_second_start_saves_against_the_first_call_with_no_cache_and_its_writing_is_apart():
+    """With an 8 MiB captured table, the second start's saving was read against the first
+    start, which also writes the cache (its 8 MiB entry): '1. a second start, 422 ms'
+    ranked above '2. big constants, 204 ms' under a first call of 261 ms. docs/why.md
+    defines the saving against the first call with no cache, measured pair by pair."""
+    c = jitmagic.compare(embedded, jnp.ones((8, 2048)), repeat=2, number=1, cache=True,
+                         progress=False)
     row = c.second_start.rows["flat"]
+    assert len(row.no_cache) == len(row.cold) == len(row.warm) >= 2 and row.read
+    assert all(x.hits == x.misses == 0 for x in row.no_cache)  # the cache was off
+    assert all(x.misses and not x.hits for x in row.cold)  # it wrote the entry
     second = _by_name(c)["a second start"]
-    assert second.measured and row.read
-    cold, warm = row.medians_on(row.clock())
-    assert f"{fmt_s(warm)} warm against {fmt_s(cold)}" in second.said
-    assert "than on the first start, which writes the cache" in second.said
-    assert "measured pair by pair" in second.said
-    if second.kind == SAVING:
-        assert second.seconds == cold - warm
-    # no cache folder of the user's: the fix says which setting gives one
-    assert second.kind != SAVING or "set `jax_compilation_cache_dir`" in second.fix
-    assert "use `--cache`" not in str(c)
+    clock = row.clock()
+    none, warm = (median(on(samples(x), "first_call_s", clock)) for x in (row.no_cache, row.warm))
+    assert f"{fmt_s(warm)} warm against {fmt_s(none)}" in second.said
+    assert "than with no cache" in second.said and "measured pair by pair" in second.said
+    assert second.kind != SAVING or second.seconds == none - warm
+    first = row.writing_clock()
+    cold, none = (median(on(samples(x), "first_call_s", first)) for x in (row.cold, row.no_cache))
+    assert "the first start, which also writes the cache, " in second.said
+    assert f"({fmt_s(cold)} against {fmt_s(none)}" in second.said
+    assert "first start, which also writes the cache" in text(c.second_start)
+    savings = [x for x in c.why if x.kind == SAVING]
+    assert [x.seconds for x in savings] == sorted((x.seconds for x in savings), reverse=True)
+    # the issue's figures by hand, in fresh processes: no cache 0.295 s, first start
+    # writing the cache 0.542 s, warm 0.108 s; the table passed as an argument saves 213 ms
+    by_hand = CacheRow("flat", _starts([0.540, 0.542, 0.545], False),
+                       _starts([0.107, 0.108, 0.109], True), None,
+                       _starts([0.294, 0.295, 0.297], False))
+    passed = dataclasses.replace(c.constant_arguments["flat"], samples={
+        "captured": {"first_call_s": [0.294, 0.295, 0.297]},
+        "passed": {"first_call_s": [0.081, 0.082, 0.083]}})
+    hand = dataclasses.replace(
+        c, second_start=dataclasses.replace(c.second_start, rows={"flat": by_hand}),
+        constant_arguments=dataclasses.replace(c.constant_arguments,
+                                               variants={"flat": passed}))
+    ranked = [x for x in hand.why if x.kind == SAVING]
+    assert [x.name for x in ranked][:2] == ["big constants", "a second start"]
+    assert ranked[1].seconds == pytest.approx(0.295 - 0.108)
+    assert "the first start, which also writes the cache, is 1.84× slower" in ranked[1].said
 
 
 @pytest.mark.slow  # 3-6 s on 2 cores

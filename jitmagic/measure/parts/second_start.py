@@ -4,9 +4,12 @@
 help, and would nesting still pay once it is warm?" After the comparison, for each
 variant (flat, and nested where something was nested), interleaved, pair by pair:
 
-* a *cold* start: the cache pointed at a folder of jitmagic's own, emptied, then
-  ``jax.jit(f)(*args)`` from cleared caches until its result is ready (it compiles and
-  writes the entry, as a first start with the cache on does);
+* a *no-cache* start: the persistent cache off, ``jax.jit(f)(*args)`` from cleared
+  caches until its result is ready (the comparison's first call, taken again beside the
+  others: what a warm cache's saving is judged against, under the same load);
+* a *cold* start: the cache pointed at a folder of jitmagic's own, emptied, then the
+  same first call (it compiles and writes the entry, as a first start with the cache on
+  does: an 8 MiB entry made it cost more than the compile);
 * a *warm* start right after it: ``jax.clear_caches()`` (memory cleared, the disk kept),
   then the same first call, which reads the entry (as a second start of the program).
 
@@ -28,7 +31,9 @@ import dataclasses
 import math
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from contextlib import contextmanager
+from contextlib import nullcontext
 from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
@@ -51,6 +56,7 @@ from ...options import Options
 from ..sampling.conditions import cache_settings
 from ..sampling.conditions import emptied
 from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import persistent_cache_off
 from ..sampling.conditions import scratch_cache
 from ..sampling.monitor import CACHE_HIT_EVENT
 from ..sampling.monitor import Monitor
@@ -71,7 +77,9 @@ CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"
 USES_CACHE_EVENT = "/jax/compilation_cache/compile_requests_use_cache"
 #: What progress and the stop reasons call this part.
 PART = parts.named("second_start").label
-COLD, WARM = "cold", "warm"
+NO_CACHE, COLD, WARM = "no_cache", "cold", "warm"
+#: Each sample's starts, in the order they run.
+STARTS = (NO_CACHE, COLD, WARM)
 
 
 def add_second_start(result: Comparison, prepared: dict[str, Prepared], options: Options,
@@ -118,37 +126,45 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int,
         with suppress(UserCodeError):  # every variant failed: each row says why
             runs.measure(pairs, None, monitor, check, what=PART)
     rows = {n: CacheRow(n, tuple(p.starts[COLD]), tuple(p.starts[WARM]),
-                        _failure(n, runs.errors[n]) if n in runs.errors else None)
+                        _failure(n, runs.errors[n]) if n in runs.errors else None,
+                        tuple(p.starts[NO_CACHE]))
             for n, p in subjects.items()}
     warnings = (others.warning(),) if others.compiles else ()
     return SecondStart(rows, user, runs.stopped, warnings)
 
 
 #: What the sampler keeps of a pair (the record keeps every :class:`Start` whole).
-START_KEYS = ("cold_first_call_s", "warm_first_call_s")
+START_KEYS = tuple(f"{start}_first_call_s" for start in STARTS)
 
 
 @dataclass
 class StartPair(VariantSubject):
-    """A variant as a row of the second start: each sample is one cold start (the
-    scratch folder emptied first) and the warm start after it, both kept in ``starts``
-    as they finish; no steady state."""
+    """A variant as a row of the second start: each sample is one no-cache start, one
+    cold start (the scratch folder emptied first) and the warm start after it, each kept
+    in ``starts`` as it finishes; no steady state."""
 
     folder: Path = field(default_factory=Path)
     starts: dict[str, list[Start]] = field(
-        default_factory=lambda: {COLD: [], WARM: []})
+        default_factory=lambda: {start: [] for start in STARTS})
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         emptied(self.folder)
         times = {}
-        for start in (COLD, WARM):
-            self.starts[start].append(first_start(self.prepared, monitor, check,
-                                                  f"{start} first call"))
+        for start in STARTS:
+            with _cache_for(start):
+                self.starts[start].append(first_start(
+                    self.prepared, monitor, check, f"{start.replace('_', '-')} first call"))
             times[f"{start}_first_call_s"] = self.starts[start][-1].seconds
         return ColdSample(times, lambda: None, None)
 
     def describe(self, cold: ColdSample) -> ProgramFacts:
         return ProgramFacts()  # the comparison read the program's structure
+
+
+def _cache_for(start: str) -> AbstractContextManager[Any]:
+    """The persistent cache switched off for a no-cache start (and put back, the scratch
+    folder's, after it); as it is for the others."""
+    return persistent_cache_off() if start == NO_CACHE else nullcontext()
 
 
 def _failure(name: str, exc: BaseException) -> str:

@@ -1,9 +1,15 @@
 """The second-start record (``--cache``): first calls with JAX's persistent compilation
 cache cold, then warm, per variant; raw samples in, statistics out.
 
-A *cold* start is a first call with the cache pointed at an emptied folder (it
-compiles, and writes the entry); a *warm* one follows it after ``jax.clear_caches()``
-(memory cleared, disk kept), as a second start of the program reads the entry. Each
+A *no-cache* start is a first call with the persistent cache off (what the comparison's
+first call measures, taken again beside the others); a *cold* start follows it with the
+cache pointed at an emptied folder (it compiles, and writes the entry); a *warm* one
+follows that after ``jax.clear_caches()`` (memory cleared, disk kept), as a second start
+of the program reads the entry. What a warm cache saves is judged against the no-cache
+start of the same pairs (``docs/why.md``); what the cold start's writing costs is said
+apart (:attr:`CacheRow.writing`): an 8 MiB entry once made the first start cost more
+than the whole compile, and the saving read against it was ranked above a fix that saved
+more. Each
 start keeps whether JAX fired its cache-hit or cache-miss event, and the stage seconds
 JAX's own duration events gave. Measured by :mod:`jitmagic.measure.parts.second_start`, shown
 by :mod:`jitmagic.render.causes.second_start`. A warm figure counts only where every warm
@@ -106,12 +112,15 @@ def stage_median(starts: tuple[Start, ...], stage: str) -> float | None:
 
 @dataclass(frozen=True)
 class CacheRow:
-    """One variant's cold and warm starts, in the order measured (pair by pair)."""
+    """One variant's no-cache, cold and warm starts, in the order measured (pair by
+    pair). A report of jitmagic 0.5 or older has no no-cache starts: its saving is then
+    judged against the cold start, and said so."""
 
     name: str
     cold: tuple[Start, ...] = ()
     warm: tuple[Start, ...] = ()
     error: str | None = None  # the user's code failed: why (its frames only)
+    no_cache: tuple[Start, ...] = ()
 
     @property
     def read(self) -> bool:
@@ -123,19 +132,41 @@ class CacheRow:
         """How many warm starts saw no cache hit."""
         return sum(not s.hits for s in self.warm)
 
+    @property
+    def baseline(self) -> tuple[Start, ...]:
+        """The starts a warm cache's saving is judged against: the no-cache ones, or
+        where none were measured (an older report) the cold ones."""
+        return self.no_cache or self.cold
+
     def clock(self) -> str:
-        """The clock cold and warm are compared on (CPU time on a busy machine)."""
-        return clock_for([samples(self.cold), samples(self.warm)])
+        """The clock the baseline and warm are compared on (CPU time on a busy machine)."""
+        return clock_for([samples(self.baseline), samples(self.warm)])
 
     @property
     def difference(self) -> Difference:
-        """Warm against cold first calls by the one rule: ``kind`` "faster" means the
-        warm cache made the first call faster. Not measured (NaN) where it was not read."""
+        """Warm against the baseline's first calls by the one rule: ``kind`` "faster"
+        means the warm cache made the first call faster. Not measured (NaN) where it was
+        not read."""
         if not self.read:
             return difference([], [])
         clock = self.clock()
-        return difference(on(samples(self.cold), FIRST_CALL, clock),
+        return difference(on(samples(self.baseline), FIRST_CALL, clock),
                           on(samples(self.warm), FIRST_CALL, clock))
+
+    def writing_clock(self) -> str:
+        """The clock the no-cache and cold starts are compared on."""
+        return clock_for([samples(self.no_cache), samples(self.cold)])
+
+    @property
+    def writing(self) -> Difference:
+        """The cold start (which writes the entry) against the no-cache one by the rule:
+        ``kind`` "slower" means writing the cache cost the first start time. Not measured
+        (NaN) where no no-cache start was."""
+        if not self.no_cache:
+            return difference([], [])
+        clock = self.writing_clock()
+        return difference(on(samples(self.no_cache), FIRST_CALL, clock),
+                          on(samples(self.cold), FIRST_CALL, clock))
 
     @property
     def cold_s(self) -> float:
@@ -143,38 +174,43 @@ class CacheRow:
         return median([s.seconds for s in self.cold])
 
     @property
+    def baseline_s(self) -> float:
+        """The median baseline first call (wall seconds; NaN: none finished)."""
+        return median([s.seconds for s in self.baseline])
+
+    @property
     def warm_s(self) -> float | None:
         """The median warm first call (wall seconds); None where the cache was not read."""
         return median([s.seconds for s in self.warm]) if self.read else None
 
     def seconds_on(self, clock: str) -> tuple[list[float], list[float]]:
-        """(cold, warm) first calls on ``clock`` (no warm ones where it was not read)."""
-        return (on(samples(self.cold), FIRST_CALL, clock),
+        """(baseline, warm) first calls on ``clock`` (no warm ones where it was not read)."""
+        return (on(samples(self.baseline), FIRST_CALL, clock),
                 on(samples(self.warm), FIRST_CALL, clock) if self.read else [])
 
     def medians_on(self, clock: str) -> tuple[float, float]:
-        """(cold, warm) median first calls on ``clock``, the one :attr:`difference` is
-        judged on: a ratio and the seconds beside it then share one clock (NaN: none)."""
-        cold, warm = self.seconds_on(clock)
-        return median(cold), median(warm) if self.read else math.nan
+        """(baseline, warm) median first calls on ``clock``, the one :attr:`difference`
+        is judged on: a ratio and the seconds beside it then share one clock (NaN: none)."""
+        before, warm = self.seconds_on(clock)
+        return median(before), median(warm) if self.read else math.nan
 
     @property
     def saved_s(self) -> float | None:
-        """The seconds a warm cache saves: cold median − warm median (None: not read)."""
+        """The seconds a warm cache saves: baseline median − warm median (None: not read)."""
         warm = self.warm_s
-        return None if warm is None or math.isnan(self.cold_s) else self.cold_s - warm
+        return None if warm is None or math.isnan(self.baseline_s) else self.baseline_s - warm
 
     @property
     def share(self) -> float | None:
-        """Warm over cold median first call (None: not read)."""
+        """Warm over baseline median first call (None: not read)."""
         warm = self.warm_s
-        return None if warm is None or not self.cold_s else warm / self.cold_s
+        return None if warm is None or not self.baseline_s else warm / self.baseline_s
 
     @property
     def compile_s(self) -> float | None:
-        """The median XLA compile of the cold starts, JAX's own event (None: no event):
-        what JAX compares with ``jax_persistent_cache_min_compile_time_secs``."""
-        return stage_median(self.cold, "compile_s")
+        """The median XLA compile of the baseline starts, JAX's own event (None: no
+        event): what JAX compares with ``jax_persistent_cache_min_compile_time_secs``."""
+        return stage_median(self.baseline, "compile_s")
 
     def warm_stage(self, stage: str) -> float | None:
         """The median ``stage`` of the warm starts (None: not read, or no event)."""
@@ -187,7 +223,8 @@ class CacheRow:
                 if s.trace_s is not None and s.lower_s is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cold": [s.to_dict() for s in self.cold],
+        return {"no_cache": [s.to_dict() for s in self.no_cache],
+                "cold": [s.to_dict() for s in self.cold],
                 "warm": [s.to_dict() for s in self.warm], "error": self.error,
                 "read": self.read, "saved_s": json_number(self.saved_s)}
 
@@ -197,6 +234,7 @@ class CacheRow:
 
 
 _ROW_FIELDS = (
+    ("no_cache", "no_cache", items(Start.from_dict), ()),
     ("cold", "cold", items(Start.from_dict), ()),
     ("warm", "warm", items(Start.from_dict), ()),
     ("error", "error", optional(text), None),

@@ -1,9 +1,11 @@
 """Text and HTML for ``--cache``: a second start with a warm persistent compilation cache.
 
-A heading, a table (variant, cold first call, warm first call, warm/cold) and the
-sentences, every one derived from the :class:`~jitmagic.model.causes.second_start.SecondStart`
-record's samples by the one rule: what a warm cache saves per variant, what remains
-of a warm first call, whether nesting still pays on a second start, and whether the
+A heading, a table (variant, the first call with no cache, the first start, which writes
+the cache, the warm first call, warm/no cache) and the sentences, every one derived from
+the :class:`~jitmagic.model.causes.second_start.SecondStart` record's samples by the one
+rule: what a warm cache saves per variant (against the first call with no cache), what
+the first start's writing of the entry costs, apart from it, what remains of a warm
+first call, whether nesting still pays on a second start, and whether the
 user's own JAX would cache this program as configured. A warm figure is shown only
 where every warm start read the cache; elsewhere it says "the cache was not read".
 """
@@ -14,6 +16,7 @@ from ...model.causes.second_start import NOT_READ
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import cache_fixes
+from ...model.causes.second_start import samples
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
@@ -24,6 +27,8 @@ from ...model.stats.verdicts import interval
 from ...model.stats.verdicts import times
 from ...model.stats.verdicts import verb
 from ...model.stats.witness import CPU
+from ...model.stats.witness import FIRST_CALL
+from ...model.stats.witness import on
 from .. import comparison
 from ..blocks import Block
 from ..blocks import Cell
@@ -39,7 +44,8 @@ from ..format import fmt_spread
 from ..format import marked_ratio
 
 TITLE = "Second start (persistent compilation cache)"
-COLUMNS = ("variant", "cold first call", "warm first call", "warm/cold")
+COLUMNS = ("variant", "no cache", "first start (writes the cache)", "warm",
+           "warm/no cache")
 #: What a warm first call still does: the trace and lowering run in full on every start.
 KEPT = "a warm cache saves only the XLA compile; the trace and lowering run in full on every start"
 #: Why JAX may have read no entry although the folder was set for every program.
@@ -69,30 +75,42 @@ def html(s: SecondStart) -> HtmlText:
 
 
 def intro(s: SecondStart) -> str:
-    """What cold and warm mean here, and how many pairs the medians are of."""
-    pairs = max((len(r.cold) for r in s.rows.values()), default=0)
-    of = f"medians of {pairs} pairs [min–max]" if pairs > 1 else f"{pairs} pair"
-    return ("cold: a first call with JAX's persistent cache in an emptied folder (it "
-            "compiles and writes the entry); warm: the next first call, after "
-            f"`jax.clear_caches()`, which reads it; {of}")
+    """What no cache, first start and warm mean here, and how many rounds the medians
+    are of."""
+    rounds = max((len(r.cold) for r in s.rows.values()), default=0)
+    of = f"medians of {rounds} rounds [min–max]" if rounds > 1 else f"{rounds} round"
+    return ("no cache: a first call with JAX's persistent cache off, as the comparison's; "
+            "first start: the next, with the cache in an emptied folder (it compiles and "
+            "writes the entry); warm: the next first call, after `jax.clear_caches()`, "
+            f"which reads it; {of}")
 
 
 def row_cells(r: CacheRow) -> list[Cell]:
-    """One variant's row: medians with their min–max spread, on the clock its ratio is
-    judged on (each figure marked "CPU time" where that is it); no warm figure unread."""
+    """One variant's row: medians with their min–max spread, each on the clock its ratio
+    is judged on (marked "CPU time" where that is it); no warm figure unread. A report
+    that measured no first call with no cache (jitmagic 0.5 or older) has its ratio
+    against the first start, and says so."""
     clock = r.clock()
-    cold, warm = r.seconds_on(clock)
-    mark = "CPU time" * (clock == CPU)
+    before, warm = r.seconds_on(clock)
     d = r.difference
     if not r.warm:
         warm_cell, ratio = Cell("not measured"), Cell("—")
     elif not r.read:
         warm_cell, ratio = Cell(NOT_READ), Cell("—")
     else:
-        warm_cell = Cell(fmt_s(median(warm)), _marked(fmt_spread(warm), mark))
-        ratio = Cell(marked_ratio(1 / d.ratio, d), mark)  # the interval is in the sentence
-    return [Cell(r.name), Cell(fmt_s(median(cold)), _marked(fmt_spread(cold), mark)),
-            warm_cell, ratio]
+        warm_cell = _cell(warm, clock)
+        notes = ["against the first start"] * (not r.no_cache) + ["CPU time"] * (clock == CPU)
+        ratio = Cell(marked_ratio(1 / d.ratio, d), ", ".join(notes))
+    if not r.no_cache:
+        return [Cell(r.name), Cell("not measured"), _cell(before, clock), warm_cell, ratio]
+    first = r.writing_clock()
+    return [Cell(r.name), _cell(before, clock),
+            _cell(on(samples(r.cold), FIRST_CALL, first), first), warm_cell, ratio]
+
+
+def _cell(seconds: list[float], clock: str) -> Cell:
+    """The median of ``seconds`` with their spread, and the clock where it is CPU time."""
+    return Cell(fmt_s(median(seconds)), _marked(fmt_spread(seconds), "CPU time" * (clock == CPU)))
 
 
 def _marked(spread: str, mark: str) -> str:
@@ -103,6 +121,7 @@ def _marked(spread: str, mark: str) -> str:
 def sentences(s: SecondStart) -> list[str]:
     """What the samples support, in words: per variant, nesting, the user's settings."""
     out = [saving(r) for r in s.rows.values() if r.cold]
+    out += [writing(r) for r in s.rows.values() if r.no_cache and r.cold]
     out += [remains(r) for r in s.rows.values() if r.read]
     if any(r.read for r in s.rows.values()):
         out.append(remainder(s))
@@ -127,7 +146,8 @@ def clock_note(s: SecondStart) -> list[str]:
 
 
 def saving(r: CacheRow) -> str:
-    """What a warm cache did to ``r``'s first call, as far as the rule supports it."""
+    """What a warm cache did to ``r``'s first call, against the first call with no cache
+    (the first start in a report that measured none), as far as the rule supports it."""
     if not r.warm:
         return f"{r.name}: no warm first call was measured"
     if not r.read:
@@ -135,21 +155,40 @@ def saving(r: CacheRow) -> str:
                 f"no cache hit, so no warm figure is shown ({WHY_UNREAD})")
     d, clock = r.difference, r.clock()
     said = f"{times(d, clock)} {interval(d)}".rstrip()
-    cold, warm = r.medians_on(clock)  # the ratio's clock, named where it is CPU time
+    before, warm = r.medians_on(clock)  # the ratio's clock, named where it is CPU time
+    against, short = (("with no cache", "with no cache") if r.no_cache else
+                      ("on the first start (which writes the cache)", "on the first start"))
     # each figure said with its start: "the first start, which writes the cache: 100 ms
     # instead of 900 ms" read as the first start's own figure
-    figures = (f"{fmt_s(warm)} warm against {fmt_s(cold)} on the first start"
-               f"{', CPU time' * (clock == CPU)}")
+    figures = f"{fmt_s(warm)} warm against {fmt_s(before)} {short}{', CPU time' * (clock == CPU)}"
     if d.kind == FASTER:
-        return (f"{r.name}: with a warm cache the first call {verb(clock)} {said} than on "
-                f"the first start (which writes the cache): {figures}")
+        return (f"{r.name}: with a warm cache the first call {verb(clock)} {said} than "
+                f"{against}: {figures}")
     if d.kind == SAME:
         return f"{r.name}: a warm cache makes {said} to the first call ({figures})"
     if d.kind == SLOWER:
         return (f"{r.name}: the warm first call {verb(clock, past=True)} {times(d, clock)} "
-                f"than the cold one {interval(d)} ({figures})")
+                f"than the first call {against} {interval(d)} ({figures})")
     return (f"{r.name}: inconclusive whether a warm cache speeds the first call: {said} "
             f"({figures}); more runs might tell")
+
+
+def writing(r: CacheRow) -> str:
+    """What the first start, which writes the entry, cost against the first call with no
+    cache: apart from the saving, which a second start has (a big entry takes long to
+    write: it made an 8 MiB table's first start cost more than its compile)."""
+    d, clock = r.writing, r.writing_clock()
+    cold, none = (median(on(samples(x), FIRST_CALL, clock)) for x in (r.cold, r.no_cache))
+    figures = f"{fmt_s(cold)} against {fmt_s(none)}{', CPU time' * (clock == CPU)}"
+    subject = f"{r.name}: the first start, which also writes the cache,"
+    if d.kind == SAME:
+        return (f"{subject} shows {times(d, clock)} from the first call with no cache "
+                f"{interval(d)} ({figures})")
+    if d.kind == INCONCLUSIVE:
+        return (f"{subject} against the first call with no cache is inconclusive: "
+                f"{times(d, clock)} {interval(d)} ({figures}); more runs might tell")
+    return (f"{subject} {verb(clock)} {times(d, clock)} than the first call with no cache "
+            f"{interval(d)} ({figures})")
 
 
 def remains(r: CacheRow) -> str:
