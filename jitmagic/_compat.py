@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
+from dataclasses import field
 from types import CodeType
 from types import FrameType
 from types import ModuleType
@@ -183,6 +184,8 @@ class JitEntry:
     source: str | None
     of_a_jit: bool = False
     jax_decorated: bool = False
+    #: The function the jit wraps (None where the entry has none: a jit equation's).
+    fun: Any = field(default=None, compare=False)
 
 
 def jit_entry(frame: FrameType | None) -> JitEntry | None:
@@ -213,7 +216,7 @@ def jit_entry(frame: FrameType | None) -> JitEntry | None:
         public = getattr(sys.modules.get(str(getattr(fun, "__module__", ""))),
                          str(getattr(fun, "__name__", "")), None)
         return JitEntry(name, called_from, _source_of(fun), jit_info(fun) is not None,
-                        info is not None and jit_info(public) is info)
+                        info is not None and jit_info(public) is info, fun)
     except Exception:  # noqa: BLE001 (a frame this JAX lays out otherwise: not known)
         return None
 

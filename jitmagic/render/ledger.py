@@ -159,6 +159,7 @@ def _lines(ledger: Ledger) -> Iterable[str]:
         for row in again[:MAX_ROWS]:
             yield from _why(row, ledger)
         yield from _eager_why(eager, ledger)
+    yield from _stale(ledger)
     for omitted in ledger.omitted:
         yield (f"`{printable(omitted.function)}`: {omitted.count:,} more compiles "
                f"({fmt_s(omitted.seconds)}) are counted in the table, their reasons not kept "
@@ -178,6 +179,26 @@ def _lines(ledger: Ledger) -> Iterable[str]:
             yield (f"  `{printable(row.function)}` on {', '.join(map(printable, threads))}: "
                    f"{_n(row.compiles, 'compile')}, {fmt_s(row.seconds)}")
     yield from _gate(ledger)
+
+
+def _stale(ledger: Ledger) -> Iterable[str]:
+    """The values jit kept from a trace that changed since
+    (:class:`~jitmagic.model.ledger.Stale`)."""
+    if not ledger.stale:
+        return
+    yield ""
+    yield ("Values jit kept from the trace, changed since (calls made after the change "
+           "still computed with the value traced; no recompile says so):")
+    for v in ledger.stale[:MAX_ROWS]:
+        place = _place(v.line, ledger)
+        at = f" at {printable(place)}" if place else ""
+        defined = _users_place(v.defined_at, ledger)
+        of = f" (defined at {printable(defined)})" if defined else ""
+        yield (f"  `{printable(_clip(v.function, 60))}`{of} read the {v.scope} "
+               f"`{printable(v.name)}`{at}: {printable(_clip(v.traced, 40))} when traced, "
+               f"{printable(_clip(v.now, 40))} now")
+    if len(ledger.stale) > MAX_ROWS:
+        yield f"  … and {len(ledger.stale) - MAX_ROWS} more"
 
 
 def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:

@@ -51,6 +51,7 @@ from ...interrupts import interrupts_held
 from ...model.ledger import EAGER
 from ...model.ledger import FIRST
 from ...model.ledger import MAX_KEPT
+from ...model.ledger import MAX_STALE
 from ...model.ledger import NEW_FUNCTION
 from ...model.ledger import PYTREE
 from ...model.ledger import SHARDING
@@ -65,6 +66,7 @@ from ...usercode import user_file
 from ..sampling import clocks
 from ..sampling.monitor import unregister
 from . import channel
+from . import stale
 from .reasons import Miss
 
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
@@ -80,6 +82,8 @@ MAX_EXPLAINED = 300
 #: Misses waiting for their trace event on one thread (a trace that never fired one,
 #: an inner jit's miss): the oldest are dropped past this.
 MAX_PENDING = 64
+#: Jitted functions whose last trace's reads are kept (a jit made anew on each pass).
+MAX_READS = 1000
 
 
 @dataclass
@@ -131,6 +135,7 @@ class Recorder:
         self._explained = 0
         self._stopped_explaining: float | None = None
         self._live: _Decider | None = None
+        self._reads: dict[int, tuple[str, str | None, tuple[stale.Read, ...]]] = {}
 
     # -- installing -------------------------------------------------------------------
 
@@ -238,8 +243,10 @@ class Recorder:
         return own, anew
 
     def _opened(self, name: str, misses: tuple[Miss | None, Miss | None]) -> _Open:
-        site, text, eager = _caller()
+        site, text, eager, fun = _caller()
         miss, anew = misses
+        if not eager and fun is not None:
+            self._note_reads(name, fun, miss)
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
@@ -247,6 +254,17 @@ class Recorder:
                        made_anew=anew)
         self._open.append(opened)
         return opened
+
+    def _note_reads(self, name: str, fun: Any, miss: Miss | None) -> None:
+        """The plain values ``fun``'s trace read (:func:`.stale.reads`): its last trace's
+        are compared with the values at the end of the run."""
+        found = stale.reads(fun)
+        self._reads.pop(id(fun), None)
+        if found:
+            defined = miss.defined_at if miss is not None else None
+            self._reads[id(fun)] = (name, defined, found)
+            while len(self._reads) > MAX_READS:
+                self._reads.pop(next(iter(self._reads)))
 
     def _full(self) -> bool:
         return len(self._open) >= self.max_kept
@@ -278,12 +296,15 @@ class Recorder:
             opened = list(self._open)
             omitted = tuple(Omitted(name, n, s, again, again_s)
                             for name, (n, s, again, again_s, _) in self._omitted.items())
+            reads = list(self._reads.values())
+        kept = tuple(v for name, defined, found in reads
+                     for v in stale.stale(name, defined, found))[:MAX_STALE]
         end = self._end or clocks.wall()
         return Ledger(tuple(_decided(opened, self.watched, self._before)),
                       wall_s=end - self._start, source=source, source_file=source_file,
                       error=error, stopped=stopped, omitted=omitted, gate=gate or Gate(),
                       thread=self.watched.name, explained_until_s=self._stopped_explaining,
-                      jax_version=jax.__version__,
+                      jax_version=jax.__version__, stale=kept,
                       created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
 
@@ -472,9 +493,9 @@ def _parameters(defined_at: str | None) -> list[str] | None:
     return None
 
 
-def _caller() -> tuple[str | None, str | None, bool]:
+def _caller() -> tuple[str | None, str | None, bool, Any]:
     """(``file:line`` and text of the innermost user frame on this stack, whether it
-    compiles an eager operation: :func:`_jax_made`)."""
+    compiles an eager operation: :func:`_jax_made`, the function the jit wraps)."""
     frame = sys._getframe(2)
     site = text = None
     entry = jit_entry(frame)
@@ -489,7 +510,7 @@ def _caller() -> tuple[str | None, str | None, bool]:
             text = linecache.getline(code.co_filename, frame.f_lineno).strip()[:MAX_LINE]
             break
         frame = frame.f_back  # type: ignore[assignment]
-    return site, text or None, eager
+    return site, text or None, eager, entry.fun if entry is not None else None
 
 
 def _jax_made(entry: JitEntry) -> bool:

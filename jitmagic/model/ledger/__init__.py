@@ -32,6 +32,8 @@ SCHEMA = "jitmagic.ledger/1"
 MAX_KEPT = 2000
 #: Characters of JAX's explanation kept per compile (a pytree's reason can be megabytes).
 MAX_TEXT = 2000
+#: Stale values kept per run (:class:`Stale`).
+MAX_STALE = 50
 
 # What a compile was made for: JAX's reason, sorted into the kinds a user can act on.
 FIRST = "first"                  # the function's first compile here: its warm-up
@@ -185,6 +187,33 @@ class Omitted:
 
 
 @dataclass(frozen=True, slots=True)
+class Stale:
+    """A Python value a jitted function read when it was last traced (a module's global,
+    a value it closed over) that had changed by the end of the run while that compiled
+    program stayed in use: jit keeps the value it read at its trace, so calls after the
+    change computed with the old one, which neither JAX nor a recompile says."""
+
+    function: str
+    name: str
+    #: ``global`` or ``closure``.
+    scope: str
+    #: The value when traced and at the end of the run, as ``repr`` writes them (clipped).
+    traced: str
+    now: str
+    #: ``file:line`` where the function reads it, and where the function was defined.
+    line: str | None = None
+    defined_at: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> Stale:
+        d = schema.obj(d, where)
+        said = {k: _str(d.get(k), f"{where}.{k}")
+                for k in ("function", "name", "scope", "traced", "now")}
+        return cls(**said, line=_opt_str(d.get("line"), f"{where}.line"),
+                   defined_at=_opt_str(d.get("defined_at"), f"{where}.defined_at"))
+
+
+@dataclass(frozen=True, slots=True)
 class ReasonRow:
     """One distinct reason of one function: how often, what it cost, where from."""
 
@@ -304,6 +333,8 @@ class Ledger(Shown):
     explained_until_s: float | None = None
     jax_version: str | None = None
     created: str | None = None
+    #: The values its jitted functions kept from their trace that changed since.
+    stale: tuple[Stale, ...] = ()
 
     # -- derived ----------------------------------------------------------------------
 
@@ -389,7 +420,8 @@ class Ledger(Shown):
                 "gate": dataclasses.asdict(self.gate), "thread": self.thread,
                 "explained_until_s": self.explained_until_s,
                 "compiles": [c.to_dict() for c in self.compiles],
-                "omitted": [dataclasses.asdict(o) for o in self.omitted]}
+                "omitted": [dataclasses.asdict(o) for o in self.omitted],
+                "stale": [dataclasses.asdict(v) for v in self.stale]}
 
     @classmethod
     def from_dict(cls, d: Any) -> Ledger:
@@ -399,6 +431,7 @@ class Ledger(Shown):
         compiles = schema.items(schema.obj)(d.get("compiles"), "compiles")
         omitted = schema.items(schema.obj)(d.get("omitted", []), "omitted")
         gate = schema.obj(d.get("gate", {}), "gate")
+        stale = schema.items(schema.obj)(d.get("stale", []), "stale")[:MAX_STALE]
         return cls(tuple(Compile.from_dict(c, f"compiles[{i}]") for i, c in enumerate(compiles)),
                    wall_s=_opt_seconds(d.get("wall_s"), "wall_s") or 0.0,
                    source=_str(d.get("source", "the cell"), "source"),
@@ -412,7 +445,8 @@ class Ledger(Shown):
                    explained_until_s=_opt_seconds(d.get("explained_until_s"),
                                                   "explained_until_s"),
                    jax_version=_opt_str(d.get("jax_version"), "jax_version"),
-                   created=_opt_str(d.get("created"), "created"))
+                   created=_opt_str(d.get("created"), "created"),
+                   stale=tuple(Stale.from_dict(v, f"stale[{i}]") for i, v in enumerate(stale)))
 
 
 def is_saved_ledger(data: Any) -> bool:

@@ -1,0 +1,88 @@
+"""The values jit hides: a jitted step that read a module-level learning rate, or one it
+closed over, that the loop then changed while the compiled program was reused is named
+(the name, the value traced, the value now, the line); one whose values never change,
+or that was traced again with the new value, is not."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from IPython.utils.capture import capture_output
+
+import jitmagic
+from jitmagic.model import ledger as L
+
+CELL = '''\
+import jax, jax.numpy as jnp
+LR = 0.1           # a module-level learning rate the loop halves
+MOMENTUM = 0.9     # one it never changes
+
+@jax.jit
+def train_step(w, x):
+    g = jax.grad(lambda w: jnp.mean((x @ w) ** 2))(w)
+    return w - LR * g
+
+@jax.jit
+def smooth(avg, w):
+    return MOMENTUM * avg + (1 - MOMENTUM) * w
+
+w, avg, x = jnp.ones(4), jnp.ones(4), jnp.ones((8, 4))
+for epoch in range(3):
+    for _ in range(4):
+        w = train_step(w, x)
+        avg = smooth(avg, w)
+    LR = LR / 2
+'''
+
+
+def test_a_module_level_learning_rate_the_loop_changes_is_named_with_its_line(ip):
+    with capture_output() as cap:
+        ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", CELL)
+    (lr,) = ledger.stale  # MOMENTUM never changed: not named
+    assert (lr.function, lr.name, lr.scope) == ("train_step", "LR", "global")
+    assert (lr.traced, lr.now) == ("0.1", "0.0125")
+    assert lr.line.endswith(":9")  # `return w - LR * g`, %%jitwatch being line 1
+    said = cap.stdout + "".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "`train_step` (defined at line 6) read the global `LR` at line 9: 0.1 when " \
+           "traced, 0.0125 now" in said
+    assert L.Ledger.from_dict(ledger.to_dict()).stale == ledger.stale  # saved, loaded
+
+
+def test_a_value_the_step_closed_over_and_the_loop_rebinds_is_named():
+    def train(steps):
+        lr = 0.5
+
+        @jax.jit
+        def step(w):
+            return w - lr * w
+
+        w = jnp.ones(3)
+        for i in range(steps):
+            w = step(w)
+            if i == 1:
+                lr = 0.05  # a schedule's drop, after warm-up
+        return w
+
+    with jitmagic.watch() as w:
+        out = train(4)
+    assert float(out[0]) == 0.5 ** 4  # the program kept 0.5: what the user did not ask for
+    (kept,) = w.ledger.stale
+    assert (kept.name, kept.scope, kept.traced, kept.now) == ("lr", "closure", "0.5", "0.05")
+
+
+def test_a_step_traced_again_after_the_change_read_the_new_value_and_is_not_named(ip):
+    ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", """\
+import jax, jax.numpy as jnp
+LR = 0.1
+
+@jax.jit
+def train_step(w, x):
+    return w - LR * x.mean(0)
+
+w = jnp.ones(4)
+for LR, batch in ((0.1, 8), (0.05, 3)):  # the short last batch traces again, at 0.05
+    w = train_step(w, jnp.ones((batch, 4)))
+""")
+    assert [c.reason.kind for c in ledger.watched if c.function == "train_step"] == [
+        L.FIRST, L.SHAPE]
+    assert ledger.stale == ()
