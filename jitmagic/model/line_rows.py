@@ -172,6 +172,9 @@ class LoopCall:
     length: int | None
     unroll: int
     body_eqns: int
+    #: How many loop equations the line made (a helper called twice makes two); their
+    #: bodies are all in ``body_eqns``.
+    calls: int = 1
 
     @property
     def key(self) -> tuple[str, int]:
@@ -185,19 +188,21 @@ class LoopCall:
 
     def to_list(self) -> list[Any]:
         return [self.file, self.line, self.primitive, self.length, self.unroll,
-                self.body_eqns]
+                self.body_eqns] + [self.calls] * (self.calls != 1)
 
     @classmethod
     def from_list(cls, x: Any, where: str = "loop_call") -> LoopCall:
-        """The loop saved as ``x`` (``[file, line, primitive, length, unroll, body_eqns]``),
-        every item checked."""
-        return cls(*_LOOP_CALL(x, where))
+        """The loop saved as ``x`` (``[file, line, primitive, length, unroll, body_eqns]``,
+        then ``calls`` where it is not 1), every item checked."""
+        read = _LOOP_CALLS if isinstance(x, list | tuple) and len(x) == 7 else _LOOP_CALL
+        return cls(*read(x, where))
 
 
 #: How a saved :class:`LoopSpan` (``[file, first_line, last_line]``) and a saved
 #: :class:`LoopCall` are read.
 _LOOP_SPAN = fixed(text, count, count)
 _LOOP_CALL = fixed(text, count, text, optional(count), count, count)
+_LOOP_CALLS = fixed(text, count, text, optional(count), count, count, count)
 
 
 def loop_span(x: Any, where: str) -> LoopSpan:

@@ -62,17 +62,21 @@ CONSTANT_BYTES = 2**20
 
 def unroll_said(x: LoopCall, total: int) -> str:
     """``line 12 calls `jax.lax.scan` with unroll=8, 64 steps: XLA compiles 8 copies of
-    its body, 7 of the program's 12 jaxpr equations (58%)``."""
+    its body, 7 of the program's 12 jaxpr equations (58%)``; ``calls `jax.lax.scan` 2
+    times`` where the line made two loops (a helper called twice)."""
     steps = f", {x.length:,} steps" if x.length is not None else ""
-    return (f"line {x.line} calls `jax.lax.{x.primitive}` with unroll={x.unroll}{steps}: "
-            f"{unroll_copies(x, total)}")
+    times = f" {x.calls:,} times" if x.calls > 1 else ""
+    return (f"line {x.line} calls `jax.lax.{x.primitive}`{times} with unroll={x.unroll}"
+            f"{steps}: {unroll_copies(x, total)}")
 
 
 def unroll_copies(x: LoopCall, total: int) -> str:
     """``XLA compiles 8 copies of its body, 7 of the program's 12 jaxpr equations (58%)``:
-    what a scan's ``unroll`` hands XLA (the jaxpr holds the body once)."""
+    what a scan's ``unroll`` hands XLA (the jaxpr holds the body once); for a line that
+    made several loops, the copies in each and their bodies' equations together."""
     share = f" ({x.body_eqns / total:.0%})" if total else ""
-    return (f"XLA compiles {x.copies} copies of its body, {x.body_eqns:,} of the program's "
+    body = "its body," if x.calls == 1 else "the body in each; their bodies are"
+    return (f"XLA compiles {x.copies} copies of {body} {x.body_eqns:,} of the program's "
             f"{total:,} jaxpr equations{share}")
 
 
