@@ -273,3 +273,23 @@ def test_calls_inside_a_nested_caller_under_grad_count_once_not_again_in_its_bac
     params = [(jnp.eye(8) * 0.1, jnp.zeros(8)) for _ in range(4)]
     r = jitmagic.compare(_train_step, params, jnp.ones((2, 8)), jnp.zeros((2, 8)), **ONCE)
     assert r.nested.helper_calls == {"_mse": 1, "_layer": 4}
+
+
+def layer_with_checkpointed_lambda(w, h):
+    return jax.checkpoint(lambda w, h: jnp.tanh(h @ w))(w, h)
+
+
+def loss_of_checkpointed_layers(w, x):
+    for _ in range(3):
+        x = layer_with_checkpointed_lambda(w, x)
+    return x.sum()
+
+
+def test_under_grad_a_helper_whose_body_checkpoints_a_lambda_is_claimed():
+    """Under ``grad`` the equations of such a helper's jit show the lambda alone (which
+    stays inline): the jit is still a call of the helper that holds the lambda. It read
+    'no jit call of them was recognised in the nested program' beside 6 jit calls."""
+    r = jitmagic.compare(jax.grad(loss_of_checkpointed_layers), jnp.eye(8),
+                         jnp.ones((2, 8)), **ONCE)
+    assert r.nested.helper_calls == {"layer_with_checkpointed_lambda": 3}
+    assert r.nested.nested_calls == 6  # the 3 calls and their 3 backward passes

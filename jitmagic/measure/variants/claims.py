@@ -86,6 +86,9 @@ class _Claims:
     def __init__(self, helpers: dict[str, Helper], counted: set[str]):
         self.helpers, self.counted = helpers, counted
         self.by_code = {h.code: n for n, h in helpers.items()}
+        #: The code defined inside a counted helper (``jax.checkpoint(lambda ...)`` in its
+        #: body: under ``grad`` its jit's equations may show the lambda alone) → that helper.
+        self.holders = {inner: n for n in counted for inner in _defined_in(helpers[n].code)}
         self.is_user = UserFunctions()
         self.calls: Counter = Counter()
         self.backward: Counter = Counter()
@@ -121,6 +124,8 @@ class _Claims:
         owners = self.owners.get(key)
         if owners is None:
             owner = self._runs(body, self._own(eqn.source_info.traceback))
+            if owner is not None and owner not in self.counted:  # code a counted helper holds
+                owner = self.holders.get(self.helpers[owner].code, owner)
             name = str(eqn.params.get("name", ""))
             owners = frozenset({owner} if owner is not None else
                                {n for n, h in self.helpers.items() if name in h.jit_names})
@@ -152,3 +157,12 @@ class _Claims:
                 chains.add(tuple(c for c in reversed(codes)
                                  if c in self.by_code or self.is_user(c)))
         return chains
+
+
+def _defined_in(code: types.CodeType) -> Iterable[types.CodeType]:
+    """The code objects defined inside ``code`` (its lambdas and inner functions, at any
+    depth)."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _defined_in(const)
