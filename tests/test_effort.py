@@ -717,8 +717,8 @@ def test_a_decided_compile_with_an_inconclusive_call_is_said_as_such_under_incon
     assert cause.kind == "inconclusive" and "not worth" not in cause.said
     assert cause.said == (
         "no lower effort setting was shown to pay here: `xla_backend_optimization_level=0`: "
-        "XLA compiles 3.33× faster (3.19×–3.52×); whether a call is slower is inconclusive, "
-        "so no break-even; `unsure`: whether XLA compiles faster is inconclusive")
+        "XLA compiles 3.33× faster in wall time (3.19×–3.52×); whether a call is slower is "
+        "inconclusive, so no break-even; `unsure`: whether XLA compiles faster is inconclusive")
     apart = out_of_line_row([0.5, 1.5, 0.7, 1.2, 0.9], DEFAULT_CALL)
     (_, helpers) = causes(Holding(crafted(decided, apart)))
     assert helpers.said == ("keeping the helpers out of line was not shown to pay here: "
@@ -730,8 +730,9 @@ def test_a_bigger_saving_left_undecided_is_said_beside_the_setting_used():
     bigger = crafted_row(FAST_COMPILE, NOISY_CALL)
     (cause,) = causes(Holding(crafted(used, bigger)))
     assert cause.kind == "saving" and cause.said.startswith("at `used` XLA compiles")
-    assert ("; `xla_backend_optimization_level=0`: XLA compiles 3.33× faster (3.19×–3.52×); "
-            "whether a call is slower is inconclusive, so no break-even") in cause.said
+    assert ("; `xla_backend_optimization_level=0`: XLA compiles 3.33× faster in wall time "
+            "(3.19×–3.52×); whether a call is slower is inconclusive, so no break-even"
+            ) in cause.said
 
 
 def test_the_table_marks_ratios_as_the_main_table_does_and_inconclusive_ones_have_no_side():
@@ -765,6 +766,38 @@ def test_the_section_says_why_its_figures_are_cpu_time_or_wall_time():
             "cold runs waited for a CPU 1% of the time") in text(on_wall)
     assert "how long the runs waited for a CPU was not measured" in text(crafted(row))
 
+
+
+def test_ratios_decided_on_cpu_time_are_said_in_cpu_time_words_with_the_clock():
+    """On a busy machine the rows' ratios are CPU time's, yet they read "XLA compiles
+    1.64× faster", wall time's word, and where a call was undecided with no clock beside
+    the ratio at all."""
+    busy = {"wait_s": (0.5,) * 5, "first_call_s": (1.0,) * 5, "first_call_cpu_s": (1.0,) * 5}
+    default = {**crafted().default, "compile_cpu_s": tuple(DEFAULT_COMPILE),
+               "execute_cpu_s": tuple(DEFAULT_CALL), **busy}
+
+    def on_cpu(name: str, execute: list[float]) -> EffortRow:
+        row = crafted_row(FAST_COMPILE, execute, name=name)  # 3.33× on wall time
+        cpu = {"compile_cpu_s": tuple(0.61 * x for x in DEFAULT_COMPILE),
+               "execute_cpu_s": tuple(execute)}
+        return EffortRow(row.setting, {**row.samples, **cpu, **busy}, reached=True,
+                         outputs="exact")
+
+    used, open_ = on_cpu(LEVEL0.name, DEFAULT_CALL), on_cpu("unsure", NOISY_CALL)
+    e = Effort("loss", default, {r.name: r for r in (used, open_)})
+    assert e.clock() == "CPU" and e.outcome(used).compile.kind == "faster"
+    said = text(e)
+    assert ("at `xla_backend_optimization_level=0` XLA's compile takes 1.64× less CPU time "
+            "(") in said and "(1 s → 610 ms, CPU time)" in said
+    assert "a call takes the same time (10 ms → 10 ms, CPU time)" in said
+    assert "1.64× faster" not in said and "3.33×" not in said
+    (cause,) = causes(Holding(e))
+    assert cause.said.startswith("at `xla_backend_optimization_level=0` XLA's compile takes "
+                                 "1.64× less CPU time")
+    assert "1.64× faster" not in cause.said
+    (undecided,) = causes(Holding(Effort("loss", default, {open_.name: open_})))
+    assert ("`unsure`: XLA's compile takes 1.64× less CPU time (") in undecided.said
+    assert "; whether a call is slower is inconclusive, so no break-even" in undecided.said
 
 def test_a_setting_whose_call_beats_your_own_compiler_options_says_they_cost_run_time():
     level1 = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], [0.0027, 0.0026, 0.0027, 0.0028, 0.0027],
