@@ -767,7 +767,6 @@ def test_the_section_says_why_its_figures_are_cpu_time_or_wall_time():
     assert "how long the runs waited for a CPU was not measured" in text(crafted(row))
 
 
-
 def test_ratios_decided_on_cpu_time_are_said_in_cpu_time_words_with_the_clock():
     """On a busy machine the rows' ratios are CPU time's, yet they read "XLA compiles
     1.64× faster", wall time's word, and where a call was undecided with no clock beside
@@ -798,6 +797,7 @@ def test_ratios_decided_on_cpu_time_are_said_in_cpu_time_words_with_the_clock():
     (undecided,) = causes(Holding(Effort("loss", default, {open_.name: open_})))
     assert ("`unsure`: XLA's compile takes 1.64× less CPU time (") in undecided.said
     assert "; whether a call is slower is inconclusive, so no break-even" in undecided.said
+
 
 def test_a_setting_whose_call_beats_your_own_compiler_options_says_they_cost_run_time():
     level1 = crafted_row([0.5, 1.5, 0.7, 1.2, 0.9], [0.0027, 0.0026, 0.0027, 0.0028, 0.0027],

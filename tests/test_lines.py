@@ -311,7 +311,6 @@ def test_compare_with_lines_carries_and_shows_the_table():
         jitmagic.compare(stack_ripples, X, repeat=1, lines="yes")
 
 
-
 #: Where a saved comparison's per-line tables hold a count, and how the refusal names it.
 HUGE_COUNTS = [(("flat", 0, "eqns_own"), r"lines\.flat\[0\]\.eqns_own"),
                (("nested", 1, "const_bytes"), r"lines\.nested\[1\]\.const_bytes"),

@@ -359,7 +359,6 @@ def test_the_sentences_follow_the_rule_and_the_users_settings():
            "`jax_persistent_cache_min_compile_time_secs` (1.0 s)" in slow_min
 
 
-
 def test_the_saving_is_against_no_cache_and_the_first_starts_writing_is_said_apart():
     """The issue's figures by hand (an 8 MiB table): no cache 295 ms, the first start
     writing the cache 542 ms, warm 108 ms. The saving was read against the first start

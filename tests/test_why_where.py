@@ -240,7 +240,6 @@ def test_a_short_python_loop_around_a_scan_elsewhere_is_not_the_loop_to_rewrite(
     assert any("with unroll=8, 16 steps: XLA compiles 8 copies" in h for h in found.hints())
 
 
-
 def layer(x, xs, scale):
     """A layer whose step closes over its own scale: each call traces a body of its own."""
     def scaled_step(c, x):
