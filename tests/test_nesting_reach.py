@@ -4,6 +4,7 @@ nested program really holds (its jit calls, counted in the jaxpr)."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 import functools
 
 import jax
@@ -293,3 +294,32 @@ def test_under_grad_a_helper_whose_body_checkpoints_a_lambda_is_claimed():
                          jnp.ones((2, 8)), **ONCE)
     assert r.nested.helper_calls == {"layer_with_checkpointed_lambda": 3}
     assert r.nested.nested_calls == 6  # the 3 calls and their 3 backward passes
+
+
+def test_nest_between_two_helpers_of_one_name_in_two_packages(tmp_path, monkeypatch):
+    """``enc.layers.dense`` and ``dec.layers.dense``: ``--nest dense`` picked the first
+    silently, and the module's full path was refused as 'not called'."""
+    from jitmagic.errors import InputError
+
+    for package, body in (("enc", "jnp.tanh(x @ w)"), ("dec", "jnp.sin(x @ w) * 2")):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "layers.py").write_text(
+            f"import jax.numpy as jnp\ndef dense(w, x):\n    return {body}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import dec.layers
+    import enc.layers
+
+    def model(w, x):
+        for _ in range(2):
+            x = dec.layers.dense(w, enc.layers.dense(w, x))
+        return x.sum()
+
+    args = (jnp.eye(4), jnp.ones((2, 4)))
+    with pytest.raises(InputError, match=r"could be any of `layers.dense` \(enc/layers.py:2\), "
+                                         r"`layers.dense#2` \(dec/layers.py:2\)"):
+        jitmagic.compare(model, *args, nest="dense", **ONCE)
+    r = jitmagic.compare(model, *args, nest="dec.layers.dense", **ONCE)
+    assert r.nested.helper_calls == {"layers.dense#2": 2}
+    for name in ("enc", "enc.layers", "dec", "dec.layers"):
+        monkeypatch.delitem(sys.modules, name)

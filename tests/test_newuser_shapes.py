@@ -71,7 +71,8 @@ def autoencode(enc, dec, x):
 
 def test_an_ambiguous_short_name_is_refused_with_the_candidates():
     plan = plan_entry(autoencode, (Encoder(W), Decoder(W), X), {})
-    with pytest.raises(InputError, match="could be any of Encoder.layer, Decoder.layer"):
+    with pytest.raises(InputError, match=r"could be any of `Encoder.layer` \(tests/"
+                                         r"test_newuser_shapes.py:\d+\), `Decoder.layer`"):
         check_nest(["layer"], plan)
     assert check_nest(["Decoder.layer"], plan) == ("Decoder.layer",)
 
