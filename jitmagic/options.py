@@ -183,7 +183,6 @@ def _modules(option: OptionSpec, value: Any) -> tuple[str, ...]:
     Python can import here, none of JAX's stack (whose own jit nested fails)."""
     names = split_names(value) if isinstance(value, str) else (
         tuple(value) if isinstance(value, Iterable) else (value,))
-    names = tuple(n.strip("'\"") if isinstance(n, str) else n for n in names)  # %magic's quotes
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise InputError(f"{option.label} takes top-level module names, e.g. `--mine "
                          f"mylib,shared` or mine=['mylib'] (all of a module's code becomes "
@@ -483,8 +482,10 @@ def unknown_option_hint(message: str, flags: list[str]) -> str:
 
 
 def split_names(text: str) -> tuple[str, ...]:
-    """``"a, b,"`` → ``("a", "b")``: the helper list of ``--nest``."""
-    return tuple(n.strip() for n in text.split(",") if n.strip())
+    """``"a, b,"`` → ``("a", "b")``: the names of ``--nest`` and ``--mine``, without the
+    quotes a line magic passes through (``%jitcompare --mine "mylib" f(x)``)."""
+    names = (n.strip().strip("'\"").strip() for n in text.split(","))
+    return tuple(n for n in names if n)
 
 
 def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
