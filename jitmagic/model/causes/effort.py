@@ -259,7 +259,7 @@ class Effort:
     @property
     def warm_runs(self) -> dict[str, tuple[int, ...]]:
         """Per row (``"default"`` and each setting), the runs whose compile was not cold
-        (:func:`..stats.cold.warm_runs`); a row with none is left out."""
+        (:func:`~jitmagic.model.stats.cold.warm_runs`); a row with none is left out."""
         series = {"default": self.default, **{n: r.samples for n, r in self.rows.items()}}
         found = {name: warm_runs(samples) for name, samples in series.items()}
         return {name: runs for name, runs in found.items() if runs}
