@@ -4,8 +4,8 @@ nested program really holds (its jit calls, counted in the jaxpr)."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 import functools
+import sys
 
 import jax
 import jax.numpy as jnp

@@ -21,24 +21,24 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from .line_rows import FunctionSpan
-from .line_rows import LineRow
-from .line_rows import LoopCall
-from .line_rows import LoopSpan
-from .line_rows import loop_span
-from .saved.schema import Field
-from .saved.schema import ReportSchemaError
-from .saved.schema import clipped
-from .saved.schema import count
-from .saved.schema import fail
-from .saved.schema import fields
-from .saved.schema import fixed
-from .saved.schema import items
-from .saved.schema import mapping
-from .saved.schema import optional
-from .saved.schema import text
-from .shown import Shown
-from .stats.units import fmt_bytes
+from ..saved.schema import Field
+from ..saved.schema import ReportSchemaError
+from ..saved.schema import clipped
+from ..saved.schema import count
+from ..saved.schema import fail
+from ..saved.schema import fields
+from ..saved.schema import fixed
+from ..saved.schema import items
+from ..saved.schema import mapping
+from ..saved.schema import optional
+from ..saved.schema import text
+from ..shown import Shown
+from ..stats.units import fmt_bytes
+from .rows import FunctionSpan
+from .rows import LineRow
+from .rows import LoopCall
+from .rows import LoopSpan
+from .rows import loop_span
 
 __all__ = ["SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines", "LoopCall", "LoopSpan"]
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .saved.schema import REQUIRED
-from .saved.schema import Field
-from .saved.schema import count
-from .saved.schema import fields
-from .saved.schema import fixed
-from .saved.schema import flag
-from .saved.schema import optional
-from .saved.schema import seconds
-from .saved.schema import text
-from .stats.rule import json_number
+from ..saved.schema import REQUIRED
+from ..saved.schema import Field
+from ..saved.schema import count
+from ..saved.schema import fields
+from ..saved.schema import fixed
+from ..saved.schema import flag
+from ..saved.schema import optional
+from ..saved.schema import seconds
+from ..saved.schema import text
+from ..stats.rule import json_number
 
 
 @dataclass(frozen=True, slots=True)
