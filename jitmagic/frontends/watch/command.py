@@ -5,6 +5,9 @@ and what it cost.
 Exit statuses: 0 when the script ended (and the gate, if any, held); 1 when the script
 raised (its traceback is printed after the ledger) or the gate failed; 2 for bad options;
 3 for a report that cannot be written; 130 for Ctrl-C (the ledger so far is printed).
+
+``--install-hook`` (``--remove-hook``) writes (removes) the ``.pth`` file through which
+``JITMAGIC_WATCH=1 python FILE.py`` watches any program (:mod:`.hook`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ from .api import check_endings
 from .api import gate_of
 from .api import watched
 from .api import write_ledger
+from .hook import OPTIONS
+from .hook import install
+from .hook import pth_path
+from .hook import remove
 from .live import Live
 
 
@@ -39,16 +46,35 @@ def build_parser() -> argparse.ArgumentParser:
                     "per jitted function, JAX's reason, the line, the seconds, the fix.")
     parser.add_argument("script", metavar="FILE.py", help="the script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its own arguments")
-    parser.add_argument("--fail-after-warmup", metavar="N", type=int, default=None,
-                        help="exit 1 when any function compiles more than N times")
-    parser.add_argument("--max-compiles", metavar="N", type=int, default=None,
-                        help="exit 1 when the script compiles more than N times in all")
-    parser.add_argument("--save", metavar="PATH", help="write the ledger as JSON")
-    parser.add_argument("--html", metavar="PATH", help="write the ledger as an HTML page")
+    for option, metavar, kind, said in OPTIONS:  # JITMAGIC_WATCH reads the same table
+        parser.add_argument(option, metavar=metavar, type=kind, default=None, help=said)
+    parser.epilog = ("--install-hook writes a .pth file into this interpreter's site "
+                     "folder, so that JITMAGIC_WATCH=1 python FILE.py (or "
+                     "JITMAGIC_WATCH=fail_after_warmup=1,save=ledger.json) watches any "
+                     "program and the processes it starts; --remove-hook removes it")
     return parser
 
 
+#: ``python -m jitmagic watch --install-hook`` and ``--remove-hook`` (:mod:`.hook`).
+HOOK_ACTIONS = {"--install-hook": install, "--remove-hook": remove}
+
+
+def _hook(action: str) -> int:
+    try:
+        print(f"jitmagic watch: {HOOK_ACTIONS[action]()}")
+    except OSError as exc:
+        print(f"jitmagic watch: {action} could not write {pth_path()}: {exc}", file=sys.stderr)
+        return CANNOT_WRITE
+    return MEASURED
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] and argv[0] in HOOK_ACTIONS:
+        if len(argv) > 1:
+            print(f"jitmagic watch: {argv[0]} takes nothing after it (got {argv[1]!r})",
+                  file=sys.stderr)
+            return USAGE
+        return _hook(argv[0])
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has said why

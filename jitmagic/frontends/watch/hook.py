@@ -1,0 +1,325 @@
+"""``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
+
+A ``.pth`` file in the interpreter's site folder (``python -m jitmagic watch
+--install-hook`` writes it: :func:`install`) holds :data:`PTH_LINE`, which costs a
+dictionary look-up at start when the variable is unset, and imports this module when it
+is set. This module then:
+
+- reads the variable (:func:`parse`): ``1``, or the watch's own options
+  (:data:`OPTIONS`, the table ``python -m jitmagic watch``'s parser is built from) as
+  ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
+  off. A bad value is said on stderr and the process ends with status 2 before the
+  program's first line;
+- starts the watch once the program has imported JAX (a ``sys.meta_path`` finder whose
+  loader runs JAX's own, then starts it), so what the program sets before
+  ``import jax`` (``JAX_PLATFORMS``, ``XLA_FLAGS``) still applies; a program that never
+  imports JAX is not watched, nor ``python -m jitmagic`` (``watch`` watches by itself);
+- at exit (``atexit``) writes the ledger on stderr, and to the files asked for; where
+  the gate failed (or a file could not be written) and the program ended without an
+  uncaught error, the exit status is 1 (3), set by the last exit handler to run.
+
+Processes the program starts inherit the variable and are watched the same way, each
+writing its own ledger; the first process to read the variable marks itself in
+:data:`TOP`, and the others write ``ledger.PID.json`` for ``save=ledger.json``.
+
+Recording, the gate, the live lines and the report files are the watch's own
+(:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`); this module
+imports nothing of them (nor JAX) before the program imports JAX.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.abc
+import importlib.util
+import os
+import sys
+import sysconfig
+from types import ModuleType
+from types import TracebackType
+from typing import Any
+
+from ..statuses import CANNOT_WRITE
+from ..statuses import REGRESSED
+from ..statuses import USAGE
+
+#: The variable: ``1``, ``0`` (off) or the options, ``fail_after_warmup=1,save=l.json``.
+VARIABLE = "JITMAGIC_WATCH"
+#: Set by the first process that reads :data:`VARIABLE` to its process id: the processes
+#: it starts inherit both, and know they are not the first.
+TOP = "JITMAGIC_WATCH_TOP"
+#: The file ``--install-hook`` writes into the interpreter's purelib folder.
+PTH_NAME = "jitmagic-watch.pth"
+#: Its one line: nothing but a look-up where the variable is unset or empty.
+PTH_LINE = ('import os; os.environ.get("JITMAGIC_WATCH") '
+            'and __import__("jitmagic.frontends.watch.hook")\n')
+
+#: The watch's options, one table: ``python -m jitmagic watch --fail-after-warmup N``
+#: (the command's parser is built from it) and ``JITMAGIC_WATCH=fail_after_warmup=N``:
+#: (option, metavar, type, help).
+OPTIONS: tuple[tuple[str, str, type, str], ...] = (
+    ("--fail-after-warmup", "N", int, "exit 1 when any function compiles more than N times"),
+    ("--max-compiles", "N", int, "exit 1 when the script compiles more than N times in all"),
+    ("--save", "PATH", str, "write the ledger as JSON"),
+    ("--html", "PATH", str, "write the ledger as an HTML page"),
+)
+
+
+class BadValue(ValueError):
+    """:data:`VARIABLE` holds something :func:`parse` cannot read; the message says why."""
+
+
+def _name(option: str) -> str:
+    return option.lstrip("-").replace("-", "_")
+
+
+def parse(value: str) -> dict[str, Any] | None:
+    """The options in ``value`` (``{}`` for ``1``; None for ``0`` or empty: off), keyed
+    as the command's options are (``--save``); ``BadValue`` says what is wrong."""
+    value = value.strip()
+    if value in ("", "0"):
+        return None
+    if value == "1":
+        return {}
+    known = {_name(option): (option, kind, metavar) for option, metavar, kind, _ in OPTIONS}
+    found: dict[str, Any] = {}
+    for item in (part.strip() for part in value.split(",")):
+        name, equals, given = (part.strip() for part in item.partition("="))
+        key = _name(name)
+        if not equals or key not in known:
+            what = (f"unknown option {name!r}" if equals else
+                    f"{item!r} is not NAME=VALUE" if item else "an empty option (two commas)")
+            raise BadValue(f"{what}: give 1, or options as NAME=VALUE joined by commas, of "
+                           + ", ".join(f"{n}={m}" for n, (_, _, m) in known.items())
+                           + f" (e.g. {VARIABLE}=fail_after_warmup=1,save=ledger.json)")
+        option, kind, metavar = known[key]
+        if option in found:
+            raise BadValue(f"{key} is given twice: give it once")
+        if not given:
+            raise BadValue(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
+        try:
+            found[option] = kind(given)
+        except ValueError:
+            raise BadValue(f"{key} is a number of compiles, a whole number from 0 (got "
+                           f"{given!r}): e.g. {key}=1") from None
+    return found
+
+
+class _State:
+    """What this process's watch holds between its start and its exit."""
+
+    def __init__(self, options: dict[str, Any], top: bool) -> None:
+        self.options, self.top = options, top
+        self.imported = False         # JAX was imported
+        self.entered: Any = None      # the watch's context manager, entered
+        self.made: list[Any] = []     # where it puts the ledger
+        self.error: BaseException | None = None
+        self.status = 0
+
+
+_state: _State | None = None
+
+
+def _said(message: str) -> None:
+    print(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}",
+          file=sys.stderr, flush=True)
+
+
+def begin() -> None:
+    """Read :data:`VARIABLE` and, where it asks for the watch, start it once JAX is
+    imported (now, where it already is); a bad value ends the process with status 2."""
+    global _state
+    if _state is not None:
+        return
+    try:
+        options = parse(os.environ.get(VARIABLE, ""))
+    except BadValue as exc:
+        _said(str(exc))
+        sys.stdout.flush()
+        os._exit(USAGE)  # before the program runs (SystemExit here would be a fatal error)
+    if options is None:
+        return
+    top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
+    _state = _State(options, top)
+    atexit.register(_exit_status)  # the first registered runs last: after all the others
+    if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
+        _start()
+    else:
+        sys.meta_path.insert(0, _AfterJax())
+
+
+class _AfterJax:
+    """On ``sys.meta_path`` until ``jax`` is imported: JAX's own spec, its loader wrapped
+    so that the watch starts once ``jax`` has run."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "jax":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _StartAfter(spec.loader)
+        return spec
+
+
+class _StartAfter(importlib.abc.Loader):
+    """JAX's loader, then :func:`_start`; ``jax.__loader__`` stays JAX's own."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: Any) -> ModuleType | None:
+        created: ModuleType | None = self.loader.create_module(spec)
+        return created
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        _start()
+
+
+def _source() -> str:
+    """The program as its ledger names it: ``train.py``, ``python -c``."""
+    first = sys.argv[0] if sys.argv and sys.argv[0] else "python"
+    return f"python {first}" if first in ("-c", "-m") else os.path.basename(first)
+
+
+def _start() -> None:
+    """Start the watch (JAX is imported); a bad path ends the program with status 2
+    (``SystemExit``), and a watch that cannot start leaves the program unwatched."""
+    state = _state
+    if state is None or state.imported:
+        return
+    state.imported = True
+    main = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
+        return                                              # it measures by itself
+    from ...errors import InputError
+    from ..output import distinct
+    from .api import check_endings
+    from .api import gate_of
+    from .api import watched
+    from .live import Live
+
+    options = state.options
+    paths = {flag: options.get(flag) for flag in ("--save", "--html")}
+    if not state.top:  # a process the first one started: its own files
+        paths = {flag: _with_pid(path) for flag, path in paths.items()}
+    try:
+        gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
+        check_endings(paths)
+        distinct(paths)
+    except InputError as exc:
+        _said(str(exc))
+        state.options = {}
+        raise SystemExit(USAGE) from None
+    state.options = {**options, **paths}
+    try:
+        entered = watched(gate, _source(), on_again=Live())
+        state.made = entered.__enter__()
+    except Exception as exc:  # noqa: BLE001 (the program runs on, unwatched)
+        _said(f"the watch could not start ({type(exc).__name__}: {exc}); the program runs "
+              "unwatched")
+        return
+    state.entered = entered
+    previous = sys.excepthook
+
+    def excepthook(kind: type[BaseException], value: BaseException,
+                   tb: TracebackType | None) -> None:
+        state.error = value
+        previous(kind, value, tb)
+
+    sys.excepthook = excepthook
+    atexit.register(_finish)  # before JAX's own exit handlers, registered before it
+
+
+def _with_pid(path: str | None) -> str | None:
+    if path is None:
+        return None
+    stem, ending = os.path.splitext(path)
+    return f"{stem}.{os.getpid()}{ending}"
+
+
+def _finish() -> None:
+    """Stop the watch, write its ledger (stderr, then the files) and decide the status."""
+    state = _state
+    if state is None or state.entered is None:
+        return
+    from ...render.ledger import text
+    from .api import write_ledger
+
+    entered, state.entered = state.entered, None
+    error = state.error
+    try:
+        if error is None:
+            entered.__exit__(None, None, None)
+        else:
+            entered.__exit__(type(error), error, error.__traceback__)
+    except BaseException:  # noqa: BLE001 (the ledger is made on every path out)
+        pass
+    if not state.made:
+        return
+    ledger = state.made[0]
+    if not state.top:
+        print(f"jitwatch: process {os.getpid()} ({_source()}), started under {VARIABLE}:",
+              file=sys.stderr)
+    print(text(ledger), file=sys.stderr, flush=True)
+    written, failed = write_ledger(ledger, {flag: state.options.get(flag)
+                                            for flag in ("--save", "--html")})
+    for line in written + [f"jitmagic: {line}" for line in failed]:
+        print(line, file=sys.stderr, flush=True)
+    if error is None:
+        state.status = CANNOT_WRITE if failed else REGRESSED if ledger.over_gate() else 0
+
+
+def _exit_status() -> None:
+    """The last exit handler: a status the watch decided ends the process with it."""
+    state = _state
+    if state is None:
+        return
+    if not state.imported and state.top:
+        print(f"jitwatch: {_source()} never imported jax: nothing was watched",
+              file=sys.stderr, flush=True)
+    if state.status:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed stream: nothing left to say
+                stream.flush()
+        os._exit(state.status)
+
+
+# -- the .pth file ------------------------------------------------------------------------
+
+def pth_path(folder: str | None = None) -> str:
+    """Where ``--install-hook`` writes: the running interpreter's purelib folder."""
+    return os.path.join(folder or sysconfig.get_paths()["purelib"], PTH_NAME)
+
+
+def install(folder: str | None = None) -> str:
+    """Write :data:`PTH_LINE` to :func:`pth_path` (again: nothing); what was done."""
+    path = pth_path(folder)
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == PTH_LINE:
+                return f"the hook is already installed: {path}"
+    except OSError:
+        pass
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(PTH_LINE)
+    return (f"wrote {path}: {VARIABLE}=1 python FILE.py now watches FILE.py (and the "
+            f"processes it starts); remove it with python -m jitmagic watch --remove-hook")
+
+
+def remove(folder: str | None = None) -> str:
+    """Delete :func:`pth_path` (again: nothing); what was done."""
+    path = pth_path(folder)
+    if not os.path.exists(path):
+        return f"the hook is not installed: no {path}"
+    os.remove(path)
+    return f"removed {path}"
+
+
+begin()

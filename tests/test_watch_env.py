@@ -1,0 +1,211 @@
+"""``JITMAGIC_WATCH=1 python FILE.py``: the watch without wrapping the program
+(:mod:`jitmagic.frontends.watch.hook`), in real processes.
+
+A temporary venv would be slow: the hook module is imported directly
+(``python -c "import jitmagic.frontends.watch.hook; ..."``), and the ``.pth`` line the
+installer writes is made active in a folder that a ``sitecustomize`` on ``PYTHONPATH``
+adds with ``site.addsitedir``, as a site folder's ``.pth`` is read at start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import jitmagic
+from jitmagic.frontends.watch import hook
+from jitmagic.frontends.watch.command import main as watch_main
+
+pytestmark = pytest.mark.slow
+
+#: A loop whose step recompiles once (a short last batch); set before ``import jax``.
+RECOMPILES = '''
+import os
+os.environ["JAX_PLATFORMS"] = "cpu"
+import jax, jax.numpy as jnp
+
+@jax.jit
+def step(w, x):
+    return w - 0.1 * x.sum()
+
+w = jnp.ones(3)
+for n in (4, 4, 5):
+    w = step(w, jnp.ones(n))
+print("done", round(float(w.sum()), 3))
+'''
+
+STEADY = RECOMPILES.replace("(4, 4, 5)", "(4, 4, 4)")
+
+#: Runs FILE (sys.argv[1]) as ``python FILE`` would, after importing the hook.
+HOOKED = ("import sys, jitmagic.frontends.watch.hook; sys.argv = sys.argv[1:]; "
+          "exec(compile(open(sys.argv[0]).read(), sys.argv[0], 'exec'), "
+          "{'__name__': '__main__'})")
+
+
+def _env(value: str | None, **more: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in (hook.VARIABLE, hook.TOP, "PYTHONPATH")}
+    if value is not None:
+        env[hook.VARIABLE] = value
+    env.update(more)
+    return env
+
+
+def _hooked(tmp_path: Path, source: str, value: str | None,
+            **more: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    return subprocess.run([sys.executable, "-c", HOOKED, str(script)], cwd=tmp_path,
+                          env=_env(value, **more), capture_output=True, text=True,
+                          timeout=300)
+
+
+def _site(tmp_path: Path) -> dict[str, str]:
+    """A site folder holding the ``.pth`` the installer writes, added at every start of
+    a process with this ``PYTHONPATH`` (its children too), as the venv's own is."""
+    site_dir, custom = tmp_path / "site", tmp_path / "custom"
+    site_dir.mkdir()
+    custom.mkdir()
+    assert "wrote" in hook.install(str(site_dir))
+    (custom / "sitecustomize.py").write_text(f"import site\nsite.addsitedir({str(site_dir)!r})\n")
+    return {"PYTHONPATH": str(custom)}
+
+
+def test_a_watched_program_writes_its_ledger_on_stderr_and_to_a_file(tmp_path):
+    done = _hooked(tmp_path, RECOMPILES, "save=ledger.json,html=ledger.html")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done -0.9\n"  # the program's own output, nothing else
+    assert "jitwatch: `step` compiles again (recompile 1 here) at train.py:" in done.stderr
+    assert "shape of `x`: f32[4] → f32[5]" in done.stderr
+    assert "of train.py's" in done.stderr  # the ledger, named by the program
+    assert "jitwatch: --save wrote ledger.json" in done.stderr
+    ledger = jitmagic.load(str(tmp_path / "ledger.json"))
+    assert [c.function for c in ledger.compiles if not c.eager] == ["step", "step"]
+    assert (tmp_path / "ledger.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_gate_sets_the_exit_status(tmp_path):
+    failed = _hooked(tmp_path, RECOMPILES, "fail_after_warmup=1")
+    assert failed.returncode == 1, failed.stderr
+    assert "Gate FAILED" in failed.stderr
+    assert "`step` compiled 2 times here, 1 after its warm-up of 1" in failed.stderr
+    held = _hooked(tmp_path, STEADY, "fail-after-warmup=1,max_compiles=20")
+    assert held.returncode == 0, held.stderr
+    assert "Gate FAILED" not in held.stderr and "step" in held.stderr
+    # the program's own error keeps its status and traceback; the gate is not judged
+    raised = _hooked(tmp_path, RECOMPILES + "raise SystemError('boom')\n",
+                     "fail_after_warmup=1")
+    assert raised.returncode == 1
+    assert "SystemError: boom" in raised.stderr and "Gate FAILED" not in raised.stderr
+    assert "Gate not checked" in raised.stderr
+    assert raised.stderr.index("SystemError: boom") < raised.stderr.index(" compiles took ")
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("fail_after_warmp=1", "unknown option 'fail_after_warmp'"),
+    ("yes", "'yes' is not NAME=VALUE"),
+    ("fail_after_warmup=one", "fail_after_warmup is a number of compiles, a whole number "
+                              "from 0 (got 'one')"),
+    ("save=", "save= needs a value, e.g. save=PATH"),
+    ("max_compiles=1,max_compiles=2", "max_compiles is given twice"),
+])
+def test_a_bad_value_stops_the_program_before_it_runs(tmp_path, value, said):
+    done = _hooked(tmp_path, RECOMPILES, value)
+    assert done.returncode == 2
+    assert done.stdout == ""  # not one line of the program ran
+    assert done.stderr.startswith(f"jitmagic: JITMAGIC_WATCH={value!r}: {said}")
+    assert "give 1, or options as NAME=VALUE joined by commas" in done.stderr or \
+        "unknown" not in said
+
+
+def test_a_path_that_does_not_end_as_its_file_is_refused_once_jax_is_imported(tmp_path):
+    done = _hooked(tmp_path, RECOMPILES, "fail_after_warmup=-1")
+    assert done.returncode == 2 and "whole number from 0 (got -1)" in done.stderr
+    done = _hooked(tmp_path, RECOMPILES, "save=ledger.txt")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "--save writes a JSON file: give it a path ending in .json" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_watch_starts_only_once_jax_is_imported(tmp_path):
+    """What the program sets before ``import jax`` applies (XLA_FLAGS here); a program
+    that never imports JAX is not watched, and says so."""
+    source = ('import os, sys\n'
+              'print("jax" in sys.modules, "jitmagic.frontends.watch.api" in sys.modules)\n'
+              'os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"\n'
+              + RECOMPILES + 'print(jax.device_count())\n')
+    done = _hooked(tmp_path, source, "1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False False", "done -0.9", "3"]
+    assert "compiles again" in done.stderr
+    plain = _hooked(tmp_path, "print('no jax here')\n", "1")
+    assert plain.returncode == 0 and plain.stdout == "no jax here\n"
+    assert plain.stderr == "jitwatch: train.py never imported jax: nothing was watched\n"
+
+
+def test_the_installed_line_watches_the_program_and_the_processes_it_starts(tmp_path):
+    site = _site(tmp_path)
+    assert (tmp_path / "site" / hook.PTH_NAME).read_text() == hook.PTH_LINE
+    (tmp_path / "child.py").write_text(RECOMPILES)
+    (tmp_path / "parent.py").write_text(textwrap.dedent('''
+        import subprocess, sys
+        subprocess.run([sys.executable, "child.py"], check=True)
+    ''') + STEADY)
+    done = subprocess.run([sys.executable, "parent.py"], cwd=tmp_path, capture_output=True,
+                          text=True, env=_env("save=ledger.json", **site), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done -0.9\ndone -0.6\n"  # the child, then the parent
+    child = done.stderr.split("jitwatch: process ")[1]
+    pid = int(child.split(" ")[0])
+    assert child.startswith(f"{pid} (child.py), started under JITMAGIC_WATCH:")
+    assert "shape of `x`: f32[4] → f32[5]" in child
+    assert f"jitwatch: --save wrote ledger.{pid}.json" in done.stderr  # its own file
+    assert "jitwatch: --save wrote ledger.json" in done.stderr          # the parent's
+    parent = json.loads((tmp_path / "ledger.json").read_text())
+    assert parent["source"] == "parent.py"
+    assert jitmagic.load(str(tmp_path / f"ledger.{pid}.json")).source == "child.py"
+
+
+def test_the_command_under_the_variable_writes_one_ledger(tmp_path):
+    (tmp_path / "train.py").write_text(RECOMPILES)
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "watch", "train.py"],
+                          cwd=tmp_path, env=_env("fail_after_warmup=1", **_site(tmp_path)),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr  # the command's own gate: none set
+    assert (done.stdout + done.stderr).count(" compiles took ") == 1
+
+
+def test_unset_the_line_imports_nothing_of_jitmagic(tmp_path):
+    site = _site(tmp_path)
+    code = "import sys; print(sorted(m for m in sys.modules if m.startswith('jitmagic')))"
+    for value in (None, ""):
+        done = subprocess.run([sys.executable, "-c", code], env=_env(value, **site),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+    watched = subprocess.run([sys.executable, "-c", code], env=_env("1", **site),
+                             capture_output=True, text=True, timeout=120)
+    assert "'jitmagic.frontends.watch.hook'" in watched.stdout  # the same line, set: on
+    off = subprocess.run([sys.executable, "-c", code], env=_env("0", **site),
+                         capture_output=True, text=True, timeout=120)
+    assert (off.returncode, off.stderr) == (0, "")  # 0: off, nothing said
+
+
+def test_install_hook_and_remove_hook_say_where_and_do_it_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(hook.sysconfig, "get_paths", lambda: {"purelib": str(tmp_path)})
+    pth = tmp_path / hook.PTH_NAME
+    assert watch_main(["--install-hook"]) == 0
+    assert f"wrote {pth}" in capsys.readouterr().out
+    assert pth.read_text() == hook.PTH_LINE
+    assert watch_main(["--install-hook"]) == 0
+    assert f"already installed: {pth}" in capsys.readouterr().out
+    assert watch_main(["--remove-hook"]) == 0
+    assert f"removed {pth}" in capsys.readouterr().out and not pth.exists()
+    assert watch_main(["--remove-hook"]) == 0
+    assert "not installed" in capsys.readouterr().out
+    assert watch_main(["--install-hook", "train.py"]) == 2
+    assert "takes nothing after it" in capsys.readouterr().err
