@@ -16,7 +16,9 @@ Two forms::
         assert w.ledger.again == 0
 
 The marker takes :func:`jitmagic.watch`'s keywords (``fail_after_warmup``,
-``max_compiles``); with none it fails on any function compiled more than once. A failure
+``max_compiles``); its gate is what it was given, as the block's and the command's are
+(``max_compiles=5`` alone limits the total only); with none it fails on any function
+compiled more than once (``fail_after_warmup=1``). A failure
 is an ``AssertionError`` whose message is the gate's sentences, with the ledger after it.
 """
 
@@ -51,7 +53,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     if marker.args:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only, e.g. "
                                 f"@pytest.mark.{MARKER}(fail_after_warmup=1)")
-    keywords = {"fail_after_warmup": 1, **marker.kwargs}
+    # a gate is only what was asked; no gate at all asks the marker's own, a warm-up of 1
+    asked = {"fail_after_warmup", "max_compiles"} & set(marker.kwargs)
+    keywords = {**({} if asked else {"fail_after_warmup": 1}), **marker.kwargs}
     with watch(**keywords, source=item.nodeid):  # a broken gate raises, its ledger said
         return (yield)
 

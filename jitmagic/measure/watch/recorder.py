@@ -10,7 +10,8 @@ Two of JAX's public channels:
 - ``jax.monitoring``'s duration events time each trace, lowering and XLA compile: a
   trace event opens a :class:`~jitmagic.model.ledger.Compile` (with the miss logged
   just before it on the same thread), the lowering and compile events of ``jit(NAME)``
-  complete it.
+  complete it. A trace that no XLA compile follows (``jax.eval_shape``, ``jax.make_jaxpr``,
+  a jit traced inside another's trace) is not a compile: the ledger leaves it out.
 
 The call's line is the innermost frame of the user's code (:mod:`jitmagic.usercode`)
 on the stack when the event fires: JAX's own call site names a library's frame for a
@@ -102,6 +103,9 @@ class _Open:
     #: A function JAX traced for it that it said was made anew on the same line (the
     #: body of an eager ``lax.scan``, ``cond`` or ``while_loop`` defined in a loop).
     made_anew: Miss | None = None
+    #: The jitted functions JAX traced inside its trace (their misses logged within it):
+    #: traced, not compiled of their own.
+    inner: tuple[str, ...] = ()
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -115,8 +119,8 @@ class Recorder:
     recorded apart.
 
     ``on_again`` is called with each compile of the run's that compiles a function again
-    (not an eager op), as it begins: on the thread that compiles it, before the call
-    that compiles it returns (the live lines: a loop's recompile at step 2 is said at
+    (not an eager op), once XLA has compiled it: on the thread that compiles it, before
+    the call that compiles it returns (the live lines: a loop's recompile at step 2 is said at
     step 2). A loop that never recompiles never calls it."""
 
     def __init__(self, watched: threading.Thread | None = None, *,
@@ -213,26 +217,28 @@ class Recorder:
                 (c for c in reversed(self._open) if c.thread is thread
                  and c.function == name and stage not in c.seconds), None)
             if found is None and self._full():
-                self._tally(name, secs, new=stage == "trace_s")
+                self._tally(name, secs, stage)
                 return
-            said = None
             if found is None:
                 found = self._opened(name, self._miss_for(name))
-                said = self._said_live(found, stage == "trace_s")
             found.seconds[stage] = secs
+            # a trace that reaches no XLA compile (jax.eval_shape, jax.make_jaxpr, a jit
+            # traced inside another's trace) is no compile: said once XLA compiled it
+            said = self._said_live(found) if stage == "compile_s" else None
         if said is not None and self.on_again is not None:
             self.on_again(said)
 
-    def _said_live(self, opened: _Open, traced: bool) -> Compile | None:
+    def _said_live(self, opened: _Open) -> Compile | None:
         """``opened``'s record where it compiles a function of the run's again (decided as
-        the ledger decides it, against the compiles begun before it); else None."""
+        the ledger decides it, against the compiles before it); else None."""
         if self.on_again is None or self._live is None:
             return None
-        c = self._live.decide(opened, traced)
+        before = self._open[:next(i for i, o in enumerate(self._open) if o is opened)]
+        c = self._live.decide(opened, inlined=opened.function in _inlined(before))
         again = c.reason.kind != FIRST and not c.eager and c.in_run
         return c if again else None
 
-    def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None]:
+    def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None, tuple[str, ...]]:
         """The miss logged on this thread for ``name`` since its last trace, and the first
         of the others that JAX said was a function made anew on the same line (an eager
         ``lax.scan``'s body, redefined on each pass, is traced before the ``scan`` it
@@ -240,18 +246,19 @@ class Recorder:
         pending = self._pending.pop(threading.get_ident(), [])
         own = next((m for m in pending if m.function == name), None)
         anew = next((m for m in pending if m is not own and m.same_line), None)
-        return own, anew
+        return own, anew, tuple(m.function for m in pending if m is not own and m is not anew)
 
-    def _opened(self, name: str, misses: tuple[Miss | None, Miss | None]) -> _Open:
+    def _opened(self, name: str,
+                misses: tuple[Miss | None, Miss | None, tuple[str, ...]]) -> _Open:
         site, text, eager, fun = _caller()
-        miss, anew = misses
+        miss, anew, inner = misses
         if not eager and fun is not None:
             self._note_reads(name, fun, miss)
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
                        clocks.wall() - self._start, self._stopped_explaining is None,
-                       made_anew=anew)
+                       made_anew=anew, inner=inner)
         self._open.append(opened)
         return opened
 
@@ -269,20 +276,21 @@ class Recorder:
     def _full(self) -> bool:
         return len(self._open) >= self.max_kept
 
-    def _tally(self, name: str, secs: float, *, new: bool) -> None:
-        """A compile past ``max_kept``: counted (and its seconds added), not kept."""
-        if new:
+    def _tally(self, name: str, secs: float, stage: str) -> None:
+        """A compile past ``max_kept``: counted at its XLA compile (a trace that reaches
+        none is no compile), its seconds added, not kept."""
+        if stage == "trace_s":
             self._pending.pop(threading.get_ident(), None)
         count = self._omitted.get(name)
         if count is None:  # [compiles, seconds, again, their seconds, is the last again]
-            seen = any(c.function == name for c in self._open)
+            seen = any(c.function == name and "compile_s" in c.seconds for c in self._open)
             count = self._omitted[name] = [0, 0.0, 0, 0.0, seen]
-        if new:
+        if stage == "compile_s":
             count[0] += 1
             count[2] += count[4]
-        count[1] += secs
-        count[3] += secs if count[4] else 0.0
-        count[4] = True
+            count[1] += secs
+            count[3] += secs if count[4] else 0.0
+            count[4] = True
 
     # -- the result -------------------------------------------------------------------
 
@@ -310,34 +318,50 @@ class Recorder:
 
 def _decided(opened: list[_Open], watched: threading.Thread,
              before: set[threading.Thread]) -> Iterator[Compile]:
-    """Each recorded compile with its reason (:class:`_Decider`), in the order they began."""
+    """Each recorded compile with its reason (:class:`_Decider`), in the order they began:
+    those that reached an XLA compile (a trace alone, ``jax.eval_shape``'s, is none)."""
     decider = _Decider(watched, before)
+    inlined: set[str] = set()
     for c in opened:
-        yield decider.decide(c)
+        if "compile_s" in c.seconds:
+            yield decider.decide(c, inlined=c.function in inlined)
+        inlined |= _inlined([c])
+
+
+def _inlined(opened: list[_Open]) -> set[str]:
+    """The functions these records traced with no XLA compile of their own: a trace that
+    reached none (``jax.eval_shape``), the jits traced inside another's trace."""
+    return {name for c in opened for name in
+            (*c.inner, *((c.function,) if "compile_s" not in c.seconds else ()))}
 
 
 class _Decider:
     """Decides each compile's reason against the ones before it: JAX's, where a compile of
     the same function came before it here, a first compile is a function made anew (a new
     object) or, with no miss logged, a compile JAX gave no reason for. Fed the compiles in
-    the order they began, as they begin (the live lines) or all at once (the ledger)."""
+    the order they began, as XLA compiles each (the live lines) or all at once (the ledger);
+    a trace that reached no XLA compile is none and is never fed."""
 
     def __init__(self, watched: threading.Thread, before: set[threading.Thread]) -> None:
         self.watched, self.before = watched, before
         self.seen: dict[tuple[str, str | None], set[int | None]] = {}
         self.defined_as: dict[str, str | None] = {}  # where each name's last miss said
 
-    def decide(self, c: _Open, traced: bool | None = None) -> Compile:
-        """``c``'s record; ``traced``: whether JAX traced it (None: read off its stages)."""
+    def decide(self, c: _Open, *, inlined: bool = False) -> Compile:
+        """``c``'s record (one that reached an XLA compile); ``inlined``: its function was
+        traced here before with no XLA compile (a jit traced inside another's trace: its
+        first compile of its own is its warm-up, whatever JAX compared it with)."""
         miss = c.miss
         if miss is not None:
             self.defined_as[c.function] = miss.defined_at
         defined = self.defined_as.get(c.function)
         key = (c.function, defined)
-        traced = "trace_s" in c.seconds if traced is None else traced
+        traced = "trace_s" in c.seconds
         reason = _reason(miss, self.seen.get(key), c.eager, c.made_anew, traced) \
             if c.explained or miss is not None \
             else Reason(FIRST if key not in self.seen else UNEXPLAINED, text=NOT_EXPLAINED)
+        if inlined and key not in self.seen and reason.kind != FIRST:
+            reason = Reason(FIRST, text=reason.text)
         self.seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
         return Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
                        call_text=c.call_text, thread=c.thread.name,

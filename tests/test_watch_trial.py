@@ -1,0 +1,158 @@
+"""A new user's trial of the watch (its second round): what it counts as a compile, what
+its gates enforce, which stale values it names, and how it reads a nested jit, an NNX
+mode switch and an Equinox static field. Real JAX runs; no timing is asserted."""
+
+from __future__ import annotations
+
+import functools
+import io
+import sys
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jitmagic
+from jitmagic.model import ledger as L
+
+pytest_plugins = ["pytester"]
+
+BACKEND = "/jax/core/compile/backend_compile_duration"
+
+
+class _XlaCompiles:
+    """The XLA compiles JAX fired events for meanwhile: the count by hand."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _heard(self, event: str, secs: float, **kw: object) -> None:
+        self.count += event == BACKEND
+
+    def __enter__(self) -> _XlaCompiles:
+        jax.monitoring.register_event_duration_secs_listener(self._heard)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from jitmagic.measure.sampling.monitor import unregister
+
+        unregister(jax.monitoring.unregister_event_duration_listener, self._heard)
+
+
+def rows(ledger: L.Ledger) -> dict[str, L.FunctionRow]:
+    return {r.function: r for r in ledger.functions()}
+
+
+# -- 1. a trace that reaches no XLA compile is no compile ---------------------------------
+
+
+def test_a_flax_init_holds_a_gate_of_one_and_counts_only_what_xla_compiled():
+    """Flax's init traces its own `jax.eval_shape(lambda s: ...)` four times: each was
+    counted as a compile of `<lambda>`, "compiles again, JAX gave no reason" x3, and the
+    gate of one compile per function failed on a plain `Dense(4).init`."""
+    nn = pytest.importorskip("flax.linen")
+    with _XlaCompiles() as hand, jitmagic.watch(fail_after_warmup=1, live=False) as w:
+        nn.Dense(4).init(jax.random.PRNGKey(7), jnp.ones((1, 5)))
+    assert len(w.ledger.compiles) == hand.count
+    assert "<lambda>" not in rows(w.ledger)
+
+
+def test_eval_shape_and_make_jaxpr_of_the_users_functions_are_not_compiles():
+    def shape_of(n):
+        return jax.eval_shape(lambda x: x * 2, jnp.zeros(n))  # a new lambda each call
+
+    with pytest.raises(jitmagic.RecompiledError), \
+            jitmagic.watch(fail_after_warmup=1, live=False) as failed:
+        for n in (3, 4, 5):
+            jax.jit(lambda x: x + 1)(jnp.zeros(n))
+    with _XlaCompiles() as hand, jitmagic.watch(fail_after_warmup=1, live=False) as w:
+        for n in (3, 4, 5):
+            shape_of(n)
+            jax.make_jaxpr(lambda x: x - 1)(jnp.zeros(n))
+    assert len(w.ledger.compiles) == hand.count
+    assert not [c for c in w.ledger.compiles if not c.eager]
+    assert rows(failed.ledger)["<lambda>"].compiles == 3  # what did compile still counts
+
+
+# -- 5. a nested jit's first compile of its own is its warm-up ----------------------------
+
+
+@functools.partial(jax.jit, static_argnames="train")
+def _nested_loss(w, x, train):
+    return jnp.mean((x @ w) ** 2) * (1.0 if train else 0.5)
+
+
+@jax.jit
+def _nested_update(w, x):
+    return w - 0.1 * jax.grad(_nested_loss)(w, x, train=True)
+
+
+def test_a_jit_traced_inside_another_then_called_alone_compiles_once_not_again(monkeypatch):
+    """`jit(loss)` traced inside `update` (inlined: no XLA compile of its own), then
+    called alone with `train=False`: XLA compiled it once, and the watch said "compiles
+    1, again 1", a live "recompile" line, and the gate held."""
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    w0, x = jnp.ones(3) * 0.5, jnp.ones((4, 3)) * 0.25
+    with _XlaCompiles() as hand, jitmagic.watch(fail_after_warmup=1) as w:
+        for _ in range(3):
+            w0 = _nested_update(w0, x)
+            float(_nested_loss(w0, x, train=False))
+    loss = rows(w.ledger)["_nested_loss"]
+    assert (loss.compiles, loss.again) == (1, 0)
+    assert "compiles again" not in stderr.getvalue()
+    assert len(w.ledger.compiles) == hand.count
+    with jitmagic.watch(live=False) as later:
+        _nested_loss(jnp.ones(5), jnp.ones((4, 5)), train=False)  # a real recompile
+    assert [c.reason.kind for c in later.ledger.compiles
+            if c.function == "_nested_loss"] == [L.SHAPE]
+
+
+# -- 2. a gate is only what was asked, at every front door -------------------------------
+
+THREE_SHAPES = '''\
+import jax, jax.numpy as jnp
+XS = [jnp.zeros(n) for n in (1, 2, 3)]  # made before any watch: no eager op in it
+def run():  # a jit of its own on each run
+    f = jax.jit(lambda x: x * 2)
+    for x in XS:
+        f(x)
+'''
+
+MARKED = THREE_SHAPES + '''
+import pytest
+@pytest.mark.jitwatch(max_compiles=5)
+def test_only_max():
+    run()
+@pytest.mark.jitwatch(max_compiles=2)
+def test_over_max():
+    run()
+@pytest.mark.jitwatch
+def test_no_gate_given():
+    run()
+'''
+
+
+def test_max_compiles_alone_limits_the_total_only_in_the_marker_block_and_command(
+        pytester, monkeypatch, tmp_path, capsys):
+    """The marker with only `max_compiles=5` also enforced `fail_after_warmup=1` (and
+    failed on 3 compiles of `f`), where the block and the command did not."""
+    from jitmagic.frontends.watch import command
+
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_gate=MARKED)
+    result = pytester.runpytest_inprocess("-p", "jitmagic.frontends.watch.pytest_plugin",
+                                          "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    assert "FAILED test_gate.py::test_over_max" in out
+    assert "FAILED test_gate.py::test_no_gate_given" in out  # no gate given: a warm-up of 1
+    scope: dict[str, object] = {}
+    exec(compile(THREE_SHAPES, "three.py", "exec"), scope)
+    run = scope["run"]
+    assert callable(run)
+    with jitmagic.watch(max_compiles=5, live=False):
+        run()
+    script = tmp_path / "three.py"
+    script.write_text(THREE_SHAPES + "run()\n")
+    assert command.main(["--max-compiles", "5", str(script)]) == 0, capsys.readouterr().out
