@@ -101,7 +101,7 @@ arguments after `--` go to your script as its sys.argv[1:], e.g.
 two saved reports compared, exit 1 on a regression (python -m jitmagic diff --help):
   python -m jitmagic diff OLD.json NEW.json [--fail-on-slower [RATIO]]
 every compile a script causes, and why (python -m jitmagic watch --help):
-  python -m jitmagic watch FILE.py [--fail-after-warmup N] [ARGS...]"""
+  python -m jitmagic watch [--fail-after-warmup N] FILE.py [ARGS...]"""
 
 
 def build_parser() -> argparse.ArgumentParser:
