@@ -150,3 +150,13 @@ def test_a_measurement_stopped_by_timeout_exits_4_with_its_report_written(tmp_pa
     assert "--timeout" in saved["stopped"]
     assert "PARTIAL" in capsys.readouterr().out.upper()
     assert main([str(script), "-r", "1"]) == 0  # a whole measurement
+
+
+def test_the_help_writes_the_watchs_gate_before_the_script(capsys):
+    """Written after the script, a gate option goes to the script's own arguments (the
+    watch refuses that): the help must not show it there."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "python -m jitmagic watch [--fail-after-warmup N] FILE.py [ARGS...]" in out
+    assert "FILE.py [--fail-after-warmup" not in out
