@@ -1,7 +1,7 @@
 """The values jit hides: a jitted step that read a module-level learning rate, or one it
 closed over, that the loop then changed while the compiled program was reused is named
-(the name, the value traced, the value now, the line); one whose values never change,
-or that was traced again with the new value, is not."""
+(the name, the value traced, the value now, the line), as is an earlier program traced
+at the old value and still cached; one whose values never change is not."""
 
 from __future__ import annotations
 
@@ -70,7 +70,10 @@ def test_a_value_the_step_closed_over_and_the_loop_rebinds_is_named():
     assert (kept.name, kept.scope, kept.traced, kept.now) == ("lr", "closure", "0.5", "0.05")
 
 
-def test_a_step_traced_again_after_the_change_read_the_new_value_and_is_not_named(ip):
+def test_a_step_traced_again_after_the_change_still_holds_the_old_program_and_is_named(ip):
+    """The short batch traced at 0.05; the full batch's program, traced at 0.1, is still
+    JAX's for that shape: a call of it after the change computes with 0.1 (a short last
+    batch each epoch hides a stale rate so), named once."""
     ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", """\
 import jax, jax.numpy as jnp
 LR = 0.1
@@ -85,4 +88,4 @@ for LR, batch in ((0.1, 8), (0.05, 3)):  # the short last batch traces again, at
 """)
     assert [c.reason.kind for c in ledger.watched if c.function == "train_step"] == [
         L.FIRST, L.SHAPE]
-    assert ledger.stale == ()
+    assert [(v.name, v.traced, v.now) for v in ledger.stale] == [("LR", "0.1", "0.05")]

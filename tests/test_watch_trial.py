@@ -156,3 +156,61 @@ def test_max_compiles_alone_limits_the_total_only_in_the_marker_block_and_comman
     script = tmp_path / "three.py"
     script.write_text(THREE_SHAPES + "run()\n")
     assert command.main(["--max-compiles", "5", str(script)]) == 0, capsys.readouterr().out
+
+
+# -- 3., 4. stale values: every cached program, while its function is alive ---------------
+
+
+def _stale_after_a_short_batch() -> tuple[jax.Array, tuple[L.Stale, ...]]:
+    scope: dict[str, object] = {}
+    exec(compile('''\
+import jax, jax.numpy as jnp
+LR = 0.1
+@jax.jit
+def train_step(w, x):
+    return w - LR * jnp.mean(x, axis=0)
+def train():
+    global LR
+    w = jnp.zeros(3)
+    for epoch in range(3):
+        for _ in range(2):
+            w = train_step(w, jnp.ones((4, 3)))  # runs with LR=0.1 in every epoch
+        LR = LR * 0.5
+    return train_step(w, jnp.ones((2, 3)))  # a short batch, traced at the new LR
+''', "stale_short.py", "exec"), scope)
+    train = scope["train"]
+    assert callable(train)
+    with jitmagic.watch(live=False) as w:
+        out = train()
+    return out, w.ledger.stale
+
+
+def test_a_stale_global_is_named_though_a_short_batch_traced_again_at_the_new_value():
+    """The full batch's program, traced at LR=0.1, ran all three epochs; the short batch
+    traced at 0.0125 was the function's last trace, the only one compared: not named."""
+    out, stale = _stale_after_a_short_batch()
+    assert float(out[0]) == pytest.approx(-(0.1 * 6 + 0.0125))  # 0.1 kept in every epoch
+    assert [(v.function, v.name, v.traced, v.now) for v in stale] == [
+        ("train_step", "LR", "0.1", "0.0125")]
+
+
+def test_jits_made_anew_each_step_and_discarded_are_not_named_one_kept_alive_is():
+    """`jax.jit(lambda w, g: w - lr * g)` made on every step: each program read that
+    step's `lr` and was never called again, its function dropped; each was named stale."""
+    def train(kept: list[object]) -> jax.Array:
+        w = jnp.ones(4)
+        for step in range(4):
+            lr = 0.1 / (step + 1)
+            upd = jax.jit(lambda w, g: w - lr * g)  # noqa: B023 (the user's own bug)
+            if step == 0:
+                kept.append(upd)  # a program traced at 0.1 that could still be called
+            w = upd(w, jnp.full(4, 0.5))
+        return w
+
+    with jitmagic.watch(live=False) as dropped:
+        train([])
+    assert dropped.ledger.stale == ()
+    kept: list[object] = []
+    with jitmagic.watch(live=False) as alive:
+        train(kept)
+    assert [(v.name, v.traced, v.now) for v in alive.ledger.stale] == [("lr", "0.1", "0.025")]

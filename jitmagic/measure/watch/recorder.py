@@ -83,7 +83,8 @@ MAX_EXPLAINED = 300
 #: Misses waiting for their trace event on one thread (a trace that never fired one,
 #: an inner jit's miss): the oldest are dropped past this.
 MAX_PENDING = 64
-#: Jitted functions whose last trace's reads are kept (a jit made anew on each pass).
+#: Traces whose reads are kept (each compiled program's: a jit made anew on each pass
+#: makes one each); the oldest are dropped past this.
 MAX_READS = 1000
 
 
@@ -139,7 +140,7 @@ class Recorder:
         self._explained = 0
         self._stopped_explaining: float | None = None
         self._live: _Decider | None = None
-        self._reads: dict[int, tuple[str, str | None, tuple[stale.Read, ...]]] = {}
+        self._reads: list[stale.Traced] = []
 
     # -- installing -------------------------------------------------------------------
 
@@ -263,15 +264,14 @@ class Recorder:
         return opened
 
     def _note_reads(self, name: str, fun: Any, miss: Miss | None) -> None:
-        """The plain values ``fun``'s trace read (:func:`.stale.reads`): its last trace's
-        are compared with the values at the end of the run."""
+        """The plain values ``fun``'s trace read (:func:`.stale.reads`): every trace's
+        (each program JAX keeps cached for ``fun``) is compared with the values at the end
+        of the run, while ``fun`` is alive."""
         found = stale.reads(fun)
-        self._reads.pop(id(fun), None)
         if found:
             defined = miss.defined_at if miss is not None else None
-            self._reads[id(fun)] = (name, defined, found)
-            while len(self._reads) > MAX_READS:
-                self._reads.pop(next(iter(self._reads)))
+            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found))
+            del self._reads[:-MAX_READS]
 
     def _full(self) -> bool:
         return len(self._open) >= self.max_kept
@@ -304,9 +304,8 @@ class Recorder:
             opened = list(self._open)
             omitted = tuple(Omitted(name, n, s, again, again_s)
                             for name, (n, s, again, again_s, _) in self._omitted.items())
-            reads = list(self._reads.values())
-        kept = tuple(v for name, defined, found in reads
-                     for v in stale.stale(name, defined, found))[:MAX_STALE]
+            reads = list(self._reads)
+        kept = tuple(stale.stale(reads))[:MAX_STALE]
         end = self._end or clocks.wall()
         return Ledger(tuple(_decided(opened, self.watched, self._before)),
                       wall_s=end - self._start, source=source, source_file=source_file,

@@ -6,8 +6,11 @@ learning rate keeps training with the first one), which neither JAX nor a recomp
 At each trace of a user's jitted function, :func:`reads` notes the plain Python values
 (numbers, strings, ``None``, tuples of them) its code reads as globals or from its closure
 (and the user's functions it calls by a global name read, two calls deep), each with a
-way to read it again; when the run ends, :func:`stale` compares each function's last
-trace with the values then. Nothing is read on a call JAX served from its cache.
+way to read it again; when the run ends, :func:`stale` compares every trace (each program
+JAX keeps cached: a short last batch traced at the new value leaves the full batch's
+program, traced at the old one, in use) with the values then, but for a function object
+discarded and made anew (a jit made on each pass: its program can never be called
+again). Nothing is read on a call JAX served from its cache.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import dis
 import functools
 import types
+import weakref
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,6 +44,27 @@ class Read:
     line: str | None
     value: Any
     now: Callable[[], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """One trace's reads: the function's name, where it was defined, a weak reference to
+    the function object it traced (:func:`alive`) and what it read."""
+
+    function: str
+    defined_at: str | None
+    ref: Callable[[], Any]
+    reads: tuple[Read, ...]
+
+
+def alive(fun: Any) -> Callable[[], Any]:
+    """A weak reference to ``fun`` (a bound method's, while its object lives): one object
+    gets the same one each time; one that takes none, a reference that is never dead."""
+    try:
+        return weakref.WeakMethod(fun) if isinstance(fun, types.MethodType) \
+            else weakref.ref(fun)
+    except TypeError:
+        return lambda: True
 
 
 def reads(fun: Any, depth: int = DEPTH) -> tuple[Read, ...]:
@@ -103,18 +128,31 @@ def _unwrapped(fun: Any) -> Any:
     return fun
 
 
-def stale(function: str, defined_at: str | None, traced: tuple[Read, ...]) -> list[Stale]:
-    """Each value of ``traced`` (a function's last trace) that differs now."""
-    found = []
-    for r in traced:
-        try:
-            now = r.now()
-        except (KeyError, ValueError):  # deleted since: nothing to compare
+def stale(traces: list[Traced]) -> Iterator[Stale]:
+    """Each value a trace read that differs now, once, in the order traced; not of a
+    function object that is gone and was made anew after it (a jit made on each pass, whose
+    program was never called again; one that ended with its run is still said)."""
+    later: dict[tuple[str, str | None], set[int]] = {}  # the objects traced after each
+    superseded = []
+    for t in reversed(traces):
+        objects = later.setdefault((t.function, t.defined_at), set())
+        superseded.append(bool(objects - {id(t.ref)}))
+        objects.add(id(t.ref))
+    said = set()
+    for t, made_anew in zip(traces, reversed(superseded), strict=True):
+        if made_anew and t.ref() is None:
             continue
-        if _differs(r.value, now):
-            found.append(Stale(function, r.name, r.scope, _shown(r.value), _shown(now),
-                               r.line, defined_at))
-    return found
+        for r in t.reads:
+            try:
+                now = r.now()
+            except (KeyError, ValueError):  # deleted since: nothing to compare
+                continue
+            if _differs(r.value, now):
+                v = Stale(t.function, r.name, r.scope, _shown(r.value), _shown(now), r.line,
+                          t.defined_at)
+                if v not in said:
+                    said.add(v)
+                    yield v
 
 
 def _differs(before: Any, now: Any) -> bool:
