@@ -214,3 +214,49 @@ def test_jits_made_anew_each_step_and_discarded_are_not_named_one_kept_alive_is(
     with jitmagic.watch(live=False) as alive:
         train(kept)
     assert [(v.name, v.traced, v.now) for v in alive.ledger.stale] == [("lr", "0.1", "0.025")]
+
+
+# -- 6. an NNX mode switch on one jitted function: the pytree reason, and its fix ---------
+
+
+def test_an_nnx_train_eval_switch_reads_as_the_graph_attribute_and_its_fix_compiles_once():
+    """`model.train()`/`model.eval()` around one `nnx.jit` function read "other", with
+    JAX's text clipped before the part that differs; the fix printed, one jitted function
+    per mode, compiles each once and gives the same results."""
+    nnx = pytest.importorskip("flax.nnx")
+    from jitmagic.render.ledger import GRAPH_FIX
+
+    def run(fixed: bool) -> list[float]:
+        model = nnx.Sequential(nnx.Linear(4, 8, rngs=nnx.Rngs(0)),
+                               nnx.Dropout(0.5, rngs=nnx.Rngs(1)))
+
+        @nnx.jit
+        def train_step(model, x):
+            return model(x).sum()
+
+        @nnx.jit
+        def eval_step(model, x):  # the fix: its own def, called only in eval mode
+            return model(x).sum()
+
+        eval_step = eval_step if fixed else train_step
+        x, out = jnp.ones((2, 4)), []
+        for _ in range(2):
+            model.train()
+            out.append(float(train_step(model, x)))
+            model.eval()
+            out.append(float(eval_step(model, x)))
+        return out
+
+    with jitmagic.watch(live=False) as written:
+        before = run(fixed=False)
+    (again,) = [c for c in written.ledger.watched if c.function == "train_step"
+                and c.reason.kind != L.FIRST]
+    assert again.reason.kind == L.PYTREE
+    assert (again.reason.before, again.reason.after) == (
+        "Dropout.deterministic=False", "Dropout.deterministic=True")
+    assert f"fix: {GRAPH_FIX}" in str(written)
+    with jitmagic.watch(fail_after_warmup=1, live=False) as fixed:
+        after = run(fixed=True)
+    assert {r.function: r.compiles for r in fixed.ledger.functions()
+            if not r.eager} == {"train_step": 1, "eval_step": 1}
+    assert after == before

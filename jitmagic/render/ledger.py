@@ -79,6 +79,13 @@ FIXES = {
               "parameter), so that every call sees the same devices and sharding; or fix "
               "them on the jit (`in_shardings=`, `out_shardings=`)",
 }
+#: What to do about a pytree reason that is a Flax NNX module's graph (its argument JAX's
+#: ``._graphdef``): a static attribute that ``model.train()``/``model.eval()`` set.
+GRAPH_FIX = ("the module's static attributes are part of its graph, which JAX compiles for "
+             "(`model.train()` and `model.eval()` set Dropout's `deterministic` and "
+             "BatchNorm's `use_running_average`): jit one function per mode, each its own "
+             "`def` under `@nnx.jit` and called only in its mode (a `train_step` after "
+             "`model.train()`, an `eval_step` after `model.eval()`): each compiles once")
 #: What is said where no fix was shown to remove the recompile and keep the result.
 NOTES = {
     CONTEXT: "a config value or context manager changed between calls: JAX compiles once "
@@ -236,7 +243,9 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             code = f"  {_clip(said, 100)}" if said else ""
             yield f"      at {_clip(_place(site, ledger) or site, 100)}{code}" + \
                   (f" ({n}×)" if n > 1 else "")
-        if reason.kind in FIXES:
+        if reason.kind == PYTREE and (reason.argument or "").endswith("._graphdef"):
+            yield f"      fix: {GRAPH_FIX}"
+        elif reason.kind in FIXES:
             arg = f"`{_clip(reason.argument, 40)}`" if reason.argument else "it"
             yield f"      fix: {FIXES[reason.kind].format(arg=arg)}"
         elif reason.kind in NOTES:

@@ -11,7 +11,9 @@ With ``jax_explain_cache_misses`` on, JAX logs one WARNING per miss (JAX 0.10,
 or, for a function seen before, ``for NAME defined at FILE:LINE``, then the closest
 previous key's difference: ``different input types:`` with one ``* at ARG, now NEW and
 before OLD`` line per argument, ``different input pytree:`` with ``* at input path PATH,
-now A and before B, so WHY`` lines (a static argument is a ``Static(val=...)`` node),
+now A and before B, so WHY`` lines (a static argument is a ``Static(val=...)`` node; a
+Flax NNX module's ``GraphDef``, written on many lines, is read for the static attributes
+that differ),
 ``Tracing context doesn't match`` (a config value), or another sentence, kept as JAX
 wrote it. Anything this module cannot read becomes an ``other`` reason with JAX's text.
 """
@@ -44,7 +46,7 @@ _FOR = re.compile(r"^\s*for (?P<name>.+?)(?: defined at (?P<defined>.+))?$", re.
 _TYPE = re.compile(r"^\s*\* at (?P<arg>.+?), now (?P<new>.+?) and before (?P<old>.+?)"
                    r"(?:https?://\S*)?$")
 _TREE = re.compile(r"^\s*\* at input path (?P<path>.*?), now (?P<new>.+?) and before "
-                   r"(?P<old>.+?)(?:, so (?P<why>.*))?$")
+                   r"(?P<old>.+?)(?:, so (?P<why>.*))?$", re.DOTALL)
 _CONTEXT = re.compile(r"^\s*\* (?P<name>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
 _KEYS = re.compile(r"symmetric difference of key sets: (?P<keys>.+)$")
 _STATIC = re.compile(r"Static\(val=(?P<val>.*)\)$")
@@ -106,6 +108,7 @@ def _changes(body: str) -> tuple[list[Change], bool]:
     ``different input types:``, ``Tracing context doesn't match``: a pytree's line also
     starts ``* at``), and whether the context differed."""
     section, found, context = None, [], False
+    item: tuple[str | None, str] | None = None  # a `* ` line and the lines it runs on to
     for line in body.splitlines():
         said = line.strip()
         for head, name in _SECTIONS:
@@ -113,7 +116,14 @@ def _changes(body: str) -> tuple[list[Change], bool]:
                 section, context = name, context or name == "context"
                 break
         else:
-            found += _change(section, line) if said.startswith("* ") else []
+            if not said.startswith("* "):  # a value written on many lines (NNX's GraphDef)
+                item = item and (item[0], f"{item[1]}\n{line}")
+                continue
+        if item is not None:
+            found += _change(*item)
+        item = (section, line) if said.startswith("* ") else None
+    if item is not None:
+        found += _change(*item)
     return found, context
 
 
@@ -174,10 +184,97 @@ def _tree(found: re.Match[str]) -> Change:
     s_new, s_old = _STATIC.search(new), _STATIC.search(old)
     if s_new and s_old:
         return Change(STATIC, _clip(found["path"]), _clip(s_old["val"]), _clip(s_new["val"]))
+    graph = _graph_change(old, new)
+    if graph is not None:  # an NNX module's graph: the static attributes that differ
+        return Change(PYTREE, _clip(found["path"]) or None, *graph)
     keys = _KEYS.search(found["why"] or "")  # JAX's "symmetric difference of key sets"
     gone = f" (keys {keys['keys']} differ)" if keys else ""
     return Change(PYTREE, _clip(found["path"]) or None, _clip(_node(old)),
                   _clip(_node(new) + gone))
+
+
+_GRAPH_NODE = re.compile(r"(?P<kind>NodeDef|VariableDef|NodeRef)\(\s*type='(?P<type>[\w.]+)'")
+_GRAPH_ATTRS = re.compile(r"\((?:'(?P<key>\w+)'|(?P<index>\d+)), "
+                          r"(?P<what>Static\(value=|NodeAttr\(\))")
+_NUM_ATTRS = re.compile(r"num_attributes=(\d+)")
+
+
+def _graph_change(old: str, new: str) -> tuple[str, str] | None:
+    """(before, after) where ``old`` and ``new`` are Flax NNX ``GraphDef``s of one shape
+    whose static attributes differ (``model.train()`` then ``model.eval()`` set a
+    Dropout's ``deterministic``): ``Dropout.deterministic=False`` and ``...=True``, each
+    attribute by the class that holds it; None where they are not, or differ otherwise."""
+    if "GraphDef(" not in old or "GraphDef(" not in new:
+        return None
+    a, b = _graph_attributes(old), _graph_attributes(new)
+    if a is None or b is None or [k for k, _ in a] != [k for k, _ in b]:
+        return None
+    changed = [(key, x, y) for (key, x), (_, y) in zip(a, b, strict=True) if x != y]
+    if not changed:
+        return None
+    return (", ".join(f"{key}={x}" for key, x, _ in changed),
+            ", ".join(f"{key}={y}" for key, _, y in changed))
+
+
+def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
+    """Each static attribute of a ``GraphDef`` as JAX writes it, in order: its name (with
+    the class of the node holding it where the nodes can be walked: ``Dropout.rate``) and
+    its value; NNX's own bookkeeping (``_pytree__nodes``) left out."""
+    head, _, attrs = t.partition("attributes=[")
+    found: list[tuple[str, str | None]] = []
+    for m in _GRAPH_ATTRS.finditer(attrs):
+        key = m["key"] if m["key"] is not None else m["index"]
+        found.append((key, _balanced(attrs, m.end()) if m["what"].startswith("Static")
+                      else None))
+    if not found:
+        return None
+    owners = _owners(head, [value is None for _, value in found])
+    return [(f"{owner}.{key}" if owner else key, value)
+            for (key, value), owner in zip(found, owners or [None] * len(found), strict=True)
+            if value is not None and not key.startswith("_pytree__")]
+
+
+def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
+    """The class holding each attribute (``child``: whether each is a node of its own): a
+    node takes its ``num_attributes`` in order, each child node (written next in the
+    nodes' list) its own first; None where the walk does not account for every node and
+    attribute."""
+    found = list(_GRAPH_NODE.finditer(nodes))
+    sizes = []
+    for i, m in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(nodes)
+        n = _NUM_ATTRS.search(nodes, m.end(), end)
+        sizes.append((m["type"].rpartition(".")[2], int(n[1]) if n else 0))
+    owners: list[str | None] = []
+    next_node = 0
+
+    def visit() -> None:
+        nonlocal next_node
+        kind, size = sizes[next_node]
+        next_node += 1
+        for _ in range(size):
+            owners.append(kind)
+            if child[len(owners) - 1]:
+                visit()
+
+    try:
+        visit()
+    except (IndexError, RecursionError):
+        return None
+    return owners if (next_node, len(owners)) == (len(sizes), len(child)) else None
+
+
+def _balanced(t: str, start: int) -> str:
+    """The text from ``start`` to the ``)`` that closes the bracket open before it."""
+    depth = 0
+    for j in range(start, len(t)):
+        if t[j] in "([{":
+            depth += 1
+        elif t[j] in ")]}":
+            if depth == 0:
+                return t[start:j].strip()
+            depth -= 1
+    return t[start:].strip()
 
 
 def _weak(t: str) -> str:
