@@ -260,3 +260,50 @@ def test_an_nnx_train_eval_switch_reads_as_the_graph_attribute_and_its_fix_compi
     assert {r.function: r.compiles for r in fixed.ledger.functions()
             if not r.eager} == {"train_step": 1, "eval_step": 1}
     assert after == before
+
+
+# -- 7. an Equinox static field in the ledger as in the live line; one more function ------
+
+CURRICULUM = '''\
+import jax, jax.numpy as jnp, equinox as eqx
+
+class Model(eqx.Module):
+    layer: eqx.nn.Linear
+    n_repeat: int = eqx.field(static=True)
+
+    def __call__(self, x):
+        for _ in range(self.n_repeat):
+            x = jnp.tanh(self.layer(x))
+        return x
+
+@eqx.filter_jit
+def step(model, x):
+    return jnp.mean(jax.vmap(model)(x))
+
+x = jnp.ones((8, 4))
+layer = eqx.nn.Linear(4, 4, key=jax.random.PRNGKey(0))
+for depth in (1, 2):  # a curriculum: deeper each stage
+    step(Model(layer, depth), x)
+'''
+
+
+def test_the_command_names_an_equinox_static_field_in_the_ledger_as_in_the_live_line(
+        tmp_path, capsys):
+    """The live line said `Model.n_repeat`; the ledger, made once the script's `__main__`
+    was gone, wrote the module's node clipped (`…ode(Model[(Missing, 1)], …`)."""
+    pytest.importorskip("equinox")
+    from jitmagic.frontends.watch import command
+
+    script = tmp_path / "curriculum.py"
+    script.write_text(CURRICULUM)
+    assert command.main([str(script)]) == 0
+    said = capsys.readouterr()
+    assert "static value of `Model.n_repeat`: 1 → 2" in said.err  # the live line
+    assert "  - static value of `Model.n_repeat`: 1 → 2: 1×" in said.out  # the ledger
+
+
+def test_one_function_past_the_table_is_one_more_function():
+    compiles = tuple(L.Compile(f"f{i}", L.Reason(L.FIRST), trace_s=0.01, lower_s=0.01,
+                               compile_s=0.1 - i / 1000) for i in range(13))
+    shown = str(L.Ledger(compiles, wall_s=2.0, source="the block"))
+    assert "… and 1 more function: 1 compile, " in shown

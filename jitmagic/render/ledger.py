@@ -219,7 +219,8 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     yield from columns(head, body, left=2)
     if len(rows) > MAX_ROWS:
         rest = rows[MAX_ROWS:]
-        yield (f"… and {len(rest)} more functions: {sum(r.compiles for r in rest)} compiles, "
+        yield (f"… and {_n(len(rest), 'more function')}: "
+               f"{_n(sum(r.compiles for r in rest), 'compile')}, "
                f"{fmt_s(sum(r.seconds for r in rest))}")
 
 
@@ -569,7 +570,7 @@ def diff_text(d: LedgerDiff) -> str:
     lines.append("")
     lines += columns(head, body, left=2)
     if len(rows) > MAX_ROWS:
-        lines.append(f"… and {len(rows) - MAX_ROWS} more functions")
+        lines.append(f"… and {_n(len(rows) - MAX_ROWS, 'more function')}")
     return "\n".join(lines)
 
 

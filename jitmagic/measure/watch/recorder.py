@@ -253,6 +253,8 @@ class Recorder:
                 misses: tuple[Miss | None, Miss | None, tuple[str, ...]]) -> _Open:
         site, text, eager, fun = _caller()
         miss, anew, inner = misses
+        if miss is not None:  # named now: the class may be gone when the run has ended
+            miss = _with_field(miss)
         if not eager and fun is not None:
             self._note_reads(name, fun, miss)
         if site is None and miss is not None:
@@ -412,6 +414,18 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
     if miss.function_id not in ids_before or miss.same_line:  # another object, or a line
         return Reason(NEW_FUNCTION, text=miss.reason.text)  # that makes one on each pass
     return Reason(UNEXPLAINED, text=CLEARED_OR_NEW)
+
+
+def _with_field(miss: Miss) -> Miss:
+    """``miss`` with its static value named by the Equinox static field that changed
+    (:func:`_static_field`), read while the user's classes are loaded (a script's
+    ``__main__`` is gone from :data:`sys.modules` when the ledger is made)."""
+    field_ = _static_field(miss.reason.before, miss.reason.after) \
+        if miss.reason.kind == STATIC else None
+    if field_ is None:
+        return miss
+    return replace(miss, reason=replace(miss.reason, argument=field_[0], before=field_[1],
+                                        after=field_[2]))
 
 
 def _named(kind: str, argument: str | None, defined_at: str | None) -> str | None:
