@@ -307,3 +307,25 @@ def test_one_function_past_the_table_is_one_more_function():
                                compile_s=0.1 - i / 1000) for i in range(13))
     shown = str(L.Ledger(compiles, wall_s=2.0, source="the block"))
     assert "… and 1 more function: 1 compile, " in shown
+
+
+def test_a_ledger_diff_leaves_eager_ops_out_of_what_got_worse_as_the_gate_does():
+    """``jitmagic diff --fail-on-larger`` failed on an eager ``multiply`` that compiled
+    again more often in NEW, though the watch's gate never counts eager ops."""
+    @jax.jit
+    def step(x):
+        return x * 2
+
+    with jitmagic.watch() as old:
+        step(jnp.ones(3))
+    with jitmagic.watch() as new:
+        for n in (3, 5, 7):
+            step(jnp.ones(3))
+            jnp.ones(n) * jnp.ones(n)  # eager, a new shape each time
+    d = jitmagic.diff(old.ledger, new.ledger)
+    assert any(r.eager and r.new_again > r.old_again for r in d.rows)
+    assert d.more_again == ()
+    with jitmagic.watch() as worse:
+        for n in (3, 4):
+            step(jnp.ones(n))
+    assert [r.function for r in jitmagic.diff(old.ledger, worse.ledger).more_again] == ["step"]

@@ -26,6 +26,8 @@ class FunctionChange:
     new_again: int
     old_seconds: float
     new_seconds: float
+    #: Whether these are eager ops (jnp calls outside any jit), which no gate counts.
+    eager: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,8 +40,9 @@ class LedgerDiff(Shown):
 
     @property
     def more_again(self) -> tuple[FunctionChange, ...]:
-        """The functions NEW compiled again more often than OLD did."""
-        return tuple(r for r in self.rows if r.new_again > r.old_again)
+        """The functions NEW compiled again more often than OLD did (eager ops left out,
+        as the watch's gate leaves them out)."""
+        return tuple(r for r in self.rows if r.new_again > r.old_again and not r.eager)
 
     def summary(self) -> str:
         return f"<LedgerDiff: {self.old.again} → {self.new.again} compiles again>"
@@ -64,5 +67,6 @@ def ledger_diff(old: Ledger, new: Ledger) -> LedgerDiff:
         rows.append(FunctionChange(k[0], either.defined_at if either else None,
                                    x.compiles if x else 0, y.compiles if y else 0,
                                    x.again if x else 0, y.again if y else 0,
-                                   x.seconds if x else 0.0, y.seconds if y else 0.0))
+                                   x.seconds if x else 0.0, y.seconds if y else 0.0,
+                                   eager=bool(either and either.eager)))
     return LedgerDiff(old, new, tuple(rows))
