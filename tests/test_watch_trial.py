@@ -329,3 +329,18 @@ def test_a_ledger_diff_leaves_eager_ops_out_of_what_got_worse_as_the_gate_does()
         for n in (3, 4):
             step(jnp.ones(n))
     assert [r.function for r in jitmagic.diff(old.ledger, worse.ledger).more_again] == ["step"]
+
+
+def test_the_ledger_jitwatch_o_returns_names_cells_as_its_output_does(ip):
+    """``-o``'s ledger showed ``<ipython-input-4-...>:1`` where the magic's own output
+    read ``Cell In[4]:1``."""
+    from IPython.utils.capture import capture_output
+
+    with capture_output():
+        defined = ip.run_cell("import jax, jax.numpy as jnp\n"
+                              "celled2 = jax.jit(lambda x: x * 2)\n", store_history=True)
+        ledger = ip.run_cell_magic("jitwatch", "--no-plot -o",
+                                   "for n in (2, 3):\n    celled2(jnp.ones(n))\n")
+    said = str(ledger)
+    assert f"Cell In[{defined.execution_count}]:2" in said
+    assert "<ipython-input-" not in said

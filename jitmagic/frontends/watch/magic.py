@@ -97,7 +97,7 @@ class JitWatchMagics(Magics):
                 raise
             self._show(made[0], options)
             raise _as_the_cell_raised(exc, self.shell)  # noqa: B904 (the user's own, as raised)
-        ledger = made[0]
+        ledger = with_cell_names(made[0], self.shell)  # as shown, as returned by -o
         self._show(ledger, options)
         try:
             check_gate(ledger)
