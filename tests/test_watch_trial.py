@@ -344,3 +344,16 @@ def test_the_ledger_jitwatch_o_returns_names_cells_as_its_output_does(ip):
     said = str(ledger)
     assert f"Cell In[{defined.execution_count}]:2" in said
     assert "<ipython-input-" not in said
+
+
+def test_a_static_configs_values_are_shown_from_a_word_not_mid_word():
+    """A static dataclass read '…g(n_layers=2, scale=1.0, …)', its name cut mid-word."""
+    from jitmagic.render.ledger import _values
+
+    said = _values(("Config(n_layers=2, scale=1.0, act='tanh')",
+                    "Config(n_layers=2, scale=0.9, act='tanh')"))
+    assert said == ("Config(n_layers=2, scale=1.0, act='tanh') → "
+                    "Config(n_layers=2, scale=0.9, act='tanh')")
+    long = "x" * 80 + ", Model(depth=2, width=64, act='relu', norm=True, dropout=0.1)"
+    shown = _values((long, long.replace("depth=2", "depth=3")))
+    assert "…Model(depth=2, width=64" in shown and "…Model(depth=3" in shown

@@ -356,10 +356,31 @@ def _values(values: tuple[str, ...], width: int = 40) -> str:
     first = shown[0]
     starts = [next((i for i, (a, b) in enumerate(zip(v, first, strict=False)) if a != b),
                    min(len(v), len(first))) for v in shown[1:]]
-    lo = max(0, min(starts, default=0) - width // 2)
-    return " → ".join(_clip(("…" if lo else "") + v[lo:lo + width]
-                            + ("…" if lo + width < len(v) else ""), width + 2)
-                      for v in shown)
+    lo = _word_start(first, max(0, min(starts, default=0) - width // 2))
+    return " → ".join(_stretch(v, lo, width) for v in shown)
+
+
+#: Where a value's shown stretch may begin: after one of these (never inside a word).
+BREAKS = " (,[{.="
+
+
+def _word_start(value: str, at: int) -> int:
+    """``at``, moved to just after a break near it (``Config(...)``, not ``…g(...)``):
+    back where one is near, else forward, past any spaces; to the start where that is
+    near."""
+    if at <= 10:
+        return 0
+    back = max(value.rfind(c, 0, at + 1) for c in BREAKS)
+    ahead = [i for c in BREAKS if 0 <= (i := value.find(c, at)) <= at + 20]
+    lo = back + 1 if back >= 0 and at - back <= 20 else min(ahead) + 1 if ahead else at
+    return len(value) - len(value[lo:].lstrip(" "))
+
+
+def _stretch(value: str, lo: int, width: int) -> str:
+    """``value`` from ``lo``, about ``width`` long, to its end where that is near; "…"
+    marks what is left out."""
+    hi = len(value) if len(value) - (lo + width) <= 10 else lo + width
+    return ("…" if lo else "") + value[lo:hi] + ("…" if hi < len(value) else "")
 
 
 def live_line(c: Compile, again: int, source_file: str | None = None) -> str:
