@@ -101,7 +101,8 @@ def users_namespace(namespace: dict[str, Any],
 @dataclass(frozen=True)
 class Layout:
     """Where an interpreter keeps its libraries and which distributions it has: what
-    :func:`is_users` reads (:func:`installed` is this interpreter's)."""
+    :func:`is_users` reads (this interpreter's is made from ``sys.path``, ``sysconfig``
+    and ``importlib.metadata`` as a file is first asked about)."""
 
     #: The standard library's folders.
     stdlib: tuple[str, ...]
@@ -141,12 +142,6 @@ def top_module(path: str, import_path: Iterable[str]) -> str | None:
     first = path[len(max(holding, key=len)):].split(os.sep)[0]
     name = first.removesuffix(".py")
     return name if name.isidentifier() else None
-
-
-def installed() -> Layout:
-    """This interpreter's :class:`Layout` now (the import path as it stands)."""
-    return Layout(stdlib=_stdlib_dirs(), site=_site_dirs(), path=tuple(sys.path),
-                  distributed=_distributed())
 
 
 def _user_path(path: str, mine: frozenset[str]) -> bool:
