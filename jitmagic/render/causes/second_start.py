@@ -121,7 +121,8 @@ def _marked(spread: str, mark: str) -> str:
 def sentences(s: SecondStart) -> list[str]:
     """What the samples support, in words: per variant, nesting, the user's settings."""
     out = [saving(r) for r in s.rows.values() if r.cold]
-    out += [writing(r) for r in s.rows.values() if r.no_cache and r.cold]
+    # what writing the entry cost, only where one was written: the warm starts read it
+    out += [writing(r) for r in s.rows.values() if r.no_cache and r.cold and r.read]
     out += [remains(r) for r in s.rows.values() if r.read]
     if any(r.read for r in s.rows.values()):
         out.append(remainder(s))
