@@ -24,6 +24,10 @@ class Backend:
     #: Whether the process's CPU time also measures execution: on an accelerator it
     #: measures the host (trace, lower, XLA's compile), never the device's run.
     host_clock_times_execution: bool
+    #: Whether its compiler may keep work between compiles of one program in a process
+    #: (a TPU's does, a GPU's autotuning results do; a CPU's first compile in a process
+    #: is only slower from one-time set-up): only there is a run checked for warmth.
+    keeps_work: bool = True
     #: ``-r auto``'s default budget (``--budget``), seconds: on an accelerator one cold
     #: compile takes seconds and varies by a fifth from one to the next (a TPU v5e's
     #: flat seed 3.7–5.0 s), so deciding a 1.5× difference takes about 8 pairs.
@@ -32,7 +36,7 @@ class Backend:
 
 #: The seconds ``-r auto`` may measure on an accelerator by default.
 ACCELERATOR_BUDGET_S = 75.0
-CPU = Backend("cpu", "CPU", host_clock_times_execution=True)
+CPU = Backend("cpu", "CPU", host_clock_times_execution=True, keeps_work=False)
 GPU = Backend("gpu", "GPU", host_clock_times_execution=False, budget_s=ACCELERATOR_BUDGET_S)
 TPU = Backend("tpu", "TPU", host_clock_times_execution=False, budget_s=ACCELERATOR_BUDGET_S)
 #: Every backend jitmagic knows, by platform name.

@@ -203,7 +203,8 @@ class Comparison(Shown):
     def warm_runs(self) -> dict[str, tuple[int, ...]]:
         """Per variant, the runs whose compile was not cold (:func:`.stats.cold.warm_runs`);
         a variant with none is left out."""
-        found = {name: warm_runs(v.samples) for name, v in self.variants.items()}
+        platform = self.env.get("backend")
+        found = {name: warm_runs(v.samples, platform) for name, v in self.variants.items()}
         return {name: runs for name, runs in found.items() if runs}
 
     def clock_of(self, phase: str) -> str:

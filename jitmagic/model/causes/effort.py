@@ -261,7 +261,7 @@ class Effort:
         """Per row (``"default"`` and each setting), the runs whose compile was not cold
         (:func:`~jitmagic.model.stats.cold.warm_runs`); a row with none is left out."""
         series = {"default": self.default, **{n: r.samples for n, r in self.rows.items()}}
-        found = {name: warm_runs(samples) for name, samples in series.items()}
+        found = {name: warm_runs(samples, self.backend) for name, samples in series.items()}
         return {name: runs for name, runs in found.items() if runs}
 
     def clock(self) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from collections.abc import Sequence
 
+from ... import backends
 from .witness import CPU
 from .witness import WALL
 from .witness import on
@@ -27,11 +28,16 @@ WARM_SHARE = 0.7
 COMPILE = "compile_s"
 
 
-def warm_runs(samples: Mapping[str, Sequence[float]]) -> tuple[int, ...]:
-    """The runs (0-based, in the order taken) of one variant's ``samples`` whose XLA
-    compile fell under :data:`WARM_SHARE` of the first run's on both clocks. None are
-    where CPU time was not measured: wall time alone cannot tell less work from less
-    waiting."""
+def warm_runs(samples: Mapping[str, Sequence[float]],
+              platform: str | None) -> tuple[int, ...]:
+    """The runs (0-based, in the order taken) of one variant's ``samples``, measured on
+    JAX's ``platform``, whose XLA compile fell under :data:`WARM_SHARE` of the first
+    run's on both clocks. None are where CPU time was not measured (wall time alone
+    cannot tell less work from less waiting), where the platform is not known (an older
+    report), or on a backend that keeps no work between compiles (a CPU: its first
+    compile in a process is only slower from one-time set-up, which is no warmth)."""
+    if platform is None or not backends.named(platform).keeps_work:
+        return ()
     wall, cpu = on(samples, COMPILE, WALL), on(samples, COMPILE, CPU)
     if len(wall) < 2 or len(cpu) != len(wall) or min(wall[0], cpu[0]) <= 0:
         return ()
