@@ -215,14 +215,13 @@ def this_jax(options: Options) -> tuple[Options, tuple[str, ...]]:
     core = [n.name for n in gone if n.option is None]
     if core:
         raise InputError(JAX_MOVED.format(names=", ".join(core), version=jax.__version__))
-    refused = [n for n in gone if n.option is not None and getattr(options, n.option)]
+    refused = {n.option: n.name for n in gone if n.option and getattr(options, n.option)}
     if not refused:
         return options, ()
-    off: dict[str, Any] = {n.option: False for n in refused if n.option is not None}
-    kept = dataclasses.replace(options, why=False, **off)
-    return kept, tuple(PART_MOVED.format(option=n.option.replace("_", "-"), name=n.name,
-                                         version=jax.__version__)
-                       for n in refused if n.option is not None)
+    off: dict[str, Any] = dict.fromkeys(refused, False)
+    return dataclasses.replace(options, why=False, **off), tuple(
+        PART_MOVED.format(option=option.replace("_", "-"), name=name, version=jax.__version__)
+        for option, name in refused.items())
 
 
 #: Where JAX no longer has a private name every measurement needs.

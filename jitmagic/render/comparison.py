@@ -188,10 +188,15 @@ def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
                  runs: tuple[int, ...]) -> str:
     """``nested runs 4 and 5 compiled in 402 ms and 520 ms (the first: 3.1 s)``."""
     wall = on(samples, COMPILE, WALL)
-    numbers = " and ".join(", ".join(str(i + 1) for i in runs).rsplit(", ", 1))
-    times = " and ".join(", ".join(fmt_s(wall[i]) for i in runs).rsplit(", ", 1))
+    numbers, times = (_listed([str(i + 1) for i in runs]),
+                      _listed([fmt_s(wall[i]) for i in runs]))
     return (f"{name} run{'s' * (len(runs) > 1)} {numbers} compiled in {times} "
             f"(the first: {fmt_s(wall[0])})")
+
+
+def _listed(words: list[str]) -> str:
+    """``4, 5 and 6``."""
+    return " and ".join(", ".join(words).rsplit(", ", 1))
 
 
 def _waited(c: Comparison) -> str:

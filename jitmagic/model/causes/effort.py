@@ -257,11 +257,15 @@ class Effort:
         return self.rows[name]
 
     @property
+    def series(self) -> dict[str, dict[str, tuple[float, ...]]]:
+        """Each row's raw samples by its name: ``"default"``, then each setting's."""
+        return {"default": self.default, **{n: r.samples for n, r in self.rows.items()}}
+
+    @property
     def warm_runs(self) -> dict[str, tuple[int, ...]]:
-        """Per row (``"default"`` and each setting), the runs whose compile was not cold
+        """Per row of :attr:`series`, the runs whose compile was not cold
         (:func:`~jitmagic.model.stats.cold.warm_runs`); a row with none is left out."""
-        series = {"default": self.default, **{n: r.samples for n, r in self.rows.items()}}
-        found = {name: warm_runs(samples, self.backend) for name, samples in series.items()}
+        found = {name: warm_runs(samples, self.backend) for name, samples in self.series.items()}
         return {name: runs for name, runs in found.items() if runs}
 
     def clock(self) -> str:

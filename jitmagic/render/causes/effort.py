@@ -81,8 +81,7 @@ def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
 def _not_cold(e: Effort) -> list[Block]:
     """Which rows' runs were not cold (:attr:`Effort.warm_runs`): the rows compile in the
     process the comparison compiled the same program in."""
-    series = {"default": e.default, **{n: r.samples for n, r in e.rows.items()}}
-    return comparison.not_cold({name: (series[name], runs)
+    return comparison.not_cold({name: (e.series[name], runs)
                                 for name, runs in e.warm_runs.items()},
                                "the ratios below count them")
 
