@@ -163,12 +163,16 @@ def _switch(option: OptionSpec, value: Any) -> bool:
     return value
 
 
+def _as_names(value: Any) -> tuple[Any, ...]:
+    """``"a, b"`` or ``["a", "b"]`` → ``("a", "b")``, unchecked; one value alone as one."""
+    if isinstance(value, str):
+        return split_names(value)
+    return tuple(value) if isinstance(value, Iterable) else (value,)
+
+
 def _names(option: OptionSpec, value: Any) -> tuple[str, ...]:
     """``"a, b"`` or ``["a", "b"]`` → ``("a", "b")``."""
-    if isinstance(value, str):
-        names = split_names(value)
-    else:
-        names = tuple(value) if isinstance(value, Iterable) else (value,)
+    names = _as_names(value)
     if not all(isinstance(n, str) for n in names):
         raise InputError(f"{option.label} takes helper names, e.g. `--nest layer,norm` "
                          f"or nest=['layer', 'norm'], not {value!r}")
@@ -181,8 +185,7 @@ def _names(option: OptionSpec, value: Any) -> tuple[str, ...]:
 def _modules(option: OptionSpec, value: Any) -> tuple[str, ...]:
     """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules
     Python can import here, none of JAX's stack (whose own jit nested fails)."""
-    names = split_names(value) if isinstance(value, str) else (
-        tuple(value) if isinstance(value, Iterable) else (value,))
+    names = _as_names(value)
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise InputError(f"{option.label} takes top-level module names, e.g. `--mine "
                          f"mylib,shared` or mine=['mylib'] (all of a module's code becomes "
