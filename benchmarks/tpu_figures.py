@@ -126,6 +126,7 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=240)
     args = parser.parse_args()
     out = os.environ.get("OUT") or tempfile.mkdtemp(prefix="tpu_figures_")
+    os.makedirs(out, exist_ok=True)
     every = steps(out)
     chosen = [s for s in args.steps.split(",") if s] or list(every)
     for name in chosen:
