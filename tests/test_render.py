@@ -28,6 +28,7 @@ from jitmagic.model.orderings import Orderings
 from jitmagic.model.stats.units import cut_to
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.units import time_unit
+from jitmagic.model.stats.witness import WALL
 from jitmagic.model.stats.witness import on
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.blocks import Details
@@ -238,7 +239,7 @@ def test_bars_carry_their_sample_range_and_labels_stay_clear(report):
     rows = [t.get_text() for t in first.get_yticklabels()]
     assert sorted(rows) == sorted(o.rows)  # every ordering has a bar (none failed here)
     # per call on the verdict's clock (CPU time where the machine was busy), named
-    for ax, key, clock in ((first, "first_call_s", "wall"), (per_call, "execute_s", o.clock())):
+    for ax, key, clock in ((first, "first_call_s", WALL), (per_call, "execute_s", o.clock())):
         unit = ax.get_xlabel().split(",")[0]
         assert ax.get_xlabel().endswith(f"{'CPU' if clock == 'CPU' else 'wall'} time")
         assert_spans(whiskers(ax), [min_max(i, on(o[n].samples, key, clock), unit)

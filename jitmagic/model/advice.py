@@ -23,6 +23,7 @@ from .saved.schema import text
 from .shown import Shown
 from .stats.witness import CPU
 from .stats.witness import WALL
+from .stats.witness import Clock
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Advice(Shown):
     everything: tuple[str, ...] = ()
     #: The clock the cold starts and savings are on: ``"wall"``, or ``"CPU"`` (the
     #: process's CPU seconds) where the machine was busy; wall in reports before 0.4.
-    clock: str = WALL
+    clock: Clock = WALL
 
     def summary(self) -> str:
         said = f"--nest {','.join(self.recommended)}" if self.recommended else "no helper"
@@ -126,5 +127,5 @@ _FIELDS = (
     ("recommended_kind", "recommended_kind", optional(text), None),
     ("all_nested_kind", "all_nested_kind", optional(text), None),
     ("everything", "everything", items(text), ()),
-    ("clock", "clock", one_of(WALL, CPU), WALL),
+    ("clock", "clock", lambda v, at: Clock(one_of(WALL, CPU)(v, at)), WALL),
 )

@@ -66,6 +66,7 @@ from .stats.verdicts import interval
 from .stats.verdicts import times
 from .stats.witness import CPU
 from .stats.witness import FIRST_CALL
+from .stats.witness import Clock
 from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import on
@@ -165,23 +166,24 @@ class Comparison(Shown):
         a, b = self.flat.median(phase), self.nested.median(phase)
         return a / b if b and not math.isnan(a) else math.nan
 
-    def difference(self, phase: str, clock: str | None = None) -> Difference:
+    def difference(self, phase: str, clock: Clock | str | None = None) -> Difference:
         """Nested against flat for a phase, by the one rule (:func:`.stats.rule.difference`):
         ``kind`` "faster" means nesting made the phase faster. On ``clock`` ("wall" or
         "CPU", :mod:`.stats.witness`); by default the one that decides (:meth:`clock_of`).
         Between two compilations of the same program (``same_compiled``) a per-call gap
         is left undecided unless far apart (:func:`.stats.rule.gap_withheld`)."""
+        clock = Clock(clock) if clock else None
         d = self._ruled(phase, clock)
         if self.withheld(phase, clock):
             return dataclasses.replace(d, kind=INCONCLUSIVE)  # the same work, per call
         return d
 
-    def _ruled(self, phase: str, clock: str | None = None) -> Difference:
+    def _ruled(self, phase: str, clock: Clock | None = None) -> Difference:
         clock = clock or self.clock_of(phase)
         return difference(on(self.flat.samples, phase, clock), on(self.nested.samples, phase,
                                                                    clock))
 
-    def withheld(self, phase: str, clock: str | None = None) -> bool:
+    def withheld(self, phase: str, clock: Clock | None = None) -> bool:
         """Whether the rule found ``phase`` different but :meth:`difference` leaves it
         undecided: a per-call gap between two compilations of the same program, not
         far apart, is noise or dispatch, not the program's speed."""
@@ -207,7 +209,7 @@ class Comparison(Shown):
         found = {name: warm_runs(v.samples, platform) for name, v in self.variants.items()}
         return {name: runs for name, runs in found.items() if runs}
 
-    def clock_of(self, phase: str) -> str:
+    def clock_of(self, phase: str) -> Clock:
         """The clock that decides ``phase``: the process's CPU time on a busy machine,
         where both variants have it for every run, else wall time. A variant with no runs
         of ``phase`` (one program, measured once as flat) does not count: the flat one's

@@ -40,6 +40,7 @@ from .stats.rule import json_number
 from .stats.rule import median
 from .stats.witness import CPU
 from .stats.witness import WALL
+from .stats.witness import Clock
 from .stats.witness import has_cpu
 from .stats.witness import is_busy
 from .stats.witness import loads_differ
@@ -90,7 +91,7 @@ class StageDiff:
     old_s: float = math.nan
     new_s: float = math.nan
     #: The clock they were judged on (:func:`judged_clock`): "wall" or "CPU".
-    clock: str = WALL
+    clock: Clock = WALL
     #: Why the stage is not judged (:func:`load_apart`: "the loads differ (...)"), None
     #: where it is: its ratio and interval are still shown, its kind is :data:`NOT_JUDGED`.
     not_judged: str | None = None
@@ -207,7 +208,7 @@ class EffortDiff:
     Informational: no gate judges it. ``only_old``/``only_new``: the settings one report
     measured and the other did not (another JAX, another backend, no Equinox)."""
 
-    clock: str
+    clock: Clock
     stages: tuple[StageDiff, ...]
     only_old: tuple[str, ...] = ()
     only_new: tuple[str, ...] = ()
@@ -439,7 +440,7 @@ def judged_samples(old: Comparison, new: Comparison, variant: str,
         on(new.variants[variant].samples, phase, clock)
 
 
-def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> str:
+def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> Clock:
     """The clock a stage of ``variant`` is judged on between two reports: CPU time where
     either was measured on a busy machine (wall time there moves with the load, not the
     code) and both have it for every run; else wall time, as reports before it hold."""
@@ -563,7 +564,7 @@ def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
 
 def setting_ratios(name: str, pairs: dict[str, tuple[dict[str, tuple[float, ...]],
                                                       dict[str, tuple[float, ...]]]],
-                   clock: str) -> SettingRatios:
+                   clock: Clock) -> SettingRatios:
     """Setting ``name`` against the default of its own report, in OLD and in NEW, on
     ``clock`` (``pairs``: each row's samples, OLD's and NEW's)."""
     def against(side: int, phase: str) -> Difference:
@@ -579,7 +580,7 @@ def _effort_samples(e: Effort, name: str) -> dict[str, tuple[float, ...]]:
 
 def effort_clock(old: Comparison, new: Comparison,
                  pairs: list[tuple[dict[str, tuple[float, ...]], dict[str, tuple[float, ...]]]]
-                 ) -> str:
+                 ) -> Clock:
     """The one clock of the effort table between two reports, as :func:`judged_clock`
     chooses a stage's: CPU time where either report was measured on a busy machine (its
     comparison, or its effort rows' cold runs) and every row measured on both sides has

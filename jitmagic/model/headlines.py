@@ -33,6 +33,7 @@ from .stats.verdicts import with_interval
 from .stats.witness import CPU
 from .stats.witness import FIRST_CALL
 from .stats.witness import WALL
+from .stats.witness import Clock
 from .stats.witness import on
 
 #: The stages that explain a first call, with the words the verdict uses for them.
@@ -122,7 +123,7 @@ def program_change(c: Compared) -> str:
     return ", ".join(parts)
 
 
-def _first_calls(c: Compared, clock: str) -> str:
+def _first_calls(c: Compared, clock: Clock) -> str:
     """``2.4 s flat, 450 ms nested`` (medians), in CPU time where that decided."""
     flat, nested = (median(on(v.samples, FIRST_CALL, clock)) for v in (c.flat, c.nested))
     return f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
@@ -203,7 +204,7 @@ def by_stage(c: Compared) -> str:
 
 
 def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference,
-                   same_program: bool | None, clock: str = WALL) -> str:
+                   same_program: bool | None, clock: Clock = WALL) -> str:
     """The verdict on one ordering (``chosen``, a row) against ``other``, per call, on
     ``clock``, with the medians it was decided on."""
     if math.isnan(per_call.ratio):
@@ -234,7 +235,7 @@ def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference
 
 
 def orderings_headline(chosen: OrderingRow, other: OrderingRow, per_call: Difference,
-                       clock: str = WALL) -> str:
+                       clock: Clock = WALL) -> str:
     """``jit(vmap(f)) against vmap(jit(f)): 2× faster per call (1.9×–2.1×), 5 runs``; on
     the CPU clock ``2× less CPU time per call``."""
     if math.isnan(per_call.ratio):

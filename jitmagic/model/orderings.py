@@ -35,6 +35,7 @@ from .stats.rule import difference
 from .stats.rule import gap_withheld
 from .stats.rule import json_number
 from .stats.verdicts import Verdict
+from .stats.witness import Clock
 from .stats.witness import clock_for
 from .stats.witness import on
 
@@ -102,7 +103,7 @@ class Orderings:
         return difference(on(self.rows[name].samples, EXECUTE, clock),
                           on(self.rows[REFERENCE].samples, EXECUTE, clock))
 
-    def clock(self) -> str:
+    def clock(self) -> Clock:
         """The clock the verdict is on: the process's CPU time where the toggled
         orderings' cold runs waited for a CPU (a busy machine), else wall time."""
         return clock_for([self.rows[n].samples for n in TOGGLED], EXECUTE)

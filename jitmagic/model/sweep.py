@@ -39,6 +39,7 @@ from .shown import Shown
 from .stats.rule import median
 from .stats.witness import CPU
 from .stats.witness import WALL
+from .stats.witness import Clock
 from .stats.witness import has_cpu
 from .stats.witness import is_busy
 from .stats.witness import on
@@ -188,7 +189,7 @@ def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float 
     return statistics.linear_regression(x, y).slope
 
 
-def clock_of(s: Sweep) -> str:
+def clock_of(s: Sweep) -> Clock:
     """The one clock the sweep's medians and growth are on, as a comparison decides:
     the process's CPU time where the machine was busy and every run of every phase has
     its CPU seconds, else wall time."""

@@ -18,6 +18,7 @@ from ..model.stats.units import cut_to
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
+from ..model.stats.witness import Clock
 from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Cell
@@ -114,7 +115,7 @@ def conclusion(adv: Advice) -> list[str]:
 
 
 def saving_words(what: str, saving_s: float | None, kind: str | None,
-                 clock: str = WALL) -> str:
+                 clock: Clock = WALL) -> str:
     """``nesting every helper saves 55.7 ms`` only where the one rule called it faster;
     ``costs 340 ms`` where slower; else the change, said not significant (``kind`` None:
     a report before 0.4, whose savings were not judged). On the CPU clock the seconds
@@ -132,12 +133,12 @@ def saving_words(what: str, saving_s: float | None, kind: str | None,
     return f"{what}: {change} ({why})"
 
 
-def _cold_start(clock: str) -> str:
+def _cold_start(clock: Clock) -> str:
     """What a saving is of: ``cold start``, or on the CPU clock ``cold-start CPU time``."""
     return "cold-start CPU time" if clock == CPU else "cold start"
 
 
-def candidate_words(c: Candidate, flat_cold_s: float, clock: str = WALL) -> str:
+def candidate_words(c: Candidate, flat_cold_s: float, clock: Clock = WALL) -> str:
     """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start`` (on the
     CPU clock, ``of 0.69 s cold-start CPU time``)."""
     name = f"jit `{c.helper}`"

@@ -12,6 +12,7 @@ from typing import Any
 from ..model import parts as table
 from ..model.comparison import Comparison
 from ..model.lines import Lines
+from ..model.saved.schema import printable
 from ..model.sweep import Sweep
 from .blocks import Table
 from .blocks import as_html
@@ -28,6 +29,8 @@ from .drawing import load_charts
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
+from .target import blocks as target_blocks
+from .target import record as target_record
 from .sweep import sweep_text
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
@@ -54,6 +57,13 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     For a sweep, its table, then the diff against ``--baseline`` and the sections of its
     last value, under a line that says so.
     """
+    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
+        blocks = target_blocks(r, t)
+        data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
+        for text_, page_ in sections(r, plot, why=False):
+            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
+                    "text/html": f"{data['text/html']}\n{page_}"}
+        return data
     png = chart_png(r) if plot else None
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
@@ -119,7 +129,7 @@ def text(c: Comparison | Sweep | Lines) -> str:
 
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>jitcompare: {title}</title>
+<title>{title}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; max-width: 90em; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
@@ -130,10 +140,14 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 </style></head>
 <body>
 {body}
-<h4>Where these numbers came from</h4>
-{env}
 </body></html>
 """
+
+
+def page(title: str, body: str) -> str:
+    """The one self-contained HTML page of every report (a comparison's, a ledger's):
+    ``title`` (plain text, escaped here) over ``body`` (markup built escaped)."""
+    return PAGE.format(title=html.escape(printable(title)), body=body)
 
 
 def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = None) -> str:
@@ -147,7 +161,8 @@ def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = N
     rows = [(shown_name(str(k)), shown_name(_env_value(v), MAX_CHARS)) for k, v in shown]
     rows += [(more(left, "entries", len(c.env)), "")] if left else []
     env = Table((), rows, css="jitcompare-env")
-    return PAGE.format(title=html.escape(shown_name(c.entry)), body=body, env=env.as_html())
+    return page(f"jitcompare: {shown_name(c.entry)}",
+                f"{body}\n<h4>Where these numbers came from</h4>\n{env.as_html()}")
 
 
 def _env_value(v: Any) -> str:

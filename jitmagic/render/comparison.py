@@ -32,6 +32,7 @@ from ..model.stats.verdicts import Verdict
 from ..model.stats.verdicts import interval_ends
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
+from ..model.stats.witness import Clock
 from ..model.stats.witness import busy_line
 from ..model.stats.witness import on
 from ..model.stats.witness import waited
@@ -65,7 +66,7 @@ def _structure_label(label: str) -> Cell:
     return Cell(label)
 
 
-def _ratio_cell(c: Comparison, phase: str, clock: str = WALL) -> str:
+def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
     """The flat/nested ratio on ``clock`` with its interval, flagged where the one
     significance rule leaves it undecided or finds no difference, or where one run a
     side leaves no spread to judge it by."""

@@ -41,6 +41,8 @@ from ..model.ledger import reason_row
 from ..model.ledger.diff import LedgerDiff
 from ..model.saved.schema import printable
 from ..usercode import user_file
+from .bundle import page
+from .bundle import with_note
 from .format import fmt_s
 
 #: Functions shown in the table and the reasons; the rest are counted in one line.
@@ -550,24 +552,14 @@ def bundle(ledger: Ledger, plot: bool = True) -> dict[str, str]:
     return {"text/plain": text(ledger), "text/html": html_body(ledger, png)}
 
 
-PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>jitwatch: {title}</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; max-width: 90em; }}
-pre {{ font-size: 0.9em; }}
-</style></head>
-<body>
-<h1>jitwatch: every compile of {title}, and why</h1>
-{body}
-</body></html>
-"""
-
-
-def html_document(ledger: Ledger, plot: bool = True) -> str:
-    """A self-contained HTML page of the ledger (its chart embedded; nothing fetched)."""
-    return PAGE.format(title=html.escape(printable(ledger.source)),
-                       body=bundle(ledger, plot)["text/html"])
+def html_document(ledger: Ledger, plot: bool = True, note: str | None = None) -> str:
+    """A self-contained HTML page of the ledger (its chart embedded; nothing fetched);
+    ``note`` (a PARTIAL line) follows it."""
+    data = bundle(ledger, plot)
+    body = (with_note(data, note) if note else data)["text/html"]
+    source = printable(ledger.source)
+    return page(f"jitwatch: {source}",
+                f"<h1>jitwatch: every compile of {html.escape(source)}, and why</h1>\n{body}")
 
 
 def diff_text(d: LedgerDiff) -> str:

@@ -18,6 +18,7 @@ from ..model.stats.rule import median
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
+from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from . import comparison
 from .blocks import Block
@@ -59,7 +60,7 @@ def _compiles(row: OrderingRow) -> str:
     return f"{row.compile_events} ({fmt_s(row.compile_s)})"
 
 
-def _per_call(o: Orderings, name: str, clock: str) -> float:
+def _per_call(o: Orderings, name: str, clock: Clock) -> float:
     return median(on(o[name].samples, EXECUTE, clock))
 
 

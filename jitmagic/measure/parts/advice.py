@@ -45,6 +45,7 @@ from ...model.stats.rule import FASTER
 from ...model.stats.rule import Difference
 from ...model.stats.rule import difference
 from ...model.stats.witness import FIRST_CALL
+from ...model.stats.witness import Clock
 from ...model.stats.witness import clock_for
 from ...model.stats.witness import on
 from ...options import Options
@@ -135,7 +136,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
 
 
 def _set_round(plan: Plan, call: tuple[tuple, dict[str, Any]], sets: dict[str, tuple],
-               options: Options, check: Checkpoint, warm_up: bool, clock: str,
+               options: Options, check: Checkpoint, warm_up: bool, clock: Clock,
                ) -> tuple[dict[str, list[float]] | None, str | None]:
     """The recommended set's own round, beside flat (and nest-everything where the
     comparison's samples are not shared), on the first round's ``clock``: (each row's
@@ -218,9 +219,9 @@ def _shared(result: Comparison, options: Options) -> Shared:
 
 def _measure(plan: Plan, call: tuple[tuple, dict[str, Any]],
              sets: dict[str, tuple[str, ...]], options: Options,
-             check: Checkpoint, warm_up: bool, clock: str | None = None,
+             check: Checkpoint, warm_up: bool, clock: Clock | None = None,
              ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str],
-                        str | None, str]:
+                        str | None, Clock]:
     """Cold starts and steady execute seconds per set, interleaved; failures by set; why
     measuring stopped (None: it did not); the clock the cold starts are on (``clock``,
     or the one their samples call for), with ``options``' repeat, number and budget;
@@ -230,7 +231,7 @@ def _measure(plan: Plan, call: tuple[tuple, dict[str, Any]],
                 for label, nest in sets.items()}
     runs = variant_sampler(prepared)
 
-    def clock_now() -> str:
+    def clock_now() -> Clock:
         return clock or clock_for([s for s in runs.samples.values() if s.get(FIRST_CALL)])
 
     def decided() -> bool:  # a candidate the rule has decided takes no more runs
@@ -300,7 +301,7 @@ def _set_label(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]]) -
                  if recommended and set(nest) == set(recommended)), None)
 
 
-def _all_row(cold: dict[str, list[float]], shared: Shared, clock: str
+def _all_row(cold: dict[str, list[float]], shared: Shared, clock: Clock
              ) -> tuple[dict[str, list[float]], str]:
     """Nesting every helper: the comparison's own runs where they are shared (its flat
     against its nested, measured side by side, on ``clock``), else this advice's own

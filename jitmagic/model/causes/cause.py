@@ -20,6 +20,7 @@ from ..stats.units import fmt_s
 from ..stats.verdicts import stated
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
+from ..stats.witness import Clock
 from ..stats.witness import on
 from .compared import Compared
 
@@ -53,7 +54,7 @@ class Cause:
                 "said": self.said, "fix": self.fix, "option": self.option or None}
 
 
-def said_of(what: str, d: Difference, clock: str, section: str | None = None) -> str:
+def said_of(what: str, d: Difference, clock: Clock, section: str | None = None) -> str:
     """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``,
     ``... shows no measurable difference``: the rule's verdict on ``what``
     (:func:`~jitmagic.model.stats.verdicts.stated`), led by "inconclusive" where it is;
@@ -62,7 +63,7 @@ def said_of(what: str, d: Difference, clock: str, section: str | None = None) ->
     return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
 
 
-def judged(c: Compared, name: str, d: Difference, clock: str,
+def judged(c: Compared, name: str, d: Difference, clock: Clock,
            samples: tuple[dict[str, list[float]], dict[str, list[float]]],
            said: str, fix: str) -> Cause:
     """A measured fix as the rule judged it on ``clock``: a saving only where it calls it
@@ -78,7 +79,7 @@ def judged(c: Compared, name: str, d: Difference, clock: str,
                  f"{said}, {fmt_s(seconds)}{of_clock(c, clock)} less", fix)
 
 
-def of_clock(c: Compared, clock: str) -> str:
+def of_clock(c: Compared, clock: Clock) -> str:
     """`` of CPU time`` / `` of wall time`` where ``clock`` is not the section's own (which
     its title names), else empty: the clock of seconds said beside a ratio."""
     if clock == clock_of(c):
@@ -86,7 +87,7 @@ def of_clock(c: Compared, clock: str) -> str:
     return " of CPU time" if clock == CPU else " of wall time"
 
 
-def clock_of(c: Compared) -> str:
+def clock_of(c: Compared) -> Clock:
     """The one clock the section's seconds are on: the one that decides the comparison's
     first call (the process's CPU time on a busy machine, else wall time)."""
     return c.clock_of(FIRST_CALL)

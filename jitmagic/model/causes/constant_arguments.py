@@ -37,6 +37,7 @@ from ..stats.rule import json_number
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
 from ..stats.witness import FIRST_CALL
+from ..stats.witness import Clock
 from ..stats.witness import clock_for
 from ..stats.witness import on
 
@@ -142,7 +143,7 @@ class ConstantVariant:
         return all(self.samples.get(f, {}).get(COMPARED) for f in FORMS)
 
     @property
-    def clock(self) -> str:
+    def clock(self) -> Clock:
         """The clock the forms are compared on: CPU time on a busy machine, else wall."""
         return clock_for([self.samples.get(f, {}) for f in FORMS], COMPARED)
 

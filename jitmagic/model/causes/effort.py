@@ -57,6 +57,7 @@ from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import WALL
+from ..stats.witness import Clock
 from ..stats.witness import clock_for
 from ..stats.witness import clock_name
 from ..stats.witness import cpu_key
@@ -188,7 +189,7 @@ class Outcome:
     XLA's compile and a steady call by the one rule (``kind`` "faster": the setting's is
     faster), and the medians (default, setting) the seconds are said with."""
 
-    clock: str
+    clock: Clock
     compile: Difference
     execute: Difference
     compile_s: tuple[float, float]
@@ -268,7 +269,7 @@ class Effort:
         found = {name: warm_runs(samples, self.backend) for name, samples in self.series.items()}
         return {name: runs for name, runs in found.items() if runs}
 
-    def clock(self) -> str:
+    def clock(self) -> Clock:
         """The one clock every row is compared with the default on (one table, one
         clock): :func:`record_clock` of the default and every row measured."""
         return record_clock([self.default, *(r.samples for r in self.rows.values())])
@@ -324,7 +325,7 @@ _FIELDS: tuple[Field, ...] = (
 )  # "verdicts" is written but never read back: derived from the samples
 
 
-def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> str:
+def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:
     """The one clock of an effort record whose rows (the default's first) hold these
     samples: CPU time where the machine was busy over the rows measured and every one
     has CPU seconds of the compile and the calls, else wall time. The measurement asks
@@ -383,7 +384,7 @@ def compile_words(o: Outcome) -> str:
     return f"{compile_verdict(d, o.clock)} {figures}"
 
 
-def compile_verdict(d: Difference, clock: str, named: bool = False) -> str:
+def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
     """``XLA compiles 3.0× faster (2.1×–4.0×)`` on wall time; ``XLA's compile takes 3.0×
     less CPU time (…)`` where CPU time decided: "faster" is wall time's word, and said of
     a CPU-time ratio it read as the wall time the figures beside it are not. ``named``:

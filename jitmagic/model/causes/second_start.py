@@ -46,6 +46,7 @@ from ..stats.units import fmt_s
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
+from ..stats.witness import Clock
 from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
 from ..stats.witness import on
@@ -138,7 +139,7 @@ class CacheRow:
         where none were measured (an older report) the cold ones."""
         return self.no_cache or self.cold
 
-    def clock(self) -> str:
+    def clock(self) -> Clock:
         """The clock the baseline and warm are compared on (CPU time on a busy machine)."""
         return clock_for([samples(self.baseline), samples(self.warm)])
 
@@ -153,7 +154,7 @@ class CacheRow:
         return difference(on(samples(self.baseline), FIRST_CALL, clock),
                           on(samples(self.warm), FIRST_CALL, clock))
 
-    def writing_clock(self) -> str:
+    def writing_clock(self) -> Clock:
         """The clock the no-cache and cold starts are compared on."""
         return clock_for([samples(self.no_cache), samples(self.cold)])
 
@@ -183,12 +184,12 @@ class CacheRow:
         """The median warm first call (wall seconds); None where the cache was not read."""
         return median([s.seconds for s in self.warm]) if self.read else None
 
-    def seconds_on(self, clock: str) -> tuple[list[float], list[float]]:
+    def seconds_on(self, clock: Clock) -> tuple[list[float], list[float]]:
         """(baseline, warm) first calls on ``clock`` (no warm ones where it was not read)."""
         return (on(samples(self.baseline), FIRST_CALL, clock),
                 on(samples(self.warm), FIRST_CALL, clock) if self.read else [])
 
-    def medians_on(self, clock: str) -> tuple[float, float]:
+    def medians_on(self, clock: Clock) -> tuple[float, float]:
         """(baseline, warm) median first calls on ``clock``, the one :attr:`difference`
         is judged on: a ratio and the seconds beside it then share one clock (NaN: none)."""
         before, warm = self.seconds_on(clock)
@@ -288,7 +289,7 @@ class SecondStart:
         """Whether both variants were measured and both read the cache."""
         return all(n in self.rows and self.rows[n].read for n in VARIANTS)
 
-    def clock(self) -> str:
+    def clock(self) -> Clock:
         """The clock flat and nested warm starts are compared on."""
         return clock_for([samples(self.rows[n].warm) for n in VARIANTS if n in self.rows])
 

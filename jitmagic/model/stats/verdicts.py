@@ -24,6 +24,7 @@ from .units import counted
 from .units import ratio_figures
 from .witness import CPU
 from .witness import WALL
+from .witness import Clock
 
 #: Why ``-r auto`` stopped taking rounds (``Comparison.repeats_ended``): the rule decided,
 #: the most rounds it takes, or its time budget ran out. The strings are saved in reports
@@ -41,7 +42,7 @@ class Verdict:
     text: str
     line: str = ""
     #: The clock the difference is on (its ratio and interval): wall time or CPU time.
-    clock: str = WALL
+    clock: Clock = WALL
 
     @property
     def kind(self) -> str:
@@ -59,7 +60,7 @@ class Verdict:
                 "clock": self.clock, "text": self.text}
 
 
-def times(d: Difference, clock: str = WALL) -> str:
+def times(d: Difference, clock: Clock = WALL) -> str:
     """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no
     measurable difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side).
     On the CPU clock: ``1.4× less CPU time`` / ``1.4× more CPU time`` / ``no measurable
@@ -74,7 +75,7 @@ def times(d: Difference, clock: str = WALL) -> str:
     return f"{ratio_figures(1 / d.ratio)}× {'more CPU time' if cpu else 'slower'}"
 
 
-def verb(clock: str, past: bool = False) -> str:
+def verb(clock: Clock, past: bool = False) -> str:
     """The verb before :func:`times`' words of a difference: "is 2× faster", "takes 2× less
     CPU time" (``past``: "was", "took")."""
     if clock == CPU:
@@ -82,7 +83,7 @@ def verb(clock: str, past: bool = False) -> str:
     return "was" if past else "is"
 
 
-def stated(what: str, d: Difference, clock: str = WALL, past: bool = False,
+def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
            wall_named: bool = False) -> str:
     """The rule's verdict on ``what`` as a sentence, with its interval: ``the first call
     is 2× faster (1.5×–3.0×)``, ``... takes 2× less CPU time (...)``, ``... shows no
@@ -130,7 +131,7 @@ def _end(x: float) -> str:
     return ratio_figures(x) if digits == 2 else f"{x:.{digits}f}"
 
 
-def with_interval(d: Difference, clock: str = WALL) -> str:
+def with_interval(d: Difference, clock: Clock = WALL) -> str:
     """``3.2× faster (2.1×–4.0×)``."""
     return f"{times(d, clock)} {interval(d)}".rstrip()
 
@@ -159,6 +160,6 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
     return f"a larger -r (say -r {2 * d.runs}) or a quieter machine may tell"
 
 
-def inconclusive_part(d: Difference, ended: str | None, clock: str = WALL) -> str:
+def inconclusive_part(d: Difference, ended: str | None, clock: Clock = WALL) -> str:
     """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
     return f"{with_interval(d, clock)} after {runs(d.runs)}; {undecided_reason(d, ended)}"

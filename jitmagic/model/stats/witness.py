@@ -16,9 +16,27 @@ import math
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any
 
-#: The clocks a verdict can be decided on.
-WALL, CPU = "wall", "CPU"
+
+class Clock(StrEnum):
+    """The clocks a verdict can be decided on: the seconds waited for (wall) or the
+    process's CPU seconds. Saved in reports by value ("wall", "CPU"); ``Clock("cpu")``
+    reads as :attr:`CPU` too (a clock given by hand, as ``Comparison.difference`` takes)."""
+
+    WALL = "wall"
+    CPU = "CPU"
+
+    @classmethod
+    def _missing_(cls, value: Any) -> Clock:
+        for clock in cls:
+            if isinstance(value, str) and value.lower() == clock.value.lower():
+                return clock
+        raise ValueError(f"a clock is {cls.WALL.value!r} or {cls.CPU.value!r}, not {value!r}")
+
+
+WALL, CPU = Clock.WALL, Clock.CPU
 #: Cold runs whose threads waited for a CPU this share of the time they were ready to run
 #: or more, together, ran on a busy machine (docs/significance.md has the measurements).
 BUSY_SHARE = 0.1
@@ -29,7 +47,7 @@ FIRST_CALL, WAIT = "first_call_s", "wait_s"
 CONTENTION_KEYS = (WAIT, "pressure_s", "load")
 
 
-def clock_name(clock: str) -> str:
+def clock_name(clock: Clock) -> str:
     """How a clock is named beside its figures: ``CPU time`` or ``wall time``."""
     return "CPU time" if clock == CPU else "wall time"
 
@@ -79,7 +97,7 @@ def loads_differ(old: float | None, new: float | None) -> bool:
     return ran[0] * LOAD_APART < ran[1]
 
 
-def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CALL) -> str:
+def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CALL) -> Clock:
     """The clock that decides ``key`` between ``rows``: CPU where the machine was busy
     and every row has as many CPU samples of ``key`` as wall samples, else wall."""
     if not is_busy(waited_share(rows)):
@@ -101,11 +119,11 @@ def waited(share: float) -> str:
     return f"waited for a CPU {shown} of the time they were ready to run"
 
 
-def on(samples: Mapping[str, Sequence[float]], key: str, clock: str) -> list[float]:
-    """The samples of ``key`` on ``clock`` (:data:`WALL` or :data:`CPU`; ``"cpu"`` too)."""
-    if clock.lower() not in (WALL, CPU.lower()):
-        raise ValueError(f"a clock is {WALL!r} or {CPU!r}, not {clock!r}")
-    return list(samples.get(cpu_key(key) if clock.lower() == CPU.lower() else key, ()))
+def on(samples: Mapping[str, Sequence[float]], key: str, clock: Clock) -> list[float]:
+    """The samples of ``key`` on ``clock``."""
+    if not isinstance(clock, Clock):
+        raise TypeError(f"a clock is a Clock, not {clock!r}")
+    return list(samples.get(cpu_key(key) if clock is CPU else key, ()))
 
 
 def busy_line(share: float | None) -> str:

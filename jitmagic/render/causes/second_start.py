@@ -28,6 +28,7 @@ from ...model.stats.verdicts import times
 from ...model.stats.verdicts import verb
 from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
+from ...model.stats.witness import Clock
 from ...model.stats.witness import on
 from .. import comparison
 from ..blocks import Block
@@ -108,7 +109,7 @@ def row_cells(r: CacheRow) -> list[Cell]:
             _cell(on(samples(r.cold), FIRST_CALL, first), first), warm_cell, ratio]
 
 
-def _cell(seconds: list[float], clock: str) -> Cell:
+def _cell(seconds: list[float], clock: Clock) -> Cell:
     """The median of ``seconds`` with their spread, and the clock where it is CPU time."""
     return Cell(fmt_s(median(seconds)), _marked(fmt_spread(seconds), "CPU time" * (clock == CPU)))
 

@@ -22,6 +22,7 @@ from ...model.comparison import Comparison
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
+from ...model.stats.witness import Clock
 from ...model.stats.witness import on
 from ..blocks import Block
 from ..blocks import Heading
@@ -67,7 +68,7 @@ def blocks(c: Comparison) -> list[Block]:
     return out + ([Para(lines)] if lines else [])
 
 
-def _title(first: float, clock: str) -> str:
+def _title(first: float, clock: Clock) -> str:
     """``Why the first call takes 1.2 s (flat)``; on a busy machine, in CPU time."""
     if math.isnan(first):
         return "Why the first call is slow (flat)"

@@ -20,6 +20,7 @@ from ...model.stats.rule import spread
 from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
 from ...model.stats.witness import WALL
+from ...model.stats.witness import Clock
 from ...model.stats.witness import clock_name
 from ...model.stats.witness import on
 from .palette import EDGE
@@ -67,17 +68,17 @@ def orderings_figure(o: Orderings, highlight: str | None = None) -> Figure:
     return fig
 
 
-def _clock(o: Orderings, key: str) -> str:
+def _clock(o: Orderings, key: str) -> Clock:
     """A panel's clock: per call, the one the verdict is on (the table shows it beside the
     wall time); the first call, wall time, as the table shows it."""
     return o.clock() if key == EXECUTE else WALL
 
 
-def _seconds(o: Orderings, names: list[str], key: str, clock: str) -> list[float]:
+def _seconds(o: Orderings, names: list[str], key: str, clock: Clock) -> list[float]:
     return [x for n in names for x in on(o[n].samples, key, clock)]
 
 
-def _panel(ax: Axes, o: Orderings, names: list[str], key: str, clock: str,
+def _panel(ax: Axes, o: Orderings, names: list[str], key: str, clock: Clock,
            colors: list[str]) -> None:
     """Median bars in the panel's unit, whiskers, and each median's label past its whisker."""
     _, scale = time_unit(_seconds(o, names, key, clock))

@@ -1,0 +1,119 @@
+"""``--target TOPOLOGY``: the record of a comparison compiled for a TPU this machine lacks.
+
+The comparison's variants hold the stages' samples as ever (trace, lower, XLA compile,
+each on wall and CPU time, timed on this host); nothing ran, so they hold no first call
+and no execution (:data:`~jitmagic.backends.target.NOT_MEASURABLE`). This record, the
+comparison's part ``"target"``, holds what the compile was for and what it made: the
+topology and its devices, the host whose seconds they are, how the arguments were
+placed, each variant's memory analysis against the device's HBM, and the runs whose
+compile was not cold. The verdict on compile time is the one rule's
+(:func:`~.stats.rule.difference`) on each run's trace + lower + compile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from .saved.schema import fail
+from .saved.schema import obj
+from .stats.rule import Difference
+from .stats.rule import difference
+from .stats.witness import WALL
+from .stats.witness import Clock
+from .stats.witness import on
+
+#: The stages a compile for the target is timed in, each run's sum the verdict's figure.
+STAGES = ("trace_s", "lower_s", "compile_s")
+#: The figure the verdict decides on: a run's trace + lower + XLA compile.
+TO_COMPILED = "to_compiled_s"
+#: How arguments were placed on the topology's devices (:attr:`TargetCompile.placement`).
+ONE_DEVICE, REPLICATED, YOURS = "one device", "replicated", "your shardings"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """XLA's memory analysis of one variant's program for one device of the target."""
+
+    argument_bytes: int = 0
+    output_bytes: int = 0
+    alias_bytes: int = 0
+    temp_bytes: int = 0
+    code_bytes: int = 0
+
+    @property
+    def total_bytes(self) -> int:
+        """What the program holds on a device at once, at most: its arguments, outputs
+        (less those aliased to arguments), temporaries and code."""
+        return (self.argument_bytes + self.output_bytes - self.alias_bytes
+                + self.temp_bytes + self.code_bytes)
+
+
+@dataclass(frozen=True)
+class TargetCompile:
+    """What a comparison was compiled for, and on what (see the module's docstring)."""
+
+    topology: str  # "v5e:2x2"
+    devices: int  # the topology's devices (chips, or cores where each is a device)
+    device_kind: str  # as JAX names it: "TPU v5 lite"
+    host: str  # this host, whose seconds the stages are: "2-core x86_64 CPU"
+    placement: str  # :data:`ONE_DEVICE`, :data:`REPLICATED` or :data:`YOURS`
+    hbm_bytes: int | None = None  # one device's HBM (None: not known for this kind)
+    memory: dict[str, Memory] = field(default_factory=dict)  # by variant
+    #: By variant, the runs (0-based) whose compile was not cold (:mod:`.stats.cold`).
+    warm: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    libtpu: str = ""  # libtpu's version
+    #: Arguments that were not arrays (traced as they are), and shardings not taken.
+    placement_notes: tuple[str, ...] = ()
+
+    def fits(self, variant: str) -> bool | None:
+        """Whether ``variant``'s program fits one device's HBM (None: not known)."""
+        memory = self.memory.get(variant)
+        if memory is None or self.hbm_bytes is None:
+            return None
+        return memory.total_bytes <= self.hbm_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in ("topology", "devices", "device_kind", "host",
+                                           "placement", "hbm_bytes", "libtpu")}
+        d["memory"] = {k: asdict(m) for k, m in self.memory.items()}
+        d["warm"] = {k: list(v) for k, v in self.warm.items()}
+        d["placement_notes"] = list(self.placement_notes)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "target") -> TargetCompile:
+        d = obj(d, where)
+        try:
+            memory = {k: Memory(**obj(m, f"{where}.memory.{k}"))
+                      for k, m in obj(d.get("memory", {}), f"{where}.memory").items()}
+            return cls(str(d["topology"]), int(d["devices"]), str(d["device_kind"]),
+                       str(d["host"]), str(d["placement"]), d.get("hbm_bytes"), memory,
+                       {k: tuple(v) for k, v in d.get("warm", {}).items()},
+                       str(d.get("libtpu", "")), tuple(d.get("placement_notes", ())))
+        except (KeyError, TypeError, ValueError) as exc:
+            fail(where, "a --target record", f"{type(exc).__name__}: {exc}")
+
+
+def to_compiled(samples: Mapping[str, Sequence[float]], clock: Clock = WALL) -> list[float]:
+    """Each run's trace + lower + XLA compile on ``clock``: the seconds from the call to
+    a program ready to load, which nesting can change (runs missing a stage left out)."""
+    columns = [on(samples, stage, clock) for stage in STAGES]
+    return [sum(run) for run in zip(*columns, strict=False)] if all(columns) else []
+
+
+def compile_difference(flat: Mapping[str, Sequence[float]],
+                       nested: Mapping[str, Sequence[float]], clock: Clock = WALL) -> Difference:
+    """Nested against flat on each run's trace + lower + compile, by the one rule."""
+    return difference(to_compiled(flat, clock), to_compiled(nested, clock))
+
+
+def stage_difference(flat: Mapping[str, Sequence[float]],
+                     nested: Mapping[str, Sequence[float]], stage: str,
+                     clock: Clock = WALL) -> Difference:
+    """Nested against flat on one stage, by the one rule."""
+    return difference(on(flat, stage, clock), on(nested, stage, clock))

@@ -1,0 +1,191 @@
+"""``--target TOPOLOGY``: the report of a comparison compiled for a TPU, never run.
+
+The answer first (nesting against flat on each run's trace + lower + XLA compile, by
+the one rule), then the stages' table, whose seconds are named as this host's; what
+cannot be measured without the device said so, never shown as zero; the calibration
+against the TPU host where one was measured for this kind of host; the programs' size
+and XLA's cost and memory analysis against one device's HBM; how the arguments were
+placed; the parts that ran on the target's compile (``--xla``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from ..backends.target import calibration
+from ..model.comparison import Comparison
+from ..model.rows import PHASE_LABELS
+from ..model.rows import VARIANTS
+from ..model.stats.rule import INCONCLUSIVE
+from ..model.stats.rule import SAME
+from ..model.stats.rule import Difference
+from ..model.stats.rule import median
+from ..model.stats.units import fmt_bytes
+from ..model.stats.units import fmt_ratio
+from ..model.stats.units import fmt_s
+from ..model.stats.verdicts import interval_ends
+from ..model.stats.verdicts import stated
+from ..model.stats.verdicts import undecided_reason
+from ..model.stats.witness import CPU
+from ..model.stats.witness import WALL
+from ..model.stats.witness import Clock
+from ..model.stats.witness import on
+from ..model.target import ONE_DEVICE
+from ..model.target import REPLICATED
+from ..model.target import STAGES
+from ..model.target import TargetCompile
+from ..model.target import compile_difference
+from ..model.target import stage_difference
+from ..model.target import to_compiled
+from . import provenance as _provenance
+from .blocks import Block
+from .blocks import Cell
+from .blocks import Code
+from .blocks import Details
+from .blocks import Heading
+from .blocks import Para
+from .blocks import Pre
+from .blocks import Table
+from .format import fmt_spread
+
+#: What the table says where a figure needs the device.
+NOT_MEASURABLE = "not measurable: nothing runs without the TPU"
+
+
+def record(c: Comparison) -> TargetCompile | None:
+    """The comparison's ``--target`` record (None: it ran on this machine's backend)."""
+    found = c.part("target")
+    return found if isinstance(found, TargetCompile) else None
+
+
+def headline(c: Comparison, t: TargetCompile) -> str:
+    """The verdict on compile time for the target, in one sentence."""
+    flat, nested = c.flat.samples, c.nested.samples
+    what = f"Compiling for {t.topology} (trace + lower + XLA compile)"
+    if not nested.get("trace_s"):
+        return f"{what}: nothing to nest, so flat alone was compiled."
+    d = compile_difference(flat, nested)
+    said = stated(f"{what} with nesting", d)
+    if d.kind == INCONCLUSIVE:
+        return f"{said}: inconclusive ({undecided_reason(d, c.repeats_ended)})."
+    return f"{said}."
+
+
+def _ratio(d: Difference) -> str:
+    if math.isnan(d.ratio):
+        return "—"
+    if not d.enough_data:
+        return f"{fmt_ratio(d.ratio)} (one run)"
+    flag = {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
+    return f"{fmt_ratio(d.ratio)} ({interval_ends(d.low, d.high)}){flag}"
+
+
+def _cell(xs: list[float]) -> Cell:
+    return Cell(fmt_s(median(xs)), fmt_spread(xs)) if xs else Cell("—")
+
+
+def _rows(c: Comparison, t: TargetCompile, clock: Clock) -> list[list[str | Cell]]:
+    flat, nested = c.flat.samples, c.nested.samples
+    tail = ", CPU time" if clock == CPU else ""
+    rows: list[list[str | Cell]] = []
+    for stage in STAGES:
+        label = PHASE_LABELS[stage] + (f" for {t.device_kind}" if stage == "compile_s" else "")
+        rows.append([label + tail, _cell(on(flat, stage, clock)), _cell(on(nested, stage, clock)),
+                     _ratio(stage_difference(flat, nested, stage, clock))])
+    rows.append(["trace + lower + compile" + tail, _cell(to_compiled(flat, clock)),
+                 _cell(to_compiled(nested, clock)),
+                 _ratio(compile_difference(flat, nested, clock))])
+    return rows
+
+
+def _table(c: Comparison, t: TargetCompile) -> Table:
+    rows = _rows(c, t, WALL)
+    rows += [[PHASE_LABELS[p], NOT_MEASURABLE, "", ""] for p in ("first_call_s", "execute_s")]
+    if c.flat.samples.get("compile_cpu_s"):
+        rows += _rows(c, t, CPU)
+    return Table(("phase", "flat", "nested", "flat/nested"), rows)
+
+
+def host_lines(t: TargetCompile) -> list[str]:
+    """Whose seconds these are, and how far they are from the TPU host's."""
+    lines = [f"seconds of this host ({t.host}), compiling with libtpu {t.libtpu or '?'} for "
+             f"{t.devices} {t.device_kind} device{'s' * (t.devices != 1)}: the TPU host "
+             f"compiles the same program in seconds of its own"]
+    found = calibration(t.topology, t.host)
+    if found is None:
+        lines.append(f"calibration: none for this host ({t.host}) yet, so how far these "
+                     "seconds are from the TPU host's is not known (docs/benchmarks.md)")
+    else:
+        lines.append(f"calibration ({found.measured}): for {found.topology} the TPU host took "
+                     f"{fmt_ratio(found.tpu_over_here)} this host's compile seconds "
+                     f"({fmt_ratio(found.low)}–{fmt_ratio(found.high)} over the cells measured)")
+    return lines
+
+
+def placement_line(t: TargetCompile) -> str:
+    """How the call's arguments were placed on the topology's devices."""
+    if t.placement == ONE_DEVICE:
+        said = "arguments: on the topology's one device"
+    elif t.placement == REPLICATED:
+        said = (f"arguments: replicated over the {t.devices} devices (none carried a sharding "
+                f"over {t.devices} devices; give them a NamedSharding over a mesh of "
+                f"{t.devices} devices to compile yours)")
+    else:
+        said = f"arguments: your shardings, over the topology's {t.devices} devices"
+    return "; ".join((said, *t.placement_notes))
+
+
+def memory_lines(c: Comparison, t: TargetCompile) -> Iterator[str]:
+    """Each variant's program: its size, XLA's cost analysis and its memory per device."""
+    for name in VARIANTS:
+        v, m = c.variants[name], t.memory.get(name)
+        if not v.samples.get("compile_s"):
+            continue
+        said = (f"{name}: {v.stablehlo_bytes or 0:,} StableHLO bytes, {v.compiled_ops or 0:,} "
+                f"instructions after XLA, {v.compiled_flops or 0:,} flops and "
+                f"{v.compiled_bytes_accessed or 0:,} bytes accessed (XLA's cost analysis)")
+        if m is not None:
+            fits = t.fits(name)
+            hbm = "" if t.hbm_bytes is None else \
+                f" of {fmt_bytes(t.hbm_bytes)} HBM: {'fits' if fits else 'does NOT fit'}"
+            said += (f"; per device {fmt_bytes(m.total_bytes) or '0 B'} (arguments "
+                     f"{fmt_bytes(m.argument_bytes) or '0 B'}, outputs "
+                     f"{fmt_bytes(m.output_bytes) or '0 B'}, temporaries "
+                     f"{fmt_bytes(m.temp_bytes) or '0 B'}, code {fmt_bytes(m.code_bytes) or '0 B'})"
+                     f"{hbm}")
+        yield said
+
+
+def warm_lines(t: TargetCompile) -> list[str]:
+    """The runs whose compile was not cold, by the cold check."""
+    return [f"not cold: the {name} variant's compile in run{'s' * (len(runs) > 1)} "
+            f"{', '.join(str(r + 1) for r in runs)} fell under 0.7 of its first run's on "
+            "both clocks (libtpu's compiler kept work between compiles): the medians "
+            "include them" for name, runs in t.warm.items()]
+
+
+def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
+    """The report of a comparison compiled for ``t``'s topology."""
+    runs = len(c.flat.samples.get("compile_s", []))
+    out: list[Block] = [
+        Heading(("jitcompare --target ", Code(t.topology), ": ", Code(c.entry),
+                 f" ({runs} cold compile{'s' * (runs != 1)} a variant, none run)")),
+        Para([headline(c, t)], bold=True)]
+    out += [Para([f"stopped: {c.stopped}"], "warning")] if c.stopped else []
+    out += [_table(c, t), Para([*host_lines(t), placement_line(t), *memory_lines(c, t),
+                                *warm_lines(t), _helpers(c)])]
+    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
+    out += [Para([("warning: ", w)], "warning") for w in c.warnings]
+    out += _provenance.blocks(c)
+    out += [Details((f"jaxpr, {name} ({v.jaxpr_eqns or 0:,} equations)",), v.jaxpr_text)
+            for name, v in c.variants.items() if v.jaxpr_text]
+    return out
+
+
+def _helpers(c: Comparison) -> str:
+    nested = c.nested
+    if not nested.helpers:
+        return "nested helpers: none (nothing to nest)"
+    calls = ", ".join(f"{h} ({nested.helper_calls.get(h, 0)} jit calls)" for h in nested.helpers)
+    return f"nested helpers: {calls}"
