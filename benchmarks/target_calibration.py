@@ -11,7 +11,9 @@ compile in a process is the cold one), the same programs:
 Run it on a CPU machine and on the TPU host; the ratio of the TPU's ``device`` seconds to
 a host's ``target`` seconds is the calibration ``docs/benchmarks.md`` gives.
 
-    python benchmarks/target_calibration.py [PROCESSES]
+    python benchmarks/target_calibration.py [PROCESSES] [CELL:VARIANT ...]
+
+(e.g. ``3 seed:flat mlp:nested``; all four where none is named).
 """
 
 from __future__ import annotations
@@ -94,20 +96,20 @@ def has_tpu() -> bool:
     return done.stdout.strip().endswith("tpu")
 
 
-def main(processes: int) -> None:
+def main(processes: int, chosen: list[str]) -> None:
     wheres = ["target", "device"] if has_tpu() else ["target"]
     print(f"host: {os.cpu_count()} CPU cores; {processes} fresh processes each; "
           f"compiled: {', '.join(wheres)}")
     results: dict[str, float] = {}
-    for cell in ("seed", "mlp"):
-        for variant in ("flat", "nested"):
-            for where in wheres:
-                seconds = [s for s in (one(cell, variant, where) for _ in range(processes))
-                           if s is not None]
-                if seconds:
-                    results[f"{cell} {variant} {where}"] = statistics.median(seconds)
-                    print(f"{cell} {variant} {where}: median {statistics.median(seconds):.2f} s "
-                          f"{[round(s, 2) for s in seconds]}", flush=True)
+    every = [f"{cell}:{variant}" for cell in ("seed", "mlp") for variant in ("flat", "nested")]
+    for cell, variant in (pair.split(":") for pair in chosen or every):
+        for where in wheres:
+            seconds = [s for s in (one(cell, variant, where) for _ in range(processes))
+                       if s is not None]
+            if seconds:
+                results[f"{cell} {variant} {where}"] = statistics.median(seconds)
+                print(f"{cell} {variant} {where}: median {statistics.median(seconds):.2f} s "
+                      f"{[round(s, 2) for s in seconds]}", flush=True)
     if "device" in wheres:
         for key in [k for k in results if k.endswith(" target")]:
             device = results.get(key.replace(" target", " device"))
@@ -117,4 +119,4 @@ def main(processes: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3, sys.argv[2:])
