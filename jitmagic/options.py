@@ -31,6 +31,7 @@ from typing import cast
 from ._compat import option_strings
 from .backends import ACCELERATOR_BUDGET_S
 from .backends import CPU
+from .backends import target as tpu
 from .errors import InputError
 from .model.stats.rule import MAX_PAIRS
 from .model.stats.rule import MAX_PAIRS_BUSY
@@ -222,6 +223,14 @@ def _sweep(option: OptionSpec, value: Any) -> tuple[str, tuple[Any, ...]]:
     return name, values
 
 
+def _topology(option: OptionSpec, value: Any) -> str:
+    """A TPU topology name libtpu takes (``v5e:2x2``), or ``InputError`` saying the form."""
+    try:
+        return tpu.parse(value).name
+    except tpu.TopologyError as exc:
+        raise InputError(str(exc)) from None
+
+
 # --------------------------------------------------------------------------- the one list
 
 #: The options both front ends take, in the order their help lists them.
@@ -278,6 +287,10 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "--lines, --cache, --xla and --effort together (captured constants of 1 MiB or "
                "more are measured without it); the ranked causes follow the table",
                check=_switch),
+    OptionSpec(("--target",), "compile flat and nested for a TPU slice this machine "
+               "does not have (libtpu: pip install \"jitmagic[tpu]\"), never run: e.g. "
+               "v5e:1x1, v5e:2x2, v5p:2x2x1; --xla and --effort read the target's compile",
+               str, "TOPOLOGY", _topology),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
                str, "PATH"),
@@ -320,6 +333,7 @@ class Options:
     effort: bool = False
     why: bool = False
     quiet: bool = False
+    target: str | None = None
 
     def __post_init__(self) -> None:
         defaults = {f.name: f.default for f in dataclasses.fields(self)}
@@ -334,6 +348,10 @@ class Options:
                 object.__setattr__(self, option.name, option.check(option, value))
         if self.batch is not None or self.in_axes is not None:
             object.__setattr__(self, "vmap", True)
+        for name, why in tpu.REFUSED.items() if self.target else ():
+            if getattr(self, name) not in (None, False):
+                raise InputError(f"--target compiles without running, so it cannot take "
+                                 f"--{name.replace('_', '-')}: {why}.")
         if self.why:
             for part in WHY_PARTS:
                 object.__setattr__(self, part, True)

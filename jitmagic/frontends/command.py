@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m jitmagic", description=__doc__,
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("target", metavar="FILE.py|demo",
+    parser.add_argument("file", metavar="FILE.py|demo",
                         help="a Python file whose last statement calls the function to "
                              "measure, or `demo` for the built-in example")
     for option in OPTION_SPECS:
@@ -165,14 +165,14 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    if args.target == "demo" and args.html is None:
+    if args.file == "demo" and args.html is None:
         args.html = DEMO_HTML
     try:
         ignored = launcher.check_environment()
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
-        script = None if args.target == "demo" else os.path.abspath(args.target)
+        script = None if args.file == "demo" else os.path.abspath(args.file)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
         distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
         if args.processes is not None and not launcher.is_child() \
@@ -276,7 +276,7 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
     """:func:`run` with ``sys.argv`` as the script would see it (``[FILE.py, *script_args]``)
     and ``sys.path`` restored after; the script's ``sys.exit`` becomes ``UserCodeError``."""
     path, argv = list(sys.path), sys.argv
-    sys.argv = [args.target, *script_args]
+    sys.argv = [args.file, *script_args]
     try:
         return run(args)
     except SystemExit as exc:
@@ -293,8 +293,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     """
     start = clocks.wall()
     options = Options.from_namespace(args)
-    source, namespace = load_target(args.target)
-    filename = None if args.target == "demo" else os.path.abspath(args.target)
+    source, namespace = load_target(args.file)
+    filename = None if args.file == "demo" else os.path.abspath(args.file)
     if filename:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None

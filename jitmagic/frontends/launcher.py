@@ -145,7 +145,7 @@ def refuse(args: Any, source: str | None) -> None:
     refuse_unshared(args, args.processes)
     line = source and initializes(source)
     if line:
-        raise InputError(f"{args.target} calls jax.distributed.initialize itself (line {line}), "
+        raise InputError(f"{args.file} calls jax.distributed.initialize itself (line {line}), "
                          "and --processes initializes each process it starts: remove that "
                          "call to use --processes, or start the processes yourself and run "
                          "`python -m jitmagic FILE.py` in each (docs/distributed.md)")

@@ -238,7 +238,13 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                       start: float | None = None, check: Checkpoint | None = None,
                       ) -> Comparison:
     options, refused = this_jax(options)
-    result = _measured(prepared, options, start=start, check=check)
+    if options.target is not None:  # compiled for a TPU this machine lacks, never run
+        from .target import measure_for_target
+
+        result = measure_for_target(prepared, options, start=start or clocks.wall(),
+                                    check=check or checkpoint("", options, clocks.wall()))
+    else:
+        result = _measured(prepared, options, start=start, check=check)
     if not refused:
         return result
     return dataclasses.replace(result, warnings=(*result.warnings, *refused))

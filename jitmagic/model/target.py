@@ -2,8 +2,8 @@
 
 The comparison's variants hold the stages' samples as ever (trace, lower, XLA compile,
 each on wall and CPU time, timed on this host); nothing ran, so they hold no first call
-and no execution (:data:`~jitmagic.backends.target.NOT_MEASURABLE`). This record, the
-comparison's part ``"target"``, holds what the compile was for and what it made: the
+and no execution (:data:`~jitmagic.backends.target.NOT_MEASURABLE`). This record, kept in
+the comparison's ``env`` under :data:`TARGET` (so a saved report keeps it), holds what the compile was for and what it made: the
 topology and its devices, the host whose seconds they are, how the arguments were
 placed, each variant's memory analysis against the device's HBM, and the runs whose
 compile was not cold. The verdict on compile time is the one rule's
@@ -31,6 +31,8 @@ from .stats.witness import on
 STAGES = ("trace_s", "lower_s", "compile_s")
 #: The figure the verdict decides on: a run's trace + lower + XLA compile.
 TO_COMPILED = "to_compiled_s"
+#: The key of the record in a comparison's ``env`` (where its numbers came from).
+TARGET = "target"
 #: How arguments were placed on the topology's devices (:attr:`TargetCompile.placement`).
 ONE_DEVICE, REPLICATED, YOURS = "one device", "replicated", "your shardings"
 
@@ -117,3 +119,15 @@ def stage_difference(flat: Mapping[str, Sequence[float]],
                      clock: Clock = WALL) -> Difference:
     """Nested against flat on one stage, by the one rule."""
     return difference(on(flat, stage, clock), on(nested, stage, clock))
+
+
+def target_of(env: Mapping[str, Any]) -> TargetCompile | None:
+    """The ``--target`` record in a comparison's ``env`` (None: it ran on this machine's
+    backend, or the record cannot be read)."""
+    found = env.get(TARGET)
+    if not isinstance(found, dict):
+        return None
+    try:
+        return TargetCompile.from_dict(found)
+    except ValueError:  # ReportSchemaError: a report edited by hand
+        return None

@@ -32,6 +32,8 @@ from .sweep import sweep_html
 from .target import blocks as target_blocks
 from .target import record as target_record
 from .sweep import sweep_text
+from .target import blocks as target_blocks
+from .target import record as target_record
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
@@ -57,6 +59,13 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     For a sweep, its table, then the diff against ``--baseline`` and the sections of its
     last value, under a line that says so.
     """
+    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
+        blocks = target_blocks(r, t)
+        data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
+        for text_, page_ in sections(r, plot, why=False):
+            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
+                    "text/html": f"{data['text/html']}\n{page_}"}
+        return data
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
         blocks = target_blocks(r, t)
         data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}

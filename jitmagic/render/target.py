@@ -37,6 +37,7 @@ from ..model.target import STAGES
 from ..model.target import TargetCompile
 from ..model.target import compile_difference
 from ..model.target import stage_difference
+from ..model.target import target_of
 from ..model.target import to_compiled
 from . import provenance as _provenance
 from .blocks import Block
@@ -55,8 +56,7 @@ NOT_MEASURABLE = "not measurable: nothing runs without the TPU"
 
 def record(c: Comparison) -> TargetCompile | None:
     """The comparison's ``--target`` record (None: it ran on this machine's backend)."""
-    found = c.part("target")
-    return found if isinstance(found, TargetCompile) else None
+    return target_of(c.env)
 
 
 def headline(c: Comparison, t: TargetCompile) -> str:

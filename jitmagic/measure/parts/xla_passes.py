@@ -115,7 +115,9 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
 
     from .xplane import read_compile  # looked up at each call: tests press Ctrl-C in it
 
-    platform = running().platform
+    from ..target import placed_platform
+
+    platform = placed_platform(p.args, p.kwargs) or running().platform  # --target: "tpu"
     times: dict[str, float] = {}
     with exits_held(scratch_folder("xla"), persistent_cache_off()) as (folder, _):
         _, jitted = cold_jit(p.variant.fn, p.args, p.kwargs, p.variant.jit_options)

@@ -1,0 +1,252 @@
+"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice
+this machine does not have, never run.
+
+Design (issue 52). libtpu's compile-only client is made in this process
+(``jax.experimental.topologies.get_topology_desc``), which works where JAX was imported
+and its CPU backend started long before (a notebook's kernel): the variables libtpu
+needs to start without a TPU (:data:`~jitmagic.backends.target.START_ENV`) are set only
+while it starts and put back after, its warnings (host names, accelerator type) are
+kept off the user's output, and ``jax.devices()`` is the same after as before (the
+topology's devices are no backend's). The record (:class:`~jitmagic.model.target.TargetCompile`) is kept in the comparison's
+``env`` under ``"target"``: it says where the numbers came from, and a saved report
+keeps it. Each argument becomes a ``ShapeDtypeStruct`` on
+the topology's devices: with the user's ``NamedSharding`` where its mesh has as many
+devices as the topology (the same axis names and shape, over the topology's devices),
+else replicated over them; the report says which.
+
+The rounds are the comparison's own (:class:`~.sampling.runner.Sampler`, ``-r auto``'s
+rule on each run's trace + lower + compile): each run from cleared caches and a fresh
+lowering, on wall and CPU time. The compile-only client's first compile in a process
+pays its one-time set-up (0.33 s here, against 0.09 s for the next of any program), so
+one small program of jitmagic's own is compiled first, untimed; runs that come out
+warm all the same are found by the cold check (:mod:`~jitmagic.model.stats.cold`, on
+the TPU's rule) and said. The parts that need no execution (``--xla``) then run on the
+target's programs; the options that need the device are refused up front
+(:data:`~jitmagic.backends.target.REFUSED`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib.metadata
+from typing import Any
+
+import jax
+import numpy as np
+
+from ..backends import target as tpu
+from ..errors import InputError
+from ..model.comparison import Comparison
+from ..model.rows import PHASES
+from ..model.stats.cold import warm_runs
+from ..model.target import ONE_DEVICE
+from ..model.target import REPLICATED
+from ..model.target import YOURS
+from ..model.target import Memory
+from ..model.target import TARGET
+from ..model.target import TargetCompile
+from ..model.target import compile_difference
+from ..options import Options
+from .parts.run import PartRun
+from .parts.run import add_parts
+from .sampling import clocks
+from .sampling.conditions import frozen_heap
+from .sampling.conditions import persistent_cache_off
+from .sampling.monitor import Monitor
+from .sampling.rounds import rounds_for
+from .sampling.runner import ColdSample
+from .sampling.runner import Sampler
+from .sampling.stages import ColdRun
+from .sampling.stages import cold_jit
+from .sampling.stages import environment
+from .sampling.stages import timed_stage
+from .sampling.stops import Checkpoint
+from .sampling.stops import Stop
+from .sampling.structure import ProgramFacts
+from .variants.rows import Prepared
+from .variants.rows import VariantSubject
+from .variants.rows import nothing_to_nest
+from .variants.rows import variant_results
+
+def topology_devices(topology: tpu.Topology) -> list[Any]:
+    """The devices of ``topology``, from libtpu's compile-only client; ``InputError``
+    saying what to install (no libtpu) or what libtpu said of the name."""
+    if not tpu.libtpu_installed():
+        raise InputError(tpu.no_libtpu(topology.name))
+    from jax.experimental import topologies
+
+    said: list[str] = []
+    try:
+        with tpu.libtpu_environment(), tpu.native_stderr_kept(said):
+            desc = topologies.get_topology_desc(
+                platform="tpu", topology_name=topology.name, chip_config_name="default",
+                chips_per_host_bounds=topology.host_bounds, num_slices=1)
+    except Exception as exc:  # libtpu's own words: an unknown layout, a lock it cannot take
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"--target {topology.name}: libtpu could not describe it: "
+                         f"{first}") from None
+    return list(desc.devices)
+
+
+def placed(args: tuple, kwargs: dict[str, Any],
+           devices: list[Any]) -> tuple[tuple, dict[str, Any], str, tuple[str, ...]]:
+    """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
+    they were placed, notes). An array keeps the user's ``NamedSharding`` where its mesh
+    has as many devices as the topology; every other array is replicated."""
+    from jax.sharding import Mesh
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec
+    from jax.sharding import SingleDeviceSharding
+
+    one = len(devices) == 1
+    everywhere = SingleDeviceSharding(devices[0]) if one else \
+        NamedSharding(Mesh(np.array(devices), ("target",)), PartitionSpec())
+    kinds: set[str] = set()
+    notes: list[str] = []
+
+    def spec(x: Any) -> Any:
+        if not (hasattr(x, "shape") and hasattr(x, "dtype")):
+            return x
+        sharding = getattr(x, "sharding", None)
+        mesh = getattr(sharding, "mesh", None)
+        if not one and isinstance(sharding, NamedSharding) and mesh is not None \
+                and mesh.devices.size == len(devices):
+            ours = Mesh(np.array(devices).reshape(mesh.devices.shape), mesh.axis_names)
+            kinds.add(YOURS)
+            return jax.ShapeDtypeStruct(x.shape, x.dtype,
+                                        sharding=NamedSharding(ours, sharding.spec))
+        if isinstance(sharding, NamedSharding) and mesh is not None and mesh.devices.size > 1:
+            notes.append(f"an argument sharded over {mesh.devices.size} devices was "
+                         f"replicated: the target has {len(devices)}")
+        kinds.add(ONE_DEVICE if one else REPLICATED)
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=everywhere,
+                                    weak_type=bool(getattr(x, "weak_type", False)))
+
+    new_args, new_kwargs = jax.tree_util.tree_map(spec, (args, kwargs))
+    kind = YOURS if YOURS in kinds else ONE_DEVICE if one else REPLICATED
+    return tuple(new_args), dict(new_kwargs), kind, tuple(dict.fromkeys(notes))
+
+
+@dataclasses.dataclass
+class TargetSubject(VariantSubject):
+    """A variant as a sampler row for the target: its trace, lowering and XLA compile
+    from cleared caches, each timed on its own; nothing is run."""
+
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
+        opts, jitted = cold_jit(self.prepared.variant.fn, self.args, self.kwargs,
+                                self.prepared.variant.jit_options)
+        times: dict[str, float] = {}
+        made = ColdRun(times, {}, None, None, None, jitted, None)
+        try:
+            made.traced, _ = timed_stage(check, "tracing", times, "trace_s",
+                                         lambda: jitted.trace(*self.args, **self.kwargs),
+                                         python=True)
+            made.lowered, _ = timed_stage(check, "lowering", times, "lower_s",
+                                          made.traced.lower, python=True)
+            made.compiled, _ = timed_stage(check, "XLA compile for the target", times,
+                                           "compile_s", made.lowered.compile)
+        except Stop as stop:
+            stop.artefact = made if made.traced is not None else None
+            raise
+        return ColdSample(times, jitted, None, artefact=made, stages_from="staged")
+
+    def describe(self, cold: ColdSample) -> ProgramFacts:
+        from .sampling.structure import structure
+
+        return structure(cold.artefact)
+
+
+def warm_up(devices: list[Any]) -> None:
+    """One small program of jitmagic's own compiled for the target, untimed: the
+    compile-only client's one-time set-up is paid here, not by the first run."""
+    from jax.sharding import SingleDeviceSharding
+
+    spec = jax.ShapeDtypeStruct((8,), np.float32, sharding=SingleDeviceSharding(devices[0]))
+    said: list[str] = []
+    with tpu.native_stderr_kept(said):
+        jax.jit(lambda x: x * 2 + 1).lower(spec).compile()
+
+
+def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
+                       start: float, check: Checkpoint) -> Comparison:
+    """Flat and nested compiled for ``options.target``, in ``-r``'s rounds, then the
+    parts that need no execution; the :class:`Comparison` with its ``"target"`` part."""
+    topology = tpu.parse(str(options.target))
+    devices = topology_devices(topology)
+    flat = prepared["flat"]
+    args, kwargs, placement, notes = placed(flat.args, flat.kwargs, devices)
+    targeted = {n: dataclasses.replace(p, args=args, kwargs=kwargs, batch=None)
+                for n, p in prepared.items()}
+    same = not prepared["nested"].variant.planned
+    runs = Sampler({n: TargetSubject(p) for n, p in targeted.items()
+                    if not (same and n == "nested")}, PHASES, steady=False)
+    check.report.entry = check.report.entry or flat.variant.plan.name
+    check.report.tell(f"starting libtpu's compiler for {topology.name}")
+    warm_up(devices)
+    rounds = rounds_for(options, lambda: _decided(runs))
+    with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
+        runs.measure(rounds, None, Monitor(), check)
+    variants = variant_results(runs)
+    if same:
+        variants["nested"] = nothing_to_nest(prepared["nested"].variant)
+    record = _record(topology, devices, placement, notes, runs, variants)
+    result = Comparison(
+        entry=flat.variant.plan.name, variants=variants, outputs_match=None,
+        wall_s=clocks.wall() - start, env=environment({TARGET: record.to_dict()}),
+        warnings=tuple(runs.warnings(flat.variant.plan.name)), stopped=runs.stopped,
+        repeats_ended=rounds.ended)
+    parts = dataclasses.replace(options, target=None)
+    return add_parts(result, PartRun(targeted, {}, None, parts, check))
+
+
+def _decided(runs: Sampler) -> bool:
+    """Whether the runs so far settle flat against nested, by the one rule on each run's
+    trace + lower + compile (one row, or a failing one: nothing more to learn)."""
+    if len(runs.subjects) < 2 or runs.errors:
+        return True
+    return compile_difference(runs.samples["flat"], runs.samples["nested"]).decided
+
+
+def _record(topology: tpu.Topology, devices: list[Any], placement: str,
+            notes: tuple[str, ...], runs: Sampler, variants: dict[str, Any]) -> TargetCompile:
+    chip = topology.chip
+    memory = {n: m for n, r in runs.last.items()
+              if (m := _memory(r.artefact.compiled if r.artefact else None)) is not None}
+    return TargetCompile(
+        topology=topology.name, devices=len(devices),
+        device_kind=str(getattr(devices[0], "device_kind", topology.kind)),
+        host=tpu.host_kind(), placement=placement,
+        hbm_bytes=chip.hbm_bytes if chip else None, memory=memory,
+        warm={n: w for n, v in variants.items() if (w := warm_runs(v.samples, "tpu"))},
+        libtpu=_version("libtpu"), placement_notes=notes)
+
+
+def _memory(compiled: Any) -> Memory | None:
+    """XLA's memory analysis of a program compiled for the target (None: none given)."""
+    try:
+        stats = compiled.memory_analysis() if compiled is not None else None
+    except Exception:  # noqa: BLE001 (a client without memory analysis: left out)
+        return None
+    if stats is None:
+        return None
+    got = {key: int(getattr(stats, f"{name}_size_in_bytes", 0) or 0) for key, name in (
+        ("argument_bytes", "argument"), ("output_bytes", "output"),
+        ("alias_bytes", "alias"), ("temp_bytes", "temp"), ("code_bytes", "generated_code"))}
+    return Memory(**got)
+
+
+def _version(distribution: str) -> str:
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        return importlib.metadata.version(distribution)
+    return ""
+
+
+def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
+    """The platform the call's arguments are placed on where they are ``ShapeDtypeStruct``
+    on a target's devices (``"tpu"``); None for arrays of this machine's backend."""
+    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+        if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None:
+            devices = getattr(leaf.sharding, "device_set", None) or ()
+            return next((str(d.platform) for d in devices), None)
+    return None
