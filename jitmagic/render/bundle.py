@@ -29,8 +29,6 @@ from .drawing import load_charts
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
-from .target import blocks as target_blocks
-from .target import record as target_record
 from .sweep import sweep_text
 from .target import blocks as target_blocks
 from .target import record as target_record
@@ -59,13 +57,6 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     For a sweep, its table, then the diff against ``--baseline`` and the sections of its
     last value, under a line that says so.
     """
-    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
-        blocks = target_blocks(r, t)
-        data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
-        for text_, page_ in sections(r, plot, why=False):
-            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
-                    "text/html": f"{data['text/html']}\n{page_}"}
-        return data
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
         blocks = target_blocks(r, t)
         data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
