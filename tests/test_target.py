@@ -1,0 +1,230 @@
+"""--target TOPOLOGY (issue 52): flat and nested compiled for a TPU this machine lacks.
+
+The tests that compile need libtpu (``pip install -e ".[tpu]"``; CI installs it) and
+skip cleanly without it; the names, the refusals and the missing-libtpu message need
+nothing. Every compile here is a real one, with libtpu's compile-only client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import pytest
+from support import SMALL_CELL
+
+import jitmagic
+from jitmagic.backends import target as tpu
+from jitmagic.errors import InputError
+from jitmagic.model.stats.verdicts import stated
+from jitmagic.model.target import ONE_DEVICE
+from jitmagic.model.target import REPLICATED
+from jitmagic.model.target import YOURS
+from jitmagic.model.target import compile_difference
+from jitmagic.model.target import target_of
+from jitmagic.options import Options
+
+libtpu = pytest.mark.skipif(not tpu.libtpu_installed(),
+                            reason='needs libtpu: pip install -e ".[tpu]"')
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def f(x):
+    return sum(i * jnp.sin(x) for i in range(16))
+
+
+def g(x):
+    return sum(f(x) for _ in range(8))
+
+
+# --------------------------------------------------------------- names, refusals, no libtpu
+
+
+def test_a_topology_name_is_read_as_libtpu_takes_it():
+    assert tpu.parse("v5e:1x1").host_bounds == (1, 1, 1)
+    assert tpu.parse("V5E:2x4").name == "v5e:2x4"
+    assert tpu.parse("v5e:2x4").host_bounds == (2, 2, 1)
+    assert tpu.parse("v5p:2x2x1").chips == (2, 2, 1)
+    assert tpu.parse("v5p:2x2x1").chip.hbm_bytes == 95 * 2**30
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("v5litepod-4", "did you mean v5e:2x2?"),
+    ("v5x:2x2", "did you mean v5p:2x2?"),
+    ("tpu", "KIND:AxB"),
+    ("v5e:2", "KIND:AxB"),
+])
+def test_a_bad_topology_name_says_what_would_do(name, said):
+    with pytest.raises(InputError, match="--target") as caught:
+        Options(target=name)
+    assert said in str(caught.value)
+
+
+@pytest.mark.parametrize("option", ["vmap", "cache", "advise", "lines", "why", "attribute"])
+def test_options_that_need_the_device_are_refused_up_front_with_why(option):
+    with pytest.raises(InputError, match=f"--target .* cannot take --{option}"):
+        Options(target="v5e:1x1", **{option: True})
+
+
+def test_the_options_that_read_a_compile_are_taken():
+    chosen = Options(target="v5e:1x1", xla=True, repeat=3, nest="f")
+    assert chosen.target == "v5e:1x1" and chosen.xla
+
+
+def test_without_libtpu_the_error_names_the_install(monkeypatch):
+    monkeypatch.setattr(tpu, "libtpu_installed", lambda: False)
+    with pytest.raises(InputError) as caught:
+        jitmagic.compare(g, jnp.ones(8), target="v5e:1x1", repeat=1, quiet=True)
+    assert 'pip install "jitmagic[tpu]"' in str(caught.value)
+    assert "libtpu" in str(caught.value) and "not installed" in str(caught.value)
+
+
+def test_libtpus_variables_are_set_only_while_it_starts(monkeypatch):
+    monkeypatch.delenv("TPU_SKIP_MDS_QUERY", raising=False)
+    monkeypatch.setenv("ALLOW_MULTIPLE_LIBTPU_LOAD", "0")  # the user's own: kept
+    with tpu.libtpu_environment():
+        assert os.environ["TPU_SKIP_MDS_QUERY"] == "1"
+        assert os.environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] == "0"
+    assert "TPU_SKIP_MDS_QUERY" not in os.environ
+    assert os.environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] == "0"
+
+
+def test_native_stderr_is_kept_off_the_output(capfd):
+    kept: list[str] = []
+    with tpu.native_stderr_kept(kept):
+        os.write(2, b"WARNING: could not determine TPU accelerator type\n")
+    assert "accelerator type" in kept[0]
+    assert "accelerator type" not in capfd.readouterr().err
+
+
+# --------------------------------------------------------------- real compiles for a TPU
+
+
+@libtpu
+def test_compare_compiles_both_variants_for_the_tpu_and_runs_nothing():
+    before = (jax.devices(), os.environ.get("JAX_PLATFORMS"),
+              os.environ.get("TPU_SKIP_MDS_QUERY"))
+    r = jitmagic.compare(g, jnp.ones(128), target="v5e:1x1", repeat=3, quiet=True)
+    assert (jax.devices(), os.environ.get("JAX_PLATFORMS"),
+            os.environ.get("TPU_SKIP_MDS_QUERY")) == before
+    t = target_of(r.env)
+    assert t is not None and t.topology == "v5e:1x1" and t.devices == 1
+    assert t.device_kind == "TPU v5 lite" and t.placement == ONE_DEVICE
+    for v in r.variants.values():
+        assert [len(v.samples[s]) for s in ("trace_s", "lower_s", "compile_s")] == [3, 3, 3]
+        assert all(x > 0 for x in v.samples["compile_s"])
+        assert v.samples["first_call_s"] == [] and v.samples["execute_s"] == []
+    assert r.nested.helpers == ("f",) and r.nested.helper_calls == {"f": 8}
+    assert r.flat.jaxpr_eqns > r.nested.jaxpr_eqns
+    # XLA's analyses are the TPU's: its memory analysis counts code for the TPU
+    assert t.memory["flat"].argument_bytes == 128 * 4 and t.memory["flat"].code_bytes > 0
+    assert t.fits("flat") is True and r.flat.compiled_flops > 0
+
+
+@libtpu
+def test_the_report_says_whose_seconds_and_what_cannot_be_measured():
+    r = jitmagic.compare(g, jnp.ones(128), target="v5e:1x1", repeat=3, quiet=True)
+    text = str(r)
+    d = compile_difference(r.flat.samples, r.nested.samples)
+    headline = text.splitlines()[1]
+    assert headline.startswith(stated("Compiling for v5e:1x1 (trace + lower + XLA compile) "
+                                      "with nesting", d))  # the one rule's verdict
+    assert "first call  " in text and text.count("not measurable: nothing runs without") == 2
+    assert f"seconds of this host ({tpu.host_kind()})" in text
+    assert "calibration: none for this host" in text
+    assert "of 16 GiB HBM: fits" in text
+    assert "XLA compile for TPU v5 lite" in text
+    again = jitmagic.Comparison.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert str(again) == text  # a saved report keeps the target
+
+
+@libtpu
+def test_a_calibration_for_this_host_is_quoted(monkeypatch):
+    found = tpu.Calibration(tpu.host_kind(), "v5e:1x1", 4.5, 3.9, 5.2, "a test's figures")
+    monkeypatch.setitem(tpu.CALIBRATION, tpu.host_kind(), found)
+    r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
+    assert "calibration (a test's figures): for v5e:1x1 the TPU host took 4.50×" in str(r)
+
+
+@libtpu
+def test_xla_reads_the_tpu_compilers_passes():
+    r = jitmagic.compare(g, jnp.ones(128), target="v5e:1x1", repeat=1, xla=True, quiet=True)
+    flat = r.xla_passes.compiles["flat"]
+    assert flat.backend == "tpu"
+    assert "tpu_fusion" in [p.name for p in flat.passes]
+    fusion = {n.key: n for n in flat.named}["main_fusion"]
+    assert fusion.biggest == "Main fusion (jit_g)" and 0 < fusion.seconds < flat.compile_s
+    assert "Main fusion (jit_g)" in str(r)
+
+
+@libtpu
+def test_in_ipython_the_magic_leaves_jax_and_the_environment_as_they_were(run_magic):
+    before = (jax.devices(), os.environ.get("JAX_PLATFORMS"),
+              os.environ.get("TPU_SKIP_MDS_QUERY"), os.environ.get("ALLOW_MULTIPLE_LIBTPU_LOAD"))
+    result, cap = run_magic("-o -r 1 --target v5e:1x1", SMALL_CELL)
+    assert target_of(result.env).topology == "v5e:1x1"
+    assert result.nested.helpers == ("layer",)
+    assert (jax.devices(), os.environ.get("JAX_PLATFORMS"), os.environ.get("TPU_SKIP_MDS_QUERY"),
+            os.environ.get("ALLOW_MULTIPLE_LIBTPU_LOAD")) == before
+    assert "nothing runs without the TPU" in cap.outputs[0].data["text/plain"]
+
+
+SHARDED = """\
+import jax, jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+def layer(x):
+    return jnp.tanh(x @ x.T) @ x
+def model(x):
+    for _ in range(4):
+        x = x + layer(x)
+    return x
+mesh = Mesh(jax.devices()[:4], ("data",))
+x = {put}
+model(x)
+"""
+
+ON_MESH = 'jax.device_put(jnp.ones((512, 256)), NamedSharding(mesh, P("data")))'
+
+
+def _command(tmp_path, source: str, *options: str) -> tuple[subprocess.CompletedProcess, dict]:
+    path, saved = tmp_path / "cell.py", tmp_path / "r.json"
+    path.write_text(source)
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+           "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-m", "jitmagic", str(path), "-q", "--save",
+                           str(saved), *options], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)
+    return done, (json.loads(saved.read_text()) if saved.exists() else {})
+
+
+@libtpu
+@pytest.mark.slow
+def test_a_sharded_cell_is_compiled_with_its_shardings_on_four_chips(tmp_path):
+    done, yours = _command(tmp_path, SHARDED.format(put=ON_MESH), "-r", "1",
+                           "--target", "v5e:2x2")
+    assert done.returncode == 0, done.stderr
+    _, replicated = _command(tmp_path, SHARDED.format(put="jnp.ones((512, 256))"), "-r", "1",
+                             "--target", "v5e:2x2")
+    mine, every = target_of(yours["env"]), target_of(replicated["env"])
+    assert (mine.placement, mine.devices, every.placement) == (YOURS, 4, REPLICATED)
+    # the batch split over 4 chips: each holds a quarter of the argument
+    assert mine.memory["flat"].argument_bytes * 4 == every.memory["flat"].argument_bytes
+    assert "your shardings, over the topology's 4 devices" in done.stdout
+    assert "libtpu" not in done.stderr.lower() or "warning" not in done.stderr.lower()
+
+
+@libtpu
+@pytest.mark.slow
+def test_the_command_refuses_a_bad_topology_with_a_did_you_mean(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "demo", "--target", "v5lite:1x1"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 2
+    assert "did you mean v5e:1x1?" in done.stderr
+    odd = subprocess.run([sys.executable, "-m", "jitmagic", "demo", "--target", "v5e:3x3"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert odd.returncode == 2 and "libtpu could not describe it" in odd.stderr
+    assert "not divisible" in odd.stderr
