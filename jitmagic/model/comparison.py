@@ -25,8 +25,6 @@ from .causes.second_start import SecondStart
 from .causes.why import Cause
 from .causes.why import causes
 from .causes.xla_passes import XlaPasses
-from .headlines import comparison_headline
-from .headlines import comparison_text
 from .lines import Lines
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS
@@ -53,7 +51,6 @@ from .sharding import Sharding
 from .shown import Shown
 from .stats.cold import warm_runs
 from .stats.rule import INCONCLUSIVE
-from .stats.rule import SAME
 from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.rule import gap_withheld
@@ -62,9 +59,6 @@ from .stats.verdicts import BUDGET
 from .stats.verdicts import DECIDED
 from .stats.verdicts import MOST_ROUNDS
 from .stats.verdicts import Verdict
-from .stats.verdicts import interval
-from .stats.verdicts import times
-from .stats.witness import CPU
 from .stats.witness import FIRST_CALL
 from .stats.witness import Clock
 from .stats.witness import clock_for
@@ -240,30 +234,9 @@ class Comparison(Shown):
 
     @property
     def verdict(self) -> Verdict:
-        """What nesting did to the first call, explained through the stages."""
-        first = self.difference(FIRST_CALL)
-        return Verdict("first_call", first, comparison_text(self, first),
-                       comparison_headline(self, first), self.clock_of(FIRST_CALL))
-
-    def summary(self) -> str:
-        """``<Comparison g: nested 2.9× faster first call (2.1×–3.9×), 3 runs>``: one line
-        that needs no renderer (and is the ``repr``, as short as ``TimeitResult``'s)."""
-        runs = max((len(v.samples.get("first_call_s", [])) for v in self.variants.values()),
-                   default=0)
-        first = self.difference(FIRST_CALL)
-        if not self.nested.helpers:
-            said = "nothing nested"
-        elif math.isnan(first.ratio):
-            said = "first call not measured"
-        elif first.kind == SAME:
-            cpu = " CPU time" * (self.clock_of(FIRST_CALL) == CPU)
-            said = f"no measurable difference in first call{cpu} {interval(first)}".rstrip()
-        else:
-            said = (f"nested first call {times(first, CPU)} {interval(first)}"  # its clock
-                    if self.clock_of(FIRST_CALL) == CPU else
-                    f"nested {times(first)} first call {interval(first)}").rstrip()
-            said = f"inconclusive, {said}" if first.kind == INCONCLUSIVE else said
-        return f"<Comparison {self.entry}: {said}, {runs} run{'s' * (runs != 1)}>"
+        """What nesting did to the first call (the report words it through the stages)."""
+        return Verdict("first_call", self.difference(FIRST_CALL), self.clock_of(FIRST_CALL),
+                       self)
 
     def __repr__(self) -> str:
         return self.summary()

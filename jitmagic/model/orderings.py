@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from .headlines import orderings_headline
-from .headlines import orderings_text
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
 from .outputs import outputs_dict
@@ -80,10 +78,7 @@ class Orderings:
         a, b = self.rows[chosen], self.rows[other]
         clock = self.clock()
         per_call = difference(on(b.samples, EXECUTE, clock), on(a.samples, EXECUTE, clock))
-        return Verdict("per_call", per_call,
-                       orderings_text(a, b, per_call, self.rows[TOGGLED[1]].same_program,
-                                      clock),
-                       orderings_headline(a, b, per_call, clock), clock)
+        return Verdict("per_call", per_call, clock, self, chosen)
 
     def against_reference(self, name: str) -> Difference:
         """``name``'s per call against :data:`REFERENCE`'s, by the one rule, on

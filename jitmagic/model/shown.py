@@ -1,9 +1,12 @@
-"""A record that shows itself: ``str()``, IPython's pretty printer and its MIME bundle.
+"""A record that shows itself: ``str()``, IPython's pretty printer and its MIME bundle,
+and the registry of renderers through which every record is worded.
 
-The records know nothing of how they are shown: :mod:`jitmagic.render` fills the
-registry below when it is imported (``import jitmagic`` imports it), so a
-``Comparison`` or a ``Lines`` table, measured or loaded from a report, displays as
-the magic showed it. Without a renderer a record still has a one-line ``str()``.
+The records know nothing of how they are shown or said: :mod:`jitmagic.render` fills
+the registry below when it is imported (``import jitmagic`` imports it), one renderer
+per record type and form (:func:`register`), so a ``Comparison`` or a ``Lines`` table,
+measured or loaded from a report, displays as the magic showed it, and a verdict's
+``text`` is the sentence the report shows. Without a renderer a record still has a
+one-line ``str()`` (``<Comparison>``).
 """
 
 from __future__ import annotations
@@ -11,25 +14,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-#: ``text(record) -> str`` and ``bundle(record, include, exclude) -> dict``, set by render.
-_RENDERERS: dict[str, Callable[..., Any]] = {}
+#: The forms a record is rendered in: ``text`` (``str()``), ``bundle`` (IPython's MIME
+#: bundle), ``summary`` (the ``repr``), ``headline`` (a verdict in one line),
+#: ``verdict`` (a verdict in full).
+_RENDERERS: dict[tuple[str, type], Callable[..., Any]] = {}
 
 
-def register_renderers(text: Callable[[Any], str],
-                       bundle: Callable[[Any, Any, Any], dict[str, str]]) -> None:
-    """Show every :class:`Shown` record with ``text`` (``str()``) and ``bundle`` (IPython)."""
-    _RENDERERS.update(text=text, bundle=bundle)
+def register(form: str, record_type: type, renderer: Callable[..., Any]) -> None:
+    """Render records of ``record_type`` (and its subclasses) in ``form`` with
+    ``renderer``."""
+    _RENDERERS[form, record_type] = renderer
+
+
+def renderer(form: str, record: Any) -> Callable[..., Any] | None:
+    """The renderer of ``form`` registered for ``record``'s type, or the nearest of its
+    bases (None: none is registered, as before :mod:`jitmagic.render` is imported)."""
+    for cls in type(record).__mro__:
+        if (found := _RENDERERS.get((form, cls))) is not None:
+            return found
+    return None
 
 
 class Shown:
-    """Mixin for records a renderer registered with :func:`register_renderers` presents."""
+    """Mixin for records that a renderer registered with :func:`register` presents."""
 
     def summary(self) -> str:
-        """One line that needs no renderer."""
-        return f"<{type(self).__name__}>"
+        """One line: the registered ``summary`` where there is one, else ``<Name>``."""
+        said = renderer("summary", self)
+        return said(self) if said else f"<{type(self).__name__}>"
 
     def __str__(self) -> str:
-        text = _RENDERERS.get("text")
+        text = renderer("text", self)
         return text(self) if text else self.summary()
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -38,7 +53,7 @@ class Shown:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """What IPython shows: the bundle the magic displays, chart included (one code
         path, so a loaded report looks as it did when it was measured)."""
-        bundle = _RENDERERS.get("bundle")
+        bundle = renderer("bundle", self)
         if bundle is None:
             return {"text/plain": str(self)}
         return bundle(self, include, exclude)

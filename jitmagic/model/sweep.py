@@ -22,7 +22,6 @@ from typing import Any
 
 from .comparison import READABLE
 from .comparison import Comparison
-from .headlines import sweep_headline
 from .rows import PHASES
 from .rows import VARIANTS
 from .saved.schema import REQUIRED
@@ -36,6 +35,7 @@ from .saved.schema import scalar
 from .saved.schema import seconds
 from .saved.schema import text
 from .shown import Shown
+from .shown import renderer
 from .stats.rule import median
 from .stats.witness import CPU
 from .stats.witness import WALL
@@ -99,8 +99,10 @@ class Sweep(Shown):
 
     @property
     def headline(self) -> str:
-        """The first call's verdict value by value, in one line, shown first."""
-        return sweep_headline(self.name, self.values, self.points)
+        """The first call's verdict value by value, in one line, shown first (as the
+        registered renderer words it)."""
+        said = renderer("headline", self)
+        return said(self) if said else self.summary()
 
     def summary(self) -> str:
         return f"<Sweep {self.entry} over {self.name}: {len(self.points)} values>"

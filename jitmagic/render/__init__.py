@@ -5,48 +5,61 @@ renderers through which records show themselves (:mod:`jitmagic.model.shown`).
 """
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 from ..model.advice import Advice
 from ..model.diff import Diff
 from ..model.ledger import Ledger
 from ..model.ledger.diff import LedgerDiff
-from ..model.shown import register_renderers
+from ..model.shown import Shown
+from ..model.shown import register
 from . import diff as _diff
 from . import ledger as _ledger
 from .attribution import advice_lines
 from .bundle import repr_mimebundle
 from .bundle import text
+from .headlines import register_headlines
 
 
-def _text(r: Any) -> str:
-    """``str()`` of a record: a diff's own table, advice in words, else the report's."""
-    if isinstance(r, Advice):
-        return "\n".join(advice_lines(r))
-    if isinstance(r, Ledger):
-        return _ledger.text(r)
-    if isinstance(r, LedgerDiff):
-        return _ledger.diff_text(r)
-    return _diff.text(r) if isinstance(r, Diff) else text(r)
-
-
-def _bundle(r: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
-    """``_repr_mimebundle_`` of a record: a diff's text and HTML, advice's words, else
-    the report's."""
-    if not isinstance(r, Diff | Advice | Ledger | LedgerDiff):
-        return repr_mimebundle(r, include, exclude)
-    if isinstance(r, Ledger):
-        data = _ledger.bundle(r)
-    elif isinstance(r, LedgerDiff):
-        words = _ledger.diff_text(r)
-        data = {"text/plain": words, "text/html": f"<pre>{html.escape(words)}</pre>"}
-    elif isinstance(r, Advice):
-        words = _text(r)
-        data = {"text/plain": words, "text/html": f"<pre>{html.escape(words)}</pre>"}
-    else:
-        data = {"text/plain": _diff.text(r), "text/html": str(_diff.html(r))}
+def _filtered(data: dict[str, str], include: Any, exclude: Any) -> dict[str, str]:
+    """The forms of a MIME bundle IPython asked for (``include``, less ``exclude``)."""
     return {k: v for k, v in data.items()
             if (not include or k in include) and not (exclude and k in exclude)}
 
 
-register_renderers(_text, _bundle)
+def _words(words: Callable[[Any], str]) -> Callable[[Any, Any, Any], dict[str, str]]:
+    """A bundle of a record shown in words alone: its text, and that text as HTML."""
+    def bundle(r: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        said = words(r)
+        return _filtered({"text/plain": said, "text/html": f"<pre>{html.escape(said)}</pre>"},
+                         include, exclude)
+    return bundle
+
+
+def _diff_bundle(r: Diff, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    return _filtered({"text/plain": _diff.text(r), "text/html": str(_diff.html(r))},
+                     include, exclude)
+
+
+def _ledger_bundle(r: Ledger, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    return _filtered(_ledger.bundle(r), include, exclude)
+
+
+def _advice_text(r: Advice) -> str:
+    return "\n".join(advice_lines(r))
+
+
+#: Each record type's renderers, ``str()`` and IPython's bundle: a report (any other
+#: record), a diff's own table, advice in words, a ledger's table.
+_SHOWN: tuple[tuple[type, Callable[..., str], Callable[..., dict[str, str]]], ...] = (
+    (Shown, text, repr_mimebundle),
+    (Diff, _diff.text, _diff_bundle),
+    (Advice, _advice_text, _words(_advice_text)),
+    (Ledger, _ledger.text, _ledger_bundle),
+    (LedgerDiff, _ledger.diff_text, _words(_ledger.diff_text)),
+)
+for _type, _text, _bundle in _SHOWN:
+    register("text", _type, _text)
+    register("bundle", _type, _bundle)
+register_headlines()

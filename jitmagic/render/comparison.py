@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from ..model.comparison import EXECUTE
 from ..model.comparison import Comparison
-from ..model.headlines import not_run
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS
 from ..model.rows import PHASE_LABELS
@@ -57,6 +56,7 @@ from .blocks import shown_name
 from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
+from .headlines import not_run
 
 
 def _structure_label(label: str) -> Cell:

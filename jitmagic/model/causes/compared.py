@@ -4,7 +4,7 @@
 :mod:`.why` (and each part's own, :data:`jitmagic.model.parts.PARTS`), so those cannot
 import it (not even for types: the import graph has no circle). They read it through
 :class:`Compared`, which the comparison satisfies, so mypy checks every attribute they
-use. The verdict sentences (:mod:`jitmagic.model.headlines`) read it the same way.
+use. The verdict sentences (:mod:`jitmagic.render.headlines`) read it the same way.
 """
 
 from __future__ import annotations

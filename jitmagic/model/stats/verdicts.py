@@ -5,7 +5,7 @@ outcome here (:func:`times`, :func:`interval`, :func:`with_interval`, why ``-r a
 ended undecided), so "faster", "slower", "no measurable difference" and "inconclusive"
 mean the same everywhere and every ratio carries its interval. Which differences a
 record's verdict names, and in what order (a comparison leads with the *first call*,
-an ordering with the time *per call*), is :mod:`jitmagic.model.headlines`. Derived on
+an ordering with the time *per call*), is :mod:`jitmagic.render.headlines`. Derived on
 demand, never stored as the source of truth.
 """
 
@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
+from ..shown import renderer
 from .rule import MAX_PAIRS
 from .rule import MAX_PAIRS_BUSY
 from .rule import SAME
@@ -34,30 +36,41 @@ DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a verdict decided (``key``: ``"first_call"`` or ``"per_call"``), its text, and
-    its one-line form (``line``; empty: the text's first sentence)."""
+    """What a verdict decided (``key``: ``"first_call"`` or ``"per_call"``), on which
+    clock, of which record (``subject``; for orderings, ``chosen`` against the other).
+    Its words are the renderer's (:mod:`jitmagic.model.shown`'s registry, filled by
+    :mod:`jitmagic.render`): ``text`` in full, ``headline`` in one line."""
 
     key: str
     difference: Difference
-    text: str
-    line: str = ""
     #: The clock the difference is on (its ratio and interval): wall time or CPU time.
     clock: Clock = WALL
+    subject: Any = field(default=None, compare=False, repr=False)
+    chosen: str = ""
 
     @property
     def kind(self) -> str:
         return self.difference.kind
 
     @property
+    def text(self) -> str:
+        """The verdict in full, as the report words it."""
+        return self._said("verdict")
+
+    @property
     def headline(self) -> str:
         """The verdict in one line, shown first (under the title) by every front end."""
-        return self.line or self.text.split(". ")[0].rstrip(".") + "."
+        return self._said("verdict line")
+
+    def _said(self, form: str) -> str:
+        said = renderer(form, self.subject)
+        return said(self) if said else self.kind
 
     def to_dict(self) -> dict[str, Any]:
         d = self.difference
         return {self.key: self.kind, "ratio": json_number(d.ratio),
                 "ratio_low": json_number(d.low), "ratio_high": json_number(d.high),
-                "clock": self.clock, "text": self.text}
+                "clock": self.clock}
 
 
 def times(d: Difference, clock: Clock = WALL) -> str:

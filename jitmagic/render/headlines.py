@@ -1,12 +1,13 @@
-"""The verdict sentences of whole records: a comparison's text and headline, a sweep's
-headline, an ordering's text and headline.
+"""The verdict sentences of whole records: a comparison's text, headline and one-line
+summary, a sweep's headline, an ordering's text and headline.
 
 Each is worded from the one rule's outcomes by :mod:`jitmagic.model.stats.verdicts`
 (``times``, ``interval``, ``with_interval``): this module says which differences a
-record's verdict names and in what order; that one says how a difference reads. It sits
-above the rows and reads a comparison through :class:`~jitmagic.model.causes.compared.Compared`,
-which :class:`~jitmagic.model.comparison.Comparison` (that derives its verdict here)
-satisfies, so mypy checks every attribute read.
+record's verdict names and in what order; that one says how a difference reads. It reads
+a comparison through :class:`~jitmagic.model.causes.compared.Compared`, which
+:class:`~jitmagic.model.comparison.Comparison` satisfies, so mypy checks every attribute
+read. :func:`register_headlines` makes these the renderers of the records' verdicts
+(:mod:`jitmagic.model.shown`).
 """
 
 from __future__ import annotations
@@ -14,27 +15,33 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .causes.compared import Compared
-from .rows import OrderingRow
-from .stats.rule import INCONCLUSIVE
-from .stats.rule import SAME
-from .stats.rule import Difference
-from .stats.rule import median
-from .stats.units import counted
-from .stats.units import fmt_s
-from .stats.verdicts import BUDGET
-from .stats.verdicts import inconclusive_part
-from .stats.verdicts import interval
-from .stats.verdicts import runs
-from .stats.verdicts import times
-from .stats.verdicts import undecided_reason
-from .stats.verdicts import verb
-from .stats.verdicts import with_interval
-from .stats.witness import CPU
-from .stats.witness import FIRST_CALL
-from .stats.witness import WALL
-from .stats.witness import Clock
-from .stats.witness import on
+from ..model.causes.compared import Compared
+from ..model.comparison import Comparison
+from ..model.orderings import TOGGLED
+from ..model.orderings import Orderings
+from ..model.rows import OrderingRow
+from ..model.shown import register
+from ..model.stats.rule import INCONCLUSIVE
+from ..model.stats.rule import SAME
+from ..model.stats.rule import Difference
+from ..model.stats.rule import median
+from ..model.stats.units import counted
+from ..model.stats.units import fmt_s
+from ..model.stats.verdicts import BUDGET
+from ..model.stats.verdicts import Verdict
+from ..model.stats.verdicts import inconclusive_part
+from ..model.stats.verdicts import interval
+from ..model.stats.verdicts import runs
+from ..model.stats.verdicts import times
+from ..model.stats.verdicts import undecided_reason
+from ..model.stats.verdicts import verb
+from ..model.stats.verdicts import with_interval
+from ..model.stats.witness import CPU
+from ..model.stats.witness import FIRST_CALL
+from ..model.stats.witness import WALL
+from ..model.stats.witness import Clock
+from ..model.stats.witness import on
+from ..model.sweep import Sweep
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))
@@ -246,3 +253,58 @@ def orderings_headline(chosen: OrderingRow, other: OrderingRow, per_call: Differ
         return (f"{lead} inconclusive, {said} after {runs(per_call.runs)}; "
                 f"{undecided_reason(per_call, None)}").replace("  ", " ")
     return f"{lead} {said}, {runs(per_call.runs)}".replace("  ", " ")
+
+
+def first_sentence(text: str) -> str:
+    """A verdict's text cut to its first sentence: its headline where none of its own."""
+    return text.split(". ")[0].rstrip(".") + "."
+
+
+def comparison_summary(c: Comparison) -> str:
+    """``<Comparison g: nested 2.9× faster first call (2.1×–3.9×), 3 runs>``: one line
+    (the ``repr``, as short as ``TimeitResult``'s)."""
+    runs_ = max((len(v.samples.get(FIRST_CALL, [])) for v in c.variants.values()), default=0)
+    first, cpu = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL) == CPU
+    if not c.nested.helpers:
+        said = "nothing nested"
+    elif math.isnan(first.ratio):
+        said = "first call not measured"
+    elif first.kind == SAME:
+        said = f"no measurable difference in first call{' CPU time' * cpu} " \
+               f"{interval(first)}".rstrip()
+    else:
+        said = (f"nested first call {times(first, CPU)} {interval(first)}"  # its clock
+                if cpu else f"nested {times(first)} first call {interval(first)}").rstrip()
+        said = f"inconclusive, {said}" if first.kind == INCONCLUSIVE else said
+    return f"<Comparison {c.entry}: {said}, {runs_} run{'s' * (runs_ != 1)}>"
+
+
+def _ordering_pair(v: Verdict) -> tuple[Orderings, OrderingRow, OrderingRow]:
+    o: Orderings = v.subject
+    other = TOGGLED[1] if v.chosen == TOGGLED[0] else TOGGLED[0]
+    return o, o.rows[v.chosen], o.rows[other]
+
+
+def _orderings_verdict(v: Verdict) -> str:
+    o, chosen, other = _ordering_pair(v)
+    return orderings_text(chosen, other, v.difference, o.rows[TOGGLED[1]].same_program,
+                          v.clock)
+
+
+def _orderings_line(v: Verdict) -> str:
+    _, chosen, other = _ordering_pair(v)
+    return orderings_headline(chosen, other, v.difference, v.clock) or \
+        first_sentence(_orderings_verdict(v))
+
+
+def register_headlines() -> None:
+    """Word the records' verdicts here: a comparison's and an ordering's text and line,
+    a comparison's summary, a sweep's headline."""
+    register("verdict", Comparison, lambda v: comparison_text(v.subject, v.difference))
+    register("verdict line", Comparison,
+             lambda v: comparison_headline(v.subject, v.difference)
+             or first_sentence(comparison_text(v.subject, v.difference)))
+    register("summary", Comparison, comparison_summary)
+    register("verdict", Orderings, _orderings_verdict)
+    register("verdict line", Orderings, _orderings_line)
+    register("headline", Sweep, lambda s: sweep_headline(s.name, s.values, s.points))
