@@ -47,13 +47,26 @@ ADVISE_FEWEST = 3
 DEFAULT_BATCH = 64
 
 
+#: The tools: ``%%jitcompare`` (with ``python -m jitmagic`` and ``jitmagic.compare``) and
+#: ``%%jitwatch`` (with ``python -m jitmagic watch``, ``JITMAGIC_WATCH``,
+#: ``jitmagic.watch`` and its pytest marker).
+COMPARE, WATCH = "jitcompare", "jitwatch"
+#: Where a tool takes an option: its magic, its command.
+MAGIC, COMMAND = "magic", "command"
+#: What ``{result}`` in an option's help reads as, for each tool.
+RESULTS = {COMPARE: "the result", WATCH: "the ledger"}
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class OptionSpec:
     """One option as every front end spells it.
 
     ``type`` is what argparse converts the text to (``None``: an on/off switch);
     ``check(option, value)`` returns the value normalised (text where a structure
-    is meant is parsed as on the command line) or raises ``InputError``.
+    is meant is parsed as on the command line) or raises ``InputError``. ``tools``:
+    the tools that take it (:data:`COMPARE`, :data:`WATCH`); ``places``: where
+    (:data:`MAGIC`, :data:`COMMAND`). ``{result}`` in ``help`` reads as the tool's
+    (:data:`RESULTS`).
     """
 
     flags: tuple[str, ...]
@@ -61,6 +74,8 @@ class OptionSpec:
     type: Callable[[str], Any] | None = None
     metavar: str | None = None
     check: Callable[[OptionSpec, Any], Any] | None = None
+    tools: frozenset[str] = frozenset({COMPARE})
+    places: frozenset[str] = frozenset({MAGIC, COMMAND})
 
     @property
     def name(self) -> str:
@@ -72,14 +87,25 @@ class OptionSpec:
         """How messages name it: ``-r/--repeat``."""
         return "/".join(self.flags)
 
-    def parser_keywords(self) -> dict[str, Any]:
+    def help_for(self, tool: str = COMPARE) -> str:
+        """The help text as ``tool`` says it."""
+        return self.help.replace("{result}", RESULTS[tool])
+
+    def parser_keywords(self, tool: str = COMPARE) -> dict[str, Any]:
         """``add_argument`` keywords (for argparse and IPython's ``magic_arguments.argument``)."""
-        field = _fields().get(self.name)
+        field = _fields().get(self.name) if tool == COMPARE else None
         default = None if field is None else field.default
         if self.type is None:
-            return {"action": "store_true", "default": bool(default), "help": self.help}
+            return {"action": "store_true", "default": bool(default),
+                    "help": self.help_for(tool)}
         return {"type": self.type, "default": default, "metavar": self.metavar,
-                "help": self.help}
+                "help": self.help_for(tool)}
+
+
+def specs_for(tool: str, place: str) -> tuple[OptionSpec, ...]:
+    """The options ``tool`` takes in ``place`` (its magic, its command), in the order
+    their help lists them."""
+    return tuple(s for s in OPTION_SPECS if tool in s.tools and place in s.places)
 
 
 def _fields() -> dict[str, dataclasses.Field]:
@@ -292,10 +318,24 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "v5e:1x1, v5e:2x2, v5p:2x2x1; --xla and --effort read the target's compile",
                str, "TOPOLOGY", _topology),
     # New measurement options go here, with a field on Options below.
-    OptionSpec(("--save",), "write the result as JSON to PATH (read it back with jitmagic.load)",
-               str, "PATH"),
+    OptionSpec(("--fail-after-warmup",), "fail (exit status 1) when any function compiles "
+               "more than N times, its warm-up: the 'no retrace after step 1' check",
+               int, "N", tools=frozenset({WATCH})),
+    OptionSpec(("--max-compiles",), "fail (exit status 1) when it compiles more than N "
+               "times in all", int, "N", tools=frozenset({WATCH})),
+    OptionSpec(("--save",), "write {result} as JSON to PATH (jitmagic.load reads it back; "
+               "jitmagic diff compares two)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
     OptionSpec(("--baseline",), "compare with the report saved at PATH and show what changed, "
                "stage by stage, under the verdict", str, "PATH"),
+    OptionSpec(("--html",), "write {result} as a self-contained HTML page to PATH (charts "
+               "embedded, opens offline)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
+    OptionSpec(("-o", "--output"), "return {result} (like %%timeit -o)",
+               tools=frozenset({COMPARE, WATCH}), places=frozenset({MAGIC})),
+    OptionSpec(("--no-plot",), "leave the chart out", tools=frozenset({COMPARE, WATCH}),
+               places=frozenset({MAGIC})),
+    OptionSpec(("--processes",), "measure in N processes on this machine, in lockstep under "
+               "jax.distributed (CPU collectives through gloo); process 0 shows the report "
+               "(docs/distributed.md)", int, "N", places=frozenset({COMMAND})),
 )
 
 

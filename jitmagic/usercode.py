@@ -21,6 +21,7 @@ import contextlib
 import contextvars
 import functools
 import importlib.metadata
+import importlib.util
 import json
 import os
 import site
@@ -60,6 +61,24 @@ def user_file(filename: str) -> bool:
     if filename.startswith("<"):
         return False  # <string> (dataclass, NamedTuple methods), <frozen ...>
     return _user_path(os.path.abspath(filename), _MINE.get())
+
+
+def jax_file(filename: str | None) -> bool:
+    """Whether code in ``filename`` is JAX's own (its ``jax`` package's): what the watch
+    asks of every compile event, to tell JAX's eager operations from the user's jits."""
+    return bool(filename) and os.path.abspath(str(filename)).startswith(_jax_folder())
+
+
+@functools.lru_cache(maxsize=1)
+def _jax_folder() -> str:
+    """The ``jax`` package's folder (ending in a separator), found without importing it
+    where it is not imported yet; a folder no path starts with where there is none."""
+    module = sys.modules.get("jax")
+    found = getattr(module, "__file__", None)
+    if found is None:
+        spec = importlib.util.find_spec("jax")
+        found = spec.origin if spec is not None else None
+    return os.path.join(os.path.dirname(os.path.abspath(found)), "") if found else "\0"
 
 
 @contextlib.contextmanager

@@ -222,6 +222,31 @@ def test_a_second_ctrl_c_while_saving_leaves_the_file_and_says_so(ip, monkeypatc
     assert f"--save {path}: not written: interrupted by Ctrl-C" in cap.stderr
 
 
+WATCHED_CELL = ("import jax, jax.numpy as jnp\n"
+                "grow = jax.jit(lambda x: x * 2)\n"
+                "for n in (2, 3):\n    grow(jnp.ones(n))\n")
+
+
+def test_a_second_ctrl_c_while_a_ledgers_chart_draws_ends_quietly(ip, monkeypatch, tmp_path):
+    """%%jitwatch shows its ledger under the one stop rule %%jitcompare's result is shown
+    under: the first press stops the chart, the second (as the ledger is made without
+    it) abandons showing with one line, after the ledger's text, and --save is still
+    written. A press there escaped the magic raw, with its traceback."""
+    from jitmagic.frontends.magic import CellInterrupted
+
+    pressing_on_call(monkeypatch, "jitmagic.frontends.watch.magic.bundle", calls=(1, 2))
+    path = tmp_path / "ledger.json"
+    with capture_output() as cap, pytest.raises(KeyboardInterrupt) as info:
+        ip.run_cell_magic("jitwatch", f"--save {path}", WATCHED_CELL)
+    assert isinstance(info.value, CellInterrupted)  # IPython shows its one line
+    assert str(info.value) == ABANDONED_SHOWING
+    said = cap.stdout.split(f"jitwatch: --save wrote {path}")
+    assert len(said) == 2 and said[0].startswith("jitwatch: ")  # the text, then the save
+    assert "1 of those recompiled `<lambda>`" in said[0]
+    assert [r.compiles for r in jitmagic.load(path).functions()
+            if r.function == "<lambda>"] == [2]
+
+
 def test_runs_leave_no_cell_in_linecache(run_magic):
     def cells():
         return [name for name in linecache.cache if name.startswith("<jitcompare-cell-")]

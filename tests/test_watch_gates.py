@@ -254,6 +254,23 @@ def test_the_command_refuses_a_page_named_json_and_one_path_for_both(tmp_path, c
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
 
 
+def test_the_command_refuses_a_bad_save_path_before_the_script_runs(tmp_path, capsys):
+    """A --save (or --html) path no report can be written to is refused before the
+    script runs, as the comparison's are before measuring: it failed only after the
+    whole script had run."""
+    script = tmp_path / "s.py"
+    ran = tmp_path / "ran"
+    script.write_text(f"open({str(ran)!r}, 'w').close()\n")
+    for option, path in (("--save", tmp_path / "no-such-folder" / "l.json"),
+                         ("--html", tmp_path / "no-such-folder" / "l.html")):
+        assert command.main([option, str(path), str(script)]) == 3
+        said = capsys.readouterr()
+        assert f"{option} {path}" in said.err and "does not exist" in said.err
+        assert not ran.exists()  # refused before the script ran
+    assert command.main(["--save", str(tmp_path / "l.json"), str(script)]) == 0
+    assert ran.exists() and jitmagic.load(tmp_path / "l.json").count == 0
+
+
 def test_the_ledger_is_there_after_an_error_or_ctrl_c_in_the_block():
     """`w.ledger` was None after an error in `with jitmagic.watch() as w:`, though its
     docstring says the ledger is there either way."""

@@ -43,8 +43,10 @@ from ..measure.sampling.stops import NO_RESULT
 from ..measure.sampling.stops import Checkpoint
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS
+from ..options import COMMAND
+from ..options import COMPARE
 from ..options import Options
+from ..options import specs_for
 from ..options import with_option_hint
 from ..render.bundle import stopped_note
 from ..render.bundle import text
@@ -112,16 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", metavar="FILE.py|demo",
                         help="a Python file whose last statement calls the function to "
-                             "measure, or `demo` for the built-in example")
-    for option in OPTION_SPECS:
-        parser.add_argument(*option.flags, **option.parser_keywords())
-    parser.add_argument("--html", type=str, default=None, metavar="PATH",
-                        help="write a self-contained HTML report to PATH "
-                             f"(demo: default {DEMO_HTML} in the current folder)")
-    parser.add_argument("--processes", type=int, default=None, metavar="N",
-                        help="measure in N processes on this machine, in lockstep under "
-                             "jax.distributed (CPU collectives through gloo); process 0 "
-                             "shows the report (docs/distributed.md)")
+                             "measure, or `demo` for the built-in example (its --html "
+                             f"is {DEMO_HTML} in the current folder unless given)")
+    for option in specs_for(COMPARE, COMMAND):
+        parser.add_argument(*option.flags, **option.parser_keywords(COMPARE))
     return parser
 
 

@@ -39,8 +39,10 @@ from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS
+from ..options import COMPARE
+from ..options import MAGIC
 from ..options import Options
+from ..options import specs_for
 from ..options import with_option_hint
 from ..render.bundle import bundle
 from ..render.bundle import stopped_note
@@ -56,27 +58,20 @@ from .output import distinct
 from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
+from .saving import wrote
 from .showing import ABANDONED_SHOWING
 from .showing import Showing
 from .stderr_progress import drawing
 
 
-def shared_options(func: Callable) -> Callable:
-    """Decorate a magic with every option of :data:`jitmagic.options.OPTION_SPECS`, in order."""
-    for option in reversed(OPTION_SPECS):
-        func = argument(*option.flags, **option.parser_keywords())(func)
-    return func
-
-
-def output_arguments(returned: str, html: str) -> Callable[[Callable], Callable]:
-    """Decorate a magic with the options every magic shares for what it gives back and
-    writes: ``-o`` (return ``returned``, like ``%%timeit -o``), ``--no-plot`` and
-    ``--html PATH`` (``html`` says what the page holds)."""
-    def decorate(func: Callable) -> Callable:
-        func = argument("--html", metavar="PATH", default=None, help=html)(func)
-        func = argument("--no-plot", action="store_true", help="leave the chart out")(func)
-        return argument("-o", "--output", action="store_true",
-                        help=f"return {returned} (like %%timeit -o)")(func)
+def options_of(tool: str) -> Callable[[Any], Any]:
+    """Decorate ``tool``'s magic with every option it takes
+    (:func:`jitmagic.options.specs_for`), in the one table's order: ``%jitcompare?`` and
+    ``%jitwatch?`` list what their commands' ``--help`` list."""
+    def decorate(func: Any) -> Any:
+        for option in reversed(specs_for(tool, MAGIC)):
+            func = argument(*option.flags, **option.parser_keywords(tool))(func)
+        return magic_arguments()(func)
     return decorate
 
 
@@ -111,12 +106,7 @@ def _broken_call(line: str) -> str | None:
 class JitCompareMagics(Magics):
     """Magics that measure a JAX function flat and with nested jit on its helpers."""
 
-    @magic_arguments()
-    @output_arguments("the result object",
-                      html="also write the report as a self-contained HTML page to PATH "
-                           "(charts embedded, opens offline), as python -m jitmagic --html "
-                           "does")
-    @shared_options
+    @options_of(COMPARE)
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | Sweep | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
@@ -191,41 +181,15 @@ class JitCompareMagics(Magics):
 
     def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
                  progress: Any, held: CtrlCHeld) -> None:
-        """Show the result, then save it, under the one stop rule of
-        :class:`~jitmagic.frontends.showing.Showing`: a Ctrl-C while the charts are drawn
-        shows the tables without them (and says so), and the result is still saved and
-        returned; a second Ctrl-C shows at least the text table, saves the result where
-        its saving had not begun, then raises one line. A Ctrl-C ``held`` since the
-        measurement ended counts as one at the start of showing."""
-        showing, shown = Showing.after(held.last), [False]
-        begun: list[str] = []  # the reports whose writing began
-        try:
-            with showing.active():
-                if held.twice(ABANDON_S):  # two since the measurement ended: a second
-                    raise KeyboardInterrupt(ABANDONED_SHOWING)
-                self._show(result, args, progress, showing, shown)
-                # paths checked before measuring; a late failure keeps the result
-                _said(*write_outputs(result, args, showing, begun))
-        except KeyboardInterrupt:  # held again from here (``held``): nothing below is cut
-            if not shown[0]:  # abandoned before anything was shown: the text at least
-                print(text(result))
-            if args.save and "--save" not in begun:
-                _said(*write_outputs(result, argparse.Namespace(save=args.save, html=None)))
-            elif begun[-1:] == ["--save"]:  # abandoned while it was written
-                _said([], [not_written("--save", args.save)])
-            if args.html:  # the page takes its charts' time: a second Ctrl-C leaves it out
-                _said([], [not_written("--html", args.html)])
-            raise
+        """Show the result, then save it (:func:`present`)."""
+        present(result, args, lambda showing, shown: self._show(result, args, progress,
+                                                                  showing, shown), text, held)
 
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
               showing: Showing, shown: list[bool]) -> None:
         """The result, in the progress display where there is one (so that a saved
         notebook keeps the result alone), then the ``--vmap`` widget as its own."""
-        if args.no_plot:  # text and tables only: no time to stop (Ctrl-C is only noted)
-            data = bundle(result, plot=False)
-        else:
-            data = showing.part("the charts", lambda: bundle(result),
-                                lambda: bundle(result, plot=False), optional=True)
+        data = charted(lambda plot: bundle(result, plot=plot), showing, not args.no_plot)
         last = result.last if isinstance(result, Sweep) else result
         widget = None
         if last.orderings is not None:
@@ -238,6 +202,50 @@ class JitCompareMagics(Magics):
         shown[0] = True
         if widget is not None:
             display(widget)
+
+
+def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
+            show: Callable[[Showing, list[bool]], None], text_of: Callable[[Any], str],
+            held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote) -> None:
+    """Show ``result`` (``show(showing, shown)``, which sets ``shown[0]`` once it is on
+    screen), then save it, under the one stop rule of
+    :class:`~jitmagic.frontends.showing.Showing`: a Ctrl-C while the charts are drawn
+    shows the tables without them (and says so), and the result is still saved and
+    returned; a second Ctrl-C shows at least its text (``text_of``), saves the result
+    where its saving had not begun, then raises one line. A Ctrl-C ``held`` since the
+    measurement ended counts as one at the start of showing. Both magics show so."""
+    showing, shown = Showing.after(held.last if held else None), [False]
+    begun: list[str] = []  # the reports whose writing began
+    try:
+        with showing.active():
+            if held is not None and held.twice(ABANDON_S):  # two since it ended: a second
+                raise KeyboardInterrupt(ABANDONED_SHOWING)
+            show(showing, shown)
+            # paths checked before measuring; a late failure keeps the result
+            _said(*write_outputs(result, args, showing, begun, said=said))
+    except KeyboardInterrupt:  # held again from here (``held``): nothing below is cut
+        if not shown[0]:  # abandoned before anything was shown: the text at least
+            print(text_of(result))
+        if args.save and "--save" not in begun:
+            _said(*write_outputs(result, argparse.Namespace(save=args.save, html=None),
+                                 said=said))
+        elif begun[-1:] == ["--save"]:  # abandoned while it was written
+            _said([], [not_written("--save", args.save)])
+        if args.html:  # the page takes its charts' time: a second Ctrl-C leaves it out
+            _said([], [not_written("--html", args.html)])
+        raise
+
+
+def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
+            plot: bool = True) -> dict[str, str]:
+    """``make(plot)``, the bundle a magic shows: its charts an optional part of
+    ``showing`` (a Ctrl-C while they are drawn makes it without them); without ``plot``,
+    text and tables only, which take no time to stop (Ctrl-C is only noted)."""
+    if not plot:
+        return make(False)
+    data: dict[str, str] = showing.part("the charts", lambda: make(True),
+                                        lambda: make(False), optional=True)
+    return data
 
 
 class CellInterrupted(KeyboardInterrupt):

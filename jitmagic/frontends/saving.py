@@ -76,21 +76,32 @@ def _saved_within(kind: type, path: str | os.PathLike) -> str:
             f"the loaded report's `.{field}` is this {kind.__name__}.")
 
 
-def html_page(result: Comparison | Sweep, showing: Showing) -> str:
-    """The HTML report (the command's and the magic's ``--html``); without its charts
-    where Ctrl-C stopped drawing them, and saying so."""
-    return showing.part("the HTML report's charts", lambda: html_document(result),
-                        lambda: html_document(result, plot=False, note=stopped_note(
-                            ["the HTML report's charts"])))
+def html_page(result: Comparison | Sweep | Ledger, showing: Showing) -> str:
+    """The HTML report (the command's and the magic's ``--html``, a ledger's too); without
+    its charts where Ctrl-C stopped drawing them, and saying so."""
+    page = ledger_document if isinstance(result, Ledger) else html_document
+    return showing.part("the HTML report's charts", lambda: page(result),  # type: ignore[arg-type]
+                        lambda: page(result, plot=False,  # type: ignore[arg-type]
+                                     note=stopped_note(["the HTML report's charts"])))
 
 
-def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
+#: What the line of a written report adds after its path, by option.
+WRITTEN_NOTES = {"--html": " (open it in a browser; works offline)"}
+
+
+def wrote(option: str, path: str) -> str:
+    """The line that says a report was written (``wrote report.html (open it ...)``)."""
+    return f"wrote {path}{WRITTEN_NOTES.get(option, '')}"
+
+
+def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
                   showing: Showing | None = None, begun: list[str] | None = None,
-                  ) -> tuple[list[str], list[str]]:
+                  said: Callable[[str, str], str] = wrote) -> tuple[list[str], list[str]]:
     """Write the ``--save`` (JSON) and ``--html`` reports asked for in ``args`` (paths
-    already checked), printing nothing: (a line for each report written, why each other
-    one was not). Each option is added to ``begun`` as its writing begins, so that a
-    caller that a second Ctrl-C interrupts knows which were never begun.
+    already checked), printing nothing: (a line for each report written, ``said(option,
+    path)``, and why each other one was not). Each option is added to ``begun`` as its
+    writing begins, so that a caller that a second Ctrl-C interrupts knows which were
+    never begun.
 
     Under ``showing`` (its handler active) a Ctrl-C while the HTML page's charts are
     drawn makes the page without them (it says so); one while a report is written
@@ -98,10 +109,9 @@ def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
     showing = showing or Showing()
     begun = [] if begun is None else begun
     written, failures = [], []
-    reports = ((args.save, "--save", lambda: lambda p: storage.save(result, p), ""),
-               (args.html, "--html", lambda: _html_writer(result, showing),
-                " (open it in a browser; works offline)"))
-    for path, option, writer, note in reports:
+    reports = ((args.save, "--save", lambda: lambda p: storage.save(result, p)),
+               (args.html, "--html", lambda: _html_writer(result, showing)))
+    for path, option, writer in reports:
         if not path:
             continue
         begun.append(option)
@@ -112,7 +122,7 @@ def write_outputs(result: Comparison | Sweep, args: argparse.Namespace,
             failures.append(str(exc))
             continue
         if done:
-            written.append(f"wrote {path}{note}")
+            written.append(said(option, path))
         else:
             failures.append(not_written(option, path))
     return written, failures
@@ -130,7 +140,7 @@ def _written(write: Callable[[str], object], path: str, option: str) -> bool:
     return True
 
 
-def _html_writer(result: Comparison | Sweep, showing: Showing) -> Callable[[str], None]:
+def _html_writer(result: Comparison | Sweep | Ledger, showing: Showing) -> Callable[[str], None]:
     """What writes the HTML report: the page made first (see :func:`html_page`)."""
     page = html_page(result, showing)
     return lambda p: files.write_text(p, page)

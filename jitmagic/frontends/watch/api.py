@@ -10,6 +10,7 @@ raised as it was, after the ledger is made.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -26,7 +27,8 @@ from ...model.saved.schema import printable
 from ...render.ledger import gate_failures
 from ...render.ledger import text
 from ..cell_names import with_cell_names
-from ..saving import save
+from ..saving import write_outputs
+from ..showing import Showing
 from .live import Live
 
 
@@ -145,19 +147,18 @@ def check_endings(paths: dict[str, str | None]) -> None:
                              f"{option} ledger{ending}")
 
 
-def write_ledger(ledger: Ledger, paths: dict[str, str | None]) -> tuple[list[str], list[str]]:
-    """Write ``ledger`` to each option's path (``{"--save": PATH, "--html": PATH}``, None:
-    not asked): (what was written, what could not be and why), one line each."""
-    written, failed = [], []
-    for flag, path in paths.items():
-        if path is None:
-            continue
-        try:
-            save(ledger, path)
-            written.append(f"jitwatch: {flag} wrote {printable(path)}")
-        except (OSError, ValueError) as exc:
-            failed.append(f"{flag} could not write {printable(path)}: {exc}")
-    return written, failed
+def wrote(option: str, path: str) -> str:
+    """The line that says the watch wrote a report: ``jitwatch: --save wrote l.json``."""
+    return f"jitwatch: {option} wrote {printable(path)}"
+
+
+def write_ledger(ledger: Ledger, save: str | None, html: str | None,
+                 showing: Showing | None = None) -> tuple[list[str], list[str]]:
+    """Write ``ledger`` to ``--save`` and ``--html`` (paths checked; None: not asked) by
+    the one report writer (:func:`~jitmagic.frontends.saving.write_outputs`): (what was
+    written, what could not be and why), one line each."""
+    return write_outputs(ledger, argparse.Namespace(save=save, html=html), showing,
+                         said=wrote)
 
 
 def one_line(exc: BaseException) -> str:

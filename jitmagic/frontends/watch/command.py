@@ -17,10 +17,15 @@ import os
 import runpy
 import sys
 
+from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import user_traceback
 from ...model.ledger import Ledger
+from ...options import COMMAND
+from ...options import WATCH
+from ...options import specs_for
 from ...render.ledger import text
+from ..output import checked_path
 from ..output import distinct
 from ..statuses import CANNOT_WRITE
 from ..statuses import INTERRUPTED
@@ -32,7 +37,6 @@ from .api import check_endings
 from .api import gate_of
 from .api import watched
 from .api import write_ledger
-from .hook import OPTIONS
 from .hook import install
 from .hook import pth_path
 from .hook import remove
@@ -46,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "per jitted function, JAX's reason, the line, the seconds, the fix.")
     parser.add_argument("script", metavar="FILE.py", help="the script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its own arguments")
-    for option, metavar, kind, said in OPTIONS:  # JITMAGIC_WATCH reads the same table
-        parser.add_argument(option, metavar=metavar, type=kind, default=None, help=said)
+    for option in specs_for(WATCH, COMMAND):  # JITMAGIC_WATCH reads the same table
+        parser.add_argument(*option.flags, **option.parser_keywords(WATCH))
     parser.epilog = ("--install-hook writes a .pth file into this interpreter's site "
                      "folder, so that JITMAGIC_WATCH=1 python FILE.py (or "
                      "JITMAGIC_WATCH=fail_after_warmup=1,save=ledger.json) watches any "
@@ -86,9 +90,12 @@ def main(argv: list[str]) -> int:
         check_endings(outputs)
         distinct({"FILE.py": script, **outputs})
         _own_options_after(args, argv)
-    except InputError as exc:
+        # before the script runs (it may chdir), as the comparison's are before measuring
+        args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html,
+                                                                               "--html")
+    except (InputError, CannotWriteError) as exc:
         print(f"jitmagic watch: {exc}", file=sys.stderr)
-        return USAGE
+        return CANNOT_WRITE if isinstance(exc, CannotWriteError) else USAGE
     if not os.path.isfile(script):
         print(f"jitmagic watch: {args.script!r} is not a file: give the script to run, "
               "e.g. `python -m jitmagic watch train.py`", file=sys.stderr)
@@ -151,9 +158,7 @@ def _gated(ledger: Ledger, status: int) -> int:
 
 
 def _written(ledger: Ledger, args: argparse.Namespace, status: int) -> int:
-    paths = {flag: os.path.expanduser(path) if path else None
-             for flag, path in (("--save", args.save), ("--html", args.html))}
-    written, failed = write_ledger(ledger, paths)
+    written, failed = write_ledger(ledger, args.save, args.html)
     for line in written:
         print(line)
     for line in failed:

@@ -6,7 +6,7 @@ dictionary look-up at start when the variable is unset, and imports this module 
 is set. This module then:
 
 - reads the variable (:func:`parse`): ``1``, or the watch's own options
-  (:data:`OPTIONS`, the table ``python -m jitmagic watch``'s parser is built from) as
+  (``python -m jitmagic watch``'s, from :func:`jitmagic.options.specs_for`) as
   ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
   off. A bad value is said on stderr and the process ends with status 2 before the
   program's first line;
@@ -40,6 +40,9 @@ from types import ModuleType
 from types import TracebackType
 from typing import Any
 
+from ...options import COMMAND
+from ...options import WATCH
+from ...options import specs_for
 from ..statuses import CANNOT_WRITE
 from ..statuses import REGRESSED
 from ..statuses import USAGE
@@ -55,15 +58,6 @@ PTH_NAME = "jitmagic-watch.pth"
 PTH_LINE = ('import os; os.environ.get("JITMAGIC_WATCH") '
             'and __import__("jitmagic.frontends.watch.hook")\n')
 
-#: The watch's options, one table: ``python -m jitmagic watch --fail-after-warmup N``
-#: (the command's parser is built from it) and ``JITMAGIC_WATCH=fail_after_warmup=N``:
-#: (option, metavar, type, help).
-OPTIONS: tuple[tuple[str, str, type, str], ...] = (
-    ("--fail-after-warmup", "N", int, "exit 1 when any function compiles more than N times"),
-    ("--max-compiles", "N", int, "exit 1 when the script compiles more than N times in all"),
-    ("--save", "PATH", str, "write the ledger as JSON"),
-    ("--html", "PATH", str, "write the ledger as an HTML page"),
-)
 
 
 class BadValue(ValueError):
@@ -82,7 +76,8 @@ def parse(value: str) -> dict[str, Any] | None:
         return None
     if value == "1":
         return {}
-    known = {_name(option): (option, kind, metavar) for option, metavar, kind, _ in OPTIONS}
+    known = {spec.name: (spec.flags[-1], spec.type, spec.metavar)
+             for spec in specs_for(WATCH, COMMAND)}  # the command's options, one table
     found: dict[str, Any] = {}
     for item in (part.strip() for part in value.split(",")):
         name, equals, given = (part.strip() for part in item.partition("="))
@@ -99,7 +94,7 @@ def parse(value: str) -> dict[str, Any] | None:
         if not given:
             raise BadValue(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
         try:
-            found[option] = kind(given)
+            found[option] = kind(given) if kind is not None else given
         except ValueError:
             raise BadValue(f"{key} is a number of compiles, a whole number from 0 (got "
                            f"{given!r}): e.g. {key}=1") from None
@@ -268,8 +263,8 @@ def _finish() -> None:
         print(f"jitwatch: process {os.getpid()} ({_source()}), started under {VARIABLE}:",
               file=sys.stderr)
     print(text(ledger), file=sys.stderr, flush=True)
-    written, failed = write_ledger(ledger, {flag: state.options.get(flag)
-                                            for flag in ("--save", "--html")})
+    written, failed = write_ledger(ledger, state.options.get("--save"),
+                                   state.options.get("--html"))
     for line in written + [f"jitmagic: {line}" for line in failed]:
         print(line, file=sys.stderr, flush=True)
     if error is None:

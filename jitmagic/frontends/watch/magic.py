@@ -12,15 +12,12 @@ before it, then the error with the cell's own traceback; Ctrl-C shows the ledger
 from __future__ import annotations
 
 import ast
-import sys
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics
 from IPython.core.magic import line_cell_magic
 from IPython.core.magic import magics_class
-from IPython.core.magic_arguments import argument
-from IPython.core.magic_arguments import magic_arguments
 from IPython.core.magic_arguments import parse_argstring
 from IPython.display import display
 
@@ -29,20 +26,30 @@ from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...model.ledger import Ledger
+from ...options import MAGIC
+from ...options import WATCH
+from ...options import specs_for
+from ...render.bundle import stopped_note
+from ...render.bundle import with_note
 from ...render.ledger import bundle
+from ...render.ledger import text
 from ..magic import CellInterrupted
-from ..magic import output_arguments
+from ..magic import charted
+from ..magic import options_of
+from ..magic import present
 from ..magic import shown_in_this_cell
 from ..output import checked_path
 from ..output import distinct
 from ..output import unquoted
+from ..showing import ABANDONED_SHOWING
+from ..showing import Showing
 from .api import check_endings
 from .api import check_gate
 from .api import gate_of
 from .api import named_compile
 from .api import watched
 from .api import with_cell_names
-from .api import write_ledger
+from .api import wrote
 from .live import Live
 
 #: What a Ctrl-C in the watched cell says, in its one line.
@@ -53,17 +60,7 @@ STOPPED = "the cell was stopped; the ledger above holds what ran before it"
 class JitWatchMagics(Magics):
     """``%%jitwatch``: why does it compile again?"""
 
-    @magic_arguments()
-    @output_arguments("the ledger instead of the cell's value",
-                      html="write the ledger as a self-contained HTML page (opens offline)")
-    @argument("--fail-after-warmup", metavar="N", type=int, default=None,
-              help="fail the cell when any function compiles more than N times (its "
-                   "warm-up): the 'no retrace after step 1' check")
-    @argument("--max-compiles", metavar="N", type=int, default=None,
-              help="fail the cell when it compiles more than N times in all")
-    @argument("--save", metavar="PATH", default=None,
-              help="write the ledger as JSON (jitmagic.load reads it back; jitmagic diff "
-                   "compares two)")
+    @options_of(WATCH)
     @line_cell_magic
     def jitwatch(self, line: str = "", cell: str | None = None) -> Any:
         """Run the cell (or the statement after %jitwatch) as written, and show every
@@ -74,7 +71,7 @@ class JitWatchMagics(Magics):
         assert self.shell is not None
         options, code = self._parsed(line, cell)
         raw = cell if cell is not None else code
-        filename = self.shell.compile.cache(code, self._cell_number(raw), raw_code=raw)
+        filename = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
         try:  # nothing would run: the error alone, no ledger of nothing
             ast.parse(code, filename)
         except SyntaxError as exc:
@@ -108,20 +105,16 @@ class JitWatchMagics(Magics):
         shown_in_this_cell(ledger)
         return ledger
 
-    def _cell_number(self, raw: str) -> int:
-        """The number the notebook shows for the cell running this magic (``In [4]``).
-
-        IPython counts a cell it stores in its history before running it, so while it
-        runs ``execution_count`` is already the next cell's (its functions read ``Cell
-        In[5]`` for cell 4); the cell just stored is the one running where its text holds
-        this magic's. Elsewhere (``run_cell_magic`` called directly, nothing stored) the
-        count as it stands."""
+    def _cell_number(self) -> int:
+        """The number the notebook shows for the cell running this magic (``In [4]``):
+        IPython's own record of the cell it runs (its ``ExecutionResult``; IPython counts
+        a stored cell before running it, so ``execution_count`` is already the next
+        one's). Where no cell runs (``run_cell_magic`` called directly) the count as it
+        stands."""
         assert self.shell is not None
-        count = self.shell.execution_count
-        stored = getattr(self.shell.history_manager, "input_hist_raw", None) or []
-        if len(stored) == count and count > 1 and raw.strip() in stored[-1]:
-            return count - 1
-        return count
+        running = getattr(self.shell.displayhook, "exec_result", None)
+        number = getattr(running, "execution_count", None)
+        return number if isinstance(number, int) else self.shell.execution_count
 
     def _parsed(self, line: str, cell: str | None) -> tuple[Any, str]:
         """(the options, the code to run) of the magic's ``line`` and ``cell``."""
@@ -150,29 +143,42 @@ class JitWatchMagics(Magics):
         return args, as_numbered(cell, self.shell.transform_cell(cell))
 
     def _run(self, code: str, filename: str) -> Any:
-        """Run ``code`` in the user's namespace as IPython would, its last expression's
-        value returned."""
+        """Run ``code`` in the user's namespace as IPython runs a cell's parts: its AST
+        transformers applied, compiled by its compiler (the cell's ``__future__``
+        imports), under its traps; the last expression's value returned, as ``%%time``
+        returns it (IPython then shows it as the cell's value)."""
         assert self.shell is not None
-        ns = self.shell.user_ns
-        tree = ast.parse(code, filename)
-        last = tree.body[-1] if tree.body else None
-        if isinstance(last, ast.Expr):
-            tree.body.pop()
-        flags = self.shell.compile.flags
-        exec(compile(tree, filename, "exec", flags=flags, dont_inherit=True), ns)
-        if not isinstance(last, ast.Expr):
-            return None
-        expr = ast.Expression(last.value)
-        return eval(compile(expr, filename, "eval", flags=flags, dont_inherit=True), ns)
+        shell = self.shell
+        tree = shell.transform_ast(shell.compile.ast_parse(code, filename))
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        flags = shell.compile.flags
+        with shell.builtin_trap:
+            exec(compile(tree, filename, "exec", flags=flags, dont_inherit=True),
+                 shell.user_global_ns, shell.user_ns)
+            if last is None:
+                return None
+            expression = ast.Expression(last.value)
+            return eval(compile(expression, filename, "eval", flags=flags, dont_inherit=True),
+                        shell.user_global_ns, shell.user_ns)
 
     def _show(self, ledger: Ledger, options: Any) -> None:
+        """Show the ledger, then write its reports, as ``%%jitcompare`` shows a result
+        (:func:`~jitmagic.frontends.magic.present`): a Ctrl-C while its chart is drawn
+        shows it without the chart, a second one ends the cell with one line."""
         ledger = with_cell_names(ledger, self.shell)
-        display(bundle(ledger, plot=not options.no_plot), raw=True)
-        written, failed = write_ledger(ledger, {"--save": options.save, "--html": options.html})
-        for line in written:
-            print(line)
-        for line in failed:
-            print(f"jitmagic: {line}", file=sys.stderr)
+
+        def show(showing: Showing, shown: list[bool]) -> None:
+            data = charted(lambda plot: bundle(ledger, plot=plot), showing,
+                           not options.no_plot)
+            if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
+                data = with_note(data, stopped_note(showing.stopped))
+            display(data, raw=True)
+            shown[0] = True
+
+        try:
+            present(ledger, options, show, text, said=wrote)
+        except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
+            raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
 
 
 class NotebookLine:
@@ -194,7 +200,8 @@ def _split_statement(line: str) -> tuple[str, str]:
     """(the options, the statement) of a line magic: the options are the leading words
     that start with ``-`` and, for those that take one, their value."""
     words = line.split(" ")
-    takes = {"--fail-after-warmup", "--max-compiles", "--save", "--html"}
+    takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
+             for flag in spec.flags}
     i = 0
     while i < len(words) and (not words[i] or words[i].startswith("-")):
         i += 2 if words[i] in takes else 1

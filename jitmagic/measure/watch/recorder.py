@@ -26,9 +26,7 @@ channel's subscription (the last one out puts back what it set) and the listener
 from __future__ import annotations
 
 import ast
-import functools
 import linecache
-import os
 import re
 import sys
 import textwrap
@@ -63,6 +61,7 @@ from ...model.ledger import Gate
 from ...model.ledger import Ledger
 from ...model.ledger import Omitted
 from ...model.ledger import Reason
+from ...usercode import jax_file
 from ...usercode import user_file
 from ..sampling import clocks
 from ..sampling.monitor import unregister
@@ -536,7 +535,7 @@ def _caller() -> tuple[str | None, str | None, bool, Any]:
     frame = sys._getframe(2)
     site = text = None
     entry = jit_entry(frame)
-    eager = _jax_made(entry) if entry is not None else _jax_own(traced_file(frame))
+    eager = _jax_made(entry) if entry is not None else jax_file(traced_file(frame))
     while frame is not None:
         code = frame.f_code
         if entry is None and code.co_name == EAGER_DISPATCH[1] \
@@ -559,26 +558,10 @@ def _jax_made(entry: JitEntry) -> bool:
     trace JAX had cached (from a jitted loss) fires no trace event and is still eager."""
     if entry.kind in JIT_AHEAD or entry.of_a_jit:  # the user's .lower(), a jit of a jit
         return False
-    if entry.source is None or not _jax_own(entry.source):  # the user's function, or a
+    if entry.source is None or not jax_file(entry.source):  # the user's function, or a
         return False  # library's (flax's model.apply) under the user's jit
     if entry.kind == JIT_EQUATION:  # an eager grad or vmap of a jit: whose jit it was
         return True
     # JAX calling its own jit, or the user calling one JAX decorated (jnp.linalg.solve);
     # the user's own jax.jit of a JAX function is neither
-    return entry.caller is None or _jax_own(entry.caller) or entry.jax_decorated
-
-
-def _jax_own(filename: str | None) -> bool:
-    """Whether ``filename`` lies in JAX's own package (asked on every compile event).
-
-    TODO: the one rule of whose code is whose lives in :mod:`jitmagic.usercode`; ask it
-    there once it can say "JAX's own"."""
-    return bool(filename) and os.path.abspath(str(filename)).startswith(_jax_folder())
-
-
-@functools.lru_cache(maxsize=1)
-def _jax_folder() -> str:
-    import jax
-
-    return os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
-
+    return entry.caller is None or jax_file(entry.caller) or entry.jax_decorated
