@@ -141,7 +141,7 @@ def test_the_verdict_is_in_the_saved_report_and_derived_again_on_load():
                             "ratio_high": pytest.approx(c.verdict.difference.high),
                             "clock": "wall"}  # its clock said; facts, not its sentence
     assert 1 < d["verdict"]["ratio_low"] < d["verdict"]["ratio"] < d["verdict"]["ratio_high"]
-    # a report before 0.6 saved the verdict's sentence too: still read (and never believed)
+    # an earlier report saved the verdict's sentence too: still read (and never believed)
     d["verdict"] = {"first_call": "slower", "ratio": 0.1, "text": "edited"}
     again = Comparison.from_dict(d)
     assert again.verdict.kind == "faster" and again.to_dict() == c.to_dict()

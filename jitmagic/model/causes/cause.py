@@ -49,9 +49,10 @@ class Cause:
         return self.kind != NOT_MEASURED
 
     def to_dict(self) -> dict[str, Any]:
+        """Its facts, as a report saves them (its words are the report's, not saved)."""
         return {"cause": self.name, "kind": self.kind, "measured": self.measured,
                 "seconds": None if math.isnan(self.seconds) else self.seconds,
-                "said": self.said, "fix": self.fix, "option": self.option or None}
+                "option": self.option or None}
 
 
 def said_of(what: str, d: Difference, clock: Clock, section: str | None = None) -> str:

@@ -1,0 +1,157 @@
+"""Records hold facts; sentences are made in ``jitmagic/render/`` alone (issue 53).
+
+The rule, read from the source (no measuring). A string literal of a module of
+``jitmagic/model/`` (the literal parts of an f-string included) is a **user-facing
+sentence** where it holds a run of three or more lowercase words, each after the first
+joined to the one before by a space (punctuation such as ``,;:()`` may stand before the
+space): ``"no measurable difference"``, ``"the cache was not read"``,
+``" of wall time, "``. Not counted, since they are not what a report says:
+
+* docstrings (of a module, class or function) and a property's ``doc=``;
+* the message of a raised exception (anything under a ``raise``): a programming error,
+  or a refused input said where it is refused (a report that does not load), as are the
+  words of ``model/saved/`` (schema and safe reads: what a refused file was expected to
+  be, ``expected a finite number``), which exist to be raised;
+* dictionary keys, and the values of an :class:`enum.Enum` or a ``Literal[...]`` (a kind
+  or a name, saved by value: ``"most pairs"``).
+
+Format specs and single words never match. ``model/ledger/`` is another record's house,
+moved onto the shared layers on its own (issue 53, item 1), and is not read here.
+
+The records' fields are checked too: a comparison's saved report holds no sentence
+outside the fields that keep what the user wrote or what the measuring said as it ran
+(its source, options, environment, warnings, notes, errors, why it stopped).
+
+:data:`NOT_YET` names the modules of ``model/`` that still word something, each to be
+moved to ``render/``; a module leaves the list when it holds no sentence (the test
+fails where one on the list has none, so the list only shrinks).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from support import comparison
+
+import jitmagic
+
+MODEL = Path(jitmagic.__file__).parent / "model"
+
+#: Three or more lowercase words in a row, a space before each after the first.
+SENTENCE = re.compile(r"\b[a-z][a-z']*(?:[,;:()]? \(?[a-z][a-z']*\b){2,}")
+
+#: Folders of model/ whose words are not a report's (see the docstring).
+NOT_READ = ("ledger", "saved")
+
+#: The modules that still word something, to be moved to render/ (issue 53, item 2).
+NOT_YET = frozenset({
+    "causes/cause.py", "causes/effort.py", "causes/loops.py", "causes/nesting.py",
+    "causes/second_start.py", "causes/why.py", "causes/xla_passes.py",
+    "diff.py", "lines/__init__.py", "outputs.py", "parts.py", "progress.py",
+    "reports/storage.py", "rows.py", "stats/rule.py", "stats/verdicts.py",
+    "stats/witness.py", "sweep.py",
+})
+
+
+def _ignored(tree: ast.AST) -> set[int]:
+    """The ids of the nodes whose strings are not a report's words: docstrings, raised
+    messages, ``doc=``, dictionary keys, enum values, ``Literal[...]`` arguments."""
+    skip: list[ast.AST] = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) \
+                and body and isinstance(body[0], ast.Expr):
+            skip.append(body[0])
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            skip.append(node.exc)
+        elif isinstance(node, ast.keyword) and node.arg == "doc":
+            skip.append(node.value)
+        elif isinstance(node, ast.Dict):
+            skip += [k for k in node.keys if k is not None]
+        elif isinstance(node, ast.ClassDef) and any(
+                "Enum" in ast.unparse(base) for base in node.bases):
+            skip += node.body
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("Literal"):
+            skip.append(node.slice)
+    return {id(inner) for outer in skip for inner in ast.walk(outer)}
+
+
+def sentences(path: Path) -> list[str]:
+    """``line: 'literal'`` for each user-facing sentence of ``path`` (the rule above)."""
+    tree = ast.parse(path.read_text(), str(path))
+    ignored = _ignored(tree)
+    return [f"{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in ignored and SENTENCE.search(node.value)]
+
+
+def _modules() -> list[Path]:
+    return [p for p in sorted(MODEL.rglob("*.py"))
+            if p.relative_to(MODEL).parts[0] not in NOT_READ]
+
+
+def test_the_rule_tells_a_sentence_from_a_name():
+    for said in ("no measurable difference", " of wall time, ", "the cache was not read",
+                 "keep them inline: their own jit costs more"):
+        assert SENTENCE.search(said), said
+    for name in ("first_call_s", "CPU", "wall", "{:.2f}", "most pairs", "XLA compile",
+                 "jit(vmap(f))", "execute_s", "a b"):
+        assert not SENTENCE.search(name), name
+
+
+def test_no_module_of_the_model_words_a_sentence():
+    worded = {str(p.relative_to(MODEL)): found for p in _modules() if (found := sentences(p))}
+    new = {name: found[:3] for name, found in worded.items() if name not in NOT_YET}
+    assert not new, f"sentences in model/ (make them in render/): {new}"
+    moved = sorted(NOT_YET - set(worded))
+    assert not moved, f"no sentence left in {moved}: take them off NOT_YET"
+
+
+#: Fields of a saved comparison that keep what the user wrote, or what the measuring
+#: said as it ran (not words the record makes of its facts).
+KEPT_AS_SAID = frozenset({"source", "options", "file", "env", "warnings", "notes", "error",
+                          "stopped", "jaxpr", "entry", "helpers", "created"})
+
+
+def _strings(value, at: str = ""):
+    """Every ``(path, string)`` in a JSON-like value, skipping :data:`KEPT_AS_SAID`."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key not in KEPT_AS_SAID:
+                yield from _strings(inner, f"{at}.{key}")
+    elif isinstance(value, list | tuple):
+        for i, inner in enumerate(value):
+            yield from _strings(inner, f"{at}[{i}]")
+    elif isinstance(value, str):
+        yield at, value
+
+
+@pytest.mark.parametrize("first", [([2.3, 2.4, 2.5], [0.4, 0.45, 0.5]), ([1.0], [0.9])])
+def test_a_saved_report_keeps_facts_not_sentences(first):
+    c = comparison({"first_call_s": first[0]}, {"first_call_s": first[1]}, every=0.1)
+    saved = c.to_dict()
+    prose = [(at, s) for at, s in _strings(saved) if SENTENCE.search(s)
+             and not at.endswith(".cause")]  # a cause's name ("big constants")
+    assert not prose, prose
+    assert set(saved["verdict"]) == {"first_call", "ratio", "ratio_low", "ratio_high",
+                                     "clock"}
+    # the record's own fields hold facts too; its words come from the renderer
+    assert {f for f in type(c.verdict).__dataclass_fields__} == {
+        "key", "difference", "clock", "subject", "chosen"}
+    assert c.verdict.text.startswith("Nested jit on")
+
+
+def test_a_report_that_saved_sentences_still_loads():
+    """Earlier reports saved the verdict's text and each cause's ``said`` and ``fix``:
+    they load, their sentences unread, and show what the facts say."""
+    c = comparison({"first_call_s": [2.3, 2.4, 2.5]}, {"first_call_s": [0.4, 0.45, 0.5]},
+                   every=0.1)
+    old = c.to_dict()
+    old["verdict"]["text"] = "Nested jit on `layer` makes the first call slower (old words)."
+    old["why"] = [{**x, "said": "the old words", "fix": "an old fix"} for x in old["why"]]
+    loaded = type(c).from_dict(old)
+    assert loaded.to_dict() == c.to_dict() and str(loaded) == str(c)
+    assert "old words" not in str(loaded) and loaded.verdict.text == c.verdict.text
