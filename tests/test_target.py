@@ -162,6 +162,19 @@ def test_xla_reads_the_tpu_compilers_passes():
 
 
 @libtpu
+def test_effort_compiles_the_flat_program_for_the_target_at_the_tpus_settings():
+    r = jitmagic.compare(g, jnp.ones(128), target="v5e:1x1", repeat=1, effort=True,
+                         quiet=True)
+    t = target_of(r.env)
+    assert list(t.effort) == ["default", "jax_optimization_level=O0"]
+    for row in t.effort.values():
+        assert 3 <= len(row.compile_s) <= 5 and all(s > 0 for s in row.compile_s)
+        assert len(row.compile_cpu_s) == len(row.compile_s) and row.error is None
+    assert r.part("effort") is None  # this host's effort part, which calls, did not run
+    assert "what a call costs at it is not measurable without the TPU" in str(r)
+
+
+@libtpu
 def test_in_ipython_the_magic_leaves_jax_and_the_environment_as_they_were(run_magic):
     before = (jax.devices(), os.environ.get("JAX_PLATFORMS"),
               os.environ.get("TPU_SKIP_MDS_QUERY"), os.environ.get("ALLOW_MULTIPLE_LIBTPU_LOAD"))

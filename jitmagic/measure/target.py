@@ -1,27 +1,27 @@
-"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice
-this machine does not have, never run.
+"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice this
+machine does not have, never run.
 
 Design (issue 52). libtpu's compile-only client is made in this process
 (``jax.experimental.topologies.get_topology_desc``), which works where JAX was imported
 and its CPU backend started long before (a notebook's kernel): the variables libtpu
 needs to start without a TPU (:data:`~jitmagic.backends.target.START_ENV`) are set only
-while it starts and put back after, its warnings (host names, accelerator type) are
-kept off the user's output, and ``jax.devices()`` is the same after as before (the
-topology's devices are no backend's). The record (:class:`~jitmagic.model.target.TargetCompile`) is kept in the comparison's
-``env`` under ``"target"``: it says where the numbers came from, and a saved report
-keeps it. Each argument becomes a ``ShapeDtypeStruct`` on
-the topology's devices: with the user's ``NamedSharding`` where its mesh has as many
-devices as the topology (the same axis names and shape, over the topology's devices),
-else replicated over them; the report says which.
+while it starts and put back after, its warnings (host names, accelerator type) are kept
+off the user's output, and ``jax.devices()`` is the same after as before (the topology's
+devices are no backend's). The record (:class:`~jitmagic.model.target.TargetCompile`) is
+kept in the comparison's ``env`` under ``"target"``: it says where the numbers came
+from, and a saved report keeps it. Each argument becomes a ``ShapeDtypeStruct`` on the
+topology's devices: with the user's ``NamedSharding`` where its mesh has as many devices
+as the topology (the same axis names and shape, over the topology's devices), else
+replicated over them; the report says which.
 
 The rounds are the comparison's own (:class:`~.sampling.runner.Sampler`, ``-r auto``'s
 rule on each run's trace + lower + compile): each run from cleared caches and a fresh
 lowering, on wall and CPU time. The compile-only client's first compile in a process
 pays its one-time set-up (0.33 s here, against 0.09 s for the next of any program), so
-one small program of jitmagic's own is compiled first, untimed; runs that come out
-warm all the same are found by the cold check (:mod:`~jitmagic.model.stats.cold`, on
-the TPU's rule) and said. The parts that need no execution (``--xla``) then run on the
-target's programs; the options that need the device are refused up front
+one small program of jitmagic's own is compiled first, untimed; runs that come out warm
+all the same are found by the cold check (:mod:`~jitmagic.model.stats.cold`, on the
+TPU's rule) and said. The parts that need no execution (``--xla``; ``--effort`` by
+:mod:`.target_effort`, compile only) then run on the target's programs; the options that need the device are refused up front
 (:data:`~jitmagic.backends.target.REFUSED`).
 """
 
@@ -42,9 +42,9 @@ from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
 from ..model.target import ONE_DEVICE
 from ..model.target import REPLICATED
+from ..model.target import TARGET
 from ..model.target import YOURS
 from ..model.target import Memory
-from ..model.target import TARGET
 from ..model.target import TargetCompile
 from ..model.target import compile_difference
 from ..options import Options
@@ -68,6 +68,7 @@ from .variants.rows import Prepared
 from .variants.rows import VariantSubject
 from .variants.rows import nothing_to_nest
 from .variants.rows import variant_results
+
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:
     """The devices of ``topology``, from libtpu's compile-only client; ``InputError``
@@ -196,8 +197,13 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
         wall_s=clocks.wall() - start, env=environment({TARGET: record.to_dict()}),
         warnings=tuple(runs.warnings(flat.variant.plan.name)), stopped=runs.stopped,
         repeats_ended=rounds.ended)
-    parts = dataclasses.replace(options, target=None)
-    return add_parts(result, PartRun(targeted, {}, None, parts, check))
+    parts = dataclasses.replace(options, target=None, effort=False)  # this host's effort
+    result = add_parts(result, PartRun(targeted, {}, None, parts, check))
+    if options.effort and not result.stopped_anywhere:
+        from .target_effort import add_target_effort
+
+        result = add_target_effort(result, targeted["flat"], devices[0], check)
+    return result
 
 
 def _decided(runs: Sampler) -> bool:

@@ -2,12 +2,13 @@
 
 The comparison's variants hold the stages' samples as ever (trace, lower, XLA compile,
 each on wall and CPU time, timed on this host); nothing ran, so they hold no first call
-and no execution (:data:`~jitmagic.backends.target.NOT_MEASURABLE`). This record, kept in
-the comparison's ``env`` under :data:`TARGET` (so a saved report keeps it), holds what the compile was for and what it made: the
-topology and its devices, the host whose seconds they are, how the arguments were
-placed, each variant's memory analysis against the device's HBM, and the runs whose
-compile was not cold. The verdict on compile time is the one rule's
-(:func:`~.stats.rule.difference`) on each run's trace + lower + compile.
+and no execution (:data:`~jitmagic.backends.target.NOT_MEASURABLE`). This record, kept
+in the comparison's ``env`` under :data:`TARGET` (so a saved report keeps it), holds
+what the compile was for and what it made: the topology and its devices, the host whose
+seconds they are, how the arguments were placed, each variant's memory analysis against
+the device's HBM, and the runs whose compile was not cold. The verdict on compile time
+is the one rule's (:func:`~.stats.rule.difference`) on each run's trace + lower +
+compile.
 """
 
 from __future__ import annotations
@@ -56,6 +57,23 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class EffortRow:
+    """``--effort`` with ``--target``: the flat program compiled for the target at one of
+    XLA's lower effort settings (or the default), in the same rounds as the others: its
+    XLA compile's seconds, wall and CPU; a call at it cannot be measured without the TPU."""
+
+    name: str  # "default", "jax_optimization_level=O0"
+    line: str  # what sets it: 'jax.config.update("jax_optimization_level", "O0")'
+    compile_s: tuple[float, ...] = ()
+    compile_cpu_s: tuple[float, ...] = ()
+    error: str | None = None
+
+    @property
+    def samples(self) -> dict[str, list[float]]:
+        return {"compile_s": list(self.compile_s), "compile_cpu_s": list(self.compile_cpu_s)}
+
+
+@dataclass(frozen=True)
 class TargetCompile:
     """What a comparison was compiled for, and on what (see the module's docstring)."""
 
@@ -71,6 +89,9 @@ class TargetCompile:
     libtpu: str = ""  # libtpu's version
     #: Arguments that were not arrays (traced as they are), and shardings not taken.
     placement_notes: tuple[str, ...] = ()
+    #: ``--effort``: the default and each setting for the target, by name (default first).
+    effort: dict[str, EffortRow] = field(default_factory=dict)
+    effort_notes: tuple[str, ...] = ()  # the settings left out, and why
 
     def fits(self, variant: str) -> bool | None:
         """Whether ``variant``'s program fits one device's HBM (None: not known)."""
@@ -85,6 +106,8 @@ class TargetCompile:
         d["memory"] = {k: asdict(m) for k, m in self.memory.items()}
         d["warm"] = {k: list(v) for k, v in self.warm.items()}
         d["placement_notes"] = list(self.placement_notes)
+        d["effort"] = {k: asdict(r) for k, r in self.effort.items()}
+        d["effort_notes"] = list(self.effort_notes)
         return d
 
     @classmethod
@@ -93,10 +116,14 @@ class TargetCompile:
         try:
             memory = {k: Memory(**obj(m, f"{where}.memory.{k}"))
                       for k, m in obj(d.get("memory", {}), f"{where}.memory").items()}
+            effort = {k: EffortRow(str(r["name"]), str(r["line"]), tuple(r["compile_s"]),
+                                   tuple(r["compile_cpu_s"]), r.get("error"))
+                      for k, r in obj(d.get("effort", {}), f"{where}.effort").items()}
             return cls(str(d["topology"]), int(d["devices"]), str(d["device_kind"]),
                        str(d["host"]), str(d["placement"]), d.get("hbm_bytes"), memory,
                        {k: tuple(v) for k, v in d.get("warm", {}).items()},
-                       str(d.get("libtpu", "")), tuple(d.get("placement_notes", ())))
+                       str(d.get("libtpu", "")), tuple(d.get("placement_notes", ())),
+                       effort, tuple(d.get("effort_notes", ())))
         except (KeyError, TypeError, ValueError) as exc:
             fail(where, "a --target record", f"{type(exc).__name__}: {exc}")
 

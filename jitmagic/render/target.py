@@ -20,6 +20,7 @@ from ..model.rows import VARIANTS
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import Difference
+from ..model.stats.rule import difference
 from ..model.stats.rule import median
 from ..model.stats.units import fmt_bytes
 from ..model.stats.units import fmt_ratio
@@ -165,6 +166,30 @@ def warm_lines(t: TargetCompile) -> list[str]:
             "include them" for name, runs in t.warm.items()]
 
 
+def effort_lines(t: TargetCompile) -> list[str]:
+    """``--effort``: each setting's XLA compile for the target against the default's."""
+    default = t.effort.get("default")
+    if default is None:
+        return []
+    rounds = len(default.compile_s)
+    said = [f"XLA's effort for {t.topology} (--effort): the flat program compiled again at "
+            f"each setting, {rounds} round{'s' * (rounds != 1)}; the default's XLA compile "
+            f"{fmt_s(median(list(default.compile_s)))}"]
+    for name, row in t.effort.items():
+        if name == "default":
+            continue
+        if row.error:
+            said.append(f"`{name}`: failed ({row.error.splitlines()[0][:200]})")
+            continue
+        d = difference(list(default.compile_s), list(row.compile_s))
+        undecided = ": inconclusive" if d.kind == INCONCLUSIVE else ""
+        said.append(f"{stated(f'`{name}` ({row.line}): its XLA compile', d)}{undecided}; "
+                    "what a call costs "
+                    "at it is not measurable without the TPU (on a TPU v5e O0 made a call of a "
+                    "24-layer MLP 0.75× as fast: docs/effort.md)")
+    return [*said, *t.effort_notes]
+
+
 def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
     """The report of a comparison compiled for ``t``'s topology."""
     runs = len(c.flat.samples.get("compile_s", []))
@@ -175,6 +200,7 @@ def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
     out += [Para([f"stopped: {c.stopped}"], "warning")] if c.stopped else []
     out += [_table(c, t), Para([*host_lines(t), placement_line(t), *memory_lines(c, t),
                                 *warm_lines(t), _helpers(c)])]
+    out += [Para(effort_lines(t))] if t.effort else []
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
     out += _provenance.blocks(c)

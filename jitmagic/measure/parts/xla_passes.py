@@ -113,6 +113,7 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
     the backend JAX runs on."""
     from jax.profiler import ProfileData
 
+    from ..target import placed_platform
     from .xplane import read_compile  # looked up at each call: tests press Ctrl-C in it
 
     from ..target import placed_platform
