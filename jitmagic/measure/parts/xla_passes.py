@@ -116,8 +116,6 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
     from ..target import placed_platform
     from .xplane import read_compile  # looked up at each call: tests press Ctrl-C in it
 
-    from ..target import placed_platform
-
     platform = placed_platform(p.args, p.kwargs) or running().platform  # --target: "tpu"
     times: dict[str, float] = {}
     with exits_held(scratch_folder("xla"), persistent_cache_off()) as (folder, _):
