@@ -25,6 +25,7 @@ from jitmagic.model.target import ONE_DEVICE
 from jitmagic.model.target import REPLICATED
 from jitmagic.model.target import YOURS
 from jitmagic.model.target import compile_difference
+from jitmagic.model.target import target_clock
 from jitmagic.model.target import target_of
 from jitmagic.options import Options
 
@@ -129,10 +130,12 @@ def test_compare_compiles_both_variants_for_the_tpu_and_runs_nothing():
 def test_the_report_says_whose_seconds_and_what_cannot_be_measured():
     r = jitmagic.compare(g, jnp.ones(128), target="v5e:1x1", repeat=3, quiet=True)
     text = str(r)
-    d = compile_difference(r.flat.samples, r.nested.samples)
+    clock = target_clock(r.flat.samples, r.nested.samples)  # CPU time where it was busy
+    d = compile_difference(r.flat.samples, r.nested.samples, clock)
     headline = text.splitlines()[1]
     assert headline.startswith(stated("Compiling for v5e:1x1 (trace + lower + XLA compile) "
-                                      "with nesting", d))  # the one rule's verdict
+                                      "with nesting", d, clock))  # the one rule's verdict
+    assert all(len(v.samples["wait_s"]) == 3 for v in r.variants.values())  # how busy
     assert "first call  " in text and text.count("not measurable: nothing runs without") == 2
     assert f"seconds of this host ({tpu.host_kind()})" in text
     assert "calibration: none for this host" in text

@@ -16,12 +16,14 @@ replicated over them; the report says which.
 
 The rounds are the comparison's own (:class:`~.sampling.runner.Sampler`, ``-r auto``'s
 rule on each run's trace + lower + compile): each run from cleared caches and a fresh
-lowering, on wall and CPU time. The compile-only client's first compile in a process
-pays its one-time set-up (0.33 s here, against 0.09 s for the next of any program), so
-one small program of jitmagic's own is compiled first, untimed; runs that come out warm
-all the same are found by the cold check (:mod:`~jitmagic.model.stats.cold`, on the
-TPU's rule) and said. The parts that need no execution (``--xla``; ``--effort`` by
-:mod:`.target_effort`, compile only) then run on the target's programs; the options that need the device are refused up front
+lowering, on wall and CPU time (CPU time decides where the machine was busy, as for
+every comparison; a compile for a TPU gets the accelerator's budget). The compile-only
+client's first compile in a process pays its one-time set-up (0.33 s here, against 0.09
+s for the next of any program), so one small program of jitmagic's own is compiled
+first, untimed; runs that come out warm all the same are found by the cold check
+(:mod:`~jitmagic.model.stats.cold`, on the TPU's rule) and said. The parts that need no
+execution (``--xla``; ``--effort`` by :mod:`.target_effort`, compile only) then run on
+the target's programs; the options that need the device are refused up front
 (:data:`~jitmagic.backends.target.REFUSED`).
 """
 
@@ -35,11 +37,14 @@ from typing import Any
 import jax
 import numpy as np
 
+from ..backends import TPU
 from ..backends import target as tpu
 from ..errors import InputError
 from ..model.comparison import Comparison
 from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
+from ..model.stats.witness import CONTENTION_KEYS
+from ..model.stats.witness import CPU
 from ..model.target import ONE_DEVICE
 from ..model.target import REPLICATED
 from ..model.target import TARGET
@@ -47,10 +52,12 @@ from ..model.target import YOURS
 from ..model.target import Memory
 from ..model.target import TargetCompile
 from ..model.target import compile_difference
+from ..model.target import target_clock
 from ..options import Options
 from .parts.run import PartRun
 from .parts.run import add_parts
 from .sampling import clocks
+from .sampling import contention
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import Monitor
@@ -139,6 +146,7 @@ class TargetSubject(VariantSubject):
                                 self.prepared.variant.jit_options)
         times: dict[str, float] = {}
         made = ColdRun(times, {}, None, None, None, jitted, None)
+        before = contention.read()
         try:
             made.traced, _ = timed_stage(check, "tracing", times, "trace_s",
                                          lambda: jitted.trace(*self.args, **self.kwargs),
@@ -150,6 +158,8 @@ class TargetSubject(VariantSubject):
         except Stop as stop:
             stop.artefact = made if made.traced is not None else None
             raise
+        waited = contention.since(before, contention.read())  # how busy the machine was
+        times.update({k: v for k, v in waited.items() if k in CONTENTION_KEYS})
         return ColdSample(times, jitted, None, artefact=made, stages_from="staged")
 
     def describe(self, cold: ColdSample) -> ProgramFacts:
@@ -185,7 +195,9 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
     check.report.entry = check.report.entry or flat.variant.plan.name
     check.report.tell(f"starting libtpu's compiler for {topology.name}")
     warm_up(devices)
-    rounds = rounds_for(options, lambda: _decided(runs))
+    # a compile for a TPU takes seconds, as on the TPU: the accelerator's budget
+    budgeted = dataclasses.replace(options, budget=options.budget or TPU.budget_s)
+    rounds = rounds_for(budgeted, lambda: _decided(runs), busy=lambda: _busy(runs))
     with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
         runs.measure(rounds, None, Monitor(), check)
     variants = variant_results(runs)
@@ -212,6 +224,13 @@ def _decided(runs: Sampler) -> bool:
     if len(runs.subjects) < 2 or runs.errors:
         return True
     return compile_difference(runs.samples["flat"], runs.samples["nested"]).decided
+
+
+def _busy(runs: Sampler) -> bool:
+    """Whether the runs so far were taken on a busy machine (CPU time then decides, and
+    ``-r auto`` may take more rounds)."""
+    rows = [runs.samples[n] for n in runs.subjects]
+    return len(rows) == 2 and target_clock(*rows) == CPU
 
 
 def _record(topology: tpu.Topology, devices: list[Any], placement: str,

@@ -13,6 +13,7 @@ compile.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -24,8 +25,11 @@ from .saved.schema import fail
 from .saved.schema import obj
 from .stats.rule import Difference
 from .stats.rule import difference
+from .stats.witness import CPU
+from .stats.witness import WAIT
 from .stats.witness import WALL
 from .stats.witness import Clock
+from .stats.witness import is_busy
 from .stats.witness import on
 
 #: The stages a compile for the target is timed in, each run's sum the verdict's figure.
@@ -128,6 +132,24 @@ class TargetCompile:
             fail(where, "a --target record", f"{type(exc).__name__}: {exc}")
 
 
+def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:
+    """The share of the time the rows' runs were ready to run that they waited for a CPU:
+    wait / (wait + the stages' CPU time), all runs together (None: not measured)."""
+    waited = math.fsum(w for r in rows for w in r.get(WAIT, ()))
+    ran = math.fsum(x for r in rows for x in to_compiled(r, CPU))
+    return waited / (waited + ran) if any(r.get(WAIT) for r in rows) and waited + ran > 0 \
+        else None
+
+
+def target_clock(flat: Mapping[str, Sequence[float]],
+                 nested: Mapping[str, Sequence[float]]) -> Clock:
+    """The clock that decides: the process's CPU time where the machine was busy (its
+    threads waited for a CPU a tenth of the time or more, as for every comparison:
+    :func:`~.stats.witness.is_busy`) and both rows have it, else wall time."""
+    busy = is_busy(waited_share([flat, nested]))
+    return CPU if busy and to_compiled(flat, CPU) and to_compiled(nested, CPU) else WALL
+
+
 def to_compiled(samples: Mapping[str, Sequence[float]], clock: Clock = WALL) -> list[float]:
     """Each run's trace + lower + XLA compile on ``clock``: the seconds from the call to
     a program ready to load, which nesting can change (runs missing a stage left out)."""
@@ -136,8 +158,11 @@ def to_compiled(samples: Mapping[str, Sequence[float]], clock: Clock = WALL) -> 
 
 
 def compile_difference(flat: Mapping[str, Sequence[float]],
-                       nested: Mapping[str, Sequence[float]], clock: Clock = WALL) -> Difference:
-    """Nested against flat on each run's trace + lower + compile, by the one rule."""
+                       nested: Mapping[str, Sequence[float]],
+                       clock: Clock | None = None) -> Difference:
+    """Nested against flat on each run's trace + lower + compile, by the one rule, on
+    ``clock`` (by default :func:`target_clock`'s)."""
+    clock = clock or target_clock(flat, nested)
     return difference(to_compiled(flat, clock), to_compiled(nested, clock))
 
 

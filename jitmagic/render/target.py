@@ -32,14 +32,17 @@ from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
+from ..model.stats.witness import waited
 from ..model.target import ONE_DEVICE
 from ..model.target import REPLICATED
 from ..model.target import STAGES
 from ..model.target import TargetCompile
 from ..model.target import compile_difference
 from ..model.target import stage_difference
+from ..model.target import target_clock
 from ..model.target import target_of
 from ..model.target import to_compiled
+from ..model.target import waited_share
 from . import provenance as _provenance
 from .blocks import Block
 from .blocks import Cell
@@ -66,8 +69,12 @@ def headline(c: Comparison, t: TargetCompile) -> str:
     what = f"Compiling for {t.topology} (trace + lower + XLA compile)"
     if not nested.get("trace_s"):
         return f"{what}: nothing to nest, so flat alone was compiled."
-    d = compile_difference(flat, nested)
-    said = stated(f"{what} with nesting", d)
+    clock = target_clock(flat, nested)
+    d = compile_difference(flat, nested, clock)
+    said = stated(f"{what} with nesting", d, clock)
+    share = waited_share([flat, nested])
+    if clock == CPU and share is not None:  # as every comparison says a busy machine
+        said += f"; CPU time decides: the machine was busy, its threads {waited(share)}"
     if d.kind == INCONCLUSIVE:
         return f"{said}: inconclusive ({undecided_reason(d, c.repeats_ended)})."
     return f"{said}."
