@@ -42,7 +42,7 @@ from jitmagic.model.causes.second_start import SecondStart
 from jitmagic.model.causes.second_start import Start
 from jitmagic.model.causes.second_start import UserCache
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.comparison import ReportSchemaError
+from jitmagic.model.saved.schema import ReportSchemaError
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import SLOWER
 from jitmagic.model.stats.units import fmt_s

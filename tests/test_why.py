@@ -12,17 +12,17 @@ import numpy as np
 import pytest
 
 import jitmagic
+from jitmagic.model.causes.cause import KINDS
+from jitmagic.model.causes.cause import NOT_MEASURED
+from jitmagic.model.causes.cause import NOTHING
+from jitmagic.model.causes.cause import SAVING
+from jitmagic.model.causes.cause import STAGE
+from jitmagic.model.causes.cause import UNDECIDED
 from jitmagic.model.causes.nesting import NAME
 from jitmagic.model.causes.second_start import CacheRow
 from jitmagic.model.causes.second_start import Start
 from jitmagic.model.causes.second_start import samples
-from jitmagic.model.causes.why import KINDS
 from jitmagic.model.causes.why import NAMED_PASS
-from jitmagic.model.causes.why import NOT_MEASURED
-from jitmagic.model.causes.why import NOTHING
-from jitmagic.model.causes.why import SAVING
-from jitmagic.model.causes.why import STAGE
-from jitmagic.model.causes.why import UNDECIDED
 from jitmagic.model.causes.why import _cache_fix
 from jitmagic.model.rows import VARIANTS
 from jitmagic.model.stats.rule import FASTER

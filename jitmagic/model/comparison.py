@@ -55,9 +55,6 @@ from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.rule import gap_withheld
 from .stats.rule import json_number
-from .stats.verdicts import BUDGET
-from .stats.verdicts import DECIDED
-from .stats.verdicts import MOST_ROUNDS
 from .stats.verdicts import Verdict
 from .stats.witness import FIRST_CALL
 from .stats.witness import Clock
@@ -65,10 +62,6 @@ from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import on
 from .stats.witness import waited_share
-
-#: Read through here by modules that have not moved to their homes, stats.verdicts and
-#: saved.schema (issue 53): measure/sampling/rounds.py and tests/test_second_start.py.
-__all__ = ["BUDGET", "DECIDED", "MOST_ROUNDS", "ReportSchemaError"]
 
 SCHEMA = "jitmagic.comparison/5"
 #: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked; /2 had no

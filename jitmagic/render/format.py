@@ -11,9 +11,8 @@ from ..model.stats.rule import spread
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 
-#: Read through here by modules that have not moved to its home, model.stats.units (issue
-#: 53): render/ledger.py, render/lines.py, render/causes/effort.py, second_start.py and
-#: render/charts/ledger.py.
+#: Read through here by the ledger's renderers alone (render/ledger.py and
+#: render/charts/ledger.py), which move onto the shared layers on their own (issue 53).
 __all__ = ["fmt_s"]
 
 

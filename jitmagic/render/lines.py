@@ -28,7 +28,7 @@ from ..model.lines import LineTable
 from ..model.saved.schema import printable
 from ..model.stats.units import counted
 from ..model.stats.units import fmt_bytes
-from .format import fmt_s
+from ..model.stats.units import fmt_s
 
 #: Rows shown per table at most (text and HTML alike).
 MAX_ROWS = 300

@@ -18,14 +18,14 @@ from typing import Protocol
 
 from ... import backends
 from ...backends import CPU
-from ...model.comparison import BUDGET
-from ...model.comparison import DECIDED
-from ...model.comparison import MOST_ROUNDS
 from ...model.stats.rule import MAX_PAIRS
 from ...model.stats.rule import MAX_PAIRS_BUSY
 from ...model.stats.rule import MIN_PAIRS
-from ...options import AUTO
+from ...model.stats.verdicts import BUDGET
+from ...model.stats.verdicts import DECIDED
+from ...model.stats.verdicts import MOST_ROUNDS
 from ...options import Options
+from ...options.values import AUTO
 from . import clocks
 
 

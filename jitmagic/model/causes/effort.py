@@ -65,15 +65,15 @@ from ..stats.witness import is_busy
 from ..stats.witness import on
 from ..stats.witness import waited
 from ..stats.witness import waited_share
+from .cause import NOT_MEASURED
+from .cause import NOT_RUN
+from .cause import NOTHING as NOTHING_CAUSE
+from .cause import SAVING
+from .cause import UNDECIDED as UNDECIDED_CAUSE
+from .cause import UNMEASURABLE
+from .cause import Cause
+from .cause import stopped_first
 from .compared import Compared
-from .why import NOT_MEASURED
-from .why import NOT_RUN
-from .why import NOTHING as NOTHING_CAUSE
-from .why import SAVING
-from .why import UNDECIDED as UNDECIDED_CAUSE
-from .why import UNMEASURABLE
-from .why import Cause
-from .why import stopped_first
 
 #: The row every setting is compared with: the program as the user compiles it.
 DEFAULT = "default"

@@ -36,18 +36,14 @@ from ..stats.witness import FIRST_CALL
 from ..stats.witness import on
 from .cause import KINDS
 from .cause import NOT_MEASURED
-from .cause import NOT_RUN
 from .cause import NOTHING
-from .cause import SAVING
 from .cause import STAGE
-from .cause import UNDECIDED
 from .cause import UNMEASURABLE
 from .cause import Cause
 from .cause import clock_of
 from .cause import judged
 from .cause import of_clock
 from .cause import said_of
-from .cause import stopped_first
 from .cause import why_not
 from .compared import Compared
 from .constant_arguments import BIG_BYTES
@@ -62,10 +58,6 @@ from .second_start import CacheRow
 from .second_start import SecondStart
 from .second_start import cache_fixes
 from .second_start import samples
-
-#: What the makers of causes in other modules import from here, as before they moved.
-__all__ = ["KINDS", "NOT_MEASURED", "NOT_RUN", "NOTHING", "SAVING", "STAGE", "UNDECIDED",
-           "UNMEASURABLE", "Cause", "causes", "clock_of", "said_of", "stopped_first"]
 
 
 def causes(c: Compared, parts: tuple[Callable[[Compared], Iterator[Cause]], ...] = ()

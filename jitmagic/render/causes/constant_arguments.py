@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ...model.causes.cause import said_of
 from ...model.causes.constant_arguments import CAPTURED
 from ...model.causes.constant_arguments import COMPARED
 from ...model.causes.constant_arguments import FORMS
@@ -17,7 +18,6 @@ from ...model.causes.constant_arguments import PASSED
 from ...model.causes.constant_arguments import ConstantArguments
 from ...model.causes.constant_arguments import ConstantVariant
 from ...model.causes.constant_arguments import subject
-from ...model.causes.why import said_of
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import SAME

@@ -37,6 +37,7 @@ from ...model.causes.effort import run_time
 from ...model.causes.effort import write
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
+from ...model.stats.units import fmt_s
 from ...model.stats.verdicts import interval
 from ...model.stats.witness import clock_name
 from .. import comparison
@@ -51,7 +52,6 @@ from ..blocks import Table
 from ..blocks import as_html
 from ..blocks import as_text
 from ..drawing import effort_png
-from ..format import fmt_s
 from ..format import verdict_ratio
 
 TITLE = "XLA's effort (compile less hard)"

@@ -23,6 +23,7 @@ from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
 from ...model.stats.rule import median
+from ...model.stats.units import fmt_s
 from ...model.stats.verdicts import interval
 from ...model.stats.verdicts import times
 from ...model.stats.verdicts import verb
@@ -40,7 +41,6 @@ from ..blocks import Pre
 from ..blocks import Table
 from ..blocks import as_html
 from ..blocks import as_text
-from ..format import fmt_s
 from ..format import fmt_spread
 from ..format import marked_ratio
 

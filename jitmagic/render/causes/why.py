@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import math
 
+from ...model.causes.cause import KINDS
+from ...model.causes.cause import NOT_MEASURED
+from ...model.causes.cause import NOT_RUN
+from ...model.causes.cause import NOTHING
+from ...model.causes.cause import SAVING
+from ...model.causes.cause import STAGE
+from ...model.causes.cause import UNDECIDED
+from ...model.causes.cause import UNMEASURABLE
+from ...model.causes.cause import Cause
+from ...model.causes.cause import clock_of
+from ...model.causes.cause import stopped_first
 from ...model.causes.loops import is_rewrite
-from ...model.causes.why import KINDS
-from ...model.causes.why import NOT_MEASURED
-from ...model.causes.why import NOT_RUN
-from ...model.causes.why import NOTHING
-from ...model.causes.why import SAVING
-from ...model.causes.why import STAGE
-from ...model.causes.why import UNDECIDED
-from ...model.causes.why import UNMEASURABLE
-from ...model.causes.why import Cause
-from ...model.causes.why import clock_of
-from ...model.causes.why import stopped_first
 from ...model.comparison import Comparison
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_s
