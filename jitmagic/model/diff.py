@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from .causes.effort import COMPILE as EFFORT_COMPILE
-from .causes.effort import DEFAULT as EFFORT_DEFAULT
-from .causes.effort import EXECUTE as EFFORT_EXECUTE
-from .causes.effort import Effort
+from . import parts as table
 from .comparison import Comparison
 from .rows import PHASE_LABELS
 from .rows import PHASES
@@ -46,7 +44,6 @@ from .stats.witness import is_busy
 from .stats.witness import loads_differ
 from .stats.witness import on
 from .stats.witness import waited
-from .stats.witness import waited_share
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
@@ -181,55 +178,6 @@ class StructureDiff:
 
 
 @dataclass(frozen=True)
-class SettingRatios:
-    """One setting against its own report's default, in OLD and in NEW (default/setting,
-    as the effort section's ratios read: above 1 the setting is faster), by the one rule
-    on the effort diff's clock: whether what the setting saves or costs has moved."""
-
-    setting: str
-    old_compile: Difference
-    new_compile: Difference
-    old_execute: Difference
-    new_execute: Difference
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"setting": self.setting, **{
-            f"{side}_{what}_ratio": json_number(d.ratio) for side, what, d in (
-                ("old", "compile", self.old_compile), ("new", "compile", self.new_compile),
-                ("old", "execute", self.old_execute), ("new", "execute", self.new_execute))}}
-
-
-@dataclass(frozen=True)
-class EffortDiff:
-    """``--effort`` in both reports: for the default and each setting both measured (in
-    OLD's order), XLA's compile and a call, NEW against OLD by the one rule, on one
-    ``clock`` for the whole table (:func:`effort_clock`). Each is a :class:`StageDiff`
-    whose ``variant`` is the setting's name and ``phase`` ``compile_s`` or ``execute_s``.
-    Informational: no gate judges it. ``only_old``/``only_new``: the settings one report
-    measured and the other did not (another JAX, another backend, no Equinox)."""
-
-    clock: Clock
-    stages: tuple[StageDiff, ...]
-    only_old: tuple[str, ...] = ()
-    only_new: tuple[str, ...] = ()
-    #: Each setting in both (not the default) against its own report's default.
-    ratios: tuple[SettingRatios, ...] = ()
-
-    @property
-    def settings(self) -> list[str]:
-        """The rows compared, the default first."""
-        return list(dict.fromkeys(s.variant for s in self.stages))
-
-    def stage(self, setting: str, phase: str) -> StageDiff:
-        return next(s for s in self.stages if s.variant == setting and s.phase == phase)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"clock": self.clock, "stages": [s.to_dict() for s in self.stages],
-                "only_old": list(self.only_old), "only_new": list(self.only_new),
-                "ratios": [r.to_dict() for r in self.ratios]}
-
-
-@dataclass(frozen=True)
 class Diff(Shown):
     """NEW against OLD: one :class:`StageDiff` per variant and phase, and the warnings
     (another machine, another JAX) that qualify them."""
@@ -252,10 +200,23 @@ class Diff(Shown):
     #: why a stage was judged on CPU time (None: not measured).
     old_waited: float | None = None
     new_waited: float | None = None
-    #: ``--effort`` where both reports measured it (:func:`effort_diff`), else None;
-    #: ``effort_in``: the one side that did, where only one did (None otherwise).
-    effort: EffortDiff | None = None
-    effort_in: str | None = None
+    #: The diffs of the parts of the table (:data:`~.parts.PARTS`) that have one, by
+    #: name, where both reports measured the part (``--effort``: an
+    #: :class:`~.causes.effort_diff.EffortDiff`).
+    parts: dict[str, Any] = field(default_factory=dict)
+    #: For such a part that one report measured and the other did not, that one:
+    #: ``"OLD"`` or ``"NEW"``.
+    measured_in: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def effort(self) -> Any:
+        """``--effort`` where both reports measured it, else None."""
+        return self.parts.get("effort")
+
+    @property
+    def effort_in(self) -> str | None:
+        """The one report that measured ``--effort``, where only one did."""
+        return self.measured_in.get("effort")
 
     @property
     def compared_anything(self) -> bool:
@@ -372,7 +333,7 @@ class Diff(Shown):
                 "old_created": self.old_created, "new_created": self.new_created,
                 "same_runs": self.same_runs, "structure": [s.to_dict() for s in self.structure],
                 "old_stopped": self.old_stopped, "new_stopped": self.new_stopped,
-                **({"effort": self.effort.to_dict()} if self.effort is not None else {})}
+                **{name: d.to_dict() for name, d in self.parts.items()}}
 
 
 def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
@@ -401,7 +362,24 @@ def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
     return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same,
                 structure=structure, old_stopped=a.stopped, new_stopped=b.stopped,
                 old_waited=a.waited_share, new_waited=b.waited_share,
-                effort=effort_diff(a, b), effort_in=effort_in(a, b))
+                parts=part_diffs(a, b), measured_in=measured_in(a, b))
+
+
+def part_diffs(old: Comparison, new: Comparison) -> dict[str, Any]:
+    """The diffs of the table's parts that have one, where both reports measured them."""
+    found = {p.name: differ(old, new) for p in table.PARTS if (differ := p.differ())}
+    return {name: d for name, d in found.items() if d is not None}
+
+
+def measured_in(old: Comparison, new: Comparison) -> dict[str, str]:
+    """For each part of the table that has a diff, the one report that measured it
+    (``"OLD"`` or ``"NEW"``), where only one did."""
+    out = {}
+    for p in table.PARTS:
+        a, b = old.part(p.name) is not None, new.part(p.name) is not None
+        if p.diff is not None and a != b:
+            out[p.name] = "OLD" if a else "NEW"
+    return out
 
 
 def gate_ratio(text: str, option: str) -> float:
@@ -539,62 +517,3 @@ def entry_warnings(old: Comparison, new: Comparison) -> list[str]:
     if old.entry == new.entry:
         return []
     return [f"OLD measured `{old.entry}`, NEW `{new.entry}`: are they the same function?"]
-
-
-def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
-    """``--effort``, NEW against OLD, where both reports measured it (None otherwise):
-    the default and each setting in both, XLA's compile and a call, by the one rule on
-    :func:`effort_clock`'s clock (``before`` OLD, ``after`` NEW, as :func:`stage_diff`)."""
-    a, b = old.part("effort"), new.part("effort")
-    if not (isinstance(a, Effort) and isinstance(b, Effort)):
-        return None
-    both = [EFFORT_DEFAULT, *(n for n in a.rows if n in b.rows)]
-    pairs = {n: (_effort_samples(a, n), _effort_samples(b, n)) for n in both}
-    clock = effort_clock(old, new, list(pairs.values()))
-    stages = []
-    for name, (x, y) in pairs.items():
-        for phase in (EFFORT_COMPILE, EFFORT_EXECUTE):
-            before, after = on(x, phase, clock), on(y, phase, clock)
-            stages.append(StageDiff(name, phase, difference(before, after), median(before),
-                                    median(after), clock))
-    return EffortDiff(clock, tuple(stages), tuple(n for n in a.rows if n not in b.rows),
-                      tuple(n for n in b.rows if n not in a.rows),
-                      tuple(setting_ratios(n, pairs, clock) for n in both[1:]))
-
-
-def setting_ratios(name: str, pairs: dict[str, tuple[dict[str, tuple[float, ...]],
-                                                      dict[str, tuple[float, ...]]]],
-                   clock: Clock) -> SettingRatios:
-    """Setting ``name`` against the default of its own report, in OLD and in NEW, on
-    ``clock`` (``pairs``: each row's samples, OLD's and NEW's)."""
-    def against(side: int, phase: str) -> Difference:
-        return difference(on(pairs[EFFORT_DEFAULT][side], phase, clock),
-                          on(pairs[name][side], phase, clock))
-    return SettingRatios(name, against(0, EFFORT_COMPILE), against(1, EFFORT_COMPILE),
-                         against(0, EFFORT_EXECUTE), against(1, EFFORT_EXECUTE))
-
-
-def _effort_samples(e: Effort, name: str) -> dict[str, tuple[float, ...]]:
-    return e.default if name == EFFORT_DEFAULT else e.rows[name].samples
-
-
-def effort_clock(old: Comparison, new: Comparison,
-                 pairs: list[tuple[dict[str, tuple[float, ...]], dict[str, tuple[float, ...]]]]
-                 ) -> Clock:
-    """The one clock of the effort table between two reports, as :func:`judged_clock`
-    chooses a stage's: CPU time where either report was measured on a busy machine (its
-    comparison, or its effort rows' cold runs) and every row measured on both sides has
-    CPU seconds of the compile and the calls for every run; else wall time."""
-    sides = [[x for x, _ in pairs], [y for _, y in pairs]]
-    busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
-    measured = [r for rows in sides for r in rows if r.get(EFFORT_COMPILE)]
-    cpu = measured and all(has_cpu(r, k) for r in measured
-                           for k in (EFFORT_COMPILE, EFFORT_EXECUTE))
-    return CPU if busy and cpu else WALL
-
-
-def effort_in(old: Comparison, new: Comparison) -> str | None:
-    """"OLD" or "NEW": the one report that measured ``--effort``, where only one did
-    (None where both or neither did)."""
-    a, b = old.part("effort") is not None, new.part("effort") is not None
-    return None if a == b else "OLD" if a else "NEW"

@@ -67,6 +67,12 @@ class Part:
     #: Whether its record feeds the causes (its own, or the stages' hints: the loop
     #: ``--lines`` finds, XLA's passes): a sweep then shows its last value's causes.
     in_why: bool = False
+    #: ``"module:function"`` that diffs its records, NEW against OLD, where both reports
+    #: measured it (``(old, new) -> record or None``, :func:`jitmagic.model.diff.diff`),
+    #: and the one that shows that diff (``(diff) -> blocks``, the diff's report); None:
+    #: a diff does not compare this part.
+    diff: str | None = None
+    shows_diff: str | None = None
 
     def asked(self, options: Any) -> bool:
         """Whether ``options`` ask for this part (a found part: whether it may run)."""
@@ -83,6 +89,14 @@ class Part:
     def renderer(self) -> Callable[..., tuple[str, str] | None] | None:
         """The function that shows this part's section, imported where first needed."""
         return None if self.render is None else resolve(self.render)
+
+    def differ(self) -> Callable[[Any, Any], Any] | None:
+        """The function that diffs this part's records, imported where first needed."""
+        return None if self.diff is None else resolve(self.diff)
+
+    def diff_renderer(self) -> Callable[[Any], list[Any]] | None:
+        """The function that shows this part's diff, imported where first needed."""
+        return None if self.shows_diff is None else resolve(self.shows_diff)
 
 
 def resolve(path: str) -> Callable[..., Any]:
@@ -114,7 +128,9 @@ PARTS: tuple[Part, ...] = (
          f"{_M}.parts.xla_passes:add_part", f"{_R}.causes.xla_passes:section", shown=4,
          processes=LOCKSTEP, in_why=True),
     Part("effort", "effort", ("effort",), Effort.from_dict, f"{_M}.parts.effort:add_part",
-         f"{_R}.causes.effort:section", shown=4, causes=effort_causes, in_why=True),
+         f"{_R}.causes.effort:section", shown=4, causes=effort_causes, in_why=True,
+         diff="jitmagic.model.causes.effort_diff:effort_diff",
+         shows_diff=f"{_R}.causes.effort:diff_blocks"),
     Part("lines", "lines", ("lines",), checked_lines,
          f"{_M}.parts.lines:add_part", f"{_R}.lines:section", shown=1, in_why=True),
 )

@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..model import parts as table
 from ..model.diff import LARGER
 from ..model.diff import NOT_JUDGED
 from ..model.diff import SAME_SIZE
@@ -30,7 +31,6 @@ from ..model.stats.rule import SLOWER
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import interval_ends
-from ..model.stats.witness import clock_name
 from .blocks import Block
 from .blocks import Heading
 from .blocks import Html
@@ -38,7 +38,6 @@ from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
-from .format import verdict_ratio
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
@@ -165,42 +164,8 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
                   f"NEW made {d.new_created or '(not recorded)'}"])]
     if d.structure:
         out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
-    out += effort_blocks(d)
+    out += [b for p in table.PARTS if (shows := p.diff_renderer()) for b in shows(d)]
     out += [Para([("warning: ", w)], "warning") for w in d.warnings]
-    return out
-
-
-EFFORT_HEADER = ("setting", "stage", "OLD", "NEW", "NEW/OLD", "interval", "NEW is")
-RATIOS_HEADER = ("setting", "compile ratio OLD", "compile ratio NEW", "per-call ratio OLD",
-                 "per-call ratio NEW")
-
-
-def effort_blocks(d: Diff) -> list[Block]:
-    """``--effort``, where both reports measured it: a note naming the one clock and
-    saying no gate judges it, a row per setting (the default first) and stage, and the
-    settings only one report measured; one line where only one report measured it;
-    nothing where neither did."""
-    if d.effort is None:
-        return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
-                      "compared"])] if d.effort_in else []
-    e = d.effort
-    clock = clock_name(e.clock)
-    note = (f"XLA's effort (--effort), each setting NEW against OLD, on {clock} for every "
-            "row (medians, by the one rule; informational: no gate judges these rows)")
-    rows_ = [[s.variant, s.label, fmt_s(s.old_s), fmt_s(s.new_s), fmt_ratio(s.new_over_old),
-              interval(s), said(s)] for s in e.stages]
-    out: list[Block] = [Para([note]), Table(EFFORT_HEADER, rows_)]
-    if e.ratios:
-        out += [Para([f"each setting against its own report's default (default/setting, as "
-                      f"the effort section says it; {clock}; marked inconclusive or "
-                      "same where the rule found no difference)"]),
-                Table(RATIOS_HEADER, [[r.setting, *(verdict_ratio(d) for d in (
-                    r.old_compile, r.new_compile, r.old_execute, r.new_execute))]
-                    for r in e.ratios])]
-    for side, names in (("OLD", e.only_old), ("NEW", e.only_new)):
-        if names:
-            out.append(Para([f"measured in {side} only, so not compared: "
-                             + ", ".join(f"`{n}`" for n in names)], "note"))
     return out
 
 
