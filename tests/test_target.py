@@ -84,6 +84,19 @@ def test_without_libtpu_the_error_names_the_install(monkeypatch):
     assert "libtpu" in str(caught.value) and "not installed" in str(caught.value)
 
 
+@pytest.mark.slow
+def test_the_command_without_libtpu_says_what_to_install(tmp_path):
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "sitecustomize.py").write_text('import sys; sys.modules["libtpu"] = None\n')
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "demo", "--target", "v5e:1x1",
+                           "-q"], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "PYTHONPATH": f"{hidden}{os.pathsep}{ROOT}"})
+    assert done.returncode == 2
+    assert 'not installed in this Python' in done.stderr
+    assert 'pip install "jitmagic[tpu]"' in done.stderr
+
+
 def test_libtpus_variables_are_set_only_while_it_starts(monkeypatch):
     monkeypatch.delenv("TPU_SKIP_MDS_QUERY", raising=False)
     monkeypatch.setenv("ALLOW_MULTIPLE_LIBTPU_LOAD", "0")  # the user's own: kept

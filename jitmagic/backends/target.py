@@ -115,7 +115,10 @@ def _close(kind: str, text: str) -> str:
 
 def libtpu_installed() -> bool:
     """Whether libtpu is importable here (what compiles for a TPU without one)."""
-    return importlib.util.find_spec("libtpu") is not None
+    try:
+        return importlib.util.find_spec("libtpu") is not None
+    except (ImportError, ValueError):  # hidden (sys.modules["libtpu"] = None), or broken
+        return False
 
 
 def no_libtpu(name: str) -> str:
