@@ -30,7 +30,7 @@ from .rows import STRUCTURE as ROW_STRUCTURE
 from .rows import VARIANTS
 from .saved.schema import ReportSchemaError
 from .shown import Shown
-from .stats.rule import SAME
+from .shown import worded
 from .stats.rule import SLOWER
 from .stats.rule import Difference
 from .stats.rule import difference
@@ -40,7 +40,6 @@ from .stats.witness import CPU
 from .stats.witness import WALL
 from .stats.witness import Clock
 from .stats.witness import has_cpu
-from .stats.witness import is_busy
 from .stats.witness import loads_differ
 from .stats.witness import on
 from .stats.witness import waited
@@ -233,42 +232,25 @@ class Diff(Shown):
     def partial_lines(self) -> list[str]:
         """``NEW is PARTIAL: <why it stopped>; compared only what both measured``, a line
         for each side that stopped early (none where neither did)."""
-        return [f"{side} is PARTIAL: {why}; compared only what both measured"
-                for side, why in (("NEW", self.new_stopped), ("OLD", self.old_stopped)) if why]
+        return worded("partial lines", self) or []
 
     def clock_line(self) -> str | None:
         """Why the stages were judged on CPU time, where any was: which side was measured
         on a busy machine, and how long its runs waited (None where none was, or where
         the stages were not judged: :meth:`loads_line` says why)."""
-        if not any(s.clock == CPU and not s.not_judged for s in self.stages):
-            return None
-        busy = [f"{side}'s runs {waited(w)}"
-                for side, w in (("OLD", self.old_waited), ("NEW", self.new_waited))
-                if w is not None and is_busy(w)]
-        return ("judged on CPU time, not wall time: " + " and ".join(busy) +
-                " (wall time on a busy machine moves with the load, not with the code)")
+        return worded("clock line", self)
 
     def loads_line(self) -> str | None:
         """Why the timing stages are not judged, where they are not (:func:`load_apart`):
         ``the loads differ (...): the timing stages are not judged, ...`` (None: judged)."""
-        why = self._not_judged(LOADS_DIFFER)
-        if why is None:
-            return None
-        return (f"{why}: the timing stages are not judged, since CPU time too moves with the "
-                "load (docs/significance.md); measure OLD and NEW under alike loads, or gate "
-                "on the structure (--fail-on-larger)")
+        return worded("loads line", self)
 
     def nest_line(self) -> str | None:
         """Why the nested rows are not judged, where they are not (:func:`nest_apart`);
         None where they are."""
-        why = self._not_judged(NESTS_DIFFER)
-        if why is None:
-            return None
-        return (f"{why}: the nested rows compare two choices of what to nest, not only the "
-                "code, so they are not judged and no gate fails on them; the flat rows are "
-                "judged (nest the same helpers in both, or gate on flat)")
+        return worded("nest line", self)
 
-    def _not_judged(self, why: str) -> str | None:
+    def not_judged_for(self, why: str) -> str | None:
         """The first row's reason for not being judged that begins with ``why``
         (:data:`LOADS_DIFFER`, :data:`NESTS_DIFFER`), a stage's or a figure's; None."""
         reasons = (*(s.not_judged for s in self.stages),
@@ -278,10 +260,7 @@ class Diff(Shown):
     def unjudged(self) -> str | None:
         """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
         gate given a report that measured nothing fails, rather than pass on nothing."""
-        if not self.new_measured_nothing:
-            return None
-        why = f" (NEW is PARTIAL: {self.new_stopped})" if self.new_stopped else ""
-        return f"nothing to judge: NEW measured nothing{why}, so no gate can pass it"
+        return worded("unjudged", self) if self.new_measured_nothing else None
 
     def stage(self, variant: str, phase: str) -> StageDiff:
         return next(s for s in self.stages if s.variant == variant and s.phase == phase)
@@ -297,32 +276,10 @@ class Diff(Shown):
         """The structure figures of NEW that are at least ``ratio`` times OLD's."""
         return [s for s in self.structure if s.larger_by(ratio)]
 
-    def summary(self) -> str:
-        """``<Diff model: 2 stages slower, 1 faster; 1 figure larger>``: one line, no
-        renderer needed."""
-        slower = sum(s.significant and s.kind == SLOWER for s in self.stages)
-        faster = sum(s.significant and s.kind != SLOWER for s in self.stages)
-        said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
-                         for n, what in ((slower, "slower"), (faster, "faster")) if n)
-        grown = ", ".join(f"{n} figure{'s' * (n != 1)} {what}" for what in (LARGER, SMALLER)
-                          if (n := sum(s.kind == what and not s.not_judged
-                                       for s in self.structure)))
-        return f"<Diff {self.new_entry}: {said or self.undecided()}{'; ' * bool(grown)}{grown}>"
-
     def undecided(self) -> str:
         """What a diff with no stage slower or faster says: nothing to compare, the same,
         or not known."""
-        if not self.compared_anything:
-            who = "NEW measured nothing" if self.new_measured_nothing else \
-                "no stage or figure was measured in both reports"
-            return f"nothing to compare: {who}"
-        if self.same_runs:
-            return "the two reports hold the same runs (a report against itself, or a copy)"
-        if self._not_judged(LOADS_DIFFER):
-            return "the timing stages are not judged: the loads differ"
-        if all(s.kind == SAME for s in self.stages if s.measured):
-            return "no measurable difference"
-        return "no stage measurably slower or faster (some inconclusive)"
+        return worded("undecided", self) or ""
 
     def __repr__(self) -> str:
         return self.summary()

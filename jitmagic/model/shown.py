@@ -35,6 +35,13 @@ def renderer(form: str, record: Any) -> Callable[..., Any] | None:
     return None
 
 
+def worded(form: str, record: Any) -> Any:
+    """What the renderer of ``form`` registered for ``record``'s type says of it (None
+    where none is registered)."""
+    said = renderer(form, record)
+    return said(record) if said else None
+
+
 class Shown:
     """Mixin for records that a renderer registered with :func:`register` presents."""
 

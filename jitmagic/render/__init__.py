@@ -63,3 +63,4 @@ for _type, _text, _bundle in _SHOWN:
     register("text", _type, _text)
     register("bundle", _type, _bundle)
 register_headlines()
+_diff.register_diff()

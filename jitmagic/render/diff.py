@@ -20,17 +20,25 @@ from typing import Any
 
 from ..model import parts as table
 from ..model.diff import LARGER
+from ..model.diff import LOADS_DIFFER
+from ..model.diff import NESTS_DIFFER
 from ..model.diff import NOT_JUDGED
 from ..model.diff import SAME_SIZE
+from ..model.diff import SMALLER
 from ..model.diff import Diff
 from ..model.diff import Figure
 from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
+from ..model.shown import register
 from ..model.stats.rule import INCONCLUSIVE
+from ..model.stats.rule import SAME
 from ..model.stats.rule import SLOWER
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import interval_ends
+from ..model.stats.witness import CPU
+from ..model.stats.witness import is_busy
+from ..model.stats.witness import waited
 from .blocks import Block
 from .blocks import Heading
 from .blocks import Html
@@ -271,3 +279,82 @@ def _failed_lines(outcomes: Sequence[Any], slower: float | None,
             out.append(f"LARGER {o.test}: " + ", ".join(map(_change, fs))
                        + f" (fails at {larger:g}×)")
     return out
+
+
+def partial_lines(d: Diff) -> list[str]:
+    """``NEW is PARTIAL: <why it stopped>; compared only what both measured``, a line for
+    each side that stopped early (none where neither did)."""
+    return [f"{side} is PARTIAL: {why}; compared only what both measured"
+            for side, why in (("NEW", d.new_stopped), ("OLD", d.old_stopped)) if why]
+
+
+def clock_line(d: Diff) -> str | None:
+    """Why the stages were judged on CPU time, where any was (:meth:`Diff.clock_line`)."""
+    if not any(s.clock == CPU and not s.not_judged for s in d.stages):
+        return None
+    busy = [f"{side}'s runs {waited(w)}"
+            for side, w in (("OLD", d.old_waited), ("NEW", d.new_waited))
+            if w is not None and is_busy(w)]
+    return ("judged on CPU time, not wall time: " + " and ".join(busy) +
+            " (wall time on a busy machine moves with the load, not with the code)")
+
+
+def loads_line(d: Diff) -> str | None:
+    """Why the timing stages are not judged, where they are not (:meth:`Diff.loads_line`)."""
+    why = d.not_judged_for(LOADS_DIFFER)
+    if why is None:
+        return None
+    return (f"{why}: the timing stages are not judged, since CPU time too moves with the "
+            "load (docs/significance.md); measure OLD and NEW under alike loads, or gate "
+            "on the structure (--fail-on-larger)")
+
+
+def nest_line(d: Diff) -> str | None:
+    """Why the nested rows are not judged, where they are not (:meth:`Diff.nest_line`)."""
+    why = d.not_judged_for(NESTS_DIFFER)
+    if why is None:
+        return None
+    return (f"{why}: the nested rows compare two choices of what to nest, not only the "
+            "code, so they are not judged and no gate fails on them; the flat rows are "
+            "judged (nest the same helpers in both, or gate on flat)")
+
+
+def unjudged(d: Diff) -> str:
+    """Why a gate cannot pass a diff whose NEW measured nothing."""
+    why = f" (NEW is PARTIAL: {d.new_stopped})" if d.new_stopped else ""
+    return f"nothing to judge: NEW measured nothing{why}, so no gate can pass it"
+
+
+def summary(d: Diff) -> str:
+    """``<Diff model: 2 stages slower, 1 faster; 1 figure larger>``: one line."""
+    slower = sum(s.significant and s.kind == SLOWER for s in d.stages)
+    faster = sum(s.significant and s.kind != SLOWER for s in d.stages)
+    said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
+                     for n, what in ((slower, "slower"), (faster, "faster")) if n)
+    grown = ", ".join(f"{n} figure{'s' * (n != 1)} {what}" for what in (LARGER, SMALLER)
+                      if (n := sum(s.kind == what and not s.not_judged for s in d.structure)))
+    return f"<Diff {d.new_entry}: {said or undecided(d)}{'; ' * bool(grown)}{grown}>"
+
+
+def undecided(d: Diff) -> str:
+    """What a diff with no stage slower or faster says: nothing to compare, the same, or
+    not known."""
+    if not d.compared_anything:
+        who = "NEW measured nothing" if d.new_measured_nothing else \
+            "no stage or figure was measured in both reports"
+        return f"nothing to compare: {who}"
+    if d.same_runs:
+        return "the two reports hold the same runs (a report against itself, or a copy)"
+    if d.not_judged_for(LOADS_DIFFER):
+        return "the timing stages are not judged: the loads differ"
+    if all(s.kind == SAME for s in d.stages if s.measured):
+        return "no measurable difference"
+    return "no stage measurably slower or faster (some inconclusive)"
+
+
+def register_diff() -> None:
+    """Word a diff's lines here (:mod:`jitmagic.model.shown`'s registry)."""
+    for form, said in (("partial lines", partial_lines), ("clock line", clock_line),
+                       ("loads line", loads_line), ("nest line", nest_line),
+                       ("unjudged", unjudged), ("summary", summary), ("undecided", undecided)):
+        register(form, Diff, said)
