@@ -44,7 +44,7 @@ from jitmagic.model.stats.witness import WALL
 from jitmagic.model.stats.witness import clock_for
 from jitmagic.model.stats.witness import cpu_key
 from jitmagic.model.stats.witness import waited_share
-from jitmagic.options import AUTO
+from jitmagic.options.values import AUTO
 
 # --- a real run's samples ------------------------------------------------------------
 

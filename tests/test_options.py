@@ -129,3 +129,67 @@ def test_sweep_takes_the_vmap_and_attribute_options():
         assert point["orderings"]["batch"] == 2
         assert {h["helper"] for h in point["attribution"]["helpers"]} == {"dense", "norm"}
     assert DEPTH == 2
+
+
+#: A fresh interpreter that adds two rows to the one table before any front end is
+#: imported (the magics are made from it as their module loads), then says where each
+#: shows: a row for both tools, and one for the comparison alone.
+ADDED_OPTION_CHILD = '''
+import json
+from jitmagic.options import table
+from jitmagic.options.table import COMPARE, WATCH, OptionSpec
+
+table.OPTION_SPECS = (*table.OPTION_SPECS,
+                      OptionSpec(("--frobnicate",), "frobnicate {result} first", str, "HOW",
+                                 tools=frozenset({COMPARE, WATCH})),
+                      OptionSpec(("--compare-alone",), "only the comparison takes it"))
+from jitmagic.frontends.command import build_parser
+from jitmagic.frontends.magic import JitCompareMagics
+from jitmagic.frontends.watch.command import build_parser as watch_parser
+from jitmagic.frontends.watch.magic import JitWatchMagics
+
+print(json.dumps({
+    "%jitcompare?": JitCompareMagics.jitcompare.__doc__,
+    "%jitwatch?": JitWatchMagics.jitwatch.__doc__,
+    "python -m jitmagic --help": build_parser().format_help(),
+    "python -m jitmagic watch --help": watch_parser().format_help(),
+    "docs jitcompare": table.as_markdown(COMPARE),
+    "docs jitwatch": table.as_markdown(WATCH),
+}))
+'''
+
+
+def test_an_option_added_to_the_one_table_shows_in_every_front_doors_help_and_the_docs():
+    """Both magics, both commands and the docs list their options from one table: a row
+    added to it is in each of them that takes it, and in no other."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", ADDED_OPTION_CHILD], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout.splitlines()[-1])
+    for place, text in shown.items():
+        assert "--frobnicate HOW" in text, place
+        watch = "jitwatch" in place or "watch --help" in place
+        assert ("--compare-alone" in text) is not watch, place
+    assert "frobnicate the ledger first" in shown["docs jitwatch"]
+    assert "frobnicate the result first" in shown["docs jitcompare"]
+
+
+def test_the_docs_hold_each_tools_options_as_the_one_table_makes_them():
+    """docs/options.md and docs/watch.md list the options between markers, exactly as
+    ``as_markdown`` makes them from the table (paste its output there after a change)."""
+    import pathlib
+    import re
+
+    from jitmagic.options.table import DOCS
+    from jitmagic.options.table import as_markdown
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for tool, doc in DOCS.items():
+        text = (root / doc).read_text()
+        found = re.search(rf"<!-- options: {tool} -->\n(.*?)\n<!-- /options -->", text, re.S)
+        assert found is not None, f"{doc} has no generated options list for {tool}"
+        assert found[1] == as_markdown(tool), f"{doc}: regenerate with as_markdown({tool!r})"

@@ -19,7 +19,7 @@ from jitmagic.measure.parts.orderings import compare_orderings
 from jitmagic.measure.sampling.structure import normalized_hlo
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.model.orderings import Orderings
-from jitmagic.options import parse_in_axes
+from jitmagic.options.values import parse_in_axes
 
 
 def small(x):

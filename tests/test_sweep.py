@@ -21,7 +21,7 @@ from jitmagic.model.rows import PHASES
 from jitmagic.model.sweep import Sweep
 from jitmagic.model.sweep import exponents
 from jitmagic.model.sweep import growth_exponent
-from jitmagic.options import parse_sweep
+from jitmagic.options.values import parse_sweep
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.sweep import sweep_html
 from jitmagic.render.sweep import sweep_text

@@ -23,8 +23,8 @@ from ..model.diff import diff
 from ..model.reports.diffs import as_comparison
 from ..model.saved.schema import ReportSchemaError
 from ..model.sweep import Sweep
-from ..options import OPTION_SPECS
 from ..options import Options
+from ..options.table import OPTION_SPECS
 
 
 def now() -> str:

@@ -30,11 +30,11 @@ from ..model.advice import Advice
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
-from ..options import BASELINE
 from ..options import Options
-from ..options import keywords_of
-from ..options import keywords_said
-from ..options import options_of
+from ..options.keywords import BASELINE
+from ..options.keywords import keywords_of
+from ..options.keywords import keywords_said
+from ..options.keywords import options_of
 from .stderr_progress import drawer
 from .stderr_progress import drawing
 

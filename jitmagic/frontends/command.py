@@ -43,11 +43,12 @@ from ..measure.sampling.stops import NO_RESULT
 from ..measure.sampling.stops import Checkpoint
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep
-from ..options import COMMAND
-from ..options import COMPARE
 from ..options import Options
-from ..options import specs_for
-from ..options import with_option_hint
+from ..options import argument_keywords
+from ..options.hints import with_option_hint
+from ..options.table import COMMAND
+from ..options.table import COMPARE
+from ..options.table import specs_for
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
@@ -107,8 +108,8 @@ every compile a script causes, and why (python -m jitmagic watch --help):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command's parser: its target, the options shared with the magic (from
-    :data:`jitmagic.options.OPTION_SPECS`), ``--html`` and ``--processes``."""
+    """The command's parser: its file, then the comparison's options the command takes
+    (the one table's rows, :func:`jitmagic.options.table.specs_for`)."""
     parser = _Parser(prog="python -m jitmagic", description=__doc__,
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -117,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "measure, or `demo` for the built-in example (its --html "
                              f"is {DEMO_HTML} in the current folder unless given)")
     for option in specs_for(COMPARE, COMMAND):
-        parser.add_argument(*option.flags, **option.parser_keywords(COMPARE))
+        parser.add_argument(*option.flags, **argument_keywords(option, COMPARE))
     return parser
 
 

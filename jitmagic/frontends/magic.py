@@ -39,11 +39,12 @@ from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
 from ..model.sweep import Sweep
-from ..options import COMPARE
-from ..options import MAGIC
 from ..options import Options
-from ..options import specs_for
-from ..options import with_option_hint
+from ..options import argument_keywords
+from ..options.hints import with_option_hint
+from ..options.table import COMPARE
+from ..options.table import MAGIC
+from ..options.table import specs_for
 from ..render.bundle import bundle
 from ..render.bundle import stopped_note
 from ..render.bundle import text
@@ -66,11 +67,11 @@ from .stderr_progress import drawing
 
 def options_of(tool: str) -> Callable[[Any], Any]:
     """Decorate ``tool``'s magic with every option it takes
-    (:func:`jitmagic.options.specs_for`), in the one table's order: ``%jitcompare?`` and
+    (:func:`jitmagic.options.table.specs_for`), in the one table's order: ``%jitcompare?`` and
     ``%jitwatch?`` list what their commands' ``--help`` list."""
     def decorate(func: Any) -> Any:
         for option in reversed(specs_for(tool, MAGIC)):
-            func = argument(*option.flags, **option.parser_keywords(tool))(func)
+            func = argument(*option.flags, **argument_keywords(option, tool))(func)
         return magic_arguments()(func)
     return decorate
 

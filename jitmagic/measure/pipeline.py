@@ -36,8 +36,8 @@ from ..model.stats.witness import clock_for
 from ..model.stats.witness import cpu_key
 from ..model.stats.witness import on
 from ..options import Options
-from ..options import misspelt_option
-from ..options import split_options
+from ..options.keywords import misspelt_option
+from ..options.keywords import split_options
 from ..usercode import mine
 from .discovery.bindings import one_measurement
 from .discovery.bindings import seconds_waited

@@ -23,7 +23,7 @@ from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..model.sweep import unchanged_warning
 from ..options import Options
-from ..options import split_options
+from ..options.keywords import split_options
 from ..usercode import mine
 from .pipeline import checkpoint
 from .pipeline import measure_prepared

@@ -21,9 +21,10 @@ from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import user_traceback
 from ...model.ledger import Ledger
-from ...options import COMMAND
-from ...options import WATCH
-from ...options import specs_for
+from ...options import argument_keywords
+from ...options.table import COMMAND
+from ...options.table import WATCH
+from ...options.table import specs_for
 from ...render.ledger import text
 from ..output import checked_path
 from ..output import distinct
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("script", metavar="FILE.py", help="the script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its own arguments")
     for option in specs_for(WATCH, COMMAND):  # JITMAGIC_WATCH reads the same table
-        parser.add_argument(*option.flags, **option.parser_keywords(WATCH))
+        parser.add_argument(*option.flags, **argument_keywords(option, WATCH))
     parser.epilog = ("--install-hook writes a .pth file into this interpreter's site "
                      "folder, so that JITMAGIC_WATCH=1 python FILE.py (or "
                      "JITMAGIC_WATCH=fail_after_warmup=1,save=ledger.json) watches any "

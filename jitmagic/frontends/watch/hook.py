@@ -6,7 +6,7 @@ dictionary look-up at start when the variable is unset, and imports this module 
 is set. This module then:
 
 - reads the variable (:func:`parse`): ``1``, or the watch's own options
-  (``python -m jitmagic watch``'s, from :func:`jitmagic.options.specs_for`) as
+  (``python -m jitmagic watch``'s, from :func:`jitmagic.options.table.specs_for`) as
   ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
   off. A bad value is said on stderr and the process ends with status 2 before the
   program's first line;
@@ -40,9 +40,9 @@ from types import ModuleType
 from types import TracebackType
 from typing import Any
 
-from ...options import COMMAND
-from ...options import WATCH
-from ...options import specs_for
+from ...options.table import COMMAND
+from ...options.table import WATCH
+from ...options.table import specs_for
 from ..statuses import CANNOT_WRITE
 from ..statuses import REGRESSED
 from ..statuses import USAGE

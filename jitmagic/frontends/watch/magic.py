@@ -26,9 +26,9 @@ from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...model.ledger import Ledger
-from ...options import MAGIC
-from ...options import WATCH
-from ...options import specs_for
+from ...options.table import MAGIC
+from ...options.table import WATCH
+from ...options.table import specs_for
 from ...render.bundle import stopped_note
 from ...render.bundle import with_note
 from ...render.ledger import bundle

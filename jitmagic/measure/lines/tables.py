@@ -53,7 +53,7 @@ from ...model.lines import LineRow
 from ...model.lines import Lines
 from ...model.lines import LineTable
 from ...model.rows import VARIANTS
-from ...options import options_of
+from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
 from ..discovery.found import code_of
 from ..discovery.found import entry_namespace

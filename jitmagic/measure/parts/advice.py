@@ -49,7 +49,7 @@ from ...model.stats.witness import Clock
 from ...model.stats.witness import clock_for
 from ...model.stats.witness import on
 from ...options import Options
-from ...options import options_of
+from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
 from ..sampling import clocks
 from ..sampling.conditions import frozen_heap

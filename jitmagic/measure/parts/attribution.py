@@ -29,7 +29,7 @@ from ...errors import UserCodeError
 from ...errors import user_traceback
 from ...model.attribution import Attribution
 from ...model.attribution import HelperTime
-from ...options import options_of
+from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
 from ..sampling import clocks
 from ..sampling.conditions import frozen_heap

@@ -16,7 +16,7 @@ from ...errors import InputError
 from ...errors import UserCodeError
 from ...errors import user_traceback
 from ...model.stats.units import fmt_bytes
-from ...options import DEFAULT_BATCH
+from ...options.values import DEFAULT_BATCH
 from ..calls.arguments import is_static
 from ..calls.arrays import Holes
 from ..sampling.conditions import persistent_cache_off

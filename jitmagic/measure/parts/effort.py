@@ -53,7 +53,7 @@ from ...model.rows import PHASES
 from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
 from ...model.stats.witness import on
-from ...options import AUTO
+from ...options.values import AUTO
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import COMPILE_EVENT

@@ -36,7 +36,7 @@ from ...model.stats.rule import difference
 from ...model.stats.witness import clock_for
 from ...model.stats.witness import on
 from ...options import Options
-from ...options import options_of
+from ...options.keywords import options_of
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import COMPILE_EVENT
@@ -223,7 +223,7 @@ def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = Non
     ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default
     64); with ``in_axes`` (as ``jax.vmap``'s) ``args`` already are the batch. Takes the
     option keywords of :data:`ORDERINGS_TAKES` (through the one splitter,
-    :func:`~jitmagic.options.options_of`: any other option, or ``baseline=``, is refused
+    :func:`~jitmagic.options.keywords.options_of`: any other option, or ``baseline=``, is refused
     with a sentence); every other keyword goes to ``fn``.
     """
     options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,

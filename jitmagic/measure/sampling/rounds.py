@@ -42,7 +42,7 @@ FEWEST, MOST, MOST_BUSY = MIN_PAIRS, MAX_PAIRS, MAX_PAIRS_BUSY
 
 @dataclass
 class Rounds:
-    """A sampler's rounds: ``repeat`` (a count or :data:`~jitmagic.options.AUTO`);
+    """A sampler's rounds: ``repeat`` (a count or :data:`~jitmagic.options.values.AUTO`);
     with auto, ``decided()`` says whether the samples so far settle the question,
     ``busy()`` (asked after it) whether they were taken on a busy machine, and
     ``budget_s`` bounds the time the rounds take."""

@@ -50,8 +50,8 @@ from ....model.stats.units import fmt_bytes
 from ....model.stats.witness import FIRST_CALL
 from ....model.stats.witness import WAIT
 from ....model.stats.witness import cpu_key
-from ....options import AUTO
 from ....options import Options
+from ....options.values import AUTO
 from ...lines.tables import user_code
 from ...sampling import clocks
 from ...sampling.conditions import frozen_heap

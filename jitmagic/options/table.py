@@ -1,0 +1,186 @@
+"""The one table of options: flags, type, metavar, help, check, and the tools and places
+that take each (:data:`OPTION_SPECS`).
+
+Both magics' ``magic_arguments``, both commands' ``argparse`` parsers, the
+``JITMAGIC_WATCH`` variable and the options' list in the docs (:func:`as_markdown`) are
+generated from it, so ``%jitcompare?``, ``%jitwatch?``, ``python -m jitmagic --help`` and
+``python -m jitmagic watch --help`` agree; :class:`~jitmagic.options.Options` runs its
+checks, so ``jitmagic.compare(..., nest="layer")`` means what ``--nest layer`` means.
+Defaults live on :class:`~jitmagic.options.Options`' fields. Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from ..backends import ACCELERATOR_BUDGET_S
+from ..backends import CPU
+from ..model.stats.rule import MAX_PAIRS
+from ..model.stats.rule import MAX_PAIRS_BUSY
+from ..model.stats.rule import MIN_PAIRS
+from . import values
+
+#: The tools: ``%%jitcompare`` (with ``python -m jitmagic`` and ``jitmagic.compare``) and
+#: ``%%jitwatch`` (with ``python -m jitmagic watch``, ``JITMAGIC_WATCH``,
+#: ``jitmagic.watch`` and its pytest marker).
+COMPARE, WATCH = "jitcompare", "jitwatch"
+#: Where a tool takes an option: its magic, its command.
+MAGIC, COMMAND = "magic", "command"
+#: What ``{result}`` in an option's help reads as, for each tool.
+RESULTS = {COMPARE: "the result", WATCH: "the ledger"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One option as every front end spells it.
+
+    ``type`` is what argparse converts the text to (``None``: an on/off switch);
+    ``check(option, value)`` returns the value normalised (text where a structure
+    is meant is parsed as on the command line) or raises ``InputError``. ``tools``:
+    the tools that take it (:data:`COMPARE`, :data:`WATCH`); ``places``: where
+    (:data:`MAGIC`, :data:`COMMAND`). ``{result}`` in ``help`` reads as the tool's
+    (:data:`RESULTS`).
+    """
+
+    flags: tuple[str, ...]
+    help: str
+    type: Callable[[str], Any] | None = None
+    metavar: str | None = None
+    check: Callable[[OptionSpec, Any], Any] | None = None
+    tools: frozenset[str] = frozenset({COMPARE})
+    places: frozenset[str] = frozenset({MAGIC, COMMAND})
+
+    @property
+    def name(self) -> str:
+        """The :class:`~jitmagic.options.Options` field (and argparse ``dest``):
+        ``--in-axes`` → ``in_axes``."""
+        return self.flags[-1].lstrip("-").replace("-", "_")
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``-r/--repeat``."""
+        return "/".join(self.flags)
+
+    def help_for(self, tool: str = COMPARE) -> str:
+        """The help text as ``tool`` says it."""
+        return self.help.replace("{result}", RESULTS[tool])
+
+    def parser_keywords(self, tool: str = COMPARE, default: Any = None) -> dict[str, Any]:
+        """``add_argument`` keywords (for argparse and IPython's ``magic_arguments.argument``);
+        :func:`jitmagic.options.argument_keywords` gives it its
+        :class:`~jitmagic.options.Options` default."""
+        if self.type is None:
+            return {"action": "store_true", "default": bool(default),
+                    "help": self.help_for(tool)}
+        return {"type": self.type, "default": default, "metavar": self.metavar,
+                "help": self.help_for(tool)}
+
+
+def specs_for(tool: str, place: str) -> tuple[OptionSpec, ...]:
+    """The options ``tool`` takes in ``place`` (its magic, its command), in the order
+    their help lists them."""
+    return tuple(s for s in OPTION_SPECS if tool in s.tools and place in s.places)
+
+
+#: The options both front ends take, in the order their help lists them.
+OPTION_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec(("-r", "--repeat"), f"cold runs per variant, or auto: at least {MIN_PAIRS}, then "
+               f"more until the verdict is decided, up to {MAX_PAIRS} ({MAX_PAIRS_BUSY} on a "
+               "busy machine) while they fit in --budget (default auto); medians are "
+               "reported", values.repeat_count,
+               "N|auto", values.repeat),
+    OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
+               f"run starts (default {CPU.budget_s:g} on a CPU, {ACCELERATOR_BUDGET_S:g} on a "
+               "GPU or TPU, where one compile takes seconds)", values.seconds_text, "SECONDS",
+               values.seconds),
+    OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
+               "(default: auto-ranged like %%timeit)", values.whole_text, "N", values.count),
+    OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
+               "(default: every helper); a helper by its reported name (mylayers.dense), its "
+               "last part (dense) or as your code calls it (L.dense)", str,
+               "HELPER[,HELPER...]", values.names),
+    OptionSpec(("--mine",), "count these installed modules as your code, so their functions "
+               "are helpers to nest and their lines are yours (default: a module an "
+               "installed distribution provides is a library's, an editable install "
+               "yours)", str, "MODULE[,MODULE...]", values.modules),
+    OptionSpec(("--timeout",), "stop after the stage that runs past SECONDS and show what was "
+               "measured", values.seconds_text, "SECONDS", values.seconds),
+    OptionSpec(("--vmap",), "also compare jit(vmap(f)) with vmap(jit(f)) on a batch",
+               check=values.switch),
+    OptionSpec(("--batch",), "--vmap on the call's arguments stacked N times along a new first "
+               f"axis (default {values.DEFAULT_BATCH})", values.whole_text, "N", values.count),
+    OptionSpec(("--in-axes",), "--vmap on arguments that already are a batch, mapped as "
+               "jax.vmap's in_axes (e.g. 0,None)", str, "SPEC", values.axes),
+    OptionSpec(("--attribute",), "time each helper during the flat variant's trace "
+               "(calls, inclusive, own)", check=values.switch),
+    OptionSpec(("--advise",), "measure which helpers are worth their own jit: nest each alone "
+               f"(needs -r {values.ADVISE_FEWEST}+)", check=values.switch),
+    OptionSpec(("--sweep",), "one comparison per value, NAME bound before the code runs "
+               "(e.g. n=1,2,4,8); plots "
+               "each phase against the value (log-log, with growth exponents)", str,
+               "NAME=V1,V2,...", values.sweep),
+    OptionSpec(("--lines",), "count jaxpr equations, StableHLO ops, trace hits and Python time "
+               "per source line, flat and nested (shown after the table and its causes)",
+               check=values.switch),
+    OptionSpec(("-q", "--quiet"), "show no progress while measuring", check=values.switch),
+    OptionSpec(("--xla",), "after the comparison, one extra profiled cold compile per "
+               "variant: where XLA spends it (each HLO pass, code generation)",
+               check=values.switch),
+    OptionSpec(("--cache",), "then a second start: each variant's first call with JAX's "
+               "persistent compilation cache cold, then warm (in a folder of its own; your "
+               "settings and cache are left as they were)", check=values.switch),
+    OptionSpec(("--effort",), "then XLA's lower effort settings (backend optimization level "
+               "0 and 1, JAX's effort and optimization level): the flat program's compile and "
+               "call at each against the default, and after how many calls the default pays "
+               "back (your config and XLA_FLAGS are left as they were)", check=values.switch),
+    OptionSpec(("--why",), "measure every cause of a slow first call jitmagic knows: "
+               "--lines, --cache, --xla and --effort together (captured constants of 1 MiB or "
+               "more are measured without it); the ranked causes follow the table",
+               check=values.switch),
+    OptionSpec(("--target",), "compile flat and nested for a TPU slice this machine "
+               "does not have (libtpu: pip install \"jitmagic[tpu]\"), never run: e.g. "
+               "v5e:1x1, v5e:2x2, v5p:2x2x1; --xla and --effort read the target's compile",
+               str, "TOPOLOGY", values.topology),
+    # New measurement options go here, with a field on Options below.
+    OptionSpec(("--fail-after-warmup",), "fail (exit status 1) when any function compiles "
+               "more than N times, its warm-up: the 'no retrace after step 1' check",
+               int, "N", tools=frozenset({WATCH})),
+    OptionSpec(("--max-compiles",), "fail (exit status 1) when it compiles more than N "
+               "times in all", int, "N", tools=frozenset({WATCH})),
+    OptionSpec(("--save",), "write {result} as JSON to PATH (jitmagic.load reads it back; "
+               "jitmagic diff compares two)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
+    OptionSpec(("--baseline",), "compare with the report saved at PATH and show what changed, "
+               "stage by stage, under the verdict", str, "PATH"),
+    OptionSpec(("--html",), "write {result} as a self-contained HTML page to PATH (charts "
+               "embedded, opens offline)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
+    OptionSpec(("-o", "--output"), "return {result} (like %%timeit -o)",
+               tools=frozenset({COMPARE, WATCH}), places=frozenset({MAGIC})),
+    OptionSpec(("--no-plot",), "leave the chart out", tools=frozenset({COMPARE, WATCH}),
+               places=frozenset({MAGIC})),
+    OptionSpec(("--processes",), "measure in N processes on this machine, in lockstep under "
+               "jax.distributed (CPU collectives through gloo); process 0 shows the report "
+               "(docs/distributed.md)", int, "N", places=frozenset({COMMAND})),
+)
+
+
+#: Where the docs hold each tool's generated list (:func:`as_markdown`), between
+#: ``<!-- options: TOOL -->`` and ``<!-- /options -->``.
+DOCS = {COMPARE: "docs/options.md", WATCH: "docs/watch.md"}
+
+
+def as_markdown(tool: str) -> str:
+    """The options ``tool`` takes as the docs list them: a Markdown table of each option
+    as its help writes it (its value, where it is taken, what it does)."""
+    rows = ["| option | in | meaning |", "|---|---|---|"]
+    for spec in OPTION_SPECS:
+        if tool not in spec.tools:
+            continue
+        flags = ", ".join(f"`{flag}{' ' + spec.metavar if spec.metavar else ''}`"
+                          for flag in spec.flags)
+        where = " and ".join(p for p in (MAGIC, COMMAND) if p in spec.places)
+        said = spec.help_for(tool).replace("%%", "%")
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in (flags, where, said))
+                    + " |")
+    return "\n".join(rows)
