@@ -232,7 +232,7 @@ def _command(tmp_path, source: str, *options: str) -> tuple[subprocess.Completed
 
 @libtpu
 @pytest.mark.slow
-def test_a_sharded_cell_is_compiled_with_its_shardings_on_four_chips(tmp_path):
+def test_a_sharded_cell_is_compiled_with_its_shardings_on_four_chips_its_jits_too(tmp_path):
     done, yours = _command(tmp_path, SHARDED.format(put=ON_MESH), "-r", "1",
                            "--target", "v5e:2x2")
     assert done.returncode == 0, done.stderr
@@ -243,6 +243,14 @@ def test_a_sharded_cell_is_compiled_with_its_shardings_on_four_chips(tmp_path):
     # the batch split over 4 chips: each holds a quarter of the argument
     assert mine.memory["flat"].argument_bytes * 4 == every.memory["flat"].argument_bytes
     assert "your shardings, over the topology's 4 devices" in done.stdout
+    # the in_shardings of the user's own jit, the arrays plain
+    jitted = SHARDED.format(put="jnp.ones((512, 256))").replace(
+        "model(x)\n", 'jax.jit(model, in_shardings=NamedSharding(mesh, P("data")))(x)\n')
+    done, given = _command(tmp_path, jitted, "-r", "1", "--target", "v5e:2x2")
+    assert done.returncode == 0, done.stderr
+    theirs = target_of(given["env"])
+    assert theirs.placement == YOURS
+    assert theirs.memory["flat"].argument_bytes == mine.memory["flat"].argument_bytes
     assert "libtpu" not in done.stderr.lower() or "warning" not in done.stderr.lower()
 
 

@@ -97,43 +97,79 @@ def topology_devices(topology: tpu.Topology) -> list[Any]:
     return list(desc.devices)
 
 
-def placed(args: tuple, kwargs: dict[str, Any],
-           devices: list[Any]) -> tuple[tuple, dict[str, Any], str, tuple[str, ...]]:
-    """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
-    they were placed, notes). An array keeps the user's ``NamedSharding`` where its mesh
-    has as many devices as the topology; every other array is replicated."""
-    from jax.sharding import Mesh
-    from jax.sharding import NamedSharding
-    from jax.sharding import PartitionSpec
-    from jax.sharding import SingleDeviceSharding
+class _Placer:
+    """Puts arrays on a topology's devices as ``ShapeDtypeStruct``, noting how."""
 
-    one = len(devices) == 1
-    everywhere = SingleDeviceSharding(devices[0]) if one else \
-        NamedSharding(Mesh(np.array(devices), ("target",)), PartitionSpec())
-    kinds: set[str] = set()
-    notes: list[str] = []
+    def __init__(self, devices: list[Any]) -> None:
+        from jax.sharding import Mesh
+        from jax.sharding import NamedSharding
+        from jax.sharding import PartitionSpec
+        from jax.sharding import SingleDeviceSharding
 
-    def spec(x: Any) -> Any:
+        self.devices, self.one = devices, len(devices) == 1
+        self.everywhere = SingleDeviceSharding(devices[0]) if self.one else \
+            NamedSharding(Mesh(np.array(devices), ("target",)), PartitionSpec())
+        self.kinds: set[str] = set()
+        self.notes: list[str] = []
+
+    def spec(self, x: Any, given: Any = None) -> Any:
+        """``x`` on the devices: by ``given`` (the user's jit's sharding for it) or its own
+        ``NamedSharding`` where its mesh has as many devices, else replicated."""
+        from jax.sharding import Mesh
+        from jax.sharding import NamedSharding
+
         if not (hasattr(x, "shape") and hasattr(x, "dtype")):
             return x
-        sharding = getattr(x, "sharding", None)
-        mesh = getattr(sharding, "mesh", None)
-        if not one and isinstance(sharding, NamedSharding) and mesh is not None \
-                and mesh.devices.size == len(devices):
-            ours = Mesh(np.array(devices).reshape(mesh.devices.shape), mesh.axis_names)
-            kinds.add(YOURS)
+        sharding = given if given is not None else getattr(x, "sharding", None)
+        mesh: Any = getattr(sharding, "mesh", None)
+        size = getattr(getattr(mesh, "devices", None), "size", 0)
+        if not self.one and isinstance(sharding, NamedSharding) and size == len(self.devices):
+            ours = Mesh(np.array(self.devices).reshape(mesh.devices.shape), mesh.axis_names)
+            self.kinds.add(YOURS)
             return jax.ShapeDtypeStruct(x.shape, x.dtype,
                                         sharding=NamedSharding(ours, sharding.spec))
-        if isinstance(sharding, NamedSharding) and mesh is not None and mesh.devices.size > 1:
-            notes.append(f"an argument sharded over {mesh.devices.size} devices was "
-                         f"replicated: the target has {len(devices)}")
-        kinds.add(ONE_DEVICE if one else REPLICATED)
-        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=everywhere,
+        if isinstance(sharding, NamedSharding) and size > 1:
+            self.notes.append(f"an argument sharded over {size} devices was replicated: the "
+                              f"target has {len(self.devices)}")
+        self.kinds.add(ONE_DEVICE if self.one else REPLICATED)
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=self.everywhere,
                                     weak_type=bool(getattr(x, "weak_type", False)))
 
-    new_args, new_kwargs = jax.tree_util.tree_map(spec, (args, kwargs))
-    kind = YOURS if YOURS in kinds else ONE_DEVICE if one else REPLICATED
-    return tuple(new_args), dict(new_kwargs), kind, tuple(dict.fromkeys(notes))
+    def by_prefix(self, prefix: Any, arg: Any) -> Any:
+        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it (a
+        sharding for all its leaves, or a tree of them; None: by the arrays' own)."""
+        from jax.sharding import Sharding
+
+        def is_given(s: Any) -> bool:
+            return s is None or isinstance(s, Sharding)
+
+        if is_given(prefix):
+            return jax.tree_util.tree_map(lambda x: self.spec(x, prefix), arg)
+        try:
+            return jax.tree_util.tree_map(
+                lambda s, sub: jax.tree_util.tree_map(lambda x: self.spec(x, s), sub),
+                prefix, arg, is_leaf=is_given)
+        except (ValueError, TypeError):  # not a prefix of the argument: by the arrays
+            self.notes.append("your jit's in_shardings did not match the arguments' structure")
+            return jax.tree_util.tree_map(self.spec, arg)
+
+
+def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any = None,
+           ) -> tuple[tuple, dict[str, Any], str, tuple[str, ...]]:
+    """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
+    they were placed, notes). ``given``: the ``in_shardings`` of the user's own jit (one
+    sharding for every argument, or one per positional argument); else an array keeps its
+    own ``NamedSharding`` where its mesh has as many devices as the topology; every other
+    array is replicated."""
+    placer = _Placer(devices)
+    per_arg = given if isinstance(given, tuple) else (given,) * len(args)
+    if len(per_arg) != len(args):
+        placer.notes.append("your jit's in_shardings did not match the arguments' number")
+        per_arg = (None,) * len(args)
+    new_args = tuple(placer.by_prefix(s, a) for s, a in zip(per_arg, args, strict=True))
+    new_kwargs = jax.tree_util.tree_map(placer.spec, kwargs)
+    kind = YOURS if YOURS in placer.kinds else ONE_DEVICE if placer.one else REPLICATED
+    return new_args, dict(new_kwargs), kind, tuple(dict.fromkeys(placer.notes))
 
 
 @dataclasses.dataclass
@@ -186,7 +222,8 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
     topology = tpu.parse(str(options.target))
     devices = topology_devices(topology)
     flat = prepared["flat"]
-    args, kwargs, placement, notes = placed(flat.args, flat.kwargs, devices)
+    args, kwargs, placement, notes = placed(flat.args, flat.kwargs, devices,
+                                            flat.variant.plan.in_shardings)
     targeted = {n: dataclasses.replace(p, args=args, kwargs=kwargs, batch=None)
                 for n, p in prepared.items()}
     same = not prepared["nested"].variant.planned

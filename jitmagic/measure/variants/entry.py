@@ -194,7 +194,15 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
     helpers = {n: _helper(f, ran) for n, f in found.helpers.items()}
     return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace,
-                flat_traces=found.error is None)
+                flat_traces=found.error is None, in_shardings=user_in_shardings(obj))
+
+
+def user_in_shardings(obj: Any) -> Any:
+    """The ``in_shardings`` the user gave their own ``jax.jit`` on the entry (None: none)."""
+    info = jit_info(obj) if is_user_jit(obj) else None
+    if info is None or not getattr(info, "user_specified_in_shardings", False):
+        return None
+    return jax.tree_util.tree_unflatten(info.in_shardings_treedef, info.in_shardings_leaves)
 
 
 #: ``jax.jit``'s options that hand the caller's buffers to the program.

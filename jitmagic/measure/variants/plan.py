@@ -70,6 +70,10 @@ class Plan:
     namespace: dict[str, Any] = field(default_factory=dict)
     #: Whether the flat program traced (the discovery trace raised nothing).
     flat_traces: bool = True
+    #: The ``in_shardings`` of the user's own ``jax.jit`` on the entry, as they gave them (a
+    #: sharding, or a tuple with one per positional argument; None: they gave none):
+    #: ``--target`` places the arguments on the topology's devices by them.
+    in_shardings: Any = None
 
 
 @dataclass
