@@ -89,3 +89,30 @@ def test_effort_rows_say_which_runs_were_not_cold():
     assert ("Not cold: default runs 2 and 3 compiled in 1.1 s and 1.27 s (the first: "
             "3.65 s)") in said
     assert "the ratios below count them" in said
+
+
+def test_a_profiled_compile_that_was_not_cold_is_marked():
+    """--xla's extra compile comes after the comparison, in the same process: on a TPU v5e
+    (2026-12-06, the seed under --why) the flat one took 1.17 s where the runs' cold
+    compiles took 4.14-4.97 s, the nested one 3.55 s beside 3.92-4.17 s. Only the flat
+    one is marked; on a CPU (which keeps no work) neither, whatever its seconds."""
+    from jitmagic.model.causes.xla_passes import ProfiledCompile
+    from jitmagic.model.causes.xla_passes import XlaPasses
+    from jitmagic.model.stats.cold import warm_extra
+    from jitmagic.render.causes.xla_passes import section
+
+    flat = {"compile_s": [4.88, 4.14, 4.97], "compile_cpu_s": [4.7, 4.08, 4.8]}
+    nested = {"compile_s": [4.14, 3.92, 4.17], "compile_cpu_s": [4.04, 3.81, 4.11]}
+    passes = XlaPasses({"flat": ProfiledCompile(1.17, 0.355, 0.040, None, backend="tpu"),
+                        "nested": ProfiledCompile(3.55, 3.33, 0.136, None, backend="tpu")})
+    assert warm_extra(1.17, flat, "tpu") and not warm_extra(3.55, nested, "tpu")
+    assert not warm_extra(1.17, flat, "cpu") and not warm_extra(1.17, flat, None)
+    said = section(comparison(flat, nested, every=0.1, env={"backend": "tpu"},
+                              xla_passes=passes))
+    assert said is not None
+    assert ("Not cold: the flat profiled compile took 1.17 s, under 70% of the first cold "
+            "compile of the comparison's runs (4.88 s)") in said[0]
+    assert said[0].count("Not cold") == 1 and "Not cold" in said[1]
+    on_cpu = section(comparison(flat, nested, every=0.1, env={"backend": "cpu"},
+                                xla_passes=passes))
+    assert on_cpu is not None and "Not cold" not in on_cpu[0]

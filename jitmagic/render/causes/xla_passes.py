@@ -19,7 +19,12 @@ from ...model.causes.xla_passes import PROFILED
 from ...model.causes.xla_passes import ProfiledCompile
 from ...model.causes.xla_passes import XlaPasses
 from ...model.comparison import Comparison
+from ...model.stats.cold import COMPILE
+from ...model.stats.cold import WARM_SHARE
+from ...model.stats.cold import warm_extra
 from ...model.stats.units import fmt_s
+from ...model.stats.witness import WALL
+from ...model.stats.witness import on
 from ..blocks import Block
 from ..blocks import Cell
 from ..blocks import Heading
@@ -45,8 +50,10 @@ def pct(share: float | None) -> str:
     return f"{share:.2%}" if share < 0.001 else f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
 
-def blocks(x: XlaPasses) -> list[Block]:
-    """The section: heading, the reason where nothing was measured, else each variant's."""
+def blocks(x: XlaPasses, warm: dict[str, float] | None = None) -> list[Block]:
+    """The section: heading, the reason where nothing was measured, else each variant's;
+    ``warm``: the variants whose profiled compile was not cold, with the first cold
+    compile of the comparison's runs of it (:func:`warm_compiles`)."""
     out: list[Block] = [Heading(HEADING)]
     if x.reason is not None:
         return [*out, Para([x.reason], kind="note")]
@@ -58,6 +65,8 @@ def blocks(x: XlaPasses) -> list[Block]:
             out.append(Para([f"{variant}: {why}"], kind="note"))
             continue
         out += _variant(variant, c)
+        if variant in (warm or {}):
+            out.append(_not_cold(variant, c.compile_s, (warm or {})[variant]))
     said = nesting_sentence(x)
     if said:
         out.append(Para([said]))
@@ -194,12 +203,30 @@ def text(x: XlaPasses) -> str:
     return as_text(blocks(x))
 
 
-def html(x: XlaPasses) -> str:
-    return as_html(blocks(x))
+def _not_cold(variant: str, profiled_s: float, first_s: float) -> Para:
+    return Para([f"Not cold: the {variant} profiled compile took {fmt_s(profiled_s)}, under "
+                 f"{WARM_SHARE:.0%} of the first cold compile of the comparison's runs "
+                 f"({fmt_s(first_s)}): the compiler kept something from earlier compiles of "
+                 "this program in this process, so these shares are of a compile that did "
+                 "less work than a cold one."], kind="warning")
+
+
+def warm_compiles(c: Comparison) -> dict[str, float]:
+    """The variants whose profiled compile was not cold
+    (:func:`~jitmagic.model.stats.cold.warm_extra`), each with its runs' first compile."""
+    record, platform = c.xla_passes, c.env.get("backend")
+    if record is None:
+        return {}
+    return {v: on(c.variants[v].samples, COMPILE, WALL)[0]
+            for v, p in record.compiles.items() if v in c.variants
+            and warm_extra(p.compile_s, c.variants[v].samples, platform)}
 
 
 def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where XLA spent
-    its profiled compiles, where ``--xla`` measured them."""
+    its profiled compiles, where ``--xla`` measured them, and which were not cold."""
     record = c.xla_passes
-    return None if record is None else (text(record), html(record))
+    if record is None:
+        return None
+    said = blocks(record, warm_compiles(c))
+    return as_text(said), as_html(said)
