@@ -236,3 +236,24 @@ def test_saved_kinds_are_checked_and_older_reports_still_load():
         Comparison.from_dict(_report(outputs_match=True, outputs_kind="mismatch"))
     with pytest.raises(ReportSchemaError, match=r"^outputs_leaf: expected a string"):
         Comparison.from_dict(_report(outputs_match=True, outputs_kind="exact", outputs_leaf=3))
+
+
+def test_a_mismatch_names_its_first_leaf_and_the_largest_difference_over_all():
+    """A Flax model's outputs on a new user's trial: the report named the first leaf that
+    differed with the largest difference over every leaf (0.0312) while the warning gave
+    that leaf's own (0.000427), two numbers for one leaf. Each now says which it is."""
+    traces = [0]
+
+    def helper(x):
+        traces[0] += 1  # impure on purpose: each trace differs, `a` a little, `b` a lot
+        return {"a": x * (1.0 + traces[0] * 1e-3), "b": x * (1.0 + traces[0] * 1e-1)}
+
+    def model(x):
+        return helper(x)
+
+    result = jitmagic.compare(model, jnp.linspace(1.0, 2.0, 8), **ONCE)
+    warning = next(w for w in result.warnings if "outputs of" in w)
+    first = float(warning.split("largest difference ")[1].split(")")[0])
+    assert result.outputs_leaf == "a" and first < result.max_abs_diff / 10
+    assert (f"outputs: MISMATCH between flat and nested at `a` (largest difference over all "
+            f"leaves {result.max_abs_diff:.3g})") in str(result)

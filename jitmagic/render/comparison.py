@@ -326,8 +326,9 @@ def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) 
     if kind == "rounding":
         dtype = record.outputs_dtype or "float"
         return f"outputs: {between} match within {dtype} rounding ({largest}{at})"
-    if kind == "mismatch":
-        return f"outputs: MISMATCH between {between}{at}" + (f" ({largest})" if largest else "")
+    if kind == "mismatch":  # the leaf named is the first that differs, not the worst
+        overall = largest.replace("difference", "difference over all leaves") if at else largest
+        return f"outputs: MISMATCH between {between}{at}" + (f" ({overall})" if largest else "")
     return (f"outputs: {between} match" if match else f"outputs: MISMATCH between {between}") \
         + (f" ({largest})" if largest else "")
 
