@@ -51,7 +51,6 @@ from jitmagic.model.causes.effort import USE_BELOW
 from jitmagic.model.causes.effort import Effort
 from jitmagic.model.causes.effort import EffortRow
 from jitmagic.model.causes.effort import Setting
-from jitmagic.model.causes.effort import calls_figure
 from jitmagic.model.causes.effort import causes
 from jitmagic.model.causes.why import causes as why_causes
 from jitmagic.model.parts import part_causes
@@ -62,6 +61,7 @@ from jitmagic.render.causes.effort import TITLE
 from jitmagic.render.causes.effort import html
 from jitmagic.render.causes.effort import section
 from jitmagic.render.causes.effort import text
+from jitmagic.render.causes.effort_words import calls_figure
 
 LEVEL0 = Setting("xla_backend_optimization_level=0", {"xla_backend_optimization_level": 0},
                  'XLA_FLAGS="--xla_backend_optimization_level=0"')

@@ -48,9 +48,7 @@ NOT_READ = ("ledger", "saved")
 
 #: The modules that still word something, to be moved to render/ (issue 53, item 2).
 NOT_YET = frozenset({
-    "causes/cause.py", "causes/effort.py", "causes/loops.py", "causes/nesting.py",
-    "causes/second_start.py", "causes/why.py", "causes/xla_passes.py",
-    "diff.py", "lines/__init__.py", "outputs.py", "parts.py", "progress.py",
+    "causes/second_start.py", "causes/xla_passes.py", "diff.py", "lines/__init__.py", "outputs.py", "parts.py", "progress.py",
     "reports/storage.py", "rows.py", "stats/rule.py", "stats/verdicts.py",
     "stats/witness.py", "sweep.py",
 })

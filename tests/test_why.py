@@ -22,13 +22,13 @@ from jitmagic.model.causes.nesting import NAME
 from jitmagic.model.causes.second_start import CacheRow
 from jitmagic.model.causes.second_start import Start
 from jitmagic.model.causes.second_start import samples
-from jitmagic.model.causes.why import NAMED_PASS
-from jitmagic.model.causes.why import _cache_fix
 from jitmagic.model.rows import VARIANTS
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.witness import on
+from jitmagic.render.causes.said import NAMED_PASS
+from jitmagic.render.causes.said import _cache_fix
 from jitmagic.render.causes.second_start import text
 
 

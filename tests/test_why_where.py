@@ -22,7 +22,6 @@ from jax import lax
 import jitmagic
 from jitmagic.model.causes.cause import NOT_MEASURED
 from jitmagic.model.causes.cause import SAVING
-from jitmagic.model.causes.cause import said_of
 from jitmagic.model.causes.nesting import NAME
 from jitmagic.model.causes.nesting import stage_parts
 from jitmagic.model.lines import LineRow
@@ -36,6 +35,7 @@ from jitmagic.model.stats.rule import Difference
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.witness import CPU
 from jitmagic.model.stats.witness import on
+from jitmagic.render.causes.said import said_of
 from tests.support import comparison
 
 # --- nesting's saving, split over the stages it was measured in -------------------------

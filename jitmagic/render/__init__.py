@@ -19,6 +19,7 @@ from . import ledger as _ledger
 from .attribution import advice_lines
 from .bundle import repr_mimebundle
 from .bundle import text
+from .causes.said import register_causes
 from .headlines import register_headlines
 
 
@@ -64,3 +65,4 @@ for _type, _text, _bundle in _SHOWN:
     register("bundle", _type, _bundle)
 register_headlines()
 _diff.register_diff()
+register_causes()

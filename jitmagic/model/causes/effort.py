@@ -15,13 +15,12 @@ the output tolerance changes the results and is never recommended. Measured by
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from enum import StrEnum
 from typing import Any
 
 from ..saved.schema import REQUIRED
@@ -40,46 +39,40 @@ from ..saved.schema import seconds
 from ..saved.schema import text
 from ..stats.cold import warm_runs
 from ..stats.rule import FASTER
-from ..stats.rule import INCONCLUSIVE
 from ..stats.rule import SAME
 from ..stats.rule import SLOWER
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
-from ..stats.units import fmt_s
-from ..stats.units import ratio_figures
-from ..stats.verdicts import interval
-from ..stats.verdicts import times
-from ..stats.verdicts import verb
-from ..stats.verdicts import with_interval
-from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import WALL
 from ..stats.witness import Clock
 from ..stats.witness import clock_for
-from ..stats.witness import clock_name
 from ..stats.witness import cpu_key
-from ..stats.witness import is_busy
 from ..stats.witness import on
-from ..stats.witness import waited
-from ..stats.witness import waited_share
 from .cause import NOT_MEASURED
-from .cause import NOT_RUN
 from .cause import NOTHING as NOTHING_CAUSE
 from .cause import SAVING
 from .cause import UNDECIDED as UNDECIDED_CAUSE
 from .cause import UNMEASURABLE
 from .cause import Cause
-from .cause import stopped_first
+from .cause import Named
 from .compared import Compared
 
-#: The row every setting is compared with: the program as the user compiles it.
-DEFAULT = "default"
-#: The row of the program with each helper the comparison nests kept out of line
-#: (compiled once as its own program and called: ``equinox.internal.noinline``).
-OUT_OF_LINE = "out of line"
+
+class RowName(StrEnum):
+    """The rows that are no setting: the default every setting is compared with (the
+    program as the user compiles it), and the program with each helper the comparison
+    nests kept out of line (compiled once as its own program and called:
+    ``equinox.internal.noinline``). Saved by value, as a row's name."""
+
+    DEFAULT = "default"
+    OUT_OF_LINE = "out of line"
+
+
+DEFAULT, OUT_OF_LINE = RowName.DEFAULT, RowName.OUT_OF_LINE
 COMPILE, EXECUTE = "compile_s", "execute_s"
 #: The sample keys a row keeps: XLA's compile, the cold first call and a steady call,
 #: each on both clocks, and how long the cold call's threads waited for a CPU.
@@ -94,11 +87,22 @@ MATCHING = OUTPUT_KINDS[:2]
 #: difference in XLA's compile at a setting: it does not act on this backend's compile
 #: of this program), inconclusive (the compile's or a call's difference), changes the
 #: results, outputs not compared, changes nothing in the compiled program, failed.
+class Came(StrEnum):
+    """What a setting came to (saved by value in a report's ``verdicts``)."""
+
+    USE = "use it"
+    USE_BELOW = "pays below the break-even"
+    NO_GAIN = "nothing to gain"
+    NO_EFFECT = "no measurable effect"
+    UNDECIDED = "inconclusive"
+    CHANGES_RESULTS = "changes the results"
+    NOT_COMPARED = "outputs not compared"
+    UNCHANGED = "changes nothing"
+    FAILED = "failed"
+
+
 VERDICTS = (USE, USE_BELOW, NO_GAIN, NO_EFFECT, UNDECIDED, CHANGES_RESULTS, NOT_COMPARED,
-            UNCHANGED, FAILED) = ("use it", "pays below the break-even", "nothing to gain",
-                                  "no measurable effect", "inconclusive",
-                                  "changes the results", "outputs not compared",
-                                  "changes nothing", "failed")
+            UNCHANGED, FAILED) = tuple(Came)
 
 
 @dataclass(frozen=True)
@@ -214,7 +218,7 @@ class Outcome:
             return None
         return self.saved_s / self.lost_s
 
-    def verdict(self, row: EffortRow) -> str:
+    def verdict(self, row: EffortRow) -> Came:
         """One of :data:`VERDICTS`, from the outputs and the rule's outcomes."""
         if row.error is not None:
             return FAILED
@@ -330,234 +334,54 @@ def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:
     samples: CPU time where the machine was busy over the rows measured and every one
     has CPU seconds of the compile and the calls, else wall time. The measurement asks
     it of the samples so far, to settle a row on the clock the record will judge it on."""
-    measured = _measured(rows)
+    measured = measured_rows(rows)
     compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
     return compiled if compiled == called else WALL
 
 
-def _measured(rows: Sequence[Mapping[str, Sequence[float]]]
+def measured_rows(rows: Sequence[Mapping[str, Sequence[float]]]
               ) -> list[Mapping[str, Sequence[float]]]:
     """The default's samples and each row's that has a compile sample (a row that failed
     before one says nothing of the load or the clock)."""
     return [rows[0], *(r for r in rows[1:] if r.get(COMPILE))]
 
 
-def clock_reason(e: Effort) -> str:
-    """Which clock the section's figures are on and why, from how long the rows' cold
-    runs waited for a CPU (:func:`~jitmagic.model.stats.witness.waited`): CPU time where
-    the machine was busy while they ran, else wall time."""
-    share = waited_share(_measured([e.default, *(r.samples for r in e.rows.values())]))
-    if e.clock() == CPU:
-        assert share is not None  # CPU time is chosen only where the wait was measured
-        return (f"every figure is CPU time: the machine was busy while these rows ran "
-                f"(their cold runs {waited(share)}), so CPU time decided, whatever clock "
-                "the comparison above used")
-    if share is None:
-        return "every figure is wall time (how long the runs waited for a CPU was not measured)"
-    if is_busy(share):
-        return (f"every figure is wall time: the machine was busy (the cold runs "
-                f"{waited(share)}), but not every row has CPU seconds to decide by")
-    return (f"every figure is wall time: the machine was quiet while these rows ran (their "
-            f"cold runs {waited(share)})")
-
-
-def calls_figure(calls: float) -> str:
-    """A break-even call count as said: rounded down to two significant figures
-    (``2,345`` → ``2,300``), so the count said never overstates where the setting pays."""
-    if calls < 1:
-        return "1"
-    digits = max(0, int(math.floor(math.log10(calls))) - 1)
-    return f"{int(calls // 10**digits) * 10**digits:,}"
-
-
-# --- the words every front end shares (the section and the causes) ---------------------
-
-def compile_words(o: Outcome) -> str:
-    """``XLA compiles 3.0× faster (2.1×–4.0×) (0.21 s → 71 ms, CPU time)``, or what the
-    rule found instead."""
-    figures = f"({fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}, {_clock(o)})"
-    d = o.compile
-    if d.kind == SAME:
-        return f"XLA's compile shows no measurable difference {figures}"
-    if d.kind == INCONCLUSIVE:
-        return f"whether XLA compiles faster is inconclusive: {leaning(d)} {figures}"
-    return f"{compile_verdict(d, o.clock)} {figures}"
-
-
-def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
-    """``XLA compiles 3.0× faster (2.1×–4.0×)`` on wall time; ``XLA's compile takes 3.0×
-    less CPU time (…)`` where CPU time decided: "faster" is wall time's word, and said of
-    a CPU-time ratio it read as the wall time the figures beside it are not. ``named``:
-    wall time says so (``faster in wall time``), where no figures follow to name it."""
-    if clock == CPU:
-        return f"XLA's compile {verb(CPU)} {with_interval(d, CPU)}"
-    return f"XLA compiles {times(d)}{' in wall time' * named} {interval(d)}".rstrip()
-
-
-def call_words(o: Outcome) -> str:
-    """``a call takes the same time`` (only where the rule says no measurable
-    difference), ``a call is 1.4× slower (…)``, or that it is inconclusive."""
-    d = o.execute
-    figures = f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)})"
-    if d.kind == SAME:
-        return f"a call takes the same time {figures}"
-    if d.kind == INCONCLUSIVE:
-        return f"whether a call is slower is inconclusive: {leaning(d)} {figures}"
-    also = "also " if d.kind == FASTER else ""
-    said = f"{also}takes" if o.clock == CPU else f"is {also}".rstrip()
-    return f"a call {said} {with_interval(d, o.clock)} {figures}"
-
-
-def leaning(d: Difference) -> str:
-    """An undecided ratio without a verdict word: ``1.89× in the setting's favour
-    (0.65×–3.46×)``, ``1.30× in the default's favour (…)``, ``1.00× (…)``; turned as
-    :func:`~jitmagic.model.stats.verdicts.interval` turns it, so the interval reads the
-    same way round as the ratio. "faster" would claim what the rule left open."""
-    shown = ratio_figures(d.ratio if d.ratio >= 1 else 1 / d.ratio)
-    side = "" if shown == ratio_figures(1.0) else \
-        " in the setting's favour" if d.ratio > 1 else " in the default's favour"
-    return f"{shown}×{side} {interval(d)}".rstrip()
-
-
-def pays(o: Outcome) -> str:
-    """Where a setting that compiles faster but calls slower pays, from the medians."""
-    calls = o.break_even
-    assert calls is not None  # USE_BELOW has one
-    saved = f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, {_clock(o)}"
-    if calls < 1:
-        return f"a single call loses more than the compile saves ({saved}): keep the default"
-    return (f"it pays while you make fewer than {calls_figure(calls)} calls ({saved}); "
-            "above that the default wins")
-
-
-def write(e: Effort, r: EffortRow) -> str:
-    """The exact line to write: the jit's keyword (with the user's own options kept),
-    or the config line, and the process-wide way beside it."""
-    options = {**e.baseline, **r.setting.options}
-    keyword = f"`jax.jit({e.entry}, compiler_options={options_text(options)})`"
-    line = keyword if r.setting.keyword else f"`{r.setting.config}`"
-    also = f" (for the whole process: `{r.setting.config}`)" \
-        if r.setting.keyword and r.setting.config else ""
-    return f"{line}{also}"
-
-
-def at(r: EffortRow) -> str:
-    """How a row's sentence names it: ``at `xla_backend_optimization_level=0```, or
-    ``with each helper out of line``."""
-    if r.name == OUT_OF_LINE:
-        return "with each helper out of line (compiled once as its own program and called)"
-    return f"at `{r.name}`"
-
-
-def options_text(options: dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in options.items()) + "}"
-
-
-def _clock(o: Outcome) -> str:
-    return clock_name(o.clock)
-
-
 # --- the causes it adds to "why the first call is slow" --------------------------------
 
 #: The causes' names in the causes section: the effort settings, and apart from them
 #: (keeping helpers out of line is no effort setting) the out-of-line row.
-CAUSE = "XLA's optimization effort"
-HELPERS_CAUSE = "helpers kept out of line"
+CAUSE = Named.EFFORT
+HELPERS_CAUSE = Named.OUT_OF_LINE
 
 
 def causes(c: Compared) -> Iterator[Cause]:
     """XLA's effort as a cause of ``c``'s (a Comparison) slow first call, and apart from
     it the helpers kept out of line: each the row that saves the most compile among
-    those the samples support using, with its line to write and what a call then costs;
-    else inconclusive or nothing to gain as the rule found, per row; not measured
-    (``--effort`` measures it) where it was not."""
+    those the samples support using (its words: its line to write and what a call then
+    costs); else inconclusive or nothing to gain as the rule found, per row; not
+    measured (``--effort`` measures it) where it was not."""
     e = c.part("effort")
     if e is None:
-        yield Cause(CAUSE, NOT_MEASURED, said=stopped_first(c) or NOT_RUN, option="--effort")
+        yield Cause(CAUSE, NOT_MEASURED, option="--effort", maker="not run", of=c)
         return
     if e.default_error is not None or not e.rows:
-        yield Cause(CAUSE, UNMEASURABLE, said="no effort setting could be measured here")
+        yield Cause(CAUSE, UNMEASURABLE, maker="effort", case="none measured", of=c)
         return
     settings = [r for r in e.rows.values() if r.name != OUT_OF_LINE]
     if settings:
-        yield _cause(e, settings, CAUSE)
+        yield _cause(c, e, settings, CAUSE)
     if OUT_OF_LINE in e.rows:
-        yield _cause(e, [e.rows[OUT_OF_LINE]], HELPERS_CAUSE)
+        yield _cause(c, e, [e.rows[OUT_OF_LINE]], HELPERS_CAUSE)
 
 
-def _cause(e: Effort, rows: list[EffortRow], name: str) -> Cause:
-    """The cause ``name`` of ``rows``: the best of them to use, else what each came to;
-    then what the rest leave open, and where your own options cost run time."""
+def _cause(c: Compared, e: Effort, rows: list[EffortRow], name: str) -> Cause:
+    """The cause ``name`` of ``rows``: a saving where one of them is worth using (the
+    best, :meth:`Effort.recommended`'s first), else inconclusive or nothing to gain."""
     best = [r for r in e.recommended() if r in rows]
+    detail = (e, tuple(rows))
     if not best:
         kinds = {e.outcome(r).verdict(r) for r in rows}
         kind = UNDECIDED_CAUSE if UNDECIDED in kinds else NOTHING_CAUSE
-        return Cause(name, kind, said="; ".join([nothing_worth(e, rows), *run_time(e, rows)]))
-    r = best[0]
-    o = e.outcome(r)
-    worth = "" if o.break_even is None else f": {pays(o)}"
-    open_ = [f"`{x.name}`: {verdict_words(e, x)}" for x in rows if _more_if_decided(e, x, o)]
-    said = [f"{at(r)} {compile_words(o)} and {call_words(o)}{worth}", *open_, *run_time(e, rows)]
-    return Cause(name, SAVING, o.saved_s, "; ".join(said), fix(e, r))
-
-
-def fix(e: Effort, r: EffortRow) -> str:
-    """What to do: ``compile less hard: `jax.jit(...)` ``, or ``keep `layer` out of line:
-    `layer = equinox.internal.noinline(layer)` `` (out of line is no effort setting)."""
-    if r.name != OUT_OF_LINE:
-        return f"compile less hard: {write(e, r)}"
-    names = " and ".join(f"`{n}`" for n in r.kept) or "the helpers"
-    return f"keep {names} out of line: {write(e, r)}"
-
-
-def _more_if_decided(e: Effort, r: EffortRow, best: Outcome) -> bool:
-    """Whether ``r`` saves more compile than the setting used (``best``) but a call's cost
-    at it is undecided: said beside the one used, so a bigger saving does not vanish."""
-    o = e.outcome(r)
-    return o.verdict(r) == UNDECIDED and o.compile.kind == FASTER and o.saved_s > best.saved_s
-
-
-def verdict_words(e: Effort, r: EffortRow) -> str:
-    """What one row came to, in a few words: its verdict, or where the compile was decided
-    and a call not, both (``XLA compiles 2.80× faster (…); whether a call is slower is
-    inconclusive, so no break-even``): never "inconclusive" for what was decided."""
-    o = e.outcome(r)
-    verdict = o.verdict(r)
-    if verdict == NO_EFFECT:
-        return "no measurable effect on this backend's compile"
-    if verdict != UNDECIDED:
-        return verdict
-    if o.compile.kind != FASTER:
-        return "whether XLA compiles faster is inconclusive"
-    return (f"{compile_verdict(o.compile, o.clock, named=True)}; whether a call is slower "
-            "is inconclusive, so no break-even")
-
-
-def nothing_worth(e: Effort, rows: list[EffortRow]) -> str:
-    """What the cause says where no row of ``rows`` is worth using: each with what it came
-    to (:func:`verdict_words`); "not worth" only where every one is decided."""
-    each = "; ".join(f"`{r.name}`: {verdict_words(e, r)}" for r in rows)
-    undecided = any(e.outcome(r).verdict(r) == UNDECIDED for r in rows)
-    if rows[0].name == OUT_OF_LINE:
-        words = verdict_words(e, rows[0])
-        return (f"keeping the helpers out of line was not shown to pay here: {words}"
-                if undecided else f"keeping the helpers out of line is not worth it here ({words})")
-    return (f"no lower effort setting was shown to pay here: {each}" if undecided else
-            f"no lower effort setting is worth using here ({each})")
-
-
-def run_time(e: Effort, rows: list[EffortRow]) -> list[str]:
-    """Where the user's jit passes its own ``compiler_options`` (the baseline) and a setting
-    makes a call faster than they do, by the rule: said, for they cost run time."""
-    if not e.baseline:
-        return []
-    out = []
-    for r in rows:
-        o = e.outcome(r)
-        if r.name != OUT_OF_LINE and r.outputs in MATCHING and o.execute.kind == FASTER:
-            out.append(f"at `{r.name}` a call {verb(o.clock)} {times(o.execute, o.clock)} "
-                       f"than with your own "
-                       f"`compiler_options={options_text(e.baseline)}` {interval(o.execute)} "
-                       f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)}): "
-                       "your options cost run time")
-    return out
+        return Cause(name, kind, maker="effort", case="none worth", of=c, detail=detail)
+    return Cause(name, SAVING, e.outcome(best[0]).saved_s, maker="effort", case="use",
+                 of=c, detail=detail)

@@ -13,22 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..lines import UNROLL_FIX
 from ..lines import LineTable
-from ..lines import unroll_copies
 from .cause import NOT_MEASURED
 from .cause import Cause
+from .cause import Named
 from .compared import Compared
 
-#: Said of XLA's compile where a Python loop builds most of the program.
-UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
-#: The end of each loop's sentence: no figure of the rewrite was had.
-NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your "
-             "loops)")
-
-
 #: How each loop's cause is named: what :func:`is_rewrite` knows them by.
-PYTHON_LOOP, JAX_LOOP = "the Python loop at line ", "the `jax.lax."
+PYTHON_LOOP, JAX_LOOP = Named.PYTHON_LOOP, Named.JAX_LOOP
 
 
 def is_rewrite(x: Cause) -> bool:
@@ -43,36 +35,17 @@ def flat_table(c: Compared) -> LineTable | None:
 
 def loops(c: Compared) -> Iterator[Cause]:
     """Each unrolled scan, and the Python loop that builds most of the program, as a
-    rewrite not measured, with the share of the program it builds."""
+    rewrite not measured (its words say the share of the program it builds)."""
     table = flat_table(c)
     if table is None:
         return
     for x in table.unrolled():
         steps = f", {x.length:,} steps" if x.length is not None else ""
         yield Cause(f"{JAX_LOOP}{x.primitive}` at line {x.line} (unroll={x.unroll}{steps})",
-                    NOT_MEASURED, said=f"{unroll_copies(x, table.total_eqns)}; {NOT_TIMED}",
-                    fix=UNROLL_FIX)
+                    NOT_MEASURED, maker="loop", case="unrolled", of=c, detail=x)
     found = table.python_loop()
     if found is not None:
         row, share = found
         loop = table.loop_line(row)
-        what = "it builds" if loop in (None, row.line) else f"line {row.line}, inside it, builds"
         yield Cause(f"{PYTHON_LOOP}{row.line if loop is None else loop}", NOT_MEASURED,
-                    said=f"{what} {share:.0%} of the program's {table.total_eqns:,} jaxpr "
-                    f"equations, unrolled; as `jax.lax.scan` or `jax.lax.fori_loop` its body "
-                    f"is traced once; {NOT_TIMED}")
-
-
-def compile_fix(c: Compared) -> str:
-    """What to do about XLA's compile where a loop multiplies what it compiles: each
-    unrolled scan's ``unroll=1``; else the Python loop's rewrite (never a scan for a
-    line that already is one)."""
-    table = flat_table(c)
-    if table is None:
-        return ""
-    unrolled = table.unrolled()
-    if unrolled:
-        return "; ".join(f"line {x.line}'s `unroll={x.unroll}`: {UNROLL_FIX}" for x in unrolled)
-    if table.python_loop() is not None:
-        return f"{UNROLLED}; `jax.lax.scan` compiles its body once"
-    return ""
+                    maker="loop", case="python", of=c, detail=found)

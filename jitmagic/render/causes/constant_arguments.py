@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-from ...model.causes.cause import said_of
 from ...model.causes.constant_arguments import CAPTURED
 from ...model.causes.constant_arguments import COMPARED
 from ...model.causes.constant_arguments import FORMS
@@ -39,6 +38,7 @@ from ..blocks import first
 from ..blocks import more
 from ..comparison import partial
 from ..format import fmt_spread
+from .said import said_of
 
 TITLE = "Big constants"
 #: Each form as the table calls it.

@@ -27,14 +27,6 @@ from ...model.causes.effort import USE_BELOW
 from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Outcome
-from ...model.causes.effort import at as where
-from ...model.causes.effort import call_words
-from ...model.causes.effort import clock_reason
-from ...model.causes.effort import compile_words
-from ...model.causes.effort import options_text
-from ...model.causes.effort import pays
-from ...model.causes.effort import run_time
-from ...model.causes.effort import write
 from ...model.causes.effort_diff import EffortDiff
 from ...model.comparison import Comparison
 from ...model.diff import Diff
@@ -58,6 +50,14 @@ from ..diff import interval as diff_interval
 from ..diff import said
 from ..drawing import effort_png
 from ..format import verdict_ratio
+from .effort_words import at as where
+from .effort_words import call_words
+from .effort_words import clock_reason
+from .effort_words import compile_words
+from .effort_words import options_text
+from .effort_words import pays
+from .effort_words import run_time
+from .effort_words import write
 
 TITLE = "XLA's effort (compile less hard)"
 COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio", "outputs")

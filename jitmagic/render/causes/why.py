@@ -8,7 +8,6 @@ import math
 
 from ...model.causes.cause import KINDS
 from ...model.causes.cause import NOT_MEASURED
-from ...model.causes.cause import NOT_RUN
 from ...model.causes.cause import NOTHING
 from ...model.causes.cause import SAVING
 from ...model.causes.cause import STAGE
@@ -16,7 +15,6 @@ from ...model.causes.cause import UNDECIDED
 from ...model.causes.cause import UNMEASURABLE
 from ...model.causes.cause import Cause
 from ...model.causes.cause import clock_of
-from ...model.causes.cause import stopped_first
 from ...model.causes.loops import is_rewrite
 from ...model.comparison import Comparison
 from ...model.stats.rule import median
@@ -27,6 +25,8 @@ from ...model.stats.witness import on
 from ..blocks import Block
 from ..blocks import Heading
 from ..blocks import Para
+from .said import NOT_RUN
+from .said import stopped_first
 
 #: Said under two or more measured seconds.
 OVERLAP = ("the causes overlap (a big constant's cost is part of XLA's compile; a warm cache "

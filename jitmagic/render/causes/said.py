@@ -1,0 +1,335 @@
+"""The words of every cause of a slow first call: what was measured (``said``) and what
+to do (``fix``), made of a :class:`~jitmagic.model.causes.cause.Cause`'s facts.
+
+One renderer per maker of causes (:data:`MAKERS`, by the cause's ``maker``), registered
+as the renderer of :class:`~jitmagic.model.causes.cause.Cause`
+(:func:`register_causes`), so ``cause.said`` reads as the section shows it. A saving
+the rule judged (``case`` "judged") says its verdict, then its seconds, then what else
+was measured: "took 604 ms, 326 ms less" read as a saving of the figure before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...model.causes.cause import SAVING
+from ...model.causes.cause import Cause
+from ...model.causes.cause import clock_of
+from ...model.causes.compared import Compared
+from ...model.causes.constant_arguments import BIG_BYTES
+from ...model.causes.constant_arguments import subject
+from ...model.causes.loops import flat_table
+from ...model.causes.nesting import NO_ONE_STAGE
+from ...model.causes.nesting import SMALL_REST
+from ...model.causes.nesting import STAGES
+from ...model.causes.nesting import split
+from ...model.causes.nesting import stage_parts
+from ...model.causes.second_start import NOT_READ
+from ...model.causes.second_start import CacheRow
+from ...model.causes.second_start import SecondStart
+from ...model.causes.second_start import cache_fixes
+from ...model.causes.second_start import samples
+from ...model.lines import UNROLL_FIX
+from ...model.lines import unroll_copies
+from ...model.shown import register
+from ...model.stats.rule import FASTER
+from ...model.stats.rule import INCONCLUSIVE
+from ...model.stats.rule import SAME
+from ...model.stats.rule import Difference
+from ...model.stats.rule import median
+from ...model.stats.units import fmt_bytes
+from ...model.stats.units import fmt_s
+from ...model.stats.verdicts import interval
+from ...model.stats.verdicts import stated
+from ...model.stats.verdicts import times
+from ...model.stats.witness import CPU
+from ...model.stats.witness import FIRST_CALL
+from ...model.stats.witness import Clock
+from ...model.stats.witness import on
+from .effort_words import cause_words as effort_words
+
+#: Why a part with an option did not run where nothing stopped: it was not asked for.
+NOT_RUN = "not run this time"
+#: Said of XLA's compile where a Python loop builds most of the program.
+UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
+#: The end of each loop's sentence: no figure of the rewrite was had.
+NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your "
+             "loops)")
+#: The share of a compile from which its biggest HLO pass is named.
+NAMED_PASS = 0.05
+#: What a warm cache's saving is judged against: the first call with no cache; in a
+#: report of jitmagic 0.5 or older, which measured none, the first start.
+NO_CACHE = "with no cache"
+FIRST_START = "on the first start, which writes the cache"
+
+Words = tuple[str, str]
+
+
+def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None) -> str:
+    """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``,
+    ``... shows no measurable difference``: the rule's verdict on ``what``
+    (:func:`~jitmagic.model.stats.verdicts.stated`), led by "inconclusive" where it is;
+    in a section whose figures are CPU time (``section``), a wall-time verdict says so."""
+    said = stated(what, d, clock, wall_named=section == CPU)
+    return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
+
+
+def of_clock(c: Compared, clock: Clock) -> str:
+    """`` of CPU time`` / `` of wall time`` where ``clock`` is not the section's own (which
+    its title names), else empty: the clock of seconds said beside a ratio."""
+    if clock == clock_of(c):
+        return ""
+    return " of CPU time" if clock == CPU else " of wall time"
+
+
+def stopped_first(c: Compared) -> str:
+    """``the measurement stopped first (stopped by --timeout after ...)``; empty where
+    nothing stopped."""
+    stopped = c.stopped_anywhere
+    return f"the measurement stopped first ({stopped})" if stopped else ""
+
+
+def why_not(c: Compared) -> str:
+    """Why a part did not run: the stop that came first; else it was not asked for, or
+    failed (the notes say which)."""
+    return stopped_first(c) or NOT_RUN
+
+
+def _saved(x: Cause, said: str, clock: Clock) -> str:
+    """A judged saving's verdict ``said``, then its seconds on ``clock``."""
+    if x.kind != SAVING:
+        return said
+    return f"{said}, {fmt_s(x.seconds)}{of_clock(x.of, clock)} less"
+
+
+# --- where the first call's time goes ---------------------------------------------------
+
+def stage_words(x: Cause) -> Words:
+    """A stage: what is known of it (XLA's compile), and its hint (the loop ``--lines``
+    found, the scan to unroll less)."""
+    c = x.of
+    if x.case == "trace_s":
+        return "", _loop_hint(c)
+    if x.case == "compile_s":
+        return _compile_detail(c), compile_fix(c)
+    return "", ""
+
+
+def _loop_hint(c: Compared) -> str:
+    """The Python loop ``--lines`` found building most of the program, and the rewrite."""
+    if c.lines is None or "flat" not in c.lines.tables:
+        return ""
+    return c.lines.flat.loop_hint() or ""
+
+
+def _compile_detail(c: Compared) -> str:
+    """What is known of XLA's compile: the same program for both variants; where the
+    ``--xla`` profile saw its time go."""
+    said = ["XLA built the same program from both variants, instruction by instruction"
+            ] if c.same_compiled else []
+    profiled = c.xla_passes.of("flat") if c.xla_passes is not None else None
+    if profiled is not None:
+        said.append(f"of an extra profiled compile, {_xla_parts(profiled)}")
+        if (c.flat.constant_bytes or 0) >= BIG_BYTES and profiled.before_passes_s:
+            said.append("converting the module to HLO includes its big constants")
+    elif c.xla_passes is not None and c.xla_passes.reason:
+        said.append(f"its passes: {c.xla_passes.reason}")
+    return "; ".join(said)
+
+
+def _xla_parts(profiled: Any) -> str:
+    """``code generation 92%, HLO passes 4% (the biggest pass: `algsimp`, 6%)``: the parts
+    of XLA's compile the profile read, biggest first."""
+    parts = [(name, seconds) for name, seconds in (
+        ("code generation", profiled.codegen_s), ("HLO passes", profiled.hlo_passes_s),
+        ("converting the module to HLO", profiled.before_passes_s))
+        if seconds is not None]
+    said = ", ".join(f"{name} {profiled.share(s):.0%}" for name, s in
+                     sorted(parts, key=lambda part: -part[1]))
+    if profiled.top_passes and profiled.share(profiled.top_passes[0][1]) >= NAMED_PASS:
+        name, seconds = profiled.top_passes[0]
+        said += f" (the biggest pass: `{name}`, {profiled.share(seconds):.0%})"
+    return said or "no part read"
+
+
+def compile_fix(c: Compared) -> str:
+    """What to do about XLA's compile where a loop multiplies what it compiles: each
+    unrolled scan's ``unroll=1``; else the Python loop's rewrite (never a scan for a
+    line that already is one)."""
+    table = flat_table(c)
+    if table is None:
+        return ""
+    unrolled = table.unrolled()
+    if unrolled:
+        return "; ".join(f"line {x.line}'s `unroll={x.unroll}`: {UNROLL_FIX}" for x in unrolled)
+    if table.python_loop() is not None:
+        return f"{UNROLLED}; `jax.lax.scan` compiles its body once"
+    return ""
+
+
+def loop_words(x: Cause) -> Words:
+    """A loop's rewrite, not measured: the share of the program it builds."""
+    table = flat_table(x.of)
+    assert table is not None  # a loop's cause is made from it
+    if x.case == "unrolled":
+        return f"{unroll_copies(x.detail, table.total_eqns)}; {NOT_TIMED}", UNROLL_FIX
+    row, share = x.detail
+    loop = table.loop_line(row)
+    what = "it builds" if loop in (None, row.line) else f"line {row.line}, inside it, builds"
+    return (f"{what} {share:.0%} of the program's {table.total_eqns:,} jaxpr equations, "
+            f"unrolled; as `jax.lax.scan` or `jax.lax.fori_loop` its body is traced once; "
+            f"{NOT_TIMED}"), ""
+
+
+# --- what a fix saved -------------------------------------------------------------------
+
+def nesting_words(x: Cause) -> Words:
+    """What nesting the helpers saved, split over the stages it was measured in."""
+    c = x.of
+    nested = c.nested
+    if x.case == "none nested":
+        return "no helper could be nested (the notes say why)", ""
+    if x.case == "no helper":
+        return "no helper of yours is called, so nothing was nested", ""
+    if x.case == "not run":
+        return why_not(c), ""
+    first, clock = c.difference(FIRST_CALL), clock_of(c)
+    names = ", ".join(f"`{h}`" for h in nested.helpers[:3])
+    names += ", ..." if len(nested.helpers) > 3 else ""
+    said = f"nesting {names}: {said_of('the first call', first, clock)}"
+    if first.kind == INCONCLUSIVE:
+        said += faster_stages(c)
+    if x.case == "costs":
+        return said, "keep them inline: their own jit costs more than it saves"
+    if x.kind != SAVING:
+        return said, ""
+    return f"{_saved(x, said, clock)}; {_where(c, x.seconds)}", nested.nesting_fix()
+
+
+def _where(c: Compared, total: float) -> str:
+    """``by stage: Python tracing 150 ms less (...), 40 ms in no one stage``: each part of
+    a saving of ``total`` seconds, and what is left in no one stage."""
+    parts = stage_parts(c)
+    rest = split(total, parts)[1]
+    clock = clock_of(c)
+    said = []
+    for label, s, phase in parts:
+        d = c.difference(phase, clock)
+        verdict = f"{times(d, clock)}, {interval(d)[1:-1]}"
+        said.append(f"{label} {fmt_s(abs(s))} {'less' if s >= 0 else 'more'} ({verdict})")
+    if not parts:
+        return (f"no stage differs measurably ({', '.join(x for _, x in STAGES)}): "
+                f"the {fmt_s(total)} are in {NO_ONE_STAGE}")
+    if rest >= SMALL_REST * total:
+        said.append(f"{fmt_s(rest)} in {NO_ONE_STAGE}")
+    elif rest < -SMALL_REST * total:
+        said.append(f"the stages' parts add up to {fmt_s(-rest)} more than the first call's "
+                    "saving (medians of the parts and of the whole are taken apart)")
+    return f"by stage: {', '.join(said)}"
+
+
+def faster_stages(c: Compared) -> str:
+    """``; its trace is 1.6× faster (1.3×–2.5×)``: the stages the rule calls faster
+    nested, on the section's clock, where the first call as a whole is undecided."""
+    clock = clock_of(c)
+    judged_ = ((label, c.difference(phase, clock)) for phase, label in (
+        ("trace_s", "trace"), ("lower_s", "lowering"), ("compile_s", "XLA compile")))
+    return "".join(f"; {said_of(f'its {label}', d, clock)}" for label, d in judged_
+                   if d.kind == FASTER)
+
+
+def constants_words(x: Cause) -> Words:
+    """Arrays captured from Python: what passing the biggest as arguments saved."""
+    c = x.of
+    count, size = c.flat.constants, c.flat.constant_bytes
+    if x.case == "not counted":
+        return (why_not(c) if c.stopped_anywhere else "not counted (a report older than 0.4)"
+                ), ""
+    if x.case == "small":
+        return (f"{count} array constant{'s' * (count != 1)} captured, {fmt_bytes(size)}"
+                if count else "no array constant captured"), ""
+    if x.case == "not passed":
+        return (f"{fmt_bytes(size)} of array constants captured, not measured passed as "
+                f"arguments: {why_not(c)}"), ""
+    if x.case == "none passable":
+        return (f"{fmt_bytes(size)} of array constants captured, none of which could be "
+                "passed as an argument (the notes say why)"), ""
+    variant = c.constant_arguments.variants["flat"]
+    said = (f"{subject(variant.constants)}; passed as arguments, "
+            f"{said_of('the first call', variant.difference, variant.clock, clock_of(c))}")
+    if x.kind != SAVING:
+        return said, ""
+    return _saved(x, said, variant.clock), ("pass the array to the function as an "
+                                             "argument: XLA then neither embeds nor folds it")
+
+
+def second_start_words(x: Cause) -> Words:
+    """What a warm persistent cache saved, against the first call with no cache, and
+    apart from it what the first start's writing cost."""
+    c = x.of
+    if x.case == "not read":
+        return (f"{NOT_READ} on a warm start (JAX caches no program with host callbacks "
+                "such as `jax.debug.print`)"), ""
+    measured: SecondStart = c.second_start
+    row = measured.rows["flat"]
+    d, clock = row.difference, row.clock()
+    before, after = row.medians_on(clock)
+    named = of_clock(c, clock) or " of CPU time" * (clock == CPU)  # the figures' clock
+    against, short = (NO_CACHE, NO_CACHE) if row.no_cache else (FIRST_START, "on the first start")
+    said = (f"with a warm persistent cache, "
+            f"{said_of('the first call', d, clock, clock_of(c))}{_than(d, against)}")
+    rest = (f" ({fmt_s(after)} warm against {fmt_s(before)}{named} {short}, measured pair "
+            f"by pair){_writing(c, row)}")
+    fix = _cache_fix(measured) if x.kind == SAVING else ""
+    return _saved(x, said, clock) + rest, fix  # the figures follow the saving
+
+
+def _than(d: Difference, against: str) -> str:
+    """`` than with no cache``; `` from the first call with no cache`` after "shows no
+    measurable difference"."""
+    return f" from the first call {against}" if d.kind == SAME else f" than {against}"
+
+
+def _writing(c: Compared, row: CacheRow) -> str:
+    """``; the first start, which also writes the cache, is 1.84× slower (...) than with
+    no cache (542 ms against 295 ms)``: what writing the entry costs, apart from the
+    saving (none in a report that measured no start without the cache)."""
+    if not row.no_cache:
+        return ""
+    d, clock = row.writing, row.writing_clock()
+    cold, none = (median(on(samples(x), FIRST_CALL, clock)) for x in (row.cold, row.no_cache))
+    named = of_clock(c, clock) or " of CPU time" * (clock == CPU)
+    verdict = said_of("the first start, which also writes the cache,", d, clock, clock_of(c))
+    return f"; {verdict}{_than(d, NO_CACHE)} ({fmt_s(cold)} against {fmt_s(none)}{named})"
+
+
+def _cache_fix(measured: SecondStart) -> str:
+    """The setting that would give the user a warm cache, from their own settings."""
+    fixes = cache_fixes(measured)
+    if not fixes:
+        return "your settings already cache this program: a second start reads it"
+    return "; then ".join(fix for _, fix in fixes)
+
+
+def not_run_words(x: Cause) -> Words:
+    """A part not run: the stop that came first, else that it was not asked for."""
+    return why_not(x.of), ""
+
+
+#: Each maker of causes' words, by the cause's ``maker``.
+MAKERS: dict[str, Callable[[Cause], Words]] = {
+    "stage": stage_words, "not run": not_run_words, "nesting": nesting_words,
+    "loop": loop_words, "constants": constants_words, "second start": second_start_words,
+    "effort": effort_words,
+}
+
+
+def cause_words(x: Cause) -> Words:
+    """What ``x`` says and what to do, by its maker's renderer."""
+    return MAKERS[x.maker](x)
+
+
+def register_causes() -> None:
+    """Word every cause here (:mod:`jitmagic.model.shown`'s registry)."""
+    register("cause", Cause, cause_words)
