@@ -70,19 +70,8 @@ def comparison_text(c: Compared, first: Difference) -> str:
         if not c.flat.samples.get("first_call_s"):
             return "Stopped before any cold run finished: nothing was measured."
         return "Stopped before the nested variant ran: nothing to compare."
-    if not c.nested.helpers and c.nested.inline:
-        n = len(c.nested.inline)
-        found = f"{n} helpers of yours were" if n > 1 else "A helper of yours was"
-        changed = program_change(c)
-        if changed:
-            return (f"{found} found but no jit call of {'them' if n > 1 else 'it'} was "
-                    f"recognised in the nested program (see the notes), though nesting "
-                    f"changed that program: {changed}.")
-        return (f"{found} found but none could be nested (see the notes), so both variants "
-                "are the same program.")
     if not c.nested.helpers:
-        return (f"`{c.entry}` calls no helper of yours, so both variants are the same program: "
-                "nothing to nest.")
+        return _nothing_nested(c)
     if math.isnan(first.ratio):
         return "The first call was not measured: cannot compare cold starts."
     helpers, clock = _helpers(c), c.clock_of(FIRST_CALL)
@@ -104,6 +93,23 @@ def comparison_text(c: Compared, first: Difference) -> str:
         lead = (f"Nested jit on {helpers}: {times(first, clock)} in the first call "
                 f"{_numbers(first, numbers)}")
     return f"{lead}{'; ' + other if other else ''}{'; ' + stages if stages else ''}."
+
+
+def _nothing_nested(c: Compared) -> str:
+    """The verdict where the nested variant nested no helper: none was found, or none
+    could be (where nesting still changed the program, how)."""
+    if not c.nested.inline:
+        return (f"`{c.entry}` calls no helper of yours, so both variants are the same program: "
+                "nothing to nest.")
+    n = len(c.nested.inline)
+    found = f"{n} helpers of yours were" if n > 1 else "A helper of yours was"
+    changed = program_change(c)
+    if changed:
+        return (f"{found} found but no jit call of {'them' if n > 1 else 'it'} was "
+                f"recognised in the nested program (see the notes), though nesting "
+                f"changed that program: {changed}.")
+    return (f"{found} found but none could be nested (see the notes), so both variants "
+            "are the same program.")
 
 
 def _more_costs(c: Compared) -> str:

@@ -4,6 +4,7 @@ fitted growth exponent in the legend. A ``Figure``, never pyplot, never displaye
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
@@ -35,6 +36,18 @@ STYLE = {"flat": dict(color=VARIANT["flat"], marker="o", linestyle="-"),
          "nested": dict(color=VARIANT["nested"], marker="s", linestyle="--")}
 
 
+def _axis(ax: Any, xs: list[Any], labelled: list[Any], step: int, loglog: bool) -> None:
+    """A panel's x axis: every ``step``-th of ``xs`` labelled (``labelled``), log-log
+    where the values are positive numbers."""
+    if loglog:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(xs[::step], [plain(v) for v in labelled])
+
+
 def sweep_figure(c: Sweep) -> Figure:
     """One panel per phase: median seconds against the swept value, both variants.
 
@@ -58,15 +71,7 @@ def sweep_figure(c: Sweep) -> Figure:
                 continue
             label = f"{variant} {fmt_exponent(name, ks[variant][phase])}"
             ax.plot(xs, ys, label=label, **style)
-        if loglog:
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xticks(values[::step], [plain(v) for v in values[::step]])
-            ax.xaxis.set_minor_locator(NullLocator())
-            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
-            ax.yaxis.set_minor_locator(NullLocator())
-        else:
-            ax.set_xticks(xs[::step], [plain(v) for v in values[::step]])
+        _axis(ax, values if loglog else xs, values[::step], step, loglog)
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: fmt_s(y)))
         ax.set_title(PHASE_LABELS[phase])
         ax.set_xlabel(name)
