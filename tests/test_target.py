@@ -55,6 +55,9 @@ def test_a_topology_name_is_read_as_libtpu_takes_it():
 
 @pytest.mark.parametrize(("name", "said"), [
     ("v5litepod-4", "did you mean v5e:2x2?"),
+    ("v5litepod-8", "did you mean v5e:2x4?"),
+    ("v5e:3x3", "whole hosts of 2x2x1 chips"),
+    ("v5e:2x32", "at most 16 chips along an axis"),  # libtpu aborts the process there
     ("v5x:2x2", "did you mean v5p:2x2?"),
     ("tpu", "KIND:AxB"),
     ("v5e:2", "KIND:AxB"),
@@ -263,5 +266,9 @@ def test_the_command_refuses_a_bad_topology_with_a_did_you_mean(tmp_path):
     assert "did you mean v5e:1x1?" in done.stderr
     odd = subprocess.run([sys.executable, "-m", "jitmagic", "demo", "--target", "v5e:3x3"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert odd.returncode == 2 and "libtpu could not describe it" in odd.stderr
-    assert "not divisible" in odd.stderr
+    assert odd.returncode == 2 and "whole hosts of 2x2x1 chips" in odd.stderr
+    assert "finding helpers" not in odd.stderr  # refused before the cell ran
+    long = subprocess.run([sys.executable, "-m", "jitmagic", "demo", "--target", "v5e:2x64"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert long.returncode == 2, long.stderr  # libtpu would abort the process (SIGABRT)
+    assert "at most 16 chips along an axis" in long.stderr

@@ -40,6 +40,10 @@ class Chip:
     kind: str  # as a topology name writes it: "v5e"
     device_kind: str  # as JAX's device says it: "TPU v5 lite"
     hbm_bytes: int | None
+    #: The most chips along one axis it compiles for (None: no bound found): libtpu 0.0.42
+    #: describes ``v5e:2x32`` but aborts the whole process compiling for it ("Check
+    #: failed: Topology()->chip_bounds().y <= 16"), so a longer axis is refused up front.
+    largest_axis: int | None = None
 
 
 _GIB = 1024 ** 3
@@ -48,7 +52,7 @@ _GIB = 1024 ** 3
 #: TPU7x 192).
 CHIPS: dict[str, Chip] = {c.kind: c for c in (
     Chip("v4", "TPU v4", 32 * _GIB),
-    Chip("v5e", "TPU v5 lite", 16 * _GIB),
+    Chip("v5e", "TPU v5 lite", 16 * _GIB, largest_axis=16),
     Chip("v5p", "TPU v5", 95 * _GIB),
     Chip("v6e", "TPU v6 lite", 32 * _GIB),
     Chip("tpu7x", "TPU7x", 192 * _GIB),
@@ -95,6 +99,17 @@ def parse(name: str) -> Topology:
     chips = tuple(int(n) for n in found[2].split("x"))
     if min(chips) < 1:
         raise TopologyError(f"--target {name!r}: every axis needs at least 1 chip ({FORM})")
+    most = CHIPS[kind].largest_axis
+    if most is not None and max(chips) > most:
+        raise TopologyError(f"--target {name!r}: a {kind} slice has at most {most} chips along "
+                            f"an axis (e.g. {kind}:{most}x{most}); libtpu would abort the "
+                            "process compiling for a longer one")
+    dims = (*chips, 1, 1)[:3]
+    if any(d > b and d % b for d, b in zip(dims, HOST_BOUNDS, strict=True)):
+        raise TopologyError(f"--target {name!r}: a slice larger than one host is whole hosts "
+                            f"of {'x'.join(map(str, HOST_BOUNDS))} chips, so each axis is at "
+                            f"most {HOST_BOUNDS[0]} or a multiple of it (e.g. {kind}:2x4, "
+                            f"{kind}:4x4)")
     return Topology(f"{kind}:{found[2]}", kind, chips)
 
 
@@ -109,8 +124,15 @@ def _close(kind: str, text: str) -> str:
     if near is None:
         return ""
     chips = text.partition(":")[2] if ":" in text else ""
-    shape = chips if re.fullmatch(r"[0-9]+(x[0-9]+){1,2}", chips) else "2x2"
+    counted = re.fullmatch(r"[^-]+-([0-9]+)", text)  # Cloud's accelerator type: v5litepod-4
+    shape = chips if re.fullmatch(r"[0-9]+(x[0-9]+){1,2}", chips) else \
+        _BY_COUNT.get(int(counted[1]), "2x2") if counted and near in ("v5e", "v6e") else "2x2"
     return f" (did you mean {near}:{shape}?)"
+
+
+#: A v5e or v6e slice of N chips (Cloud's ``v5litepod-N``) as a topology's chips per axis.
+_BY_COUNT = {1: "1x1", 4: "2x2", 8: "2x4", 16: "4x4", 32: "4x8", 64: "8x8", 128: "8x16",
+             256: "16x16"}
 
 
 def libtpu_installed() -> bool:
