@@ -430,7 +430,7 @@ def test_a_clock_is_named_wall_or_cpu_and_nothing_else():
 
 def test_an_interval_end_near_1_shows_which_side_of_1_it_lies():
     from jitmagic.model.stats.rule import Difference
-    from jitmagic.model.stats.verdicts import interval
+    from jitmagic.render.verdicts import interval
 
     assert interval(Difference(FASTER, 1.09, True, 9, 1.004, 1.16)) == "(1.004×–1.16×)"
     assert interval(Difference(INCONCLUSIVE, 1.08, True, 9, 0.99996, 1.25)) == \

@@ -20,7 +20,6 @@ from support import SMALL_CELL
 import jitmagic
 from jitmagic.backends import target as tpu
 from jitmagic.errors import InputError
-from jitmagic.model.stats.verdicts import stated
 from jitmagic.model.target import ONE_DEVICE
 from jitmagic.model.target import REPLICATED
 from jitmagic.model.target import YOURS
@@ -28,6 +27,7 @@ from jitmagic.model.target import compile_difference
 from jitmagic.model.target import target_clock
 from jitmagic.model.target import target_of
 from jitmagic.options import Options
+from jitmagic.render.verdicts import stated
 
 libtpu = pytest.mark.skipif(not tpu.libtpu_installed(),
                             reason='needs libtpu: pip install -e ".[tpu]"')

@@ -18,10 +18,10 @@ from jitmagic.model.stats.rule import difference
 from jitmagic.model.stats.units import ratio_figures
 from jitmagic.model.stats.verdicts import BUDGET
 from jitmagic.model.stats.verdicts import MOST_ROUNDS
-from jitmagic.model.stats.verdicts import with_interval
 from jitmagic.render.comparison import text_table
 from jitmagic.render.comparison import verdict
 from jitmagic.render.orderings import verdict as ordering_verdict
+from jitmagic.render.verdicts import with_interval
 
 ISSUE_FLAT_TRACE = [1.88, 1.91, 4.57]
 ISSUE_NESTED_TRACE = [0.091, 0.12, 0.244]
@@ -225,8 +225,8 @@ def test_a_tables_interval_shows_which_side_of_one_its_ends_lie():
     # a decided ratio beside "(0.78×–1.00×)" read as an interval that holds 1
     from types import SimpleNamespace
 
-    from jitmagic.model.stats.verdicts import interval_ends
     from jitmagic.render.diff import interval as diff_interval
+    from jitmagic.render.verdicts import interval_ends
 
     assert interval_ends(0.78, 0.9972) == "0.78×–0.997×"
     assert interval_ends(1.0004, 1.31) == "1.0004×–1.31×"

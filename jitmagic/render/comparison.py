@@ -28,11 +28,9 @@ from ..model.stats.rule import median
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import Verdict
-from ..model.stats.verdicts import interval_ends
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
-from ..model.stats.witness import busy_line
 from ..model.stats.witness import on
 from ..model.stats.witness import waited
 from . import diff as _diff
@@ -57,6 +55,8 @@ from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
 from .headlines import not_run
+from .verdicts import busy_line
+from .verdicts import interval_ends
 
 
 def _structure_label(label: str) -> Cell:

@@ -35,7 +35,6 @@ from ..model.stats.rule import SAME
 from ..model.stats.rule import SLOWER
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
-from ..model.stats.verdicts import interval_ends
 from ..model.stats.witness import CPU
 from ..model.stats.witness import is_busy
 from ..model.stats.witness import waited
@@ -46,6 +45,7 @@ from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
+from .verdicts import interval_ends
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")

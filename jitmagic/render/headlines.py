@@ -29,19 +29,19 @@ from ..model.stats.units import counted
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import BUDGET
 from ..model.stats.verdicts import Verdict
-from ..model.stats.verdicts import inconclusive_part
-from ..model.stats.verdicts import interval
-from ..model.stats.verdicts import runs
-from ..model.stats.verdicts import times
-from ..model.stats.verdicts import undecided_reason
-from ..model.stats.verdicts import verb
-from ..model.stats.verdicts import with_interval
 from ..model.stats.witness import CPU
 from ..model.stats.witness import FIRST_CALL
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from ..model.sweep import Sweep
+from .verdicts import inconclusive_part
+from .verdicts import interval
+from .verdicts import runs
+from .verdicts import times
+from .verdicts import undecided_reason
+from .verdicts import verb
+from .verdicts import with_interval
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))

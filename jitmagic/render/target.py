@@ -25,9 +25,6 @@ from ..model.stats.rule import median
 from ..model.stats.units import fmt_bytes
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
-from ..model.stats.verdicts import interval_ends
-from ..model.stats.verdicts import stated
-from ..model.stats.verdicts import undecided_reason
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
@@ -53,6 +50,9 @@ from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
 from .format import fmt_spread
+from .verdicts import interval_ends
+from .verdicts import stated
+from .verdicts import undecided_reason
 
 #: What the table says where a figure needs the device.
 NOT_MEASURABLE = "not measurable: nothing runs without the TPU"

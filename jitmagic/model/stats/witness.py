@@ -47,11 +47,6 @@ FIRST_CALL, WAIT = "first_call_s", "wait_s"
 CONTENTION_KEYS = (WAIT, "pressure_s", "load")
 
 
-def clock_name(clock: Clock) -> str:
-    """How a clock is named beside its figures: ``CPU time`` or ``wall time``."""
-    return "CPU time" if clock == CPU else "wall time"
-
-
 def cpu_key(key: str) -> str:
     """The sample key of the process's CPU seconds beside a timed key: ``trace_s`` →
     ``trace_cpu_s``."""
@@ -124,13 +119,3 @@ def on(samples: Mapping[str, Sequence[float]], key: str, clock: Clock) -> list[f
     if not isinstance(clock, Clock):
         raise TypeError(f"a clock is a Clock, not {clock!r}")
     return list(samples.get(cpu_key(key) if clock is CPU else key, ()))
-
-
-def busy_line(share: float | None) -> str:
-    """One line on how busy the machine was, for the report ("" where it was quiet or
-    the wait was not measured)."""
-    if not is_busy(share):
-        return ""
-    assert share is not None  # is_busy said so
-    return (f"the machine was busy: these runs {waited(share)}, so the process's CPU time "
-            "decided (wall time is shown beside it)")

@@ -24,8 +24,6 @@ from ...model.stats.rule import SLOWER
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
-from ...model.stats.verdicts import interval
-from ...model.stats.verdicts import times
 from ...model.stats.witness import CPU
 from ..blocks import Block
 from ..blocks import Cell
@@ -38,6 +36,8 @@ from ..blocks import first
 from ..blocks import more
 from ..comparison import partial
 from ..format import fmt_spread
+from ..verdicts import interval
+from ..verdicts import times
 from .said import said_of
 
 TITLE = "Big constants"

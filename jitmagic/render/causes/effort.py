@@ -33,8 +33,6 @@ from ...model.diff import Diff
 from ...model.stats.rule import FASTER
 from ...model.stats.units import fmt_ratio
 from ...model.stats.units import fmt_s
-from ...model.stats.verdicts import interval
-from ...model.stats.witness import clock_name
 from .. import comparison
 from ..blocks import Block
 from ..blocks import Cell
@@ -50,6 +48,8 @@ from ..diff import interval as diff_interval
 from ..diff import said
 from ..drawing import effort_png
 from ..format import verdict_ratio
+from ..verdicts import clock_name
+from ..verdicts import interval
 from .effort_words import at as where
 from .effort_words import call_words
 from .effort_words import clock_reason

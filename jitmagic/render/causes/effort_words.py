@@ -23,16 +23,16 @@ from ...model.stats.rule import SAME
 from ...model.stats.rule import Difference
 from ...model.stats.units import fmt_s
 from ...model.stats.units import ratio_figures
-from ...model.stats.verdicts import interval
-from ...model.stats.verdicts import times
-from ...model.stats.verdicts import verb
-from ...model.stats.verdicts import with_interval
 from ...model.stats.witness import CPU
 from ...model.stats.witness import Clock
-from ...model.stats.witness import clock_name
 from ...model.stats.witness import is_busy
 from ...model.stats.witness import waited
 from ...model.stats.witness import waited_share
+from ..verdicts import clock_name
+from ..verdicts import interval
+from ..verdicts import times
+from ..verdicts import verb
+from ..verdicts import with_interval
 
 
 def clock_reason(e: Effort) -> str:

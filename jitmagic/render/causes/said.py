@@ -40,13 +40,13 @@ from ...model.stats.rule import Difference
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
-from ...model.stats.verdicts import interval
-from ...model.stats.verdicts import stated
-from ...model.stats.verdicts import times
 from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import Clock
 from ...model.stats.witness import on
+from ..verdicts import interval
+from ..verdicts import stated
+from ..verdicts import times
 from .effort_words import cause_words as effort_words
 
 #: Why a part with an option did not run where nothing stopped: it was not asked for.

@@ -24,9 +24,6 @@ from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_s
-from ...model.stats.verdicts import interval
-from ...model.stats.verdicts import times
-from ...model.stats.verdicts import verb
 from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import Clock
@@ -43,6 +40,9 @@ from ..blocks import as_html
 from ..blocks import as_text
 from ..format import fmt_spread
 from ..format import marked_ratio
+from ..verdicts import interval
+from ..verdicts import times
+from ..verdicts import verb
 
 TITLE = "Second start (persistent compilation cache)"
 COLUMNS = ("variant", "no cache", "first start (writes the cache)", "warm",

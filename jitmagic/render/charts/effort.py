@@ -23,8 +23,8 @@ from ...model.stats.rule import median
 from ...model.stats.rule import spread
 from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
-from ...model.stats.witness import clock_name
 from ...model.stats.witness import on
+from ..verdicts import clock_name
 from .palette import PHASE
 from .style import DPI
 from .style import LABEL_PT

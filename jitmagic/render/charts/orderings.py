@@ -21,8 +21,8 @@ from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
 from ...model.stats.witness import WALL
 from ...model.stats.witness import Clock
-from ...model.stats.witness import clock_name
 from ...model.stats.witness import on
+from ..verdicts import clock_name
 from .palette import EDGE
 from .palette import ORDERING_HIGHLIGHT
 from .palette import ORDERING_REFERENCE

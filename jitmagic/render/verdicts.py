@@ -1,0 +1,147 @@
+"""How one difference of the one rule reads, and the clocks' names: the words every
+verdict, table and cause shares.
+
+Every verdict decides with the one rule (:func:`jitmagic.model.stats.rule.difference`)
+and is worded here (:func:`times`, :func:`interval`, :func:`with_interval`, why ``-r
+auto`` ended undecided), so "faster", "slower", "no measurable difference" and
+"inconclusive" mean the same everywhere and every ratio carries its interval; and a
+clock is named here (:func:`clock_name`), so "CPU time" is said one way.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..model.stats.rule import MAX_PAIRS
+from ..model.stats.rule import MAX_PAIRS_BUSY
+from ..model.stats.rule import SAME
+from ..model.stats.rule import Difference
+from ..model.stats.units import counted
+from ..model.stats.units import ratio_figures
+from ..model.stats.verdicts import BUDGET
+from ..model.stats.verdicts import MOST_ROUNDS
+from ..model.stats.witness import CPU
+from ..model.stats.witness import WALL
+from ..model.stats.witness import Clock
+from ..model.stats.witness import is_busy
+from ..model.stats.witness import waited
+
+
+def clock_name(clock: Clock) -> str:
+    """How a clock is named beside its figures: ``CPU time`` or ``wall time``."""
+    return "CPU time" if clock == CPU else "wall time"
+
+
+def busy_line(share: float | None) -> str:
+    """One line on how busy the machine was, for the report ("" where it was quiet or
+    the wait was not measured)."""
+    if not is_busy(share):
+        return ""
+    assert share is not None  # is_busy said so
+    return (f"the machine was busy: these runs {waited(share)}, so the process's CPU time "
+            "decided (wall time is shown beside it)")
+
+
+def times(d: Difference, clock: Clock = WALL) -> str:
+    """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no
+    measurable difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side).
+    On the CPU clock: ``1.4× less CPU time`` / ``1.4× more CPU time`` / ``no measurable
+    difference in CPU time``."""
+    cpu = clock == CPU
+    if d.kind == SAME:
+        return f"{d.kind} in CPU time" if cpu else d.kind
+    if _level(d):
+        return f"{ratio_figures(1.0)}×{' CPU time' * cpu}"
+    if d.ratio > 1:
+        return f"{ratio_figures(d.ratio)}× {'less CPU time' if cpu else 'faster'}"
+    return f"{ratio_figures(1 / d.ratio)}× {'more CPU time' if cpu else 'slower'}"
+
+
+def verb(clock: Clock, past: bool = False) -> str:
+    """The verb before :func:`times`' words of a difference: "is 2× faster", "takes 2× less
+    CPU time" (``past``: "was", "took")."""
+    if clock == CPU:
+        return "took" if past else "takes"
+    return "was" if past else "is"
+
+
+def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
+           wall_named: bool = False) -> str:
+    """The rule's verdict on ``what`` as a sentence, with its interval: ``the first call
+    is 2× faster (1.5×–3.0×)``, ``... takes 2× less CPU time (...)``, ``... shows no
+    measurable difference in CPU time (...)``; ``past``: "was", "took", "showed";
+    ``wall_named``: a wall-time verdict says so ("2× faster in wall time"), where it
+    stands among figures of CPU time. The one place a verdict follows its subject, so
+    that none reads "is no measurable difference"."""
+    if d.kind == SAME:
+        said = f"{what} {'showed' if past else 'shows'} {times(d, clock)}"
+    else:
+        said = f"{what} {verb(clock, past)} {times(d, clock)}"
+    said += " in wall time" * (wall_named and clock == WALL)
+    return f"{said} {interval(d)}".rstrip()
+
+
+def _level(d: Difference) -> bool:
+    """An undecided ratio that rounds to 1.00: said with no side, its interval unturned."""
+    return not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0)
+
+
+def interval(d: Difference) -> str:
+    """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio ("slower"
+    reads as 1/ratio); empty where there is none (one run a side)."""
+    if math.isnan(d.low) or math.isnan(d.high):
+        return ""
+    turned = d.kind != SAME and d.ratio < 1 and not _level(d)
+    low, high = (1 / d.high, 1 / d.low) if turned else (d.low, d.high)
+    return f"({interval_ends(low, high)})"
+
+
+def interval_ends(low: float, high: float) -> str:
+    """``2.10×–4.00×``: an interval's ends, each by :func:`_end` (the one way every table
+    and sentence writes them: a table's ``0.78×–1.00×`` beside a decided ratio read as an
+    interval that holds 1)."""
+    return f"{_end(low)}×–{_end(high)}×"
+
+
+def _end(x: float) -> str:
+    """An end of an interval, with as many decimals as it takes to show which side of 1 it
+    lies (``1.004``, ``0.99996``) where two would round it to 1.00: whether an interval
+    leaves 1 out is what decides a verdict."""
+    digits = 2
+    while x != 1 and round(x, digits) == 1 and digits < 6:
+        digits += 1
+    return ratio_figures(x) if digits == 2 else f"{x:.{digits}f}"
+
+
+def with_interval(d: Difference, clock: Clock = WALL) -> str:
+    """``3.2× faster (2.1×–4.0×)``."""
+    return f"{times(d, clock)} {interval(d)}".rstrip()
+
+
+def runs(n: int) -> str:
+    """``1 run`` / ``3 runs``."""
+    return counted(n, "run")
+
+
+def undecided_reason(d: Difference, ended: str | None) -> str:
+    """Why an inconclusive gap was left undecided: from ``Comparison.repeats_ended``
+    (None: a fixed ``-r N``)."""
+    if not d.enough_data:
+        return "one run a side has no spread to judge by: use -r 3 or more, or -r auto"
+    if ended == BUDGET:
+        return "the time budget ran out"
+    if ended == MOST_ROUNDS:
+        # past MAX_PAIRS only on a busy machine, which the headline says once, after this
+        if MAX_PAIRS < d.runs < MAX_PAIRS_BUSY:  # busy for a while, then quiet again
+            return (f"-r auto takes up to {MAX_PAIRS_BUSY} runs only while the machine is "
+                    f"busy, and it was quiet again after {d.runs}")
+        return f"{MAX_PAIRS_BUSY if d.runs > MAX_PAIRS else MAX_PAIRS} runs is the most " \
+               "-r auto takes"
+    if d.runs < MAX_PAIRS:
+        return f"-r auto or a larger -r (say -r {max(2 * d.runs, MAX_PAIRS)}) may tell"
+    return f"a larger -r (say -r {2 * d.runs}) or a quieter machine may tell"
+
+
+def inconclusive_part(d: Difference, ended: str | None, clock: Clock = WALL) -> str:
+    """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
+    return f"{with_interval(d, clock)} after {runs(d.runs)}; {undecided_reason(d, ended)}"
