@@ -8,10 +8,12 @@ space): ``"no measurable difference"``, ``"the cache was not read"``,
 ``" of wall time, "``. Not counted, since they are not what a report says:
 
 * docstrings (of a module, class or function) and a property's ``doc=``;
-* the message of a raised exception (anything under a ``raise``): a programming error,
-  or a refused input said where it is refused (a report that does not load), as are the
-  words of ``model/saved/`` (schema and safe reads: what a refused file was expected to
-  be, ``expected a finite number``), which exist to be raised;
+* the message of a raised exception (anything under a ``raise``, a name assigned in the
+  same function and read there under a ``raise``, and the words of a call to the schema's
+  ``fail``, which raises): a programming error, or a refused input said where it is
+  refused (a report that does not load), as are the words of ``model/saved/`` (schema
+  and safe reads: what a refused file was expected to be, ``expected a finite
+  number``), which exist to be raised;
 * dictionary keys, and the values of an :class:`enum.Enum` or a ``Literal[...]`` (a kind
   or a name, saved by value: ``"most pairs"``).
 
@@ -48,9 +50,8 @@ NOT_READ = ("ledger", "saved")
 
 #: The modules that still word something, to be moved to render/ (issue 53, item 2).
 NOT_YET = frozenset({
-    "causes/second_start.py", "causes/xla_passes.py", "diff.py", "lines/__init__.py", "outputs.py", "parts.py", "progress.py",
-    "reports/storage.py", "rows.py", "stats/rule.py",
-    "stats/witness.py", "sweep.py",
+    "causes/second_start.py", "diff.py", "lines/__init__.py", "parts.py", "progress.py",
+    "rows.py", "stats/rule.py", "stats/witness.py", "sweep.py",
 })
 
 
@@ -65,6 +66,10 @@ def _ignored(tree: ast.AST) -> set[int]:
             skip.append(body[0])
         if isinstance(node, ast.Raise) and node.exc is not None:
             skip.append(node.exc)
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "fail":
+            skip += node.args
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            skip += _raised_names(node)
         elif isinstance(node, ast.keyword) and node.arg == "doc":
             skip.append(node.value)
         elif isinstance(node, ast.Dict):
@@ -75,6 +80,16 @@ def _ignored(tree: ast.AST) -> set[int]:
         elif isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("Literal"):
             skip.append(node.slice)
     return {id(inner) for outer in skip for inner in ast.walk(outer)}
+
+
+def _raised_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """The values assigned, in ``fn``, to the names its ``raise`` statements read: a
+    message built in steps before it is raised."""
+    raised = {n.id for r in ast.walk(fn) if isinstance(r, ast.Raise)
+              for n in ast.walk(r) if isinstance(n, ast.Name)}
+    return [a.value for a in ast.walk(fn) if isinstance(a, ast.Assign)
+            and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+            and a.targets[0].id in raised]
 
 
 def sentences(path: Path) -> list[str]:
