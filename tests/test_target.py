@@ -20,6 +20,7 @@ from support import SMALL_CELL
 import jitmagic
 from jitmagic.backends import target as tpu
 from jitmagic.errors import InputError
+from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.target import ONE_DEVICE
 from jitmagic.model.target import REPLICATED
 from jitmagic.model.target import YOURS
@@ -178,6 +179,10 @@ def test_xla_reads_the_tpu_compilers_passes():
     fusion = {n.key: n for n in flat.named}["main_fusion"]
     assert fusion.biggest == "Main fusion (jit_g)" and 0 < fusion.seconds < flat.compile_s
     assert "Main fusion (jit_g)" in str(r)
+    host = r.env["target"]["host"] if isinstance(r.env["target"], dict) else r.env["target"].host
+    assert (f"flat: profiled compile {fmt_s(flat.compile_s)} for the TPU v5e:1x1, on this "
+            f"host ({host}): this host's seconds;") in str(r)
+    assert "on the TPU;" not in str(r)  # the seconds are not the TPU host's
 
 
 @libtpu

@@ -25,6 +25,7 @@ from ...model.stats.cold import warm_extra
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import WALL
 from ...model.stats.witness import on
+from ...model.target import target_of
 from ..blocks import Block
 from ..blocks import Cell
 from ..blocks import Heading
@@ -50,10 +51,13 @@ def pct(share: float | None) -> str:
     return f"{share:.2%}" if share < 0.001 else f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
 
-def blocks(x: XlaPasses, warm: dict[str, float] | None = None) -> list[Block]:
+def blocks(x: XlaPasses, warm: dict[str, float] | None = None,
+           where: str | None = None) -> list[Block]:
     """The section: heading, the reason where nothing was measured, else each variant's;
     ``warm``: the variants whose profiled compile was not cold, with the first cold
-    compile of the comparison's runs of it (:func:`warm_compiles`)."""
+    compile of the comparison's runs of it (:func:`warm_compiles`); ``where``: what
+    the compiles were for and on which host, where that is not the backend's own
+    device (``--target``; :func:`_on` otherwise)."""
     out: list[Block] = [Heading(HEADING)]
     if x.reason is not None:
         return [*out, Para([x.reason], kind="note")]
@@ -64,7 +68,7 @@ def blocks(x: XlaPasses, warm: dict[str, float] | None = None) -> list[Block]:
             why = x.notes.get(variant, "not measured: the measurement stopped before it")
             out.append(Para([f"{variant}: {why}"], kind="note"))
             continue
-        out += _variant(variant, c)
+        out += _variant(variant, c, where)
         if variant in (warm or {}):
             out.append(_not_cold(variant, c.compile_s, (warm or {})[variant]))
     said = nesting_sentence(x)
@@ -86,9 +90,9 @@ PART_WORDS = {
 }
 
 
-def _variant(variant: str, c: ProfiledCompile) -> list[Block]:
+def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list[Block]:
     parts = ", ".join(_part_said(c, part) for part in compile_events.of(c.backend).parts)
-    line = f"{variant}: profiled compile {fmt_s(c.compile_s)}{_on(c)}; {parts}."
+    line = f"{variant}: profiled compile {fmt_s(c.compile_s)}{where or _on(c)}; {parts}."
     if c.read_s and c.backend is not None:
         line += f" The parts read cover {pct(c.share(c.read_s))} of the compile."
     if not c.passes:
@@ -228,5 +232,8 @@ def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
     record = c.xla_passes
     if record is None:
         return None
-    said = blocks(record, warm_compiles(c))
+    target = target_of(c.env)
+    where = None if target is None else (
+        f" for the TPU {target.topology}, on this host ({target.host}): this host's seconds")
+    said = blocks(record, warm_compiles(c), where)
     return as_text(said), as_html(said)
