@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import Final
+from typing import Literal
 
 from ..saved.schema import REQUIRED
 from ..saved.schema import Field
@@ -42,7 +44,6 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
-from ..stats.units import fmt_s
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
@@ -360,35 +361,26 @@ _FIELDS: tuple[Field, ...] = (
 )  # "nesting" is written but never read back: derived from the samples
 
 
-#: What a warm start that saw no cache hit measured instead of a read.
-NOT_READ = "the cache was not read"
+#: What in the user's own settings keeps their JAX from caching a program (saved by
+#: nothing: derived from the record), in the order to change them.
+Unset = Literal["switched off", "no folder", "too fast"]
+SWITCHED_OFF: Final = "switched off"
+NO_FOLDER: Final = "no folder"
+TOO_FAST: Final = "too fast"
 
 
-def cache_fixes(s: SecondStart) -> list[tuple[str, str]]:
+def cache_unset(s: SecondStart) -> list[Unset]:
     """What in the user's own settings keeps their JAX from serving this program from
-    its persistent cache on a second start, and the setting to change, as (why, fix),
-    in the order to change them; none where their settings already cache it. The one
-    wording of these fixes: the causes and the second start's section both say them."""
-    u, out = s.user, []
+    its persistent cache on a second start, in the order to change them (the words are
+    :func:`jitmagic.render.causes.second_start.cache_fixes`'): the cache switched off,
+    no folder set, or a compile faster than the least it caches (only where a warm
+    start read the cache: an unread cache caches nothing); none where their settings
+    already cache it."""
+    u, out = s.user, list[Unset]()
     if not u.enabled:
-        out.append(("your JAX's persistent cache is switched off "
-                    "(`jax_enable_compilation_cache` is False)",
-                    "set `jax_enable_compilation_cache` to True"))
+        out.append(SWITCHED_OFF)
     if not u.folder_set:
-        out.append(("your JAX caches nothing between starts: `jax_compilation_cache_dir` "
-                    "is not set",
-                    "set `jax_compilation_cache_dir` to a folder "
-                    "(`jax.config.update(\"jax_compilation_cache_dir\", \"/path/to/cache\")`)"))
-    slow = s.uncached()
-    if slow and any(r.read for r in s.rows.values()):  # an unread cache caches nothing
-        measured = [n for n, r in s.rows.items() if s.compile_s.get(n, r.compile_s) is not None]
-        what = "this program" if len(slow) == len(measured) else \
-            f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"
-        how = " and ".join(f"{fmt_s(sec)}{f' {n}' * (len(s.rows) > 1)}"
-                           for n, sec in slow.items())
-        out.append((f"your JAX would not cache {what}: it compiles in {how} of wall time (as "
-                    f"JAX times it), under "
-                    f"`jax_persistent_cache_min_compile_time_secs` "
-                    f"({float(u.min_compile_s)!r} s)",
-                    "set `jax_persistent_cache_min_compile_time_secs` to 0"))
+        out.append(NO_FOLDER)
+    if s.uncached() and any(r.read for r in s.rows.values()):
+        out.append(TOO_FAST)
     return out

@@ -25,10 +25,8 @@ from ...model.causes.nesting import SMALL_REST
 from ...model.causes.nesting import STAGES
 from ...model.causes.nesting import split
 from ...model.causes.nesting import stage_parts
-from ...model.causes.second_start import NOT_READ
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
-from ...model.causes.second_start import cache_fixes
 from ...model.causes.second_start import samples
 from ...model.lines import UNROLL_FIX
 from ...model.lines import unroll_copies
@@ -48,6 +46,8 @@ from ..verdicts import interval
 from ..verdicts import stated
 from ..verdicts import times
 from .effort_words import cause_words as effort_words
+from .second_start import NOT_READ
+from .second_start import cache_fixes
 
 #: Why a part with an option did not run where nothing stopped: it was not asked for.
 NOT_RUN = "not run this time"

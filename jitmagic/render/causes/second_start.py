@@ -12,10 +12,11 @@ where every warm start read the cache; elsewhere it says "the cache was not read
 
 from __future__ import annotations
 
-from ...model.causes.second_start import NOT_READ
+from ...model.causes.second_start import NO_FOLDER
+from ...model.causes.second_start import SWITCHED_OFF
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
-from ...model.causes.second_start import cache_fixes
+from ...model.causes.second_start import cache_unset
 from ...model.causes.second_start import samples
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
@@ -43,7 +44,10 @@ from ..format import marked_ratio
 from ..verdicts import interval
 from ..verdicts import times
 from ..verdicts import verb
+from ..verdicts import with_interval
 
+#: What a warm start that saw no cache hit measured instead of a read.
+NOT_READ = "the cache was not read"
 TITLE = "Second start (persistent compilation cache)"
 COLUMNS = ("variant", "no cache", "first start (writes the cache)", "warm",
            "warm/no cache")
@@ -116,7 +120,7 @@ def _cell(seconds: list[float], clock: Clock) -> Cell:
 
 def _marked(spread: str, mark: str) -> str:
     """A cell's min–max spread, and the clock where it is CPU time."""
-    return f"{spread}, {mark}" if mark else spread
+    return ", ".join(part for part in (spread, mark) if part)
 
 
 def sentences(s: SecondStart) -> list[str]:
@@ -156,7 +160,7 @@ def saving(r: CacheRow) -> str:
         return (f"{r.name}: {NOT_READ}: {r.unread} of {len(r.warm)} warm first calls saw "
                 f"no cache hit, so no warm figure is shown ({WHY_UNREAD})")
     d, clock = r.difference, r.clock()
-    said = f"{times(d, clock)} {interval(d)}".rstrip()
+    said = with_interval(d, clock)
     before, warm = r.medians_on(clock)  # the ratio's clock, named where it is CPU time
     against, short = (("with no cache", "with no cache") if r.no_cache else
                       ("on the first start (which writes the cache)", "on the first start"))
@@ -170,7 +174,7 @@ def saving(r: CacheRow) -> str:
         return f"{r.name}: a warm cache makes {said} to the first call ({figures})"
     if d.kind == SLOWER:
         return (f"{r.name}: the warm first call {verb(clock, past=True)} {times(d, clock)} "
-                f"than the first call {against} {interval(d)} ({figures})")
+                f"than the first call {against}{_spaced(interval(d))} ({figures})")
     return (f"{r.name}: inconclusive whether a warm cache speeds the first call: {said} "
             f"({figures}); more runs might tell")
 
@@ -184,13 +188,18 @@ def writing(r: CacheRow) -> str:
     figures = f"{fmt_s(cold)} against {fmt_s(none)}{', CPU time' * (clock == CPU)}"
     subject = f"{r.name}: the first start, which also writes the cache,"
     if d.kind == SAME:
-        return (f"{subject} shows {times(d, clock)} from the first call with no cache "
-                f"{interval(d)} ({figures})")
+        return (f"{subject} shows {times(d, clock)} from the first call with no cache"
+                f"{_spaced(interval(d))} ({figures})")
     if d.kind == INCONCLUSIVE:
         return (f"{subject} against the first call with no cache is inconclusive: "
-                f"{times(d, clock)} {interval(d)} ({figures}); more runs might tell")
-    return (f"{subject} {verb(clock)} {times(d, clock)} than the first call with no cache "
-            f"{interval(d)} ({figures})")
+                f"{with_interval(d, clock)} ({figures}); more runs might tell")
+    return (f"{subject} {verb(clock)} {times(d, clock)} than the first call with no cache"
+            f"{_spaced(interval(d))} ({figures})")
+
+
+def _spaced(words: str) -> str:
+    """`` (2.1×–4.0×)``, or nothing where ``words`` are none (one run: no interval)."""
+    return f" {words}" if words else ""
 
 
 def remains(r: CacheRow) -> str:
@@ -243,13 +252,13 @@ def nesting(s: SecondStart) -> str:
         return (f"whether nesting pays on a second start: not measured ({NOT_READ} for "
                 f"{' and '.join(unread)})")
     d, clock = s.nesting, s.clock()
-    said = f"{times(d, clock)} {interval(d)}".rstrip()
+    said = with_interval(d, clock)
     if d.kind == FASTER:
         return (f"on a second start nesting still pays: nested's warm first call "
-                f"{verb(clock)} {times(d, clock)} than flat's {interval(d)}")
+                f"{verb(clock)} {times(d, clock)} than flat's{_spaced(interval(d))}")
     if d.kind == SLOWER:
         return (f"on a second start nesting costs: nested's warm first call {verb(clock)} "
-                f"{times(d, clock)} than flat's {interval(d)}")
+                f"{times(d, clock)} than flat's{_spaced(interval(d))}")
     if d.kind == SAME:
         return f"on a second start nesting makes {said}"
     assert d.kind == INCONCLUSIVE
@@ -259,8 +268,38 @@ def nesting(s: SecondStart) -> str:
 
 def user_settings(s: SecondStart) -> list[str]:
     """Where the user's own JAX would not cache this program as configured, and the
-    setting to change (:func:`~jitmagic.model.causes.second_start.cache_fixes`)."""
+    setting to change (:func:`cache_fixes`)."""
     return [f"{why}: {fix}" for why, fix in cache_fixes(s)]
+
+
+def cache_fixes(s: SecondStart) -> list[tuple[str, str]]:
+    """What in the user's own settings keeps their JAX from serving this program from
+    its persistent cache on a second start, and the setting to change, as (why, fix),
+    in the order to change them (:func:`~jitmagic.model.causes.second_start.cache_unset`);
+    none where their settings already cache it. The one wording of these fixes: the
+    causes and the second start's section both say them."""
+    return [_cache_fix(s, unset) for unset in cache_unset(s)]
+
+
+def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
+    if unset == SWITCHED_OFF:
+        return ("your JAX's persistent cache is switched off "
+                "(`jax_enable_compilation_cache` is False)",
+                "set `jax_enable_compilation_cache` to True")
+    if unset == NO_FOLDER:
+        return ("your JAX caches nothing between starts: `jax_compilation_cache_dir` "
+                "is not set",
+                "set `jax_compilation_cache_dir` to a folder "
+                "(`jax.config.update(\"jax_compilation_cache_dir\", \"/path/to/cache\")`)")
+    slow = s.uncached()
+    measured = [n for n, r in s.rows.items() if s.compile_s.get(n, r.compile_s) is not None]
+    what = "this program" if len(slow) == len(measured) else \
+        f"the {' and '.join(slow)} variant{'s' * (len(slow) > 1)}"
+    how = " and ".join(f"{fmt_s(sec)}{f' {n}' * (len(s.rows) > 1)}" for n, sec in slow.items())
+    return (f"your JAX would not cache {what}: it compiles in {how} of wall time (as "
+            f"JAX times it), under `jax_persistent_cache_min_compile_time_secs` "
+            f"({float(s.user.min_compile_s)!r} s)",
+            "set `jax_persistent_cache_min_compile_time_secs` to 0")
 
 
 def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
