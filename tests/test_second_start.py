@@ -448,3 +448,15 @@ def test_the_table_shows_each_rows_seconds_on_the_clock_its_ratio_is_judged_on()
             "seconds and ratio alike; flat on wall time (what remains warm, and its share, "
             "are JAX's events: wall time)") in said  # its lines' clock, not the table's
     assert "the table's seconds are wall time" not in said
+
+
+def test_one_round_leaves_no_empty_spread_nor_double_space():
+    """A run stopped by --timeout after one round of the second start (a new user's
+    trial): its cells read ``3.16 s [, CPU time]`` and a sentence ``less CPU time  (``."""
+    row = CacheRow("flat", (Start(0.540, hits=0, misses=1, trace_s=0.3, lower_s=0.1,
+                                  compile_s=0.1),),
+                   (_start(0.108, True, 0.01),), None, (Start(0.295),))
+    said = text(SecondStart({"flat": row}, UserCache(folder_set=True, min_compile_s=0.0)))
+    assert "[," not in said and "  (" not in said and " )" not in said
+    assert "(542 ms against 295 ms)" not in said  # one round each: its own medians
+    assert "(540 ms against 295 ms)" in said
