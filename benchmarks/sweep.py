@@ -17,7 +17,6 @@ import builtins
 from jitmagic.cell.prepare import measure_source
 from jitmagic.cell.prepare import parse
 from jitmagic.frontends.stderr_progress import StderrProgress
-from jitmagic.model.rows import PHASE_LABELS
 from jitmagic.model.rows import PHASES
 from jitmagic.model.rows import VARIANTS
 from jitmagic.model.sweep import exponents
@@ -25,6 +24,7 @@ from jitmagic.options import Options
 from jitmagic.render.bundle import text
 from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.sweep import sweep_figure
+from jitmagic.render.format import PHASE_LABELS
 from jitmagic.render.format import fmt_exponent
 
 SOURCE = """\

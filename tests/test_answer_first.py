@@ -20,8 +20,6 @@ from jitmagic.model.attribution import HelperTime
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.rows import FROM_EVENTS
 from jitmagic.model.rows import FROM_STAGED
-from jitmagic.model.rows import REST_LABEL
-from jitmagic.model.rows import REST_ROW
 from jitmagic.model.rows import OrderingRow
 from jitmagic.model.stats.rule import SAME
 from jitmagic.model.stats.rule import difference
@@ -38,6 +36,8 @@ from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.style import DPI
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import html_summary
+from jitmagic.render.format import REST_LABEL
+from jitmagic.render.format import REST_ROW
 from jitmagic.render.format import marked_ratio
 from jitmagic.render.orderings import panel_html
 from jitmagic.render.orderings import panel_text

@@ -24,7 +24,6 @@ from typing import Any
 
 from . import parts as table
 from .comparison import Comparison
-from .rows import PHASE_LABELS
 from .rows import PHASES
 from .rows import STRUCTURE as ROW_STRUCTURE
 from .rows import VARIANTS
@@ -46,12 +45,11 @@ from .stats.witness import waited
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
-#: The figures of a variant that move only with the code (and JAX's version), as
-#: (``VariantResult`` field, label), compared exactly: :data:`~.rows.STRUCTURE` but the
-#: top-level equations (a part of ``jaxpr_eqns``). Read with ``getattr`` and diffed where
-#: both reports hold them, so an older report without XLA's figures still diffs.
-STRUCTURE = tuple((key, label) for key, label in ROW_STRUCTURE if key != "jaxpr_eqns_top")
-STRUCTURE_LABELS = dict(STRUCTURE)
+#: The figures of a variant that move only with the code (and JAX's version), by their
+#: ``VariantResult`` field, compared exactly: :data:`~.rows.STRUCTURE` but the top-level
+#: equations (a part of ``jaxpr_eqns``). Read with ``getattr`` and diffed where both
+#: reports hold them, so an older report without XLA's figures still diffs.
+STRUCTURE = tuple(key for key in ROW_STRUCTURE if key != "jaxpr_eqns_top")
 #: What a structure figure of NEW is, against OLD's: exact comparison, no rule.
 LARGER, SMALLER, SAME_SIZE = "larger", "smaller", "same"
 #: A structure figure one report holds and the other does not (an older report).
@@ -101,8 +99,8 @@ class StageDiff:
 
     @property
     def label(self) -> str:
-        label = PHASE_LABELS.get(self.phase, self.phase)
-        return f"{label}, CPU time" if self.clock == CPU else label
+        """How a report labels it: its phase, and its clock where that is CPU time."""
+        return worded("label", self) or self.phase
 
     @property
     def measured(self) -> bool:
@@ -145,7 +143,7 @@ class StructureDiff:
 
     @property
     def label(self) -> str:
-        return STRUCTURE_LABELS.get(self.figure, self.figure)
+        return worded("label", self) or self.figure
 
     @property
     def recorded(self) -> bool:
@@ -431,7 +429,7 @@ def structure_diffs(old: Comparison, new: Comparison, variant: str,
     is left out); not judged for ``apart`` (why: :func:`nest_apart`)."""
     a, b = old.variants[variant], new.variants[variant]
     pairs = ((name, structure_figure(a, name), structure_figure(b, name))
-             for name, _ in STRUCTURE)
+             for name in STRUCTURE)
     return [StructureDiff(variant, name, x, y, apart) for name, x, y in pairs
             if x is not None or y is not None]
 

@@ -44,19 +44,6 @@ STAGE_PHASES = PHASES[:3]
 #: first call itself (the stages and the rest then add up to it), or a separate staged
 #: ``trace().lower().compile()`` run (where JAX gave no events; reports before /3).
 FROM_EVENTS, FROM_STAGED = "events", "staged"
-#: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
-REST_LABEL = "rest of first call"
-#: Its table row: the median run's rest, not a median of rests, so that the row and the
-#: stages' medians above it need not add up to the median first call (the chart's bar,
-#: the median run's parts, does).
-REST_ROW = f"{REST_LABEL}, median run"
-PHASE_LABELS = {
-    "trace_s": "trace",
-    "lower_s": "lower",
-    "compile_s": "XLA compile",
-    "first_call_s": "first call",
-    "execute_s": "execute (per call)",
-}
 VARIANTS = ("flat", "nested")
 
 
@@ -82,23 +69,23 @@ _TAIL: tuple[Field, ...] = (
 COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
                  "compiled_temp_bytes", "compiled_peak_bytes", "constants", "constant_bytes")
 
-#: The structure figures of a variant, as its record names them and as reports label
-#: them: counts that move only when the program changes (shown in the phase table,
-#: diffed exactly by ``jitmagic diff``).
+#: The structure figures of a variant, as its record names them (their labels are
+#: :data:`jitmagic.render.format.FIGURE_LABELS`): counts that move only when the program
+#: changes (shown in the phase table, diffed exactly by ``jitmagic diff``).
 STRUCTURE = (
-    ("jaxpr_eqns", "jaxpr equations"),
-    ("jaxpr_eqns_top", "jaxpr equations (top level)"),
-    ("nested_calls", "nested jit calls"),
-    ("stablehlo_bytes", "StableHLO bytes"),
-    ("stablehlo_calls", "call ops in StableHLO"),
-    ("compiled_calls", "call ops after XLA"),
-    ("compiled_ops", "instructions after XLA"),
-    ("compiled_flops", "flops (XLA's cost analysis)"),
-    ("compiled_bytes_accessed", "bytes accessed (XLA's cost analysis)"),
-    ("compiled_temp_bytes", "temporary bytes (XLA's memory analysis)"),
-    ("compiled_peak_bytes", "peak bytes (XLA's memory analysis)"),
-    ("constants", "array constants (captured)"),
-    ("constant_bytes", "constant bytes (captured)"),
+    "jaxpr_eqns",
+    "jaxpr_eqns_top",
+    "nested_calls",
+    "stablehlo_bytes",
+    "stablehlo_calls",
+    "compiled_calls",
+    "compiled_ops",
+    "compiled_flops",
+    "compiled_bytes_accessed",
+    "compiled_temp_bytes",
+    "compiled_peak_bytes",
+    "constants",
+    "constant_bytes",
 )
 
 _R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass

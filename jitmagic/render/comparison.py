@@ -14,9 +14,7 @@ from ..model.comparison import EXECUTE
 from ..model.comparison import Comparison
 from ..model.orderings import Orderings
 from ..model.rows import FROM_EVENTS
-from ..model.rows import PHASE_LABELS
 from ..model.rows import PHASES
-from ..model.rows import REST_ROW
 from ..model.rows import STRUCTURE
 from ..model.rows import VARIANTS
 from ..model.rows import VariantResult
@@ -51,6 +49,9 @@ from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
+from .format import FIGURE_LABELS
+from .format import PHASE_LABELS
+from .format import REST_ROW
 from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
@@ -137,9 +138,9 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += _cpu_rows(c)
-    rows += [[_structure_label(label), _fmt_count(getattr(c.flat, key)),
+    rows += [[_structure_label(FIGURE_LABELS[key]), _fmt_count(getattr(c.flat, key)),
               _fmt_count(getattr(c.nested, key)), ""]
-             for key, label in STRUCTURE
+             for key in STRUCTURE
              if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
 

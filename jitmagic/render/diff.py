@@ -45,6 +45,8 @@ from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
+from .format import FIGURE_LABELS
+from .format import PHASE_LABELS
 from .verdicts import interval_ends
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
@@ -352,9 +354,18 @@ def undecided(d: Diff) -> str:
     return "no stage measurably slower or faster (some inconclusive)"
 
 
+def stage_label(s: StageDiff) -> str:
+    """``XLA compile``; ``XLA compile, CPU time`` where it was judged on CPU time."""
+    label = PHASE_LABELS.get(s.phase, s.phase)
+    return f"{label}, CPU time" if s.clock == CPU else label
+
+
 def register_diff() -> None:
-    """Word a diff's lines here (:mod:`jitmagic.model.shown`'s registry)."""
+    """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s
+    registry)."""
     for form, said in (("partial lines", partial_lines), ("clock line", clock_line),
                        ("loads line", loads_line), ("nest line", nest_line),
                        ("unjudged", unjudged), ("summary", summary), ("undecided", undecided)):
         register(form, Diff, said)
+    register("label", StageDiff, stage_label)
+    register("label", StructureDiff, lambda f: FIGURE_LABELS.get(f.figure, f.figure))

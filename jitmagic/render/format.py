@@ -1,4 +1,5 @@
-"""Numbers as a person reads them: one format for seconds, ratios and growth."""
+"""Numbers and names as a person reads them: one format for seconds, ratios and growth,
+and the one label of each phase and structure figure."""
 
 from __future__ import annotations
 
@@ -14,6 +15,38 @@ from ..model.stats.units import fmt_s
 #: Read through here by the ledger's renderers alone (render/ledger.py and
 #: render/charts/ledger.py), which move onto the shared layers on their own (issue 53).
 __all__ = ["fmt_s"]
+
+
+#: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
+REST_LABEL = "rest of first call"
+#: Its table row: the median run's rest, not a median of rests, so that the row and the
+#: stages' medians above it need not add up to the median first call (the chart's bar,
+#: the median run's parts, does).
+REST_ROW = f"{REST_LABEL}, median run"
+PHASE_LABELS = {
+    "trace_s": "trace",
+    "lower_s": "lower",
+    "compile_s": "XLA compile",
+    "first_call_s": "first call",
+    "execute_s": "execute (per call)",
+}
+#: How reports label each structure figure of a variant
+#: (:data:`jitmagic.model.rows.STRUCTURE`, in its order).
+FIGURE_LABELS = {
+    "jaxpr_eqns": "jaxpr equations",
+    "jaxpr_eqns_top": "jaxpr equations (top level)",
+    "nested_calls": "nested jit calls",
+    "stablehlo_bytes": "StableHLO bytes",
+    "stablehlo_calls": "call ops in StableHLO",
+    "compiled_calls": "call ops after XLA",
+    "compiled_ops": "instructions after XLA",
+    "compiled_flops": "flops (XLA's cost analysis)",
+    "compiled_bytes_accessed": "bytes accessed (XLA's cost analysis)",
+    "compiled_temp_bytes": "temporary bytes (XLA's memory analysis)",
+    "compiled_peak_bytes": "peak bytes (XLA's memory analysis)",
+    "constants": "array constants (captured)",
+    "constant_bytes": "constant bytes (captured)",
+}
 
 
 def marked_ratio(ratio: float, d: Difference) -> str:

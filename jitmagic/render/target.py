@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 from ..backends.target import calibration
 from ..model.comparison import Comparison
-from ..model.rows import PHASE_LABELS
 from ..model.rows import VARIANTS
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
@@ -49,6 +48,7 @@ from .blocks import Heading
 from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
+from .format import PHASE_LABELS
 from .format import fmt_spread
 from .verdicts import interval_ends
 from .verdicts import stated

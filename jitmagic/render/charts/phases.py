@@ -23,8 +23,6 @@ from matplotlib.figure import Figure
 from ...model.comparison import EXECUTE
 from ...model.comparison import Comparison
 from ...model.rows import FROM_EVENTS
-from ...model.rows import PHASE_LABELS
-from ...model.rows import REST_LABEL
 from ...model.rows import STAGE_PHASES
 from ...model.rows import VARIANTS
 from ...model.rows import VariantResult
@@ -33,6 +31,8 @@ from ...model.stats.units import time_unit
 from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import WALL
+from ..format import PHASE_LABELS
+from ..format import REST_LABEL
 from ..format import marked_ratio
 from .palette import PHASE
 from .style import DPI

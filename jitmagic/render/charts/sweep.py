@@ -11,7 +11,6 @@ from matplotlib.ticker import FuncFormatter
 from matplotlib.ticker import LogLocator
 from matplotlib.ticker import NullLocator
 
-from ...model.rows import PHASE_LABELS
 from ...model.rows import PHASES
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
@@ -21,6 +20,7 @@ from ...model.sweep import exponents
 from ...model.sweep import log_scale
 from ...model.sweep import medians
 from ..blocks import more
+from ..format import PHASE_LABELS
 from ..format import fmt_exponent
 from ..sweep import MAX_POINTS
 from .palette import VARIANT
