@@ -301,24 +301,23 @@ def clock_line(d: Diff) -> str | None:
             " (wall time on a busy machine moves with the load, not with the code)")
 
 
-def loads_line(d: Diff) -> str | None:
-    """Why the timing stages are not judged, where they are not (:meth:`Diff.loads_line`)."""
-    why = d.not_judged_for(LOADS_DIFFER)
-    if why is None:
-        return None
-    return (f"{why}: the timing stages are not judged, since CPU time too moves with the "
-            "load (docs/significance.md); measure OLD and NEW under alike loads, or gate "
-            "on the structure (--fail-on-larger)")
+#: What follows each reason rows are not judged for (:data:`LOADS_DIFFER`,
+#: :data:`NESTS_DIFFER`): what is not judged, and what to do.
+NOT_JUDGED_BECAUSE = {
+    LOADS_DIFFER: ("the timing stages are not judged, since CPU time too moves with the "
+                   "load (docs/significance.md); measure OLD and NEW under alike loads, or "
+                   "gate on the structure (--fail-on-larger)"),
+    NESTS_DIFFER: ("the nested rows compare two choices of what to nest, not only the code, "
+                   "so they are not judged and no gate fails on them; the flat rows are "
+                   "judged (nest the same helpers in both, or gate on flat)"),
+}
 
 
-def nest_line(d: Diff) -> str | None:
-    """Why the nested rows are not judged, where they are not (:meth:`Diff.nest_line`)."""
-    why = d.not_judged_for(NESTS_DIFFER)
-    if why is None:
-        return None
-    return (f"{why}: the nested rows compare two choices of what to nest, not only the "
-            "code, so they are not judged and no gate fails on them; the flat rows are "
-            "judged (nest the same helpers in both, or gate on flat)")
+def not_judged_line(d: Diff, reason: str) -> str | None:
+    """Why rows are not judged for ``reason``, where any is not (None where all are):
+    the first such row's reason, then what is not judged and what to do."""
+    why = d.not_judged_for(reason)
+    return None if why is None else f"{why}: {NOT_JUDGED_BECAUSE[reason]}"
 
 
 def unjudged(d: Diff) -> str:
@@ -364,7 +363,8 @@ def register_diff() -> None:
     """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s
     registry)."""
     for form, said in (("partial lines", partial_lines), ("clock line", clock_line),
-                       ("loads line", loads_line), ("nest line", nest_line),
+                       ("loads line", lambda d: not_judged_line(d, LOADS_DIFFER)),
+                       ("nest line", lambda d: not_judged_line(d, NESTS_DIFFER)),
                        ("unjudged", unjudged), ("summary", summary), ("undecided", undecided)):
         register(form, Diff, said)
     register("label", StageDiff, stage_label)
