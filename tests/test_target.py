@@ -144,7 +144,8 @@ def test_compare_compiles_both_variants_for_the_tpu_and_runs_nothing():
 
 
 @libtpu
-def test_the_report_says_whose_seconds_and_what_cannot_be_measured():
+def test_the_report_says_whose_seconds_and_what_cannot_be_measured(monkeypatch):
+    monkeypatch.setattr(tpu, "CALIBRATION", {})  # a host kind measured on no TPU
     r = jitmagic.compare(g, jnp.ones(128), target="v5e:1x1", repeat=3, quiet=True)
     text = str(r)
     clock = target_clock(r.flat.samples, r.nested.samples)  # CPU time where it was busy
@@ -155,7 +156,7 @@ def test_the_report_says_whose_seconds_and_what_cannot_be_measured():
     assert all(len(v.samples["wait_s"]) == 3 for v in r.variants.values())  # how busy
     assert "first call  " in text and text.count("not measurable: nothing runs without") == 2
     assert f"seconds of this host ({tpu.host_kind()})" in text
-    assert "calibration: none for this host" in text
+    assert f"calibration: none for this host ({tpu.host_kind()}) and v5e yet" in text
     assert "of 16 GiB HBM: fits" in text
     assert "XLA compile for TPU v5 lite" in text
     again = jitmagic.Comparison.from_dict(json.loads(json.dumps(r.to_dict())))
@@ -164,10 +165,24 @@ def test_the_report_says_whose_seconds_and_what_cannot_be_measured():
 
 @libtpu
 def test_a_calibration_for_this_host_is_quoted(monkeypatch):
-    found = tpu.Calibration(tpu.host_kind(), "v5e:1x1", 4.5, 3.9, 5.2, "a test's figures")
+    found = tpu.Calibration(tpu.host_kind(), "v5e:1x1", 4.5, 3.9, 5.2, "a test's figures",
+                            2.34, 1.12)
     monkeypatch.setitem(tpu.CALIBRATION, tpu.host_kind(), found)
     r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
     assert "calibration (a test's figures): for v5e:1x1 the TPU host took 4.50×" in str(r)
+    assert ("the discussion's example compiled 2.34× faster nested here and 1.12× on the "
+            "TPU: a verdict here says which way nesting goes there, not by how much") in str(r)
+    v4 = jitmagic.compare(g, jnp.ones(16), target="v4:2x2x1", repeat=1, quiet=True)
+    assert f"calibration: none for this host ({tpu.host_kind()}) and v4 yet" in str(v4)
+
+
+def test_this_machines_calibration_is_the_one_measured():
+    """The figures of docs/benchmarks.md (2026-12-06): a 2-core x86_64 CPU against the
+    TPU v5e host's chip, each program in fresh processes."""
+    found = tpu.calibration("v5e:2x2", "2-core x86_64 CPU")
+    assert found is not None and (found.low, found.tpu_over_here, found.high) == (2.6, 7.4, 15.5)
+    assert tpu.calibration("v5p:2x2x1", "2-core x86_64 CPU") is None  # another TPU kind
+    assert tpu.calibration("v5e:1x1", "13-core x86_64 CPU") is None
 
 
 @libtpu
@@ -277,3 +292,21 @@ def test_the_command_refuses_a_bad_topology_with_a_did_you_mean(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert long.returncode == 2, long.stderr  # libtpu would abort the process (SIGABRT)
     assert "at most 16 chips along an axis" in long.stderr
+
+
+@libtpu
+def test_the_command_keeps_libtpus_start_up_warnings_off_the_report(tmp_path):
+    """With libtpu installed and no JAX_PLATFORMS, JAX starts libtpu with its backends and
+    libtpu prints its warnings (accelerator type, worker hostnames) above the report:
+    the command's own process, which runs nothing on a device, starts the CPU only.
+    (ALLOW_MULTIPLE_LIBTPU_LOAD: libtpu starts, and warns, even where another process
+    holds it.)"""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    env["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "demo", "--target", "v5e:1x1",
+                           "-r", "2", "--html", str(tmp_path / "demo.html")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "jitcompare --target v5e:1x1" in done.stdout
+    assert "TPU_WORKER_HOSTNAMES" not in done.stdout + done.stderr
+    assert "accelerator type" not in done.stdout + done.stderr

@@ -169,6 +169,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+        cpu_only_for_target(args)
         script = None if args.file == "demo" else os.path.abspath(args.file)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
         distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
@@ -267,6 +268,16 @@ def _status(exc: Exception) -> int:
     if isinstance(exc, CannotWriteError):
         return CANNOT_WRITE
     return USAGE if isinstance(exc, InputError) else RAISED
+
+
+def cpu_only_for_target(args: argparse.Namespace) -> None:
+    """With ``--target`` and no ``JAX_PLATFORMS`` of the user's, this process's JAX starts
+    its CPU backend only: nothing runs on a device there, and with libtpu installed JAX
+    would otherwise start libtpu too, which prints its warnings (accelerator type,
+    worker hostnames) above the report on a machine with no TPU. The command's own
+    process ends with the run; a notebook's setting is the user's and is left alone."""
+    if args.target and "JAX_PLATFORMS" not in os.environ:
+        os.environ["JAX_PLATFORMS"] = "cpu"
 
 
 def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:

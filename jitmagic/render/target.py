@@ -122,12 +122,16 @@ def host_lines(t: TargetCompile) -> list[str]:
              f"compiles the same program in seconds of its own"]
     found = calibration(t.topology, t.host)
     if found is None:
-        lines.append(f"calibration: none for this host ({t.host}) yet, so how far these "
+        kind = t.topology.partition(":")[0]
+        lines.append(f"calibration: none for this host ({t.host}) and {kind} yet, so how far these "
                      "seconds are from the TPU host's is not known (docs/benchmarks.md)")
     else:
         lines.append(f"calibration ({found.measured}): for {found.topology} the TPU host took "
                      f"{fmt_ratio(found.tpu_over_here)} this host's compile seconds "
-                     f"({fmt_ratio(found.low)}–{fmt_ratio(found.high)} over the cells measured)")
+                     f"({fmt_ratio(found.low)}–{fmt_ratio(found.high)} over the programs "
+                     f"measured); the discussion's example compiled {fmt_ratio(found.nesting_here)}"
+                     f" faster nested here and {fmt_ratio(found.nesting_tpu)} on the TPU: a "
+                     "verdict here says which way nesting goes there, not by how much")
     return lines
 
 
