@@ -52,11 +52,11 @@ from ..measure.sampling import clocks
 from ..measure.sampling.stops import Checkpoint
 from ..measure.sampling.stops import Stop
 from ..measure.sweep import run_sweep
+from ..measure.sweep import unchanged_warning
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..model.sweep import unchanged
-from ..model.sweep import unchanged_warning
 from ..options import Options
 from ..usercode import mine
 from . import source as cellmod

@@ -21,7 +21,7 @@ from ..errors import UserCodeError
 from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
-from ..model.sweep import unchanged_warning
+from ..model.sweep import unchanged
 from ..options import Options
 from ..options.keywords import split_options
 from ..usercode import mine
@@ -108,3 +108,14 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     with option_hints(), mine(options.mine):
         return run_sweep(*options.sweep, one,
                          checkpoint(entry_name(fn), options, start, progress))
+
+
+def unchanged_warning(s: Sweep) -> str | None:
+    """What to tell the user when :func:`~jitmagic.model.sweep.unchanged`: the value is
+    not read as a global (a warning of the sweep's record, said as it was measured)."""
+    if not unchanged(s):
+        return None
+    name = s.name
+    eqns = s.points[0].flat.jaxpr_eqns
+    return (f"`{name}` did not change the program: every value built {eqns} jaxpr equations "
+            f"(flat), so the growth is not fitted; is `{name}` read by the code as a global?")

@@ -224,21 +224,6 @@ class VariantResult(Row, ProgramFigures):
                 del d[key]
         return d
 
-    def nesting_fix(self, most: int = 3) -> str:
-        """What to do where nesting its helpers pays: ``jax.jit`` on those jitmagic
-        jitted, and keep the user's own jit on those they jitted already (at most
-        ``most`` of each named)."""
-        def named(hs: list[str]) -> str:
-            return ", ".join(f"`{h}`" for h in hs[:most]) + (", ..." if len(hs) > most else "")
-
-        added = [h for h in self.helpers if h not in self.own_jit]
-        own = [h for h in self.helpers if h in self.own_jit]
-        parts = [f"`jax.jit` on {named(added)}"] if added else []
-        if own:
-            parts.append(f"keep your own `jax.jit` on {named(own)}: the nested variant ran "
-                         f"{'them' if len(own) > 1 else 'it'} under it")
-        return "; ".join(parts)
-
     @property
     def cold_start_s(self) -> float:
         """Trace + lower + compile: what nested jit can change at start-up (the tour reads it)."""

@@ -225,16 +225,6 @@ def unchanged(s: Sweep) -> bool:
     return len(s.points) >= 2 and known and len(sizes) == len({v for v, _, _ in sizes})
 
 
-def unchanged_warning(s: Sweep) -> str | None:
-    """What to tell the user when :func:`unchanged`: the value is not read as a global."""
-    if not unchanged(s):
-        return None
-    name = s.name
-    eqns = s.points[0].flat.jaxpr_eqns
-    return (f"`{name}` did not change the program: every value built {eqns} jaxpr equations "
-            f"(flat), so the growth is not fitted; is `{name}` read by the code as a global?")
-
-
 def exponents(s: Sweep) -> dict[str, dict[str, float | None]]:
     """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted,
     or the swept value did not change the program, see :func:`unchanged`)."""

@@ -30,6 +30,7 @@ from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import samples
 from ...model.lines import UNROLL_FIX
 from ...model.lines import unroll_copies
+from ...model.rows import VariantResult
 from ...model.shown import register
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
@@ -204,7 +205,23 @@ def nesting_words(x: Cause) -> Words:
         return said, "keep them inline: their own jit costs more than it saves"
     if x.kind != SAVING:
         return said, ""
-    return f"{_saved(x, said, clock)}; {_where(c, x.seconds)}", nested.nesting_fix()
+    return f"{_saved(x, said, clock)}; {_where(c, x.seconds)}", nesting_fix(nested)
+
+
+def nesting_fix(v: VariantResult, most: int = 3) -> str:
+    """What to do where nesting ``v``'s helpers pays: ``jax.jit`` on those jitmagic
+    jitted, and keep the user's own jit on those they jitted already (at most ``most``
+    of each named)."""
+    def named(hs: list[str]) -> str:
+        return ", ".join(f"`{h}`" for h in hs[:most]) + (", ..." if len(hs) > most else "")
+
+    added = [h for h in v.helpers if h not in v.own_jit]
+    own = [h for h in v.helpers if h in v.own_jit]
+    parts = [f"`jax.jit` on {named(added)}"] if added else []
+    if own:
+        parts.append(f"keep your own `jax.jit` on {named(own)}: the nested variant ran "
+                     f"{'them' if len(own) > 1 else 'it'} under it")
+    return "; ".join(parts)
 
 
 def _where(c: Compared, total: float) -> str:
