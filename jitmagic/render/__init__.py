@@ -21,6 +21,7 @@ from .bundle import repr_mimebundle
 from .bundle import text
 from .causes.said import register_causes
 from .headlines import register_headlines
+from .lines import register_hints
 
 
 def _filtered(data: dict[str, str], include: Any, exclude: Any) -> dict[str, str]:
@@ -66,3 +67,4 @@ for _type, _text, _bundle in _SHOWN:
 register_headlines()
 _diff.register_diff()
 register_causes()
+register_hints()

@@ -22,10 +22,14 @@ from collections.abc import Callable
 from collections.abc import Collection
 
 from ..model.comparison import Comparison
+from ..model.lines import CONSTANT_BYTES
+from ..model.lines import HELPER_SHARE
 from ..model.lines import LineRow
 from ..model.lines import Lines
 from ..model.lines import LineTable
+from ..model.lines import LoopCall
 from ..model.saved.schema import printable
+from ..model.shown import register
 from ..model.stats.units import counted
 from ..model.stats.units import fmt_bytes
 from ..model.stats.units import fmt_s
@@ -202,3 +206,98 @@ def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
         return None
     nested = c.nested.helper_calls
     return text(c.lines, nested), html_table(c.lines, nested)
+
+
+# --- the hints: what the numbers say to do -------------------------------------------
+
+#: What to write instead of a scan's ``unroll`` above 1.
+UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then run one "
+              "after another (what that saves on the first call, and costs per call, is "
+              "not measured)")
+
+
+def unroll_said(x: LoopCall, total: int) -> str:
+    """``line 12 calls `jax.lax.scan` with unroll=8, 64 steps: XLA compiles 8 copies of
+    its body, 7 of the program's 12 jaxpr equations (58%)``; ``calls `jax.lax.scan` 2
+    times`` where the line made two loops (a helper called twice)."""
+    steps = f", {x.length:,} steps" if x.length is not None else ""
+    times = f" {x.calls:,} times" if x.calls > 1 else ""
+    return (f"line {x.line} calls `jax.lax.{x.primitive}`{times} with unroll={x.unroll}"
+            f"{steps}: {unroll_copies(x, total)}")
+
+
+def unroll_copies(x: LoopCall, total: int) -> str:
+    """``XLA compiles 8 copies of its body, 7 of the program's 12 jaxpr equations (58%)``:
+    what a scan's ``unroll`` hands XLA (the jaxpr holds the body once); for a line that
+    made several loops, the copies in each and their bodies' equations together."""
+    share = f" ({x.body_eqns / total:.0%})" if total else ""
+    body = "its body," if x.calls == 1 else "the body in each; their bodies are"
+    return (f"XLA compiles {x.copies} copies of {body} {x.body_eqns:,} of the program's "
+            f"{total:,} jaxpr equations{share}")
+
+
+def hints(table: LineTable, nested: Collection[str] = ()) -> list[str]:
+    """Advice that follows from the numbers of ``table``: unrolled loops, helpers traced
+    per call, big constants captured from Python. ``nested``: the helpers a comparison's
+    nested variant nested, whose hint points at what it measured, not at ``--nest``."""
+    return [h for h in (*unroll_hints(table), loop_hint(table),
+                        *_helper_hints(table, nested), *_constant_hints(table)) if h]
+
+
+def unroll_hints(table: LineTable) -> list[str]:
+    """What each unrolled scan puts into the program, and what to write instead (what
+    ``unroll=1`` would save is not measured)."""
+    return [f"{unroll_said(x, table.total_eqns)}; {UNROLL_FIX}" for x in table.unrolled()]
+
+
+def loop_hint(table: LineTable) -> str | None:
+    """The Python loop that builds most of the program, and what to write instead."""
+    found = table.python_loop()
+    if found is None:
+        return None
+    r, share = found
+    fix = ("`jax.lax.scan` or `jax.lax.fori_loop` traces the body once (what the "
+           "rewrite saves is not measured)")
+    loop = table.loop_line(r)
+    inside = "a Python loop" if loop in (None, r.line) else f"the Python loop at line {loop}"
+    if r.hits is None:
+        return (f"line {r.line} built {share:.0%} of the program and runs inside {inside}: "
+                f"a Python loop unrolls into the program; {fix}")
+    return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
+            f"of the program inside {inside}: a Python loop unrolls into the program; "
+            f"{fix}")
+
+
+def _helper_hints(table: LineTable, nested: Collection[str]) -> list[str]:
+    total = table.total_eqns
+    out = []
+    for f in table.functions:
+        calls = f.calls or 0
+        if calls < 2 or not f.is_helper_like or f.name == table.entry or not total:
+            continue
+        owned = sum(r.eqns_own for r in table.rows if f.holds(r))
+        if owned >= HELPER_SHARE * total:
+            name = f.helper or f.name.rsplit(".", 1)[-1]
+            fix = ("the nested variant traces it once, and the comparison above says "
+                   "what that changed" if {name, f.name} & set(nested) else
+                   f"nesting it (`--nest {name}`) traces it once")
+            many = (f"is inlined {calls:,} times (its jit calls in the nested program)"
+                    if f.in_program else f"was traced {calls:,} times")
+            again = "; " if f.in_program else ": each call is inlined again; "
+            out.append(f"`{name}` {many} and its lines built {owned / total:.0%} of the "
+                       f"program{again}{fix}")
+    return out
+
+
+def _constant_hints(table: LineTable) -> list[str]:
+    return [f"line {r.line} reads {fmt_bytes(r.const_bytes_own)} of array constants "
+            "(arrays that are not arguments: a global's, a closure's, or one made while "
+            "tracing): XLA compiles them into the program; passed to the function as "
+            "an argument they stay out of it"
+            for r in table.rows if (r.const_bytes_own or 0) >= CONSTANT_BYTES]
+
+
+def register_hints() -> None:
+    """Word a per-line table's hints here (:mod:`jitmagic.model.shown`'s registry)."""
+    register("hints", LineTable, hints)
+    register("loop hint", LineTable, loop_hint)

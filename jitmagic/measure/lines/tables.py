@@ -47,7 +47,6 @@ from ...errors import InputError
 from ...errors import UserCodeError
 from ...errors import user_traceback
 from ...model.comparison import Comparison
-from ...model.lines import SOURCE_UNAVAILABLE
 from ...model.lines import FunctionSpan
 from ...model.lines import LineRow
 from ...model.lines import Lines
@@ -81,6 +80,9 @@ from .hook import why_no_hook
 from .jax_loops import loop_calls
 from .loops import loops_of
 from .mlir_locations import count_hlo_ops
+
+#: The text of a line whose source cannot be found (``exec`` of a string, C code).
+SOURCE_UNAVAILABLE = "(source not available)"
 
 
 def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:

@@ -33,7 +33,7 @@ from ..saved.schema import mapping
 from ..saved.schema import optional
 from ..saved.schema import text
 from ..shown import Shown
-from ..stats.units import fmt_bytes
+from ..shown import renderer
 from .rows import FunctionSpan
 from .rows import LineRow
 from .rows import LoopCall
@@ -44,40 +44,14 @@ __all__ = ["SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines", "LoopCall"
 
 #: The schema of a saved ``Lines`` record (``jitmagic.save(jitmagic.lines(f, x), path)``).
 SCHEMA = "jitmagic.lines/1"
-#: The text of a line whose source cannot be found (``exec`` of a string, C code).
-SOURCE_UNAVAILABLE = "(source not available)"
 #: A line that ran at least this many times per call of its function while
 #: tracing, and built at least ``LOOP_SHARE`` of the program, is an unrolled loop.
 LOOP_HITS_PER_CALL = 8
 LOOP_SHARE = 0.5
-#: What to write instead of a scan's ``unroll`` above 1.
-UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then run one "
-              "after another (what that saves on the first call, and costs per call, is "
-              "not measured)")
 #: A helper traced at least twice whose lines own this share of the program.
 HELPER_SHARE = 0.25
 #: A line whose own equations read at least this many bytes of array constants.
 CONSTANT_BYTES = 2**20
-
-
-def unroll_said(x: LoopCall, total: int) -> str:
-    """``line 12 calls `jax.lax.scan` with unroll=8, 64 steps: XLA compiles 8 copies of
-    its body, 7 of the program's 12 jaxpr equations (58%)``; ``calls `jax.lax.scan` 2
-    times`` where the line made two loops (a helper called twice)."""
-    steps = f", {x.length:,} steps" if x.length is not None else ""
-    times = f" {x.calls:,} times" if x.calls > 1 else ""
-    return (f"line {x.line} calls `jax.lax.{x.primitive}`{times} with unroll={x.unroll}"
-            f"{steps}: {unroll_copies(x, total)}")
-
-
-def unroll_copies(x: LoopCall, total: int) -> str:
-    """``XLA compiles 8 copies of its body, 7 of the program's 12 jaxpr equations (58%)``:
-    what a scan's ``unroll`` hands XLA (the jaxpr holds the body once); for a line that
-    made several loops, the copies in each and their bodies' equations together."""
-    share = f" ({x.body_eqns / total:.0%})" if total else ""
-    body = "its body," if x.calls == 1 else "the body in each; their bodies are"
-    return (f"XLA compiles {x.copies} copies of {body} {x.body_eqns:,} of the program's "
-            f"{total:,} jaxpr equations{share}")
 
 
 @dataclass(frozen=True)
@@ -146,38 +120,23 @@ class LineTable:
 
     def hints(self, nested: Collection[str] = ()) -> list[str]:
         """Advice that follows from the numbers: unrolled loops, helpers traced per call,
-        big constants captured from Python. ``nested``: the helpers a comparison's nested
-        variant nested, whose hint points at what it measured, not at ``--nest``."""
-        return [h for h in (*self.unroll_hints(), self.loop_hint(),
-                            *self._helper_hints(nested), *self._constant_hints()) if h]
+        big constants captured from Python (as the registered renderer words it,
+        :func:`jitmagic.render.lines.hints`). ``nested``: the helpers a comparison's
+        nested variant nested, whose hint points at what it measured, not at ``--nest``."""
+        said = renderer("hints", self)
+        return said(self, nested) if said else []
+
+    def loop_hint(self) -> str | None:
+        """The Python loop that builds most of the program, and what to write instead (as
+        :func:`jitmagic.render.lines.loop_hint` words it)."""
+        said = renderer("loop hint", self)
+        return said(self) if said else None
 
     def unrolled(self) -> list[LoopCall]:
         """The scans and fori_loops written with ``unroll`` above 1, the biggest body
         first."""
         return sorted((x for x in self.loop_calls if x.copies > 1),
                       key=lambda x: (-x.body_eqns * x.copies, x.line))
-
-    def unroll_hints(self) -> list[str]:
-        """What each unrolled scan puts into the program, and what to write instead (what
-        ``unroll=1`` would save is not measured)."""
-        return [f"{unroll_said(x, self.total_eqns)}; {UNROLL_FIX}" for x in self.unrolled()]
-
-    def loop_hint(self) -> str | None:
-        """The Python loop that builds most of the program, and what to write instead."""
-        found = self.python_loop()
-        if found is None:
-            return None
-        r, share = found
-        fix = ("`jax.lax.scan` or `jax.lax.fori_loop` traces the body once (what the "
-               "rewrite saves is not measured)")
-        loop = self.loop_line(r)
-        inside = "a Python loop" if loop in (None, r.line) else f"the Python loop at line {loop}"
-        if r.hits is None:
-            return (f"line {r.line} built {share:.0%} of the program and runs inside {inside}: "
-                    f"a Python loop unrolls into the program; {fix}")
-        return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
-                f"of the program inside {inside}: a Python loop unrolls into the program; "
-                f"{fix}")
 
     def loop_line(self, r: LineRow) -> int | None:
         """The line of the innermost Python loop of the source that holds ``r`` (its
@@ -212,33 +171,6 @@ class LineTable:
                 r = max(loops, key=lambda r: (built(r), r.hits or 0))
                 return r, min(1.0, built(r) / total)
         return None
-
-    def _helper_hints(self, nested: Collection[str]) -> list[str]:
-        total = self.total_eqns
-        out = []
-        for f in self.functions:
-            calls = f.calls or 0
-            if calls < 2 or not f.is_helper_like or f.name == self.entry or not total:
-                continue
-            owned = sum(r.eqns_own for r in self.rows if f.holds(r))
-            if owned >= HELPER_SHARE * total:
-                name = f.helper or f.name.rsplit(".", 1)[-1]
-                fix = ("the nested variant traces it once, and the comparison above says "
-                       "what that changed" if {name, f.name} & set(nested) else
-                       f"nesting it (`--nest {name}`) traces it once")
-                many = (f"is inlined {calls:,} times (its jit calls in the nested program)"
-                        if f.in_program else f"was traced {calls:,} times")
-                again = "; " if f.in_program else ": each call is inlined again; "
-                out.append(f"`{name}` {many} and its lines built {owned / total:.0%} of the "
-                           f"program{again}{fix}")
-        return out
-
-    def _constant_hints(self) -> list[str]:
-        return [f"line {r.line} reads {fmt_bytes(r.const_bytes_own)} of array constants "
-                "(arrays that are not arguments: a global's, a closure's, or one made while "
-                "tracing): XLA compiles them into the program; passed to the function as "
-                "an argument they stay out of it"
-                for r in self.rows if (r.const_bytes_own or 0) >= CONSTANT_BYTES]
 
     def to_dict(self) -> list[dict[str, Any]]:
         return [r.to_dict() for r in self.rows]

@@ -28,8 +28,6 @@ from ...model.causes.nesting import stage_parts
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import samples
-from ...model.lines import UNROLL_FIX
-from ...model.lines import unroll_copies
 from ...model.rows import VariantResult
 from ...model.shown import register
 from ...model.stats.rule import FASTER
@@ -43,6 +41,8 @@ from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import Clock
 from ...model.stats.witness import on
+from ..lines import UNROLL_FIX
+from ..lines import unroll_copies
 from ..verdicts import interval
 from ..verdicts import stated
 from ..verdicts import times
