@@ -257,3 +257,33 @@ def test_a_mismatch_names_its_first_leaf_and_the_largest_difference_over_all():
     assert result.outputs_leaf == "a" and first < result.max_abs_diff / 10
     assert (f"outputs: MISMATCH between flat and nested at `a` (largest difference over all "
             f"leaves {result.max_abs_diff:.3g})") in str(result)
+
+
+def _mixed(by: float, compute: jnp.dtype):
+    traces = [0]
+
+    def helper(x):
+        traces[0] += 1  # impure on purpose: each trace's value differs by `by`
+        return (x.astype(compute) * (1.0 + traces[0] * by)).astype(jnp.float32)
+
+    def model(x):
+        return {"loss": helper(x).sum(), "x": x}
+
+    return model
+
+
+def test_a_float32_output_of_bfloat16_arithmetic_is_judged_by_bfloat16s_rounding():
+    """Mixed precision, as TPU models are written (float32 parameters, bfloat16
+    compute): a new user's Flax model read MISMATCH on this CPU because its float32
+    gradients were held to float32's rounding. A relative difference of 2^-6 is far
+    beyond float32's (sqrt(eps) = 3.5e-4) and well within bfloat16's (0.088)."""
+    from jitmagic.measure.sampling.structure import coarsest_float
+
+    x = jnp.linspace(1.0, 2.0, 8)
+    mixed = jitmagic.compare(_mixed(2.0**-6, jnp.bfloat16), x, **ONCE)
+    assert (mixed.outputs_kind, mixed.outputs_dtype) == ("rounding", "bfloat16")
+    assert "outputs: flat and nested match within bfloat16 rounding" in str(mixed)
+    plain = jitmagic.compare(_mixed(2.0**-6, jnp.float32), x, **ONCE)
+    assert plain.outputs_kind == "mismatch"  # float32 arithmetic: float32's rounding
+    assert coarsest_float(jax.make_jaxpr(_mixed(0.0, jnp.bfloat16))(x)) == "bfloat16"
+    assert coarsest_float(jax.make_jaxpr(lambda i: i + 1)(jnp.arange(3))) is None

@@ -95,32 +95,35 @@ def where(path: str) -> str:
     return f"`{path}`" if path else "the whole output"
 
 
-def compare_outputs(a: Any, b: Any) -> OutputDiff:
+def compare_outputs(a: Any, b: Any, computed_in: str | None = None) -> OutputDiff:
     """Compare two outputs leaf by leaf, by structure and by value.
 
     Structures are compared by shape, not class identity: node type names, keys
     and static (aux) data by value, so the NamedTuple a cell defines once per
     variant still matches. Values are compared a chunk at a time in float64,
     never a whole output at once; floating leaves within rounding of their dtype
-    (:func:`within_rounding`), every other leaf exactly. No numpy warning (nor, under
-    the user's ``np.seterr(all="raise")``, error) escapes, whatever the values.
+    (:func:`within_rounding`), every other leaf exactly; ``computed_in``: the least
+    precise floating dtype the programs compute in, whose rounding a floating leaf of a
+    finer dtype is allowed (a float32 gradient of bfloat16 arithmetic). No numpy warning
+    (nor, under the user's ``np.seterr(all="raise")``, error) escapes, whatever the values.
     """
     diff = OutputDiff()
     with np.errstate(all="ignore"):
-        _compare_nodes(a, b, "", diff)
+        _compare_nodes(a, b, "", diff, computed_in)
     return diff
 
 
-def _compare_nodes(a: Any, b: Any, path: str, diff: OutputDiff) -> None:
+def _compare_nodes(a: Any, b: Any, path: str, diff: OutputDiff,
+                   computed_in: str | None = None) -> None:
     (ka, ta), (kb, tb) = _one_level(a), _one_level(b)
     node_a, node_b = _node_key(ta), _node_key(tb)
     if node_a is None and node_b is None:
-        _compare_leaves(_as_numpy(a), _as_numpy(b), path, diff)
+        _compare_leaves(_as_numpy(a), _as_numpy(b), path, diff, computed_in)
     elif node_a != node_b or [k for k, _ in ka] != [k for k, _ in kb]:
         diff.structure(path, f"{_node_name(ta, a)} vs {_node_name(tb, b)}")
     else:
         for (key, x), (_, y) in zip(ka, kb, strict=True):
-            _compare_nodes(x, y, (path + key).lstrip("."), diff)
+            _compare_nodes(x, y, (path + key).lstrip("."), diff, computed_in)
 
 
 def _one_level(tree: Any) -> tuple[list[tuple[str, Any]], Any]:
@@ -180,7 +183,8 @@ def _node_name(treedef: Any, tree: Any) -> str:
     return f"{data[0].__qualname__}{static}"
 
 
-def _compare_leaves(x: np.ndarray, y: np.ndarray, path: str, diff: OutputDiff) -> None:
+def _compare_leaves(x: np.ndarray, y: np.ndarray, path: str, diff: OutputDiff,
+                    computed_in: str | None = None) -> None:
     if x.shape != y.shape:
         diff.structure(path, f"shape {x.shape} vs {y.shape}")
         return
@@ -193,7 +197,9 @@ def _compare_leaves(x: np.ndarray, y: np.ndarray, path: str, diff: OutputDiff) -
         kind, worst = _exact(x.reshape(-1), y.reshape(-1))
         diff.values(path, kind, worst, str(x.dtype))
         return
-    coarse = max(floating, key=lambda d: float(jnp.finfo(d).eps))  # the less precise one
+    if computed_in is not None:
+        floating.append(np.dtype(jnp.dtype(computed_in)))
+    coarse = max(floating, key=lambda d: float(jnp.finfo(d).eps))  # the least precise one
     kind, worst, nonfinite = _floating(x.reshape(-1), y.reshape(-1),
                                        float(jnp.finfo(coarse).eps))
     diff.values(path, kind, worst, jnp.dtype(coarse).name, nonfinite=nonfinite)
@@ -255,6 +261,12 @@ def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, boo
         return EXACT, 0.0, False
     inside = within_rounding(size_d.value, max(size_x.value, size_y.value), eps)
     return (ROUNDING if inside else MISMATCH), worst, False
+
+
+def _coarser(a: str | None, b: str | None) -> str | None:
+    """The less precise of two floating dtypes' names (None: not known)."""
+    known = [d for d in (a, b) if d is not None]
+    return max(known, key=lambda d: float(jnp.finfo(d).eps)) if known else None
 
 
 def within_rounding(difference: float, size: float, eps: float) -> bool:
@@ -328,23 +340,27 @@ class OutputCheck:
         self.dtype: str | None = None
         self._largest = -1.0
         self.problems: list[str] = []
+        self._computed_in: str | None = None
 
     @property
     def match(self) -> bool | None:
         """True within rounding, False for a mismatch, None where nothing was compared."""
         return None if self.kind in (None, UNCOMPARED) else self.kind in (EXACT, ROUNDING)
 
-    def add(self, name: str, output: Any) -> None:
-        """Take ``name``'s output (the caller drops its own reference). Never raises:
-        outputs jitmagic cannot compare are said to be so, and measuring goes on."""
+    def add(self, name: str, output: Any, computed_in: str | None = None) -> None:
+        """Take ``name``'s output (the caller drops its own reference), of a program
+        that computes in ``computed_in`` at its least precise (:func:`compare_outputs`).
+        Never raises: outputs jitmagic cannot compare are said to be so, and measuring
+        goes on."""
         if name in self.seen:
             return
         self.seen.add(name)
         if self.reference is None:
-            self.reference, self._output = name, output
+            self.reference, self._output, self._computed_in = name, output, computed_in
             return
         try:
-            d = compare_outputs(self._output, output)
+            d = compare_outputs(self._output, output,
+                                _coarser(self._computed_in, computed_in))
         except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
             if self._worse(UNCOMPARED):
                 self.kind, self.leaf, self.dtype = UNCOMPARED, None, None

@@ -171,7 +171,8 @@ class Sampler:
         shape = self.shape[name]
         shape.stages_from = cold.stages_from or shape.stages_from
         shape.compile_events = cold.compile_events or shape.compile_events
-        self.outputs.add(name, cold.output)  # compared now, then dropped: no output is kept
+        # compared now, then dropped: no output is kept
+        self.outputs.add(name, cold.output, shape.computed_in)
         if cold.artefact is not None:
             cold.artefact.output = None
         self.last[name] = dataclasses.replace(cold, output=None)

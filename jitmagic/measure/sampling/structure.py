@@ -11,6 +11,8 @@ from dataclasses import field
 from dataclasses import replace
 from typing import Any
 
+import jax.numpy as jnp
+
 from ...model.rows import ProgramFigures
 from .stages import ColdRun
 
@@ -37,6 +39,8 @@ class ProgramFacts:
     #: An ordering's backend compiles inside a cold first call, and its HLO's size.
     compile_events: int | None = None
     hlo_instructions: int | None = None
+    #: The least precise floating dtype the program computes in (:func:`coarsest_float`).
+    computed_in: str | None = None
 
     @property
     def jaxpr(self) -> Any:
@@ -55,6 +59,7 @@ def structure(run: ColdRun) -> ProgramFacts:
         shape.jaxpr_eqns = count_equations(jaxpr)
         shape.nested_calls = count_nested_calls(jaxpr)
         shape.jaxpr_text = jaxpr_text(jaxpr)
+        shape.computed_in = coarsest_float(jaxpr)
         constants, constant_bytes = captured_constants(jaxpr)
         shape.figures = replace(shape.figures, jaxpr_eqns_top=len(jaxpr.eqns),
                                 constants=constants, constant_bytes=constant_bytes)
@@ -175,6 +180,19 @@ def distinct_jaxprs(jaxpr: Any) -> list[Any]:
 def count_equations(jaxpr: Any) -> int:
     """Equations in ``jaxpr`` and its distinct sub-jaxprs (see :func:`distinct_jaxprs`)."""
     return sum(len(j.eqns) for j in distinct_jaxprs(jaxpr))
+
+
+def coarsest_float(jaxpr: Any) -> str | None:
+    """The least precise floating dtype among the values ``jaxpr`` and its sub-jaxprs
+    compute (``"bfloat16"``; None where none is floating): a float32 output computed
+    through bfloat16 arithmetic, as mixed-precision models are, differs between two
+    compiled programs by bfloat16's rounding, not float32's."""
+    dtypes = {v.aval.dtype for j in distinct_jaxprs(jaxpr) for eqn in j.eqns
+              for v in eqn.outvars if hasattr(getattr(v, "aval", None), "dtype")}
+    floating = [d for d in dtypes if jnp.issubdtype(d, jnp.inexact)]
+    if not floating:
+        return None
+    return jnp.dtype(max(floating, key=lambda d: float(jnp.finfo(d).eps))).name
 
 
 def count_nested_calls(jaxpr: Any) -> int:
