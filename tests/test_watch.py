@@ -25,6 +25,7 @@ from jitmagic._compat import CACHE_MISS_LOGGER
 from jitmagic.measure.watch import recorder as recorder_module
 from jitmagic.measure.watch.recorder import Recorder
 from jitmagic.model import ledger as L
+from jitmagic.model.ledger import compiles as K
 
 
 def watched(ip, cell: str, line: str = "--no-plot -o"):
@@ -39,8 +40,8 @@ def shown(cap) -> str:
     return cap.stdout + "".join(o.data.get("text/plain", "") for o in cap.outputs)
 
 
-def again(ledger, function: str) -> list[L.Compile]:
-    return [c for c in ledger.watched if c.function == function and c.reason.kind != L.FIRST]
+def again(ledger, function: str) -> list[K.Compile]:
+    return [c for c in ledger.watched if c.function == function and c.reason.kind != K.FIRST]
 
 
 def logging_state():
@@ -64,7 +65,7 @@ for step in range(4):
     lr = lr * jnp.float32(0.9)
 """)
     (weak,) = again(ledger, "sgd")
-    assert weak.reason.kind == L.WEAK_TYPE and weak.reason.argument == "lr"
+    assert weak.reason.kind == K.WEAK_TYPE and weak.reason.argument == "lr"
     assert (weak.reason.before, weak.reason.after) == ("f32[] (weak)", "f32[]")
     assert weak.call_site.endswith(":8") and weak.call_text == "w = sgd(w, w, lr)"
     assert weak.compile_s > 0 and weak.trace_s > 0
@@ -88,9 +89,9 @@ for i in range(0, 50, 16):
 predict(data[:16].astype(np.float16))
 """)
     shape, dtype = again(ledger, "predict")
-    assert shape.reason.kind == L.SHAPE and shape.reason.argument == "x"
+    assert shape.reason.kind == K.SHAPE and shape.reason.argument == "x"
     assert (shape.reason.before, shape.reason.after) == ("f32[16,3]", "f32[2,3]")
-    assert dtype.reason.kind == L.DTYPE and dtype.reason.after == "f16[16,3]"
+    assert dtype.reason.kind == K.DTYPE and dtype.reason.after == "f16[16,3]"
     (row,) = [r for r in ledger.functions() if r.function == "predict"]
     assert (row.compiles, row.again) == (3, 2)
 
@@ -106,10 +107,10 @@ for n in (2, 3, 3, 4):
     power(jnp.ones(3), n)
 """)
     changes = again(ledger, "power")
-    assert [c.reason.kind for c in changes] == [L.STATIC, L.STATIC]
+    assert [c.reason.kind for c in changes] == [K.STATIC, K.STATIC]
     assert {c.reason.argument for c in changes} == {"n"}
     (row,) = [r for r in ledger.functions() if r.function == "power"]
-    (static,) = [r for r in row.reasons if r.kind == L.STATIC]
+    (static,) = [r for r in row.reasons if r.kind == K.STATIC]
     assert static.values == ("2", "3", "4") and static.count == 2
     # `n` steers Python here: a new user who passed it as an array, as the fix said, got
     # a TracerIntegerConversionError; the fix says when each way applies
@@ -132,8 +133,8 @@ for i in range(0, 10, 4):
     w = step(w, data[i:i + 4], train=i == 0)
 """)
     flipped, short = again(ledger, "step")
-    assert flipped.reason.kind == L.STATIC and flipped.reason.argument == "train"
-    assert short.reason.kind == L.SHAPE and short.reason.argument == "x"
+    assert flipped.reason.kind == K.STATIC and flipped.reason.argument == "train"
+    assert short.reason.kind == K.SHAPE and short.reason.argument == "x"
     assert (short.reason.before, short.reason.after) == ("f32[4,4]", "f32[2,4]")
     text = shown(cap)
     assert "static value of `train`: True → False: 1×" in text
@@ -148,7 +149,7 @@ for i in range(4):
     y = jax.jit(lambda v: v * 2)(x)
 """)
     made = again(ledger, "<lambda>")
-    assert len(made) == 3 and {c.reason.kind for c in made} == {L.NEW_FUNCTION}
+    assert len(made) == 3 and {c.reason.kind for c in made} == {K.NEW_FUNCTION}
     assert "hoist the `jax.jit(...)`" in str(ledger)
 
 
@@ -162,7 +163,7 @@ total({"x": jnp.ones(2)})
 total({"x": jnp.ones(2), "mask": jnp.ones(2)})
 """)
     (tree,) = again(ledger, "total")
-    assert tree.reason.kind == L.PYTREE and tree.reason.argument == "batch"
+    assert tree.reason.kind == K.PYTREE and tree.reason.argument == "batch"
     assert tree.reason.before == "dict with 1 child"
     assert tree.reason.after == "dict with 2 children (keys {'mask'} differ)"
 
@@ -178,7 +179,7 @@ jax.config.update("jax_explain_cache_misses", False)  # JAX says nothing of the 
 quiet(jnp.ones(3))
 """)
     (silent,) = again(ledger, "quiet")
-    assert silent.reason.kind == L.UNEXPLAINED and silent.compile_s > 0
+    assert silent.reason.kind == K.UNEXPLAINED and silent.compile_s > 0
     assert "recompiled; JAX gave no reason" in str(ledger)
     assert jax.config.jax_explain_cache_misses is False  # the user's own setting, kept
 
@@ -216,13 +217,13 @@ layers.model_step(m, x)
 layers.model_step(layers.MLP(jnp.eye(3), depth=3), x)
 """)
     steps = again(ledger, "train_step")
-    assert steps and steps[0].reason.kind == L.WEAK_TYPE
+    assert steps and steps[0].reason.kind == K.WEAK_TYPE
     assert steps[0].reason.argument.startswith("state")
     assert all(c.call_site.endswith(":6") for c in steps)  # the cell's line, not JAX's
     (row,) = [r for r in ledger.functions() if r.function == "train_step"]
     assert row.defined_at.startswith(watch_layers.__file__)
     (depth,) = again(ledger, "model_step")
-    assert depth.reason.kind == L.STATIC  # equinox's static field: a static value
+    assert depth.reason.kind == K.STATIC  # equinox's static field: a static value
     assert depth.call_site.endswith(":9")  # not equinox's own _jit.py
     assert depth.reason.argument == "MLP.depth"  # the field, by its class and name
     assert "static value of `MLP.depth`: 2 → 3" in str(ledger)
@@ -269,7 +270,7 @@ def test_threads_the_run_starts_count_and_threads_running_before_are_shown_apart
     ledger = w.ledger
     assert {c.thread for c in ledger.other_threads} == {"loader"}
     assert "worker" in {c.thread for c in ledger.watched}  # the run's own thread
-    (shape,) = [c for c in ledger.watched if c.reason.kind == L.SHAPE]
+    (shape,) = [c for c in ledger.watched if c.reason.kind == K.SHAPE]
     assert shape.thread == "worker"
     text = str(w)
     assert "(on worker)" in text and "on threads that ran before it" in text
@@ -319,7 +320,7 @@ for i in range(0, 300, 128):
     assert rows["step"].compiles == 1 and not rows["step"].eager
     for name in ("_mean", "subtract"):
         assert rows[name].eager and rows[name].again == 1
-        assert {c.reason.kind for c in again(ledger, name)} == {L.EAGER}
+        assert {c.reason.kind for c in again(ledger, name)} == {K.EAGER}
     assert ledger.over_gate() == []
     text = shown(cap)
     assert "Gate held" in text and "Gate FAILED" not in text
@@ -418,7 +419,7 @@ def test_an_error_message_ending_in_a_full_stop_reads_as_one_sentence():
 
 
 def test_a_stage_jax_fired_no_event_for_is_a_dash_not_zero():
-    ledger = L.Ledger((L.Compile("traced_only", L.Reason(L.FIRST), trace_s=0.002),), 0.01)
+    ledger = L.Ledger((K.Compile("traced_only", K.Reason(K.FIRST), trace_s=0.002),), 0.01)
     (row,) = ledger.functions()
     assert "lower_s" not in row.stage_seconds and row.stage_seconds["trace_s"] == 0.002
     line = next(x for x in str(ledger).splitlines() if x.startswith("traced_only"))
@@ -483,15 +484,15 @@ def test_explanations_stop_after_many_misses_and_later_compiles_are_still_counte
             grow(jnp.ones(n))
     again_ = again(w.ledger, "grow")
     assert len(again_) == 5 and w.ledger.explained_until_s is not None
-    assert [c.reason.kind for c in again_][:2] == [L.SHAPE, L.SHAPE]
-    assert {c.reason.kind for c in again_[2:]} == {L.UNEXPLAINED}
+    assert [c.reason.kind for c in again_][:2] == [K.SHAPE, K.SHAPE]
+    assert {c.reason.kind for c in again_[2:]} == {K.UNEXPLAINED}
     assert "JAX's explanations were turned off" in str(w)
     assert jax.config.jax_explain_cache_misses is False
 
 
 def test_a_function_compiled_only_past_the_kept_ones_has_its_row():
-    ledger = L.Ledger((L.Compile("f", L.Reason(L.FIRST), trace_s=0.1),), wall_s=1.0,
-                      omitted=(L.Omitted("g", 3, 0.5, 2, 0.3),))
+    ledger = L.Ledger((K.Compile("f", K.Reason(K.FIRST), trace_s=0.1),), wall_s=1.0,
+                      omitted=(K.Omitted("g", 3, 0.5, 2, 0.3),))
     (g,) = [r for r in ledger.functions() if r.function == "g"]
     assert (g.compiles, g.again, g.seconds) == (3, 2, 0.5)
     row = next(line for line in str(ledger).splitlines() if line.startswith("g "))
@@ -508,9 +509,9 @@ def test_a_reason_of_megabytes_is_clipped():
         scaled(jnp.ones(2), tuple(range(300_000)))
         scaled(jnp.ones(2), tuple(range(300_001)))
     (static,) = again(w.ledger, "scaled")
-    assert static.reason.kind == L.STATIC
+    assert static.reason.kind == K.STATIC
     assert max(len(static.reason.before), len(static.reason.after), len(static.reason.text)) \
-        <= L.MAX_TEXT
+        <= K.MAX_TEXT
     assert len(str(w)) < 5_000
 
 
@@ -541,13 +542,35 @@ def test_a_hostile_report_is_refused_and_its_names_escaped(tmp_path):
                                "wall_s": 1}))
     with pytest.raises(jitmagic.ReportSchemaError, match="compiles: expected a list"):
         jitmagic.load(bad)
-    hostile = L.Ledger((L.Compile("\x1b]0;pwned\x07step", L.Reason(L.SHAPE, "x\x1b[31m",
+    hostile = L.Ledger((K.Compile("\x1b]0;pwned\x07step", K.Reason(K.SHAPE, "x\x1b[31m",
                                                                      "f32[1]", "f32[2]")),
-                        L.Compile("\x1b]0;pwned\x07step", L.Reason(L.FIRST))), wall_s=1.0)
+                        K.Compile("\x1b]0;pwned\x07step", K.Reason(K.FIRST))), wall_s=1.0)
     path = tmp_path / "hostile.json"
     jitmagic.save(hostile, path)
     shown = str(jitmagic.load(path))
     assert "\x1b" not in shown and "\x07" not in shown and "\\x1b" in shown
+
+
+def test_a_ledger_from_a_newer_jitmagic_says_so_and_an_early_one_still_loads(tmp_path):
+    """A ledger a newer jitmagic wrote got a bare schema failure ("schema: expected
+    'jitmagic.ledger/1'"); one written before the ledger held threads, a gate, stale
+    values or a reason's other differences still loads, each at its default."""
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({"schema": "jitmagic.ledger/2", "compiles": []}))
+    with pytest.raises(jitmagic.ReportSchemaError,
+                       match=r"written by a newer jitmagic \(schema 'jitmagic.ledger/2'\)"
+                             r".*upgrade jitmagic"):
+        jitmagic.load(newer)
+    early = tmp_path / "early.json"
+    reasons = ({"kind": "first"}, {"kind": "shape", "argument": "x", "before": "f32[3]",
+                                   "after": "f32[4]"})
+    early.write_text(json.dumps({"schema": "jitmagic.ledger/1", "wall_s": 0.5,
+                                 "compiles": [{"function": "step", "reason": r,
+                                               "trace_s": 0.01} for r in reasons]}))
+    loaded = jitmagic.load(early)
+    assert loaded.again == 1 and loaded.gate == L.Gate() and loaded.stale == ()
+    assert loaded.source == "the cell" and loaded.compiles[1].thread == "MainThread"
+    assert "shape of `x`: f32[3] → f32[4]" in str(loaded)
 
 
 def test_a_jit_of_a_librarys_function_is_the_users_not_an_eager_op():
@@ -561,7 +584,7 @@ def test_a_jit_of_a_librarys_function_is_the_users_not_an_eager_op():
         for rows in (16, 16, 2):  # the short last batch compiles again
             apply(params, jnp.ones((rows, 2)))
     first, late = [c for c in w.ledger.watched if c.function == "apply"]
-    assert (first.reason.kind, late.reason.kind) == (L.FIRST, L.UNEXPLAINED)
+    assert (first.reason.kind, late.reason.kind) == (K.FIRST, K.UNEXPLAINED)
     assert not late.eager
     message = str(failed.value)
     assert ("`apply` compiled 2 times here, 1 after its warm-up of 1: the first of them "

@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import jitmagic
-from jitmagic.model import ledger as L
-from jitmagic.render.ledger import FIXES
-from jitmagic.render.ledger import NOTES
+from jitmagic.model.ledger import compiles as K
+from jitmagic.render.ledger.fixes import FIXES
+from jitmagic.render.ledger.fixes import NOTES
 
 
 def compiles(w: jitmagic.Watch, function: str) -> int:
@@ -45,7 +45,7 @@ def test_the_weak_type_fix_compiles_once_and_keeps_the_weights():
         before = train(0.1)
     with jitmagic.watch() as fixed:
         after = train(jnp.float32(0.1))  # the fix: `jnp.float32(0.1)` rather than `0.1`
-    assert L.WEAK_TYPE in kinds(written, "sgd") and printed(written, L.WEAK_TYPE)
+    assert K.WEAK_TYPE in kinds(written, "sgd") and printed(written, K.WEAK_TYPE)
     assert compiles(fixed, "sgd") == 1 and np.array_equal(before, after)
 
 
@@ -70,7 +70,7 @@ def test_the_shape_fix_pads_and_masks_a_short_batch_and_keeps_every_loss():
             mask = np.arange(16) < len(batch)
             padded = np.pad(batch, ((0, 16 - len(batch)), (0, 0)))
             kept.append(float(masked_loss(padded, mask)))
-    assert L.SHAPE in kinds(written, "loss") and printed(written, L.SHAPE)
+    assert K.SHAPE in kinds(written, "loss") and printed(written, K.SHAPE)
     assert compiles(fixed, "masked_loss") == 1
     np.testing.assert_allclose(kept, losses, rtol=1e-6)
 
@@ -85,7 +85,7 @@ def test_the_dtype_fix_casts_before_the_call_and_keeps_the_result():
         [predict(b) for b in batches]
     with jitmagic.watch() as fixed:
         kept = [float(predict(b.astype(np.float32))) for b in batches]  # the fix
-    assert L.DTYPE in kinds(written, "predict") and printed(written, L.DTYPE)
+    assert K.DTYPE in kinds(written, "predict") and printed(written, K.DTYPE)
     assert compiles(fixed, "predict") <= 1  # f32 (4, 3) compiled already: maybe 0
     assert kept == [float(predict(b.astype(np.float32))) for b in batches]
 
@@ -109,7 +109,7 @@ def test_the_static_fixes_an_array_for_arithmetic_and_cond_for_a_branch():
         before = [float(step(x, scale=s, train=t)) for s, t in settings]
     with jitmagic.watch() as fixed:
         after = [float(cond_step(x, jnp.float32(s), jnp.bool_(t))) for s, t in settings]
-    assert kinds(written, "step") == {L.FIRST, L.STATIC} and printed(written, L.STATIC)
+    assert kinds(written, "step") == {K.FIRST, K.STATIC} and printed(written, K.STATIC)
     assert compiles(fixed, "cond_step") == 1 and after == before
 
 
@@ -121,7 +121,7 @@ def test_the_new_function_fix_hoists_the_jit_and_passes_the_loop_value():
     with jitmagic.watch() as fixed:
         scaled = jax.jit(lambda v, k: (v * k).sum())  # hoisted; `k` an argument
         after = [float(scaled(x, k)) for k in range(1, 4)]
-    assert L.NEW_FUNCTION in kinds(written, "<lambda>") and printed(written, L.NEW_FUNCTION)
+    assert K.NEW_FUNCTION in kinds(written, "<lambda>") and printed(written, K.NEW_FUNCTION)
     assert [r.compiles for r in fixed.ledger.functions() if r.function == "<lambda>"] == [1]
     assert after == before
 
@@ -137,7 +137,7 @@ def test_the_pytree_fix_passes_the_same_keys_every_time():
         before = [float(masked_sum(b)) for b in batches]
     with jitmagic.watch() as fixed:  # the fix: an all-ones mask rather than no mask
         after = [float(masked_sum({"mask": jnp.ones(5), **b})) for b in batches]
-    assert L.PYTREE in kinds(written, "masked_sum") and printed(written, L.PYTREE)
+    assert K.PYTREE in kinds(written, "masked_sum") and printed(written, K.PYTREE)
     assert compiles(fixed, "masked_sum") <= 1 and after == before
 
 
@@ -154,7 +154,7 @@ def test_an_eager_op_on_a_growing_list_gets_a_note_not_a_fix_that_does_not_help(
         for n in range(1, 5):
             jitted_mean(jnp.asarray(history[:n]))
     assert any(r.eager and r.again for r in eager.ledger.functions())
-    assert f"note: {NOTES[L.EAGER]}" in str(eager)
+    assert f"note: {NOTES[K.EAGER]}" in str(eager)
     assert "move it inside the jitted function" not in str(eager)
     assert compiles(inside, "mean") == 4  # inside a jit: once per length all the same
 
@@ -169,6 +169,6 @@ def test_a_context_change_gets_a_note_and_no_fix():
         matmul(a, a)
         with jax.default_matmul_precision("highest"):
             matmul(a, a)
-    assert L.CONTEXT in kinds(w, "matmul")
-    assert f"note: {NOTES[L.CONTEXT]}" in str(w)
+    assert K.CONTEXT in kinds(w, "matmul")
+    assert f"note: {NOTES[K.CONTEXT]}" in str(w)
     assert "set it once, before the loop" not in str(w)

@@ -14,11 +14,13 @@ from IPython.utils.capture import capture_output
 import jitmagic
 from jitmagic.frontends.watch import command
 from jitmagic.model import ledger as L
+from jitmagic.model.ledger import compiles as K
+from jitmagic.model.ledger import rows as R
 
 pytest_plugins = ["pytester"]
 
 
-def rows(ledger: L.Ledger) -> dict[str, L.FunctionRow]:
+def rows(ledger: L.Ledger) -> dict[str, R.FunctionRow]:
     return {r.function: r for r in ledger.functions()}
 
 
@@ -41,7 +43,7 @@ def test_a_users_jit_of_a_jax_function_is_counted_not_filed_as_an_eager_op():
     assert "`norm` compiled 4 times here, 3 after its warm-up of 1" in said
     assert "`softmax` compiled 4 times here, 3 after its warm-up of 1" in said
     late = [c for c in w.ledger.watched if c.function == "norm"][1:]
-    assert {c.reason.kind for c in late} == {L.UNEXPLAINED}  # JAX explains none of its own
+    assert {c.reason.kind for c in late} == {K.UNEXPLAINED}  # JAX explains none of its own
 
 
 def test_the_command_fails_a_loop_whose_jitted_solve_recompiles_as_the_system_grows(
@@ -189,7 +191,7 @@ for scale in (1.0, 0.5, 0.25):
     totals.append(float(total))
     jax.lax.cond(total > 0, lambda v: v + scale, lambda v: v - scale, total)
 """)
-    anew = [c for c in ledger.watched if c.reason.kind == L.NEW_FUNCTION]
+    anew = [c for c in ledger.watched if c.reason.kind == K.NEW_FUNCTION]
     assert {(c.function, c.reason.argument) for c in anew} == {("scan", "body"),
                                                               ("cond", "<lambda>")}
     assert all(c.eager for c in anew) and len(anew) == 4

@@ -15,6 +15,8 @@ from IPython.utils.capture import capture_output
 import jitmagic
 from jitmagic import _compat
 from jitmagic.model import ledger as L
+from jitmagic.model.ledger import compiles as K
+from jitmagic.model.ledger import rows as R
 
 DOCS_EXAMPLE = """\
 import jax, jax.numpy as jnp
@@ -64,8 +66,8 @@ def test_a_tie_between_two_earlier_compiles_goes_the_same_way_whatever_their_ord
     for key, earlier in tied:
         assert _compat.closest_differences(key, earlier) == \
             _compat.closest_differences(key, earlier[::-1])
-    assert reasons(w.ledger, "step") == [(L.FIRST, None), (L.SHAPE, "x"),
-                                         (L.WEAK_TYPE, "lr"), (L.WEAK_TYPE, "lr")]
+    assert reasons(w.ledger, "step") == [(K.FIRST, None), (K.SHAPE, "x"),
+                                         (K.WEAK_TYPE, "lr"), (K.WEAK_TYPE, "lr")]
 
 
 def test_the_docs_example_gives_the_same_ledger_on_five_runs(ip):
@@ -76,7 +78,7 @@ def test_the_docs_example_gives_the_same_ledger_on_five_runs(ip):
             ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", DOCS_EXAMPLE)
         said.append(reasons(ledger, "step"))
     assert said == [said[0]] * 5
-    assert said[0].count((L.WEAK_TYPE, "lr")) == 2 and said[0].count((L.SHAPE, "x")) == 1
+    assert said[0].count((K.WEAK_TYPE, "lr")) == 2 and said[0].count((K.SHAPE, "x")) == 1
 
 
 # -- 5. every difference JAX names ---------------------------------------------------------
@@ -116,13 +118,13 @@ def test_every_difference_jax_names_is_shown_not_the_first_alone(tmp_path):
         train_step(model, jnp.ones((3, 3)), False)     # evaluation on a short batch
     moved, evaluated = [c.reason for c in w.ledger.watched
                         if c.function == "train_step"][1:]
-    assert (moved.kind, moved.argument) == (L.PYTREE, "[0]")
-    assert [(c.kind, c.argument) for c in moved.also] == [(L.PYTREE, "[1]")]
+    assert (moved.kind, moved.argument) == (K.PYTREE, "[0]")
+    assert [(c.kind, c.argument) for c in moved.also] == [(K.PYTREE, "[1]")]
     assert "{'train'}" in moved.also[0].after
     assert (evaluated.kind, evaluated.argument, evaluated.before, evaluated.after) == \
-        (L.STATIC, "train", "True", "False")
+        (K.STATIC, "train", "True", "False")
     assert [(c.kind, c.argument, c.before, c.after) for c in evaluated.also] == \
-        [(L.SHAPE, "x", "f32[8,3]", "f32[3,3]")]
+        [(K.SHAPE, "x", "f32[8,3]", "f32[3,3]")]
     text = str(w)
     assert ("pytree at the positional arguments: tuple of length 2 → tuple of length 3; "
             "and pytree at the keyword arguments: dict with 1 child → dict with 0 child "
@@ -204,13 +206,13 @@ def test_a_parameter_that_comes_back_sharded_is_a_sharding_change_with_its_fix(t
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=env, timeout=300, check=True)
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    assert got["reasons"] == [[L.FIRST, None], [L.SHARDING, "w"]]
+    assert got["reasons"] == [[K.FIRST, None], [K.SHARDING, "w"]]
     assert "sharding of `w`: f32[4,2]({}) → f32[4,2]({Explicit: ('data',)})" in got["text"]
     assert "fix: place `w` once, before the loop, where the jitted function's output comes " \
            "back" in got["text"]
     assert "JAX's own words are below" not in got["text"]
     assert got["fixed"] == [1] and got["kept"] == got["written"]
-    assert got["moved"] == [L.FIRST, L.SHARDING]
+    assert got["moved"] == [K.FIRST, K.SHARDING]
     assert "sharding or devices of the arguments (the same types: JAX reused its trace)" \
         in got["moved_text"]
 
@@ -229,13 +231,13 @@ def test_values_that_do_not_follow_each_other_are_not_joined_into_one_history():
         for shape in ((3,), (4,), (2, 2), (5,)):
             total(jnp.ones(shape))
     (row,) = [r for r in w.ledger.functions() if r.function == "total"]
-    (shape,) = [r for r in row.reasons if r.kind == L.SHAPE]
-    assert L.histories(shape.pairs) == [("f32[3]", "f32[4]"), ("f32[3]({})", "f32[2,2]({})"),
+    (shape,) = [r for r in row.reasons if r.kind == K.SHAPE]
+    assert R.histories(shape.pairs) == [("f32[3]", "f32[4]"), ("f32[3]({})", "f32[2,2]({})"),
                                         ("f32[3]", "f32[5]")]  # none continues another
     said = str(w)
     assert "f32[3] → f32[4]; f32[3]({}) → f32[2,2]({}); f32[3] → f32[5]" in said
     assert "sharding" not in said  # a new rank re-writes the placement: not a sharding
-    assert L.histories([("2", "3"), ("3", "4")]) == [("2", "3", "4")]
+    assert R.histories([("2", "3"), ("3", "4")]) == [("2", "3", "4")]
 
 
 def test_a_watch_in_a_notebook_names_cells_as_the_magic_does(ip):

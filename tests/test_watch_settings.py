@@ -18,6 +18,7 @@ from IPython.utils.capture import capture_output
 import jitmagic
 from jitmagic._compat import CACHE_MISS_LOGGER
 from jitmagic.model import ledger as L
+from jitmagic.model.ledger import compiles as K
 
 pytest_plugins = ["pytester"]
 
@@ -47,8 +48,8 @@ def handler():
         jax.config.update("jax_explain_cache_misses", False)
 
 
-def again(ledger: L.Ledger, function: str) -> list[L.Compile]:
-    return [c for c in ledger.watched if c.function == function and c.reason.kind != L.FIRST]
+def again(ledger: L.Ledger, function: str) -> list[K.Compile]:
+    return [c for c in ledger.watched if c.function == function and c.reason.kind != K.FIRST]
 
 
 def test_explanations_turned_on_in_a_block_stay_on_and_reach_the_users_handler(handler):
@@ -63,7 +64,7 @@ def test_explanations_turned_on_in_a_block_stay_on_and_reach_the_users_handler(h
     assert jax.config.jax_explain_cache_misses is True  # was put back to off
     assert any("for scale defined at" in m for m in handler.misses())  # none reached it
     (shape,) = again(w.ledger, "scale")
-    assert shape.reason.kind == L.SHAPE
+    assert shape.reason.kind == K.SHAPE
 
 
 def test_explanations_turned_on_in_a_cell_stay_on(ip, handler):
@@ -131,7 +132,7 @@ def test_a_static_value_whose_repr_raises_runs_watched_and_is_said_not_shown():
     assert [float(o[0]) for o in outs] == pytest.approx(
         [math.tanh(1.0), math.tanh(math.tanh(1.0)), math.tanh(math.tanh(math.tanh(1.0)))])
     static = again(w.ledger, "forward")
-    assert [c.reason.kind for c in static] == [L.STATIC, L.STATIC]
+    assert [c.reason.kind for c in static] == [K.STATIC, K.STATIC]
     assert static[0].reason.argument == "config"
     assert static[0].reason.after == "<a Config that could not be shown>"
     assert "static value of `config`: <a Config that could not be shown>" in str(w)
@@ -147,7 +148,7 @@ def test_a_watch_inside_another_reads_jaxs_reasons_and_where_it_was_defined():
             inner_step(jnp.ones(n))
     for w in (outer, inner):  # the inner one read "JAX gave no reason", defined at "—"
         (shape,) = again(w.ledger, "inner_step")
-        assert shape.reason.kind == L.SHAPE and shape.reason.after == "f32[3]"
+        assert shape.reason.kind == K.SHAPE and shape.reason.after == "f32[3]"
         assert shape.defined_at.endswith(__file__.rsplit("/", 1)[-1] + ":" + str(
             inner_step.__wrapped__.__code__.co_firstlineno))
 
@@ -177,5 +178,5 @@ def test_a_watch_under_disabled_logging_reads_jaxs_reasons_and_shows_the_user_no
         logging.disable(logging.NOTSET)
         logger.disabled = False
     (shape,) = again(w.ledger, "quiet_step")
-    assert shape.reason.kind == L.SHAPE and shape.defined_at is not None
+    assert shape.reason.kind == K.SHAPE and shape.defined_at is not None
     assert not handler.misses()  # silenced by the user: it stays silent

@@ -11,6 +11,7 @@ from IPython.utils.capture import capture_output
 
 import jitmagic
 from jitmagic.model import ledger as L
+from jitmagic.model.ledger import compiles as K
 
 CELL = '''\
 import jax, jax.numpy as jnp
@@ -87,5 +88,5 @@ for LR, batch in ((0.1, 8), (0.05, 3)):  # the short last batch traces again, at
     w = train_step(w, jnp.ones((batch, 4)))
 """)
     assert [c.reason.kind for c in ledger.watched if c.function == "train_step"] == [
-        L.FIRST, L.SHAPE]
+        K.FIRST, K.SHAPE]
     assert [(v.name, v.traced, v.now) for v in ledger.stale] == [("LR", "0.1", "0.05")]

@@ -14,6 +14,8 @@ import pytest
 
 import jitmagic
 from jitmagic.model import ledger as L
+from jitmagic.model.ledger import compiles as K
+from jitmagic.model.ledger import rows as R
 
 pytest_plugins = ["pytester"]
 
@@ -39,7 +41,7 @@ class _XlaCompiles:
         unregister(jax.monitoring.unregister_event_duration_listener, self._heard)
 
 
-def rows(ledger: L.Ledger) -> dict[str, L.FunctionRow]:
+def rows(ledger: L.Ledger) -> dict[str, R.FunctionRow]:
     return {r.function: r for r in ledger.functions()}
 
 
@@ -105,7 +107,7 @@ def test_a_jit_traced_inside_another_then_called_alone_compiles_once_not_again(m
     with jitmagic.watch(live=False) as later:
         _nested_loss(jnp.ones(5), jnp.ones((4, 5)), train=False)  # a real recompile
     assert [c.reason.kind for c in later.ledger.compiles
-            if c.function == "_nested_loss"] == [L.SHAPE]
+            if c.function == "_nested_loss"] == [K.SHAPE]
 
 
 # -- 2. a gate is only what was asked, at every front door -------------------------------
@@ -224,7 +226,7 @@ def test_an_nnx_train_eval_switch_reads_as_the_graph_attribute_and_its_fix_compi
     JAX's text clipped before the part that differs; the fix printed, one jitted function
     per mode, compiles each once and gives the same results."""
     nnx = pytest.importorskip("flax.nnx")
-    from jitmagic.render.ledger import GRAPH_FIX
+    from jitmagic.render.ledger.fixes import GRAPH_FIX
 
     def run(fixed: bool) -> list[float]:
         model = nnx.Sequential(nnx.Linear(4, 8, rngs=nnx.Rngs(0)),
@@ -250,8 +252,8 @@ def test_an_nnx_train_eval_switch_reads_as_the_graph_attribute_and_its_fix_compi
     with jitmagic.watch(live=False) as written:
         before = run(fixed=False)
     (again,) = [c for c in written.ledger.watched if c.function == "train_step"
-                and c.reason.kind != L.FIRST]
-    assert again.reason.kind == L.PYTREE
+                and c.reason.kind != K.FIRST]
+    assert again.reason.kind == K.PYTREE
     assert (again.reason.before, again.reason.after) == (
         "Dropout.deterministic=False", "Dropout.deterministic=True")
     assert f"fix: {GRAPH_FIX}" in str(written)
@@ -303,7 +305,7 @@ def test_the_command_names_an_equinox_static_field_in_the_ledger_as_in_the_live_
 
 
 def test_one_function_past_the_table_is_one_more_function():
-    compiles = tuple(L.Compile(f"f{i}", L.Reason(L.FIRST), trace_s=0.01, lower_s=0.01,
+    compiles = tuple(K.Compile(f"f{i}", K.Reason(K.FIRST), trace_s=0.01, lower_s=0.01,
                                compile_s=0.1 - i / 1000) for i in range(13))
     shown = str(L.Ledger(compiles, wall_s=2.0, source="the block"))
     assert "… and 1 more function: 1 compile, " in shown
@@ -348,7 +350,7 @@ def test_the_ledger_jitwatch_o_returns_names_cells_as_its_output_does(ip):
 
 def test_a_static_configs_values_are_shown_from_a_word_not_mid_word():
     """A static dataclass read '…g(n_layers=2, scale=1.0, …)', its name cut mid-word."""
-    from jitmagic.render.ledger import _values
+    from jitmagic.render.ledger.values import values_said as _values
 
     said = _values(("Config(n_layers=2, scale=1.0, act='tanh')",
                     "Config(n_layers=2, scale=0.9, act='tanh')"))

@@ -21,6 +21,8 @@ from .bundle import repr_mimebundle
 from .bundle import text
 from .causes.said import register_causes
 from .headlines import register_headlines
+from .ledger import register_ledger
+from .ledger.diff import diff_text as ledger_diff_text
 from .lines import register_hints
 
 
@@ -59,12 +61,13 @@ _SHOWN: tuple[tuple[type, Callable[..., str], Callable[..., dict[str, str]]], ..
     (Diff, _diff.text, _diff_bundle),
     (Advice, _advice_text, _words(_advice_text)),
     (Ledger, _ledger.text, _ledger_bundle),
-    (LedgerDiff, _ledger.diff_text, _words(_ledger.diff_text)),
+    (LedgerDiff, ledger_diff_text, _words(ledger_diff_text)),
 )
 for _type, _text, _bundle in _SHOWN:
     register("text", _type, _text)
     register("bundle", _type, _bundle)
 register_headlines()
+register_ledger()
 _diff.register_diff()
 register_causes()
 register_hints()

@@ -20,12 +20,12 @@ from typing import Any
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...measure.watch.recorder import Recorder
-from ...model.ledger import Compile
 from ...model.ledger import Gate
 from ...model.ledger import Ledger
+from ...model.ledger.compiles import Compile
 from ...model.saved.schema import printable
-from ...render.ledger import gate_failures
 from ...render.ledger import text
+from ...render.ledger.gate import gate_failures
 from ..cell_names import with_cell_names
 from ..saving import write_outputs
 from ..showing import Showing

@@ -20,6 +20,7 @@ import sys
 from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import user_traceback
+from ...model.ledger import Gate
 from ...model.ledger import Ledger
 from ...options import argument_keywords
 from ...options.table import COMMAND
@@ -84,6 +85,21 @@ def main(argv: list[str]) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has said why
         return USAGE if exc.code else MEASURED
+    gate = _checked(args, argv)
+    if not isinstance(gate, Gate):
+        return gate
+    made, status, said = _ran(args, gate)
+    if not made:
+        return RAISED
+    print(text(made[0]))
+    if said:
+        print(said, file=sys.stderr)
+    return _written(made[0], args, _gated(made[0], status))
+
+
+def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
+    """The gate of the options, every one checked before the script runs (its report
+    paths made absolute: the script may chdir); else the exit status, said why."""
     script = os.path.abspath(args.script)
     try:
         gate = gate_of(args.fail_after_warmup, args.max_compiles)
@@ -91,9 +107,9 @@ def main(argv: list[str]) -> int:
         check_endings(outputs)
         distinct({"FILE.py": script, **outputs})
         _own_options_after(args, argv)
-        # before the script runs (it may chdir), as the comparison's are before measuring
-        args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html,
-                                                                               "--html")
+        # as the comparison's are checked before measuring
+        args.save, args.html = (checked_path(args.save, "--save"),
+                                checked_path(args.html, "--html"))
     except (InputError, CannotWriteError) as exc:
         print(f"jitmagic watch: {exc}", file=sys.stderr)
         return CANNOT_WRITE if isinstance(exc, CannotWriteError) else USAGE
@@ -101,6 +117,13 @@ def main(argv: list[str]) -> int:
         print(f"jitmagic watch: {args.script!r} is not a file: give the script to run, "
               "e.g. `python -m jitmagic watch train.py`", file=sys.stderr)
         return USAGE
+    return gate
+
+
+def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str | None]:
+    """Run the script as ``python FILE.py ARGS`` would, watched: (the ledger, in a list
+    where the watch made one; the exit status; the script's traceback, where it raised)."""
+    script = os.path.abspath(args.script)
     made: list[Ledger] = []
     status, said = MEASURED, None
     argv_before, path_before = sys.argv[:], sys.path[:]
@@ -117,12 +140,7 @@ def main(argv: list[str]) -> int:
         status, said = RAISED, user_traceback(exc, nest_hint=False)
     finally:
         sys.argv, sys.path[:] = argv_before, path_before
-    if not made:
-        return RAISED
-    print(text(made[0]))
-    if said:
-        print(said, file=sys.stderr)
-    return _written(made[0], args, _gated(made[0], status))
+    return made, status, said
 
 
 #: The watch's own options: after FILE.py they go to the script.

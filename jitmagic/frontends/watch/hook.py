@@ -193,26 +193,10 @@ def _start() -> None:
     main = getattr(sys.modules.get("__main__"), "__spec__", None)
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
-    from ...errors import InputError
-    from ..output import distinct
-    from .api import check_endings
-    from .api import gate_of
     from .api import watched
     from .live import Live
 
-    options = state.options
-    paths = {flag: options.get(flag) for flag in ("--save", "--html")}
-    if not state.top:  # a process the first one started: its own files
-        paths = {flag: _with_pid(path) for flag, path in paths.items()}
-    try:
-        gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
-        check_endings(paths)
-        distinct(paths)
-    except InputError as exc:
-        _said(str(exc))
-        state.options = {}
-        raise SystemExit(USAGE) from None
-    state.options = {**options, **paths}
+    gate = _gate(state)
     try:
         entered = watched(gate, _source(), on_again=Live())
         state.made = entered.__enter__()
@@ -230,6 +214,30 @@ def _start() -> None:
 
     sys.excepthook = excepthook
     atexit.register(_finish)  # before JAX's own exit handlers, registered before it
+
+
+def _gate(state: _State) -> Any:
+    """The gate of the options, checked with the report paths (a process the first one
+    started writes its own files); a bad one ends the program with status 2."""
+    from ...errors import InputError
+    from ..output import distinct
+    from .api import check_endings
+    from .api import gate_of
+
+    options = state.options
+    paths = {flag: options.get(flag) for flag in ("--save", "--html")}
+    if not state.top:
+        paths = {flag: _with_pid(path) for flag, path in paths.items()}
+    try:
+        gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
+        check_endings(paths)
+        distinct(paths)
+    except InputError as exc:
+        _said(str(exc))
+        state.options = {}
+        raise SystemExit(USAGE) from None
+    state.options = {**options, **paths}
+    return gate
 
 
 def _with_pid(path: str | None) -> str | None:

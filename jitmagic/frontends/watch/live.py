@@ -17,8 +17,8 @@ import sys
 import threading
 from collections.abc import Callable
 
-from ...model.ledger import Compile
-from ...render.ledger import live_line
+from ...model.ledger.compiles import Compile
+from ...render.ledger.values import live_line
 
 #: Recompiles that each get a line; past them, only the 20th, 50th, 100th, 200th, ...
 EACH = 10

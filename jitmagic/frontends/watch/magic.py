@@ -70,12 +70,7 @@ class JitWatchMagics(Magics):
         """
         assert self.shell is not None
         options, code = self._parsed(line, cell)
-        raw = cell if cell is not None else code
-        filename = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
-        try:  # nothing would run: the error alone, no ledger of nothing
-            ast.parse(code, filename)
-        except SyntaxError as exc:
-            raise exc.with_traceback(None) from None
+        filename = self._compiled(code, cell if cell is not None else code)
         source = "the cell" if cell is not None else "the statement"
         value: Any = None
         made: list[Ledger] = []
@@ -104,6 +99,17 @@ class JitWatchMagics(Magics):
             return value
         shown_in_this_cell(ledger)
         return ledger
+
+    def _compiled(self, code: str, raw: str) -> str:
+        """The file name ``code`` runs under, IPython's for the running cell; its syntax
+        error alone, where it has one (nothing would run: no ledger of nothing)."""
+        assert self.shell is not None
+        filename: str = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
+        try:
+            ast.parse(code, filename)
+        except SyntaxError as exc:
+            raise exc.with_traceback(None) from None
+        return filename
 
     def _cell_number(self) -> int:
         """The number the notebook shows for the cell running this magic (``In [4]``):

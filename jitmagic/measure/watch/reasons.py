@@ -23,20 +23,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...model.ledger import CONTEXT
-from ...model.ledger import DTYPE
-from ...model.ledger import FIRST
-from ...model.ledger import MAX_ALSO
-from ...model.ledger import MAX_TEXT
-from ...model.ledger import OTHER
-from ...model.ledger import PYTREE
-from ...model.ledger import SHAPE
-from ...model.ledger import SHARDING
-from ...model.ledger import STATIC
-from ...model.ledger import UNEXPLAINED
-from ...model.ledger import WEAK_TYPE
-from ...model.ledger import Change
-from ...model.ledger import Reason
+from ...model.ledger.compiles import CONTEXT
+from ...model.ledger.compiles import DTYPE
+from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import MAX_ALSO
+from ...model.ledger.compiles import MAX_TEXT
+from ...model.ledger.compiles import OTHER
+from ...model.ledger.compiles import PYTREE
+from ...model.ledger.compiles import SHAPE
+from ...model.ledger.compiles import SHARDING
+from ...model.ledger.compiles import STATIC
+from ...model.ledger.compiles import UNEXPLAINED
+from ...model.ledger.compiles import WEAK_TYPE
+from ...model.ledger.compiles import Change
+from ...model.ledger.compiles import Reason
 
 PREFIX = "TRACING CACHE MISS at "
 

@@ -25,16 +25,12 @@ channel's subscription (the last one out puts back what it set) and the listener
 
 from __future__ import annotations
 
-import ast
 import linecache
-import re
 import sys
-import textwrap
 import threading
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
-from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -47,26 +43,28 @@ from ..._compat import JitEntry
 from ..._compat import jit_entry
 from ..._compat import traced_file
 from ...interrupts import interrupts_held
-from ...model.ledger import EAGER
-from ...model.ledger import FIRST
 from ...model.ledger import MAX_KEPT
 from ...model.ledger import MAX_STALE
-from ...model.ledger import NEW_FUNCTION
-from ...model.ledger import PYTREE
-from ...model.ledger import SHARDING
-from ...model.ledger import STATIC
-from ...model.ledger import UNEXPLAINED
-from ...model.ledger import Compile
 from ...model.ledger import Gate
 from ...model.ledger import Ledger
-from ...model.ledger import Omitted
-from ...model.ledger import Reason
+from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import NEW_FUNCTION
+from ...model.ledger.compiles import PYTREE
+from ...model.ledger.compiles import SHARDING
+from ...model.ledger.compiles import STATIC
+from ...model.ledger.compiles import UNEXPLAINED
+from ...model.ledger.compiles import Compile
+from ...model.ledger.compiles import Omitted
+from ...model.ledger.compiles import Reason
 from ...usercode import jax_file
 from ...usercode import user_file
 from ..sampling import clocks
 from ..sampling.monitor import unregister
 from . import channel
 from . import stale
+from .arguments import named
+from .arguments import static_field
 from .reasons import Miss
 
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
@@ -399,14 +397,14 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
         if not eager and not traced:
             return Reason(SHARDING, text=REUSED_TRACE)
         return Reason(EAGER if eager else UNEXPLAINED)
-    field_ = _static_field(miss.reason.before, miss.reason.after) \
+    field_ = static_field(miss.reason.before, miss.reason.after) \
         if miss.reason.kind == STATIC else None
     if field_ is not None:  # an Equinox static field, by its class and name
         return replace(miss.reason, argument=field_[0], before=field_[1], after=field_[2])
     if miss.reason.kind in (STATIC, PYTREE) or miss.reason.also:
-        named = _named(miss.reason.kind, miss.reason.argument, miss.defined_at)
-        return replace(miss.reason, argument=named, also=tuple(
-            replace(c, argument=_named(c.kind, c.argument, miss.defined_at))
+        argument = named(miss.reason.kind, miss.reason.argument, miss.defined_at)
+        return replace(miss.reason, argument=argument, also=tuple(
+            replace(c, argument=named(c.kind, c.argument, miss.defined_at))
             for c in miss.reason.also))
     if miss.reason.kind != FIRST or ids_before is None:
         return miss.reason
@@ -417,116 +415,14 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
 
 def _with_field(miss: Miss) -> Miss:
     """``miss`` with its static value named by the Equinox static field that changed
-    (:func:`_static_field`), read while the user's classes are loaded (a script's
+    (:func:`~.arguments.static_field`), read while the user's classes are loaded (a script's
     ``__main__`` is gone from :data:`sys.modules` when the ledger is made)."""
-    field_ = _static_field(miss.reason.before, miss.reason.after) \
+    field_ = static_field(miss.reason.before, miss.reason.after) \
         if miss.reason.kind == STATIC else None
     if field_ is None:
         return miss
     return replace(miss, reason=replace(miss.reason, argument=field_[0], before=field_[1],
                                         after=field_[2]))
-
-
-def _named(kind: str, argument: str | None, defined_at: str | None) -> str | None:
-    """The argument a difference names: a pytree path read as the parameter it starts at
-    (:func:`_argument`); a type's argument is JAX's own name already."""
-    return _argument(argument, defined_at) if kind in (STATIC, PYTREE) else argument
-
-
-_NODE = re.compile(r"(?P<name>[A-Za-z_]\w*)\[\(")
-
-
-def _static_field(before: str | None, after: str | None) -> tuple[str, str, str] | None:
-    """(``MLP.depth``, its value before, after) where a static value that changed is a
-    module's static fields (Equinox writes a module's node as ``MLP[(Missing, 2)]``: its
-    fields' static values in their order) and one field differs; None otherwise."""
-    if not before or not after:
-        return None
-    a, b = _nodes(before), _nodes(after)
-    if len(a) != len(b):
-        return None
-    changed = [(name, i, x[i], y[i]) for (name, x), (_, y) in zip(a, b, strict=True)
-               if len(x) == len(y) for i in range(len(x)) if x[i] != y[i]]
-    if len(changed) != 1:
-        return None
-    name, i, old, new = changed[0]
-    fields = _fields_of(name, len(a[[n for n, _ in a].index(name)][1]))
-    return None if fields is None else (f"{name}.{fields[i]}", old, new)
-
-
-def _nodes(t: str) -> list[tuple[str, list[str]]]:
-    """Each ``Name[(a, b)]`` in ``t``: the name and its items, split at the top level."""
-    found = []
-    for m in _NODE.finditer(t):
-        depth, items, start = 0, [], m.end()
-        for j in range(m.end(), len(t)):
-            ch = t[j]
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}" and depth:
-                depth -= 1
-            elif ch == ")":
-                items.append(t[start:j].strip())
-                break
-            elif ch == "," and not depth:
-                items.append(t[start:j].strip())
-                start = j + 1
-        found.append((m["name"], [x for x in items if x]))
-    return found
-
-
-def _fields_of(name: str, count: int) -> list[str] | None:
-    """The field names of the one dataclass named ``name`` with ``count`` fields among the
-    loaded modules (the user's first); None where there is none, or more than one."""
-    import dataclasses
-
-    found = {}
-    for module in list(sys.modules.values()):
-        cls = getattr(module, name, None)
-        if isinstance(cls, type) and dataclasses.is_dataclass(cls):
-            names = [f.name for f in dataclasses.fields(cls)]
-            if len(names) == count:
-                found[id(cls)] = names
-    return next(iter(found.values())) if len(found) == 1 else None
-
-
-_PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
-
-
-def _argument(path: str | None, defined_at: str | None) -> str | None:
-    """A static argument's name from JAX's input path (``[0][1]``: the second positional
-    argument, ``[1]['n']``: the keyword ``n``), read off the function's own ``def`` or
-    ``lambda`` where its source can be read; else the path as JAX wrote it."""
-    found = _PATH.match(path or "")
-    if found is None:
-        return path
-    key, rest = found["key"], found["rest"]
-    if key.startswith("'"):
-        return key.strip("'") + rest
-    names = _parameters(defined_at)
-    index = int(key)
-    if names is None or index >= len(names):  # a library's wrapper (equinox.filter_jit):
-        return None  # its own parameter means nothing to the user
-    return names[index] + rest
-
-
-def _parameters(defined_at: str | None) -> list[str] | None:
-    """The positional parameter names of the function defined at ``file:line``."""
-    if not defined_at or ":" not in defined_at:
-        return None
-    filename, _, line = defined_at.rpartition(":")
-    if not line.isdigit() or not user_file(filename):  # a library's wrapper's parameters
-        return None
-    lines = linecache.getlines(filename)[int(line) - 1:int(line) + 40]
-    for end in range(1, len(lines) + 1):
-        chunk = textwrap.dedent("".join(lines[:end]))
-        with suppress(SyntaxError, ValueError):
-            tree = ast.parse(chunk + ("\n    pass" if chunk.rstrip().endswith(":") else ""))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                    a = node.args
-                    return [p.arg for p in (*a.posonlyargs, *a.args)]
-    return None
 
 
 def _caller() -> tuple[str | None, str | None, bool, Any]:

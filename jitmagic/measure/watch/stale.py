@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.ledger import MAX_TEXT
 from ...model.ledger import Stale
+from ...model.ledger.compiles import MAX_TEXT
 from ...usercode import user_file
 
 #: Values jit bakes in as they are: a change of one is a stale program.

@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..shown import Shown
-from . import FunctionRow
 from . import Ledger
+from .rows import FunctionRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +43,6 @@ class LedgerDiff(Shown):
         """The functions NEW compiled again more often than OLD did (eager ops left out,
         as the watch's gate leaves them out)."""
         return tuple(r for r in self.rows if r.new_again > r.old_again and not r.eager)
-
-    def summary(self) -> str:
-        return f"<LedgerDiff: {self.old.again} → {self.new.again} compiles again>"
 
 
 def ledger_diff(old: Ledger, new: Ledger) -> LedgerDiff:

@@ -5,11 +5,12 @@ the reason each compile was made for (a first compile in grey). Built with
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 
 from matplotlib.figure import Figure
 
-from ...model.ledger import KINDS
 from ...model.ledger import Ledger
+from ...model.ledger.compiles import KINDS
 from ..format import fmt_s
 from .palette import BLUE
 from .palette import BLUISH_GREEN
@@ -31,7 +32,7 @@ REASON_COLOURS = dict(zip(KINDS, ("#c8c8c8", VERMILLION, BLUE, SKY_BLUE, ORANGE,
 MAX_BARS = 10
 
 
-def figure(ledger: Ledger) -> Figure | None:
+def figure(ledger: Ledger, words: Mapping[str, str]) -> Figure | None:
     """The chart, or None where nothing compiled."""
     rows = ledger.functions()[:MAX_BARS]
     if not rows:
@@ -44,7 +45,7 @@ def figure(ledger: Ledger) -> Figure | None:
         for reason in sorted(row.reasons, key=lambda r: KINDS.index(r.kind)):
             ax.barh(y, reason.seconds, left=left, color=REASON_COLOURS[reason.kind],
                     edgecolor="white", linewidth=0.5, height=0.6,
-                    label=reason.kind if reason.kind not in used else None)
+                    label=words[reason.kind] if reason.kind not in used else None)
             used.setdefault(reason.kind, None)
             left += reason.seconds
         ax.text(left, y, f" {fmt_s(row.seconds)}, {row.compiles}×", va="center",
@@ -60,8 +61,8 @@ def figure(ledger: Ledger) -> Figure | None:
     return fig
 
 
-def png(ledger: Ledger) -> bytes | None:
-    fig = figure(ledger)
+def png(ledger: Ledger, words: Mapping[str, str]) -> bytes | None:
+    fig = figure(ledger, words)
     if fig is None:
         return None
     buf = io.BytesIO()

@@ -1,0 +1,317 @@
+"""A :class:`~jitmagic.model.ledger.Ledger` in words: the answer first, then one row per
+function, then why each compiled again with what to do, as text and as HTML (on the one
+page every report is written on, :func:`~jitmagic.render.bundle.page`).
+
+Every name and line here came from the user's code or a report: each goes through
+:func:`~jitmagic.model.saved.schema.printable` for a terminal and ``html.escape`` (the
+blocks') for a page. The seconds are wall seconds, JAX's own compile events, and the
+answer says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+from collections.abc import Iterable
+
+from ...model.ledger import Ledger
+from ...model.ledger.compiles import AGAIN
+from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import OTHER
+from ...model.ledger.compiles import PYTREE
+from ...model.ledger.compiles import UNEXPLAINED
+from ...model.ledger.diff import LedgerDiff
+from ...model.ledger.rows import EagerLine
+from ...model.ledger.rows import FunctionRow
+from ...model.saved.schema import printable
+from ...model.shown import register
+from ..blocks import Block
+from ..blocks import Image
+from ..blocks import Para
+from ..blocks import Strong
+from ..blocks import as_html
+from ..bundle import page
+from ..bundle import with_note
+from ..format import fmt_s
+from .fixes import EAGER_ANEW_FIX
+from .fixes import FIXES
+from .fixes import GRAPH_FIX
+from .fixes import NOTES
+from .gate import gate_lines
+from .values import reason_words
+from .words import CLOCK
+from .words import KIND_WORDS
+from .words import MAGIC_SOURCES
+from .words import MAX_LINES
+from .words import MAX_REASONS
+from .words import MAX_ROWS
+from .words import MAX_VALUES
+from .words import clip
+from .words import columns
+from .words import defined
+from .words import place
+from .words import plural
+from .words import users_place
+
+
+def answer(ledger: Ledger) -> str:
+    """The ledger in one sentence: how many compiles, their seconds of the run's, how
+    many compiled again and where most of those seconds went."""
+    where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
+    others = _others(ledger)
+    if ledger.count == 0:
+        return (f"No compiles in {ledger.source} ({fmt_s(ledger.wall_s)}): nothing was "
+                "traced or compiled (its jitted functions were compiled before, or it "
+                f"called no jit){others}.")
+    threads = {c.thread for c in ledger.watched}
+    summed = f", summed over {len(threads)} threads" if len(threads) > 1 else ""
+    head = (f"{plural(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
+            f"({CLOCK}{summed})")
+    if ledger.again == 0:
+        return f"{head}; none compiled again: each function compiled once{others}."
+    rows = [r for r in ledger.functions() if r.again]
+    mine = [r for r in rows if not r.eager]
+    top = max(mine or rows, key=lambda r: _again_seconds(r))
+    eager = sum(r.again for r in rows if r.eager)
+    said = (f"{top.again:,} of those recompiled `{printable(top.function)}`"
+            f"{defined(top, ledger)}") if mine else \
+        f"all of them eager ops (jnp calls outside any jit), `{printable(top.function)}` most"
+    if mine and eager:
+        said += (f"; {eager:,} {'was an eager op' if eager == 1 else 'were eager ops'} (jnp "
+                 "calls outside any jit)")
+    return (f"{head}; {ledger.again:,} of them compiled again "
+            f"({fmt_s(ledger.again_seconds)}), {said}{others}.")
+
+
+def _others(ledger: Ledger) -> str:
+    """What threads running before the run compiled meanwhile, said where they did."""
+    n = len(ledger.other_threads)
+    return f" (and {plural(n, 'compile')} on threads that ran before it, below)" if n else ""
+
+
+def _again_seconds(row: FunctionRow) -> float:
+    return sum(r.seconds for r in row.reasons if r.kind != FIRST)
+
+
+def text(ledger: Ledger) -> str:
+    """The whole ledger for a terminal."""
+    return "\n".join(_lines(ledger))
+
+
+def _lines(ledger: Ledger) -> Iterable[str]:
+    yield f"jitwatch: {answer(ledger)}"
+    if ledger.stopped:
+        yield "Stopped by Ctrl-C: the ledger holds what ran before it."
+    if ledger.error:
+        raised = printable(ledger.error).rstrip().rstrip(".")  # "... (5,).: the ledger"
+        yield f"The run raised {raised}: the ledger holds what ran before it."
+    rows = ledger.functions()
+    if rows:
+        yield ""
+        yield from _table(rows, ledger)
+    again = sorted((r for r in rows if r.again and not r.eager),
+                   key=lambda r: -_again_seconds(r))
+    eager = ledger.eager_again()
+    if again or eager:
+        yield ""
+        yield "Why each compiled again (the seconds: what a cache hit would have saved):"
+        for row in again[:MAX_ROWS]:
+            yield from _why(row, ledger)
+        yield from _eager_why(eager, ledger)
+    yield from _stale(ledger)
+    for omitted in ledger.omitted:
+        yield (f"`{printable(omitted.function)}`: {omitted.count:,} more compiles "
+               f"({fmt_s(omitted.seconds)}) are counted in the table, their reasons not kept "
+               f"(past the first {len(ledger.compiles):,} compiles, kept whole)")
+    if ledger.explained_until_s is not None:
+        yield (f"JAX's explanations were turned off {fmt_s(ledger.explained_until_s)} into "
+               "the run, after so many misses (JAX compares each miss with every earlier "
+               "one, so explaining grows slower as misses add up): later recompiles are "
+               "counted, their reasons not known")
+    others = ledger.other_threads
+    if others:
+        yield ""
+        yield (f"Other threads compiled {plural(len(others), 'time')} meanwhile "
+               f"({fmt_s(sum(c.seconds for c in others))}), not counted above:")
+        for row in ledger.functions(others)[:MAX_ROWS]:
+            threads = sorted({c.thread for c in others if c.function == row.function})
+            yield (f"  `{printable(row.function)}` on {', '.join(map(printable, threads))}: "
+                   f"{plural(row.compiles, 'compile')}, {fmt_s(row.seconds)}")
+    yield from gate_lines(ledger)
+
+
+def _stale(ledger: Ledger) -> Iterable[str]:
+    """The values jit kept from a trace that changed since
+    (:class:`~jitmagic.model.ledger.Stale`)."""
+    if not ledger.stale:
+        return
+    yield ""
+    yield ("Values jit kept from the trace, changed since (calls made after the change "
+           "still computed with the value traced; no recompile says so):")
+    for v in ledger.stale[:MAX_ROWS]:
+        read_at = place(v.line, ledger)
+        at = f" at {printable(read_at)}" if read_at else ""
+        made_at = users_place(v.defined_at, ledger)
+        of = f" (defined at {printable(made_at)})" if made_at else ""
+        yield (f"  `{printable(clip(v.function, 60))}`{of} read the {v.scope} "
+               f"`{printable(v.name)}`{at}: {printable(clip(v.traced, 40))} when traced, "
+               f"{printable(clip(v.now, 40))} now")
+    if len(ledger.stale) > MAX_ROWS:
+        yield f"  … and {len(ledger.stale) - MAX_ROWS} more"
+
+
+def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
+    head = ("function", "defined at", "compiles", "again", "trace", "lower", "XLA compile",
+            "total")
+    body = [(clip(r.function), clip(users_place(r.defined_at, ledger) or
+                                      ("eager op" if r.eager else "—")),
+             str(r.compiles), str(r.again),
+             *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
+             fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
+    yield from columns(head, body, left=2)
+    if len(rows) > MAX_ROWS:
+        rest = rows[MAX_ROWS:]
+        yield (f"… and {plural(len(rest), 'more function')}: "
+               f"{plural(sum(r.compiles for r in rest), 'compile')}, "
+               f"{fmt_s(sum(r.seconds for r in rest))}")
+
+
+def _stage(row: FunctionRow, stage: str) -> str:
+    """A row's seconds in one stage; "—" where some of its compiles were only counted (past
+    the kept ones: their stages are not known, only their total)."""
+    return "—" if row.omitted or stage not in row.stage_seconds else \
+        fmt_s(row.stage_seconds[stage])
+
+
+def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
+    again_s = sum(r.seconds for r in row.reasons if r.kind != FIRST)
+    yield (f"`{printable(row.function)}`{defined(row, ledger)}: compiled again "
+           f"{plural(row.again, 'time')}, {fmt_s(again_s)}")
+    again = [r for r in row.reasons if r.kind in AGAIN]
+    for reason in again[:MAX_REASONS]:
+        threads = [t for t in reason.threads if t != ledger.thread]
+        on = f" (on {', '.join(clip(t) for t in threads)})" if threads else ""
+        yield f"  - {reason_words(reason)}: {reason.count}×, {fmt_s(reason.seconds)}{on}"
+        for site, said, n in reason.lines[:MAX_LINES]:
+            code = f"  {clip(said, 100)}" if said else ""
+            yield f"      at {clip(place(site, ledger) or site, 100)}{code}" + \
+                  (f" ({n}×)" if n > 1 else "")
+        if reason.kind == PYTREE and (reason.argument or "").endswith("._graphdef"):
+            yield f"      fix: {GRAPH_FIX}"
+        elif reason.kind in FIXES:
+            arg = f"`{clip(reason.argument, 40)}`" if reason.argument else "it"
+            yield f"      fix: {FIXES[reason.kind].format(arg=arg)}"
+        elif reason.kind in NOTES:
+            yield f"      note: {NOTES[reason.kind]}"
+        if reason.kind == OTHER and reason.text:
+            yield f"      JAX: {clip(' '.join(reason.text.split()), 300)}"
+        elif reason.kind == UNEXPLAINED and reason.text:
+            yield f"      {clip(' '.join(reason.text.split()), 300)}"
+    if len(again) > MAX_REASONS:
+        yield f"  … and {len(again) - MAX_REASONS} more reasons"
+    bridge = jitcompare_line(row) if ledger.source in MAGIC_SOURCES else None
+    if bridge:
+        yield f"  is one compile of it slow? {printable(bridge)} measures it flat against nested"
+
+
+def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
+    """The eager operations that compiled again, once for all of them, by the line that
+    called them: one line (``x - x.mean(0)``) compiles several, each had its own bullet.
+    A line whose ``lax.scan`` (``cond``, ``while_loop``) took a function made anew on each
+    pass says so, with its own fix; the others compiled for new shapes or dtypes."""
+    if not eager:
+        return
+    yield (f"eager ops (jnp/lax calls outside any jit): compiled again "
+           f"{plural(sum(x.count for x in eager), 'time')}, "
+           f"{fmt_s(sum(x.seconds for x in eager))}")
+    for x in eager[:MAX_ROWS]:
+        code = f"  {clip(x.call_text, 100)}" if x.call_text else ""
+        where = clip(place(x.call_site, ledger) or x.call_site or "an unknown line", 100)
+        names = ", ".join(f"`{clip(f)}`" for f in x.functions[:MAX_VALUES])
+        names += f" and {len(x.functions) - MAX_VALUES} more" * (len(x.functions) > MAX_VALUES)
+        made = ", ".join(f"`{clip(f)}`" for f in x.made_anew[:MAX_VALUES])
+        why = f"a new function object each time ({made}, made anew on each pass)" \
+            if x.made_anew else "on new shapes or dtypes"
+        yield f"  - {names}: {x.count}×, {fmt_s(x.seconds)}: {why}"
+        yield f"      at {where}{code}"
+    if len(eager) > MAX_ROWS:
+        yield f"  … and {len(eager) - MAX_ROWS} more lines"
+    anew = [x for x in eager if x.made_anew]
+    if anew:
+        arg = f"`{clip(anew[0].made_anew[0])}`" if len(anew) == 1 and \
+            len(anew[0].made_anew) == 1 else "each function made anew"
+        yield f"  fix{', where made anew' if len(anew) < len(eager) else ''}: " \
+              f"{EAGER_ANEW_FIX.format(arg=arg)}"
+    if len(anew) < len(eager):
+        yield f"  note{', on new shapes or dtypes' if anew else ''}: {NOTES[EAGER]}"
+
+
+def jitcompare_line(row: FunctionRow) -> str | None:
+    """The ``%jitcompare`` line that measures the function as the user called it, read
+    off the line of its first call (None where that line holds no call of it)."""
+    if not row.call_text or row.eager:
+        return None
+    try:
+        tree = ast.parse(row.call_text.strip().rstrip(":"), mode="exec")
+    except SyntaxError:
+        return None
+    name = row.function.rsplit(".", 1)[-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node.func) == name:
+            return f"%jitcompare {ast.unparse(node)}"
+    return None
+
+
+def _called(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
+def html_body(ledger: Ledger, chart_png: bytes | None = None) -> str:
+    """The ledger as an HTML fragment, built of the blocks every report is made of (each
+    string escaped there): the answer, the chart (where one was drawn), the table and the
+    reasons (one ``<pre>``, as the text says them)."""
+    blocks: list[Block] = [Para([(Strong("jitwatch:"), " " + answer(ledger))]),
+                           Image(chart_png, "compile seconds per function, by reason")]
+    said = "\n".join(list(_lines(ledger))[1:]).strip("\n")
+    return (f"<div class='jitmagic-ledger'>{as_html(blocks)}"
+            + (f"<pre>{html.escape(said)}</pre>" if said else "") + "</div>")
+
+
+def bundle(ledger: Ledger, plot: bool = True) -> dict[str, str]:
+    """``{"text/plain", "text/html"}``: what ``%%jitwatch`` shows and a ledger displays."""
+    png = None
+    if plot:
+        from ..charts.ledger import png as chart
+
+        png = chart(ledger, KIND_WORDS)  # the legend names each kind as the text does
+    return {"text/plain": text(ledger), "text/html": html_body(ledger, png)}
+
+
+def html_document(ledger: Ledger, plot: bool = True, note: str | None = None) -> str:
+    """A self-contained HTML page of the ledger (its chart embedded; nothing fetched);
+    ``note`` (a PARTIAL line) follows it."""
+    data = bundle(ledger, plot)
+    body = (with_note(data, note) if note else data)["text/html"]
+    source = printable(ledger.source)
+    return page(f"jitwatch: {source}",
+                f"<h1>jitwatch: every compile of {html.escape(source)}, and why</h1>\n{body}")
+
+
+def summary(ledger: Ledger) -> str:
+    """A ledger's ``repr``: ``<Ledger: 5 compiles, 2 again>``."""
+    return f"<Ledger: {ledger.count} compiles, {ledger.again} again>"
+
+
+def diff_summary(d: LedgerDiff) -> str:
+    """A ledger diff's ``repr``: ``<LedgerDiff: 0 → 2 compiles again>``."""
+    return f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>"
+
+
+def register_ledger() -> None:
+    """Word the ledger's records' ``repr`` (their text and bundle are registered with
+    every record's, :mod:`jitmagic.render`)."""
+    register("summary", Ledger, summary)
+    register("summary", LedgerDiff, diff_summary)

@@ -1,0 +1,62 @@
+"""What to do about each kind of recompile: only fixes shown to remove it and keep the
+result (``tests/test_watch_fixes.py``), and notes where none was."""
+
+from __future__ import annotations
+
+from ...model.ledger.compiles import CONTEXT
+from ...model.ledger.compiles import DTYPE
+from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import NEW_FUNCTION
+from ...model.ledger.compiles import PYTREE
+from ...model.ledger.compiles import SHAPE
+from ...model.ledger.compiles import SHARDING
+from ...model.ledger.compiles import STATIC
+from ...model.ledger.compiles import WEAK_TYPE
+
+#: What to do about each kind of reason (``{arg}``: the argument it names, or "it"): only
+#: fixes shown (``tests/test_watch_fixes.py``) to remove the recompile and keep the result,
+#: each on a loop shaped as users write them; the seconds beside it are measured.
+FIXES = {
+    WEAK_TYPE: "a Python scalar (weakly typed) became an array, or the other way: give {arg} "
+               "one type from the start, e.g. `jnp.float32(0.1)` rather than `0.1`",
+    SHAPE: "pad a short batch to the full size with a mask that keeps the padded rows out "
+           "of the result (for a mean: `jnp.sum(jnp.where(mask, err, 0)) / jnp.sum(mask)`), "
+           "or expect one compile per shape",
+    DTYPE: "give {arg} one dtype on every call (`.astype(...)` before the call)",
+    STATIC: "a static value (a static argument, an Equinox static field, a hashable `self`) "
+            "is part of what JAX compiles for: each new value compiles again; where it only "
+            "feeds arithmetic, pass it as an array instead; where it steers Python (a loop "
+            "count, an `if`, Flax's `deterministic`), keep it static and expect one compile "
+            "per value, or write the branch with `jax.lax.cond` or `jax.lax.fori_loop`",
+    NEW_FUNCTION: "the function is made anew on each pass: hoist the `jax.jit(...)` (or the "
+                  "`lambda`/`partial` it wraps) out of the loop and reuse it, passing what it "
+                  "reads from the loop as arguments (hoisted, it keeps the values it closed "
+                  "over when it was first traced)",
+    PYTREE: "keep the arguments' structure the same on every call: the same keys and fields "
+            "each time (an all-ones mask rather than no mask, an array rather than None)",
+    SHARDING: "place {arg} once, before the loop, where the jitted function's output comes "
+              "back (`jax.device_put(x, NamedSharding(mesh, P()))` for a replicated "
+              "parameter), so that every call sees the same devices and sharding; or fix "
+              "them on the jit (`in_shardings=`, `out_shardings=`)",
+}
+#: What to do about a pytree reason that is a Flax NNX module's graph (its argument JAX's
+#: ``._graphdef``): a static attribute that ``model.train()``/``model.eval()`` set.
+GRAPH_FIX = ("the module's static attributes are part of its graph, which JAX compiles for "
+             "(`model.train()` and `model.eval()` set Dropout's `deterministic` and "
+             "BatchNorm's `use_running_average`): jit one function per mode, each its own "
+             "`def` under `@nnx.jit` and called only in its mode (a `train_step` after "
+             "`model.train()`, an `eval_step` after `model.eval()`): each compiles once")
+#: What is said where no fix was shown to remove the recompile and keep the result.
+NOTES = {
+    CONTEXT: "a config value or context manager changed between calls: JAX compiles once "
+             "per setting, and the setting is part of what the call computes",
+    EAGER: "an op outside any jit compiles once per new shape or dtype of its inputs (set-up "
+           "code does so once); inside a jit it would compile once per shape as well (a "
+           "mean over a growing list compiles at each length either way)",
+}
+#: What to do about an eager ``lax.scan`` (``cond``, ``while_loop``) whose function is made
+#: anew on each pass (``{arg}``: the function).
+EAGER_ANEW_FIX = ("define {arg} once, before the loop, and pass what it reads from the loop "
+                  "as its arguments (a scan's carry or `xs`, a cond's operands, a "
+                  "while_loop's value): defined once, it is traced once, and a value it "
+                  "closes over keeps what it was at that first trace")

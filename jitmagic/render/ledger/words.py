@@ -1,0 +1,95 @@
+"""The ledger's small words, shared by its renderers: the limits of what it lists, places
+as a reader wants them (``line 3`` in the watched cell), counted nouns, clipped names
+(the one clipper, :func:`~jitmagic.render.blocks.shown_name`) and aligned columns."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from contextlib import suppress
+
+from ...model.ledger import Ledger
+from ...model.ledger.compiles import CONTEXT
+from ...model.ledger.compiles import DTYPE
+from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import NEW_FUNCTION
+from ...model.ledger.compiles import OTHER
+from ...model.ledger.compiles import PYTREE
+from ...model.ledger.compiles import SHAPE
+from ...model.ledger.compiles import SHARDING
+from ...model.ledger.compiles import STATIC
+from ...model.ledger.compiles import UNEXPLAINED
+from ...model.ledger.compiles import WEAK_TYPE
+from ...model.ledger.rows import FunctionRow
+from ...model.saved.schema import printable
+from ...usercode import user_file
+from ..blocks import shown_name
+
+#: Functions shown in the table and the reasons; the rest are counted in one line.
+MAX_ROWS = 12
+#: Reasons shown per function, and call lines per reason.
+MAX_REASONS, MAX_LINES = 6, 3
+#: Values of a changing argument shown (``f32[3] → f32[4] → …``).
+MAX_VALUES = 4
+CLOCK = "wall time, from JAX's own compile events"
+#: What ``%%jitwatch`` and ``%jitwatch`` watch: the ledgers that can offer a ``%jitcompare``.
+MAGIC_SOURCES = ("the cell", "the statement")
+
+
+#: Each kind of reason (:data:`~jitmagic.model.ledger.compiles.KINDS`) in words.
+KIND_WORDS = {FIRST: "first", WEAK_TYPE: "weak type", SHAPE: "shape",
+              DTYPE: "dtype", SHARDING: "sharding", STATIC: "static value",
+              NEW_FUNCTION: "new function", PYTREE: "pytree", CONTEXT: "context",
+              EAGER: "eager op", UNEXPLAINED: "no reason", OTHER: "other"}
+
+
+def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
+    """``head`` and ``body`` as aligned columns, the first ``left`` flush left, the rest
+    (figures) flush right."""
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    return ["  ".join(x.ljust(w) if i < left else x.rjust(w)
+                      for i, (x, w) in enumerate(zip(line, widths, strict=True))).rstrip()
+            for line in (head, *body)]
+
+
+def defined(row: FunctionRow, ledger: Ledger) -> str:
+    place = users_place(row.defined_at, ledger)
+    return f" (defined at {printable(place)})" if place else ""
+
+
+_SITE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?::\d+)?(?P<rest>(?: \(.*\))?)$")
+
+
+def place(site: str | None, ledger: Ledger) -> str | None:
+    """``file:line`` as a reader wants it: ``line 3`` in the watched cell, a path
+    relative to the working folder where it is below it."""
+    found = _SITE.match(site or "")
+    if found is None:
+        return site or None
+    filename, line = found["file"], found["line"]
+    if ledger.source_file is not None and filename == ledger.source_file:
+        return f"line {line}"
+    if os.path.isabs(filename):
+        with suppress(ValueError):
+            rel = os.path.relpath(filename)
+            filename = filename if rel.startswith("..") else rel
+    return f"{filename}:{line}"
+
+
+def users_place(site: str | None, ledger: Ledger) -> str | None:
+    """:func:`_place` of a place in the user's code; None for a library's (JAX names
+    ``equinox.filter_jit``'s own file as where a function it wraps was defined)."""
+    found = _SITE.match(site or "")
+    if found is None or not user_file(found["file"]):
+        return None
+    return place(site, ledger)
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def clip(s: str, width: int = 40) -> str:
+    return shown_name(printable(s), width)
