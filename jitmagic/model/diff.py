@@ -182,7 +182,8 @@ class Diff(Shown):
     old_entry: str
     new_entry: str
     stages: tuple[StageDiff, ...]
-    warnings: tuple[str, ...] = ()
+    #: The ``env`` entries that differ, as (key, OLD's, NEW's) (:func:`env_changes`).
+    env_changed: tuple[tuple[str, Any, Any], ...] = ()
     old_created: str | None = None
     new_created: str | None = None
     #: Whether both reports hold the very same runs and structure (a report against
@@ -204,6 +205,12 @@ class Diff(Shown):
     #: For such a part that one report measured and the other did not, that one:
     #: ``"OLD"`` or ``"NEW"``.
     measured_in: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What qualifies the diff (another machine, another JAX, another entry's name),
+        as the registered renderer words it."""
+        return worded("warnings", self) or ()
 
     @property
     def effort(self) -> Any:
@@ -309,13 +316,13 @@ def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
     nests = nest_apart(a, b)
     stages = tuple(stage_diff(a, b, v, p, nests if v == "nested" else None)
                    for v in VARIANTS for p in PHASES)
-    warnings = (*env_warnings(a.env, b.env), *entry_warnings(a, b))
     structure = tuple(f for v in VARIANTS
                       for f in structure_diffs(a, b, v, nests if v == "nested" else None))
     same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS) and \
         not any(f.kind in (LARGER, SMALLER) for f in structure)
-    return Diff(a.entry, b.entry, stages, warnings, a.created, b.created, same_runs=same,
-                structure=structure, old_stopped=a.stopped, new_stopped=b.stopped,
+    return Diff(a.entry, b.entry, stages, env_changes(a.env, b.env), a.created, b.created,
+                same_runs=same, structure=structure, old_stopped=a.stopped,
+                new_stopped=b.stopped,
                 old_waited=a.waited_share, new_waited=b.waited_share,
                 parts=part_diffs(a, b), measured_in=measured_in(a, b))
 
@@ -449,26 +456,9 @@ def _inverse(x: float | None) -> float:
     return math.inf if x == 0 else 1 / x
 
 
-def env_warnings(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """One warning naming every ``env`` entry that differs (another machine, another JAX):
-    the two reports still compare, but a change may be the machine's, not the code's."""
-    keys = [k for k in dict.fromkeys([*old, *new])
-            if k not in UNCOMPARED_ENV and old.get(k) != new.get(k)]
-    if not keys:
-        return []
-    changes = "; ".join(f"{k} {_env(old.get(k))} → {_env(new.get(k))}" for k in keys)
-    return [f"the reports were measured in different environments ({changes}): a difference "
-            "may come from the machine or the versions, not the code"]
-
-
-def _env(v: Any) -> str:
-    if isinstance(v, list | tuple):
-        return ", ".join(map(str, v)) or "none"
-    return "(not recorded)" if v is None else repr(v) if v == "" else str(v)
-
-
-def entry_warnings(old: Comparison, new: Comparison) -> list[str]:
-    """A warning where the two reports measured differently named entries."""
-    if old.entry == new.entry:
-        return []
-    return [f"OLD measured `{old.entry}`, NEW `{new.entry}`: are they the same function?"]
+def env_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
+    """Every ``env`` entry that differs (another machine, another JAX), as (key, OLD's,
+    NEW's): the two reports still compare, but a change may be the machine's, not the
+    code's (the diff's warnings say so)."""
+    return tuple((k, old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new])
+                 if k not in UNCOMPARED_ENV and old.get(k) != new.get(k))

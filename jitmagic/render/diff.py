@@ -353,6 +353,26 @@ def undecided(d: Diff) -> str:
     return "no stage measurably slower or faster (some inconclusive)"
 
 
+def warnings(d: Diff) -> tuple[str, ...]:
+    """What qualifies a diff: one warning naming every ``env`` entry that differs
+    (another machine, another JAX), and one where the entries are named differently."""
+    out = []
+    if d.env_changed:
+        changes = "; ".join(f"{k} {_env(old)} → {_env(new)}" for k, old, new in d.env_changed)
+        out.append(f"the reports were measured in different environments ({changes}): a "
+                   "difference may come from the machine or the versions, not the code")
+    if d.old_entry != d.new_entry:
+        out.append(f"OLD measured `{d.old_entry}`, NEW `{d.new_entry}`: are they the same "
+                   "function?")
+    return tuple(out)
+
+
+def _env(v: Any) -> str:
+    if isinstance(v, list | tuple):
+        return ", ".join(map(str, v)) or "none"
+    return "(not recorded)" if v is None else repr(v) if v == "" else str(v)
+
+
 def stage_label(s: StageDiff) -> str:
     """``XLA compile``; ``XLA compile, CPU time`` where it was judged on CPU time."""
     label = PHASE_LABELS.get(s.phase, s.phase)
@@ -367,5 +387,6 @@ def register_diff() -> None:
                        ("nest line", lambda d: not_judged_line(d, NESTS_DIFFER)),
                        ("unjudged", unjudged), ("summary", summary), ("undecided", undecided)):
         register(form, Diff, said)
+    register("warnings", Diff, warnings)
     register("label", StageDiff, stage_label)
     register("label", StructureDiff, lambda f: FIGURE_LABELS.get(f.figure, f.figure))
