@@ -15,6 +15,8 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
+from typing import get_args
 
 
 def median(xs: list[float] | None) -> float:
@@ -27,8 +29,9 @@ def json_number(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-FASTER, SLOWER, SAME = "faster", "slower", "no measurable difference"
-INCONCLUSIVE = "inconclusive"
+#: What the rule says of two sets of samples (saved by value).
+Kind = Literal["faster", "slower", "no measurable difference", "inconclusive"]
+FASTER, SLOWER, SAME, INCONCLUSIVE = get_args(Kind)
 #: ``-r auto`` asks the rule after every pair of runs from this many on ...
 MIN_PAIRS = 3
 #: ... up to this many ...
@@ -78,7 +81,7 @@ class Difference:
     interval to leave 1 out, at this spread and number of runs (None: no spread).
     """
 
-    kind: str
+    kind: Kind
     ratio: float
     enough_data: bool
     runs: int = 0
