@@ -154,6 +154,9 @@ def test_the_report_says_whose_seconds_and_what_cannot_be_measured(monkeypatch):
     assert headline.startswith(stated("Compiling for v5e:1x1 (trace + lower + XLA compile) "
                                       "with nesting", d, clock))  # the one rule's verdict
     assert all(len(v.samples["wait_s"]) == 3 for v in r.variants.values())  # how busy
+    # the record's verdict is that one too, not an unmeasured first call's
+    assert (r.verdict.key, r.verdict.kind, r.verdict.clock) == ("target_compile", d.kind, clock)
+    assert r.verdict.headline == headline and r.to_dict()["verdict"]["target_compile"] == d.kind
     assert "first call  " in text and text.count("not measurable: nothing runs without") == 2
     assert f"seconds of this host ({tpu.host_kind()})" in text
     assert f"calibration: none for this host ({tpu.host_kind()}) and v5e yet" in text

@@ -62,6 +62,10 @@ from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import on
 from .stats.witness import waited_share
+from .target import TARGET_COMPILE
+from .target import compile_difference
+from .target import target_clock
+from .target import target_of
 
 SCHEMA = "jitmagic.comparison/5"
 #: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked; /2 had no
@@ -227,7 +231,13 @@ class Comparison(Shown):
 
     @property
     def verdict(self) -> Verdict:
-        """What nesting did to the first call (the report words it through the stages)."""
+        """What nesting did to the first call (the report words it through the stages);
+        with ``--target``, where nothing ran, to each run's compile for the target."""
+        if target_of(self.env) is not None:
+            flat = self.flat.samples
+            nested = self.nested.samples if "nested" in self.variants else {}
+            clock = target_clock(flat, nested)
+            return Verdict(TARGET_COMPILE, compile_difference(flat, nested, clock), clock, self)
         return Verdict("first_call", self.difference(FIRST_CALL), self.clock_of(FIRST_CALL),
                        self)
 

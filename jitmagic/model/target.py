@@ -157,6 +157,11 @@ def to_compiled(samples: Mapping[str, Sequence[float]], clock: Clock = WALL) -> 
     return [sum(run) for run in zip(*columns, strict=False)] if all(columns) else []
 
 
+#: A target comparison's verdict's key (:class:`~.stats.verdicts.Verdict`): nothing
+#: ran, so it judges each run's trace + lower + compile, not a first call.
+TARGET_COMPILE = "target_compile"
+
+
 def compile_difference(flat: Mapping[str, Sequence[float]],
                        nested: Mapping[str, Sequence[float]],
                        clock: Clock | None = None) -> Difference:

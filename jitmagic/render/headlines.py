@@ -35,6 +35,8 @@ from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from ..model.sweep import Sweep
+from ..model.target import target_of
+from .target import headline as target_headline
 from .verdicts import inconclusive_part
 from .verdicts import interval
 from .verdicts import runs
@@ -303,12 +305,22 @@ def _orderings_line(v: Verdict) -> str:
         first_sentence(_orderings_verdict(v))
 
 
+def _target_verdict(v: Verdict) -> str | None:
+    """A ``--target`` comparison's verdict, on the compile for the target (None: not one)."""
+    t = target_of(v.subject.env)
+    return None if t is None else target_headline(v.subject, t)
+
+
+def _comparison_verdict(v: Verdict) -> str:
+    return _target_verdict(v) or comparison_text(v.subject, v.difference)
+
+
 def register_headlines() -> None:
     """Word the records' verdicts here: a comparison's and an ordering's text and line,
     a comparison's summary, a sweep's headline."""
-    register("verdict", Comparison, lambda v: comparison_text(v.subject, v.difference))
+    register("verdict", Comparison, _comparison_verdict)
     register("verdict line", Comparison,
-             lambda v: comparison_headline(v.subject, v.difference)
+             lambda v: _target_verdict(v) or comparison_headline(v.subject, v.difference)
              or first_sentence(comparison_text(v.subject, v.difference)))
     register("summary", Comparison, comparison_summary)
     register("verdict", Orderings, _orderings_verdict)

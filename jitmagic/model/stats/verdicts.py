@@ -27,7 +27,8 @@ DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a verdict decided (``key``: ``"first_call"`` or ``"per_call"``), on which
+    """What a verdict decided (``key``: ``"first_call"``, ``"per_call"`` or, with
+    ``--target``, ``"target_compile"``), on which
     clock, of which record (``subject``; for orderings, ``chosen`` against the other).
     Its words are the renderer's (:mod:`jitmagic.model.shown`'s registry, filled by
     :mod:`jitmagic.render`): ``text`` in full, ``headline`` in one line."""
