@@ -47,6 +47,7 @@ from .blocks import as_html
 from .blocks import as_text
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
+from .verdicts import cpu_mark
 from .verdicts import interval_ends
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
@@ -376,7 +377,7 @@ def _env(v: Any) -> str:
 def stage_label(s: StageDiff) -> str:
     """``XLA compile``; ``XLA compile, CPU time`` where it was judged on CPU time."""
     label = PHASE_LABELS.get(s.phase, s.phase)
-    return f"{label}, CPU time" if s.clock == CPU else label
+    return label + cpu_mark(s.clock, ", ")
 
 
 def register_diff() -> None:

@@ -39,6 +39,7 @@ from .format import fmt_spread
 from .format import marked_ratio
 from .format import medians_of
 from .format import unmarked_clock
+from .verdicts import cpu_mark
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")
@@ -166,7 +167,7 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
     """(label, value) pairs for one ordering's numbers (on a busy machine the per-call
     CPU time too, which the verdict is on)."""
     row, clock = o[chosen], o.clock()
-    cpu = " CPU time" * (clock == CPU)
+    cpu = cpu_mark(clock)
     return [
         ("first call (cold)", fmt_s(row.first_call_s)),
         ("per call (steady)", fmt_s(row.execute_s)),

@@ -32,6 +32,13 @@ def clock_name(clock: Clock) -> str:
     return "CPU time" if clock == CPU else "wall time"
 
 
+def cpu_mark(clock: Clock, before: str = " ") -> str:
+    """How a figure on ``clock`` says its clock where it is CPU time (``" CPU time"``;
+    ``before`` ", " or " of " or " in " leads it), and nothing on wall time: the one test
+    of a clock beside its figures, which name wall time by saying none."""
+    return f"{before}CPU time" if clock == CPU else ""
+
+
 def busy_line(share: float | None) -> str:
     """One line on how busy the machine was, for the report ("" where it was quiet or
     the wait was not measured)."""

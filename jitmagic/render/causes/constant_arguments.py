@@ -36,6 +36,7 @@ from ..blocks import first
 from ..blocks import more
 from ..comparison import partial
 from ..format import fmt_spread
+from ..verdicts import cpu_mark
 from ..verdicts import interval
 from ..verdicts import times
 from .said import said_of
@@ -56,7 +57,7 @@ def sentence(v: ConstantVariant) -> str:
         why = v.error or "measuring stopped before both forms ran"
         return f"{v.variant}: {said}: passed as arguments, not measured ({why})"
     d = v.difference
-    cpu = " CPU time" * (v.clock == CPU)
+    cpu = cpu_mark(v.clock)
     as_args = "passed as an argument" if len(v.constants) == 1 else "passed as arguments"
     if d.kind in (FASTER, SLOWER):
         amount, span = _saving(v)
@@ -66,7 +67,7 @@ def sentence(v: ConstantVariant) -> str:
                 f"{interval(d)}".rstrip())
     if d.kind == SAME:
         return (f"{v.variant}: {said}: {as_args}, no measurable difference in the cold first "
-                f"call{' in CPU time' if cpu else ''}")
+                f"call{cpu_mark(v.clock, ' in ')}")
     # inconclusive, no single run a side: worded as every cause words it
     return f"{v.variant}: {said}: {as_args}, {said_of('the cold first call', d, v.clock)}"
 

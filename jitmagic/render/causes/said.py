@@ -43,6 +43,7 @@ from ...model.stats.witness import Clock
 from ...model.stats.witness import on
 from ..lines import UNROLL_FIX
 from ..lines import unroll_copies
+from ..verdicts import cpu_mark
 from ..verdicts import interval
 from ..verdicts import stated
 from ..verdicts import times
@@ -81,7 +82,7 @@ def of_clock(c: Compared, clock: Clock) -> str:
     its title names), else empty: the clock of seconds said beside a ratio."""
     if clock == clock_of(c):
         return ""
-    return " of CPU time" if clock == CPU else " of wall time"
+    return cpu_mark(clock, " of ") or " of wall time"
 
 
 def stopped_first(c: Compared) -> str:
@@ -292,7 +293,7 @@ def second_start_words(x: Cause) -> Words:
     row = measured.rows["flat"]
     d, clock = row.difference, row.clock()
     before, after = row.medians_on(clock)
-    named = of_clock(c, clock) or " of CPU time" * (clock == CPU)  # the figures' clock
+    named = of_clock(c, clock) or cpu_mark(clock, " of ")  # the figures' clock
     against, short = (NO_CACHE, NO_CACHE) if row.no_cache else (FIRST_START, "on the first start")
     said = (f"with a warm persistent cache, "
             f"{said_of('the first call', d, clock, clock_of(c))}{_than(d, against)}")
@@ -316,7 +317,7 @@ def _writing(c: Compared, row: CacheRow) -> str:
         return ""
     d, clock = row.writing, row.writing_clock()
     cold, none = (median(on(samples(x), FIRST_CALL, clock)) for x in (row.cold, row.no_cache))
-    named = of_clock(c, clock) or " of CPU time" * (clock == CPU)
+    named = of_clock(c, clock) or cpu_mark(clock, " of ")
     verdict = said_of("the first start, which also writes the cache,", d, clock, clock_of(c))
     return f"; {verdict}{_than(d, NO_CACHE)} ({fmt_s(cold)} against {fmt_s(none)}{named})"
 

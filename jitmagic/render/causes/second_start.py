@@ -41,6 +41,7 @@ from ..blocks import as_html
 from ..blocks import as_text
 from ..format import fmt_spread
 from ..format import marked_ratio
+from ..verdicts import cpu_mark
 from ..verdicts import interval
 from ..verdicts import times
 from ..verdicts import verb
@@ -104,8 +105,8 @@ def row_cells(r: CacheRow) -> list[Cell]:
         warm_cell, ratio = Cell(NOT_READ), Cell("—")
     else:
         warm_cell = _cell(warm, clock)
-        notes = ["against the first start"] * (not r.no_cache) + ["CPU time"] * (clock == CPU)
-        ratio = Cell(marked_ratio(1 / d.ratio, d), ", ".join(notes))
+        notes = ["against the first start" * (not r.no_cache), cpu_mark(clock, "")]
+        ratio = Cell(marked_ratio(1 / d.ratio, d), ", ".join(n for n in notes if n))
     if not r.no_cache:
         return [Cell(r.name), Cell("not measured"), _cell(before, clock), warm_cell, ratio]
     first = r.writing_clock()
@@ -115,7 +116,7 @@ def row_cells(r: CacheRow) -> list[Cell]:
 
 def _cell(seconds: list[float], clock: Clock) -> Cell:
     """The median of ``seconds`` with their spread, and the clock where it is CPU time."""
-    return Cell(fmt_s(median(seconds)), _marked(fmt_spread(seconds), "CPU time" * (clock == CPU)))
+    return Cell(fmt_s(median(seconds)), _marked(fmt_spread(seconds), cpu_mark(clock, "")))
 
 
 def _marked(spread: str, mark: str) -> str:
@@ -166,7 +167,7 @@ def saving(r: CacheRow) -> str:
                       ("on the first start (which writes the cache)", "on the first start"))
     # each figure said with its start: "the first start, which writes the cache: 100 ms
     # instead of 900 ms" read as the first start's own figure
-    figures = f"{fmt_s(warm)} warm against {fmt_s(before)} {short}{', CPU time' * (clock == CPU)}"
+    figures = f"{fmt_s(warm)} warm against {fmt_s(before)} {short}{cpu_mark(clock, ', ')}"
     if d.kind == FASTER:
         return (f"{r.name}: with a warm cache the first call {verb(clock)} {said} than "
                 f"{against}: {figures}")
@@ -185,7 +186,7 @@ def writing(r: CacheRow) -> str:
     write: it made an 8 MiB table's first start cost more than its compile)."""
     d, clock = r.writing, r.writing_clock()
     cold, none = (median(on(samples(x), FIRST_CALL, clock)) for x in (r.cold, r.no_cache))
-    figures = f"{fmt_s(cold)} against {fmt_s(none)}{', CPU time' * (clock == CPU)}"
+    figures = f"{fmt_s(cold)} against {fmt_s(none)}{cpu_mark(clock, ', ')}"
     subject = f"{r.name}: the first start, which also writes the cache,"
     if d.kind == SAME:
         return (f"{subject} shows {times(d, clock)} from the first call with no cache"
