@@ -50,7 +50,7 @@ NOT_READ = ("ledger", "saved")
 
 #: The modules that still word something, to be moved to render/ (issue 53, item 2).
 NOT_YET = frozenset({
-    "diff.py", "parts.py", "progress.py",
+    "diff.py", "parts.py",
     "stats/witness.py",
 })
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .shown import worded
+
 
 @dataclass(frozen=True)
 class Progress:
@@ -44,24 +46,9 @@ class Progress:
     at_most_left: bool = False
 
     def line(self) -> str:
-        """``jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left``."""
-        head = f"jitcompare {self.entry}".rstrip() + (f" [{self.point}]" if self.point else "")
-        if self.done:
-            return f"{head}: measured in {self.elapsed_s:.1f} s"
-        where = self.what if self.what != "comparison" else ""
-        if self.row is not None:
-            where = f"{where} {self.row}".strip()
-            most = "≤" if self.at_most else ""
-            where += f" {self.round}/{most}{self.rounds}" if self.rounds else ""
-        left = ""
-        if self.left_s is not None:
-            of_part = f" of the {self.what}" if self.later else ""
-            sooner = ", less if it decides sooner" if self.at_most_left else ""
-            left = f", ~{self.left_s:.0f} s left{of_part}{sooner}"
-        if self.later:
-            left += f", then {', '.join(self.later)}"
-        parts = [p for p in (where, self.stage) if p]
-        return f"{head}: {' · '.join(parts)} · {self.elapsed_s:.1f} s elapsed{left}"
+        """The line a progress display draws (as the registered renderer words it,
+        :func:`jitmagic.render.progress.line`)."""
+        return worded("line", self) or self.what
 
 
 #: What draws progress: called with each :class:`Progress` (front ends supply one).

@@ -24,6 +24,7 @@ from .headlines import register_headlines
 from .ledger import register_ledger
 from .ledger.diff import diff_text as ledger_diff_text
 from .lines import register_hints
+from .progress import register_progress
 
 
 def _filtered(data: dict[str, str], include: Any, exclude: Any) -> dict[str, str]:
@@ -71,3 +72,4 @@ register_ledger()
 _diff.register_diff()
 register_causes()
 register_hints()
+register_progress()
