@@ -573,6 +573,29 @@ def test_a_ledger_from_a_newer_jitmagic_says_so_and_an_early_one_still_loads(tmp
     assert "shape of `x`: f32[3] → f32[4]" in str(loaded)
 
 
+def test_what_the_watch_knows_is_saved_as_a_fact_and_worded_by_the_renderer(tmp_path):
+    """A recompile JAX gave no reason for, of a function object JAX had never seen, held
+    the watch's sentence in its reason's text, so a saved ledger stored the sentence; now
+    it holds the fact (``noted``), the renderer words it, and a ledger that stored the
+    sentence still shows it."""
+    first = K.Compile("f", K.Reason(K.FIRST), defined_at="m.py:1", trace_s=0.1)
+    fact = K.Compile("f", K.Reason(K.UNEXPLAINED, noted=K.Noted.CLEARED_OR_NEW),
+                     defined_at="m.py:1", trace_s=0.1)
+    ledger = L.Ledger((first, fact), wall_s=1.0)
+    path = tmp_path / "l.json"
+    jitmagic.save(ledger, path)
+    saved = json.loads(path.read_text())["compiles"][1]["reason"]
+    assert saved["noted"] == "cleared or new" and saved["text"] == ""
+    said = "JAX had never seen this function object, though a function of this name"
+    assert said in str(jitmagic.load(path)) and said in str(ledger)
+    saved.pop("noted")
+    saved["text"] = said + " defined there compiled before (as an earlier jitmagic saved it)"
+    data = json.loads(path.read_text())
+    data["compiles"][1]["reason"] = saved
+    path.write_text(json.dumps(data))
+    assert "(as an earlier jitmagic saved it)" in str(jitmagic.load(path))
+
+
 def test_a_jit_of_a_librarys_function_is_the_users_not_an_eager_op():
     import flax.linen as nn
 

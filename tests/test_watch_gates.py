@@ -294,3 +294,15 @@ def test_the_magic_refuses_a_page_named_json_before_running(ip, tmp_path):
         ip.run_cell_magic("jitwatch", f"--no-plot --html {tmp_path / 'page.json'}",
                           "ran_the_cell = 1\n")
     assert "ran_the_cell" not in ip.user_ns
+
+
+def test_the_magic_says_what_a_misspelt_option_meant_as_jitcompare_does(ip):
+    """Both magics read their options through the one table and say an unknown one's
+    likely meaning alike (%jitwatch said argparse's bare 'unrecognized arguments')."""
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match=r"Did you mean --fail-after-warmup \(not "
+                                         r"--fail-after-warmpu\)\? The options are: "
+                                         r"--fail-after-warmup, --max-compiles"):
+        ip.run_cell_magic("jitwatch", "--fail-after-warmpu 3", "ran_the_cell = 1\n")
+    assert "ran_the_cell" not in ip.user_ns

@@ -144,8 +144,10 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
 
 
 #: The watch's own options: after FILE.py they go to the script.
-GATE_OPTIONS = ("--fail-after-warmup", "--max-compiles")
-OUTPUT_OPTIONS = ("--save", "--html")
+#: Those the watch alone takes (its gate), and those it shares (the reports it writes),
+#: read off the one table.
+GATE_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools == {WATCH})
+OUTPUT_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools != {WATCH})
 
 
 def _own_options_after(args: argparse.Namespace, argv: list[str]) -> None:

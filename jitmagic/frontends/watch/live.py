@@ -3,7 +3,7 @@ at every step says so at step 2, hours before its ledger.
 
 The recorder calls :class:`Live` on the thread that compiles, before the call that
 compiles returns (:class:`~jitmagic.measure.watch.recorder.Recorder`'s ``on_again``);
-it writes one line per recompile (:func:`~jitmagic.render.ledger.live_line`): on stderr
+it writes one line per recompile (:func:`~jitmagic.render.ledger.values.live_line`): on stderr
 from ``jitmagic.watch()`` and ``python -m jitmagic watch``, and in the notebook from
 ``%%jitwatch`` (one line, updated in place). Each of the first :data:`EACH` recompiles
 gets its line, then the 20th, 50th, 100th, 200th, ...: a loop that recompiles on every

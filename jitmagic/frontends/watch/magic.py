@@ -26,6 +26,7 @@ from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...model.ledger import Ledger
+from ...options.hints import with_option_hint
 from ...options.table import MAGIC
 from ...options.table import WATCH
 from ...options.table import specs_for
@@ -144,6 +145,8 @@ class JitWatchMagics(Magics):
             raise UsageError(str(exc)) from None
         except ValueError as exc:
             raise UsageError(f"cannot read the options {args_line!r}: {exc}") from None
+        except UsageError as exc:  # an unknown option: what it may have meant, as %jitcompare
+            raise UsageError(with_option_hint(str(exc), self.jitwatch.parser)) from None
         if cell is None:
             return args, statement + "\n"
         return args, as_numbered(cell, self.shell.transform_cell(cell))

@@ -1,4 +1,5 @@
-"""JAX's explanation of a tracing-cache miss, read into a :class:`~jitmagic.model.ledger.Reason`.
+"""JAX's explanation of a tracing-cache miss, read into a
+:class:`~jitmagic.model.ledger.compiles.Reason`.
 
 With ``jax_explain_cache_misses`` on, JAX logs one WARNING per miss (JAX 0.10,
 ``jax._src.interpreters.partial_eval.explain``)::
@@ -89,7 +90,7 @@ def read(message: str) -> Miss | None:
 def _difference(body: str, text: str) -> Reason:
     """The reason of a miss on a function seen before, from the closest key's difference:
     the first difference JAX names decides the kind, and every other one it names is kept
-    beside it (:attr:`~jitmagic.model.ledger.Reason.also`), in JAX's order (the config,
+    beside it (:attr:`~jitmagic.model.ledger.compiles.Reason.also`), in JAX's order (the config,
     then the pytree, then the types)."""
     changes, context = _changes(body)
     if changes:

@@ -49,12 +49,14 @@ from ...model.ledger import Gate
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import MAX_EXPLAINED
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import PYTREE
 from ...model.ledger.compiles import SHARDING
 from ...model.ledger.compiles import STATIC
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import Compile
+from ...model.ledger.compiles import Noted
 from ...model.ledger.compiles import Omitted
 from ...model.ledger.compiles import Reason
 from ...usercode import jax_file
@@ -72,11 +74,6 @@ EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/backend_compile_duration": "compile_s"}
 #: A line's text kept for the ledger (and the ``%jitcompare`` it suggests).
 MAX_LINE = 200
-#: Misses JAX explains before the watch turns its explanations off: JAX compares each miss
-#: against every earlier key of its function, so a run of thousands of compiles slows as it
-#: goes (3,000 misses of one function took 2.3 times as long watched). Later compiles are
-#: still recorded, their reason said to be unexplained from there on.
-MAX_EXPLAINED = 300
 #: Misses waiting for their trace event on one thread (a trace that never fired one,
 #: an inner jit's miss): the oldest are dropped past this.
 MAX_PENDING = 64
@@ -357,28 +354,14 @@ class _Decider:
         traced = "trace_s" in c.seconds
         reason = _reason(miss, self.seen.get(key), c.eager, c.made_anew, traced) \
             if c.explained or miss is not None \
-            else Reason(FIRST if key not in self.seen else UNEXPLAINED, text=NOT_EXPLAINED)
+            else Reason(FIRST if key not in self.seen else UNEXPLAINED, noted=Noted.NOT_EXPLAINED)
         if inlined and key not in self.seen and reason.kind != FIRST:
-            reason = Reason(FIRST, text=reason.text)
+            reason = Reason(FIRST, text=reason.text, noted=reason.noted)
         self.seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
         return Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
                        call_text=c.call_text, thread=c.thread.name,
                        in_run=c.thread is self.watched or c.thread not in self.before,
                        eager=c.eager, at_s=c.at_s, **c.seconds)
-
-
-#: Why a compile after :data:`MAX_EXPLAINED` misses has no reason.
-NOT_EXPLAINED = (f"not explained: the watch turned JAX's explanations off after "
-                 f"{MAX_EXPLAINED} misses, which JAX makes slower with every miss")
-#: Why a user's jit compiled again on the trace JAX had cached for it.
-REUSED_TRACE = ("JAX reused its trace (the arguments' types were the same) and compiled "
-                "again: the arguments sit on other devices or in another sharding (or a "
-                "second jax.jit of the function has other options, such as donate_argnums)")
-#: What a "never seen function" miss of a function object JAX may have seen says.
-CLEARED_OR_NEW = ("JAX had never seen this function object, though a function of this name "
-                  "defined there compiled before: it was made anew (a freed object's id "
-                  "reused), or JAX's caches were cleared (jax.clear_caches(), "
-                  "f.clear_cache())")
 
 
 def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
@@ -395,7 +378,7 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
         if eager and made_anew is not None:
             return Reason(NEW_FUNCTION, made_anew.function, text=made_anew.reason.text)
         if not eager and not traced:
-            return Reason(SHARDING, text=REUSED_TRACE)
+            return Reason(SHARDING, noted=Noted.REUSED_TRACE)
         return Reason(EAGER if eager else UNEXPLAINED)
     field_ = static_field(miss.reason.before, miss.reason.after) \
         if miss.reason.kind == STATIC else None
@@ -410,7 +393,7 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
         return miss.reason
     if miss.function_id not in ids_before or miss.same_line:  # another object, or a line
         return Reason(NEW_FUNCTION, text=miss.reason.text)  # that makes one on each pass
-    return Reason(UNEXPLAINED, text=CLEARED_OR_NEW)
+    return Reason(UNEXPLAINED, noted=Noted.CLEARED_OR_NEW)
 
 
 def _with_field(miss: Miss) -> Miss:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 from typing import ClassVar
 from typing import Self
@@ -49,6 +50,21 @@ STAGES = ("trace_s", "lower_s", "compile_s")
 
 #: Other differences kept per compile, beside the first (JAX names every one).
 MAX_ALSO = 16
+#: Misses JAX explains before the watch turns its explanations off (JAX compares each
+#: miss with every earlier one, so explaining grows slower as misses add up).
+MAX_EXPLAINED = 300
+
+
+class Noted(StrEnum):
+    """What the watch itself knows of a compile JAX gave no reason for (saved by value;
+    its words are :mod:`jitmagic.render.ledger`'s)."""
+
+    #: After :data:`MAX_EXPLAINED` misses the watch asks JAX for no more reasons.
+    NOT_EXPLAINED = "not explained"
+    #: A user's jit compiled again on the trace JAX had cached: other devices or sharding.
+    REUSED_TRACE = "reused trace"
+    #: JAX had never seen the function object, though one of its name compiled before.
+    CLEARED_OR_NEW = "cleared or new"
 
 
 class Saved:
@@ -122,6 +138,8 @@ class Reason(Saved):
     text: str = ""
     #: The other differences JAX named, in its order (at most :data:`MAX_ALSO`).
     also: tuple[Change, ...] = ()
+    #: What the watch knows where JAX said nothing (None: nothing).
+    noted: Noted | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +181,7 @@ class Compile(Saved):
 
 @dataclass(frozen=True, slots=True)
 class Omitted(Saved):
-    """The compiles of one function past :data:`MAX_KEPT`: only counted."""
+    """The compiles of one function past :data:`~jitmagic.model.ledger.MAX_KEPT`: only counted."""
 
     function: str
     count: int
@@ -193,6 +211,7 @@ REASON_FIELDS: tuple[Field, ...] = (
     ("more", "more", schema.count, 0),
     ("text", "text", lambda v, w: maybe_text(v, w) or "", ""),
     ("also", "also", _also, ()),
+    ("noted", "noted", schema.optional(lambda v, w: Noted(schema.one_of(*Noted)(v, w))), None),
 )
 COMPILE_FIELDS: tuple[Field, ...] = (
     ("function", "function", text, REQUIRED),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .compiles import FIRST
 from .compiles import STAGES
 from .compiles import Compile
+from .compiles import Noted
 from .compiles import Omitted
 
 
@@ -37,6 +38,8 @@ class ReasonRow:
     #: Each compile's (before, after), in order, once each: ``values`` read as a history
     #: only where one pair's after is the next one's before (:func:`histories`).
     pairs: tuple[tuple[str, str], ...] = ()
+    #: What the watch knew where JAX said nothing (:class:`~.compiles.Noted`).
+    noted: Noted | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +68,8 @@ class FunctionRow:
     call_site: str | None
     call_text: str | None
     eager: bool
-    #: Of its compiles, how many are only counted (past :data:`MAX_KEPT`): not in
-    #: ``stage_seconds`` nor ``reasons``.
+    #: Of its compiles, how many are only counted (past
+    #: :data:`~jitmagic.model.ledger.MAX_KEPT`): not in ``stage_seconds`` nor ``reasons``.
     omitted: int = 0
 
 
@@ -86,8 +89,8 @@ class EagerLine:
 
 
 def with_omitted(rows: list[FunctionRow], omitted: tuple[Omitted, ...]) -> list[FunctionRow]:
-    """``rows`` with the compiles past :data:`MAX_KEPT` counted in, each to the first
-    row of its function's name (they were counted, not kept, so by name only)."""
+    """``rows`` with the compiles past :data:`~jitmagic.model.ledger.MAX_KEPT` counted in,
+    each to the first row of its function's name (they were counted, not kept, so by name only)."""
     rows = list(rows)
     for o in omitted:
         i = next((i for i, r in enumerate(rows) if r.function == o.function), None)
@@ -143,7 +146,7 @@ def reason_row(cs: list[Compile]) -> ReasonRow:
                      cs[0].reason.text, tuple(sorted({c.thread for c in cs})),
                      max(c.reason.more for c in cs),
                      tuple(AlsoRow(kind, arg, tuple(vs)) for (kind, arg), vs in also.items()),
-                     tuple(pairs))
+                     tuple(pairs), cs[0].reason.noted)
 
 
 def histories(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, ...]]:

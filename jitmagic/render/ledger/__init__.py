@@ -38,6 +38,7 @@ from .fixes import EAGER_ANEW_FIX
 from .fixes import FIXES
 from .fixes import GRAPH_FIX
 from .fixes import NOTES
+from .fixes import explained
 from .gate import gate_lines
 from .values import reason_words
 from .words import CLOCK
@@ -206,8 +207,8 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             yield f"      note: {NOTES[reason.kind]}"
         if reason.kind == OTHER and reason.text:
             yield f"      JAX: {clip(' '.join(reason.text.split()), 300)}"
-        elif reason.kind == UNEXPLAINED and reason.text:
-            yield f"      {clip(' '.join(reason.text.split()), 300)}"
+        elif reason.kind == UNEXPLAINED and explained(reason):
+            yield f"      {clip(' '.join(explained(reason).split()), 300)}"
     if len(again) > MAX_REASONS:
         yield f"  … and {len(again) - MAX_REASONS} more reasons"
     bridge = jitcompare_line(row) if ledger.source in MAGIC_SOURCES else None

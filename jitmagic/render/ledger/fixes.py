@@ -6,12 +6,15 @@ from __future__ import annotations
 from ...model.ledger.compiles import CONTEXT
 from ...model.ledger.compiles import DTYPE
 from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import MAX_EXPLAINED
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import PYTREE
 from ...model.ledger.compiles import SHAPE
 from ...model.ledger.compiles import SHARDING
 from ...model.ledger.compiles import STATIC
 from ...model.ledger.compiles import WEAK_TYPE
+from ...model.ledger.compiles import Noted
+from ...model.ledger.rows import ReasonRow
 
 #: What to do about each kind of reason (``{arg}``: the argument it names, or "it"): only
 #: fixes shown (``tests/test_watch_fixes.py``) to remove the recompile and keep the result,
@@ -60,3 +63,22 @@ EAGER_ANEW_FIX = ("define {arg} once, before the loop, and pass what it reads fr
                   "as its arguments (a scan's carry or `xs`, a cond's operands, a "
                   "while_loop's value): defined once, it is traced once, and a value it "
                   "closes over keeps what it was at that first trace")
+#: What the watch knew where JAX gave no reason (:class:`~jitmagic.model.ledger.compiles.Noted`).
+NOTED = {
+    Noted.NOT_EXPLAINED: f"not explained: the watch turned JAX's explanations off after "
+                         f"{MAX_EXPLAINED} misses, which JAX makes slower with every miss",
+    Noted.REUSED_TRACE: "JAX reused its trace (the arguments' types were the same) and "
+                        "compiled again: the arguments sit on other devices or in another "
+                        "sharding (or a second jax.jit of the function has other options, "
+                        "such as donate_argnums)",
+    Noted.CLEARED_OR_NEW: "JAX had never seen this function object, though a function of "
+                          "this name defined there compiled before: it was made anew (a "
+                          "freed object's id reused), or JAX's caches were cleared "
+                          "(jax.clear_caches(), f.clear_cache())",
+}
+
+
+def explained(reason: ReasonRow) -> str:
+    """The words under a reason: what the watch knew, else JAX's own (a ledger saved
+    before the watch noted facts kept its sentence there)."""
+    return NOTED[reason.noted] if reason.noted else reason.text

@@ -24,7 +24,7 @@ from .words import plural
 def reason_words(reason: ReasonRow) -> str:
     """``weak type of `lr`: f32[] (weak) → f32[]``: the kind, the argument, its values;
     then every other difference JAX named at once, each so."""
-    what = {UNEXPLAINED: "recompiled; why, below" if reason.text else
+    what = {UNEXPLAINED: "recompiled; why, below" if reason.text or reason.noted else
             "recompiled; JAX gave no reason", EAGER: "eager op on new shapes or dtypes",
             NEW_FUNCTION: "a new function object each time"}.get(reason.kind,
                                                               KIND_WORDS[reason.kind])

@@ -79,7 +79,7 @@ def place(site: str | None, ledger: Ledger) -> str | None:
 
 
 def users_place(site: str | None, ledger: Ledger) -> str | None:
-    """:func:`_place` of a place in the user's code; None for a library's (JAX names
+    """:func:`place` of a place in the user's code; None for a library's (JAX names
     ``equinox.filter_jit``'s own file as where a function it wraps was defined)."""
     found = _SITE.match(site or "")
     if found is None or not user_file(found["file"]):
