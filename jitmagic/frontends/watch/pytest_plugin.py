@@ -54,7 +54,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only, e.g. "
                                 f"@pytest.mark.{MARKER}(fail_after_warmup=1)")
     # a gate is only what was asked; no gate at all asks the marker's own, a warm-up of 1
-    asked = {"fail_after_warmup", "max_compiles"} & set(marker.kwargs)
+    asked = _gate_keywords() & set(marker.kwargs)
     keywords = {**({} if asked else {"fail_after_warmup": 1}), **marker.kwargs}
     with watch(**keywords, source=item.nodeid):  # a broken gate raises, its ledger said
         return (yield)
@@ -66,3 +66,13 @@ def jitwatch() -> Callable[..., Any]:
     from .api import watch
 
     return watch
+
+
+def _gate_keywords() -> set[str]:
+    """The gate's keywords: the options of the one table that the watch alone takes
+    (read when a marked test runs: pytest starts with nothing of jitmagic imported)."""
+    from ...options.table import COMMAND
+    from ...options.table import WATCH
+    from ...options.table import specs_for
+
+    return {spec.name for spec in specs_for(WATCH, COMMAND) if spec.tools == {WATCH}}
