@@ -49,10 +49,7 @@ SENTENCE = re.compile(r"\b[a-z][a-z']*(?:[,;:()]? \(?[a-z][a-z']*\b){2,}")
 NOT_READ = ("ledger", "saved")
 
 #: The modules that still word something, to be moved to render/ (issue 53, item 2).
-NOT_YET = frozenset({
-    "diff.py", "parts.py",
-    "stats/witness.py",
-})
+NOT_YET = frozenset({"parts.py"})
 
 
 def _ignored(tree: ast.AST) -> set[int]:

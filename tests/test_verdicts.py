@@ -214,7 +214,7 @@ def test_auto_that_ended_between_the_quiet_and_busy_most_says_the_machine_grew_q
 
 
 def test_a_wait_share_just_under_the_busy_threshold_is_not_rounded_onto_it():
-    from jitmagic.model.stats.witness import waited
+    from jitmagic.render.verdicts import waited
 
     assert waited(0.096) == "waited for a CPU 9.6% of the time they were ready to run"
     assert waited(0.104) == "waited for a CPU 10.4% of the time they were ready to run"

@@ -21,6 +21,9 @@ import math
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import Final
+from typing import Literal
+from typing import get_args
 
 from . import parts as table
 from .comparison import Comparison
@@ -41,7 +44,6 @@ from .stats.witness import Clock
 from .stats.witness import has_cpu
 from .stats.witness import loads_differ
 from .stats.witness import on
-from .stats.witness import waited
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
@@ -50,17 +52,28 @@ FAIL_RATIO = 1.2
 #: equations (a part of ``jaxpr_eqns``). Read with ``getattr`` and diffed where both
 #: reports hold them, so an older report without XLA's figures still diffs.
 STRUCTURE = tuple(key for key in ROW_STRUCTURE if key != "jaxpr_eqns_top")
-#: What a structure figure of NEW is, against OLD's: exact comparison, no rule.
-LARGER, SMALLER, SAME_SIZE = "larger", "smaller", "same"
-#: A structure figure one report holds and the other does not (an older report).
-NOT_IN_BOTH = "not recorded in both"
+#: What a structure figure of NEW is, against OLD's: exact comparison, no rule (larger,
+#: smaller, the same), or not recorded in both (one report holds it, an older one not).
+FigureKind = Literal["larger", "smaller", "same", "not recorded in both"]
+LARGER, SMALLER, SAME_SIZE, NOT_IN_BOTH = get_args(FigureKind)
 #: What a timing stage of NEW is where OLD and NEW were measured under loads too far apart
 #: to compare (:func:`load_apart`): neither faster nor slower, and no gate fails on it.
 NOT_JUDGED = "not judged"
-#: How the two reasons a row is not judged begin (:func:`load_apart`, :func:`nest_apart`).
-LOADS_DIFFER, NESTS_DIFFER = "the loads differ", "the nested variants nest different helpers"
-#: The helpers :func:`nest_apart` names of each side.
-MOST_NAMED = 6
+#: The two reasons a row is not judged (:func:`load_apart`, :func:`nest_apart`).
+Reason = Literal["loads", "nests"]
+LOADS_DIFFER: Final = "loads"
+NESTS_DIFFER: Final = "nests"
+
+
+@dataclass(frozen=True)
+class Apart:
+    """Why rows are not judged: the loads differ (``old``, ``new``: each side's waited
+    share, :func:`load_apart`), or the nested variants nest different helpers (each
+    side's helpers, :func:`nest_apart`). Worded by the renderer (``not_judged``)."""
+
+    reason: Reason
+    old: Any
+    new: Any
 #: ``env`` keys that are expected to differ between two runs of the same code.
 UNCOMPARED_ENV = frozenset({"jitmagic"})
 
@@ -86,9 +99,14 @@ class StageDiff:
     new_s: float = math.nan
     #: The clock they were judged on (:func:`judged_clock`): "wall" or "CPU".
     clock: Clock = WALL
-    #: Why the stage is not judged (:func:`load_apart`: "the loads differ (...)"), None
-    #: where it is: its ratio and interval are still shown, its kind is :data:`NOT_JUDGED`.
-    not_judged: str | None = None
+    #: Why the stage is not judged (:func:`load_apart`, :func:`nest_apart`), None where
+    #: it is: its ratio and interval are still shown, its kind is :data:`NOT_JUDGED`.
+    apart: Apart | None = None
+
+    @property
+    def not_judged(self) -> str | None:
+        """Why it is not judged, in words (``the loads differ (...)``); None: judged."""
+        return worded("apart", self.apart) if self.apart else None
 
     new_over_old = property(lambda self: _inverse(self.judged.ratio))
     low = property(lambda self: _inverse(self.judged.high))
@@ -139,7 +157,12 @@ class StructureDiff:
     new: Figure | None
     #: Why the figure is not judged (:func:`nest_apart`), None where it is: it is still
     #: shown, and no gate fails on it.
-    not_judged: str | None = None
+    apart: Apart | None = None
+
+    @property
+    def not_judged(self) -> str | None:
+        """Why it is not judged, in words; None: judged."""
+        return worded("apart", self.apart) if self.apart else None
 
     @property
     def label(self) -> str:
@@ -158,7 +181,7 @@ class StructureDiff:
         return self.new / self.old
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> FigureKind:
         if self.old is None or self.new is None:
             return NOT_IN_BOTH
         return LARGER if self.new > self.old else SMALLER if self.new < self.old else SAME_SIZE
@@ -255,12 +278,11 @@ class Diff(Shown):
         None where they are."""
         return worded("nest line", self)
 
-    def not_judged_for(self, why: str) -> str | None:
+    def not_judged_for(self, why: Reason) -> str | None:
         """The first row's reason for not being judged that begins with ``why``
         (:data:`LOADS_DIFFER`, :data:`NESTS_DIFFER`), a stage's or a figure's; None."""
-        reasons = (*(s.not_judged for s in self.stages),
-                   *(f.not_judged for f in self.structure))
-        return next((r for r in reasons if r and r.startswith(why)), None)
+        rows: tuple[StageDiff | StructureDiff, ...] = (*self.stages, *self.structure)
+        return next((r.not_judged for r in rows if r.apart and r.apart.reason == why), None)
 
     def unjudged(self) -> str | None:
         """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
@@ -391,7 +413,7 @@ def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> 
 
 
 def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str,
-               apart: str | None = None) -> StageDiff:
+               apart: Apart | None = None) -> StageDiff:
     """One phase of one variant by the one rule (``before`` OLD, ``after`` NEW), on the
     samples :func:`judged_samples` chooses; not judged where the loads differ, or for
     ``apart`` (why else not: :func:`nest_apart`).
@@ -402,35 +424,26 @@ def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str,
                      judged_clock(old, new, variant, phase), load_apart(old, new) or apart)
 
 
-def nest_apart(old: Comparison, new: Comparison) -> str | None:
-    """``the nested variants nest different helpers (OLD: `a`, `b`; NEW: `a`)`` where
-    they do (``--nest``, or helpers added, renamed or gone), else None: NEW's nested
-    variant is then another choice, and its rows compare that choice, not the code."""
+def nest_apart(old: Comparison, new: Comparison) -> Apart | None:
+    """Where the nested variants nest different helpers (``--nest``, or helpers added,
+    renamed or gone), each side's helpers; else None: NEW's nested variant is then
+    another choice, and its rows compare that choice, not the code."""
     a, b = old.nested.helpers, new.nested.helpers
-    if set(a) == set(b):
-        return None
-    def names(hs: tuple[str, ...]) -> str:
-        return ", ".join(f"`{h}`" for h in hs[:MOST_NAMED]) + \
-            f" and {len(hs) - MOST_NAMED} more" * (len(hs) > MOST_NAMED) or "none"
-    return f"{NESTS_DIFFER} (OLD: {names(a)}; NEW: {names(b)})"
+    return None if set(a) == set(b) else Apart(NESTS_DIFFER, a, b)
 
 
-def load_apart(old: Comparison, new: Comparison) -> str | None:
-    """``the loads differ (OLD's runs waited for a CPU 17% of the time they were ready to
-    run, NEW's 60%)`` where OLD and NEW were measured under materially different loads
-    (:func:`~.stats.witness.loads_differ`), else None. There neither clock compares like
-    with like: wall time stretches with the wait, and the same code's CPU time moved and
-    spread with the load (docs/significance.md), so a timing stage is not judged and no
-    gate fails on it."""
+def load_apart(old: Comparison, new: Comparison) -> Apart | None:
+    """Where OLD and NEW were measured under materially different loads
+    (:func:`~.stats.witness.loads_differ`), each side's waited share; else None. There
+    neither clock compares like with like: wall time stretches with the wait, and the
+    same code's CPU time moved and spread with the load (docs/significance.md), so a
+    timing stage is not judged and no gate fails on it."""
     a, b = old.waited_share, new.waited_share
-    if not loads_differ(a, b):
-        return None
-    assert a is not None and b is not None  # loads_differ said so
-    return f"{LOADS_DIFFER} (OLD's runs {waited(a)}, NEW's {b:.0%})"
+    return Apart(LOADS_DIFFER, a, b) if loads_differ(a, b) else None
 
 
 def structure_diffs(old: Comparison, new: Comparison, variant: str,
-                    apart: str | None = None) -> list[StructureDiff]:
+                    apart: Apart | None = None) -> list[StructureDiff]:
     """Every :data:`STRUCTURE` figure of ``variant`` that either report holds, NEW
     against OLD (a figure neither holds, such as cost analysis before it was recorded,
     is left out); not judged for ``apart`` (why: :func:`nest_apart`)."""

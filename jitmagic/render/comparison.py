@@ -30,7 +30,6 @@ from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
-from ..model.stats.witness import waited
 from . import diff as _diff
 from . import provenance as _provenance
 from .blocks import Block
@@ -58,6 +57,7 @@ from .format import unmarked_clock
 from .headlines import not_run
 from .verdicts import busy_line
 from .verdicts import interval_ends
+from .verdicts import waited
 
 
 def _structure_label(label: str) -> Cell:

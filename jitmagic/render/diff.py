@@ -25,8 +25,10 @@ from ..model.diff import NESTS_DIFFER
 from ..model.diff import NOT_JUDGED
 from ..model.diff import SAME_SIZE
 from ..model.diff import SMALLER
+from ..model.diff import Apart
 from ..model.diff import Diff
 from ..model.diff import Figure
+from ..model.diff import Reason
 from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
 from ..model.shown import register
@@ -37,7 +39,6 @@ from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
 from ..model.stats.witness import is_busy
-from ..model.stats.witness import waited
 from .blocks import Block
 from .blocks import Heading
 from .blocks import Html
@@ -49,6 +50,7 @@ from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
 from .verdicts import cpu_mark
 from .verdicts import interval_ends
+from .verdicts import waited
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
@@ -314,7 +316,7 @@ NOT_JUDGED_BECAUSE = {
 }
 
 
-def not_judged_line(d: Diff, reason: str) -> str | None:
+def not_judged_line(d: Diff, reason: Reason) -> str | None:
     """Why rows are not judged for ``reason``, where any is not (None where all are):
     the first such row's reason, then what is not judged and what to do."""
     why = d.not_judged_for(reason)
@@ -374,6 +376,23 @@ def _env(v: Any) -> str:
     return "(not recorded)" if v is None else repr(v) if v == "" else str(v)
 
 
+#: The helpers a "nest different helpers" reason names of each side.
+MOST_NAMED = 6
+
+
+def apart(a: Apart) -> str:
+    """``the loads differ (OLD's runs waited for a CPU 17% of the time they were ready to
+    run, NEW's 60%)``; ``the nested variants nest different helpers (OLD: `a`, `b`; NEW:
+    `a`)``: why a row is not judged."""
+    if a.reason == LOADS_DIFFER:
+        return f"the loads differ (OLD's runs {waited(a.old)}, NEW's {a.new:.0%})"
+
+    def names(hs: tuple[str, ...]) -> str:
+        return ", ".join(f"`{h}`" for h in hs[:MOST_NAMED]) + \
+            f" and {len(hs) - MOST_NAMED} more" * (len(hs) > MOST_NAMED) or "none"
+    return f"the nested variants nest different helpers (OLD: {names(a.old)}; NEW: {names(a.new)})"
+
+
 def stage_label(s: StageDiff) -> str:
     """``XLA compile``; ``XLA compile, CPU time`` where it was judged on CPU time."""
     label = PHASE_LABELS.get(s.phase, s.phase)
@@ -390,4 +409,5 @@ def register_diff() -> None:
         register(form, Diff, said)
     register("warnings", Diff, warnings)
     register("label", StageDiff, stage_label)
+    register("apart", Apart, apart)
     register("label", StructureDiff, lambda f: FIGURE_LABELS.get(f.figure, f.figure))

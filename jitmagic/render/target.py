@@ -28,7 +28,6 @@ from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
-from ..model.stats.witness import waited
 from ..model.target import ONE_DEVICE
 from ..model.target import REPLICATED
 from ..model.target import STAGES
@@ -53,6 +52,7 @@ from .format import fmt_spread
 from .verdicts import interval_ends
 from .verdicts import stated
 from .verdicts import undecided_reason
+from .verdicts import waited
 
 #: What the table says where a figure needs the device.
 NOT_MEASURABLE = "not measurable: nothing runs without the TPU"

@@ -20,11 +20,11 @@ from ..model.stats.units import counted
 from ..model.stats.units import ratio_figures
 from ..model.stats.verdicts import BUDGET
 from ..model.stats.verdicts import MOST_ROUNDS
+from ..model.stats.witness import BUSY_SHARE
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import is_busy
-from ..model.stats.witness import waited
 
 
 def clock_name(clock: Clock) -> str:
@@ -37,6 +37,15 @@ def cpu_mark(clock: Clock, before: str = " ") -> str:
     ``before`` ", " or " of " or " in " leads it), and nothing on wall time: the one test
     of a clock beside its figures, which name wall time by saying none."""
     return f"{before}CPU time" if clock == CPU else ""
+
+
+def waited(share: float) -> str:
+    """``waited for a CPU 61% of the time they were ready to run``: the one way the
+    wait is said, in a report's busy line, its footer and a diff's. A share that would
+    round onto the busy threshold from either side (9.6% is not busy; "10%" reads as
+    busy) keeps one decimal, so the words agree with the clock chosen."""
+    shown = f"{share:.1%}" if f"{share:.0%}" == f"{BUSY_SHARE:.0%}" else f"{share:.0%}"
+    return f"waited for a CPU {shown} of the time they were ready to run"
 
 
 def busy_line(share: float | None) -> str:
@@ -130,9 +139,12 @@ def runs(n: int) -> str:
     return counted(n, "run")
 
 
-def undecided_reason(d: Difference, ended: str | None) -> str:
+def undecided_reason(d: Difference, ended: str | None, stopped: str | None = None) -> str:
     """Why an inconclusive gap was left undecided: from ``Comparison.repeats_ended``
-    (None: a fixed ``-r N``)."""
+    (None: a fixed ``-r N``), or ``stopped``, why the measurement ended early (a stop
+    cut the rounds short: more of them, not another -r, would tell)."""
+    if stopped:
+        return f"the measurement was {stopped}, before the rule could decide"
     if not d.enough_data:
         return "one run a side has no spread to judge by: use -r 3 or more, or -r auto"
     if ended == BUDGET:
@@ -149,6 +161,8 @@ def undecided_reason(d: Difference, ended: str | None) -> str:
     return f"a larger -r (say -r {2 * d.runs}) or a quieter machine may tell"
 
 
-def inconclusive_part(d: Difference, ended: str | None, clock: Clock = WALL) -> str:
+def inconclusive_part(d: Difference, ended: str | None, clock: Clock = WALL,
+                      stopped: str | None = None) -> str:
     """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
-    return f"{with_interval(d, clock)} after {runs(d.runs)}; {undecided_reason(d, ended)}"
+    return (f"{with_interval(d, clock)} after {runs(d.runs)}; "
+            f"{undecided_reason(d, ended, stopped)}")

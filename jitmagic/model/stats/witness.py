@@ -105,15 +105,6 @@ def has_cpu(samples: Mapping[str, Sequence[float]], key: str) -> bool:
     return len(samples.get(cpu_key(key), ())) == len(samples.get(key, ())) > 0
 
 
-def waited(share: float) -> str:
-    """``waited for a CPU 61% of the time they were ready to run``: the one way the
-    wait is said, in a report's busy line, its footer and a diff's. A share that would
-    round onto the busy threshold from either side (9.6% is not busy; "10%" reads as
-    busy) keeps one decimal, so the words agree with the clock chosen."""
-    shown = f"{share:.1%}" if f"{share:.0%}" == f"{BUSY_SHARE:.0%}" else f"{share:.0%}"
-    return f"waited for a CPU {shown} of the time they were ready to run"
-
-
 def on(samples: Mapping[str, Sequence[float]], key: str, clock: Clock) -> list[float]:
     """The samples of ``key`` on ``clock``."""
     if not isinstance(clock, Clock):

@@ -26,12 +26,12 @@ from ...model.stats.units import ratio_figures
 from ...model.stats.witness import CPU
 from ...model.stats.witness import Clock
 from ...model.stats.witness import is_busy
-from ...model.stats.witness import waited
 from ...model.stats.witness import waited_share
 from ..verdicts import clock_name
 from ..verdicts import interval
 from ..verdicts import times
 from ..verdicts import verb
+from ..verdicts import waited
 from ..verdicts import with_interval
 
 
