@@ -27,6 +27,7 @@ from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.rows import VARIANTS
+from ..model.rows import VariantResult
 from ..model.stats.rule import difference
 from ..model.stats.witness import CPU
 from ..model.stats.witness import FIRST_CALL
@@ -365,28 +366,16 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     after its first cold run), for ``--lines`` to reuse.
     """
     options = options or Options()
-    # a property JAX adds to its Config at run time, unseen by mypy (jax.config.read
-    # refuses it: it has a context manager)
-    if jax.config.jax_disable_jit:  # type: ignore[attr-defined]
-        raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
-                         "%jitcompare outside the `with jax.disable_jit():` block.")
+    _refuse_disabled_jit()
     start = clocks.wall() if start is None else start
     check = check or checkpoint(entry, options, start)
-    same = "nested" in prepared and not prepared["nested"].variant.planned
-    runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
-    step = lockstep_of(check)
+    same, runs = _to_sample(prepared)
     rounds, cache_said = _sampled(runs, options, check)
     if built is not None:
         built.update({n: Staged(r.traced, r.lowered) for n, r in runs.programs().items()})
     warnings = [*runs.warnings(entry), *cache_said]
-    match, diff = runs.outputs_match()
-    call = next(iter(prepared.values()))
-    variants = merged(variant_results(runs), step)
-    warnings += [STAGED_NOTE.format(name) for name, v in variants.items()
-                 if v.stages_from == FROM_STAGED]
-    if same:  # nothing to nest: the nested program is the flat one, measured once
-        variants["nested"] = nothing_to_nest(prepared["nested"].variant)
-        match = diff = None
+    match, diff = (None, None) if same else runs.outputs_match()  # same: one program ran
+    variants, staged = _variant_rows(prepared, runs, lockstep_of(check), same)
     return Comparison(
         entry=entry,
         variants=variants,
@@ -394,13 +383,54 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         max_abs_diff=diff,
         **runs.outputs.details(),
         wall_s=clocks.wall() - start,
-        env=environment({**mesh_env(call.args, call.kwargs), **step.env()}),
-        warnings=tuple(warnings),
+        **_placement(prepared, runs, lockstep_of(check)),
+        warnings=(*warnings, *staged),
         stopped=runs.stopped,
         repeats_ended=rounds.ended,
-        sharding=sharding_report(call.args, call.kwargs, runs.compiled()),
         same_compiled=None if same else same_compiled(runs.shape),
     )
+
+
+def _to_sample(prepared: dict[str, Prepared]) -> tuple[bool, Sampler]:
+    """Whether there is nothing to nest (the nested variant planned no helper, so its
+    program is the flat one), and the sampler of the variants to run: without the
+    nested one then, as measuring the one program twice would tell nothing."""
+    same = "nested" in prepared and not prepared["nested"].variant.planned
+    runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
+    return same, runs
+
+
+def _refuse_disabled_jit() -> None:
+    """Raise :class:`InputError` under ``jax.disable_jit()``: nothing would be compiled,
+    so there would be no compile to time."""
+    # a property JAX adds to its Config at run time, unseen by mypy (jax.config.read
+    # refuses it: it has a context manager)
+    if jax.config.jax_disable_jit:  # type: ignore[attr-defined]
+        raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
+                         "%jitcompare outside the `with jax.disable_jit():` block.")
+
+
+def _variant_rows(prepared: dict[str, Prepared], runs: Sampler, step: Lockstep,
+                  same: bool) -> tuple[dict[str, VariantResult], list[str]]:
+    """Each variant's row (every process's samples merged in, the same on every process)
+    and the note said of each whose stages were timed in a separate staged run. With
+    nothing to nest (``same``) the nested row is the flat program's, measured once."""
+    variants = merged(variant_results(runs), step)
+    staged = [STAGED_NOTE.format(name) for name, v in variants.items()
+              if v.stages_from == FROM_STAGED]
+    if same:
+        variants["nested"] = nothing_to_nest(prepared["nested"].variant)
+    return variants, staged
+
+
+def _placement(prepared: dict[str, Prepared], runs: Sampler,
+               step: Lockstep) -> dict[str, Any]:
+    """The comparison's ``env`` (the call's mesh, every process's machine) and
+    ``sharding`` (how the compiled programs place the call's arguments), read once
+    ``wall_s`` is taken: reading them is no part of the measurement's time."""
+    call = next(iter(prepared.values()))
+    return {"env": environment({**mesh_env(call.args, call.kwargs), **step.env()}),
+            "sharding": sharding_report(call.args, call.kwargs, runs.compiled())}
 
 
 def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[str]]:
