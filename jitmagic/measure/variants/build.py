@@ -92,13 +92,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     helper's jit is called (out of line); the user's own jit is then replaced by
     jitmagic's, and a Flax module's helper stays inline (:data:`NOT_OUT_OF_LINE`)."""
     nest = tuple(nest)
-    why = {n: plan.helpers[n].why_inline for n in nest if plan.helpers[n].why_inline}
-    why |= refused or {}
-    if call_as is not None:
-        why |= {n: NOT_OUT_OF_LINE for n in nest if n not in why and _flax(plan.helpers[n])}
-    lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
-              if n not in why and plan.helpers[n].linen_class is not None}
-    why |= {n: LINEN_UNNAMED for n, places in lifted.items() if not places}
+    why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
     notes = list(plan.notes) + [f"`{n}` stays inline: {w}" for n, w in why.items()]
     ran: set[str] = set()
@@ -109,6 +103,45 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
               and (call_as is not None or not _callers_see_user_jit(plan.helpers[n]))]
     live = functions_of_all(plan.helpers[n].code for n in routed)
     routes = {n: [f for f in live[plan.helpers[n].code] if f not in own] for n in routed}
+    replace = _nested_replace(planned, lifted, routes, notes, ran, call_as)
+    swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran, call_as))
+             for n, fns in routes.items() for fn in fns]
+    swaps += [s for n in planned for s in lifted.get(n, ())]
+    swaps += [s for cells in held.values() for s in cells]
+    blame = _blame(planned, [n for n, fns in routes.items() if fns]) \
+        if planned and plan.flat_traces else None
+    built = make_variant(label, plan, replace, planned, swaps, blame)
+    built.notes, built.ran, built.inline = notes, ran, inline
+    built.own_jit = () if call_as is not None else tuple(  # out of line: jitmagic's jit
+        n for n in planned if plan.helpers[n].user_jitted and not routes.get(n))
+    return built
+
+
+def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, str] | None,
+                 call_as: CallAs | None,
+                 ) -> tuple[dict[str, str], dict[str, list[tuple[Any, Any, Any]]]]:
+    """The helpers of ``nest`` that stay inline, each with why (the plan's reason,
+    ``refused``'s, a Flax module's method called out of line, a linen class no name holds),
+    and the linen submodules nested by lifting their class, each with the swaps of the
+    places that name it."""
+    why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
+    why |= refused or {}
+    if call_as is not None:
+        why |= {n: NOT_OUT_OF_LINE for n in nest if n not in why and _flax(plan.helpers[n])}
+    lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
+              if n not in why and plan.helpers[n].linen_class is not None}
+    why |= {n: LINEN_UNNAMED for n, places in lifted.items() if not places}
+    return why, lifted
+
+
+def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
+                    routes: dict[str, list[types.FunctionType]], notes: list[str],
+                    ran: set[str], call_as: CallAs | None) -> Replace:
+    """What each helper's bindings hold in a variant nesting ``planned`` (a
+    :data:`Replace`): a helper not planned runs as the user's plain function; one nested
+    at its class's name (``lifted``), at its function objects (``routes``) or, not out of
+    line, by the user's own jit keeps its bindings; every other binding gets a jit of its
+    own (``nnx.jit`` for a Flax NNX module's method)."""
 
     def replace(h: Helper, original: Any) -> Any:
         if h.name not in planned:
@@ -121,17 +154,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
             return nnx_method(original, h.name, ran)
         return descriptor(unjit(original), lambda f: faithful_jit(f, h.name, notes, ran, call_as))
 
-    swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran, call_as))
-             for n, fns in routes.items() for fn in fns]
-    swaps += [s for n in planned for s in lifted.get(n, ())]
-    swaps += [s for cells in held.values() for s in cells]
-    blame = _blame(planned, [n for n, fns in routes.items() if fns]) \
-        if planned and plan.flat_traces else None
-    built = make_variant(label, plan, replace, planned, swaps, blame)
-    built.notes, built.ran, built.inline = notes, ran, inline
-    built.own_jit = () if call_as is not None else tuple(  # out of line: jitmagic's jit
-        n for n in planned if plan.helpers[n].user_jitted and not routes.get(n))
-    return built
+    return replace
 
 
 def entry_functions(fn: Any) -> list[types.FunctionType]:

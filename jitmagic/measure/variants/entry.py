@@ -30,6 +30,7 @@ from ..calls.arrays import Holes
 from ..discovery.bindings import Binding
 from ..discovery.bindings import installing
 from ..discovery.bindings import short_name
+from ..discovery.discover import Discovery
 from ..discovery.discover import discover
 from ..discovery.found import Found
 from ..discovery.found import code_of
@@ -156,20 +157,9 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     """
     resolved = resolve_entry(obj, name)
     given = (obj, args, kwargs)  # where a helper's `self` may live, before any rewrapping
-    fn, user_opts, name = resolved.fn, resolved.jit_options, resolved.name
-    namespace = user_globals(fn) or {}
-    filtered, notes = resolved.filtered, list[str]()
-    user_opts = _undonated(user_opts, name, notes)
-    if _holds_module("flax.nnx", (fn, args, kwargs)):
-        fn, args, kwargs = _nnx_split(fn, args, kwargs)
-        filtered = True
-    elif not filtered and user_opts is None and _holds_module("equinox", (args, kwargs)):
-        filtered = True
-        notes.append(f"the arguments of `{name}` hold Equinox modules: their arrays are traced "
-                     "and every other field is held static, as `eqx.filter_jit` takes them")
-    if filtered:
-        fn, args, kwargs = _filtered(fn, name, args, kwargs)
-        user_opts = {"static_argnums": (), "static_argnames": ()}
+    name, notes = resolved.name, list[str]()
+    namespace = user_globals(resolved.fn) or {}
+    fn, args, kwargs, user_opts = _as_framework_takes(resolved, args, kwargs, notes)
     check_arguments(name, args, kwargs)
     swaps, nest = list(swaps or ()), tuple(nest or ())
     plain, fn = fn, installing(fn, swaps)
@@ -190,11 +180,40 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
                          f" so every non-array leaf is held static, as `eqx.filter_jit` would")
     if found.error is not None:  # no program to read: what the failing trace called
         found = profiled_discovery(fn, args, kwargs, opts, nest)
+    return Plan(fn, name, _helpers_of(fn, found), opts, notes, args, kwargs, namespace,
+                flat_traces=found.error is None, in_shardings=user_in_shardings(obj))
+
+
+def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
+                        notes: list[str]) -> tuple[Callable, tuple, dict[str, Any],
+                                                   dict[str, Any] | None]:
+    """The entry's function, arguments and jit options (None: the user wrote none) as its
+    framework takes them, donation left out: Flax NNX modules split into their state, and
+    for an ``eqx.filter_jit``/``nnx.jit`` entry, or arguments holding Equinox modules, a
+    function of the array leaves alone (every other leaf static). ``notes`` gets what the
+    user should know of it."""
+    fn, name, filtered = resolved.fn, resolved.name, resolved.filtered
+    user_opts = _undonated(resolved.jit_options, name, notes)
+    if _holds_module("flax.nnx", (fn, args, kwargs)):
+        fn, args, kwargs = _nnx_split(fn, args, kwargs)
+        filtered = True
+    elif not filtered and user_opts is None and _holds_module("equinox", (args, kwargs)):
+        filtered = True
+        notes.append(f"the arguments of `{name}` hold Equinox modules: their arrays are traced "
+                     "and every other field is held static, as `eqx.filter_jit` takes them")
+    if filtered:
+        fn, args, kwargs = _filtered(fn, name, args, kwargs)
+        user_opts = {"static_argnums": (), "static_argnames": ()}
+    return fn, args, kwargs, user_opts
+
+
+def _helpers_of(fn: Callable, found: Discovery) -> dict[str, Helper]:
+    """The helpers the discovery of ``fn`` found, each with why it stays inline where it
+    does: the functions the trace ran (``fn``'s own code among them) tell which helpers
+    are made anew on every call of the function they are defined in."""
     ran = {f.code.co_qualname for f in found.helpers.values()}
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
-    helpers = {n: _helper(f, ran) for n, f in found.helpers.items()}
-    return Plan(fn, name, helpers, opts, notes, args, kwargs, namespace,
-                flat_traces=found.error is None, in_shardings=user_in_shardings(obj))
+    return {n: _helper(f, ran) for n, f in found.helpers.items()}
 
 
 def user_in_shardings(obj: Any) -> Any:
