@@ -84,38 +84,60 @@ def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str],
     The result is a plain function, so that a class attribute holding it binds ``self``.
     ``call_as``: how each of its programs is called (None: as it is).
     """
-    programs: dict[Any, Callable] = {}
-    static_scalars: set[Any] = set()  # argument structures whose scalars must be static
+    programs = _Programs(fn, name, notes, ran, call_as)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        return programs.call(args, kwargs)
+
+    call.__dict__.pop("__wrapped__", None)
+    return call
+
+
+class _Programs:
+    """The programs of one helper's :func:`faithful_jit`, one per argument structure and
+    static leaves, each made on its first call; and the argument structures whose Python
+    scalars are held static (traced, one was used as a Python value)."""
+
+    def __init__(self, fn: Callable, name: str, notes: list[str], ran: set[str],
+                 call_as: CallAs | None) -> None:
+        self.fn, self.name, self.notes, self.ran, self.call_as = fn, name, notes, ran, call_as
+        self.programs: dict[Any, Callable] = {}
+        self.static_scalars: set[Any] = set()  # argument structures whose scalars must be static
+
+    def call(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """``fn(*args, **kwargs)`` through its program (its Python scalars traced, unless
+        that failed for this argument structure before: then static), or inline with a
+        note where jit cannot take the call faithfully."""
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        scalars = tree not in static_scalars and any(isinstance(x, SCALARS) for x in leaves)
+        scalars = tree not in self.static_scalars and any(isinstance(x, SCALARS) for x in leaves)
         for traced in (_traced_with_scalars, _is_array) if scalars else (_is_array,):
             holes, arrays = Holes.of(leaves, traced)
             key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not traced(x)))
             why = _why_not_jit(leaves, key)
             if why:
-                _note_once(notes, f"`{name}` stays inline for calls {why}")
-                return fn(*args, **kwargs)
-            if key not in programs:
-                programs[key] = _leaf_program(fn, name, tree, holes, call_as)
+                _note_once(self.notes, f"`{self.name}` stays inline for calls {why}")
+                return self.fn(*args, **kwargs)
+            if key not in self.programs:
+                self.programs[key] = _leaf_program(self.fn, self.name, tree, holes, self.call_as)
             try:
-                out = programs[key](arrays)
+                out = self.programs[key](arrays)
             except SCALAR_MISUSE as exc:
                 if traced is _is_array:
                     raise
-                static_scalars.add(tree)
-                _note_once(notes, f"`{name}` takes its Python scalar arguments static: traced, "
-                                  f"one of them is used as a Python value (tracing it raised "
-                                  f"{type(exc).__name__})")
+                self.static_scalars.add(tree)
+                _note_once(self.notes, _scalars_static_note(self.name, exc))
                 continue
-            ran.add(name)
+            self.ran.add(self.name)
             return out
         raise AssertionError("unreachable: the last attempt (scalars static) returns or raises")
 
-    call.__dict__.pop("__wrapped__", None)
-    return call
+
+def _scalars_static_note(name: str, exc: Exception) -> str:
+    """The note of a helper whose Python scalar arguments are held static: traced, one
+    was used as a Python value (tracing it raised ``exc``)."""
+    return (f"`{name}` takes its Python scalar arguments static: traced, one of them is "
+            f"used as a Python value (tracing it raised {type(exc).__name__})")
 
 
 def _traced_with_scalars(x: Any) -> bool:
