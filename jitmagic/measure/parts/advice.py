@@ -34,11 +34,13 @@ import dataclasses
 import statistics
 from collections.abc import Callable
 from typing import Any
+from typing import NamedTuple
 
 from ...errors import UserCodeError
 from ...model.advice import Advice
 from ...model.advice import Candidate
 from ...model.attribution import Attribution
+from ...model.attribution import HelperTime
 from ...model.comparison import Comparison
 from ...model.progress import Draw
 from ...model.stats.rule import FASTER
@@ -58,6 +60,7 @@ from ..sampling.monitor import Monitor
 from ..sampling.reporting import Reporter
 from ..sampling.rounds import budget_of
 from ..sampling.rounds import rounds_for
+from ..sampling.runner import Sampler
 from ..sampling.stages import staged_run
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import Stop
@@ -106,47 +109,90 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     check = check or Checkpoint()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)
+    rounds = _Rounds(plan, (args, kwargs), options, check, warm_up=not shared)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
-    own = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
-    sets = {**own, **{only(h.helper): (h.helper,) for h in tried}}
-    cold, execute, errors, stopped, clock = _measure(plan, (args, kwargs), sets, options,
-                                                     check, not shared)
-    ranked = sorted((_candidate(h.helper, h.calls, cold, execute, errors) for h in tried),
-                    key=_rank)
+    own, sets = _first_sets(tried, everything, shared)
+    first = _measure(rounds, sets)
+    ranked = _ranked(tried, first)
     recommended = tuple(c.helper for c in ranked if c.significant)
-    flat_cold = _median(cold[FLAT])  # what the ranked savings are measured against
-    rec_label = _set_label(recommended, sets)
-    rec_cold, all_cold = cold, cold
-    if rec_label is None and recommended and not stopped:  # a new set: beside flat and all
-        measured, stopped = _set_round(plan, (args, kwargs), {**own, SET: recommended},
-                                       options, check, not shared, clock)
-        if measured is not None:
-            rec_label, rec_cold, all_cold = SET, measured, measured
-    rec_saving, rec_kind = _judged(rec_cold, rec_label)
-    all_saving, all_kind = _judged(*_all_row(all_cold, shared, clock))
+    rec_label, set_cold, stopped = _set_round(rounds, own, sets, recommended, first)
     return Advice(
-        flat_cold_s=flat_cold, ranked=tuple(ranked), recommended=recommended,
+        flat_cold_s=_median(first.cold[FLAT]),  # what the ranked savings are measured against
+        ranked=ranked, recommended=recommended,
         noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
-        recommended_saving_s=rec_saving, recommended_kind=rec_kind,
-        all_nested_saving_s=all_saving, all_nested_kind=all_kind, everything=everything,
+        **_set_savings(set_cold, rec_label, shared, first.clock), everything=everything,
         not_tried=tuple(h.helper for h in attribution.helpers if h not in tried),
-        runs=max(map(len, cold.values()), default=0),  # the runs the most-run set got
-        wall_s=clocks.wall() - start, stopped=stopped, clock=clock)
+        runs=max(map(len, first.cold.values()), default=0),  # the runs the most-run set got
+        wall_s=clocks.wall() - start, stopped=stopped, clock=first.clock)
 
 
-def _set_round(plan: Plan, call: tuple[tuple, dict[str, Any]], sets: dict[str, tuple],
-               options: Options, check: Checkpoint, warm_up: bool, clock: Clock,
-               ) -> tuple[dict[str, list[float]] | None, str | None]:
-    """The recommended set's own round, beside flat (and nest-everything where the
-    comparison's samples are not shared), on the first round's ``clock``: (each row's
-    cold samples, why it stopped). A stop in it keeps the first round: (None, the stop's
-    reason), the set's saving not measured."""
+@dataclasses.dataclass(frozen=True)
+class _Rounds:
+    """What every round of one advice is measured with: the planned entry and its call
+    (args, kwargs), the options' repeat, number and budget, the measurement's checkpoint,
+    and whether a round starts with an untimed cold run (``warm_up``: no comparison ran
+    just before)."""
+
+    plan: Plan
+    call: tuple[tuple, dict[str, Any]]
+    options: Options
+    check: Checkpoint
+    warm_up: bool
+
+
+class _Measured(NamedTuple):
+    """One round: cold starts and steady execute seconds per set, failures by set, why
+    measuring stopped (None: it did not), the clock the cold starts are on."""
+
+    cold: dict[str, list[float]]
+    execute: dict[str, list[float]]
+    errors: dict[str, str]
+    stopped: str | None
+    clock: Clock
+
+
+def _first_sets(tried: list[HelperTime], everything: tuple[str, ...], shared: Shared,
+                ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """The advice's own rows (flat, and nest-everything where the comparison's samples are
+    not shared), and the first round's sets: those rows and each candidate nested alone."""
+    own: dict[str, tuple[str, ...]] = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
+    return own, {**own, **{only(h.helper): (h.helper,) for h in tried}}
+
+
+def _ranked(tried: list[HelperTime], first: _Measured) -> tuple[Candidate, ...]:
+    """Each candidate judged from the first round, the largest saving first (a failed or
+    unmeasured one last)."""
+    return tuple(sorted((_candidate(h.helper, h.calls, first.cold, first.execute,
+                                    first.errors) for h in tried), key=_rank))
+
+
+def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str, tuple],
+               recommended: tuple[str, ...], first: _Measured,
+               ) -> tuple[str | None, dict[str, list[float]], str | None]:
+    """The recommended set's row: (its label, None where it has none; the cold samples it
+    is told from; why measuring stopped). A set the first round measured is read from it;
+    a new one gets its own round, beside flat (and nest-everything where the comparison's
+    samples are not shared), on the first round's clock, unless the first round stopped.
+    A stop in it keeps the first round, the set's saving not measured."""
+    label = _set_label(recommended, sets)
+    if label is not None or not recommended or first.stopped:
+        return label, first.cold, first.stopped
     try:
-        cold, _, _, stopped, _ = _measure(plan, call, sets, options, check, warm_up, clock)
+        second = _measure(rounds, {**own, SET: recommended}, first.clock)
     except Stop as stop:
-        return None, stop.reason
-    return cold, stopped
+        return None, first.cold, stop.reason
+    return SET, second.cold, second.stopped
+
+
+def _set_savings(cold: dict[str, list[float]], label: str | None, shared: Shared,
+                 clock: Clock) -> dict[str, Any]:
+    """The advice's savings of the recommended set (``label``'s row of ``cold``) and of
+    nesting every helper, each with what the one rule says of it."""
+    rec_saving, rec_kind = _judged(cold, label)
+    all_saving, all_kind = _judged(*_all_row(cold, shared, clock))
+    return {"recommended_saving_s": rec_saving, "recommended_kind": rec_kind,
+            "all_nested_saving_s": all_saving, "all_nested_kind": all_kind}
 
 
 def advise(fn: Callable, /, *args: Any, options: Options | None = None,
@@ -217,52 +263,53 @@ def _shared(result: Comparison, options: Options) -> Shared:
     return {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)}
 
 
-def _measure(plan: Plan, call: tuple[tuple, dict[str, Any]],
-             sets: dict[str, tuple[str, ...]], options: Options,
-             check: Checkpoint, warm_up: bool, clock: Clock | None = None,
-             ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, str],
-                        str | None, Clock]:
-    """Cold starts and steady execute seconds per set, interleaved; failures by set; why
-    measuring stopped (None: it did not); the clock the cold starts are on (``clock``,
-    or the one their samples call for), with ``options``' repeat, number and budget;
-    ``warm_up``: one untimed cold run first (no comparison ran just before). ``Stop``
-    when no flat cold start was measured. ``call`` is the entry's (args, kwargs)."""
-    prepared = {label: Prepared(nest_only(plan, nest, label), *call)
+def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
+             clock: Clock | None = None) -> _Measured:
+    """The sets measured side by side, interleaved, with the rounds' repeat, number and
+    budget (an untimed cold run first where ``rounds.warm_up``); the cold starts on
+    ``clock``, or the one their samples call for. ``Stop`` when no flat cold start was
+    measured."""
+    prepared = {label: Prepared(nest_only(rounds.plan, nest, label), *rounds.call)
                 for label, nest in sets.items()}
-    runs = variant_sampler(prepared)
-
-    def clock_now() -> Clock:
-        return clock or clock_for([s for s in runs.samples.values() if s.get(FIRST_CALL)])
-
-    def decided() -> bool:  # a candidate the rule has decided takes no more runs
-        now = clock_now()
-        for label in runs.subjects:
-            if label.startswith("only(") and difference(
-                    on(runs.samples[FLAT], FIRST_CALL, now),
-                    on(runs.samples[label], FIRST_CALL, now)).decided:
-                runs.settled.add(label)
-        return all(label in runs.settled for label in runs.subjects
-                   if label.startswith("only("))
-
+    runs, check, options = variant_sampler(prepared), rounds.check, rounds.options
     monitor = Monitor()  # JAX's stage events: without them every run would be staged
     with persistent_cache_off(), monitor.listening(), frozen_heap(), \
             check.catching_interrupts():
         check.report.at("advice")
-        if warm_up:
+        if rounds.warm_up:
             check.begin("warm-up")
             with check.mode(python=False):
                 _warm_up(prepared[FLAT])
-        runs.measure(rounds_for(options, decided), options.number, monitor, check,
-                     what="advice")
+        runs.measure(rounds_for(options, lambda: _settled(runs, clock)), options.number,
+                     monitor, check, what="advice")
     if FLAT in runs.errors:
         raise UserCodeError(runs.describe_failure(FLAT))
-    used = clock_now()
+    used = _clock(runs, clock)
     cold = {label: on(runs.samples[label], FIRST_CALL, used) for label in sets}
     execute = {label: runs.samples[label]["execute_s"] for label in sets}
     if not cold[FLAT]:
         raise Stop(runs.stopped or "stopped before a flat cold start was measured")
     errors = {label: runs.describe_failure(label) for label in runs.errors}
-    return cold, execute, errors, runs.stopped, used
+    return _Measured(cold, execute, errors, runs.stopped, used)
+
+
+def _clock(runs: Sampler, clock: Clock | None) -> Clock:
+    """``clock``, or the one the cold starts measured so far call for (CPU time on a busy
+    machine), as a comparison's first call is decided."""
+    return clock or clock_for([s for s in runs.samples.values() if s.get(FIRST_CALL)])
+
+
+def _settled(runs: Sampler, clock: Clock | None) -> bool:
+    """Whether the rule has decided every candidate against flat (``-r auto``'s stop); a
+    candidate it has decided is marked settled, so that it takes no more runs."""
+    now = _clock(runs, clock)
+    for label in runs.subjects:
+        if label.startswith("only(") and difference(
+                on(runs.samples[FLAT], FIRST_CALL, now),
+                on(runs.samples[label], FIRST_CALL, now)).decided:
+            runs.settled.add(label)
+    return all(label in runs.settled for label in runs.subjects
+               if label.startswith("only("))
 
 
 def only(helper: str) -> str:
