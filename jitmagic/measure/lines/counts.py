@@ -140,37 +140,58 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
     values = constants_of(jaxpr)
     order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
                                         user)
+    context = _contexts(order, callers)
+    callers_of = _callers_of_cut_functions(order, user, context)
+    counts = LineCounts(own=Counter(), inclusive=Counter(), constants={}, every_constant={},
+                        own_constants={}, in_loops=Counter())
+    looped = _loop_bodies(order, user, context)
+    for j in order:
+        for eqn in j.eqns:
+            line, lines = _lines_of(eqn, user, owner[id(j)], context[id(j)], callers_of)
+            if line is not None:
+                counts.own[line] += 1
+            counts.inclusive.update(lines)
+            if id(j) in looped:
+                counts.in_loops.update(lines & looped[id(j)])
+            _count_constants(counts, constants_read(eqn, values), line, lines)
+    return counts
+
+
+def _contexts(order: list[Any], callers: dict[int, list[tuple[frozenset[Key], int]]],
+              ) -> dict[int, frozenset[Key]]:
+    """Each jaxpr's context (:func:`_context`), by id: the user lines of every equation
+    that calls it, however indirectly."""
     context: dict[int, frozenset[Key]] = {}
     for j in order:
         _context(id(j), callers, context)
-    callers_of = _callers_of_cut_functions(order, user, context)
-    own: Counter = Counter()
-    inclusive: Counter = Counter()
-    constants: dict[Key, dict[int, int]] = {}
-    every: dict[int, int] = {}
-    owned: dict[Key, dict[int, int]] = {}
-    looped = _loop_bodies(order, user, context)
-    in_loops: Counter = Counter()
-    for j in order:
-        for eqn in j.eqns:
-            stack = user.stack(eqn.source_info.traceback)
-            line = stack[0] if stack else owner[id(j)]
-            if line is not None:
-                own[line] += 1
-            cut = user.cut_at(eqn.source_info.traceback)
-            outer = callers_of.get(cut, frozenset()) if cut is not None else frozenset()
-            lines: set[Key] = set(stack) | context[id(j)] | outer
-            lines |= {line} if line is not None else set()
-            inclusive.update(lines)
-            if id(j) in looped:
-                in_loops.update(lines & looped[id(j)])
-            read = constants_read(eqn, values)
-            every.update(read)
-            for key in lines if read else ():
-                constants.setdefault(key, {}).update(read)
-            if read and line is not None:
-                owned.setdefault(line, {}).update(read)
-    return LineCounts(own, inclusive, constants, every, owned, in_loops)
+    return context
+
+
+def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Key],
+              callers_of: dict[types.CodeType, frozenset[Key]]) -> tuple[Key | None, set[Key]]:
+    """The user line that owns ``eqn`` (its innermost user frame, else ``owner``: that of
+    its jaxpr), and the lines it counts for inclusively: those on its traceback, its
+    jaxpr's ``context``, the callers of a function whose traceback JAX cut short, and
+    the owner."""
+    stack = user.stack(eqn.source_info.traceback)
+    line = stack[0] if stack else owner
+    cut = user.cut_at(eqn.source_info.traceback)
+    outer = callers_of.get(cut, frozenset()) if cut is not None else frozenset()
+    lines: set[Key] = set(stack) | context | outer
+    lines |= {line} if line is not None else set()
+    return line, lines
+
+
+def _count_constants(counts: LineCounts, read: dict[int, int], line: Key | None,
+                     lines: set[Key]) -> None:
+    """Add the constants one equation reads (``read``, ``{id: bytes}``) to the program's,
+    to the inclusive ones of each of ``lines`` and to the own ones of its owner ``line``:
+    keyed by id, so that a constant read twice counts once."""
+    counts.every_constant.update(read)
+    for key in lines if read else ():
+        counts.constants.setdefault(key, {}).update(read)
+    if read and line is not None:
+        counts.own_constants.setdefault(line, {}).update(read)
 
 
 #: The loop primitives, whose bodies are in the program once however often they run.
