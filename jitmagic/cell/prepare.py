@@ -187,8 +187,8 @@ def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
 
 
 def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
-                 progress: Draw | None = None, start: float | None = None,
-                 ) -> Comparison | Sweep:
+                    progress: Draw | None = None, start: float | None = None,
+                    ) -> Comparison | Sweep:
     """What a front end shows for ``options``: one comparison, or with ``options.sweep``
     a :class:`~jitmagic.model.sweep.Sweep` of one per value. ``progress`` is told where the
     measurement is, between timed intervals (nothing with ``options.quiet``).
@@ -211,27 +211,33 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
     check.report.draw = watch.drawing(check.report.draw)  # marks stages even with --quiet
     given = CtrlCHeld.current()
     hold = given or CtrlCHeld()
-    result: Comparison | Sweep
     # The prints are counted inside: the effects' snapshot and undo see sys.stdout as the
     # user set it, not the counting wrapper.
     with _released(hold, given is None), \
             effects_undone(namespace, watch, process=cell.kind != "file") as undone, \
             prints_counted() as printed, _measured(hold, watch):
-        if options.sweep is None:
-            try:
-                result = measure_cell(cell, namespace, options, start=start, check=check,
-                                      watch=watch)
-            except Stop as stop:  # in the discovery trace: there is nothing to show
-                raise KeyboardInterrupt(stop.reason) from None
-        else:
-            name, values = options.sweep
-            result = run_sweep(name, values, lambda v, ck: measure_cell(
-                cell, namespace, options, bindings={name: v}, check=ck, watch=watch), check)
+        result = _cell_or_sweep(cell, namespace, options, start, check, watch)
     notes = [*undone, *watch.left(), *([HELD] if hold.pressed else []),
              *printed_note(printed.count, traces(result)), *_runs_note(cell, result)]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+def _cell_or_sweep(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
+                   start: float, check: Checkpoint, watch: Watch) -> Comparison | Sweep:
+    """The measurement itself, under ``check``: one comparison of the cell, or with
+    ``options.sweep`` one per value, the swept name bound to it. A stop in the one
+    comparison's discovery trace leaves nothing to show: it is a ``KeyboardInterrupt``."""
+    if options.sweep is None:
+        try:
+            return measure_cell(cell, namespace, options, start=start, check=check,
+                                watch=watch)
+        except Stop as stop:  # in the discovery trace: there is nothing to show
+            raise KeyboardInterrupt(stop.reason) from None
+    name, values = options.sweep
+    return run_sweep(name, values, lambda v, ck: measure_cell(
+        cell, namespace, options, bindings={name: v}, check=ck, watch=watch), check)
 
 
 @contextlib.contextmanager
