@@ -51,11 +51,7 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     not mapped. Everything is checked, memory included, before anything is
     built or measured.
     """
-    if batch is not None and batch < 1:
-        raise InputError(f"--batch must be at least 1, not {batch}")
-    if in_axes is not None and batch is not None:
-        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
-                         "already are one. Use one of them.")
+    _check_batch_options(batch, in_axes)
     if kwargs:
         held = all(is_static(v, scalars_static=True) for v in kwargs.values())
         fn = functools.partial(fn, **kwargs) if held else _refuse_array_kwargs(kwargs)
@@ -66,14 +62,7 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     bound = _bind_static(fn, args, static)
     arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
                                                                            strict=True) if not s)
-    if in_axes is None:
-        axes: int | tuple[Any, ...] = 0
-        n = DEFAULT_BATCH if batch is None else batch
-        shaped = tuple(jax.tree_util.tree_map(
-            lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), a) for a in arrays)
-    else:
-        axes = _array_axes(in_axes, static)
-        n, shaped = _batch_size(arrays, axes, static), arrays
+    axes, n, shaped = _batch_shapes(arrays, static, batch, in_axes)
     out = _check_traces(bound, shaped, axes)
     check_memory(_nbytes(shaped) if in_axes is None else 0, _nbytes(out), n, in_axes is None)
     if in_axes is not None:
@@ -82,6 +71,30 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
         stacked = tuple(jax.tree_util.tree_map(lambda x: jnp.stack([x] * n), a)
                         for a in arrays)
     return Batched(bound, stacked, 0, n, True)
+
+
+def _check_batch_options(batch: int | None, in_axes: Any) -> None:
+    """Refuse a ``--batch`` below 1, or one given with ``--in-axes`` (which says the
+    arguments already are a batch): an ``InputError`` before anything is traced."""
+    if batch is not None and batch < 1:
+        raise InputError(f"--batch must be at least 1, not {batch}")
+    if in_axes is not None and batch is not None:
+        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
+                         "already are one. Use one of them.")
+
+
+def _batch_shapes(arrays: tuple, static: list[bool], batch: int | None, in_axes: Any,
+                  ) -> tuple[int | tuple[Any, ...], int, tuple]:
+    """(the axes mapped, the batch size, the batch as the check traces it). Without
+    ``in_axes`` one example is stacked ``batch`` times (:data:`DEFAULT_BATCH` unless
+    given) along a new leading axis: shapes only, so that nothing is built before the
+    checks pass; with ``in_axes`` the array arguments are the batch."""
+    if in_axes is None:
+        n = DEFAULT_BATCH if batch is None else batch
+        return 0, n, tuple(jax.tree_util.tree_map(
+            lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), a) for a in arrays)
+    axes = _array_axes(in_axes, static)
+    return axes, _batch_size(arrays, axes, static), arrays
 
 
 #: What a comparison with ``--in-axes`` says about its flat and nested variants.
