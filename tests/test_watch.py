@@ -242,6 +242,8 @@ run = jax.jit(model.run)
 for _ in range(3):
     run(jnp.ones((5, 2)))
 """)
+    for name in ("Model", "model", "run"):  # the shell is the session's: test_magic's cells
+        ip.user_ns.pop(name, None)          # check that theirs leave no `model` behind
     assert [r.again for r in ledger.functions() if r.function == "run"] == [0]
 
 
