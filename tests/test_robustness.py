@@ -187,6 +187,21 @@ def test_timeout_reports_partial_results(run_magic):
     assert "<b>Partial:</b> stopped by --timeout" in cap.outputs[0].data["text/html"]
 
 
+def test_a_verdict_cut_short_by_a_stop_says_so_not_to_use_more_runs():
+    """A new user's -r auto run stopped by --timeout after one run a side read "one run a
+    side has no spread to judge by: use -r 3 or more, or -r auto", -r auto being in
+    effect: the stop cut the runs short, and the verdict says that."""
+    from support import comparison
+
+    one = {"first_call_s": [0.50], "trace_s": [0.2], "lower_s": [0.1], "compile_s": [0.2]}
+    other = {"first_call_s": [0.40], "trace_s": [0.1], "lower_s": [0.1], "compile_s": [0.2]}
+    stopped = "stopped by --timeout after the nested variant's first call"
+    said = comparison(one, other, stopped=stopped).verdict.headline
+    assert (f"after 1 run; the measurement was {stopped}, before the rule could decide"
+            in said) and "-r auto" not in said
+    assert "use -r 3 or more, or -r auto" in comparison(one, other).verdict.headline
+
+
 @pytest.mark.parametrize("line", ["--timeout 0", "--timeout -3", "--timeout abc", "-r x"])
 def test_bad_option_values(run_magic, line):
     with pytest.raises(UsageError):

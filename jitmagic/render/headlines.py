@@ -84,7 +84,7 @@ def comparison_text(c: Compared, first: Difference) -> str:
         bounds = interval(first)[1:-1]
         lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first, clock)} "
                 f"({bounds + '; ' if bounds else ''}{numbers}) after {runs(first.runs)}; "
-                f"{undecided_reason(first, c.repeats_ended)}{_more_costs(c)}"
+                f"{undecided_reason(first, c.repeats_ended, c.stopped)}{_more_costs(c)}"
                 f"{'; ' + other if other else ''}")
         return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
     take = " take" if clock == CPU else ""
@@ -153,7 +153,8 @@ def comparison_headline(c: Compared, first: Difference) -> str:
     lead, clock = f"Nested jit on {_helpers(c)}:", c.clock_of(FIRST_CALL)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
-        said = f"inconclusive, first call {inconclusive_part(first, c.repeats_ended, clock)}"
+        said = ("inconclusive, first call "
+                f"{inconclusive_part(first, c.repeats_ended, clock, c.stopped)}")
     elif first.kind == SAME:
         said = f"{times(first, clock)} in the first call {interval(first)}, {runs(first.runs)}"
     else:

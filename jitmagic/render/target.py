@@ -76,7 +76,7 @@ def headline(c: Comparison, t: TargetCompile) -> str:
     if clock == CPU and share is not None:  # as every comparison says a busy machine
         said += f"; CPU time decides: the machine was busy, its threads {waited(share)}"
     if d.kind == INCONCLUSIVE:
-        return f"{said}: inconclusive ({undecided_reason(d, c.repeats_ended)})."
+        return f"{said}: inconclusive ({undecided_reason(d, c.repeats_ended, c.stopped)})."
     return f"{said}."
 
 
