@@ -14,6 +14,11 @@ import os
 import signal
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The tests run on the CPU: with libtpu installed (the tpu extra, which CI installs for
+# --target's tests) JAX would also start libtpu, whose warnings reach stderr and whose
+# profiler sessions collide between two pytest workers ("Profile has already been
+# started"). A TPU's own tests: JAX_PLATFORMS=tpu pytest -m tpu.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import jax
 import matplotlib.pyplot as plt

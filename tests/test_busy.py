@@ -108,7 +108,7 @@ def test_xla_made_the_same_program_of_both_variants(measured):
 
 
 def test_a_different_program_is_not_called_the_same():
-    from jitmagic.measure.pipeline import same_compiled
+    from jitmagic.measure.sampling.structure import same_compiled
 
     def heavier(x):
         return model(x) * jnp.tanh(x)

@@ -93,10 +93,13 @@ def test_the_command_without_libtpu_says_what_to_install(tmp_path):
     hidden = tmp_path / "hidden"
     hidden.mkdir()
     (hidden / "sitecustomize.py").write_text('import sys; sys.modules["libtpu"] = None\n')
-    done = subprocess.run([sys.executable, "-m", "jitmagic", "demo", "--target", "v5e:1x1",
-                           "-q"], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    script = tmp_path / "cell.py"  # refused before the user's code runs (a new user's
+    script.write_text("print('RAN')\n" + SMALL_CELL)  # file ran 21 s first)
+    done = subprocess.run([sys.executable, "-m", "jitmagic", str(script), "--target",
+                           "v5e:1x1", "-q"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300,
                           env={**os.environ, "PYTHONPATH": f"{hidden}{os.pathsep}{ROOT}"})
-    assert done.returncode == 2
+    assert done.returncode == 2 and "RAN" not in done.stdout
     assert 'not installed in this Python' in done.stderr
     assert 'pip install "jitmagic[tpu]"' in done.stderr
 
@@ -172,7 +175,9 @@ def test_a_calibration_for_this_host_is_quoted(monkeypatch):
                             2.34, 1.12)
     monkeypatch.setitem(tpu.CALIBRATION, tpu.host_kind(), found)
     r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
-    assert "calibration (a test's figures): for v5e:1x1 the TPU host took 4.50×" in str(r)
+    assert ("calibration (a test's figures; v5e, measured on v5e:1x1, wall time on a quiet "
+            "machine): the TPU host took 3.90× to 5.20× this host's compile seconds, by "
+            "program (median 4.50×)") in str(r)
     assert ("the discussion's example compiled 2.34× faster nested here and 1.12× on the "
             "TPU: a verdict here says which way nesting goes there, not by how much") in str(r)
     v4 = jitmagic.compare(g, jnp.ones(16), target="v4:2x2x1", repeat=1, quiet=True)
@@ -313,3 +318,35 @@ def test_the_command_keeps_libtpus_start_up_warnings_off_the_report(tmp_path):
     assert "jitcompare --target v5e:1x1" in done.stdout
     assert "TPU_WORKER_HOSTNAMES" not in done.stdout + done.stderr
     assert "accelerator type" not in done.stdout + done.stderr
+
+
+def test_the_command_refuses_processes_with_target_before_the_script_runs(tmp_path):
+    script = tmp_path / "cell.py"
+    script.write_text("print('RAN')\n" + SMALL_CELL)
+    done = subprocess.run([sys.executable, "-m", "jitmagic", str(script), "--target",
+                           "v5e:1x1", "--processes", "2"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and "RAN" not in done.stdout
+    assert "--target compiles for the TPU in this one process and runs nothing, so it " \
+           "cannot take --processes" in done.stderr
+
+
+@libtpu
+def test_a_stop_before_any_compile_and_different_programs_are_said():
+    """A new user's --timeout run read 'nothing to nest, so flat alone was compiled' with
+    nothing compiled; a cell whose variants the TPU compiler built differently (45
+    against 196 instructions) read nothing of it, beside a verdict on compile time."""
+    from support import comparison
+
+    from jitmagic.render.target import program_lines
+
+    stopped = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", timeout=1e-6, quiet=True)
+    headline = str(stopped).splitlines()[1]
+    assert headline.endswith(f"{stopped.stopped}, before any compile finished.")
+    assert "nothing to nest" not in headline
+    assert program_lines(comparison(same_compiled=False))[0].startswith(
+        "XLA compiled the variants to DIFFERENT programs for the target")
+    assert "the same program for the target" in program_lines(comparison(same_compiled=True))[0]
+    assert program_lines(comparison()) == []  # not compared: nothing said
+    r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
+    assert r.same_compiled is True and "the same program for the target" in str(r)

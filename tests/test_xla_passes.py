@@ -212,8 +212,8 @@ def test_an_unread_figure_is_not_read_never_zero():
     unread = ProfiledCompile(0.2, None, None, None)
     assert unread.rest_s is None and unread.share(unread.codegen_s) is None
     shown = text_of(XlaPasses({"flat": unread}, same_program=True))
-    assert "HLO passes (0 kinds) not read" in shown and "code generation not read" in shown
-    assert "before XLA's passes (the module converted to HLO) not read" in shown
+    assert "HLO passes (0 kinds): not read" in shown and "code generation: not read" in shown
+    assert "before XLA's passes (the module converted to HLO): not read" in shown
     assert "0 s" not in shown
 
 

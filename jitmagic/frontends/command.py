@@ -169,6 +169,10 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+        if args.target and args.processes is not None:
+            raise InputError("--target compiles for the TPU in this one process and runs "
+                             "nothing, so it cannot take --processes (several processes in "
+                             "lockstep): leave it out")
         cpu_only_for_target(args)
         script = None if args.file == "demo" else os.path.abspath(args.file)
         distinct({"the script": script, "--save": args.save, "--html": args.html})

@@ -68,7 +68,7 @@ from .sampling.stages import environment
 from .sampling.stops import Checkpoint
 from .sampling.stops import StageInterrupted
 from .sampling.stops import Stop
-from .sampling.structure import ProgramFacts
+from .sampling.structure import same_compiled
 from .variants.build import build_variant
 from .variants.entry import binding_swaps
 from .variants.entry import plan_entry
@@ -338,14 +338,6 @@ class FirstCalls:
 
 #: What -r auto's rule reads of each row: the first calls on both clocks, and the wait.
 DECIDING_KEYS = (FIRST_CALL, cpu_key(FIRST_CALL), WAIT)
-
-
-def same_compiled(shapes: dict[str, ProgramFacts]) -> bool | None:
-    """Whether flat and nested compiled to the same XLA program, instruction by
-    instruction (names and metadata aside); None where one has no compiled program."""
-    flat, nested = (shapes[name].compiled_hlo if name in shapes else None
-                    for name in VARIANTS)
-    return None if flat is None or nested is None else flat == nested
 
 
 def _deadline(start: float, timeout: float | None) -> float:

@@ -71,6 +71,7 @@ from .sampling.stages import timed_stage
 from .sampling.stops import Checkpoint
 from .sampling.stops import Stop
 from .sampling.structure import ProgramFacts
+from .sampling.structure import same_compiled
 from .variants.rows import Prepared
 from .variants.rows import VariantSubject
 from .variants.rows import nothing_to_nest
@@ -245,7 +246,7 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
         entry=flat.variant.plan.name, variants=variants, outputs_match=None,
         wall_s=clocks.wall() - start, env=environment({TARGET: record.to_dict()}),
         warnings=tuple(runs.warnings(flat.variant.plan.name)), stopped=runs.stopped,
-        repeats_ended=rounds.ended)
+        repeats_ended=rounds.ended, same_compiled=None if same else same_compiled(runs.shape))
     parts = dataclasses.replace(options, target=None, effort=False)  # this host's effort
     result = add_parts(result, PartRun(targeted, {}, None, parts, check))
     if options.effort and not result.stopped_anywhere:

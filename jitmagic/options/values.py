@@ -175,11 +175,15 @@ def sweep(option: Named, value: Any) -> tuple[str, tuple[Any, ...]]:
 
 
 def topology(option: Named, value: Any) -> str:
-    """A TPU topology name libtpu takes (``v5e:2x2``), or ``InputError`` saying the form."""
+    """A TPU topology name libtpu takes (``v5e:2x2``), or ``InputError`` saying the form,
+    or, without libtpu, what to install: before any of the user's code runs."""
     try:
-        return tpu.parse(value).name
+        name = tpu.parse(value).name
     except tpu.TopologyError as exc:
         raise InputError(str(exc)) from None
+    if not tpu.libtpu_installed():
+        raise InputError(tpu.no_libtpu(name))
+    return name
 
 
 def split_names(text: str) -> tuple[str, ...]:

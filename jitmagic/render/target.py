@@ -21,6 +21,7 @@ from ..model.stats.rule import SAME
 from ..model.stats.rule import Difference
 from ..model.stats.rule import difference
 from ..model.stats.rule import median
+from ..model.stats.units import counted
 from ..model.stats.units import fmt_bytes
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
@@ -67,6 +68,8 @@ def headline(c: Comparison, t: TargetCompile) -> str:
     """The verdict on compile time for the target, in one sentence."""
     flat, nested = c.flat.samples, c.nested.samples
     what = f"Compiling for {t.topology} (trace + lower + XLA compile)"
+    if not flat.get("compile_s") and c.stopped:
+        return f"{what}: {c.stopped}, before any compile finished."
     if not nested.get("trace_s"):
         return f"{what}: nothing to nest, so flat alone was compiled."
     clock = target_clock(flat, nested)
@@ -118,20 +121,23 @@ def _table(c: Comparison, t: TargetCompile) -> Table:
 def host_lines(t: TargetCompile) -> list[str]:
     """Whose seconds these are, and how far they are from the TPU host's."""
     lines = [f"seconds of this host ({t.host}), compiling with libtpu {t.libtpu or '?'} for "
-             f"{t.devices} {t.device_kind} device{'s' * (t.devices != 1)}: the TPU host "
-             f"compiles the same program in seconds of its own"]
+             f"{t.devices} {t.device_kind} device{'s' * (t.devices != 1)}, not the TPU "
+             "host's"]
     found = calibration(t.topology, t.host)
     if found is None:
         kind = t.topology.partition(":")[0]
         lines.append(f"calibration: none for this host ({t.host}) and {kind} yet, so how far these "
                      "seconds are from the TPU host's is not known (docs/benchmarks.md)")
     else:
-        lines.append(f"calibration ({found.measured}): for {found.topology} the TPU host took "
-                     f"{fmt_ratio(found.tpu_over_here)} this host's compile seconds "
-                     f"({fmt_ratio(found.low)}–{fmt_ratio(found.high)} over the programs "
-                     f"measured); the discussion's example compiled {fmt_ratio(found.nesting_here)}"
-                     f" faster nested here and {fmt_ratio(found.nesting_tpu)} on the TPU: a "
-                     "verdict here says which way nesting goes there, not by how much")
+        kind = found.topology.partition(":")[0]
+        lines.append(f"calibration ({found.measured}; {kind}, measured on {found.topology}, wall "
+                     f"time on a quiet machine): the TPU host took {fmt_ratio(found.low)} to "
+                     f"{fmt_ratio(found.high)} this host's compile seconds, by program (median "
+                     f"{fmt_ratio(found.tpu_over_here)}), so no one factor turns these seconds "
+                     f"into the TPU's; the discussion's example compiled "
+                     f"{fmt_ratio(found.nesting_here)} faster nested here and "
+                     f"{fmt_ratio(found.nesting_tpu)} on the TPU: a verdict here says which way "
+                     "nesting goes there, not by how much")
     return lines
 
 
@@ -154,9 +160,10 @@ def memory_lines(c: Comparison, t: TargetCompile) -> Iterator[str]:
         v, m = c.variants[name], t.memory.get(name)
         if not v.samples.get("compile_s"):
             continue
+        each = " per device" if t.devices > 1 else ""  # XLA's analyses of one device's part
         said = (f"{name}: {v.stablehlo_bytes or 0:,} StableHLO bytes, {v.compiled_ops or 0:,} "
                 f"instructions after XLA, {v.compiled_flops or 0:,} flops and "
-                f"{v.compiled_bytes_accessed or 0:,} bytes accessed (XLA's cost analysis)")
+                f"{v.compiled_bytes_accessed or 0:,} bytes accessed{each} (XLA's cost analysis)")
         if m is not None:
             fits = t.fits(name)
             hbm = "" if t.hbm_bytes is None else \
@@ -167,6 +174,20 @@ def memory_lines(c: Comparison, t: TargetCompile) -> Iterator[str]:
                      f"{fmt_bytes(m.temp_bytes) or '0 B'}, code {fmt_bytes(m.code_bytes) or '0 B'})"
                      f"{hbm}")
         yield said
+
+
+def program_lines(c: Comparison) -> list[str]:
+    """Whether XLA built one program for both variants for the target: where it did not,
+    their runs on the TPU may differ, and nothing here runs them."""
+    if c.same_compiled is None:
+        return []
+    if c.same_compiled:
+        return ["XLA compiled both variants to the same program for the target, instruction "
+                "by instruction: nesting changed the compile's work, not the program the TPU "
+                "would run"]
+    return ["XLA compiled the variants to DIFFERENT programs for the target (the "
+            "instructions and flops above): what each costs to run on the TPU may differ, "
+            "and nothing here runs them, so a faster compile is not a faster program"]
 
 
 def warm_lines(t: TargetCompile) -> list[str]:
@@ -210,7 +231,7 @@ def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
         Para([headline(c, t)], bold=True)]
     out += [Para([f"stopped: {c.stopped}"], "warning")] if c.stopped else []
     out += [_table(c, t), Para([*host_lines(t), placement_line(t), *memory_lines(c, t),
-                                *warm_lines(t), _helpers(c)])]
+                                *program_lines(c), *warm_lines(t), _helpers(c)])]
     out += [Para(effort_lines(t))] if t.effort else []
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
@@ -224,5 +245,6 @@ def _helpers(c: Comparison) -> str:
     nested = c.nested
     if not nested.helpers:
         return "nested helpers: none (nothing to nest)"
-    calls = ", ".join(f"{h} ({nested.helper_calls.get(h, 0)} jit calls)" for h in nested.helpers)
+    calls = ", ".join(f"{h} ({counted(nested.helper_calls.get(h, 0), 'jit call')})"
+                      for h in nested.helpers)
     return f"nested helpers: {calls}"

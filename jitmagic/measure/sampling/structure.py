@@ -50,6 +50,14 @@ class ProgramFacts:
         return traced.jaxpr if traced is not None else None
 
 
+def same_compiled(shapes: dict[str, ProgramFacts]) -> bool | None:
+    """Whether flat and nested compiled to the same XLA program, instruction by
+    instruction (names and metadata aside); None where one has no compiled program."""
+    flat, nested = (shapes[name].compiled_hlo if name in shapes else None
+                    for name in ("flat", "nested"))
+    return None if flat is None or nested is None else flat == nested
+
+
 def structure(run: ColdRun) -> ProgramFacts:
     """Counts that explain the timings: equations, nested calls, IR sizes, what XLA made
     of it; of a run that stopped early, the counts of the stages that finished."""

@@ -122,6 +122,8 @@ def _part_said(c: ProfiledCompile, part: str) -> str:
     words = PART_WORDS[part]
     if part == "hlo_passes":
         words += f" ({len(c.passes)} kinds)"
+    if seconds is None:  # "read back by the plugin: not read", never "... plugin not read"
+        return f"{words}: not read"
     return f"{words} {_part(c, seconds, _inside(c, part))}"
 
 
