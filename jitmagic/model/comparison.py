@@ -111,8 +111,9 @@ class Comparison(Shown):
     outputs_kind: str | None = None
     outputs_leaf: str | None = None  # the leaf that decided it, as a dotted path
     outputs_dtype: str | None = None  # that leaf's dtype ("float32")
-    #: With ``-r auto``: why the repeats ended (:data:`DECIDED`, :data:`MOST_ROUNDS`,
-    #: :data:`BUDGET`); None with a fixed ``-r N``.
+    #: With ``-r auto``: why the repeats ended (:data:`.stats.verdicts.DECIDED`,
+    #: :data:`.stats.verdicts.MOST_ROUNDS`, :data:`.stats.verdicts.BUDGET`); None with a
+    #: fixed ``-r N``.
     repeats_ended: str | None = None
     #: Provenance (docs/reports.md): the cell's code (for the command, the file's text;
     #: for ``compare``, the entry's source where ``inspect`` finds it), the file measured,

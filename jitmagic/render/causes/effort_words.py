@@ -37,7 +37,7 @@ from ..verdicts import with_interval
 
 def clock_reason(e: Effort) -> str:
     """Which clock the section's figures are on and why, from how long the rows' cold
-    runs waited for a CPU (:func:`~jitmagic.model.stats.witness.waited`): CPU time where
+    runs waited for a CPU (:func:`~jitmagic.render.verdicts.waited`): CPU time where
     the machine was busy while they ran, else wall time."""
     share = waited_share(measured_rows([e.default, *(r.samples for r in e.rows.values())]))
     if e.clock() == CPU:
@@ -104,7 +104,7 @@ def call_words(o: Outcome) -> str:
 def leaning(d: Difference) -> str:
     """An undecided ratio without a verdict word: ``1.89× in the setting's favour
     (0.65×–3.46×)``, ``1.30× in the default's favour (…)``, ``1.00× (…)``; turned as
-    :func:`~jitmagic.model.stats.verdicts.interval` turns it, so the interval reads the
+    :func:`~jitmagic.render.verdicts.interval` turns it, so the interval reads the
     same way round as the ratio. "faster" would claim what the rule left open."""
     shown = ratio_figures(d.ratio if d.ratio >= 1 else 1 / d.ratio)
     side = "" if shown == ratio_figures(1.0) else \

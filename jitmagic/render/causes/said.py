@@ -71,7 +71,7 @@ Words = tuple[str, str]
 def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None) -> str:
     """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``,
     ``... shows no measurable difference``: the rule's verdict on ``what``
-    (:func:`~jitmagic.model.stats.verdicts.stated`), led by "inconclusive" where it is;
+    (:func:`~jitmagic.render.verdicts.stated`), led by "inconclusive" where it is;
     in a section whose figures are CPU time (``section``), a wall-time verdict says so."""
     said = stated(what, d, clock, wall_named=section == CPU)
     return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
