@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -197,12 +198,11 @@ def _compare_leaves(x: np.ndarray, y: np.ndarray, path: str, diff: OutputDiff,
         kind, worst = _exact(x.reshape(-1), y.reshape(-1))
         diff.values(path, kind, worst, str(x.dtype))
         return
-    if computed_in is not None:
-        floating.append(np.dtype(jnp.dtype(computed_in)))
-    coarse = max(floating, key=lambda d: float(jnp.finfo(d).eps))  # the least precise one
+    coarse = least_precise([*floating, *([computed_in] if computed_in else [])])
+    assert coarse is not None  # a floating leaf is among them
     kind, worst, nonfinite = _floating(x.reshape(-1), y.reshape(-1),
                                        float(jnp.finfo(coarse).eps))
-    diff.values(path, kind, worst, jnp.dtype(coarse).name, nonfinite=nonfinite)
+    diff.values(path, kind, worst, coarse, nonfinite=nonfinite)
 
 
 def _numeric(dtype: np.dtype) -> bool:
@@ -263,10 +263,11 @@ def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, boo
     return (ROUNDING if inside else MISMATCH), worst, False
 
 
-def _coarser(a: str | None, b: str | None) -> str | None:
-    """The less precise of two floating dtypes' names (None: not known)."""
-    known = [d for d in (a, b) if d is not None]
-    return max(known, key=lambda d: float(jnp.finfo(d).eps)) if known else None
+def least_precise(dtypes: Iterable[Any]) -> str | None:
+    """The name of the least precise of floating ``dtypes`` (names or dtypes; None
+    skipped): the one whose rounding two results are held to (None: none given)."""
+    known = [jnp.dtype(d) for d in dtypes if d is not None]
+    return max(known, key=lambda d: float(jnp.finfo(d).eps)).name if known else None
 
 
 def within_rounding(difference: float, size: float, eps: float) -> bool:
@@ -360,7 +361,7 @@ class OutputCheck:
             return
         try:
             d = compare_outputs(self._output, output,
-                                _coarser(self._computed_in, computed_in))
+                                least_precise([self._computed_in, computed_in]))
         except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
             if self._worse(UNCOMPARED):
                 self.kind, self.leaf, self.dtype = UNCOMPARED, None, None

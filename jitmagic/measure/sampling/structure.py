@@ -14,6 +14,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from ...model.rows import ProgramFigures
+from .outputs import least_precise
 from .stages import ColdRun
 
 
@@ -197,10 +198,7 @@ def coarsest_float(jaxpr: Any) -> str | None:
     compiled programs by bfloat16's rounding, not float32's."""
     dtypes = {v.aval.dtype for j in distinct_jaxprs(jaxpr) for eqn in j.eqns
               for v in eqn.outvars if hasattr(getattr(v, "aval", None), "dtype")}
-    floating = [d for d in dtypes if jnp.issubdtype(d, jnp.inexact)]
-    if not floating:
-        return None
-    return jnp.dtype(max(floating, key=lambda d: float(jnp.finfo(d).eps))).name
+    return least_precise(d for d in dtypes if jnp.issubdtype(d, jnp.inexact))
 
 
 def count_nested_calls(jaxpr: Any) -> int:
