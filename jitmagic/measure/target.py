@@ -79,10 +79,9 @@ from .variants.rows import variant_results
 
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:
-    """The devices of ``topology``, from libtpu's compile-only client; ``InputError``
-    saying what to install (no libtpu) or what libtpu said of the name."""
-    if not tpu.libtpu_installed():
-        raise InputError(tpu.no_libtpu(topology.name))
+    """The devices of ``topology``, from libtpu's compile-only client (that libtpu is
+    installed, the option's own check said before anything ran); ``InputError`` saying
+    what libtpu said of the name."""
     from jax.experimental import topologies
 
     said: list[str] = []

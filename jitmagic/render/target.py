@@ -35,7 +35,6 @@ from ..model.target import STAGES
 from ..model.target import TargetCompile
 from ..model.target import compile_difference
 from ..model.target import stage_difference
-from ..model.target import target_clock
 from ..model.target import target_of
 from ..model.target import to_compiled
 from ..model.target import waited_share
@@ -72,8 +71,7 @@ def headline(c: Comparison, t: TargetCompile) -> str:
         return f"{what}: {c.stopped}, before any compile finished."
     if not nested.get("trace_s"):
         return f"{what}: nothing to nest, so flat alone was compiled."
-    clock = target_clock(flat, nested)
-    d = compile_difference(flat, nested, clock)
+    d, clock = c.verdict.difference, c.verdict.clock  # the record's: the one rule's
     said = stated(f"{what} with nesting", d, clock)
     share = waited_share([flat, nested])
     if clock == CPU and share is not None:  # as every comparison says a busy machine
