@@ -295,3 +295,43 @@ def test_a_linen_submodule_whose_bool_argument_breaks_nn_jit_stays_inline_with_t
     claims_hold(r)
     assert r.nested.inline == ("Gate.__call__",)
     assert any("TracerBoolConversionError" in n for n in r.nested.notes)
+
+
+def test_attribution_times_linen_submodules_and_their_callers_own_time_excludes_them():
+    """``--attribute`` on a linen training step written as Flax's docs write it: each
+    submodule's ``__call__`` (reached through linen's wrapped method and ``apply``'s
+    clone, never a name) gets its row, and ``loss_fn``'s own time leaves it out."""
+    import flax.linen as nn
+    import optax
+
+    class Layer(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.relu(nn.Dense(8)(x))
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            for _ in range(3):
+                x = Layer()(x)
+            return nn.Dense(1)(x)
+
+    model, tx = MLP(), optax.adam(1e-3)
+    x, y = jnp.ones((4, 8)), jnp.ones((4, 1))
+    params = model.init(jax.random.PRNGKey(0), x)
+
+    def loss_fn(params, x, y):
+        return jnp.mean((model.apply(params, x) - y) ** 2)
+
+    def train_step(params, opt_state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    a = jitmagic.attribute(train_step, params, tx.init(params), x, y)
+    rows = {h.helper: h for h in a.helpers}
+    assert {"loss_fn", "MLP.__call__", "Layer.__call__"} <= set(rows), rows
+    assert rows["Layer.__call__"].calls == 3
+    loss, mlp = rows["loss_fn"], rows["MLP.__call__"]
+    assert loss.own_s < loss.inclusive_s - mlp.inclusive_s * 0.9, loss
+    assert mlp.own_s < mlp.inclusive_s - rows["Layer.__call__"].inclusive_s * 0.9, mlp

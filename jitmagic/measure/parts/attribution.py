@@ -40,6 +40,9 @@ from ..variants.build import make_variant
 from ..variants.entry import plan_entry
 from ..variants.inner_jit import unjitted
 from ..variants.plan import Plan
+from ..variants.trampoline import copy_function
+from ..variants.trampoline import functions_of_all
+from ..variants.trampoline import route
 
 
 class CallClock:
@@ -91,7 +94,8 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
     check = check or Checkpoint()
     clock = CallClock()
     name = plan.name
-    timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)))
+    timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)),
+                         swaps=unbound_timers(plan, clock))
     timed_entry = clock.wrap(_ENTRY, timed.fn)
     opts = plan.jit_options
     check.report.at("attribution")
@@ -111,6 +115,18 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
                       for h in clock.calls if h != _ENTRY),
                      key=lambda h: (-h.inclusive_s, h.helper))
     return Attribution(name, t1 - t0, clock.inclusive[_ENTRY], clock.own[_ENTRY], tuple(helpers))
+
+
+def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
+    """Swaps timing, at their function objects, the helpers no binding reaches: a Flax
+    linen submodule's ``__call__`` (linen wraps it in its class, and ``apply`` runs a
+    clone, so no name of ours is looked up), a function a library primitive holds. Their
+    calls go through a trampoline (:func:`~..variants.trampoline.route`) to a timed copy,
+    so that they get rows of their own and their callers' own time excludes them."""
+    unbound = [h for h in plan.helpers.values() if not h.bindings]
+    live = functions_of_all(h.code for h in unbound)
+    return [route(fn, clock.wrap(h.name, copy_function(fn)))
+            for h in unbound for fn in live[h.code]]
 
 
 def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
