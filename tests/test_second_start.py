@@ -460,3 +460,40 @@ def test_one_round_leaves_no_empty_spread_nor_double_space():
     assert "[," not in said and "  (" not in said and " )" not in said
     assert "(542 ms against 295 ms)" not in said  # one round each: its own medians
     assert "(540 ms against 295 ms)" in said
+
+
+def _remains(said: str, name: str) -> tuple[float, list[float]]:
+    """The whole a variant's "what remains warm" line names, and its parts, in seconds."""
+    line = next(ln for ln in said.splitlines() if ln.startswith(f"{name}, what remains warm"))
+    unit = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+    whole = re.search(r"warm first call, ([\d.]+) (s|ms|µs|ns) of wall time", line)
+    assert whole, line
+    parts = re.findall(r"(?:trace|lower|reading the entry|the rest) ([\d.]+) (s|ms|µs|ns)",
+                       line.split("): ", 1)[1])
+    return (float(whole[1]) * unit[whole[2]], [float(x) * unit[u] for x, u in parts])
+
+
+def test_what_remains_warm_names_its_whole_on_its_own_clock_and_adds_up_to_it(measured):
+    """A new user read 'flat, what remains warm: trace 25.6 ms, lower 28.8 ms, reading the
+    entry 47.5 ms, the rest 80.5 ms (wall time)' beside a warm first call of 38.7 ms of CPU
+    time (a busy machine): parts outgrew the whole they are parts of. The line names its
+    whole on the parts' clock, the parts add up to it, and CPU time is named apart."""
+    said = text(measured.second_start)  # a real run: every part of one start, wall time
+    for name in measured.second_start.rows:
+        whole, parts = _remains(said, name)
+        assert len(parts) == 4 and sum(parts) == pytest.approx(whole, rel=0.01), (whole, parts)
+
+    def busy(seconds: float, cpu: float, trace: float, lower: float, hit: bool) -> Start:
+        return Start(seconds, cpu_s=cpu, wait_s=0.6 * seconds, hits=int(hit),
+                     misses=int(not hit), trace_s=trace, lower_s=lower, compile_s=0.0475)
+
+    # the trial's figures; and medians of each part (90 ms, 90 ms) above the median whole
+    warm = (busy(0.183, 0.0387, 0.0256, 0.0288, True), busy(0.100, 0.035, 0.09, 0.005, True),
+            busy(0.300, 0.05, 0.09, 0.09, True), busy(0.190, 0.04, 0.005, 0.09, True),
+            busy(0.175, 0.036, 0.09, 0.03, True))
+    row = CacheRow("flat", tuple(busy(0.9, 0.4, 0.2, 0.1, False) for _ in warm), warm)
+    assert row.clock() == "CPU"
+    said = text(SecondStart({"flat": row}, UserCache(folder_set=True, min_compile_s=0.0)))
+    whole, parts = _remains(said, "flat")
+    assert whole == pytest.approx(0.183) and sum(parts) == pytest.approx(whole, rel=0.01)
+    assert "38.7 ms of CPU time, the clock it is compared on above" in said

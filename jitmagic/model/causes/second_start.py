@@ -214,9 +214,14 @@ class CacheRow:
         event): what JAX compares with ``jax_persistent_cache_min_compile_time_secs``."""
         return stage_median(self.baseline, "compile_s")
 
-    def warm_stage(self, stage: str) -> float | None:
-        """The median ``stage`` of the warm starts (None: not read, or no event)."""
-        return stage_median(self.warm, stage) if self.read else None
+    def middle_warm(self) -> Start | None:
+        """The warm start whose first call is the median by wall time (the lower of the two
+        middle ones of an even count; None: not read): the one whole whose parts, JAX's
+        events inside it, are told apart, so that they add up to it on its own clock
+        (medians of each part, from different starts, can add up to more)."""
+        if not self.read:
+            return None
+        return sorted(self.warm, key=lambda s: s.seconds)[(len(self.warm) - 1) // 2]
 
     def warm_python(self) -> list[float]:
         """Each warm start's trace plus lowering (JAX's events; the starts lacking one

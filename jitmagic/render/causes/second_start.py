@@ -204,25 +204,32 @@ def _spaced(words: str) -> str:
 
 
 def remains(r: CacheRow) -> str:
-    """What a warm first call of ``r`` still spends, from JAX's events ("not read" where
-    an event did not come)."""
-    trace, lower, read = (r.warm_stage(k) for k in ("trace_s", "lower_s", "compile_s"))
+    """What a warm first call of ``r`` still spends: its median warm start (by wall time)
+    in the parts JAX's events time inside it, each on that start's wall clock, so that
+    they add up to the whole said with them; where the row is compared on CPU time, that
+    start's CPU seconds are said beside, named as the other clock ("not read" where an
+    event did not come)."""
+    start = r.middle_warm()
+    assert start is not None  # said only of a row that was read
+    trace, lower, read = start.trace_s, start.lower_s, start.compile_s
     parts = [f"trace {_s(trace)}", f"lower {_s(lower)}", f"reading the entry {_s(read)}"]
-    warm = r.warm_s
-    if trace is not None and lower is not None and read is not None and warm is not None \
-            and warm >= trace + lower + read:  # medians of parts can outgrow the whole's
-        parts.append(f"the rest {fmt_s(warm - trace - lower - read)}")
-    return (f"{r.name}, what remains warm: {', '.join(parts)} (medians of JAX's own events, "
-            "wall time)")
+    if trace is not None and lower is not None and read is not None:
+        parts.append(f"the rest {fmt_s(max(start.seconds - trace - lower - read, 0.0))}")
+    which = "median" if len(r.warm) % 2 else "middle"
+    cpu = (f"; {fmt_s(start.cpu_s)} of CPU time, the clock it is compared on above"
+           if r.clock() == CPU and start.cpu_s is not None else "")
+    return (f"{r.name}, what remains warm: its {which} warm first call, {fmt_s(start.seconds)} "
+            f"of wall time (the clock of JAX's events{cpu}): {', '.join(parts)}")
 
 
 def python_share(r: CacheRow) -> float | None:
-    """The share of ``r``'s median warm first call spent tracing and lowering (None:
-    not read, or an event did not come)."""
-    trace, lower, warm = r.warm_stage("trace_s"), r.warm_stage("lower_s"), r.warm_s
-    if trace is None or lower is None or not warm:
+    """The share of ``r``'s median warm first call (wall time) spent tracing and lowering,
+    in that one start, so that it is a part of its whole (None: not read, or an event did
+    not come)."""
+    start = r.middle_warm()
+    if start is None or start.trace_s is None or start.lower_s is None or not start.seconds:
         return None
-    return (trace + lower) / warm
+    return (start.trace_s + start.lower_s) / start.seconds
 
 
 def remainder(s: SecondStart) -> str:
