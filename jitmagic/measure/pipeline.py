@@ -20,6 +20,7 @@ from typing import Any
 
 import jax
 
+from .. import backends
 from .._compat import missing
 from ..errors import InputError
 from ..errors import UserCodeError
@@ -28,6 +29,8 @@ from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.rows import VARIANTS
 from ..model.rows import VariantResult
+from ..model.stats.cold import COMPILE
+from ..model.stats.cold import cold_only
 from ..model.stats.rule import difference
 from ..model.stats.witness import CPU
 from ..model.stats.witness import FIRST_CALL
@@ -328,7 +331,8 @@ class FirstCalls:
         if len(runs.subjects) < 2 or runs.errors:
             return True
         self.clock = clock_for([rows[name] for name in VARIANTS])
-        return difference(*(on(rows[name], FIRST_CALL, self.clock)
+        platform = backends.running().platform
+        return difference(*(on(cold_only(rows[name], platform), FIRST_CALL, self.clock)
                             for name in VARIANTS)).decided
 
     def busy(self) -> bool:
@@ -336,8 +340,10 @@ class FirstCalls:
         return self.clock == CPU
 
 
-#: What -r auto's rule reads of each row: the first calls on both clocks, and the wait.
-DECIDING_KEYS = (FIRST_CALL, cpu_key(FIRST_CALL), WAIT)
+#: What -r auto's rule reads of each row: the first calls on both clocks, the wait, and
+#: the compiles on both clocks (a run whose compile was not cold is left out, so that on
+#: a compiler that keeps work -r auto takes another run in its place).
+DECIDING_KEYS = (FIRST_CALL, cpu_key(FIRST_CALL), WAIT, COMPILE, cpu_key(COMPILE))
 
 
 def _deadline(start: float, timeout: float | None) -> float:

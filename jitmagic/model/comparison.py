@@ -49,6 +49,7 @@ from .saved.schema import optional
 from .saved.schema import text
 from .sharding import Sharding
 from .shown import Shown
+from .stats.cold import cold_only
 from .stats.cold import warm_runs
 from .stats.rule import INCONCLUSIVE
 from .stats.rule import Difference
@@ -172,8 +173,13 @@ class Comparison(Shown):
 
     def _ruled(self, phase: str, clock: Clock | None = None) -> Difference:
         clock = clock or self.clock_of(phase)
-        return difference(on(self.flat.samples, phase, clock), on(self.nested.samples, phase,
-                                                                   clock))
+        return difference(*(on(self.judged(name).samples, phase, clock) for name in VARIANTS))
+
+    def judged(self, name: str) -> VariantResult:
+        """Variant ``name`` as a verdict reads it: its runs, less the cold stages of those
+        that were not cold (:attr:`warm_runs`, :func:`.stats.cold.cold_only`)."""
+        v = self.variants[name]
+        return dataclasses.replace(v, samples=cold_only(v.samples, self.env.get("backend")))
 
     def withheld(self, phase: str, clock: Clock | None = None) -> bool:
         """Whether the rule found ``phase`` different but :meth:`difference` leaves it

@@ -20,6 +20,7 @@ from ..model.rows import VARIANTS
 from ..model.rows import VariantResult
 from ..model.stats.cold import COMPILE
 from ..model.stats.cold import WARM_SHARE
+from ..model.stats.cold import reference
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import median
@@ -127,14 +128,14 @@ def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
     judges samples, and the rest is a difference of medians."""
     if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
         return []
-    return [[REST_ROW, *(_rest_cell(c.variants[v]) for v in VARIANTS), ""]]
+    return [[REST_ROW, *(_rest_cell(c.judged(v)) for v in VARIANTS), ""]]
 
 
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
     """One row per phase (median, min–max), the rest of the first call where measured,
     and one per structure count either variant holds, flat against nested."""
     rows: list[list[str | Cell]] = [
-        [PHASE_LABELS[p], *(_median_cell(c.variants[v].samples.get(p, [])) for v in VARIANTS),
+        [PHASE_LABELS[p], *(_median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += _cpu_rows(c)
@@ -149,7 +150,7 @@ def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
     """The process's CPU time of each phase measured on it (all threads, so it can
     exceed wall time), judged by the same rule."""
     return [[f"{PHASE_LABELS[p]}, CPU time",
-             *(_median_cell(on(c.variants[v].samples, p, CPU)) for v in VARIANTS),
+             *(_median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
              _ratio_cell(c, p, CPU)]
             for p in _cpu_phases(c)]
 
@@ -167,9 +168,9 @@ def _busy(c: Comparison) -> list[Block]:
 
 def _warm(c: Comparison) -> list[Block]:
     """The line that says which runs were not cold (:attr:`Comparison.warm_runs`), under
-    the verdict, whose samples include them (none where every run was cold)."""
+    the verdict, which leaves them out (none where every run was cold)."""
     return not_cold({name: (c.variants[name].samples, runs)
-                     for name, runs in c.warm_runs.items()}, "the verdict counts them")
+                     for name, runs in c.warm_runs.items()}, "the verdict leaves them out")
 
 
 def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ...]]],
@@ -179,21 +180,23 @@ def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ..
     said = [_warm_clause(name, samples, runs) for name, (samples, runs) in found.items()]
     if not said:
         return []
-    return [Para([f"Not cold: {'; '.join(said)}, under {WARM_SHARE:.0%} of the first run's "
-                  "compile on both wall and CPU time (less work, not less waiting): the "
-                  "compiler kept something from earlier compiles of this program in this "
-                  f"process, so those runs read faster than fresh starts would, and {counted}."],
+    return [Para([f"Not cold: {'; '.join(said)}, under {WARM_SHARE:.0%} of the series' cold "
+                  "compile (its first run's or its median, the slower) on both wall and CPU "
+                  "time (less work, not less waiting): the compiler kept something from "
+                  "earlier compiles in this process, so those runs read faster than fresh "
+                  f"starts would, and {counted}."],
                  "warning")]
 
 
 def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
                  runs: tuple[int, ...]) -> str:
-    """``nested runs 4 and 5 compiled in 402 ms and 520 ms (the first: 3.1 s)``."""
+    """``nested runs 4 and 5 compiled in 402 ms and 520 ms (cold: 3.1 s)``, cold being
+    the series' :func:`~jitmagic.model.stats.cold.reference`."""
     wall = on(samples, COMPILE, WALL)
     numbers, times = (_listed([str(i + 1) for i in runs]),
                       _listed([fmt_s(wall[i]) for i in runs]))
     return (f"{name} run{'s' * (len(runs) > 1)} {numbers} compiled in {times} "
-            f"(the first: {fmt_s(wall[0])})")
+            f"(cold: {fmt_s(reference(wall))})")
 
 
 def _listed(words: list[str]) -> str:
@@ -300,9 +303,10 @@ def _processes(c: Comparison) -> str:
 
 
 def _repeats(c: Comparison) -> dict[str, int]:
-    """Each measured variant's finished cold runs (a variant not measured is left out)."""
-    return {name: len(v.samples.get("first_call_s", [])) for name, v in c.variants.items()
-            if any(v.samples.values())}
+    """Each measured variant's finished cold runs, less those that were not cold (a
+    variant not measured is left out)."""
+    return {name: len(c.judged(name).samples.get("first_call_s", []))
+            for name, v in c.variants.items() if any(v.samples.values())}
 
 
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:

@@ -43,7 +43,7 @@ def blocks(c: Comparison) -> list[Block]:
     if not of[STAGE] and not c.stopped_anywhere:
         return []
     clock, stop = clock_of(c), stopped_first(c)
-    first = median(on(c.flat.samples, "first_call_s", clock))
+    first = median(on(c.judged("flat").samples, "first_call_s", clock))
     out: list[Block] = [Heading(_title(first, clock))]
     if of[SAVING]:
         rewrites = [x.name for x in of[NOT_MEASURED] if is_rewrite(x)]

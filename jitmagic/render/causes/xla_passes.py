@@ -21,6 +21,7 @@ from ...model.causes.xla_passes import XlaPasses
 from ...model.comparison import Comparison
 from ...model.stats.cold import COMPILE
 from ...model.stats.cold import WARM_SHARE
+from ...model.stats.cold import reference
 from ...model.stats.cold import warm_extra
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import WALL
@@ -209,21 +210,22 @@ def text(x: XlaPasses) -> str:
     return as_text(blocks(x))
 
 
-def _not_cold(variant: str, profiled_s: float, first_s: float) -> Para:
+def _not_cold(variant: str, profiled_s: float, cold_s: float) -> Para:
     return Para([f"Not cold: the {variant} profiled compile took {fmt_s(profiled_s)}, under "
-                 f"{WARM_SHARE:.0%} of the first cold compile of the comparison's runs "
-                 f"({fmt_s(first_s)}): the compiler kept something from earlier compiles of "
-                 "this program in this process, so these shares are of a compile that did "
-                 "less work than a cold one."], kind="warning")
+                 f"{WARM_SHARE:.0%} of a cold compile of the comparison's runs "
+                 f"({fmt_s(cold_s)}): the compiler kept something from earlier compiles in "
+                 "this process, so these shares are of a compile that did less work than a "
+                 "cold one."], kind="warning")
 
 
 def warm_compiles(c: Comparison) -> dict[str, float]:
     """The variants whose profiled compile was not cold
-    (:func:`~jitmagic.model.stats.cold.warm_extra`), each with its runs' first compile."""
+    (:func:`~jitmagic.model.stats.cold.warm_extra`), each with its runs' cold compile
+    (:func:`~jitmagic.model.stats.cold.reference`)."""
     record, platform = c.xla_passes, c.env.get("backend")
     if record is None:
         return {}
-    return {v: on(c.variants[v].samples, COMPILE, WALL)[0]
+    return {v: reference(on(c.variants[v].samples, COMPILE, WALL))
             for v, p in record.compiles.items() if v in c.variants
             and warm_extra(p.compile_s, c.variants[v].samples, platform)}
 

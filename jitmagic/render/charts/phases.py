@@ -105,7 +105,7 @@ def _columns(labels: list[str]) -> int:
 
 def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
     """One bar per variant: its parts stacked, the first call's whisker and median label."""
-    variants = [c.variants[n] for n in names]
+    variants = [c.judged(n) for n in names]
     unit, scale = time_unit([x for v in variants
                              for x in [*v.samples.get("first_call_s", []), *bar_parts(v).values()]])
     labelled: set[str] = set()
