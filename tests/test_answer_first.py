@@ -267,7 +267,7 @@ def test_legends_and_labels_are_at_least_10_pt_at_100_dpi():
     png = to_png(fig)
     width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR
     assert DPI >= 100 and (width, height) == (900, 400)  # 10 pt is 14 px
-    point = dataclasses.replace(c, warnings=())
+    point = dataclasses.replace(c, warned=())
     sweep = Sweep.from_dict({"schema": "jitmagic.sweep/1", "name": "n", "values": [1, 2],
                              "wall_s": 1.0, "points": [point.to_dict()] * 2, "warnings": []})
     assert min(legend_sizes(sweep_figure(sweep))) >= 10

@@ -32,6 +32,8 @@ fails where one on the list has none, so the list only shrinks).
 from __future__ import annotations
 
 import ast
+import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -165,3 +167,150 @@ def test_a_report_that_saved_sentences_still_loads():
     loaded = type(c).from_dict(old)
     assert loaded.to_dict() == c.to_dict() and str(loaded) == str(c)
     assert "old words" not in str(loaded) and loaded.verdict.text == c.verdict.text
+
+
+# What the measuring notes (issue 53, item 3): a warning of a comparison or a note of a
+# variant is a fact (jitmagic.model.notes); its words are made in render/notes.py.
+
+MEASURING = Path(jitmagic.__file__).parent
+
+#: Keywords and list names through which the measuring layer fills a record's notes.
+NOTED = frozenset({"warned", "noted", "warnings", "notes", "placement_notes",
+                   "effort_notes"})
+
+#: The modules of measure/ and cell/ that still hand a record a sentence of their own
+#: as a note or warning, each to make a fact of it; the list only shrinks.
+STILL_WORDED = frozenset({
+    "measure/parts/constants/arguments.py", "measure/parts/effort.py",
+    "measure/variants/build.py",
+    "measure/variants/entry.py", "measure/variants/inner_jit.py",
+    "measure/variants/rows.py",
+})
+
+
+#: Words of a note: two lowercase words in a row (a note is short: "stays inline: ").
+WORDS = re.compile(r"\b[a-z][a-z']*[,;:()]? \(?[a-z][a-z']*\b")
+
+
+def _into_notes(node: ast.AST) -> list[ast.AST]:
+    """What ``node`` hands a record's notes: the arguments of ``notes.append(...)``
+    (``extend``) and of a function named for a note (``_note_once``), and what is
+    assigned to ``notes`` (``=``, ``+=``) or passed as ``warned=``, ``notes=`` and the like."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("append", "extend") \
+            and ast.unparse(node.func.value).split(".")[-1] in NOTED:
+        return list(node.args)
+    if isinstance(node, ast.Call) and "note" in ast.unparse(node.func).split(".")[-1]:
+        return list(node.args)
+    if isinstance(node, ast.keyword) and node.arg in NOTED:
+        return [node.value]
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node.target] if isinstance(node, ast.AugAssign) else []
+    if any(ast.unparse(t).split(".")[-1] in NOTED for t in targets):
+        return [node.value]
+    return []
+
+
+def worded_notes(path: Path) -> list[str]:
+    """``line: 'literal'`` for each literal of words ``path`` hands a record as a note."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for value in _into_notes(node):
+            found += [f"{inner.lineno}: {inner.value!r}" for inner in ast.walk(value)
+                      if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+                      and WORDS.search(inner.value)]
+    return found
+
+
+def test_the_measuring_layer_notes_facts_not_sentences():
+    paths = [p for folder in ("measure", "cell")
+             for p in sorted((MEASURING / folder).rglob("*.py"))]
+    worded = {str(p.relative_to(MEASURING)): found for p in paths if (found := worded_notes(p))}
+    new = {name: found[:3] for name, found in worded.items() if name not in STILL_WORDED}
+    assert not new, f"sentences noted in the measuring layer (make a Note of them): {new}"
+    moved = sorted(STILL_WORDED - set(worded))
+    assert not moved, f"no sentence noted in {moved}: take them off STILL_WORDED"
+
+
+def test_every_kind_of_note_has_its_words_in_render():
+    from jitmagic.model.notes import KINDS
+    from jitmagic.model.shown import renderer
+    from jitmagic.render.notes import SAID
+
+    assert set(SAID) == set(KINDS.values())
+    for kind in KINDS.values():
+        assert renderer("text", kind.__new__(kind)) is SAID[kind], kind
+
+
+def _noted_comparison():
+    """A comparison whose warnings and notes are facts, of several kinds."""
+    from jitmagic.model.notes import kinds
+
+    c = comparison({"first_call_s": [2.3, 2.4, 2.5]}, {"first_call_s": [0.4, 0.45, 0.5]},
+                   every=0.1, warned=(kinds.CacheSwitchedOff(), kinds.Waited(1.25),
+                                      kinds.PartNotMeasured("second_start", "disk full")))
+    flat = dataclasses.replace(c.flat, noted=(kinds.StagedRun("flat"),))
+    return dataclasses.replace(c, variants={**c.variants, "flat": flat})
+
+
+def test_notes_are_saved_as_facts_and_said_as_before():
+    c = _noted_comparison()
+    saved = c.to_dict()
+    assert saved["warnings"] == [
+        {"kind": "cache_switched_off"}, {"kind": "waited", "seconds": 1.25},
+        {"kind": "part_not_measured", "part": "second_start", "error": "disk full"}]
+    assert saved["variants"]["flat"]["notes"] == [{"kind": "staged_run", "variant": "flat"}]
+    assert c.warnings == (
+        "your persistent compilation cache was switched off for the measurement and "
+        "switched back on after",
+        "this measurement waited 1.2 s for another thread's to finish: jitmagic measures "
+        "one call at a time per process (each swaps the process's own helpers)",
+        "the second start was not measured: disk full")
+    loaded = type(c).from_dict(json.loads(json.dumps(saved)))
+    assert loaded.warned == c.warned and loaded.flat.noted == c.flat.noted
+    assert str(loaded) == str(c) and "warning: the second start was not measured" in str(c)
+
+
+def test_a_report_that_saved_noted_sentences_loads_them_as_they_were():
+    """Reports saved before notes were facts hold sentences: each loads as the string it
+    was and is shown word for word, beside facts of a newer report."""
+    c = _noted_comparison()
+    old = c.to_dict()
+    old["warnings"] = ["an old warning, as it was worded", *old["warnings"][1:]]
+    old["variants"]["flat"]["notes"] = ["an old note of the flat variant"]
+    loaded = type(c).from_dict(old)
+    assert loaded.warned[0] == "an old warning, as it was worded"
+    assert loaded.warnings == ("an old warning, as it was worded", *c.warnings[1:])
+    assert loaded.flat.notes == ("an old note of the flat variant",)
+    shown = str(loaded)
+    assert "warning: an old warning, as it was worded" in shown
+    assert "an old note of the flat variant" in shown
+    assert loaded.to_dict()["warnings"] == old["warnings"]  # saved again as it was read
+
+
+@pytest.mark.parametrize("bad", [{"kind": "no such kind"}, {"kind": "waited"},
+                                 {"kind": "waited", "seconds": "long"}, 3])
+def test_a_note_of_no_known_kind_or_field_is_refused(bad):
+    from jitmagic.model.saved.schema import ReportSchemaError
+
+    d = _noted_comparison().to_dict()
+    d["warnings"] = [bad]
+    with pytest.raises(ReportSchemaError, match=r"^warnings\[0\]"):
+        type(_noted_comparison()).from_dict(d)
+
+
+def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
+    import jax
+    from support import FAST
+    from support import SMALL_CELL
+
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path))
+    try:
+        result, _ = run_magic(f"-o {FAST}", SMALL_CELL)
+    finally:
+        jax.config.update("jax_compilation_cache_dir", None)
+    saved = result.to_dict()
+    assert {"kind": "cache_switched_off"} in saved["warnings"]
+    worded = [w for w in saved["warnings"] if isinstance(w, str)]
+    worded += [n for v in saved["variants"].values() for n in v["notes"] if isinstance(n, str)]
+    assert not worded, worded

@@ -45,10 +45,10 @@ def point(scale: float = 1.0, **changes) -> Comparison:
                    stablehlo_bytes=9000, stablehlo_calls=0, compiled_calls=0,
                    jaxpr_text="{ lambda ; a:f32[4]. let b = sin a in (b,) }")
     nested = variant("nested", {"trace_s": [0.002 * scale]}, error=NESTED_ERROR,
-                     notes=("`step` runs inline",))
+                     noted=("`step` runs inline",))
     c = comparison(flat, nested, max_abs_diff=0.0, wall_s=2.5 * scale,
                    env={"jax": "0.10.2", "mesh_shape": {"x": 8}, "devices": ["cpu:0"]},
-                   warnings=("a compile was served from JAX's cache",))
+                   warned=("a compile was served from JAX's cache",))
     return dataclasses.replace(c, **changes)
 
 
@@ -93,7 +93,7 @@ def every_record() -> Comparison:
 
 def a_sweep() -> Sweep:
     return Sweep("n", (1, 2.5, "big"), (point(1), point(2), every_record()), 9.0,
-                 warnings=("about the whole sweep",))
+                 warned=("about the whole sweep",))
 
 
 def test_a_sweep_is_its_own_record_and_round_trips_exactly():

@@ -289,9 +289,9 @@ def test_the_title_says_how_many_runs_each_median_is_of():
 
 def test_a_note_of_both_variants_is_said_once():
     both = "`step` donates its arguments: measured without donation"
-    c = comparison(variant("flat", {"first_call_s": [1.0]}, every=0.01, notes=(both,)),
+    c = comparison(variant("flat", {"first_call_s": [1.0]}, every=0.01, noted=(both,)),
                    variant("nested", {"first_call_s": [0.5]}, every=0.01,
-                           notes=(both, "`layer` stays inline: it leaks a tracer")))
+                           noted=(both, "`layer` stays inline: it leaks a tracer")))
     shown = text_table(c)
     assert shown.count(both) == 1 and f"note: {both}" in shown
     assert "note (nested): `layer` stays inline" in shown

@@ -193,7 +193,7 @@ def test_orderings_with_the_same_times_are_no_measurable_difference():
 def test_a_nesting_that_changed_the_program_is_never_called_the_same_program():
     flat = {"jaxpr_eqns": 89, "nested_calls": 0}
     nested = {"helpers": (), "inline": ("block",), "jaxpr_eqns": 36, "nested_calls": 5,
-              "notes": ("`block` stays inline: no call of it went through a jit",)}
+              "noted": ("`block` stays inline: no call of it went through a jit",)}
     c = comparison(variant("flat", every=0.1, **flat), variant("nested", every=0.1, **nested))
     assert verdict(c) == ("A helper of yours was found but no jit call of it was recognised "
                           "in the nested program (see the notes), though nesting changed that "

@@ -145,7 +145,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
     except SystemExit as exc:  # in a helper, or the entry, while traced or run
         raise UserCodeError(exit_while_measured(exc)) from None
     note = x64_note(prepared["flat"].args, prepared["flat"].kwargs)
-    return dataclasses.replace(result, warnings=(*result.warnings, note)) if note else result
+    return dataclasses.replace(result, warned=(*result.warned, note)) if note else result
 
 
 def x64_note(args: tuple, kwargs: dict[str, Any]) -> str | None:
@@ -221,7 +221,7 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
              *printed_note(printed.count, traces(result)), *_runs_note(cell, result)]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
-    return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+    return dataclasses.replace(result, warned=(*result.warned, *notes))
 
 
 def _cell_or_sweep(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
@@ -278,8 +278,8 @@ def _why_unchanged(result: Sweep, reasons: list[str]) -> Sweep:
     if not reasons:
         return result
     general = unchanged_warning(result)
-    kept = tuple(w for w in result.warnings if w != general)
-    return dataclasses.replace(result, warnings=(*kept, *reasons))
+    kept = tuple(w for w in result.warned if w != general)
+    return dataclasses.replace(result, warned=(*kept, *reasons))
 
 
 def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[str]:

@@ -330,7 +330,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         result = measure_source(cell, namespace, options, progress, start,
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
-    return dataclasses.replace(result, warnings=(*result.warnings, late)) if late else result
+    return dataclasses.replace(result, warned=(*result.warned, late)) if late else result
 
 
 def _options_said(options: Options, args: argparse.Namespace) -> str:

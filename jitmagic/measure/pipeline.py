@@ -25,6 +25,14 @@ from .._compat import missing
 from ..errors import InputError
 from ..errors import UserCodeError
 from ..model.comparison import Comparison
+from ..model.notes import Note
+from ..model.notes import Noted
+from ..model.notes.kinds import CacheServed
+from ..model.notes.kinds import CacheSwitchedOff
+from ..model.notes.kinds import OneExample
+from ..model.notes.kinds import PartMoved
+from ..model.notes.kinds import StagedRun
+from ..model.notes.kinds import Waited
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.rows import VARIANTS
@@ -203,15 +211,10 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         waited = seconds_waited()
     if not waited:
         return result
-    return dataclasses.replace(result, warnings=(*result.warnings, WAITED.format(waited)))
+    return dataclasses.replace(result, warned=(*result.warned, Waited(waited)))
 
 
-#: The warning of a measurement that waited for another thread's to finish.
-WAITED = ("this measurement waited {:.2g} s for another thread's to finish: jitmagic "
-          "measures one call at a time per process (each swaps the process's own helpers)")
-
-
-def this_jax(options: Options) -> tuple[Options, tuple[str, ...]]:
+def this_jax(options: Options) -> tuple[Options, tuple[PartMoved, ...]]:
     """``options`` less the parts whose private JAX names this JAX lacks, and a warning
     for each part refused; an :class:`InputError` saying what to do where a name every
     measurement needs is gone (a JAX newer than jitmagic knows moved it)."""
@@ -224,7 +227,7 @@ def this_jax(options: Options) -> tuple[Options, tuple[str, ...]]:
         return options, ()
     off: dict[str, Any] = dict.fromkeys(refused, False)
     return dataclasses.replace(options, why=False, **off), tuple(
-        PART_MOVED.format(option=option.replace("_", "-"), name=name, version=jax.__version__)
+        PartMoved(option.replace("_", "-"), name, jax.__version__)
         for option, name in refused.items())
 
 
@@ -232,10 +235,6 @@ def this_jax(options: Options) -> tuple[Options, tuple[str, ...]]:
 JAX_MOVED = ("jitmagic needs JAX's private {names}, which JAX {version} does not have: "
              "install a jitmagic release made for this JAX (pip install -U jitmagic), or "
              "a JAX jitmagic was tested with (jax==0.10.2)")
-#: Where JAX no longer has a private name one part needs: the rest is measured.
-PART_MOVED = ("--{option} not measured: it needs JAX's private {name}, which JAX {version} "
-              "does not have (pip install -U jitmagic for a release made for this JAX); the "
-              "rest was measured")
 
 
 def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
@@ -251,7 +250,7 @@ def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         result = _measured(prepared, options, start=start, check=check)
     if not refused:
         return result
-    return dataclasses.replace(result, warnings=(*result.warnings, *refused))
+    return dataclasses.replace(result, warned=(*result.warned, *refused))
 
 
 def _measured(prepared: dict[str, Prepared], options: Options, *,
@@ -274,8 +273,7 @@ def _measured(prepared: dict[str, Prepared], options: Options, *,
         result = run_comparison(entry, prepared, options, start=start, check=check,
                                 built=built)
         if flat.batch is not None:
-            result = dataclasses.replace(result, warnings=(*result.warnings,
-                                                           batches.ONE_EXAMPLE_NOTE))
+            result = dataclasses.replace(result, warned=(*result.warned, OneExample()))
         whole = add_parts(result, PartRun(prepared, built, batched, options, check))
         if whole is result:
             return result
@@ -302,10 +300,6 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
 CHECKING = "checking the nested variant leaks nothing"
 
 
-#: Said of a variant whose stages JAX did not report inside its first call.
-STAGED_NOTE = ("{}: JAX reported no trace, lowering or compile event inside the first call, "
-               "so the stages were timed in a separate staged run (trace, lower, compile): "
-               "they do not add up to the first call")
 
 
 class FirstCalls:
@@ -371,7 +365,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     rounds, cache_said = _sampled(runs, options, check)
     if built is not None:
         built.update({n: Staged(r.traced, r.lowered) for n, r in runs.programs().items()})
-    warnings = [*runs.warnings(entry), *cache_said]
+    warnings: list[Noted] = [*runs.warnings(entry), *cache_said]
     match, diff = (None, None) if same else runs.outputs_match()  # same: one program ran
     variants, staged = _variant_rows(prepared, runs, lockstep_of(check), same)
     return Comparison(
@@ -382,7 +376,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         **runs.outputs.details(),
         wall_s=clocks.wall() - start,
         **_placement(prepared, runs, lockstep_of(check)),
-        warnings=(*warnings, *staged),
+        warned=(*warnings, *staged),
         stopped=runs.stopped,
         repeats_ended=rounds.ended,
         same_compiled=None if same else same_compiled(runs.shape),
@@ -409,12 +403,12 @@ def _refuse_disabled_jit() -> None:
 
 
 def _variant_rows(prepared: dict[str, Prepared], runs: Sampler, step: Lockstep,
-                  same: bool) -> tuple[dict[str, VariantResult], list[str]]:
+                  same: bool) -> tuple[dict[str, VariantResult], list[StagedRun]]:
     """Each variant's row (every process's samples merged in, the same on every process)
     and the note said of each whose stages were timed in a separate staged run. With
     nothing to nest (``same``) the nested row is the flat program's, measured once."""
     variants = merged(variant_results(runs), step)
-    staged = [STAGED_NOTE.format(name) for name, v in variants.items()
+    staged = [StagedRun(name) for name, v in variants.items()
               if v.stages_from == FROM_STAGED]
     if same:
         variants["nested"] = nothing_to_nest(prepared["nested"].variant)
@@ -431,7 +425,7 @@ def _placement(prepared: dict[str, Prepared], runs: Sampler,
             "sharding": sharding_report(call.args, call.kwargs, runs.compiled())}
 
 
-def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[str]]:
+def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[Note]]:
     """``runs`` measured in the rounds ``options`` ask for (with ``-r auto``, until the
     first calls settle flat against nested), with the persistent cache off, JAX's events
     listened to and the heap frozen: (the rounds, what to say of the user's cache)."""
@@ -445,13 +439,7 @@ def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds
     return rounds, _cache_warnings(switched, monitor)
 
 
-def _cache_warnings(switched: bool, monitor: Monitor) -> list[str]:
+def _cache_warnings(switched: bool, monitor: Monitor) -> list[Note]:
     """What the report says of the user's persistent cache around the measurement."""
-    warnings = []
-    if switched:
-        warnings.append("your persistent compilation cache was switched off for the "
-                        "measurement and switched back on after")
-    if CACHE_HIT_EVENT in monitor.events:
-        warnings.append("a compile was served from JAX's persistent cache: compile times "
-                        "may be too low")
-    return warnings
+    return [*([CacheSwitchedOff()] if switched else []),
+            *([CacheServed()] if CACHE_HIT_EVENT in monitor.events else [])]

@@ -71,7 +71,7 @@ def run_sweep(name: str, values: Sequence[Any],
     record = Sweep(name, tuple(values[:len(points)]), tuple(points),
                    clocks.wall() - start, stopped)
     warning = unchanged_warning(record)
-    return dataclasses.replace(record, warnings=(warning,)) if warning else record
+    return dataclasses.replace(record, warned=(warning,)) if warning else record
 
 
 def why_unmeasured(stop: Stop | StageInterrupted) -> str:

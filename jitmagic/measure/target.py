@@ -41,6 +41,9 @@ from ..backends import TPU
 from ..backends import target as tpu
 from ..errors import InputError
 from ..model.comparison import Comparison
+from ..model.notes import Note
+from ..model.notes.kinds import TargetReplicated
+from ..model.notes.kinds import TargetShardingsUnmatched
 from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
 from ..model.stats.witness import CONTENTION_KEYS
@@ -110,7 +113,7 @@ class _Placer:
         self.everywhere = SingleDeviceSharding(devices[0]) if self.one else \
             NamedSharding(Mesh(np.array(devices), ("target",)), PartitionSpec())
         self.kinds: set[str] = set()
-        self.notes: list[str] = []
+        self.notes: list[Note] = []
 
     def spec(self, x: Any, given: Any = None) -> Any:
         """``x`` on the devices: by ``given`` (the user's jit's sharding for it) or its own
@@ -129,8 +132,7 @@ class _Placer:
             return jax.ShapeDtypeStruct(x.shape, x.dtype,
                                         sharding=NamedSharding(ours, sharding.spec))
         if isinstance(sharding, NamedSharding) and size > 1:
-            self.notes.append(f"an argument sharded over {size} devices was replicated: the "
-                              f"target has {len(self.devices)}")
+            self.notes.append(TargetReplicated(size, len(self.devices)))
         self.kinds.add(ONE_DEVICE if self.one else REPLICATED)
         return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=self.everywhere,
                                     weak_type=bool(getattr(x, "weak_type", False)))
@@ -150,12 +152,12 @@ class _Placer:
                 lambda s, sub: jax.tree_util.tree_map(lambda x: self.spec(x, s), sub),
                 prefix, arg, is_leaf=is_given)
         except (ValueError, TypeError):  # not a prefix of the argument: by the arrays
-            self.notes.append("your jit's in_shardings did not match the arguments' structure")
+            self.notes.append(TargetShardingsUnmatched("structure"))
             return jax.tree_util.tree_map(self.spec, arg)
 
 
 def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any = None,
-           ) -> tuple[tuple, dict[str, Any], str, tuple[str, ...]]:
+           ) -> tuple[tuple, dict[str, Any], str, tuple[Note, ...]]:
     """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
     they were placed, notes). ``given``: the ``in_shardings`` of the user's own jit (one
     sharding for every argument, or one per positional argument); else an array keeps its
@@ -164,7 +166,7 @@ def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any =
     placer = _Placer(devices)
     per_arg = given if isinstance(given, tuple) else (given,) * len(args)
     if len(per_arg) != len(args):
-        placer.notes.append("your jit's in_shardings did not match the arguments' number")
+        placer.notes.append(TargetShardingsUnmatched("number"))
         per_arg = (None,) * len(args)
     new_args = tuple(placer.by_prefix(s, a) for s, a in zip(per_arg, args, strict=True))
     new_kwargs = jax.tree_util.tree_map(placer.spec, kwargs)
@@ -244,7 +246,7 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
     result = Comparison(
         entry=flat.variant.plan.name, variants=variants, outputs_match=None,
         wall_s=clocks.wall() - start, env=environment({TARGET: record.to_dict()}),
-        warnings=tuple(runs.warnings(flat.variant.plan.name)), stopped=runs.stopped,
+        warned=tuple(runs.warnings(flat.variant.plan.name)), stopped=runs.stopped,
         repeats_ended=rounds.ended, same_compiled=None if same else same_compiled(runs.shape))
     parts = dataclasses.replace(options, target=None, effort=False)  # this host's effort
     result = add_parts(result, PartRun(targeted, {}, None, parts, check))
@@ -271,7 +273,7 @@ def _busy(runs: Sampler) -> bool:
 
 
 def _record(topology: tpu.Topology, devices: list[Any], placement: str,
-            notes: tuple[str, ...], runs: Sampler, variants: dict[str, Any]) -> TargetCompile:
+            notes: tuple[Note, ...], runs: Sampler, variants: dict[str, Any]) -> TargetCompile:
     chip = topology.chip
     memory = {n: m for n, r in runs.last.items()
               if (m := _memory(r.artefact.compiled if r.artefact else None)) is not None}

@@ -25,6 +25,7 @@ import numpy as np
 from ..backends import TPU
 from ..errors import UserCodeError
 from ..model.comparison import Comparison
+from ..model.notes.kinds import TargetSettingRefused
 from ..model.rows import PHASES
 from ..model.stats.rule import difference
 from ..model.target import TARGET
@@ -73,7 +74,8 @@ class CompileAtSetting(VariantSubject):
         return ProgramFacts()
 
 
-def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[str]]:
+def accepted(device: Any, baseline: dict[str, Any]
+             ) -> tuple[list[Any], list[TargetSettingRefused]]:
     """(the TPU's settings libtpu takes, a note for each it refused), each probed on a
     tiny program compiled for ``device``."""
     from jax.sharding import SingleDeviceSharding
@@ -86,7 +88,7 @@ def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[str
             lowered.compile(compiler_options={**baseline, **s.options})
         except Exception as exc:  # libtpu's refusal: said, the rest measured
             why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(f"`{s.name}` left out: libtpu refused it ({why})")
+            notes.append(TargetSettingRefused(s.name, why))
             continue
         keep.append(s)
     return keep, notes

@@ -26,6 +26,10 @@ from .causes.why import Cause
 from .causes.why import causes
 from .causes.xla_passes import XlaPasses
 from .lines import Lines
+from .notes import Noted
+from .notes import read_notes
+from .notes import said
+from .notes import saved
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
@@ -41,7 +45,6 @@ from .saved.schema import ReportSchemaError
 from .saved.schema import fail
 from .saved.schema import fields
 from .saved.schema import flag
-from .saved.schema import items
 from .saved.schema import json_value
 from .saved.schema import number_or_nan
 from .saved.schema import obj
@@ -94,7 +97,9 @@ class Comparison(Shown):
     #: (NaN: none ran, or a report before it): ``wall_s`` is flat against nested alone.
     whole_s: float = math.nan
     env: dict[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
+    #: What the measuring noted as it ran (facts worded in :mod:`jitmagic.render.notes`;
+    #: a report saved before they were facts holds sentences): ``warnings`` says them.
+    warned: tuple[Noted, ...] = ()
     stopped: str | None = None  # why the measurement ended early, if it did
     orderings: Orderings | None = None  # --vmap
     attribution: Attribution | None = None  # --attribute
@@ -145,6 +150,11 @@ class Comparison(Shown):
         if name in _OWN_FIELDS:
             return dataclasses.replace(self, **{name: record}, **changes)
         return dataclasses.replace(self, added={**self.added, name: record}, **changes)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the report warns of, in words: each of ``warned`` as its renderer says it."""
+        return said(self.warned)
 
     @property
     def flat(self) -> VariantResult:
@@ -273,7 +283,7 @@ class Comparison(Shown):
             "wall_s": json_number(self.wall_s),
             **({"whole_s": self.whole_s} if not math.isnan(self.whole_s) else {}),
             "env": dict(self.env),
-            "warnings": list(self.warnings),
+            "warnings": saved(self.warned),
             "stopped": self.stopped,
             "repeats_ended": self.repeats_ended,
             **({"same_compiled": self.same_compiled} if self.same_compiled is not None else {}),
@@ -330,7 +340,7 @@ _FIELDS: tuple[Field, ...] = (
     ("wall_s", "wall_s", number_or_nan, math.nan),
     ("whole_s", "whole_s", number_or_nan, math.nan),
     ("env", "env", lambda v, at: json_value(obj(v, at), at), {}),
-    ("warnings", "warnings", items(text), ()),
+    ("warnings", "warned", read_notes, ()),
     ("stopped", "stopped", optional(text), None),
     ("repeats_ended", "repeats_ended", optional(text), None),
     ("same_compiled", "same_compiled", optional(flag), None),

@@ -16,6 +16,9 @@ from typing import Any
 from typing import ClassVar
 from typing import TypeVar
 
+from .notes import Noted
+from .notes import read_notes
+from .notes import said
 from .processes import Samples
 from .processes import read_per_process
 from .saved.schema import Field
@@ -182,7 +185,9 @@ class VariantResult(Row, ProgramFigures):
     """What one variant (flat or nested) measured: raw samples plus structure."""
 
     helpers: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
+    #: What the measuring noted of this variant (facts worded in :mod:`jitmagic.render.notes`;
+    #: a report saved before they were facts holds sentences): ``notes`` says them.
+    noted: tuple[Noted, ...] = ()
     #: Helpers found that could not be nested (kept inline; the notes say why).
     inline: tuple[str, ...] = ()
     #: Each nested helper's jit calls in this variant's program, as counted in its jaxpr:
@@ -205,7 +210,7 @@ class VariantResult(Row, ProgramFigures):
               ("jaxpr_eqns_top", "jaxpr_eqns_top", optional(count), None),
               ("helpers", "helpers", items(text), ()),
               *_TAIL,
-              ("notes", "notes", items(text), ()),
+              ("notes", "noted", read_notes, ()),
               ("inline", "inline", items(text), ()),
               ("helper_calls", "helper_calls", mapping(count), {}),
               ("own_jit", "own_jit", items(text), ()),
@@ -223,6 +228,11 @@ class VariantResult(Row, ProgramFigures):
             if d[key] is None:
                 del d[key]
         return d
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the report notes of this variant, in words (each of ``noted`` said)."""
+        return said(self.noted)
 
     @property
     def cold_start_s(self) -> float:

@@ -22,6 +22,10 @@ from typing import Any
 
 from .comparison import READABLE
 from .comparison import Comparison
+from .notes import Noted
+from .notes import read_notes
+from .notes import said
+from .notes import saved
 from .rows import PHASES
 from .rows import VARIANTS
 from .saved.schema import REQUIRED
@@ -61,8 +65,8 @@ class Sweep(Shown):
     points: tuple[Comparison, ...]
     wall_s: float
     stopped: str | None = None  # why the sweep ended before its last value (PARTIAL)
-    #: About the whole sweep (each point keeps its own).
-    warnings: tuple[str, ...] = ()
+    #: About the whole sweep (each point keeps its own), as noted (``warnings`` says them).
+    warned: tuple[Noted, ...] = ()
     #: Provenance, as a comparison's (docs/reports.md): the code, the file, the options as
     #: written (``--sweep`` among them) and when (ISO 8601, UTC).
     source: str | None = None
@@ -83,6 +87,11 @@ class Sweep(Shown):
     @property
     def entry(self) -> str:
         return self.last.entry
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the sweep warns of as a whole, in words (each of ``warned`` said)."""
+        return said(self.warned)
 
     @property
     def last(self) -> Comparison:
@@ -113,7 +122,7 @@ class Sweep(Shown):
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "entry": self.entry, "name": self.name,
                 "values": list(self.values), "points": [p.to_dict() for p in self.points],
-                "wall_s": self.wall_s, "stopped": self.stopped, "warnings": list(self.warnings),
+                "wall_s": self.wall_s, "stopped": self.stopped, "warnings": saved(self.warned),
                 **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None}}
 
     @classmethod
@@ -127,7 +136,7 @@ class Sweep(Shown):
             raise ReportSchemaError(f"cannot read a sweep with schema {got!r}: this jitmagic "
                                     f"reads {' or '.join(map(repr, SWEEP_READABLE))}")
         top = fields(d, _TOP_FIELDS, where)
-        read = cls._read(d, where, top.pop("warnings"))
+        read = cls._read(d, where, top.pop("warned"))
         if d["schema"] != SCHEMA:  # /1: the provenance was every point's
             top = {k: getattr(read.last, k) for k in PROVENANCE}
         return dataclasses.replace(read, **top)
@@ -136,12 +145,12 @@ class Sweep(Shown):
     def _inside_comparison(cls, d: dict[str, Any]) -> Sweep:
         inner = obj(d["sweep"], "sweep")
         read = cls._read(inner, "sweep", ())
-        kept = set(read.last.warnings)  # the last point's own; the rest are the sweep's
+        kept = set(read.last.warned)  # the last point's own; the rest are the sweep's
         return cls(read.name, read.values, read.points, read.wall_s, read.stopped,
-                   tuple(w for w in Comparison.from_dict(d).warnings if w not in kept))
+                   tuple(w for w in Comparison.from_dict(d).warned if w not in kept))
 
     @classmethod
-    def _read(cls, d: Any, where: str, warnings: tuple[str, ...]) -> Sweep:
+    def _read(cls, d: Any, where: str, warned: tuple[Noted, ...]) -> Sweep:
         got = fields(d, _FIELDS, where)
         at = f"{where}.points" if where else "points"
         got["points"] = tuple(_point(p, f"{at}[{i}]")
@@ -150,7 +159,7 @@ class Sweep(Shown):
             fail(at, f"one point per value ({len(got['values'])})", f"{len(got['points'])} points")
         if not got["points"]:
             fail(at, "at least one point", "none")
-        return cls(**got, warnings=warnings)
+        return cls(**got, warned=warned)
 
 
 def _point(d: Any, where: str) -> Comparison:
@@ -166,7 +175,7 @@ _FIELDS = (
     ("wall_s", "wall_s", seconds, REQUIRED),
     ("stopped", "stopped", optional(text), None),
 )
-_TOP_FIELDS = (("warnings", "warnings", items(text), ()),
+_TOP_FIELDS = (("warnings", "warned", read_notes, ()),
                *((key, key, optional(text), None) for key in PROVENANCE))
 
 

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from .notes import Noted
+from .notes import read_notes
+from .notes import saved
 from .saved.schema import fail
 from .saved.schema import obj
 from .stats.rule import Difference
@@ -92,10 +95,10 @@ class TargetCompile:
     warm: dict[str, tuple[int, ...]] = field(default_factory=dict)
     libtpu: str = ""  # libtpu's version
     #: Arguments that were not arrays (traced as they are), and shardings not taken.
-    placement_notes: tuple[str, ...] = ()
+    placement_notes: tuple[Noted, ...] = ()
     #: ``--effort``: the default and each setting for the target, by name (default first).
     effort: dict[str, EffortRow] = field(default_factory=dict)
-    effort_notes: tuple[str, ...] = ()  # the settings left out, and why
+    effort_notes: tuple[Noted, ...] = ()  # the settings left out, and why
 
     def fits(self, variant: str) -> bool | None:
         """Whether ``variant``'s program fits one device's HBM (None: not known)."""
@@ -109,9 +112,9 @@ class TargetCompile:
                                            "placement", "hbm_bytes", "libtpu")}
         d["memory"] = {k: asdict(m) for k, m in self.memory.items()}
         d["warm"] = {k: list(v) for k, v in self.warm.items()}
-        d["placement_notes"] = list(self.placement_notes)
+        d["placement_notes"] = saved(self.placement_notes)
         d["effort"] = {k: asdict(r) for k, r in self.effort.items()}
-        d["effort_notes"] = list(self.effort_notes)
+        d["effort_notes"] = saved(self.effort_notes)
         return d
 
     @classmethod
@@ -126,8 +129,9 @@ class TargetCompile:
             return cls(str(d["topology"]), int(d["devices"]), str(d["device_kind"]),
                        str(d["host"]), str(d["placement"]), d.get("hbm_bytes"), memory,
                        {k: tuple(v) for k, v in d.get("warm", {}).items()},
-                       str(d.get("libtpu", "")), tuple(d.get("placement_notes", ())),
-                       effort, tuple(d.get("effort_notes", ())))
+                       str(d.get("libtpu", "")),
+                       read_notes(d.get("placement_notes", []), f"{where}.placement_notes"),
+                       effort, read_notes(d.get("effort_notes", []), f"{where}.effort_notes"))
         except (KeyError, TypeError, ValueError) as exc:
             fail(where, "a --target record", f"{type(exc).__name__}: {exc}")
 

@@ -24,6 +24,7 @@ from .headlines import register_headlines
 from .ledger import register_ledger
 from .ledger.diff import diff_text as ledger_diff_text
 from .lines import register_hints
+from .notes import register_notes
 from .progress import register_progress
 
 
@@ -73,3 +74,4 @@ _diff.register_diff()
 register_causes()
 register_hints()
 register_progress()
+register_notes()

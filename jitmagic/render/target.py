@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from ..backends.target import calibration
 from ..model.comparison import Comparison
+from ..model.notes import said as notes_said
 from ..model.rows import VARIANTS
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
@@ -149,7 +150,7 @@ def placement_line(t: TargetCompile) -> str:
                 f"{t.devices} devices to compile yours)")
     else:
         said = f"arguments: your shardings, over the topology's {t.devices} devices"
-    return "; ".join((said, *t.placement_notes))
+    return "; ".join((said, *notes_said(t.placement_notes)))
 
 
 def memory_lines(c: Comparison, t: TargetCompile) -> Iterator[str]:
@@ -217,7 +218,7 @@ def effort_lines(t: TargetCompile) -> list[str]:
                     "what a call costs "
                     "at it is not measurable without the TPU (on a TPU v5e O0 made a call of a "
                     "24-layer MLP 0.75× as fast: docs/effort.md)")
-    return [*said, *t.effort_notes]
+    return [*said, *notes_said(t.effort_notes)]
 
 
 def blocks(c: Comparison, t: TargetCompile) -> list[Block]:

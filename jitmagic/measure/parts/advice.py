@@ -42,6 +42,8 @@ from ...model.advice import Candidate
 from ...model.attribution import Attribution
 from ...model.attribution import HelperTime
 from ...model.comparison import Comparison
+from ...model.notes.kinds import AdviceFlatFailed
+from ...model.notes.kinds import AdviceStopped
 from ...model.progress import Draw
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import Difference
@@ -228,8 +230,7 @@ def extend(result: Comparison, flat: Prepared, options: Options,
     if not (options.attribute or options.advise):
         return result
     if not result.flat.ok:
-        return dataclasses.replace(result, warnings=(*result.warnings, (
-            "no attribution or advice: they trace the flat variant, which failed")))
+        return dataclasses.replace(result, warned=(*result.warned, AdviceFlatFailed()))
     call = (flat.variant.plan, flat.args, flat.kwargs)
     try:
         attribution = attribute_call(*call, check)
@@ -237,8 +238,8 @@ def extend(result: Comparison, flat: Prepared, options: Options,
                             attribution=attribution, check=check,
                             shared=_shared(result, options)) if options.advise else None
     except Stop as stop:
-        return dataclasses.replace(result, stopped=stop.reason, warnings=(
-            *result.warnings, f"no attribution or advice: {stop.reason}"))
+        return dataclasses.replace(result, stopped=stop.reason, warned=(
+            *result.warned, AdviceStopped(stop.reason)))
     return dataclasses.replace(result, attribution=attribution if options.attribute else None,
                                advice=found)
 

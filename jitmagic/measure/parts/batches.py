@@ -97,11 +97,6 @@ def _batch_shapes(arrays: tuple, static: list[bool], batch: int | None, in_axes:
     return axes, _batch_size(arrays, axes, static), arrays
 
 
-#: What a comparison with ``--in-axes`` says about its flat and nested variants.
-ONE_EXAMPLE_NOTE = ("flat/nested measured on one example: index 0 of the batch along each "
-                    "mapped axis (--in-axes); the orderings on the whole batch")
-
-
 def one_example(args: tuple, in_axes: Any) -> tuple:
     """The call's arguments with index 0 taken along each mapped axis of ``in_axes``
     (``jax.vmap``'s, pytree prefixes included): the one example the flat and nested

@@ -49,6 +49,7 @@ from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Setting
 from ...model.causes.effort import record_clock
 from ...model.comparison import Comparison
+from ...model.notes.kinds import EffortFlatFailed
 from ...model.rows import PHASES
 from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
@@ -439,8 +440,7 @@ def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = No
     if result.stopped:
         return result
     if not result.flat.ok:
-        return dataclasses.replace(result, warnings=(
-            *result.warnings, "XLA's effort was not measured: the flat variant failed"))
+        return dataclasses.replace(result, warned=(*result.warned, EffortFlatFailed()))
     row, why = (None, "out of line was not measured: the comparison has no nested variant") \
         if nested is None else out_of_line_row(nested, result.nested.helpers)
     effort = measure_effort(flat, effort_rounds(result), check, out_of_line=row,

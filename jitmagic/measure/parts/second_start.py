@@ -52,6 +52,7 @@ from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import Start
 from ...model.causes.second_start import UserCache
 from ...model.comparison import Comparison
+from ...model.notes.kinds import NoSecondStart
 from ...options import Options
 from ..sampling.conditions import cache_settings
 from ..sampling.conditions import emptied
@@ -92,8 +93,7 @@ def add_second_start(result: Comparison, prepared: dict[str, Prepared], options:
         return result
     names = [n for n in measured_variants(result, prepared) if result.variants[n].ok]
     if not names:
-        return dataclasses.replace(result, warnings=(
-            *result.warnings, "no second start: every variant failed in the comparison"))
+        return dataclasses.replace(result, warned=(*result.warned, NoSecondStart()))
     measured = measure_second_start({n: prepared[n] for n in names}, rounds_like(result),
                                     check or Checkpoint())
     compiled = {n: result.variants[n].compile_s for n in names}

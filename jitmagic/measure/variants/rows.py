@@ -112,7 +112,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.jaxpr_text,
             error=runs.describe_failure(name) if name in runs.errors else None,
-            notes=(*_notes(variant, calls), *held_notes(variant, calls, shape.jaxpr),
+            noted=(*_notes(variant, calls), *held_notes(variant, calls, shape.jaxpr),
                    *backward_note(variant, calls, shape.jaxpr))
             if traced else tuple(variant.notes),
             inline=_inline(variant, calls) if traced else variant.inline,
@@ -218,4 +218,4 @@ SAME_AS_FLAT = "nothing to nest: the nested program would be the flat one, so it
 def nothing_to_nest(variant: Variant) -> VariantResult:
     """The nested variant's result where it nests nothing: no samples, its reasons."""
     return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
-                         notes=(*_notes(variant, {}), SAME_AS_FLAT), inline=variant.inline)
+                         noted=(*_notes(variant, {}), SAME_AS_FLAT), inline=variant.inline)

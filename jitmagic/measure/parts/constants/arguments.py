@@ -322,7 +322,7 @@ def add_part(result: Comparison, run: PartRun) -> Comparison:
         return result
     note = in_one_process_only(parts.named("constant_arguments"), run.check)
     if note:
-        return dataclasses.replace(result, warnings=(*result.warnings, note))
+        return dataclasses.replace(result, warned=(*result.warned, note))
     run.check.report.parts = later_labels(run.options, found=("constant_arguments",))
     return add_constant_arguments(result, run.prepared, run.built, check=run.check,
                                   options=run.options)

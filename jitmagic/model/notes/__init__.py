@@ -1,0 +1,109 @@
+"""What the measuring notes beside its figures, held as facts (issue 53).
+
+A warning of a comparison, or a note of a variant, is a :class:`Note`: a small frozen
+record of one ``kind`` whose fields are names, numbers and flags. Its sentence is made
+in :mod:`jitmagic.render.notes`, by the renderer registered for its type in
+:mod:`jitmagic.model.shown` (``str(note)`` is that sentence). A report saves a note as
+``{"kind": ..., its fields}`` and reads it back through :data:`KINDS`, the kinds by
+name. A report saved before notes were facts holds plain sentences: each loads as the
+string it was and is shown word for word (a :data:`Noted` is either).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from typing import ClassVar
+from typing import TypeVar
+
+from ..saved.schema import REQUIRED
+from ..saved.schema import Field
+from ..saved.schema import Kind
+from ..saved.schema import fail
+from ..saved.schema import fields
+from ..saved.schema import flag
+from ..saved.schema import integer
+from ..saved.schema import items
+from ..saved.schema import number_or_nan
+from ..saved.schema import obj
+from ..saved.schema import optional
+from ..saved.schema import text
+from ..shown import Shown
+
+
+@dataclass(frozen=True)
+class Note(Shown):
+    """One fact the measuring noted; its ``kind`` names it in a saved report."""
+
+    kind: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The note as a report saves it: its kind, then its fields (tuples as lists)."""
+        return {"kind": self.kind, **{f.name: _json(getattr(self, f.name))
+                                      for f in dataclasses.fields(self)}}
+
+
+#: A note as a record holds it: a fact, or the sentence an earlier version saved.
+Noted = str | Note
+#: Every kind of note by its name, for reading a report (filled by :func:`kind`).
+KINDS: dict[str, type[Note]] = {}
+
+N = TypeVar("N", bound=type[Note])
+
+
+def kind(name: str) -> Callable[[N], N]:
+    """Class decorator: the note type saved as ``name`` (each name once)."""
+    def registered(cls: N) -> N:
+        if name in KINDS:
+            raise ValueError(f"two kinds of note named {name!r}")
+        cls.kind = name
+        KINDS[name] = cls
+        return cls
+    return registered
+
+
+#: How each field type of a note is read back from a report.
+_READERS: dict[str, Kind] = {
+    "str": text, "float": number_or_nan, "bool": flag, "int": integer,
+    "tuple[str, ...]": items(text), "str | None": optional(text),
+}
+
+
+def _json(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def saved(notes: Iterable[Noted]) -> list[Any]:
+    """``notes`` as a report saves them: a fact as its dict, a sentence as it is."""
+    return [n if isinstance(n, str) else n.to_dict() for n in notes]
+
+
+def read_noted(value: Any, where: str) -> Noted:
+    """A note read from a report: a plain string is a sentence an earlier version saved
+    (kept as it was); an object is a fact of a kind in :data:`KINDS`."""
+    if isinstance(value, str):
+        return text(value, where)
+    d = obj(value, where)
+    name = d.get("kind")
+    found = KINDS.get(name) if isinstance(name, str) else None
+    if found is None:
+        fail(f"{where}.kind", "a kind of note", name)
+    table: tuple[Field, ...] = tuple(
+        (f.name, f.name, _READERS[str(f.type)], REQUIRED) for f in dataclasses.fields(found))
+    return found(**fields(d, table, where))
+
+
+def read_notes(value: Any, where: str) -> tuple[Noted, ...]:
+    """A list of notes read from a report (:func:`read_noted`, each checked)."""
+    return tuple(items(read_noted)(value, where))
+
+
+def said(notes: Iterable[Noted]) -> tuple[str, ...]:
+    """Each note's sentence (``str``: made by its registered renderer)."""
+    return tuple(str(n) for n in notes)
+
+
+from . import kinds as kinds  # noqa: E402  (the kinds register themselves)

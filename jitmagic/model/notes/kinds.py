@@ -1,0 +1,133 @@
+"""The kinds of :class:`~jitmagic.model.notes.Note`, each the facts of one thing the
+measuring notes (its sentence: :mod:`jitmagic.render.notes`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import Note
+from . import kind
+
+# A comparison's warnings (``Comparison.warned``).
+
+
+@kind("cache_switched_off")
+@dataclass(frozen=True)
+class CacheSwitchedOff(Note):
+    """The user's persistent compilation cache was off while measuring, on again after."""
+
+
+@kind("cache_served")
+@dataclass(frozen=True)
+class CacheServed(Note):
+    """A compile was served from JAX's persistent cache: compile times may be too low."""
+
+
+@kind("waited")
+@dataclass(frozen=True)
+class Waited(Note):
+    """The measurement waited ``seconds`` for another thread's to finish."""
+
+    seconds: float
+
+
+@kind("part_moved")
+@dataclass(frozen=True)
+class PartMoved(Note):
+    """``--option`` not measured: it needs JAX's private ``name``, which JAX ``version``
+    lacks."""
+
+    option: str  # as written on the command line: "second-start"
+    name: str
+    version: str
+
+
+@kind("one_example")
+@dataclass(frozen=True)
+class OneExample(Note):
+    """With ``--in-axes``, flat and nested were measured on one example of the batch."""
+
+
+@kind("staged_run")
+@dataclass(frozen=True)
+class StagedRun(Note):
+    """JAX reported no stage inside ``variant``'s first call: they were timed apart."""
+
+    variant: str
+
+
+@kind("effort_flat_failed")
+@dataclass(frozen=True)
+class EffortFlatFailed(Note):
+    """``--effort`` was not measured: the flat variant failed."""
+
+
+@kind("advice_flat_failed")
+@dataclass(frozen=True)
+class AdviceFlatFailed(Note):
+    """No attribution or advice: they trace the flat variant, which failed."""
+
+
+@kind("advice_stopped")
+@dataclass(frozen=True)
+class AdviceStopped(Note):
+    """No attribution or advice: the measurement stopped (``reason``, as the stop says)."""
+
+    reason: str
+
+
+@kind("no_second_start")
+@dataclass(frozen=True)
+class NoSecondStart(Note):
+    """No second start: every variant failed in the comparison."""
+
+
+@kind("part_not_measured")
+@dataclass(frozen=True)
+class PartNotMeasured(Note):
+    """The part named ``part`` (:data:`~jitmagic.model.parts.PARTS`) was not measured:
+    ``error``, the scratch folder's, as raised."""
+
+    part: str
+    error: str
+
+
+@kind("one_process_only")
+@dataclass(frozen=True)
+class OneProcessOnly(Note):
+    """The part named ``part`` runs in one process only: left out, as ``processes``
+    processes share the measurement."""
+
+    part: str
+    processes: int
+
+
+# A ``--target`` record's notes (``TargetCompile.placement_notes``, ``effort_notes``).
+
+
+@kind("target_replicated")
+@dataclass(frozen=True)
+class TargetReplicated(Note):
+    """An argument sharded over ``sharded`` devices was replicated over the target's
+    ``devices``."""
+
+    sharded: int
+    devices: int
+
+
+@kind("target_shardings_unmatched")
+@dataclass(frozen=True)
+class TargetShardingsUnmatched(Note):
+    """The user's jit's ``in_shardings`` did not match the arguments' ``what``:
+    "structure" or "number"."""
+
+    what: str
+
+
+@kind("target_setting_refused")
+@dataclass(frozen=True)
+class TargetSettingRefused(Note):
+    """libtpu refused the effort setting ``setting`` (``why``: its error's first line)."""
+
+    setting: str
+    why: str
