@@ -306,3 +306,34 @@ def test_the_magic_says_what_a_misspelt_option_meant_as_jitcompare_does(ip):
                                          r"--fail-after-warmup, --max-compiles"):
         ip.run_cell_magic("jitwatch", "--fail-after-warmpu 3", "ran_the_cell = 1\n")
     assert "ran_the_cell" not in ip.user_ns
+
+
+# -- the gate's sentence ------------------------------------------------------------------
+
+
+def test_the_gate_says_in_one_plain_sentence_what_was_allowed_what_happened_what_to_do():
+    """A new user could not parse 'Gate FAILED, where each function compiles at most 1
+    time here, its warm-up (what compiled before the watch is not counted: warmed up
+    already, allow 0), eager ops not counted and at most 4 compiles in all, eager ops
+    included:'. A training loop whose short last batch recompiles its step."""
+    @jax.jit
+    def step(w, x):
+        return w - 0.1 * jax.grad(lambda w: jnp.mean((x @ w) ** 2))(w)
+
+    data, w = jnp.ones((10, 4)), jnp.ones(4)
+    with pytest.raises(jitmagic.RecompiledError), \
+            jitmagic.watch(fail_after_warmup=1, max_compiles=1) as watch:
+        for i in range(0, 10, 4):  # the last batch has 2 rows
+            w = step(w, data[i:i + 4])
+    (line,) = [ln for ln in str(watch).splitlines() if ln.startswith("Gate")]
+    total = watch.ledger.count
+    assert line == (f"Gate FAILED: allowed 1 compile per function (eager ops not counted) "
+                    f"and 1 compile in all, but `step` compiled 2 times and {total} compiles "
+                    "ran; see why each compiled again above, or raise the limit."), line
+    with jitmagic.watch(fail_after_warmup=2, max_compiles=50) as held:
+        for i in range(0, 10, 4):
+            w = step.__wrapped__(w, data[i:i + 4]) + jax.jit(jnp.sin)(w)  # a new jit
+    (line,) = [ln for ln in str(held).splitlines() if ln.startswith("Gate")]
+    assert line == ("Gate held: allowed 2 compiles per function (eager ops not counted) and "
+                    "50 compiles in all; no function compiled more than 1 time and "
+                    f"{held.ledger.count} compiles ran."), line

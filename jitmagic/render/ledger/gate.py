@@ -27,14 +27,49 @@ def gate_lines(ledger: Ledger) -> Iterable[str]:
                "before its end, and the gate judges a run that ends as written.")
         return
     broken = ledger.over_gate()
-    if not broken:
-        yield ""
-        yield f"Gate held: {_gate_words(ledger)}."
-        return
     yield ""
-    yield f"Gate FAILED, where {_gate_words(ledger)}:"
+    yield gate_sentence(ledger, broken)
     for sentence in gate_failures(ledger):
         yield f"  {sentence}"
+
+
+def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:
+    """The gate in one plain sentence: what was allowed, what happened, what to do (the
+    sentences of each way it broke follow it)."""
+    allowed = _allowed(ledger)
+    if not broken:
+        return f"Gate held: allowed {allowed}; {_held(ledger)}."
+    over = [f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')}"
+            for b in broken if b.function is not None]
+    named = over[:MAX_LINES] + ([f"{len(over) - MAX_LINES} more functions did"]
+                                if len(over) > MAX_LINES else [])
+    named += [f"{ledger.count} compiles ran" for b in broken if b.function is None]
+    todo = ("see why each compiled again above, or raise the limit" if over
+            else "compile fewer programs, or raise the limit")
+    return f"Gate FAILED: allowed {allowed}, but {' and '.join(named)}; {todo}."
+
+
+def _allowed(ledger: Ledger) -> str:
+    """What the gate allowed: ``1 compile per function (eager ops not counted) and 4
+    compiles in all``."""
+    parts = []
+    if (warm := ledger.gate.fail_after_warmup) is not None:
+        parts.append(f"{plural(warm, 'compile')} per function (eager ops not counted)")
+    if (cap := ledger.gate.max_compiles) is not None:
+        parts.append(f"{plural(cap, 'compile')} in all")
+    return " and ".join(parts)
+
+
+def _held(ledger: Ledger) -> str:
+    """What happened within a gate that held: the most any function compiled, the total."""
+    parts = []
+    if ledger.gate.fail_after_warmup is not None:
+        most = max((r.compiles for r in ledger.functions() if not r.eager), default=0)
+        parts.append(f"no function compiled more than {plural(most, 'time')}" if most
+                     else "no function compiled")
+    if ledger.gate.max_compiles is not None:
+        parts.append(f"{plural(ledger.count, 'compile')} ran")
+    return " and ".join(parts)
 
 
 def gate_failures(ledger: Ledger) -> list[str]:
@@ -65,16 +100,3 @@ def _broken_words(b: Broken, ledger: Ledger) -> str:
     late = b.compiles - b.allowed
     return (f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')} here, {late} after "
             f"its warm-up of {b.allowed}: the first of them {said}{where}")
-
-
-def _gate_words(ledger: Ledger) -> str:
-    parts = []
-    if ledger.gate.fail_after_warmup is not None:
-        parts.append(f"each function compiles at most "
-                     f"{plural(ledger.gate.fail_after_warmup, 'time')} here, its warm-up (what "
-                     "compiled before the watch is not counted: warmed up already, allow 0), "
-                     "eager ops not counted")
-    if ledger.gate.max_compiles is not None:
-        parts.append(f"at most {plural(ledger.gate.max_compiles, 'compile')} in all, eager ops "
-                     "included")
-    return " and ".join(parts)
