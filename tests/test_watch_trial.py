@@ -359,3 +359,24 @@ def test_a_static_configs_values_are_shown_from_a_word_not_mid_word():
     long = "x" * 80 + ", Model(depth=2, width=64, act='relu', norm=True, dropout=0.1)"
     shown = _values((long, long.replace("depth=2", "depth=3")))
     assert "…Model(depth=2, width=64" in shown and "…Model(depth=3" in shown
+
+
+def test_an_eager_stage_is_named_by_the_users_jnp_asarray_and_said_what_it_is():
+    """A new user read ``stage  eager op`` in the ledger, a name they never wrote: JAX
+    0.10's ``jnp.asarray`` and ``jnp.array`` of a NumPy array or a Python number bind its
+    primitive ``stage``. It is shown as the call on their line, and said what it is."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    with jitmagic.watch() as w:
+        for n in (3, 5):  # batches loaded with NumPy, moved over as users do
+            batch = jnp.asarray(rng.normal(size=(n, 2)).astype(np.float32))
+    assert batch.shape == (5, 2)
+    found = {r.function: r for r in w.ledger.functions()}
+    assert found["stage"].eager and found["stage"].again == 1  # JAX's own name, in the record
+    said = str(w)
+    (table,) = [ln for ln in said.splitlines() if " eager op " in ln]
+    assert table.startswith("jnp.asarray (stage)  "), table
+    assert "`jnp.asarray (stage)`: 1×" in said
+    assert ("note: `stage` is JAX's own op behind `jnp.array` and `jnp.asarray` of a Python "
+            "number or a NumPy array") in said

@@ -40,6 +40,8 @@ from .fixes import GRAPH_FIX
 from .fixes import NOTES
 from .fixes import explained
 from .gate import gate_lines
+from .jax_ops import explanations
+from .jax_ops import shown
 from .values import reason_words
 from .words import CLOCK
 from .words import KIND_WORDS
@@ -77,7 +79,8 @@ def answer(ledger: Ledger) -> str:
     eager = sum(r.again for r in rows if r.eager)
     said = (f"{top.again:,} of those recompiled `{printable(top.function)}`"
             f"{defined(top, ledger)}") if mine else \
-        f"all of them eager ops (jnp calls outside any jit), `{printable(top.function)}` most"
+        (f"all of them eager ops (jnp calls outside any jit), "
+         f"`{printable(shown(top.function, top.call_text))}` most")
     if mine and eager:
         said += (f"; {eager:,} {'was an eager op' if eager == 1 else 'were eager ops'} (jnp "
                  "calls outside any jit)")
@@ -111,6 +114,7 @@ def _lines(ledger: Ledger) -> Iterable[str]:
     if rows:
         yield ""
         yield from _table(rows, ledger)
+        yield from (f"note: {said}" for said in explanations(rows[:MAX_ROWS]))
     again = sorted((r for r in rows if r.again and not r.eager),
                    key=lambda r: -_again_seconds(r))
     eager = ledger.eager_again()
@@ -165,8 +169,8 @@ def _stale(ledger: Ledger) -> Iterable[str]:
 def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     head = ("function", "defined at", "compiles", "again", "trace", "lower", "XLA compile",
             "total")
-    body = [(clip(r.function), clip(users_place(r.defined_at, ledger) or
-                                      ("eager op" if r.eager else "—")),
+    body = [(clip(shown(r.function, r.call_text) if r.eager else r.function),
+             clip(users_place(r.defined_at, ledger) or ("eager op" if r.eager else "—")),
              str(r.compiles), str(r.again),
              *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
@@ -229,7 +233,7 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
     for x in eager[:MAX_ROWS]:
         code = f"  {clip(x.call_text, 100)}" if x.call_text else ""
         where = clip(place(x.call_site, ledger) or x.call_site or "an unknown line", 100)
-        names = ", ".join(f"`{clip(f)}`" for f in x.functions[:MAX_VALUES])
+        names = ", ".join(f"`{clip(shown(f, x.call_text))}`" for f in x.functions[:MAX_VALUES])
         names += f" and {len(x.functions) - MAX_VALUES} more" * (len(x.functions) > MAX_VALUES)
         made = ", ".join(f"`{clip(f)}`" for f in x.made_anew[:MAX_VALUES])
         why = f"a new function object each time ({made}, made anew on each pass)" \
