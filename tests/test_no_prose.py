@@ -183,8 +183,6 @@ NOTED = frozenset({"warned", "noted", "warnings", "notes", "placement_notes",
 STILL_WORDED = frozenset({
     "measure/parts/constants/arguments.py", "measure/parts/effort.py",
     "measure/variants/build.py",
-    "measure/variants/entry.py", "measure/variants/inner_jit.py",
-    "measure/variants/rows.py",
 })
 
 
@@ -205,8 +203,8 @@ def _into_notes(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.keyword) and node.arg in NOTED:
         return [node.value]
     targets = node.targets if isinstance(node, ast.Assign) else \
-        [node.target] if isinstance(node, ast.AugAssign) else []
-    if any(ast.unparse(t).split(".")[-1] in NOTED for t in targets):
+        [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
+    if any(ast.unparse(t).split(".")[-1] in NOTED for t in targets) and node.value:
         return [node.value]
     return []
 

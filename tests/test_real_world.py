@@ -361,7 +361,7 @@ def repeat_sin(x, n):
 def test_python_int_used_as_range_is_held_static_with_a_note():
     plan = plan_entry(repeat_sin, (X, 3), {})
     assert plan.jit_options["static_argnums"] == (1,)
-    (note,) = plan.notes
+    (note,) = map(str, plan.notes)
     assert "argument 2 of `repeat_sin`" in note and "TracerIntegerConversionError" in note
 
 

@@ -31,7 +31,7 @@ import jitmagic
 from jitmagic.measure.variants import trampoline
 from jitmagic.measure.variants.build import build_variant
 from jitmagic.measure.variants.entry import plan_entry
-from jitmagic.measure.variants.rows import NO_CALL
+from jitmagic.render.notes import NO_CALL
 
 ONCE = {"repeat": 1, "number": 1, "quiet": True}
 

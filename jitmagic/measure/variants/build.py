@@ -29,6 +29,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 
+from ...model.notes import Noted
 from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
@@ -94,7 +95,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
-    notes = list(plan.notes) + [f"`{n}` stays inline: {w}" for n, w in why.items()]
+    notes: list[Noted] = [*plan.notes, *(f"`{n}` stays inline: {w}" for n, w in why.items())]
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
     own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
@@ -135,7 +136,7 @@ def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, str] | No
 
 
 def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
-                    routes: dict[str, list[types.FunctionType]], notes: list[str],
+                    routes: dict[str, list[types.FunctionType]], notes: list[Noted],
                     ran: set[str], call_as: CallAs | None) -> Replace:
     """What each helper's bindings hold in a variant nesting ``planned`` (a
     :data:`Replace`): a helper not planned runs as the user's plain function; one nested
@@ -191,7 +192,7 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
                                  if routed else "")
 
 
-def _held_places(plan: Plan, names: list[str], notes: list[str], ran: set[str],
+def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
                  call_as: CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
     """The helpers of ``names`` a library primitive holds that a name or closure cell of
     the user's code holds, each with its cells' swaps (:func:`_held_cells`)."""
@@ -200,7 +201,7 @@ def _held_places(plan: Plan, names: list[str], notes: list[str], ran: set[str],
     return {n: cells for n, cells in held.items() if cells or plan.helpers[n].bindings}
 
 
-def _held_cells(h: Helper, notes: list[str], ran: set[str],
+def _held_cells(h: Helper, notes: list[Noted], ran: set[str],
                 call_as: CallAs | None) -> list[tuple[Any, Any, Any]]:
     """Swaps handing a jit of a helper a library primitive holds to each closure cell of
     the user's code that names it (its names, the bindings, are swapped by ``replace``).
@@ -219,7 +220,7 @@ def _callers_see_user_jit(h: Helper) -> bool:
     return bool(h.bindings) and all(is_user_jit(b.original) for b in h.bindings)
 
 
-def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[str], ran: set[str],
+def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[str],
                 call_as: CallAs | None = None) -> Callable:
     """What a call of ``fn`` runs in the nested variant: a jit of a copy of it (called
     through ``call_as`` where given)."""

@@ -20,6 +20,11 @@ from ..._compat import equinox_transform
 from ..._compat import framework_jit
 from ..._compat import jit_info
 from ...errors import InputError
+from ...model.notes import Noted
+from ...model.notes.variants import Donates
+from ...model.notes.variants import EquinoxModules
+from ...model.notes.variants import LeavesHeldStatic
+from ...model.notes.variants import ScalarsHeldStatic
 from ...model.saved.schema import printable
 from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arguments import check_arguments
@@ -157,7 +162,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     """
     resolved = resolve_entry(obj, name)
     given = (obj, args, kwargs)  # where a helper's `self` may live, before any rewrapping
-    name, notes = resolved.name, list[str]()
+    name, notes = resolved.name, list[Noted]()
     namespace = user_globals(resolved.fn) or {}
     fn, args, kwargs, user_opts = _as_framework_takes(resolved, args, kwargs, notes)
     check_arguments(name, args, kwargs)
@@ -169,15 +174,12 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
         error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest, given)
         if held is not None:
             opts, found, label, spelled = held
-            notes.append(f"{label} of `{name}`: a Python scalar used as a Python value "
-                         f"(tracing it raised {type(error).__name__}), so it is held static, "
-                         f"as `jax.jit({short_name(name)}, {spelled})` would")
+            notes.append(ScalarsHeldStatic(name, label, type(error).__name__, short_name(name),
+                                           spelled))
         elif (leaves := _scalar_leaves(args, kwargs)) and (
                 leafwise := _leaves_static(plain, name, args, kwargs, swaps, nest, given)):
             fn, args, kwargs, opts, found = leafwise
-            notes.append(f"Python scalars inside the arguments of `{name}` ({leaves}) are "
-                         f"used as Python values (tracing them raised {type(error).__name__}),"
-                         f" so every non-array leaf is held static, as `eqx.filter_jit` would")
+            notes.append(LeavesHeldStatic(name, leaves, type(error).__name__))
     if found.error is not None:  # no program to read: what the failing trace called
         found = profiled_discovery(fn, args, kwargs, opts, nest)
     return Plan(fn, name, _helpers_of(fn, found), opts, notes, args, kwargs, namespace,
@@ -185,7 +187,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 
 
 def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
-                        notes: list[str]) -> tuple[Callable, tuple, dict[str, Any],
+                        notes: list[Noted]) -> tuple[Callable, tuple, dict[str, Any],
                                                    dict[str, Any] | None]:
     """The entry's function, arguments and jit options (None: the user wrote none) as its
     framework takes them, donation left out: Flax NNX modules split into their state, and
@@ -199,8 +201,7 @@ def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
         filtered = True
     elif not filtered and user_opts is None and _holds_module("equinox", (args, kwargs)):
         filtered = True
-        notes.append(f"the arguments of `{name}` hold Equinox modules: their arrays are traced "
-                     "and every other field is held static, as `eqx.filter_jit` takes them")
+        notes.append(EquinoxModules(name))
     if filtered:
         fn, args, kwargs = _filtered(fn, name, args, kwargs)
         user_opts = {"static_argnums": (), "static_argnames": ()}
@@ -229,15 +230,13 @@ DONATING = ("donate_argnums", "donate_argnames")
 
 
 def _undonated(opts: dict[str, Any] | None, name: str,
-               notes: list[str]) -> dict[str, Any] | None:
+               notes: list[Noted]) -> dict[str, Any] | None:
     """The user's jit options without donation (with a note where there was some): every
     run of every variant takes the user's own arrays, which a donating call deletes."""
     if not opts or not any(opts.get(k) for k in DONATING):
         return opts
     said = ", ".join(f"{k}={opts[k]!r}" for k in DONATING if opts.get(k))
-    notes.append(f"`{name}` donates its arguments ({said}): jitmagic measures it without "
-                 "donation, so that your arrays are never deleted (donation saves memory "
-                 "and copies, not compile time)")
+    notes.append(Donates(name, said))
     return {k: v for k, v in opts.items() if k not in DONATING}
 
 

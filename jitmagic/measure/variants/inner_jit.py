@@ -11,6 +11,11 @@ from typing import Any
 import jax
 
 from ..._compat import jit_info
+from ...model.notes import Note
+from ...model.notes import Noted
+from ...model.notes.variants import HelperScalarsStatic
+from ...model.notes.variants import InlineHoldsArrays
+from ...model.notes.variants import InlineUnhashable
 from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arrays import SCALARS
 from ..calls.arrays import Holes
@@ -71,7 +76,7 @@ STATIC_TAG = "jitmagic_static_out"
 CallAs = Callable[[Callable, str], Callable]
 
 
-def faithful_jit(fn: Callable, name: str, notes: list[str], ran: set[str],
+def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
     """``fn`` under a jit that takes its arguments as ``jax.jit`` does: array leaves and
     Python scalars traced (a float as a weakly typed ``f32[]``), every other leaf static
@@ -99,7 +104,7 @@ class _Programs:
     static leaves, each made on its first call; and the argument structures whose Python
     scalars are held static (traced, one was used as a Python value)."""
 
-    def __init__(self, fn: Callable, name: str, notes: list[str], ran: set[str],
+    def __init__(self, fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None) -> None:
         self.fn, self.name, self.notes, self.ran, self.call_as = fn, name, notes, ran, call_as
         self.programs: dict[Any, Callable] = {}
@@ -114,9 +119,9 @@ class _Programs:
         for traced in (_traced_with_scalars, _is_array) if scalars else (_is_array,):
             holes, arrays = Holes.of(leaves, traced)
             key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not traced(x)))
-            why = _why_not_jit(leaves, key)
+            why = _why_not_jit(self.name, leaves, key)
             if why:
-                _note_once(self.notes, f"`{self.name}` stays inline for calls {why}")
+                _note_once(self.notes, why)
                 return self.fn(*args, **kwargs)
             if key not in self.programs:
                 self.programs[key] = _leaf_program(self.fn, self.name, tree, holes, self.call_as)
@@ -126,18 +131,11 @@ class _Programs:
                 if traced is _is_array:
                     raise
                 self.static_scalars.add(tree)
-                _note_once(self.notes, _scalars_static_note(self.name, exc))
+                _note_once(self.notes, HelperScalarsStatic(self.name, type(exc).__name__))
                 continue
             self.ran.add(self.name)
             return out
         raise AssertionError("unreachable: the last attempt (scalars static) returns or raises")
-
-
-def _scalars_static_note(name: str, exc: Exception) -> str:
-    """The note of a helper whose Python scalar arguments are held static: traced, one
-    was used as a Python value (tracing it raised ``exc``)."""
-    return (f"`{name}` takes its Python scalar arguments static: traced, one of them is "
-            f"used as a Python value (tracing it raised {type(exc).__name__})")
 
 
 def _traced_with_scalars(x: Any) -> bool:
@@ -145,17 +143,17 @@ def _traced_with_scalars(x: Any) -> bool:
     return _is_array(x) or isinstance(x, SCALARS)
 
 
-def _why_not_jit(leaves: list, key: Any) -> str | None:
+def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
+    """Why the helper ``name`` cannot run this call under its jit (None: it can): a
+    leaf holds arrays but is no pytree, or one holds no array and is not hashable."""
     for x in leaves:
         if _holds_arrays(x):
-            return (f"on a `{type(x).__name__}` holding arrays that is not a pytree (a "
-                    "static argument cannot carry arrays, so jit cannot take it)")
+            return InlineHoldsArrays(name, type(x).__name__)
     try:
         hash(key)
     except TypeError:
         bad = next((x for x in leaves if not (_is_array(x) or _hashable(x))), None)
-        return (f"with a `{type(bad).__name__}` argument that holds no array and is not "
-                "hashable (it can be neither traced nor static)")
+        return InlineUnhashable(name, type(bad).__name__)
     return None
 
 
@@ -190,7 +188,7 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
     return run
 
 
-def _note_once(notes: list[str] | None, note: str) -> None:
+def _note_once(notes: list[Noted] | None, note: Noted) -> None:
     if notes is not None and note not in notes:
         notes.append(note)
 

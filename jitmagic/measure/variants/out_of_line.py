@@ -125,7 +125,8 @@ def out_of_line_variant(nested: Prepared, helpers: tuple[str, ...]) -> tuple[Pre
     built = nest_only(plan, helpers, "out of line", call_as=record.wrap)
     built.jit_options = dict(nested.variant.jit_options)
     for n in built.inline:
-        said = next((x for x in built.notes if x.startswith(f"`{n}` stays inline: ")), "")
+        said = next((x for x in built.notes
+                     if isinstance(x, str) and x.startswith(f"`{n}` stays inline: ")), "")
         record.refused[n] = said.partition(": ")[2] or "it cannot be nested"
     return dataclasses.replace(nested, variant=built), record
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from ...model.notes import Noted
 from ..discovery.bindings import Binding
 from ..discovery.bindings import jit_label
 from .inner_jit import is_user_jit
@@ -61,7 +62,7 @@ class Plan:
     name: str
     helpers: dict[str, Helper]
     jit_options: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
+    notes: list[Noted] = field(default_factory=list)
     #: The arguments the variants take: the call's own, or (for an ``eqx.filter_jit``
     #: entry) its array leaves alone, the other leaves fixed in ``fn``.
     args: tuple = ()
@@ -84,7 +85,7 @@ class Variant:
     fn: Callable
     plan: Plan
     planned: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list)
+    notes: list[Noted] = field(default_factory=list)
     jit_options: dict[str, Any] = field(default_factory=dict)
     ran: set[str] = field(default_factory=set)
     #: Helpers found that this variant keeps inline because they cannot be nested.

@@ -30,6 +30,7 @@ from typing import Any
 
 import jax
 
+from ...model.notes import mentions
 from ...model.stats.units import cut_to
 from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
@@ -42,7 +43,7 @@ from .leaks import leak_mechanism
 from .leaks import library_of
 from .plan import Plan
 from .plan import Variant
-from .rows import not_nested_reason
+from .rows import not_nested
 
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
 #: message, and ``UnexpectedTracerError``'s).
@@ -91,11 +92,12 @@ def one_program(variant: Variant, traced: Programs | None,
     if flat is None or not _same_programs(traced, flat):
         return variant
     said = [note for note in variant.notes if note not in plan.notes]
-    reasons = {n: not_nested_reason(plan.helpers[n]) for n in variant.planned
-               if not any(f"`{n}`" in note for note in said)}
-    same = nest_only(plan, (), variant.name, (refused or {}) | reasons)
-    same.notes += [note for note in said if note not in same.notes]
-    same.inline = (*same.inline, *(n for n in variant.planned if n not in same.inline))
+    reasons = [not_nested(n, plan.helpers[n]) for n in variant.planned
+               if not any(mentions(note, n) for note in said)]
+    same = nest_only(plan, (), variant.name, refused)
+    same.notes += [*reasons, *(note for note in said if note not in same.notes)]
+    first = (*same.inline, *(r.helper for r in reasons))  # in the order said
+    same.inline = (*first, *(n for n in variant.planned if n not in first))
     return same
 
 

@@ -8,6 +8,14 @@ from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
 
+from ...model.notes import Note
+from ...model.notes import Noted
+from ...model.notes import mentions
+from ...model.notes.variants import BackwardPasses
+from ...model.notes.variants import HeldBy
+from ...model.notes.variants import KernelBody
+from ...model.notes.variants import NotNested
+from ...model.notes.variants import SameAsFlat
 from ...model.rows import FROM_STAGED
 from ...model.rows import PHASES
 from ...model.rows import VariantResult
@@ -136,21 +144,16 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
     return {n: calls[n] for n in variant.planned if calls[n]}
 
 
-def backward_note(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[str]:
+def backward_note(variant: Variant, calls: dict[str, int] | None,
+                  jaxpr: Any) -> list[BackwardPasses]:
     """Where the program also holds the nested helpers' backward passes under ``grad``
     (jits of their own), a note saying so, with how many: the row of nested jit calls
     counts them, the helpers' jit calls do not."""
     if jaxpr is None or not calls:
         return []
     backward = jit_calls_and_backward(jaxpr, variant.plan.helpers, tuple(calls))[1]
-    said = [f"{backward[n]} of `{n}`" for n in calls if backward[n]]
-    return [BACKWARDS.format(", ".join(said), sum(backward.values()))] if said else []
-
-
-#: The note of a nested program that holds its helpers' backward passes.
-BACKWARDS = ("under autodiff each jit call of a helper leaves its backward pass as a jit of "
-             "its own, made from the same trace: the row of nested jit calls counts those "
-             "too ({}; {} in all), a helper's jit calls do not")
+    held = [n for n in calls if backward[n]]
+    return [BackwardPasses(tuple(held), tuple(backward[n] for n in held))] if held else []
 
 
 def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
@@ -158,64 +161,39 @@ def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
     return (*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
 
 
-def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
+def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
     """The variant's notes, with a reason for every planned helper its program lacks."""
-    notes = list(variant.notes)
+    notes: list[Noted] = list(variant.notes)
     for n in variant.planned:
-        if n not in (calls or {}) and not any(f"`{n}`" in note for note in notes):
-            notes.append(f"`{n}` stays inline: {not_nested_reason(variant.plan.helpers[n])}")
+        if n not in (calls or {}) and not any(mentions(note, n) for note in notes):
+            notes.append(not_nested(n, variant.plan.helpers[n]))
     return tuple(notes)
 
 
-def not_nested_reason(helper: Helper) -> str:
-    """Why a planned helper of which the program holds no jit call stays inline."""
-    held = helper.held_by
-    if held is None:
-        return NO_CALL
-    if not helper.bindings:
-        return (f"{held} holds it and runs it itself, after your code has run (where the "
-                f"function's own code is jitmagic's no longer), and no name or closure of "
-                f"your code holds it, where {held} could be handed a jit of it instead")
-    return (f"{held} holds it and runs it itself: it was handed a jit of it where your code "
-            f"names it, but ran it without tracing that jit into the program (no jit call "
-            f"of it there)")
+def not_nested(name: str, helper: Helper) -> NotNested:
+    """Why the planned helper ``name``, of which the program holds no jit call, stays
+    inline: the library primitive that holds it, if one does, and whether a name of the
+    user's code holds it. (A function re-created on every call of one that runs in the
+    trace is refused up front, with that reason:
+    :func:`~jitmagic.measure.variants.entry.plan_entry`.)"""
+    return NotNested(name, helper.held_by, bool(helper.bindings))
 
 
-#: What is said of a nested Pallas kernel body.
-KERNEL = ("`{}` is a Pallas kernel body: its jit runs inside the kernel `pallas_call` "
-          "traces (in interpret mode as a jit call; Pallas's Triton and Mosaic lowerings "
-          "emit a jit inside a kernel inline, into the kernel's own code)")
-
-
-def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[str]:
+def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[Note]:
     """What is said of each nested helper a library primitive holds: how it was nested,
-    and the functions of the user's its jit ran, which no trace showed as helpers."""
-    notes = [KERNEL.format(n) for n in (calls or {}) if variant.plan.helpers[n].kernel]
+    and the functions of the user's its jit ran, which no trace showed as helpers; and of
+    each that is a Pallas kernel body."""
+    notes: list[Note] = [KernelBody(n) for n in (calls or {})
+                         if variant.plan.helpers[n].kernel]
     for n in (calls or {}):
         held = variant.plan.helpers[n].held_by
-        if held is None:
-            continue
-        inside = called_inside(jaxpr, variant.plan.helpers, n)
-        ran = ", ".join(f"`{f}`" for f in inside)
-        notes.append(f"`{n}` is held by {held}, which runs it itself: it is nested by "
-                     f"handing that a jit of `{n}` where your code names it"
-                     + (f"; the functions it calls ({ran}) run inside that jit, not under "
-                        f"jits of their own: the flat program shows them only inside "
-                        f"{held}, so no trace found them as helpers" if ran else ""))
+        if held is not None:
+            inside = called_inside(jaxpr, variant.plan.helpers, n)
+            notes.append(HeldBy(n, held, tuple(inside)))
     return notes
-
-
-#: Why a planned helper that the program holds no jit call of stays inline. (A function
-#: re-created on every call of one that runs in the trace is refused up front, with
-#: that reason: :func:`~jitmagic.measure.variants.entry.plan_entry`.)
-NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
-
-
-#: The note of a nested variant that nests nothing (so it is not measured again).
-SAME_AS_FLAT = "nothing to nest: the nested program would be the flat one, so it was measured once"
 
 
 def nothing_to_nest(variant: Variant) -> VariantResult:
     """The nested variant's result where it nests nothing: no samples, its reasons."""
     return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
-                         noted=(*_notes(variant, {}), SAME_AS_FLAT), inline=variant.inline)
+                         noted=(*_notes(variant, {}), SameAsFlat()), inline=variant.inline)

@@ -68,7 +68,8 @@ def kind(name: str) -> Callable[[N], N]:
 #: How each field type of a note is read back from a report.
 _READERS: dict[str, Kind] = {
     "str": text, "float": number_or_nan, "bool": flag, "int": integer,
-    "tuple[str, ...]": items(text), "str | None": optional(text),
+    "tuple[str, ...]": items(text), "tuple[int, ...]": items(integer),
+    "str | None": optional(text),
 }
 
 
@@ -101,9 +102,18 @@ def read_notes(value: Any, where: str) -> tuple[Noted, ...]:
     return tuple(items(read_noted)(value, where))
 
 
+def mentions(note: Noted, helper: str) -> bool:
+    """Whether ``note`` is about ``helper``: a sentence naming it in backquotes, or a
+    fact whose ``helper`` it is."""
+    if isinstance(note, str):
+        return f"`{helper}`" in note
+    return getattr(note, "helper", None) == helper
+
+
 def said(notes: Iterable[Noted]) -> tuple[str, ...]:
     """Each note's sentence (``str``: made by its registered renderer)."""
     return tuple(str(n) for n in notes)
 
 
 from . import kinds as kinds  # noqa: E402  (the kinds register themselves)
+from . import variants as variants  # noqa: E402

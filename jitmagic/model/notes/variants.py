@@ -1,0 +1,139 @@
+"""The kinds of :class:`~jitmagic.model.notes.Note` a variant keeps (``VariantResult.noted``):
+how its entry and helpers were taken, and why a helper stays inline (their sentences:
+:mod:`jitmagic.render.notes`). A note about one helper names it in ``helper``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import Note
+from . import kind
+
+# Of the entry (its plan): how jitmagic takes the call.
+
+
+@kind("scalars_held_static")
+@dataclass(frozen=True)
+class ScalarsHeldStatic(Note):
+    """The entry's Python scalar ``arguments`` (named as the user points at them:
+    "argument 1, `n`") are held static, as ``jax.jit(short, spelled)`` would: tracing
+    them raised ``error`` (its type's name)."""
+
+    entry: str
+    arguments: str
+    error: str
+    short: str  # the entry's short name, as the jit spelled for it says it
+    spelled: str  # the jit's static options as code: "static_argnums=(1,)"
+
+
+@kind("leaves_held_static")
+@dataclass(frozen=True)
+class LeavesHeldStatic(Note):
+    """The Python scalar ``leaves`` inside the entry's arguments ("argument 2[0], cfg.n")
+    are used as Python values (tracing raised ``error``): every non-array leaf is static."""
+
+    entry: str
+    leaves: str
+    error: str
+
+
+@kind("equinox_modules")
+@dataclass(frozen=True)
+class EquinoxModules(Note):
+    """The entry's arguments hold Equinox modules: their arrays are traced, the rest
+    static, as ``eqx.filter_jit`` takes them."""
+
+    entry: str
+
+
+@kind("donates")
+@dataclass(frozen=True)
+class Donates(Note):
+    """The entry's jit donates its arguments (``donation``, as code:
+    "donate_argnums=(0,)"): it is measured without donation."""
+
+    entry: str
+    donation: str
+
+
+# Of a helper's jit (as it runs).
+
+
+@kind("inline_holds_arrays")
+@dataclass(frozen=True)
+class InlineHoldsArrays(Note):
+    """``helper`` stays inline for calls on a ``type_name`` holding arrays that is not a
+    pytree."""
+
+    helper: str
+    type_name: str
+
+
+@kind("inline_unhashable")
+@dataclass(frozen=True)
+class InlineUnhashable(Note):
+    """``helper`` stays inline for calls with a ``type_name`` argument that holds no array
+    and is not hashable."""
+
+    helper: str
+    type_name: str
+
+
+@kind("helper_scalars_static")
+@dataclass(frozen=True)
+class HelperScalarsStatic(Note):
+    """``helper`` takes its Python scalar arguments static: traced, one was used as a
+    Python value (tracing it raised ``error``, its type's name)."""
+
+    helper: str
+    error: str
+
+
+# Of the variant's program, as measured.
+
+
+@kind("not_nested")
+@dataclass(frozen=True)
+class NotNested(Note):
+    """``helper`` was planned but its program holds no jit call of it: it stays inline.
+    ``held_by``: the library primitive that holds and runs it (None: none does);
+    ``named``: whether a name or closure of the user's code holds it."""
+
+    helper: str
+    held_by: str | None
+    named: bool
+
+
+@kind("held_by")
+@dataclass(frozen=True)
+class HeldBy(Note):
+    """``helper`` is held by ``held_by`` (a library primitive that runs it itself) and was
+    nested by handing that a jit of it; ``ran``: the user's functions its jit ran."""
+
+    helper: str
+    held_by: str
+    ran: tuple[str, ...]
+
+
+@kind("kernel_body")
+@dataclass(frozen=True)
+class KernelBody(Note):
+    """The nested ``helper`` is a Pallas kernel body."""
+
+    helper: str
+
+
+@kind("backward_passes")
+@dataclass(frozen=True)
+class BackwardPasses(Note):
+    """Under autodiff the program also holds ``counts`` backward passes of ``helpers``
+    (pairwise), jits of their own."""
+
+    helpers: tuple[str, ...]
+    counts: tuple[int, ...]
+
+
+@kind("same_as_flat")
+@dataclass(frozen=True)
+class SameAsFlat(Note):
+    """Nothing to nest: the nested program would be the flat one, measured once."""
