@@ -180,10 +180,7 @@ NOTED = frozenset({"warned", "noted", "warnings", "notes", "placement_notes",
 
 #: The modules of measure/ and cell/ that still hand a record a sentence of their own
 #: as a note or warning, each to make a fact of it; the list only shrinks.
-STILL_WORDED = frozenset({
-    "measure/parts/constants/arguments.py", "measure/parts/effort.py",
-    "measure/variants/build.py",
-})
+STILL_WORDED = frozenset({"measure/variants/build.py"})
 
 
 #: Words of a note: two lowercase words in a row (a note is short: "stays inline: ").

@@ -11,8 +11,10 @@ from typing import Any
 from ..model import parts as table
 from ..model.notes import Note
 from ..model.notes import kinds as k
+from ..model.notes import parts as p
 from ..model.notes import variants as v
 from ..model.shown import register
+from ..model.stats.units import fmt_bytes
 
 
 def _waited(n: k.Waited) -> str:
@@ -127,6 +129,21 @@ def _backward_passes(n: v.BackwardPasses) -> str:
             f"too ({said}; {sum(n.counts)} in all), a helper's jit calls do not")
 
 
+def _constant_stuck(n: p.ConstantStuck) -> str:
+    return (f"a constant of {fmt_bytes(n.nbytes)} is read inside a `{n.stuck_in}` (through a "
+            "jit call there): left captured")
+
+
+def _small_constants(n: p.SmallConstants) -> str:
+    return (f"{fmt_bytes(n.small)} of the {fmt_bytes(n.total)} of constants are in constants "
+            f"under {fmt_bytes(n.lift)} each: those stay captured")
+
+
+def _constants_still_captured(n: p.ConstantsStillCaptured) -> str:
+    return (f"{n.variant}: the passed program still captures {n.count} constants "
+            f"({n.nbytes:,} bytes), not the {n.expected} left after passing the others")
+
+
 def _fixed(said: str) -> Callable[[Any], str]:
     """The renderer of a kind that holds no figure: always ``said``."""
     return lambda _: said
@@ -165,6 +182,15 @@ SAID: dict[type[Note], Callable[[Any], str]] = {
     v.HeldBy: _held_by,
     v.KernelBody: _kernel_body,
     v.BackwardPasses: _backward_passes,
+    p.SettingAlreadyOn: lambda n: f"`{n.setting}` left out: your jit already compiles with it",
+    p.SettingRefused: lambda n: (f"`{n.setting}` left out: this backend ({n.backend}) refused "
+                                 f"it ({n.why})"),
+    p.ConstantStuck: _constant_stuck,
+    p.SmallConstants: _small_constants,
+    p.ConstantsUnmatched: lambda n: (f"{n.variant}: its inputs could not be matched to the "
+                                     "call's arguments"),
+    p.NoConstantPassed: lambda n: f"{n.variant}: no constant could be passed as an argument",
+    p.ConstantsStillCaptured: _constants_still_captured,
     v.SameAsFlat: _fixed("nothing to nest: the nested program would be the flat one, so it "
                          "was measured once"),
 }

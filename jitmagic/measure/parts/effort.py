@@ -49,7 +49,10 @@ from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Setting
 from ...model.causes.effort import record_clock
 from ...model.comparison import Comparison
+from ...model.notes import Note
 from ...model.notes.kinds import EffortFlatFailed
+from ...model.notes.parts import SettingAlreadyOn
+from ...model.notes.parts import SettingRefused
 from ...model.rows import PHASES
 from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
@@ -120,7 +123,7 @@ def as_setting(s: EffortSetting) -> Setting | None:
 
 def accepted(settings: Iterable[Setting], baseline: dict[str, Any],
              backend: Backend | None = None
-             ) -> tuple[list[Setting], list[str], dict[str, bool | None]]:
+             ) -> tuple[list[Setting], list[Note], dict[str, bool | None]]:
     """(the settings to measure, a note for each left out, whether each reaches the
     compile): each probed once, untimed, by compiling one tiny program with it; one this
     backend refuses is left out, and so is one the user's own ``compiler_options``
@@ -130,16 +133,16 @@ def accepted(settings: Iterable[Setting], baseline: dict[str, Any],
     label = (backend or running()).label
     lowered = jax.jit(lambda x: x + 1).lower(np.float32(0))
     default = executable_bytes(lowered.compile(compiler_options=baseline or None))
-    keep, notes, reached = [], [], {}
+    keep, reached, notes = [], {}, list[Note]()
     for s in settings:
         if s.options and all(baseline.get(k, object()) == v for k, v in s.options.items()):
-            notes.append(f"`{s.name}` left out: your jit already compiles with it")
+            notes.append(SettingAlreadyOn(s.name))
             continue
         try:
             compiled = lowered.compile(compiler_options={**baseline, **s.options} or None)
         except Exception as exc:  # XLA's refusal: an unknown option, one of another backend
             why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(f"`{s.name}` left out: this backend ({label}) refused it ({why})")
+            notes.append(SettingRefused(s.name, label, why))
             continue
         keep.append(s)
         seen = executable_bytes(compiled)
@@ -387,7 +390,7 @@ def settling(runs: Sampler, rounds: int, budget_s: float = math.inf) -> int | Ro
 
 
 def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
-            probed: tuple[dict[str, Any], dict[str, bool | None]], left_out: list[str],
+            probed: tuple[dict[str, Any], dict[str, bool | None]], left_out: list[Note],
             outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> Effort:
     """The :class:`Effort` record of what ``runs`` measured (``probed``: the baseline
     options, and whether each setting reached the compile)."""
@@ -446,7 +449,7 @@ def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = No
     effort = measure_effort(flat, effort_rounds(result), check, out_of_line=row,
                             budget_s=budget_for(result))
     if why:
-        effort = dataclasses.replace(effort, left_out=(*effort.left_out, why))
+        effort = dataclasses.replace(effort, omitted=(*effort.omitted, why))
     return result.with_part(NAME, effort)
 
 

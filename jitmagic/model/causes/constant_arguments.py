@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from ..notes import Noted
+from ..notes import read_notes
+from ..notes import said
+from ..notes import saved
 from ..outputs import OUTPUT_KINDS
 from ..saved.schema import REQUIRED
 from ..saved.schema import Field
@@ -135,7 +139,13 @@ class ConstantVariant:
     outputs_kind: str | None = None
     max_abs_diff: float | None = None
     error: str | None = None
-    notes: tuple[str, ...] = ()
+    #: What was noted of this variant (``notes`` says it).
+    noted: tuple[Noted, ...] = ()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What was noted of this variant, in words (each of ``noted`` said)."""
+        return said(self.noted)
 
     @property
     def measured(self) -> bool:
@@ -187,7 +197,7 @@ class ConstantVariant:
                 else list(self.constants_left),
                 "eqns": dict(self.eqns), "outputs_kind": self.outputs_kind,
                 "max_abs_diff": json_number(self.max_abs_diff), "error": self.error,
-                "notes": list(self.notes)}
+                "notes": saved(self.noted)}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "variant") -> ConstantVariant:
@@ -225,7 +235,7 @@ _VARIANT_FIELDS: tuple[Field, ...] = (
     ("outputs_kind", "outputs_kind", optional(one_of(*OUTPUT_KINDS)), None),
     ("max_abs_diff", "max_abs_diff", number_or_nan, None),
     ("error", "error", optional(text), None),
-    ("notes", "notes", items(text), ()),
+    ("notes", "noted", read_notes, ()),
 )
 
 

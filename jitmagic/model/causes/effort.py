@@ -23,6 +23,10 @@ from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
+from ..notes import Noted
+from ..notes import read_notes
+from ..notes import said
+from ..notes import saved
 from ..saved.schema import REQUIRED
 from ..saved.schema import Field
 from ..saved.schema import fields
@@ -243,8 +247,9 @@ class Effort:
 
     ``default``: the default row's raw samples; ``rows``: one per setting measured, in
     the order measured; ``baseline``: the user's own ``compiler_options`` every row
-    compiles with (empty: JAX's defaults); ``left_out``: the settings not measured, each
-    with why (this backend refused it, it is the user's own already); ``backend``: JAX's
+    compiles with (empty: JAX's defaults); ``omitted``: the settings not measured, each
+    with why (this backend refused it, it is the user's own already), as noted
+    (``left_out`` says them); ``backend``: JAX's
     platform name of the backend measured on, whose own settings were tried (None: not
     recorded, as in reports before it was)."""
 
@@ -252,7 +257,8 @@ class Effort:
     default: dict[str, tuple[float, ...]]
     rows: dict[str, EffortRow]
     baseline: dict[str, Any] = field(default_factory=dict)
-    left_out: tuple[str, ...] = ()
+    #: The settings not measured, each with why, as noted (``left_out`` says them).
+    omitted: tuple[Noted, ...] = ()
     stopped: str | None = None
     warnings: tuple[str, ...] = ()
     default_error: str | None = None
@@ -260,6 +266,11 @@ class Effort:
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """The settings not measured, each with why, in words (each of ``omitted`` said)."""
+        return said(self.omitted)
 
     @property
     def series(self) -> dict[str, dict[str, tuple[float, ...]]]:
@@ -302,7 +313,7 @@ class Effort:
     def to_dict(self) -> dict[str, Any]:
         return {"entry": self.entry, "default": {k: list(v) for k, v in self.default.items()},
                 "rows": {k: r.to_dict() for k, r in self.rows.items()},
-                "baseline": dict(self.baseline), "left_out": list(self.left_out),
+                "baseline": dict(self.baseline), "left_out": saved(self.omitted),
                 "stopped": self.stopped, "warnings": list(self.warnings),
                 "default_error": self.default_error, "backend": self.backend,
                 "verdicts": {k: self.outcome(r).verdict(r) for k, r in self.rows.items()}}
@@ -321,7 +332,7 @@ _FIELDS: tuple[Field, ...] = (
     ("default", "default", mapping(items(seconds)), REQUIRED),
     ("rows", "rows", obj, REQUIRED),
     ("baseline", "baseline", mapping(scalar), {}),
-    ("left_out", "left_out", items(text), ()),
+    ("left_out", "omitted", read_notes, ()),
     ("stopped", "stopped", optional(text), None),
     ("warnings", "warnings", items(text), ()),
     ("default_error", "default_error", optional(text), None),

@@ -116,4 +116,5 @@ def said(notes: Iterable[Noted]) -> tuple[str, ...]:
 
 
 from . import kinds as kinds  # noqa: E402  (the kinds register themselves)
+from . import parts as parts  # noqa: E402
 from . import variants as variants  # noqa: E402

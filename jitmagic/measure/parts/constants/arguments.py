@@ -45,8 +45,13 @@ from ....model.causes.constant_arguments import ConstantArguments
 from ....model.causes.constant_arguments import ConstantVariant
 from ....model.causes.constant_arguments import LiftedConstant
 from ....model.comparison import Comparison
+from ....model.notes import Note
+from ....model.notes.parts import ConstantsStillCaptured
+from ....model.notes.parts import ConstantStuck
+from ....model.notes.parts import ConstantsUnmatched
+from ....model.notes.parts import NoConstantPassed
+from ....model.notes.parts import SmallConstants
 from ....model.rows import VARIANTS
-from ....model.stats.units import fmt_bytes
 from ....model.stats.witness import FIRST_CALL
 from ....model.stats.witness import WAIT
 from ....model.stats.witness import cpu_key
@@ -150,12 +155,11 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[str]) ->
     forms = Forms(name)
     record = ConstantVariant(name, constants, {}, before,
                              eqns={"traced": count_equations(closed)},
-                             notes=tuple(why_not_lifted(found)))
+                             noted=tuple(why_not_lifted(found)))
     flat = flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options, closed)
     if not lifted or flat is None:
-        reason = (f"{name}: its inputs could not be matched to the call's arguments"
-                  if flat is None else f"{name}: no constant could be passed as an argument")
-        forms.record = dataclasses.replace(record, notes=(*record.notes, reason))
+        reason = ConstantsUnmatched(name) if flat is None else NoConstantPassed(name)
+        forms.record = dataclasses.replace(record, noted=(*record.noted, reason))
         return forms
     replay = Replay(closed, [c.value for c in lifted])
     entry = getattr(prepared.variant.fn, "__name__", name)
@@ -177,17 +181,15 @@ def _closed(traced: Any) -> Any:
     return traced
 
 
-def why_not_lifted(found: ProgramConstants) -> list[str]:
+def why_not_lifted(found: ProgramConstants) -> list[Note]:
     """A note for each big constant left captured because the replay cannot pass it,
     and one where constants below the lifting size hold most of the bytes."""
-    out = [f"a constant of {fmt_bytes(c.nbytes)} is read inside a `{c.stuck_in}` (through "
-           "a jit call there): left captured" for c in found.constants
-           if not c.liftable and c.nbytes >= LIFT_BYTES]
+    out: list[Note] = [ConstantStuck(c.nbytes, str(c.stuck_in)) for c in found.constants
+                       if not c.liftable and c.nbytes >= LIFT_BYTES]
     total = sum(c.nbytes for c in found.constants)
     small = sum(c.nbytes for c in found.constants if c.nbytes < LIFT_BYTES)
     if small * 2 > total:
-        out.append(f"{fmt_bytes(small)} of the {fmt_bytes(total)} of constants are in "
-                   f"constants under {fmt_bytes(LIFT_BYTES)} each: those stay captured")
+        out.append(SmallConstants(small, total, LIFT_BYTES))
     return out
 
 
@@ -220,14 +222,13 @@ def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
         eqns[form] = count_equations(jaxpr)
         if form == PASSED:
             left = captured_constants(jaxpr)
-    notes = list(record.notes)
+    notes = list(record.noted)
     lifted = len(record.constants), sum(c.nbytes for c in record.constants)
     before = record.captured_constants
     if left is not None and left != (before[0] - lifted[0], before[1] - lifted[1]):
-        notes.append(f"{record.variant}: the passed program still captures {left[0]} "
-                     f"constants ({left[1]:,} bytes), not the {before[0] - lifted[0]} left "
-                     "after passing the others")
-    return dataclasses.replace(record, eqns=eqns, constants_left=left, notes=tuple(notes))
+        notes.append(ConstantsStillCaptured(record.variant, left[0], left[1],
+                                            before[0] - lifted[0]))
+    return dataclasses.replace(record, eqns=eqns, constants_left=left, noted=tuple(notes))
 
 
 def time_forms(forms: dict[str, Forms], check: Checkpoint,
@@ -307,10 +308,10 @@ def _failed(name: str, runs: Sampler) -> str | None:
 
 def _with_samples(record: ConstantVariant, taken: dict[str, dict[str, list[float]]],
                   outputs: OutputCheck, error: str | None) -> ConstantVariant:
-    notes = (*record.notes, *outputs.problems)
+    notes = (*record.noted, *outputs.problems)
     return dataclasses.replace(record, samples=taken, outputs_kind=outputs.kind,
                                max_abs_diff=outputs.max_abs_diff if outputs.kind else None,
-                               error=error or record.error, notes=notes)
+                               error=error or record.error, noted=notes)
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
