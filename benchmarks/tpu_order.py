@@ -11,6 +11,10 @@ in a fresh process, one cold first call per letter (``jax.clear_caches()``, a fr
 * ``renamed``: ABBA, each run's function under a name of its own (``g_3``), so that
   every run's HLO module has a new name (is the warmth keyed by the module?);
 * ``same``: N six times in a row;
+* ``samename``: ABBA, the nested program's function named ``g`` too (one module name for
+  both, as jitmagic's variants have);
+* ``jitmagic``: ABBA on jitmagic's own flat and nested variants of ``g``, timed as by hand
+  (is a slower nested compile the variant's, or the sampler's?);
 * ``mlp``: a 24-block bf16 MLP, flat and nested, ABAB.
 
 Prints one JSON line per run (wall, XLA's compile event, CPU time) and a summary per
@@ -66,7 +70,13 @@ else:
     args = (jnp.ones(128),)
     programs = {"F": g, "N": g_nested}
     order = {"ABBA": "FNNFFNNFFNNF", "ABAB": "FNFNFNFNFNFN", "renamed": "FNNFFNNFFNNF",
-             "same": "NNNNNN"}[pattern]
+             "same": "NNNNNN", "samename": "FNNFFNNFFNNF", "jitmagic": "FNNFFNNFFNNF"}[pattern]
+    if pattern == "samename":  # both programs' modules named jit_g, as jitmagic's are
+        g_nested.__name__ = g_nested.__qualname__ = "g"
+    if pattern == "jitmagic":  # jitmagic's own variants of g, timed as by hand
+        from jitmagic.measure.pipeline import variants_of
+        made = variants_of(g, args, {})
+        programs = {"F": made["flat"].variant.fn, "N": made["nested"].variant.fn}
 jax.block_until_ready(jnp.ones(3) + 1)  # the backend up before the first timed run
 for i, letter in enumerate(order):
     fn = programs[letter]
