@@ -335,3 +335,53 @@ def test_attribution_times_linen_submodules_and_their_callers_own_time_excludes_
     loss, mlp = rows["loss_fn"], rows["MLP.__call__"]
     assert loss.own_s < loss.inclusive_s - mlp.inclusive_s * 0.9, loss
     assert mlp.own_s < mlp.inclusive_s - rows["Layer.__call__"].inclusive_s * 0.9, mlp
+
+
+def test_the_jit_calls_flax_optax_and_jax_make_themselves_are_said_to_be_theirs(tmp_path):
+    """A new user read 'nested jit calls 22' under the flat variant, which nests none of
+    their helpers, with no word of whose they were: `nn.relu` is JAX's own jit, optax's
+    and `jnp.where`'s too. The row below it counts those, in both variants."""
+    import flax.linen as nn
+    import optax
+
+    from jitmagic.render.comparison import text_table
+
+    class Layer(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.relu(nn.Dense(8)(x))
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            for _ in range(3):
+                x = Layer()(x)
+            return nn.Dense(1)(x)
+
+    model, tx = MLP(), optax.adam(1e-3)
+    x, y = jnp.ones((4, 8)), jnp.ones((4, 1))
+    params = model.init(jax.random.PRNGKey(0), x)
+
+    def loss_fn(params, x, y):
+        return jnp.mean((model.apply(params, x) - y) ** 2)
+
+    def train_step(params, opt_state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    r = jitmagic.compare(train_step, params, tx.init(params), x, y, **ONCE)
+    claims_hold(r)
+    flat, nested = r.flat, r.nested
+    assert flat.helper_calls == {} and flat.nested_calls >= 3  # 3 relu, at least
+    assert flat.library_calls == flat.nested_calls  # none of them the user's
+    assert nested.helper_calls["Layer.__call__"] == 3
+    # the nested program's own jits (helpers' calls and their backward passes) are not
+    assert nested.library_calls == flat.library_calls < nested.nested_calls
+    rows = text_table(r).splitlines()
+    at = next(i for i, ln in enumerate(rows) if ln.startswith("nested jit calls"))
+    assert rows[at + 1].split() == ["of", "them", "JAX's", "or", "libraries'", "own",
+                                    str(flat.library_calls), str(nested.library_calls)]
+    path = tmp_path / "r.json"
+    jitmagic.save(r, path)
+    assert jitmagic.load(path).flat.library_calls == flat.library_calls

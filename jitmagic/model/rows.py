@@ -79,6 +79,7 @@ STRUCTURE = (
     "jaxpr_eqns",
     "jaxpr_eqns_top",
     "nested_calls",
+    "library_calls",
     "stablehlo_bytes",
     "stablehlo_calls",
     "compiled_calls",
@@ -162,6 +163,9 @@ class ProgramFigures:
 
     #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
     jaxpr_eqns_top: int | None = None
+    #: Of ``nested_calls``, the jit calls JAX and libraries make themselves (``jax.nn.relu``
+    #: is a jit, so are optax's and Flax's own): jits whose body runs none of the user's code.
+    library_calls: int | None = None
     #: The ``call`` ops left after lowering, and after XLA.
     stablehlo_calls: int | None = None
     compiled_calls: int | None = None
@@ -208,6 +212,7 @@ class VariantResult(Row, ProgramFigures):
               ("stablehlo_calls", "stablehlo_calls", optional(count), None),
               ("compiled_calls", "compiled_calls", optional(count), None),
               ("jaxpr_eqns_top", "jaxpr_eqns_top", optional(count), None),
+              ("library_calls", "library_calls", optional(count), None),
               ("helpers", "helpers", items(text), ()),
               *_TAIL,
               ("notes", "noted", read_notes, ()),
@@ -224,7 +229,7 @@ class VariantResult(Row, ProgramFigures):
             del d["per_process"]
         if not self.own_jit:  # none of the user's own jits nested: written as before
             del d["own_jit"]
-        for key in COMPILED_WORK:  # written where read, as reports before them were
+        for key in (*COMPILED_WORK, "library_calls"):  # written where read, as before them
             if d[key] is None:
                 del d[key]
         return d

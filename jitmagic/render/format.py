@@ -36,6 +36,7 @@ FIGURE_LABELS = {
     "jaxpr_eqns": "jaxpr equations",
     "jaxpr_eqns_top": "jaxpr equations (top level)",
     "nested_calls": "nested jit calls",
+    "library_calls": "  of them JAX's or libraries' own",
     "stablehlo_bytes": "StableHLO bytes",
     "stablehlo_calls": "call ops in StableHLO",
     "compiled_calls": "call ops after XLA",

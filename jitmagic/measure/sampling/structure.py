@@ -5,6 +5,7 @@ text."""
 from __future__ import annotations
 
 import re
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
@@ -14,6 +15,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from ...model.rows import ProgramFigures
+from ...usercode import user_file
 from .outputs import least_precise
 from .stages import ColdRun
 
@@ -71,6 +73,7 @@ def structure(run: ColdRun) -> ProgramFacts:
         shape.computed_in = coarsest_float(jaxpr)
         constants, constant_bytes = captured_constants(jaxpr)
         shape.figures = replace(shape.figures, jaxpr_eqns_top=len(jaxpr.eqns),
+                                library_calls=count_library_calls(jaxpr),
                                 constants=constants, constant_bytes=constant_bytes)
     if run.lowered is not None:
         hlo = run.lowered.as_text()
@@ -210,6 +213,62 @@ def count_nested_calls(jaxpr: Any) -> int:
         for sub in sub_jaxprs(eqn):
             total += count_nested_calls(sub)
     return total
+
+
+def count_library_calls(jaxpr: Any) -> int:
+    """Of :func:`count_nested_calls`, the jit calls JAX and libraries make themselves: JAX
+    jits its own functions (``jax.nn.relu``, ``jnp.where``'s ``_where``), and so do
+    libraries (optax, Flax), in the flat variant as much as in the nested one.
+
+    A jit is the user's where its body runs the user's code: every equation keeps the
+    Python frames it was traced under (``source_info.traceback``), and a frame of the
+    user's files that is not on the jit equation's own traceback (its call site) means the
+    jit runs a function of the user's (a helper's jit, a lifted Flax module). A jit whose
+    body, at any depth, shows none is a library's own (JAX's included)."""
+    return _LibraryJits().count(getattr(jaxpr, "jaxpr", jaxpr))
+
+
+class _LibraryJits:
+    """The walk of :func:`count_library_calls`, each code object judged once."""
+
+    def __init__(self) -> None:
+        self.users: dict[types.CodeType, bool] = {}
+        #: (id of a jaxpr, the code of the call site) → whether it runs user code below it
+        self.runs: dict[tuple[int, frozenset[types.CodeType]], bool] = {}
+
+    def count(self, jaxpr: Any) -> int:
+        total = 0
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name in ("jit", "pjit"):
+                body = eqn.params.get("jaxpr")
+                total += not self._runs_user(getattr(body, "jaxpr", body), _codes(eqn))
+            for sub in sub_jaxprs(eqn):
+                total += self.count(sub)
+        return total
+
+    def _runs_user(self, body: Any, own: frozenset[types.CodeType]) -> bool:
+        """Whether an equation of ``body`` (at any depth) was traced in user code that is
+        not on the jit's own call site ``own``."""
+        key = (id(body), own)
+        found = self.runs.get(key)
+        if found is None:
+            found = self.runs[key] = any(
+                any(self._user(c) for c in _codes(eqn) - own)
+                or any(self._runs_user(sub, own) for sub in sub_jaxprs(eqn))
+                for eqn in getattr(body, "eqns", ()))
+        return found
+
+    def _user(self, code: types.CodeType) -> bool:
+        user = self.users.get(code)
+        if user is None:
+            user = self.users[code] = user_file(code.co_filename)
+        return user
+
+
+def _codes(eqn: Any) -> frozenset[types.CodeType]:
+    """The code on an equation's traceback (where it was traced)."""
+    tb = eqn.source_info.traceback
+    return frozenset(tb.raw_frames()[0]) if tb is not None else frozenset()
 
 
 def sub_jaxprs(eqn: Any) -> Iterator[Any]:
