@@ -41,6 +41,8 @@ import pytest
 from support import comparison
 
 import jitmagic
+from jitmagic.model.notes import kinds
+from jitmagic.model.notes import read_noted
 
 MODEL = Path(jitmagic.__file__).parent / "model"
 
@@ -239,8 +241,6 @@ def test_every_kind_of_note_has_its_words_in_render():
 
 def _noted_comparison():
     """A comparison whose warnings and notes are facts, of several kinds."""
-    from jitmagic.model.notes import kinds
-
     c = comparison({"first_call_s": [2.3, 2.4, 2.5]}, {"first_call_s": [0.4, 0.45, 0.5]},
                    every=0.1, warned=(kinds.CacheSwitchedOff(), kinds.Waited(1.25),
                                       kinds.PartNotMeasured("second_start", "disk full")))
@@ -309,3 +309,20 @@ def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
     worded = [w for w in saved["warnings"] if isinstance(w, str)]
     worded += [n for v in saved["variants"].values() for n in v["notes"] if isinstance(n, str)]
     assert not worded, worded
+
+
+@pytest.mark.parametrize(("fact", "said"), [
+    (kinds.NoStageEvent("flat", "compile_s", "model"),
+     "flat: JAX reported no compile event for `model` (was it served from a cache?)"),
+    (kinds.ClockDisagrees("nested", "trace_s", 0.2, 0.1),
+     "nested: trace measured 200.0 ms but JAX's own event says 100.0 ms (50% apart)"),
+    (kinds.SweepUnchanged("width", 12),
+     "`width` did not change the program: every value built 12 jaxpr equations (flat), so "
+     "the growth is not fitted; is `width` read by the code as a global?"),
+    (kinds.PartMoved("cache", "_cache_used", "0.9"),
+     "--cache not measured: it needs JAX's private _cache_used, which JAX 0.9 does not have "
+     "(pip install -U jitmagic for a release made for this JAX); the rest was measured"),
+], ids=lambda x: type(x).__name__ if not isinstance(x, str) else "")
+def test_a_note_says_what_the_measuring_said_before(fact, said):
+    assert str(fact) == said
+    assert read_noted(json.loads(json.dumps(fact.to_dict())), "note") == fact

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import InputError
 from ..errors import UserCodeError
 from ..model.comparison import Comparison
+from ..model.notes.kinds import SweepUnchanged
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..model.sweep import unchanged
@@ -110,12 +111,9 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
                          checkpoint(entry_name(fn), options, start, progress))
 
 
-def unchanged_warning(s: Sweep) -> str | None:
+def unchanged_warning(s: Sweep) -> SweepUnchanged | None:
     """What to tell the user when :func:`~jitmagic.model.sweep.unchanged`: the value is
     not read as a global (a warning of the sweep's record, said as it was measured)."""
     if not unchanged(s):
         return None
-    name = s.name
-    eqns = s.points[0].flat.jaxpr_eqns
-    return (f"`{name}` did not change the program: every value built {eqns} jaxpr equations "
-            f"(flat), so the growth is not fitted; is `{name}` read by the code as a global?")
+    return SweepUnchanged(s.name, s.points[0].flat.jaxpr_eqns)

@@ -35,6 +35,18 @@ def _staged_run(n: k.StagedRun) -> str:
             "they do not add up to the first call")
 
 
+def _clock_disagrees(n: k.ClockDisagrees) -> str:
+    gap = abs(n.ours_s - n.theirs_s)
+    return (f"{n.variant}: {n.phase[:-2]} measured {n.ours_s * 1e3:.1f} ms but JAX's own event "
+            f"says {n.theirs_s * 1e3:.1f} ms ({gap / n.ours_s:.0%} apart)")
+
+
+def _sweep_unchanged(n: k.SweepUnchanged) -> str:
+    return (f"`{n.name}` did not change the program: every value built {n.eqns} jaxpr "
+            f"equations (flat), so the growth is not fitted; is `{n.name}` read by the code as "
+            "a global?")
+
+
 def _part_not_measured(n: k.PartNotMeasured) -> str:
     return f"the {table.named(n.part).label} was not measured: {n.error}"
 
@@ -167,6 +179,10 @@ SAID: dict[type[Note], Callable[[Any], str]] = {
     k.NoSecondStart: _fixed("no second start: every variant failed in the comparison"),
     k.PartNotMeasured: _part_not_measured,
     k.OneProcessOnly: _one_process_only,
+    k.NoStageEvent: lambda n: (f"{n.variant}: JAX reported no {n.phase[:-2]} event for "
+                               f"`{n.entry}` (was it served from a cache?)"),
+    k.ClockDisagrees: _clock_disagrees,
+    k.SweepUnchanged: _sweep_unchanged,
     k.TargetReplicated: _target_replicated,
     k.TargetShardingsUnmatched: lambda n: (f"your jit's in_shardings did not match the "
                                            f"arguments' {n.what}"),

@@ -14,6 +14,9 @@ from typing import Any
 
 import jax
 
+from ...model.notes import Note
+from ...model.notes.kinds import ClockDisagrees
+from ...model.notes.kinds import NoStageEvent
 from ...model.stats.rule import median
 from . import clocks
 
@@ -102,18 +105,16 @@ def unregister(remove: Callable, listener: Callable) -> None:
 
 
 def disagreements(entry: str, variant: str, stages: dict[str, list[float]],
-                  events: dict[str, list[float]]) -> list[str]:
+                  events: dict[str, list[float]]) -> list[Note]:
     """Warnings where JAX's own clock disagrees with ours beyond the tolerance."""
-    out = []
+    out: list[Note] = []
     for phase, tol in TOLERANCE.items():
         ours, theirs = median(stages.get(phase)), median(events.get(phase))
         if math.isnan(ours) or math.isnan(theirs):
             continue
         gap = abs(ours - theirs)
         if theirs == 0:
-            out.append(f"{variant}: JAX reported no {phase[:-2]} event for `{entry}` "
-                       f"(was it served from a cache?)")
+            out.append(NoStageEvent(variant, phase, entry))
         elif gap > tol * ours and gap > TOLERANCE_ABS_S:
-            out.append(f"{variant}: {phase[:-2]} measured {ours * 1e3:.1f} ms but JAX's own "
-                       f"event says {theirs * 1e3:.1f} ms ({gap / ours:.0%} apart)")
+            out.append(ClockDisagrees(variant, phase, ours, theirs))
     return out

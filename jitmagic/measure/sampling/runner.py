@@ -21,6 +21,7 @@ from ... import backends
 from ...errors import UserCodeError
 from ...errors import innermost_function
 from ...errors import user_traceback
+from ...model.notes import Noted
 from ...model.rows import cpu_key
 from . import clocks
 from .clocks import FrozenClockError
@@ -207,8 +208,9 @@ class Sampler:
         nest_hint = next(iter(self.subjects)) not in self.errors
         return f"{which} failed{inside}:\n{user_traceback(exc, nest_hint)}"
 
-    def warnings(self, entry: str) -> Iterable[str]:
-        """Where JAX's own clock disagrees with the samples (rows that report events)."""
+    def warnings(self, entry: str) -> Iterable[Noted]:
+        """Where JAX's own clock disagrees with the samples (rows that report events), and
+        where the rows' outputs differ."""
         for name in self.last:
             yield from disagreements(entry, name, self.samples[name], self.events[name])
         yield from self.outputs.problems

@@ -69,7 +69,7 @@ def kind(name: str) -> Callable[[N], N]:
 _READERS: dict[str, Kind] = {
     "str": text, "float": number_or_nan, "bool": flag, "int": integer,
     "tuple[str, ...]": items(text), "tuple[int, ...]": items(integer),
-    "str | None": optional(text),
+    "str | None": optional(text), "int | None": optional(integer),
 }
 
 

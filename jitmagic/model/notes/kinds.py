@@ -102,6 +102,42 @@ class OneProcessOnly(Note):
     processes: int
 
 
+@kind("no_stage_event")
+@dataclass(frozen=True)
+class NoStageEvent(Note):
+    """JAX reported no event of ``phase`` ("compile_s") for ``entry`` in ``variant``'s
+    runs, though it was timed (was it served from a cache?)."""
+
+    variant: str
+    phase: str
+    entry: str
+
+
+@kind("clock_disagrees")
+@dataclass(frozen=True)
+class ClockDisagrees(Note):
+    """``variant``'s ``phase`` measured ``ours_s`` (the median) where JAX's own event
+    says ``theirs_s``, beyond the tolerance."""
+
+    variant: str
+    phase: str
+    ours_s: float
+    theirs_s: float
+
+
+# A sweep's warnings (``Sweep.warned``).
+
+
+@kind("sweep_unchanged")
+@dataclass(frozen=True)
+class SweepUnchanged(Note):
+    """The swept ``name`` did not change the program: every value built ``eqns`` jaxpr
+    equations (flat; None: not counted)."""
+
+    name: str
+    eqns: int | None
+
+
 # A ``--target`` record's notes (``TargetCompile.placement_notes``, ``effort_notes``).
 
 
