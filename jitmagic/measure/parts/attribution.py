@@ -121,8 +121,9 @@ def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
     """Swaps timing, at their function objects, the helpers no binding reaches: a Flax
     linen submodule's ``__call__`` (linen wraps it in its class, and ``apply`` runs a
     clone, so no name of ours is looked up), a function a library primitive holds. Their
-    calls go through a trampoline (:func:`~..variants.trampoline.route`) to a timed copy,
-    so that they get rows of their own and their callers' own time excludes them."""
+    calls go through a trampoline (:func:`~jitmagic.measure.variants.trampoline.route`)
+    to a timed copy, so that they get rows of their own and their callers' own time
+    excludes them."""
     unbound = [h for h in plan.helpers.values() if not h.bindings]
     live = functions_of_all(h.code for h in unbound)
     return [route(fn, clock.wrap(h.name, copy_function(fn)))
