@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from .notes import Noted
+from .notes import read_notes
+from .notes import said
+from .notes import saved
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
 from .outputs import outputs_dict
@@ -61,7 +65,9 @@ class Orderings:
     rows: dict[str, OrderingRow]
     outputs_match: bool | None = None
     max_abs_diff: float | None = None
-    warnings: tuple[str, ...] = field(default_factory=tuple)
+    #: What measuring them noted: an ordering that failed, outputs that differ (``warnings``
+    #: says them).
+    warned: tuple[Noted, ...] = field(default_factory=tuple)
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
     #: How the outputs matched, as :class:`~jitmagic.model.comparison.Comparison`'s.
     outputs_kind: str | None = None
@@ -103,6 +109,11 @@ class Orderings:
         orderings' cold runs waited for a CPU (a busy machine), else wall time."""
         return clock_for([self.rows[n].samples for n in TOGGLED], EXECUTE)
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What measuring the orderings noted, in words (each of ``warned`` said)."""
+        return said(self.warned)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "entry": self.entry,
@@ -113,7 +124,7 @@ class Orderings:
             "outputs_match": self.outputs_match,
             "max_abs_diff": json_number(self.max_abs_diff),
             **outputs_dict(self),
-            "warnings": list(self.warnings),
+            "warnings": saved(self.warned),
             "verdict": {**self.verdict().to_dict(), "ordering": TOGGLED[0],
                         "against": TOGGLED[1]},
             "stopped": self.stopped,
@@ -147,6 +158,6 @@ _FIELDS = (
     ("outputs_match", "outputs_match", optional(flag), None),
     ("max_abs_diff", "max_abs_diff", optional(number), None),
     *OUTPUT_FIELDS,
-    ("warnings", "warnings", items(text), ()),
+    ("warnings", "warned", read_notes, ()),
     ("stopped", "stopped", optional(text), None),
 )  # "verdict" is written but never read back: the record derives it again from the samples

@@ -183,6 +183,7 @@ SAID: dict[type[Note], Callable[[Any], str]] = {
                                f"`{n.entry}` (was it served from a cache?)"),
     k.ClockDisagrees: _clock_disagrees,
     k.SweepUnchanged: _sweep_unchanged,
+    k.OrderingFailed: lambda n: f"{n.ordering} failed:\n{n.traceback}",
     k.TargetReplicated: _target_replicated,
     k.TargetShardingsUnmatched: lambda n: (f"your jit's in_shardings did not match the "
                                            f"arguments' {n.what}"),

@@ -25,6 +25,7 @@ from typing import cast
 import jax
 
 from ...errors import user_traceback
+from ...model.notes.kinds import OrderingFailed
 from ...model.orderings import EXECUTE
 from ...model.orderings import ORDERINGS
 from ...model.orderings import REFERENCE
@@ -119,8 +120,8 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
     rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in ORDERINGS}
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
-                     warnings=(*(f"{n} failed:\n{e}" for n, e in errors.items()),
-                               *runs.outputs.problems), stopped=stopped)
+                     warned=(*(OrderingFailed(n, e) for n, e in errors.items()),
+                             *runs.outputs.problems), stopped=stopped)
 
 
 def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None) -> OrderingRow:

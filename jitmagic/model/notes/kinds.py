@@ -125,6 +125,18 @@ class ClockDisagrees(Note):
     theirs_s: float
 
 
+# The orderings' warnings (``Orderings.warned``).
+
+
+@kind("ordering_failed")
+@dataclass(frozen=True)
+class OrderingFailed(Note):
+    """The ordering ``ordering`` failed: ``traceback``, the user's code's, as raised."""
+
+    ordering: str
+    traceback: str
+
+
 # A sweep's warnings (``Sweep.warned``).
 
 
