@@ -141,6 +141,17 @@ def _backward_passes(n: v.BackwardPasses) -> str:
             f"too ({said}; {sum(n.counts)} in all), a helper's jit calls do not")
 
 
+#: What a captured value that is not an array of numbers is, by its kind.
+_NOT_ARRAY = {"tracer": "a tracer (a value leaked from another trace)",
+              "objects": "a NumPy array of Python objects (dtype object)"}
+
+
+def _captured_not_array(n: p.CapturedNotArray) -> str:
+    what = _NOT_ARRAY.get(n.what, f"a `{n.type_name}` object")
+    return (f"the program captures {what}, which is not an array of numbers: it is left "
+            "captured and not measured as an argument")
+
+
 def _constant_stuck(n: p.ConstantStuck) -> str:
     return (f"a constant of {fmt_bytes(n.nbytes)} is read inside a `{n.stuck_in}` (through a "
             "jit call there): left captured")
@@ -202,6 +213,7 @@ SAID: dict[type[Note], Callable[[Any], str]] = {
     p.SettingAlreadyOn: lambda n: f"`{n.setting}` left out: your jit already compiles with it",
     p.SettingRefused: lambda n: (f"`{n.setting}` left out: this backend ({n.backend}) refused "
                                  f"it ({n.why})"),
+    p.CapturedNotArray: _captured_not_array,
     p.ConstantStuck: _constant_stuck,
     p.SmallConstants: _small_constants,
     p.ConstantsUnmatched: lambda n: (f"{n.variant}: its inputs could not be matched to the "

@@ -242,17 +242,22 @@ _VARIANT_FIELDS: tuple[Field, ...] = (
 @dataclass(frozen=True)
 class ConstantArguments:
     """Every measured variant's big constants passed as arguments: ``Comparison.
-    constant_arguments``. ``notes`` are the part's own (captured values that are no
-    array, say); ``stopped`` why it ended early (PARTIAL), if it did."""
+    constant_arguments``. ``noted``: the part's own notes (captured values that are no
+    array, say; ``notes`` says them); ``stopped`` why it ended early (PARTIAL), if it did."""
 
     entry: str
     variants: dict[str, ConstantVariant]
-    notes: tuple[str, ...] = ()
+    noted: tuple[Noted, ...] = ()
     stopped: str | None = None
     wall_s: float = math.nan
 
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The part's own notes, in words (each of ``noted`` said)."""
+        return said(self.noted)
 
     def difference(self, variant: str) -> Difference:
         """Passed against captured for ``variant`` (:attr:`ConstantVariant.difference`)."""
@@ -269,7 +274,7 @@ class ConstantArguments:
     def to_dict(self) -> dict[str, Any]:
         return {"entry": self.entry,
                 "variants": {k: v.to_dict() for k, v in self.variants.items()},
-                "notes": list(self.notes), "stopped": self.stopped,
+                "notes": saved(self.noted), "stopped": self.stopped,
                 "wall_s": json_number(self.wall_s)}
 
     @classmethod
@@ -284,7 +289,7 @@ class ConstantArguments:
 _FIELDS: tuple[Field, ...] = (
     ("entry", "entry", text, REQUIRED),
     ("variants", "variants", obj, REQUIRED),
-    ("notes", "notes", items(text), ()),
+    ("notes", "noted", read_notes, ()),
     ("stopped", "stopped", optional(text), None),
     ("wall_s", "wall_s", number_or_nan, math.nan),
 )

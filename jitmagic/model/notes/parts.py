@@ -35,6 +35,17 @@ class SettingRefused(Note):
 # The big constants passed as arguments, of one variant.
 
 
+@kind("captured_not_array")
+@dataclass(frozen=True)
+class CapturedNotArray(Note):
+    """The program captures a value that is not an array of numbers (``what``: "tracer",
+    a value leaked from another trace; "objects", a NumPy array of dtype object; else
+    "other", of the type ``type_name``): left captured, not passed."""
+
+    what: str
+    type_name: str
+
+
 @kind("constant_stuck")
 @dataclass(frozen=True)
 class ConstantStuck(Note):

@@ -125,7 +125,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     start = clocks.wall()
     check = check or Checkpoint()
     check.report.at(PART)
-    notes: list[str] = []
+    notes: list[Note] = []
     forms = {}
     try:
         for name in names:
@@ -141,7 +141,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     return dataclasses.replace(result, constant_arguments=record)
 
 
-def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[str]) -> Forms:
+def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -> Forms:
     """The variant's two forms from its traced program (a ``Traced`` or closed jaxpr),
     with its lifted constants named and both programs checked; a form that cannot be
     built leaves the record with a note instead of samples. ``notes`` gets the

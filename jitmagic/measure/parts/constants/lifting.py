@@ -30,6 +30,8 @@ from jax.extend.core import DropVar
 from jax.extend.core import Literal
 
 from ...._compat import bind_equation
+from ....model.notes import Note
+from ....model.notes.parts import CapturedNotArray
 from ...sampling.structure import array_bytes
 from ...sampling.structure import constants_of
 from ...sampling.structure import sub_jaxprs
@@ -65,7 +67,7 @@ class ProgramConstants:
     value that is not an array of numbers (left as it is)."""
 
     constants: list[Constant]
-    notes: list[str]
+    notes: list[Note]
 
     def lifted(self) -> list[Constant]:
         """The constants to pass as arguments: the liftable ones of at least
@@ -114,16 +116,15 @@ def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
             stack.extend((sub, through, eqn.source_info.traceback) for sub in sub_jaxprs(eqn))
 
 
-def not_an_array(value: Any) -> str:
+def not_an_array(value: Any) -> CapturedNotArray:
     """The note of a captured value that is not an array of numbers."""
     if isinstance(value, jax.core.Tracer):
-        what = "a tracer (a value leaked from another trace)"
+        what = "tracer"
     elif isinstance(value, np.ndarray) and value.dtype.hasobject:
-        what = "a NumPy array of Python objects (dtype object)"
+        what = "objects"
     else:
-        what = f"a `{type(value).__name__}` object"
-    return (f"the program captures {what}, which is not an array of numbers: it is left "
-            "captured and not measured as an argument")
+        what = "other"
+    return CapturedNotArray(what, type(value).__name__)
 
 
 class Replay:
