@@ -163,3 +163,31 @@ def test_a_warm_first_run_is_caught_and_left_out_of_the_verdict():
     on_cpu = comparison(TPU_ABBA_FLAT, TPU_ABBA_NESTED, every=0.1, env={"backend": "cpu"})
     assert on_cpu.warm_runs == {} and on_cpu.judged("nested").samples == {
         k: list(v) for k, v in on_cpu.nested.samples.items()}
+
+
+def test_each_row_compiles_a_module_of_its_own_name():
+    """On a TPU v5e two programs compiled in turn under one module name moved towards
+    each other (benchmarks/tpu_order.py, 2026-12-06: the seed 1.2× where by hand, under
+    names of their own, it is 1.5×): the nested row's program is ``jit(g_nested)``, as
+    by hand, and the flat row keeps the user's own name."""
+    import jax
+
+    def f(x):
+        return sum(i * jnp.sin(x) for i in range(8))
+
+    def g(x):
+        return sum(f(x) for _ in range(4))
+
+    compiled: list[str] = []
+
+    def on_compile(event, secs, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(kw.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(on_compile)
+    try:
+        result = jitmagic.compare(g, jnp.ones(8), repeat=2, number=1, quiet=True)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_compile)
+    assert compiled.count("jit(g)") == 2 and compiled.count("jit(g_nested)") == 2
+    assert result.nested.helpers == ("f",) and len(result.nested.samples["compile_s"]) == 2

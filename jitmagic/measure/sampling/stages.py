@@ -14,10 +14,12 @@ This module imports neither IPython nor matplotlib: scripts can use it directly.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import os
 import platform
+import re
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ import jax
 
 from ...model.rows import FROM_EVENTS
 from ...model.rows import FROM_STAGED
+from ...model.rows import VARIANTS
 from ...model.rows import cpu_key
 from ..calls.arguments import static_split
 from . import clocks
@@ -80,6 +83,26 @@ class ColdRun:
     output: Any
     #: Where ``times``' stages came from (``model.rows.FROM_EVENTS`` or ``FROM_STAGED``).
     stages_from: str = FROM_STAGED
+
+
+def own_program(fn: Callable, label: str) -> Callable:
+    """``fn`` under a name of its row's own, ``g_nested`` for the nested row of ``g``, so
+    that each row's program is an XLA module of its own name (``jit_g_nested``), as the
+    programs are by hand; the flat row, the user's own program, keeps its name (``g``).
+    On a TPU v5e two programs compiled in turn under one module name (as two rows of
+    ``g`` were) moved towards each other: the seed's flat compile read 4.7-5.5 s and its
+    nested one 3.2-4.3 s, against 5.4-5.8 s and 3.5-3.8 s under names of their own in
+    the same hour, 1.2× where by hand it is 1.5× (benchmarks/tpu_order.py, ``samename``)."""
+    if label == VARIANTS[0]:
+        return fn
+    name = "_".join((getattr(fn, "__name__", "entry"), re.sub(r"\W+", "_", label)))
+
+    @functools.wraps(fn)
+    def program(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    program.__name__ = program.__qualname__ = name
+    return program
 
 
 #: JAX's duration events for the stages, by sample key, and whose name each carries.

@@ -23,6 +23,7 @@ from ..sampling.monitor import Monitor
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
 from ..sampling.stages import first_call_run
+from ..sampling.stages import own_program
 from ..sampling.stages import staged_run
 from ..sampling.stages import warm_artefacts
 from ..sampling.stops import Checkpoint
@@ -80,9 +81,10 @@ class VariantSubject:
         return self.prepared.kwargs
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
+        variant = self.prepared.variant
         run = (staged_run if self.staged else first_call_run)(
-            self.prepared.variant.fn, self.args, self.kwargs, monitor, check,
-            self.prepared.variant.jit_options)
+            own_program(variant.fn, variant.name), self.args, self.kwargs, monitor, check,
+            variant.jit_options)
         self.staged = run.stages_from == FROM_STAGED
         return ColdSample(run.times, run.jitted, run.output, run.events, artefact=run,
                     stages_from=run.stages_from)
