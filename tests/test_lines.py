@@ -513,7 +513,7 @@ def test_a_lines_record_round_trips_through_save_and_load(ripples, hooked_ripple
 def test_a_table_of_100000_rows_is_clipped_to_its_heaviest_lines():
     rows = tuple(LineRow("big.py", n, f"x = f{n}(x)", None, n % 7, n % 1000, 1, None)
                  for n in range(1, 100_001))
-    lines = Lines("big", {"flat": LineTable("flat", rows, notes=("hits not measured",))})
+    lines = Lines("big", {"flat": LineTable("flat", rows, noted=("hits not measured",))})
     page, text = lines._repr_mimebundle_()["text/html"], str(lines)
     assert len(page) < 1_000_000 and len(text) < 100_000
     assert f"{100_000 - MAX_ROWS:,} of 100,000 lines left out" in text

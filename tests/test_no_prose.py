@@ -42,6 +42,7 @@ from support import comparison
 
 import jitmagic
 from jitmagic.model.notes import kinds
+from jitmagic.model.notes import parts
 from jitmagic.model.notes import read_noted
 
 MODEL = Path(jitmagic.__file__).parent / "model"
@@ -322,6 +323,14 @@ def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
     (kinds.PartMoved("cache", "_cache_used", "0.9"),
      "--cache not measured: it needs JAX's private _cache_used, which JAX 0.9 does not have "
      "(pip install -U jitmagic for a release made for this JAX); the rest was measured"),
+    (parts.OtherThreadsCached(1),
+     "1 compile of another thread used JAX's persistent cache while the second start "
+     "measured: JAX's cache folder is the process's, so it went to jitmagic's folder "
+     "(removed after), not to your own cache"),
+    (parts.NoLineHook("no_monitoring", "3.11"),
+     "hits, calls and time per line not measured: Python 3.11 has no sys.monitoring "
+     "(3.12+), and a sys.settrace hook would make the trace 2-5x slower"),
+    (parts.XlaRaised("ValueError", "bad"), "not measured: ValueError: bad"),
 ], ids=lambda x: type(x).__name__ if not isinstance(x, str) else "")
 def test_a_note_says_what_the_measuring_said_before(fact, said):
     assert str(fact) == said

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from ...model.notes.parts import NoLineHook
 from ..sampling import clocks
 
 #: ``is_user(code, frame_globals)``: whether a code object is the user's.
@@ -36,14 +37,6 @@ IsUser = Callable[[types.CodeType, dict], bool]
 #: ``make_hook`` kinds: the cheap one where there is one, always, or never.
 HOOKS = ("auto", "monitoring", "settrace", "none")
 
-#: Why hits and time are missing where no cheap hook exists.
-NO_CHEAP_HOOK = ("hits, calls and time per line not measured: Python "
-                 f"{sys.version_info.major}.{sys.version_info.minor} has no "
-                 "sys.monitoring (3.12+), and a sys.settrace hook would make the trace "
-                 "2-5x slower")
-NO_TOOL_ID = ("hits, calls and time per line not measured: every sys.monitoring tool id "
-              "was taken, and a sys.settrace hook would make the trace 2-5x slower")
-NOT_ASKED = "hits, calls and time per line not measured: no line hook was asked for"
 
 
 class Tally:
@@ -221,11 +214,12 @@ def free_tool_id() -> int | None:
     return None
 
 
-def why_no_hook(kind: str) -> str:
-    """The note of a table that :func:`make_hook` gave no hook for."""
-    if kind == "none":
-        return NOT_ASKED
-    return NO_TOOL_ID if hasattr(sys, "monitoring") else NO_CHEAP_HOOK
+def why_no_hook(kind: str) -> NoLineHook:
+    """The note of a table that :func:`make_hook` gave no hook for: none was asked for,
+    every ``sys.monitoring`` tool id was taken, or this Python has no ``sys.monitoring``."""
+    why = "not_asked" if kind == "none" else \
+        "no_tool_id" if hasattr(sys, "monitoring") else "no_monitoring"
+    return NoLineHook(why, f"{sys.version_info.major}.{sys.version_info.minor}")
 
 
 def make_hook(is_user: IsUser, kind: str = "auto") -> Hook | None:

@@ -53,6 +53,7 @@ from ...model.causes.second_start import Start
 from ...model.causes.second_start import UserCache
 from ...model.comparison import Comparison
 from ...model.notes.kinds import NoSecondStart
+from ...model.notes.parts import OtherThreadsCached
 from ...options import Options
 from ..sampling.conditions import cache_settings
 from ..sampling.conditions import emptied
@@ -189,9 +190,6 @@ def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) ->
 
 
 #: Said where other threads compiled while JAX's cache was the scratch folder.
-OTHER_THREADS = ("{} of another thread used JAX's persistent cache while the second start "
-                 "measured: JAX's cache folder is the process's, so {} went to jitmagic's "
-                 "folder (removed after), not to your own cache")
 
 
 class OtherThreads:
@@ -216,9 +214,9 @@ class OtherThreads:
             with suppress(AssertionError, ValueError, KeyError):  # never registered
                 jax.monitoring.unregister_event_listener(self._on_event)
 
-    def warning(self) -> str:
-        n = self.compiles
-        return OTHER_THREADS.format(f"{n} compile{'s' * (n != 1)}", "they" if n != 1 else "it")
+    def warning(self) -> OtherThreadsCached:
+        """The note of the compiles other threads made while the second start measured."""
+        return OtherThreadsCached(self.compiles)
 
 
 def user_cache() -> UserCache:

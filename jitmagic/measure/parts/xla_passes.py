@@ -41,6 +41,9 @@ from ...model.causes.xla_passes import PassTime
 from ...model.causes.xla_passes import ProfiledCompile
 from ...model.causes.xla_passes import XlaPasses
 from ...model.comparison import Comparison
+from ...model.notes import Noted
+from ...model.notes.parts import XlaRaised
+from ...model.notes.parts import XlaVariantFailed
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.stages import cold_jit
 from ..sampling.stages import timed_stage
@@ -78,7 +81,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
         return dataclasses.replace(result, xla_passes=XlaPasses(same_program=same,
                                                                 reason=REFUSED))
     compiles: dict[str, ProfiledCompile] = {}
-    notes: dict[str, str] = {}
+    notes: dict[str, Noted] = {}
     stopped = reason = None
     names = PROFILED[:1] if same else PROFILED
     try:
@@ -86,7 +89,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
             if compiles:  # a stop is said to come after the compile just profiled
                 check(f"the {list(compiles)[-1]} variant's profiled compile")
             if not result.variants[name].ok:
-                notes[name] = f"not measured: the {name} variant failed in the comparison"
+                notes[name] = XlaVariantFailed(name)
                 continue
             check.report.at(PART, row=name, round=1, rounds=1)  # one profiled compile
             try:
@@ -94,7 +97,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
             except (Stop, ProfilerBusy):
                 raise
             except Exception as exc:  # the comparison ran it: say what went wrong, keep it
-                notes[name] = f"not measured: {type(exc).__name__}: {exc}"
+                notes[name] = XlaRaised(type(exc).__name__, str(exc))
     except Stop as stop:
         left = [n for n in names if n not in compiles and n not in notes]
         stopped = f"{stop.reason}; no profiled compile of the {' and '.join(left)} variant" \

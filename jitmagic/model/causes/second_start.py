@@ -26,6 +26,10 @@ from typing import Any
 from typing import Final
 from typing import Literal
 
+from ..notes import Noted
+from ..notes import read_notes
+from ..notes import said
+from ..notes import saved
 from ..saved.schema import REQUIRED
 from ..saved.schema import Field
 from ..saved.schema import count
@@ -281,11 +285,17 @@ class SecondStart:
     rows: dict[str, CacheRow]
     user: UserCache = field(default_factory=UserCache)
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
-    warnings: tuple[str, ...] = ()
+    #: What measuring it noted (another thread's compiles): ``warnings`` says it.
+    warned: tuple[Noted, ...] = ()
     #: Each variant's median XLA compile in the comparison, with no cache: what the user's
     #: ``jax_persistent_cache_min_compile_time_secs`` is held against (a cold start's
     #: compile also writes the entry, so it runs longer).
     compile_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What measuring the second start noted, in words (each of ``warned`` said)."""
+        return said(self.warned)
 
     def __getitem__(self, name: str) -> CacheRow:
         return self.rows[name]
@@ -336,7 +346,7 @@ class SecondStart:
         nesting = self.nesting
         return {"rows": {k: r.to_dict() for k, r in self.rows.items()},
                 "user_cache": self.user.to_dict(), "stopped": self.stopped,
-                "warnings": list(self.warnings), "compile_s": dict(self.compile_s),
+                "warnings": saved(self.warned), "compile_s": dict(self.compile_s),
                 "nesting": {"kind": nesting.kind, "ratio": json_number(nesting.ratio)}}
 
     @classmethod
@@ -361,7 +371,7 @@ _FIELDS: tuple[Field, ...] = (
     ("rows", "rows", _rows, REQUIRED),
     ("user_cache", "user", UserCache.from_dict, UserCache()),
     ("stopped", "stopped", optional(text), None),
-    ("warnings", "warnings", items(text), ()),
+    ("warnings", "warned", read_notes, ()),
     ("compile_s", "compile_s", mapping(seconds), {}),
 )  # "nesting" is written but never read back: derived from the samples
 

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from ..notes import Noted
+from ..notes import read_noted
+from ..notes import saved_note
 from ..saved.schema import REQUIRED
 from ..saved.schema import Field
 from ..saved.schema import count
@@ -145,14 +148,20 @@ class ProfiledCompile:
 class XlaPasses:
     """``--xla``: each variant's profiled compile (``compiles``, by variant; flat only
     where nothing was nested, ``same_program``). ``reason``: why nothing was measured
-    (the user's own profiler session was running), with no figures; ``notes``: why a
-    variant has none; ``stopped``: why a stop (Ctrl-C, ``--timeout``) cut it short."""
+    (the user's own profiler session was running), with no figures; ``noted``: why a
+    variant has none, by variant (``notes`` says it); ``stopped``: why a stop (Ctrl-C,
+    ``--timeout``) cut it short."""
 
     compiles: dict[str, ProfiledCompile] = field(default_factory=dict)
     same_program: bool = False
     reason: str | None = None
-    notes: dict[str, str] = field(default_factory=dict)
+    noted: dict[str, Noted] = field(default_factory=dict)
     stopped: str | None = None
+
+    @property
+    def notes(self) -> dict[str, str]:
+        """Why a variant has no profiled compile, in words, by variant."""
+        return {variant: str(note) for variant, note in self.noted.items()}
 
     def of(self, variant: str) -> ProfiledCompile | None:
         """``variant``'s profiled compile (the flat one's where nothing was nested)."""
@@ -171,8 +180,8 @@ class XlaPasses:
         for key in ("reason", "stopped"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
-        if self.notes:
-            d["notes"] = dict(self.notes)
+        if self.noted:
+            d["notes"] = {variant: saved_note(n) for variant, n in self.noted.items()}
         return d
 
     @classmethod
@@ -211,6 +220,6 @@ _FIELDS: tuple[Field, ...] = (
     ("compiles", "compiles", mapping(ProfiledCompile.from_dict), REQUIRED),
     ("same_program", "same_program", flag, False),
     ("reason", "reason", optional(text), None),
-    ("notes", "notes", mapping(text), {}),
+    ("notes", "noted", mapping(read_noted), {}),
     ("stopped", "stopped", optional(text), None),
 )

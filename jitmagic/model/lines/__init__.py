@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from ..notes import Noted
+from ..notes import read_notes
+from ..notes import said
+from ..notes import saved
 from ..saved.schema import Field
 from ..saved.schema import ReportSchemaError
 from ..saved.schema import clipped
@@ -58,15 +62,15 @@ CONSTANT_BYTES = 2**20
 class LineTable:
     """One variant's rows, in file then line order, and the functions they belong to.
 
-    ``notes`` say what was not measured and why; ``loops`` are the Python loops of
-    the functions seen (from their source, for the loop hint without hits).
+    ``noted`` says what was not measured and why (``notes`` in words); ``loops`` are the
+    Python loops of the functions seen (from their source, for the loop hint without hits).
     """
 
     variant: str
     rows: tuple[LineRow, ...]
     functions: tuple[FunctionSpan, ...] = ()
     entry: str = ""
-    notes: tuple[str, ...] = ()
+    noted: tuple[Noted, ...] = ()
     loops: tuple[LoopSpan, ...] = ()
     #: How a file is named to the reader where its path says little: a notebook cell as
     #: IPython names it (``Cell In[12]``) instead of the kernel's temporary file.
@@ -79,6 +83,11 @@ class LineTable:
     #: scan's ``unroll`` copies its body into what XLA compiles. Empty: none, or not
     #: counted (a report of jitmagic 0.5 or older).
     loop_calls: tuple[LoopCall, ...] = ()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What was not measured and why, in words (each of ``noted`` said)."""
+        return said(self.noted)
 
     def label(self, file: str) -> str:
         """``file`` as the reader knows it."""
@@ -223,7 +232,7 @@ class Lines(Shown):
         d["entry"] = self.entry
         d["functions"] = {name: [f.to_dict() for f in t.functions]
                           for name, t in self.tables.items()}
-        d["notes"] = {name: list(t.notes) for name, t in self.tables.items() if t.notes}
+        d["notes"] = {name: saved(t.noted) for name, t in self.tables.items() if t.noted}
         d["loops"] = {name: [[x.file, x.first_line, x.last_line] for x in t.loops]
                       for name, t in self.tables.items() if t.loops}
         d["loop_calls"] = {name: [x.to_list() for x in t.loop_calls]
@@ -271,7 +280,7 @@ _FIELDS: tuple[Field, ...] = (
     ("entry", "entry", text, ""),
     ("stopped", "stopped", optional(text), None),
     ("functions", "functions", mapping(items(FunctionSpan.from_dict)), {}),
-    ("notes", "notes", mapping(items(text)), {}),
+    ("notes", "notes", mapping(read_notes), {}),
     ("loops", "loops", mapping(items(loop_span)), {}),
     ("loop_calls", "loop_calls", mapping(items(LoopCall.from_list)), {}),
     ("constants", "constants", mapping(optional(fixed(count, count))), {}),

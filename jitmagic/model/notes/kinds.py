@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import Note
-from . import kind
+from .note import Note
+from .note import kind
 
 # A comparison's warnings (``Comparison.warned``).
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import Note
-from . import kind
+from .note import Note
+from .note import kind
 
 # --effort: a setting left out.
 
@@ -30,6 +30,52 @@ class SettingRefused(Note):
     setting: str
     backend: str
     why: str
+
+
+# --xla: why a variant has no profiled compile (``XlaPasses.noted``).
+
+
+@kind("xla_variant_failed")
+@dataclass(frozen=True)
+class XlaVariantFailed(Note):
+    """``variant`` was not profiled: it failed in the comparison."""
+
+    variant: str
+
+
+@kind("xla_raised")
+@dataclass(frozen=True)
+class XlaRaised(Note):
+    """The profiled compile raised ``error`` (its type's name): ``message``."""
+
+    error: str
+    message: str
+
+
+# --cache: the second start's warnings (``SecondStart.warned``).
+
+
+@kind("other_threads_cached")
+@dataclass(frozen=True)
+class OtherThreadsCached(Note):
+    """``compiles`` compiles of another thread used JAX's persistent cache while the
+    second start measured (they went to jitmagic's folder)."""
+
+    compiles: int
+
+
+# --lines: why a table has no hits, calls or time (``LineTable.noted``).
+
+
+@kind("no_line_hook")
+@dataclass(frozen=True)
+class NoLineHook(Note):
+    """No line hook ran: ``why`` is "not_asked" (none was asked for), "no_tool_id" (every
+    ``sys.monitoring`` tool id was taken) or "no_monitoring" (Python ``python`` has no
+    ``sys.monitoring``)."""
+
+    why: str
+    python: str  # "3.11"
 
 
 # The big constants passed as arguments, of one variant.

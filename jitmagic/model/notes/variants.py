@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import Note
-from . import kind
+from .note import Note
+from .note import kind
 
 # Of the entry (its plan): how jitmagic takes the call.
 

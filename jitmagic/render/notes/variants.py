@@ -1,0 +1,109 @@
+"""The sentences of a variant's notes: one renderer per kind of
+:mod:`jitmagic.model.notes.variants`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...model.notes import Note
+from ...model.notes import variants as v
+from .comparison import fixed
+
+
+def _scalars_held_static(n: v.ScalarsHeldStatic) -> str:
+    return (f"{n.arguments} of `{n.entry}`: a Python scalar used as a Python value (tracing "
+            f"it raised {n.error}), so it is held static, as `jax.jit({n.short}, {n.spelled})` "
+            "would")
+
+
+def _leaves_held_static(n: v.LeavesHeldStatic) -> str:
+    return (f"Python scalars inside the arguments of `{n.entry}` ({n.leaves}) are used as "
+            f"Python values (tracing them raised {n.error}), so every non-array leaf is held "
+            "static, as `eqx.filter_jit` would")
+
+
+def _equinox_modules(n: v.EquinoxModules) -> str:
+    return (f"the arguments of `{n.entry}` hold Equinox modules: their arrays are traced and "
+            "every other field is held static, as `eqx.filter_jit` takes them")
+
+
+def _donates(n: v.Donates) -> str:
+    return (f"`{n.entry}` donates its arguments ({n.donation}): jitmagic measures it without "
+            "donation, so that your arrays are never deleted (donation saves memory and "
+            "copies, not compile time)")
+
+
+def _inline_holds_arrays(n: v.InlineHoldsArrays) -> str:
+    return (f"`{n.helper}` stays inline for calls on a `{n.type_name}` holding arrays that is "
+            "not a pytree (a static argument cannot carry arrays, so jit cannot take it)")
+
+
+def _inline_unhashable(n: v.InlineUnhashable) -> str:
+    return (f"`{n.helper}` stays inline for calls with a `{n.type_name}` argument that holds "
+            "no array and is not hashable (it can be neither traced nor static)")
+
+
+def _helper_scalars_static(n: v.HelperScalarsStatic) -> str:
+    return (f"`{n.helper}` takes its Python scalar arguments static: traced, one of them is "
+            f"used as a Python value (tracing it raised {n.error})")
+
+
+#: Why a planned helper that the program holds no jit call of stays inline, where no
+#: library primitive holds it.
+NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
+
+
+def _not_nested(n: v.NotNested) -> str:
+    held = n.held_by
+    if held is None:
+        why = NO_CALL
+    elif not n.named:
+        why = (f"{held} holds it and runs it itself, after your code has run (where the "
+               f"function's own code is jitmagic's no longer), and no name or closure of your "
+               f"code holds it, where {held} could be handed a jit of it instead")
+    else:
+        why = (f"{held} holds it and runs it itself: it was handed a jit of it where your "
+               f"code names it, but ran it without tracing that jit into the program (no jit "
+               f"call of it there)")
+    return f"`{n.helper}` stays inline: {why}"
+
+
+def _held_by(n: v.HeldBy) -> str:
+    ran = ", ".join(f"`{f}`" for f in n.ran)
+    return (f"`{n.helper}` is held by {n.held_by}, which runs it itself: it is nested by "
+            f"handing that a jit of `{n.helper}` where your code names it"
+            + (f"; the functions it calls ({ran}) run inside that jit, not under jits of "
+               f"their own: the flat program shows them only inside {n.held_by}, so no trace "
+               "found them as helpers" if ran else ""))
+
+
+def _kernel_body(n: v.KernelBody) -> str:
+    return (f"`{n.helper}` is a Pallas kernel body: its jit runs inside the kernel "
+            "`pallas_call` traces (in interpret mode as a jit call; Pallas's Triton and "
+            "Mosaic lowerings emit a jit inside a kernel inline, into the kernel's own code)")
+
+
+def _backward_passes(n: v.BackwardPasses) -> str:
+    said = ", ".join(f"{c} of `{h}`" for h, c in zip(n.helpers, n.counts, strict=True))
+    return ("under autodiff each jit call of a helper leaves its backward pass as a jit of "
+            "its own, made from the same trace: the row of nested jit calls counts those "
+            f"too ({said}; {sum(n.counts)} in all), a helper's jit calls do not")
+
+
+#: The renderer of each of these kinds, by its type.
+SAID: dict[type[Note], Callable[[Any], str]] = {
+    v.ScalarsHeldStatic: _scalars_held_static,
+    v.LeavesHeldStatic: _leaves_held_static,
+    v.EquinoxModules: _equinox_modules,
+    v.Donates: _donates,
+    v.InlineHoldsArrays: _inline_holds_arrays,
+    v.InlineUnhashable: _inline_unhashable,
+    v.HelperScalarsStatic: _helper_scalars_static,
+    v.NotNested: _not_nested,
+    v.HeldBy: _held_by,
+    v.KernelBody: _kernel_body,
+    v.BackwardPasses: _backward_passes,
+    v.SameAsFlat: fixed("nothing to nest: the nested program would be the flat one, so it "
+                        "was measured once"),
+}
