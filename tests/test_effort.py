@@ -814,7 +814,7 @@ def test_a_setting_whose_call_beats_your_own_compiler_options_says_they_cost_run
 
 def test_a_mismatch_of_the_whole_output_is_worded_without_nested_brackets():
     row = dataclasses.replace(crafted_row([0.1] * 5, DEFAULT_CALL, outputs="mismatch"),
-                              outputs_detail="the whole output (largest difference 0.986)")
+                              outputs_found="the whole output (largest difference 0.986)")
     said = text(crafted(row))
     assert ("the outputs differ from the default's beyond rounding: the whole output (largest "
             "difference 0.986); it changes the results, so it is not recommended") in said

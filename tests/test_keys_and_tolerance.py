@@ -77,7 +77,7 @@ def test_a_difference_of_1e_2_is_a_mismatch_naming_its_leaf():
     w = jnp.linspace(-1.0, 1.0, 256, dtype=jnp.float32)
     d = compare_outputs([{"w": w}], [{"w": w * (1 + 1e-2)}])
     assert d.kind == "mismatch" and not d.match and d.leaf == "[0].w"
-    assert d.describe() == "`[0].w` (largest difference 0.01)"
+    assert str(d.describe()) == "`[0].w` (largest difference 0.01)"
 
 
 def test_the_rule_scales_with_each_dtype():
@@ -109,7 +109,7 @@ def test_inf_and_nan_compare_by_place_without_a_numpy_warning():
         huge = compare_outputs(np.array([1e308, -1e308]), np.array([-1e308, 1e308]))
         all_nan = compare_outputs(jnp.full(3, jnp.nan), jnp.zeros(3))
     assert moved.kind == flipped.kind == huge.kind == all_nan.kind == "mismatch"
-    assert "NaN or infinite values in different places" in moved.describe()
+    assert "NaN or infinite values in different places" in str(moved.describe())
 
 
 def test_outputs_that_cannot_be_compared_are_said_so_without_raising():
@@ -121,7 +121,7 @@ def test_outputs_that_cannot_be_compared_are_said_so_without_raising():
     check.add("flat", {"x": jnp.ones(2), "o": Opaque()})
     check.add("nested", {"x": jnp.ones(2), "o": Opaque()})
     assert check.result() == (None, None) and check.kind == "uncompared"
-    (problem,) = check.problems
+    (problem,) = map(str, check.problems)
     assert problem == ("outputs of flat and nested could not be compared "
                        "(TypeError: no comparing me)")
 

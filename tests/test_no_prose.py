@@ -323,6 +323,12 @@ def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
     (kinds.PartMoved("cache", "_cache_used", "0.9"),
      "--cache not measured: it needs JAX's private _cache_used, which JAX 0.9 does not have "
      "(pip install -U jitmagic for a release made for this JAX); the rest was measured"),
+    (kinds.OutputsDiffer("params[1][1]", None, 0.25, False, 2, "flat", "nested"),
+     "outputs of flat and nested differ at `params[1][1]` (largest difference 0.25); 2 other "
+     "leaves differ"),
+    (kinds.LeafDiffers("", None, 0.5, True, 1),
+     "the whole output (NaN or infinite values in different places; largest finite "
+     "difference 0.5); 1 other leaf differs"),
     (parts.OtherThreadsCached(1),
      "1 compile of another thread used JAX's persistent cache while the second start "
      "measured: JAX's cache folder is the process's, so it went to jitmagic's folder "

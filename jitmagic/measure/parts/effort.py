@@ -50,6 +50,7 @@ from ...model.causes.effort import Setting
 from ...model.causes.effort import record_clock
 from ...model.comparison import Comparison
 from ...model.notes import Note
+from ...model.notes.kinds import CompareRaised
 from ...model.notes.kinds import EffortFlatFailed
 from ...model.notes.parts import SettingAlreadyOn
 from ...model.notes.parts import SettingRefused
@@ -184,7 +185,8 @@ class RowOutputs:
                 d = compare_outputs(self._reference, output)
                 self.found[name] = (d.kind, d.max_abs_diff, d.describe())
             except Exception as exc:  # a leaf numpy cannot read: said, not raised
-                self.found[name] = (UNCOMPARED, None, f"{type(exc).__name__}: {exc}"[:200])
+                self.found[name] = (UNCOMPARED, None,
+                                    CompareRaised(type(exc).__name__, str(exc)[:200]))
         if len(self._seen) >= self.rows:
             self._reference = None
 
@@ -403,7 +405,7 @@ def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
         kind, diff, detail = outputs.found.get(s.name, (None, None, None))
         rows[s.name] = EffortRow(
             s, _kept(runs.samples[s.name]), reached=reached.get(s.name),
-            outputs=kind, max_abs_diff=diff, outputs_detail=detail,
+            outputs=kind, max_abs_diff=diff, outputs_found=detail,
             error=runs.describe_failure(s.name) if s.name in runs.errors else None)
     if out_of_line is not None:
         rows[OUT_OF_LINE] = dataclasses.replace(rows[OUT_OF_LINE], kept=out_of_line.kept,

@@ -12,6 +12,7 @@ Each comparison ends in one of three kinds (``docs/outputs.md`` has the rule):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import types
 from collections.abc import Iterable
@@ -22,6 +23,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ...model.notes import Note
+from ...model.notes.kinds import LeafDiffers
+from ...model.notes.kinds import OutputsDiffer
+from ...model.notes.kinds import OutputsUncompared
 
 #: Leaves are compared this many elements at a time, so that a float64 copy
 #: (for the difference) never costs more than a few megabytes.
@@ -39,7 +45,7 @@ class OutputDiff:
     """How two outputs differ: ``kind``, the largest difference, and where it is.
 
     ``max_abs_diff`` is None when the structures differ (no values to subtract);
-    ``problems`` names each leaf path that differs beyond rounding, first one first.
+    ``problems`` holds each leaf that differs beyond rounding, first one first.
     ``leaf`` is the first mismatching leaf for a mismatch, else the leaf with the
     largest difference within rounding (None where all are equal); ``dtype`` is its
     dtype's name (``float32``). Paths are dotted, as in ``params.w_fc`` or
@@ -48,7 +54,7 @@ class OutputDiff:
 
     kind: str = EXACT
     max_abs_diff: float | None = 0.0
-    problems: list[str] = field(default_factory=list)
+    problems: list[LeafDiffers] = field(default_factory=list)
     leaf: str | None = None
     dtype: str | None = None
     _largest: float = -1.0  # the largest difference within rounding seen so far
@@ -60,7 +66,7 @@ class OutputDiff:
     def structure(self, path: str, what: str) -> None:
         self.max_abs_diff = None
         self._mismatch(path, None)
-        self.problems.append(f"{where(path)}: {what}")
+        self.problems.append(LeafDiffers(path, what, 0.0, False, 0))
 
     def values(self, path: str, kind: str, worst: float, dtype: str, *,
                nonfinite: bool = False) -> None:
@@ -70,11 +76,7 @@ class OutputDiff:
             self.max_abs_diff = max(self.max_abs_diff, worst)
         if kind == MISMATCH:
             self._mismatch(path, dtype)
-            how = f"largest difference {worst:.3g}"
-            if nonfinite:
-                how = "NaN or infinite values in different places" + (
-                    f"; largest finite difference {worst:.3g}" if worst else "")
-            self.problems.append(f"{where(path)} ({how})")
+            self.problems.append(LeafDiffers(path, None, worst, nonfinite, 0))
         elif kind == ROUNDING and self.kind != MISMATCH and worst > self._largest:
             self.kind, self.leaf, self.dtype, self._largest = ROUNDING, path, dtype, worst
 
@@ -82,18 +84,11 @@ class OutputDiff:
         if self.kind != MISMATCH:
             self.kind, self.leaf, self.dtype = MISMATCH, path, dtype
 
-    def describe(self) -> str | None:
-        """One line naming the first differing leaf (and how many others), or None."""
+    def describe(self) -> LeafDiffers | None:
+        """The first differing leaf, with how many others differ (None: none does)."""
         if not self.problems:
             return None
-        more = len(self.problems) - 1
-        others = f"; {more} other leaf differs" if more == 1 else f"; {more} other leaves differ"
-        return self.problems[0] + (others if more else "")
-
-
-def where(path: str) -> str:
-    """A leaf path as messages show it: `` `params.w_fc` ``, or "the whole output"."""
-    return f"`{path}`" if path else "the whole output"
+        return dataclasses.replace(self.problems[0], others=len(self.problems) - 1)
 
 
 def compare_outputs(a: Any, b: Any, computed_in: str | None = None) -> OutputDiff:
@@ -340,7 +335,7 @@ class OutputCheck:
         self.leaf: str | None = None
         self.dtype: str | None = None
         self._largest = -1.0
-        self.problems: list[str] = []
+        self.problems: list[Note] = []
         self._computed_in: str | None = None
 
     @property
@@ -365,13 +360,13 @@ class OutputCheck:
         except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
             if self._worse(UNCOMPARED):
                 self.kind, self.leaf, self.dtype = UNCOMPARED, None, None
-            self.problems.append(f"outputs of {self.reference} and {name} could not be "
-                                 f"compared ({_one_line(exc)})")
+            self.problems.append(OutputsUncompared(self.reference, name, _one_line(exc)))
         else:
             self._take(d)
-            if d.describe():
-                self.problems.append(f"outputs of {self.reference} and {name} differ at "
-                                     f"{d.describe()}")
+            found = d.describe()
+            if found is not None:
+                self.problems.append(OutputsDiffer(**dataclasses.asdict(found),
+                                                   reference=self.reference, other=name))
         if len(self.seen) >= self.expected:
             self._output = None
 

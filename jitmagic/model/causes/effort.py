@@ -24,9 +24,11 @@ from enum import StrEnum
 from typing import Any
 
 from ..notes import Noted
+from ..notes import read_noted
 from ..notes import read_notes
 from ..notes import said
 from ..notes import saved
+from ..notes import saved_note
 from ..saved.schema import REQUIRED
 from ..saved.schema import Field
 from ..saved.schema import fields
@@ -156,7 +158,9 @@ class EffortRow:
     reached: bool | None = None
     outputs: str | None = None
     max_abs_diff: float | None = None
-    outputs_detail: str | None = None
+    #: Where the outputs differ from the default's (the first leaf), or why they could not
+    #: be compared, as noted (``outputs_detail`` says it).
+    outputs_found: Noted | None = None
     error: str | None = None
     kept: dict[str, int] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
@@ -165,12 +169,18 @@ class EffortRow:
     def name(self) -> str:
         return self.setting.name
 
+    @property
+    def outputs_detail(self) -> str | None:
+        """Where the outputs differ from the default's, in words (None: nowhere)."""
+        return None if self.outputs_found is None else str(self.outputs_found)
+
     def to_dict(self) -> dict[str, Any]:
         return {"setting": self.setting.to_dict(),
                 "samples": {k: list(v) for k, v in self.samples.items()},
                 "reached": self.reached, "outputs": self.outputs,
                 "max_abs_diff": json_number(self.max_abs_diff),
-                "outputs_detail": self.outputs_detail, "error": self.error,
+                "outputs_detail": None if self.outputs_found is None
+                else saved_note(self.outputs_found), "error": self.error,
                 "kept": dict(self.kept), "refused": dict(self.refused)}
 
     @classmethod
@@ -184,7 +194,7 @@ _ROW_FIELDS: tuple[Field, ...] = (
     ("reached", "reached", optional(flag), None),
     ("outputs", "outputs", optional(one_of(*OUTPUT_KINDS)), None),
     ("max_abs_diff", "max_abs_diff", optional(number), None),
-    ("outputs_detail", "outputs_detail", optional(text), None),
+    ("outputs_detail", "outputs_found", optional(read_noted), None),
     ("error", "error", optional(text), None),
     ("kept", "kept", mapping(integer), {}),
     ("refused", "refused", mapping(text), {}),

@@ -125,6 +125,54 @@ class ClockDisagrees(Note):
     theirs_s: float
 
 
+# Outputs that differ (a comparison's, the orderings', a variant's of the constants).
+
+
+@kind("leaf_differs")
+@dataclass(frozen=True)
+class LeafDiffers(Note):
+    """The first leaf where two outputs differ beyond rounding: ``path`` (dotted; "" is
+    the whole output), its ``structure`` where that differs (the two nodes as spelled:
+    "shape (3,) vs (4,)"), else its largest difference ``worst`` (``nonfinite``: NaN or
+    infinities in different places, ``worst`` then of the finite values); ``others``:
+    how many other leaves differ."""
+
+    path: str
+    structure: str | None
+    worst: float
+    nonfinite: bool
+    others: int
+
+
+@kind("outputs_differ")
+@dataclass(frozen=True)
+class OutputsDiffer(LeafDiffers):
+    """The outputs of ``reference`` and ``other`` differ (at the leaf described)."""
+
+    reference: str
+    other: str
+
+
+@kind("outputs_uncompared")
+@dataclass(frozen=True)
+class OutputsUncompared(Note):
+    """The outputs of ``reference`` and ``other`` could not be compared: ``error``, the
+    exception's type and first line ("TypeError: no comparing me")."""
+
+    reference: str
+    other: str
+    error: str
+
+
+@kind("compare_raised")
+@dataclass(frozen=True)
+class CompareRaised(Note):
+    """Comparing two outputs raised ``error`` (its type's name): ``message``."""
+
+    error: str
+    message: str
+
+
 # The orderings' warnings (``Orderings.warned``).
 
 

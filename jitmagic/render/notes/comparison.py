@@ -46,6 +46,21 @@ def _sweep_unchanged(n: k.SweepUnchanged) -> str:
             "a global?")
 
 
+def leaf_differs(n: k.LeafDiffers) -> str:
+    """The first leaf where two outputs differ, and how many others do."""
+    where = f"`{n.path}`" if n.path else "the whole output"
+    if n.structure is not None:
+        first = f"{where}: {n.structure}"
+    elif n.nonfinite:
+        finite = f"; largest finite difference {n.worst:.3g}" if n.worst else ""
+        first = f"{where} (NaN or infinite values in different places{finite})"
+    else:
+        first = f"{where} (largest difference {n.worst:.3g})"
+    many = f"; {n.others} other leaf differs" if n.others == 1 else \
+        f"; {n.others} other leaves differ"
+    return first + (many if n.others else "")
+
+
 def _part_not_measured(n: k.PartNotMeasured) -> str:
     return f"the {table.named(n.part).label} was not measured: {n.error}"
 
@@ -83,6 +98,12 @@ SAID: dict[type[Note], Callable[[Any], str]] = {
     k.ClockDisagrees: _clock_disagrees,
     k.SweepUnchanged: _sweep_unchanged,
     k.OrderingFailed: lambda n: f"{n.ordering} failed:\n{n.traceback}",
+    k.LeafDiffers: leaf_differs,
+    k.OutputsDiffer: lambda n: (f"outputs of {n.reference} and {n.other} differ at "
+                                f"{leaf_differs(n)}"),
+    k.OutputsUncompared: lambda n: (f"outputs of {n.reference} and {n.other} could not be "
+                                    f"compared ({n.error})"),
+    k.CompareRaised: lambda n: f"{n.error}: {n.message}"[:200],
     k.TargetReplicated: _target_replicated,
     k.TargetShardingsUnmatched: lambda n: (f"your jit's in_shardings did not match the "
                                            f"arguments' {n.what}"),
