@@ -30,26 +30,13 @@ import json, sys, time
 import jax, jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
-sys.path.insert(0, sys.argv[4])  # the seed as seed_by_hand.py times it by hand
+sys.path.insert(0, sys.argv[4])  # the programs as the by-hand scripts time them
+from programs import mlp, mlp_nested, mlp_specs
 from seed_by_hand import g, g_nested
-
-def block(p, x):
-    return x + jax.nn.gelu(x @ p["w1"]) @ p["w2"]
-def mlp(params, x):
-    for p in params:
-        x = block(p, x)
-    return x.sum()
-def mlp_nested(params, x):
-    for p in params:
-        x = jax.jit(block)(p, x)
-    return x.sum()
 
 CELLS = {
     "seed": ((g, g_nested), lambda: (jax.ShapeDtypeStruct((128,), jnp.float32),)),
-    "mlp": ((mlp, mlp_nested), lambda: (
-        [{"w1": jax.ShapeDtypeStruct((512, 2048), jnp.bfloat16),
-          "w2": jax.ShapeDtypeStruct((2048, 512), jnp.bfloat16)}] * 24,
-        jax.ShapeDtypeStruct((256, 512), jnp.bfloat16))),
+    "mlp": ((mlp, mlp_nested), mlp_specs),
 }
 cell, variant, where = sys.argv[1:4]
 fns, specs = CELLS[cell]

@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD = r"""
 import json, sys, time
 import jax, jax.numpy as jnp
@@ -41,30 +42,12 @@ jax.monitoring.register_event_duration_secs_listener(
     lambda event, s, **kw: compiles.append(s)
     if event == "/jax/core/compile/backend_compile_duration" else None)
 
-def f(x):
-    return sum(i * x for i in range(256))
-def g(x):
-    return sum(f(x) for _ in range(16))
-def g_nested(x):
-    return sum(jax.jit(f)(x) for _ in range(16))
-
-def block(p, x):
-    h = jax.nn.gelu(x @ p["w1"])
-    return x + h @ p["w2"]
-def mlp(params, x):
-    for p in params:
-        x = block(p, x)
-    return x.sum()
-def mlp_nested(params, x):
-    for p in params:
-        x = jax.jit(block)(p, x)
-    return x.sum()
+sys.path.insert(0, sys.argv[2])  # the programs, as the other benchmarks time them
+from programs import mlp, mlp_arguments, mlp_nested
+from seed_by_hand import g, g_nested
 
 if pattern == "mlp":
-    keys = jax.random.split(jax.random.key(0), 24)
-    params = [{"w1": jax.random.normal(k, (512, 2048), jnp.bfloat16) * 0.02,
-               "w2": jax.random.normal(k, (2048, 512), jnp.bfloat16) * 0.02} for k in keys]
-    args = (params, jnp.ones((256, 512), jnp.bfloat16))
+    args = mlp_arguments()
     programs, order = {"F": mlp, "N": mlp_nested}, "FNFNFNFNFN"
 else:
     args = (jnp.ones(128),)
@@ -101,8 +84,8 @@ def main() -> None:
     args = parser.parse_args()
     found: list[dict] = []
     for pattern in args.patterns.split(","):
-        done = subprocess.run([sys.executable, "-c", CHILD, pattern], capture_output=True,
-                              text=True, timeout=240)
+        done = subprocess.run([sys.executable, "-c", CHILD, pattern, HERE],
+                              capture_output=True, text=True, timeout=240)
         runs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         for run in runs:
             print(json.dumps(run), flush=True)
