@@ -191,3 +191,20 @@ def test_each_row_compiles_a_module_of_its_own_name():
         jax.monitoring.unregister_event_duration_listener(on_compile)
     assert compiled.count("jit(g)") == 2 and compiled.count("jit(g_nested)") == 2
     assert result.nested.helpers == ("f",) and len(result.nested.samples["compile_s"]) == 2
+
+
+def test_a_diff_of_two_reports_reads_the_runs_their_verdicts_read():
+    """`jitmagic diff` and the gates judge the cold runs alone, as each report's verdict:
+    the TPU's warm first nested run (1.06 s) is no sample of a cold start in a diff
+    either. On a CPU, which keeps no work, every run counts."""
+    from jitmagic.model.diff import stage_diff
+
+    old = comparison(TPU_ABBA_FLAT, TPU_ABBA_NESTED, every=0.1, env={"backend": "tpu"})
+    later = {k: [x * 1.1 for x in v] for k, v in TPU_ABBA_NESTED.items()}
+    new = comparison(TPU_ABBA_FLAT, later, every=0.1, env={"backend": "tpu"})
+    nested = stage_diff(old, new, "nested", "first_call_s")
+    assert nested.old_s == 3.670 and nested.judged.runs == 5
+    assert round(nested.new_s / nested.old_s, 6) == 1.1
+    on_cpu = stage_diff(*(comparison(TPU_ABBA_FLAT, n, every=0.1, env={"backend": "cpu"})
+                          for n in (TPU_ABBA_NESTED, later)), "nested", "first_call_s")
+    assert on_cpu.judged.runs == 6 and on_cpu.old_s == (3.610 + 3.670) / 2

@@ -396,10 +396,12 @@ def judged_samples(old: Comparison, new: Comparison, variant: str,
     """The samples (OLD's, NEW's) that one timing stage is judged on, by every diff and
     gate (``--fail-on-slower``, ``--baseline``, the pytest plugin): the one place that
     chooses them. Wall seconds, or the process's CPU seconds where either side was
-    measured on a busy machine and both hold them for every run (:func:`judged_clock`)."""
+    measured on a busy machine and both hold them for every run (:func:`judged_clock`),
+    of the runs each report's own verdict read (a run that was not cold left out:
+    :meth:`Comparison.judged`)."""
     clock = judged_clock(old, new, variant, phase)
-    return on(old.variants[variant].samples, phase, clock), \
-        on(new.variants[variant].samples, phase, clock)
+    return on(old.judged(variant).samples, phase, clock), \
+        on(new.judged(variant).samples, phase, clock)
 
 
 def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> Clock:
