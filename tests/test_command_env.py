@@ -62,7 +62,7 @@ def test_what_the_file_sets_before_import_jax_reaches_jax(tmp_path):
     saved = json.loads((tmp_path / "r.json").read_text())["env"]
     assert saved["device_count"] == 4 and saved["backend"] == "cpu" and saved["x64"] is True
     assert saved["xla_flags"] == "--xla_force_host_platform_device_count=4"
-    assert not [w for w in json.loads((tmp_path / "r.json").read_text())["warnings"]
+    assert not [w for w in jitmagic.load(tmp_path / "r.json").warnings  # as it says them
                 if "after jax was imported" in w or "did not use it" in w]
 
 
@@ -169,7 +169,7 @@ def test_settings_too_late_for_this_run_are_named(monkeypatch):
                             stopped_at=7)
     monkeypatch.setenv("JAX_ENABLE_X64", "1")
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
-    assert prelude.late_settings(early, "/tmp/train.py") == (
+    assert str(prelude.late_settings(early, "/tmp/train.py")) == (
         "train.py sets JAX_ENABLE_X64='1', but jitmagic imports jax before line 7 (the first "
         "definition, or a use of the swept name) runs, so this run did not use it: set it "
         "above line 7, or in the shell")  # XLA_FLAGS: read later, when the backend starts
@@ -186,7 +186,7 @@ def test_called_in_a_process_that_imported_jax_the_run_says_what_it_missed(tmp_p
     script = tmp_path / "x64.py"
     script.write_text(DEVICES.replace('os.environ["XLA_FLAGS"]', 'os.environ["JITMAGIC_X"]'))
     assert main([str(script), *ONCE, "--save", str(tmp_path / "r.json")]) == 0
-    warnings = json.loads((tmp_path / "r.json").read_text())["warnings"]
+    warnings = jitmagic.load(tmp_path / "r.json").warnings  # the saved facts, said
     assert ("x64.py sets JAX_ENABLE_X64='1', but jax had been imported before the file ran "
             "(in this process), so this run did not use it: run `python -m jitmagic` in a "
             "fresh process, or set it in the shell") in warnings

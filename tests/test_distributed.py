@@ -23,6 +23,7 @@ import pytest
 from support import comparison
 from support import variant
 
+import jitmagic
 from jitmagic.frontends import launcher
 from jitmagic.frontends.command import main
 from jitmagic.measure.sampling import lockstep
@@ -307,7 +308,7 @@ def test_a_4_mib_constant_under_two_processes_is_left_out_with_a_note(tmp_path):
     assert report["variants"]["flat"]["constant_bytes"] >= 4 << 20  # it did capture it
     assert "constant_arguments" not in report
     assert any("constants passed as arguments were not measured" in w
-               and "2 processes" in w for w in report["warnings"])
+               and "2 processes" in w for w in jitmagic.load(saved).warnings)  # said
 
 
 @pytest.mark.parametrize("option", [["--cache"], ["--effort"], ["--attribute"]])

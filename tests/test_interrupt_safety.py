@@ -143,7 +143,7 @@ def test_ctrl_c_while_side_effects_are_put_back_keeps_the_result_and_puts_back_a
     assert "changed environment variables JITMAGIC_UNDO (added)" in said
     assert "changed the working directory" in said
     assert "changed sys.argv" in said and "changed sys.path" in said
-    assert HELD in result.warnings  # the Ctrl-C is said, in words
+    assert str(HELD) in result.warnings  # the Ctrl-C is said, in words
     shown = cap.outputs[0].data["text/plain"]
     assert "jitcompare: model" in shown and CHARTS_STOPPED in shown
     assert "<img" not in cap.outputs[0].data["text/html"]

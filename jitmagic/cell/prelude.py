@@ -36,6 +36,7 @@ from ..errors import InputError
 from ..errors import UserCodeError
 from ..errors import exit_before_measuring
 from ..errors import user_traceback
+from ..model.notes.cell import LateSettings
 
 #: Environment variables that JAX or XLA read once, when jax is imported or its backend
 #: starts: setting one after that changes nothing for this process.
@@ -108,7 +109,7 @@ def run_prelude(source: str, filename: str, namespace: dict[str, Any],
     return done
 
 
-def late_settings(prelude: Prelude, filename: str) -> str | None:
+def late_settings(prelude: Prelude, filename: str) -> LateSettings | None:
     """One line naming the JAX environment variables the file set too late for this run
     to use, where ``python FILE.py`` would have used them (None: there are none).
 
@@ -124,17 +125,9 @@ def late_settings(prelude: Prelude, filename: str) -> str | None:
                      and (k.startswith("JAX_") or prelude.backend_started))
     if not changed:
         return None
-    names = ", ".join(f"{k}={now[k]!r}" if k in now else f"{k} (removed)" for k in changed)
-    file = os.path.basename(filename)
-    if prelude.imported_by == "before":
-        when = "jax had been imported before the file ran (in this process)"
-        fix = "run `python -m jitmagic` in a fresh process, or set it in the shell"
-    else:
-        line = f"line {prelude.stopped_at}" if prelude.stopped_at else "its first definition"
-        when = (f"jitmagic imports jax before {line} (the first definition, or a use of "
-                "the swept name) runs")
-        fix = f"set it above {line}, or in the shell"
-    return f"{file} sets {names}, but {when}, so this run did not use it: {fix}"
+    values = tuple(repr(now[k]) if k in now else "" for k in changed)
+    return LateSettings(os.path.basename(filename), tuple(changed), values,
+                        prelude.imported_by, prelude.stopped_at or 0)
 
 
 def _run(stmt: ast.stmt, filename: str, namespace: dict[str, Any], flags: int) -> None:

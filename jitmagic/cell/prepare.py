@@ -54,6 +54,13 @@ from ..measure.sampling.stops import Stop
 from ..measure.sweep import run_sweep
 from ..measure.sweep import unchanged_warning
 from ..model.comparison import Comparison
+from ..model.notes import Note
+from ..model.notes import Noted
+from ..model.notes.cell import CellRan
+from ..model.notes.cell import PutBackHeld
+from ..model.notes.cell import SweepNameAssigned
+from ..model.notes.cell import SweepNameUnread
+from ..model.notes.cell import X64Narrow
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..model.sweep import unchanged
@@ -72,8 +79,7 @@ from .provenance import with_baseline
 
 #: The warning of a result whose side effects were put back as Ctrl-C came (the hold is
 #: :class:`~jitmagic.interrupts.CtrlCHeld`, the one every hold uses).
-HELD = ("Ctrl-C came while jitmagic put back what the cell changed: it waited until "
-        "everything was put back (the measurement had finished, and is whole)")
+HELD = PutBackHeld()
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
@@ -148,7 +154,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
     return dataclasses.replace(result, warned=(*result.warned, note)) if note else result
 
 
-def x64_note(args: tuple, kwargs: dict[str, Any]) -> str | None:
+def x64_note(args: tuple, kwargs: dict[str, Any]) -> X64Narrow | None:
     """With ``jax_enable_x64`` on, a note where every floating array argument is 32-bit
     or narrower (likely made before x64 was turned on): the program is not float64."""
     if not jax.config.values.get("jax_enable_x64"):
@@ -158,9 +164,7 @@ def x64_note(args: tuple, kwargs: dict[str, Any]) -> str | None:
               and jax.numpy.issubdtype(x.dtype, jax.numpy.inexact)]
     if not floats or any(d.itemsize >= (16 if d.kind == "c" else 8) for d in floats):
         return None
-    return ("jax_enable_x64 is on, but every floating argument is 32-bit or narrower: the "
-            "measured program computes in that precision, not float64 (an array made "
-            "before x64 was turned on stays float32; make it again to measure float64)")
+    return X64Narrow()
 
 
 def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
@@ -217,8 +221,9 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
             effects_undone(namespace, watch, process=cell.kind != "file") as undone, \
             prints_counted() as printed, _measured(hold, watch):
         result = _cell_or_sweep(cell, namespace, options, start, check, watch)
-    notes = [*undone, *watch.left(), *([HELD] if hold.pressed else []),
-             *printed_note(printed.count, traces(result)), *_runs_note(cell, result)]
+    notes: list[Noted] = [*undone, *watch.left(), *([HELD] if hold.pressed else []),
+                          *printed_note(printed.count, traces(result)),
+                          *_runs_note(cell, result)]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
     return dataclasses.replace(result, warned=(*result.warned, *notes))
@@ -272,7 +277,7 @@ def traces(result: Comparison | Sweep) -> int:
                for p in points)
 
 
-def _why_unchanged(result: Sweep, reasons: list[str]) -> Sweep:
+def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
     """A sweep whose values all built the same program: the reasons the source shows
     (the name is never read, or assigned first) replace the general warning."""
     if not reasons:
@@ -282,28 +287,24 @@ def _why_unchanged(result: Sweep, reasons: list[str]) -> Sweep:
     return dataclasses.replace(result, warned=(*kept, *reasons))
 
 
-def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[str]:
+def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[CellRan]:
     """How many times the cell's code ran: side effects in it happened that often."""
     values = len(result.values) if isinstance(result, Sweep) else 1
     if values == 1 or not cell.setup.body:
         return []  # once, as the user expects; or nothing but the call (the line form)
-    return [f"the {cell.kind} ran {values} times (once per sweep value): anything it does besides "
-            f"defining (printing, writing files, counting) happened {values} times"]
+    return [CellRan(cell.kind, values)]
 
 
-def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[str]:
+def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
     """Why a swept ``name`` may not reach the measured code: the cell never reads it,
     or assigns it (at top level) before reading it, so every point measures the same."""
     tree = ast.Module(body=[*cell.setup.body, ast.Expr(cell.call)], type_ignores=[])
     # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
     uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))
     if not any(kind == "load" for _, kind in uses) and not _read_anywhere(tree, name):
-        return [f"--sweep {name}: the code never reads `{name}`, so every value measures "
-                "the same program"]
+        return [SweepNameUnread(name)]
     if uses and uses[0][1] == "store":
-        return [f"--sweep {name}: the cell assigns `{name}` (line {uses[0][0][0]}) before "
-                "reading it, so the swept values never reach the code: delete that "
-                "assignment"]
+        return [SweepNameAssigned(name, uses[0][0][0])]
     return []
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..model.stats.units import counted
+from ..model.notes.cell import Printed
 
 
 class _Counting:
@@ -60,11 +60,6 @@ def uncounted() -> Iterator[None]:
             counting.paused -= 1
 
 
-def printed_note(lines: int, traces: int) -> list[str]:
-    """Why the measured code's output repeats: one sentence, where it printed."""
-    if not lines:
-        return []
-    return [f"your code printed {counted(lines, 'line')} while it was measured: Python code "
-            f"(print included) runs each time JAX traces it, at least {traces} times here "
-            "(once to find the helpers, then once per cold run of each variant), and "
-            "jax.debug.print prints on every call"]
+def printed_note(lines: int, traces: int) -> list[Printed]:
+    """Why the measured code's output repeats: one note, where it printed."""
+    return [Printed(lines, traces)] if lines else []
