@@ -339,5 +339,5 @@ def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
     (parts.XlaRaised("ValueError", "bad"), "not measured: ValueError: bad"),
 ], ids=lambda x: type(x).__name__ if not isinstance(x, str) else "")
 def test_a_note_says_what_the_measuring_said_before(fact, said):
-    assert str(fact) == said
+    assert str(fact) == said and fact._repr_mimebundle_()["text/plain"] == said  # IPython
     assert read_noted(json.loads(json.dumps(fact.to_dict())), "note") == fact

@@ -12,6 +12,7 @@ from ..model.advice import Advice
 from ..model.diff import Diff
 from ..model.ledger import Ledger
 from ..model.ledger.diff import LedgerDiff
+from ..model.notes import Note
 from ..model.shown import Shown
 from ..model.shown import register
 from . import diff as _diff
@@ -57,13 +58,16 @@ def _advice_text(r: Advice) -> str:
 
 
 #: Each record type's renderers, ``str()`` and IPython's bundle: a report (any other
-#: record), a diff's own table, advice in words, a ledger's table.
+#: record), a diff's own table, advice in words, a ledger's table, a note in its words
+#: (each kind's ``str()`` is registered by :func:`register_notes`; the note's kind is
+#: said where none is).
 _SHOWN: tuple[tuple[type, Callable[..., str], Callable[..., dict[str, str]]], ...] = (
     (Shown, text, repr_mimebundle),
     (Diff, _diff.text, _diff_bundle),
     (Advice, _advice_text, _words(_advice_text)),
     (Ledger, _ledger.text, _ledger_bundle),
     (LedgerDiff, ledger_diff_text, _words(ledger_diff_text)),
+    (Note, lambda n: f"<{n.kind}>", _words(str)),
 )
 for _type, _text, _bundle in _SHOWN:
     register("text", _type, _text)
