@@ -47,10 +47,11 @@ def test_the_tpus_cold_series_is_not_marked_and_says_nothing():
 def test_the_report_names_the_warm_runs_with_their_seconds():
     mlp = {"compile_s": MLP_IN_ONE_PROCESS[:5], "compile_cpu_s": MLP_CPU[:5]}
     text = text_table(comparison(SEED_FLAT, mlp, every=0.1, env={"backend": "tpu"}))
-    assert ("Not cold: nested run 5 compiled in 2.4 s (cold: 3.84 s), under 70% of the "
-            "series' cold compile (its first run's or its median, the slower) on both wall "
-            "and CPU time") in text
-    assert "the verdict leaves them out" in text
+    assert ("Not cold: nested run 5 compiled in 2.4 s, under 70% of 3.84 s (the slower of "
+            "the series' first compile and its median), on both wall and CPU time: less "
+            "work, not less waiting.") in text
+    assert ("so that run reads faster than a fresh start would; the verdict, the table, "
+            "the chart and the causes leave it out.") in text
 
 
 def test_a_real_comparison_on_this_cpu_marks_no_run():
@@ -88,9 +89,10 @@ def test_effort_rows_say_which_runs_were_not_cold():
     # the 0.5 default row's wall seconds; its CPU time within 0.3 s of them (a quiet host)
     warm = {"compile_s": (3.65, 1.10, 1.27), "compile_cpu_s": (3.5, 1.0, 1.2)}
     said = effort_text(Effort("g", warm, {row.name: row}, backend="tpu"))
-    assert ("Not cold: default runs 2 and 3 compiled in 1.1 s and 1.27 s (cold: "
-            "3.65 s)") in said
-    assert "the ratios below count them" in said
+    assert ("Not cold: default runs 2 and 3 compiled in 1.1 s and 1.27 s, under 70% of "
+            "3.65 s") in said
+    assert "so those runs read faster than a fresh start would; the ratios below count " \
+        "them." in said
 
 
 def test_a_profiled_compile_that_was_not_cold_is_marked():
@@ -155,10 +157,17 @@ def test_a_warm_first_run_is_caught_and_left_out_of_the_verdict():
     assert d.runs == 5 and d.ratio == (5.021 + 5.554) / 2 / 3.670  # medians of 6 and 5 runs
     assert d.high < 3 < with_warm.high
     text = text_table(c)
-    assert "Not cold: nested run 1 compiled in 982 ms (cold: 3.57 s)" in text
+    assert "Not cold: nested run 1 compiled in 982 ms, under 70% of 3.57 s" in text
     assert "medians of 6 flat and 5 nested cold runs" in text  # the table: the cold ones
     assert "3.67 s [3.56 s–3.73 s]" in text
-    assert "the verdict leaves them out" in text
+    assert "the verdict, the table, the chart and the causes leave it out" in text
+    assert c.nested.samples["first_call_s"] == judged["first_call_s"]  # as the report reads
+    assert len(c.variants["nested"].samples["first_call_s"]) == 6  # every run kept, saved
+    saved = c.to_dict()["variants"]["nested"]
+    assert saved["first_call_s"] == 3.670 and len(saved["samples"]["first_call_s"]) == 6
+    assert c.ratio("first_call_s") == d.ratio
+    assert "5.29 s flat, 3.67 s nested) after 6 flat and 5 nested runs" in text
+    assert repr(c).endswith("6 flat and 5 nested runs>")
     assert "5.29 s flat, 3.67 s nested" in text  # the medians the verdict read
     on_cpu = comparison(TPU_ABBA_FLAT, TPU_ABBA_NESTED, every=0.1, env={"backend": "cpu"})
     assert on_cpu.warm_runs == {} and on_cpu.judged("nested").samples == {

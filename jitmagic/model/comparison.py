@@ -158,11 +158,13 @@ class Comparison(Shown):
 
     @property
     def flat(self) -> VariantResult:
-        return self.variants["flat"]
+        """The flat variant as the report reads it (:meth:`judged`)."""
+        return self.judged("flat")
 
     @property
     def nested(self) -> VariantResult:
-        return self.variants["nested"]
+        """The nested variant as the report reads it (:meth:`judged`)."""
+        return self.judged("nested")
 
     def ratio(self, phase: str) -> float:
         """flat / nested median for a phase: above 1 means nesting made it faster."""
@@ -186,10 +188,16 @@ class Comparison(Shown):
         return difference(*(on(self.judged(name).samples, phase, clock) for name in VARIANTS))
 
     def judged(self, name: str) -> VariantResult:
-        """Variant ``name`` as a verdict reads it: its runs, less the cold stages of those
-        that were not cold (:attr:`warm_runs`, :func:`.stats.cold.cold_only`)."""
+        """Variant ``name`` as the report reads it, verdict, medians, table, chart and
+        causes alike: its runs, less the cold stages of those that were not cold
+        (:attr:`warm_runs`, :func:`.stats.cold.cold_only`). ``variants`` keeps every run."""
         v = self.variants[name]
-        return dataclasses.replace(v, samples=cold_only(v.samples, self.env.get("backend")))
+        samples = cold_only(v.samples, self.env.get("backend"))
+        return v if samples == v.samples else dataclasses.replace(v, samples=samples)
+
+    def _variant_dict(self, name: str) -> dict[str, Any]:
+        """Variant ``name`` as saved: every run's samples, and the medians the report read."""
+        return self.judged(name).to_dict() | {"samples": self.variants[name].to_dict()["samples"]}
 
     def withheld(self, phase: str, clock: Clock | None = None) -> bool:
         """Whether the rule found ``phase`` different but :meth:`difference` leaves it
@@ -276,7 +284,7 @@ class Comparison(Shown):
         d = {
             "schema": SCHEMA,
             "entry": self.entry,
-            "variants": {k: v.to_dict() for k, v in self.variants.items()},
+            "variants": {k: self._variant_dict(k) for k in self.variants},
             "outputs_match": self.outputs_match,
             "max_abs_diff": json_number(self.max_abs_diff),
             **outputs_dict(self),

@@ -212,9 +212,10 @@ def clock_of(s: Sweep) -> Clock:
 
 def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
     """Per variant and phase, the medians across the sweep's values (NaN: not
-    measured), on the sweep's clock (:func:`clock_of`)."""
+    measured), on the sweep's clock (:func:`clock_of`), of the runs each point's verdict
+    read (:meth:`~.comparison.Comparison.judged`)."""
     clock = clock_of(s)
-    return {v: {p: [median(on(pt.variants[v].samples, p, clock)) if v in pt.variants
+    return {v: {p: [median(on(pt.judged(v).samples, p, clock)) if v in pt.variants
                     else math.nan for pt in s.points]
                 for p in PHASES} for v in VARIANTS}
 

@@ -84,17 +84,17 @@ def comparison_text(c: Compared, first: Difference) -> str:
     if first.kind == INCONCLUSIVE:
         bounds = interval(first)[1:-1]
         lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first, clock)} "
-                f"({bounds + '; ' if bounds else ''}{numbers}) after {runs(first.runs)}; "
+                f"({bounds + '; ' if bounds else ''}{numbers}) after {_runs_read(c, first)}; "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}{_more_costs(c)}"
                 f"{'; ' + other if other else ''}")
         return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
     take = " take" if clock == CPU else ""
     if first.significant:
         lead = (f"Nested jit on {helpers} makes the first call{take} {times(first, clock)} "
-                f"{_numbers(first, numbers)}")
+                f"{_numbers(first, numbers, _runs_read(c, first))}")
     else:
         lead = (f"Nested jit on {helpers}: {times(first, clock)} in the first call "
-                f"{_numbers(first, numbers)}")
+                f"{_numbers(first, numbers, _runs_read(c, first))}")
     return f"{lead}{'; ' + other if other else ''}{'; ' + stages if stages else ''}."
 
 
@@ -158,9 +158,10 @@ def comparison_headline(c: Compared, first: Difference) -> str:
         said = ("inconclusive, first call "
                 f"{inconclusive_part(first, c.repeats_ended, clock, c.stopped)}")
     elif first.kind == SAME:
-        said = f"{times(first, clock)} in the first call {interval(first)}, {runs(first.runs)}"
+        said = f"{times(first, clock)} in the first call {interval(first)}, " \
+            f"{_runs_read(c, first)}"
     else:
-        said = f"first call {with_interval(first, clock)}, {runs(first.runs)}"
+        said = f"first call {with_interval(first, clock)}, {_runs_read(c, first)}"
     return f"{lead} {said}{'; ' + other if other else ''}"
 
 
@@ -187,13 +188,21 @@ def _point_said(c: Compared) -> str:
     return with_interval(first)
 
 
+def _runs_read(c: Compared, first: Difference) -> str:
+    """``6 runs``, or ``7 flat and 6 nested runs`` where the verdict read more of one
+    (a run that was not cold left out of the other)."""
+    flat, nested = (len(v.samples.get(FIRST_CALL, ())) for v in (c.flat, c.nested))
+    return runs(first.runs) if flat == nested else f"{flat} flat and {nested} nested runs"
+
+
 def _helpers(c: Compared) -> str:
     return ", ".join(f"`{h}`" for h in c.nested.helpers)
 
 
-def _numbers(d: Difference, numbers: str) -> str:
-    """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)``."""
-    return f"({interval(d)[1:-1]}; {numbers}, {runs(d.runs)})"
+def _numbers(d: Difference, numbers: str, runs_said: str | None = None) -> str:
+    """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)`` (``runs_said``: the runs as
+    :func:`_runs_read` says them)."""
+    return f"({interval(d)[1:-1]}; {numbers}, {runs_said or runs(d.runs)})"
 
 
 def not_run(c: Compared) -> bool:
@@ -274,8 +283,9 @@ def first_sentence(text: str) -> str:
 def comparison_summary(c: Comparison) -> str:
     """``<Comparison g: nested 2.9× faster first call (2.1×–3.9×), 3 runs>``: one line
     (the ``repr``, as short as ``TimeitResult``'s)."""
-    runs_ = max((len(v.samples.get(FIRST_CALL, [])) for v in c.variants.values()), default=0)
+    taken = max((len(v.samples.get(FIRST_CALL, [])) for v in c.variants.values()), default=0)
     first, cpu = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL) == CPU
+    read = _runs_read(c, first) if c.nested.samples.get(FIRST_CALL) else runs(taken)
     if not c.nested.helpers:
         said = "nothing nested"
     elif math.isnan(first.ratio):
@@ -287,7 +297,7 @@ def comparison_summary(c: Comparison) -> str:
         said = (f"nested first call {times(first, CPU)} {interval(first)}"  # its clock
                 if cpu else f"nested {times(first)} first call {interval(first)}").rstrip()
         said = f"inconclusive, {said}" if first.kind == INCONCLUSIVE else said
-    return f"<Comparison {c.entry}: {said}, {runs_} run{'s' * (runs_ != 1)}>"
+    return f"<Comparison {c.entry}: {said}, {read}>"
 
 
 def _ordering_pair(v: Verdict) -> tuple[Orderings, OrderingRow, OrderingRow]:

@@ -88,7 +88,7 @@ def _not_cold(e: Effort) -> list[Block]:
     process the comparison compiled the same program in."""
     return comparison.not_cold({name: (e.series[name], runs)
                                 for name, runs in e.warm_runs.items()},
-                               "the ratios below count them")
+                               "the ratios below count {them}")
 
 
 def text(e: Effort) -> str:
