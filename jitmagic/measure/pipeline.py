@@ -300,8 +300,6 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
 CHECKING = "checking the nested variant leaks nothing"
 
 
-
-
 class FirstCalls:
     """What ``-r auto`` asks of a comparison's first calls so far: whether they settle
     flat against nested (by the one rule, on the clock the report will decide on: CPU
