@@ -228,3 +228,21 @@ def test_a_loop_body_is_counted_inside():
     assert saved["jaxpr_eqns"] == flat.jaxpr_eqns
     assert type(flat).from_dict("flat", saved).jaxpr_eqns_top == flat.jaxpr_eqns_top
     assert "jaxpr equations (top level)" in str(result)
+
+
+def test_a_structure_mismatch_holds_the_nodes_as_facts():
+    """The nodes are held as facts (type, dtype, shape, static data) and spelled in
+    render/, as before; a saved note reads back the same."""
+    from jitmagic.model.notes import read_noted
+    from jitmagic.model.notes import saved_note
+
+    found = compare_outputs({"a": jnp.ones(3, jnp.float32)}, {"a": (jnp.ones(3),)}).describe()
+    assert found is not None and found.structure == "node"
+    assert found.nodes == ("", "tuple") and found.dtypes == ("float32", "")
+    assert found.shapes == ((3,), ()) and found.statics == ("", "")
+    assert str(found) == "`a`: a leaf float32[3] vs tuple"
+    shape = compare_outputs(jnp.ones((2, 3)), jnp.ones(3)).describe()
+    assert shape is not None and shape.shapes == ((2, 3), (3,))
+    assert str(shape) == "the whole output: shape (2, 3) vs (3,)"
+    for note in (found, shape):
+        assert read_noted(saved_note(note), "note") == note

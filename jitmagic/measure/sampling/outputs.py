@@ -63,10 +63,18 @@ class OutputDiff:
     def match(self) -> bool:
         return self.kind in (EXACT, ROUNDING)
 
-    def structure(self, path: str, what: str) -> None:
+    def structure(self, path: str, nodes: list[Node] | None = None,
+                  shapes: tuple[tuple[int, ...], ...] = ()) -> None:
+        """The structures differ at ``path``: two ``nodes`` (:func:`_node`), or (None)
+        two leaves of ``shapes``."""
         self.max_abs_diff = None
         self._mismatch(path, None)
-        self.problems.append(LeafDiffers(path, what, 0.0, False, 0))
+        if nodes is None:
+            self.problems.append(LeafDiffers(path, "shape", 0.0, False, 0, shapes=shapes))
+            return
+        types, dtypes, shapes, statics = zip(*nodes, strict=True)
+        self.problems.append(LeafDiffers(path, "node", 0.0, False, 0, nodes=types,
+                                         dtypes=dtypes, shapes=shapes, statics=statics))
 
     def values(self, path: str, kind: str, worst: float, dtype: str, *,
                nonfinite: bool = False) -> None:
@@ -116,7 +124,7 @@ def _compare_nodes(a: Any, b: Any, path: str, diff: OutputDiff,
     if node_a is None and node_b is None:
         _compare_leaves(_as_numpy(a), _as_numpy(b), path, diff, computed_in)
     elif node_a != node_b or [k for k, _ in ka] != [k for k, _ in kb]:
-        diff.structure(path, f"{_node_name(ta, a)} vs {_node_name(tb, b)}")
+        diff.structure(path, [_node(ta, a), _node(tb, b)])
     else:
         for (key, x), (_, y) in zip(ka, kb, strict=True):
             _compare_nodes(x, y, (path + key).lstrip("."), diff, computed_in)
@@ -170,19 +178,24 @@ def _by_value(aux: Any) -> Any:
     return aux
 
 
-def _node_name(treedef: Any, tree: Any) -> str:
+#: A node as :class:`~jitmagic.model.notes.kinds.LeafDiffers` holds it: its type's name
+#: ("" a leaf), a leaf's dtype and shape, and the ``repr`` of its static data ("" none).
+Node = tuple[str, str, tuple[int, ...], str]
+
+
+def _node(treedef: Any, tree: Any) -> Node:
+    """``tree``'s top node, as a mismatch of structures names it."""
     data = treedef.node_data()
     if data is None:
-        return f"a leaf {getattr(tree, 'dtype', type(tree).__name__)}" \
-               f"{list(getattr(tree, 'shape', ()))}"
-    static = "" if data[1] is None else f" with static data {data[1]!r}"
-    return f"{data[0].__qualname__}{static}"
+        return ("", str(getattr(tree, "dtype", type(tree).__name__)),
+                tuple(getattr(tree, "shape", ())), "")
+    return data[0].__qualname__, "", (), "" if data[1] is None else repr(data[1])
 
 
 def _compare_leaves(x: np.ndarray, y: np.ndarray, path: str, diff: OutputDiff,
                     computed_in: str | None = None) -> None:
     if x.shape != y.shape:
-        diff.structure(path, f"shape {x.shape} vs {y.shape}")
+        diff.structure(path, shapes=(tuple(x.shape), tuple(y.shape)))
         return
     if not all(_numeric(v.dtype) for v in (x, y)):  # strings, objects: equal or not
         equal = bool(np.array_equal(x, y))

@@ -4,6 +4,7 @@ measuring notes (its sentence: :mod:`jitmagic.render.notes`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field
 
 from .note import Note
 from .note import kind
@@ -132,16 +133,23 @@ class ClockDisagrees(Note):
 @dataclass(frozen=True)
 class LeafDiffers(Note):
     """The first leaf where two outputs differ beyond rounding: ``path`` (dotted; "" is
-    the whole output), its ``structure`` where that differs (the two nodes as spelled:
-    "shape (3,) vs (4,)"), else its largest difference ``worst`` (``nonfinite``: NaN or
-    infinities in different places, ``worst`` then of the finite values); ``others``:
-    how many other leaves differ."""
+    the whole output); ``structure`` where the structures differ there ("shape": two
+    leaves of ``shapes``; "node": two nodes, each of type ``nodes`` ("" a leaf, of dtype
+    ``dtypes`` and shape ``shapes``) and static data ``statics`` (its ``repr``; "" none)),
+    else None and its largest difference ``worst`` (``nonfinite``: NaN or infinities in
+    different places, ``worst`` then of the finite values); ``others``: how many other
+    leaves differ. Each tuple holds the reference's side, then the other's (empty where
+    ``structure`` does not use it)."""
 
     path: str
     structure: str | None
     worst: float
     nonfinite: bool
     others: int
+    nodes: tuple[str, ...] = field(default=(), kw_only=True)
+    dtypes: tuple[str, ...] = field(default=(), kw_only=True)
+    shapes: tuple[tuple[int, ...], ...] = field(default=(), kw_only=True)
+    statics: tuple[str, ...] = field(default=(), kw_only=True)
 
 
 @kind("outputs_differ")

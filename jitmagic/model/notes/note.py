@@ -62,11 +62,13 @@ _READERS: dict[str, Kind] = {
     "str": text, "float": number_or_nan, "bool": flag, "int": integer,
     "tuple[str, ...]": items(text), "tuple[int, ...]": items(integer),
     "str | None": optional(text), "int | None": optional(integer),
+    "tuple[tuple[int, ...], ...]": items(items(integer)),
 }
 
 
 def _json(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
+    """``value`` as JSON holds it: a tuple (of tuples) as a list (of lists)."""
+    return [_json(v) for v in value] if isinstance(value, tuple) else value
 
 
 def saved_note(note: Noted) -> Any:

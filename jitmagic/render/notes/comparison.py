@@ -46,11 +46,22 @@ def _sweep_unchanged(n: k.SweepUnchanged) -> str:
             "a global?")
 
 
+def _structures(n: k.LeafDiffers) -> str:
+    """The two sides where the structures differ: "shape (3,) vs (4,)", "a leaf
+    float32[3] vs Point", "Linear with static data 3 vs Linear with static data 4"."""
+    if n.structure == "shape":
+        return f"shape {n.shapes[0]} vs {n.shapes[1]}"
+    return " vs ".join(f"a leaf {dtype}{list(shape)}" if not node else
+                       node + (f" with static data {static}" if static else "")
+                       for node, dtype, shape, static
+                       in zip(n.nodes, n.dtypes, n.shapes, n.statics, strict=True))
+
+
 def leaf_differs(n: k.LeafDiffers) -> str:
     """The first leaf where two outputs differ, and how many others do."""
     where = f"`{n.path}`" if n.path else "the whole output"
     if n.structure is not None:
-        first = f"{where}: {n.structure}"
+        first = f"{where}: {_structures(n)}"
     elif n.nonfinite:
         finite = f"; largest finite difference {n.worst:.3g}" if n.worst else ""
         first = f"{where} (NaN or infinite values in different places{finite})"
