@@ -56,7 +56,7 @@ def test_file_sweep(tmp_path, capsys):
     assert "jitcompare model [calls=2 2/2]: nested 1/1 · steady state" in progress
     assert "~ calls^" in printed
     sweep = json.loads(out_json.read_text())
-    assert sweep["schema"] == "jitmagic.sweep/2"
+    assert sweep["schema"] == "jitmagic.sweep/3"
     assert sweep["values"] == [1, 2] and len(sweep["points"]) == 2
     _assert_self_contained(out_html.read_text())
 

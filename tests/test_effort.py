@@ -548,7 +548,7 @@ def test_a_report_with_effort_round_trips_and_one_of_the_previous_schema_loads(c
     path = tmp_path / "r.json"
     jitmagic.save(compared, path)
     saved = json.loads(path.read_text())
-    assert saved["schema"] == "jitmagic.comparison/5" and "effort" in saved
+    assert saved["schema"] == "jitmagic.comparison/6" and "effort" in saved
     back = jitmagic.load(path)
     assert back.part("effort") == compared.part("effort")
     old = {k: v for k, v in saved.items() if k not in ("effort", "why")} | {

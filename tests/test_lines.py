@@ -269,7 +269,7 @@ def test_a_checkpointed_block_under_grad_counts_for_its_callers_too():
 
 def test_rows_round_trip_and_render_escaped(ripples):
     d = ripples.to_dict()
-    assert d["schema"] == "jitmagic.lines/1"
+    assert d["schema"] == "jitmagic.lines/2"
     assert set(d["flat"][0]) == {"file", "line", "text", "hits", "eqns_own",
                                  "eqns_inclusive", "hlo_ops", "trace_s", "consts",
                                  "const_bytes", "const_bytes_own", "eqns_in_loops"}

@@ -58,7 +58,7 @@ def test_save_writes_the_report(run_magic, tmp_path):
     assert cap.stdout.strip().endswith(f"wrote {path}")  # as the command says
     saved = json.loads(path.read_text())
     assert saved == json.loads(json.dumps(result.to_dict()))
-    assert saved["schema"] == "jitmagic.comparison/5"
+    assert saved["schema"] == "jitmagic.comparison/6"
     assert set(saved["variants"]) == {"flat", "nested"}
     assert saved["variants"]["nested"]["helpers"] == ["layer"]
 

@@ -53,7 +53,7 @@ def test_sweep_takes_a_baseline_and_does_not_pass_it_to_the_function(tmp_path):
     assert s.last.baseline is None and s.last.options is None  # the sweep's, not a point's
     again = jitmagic.load(jitmagic.save(s, tmp_path / "s.json") or tmp_path / "s.json")
     assert again.options == s.options and again.created == s.created
-    assert again.to_dict()["schema"] == "jitmagic.sweep/2"
+    assert again.to_dict()["schema"] == "jitmagic.sweep/3"
 
 
 def test_a_version_1_sweep_reads_its_provenance_from_its_points(tmp_path):

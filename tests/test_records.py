@@ -99,7 +99,7 @@ def a_sweep() -> Sweep:
 def test_a_sweep_is_its_own_record_and_round_trips_exactly():
     s = a_sweep()
     d = json.loads(json.dumps(s.to_dict(), allow_nan=False))
-    assert d["schema"] == "jitmagic.sweep/2" and d["entry"] == s.entry
+    assert d["schema"] == "jitmagic.sweep/3" and d["entry"] == s.entry
     again = Sweep.from_dict(d)
     assert again.to_dict() == d
     assert [p.wall_s for p in again.points] == [2.5, 5.0, 7.5]
@@ -169,7 +169,7 @@ def test_a_version_1_report_still_loads(tmp_path):
     assert verdict["first_call"] == "inconclusive"  # one run a side: no spread to judge
     why = loaded.to_dict()["why"]  # derived too: a /1 report counted no constants
     assert next(c for c in why if c["cause"] == "big constants")["measured"] is False
-    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/5", "variants": variants,
+    assert loaded.to_dict() == old | {"schema": "jitmagic.comparison/6", "variants": variants,
                                       "repeats_ended": None, "verdict": verdict, "why": why,
                                       "why_clock": "wall"}
 
@@ -198,7 +198,7 @@ def test_a_wrong_field_of_a_sweep_is_named(tmp_path, field, value, message):
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/5'"),
+    ("schema", "jitmagic.comparison/99", "comparison/99'.*'jitmagic.comparison/6'"),
     ("variants.flat.execute_loops", "x", "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", True, "variants.flat.execute_loops: expected a count"),
     ("variants.flat.execute_loops", 10**4000, "execute_loops: .*an integer of about 4000 digits"),

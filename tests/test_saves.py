@@ -311,11 +311,31 @@ def test_samples_too_far_apart_are_refused_naming_the_phase(tmp_path):
         _loaded(tmp_path, d)
 
 
+def test_a_report_of_the_previous_schemas_loads_its_sentences_as_they_were(tmp_path):
+    """Before notes were facts (comparison /5, sweep /2, lines /1) a report saved each
+    warning and note as its sentence: it still loads, and shows them word for word."""
+    d = _report() | {"schema": "jitmagic.comparison/5",
+                     "warnings": ["the cell printed while it was measured"]}
+    d["variants"]["nested"]["notes"] = ["`layer` stays inline: it is a generator"]
+    loaded = _loaded(tmp_path, d)
+    assert loaded.warnings == ("the cell printed while it was measured",)
+    assert loaded.nested.notes == ("`layer` stays inline: it is a generator",)
+    shown = text(loaded)
+    assert "the cell printed while it was measured" in shown
+    assert loaded.to_dict()["schema"] == "jitmagic.comparison/6"
+    sweep = {"schema": "jitmagic.sweep/2", "entry": "f", "name": "n", "values": [1],
+             "points": [d], "wall_s": 1.0, "warnings": ["about the whole sweep"]}
+    assert _loaded(tmp_path, sweep).warnings == ("about the whole sweep",)
+    lines = {"schema": "jitmagic.lines/1", "entry": "f", "flat": [],
+             "notes": {"flat": ["no line hook ran"]}}
+    assert _loaded(tmp_path, lines).flat.notes == ("no line hook ran",)
+
+
 def test_schema_messages(tmp_path):
-    d = _report() | {"schema": "jitmagic.comparison/6"}
+    d = _report() | {"schema": "jitmagic.comparison/7"}
     with pytest.raises(ReportSchemaError, match="written by a newer jitmagic") as info:
         _loaded(tmp_path, d)
-    assert "writes 'jitmagic.comparison/5' and reads /1, /2, /3, /4, /5" in str(info.value)
+    assert "writes 'jitmagic.comparison/6' and reads /1, /2, /3, /4, /5, /6" in str(info.value)
     with pytest.raises(ReportSchemaError) as info:
         _loaded(tmp_path, _report() | {"schema": "x" * 2000})
     assert len(str(info.value)) < 500 and "2,000 characters" in str(info.value)

@@ -60,10 +60,10 @@ def test_sweep_binds_the_name_before_the_cell_runs(swept, ip):
 def test_sweep_record_in_to_dict(swept):
     result, _ = swept
     d = result.to_dict()
-    assert d["schema"] == "jitmagic.sweep/2"
+    assert d["schema"] == "jitmagic.sweep/3"
     assert d["name"] == "calls" and d["values"] == [1, 2, 4]
     points = d["points"]
-    assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/5" for p in points)
+    assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/6" for p in points)
     assert points[-1]["variants"]["nested"]["nested_calls"] == 4
     assert json.loads(json.dumps(d)) == d  # plain JSON
     # What follows a sweep's table is its last point's.

@@ -71,14 +71,16 @@ from .target import compile_difference
 from .target import target_clock
 from .target import target_of
 
-SCHEMA = "jitmagic.comparison/5"
+SCHEMA = "jitmagic.comparison/6"
 #: Schemas ``from_dict`` reads: /1 wrote the same keys, unchecked; /2 had no
 #: ``stages_from`` (its stages came from a separate staged run) nor ``repeats_ended``;
 #: /3 had none of the parts of "why is my compile slow" (``--cache``, ``--xla``, the
 #: constants passed as arguments); /4 had no ``effort`` (``--effort``: XLA's lower effort
-#: settings), which reads as not measured.
+#: settings), which reads as not measured; /5 saved every warning and note as its sentence
+#: (/6 saves a fact, ``{"kind": ...}``, which an older jitmagic cannot read), and a
+#: sentence still loads and is shown as it was.
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3",
-            "jitmagic.comparison/4", SCHEMA)
+            "jitmagic.comparison/4", "jitmagic.comparison/5", SCHEMA)
 #: The optional provenance fields of /3, written only when set.
 PROVENANCE = ("source", "file", "options", "created")
 

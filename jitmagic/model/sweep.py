@@ -7,7 +7,7 @@ log-log axes), never stored. The sweep carries its own provenance (source, file,
 options, when) and the diff against ``--baseline`` (of its last value), as a comparison
 does. Reports written before 0.3 held a sweep inside its last point's comparison, and
 ``jitmagic.sweep/1`` kept the provenance on every point; :func:`Sweep.from_dict` reads
-both.
+both (and ``/2``, whose warnings were sentences).
 """
 
 from __future__ import annotations
@@ -49,9 +49,11 @@ from .stats.witness import is_busy
 from .stats.witness import on
 from .stats.witness import waited_share
 
-SCHEMA = "jitmagic.sweep/2"
-#: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point.
-SWEEP_READABLE = ("jitmagic.sweep/1", SCHEMA)
+SCHEMA = "jitmagic.sweep/3"
+#: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point; /2
+#: saved its warnings, and its points theirs (``jitmagic.comparison/5``), as sentences
+#: (/3 saves facts, which an older jitmagic cannot read).
+SWEEP_READABLE = ("jitmagic.sweep/1", "jitmagic.sweep/2", SCHEMA)
 #: The optional provenance fields, written only when set.
 PROVENANCE = ("source", "file", "options", "created")
 
@@ -137,7 +139,7 @@ class Sweep(Shown):
                                     f"reads {' or '.join(map(repr, SWEEP_READABLE))}")
         top = fields(d, _TOP_FIELDS, where)
         read = cls._read(d, where, top.pop("warned"))
-        if d["schema"] != SCHEMA:  # /1: the provenance was every point's
+        if d["schema"] == SWEEP_READABLE[0]:  # /1: the provenance was every point's
             top = {k: getattr(read.last, k) for k in PROVENANCE}
         return dataclasses.replace(read, **top)
 

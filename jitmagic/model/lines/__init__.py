@@ -44,10 +44,14 @@ from .rows import LoopCall
 from .rows import LoopSpan
 from .rows import loop_span
 
-__all__ = ["SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines", "LoopCall", "LoopSpan"]
+__all__ = ["READABLE", "SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines", "LoopCall",
+           "LoopSpan"]
 
 #: The schema of a saved ``Lines`` record (``jitmagic.save(jitmagic.lines(f, x), path)``).
-SCHEMA = "jitmagic.lines/1"
+SCHEMA = "jitmagic.lines/2"
+#: The schemas :meth:`Lines.from_dict` reads: /1 saved each table's notes as sentences
+#: (/2 saves facts, which an older jitmagic cannot read); they load as they were.
+READABLE = ("jitmagic.lines/1", SCHEMA)
 #: A line that ran at least this many times per call of its function while
 #: tracing, and built at least ``LOOP_SHARE`` of the program, is an unrolled loop.
 LOOP_HITS_PER_CALL = 8
@@ -247,10 +251,10 @@ class Lines(Shown):
         """The tables saved as ``d`` (:meth:`to_dict`), every field checked: a bad one
         raises ``ReportSchemaError`` naming it (``lines.flat[3].hits: expected a count``)."""
         got = fields(d, _FIELDS, where)
-        if got["schema"] != SCHEMA:
+        if got["schema"] not in READABLE:
             raise ReportSchemaError(f"{where}: cannot read a per-line table with schema "
                                     f"{clipped(got['schema'])!r}: this jitmagic reads "
-                                    f"{SCHEMA!r}")
+                                    f"{' or '.join(map(repr, READABLE))}")
         if not got["stopped"] and got["flat"] is None and got["nested"] is None:
             fail(where, "a per-line table ('flat' and/or 'nested' row lists)", "neither")
         tables = {name: _table(name, got) for name in ("flat", "nested")

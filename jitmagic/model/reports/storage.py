@@ -38,6 +38,7 @@ from ..saved.schema import printable_tree
 from ..saved.schema import time_limit
 from ..stats.units import cut_to
 from ..sweep import SCHEMA as SWEEP_SCHEMA
+from ..sweep import SWEEP_READABLE
 from ..sweep import Sweep
 
 #: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
@@ -99,7 +100,7 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
 
 
 def _decode(data: Any) -> Comparison | Sweep:
-    if isinstance(data, dict) and (data.get("schema") == SWEEP_SCHEMA or (
+    if isinstance(data, dict) and (data.get("schema") in SWEEP_READABLE or (
             data.get("schema") in READABLE and data.get("sweep") is not None)):
         return Sweep.from_dict(data)
     return Comparison.from_dict(data)
@@ -114,10 +115,12 @@ def _check_schema(data: Any) -> None:
     """A schema this jitmagic does not read, said plainly: one written by a newer
     jitmagic, or something else (a long string is clipped, not echoed whole)."""
     schema = data.get("schema") if isinstance(data, dict) else None
-    if schema in (*READABLE, SWEEP_SCHEMA):
+    if schema in (*READABLE, *SWEEP_READABLE):
         return
     versions = ", ".join("/" + r.rsplit("/", 1)[1] for r in READABLE)
-    reads = f"this jitmagic writes {SCHEMA!r} and reads {versions} (and {SWEEP_SCHEMA!r})"
+    sweeps = ", ".join("/" + r.rsplit("/", 1)[1] for r in SWEEP_READABLE)
+    reads = (f"this jitmagic writes {SCHEMA!r} and reads {versions} (sweeps: writes "
+             f"{SWEEP_SCHEMA!r} and reads {sweeps})")
     found = _VERSIONED.fullmatch(schema) if isinstance(schema, str) else None
     if found and int(found[2]) > _version(_NEWEST[found[1]]):
         raise ReportSchemaError(f"written by a newer jitmagic (schema {schema!r}): {reads}; "
