@@ -34,6 +34,7 @@ from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
 from .outputs import outputs_dict
+from .rows import COLD_PHASES
 from .rows import FROM_EVENTS
 from .rows import PHASES
 from .rows import STAGE_PHASES
@@ -60,11 +61,13 @@ from .stats.rule import difference
 from .stats.rule import gap_withheld
 from .stats.rule import json_number
 from .stats.verdicts import Verdict
+from .stats.witness import CPU
 from .stats.witness import FIRST_CALL
 from .stats.witness import Clock
 from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import on
+from .stats.witness import under_ticks
 from .stats.witness import waited_share
 from .target import TARGET_COMPILE
 from .target import compile_difference
@@ -202,11 +205,23 @@ class Comparison(Shown):
         return self.judged(name).to_dict() | {"samples": self.variants[name].to_dict()["samples"]}
 
     def withheld(self, phase: str, clock: Clock | None = None) -> bool:
-        """Whether the rule found ``phase`` different but :meth:`difference` leaves it
-        undecided: a per-call gap between two compilations of the same program, not
-        far apart, is noise or dispatch, not the program's speed."""
+        """Whether :meth:`difference` leaves ``phase`` undecided whatever the rule says:
+        a per-call gap between two compilations of the same program, not far apart, is
+        noise or dispatch, not the program's speed; and a cold stage on a CPU clock too
+        coarse for it (:meth:`coarse`) cannot be told either way."""
+        if self.coarse(phase, clock):
+            return True
         return phase == EXECUTE and bool(self.same_compiled) and \
             gap_withheld(self._ruled(phase, clock))
+
+    def coarse(self, phase: str, clock: Clock | None = None) -> bool:
+        """Whether ``phase``, a cold stage, is read on CPU time in under ten ticks of the
+        process's CPU clock (:func:`.stats.witness.under_ticks`; the tick is recorded
+        in ``env["cpu_tick_s"]``)."""
+        if (clock or self.clock_of(phase)) is not CPU or phase not in COLD_PHASES:
+            return False
+        return under_ticks((on(self.judged(n).samples, phase, CPU) for n in VARIANTS),
+                           self.env.get("cpu_tick_s"))
 
     @property
     def waited_share(self) -> float | None:

@@ -32,6 +32,7 @@ from ...model.rows import FROM_EVENTS
 from ...model.rows import FROM_STAGED
 from ...model.rows import VARIANTS
 from ...model.rows import cpu_key
+from ...model.stats.rule import json_number
 from ..calls.arguments import static_split
 from . import clocks
 from . import contention
@@ -458,6 +459,7 @@ def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:
         # a property JAX adds to its Config at run time, unseen by mypy (jax.config.read
         # takes this one only by an exception JAX marks as temporary)
         "x64": bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
+        "cpu_tick_s": json_number(clocks.cpu_tick()),  # what CPU-time samples can resolve
         **(extra or {}),
     }
 

@@ -13,6 +13,7 @@ cold first call (``wait_s``), beside the CPU seconds they ran.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -110,3 +111,20 @@ def on(samples: Mapping[str, Sequence[float]], key: str, clock: Clock) -> list[f
     if not isinstance(clock, Clock):
         raise TypeError(f"a clock is a Clock, not {clock!r}")
     return list(samples.get(cpu_key(key) if clock is CPU else key, ()))
+
+
+#: CPU-time samples are judged only where each side's median is this many of the CPU
+#: clock's ticks or more: a sample is off by up to a tick, so under ten a ratio can be off
+#: by more than a tenth, and three runs of one tick each read "no measurable difference"
+#: (a TPU v5e host's lowering, 8 ms of wall time, read 10 ms on its 10 ms clock, flat and
+#: nested alike, where wall time said 1.49×).
+RESOLVED_TICKS = 10
+
+
+def under_ticks(sides: Iterable[Sequence[float]], tick: float | None) -> bool:
+    """Whether CPU-time samples ``sides`` are too few ticks long to judge: some side's
+    median under :data:`RESOLVED_TICKS` of the clock's ``tick`` (seconds; None or NaN:
+    not known, as in reports before it was recorded, and judged as before)."""
+    if tick is None or not math.isfinite(tick) or tick <= 0:
+        return False
+    return any(xs and statistics.median(xs) < RESOLVED_TICKS * tick for xs in sides)
