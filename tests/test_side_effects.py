@@ -31,8 +31,8 @@ from jax._src import monitoring
 from support import FAST
 
 from jitmagic.cell.effects import effects_undone
-from jitmagic.cell.effects.sentences import said
 from jitmagic.cell.effects.settings import take_umask
+from jitmagic.render.notes.effects import said
 
 
 def cell(effect: str) -> str:
@@ -214,8 +214,8 @@ def test_the_generators_are_put_back_as_before_where_nothing_was_traced():
     with effects_undone() as undone:
         np.random.rand(5)
     assert _next_draws() == before
-    assert len(undone) == 1 and "generator np.random while" in undone[0]
-    assert "as before the cell" in undone[0]
+    assert len(undone) == 1 and "generator np.random while" in str(undone[0])
+    assert "as before the cell" in str(undone[0])
 
 
 def test_figures_open_before_stay_open(run_magic):
@@ -278,7 +278,7 @@ def test_jax_own_listener_is_left_to_jax():
             jax.monitoring.register_event_listener(users)
         assert jax_listener in monitoring._event_listeners
         assert users not in monitoring._event_listeners
-        assert len(undone) == 1 and "registered 1 jax.monitoring listener" in undone[0]
+        assert len(undone) == 1 and "registered 1 jax.monitoring listener" in str(undone[0])
     finally:
         monitoring._event_listeners[:] = [f for f in monitoring._event_listeners
                                           if f is not jax_listener]
@@ -300,7 +300,7 @@ def test_a_filter_a_library_adds_stays_and_the_cells_goes():
             library["on_import"]()  # again: already there
             warnings.filterwarnings("ignore", message="the cell's")
         assert warnings.filters[1:] == before
-        assert undone == [said("changed the warnings filters")]
+        assert list(map(str, undone)) == [said("changed the warnings filters")]
     finally:
         warnings.filters[:] = before
         warnings._filters_mutated()
@@ -364,7 +364,7 @@ def test_listeners_the_cell_cleared_are_registered_again():
         with effects_undone() as undone:
             monitoring.clear_event_listeners()  # rebinds the module's lists
         assert monitoring._event_listeners is lists and mine in lists
-        assert "unregistered" in undone[0]
+        assert "unregistered" in str(undone[0])
     finally:
         jax.monitoring.unregister_event_listener(mine)
 
@@ -518,7 +518,7 @@ def test_what_cannot_be_put_back_is_said_and_the_rest_is_put_back(tmp_path):
             gone.rmdir()  # the working directory before is no more
             os.environ["JITMAGIC_SIDE_EFFECT"] = "1"
         assert "JITMAGIC_SIDE_EFFECT" not in os.environ
-        assert any("could not put back (FileNotFoundError" in s for s in undone), undone
+        assert any("could not put back (FileNotFoundError" in str(s) for s in undone), undone
     finally:
         os.chdir(here)
 
@@ -641,7 +641,7 @@ def test_a_jax_variable_set_before_the_backend_started_is_said_to_stay_in_effect
     before = dict(os.environ)
     monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
     monkeypatch.setenv("JAX_JITMAGIC_TEST", "1")
-    (once,) = undo_environ(before, read=(True, False))
+    (once,) = map(str, undo_environ(before, read=(True, False)))
     assert "JAX_JITMAGIC_TEST (added), which had no effect" in once
     assert "XLA_FLAGS" in once.split("; it changed ")[1]
     assert "stays in effect for the rest of this kernel" in once

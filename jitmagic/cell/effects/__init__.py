@@ -1,5 +1,5 @@
 """What a cell's code changes outside its scratch namespace, put back after it is
-measured, with one sentence per thing put back for the result's warnings
+measured, with one note per thing put back for the result's warnings
 (:func:`effects_undone`).
 
 The things, one row each, are listed in :mod:`.table`, whose rows' helpers are in
@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ...model.notes import Note
+from ...model.notes.effects import NotPutBack
 from .table import Effect
 from .table import effects
 from .watch import NOT_THE_CELLS
@@ -28,11 +30,12 @@ __all__ = ["NOT_THE_CELLS", "Watch", "effects_undone"]
 
 @contextmanager
 def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None = None,
-                   process: bool = True) -> Iterator[list[str]]:
+                   process: bool = True) -> Iterator[list[Note]]:
     """Snapshot every row of the table for ``namespace`` (the kernel's; None: no
     namespace row) and put back what changed on exit.
 
-    Yields a list that, after the block, holds one sentence per thing put back. With
+    Yields a list that, after the block, holds one note per thing put back
+    (:mod:`jitmagic.model.notes.effects`). With
     ``process`` False (a file run: the process ends after it) the process-wide rows are
     left alone. With a ``watch``, what it finds another thread changed is left as it is
     (the watch says so). The snapshot is taken with JAX imported, so its import-time
@@ -41,7 +44,7 @@ def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None 
     """
     rows = effects(namespace, process)
     taken: list[tuple[str, Effect, Any]] = []
-    undone: list[str] = []
+    undone: list[Note] = []
     try:
         for i, row in enumerate(rows):
             taken.append((f"row {i}", row, row.take()))
@@ -58,11 +61,10 @@ def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None 
             undone += _put_back(row, before, key, watch)
 
 
-def _put_back(row: Effect, before: Any, key: str, watch: Watch | None) -> list[str]:
+def _put_back(row: Effect, before: Any, key: str, watch: Watch | None) -> list[Note]:
     """``row`` put back as it was ``before`` (what ``watch`` says another thread changed
-    aside): its sentences, or one saying it could not be."""
+    aside): its notes, or one saying it could not be."""
     try:
         return row.undo(before, watch.theirs(key) if watch is not None else frozenset())
     except Exception as exc:  # noqa: BLE001 (the next rows are put back all the same)
-        return [f"the cell changed something jitmagic could not put back "
-                f"({type(exc).__name__}: {exc})"]
+        return [NotPutBack(type(exc).__name__, str(exc))]

@@ -21,6 +21,8 @@ from typing import Any
 
 import jax
 
+from ...model.notes import Note
+from ...model.notes import effects as e
 from ...usercode import user_file
 from .hooks import Noting
 from .hooks import unwrap
@@ -72,18 +74,17 @@ class Config:
         self.hook = Noting(jax.config.update, noted)
         jax.config.update = self.hook  # type: ignore[method-assign]
 
-    def undo(self, leave: Collection[str] = ()) -> list[str]:
+    def undo(self, leave: Collection[str] = ()) -> list[Note]:
         unwrap(vars(jax.config).get("update"), self.hook, self._put_back)
         theirs = {k for k, by in self.writers.items() if by == {True}}
         before, now = _rebased(self.was, jax.config.values, {*leave, *theirs}), jax.config.values
         changed = {k: now[k] for k in before if k in now and now[k] != before[k]}
         for key in changed:
             jax.config.update(key, before[key])
-        left = [f"another thread changed JAX's config {k} to {now[k]!r} while the cell ran: "
-                f"jitmagic left it as it is" for k in sorted(theirs)
-                if k not in leave and k in now and now[k] != self.was.get(k, _MISSING)]
-        return [f"{self._who(key)} changed JAX's config {key} to {value!r}: it applied while "
-                f"measuring and is back to {before[key]!r} now"
+        left: list[Note] = [e.ConfigLeft(k, repr(now[k])) for k in sorted(theirs)
+                            if k not in leave and k in now
+                            and now[k] != self.was.get(k, _MISSING)]
+        return [e.ConfigPutBack(key, repr(value), repr(before[key]), self._sure(key))
                 for key, value in changed.items()] + left
 
     @staticmethod
@@ -94,11 +95,11 @@ class Config:
         else:
             jax.config.update = inner  # type: ignore[method-assign]
 
-    def _who(self, key: str) -> str:
-        """Whose change ``key`` was, as far as the calls seen tell."""
-        if self.writers.get(key) == {False} or (key not in self.writers and not self.others):
-            return "the cell"
-        return "the cell, or another thread while it ran,"
+    def _sure(self, key: str) -> bool:
+        """Whether the change of ``key`` was the cell's, as far as the calls seen tell
+        (else it cannot tell the cell's from another thread's)."""
+        return self.writers.get(key) == {False} or (key not in self.writers
+                                                    and not self.others)
 
 
 def names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
@@ -113,10 +114,10 @@ def view_names(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
                     if not isinstance(v, types.ModuleType)}
 
 
-def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[str]]:
+def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Note]]:
     """How to put ``module``'s names back; a module a cell imports (``jax.scipy``
     appearing on ``jax``) is left alone."""
-    def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[str]:
+    def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
         before, now = _rebased(before, vars(module), leave), vars(module)
         changed = [k for k in before if k not in now or now[k] is not before[k]]
         added = [k for k in now if k not in before and not isinstance(now[k], types.ModuleType)]
@@ -124,8 +125,7 @@ def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[str
             setattr(module, key, before[key])
         for key in added:
             delattr(module, key)
-        return [f"the cell patched the library name {modname}.{key}: it applied while "
-                "measuring and is now restored" for key in (*changed, *added)]
+        return [e.LibraryNamePutBack(modname, key) for key in (*changed, *added)]
     return undo
 
 
@@ -160,10 +160,10 @@ def view_own(owners: dict[str, Any]) -> Callable[[], dict[tuple[str, str], Any]]
                     for key, value in list(vars(owner).items()) if not key.startswith("__")}
 
 
-def undo_own(owners: dict[str, Any]) -> Callable[..., list[str]]:
-    """How to put them back; one sentence listing them."""
+def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
+    """How to put them back; one note listing them."""
     def undo(before: dict[str, dict[str, Any]],
-             leave: Collection[tuple[str, str]] = ()) -> list[str]:
+             leave: Collection[tuple[str, str]] = ()) -> list[Note]:
         before = dict(before)
         for label, key in leave:
             before[label] = _rebased(before[label], vars(owners[label]), (key,))
@@ -171,24 +171,23 @@ def undo_own(owners: dict[str, Any]) -> Callable[..., list[str]]:
                    for change in _put_back(label, owners[label], names)]
         if not changed:
             return []
-        return [f"the cell, or the code it ran, changed names of your own modules and "
-                f"classes: {', '.join(changed)}. They applied while measuring and are put "
-                f"back now; a count a helper keeps there counted traces, not your calls "
-                f"(lists and dicts changed in place are not put back)"]
+        return [e.OwnNamesPutBack(tuple(name for name, _ in changed),
+                                  tuple(name for name, added in changed if added))]
     return undo
 
 
-def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[str]:
-    """Put back ``owner``'s names; what changed, as ``label.name``."""
+def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[tuple[str, bool]]:
+    """Put back ``owner``'s names; what changed, as ``label.name``, and whether it was
+    added."""
     now, changed = dict(vars(owner)), []
     for key in [k for k in names if not k.startswith("__")
                 and (k not in now or now[k] is not names[k])]:
         setattr(owner, key, names[key])
-        changed.append(f"{label}.{key}")
+        changed.append((f"{label}.{key}", False))
     for key in [k for k in now if k not in names and not k.startswith("__")
                 and not isinstance(now[k], types.ModuleType)]:
         delattr(owner, key)
-        changed.append(f"{label}.{key} (added)")
+        changed.append((f"{label}.{key}", True))
     return changed
 
 
@@ -201,10 +200,10 @@ def view_globals(namespace: dict[str, Any]) -> Callable[[], dict[str, Any]]:
                     if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)}
 
 
-def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[str]]:
+def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[Note]]:
     """How to put back the names of ``namespace`` (the kernel's): a function from an
     earlier cell reads and writes it, not the scratch copy (``global CALLS; CALLS += 1``)."""
-    def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[str]:
+    def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
         before = _rebased(before, namespace, leave)
         mine = [k for k in namespace.keys() | before.keys()
                 if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)]
@@ -217,8 +216,5 @@ def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[str]]:
             del namespace[key]
         if not changed and not added:
             return []
-        names = ", ".join([*changed, *(f"{k} (added)" for k in added)])
-        return [f"the code measured changed your globals {names}: it applied while "
-                "measuring and they are put back now; a count a helper keeps there counted "
-                "traces, not your calls"]
+        return [e.GlobalsPutBack(tuple(changed), tuple(added))]
     return undo

@@ -21,10 +21,9 @@ from ..._compat import add_filter_hook
 from ..._compat import filters_mutated
 from ..._compat import monitoring_lists
 from ..._compat import set_add_filter_hook
-from ...model.stats.units import counted
+from ...model.notes import Note
+from ...model.notes import effects as e
 from ...usercode import user_file
-from .sentences import said
-from .sentences import said_all
 from .watch import differs
 
 # --- matplotlib: figures and rcParams ------------------------------------------------
@@ -39,15 +38,14 @@ def take_figures() -> set[int]:
     return set(plt.get_fignums()) if plt is not None else set()
 
 
-def undo_figures(before: set[int]) -> list[str]:
+def undo_figures(before: set[int]) -> list[Note]:
     plt = _pyplot()
     opened = [n for n in plt.get_fignums() if n not in before] if plt is not None else []
     for number in opened:
         plt.close(number)
     if not opened:
         return []
-    return [f"the cell opened {counted(len(opened), 'matplotlib figure')} while measuring "
-            "(code that draws runs once per trace): closed now"]
+    return [e.FiguresClosed(len(opened))]
 
 
 def take_rc() -> dict[str, Any] | None:
@@ -61,14 +59,14 @@ def view_rc() -> dict[str, Any]:
     return take_rc() or {}
 
 
-def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[str]:
+def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[Note]:
     if before is None:
         return []
     rc = sys.modules["matplotlib"].rcParams
     changed = [k for k, v in before.items() if k not in leave and differs(dict.get(rc, k), v)]
     for key in changed:
         rc[key] = before[key]
-    return [said(f"changed matplotlib's rcParams {', '.join(changed)}")] if changed else []
+    return [e.RcPutBack(tuple(changed))] if changed else []
 
 
 # --- jax.monitoring ------------------------------------------------------------------
@@ -84,7 +82,7 @@ def view_listeners() -> dict[tuple[str, int], Any]:
 
 
 def undo_listeners(before: dict[str, tuple[list, list]],
-                   leave: Collection[Any] = ()) -> list[str]:
+                   leave: Collection[Any] = ()) -> list[Note]:
     mod, added, removed = monitoring_lists()[0], 0, 0
     for name, (kept, was) in before.items():
         now = getattr(mod, name, kept)
@@ -97,9 +95,7 @@ def undo_listeners(before: dict[str, tuple[list, list]],
         removed += len(gone) - len(taken)
         setattr(mod, name, kept)  # ``clear_event_listeners`` rebinds the names
         kept[:] = [*(f for f in was if not any(f is g for g in taken)), *theirs]
-    parts = [f"registered {counted(added, 'jax.monitoring listener')}"] if added else []
-    parts += [f"unregistered {counted(removed, 'jax.monitoring listener')}"] if removed else []
-    return said_all(parts)
+    return [e.ListenersPutBack(added, removed)] if added or removed else []
 
 
 def _library(fn: Any) -> bool:
@@ -137,10 +133,10 @@ class Filters:
         if not user_file(frame.f_code.co_filename):
             self.theirs.append(item)
 
-    def undo(self, leave: Collection[Any] = ()) -> list[str]:
+    def undo(self, leave: Collection[Any] = ()) -> list[Note]:
         if self.add is not None:
             set_add_filter_hook(self.add)
-        now, changes = warnings.filters, []
+        now, filters, show = warnings.filters, False, False
         others = [key[1] for key in leave if isinstance(key, tuple)]  # another thread's
         kept = [f for f in now if f in self.was or f in self.theirs or f in others]
         kept += [f for f in self.was if f not in kept and f not in others]
@@ -148,11 +144,11 @@ class Filters:
             warnings.filters = self.list
             self.list[:] = kept if self.theirs or others else self.was
             filters_mutated()
-            changes.append("changed the warnings filters")
+            filters = True
         if "showwarning" not in leave and warnings.showwarning is not self.show:
             warnings.showwarning = self.show
-            changes.append("replaced warnings.showwarning")
-        return said_all(changes)
+            show = True
+        return [e.FiltersPutBack(filters, show)] if filters or show else []
 
 
 def view_filters() -> dict[Any, Any]:
@@ -178,27 +174,21 @@ def view_logging() -> dict[str, Any]:
     return {"logging.disable": disable, **loggers}
 
 
-def logger_label(name: str) -> str:
-    return "logging.disable" if name == "logging.disable" else _logger_named(name)
-
-
-def _logger_named(name: str) -> str:
-    return "the root logger" if not name else f"the {name!r} logger"
 
 
 def undo_logging(before: tuple[int, dict[str, tuple]],
-                  leave: Collection[Any] = ()) -> list[str]:
+                  leave: Collection[Any] = ()) -> list[Note]:
     disable, loggers = before
-    changes = []
+    called, changed = False, []
     if "logging.disable" not in leave and logging.root.manager.disable != disable:
         logging.disable(disable)
-        changes.append("called logging.disable")
+        called = True
     for name, state in loggers.items():
         if name not in leave and _logger_state(name) != state:
             log = logging.getLogger(name)
             log.handlers[:] = state[1]
             log.propagate, log.disabled = state[2], state[3]
             log.setLevel(state[0])  # clears the loggers' level caches too
-            changes.append(f"changed {_logger_named(name)} (its level or handlers)")
-    return said_all(changes)
+            changed.append(name)
+    return [e.LoggingPutBack(called, tuple(changed))] if called or changed else []
 

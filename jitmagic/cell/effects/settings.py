@@ -15,43 +15,48 @@ import sys
 import threading
 from collections.abc import Callable
 from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..._compat import backend_started
+from ...model.notes import Note
+from ...model.notes import effects as e
 from ...usercode import user_file
 from ..prelude import JAX_ENVIRONMENT
 from .hooks import Noting
 from .hooks import unwrap
-from .sentences import listed
-from .sentences import said
 
 
-def undo_seterr(before: dict[str, Any]) -> list[str]:
+def _numpy(call: str, now: Mapping[str, Any], before: Mapping[str, Any]) -> e.NumpyPutBack:
+    """What ``call`` set: each setting of ``now`` not as ``before``, with its ``repr``."""
+    changed = [(k, repr(v)) for k, v in now.items() if before.get(k) != v]
+    return e.NumpyPutBack(call, tuple(k for k, _ in changed), tuple(v for _, v in changed))
+
+
+def undo_seterr(before: dict[str, Any]) -> list[Note]:
     now = np.geterr()
     if now == before:
         return []
     np.seterr(**before)
-    changed = ", ".join(f"{k}={v!r}" for k, v in now.items() if before.get(k) != v)
-    return [said(f"changed numpy's error handling (np.seterr({changed}))")]
+    return [_numpy("np.seterr", now, before)]
 
 
-def undo_recursion(before: int) -> list[str]:
+def undo_recursion(before: int) -> list[Note]:
     now = sys.getrecursionlimit()
     if now == before:
         return []
     sys.setrecursionlimit(before)
-    return [said(f"set sys.setrecursionlimit({now}) (it was {before})")]
+    return [e.SettingPutBack("sys.setrecursionlimit", repr(now), repr(before))]
 
 
-def undo_printoptions(before: dict[str, Any]) -> list[str]:
+def undo_printoptions(before: dict[str, Any]) -> list[Note]:
     now = np.get_printoptions()
-    changed = ", ".join(f"{k}={v!r}" for k, v in now.items() if before.get(k) != v)
-    if not changed:
+    if all(before.get(k) == v for k, v in now.items()):
         return []
     np.set_printoptions(**before)
-    return [said(f"changed numpy's print options (np.set_printoptions({changed}))")]
+    return [_numpy("np.set_printoptions", now, before)]
 
 
 
@@ -79,13 +84,13 @@ def view_decimal() -> tuple[decimal.Context, tuple[tuple[str, Any], ...]]:
     return context, tuple(decimal_settings(context).items())
 
 
-def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[str]:
+def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
     """The context object put back in use (``decimal.setcontext``) with its settings as
     they were; said with each setting the cell left (``prec=5, it was 28``)."""
     context, was = before
     now = decimal.getcontext()
     old, new = decimal_settings(was), decimal_settings(now)
-    changed = [f"{k}={new[k]!r}, it was {old[k]!r}" for k in old if new[k] != old[k]]
+    changed = [k for k in old if new[k] != old[k]]
     if now is context and not changed:
         return []
     decimal.setcontext(context)
@@ -93,51 +98,39 @@ def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[str]:
         setattr(context, key, getattr(was, key))
     for signal_, on in was.traps.items():
         context.traps[signal_] = on
-    return [_decimal_said(now is not context, changed)]
-
-
-def _decimal_said(replaced: bool, changed: list[str]) -> str:
-    """``replaced decimal's context (decimal.setcontext; prec=6, it was 28)``."""
-    parts = ["decimal.setcontext"] * replaced + changed
-    return said(f"{'replaced' if replaced else 'changed'} decimal's context "
-                f"({'; '.join(parts)})")
+    return [e.DecimalPutBack(now is not context, tuple(changed),
+                             tuple(repr(new[k]) for k in changed),
+                             tuple(repr(old[k]) for k in changed))]
 
 
 
 def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
-             ) -> Callable[[Any], list[str]]:
+             ) -> Callable[[Any], list[Note]]:
     """How to put back a setting of one value that ``call(value)`` sets (``sys.
     setswitchinterval``): ``put(before)``, said with the value set and the one before."""
-    def undo(before: Any) -> list[str]:
+    def undo(before: Any) -> list[Note]:
         now = get()
         if now == before:
             return []
         put(before)
-        return [said(f"set {call}({_shown(now)}) (it was {_shown(before)})")]
+        return [e.SettingPutBack(call, repr(int(now) if call == "os.umask" else now),
+                                 repr(int(before) if call == "os.umask" else before))]
     return undo
 
 
-def _shown(value: Any) -> str:
-    return repr(value) if not isinstance(value, Umask) else f"{value:#o}"
-
-
-class Umask(int):
-    """A umask, shown in octal."""
-
-
-def take_umask() -> Umask:
+def take_umask() -> int:
     """The process's umask: read from ``/proc/self/status`` where there is one (reading
     it otherwise sets it, for a moment, in every thread)."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
                 if line.startswith("Umask:"):
-                    return Umask(int(line.split()[1], 8))
+                    return int(line.split()[1], 8)
     except OSError:
         pass
     mask = os.umask(0o022)
     os.umask(mask)
-    return Umask(mask)
+    return mask
 
 
 def set_umask(mask: int) -> None:
@@ -154,14 +147,14 @@ def take_signals() -> dict[str, Any]:
     return {sig.name: signal.getsignal(sig) for sig in SIGNALS}
 
 
-def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[str]:
+def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[Note]:
     """The handlers set back (``signal.signal``, from the main thread only: elsewhere the
     error says so); a handler Python did not set (None) cannot be set, and is left."""
     changed = [name for name, was in before.items() if name not in leave and was is not None
                and signal.getsignal(signal.Signals[name]) is not was]
     for name in changed:
         signal.signal(signal.Signals[name], before[name])
-    return [said(f"set the handler of {listed(changed)} (signal.signal)")] if changed else []
+    return [e.SignalsPutBack(tuple(changed))] if changed else []
 
 
 def take_environ() -> dict[str, str]:
@@ -193,7 +186,7 @@ class Environ:
             frame = frame.f_back
         self.theirs[key] = not user_file(frame.f_code.co_filename)
 
-    def undo(self, leave: Collection[Any] = ()) -> list[str]:
+    def undo(self, leave: Collection[Any] = ()) -> list[Note]:
         kind = type(os.environ)
         for name, hook in zip(("__setitem__", "__delitem__"), self._hooks, strict=True):
             unwrap(vars(kind).get(name), hook, functools.partial(setattr, kind, name))
@@ -218,7 +211,7 @@ _PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
 
 
 def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
-                 read: tuple[bool, bool] = (False, False)) -> list[str]:
+                 read: tuple[bool, bool] = (False, False)) -> list[Note]:
     """``os.environ`` as ``before``, but for the variables in ``leave``; ``read``: whether
     jax had been imported, and its backend started, before the cell (:func:`_read_once`)."""
     now = dict(os.environ)
@@ -230,29 +223,21 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
         del os.environ[key]
     if not changed and not added:
         return []
-    names = [*changed, *(f"{k} (added)" for k in added)]
-    plain = [n for n in names if not n.startswith(JAX_ENVIRONMENT)]
-    once = [n for n in names if n.startswith(JAX_ENVIRONMENT)]
-    return [*([said(f"changed environment variables {', '.join(plain)}")] if plain else []),
-            *([_read_once(once, *read)] if once else [])]
+    def plain(names: list[str]) -> tuple[str, ...]:
+        return tuple(n for n in names if not n.startswith(JAX_ENVIRONMENT))
+    once = [n for n in [*changed, *added] if n.startswith(JAX_ENVIRONMENT)]
+    return [*([e.EnvironPutBack(plain(changed), plain(added))] if plain(changed + added)
+              else []), *([_read_once(once, added, *read)] if once else [])]
 
 
-def _read_once(names: list[str], imported: bool, started: bool) -> str:
-    """The sentence for the JAX and XLA variables the cell changed: JAX reads ``JAX_*`` once
-    at import, XLA the others (``XLA_FLAGS``, device lists) once as its backend starts, so
-    set after that they changed nothing, and set before it they stay in effect."""
+def _read_once(names: list[str], added: list[str], imported: bool,
+               started: bool) -> e.JaxEnvironPutBack:
+    """The JAX and XLA variables the cell changed: JAX reads ``JAX_*`` once at import, XLA
+    the others (``XLA_FLAGS``, device lists) once as its backend starts, so set after that
+    they changed nothing (``late``), and set before it they stay in effect."""
     late = [n for n in names if imported if n.startswith("JAX_") or started]
     took = [n for n in names if n not in late]
-    said_late = (f"changed {', '.join(late)}, which had no effect: JAX reads such variables "
-                 "once, when jax is imported (JAX_*) or its backend starts (the others), and "
-                 "that was before the cell; the variable is put back now. To try one, set it "
-                 "before the first `import jax` of a fresh kernel; XLA's compile options "
-                 "also go to one jit: `jax.jit(f, compiler_options={...})`")
-    said_took = (f"changed {', '.join(took)}, which JAX read as it started during the cell, so "
-                 "it applied while measuring and stays in effect for the rest of this kernel; "
-                 "the variable is put back now")
-    return "the cell, or the code it ran, " + "; it ".join(
-        [*([said_late] if late else []), *([said_took] if took else [])])
+    return e.JaxEnvironPutBack(tuple(late), tuple(took), tuple(n for n in names if n in added))
 
 
 def take_cwd() -> str | None:
@@ -262,12 +247,12 @@ def take_cwd() -> str | None:
         return None
 
 
-def undo_cwd(before: str | None) -> list[str]:
+def undo_cwd(before: str | None) -> list[Note]:
     now = take_cwd()
     if before is None or now == before:
         return []
     os.chdir(before)
-    return [said(f"changed the working directory to {now!r} (it was {before!r})")]
+    return [e.CwdPutBack(now, before)]
 
 
 def sys_list(name: str) -> Callable[[], tuple[list, list]]:
@@ -275,15 +260,15 @@ def sys_list(name: str) -> Callable[[], tuple[list, list]]:
     return lambda: (getattr(sys, name), list(getattr(sys, name)))
 
 
-def undo_sys_list(name: str) -> Callable[[tuple[list, list]], list[str]]:
+def undo_sys_list(name: str) -> Callable[[tuple[list, list]], list[Note]]:
     """How to put ``sys.<name>`` back: the same list object, with its contents."""
-    def undo(before: tuple[list, list]) -> list[str]:
+    def undo(before: tuple[list, list]) -> list[Note]:
         kept, was = before
         if getattr(sys, name) is kept and kept == was:
             return []
         setattr(sys, name, kept)
         kept[:] = was
-        return [said(f"changed sys.{name}")]
+        return [e.SysListPutBack(name)]
     return undo
 
 
@@ -297,12 +282,12 @@ def _set_profile(profiler: Any) -> None:
         sys.setprofile(profiler)
 
 
-#: (what the sentence names, how to read it, how to set it back)
+#: (its name, how to read it, how to set it back)
 _HOOKS: tuple[tuple[str, Callable[[], Any], Callable[[Any], Any]], ...] = (
-    ("sys.settrace's hook (a debugger's or coverage's)", sys.gettrace, sys.settrace),
-    ("sys.setprofile's hook (a profiler's)", sys.getprofile, _set_profile),
-    ("threading.settrace's hook", threading.gettrace, threading.settrace),
-    ("threading.setprofile's hook", threading.getprofile, threading.setprofile),
+    ("sys.settrace", sys.gettrace, sys.settrace),
+    ("sys.setprofile", sys.getprofile, _set_profile),
+    ("threading.settrace", threading.gettrace, threading.settrace),
+    ("threading.setprofile", threading.getprofile, threading.setprofile),
     ("sys.excepthook", lambda: sys.excepthook, lambda h: setattr(sys, "excepthook", h)),
     ("threading.excepthook", lambda: threading.excepthook,
      lambda h: setattr(threading, "excepthook", h)),
@@ -319,10 +304,10 @@ def view_hooks() -> dict[str, Any]:
     return {what: get() for what, get, _ in _HOOKS}
 
 
-def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[str]:
+def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[Note]:
     changed = []
     for (what, get, put), was in zip(_HOOKS, before, strict=True):
         if what not in leave and get() is not was:
             put(was)
             changed.append(what)
-    return [said(f"changed {', '.join(changed)}")] if changed else []
+    return [e.HooksPutBack(tuple(changed))] if changed else []

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .sentences import listed
-from .sentences import said
+from ...model.notes import Note
+from ...model.notes.effects import StreamsPutBack
 
 
 def _states() -> dict[str, Any]:
@@ -51,20 +51,11 @@ class Streams:
         if self.once is None:
             self.once = _states()
 
-    def undo(self, leave: Collection[Any] = ()) -> list[str]:
+    def undo(self, leave: Collection[Any] = ()) -> list[Note]:
         kept = self.before if self.once is None else self.once
         now = view()
         changed = [name for name, state in kept.items()
                    if name not in leave and now[name] != pickle.dumps(state)]
         for name in changed:
             _set(name, kept[name])
-        if not changed:
-            return []
-        drew = (f"drew from the global random generator{'s' if len(changed) > 1 else ''} "
-                f"{listed(changed)} while measuring (code that draws while traced draws once "
-                f"per trace, and the cell was traced once per cold run)")
-        if self.once is None:
-            return [said(drew, " as before the cell (its measurement ended before its first "
-                               "trace did: the cell's own draws are undone too)")]
-        return [said(drew, " as after one run of the cell (its setup and one trace): later "
-                           "draws continue as they would after running it once")]
+        return [StreamsPutBack(tuple(changed), self.once is not None)] if changed else []

@@ -69,6 +69,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...model.notes import Note
 from . import names
 from . import registries
 from . import settings
@@ -81,24 +82,24 @@ WHOLE = "whole"
 class Effect(NamedTuple):
     """One row: how to snapshot one kind of state (``take``), how to put it back (``undo``,
     given the snapshot and ``leave``: the keys of ``view`` that the
-    :class:`~.watch.Watch` found another thread changed; it returns the sentences for the
+    :class:`~.watch.Watch` found another thread changed; it returns the notes for the
     result's warnings, none where nothing changed), how to view it again cheaply between
     stages (``view``: key → value), and what the warnings call one of its keys."""
 
     take: Callable[[], Any]
-    undo: Callable[..., list[str]]
+    undo: Callable[..., list[Note]]
     view: Callable[[], dict[Any, Any]]
-    label: Callable[[Any], str]
+    label: Callable[[Any], tuple[str, str]]
     identity: bool = False  # the view's values are compared with ``is``
     process: bool = True  # a process-wide row (else a name row)
     #: what to do with the snapshot once the cell's setup and first trace have run
     settle: Callable[[Any], None] | None = None
 
 
-def _whole(undo: Callable[[Any], list[str]]) -> Callable[..., list[str]]:
+def _whole(undo: Callable[[Any], list[Note]]) -> Callable[..., list[Note]]:
     """``undo`` of a row that is one value, left alone where the watch says another
     thread changed it."""
-    def undo_unless_left(before: Any, leave: Collection[Any] = ()) -> list[str]:
+    def undo_unless_left(before: Any, leave: Collection[Any] = ()) -> list[Note]:
         return [] if WHOLE in leave else undo(before)
     return undo_unless_left
 
@@ -108,58 +109,61 @@ def _one(take: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
     return lambda: {WHOLE: take()}
 
 
-def _named(what: str) -> Callable[[Any], str]:
-    return lambda key: what
+def _named(row: str, key: str = "") -> Callable[[Any], tuple[str, str]]:
+    """The label of a row whose keys are all one thing (``key``)."""
+    return lambda _: (row, key)
+
+
+def _keyed(row: str) -> Callable[[Any], tuple[str, str]]:
+    """The label of a row whose keys are named as they are (a variable's name)."""
+    return lambda key: (row, str(key))
 
 
 def _sys_list(name: str) -> Effect:
     return Effect(settings.sys_list(name), _whole(settings.undo_sys_list(name)),
-                  _one(settings.sys_list(name)), _named(f"sys.{name}"))
+                  _one(settings.sys_list(name)), _named("sys_list", name))
 
 
-def _setting(call: str, get: Callable[[], Any], put: Callable[[Any], Any], what: str) -> Effect:
+def _setting(call: str, get: Callable[[], Any], put: Callable[[Any], Any]) -> Effect:
     """The row of a setting of one value, read by ``get`` and set by ``call``/``put``."""
-    return Effect(get, _whole(settings.undo_set(call, get, put)), _one(get), _named(what))
+    return Effect(get, _whole(settings.undo_set(call, get, put)), _one(get), _named(call))
 
 
 #: The process-wide rows, in the order they are snapshot and put back.
 PROCESS: tuple[Effect, ...] = (
     Effect(registries.take_figures, _whole(registries.undo_figures),
-           _one(lambda: frozenset(registries.take_figures())), _named("pyplot's open figures")),
+           _one(lambda: frozenset(registries.take_figures())), _named("figures")),
     Effect(registries.take_listeners, registries.undo_listeners, registries.view_listeners,
-           _named("jax.monitoring's listeners"), identity=True),
+           _named("listeners"), identity=True),
     Effect(registries.Filters, registries.Filters.undo, registries.view_filters,
-           lambda key: "warnings.showwarning" if key == "showwarning" else "the warnings filters"),
+           lambda key: ("filters", "showwarning" if key == "showwarning" else "")),
     Effect(registries.take_logging, registries.undo_logging, registries.view_logging,
-           registries.logger_label),
-    Effect(registries.take_rc, registries.undo_rc, registries.view_rc,
-           lambda key: f"matplotlib's rcParams {key}"),
+           _keyed("logging")),
+    Effect(registries.take_rc, registries.undo_rc, registries.view_rc, _keyed("rc")),
     Effect(np.geterr, _whole(settings.undo_seterr),
            _one(lambda: tuple(sorted(np.geterr().items()))),
-           _named("numpy's error handling (np.seterr)")),
+           _named("np.seterr")),
     Effect(np.get_printoptions, _whole(settings.undo_printoptions),
            _one(lambda: tuple(sorted(np.get_printoptions().items(), key=repr))),
-           _named("numpy's print options")),
+           _named("np.set_printoptions")),
     Effect(settings.take_decimal, _whole(settings.undo_decimal),
-           _one(settings.view_decimal), _named("decimal's context")),
-    Effect(streams.Streams, streams.Streams.undo, streams.view,
-           lambda key: f"the global random generator {key}", settle=streams.Streams.settle),
+           _one(settings.view_decimal), _named("decimal")),
+    Effect(streams.Streams, streams.Streams.undo, streams.view, _keyed("random"),
+           settle=streams.Streams.settle),
     Effect(sys.getrecursionlimit, _whole(settings.undo_recursion), _one(sys.getrecursionlimit),
-           _named("the recursion limit")),
-    _setting("sys.setswitchinterval", sys.getswitchinterval, sys.setswitchinterval,
-             "the switch interval"),
+           _named("sys.setrecursionlimit")),
+    _setting("sys.setswitchinterval", sys.getswitchinterval, sys.setswitchinterval),
     _setting("sys.set_int_max_str_digits", sys.get_int_max_str_digits,
-             sys.set_int_max_str_digits, "the integer string limit"),
-    _setting("os.umask", settings.take_umask, settings.set_umask, "the umask"),
+             sys.set_int_max_str_digits),
+    _setting("os.umask", settings.take_umask, settings.set_umask),
     Effect(settings.take_signals, settings.undo_signals, settings.take_signals,
-           lambda key: f"the handler of {key}", identity=True),
-    Effect(settings.Environ, settings.Environ.undo, settings.take_environ,
-           lambda key: f"the environment variable {key}"),
+           _keyed("signals"), identity=True),
+    Effect(settings.Environ, settings.Environ.undo, settings.take_environ, _keyed("environ")),
     Effect(settings.take_cwd, _whole(settings.undo_cwd), _one(settings.take_cwd),
-           _named("the working directory")),
+           _named("cwd")),
     _sys_list("argv"),
     _sys_list("path"),
-    Effect(settings.take_hooks, settings.undo_hooks, settings.view_hooks, str),
+    Effect(settings.take_hooks, settings.undo_hooks, settings.view_hooks, _keyed("hooks")),
 )
 
 
@@ -168,24 +172,24 @@ def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
     watched module, the user's modules and classes as they are now, and ``namespace``
     (where there is one)."""
     config = Effect(names.Config, names.Config.undo, names.take_config,
-                    lambda key: f"JAX's config {key}", process=False)
+                    _keyed("config"), process=False)
     modules = tuple(_module(name) for name in names.WATCHED_MODULES)
     owners = names.user_dicts(namespace)
     own = Effect(names.take_own(owners), names.undo_own(owners), names.view_own(owners),
-                 lambda key: f"{key[0]}.{key[1]}", identity=True, process=False)
+                 lambda key: ("own", f"{key[0]}.{key[1]}"), identity=True, process=False)
     return (config, *modules, own, *(() if namespace is None else (_kernel(namespace),)))
 
 
 def _module(name: str) -> Effect:
     module = importlib.import_module(name)
     return Effect(names.names_of(module), names.undo_names(name, module),
-                  names.view_names(module), lambda key: f"{name}.{key}", identity=True,
+                  names.view_names(module), lambda key: ("module", f"{name}.{key}"), identity=True,
                   process=False)
 
 
 def _kernel(namespace: dict[str, Any]) -> Effect:
     return Effect(lambda: dict(namespace), names.undo_globals(namespace),
-                  names.view_globals(namespace), lambda key: f"your global {key}",
+                  names.view_globals(namespace), _keyed("global"),
                   identity=True, process=False)
 
 

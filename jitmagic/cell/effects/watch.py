@@ -11,10 +11,14 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from ...model.notes import Note
+from ...model.notes.effects import LeftAsIs
 from ...model.progress import Draw
 from ...model.progress import Progress
-from .sentences import listed
 
+#: What a row's ``label`` makes of one of its keys: the row (as
+#: :data:`jitmagic.render.notes.effects.THINGS` names it: "environ") and the key's name.
+Label = Callable[[Any], tuple[str, str]]
 #: The stages of a measurement in which the cell's code does not run on the measuring
 #: thread (compiled calls, XLA's compile): a change seen across one is another thread's.
 NOT_THE_CELLS = frozenset({"steady state", "XLA compile"})
@@ -39,7 +43,7 @@ class Watch:
     """
 
     def __init__(self) -> None:
-        self._views: dict[str, tuple[Callable[[], dict], Callable[[Any], str], bool]] = {}
+        self._views: dict[str, tuple[Callable[[], dict], Label, bool]] = {}
         self._first: dict[str, dict] = {}
         self._seen: dict[str, dict] = {}
         #: per view, the keys that changed in a window where the cell's code could run
@@ -48,10 +52,10 @@ class Watch:
         self._settles: list[Callable[[], None]] = []
         self._finding = False
 
-    def add(self, name: str, view: Callable[[], dict], label: Callable[[Any], str],
+    def add(self, name: str, view: Callable[[], dict], label: Label,
             identity: bool = False) -> None:
         """Watch ``view`` (key → value, compared with ``is`` where ``identity``) from now;
-        ``label`` names a key in :meth:`left`'s sentence."""
+        ``label`` names a key in :meth:`left`'s note."""
         seen = _viewed(view, {})
         self._views[name] = (view, label, identity)
         self._first[name], self._seen[name], self._cells_changed[name] = seen, seen, set()
@@ -102,15 +106,13 @@ class Watch:
         return frozenset(k for k in first.keys() | now.keys() if k not in mine
                          and _changed(first.get(k, _MISSING), now.get(k, _MISSING), identity))
 
-    def left(self) -> list[str]:
-        """One sentence naming what another thread changed (:meth:`theirs`), or none."""
-        names = list(dict.fromkeys(self._views[name][1](key) for name in self._views
-                                   for key in sorted(self.theirs(name), key=repr)))
-        if not names:
+    def left(self) -> list[Note]:
+        """One note naming what another thread changed (:meth:`theirs`), or none."""
+        things = list(dict.fromkeys(self._views[name][1](key) for name in self._views
+                                    for key in sorted(self.theirs(name), key=repr)))
+        if not things:
             return []
-        left = "it as it is" if len(names) == 1 else "them as they are"
-        return [f"{listed(names)} changed while measuring (another thread?), at moments "
-                f"your code was not running: jitmagic left {left}"]
+        return [LeftAsIs(tuple(row for row, _ in things), tuple(key for _, key in things))]
 
 
 def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:

@@ -12,6 +12,7 @@ string it was and is shown word for word (a :data:`Noted` is either).
 from __future__ import annotations
 
 from . import cell as cell
+from . import effects as effects
 from . import kinds as kinds  # the kinds register themselves in KINDS
 from . import parts as parts
 from . import variants as variants

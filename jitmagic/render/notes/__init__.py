@@ -14,13 +14,14 @@ from ...model.notes import Note
 from ...model.shown import register
 from . import cell
 from . import comparison
+from . import effects
 from . import parts
 from . import variants
 from .variants import NO_CALL as NO_CALL
 
 #: Each kind of note's renderer, by its type.
 SAID: dict[type[Note], Callable[[Any], str]] = {**comparison.SAID, **variants.SAID,
-                                                **parts.SAID, **cell.SAID}
+                                                **parts.SAID, **cell.SAID, **effects.SAID}
 
 
 def register_notes() -> None:
