@@ -179,7 +179,7 @@ NOTED = frozenset({"warned", "noted", "warnings", "notes", "placement_notes",
 
 #: The modules of measure/ and cell/ that still hand a record a sentence of their own
 #: as a note or warning, each to make a fact of it; the list only shrinks.
-STILL_WORDED = frozenset({"measure/variants/build.py"})
+STILL_WORDED: frozenset[str] = frozenset()
 
 
 #: Words of a note: two lowercase words in a row (a note is short: "stays inline: ").
@@ -337,3 +337,28 @@ def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
 def test_a_note_says_what_the_measuring_said_before(fact, said):
     assert str(fact) == said and fact._repr_mimebundle_()["text/plain"] == said  # IPython
     assert read_noted(json.loads(json.dumps(fact.to_dict())), "note") == fact
+
+
+def test_why_a_helper_stays_inline_is_a_fact_inside_a_fact():
+    """A variant's note that a helper stays inline holds why as a fact of its own: saved
+    as a dict inside the note's, read back equal, and said as the measuring wrote it."""
+    from jitmagic.model.causes.effort import EffortRow
+    from jitmagic.model.causes.effort import Setting
+    from jitmagic.model.notes import read_noted
+    from jitmagic.model.notes import variants as v
+
+    note = v.StaysInline("step", v.Leaks(None, "it stores them in a global (`CACHE`), where "
+                                         "they outlive its trace", "other"))
+    d = json.loads(json.dumps(note.to_dict()))
+    assert d["why"] == {"kind": "inline_leaks", "held": None, "partner": "other",
+                        "mechanism": note.why.mechanism}
+    assert read_noted(d, "notes[0]") == note
+    assert str(note) == ("`step` stays inline: under a jit of its own it leaks traced values "
+                         "(only with `other` nested too): it stores them in a global "
+                         "(`CACHE`), where they outlive its trace, so it runs inline")
+    row = EffortRow(Setting("out of line", {}), refused={"step": v.Classmethod()})
+    saved = json.loads(json.dumps(row.to_dict()))
+    assert saved["refused"] == {"step": {"kind": "inline_classmethod"}}
+    assert EffortRow.from_dict(saved) == row
+    old = saved | {"refused": {"step": "it is a classmethod"}}  # as an earlier version saved
+    assert str(EffortRow.from_dict(old).refused["step"]) == str(row.refused["step"])

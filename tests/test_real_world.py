@@ -157,7 +157,7 @@ def test_method_on_an_object_holding_arrays_stays_inline_and_says_why():
     _, runs = traced(uses_holder, X)
     nested = runs["nested"][0]
     assert nested.nested_helpers == ()
-    assert any("a `Holder`, holds arrays but is not a pytree" in n for n in nested.notes)
+    assert any("a `Holder`, holds arrays but is not a pytree" in n for n in map(str, nested.notes))
 
 
 # --- modules and transformations --------------------------------------------------
@@ -243,7 +243,7 @@ def test_custom_jvp_is_nested_custom_vjp_stays_inline():
     _, runs = traced(custom_rules, X)
     nested = runs["nested"][0]
     assert nested.nested_helpers == ("soft",)
-    assert any("`clip_grad` stays inline: it is a custom_vjp" in n for n in nested.notes)
+    assert any("`clip_grad` stays inline: it is a custom_vjp" in n for n in map(str, nested.notes))
 
 
 @jax.custom_vjp

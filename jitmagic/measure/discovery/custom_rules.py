@@ -22,6 +22,7 @@ from typing import Any
 
 import jax
 
+from ...model.notes.variants import RulesOnly
 from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
 from .call_graph import CallGraph
@@ -108,23 +109,13 @@ def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallG
     return out
 
 
-def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> str:
-    """Why a custom function whose rules alone add equations stays inline."""
-    count = f"the {traced.equations} equations they add" if traced else "what they add"
+def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> RulesOnly:
+    """Why a custom function whose rules alone add equations stays inline: its rules by
+    name, and what they add where (``traced``: counted for this function alone)."""
+    equations = traced.equations if traced else None
     sites = len(traced.sites) if traced else 0
-    at = (f"at its call site in `{caller.co_name}`" if sites == 1 else
-          f"at its {sites} call sites in `{caller.co_name}`" if sites else
-          f"at its calls in `{caller.co_name}`")
     if isinstance(fn, jax.custom_vjp):
-        fwd, bwd = (getattr(getattr(fn, r, None), "__name__", r) for r in ("fwd", "bwd"))
-        return (f"it is a `jax.custom_vjp` function whose body adds no equation to this "
-                f"program: under differentiation JAX runs its rules in its place (`{fwd}` "
-                f"forward, `{bwd}` in the backward pass) and traces {count} {at}. jitmagic "
-                f"nests a function where its own body builds equations, and never a "
-                f"custom_vjp function (nested, each call would be a jit call forward and "
-                f"another in the backward pass)")
+        rules = tuple(getattr(getattr(fn, r, None), "__name__", r) for r in ("fwd", "bwd"))
+        return RulesOnly("custom_vjp", rules, equations, sites, caller.co_name)
     jvp = getattr(getattr(fn, "jvp", None), "__name__", "jvp")
-    return (f"it is a `jax.custom_jvp` function whose body adds no equation to this "
-            f"program: under differentiation JAX runs its rule `{jvp}` in its place and "
-            f"traces {count.replace('they add', 'it adds')} {at}. jitmagic nests a function "
-            f"where its own body builds equations")
+    return RulesOnly("custom_jvp", (jvp,), equations, sites, caller.co_name)

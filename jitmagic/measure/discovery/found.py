@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from ...model.notes import Note
 from ...model.saved.schema import printable
 from ...usercode import sourceless
 from ...usercode import user_file
@@ -50,8 +51,8 @@ class Found:
     #: `linear_solve```), where the program shows it only there.
     held_by: str | None = None
     #: Why it stays inline, for a custom_vjp/custom_jvp function whose body built no
-    #: equation, only its rules (:mod:`~.custom_rules`).
-    rules_only: str | None = None
+    #: equation, only its rules (:mod:`~.custom_rules`; a ``RulesOnly`` fact).
+    rules_only: Note | None = None
 
 
 @dataclass

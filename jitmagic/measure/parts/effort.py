@@ -52,8 +52,13 @@ from ...model.comparison import Comparison
 from ...model.notes import Note
 from ...model.notes.kinds import CompareRaised
 from ...model.notes.kinds import EffortFlatFailed
+from ...model.notes.parts import OutOfLineNoHelper
+from ...model.notes.parts import OutOfLineNoneKept
+from ...model.notes.parts import OutOfLineNoNested
+from ...model.notes.parts import OutOfLineRaised
 from ...model.notes.parts import SettingAlreadyOn
 from ...model.notes.parts import SettingRefused
+from ...model.notes.variants import StaysInline
 from ...model.rows import PHASES
 from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
@@ -305,15 +310,15 @@ class OutOfLineRow:
     prepared: Prepared
     setting: Setting
     kept: dict[str, int]
-    refused: dict[str, str]
+    refused: dict[str, Note]
 
 
 def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
-                    ) -> tuple[OutOfLineRow | None, str | None]:
+                    ) -> tuple[OutOfLineRow | None, Note | None]:
     """(the out-of-line row, None), or (None, why it is not measured): nothing to keep out
     of line, no Equinox, or the one untimed trace of it kept no helper out of line."""
     if not helpers:
-        return None, "out of line was not measured: the comparison nests no helper"
+        return None, OutOfLineNoHelper()
     missing = unavailable()
     if missing:
         return None, missing
@@ -321,12 +326,10 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
     try:
         calls, refused = probe(prepared, record)
     except Exception as exc:  # the user's code under noinline: said, the settings stand
-        return None, (f"out of line was not measured: tracing it raised "
-                      f"{type(exc).__name__}: {str(exc)[:200]}")
+        return None, OutOfLineRaised(type(exc).__name__, str(exc)[:200])
     kept = {n: c for n, c in record.kept.items() if n not in refused}
     if not calls or not kept:
-        why = "; ".join(f"`{n}` {w}" for n, w in refused.items()) or "no call of a helper"
-        return None, f"out of line was not measured: no helper could be kept out of line ({why})"
+        return None, OutOfLineNoneKept(tuple(StaysInline(n, w) for n, w in refused.items()))
     line = "; ".join(f"{n} = equinox.internal.noinline({n})" for n in kept)
     return OutOfLineRow(prepared, Setting(OUT_OF_LINE, {}, line, keyword=False),
                         kept, refused), None
@@ -409,7 +412,7 @@ def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
             error=runs.describe_failure(s.name) if s.name in runs.errors else None)
     if out_of_line is not None:
         rows[OUT_OF_LINE] = dataclasses.replace(rows[OUT_OF_LINE], kept=out_of_line.kept,
-                                                refused=out_of_line.refused)
+                                                refused=dict(out_of_line.refused))
     error = runs.describe_failure(DEFAULT) if DEFAULT in runs.errors else None
     return Effort(flat.variant.plan.name, _kept(runs.samples[DEFAULT]), rows, baseline,
                   tuple(left_out), runs.stopped, default_error=error)
@@ -446,7 +449,7 @@ def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = No
         return result
     if not result.flat.ok:
         return dataclasses.replace(result, warned=(*result.warned, EffortFlatFailed()))
-    row, why = (None, "out of line was not measured: the comparison has no nested variant") \
+    row, why = (None, OutOfLineNoNested()) \
         if nested is None else out_of_line_row(nested, result.nested.helpers)
     effort = measure_effort(flat, effort_rounds(result), check, out_of_line=row,
                             budget_s=budget_for(result))

@@ -29,7 +29,11 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 
+from ...model.notes import Note
 from ...model.notes import Noted
+from ...model.notes.variants import FlaxJit
+from ...model.notes.variants import LinenUnnamed
+from ...model.notes.variants import StaysInline
 from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
@@ -40,7 +44,6 @@ from .inner_jit import is_nnx_class
 from .inner_jit import is_user_jit
 from .inner_jit import nnx_method
 from .inner_jit import unjit
-from .linen import LINEN_UNNAMED
 from .linen import closure_cells
 from .linen import linen_swaps
 from .plan import Helper
@@ -86,16 +89,16 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
 
 
 def nest_only(plan: Plan, nest: Iterable[str], label: str,
-              refused: dict[str, str] | None = None, call_as: CallAs | None = None) -> Variant:
+              refused: dict[str, Note] | None = None, call_as: CallAs | None = None) -> Variant:
     """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
-    they wrote one). A helper that cannot be nested stays inline, with a note why;
-    ``refused`` names more (helper: why), found out by tracing. ``call_as``: how each
-    helper's jit is called (out of line); the user's own jit is then replaced by
-    jitmagic's, and a Flax module's helper stays inline (:data:`NOT_OUT_OF_LINE`)."""
+    they wrote one). A helper that cannot be nested stays inline, with a note why
+    (:class:`StaysInline`); ``refused`` names more (helper: why), found out by tracing.
+    ``call_as``: how each helper's jit is called (out of line); the user's own jit is
+    then replaced by jitmagic's, and a Flax module's helper stays inline (``FlaxJit``)."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
-    notes: list[Noted] = [*plan.notes, *(f"`{n}` stays inline: {w}" for n, w in why.items())]
+    notes: list[Noted] = [*plan.notes, *(StaysInline(n, w) for n, w in why.items())]
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
     own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
@@ -118,9 +121,9 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     return built
 
 
-def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, str] | None,
+def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | None,
                  call_as: CallAs | None,
-                 ) -> tuple[dict[str, str], dict[str, list[tuple[Any, Any, Any]]]]:
+                 ) -> tuple[dict[str, Note], dict[str, list[tuple[Any, Any, Any]]]]:
     """The helpers of ``nest`` that stay inline, each with why (the plan's reason,
     ``refused``'s, a Flax module's method called out of line, a linen class no name holds),
     and the linen submodules nested by lifting their class, each with the swaps of the
@@ -128,10 +131,10 @@ def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, str] | No
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:
-        why |= {n: NOT_OUT_OF_LINE for n in nest if n not in why and _flax(plan.helpers[n])}
+        why |= {n: FlaxJit() for n in nest if n not in why and _flax(plan.helpers[n])}
     lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
               if n not in why and plan.helpers[n].linen_class is not None}
-    why |= {n: LINEN_UNNAMED for n, places in lifted.items() if not places}
+    why |= {n: LinenUnnamed() for n, places in lifted.items() if not places}
     return why, lifted
 
 
@@ -230,11 +233,6 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
     if is_nnx_class(owner):
         return nnx_method(copy, h.name, ran)
     return faithful_jit(copy, h.name, notes, ran, call_as)
-
-
-#: Why a Flax module's helper is not kept out of line (its jit is Flax's own lift).
-NOT_OUT_OF_LINE = ("it is a Flax module's method, jitted by Flax's own lifted jit, which "
-                   "jitmagic cannot call out of line")
 
 
 def _flax(h: Helper) -> bool:

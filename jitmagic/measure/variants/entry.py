@@ -20,11 +20,18 @@ from ..._compat import equinox_transform
 from ..._compat import framework_jit
 from ..._compat import jit_info
 from ...errors import InputError
+from ...model.notes import Note
 from ...model.notes import Noted
+from ...model.notes.variants import Classmethod
+from ...model.notes.variants import CustomVjp
 from ...model.notes.variants import Donates
 from ...model.notes.variants import EquinoxModules
 from ...model.notes.variants import LeavesHeldStatic
+from ...model.notes.variants import LinenMethod
+from ...model.notes.variants import NoFunction
+from ...model.notes.variants import Recreated
 from ...model.notes.variants import ScalarsHeldStatic
+from ...model.notes.variants import SelfHoldsArrays
 from ...model.saved.schema import printable
 from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arguments import check_arguments
@@ -403,33 +410,28 @@ def _is_linen(cls: type | None) -> bool:
     return any(k.__module__.startswith("flax.linen") for k in getattr(cls, "__mro__", ()))
 
 
-def _why_inline(found: Found, ran: set[str]) -> str | None:
+def _why_inline(found: Found, ran: set[str]) -> Note | None:
+    """Why the helper ``found`` cannot be nested (None: it can), as a fact
+    (:mod:`jitmagic.model.notes.variants`)."""
     if found.rules_only:
         return found.rules_only
     qualname = found.code.co_qualname
     outer = qualname.split(".<locals>")[0] if "<locals>" in qualname else None
     if outer is not None and outer in ran:
-        return (f"it is re-created on every call of `{outer.rsplit('.', 1)[-1]}`, so the "
-                f"function a jit would wrap is not the one called")
+        return Recreated(outer.rsplit(".", 1)[-1])
     linen = _linen_class(found)
     if linen is not None and found.self_made_before:
         return linen_made_before(linen)
     if _is_linen(found.self_type) and linen is None:
-        return ("it is a method of a Flax linen module other than `__call__`: linen lifts "
-                "whole modules (`nn.jit(Block)`), so jitmagic nests only `__call__`")
+        return LinenMethod()
     if found.self_holds_arrays:
         assert found.self_type is not None  # discovery sets both together
-        kind = found.self_type.__name__
-        return (f"its `self`, a `{kind}`, holds arrays but is not a pytree, and a static "
-                f"argument cannot carry arrays, so `self` cannot be passed through `jax.jit`. "
-                f"To nest it, register `{kind}` as a pytree (`jax.tree_util.register_dataclass`"
-                f" or `register_pytree_node_class`), or make it an `eqx.Module`")
+        return SelfHoldsArrays(found.self_type.__name__)
     if not found.bindings and not functions_of(found.code):
-        return ("no live function object holds its code (it was made during the trace and "
-                "is gone), so there is nothing to put a jit on")
+        return NoFunction()
     for b in found.bindings:
         if isinstance(b.original, jax.custom_vjp):
-            return "it is a custom_vjp function, whose rules must see it unjitted"
+            return CustomVjp()
         if isinstance(b.original, classmethod):
-            return "it is a classmethod"
+            return Classmethod()
     return None

@@ -13,28 +13,20 @@ import gc
 import types
 from typing import Any
 
+from ...model.notes.variants import LinenMadeBefore
 from ...usercode import user_file
 from ..discovery.bindings import Binding
 from ..discovery.bindings import CellOf
 from .plan import Helper
 from .trampoline import functions_of
 
-#: Why a linen module whose class its parent does not look up stays inline.
-LINEN_UNNAMED = ("it is a Flax linen module, which is nested by lifting its class "
-                 "(`nn.jit(Block)`) where its parent looks the class up, and no name or "
-                 "closure holds the class")
 
-
-def linen_made_before(cls: type) -> str:
+def linen_made_before(cls: type) -> LinenMadeBefore:
     """Why the linen module ``apply`` runs (or any made before the call) stays inline:
     linen binds a module by cloning it (``Module.clone`` calls ``self.__class__``), so
     no name of its class is read during the call, and a lifted class bound there is
     never made."""
-    name = cls.__name__
-    return (f"it is a Flax linen module made before the call: `apply` runs a clone of "
-            f"that `{name}` instance, which `Module.clone` makes from the instance's own "
-            f"class, not from a name, so `nn.jit({name})` bound where `{name}` is looked "
-            f"up (how jitmagic nests linen submodules) never reaches it")
+    return LinenMadeBefore(cls.__name__)
 
 
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:

@@ -31,15 +31,16 @@ from typing import Any
 
 import jax
 
+from ...model.notes import Note
+from ...model.notes.variants import CannotNest
+from ...model.notes.variants import Differentiated
+from ...model.notes.variants import NoNoinline
+from ...model.notes.variants import StaysInline
 from .build import nest_only
 from .rows import Prepared
 
 #: What the program calls a helper kept out of line: the primitive's name in its jaxpr.
 PRIMITIVE = "noinline"
-#: Why a call differentiated through is not kept out of line.
-DIFFERENTIATED = ("it is differentiated through (under jax.grad or jax.jvp): Equinox's "
-                  "noinline would compile another program for its tangent and another for "
-                  "its transpose, so it would not be the helper compiled once")
 
 
 def _noinline() -> Callable[[Callable], Callable] | None:
@@ -50,12 +51,9 @@ def _noinline() -> Callable[[Callable], Callable] | None:
     return noinline
 
 
-def unavailable() -> str | None:
+def unavailable() -> NoNoinline | None:
     """Why no helper can be kept out of line here (None: Equinox's ``noinline`` imports)."""
-    if _noinline() is not None:
-        return None
-    return ("out of line was not measured: it needs Equinox's `equinox.internal.noinline` "
-            "(pip install equinox), which could not be imported")
+    return None if _noinline() is not None else NoNoinline()
 
 
 @dataclass
@@ -65,7 +63,7 @@ class OutOfLine:
     (``refused``, helper: reason)."""
 
     kept: dict[str, int] = field(default_factory=dict)
-    refused: dict[str, str] = field(default_factory=dict)
+    refused: dict[str, Note] = field(default_factory=dict)
 
     def wrap(self, jitted: Callable, name: str) -> Callable:
         """``jitted`` (a helper's own jit over its array leaves) called out of line. A
@@ -74,7 +72,7 @@ class OutOfLine:
         ``jitted``'s own, and the reason is kept."""
         noinline = _noinline()
         if noinline is None:
-            self.refused.setdefault(name, unavailable() or "")
+            self.refused.setdefault(name, NoNoinline())
             return jitted
         kept = noinline(jitted)
 
@@ -85,7 +83,7 @@ class OutOfLine:
 
         @call.defjvp
         def inline(primals: tuple, tangents: tuple) -> Any:
-            self.refused.setdefault(name, DIFFERENTIATED)
+            self.refused.setdefault(name, Differentiated())
             return jax.jvp(jitted, primals, tangents)
 
         return call
@@ -125,13 +123,12 @@ def out_of_line_variant(nested: Prepared, helpers: tuple[str, ...]) -> tuple[Pre
     built = nest_only(plan, helpers, "out of line", call_as=record.wrap)
     built.jit_options = dict(nested.variant.jit_options)
     for n in built.inline:
-        said = next((x for x in built.notes
-                     if isinstance(x, str) and x.startswith(f"`{n}` stays inline: ")), "")
-        record.refused[n] = said.partition(": ")[2] or "it cannot be nested"
+        record.refused[n] = next((x.why for x in built.notes
+                                  if isinstance(x, StaysInline) and x.helper == n), CannotNest())
     return dataclasses.replace(nested, variant=built), record
 
 
-def probe(prepared: Prepared, record: OutOfLine) -> tuple[int, dict[str, str]]:
+def probe(prepared: Prepared, record: OutOfLine) -> tuple[int, dict[str, Note]]:
     """One untimed trace of the out-of-line program: the out-of-line calls its jaxpr
     holds, and why each helper not kept out of line was not (``record`` is left with the
     helpers this trace kept)."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from ...model.notes import Note
 from ...model.notes import Noted
 from ..discovery.bindings import Binding
 from ..discovery.bindings import jit_label
@@ -29,7 +30,7 @@ class Helper:
     #: name as the call site writes it).
     code: types.CodeType = field(compare=False, repr=False)
     #: Why it cannot get a jit of its own (None: it can).
-    why_inline: str | None = None
+    why_inline: Note | None = None
     #: A Flax linen module class whose ``__call__`` this is: nested as ``nn.jit(cls)``.
     linen_class: type | None = field(default=None, compare=False, repr=False)
     #: The library primitive that holds it and runs it itself (``lineax's

@@ -30,7 +30,10 @@ from typing import Any
 
 import jax
 
+from ...model.notes import Note
 from ...model.notes import mentions
+from ...model.notes.variants import Leaks
+from ...model.notes.variants import TraceFails
 from ...model.stats.units import cut_to
 from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
@@ -54,7 +57,7 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
     """``variant`` (the nested one), or one with the helpers whose own jit breaks the
     trace inline: one that leaks tracers (found by :class:`LeakSearch`), or (where the
     flat program traces) one under whose jit the trace fails, each with its reason."""
-    refused: dict[str, str] = {}
+    refused: dict[str, Note] = {}
     search = LeakSearch(plan, variant.name, refused)  # its traces hold as more are refused
     traced = None  # the current variant's programs, once it traces
     for _ in range(len(variant.planned)):
@@ -76,7 +79,7 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
 
 
 def one_program(variant: Variant, traced: Programs | None,
-                refused: dict[str, str] | None = None) -> Variant:
+                refused: dict[str, Note] | None = None) -> Variant:
     """``variant``, or where its program (``traced``: its traced and lowered programs)
     holds no jit call of any helper it planned and is the flat program (the same
     equations and jit calls, the same lowered text), the variant with nothing nested:
@@ -160,7 +163,7 @@ def _frames_kept() -> Iterator[None]:
         jax.config.update("jax_traceback_filtering", before)
 
 
-def _failing(error: BaseException, variant: Variant) -> tuple[str, str] | None:
+def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
     """(the planned helper to keep inline, why) for a failure that is not a leak, where
     the flat program traces: the innermost planned helper on the error's traceback."""
     if not variant.plan.flat_traces:
@@ -171,9 +174,7 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, str] | None:
     innermost = max(on_stack, key=lambda n: codes.index(helpers[n].code), default=None)
     if innermost is None:
         return None
-    return innermost, (f"under a jit of its own its trace fails where the flat program "
-                       f"traces ({type(error).__name__}: {_first_line(error)}), so it runs "
-                       f"inline")
+    return innermost, TraceFails(type(error).__name__, _first_line(error))
 
 
 class LeakSearch:
@@ -193,13 +194,13 @@ class LeakSearch:
     leak names no helper's jit); a lone helper is the culprit with no trace at all.
     """
 
-    def __init__(self, plan: Plan, label: str, refused: dict[str, str]):
+    def __init__(self, plan: Plan, label: str, refused: dict[str, Note]):
         self.plan, self.label, self.refused = plan, label, refused
         self._leaks: dict[tuple[str, ...], BaseException | None] = {}
         self._flat_leaks: bool | None = None
 
     def culprit(self, planned: tuple[str, ...],
-                error: BaseException) -> tuple[str, str] | None:
+                error: BaseException) -> tuple[str, Note] | None:
         """(the helper to keep inline, why), given that nesting ``planned`` leaked with
         ``error``; None where no planned helper is to blame (the program leaks flat)."""
         if not planned or not self._caused_by_nesting(error, planned):
@@ -218,7 +219,7 @@ class LeakSearch:
         start, leaked = self._shortest_leaking(before, (last,), leaked)
         return last, self._reason(leaked, last, before[start - 1])
 
-    def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> str:
+    def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> Note:
         """:func:`leaks_reason`, worded for the library the culprit belongs to."""
         return leaks_reason(error, culprit, partner, library_of(self.plan.helpers[culprit]))
 
@@ -274,23 +275,16 @@ def _named_in_message(error: BaseException, planned: tuple[str, ...],
 
 
 def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
-                 library: str | None = None) -> str:
+                 library: str | None = None) -> Leaks:
     """Why ``culprit``, whose jit leaks tracers, runs inline: what its result holds in its
     static part, where its own jit saw it (:data:`~.inner_jit.STATIC_TAG`), else the
     mechanism the leak checker's message shows, worded for its ``library``
     (:func:`~.leaks.library_of`); ``partner``: a helper it leaks only nested with."""
-    where = f" (only with `{partner}` nested too)" if partner else ""
     held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
         else None
     if held is not None:
-        return (f"{held}{where}: a jit returns arrays only and fixes the rest when it "
-                f"traces, so under a jit of its own those traced values would leak; it runs "
-                f"inline")
-    return f"{LEAKS}{where}: {leak_mechanism(error, library)}, so it runs inline"
-
-
-#: How the reason a helper that leaks tracers under its own jit runs inline begins.
-LEAKS = "under a jit of its own it leaks traced values"
+        return Leaks(held, None, partner)
+    return Leaks(None, leak_mechanism(error, library), partner)
 
 
 def _first_line(error: BaseException, width: int = 100) -> str:

@@ -151,7 +151,8 @@ class EffortRow:
     the default's (``outputs``: one of :data:`OUTPUT_KINDS`; None: not compared) and,
     where they differ, where and by how much; ``error``: the user's code failed. The
     out-of-line row (:data:`OUT_OF_LINE`) also says each helper it kept out of line
-    with its calls in one trace (``kept``), and why each other one was not (``refused``)."""
+    with its calls in one trace (``kept``), and why each other one was not (``refused``:
+    a fact of why a helper stays inline, or the sentence an earlier version saved)."""
 
     setting: Setting
     samples: dict[str, tuple[float, ...]] = field(default_factory=dict)
@@ -163,7 +164,7 @@ class EffortRow:
     outputs_found: Noted | None = None
     error: str | None = None
     kept: dict[str, int] = field(default_factory=dict)
-    refused: dict[str, str] = field(default_factory=dict)
+    refused: dict[str, Noted] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -181,7 +182,8 @@ class EffortRow:
                 "max_abs_diff": json_number(self.max_abs_diff),
                 "outputs_detail": None if self.outputs_found is None
                 else saved_note(self.outputs_found), "error": self.error,
-                "kept": dict(self.kept), "refused": dict(self.refused)}
+                "kept": dict(self.kept),
+                "refused": {n: saved_note(w) for n, w in self.refused.items()}}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "row") -> EffortRow:
@@ -197,7 +199,7 @@ _ROW_FIELDS: tuple[Field, ...] = (
     ("outputs_detail", "outputs_found", optional(read_noted), None),
     ("error", "error", optional(text), None),
     ("kept", "kept", mapping(integer), {}),
-    ("refused", "refused", mapping(text), {}),
+    ("refused", "refused", mapping(read_noted), {}),
 )
 
 

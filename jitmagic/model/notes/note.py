@@ -57,17 +57,29 @@ def kind(name: str) -> Callable[[N], N]:
     return registered
 
 
-#: How each field type of a note is read back from a report.
+def read_fact(value: Any, where: str) -> Note:
+    """A note held inside another (why a helper stays inline): a fact, never a sentence."""
+    got = read_noted(obj(value, where), where)
+    assert isinstance(got, Note)  # an object reads as a fact
+    return got
+
+
+#: How each field type of a note is read back from a report (a field that is itself a
+#: note, ``Note``, is saved as its dict).
 _READERS: dict[str, Kind] = {
     "str": text, "float": number_or_nan, "bool": flag, "int": integer,
     "tuple[str, ...]": items(text), "tuple[int, ...]": items(integer),
     "str | None": optional(text), "int | None": optional(integer),
     "tuple[tuple[int, ...], ...]": items(items(integer)),
+    "Note": read_fact, "tuple[Note, ...]": items(read_fact),
 }
 
 
 def _json(value: Any) -> Any:
-    """``value`` as JSON holds it: a tuple (of tuples) as a list (of lists)."""
+    """``value`` as JSON holds it: a tuple (of tuples) as a list (of lists), a note held
+    in a note as its dict."""
+    if isinstance(value, Note):
+        return value.to_dict()
     return [_json(v) for v in value] if isinstance(value, tuple) else value
 
 

@@ -1,5 +1,6 @@
 """The kinds of :class:`~jitmagic.model.notes.Note` the parts after the comparison keep:
-``--effort``'s settings left out (``Effort.omitted``) and what the big constants passed
+``--effort``'s settings left out and why its out-of-line row was not measured
+(``Effort.omitted``), and what the big constants passed
 as arguments noted of a variant (``ConstantVariant.noted``); their sentences:
 :mod:`jitmagic.render.notes`."""
 
@@ -30,6 +31,40 @@ class SettingRefused(Note):
     setting: str
     backend: str
     why: str
+
+
+# --effort: why the out-of-line row was not measured.
+
+
+@kind("out_of_line_no_helper")
+@dataclass(frozen=True)
+class OutOfLineNoHelper(Note):
+    """Out of line was not measured: the comparison nests no helper."""
+
+
+@kind("out_of_line_no_nested")
+@dataclass(frozen=True)
+class OutOfLineNoNested(Note):
+    """Out of line was not measured: the comparison has no nested variant."""
+
+
+@kind("out_of_line_raised")
+@dataclass(frozen=True)
+class OutOfLineRaised(Note):
+    """Out of line was not measured: tracing it raised ``error`` (its type's name;
+    ``message``: its first 200 characters)."""
+
+    error: str
+    message: str
+
+
+@kind("out_of_line_none_kept")
+@dataclass(frozen=True)
+class OutOfLineNoneKept(Note):
+    """Out of line was not measured: its one trace kept no helper out of line;
+    ``refused``: each helper it refused, a ``StaysInline`` (none: no call of a helper)."""
+
+    refused: tuple[Note, ...]
 
 
 # --xla: why a variant has no profiled compile (``XlaPasses.noted``).

@@ -137,3 +137,132 @@ class BackwardPasses(Note):
 @dataclass(frozen=True)
 class SameAsFlat(Note):
     """Nothing to nest: the nested program would be the flat one, measured once."""
+
+
+# Why a helper stays inline (a variant's note ``StaysInline`` holds one; ``--effort``'s
+# out-of-line row keeps one per helper it could not keep out of line).
+
+
+@kind("stays_inline")
+@dataclass(frozen=True)
+class StaysInline(Note):
+    """``helper`` cannot be nested and stays inline; ``why`` is one of the kinds below."""
+
+    helper: str
+    why: Note
+
+
+@kind("inline_rules_only")
+@dataclass(frozen=True)
+class RulesOnly(Note):
+    """A ``rule`` (``custom_vjp`` or ``custom_jvp``) function whose body adds no equation:
+    its ``rules`` (forward and backward, or its jvp) add ``equations`` (None: not counted
+    alone) at ``sites`` call sites (0: not counted) in ``caller``."""
+
+    rule: str
+    rules: tuple[str, ...]
+    equations: int | None
+    sites: int
+    caller: str
+
+
+@kind("inline_recreated")
+@dataclass(frozen=True)
+class Recreated(Note):
+    """It is re-created on every call of ``outer`` (its short name)."""
+
+    outer: str
+
+
+@kind("inline_linen_made_before")
+@dataclass(frozen=True)
+class LinenMadeBefore(Note):
+    """A Flax linen module of class ``class_name`` made before the call (``apply`` runs a
+    clone of it)."""
+
+    class_name: str
+
+
+@kind("inline_linen_method")
+@dataclass(frozen=True)
+class LinenMethod(Note):
+    """A method of a Flax linen module other than ``__call__``."""
+
+
+@kind("inline_self_holds_arrays")
+@dataclass(frozen=True)
+class SelfHoldsArrays(Note):
+    """Its ``self``, a ``type_name``, holds arrays but is not a pytree."""
+
+    type_name: str
+
+
+@kind("inline_no_function")
+@dataclass(frozen=True)
+class NoFunction(Note):
+    """No live function object holds its code (made during the trace, and gone)."""
+
+
+@kind("inline_custom_vjp")
+@dataclass(frozen=True)
+class CustomVjp(Note):
+    """It is a ``custom_vjp`` function, whose rules must see it unjitted."""
+
+
+@kind("inline_classmethod")
+@dataclass(frozen=True)
+class Classmethod(Note):
+    """It is a classmethod."""
+
+
+@kind("inline_linen_unnamed")
+@dataclass(frozen=True)
+class LinenUnnamed(Note):
+    """A Flax linen module whose class no name or closure its parent looks up holds."""
+
+
+@kind("inline_flax_jit")
+@dataclass(frozen=True)
+class FlaxJit(Note):
+    """Out of line: a Flax module's method, jitted by Flax's own lifted jit."""
+
+
+@kind("inline_trace_fails")
+@dataclass(frozen=True)
+class TraceFails(Note):
+    """Under a jit of its own its trace raised ``error`` (its type's name; ``first_line``:
+    its message's first line, cut) where the flat program traces."""
+
+    error: str
+    first_line: str
+
+
+@kind("inline_leaks")
+@dataclass(frozen=True)
+class Leaks(Note):
+    """Under a jit of its own it leaks traced values: ``held`` says where its result
+    holds them (its own jit saw it), else ``mechanism`` how it keeps them (as the leak
+    checker's message shows); ``partner``: a helper it leaks only nested with."""
+
+    held: str | None
+    mechanism: str | None
+    partner: str | None
+
+
+@kind("inline_differentiated")
+@dataclass(frozen=True)
+class Differentiated(Note):
+    """Out of line: it is differentiated through (Equinox's noinline would compile more
+    programs)."""
+
+
+@kind("inline_no_noinline")
+@dataclass(frozen=True)
+class NoNoinline(Note):
+    """Out of line was not measured: Equinox's ``noinline`` could not be imported."""
+
+
+@kind("inline_cannot_nest")
+@dataclass(frozen=True)
+class CannotNest(Note):
+    """It cannot be nested (no reason kept)."""

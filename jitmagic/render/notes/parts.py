@@ -8,7 +8,9 @@ from typing import Any
 
 from ...model.notes import Note
 from ...model.notes import parts as p
+from ...model.notes.variants import StaysInline
 from ...model.stats.units import fmt_bytes
+from .comparison import fixed
 
 #: What a captured value that is not an array of numbers is, by its kind.
 _NOT_ARRAY = {"tracer": "a tracer (a value leaked from another trace)",
@@ -58,6 +60,15 @@ def _constants_still_captured(n: p.ConstantsStillCaptured) -> str:
             f"({n.nbytes:,} bytes), not the {n.expected} left after passing the others")
 
 
+#: How the reason the out-of-line row of ``--effort`` was not measured begins.
+NOT_MEASURED = "out of line was not measured"
+
+
+def _none_kept(n: p.OutOfLineNoneKept) -> str:
+    why = "; ".join(f"`{r.helper}` {r.why}" for r in n.refused if isinstance(r, StaysInline))
+    return f"{NOT_MEASURED}: no helper could be kept out of line ({why or 'no call of a helper'})"
+
+
 #: The renderer of each of these kinds, by its type.
 SAID: dict[type[Note], Callable[[Any], str]] = {
     p.SettingAlreadyOn: lambda n: f"`{n.setting}` left out: your jit already compiles with it",
@@ -75,4 +86,8 @@ SAID: dict[type[Note], Callable[[Any], str]] = {
                                      "call's arguments"),
     p.NoConstantPassed: lambda n: f"{n.variant}: no constant could be passed as an argument",
     p.ConstantsStillCaptured: _constants_still_captured,
+    p.OutOfLineNoHelper: fixed(f"{NOT_MEASURED}: the comparison nests no helper"),
+    p.OutOfLineNoNested: fixed(f"{NOT_MEASURED}: the comparison has no nested variant"),
+    p.OutOfLineRaised: lambda n: f"{NOT_MEASURED}: tracing it raised {n.error}: {n.message}",
+    p.OutOfLineNoneKept: _none_kept,
 }

@@ -91,6 +91,92 @@ def _backward_passes(n: v.BackwardPasses) -> str:
             f"too ({said}; {sum(n.counts)} in all), a helper's jit calls do not")
 
 
+def _rules_only(n: v.RulesOnly) -> str:
+    count = f"the {n.equations} equations they add" if n.equations is not None else \
+        "what they add"
+    at = (f"at its call site in `{n.caller}`" if n.sites == 1 else
+          f"at its {n.sites} call sites in `{n.caller}`" if n.sites else
+          f"at its calls in `{n.caller}`")
+    if n.rule == "custom_vjp":
+        fwd, bwd = n.rules
+        return (f"it is a `jax.custom_vjp` function whose body adds no equation to this "
+                f"program: under differentiation JAX runs its rules in its place (`{fwd}` "
+                f"forward, `{bwd}` in the backward pass) and traces {count} {at}. jitmagic "
+                f"nests a function where its own body builds equations, and never a "
+                f"custom_vjp function (nested, each call would be a jit call forward and "
+                f"another in the backward pass)")
+    (jvp,) = n.rules
+    return (f"it is a `jax.custom_jvp` function whose body adds no equation to this "
+            f"program: under differentiation JAX runs its rule `{jvp}` in its place and "
+            f"traces {count.replace('they add', 'it adds')} {at}. jitmagic nests a function "
+            f"where its own body builds equations")
+
+
+def _linen_made_before(n: v.LinenMadeBefore) -> str:
+    name = n.class_name
+    return (f"it is a Flax linen module made before the call: `apply` runs a clone of "
+            f"that `{name}` instance, which `Module.clone` makes from the instance's own "
+            f"class, not from a name, so `nn.jit({name})` bound where `{name}` is looked "
+            f"up (how jitmagic nests linen submodules) never reaches it")
+
+
+def _self_holds_arrays(n: v.SelfHoldsArrays) -> str:
+    kind = n.type_name
+    return (f"its `self`, a `{kind}`, holds arrays but is not a pytree, and a static "
+            f"argument cannot carry arrays, so `self` cannot be passed through `jax.jit`. "
+            f"To nest it, register `{kind}` as a pytree (`jax.tree_util.register_dataclass`"
+            f" or `register_pytree_node_class`), or make it an `eqx.Module`")
+
+
+#: How the reason a helper that leaks tracers under its own jit runs inline begins.
+LEAKS = "under a jit of its own it leaks traced values"
+
+
+def _leaks(n: v.Leaks) -> str:
+    where = f" (only with `{n.partner}` nested too)" if n.partner else ""
+    if n.held is not None:
+        return (f"{n.held}{where}: a jit returns arrays only and fixes the rest when it "
+                f"traces, so under a jit of its own those traced values would leak; it runs "
+                f"inline")
+    return f"{LEAKS}{where}: {n.mechanism}, so it runs inline"
+
+
+#: Why a helper is not kept out of line where Equinox's ``noinline`` does not import (and
+#: why the out-of-line row is not measured).
+NO_NOINLINE = ("out of line was not measured: it needs Equinox's `equinox.internal.noinline` "
+               "(pip install equinox), which could not be imported")
+
+#: The renderer of each kind of why a helper stays inline, by its type.
+WHY_INLINE: dict[type[Note], Callable[[Any], str]] = {
+    v.RulesOnly: _rules_only,
+    v.Recreated: lambda n: (f"it is re-created on every call of `{n.outer}`, so the "
+                            "function a jit would wrap is not the one called"),
+    v.LinenMadeBefore: _linen_made_before,
+    v.LinenMethod: fixed("it is a method of a Flax linen module other than `__call__`: linen "
+                         "lifts whole modules (`nn.jit(Block)`), so jitmagic nests only "
+                         "`__call__`"),
+    v.SelfHoldsArrays: _self_holds_arrays,
+    v.NoFunction: fixed("no live function object holds its code (it was made during the "
+                        "trace and is gone), so there is nothing to put a jit on"),
+    v.CustomVjp: fixed("it is a custom_vjp function, whose rules must see it unjitted"),
+    v.Classmethod: fixed("it is a classmethod"),
+    v.LinenUnnamed: fixed("it is a Flax linen module, which is nested by lifting its class "
+                          "(`nn.jit(Block)`) where its parent looks the class up, and no name "
+                          "or closure holds the class"),
+    v.FlaxJit: fixed("it is a Flax module's method, jitted by Flax's own lifted jit, which "
+                     "jitmagic cannot call out of line"),
+    v.TraceFails: lambda n: (f"under a jit of its own its trace fails where the flat program "
+                             f"traces ({n.error}: {n.first_line}), so it runs inline"),
+    v.Leaks: _leaks,
+    v.Differentiated: fixed("it is differentiated through (under jax.grad or jax.jvp): "
+                            "Equinox's noinline would compile another program for its "
+                            "tangent and another for its transpose, so it would not be the "
+                            "helper compiled once"),
+    v.NoNoinline: fixed(NO_NOINLINE),
+    v.CannotNest: fixed("it cannot be nested"),
+}
+
+
 #: The renderer of each of these kinds, by its type.
 SAID: dict[type[Note], Callable[[Any], str]] = {
     v.ScalarsHeldStatic: _scalars_held_static,
@@ -106,4 +192,6 @@ SAID: dict[type[Note], Callable[[Any], str]] = {
     v.BackwardPasses: _backward_passes,
     v.SameAsFlat: fixed("nothing to nest: the nested program would be the flat one, so it "
                         "was measured once"),
+    v.StaysInline: lambda n: f"`{n.helper}` stays inline: {n.why}",
+    **WHY_INLINE,
 }
