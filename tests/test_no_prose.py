@@ -226,6 +226,35 @@ def test_the_measuring_layer_notes_facts_not_sentences():
     assert not moved, f"no sentence noted in {moved}: take them off STILL_WORDED"
 
 
+#: The modules whose functions hand back what becomes a note (an undo's notes, a node of
+#: two outputs that differ): none returns a sentence of its own.
+RETURNS_FACTS = ("cell/effects", "measure/sampling/outputs.py")
+
+
+def worded_returns(path: Path) -> list[str]:
+    """``line: 'literal'`` for each literal of words ``path`` returns (a ``return`` or a
+    lambda's body)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        value = node.value if isinstance(node, ast.Return) else \
+            node.body if isinstance(node, ast.Lambda) else None
+        found += [f"{inner.lineno}: {inner.value!r}" for inner in ast.walk(value or ast.Pass())
+                  if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+                  and WORDS.search(inner.value)]
+    return found
+
+
+def test_what_the_cell_put_back_and_outputs_that_differ_are_facts():
+    """An undo of :mod:`jitmagic.cell.effects` returns notes, a row's label a (row, key)
+    pair, and a node of two outputs that differ its type, dtype and shape: the words are
+    made in render/notes."""
+    paths = [p for where in RETURNS_FACTS for p in sorted((MEASURING / where).rglob("*.py"))
+             or [MEASURING / where]]
+    worded = {str(p.relative_to(MEASURING)): found[:3] for p in paths
+              if (found := worded_returns(p))}
+    assert not worded, f"sentences returned as facts would be (make a Note of them): {worded}"
+
+
 def test_every_kind_of_note_has_its_words_in_render():
     from jitmagic.model.notes import KINDS
     from jitmagic.model.shown import renderer
@@ -347,11 +376,10 @@ def test_why_a_helper_stays_inline_is_a_fact_inside_a_fact():
     from jitmagic.model.notes import read_noted
     from jitmagic.model.notes import variants as v
 
-    note = v.StaysInline("step", v.Leaks(None, "it stores them in a global (`CACHE`), where "
-                                         "they outlive its trace", "other"))
+    note = v.StaysInline("step", v.Leaks(None, v.LeakGlobal("CACHE"), "other"))
     d = json.loads(json.dumps(note.to_dict()))
     assert d["why"] == {"kind": "inline_leaks", "held": None, "partner": "other",
-                        "mechanism": note.why.mechanism}
+                        "mechanism": {"kind": "leak_global", "name": "CACHE"}}
     assert read_noted(d, "notes[0]") == note
     assert str(note) == ("`step` stays inline: under a jit of its own it leaks traced values "
                          "(only with `other` nested too): it stores them in a global "

@@ -646,3 +646,31 @@ def test_a_jax_variable_set_before_the_backend_started_is_said_to_stay_in_effect
     assert "XLA_FLAGS" in once.split("; it changed ")[1]
     assert "stays in effect for the rest of this kernel" in once
     assert "XLA_FLAGS" not in os.environ or os.environ["XLA_FLAGS"] == before.get("XLA_FLAGS")
+
+
+def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
+    """The notes of what was put back save and read back as facts, and each row's label
+    is a row that render/notes names (what another thread changed is said with it)."""
+    from jitmagic.cell.effects.table import effects
+    from jitmagic.model.notes import effects as e
+    from jitmagic.model.notes import read_noted
+    from jitmagic.model.notes import saved_note
+    from jitmagic.render.notes.effects import THINGS
+
+    notes = [e.SettingPutBack("os.umask", "63", "18"), e.CwdPutBack(None, "/tmp"),
+             e.OwnNamesPutBack(("L.SCALE", "L.EXTRA"), ("L.EXTRA",)),
+             e.ConfigPutBack("jax_enable_x64", "True", "False", False),
+             e.LeftAsIs(("environ", "hooks"), ("JITMAGIC_X", "sys.settrace"))]
+    assert [read_noted(saved_note(n), "note") for n in notes] == notes
+    assert str(notes[0]).endswith("set os.umask(0o77) (it was 0o22): it applied while "
+                                  "measuring and is put back now")
+    assert "changed the working directory to None (it was '/tmp')" in str(notes[1])
+    assert "classes: L.SCALE, L.EXTRA (added). They applied" in str(notes[2])
+    assert str(notes[3]).startswith("the cell, or another thread while it ran, changed JAX's "
+                                    "config jax_enable_x64 to True: it applied")
+    assert str(notes[4]).startswith("the environment variable JITMAGIC_X and sys.settrace's "
+                                    "hook (a debugger's or coverage's) changed while")
+    for row in effects({"x": 1}):
+        for key in row.view():
+            name, key_name = row.label(key)
+            assert isinstance(THINGS[name](key_name), str), (name, key)
