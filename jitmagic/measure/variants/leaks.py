@@ -21,6 +21,14 @@ import itertools
 import re
 from typing import Any
 
+from ...model.notes import Note
+from ...model.notes.variants import LeakClosure
+from ...model.notes.variants import LeakElsewhere
+from ...model.notes.variants import LeakGlobal
+from ...model.notes.variants import LeakHandlerStack
+from ...model.notes.variants import LeakNotPassed
+from ...model.notes.variants import LeakStaticOutput
+
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
 #: What keeps an object, where it is a module's global (``numpyro.handlers._PYRO_STACK``).
@@ -33,16 +41,10 @@ _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 _CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
 
 
-#: How a helper of each library uses its caller's traced values without being passed
-#: them (a leak through JAX's cache of a jit's constants); None: any other code.
-_NOT_PASSED = {
-    "haiku": "it reads its parameters with `hk.get_parameter` from the state "
-             "`hk.transform` keeps, not from its arguments",
-    "keras": "it reads its Keras layer's variables, which `stateless_call` holds while "
-             "it runs, not from its arguments",
-    None: "it uses its caller's traced values without being passed them (a closure over "
-          "them, or a library's state)",
-}
+#: The libraries whose helpers use their caller's traced values without being passed
+#: them in a way of their own (a leak through JAX's cache of a jit's constants), each
+#: said in that library's terms (:mod:`jitmagic.render.notes`).
+_NOT_PASSED = ("haiku", "keras")
 
 
 def library_of(helper: Any) -> str | None:
@@ -58,37 +60,31 @@ def library_of(helper: Any) -> str | None:
     return None
 
 
-def leak_mechanism(error: BaseException, library: str | None = None) -> str:
-    """How the helper kept traced values, in words, from the first leaked tracer's
-    chain in JAX's message (for a helper of ``library``, in that library's terms); the
-    general wording where the message has no chain (an ``UnexpectedTracerError``,
-    raised where a leaked tracer is used later)."""
+def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
+    """How the helper kept traced values, as a fact (a ``Leak*`` kind of
+    :mod:`jitmagic.model.notes.variants`), from the first leaked tracer's chain in JAX's
+    message (for a helper of ``library``, said in that library's terms); the general one
+    where the message has no chain (an ``UnexpectedTracerError``, raised where a leaked
+    tracer is used later)."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):
-        return (f"{_NOT_PASSED.get(library, _NOT_PASSED[None])}, so its jit holds them as "
-                "constants, and JAX's cache of those constants keeps them after the "
-                "caller's trace")
+        return LeakNotPassed(library if library in _NOT_PASSED else None)
     kept = [kind for kind, _ in chain]
     if "Holes" in kept:
         inside = [k for k in kept[: kept.index("Holes")] if k not in _CONTAINERS]
-        what = f"a `{inside[-1]}`" if inside else "an object"
-        return (f"it returns them inside the static part of its output ({what}, not a "
-                f"pytree), which its jit can pass out only as a Python value")
+        return LeakStaticOutput(inside[-1] if inside else None)
     for keeper, outer in itertools.pairwise([*holders, ""]):  # what keeps the keeper
         key = _NAMESPACE_KEY.match(keeper)
         if _GLOBAL.match(keeper) or (key and outer.startswith("<function ")):
             name = key.group(1) if key else keeper.removeprefix("__main__.")
             if "stack" in name.rsplit(".", 1)[-1].lower():
-                return (f"it records them on an effect handler's stack (`{name}`), as a "
-                        f"numpyro model under its handlers does")
-            return f"it stores them in a global (`{name}`), where they outlive its trace"
+                return LeakHandlerStack(name)
+            return LeakGlobal(name)
         closed = _CLOSED_OVER.search(keeper)
         if closed:
-            return (f"it stores them in `{closed.group(2)}`, which `{closed.group(1)}` "
-                    f"closes over, where they outlive its trace")
-    return ("it keeps them outside what it returns (in a global or a list, or an effect "
-            "handler's stack, as a numpyro model does)")
+            return LeakClosure(closed.group(1), closed.group(2))
+    return LeakElsewhere()
 
 
 def _first_chain(message: str) -> list[tuple[str, str]]:

@@ -71,7 +71,8 @@ _READERS: dict[str, Kind] = {
     "tuple[str, ...]": items(text), "tuple[int, ...]": items(integer),
     "str | None": optional(text), "int | None": optional(integer),
     "tuple[tuple[int, ...], ...]": items(items(integer)),
-    "Note": read_fact, "tuple[Note, ...]": items(read_fact),
+    "Note": read_fact, "Note | None": optional(read_fact),
+    "tuple[Note, ...]": items(read_fact),
 }
 
 

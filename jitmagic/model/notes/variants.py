@@ -242,11 +242,65 @@ class TraceFails(Note):
 class Leaks(Note):
     """Under a jit of its own it leaks traced values: ``held`` says where its result
     holds them (its own jit saw it), else ``mechanism`` how it keeps them (as the leak
-    checker's message shows); ``partner``: a helper it leaks only nested with."""
+    checker's message shows: one of the ``Leak*`` kinds below); ``partner``: a helper it
+    leaks only nested with."""
 
     held: str | None
-    mechanism: str | None
+    mechanism: Note | None
     partner: str | None
+
+
+# How a helper's jit kept traced values (``Leaks.mechanism``).
+
+
+@kind("leak_not_passed")
+@dataclass(frozen=True)
+class LeakNotPassed(Note):
+    """It uses its caller's traced values without being passed them, as a helper of
+    ``library`` (``haiku``, ``keras``; None: any other code) does; its jit holds them as
+    constants, which JAX's cache keeps."""
+
+    library: str | None
+
+
+@kind("leak_static_output")
+@dataclass(frozen=True)
+class LeakStaticOutput(Note):
+    """It returns them inside the static part of its output, a ``type_name`` (None: an
+    object of no type the chain names)."""
+
+    type_name: str | None
+
+
+@kind("leak_handler_stack")
+@dataclass(frozen=True)
+class LeakHandlerStack(Note):
+    """It records them on an effect handler's stack, the global ``name``."""
+
+    name: str
+
+
+@kind("leak_global")
+@dataclass(frozen=True)
+class LeakGlobal(Note):
+    """It stores them in the global ``name``."""
+
+    name: str
+
+
+@kind("leak_closure")
+@dataclass(frozen=True)
+class LeakClosure(Note):
+    """It stores them in ``variable``, which ``function`` closes over."""
+
+    function: str
+    variable: str
+
+
+@kind("leak_elsewhere")
+@dataclass(frozen=True)
+class LeakElsewhere(Note):
+    """It keeps them outside what it returns (the chain says no more)."""
 
 
 @kind("inline_differentiated")

@@ -132,6 +132,42 @@ def _self_holds_arrays(n: v.SelfHoldsArrays) -> str:
 LEAKS = "under a jit of its own it leaks traced values"
 
 
+#: How a helper of each library uses its caller's traced values without being passed
+#: them (a leak through JAX's cache of a jit's constants); None: any other code.
+_NOT_PASSED = {
+    "haiku": "it reads its parameters with `hk.get_parameter` from the state "
+             "`hk.transform` keeps, not from its arguments",
+    "keras": "it reads its Keras layer's variables, which `stateless_call` holds while "
+             "it runs, not from its arguments",
+    None: "it uses its caller's traced values without being passed them (a closure over "
+          "them, or a library's state)",
+}
+
+
+def _static_output(n: v.LeakStaticOutput) -> str:
+    what = f"a `{n.type_name}`" if n.type_name is not None else "an object"
+    return (f"it returns them inside the static part of its output ({what}, not a "
+            f"pytree), which its jit can pass out only as a Python value")
+
+
+#: How each kind of leak mechanism is said, by its type.
+MECHANISMS: dict[type[Note], Callable[[Any], str]] = {
+    v.LeakNotPassed: lambda n: (f"{_NOT_PASSED.get(n.library, _NOT_PASSED[None])}, so its "
+                                "jit holds them as constants, and JAX's cache of those "
+                                "constants keeps them after the caller's trace"),
+    v.LeakStaticOutput: _static_output,
+    v.LeakHandlerStack: lambda n: (f"it records them on an effect handler's stack "
+                                   f"(`{n.name}`), as a numpyro model under its handlers "
+                                   "does"),
+    v.LeakGlobal: lambda n: f"it stores them in a global (`{n.name}`), where they outlive its "
+                            "trace",
+    v.LeakClosure: lambda n: (f"it stores them in `{n.variable}`, which `{n.function}` "
+                              "closes over, where they outlive its trace"),
+    v.LeakElsewhere: fixed("it keeps them outside what it returns (in a global or a list, or "
+                           "an effect handler's stack, as a numpyro model does)"),
+}
+
+
 def _leaks(n: v.Leaks) -> str:
     where = f" (only with `{n.partner}` nested too)" if n.partner else ""
     if n.held is not None:
@@ -174,6 +210,7 @@ WHY_INLINE: dict[type[Note], Callable[[Any], str]] = {
                             "helper compiled once"),
     v.NoNoinline: fixed(NO_NOINLINE),
     v.CannotNest: fixed("it cannot be nested"),
+    **MECHANISMS,
 }
 
 
