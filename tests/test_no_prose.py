@@ -390,3 +390,20 @@ def test_why_a_helper_stays_inline_is_a_fact_inside_a_fact():
     assert EffortRow.from_dict(saved) == row
     old = saved | {"refused": {"step": "it is a classmethod"}}  # as an earlier version saved
     assert str(EffortRow.from_dict(old).refused["step"]) == str(row.refused["step"])
+
+
+@pytest.mark.parametrize(("held", "said"), [
+    (("Chain", True, "partial", "conditioner"), "its result (a `Chain`) holds a "
+     "`functools.partial` of `conditioner` with traced arguments in its static part "
+     "(pytree aux data)"),
+    ((None, False, "function", "f"), "its result holds the function `f`, whose closure "
+     "holds traced values as a leaf that is not an array"),
+    ((None, False, "object", "Holder"), "its result holds a `Holder` holding traced values "
+     "as a leaf that is not an array"),
+    (("T", True, "traced", None), "its result (a `T`) holds a traced value in its static "
+     "part (pytree aux data)"),
+])
+def test_what_a_result_holds_in_its_static_part_is_said_as_before(held, said):
+    from jitmagic.model.notes import variants as v
+
+    assert str(v.StaticHeld(*held)) == said

@@ -16,35 +16,34 @@ from typing import Any
 
 import jax
 
+from ...model.notes.variants import StaticHeld
 from ..calls.arrays import SCALARS
 
 #: At most this many objects of a result's static part are looked at.
 MAX_OBJECTS = 2_000
 
 
-def static_holder(tree: Any, fixed: tuple) -> str | None:
+def static_holder(tree: Any, fixed: tuple) -> StaticHeld | None:
     """Where a result flattened to ``tree`` (a ``PyTreeDef``) and its non-array leaves
-    ``fixed`` holds a traced value, as a report says it (None: it holds none)."""
+    ``fixed`` holds a traced value, as a fact (None: it holds none)."""
     seen: set[int] = set()
     result = _node_type(tree)
-    for aux in _aux_data(tree):
-        holder = _holder(aux, seen)
-        if holder is not None:
-            return f"its result{result} holds {holder} in its static part (pytree aux data)"
-    for leaf in fixed:
-        holder = _holder(leaf, seen)
-        if holder is not None:
-            return f"its result{result} holds {holder} as a leaf that is not an array"
+    for in_aux, values in ((True, _aux_data(tree)), (False, fixed)):
+        for value in values:
+            holder = _holder(value, seen)
+            if holder is not None:
+                return StaticHeld(result, in_aux, *holder)
     return None
 
 
-def _node_type(tree: Any) -> str:
-    """`` (a `Transformed`)`` for a result that is an object of a registered pytree class."""
+def _node_type(tree: Any) -> str | None:
+    """``Transformed`` for a result that is an object of a registered pytree class (None:
+    a plain container)."""
     data = tree.node_data()
     kind = data[0] if data is not None else None
     if kind is None or kind in (tuple, list, dict, type(None)):
-        return ""
-    return f" (a `{kind.__name__}`)"
+        return None
+    return kind.__name__
 
 
 def _aux_data(tree: Any) -> list[Any]:
@@ -59,14 +58,15 @@ def _aux_data(tree: Any) -> list[Any]:
     return out
 
 
-def _holder(value: Any, seen: set[int]) -> str | None:
+def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
     """The nearest function (or other object) on the way from ``value`` to a traced value
-    it holds, described (`` `functools.partial` of `conditioner` ``); None: it holds none."""
+    it holds, as (what it is, its name): ``("partial", "conditioner")``; None: it holds
+    none."""
     stack: list[tuple[Any, Any]] = [(value, None)]
     while stack and len(seen) < MAX_OBJECTS:
         obj, owner = stack.pop()
         if isinstance(obj, jax.core.Tracer):
-            return _described(owner) if owner is not None else "a traced value"
+            return _described(owner) if owner is not None else ("traced", None)
         if id(obj) in seen or isinstance(obj, (*SCALARS, str, bytes, type, types.ModuleType)):
             continue
         seen.add(id(obj))
@@ -108,11 +108,11 @@ def _full(cell: types.CellType) -> bool:
     return True
 
 
-def _described(owner: Any) -> str:
-    """`` a `functools.partial` of `conditioner` with traced arguments ``."""
+def _described(owner: Any) -> tuple[str, str]:
+    """What holds a traced value nearest, and its name: ``("partial", "conditioner")``,
+    ``("function", "f")`` or ``("object", "Holder")``."""
     if isinstance(owner, functools.partial):
-        inner = getattr(owner.func, "__name__", type(owner.func).__name__)
-        return f"a `functools.partial` of `{inner}` with traced arguments"
+        return "partial", getattr(owner.func, "__name__", type(owner.func).__name__)
     if isinstance(owner, types.FunctionType):
-        return f"the function `{owner.__name__}`, whose closure holds traced values"
-    return f"a `{type(owner).__name__}` holding traced values"
+        return "function", owner.__name__
+    return "object", type(owner).__name__

@@ -245,9 +245,25 @@ class Leaks(Note):
     checker's message shows: one of the ``Leak*`` kinds below); ``partner``: a helper it
     leaks only nested with."""
 
-    held: str | None
+    held: Note | None
     mechanism: Note | None
     partner: str | None
+
+
+@kind("leak_static_held")
+@dataclass(frozen=True)
+class StaticHeld(Note):
+    """What in its result holds a traced value where a jit cannot return it (its own jit
+    saw it): the result is a ``result_type`` (None: a plain container); the value sits in
+    a pytree node's aux data (``in_aux``) or in a leaf that is not an array; ``holder``
+    is what holds it nearest: ``partial`` (of the function ``name``), ``function``
+    (``name``, by its closure), ``object`` (of type ``name``) or ``traced`` (the value
+    itself, no name)."""
+
+    result_type: str | None
+    in_aux: bool
+    holder: str
+    name: str | None
 
 
 # How a helper's jit kept traced values (``Leaks.mechanism``).

@@ -168,6 +168,16 @@ MECHANISMS: dict[type[Note], Callable[[Any], str]] = {
 }
 
 
+def _static_held(n: v.StaticHeld) -> str:
+    result = f" (a `{n.result_type}`)" if n.result_type is not None else ""
+    holder = {"partial": f"a `functools.partial` of `{n.name}` with traced arguments",
+              "function": f"the function `{n.name}`, whose closure holds traced values",
+              "object": f"a `{n.name}` holding traced values"}.get(n.holder, "a traced value")
+    where = "in its static part (pytree aux data)" if n.in_aux else \
+        "as a leaf that is not an array"
+    return f"its result{result} holds {holder} {where}"
+
+
 def _leaks(n: v.Leaks) -> str:
     where = f" (only with `{n.partner}` nested too)" if n.partner else ""
     if n.held is not None:
@@ -211,6 +221,7 @@ WHY_INLINE: dict[type[Note], Callable[[Any], str]] = {
     v.NoNoinline: fixed(NO_NOINLINE),
     v.CannotNest: fixed("it cannot be nested"),
     **MECHANISMS,
+    v.StaticHeld: _static_held,
 }
 
 
