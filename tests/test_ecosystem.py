@@ -297,10 +297,9 @@ def test_a_linen_submodule_whose_bool_argument_breaks_nn_jit_stays_inline_with_t
     assert any("TracerBoolConversionError" in n for n in r.nested.notes)
 
 
-def test_attribution_times_linen_submodules_and_their_callers_own_time_excludes_them():
-    """``--attribute`` on a linen training step written as Flax's docs write it: each
-    submodule's ``__call__`` (reached through linen's wrapped method and ``apply``'s
-    clone, never a name) gets its row, and ``loss_fn``'s own time leaves it out."""
+def _linen_train_step():
+    """A linen training step as Flax's docs write it (layers in a module, `value_and_grad`
+    of a loss, optax's Adam): (train_step, its arguments)."""
     import flax.linen as nn
     import optax
 
@@ -328,7 +327,16 @@ def test_attribution_times_linen_submodules_and_their_callers_own_time_excludes_
         updates, opt_state = tx.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
-    a = jitmagic.attribute(train_step, params, tx.init(params), x, y)
+    return train_step, (params, tx.init(params), x, y)
+
+
+def test_attribution_times_linen_submodules_and_their_callers_own_time_excludes_them():
+    """``--attribute`` on a linen training step written as Flax's docs write it: each
+    submodule's ``__call__`` (reached through linen's wrapped method and ``apply``'s
+    clone, never a name) gets its row, and ``loss_fn``'s own time leaves it out."""
+    train_step, args = _linen_train_step()
+
+    a = jitmagic.attribute(train_step, *args)
     rows = {h.helper: h for h in a.helpers}
     assert {"loss_fn", "MLP.__call__", "Layer.__call__"} <= set(rows), rows
     assert rows["Layer.__call__"].calls == 3
@@ -341,36 +349,11 @@ def test_the_jit_calls_flax_optax_and_jax_make_themselves_are_said_to_be_theirs(
     """A new user read 'nested jit calls 22' under the flat variant, which nests none of
     their helpers, with no word of whose they were: `nn.relu` is JAX's own jit, optax's
     and `jnp.where`'s too. The row below it counts those, in both variants."""
-    import flax.linen as nn
-    import optax
-
     from jitmagic.render.comparison import text_table
 
-    class Layer(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            return nn.relu(nn.Dense(8)(x))
+    train_step, args = _linen_train_step()
 
-    class MLP(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            for _ in range(3):
-                x = Layer()(x)
-            return nn.Dense(1)(x)
-
-    model, tx = MLP(), optax.adam(1e-3)
-    x, y = jnp.ones((4, 8)), jnp.ones((4, 1))
-    params = model.init(jax.random.PRNGKey(0), x)
-
-    def loss_fn(params, x, y):
-        return jnp.mean((model.apply(params, x) - y) ** 2)
-
-    def train_step(params, opt_state, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
-    r = jitmagic.compare(train_step, params, tx.init(params), x, y, **ONCE)
+    r = jitmagic.compare(train_step, *args, **ONCE)
     claims_hold(r)
     flat, nested = r.flat, r.nested
     assert flat.helper_calls == {} and flat.nested_calls >= 3  # 3 relu, at least
