@@ -158,6 +158,16 @@ def main(argv: list[str] | None = None) -> int:
             return INTERRUPTED
 
 
+def _check_target(args: argparse.Namespace) -> None:
+    """``--target``'s refusals, before the user's code runs: with ``--processes``, and
+    without libtpu (:func:`cpu_only_for_target`, which also keeps JAX on the CPU)."""
+    if args.target and args.processes is not None:
+        raise InputError("--target compiles for the TPU in this one process and runs "
+                         "nothing, so it cannot take --processes (several processes in "
+                         "lockstep): leave it out")
+    cpu_only_for_target(args)
+
+
 def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
@@ -169,11 +179,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
-        if args.target and args.processes is not None:
-            raise InputError("--target compiles for the TPU in this one process and runs "
-                             "nothing, so it cannot take --processes (several processes in "
-                             "lockstep): leave it out")
-        cpu_only_for_target(args)
+        _check_target(args)
         script = None if args.file == "demo" else os.path.abspath(args.file)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
         distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it

@@ -125,6 +125,13 @@ def _lines(ledger: Ledger) -> Iterable[str]:
             yield from _why(row, ledger)
         yield from _eager_why(eager, ledger)
     yield from _stale(ledger)
+    yield from _not_kept(ledger)
+    yield from gate_lines(ledger)
+
+
+def _not_kept(ledger: Ledger) -> Iterable[str]:
+    """What the ledger counts but could not explain: compiles past those kept whole,
+    misses after JAX's explanations were turned off, and other threads' compiles."""
     for omitted in ledger.omitted:
         yield (f"`{printable(omitted.function)}`: {omitted.count:,} more compiles "
                f"({fmt_s(omitted.seconds)}) are counted in the table, their reasons not kept "
@@ -143,7 +150,6 @@ def _lines(ledger: Ledger) -> Iterable[str]:
             threads = sorted({c.thread for c in others if c.function == row.function})
             yield (f"  `{printable(row.function)}` on {', '.join(map(printable, threads))}: "
                    f"{plural(row.compiles, 'compile')}, {fmt_s(row.seconds)}")
-    yield from gate_lines(ledger)
 
 
 def _stale(ledger: Ledger) -> Iterable[str]:
