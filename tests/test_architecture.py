@@ -236,10 +236,20 @@ def test_the_sentences_of_a_sys_exit_live_in_errors_alone():
 
 
 #: The most lines a function of jitmagic's spans, its docstring included.
-LONGEST_FUNCTION = 50
+LONGEST_FUNCTION = 40
+#: The most lines a module of jitmagic's holds.
+LONGEST_MODULE = 500
 
 
-def test_no_function_is_longer_than_fifty_lines():
+def test_no_module_is_longer_than_five_hundred_lines():
+    """A module that outgrows this is two houses: split by what each part holds."""
+    long = [f"{path.relative_to(PACKAGE.parent)} ({n} lines)"
+            for path in sorted(PACKAGE.rglob("*.py"))
+            if (n := len(path.read_text().splitlines())) > LONGEST_MODULE]
+    assert not long, f"modules over {LONGEST_MODULE} lines:\n" + "\n".join(long)
+
+
+def test_no_function_is_longer_than_forty_lines():
     """Long functions are split into named steps; the offenders are listed."""
     long = []
     for path in sorted(PACKAGE.rglob("*.py")):
