@@ -177,11 +177,6 @@ MEASURING = Path(jitmagic.__file__).parent
 NOTED = frozenset({"warned", "noted", "warnings", "notes", "placement_notes",
                    "effort_notes"})
 
-#: The modules of measure/ and cell/ that still hand a record a sentence of their own
-#: as a note or warning, each to make a fact of it; the list only shrinks.
-STILL_WORDED: frozenset[str] = frozenset()
-
-
 #: Words of a note: two lowercase words in a row (a note is short: "stays inline: ").
 WORDS = re.compile(r"\b[a-z][a-z']*[,;:()]? \(?[a-z][a-z']*\b")
 
@@ -219,11 +214,9 @@ def worded_notes(path: Path) -> list[str]:
 def test_the_measuring_layer_notes_facts_not_sentences():
     paths = [p for folder in ("measure", "cell")
              for p in sorted((MEASURING / folder).rglob("*.py"))]
-    worded = {str(p.relative_to(MEASURING)): found for p in paths if (found := worded_notes(p))}
-    new = {name: found[:3] for name, found in worded.items() if name not in STILL_WORDED}
-    assert not new, f"sentences noted in the measuring layer (make a Note of them): {new}"
-    moved = sorted(STILL_WORDED - set(worded))
-    assert not moved, f"no sentence noted in {moved}: take them off STILL_WORDED"
+    worded = {str(p.relative_to(MEASURING)): found[:3] for p in paths
+              if (found := worded_notes(p))}
+    assert not worded, f"sentences noted in the measuring layer (make a Note of them): {worded}"
 
 
 #: The modules whose functions hand back what becomes a note (an undo's notes, a node of
