@@ -415,12 +415,14 @@ def _variant_rows(prepared: dict[str, Prepared], runs: Sampler, step: Lockstep,
 
 def _placement(prepared: dict[str, Prepared], runs: Sampler,
                step: Lockstep) -> dict[str, Any]:
-    """The comparison's ``env`` (the call's mesh, every process's machine) and
-    ``sharding`` (how the compiled programs place the call's arguments), read once
-    ``wall_s`` is taken: reading them is no part of the measurement's time."""
+    """The comparison's ``env`` (the call's mesh, every process's machine, the coarsest
+    of their CPU clocks' steps) and ``sharding`` (how the compiled programs place the
+    call's arguments), read once ``wall_s`` is taken: no part of the measurement's time."""
     call = next(iter(prepared.values()))
-    return {"env": environment({**mesh_env(call.args, call.kwargs), **step.env()}),
-            "sharding": sharding_report(call.args, call.kwargs, runs.compiled())}
+    env = environment({**mesh_env(call.args, call.kwargs), **step.env()})
+    ticks = step.gather("the CPU clock's step", env["cpu_tick_s"])  # the coarsest judges
+    env["cpu_tick_s"] = max((t for t in ticks if t is not None), default=None)
+    return {"env": env, "sharding": sharding_report(call.args, call.kwargs, runs.compiled())}
 
 
 def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[Note]]:
