@@ -79,9 +79,10 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
         flag = " (one run)"
     else:
         flag = f" ({interval_ends(d.low, d.high)})" if not math.isnan(d.low) else ""
-        undecided = " not judged" if c.withheld(phase, clock) else " inconclusive"
         if c.coarse(phase, clock):
             undecided = f" not judged: the CPU clock ticks in {fmt_s(c.env['cpu_tick_s'])}"
+        else:
+            undecided = " not judged" if c.withheld(phase, clock) else " inconclusive"
         flag += {INCONCLUSIVE: undecided, SAME: " same"}.get(d.kind, "")
     if phase == EXECUTE and c.same_compiled:
         flag += ": same compiled program" if c.withheld(phase, clock) else \
