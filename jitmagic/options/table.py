@@ -157,6 +157,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "embedded, opens offline)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
     OptionSpec(("-o", "--output"), "return {result} (like %%timeit -o)",
                tools=frozenset({COMPARE, WATCH}), places=frozenset({MAGIC})),
+    OptionSpec(("-v", "--verbose"), "show {result} in full (every row, note and section); "
+               "by default the answer comes first and briefly", tools=frozenset({COMPARE, WATCH})),
     OptionSpec(("--no-plot",), "leave the chart out", tools=frozenset({COMPARE, WATCH}),
                places=frozenset({MAGIC})),
     OptionSpec(("--processes",), "measure in N processes on this machine, in lockstep under "
