@@ -1,5 +1,6 @@
-"""The one table of parts: a part added to it alone is measured, saved, loaded, shown
-and refused under several processes; every real entry points into its own layer."""
+"""The one table of parts: a part added to it and to each layer's table is measured,
+saved, loaded, shown and refused under several processes; every real part has its
+entries in each layer's table."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 import jitmagic
 from jitmagic.errors import InputError
+from jitmagic.measure.parts import MEASURERS
 from jitmagic.measure.parts.constants import arguments as constant_arguments
 from jitmagic.measure.parts.run import PartRun
 from jitmagic.measure.parts.run import in_one_process_only
@@ -22,8 +24,11 @@ from jitmagic.measure.sampling.lockstep import refuse_unshared
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.model import parts as table
 from jitmagic.model.comparison import Comparison
+from jitmagic.model.diff import DIFFERS
 from jitmagic.options import Options
+from jitmagic.render.bundle import SECTIONS
 from jitmagic.render.bundle import text
+from jitmagic.render.diff import DIFF_SECTIONS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,13 +63,16 @@ def show_equations(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
     return said, f"<p>{said}</p>"
 
 
-DUMMY = table.Part("equations", "equations", ("timeout",), Equations.from_dict,
-                   f"{__name__}:measure_equations", f"{__name__}:show_equations", shown=0)
+DUMMY = table.Part("equations", "equations", ("timeout",), Equations.from_dict, shown=0)
 
 
 @pytest.fixture
 def with_dummy(monkeypatch):
+    """The dummy part as a new part is added: one entry in the table of parts, one in
+    the measuring layer's table, one in the rendering layer's."""
     monkeypatch.setattr(table, "PARTS", (*table.PARTS, DUMMY))
+    monkeypatch.setitem(MEASURERS, DUMMY.name, measure_equations)
+    monkeypatch.setitem(SECTIONS, DUMMY.name, show_equations)
     return DUMMY
 
 
@@ -122,16 +130,23 @@ def test_every_option_of_one_process_parts_is_refused_and_the_rest_pass():
 
 
 @pytest.mark.parametrize("part", table.PARTS, ids=lambda p: p.name)
-def test_each_entry_measures_in_the_measuring_layer_and_shows_in_the_rendering_one(part):
-    if part.measure is not None:
-        assert part.measure.startswith("jitmagic.measure.")
-        assert callable(part.measurer())
-    if part.render is not None:
-        assert part.render.startswith("jitmagic.render.")
-        assert callable(part.renderer())
-    assert part.measure is not None or any(  # measured with another part
-        p.measure is not None and set(part.asked_by) <= set(p.asked_by) for p in table.PARTS)
+def test_each_part_has_its_measurer_and_section_in_its_layers_table(part):
+    """Each part is measured by the measuring layer's table or with another part asked
+    by the same options (the advice, with the attribution), and shown by the rendering
+    layer's table or with that part; its record is a field of the comparison."""
+    with_other = [p for p in table.PARTS if p is not part and p.name in MEASURERS
+                  and set(part.asked_by) <= set(p.asked_by)]
+    assert part.name in MEASURERS or with_other, part.name
+    assert part.name in SECTIONS or (with_other and with_other[0].shown == part.shown)
     assert part.name in {f.name for f in dataclasses.fields(Comparison)}
+
+
+def test_every_layers_table_names_parts_of_the_table_only():
+    names = {p.name for p in table.PARTS}
+    for layer in (MEASURERS, SECTIONS, DIFFERS, DIFF_SECTIONS):
+        assert set(layer) <= names
+        assert all(callable(f) for f in layer.values())
+    assert set(DIFFERS) == set(DIFF_SECTIONS)  # a part diffed is shown diffed
 
 
 def test_the_labels_progress_lists_follow_the_table():

@@ -57,8 +57,8 @@ from ..model.target import TargetCompile
 from ..model.target import compile_difference
 from ..model.target import target_clock
 from ..options import Options
+from .parts import add_parts
 from .parts.run import PartRun
-from .parts.run import add_parts
 from .sampling import clocks
 from .sampling import contention
 from .sampling.conditions import frozen_heap
@@ -304,13 +304,3 @@ def _version(distribution: str) -> str:
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         return importlib.metadata.version(distribution)
     return ""
-
-
-def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
-    """The platform the call's arguments are placed on where they are ``ShapeDtypeStruct``
-    on a target's devices (``"tpu"``); None for arrays of this machine's backend."""
-    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
-        if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None:
-            devices = getattr(leaf.sharding, "device_set", None) or ()
-            return next((str(d.platform) for d in devices), None)
-    return None

@@ -1,17 +1,11 @@
-"""The parts after flat against nested, measured in the table's order.
-
-What each part is lives in the one table (:data:`jitmagic.model.parts.PARTS`); this
-module runs it: every part the options ask for (or, for a part the comparison finds
-wanted, whose measurer then decides) gets the comparison so far and one
-:class:`PartRun`, under the measurement's one checkpoint. Once anything stops, nothing
-after it starts. A part that cannot make its scratch folder (the temp folder is not
-usable: :class:`~.scratch.ScratchFolderError`) is skipped with a note saying why and
-what to do; the comparison and the other parts stand.
+"""What every part after flat against nested is given and shares: the measurement's
+inputs (:class:`PartRun`), how many rounds a part takes, and whether it runs under
+several processes. The parts are run in the table's order by
+:func:`jitmagic.measure.parts.add_parts`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +13,10 @@ from typing import Any
 from ...model import parts as table
 from ...model.comparison import Comparison
 from ...model.notes.kinds import OneProcessOnly
-from ...model.notes.kinds import PartNotMeasured
 from ...options import Options
 from ..sampling.lockstep import lockstep_of
 from ..sampling.rounds import FEWEST
 from ..sampling.stops import Checkpoint
-from ..scratch import ScratchFolderError
 from ..variants.rows import Prepared
 from ..variants.rows import Staged
 
@@ -57,22 +49,6 @@ def rounds_like(result: Comparison) -> int:
     runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
                default=0)
     return min(MOST_PART_ROUNDS, max(FEWEST, runs))
-
-
-def add_parts(result: Comparison, run: PartRun) -> Comparison:
-    """``result`` with every part ``run.options`` ask for measured into it, in the
-    table's order, until one stops (its record then says so)."""
-    for part in table.PARTS:
-        measure = part.measurer()
-        if result.stopped_anywhere:
-            break
-        if measure is not None and part.asked(run.options):
-            try:
-                result = measure(result, run)
-            except ScratchFolderError as exc:
-                result = dataclasses.replace(result, warned=(
-                    *result.warned, PartNotMeasured(part.name, str(exc))))
-    return result
 
 
 def in_one_process_only(part: table.Part, check: Checkpoint) -> OneProcessOnly | None:
