@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jitmagic
@@ -25,6 +27,9 @@ from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.model import parts as table
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.diff import DIFFERS
+from jitmagic.model.stats.verdicts import BUDGET
+from jitmagic.model.stats.verdicts import DECIDED
+from jitmagic.model.stats.verdicts import MOST_ROUNDS
 from jitmagic.options import Options
 from jitmagic.render.bundle import SECTIONS
 from jitmagic.render.bundle import text
@@ -172,3 +177,54 @@ def test_the_distributed_docs_say_what_each_part_does_under_several_processes():
             assert said == "refused", part.name
         else:
             assert said.startswith("left out"), part.name
+
+
+#: A 1 MiB table the program captures: the constants passed as arguments are then a part
+#: the comparison finds wanted.
+TABLE = np.linspace(0.0, 1.0, 1 << 18, dtype=np.float32)
+
+
+def _lookup(x):
+    return x + jnp.take(TABLE, jnp.arange(8))
+
+
+def _decode(x):
+    return _lookup(_lookup(x) * 0.5)
+
+
+@pytest.mark.parametrize(("asked", "name"), [({"cache": True}, "second_start"),
+                                             ({"effort": True}, "effort"),
+                                             ({}, "constant_arguments")])
+def test_the_budget_stops_every_parts_rounds_and_the_report_says_so_and_saves_it(asked, name):
+    """One rule for every part's rounds: -r auto's fewest, then up to the comparison's
+    cold runs (4 here) while undecided and within --budget. A budget spent at once stops
+    each part after the fewest (unless the rule decided there first: the second start
+    decides nothing, so it is the budget); the record keeps the rounds and why they
+    ended, the report says which part stopped and after how many rounds, and the saved
+    report holds the budget."""
+    x = jnp.ones(8)
+    spent = jitmagic.compare(_decode, x, repeat=4, number=1, budget=1e-6, progress=False,
+                             **asked)
+    record = spent.part(name)
+    assert record.rounds == 3 and record.rounds_ended in ((BUDGET,) if asked.get("cache")
+                                                          else (BUDGET, DECIDED))
+    said = f"the {table.named(name).label} part stopped after 3 rounds"
+    assert (said in text(spent)) == (record.rounds_ended == BUDGET)
+    saved = json.loads(json.dumps(spent.to_dict()))
+    assert saved["budget_s"] == 1e-6 and saved[name]["rounds"] == 3
+    loaded = Comparison.from_dict(saved)
+    assert loaded.budget_s == 1e-6 and loaded.part(name) == record
+    assert (said in text(loaded)) == (record.rounds_ended == BUDGET)
+    if asked.get("cache"):  # the default budget: the cap, the comparison's 4 runs
+        roomy = jitmagic.compare(_decode, x, repeat=4, number=1, progress=False, **asked)
+        assert (roomy.second_start.rounds, roomy.second_start.rounds_ended) == (4, MOST_ROUNDS)
+        assert roomy.budget_s == 30 and said not in text(roomy)
+
+
+def test_a_report_saved_before_the_budget_reads_as_not_recorded():
+    saved = jitmagic.compare(_model, jnp.ones((8,)), repeat=1, number=1, cache=True,
+                             progress=False).to_dict()
+    del saved["budget_s"], saved["second_start"]["rounds"], saved["second_start"]["rounds_ended"]
+    old = Comparison.from_dict(saved)
+    assert math.isnan(old.budget_s) and old.second_start.rounds == 0
+    assert old.second_start.rounds_ended is None and "--budget" not in text(old)

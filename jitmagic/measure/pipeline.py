@@ -377,6 +377,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         warned=(*warnings, *staged),
         stopped=runs.stopped,
         repeats_ended=rounds.ended,
+        budget_s=rounds.budget_s,
         same_compiled=None if same else same_compiled(runs.shape),
     )
 

@@ -6,6 +6,7 @@ IPython."""
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from collections.abc import Iterator
 from typing import Any
@@ -14,10 +15,15 @@ from ..model import parts as table
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.saved.schema import printable
+from ..model.stats.units import counted
+from ..model.stats.units import fmt_s
+from ..model.stats.verdicts import BUDGET
 from ..model.sweep import Sweep
 from . import attribution
 from . import lines
 from . import orderings
+from .blocks import Block
+from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
@@ -125,6 +131,20 @@ def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tup
         shown = show(c, plot) if show is not None else None
         if shown is not None:
             yield shown
+        if (spent := budget_spent(c, part)) is not None:
+            yield as_text(spent), as_html(spent)
+
+
+def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
+    """Where ``--budget`` ended a part's rounds (its record's ``rounds_ended``), a line
+    saying which part it stopped and after how many rounds; None elsewhere."""
+    record = c.part(part.name)
+    if getattr(record, "rounds_ended", None) != BUDGET:
+        return None
+    budget = f", {fmt_s(c.budget_s)}" if not math.isnan(c.budget_s) else ""
+    return [Para([f"The time budget (--budget{budget}) ran out: the {part.label} part "
+                  f"stopped after {counted(record.rounds, 'round')} (a larger --budget, in "
+                  "seconds, lets it take more)"], "note")]
 
 
 def last_value_line(s: Sweep) -> str:
