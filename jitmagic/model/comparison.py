@@ -81,7 +81,8 @@ SCHEMA = "jitmagic.comparison/6"
 #: constants passed as arguments); /4 had no ``effort`` (``--effort``: XLA's lower effort
 #: settings), which reads as not measured; /5 saved every warning and note as its sentence
 #: (/6 saves a fact, ``{"kind": ...}``, which an older jitmagic cannot read), and a
-#: sentence still loads and is shown as it was.
+#: sentence still loads and is shown as it was. ``budget_s`` and the parts' ``rounds`` and
+#: ``rounds_ended`` were added to /6 (keys an older reader skips): absent, not recorded.
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3",
             "jitmagic.comparison/4", "jitmagic.comparison/5", SCHEMA)
 #: The optional provenance fields of /3, written only when set.

@@ -62,7 +62,7 @@ def part_rounds(result: Comparison, options: Options,
     each value that runs them): ``-r auto``'s, at least its fewest rounds, then one more
     while ``decided()`` says the samples so far do not settle the part, up to
     :func:`rounds_like` ``result``, and none that would take the part past ``--budget``
-    seconds at its pace so far (:func:`~..sampling.rounds.budget_of`: as given, else
+    seconds at its pace so far (:func:`~.sampling.rounds.budget_of`: as given, else
     the backend's), as the comparison's own rounds read it. Its ``ended`` then says why
     the rounds ended (the part's record keeps it: ``rounds_ended``)."""
     return Rounds(AUTO, decided, budget_s=budget_of(options), cap=rounds_like(result))

@@ -251,7 +251,7 @@ class ConstantArguments:
     noted: tuple[Noted, ...] = ()
     stopped: str | None = None
     wall_s: float = math.nan
-    #: The rounds taken, and why they ended (:data:`~..stats.verdicts.ROUNDS_FIELDS`).
+    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
 

@@ -276,8 +276,8 @@ class Effort:
     warnings: tuple[str, ...] = ()
     default_error: str | None = None
     backend: str | None = None
-    #: The rounds taken, and why they ended (:data:`~..stats.verdicts.BUDGET`: ``--budget``
-    #: ran out; :data:`~..stats.verdicts.ROUNDS_FIELDS`).
+    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.BUDGET`: ``--budget``
+    #: ran out; :data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
 

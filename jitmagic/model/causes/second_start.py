@@ -292,7 +292,7 @@ class SecondStart:
     #: ``jax_persistent_cache_min_compile_time_secs`` is held against (a cold start's
     #: compile also writes the entry, so it runs longer).
     compile_s: dict[str, float] = field(default_factory=dict)
-    #: The rounds taken, and why they ended (:data:`~..stats.verdicts.ROUNDS_FIELDS`).
+    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
 

@@ -118,7 +118,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
                            options: Options | None = None) -> Comparison:
     """``result`` carrying its big constants measured passed as arguments
     (``constant_arguments``), in the one rule's rounds for a part
-    (:func:`~..run.part_rounds`: ``options``' budget); as it was where no
+    (:func:`~.run.part_rounds`: ``options``' budget); as it was where no
     variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
@@ -236,7 +236,7 @@ def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
 def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> str | None:
     """Interleaved cold first calls of every variant's two forms, rows of the one
     :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in
-    ``rounds`` (:func:`~..run.part_rounds`'s), taking one more while the rule is
+    ``rounds`` (:func:`~.run.part_rounds`'s), taking one more while the rule is
     undecided (``rounds.ended`` then says why they ended). Into their records; why they
     stopped early (None: they did not)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
