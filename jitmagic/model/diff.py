@@ -25,7 +25,6 @@ from typing import Any
 from typing import Literal
 from typing import get_args
 
-from . import parts as table
 from .causes.effort_diff import effort_diff
 from .comparison import Comparison
 from .rows import PHASES
@@ -285,19 +284,15 @@ DIFFERS: dict[str, Callable[[Comparison, Comparison], Any]] = {"effort": effort_
 
 def part_diffs(old: Comparison, new: Comparison) -> dict[str, Any]:
     """The diffs of the table's parts that have one, where both reports measured them."""
-    found = {p.name: DIFFERS[p.name](old, new) for p in table.PARTS if p.name in DIFFERS}
+    found = {name: differ(old, new) for name, differ in DIFFERS.items()}
     return {name: d for name, d in found.items() if d is not None}
 
 
 def measured_in(old: Comparison, new: Comparison) -> dict[str, str]:
     """For each part of the table that has a diff, the one report that measured it
     (``"OLD"`` or ``"NEW"``), where only one did."""
-    out = {}
-    for p in table.PARTS:
-        a, b = old.part(p.name) is not None, new.part(p.name) is not None
-        if p.name in DIFFERS and a != b:
-            out[p.name] = "OLD" if a else "NEW"
-    return out
+    sides = {name: (old.part(name) is not None, new.part(name) is not None) for name in DIFFERS}
+    return {name: "OLD" if a else "NEW" for name, (a, b) in sides.items() if a != b}
 
 
 def gate_ratio(text: str, option: str) -> float:

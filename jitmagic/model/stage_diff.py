@@ -1,7 +1,6 @@
-"""One stage of a diff (a phase of one variant, NEW against OLD) and why a row may be
-left unjudged: the pieces :mod:`.diff` builds its report from and a part's own diff
-(:mod:`.causes.effort_diff`) reuses, apart from the diff itself so that the diff can
-import the parts' differs (:data:`.diff.DIFFERS`)."""
+"""One stage of a diff, NEW against OLD, and why a row may be left unjudged: what
+:mod:`.diff` and a part's own differ (:mod:`.causes.effort_diff`, which the diff
+imports) both build on."""
 
 from __future__ import annotations
 

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import parts as table
 from ..model.diff import LARGER
 from ..model.diff import LOADS_DIFFER
 from ..model.diff import NESTS_DIFFER
@@ -162,7 +161,7 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
                   f"NEW made {d.new_created or '(not recorded)'}"])]
     if d.structure:
         out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
-    out += [b for p in table.PARTS if p.name in DIFF_SECTIONS for b in DIFF_SECTIONS[p.name](d)]
+    out += [b for show in DIFF_SECTIONS.values() for b in show(d)]
     out += [Para([("warning: ", w)], "warning") for w in d.warnings]
     return out
 
