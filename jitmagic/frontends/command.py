@@ -24,6 +24,7 @@ import ast
 import atexit
 import dataclasses
 import os
+import shutil
 import sys
 from typing import NoReturn
 
@@ -49,6 +50,7 @@ from ..options.hints import with_option_hint
 from ..options.table import COMMAND
 from ..options.table import COMPARE
 from ..options.table import specs_for
+from ..render.bundle import at_a_glance
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
@@ -56,6 +58,7 @@ from .notebook_progress import progress_for
 from .output import checked_path
 from .output import distinct
 from .saving import write_outputs
+from .saving import wrote
 from .script.loading import check_compiles
 from .script.loading import check_shape
 from .script.loading import load_target
@@ -231,13 +234,17 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
             # between parts Ctrl-C is only noted: the text takes no time
             notes = [stopped_note(showing.stopped)] if showing.stopped else []
             printed[0] = True
-            show(["\n\n".join([text(result), *notes]), *written])  # `| head` still: 0
+            page = wrote("--html", args.html) if args.html else None
+            shown = _shown(result, args, page in written)
+            if page in written and at_a_glance(result, args.verbose):  # its last line says it
+                written.remove(page)
+            show(["\n\n".join([shown, *notes]), *written])  # `| head` still: 0
             for failure in failures:
                 print(f"jitmagic: {failure}", file=sys.stderr)
     except KeyboardInterrupt as exc:  # a second Ctrl-C: the text (once), and one line
         with ctrl_c_ignored():  # a third one changes nothing now
             if not printed[0]:
-                show([text(result)])
+                show([_shown(result, args)])
             print(f"jitmagic: {exc}", file=sys.stderr)
         return INTERRUPTED
     if any(part in REPORTS for part in showing.stopped):
@@ -245,6 +252,17 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
     if failures:
         return CANNOT_WRITE
     return PARTIAL if result.stopped_anywhere else MEASURED
+
+
+def _shown(result: Comparison | Sweep, args: argparse.Namespace, html_written: bool = False,
+           ) -> str:
+    """The text the command prints: at a glance to the terminal's width, or in full
+    (``-v``); the glance names the HTML report where it was written."""
+    html_path = args.html if html_written and args.html else None
+    if html_path and not os.path.relpath(html_path).startswith(os.pardir):
+        html_path = os.path.relpath(html_path)
+    return text(result, verbose=args.verbose, width=shutil.get_terminal_size().columns,
+                html_path=html_path)
 
 
 def entry() -> None:

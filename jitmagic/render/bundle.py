@@ -14,10 +14,12 @@ from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.saved.schema import printable
 from ..model.sweep import Sweep
+from .blocks import Image
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import first
+from .blocks import fold
 from .blocks import more
 from .blocks import shown_name
 from .causes.why import blocks as why_blocks
@@ -26,6 +28,7 @@ from .comparison import text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
 from .drawing import load_charts
+from .glance import glance
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
@@ -50,12 +53,16 @@ def chart_png(c: Comparison | Sweep) -> bytes | None:
     return to_png(phases_figure(c))
 
 
-def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
+def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
+           width: int | None = None, html_path: str | None = None) -> dict[str, str]:
     """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows.
 
-    The comparison's table, then the sections its options added (:func:`sections`).
-    For a sweep, its table, then the diff against ``--baseline`` and the sections of its
-    last value, under a line that says so.
+    A comparison at a glance (:func:`glanced`), or with ``verbose`` (or where a variant
+    failed: its error is the answer) in full: the comparison's table, then the sections
+    its options added (:func:`sections`). For a sweep, its table, then the diff against
+    ``--baseline`` and the sections of its last value, under a line that says so.
+    ``width``: the columns a line of the glance's prose takes at most; ``html_path``: the
+    HTML report written, which the glance names.
     """
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
         blocks = target_blocks(r, t)
@@ -76,6 +83,8 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
             data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
         if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
             shown.insert(0, (diff_text(r.baseline), diff_html(r.baseline)))
+    elif at_a_glance(r, verbose):
+        return glanced(r, png, plot, width, html_path)
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         shown = list(sections(r, plot))
@@ -83,6 +92,34 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
         data["text/plain"] += "\n\n" + text
         data["text/html"] += "\n" + page
     return data
+
+
+def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
+    """Whether :func:`bundle` shows ``r`` at a glance: a comparison whose variants both
+    ran (where one failed, its error is the answer), not asked for in full (``verbose``),
+    not compiled for a ``--target`` (that report is short already)."""
+    return isinstance(r, Comparison) and not verbose and target_record(r) is None \
+        and all(v.ok for v in r.variants.values())
+
+
+def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | None = None,
+            html_path: str | None = None) -> dict[str, str]:
+    """The comparison at a glance (:func:`~.glance.glance`), then what its options added
+    (the diff against ``--baseline``, each part's section). In HTML the chart comes
+    first, and every section after the glance is folded: the full report, the causes,
+    each part's, each opening with a click."""
+    short = glance(c, html_path)
+    added = [(diff_text(c.baseline), diff_html(c.baseline))] if c.baseline is not None else []
+    added += sections(c, plot, why=False)
+    text_ = "\n\n".join([as_text(short, width), *(t for t, _ in added)])
+    causes = why_blocks(c)
+    folded = [("the full report: spreads, both clocks, program sizes, notes, warnings",
+               html_summary(c)),
+              *([(as_text(causes[:1]), as_html(causes))] if causes else []),
+              *((t.split("\n", 1)[0], h) for t, h in added)]
+    page_ = as_html([short[0], Image(png, "the first call in parts, per variant"), *short[1:]])
+    return {"text/plain": text_,
+            "text/html": "\n".join([page_, *(fold(said, body) for said, body in folded)])}
 
 
 def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tuple[str, str]]:
@@ -122,9 +159,13 @@ def with_note(data: dict[str, str], note: str) -> dict[str, str]:
             "text/html": f"{data['text/html']}\n<p style='color:#a00'>{html.escape(note)}</p>"}
 
 
-def text(c: Comparison | Sweep | Lines) -> str:
-    """The plain-text report (a terminal, a log, a CI job)."""
-    return lines_text(c) if isinstance(c, Lines) else bundle(c, plot=False)["text/plain"]
+def text(c: Comparison | Sweep | Lines, verbose: bool = False, width: int | None = None,
+         html_path: str | None = None) -> str:
+    """The plain-text report (a terminal, a log, a CI job): at a glance, or in full with
+    ``verbose`` (``width`` and ``html_path`` as :func:`bundle`'s)."""
+    if isinstance(c, Lines):
+        return lines_text(c)
+    return bundle(c, plot=False, verbose=verbose, width=width, html_path=html_path)["text/plain"]
 
 
 PAGE = """<!DOCTYPE html>

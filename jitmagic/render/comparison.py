@@ -56,6 +56,7 @@ from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
 from .headlines import not_run
+from .verdicts import OUTCOME
 from .verdicts import busy_line
 from .verdicts import interval_ends
 from .verdicts import waited
@@ -82,8 +83,8 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
         if c.coarse(phase, clock):
             undecided = f" not judged: the CPU clock ticks in {fmt_s(c.env['cpu_tick_s'])}"
         else:
-            undecided = " not judged" if c.withheld(phase, clock) else " inconclusive"
-        flag += {INCONCLUSIVE: undecided, SAME: " same"}.get(d.kind, "")
+            undecided = " not judged" if c.withheld(phase, clock) else f" {OUTCOME[INCONCLUSIVE]}"
+        flag += {INCONCLUSIVE: undecided, SAME: f" {OUTCOME[SAME]}"}.get(d.kind, "")
     if phase == EXECUTE and c.same_compiled:
         flag += ": same compiled program" if c.withheld(phase, clock) else \
             ", same compiled program"
@@ -240,7 +241,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out += [Image(png, "the first call in parts, per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
             Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
-                  _outputs_line(c),
+                  outputs_said(c),
                   f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
                   f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
@@ -346,7 +347,8 @@ def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) 
         + (f" ({largest})" if largest else "")
 
 
-def _outputs_line(c: Comparison) -> str:
+def outputs_said(c: Comparison) -> str:
+    """Whether flat and nested returned the same values (``outputs: ...``)."""
     if c.flat.ok and c.nested.ok and not c.nested.helpers and not any(c.nested.samples.values()):
         return "outputs: one program (nothing nested), nothing to compare"
     return outputs_line(c, "flat and nested", "a variant did not finish")
