@@ -98,7 +98,7 @@ class Elements(HTMLParser):
 
 def test_the_headline_is_the_line_under_the_title_in_text():
     c = measured()
-    lines = text(c).splitlines()
+    lines = text(c, verbose=True).splitlines()
     assert lines[0].startswith("jitcompare: model")
     assert lines[1] == c.verdict.headline
     assert lines[1].startswith("Nested jit on `layer`: first call 3.54× faster (")
@@ -125,7 +125,7 @@ def test_a_verdict_that_is_its_headline_is_shown_once():
 
 def test_the_command_prints_the_headline_second(capsys):
     c = measured()
-    show([text(c)])
+    show([text(c, verbose=True)])
     printed = capsys.readouterr().out.splitlines()
     assert printed[1] == c.verdict.headline
 
@@ -150,12 +150,13 @@ def test_orderings_start_with_their_headline_in_the_table_and_each_panel():
 
 
 def rest_row(c) -> list[str] | None:
-    row = next((ln for ln in text(c).splitlines() if ln.startswith(REST_ROW)), None)
+    row = next((ln for ln in text(c, verbose=True).splitlines() if ln.startswith(REST_ROW)),
+               None)
     return None if row is None else row[len(REST_ROW):].split()
 
 
 def test_the_table_shows_the_rest_of_the_first_call_only_where_measured():
-    lines = text(measured()).splitlines()
+    lines = text(measured(), verbose=True).splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith(REST_ROW))
     assert lines[at - 1].startswith("XLA compile") and lines[at + 1].startswith("first call")
     # the median runs' (the third of each): 620 − 580, 175 − 157; the row says so, since
@@ -215,7 +216,8 @@ def test_a_staged_bar_keeps_its_marker_and_says_where_the_stages_came_from():
 def test_ratios_the_rule_does_not_call_are_marked_not_significant():
     fig = phases_figure(measured())
     cold, steady = fig.axes
-    assert steady.get_title() == "execute (1.00× same)"  # 100 µs both: no difference
+    # 100 µs both: no difference
+    assert steady.get_title() == "execute\n(1.00× no\nmeasurable\ndifference)"
     assert cold.get_title().endswith("flat/nested 3.54×, wall time")  # its clock named
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["trace 10.0×", "lower 2.50×", "XLA compile 2.00×", REST_LABEL]
@@ -234,7 +236,7 @@ def test_the_execute_title_fits_its_panel_when_both_compiled_the_same_program():
 
 @pytest.mark.parametrize(("kind", "significant", "shown"), [
     ("faster", True, "2.00×"), ("slower", True, "2.00×"),
-    ("no measurable difference", False, "2.00× same"),
+    ("no measurable difference", False, "2.00× no measurable difference"),
     ("inconclusive", False, "2.00× inconclusive"),
 ])
 def test_only_a_called_difference_is_unmarked(kind, significant, shown):
@@ -248,7 +250,7 @@ def test_a_same_is_decided_and_still_marked():
     quiet = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.002, 0.998, 1.001]
     d = difference(quiet, list(reversed(quiet)))
     assert d.kind == SAME and d.decided and not d.significant
-    assert marked_ratio(d.ratio, d).endswith(" same")
+    assert marked_ratio(d.ratio, d).endswith(" no measurable difference")
 
 
 def legend_sizes(fig) -> list[float]:

@@ -1,7 +1,8 @@
 """``python -m jitmagic FILE.py``: the comparison without a notebook.
 
 The file follows the rule of a ``%%jitcompare`` cell: its last statement calls
-the function to measure. The command prints the plain-text table and can write
+the function to measure. The command prints the answer at a glance (``-v``: the full
+report, every row, note and section) and can write
 the JSON report (``--save``) and a self-contained HTML report (``--html``:
 charts embedded as PNG data, nothing fetched from a network). ``--vmap``
 adds the jit/vmap orderings, ``--sweep`` a scaling sweep. ``demo`` runs the

@@ -39,6 +39,7 @@ from .blocks import Code
 from .blocks import Details
 from .blocks import Heading
 from .blocks import Html
+from .blocks import MAX_ITEMS
 from .blocks import Image
 from .blocks import Para
 from .blocks import Pre
@@ -246,7 +247,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
                   f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
             if v.error]
-    out += _notes(c)
+    out += notes(c)
     warnings, left = first(c.warnings)
     out += [Para([("warning: ", w)], "warning") for w in warnings]
     out += [Para([more(left, "warnings", len(c.warnings))], "warning")] if left else []
@@ -256,18 +257,18 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     return out
 
 
-def _notes(c: Comparison) -> list[Block]:
+def notes(c: Comparison, limit: int = MAX_ITEMS) -> list[Block]:
     """Each variant's notes, one said of every variant once (``note:``), at most
-    :data:`~.blocks.MAX_ITEMS` of them."""
+    ``limit`` of them."""
     each = [set(v.notes) for v in c.variants.values()]
     every = [n for n in dict.fromkeys(n for v in c.variants.values() for n in v.notes)
-             if all(n in notes for notes in each)]
-    said = set(every)
-    notes = [("", n) for n in every] + [(f" ({name})", n) for name, v in c.variants.items()
-                                         for n in v.notes if n not in said]
-    shown, left = first(notes)
+             if all(n in held for held in each)]
+    once = set(every)
+    said = [("", n) for n in every] + [(f" ({name})", n) for name, v in c.variants.items()
+                                        for n in v.notes if n not in once]
+    shown, left = first(said, limit)
     out: list[Block] = [Para([(f"note{name}: ", n)]) for name, n in shown]
-    return out + ([Para([more(left, "notes", len(notes))])] if left else [])
+    return out + ([Para([more(left, "notes", len(said))])] if left else [])
 
 
 def _helpers_line(c: Comparison) -> str:

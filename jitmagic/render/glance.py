@@ -34,6 +34,7 @@ from ..model.stats.witness import on
 from .blocks import Block
 from .blocks import Para
 from .blocks import Table
+from .comparison import notes
 from .comparison import outputs_said
 from .format import PHASE_LABELS
 from .headlines import comparison_headline
@@ -53,9 +54,11 @@ SMALLER_INPUT = "same program, from a smaller input"
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
     """The comparison at a glance, as blocks (``html``: where the HTML report was
     written, said on the last line)."""
+    why = notes(c, 1)[:1] if not c.nested.helpers else []  # the first: why none was nested
     return [Para([verdict_line(c)], "verdict", bold=True),
             Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
                   [_stage_row(c, p) for p in PHASES], indent="  "),
+            *why,
             Para([line for line in (why_line(c), found_line(c), more_line(c, html)) if line])]
 
 
