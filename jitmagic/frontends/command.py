@@ -235,17 +235,14 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
             # between parts Ctrl-C is only noted: the text takes no time
             notes = [stopped_note(showing.stopped)] if showing.stopped else []
             printed[0] = True
-            page = wrote("--html", args.html) if args.html else None
-            shown = _shown(result, args, page in written)
-            if page in written and at_a_glance(result, args.verbose):  # its last line says it
-                written.remove(page)
+            shown, written = _shown(result, args, written)
             show(["\n\n".join([shown, *notes]), *written])  # `| head` still: 0
             for failure in failures:
                 print(f"jitmagic: {failure}", file=sys.stderr)
     except KeyboardInterrupt as exc:  # a second Ctrl-C: the text (once), and one line
         with ctrl_c_ignored():  # a third one changes nothing now
             if not printed[0]:
-                show([_shown(result, args)])
+                show([_shown(result, args)[0]])
             print(f"jitmagic: {exc}", file=sys.stderr)
         return INTERRUPTED
     if any(part in REPORTS for part in showing.stopped):
@@ -255,15 +252,20 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
     return PARTIAL if result.stopped_anywhere else MEASURED
 
 
-def _shown(result: Comparison | Sweep, args: argparse.Namespace, html_written: bool = False,
-           ) -> str:
-    """The text the command prints: at a glance to the terminal's width, or in full
-    (``-v``); the glance names the HTML report where it was written."""
-    html_path = args.html if html_written and args.html else None
-    if html_path and not os.path.relpath(html_path).startswith(os.pardir):
-        html_path = os.path.relpath(html_path)
+def _shown(result: Comparison | Sweep, args: argparse.Namespace,
+           written: list[str] | None = None) -> tuple[str, list[str]]:
+    """The text the command prints, at a glance to the terminal's width or in full
+    (``-v``), and the lines of ``written`` (the reports written) left to print: the
+    glance names the HTML report on its last line, so that line is not printed twice."""
+    left, page = list(written or []), wrote("--html", args.html) if args.html else None
+    html_path = None
+    if page in left:
+        html_path = args.html if os.path.relpath(args.html).startswith(os.pardir) \
+            else os.path.relpath(args.html)
+        if at_a_glance(result, args.verbose):
+            left.remove(page)
     return text(result, verbose=args.verbose, width=shutil.get_terminal_size().columns,
-                html_path=html_path)
+                html_path=html_path), left
 
 
 def entry() -> None:

@@ -33,13 +33,13 @@ from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from . import diff as _diff
 from . import provenance as _provenance
+from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Cell
 from .blocks import Code
 from .blocks import Details
 from .blocks import Heading
 from .blocks import Html
-from .blocks import MAX_ITEMS
 from .blocks import Image
 from .blocks import Para
 from .blocks import Pre
