@@ -47,7 +47,7 @@ def test_file_prints_table_and_writes_json_and_html(tmp_path, capsys, monkeypatc
     report, written = printed.rstrip("\n").split("\nwrote ")
     lines = report.splitlines()
     assert len(lines) <= 12 and max(map(len, printed.splitlines())) <= 100
-    assert lines[0].startswith("jitcompare `model`: nested jit on `layer`")
+    assert lines[0].startswith("jitcompare: model — nested jit on `layer`")
     assert "3 runs each" in report and ("wall time" in report or "CPU time" in report)
     assert re.search(r"\d+\.\d+×–\d+\.\d+×", lines[0] + lines[1])  # its interval
     rows = [ln.split("  ")[1].strip() for ln in lines if ln.startswith("  ")

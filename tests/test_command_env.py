@@ -207,7 +207,7 @@ def test_a_report_that_fails_to_write_after_measuring_keeps_the_table_and_the_ot
         == 3
     out, err = capsys.readouterr()
     # the glance names the HTML written on its last line (wrapped to the terminal)
-    assert out.startswith("jitcompare `model`: ") and html.is_file()
+    assert out.startswith("jitcompare: model — ") and html.is_file()
     assert out.replace("\n    ", " ").rstrip().endswith(f"report: {html}")
     assert err.strip() == (f"jitmagic: cannot write --save {tmp_path / 'r.json'}: "
                            "[Errno 28] No space left on device")

@@ -35,7 +35,7 @@ def test_display_has_text_html_and_chart(run_magic):
     (out,) = cap.outputs
     text, html = out.data["text/plain"], out.data["text/html"]
     # at a glance: the verdict, then the five stages; the rest behind -v
-    assert text.startswith("jitcompare `model`: nested jit on `layer`")
+    assert text.startswith("jitcompare: model — nested jit on `layer`")
     lines = text.splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith(("  wall time", "  CPU time")))
     assert [ln[2:].split("  ")[0] for ln in lines[at + 1:at + 6]] == [
@@ -43,7 +43,7 @@ def test_display_has_text_html_and_chart(run_magic):
     assert "nested helpers: layer" not in text and "more: -v (" in text
     # in HTML the verdict, the chart and the short table come first, the rest folded
     verdict, chart, table = html.split("\n")[:3]
-    assert verdict.startswith("<p class='jitcompare-verdict'><b>jitcompare <code>model</code>")
+    assert verdict.startswith("<p class='jitcompare-verdict'><b>jitcompare: <code>model</code> — ")
     assert chart.startswith('<img alt="the first call in parts') and table.startswith("<table")
     folded = html.split("\n<details><summary>the full report: ", 1)[1]
     assert "nested helpers: layer" in folded and "<details>" in folded  # jaxprs, collapsed

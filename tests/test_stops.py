@@ -409,7 +409,7 @@ def test_a_second_ctrl_c_while_showing_prints_the_text_and_raises_one_line(ip, m
 def _command_args(tmp_path, **paths):
     import argparse
 
-    return argparse.Namespace(**{"save": None, "html": None} | {
+    return argparse.Namespace(**{"save": None, "html": None, "verbose": False} | {
         k: str(tmp_path / v) for k, v in paths.items()})
 
 

@@ -41,6 +41,7 @@ from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from ..model.sweep import Sweep
 from .blocks import Block
+from .blocks import Code
 from .blocks import Image
 from .blocks import Para
 from .blocks import Table
@@ -49,6 +50,7 @@ from .blocks import as_text
 from .blocks import first
 from .blocks import fold
 from .blocks import more
+from .blocks import prose
 from .blocks import shown_name
 from .causes.why import blocks as why_blocks
 from .comparison import html_summary
@@ -141,7 +143,7 @@ def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
 
 def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | None = None,
             html_path: str | None = None) -> dict[str, str]:
-    """The comparison at a glance (:func:`~.glance.glance`), then what its options added
+    """The comparison at a glance (:func:`glance`), then what its options added
     (the diff against ``--baseline``, each part's section). In HTML the chart comes
     first, and every section after the glance is folded: the full report, the causes,
     each part's, each opening with a click."""
@@ -241,7 +243,7 @@ def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = N
     rows += [(more(left, "entries", len(c.env)), "")] if left else []
     env = Table((), rows, css="jitcompare-env")
     return page(f"jitcompare: {shown_name(c.entry)}",
-                f"{body}\n<h4>Where these numbers came from</h4>\n{env.as_html()}")
+                f"{body}\n{fold('Where these numbers came from', env.as_html())}")
 
 
 def _env_value(v: Any) -> str:
@@ -275,7 +277,8 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
     """The comparison at a glance, as blocks (``html``: where the HTML report was
     written, said on the last line)."""
     why = notes(c, 1)[:1] if not c.nested.helpers else []  # the first: why none was nested
-    return [Para([verdict_line(c)], "verdict", bold=True),
+    return [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
+                 bold=True),
             Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
                   [_stage_row(c, p) for p in PHASES], indent="  "),
             *why,
@@ -283,26 +286,25 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
 
 
 def verdict_line(c: Comparison) -> str:
-    """``jitcompare `g`: nested jit on `f` makes the first call 2.60× faster (1.60×–4.65×;
-    869 ms → 334 ms wall time, 3 runs each)``: one number on one clock, the clock that
-    decides; where nothing was compared, the verdict's own first sentence."""
+    """``nested jit on `f` makes the first call 2.60× faster (1.60×–4.65×; 869 ms → 334 ms
+    wall time, 3 runs each)``: one number on one clock, the clock that decides; where
+    nothing was compared, the verdict's headline."""
     first, clock = c.verdict.difference, c.clock_of(FIRST_CALL)
-    lead = f"jitcompare `{c.entry}`: "
     if not comparison_headline(c, first):  # failed, nothing nested, stopped, not measured
-        return lead + c.verdict.headline
+        return c.verdict.headline
     helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
     flat, nested = (median(on(c.judged(v).samples, FIRST_CALL, clock)) for v in VARIANTS)
     numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {_runs(c)}"
     bounds = f"{interval_ends(first.low, first.high)}; " if not math.isnan(first.low) else ""
     if first.kind == INCONCLUSIVE:
-        return (f"{lead}nested jit on {helpers}, first call: {say(first, clock)} "
+        return (f"nested jit on {helpers}, first call: {say(first, clock)} "
                 f"({times(first, clock)} seen, {bounds}{numbers}); "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}")
     if first.kind == SAME:
-        return f"{lead}nested jit on {helpers} makes {say(first, clock)} to the first call " \
+        return f"nested jit on {helpers} makes {say(first, clock)} to the first call " \
             f"({bounds}{numbers})"
     take = " take" * (clock == CPU)
-    return f"{lead}nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
+    return f"nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
         f"({bounds}{numbers})"
 
 

@@ -60,6 +60,7 @@ from .headlines import not_run
 from .verdicts import OUTCOME
 from .verdicts import busy_line
 from .verdicts import interval_ends
+from .verdicts import stated
 from .verdicts import waited
 
 
@@ -290,9 +291,12 @@ def _compiled_line(c: Comparison) -> list[str]:
     if c.same_compiled is None:
         return []
     if c.same_compiled:
+        compile_ = c.difference(COMPILE)
         return ["XLA compiled both variants to the same program, instruction by instruction "
                 "(the same flops, bytes and memory): nesting changed JAX's work, not XLA's "
-                "result"]
+                "result" + (f"; {stated('its XLA compile', compile_, c.clock_of(COMPILE), True)}"
+                            " nested: XLA's input, before it inlines the calls, is smaller"
+                            if compile_.significant else "")]
     return ["XLA compiled the variants to different programs"]
 
 

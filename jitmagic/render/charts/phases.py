@@ -74,9 +74,9 @@ def staged(v: VariantResult) -> bool:
 
 
 def ratio_label(c: Comparison, phase: str) -> str:
-    """``3.5×`` flat/nested, marked "same" or "inconclusive" where the one rule called no
-    difference (:func:`~jitmagic.render.format.marked_ratio`); of wall time, as the bars
-    are (the table has the CPU time beside it)."""
+    """``3.5×`` flat/nested, marked "no measurable difference" or "inconclusive" where the
+    one rule called no difference (:func:`~jitmagic.render.format.marked_ratio`); of wall
+    time, as the bars are (the table has the CPU time beside it)."""
     if phase == EXECUTE and c.same_compiled and not c.difference(phase, WALL).significant:
         return "same compiled program"
     return marked_ratio(c.ratio(phase), c.difference(phase, WALL))
