@@ -257,7 +257,8 @@ def test_the_report_says_each_outcome_in_its_one_word():
     a stage with no difference "same" in the table: each outcome now has one word."""
     tight = [0.1, 0.1001, 0.0999, 0.1, 0.1002]
     c = comparison({"first_call_s": [2.0, 2.1, 2.05, 2.0, 2.1], "trace_s": list(tight),
-                    "compile_s": [0.4, 0.1, 0.5, 0.2, 0.45], "lower_s": [0.5, 0.51, 0.5, 0.52, 0.5]},
+                    "compile_s": [0.4, 0.1, 0.5, 0.2, 0.45],
+                    "lower_s": [0.5, 0.51, 0.5, 0.52, 0.5]},
                    {"first_call_s": [1.0, 1.02, 1.01, 1.0, 1.02], "trace_s": tight[::-1],
                     "compile_s": [0.2, 0.45, 0.1, 0.5, 0.3], "lower_s": [0.1] * 5}, every=0.1)
     assert c.difference("trace_s").kind == "no measurable difference"

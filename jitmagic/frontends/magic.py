@@ -318,7 +318,9 @@ def display_comparison(result: Comparison | Sweep | Ledger) -> None:
     if id(result) in _just_shown:
         _just_shown.discard(id(result))
         return
-    display(result._repr_mimebundle_(), raw=True)
+    shown = result._repr_mimebundle_() if isinstance(result, Ledger) else \
+        bundle(result, width=columns())  # as the magic showed it
+    display(shown, raw=True)
 
 
 def _forget_shown(*_: Any) -> None:

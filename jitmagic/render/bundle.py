@@ -114,8 +114,7 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
     if isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         last = r.last  # its causes where the sweep measured more than the comparison
-        asked = any(last.part(p.name) is not None for p in table.PARTS if p.in_why)
-        shown = list(sections(last, plot, why=asked))
+        shown = list(sections(last, plot, why=asked_why(last)))
         if shown or r.baseline is not None:
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
@@ -144,15 +143,16 @@ def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
 def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | None = None,
             html_path: str | None = None) -> dict[str, str]:
     """The comparison at a glance (:func:`glance`), then what its options added
-    (the diff against ``--baseline``, each part's section). In HTML the chart comes
+    (the diff against ``--baseline``, the ranked causes where a part that tells one was
+    asked for (:func:`asked_why`), each part's section). In HTML the chart comes
     first, and every section after the glance is folded: the full report, the causes,
     each part's, each opening with a click."""
     short = glance(c, html_path)
     added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
         if c.baseline is not None else []
-    added += sections(c, plot, why=False)
+    added += sections(c, plot, why=asked_why(c))
     text_ = "\n\n".join([as_text(short, width), *(t for t, _ in added)])
-    causes = why_blocks(c)
+    causes = [] if asked_why(c) else why_blocks(c)  # else among the sections added
     folded = [("the full report: spreads, both clocks, program sizes, notes, warnings",
                html_summary(c)),
               *([(as_text(causes[:1]), as_html(causes))] if causes else []),
@@ -177,6 +177,12 @@ def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tup
         shown = show(c, plot) if show is not None else None
         if shown is not None:
             yield shown
+
+
+def asked_why(c: Comparison) -> bool:
+    """Whether ``c`` measured a part that tells a cause (``--why``, ``--cache``,
+    ``--lines``, ...): its ranked causes are then shown whole, not at a glance only."""
+    return any(c.part(p.name) is not None for p in table.PARTS if p.in_why)
 
 
 def last_value_line(s: Sweep) -> str:
