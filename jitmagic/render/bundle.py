@@ -282,12 +282,12 @@ SMALLER_INPUT = "same program, from a smaller input"
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
     """The comparison at a glance, as blocks (``html``: where the HTML report was
     written, said on the last line)."""
-    why = notes(c, 1)[:1] if not c.nested.helpers else []  # the first: why none was nested
+    first_note = notes(c, 1)[:1] if not c.nested.helpers else []  # why none was nested
     return [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
                  bold=True),
             Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
                   [_stage_row(c, p) for p in PHASES], indent="  "),
-            *why,
+            *first_note,
             Para([line for line in (why_line(c), found_line(c), more_line(c, html)) if line])]
 
 
@@ -379,9 +379,12 @@ def _saving(c: Comparison, x: Cause) -> str:
 
 
 def found_line(c: Comparison) -> str:
-    """What else the report found, in one line: a stop, the busy machine and what the
-    other clock says, runs left out, the outputs, whether XLA built one program."""
+    """What else the report found, in one line: a stop, whose figures they are under
+    ``jax.distributed``, the busy machine and what the other clock says, runs left out,
+    the outputs, whether XLA built different programs."""
     parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
+    if (n := c.env.get("process_count")) and isinstance(n, int) and n > 1:
+        parts.append(f"the slowest of {n} processes")
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)
         parts.append(f"busy machine: CPU time judged (wall time: {say(wall)})")
