@@ -103,15 +103,13 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
     ``width``: the columns a line of the glance's prose takes at most; ``html_path``: the
     HTML report written, which the glance names.
     """
-    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
-        blocks = target_blocks(r, t)
+    target = target_record(r) if isinstance(r, Comparison) else None
+    png = chart_png(r) if plot and target is None else None  # --target ran nothing to draw
+    if isinstance(r, Comparison) and target is not None:
+        blocks = target_blocks(r, target)
         data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
-        for text_, page_ in sections(r, plot, why=False):
-            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
-                    "text/html": f"{data['text/html']}\n{page_}"}
-        return data
-    png = chart_png(r) if plot else None
-    if isinstance(r, Sweep):
+        shown = list(sections(r, plot, why=False))
+    elif isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         last = r.last  # its causes where the sweep measured more than the comparison
         shown = list(sections(last, plot, why=asked_why(last)))
