@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import colorsys
 import dataclasses
+import re
 import struct
 from html.parser import HTMLParser
 from types import SimpleNamespace
@@ -25,8 +26,12 @@ from jitmagic.model.stats.rule import SAME
 from jitmagic.model.stats.rule import difference
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.sweep import Sweep
+from jitmagic.render.blocks import as_text
+from jitmagic.render.blocks import fitted
 from jitmagic.render.bundle import bundle
+from jitmagic.render.bundle import html_document
 from jitmagic.render.bundle import text
+from jitmagic.render.causes.why import blocks as why_blocks
 from jitmagic.render.charts import palette
 from jitmagic.render.charts.attribution import attribution_figure
 from jitmagic.render.charts.orderings import orderings_figure
@@ -36,6 +41,7 @@ from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.style import DPI
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import html_summary
+from jitmagic.render.comparison import text_table
 from jitmagic.render.format import REST_LABEL
 from jitmagic.render.format import REST_ROW
 from jitmagic.render.format import marked_ratio
@@ -98,7 +104,7 @@ class Elements(HTMLParser):
 
 def test_the_headline_is_the_line_under_the_title_in_text():
     c = measured()
-    lines = text(c).splitlines()
+    lines = text(c, verbose=True).splitlines()
     assert lines[0].startswith("jitcompare: model")
     assert lines[1] == c.verdict.headline
     assert lines[1].startswith("Nested jit on `layer`: first call 3.54× faster (")
@@ -125,7 +131,7 @@ def test_a_verdict_that_is_its_headline_is_shown_once():
 
 def test_the_command_prints_the_headline_second(capsys):
     c = measured()
-    show([text(c)])
+    show([text(c, verbose=True)])
     printed = capsys.readouterr().out.splitlines()
     assert printed[1] == c.verdict.headline
 
@@ -150,12 +156,13 @@ def test_orderings_start_with_their_headline_in_the_table_and_each_panel():
 
 
 def rest_row(c) -> list[str] | None:
-    row = next((ln for ln in text(c).splitlines() if ln.startswith(REST_ROW)), None)
+    row = next((ln for ln in text(c, verbose=True).splitlines() if ln.startswith(REST_ROW)),
+               None)
     return None if row is None else row[len(REST_ROW):].split()
 
 
 def test_the_table_shows_the_rest_of_the_first_call_only_where_measured():
-    lines = text(measured()).splitlines()
+    lines = text(measured(), verbose=True).splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith(REST_ROW))
     assert lines[at - 1].startswith("XLA compile") and lines[at + 1].startswith("first call")
     # the median runs' (the third of each): 620 − 580, 175 − 157; the row says so, since
@@ -215,7 +222,8 @@ def test_a_staged_bar_keeps_its_marker_and_says_where_the_stages_came_from():
 def test_ratios_the_rule_does_not_call_are_marked_not_significant():
     fig = phases_figure(measured())
     cold, steady = fig.axes
-    assert steady.get_title() == "execute (1.00× same)"  # 100 µs both: no difference
+    # 100 µs both: no difference
+    assert steady.get_title() == "execute\n(1.00× no\nmeasurable\ndifference)"
     assert cold.get_title().endswith("flat/nested 3.54×, wall time")  # its clock named
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["trace 10.0×", "lower 2.50×", "XLA compile 2.00×", REST_LABEL]
@@ -234,7 +242,7 @@ def test_the_execute_title_fits_its_panel_when_both_compiled_the_same_program():
 
 @pytest.mark.parametrize(("kind", "significant", "shown"), [
     ("faster", True, "2.00×"), ("slower", True, "2.00×"),
-    ("no measurable difference", False, "2.00× same"),
+    ("no measurable difference", False, "2.00× no measurable difference"),
     ("inconclusive", False, "2.00× inconclusive"),
 ])
 def test_only_a_called_difference_is_unmarked(kind, significant, shown):
@@ -248,7 +256,7 @@ def test_a_same_is_decided_and_still_marked():
     quiet = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.002, 0.998, 1.001]
     d = difference(quiet, list(reversed(quiet)))
     assert d.kind == SAME and d.decided and not d.significant
-    assert marked_ratio(d.ratio, d).endswith(" same")
+    assert marked_ratio(d.ratio, d).endswith(" no measurable difference")
 
 
 def legend_sizes(fig) -> list[float]:
@@ -334,3 +342,84 @@ def test_the_legend_fits_the_figure_even_with_every_ratio_marked():
         box, page = fig.legends[0].get_window_extent(), fig.bbox
         assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0, (box, page)
     assert [t.get_text() for t in fig.legends[0].get_texts()][-1] == "first call (median)"
+
+
+# --- the answer at a glance --------------------------------------------------------
+
+STAGE_ROWS = ["trace", "lower", "XLA compile", "first call", "execute (per call)"]
+
+
+def glance_rows(said: str) -> dict[str, str]:
+    """The glance's stage rows by label: the lines under its header, indented two."""
+    lines = said.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(("  wall time", "  CPU time")))
+    return {ln[2:].split("  ")[0]: ln for ln in lines[at + 1:at + 6]}
+
+
+def test_the_glance_is_the_answer_in_at_most_twelve_lines_of_the_terminals_width():
+    c = measured()
+    assert str(c) == c.report() == text(c)  # the default, wherever a comparison is said
+    for width in (100, 80):
+        said = text(c, width=width)
+        lines = said.splitlines()
+        assert len(lines) <= 12 and max(map(len, lines)) <= width, said
+        assert " ".join(ln.strip() for ln in lines[:2]).startswith(
+            "jitcompare: model — nested jit on `layer` makes the first call 3.54× faster "
+            "(2.22×–5.65×; 620 ms → 175 ms wall time, 3 runs each)")
+        assert list(glance_rows(said)) == STAGE_ROWS
+        assert lines[-1].startswith("more: -v (spreads, CPU time, program sizes, causes")
+    assert glance_rows(str(c))["trace"].split()[-1] == "10.0×"
+    assert "rest of first call" not in str(c) and "min–max" not in str(c)  # behind -v
+
+
+def test_the_glance_never_breaks_a_number_across_lines():
+    c = measured()
+    for width in range(30, 101):
+        said = text(c, width=width, html_path="/a/folder/of/reports/jitmagic-demo.html")
+        assert not re.search(r"\d\n +(ms|µs|s|runs?|→)", said), (width, said)
+        assert not re.search(r"→\n", said)
+    assert fitted("the first call " + "923 ms → 366 ms", 24) == [
+        "the first call", "    923 ms → 366 ms"]
+
+
+def test_verbose_is_the_full_report_as_before():
+    c = measured()
+    full = text(c, verbose=True)
+    assert full == text_table(c) + "\n\n" + as_text(why_blocks(c))
+    assert c.report(verbose=True) == full
+    assert full.splitlines()[1] == c.verdict.headline and REST_ROW in full
+
+
+def test_where_xla_built_one_program_the_glance_says_why_the_figures_differ():
+    c = dataclasses.replace(measured(), same_compiled=True)
+    rows = glance_rows(str(c))
+    # the compile differs though the program is the same: its input was smaller
+    assert rows["XLA compile"].endswith("2.00× (same program, from a smaller input)")
+    # 100 µs against 100 µs of one program: no difference, said so, with no ratio
+    assert rows["execute (per call)"].endswith("no measurable difference: same compiled program")
+    assert ("XLA compiled both variants to the same program, instruction by instruction (the "
+            "same flops, bytes and memory): nesting changed JAX's work, not XLA's result; its "
+            "XLA compile was 2.00× faster (") in c.report(verbose=True)
+    assert "nested: XLA's input, before it inlines the calls, is smaller" in c.report(
+        verbose=True)
+    other = glance_rows(str(measured()))
+    assert other["XLA compile"].endswith("  2.00×") and "program" not in other["execute (per call)"]
+    assert "XLA's input" not in measured().report(verbose=True)
+
+
+def test_in_html_the_verdict_chart_and_short_table_come_first_and_the_rest_is_folded():
+    c = measured()
+    page = bundle(c)["text/html"]
+    (verdict, chart, table, found, *rest) = Elements(page).found
+    assert verdict[:2] == ["p", "jitcompare-verdict"] and verdict[2].startswith(
+        "jitcompare: model — nested jit on layer makes the first call 3.54× faster")
+    assert chart[0] == "img" and table[0] == "table" and found[2].startswith("why: ")
+    assert [tag for tag, *_ in rest] == ["details"] * len(rest) and len(rest) >= 2
+    assert rest[0][2].startswith("the full report: ") and REST_ROW in rest[0][2]
+    assert rest[1][2].startswith("Why the first call takes 620 ms (flat)")
+    body = html_document(c).split("<body>")[1].split("</body>")[0]
+    assert Elements(body).found[-1][0] == "details"  # folded too
+    assert Elements(body).found[-1][2].startswith("Where these numbers came from")
+    # the chart's title gives the headline's one number on its one clock
+    assert phases_figure(c).axes[0].get_title() == "model: first call, flat/nested 3.54×, " \
+        "wall time"

@@ -200,13 +200,23 @@ def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
 
     cold, steady = phases_figure(c).axes  # the bars are wall time, and say so
     assert ", wall time, cold first call" in cold.get_xlabel() and BUSY_NOTE in cold.get_xlabel()
-    assert cold.get_title().endswith(", wall time") and steady.get_ylabel().endswith("wall time")
+    # its title gives the verdict's one number on the verdict's one clock
+    assert cold.get_title().endswith("flat/nested 1.34×, CPU time")
+    assert steady.get_ylabel().endswith("wall time")
     quiet = comparison({k: v for k, v in BUSY_FLAT.items() if k != "wait_s"},
                        {k: v for k, v in BUSY_NESTED.items() if k != "wait_s"}, every=0.01)
     assert not quiet.busy and BUSY_NOTE not in phases_figure(quiet).axes[0].get_xlabel()
-    text = str(c)
+    text = c.report(verbose=True)
     assert "The machine was busy: these runs waited for a CPU 50% of the time" in text
-    assert "first call, CPU time" in text  # the table shows both clocks
+    assert "first call, CPU time" in text  # the full table shows both clocks
+    # at a glance: one number on one clock, CPU time in place of wall time in the rows
+    head, table, *_ = str(c).split("\n  ")
+    assert "first call take 1.34× less CPU time (" in head and "wall" not in head
+    assert table.startswith("CPU time ")  # the rows' clock, where each decides on it
+    rows = {ln.split("  ")[0]: ln for ln in str(c).split("\n  ")[2:7]}
+    assert "first call" in rows and "wall" not in rows["first call"]
+    assert "trace (wall time)" in rows  # no CPU time of it measured: its clock is named
+    assert "busy machine: CPU time judged (wall time: inconclusive)" in str(c)
 
 
 def test_no_stage_differing_in_cpu_time_is_said_on_that_clock():
@@ -298,11 +308,17 @@ def test_a_withheld_gap_says_not_judged_rather_than_inconclusive():
     c = _executes(flat, nested, same=True)
     assert c.withheld("execute_s") and not _executes(flat, nested, same=False).withheld(
         "execute_s")
-    (row,) = [line for line in str(c).splitlines() if line.startswith("execute")]
+    (row,) = [line for line in c.report(verbose=True).splitlines()
+              if line.startswith("execute")]
     assert "not judged: same compiled program" in row and "inconclusive" not in row
+    # at a glance, 91 µs against 62 µs of one program is no difference: said so, no ratio
+    (row,) = [line for line in str(c).splitlines() if line.startswith("  execute")]
+    assert row.split()[-4:] == ["inconclusive:", "same", "compiled", "program"]
+    assert "×" not in row
     unsure = _executes([90e-6, 60e-6, 95e-6], [61e-6, 93e-6, 64e-6], same=True)
     assert not unsure.withheld("execute_s")
-    (row,) = [line for line in str(unsure).splitlines() if line.startswith("execute")]
+    (row,) = [line for line in unsure.report(verbose=True).splitlines()
+              if line.startswith("execute")]
     assert "inconclusive, same compiled program" in row
 
 
@@ -502,5 +518,5 @@ def test_one_program_measured_once_on_a_busy_machine_is_shown_on_cpu_time_as_it_
     nested = variant("nested", {}, helpers=())
     c = comparison(flat, nested)
     assert c.busy and c.clock_of("first_call_s") == CPU
-    said = str(c)
+    said = c.report(verbose=True)
     assert "Why the first call takes 28 ms (flat, CPU time: the machine was busy)" in said

@@ -13,6 +13,7 @@ import jitmagic.frontends.command as cli
 from jitmagic.cell.prepare import parse
 from jitmagic.frontends.command import main
 from jitmagic.frontends.script.loading import load_target
+from jitmagic.render.bundle import text
 
 
 def _file(tmp_path, source: str = SMALL_CELL):
@@ -27,21 +28,48 @@ def _assert_self_contained(html: str) -> None:
     assert not re.search(r"https?://", html)
 
 
-def test_file_prints_table_and_writes_json_and_html(tmp_path, capsys):
+STAGES = ("trace", "lower", "XLA compile", "first call", "execute (per call)")
+
+
+def test_file_prints_table_and_writes_json_and_html(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")  # the terminal's width, as the command reads it
     out_json, out_html = tmp_path / "r.json", tmp_path / "r.html"
-    code = main([str(_file(tmp_path)), "-r", "1", "-n", "2",
+    code = main([str(_file(tmp_path)), "-r", "3", "-n", "2",
                  "--save", str(out_json), "--html", str(out_html)])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "jitcompare: model" in printed and "XLA compile" in printed
-    assert f"wrote {out_json}" in printed
     saved = json.loads(out_json.read_text())
     assert saved["variants"]["nested"]["helpers"] == ["layer"]
-    assert jitmagic.load(out_json).to_dict() == saved
-    assert printed.splitlines()[1] == jitmagic.load(out_json).verdict.headline  # answer first
+    loaded = jitmagic.load(out_json)
+    assert loaded.to_dict() == saved
+    # the answer at a glance: the verdict with its interval, runs and clock, the five
+    # stages, in at most 12 lines of at most 100 columns; the HTML named on its last line
+    report, written = printed.rstrip("\n").split("\nwrote ")
+    lines = report.splitlines()
+    assert len(lines) <= 12 and max(map(len, printed.splitlines())) <= 100
+    assert lines[0].startswith("jitcompare: model — nested jit on `layer`")
+    assert "3 runs each" in report and ("wall time" in report or "CPU time" in report)
+    assert re.search(r"\d+\.\d+×–\d+\.\d+×", lines[0] + lines[1])  # its interval
+    rows = [ln.split("  ")[1].strip() for ln in lines if ln.startswith("  ")
+            and ln.split("  ")[1].strip() in STAGES]
+    assert rows == list(STAGES)
+    assert report.replace("\n    ", " ").endswith(f" · report: {out_html}")  # wrapped
+    assert written == str(out_json)  # the HTML is said once, on the glance's last lines
+    assert report == text(loaded, width=100, html_path=str(out_html))
     html = out_html.read_text()
     _assert_self_contained(html)
     assert "jitcompare: <code>model</code>" in html and "<td>jaxlib</td>" in html
+
+
+def test_verbose_prints_the_full_report(tmp_path, capsys):
+    out_json = tmp_path / "r.json"
+    code = main([str(_file(tmp_path)), "-r", "1", "-n", "2", "-v", "--save", str(out_json)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    full = jitmagic.load(out_json).report(verbose=True)
+    assert printed == f"{full}\nwrote {out_json}\n"
+    assert printed.splitlines()[1] == jitmagic.load(out_json).verdict.headline  # answer first
+    assert "jitcompare: model" in printed and "jaxpr equations" in printed
 
 
 def test_file_sweep(tmp_path, capsys):

@@ -36,7 +36,7 @@ def test_three_helpers_of_a_module_under_one_decorator_are_each_nested(ip, modul
     assert r.nested.inline == () and r.outputs_match
     assert {"attention", "ffn", "layer_norm"} <= _jit_names(r.nested.jaxpr_text)
     assert r.nested.nested_calls - r.flat.nested_calls == 8  # one jit per call, as by hand
-    listed = str(r)
+    listed = r.report(verbose=True)
     for name, calls in THREE.items():
         assert f"{name} ({calls} jit calls)" in listed, listed
         assert f"`{name}`" in r.verdict.text, r.verdict.text

@@ -121,7 +121,9 @@ def test_per_process_is_saved_and_read_back(tmp_path):
     assert loaded.flat.per_process == each and loaded.env["process_count"] == 2
     assert loaded.to_dict() == c.to_dict()
     assert loaded.flat.first_call_s == 2.0  # the slowest process's
-    assert "(1 cold run, the slowest of 2 processes; wall time)" in str(loaded).splitlines()[0]
+    full = loaded.report(verbose=True)
+    assert "(1 cold run, the slowest of 2 processes; wall time)" in full.splitlines()[0]
+    assert "\nthe slowest of 2 processes · " in str(loaded)  # at a glance too
     old = dict(saved)  # a report without per_process (one process, or an older one) loads
     del old["variants"]["flat"]["per_process"]
     assert Comparison.from_dict(old).flat.per_process == ()

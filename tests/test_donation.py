@@ -31,7 +31,7 @@ def test_a_donating_entry_leaves_the_users_array_intact():
 def test_the_magic_line_form_leaves_a_donated_array_intact(run_magic, ip):
     ip.user_ns.update(donating_step=donating_step, xd=jnp.ones(3))
     try:
-        result, cap = run_magic("-o -r 1 -n 2 --no-plot donating_step(xd)")
+        result, cap = run_magic("-o -v -r 1 -n 2 --no-plot donating_step(xd)")
         assert not ip.user_ns["xd"].is_deleted()
         assert "measures it without donation" in cap.outputs[0].data["text/plain"]
     finally:

@@ -174,5 +174,5 @@ def test_an_undecided_ratio_against_its_own_default_is_marked_as_the_main_table_
     said = text(jitmagic.diff(report(same), report(noisy)))
     assert "n.s." not in said and "marked inconclusive or same" in said
     row = next(line for line in said.splitlines() if line.startswith(LEVEL0) and "—" not in line
-               and "same" in line)
-    assert "1.00× same" in row and "inconclusive" in row
+               and "1.00× no measurable difference" in line)
+    assert "1.00× no measurable difference" in row and "inconclusive" in row

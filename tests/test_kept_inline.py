@@ -88,7 +88,8 @@ def test_the_users_own_jit_is_advised_kept_not_added():
     c = jitmagic.compare(jax.grad(L.stack), jnp.ones(8), **ONCE)
     assert c.nested.helpers == ("smooth_jit",) and c.nested.own_jit == ("smooth_jit",)
     assert c.flat.own_jit == ()
-    assert "nested helpers: smooth_jit (4 jit calls, your own jax.jit)" in str(c)
+    assert "nested helpers: smooth_jit (4 jit calls, your own jax.jit)" in \
+        c.report(verbose=True)
     assert jitmagic.Comparison.from_dict(c.to_dict()).nested.own_jit == ("smooth_jit",)
     # where nesting pays, the advice says to keep the jit the user wrote
     runs = {"first_call_s": [1.0, 1.01, 0.99, 1.0, 1.02, 0.98]}

@@ -618,7 +618,8 @@ def test_the_report_counts_each_variants_captured_constants_and_a_diff_sees_them
     for variant in (one.flat, one.nested):
         assert (variant.constants, variant.constant_bytes) == (2, 4 * 2**20 + 40 * 2**10)
         assert variant.compiled_temp_bytes is not None
-    assert "constant bytes (captured)" in str(one) and "4,235,264" in str(one)
+    full = one.report(verbose=True)
+    assert "constant bytes (captured)" in full and "4,235,264" in full
     again = jitmagic.Comparison.from_dict(one.to_dict())
     assert again.flat.constant_bytes == one.flat.constant_bytes
     small = jitmagic.compare(_projected(np.ones((64, 8), np.float32)), jnp.ones(64),
@@ -636,7 +637,7 @@ def test_a_report_saved_before_constants_were_counted_reads_them_as_not_counted(
     for key in ("constants", "constant_bytes", "compiled_temp_bytes"):
         del d["variants"]["flat"][key]  # nested: no helper, measured once, none written
     old = jitmagic.Comparison.from_dict(d)
-    assert old.flat.constants is None and "constant bytes" not in str(old)
+    assert old.flat.constants is None and "constant bytes" not in old.report(verbose=True)
 
 
 def test_the_report_carries_xlas_peak_bytes_as_the_compiled_program_reports_them():
@@ -644,10 +645,11 @@ def test_the_report_carries_xlas_peak_bytes_as_the_compiled_program_reports_them
     one = jitmagic.compare(embedded, x, repeat=1, number=1, progress=False)
     memory = jax.jit(embedded).lower(x).compile().memory_analysis()
     assert one.flat.compiled_peak_bytes == memory.peak_memory_in_bytes > 0
-    assert f"{memory.peak_memory_in_bytes:,}" in str(one) and "peak bytes" in str(one)
+    full = one.report(verbose=True)
+    assert f"{memory.peak_memory_in_bytes:,}" in full and "peak bytes" in full
     # XLA inlines the nested calls: one program, and the report says so in a line
     assert one.same_compiled and one.nested.compiled_peak_bytes == one.flat.compiled_peak_bytes
-    assert "XLA compiled both variants to the same program" in str(one)
+    assert "XLA compiled both variants to the same program" in full
     assert jitmagic.Comparison.from_dict(one.to_dict()).flat.compiled_peak_bytes == \
         memory.peak_memory_in_bytes
 

@@ -34,6 +34,26 @@ def test_display_has_text_html_and_chart(run_magic):
     _, cap = run_magic(FAST, SMALL_CELL)
     (out,) = cap.outputs
     text, html = out.data["text/plain"], out.data["text/html"]
+    # at a glance: the verdict, then the five stages; the rest behind -v
+    assert text.startswith("jitcompare: model — nested jit on `layer`")
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(("  wall time", "  CPU time")))
+    assert [ln[2:].split("  ")[0] for ln in lines[at + 1:at + 6]] == [
+        "trace", "lower", "XLA compile", "first call", "execute (per call)"]
+    assert "nested helpers: layer" not in text and "more: -v (" in text
+    # in HTML the verdict, the chart and the short table come first, the rest folded
+    verdict, chart, table = html.split("\n")[:3]
+    assert verdict.startswith("<p class='jitcompare-verdict'><b>jitcompare: <code>model</code> — ")
+    assert chart.startswith('<img alt="the first call in parts') and table.startswith("<table")
+    folded = html.split("\n<details><summary>the full report: ", 1)[1]
+    assert "nested helpers: layer" in folded and "<details>" in folded  # jaxprs, collapsed
+    assert "nested helpers: layer" not in html.split("<details>")[0]
+
+
+def test_verbose_displays_the_full_report(run_magic):
+    _, cap = run_magic(f"-v {FAST}", SMALL_CELL)
+    (out,) = cap.outputs
+    text, html = out.data["text/plain"], out.data["text/html"]
     assert "trace" in text and "XLA compile" in text and "nested helpers: layer" in text
     assert text.splitlines()[1].startswith("Nested jit on `layer`")  # the headline, first
     assert "</h4>\n<p class='jitcompare-verdict'><b>Nested jit on <code>layer</code>" in html
@@ -136,7 +156,7 @@ model(jnp.ones(3))
     result, cap = run_magic(f"-o {FAST}", cell)
     assert result.flat.ok and result.flat.trace_s > 0 and result.nested.ok, result.nested.error
     assert result.nested.helpers == () and result.nested.inline == ("helper",)
-    text = cap.outputs[0].data["text/plain"]
+    text = cap.outputs[0].data["text/plain"].replace("\n    ", " ")  # wrapped to the terminal
     # how it leaks is read off JAX's leak message (tests/test_leak_culprits.py); after some other
     # tests of this file JAX's own message builder fails (IndexError) and the reason
     # falls back to the general wording, which names no mechanism it did not see

@@ -32,7 +32,7 @@ def test_the_discussions_namespace_with_a_jitted_twin(ip):
     assert 10 < r.flat.jaxpr_eqns / r.nested.jaxpr_eqns < 16
     assert r.outputs_match
     assert r.verdict.text.startswith("Nested jit on `f`"), r.verdict.text
-    assert "nested helpers: f (16 jit calls)" in str(r)
+    assert "nested helpers: f (16 jit calls)" in r.report(verbose=True)
     assert ip.user_ns["f"].__code__.co_name == "<lambda>"  # the user's f is itself again
 
     def chosen(v, first_call_s):  # every sample chosen: no CPU or waiting time of this run

@@ -116,10 +116,13 @@ def test_the_baseline_diff_shows_under_the_verdict_and_is_not_saved():
     new = with_baseline(comparison({k: [3 * x for x in v] for k, v in flat.items()}, flat),
                         old)
     assert isinstance(new, Comparison)
-    lines = str(new).splitlines()
+    lines = new.report(verbose=True).splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("against the baseline:"))
     # the title, the verdict, then the diff
     assert at == 2 and "NEW slower in flat trace 3.00×" in lines[at]
+    glance = str(new).split("\n\n")  # at a glance, the diff follows it
+    assert glance[0].splitlines()[-1].startswith("more: -v (")
+    assert "NEW slower in flat trace 3.00×" in glance[1]
     assert "baseline" not in new.to_dict()
     assert "against the baseline" in new._repr_mimebundle_()["text/html"]
     sweep = with_baseline(Sweep("n", (1, 2), (old, old), 1.0), old)

@@ -275,8 +275,8 @@ def test_strings_from_a_report_are_printable(tmp_path):
     d["env"] = {"\x1bkey": "\x1bvalue"}
     loaded = _loaded(tmp_path, d)
     assert loaded.entry == "\\x1b[2J\\x1b[31mf\\x00\\ud800"
-    shown = bundle(loaded)  # the chart draws the names too
-    for form in (shown["text/plain"], shown["text/html"], repr(loaded)):
+    shown, glance = bundle(loaded, verbose=True), bundle(loaded)  # the chart draws them too
+    for form in (shown["text/plain"], shown["text/html"], repr(loaded), *glance.values()):
         form.encode("utf-8")
         assert not any(ch in form for ch in "\x1b\x00\x07\r\x9b\u202e")
     assert "\\ud800h\\u202e (1 jit call)" in shown["text/plain"]
@@ -320,7 +320,7 @@ def test_a_report_of_the_previous_schemas_loads_its_sentences_as_they_were(tmp_p
     loaded = _loaded(tmp_path, d)
     assert loaded.warnings == ("the cell printed while it was measured",)
     assert loaded.nested.notes == ("`layer` stays inline: it is a generator",)
-    shown = text(loaded)
+    shown = text(loaded, verbose=True)
     assert "the cell printed while it was measured" in shown
     assert loaded.to_dict()["schema"] == "jitmagic.comparison/6"
     sweep = {"schema": "jitmagic.sweep/2", "entry": "f", "name": "n", "values": [1],
@@ -349,7 +349,7 @@ def test_a_thousand_helpers_show_fifty(tmp_path):
     names = [f"h{i}" for i in range(1000)]
     d["variants"]["nested"]["helpers"] = names
     d["variants"]["flat"]["notes"] = [f"`{n}` was not nested" for n in names]
-    shown = text(_loaded(tmp_path, d))
+    shown = text(_loaded(tmp_path, d), verbose=True)
     line = next(ln for ln in shown.splitlines() if ln.startswith("nested helpers:"))
     assert "h49" in line and "h50" not in line and "… 950 more helpers" in line
     assert shown.count("note (flat)") == 50 and "… 950 more notes (of 1,000)" in shown

@@ -189,7 +189,7 @@ def test_ctrl_c_during_the_advice_keeps_a_partial_advice():
     # stopped after only(layer)'s first cold start: one run is not judged
     assert adv.recommended == () and not adv.ranked[0].significant
     assert len(result.advice.ranked) == 1 and adv.flat_cold_s > 0
-    text, html = str(result), result._repr_mimebundle_()["text/html"]
+    text, html = result.report(verbose=True), result._repr_mimebundle_()["text/html"]
     assert "jit `layer`: not measured enough to judge (measuring stopped)" in text
     assert text.count("PARTIAL") == 1 and "<b>Partial:</b> interrupted" in html
     assert text.index(f"PARTIAL: {adv.stopped}") > text.index("nested helpers: layer")
@@ -237,7 +237,7 @@ def test_a_stop_before_the_nested_variant_ran_says_so_and_keeps_the_flat_counts(
     result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=press)
     assert result.stopped == "interrupted by the user after the flat variant's first call"
     assert result.verdict.text == "Stopped before the nested variant ran: nothing to compare."
-    text = str(result)
+    text = result.report(verbose=True)
     assert "helpers found: layer (not nested: measuring stopped first)" in text
     assert "none could be nested" not in text and "nested helpers: none" not in text
     # flat's first call finished before the stop: its counts are kept
@@ -409,7 +409,7 @@ def test_a_second_ctrl_c_while_showing_prints_the_text_and_raises_one_line(ip, m
 def _command_args(tmp_path, **paths):
     import argparse
 
-    return argparse.Namespace(**{"save": None, "html": None} | {
+    return argparse.Namespace(**{"save": None, "html": None, "verbose": False} | {
         k: str(tmp_path / v) for k, v in paths.items()})
 
 

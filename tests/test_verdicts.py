@@ -232,3 +232,38 @@ def test_a_tables_interval_shows_which_side_of_one_its_ends_lie():
     assert interval_ends(1.0004, 1.31) == "1.0004×–1.31×"
     assert interval_ends(0.78, 1.31) == "0.78×–1.31×"
     assert diff_interval(SimpleNamespace(low=0.78, high=0.9972)) == "0.78×–0.997×"
+
+
+def test_each_of_the_rules_four_outcomes_has_one_word_on_each_clock():
+    from jitmagic.model.stats.witness import CPU
+    from jitmagic.render.verdicts import say
+
+    faster = difference([2.0, 2.1, 2.05], [1.0, 1.02, 1.01])
+    slower = difference([1.0, 1.02, 1.01], [2.0, 2.1, 2.05])
+    runs = [0.5, 0.501, 0.502, 0.499, 0.5]
+    same = difference(runs, list(reversed(runs)))
+    unsure = difference([4.0, 1.9, 4.3], [2.1, 2.2, 3.9])
+    assert [d.kind for d in (faster, slower, same, unsure)] == [
+        "faster", "slower", "no measurable difference", "inconclusive"]
+    assert [say(d) for d in (faster, slower, same, unsure)] == [
+        "2.03× faster", "2.03× slower", "no measurable difference", "inconclusive"]
+    assert [say(d, CPU) for d in (faster, slower, same, unsure)] == [
+        "2.03× less CPU time", "2.03× more CPU time", "no measurable difference in CPU time",
+        "inconclusive"]
+
+
+def test_the_report_says_each_outcome_in_its_one_word():
+    """An undecided stage was "undecided" in the verdict and "inconclusive" in the table;
+    a stage with no difference "same" in the table: each outcome now has one word."""
+    tight = [0.1, 0.1001, 0.0999, 0.1, 0.1002]
+    c = comparison({"first_call_s": [2.0, 2.1, 2.05, 2.0, 2.1], "trace_s": list(tight),
+                    "compile_s": [0.4, 0.1, 0.5, 0.2, 0.45],
+                    "lower_s": [0.5, 0.51, 0.5, 0.52, 0.5]},
+                   {"first_call_s": [1.0, 1.02, 1.01, 1.0, 1.02], "trace_s": tight[::-1],
+                    "compile_s": [0.2, 0.45, 0.1, 0.5, 0.3], "lower_s": [0.1] * 5}, every=0.1)
+    assert c.difference("trace_s").kind == "no measurable difference"
+    assert c.difference("compile_s").kind == "inconclusive"
+    full = c.report(verbose=True)
+    assert "XLA compile: inconclusive" in c.verdict.text and "undecided" not in full
+    (trace,) = [ln for ln in full.splitlines() if ln.startswith("trace ")]
+    assert trace.endswith(" no measurable difference") and not trace.endswith(" same")

@@ -75,7 +75,7 @@ def test_a_saving_no_stage_holds_is_said_in_no_one_stage_never_tracing():
     assert "no stage differs measurably (Python tracing, lowering to StableHLO, XLA compile):" \
            " the 159 ms are in no one stage" in cause.said
     assert f"1. {NAME} (saved in no one stage), 159 ms: nesting `layer`: the first call is " \
-           in str(c)
+           in c.report(verbose=True)
 
 
 def test_a_faster_trace_is_its_own_part_never_more_than_the_flat_trace_took():

@@ -1,7 +1,8 @@
 """``python -m jitmagic FILE.py``: the comparison without a notebook.
 
 The file follows the rule of a ``%%jitcompare`` cell: its last statement calls
-the function to measure. The command prints the plain-text table and can write
+the function to measure. The command prints the answer at a glance (``-v``: the full
+report, every row, note and section) and can write
 the JSON report (``--save``) and a self-contained HTML report (``--html``:
 charts embedded as PNG data, nothing fetched from a network). ``--vmap``
 adds the jit/vmap orderings, ``--sweep`` a scaling sweep. ``demo`` runs the
@@ -24,6 +25,7 @@ import ast
 import atexit
 import dataclasses
 import os
+import shutil
 import sys
 from typing import NoReturn
 
@@ -49,6 +51,7 @@ from ..options.hints import with_option_hint
 from ..options.table import COMMAND
 from ..options.table import COMPARE
 from ..options.table import specs_for
+from ..render.bundle import at_a_glance
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
@@ -56,6 +59,7 @@ from .notebook_progress import progress_for
 from .output import checked_path
 from .output import distinct
 from .saving import write_outputs
+from .saving import wrote
 from .script.loading import check_compiles
 from .script.loading import check_shape
 from .script.loading import load_target
@@ -231,13 +235,14 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
             # between parts Ctrl-C is only noted: the text takes no time
             notes = [stopped_note(showing.stopped)] if showing.stopped else []
             printed[0] = True
-            show(["\n\n".join([text(result), *notes]), *written])  # `| head` still: 0
+            shown, written = _shown(result, args, written)
+            show(["\n\n".join([shown, *notes]), *written])  # `| head` still: 0
             for failure in failures:
                 print(f"jitmagic: {failure}", file=sys.stderr)
     except KeyboardInterrupt as exc:  # a second Ctrl-C: the text (once), and one line
         with ctrl_c_ignored():  # a third one changes nothing now
             if not printed[0]:
-                show([text(result)])
+                show([_shown(result, args)[0]])
             print(f"jitmagic: {exc}", file=sys.stderr)
         return INTERRUPTED
     if any(part in REPORTS for part in showing.stopped):
@@ -245,6 +250,22 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
     if failures:
         return CANNOT_WRITE
     return PARTIAL if result.stopped_anywhere else MEASURED
+
+
+def _shown(result: Comparison | Sweep, args: argparse.Namespace,
+           written: list[str] | None = None) -> tuple[str, list[str]]:
+    """The text the command prints, at a glance to the terminal's width or in full
+    (``-v``), and the lines of ``written`` (the reports written) left to print: the
+    glance names the HTML report on its last line, so that line is not printed twice."""
+    left, page = list(written or []), wrote("--html", args.html) if args.html else None
+    html_path = None
+    if page in left:
+        html_path = args.html if os.path.relpath(args.html).startswith(os.pardir) \
+            else os.path.relpath(args.html)
+        if at_a_glance(result, args.verbose):
+            left.remove(page)
+    return text(result, verbose=args.verbose, width=shutil.get_terminal_size().columns,
+                html_path=html_path), left
 
 
 def entry() -> None:

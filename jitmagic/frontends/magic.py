@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -184,13 +185,15 @@ class JitCompareMagics(Magics):
                  progress: Any, held: CtrlCHeld) -> None:
         """Show the result, then save it (:func:`present`)."""
         present(result, args, lambda showing, shown: self._show(result, args, progress,
-                                                                  showing, shown), text, held)
+                                                                  showing, shown),
+                lambda r: text(r, verbose=args.verbose, width=columns()), held)
 
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
               showing: Showing, shown: list[bool]) -> None:
         """The result, in the progress display where there is one (so that a saved
         notebook keeps the result alone), then the ``--vmap`` widget as its own."""
-        data = charted(lambda plot: bundle(result, plot=plot), showing, not args.no_plot)
+        data = charted(lambda plot: bundle(result, plot=plot, verbose=args.verbose,
+                                           width=columns()), showing, not args.no_plot)
         last = result.last if isinstance(result, Sweep) else result
         widget = None
         if last.orderings is not None:
@@ -247,6 +250,12 @@ def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
     data: dict[str, str] = showing.part("the charts", lambda: make(True),
                                         lambda: make(False), optional=True)
     return data
+
+
+def columns() -> int:
+    """The columns of the terminal the text is shown in (a notebook's kernel has none:
+    :func:`shutil.get_terminal_size`'s ``COLUMNS``, else 80)."""
+    return shutil.get_terminal_size().columns
 
 
 class CellInterrupted(KeyboardInterrupt):
@@ -309,7 +318,9 @@ def display_comparison(result: Comparison | Sweep | Ledger) -> None:
     if id(result) in _just_shown:
         _just_shown.discard(id(result))
         return
-    display(result._repr_mimebundle_(), raw=True)
+    shown = result._repr_mimebundle_() if isinstance(result, Ledger) else \
+        bundle(result, width=columns())  # as the magic showed it
+    display(shown, raw=True)
 
 
 def _forget_shown(*_: Any) -> None:

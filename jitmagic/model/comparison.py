@@ -53,6 +53,7 @@ from .saved.schema import optional
 from .saved.schema import text
 from .sharding import Sharding
 from .shown import Shown
+from .shown import renderer
 from .stats.cold import cold_only
 from .stats.cold import warm_runs
 from .stats.rule import INCONCLUSIVE
@@ -289,6 +290,13 @@ class Comparison(Shown):
 
     def __repr__(self) -> str:
         return self.summary()
+
+    def report(self, verbose: bool = False, width: int | None = None) -> str:
+        """The text report: the answer at a glance (what ``str(result)`` and the magic
+        show), or with ``verbose`` in full, every row, note and section (what ``-v``
+        prints); ``width``: the most columns a line of the glance's prose takes."""
+        said = renderer("text", self)
+        return said(self, verbose=verbose, width=width) if said else self.summary()
 
     def measured_s(self) -> float:
         """Sum of every interval this comparison timed (for the overhead check)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+import textwrap
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -216,8 +217,9 @@ class Image:
 Block = Heading | Para | Pre | Details | Image | Table
 
 
-def as_text(blocks: Iterable[Block]) -> str:
-    """The blocks as plain text: tables aligned, images left out. Every string is
+def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
+    """The blocks as plain text: tables aligned, images left out; a line of prose longer
+    than ``width`` (None: any length) wrapped (:func:`fitted`). Every string is
     escaped here (:func:`~jitmagic.model.saved.schema.printable`: ESC, BEL and the other
     controls a terminal would act on are written as ``\x1b``), before the columns are
     measured: a name from the user's code or from a report never drives the terminal."""
@@ -226,14 +228,38 @@ def as_text(blocks: Iterable[Block]) -> str:
         if isinstance(b, Table):
             lines += b.text_lines()
         elif isinstance(b, Heading):
-            lines.append(_inline_text(_parts(b.parts)))
+            lines += fitted(_inline_text(_parts(b.parts)), width)
         elif isinstance(b, Para):
-            lines += [_inline_text(_parts(x)) for x in b.lines]
+            lines += [x for line in b.lines for x in fitted(_inline_text(_parts(line)), width)]
         elif isinstance(b, Pre):
             lines.append(printable(clip(b.text)))
         elif isinstance(b, Details) and b.in_text:
             lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(b.text)) or "—"]
     return "\n".join(lines)
+
+
+#: A space after a digit or around an arrow: ``923 ms``, ``3 runs``, ``923 ms → 366 ms``
+#: are never broken across two lines.
+_AFTER_DIGIT = re.compile(r"(?<=\d) | (?=→)|(?<=→) ")
+#: Stands for such a space while a line is wrapped (no ASCII space, so no break).
+_KEPT = "\u00a0"
+
+
+def fitted(line: str, width: int | None, indent: str = "    ") -> list[str]:
+    """``line`` wrapped at spaces to ``width`` columns, its later lines indented; a
+    number keeps its unit and no word is split (one longer than ``width`` stays whole)."""
+    if width is None or len(line) <= width:
+        return [line]
+    kept = _AFTER_DIGIT.sub(_KEPT, line)
+    return [x.replace(_KEPT, " ") for x in
+            textwrap.wrap(kept, width, subsequent_indent=indent, break_long_words=False,
+                          break_on_hyphens=False)]
+
+
+def fold(summary: str, body: str) -> Html:
+    """``body`` (markup built escaped) folded under ``summary`` (plain text): it opens
+    with a click, with no script, so a saved page or a static export keeps it."""
+    return Html(f"<details><summary>{_inline_html(prose(summary))}</summary>{body}</details>")
 
 
 def as_html(blocks: Iterable[Block]) -> Html:

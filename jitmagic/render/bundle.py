@@ -1,7 +1,14 @@
 """What a result looks like, in one place: the MIME bundle the magic displays, the one
 a result (or a loaded report) displays as itself, and the self-contained HTML file
 of the headless command. Builds figures and text; never displays and imports no
-IPython."""
+IPython.
+
+By default a comparison shows at a glance (:func:`glance`): the verdict on the first
+call (its interval, its medians, its runs, its clock), the five stages flat against
+nested on the clock that decides each (CPU time on a busy machine, in place of wall
+time), the biggest measured cause with what to do about it, what else was found, and
+what the full report (``-v``) adds, worded by the same rule (:func:`~.verdicts.say`).
+"""
 
 from __future__ import annotations
 
@@ -12,23 +19,43 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model import parts as table
+from ..model.causes.cause import SAVING
+from ..model.causes.cause import STAGE
+from ..model.causes.cause import Cause
+from ..model.comparison import EXECUTE
 from ..model.comparison import Comparison
 from ..model.lines import Lines
+from ..model.rows import PHASES
+from ..model.rows import VARIANTS
 from ..model.saved.schema import printable
+from ..model.stats.cold import COMPILE
+from ..model.stats.rule import INCONCLUSIVE
+from ..model.stats.rule import SAME
+from ..model.stats.rule import median
 from ..model.stats.units import counted
+from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import BUDGET
+from ..model.stats.witness import CPU
+from ..model.stats.witness import FIRST_CALL
+from ..model.stats.witness import WALL
+from ..model.stats.witness import Clock
+from ..model.stats.witness import on
 from ..model.sweep import Sweep
 from . import attribution
 from . import lines
 from . import orderings
 from .blocks import Block
+from .blocks import Code
+from .blocks import Image
 from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import first
+from .blocks import fold
 from .blocks import more
+from .blocks import prose
 from .blocks import shown_name
 from .causes import constant_arguments
 from .causes import effort
@@ -36,16 +63,26 @@ from .causes import second_start
 from .causes import xla_passes
 from .causes.why import blocks as why_blocks
 from .comparison import html_summary
+from .comparison import notes
+from .comparison import outputs_said
 from .comparison import text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
 from .drawing import load_charts
+from .format import PHASE_LABELS
+from .headlines import comparison_headline
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
 from .sweep import sweep_text
 from .target import blocks as target_blocks
 from .target import record as target_record
+from .verdicts import OUTCOME
+from .verdicts import clock_name
+from .verdicts import interval_ends
+from .verdicts import say
+from .verdicts import times
+from .verdicts import undecided_reason
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
@@ -64,32 +101,35 @@ def chart_png(c: Comparison | Sweep) -> bytes | None:
     return to_png(phases_figure(c))
 
 
-def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
+def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
+           width: int | None = None, html_path: str | None = None) -> dict[str, str]:
     """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows.
 
-    The comparison's table, then the sections its options added (:func:`sections`).
-    For a sweep, its table, then the diff against ``--baseline`` and the sections of its
-    last value, under a line that says so.
+    A comparison at a glance (:func:`glanced`), or with ``verbose`` (or where a variant
+    failed: its error is the answer) in full: the comparison's table, then the sections
+    its options added (:func:`sections`). For a sweep, its table, then the diff against
+    ``--baseline`` and the sections of its last value, under a line that says so.
+    ``width``: the columns a line of the glance's prose takes at most; ``html_path``: the
+    HTML report written, which the glance names.
     """
-    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
-        blocks = target_blocks(r, t)
+    target = target_record(r) if isinstance(r, Comparison) else None
+    png = chart_png(r) if plot and target is None else None  # --target ran nothing to draw
+    if isinstance(r, Comparison) and target is not None:
+        blocks = target_blocks(r, target)
         data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
-        for text_, page_ in sections(r, plot, why=False):
-            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
-                    "text/html": f"{data['text/html']}\n{page_}"}
-        return data
-    png = chart_png(r) if plot else None
-    if isinstance(r, Sweep):
+        shown = list(sections(r, plot, why=False))
+    elif isinstance(r, Sweep):
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         last = r.last  # its causes where the sweep measured more than the comparison
-        asked = any(last.part(p.name) is not None for p in table.PARTS if p.in_why)
-        shown = list(sections(last, plot, why=asked))
+        shown = list(sections(last, plot, why=asked_why(last)))
         if shown or r.baseline is not None:
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
             data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
         if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
             shown.insert(0, (diff_text(r.baseline), diff_html(r.baseline)))
+    elif at_a_glance(r, verbose):
+        return glanced(r, png, plot, width, html_path)
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         shown = list(sections(r, plot))
@@ -114,6 +154,36 @@ SECTIONS: dict[str, Callable[[Comparison, bool], tuple[str, str] | None]] = {
     "effort": effort.section,
     "lines": lines.section,
 }
+
+
+def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
+    """Whether :func:`bundle` shows ``r`` at a glance: a comparison whose variants both
+    ran (where one failed, its error is the answer), not asked for in full (``verbose``),
+    not compiled for a ``--target`` (that report is short already)."""
+    return isinstance(r, Comparison) and not verbose and target_record(r) is None \
+        and all(v.ok for v in r.variants.values())
+
+
+def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | None = None,
+            html_path: str | None = None) -> dict[str, str]:
+    """The comparison at a glance (:func:`glance`), then what its options added
+    (the diff against ``--baseline``, the ranked causes where a part that tells one was
+    asked for (:func:`asked_why`), each part's section). In HTML the chart comes
+    first, and every section after the glance is folded: the full report, the causes,
+    each part's, each opening with a click."""
+    short = glance(c, html_path)
+    added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
+        if c.baseline is not None else []
+    added += sections(c, plot, why=asked_why(c))
+    text_ = "\n\n".join([as_text(short, width), *(t for t, _ in added)])
+    causes = [] if asked_why(c) else why_blocks(c)  # else among the sections added
+    folded = [("the full report: spreads, both clocks, program sizes, notes, warnings",
+               html_summary(c)),
+              *([(as_text(causes[:1]), as_html(causes))] if causes else []),
+              *((t.split("\n", 1)[0], h) for t, h in added)]
+    page_ = as_html([short[0], Image(png, "the first call in parts, per variant"), *short[1:]])
+    return {"text/plain": text_,
+            "text/html": "\n".join([page_, *(fold(said, body) for said, body in folded)])}
 
 
 def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tuple[str, str]]:
@@ -147,6 +217,12 @@ def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
                   "seconds, lets it take more)"], "note")]
 
 
+def asked_why(c: Comparison) -> bool:
+    """Whether ``c`` measured a part that tells a cause (``--why``, ``--cache``,
+    ``--lines``, ...): its ranked causes are then shown whole, not at a glance only."""
+    return any(c.part(p.name) is not None for p in table.PARTS if p.in_why)
+
+
 def last_value_line(s: Sweep) -> str:
     """The heading over what a sweep shows of its last value only (the diff against
     ``--baseline``, ``--lines``, the orderings, attribution and advice): which value."""
@@ -167,9 +243,13 @@ def with_note(data: dict[str, str], note: str) -> dict[str, str]:
             "text/html": f"{data['text/html']}\n<p style='color:#a00'>{html.escape(note)}</p>"}
 
 
-def text(c: Comparison | Sweep | Lines) -> str:
-    """The plain-text report (a terminal, a log, a CI job)."""
-    return lines_text(c) if isinstance(c, Lines) else bundle(c, plot=False)["text/plain"]
+def text(c: Comparison | Sweep | Lines, verbose: bool = False, width: int | None = None,
+         html_path: str | None = None) -> str:
+    """The plain-text report (a terminal, a log, a CI job): at a glance, or in full with
+    ``verbose`` (``width`` and ``html_path`` as :func:`bundle`'s)."""
+    if isinstance(c, Lines):
+        return lines_text(c)
+    return bundle(c, plot=False, verbose=verbose, width=width, html_path=html_path)["text/plain"]
 
 
 PAGE = """<!DOCTYPE html>
@@ -207,7 +287,7 @@ def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = N
     rows += [(more(left, "entries", len(c.env)), "")] if left else []
     env = Table((), rows, css="jitcompare-env")
     return page(f"jitcompare: {shown_name(c.entry)}",
-                f"{body}\n<h4>Where these numbers came from</h4>\n{env.as_html()}")
+                f"{body}\n{fold('Where these numbers came from', env.as_html())}")
 
 
 def _env_value(v: Any) -> str:
@@ -229,3 +309,145 @@ def repr_mimebundle(c: Comparison | Sweep | Lines, include: Any = None,
     if exclude:
         data = {k: v for k, v in data.items() if k not in exclude}
     return data
+
+
+#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested
+#: program differs while it built the same program from both (its input, before it
+#: inlines the calls, is smaller).
+SMALLER_INPUT = "same program, from a smaller input"
+
+
+def glance(c: Comparison, html: str | None = None) -> list[Block]:
+    """The comparison at a glance, as blocks (``html``: where the HTML report was
+    written, said on the last line)."""
+    first_note = notes(c, 1)[:1] if not c.nested.helpers else []  # why none was nested
+    return [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
+                 bold=True),
+            Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
+                  [_stage_row(c, p) for p in PHASES], indent="  "),
+            *first_note,
+            Para([line for line in (why_line(c), found_line(c), more_line(c, html)) if line])]
+
+
+def verdict_line(c: Comparison) -> str:
+    """``nested jit on `f` makes the first call 2.60× faster (1.60×–4.65×; 869 ms → 334 ms
+    wall time, 3 runs each)``: one number on one clock, the clock that decides; where
+    nothing was compared, the verdict's headline."""
+    first, clock = c.verdict.difference, c.clock_of(FIRST_CALL)
+    if not comparison_headline(c, first):  # failed, nothing nested, stopped, not measured
+        return c.verdict.headline
+    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
+    flat, nested = (median(on(c.judged(v).samples, FIRST_CALL, clock)) for v in VARIANTS)
+    numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {_runs(c)}"
+    bounds = f"{interval_ends(first.low, first.high)}; " if not math.isnan(first.low) else ""
+    if first.kind == INCONCLUSIVE:
+        return (f"nested jit on {helpers}, first call: {say(first, clock)} "
+                f"({times(first, clock)} seen, {bounds}{numbers}); "
+                f"{undecided_reason(first, c.repeats_ended, c.stopped)}")
+    if first.kind == SAME:
+        return f"nested jit on {helpers} makes {say(first, clock)} to the first call " \
+            f"({bounds}{numbers})"
+    take = " take" * (clock == CPU)
+    return f"nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
+        f"({bounds}{numbers})"
+
+
+def _runs(c: Comparison) -> str:
+    """``3 runs each``, or ``7 flat and 6 nested runs`` (a run not cold left out)."""
+    flat, nested = (len(c.judged(v).samples.get(FIRST_CALL, ())) for v in VARIANTS)
+    return f"{counted(flat, 'run')} each" if flat == nested else \
+        f"{flat} flat and {nested} nested runs"
+
+
+def _stage_row(c: Comparison, phase: str) -> list[str]:
+    """A stage's medians and ratio on the clock that decides it (named where it is not
+    the header's)."""
+    clock = c.clock_of(phase)
+    label = PHASE_LABELS[phase]
+    if clock != c.clock_of(FIRST_CALL):
+        label += f" ({clock_name(clock)})"
+    return [label, *(fmt_s(median(on(c.judged(v).samples, phase, clock))) for v in VARIANTS),
+            stage_ratio(c, phase)]
+
+
+def stage_ratio(c: Comparison, phase: str) -> str:
+    """``13.0×`` where the rule calls a difference; its outcome's word where it does not
+    (never a ratio that reads as a difference); where XLA built one program from both,
+    that the per-call times are of one program, and why a compile that differs built
+    the same one."""
+    clock = c.clock_of(phase)
+    d = c.difference(phase, clock)
+    if math.isnan(d.ratio):
+        return "—"
+    if not d.enough_data:
+        return f"{fmt_ratio(d.ratio)} (one run)"
+    said = fmt_ratio(d.ratio) if d.significant else OUTCOME[d.kind]
+    if c.same_compiled and phase == EXECUTE:
+        return f"{said}: same compiled program"
+    if c.same_compiled and phase == COMPILE and d.significant:
+        return f"{said} ({SMALLER_INPUT})"
+    return said
+
+
+def why_line(c: Comparison) -> str:
+    """The biggest measured cause and what to do about it ("" where none was measured):
+    the biggest saving, else the stage that takes the most of the flat first call."""
+    savings = [x for x in c.why if x.kind == SAVING]
+    if savings:
+        return f"why: {_saving(c, savings[0])}"
+    stages = [x for x in c.why if x.kind == STAGE]
+    if not stages:
+        return ""
+    x = max(stages, key=lambda s: s.seconds)
+    fix = f"; what to do: {x.fix}" if x.fix else ""
+    return f"why: {x.name} takes {fmt_s(x.seconds)} of the flat first call{fix}"
+
+
+def _saving(c: Comparison, x: Cause) -> str:
+    """``flat inlines `f` at 16 calls (8,208 jaxpr equations against 544); `jax.jit` on
+    `f` saves 535 ms``; any other saving by its name."""
+    if x.maker != "nesting":
+        return f"{x.name} saves {fmt_s(x.seconds)}{'; what to do: ' + x.fix if x.fix else ''}"
+    calls = sum(c.nested.helper_calls.values())
+    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
+    eqns = (f" ({c.flat.jaxpr_eqns:,} jaxpr equations against {c.nested.jaxpr_eqns:,})"
+            if c.flat.jaxpr_eqns is not None and c.nested.jaxpr_eqns is not None else "")
+    inlined = f"flat inlines {helpers} at {counted(calls, 'call')}{eqns}; " if calls else ""
+    return f"{inlined}{x.fix or 'nesting'} saves {fmt_s(x.seconds)}"
+
+
+def found_line(c: Comparison) -> str:
+    """What else the report found, in one line: a stop, whose figures they are under
+    ``jax.distributed``, the busy machine and what the other clock says, runs left out,
+    the outputs, whether XLA built different programs."""
+    parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
+    if (n := c.env.get("process_count")) and isinstance(n, int) and n > 1:
+        parts.append(f"the slowest of {n} processes")
+    if c.clock_of(FIRST_CALL) == CPU:
+        wall = c.difference(FIRST_CALL, WALL)
+        parts.append(f"busy machine: CPU time judged (wall time: {say(wall)})")
+    if (left := sum(len(runs) for runs in c.warm_runs.values())):
+        parts.append(f"{counted(left, 'run')} not cold, left out")
+    parts.append(outputs_said(c))
+    if c.same_compiled is False:  # one program: the execute row says so
+        parts.append("XLA compiled them to different programs")
+    return " · ".join(parts)
+
+
+def more_line(c: Comparison, html: str | None) -> str:
+    """What the full report adds, and where it is: ``-v``, ``--why`` where causes were
+    not measured, the HTML report where one was written."""
+    warned = f", {counted(len(c.warnings), 'warning')}" if c.warnings else ""
+    noted = len({n for v in c.variants.values() for n in v.notes})
+    noted_said = f", {counted(noted, 'note')}" if noted else ""
+    said = [f"-v (spreads, {clock_name(_other(c))}, program sizes, causes{warned}{noted_said})"]
+    if any(x.option for x in c.why if not x.measured):
+        said.append("--why")
+    if html:
+        said.append(f"report: {html}")
+    return "more: " + " · ".join(said)
+
+
+def _other(c: Comparison) -> Clock:
+    """The clock the table does not show: wall time on a busy machine, else CPU time."""
+    return WALL if c.clock_of(FIRST_CALL) == CPU else CPU

@@ -33,6 +33,7 @@ from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from . import diff as _diff
 from . import provenance as _provenance
+from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Cell
 from .blocks import Code
@@ -56,8 +57,10 @@ from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
 from .headlines import not_run
+from .verdicts import OUTCOME
 from .verdicts import busy_line
 from .verdicts import interval_ends
+from .verdicts import stated
 from .verdicts import waited
 
 
@@ -82,8 +85,8 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
         if c.coarse(phase, clock):
             undecided = f" not judged: the CPU clock ticks in {fmt_s(c.env['cpu_tick_s'])}"
         else:
-            undecided = " not judged" if c.withheld(phase, clock) else " inconclusive"
-        flag += {INCONCLUSIVE: undecided, SAME: " same"}.get(d.kind, "")
+            undecided = " not judged" if c.withheld(phase, clock) else f" {OUTCOME[INCONCLUSIVE]}"
+        flag += {INCONCLUSIVE: undecided, SAME: f" {OUTCOME[SAME]}"}.get(d.kind, "")
     if phase == EXECUTE and c.same_compiled:
         flag += ": same compiled program" if c.withheld(phase, clock) else \
             ", same compiled program"
@@ -240,12 +243,12 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out += [Image(png, "the first call in parts, per variant"),
             Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
             Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
-                  _outputs_line(c),
+                  outputs_said(c),
                   f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
                   f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
             if v.error]
-    out += _notes(c)
+    out += notes(c)
     warnings, left = first(c.warnings)
     out += [Para([("warning: ", w)], "warning") for w in warnings]
     out += [Para([more(left, "warnings", len(c.warnings))], "warning")] if left else []
@@ -255,18 +258,18 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     return out
 
 
-def _notes(c: Comparison) -> list[Block]:
+def notes(c: Comparison, limit: int = MAX_ITEMS) -> list[Block]:
     """Each variant's notes, one said of every variant once (``note:``), at most
-    :data:`~.blocks.MAX_ITEMS` of them."""
+    ``limit`` of them."""
     each = [set(v.notes) for v in c.variants.values()]
     every = [n for n in dict.fromkeys(n for v in c.variants.values() for n in v.notes)
-             if all(n in notes for notes in each)]
-    said = set(every)
-    notes = [("", n) for n in every] + [(f" ({name})", n) for name, v in c.variants.items()
-                                         for n in v.notes if n not in said]
-    shown, left = first(notes)
+             if all(n in held for held in each)]
+    once = set(every)
+    said = [("", n) for n in every] + [(f" ({name})", n) for name, v in c.variants.items()
+                                        for n in v.notes if n not in once]
+    shown, left = first(said, limit)
     out: list[Block] = [Para([(f"note{name}: ", n)]) for name, n in shown]
-    return out + ([Para([more(left, "notes", len(notes))])] if left else [])
+    return out + ([Para([more(left, "notes", len(said))])] if left else [])
 
 
 def _helpers_line(c: Comparison) -> str:
@@ -288,9 +291,12 @@ def _compiled_line(c: Comparison) -> list[str]:
     if c.same_compiled is None:
         return []
     if c.same_compiled:
+        compile_ = c.difference(COMPILE)
         return ["XLA compiled both variants to the same program, instruction by instruction "
                 "(the same flops, bytes and memory): nesting changed JAX's work, not XLA's "
-                "result"]
+                "result" + (f"; {stated('its XLA compile', compile_, c.clock_of(COMPILE), True)}"
+                            " nested: XLA's input, before it inlines the calls, is smaller"
+                            if compile_.significant else "")]
     return ["XLA compiled the variants to different programs"]
 
 
@@ -346,7 +352,8 @@ def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) 
         + (f" ({largest})" if largest else "")
 
 
-def _outputs_line(c: Comparison) -> str:
+def outputs_said(c: Comparison) -> str:
+    """Whether flat and nested returned the same values (``outputs: ...``)."""
     if c.flat.ok and c.nested.ok and not c.nested.helpers and not any(c.nested.samples.values()):
         return "outputs: one program (nothing nested), nothing to compare"
     return outputs_line(c, "flat and nested", "a variant did not finish")

@@ -11,6 +11,7 @@ from ..model.stats.rule import Difference
 from ..model.stats.rule import spread
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
+from .verdicts import OUTCOME
 
 #: Read through here by the ledger's renderers alone (render/ledger.py and
 #: render/charts/ledger.py), which move onto the shared layers on their own (issue 53).
@@ -51,18 +52,19 @@ FIGURE_LABELS = {
 
 
 def marked_ratio(ratio: float, d: Difference) -> str:
-    """``3.5×``, ``1.26× inconclusive``, ``1.02× same``, ``1.3× (one run)``: ``ratio``
+    """``3.5×``, ``1.26× inconclusive``, ``1.02× no measurable difference``, ``1.3× (one
+    run)``: ``ratio``
     marked with the words the main table marks ``d``'s outcome with, in every table and
     chart (never "n.s.", which reads as "no difference" for an undecided one); ``—``
     where nothing was measured: no mark on a number that is not there. Only a called
-    difference (``d.significant``: faster or slower) goes unmarked; a "same" is
-    ``d.decided`` too, and marked."""
+    difference (``d.significant``: faster or slower) goes unmarked; "no measurable
+    difference" is ``d.decided`` too, and marked (:data:`~.verdicts.OUTCOME`'s words)."""
     shown = fmt_ratio(ratio)
     if shown == "—" or d.significant:
         return shown
     if not d.enough_data:
         return f"{shown} (one run)"
-    return shown + {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
+    return f"{shown} {OUTCOME[d.kind]}" if d.kind in (INCONCLUSIVE, SAME) else shown
 
 
 def verdict_ratio(d: Difference) -> str:

@@ -38,6 +38,7 @@ from ..model.stats.witness import on
 from ..model.sweep import Sweep
 from ..model.target import target_of
 from .target import headline as target_headline
+from .verdicts import OUTCOME
 from .verdicts import inconclusive_part
 from .verdicts import interval
 from .verdicts import runs
@@ -224,9 +225,8 @@ def by_stage(c: Compared) -> str:
         on_cpu = " in CPU time" * all(c.clock_of(phase) == CPU for phase, _, _ in measured)
         return (f"no stage ({', '.join(label for _, label, _ in measured)}) differs "
                 f"measurably{on_cpu}")
-    rest = [f"{', '.join(labels)}: {words}" for words, kinds in
-            (("no measurable difference", (SAME,)), ("undecided", (INCONCLUSIVE,)))
-            if (labels := [label for _, label, d in measured if d.kind in kinds])]
+    rest = [f"{', '.join(labels)}: {OUTCOME[kind]}" for kind in (SAME, INCONCLUSIVE)
+            if (labels := [label for _, label, d in measured if d.kind == kind])]
     return "; ".join([f"by stage: {', '.join(changed)}", *rest])
 
 

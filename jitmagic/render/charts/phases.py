@@ -34,6 +34,8 @@ from ...model.stats.witness import WALL
 from ..format import PHASE_LABELS
 from ..format import REST_LABEL
 from ..format import marked_ratio
+from ..format import verdict_ratio
+from ..verdicts import clock_name
 from .palette import PHASE
 from .style import DPI
 from .style import LABEL_PT
@@ -72,9 +74,9 @@ def staged(v: VariantResult) -> bool:
 
 
 def ratio_label(c: Comparison, phase: str) -> str:
-    """``3.5×`` flat/nested, marked "same" or "inconclusive" where the one rule called no
-    difference (:func:`~jitmagic.render.format.marked_ratio`); of wall time, as the bars
-    are (the table has the CPU time beside it)."""
+    """``3.5×`` flat/nested, marked "no measurable difference" or "inconclusive" where the
+    one rule called no difference (:func:`~jitmagic.render.format.marked_ratio`); of wall
+    time, as the bars are (the table has the CPU time beside it)."""
     if phase == EXECUTE and c.same_compiled and not c.difference(phase, WALL).significant:
         return "same compiled program"
     return marked_ratio(c.ratio(phase), c.difference(phase, WALL))
@@ -119,8 +121,9 @@ def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
     note += f"\n{BUSY_NOTE}" if c.clock_of(FIRST_CALL) == CPU else ""
     ax.set_xlabel(f"{unit}, wall time, cold first call (caches cleared); whiskers: its "
                   f"min–max{note}")
-    ax.set_title(f"{plain(c.entry)}: first call, flat/nested {ratio_label(c, FIRST_CALL)}, "
-                 "wall time")
+    clock = c.clock_of(FIRST_CALL)  # the verdict's one number, on its one clock
+    ax.set_title(f"{plain(c.entry)}: first call, flat/nested "
+                 f"{verdict_ratio(c.difference(FIRST_CALL, clock))}, {clock_name(clock)}")
     if right > 0:
         ax.set_xlim(0, right)
 
