@@ -1,0 +1,33 @@
+"""How a child process ended (:mod:`jitmagic.model.children`), in one sentence each."""
+
+from __future__ import annotations
+
+from ..model.children import CouldNotStart
+from ..model.children import Crashed
+from ..model.children import Failed
+from ..model.children import Finished
+from ..model.children import TimedOut
+from ..model.shown import register
+from ..model.stats.units import fmt_s
+
+
+def _while(stage: str | None) -> str:
+    return f" (while {stage})" if stage else ""
+
+
+def crashed(end: Crashed) -> str:
+    """``the child process was killed by SIGSEGV during XLA compile: Check failed: …``."""
+    during = f" during {end.stage}" if end.stage else ""
+    said = f": {end.fatal}" if end.fatal else ""
+    return f"the child process was killed by {end.signal_name}{during}{said}"
+
+
+def register_children() -> None:
+    """Register each end's sentence as its ``str()``."""
+    register("text", Finished, lambda e: f"the child process finished{_while(e.stage)}")
+    register("text", Failed, lambda e: f"the child process raised {e.error_type}: "
+                                       f"{e.message}{_while(e.stage)}")
+    register("text", Crashed, crashed)
+    register("text", TimedOut, lambda e: f"the child process ran past its {fmt_s(e.seconds)} "
+                                         f"and was killed{_while(e.stage)}")
+    register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
