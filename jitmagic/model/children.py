@@ -18,7 +18,7 @@ from .shown import worded
 _FATAL = re.compile(r"^F\d{4} [0-9:.]+\s+\d+ [^\]]+\] (?P<said>.+)$")
 
 
-class _Said:
+class Said:
     """``str()`` is the registered renderer's sentence (:mod:`jitmagic.render.children`)."""
 
     def __str__(self) -> str:
@@ -26,7 +26,7 @@ class _Said:
 
 
 @dataclass(frozen=True)
-class Finished(_Said):
+class Finished(Said):
     """It ran to its end: the entry's result (JSON's values), or a script's exit status."""
 
     result: Any
@@ -34,7 +34,7 @@ class Finished(_Said):
 
 
 @dataclass(frozen=True)
-class Failed(_Said):
+class Failed(Said):
     """The entry raised: the exception's type and message, in the stage it was in."""
 
     error_type: str  # "ValueError"
@@ -43,13 +43,15 @@ class Failed(_Said):
 
 
 @dataclass(frozen=True)
-class Crashed(_Said):
+class Crashed(Said):
     """A signal ended it (a segmentation fault, an abort of native code): which, the last
     stage it said it had entered, and the last lines of what it wrote on stderr."""
 
     signal: int
     stage: str | None = None
     stderr_tail: tuple[str, ...] = ()
+    #: What native code said as it aborted (:func:`fatal_of`), None where it said nothing.
+    fatal: str | None = None
 
     @property
     def signal_name(self) -> str:
@@ -59,20 +61,8 @@ class Crashed(_Said):
         except ValueError:
             return f"signal {self.signal}"
 
-    @property
-    def fatal(self) -> str | None:
-        """What native code said as it aborted: the last fatal log line of its stderr
-        without its prefix (``Check failed: Topology()->chip_bounds().z == 1 (2 vs. 1)``),
-        None where it wrote none."""
-        for line in reversed(self.stderr_tail):
-            found = _FATAL.match(line.strip())
-            if found:
-                return found["said"].strip()
-        return None
-
-
 @dataclass(frozen=True)
-class TimedOut(_Said):
+class TimedOut(Said):
     """It ran past its time and was killed (its whole process group), in this stage."""
 
     seconds: float
@@ -80,11 +70,21 @@ class TimedOut(_Said):
 
 
 @dataclass(frozen=True)
-class CouldNotStart(_Said):
+class CouldNotStart(Said):
     """No process started: the operating system's reason (no such Python)."""
 
     python: str
     reason: str
+
+
+def fatal_of(lines: list[str]) -> str | None:
+    """The last fatal log line of ``lines`` without its prefix (``Check failed:
+    Topology()->chip_bounds().z == 1 (2 vs. 1)``), None where there is none."""
+    for line in reversed(lines):
+        found = _FATAL.match(line.strip())
+        if found:
+            return found["said"].strip()
+    return None
 
 
 #: Every way a child ends.

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from .children import ChildEnd
+from .children import Said
 from .notes import Noted
 from .notes import read_notes
 from .notes import saved
@@ -192,3 +194,12 @@ def target_of(env: Mapping[str, Any]) -> TargetCompile | None:
         return TargetCompile.from_dict(found)
     except ValueError:  # ReportSchemaError: a report edited by hand
         return None
+
+
+@dataclass(frozen=True)
+class TopologyRefused(Said):
+    """``--target``'s first compile for a topology, in a child process, did not finish:
+    how the child ended (a signal and libtpu's last words, an error, the timeout)."""
+
+    topology: str
+    end: ChildEnd

@@ -9,6 +9,8 @@ from ..model.children import Finished
 from ..model.children import TimedOut
 from ..model.shown import register
 from ..model.stats.units import fmt_s
+from ..model.target import TopologyRefused
+from .target import refused
 
 
 def _while(stage: str | None) -> str:
@@ -31,3 +33,4 @@ def register_children() -> None:
     register("text", TimedOut, lambda e: f"the child process ran past its {fmt_s(e.seconds)} "
                                          f"and was killed{_while(e.stage)}")
     register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
+    register("text", TopologyRefused, refused)

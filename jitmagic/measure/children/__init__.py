@@ -46,6 +46,7 @@ from ...model.children import Crashed
 from ...model.children import Failed
 from ...model.children import Finished
 from ...model.children import TimedOut
+from ...model.children import fatal_of
 
 #: The variables :mod:`.boot` reads: the stage file, and the parent's process id.
 STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
@@ -119,11 +120,13 @@ class _Files:
             if self.stage.exists() else []
         return lines[-1] if lines else None
 
-    def tail(self) -> tuple[str, ...]:
+    def output_lines(self) -> list[str]:
         if not self.output.exists():
-            return ()
-        lines = self.output.read_text(errors="replace").splitlines()
-        return tuple(ln for ln in lines if ln.strip())[-TAIL_LINES:]
+            return []
+        return [ln for ln in self.output.read_text(errors="replace").splitlines() if ln.strip()]
+
+    def tail(self) -> tuple[str, ...]:
+        return tuple(self.output_lines()[-TAIL_LINES:])
 
 
 def _request(what: Entry | Script, inputs: Any, files: _Files) -> dict[str, Any]:
@@ -204,7 +207,7 @@ def _end(status: int | None, what: Entry | Script, files: _Files,
     if status is None:
         return TimedOut(timeout_s or 0.0, last)
     if status < 0:
-        return Crashed(-status, last, files.tail())
+        return Crashed(-status, last, files.tail(), fatal_of(files.output_lines()))
     if isinstance(what, Script):
         return Finished(status, last)
     if status == 0 and files.result.exists():
