@@ -34,3 +34,15 @@ def register_children() -> None:
                                          f"and was killed{_while(e.stage)}")
     register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
     register("text", TopologyRefused, refused)
+
+
+def crash_report(end: Crashed) -> str:
+    """The command's line where its measuring process was killed by a signal: where it
+    was, what native code said, and what to do."""
+    where = f" at {end.stage}" if end.stage else " before the measurement began"
+    said = f" ({end.fatal})" if end.fatal else ""
+    return (f"killed by {end.signal_name}{where}{said}: native code (XLA, libtpu, or an "
+            "extension your code calls) crashed the process; nothing was measured or saved "
+            "(Python's traceback is above). To reproduce it without jitmagic, run that step "
+            "of that variant alone (flat is jax.jit(f)); report it with the file at "
+            "https://github.com/jax-ml/jax/issues")
