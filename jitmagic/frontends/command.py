@@ -53,8 +53,8 @@ from ..options.table import specs_for
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
-from .crashes import staged
-from .crashes import supervised
+from .script.crashes import staged
+from .script.crashes import supervised
 from .notebook_progress import progress_for
 from .output import checked_path
 from .output import distinct

@@ -1,6 +1,6 @@
 """How a fresh child process ended (:mod:`jitmagic.measure.children` runs them): its
 result, a Python error, a signal, the timeout, or no start at all. Facts only; the
-sentences are :mod:`jitmagic.render.children`'s. Standard library only.
+sentences are :mod:`jitmagic.render.progress`'s. Standard library only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ _FATAL = re.compile(r"^F\d{4} [0-9:.]+\s+\d+ [^\]]+\] (?P<said>.+)$")
 
 
 class Said:
-    """``str()`` is the registered renderer's sentence (:mod:`jitmagic.render.children`)."""
+    """``str()`` is the registered renderer's sentence (:mod:`jitmagic.render.progress`)."""
 
     def __str__(self) -> str:
         return worded("text", self) or type(self).__name__

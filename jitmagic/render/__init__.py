@@ -21,7 +21,6 @@ from .attribution import advice_lines
 from .bundle import repr_mimebundle
 from .bundle import text
 from .causes.said import register_causes
-from .children import register_children
 from .headlines import register_headlines
 from .ledger import register_ledger
 from .ledger.diff import diff_text as ledger_diff_text
@@ -79,5 +78,4 @@ _diff.register_diff()
 register_causes()
 register_hints()
 register_progress()
-register_children()
 register_notes()

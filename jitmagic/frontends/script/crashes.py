@@ -7,7 +7,7 @@ word. So the command measures in a child process of its own
 terminal's Ctrl-C reaching it as before) whose progress also goes to the stage file
 (:func:`staged`); the parent only waits, and where the child is killed by a signal it
 says which, in which variant and stage the measurement was, and what to do
-(:func:`~jitmagic.render.children.crash_report`), and ends as a shell would say
+(:func:`~jitmagic.render.progress.crash_report`), and ends as a shell would say
 (128 + the signal). The child runs with ``faulthandler`` on: Python's traceback at the
 crash is on stderr above. ``diff`` and ``watch`` run in the command's own process,
 as does a process of ``--processes`` (its launcher watches it).
@@ -18,14 +18,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..measure import children
-from ..model.children import Crashed
-from ..model.children import Finished
-from ..model.progress import Progress
-from ..render.children import crash_report
-from ..render.progress import position
-from . import launcher
-from .statuses import killed_by
+from ...measure import children
+from ...model.children import Crashed
+from ...model.children import Finished
+from ...model.progress import Progress
+from ...render.progress import crash_report
+from ...render.progress import position
+from .. import launcher
+from ..statuses import killed_by
 
 #: The command's first words that run in its own process.
 UNWATCHED = ("diff", "watch")
