@@ -53,12 +53,12 @@ from ..options.table import specs_for
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
-from .script.crashes import staged
-from .script.crashes import supervised
 from .notebook_progress import progress_for
 from .output import checked_path
 from .output import distinct
 from .saving import write_outputs
+from .script.crashes import staged
+from .script.crashes import supervised
 from .script.loading import check_compiles
 from .script.loading import check_shape
 from .script.loading import load_target
