@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from support import SMALL_CELL
 
 #: Stands in for XLA crashing as it compiles the measured program: JAX's monitoring
 #: hook, which runs inside the compile, kills the process by SIGSEGV once armed (after
@@ -60,3 +61,27 @@ def test_a_measurement_that_ends_well_ends_as_before(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 1 and "ran" in done.stdout
     assert "killed by" not in done.stderr
+
+
+@pytest.mark.slow
+def test_a_terminals_ctrl_c_reaches_the_watched_measurement_which_stops_as_before(tmp_path):
+    """A terminal sends Ctrl-C to its foreground process group: the command's process and
+    the child that measures. The child stops at its next checkpoint and shows what it
+    measured (status 4); the command only waited."""
+    (tmp_path / "cell.py").write_text(SMALL_CELL)
+    proc = subprocess.Popen([sys.executable, "-m", "jitmagic", "cell.py", "-r", "50"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, start_new_session=True,
+                            env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # a log: one progress line a stage
+            if " 2/" in line:  # the second round has begun
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 4, err
+    assert "interrupted by the user" in out

@@ -10,11 +10,13 @@ says which, in which variant and stage the measurement was, and what to do
 (:func:`~jitmagic.render.progress.crash_report`), and ends as a shell would say
 (128 + the signal). The child runs with ``faulthandler`` on: Python's traceback at the
 crash is on stderr above. ``diff`` and ``watch`` run in the command's own process,
-as does a process of ``--processes`` (its launcher watches it).
+as does a process of ``--processes`` (its launcher watches it), and every command
+where :data:`IN_ONE_PROCESS` is ``1``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -29,13 +31,18 @@ from ..statuses import killed_by
 
 #: The command's first words that run in its own process.
 UNWATCHED = ("diff", "watch")
+#: Set to 1: the command measures in its own process, unwatched (a debugger's, or a test
+#: harness's that presses Ctrl-C inside the measuring process).
+IN_ONE_PROCESS = "JITMAGIC_IN_ONE_PROCESS"
 
 
 def supervised(argv: list[str]) -> int | None:
     """The command run in a watched child: its exit status (a crash said, and 128 + its
     signal); None where this process is to run it itself (it is that child, a process of
-    ``--processes``, ``diff`` or ``watch``, or no child could start)."""
-    if children.inside() or launcher.is_child() or argv[:1] and argv[0] in UNWATCHED:
+    ``--processes``, ``diff`` or ``watch``, :data:`IN_ONE_PROCESS` is set, or no child
+    could start)."""
+    if children.inside() or launcher.is_child() or argv[:1] and argv[0] in UNWATCHED \
+            or os.environ.get(IN_ONE_PROCESS) == "1":
         return None
     end = children.run_child(children.Script(("-m", "jitmagic", *argv)))
     if isinstance(end, Finished):
