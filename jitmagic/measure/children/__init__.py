@@ -177,28 +177,16 @@ def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
 
 def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None
           ) -> int | None:
-    """The child's status (None: it ran past ``timeout_s``). A script's: Ctrl-C reached
-    it as it reached this process, so here it only waits."""
+    """The child's status (None: it ran past ``timeout_s``). A script's: a Ctrl-C here
+    reached it too (the same process group), and it decides what it does; here it only
+    waits on."""
     if isinstance(what, Entry):
         with contextlib.suppress(subprocess.TimeoutExpired):
             return child.wait(timeout_s)
         return None
-    with _waiting_only():
-        return child.wait()
-
-
-@contextlib.contextmanager
-def _waiting_only() -> Iterator[None]:
-    """Within: Ctrl-C does nothing here (the child in this process group has it too, and
-    decides what it does)."""
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        yield
-        return
-    before = signal.signal(signal.SIGINT, lambda signum, frame: None)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, before)
+    while True:
+        with contextlib.suppress(KeyboardInterrupt):
+            return child.wait()
 
 
 def _end(status: int | None, what: Entry | Script, files: _Files,
