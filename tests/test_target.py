@@ -250,6 +250,17 @@ def test_in_ipython_a_topology_libtpu_aborts_on_is_said_and_the_kernel_lives(
 
 
 @libtpu
+def test_a_topology_libtpu_refuses_in_the_child_is_an_input_error_with_its_words():
+    from jitmagic.measure.target import topology_devices
+
+    unchecked = tpu.Topology("v5e:4x3", "v5e", (4, 3))  # past the name check
+    with pytest.raises(InputError) as caught:
+        topology_devices(unchecked)
+    assert str(caught.value).startswith("--target v5e:4x3: libtpu refused it: ")
+    assert 'Topology layout "v5e:4x3" is not divisible' in str(caught.value)
+
+
+@libtpu
 def test_a_topology_compiled_for_in_a_child_is_compiled_for_here_after(monkeypatch):
     from jitmagic.measure import target as measure_target
 

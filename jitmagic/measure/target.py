@@ -141,6 +141,8 @@ def compiles_for(topology: dict[str, Any]) -> int:
     stage("compiling a small program for it")
     _small_compile(devices)
     return len(devices)
+
+
 class _Placer:
     """Puts arrays on a topology's devices as ``ShapeDtypeStruct``, noting how."""
 

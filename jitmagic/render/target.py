@@ -264,7 +264,7 @@ def refused(r: TopologyRefused) -> str:
                 "lives on: write another topology")
     if isinstance(end, Failed):
         first = (end.message.strip().splitlines() or [""])[0]
-        return f"{start}: libtpu could not compile for it: {end.error_type}: {first}"
+        return f"{start}: libtpu refused it: {end.error_type}: {first}"
     if isinstance(end, TimedOut):
         return (f"{start}: libtpu compiled nothing for it within {fmt_s(end.seconds)} (a "
                 "child process, checking the topology first; killed)")
