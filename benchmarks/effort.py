@@ -29,9 +29,8 @@ import timeit
 import jax
 import jax.numpy as jnp
 
-from jitmagic.measure.parts.effort import budget_for
-from jitmagic.measure.parts.effort import effort_rounds
 from jitmagic.measure.parts.effort import measure_effort
+from jitmagic.measure.parts.run import part_rounds
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.model.causes.effort import Setting
@@ -113,11 +112,12 @@ def main() -> None:
           f"{jax.default_backend()}; load {os.getloadavg()[0]:.2f}")
     prepared = variants_of(program, (x, w), {})
     t0, c0 = time.perf_counter(), time.process_time()
-    result = run_comparison("program", prepared, Options(repeat=args.repeat))
+    options = Options(repeat=args.repeat)
+    result = run_comparison("program", prepared, options)
     comparison_s, comparison_cpu = time.perf_counter() - t0, time.process_time() - c0
-    rounds = effort_rounds(result)  # as --effort takes them after this comparison
+    rounds = part_rounds(result, options)  # as --effort takes them after this comparison
     t0, c0 = time.perf_counter(), time.process_time()
-    e = measure_effort(prepared["flat"], rounds=rounds, budget_s=budget_for(result))
+    e = measure_effort(prepared["flat"], rounds=rounds)
     effort_s, effort_cpu = time.perf_counter() - t0, time.process_time() - c0
     by_tool, by_hand = tool(e), hand(x, w, args.hand)
     print(f"{'':24}{'tool':>10}{'by hand':>10}  within 15%")

@@ -260,3 +260,41 @@ def test_no_function_is_longer_than_forty_lines():
                     long.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} "
                                 f"{node.name} ({span} lines)")
     assert not long, f"functions over {LONGEST_FUNCTION} lines:\n" + "\n".join(long)
+
+
+#: A string that names a module to import, or a function in one: ``"jitmagic.render.x"``,
+#: ``"jitmagic.measure.parts.effort:add_part"``, ``".parts.effort:add_part"``.
+NAMES_A_MODULE = re.compile(r"\.?jitmagic(\.\w+)+(:\w+)?|\w+(\.\w+)+:\w+|(\.\w+)+:\w+")
+#: The calls that import a module named by a string.
+IMPORTING = ("import_module", "__import__", "find_spec")
+
+
+def string_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, text) of each string constant that names a jitmagic module or a
+    ``"module:function"``, and of each importing call whose argument is a jitmagic path."""
+    found = [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and NAMES_A_MODULE.fullmatch(n.value)]
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args):
+        if ast.unparse(call.func).split(".")[-1] in IMPORTING:
+            arg = ast.unparse(call.args[0])
+            if "jitmagic" in arg or arg.lstrip("'\"f").startswith("."):
+                found.append((call.lineno, ast.unparse(call)))
+    return found
+
+
+def test_no_string_names_a_jitmagic_module_to_import():
+    """Each layer imports what it uses by name (the table of parts' measurers, sections
+    and differs are each layer's own tables), so import-linter, mypy and any drawing of
+    the imports see every tie: no string names a module to import."""
+    hidden = [f"{path.relative_to(PACKAGE.parent)}:{line}: {said}"
+              for path in sorted(PACKAGE.rglob("*.py"))
+              for line, said in string_imports(ast.parse(path.read_text(), str(path)))]
+    assert not hidden, "modules named by strings:\n" + "\n".join(hidden)
+
+
+def test_a_module_named_by_a_string_is_found():
+    tree = ast.parse('P = ("jitmagic.measure.parts.effort:add_part", f"{M}.lines:section")\n'
+                     'importlib.import_module("jitmagic.render.diff")\n'
+                     'importlib.import_module(f"jitmagic.{name}")\n'
+                     'importlib.import_module(name)\nX = "jitmagic"\nY = "v5e:1x1"\n')
+    assert sorted(line for line, _ in string_imports(tree)) == [1, 1, 2, 2, 3]

@@ -37,6 +37,7 @@ from jitmagic.measure.pipeline import checkpoint
 from jitmagic.measure.pipeline import measure_prepared
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
+from jitmagic.measure.sampling.rounds import Rounds
 from jitmagic.model.causes.effort import CAUSE
 from jitmagic.model.causes.effort import CHANGES_RESULTS
 from jitmagic.model.causes.effort import DEFAULT
@@ -55,7 +56,11 @@ from jitmagic.model.causes.effort import causes
 from jitmagic.model.causes.why import causes as why_causes
 from jitmagic.model.parts import part_causes
 from jitmagic.model.saved.schema import ReportSchemaError
+from jitmagic.model.stats.verdicts import BUDGET
+from jitmagic.model.stats.verdicts import DECIDED
+from jitmagic.model.stats.verdicts import MOST_ROUNDS
 from jitmagic.options import Options
+from jitmagic.options.values import AUTO
 from jitmagic.render.bundle import text as bundle_text
 from jitmagic.render.causes.effort import TITLE
 from jitmagic.render.causes.effort import html
@@ -517,10 +522,11 @@ def test_add_effort_puts_the_record_in_the_comparison_and_the_section_shows_it()
     prepared = variants_of(model, (X, W), {})
     result = run_comparison("model", prepared, Options(repeat=1, number=1))
     assert section(result) is None
-    added = add_effort(result, prepared["flat"])
+    added = add_effort(result, prepared["flat"], Options())
     e = added.part("effort")
     assert isinstance(e, Effort) and set(e.rows) == {s.name for s in candidates()}
     assert len(e.default["compile_s"]) == FEWEST_EFFORT_ROUNDS  # the rule needs three a side
+    assert e.rounds == FEWEST_EFFORT_ROUNDS and e.rounds_ended in (DECIDED, MOST_ROUNDS)
     shown_text, shown_html = section(added, plot=False)
     assert shown_text == text(e) and shown_html == html(e)
     assert "data:image/png" in section(added)[1] and "data:image/png" not in shown_html
@@ -848,26 +854,23 @@ def test_a_decided_setting_of_a_real_program_still_has_the_fewest_rounds():
 def test_the_rounds_past_the_fewest_stop_where_the_budget_would_be_overrun():
     from jitmagic.measure.parts.effort import settling
     from jitmagic.measure.sampling.runner import Sampler
-    from jitmagic.model.stats.verdicts import BUDGET
 
     runs = Sampler({DEFAULT: None, "unsure": None}, ("compile_s", "execute_s"))
     runs.samples[DEFAULT] = {"compile_s": [1.0, 1.01, 0.99], "execute_s": [0.01, 0.0101, 0.0099]}
     runs.samples["unsure"] = {"compile_s": [0.5, 1.5, 0.9], "execute_s": [0.01, 0.0101, 0.0099]}
-    spent = settling(runs, 5, budget_s=0.0)
+    spent = settling(runs, Rounds(AUTO, budget_s=0.0, cap=5))
     assert spent.another(2)  # the fewest rounds whatever the budget
     assert not spent.another(3) and spent.ended == BUDGET
     assert settling(runs, 5).another(3)  # no budget: the undecided row takes another
 
 
-def test_the_budget_is_a_share_of_the_comparisons_wall_time():
-    from jitmagic.measure.parts.effort import SHARE_OF_COMPARISON
-    from jitmagic.measure.parts.effort import budget_for
+def test_the_rounds_are_the_one_rule_for_parts_with_the_options_budget():
+    """--effort's rounds read --budget (as every part's do), up to the comparison's runs."""
+    from jitmagic.measure.parts.run import part_rounds
 
-    class Timed(NamedTuple):
-        wall_s: float
-
-    assert budget_for(Timed(4.0)) == pytest.approx(4.0 * SHARE_OF_COMPARISON)
-    assert budget_for(Timed(0.0)) == float("inf")  # not known: no bound
+    result = run_comparison("model", variants_of(model, (X, W), {}), Options(repeat=4, number=1))
+    rounds = part_rounds(result, Options(budget=7))
+    assert (rounds.auto, rounds.cap, rounds.budget_s) == (True, 4, 7)
 
 
 # --- one lowering for every setting -----------------------------------------------------------

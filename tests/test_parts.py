@@ -1,18 +1,22 @@
-"""The one table of parts: a part added to it alone is measured, saved, loaded, shown
-and refused under several processes; every real entry points into its own layer."""
+"""The one table of parts: a part added to it and to each layer's table is measured,
+saved, loaded, shown and refused under several processes; every real part has its
+entries in each layer's table."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jitmagic
 from jitmagic.errors import InputError
+from jitmagic.measure.parts import MEASURERS
 from jitmagic.measure.parts.constants import arguments as constant_arguments
 from jitmagic.measure.parts.run import PartRun
 from jitmagic.measure.parts.run import in_one_process_only
@@ -22,8 +26,14 @@ from jitmagic.measure.sampling.lockstep import refuse_unshared
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.model import parts as table
 from jitmagic.model.comparison import Comparison
+from jitmagic.model.diff import DIFFERS
+from jitmagic.model.stats.verdicts import BUDGET
+from jitmagic.model.stats.verdicts import DECIDED
+from jitmagic.model.stats.verdicts import MOST_ROUNDS
 from jitmagic.options import Options
+from jitmagic.render.bundle import SECTIONS
 from jitmagic.render.bundle import text
+from jitmagic.render.diff import DIFF_SECTIONS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,13 +68,16 @@ def show_equations(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
     return said, f"<p>{said}</p>"
 
 
-DUMMY = table.Part("equations", "equations", ("timeout",), Equations.from_dict,
-                   f"{__name__}:measure_equations", f"{__name__}:show_equations", shown=0)
+DUMMY = table.Part("equations", "equations", ("timeout",), Equations.from_dict, shown=0)
 
 
 @pytest.fixture
 def with_dummy(monkeypatch):
+    """The dummy part as a new part is added: one entry in the table of parts, one in
+    the measuring layer's table, one in the rendering layer's."""
     monkeypatch.setattr(table, "PARTS", (*table.PARTS, DUMMY))
+    monkeypatch.setitem(MEASURERS, DUMMY.name, measure_equations)
+    monkeypatch.setitem(SECTIONS, DUMMY.name, show_equations)
     return DUMMY
 
 
@@ -122,16 +135,23 @@ def test_every_option_of_one_process_parts_is_refused_and_the_rest_pass():
 
 
 @pytest.mark.parametrize("part", table.PARTS, ids=lambda p: p.name)
-def test_each_entry_measures_in_the_measuring_layer_and_shows_in_the_rendering_one(part):
-    if part.measure is not None:
-        assert part.measure.startswith("jitmagic.measure.")
-        assert callable(part.measurer())
-    if part.render is not None:
-        assert part.render.startswith("jitmagic.render.")
-        assert callable(part.renderer())
-    assert part.measure is not None or any(  # measured with another part
-        p.measure is not None and set(part.asked_by) <= set(p.asked_by) for p in table.PARTS)
+def test_each_part_has_its_measurer_and_section_in_its_layers_table(part):
+    """Each part is measured by the measuring layer's table or with another part asked
+    by the same options (the advice, with the attribution), and shown by the rendering
+    layer's table or with that part; its record is a field of the comparison."""
+    with_other = [p for p in table.PARTS if p is not part and p.name in MEASURERS
+                  and set(part.asked_by) <= set(p.asked_by)]
+    assert part.name in MEASURERS or with_other, part.name
+    assert part.name in SECTIONS or (with_other and with_other[0].shown == part.shown)
     assert part.name in {f.name for f in dataclasses.fields(Comparison)}
+
+
+def test_every_layers_table_names_parts_of_the_table_only():
+    names = {p.name for p in table.PARTS}
+    for layer in (MEASURERS, SECTIONS, DIFFERS, DIFF_SECTIONS):
+        assert set(layer) <= names
+        assert all(callable(f) for f in layer.values())
+    assert set(DIFFERS) == set(DIFF_SECTIONS)  # a part diffed is shown diffed
 
 
 def test_the_labels_progress_lists_follow_the_table():
@@ -157,3 +177,54 @@ def test_the_distributed_docs_say_what_each_part_does_under_several_processes():
             assert said == "refused", part.name
         else:
             assert said.startswith("left out"), part.name
+
+
+#: A 1 MiB table the program captures: the constants passed as arguments are then a part
+#: the comparison finds wanted.
+TABLE = np.linspace(0.0, 1.0, 1 << 18, dtype=np.float32)
+
+
+def _lookup(x):
+    return x + jnp.take(TABLE, jnp.arange(8))
+
+
+def _decode(x):
+    return _lookup(_lookup(x) * 0.5)
+
+
+@pytest.mark.parametrize(("asked", "name"), [({"cache": True}, "second_start"),
+                                             ({"effort": True}, "effort"),
+                                             ({}, "constant_arguments")])
+def test_the_budget_stops_every_parts_rounds_and_the_report_says_so_and_saves_it(asked, name):
+    """One rule for every part's rounds: -r auto's fewest, then up to the comparison's
+    cold runs (4 here) while undecided and within --budget. A budget spent at once stops
+    each part after the fewest (unless the rule decided there first: the second start
+    decides nothing, so it is the budget); the record keeps the rounds and why they
+    ended, the report says which part stopped and after how many rounds, and the saved
+    report holds the budget."""
+    x = jnp.ones(8)
+    spent = jitmagic.compare(_decode, x, repeat=4, number=1, budget=1e-6, progress=False,
+                             **asked)
+    record = spent.part(name)
+    assert record.rounds == 3 and record.rounds_ended in ((BUDGET,) if asked.get("cache")
+                                                          else (BUDGET, DECIDED))
+    said = f"the {table.named(name).label} part stopped after 3 rounds"
+    assert (said in text(spent)) == (record.rounds_ended == BUDGET)
+    saved = json.loads(json.dumps(spent.to_dict()))
+    assert saved["budget_s"] == 1e-6 and saved[name]["rounds"] == 3
+    loaded = Comparison.from_dict(saved)
+    assert loaded.budget_s == 1e-6 and loaded.part(name) == record
+    assert (said in text(loaded)) == (record.rounds_ended == BUDGET)
+    if asked.get("cache"):  # the default budget: the cap, the comparison's 4 runs
+        roomy = jitmagic.compare(_decode, x, repeat=4, number=1, progress=False, **asked)
+        assert (roomy.second_start.rounds, roomy.second_start.rounds_ended) == (4, MOST_ROUNDS)
+        assert roomy.budget_s == 30 and said not in text(roomy)
+
+
+def test_a_report_saved_before_the_budget_reads_as_not_recorded():
+    saved = jitmagic.compare(_model, jnp.ones((8,)), repeat=1, number=1, cache=True,
+                             progress=False).to_dict()
+    del saved["budget_s"], saved["second_start"]["rounds"], saved["second_start"]["rounds_ended"]
+    old = Comparison.from_dict(saved)
+    assert math.isnan(old.budget_s) and old.second_start.rounds == 0
+    assert old.second_start.rounds_ended is None and "--budget" not in text(old)

@@ -65,6 +65,7 @@ def test_sweep_record_in_to_dict(swept):
     points = d["points"]
     assert len(points) == 3 and all(p["schema"] == "jitmagic.comparison/6" for p in points)
     assert points[-1]["variants"]["nested"]["nested_calls"] == 4
+    assert [p["budget_s"] for p in points] == [30] * 3  # each value ran under --budget's default
     assert json.loads(json.dumps(d)) == d  # plain JSON
     # What follows a sweep's table is its last point's.
     assert result.last.nested.nested_calls == 4

@@ -53,9 +53,9 @@ from ..options.keywords import split_options
 from ..usercode import mine
 from .discovery.bindings import one_measurement
 from .discovery.bindings import seconds_waited
+from .parts import add_parts
 from .parts import batches
 from .parts.run import PartRun
-from .parts.run import add_parts
 from .parts.run import later_labels
 from .sampling import clocks
 from .sampling.conditions import frozen_heap
@@ -198,7 +198,7 @@ def globals_of(fn: Callable) -> dict[str, Any]:
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     """``run_comparison``, then the parts the options ask for, in the table of parts'
-    order (:data:`jitmagic.model.parts.PARTS`, run by :func:`.parts.run.add_parts`): with
+    order (:data:`jitmagic.model.parts.PARTS`, run by :func:`.parts.add_parts`): with
     ``vmap`` the orderings of the flat entry on a batch (the batch checked here, before
     anything is timed), the per-helper attribution and advice, the big captured
     constants passed as arguments (where a variant captured them), the second start
@@ -378,6 +378,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
         warned=(*warnings, *staged),
         stopped=runs.stopped,
         repeats_ended=rounds.ended,
+        budget_s=rounds.budget_s,
         same_compiled=None if same else same_compiled(runs.shape),
     )
 

@@ -10,7 +10,7 @@ user is never touched.
 
 A temp folder that cannot be used (``TMPDIR=/proc/self``, a full disk) is a
 :class:`ScratchFolderError` saying so and what to do: the part that needed the folder is
-skipped with that note (:func:`~jitmagic.measure.parts.run.add_parts`), the rest stands.
+skipped with that note (:func:`~jitmagic.measure.parts.add_parts`), the rest stands.
 """
 
 from __future__ import annotations

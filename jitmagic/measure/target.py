@@ -62,8 +62,8 @@ from ..options import Options
 from .children import Entry
 from .children import run_child
 from .children import stage
+from .parts import add_parts
 from .parts.run import PartRun
-from .parts.run import add_parts
 from .sampling import clocks
 from .sampling import contention
 from .sampling.conditions import frozen_heap
@@ -351,13 +351,3 @@ def _version(distribution: str) -> str:
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         return importlib.metadata.version(distribution)
     return ""
-
-
-def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
-    """The platform the call's arguments are placed on where they are ``ShapeDtypeStruct``
-    on a target's devices (``"tpu"``); None for arrays of this machine's backend."""
-    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
-        if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None:
-            devices = getattr(leaf.sharding, "device_set", None) or ()
-            return next((str(d.platform) for d in devices), None)
-    return None

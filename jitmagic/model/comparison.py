@@ -81,7 +81,8 @@ SCHEMA = "jitmagic.comparison/6"
 #: constants passed as arguments); /4 had no ``effort`` (``--effort``: XLA's lower effort
 #: settings), which reads as not measured; /5 saved every warning and note as its sentence
 #: (/6 saves a fact, ``{"kind": ...}``, which an older jitmagic cannot read), and a
-#: sentence still loads and is shown as it was.
+#: sentence still loads and is shown as it was. ``budget_s`` and the parts' ``rounds`` and
+#: ``rounds_ended`` were added to /6 (keys an older reader skips): absent, not recorded.
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3",
             "jitmagic.comparison/4", "jitmagic.comparison/5", SCHEMA)
 #: The optional provenance fields of /3, written only when set.
@@ -126,6 +127,9 @@ class Comparison(Shown):
     #: :data:`.stats.verdicts.MOST_ROUNDS`, :data:`.stats.verdicts.BUDGET`); None with a
     #: fixed ``-r N``.
     repeats_ended: str | None = None
+    #: ``--budget``: the seconds of rounds past the fewest the comparison and each part
+    #: after it may take (as given, else the backend's; NaN: a report before it was saved).
+    budget_s: float = math.nan
     #: Provenance (docs/reports.md): the cell's code (for the command, the file's text;
     #: for ``compare``, the entry's source where ``inspect`` finds it), the file measured,
     #: the options as written, and when (ISO 8601, UTC). None in /1 and /2 reports.
@@ -311,6 +315,7 @@ class Comparison(Shown):
             "warnings": saved(self.warned),
             "stopped": self.stopped,
             "repeats_ended": self.repeats_ended,
+            **({"budget_s": self.budget_s} if not math.isnan(self.budget_s) else {}),
             **({"same_compiled": self.same_compiled} if self.same_compiled is not None else {}),
             **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
             "verdict": self.verdict.to_dict(),
@@ -368,6 +373,7 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warned", read_notes, ()),
     ("stopped", "stopped", optional(text), None),
     ("repeats_ended", "repeats_ended", optional(text), None),
+    ("budget_s", "budget_s", number_or_nan, math.nan),
     ("same_compiled", "same_compiled", optional(flag), None),
     *((key, key, optional(text), None) for key in PROVENANCE),
 )  # "verdict" and "why" are written but never read back: the record derives them again

@@ -18,14 +18,14 @@ clock compares like with like: the timing stages are shown but not judged, and s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
-from typing import Final
 from typing import Literal
 from typing import get_args
 
-from . import parts as table
+from .causes.effort_diff import effort_diff
 from .comparison import Comparison
 from .rows import PHASES
 from .rows import STRUCTURE as ROW_STRUCTURE
@@ -33,8 +33,12 @@ from .rows import VARIANTS
 from .saved.schema import ReportSchemaError
 from .shown import Shown
 from .shown import worded
-from .stats.rule import SLOWER
-from .stats.rule import Difference
+from .stage_diff import LOADS_DIFFER
+from .stage_diff import NESTS_DIFFER
+from .stage_diff import NOT_JUDGED as NOT_JUDGED  # where the diff's renderer reads it
+from .stage_diff import Apart
+from .stage_diff import Reason
+from .stage_diff import StageDiff
 from .stats.rule import difference
 from .stats.rule import json_number
 from .stats.rule import median
@@ -56,85 +60,8 @@ STRUCTURE = tuple(key for key in ROW_STRUCTURE if key != "jaxpr_eqns_top")
 #: smaller, the same), or not recorded in both (one report holds it, an older one not).
 FigureKind = Literal["larger", "smaller", "same", "not recorded in both"]
 LARGER, SMALLER, SAME_SIZE, NOT_IN_BOTH = get_args(FigureKind)
-#: What a timing stage of NEW is where OLD and NEW were measured under loads too far apart
-#: to compare (:func:`load_apart`): neither faster nor slower, and no gate fails on it.
-NOT_JUDGED = "not judged"
-#: The two reasons a row is not judged (:func:`load_apart`, :func:`nest_apart`).
-Reason = Literal["loads", "nests"]
-LOADS_DIFFER: Final = "loads"
-NESTS_DIFFER: Final = "nests"
-
-
-@dataclass(frozen=True)
-class Apart:
-    """Why rows are not judged: the loads differ (``old``, ``new``: each side's waited
-    share, :func:`load_apart`), or the nested variants nest different helpers (each
-    side's helpers, :func:`nest_apart`). Worded by the renderer (``not_judged``)."""
-
-    reason: Reason
-    old: Any
-    new: Any
 #: ``env`` keys that are expected to differ between two runs of the same code.
 UNCOMPARED_ENV = frozenset({"jitmagic"})
-
-
-@dataclass(frozen=True)
-class StageDiff:
-    """One phase of one variant, NEW against OLD, as the one rule judged it (``judged``:
-    ``before`` OLD, ``after`` NEW, so its ratio is OLD/NEW), turned round to read as NEW
-    over OLD.
-
-    ``new_over_old`` is median(NEW) / median(OLD) (above 1: NEW slower; NaN: not
-    measured in one of them); ``low``/``high`` its interval (the rule's, wide by design:
-    docs/significance.md) where the rule gives one (NaN otherwise); ``kind`` is about
-    NEW: "faster", "slower", "no measurable difference" or "inconclusive";
-    ``significant`` whether the rule called it faster or slower.
-    """
-
-    variant: str
-    phase: str
-    judged: Difference
-    #: The medians of the samples judged (:func:`judged_samples`), in seconds.
-    old_s: float = math.nan
-    new_s: float = math.nan
-    #: The clock they were judged on (:func:`judged_clock`): "wall" or "CPU".
-    clock: Clock = WALL
-    #: Why the stage is not judged (:func:`load_apart`, :func:`nest_apart`), None where
-    #: it is: its ratio and interval are still shown, its kind is :data:`NOT_JUDGED`.
-    apart: Apart | None = None
-
-    @property
-    def not_judged(self) -> str | None:
-        """Why it is not judged, in words (``the loads differ (...)``); None: judged."""
-        return worded("apart", self.apart) if self.apart else None
-
-    new_over_old = property(lambda self: _inverse(self.judged.ratio))
-    low = property(lambda self: _inverse(self.judged.high))
-    high = property(lambda self: _inverse(self.judged.low))
-    kind = property(lambda self: NOT_JUDGED if self.not_judged else self.judged.kind)
-    significant = property(lambda self: self.judged.significant and not self.not_judged)
-    runs = property(lambda self: self.judged.runs)
-
-    @property
-    def label(self) -> str:
-        """How a report labels it: its phase, and its clock where that is CPU time."""
-        return worded("label", self) or self.phase
-
-    @property
-    def measured(self) -> bool:
-        return not math.isnan(self.new_over_old)
-
-    def slower_by(self, ratio: float) -> bool:
-        """NEW is, by the rule, slower than OLD by at least ``ratio``."""
-        return self.significant and self.kind == SLOWER and self.new_over_old >= ratio
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"variant": self.variant, "phase": self.phase,
-                "new_over_old": json_number(self.new_over_old), "low": json_number(self.low),
-                "high": json_number(self.high), "kind": self.kind, "significant": self.significant,
-                "runs": self.runs, "old_s": json_number(self.old_s),
-                "new_s": json_number(self.new_s), "clock": self.clock,
-                "not_judged": self.not_judged}
 
 
 #: A structure figure: a count, or XLA's cost analysis (a float in some JAX versions).
@@ -349,21 +276,23 @@ def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
                 parts=part_diffs(a, b), measured_in=measured_in(a, b))
 
 
+#: The parts a diff compares, by their record's key in the table of parts
+#: (:data:`.parts.PARTS`): each one's differ, NEW against OLD where both reports measured
+#: it (``(old, new) -> record or None``). A part not here is not compared.
+DIFFERS: dict[str, Callable[[Comparison, Comparison], Any]] = {"effort": effort_diff}
+
+
 def part_diffs(old: Comparison, new: Comparison) -> dict[str, Any]:
     """The diffs of the table's parts that have one, where both reports measured them."""
-    found = {p.name: differ(old, new) for p in table.PARTS if (differ := p.differ())}
+    found = {name: differ(old, new) for name, differ in DIFFERS.items()}
     return {name: d for name, d in found.items() if d is not None}
 
 
 def measured_in(old: Comparison, new: Comparison) -> dict[str, str]:
     """For each part of the table that has a diff, the one report that measured it
     (``"OLD"`` or ``"NEW"``), where only one did."""
-    out = {}
-    for p in table.PARTS:
-        a, b = old.part(p.name) is not None, new.part(p.name) is not None
-        if p.diff is not None and a != b:
-            out[p.name] = "OLD" if a else "NEW"
-    return out
+    sides = {name: (old.part(name) is not None, new.part(name) is not None) for name in DIFFERS}
+    return {name: "OLD" if a else "NEW" for name, (a, b) in sides.items() if a != b}
 
 
 def gate_ratio(text: str, option: str) -> float:
@@ -463,12 +392,6 @@ def structure_figure(row: Any, name: str) -> Figure | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return value if math.isfinite(value) else None
-
-
-def _inverse(x: float | None) -> float:
-    if x is None or math.isnan(x):
-        return math.nan
-    return math.inf if x == 0 else 1 / x
 
 
 def env_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, Any, Any], ...]:

@@ -3,24 +3,22 @@
 Each :class:`Part` is one entry of :data:`PARTS`, in the order the parts are measured:
 its record's key (in :class:`~jitmagic.model.comparison.Comparison` and in the saved
 JSON), how progress names it, the options that ask for it, how its record is read
-back, the causes it adds to "why the first call is slow", how it is measured and
-shown, and what it does under several processes. The pipeline, the record's save and
+back, the causes it adds to "why the first call is slow", where its section is shown,
+and what it does under several processes. The pipeline, the record's save and
 load, the report's sections, the causes and the ``--processes`` check all read this
 table, so a new part is one entry here plus its own modules.
 
-model/ is the bottom layer: it cannot import the measuring and rendering code above it.
-So an entry names its measuring and its showing function by import path
-(``"jitmagic.measure.parts.second_start:add_part"``); the measuring layer resolves the one
-(:meth:`Part.measurer`), the rendering layer the other (:meth:`Part.renderer`), and a
-test checks each path lies in its layer. A measurer takes the comparison so far and the
-measurement's own inputs (``measure.parts.PartRun``) and returns the comparison with
-its record; a renderer takes the comparison and whether to draw charts and returns its
-section as ``(text, html)``, or None where it has nothing to show.
+model/ is the bottom layer: an entry holds facts only. How a part is measured, shown
+and diffed is each layer's own table, keyed by the part's name and imported as any
+module is: the measurers in :data:`jitmagic.measure.parts.MEASURERS`, the sections in
+:data:`jitmagic.render.bundle.SECTIONS`, the differs in :data:`jitmagic.model.diff.DIFFERS`
+and their sections in :data:`jitmagic.render.diff.DIFF_SECTIONS`; a test checks every
+part has its entries. A new
+part is one entry here and one in each of those tables, plus its own modules.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -55,11 +53,6 @@ class Part:
     #: comparison itself finds it wanted (big captured constants), its measurer decides.
     asked_by: tuple[str, ...]
     read: Callable[[Any, str], Any]  # the saved record back, checked (``from_dict``)
-    #: ``"module:function"`` that measures it; None where another part's measurer
-    #: fills it too (the advice, with the attribution).
-    measure: str | None
-    #: ``"module:function"`` that shows it; None where another part's section shows it.
-    render: str | None
     shown: int  # its section's place in the report (smaller first)
     processes: str = ONE_PROCESS  # :data:`LOCKSTEP` or :data:`ONE_PROCESS`
     #: What it adds to the causes of the first call (:mod:`.causes.why`); None: nothing.
@@ -67,12 +60,6 @@ class Part:
     #: Whether its record feeds the causes (its own, or the stages' hints: the loop
     #: ``--lines`` finds, XLA's passes): a sweep then shows its last value's causes.
     in_why: bool = False
-    #: ``"module:function"`` that diffs its records, NEW against OLD, where both reports
-    #: measured it (``(old, new) -> record or None``, :func:`jitmagic.model.diff.diff`),
-    #: and the one that shows that diff (``(diff) -> blocks``, the diff's report); None:
-    #: a diff does not compare this part.
-    diff: str | None = None
-    shows_diff: str | None = None
 
     def asked(self, options: Any) -> bool:
         """Whether ``options`` ask for this part (a found part: whether it may run)."""
@@ -82,57 +69,22 @@ class Part:
         """The options that ask for it, as the command line writes them."""
         return tuple(f"--{o.replace('_', '-')}" for o in self.asked_by)
 
-    def measurer(self) -> Callable[..., Any] | None:
-        """The function that measures this part, imported where it is first needed."""
-        return None if self.measure is None else resolve(self.measure)
-
-    def renderer(self) -> Callable[..., tuple[str, str] | None] | None:
-        """The function that shows this part's section, imported where first needed."""
-        return None if self.render is None else resolve(self.render)
-
-    def differ(self) -> Callable[[Any, Any], Any] | None:
-        """The function that diffs this part's records, imported where first needed."""
-        return None if self.diff is None else resolve(self.diff)
-
-    def diff_renderer(self) -> Callable[[Any], list[Any]] | None:
-        """The function that shows this part's diff, imported where first needed."""
-        return None if self.shows_diff is None else resolve(self.shows_diff)
-
-
-def resolve(path: str) -> Callable[..., Any]:
-    """The function ``"package.module:name"`` names."""
-    module, _, name = path.partition(":")
-    found = getattr(importlib.import_module(module), name)
-    if not callable(found):
-        raise TypeError(f"{path} is not a function")
-    return found
-
-
-_M, _R = "jitmagic.measure", "jitmagic.render"
 
 #: Every part, in the order they are measured: orderings first (their batch is checked
 #: before anything is timed), the per-line tables last (untimed, on what came before).
 PARTS: tuple[Part, ...] = (
-    Part("orderings", "orderings", ("vmap",), Orderings.from_dict,
-         f"{_M}.parts.orderings:add_part", f"{_R}.orderings:section", shown=5),
-    Part("attribution", "attribution", ("attribute", "advise"), Attribution.from_dict,
-         f"{_M}.parts.advice:add_part", f"{_R}.attribution:section", shown=6),
-    Part("advice", "advice", ("advise",), Advice.from_dict, None, None, shown=6),
+    Part("orderings", "orderings", ("vmap",), Orderings.from_dict, shown=5),
+    Part("attribution", "attribution", ("attribute", "advise"), Attribution.from_dict, shown=6),
+    Part("advice", "advice", ("advise",), Advice.from_dict, shown=6),  # with attribution
     Part("constant_arguments", "constants passed as arguments", (),
-         ConstantArguments.from_dict, f"{_M}.parts.constants.arguments:add_part",
-         f"{_R}.causes.constant_arguments:section", shown=2, causes=why.constants, in_why=True),
-    Part("second_start", "second start", ("cache",), SecondStart.from_dict,
-         f"{_M}.parts.second_start:add_part", f"{_R}.causes.second_start:section", shown=3,
+         ConstantArguments.from_dict, shown=2, causes=why.constants, in_why=True),
+    Part("second_start", "second start", ("cache",), SecondStart.from_dict, shown=3,
          causes=why.second_start, in_why=True),
-    Part("xla_passes", "XLA passes", ("xla",), XlaPasses.from_dict,
-         f"{_M}.parts.xla_passes:add_part", f"{_R}.causes.xla_passes:section", shown=4,
+    Part("xla_passes", "XLA passes", ("xla",), XlaPasses.from_dict, shown=4,
          processes=LOCKSTEP, in_why=True),
-    Part("effort", "effort", ("effort",), Effort.from_dict, f"{_M}.parts.effort:add_part",
-         f"{_R}.causes.effort:section", shown=4, causes=effort_causes, in_why=True,
-         diff="jitmagic.model.causes.effort_diff:effort_diff",
-         shows_diff=f"{_R}.causes.effort:diff_blocks"),
-    Part("lines", "lines", ("lines",), checked_lines,
-         f"{_M}.parts.lines:add_part", f"{_R}.lines:section", shown=1, in_why=True),
+    Part("effort", "effort", ("effort",), Effort.from_dict, shown=4, causes=effort_causes,
+         in_why=True),
+    Part("lines", "lines", ("lines",), checked_lines, shown=1, in_why=True),
 )
 
 

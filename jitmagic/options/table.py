@@ -91,8 +91,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "busy machine) while they fit in --budget (default auto); medians are "
                "reported", values.repeat_count,
                "N|auto", values.repeat),
-    OptionSpec(("--budget",), "with -r auto, the seconds of measuring after which no further "
-               f"run starts (default {CPU.budget_s:g} on a CPU, {ACCELERATOR_BUDGET_S:g} on a "
+    OptionSpec(("--budget",), "with -r auto, and in each part after the comparison (--effort, "
+               "--cache, ...), the seconds of measuring after which no further run starts "
+               f"(default {CPU.budget_s:g} on a CPU, {ACCELERATOR_BUDGET_S:g} on a "
                "GPU or TPU, where one compile takes seconds)", values.seconds_text, "SECONDS",
                values.seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "

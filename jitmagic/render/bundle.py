@@ -6,6 +6,8 @@ IPython."""
 from __future__ import annotations
 
 import html
+import math
+from collections.abc import Callable
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,13 +15,25 @@ from ..model import parts as table
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.saved.schema import printable
+from ..model.stats.units import counted
+from ..model.stats.units import fmt_s
+from ..model.stats.verdicts import BUDGET
 from ..model.sweep import Sweep
+from . import attribution
+from . import lines
+from . import orderings
+from .blocks import Block
+from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
+from .causes import constant_arguments
+from .causes import effort
+from .causes import second_start
+from .causes import xla_passes
 from .causes.why import blocks as why_blocks
 from .comparison import html_summary
 from .comparison import text_table
@@ -85,6 +99,23 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
     return data
 
 
+#: The rendering layer's table of parts: each part's section, by its name in the table of
+#: parts (:data:`jitmagic.model.parts.PARTS`, facts only: it imports no layer above it);
+#: a part absent here is shown by another's section (the advice, with the attribution).
+#: The sections of the parts' diffs: :data:`jitmagic.render.diff.DIFF_SECTIONS`. A
+#: section takes the comparison and whether to draw charts, and returns (text, HTML), or
+#: None where it has nothing to show.
+SECTIONS: dict[str, Callable[[Comparison, bool], tuple[str, str] | None]] = {
+    "orderings": orderings.section,
+    "attribution": attribution.section,
+    "constant_arguments": constant_arguments.section,
+    "second_start": second_start.section,
+    "xla_passes": xla_passes.section,
+    "effort": effort.section,
+    "lines": lines.section,
+}
+
+
 def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tuple[str, str]]:
     """What follows a comparison's table, as (text, HTML): the measured causes of its
     first call ranked (``why``), then each part's section in the report's order (the
@@ -96,10 +127,24 @@ def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tup
     if causes:
         yield as_text(causes), as_html(causes)
     for part in sorted(table.PARTS, key=lambda p: p.shown):
-        show = part.renderer()
+        show = SECTIONS.get(part.name)
         shown = show(c, plot) if show is not None else None
         if shown is not None:
             yield shown
+        if (spent := budget_spent(c, part)) is not None:
+            yield as_text(spent), as_html(spent)
+
+
+def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
+    """Where ``--budget`` ended a part's rounds (its record's ``rounds_ended``), a line
+    saying which part it stopped and after how many rounds; None elsewhere."""
+    record = c.part(part.name)
+    if getattr(record, "rounds_ended", None) != BUDGET:
+        return None
+    budget = f", {fmt_s(c.budget_s)}" if not math.isnan(c.budget_s) else ""
+    return [Para([f"The time budget (--budget{budget}) ran out: the {part.label} part "
+                  f"stopped after {counted(record.rounds, 'round')} (a larger --budget, in "
+                  "seconds, lets it take more)"], "note")]
 
 
 def last_value_line(s: Sweep) -> str:

@@ -14,11 +14,10 @@ NEW that measured nothing fails either), for the command and the plugin.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import parts as table
 from ..model.diff import LARGER
 from ..model.diff import LOADS_DIFFER
 from ..model.diff import NESTS_DIFFER
@@ -32,7 +31,6 @@ from ..model.diff import Reason
 from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
 from ..model.shown import register
-from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import SLOWER
 from ..model.stats.units import fmt_ratio
@@ -46,37 +44,23 @@ from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
+from .causes import effort_diff
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
 from .verdicts import cpu_mark
-from .verdicts import interval_ends
+from .verdicts import stage_interval as interval
+from .verdicts import stage_said as said
 from .verdicts import waited
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
 #: What the structure table says it holds, and why it has no interval.
+#: The parts a diff's report shows, by their name in the table of parts
+#: (:data:`jitmagic.model.parts.PARTS`; their differs: :data:`jitmagic.model.diff.DIFFERS`):
+#: the diff -> its section's blocks.
+DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_diff.blocks}
 STRUCTURE_NOTE = ("program structure, NEW against OLD: exact figures that move only with "
                   "the code (and JAX's version), so no significance rule")
-
-
-def said(s: StageDiff) -> str:
-    """What NEW did, in words: "1.30× slower", "2.00× faster", "no measurable difference"."""
-    if not s.measured:
-        return "not measured in both"
-    if s.not_judged:
-        return f"{NOT_JUDGED}: {s.not_judged.split(' (')[0]}"
-    if s.kind == INCONCLUSIVE:
-        return "inconclusive"  # its ratio and interval are beside it
-    if not s.significant:
-        return "no measurable difference"
-    factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
-    return f"{fmt_ratio(factor)} {'slower' if s.kind == SLOWER else 'faster'}"
-
-
-def interval(s: StageDiff) -> str:
-    if math.isnan(s.low) or math.isnan(s.high):
-        return "—"
-    return interval_ends(s.low, s.high)
 
 
 def rows(d: Diff) -> list[list[str]]:
@@ -177,7 +161,7 @@ def blocks(d: Diff, title: bool = True) -> list[Block]:
                   f"NEW made {d.new_created or '(not recorded)'}"])]
     if d.structure:
         out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
-    out += [b for p in table.PARTS if (shows := p.diff_renderer()) for b in shows(d)]
+    out += [b for show in DIFF_SECTIONS.values() for b in show(d)]
     out += [Para([("warning: ", w)], "warning") for w in d.warnings]
     return out
 
@@ -402,11 +386,11 @@ def stage_label(s: StageDiff) -> str:
 def register_diff() -> None:
     """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s
     registry)."""
-    for form, said in (("partial lines", partial_lines), ("clock line", clock_line),
+    for form, words in (("partial lines", partial_lines), ("clock line", clock_line),
                        ("loads line", lambda d: not_judged_line(d, LOADS_DIFFER)),
                        ("nest line", lambda d: not_judged_line(d, NESTS_DIFFER)),
                        ("unjudged", unjudged), ("summary", summary), ("undecided", undecided)):
-        register(form, Diff, said)
+        register(form, Diff, words)
     register("warnings", Diff, warnings)
     register("label", StageDiff, stage_label)
     register("apart", Apart, apart)

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import math
 
+from ..model.stage_diff import NOT_JUDGED
+from ..model.stage_diff import StageDiff
+from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import MAX_PAIRS
 from ..model.stats.rule import MAX_PAIRS_BUSY
 from ..model.stats.rule import SAME
+from ..model.stats.rule import SLOWER
 from ..model.stats.rule import Difference
 from ..model.stats.units import counted
+from ..model.stats.units import fmt_ratio
 from ..model.stats.units import ratio_figures
 from ..model.stats.verdicts import BUDGET
 from ..model.stats.verdicts import MOST_ROUNDS
@@ -166,3 +171,24 @@ def inconclusive_part(d: Difference, ended: str | None, clock: Clock = WALL,
     """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
     return (f"{with_interval(d, clock)} after {runs(d.runs)}; "
             f"{undecided_reason(d, ended, stopped)}")
+
+
+def stage_said(s: StageDiff) -> str:
+    """What NEW did, in words: "1.30× slower", "2.00× faster", "no measurable difference"."""
+    if not s.measured:
+        return "not measured in both"
+    if s.not_judged:
+        return f"{NOT_JUDGED}: {s.not_judged.split(' (')[0]}"
+    if s.kind == INCONCLUSIVE:
+        return "inconclusive"  # its ratio and interval are beside it
+    if not s.significant:
+        return "no measurable difference"
+    factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
+    return f"{fmt_ratio(factor)} {'slower' if s.kind == SLOWER else 'faster'}"
+
+
+def stage_interval(s: StageDiff) -> str:
+    """A diff stage's interval, NEW over OLD ("—" where the rule gives none)."""
+    if math.isnan(s.low) or math.isnan(s.high):
+        return "—"
+    return interval_ends(s.low, s.high)

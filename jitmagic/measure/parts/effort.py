@@ -9,8 +9,8 @@ of the one interleaved :class:`~.sampling.runner.Sampler`, beside the default (t
 program as the user compiles it, their own ``compiler_options`` included): the program's
 one lowering (:class:`OneLowering`: an option changes the compile, never the traced
 program) compiled cold at the row's setting with its first call, XLA's compile inside
-(JAX's event), then steady-state calls, on both clocks, rows in turn, the rounds past
-the fewest within :data:`SHARE_OF_COMPARISON` of the comparison's wall time. Every
+(JAX's event), then steady-state calls, on both clocks, rows in turn, in the one
+rule's rounds for a part (:func:`~.run.part_rounds`: within ``--budget``). Every
 setting is passed as ``compiler_options`` of the row's own compile, so neither JAX's
 config nor ``XLA_FLAGS`` is ever changed (the persistent cache is switched off and back
 as for every comparison). Untimed: the probe tells whether each setting reached the
@@ -63,6 +63,7 @@ from ...model.rows import PHASES
 from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
 from ...model.stats.witness import on
+from ...options import Options
 from ...options.values import AUTO
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
@@ -84,6 +85,7 @@ from ..variants.out_of_line import unavailable
 from ..variants.rows import Prepared
 from ..variants.rows import VariantSubject
 from .run import PartRun
+from .run import part_rounds
 
 #: What progress and the stop reasons call this part.
 PART = "effort"
@@ -91,12 +93,6 @@ PART = "effort"
 #: rule decides nothing with fewer than three a side; each round is one cold compile
 #: per setting).
 FEWEST_EFFORT_ROUNDS, MOST_EFFORT_ROUNDS = 3, 5
-
-
-#: The part's time beside the comparison's: after its fewest rounds, no round starts that
-#: would take it past this many times the comparison's own wall time (flat against
-#: nested), so a larger ``-r`` gives it more rounds, as it gives the comparison.
-SHARE_OF_COMPARISON = 1.5
 
 
 #: Untimed calls between a row's cold first call and its steady sample. The first few
@@ -288,20 +284,6 @@ def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
             times[cpu_key(COMPILE)] += max(0.0, stamps[i][3] - stamps[i - 1][3])
 
 
-def budget_for(result: Comparison) -> float:
-    """The seconds the effort part's rounds may take after ``result``:
-    :data:`SHARE_OF_COMPARISON` of its wall time (no bound where that is not known)."""
-    return SHARE_OF_COMPARISON * result.wall_s if result.wall_s > 0 else math.inf
-
-
-def effort_rounds(result: Comparison) -> int:
-    """As many rounds as the comparison's cold runs, from
-    :data:`FEWEST_EFFORT_ROUNDS` to :data:`MOST_EFFORT_ROUNDS`."""
-    runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
-               default=0)
-    return min(MOST_EFFORT_ROUNDS, max(FEWEST_EFFORT_ROUNDS, runs))
-
-
 @dataclass(frozen=True)
 class OutOfLineRow:
     """The out-of-line row to measure: its program, its setting (the line to write) and
@@ -335,16 +317,15 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
                         kept, refused), None
 
 
-def measure_effort(flat: Prepared, rounds: int = FEWEST_EFFORT_ROUNDS,
+def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
                    check: Checkpoint | None = None,
                    settings: Iterable[Setting] | None = None,
-                   out_of_line: OutOfLineRow | None = None,
-                   budget_s: float = math.inf) -> Effort:
+                   out_of_line: OutOfLineRow | None = None) -> Effort:
     """The default and each accepted setting (``settings``: :func:`candidates`), and
     the helpers kept out of line (``out_of_line``: :func:`out_of_line_row`'s variant),
-    in up to ``rounds`` interleaved rounds under ``check`` (:func:`settling`, within
-    ``budget_s``); a stop (Ctrl-C, ``--timeout``) keeps the rounds that finished and
-    says why. The user's code failing is said per row."""
+    in interleaved ``rounds`` under ``check`` (:func:`settling`); a stop (Ctrl-C,
+    ``--timeout``) keeps the rounds that finished and says why. The user's code failing
+    is said per row. The record keeps the rounds taken and why they ended."""
     check = check or Checkpoint()
     baseline, backend = baseline_of(flat), running()
     chosen, left_out, reached = accepted(
@@ -361,25 +342,29 @@ def measure_effort(flat: Prepared, rounds: int = FEWEST_EFFORT_ROUNDS,
                     for n, p in rows.items()}, PHASES, noun="setting")
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
-        runs.measure(settling(runs, rounds, budget_s), None, monitor, check,
+        runs.measure(taken := settling(runs, rounds), None, monitor, check,
                      what=PART)  # each says why
     return dataclasses.replace(
         _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line),
-        backend=backend.platform)
+        backend=backend.platform, rounds=len(runs.samples[DEFAULT].get(COMPILE, ())),
+        rounds_ended=taken.ended if isinstance(taken, Rounds) else None)
 
 
-def settling(runs: Sampler, rounds: int, budget_s: float = math.inf) -> int | Rounds:
-    """``rounds`` as the effort sampler's rounds: at least :data:`FEWEST_EFFORT_ROUNDS`, then,
-    up to ``rounds``, one more only while some row is undecided and it would not take
-    the rounds past ``budget_s`` (at their pace so far, as ``-r auto`` reads its
-    budget). A row whose XLA compile and call the one rule has both decided against the
-    default's (faster, slower or no measurable difference, on the clock the record will
-    use: :func:`record_clock`) takes no more rounds; once every row is decided none are
-    taken. The rule is sequential (docs/significance.md), so asking it after every round
-    is honest, as ``-r auto`` does. Fewer than :data:`FEWEST_EFFORT_ROUNDS` (the rule decides
-    nothing then): that count, fixed."""
-    if rounds < FEWEST_EFFORT_ROUNDS:
-        return rounds
+def settling(runs: Sampler, rounds: int | Rounds) -> int | Rounds:
+    """``rounds`` as the effort sampler's rounds: the one rule's for a part
+    (:func:`~.run.part_rounds`: at least :data:`FEWEST_EFFORT_ROUNDS`, then one more only
+    while some row is undecided, up to its cap, within ``--budget``), or a bare count N:
+    that rule up to N with no bound in time. A row whose XLA compile and call the one
+    rule has both decided against the default's (faster, slower or no measurable
+    difference, on the clock the record will use: :func:`record_clock`) takes no more
+    rounds; once every row is decided none are taken. The rule is sequential
+    (docs/significance.md), so asking it after every round is honest, as ``-r auto``
+    does. A count under :data:`FEWEST_EFFORT_ROUNDS` (the rule decides nothing then):
+    that count, fixed."""
+    if isinstance(rounds, int):
+        if rounds < FEWEST_EFFORT_ROUNDS:
+            return rounds
+        rounds = Rounds(AUTO, budget_s=math.inf, cap=rounds)
 
     def decided() -> bool:
         default = runs.samples[DEFAULT]
@@ -391,7 +376,7 @@ def settling(runs: Sampler, rounds: int, budget_s: float = math.inf) -> int | Ro
                 runs.settled.add(name)
         return all(n in runs.settled or n in runs.errors for n in runs.subjects if n != DEFAULT)
 
-    return Rounds(AUTO, decided, budget_s=budget_s, cap=rounds)
+    return dataclasses.replace(rounds, decided=decided)
 
 
 def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
@@ -437,22 +422,21 @@ def executable_bytes(compiled: Any) -> bytes | None:
 NAME = "effort"
 
 
-def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = None,
-               nested: Prepared | None = None) -> Comparison:
+def add_effort(result: Comparison, flat: Prepared, options: Options,
+               check: Checkpoint | None = None, nested: Prepared | None = None) -> Comparison:
     """``result`` with its effort record (``result.part("effort")``), measured on the
-    prepared flat variant under ``check`` in as many rounds as the comparison's cold
-    runs (:func:`effort_rounds`), with the out-of-line row built from the prepared
-    ``nested`` variant (its helpers as the comparison found them nested); as it was
-    where the comparison stopped, and with a warning where the flat variant failed
-    there (its settings would fail alike)."""
+    prepared flat variant under ``check`` in the one rule's rounds for a part
+    (:func:`~.run.part_rounds`: ``options``' budget, up to the comparison's cold runs),
+    with the out-of-line row built from the prepared ``nested`` variant (its helpers as
+    the comparison found them nested); as it was where the comparison stopped, and with
+    a warning where the flat variant failed there (its settings would fail alike)."""
     if result.stopped:
         return result
     if not result.flat.ok:
         return dataclasses.replace(result, warned=(*result.warned, EffortFlatFailed()))
     row, why = (None, OutOfLineNoNested()) \
         if nested is None else out_of_line_row(nested, result.nested.helpers)
-    effort = measure_effort(flat, effort_rounds(result), check, out_of_line=row,
-                            budget_s=budget_for(result))
+    effort = measure_effort(flat, part_rounds(result, options), check, out_of_line=row)
     if why:
         effort = dataclasses.replace(effort, omitted=(*effort.omitted, why))
     return result.with_part(NAME, effort)
@@ -461,4 +445,4 @@ def add_effort(result: Comparison, flat: Prepared, check: Checkpoint | None = No
 def add_part(result: Comparison, run: PartRun) -> Comparison:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort, and
     each helper the comparison nests kept out of line."""
-    return add_effort(result, run.flat, run.check, run.prepared.get("nested"))
+    return add_effort(result, run.flat, run.options, run.check, run.prepared.get("nested"))

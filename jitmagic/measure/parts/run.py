@@ -1,17 +1,12 @@
-"""The parts after flat against nested, measured in the table's order.
-
-What each part is lives in the one table (:data:`jitmagic.model.parts.PARTS`); this
-module runs it: every part the options ask for (or, for a part the comparison finds
-wanted, whose measurer then decides) gets the comparison so far and one
-:class:`PartRun`, under the measurement's one checkpoint. Once anything stops, nothing
-after it starts. A part that cannot make its scratch folder (the temp folder is not
-usable: :class:`~.scratch.ScratchFolderError`) is skipped with a note saying why and
-what to do; the comparison and the other parts stand.
+"""What every part after flat against nested is given and shares: the measurement's
+inputs (:class:`PartRun`), the one rule for a part's rounds and budget
+(:func:`part_rounds`), and whether it runs under several processes. The parts are run
+in the table's order by :func:`jitmagic.measure.parts.add_parts`.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +14,13 @@ from typing import Any
 from ...model import parts as table
 from ...model.comparison import Comparison
 from ...model.notes.kinds import OneProcessOnly
-from ...model.notes.kinds import PartNotMeasured
 from ...options import Options
+from ...options.values import AUTO
 from ..sampling.lockstep import lockstep_of
 from ..sampling.rounds import FEWEST
+from ..sampling.rounds import Rounds
+from ..sampling.rounds import budget_of
 from ..sampling.stops import Checkpoint
-from ..scratch import ScratchFolderError
 from ..variants.rows import Prepared
 from ..variants.rows import Staged
 
@@ -59,20 +55,17 @@ def rounds_like(result: Comparison) -> int:
     return min(MOST_PART_ROUNDS, max(FEWEST, runs))
 
 
-def add_parts(result: Comparison, run: PartRun) -> Comparison:
-    """``result`` with every part ``run.options`` ask for measured into it, in the
-    table's order, until one stops (its record then says so)."""
-    for part in table.PARTS:
-        measure = part.measurer()
-        if result.stopped_anywhere:
-            break
-        if measure is not None and part.asked(run.options):
-            try:
-                result = measure(result, run)
-            except ScratchFolderError as exc:
-                result = dataclasses.replace(result, warned=(
-                    *result.warned, PartNotMeasured(part.name, str(exc))))
-    return result
+def part_rounds(result: Comparison, options: Options,
+                decided: Callable[[], bool] = lambda: False) -> Rounds:
+    """The one rule for the rounds of every part after the comparison (``--effort``,
+    ``--cache``'s second start, the big constants passed as arguments; in a sweep, at
+    each value that runs them): ``-r auto``'s, at least its fewest rounds, then one more
+    while ``decided()`` says the samples so far do not settle the part, up to
+    :func:`rounds_like` ``result``, and none that would take the part past ``--budget``
+    seconds at its pace so far (:func:`~.sampling.rounds.budget_of`: as given, else
+    the backend's), as the comparison's own rounds read it. Its ``ended`` then says why
+    the rounds ended (the part's record keeps it: ``rounds_ended``)."""
+    return Rounds(AUTO, decided, budget_s=budget_of(options), cap=rounds_like(result))
 
 
 def in_one_process_only(part: table.Part, check: Checkpoint) -> OneProcessOnly | None:

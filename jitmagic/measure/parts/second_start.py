@@ -62,6 +62,7 @@ from ..sampling.conditions import persistent_cache_off
 from ..sampling.conditions import scratch_cache
 from ..sampling.monitor import CACHE_HIT_EVENT
 from ..sampling.monitor import Monitor
+from ..sampling.rounds import Rounds
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
 from ..sampling.stages import cold_jit
@@ -71,7 +72,7 @@ from ..sampling.structure import ProgramFacts
 from ..variants.rows import Prepared
 from ..variants.rows import VariantSubject
 from .run import PartRun
-from .run import rounds_like
+from .run import part_rounds
 
 #: The event JAX fires where a compile found no entry in the persistent cache.
 CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"
@@ -95,8 +96,8 @@ def add_second_start(result: Comparison, prepared: dict[str, Prepared], options:
     names = [n for n in measured_variants(result, prepared) if result.variants[n].ok]
     if not names:
         return dataclasses.replace(result, warned=(*result.warned, NoSecondStart()))
-    measured = measure_second_start({n: prepared[n] for n in names}, rounds_like(result),
-                                    check or Checkpoint())
+    measured = measure_second_start({n: prepared[n] for n in names},
+                                    part_rounds(result, options), check or Checkpoint())
     compiled = {n: result.variants[n].compile_s for n in names}
     measured = dataclasses.replace(measured, compile_s={
         n: s for n, s in compiled.items() if not math.isnan(s)})
@@ -111,9 +112,10 @@ def measured_variants(result: Comparison, prepared: dict[str, Prepared]) -> list
             if n == "flat" or (nested is not None and nested.variant.planned)]
 
 
-def measure_second_start(prepared: dict[str, Prepared], pairs: int,
+def measure_second_start(prepared: dict[str, Prepared], pairs: int | Rounds,
                          check: Checkpoint) -> SecondStart:
-    """``pairs`` cold and warm starts of each prepared variant, interleaved (flat,
+    """``pairs`` (a count, or the one rule's rounds for a part:
+    :func:`~.run.part_rounds`) cold and warm starts of each prepared variant, interleaved (flat,
     nested, nested, flat, ...) as rows of the one :class:`~.sampling.runner.Sampler`
     (its rounds, barriers, stops and progress), in a scratch cache folder; a stop
     (Ctrl-C, ``--timeout``) keeps the starts that finished and says why (``stopped``)."""
@@ -131,7 +133,9 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int,
                         tuple(p.starts[NO_CACHE]))
             for n, p in subjects.items()}
     warnings = (others.warning(),) if others.compiles else ()
-    return SecondStart(rows, user, runs.stopped, warnings)
+    taken = max((len(p.starts[COLD]) for p in subjects.values()), default=0)
+    return SecondStart(rows, user, runs.stopped, warnings, rounds=taken,
+                       rounds_ended=pairs.ended if isinstance(pairs, Rounds) else None)
 
 
 #: What the sampler keeps of a pair (the record keeps every :class:`Start` whole).

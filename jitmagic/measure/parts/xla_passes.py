@@ -26,6 +26,7 @@ import dataclasses
 import glob
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import jax
 
@@ -110,13 +111,22 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
                                                             stopped))
 
 
+def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
+    """The platform the call's arguments are placed on where they are ``ShapeDtypeStruct``
+    on a target's devices (``"tpu"``); None for arrays of this machine's backend."""
+    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+        if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None:
+            devices = getattr(leaf.sharding, "device_set", None) or ()
+            return next((str(d.platform) for d in devices), None)
+    return None
+
+
 def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
     """One cold lowering and compile of ``p``, the compile under JAX's profiler; its
     seconds (our own interval) and what the profile says of it, read by the events of
     the backend JAX runs on."""
     from jax.profiler import ProfileData
 
-    from ..target import placed_platform
     from .xplane import read_compile  # looked up at each call: tests press Ctrl-C in it
 
     platform = placed_platform(p.args, p.kwargs) or running().platform  # --target: "tpu"

@@ -40,6 +40,7 @@ from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
+from ..stats.verdicts import ROUNDS_FIELDS
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import Clock
 from ..stats.witness import clock_for
@@ -250,6 +251,9 @@ class ConstantArguments:
     noted: tuple[Noted, ...] = ()
     stopped: str | None = None
     wall_s: float = math.nan
+    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
+    rounds: int = 0
+    rounds_ended: str | None = None
 
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]
@@ -275,7 +279,8 @@ class ConstantArguments:
         return {"entry": self.entry,
                 "variants": {k: v.to_dict() for k, v in self.variants.items()},
                 "notes": saved(self.noted), "stopped": self.stopped,
-                "wall_s": json_number(self.wall_s)}
+                "wall_s": json_number(self.wall_s), "rounds": self.rounds,
+                "rounds_ended": self.rounds_ended}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "constant_arguments") -> ConstantArguments:
@@ -292,4 +297,5 @@ _FIELDS: tuple[Field, ...] = (
     ("notes", "noted", read_notes, ()),
     ("stopped", "stopped", optional(text), None),
     ("wall_s", "wall_s", number_or_nan, math.nan),
+    *ROUNDS_FIELDS,
 )

@@ -51,6 +51,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
+from ..stats.verdicts import ROUNDS_FIELDS
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import WALL
@@ -275,6 +276,10 @@ class Effort:
     warnings: tuple[str, ...] = ()
     default_error: str | None = None
     backend: str | None = None
+    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.BUDGET`: ``--budget``
+    #: ran out; :data:`~.stats.verdicts.ROUNDS_FIELDS`).
+    rounds: int = 0
+    rounds_ended: str | None = None
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
@@ -328,6 +333,7 @@ class Effort:
                 "baseline": dict(self.baseline), "left_out": saved(self.omitted),
                 "stopped": self.stopped, "warnings": list(self.warnings),
                 "default_error": self.default_error, "backend": self.backend,
+                "rounds": self.rounds, "rounds_ended": self.rounds_ended,
                 "verdicts": {k: self.outcome(r).verdict(r) for k, r in self.rows.items()}}
 
     @classmethod
@@ -349,6 +355,7 @@ _FIELDS: tuple[Field, ...] = (
     ("warnings", "warnings", items(text), ()),
     ("default_error", "default_error", optional(text), None),
     ("backend", "backend", optional(text), None),
+    *ROUNDS_FIELDS,
 )  # "verdicts" is written but never read back: derived from the samples
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Protocol
 
-from ..diff import StageDiff
+from ..stage_diff import StageDiff
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number

@@ -48,6 +48,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
+from ..stats.verdicts import ROUNDS_FIELDS
 from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
@@ -291,6 +292,9 @@ class SecondStart:
     #: ``jax_persistent_cache_min_compile_time_secs`` is held against (a cold start's
     #: compile also writes the entry, so it runs longer).
     compile_s: dict[str, float] = field(default_factory=dict)
+    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
+    rounds: int = 0
+    rounds_ended: str | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -347,6 +351,7 @@ class SecondStart:
         return {"rows": {k: r.to_dict() for k, r in self.rows.items()},
                 "user_cache": self.user.to_dict(), "stopped": self.stopped,
                 "warnings": saved(self.warned), "compile_s": dict(self.compile_s),
+                "rounds": self.rounds, "rounds_ended": self.rounds_ended,
                 "nesting": {"kind": nesting.kind, "ratio": json_number(nesting.ratio)}}
 
     @classmethod
@@ -373,6 +378,7 @@ _FIELDS: tuple[Field, ...] = (
     ("stopped", "stopped", optional(text), None),
     ("warnings", "warned", read_notes, ()),
     ("compile_s", "compile_s", mapping(seconds), {}),
+    *ROUNDS_FIELDS,
 )  # "nesting" is written but never read back: derived from the samples
 
 

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from ..saved.schema import Field
+from ..saved.schema import count
+from ..saved.schema import one_of
+from ..saved.schema import optional
 from ..shown import renderer
 from .rule import Difference
 from .rule import json_number
@@ -23,6 +27,12 @@ from .witness import Clock
 #: the most rounds it takes, or its time budget ran out. The strings are saved in reports
 #: (``"most pairs"`` from when a round was called a pair), so they never change.
 DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
+#: How a part's record (``--effort``, ``--cache``'s second start, the constants passed
+#: as arguments) saves its rounds: how many it took (0: not recorded, a report before
+#: them) and why they ended (one of the above; None: not recorded, or a fixed count).
+ROUNDS_FIELDS: tuple[Field, ...] = (
+    ("rounds", "rounds", count, 0),
+    ("rounds_ended", "rounds_ended", optional(one_of(DECIDED, MOST_ROUNDS, BUDGET)), None))
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ For each such variant, from its own traced closed jaxpr (no user code runs again
 * then cold first calls, interleaved (captured, passed, then passed, captured, ...,
   the variants' pairs side by side), each from ``jax.clear_caches()`` with the
   persistent cache off until its result is ready (``first_call_run``, JAX's stage
-  events inside it), as rows of the one sampler: ``-r auto``'s fewest pairs, then more
-  up to :data:`~jitmagic.measure.parts.run.MOST_PART_ROUNDS` while the one rule is
-  undecided; the outputs of the two forms are compared as the comparison's are.
+  events inside it), as rows of the one sampler, in the one rule's rounds for a part
+  (:func:`~jitmagic.measure.parts.run.part_rounds`: ``-r auto``'s fewest pairs, then
+  more while the one rule is undecided, within ``--budget``); the outputs of the two
+  forms are compared as the comparison's are.
 
 Ctrl-C and ``--timeout`` stop it between runs, like every part: what was measured is
 kept and the record says PARTIAL (``stopped``).
@@ -56,14 +57,13 @@ from ....model.stats.witness import FIRST_CALL
 from ....model.stats.witness import WAIT
 from ....model.stats.witness import cpu_key
 from ....options import Options
-from ....options.values import AUTO
 from ...lines.tables import user_code
 from ...sampling import clocks
 from ...sampling.conditions import frozen_heap
 from ...sampling.conditions import persistent_cache_off
 from ...sampling.monitor import Monitor
 from ...sampling.outputs import OutputCheck
-from ...sampling.rounds import rounds_for
+from ...sampling.rounds import Rounds
 from ...sampling.runner import ColdSample
 from ...sampling.runner import Sampler
 from ...sampling.stages import first_call_run
@@ -74,10 +74,10 @@ from ...sampling.structure import captured_constants
 from ...sampling.structure import count_equations
 from ...variants.rows import Prepared
 from ...variants.rows import Staged
-from ..run import MOST_PART_ROUNDS
 from ..run import PartRun
 from ..run import in_one_process_only
 from ..run import later_labels
+from ..run import part_rounds
 from .lifting import LIFT_BYTES
 from .lifting import ProgramConstants
 from .lifting import Replay
@@ -117,7 +117,8 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
                            check: Checkpoint | None = None,
                            options: Options | None = None) -> Comparison:
     """``result`` carrying its big constants measured passed as arguments
-    (``constant_arguments``), within ``options``' time budget; as it was where no
+    (``constant_arguments``), in the one rule's rounds for a part
+    (:func:`~.run.part_rounds`: ``options``' budget); as it was where no
     variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
@@ -126,7 +127,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     check = check or Checkpoint()
     check.report.at(PART)
     notes: list[Note] = []
-    forms = {}
+    forms, rounds = {}, part_rounds(result, options or Options())
     try:
         for name in names:
             check.begin(f"building the forms ({name})")
@@ -134,10 +135,11 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     except Stop as stop:  # before anything was timed: the forms built so far, untimed
         stopped: str | None = stop.reason
     else:
-        stopped = time_forms(forms, check, options)
+        stopped = time_forms(forms, check, rounds)
     variants = {n: f.record for n, f in forms.items() if f.record is not None}
     record = ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
-                               clocks.wall() - start)
+                               clocks.wall() - start, rounds=_taken(variants),
+                               rounds_ended=rounds.ended)
     return dataclasses.replace(result, constant_arguments=record)
 
 
@@ -231,14 +233,12 @@ def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
     return dataclasses.replace(record, eqns=eqns, constants_left=left, noted=tuple(notes))
 
 
-def time_forms(forms: dict[str, Forms], check: Checkpoint,
-               options: Options | None = None) -> str | None:
+def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> str | None:
     """Interleaved cold first calls of every variant's two forms, rows of the one
-    :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in rounds
-    from the one rounds factory (``options``' budget): at least ``-r auto``'s fewest,
-    then one more at a time while the rule is undecided, up to
-    :data:`~jitmagic.measure.parts.run.MOST_PART_ROUNDS`. Into their
-    records; why they stopped early (None: they did not)."""
+    :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in
+    ``rounds`` (:func:`~.run.part_rounds`'s), taking one more while the rule is
+    undecided (``rounds.ended`` then says why they ended). Into their records; why they
+    stopped early (None: they did not)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
             for form in FORMS}
     if not rows:
@@ -254,8 +254,7 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint,
                    for n, f in forms.items() if f.calls and f.record is not None
                    and not any(f"{n} {form}" in runs.errors for form in FORMS))
 
-    rounds = rounds_for(options or Options(), decided)
-    rounds = dataclasses.replace(rounds, repeat=AUTO, cap=MOST_PART_ROUNDS)
+    rounds.decided = decided
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # each form says why
         runs.measure(rounds, None, monitor, check, what=PART)
@@ -266,6 +265,12 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint,
                 outputs.add(form, rows[f"{name} {form}"].output)
             f.record = _with_samples(f.record, samples(name), outputs, _failed(name, runs))
     return runs.stopped
+
+
+def _taken(variants: dict[str, ConstantVariant]) -> int:
+    """The rounds the forms took: the most cold first calls of a captured form."""
+    return max((len(v.samples.get(CAPTURED, {}).get(FIRST_CALL, ())) for v in variants.values()),
+               default=0)
 
 
 @dataclass
