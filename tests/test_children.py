@@ -15,11 +15,11 @@ import pytest
 from jitmagic.measure.children import Entry
 from jitmagic.measure.children import Script
 from jitmagic.measure.children import run_child
-from jitmagic.model.children import CouldNotStart
-from jitmagic.model.children import Crashed
-from jitmagic.model.children import Failed
-from jitmagic.model.children import Finished
-from jitmagic.model.children import TimedOut
+from jitmagic.model.progress import CouldNotStart
+from jitmagic.model.progress import Crashed
+from jitmagic.model.progress import Failed
+from jitmagic.model.progress import Finished
+from jitmagic.model.progress import TimedOut
 
 TESTS = str(Path(__file__).parent)
 

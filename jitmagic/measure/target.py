@@ -40,11 +40,11 @@ import numpy as np
 from ..backends import TPU
 from ..backends import target as tpu
 from ..errors import InputError
-from ..model.children import Finished
 from ..model.comparison import Comparison
 from ..model.notes import Note
 from ..model.notes.kinds import TargetReplicated
 from ..model.notes.kinds import TargetShardingsUnmatched
+from ..model.progress import Finished
 from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
 from ..model.stats.witness import CONTENTION_KEYS

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from .children import ChildEnd
-from .children import Said
 from .notes import Noted
 from .notes import read_notes
 from .notes import saved
+from .progress import ChildEnd
+from .progress import Said
 from .saved.schema import fail
 from .saved.schema import obj
 from .stats.rule import Difference

@@ -4,12 +4,12 @@ child of :mod:`jitmagic.measure.children`, the command's own killed by a signal)
 
 from __future__ import annotations
 
-from ..model.children import CouldNotStart
-from ..model.children import Crashed
-from ..model.children import Failed
-from ..model.children import Finished
-from ..model.children import TimedOut
+from ..model.progress import CouldNotStart
+from ..model.progress import Crashed
+from ..model.progress import Failed
+from ..model.progress import Finished
 from ..model.progress import Progress
+from ..model.progress import TimedOut
 from ..model.shown import register
 from ..model.stats.units import fmt_s
 from ..model.target import TopologyRefused

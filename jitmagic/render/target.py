@@ -14,11 +14,11 @@ import math
 from collections.abc import Iterator
 
 from ..backends.target import calibration
-from ..model.children import Crashed
-from ..model.children import Failed
-from ..model.children import TimedOut
 from ..model.comparison import Comparison
 from ..model.notes import said as notes_said
+from ..model.progress import Crashed
+from ..model.progress import Failed
+from ..model.progress import TimedOut
 from ..model.rows import VARIANTS
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME

@@ -21,8 +21,8 @@ import sys
 from typing import Any
 
 from ...measure import children
-from ...model.children import Crashed
-from ...model.children import Finished
+from ...model.progress import Crashed
+from ...model.progress import Finished
 from ...model.progress import Progress
 from ...render.progress import crash_report
 from ...render.progress import position

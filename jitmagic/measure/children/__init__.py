@@ -1,5 +1,5 @@
 """One runner of fresh child processes: a Python entry (a module's function, or a
-script) in a new interpreter, and how it ended (:mod:`jitmagic.model.children`).
+script) in a new interpreter, and how it ended (:mod:`jitmagic.model.progress`).
 
 Why: some work must not share this process. A compile that native code aborts on
 (libtpu's ``Check failed``, a segmentation fault in XLA) would take the user's kernel
@@ -40,13 +40,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...model.children import ChildEnd
-from ...model.children import CouldNotStart
-from ...model.children import Crashed
-from ...model.children import Failed
-from ...model.children import Finished
-from ...model.children import TimedOut
-from ...model.children import fatal_of
+from ...model.progress import ChildEnd
+from ...model.progress import CouldNotStart
+from ...model.progress import Crashed
+from ...model.progress import Failed
+from ...model.progress import Finished
+from ...model.progress import TimedOut
+from ...model.progress import fatal_of
 
 #: The variables :mod:`.boot` reads: the stage file, and the parent's process id.
 STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
