@@ -110,6 +110,7 @@ class Crashed(Said):
         except ValueError:
             return f"signal {self.signal}"
 
+
 @dataclass(frozen=True)
 class TimedOut(Said):
     """It ran past its time and was killed (its whole process group), in this stage."""
