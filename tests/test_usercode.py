@@ -144,6 +144,9 @@ def test_mine_takes_top_level_modules_python_can_import():
         Options(mine="jax")
     with pytest.raises(InputError, match="names `nosuchmodule`, which Python cannot import"):
         Options(mine="nosuchmodule")
+    with pytest.raises(InputError, match="cannot take `__main__`: the cell's or script's own "
+                                         "code is yours already"):
+        Options(mine="__main__")  # was a ValueError (issue 59, item 11)
 
 
 def test_an_egg_info_left_in_a_source_tree_is_no_install(tmp_path):

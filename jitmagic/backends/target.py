@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -34,28 +35,34 @@ HOST_BOUNDS = (2, 2, 1)
 
 @dataclass(frozen=True, slots=True)
 class Chip:
-    """One TPU kind: how libtpu names it, how its devices call themselves, and the
-    high-bandwidth memory one device of it holds (None: not known here)."""
+    """One TPU kind: how libtpu names it, how its devices call themselves, the
+    high-bandwidth memory one device of it holds (None: not known here), and the slices
+    it compiles for (see :data:`CHIPS`)."""
 
     kind: str  # as a topology name writes it: "v5e"
     device_kind: str  # as JAX's device says it: "TPU v5 lite"
     hbm_bytes: int | None
-    #: The most chips along one axis it compiles for (None: no bound found): libtpu 0.0.42
-    #: describes ``v5e:2x32`` but aborts the whole process compiling for it ("Check
-    #: failed: Topology()->chip_bounds().y <= 16"), so a longer axis is refused up front.
-    largest_axis: int | None = None
+    most_chips: int  # the largest slice of this kind
+    #: The most chips along each axis (x, y, z) of a 2-D kind (z 1); None: a 3-D kind,
+    #: bounded by ``most_chips`` alone.
+    axes: tuple[int, int, int] | None = None
 
 
 _GIB = 1024 ** 3
 #: The TPU kinds libtpu 0.0.42 compiles for, with each device's HBM (Google Cloud's
 #: published figures: v5e 16 GiB a chip, v5p 95, v4 32 (one device a chip), v6e 32,
-#: TPU7x 192).
+#: TPU7x 192) and their largest slices (Cloud's: v4 4096 chips, v5p 8960, v5e and v6e
+#: 16x16, TPU7x 9216), each compiled for here. Past them libtpu 0.0.42 aborts the whole
+#: process for v5e (measured: "Check failed: Topology()->chip_bounds().z == 1" for a
+#: third axis, "...x <= 16" for a longer one) and fails for v4 (65536 chips: out of
+#: scalar memory; 262144: "more parameters (1) than supported (limit -674)"); v6e's
+#: larger or 3-D names it takes, but no v6e slice has them.
 CHIPS: dict[str, Chip] = {c.kind: c for c in (
-    Chip("v4", "TPU v4", 32 * _GIB),
-    Chip("v5e", "TPU v5 lite", 16 * _GIB, largest_axis=16),
-    Chip("v5p", "TPU v5", 95 * _GIB),
-    Chip("v6e", "TPU v6 lite", 32 * _GIB),
-    Chip("tpu7x", "TPU7x", 192 * _GIB),
+    Chip("v4", "TPU v4", 32 * _GIB, 4096),
+    Chip("v5e", "TPU v5 lite", 16 * _GIB, 256, (16, 16, 1)),
+    Chip("v5p", "TPU v5", 95 * _GIB, 8960),
+    Chip("v6e", "TPU v6 lite", 32 * _GIB, 256, (16, 16, 1)),
+    Chip("tpu7x", "TPU7x", 192 * _GIB, 9216),
 )}
 
 
@@ -99,11 +106,7 @@ def parse(name: str) -> Topology:
     chips = tuple(int(n) for n in found[2].split("x"))
     if min(chips) < 1:
         raise TopologyError(f"--target {name!r}: every axis needs at least 1 chip ({FORM})")
-    most = CHIPS[kind].largest_axis
-    if most is not None and max(chips) > most:
-        raise TopologyError(f"--target {name!r}: a {kind} slice has at most {most} chips along "
-                            f"an axis (e.g. {kind}:{most}x{most}); libtpu would abort the "
-                            "process compiling for a longer one")
+    _check_size(name, CHIPS[kind], chips)
     dims = (*chips, 1, 1)[:3]
     if any(d > b and d % b for d, b in zip(dims, HOST_BOUNDS, strict=True)):
         raise TopologyError(f"--target {name!r}: a slice larger than one host is whole hosts "
@@ -111,6 +114,27 @@ def parse(name: str) -> Topology:
                             f"most {HOST_BOUNDS[0]} or a multiple of it (e.g. {kind}:2x4, "
                             f"{kind}:4x4)")
     return Topology(f"{kind}:{found[2]}", kind, chips)
+
+
+def _check_size(name: str, chip: Chip, chips: tuple[int, ...]) -> None:
+    """:class:`TopologyError` for a slice larger than ``chip``'s largest, naming the
+    largest: a longer axis, a third axis on a 2-D kind, more chips in all."""
+    dims, kind = (*chips, 1, 1)[:3], chip.kind
+    if chip.axes is not None and any(d > m for d, m in zip(dims, chip.axes, strict=True)):
+        most = max(chip.axes[:2])
+        fitting = f"{kind}:{min(dims[0], most)}x{min(dims[1], most)}"
+        raise TopologyError(f"--target {name!r}: a {kind} slice is 2-D, at most {most} chips "
+                            f"along an axis (the largest is {kind}:{most}x{most}); write "
+                            f"e.g. {fitting}")
+    if math.prod(dims) > chip.most_chips:
+        raise TopologyError(f"--target {name!r} is {math.prod(dims)} chips: a {kind} slice "
+                            f"has at most {chip.most_chips}; write a smaller one, e.g. "
+                            f"{kind}:{LARGEST[kind]}")
+
+
+#: A large slice of each kind that libtpu compiles for, said as what to write instead.
+LARGEST = {"v4": "16x16x16", "v5e": "16x16", "v5p": "16x16x16", "v6e": "16x16",
+           "tpu7x": "16x16x16"}
 
 
 #: Other names for a kind that users write (Cloud's accelerator types).

@@ -24,6 +24,7 @@ import argparse
 import ast
 import atexit
 import dataclasses
+import faulthandler
 import os
 import shutil
 import sys
@@ -60,6 +61,8 @@ from .output import checked_path
 from .output import distinct
 from .saving import write_outputs
 from .saving import wrote
+from .script.crashes import staged
+from .script.crashes import supervised
 from .script.loading import check_compiles
 from .script.loading import check_shape
 from .script.loading import load_target
@@ -282,6 +285,10 @@ def entry() -> None:
     (:data:`~.script.process.ENDED`); the last exit function ignores Ctrl-C (the
     interpreter's own teardown would restore the default action, and die by SIGINT), so
     that the process never ends by a signal or with a traceback."""
+    faulthandler.enable()  # a crash in native code: Python's traceback, at least
+    watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
+    if watched is not None:
+        raise SystemExit(watched)
     atexit.register(ignore_ctrl_c)  # registered first, so run last of the exit functions
     safe_output()
     try:
@@ -353,7 +360,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if prelude.ran:
         cell = dataclasses.replace(cell, setup=ast.Module(body=prelude.rest(cell.setup.body),
                                                           type_ignores=[]))
-    with drawing(progress_for(options)) as progress:
+    with drawing(staged(progress_for(options))) as progress:
         result = measure_source(cell, namespace, options, progress, start,
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None

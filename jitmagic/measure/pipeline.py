@@ -137,8 +137,9 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 
 def checkpoint(entry: str, options: Options, start: float,
                progress: Draw | None = None) -> Checkpoint:
-    """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress."""
-    draw = None if options.quiet else progress
+    """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress
+    (with ``--quiet``, only what ``progress`` keeps even then: its ``when_quiet``)."""
+    draw = getattr(progress, "when_quiet", None) if options.quiet else progress
     return Checkpoint(deadline=_deadline(start, options.timeout),
                       report=Reporter(entry, start, draw))
 

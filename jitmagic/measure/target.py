@@ -44,6 +44,7 @@ from ..model.comparison import Comparison
 from ..model.notes import Note
 from ..model.notes.kinds import TargetReplicated
 from ..model.notes.kinds import TargetShardingsUnmatched
+from ..model.progress import Finished
 from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
 from ..model.stats.witness import CONTENTION_KEYS
@@ -54,9 +55,13 @@ from ..model.target import TARGET
 from ..model.target import YOURS
 from ..model.target import Memory
 from ..model.target import TargetCompile
+from ..model.target import TopologyRefused
 from ..model.target import compile_difference
 from ..model.target import target_clock
 from ..options import Options
+from .children import Entry
+from .children import run_child
+from .children import stage
 from .parts import add_parts
 from .parts.run import PartRun
 from .sampling import clocks
@@ -83,21 +88,59 @@ from .variants.rows import variant_results
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:
     """The devices of ``topology``, from libtpu's compile-only client (that libtpu is
-    installed, the option's own check said before anything ran); ``InputError`` saying
-    what libtpu said of the name."""
-    from jax.experimental import topologies
-
+    installed, the option's own check said before anything ran), once a child process
+    compiled for it unharmed (:func:`checked_in_child`); ``InputError`` saying what libtpu
+    said of the name."""
+    checked_in_child(topology)
     said: list[str] = []
     try:
         with tpu.libtpu_environment(), tpu.native_stderr_kept(said):
-            desc = topologies.get_topology_desc(
-                platform="tpu", topology_name=topology.name, chip_config_name="default",
-                chips_per_host_bounds=topology.host_bounds, num_slices=1)
+            return _described(topology)
     except Exception as exc:  # libtpu's own words: an unknown layout, a lock it cannot take
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"--target {topology.name}: libtpu could not describe it: "
                          f"{first}") from None
-    return list(desc.devices)
+
+
+def _described(topology: tpu.Topology) -> list[Any]:
+    from jax.experimental import topologies
+
+    return list(topologies.get_topology_desc(
+        platform="tpu", topology_name=topology.name, chip_config_name="default",
+        chips_per_host_bounds=topology.host_bounds, num_slices=1).devices)
+
+
+#: The topologies a child process compiled for unharmed: this process compiles for them.
+_CHECKED: set[str] = set()
+#: Seconds a child gets to start libtpu and compile a small program for a topology.
+CHECK_S = 300.0
+
+
+def checked_in_child(topology: tpu.Topology) -> None:
+    """The first compile for ``topology`` in this process is a child's
+    (:func:`compiles_for`): libtpu aborts the whole process on some (a layout it
+    describes but cannot compile for), which would end the user's kernel. ``InputError``,
+    with libtpu's reason, where the child did not finish."""
+    if topology.name in _CHECKED:
+        return
+    given = dataclasses.asdict(topology)
+    end = run_child(Entry(__name__, compiles_for.__name__), given, timeout_s=CHECK_S,
+                    env={**tpu.START_ENV, "JAX_PLATFORMS": "cpu"})
+    if not isinstance(end, Finished):
+        raise InputError(str(TopologyRefused(topology.name, end)))
+    _CHECKED.add(topology.name)
+
+
+def compiles_for(topology: dict[str, Any]) -> int:
+    """In a child: libtpu's client for ``topology`` (a :class:`~.target.Topology`'s
+    fields, as the parent checked it), and a small program compiled for it, its stderr
+    left as it is (libtpu's reason, should it abort, is there); the number of devices."""
+    stage("describing the topology")
+    devices = _described(tpu.Topology(topology["name"], topology["kind"],
+                                       tuple(topology["chips"])))
+    stage("compiling a small program for it")
+    _small_compile(devices)
+    return len(devices)
 
 
 class _Placer:
@@ -209,12 +252,16 @@ class TargetSubject(VariantSubject):
 def warm_up(devices: list[Any]) -> None:
     """One small program of jitmagic's own compiled for the target, untimed: the
     compile-only client's one-time set-up is paid here, not by the first run."""
+    said: list[str] = []
+    with tpu.native_stderr_kept(said):
+        _small_compile(devices)
+
+
+def _small_compile(devices: list[Any]) -> None:
     from jax.sharding import SingleDeviceSharding
 
     spec = jax.ShapeDtypeStruct((8,), np.float32, sharding=SingleDeviceSharding(devices[0]))
-    said: list[str] = []
-    with tpu.native_stderr_kept(said):
-        jax.jit(lambda x: x * 2 + 1).lower(spec).compile()
+    jax.jit(lambda x: x * 2 + 1).lower(spec).compile()
 
 
 def measure_for_target(prepared: dict[str, Prepared], options: Options, *,

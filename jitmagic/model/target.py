@@ -24,6 +24,8 @@ from typing import Any
 from .notes import Noted
 from .notes import read_notes
 from .notes import saved
+from .progress import ChildEnd
+from .progress import Said
 from .saved.schema import fail
 from .saved.schema import obj
 from .stats.rule import Difference
@@ -192,3 +194,12 @@ def target_of(env: Mapping[str, Any]) -> TargetCompile | None:
         return TargetCompile.from_dict(found)
     except ValueError:  # ReportSchemaError: a report edited by hand
         return None
+
+
+@dataclass(frozen=True)
+class TopologyRefused(Said):
+    """``--target``'s first compile for a topology, in a child process, did not finish:
+    how the child ended (a signal and libtpu's last words, an error, the timeout)."""
+
+    topology: str
+    end: ChildEnd

@@ -147,11 +147,23 @@ def modules(option: Named, value: Any) -> tuple[str, ...]:
             raise InputError(f"{option.label} cannot make `{name}` yours: it is JAX's stack "
                              "or jitmagic's own, never nested (JAX's own functions under a "
                              "jit of their own fail: 'Recursively calling jit')")
-        if importlib.util.find_spec(name) is None:
+        if name == "__main__":
+            raise InputError(f"{option.label} cannot take `__main__`: the cell's or script's "
+                             "own code is yours already; name the modules it imports whose "
+                             "code is yours too (`import mylib.nn` → --mine mylib)")
+        if not _importable(name):
             raise InputError(f"{option.label} names `{name}`, which Python cannot import "
                              "here: write the top-level module your code imports (`import "
                              "mylib.nn` → --mine mylib)")
     return names
+
+
+def _importable(name: str) -> bool:
+    """Whether Python finds the module ``name`` here (one loaded without a spec: no)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # ValueError: in sys.modules, its __spec__ None
+        return False
 
 
 def axes(option: Named, value: Any) -> Any:

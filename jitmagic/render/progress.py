@@ -1,22 +1,25 @@
 """A running measurement's progress as one line: what every progress display draws
-(stderr, a notebook's display updated in place)."""
+(stderr, a notebook's display updated in place); and how a process measuring ended (a
+child of :mod:`jitmagic.measure.children`, the command's own killed by a signal)."""
 
 from __future__ import annotations
 
+from ..model.progress import CouldNotStart
+from ..model.progress import Crashed
+from ..model.progress import Failed
+from ..model.progress import Finished
 from ..model.progress import Progress
+from ..model.progress import TimedOut
 from ..model.shown import register
+from ..model.stats.units import fmt_s
+from ..model.target import TopologyRefused
+from .target import refused
 
 
 def line(p: Progress) -> str:
     """``jitcompare g: flat 2/3 · XLA compile · 4.1 s elapsed, ~6 s left``."""
-    head = f"jitcompare {p.entry}".rstrip() + (f" [{p.point}]" if p.point else "")
     if p.done:
-        return f"{head}: measured in {p.elapsed_s:.1f} s"
-    where = p.what if p.what != "comparison" else ""
-    if p.row is not None:
-        where = f"{where} {p.row}".strip()
-        most = "≤" if p.at_most else ""
-        where += f" {p.round}/{most}{p.rounds}" if p.rounds else ""
+        return f"{_head(p)}: measured in {p.elapsed_s:.1f} s"
     left = ""
     if p.left_s is not None:
         of_part = f" of the {p.what}" if p.later else ""
@@ -24,10 +27,59 @@ def line(p: Progress) -> str:
         left = f", ~{p.left_s:.0f} s left{of_part}{sooner}"
     if p.later:
         left += f", then {', '.join(p.later)}"
-    parts = [x for x in (where, p.stage) if x]
-    return f"{head}: {' · '.join(parts)} · {p.elapsed_s:.1f} s elapsed{left}"
+    return f"{position(p, '≤' if p.at_most else '')} · {p.elapsed_s:.1f} s elapsed{left}"
+
+
+def _head(p: Progress) -> str:
+    return f"jitcompare {p.entry}".rstrip() + (f" [{p.point}]" if p.point else "")
+
+
+def position(p: Progress, most: str = "") -> str:
+    """Where a measurement is, without its times: ``jitcompare g: flat 2/3 · XLA compile``
+    (``most``: ``≤`` before the rounds where -r auto may take fewer)."""
+    where = p.what if p.what != "comparison" else ""
+    if p.row is not None:
+        where = f"{where} {p.row}".strip() + (f" {p.round}/{most}{p.rounds}" if p.rounds else "")
+    return f"{_head(p)}: {' · '.join(x for x in (where, p.stage) if x)}"
 
 
 def register_progress() -> None:
-    """Word a progress record here (:mod:`jitmagic.model.shown`'s registry)."""
+    """Word a progress record, and how a child process ended, here
+    (:mod:`jitmagic.model.shown`'s registry)."""
     register("line", Progress, line)
+    _register_children()
+
+
+def _while(stage: str | None) -> str:
+    return f" (while {stage})" if stage else ""
+
+
+def crashed(end: Crashed) -> str:
+    """``the child process was killed by SIGSEGV during XLA compile: Check failed: …``."""
+    during = f" during {end.stage}" if end.stage else ""
+    said = f": {end.fatal}" if end.fatal else ""
+    return f"the child process was killed by {end.signal_name}{during}{said}"
+
+
+def _register_children() -> None:
+    """Register each child process's end's sentence as its ``str()``."""
+    register("text", Finished, lambda e: f"the child process finished{_while(e.stage)}")
+    register("text", Failed, lambda e: f"the child process raised {e.error_type}: "
+                                       f"{e.message}{_while(e.stage)}")
+    register("text", Crashed, crashed)
+    register("text", TimedOut, lambda e: f"the child process ran past its {fmt_s(e.seconds)} "
+                                         f"and was killed{_while(e.stage)}")
+    register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
+    register("text", TopologyRefused, refused)
+
+
+def crash_report(end: Crashed) -> str:
+    """The command's line where its measuring process was killed by a signal: where it
+    was, what native code said, and what to do."""
+    where = f" at {end.stage}" if end.stage else " before the measurement began"
+    said = f" ({end.fatal})" if end.fatal else ""
+    return (f"killed by {end.signal_name}{where}{said}: native code (XLA, libtpu, or an "
+            "extension your code calls) crashed the process; nothing was measured or saved "
+            "(Python's traceback is above). To reproduce it without jitmagic, run that step "
+            "of that variant alone (flat is jax.jit(f)); report it with the file at "
+            "https://github.com/jax-ml/jax/issues")

@@ -16,6 +16,9 @@ from collections.abc import Iterator
 from ..backends.target import calibration
 from ..model.comparison import Comparison
 from ..model.notes import said as notes_said
+from ..model.progress import Crashed
+from ..model.progress import Failed
+from ..model.progress import TimedOut
 from ..model.rows import VARIANTS
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
@@ -34,6 +37,7 @@ from ..model.target import ONE_DEVICE
 from ..model.target import REPLICATED
 from ..model.target import STAGES
 from ..model.target import TargetCompile
+from ..model.target import TopologyRefused
 from ..model.target import compile_difference
 from ..model.target import stage_difference
 from ..model.target import target_of
@@ -247,3 +251,21 @@ def _helpers(c: Comparison) -> str:
     calls = ", ".join(f"{h} ({counted(nested.helper_calls.get(h, 0), 'jit call')})"
                       for h in nested.helpers)
     return f"nested helpers: {calls}"
+
+
+def refused(r: TopologyRefused) -> str:
+    """``--target``'s first compile for a topology, in a child, did not finish: one line
+    with libtpu's reason, and that this process lives on."""
+    end, start = r.end, f"--target {r.topology}"
+    if isinstance(end, Crashed):
+        said = f": {end.fatal}" if end.fatal else ""
+        return (f"{start}: libtpu killed the process compiling for it ({end.signal_name})"
+                f"{said}; it was a child process, checking the topology first, so this one "
+                "lives on: write another topology")
+    if isinstance(end, Failed):
+        first = (end.message.strip().splitlines() or [""])[0]
+        return f"{start}: libtpu refused it: {end.error_type}: {first}"
+    if isinstance(end, TimedOut):
+        return (f"{start}: libtpu compiled nothing for it within {fmt_s(end.seconds)} (a "
+                "child process, checking the topology first; killed)")
+    return f"{start}: cannot check the topology in a child process: {end}"

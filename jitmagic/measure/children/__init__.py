@@ -1,0 +1,208 @@
+"""One runner of fresh child processes: a Python entry (a module's function, or a
+script) in a new interpreter, and how it ended (:mod:`jitmagic.model.progress`).
+
+Why: some work must not share this process. A compile that native code aborts on
+(libtpu's ``Check failed``, a segmentation fault in XLA) would take the user's kernel
+with it; a compiler that remembers within a process gives a cold sample only in a new
+one; another JAX release lives in another Python. The child is started through
+:mod:`.boot` (``python -m jitmagic.measure.children.boot``), which ties its life to
+this process (Linux: SIGKILL when the parent dies), opens the stage file
+(:func:`stage` writes there: the last stage is known after a crash) and runs the entry.
+
+Two ways to run one:
+
+* :class:`Entry` (``module:function``, called with JSON inputs, its result JSON): in a
+  session of its own, its stdout and stderr kept in a file (the tail of stderr says
+  why native code aborted), a timeout after which its whole process group is killed;
+  Ctrl-C here kills it and is raised on.
+* :class:`Script` (``python ARGS...``, e.g. ``-m jitmagic FILE.py``): its output the
+  parent's own, in the parent's process group (a terminal's Ctrl-C reaches it as it
+  would have; the parent only waits), its exit status the result.
+
+Nothing is left behind: the request, result, stage and output files live in a
+temporary folder removed after, no process outlives the call, and no setting of this
+process changes (the child's environment is a copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...model.progress import ChildEnd
+from ...model.progress import CouldNotStart
+from ...model.progress import Crashed
+from ...model.progress import Failed
+from ...model.progress import Finished
+from ...model.progress import TimedOut
+from ...model.progress import fatal_of
+
+#: The variables :mod:`.boot` reads: the stage file, and the parent's process id.
+STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
+#: Lines of a child's stderr kept.
+TAIL_LINES = 20
+#: Seconds a killed child gets to be reaped.
+REAP_S = 10.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """``module.function(inputs)`` in the child: inputs and result are JSON's values."""
+
+    module: str
+    function: str
+
+
+@dataclass(frozen=True)
+class Script:
+    """``python *argv`` in the child (``("-m", "jitmagic", "cell.py")``, or a path first)."""
+
+    argv: tuple[str, ...]
+
+
+#: The stage file's descriptor in a child (None in any other process).
+_stage_fd: int | None = None
+
+
+def stage(name: str) -> None:
+    """In a child: say that it enters ``name`` now (one line, written at once, so that a
+    crash in the stage still finds it). Elsewhere nothing."""
+    if _stage_fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(_stage_fd, (name.replace("\n", " ") + "\n").encode(errors="replace"))
+
+
+def inside() -> bool:
+    """Whether this process is a child this runner started."""
+    return _stage_fd is not None
+
+
+def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
+              python: str | None = None, env: Mapping[str, str] | None = None,
+              cwd: str | None = None) -> ChildEnd:
+    """Run ``what`` in a fresh ``python`` (this one by default) with ``env`` added to this
+    process's environment; how it ended. ``timeout_s`` (None: no limit) kills its whole
+    process group once passed."""
+    exe = python or sys.executable
+    with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
+        files = _Files(Path(folder))
+        argv = [exe, "-X", "faulthandler", "-m", f"{__name__}.boot", str(files.request)]
+        files.request.write_text(json.dumps(_request(what, inputs, files)))
+        try:
+            child = _start(argv, what, files, _environment(env, files), cwd)
+        except OSError as exc:
+            return CouldNotStart(exe, exc.strerror or type(exc).__name__)
+        with _ended(child, isinstance(what, Entry)):
+            status = _wait(child, what, timeout_s)
+        return _end(status, what, files, timeout_s)
+
+
+class _Files:
+    """The temporary folder's files: the request, the result, the stage, the output."""
+
+    def __init__(self, folder: Path):
+        self.request, self.result = folder / "request.json", folder / "result.json"
+        self.stage, self.output = folder / "stage", folder / "output"
+
+    def last_stage(self) -> str | None:
+        lines = self.stage.read_text(errors="replace").splitlines() \
+            if self.stage.exists() else []
+        return lines[-1] if lines else None
+
+    def output_lines(self) -> list[str]:
+        if not self.output.exists():
+            return []
+        return [ln for ln in self.output.read_text(errors="replace").splitlines() if ln.strip()]
+
+    def tail(self) -> tuple[str, ...]:
+        return tuple(self.output_lines()[-TAIL_LINES:])
+
+
+def _request(what: Entry | Script, inputs: Any, files: _Files) -> dict[str, Any]:
+    if isinstance(what, Script):
+        return {"argv": list(what.argv)}
+    return {"module": what.module, "function": what.function, "inputs": inputs,
+            "result": str(files.result)}
+
+
+def _environment(added: Mapping[str, str] | None, files: _Files) -> dict[str, str]:
+    """This process's environment, ``added``, the stage file and this process's id, and
+    jitmagic importable (another Python's child finds it too)."""
+    root = str(Path(__file__).resolve().parents[3])
+    env = {**os.environ, **(added or {}), STAGE_ENV: str(files.stage),
+           PARENT_ENV: str(os.getpid())}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _start(argv: list[str], what: Entry | Script, files: _Files, env: dict[str, str],
+           cwd: str | None) -> subprocess.Popen:
+    if isinstance(what, Script):  # the parent's output, its process group
+        return subprocess.Popen(argv, env=env, cwd=cwd)
+    with files.output.open("wb") as out:
+        return subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+@contextlib.contextmanager
+def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
+    """Within, ``child`` runs; after (a Ctrl-C, an error here included) it has ended and
+    been reaped: killed where it still runs, and with ``own_group`` (a session of its
+    own) every process of its group too, until none is left (at most :data:`REAP_S`)."""
+    try:
+        yield
+    finally:
+        end = time.monotonic() + REAP_S
+        with contextlib.suppress(ProcessLookupError):
+            if own_group:
+                os.killpg(child.pid, signal.SIGKILL)
+            elif child.poll() is None:
+                child.kill()
+            while time.monotonic() < end:
+                child.poll()  # reaped: a zombie of it would still count in the group
+                os.killpg(child.pid, 0) if own_group else os.kill(child.pid, 0)
+                time.sleep(0.01)
+
+
+def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None
+          ) -> int | None:
+    """The child's status (None: it ran past ``timeout_s``). A script's: a Ctrl-C here
+    reached it too (the same process group), and it decides what it does; here it only
+    waits on."""
+    if isinstance(what, Entry):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return child.wait(timeout_s)
+        return None
+    while True:
+        with contextlib.suppress(KeyboardInterrupt):
+            return child.wait()
+
+
+def _end(status: int | None, what: Entry | Script, files: _Files,
+         timeout_s: float | None) -> ChildEnd:
+    last = files.last_stage()
+    if status is None:
+        return TimedOut(timeout_s or 0.0, last)
+    if status < 0:
+        return Crashed(-status, last, files.tail(), fatal_of(files.output_lines()))
+    if isinstance(what, Script):
+        return Finished(status, last)
+    if status == 0 and files.result.exists():
+        said = json.loads(files.result.read_text())
+        if "error" in said:
+            kind, message = said["error"]
+            return Failed(kind, message, last)
+        return Finished(said["result"], last)
+    tail = files.tail()
+    return Failed(f"exit status {status}", tail[-1] if tail else "", last)
