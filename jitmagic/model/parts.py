@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from . import notes
 from .advice import Advice
 from .attribution import Attribution
 from .causes import why
@@ -134,6 +135,9 @@ PARTS: tuple[Part, ...] = (
     Part("lines", "lines", ("lines",), checked_lines,
          f"{_M}.parts.lines:add_part", f"{_R}.lines:section", shown=1, in_why=True),
 )
+
+
+notes.KEYS["part"] = tuple(p.name for p in PARTS)  # a note's part is checked as it loads
 
 
 def named(name: str) -> Part:

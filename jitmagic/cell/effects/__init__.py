@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...model.notes import Note
-from ...model.notes.effects import NotPutBack
+from ...model.notes import PutBack
 from .table import Effect
 from .table import effects
 from .watch import NOT_THE_CELLS
@@ -67,4 +67,4 @@ def _put_back(row: Effect, before: Any, key: str, watch: Watch | None) -> list[N
     try:
         return row.undo(before, watch.theirs(key) if watch is not None else frozenset())
     except Exception as exc:  # noqa: BLE001 (the next rows are put back all the same)
-        return [NotPutBack(type(exc).__name__, str(exc))]
+        return [PutBack("not_put_back", type(exc).__name__, str(exc))]

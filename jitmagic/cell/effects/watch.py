@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...model.notes import Note
-from ...model.notes.effects import LeftAsIs
+from ...model.notes import PutBack
 from ...model.progress import Draw
 from ...model.progress import Progress
 
@@ -112,7 +112,8 @@ class Watch:
                                     for key in sorted(self.theirs(name), key=repr)))
         if not things:
             return []
-        return [LeftAsIs(tuple(row for row, _ in things), tuple(key for _, key in things))]
+        return [PutBack("left_as_is", tuple(row for row, _ in things),
+                        tuple(key for _, key in things))]
 
 
 def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:

@@ -18,8 +18,7 @@ from typing import Any
 
 from ...model import parts as table
 from ...model.comparison import Comparison
-from ...model.notes.kinds import OneProcessOnly
-from ...model.notes.kinds import PartNotMeasured
+from ...model.notes import Warned
 from ...options import Options
 from ..sampling.lockstep import lockstep_of
 from ..sampling.rounds import FEWEST
@@ -71,18 +70,18 @@ def add_parts(result: Comparison, run: PartRun) -> Comparison:
                 result = measure(result, run)
             except ScratchFolderError as exc:
                 result = dataclasses.replace(result, warned=(
-                    *result.warned, PartNotMeasured(part.name, str(exc))))
+                    *result.warned, Warned("part_not_measured", part.name, str(exc))))
     return result
 
 
-def in_one_process_only(part: table.Part, check: Checkpoint) -> OneProcessOnly | None:
+def in_one_process_only(part: table.Part, check: Checkpoint) -> Warned | None:
     """The note of a found part left out because several processes share the
     measurement (None: it runs): one that runs in one process only cannot be measured
     in step with the others."""
     processes = lockstep_of(check).count
     if processes <= 1 or part.processes != table.ONE_PROCESS:
         return None
-    return OneProcessOnly(part.name, processes)
+    return Warned("one_process_only", part.name, processes)
 
 
 def later_labels(options: Options, found: tuple[str, ...] = ()) -> tuple[str, ...]:
