@@ -652,6 +652,7 @@ def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
     """The notes of what was put back save and read back as facts, and each row's label
     is a row that render/notes names (what another thread changed is said with it)."""
     from jitmagic.cell.effects.table import effects
+    from jitmagic.model.notes import KEYS
     from jitmagic.model.notes import PutBack
     from jitmagic.model.notes import read_noted
     from jitmagic.model.notes import saved_note
@@ -671,6 +672,7 @@ def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
                                     "config jax_enable_x64 to True: it applied")
     assert str(notes[4]).startswith("the environment variable JITMAGIC_X and sys.settrace's "
                                     "hook (a debugger's or coverage's) changed while")
+    assert set(THINGS) == set(KEYS["row"])  # each row a loaded note may name is said
     for row in effects({"x": 1}):
         for key in row.view():
             name, key_name = row.label(key)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 from typing import ClassVar
 from typing import NamedTuple
+from typing import Self
 
 from ..saved.schema import REQUIRED
 from ..saved.schema import Kind
@@ -91,12 +92,15 @@ class Note(Shown):
             FAMILY[name], FIELDS[name] = cls, tuple(map(_field, spec.split()))
 
     def __init__(self, kind: str, *values: Any, **named: Any) -> None:
-        names = [f.name for f in FIELDS[kind]] if FAMILY.get(kind) is type(self) else None
-        given = dict(zip(names or (), values, strict=False)) | named
-        if names is None or len(values) > len(names) or list(given) != names:
+        if FAMILY.get(kind) is not type(self):
+            raise TypeError(f"{kind!r} is no kind of {type(self).__name__} note")
+        names = [f.name for f in FIELDS[kind]]
+        given = dict(zip(names, values, strict=False)) | named
+        if len(given) != len(values) + len(named) or sorted(given) != sorted(names):
             raise TypeError(f"{type(self).__name__}({kind!r}, ...) takes "
-                            f"{', '.join(names or ['no such kind'])}; got {list(given)}")
-        self.__dict__.update(kind=kind, **given)
+                            f"{', '.join(names) or 'no field'}; got {len(values)} values and "
+                            f"{sorted(named)}")
+        self.__dict__.update(kind=kind, **{n: given[n] for n in names})
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"a note is a fact: {name} cannot be set")
@@ -114,7 +118,7 @@ class Note(Shown):
         """The note's fields by name (its kind apart)."""
         return {k: v for k, v in vars(self).items() if k != "kind"}
 
-    def replace(self, **changed: Any) -> Note:
+    def replace(self, **changed: Any) -> Self:
         """The same note with the fields ``changed``."""
         return type(self)(self.kind, **(self.facts() | changed))
 
