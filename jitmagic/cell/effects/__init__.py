@@ -35,7 +35,7 @@ def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None 
     namespace row) and put back what changed on exit.
 
     Yields a list that, after the block, holds one note per thing put back
-    (:mod:`jitmagic.model.notes.effects`). With
+    (:class:`jitmagic.model.notes.PutBack`). With
     ``process`` False (a file run: the process ends after it) the process-wide rows are
     left alone. With a ``watch``, what it finds another thread changed is left as it is
     (the watch says so). The snapshot is taken with JAX imported, so its import-time

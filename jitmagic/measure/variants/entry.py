@@ -404,7 +404,7 @@ def _is_linen(cls: type | None) -> bool:
 
 def _why_inline(found: Found, ran: set[str]) -> Note | None:
     """Why the helper ``found`` cannot be nested (None: it can), as a fact
-    (:mod:`jitmagic.model.notes.variants`)."""
+    (:class:`jitmagic.model.notes.Inline`)."""
     if found.rules_only:
         return found.rules_only
     qualname = found.code.co_qualname

@@ -57,7 +57,7 @@ def library_of(helper: Any) -> str | None:
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
     """How the helper kept traced values, as a fact (a ``Leak*`` kind of
-    :mod:`jitmagic.model.notes.variants`), from the first leaked tracer's chain in JAX's
+    :class:`jitmagic.model.notes.Leak`), from the first leaked tracer's chain in JAX's
     message (for a helper of ``library``, said in that library's terms); the general one
     where the message has no chain (an ``UnexpectedTracerError``, raised where a leaked
     tracer is used later)."""

@@ -14,6 +14,7 @@ from typing import Self
 from ..saved.schema import REQUIRED
 from ..saved.schema import Kind
 from ..saved.schema import ReportSchemaError
+from ..saved.schema import encode
 from ..saved.schema import fail
 from ..saved.schema import fields
 from ..saved.schema import flag
@@ -124,7 +125,7 @@ class Note(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """The note as a report saves it: its kind, then its fields (tuples as lists)."""
-        return {k: _json(v) for k, v in vars(self).items()}
+        return {k: encode(v) for k, v in vars(self).items()}
 
 
 #: A note as a record holds it: a fact, or the sentence an earlier version saved.
@@ -144,14 +145,6 @@ def read_fact(value: Any, where: str) -> Note:
 #: How each type a field's spec names is read back from a report.
 _TYPES: dict[str, Kind] = {"str": text, "float": number_or_nan, "bool": flag,
                            "int": integer, "shape": items(integer), "note": read_fact}
-
-
-def _json(value: Any) -> Any:
-    """``value`` as JSON holds it: a tuple (of tuples) as a list (of lists), a note held
-    in a note as its dict."""
-    if isinstance(value, Note):
-        return value.to_dict()
-    return [_json(v) for v in value] if isinstance(value, tuple) else value
 
 
 def saved_note(note: Noted) -> Any:

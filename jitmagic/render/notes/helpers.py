@@ -10,8 +10,6 @@ from ...model.notes import Note
 #: Why a planned helper that the program holds no jit call of stays inline, where no
 #: library primitive holds it.
 NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
-#: How the reason a helper that leaks tracers under its own jit runs inline begins.
-LEAKS = "under a jit of its own it leaks traced values"
 #: How the reason the out-of-line row of ``--effort`` was not measured begins.
 NOT_MEASURED = "out of line was not measured"
 
@@ -95,7 +93,7 @@ def leaks(n: Note) -> str:
         return (f"{n.held}{where}: a jit returns arrays only and fixes the rest when it "
                 f"traces, so under a jit of its own those traced values would leak; it runs "
                 f"inline")
-    return f"{LEAKS}{where}: {n.mechanism}, so it runs inline"
+    return f"under a jit of its own it leaks traced values{where}: {n.mechanism}, so it runs inline"
 
 
 def _structures(n: Note) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...model.notes import Note
-from ...model.stats.units import counted
 
 
 def listed(names: list[str]) -> str:
@@ -23,9 +22,9 @@ def said(change: str, how: str = "") -> str:
             f"put back now{how}")
 
 
-def _added(names: tuple[str, ...], added: tuple[str, ...]) -> list[str]:
+def marked(names: tuple[str, ...], added: tuple[str, ...]) -> str:
     """Each of ``names``, those ``added`` said so: ``CALLS, SEEN (added)``."""
-    return [f"{n} (added)" if n in added else n for n in names]
+    return ", ".join(f"{n} (added)" if n in added else n for n in names)
 
 
 #: What the sentences call a hook by its setter's name (the others: by the name).
@@ -35,7 +34,7 @@ HOOKS = {"sys.settrace": "sys.settrace's hook (a debugger's or coverage's)",
          "threading.setprofile": "threading.setprofile's hook"}
 
 
-def _logger(name: str) -> str:
+def logger(name: str) -> str:
     return "the root logger" if not name else f"the {name!r} logger"
 
 
@@ -45,7 +44,7 @@ THINGS: dict[str, Callable[[str], str]] = {
     "figures": lambda _: "pyplot's open figures",
     "listeners": lambda _: "jax.monitoring's listeners",
     "filters": lambda k: "warnings.showwarning" if k == "showwarning" else "the warnings filters",
-    "logging": lambda k: "logging.disable" if k == "logging.disable" else _logger(k),
+    "logging": lambda k: "logging.disable" if k == "logging.disable" else logger(k),
     "rc": lambda k: f"matplotlib's rcParams {k}",
     "np.seterr": lambda _: "numpy's error handling (np.seterr)",
     "np.set_printoptions": lambda _: "numpy's print options",
@@ -65,23 +64,6 @@ THINGS: dict[str, Callable[[str], str]] = {
     "own": lambda k: k,
     "global": lambda k: f"your global {k}",
 }
-
-
-def listeners(n: Note) -> str:
-    parts = [f"registered {counted(n.added, 'jax.monitoring listener')}"] if n.added else []
-    parts += [f"unregistered {counted(n.removed, 'jax.monitoring listener')}"] if n.removed \
-        else []
-    return said(listed(parts))
-
-
-def filters(n: Note) -> str:
-    return said(listed(["changed the warnings filters"] * n.filters
-                       + ["replaced warnings.showwarning"] * n.showwarning))
-
-
-def loggers(n: Note) -> str:
-    return said(listed(["called logging.disable"] * n.disable
-                       + [f"changed {_logger(k)} (its level or handlers)" for k in n.loggers]))
 
 
 def numpy_settings(n: Note) -> str:
@@ -109,13 +91,13 @@ def jax_environ(n: Note) -> str:
     """JAX reads ``JAX_*`` once at import, XLA the others (``XLA_FLAGS``, device lists)
     once as its backend starts: set after that they changed nothing, set before it they
     stay in effect."""
-    said_late = (f"changed {', '.join(_added(n.late, n.added))}, which had no effect: JAX "
+    said_late = (f"changed {marked(n.late, n.added)}, which had no effect: JAX "
                  "reads such variables once, when jax is imported (JAX_*) or its backend "
                  "starts (the others), and that was before the cell; the variable is put "
                  "back now. To try one, set it before the first `import jax` of a fresh "
                  "kernel; XLA's compile options also go to one jit: "
                  "`jax.jit(f, compiler_options={...})`")
-    said_took = (f"changed {', '.join(_added(n.took, n.added))}, which JAX read as it started "
+    said_took = (f"changed {marked(n.took, n.added)}, which JAX read as it started "
                  "during the cell, so it applied while measuring and stays in effect for the "
                  "rest of this kernel; the variable is put back now")
     return "the cell, or the code it ran, " + "; it ".join(
@@ -133,28 +115,9 @@ def streams(n: Note) -> str:
                       "draws continue as they would after running it once")
 
 
-def config(n: Note) -> str:
-    who = "the cell" if n.sure else "the cell, or another thread while it ran,"
-    return (f"{who} changed JAX's config {n.option} to {n.value}: it applied while "
-            f"measuring and is back to {n.was} now")
-
-
-def own_names(n: Note) -> str:
-    return (f"the cell, or the code it ran, changed names of your own modules and "
-            f"classes: {', '.join(_added(n.names, n.added))}. They applied while measuring "
-            f"and are put back now; a count a helper keeps there counted traces, not your "
-            f"calls (lists and dicts changed in place are not put back)")
-
-
 def then_added(n: Note) -> str:
     """The names ``changed``, then those ``added``, said so: ``A, B (added)``."""
     return ", ".join([*n.changed, *(f"{k} (added)" for k in n.added)])
-
-
-def your_globals(n: Note) -> str:
-    return (f"the code measured changed your globals {then_added(n)}: it applied while "
-            "measuring and they are put back now; a count a helper keeps there counted "
-            "traces, not your calls")
 
 
 def left(n: Note) -> str:
