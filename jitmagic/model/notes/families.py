@@ -20,12 +20,10 @@ class Warned(Note):
         "part_moved": "option:str name:str version:str", "one_example": "",
         "staged_run": "variant:str", "effort_flat_failed": "", "advice_flat_failed": "",
         "advice_stopped": "reason:str", "no_second_start": "",
-        "part_not_measured": "part:part error:str",
-        "one_process_only": "part:part processes:int",
+        "part_not_measured": "part:part error:str", "one_process_only": "part:part processes:int",
         "no_stage_event": "variant:str phase:str entry:str",
         "clock_disagrees": "variant:str phase:str ours_s:float theirs_s:float",
-        "ordering_failed": "ordering:str traceback:str",
-        "sweep_unchanged": "name:str eqns:int?",
+        "ordering_failed": "ordering:str traceback:str", "sweep_unchanged": "name:str eqns:int?",
     }
 
 
