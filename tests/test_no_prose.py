@@ -39,8 +39,12 @@ import pytest
 from support import comparison
 
 import jitmagic
-from jitmagic.model.notes import kinds
-from jitmagic.model.notes import parts
+from jitmagic.model.notes import Differs
+from jitmagic.model.notes import Inline
+from jitmagic.model.notes import Leak
+from jitmagic.model.notes import Parts
+from jitmagic.model.notes import Taken
+from jitmagic.model.notes import Warned
 from jitmagic.model.notes import read_noted
 
 MODEL = Path(jitmagic.__file__).parent / "model"
@@ -249,21 +253,23 @@ def test_what_the_cell_put_back_and_outputs_that_differ_are_facts():
 
 
 def test_every_kind_of_note_has_its_words_in_render():
-    from jitmagic.model.notes import KINDS
+    """One row of the templates per kind of note, and every family said through them."""
+    from jitmagic.model.notes import FAMILY
     from jitmagic.model.shown import renderer
-    from jitmagic.render.notes import SAID
+    from jitmagic.render.notes import TEMPLATES
+    from jitmagic.render.notes import say
 
-    assert set(SAID) == set(KINDS.values())
-    for kind in KINDS.values():
-        assert renderer("text", kind.__new__(kind)) is SAID[kind], kind
+    assert set(TEMPLATES) == set(FAMILY)
+    for family in set(FAMILY.values()):
+        assert renderer("text", family.__new__(family)) is say, family
 
 
 def _noted_comparison():
     """A comparison whose warnings and notes are facts, of several kinds."""
     c = comparison({"first_call_s": [2.3, 2.4, 2.5]}, {"first_call_s": [0.4, 0.45, 0.5]},
-                   every=0.1, warned=(kinds.CacheSwitchedOff(), kinds.Waited(1.25),
-                                      kinds.PartNotMeasured("second_start", "disk full")))
-    flat = dataclasses.replace(c.flat, noted=(kinds.StagedRun("flat"),))
+                   every=0.1, warned=(Warned("cache_switched_off"), Warned("waited", 1.25),
+                           Warned("part_not_measured", "second_start", "disk full")))
+    flat = dataclasses.replace(c.flat, noted=(Warned("staged_run", "flat"),))
     return dataclasses.replace(c, variants={**c.variants, "flat": flat})
 
 
@@ -333,31 +339,32 @@ def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
 
 
 @pytest.mark.parametrize(("fact", "said"), [
-    (kinds.NoStageEvent("flat", "compile_s", "model"),
+    (Warned("no_stage_event", "flat", "compile_s", "model"),
      "flat: JAX reported no compile event for `model` (was it served from a cache?)"),
-    (kinds.ClockDisagrees("nested", "trace_s", 0.2, 0.1),
+    (Warned("clock_disagrees", "nested", "trace_s", 0.2, 0.1),
      "nested: trace measured 200.0 ms but JAX's own event says 100.0 ms (50% apart)"),
-    (kinds.SweepUnchanged("width", 12),
+    (Warned("sweep_unchanged", "width", 12),
      "`width` did not change the program: every value built 12 jaxpr equations (flat), so "
      "the growth is not fitted; is `width` read by the code as a global?"),
-    (kinds.PartMoved("cache", "_cache_used", "0.9"),
+    (Warned("part_moved", "cache", "_cache_used", "0.9"),
      "--cache not measured: it needs JAX's private _cache_used, which JAX 0.9 does not have "
      "(pip install -U jitmagic for a release made for this JAX); the rest was measured"),
-    (kinds.OutputsDiffer("params[1][1]", None, 0.25, False, 2, "flat", "nested"),
+    (Differs("outputs_differ", "params[1][1]", None, 0.25, False, 2, (), (), (), (), "flat",
+             "nested"),
      "outputs of flat and nested differ at `params[1][1]` (largest difference 0.25); 2 other "
      "leaves differ"),
-    (kinds.LeafDiffers("", None, 0.5, True, 1),
+    (Differs("leaf_differs", "", None, 0.5, True, 1, (), (), (), ()),
      "the whole output (NaN or infinite values in different places; largest finite "
      "difference 0.5); 1 other leaf differs"),
-    (parts.OtherThreadsCached(1),
+    (Parts("other_threads_cached", 1),
      "1 compile of another thread used JAX's persistent cache while the second start "
      "measured: JAX's cache folder is the process's, so it went to jitmagic's folder "
      "(removed after), not to your own cache"),
-    (parts.NoLineHook("no_monitoring", "3.11"),
+    (Parts("no_line_hook", "no_monitoring", "3.11"),
      "hits, calls and time per line not measured: Python 3.11 has no sys.monitoring "
      "(3.12+), and a sys.settrace hook would make the trace 2-5x slower"),
-    (parts.XlaRaised("ValueError", "bad"), "not measured: ValueError: bad"),
-], ids=lambda x: type(x).__name__ if not isinstance(x, str) else "")
+    (Parts("xla_raised", "ValueError", "bad"), "not measured: ValueError: bad"),
+], ids=lambda x: x.kind if not isinstance(x, str) else "")
 def test_a_note_says_what_the_measuring_said_before(fact, said):
     assert str(fact) == said and fact._repr_mimebundle_()["text/plain"] == said  # IPython
     assert read_noted(json.loads(json.dumps(fact.to_dict())), "note") == fact
@@ -369,9 +376,9 @@ def test_why_a_helper_stays_inline_is_a_fact_inside_a_fact():
     from jitmagic.model.causes.effort import EffortRow
     from jitmagic.model.causes.effort import Setting
     from jitmagic.model.notes import read_noted
-    from jitmagic.model.notes import variants as v
 
-    note = v.StaysInline("step", v.Leaks(None, v.LeakGlobal("CACHE"), "other"))
+    note = Taken("stays_inline", "step",
+                 Inline("inline_leaks", None, Leak("leak_global", "CACHE"), "other"))
     d = json.loads(json.dumps(note.to_dict()))
     assert d["why"] == {"kind": "inline_leaks", "held": None, "partner": "other",
                         "mechanism": {"kind": "leak_global", "name": "CACHE"}}
@@ -379,7 +386,7 @@ def test_why_a_helper_stays_inline_is_a_fact_inside_a_fact():
     assert str(note) == ("`step` stays inline: under a jit of its own it leaks traced values "
                          "(only with `other` nested too): it stores them in a global "
                          "(`CACHE`), where they outlive its trace, so it runs inline")
-    row = EffortRow(Setting("out of line", {}), refused={"step": v.Classmethod()})
+    row = EffortRow(Setting("out of line", {}), refused={"step": Inline("inline_classmethod")})
     saved = json.loads(json.dumps(row.to_dict()))
     assert saved["refused"] == {"step": {"kind": "inline_classmethod"}}
     assert EffortRow.from_dict(saved) == row
@@ -399,6 +406,4 @@ def test_why_a_helper_stays_inline_is_a_fact_inside_a_fact():
      "part (pytree aux data)"),
 ])
 def test_what_a_result_holds_in_its_static_part_is_said_as_before(held, said):
-    from jitmagic.model.notes import variants as v
-
-    assert str(v.StaticHeld(*held)) == said
+    assert str(Leak("leak_static_held", *held)) == said

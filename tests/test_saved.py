@@ -85,6 +85,53 @@ def test_env_says_where_the_numbers_came_from(tmp_path):
     assert env["devices"] and env["device_count"] >= 1
 
 
+#: Notes whose sentence reads a text as a key of its own table, or tuples side by side, as
+#: no report jitmagic wrote holds them (issue 59 item 6): each is refused as it loads,
+#: naming the field, where ``str()`` of the loaded report would raise.
+UNSAYABLE = [
+    ({"kind": "left_as_is", "rows": ["environ", "nowhere"], "keys": ["A", "B"]},
+     r"warnings\[0\]\.rows\[1\]: expected 'figures' or .* got 'nowhere'"),
+    ({"kind": "no_line_hook", "why": "asleep", "python": "3.11"},
+     r"warnings\[0\]\.why: expected 'not_asked' or 'no_tool_id' or 'no_monitoring', got 'asleep'"),
+    ({"kind": "part_not_measured", "part": "everything", "error": "disk full"},
+     r"warnings\[0\]\.part: expected 'orderings' or .* got 'everything'"),
+    ({"kind": "one_process_only", "part": "everything", "processes": 2},
+     r"warnings\[0\]\.part: expected 'orderings' or .* got 'everything'"),
+    ({"kind": "filters_put_back", "filters": False, "showwarning": False},
+     r"warnings\[0\]: a 'filters_put_back' note says what changed, but filters and "
+     r"showwarning say nothing"),
+    ({"kind": "left_as_is", "rows": ["environ", "cwd"], "keys": ["A"]},
+     r"warnings\[0\]: rows and keys are read side by side, so they must be of one length; "
+     r"got \[2, 1\]"),
+    ({"kind": "late_settings", "file": "a.py", "settings": ["jax_enable_x64", "x"],
+      "values": ["True"], "imported_by": "before", "line": 0},
+     r"warnings\[0\]: settings and values are read side by side"),
+    ({"kind": "backward_passes", "helpers": ["f"], "counts": [1, 2]},
+     r"warnings\[0\]: helpers and counts are read side by side"),
+    ({"kind": "outputs_differ", "path": "w", "structure": "node", "worst": 0.0,
+      "nonfinite": False, "others": 0, "nodes": ["Linear"], "dtypes": ["", ""],
+      "shapes": [[], []], "statics": ["", ""], "reference": "flat", "other": "nested"},
+     r"warnings\[0\]\.nodes: expected 2 items \(as the note's other fields say\), got 1"),
+    ({"kind": "stays_inline", "helper": "f", "why": {
+        "kind": "inline_rules_only", "rule": "custom_vjp", "rules": ["fwd"], "equations": None,
+        "sites": 1, "caller": "g"}},
+     r"warnings\[0\]\.why\.rules: expected 2 items"),
+]
+
+
+@pytest.mark.parametrize(("note", "message"), UNSAYABLE, ids=lambda x: x.get("kind", "")
+                         if isinstance(x, dict) else "")
+def test_a_note_its_sentence_cannot_say_is_refused_as_it_loads(tmp_path, note, message):
+    d = _minimal() | {"warnings": [note]}
+    path = tmp_path / "crafted.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(ReportSchemaError, match=message):
+        jitmagic.load(path)
+    fixed = _minimal() | {"warnings": [{"kind": "waited", "seconds": 1.0}]}
+    path.write_text(json.dumps(fixed))
+    assert "waited 1 s for another thread's" in str(jitmagic.load(path))
+
+
 def _minimal() -> dict:
     """One run a side, every phase 0.1 s, nothing nested."""
     return comparison(*(variant(name, every=0.1, execute_loops=1, helpers=())

@@ -32,7 +32,7 @@ from support import FAST
 
 from jitmagic.cell.effects import effects_undone
 from jitmagic.cell.effects.settings import take_umask
-from jitmagic.render.notes.effects import said
+from jitmagic.render.notes.put_back import said
 
 
 def cell(effect: str) -> str:
@@ -652,15 +652,17 @@ def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
     """The notes of what was put back save and read back as facts, and each row's label
     is a row that render/notes names (what another thread changed is said with it)."""
     from jitmagic.cell.effects.table import effects
-    from jitmagic.model.notes import effects as e
+    from jitmagic.model.notes import KEYS
+    from jitmagic.model.notes import PutBack
     from jitmagic.model.notes import read_noted
     from jitmagic.model.notes import saved_note
-    from jitmagic.render.notes.effects import THINGS
+    from jitmagic.render.notes.put_back import THINGS
 
-    notes = [e.SettingPutBack("os.umask", "63", "18"), e.CwdPutBack(None, "/tmp"),
-             e.OwnNamesPutBack(("L.SCALE", "L.EXTRA"), ("L.EXTRA",)),
-             e.ConfigPutBack("jax_enable_x64", "True", "False", False),
-             e.LeftAsIs(("environ", "hooks"), ("JITMAGIC_X", "sys.settrace"))]
+    notes = [PutBack("setting_put_back", "os.umask", "63", "18"),
+             PutBack("cwd_put_back", None, "/tmp"),
+             PutBack("own_names_put_back", ("L.SCALE", "L.EXTRA"), ("L.EXTRA",)),
+             PutBack("config_put_back", "jax_enable_x64", "True", "False", False),
+             PutBack("left_as_is", ("environ", "hooks"), ("JITMAGIC_X", "sys.settrace"))]
     assert [read_noted(saved_note(n), "note") for n in notes] == notes
     assert str(notes[0]).endswith("set os.umask(0o77) (it was 0o22): it applied while "
                                   "measuring and is put back now")
@@ -670,6 +672,7 @@ def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
                                     "config jax_enable_x64 to True: it applied")
     assert str(notes[4]).startswith("the environment variable JITMAGIC_X and sys.settrace's "
                                     "hook (a debugger's or coverage's) changed while")
+    assert set(THINGS) == set(KEYS["row"])  # each row a loaded note may name is said
     for row in effects({"x": 1}):
         for key in row.view():
             name, key_name = row.label(key)

@@ -36,7 +36,7 @@ from ..errors import InputError
 from ..errors import UserCodeError
 from ..errors import exit_before_measuring
 from ..errors import user_traceback
-from ..model.notes.cell import LateSettings
+from ..model.notes import Ran
 
 #: Environment variables that JAX or XLA read once, when jax is imported or its backend
 #: starts: setting one after that changes nothing for this process.
@@ -109,7 +109,7 @@ def run_prelude(source: str, filename: str, namespace: dict[str, Any],
     return done
 
 
-def late_settings(prelude: Prelude, filename: str) -> LateSettings | None:
+def late_settings(prelude: Prelude, filename: str) -> Ran | None:
     """One line naming the JAX environment variables the file set too late for this run
     to use, where ``python FILE.py`` would have used them (None: there are none).
 
@@ -126,7 +126,7 @@ def late_settings(prelude: Prelude, filename: str) -> LateSettings | None:
     if not changed:
         return None
     values = tuple(repr(now[k]) if k in now else "" for k in changed)
-    return LateSettings(os.path.basename(filename), tuple(changed), values,
+    return Ran("late_settings", os.path.basename(filename), tuple(changed), values,
                         prelude.imported_by, prelude.stopped_at or 0)
 
 

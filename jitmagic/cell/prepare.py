@@ -56,11 +56,7 @@ from ..measure.sweep import unchanged_warning
 from ..model.comparison import Comparison
 from ..model.notes import Note
 from ..model.notes import Noted
-from ..model.notes.cell import CellRan
-from ..model.notes.cell import PutBackHeld
-from ..model.notes.cell import SweepNameAssigned
-from ..model.notes.cell import SweepNameUnread
-from ..model.notes.cell import X64Narrow
+from ..model.notes import Ran
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..model.sweep import unchanged
@@ -79,7 +75,7 @@ from .provenance import with_baseline
 
 #: The warning of a result whose side effects were put back as Ctrl-C came (the hold is
 #: :class:`~jitmagic.interrupts.CtrlCHeld`, the one every hold uses).
-HELD = PutBackHeld()
+HELD = Ran("put_back_held")
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
@@ -154,7 +150,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
     return dataclasses.replace(result, warned=(*result.warned, note)) if note else result
 
 
-def x64_note(args: tuple, kwargs: dict[str, Any]) -> X64Narrow | None:
+def x64_note(args: tuple, kwargs: dict[str, Any]) -> Ran | None:
     """With ``jax_enable_x64`` on, a note where every floating array argument is 32-bit
     or narrower (likely made before x64 was turned on): the program is not float64."""
     if not jax.config.values.get("jax_enable_x64"):
@@ -164,7 +160,7 @@ def x64_note(args: tuple, kwargs: dict[str, Any]) -> X64Narrow | None:
               and jax.numpy.issubdtype(x.dtype, jax.numpy.inexact)]
     if not floats or any(d.itemsize >= (16 if d.kind == "c" else 8) for d in floats):
         return None
-    return X64Narrow()
+    return Ran("x64_narrow")
 
 
 def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
@@ -287,12 +283,12 @@ def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
     return dataclasses.replace(result, warned=(*kept, *reasons))
 
 
-def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[CellRan]:
+def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[Ran]:
     """How many times the cell's code ran: side effects in it happened that often."""
     values = len(result.values) if isinstance(result, Sweep) else 1
     if values == 1 or not cell.setup.body:
         return []  # once, as the user expects; or nothing but the call (the line form)
-    return [CellRan(cell.kind, values)]
+    return [Ran("cell_ran", cell.kind, values)]
 
 
 def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
@@ -302,9 +298,9 @@ def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
     # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
     uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))
     if not any(kind == "load" for _, kind in uses) and not _read_anywhere(tree, name):
-        return [SweepNameUnread(name)]
+        return [Ran("sweep_name_unread", name)]
     if uses and uses[0][1] == "store":
-        return [SweepNameAssigned(name, uses[0][0][0])]
+        return [Ran("sweep_name_assigned", name, uses[0][0][0])]
     return []
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..model.notes.cell import Printed
+from ..model.notes import Ran
 
 
 class _Counting:
@@ -60,6 +60,6 @@ def uncounted() -> Iterator[None]:
             counting.paused -= 1
 
 
-def printed_note(lines: int, traces: int) -> list[Printed]:
+def printed_note(lines: int, traces: int) -> list[Ran]:
     """Why the measured code's output repeats: one note, where it printed."""
-    return [Printed(lines, traces)] if lines else []
+    return [Ran("printed", lines, traces)] if lines else []

@@ -27,12 +27,7 @@ from ..errors import UserCodeError
 from ..model.comparison import Comparison
 from ..model.notes import Note
 from ..model.notes import Noted
-from ..model.notes.kinds import CacheServed
-from ..model.notes.kinds import CacheSwitchedOff
-from ..model.notes.kinds import OneExample
-from ..model.notes.kinds import PartMoved
-from ..model.notes.kinds import StagedRun
-from ..model.notes.kinds import Waited
+from ..model.notes import Warned
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.rows import VARIANTS
@@ -212,10 +207,10 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
         waited = seconds_waited()
     if not waited:
         return result
-    return dataclasses.replace(result, warned=(*result.warned, Waited(waited)))
+    return dataclasses.replace(result, warned=(*result.warned, Warned("waited", waited)))
 
 
-def this_jax(options: Options) -> tuple[Options, tuple[PartMoved, ...]]:
+def this_jax(options: Options) -> tuple[Options, tuple[Warned, ...]]:
     """``options`` less the parts whose private JAX names this JAX lacks, and a warning
     for each part refused; an :class:`InputError` saying what to do where a name every
     measurement needs is gone (a JAX newer than jitmagic knows moved it)."""
@@ -228,7 +223,7 @@ def this_jax(options: Options) -> tuple[Options, tuple[PartMoved, ...]]:
         return options, ()
     off: dict[str, Any] = dict.fromkeys(refused, False)
     return dataclasses.replace(options, why=False, **off), tuple(
-        PartMoved(option.replace("_", "-"), name, jax.__version__)
+        Warned("part_moved", option.replace("_", "-"), name, jax.__version__)
         for option, name in refused.items())
 
 
@@ -274,7 +269,7 @@ def _measured(prepared: dict[str, Prepared], options: Options, *,
         result = run_comparison(entry, prepared, options, start=start, check=check,
                                 built=built)
         if flat.batch is not None:
-            result = dataclasses.replace(result, warned=(*result.warned, OneExample()))
+            result = dataclasses.replace(result, warned=(*result.warned, Warned("one_example")))
         whole = add_parts(result, PartRun(prepared, built, batched, options, check))
         if whole is result:
             return result
@@ -403,12 +398,12 @@ def _refuse_disabled_jit() -> None:
 
 
 def _variant_rows(prepared: dict[str, Prepared], runs: Sampler, step: Lockstep,
-                  same: bool) -> tuple[dict[str, VariantResult], list[StagedRun]]:
+                  same: bool) -> tuple[dict[str, VariantResult], list[Warned]]:
     """Each variant's row (every process's samples merged in, the same on every process)
     and the note said of each whose stages were timed in a separate staged run. With
     nothing to nest (``same``) the nested row is the flat program's, measured once."""
     variants = merged(variant_results(runs), step)
-    staged = [StagedRun(name) for name, v in variants.items()
+    staged = [Warned("staged_run", name) for name, v in variants.items()
               if v.stages_from == FROM_STAGED]
     if same:
         variants["nested"] = nothing_to_nest(prepared["nested"].variant)
@@ -443,5 +438,5 @@ def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds
 
 def _cache_warnings(switched: bool, monitor: Monitor) -> list[Note]:
     """What the report says of the user's persistent cache around the measurement."""
-    return [*([CacheSwitchedOff()] if switched else []),
-            *([CacheServed()] if CACHE_HIT_EVENT in monitor.events else [])]
+    return [*([Warned("cache_switched_off")] if switched else []),
+            *([Warned("cache_served")] if CACHE_HIT_EVENT in monitor.events else [])]

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InputError
 from ..errors import UserCodeError
 from ..model.comparison import Comparison
-from ..model.notes.kinds import SweepUnchanged
+from ..model.notes import Warned
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..model.sweep import unchanged
@@ -111,9 +111,9 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
                          checkpoint(entry_name(fn), options, start, progress))
 
 
-def unchanged_warning(s: Sweep) -> SweepUnchanged | None:
+def unchanged_warning(s: Sweep) -> Warned | None:
     """What to tell the user when :func:`~jitmagic.model.sweep.unchanged`: the value is
     not read as a global (a warning of the sweep's record, said as it was measured)."""
     if not unchanged(s):
         return None
-    return SweepUnchanged(s.name, s.points[0].flat.jaxpr_eqns)
+    return Warned("sweep_unchanged", s.name, s.points[0].flat.jaxpr_eqns)

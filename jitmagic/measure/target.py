@@ -42,8 +42,7 @@ from ..backends import target as tpu
 from ..errors import InputError
 from ..model.comparison import Comparison
 from ..model.notes import Note
-from ..model.notes.kinds import TargetReplicated
-from ..model.notes.kinds import TargetShardingsUnmatched
+from ..model.notes import Placed
 from ..model.progress import Finished
 from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
@@ -175,7 +174,7 @@ class _Placer:
             return jax.ShapeDtypeStruct(x.shape, x.dtype,
                                         sharding=NamedSharding(ours, sharding.spec))
         if isinstance(sharding, NamedSharding) and size > 1:
-            self.notes.append(TargetReplicated(size, len(self.devices)))
+            self.notes.append(Placed("target_replicated", size, len(self.devices)))
         self.kinds.add(ONE_DEVICE if self.one else REPLICATED)
         return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=self.everywhere,
                                     weak_type=bool(getattr(x, "weak_type", False)))
@@ -195,7 +194,7 @@ class _Placer:
                 lambda s, sub: jax.tree_util.tree_map(lambda x: self.spec(x, s), sub),
                 prefix, arg, is_leaf=is_given)
         except (ValueError, TypeError):  # not a prefix of the argument: by the arrays
-            self.notes.append(TargetShardingsUnmatched("structure"))
+            self.notes.append(Placed("target_shardings_unmatched", "structure"))
             return jax.tree_util.tree_map(self.spec, arg)
 
 
@@ -209,7 +208,7 @@ def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any =
     placer = _Placer(devices)
     per_arg = given if isinstance(given, tuple) else (given,) * len(args)
     if len(per_arg) != len(args):
-        placer.notes.append(TargetShardingsUnmatched("number"))
+        placer.notes.append(Placed("target_shardings_unmatched", "number"))
         per_arg = (None,) * len(args)
     new_args = tuple(placer.by_prefix(s, a) for s, a in zip(per_arg, args, strict=True))
     new_kwargs = jax.tree_util.tree_map(placer.spec, kwargs)

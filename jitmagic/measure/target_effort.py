@@ -25,7 +25,7 @@ import numpy as np
 from ..backends import TPU
 from ..errors import UserCodeError
 from ..model.comparison import Comparison
-from ..model.notes.kinds import TargetSettingRefused
+from ..model.notes import Placed
 from ..model.rows import PHASES
 from ..model.stats.rule import difference
 from ..model.target import TARGET
@@ -75,7 +75,7 @@ class CompileAtSetting(VariantSubject):
 
 
 def accepted(device: Any, baseline: dict[str, Any]
-             ) -> tuple[list[Any], list[TargetSettingRefused]]:
+             ) -> tuple[list[Any], list[Placed]]:
     """(the TPU's settings libtpu takes, a note for each it refused), each probed on a
     tiny program compiled for ``device``."""
     from jax.sharding import SingleDeviceSharding
@@ -88,7 +88,7 @@ def accepted(device: Any, baseline: dict[str, Any]
             lowered.compile(compiler_options={**baseline, **s.options})
         except Exception as exc:  # libtpu's refusal: said, the rest measured
             why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(TargetSettingRefused(s.name, why))
+            notes.append(Placed("target_setting_refused", s.name, why))
             continue
         keep.append(s)
     return keep, notes

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from . import notes
 from .advice import Advice
 from .attribution import Attribution
 from .causes import why
@@ -86,6 +87,9 @@ PARTS: tuple[Part, ...] = (
          in_why=True),
     Part("lines", "lines", ("lines",), checked_lines, shown=1, in_why=True),
 )
+
+
+notes.KEYS["part"] = tuple(p.name for p in PARTS)  # a note's part is checked as it loads
 
 
 def named(name: str) -> Part:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...model.notes import Note
-from ...model.notes.effects import NotPutBack
+from ...model.notes import PutBack
 from .table import Effect
 from .table import effects
 from .watch import NOT_THE_CELLS
@@ -35,7 +35,7 @@ def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None 
     namespace row) and put back what changed on exit.
 
     Yields a list that, after the block, holds one note per thing put back
-    (:mod:`jitmagic.model.notes.effects`). With
+    (:class:`jitmagic.model.notes.PutBack`). With
     ``process`` False (a file run: the process ends after it) the process-wide rows are
     left alone. With a ``watch``, what it finds another thread changed is left as it is
     (the watch says so). The snapshot is taken with JAX imported, so its import-time
@@ -67,4 +67,4 @@ def _put_back(row: Effect, before: Any, key: str, watch: Watch | None) -> list[N
     try:
         return row.undo(before, watch.theirs(key) if watch is not None else frozenset())
     except Exception as exc:  # noqa: BLE001 (the next rows are put back all the same)
-        return [NotPutBack(type(exc).__name__, str(exc))]
+        return [PutBack("not_put_back", type(exc).__name__, str(exc))]

@@ -22,7 +22,7 @@ from typing import Any
 import jax
 
 from ...model.notes import Note
-from ...model.notes import effects as e
+from ...model.notes import PutBack
 from ...usercode import user_file
 from .hooks import Noting
 from .hooks import unwrap
@@ -81,10 +81,10 @@ class Config:
         changed = {k: now[k] for k in before if k in now and now[k] != before[k]}
         for key in changed:
             jax.config.update(key, before[key])
-        left: list[Note] = [e.ConfigLeft(k, repr(now[k])) for k in sorted(theirs)
+        left: list[Note] = [PutBack("config_left", k, repr(now[k])) for k in sorted(theirs)
                             if k not in leave and k in now
                             and now[k] != self.was.get(k, _MISSING)]
-        return [e.ConfigPutBack(key, repr(value), repr(before[key]), self._sure(key))
+        return [PutBack("config_put_back", key, repr(value), repr(before[key]), self._sure(key))
                 for key, value in changed.items()] + left
 
     @staticmethod
@@ -125,7 +125,7 @@ def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Not
             setattr(module, key, before[key])
         for key in added:
             delattr(module, key)
-        return [e.LibraryNamePutBack(modname, key) for key in (*changed, *added)]
+        return [PutBack("library_name_put_back", modname, key) for key in (*changed, *added)]
     return undo
 
 
@@ -171,7 +171,7 @@ def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
                    for change in _put_back(label, owners[label], names)]
         if not changed:
             return []
-        return [e.OwnNamesPutBack(tuple(name for name, _ in changed),
+        return [PutBack("own_names_put_back", tuple(name for name, _ in changed),
                                   tuple(name for name, added in changed if added))]
     return undo
 
@@ -216,5 +216,5 @@ def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[Note]]:
             del namespace[key]
         if not changed and not added:
             return []
-        return [e.GlobalsPutBack(tuple(changed), tuple(added))]
+        return [PutBack("globals_put_back", tuple(changed), tuple(added))]
     return undo

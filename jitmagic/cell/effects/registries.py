@@ -22,7 +22,7 @@ from ..._compat import filters_mutated
 from ..._compat import monitoring_lists
 from ..._compat import set_add_filter_hook
 from ...model.notes import Note
-from ...model.notes import effects as e
+from ...model.notes import PutBack
 from ...usercode import user_file
 from .watch import differs
 
@@ -45,7 +45,7 @@ def undo_figures(before: set[int]) -> list[Note]:
         plt.close(number)
     if not opened:
         return []
-    return [e.FiguresClosed(len(opened))]
+    return [PutBack("figures_closed", len(opened))]
 
 
 def take_rc() -> dict[str, Any] | None:
@@ -66,7 +66,7 @@ def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[
     changed = [k for k, v in before.items() if k not in leave and differs(dict.get(rc, k), v)]
     for key in changed:
         rc[key] = before[key]
-    return [e.RcPutBack(tuple(changed))] if changed else []
+    return [PutBack("rc_put_back", tuple(changed))] if changed else []
 
 
 # --- jax.monitoring ------------------------------------------------------------------
@@ -95,7 +95,7 @@ def undo_listeners(before: dict[str, tuple[list, list]],
         removed += len(gone) - len(taken)
         setattr(mod, name, kept)  # ``clear_event_listeners`` rebinds the names
         kept[:] = [*(f for f in was if not any(f is g for g in taken)), *theirs]
-    return [e.ListenersPutBack(added, removed)] if added or removed else []
+    return [PutBack("listeners_put_back", added, removed)] if added or removed else []
 
 
 def _library(fn: Any) -> bool:
@@ -148,7 +148,7 @@ class Filters:
         if "showwarning" not in leave and warnings.showwarning is not self.show:
             warnings.showwarning = self.show
             show = True
-        return [e.FiltersPutBack(filters, show)] if filters or show else []
+        return [PutBack("filters_put_back", filters, show)] if filters or show else []
 
 
 def view_filters() -> dict[Any, Any]:
@@ -190,5 +190,5 @@ def undo_logging(before: tuple[int, dict[str, tuple]],
             log.propagate, log.disabled = state[2], state[3]
             log.setLevel(state[0])  # clears the loggers' level caches too
             changed.append(name)
-    return [e.LoggingPutBack(called, tuple(changed))] if called or changed else []
+    return [PutBack("logging_put_back", called, tuple(changed))] if called or changed else []
 

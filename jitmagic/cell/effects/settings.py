@@ -22,17 +22,18 @@ import numpy as np
 
 from ..._compat import backend_started
 from ...model.notes import Note
-from ...model.notes import effects as e
+from ...model.notes import PutBack
 from ...usercode import user_file
 from ..prelude import JAX_ENVIRONMENT
 from .hooks import Noting
 from .hooks import unwrap
 
 
-def _numpy(call: str, now: Mapping[str, Any], before: Mapping[str, Any]) -> e.NumpyPutBack:
+def _numpy(call: str, now: Mapping[str, Any], before: Mapping[str, Any]) -> PutBack:
     """What ``call`` set: each setting of ``now`` not as ``before``, with its ``repr``."""
     changed = [(k, repr(v)) for k, v in now.items() if before.get(k) != v]
-    return e.NumpyPutBack(call, tuple(k for k, _ in changed), tuple(v for _, v in changed))
+    return PutBack("numpy_put_back", call, tuple(k for k, _ in changed),
+                   tuple(v for _, v in changed))
 
 
 def undo_seterr(before: dict[str, Any]) -> list[Note]:
@@ -48,7 +49,7 @@ def undo_recursion(before: int) -> list[Note]:
     if now == before:
         return []
     sys.setrecursionlimit(before)
-    return [e.SettingPutBack("sys.setrecursionlimit", repr(now), repr(before))]
+    return [PutBack("setting_put_back", "sys.setrecursionlimit", repr(now), repr(before))]
 
 
 def undo_printoptions(before: dict[str, Any]) -> list[Note]:
@@ -98,7 +99,7 @@ def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
         setattr(context, key, getattr(was, key))
     for signal_, on in was.traps.items():
         context.traps[signal_] = on
-    return [e.DecimalPutBack(now is not context, tuple(changed),
+    return [PutBack("decimal_put_back", now is not context, tuple(changed),
                              tuple(repr(new[k]) for k in changed),
                              tuple(repr(old[k]) for k in changed))]
 
@@ -113,7 +114,7 @@ def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
         if now == before:
             return []
         put(before)
-        return [e.SettingPutBack(call, repr(int(now) if call == "os.umask" else now),
+        return [PutBack("setting_put_back", call, repr(int(now) if call == "os.umask" else now),
                                  repr(int(before) if call == "os.umask" else before))]
     return undo
 
@@ -154,7 +155,7 @@ def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[No
                and signal.getsignal(signal.Signals[name]) is not was]
     for name in changed:
         signal.signal(signal.Signals[name], before[name])
-    return [e.SignalsPutBack(tuple(changed))] if changed else []
+    return [PutBack("signals_put_back", tuple(changed))] if changed else []
 
 
 def take_environ() -> dict[str, str]:
@@ -226,18 +227,19 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
     def plain(names: list[str]) -> tuple[str, ...]:
         return tuple(n for n in names if not n.startswith(JAX_ENVIRONMENT))
     once = [n for n in [*changed, *added] if n.startswith(JAX_ENVIRONMENT)]
-    return [*([e.EnvironPutBack(plain(changed), plain(added))] if plain(changed + added)
+    return [*([PutBack("environ_put_back", plain(changed), plain(added))] if plain(changed + added)
               else []), *([_read_once(once, added, *read)] if once else [])]
 
 
 def _read_once(names: list[str], added: list[str], imported: bool,
-               started: bool) -> e.JaxEnvironPutBack:
+               started: bool) -> PutBack:
     """The JAX and XLA variables the cell changed: JAX reads ``JAX_*`` once at import, XLA
     the others (``XLA_FLAGS``, device lists) once as its backend starts, so set after that
     they changed nothing (``late``), and set before it they stay in effect."""
     late = [n for n in names if imported if n.startswith("JAX_") or started]
     took = [n for n in names if n not in late]
-    return e.JaxEnvironPutBack(tuple(late), tuple(took), tuple(n for n in names if n in added))
+    return PutBack("jax_environ_put_back", tuple(late), tuple(took),
+                   tuple(n for n in names if n in added))
 
 
 def take_cwd() -> str | None:
@@ -252,7 +254,7 @@ def undo_cwd(before: str | None) -> list[Note]:
     if before is None or now == before:
         return []
     os.chdir(before)
-    return [e.CwdPutBack(now, before)]
+    return [PutBack("cwd_put_back", now, before)]
 
 
 def sys_list(name: str) -> Callable[[], tuple[list, list]]:
@@ -268,7 +270,7 @@ def undo_sys_list(name: str) -> Callable[[tuple[list, list]], list[Note]]:
             return []
         setattr(sys, name, kept)
         kept[:] = was
-        return [e.SysListPutBack(name)]
+        return [PutBack("sys_list_put_back", name)]
     return undo
 
 
@@ -310,4 +312,4 @@ def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[Note]:
         if what not in leave and get() is not was:
             put(was)
             changed.append(what)
-    return [e.HooksPutBack(tuple(changed))] if changed else []
+    return [PutBack("hooks_put_back", tuple(changed))] if changed else []

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...model.notes import Note
-from ...model.notes.effects import StreamsPutBack
+from ...model.notes import PutBack
 
 
 def _states() -> dict[str, Any]:
@@ -58,4 +58,5 @@ class Streams:
                    if name not in leave and now[name] != pickle.dumps(state)]
         for name in changed:
             _set(name, kept[name])
-        return [StreamsPutBack(tuple(changed), self.once is not None)] if changed else []
+        return [PutBack("streams_put_back", tuple(changed), self.once is not None)] \
+            if changed else []

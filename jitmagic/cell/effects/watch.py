@@ -12,12 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ...model.notes import Note
-from ...model.notes.effects import LeftAsIs
+from ...model.notes import PutBack
 from ...model.progress import Draw
 from ...model.progress import Progress
 
 #: What a row's ``label`` makes of one of its keys: the row (as
-#: :data:`jitmagic.render.notes.effects.THINGS` names it: "environ") and the key's name.
+#: :data:`jitmagic.render.notes.put_back.THINGS` names it: "environ") and the key's name.
 Label = Callable[[Any], tuple[str, str]]
 #: The stages of a measurement in which the cell's code does not run on the measuring
 #: thread (compiled calls, XLA's compile): a change seen across one is another thread's.
@@ -112,7 +112,8 @@ class Watch:
                                     for key in sorted(self.theirs(name), key=repr)))
         if not things:
             return []
-        return [LeftAsIs(tuple(row for row, _ in things), tuple(key for _, key in things))]
+        return [PutBack("left_as_is", tuple(row for row, _ in things),
+                        tuple(key for _, key in things))]
 
 
 def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:

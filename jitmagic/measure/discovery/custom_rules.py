@@ -22,7 +22,7 @@ from typing import Any
 
 import jax
 
-from ...model.notes.variants import RulesOnly
+from ...model.notes import Inline
 from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
 from .call_graph import CallGraph
@@ -109,13 +109,13 @@ def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallG
     return out
 
 
-def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> RulesOnly:
+def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
     """Why a custom function whose rules alone add equations stays inline: its rules by
     name, and what they add where (``traced``: counted for this function alone)."""
     equations = traced.equations if traced else None
     sites = len(traced.sites) if traced else 0
     if isinstance(fn, jax.custom_vjp):
         rules = tuple(getattr(getattr(fn, r, None), "__name__", r) for r in ("fwd", "bwd"))
-        return RulesOnly("custom_vjp", rules, equations, sites, caller.co_name)
+        return Inline("inline_rules_only", "custom_vjp", rules, equations, sites, caller.co_name)
     jvp = getattr(getattr(fn, "jvp", None), "__name__", "jvp")
-    return RulesOnly("custom_jvp", (jvp,), equations, sites, caller.co_name)
+    return Inline("inline_rules_only", "custom_jvp", (jvp,), equations, sites, caller.co_name)

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ...model.notes.parts import NoLineHook
+from ...model.notes import Parts
 from ..sampling import clocks
 
 #: ``is_user(code, frame_globals)``: whether a code object is the user's.
@@ -214,12 +214,12 @@ def free_tool_id() -> int | None:
     return None
 
 
-def why_no_hook(kind: str) -> NoLineHook:
+def why_no_hook(kind: str) -> Parts:
     """The note of a table that :func:`make_hook` gave no hook for: none was asked for,
     every ``sys.monitoring`` tool id was taken, or this Python has no ``sys.monitoring``."""
     why = "not_asked" if kind == "none" else \
         "no_tool_id" if hasattr(sys, "monitoring") else "no_monitoring"
-    return NoLineHook(why, f"{sys.version_info.major}.{sys.version_info.minor}")
+    return Parts("no_line_hook", why, f"{sys.version_info.major}.{sys.version_info.minor}")
 
 
 def make_hook(is_user: IsUser, kind: str = "auto") -> Hook | None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from ...model import parts as table
 from ...model.comparison import Comparison
-from ...model.notes.kinds import PartNotMeasured
+from ...model.notes import Warned
 from ..scratch import ScratchFolderError
 from . import advice
 from . import effort
@@ -58,5 +58,5 @@ def add_parts(result: Comparison, run: PartRun) -> Comparison:
                 result = measure(result, run)
             except ScratchFolderError as exc:
                 result = dataclasses.replace(result, warned=(
-                    *result.warned, PartNotMeasured(part.name, str(exc))))
+                    *result.warned, Warned("part_not_measured", part.name, str(exc))))
     return result

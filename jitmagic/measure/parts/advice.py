@@ -42,8 +42,7 @@ from ...model.advice import Candidate
 from ...model.attribution import Attribution
 from ...model.attribution import HelperTime
 from ...model.comparison import Comparison
-from ...model.notes.kinds import AdviceFlatFailed
-from ...model.notes.kinds import AdviceStopped
+from ...model.notes import Warned
 from ...model.progress import Draw
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import Difference
@@ -230,7 +229,7 @@ def extend(result: Comparison, flat: Prepared, options: Options,
     if not (options.attribute or options.advise):
         return result
     if not result.flat.ok:
-        return dataclasses.replace(result, warned=(*result.warned, AdviceFlatFailed()))
+        return dataclasses.replace(result, warned=(*result.warned, Warned("advice_flat_failed")))
     call = (flat.variant.plan, flat.args, flat.kwargs)
     try:
         attribution = attribute_call(*call, check)
@@ -239,7 +238,7 @@ def extend(result: Comparison, flat: Prepared, options: Options,
                             shared=_shared(result, options)) if options.advise else None
     except Stop as stop:
         return dataclasses.replace(result, stopped=stop.reason, warned=(
-            *result.warned, AdviceStopped(stop.reason)))
+            *result.warned, Warned("advice_stopped", stop.reason)))
     return dataclasses.replace(result, attribution=attribution if options.attribute else None,
                                advice=found)
 

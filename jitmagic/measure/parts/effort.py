@@ -49,16 +49,11 @@ from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Setting
 from ...model.causes.effort import record_clock
 from ...model.comparison import Comparison
+from ...model.notes import Differs
 from ...model.notes import Note
-from ...model.notes.kinds import CompareRaised
-from ...model.notes.kinds import EffortFlatFailed
-from ...model.notes.parts import OutOfLineNoHelper
-from ...model.notes.parts import OutOfLineNoneKept
-from ...model.notes.parts import OutOfLineNoNested
-from ...model.notes.parts import OutOfLineRaised
-from ...model.notes.parts import SettingAlreadyOn
-from ...model.notes.parts import SettingRefused
-from ...model.notes.variants import StaysInline
+from ...model.notes import Parts
+from ...model.notes import Taken
+from ...model.notes import Warned
 from ...model.rows import PHASES
 from ...model.stats.rule import difference
 from ...model.stats.witness import cpu_key
@@ -138,13 +133,13 @@ def accepted(settings: Iterable[Setting], baseline: dict[str, Any],
     keep, reached, notes = [], {}, list[Note]()
     for s in settings:
         if s.options and all(baseline.get(k, object()) == v for k, v in s.options.items()):
-            notes.append(SettingAlreadyOn(s.name))
+            notes.append(Parts("setting_already_on", s.name))
             continue
         try:
             compiled = lowered.compile(compiler_options={**baseline, **s.options} or None)
         except Exception as exc:  # XLA's refusal: an unknown option, one of another backend
             why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(SettingRefused(s.name, label, why))
+            notes.append(Parts("setting_refused", s.name, label, why))
             continue
         keep.append(s)
         seen = executable_bytes(compiled)
@@ -187,7 +182,7 @@ class RowOutputs:
                 self.found[name] = (d.kind, d.max_abs_diff, d.describe())
             except Exception as exc:  # a leaf numpy cannot read: said, not raised
                 self.found[name] = (UNCOMPARED, None,
-                                    CompareRaised(type(exc).__name__, str(exc)[:200]))
+                                    Differs("compare_raised", type(exc).__name__, str(exc)[:200]))
         if len(self._seen) >= self.rows:
             self._reference = None
 
@@ -300,7 +295,7 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
     """(the out-of-line row, None), or (None, why it is not measured): nothing to keep out
     of line, no Equinox, or the one untimed trace of it kept no helper out of line."""
     if not helpers:
-        return None, OutOfLineNoHelper()
+        return None, Parts("out_of_line_no_helper")
     missing = unavailable()
     if missing:
         return None, missing
@@ -308,10 +303,11 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
     try:
         calls, refused = probe(prepared, record)
     except Exception as exc:  # the user's code under noinline: said, the settings stand
-        return None, OutOfLineRaised(type(exc).__name__, str(exc)[:200])
+        return None, Parts("out_of_line_raised", type(exc).__name__, str(exc)[:200])
     kept = {n: c for n, c in record.kept.items() if n not in refused}
     if not calls or not kept:
-        return None, OutOfLineNoneKept(tuple(StaysInline(n, w) for n, w in refused.items()))
+        return None, Parts("out_of_line_none_kept",
+                           tuple(Taken("stays_inline", n, w) for n, w in refused.items()))
     line = "; ".join(f"{n} = equinox.internal.noinline({n})" for n in kept)
     return OutOfLineRow(prepared, Setting(OUT_OF_LINE, {}, line, keyword=False),
                         kept, refused), None
@@ -433,8 +429,8 @@ def add_effort(result: Comparison, flat: Prepared, options: Options,
     if result.stopped:
         return result
     if not result.flat.ok:
-        return dataclasses.replace(result, warned=(*result.warned, EffortFlatFailed()))
-    row, why = (None, OutOfLineNoNested()) \
+        return dataclasses.replace(result, warned=(*result.warned, Warned("effort_flat_failed")))
+    row, why = (None, Parts("out_of_line_no_nested")) \
         if nested is None else out_of_line_row(nested, result.nested.helpers)
     effort = measure_effort(flat, part_rounds(result, options), check, out_of_line=row)
     if why:

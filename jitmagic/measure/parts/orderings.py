@@ -25,7 +25,7 @@ from typing import cast
 import jax
 
 from ...errors import user_traceback
-from ...model.notes.kinds import OrderingFailed
+from ...model.notes import Warned
 from ...model.orderings import EXECUTE
 from ...model.orderings import ORDERINGS
 from ...model.orderings import REFERENCE
@@ -120,7 +120,7 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
     rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in ORDERINGS}
     return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
-                     warned=(*(OrderingFailed(n, e) for n, e in errors.items()),
+                     warned=(*(Warned("ordering_failed", n, e) for n, e in errors.items()),
                              *runs.outputs.problems), stopped=stopped)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...model import parts as table
 from ...model.comparison import Comparison
-from ...model.notes.kinds import OneProcessOnly
+from ...model.notes import Warned
 from ...options import Options
 from ...options.values import AUTO
 from ..sampling.lockstep import lockstep_of
@@ -68,14 +68,14 @@ def part_rounds(result: Comparison, options: Options,
     return Rounds(AUTO, decided, budget_s=budget_of(options), cap=rounds_like(result))
 
 
-def in_one_process_only(part: table.Part, check: Checkpoint) -> OneProcessOnly | None:
+def in_one_process_only(part: table.Part, check: Checkpoint) -> Warned | None:
     """The note of a found part left out because several processes share the
     measurement (None: it runs): one that runs in one process only cannot be measured
     in step with the others."""
     processes = lockstep_of(check).count
     if processes <= 1 or part.processes != table.ONE_PROCESS:
         return None
-    return OneProcessOnly(part.name, processes)
+    return Warned("one_process_only", part.name, processes)
 
 
 def later_labels(options: Options, found: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -52,8 +52,8 @@ from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import Start
 from ...model.causes.second_start import UserCache
 from ...model.comparison import Comparison
-from ...model.notes.kinds import NoSecondStart
-from ...model.notes.parts import OtherThreadsCached
+from ...model.notes import Parts
+from ...model.notes import Warned
 from ...options import Options
 from ..sampling.conditions import cache_settings
 from ..sampling.conditions import emptied
@@ -95,7 +95,7 @@ def add_second_start(result: Comparison, prepared: dict[str, Prepared], options:
         return result
     names = [n for n in measured_variants(result, prepared) if result.variants[n].ok]
     if not names:
-        return dataclasses.replace(result, warned=(*result.warned, NoSecondStart()))
+        return dataclasses.replace(result, warned=(*result.warned, Warned("no_second_start")))
     measured = measure_second_start({n: prepared[n] for n in names},
                                     part_rounds(result, options), check or Checkpoint())
     compiled = {n: result.variants[n].compile_s for n in names}
@@ -218,9 +218,9 @@ class OtherThreads:
             with suppress(AssertionError, ValueError, KeyError):  # never registered
                 jax.monitoring.unregister_event_listener(self._on_event)
 
-    def warning(self) -> OtherThreadsCached:
+    def warning(self) -> Parts:
         """The note of the compiles other threads made while the second start measured."""
-        return OtherThreadsCached(self.compiles)
+        return Parts("other_threads_cached", self.compiles)
 
 
 def user_cache() -> UserCache:

@@ -43,8 +43,7 @@ from ...model.causes.xla_passes import ProfiledCompile
 from ...model.causes.xla_passes import XlaPasses
 from ...model.comparison import Comparison
 from ...model.notes import Noted
-from ...model.notes.parts import XlaRaised
-from ...model.notes.parts import XlaVariantFailed
+from ...model.notes import Parts
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.stages import cold_jit
 from ..sampling.stages import timed_stage
@@ -90,7 +89,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
             if compiles:  # a stop is said to come after the compile just profiled
                 check(f"the {list(compiles)[-1]} variant's profiled compile")
             if not result.variants[name].ok:
-                notes[name] = XlaVariantFailed(name)
+                notes[name] = Parts("xla_variant_failed", name)
                 continue
             check.report.at(PART, row=name, round=1, rounds=1)  # one profiled compile
             try:
@@ -98,7 +97,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
             except (Stop, ProfilerBusy):
                 raise
             except Exception as exc:  # the comparison ran it: say what went wrong, keep it
-                notes[name] = XlaRaised(type(exc).__name__, str(exc))
+                notes[name] = Parts("xla_raised", type(exc).__name__, str(exc))
     except Stop as stop:
         left = [n for n in names if n not in compiles and n not in notes]
         stopped = f"{stop.reason}; no profiled compile of the {' and '.join(left)} variant" \

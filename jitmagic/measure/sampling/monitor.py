@@ -15,8 +15,7 @@ from typing import Any
 import jax
 
 from ...model.notes import Note
-from ...model.notes.kinds import ClockDisagrees
-from ...model.notes.kinds import NoStageEvent
+from ...model.notes import Warned
 from ...model.stats.rule import median
 from . import clocks
 
@@ -114,7 +113,7 @@ def disagreements(entry: str, variant: str, stages: dict[str, list[float]],
             continue
         gap = abs(ours - theirs)
         if theirs == 0:
-            out.append(NoStageEvent(variant, phase, entry))
+            out.append(Warned("no_stage_event", variant, phase, entry))
         elif gap > tol * ours and gap > TOLERANCE_ABS_S:
-            out.append(ClockDisagrees(variant, phase, ours, theirs))
+            out.append(Warned("clock_disagrees", variant, phase, ours, theirs))
     return out

@@ -12,7 +12,6 @@ Each comparison ends in one of three kinds (``docs/outputs.md`` has the rule):
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import types
 from collections.abc import Iterable
@@ -24,10 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...model.notes import Differs
 from ...model.notes import Note
-from ...model.notes.kinds import LeafDiffers
-from ...model.notes.kinds import OutputsDiffer
-from ...model.notes.kinds import OutputsUncompared
 
 #: Leaves are compared this many elements at a time, so that a float64 copy
 #: (for the difference) never costs more than a few megabytes.
@@ -54,7 +51,7 @@ class OutputDiff:
 
     kind: str = EXACT
     max_abs_diff: float | None = 0.0
-    problems: list[LeafDiffers] = field(default_factory=list)
+    problems: list[Differs] = field(default_factory=list)
     leaf: str | None = None
     dtype: str | None = None
     _largest: float = -1.0  # the largest difference within rounding seen so far
@@ -70,10 +67,11 @@ class OutputDiff:
         self.max_abs_diff = None
         self._mismatch(path, None)
         if nodes is None:
-            self.problems.append(LeafDiffers(path, "shape", 0.0, False, 0, shapes=shapes))
+            self.problems.append(Differs("leaf_differs", path, "shape", 0.0, False, 0, (), (),
+                                                 shapes, ()))
             return
         types, dtypes, shapes, statics = zip(*nodes, strict=True)
-        self.problems.append(LeafDiffers(path, "node", 0.0, False, 0, nodes=types,
+        self.problems.append(Differs("leaf_differs", path, "node", 0.0, False, 0, nodes=types,
                                          dtypes=dtypes, shapes=shapes, statics=statics))
 
     def values(self, path: str, kind: str, worst: float, dtype: str, *,
@@ -84,7 +82,8 @@ class OutputDiff:
             self.max_abs_diff = max(self.max_abs_diff, worst)
         if kind == MISMATCH:
             self._mismatch(path, dtype)
-            self.problems.append(LeafDiffers(path, None, worst, nonfinite, 0))
+            self.problems.append(Differs("leaf_differs", path, None, worst, nonfinite, 0,
+                                                 (), (), (), ()))
         elif kind == ROUNDING and self.kind != MISMATCH and worst > self._largest:
             self.kind, self.leaf, self.dtype, self._largest = ROUNDING, path, dtype, worst
 
@@ -92,11 +91,11 @@ class OutputDiff:
         if self.kind != MISMATCH:
             self.kind, self.leaf, self.dtype = MISMATCH, path, dtype
 
-    def describe(self) -> LeafDiffers | None:
+    def describe(self) -> Differs | None:
         """The first differing leaf, with how many others differ (None: none does)."""
         if not self.problems:
             return None
-        return dataclasses.replace(self.problems[0], others=len(self.problems) - 1)
+        return self.problems[0].replace(others=len(self.problems) - 1)
 
 
 def compare_outputs(a: Any, b: Any, computed_in: str | None = None) -> OutputDiff:
@@ -178,7 +177,7 @@ def _by_value(aux: Any) -> Any:
     return aux
 
 
-#: A node as :class:`~jitmagic.model.notes.kinds.LeafDiffers` holds it: its type's name
+#: A node as :class:`~jitmagic.model.notes.Differs` holds it: its type's name
 #: ("" a leaf), a leaf's dtype and shape, and the ``repr`` of its static data ("" none).
 Node = tuple[str, str, tuple[int, ...], str]
 
@@ -373,12 +372,13 @@ class OutputCheck:
         except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
             if self._worse(UNCOMPARED):
                 self.kind, self.leaf, self.dtype = UNCOMPARED, None, None
-            self.problems.append(OutputsUncompared(self.reference, name, _one_line(exc)))
+            self.problems.append(Differs("outputs_uncompared", self.reference, name,
+                                         _one_line(exc)))
         else:
             self._take(d)
             found = d.describe()
             if found is not None:
-                self.problems.append(OutputsDiffer(**dataclasses.asdict(found),
+                self.problems.append(Differs("outputs_differ", **found.facts(),
                                                    reference=self.reference, other=name))
         if len(self.seen) >= self.expected:
             self._output = None

@@ -29,11 +29,10 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 
+from ...model.notes import Inline
 from ...model.notes import Note
 from ...model.notes import Noted
-from ...model.notes.variants import FlaxJit
-from ...model.notes.variants import LinenUnnamed
-from ...model.notes.variants import StaysInline
+from ...model.notes import Taken
 from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
@@ -92,13 +91,13 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
               refused: dict[str, Note] | None = None, call_as: CallAs | None = None) -> Variant:
     """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
     they wrote one). A helper that cannot be nested stays inline, with a note why
-    (:class:`StaysInline`); ``refused`` names more (helper: why), found out by tracing.
+    (a ``stays_inline`` note); ``refused`` names more (helper: why), found out by tracing.
     ``call_as``: how each helper's jit is called (out of line); the user's own jit is
-    then replaced by jitmagic's, and a Flax module's helper stays inline (``FlaxJit``)."""
+    then replaced by jitmagic's, and a Flax module's helper stays inline (``inline_flax_jit``)."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
-    notes: list[Noted] = [*plan.notes, *(StaysInline(n, w) for n, w in why.items())]
+    notes: list[Noted] = [*plan.notes, *(Taken("stays_inline", n, w) for n, w in why.items())]
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
     own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
@@ -131,10 +130,11 @@ def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | N
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:
-        why |= {n: FlaxJit() for n in nest if n not in why and _flax(plan.helpers[n])}
+        why |= {n: Inline("inline_flax_jit") for n in nest
+                if n not in why and _flax(plan.helpers[n])}
     lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
               if n not in why and plan.helpers[n].linen_class is not None}
-    why |= {n: LinenUnnamed() for n, places in lifted.items() if not places}
+    why |= {n: Inline("inline_linen_unnamed") for n, places in lifted.items() if not places}
     return why, lifted
 
 

@@ -20,18 +20,10 @@ from ..._compat import equinox_transform
 from ..._compat import framework_jit
 from ..._compat import jit_info
 from ...errors import InputError
+from ...model.notes import Inline
 from ...model.notes import Note
 from ...model.notes import Noted
-from ...model.notes.variants import Classmethod
-from ...model.notes.variants import CustomVjp
-from ...model.notes.variants import Donates
-from ...model.notes.variants import EquinoxModules
-from ...model.notes.variants import LeavesHeldStatic
-from ...model.notes.variants import LinenMethod
-from ...model.notes.variants import NoFunction
-from ...model.notes.variants import Recreated
-from ...model.notes.variants import ScalarsHeldStatic
-from ...model.notes.variants import SelfHoldsArrays
+from ...model.notes import Taken
 from ...model.saved.schema import printable
 from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arguments import check_arguments
@@ -181,12 +173,12 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
         error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest, given)
         if held is not None:
             opts, found, label, spelled = held
-            notes.append(ScalarsHeldStatic(name, label, type(error).__name__, short_name(name),
-                                           spelled))
+            notes.append(Taken("scalars_held_static", name, label, type(error).__name__,
+                               short_name(name), spelled))
         elif (leaves := _scalar_leaves(args, kwargs)) and (
                 leafwise := _leaves_static(plain, name, args, kwargs, swaps, nest, given)):
             fn, args, kwargs, opts, found = leafwise
-            notes.append(LeavesHeldStatic(name, leaves, type(error).__name__))
+            notes.append(Taken("leaves_held_static", name, leaves, type(error).__name__))
     if found.error is not None:  # no program to read: what the failing trace called
         found = profiled_discovery(fn, args, kwargs, opts, nest)
     return Plan(fn, name, _helpers_of(fn, found), opts, notes, args, kwargs, namespace,
@@ -208,7 +200,7 @@ def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
         filtered = True
     elif not filtered and user_opts is None and _holds_module("equinox", (args, kwargs)):
         filtered = True
-        notes.append(EquinoxModules(name))
+        notes.append(Taken("equinox_modules", name))
     if filtered:
         fn, args, kwargs = _filtered(fn, name, args, kwargs)
         user_opts = {"static_argnums": (), "static_argnames": ()}
@@ -243,7 +235,7 @@ def _undonated(opts: dict[str, Any] | None, name: str,
     if not opts or not any(opts.get(k) for k in DONATING):
         return opts
     said = ", ".join(f"{k}={opts[k]!r}" for k in DONATING if opts.get(k))
-    notes.append(Donates(name, said))
+    notes.append(Taken("donates", name, said))
     return {k: v for k, v in opts.items() if k not in DONATING}
 
 
@@ -412,26 +404,26 @@ def _is_linen(cls: type | None) -> bool:
 
 def _why_inline(found: Found, ran: set[str]) -> Note | None:
     """Why the helper ``found`` cannot be nested (None: it can), as a fact
-    (:mod:`jitmagic.model.notes.variants`)."""
+    (:class:`jitmagic.model.notes.Inline`)."""
     if found.rules_only:
         return found.rules_only
     qualname = found.code.co_qualname
     outer = qualname.split(".<locals>")[0] if "<locals>" in qualname else None
     if outer is not None and outer in ran:
-        return Recreated(outer.rsplit(".", 1)[-1])
+        return Inline("inline_recreated", outer.rsplit(".", 1)[-1])
     linen = _linen_class(found)
     if linen is not None and found.self_made_before:
         return linen_made_before(linen)
     if _is_linen(found.self_type) and linen is None:
-        return LinenMethod()
+        return Inline("inline_linen_method")
     if found.self_holds_arrays:
         assert found.self_type is not None  # discovery sets both together
-        return SelfHoldsArrays(found.self_type.__name__)
+        return Inline("inline_self_holds_arrays", found.self_type.__name__)
     if not found.bindings and not functions_of(found.code):
-        return NoFunction()
+        return Inline("inline_no_function")
     for b in found.bindings:
         if isinstance(b.original, jax.custom_vjp):
-            return CustomVjp()
+            return Inline("inline_custom_vjp")
         if isinstance(b.original, classmethod):
-            return Classmethod()
+            return Inline("inline_classmethod")
     return None

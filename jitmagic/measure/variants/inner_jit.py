@@ -13,9 +13,7 @@ import jax
 from ..._compat import jit_info
 from ...model.notes import Note
 from ...model.notes import Noted
-from ...model.notes.variants import HelperScalarsStatic
-from ...model.notes.variants import InlineHoldsArrays
-from ...model.notes.variants import InlineUnhashable
+from ...model.notes import Taken
 from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arrays import SCALARS
 from ..calls.arrays import Holes
@@ -131,7 +129,8 @@ class _Programs:
                 if traced is _is_array:
                     raise
                 self.static_scalars.add(tree)
-                _note_once(self.notes, HelperScalarsStatic(self.name, type(exc).__name__))
+                _note_once(self.notes,
+                           Taken("helper_scalars_static", self.name, type(exc).__name__))
                 continue
             self.ran.add(self.name)
             return out
@@ -148,12 +147,12 @@ def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
     leaf holds arrays but is no pytree, or one holds no array and is not hashable."""
     for x in leaves:
         if _holds_arrays(x):
-            return InlineHoldsArrays(name, type(x).__name__)
+            return Taken("inline_holds_arrays", name, type(x).__name__)
     try:
         hash(key)
     except TypeError:
         bad = next((x for x in leaves if not (_is_array(x) or _hashable(x))), None)
-        return InlineUnhashable(name, type(bad).__name__)
+        return Taken("inline_unhashable", name, type(bad).__name__)
     return None
 
 

@@ -21,13 +21,8 @@ import itertools
 import re
 from typing import Any
 
+from ...model.notes import Leak
 from ...model.notes import Note
-from ...model.notes.variants import LeakClosure
-from ...model.notes.variants import LeakElsewhere
-from ...model.notes.variants import LeakGlobal
-from ...model.notes.variants import LeakHandlerStack
-from ...model.notes.variants import LeakNotPassed
-from ...model.notes.variants import LeakStaticOutput
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
@@ -62,29 +57,29 @@ def library_of(helper: Any) -> str | None:
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
     """How the helper kept traced values, as a fact (a ``Leak*`` kind of
-    :mod:`jitmagic.model.notes.variants`), from the first leaked tracer's chain in JAX's
+    :class:`jitmagic.model.notes.Leak`), from the first leaked tracer's chain in JAX's
     message (for a helper of ``library``, said in that library's terms); the general one
     where the message has no chain (an ``UnexpectedTracerError``, raised where a leaked
     tracer is used later)."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):
-        return LeakNotPassed(library if library in _NOT_PASSED else None)
+        return Leak("leak_not_passed", library if library in _NOT_PASSED else None)
     kept = [kind for kind, _ in chain]
     if "Holes" in kept:
         inside = [k for k in kept[: kept.index("Holes")] if k not in _CONTAINERS]
-        return LeakStaticOutput(inside[-1] if inside else None)
+        return Leak("leak_static_output", inside[-1] if inside else None)
     for keeper, outer in itertools.pairwise([*holders, ""]):  # what keeps the keeper
         key = _NAMESPACE_KEY.match(keeper)
         if _GLOBAL.match(keeper) or (key and outer.startswith("<function ")):
             name = key.group(1) if key else keeper.removeprefix("__main__.")
             if "stack" in name.rsplit(".", 1)[-1].lower():
-                return LeakHandlerStack(name)
-            return LeakGlobal(name)
+                return Leak("leak_handler_stack", name)
+            return Leak("leak_global", name)
         closed = _CLOSED_OVER.search(keeper)
         if closed:
-            return LeakClosure(closed.group(1), closed.group(2))
-    return LeakElsewhere()
+            return Leak("leak_closure", closed.group(1), closed.group(2))
+    return Leak("leak_elsewhere")
 
 
 def _first_chain(message: str) -> list[tuple[str, str]]:

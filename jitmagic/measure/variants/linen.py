@@ -13,7 +13,7 @@ import gc
 import types
 from typing import Any
 
-from ...model.notes.variants import LinenMadeBefore
+from ...model.notes import Inline
 from ...usercode import user_file
 from ..discovery.bindings import Binding
 from ..discovery.bindings import CellOf
@@ -21,12 +21,12 @@ from .plan import Helper
 from .trampoline import functions_of
 
 
-def linen_made_before(cls: type) -> LinenMadeBefore:
+def linen_made_before(cls: type) -> Inline:
     """Why the linen module ``apply`` runs (or any made before the call) stays inline:
     linen binds a module by cloning it (``Module.clone`` calls ``self.__class__``), so
     no name of its class is read during the call, and a lifted class bound there is
     never made."""
-    return LinenMadeBefore(cls.__name__)
+    return Inline("inline_linen_made_before", cls.__name__)
 
 
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:

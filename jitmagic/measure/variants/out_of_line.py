@@ -31,11 +31,8 @@ from typing import Any
 
 import jax
 
+from ...model.notes import Inline
 from ...model.notes import Note
-from ...model.notes.variants import CannotNest
-from ...model.notes.variants import Differentiated
-from ...model.notes.variants import NoNoinline
-from ...model.notes.variants import StaysInline
 from .build import nest_only
 from .rows import Prepared
 
@@ -51,9 +48,9 @@ def _noinline() -> Callable[[Callable], Callable] | None:
     return noinline
 
 
-def unavailable() -> NoNoinline | None:
+def unavailable() -> Inline | None:
     """Why no helper can be kept out of line here (None: Equinox's ``noinline`` imports)."""
-    return None if _noinline() is not None else NoNoinline()
+    return None if _noinline() is not None else Inline("inline_no_noinline")
 
 
 @dataclass
@@ -72,7 +69,7 @@ class OutOfLine:
         ``jitted``'s own, and the reason is kept."""
         noinline = _noinline()
         if noinline is None:
-            self.refused.setdefault(name, NoNoinline())
+            self.refused.setdefault(name, Inline("inline_no_noinline"))
             return jitted
         kept = noinline(jitted)
 
@@ -83,7 +80,7 @@ class OutOfLine:
 
         @call.defjvp
         def inline(primals: tuple, tangents: tuple) -> Any:
-            self.refused.setdefault(name, Differentiated())
+            self.refused.setdefault(name, Inline("inline_differentiated"))
             return jax.jvp(jitted, primals, tangents)
 
         return call
@@ -123,8 +120,9 @@ def out_of_line_variant(nested: Prepared, helpers: tuple[str, ...]) -> tuple[Pre
     built = nest_only(plan, helpers, "out of line", call_as=record.wrap)
     built.jit_options = dict(nested.variant.jit_options)
     for n in built.inline:
-        record.refused[n] = next((x.why for x in built.notes
-                                  if isinstance(x, StaysInline) and x.helper == n), CannotNest())
+        record.refused[n] = next((x.why for x in built.notes if isinstance(x, Note)
+                                  and x.kind == "stays_inline" and x.helper == n),
+                                 Inline("inline_cannot_nest"))
     return dataclasses.replace(nested, variant=built), record
 
 

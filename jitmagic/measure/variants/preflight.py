@@ -30,10 +30,9 @@ from typing import Any
 
 import jax
 
+from ...model.notes import Inline
 from ...model.notes import Note
 from ...model.notes import mentions
-from ...model.notes.variants import Leaks
-from ...model.notes.variants import TraceFails
 from ...model.stats.units import cut_to
 from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
@@ -174,7 +173,7 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
     innermost = max(on_stack, key=lambda n: codes.index(helpers[n].code), default=None)
     if innermost is None:
         return None
-    return innermost, TraceFails(type(error).__name__, _first_line(error))
+    return innermost, Inline("inline_trace_fails", type(error).__name__, _first_line(error))
 
 
 class LeakSearch:
@@ -275,7 +274,7 @@ def _named_in_message(error: BaseException, planned: tuple[str, ...],
 
 
 def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
-                 library: str | None = None) -> Leaks:
+                 library: str | None = None) -> Inline:
     """Why ``culprit``, whose jit leaks tracers, runs inline: what its result holds in its
     static part, where its own jit saw it (:data:`~.inner_jit.STATIC_TAG`), else the
     mechanism the leak checker's message shows, worded for its ``library``
@@ -283,8 +282,8 @@ def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
     held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
         else None
     if held is not None:
-        return Leaks(held, None, partner)
-    return Leaks(None, leak_mechanism(error, library), partner)
+        return Inline("inline_leaks", held, None, partner)
+    return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
 
 
 def _first_line(error: BaseException, width: int = 100) -> str:

@@ -10,12 +10,8 @@ from typing import Any
 
 from ...model.notes import Note
 from ...model.notes import Noted
+from ...model.notes import Taken
 from ...model.notes import mentions
-from ...model.notes.variants import BackwardPasses
-from ...model.notes.variants import HeldBy
-from ...model.notes.variants import KernelBody
-from ...model.notes.variants import NotNested
-from ...model.notes.variants import SameAsFlat
 from ...model.rows import FROM_STAGED
 from ...model.rows import PHASES
 from ...model.rows import VariantResult
@@ -147,7 +143,7 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
 
 
 def backward_note(variant: Variant, calls: dict[str, int] | None,
-                  jaxpr: Any) -> list[BackwardPasses]:
+                  jaxpr: Any) -> list[Taken]:
     """Where the program also holds the nested helpers' backward passes under ``grad``
     (jits of their own), a note saying so, with how many: the row of nested jit calls
     counts them, the helpers' jit calls do not."""
@@ -155,7 +151,7 @@ def backward_note(variant: Variant, calls: dict[str, int] | None,
         return []
     backward = jit_calls_and_backward(jaxpr, variant.plan.helpers, tuple(calls))[1]
     held = [n for n in calls if backward[n]]
-    return [BackwardPasses(tuple(held), tuple(backward[n] for n in held))] if held else []
+    return [Taken("backward_passes", tuple(held), tuple(backward[n] for n in held))] if held else []
 
 
 def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
@@ -172,30 +168,30 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
     return tuple(notes)
 
 
-def not_nested(name: str, helper: Helper) -> NotNested:
+def not_nested(name: str, helper: Helper) -> Taken:
     """Why the planned helper ``name``, of which the program holds no jit call, stays
     inline: the library primitive that holds it, if one does, and whether a name of the
     user's code holds it. (A function re-created on every call of one that runs in the
     trace is refused up front, with that reason:
     :func:`~jitmagic.measure.variants.entry.plan_entry`.)"""
-    return NotNested(name, helper.held_by, bool(helper.bindings))
+    return Taken("not_nested", name, helper.held_by, bool(helper.bindings))
 
 
 def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[Note]:
     """What is said of each nested helper a library primitive holds: how it was nested,
     and the functions of the user's its jit ran, which no trace showed as helpers; and of
     each that is a Pallas kernel body."""
-    notes: list[Note] = [KernelBody(n) for n in (calls or {})
+    notes: list[Note] = [Taken("kernel_body", n) for n in (calls or {})
                          if variant.plan.helpers[n].kernel]
     for n in (calls or {}):
         held = variant.plan.helpers[n].held_by
         if held is not None:
             inside = called_inside(jaxpr, variant.plan.helpers, n)
-            notes.append(HeldBy(n, held, tuple(inside)))
+            notes.append(Taken("held_by", n, held, tuple(inside)))
     return notes
 
 
 def nothing_to_nest(variant: Variant) -> VariantResult:
     """The nested variant's result where it nests nothing: no samples, its reasons."""
     return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
-                         noted=(*_notes(variant, {}), SameAsFlat()), inline=variant.inline)
+                         noted=(*_notes(variant, {}), Taken("same_as_flat")), inline=variant.inline)

@@ -16,14 +16,14 @@ from typing import Any
 
 import jax
 
-from ...model.notes.variants import StaticHeld
+from ...model.notes import Leak
 from ..calls.arrays import SCALARS
 
 #: At most this many objects of a result's static part are looked at.
 MAX_OBJECTS = 2_000
 
 
-def static_holder(tree: Any, fixed: tuple) -> StaticHeld | None:
+def static_holder(tree: Any, fixed: tuple) -> Leak | None:
     """Where a result flattened to ``tree`` (a ``PyTreeDef``) and its non-array leaves
     ``fixed`` holds a traced value, as a fact (None: it holds none)."""
     seen: set[int] = set()
@@ -32,7 +32,7 @@ def static_holder(tree: Any, fixed: tuple) -> StaticHeld | None:
         for value in values:
             holder = _holder(value, seen)
             if holder is not None:
-                return StaticHeld(result, in_aux, *holder)
+                return Leak("leak_static_held", result, in_aux, *holder)
     return None
 
 

@@ -1,25 +1,33 @@
-"""What the measuring notes beside its figures, held as facts (issue 53).
+"""What the measuring notes beside its figures, held as facts (issues 53 and 58).
 
-A warning of a comparison, or a note of a variant, is a :class:`Note`: a small frozen
-record of one ``kind`` whose fields are names, numbers and flags. Its sentence is made
-in :mod:`jitmagic.render.notes`, by the renderer registered for its type in
-:mod:`jitmagic.model.shown` (``str(note)`` is that sentence). A report saves a note as
-``{"kind": ..., its fields}`` and reads it back through :data:`KINDS`, the kinds by
-name. A report saved before notes were facts holds plain sentences: each loads as the
-string it was and is shown word for word (a :data:`Noted` is either).
+A warning of a comparison, or a note of a variant, is a :class:`Note`: a frozen record
+of one ``kind`` whose fields are names, numbers and flags. Each kind belongs to one
+family (:mod:`.families`: a comparison's warnings, how a variant took its helpers, what
+the cell put back, ...), whose table names its fields; its sentence is one row of
+:data:`jitmagic.render.notes.TEMPLATES` (``str(note)``). Adding a note is a row in each
+table and one call where the fact is recorded (``Warned("waited", seconds)``). A report
+saves a note as ``{"kind": ..., its fields}`` and reads it back by its kind, checked so
+that its sentence can be said. A report saved before notes were facts holds plain
+sentences: each loads as the string it was and is shown word for word (a :data:`Noted`
+is either).
 """
 
 from __future__ import annotations
 
-from . import cell as cell
-from . import effects as effects
-from . import kinds as kinds  # the kinds register themselves in KINDS
-from . import parts as parts
-from . import variants as variants
-from .note import KINDS as KINDS
+from .families import Constants as Constants
+from .families import Differs as Differs
+from .families import Inline as Inline
+from .families import Leak as Leak
+from .families import Parts as Parts
+from .families import Placed as Placed
+from .families import PutBack as PutBack
+from .families import Ran as Ran
+from .families import Taken as Taken
+from .families import Warned as Warned
+from .note import FAMILY as FAMILY
+from .note import KEYS as KEYS
 from .note import Note as Note
 from .note import Noted as Noted
-from .note import kind as kind
 from .note import mentions as mentions
 from .note import read_noted as read_noted
 from .note import read_notes as read_notes

@@ -23,6 +23,7 @@ from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
+from ...model.stats.rule import Difference
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
@@ -161,23 +162,20 @@ def saving(r: CacheRow) -> str:
         return (f"{r.name}: {NOT_READ}: {r.unread} of {len(r.warm)} warm first calls saw "
                 f"no cache hit, so no warm figure is shown ({WHY_UNREAD})")
     d, clock = r.difference, r.clock()
-    said = with_interval(d, clock)
     before, warm = r.medians_on(clock)  # the ratio's clock, named where it is CPU time
     against, short = (("with no cache", "with no cache") if r.no_cache else
                       ("on the first start (which writes the cache)", "on the first start"))
     # each figure said with its start: "the first start, which writes the cache: 100 ms
     # instead of 900 ms" read as the first start's own figure
     figures = f"{fmt_s(warm)} warm against {fmt_s(before)} {short}{cpu_mark(clock, ', ')}"
-    if d.kind == FASTER:
-        return (f"{r.name}: with a warm cache the first call {verb(clock)} {said} than "
-                f"{against}: {figures}")
-    if d.kind == SAME:
-        return f"{r.name}: a warm cache makes {said} to the first call ({figures})"
-    if d.kind == SLOWER:
-        return (f"{r.name}: the warm first call {verb(clock, past=True)} {times(d, clock)} "
-                f"than the first call {against}{_spaced(interval(d))} ({figures})")
-    return (f"{r.name}: inconclusive whether a warm cache speeds the first call: {said} "
-            f"({figures}); more runs might tell")
+    return _by_rule(d, clock, {
+        FASTER: "{name}: with a warm cache the first call {verb} {said} than {against}: "
+                "{figures}",
+        SAME: "{name}: a warm cache makes {said} to the first call ({figures})",
+        SLOWER: "{name}: the warm first call {verbed} {times} than the first call "
+                "{against}{interval} ({figures})",
+        "": "{name}: inconclusive whether a warm cache speeds the first call: {said} "
+            "({figures}); more runs might tell"}, name=r.name, against=against, figures=figures)
 
 
 def writing(r: CacheRow) -> str:
@@ -187,15 +185,23 @@ def writing(r: CacheRow) -> str:
     d, clock = r.writing, r.writing_clock()
     cold, none = (median(on(samples(x), FIRST_CALL, clock)) for x in (r.cold, r.no_cache))
     figures = f"{fmt_s(cold)} against {fmt_s(none)}{cpu_mark(clock, ', ')}"
-    subject = f"{r.name}: the first start, which also writes the cache,"
-    if d.kind == SAME:
-        return (f"{subject} shows {times(d, clock)} from the first call with no cache"
-                f"{_spaced(interval(d))} ({figures})")
-    if d.kind == INCONCLUSIVE:
-        return (f"{subject} against the first call with no cache is inconclusive: "
-                f"{with_interval(d, clock)} ({figures}); more runs might tell")
-    return (f"{subject} {verb(clock)} {times(d, clock)} than the first call with no cache"
-            f"{_spaced(interval(d))} ({figures})")
+    return _by_rule(d, clock, {
+        SAME: "{subject} shows {times} from {versus}{interval} ({figures})",
+        INCONCLUSIVE: "{subject} against {versus} is inconclusive: {said} ({figures}); more "
+                      "runs might tell",
+        "": "{subject} {verb} {times} than {versus}{interval} ({figures})"},
+        subject=f"{r.name}: the first start, which also writes the cache,", figures=figures,
+        versus="the first call with no cache")
+
+
+def _by_rule(d: Difference, clock: Clock, said: dict[str, str], **words: str) -> str:
+    """The sentence ``said`` holds for ``d``'s kind ("" for any other), filled with
+    ``words`` and the rule's: ``{times}``, ``{interval}`` (spaced; none with one run),
+    ``{said}`` (both), ``{verb}`` ("is", "takes") and ``{verbed}`` ("was", "took")."""
+    rule = {"times": times(d, clock), "interval": _spaced(interval(d)),
+            "said": with_interval(d, clock), "verb": verb(clock),
+            "verbed": verb(clock, past=True)}
+    return said.get(d.kind, said[""]).format(**rule, **words)
 
 
 def _spaced(words: str) -> str:
@@ -259,19 +265,14 @@ def nesting(s: SecondStart) -> str:
     if unread:
         return (f"whether nesting pays on a second start: not measured ({NOT_READ} for "
                 f"{' and '.join(unread)})")
-    d, clock = s.nesting, s.clock()
-    said = with_interval(d, clock)
-    if d.kind == FASTER:
-        return (f"on a second start nesting still pays: nested's warm first call "
-                f"{verb(clock)} {times(d, clock)} than flat's{_spaced(interval(d))}")
-    if d.kind == SLOWER:
-        return (f"on a second start nesting costs: nested's warm first call {verb(clock)} "
-                f"{times(d, clock)} than flat's{_spaced(interval(d))}")
-    if d.kind == SAME:
-        return f"on a second start nesting makes {said}"
-    assert d.kind == INCONCLUSIVE
-    return (f"whether nesting still pays on a second start is inconclusive: {said}; more "
-            "runs might tell")
+    return _by_rule(s.nesting, s.clock(), {
+        FASTER: "on a second start nesting still pays: nested's warm first call {verb} {times} "
+                "than flat's{interval}",
+        SLOWER: "on a second start nesting costs: nested's warm first call {verb} {times} than "
+                "flat's{interval}",
+        SAME: "on a second start nesting makes {said}",
+        "": "whether nesting still pays on a second start is inconclusive: {said}; more runs "
+            "might tell"})
 
 
 def user_settings(s: SecondStart) -> list[str]:

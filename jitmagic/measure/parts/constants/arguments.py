@@ -46,12 +46,8 @@ from ....model.causes.constant_arguments import ConstantArguments
 from ....model.causes.constant_arguments import ConstantVariant
 from ....model.causes.constant_arguments import LiftedConstant
 from ....model.comparison import Comparison
+from ....model.notes import Constants
 from ....model.notes import Note
-from ....model.notes.parts import ConstantsStillCaptured
-from ....model.notes.parts import ConstantStuck
-from ....model.notes.parts import ConstantsUnmatched
-from ....model.notes.parts import NoConstantPassed
-from ....model.notes.parts import SmallConstants
 from ....model.rows import VARIANTS
 from ....model.stats.witness import FIRST_CALL
 from ....model.stats.witness import WAIT
@@ -160,7 +156,7 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
                              noted=tuple(why_not_lifted(found)))
     flat = flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options, closed)
     if not lifted or flat is None:
-        reason = ConstantsUnmatched(name) if flat is None else NoConstantPassed(name)
+        reason = Constants("constants_unmatched" if flat is None else "no_constant_passed", name)
         forms.record = dataclasses.replace(record, noted=(*record.noted, reason))
         return forms
     replay = Replay(closed, [c.value for c in lifted])
@@ -186,12 +182,12 @@ def _closed(traced: Any) -> Any:
 def why_not_lifted(found: ProgramConstants) -> list[Note]:
     """A note for each big constant left captured because the replay cannot pass it,
     and one where constants below the lifting size hold most of the bytes."""
-    out: list[Note] = [ConstantStuck(c.nbytes, str(c.stuck_in)) for c in found.constants
-                       if not c.liftable and c.nbytes >= LIFT_BYTES]
+    out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
+                       for c in found.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
     total = sum(c.nbytes for c in found.constants)
     small = sum(c.nbytes for c in found.constants if c.nbytes < LIFT_BYTES)
     if small * 2 > total:
-        out.append(SmallConstants(small, total, LIFT_BYTES))
+        out.append(Constants("small_constants", small, total, LIFT_BYTES))
     return out
 
 
@@ -228,7 +224,7 @@ def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
     lifted = len(record.constants), sum(c.nbytes for c in record.constants)
     before = record.captured_constants
     if left is not None and left != (before[0] - lifted[0], before[1] - lifted[1]):
-        notes.append(ConstantsStillCaptured(record.variant, left[0], left[1],
+        notes.append(Constants("constants_still_captured", record.variant, left[0], left[1],
                                             before[0] - lifted[0]))
     return dataclasses.replace(record, eqns=eqns, constants_left=left, noted=tuple(notes))
 

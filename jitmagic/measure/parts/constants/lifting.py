@@ -30,8 +30,8 @@ from jax.extend.core import DropVar
 from jax.extend.core import Literal
 
 from ...._compat import bind_equation
+from ....model.notes import Constants
 from ....model.notes import Note
-from ....model.notes.parts import CapturedNotArray
 from ...sampling.structure import array_bytes
 from ...sampling.structure import constants_of
 from ...sampling.structure import sub_jaxprs
@@ -116,7 +116,7 @@ def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
             stack.extend((sub, through, eqn.source_info.traceback) for sub in sub_jaxprs(eqn))
 
 
-def not_an_array(value: Any) -> CapturedNotArray:
+def not_an_array(value: Any) -> Constants:
     """The note of a captured value that is not an array of numbers."""
     if isinstance(value, jax.core.Tracer):
         what = "tracer"
@@ -124,7 +124,7 @@ def not_an_array(value: Any) -> CapturedNotArray:
         what = "objects"
     else:
         what = "other"
-    return CapturedNotArray(what, type(value).__name__)
+    return Constants("captured_not_array", what, type(value).__name__)
 
 
 class Replay:
