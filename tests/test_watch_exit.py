@@ -131,3 +131,17 @@ def test_a_forked_child_runs_no_gate_and_writes_no_ledger(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr.count(" compiles took ") == 1  # the parent's ledger alone
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "train.py"]
+
+
+def test_jitmagics_own_measuring_compiles_count_against_no_gate(tmp_path):
+    """A ``jitmagic.compare()`` inside the program compiles its function again and again
+    (flat and nested, cold and warm): measurements, not the program's recompiles."""
+    source = RECOMPILES.replace("(4, 4, 5)", "(4, 4, 4)") + (
+        "import jitmagic\n"
+        "jitmagic.compare(lambda x: step(w, x) * 2, jnp.ones(4))\n"
+        "print('compared')\n")
+    done = _hooked(tmp_path, source, "fail_after_warmup=1,save=ledger.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done -0.6\ncompared\n"
+    ledger = jitmagic.load(str(tmp_path / "ledger.json"))
+    assert [c.function for c in ledger.compiles if not c.eager] == ["step"]
