@@ -10,8 +10,8 @@ where it is set to anything else. This module then:
   ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
   off. A bad value is said in one line on stderr and the program runs unwatched (every
   Python of the environment reads the variable: pip too);
-- starts the watch once the program has imported JAX (a ``sys.meta_path`` finder whose
-  loader runs JAX's own, then starts it), so what the program sets before
+- starts the watch once the program has imported JAX
+  (:func:`~jitmagic.interrupts.around_import`), so what the program sets before
   ``import jax`` (``JAX_PLATFORMS``, ``XLA_FLAGS``) still applies; a program that never
   imports JAX is not watched, nor ``python -m jitmagic`` (``watch`` watches by itself);
 - at exit (``atexit``) writes the files asked for, decides the status, then writes the
@@ -33,15 +33,15 @@ imports nothing of them (nor JAX) before the program imports JAX.
 from __future__ import annotations
 
 import atexit
-import importlib.abc
-import importlib.util
 import json
 import os
 import sys
-from types import ModuleType
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
+from ...interrupts import around_import
 from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
@@ -146,40 +146,14 @@ def begin() -> None:
     if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
         _start()
     else:
-        sys.meta_path.insert(0, _AfterJax())
+        around_import("jax", _then_started)
 
 
-class _AfterJax:
-    """On ``sys.meta_path`` until ``jax`` is imported: JAX's own spec, its loader wrapped
-    so that the watch starts once ``jax`` has run."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "jax":
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _StartAfter(spec.loader)
-        return spec
-
-
-class _StartAfter(importlib.abc.Loader):
-    """JAX's loader, then :func:`_start`; ``jax.__loader__`` stays JAX's own."""
-
-    def __init__(self, loader: Any) -> None:
-        self.loader = loader
-
-    def create_module(self, spec: Any) -> ModuleType | None:
-        created: ModuleType | None = self.loader.create_module(spec)
-        return created
-
-    def exec_module(self, module: ModuleType) -> None:
-        module.__loader__ = self.loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        _start()
+@contextmanager
+def _then_started() -> Iterator[None]:
+    """Around JAX's import: the watch starts once ``jax`` has run."""
+    yield
+    _start()
 
 
 def _source() -> str:
