@@ -84,13 +84,18 @@ def parse(value: str) -> dict[str, Any] | None:
             what = (f"unknown option {name!r}" if equals else
                     f"{item!r} is not NAME=VALUE" if item else "an empty option (two commas)")
             raise BadValue(f"{what}: give 1, or options as NAME=VALUE joined by commas, of "
-                           + ", ".join(f"{n}={m}" for n, (_, _, m) in known.items())
+                           + ", ".join(f"{n}={m or '1'}" for n, (_, _, m) in known.items())
                            + f" (e.g. {VARIABLE}=fail_after_warmup=1,save=ledger.json)")
         option, kind, metavar = known[key]
         if option in found:
             raise BadValue(f"{key} is given twice: give it once")
         if not given:
             raise BadValue(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
+        if kind is None and metavar is None:  # a switch: verbose=1
+            if given not in ("0", "1"):
+                raise BadValue(f"{key} is on or off: {key}=1 (or 0), not {given!r}")
+            found[option] = given == "1"
+            continue
         try:
             found[option] = kind(given) if kind is not None else given
         except ValueError:
@@ -248,7 +253,8 @@ def _finish() -> None:
                                    state.options.get("--html"))
     if error is None:
         state.status = CANNOT_WRITE if failed else REGRESSED if ledger.over_gate() else 0
-    said = [text(ledger), *written, *replaced, *(f"jitmagic: {line}" for line in failed)]
+    said = [text(ledger, bool(state.options.get("--verbose"))), *written, *replaced,
+            *(f"jitmagic: {line}" for line in failed)]
     if not state.top:
         said.insert(0, f"jitwatch: process {os.getpid()} ({_source()}), started under "
                        f"{VARIABLE}:")
