@@ -76,9 +76,9 @@ def main(argv: list[str]) -> int:
 
     written, failed = write_ledger(made[0], args.save, args.html)
     status = _gated(made[0], status)
-    write("\n".join([text(made[0], args.verbose), *written]), "stdout")
+    write("\n".join([text(made[0], args.verbose), *written]), "stdout", last=True)
     for line in ([said] if said else []) + [f"jitmagic watch: {line}" for line in failed]:
-        write(line)
+        write(line, last=True)
     return (status or CANNOT_WRITE) if failed else status
 
 

@@ -258,7 +258,7 @@ def _finish() -> None:
     if not state.top:
         said.insert(0, f"jitwatch: process {os.getpid()} ({_source()}), started under "
                        f"{VARIABLE}:")
-    write("\n".join(said))
+    write("\n".join(said), last=True)
 
 
 def _replaced(path: str | None) -> list[str]:
@@ -281,7 +281,7 @@ def _exit_status() -> None:
     if state is None:
         return
     if not state.imported and state.top:
-        write(f"jitwatch: {_source()} never imported jax: nothing was watched")
+        write(f"jitwatch: {_source()} never imported jax: nothing was watched", last=True)
     if state.status:
         _end(state.status)
 
