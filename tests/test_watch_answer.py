@@ -93,3 +93,18 @@ def test_a_call_that_reads_another_loops_variable_gets_no_jitcompare_line(ip):
                                       "        w = step(w, jnp.asarray(x), lr)"))
     text = _ledger(cap)
     assert "fix: pad a short batch" in text and "%jitcompare" not in text
+
+
+def test_the_chart_leaves_the_folded_eager_ops_out(ip, monkeypatch):
+    from jitmagic.render import ledger as render_ledger
+    from jitmagic.render.charts import ledger as chart_module
+
+    drawn = []
+    monkeypatch.setattr(chart_module, "png", lambda led, words: drawn.append(led) or b"")
+    ledger, _ = watched(ip, LOOP.replace("13", "19"))  # shapes of its own: eager ops compile
+    render_ledger.bundle(ledger, plot=True)
+    render_ledger.bundle(ledger, plot=True, verbose=True)
+    brief, full = ({r.function for r in d.functions()} for d in drawn)
+    assert full == {r.function for r in ledger.functions()}
+    assert brief == {r.function for r in ledger.functions() if not r.eager or r.again}
+    assert brief < full
