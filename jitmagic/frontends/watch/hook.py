@@ -271,7 +271,10 @@ def _replaced(path: str | None) -> list[str]:
         return []
     if not isinstance(before, str) or before == _source():
         return []
-    return [f"jitwatch: save= replaced the ledger of {before} in {path}: give each program "
+    from ...model.saved.schema import printable
+
+    return [f"jitwatch: save= replaced the ledger of {printable(before)} in "
+            f"{printable(path or '')}: give each program "
             f"its own (e.g. {VARIABLE}=save=ledger-{os.path.splitext(_source())[0]}.json)"]
 
 
