@@ -279,3 +279,16 @@ def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Ht
     panels = "".join(f'<div class="{key}-panel {key}-p{i}">{panel}</div>'
                      for i, (_, panel) in enumerate(choices))
     return Html(f'<div class="jitcompare-switch" id="{key}">{style}{inputs}{panels}</div>')
+
+
+def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
+                 verbose: bool = False) -> tuple[str, Html]:
+    """A part's section as (text, HTML): ``answer`` first, what was asked; ``rest`` (which
+    ``what`` names) after it in text only ``verbose`` (else a line says ``-v`` shows it),
+    and in HTML behind a click: a ``<details>`` (open where ``verbose``), which opens in a
+    saved notebook or an exported page with no kernel, no script and no network."""
+    if not rest:
+        return as_text(answer), as_html(answer)
+    text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])
+    return text, Html(f"{as_html(answer)}\n<details{' open' * verbose}><summary>"
+                      f"{html.escape(what)}</summary>\n{as_html(rest)}\n</details>")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterator
+from inspect import signature
 from typing import Any
 
 from ..model import parts as table
@@ -50,17 +51,18 @@ def chart_png(c: Comparison | Sweep) -> bytes | None:
     return to_png(phases_figure(c))
 
 
-def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
+def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False) -> dict[str, str]:
     """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows.
 
     The comparison's table, then the sections its options added (:func:`sections`).
     For a sweep, its table, then the diff against ``--baseline`` and the sections of its
-    last value, under a line that says so.
+    last value, under a line that says so. Each part shows its answer first, the rest
+    folded in HTML and in text only ``verbose`` (``-v``).
     """
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
         blocks = target_blocks(r, t)
         data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
-        for text_, page_ in sections(r, plot, why=False):
+        for text_, page_ in sections(r, plot, why=False, verbose=verbose):
             data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
                     "text/html": f"{data['text/html']}\n{page_}"}
         return data
@@ -69,7 +71,7 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
         data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
         last = r.last  # its causes where the sweep measured more than the comparison
         asked = any(last.part(p.name) is not None for p in table.PARTS if p.in_why)
-        shown = list(sections(last, plot, why=asked))
+        shown = list(sections(last, plot, why=asked, verbose=verbose))
         if shown or r.baseline is not None:
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
@@ -78,14 +80,15 @@ def bundle(r: Comparison | Sweep, plot: bool = True) -> dict[str, str]:
             shown.insert(0, (diff_text(r.baseline), diff_html(r.baseline)))
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
-        shown = list(sections(r, plot))
+        shown = list(sections(r, plot, verbose=verbose))
     for text, page in shown:
         data["text/plain"] += "\n\n" + text
         data["text/html"] += "\n" + page
     return data
 
 
-def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tuple[str, str]]:
+def sections(c: Comparison, plot: bool = True, why: bool = True,
+             verbose: bool = False) -> Iterator[tuple[str, str]]:
     """What follows a comparison's table, as (text, HTML): the measured causes of its
     first call ranked (``why``), then each part's section in the report's order (the
     table of parts' ``shown``: the per-line tables, the big constants passed as
@@ -97,7 +100,8 @@ def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tup
         yield as_text(causes), as_html(causes)
     for part in sorted(table.PARTS, key=lambda p: p.shown):
         show = part.renderer()
-        shown = show(c, plot) if show is not None else None
+        told = {"verbose": verbose} if show and "verbose" in signature(show).parameters else {}
+        shown = show(c, plot, **told) if show is not None else None
         if shown is not None:
             yield shown
 
@@ -122,9 +126,10 @@ def with_note(data: dict[str, str], note: str) -> dict[str, str]:
             "text/html": f"{data['text/html']}\n<p style='color:#a00'>{html.escape(note)}</p>"}
 
 
-def text(c: Comparison | Sweep | Lines) -> str:
-    """The plain-text report (a terminal, a log, a CI job)."""
-    return lines_text(c) if isinstance(c, Lines) else bundle(c, plot=False)["text/plain"]
+def text(c: Comparison | Sweep | Lines, verbose: bool = False) -> str:
+    """The plain-text report (a terminal, a log, a CI job); in full where ``verbose``."""
+    return lines_text(c) if isinstance(c, Lines) else \
+        bundle(c, plot=False, verbose=verbose)["text/plain"]
 
 
 PAGE = """<!DOCTYPE html>

@@ -31,6 +31,7 @@ from .blocks import Image
 from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
+from .blocks import answer_first
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import switch
@@ -39,6 +40,7 @@ from .format import fmt_spread
 from .format import marked_ratio
 from .format import medians_of
 from .format import unmarked_clock
+from .verdicts import clock_name
 from .verdicts import cpu_mark
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
@@ -100,8 +102,13 @@ def row_cells(o: Orderings, name: str) -> list[Cell]:
 def _title(o: Orderings) -> str:
     how = "one example stacked" if o.built_batch else "your batch, in_axes"
     axes = "" if o.built_batch else f" {o.in_axes}"
-    return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), "
-            f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}")
+    return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), per call on "
+            f"{clock_name(o.clock())}")
+
+
+def _table_title(o: Orderings) -> str:
+    return (f"all four orderings, {medians_of(_repeats(o), 'run')}, "
+            f"{unmarked_clock(o.clock() == CPU, 'column')}:")
 
 
 def _repeats(o: Orderings) -> dict[str, int]:
@@ -120,18 +127,30 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
     return o.verdict(chosen).text
 
 
-def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
-    """All four orderings as blocks, built once for the text and the HTML table."""
-    rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
-    v = o.verdict()
-    out: list[Block] = [Heading((_title(o),)), comparison.headline(v),
-                        *comparison.partial(o.stopped),
-                        Image(png, "first call and per call, four orderings"),
-                        Table(columns(o), rows, css="jitcompare-orderings"),
-                        Para([*((t,) for t in comparison.details(v)), (outputs_line(o),)])]
+def answer(o: Orderings) -> list[Block]:
+    """What ``--vmap`` asks, first: which of ``jit(vmap(f))`` and ``vmap(jit(f))`` is
+    faster per call, by how much, on which clock and why (the verdict in full, one
+    sentence), then what went wrong, if anything did."""
+    out: list[Block] = [Heading((_title(o),)), Para([o.verdict().text], "verdict", bold=True),
+                        *comparison.partial(o.stopped)]
     out += [Para([("warning: ", w)], "warning") for w in o.warnings]
     out += [Pre(f"error in {r.name}: {r.error}", "error") for r in o.rows.values() if r.error]
     return out
+
+
+def details(o: Orderings, png: bytes | None = None) -> list[Block]:
+    """The rest, behind ``-v`` or a click: all four orderings' table and chart, whether
+    their outputs match, and the two toggled orderings' jaxprs (HTML only)."""
+    rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
+    return [Para([_table_title(o)]), Image(png, "first call and per call, four orderings"),
+            Table(columns(o), rows, css="jitcompare-orderings"), Para([outputs_line(o)]),
+            *(Details(("jaxpr of ", Code(n), f" ({_count(o[n].jaxpr_eqns)} equations)"),
+                      o[n].jaxpr_text) for n in TOGGLED if n in o.rows)]
+
+
+def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
+    """All of the orderings' section, the answer then the rest, built once for text and HTML."""
+    return [*answer(o), *details(o, png)]
 
 
 def text_table(o: Orderings) -> str:
@@ -197,10 +216,15 @@ def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
                   names.index(chosen) if chosen in names else 0)
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the table of all
-    four orderings and their chart, where ``--vmap`` measured them."""
+#: What the orderings' section folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "all four orderings (table, chart, jaxprs)"
+
+
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`), where ``--vmap``
+    measured the orderings: the answer (:func:`answer`), then the rest (:func:`details`)
+    in text only ``verbose``, in HTML behind a click."""
     o = c.orderings
     if o is None:
         return None
-    return text_table(o), html_table(o, orderings_png(o, plot))
+    return answer_first(answer(o), details(o, orderings_png(o, plot)), FOLDED, verbose)
