@@ -211,7 +211,7 @@ def test_on_a_busy_machine_the_table_shows_the_cpu_time_the_verdict_is_on():
     assert "CPU time" not in text_table(quiet)
     # every figure on its clock: the seconds of no marked clock are wall time, said
     assert "runs [min–max], wall time where a column does not say CPU time" in table
-    assert "runs [min–max], wall time\n" in text_table(quiet)
+    assert "runs [min–max], wall time:\n" in text_table(quiet)
 
 
 def _per_call_rows(same: bool) -> Orderings:
