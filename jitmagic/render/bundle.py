@@ -68,7 +68,7 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False) -> d
         return data
     png = chart_png(r) if plot else None
     if isinstance(r, Sweep):
-        data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
+        data = {"text/plain": sweep_text(r, verbose), "text/html": sweep_html(r, png, verbose)}
         last = r.last  # its causes where the sweep measured more than the comparison
         asked = any(last.part(p.name) is not None for p in table.PARTS if p.in_why)
         shown = list(sections(last, plot, why=asked, verbose=verbose))

@@ -107,8 +107,7 @@ def _title(o: Orderings) -> str:
 
 
 def _table_title(o: Orderings) -> str:
-    return (f"all four orderings, {medians_of(_repeats(o), 'run')}, "
-            f"{unmarked_clock(o.clock() == CPU, 'column')}:")
+    return f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
 
 
 def _repeats(o: Orderings) -> dict[str, int]:
