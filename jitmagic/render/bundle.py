@@ -21,7 +21,7 @@ from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
-from .causes.why import blocks as why_blocks
+from .causes.why import section as why_section
 from .comparison import html_summary
 from .comparison import text_table
 from .diff import html as diff_html
@@ -95,9 +95,9 @@ def sections(c: Comparison, plot: bool = True, why: bool = True,
     arguments, the second start, XLA's passes, the four orderings and their chart, so
     that they survive where the toggle widget cannot run, then the per-helper table,
     chart and advice)."""
-    causes = why_blocks(c) if why else []  # built once, shown twice
+    causes = why_section(c, verbose) if why else None
     if causes:
-        yield as_text(causes), as_html(causes)
+        yield causes
     for part in sorted(table.PARTS, key=lambda p: p.shown):
         show = part.renderer()
         told = {"verbose": verbose} if show and "verbose" in signature(show).parameters else {}
