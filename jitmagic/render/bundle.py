@@ -16,8 +16,6 @@ from ..model.lines import Lines
 from ..model.saved.schema import printable
 from ..model.sweep import Sweep
 from .blocks import Table
-from .blocks import as_html
-from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
@@ -31,8 +29,8 @@ from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
 from .sweep import sweep_text
-from .target import blocks as target_blocks
 from .target import record as target_record
+from .target import section as target_section
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
@@ -60,8 +58,8 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False) -> d
     folded in HTML and in text only ``verbose`` (``-v``).
     """
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
-        blocks = target_blocks(r, t)
-        data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
+        said = target_section(r, t, verbose)
+        data = {"text/plain": said[0], "text/html": said[1]}
         for text_, page_ in sections(r, plot, why=False, verbose=verbose):
             data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
                     "text/html": f"{data['text/html']}\n{page_}"}

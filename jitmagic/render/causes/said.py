@@ -132,7 +132,7 @@ def _compile_detail(c: Compared) -> str:
             ] if c.same_compiled else []
     profiled = c.xla_passes.of("flat") if c.xla_passes is not None else None
     if profiled is not None:
-        said.append(f"of an extra profiled compile, {_xla_parts(profiled)}")
+        said.append(f"of an extra profiled compile, {xla_parts(profiled)}")
         if (c.flat.constant_bytes or 0) >= BIG_BYTES and profiled.before_passes_s:
             said.append("converting the module to HLO includes its big constants")
     elif c.xla_passes is not None and c.xla_passes.reason:
@@ -140,7 +140,7 @@ def _compile_detail(c: Compared) -> str:
     return "; ".join(said)
 
 
-def _xla_parts(profiled: Any) -> str:
+def xla_parts(profiled: Any) -> str:
     """``code generation 92%, HLO passes 4% (the biggest pass: `algsimp`, 6%)``: the parts
     of XLA's compile the profile read, biggest first."""
     parts = [(name, seconds) for name, seconds in (
