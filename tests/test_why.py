@@ -27,6 +27,7 @@ from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.witness import on
+from jitmagic.render.bundle import text as report_text
 from jitmagic.render.causes.said import NAMED_PASS
 from jitmagic.render.causes.said import _cache_fix
 from jitmagic.render.causes.second_start import text
@@ -94,7 +95,7 @@ def test_what_was_not_measured_is_listed_with_the_option_never_ranked():
     second = _by_name(c)["a second start"]
     assert not second.measured and second.option == "--cache" and math.isnan(second.seconds)
     assert second.kind == NOT_MEASURED
-    shown = str(c)
+    shown = report_text(c, verbose=True)
     section = shown[shown.index("Why the first call takes"):]
     assert "not measured:\n  which lines build the program: use `--lines`" in section
     assert "\n  a second start: use `--cache`" in section
@@ -106,7 +107,7 @@ def test_with_lines_the_tracing_cause_names_the_loop_that_builds_the_program():
     c = jitmagic.compare(unrolled, X, repeat=2, number=1, lines=True, progress=False)
     tracing = _by_name(c)["Python tracing"]
     assert f"line {UNROLLED_LINE}" in tracing.fix and "jax.lax.scan" in tracing.fix
-    assert f"  Python tracing: what to do: line {UNROLLED_LINE}" in str(c)
+    assert f"  Python tracing: what to do: line {UNROLLED_LINE}" in report_text(c, verbose=True)
     without = jitmagic.compare(unrolled, X, repeat=2, number=1, progress=False)
     assert _by_name(without)["Python tracing"].fix == ""
 
@@ -263,7 +264,7 @@ def test_a_stopped_measurement_says_the_stop_not_the_option_already_given():
     assert c.stopped_anywhere
     second = _by_name(c)["a second start"]
     assert second.kind == NOT_MEASURED and "stopped first" in second.said
-    shown = str(c)
+    shown = report_text(c, verbose=True)
     assert "--cache`" not in shown and "Why the first call" in shown
     assert "not measured, since the measurement stopped first (" in shown
 
