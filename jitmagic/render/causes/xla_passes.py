@@ -231,12 +231,14 @@ def warm_compiles(c: Comparison) -> dict[str, float]:
             and warm_extra(p.compile_s, c.variants[v].samples, platform)}
 
 
-def answer(x: XlaPasses) -> list[Block]:
-    """Where XLA spent each profiled compile, first: its parts, biggest first (or why
-    nothing was measured)."""
+def answer(x: XlaPasses, warm: dict[str, float]) -> list[Block]:
+    """Where XLA spent each profiled compile, first: its parts, biggest first, marked
+    where the compile was not cold (``warm``, :func:`warm_compiles`); or why nothing was
+    measured."""
     if x.reason is not None:
         return [Heading(HEADING), Para([x.reason], kind="note")]
-    lines = [f"{v}: profiled compile {fmt_s(c.compile_s)}: {xla_parts(c)}"
+    lines = [f"{v}: profiled compile {fmt_s(c.compile_s)}{' (not cold)' * (v in warm)}: "
+             f"{xla_parts(c)}"
              for v in (PROFILED[:1] if x.same_program else PROFILED)
              if (c := x.compiles.get(v)) is not None]
     return [Heading(HEADING), Para(lines or ["no compile was profiled"])]
@@ -256,6 +258,7 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
     target = target_of(c.env)
     where = None if target is None else (
         f" for the TPU {target.topology}, on this host ({target.host}): this host's seconds")
-    full = blocks(record, warm_compiles(c), where)
-    return answer_first(answer(record), full[1:] if record.reason is None else [],
+    warm = warm_compiles(c)
+    full = blocks(record, warm, where)
+    return answer_first(answer(record, warm), full[1:] if record.reason is None else [],
                         FOLDED, verbose)
