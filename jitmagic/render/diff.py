@@ -35,6 +35,7 @@ from ..model.shown import register
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import SLOWER
+from ..model.stats.units import counted
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
@@ -348,9 +349,9 @@ def summary(d: Diff) -> str:
     """``<Diff model: 2 stages slower, 1 faster; 1 figure larger>``: one line."""
     slower = sum(s.significant and s.kind == SLOWER for s in d.stages)
     faster = sum(s.significant and s.kind != SLOWER for s in d.stages)
-    said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
+    said = ", ".join(f"{counted(n, 'stage')} {what}"
                      for n, what in ((slower, "slower"), (faster, "faster")) if n)
-    grown = ", ".join(f"{n} figure{'s' * (n != 1)} {what}" for what in (LARGER, SMALLER)
+    grown = ", ".join(f"{counted(n, 'figure')} {what}" for what in (LARGER, SMALLER)
                       if (n := sum(s.kind == what and not s.not_judged for s in d.structure)))
     return f"<Diff {d.new_entry}: {said or undecided(d)}{'; ' * bool(grown)}{grown}>"
 

@@ -15,6 +15,7 @@ from ..model.orderings import TOGGLED
 from ..model.orderings import Orderings
 from ..model.rows import OrderingRow
 from ..model.stats.rule import median
+from ..model.stats.units import counted
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
@@ -49,6 +50,11 @@ COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX
 
 def _count(x: int | None) -> str:
     return "—" if x is None else f"{x:,}"
+
+
+def _equations(row: OrderingRow) -> str:
+    """``1 equation``, ``8,208 equations``; ``— equations`` where not measured."""
+    return "— equations" if row.jaxpr_eqns is None else counted(row.jaxpr_eqns, "equation")
 
 
 def _same(row: OrderingRow) -> str:
@@ -145,7 +151,7 @@ def details(o: Orderings, png: bytes | None = None) -> list[Block]:
     rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
     return [Para([_table_title(o)]), Image(png, "first call and per call, four orderings"),
             Table(columns(o), rows, css="jitcompare-orderings"), Para([outputs_line(o)]),
-            *(Details(("jaxpr of ", Code(n), f" ({_count(o[n].jaxpr_eqns)} equations)"),
+            *(Details(("jaxpr of ", Code(n), f" ({_equations(o[n])})"),
                       o[n].jaxpr_text) for n in TOGGLED if n in o.rows)]
 
 
@@ -174,7 +180,7 @@ def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Bl
             Table((), [(f"{k}:", value) for k, value in panel_numbers(o, chosen)],
                   css="jitcompare-ordering"),
             *([Para([(t,) for t in full])] if full else []),
-            Details(("jaxpr of ", Code(chosen), f" ({_count(row.jaxpr_eqns)} equations)"),
+            Details(("jaxpr of ", Code(chosen), f" ({_equations(row)})"),
                     row.jaxpr_text, in_text=True)]
 
 

@@ -122,7 +122,7 @@ def _table(c: Comparison, t: TargetCompile) -> Table:
 def host_lines(t: TargetCompile) -> list[str]:
     """Whose seconds these are, and how far they are from the TPU host's."""
     lines = [f"seconds of this host ({t.host}), compiling with libtpu {t.libtpu or '?'} for "
-             f"{t.devices} {t.device_kind} device{'s' * (t.devices != 1)}, not the TPU "
+             f"{counted(t.devices, f'{t.device_kind} device')}, not the TPU "
              "host's"]
     found = calibration(t.topology, t.host)
     if found is None:
@@ -206,7 +206,7 @@ def effort_lines(t: TargetCompile) -> list[str]:
         return []
     rounds = len(default.compile_s)
     said = [f"XLA's effort for {t.topology} (--effort): the flat program compiled again at "
-            f"each setting, {rounds} round{'s' * (rounds != 1)}; the default's XLA compile "
+            f"each setting, {counted(rounds, 'round')}; the default's XLA compile "
             f"{fmt_s(median(list(default.compile_s)))}"]
     for name, row in t.effort.items():
         if name == "default":
@@ -230,7 +230,7 @@ def answer(c: Comparison, t: TargetCompile) -> list[Block]:
     runs = len(c.flat.samples.get("compile_s", []))
     out: list[Block] = [
         Heading(("jitcompare --target ", Code(t.topology), ": ", Code(c.entry),
-                 f" ({runs} cold compile{'s' * (runs != 1)} a variant, none run)")),
+                 f" ({counted(runs, 'cold compile')} a variant, none run)")),
         Para([headline(c, t)], bold=True)]
     out += [Para([f"stopped: {c.stopped}"], "warning")] if c.stopped else []
     misfits = [name for name in VARIANTS if name in t.memory and t.fits(name) is False]
@@ -248,8 +248,8 @@ def details(c: Comparison, t: TargetCompile) -> list[Block]:
     out += [Para(effort_lines(t))] if t.effort else []
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
     out += _provenance.blocks(c)
-    return out + [Details((f"jaxpr, {name} ({v.jaxpr_eqns or 0:,} equations)",), v.jaxpr_text)
-                  for name, v in c.variants.items() if v.jaxpr_text]
+    return out + [Details((f"jaxpr, {name} ({counted(v.jaxpr_eqns or 0, 'equation')})",),
+                          v.jaxpr_text) for name, v in c.variants.items() if v.jaxpr_text]
 
 
 def blocks(c: Comparison, t: TargetCompile) -> list[Block]:

@@ -21,6 +21,7 @@ from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
@@ -50,7 +51,7 @@ def sentence(v: ConstantVariant) -> str:
     """What passing ``v``'s constants as arguments did to its cold first call."""
     if not v.constants:
         count, size = v.captured_constants
-        return (f"{v.variant}: the program captures {count} array constant{'s' * (count != 1)} "
+        return (f"{v.variant}: the program captures {counted(count, 'array constant')} "
                 f"({fmt_bytes(size)}): no constant was passed as an argument (see the notes)")
     said = subject(v.constants)
     if not v.measured:

@@ -31,6 +31,7 @@ from ...model.causes.effort_diff import EffortDiff
 from ...model.comparison import Comparison
 from ...model.diff import Diff
 from ...model.stats.rule import FASTER
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_ratio
 from ...model.stats.units import fmt_s
 from .. import comparison
@@ -72,7 +73,7 @@ def answer(e: Effort) -> list[Block]:
         return [*out, Pre(e.default_error, "error")]
     worth = [sentence(e, r) for r in e.rows.values() if e.outcome(r).verdict(r) in (USE, USE_BELOW)]
     tried = len(e.rows)
-    return out + [Para(worth or [f"none of the {tried} setting{'s' * (tried != 1)} tried is "
+    return out + [Para(worth or [f"none of the {counted(tried, 'setting')} tried is "
                                  "worth using here (each one's figures follow in full)"])]
 
 
@@ -213,7 +214,7 @@ def helpers_said(r: EffortRow) -> str:
     helper inside another one kept out of line is traced once for all that one's calls:
     fewer than its jit calls in the nested program, which the nested helpers line
     counts), and why each other one stays inline."""
-    kept = [f"`{n}` kept out of line (traced {c} time{'s' * (c != 1)})"
+    kept = [f"`{n}` kept out of line (traced {counted(c, 'time')})"
             for n, c in r.kept.items()]
     refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
     return f"{r.name}: " + "; ".join(kept + refused)

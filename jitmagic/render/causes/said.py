@@ -35,6 +35,7 @@ from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.rule import Difference
 from ...model.stats.rule import median
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
@@ -265,7 +266,7 @@ def constants_words(x: Cause) -> Words:
         return (why_not(c) if c.stopped_anywhere else "not counted (a report older than 0.4)"
                 ), ""
     if x.case == "small":
-        return (f"{count} array constant{'s' * (count != 1)} captured, {fmt_bytes(size)}"
+        return (f"{counted(count, 'array constant')} captured, {fmt_bytes(size)}"
                 if count else "no array constant captured"), ""
     if x.case == "not passed":
         return (f"{fmt_bytes(size)} of array constants captured, not measured passed as "

@@ -18,6 +18,7 @@ from ...model.causes.cause import clock_of
 from ...model.causes.loops import is_rewrite
 from ...model.comparison import Comparison
 from ...model.stats.rule import median
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
 from ...model.stats.witness import Clock
@@ -60,7 +61,7 @@ def answer(c: Comparison) -> list[Block]:
     if of[SAVING]:
         x, more = of[SAVING][0], len(of[SAVING]) - 1
         fix = f"; what to do: {x.fix}" if x.fix else ""
-        others = f" (and {more} more measured saving{'s' * (more != 1)})" if more else ""
+        others = f" (and {counted(more, 'more measured saving')})" if more else ""
         lines.append(f"the biggest measured saving: {x.name}, {fmt_s(x.seconds)}{fix}{others}")
     lines.append(_stages(of[STAGE], first) if of[STAGE] else
                  f"no stage of the first call was measured: {stopped_first(c)}")
