@@ -58,8 +58,8 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False) -> d
     folded in HTML and in text only ``verbose`` (``-v``).
     """
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
-        said = target_section(r, t, verbose)
-        data = {"text/plain": said[0], "text/html": said[1]}
+        report, report_page = target_section(r, t, verbose)
+        data = {"text/plain": report, "text/html": report_page}
         for text_, page_ in sections(r, plot, why=False, verbose=verbose):
             data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
                     "text/html": f"{data['text/html']}\n{page_}"}
@@ -75,7 +75,7 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False) -> d
             data["text/plain"] += f"\n\n{said}"
             data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
         if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
-            shown.insert(0, (diff_text(r.baseline), diff_html(r.baseline)))
+            shown.insert(0, (diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         shown = list(sections(r, plot, verbose=verbose))
