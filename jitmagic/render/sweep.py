@@ -1,5 +1,7 @@
-"""Text and HTML tables of a sweep: one row per value, flat and nested per phase,
-and a last row with each column's fitted growth exponent."""
+"""Text and HTML of a sweep: its answer first, the trend (each stage's growth exponent
+per variant, with its 95% interval); then, with ``-v`` or behind a click, the chart, a
+table of one row per value, flat and nested per phase, with a last row of each column's
+fitted growth exponent, and each value's verdict."""
 
 from __future__ import annotations
 
