@@ -260,16 +260,15 @@ def test_runs_leave_no_cell_in_linecache(run_magic):
 
 # --- the grid: Jupyter's stop in fresh kernels -----------------------------------------
 
-#: The cell of the grid: the session's first result, with the orderings and their widget.
+#: The cell of the grid: the session's first result, with the orderings and their chart.
 GRID_CELL = "%%jitcompare -r 1 -n 2 --vmap --batch 2\n" + SMALL_CELL
 
 #: Before it, in the same kernel: a finder that prints a marker (flushed at once) as the
 #: first import of each module named in MARKED begins, so that the test can press stop
-#: inside the import of matplotlib the first chart starts, and of the widget's modules.
+#: inside the import of matplotlib the first chart starts.
 MARKER_CELL = textwrap.dedent('''
     import importlib.abc, sys
-    MARKED = {"matplotlib", "matplotlib.collections", "matplotlib.backends.backend_agg",
-              "ipywidgets"}
+    MARKED = {"matplotlib", "matplotlib.collections", "matplotlib.backends.backend_agg"}
 
     class _SayImporting(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
@@ -287,7 +286,7 @@ MARKER_CELL = textwrap.dedent('''
 MOMENTS = ["finding helpers", "flat 1/1 · first call", "flat 1/1 · steady state",
            "nested 1/1 · first call", "model: orderings", "comparing programs",
            "[importing matplotlib]", "[importing matplotlib.collections]",
-           "[importing matplotlib.backends.backend_agg]", "[importing ipywidgets]"]
+           "[importing matplotlib.backends.backend_agg]"]
 
 
 def _said(msg) -> str:
