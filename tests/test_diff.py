@@ -315,7 +315,7 @@ def test_the_html_shows_the_structure_table_escaped_beside_the_timings():
 
 
 def test_baseline_shows_the_structure_under_the_verdict():
-    shown = str(with_baseline(shaped(DOUBLED), shaped()))
+    shown = with_baseline(shaped(DOUBLED), shaped()).report(verbose=True)
     assert "structure: NEW larger in flat jaxpr equations 3,088 → 6,160 (1.99×)" in shown
     assert "program structure, NEW against OLD" in shown
 

@@ -188,7 +188,7 @@ def test_the_command_records_the_file_and_takes_a_baseline(tmp_path, capsys, bas
     script = tmp_path / "train.py"
     script.write_text(SMALL_CELL)
     out = tmp_path / "r.json"
-    assert main([str(script), *TINY, "--save", str(out), "--baseline", baseline]) == 0
+    assert main([str(script), *TINY, "-v", "--save", str(out), "--baseline", baseline]) == 0
     saved = jitmagic.load(out)
     assert saved.source == SMALL_CELL and saved.file == str(script)
     assert saved.options == f"-r 3 -n 2 --baseline {baseline}"  # what measured: no --save

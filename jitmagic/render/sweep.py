@@ -98,9 +98,10 @@ def _trend_table(c: Sweep) -> list[Block]:
 
 def answer(c: Sweep) -> list[Block]:
     """What a sweep asks, first: its trend (the growth exponents with their intervals),
-    then whether it stopped and its warnings."""
+    then whether it stopped, the values where a variant failed (an error is an answer:
+    the trend leaves those values out), and its warnings."""
     out: list[Block] = [_title(c), Para([trend_line(c)], "verdict", bold=True),
-                        *_trend_table(c), *partial(c.stopped)]
+                        *_trend_table(c), *partial(c.stopped), *_found(c, "error")]
     return out + [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
 
 
@@ -112,12 +113,15 @@ def details(c: Sweep, png: bytes | None = None) -> list[Block]:
         Para([f"medians per value ({_clock_said(c)}):"]), _table(c),
         Para([c.headline, (f"growth: {_growth_rule(c, c.name)}; "
                            f"sweep wall time {fmt_s(c.wall_s)}",)])]
-    found = _warnings(c)
+    return out + _found(c, "warning") + _provenance.blocks(c)
+
+
+def _found(c: Sweep, kind: str) -> list[Block]:
+    """Each value's errors or warnings (``kind``), at most :data:`~.blocks.MAX_ITEMS`."""
+    found = [(v, w) for k, v, w in _warnings(c) if k == kind]
     shown, left = first(found, MAX_ITEMS)
-    out += [Pre(f"{kind} ({c.name}={v!r}): {w}", "warning" if kind == "warning" else "error")
-            for kind, v, w in shown]
-    out += [Pre(more(left, "errors and warnings", len(found)), "warning")] if left else []
-    return out + _provenance.blocks(c)
+    out: list[Block] = [Pre(f"{kind} ({c.name}={v!r}): {w}", kind) for v, w in shown]
+    return out + ([Pre(more(left, f"{kind}s", len(found)), kind)] if left else [])
 
 
 #: What a sweep's report folds (in HTML) or shows only with ``-v`` (in text).

@@ -28,6 +28,8 @@ from ..blocks import Heading
 from ..blocks import Html
 from ..blocks import Para
 from ..blocks import answer_first
+from ..blocks import as_html
+from ..blocks import as_text
 from .said import NOT_RUN
 from .said import stopped_first
 
@@ -45,10 +47,13 @@ FOLDED = "every cause in full: its figures, the stages, what was not measured"
 
 def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
     """The section as (text, HTML), none where nothing at all was measured and nothing
-    stopped: the answer first (:func:`answer`), every cause in full after it in text only
-    ``verbose``, in HTML behind a click."""
+    stopped: the answer first (:func:`answer`), every cause in full after it in HTML
+    behind a click; with ``verbose``, the causes in full alone (the answer restates
+    their first lines)."""
     full = blocks(c)
-    return answer_first(answer(c), full[1:], FOLDED, verbose) if full else None
+    if not full or verbose:
+        return (as_text(full), as_html(full)) if full else None
+    return answer_first(answer(c), full[1:], FOLDED)
 
 
 def answer(c: Comparison) -> list[Block]:
