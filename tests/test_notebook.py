@@ -100,7 +100,8 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
     assert all("jitmagic does not rewrite your loops" in i for i in items
                if i.startswith("the Python loop")), items
     assert re.search(r"TABLE captured: first call [\d.]+ m?s; passed as an argument: ", text)
-    assert re.search(r"\((wall|CPU) time; the cache read: True\)", text) and "XLA's profiled compile " in text
+    assert re.search(r"\((wall|CPU) time; the cache read: True\)", text)
+    assert re.search(r"XLA's profiled compile [\d.]+ m?s \(wall time, one compile\)", text)
     # the effort part of --why: the default's figures, then a line per setting and out of line
     assert re.search(r"default: XLA compile [\d.]+ m?s, a call [\d.]+ .?s "
                      r"\((wall|CPU) time\)", text)
