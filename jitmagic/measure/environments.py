@@ -16,12 +16,13 @@ own Python, never changed.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..model.releases import NotInstalled
 
 #: The release that is the user's own Python and JAX.
 CURRENT = "current"
@@ -31,7 +32,6 @@ PACKAGES = ("psutil",)
 READY = "jitmagic-ready"
 #: Seconds an install may take before it is given up.
 INSTALL_S = 900.0
-_VERSION = re.compile(r"\d+\.\d+\.\d+(\.\w+)?")
 
 
 @dataclass(frozen=True)
@@ -44,23 +44,10 @@ class Environment:
     folder: str | None = None
 
 
-@dataclass(frozen=True)
-class NotInstalled:
-    """A release no environment could be made for, and the installer's reason."""
-
-    release: str
-    reason: str
-
-
 def cache_root() -> Path:
     """Where the environments live: ``$XDG_CACHE_HOME/jitmagic``, else ``~/.cache/jitmagic``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "jitmagic"
-
-
-def is_release(spec: str) -> bool:
-    """Whether ``spec`` reads as a release number (``0.9.0``) or :data:`CURRENT`."""
-    return spec == CURRENT or bool(_VERSION.fullmatch(spec))
 
 
 def installed_version() -> str | None:
