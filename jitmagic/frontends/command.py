@@ -68,6 +68,7 @@ from .script.loading import check_shape
 from .script.loading import load_target
 from .script.loading import source_of
 from .script.process import Presses
+from .script.releases import show as show_releases
 from .script.process import ctrl_c_ignored
 from .script.process import end_on_ctrl_c
 from .script.process import exit_now
@@ -179,9 +180,11 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    if args.file == "demo" and args.html is None:
+    if args.file == "demo" and args.html is None and not args.jax:
         args.html = DEMO_HTML
     try:
+        if args.jax:  # the cell under each release, each in a child of its own
+            return show_releases(args, argv)
         ignored = launcher.check_environment()
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.releases import NotInstalled
+from ..model.reports.releases import NotInstalled
 
 #: The release that is the user's own Python and JAX.
 CURRENT = "current"

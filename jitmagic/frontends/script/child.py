@@ -3,7 +3,7 @@
 dict (``Comparison.to_dict()``, what ``--save`` writes and ``jitmagic.load`` reads).
 
 Why: a cell under another JAX release must be measured in that release's Python
-(``--jax``, :mod:`jitmagic.frontends.releases`), and a cold sample in a fresh process
+(``--jax``, :mod:`.releases`), and a cold sample in a fresh process
 (issue 60: every compile cache of the process cold, on a TPU too) needs the same: both
 call :func:`measure` through the one runner of children
 (``run_child(Entry("jitmagic.frontends.script.child", "measure"), {"argv": [...]},

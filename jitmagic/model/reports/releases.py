@@ -13,12 +13,11 @@ in the order given: each stage judged by
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
-from .comparison import Comparison
-from .diff import Diff
-from .diff import diff
-from .progress import ChildEnd
+from ..comparison import Comparison
+from ..diff import Diff
+from ..diff import diff
+from ..progress import ChildEnd
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class NotInstalled:
 
 
 #: What one release gave.
-Outcome = Union[Comparison, NotInstalled, ChildEnd]
+Outcome = Comparison | NotInstalled | ChildEnd
 
 
 @dataclass(frozen=True)

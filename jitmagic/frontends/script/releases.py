@@ -1,0 +1,91 @@
+"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release.
+
+Each release's environment is made once (:mod:`jitmagic.measure.environments`); the
+command's own measurement then runs there in a fresh child
+(:mod:`.child`, through :mod:`jitmagic.measure.children`), the cell rebuilt from
+the file's source. A release that cannot be installed, a child that runs past
+``--timeout`` (killed, with every process it started, :data:`GRACE_S` after it) or dies
+by a signal is a finding of that release, and the others are still measured. The user's
+own Python and JAX are never changed: ``current`` (or the installed version's number)
+runs the user's Python in a child too, so every column is a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from ...errors import InputError
+from ...measure.children import Entry
+from ...measure.children import run_child
+from ...measure.environments import cache_root
+from ...measure.environments import environment
+from ...measure.environments import installed_version
+from ...model.comparison import Comparison
+from ...model.progress import Finished
+from ...model.progress import TimedOut
+from ...model.reports.releases import NotInstalled
+from ...model.reports.releases import ReleaseResult
+from ...model.reports.releases import Releases
+from ...render.releases import text
+from ..statuses import MEASURED
+from ..statuses import PARTIAL
+
+#: The child's entry: the command's measurement (:func:`.script.child.measure`).
+CHILD = Entry("jitmagic.frontends.script.child", "measure")
+#: Seconds a child gets past ``--timeout`` (its start, importing JAX) before it is killed.
+GRACE_S = 5.0
+#: The command's options a side-by-side run of releases cannot take, and why.
+REFUSED = {"processes": "each release is measured in one fresh process",
+           "target": "a release's environment holds no libtpu",
+           "sweep": "a sweep would be measured once per release: sweep one release at a time",
+           "baseline": "the releases are each other's baseline",
+           "save": "the side-by-side report is text for now: --save one release at a time",
+           "html": "the side-by-side report is text for now"}
+
+
+def refuse(args: argparse.Namespace) -> None:
+    """``InputError`` for an option ``--jax`` cannot take, before anything is installed."""
+    for name, why in REFUSED.items():
+        if getattr(args, name, None) not in (None, False):
+            raise InputError(f"--jax cannot take --{name}: {why}; leave it out")
+
+
+def measure(args: argparse.Namespace, argv: list[str]) -> Releases:
+    """The cell of ``argv`` (the command's arguments) under each release of ``args.jax``."""
+    refuse(args)
+    return Releases(tuple(_one(release, argv, args) for release in args.jax),
+                    str(cache_root()))
+
+
+def _one(release: str, argv: list[str], args: argparse.Namespace) -> ReleaseResult:
+    """One release: its environment (made first where it is not in the cache), then the
+    measurement in a child there."""
+    env = environment(release)
+    if isinstance(env, NotInstalled):
+        return ReleaseResult(release, env)
+    if env.folder is None:  # the user's own Python, named by its JAX
+        release = f"{installed_version() or release} (yours)"
+    _say(args, f"jax {release}: measuring in a fresh process of {env.folder or sys.executable}")
+    limit = None if args.timeout is None else args.timeout + GRACE_S
+    end = run_child(CHILD, {"argv": argv}, python=env.python, timeout_s=limit)
+    if isinstance(end, Finished):
+        measured = Comparison.from_dict(end.result)
+        return ReleaseResult(release, measured, measured.env.get("jax"), env.folder)
+    if isinstance(end, TimedOut):
+        end = dataclasses.replace(end, seconds=float(args.timeout))
+    return ReleaseResult(release, end, None, env.folder)
+
+
+def show(args: argparse.Namespace, argv: list[str]) -> int:
+    """Measure, print the side-by-side report; :data:`MEASURED`, or :data:`PARTIAL`
+    where a release gave no comparison (a finding)."""
+    found = measure(args, argv)
+    print(text(found, verbose=args.verbose))
+    return MEASURED if all(x.measured for x in found.results) else PARTIAL
+
+
+def _say(args: argparse.Namespace, line: str) -> None:
+    if not args.quiet:
+        print(f"jitmagic: {line}", file=sys.stderr, flush=True)

@@ -1,0 +1,146 @@
+"""One cell under several JAX releases (``--jax``), in words: the answer first (the
+largest change between releases, or the finding that a release hung, crashed or could not
+be installed), the stages side by side, and where the environments live; ``-v`` adds
+every change the rule found, every finding, and each release's flat/nested verdict.
+
+Each change is the one rule's (:func:`jitmagic.model.stats.rule.difference`, through
+:func:`jitmagic.model.diff.diff`), worded by :mod:`.verdicts` as every verdict is:
+``XLA compile 3.10× slower in 0.10.2 than in 0.9.0 (2.60×–3.70×)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...model.comparison import Comparison
+from ...model.progress import CouldNotStart
+from ...model.progress import Crashed
+from ...model.progress import Failed
+from ...model.progress import TimedOut
+from ...model.reports.releases import Change
+from ...model.reports.releases import NotInstalled
+from ...model.reports.releases import ReleaseResult
+from ...model.reports.releases import Releases
+from ...model.rows import PHASES
+from ...model.stage_diff import StageDiff
+from ...model.stats.units import fmt_bytes
+from ...model.stats.units import fmt_s
+from ..format import PHASE_LABELS
+from ..verdicts import interval
+from ..verdicts import say
+from ..verdicts import times
+
+#: The program's figures the table shows under the stages, by their record's name.
+FIGURES = {"compiled_peak_bytes": "compile memory (XLA peak)",
+           "stablehlo_bytes": "program size (StableHLO)"}
+#: The row of each release's flat/nested verdict.
+NESTING = "nested vs flat, first call"
+
+
+def text(r: Releases, verbose: bool = False) -> str:
+    """The report: at a glance, or with ``verbose`` in full."""
+    said = [*changes(r), *findings(r)]
+    lines = [headline(r), *table(r)]
+    if verbose:
+        lines += [f"  {s}" for s in said]
+        lines += [f"{x.release}: {c.verdict.headline}" for x in r.results
+                  if (c := x.measured) is not None]
+        lines += [f"{x.release}: {x.folder}" for x in r.results if x.folder]
+    elif len(said) > 1:
+        lines.append(f"  and {len(said) - 1} more change(s) or finding(s): -v shows them")
+    return "\n".join([*lines, f"environments: {r.cache} (made once, reused)"])
+
+
+def headline(r: Releases) -> str:
+    """The answer: the first finding (a hang, a crash, no install), else the largest
+    change between releases, else that the rule found none."""
+    found = findings(r)
+    if found:
+        return found[0]
+    ranked = sorted(_changed(r), key=lambda pair: -abs(math.log(pair[1].judged.ratio)))
+    if ranked:
+        return _change(*ranked[0])
+    names = ", ".join(x.release for x in r.results)
+    return f"no stage differs by the rule between jax {names} (-v: each stage)"
+
+
+def changes(r: Releases) -> list[str]:
+    """Each significant change of the flat program between consecutive releases."""
+    return [_change(change, stage) for change, stage in _changed(r)]
+
+
+def _changed(r: Releases) -> list[tuple[Change, StageDiff]]:
+    return [(change, s) for change in r.changes for s in change.diff.stages
+            if s.variant == "flat" and s.significant]
+
+
+def _change(change: Change, stage: StageDiff) -> str:
+    d = stage.judged
+    return (f"{PHASE_LABELS[stage.phase]} {times(d, stage.clock)} in {change.new} than in "
+            f"{change.old} {interval(d)}").rstrip()
+
+
+def findings(r: Releases) -> list[str]:
+    """What each release that gave no comparison found instead."""
+    return [said for x in r.results if (said := finding(x))]
+
+
+def finding(x: ReleaseResult) -> str:
+    """A release's hang, crash, failure or missing install, in one line ("" if measured)."""
+    end = x.outcome
+    stage, at = _stage(getattr(end, "stage", None))
+    if isinstance(end, NotInstalled):
+        return f"jax {x.release} could not be installed: {end.reason}"
+    if isinstance(end, TimedOut):
+        return f"did not finish in {end.seconds:g} s under jax {x.release}{at}"
+    if isinstance(end, Crashed):
+        fatal = f": {end.fatal}" if end.fatal else ""
+        return f"{stage or 'the measurement'} crashed ({end.signal_name}) under jax " \
+               f"{x.release}{fatal}"
+    if isinstance(end, Failed):
+        return f"failed under jax {x.release}{at}: {end.error_type}: {end.message}"
+    if isinstance(end, CouldNotStart):
+        return f"jax {x.release}: {end.python} could not start ({end.reason})"
+    return ""
+
+
+def _stage(position: str | None) -> tuple[str, str]:
+    """The stage of a child's last position (``jitcompare g: flat 2/3 · XLA compile``)
+    and `` (in XLA compile, flat 2/3)``."""
+    if not position:
+        return "", ""
+    where, _, stage = position.rpartition(" · ")
+    row = where.rpartition(": ")[2]
+    return stage, f" (in {stage}{', ' + row if row else ''})"
+
+
+def table(r: Releases) -> list[str]:
+    """The stages, the program's figures and the nesting verdict, a column a release."""
+    head = ["", *(_heading(x) for x in r.results)]
+    rows = [head]
+    for phase in PHASES:
+        rows.append([PHASE_LABELS[phase], *(_cell(x.measured, phase) for x in r.results)])
+    for figure, label in FIGURES.items():
+        rows.append([label, *(_figure(x.measured, figure) for x in r.results)])
+    rows.append([NESTING, *(say(c.verdict.difference, c.verdict.clock) if c else "—"
+                            for c in (x.measured for x in r.results))])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    return ["  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+                             ).rstrip() for row in rows]
+
+
+def _heading(x: ReleaseResult) -> str:
+    return x.release if x.measured is not None else f"{x.release} (none)"
+
+
+def _cell(c: Comparison | None, phase: str) -> str:
+    if c is None or "flat" not in c.variants:
+        return "—"
+    value = c.flat.median(phase)
+    return "—" if math.isnan(value) else fmt_s(value)
+
+
+def _figure(c: Comparison | None, figure: str) -> str:
+    value = getattr(c.flat, figure, None) if c is not None and "flat" in c.variants else None
+    return "—" if value is None else fmt_bytes(value)
