@@ -1,8 +1,8 @@
 """``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release.
 
 Each release's environment is made once (:mod:`jitmagic.measure.environments`); the
-command's own measurement then runs there in a fresh child
-(:mod:`.child`, through :mod:`jitmagic.measure.children`), the cell rebuilt from
+command's own measurement then runs there in a fresh child (the command's
+``measure_in_child``, through :mod:`jitmagic.measure.children`), the cell rebuilt from
 the file's source. A release that cannot be installed, a child that runs past
 ``--timeout`` (killed, with every process it started, :data:`GRACE_S` after it) or dies
 by a signal is a finding of that release, and the others are still measured. The user's
@@ -32,8 +32,6 @@ from ...render.releases import text
 from ..statuses import MEASURED
 from ..statuses import PARTIAL
 
-#: The child's entry: the command's measurement (:func:`.script.child.measure`).
-CHILD = Entry("jitmagic.frontends.script.child", "measure")
 #: Seconds a child gets past ``--timeout`` (its start, importing JAX) before it is killed.
 GRACE_S = 5.0
 #: The command's options a side-by-side run of releases cannot take, and why.
@@ -52,14 +50,16 @@ def refuse(args: argparse.Namespace) -> None:
             raise InputError(f"--jax cannot take --{name}: {why}; leave it out")
 
 
-def measure(args: argparse.Namespace, argv: list[str]) -> Releases:
-    """The cell of ``argv`` (the command's arguments) under each release of ``args.jax``."""
+def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases:
+    """The cell of ``argv`` (the command's arguments) under each release of ``args.jax``,
+    each measured by ``entry`` (the command's measurement) in a child."""
     refuse(args)
-    return Releases(tuple(_one(release, argv, args) for release in args.jax),
+    return Releases(tuple(_one(release, argv, args, entry) for release in args.jax),
                     str(cache_root()))
 
 
-def _one(release: str, argv: list[str], args: argparse.Namespace) -> ReleaseResult:
+def _one(release: str, argv: list[str], args: argparse.Namespace, entry: Entry
+         ) -> ReleaseResult:
     """One release: its environment (made first where it is not in the cache), then the
     measurement in a child there."""
     env = environment(release)
@@ -69,7 +69,7 @@ def _one(release: str, argv: list[str], args: argparse.Namespace) -> ReleaseResu
         release = f"{installed_version() or release} (yours)"
     _say(args, f"jax {release}: measuring in a fresh process of {env.folder or sys.executable}")
     limit = None if args.timeout is None else args.timeout + GRACE_S
-    end = run_child(CHILD, {"argv": argv}, python=env.python, timeout_s=limit)
+    end = run_child(entry, {"argv": argv}, python=env.python, timeout_s=limit)
     if isinstance(end, Finished):
         measured = Comparison.from_dict(end.result)
         return ReleaseResult(release, measured, measured.env.get("jax"), env.folder)
@@ -78,10 +78,10 @@ def _one(release: str, argv: list[str], args: argparse.Namespace) -> ReleaseResu
     return ReleaseResult(release, end, None, env.folder)
 
 
-def show(args: argparse.Namespace, argv: list[str]) -> int:
+def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
     """Measure, print the side-by-side report; :data:`MEASURED`, or :data:`PARTIAL`
     where a release gave no comparison (a finding)."""
-    found = measure(args, argv)
+    found = measure(args, argv, entry)
     print(text(found, verbose=args.verbose))
     return MEASURED if all(x.measured for x in found.results) else PARTIAL
 
