@@ -109,6 +109,9 @@ def _stage(position: str | None) -> tuple[str, str]:
     and `` (in XLA compile, flat 2/3)``."""
     if not position:
         return "", ""
+    if " · " not in position:  # "jitcompare: finding helpers"
+        stage = position.partition(": ")[2] or position
+        return stage, f" (in {stage})"
     where, _, stage = position.rpartition(" · ")
     row = where.rpartition(": ")[2]
     return stage, f" (in {stage}{', ' + row if row else ''})"

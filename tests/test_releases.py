@@ -1,0 +1,198 @@
+"""--jax: one cell under several JAX releases. The side-by-side records and their
+judging by the one rule, the wording, the cached environments (a second run installs
+nothing), and a hang or a crash under a release as a finding, with no process left."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import jax.numpy as jnp
+import psutil
+import pytest
+
+import jitmagic
+from jitmagic.measure import environments
+from jitmagic.measure.environments import READY
+from jitmagic.measure.environments import environment
+from jitmagic.model.progress import Crashed
+from jitmagic.model.progress import TimedOut
+from jitmagic.model.reports.releases import NotInstalled
+from jitmagic.model.reports.releases import ReleaseResult
+from jitmagic.model.reports.releases import Releases
+from jitmagic.model.stats.rule import SLOWER
+from jitmagic.render.releases import finding
+from jitmagic.render.releases import text
+
+
+def _layer(x):
+    return jnp.tanh(x @ x.T)
+
+
+def _model(x):
+    return _layer(_layer(x))
+
+
+@pytest.fixture(scope="module")
+def measured():
+    """A real comparison (a real run's samples), the stand-in of one release."""
+    return jitmagic.compare(_model, jnp.ones((32, 32)), repeat=3, quiet=True)
+
+
+def _slower_compile(c, factor: float):
+    """``c`` with its flat XLA compile ``factor`` times slower: another release's."""
+    flat = c.flat
+    samples = {key: [t * factor for t in runs] if key.startswith("compile") else runs
+               for key, runs in flat.samples.items()}  # on the wall and CPU clocks
+    return dataclasses.replace(c, variants={**c.variants,
+                                            "flat": dataclasses.replace(flat, samples=samples)})
+
+
+def test_a_compile_three_times_slower_is_judged_and_worded_by_the_one_rule(measured):
+    found = Releases((ReleaseResult("0.9.0", measured),
+                      ReleaseResult("0.10.2", _slower_compile(measured, 3.0))), "/cache")
+    [change] = found.changes
+    compile_stage = change.diff.stage("flat", "compile_s")
+    assert compile_stage.kind == SLOWER and compile_stage.new_over_old == pytest.approx(3.0)
+    said = text(found).splitlines()
+    clock = "more CPU time" if compile_stage.clock == "CPU" else "slower"  # a busy machine's
+    assert said[0].startswith(f"XLA compile 3.00× {clock} in 0.10.2 than in 0.9.0 (")
+    assert said[1].split() == ["0.9.0", "0.10.2"]
+    assert said[-1] == "environments: /cache (made once, reused)"
+    assert len(said) <= 12
+    verbose = text(found, verbose=True)
+    assert f"0.9.0: {measured.verdict.headline}" in verbose
+
+
+def test_the_same_samples_under_two_releases_differ_in_nothing(measured):
+    found = Releases((ReleaseResult("0.9.0", measured), ReleaseResult("0.10.2", measured)),
+                     "/cache")
+    assert text(found).splitlines()[0] == ("no stage differs by the rule between jax 0.9.0, "
+                                           "0.10.2 (-v: each stage)")
+
+
+def test_a_hang_a_crash_and_a_missing_release_are_findings_beside_a_measured_one(measured):
+    found = Releases((
+        ReleaseResult("0.9.1", TimedOut(20.0, "jitcompare g: flat 1/3 · XLA compile")),
+        ReleaseResult("0.9.2", Crashed(11, "jitcompare g: nested 2/3 · XLA compile")),
+        ReleaseResult("0.1.0", NotInstalled("0.1.0", "ERROR: No matching distribution")),
+        ReleaseResult("0.10.2", measured)), "/cache")
+    said = text(found, verbose=True).splitlines()
+    assert said[0] == "did not finish in 20 s under jax 0.9.1 (in XLA compile, flat 1/3)"
+    assert "  XLA compile crashed (SIGSEGV) under jax 0.9.2" in said
+    assert finding(found.results[2]) == ("jax 0.1.0 could not be installed: ERROR: No "
+                                         "matching distribution")
+    assert said[1].split()[-2:] == ["(none)", "0.10.2"] and found.changes == ()
+
+
+def test_a_ready_environment_is_reused_without_any_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "jitmagic" / "jax-0.9.0"
+    (folder / "bin").mkdir(parents=True)
+    (folder / READY).write_text("0.9.0\n")
+    monkeypatch.setattr(environments.subprocess, "run", _no_install)
+    env = environment("0.9.0")
+    assert env.folder == str(folder) and env.python == str(folder / "bin" / "python")
+    assert environment("current").python is None  # the user's own, untouched
+
+
+def _no_install(*args, **kwargs):
+    raise AssertionError(f"an install ran: {args}")
+
+
+def test_an_install_cut_short_is_made_again_and_a_failure_names_pips_reason(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "jitmagic" / "jax-0.8.0" / "bin").mkdir(parents=True)  # no READY file
+    calls = []
+
+    def failing(argv, **kwargs):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 1, "", "Collecting jax==0.8.0\nERROR: No "
+                                           "matching distribution found for jax==0.8.0\n")
+
+    monkeypatch.setattr(environments.subprocess, "run", failing)
+    monkeypatch.setattr(environments.shutil, "which", lambda name: None)  # venv and pip
+    got = environment("0.8.0")
+    assert got == NotInstalled("0.8.0", "ERROR: No matching distribution found for jax==0.8.0")
+    assert calls[0][1:3] == ["-m", "venv"] and not (tmp_path / "jitmagic" / "jax-0.8.0").exists()
+
+
+def _command(tmp_path, source, *argv, timeout=120):
+    (tmp_path / "cell.py").write_text(textwrap.dedent(source))
+    return subprocess.run([sys.executable, "-m", "jitmagic", "cell.py", *argv],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=timeout)
+
+
+def _none_left(marker: str) -> bool:
+    return not [p for p in psutil.process_iter(["cmdline"])
+                if any(marker in part for part in p.info["cmdline"] or ())]
+
+
+@pytest.mark.slow
+def test_a_hang_under_a_release_is_said_within_the_timeout_and_nothing_is_left(tmp_path):
+    start = time.monotonic()
+    done = _command(tmp_path, """\
+        import time
+        import jax.numpy as jnp
+
+        def stuck_in_trace(x):
+            time.sleep(1000)
+            return x + 1
+
+        stuck_in_trace(jnp.ones(3))
+        """, "--jax", "current", "--timeout", "3", "-q")
+    assert time.monotonic() - start < 3 + 10
+    assert done.returncode == 4, done.stderr
+    assert done.stdout.startswith("did not finish in 3 s under jax ")
+    assert _none_left(str(tmp_path))
+
+
+@pytest.mark.slow
+def test_a_crash_under_a_release_is_said_with_its_signal_and_stage(tmp_path):
+    done = _command(tmp_path, """\
+        import os, signal
+        import jax.numpy as jnp
+
+        def dies(x):
+            os.kill(os.getpid(), signal.SIGSEGV)
+            return x
+
+        dies(jnp.ones(3))
+        """, "--jax", "current", "-q")
+    assert done.returncode == 4, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("finding helpers crashed (SIGSEGV) under jax "), first
+    assert _none_left(str(tmp_path))
+
+
+def test_options_a_side_by_side_run_cannot_take_are_refused_before_any_install(tmp_path):
+    done = _command(tmp_path, "print(1)\n", "--jax", "0.9.0", "--processes", "2")
+    assert done.returncode == 2
+    assert "--jax cannot take --processes: each release is measured in one fresh process" \
+        in done.stderr
+    done = _command(tmp_path, "print(1)\n", "--jax", "0.9.0,latest")
+    assert done.returncode == 2 and "`current` (your own), not 'latest'" in done.stderr
+
+
+@pytest.mark.slow
+def test_the_demo_under_an_older_release_and_yours_side_by_side(tmp_path):
+    """Really installs jax 0.9.0 (about 25 s with pip's cache); a second run installs
+    nothing. Pinned: the demo's trace is slower under 0.9.0 than under 0.10.2 (928 ms
+    against 336 ms measured by hand, 2.8x)."""
+    env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
+           **{k: v for k, v in __import__("os").environ.items() if k == "PYTHONPATH"}}
+    argv = [sys.executable, "-m", "jitmagic", "demo", "--jax", "0.9.0,current", "-q", "-v"]
+    first = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stdout + first.stderr
+    ready = Path(tmp_path, "jitmagic", "jax-0.9.0", READY)
+    made = ready.stat().st_mtime_ns
+    assert f"environments: {tmp_path}/jitmagic" in first.stdout
+    assert "trace" in first.stdout and "0.10.2 (yours)" in first.stdout
+    assert "faster in 0.10.2 (yours) than in 0.9.0" in first.stdout  # the trace, pinned
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0 and ready.stat().st_mtime_ns == made
