@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 
 from ...model.comparison import Comparison
+from ...model.diff import LARGER
+from ...model.diff import SMALLER
 from ...model.progress import CouldNotStart
 from ...model.progress import Crashed
 from ...model.progress import Failed
@@ -65,8 +67,13 @@ def headline(r: Releases) -> str:
 
 
 def changes(r: Releases) -> list[str]:
-    """Each significant change of the flat program between consecutive releases."""
-    return [_change(change, stage) for change, stage in _changed(r)]
+    """Each significant change of the flat program between consecutive releases, then
+    each of its figures (:data:`FIGURES`) that changed: exactly, with no rule."""
+    sized = [f"{FIGURES[f.figure]} {f.new_over_old:.2f}× {f.kind} in {change.new} than in "
+             f"{change.old} ({_bytes(f.old)} → {_bytes(f.new)})"
+             for change in r.changes for f in change.diff.structure
+             if f.variant == "flat" and f.figure in FIGURES and f.kind in (LARGER, SMALLER)]
+    return [*(_change(change, stage) for change, stage in _changed(r)), *sized]
 
 
 def _changed(r: Releases) -> list[tuple[Change, StageDiff]]:
@@ -78,6 +85,10 @@ def _change(change: Change, stage: StageDiff) -> str:
     d = stage.judged
     return (f"{PHASE_LABELS[stage.phase]} {times(d, stage.clock)} in {change.new} than in "
             f"{change.old} {interval(d)}").rstrip()
+
+
+def _bytes(x: float | None) -> str:
+    return fmt_bytes(None if x is None else int(x))
 
 
 def findings(r: Releases) -> list[str]:
@@ -146,4 +157,4 @@ def _cell(c: Comparison | None, phase: str) -> str:
 
 def _figure(c: Comparison | None, figure: str) -> str:
     value = getattr(c.flat, figure, None) if c is not None and "flat" in c.variants else None
-    return "—" if value is None else fmt_bytes(value)
+    return "—" if value is None else _bytes(value)
