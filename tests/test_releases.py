@@ -198,3 +198,14 @@ def test_the_demo_under_an_older_release_and_yours_side_by_side(tmp_path):
                      r"0\.9\.0 \(", first.stdout, re.MULTILINE), first.stdout  # pinned
     again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     assert again.returncode == 0 and ready.stat().st_mtime_ns == made
+
+
+def test_compare_and_the_magic_refuse_jax_saying_what_to_write_instead():
+    with pytest.raises(jitmagic.InputError, match=r"put the code and its call in FILE\.py and "
+                                                  r"run `python -m jitmagic FILE\.py --jax"):
+        jitmagic.compare(_model, jnp.ones((4, 4)), jax="0.9.0")
+    from jitmagic.options.hints import unknown_option_hint
+
+    hint = unknown_option_hint("unrecognized arguments: --jax 0.9.0", ["--xla", "--vmap"])
+    assert hint.startswith("--jax is the command's only: a function's objects live in this "
+                           "process's JAX") and "Did you mean --xla" not in hint

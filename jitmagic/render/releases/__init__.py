@@ -15,6 +15,7 @@ import math
 from ...model.comparison import Comparison
 from ...model.diff import LARGER
 from ...model.diff import SMALLER
+from ...model.diff import StructureDiff
 from ...model.progress import CouldNotStart
 from ...model.progress import Crashed
 from ...model.progress import Failed
@@ -68,12 +69,21 @@ def headline(r: Releases) -> str:
 
 def changes(r: Releases) -> list[str]:
     """Each significant change of the flat program between consecutive releases, then
-    each of its figures (:data:`FIGURES`) that changed: exactly, with no rule."""
-    sized = [f"{FIGURES[f.figure]} {f.new_over_old:.2f}× {f.kind} in {change.new} than in "
-             f"{change.old} ({_bytes(f.old)} → {_bytes(f.new)})"
-             for change in r.changes for f in change.diff.structure
+    each of its figures (:data:`FIGURES`) that changed (exactly, with no rule; by 0.5%
+    or more, so that the ratio said is not 1.00×)."""
+    sized = [_sized(change, f) for change in r.changes for f in change.diff.structure
              if f.variant == "flat" and f.figure in FIGURES and f.kind in (LARGER, SMALLER)]
-    return [*(_change(change, stage) for change, stage in _changed(r)), *sized]
+    return [*(_change(change, stage) for change, stage in _changed(r)),
+            *(said for said in sized if said)]
+
+
+def _sized(change: Change, f: StructureDiff) -> str:
+    """``program size (StableHLO) 1.30× larger in 0.8.0 than in 0.7.0 (872 KiB → 1.1
+    MiB)``; "" where the ratio rounds to 1.00."""
+    times = f"{max(f.new_over_old, 1 / f.new_over_old):.2f}"
+    return "" if times == "1.00" else (f"{FIGURES[f.figure]} {times}× {f.kind} in {change.new} "
+                                       f"than in {change.old} ({_bytes(f.old)} → "
+                                       f"{_bytes(f.new)})")
 
 
 def _changed(r: Releases) -> list[tuple[Change, StageDiff]]:
