@@ -209,3 +209,18 @@ def test_compare_and_the_magic_refuse_jax_saying_what_to_write_instead():
     hint = unknown_option_hint("unrecognized arguments: --jax 0.9.0", ["--xla", "--vmap"])
     assert hint.startswith("--jax is the command's only: a function's objects live in this "
                            "process's JAX") and "Did you mean --xla" not in hint
+
+
+def test_with_xla_the_passes_that_moved_most_are_named(measured):
+    profiled = jitmagic.compare(_model, jnp.ones((32, 32)), repeat=2, xla=True, quiet=True)
+    flat = profiled.xla_passes.of("flat")
+    slowest = flat.passes[-1]  # a pass that took little: now 2 s more
+    moved = dataclasses.replace(slowest, seconds=slowest.seconds + 2.0)
+    later = dataclasses.replace(flat, passes=(*flat.passes[:-1], moved))
+    newer = dataclasses.replace(profiled, xla_passes=dataclasses.replace(
+        profiled.xla_passes, compiles={**profiled.xla_passes.compiles, "flat": later}))
+    found = Releases((ReleaseResult("0.9.0", profiled), ReleaseResult("0.10.2", newer)), "/c")
+    [change] = found.changes
+    assert change.passes[0] == (slowest.name, slowest.seconds, slowest.seconds + 2.0)
+    assert "XLA's parts that moved most from 0.9.0 to 0.10.2 (one profiled compile each, " \
+           f"--xla): {slowest.name} " in text(found, verbose=True)

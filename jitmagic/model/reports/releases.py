@@ -49,13 +49,36 @@ class ReleaseResult:
         return self.outcome if isinstance(self.outcome, Comparison) else None
 
 
+#: The parts of a profiled compile (``--xla``) besides its HLO passes, by their field.
+PARTS = ("before_passes_s", "codegen_s")
+#: How many of XLA's passes a change names, those that moved most.
+MOST_PASSES = 3
+
+
 @dataclass(frozen=True)
 class Change:
-    """``new`` against ``old`` (two releases' labels), by :func:`~.diff.diff`."""
+    """``new`` against ``old`` (two releases' labels), by :func:`~.diff.diff`; with
+    ``--xla``, ``passes``: the flat program's HLO passes (and :data:`PARTS`) that moved
+    most between the two profiled compiles, as (name, OLD's seconds, NEW's), one
+    compile a side: figures, not judged by the rule."""
 
     old: str
     new: str
     diff: Diff
+    passes: tuple[tuple[str, float, float], ...] = ()
+
+
+def passes_moved(old: Comparison, new: Comparison) -> tuple[tuple[str, float, float], ...]:
+    """The :data:`MOST_PASSES` parts of the flat program's profiled compile whose seconds
+    moved most from ``old`` to ``new`` (none where either has no ``--xla`` compile)."""
+    a, b = (c.xla_passes.of("flat") if c.xla_passes else None for c in (old, new))
+    if a is None or b is None:
+        return ()
+    seconds = [{p.name: p.seconds for p in c.passes}
+               | {part: getattr(c, part) or 0.0 for part in PARTS} for c in (a, b)]
+    moved = [(name, seconds[0].get(name, 0.0), seconds[1].get(name, 0.0))
+             for name in seconds[0].keys() | seconds[1].keys()]
+    return tuple(sorted(moved, key=lambda m: (-abs(m[2] - m[1]), m[0]))[:MOST_PASSES])
 
 
 @dataclass(frozen=True)
@@ -69,6 +92,6 @@ class Releases:
     def changes(self) -> tuple[Change, ...]:
         """Each measured release against the measured one before it."""
         measured = [(r.release, r.measured) for r in self.results if r.measured is not None]
-        return tuple(Change(a, b, diff(old, new, force=True))
+        return tuple(Change(a, b, diff(old, new, force=True), passes_moved(old, new))
                      for (a, old), (b, new) in zip(measured, measured[1:], strict=False)
                      if old is not None and new is not None)

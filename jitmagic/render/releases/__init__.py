@@ -36,6 +36,8 @@ from ..verdicts import times
 #: The program's figures the table shows under the stages, by their record's name.
 FIGURES = {"compiled_peak_bytes": "compile memory (XLA peak)",
            "stablehlo_bytes": "program size (StableHLO)"}
+#: How a change names a profiled compile's parts besides its passes.
+PART_NAMES = {"before_passes_s": "before the passes", "codegen_s": "code generation"}
 #: The row of each release's flat/nested verdict.
 NESTING = "nested vs flat, first call"
 
@@ -74,7 +76,16 @@ def changes(r: Releases) -> list[str]:
     sized = [_sized(change, f) for change in r.changes for f in change.diff.structure
              if f.variant == "flat" and f.figure in FIGURES and f.kind in (LARGER, SMALLER)]
     return [*(_change(change, stage) for change, stage in _changed(r)),
-            *(said for said in sized if said)]
+            *(said for said in sized if said), *(_passes(c) for c in r.changes if c.passes)]
+
+
+def _passes(change: Change) -> str:
+    """``XLA's parts that moved most from 0.9.0 to 0.10.2 (one profiled compile each):
+    SimplifyFPConversions 2 ms → 90 ms, ...``."""
+    moved = ", ".join(f"{PART_NAMES.get(name, name)} {fmt_s(a)} → {fmt_s(b)}"
+                      for name, a, b in change.passes)
+    return (f"XLA's parts that moved most from {change.old} to {change.new} (one profiled "
+            f"compile each, --xla): {moved}")
 
 
 def _sized(change: Change, f: StructureDiff) -> str:
