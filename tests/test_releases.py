@@ -103,6 +103,7 @@ def test_a_ready_environment_is_reused_without_any_install(tmp_path, monkeypatch
     (folder / "bin").mkdir(parents=True)
     (folder / READY).write_text("0.9.0\n")
     monkeypatch.setattr(environments.subprocess, "run", _no_install)
+    assert environments.ready("0.9.0") and not environments.ready("0.8.0")
     env = environment("0.9.0")
     assert env.folder == str(folder) and env.python == str(folder / "bin" / "python")
     assert environment("current").python is None  # the user's own, untouched

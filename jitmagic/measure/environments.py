@@ -61,14 +61,24 @@ def installed_version() -> str | None:
         return None
 
 
+def folder_of(release: str) -> Path:
+    """Where ``release``'s environment lives (made or not)."""
+    return cache_root() / f"jax-{release}"
+
+
+def ready(release: str) -> bool:
+    """Whether ``release`` needs no install: the user's own, or its environment is made."""
+    return release in (CURRENT, installed_version()) or (folder_of(release) / READY).exists()
+
+
 def environment(release: str) -> Environment | NotInstalled:
     """The environment of ``release``: the user's own for :data:`CURRENT` or the
     installed version's number, else the cached one, made first where it is not ready."""
     if release in (CURRENT, installed_version()):
         return Environment(release)
-    folder = cache_root() / f"jax-{release}"
+    folder = folder_of(release)
     python = folder / "bin" / "python"
-    if not (folder / READY).exists():
+    if not ready(release):
         reason = _make(folder, release)
         if reason is not None:
             shutil.rmtree(folder, ignore_errors=True)

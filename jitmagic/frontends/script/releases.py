@@ -21,7 +21,9 @@ from ...measure.children import Entry
 from ...measure.children import run_child
 from ...measure.environments import cache_root
 from ...measure.environments import environment
+from ...measure.environments import folder_of
 from ...measure.environments import installed_version
+from ...measure.environments import ready
 from ...model.comparison import Comparison
 from ...model.progress import Finished
 from ...model.progress import TimedOut
@@ -62,6 +64,9 @@ def _one(release: str, argv: list[str], args: argparse.Namespace, entry: Entry
          ) -> ReleaseResult:
     """One release: its environment (made first where it is not in the cache), then the
     measurement in a child there."""
+    if not ready(release):
+        _say(args, f"jax {release}: installing jax and jaxlib {release} into "
+                   f"{folder_of(release)} (once; later runs reuse it)")
     env = environment(release)
     if isinstance(env, NotInstalled):
         return ReleaseResult(release, env)
