@@ -27,6 +27,7 @@ from jitmagic.model.reports.releases import NotInstalled
 from jitmagic.model.reports.releases import ReleaseResult
 from jitmagic.model.reports.releases import Releases
 from jitmagic.model.stats.rule import SLOWER
+from jitmagic.model.stats.units import fmt_s
 from jitmagic.render.releases import finding
 from jitmagic.render.releases import text
 
@@ -63,6 +64,8 @@ def test_a_compile_three_times_slower_is_judged_and_worded_by_the_one_rule(measu
     said = text(found).splitlines()
     clock = "more CPU time" if compile_stage.clock == "CPU" else "slower"  # a busy machine's
     assert said[0].startswith(f"XLA compile 3.00× {clock} in 0.10.2 than in 0.9.0 (")
+    medians = f"; {fmt_s(compile_stage.old_s)} → {fmt_s(compile_stage.new_s)}"
+    assert said[0].endswith(medians + (" CPU time)" if clock != "slower" else ")"))
     assert said[1].split() == ["0.9.0", "0.10.2"]
     assert said[-1] == "environments: /cache (made once, reused)"
     assert len(said) <= 12
@@ -186,6 +189,9 @@ def test_options_a_side_by_side_run_cannot_take_are_refused_before_any_install(t
         in done.stderr
     done = _command(tmp_path, "print(1)\n", "--jax", "0.9.0,latest")
     assert done.returncode == 2 and "`current` (your own), not 'latest'" in done.stderr
+    done = _command(tmp_path, "def f(x:\n    return x\nf(1)\n", "--jax", "0.9.0,0.8.0")
+    assert done.returncode == 2 and done.stderr.count("does not compile") == 1
+    assert done.stdout == "" and "installing" not in done.stderr
 
 
 @pytest.fixture(scope="module")

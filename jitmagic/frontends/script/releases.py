@@ -33,6 +33,9 @@ from ...model.reports.releases import Releases
 from ...render.releases import text
 from ..statuses import MEASURED
 from ..statuses import PARTIAL
+from .loading import check_shape
+from .loading import read_source
+from .loading import script_path
 
 #: Seconds a child gets past ``--timeout`` (its start, importing JAX) before it is killed.
 GRACE_S = 5.0
@@ -56,6 +59,9 @@ def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases
     """The cell of ``argv`` (the command's arguments) under each release of ``args.jax``,
     each measured by ``entry`` (the command's measurement) in a child."""
     refuse(args)
+    if args.file != "demo":  # said once, here, rather than by every release's child
+        path = script_path(args.file)
+        check_shape(read_source(path), str(path.resolve()))
     return Releases(tuple(_one(release, argv, args, entry) for release in args.jax),
                     str(cache_root()))
 

@@ -30,6 +30,7 @@ from ...model.stats.rule import SAME
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ..format import PHASE_LABELS
+from ..verdicts import cpu_mark
 from ..verdicts import interval
 from ..verdicts import say
 from ..verdicts import stage_interval
@@ -117,9 +118,14 @@ def _changed(r: Releases) -> list[tuple[Change, StageDiff]]:
 
 
 def _change(change: Change, stage: StageDiff) -> str:
+    """``XLA compile 1.58× slower in 0.10.2 than in 0.9.0 (1.23×–2.11×; 669 ms → 1.09
+    s)``: the medians of the samples judged, on the clock that judged them (CPU time on
+    a busy machine, where the table's wall times may say more or less)."""
     d = stage.judged
+    bounds = interval(d)[1:-1]
+    medians = f"{fmt_s(stage.old_s)} → {fmt_s(stage.new_s)}{cpu_mark(stage.clock)}"
     return (f"{PHASE_LABELS[stage.phase]} {times(d, stage.clock)} in {change.new} than in "
-            f"{change.old} {interval(d)}").rstrip()
+            f"{change.old} ({bounds + '; ' if bounds else ''}{medians})")
 
 
 def _bytes(x: float | None) -> str:
