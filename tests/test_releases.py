@@ -286,3 +286,13 @@ def test_with_xla_the_passes_that_moved_most_are_named(measured):
     assert change.passes[0] == (slowest.name, slowest.seconds, slowest.seconds + 2.0)
     assert "XLA's parts that moved most from 0.9.0 to 0.10.2 (one profiled compile each, " \
            f"--xla): {slowest.name} " in text(found, verbose=True)
+
+
+def test_one_release_alone_and_a_measurement_stopped_early_are_said(measured):
+    alone = Releases((ReleaseResult("0.10.2", measured),), "/c")
+    assert text(alone).splitlines()[0] == ("measured under jax 0.10.2: name two releases or "
+                                           "more to compare them")
+    stopped = dataclasses.replace(measured, stopped="stopped by --timeout after XLA compile")
+    found = Releases((ReleaseResult("0.9.0", stopped), ReleaseResult("0.10.2", measured)), "/c")
+    assert text(found).splitlines()[0] == ("under jax 0.9.0: stopped by --timeout after XLA "
+                                           "compile; its column holds what was measured")

@@ -91,10 +91,11 @@ def _one(release: str, argv: list[str], args: argparse.Namespace, entry: Entry
 
 def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
     """Measure, print the side-by-side report; :data:`MEASURED`, or :data:`PARTIAL`
-    where a release gave no comparison (a finding)."""
+    where a release gave no comparison (a finding) or one stopped early."""
     found = measure(args, argv, entry)
     print(text(found, verbose=args.verbose))
-    return MEASURED if all(x.measured for x in found.results) else PARTIAL
+    whole = all(x.measured and not x.measured.stopped_anywhere for x in found.results)
+    return MEASURED if whole else PARTIAL
 
 
 def _say(args: argparse.Namespace, line: str) -> None:

@@ -70,6 +70,8 @@ def headline(r: Releases) -> str:
     if ranked:
         return _change(*ranked[0])
     names = ", ".join(x.release for x in r.results)
+    if not r.changes:
+        return f"measured under jax {names}: name two releases or more to compare them"
     if all(s.kind == SAME for c in r.changes for s in c.diff.stages if s.variant == "flat"):
         return f"no stage differs by the rule between jax {names} (-v: each stage)"
     return (f"the rule called no stage faster or slower between jax {names}: some are "
@@ -138,8 +140,12 @@ def findings(r: Releases) -> list[str]:
 
 
 def finding(x: ReleaseResult) -> str:
-    """A release's hang, crash, failure or missing install, in one line ("" if measured)."""
+    """A release's hang, crash, failure or missing install, or its measurement stopped
+    early (``--timeout``), in one line ("" where it measured all)."""
     end = x.outcome
+    if isinstance(end, Comparison):
+        return f"under jax {x.release}: {end.stopped}; its column holds what was measured" \
+            if end.stopped_anywhere else ""
     stage, at = _stage(getattr(end, "stage", None))
     if isinstance(end, NotInstalled):
         return f"jax {x.release} could not be installed: {end.reason}"
