@@ -18,8 +18,7 @@ from jitmagic.frontends.magic import JitCompareMagics
 #: Options only one front end has: the magic's return/plot switches; the command's
 #: file, HTML report and --processes (it starts processes: a notebook kernel is one).
 MAGIC_ONLY = {("-h", "--help"), ("-o", "--output"), ("--no-plot",), ("--html",)}  # help of its own
-COMMAND_ONLY = {("-h", "--help"), (), ("--html",), ("--processes",),
-                ("--jax",)}  # the command only: a cell rebuilt from a file's source
+COMMAND_ONLY = {("-h", "--help"), (), ("--html",), ("--processes",)}
 
 
 def _listed(parser: argparse.ArgumentParser, own: set[tuple[str, ...]]) -> dict:

@@ -262,15 +262,45 @@ def test_a_loop_heavy_program_compiles_slower_under_0_10_2_than_0_9_0(release_ca
                      r"than in 0\.9\.0 \(", done.stdout, re.MULTILINE), done.stdout
 
 
-def test_compare_and_the_magic_refuse_jax_saying_what_to_write_instead():
-    with pytest.raises(jitmagic.InputError, match=r"put the code and its call in FILE\.py and "
-                                                  r"run `python -m jitmagic FILE\.py --jax"):
+def test_compare_refuses_jax_and_the_magic_its_line_form_saying_what_to_write(ip):
+    with pytest.raises(jitmagic.InputError, match=r"put the code and its call in one cell "
+                                                  r"\(`%%jitcompare --jax 0\.9\.0,current`\)"):
         jitmagic.compare(_model, jnp.ones((4, 4)), jax="0.9.0")
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match=r"^%jitcompare --jax measures objects of earlier "
+                                         r"cells, which another release's Python does not "
+                                         r"have: put the imports, the function and its call"):
+        ip.run_line_magic("jitcompare", "--jax 0.9.0 model(x)")
     from jitmagic.options.hints import unknown_option_hint
 
-    hint = unknown_option_hint("unrecognized arguments: --jax 0.9.0", ["--xla", "--vmap"])
-    assert hint.startswith("--jax is the command's only: a function's objects live in this "
-                           "process's JAX") and "Did you mean --xla" not in hint
+    hint = unknown_option_hint("unrecognized arguments: --processes 2", ["--xla"])
+    assert hint.startswith("--processes is the command's only: measuring in several ")
+
+
+@pytest.mark.slow
+def test_a_cell_under_a_release_holds_all_it_needs_and_a_name_of_an_earlier_cell_is_said(
+        ip, capsys):
+    cell = textwrap.dedent("""\
+        import jax.numpy as jnp
+
+        def layer(x):
+            return jnp.tanh(x @ x.T)
+
+        def model(x):
+            return layer(layer(x))
+
+        model(jnp.ones((16, 16)))
+        """)
+    found = ip.run_cell_magic("jitcompare", "--jax current -r 2 -q -o", cell)
+    [release] = found.results
+    assert release.measured.flat.median("compile_s") > 0 and release.folder is None
+    assert capsys.readouterr().out.startswith("measured under jax ")
+    ip.run_cell_magic("jitcompare", "--jax current -q", "model(x)")  # objects of earlier cells
+    said = capsys.readouterr().out.splitlines()[0]
+    assert said.startswith("failed under jax ") and "`model` is not defined" in said
+    assert said.endswith("(under --jax the cell or file is all a release's Python has: define "
+                         "it, its imports and its arguments there)")
 
 
 def test_with_xla_the_passes_that_moved_most_are_named(measured):

@@ -105,7 +105,7 @@ def _keywords(names: list[str]) -> str:
 #: Options of the magic and the command that the Python functions do not take, with what
 #: to write instead (a keyword named so would otherwise go, silently, to the user's function).
 #: Those of :data:`FRONT_END_ONLY` that only the command has.
-COMMAND_ONLY = ("json", "processes", "jax")
+COMMAND_ONLY = ("json", "processes")
 FRONT_END_ONLY = {
     "save": "call `jitmagic.save(result, path)` on the result it returns",
     "json": "call `jitmagic.save(result, path)` on the result it returns",
@@ -116,9 +116,9 @@ FRONT_END_ONLY = {
     "processes": "measuring in several processes at once is the command line's: "
                  "`python -m jitmagic --processes 2 FILE.py` (each process runs the file)",
     "jax": "a function's objects live in this process's JAX, and another release runs in a "
-           "Python of its own, where only a file can be rebuilt from its source: put the "
-           "code and its call in FILE.py and run `python -m jitmagic FILE.py --jax "
-           "0.9.0,current`",
+           "Python of its own, where only source can be rebuilt: put the code and its call "
+           "in one cell (`%%jitcompare --jax 0.9.0,current`) or in FILE.py (`python -m "
+           "jitmagic FILE.py --jax 0.9.0,current`)",
 }
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import sys
+import tempfile
+from pathlib import Path
 
 from ...errors import InputError
 from ...measure.children import Entry
@@ -37,6 +40,13 @@ from .loading import check_shape
 from .loading import read_source
 from .loading import script_path
 
+#: The magic's own options, which the command does not take.
+MAGIC_ONLY = ("-o", "--output", "--no-plot")
+#: What the line form says to ``--jax``.
+LINE_FORM = ("%jitcompare --jax measures objects of earlier cells, which another release's "
+             "Python does not have: put the imports, the function and its call in one cell, "
+             "`%%jitcompare --jax 0.9.0,current`, or in FILE.py for `python -m jitmagic "
+             "FILE.py --jax 0.9.0,current`")
 #: Seconds a child gets past ``--timeout`` (its start, importing JAX) before it is killed.
 GRACE_S = 5.0
 #: The command's options a side-by-side run of releases cannot take, and why.
@@ -87,6 +97,21 @@ def _one(release: str, argv: list[str], args: argparse.Namespace, entry: Entry
     if isinstance(end, TimedOut):
         end = dataclasses.replace(end, seconds=float(args.timeout))
     return ReleaseResult(release, end, None, env.folder)
+
+
+def of_cell(cell: str, line: str, args: argparse.Namespace, entry: Entry) -> Releases:
+    """``%%jitcompare --jax ...``: the cell, written to a file of a temporary folder
+    (removed after), measured as the command measures a file, with the magic's options
+    (its own, ``-o`` and ``--no-plot``, left out). The cell must hold what it needs (its
+    imports, its function, its arguments): another release's Python has none of the
+    kernel's objects, and a name from an earlier cell is that release's finding
+    (``NameError``)."""
+    with tempfile.TemporaryDirectory(prefix="jitmagic-cell-") as folder:
+        path = Path(folder, "cell.py")
+        path.write_text(cell, encoding="utf-8")
+        args.file = str(path)
+        options = [word for word in shlex.split(line) if word not in MAGIC_ONLY]
+        return measure(args, [str(path), *options], entry)
 
 
 def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:

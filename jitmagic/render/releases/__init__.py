@@ -42,6 +42,9 @@ FIGURES = {"compiled_peak_bytes": "compile memory (XLA peak)",
            "stablehlo_bytes": "program size (StableHLO)"}
 #: How a change names a profiled compile's parts besides its passes.
 PART_NAMES = {"before_passes_s": "before the passes", "codegen_s": "code generation"}
+#: Said after a name the child did not find: with --jax, the file or cell is all it has.
+UNDEFINED = (" (under --jax the cell or file is all a release's Python has: define it, its "
+             "imports and its arguments there)")
 #: The row of each release's flat/nested verdict.
 NESTING = "nested vs flat, first call"
 
@@ -156,7 +159,8 @@ def finding(x: ReleaseResult) -> str:
         return f"{stage or 'the measurement'} crashed ({end.signal_name}) under jax " \
                f"{x.release}{fatal}"
     if isinstance(end, Failed):
-        return f"failed under jax {x.release}{at}: {end.error_type}: {end.message}"
+        return f"failed under jax {x.release}{at}: {end.error_type}: {end.message}" + \
+            (UNDEFINED if "not defined" in end.message else "")
     if isinstance(end, CouldNotStart):
         return f"jax {x.release}: {end.python} could not start ({end.reason})"
     return ""
