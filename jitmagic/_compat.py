@@ -1,7 +1,7 @@
 """Every private name jitmagic reaches in another library, each behind a named function.
 
 JAX's internals (``jax._src``), a jitted function's ``_jit_info``, Equinox's wrapper
-classes, ipywidgets' registry of live widgets, ``warnings._add_filter`` and argparse's
+classes, ``warnings._add_filter`` and argparse's
 ``_actions`` are not public API: a new release may move them. They are touched here and
 nowhere else (``tests/test_architecture.py`` checks it), so an upgrade is a one-file
 change, and ``tests/test_packaging.py`` checks each one against the installed versions.
@@ -401,7 +401,7 @@ def _has(needed: Needed) -> bool:
     return hasattr(module, needed.attribute)
 
 
-# --- Equinox, ipywidgets, the standard library -------------------------------------------
+# --- Equinox, the standard library -------------------------------------------
 
 #: Equinox's transformations return instances of private classes wrapping the user's
 #: function: (module, class) → the transformation's public name.
@@ -424,12 +424,6 @@ FRAMEWORK_JITS = (("equinox._jit", "_JitWrapper"),
 def framework_jit(obj: Any) -> bool:
     """Whether ``obj`` is ``eqx.filter_jit`` or ``nnx.jit`` of a function."""
     return (type(obj).__module__, type(obj).__name__) in FRAMEWORK_JITS
-
-
-def live_widgets(widget_module: ModuleType) -> dict[str, Any]:
-    """ipywidgets' registry of live widgets by model id (the module is passed in, so
-    that importing this one imports no display library)."""
-    return widget_module._instances
 
 
 def option_strings(parser: argparse.ArgumentParser) -> Iterable[str]:

@@ -3,16 +3,23 @@ every hold uses (:class:`CtrlCHeld`; :func:`interrupts_held` over a block), for 
 helpers' bindings, JAX's cache settings, the profiler, the listeners, the scratch
 folders and a cell's side effects, so that no number of presses leaves anything half way.
 
+Ctrl-C is held while JAX is first imported, too (:func:`held_while_importing`), by the
+import hook here (:func:`around_import`), which the watch's ``JITMAGIC_WATCH`` uses to
+start once JAX is imported.
+
 A low-level module (the standard library only): the measuring parts import it, and so
 can anything above them.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from contextlib import ExitStack
@@ -147,3 +154,51 @@ def exits_held(*managers: AbstractContextManager[Any]) -> Iterator[list[Any]]:
     else:
         with interrupts_held():
             stack.close()
+
+
+def around_import(name: str, around: Callable[[], AbstractContextManager[Any]]) -> None:
+    """The next import of module ``name`` runs inside ``around()``: a finder first on
+    ``sys.meta_path``, gone once it has found ``name``, wraps the loader of the spec the
+    other finders give (the module's ``__loader__`` stays its own)."""
+    sys.meta_path.insert(0, _Around(name, around))
+
+
+def held_while_importing(name: str) -> None:
+    """Ctrl-C held (:func:`interrupts_held`) while module ``name`` is first imported,
+    then handed on. JAX adds a callback to ``gc.callbacks`` early in its import, and the
+    rest of its import collects often: a Ctrl-C raised inside a gc callback is dropped by
+    Python ("Exception ignored in gc callback") and the run would go on."""
+    if name not in sys.modules:
+        around_import(name, interrupts_held)
+
+
+class _Around(importlib.abc.MetaPathFinder):
+    def __init__(self, name: str, around: Callable[[], AbstractContextManager[Any]]) -> None:
+        self.name, self.around = name, around
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != self.name:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _LoadedInside(spec.loader, self.around)
+        return spec
+
+
+class _LoadedInside(importlib.abc.Loader):
+    """The module's own loader, its ``exec_module`` run inside ``around()``."""
+
+    def __init__(self, loader: Any, around: Callable[[], AbstractContextManager[Any]]) -> None:
+        self.loader, self.around = loader, around
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        with self.around():
+            self.loader.exec_module(module)

@@ -112,11 +112,14 @@ def test_a_profiled_compile_that_was_not_cold_is_marked():
     assert warm_extra(1.17, flat, "tpu") and not warm_extra(3.55, nested, "tpu")
     assert not warm_extra(1.17, flat, "cpu") and not warm_extra(1.17, flat, None)
     said = section(comparison(flat, nested, every=0.1, env={"backend": "tpu"},
-                              xla_passes=passes))
+                              xla_passes=passes), verbose=True)
     assert said is not None
     assert ("Not cold: the flat profiled compile took 1.17 s, under 70% of a cold "
             "compile of the comparison's runs (4.88 s)") in said[0]
     assert said[0].count("Not cold") == 1 and "Not cold" in said[1]
+    short = section(comparison(flat, nested, every=0.1, env={"backend": "tpu"},
+                               xla_passes=passes))
+    assert short is not None and "flat: profiled compile 1.17 s (not cold): " in short[0]
     on_cpu = section(comparison(flat, nested, every=0.1, env={"backend": "cpu"},
                                 xla_passes=passes))
     assert on_cpu is not None and "Not cold" not in on_cpu[0]

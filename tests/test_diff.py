@@ -23,9 +23,15 @@ from jitmagic.model.reports.storage import save
 from jitmagic.model.rows import PHASES
 from jitmagic.model.rows import VariantResult
 from jitmagic.model.sweep import Sweep
+from jitmagic.render.diff import text
 
 ENV = {"jax": "0.10.2", "jaxlib": "0.10.2", "platform": "Linux-x86_64", "devices": ["cpu"],
        "jitmagic": "0.3.0.dev0"}
+
+
+def full(d: Diff) -> str:
+    """The diff in full, every row (``-v``): what these tests read."""
+    return text(d, verbose=True)
 
 
 def report(scale: float = 1.0, nested_scale: float | None = None, **fields):
@@ -77,7 +83,7 @@ def test_the_same_report_is_never_called_slower_or_faster():
     # the very same runs: said as such, not as a finding about speed
     assert d.same_runs and repr(d) == ("<Diff model: the two reports hold the same runs (a "
                                        "report against itself, or a copy)>")
-    assert "no measurable difference" not in str(d)
+    assert "no measurable difference" not in full(d)
     other = jitmagic.diff(report(), report(1.001))
     assert not other.same_runs
     assert repr(other) == ("<Diff model: no stage measurably slower or faster (some "
@@ -88,7 +94,7 @@ def test_a_slower_new_is_said_as_new_over_old():
     d = jitmagic.diff(report(1.0), report(2.0))
     s = d.stage("flat", "compile_s")
     assert s.new_over_old == pytest.approx(2.0) and s.kind == "slower" and s.significant
-    text = str(d)
+    text = full(d)
     assert "NEW is" in text and "2.00× slower" in text and "above 1, NEW is slower" in text
     assert [r.phase for r in d.regressions(1.2) if r.variant == "flat"] == list(PHASES)
     assert d.regressions(2.5) == []  # slower, but not by 2.5×
@@ -99,7 +105,7 @@ def test_a_faster_new_is_no_regression():
     d = jitmagic.diff(report(2.0), report(1.0))
     s = d.stage("nested", "trace_s")
     assert s.kind == "faster" and s.new_over_old == pytest.approx(0.5)
-    assert "2.00× faster" in str(d) and d.regressions() == []
+    assert "2.00× faster" in full(d) and d.regressions() == []
 
 
 def test_a_phase_measured_in_one_report_only_shows_a_dash():
@@ -108,7 +114,7 @@ def test_a_phase_measured_in_one_report_only_shows_a_dash():
         **report().variants, "nested": dataclasses.replace(report().nested, samples={})})
     s = jitmagic.diff(old, new).stage("nested", "compile_s")
     assert not s.measured and not s.significant
-    assert "not measured in both" in str(jitmagic.diff(old, new))
+    assert "not measured in both" in full(jitmagic.diff(old, new))
 
 
 def test_another_machine_or_jax_compares_with_a_warning_naming_what_differs():
@@ -118,7 +124,7 @@ def test_another_machine_or_jax_compares_with_a_warning_naming_what_differs():
     assert "jax 0.10.2 → 0.10.3" in warning and "platform Linux-x86_64 → Darwin-arm64" in warning
     assert "jitmagic" not in warning  # a newer jitmagic is expected, not a different machine
     assert "warning: the reports were measured in different environments" in \
-        str(jitmagic.diff(report(), new))
+        full(jitmagic.diff(report(), new))
 
 
 def test_a_diff_shows_itself_in_html_escaped():
@@ -145,12 +151,12 @@ def test_the_interval_of_the_newer_rule_is_turned_round(monkeypatch):
                         lambda before, after: Newer("slower", 0.5, 0.4, 0.625))
     s = jitmagic.diff(report(), report()).stage("flat", "trace_s")
     assert (s.new_over_old, s.low, s.high) == pytest.approx((2.0, 1.6, 2.5))
-    assert "1.60×–2.50×" in str(jitmagic.diff(report(), report()))
+    assert "1.60×–2.50×" in full(jitmagic.diff(report(), report()))
     monkeypatch.setattr(diffmod, "difference",
                         lambda before, after: Newer("inconclusive", 0.8, 0.5, 1.2, False))
     d = jitmagic.diff(report(), report())
     assert not d.stage("flat", "trace_s").significant and d.regressions() == []
-    assert "inconclusive" in str(d)
+    assert "inconclusive" in full(d)
 
 
 def test_paths_are_read_and_a_sweep_is_refused(paths):
@@ -168,6 +174,19 @@ def test_the_command_prints_the_diff_and_exits_0(paths, capsys):
     old, new = paths("old.json", report()), paths("new.json", report(2.0))
     assert main(["diff", old, new]) == 0
     assert "jitcompare diff: model (NEW) against model (OLD)" in capsys.readouterr().out
+
+
+def test_the_command_shows_the_verdict_first_and_every_row_with_v(paths, capsys):
+    old, new = paths("old.json", report()), paths("new.json", report(2.0))
+    assert main(["diff", old, new]) == 0
+    short = capsys.readouterr().out.splitlines()
+    assert short[1].startswith("against the baseline: NEW slower in flat trace 2.00×")
+    assert short[-1] == "(-v shows every stage's and figure's row, NEW against OLD)"
+    assert len(short) <= 5 and not any(x.startswith("variant  phase") for x in short)
+    assert main(["diff", old, new, "--verbose"]) == 0
+    full_ = capsys.readouterr().out.splitlines()
+    assert full_[:2] == short[:2] and any(x.startswith("variant  phase") for x in full_)
+    assert not any(x.startswith("(-v shows") for x in full_)
 
 
 def test_the_command_fails_on_a_slower_stage(paths, capsys):
@@ -270,7 +289,7 @@ def test_structure_rows_are_exact_beside_the_timing_rows():
 
 
 def test_the_text_shows_the_structure_in_a_table_of_its_own():
-    lines = str(jitmagic.diff(shaped(), shaped(DOUBLED))).splitlines()
+    lines = full(jitmagic.diff(shaped(), shaped(DOUBLED))).splitlines()
     assert lines[2] == ("structure: NEW larger in flat jaxpr equations 3,088 → 6,160 (1.99×), "
                         "flat StableHLO bytes 412,330 → 822,596 (1.99×), nested jaxpr "
                         "equations 212 → 404 (1.91×), nested StableHLO bytes 28,114 → 52,330 "
@@ -282,9 +301,9 @@ def test_the_text_shows_the_structure_in_a_table_of_its_own():
                                         "1.99×", "larger"]
     assert lines[shape + 2].split() == ["flat", "nested", "jit", "calls", "0", "0", "1.00×",
                                         "same"]
-    assert "structure: every figure the same" in str(jitmagic.diff(shaped(), shaped()))
+    assert "structure: every figure the same" in full(jitmagic.diff(shaped(), shaped()))
     # a report without structure (hand-made, or before it was recorded) shows no table
-    assert "program structure" not in str(jitmagic.diff(report(), report()))
+    assert "program structure" not in full(jitmagic.diff(report(), report()))
 
 
 def test_the_html_shows_the_structure_table_escaped_beside_the_timings():
@@ -296,7 +315,7 @@ def test_the_html_shows_the_structure_table_escaped_beside_the_timings():
 
 
 def test_baseline_shows_the_structure_under_the_verdict():
-    shown = str(with_baseline(shaped(DOUBLED), shaped()))
+    shown = with_baseline(shaped(DOUBLED), shaped()).report(verbose=True)
     assert "structure: NEW larger in flat jaxpr equations 3,088 → 6,160 (1.99×)" in shown
     assert "program structure, NEW against OLD" in shown
 
@@ -308,14 +327,14 @@ def test_a_figure_one_report_lacks_is_shown_and_never_judged():
     assert f.kind == "not recorded in both" and math.isnan(f.new_over_old)
     assert d.larger(1.0) == [] and not f.larger_by(1.0)
     assert d.figure("flat", "stablehlo_calls").kind == "same"
-    assert "—" in next(x for x in str(d).splitlines() if x.startswith("flat     jaxpr"))
+    assert "—" in next(x for x in full(d).splitlines() if x.startswith("flat     jaxpr"))
 
 
 def test_a_figure_from_zero_is_larger_at_any_ratio():
     d = jitmagic.diff(shaped({"nested": dict(nested_calls=0)}), shaped())
     f = d.figure("nested", "nested_calls")
     assert f.kind == "larger" and f.new_over_old == math.inf and f.larger_by(1000)
-    row = next(x for x in str(d).splitlines() if x.startswith("nested   nested jit calls"))
+    row = next(x for x in full(d).splitlines() if x.startswith("nested   nested jit calls"))
     assert row.split() == ["nested", "nested", "jit", "calls", "0", "16", "from", "0", "larger"]
     assert json.dumps(d.to_dict())  # infinite ratio saved as null
 
@@ -330,7 +349,7 @@ def test_compiled_size_and_cost_are_diffed_where_the_record_holds_them():
     assert d.figure("flat", "compiled_ops").kind == "same"
     assert d.figure("flat", "compiled_flops").new_over_old == 2.0
     assert [f.figure for f in d.larger(1.3)] == ["compiled_flops", "compiled_flops"]
-    rows = {" ".join(x.split()[1:-4]): x.split()[-4:] for x in str(d).splitlines()
+    rows = {" ".join(x.split()[1:-4]): x.split()[-4:] for x in full(d).splitlines()
             if x.startswith("flat     ")}
     assert rows["flops (XLA's cost analysis)"] == ["1,048,576", "2,097,152", "2.00×", "larger"]
     assert rows["instructions after XLA"] == ["41", "41", "1.00×", "same"]
@@ -341,7 +360,7 @@ def test_compiled_size_and_cost_are_diffed_where_the_record_holds_them():
 
 def test_the_command_fails_on_a_larger_figure(paths, capsys):
     old, new = paths("old.json", shaped()), paths("new.json", shaped(DOUBLED))
-    assert main(["diff", old, new, "--fail-on-larger", "1.3"]) == 1
+    assert main(["diff", old, new, "--fail-on-larger", "1.3", "-v"]) == 1
     captured = capsys.readouterr()
     assert "program structure, NEW against OLD" in captured.out
     assert ("jitmagic diff: larger: flat jaxpr equations: NEW 6,160 against OLD's 3,088, "
@@ -394,7 +413,7 @@ def test_a_partial_new_that_measured_nothing_is_nothing_to_compare_and_fails_a_g
     d = jitmagic.diff(shaped(), partial())
     assert not d.compared_anything and d.new_measured_nothing
     assert d.new_stopped == STOPPED and d.old_stopped is None
-    text = str(d)
+    text = full(d)
     assert "no measurable difference" not in text and "every figure the same" not in text
     assert "against the baseline: nothing to compare: NEW measured nothing" in text
     assert f"NEW is PARTIAL: {STOPPED}; compared only what both measured" in text
@@ -416,7 +435,7 @@ def test_a_partial_report_compares_only_what_both_measured(paths, capsys):
     assert d.compared_anything and not d.new_measured_nothing
     assert [(s.variant, s.phase) for s in d.stages if s.measured] == [("flat", "trace_s")]
     assert d.stage("flat", "trace_s").kind == "slower"
-    assert f"NEW is PARTIAL: {STOPPED}; compared only what both measured" in str(d)
+    assert f"NEW is PARTIAL: {STOPPED}; compared only what both measured" in full(d)
     # a PARTIAL baseline is named too, and a NEW that measured is judged as usual
     back = jitmagic.diff(partial(flat), report())
     assert f"OLD is PARTIAL: {STOPPED}; compared only what both measured" in str(back)
@@ -430,7 +449,7 @@ def test_a_baseline_that_measured_nothing_is_said_not_judged(paths, capsys):
     d = jitmagic.diff(partial(), report())
     assert not d.compared_anything and not d.new_measured_nothing
     assert ("against the baseline: nothing to compare: no stage or figure was measured in "
-            "both reports") in str(d)
+            "both reports") in full(d)
     old, new = paths("old.json", partial()), paths("new.json", report())
     assert main(["diff", old, new, "--fail-on-slower"]) == 0
     assert (f"jitmagic diff: nothing to compare: no stage or figure was measured in both "
@@ -445,7 +464,7 @@ def test_no_stage_in_both_is_never_no_measurable_difference():
     d = jitmagic.diff(a, b)
     assert d.undecided() == ("nothing to compare: no stage or figure was measured in both "
                              "reports")
-    assert "no measurable difference" not in str(d) and d.partial_lines() == []
+    assert "no measurable difference" not in full(d) and d.partial_lines() == []
 
 
 @pytest.mark.slow  # python -m jitmagic diff in a subprocess
@@ -497,7 +516,7 @@ def test_nested_variants_that_nest_different_helpers_are_shown_not_judged(paths,
     assert [(f.variant, f.figure) for f in d.larger(1.3)] == [("flat", "jaxpr_eqns")]
     assert all(s.not_judged for s in d.stages if s.variant == "nested")
     assert not any(s.not_judged for s in d.stages if s.variant == "flat")
-    shown = str(d)
+    shown = full(d)
     assert "the nested rows compare two choices of what to nest" in shown
     assert "larger, not judged" in shown and "structure: NEW larger in flat jaxpr" in shown
     old, new = write("old", old_c), write("new", new_c)

@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import time
+from html import escape
 from typing import NamedTuple
 
 import equinox as eqx
@@ -62,6 +63,7 @@ from jitmagic.model.stats.verdicts import MOST_ROUNDS
 from jitmagic.options import Options
 from jitmagic.options.values import AUTO
 from jitmagic.render.bundle import text as bundle_text
+from jitmagic.render.causes.effort import FOLDED
 from jitmagic.render.causes.effort import TITLE
 from jitmagic.render.causes.effort import html
 from jitmagic.render.causes.effort import section
@@ -527,8 +529,13 @@ def test_add_effort_puts_the_record_in_the_comparison_and_the_section_shows_it()
     assert isinstance(e, Effort) and set(e.rows) == {s.name for s in candidates()}
     assert len(e.default["compile_s"]) == FEWEST_EFFORT_ROUNDS  # the rule needs three a side
     assert e.rounds == FEWEST_EFFORT_ROUNDS and e.rounds_ended in (DECIDED, MOST_ROUNDS)
-    shown_text, shown_html = section(added, plot=False)
-    assert shown_text == text(e) and shown_html == html(e)
+    shown_text, shown_html = section(added, plot=False, verbose=True)
+    assert shown_text.startswith(f"{TITLE}\n") and text(e).split("\n", 1)[1] in shown_text
+    assert f"<details open><summary>{escape(FOLDED)}</summary>{html(e).split(chr(10), 1)[1]}" \
+        in shown_html
+    short, folded = section(added, plot=False)
+    assert len(short.splitlines()) <= 1 + len(e.rows) + 1 and "(-v shows every setting" in short
+    assert "<details><summary>" in folded
     assert "data:image/png" in section(added)[1] and "data:image/png" not in shown_html
 
 

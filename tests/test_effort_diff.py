@@ -22,11 +22,16 @@ from jitmagic.model.causes.effort import Setting
 from jitmagic.model.reports.storage import save
 from jitmagic.model.rows import PHASES
 from jitmagic.render.diff import html
-from jitmagic.render.diff import text
+from jitmagic.render.diff import text as diff_text
 
 LEVEL0 = "xla_backend_optimization_level=0"
 COMPILE = (1.00, 1.01, 0.99, 1.02, 1.00)
 CALL = (0.0100, 0.0101, 0.0099, 0.0100, 0.0102)
+
+
+def text(d) -> str:
+    """The diff in full (``-v``), where the effort rows are."""
+    return diff_text(d, verbose=True)
 
 
 def scaled(xs, k: float) -> tuple[float, ...]:
@@ -152,7 +157,7 @@ def test_two_real_reports_with_effort_diff_by_the_command(measured, tmp_path, ca
     for name, r in (("old", old), ("new", new), ("plain", plain)):
         paths[name] = str(tmp_path / f"{name}.json")
         save(r, paths[name])
-    assert main(["diff", paths["old"], paths["new"]]) == 0
+    assert main(["diff", paths["old"], paths["new"], "-v"]) == 0
     said = capsys.readouterr().out
     assert "XLA's effort (--effort), each setting NEW against OLD" in said
     for name in [DEFAULT, *old.part("effort").rows]:
@@ -160,9 +165,9 @@ def test_two_real_reports_with_effort_diff_by_the_command(measured, tmp_path, ca
     d = jitmagic.diff(paths["old"], paths["new"])
     assert d.effort.settings == [DEFAULT, *old.part("effort").rows]
     assert all(s.measured for s in d.effort.stages)
-    assert main(["diff", paths["plain"], paths["plain"]]) == 0
+    assert main(["diff", paths["plain"], paths["plain"], "-v"]) == 0
     assert "effort" not in capsys.readouterr().out
-    assert main(["diff", paths["plain"], paths["old"]]) == 0
+    assert main(["diff", paths["plain"], paths["old"], "-v"]) == 0
     assert "measured in NEW only, so not compared" in capsys.readouterr().out
 
 

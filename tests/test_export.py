@@ -1,14 +1,11 @@
 """The static-export guarantee: a notebook run with ``--vmap`` and exported with nbconvert
-shows every ordering's numbers, a chart and a toggle that switches, with no kernel, no
-widget JavaScript, no network, however the export was made: executed by nbclient and
-saved with its widget state or without, or by ``jupyter nbconvert --execute``. With the
-widget state nbconvert draws the widget's placeholder (which needs the widget manager
-from a CDN) instead of the widget output's ``text/html``: the toggle's static twin, an
-output of its own, is what shows then."""
+shows the orderings' answer, and behind a click (``<details>``, no script) every
+ordering's numbers and the chart, with no kernel, no widget JavaScript and no network,
+however the export was made: executed by nbclient and saved, or by ``jupyter nbconvert
+--execute``. The magic shows no widget, so no export holds a widget's placeholder."""
 
 from __future__ import annotations
 
-import copy
 import html as html_module
 import json
 import os
@@ -26,18 +23,16 @@ from test_browser import CHROMIUM
 from test_browser import CHROMIUM_ARGS
 
 from jitmagic.model.orderings import ORDERINGS
-from jitmagic.model.orderings import TOGGLED
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.render.orderings import verdict
 
 pytestmark = pytest.mark.slow  # runs the notebook in two fresh kernels, and nbconvert
 
-#: nbconvert's placeholder for a widget whose state the notebook saved.
-PLACEHOLDER = '<script type="application/vnd.jupyter.widget-view+json">'
-#: The three exports: how each was made.
-SAVED, NOT_SAVED, EXECUTED = ("nbclient, widget state saved", "nbclient, widget state not saved",
-                              "nbconvert --execute")
+#: What a widget's output is written as, in a notebook and in nbconvert's page.
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: The two exports: how each was made.
+SAVED, EXECUTED = "nbclient, saved", "nbconvert --execute"
 
 
 def small_notebook(path: Path, save: Path | None = None) -> Path:
@@ -70,17 +65,14 @@ def exports(tmp_path_factory) -> dict:
     finally:
         os.environ.clear()
         os.environ.update(old)
-    assert "widgets" in nb.metadata  # nbclient saves the widget state by default
-    unsaved = copy.deepcopy(nb)
-    del unsaved.metadata["widgets"]  # as JupyterLab saves a notebook by default
+    assert not any(WIDGET_VIEW in out.get("data", {}) for cell in nb.cells
+                   for out in cell.get("outputs", []))  # nothing a reopened notebook could miss
     nbformat.write(nb, tmp / "saved.ipynb")
-    nbformat.write(unsaved, tmp / "not-saved.ipynb")
-    for name in ("saved", "not-saved"):
-        nbconvert(env, "--to", "html", str(tmp / f"{name}.ipynb"))
+    nbconvert(env, "--to", "html", str(tmp / "saved.ipynb"))
     nbconvert(env, "--execute", "--to", "html", "--output", "executed",
               str(small_notebook(tmp / "fresh.ipynb")))
     pages = {how: (tmp / f"{name}.html").read_text() for how, name in
-             ((SAVED, "saved"), (NOT_SAVED, "not-saved"), (EXECUTED, "executed"))}
+             ((SAVED, "saved"), (EXECUTED, "executed"))}
     o = Orderings.from_dict(json.loads(report.read_text())["orderings"])
     return {"pages": pages, "files": {EXECUTED: tmp / "executed.html"}, "orderings": o}
 
@@ -106,26 +98,22 @@ def test_exported_html_keeps_numbers_and_chart(exports):
     assert not re.search(r'<(?:img|link)[^>]+(?:src|href)="https?://', static)
 
 
-@pytest.mark.parametrize("how", [SAVED, NOT_SAVED, EXECUTED])
-def test_every_export_holds_one_static_toggle_with_both_panels(exports, how):
+@pytest.mark.parametrize("how", [SAVED, EXECUTED])
+def test_every_export_holds_the_answer_then_the_orderings_folded(exports, how):
     page = exports["pages"][how]
-    # with the widget state saved, nbconvert draws the widget's placeholder
-    assert (PLACEHOLDER in page) == (how != NOT_SAVED)
+    assert WIDGET_VIEW not in page
     static = without_scripts(page)
-    assert static.count('<div class="jitcompare-switch"') == 1
-    switch = static[static.index('<div class="jitcompare-switch"'):]
-    assert switch.count('type="radio"') == 2
-    for name in TOGGLED:
-        assert f"> {html_module.escape(name)} </label>" in switch
-        assert f'<p class="jitcompare-verdict"><b>{html_module.escape(name)} against' in switch
-    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', switch)) >= 2
+    verdict_at = static.index("<b>jit(vmap(f)) against vmap(jit(f)):")  # each run's own
+    fold = static.index("<details><summary>all four orderings")
+    assert verdict_at < fold < static.index('<table class="jitcompare-orderings">')
+    assert re.search(r'<img [^>]*src="data:image/png;base64,', static[fold:])
     if how == EXECUTED:
         assert f"kernel python: {sys.executable}" in static
 
 
-def test_the_static_toggle_switches_in_the_executed_export_offline(exports):
+def test_the_fold_opens_with_a_click_in_the_executed_export_offline(exports):
     """``jupyter nbconvert --execute --to html``, opened in Chromium with every request
-    aborted but the file itself: the radio buttons switch the panels."""
+    aborted but the file itself: the orderings' table shows after a click on the fold."""
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"Chromium is needed for the browser check and is not at {CHROMIUM}")
     from playwright.sync_api import sync_playwright
@@ -138,12 +126,11 @@ def test_the_static_toggle_switches_in_the_executed_export_offline(exports):
             page.route("**/*", lambda route: route.continue_()
                        if route.request.url == path.as_uri() else route.abort())
             page.goto(path.as_uri())
-            switch = page.locator(".jitcompare-switch")
-            assert page.locator(".widget-toggle-buttons").count() == 0  # no widget drawn
-            shown = switch.locator(".jitcompare-verdict:visible")
-            assert shown.count() == 1 and shown.inner_text().startswith("jit(vmap(f)) ")
-            switch.locator("label", has_text="vmap(jit(f))").filter(
-                has_not_text="jit(vmap(f))").click()
-            assert shown.count() == 1 and shown.inner_text().startswith("vmap(jit(f)) ")
+            verdict = page.locator(".jitcompare-verdict", has_text="jit(vmap(f)) against")
+            assert verdict.first.is_visible()
+            table = page.locator("table.jitcompare-orderings")
+            assert not table.is_visible()
+            page.locator("summary", has_text="all four orderings").click()
+            assert table.is_visible()
         finally:
             browser.close()

@@ -68,7 +68,7 @@ def test_the_command_fails_a_helper_made_twice_as_big(reports, capsys):
     old, new = jitmagic.load(reports["old"]), jitmagic.load(reports["doubled"])
     before, after = old.flat.jaxpr_eqns, new.flat.jaxpr_eqns
     assert before and after and after >= 1.3 * before  # the premise: the helper grew
-    assert main(["diff", reports["old"], reports["doubled"], "--fail-on-larger", "1.3"]) == 1
+    assert main(["diff", reports["old"], reports["doubled"], "--fail-on-larger", "1.3", "-v"]) == 1
     captured = capsys.readouterr()
     ratio = jitmagic.diff(old, new).figure("flat", "jaxpr_eqns").new_over_old
     assert (f"jitmagic diff: larger: flat jaxpr equations: NEW {after:,} against OLD's "

@@ -211,7 +211,7 @@ def test_on_a_busy_machine_the_table_shows_the_cpu_time_the_verdict_is_on():
     assert "CPU time" not in text_table(quiet)
     # every figure on its clock: the seconds of no marked clock are wall time, said
     assert "runs [min–max], wall time where a column does not say CPU time" in table
-    assert "runs [min–max], wall time\n" in text_table(quiet)
+    assert "runs [min–max], wall time:\n" in text_table(quiet)
 
 
 def _per_call_rows(same: bool) -> Orderings:
@@ -268,3 +268,33 @@ def test_the_charts_per_call_panel_is_on_the_verdicts_clock_and_each_axis_names_
     quiet = _orderings_on({k: v for k, v in BUSY_JIT_VMAP.items() if k != "wait_s"},
                           {k: v for k, v in BUSY_VMAP_JIT.items() if k != "wait_s"})
     assert orderings_figure(quiet).axes[1].get_xlabel().endswith(", wall time")
+
+
+def test_the_section_answers_first_and_folds_the_four_orderings():
+    """Which ordering is faster per call, by how much and on which clock, in a few
+    lines; the table, chart and jaxprs behind -v (text) or a click (HTML, offline)."""
+    import dataclasses
+
+    from support import comparison
+    from test_answer_first import orderings
+
+    from jitmagic.render.orderings import FOLDED
+    from jitmagic.render.orderings import section
+
+    o = orderings()
+    one = dataclasses.replace(o["vmap(jit(f))"], jaxpr_eqns=1,
+                              jaxpr_text="{ lambda ; a. let  in (a,) }")
+    o = dataclasses.replace(o, rows={**o.rows, "vmap(jit(f))": one})
+    c = comparison(every=0.01, orderings=o)
+    text, page = section(c, plot=False)
+    v = o.verdict()
+    assert text.splitlines() == [
+        "vmap/jit orderings of f: batch 8 (one example stacked), per call on wall time",
+        v.headline, v.text, f"(-v shows {FOLDED})"]
+    assert "per call" in v.headline and "2." in v.headline  # how much, from the samples
+    answer, folded = page.split("<details>", 1)
+    assert "jitcompare-verdict" in answer and "<table" not in answer
+    assert '<table class="jitcompare-orderings">' in folded and "(1 equation)" in folded
+    full, _ = section(c, plot=False, verbose=True)
+    assert full.startswith(text.rsplit("\n", 1)[0]) and "jit(vmap(f))  " in full
+    assert "-v shows" not in full

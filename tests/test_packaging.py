@@ -11,7 +11,11 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.metadata
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -489,3 +493,66 @@ def test_a_part_whose_private_name_moved_is_refused_and_the_rest_measured(monkey
     monkeypatch.setattr(_compat, "NEEDED", (core,))
     with pytest.raises(InputError, match="install a jitmagic release made for this JAX"):
         jitmagic.compare(lambda x: x + 1, jnp.ones(4), repeat=1, number=1, quiet=True)
+
+
+# ------------------------------------------------------------ the hook comes with the install
+
+#: A loop whose step compiles twice (a short last batch): ``fail_after_warmup=0`` fails.
+TWICE = '''
+import jax, jax.numpy as jnp
+step = jax.jit(lambda x: x.sum())
+print(float(step(jnp.ones(4)) + step(jnp.ones(5))))
+'''
+
+
+def _fresh_venv(tmp_path: Path) -> tuple[Path, Path]:
+    """A new venv (its python, its site-packages) that finds this environment's packages
+    (JAX, ...) on its path, but not jitmagic, which is installed into it."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys._base_executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
+                                "print(sysconfig.get_paths()['purelib'])"], check=True,
+                               capture_output=True, text=True).stdout.strip())
+    others = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "aaa-others.pth").write_text("\n".join(others) + "\n")  # read before the hook's
+    return python, site
+
+
+def _copy_of_the_project(tmp_path: Path) -> Path:
+    """What pip builds from, copied (pip builds in the folder: no build/ left here)."""
+    source = tmp_path / "project"
+    shutil.copytree(ROOT / "jitmagic", source / "jitmagic",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "jitmagic-watch.pth"):
+        shutil.copy(ROOT / name, source / name)
+    return source
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("editable", [False, True], ids=["pip install", "pip install -e"])
+def test_installed_means_hooked_and_uninstalled_leaves_nothing(tmp_path, editable):
+    python, site = _fresh_venv(tmp_path)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps",
+                    *(["-e"] if editable else []), str(_copy_of_the_project(tmp_path))],
+                   check=True, capture_output=True, timeout=600)
+    assert (site / "jitmagic-watch.pth").read_text() == (ROOT / "jitmagic-watch.pth").read_text()
+    (tmp_path / "train.py").write_text(TWICE)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("JITMAGIC_WATCH") and k != "PYTHONPATH"}
+    env["JAX_PLATFORMS"] = "cpu"
+
+    def run(*argv: str, **variable: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(python), *argv], cwd=tmp_path, env={**env, **variable},
+                              capture_output=True, text=True, timeout=300)
+
+    gated = run("train.py", JITMAGIC_WATCH="fail_after_warmup=0")
+    assert gated.returncode == 1, gated.stderr
+    assert "Gate FAILED" in gated.stderr and gated.stdout == "9.0\n"
+    plain = run("train.py")
+    assert plain.returncode == 0 and "jitwatch" not in plain.stderr
+    subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", "jitmagic"],
+                   check=True, capture_output=True, timeout=300)
+    assert not (site / "jitmagic-watch.pth").exists()
+    after = run("-c", "print('ran')", JITMAGIC_WATCH="1")
+    assert (after.returncode, after.stdout, after.stderr) == (0, "ran\n", "")

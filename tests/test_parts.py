@@ -60,7 +60,8 @@ def measure_equations(result: Comparison, run: PartRun) -> Comparison:
     return result.with_part("equations", Equations(len(jaxpr.jaxpr.eqns)))
 
 
-def show_equations(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+def show_equations(c: Comparison, plot: bool = True,
+                   verbose: bool = False) -> tuple[str, str] | None:
     record = c.part("equations")
     if record is None:
         return None

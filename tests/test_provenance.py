@@ -25,6 +25,7 @@ from jitmagic.frontends.command import main
 from jitmagic.model.reports.storage import save
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
+from jitmagic.render.bundle import text as report_text
 
 CREATED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 #: The fewest repeats that give the rule a spread, and the fewest calls.
@@ -187,7 +188,7 @@ def test_the_command_records_the_file_and_takes_a_baseline(tmp_path, capsys, bas
     script = tmp_path / "train.py"
     script.write_text(SMALL_CELL)
     out = tmp_path / "r.json"
-    assert main([str(script), *TINY, "--save", str(out), "--baseline", baseline]) == 0
+    assert main([str(script), *TINY, "-v", "--save", str(out), "--baseline", baseline]) == 0
     saved = jitmagic.load(out)
     assert saved.source == SMALL_CELL and saved.file == str(script)
     assert saved.options == f"-r 3 -n 2 --baseline {baseline}"  # what measured: no --save
@@ -204,4 +205,5 @@ def test_sweep_records_its_values_and_keywords_once_on_the_sweep():
     assert CREATED.match(s.created)
     (p,) = s.points
     assert p.options is None and p.env["jitmagic"] == jitmagic.__version__
-    assert "made " in str(s) and "--sweep k=1" in str(s)
+    full = report_text(s, verbose=True)  # the provenance is with the details
+    assert "made " in full and "--sweep k=1" in full

@@ -33,6 +33,7 @@ from jitmagic.model.rows import OrderingRow
 from jitmagic.model.saved.files import check_target
 from jitmagic.model.sharding import Sharding
 from jitmagic.model.sweep import Sweep
+from jitmagic.render.bundle import text as report_text
 from jitmagic.render.comparison import text_table
 
 NESTED_ERROR = "the nested variant failed:\nTypeError: <module> said no"
@@ -104,7 +105,8 @@ def test_a_sweep_is_its_own_record_and_round_trips_exactly():
     assert again.to_dict() == d
     assert [p.wall_s for p in again.points] == [2.5, 5.0, 7.5]
     assert again.warnings == ("about the whole sweep",) and again.last.orderings is not None
-    assert "~ n^" in str(again)  # a sweep renders as a sweep
+    assert str(again).startswith("jitcompare sweep: ")  # a sweep renders as a sweep
+    assert "~ n^" in report_text(again, verbose=True)
 
 
 def test_a_sweep_saved_inside_its_last_comparison_still_loads(tmp_path):

@@ -141,7 +141,8 @@ def test_a_crafted_sweep_renders_no_live_markup(report):
     data = bundle(c)
     assert_only_own_markup(data["text/html"])
     assert_only_own_markup(html_document(c))
-    assert f"{PAYLOAD}={PAYLOAD!r}" in data["text/plain"]  # a point's warning names its value
+    # a point's warning names its value (with the details: -v)
+    assert f"{PAYLOAD}={PAYLOAD!r}" in bundle(c, verbose=True)["text/plain"]
 
 
 def test_mathtext_in_names_draws_as_plain_text(report):

@@ -129,7 +129,7 @@ def test_a_note_its_sentence_cannot_say_is_refused_as_it_loads(tmp_path, note, m
         jitmagic.load(path)
     fixed = _minimal() | {"warnings": [{"kind": "waited", "seconds": 1.0}]}
     path.write_text(json.dumps(fixed))
-    assert "waited 1 s for another thread's" in str(jitmagic.load(path))
+    assert "waited 1 s for another thread's" in jitmagic.load(path).report(verbose=True)
 
 
 def _minimal() -> dict:

@@ -379,7 +379,7 @@ def test_a_long_sweep_is_clipped_in_the_table_and_the_chart():
 
     point = comparison(every=0.1)
     s = Sweep("n", tuple(range(1, 2001)), (point,) * 2000, 1.0)
-    table = sweep_text(s)
+    table = sweep_text(s, verbose=True)  # the table is behind -v
     assert "… 1,800 more values (of 2,000)" in table
     starts = [ln.split()[0] for ln in table.splitlines() if ln.strip()]
     assert starts.count("200") == 2 and "201" not in starts  # flat and nested of each value

@@ -35,7 +35,8 @@ from jitmagic.measure.sampling.stops import ABANDON_S
 from jitmagic.measure.sampling.stops import ABANDONED
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
-from jitmagic.render.orderings import html_table
+from jitmagic.render.blocks import as_html
+from jitmagic.render.orderings import blocks as orderings_blocks
 from jitmagic.render.orderings import text_table
 
 PRESS_AT = [0]  # the piece call that presses Ctrl-C (0: none)
@@ -166,7 +167,7 @@ def test_timeout_during_the_orderings_stops_them_and_what_comes_after():
     assert o["vmap(jit(f))"].samples["execute_s"] == [] and o["vmap(f)"].samples == {
         k: [] for k in o["vmap(f)"].samples}
     assert all(r.same_program is None for r in o.rows.values())  # nothing after the stop
-    text, html = text_table(o), html_table(o)
+    text, html = text_table(o), as_html(orderings_blocks(o))
     assert f"PARTIAL: {o.stopped}" in text and "the orderings match" in text
     assert "<b>Partial:</b> stopped by --timeout after the vmap(jit(f))" in html
     assert f"PARTIAL: {o.stopped}" in str(result)

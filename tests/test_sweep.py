@@ -21,6 +21,8 @@ from jitmagic.model.rows import PHASES
 from jitmagic.model.sweep import Sweep
 from jitmagic.model.sweep import exponents
 from jitmagic.model.sweep import growth_exponent
+from jitmagic.model.sweep import t_975
+from jitmagic.model.sweep import trends
 from jitmagic.options.values import parse_sweep
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.sweep import sweep_html
@@ -76,14 +78,28 @@ def test_sweep_exponents_in_the_legend_and_table(swept):
     ks = exponents(result)
     assert all(isinstance(ks[v][p], float) for v in ("flat", "nested") for p in PHASES)
     fig = sweep_figure(result)
-    legends = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    legends = [t.get_text() for ax in fig.axes if ax.get_legend()
+               for t in ax.get_legend().get_texts()]
     assert len(legends) == 2 * len(PHASES)
     assert any(t.startswith("flat ~ calls^") for t in legends)
     assert any(t.startswith("nested ~ calls^") for t in legends)
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
     final = cap.outputs[-1].data
-    assert "growth" in final["text/plain"] and "~ calls^" in final["text/plain"]
+    assert "how each stage grows" in final["text/plain"] and "~ calls^" in final["text/plain"]
     assert 'src="data:image/png;base64,' in final["text/html"]
+
+
+def test_the_sweep_chart_is_readable_at_a_notebooks_width(swept):
+    """Three panels a row, at most 1,000 px wide: a notebook (about 900 px) shows its
+    type, 10 pt or more, at 11 px or more (five panels in a row were shrunk to 9 px)."""
+    fig = sweep_figure(swept[0])
+    width_px = fig.get_figwidth() * fig.dpi
+    assert width_px <= 1000
+    texts = [t for ax in fig.axes if ax.axison for t in
+             (*ax.get_xticklabels(), *ax.get_yticklabels(), ax.title, ax.xaxis.label,
+              *ax.get_legend().get_texts())]
+    smallest_pt = min(t.get_fontsize() for t in texts if t.get_text())
+    assert smallest_pt * fig.dpi / 72 * 900 / width_px >= 11
 
 
 def test_sweep_shows_progress(swept):
@@ -168,19 +184,44 @@ def test_run_sweep_on_categories_plots_without_exponents():
     assert "flat —" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
 
 
-def test_the_sweep_headline_gives_each_values_verdict_first():
-    decided = comparison({"first_call_s": [2.0, 2.1, 2.05]}, {"first_call_s": [1.0, 1.02, 1.01]},
-                         every=0.01)
-    undecided = comparison({"first_call_s": [4.0, 1.9, 4.3]}, {"first_call_s": [2.1, 2.2, 3.9]},
-                           every=0.01)
-    result = Sweep("depth", (2, 8), (undecided, decided), wall_s=1.0)
+def _runs(seconds: float) -> list[float]:
+    """Three runs around ``seconds``, 5% apart (a real sweep's scatter)."""
+    return [seconds * 0.95, seconds, seconds * 1.05]
+
+
+def test_a_sweeps_answer_is_its_trend_first_each_values_verdict_with_the_details():
+    """The growth exponent of the first call per variant with its 95% interval under the
+    title, then each stage's; the per-value verdicts (each inconclusive on its own at
+    these runs) only with -v or behind the fold."""
+    depths = (1, 2, 4, 8)
+    points = tuple(comparison({"first_call_s": _runs(0.1 * d)}, {"first_call_s": _runs(0.05)},
+                              every=0.01) for d in depths)
+    result = Sweep("depth", depths, points, wall_s=1.0)
+    trend = trends(result)
+    flat, nested = (trend[v]["first_call_s"] for v in ("flat", "nested"))
+    assert flat.k == pytest.approx(1.0) and nested.k == pytest.approx(0.0, abs=1e-9)
+    assert flat.low < 1.0 < flat.high and flat.high - flat.low < 0.2  # the runs' scatter
+    short = sweep_text(result).splitlines()
+    assert short[1] == (f"First call: flat ~ depth^1.0 ({flat.low:.1f}–{flat.high:.1f}), "
+                        f"nested ~ depth^0.0 ({nested.low:.1f}–{nested.high:.1f})"
+                        ).replace("-0.0", "0.0")
+    assert any(ln.startswith("first call  ~ depth^1.0 (") for ln in short)  # the stages' table
+    assert len(short) <= 12 and short[-1] == "(-v shows every value: chart, medians, verdicts)"
     line = result.headline
-    assert line.startswith("Nested jit, first call by depth: 2 → inconclusive (1.82× faster, ")
-    assert "; 8 → 2.03× faster (" in line and line.endswith(")")
-    text = sweep_text(result).splitlines()
-    assert text[1] == line  # under the title, before the table
+    assert line.startswith("Nested jit, first call by depth: 1 → ") and line not in short
+    assert line in sweep_text(result, verbose=True).splitlines()
     html = str(sweep_html(result))
-    assert html.index("Nested jit, first call by") < html.index("<table")
+    assert html.index("First call: flat ~ depth^1.0") < html.index("<details>") \
+        < html.index("Nested jit, first call by")
+
+
+def test_a_trends_interval_needs_runs_to_read_it_by():
+    one_run = tuple(comparison({"first_call_s": [0.1 * d]}, {"first_call_s": [0.05]},
+                               every=0.01) for d in (1, 2))
+    t = trends(Sweep("depth", (1, 2), one_run, wall_s=1.0))["flat"]["first_call_s"]
+    assert t.k == pytest.approx(1.0) and t.low is None and t.high is None
+    assert t_975(1) == 12.706 and t_975(11) == pytest.approx(2.201, abs=0.002)
+    assert t_975(1000) == pytest.approx(1.962, abs=0.001)
 
 
 def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
@@ -193,7 +234,7 @@ def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
     table = LineTable("flat", (LineRow("cell.py", 3, "y = f(x)", None, 4, 4, 2, None),))
     last = dataclasses.replace(_fake(0.2), lines=Lines("fake", {"flat": table}))
     with_lines = Sweep("calls", (1, 4), (_fake(0.1), last), 1.0)
-    data = bundle(with_lines, plot=False)
+    data = bundle(with_lines, plot=False, verbose=True)
     said = "For calls=4, the last value measured (the sweep ran what follows on it alone):"
     text = data["text/plain"]
     assert said in text and text.index(said) < text.index("Program size by source line")
@@ -254,7 +295,8 @@ def test_a_sweep_on_a_busy_machine_is_shown_and_fitted_on_cpu_time_as_comparison
     assert clock_of(busy) == "CPU"
     assert medians(busy)["flat"]["first_call_s"] == [0.1, 0.4]  # not the wall 1.0, 4.0
     assert exponents(busy)["flat"]["first_call_s"] == pytest.approx(1.0)
-    assert "(medians per value, CPU time: the machine was busy" in sweep_text(busy)
+    assert "(CPU time: the machine was busy" in sweep_text(busy).splitlines()[0]
+    assert "medians per value (CPU time: the machine was busy" in sweep_text(busy, verbose=True)
     quiet = Sweep("calls", (1, 4), (_point(1.0, 0.1, 0.0), _point(4.0, 0.4, 0.0)), 1.0)
     assert clock_of(quiet) == "wall" and medians(quiet)["flat"]["first_call_s"] == [1.0, 4.0]
-    assert "(medians per value, wall time)" in sweep_text(quiet)
+    assert "medians per value (wall time)" in sweep_text(quiet, verbose=True)

@@ -29,11 +29,18 @@ from jitmagic.model.target import compile_difference
 from jitmagic.model.target import target_clock
 from jitmagic.model.target import target_of
 from jitmagic.options import Options
+from jitmagic.render.bundle import text as report_text
+from jitmagic.render.target import FOLDED
 from jitmagic.render.verdicts import stated
 
 libtpu = pytest.mark.skipif(not tpu.libtpu_installed(),
                             reason='needs libtpu: pip install -e ".[tpu]"')
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def full(r) -> str:
+    """The report in full (``-v``): what these tests read."""
+    return report_text(r, verbose=True)
 
 
 def f(x):
@@ -156,7 +163,7 @@ def test_compare_compiles_both_variants_for_the_tpu_and_runs_nothing():
 def test_the_report_says_whose_seconds_and_what_cannot_be_measured(monkeypatch):
     monkeypatch.setattr(tpu, "CALIBRATION", {})  # a host kind measured on no TPU
     r = jitmagic.compare(g, jnp.ones(128), target="v5e:1x1", repeat=3, quiet=True)
-    text = str(r)
+    text = full(r)
     clock = target_clock(r.flat.samples, r.nested.samples)  # CPU time where it was busy
     d = compile_difference(r.flat.samples, r.nested.samples, clock)
     headline = text.splitlines()[1]
@@ -166,13 +173,16 @@ def test_the_report_says_whose_seconds_and_what_cannot_be_measured(monkeypatch):
     # the record's verdict is that one too, not an unmeasured first call's
     assert (r.verdict.key, r.verdict.kind, r.verdict.clock) == ("target_compile", d.kind, clock)
     assert r.verdict.headline == headline and r.to_dict()["verdict"]["target_compile"] == d.kind
+    # by default the answer alone: the title, the verdict, where the rest is
+    short = report_text(r).splitlines()
+    assert short == [*text.splitlines()[:2], f"(-v shows {FOLDED})"]
     assert "first call  " in text and text.count("not measurable: nothing runs without") == 2
     assert f"seconds of this host ({tpu.host_kind()})" in text
     assert f"calibration: none for this host ({tpu.host_kind()}) and v5e yet" in text
     assert "of 16 GiB HBM: fits" in text
     assert "XLA compile for TPU v5 lite" in text
     again = jitmagic.Comparison.from_dict(json.loads(json.dumps(r.to_dict())))
-    assert str(again) == text  # a saved report keeps the target
+    assert full(again) == text  # a saved report keeps the target
 
 
 @libtpu
@@ -183,11 +193,11 @@ def test_a_calibration_for_this_host_is_quoted(monkeypatch):
     r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
     assert ("calibration (a test's figures; v5e, measured on v5e:1x1, wall time on a quiet "
             "machine): the TPU host took 3.90× to 5.20× this host's compile seconds, by "
-            "program (median 4.50×)") in str(r)
+            "program (median 4.50×)") in full(r)
     assert ("the discussion's example compiled 2.34× faster nested here and 1.12× on the "
-            "TPU: a verdict here says which way nesting goes there, not by how much") in str(r)
+            "TPU: a verdict here says which way nesting goes there, not by how much") in full(r)
     v4 = jitmagic.compare(g, jnp.ones(16), target="v4:2x2x1", repeat=1, quiet=True)
-    assert f"calibration: none for this host ({tpu.host_kind()}) and v4 yet" in str(v4)
+    assert f"calibration: none for this host ({tpu.host_kind()}) and v4 yet" in full(v4)
 
 
 def test_this_machines_calibration_is_the_one_measured():
@@ -207,11 +217,11 @@ def test_xla_reads_the_tpu_compilers_passes():
     assert "tpu_fusion" in [p.name for p in flat.passes]
     fusion = {n.key: n for n in flat.named}["main_fusion"]
     assert fusion.biggest == "Main fusion (jit_g)" and 0 < fusion.seconds < flat.compile_s
-    assert "Main fusion (jit_g)" in str(r)
+    assert "Main fusion (jit_g)" in full(r)
     host = r.env["target"]["host"] if isinstance(r.env["target"], dict) else r.env["target"].host
     assert (f"flat: profiled compile {fmt_s(flat.compile_s)} for the TPU v5e:1x1, on this "
-            f"host ({host}): this host's seconds;") in str(r)
-    assert "on the TPU;" not in str(r)  # the seconds are not the TPU host's
+            f"host ({host}): this host's seconds;") in full(r)
+    assert "on the TPU;" not in full(r)  # the seconds are not the TPU host's
 
 
 @libtpu
@@ -224,7 +234,7 @@ def test_effort_compiles_the_flat_program_for_the_target_at_the_tpus_settings():
         assert 3 <= len(row.compile_s) <= 5 and all(s > 0 for s in row.compile_s)
         assert len(row.compile_cpu_s) == len(row.compile_s) and row.error is None
     assert r.part("effort") is None  # this host's effort part, which calls, did not run
-    assert "what a call costs at it is not measurable without the TPU" in str(r)
+    assert "what a call costs at it is not measurable without the TPU" in full(r)
 
 
 @libtpu
@@ -284,7 +294,7 @@ def test_in_ipython_the_magic_leaves_jax_and_the_environment_as_they_were(run_ma
     assert result.nested.helpers == ("layer",)
     assert (jax.devices(), os.environ.get("JAX_PLATFORMS"), os.environ.get("TPU_SKIP_MDS_QUERY"),
             os.environ.get("ALLOW_MULTIPLE_LIBTPU_LOAD")) == before
-    assert "nothing runs without the TPU" in cap.outputs[0].data["text/plain"]
+    assert "nothing runs without the TPU" in cap.outputs[0].data["text/html"]  # folded
 
 
 SHARDED = """\
@@ -395,7 +405,7 @@ def test_a_stop_before_any_compile_and_different_programs_are_said():
     from jitmagic.render.target import program_lines
 
     stopped = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", timeout=1e-6, quiet=True)
-    headline = str(stopped).splitlines()[1]
+    headline = full(stopped).splitlines()[1]
     assert headline.endswith(f"{stopped.stopped}, before any compile finished.")
     assert "nothing to nest" not in headline
     assert program_lines(comparison(same_compiled=False))[0].startswith(
@@ -403,4 +413,4 @@ def test_a_stop_before_any_compile_and_different_programs_are_said():
     assert "the same program for the target" in program_lines(comparison(same_compiled=True))[0]
     assert program_lines(comparison()) == []  # not compared: nothing said
     r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
-    assert r.same_compiled is True and "the same program for the target" in str(r)
+    assert r.same_compiled is True and "the same program for the target" in full(r)

@@ -252,3 +252,31 @@ def test_a_watch_in_a_notebook_names_cells_as_the_magic_does(ip):
     said = str(ip.user_ns["w"])
     assert f"defined at Cell In[{defined.execution_count}]:2" in said
     assert "<ipython-input-" not in said
+
+
+class _Coloured:
+    """A static value whose long repr holds terminal escapes (rich's colours, a screen
+    clear) next to where two values differ."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __hash__(self) -> int:
+        return hash(self.n)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Coloured) and other.n == self.n
+
+    def __repr__(self) -> str:
+        return f"\x1b[2JConfig({'layer, ' * 12}\x1b[31mdepth={self.n}\x1b[0m)"
+
+
+def test_a_long_static_values_terminal_escapes_are_shown_escaped():
+    scaled = jax.jit(lambda x, c: x * c.n, static_argnums=1)
+    with jitmagic.watch(live=False) as w:
+        for n in (1, 2):
+            scaled(jnp.ones(3), _Coloured(n))
+    text = str(w)
+    assert "static value" in text and "depth=1" in text and "depth=2" in text
+    assert "\x1b" not in text
+    assert "\\x1b[31mdepth=1\\x1b[0m)" in text

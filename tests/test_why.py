@@ -27,6 +27,7 @@ from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.witness import on
+from jitmagic.render.bundle import text as report_text
 from jitmagic.render.causes.said import NAMED_PASS
 from jitmagic.render.causes.said import _cache_fix
 from jitmagic.render.causes.second_start import text
@@ -89,6 +90,30 @@ def test_savings_then_stages_come_biggest_first_each_from_its_own_samples():
     assert by_name["big constants"].kind == NOTHING
 
 
+def test_the_section_says_the_biggest_cause_and_what_to_do_first_the_rest_folded():
+    """Two lines under the title: the biggest measured saving with what to do (where the
+    rule found one), then where the first call's time goes; every cause in full with -v,
+    or behind a click."""
+    from jitmagic.render.causes.why import FOLDED
+    from jitmagic.render.causes.why import section
+
+    c = jitmagic.compare(stacked, X, W, repeat=3, number=1, progress=False)
+    text, page = section(c)
+    lines = text.splitlines()
+    assert lines[0].startswith("Why the first call takes") and lines[-1] == f"(-v shows {FOLDED})"
+    savings = [x for x in c.why if x.kind == SAVING]
+    if savings:
+        biggest = savings[0]
+        assert lines[1] == (f"the biggest measured saving: {biggest.name}, "
+                            f"{fmt_s(biggest.seconds)}; what to do: {biggest.fix}"
+                            + (f" (and {len(savings) - 1} more measured saving"
+                               f"{'s' * (len(savings) != 2)})" if len(savings) > 1 else ""))
+    assert any(x.startswith("where it goes: ") for x in lines) and len(lines) <= 5
+    assert "not measured:" not in text and "not measured:" in page.split("<details>", 1)[1]
+    full, _ = section(c, verbose=True)
+    assert full.startswith("\n".join(lines[:-1])) and "not measured:" in full
+
+
 def test_what_was_not_measured_is_listed_with_the_option_never_ranked():
     c = jitmagic.compare(stacked, X, W, repeat=2, number=1, progress=False)
     second = _by_name(c)["a second start"]
@@ -107,7 +132,7 @@ def test_with_lines_the_tracing_cause_names_the_loop_that_builds_the_program():
     c = jitmagic.compare(unrolled, X, repeat=2, number=1, lines=True, progress=False)
     tracing = _by_name(c)["Python tracing"]
     assert f"line {UNROLLED_LINE}" in tracing.fix and "jax.lax.scan" in tracing.fix
-    assert f"  Python tracing: what to do: line {UNROLLED_LINE}" in str(c)
+    assert f"  Python tracing: what to do: line {UNROLLED_LINE}" in report_text(c, verbose=True)
     without = jitmagic.compare(unrolled, X, repeat=2, number=1, progress=False)
     assert _by_name(without)["Python tracing"].fix == ""
 

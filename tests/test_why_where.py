@@ -35,6 +35,7 @@ from jitmagic.model.stats.rule import Difference
 from jitmagic.model.stats.rule import median
 from jitmagic.model.stats.witness import CPU
 from jitmagic.model.stats.witness import on
+from jitmagic.render.bundle import text as report_text
 from jitmagic.render.causes.said import said_of
 from tests.support import comparison
 
@@ -219,7 +220,8 @@ def test_a_scan_with_unroll_is_named_and_never_told_to_become_a_scan():
         f"program's {table.total_eqns} jaxpr equations ({body / table.total_eqns:.0%}); what "
         "rewriting it saves is not measured")
     assert not any(x.name.startswith("the Python loop") for x in c.why)
-    assert f"\n  the `jax.lax.scan` at line {SCAN_LINE} (unroll=8, 16 steps): XLA " in str(c)
+    assert f"\n  the `jax.lax.scan` at line {SCAN_LINE} (unroll=8, 16 steps): XLA " \
+        in report_text(c, verbose=True)
 
 
 def block(x, xs):
@@ -355,7 +357,7 @@ def test_a_loop_not_measured_is_named_under_the_measured_savings_it_may_outgrow(
     lines = Lines("model", {"flat": table, "nested": dataclasses.replace(table, variant="nested")})
     c = dataclasses.replace(_measured([0.078, 0.075, 0.080, 0.077, 0.079],
                                       [0.077, 0.080, 0.076, 0.078, 0.079]), lines=lines)
-    shown = str(c)
+    shown = report_text(c, verbose=True)
     assert (f"1. {NAME} (saved in no one stage), 159 ms: " in shown
             and "\nnot ranked among them, as not measured, and possibly bigger: rewriting the "
             "Python loop at line 3 (below)\n" in shown)

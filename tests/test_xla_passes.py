@@ -29,13 +29,18 @@ from jitmagic.model.causes.xla_passes import PassTime
 from jitmagic.model.causes.xla_passes import ProfiledCompile
 from jitmagic.model.causes.xla_passes import XlaPasses
 from jitmagic.options import Options
-from jitmagic.render.bundle import text
+from jitmagic.render.bundle import text as report_text
 from jitmagic.render.causes.xla_passes import HEADING
 from jitmagic.render.causes.xla_passes import nesting_sentence
 
 ONCE = {"repeat": 1, "number": 2, "quiet": True}
 #: Passes XLA's CPU compiler runs on every program (each in at least one pipeline).
 COMMON_PASSES = {"algsimp", "cse", "dce", "call-inliner", "flatten-call-graph"}
+
+
+def text(result) -> str:
+    """The report in full (``-v``), where each compile's passes are."""
+    return report_text(result, verbose=True)
 
 
 def layer(x, w):

@@ -38,6 +38,7 @@ from ..errors import CannotWriteError
 from ..errors import InputError
 from ..errors import UserCodeError
 from ..errors import exit_after_measuring
+from ..interrupts import held_while_importing
 from ..measure.children import Entry
 from ..measure.sampling import clocks
 from ..measure.sampling.lockstep import LockstepError
@@ -150,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     so does a second Ctrl-C within :data:`~jitmagic.measure.sampling.stops.ABANDON_S`
     seconds of the first, wherever each landed (:class:`~.script.process.Presses`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    held_while_importing("jax")  # wherever the file imports it
     if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
         from .diff_command import main as diff_main
 

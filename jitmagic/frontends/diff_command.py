@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("old", metavar="OLD.json", help="the baseline report (--save)")
     parser.add_argument("new", metavar="NEW.json", help="the report to judge against it")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show every stage's and figure's row; by default the verdict "
+                             "comes first and alone")
     parser.add_argument("--force", action="store_true",
                         help="compare reports of differently named entries")
     parser.add_argument("--fail-on-slower", nargs="?", type=_ratio("--fail-on-slower"),
@@ -117,7 +120,7 @@ def main(argv: list[str]) -> int:
         printed(ledger_diff_text(d))
         gated = args.fail_on_slower is not None or args.fail_on_larger is not None
         return REGRESSED if gated and d.more_again else MEASURED
-    printed(text(d))
+    printed(text(d, args.verbose))
     return verdict(d, args.fail_on_slower, args.fail_on_larger)
 
 

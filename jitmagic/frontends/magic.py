@@ -26,7 +26,6 @@ from IPython.core.magic_arguments import magic_arguments
 from IPython.core.magic_arguments import parse_argstring
 from IPython.display import display
 
-from .._compat import live_widgets
 from ..cell import source as cellmod
 from ..cell.prepare import measure_source
 from ..cell.prepare import parse
@@ -52,8 +51,6 @@ from ..render.bundle import bundle
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from ..render.bundle import with_note
-from ..render.drawing import imported_whole
-from ..render.drawing import load_charts
 from ..render.releases import text as releases_text
 from . import command
 from .cell_names import with_cell_names
@@ -214,21 +211,16 @@ class JitCompareMagics(Magics):
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
               showing: Showing, shown: list[bool]) -> None:
         """The result, in the progress display where there is one (so that a saved
-        notebook keeps the result alone), then the ``--vmap`` widget as its own."""
+        notebook keeps the result alone). No widget: a saved notebook reopened without
+        its kernel would show "model not found" for it (the ``--vmap`` section folds its
+        details in plain HTML instead)."""
         data = charted(lambda plot: bundle(result, plot=plot, verbose=args.verbose,
                                            width=columns()), showing, not args.no_plot)
-        last = result.last if isinstance(result, Sweep) else result
-        widget = None
-        if last.orderings is not None:
-            widget = showing.part("the ordering widget", lambda: _ordering_widget(last),
-                                  optional=True)
         if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
             data = with_note(data, stopped_note(showing.stopped))
         if not (isinstance(progress, NotebookProgress) and progress.show(data)):
             display(data, raw=True)
         shown[0] = True
-        if widget is not None:
-            display(widget)
 
 
 def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
@@ -297,26 +289,6 @@ def _said(written: list[str], failures: list[str]) -> None:
         print(line)
     for failure in failures:
         print(f"jitmagic: {failure}", file=sys.stderr)
-
-
-def _ordering_widget(result: Comparison) -> Any:
-    """The ``--vmap`` toggle; widgets made before a Ctrl-C stopped it are closed (a
-    widget left undisplayed would stay in the kernel). Its modules are imported whole
-    first (a Ctrl-C meanwhile comes after: a module cut half way stays broken)."""
-    load_charts()  # the widget draws its charts too
-    imported_whole("ipywidgets", f"{__package__}.widget")
-    from ipywidgets.widgets import widget as widget_module
-
-    from .widget import ordering_widget
-
-    before = set(live_widgets(widget_module))
-    try:
-        return ordering_widget(result)
-    except BaseException:
-        live = live_widgets(widget_module)
-        for model_id in set(live) - before:
-            live[model_id].close()
-        raise
 
 
 #: Results the magic showed during the cell that is running (by id, as records are not

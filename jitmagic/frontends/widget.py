@@ -1,4 +1,7 @@
-"""The ordering toggle: a thin layer over what was measured, never a measurement.
+"""The ordering toggle, from Python (``ordering_widget(result)``): a thin layer over what
+was measured, never a measurement. The magic does not show it (a saved notebook reopened
+without its kernel would say "model not found" for it); its report folds the orderings
+in plain HTML instead.
 
 ``ToggleButtons`` over a ``Stack`` of two ``Output`` panels, one per ordering, each
 filled once (by setting ``out.outputs``, which a plain IPython shell and a real kernel

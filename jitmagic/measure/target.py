@@ -131,7 +131,7 @@ def checked_in_child(topology: tpu.Topology) -> None:
 
 
 def compiles_for(topology: dict[str, Any]) -> int:
-    """In a child: libtpu's client for ``topology`` (a :class:`~.target.Topology`'s
+    """In a child: libtpu's client for ``topology`` (a :class:`~jitmagic.backends.target.Topology`'s
     fields, as the parent checked it), and a small program compiled for it, its stderr
     left as it is (libtpu's reason, should it abort, is there); the number of devices."""
     stage("describing the topology")

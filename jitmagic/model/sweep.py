@@ -110,8 +110,9 @@ class Sweep(Shown):
 
     @property
     def headline(self) -> str:
-        """The first call's verdict value by value, in one line, shown first (as the
-        registered renderer words it)."""
+        """The first call's verdict value by value, in one line (as the registered
+        renderer words it), shown with the details: a sweep's answer is its trend
+        (:func:`trends`)."""
         said = renderer("headline", self)
         return said(self) if said else self.summary()
 
@@ -245,3 +246,63 @@ def exponents(s: Sweep) -> dict[str, dict[str, float | None]]:
     return {v: {p: growth_exponent(values, secs) if fit else None
                 for p, secs in by_phase.items()}
             for v, by_phase in medians(s).items()}
+
+
+#: Student's t at 97.5% by degrees of freedom, for a 95% interval on a fitted slope;
+#: past the table :func:`t_975` uses the Cornish-Fisher expansion (within 0.1%).
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def t_975(df: int) -> float:
+    """Student's t quantile at 0.975 with ``df`` degrees of freedom (at least one)."""
+    if df <= len(T_975):
+        return T_975[df - 1]
+    z = statistics.NormalDist().inv_cdf(0.975)
+    return (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
+
+
+@dataclass(frozen=True)
+class Trend:
+    """How one variant's stage grows with the swept value: seconds ~ value^``k`` (the
+    growth row's exponent, fitted on the medians), and its 95% interval ``low``–``high``
+    (None where too few runs leave no spread to read it by)."""
+
+    k: float
+    low: float | None = None
+    high: float | None = None
+
+
+def slope_error(values: Sequence[float], runs: Sequence[Sequence[float]]) -> tuple[float, int]:
+    """The standard error of the log-log slope fitted on every run of every value
+    (``runs[i]``: value ``i``'s seconds), and its degrees of freedom (runs less two)."""
+    pairs = [(math.log(v), math.log(x)) for v, xs in zip(values, runs, strict=True)
+             for x in xs if x > 0 and math.isfinite(x)]
+    df = len(pairs) - 2
+    xs = [x for x, _ in pairs]
+    mean_x = statistics.fmean(xs) if xs else 0.0
+    sxx = math.fsum((x - mean_x) ** 2 for x in xs)
+    if df < 1 or sxx == 0:
+        return math.nan, 0
+    fit = statistics.linear_regression(xs, [y for _, y in pairs])
+    resid = math.fsum((y - fit.intercept - fit.slope * x) ** 2 for x, y in pairs)
+    return math.sqrt(resid / df / sxx), df
+
+
+def trends(s: Sweep) -> dict[str, dict[str, Trend | None]]:
+    """Per variant and phase, the growth :class:`Trend` (None where :func:`exponents`
+    fits none). The interval is the exponent ± t × the standard error of the slope fitted
+    on every run the points' verdicts read (on the sweep's clock): the runs' own scatter,
+    not the few medians', says how sure the trend is."""
+    clock, ks = clock_of(s), exponents(s)
+    out: dict[str, dict[str, Trend | None]] = {}
+    for v, by_phase in ks.items():
+        out[v] = {}
+        for p, k in by_phase.items():
+            runs = [on(pt.judged(v).samples, p, clock) if v in pt.variants else []
+                    for pt in s.points]
+            se, df = slope_error(s.values, runs) if k is not None else (math.nan, 0)
+            half = t_975(df) * se if df else math.nan
+            out[v][p] = None if k is None else \
+                Trend(k, *((k - half, k + half) if math.isfinite(half) else (None, None)))
+    return out

@@ -202,9 +202,10 @@ def _error_line(error: str, width: int = 120) -> str:
     return cut_to(line, width)
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-helper
-    table, chart and advice, where ``--attribute`` or ``--advise`` measured them."""
+    table, chart and advice, where ``--attribute`` or ``--advise`` measured them. Shown whole
+    whether ``verbose`` or not."""
     said = helpers_text(c)
     if not said:
         return None

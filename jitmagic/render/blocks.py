@@ -256,10 +256,12 @@ def fitted(line: str, width: int | None, indent: str = "    ") -> list[str]:
                           break_on_hyphens=False)]
 
 
-def fold(summary: str, body: str) -> Html:
-    """``body`` (markup built escaped) folded under ``summary`` (plain text): it opens
-    with a click, with no script, so a saved page or a static export keeps it."""
-    return Html(f"<details><summary>{_inline_html(prose(summary))}</summary>{body}</details>")
+def fold(summary: str, body: str, opened: bool = False) -> Html:
+    """``body`` (markup built escaped) folded under ``summary`` (plain text), open where
+    ``opened``: it opens with a click, with no script, so a saved page or a static
+    export keeps it."""
+    return Html(f"<details{' open' * opened}><summary>{_inline_html(prose(summary))}"
+                f"</summary>{body}</details>")
 
 
 def as_html(blocks: Iterable[Block]) -> Html:
@@ -305,3 +307,15 @@ def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Ht
     panels = "".join(f'<div class="{key}-panel {key}-p{i}">{panel}</div>'
                      for i, (_, panel) in enumerate(choices))
     return Html(f'<div class="jitcompare-switch" id="{key}">{style}{inputs}{panels}</div>')
+
+
+def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
+                 verbose: bool = False) -> tuple[str, Html]:
+    """A part's section as (text, HTML): ``answer`` first, what was asked; ``rest`` (which
+    ``what`` names) after it in text only ``verbose`` (else a line says ``-v`` shows it),
+    and in HTML behind a click: a ``<details>`` (open where ``verbose``), which opens in a
+    saved notebook or an exported page with no kernel, no script and no network."""
+    if not rest:
+        return as_text(answer), as_html(answer)
+    text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])
+    return text, Html(f"{as_html(answer)}\n{fold(what, as_html(rest), verbose)}")

@@ -62,6 +62,7 @@ from .causes import effort
 from .causes import second_start
 from .causes import xla_passes
 from .causes.why import blocks as why_blocks
+from .causes.why import section as why_section
 from .comparison import html_summary
 from .comparison import notes
 from .comparison import outputs_said
@@ -75,8 +76,8 @@ from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
 from .sweep import sweep_text
-from .target import blocks as target_blocks
 from .target import record as target_record
+from .target import section as target_section
 from .verdicts import OUTCOME
 from .verdicts import clock_name
 from .verdicts import interval_ends
@@ -108,31 +109,34 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
     A comparison at a glance (:func:`glanced`), or with ``verbose`` (or where a variant
     failed: its error is the answer) in full: the comparison's table, then the sections
     its options added (:func:`sections`). For a sweep, its table, then the diff against
-    ``--baseline`` and the sections of its last value, under a line that says so.
+    ``--baseline`` and the sections of its last value, under a line that says so. Each
+    part shows its answer first, the rest folded in HTML and in text only ``verbose``.
     ``width``: the columns a line of the glance's prose takes at most; ``html_path``: the
     HTML report written, which the glance names.
     """
-    target = target_record(r) if isinstance(r, Comparison) else None
-    png = chart_png(r) if plot and target is None else None  # --target ran nothing to draw
-    if isinstance(r, Comparison) and target is not None:
-        blocks = target_blocks(r, target)
-        data = {"text/plain": as_text(blocks), "text/html": as_html(blocks)}
-        shown = list(sections(r, plot, why=False))
-    elif isinstance(r, Sweep):
-        data = {"text/plain": sweep_text(r), "text/html": sweep_html(r, png)}
+    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
+        report, report_page = target_section(r, t, verbose)
+        data = {"text/plain": report, "text/html": report_page}
+        for text_, page_ in sections(r, plot, why=False, verbose=verbose):
+            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
+                    "text/html": f"{data['text/html']}\n{page_}"}
+        return data
+    png = chart_png(r) if plot else None
+    if isinstance(r, Sweep):
+        data = {"text/plain": sweep_text(r, verbose), "text/html": sweep_html(r, png, verbose)}
         last = r.last  # its causes where the sweep measured more than the comparison
-        shown = list(sections(last, plot, why=asked_why(last)))
+        shown = list(sections(last, plot, why=asked_why(last), verbose=verbose))
         if shown or r.baseline is not None:
             said = last_value_line(r)  # what follows is of one value, not of the sweep
             data["text/plain"] += f"\n\n{said}"
             data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
         if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
-            shown.insert(0, (diff_text(r.baseline), diff_html(r.baseline)))
+            shown.insert(0, (diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
     elif at_a_glance(r, verbose):
         return glanced(r, png, plot, width, html_path)
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
-        shown = list(sections(r, plot))
+        shown = list(sections(r, plot, verbose=verbose))
     for text, page in shown:
         data["text/plain"] += "\n\n" + text
         data["text/html"] += "\n" + page
@@ -143,9 +147,9 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
 #: parts (:data:`jitmagic.model.parts.PARTS`, facts only: it imports no layer above it);
 #: a part absent here is shown by another's section (the advice, with the attribution).
 #: The sections of the parts' diffs: :data:`jitmagic.render.diff.DIFF_SECTIONS`. A
-#: section takes the comparison and whether to draw charts, and returns (text, HTML), or
-#: None where it has nothing to show.
-SECTIONS: dict[str, Callable[[Comparison, bool], tuple[str, str] | None]] = {
+#: section takes the comparison, whether to draw charts and whether in full (``-v``), and
+#: returns (text, HTML), or None where it has nothing to show.
+SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] = {
     "orderings": orderings.section,
     "attribution": attribution.section,
     "constant_arguments": constant_arguments.section,
@@ -186,19 +190,20 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | No
             "text/html": "\n".join([page_, *(fold(said, body) for said, body in folded)])}
 
 
-def sections(c: Comparison, plot: bool = True, why: bool = True) -> Iterator[tuple[str, str]]:
+def sections(c: Comparison, plot: bool = True, why: bool = True,
+             verbose: bool = False) -> Iterator[tuple[str, str]]:
     """What follows a comparison's table, as (text, HTML): the measured causes of its
     first call ranked (``why``), then each part's section in the report's order (the
     table of parts' ``shown``: the per-line tables, the big constants passed as
     arguments, the second start, XLA's passes, the four orderings and their chart, so
     that they survive where the toggle widget cannot run, then the per-helper table,
     chart and advice)."""
-    causes = why_blocks(c) if why else []  # built once, shown twice
+    causes = why_section(c, verbose) if why else None
     if causes:
-        yield as_text(causes), as_html(causes)
+        yield causes
     for part in sorted(table.PARTS, key=lambda p: p.shown):
         show = SECTIONS.get(part.name)
-        shown = show(c, plot) if show is not None else None
+        shown = show(c, plot, verbose) if show is not None else None
         if shown is not None:
             yield shown
         if (spent := budget_spent(c, part)) is not None:

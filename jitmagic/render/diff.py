@@ -33,6 +33,7 @@ from ..model.diff import StructureDiff
 from ..model.shown import register
 from ..model.stats.rule import SAME
 from ..model.stats.rule import SLOWER
+from ..model.stats.units import counted
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
@@ -42,8 +43,7 @@ from .blocks import Heading
 from .blocks import Html
 from .blocks import Para
 from .blocks import Table
-from .blocks import as_html
-from .blocks import as_text
+from .blocks import answer_first
 from .causes import effort_diff
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
@@ -145,25 +145,39 @@ def _change(f: StructureDiff) -> str:
             f"({figure_ratio(f)})")
 
 
-def blocks(d: Diff, title: bool = True) -> list[Block]:
-    """The diff as blocks: title, headline (and which side is PARTIAL), the timing table,
-    which report is which, the structure table (where either report holds structure),
-    warnings."""
+def answer(d: Diff, title: bool = True) -> list[Block]:
+    """What a diff asks, first: the title, the verdict (which stages NEW is slower or
+    faster in, which figures grew; which side is PARTIAL, why rows are not judged), and
+    the warnings that qualify it (another machine, another function)."""
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
     lines = [headline(d), *([structure_headline(d)] if d.structure else []),
              *d.partial_lines(), *filter(None, [d.clock_line(), d.loads_line(),
                                                  d.nest_line()])]
-    out += [Para(lines, "verdict", bold=True),
-            Table(HEADER, rows(d)),
-            Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "
-                  f"OLD made {d.old_created or '(not recorded)'}, "
-                  f"NEW made {d.new_created or '(not recorded)'}"])]
+    out.append(Para(lines, "verdict", bold=True))
+    return out + [Para([("warning: ", w)], "warning") for w in d.warnings]
+
+
+def details(d: Diff) -> list[Block]:
+    """The rest, behind ``-v`` or a click: the timing table, which report is which, the
+    structure table (where either report holds structure), the parts' diffs."""
+    out: list[Block] = [
+        Table(HEADER, rows(d)),
+        Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "
+              f"OLD made {d.old_created or '(not recorded)'}, "
+              f"NEW made {d.new_created or '(not recorded)'}"])]
     if d.structure:
         out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
-    out += [b for show in DIFF_SECTIONS.values() for b in show(d)]
-    out += [Para([("warning: ", w)], "warning") for w in d.warnings]
-    return out
+    return out + [b for show in DIFF_SECTIONS.values() for b in show(d)]
+
+
+def blocks(d: Diff, title: bool = True) -> list[Block]:
+    """The diff in full, as blocks: :func:`answer`, then :func:`details`."""
+    return [*answer(d, title), *details(d)]
+
+
+#: What a diff folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "every stage's and figure's row, NEW against OLD"
 
 
 def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[str]:
@@ -194,12 +208,14 @@ def gate_notes(d: Diff, slower: float | None, larger: float | None = None) -> li
     return [line for line in (loads, nests) if line]
 
 
-def text(d: Diff) -> str:
-    return as_text(blocks(d))
+def text(d: Diff, verbose: bool = False) -> str:
+    """The diff as text: its verdict first, every row only ``verbose``."""
+    return answer_first(answer(d), details(d), FOLDED, verbose)[0]
 
 
-def html(d: Diff) -> Html:
-    return as_html(blocks(d))
+def html(d: Diff, verbose: bool = False) -> Html:
+    """The diff as HTML: its verdict first, every row behind a click."""
+    return answer_first(answer(d), details(d), FOLDED, verbose)[1]
 
 
 def summary_lines(outcomes: Sequence[Any], slower: float | None,
@@ -317,9 +333,9 @@ def summary(d: Diff) -> str:
     """``<Diff model: 2 stages slower, 1 faster; 1 figure larger>``: one line."""
     slower = sum(s.significant and s.kind == SLOWER for s in d.stages)
     faster = sum(s.significant and s.kind != SLOWER for s in d.stages)
-    said = ", ".join(f"{n} stage{'s' * (n != 1)} {what}"
+    said = ", ".join(f"{counted(n, 'stage')} {what}"
                      for n, what in ((slower, "slower"), (faster, "faster")) if n)
-    grown = ", ".join(f"{n} figure{'s' * (n != 1)} {what}" for what in (LARGER, SMALLER)
+    grown = ", ".join(f"{counted(n, 'figure')} {what}" for what in (LARGER, SMALLER)
                       if (n := sum(s.kind == what and not s.not_judged for s in d.structure)))
     return f"<Diff {d.new_entry}: {said or undecided(d)}{'; ' * bool(grown)}{grown}>"
 

@@ -199,9 +199,10 @@ def html_table(lines: Lines, nested: Collection[str] = ()) -> str:
     return f'<div class="jitmagic-lines">{"".join(parts)}</div>'
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line
-    tables of ``c``, where ``--lines`` counted them."""
+    tables of ``c``, where ``--lines`` counted them. Shown whole
+    whether ``verbose`` or not."""
     if c.lines is None:
         return None
     nested = c.nested.helper_calls

@@ -1,8 +1,10 @@
 """Text and HTML for the vmap/jit orderings, and the verdict, worked out from the numbers.
 
 Every figure shown comes from an :class:`~jitmagic.model.orderings.Orderings`'
-samples; what was not measured shows as "—". The tables here are what a
-static export (``jupyter nbconvert --to html``) keeps when widgets cannot run.
+samples; what was not measured shows as "—". The section answers first (which ordering
+is faster per call, by how much, on which clock); the four orderings' table, chart and
+jaxprs follow with ``-v``, or in plain HTML behind a click, which a saved notebook and
+a static export (``jupyter nbconvert --to html``) open with no kernel.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..model.orderings import TOGGLED
 from ..model.orderings import Orderings
 from ..model.rows import OrderingRow
 from ..model.stats.rule import median
+from ..model.stats.units import counted
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
@@ -31,6 +34,7 @@ from .blocks import Image
 from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
+from .blocks import answer_first
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import switch
@@ -39,6 +43,7 @@ from .format import fmt_spread
 from .format import marked_ratio
 from .format import medians_of
 from .format import unmarked_clock
+from .verdicts import clock_name
 from .verdicts import cpu_mark
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
@@ -47,6 +52,11 @@ COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX
 
 def _count(x: int | None) -> str:
     return "—" if x is None else f"{x:,}"
+
+
+def _equations(row: OrderingRow) -> str:
+    """``1 equation``, ``8,208 equations``; ``— equations`` where not measured."""
+    return "— equations" if row.jaxpr_eqns is None else counted(row.jaxpr_eqns, "equation")
 
 
 def _same(row: OrderingRow) -> str:
@@ -100,8 +110,12 @@ def row_cells(o: Orderings, name: str) -> list[Cell]:
 def _title(o: Orderings) -> str:
     how = "one example stacked" if o.built_batch else "your batch, in_axes"
     axes = "" if o.built_batch else f" {o.in_axes}"
-    return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), "
-            f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}")
+    return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), per call on "
+            f"{clock_name(o.clock())}")
+
+
+def _table_title(o: Orderings) -> str:
+    return f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
 
 
 def _repeats(o: Orderings) -> dict[str, int]:
@@ -120,28 +134,37 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
     return o.verdict(chosen).text
 
 
-def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
-    """All four orderings as blocks, built once for the text and the HTML table."""
-    rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
+def answer(o: Orderings) -> list[Block]:
+    """What ``--vmap`` asks, first: which of ``jit(vmap(f))`` and ``vmap(jit(f))`` is
+    faster per call, by how much, on which clock (the verdict's headline), then the
+    medians and why (its full text), then what went wrong, if anything did."""
     v = o.verdict()
     out: list[Block] = [Heading((_title(o),)), comparison.headline(v),
-                        *comparison.partial(o.stopped),
-                        Image(png, "first call and per call, four orderings"),
-                        Table(columns(o), rows, css="jitcompare-orderings"),
-                        Para([*((t,) for t in comparison.details(v)), (outputs_line(o),)])]
+                        *([Para([(t,) for t in comparison.details(v)])] if v.text != v.headline
+                          else []), *comparison.partial(o.stopped)]
     out += [Para([("warning: ", w)], "warning") for w in o.warnings]
     out += [Pre(f"error in {r.name}: {r.error}", "error") for r in o.rows.values() if r.error]
     return out
 
 
+def details(o: Orderings, png: bytes | None = None) -> list[Block]:
+    """The rest, behind ``-v`` or a click: all four orderings' table and chart, whether
+    their outputs match, and the two toggled orderings' jaxprs (HTML only)."""
+    rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
+    return [Para([_table_title(o)]), Image(png, "first call and per call, four orderings"),
+            Table(columns(o), rows, css="jitcompare-orderings"), Para([outputs_line(o)]),
+            *(Details(("jaxpr of ", Code(n), f" ({_equations(o[n])})"),
+                      o[n].jaxpr_text) for n in TOGGLED if n in o.rows)]
+
+
+def blocks(o: Orderings, png: bytes | None = None) -> list[Block]:
+    """All of the orderings' section, the answer then the rest, built once for text and HTML."""
+    return [*answer(o), *details(o, png)]
+
+
 def text_table(o: Orderings) -> str:
     """All four orderings as plain text: what a terminal or a text export shows."""
     return as_text(blocks(o))
-
-
-def html_table(o: Orderings, png: bytes | None = None) -> Html:
-    """All four orderings as an HTML table (with spreads), the chart, outputs and verdict."""
-    return as_html(blocks(o, png))
 
 
 def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Block]:
@@ -154,7 +177,7 @@ def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Bl
             Table((), [(f"{k}:", value) for k, value in panel_numbers(o, chosen)],
                   css="jitcompare-ordering"),
             *([Para([(t,) for t in full])] if full else []),
-            Details(("jaxpr of ", Code(chosen), f" ({_count(row.jaxpr_eqns)} equations)"),
+            Details(("jaxpr of ", Code(chosen), f" ({_equations(row)})"),
                     row.jaxpr_text, in_text=True)]
 
 
@@ -197,10 +220,15 @@ def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
                   names.index(chosen) if chosen in names else 0)
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the table of all
-    four orderings and their chart, where ``--vmap`` measured them."""
+#: What the orderings' section folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "all four orderings (table, chart, jaxprs)"
+
+
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`), where ``--vmap``
+    measured the orderings: the answer (:func:`answer`), then the rest (:func:`details`)
+    in text only ``verbose``, in HTML behind a click."""
     o = c.orderings
     if o is None:
         return None
-    return text_table(o), html_table(o, orderings_png(o, plot))
+    return answer_first(answer(o), details(o, orderings_png(o, plot)), FOLDED, verbose)

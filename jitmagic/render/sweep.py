@@ -1,5 +1,7 @@
-"""Text and HTML tables of a sweep: one row per value, flat and nested per phase,
-and a last row with each column's fitted growth exponent."""
+"""Text and HTML of a sweep: its answer first, the trend (each stage's growth exponent
+per variant, with its 95% interval); then, with ``-v`` or behind a click, the chart, a
+table of one row per value, flat and nested per phase, with a last row of each column's
+fitted growth exponent, and each value's verdict."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ from ..model.rows import VARIANTS
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
 from ..model.sweep import Sweep
+from ..model.sweep import Trend
 from ..model.sweep import clock_of
 from ..model.sweep import exponents
 from ..model.sweep import medians
+from ..model.sweep import trends
 from ..model.sweep import unchanged
 from . import provenance as _provenance
 from .blocks import MAX_ITEMS
@@ -22,8 +26,7 @@ from .blocks import Image
 from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
-from .blocks import as_html
-from .blocks import as_text
+from .blocks import answer_first
 from .blocks import first
 from .blocks import more
 from .blocks import shown_name
@@ -51,29 +54,78 @@ def _table(c: Sweep) -> Table:
     return Table([name, "variant"] + [SHORT[p] for p in PHASES], rows, css="jitcompare-sweep")
 
 
-def blocks(c: Sweep, png: bytes | None = None) -> list[Block]:
-    """The sweep as blocks, built once: chart, table, growth line and warnings."""
-    sweep = c
-    name = sweep.name
-    named, left = first(sweep.values, MAX_NAMED)
+def _title(c: Sweep) -> Heading:
+    named, left = first(c.values, MAX_NAMED)
     values = ", ".join(shown_name(repr(v)) for v in named) + (f", {more(left, 'values')}"
                                                          if left else "")
+    return Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(c.name),
+                    f" = {values} ({_clock_said(c)})"))
+
+
+def fmt_trend(name: str, t: Trend | None) -> str:
+    """``~ n^0.9 (0.8–1.0)``: an exponent with its 95% interval (``—``: not fitted)."""
+    if t is None:
+        return "—"
+    said = fmt_exponent(name, t.k)
+    if t.low is None or t.high is None:
+        return said
+    return f"{said} ({t.low:.1f}–{t.high:.1f})".replace("-0.0", "0.0")
+
+
+def trend_line(c: Sweep) -> str:
+    """The answer in one line: how the first call grows with the swept value, flat and
+    nested, each exponent with its 95% interval."""
+    if unchanged(c):
+        return (f"Every value of {c.name} built the same programs: the timings do not grow "
+                "with it (no trend fitted)")
+    ts = trends(c)
+    if all(ts[v]["first_call_s"] is None for v in VARIANTS):
+        return f"No trend over {c.name}: its values are not positive numbers, or too few"
+    return "First call: " + ", ".join(
+        f"{v} {fmt_trend(c.name, ts[v]['first_call_s'])}" for v in VARIANTS)
+
+
+def _trend_table(c: Sweep) -> list[Block]:
+    """Each stage's exponent per variant, with its interval: the answer in full."""
+    ts = trends(c)
+    if all(t is None for v in VARIANTS for t in ts[v].values()):
+        return []
+    rows = [[SHORT[p], *(fmt_trend(c.name, ts[v][p]) for v in VARIANTS)] for p in PHASES]
+    return [Para([f"how each stage grows: seconds ~ {c.name}^k, k fitted on the medians, "
+                  "with its 95% interval from every run"]),
+            Table(["stage", *VARIANTS], rows, css="jitcompare-trend")]
+
+
+def answer(c: Sweep) -> list[Block]:
+    """What a sweep asks, first: its trend (the growth exponents with their intervals),
+    then whether it stopped, the values where a variant failed (an error is an answer:
+    the trend leaves those values out), and its warnings."""
+    out: list[Block] = [_title(c), Para([trend_line(c)], "verdict", bold=True),
+                        *_trend_table(c), *partial(c.stopped), *_found(c, "error")]
+    return out + [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
+
+
+def details(c: Sweep, png: bytes | None = None) -> list[Block]:
+    """The rest, behind ``-v`` or a click: the chart, every value's medians, the first
+    call's verdict value by value, each value's errors and warnings, the provenance."""
     out: list[Block] = [
-        Heading(("jitcompare sweep: ", Code(c.entry), " over ", Code(name),
-                 f" = {values} (medians per value, {_clock_said(c)})")),
-        Para([sweep.headline], "verdict", bold=True),
-        *partial(sweep.stopped),
-        Image(png, f"phases against {name}"),
-        _table(c),
-        Para([(f"growth: {_growth_rule(c, name)}; "
-               f"sweep wall time {fmt_s(sweep.wall_s)}",)])]
-    out += [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
-    found = _warnings(c)
+        Image(png, f"phases against {c.name}"),
+        Para([f"medians per value ({_clock_said(c)}):"]), _table(c),
+        Para([c.headline, (f"growth: {_growth_rule(c, c.name)}; "
+                           f"sweep wall time {fmt_s(c.wall_s)}",)])]
+    return out + _found(c, "warning") + _provenance.blocks(c)
+
+
+def _found(c: Sweep, kind: str) -> list[Block]:
+    """Each value's errors or warnings (``kind``), at most :data:`~.blocks.MAX_ITEMS`."""
+    found = [(v, w) for k, v, w in _warnings(c) if k == kind]
     shown, left = first(found, MAX_ITEMS)
-    out += [Pre(f"{kind} ({name}={v!r}): {w}", "warning" if kind == "warning" else "error")
-            for kind, v, w in shown]
-    out += [Pre(more(left, "errors and warnings", len(found)), "warning")] if left else []
-    return out + _provenance.blocks(c)
+    out: list[Block] = [Pre(f"{kind} ({c.name}={v!r}): {w}", kind) for v, w in shown]
+    return out + ([Pre(more(left, f"{kind}s", len(found)), kind)] if left else [])
+
+
+#: What a sweep's report folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "every value: chart, medians, verdicts"
 
 
 def _sweep_warnings(c: Sweep) -> list[str]:
@@ -97,14 +149,14 @@ def _growth_rule(c: Sweep, name: str) -> str:
     return f"seconds ~ {name}^k, k fitted on log-log medians"
 
 
-def sweep_text(c: Sweep) -> str:
-    """The sweep as a plain-text table, with the growth exponents and any warnings."""
-    return as_text(blocks(c))
+def sweep_text(c: Sweep, verbose: bool = False) -> str:
+    """The sweep as plain text: its trend first, every value's table with ``verbose``."""
+    return answer_first(answer(c), details(c), FOLDED, verbose)[0]
 
 
-def sweep_html(c: Sweep, png: bytes | None = None) -> Html:
-    """The sweep as HTML: the chart (if given), the table, and the warnings."""
-    return as_html(blocks(c, png))
+def sweep_html(c: Sweep, png: bytes | None = None, verbose: bool = False) -> Html:
+    """The sweep as HTML: its trend first, the chart and every value's table folded."""
+    return answer_first(answer(c), details(c, png), FOLDED, verbose)[1]
 
 
 def _warnings(c: Sweep) -> list[tuple[str, object, str]]:

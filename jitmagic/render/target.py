@@ -49,9 +49,11 @@ from .blocks import Cell
 from .blocks import Code
 from .blocks import Details
 from .blocks import Heading
+from .blocks import Html
 from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
+from .blocks import answer_first
 from .format import PHASE_LABELS
 from .format import fmt_spread
 from .verdicts import interval_ends
@@ -124,7 +126,7 @@ def _table(c: Comparison, t: TargetCompile) -> Table:
 def host_lines(t: TargetCompile) -> list[str]:
     """Whose seconds these are, and how far they are from the TPU host's."""
     lines = [f"seconds of this host ({t.host}), compiling with libtpu {t.libtpu or '?'} for "
-             f"{t.devices} {t.device_kind} device{'s' * (t.devices != 1)}, not the TPU "
+             f"{counted(t.devices, f'{t.device_kind} device')}, not the TPU "
              "host's"]
     found = calibration(t.topology, t.host)
     if found is None:
@@ -208,7 +210,7 @@ def effort_lines(t: TargetCompile) -> list[str]:
         return []
     rounds = len(default.compile_s)
     said = [f"XLA's effort for {t.topology} (--effort): the flat program compiled again at "
-            f"each setting, {rounds} round{'s' * (rounds != 1)}; the default's XLA compile "
+            f"each setting, {counted(rounds, 'round')}; the default's XLA compile "
             f"{fmt_s(median(list(default.compile_s)))}"]
     for name, row in t.effort.items():
         if name == "default":
@@ -225,23 +227,48 @@ def effort_lines(t: TargetCompile) -> list[str]:
     return [*said, *notes_said(t.effort_notes)]
 
 
-def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
-    """The report of a comparison compiled for ``t``'s topology."""
+def answer(c: Comparison, t: TargetCompile) -> list[Block]:
+    """What ``--target`` asks, first: whether nesting compiles faster for the topology,
+    by how much, on which clock; a program that does not fit one device's HBM, a stop,
+    an error."""
     runs = len(c.flat.samples.get("compile_s", []))
     out: list[Block] = [
         Heading(("jitcompare --target ", Code(t.topology), ": ", Code(c.entry),
-                 f" ({runs} cold compile{'s' * (runs != 1)} a variant, none run)")),
+                 f" ({counted(runs, 'cold compile')} a variant, none run)")),
         Para([headline(c, t)], bold=True)]
     out += [Para([f"stopped: {c.stopped}"], "warning")] if c.stopped else []
-    out += [_table(c, t), Para([*host_lines(t), placement_line(t), *memory_lines(c, t),
-                                *program_lines(c), *warm_lines(t), _helpers(c)])]
+    misfits = [name for name in VARIANTS if name in t.memory and t.fits(name) is False]
+    out += [Para([f"{name}: does NOT fit one device's {fmt_bytes(t.hbm_bytes or 0)} HBM"
+                  for name in misfits], "warning")] if misfits else []
+    return out + [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
+
+
+def details(c: Comparison, t: TargetCompile) -> list[Block]:
+    """The rest, behind ``-v`` or a click: the stages' table, whose seconds these are,
+    the arguments' placement, the programs' size and memory, the warnings, the jaxprs."""
+    out: list[Block] = [_table(c, t), Para([*host_lines(t), placement_line(t),
+                                            *memory_lines(c, t), *program_lines(c),
+                                            *warm_lines(t), _helpers(c)])]
     out += [Para(effort_lines(t))] if t.effort else []
-    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
     out += _provenance.blocks(c)
-    out += [Details((f"jaxpr, {name} ({v.jaxpr_eqns or 0:,} equations)",), v.jaxpr_text)
-            for name, v in c.variants.items() if v.jaxpr_text]
-    return out
+    return out + [Details((f"jaxpr, {name} ({counted(v.jaxpr_eqns or 0, 'equation')})",),
+                          v.jaxpr_text) for name, v in c.variants.items() if v.jaxpr_text]
+
+
+def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
+    """The report of a comparison compiled for ``t``'s topology, in full."""
+    return [*answer(c, t), *details(c, t)]
+
+
+#: What the report folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "the stages' table, whose seconds these are, the programs' size and memory"
+
+
+def section(c: Comparison, t: TargetCompile, verbose: bool = False) -> tuple[str, Html]:
+    """The report as (text, HTML): :func:`answer` first, :func:`details` in text only
+    ``verbose``, in HTML behind a click."""
+    return answer_first(answer(c, t), details(c, t), FOLDED, verbose)
 
 
 def _helpers(c: Comparison) -> str:

@@ -6,8 +6,10 @@ Exit statuses: 0 when the script ended (and the gate, if any, held); 1 when the 
 raised (its traceback is printed after the ledger) or the gate failed; 2 for bad options;
 3 for a report that cannot be written; 130 for Ctrl-C (the ledger so far is printed).
 
-``--install-hook`` (``--remove-hook``) writes (removes) the ``.pth`` file through which
-``JITMAGIC_WATCH=1 python FILE.py`` watches any program (:mod:`.hook`).
+The ledger's files are written and the status decided before anything is printed: a
+stdout whose reader has gone (``| head -c 100``) changes neither (:mod:`.streams`).
+``JITMAGIC_WATCH=1 python FILE.py`` needs no command (:mod:`.hook`): installing jitmagic
+installs its hook, and ``--install-hook`` and ``--remove-hook`` say so (without JAX).
 """
 
 from __future__ import annotations
@@ -35,14 +37,7 @@ from ..statuses import MEASURED
 from ..statuses import RAISED
 from ..statuses import REGRESSED
 from ..statuses import USAGE
-from .api import check_endings
-from .api import gate_of
-from .api import watched
-from .api import write_ledger
-from .hook import install
-from .hook import pth_path
-from .hook import remove
-from .live import Live
+from .streams import write
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,33 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its own arguments")
     for option in specs_for(WATCH, COMMAND):  # JITMAGIC_WATCH reads the same table
         parser.add_argument(*option.flags, **argument_keywords(option, WATCH))
-    parser.epilog = ("--install-hook writes a .pth file into this interpreter's site "
-                     "folder, so that JITMAGIC_WATCH=1 python FILE.py (or "
-                     "JITMAGIC_WATCH=fail_after_warmup=1,save=ledger.json) watches any "
-                     "program and the processes it starts; --remove-hook removes it")
     return parser
 
 
-#: ``python -m jitmagic watch --install-hook`` and ``--remove-hook`` (:mod:`.hook`).
-HOOK_ACTIONS = {"--install-hook": install, "--remove-hook": remove}
-
-
-def _hook(action: str) -> int:
-    try:
-        print(f"jitmagic watch: {HOOK_ACTIONS[action]()}")
-    except OSError as exc:
-        print(f"jitmagic watch: {action} could not write {pth_path()}: {exc}", file=sys.stderr)
-        return CANNOT_WRITE
-    return MEASURED
+#: Flags of the hook's installer, which jitmagic's own installation replaced.
+RETIRED = ("--install-hook", "--remove-hook")
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] and argv[0] in HOOK_ACTIONS:
-        if len(argv) > 1:
-            print(f"jitmagic watch: {argv[0]} takes nothing after it (got {argv[1]!r})",
-                  file=sys.stderr)
-            return USAGE
-        return _hook(argv[0])
+    if argv[:1] and argv[0] in RETIRED:
+        write(f"jitmagic watch: {argv[0]} is no longer needed, and did nothing: installing "
+              "jitmagic (pip install) installs the hook of JITMAGIC_WATCH=1 python FILE.py, "
+              "and uninstalling it removes it", "stdout")
+        return MEASURED
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has said why
@@ -91,15 +72,22 @@ def main(argv: list[str]) -> int:
     made, status, said = _ran(args, gate)
     if not made:
         return RAISED
-    print(text(made[0]))
-    if said:
-        print(said, file=sys.stderr)
-    return _written(made[0], args, _gated(made[0], status))
+    from .api import write_ledger
+
+    written, failed = write_ledger(made[0], args.save, args.html)
+    status = _gated(made[0], status)
+    write("\n".join([text(made[0], args.verbose), *written]), "stdout", last=True)
+    for line in ([said] if said else []) + [f"jitmagic watch: {line}" for line in failed]:
+        write(line, last=True)
+    return (status or CANNOT_WRITE) if failed else status
 
 
 def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
     """The gate of the options, every one checked before the script runs (its report
     paths made absolute: the script may chdir); else the exit status, said why."""
+    from .api import check_endings
+    from .api import gate_of
+
     script = os.path.abspath(args.script)
     try:
         gate = gate_of(args.fail_after_warmup, args.max_compiles)
@@ -123,6 +111,9 @@ def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
 def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str | None]:
     """Run the script as ``python FILE.py ARGS`` would, watched: (the ledger, in a list
     where the watch made one; the exit status; the script's traceback, where it raised)."""
+    from .api import watched
+    from .live import Live
+
     script = os.path.abspath(args.script)
     made: list[Ledger] = []
     status, said = MEASURED, None
@@ -176,12 +167,3 @@ def _gated(ledger: Ledger, status: int) -> int:
     if broken and status == MEASURED:
         return REGRESSED
     return status
-
-
-def _written(ledger: Ledger, args: argparse.Namespace, status: int) -> int:
-    written, failed = write_ledger(ledger, args.save, args.html)
-    for line in written:
-        print(line)
-    for line in failed:
-        print(f"jitmagic watch: {line}", file=sys.stderr)
-    return (status or CANNOT_WRITE) if failed else status

@@ -1,26 +1,29 @@
 """``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
 
-A ``.pth`` file in the interpreter's site folder (``python -m jitmagic watch
---install-hook`` writes it: :func:`install`) holds :data:`PTH_LINE`, which costs a
-dictionary look-up at start when the variable is unset, and imports this module when it
-is set. This module then:
+Installing jitmagic puts ``jitmagic-watch.pth`` into site-packages (a data file of the
+wheel, pyproject.toml; ``pip uninstall`` removes it). Its one line costs a dictionary
+look-up at start where the variable is unset, empty or ``0``, and imports this module
+where it is set to anything else. This module then:
 
 - reads the variable (:func:`parse`): ``1``, or the watch's own options
   (``python -m jitmagic watch``'s, from :func:`jitmagic.options.table.specs_for`) as
   ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
-  off. A bad value is said on stderr and the process ends with status 2 before the
-  program's first line;
-- starts the watch once the program has imported JAX (a ``sys.meta_path`` finder whose
-  loader runs JAX's own, then starts it), so what the program sets before
+  off. A bad value is said in one line on stderr and the program runs unwatched (every
+  Python of the environment reads the variable: pip too);
+- starts the watch once the program has imported JAX
+  (:func:`~jitmagic.interrupts.around_import`), so what the program sets before
   ``import jax`` (``JAX_PLATFORMS``, ``XLA_FLAGS``) still applies; a program that never
   imports JAX is not watched, nor ``python -m jitmagic`` (``watch`` watches by itself);
-- at exit (``atexit``) writes the ledger on stderr, and to the files asked for; where
-  the gate failed (or a file could not be written) and the program ended without an
-  uncaught error, the exit status is 1 (3), set by the last exit handler to run.
+- at exit (``atexit``) writes the files asked for, decides the status, then writes the
+  ledger on stderr (:mod:`.streams`: a stderr that is closed, gone or not read changes
+  neither); where the gate failed (or a file could not be written) and the program ended
+  without an uncaught error, the last exit handler ends the process with status 1 (3)
+  through the interpreter's own shutdown (:func:`_end`).
 
 Processes the program starts inherit the variable and are watched the same way, each
 writing its own ledger; the first process to read the variable marks itself in
-:data:`TOP`, and the others write ``ledger.PID.json`` for ``save=ledger.json``.
+:data:`TOP`, and the others write ``ledger.PID.json`` for ``save=ledger.json``. A child
+``os.fork()`` made without ``exec`` is none of them: it writes nothing.
 
 Recording, the gate, the live lines and the report files are the watch's own
 (:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`); this module
@@ -30,34 +33,29 @@ imports nothing of them (nor JAX) before the program imports JAX.
 from __future__ import annotations
 
 import atexit
-import contextlib
-import importlib.abc
-import importlib.util
+import json
 import os
 import sys
-import sysconfig
-from types import ModuleType
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
+from ...interrupts import around_import
 from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
 from ..statuses import CANNOT_WRITE
 from ..statuses import REGRESSED
-from ..statuses import USAGE
+from .streams import write
 
 #: The variable: ``1``, ``0`` (off) or the options, ``fail_after_warmup=1,save=l.json``.
 VARIABLE = "JITMAGIC_WATCH"
 #: Set by the first process that reads :data:`VARIABLE` to its process id: the processes
 #: it starts inherit both, and know they are not the first.
 TOP = "JITMAGIC_WATCH_TOP"
-#: The file ``--install-hook`` writes into the interpreter's purelib folder.
-PTH_NAME = "jitmagic-watch.pth"
-#: Its one line: nothing but a look-up where the variable is unset or empty.
-PTH_LINE = ('import os; os.environ.get("JITMAGIC_WATCH") '
-            'and __import__("jitmagic.frontends.watch.hook")\n')
-
+#: The options that name a file the watch writes.
+PATHS = ("--save", "--html")
 
 
 class BadValue(ValueError):
@@ -86,13 +84,18 @@ def parse(value: str) -> dict[str, Any] | None:
             what = (f"unknown option {name!r}" if equals else
                     f"{item!r} is not NAME=VALUE" if item else "an empty option (two commas)")
             raise BadValue(f"{what}: give 1, or options as NAME=VALUE joined by commas, of "
-                           + ", ".join(f"{n}={m}" for n, (_, _, m) in known.items())
+                           + ", ".join(f"{n}={m or '1'}" for n, (_, _, m) in known.items())
                            + f" (e.g. {VARIABLE}=fail_after_warmup=1,save=ledger.json)")
         option, kind, metavar = known[key]
         if option in found:
             raise BadValue(f"{key} is given twice: give it once")
         if not given:
             raise BadValue(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
+        if kind is None and metavar is None:  # a switch: verbose=1
+            if given not in ("0", "1"):
+                raise BadValue(f"{key} is on or off: {key}=1 (or 0), not {given!r}")
+            found[option] = given == "1"
+            continue
         try:
             found[option] = kind(given) if kind is not None else given
         except ValueError:
@@ -106,6 +109,7 @@ class _State:
 
     def __init__(self, options: dict[str, Any], top: bool) -> None:
         self.options, self.top = options, top
+        self.pid = os.getpid()        # a fork's child has another: the watch is not its
         self.imported = False         # JAX was imported
         self.entered: Any = None      # the watch's context manager, entered
         self.made: list[Any] = []     # where it puts the ledger
@@ -117,64 +121,44 @@ _state: _State | None = None
 
 
 def _said(message: str) -> None:
-    print(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}",
-          file=sys.stderr, flush=True)
+    write(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}")
+
+
+def _ours() -> _State | None:
+    """This process's watch (None where there is none, or it is a fork's child's copy)."""
+    return _state if _state is not None and _state.pid == os.getpid() else None
 
 
 def begin() -> None:
     """Read :data:`VARIABLE` and, where it asks for the watch, start it once JAX is
-    imported (now, where it already is); a bad value ends the process with status 2."""
+    imported (now, where it already is); a bad value is said, and nothing is watched."""
     global _state
     if _state is not None:
         return
     try:
         options = parse(os.environ.get(VARIABLE, ""))
     except BadValue as exc:
-        _said(str(exc))
-        sys.stdout.flush()
-        os._exit(USAGE)  # before the program runs (SystemExit here would be a fatal error)
+        _said(f"{exc}; the program runs unwatched")
+        return
     if options is None:
         return
+    for flag in PATHS:  # the program may chdir before the ledger is written
+        if options.get(flag):
+            options[flag] = os.path.abspath(options[flag])
     top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
     _state = _State(options, top)
     atexit.register(_exit_status)  # the first registered runs last: after all the others
     if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
         _start()
     else:
-        sys.meta_path.insert(0, _AfterJax())
+        around_import("jax", _then_started)
 
 
-class _AfterJax:
-    """On ``sys.meta_path`` until ``jax`` is imported: JAX's own spec, its loader wrapped
-    so that the watch starts once ``jax`` has run."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "jax":
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _StartAfter(spec.loader)
-        return spec
-
-
-class _StartAfter(importlib.abc.Loader):
-    """JAX's loader, then :func:`_start`; ``jax.__loader__`` stays JAX's own."""
-
-    def __init__(self, loader: Any) -> None:
-        self.loader = loader
-
-    def create_module(self, spec: Any) -> ModuleType | None:
-        created: ModuleType | None = self.loader.create_module(spec)
-        return created
-
-    def exec_module(self, module: ModuleType) -> None:
-        module.__loader__ = self.loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        _start()
+@contextmanager
+def _then_started() -> Iterator[None]:
+    """Around JAX's import: the watch starts once ``jax`` has run."""
+    yield
+    _start()
 
 
 def _source() -> str:
@@ -184,25 +168,27 @@ def _source() -> str:
 
 
 def _start() -> None:
-    """Start the watch (JAX is imported); a bad path ends the program with status 2
-    (``SystemExit``), and a watch that cannot start leaves the program unwatched."""
-    state = _state
+    """Start the watch (JAX is imported); where its options cannot be used (a path that
+    does not end as its file), or it cannot start, the program runs unwatched."""
+    state = _ours()
     if state is None or state.imported:
         return
     state.imported = True
     main = getattr(sys.modules.get("__main__"), "__spec__", None)
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
+    from ...errors import InputError
     from .api import watched
     from .live import Live
 
-    gate = _gate(state)
     try:
+        gate = _gate(state)
         entered = watched(gate, _source(), on_again=Live())
         state.made = entered.__enter__()
     except Exception as exc:  # noqa: BLE001 (the program runs on, unwatched)
-        _said(f"the watch could not start ({type(exc).__name__}: {exc}); the program runs "
-              "unwatched")
+        why = str(exc) if isinstance(exc, InputError) else (
+            f"the watch could not start ({type(exc).__name__}: {exc})")
+        _said(f"{why}; the program runs unwatched")
         return
     state.entered = entered
     previous = sys.excepthook
@@ -218,24 +204,18 @@ def _start() -> None:
 
 def _gate(state: _State) -> Any:
     """The gate of the options, checked with the report paths (a process the first one
-    started writes its own files); a bad one ends the program with status 2."""
-    from ...errors import InputError
+    started writes its own files); ``InputError`` says what is wrong."""
     from ..output import distinct
     from .api import check_endings
     from .api import gate_of
 
     options = state.options
-    paths = {flag: options.get(flag) for flag in ("--save", "--html")}
+    paths = {flag: options.get(flag) for flag in PATHS}
     if not state.top:
         paths = {flag: _with_pid(path) for flag, path in paths.items()}
-    try:
-        gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
-        check_endings(paths)
-        distinct(paths)
-    except InputError as exc:
-        _said(str(exc))
-        state.options = {}
-        raise SystemExit(USAGE) from None
+    gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
+    check_endings(paths)
+    distinct(paths)
     state.options = {**options, **paths}
     return gate
 
@@ -248,8 +228,9 @@ def _with_pid(path: str | None) -> str | None:
 
 
 def _finish() -> None:
-    """Stop the watch, write its ledger (stderr, then the files) and decide the status."""
-    state = _state
+    """Stop the watch, write its files and decide the status, then say the ledger on
+    stderr: what is said there (or not: a reader gone) changes neither."""
+    state = _ours()
     if state is None or state.entered is None:
         return
     from ...render.ledger import text
@@ -267,62 +248,61 @@ def _finish() -> None:
     if not state.made:
         return
     ledger = state.made[0]
-    if not state.top:
-        print(f"jitwatch: process {os.getpid()} ({_source()}), started under {VARIABLE}:",
-              file=sys.stderr)
-    print(text(ledger), file=sys.stderr, flush=True)
+    replaced = _replaced(state.options.get("--save"))
     written, failed = write_ledger(ledger, state.options.get("--save"),
                                    state.options.get("--html"))
-    for line in written + [f"jitmagic: {line}" for line in failed]:
-        print(line, file=sys.stderr, flush=True)
     if error is None:
         state.status = CANNOT_WRITE if failed else REGRESSED if ledger.over_gate() else 0
+    said = [text(ledger, bool(state.options.get("--verbose"))), *written, *replaced,
+            *(f"jitmagic: {line}" for line in failed)]
+    if not state.top:
+        said.insert(0, f"jitwatch: process {os.getpid()} ({_source()}), started under "
+                       f"{VARIABLE}:")
+    write("\n".join(said), last=True)
+
+
+def _replaced(path: str | None) -> list[str]:
+    """A line where ``path`` holds the ledger of another program (two programs one after
+    another under one ``save=``: the second's replaces the first's)."""
+    try:
+        with open(path or "", encoding="utf-8") as f:
+            before = json.load(f).get("source")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(before, str) or before == _source():
+        return []
+    from ...model.saved.schema import printable
+
+    return [f"jitwatch: save= replaced the ledger of {printable(before)} in "
+            f"{printable(path or '')}: give each program "
+            f"its own (e.g. {VARIABLE}=save=ledger-{os.path.splitext(_source())[0]}.json)"]
 
 
 def _exit_status() -> None:
     """The last exit handler: a status the watch decided ends the process with it."""
-    state = _state
+    state = _ours()
     if state is None:
         return
     if not state.imported and state.top:
-        print(f"jitwatch: {_source()} never imported jax: nothing was watched",
-              file=sys.stderr, flush=True)
+        write(f"jitwatch: {_source()} never imported jax: nothing was watched", last=True)
     if state.status:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):  # a closed stream: nothing left to say
-                stream.flush()
-        os._exit(state.status)
+        _end(state.status)
 
 
-# -- the .pth file ------------------------------------------------------------------------
-
-def pth_path(folder: str | None = None) -> str:
-    """Where ``--install-hook`` writes: the running interpreter's purelib folder."""
-    return os.path.join(folder or sysconfig.get_paths()["purelib"], PTH_NAME)
-
-
-def install(folder: str | None = None) -> str:
-    """Write :data:`PTH_LINE` to :func:`pth_path` (again: nothing); what was done."""
-    path = pth_path(folder)
+def _end(status: int) -> None:
+    """End the process with ``status`` through the interpreter's own shutdown, as
+    ``sys.exit`` would: its objects are finalized (a file the program never closed keeps
+    what it wrote). An exit handler cannot change the status (``sys.exit`` there is
+    ignored): CPython's ``Py_Exit`` shuts down with it, the exit handlers cleared (this,
+    the first registered, runs last: the others have run). ``os._exit`` elsewhere."""
+    atexit._clear()
     try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == PTH_LINE:
-                return f"the hook is already installed: {path}"
-    except OSError:
+        import ctypes
+
+        ctypes.pythonapi.Py_Exit(ctypes.c_int(status))
+    except Exception:  # noqa: BLE001 (no CPython API: end at once, as before)
         pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(PTH_LINE)
-    return (f"wrote {path}: {VARIABLE}=1 python FILE.py now watches FILE.py (and the "
-            f"processes it starts); remove it with python -m jitmagic watch --remove-hook")
-
-
-def remove(folder: str | None = None) -> str:
-    """Delete :func:`pth_path` (again: nothing); what was done."""
-    path = pth_path(folder)
-    if not os.path.exists(path):
-        return f"the hook is not installed: no {path}"
-    os.remove(path)
-    return f"removed {path}"
+    os._exit(status)
 
 
 begin()

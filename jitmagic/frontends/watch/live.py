@@ -13,12 +13,12 @@ nothing (JAX fires no event on a cache hit).
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 
 from ...model.ledger.compiles import Compile
 from ...render.ledger.values import live_line
+from .streams import write
 
 #: Recompiles that each get a line; past them, only the 20th, 50th, 100th, 200th, ...
 EACH = 10
@@ -30,16 +30,12 @@ def said(n: int) -> bool:
     return n <= EACH or (digits[0] in "125" and set(digits[1:]) == {"0"})
 
 
-def to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 class Live:
     """Counts the run's recompiles and writes the line of each one :func:`said`
     (``write``: where the line goes; ``name``: the compile as its place should read, the
     magic's cells named as the notebook names them)."""
 
-    def __init__(self, write: Callable[[str], None] = to_stderr,
+    def __init__(self, write: Callable[[str], object] = write,
                  source_file: str | None = None,
                  name: Callable[[Compile], Compile] | None = None) -> None:
         self.write, self.source_file, self.name = write, source_file, name

@@ -177,7 +177,7 @@ class JitWatchMagics(Magics):
         ledger = with_cell_names(ledger, self.shell)
 
         def show(showing: Showing, shown: list[bool]) -> None:
-            data = charted(lambda plot: bundle(ledger, plot=plot), showing,
+            data = charted(lambda plot: bundle(ledger, plot, options.verbose), showing,
                            not options.no_plot)
             if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
                 data = with_note(data, stopped_note(showing.stopped))
@@ -185,7 +185,7 @@ class JitWatchMagics(Magics):
             shown[0] = True
 
         try:
-            present(ledger, options, show, text, said=wrote)
+            present(ledger, options, show, lambda r: text(r, options.verbose), said=wrote)
         except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
             raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
 

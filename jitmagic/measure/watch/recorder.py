@@ -26,6 +26,7 @@ channel's subscription (the last one out puts back what it set) and the listener
 from __future__ import annotations
 
 import linecache
+import os
 import sys
 import threading
 import time
@@ -181,6 +182,8 @@ class Recorder:
     def on_miss(self, miss: Miss) -> None:
         """A miss JAX explained on this thread (:mod:`.channel`): it waits for its trace
         event; past :data:`MAX_EXPLAINED`, the explanations are turned off."""
+        if _measuring():
+            return
         with self._lock:
             pending = self._pending.setdefault(threading.get_ident(), [])
             pending.append(miss)
@@ -197,7 +200,7 @@ class Recorder:
 
     def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
         stage = EVENTS.get(event)
-        if stage is None:
+        if stage is None or _measuring():
             return
         name = str(kw.get("fun_name", "?"))
         if stage != "trace_s" and name.startswith("jit(") and name.endswith(")"):
@@ -406,6 +409,24 @@ def _with_field(miss: Miss) -> Miss:
         return miss
     return replace(miss, reason=replace(miss.reason, argument=field_[0], before=field_[1],
                                         after=field_[2]))
+
+
+#: jitmagic's measuring code, and the watch's own within it.
+_MEASURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
+_WATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+
+
+def _measuring() -> bool:
+    """Whether jitmagic's own measuring code is on this stack (a ``jitmagic.compare()``
+    inside the watched code): its compiles are its measurements, not the run's, and
+    count against no gate."""
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_MEASURE) and not name.startswith(_WATCH):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _caller() -> tuple[str | None, str | None, bool, Any]:

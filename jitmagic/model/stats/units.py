@@ -46,8 +46,9 @@ def ratio_figures(r: float) -> str:
 
 
 def counted(n: int, word: str) -> str:
-    """``1 line``, ``3 lines``: a count and its noun."""
-    return f"{n} {word}{'s' * (n != 1)}"
+    """``1 line``, ``3 lines``, ``8,208 equations``: a count and its noun, the one
+    pluralising rule of every report."""
+    return f"{n:,} {word}{'s' * (n != 1)}"
 
 
 def fmt_bytes(n: int | None) -> str:

@@ -21,6 +21,7 @@ from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
@@ -30,7 +31,7 @@ from ..blocks import Cell
 from ..blocks import Heading
 from ..blocks import Para
 from ..blocks import Table
-from ..blocks import as_html
+from ..blocks import answer_first
 from ..blocks import as_text
 from ..blocks import first
 from ..blocks import more
@@ -50,7 +51,7 @@ def sentence(v: ConstantVariant) -> str:
     """What passing ``v``'s constants as arguments did to its cold first call."""
     if not v.constants:
         count, size = v.captured_constants
-        return (f"{v.variant}: the program captures {count} array constant{'s' * (count != 1)} "
+        return (f"{v.variant}: the program captures {counted(count, 'array constant')} "
                 f"({fmt_bytes(size)}): no constant was passed as an argument (see the notes)")
     said = subject(v.constants)
     if not v.measured:
@@ -153,10 +154,15 @@ def _outputs(v: ConstantVariant) -> str | None:
     return None
 
 
-def blocks(record: ConstantArguments) -> list[Block]:
-    """The section as blocks: heading, sentences, tables, notes."""
-    out: list[Block] = [Heading(TITLE), *partial(record.stopped),
-                        Para([sentence(v) for v in record.variants.values()], "verdict")]
+def answer(record: ConstantArguments) -> list[Block]:
+    """What passing the big constants as arguments did, first: a sentence a variant."""
+    return [Heading(TITLE), *partial(record.stopped),
+            Para([sentence(v) for v in record.variants.values()], "verdict")]
+
+
+def details(record: ConstantArguments) -> list[Block]:
+    """The rest, behind ``-v`` or a click: the constants, both forms' timings, notes."""
+    out: list[Block] = []
     if any(v.constants for v in record.variants.values()):
         out.append(constants_table(record))
     if any(v.samples for v in record.variants.values()):
@@ -184,16 +190,23 @@ def _busy(record: ConstantArguments) -> list[str]:
             "saving included; the table's seconds are wall time."]
 
 
+def blocks(record: ConstantArguments) -> list[Block]:
+    """The section in full, as blocks: :func:`answer`, then :func:`details`."""
+    return [*answer(record), *details(record)]
+
+
 def text(record: ConstantArguments) -> str:
     return as_text(blocks(record))
 
 
-def html(record: ConstantArguments) -> str:
-    return as_html(blocks(record))
+#: What the section folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "the constants, both forms' timings and notes"
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the big constants
-    passed as arguments, where they were measured."""
+    passed as arguments, where they were measured; the answer first, the rest in text
+    only ``verbose``, in HTML behind a click."""
     record = c.constant_arguments
-    return None if record is None else (text(record), html(record))
+    return None if record is None else answer_first(answer(record), details(record),
+                                                     FOLDED, verbose)

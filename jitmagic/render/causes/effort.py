@@ -29,6 +29,7 @@ from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Outcome
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_s
 from .. import comparison
 from ..blocks import Block
@@ -39,6 +40,7 @@ from ..blocks import Image
 from ..blocks import Para
 from ..blocks import Pre
 from ..blocks import Table
+from ..blocks import answer_first
 from ..blocks import as_html
 from ..blocks import as_text
 from ..drawing import effort_png
@@ -58,9 +60,21 @@ TITLE = "XLA's effort (compile less hard)"
 COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio", "outputs")
 
 
+def answer(e: Effort) -> list[Block]:
+    """What ``--effort`` asks, first: the settings worth using, each with the line to
+    write, else that none of those tried is (or why nothing was measured)."""
+    out: list[Block] = [Heading((TITLE,)), *comparison.partial(e.stopped)]
+    if e.default_error:
+        return [*out, Pre(e.default_error, "error")]
+    worth = [sentence(e, r) for r in e.rows.values() if e.outcome(r).verdict(r) in (USE, USE_BELOW)]
+    tried = len(e.rows)
+    return out + [Para(worth or [f"none of the {counted(tried, 'setting')} tried is "
+                                 "worth using here (each one's figures follow in full)"])]
+
+
 def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
-    """The effort section as blocks, built once for the text and the HTML (``png``: the
-    chart, HTML only)."""
+    """The effort section in full, as blocks, built once for the text and the HTML
+    (``png``: the chart, HTML only)."""
     out: list[Block] = [Heading((TITLE,)), Para([intro(e)]), *comparison.partial(e.stopped),
                         *_not_cold(e)]
     if e.default_error:
@@ -195,14 +209,23 @@ def helpers_said(r: EffortRow) -> str:
     helper inside another one kept out of line is traced once for all that one's calls:
     fewer than its jit calls in the nested program, which the nested helpers line
     counts), and why each other one stays inline."""
-    kept = [f"`{n}` kept out of line (traced {c} time{'s' * (c != 1)})"
+    kept = [f"`{n}` kept out of line (traced {counted(c, 'time')})"
             for n, c in r.kept.items()]
     refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
     return f"{r.name}: " + "; ".join(kept + refused)
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+#: What the section folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "every setting's figures, chart and sentence"
+
+
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort,
-    where ``--effort`` measured it."""
+    where ``--effort`` measured it; the settings worth using first, every setting in
+    full in text only ``verbose``, in HTML behind a click."""
     record = c.part("effort")
-    return None if record is None else (text(record), html(record, effort_png(record, plot)))
+    if record is None:
+        return None
+    rest = [] if record.default_error else blocks(record, effort_png(record, plot))[1:]
+    return answer_first(answer(record), rest, FOLDED, verbose)
+

@@ -35,6 +35,7 @@ from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.rule import Difference
 from ...model.stats.rule import median
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
@@ -132,7 +133,7 @@ def _compile_detail(c: Compared) -> str:
             ] if c.same_compiled else []
     profiled = c.xla_passes.of("flat") if c.xla_passes is not None else None
     if profiled is not None:
-        said.append(f"of an extra profiled compile, {_xla_parts(profiled)}")
+        said.append(f"of an extra profiled compile, {xla_parts(profiled)}")
         if (c.flat.constant_bytes or 0) >= BIG_BYTES and profiled.before_passes_s:
             said.append("converting the module to HLO includes its big constants")
     elif c.xla_passes is not None and c.xla_passes.reason:
@@ -140,7 +141,7 @@ def _compile_detail(c: Compared) -> str:
     return "; ".join(said)
 
 
-def _xla_parts(profiled: Any) -> str:
+def xla_parts(profiled: Any) -> str:
     """``code generation 92%, HLO passes 4% (the biggest pass: `algsimp`, 6%)``: the parts
     of XLA's compile the profile read, biggest first."""
     parts = [(name, seconds) for name, seconds in (
@@ -265,7 +266,7 @@ def constants_words(x: Cause) -> Words:
         return (why_not(c) if c.stopped_anywhere else "not counted (a report older than 0.4)"
                 ), ""
     if x.case == "small":
-        return (f"{count} array constant{'s' * (count != 1)} captured, {fmt_bytes(size)}"
+        return (f"{counted(count, 'array constant')} captured, {fmt_bytes(size)}"
                 if count else "no array constant captured"), ""
     if x.case == "not passed":
         return (f"{fmt_bytes(size)} of array constants captured, not measured passed as "

@@ -311,8 +311,9 @@ def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
             "set `jax_persistent_cache_min_compile_time_secs` to 0")
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start,
-    where ``--cache`` measured it."""
+    where ``--cache`` measured it. Shown whole
+    whether ``verbose`` or not."""
     record = c.second_start
     return None if record is None else (text(record), html(record))

@@ -18,13 +18,18 @@ from ...model.causes.cause import clock_of
 from ...model.causes.loops import is_rewrite
 from ...model.comparison import Comparison
 from ...model.stats.rule import median
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
 from ...model.stats.witness import Clock
 from ...model.stats.witness import on
 from ..blocks import Block
 from ..blocks import Heading
+from ..blocks import Html
 from ..blocks import Para
+from ..blocks import answer_first
+from ..blocks import as_html
+from ..blocks import as_text
 from .said import NOT_RUN
 from .said import stopped_first
 
@@ -36,10 +41,48 @@ UNRANKED = ((UNDECIDED, "inconclusive (more runs may tell)"),
             (NOTHING, "nothing measurable to gain"), (UNMEASURABLE, "not measurable here"))
 
 
+#: What the section folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "every cause in full: its figures, the stages, what was not measured"
+
+
+def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
+    """The section as (text, HTML), none where nothing at all was measured and nothing
+    stopped: the answer first (:func:`answer`), every cause in full after it in HTML
+    behind a click; with ``verbose``, the causes in full alone (the answer restates
+    their first lines)."""
+    full = blocks(c)
+    if not full or verbose:
+        return (as_text(full), as_html(full)) if full else None
+    return answer_first(answer(c), full[1:], FOLDED)
+
+
+def answer(c: Comparison) -> list[Block]:
+    """What ``--why`` asks, briefly: the biggest measured saving and what to do about it,
+    then where the first call's time goes (or why no stage was measured)."""
+    of = _by_kind(c)
+    clock = clock_of(c)
+    first = median(on(c.judged("flat").samples, "first_call_s", clock))
+    lines = []
+    if of[SAVING]:
+        x, more = of[SAVING][0], len(of[SAVING]) - 1
+        fix = f"; what to do: {x.fix}" if x.fix else ""
+        others = f" (and {counted(more, 'more measured saving')})" if more else ""
+        lines.append(f"the biggest measured saving: {x.name}, {fmt_s(x.seconds)}{fix}{others}")
+    lines.append(_stages(of[STAGE], first) if of[STAGE] else
+                 f"no stage of the first call was measured: {stopped_first(c)}")
+    if not of[SAVING]:
+        lines += [f"  {x.name}: what to do: {x.fix}" for x in of[STAGE] if x.fix][:1]
+    return [Heading(_title(first, clock)), Para(lines)]
+
+
+def _by_kind(c: Comparison) -> dict[str, list[Cause]]:
+    return {kind: [x for x in c.why if x.kind == kind] for kind in KINDS}
+
+
 def blocks(c: Comparison) -> list[Block]:
-    """The section as blocks; none where nothing at all was measured and nothing stopped."""
-    found = c.why
-    of = {kind: [x for x in found if x.kind == kind] for kind in KINDS}
+    """The section in full as blocks; none where nothing at all was measured and nothing
+    stopped."""
+    of = _by_kind(c)
     if not of[STAGE] and not c.stopped_anywhere:
         return []
     clock, stop = clock_of(c), stopped_first(c)

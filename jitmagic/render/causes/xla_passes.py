@@ -32,8 +32,9 @@ from ..blocks import Cell
 from ..blocks import Heading
 from ..blocks import Para
 from ..blocks import Table
-from ..blocks import as_html
+from ..blocks import answer_first
 from ..blocks import as_text
+from .said import xla_parts
 
 HEADING = "Where XLA spends the compile"
 #: Passes shown per variant, the biggest first.
@@ -230,14 +231,34 @@ def warm_compiles(c: Comparison) -> dict[str, float]:
             and warm_extra(p.compile_s, c.variants[v].samples, platform)}
 
 
-def section(c: Comparison, plot: bool = True) -> tuple[str, str] | None:
+def answer(x: XlaPasses, warm: dict[str, float]) -> list[Block]:
+    """Where XLA spent each profiled compile, first: its parts, biggest first, marked
+    where the compile was not cold (``warm``, :func:`warm_compiles`); or why nothing was
+    measured."""
+    if x.reason is not None:
+        return [Heading(HEADING), Para([x.reason], kind="note")]
+    lines = [f"{v}: profiled compile {fmt_s(c.compile_s)}{' (not cold)' * (v in warm)}: "
+             f"{xla_parts(c)}"
+             for v in (PROFILED[:1] if x.same_program else PROFILED)
+             if (c := x.compiles.get(v)) is not None]
+    return [Heading(HEADING), Para(lines or ["no compile was profiled"])]
+
+
+#: What the section folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "each compile's parts and HLO passes, and what nesting moved"
+
+
+def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where XLA spent
-    its profiled compiles, where ``--xla`` measured them, and which were not cold."""
+    its profiled compiles, where ``--xla`` measured them, and which were not cold; the
+    answer first, the rest in text only ``verbose``, in HTML behind a click."""
     record = c.xla_passes
     if record is None:
         return None
     target = target_of(c.env)
     where = None if target is None else (
         f" for the TPU {target.topology}, on this host ({target.host}): this host's seconds")
-    said = blocks(record, warm_compiles(c), where)
-    return as_text(said), as_html(said)
+    warm = warm_compiles(c)
+    full = blocks(record, warm, where)
+    return answer_first(answer(record, warm), full[1:] if record.reason is None else [],
+                        FOLDED, verbose)

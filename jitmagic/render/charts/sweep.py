@@ -30,6 +30,8 @@ from .style import plain
 
 #: At most this many tick labels on an axis (every k-th value is labelled).
 MAX_TICKS = 12
+#: Panels a row (one per phase, on two rows).
+COLUMNS = 3
 
 #: Each variant's line: its colour, and a marker and dash of its own (told apart in grey too).
 STYLE = {"flat": dict(color=VARIANT["flat"], marker="o", linestyle="-"),
@@ -62,8 +64,13 @@ def sweep_figure(c: Sweep) -> Figure:
     xs = values if loglog else list(range(len(values)))
     meds, ks = medians(c), exponents(c)
     step = -(-len(values) // MAX_TICKS)  # every value up to MAX_TICKS, then every k-th
-    fig = Figure(figsize=(3.1 * len(PHASES), 3.3), layout="constrained", dpi=DPI)
-    axes = fig.subplots(1, len(PHASES))
+    # three panels a row, 10 inches wide: at a notebook's width (about 900 px) its 10 pt
+    # type is 12 px or more (five panels in a row were shrunk to 9 px)
+    fig = Figure(figsize=(10, 6.4), layout="constrained", dpi=DPI)
+    grid = list(fig.subplots(2, COLUMNS).flat)
+    axes = grid[:len(PHASES)]
+    for spare in grid[len(PHASES):]:
+        spare.set_axis_off()
     for ax, phase in zip(axes, PHASES, strict=True):
         for variant, style in STYLE.items():
             ys = meds[variant][phase][:MAX_POINTS]
@@ -77,7 +84,8 @@ def sweep_figure(c: Sweep) -> Figure:
         ax.set_xlabel(name)
         if ax.lines:  # a phase nothing measured (a stopped sweep) has no legend
             ax.legend(fontsize=LEGEND_PT)
-    axes[0].set_ylabel(f"median {'CPU' if clock_of(c) == CPU else 'wall'} time")
+    for ax in axes[::COLUMNS]:
+        ax.set_ylabel(f"median {'CPU' if clock_of(c) == CPU else 'wall'} time")
     fig.suptitle(f"{plain(c.entry)}: how each phase grows with {name}"
                  + (f" (the first {len(values)}; {plain(more(left, 'values'))} not drawn)"
                     if left else ""))

@@ -10,9 +10,9 @@ answer says so.
 
 from __future__ import annotations
 
-import ast
 import html
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import AGAIN
@@ -34,6 +34,7 @@ from ..blocks import as_html
 from ..bundle import page
 from ..bundle import with_note
 from ..format import fmt_s
+from .bridge import jitcompare_line
 from .fixes import EAGER_ANEW_FIX
 from .fixes import FIXES
 from .fixes import GRAPH_FIX
@@ -59,8 +60,9 @@ from .words import users_place
 
 
 def answer(ledger: Ledger) -> str:
-    """The ledger in one sentence: how many compiles, their seconds of the run's, how
-    many compiled again and where most of those seconds went."""
+    """The ledger in one or two sentences: what compiled again first (the function that
+    cost most, and how often), then every compile's seconds of the run's, warm-ups
+    included (a short run is mostly its first compiles: no sign of a loop bound by them)."""
     where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
     others = _others(ledger)
     if ledger.count == 0:
@@ -69,23 +71,34 @@ def answer(ledger: Ledger) -> str:
                 f"called no jit){others}.")
     threads = {c.thread for c in ledger.watched}
     summed = f", summed over {len(threads)} threads" if len(threads) > 1 else ""
-    head = (f"{plural(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
-            f"({CLOCK}{summed})")
+    total = (f"{plural(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
+             f"({CLOCK}{summed})")
     if ledger.again == 0:
-        return f"{head}; none compiled again: each function compiled once{others}."
+        return f"none compiled again: each function compiled once; {total}{others}."
+    return (f"{_again_said(ledger)}: why, and what to do, below. In all, {total}, each "
+            f"function's first compile included{others}.")
+
+
+def _again_said(ledger: Ledger) -> str:
+    """``step` (defined at line 2) compiled again 3 times (310 ms); 1 other function 2
+    times; eager ops (jnp calls outside any jit) 1 time``: the costliest first."""
     rows = [r for r in ledger.functions() if r.again]
-    mine = [r for r in rows if not r.eager]
-    top = max(mine or rows, key=lambda r: _again_seconds(r))
+    mine = sorted((r for r in rows if not r.eager), key=lambda r: -_again_seconds(r))
     eager = sum(r.again for r in rows if r.eager)
-    said = (f"{top.again:,} of those recompiled `{printable(top.function)}`"
-            f"{defined(top, ledger)}") if mine else \
-        (f"all of them eager ops (jnp calls outside any jit), "
-         f"`{printable(shown(top.function, top.call_text))}` most")
-    if mine and eager:
-        said += (f"; {eager:,} {'was an eager op' if eager == 1 else 'were eager ops'} (jnp "
-                 "calls outside any jit)")
-    return (f"{head}; {ledger.again:,} of them compiled again "
-            f"({fmt_s(ledger.again_seconds)}), {said}{others}.")
+    if not mine:
+        top = max(rows, key=_again_seconds)
+        return (f"eager ops (jnp calls outside any jit) compiled again "
+                f"{plural(eager, 'time')} ({fmt_s(ledger.again_seconds)}), "
+                f"`{printable(shown(top.function, top.call_text))}` most")
+    top, rest = mine[0], mine[1:]
+    said = (f"`{printable(top.function)}`{defined(top, ledger)} compiled again "
+            f"{plural(top.again, 'time')} ({fmt_s(_again_seconds(top))})")
+    if rest:
+        said += (f"; {plural(len(rest), 'other function')} "
+                 f"{plural(sum(r.again for r in rest), 'time')}")
+    if eager:
+        said += f"; eager ops (jnp calls outside any jit) {plural(eager, 'time')}"
+    return said
 
 
 def _others(ledger: Ledger) -> str:
@@ -98,12 +111,14 @@ def _again_seconds(row: FunctionRow) -> float:
     return sum(r.seconds for r in row.reasons if r.kind != FIRST)
 
 
-def text(ledger: Ledger) -> str:
-    """The whole ledger for a terminal."""
-    return "\n".join(_lines(ledger))
+def text(ledger: Ledger, verbose: bool = False) -> str:
+    """The ledger for a terminal: the answer, what compiled again and its fix, then the
+    table; the eager ops that compiled once are folded into one line (``verbose``: every
+    row)."""
+    return "\n".join(_lines(ledger, verbose))
 
 
-def _lines(ledger: Ledger) -> Iterable[str]:
+def _lines(ledger: Ledger, verbose: bool = False, folded_said: bool = True) -> Iterable[str]:
     yield f"jitwatch: {answer(ledger)}"
     if ledger.stopped:
         yield "Stopped by Ctrl-C: the ledger holds what ran before it."
@@ -111,10 +126,22 @@ def _lines(ledger: Ledger) -> Iterable[str]:
         raised = printable(ledger.error).rstrip().rstrip(".")  # "... (5,).: the ledger"
         yield f"The run raised {raised}: the ledger holds what ran before it."
     rows = ledger.functions()
-    if rows:
+    yield from _again_lines(rows, ledger)
+    kept, folded = (rows, []) if verbose else _folded(rows)
+    if kept or folded:
         yield ""
-        yield from _table(rows, ledger)
-        yield from (f"note: {said}" for said in explanations(rows[:MAX_ROWS]))
+    if kept:
+        yield from _table(kept, ledger)
+    if folded and folded_said:
+        yield folded_line(folded) + ": -v shows them"
+    yield from (f"note: {said}" for said in explanations(kept[:MAX_ROWS]))
+    yield from _stale(ledger)
+    yield from _not_kept(ledger)
+    yield from gate_lines(ledger)
+
+
+def _again_lines(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
+    """Why each function compiled again, the costliest first, with what to do."""
     again = sorted((r for r in rows if r.again and not r.eager),
                    key=lambda r: -_again_seconds(r))
     eager = ledger.eager_again()
@@ -124,9 +151,19 @@ def _lines(ledger: Ledger) -> Iterable[str]:
         for row in again[:MAX_ROWS]:
             yield from _why(row, ledger)
         yield from _eager_why(eager, ledger)
-    yield from _stale(ledger)
-    yield from _not_kept(ledger)
-    yield from gate_lines(ledger)
+
+
+def _folded(rows: list[FunctionRow]) -> tuple[list[FunctionRow], list[FunctionRow]]:
+    """(the rows shown, the eager ops that compiled once: set-up, each a first compile
+    no fix applies to, folded away unless asked for)."""
+    return ([r for r in rows if not r.eager or r.again],
+            [r for r in rows if r.eager and not r.again])
+
+
+def folded_line(folded: list[FunctionRow]) -> str:
+    """``… and 6 eager ops that compiled once (212 ms, jnp calls outside any jit)``."""
+    return (f"… and {plural(len(folded), 'eager op')} that compiled once "
+            f"({fmt_s(sum(r.seconds for r in folded))}, jnp calls outside any jit)")
 
 
 def _not_kept(ledger: Ledger) -> Iterable[str]:
@@ -221,7 +258,8 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             yield f"      {clip(' '.join(explained(reason).split()), 300)}"
     if len(again) > MAX_REASONS:
         yield f"  … and {len(again) - MAX_REASONS} more reasons"
-    bridge = jitcompare_line(row) if ledger.source in MAGIC_SOURCES else None
+    bridge = jitcompare_line(row, ledger.source_file) if ledger.source in MAGIC_SOURCES \
+        else None
     if bridge:
         yield f"  is one compile of it slow? {printable(bridge)} measures it flat against nested"
 
@@ -258,47 +296,34 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
         yield f"  note{', on new shapes or dtypes' if anew else ''}: {NOTES[EAGER]}"
 
 
-def jitcompare_line(row: FunctionRow) -> str | None:
-    """The ``%jitcompare`` line that measures the function as the user called it, read
-    off the line of its first call (None where that line holds no call of it)."""
-    if not row.call_text or row.eager:
-        return None
-    try:
-        tree = ast.parse(row.call_text.strip().rstrip(":"), mode="exec")
-    except SyntaxError:
-        return None
-    name = row.function.rsplit(".", 1)[-1]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node.func) == name:
-            return f"%jitcompare {ast.unparse(node)}"
-    return None
-
-
-def _called(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    return func.attr if isinstance(func, ast.Attribute) else None
-
-
-def html_body(ledger: Ledger, chart_png: bytes | None = None) -> str:
+def html_body(ledger: Ledger, chart_png: bytes | None = None, verbose: bool = False) -> str:
     """The ledger as an HTML fragment, built of the blocks every report is made of (each
-    string escaped there): the answer, the chart (where one was drawn), the table and the
-    reasons (one ``<pre>``, as the text says them)."""
+    string escaped there): the answer, the chart (where one was drawn), what compiled
+    again and the table (one ``<pre>``, as the text says them), and the eager ops that
+    compiled once in a ``<details>`` fold (``verbose``: in the table)."""
     blocks: list[Block] = [Para([(Strong("jitwatch:"), " " + answer(ledger))]),
                            Image(chart_png, "compile seconds per function, by reason")]
-    said = "\n".join(list(_lines(ledger))[1:]).strip("\n")
+    said = "\n".join(list(_lines(ledger, verbose, folded_said=False))[1:]).strip("\n")
+    folded = [] if verbose else _folded(ledger.functions())[1]
+    fold = (f"<details><summary>{html.escape(folded_line(folded))}</summary><pre>"
+            f"{html.escape(chr(10).join(_table(folded, ledger)))}</pre></details>"
+            if folded else "")
     return (f"<div class='jitmagic-ledger'>{as_html(blocks)}"
-            + (f"<pre>{html.escape(said)}</pre>" if said else "") + "</div>")
+            + (f"<pre>{html.escape(said)}</pre>" if said else "") + fold + "</div>")
 
 
-def bundle(ledger: Ledger, plot: bool = True) -> dict[str, str]:
-    """``{"text/plain", "text/html"}``: what ``%%jitwatch`` shows and a ledger displays."""
+def bundle(ledger: Ledger, plot: bool = True, verbose: bool = False) -> dict[str, str]:
+    """``{"text/plain", "text/html"}``: what ``%%jitwatch`` shows and a ledger displays;
+    its chart without the eager ops that compiled once (``verbose``: with them)."""
     png = None
     if plot:
         from ..charts.ledger import png as chart
 
-        png = chart(ledger, KIND_WORDS)  # the legend names each kind as the text does
-    return {"text/plain": text(ledger), "text/html": html_body(ledger, png)}
+        folded = set() if verbose else {r.function for r in _folded(ledger.functions())[1]}
+        drawn = replace(ledger, compiles=tuple(
+            c for c in ledger.compiles if not (c.eager and c.function in folded)))
+        png = chart(drawn, KIND_WORDS)  # the legend names each kind as the text does
+    return {"text/plain": text(ledger, verbose), "text/html": html_body(ledger, png, verbose)}
 
 
 def html_document(ledger: Ledger, plot: bool = True, note: str | None = None) -> str:

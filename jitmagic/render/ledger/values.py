@@ -69,8 +69,9 @@ def change_words(kind: str, argument: str | None, values: tuple[str, ...],
 def values_said(values: tuple[str, ...], width: int = 40) -> str:
     """``f32[3] → f32[4]``: each value whole where all are short, else each one's stretch
     around where they first differ (an Equinox module's static fields hold long
-    reprs: ``…MLP[(Missing, 2)]… → …MLP[(Missing, 3)]…``)."""
-    shown = values[:MAX_VALUES]
+    reprs: ``…MLP[(Missing, 2)]… → …MLP[(Missing, 3)]…``); a terminal's escapes in any
+    of them written as escapes, whatever their length."""
+    shown = tuple(printable(v) for v in values[:MAX_VALUES])
     if all(len(v) <= width for v in shown):
         return " → ".join(clip(v, width) for v in shown)
     first = shown[0]

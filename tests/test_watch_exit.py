@@ -1,0 +1,147 @@
+"""The switch loses nothing and is never silent (issue 59): under ``JITMAGIC_WATCH`` a
+program's own files, output and ending are as they are unwatched, and the gate's verdict
+reaches the exit status and the ledger file whatever becomes of stderr (and of the
+command's stdout). Real processes running a real JAX loop."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_watch_env import HOOKED
+from test_watch_env import RECOMPILES
+from test_watch_env import _env
+from test_watch_env import _hooked
+from test_watch_env import _site
+
+import jitmagic
+
+pytestmark = pytest.mark.slow
+
+#: The loop, then a file it writes and never closes (kept: a module global).
+UNCLOSED = RECOMPILES + 'kept = open("data.txt", "w")\nkept.write("x" * 23)\n'
+
+
+@pytest.mark.parametrize(("value", "status"), [(None, 0), ("fail_after_warmup=1", 1),
+                                               ("save=missing/ledger.json", 3)])
+def test_the_gates_status_keeps_the_files_the_program_left_open(tmp_path, value, status):
+    """``python train.py`` as run (its module, not an ``exec``'s namespace, holds the
+    file): the interpreter's own shutdown flushes it, watched as unwatched."""
+    (tmp_path / "train.py").write_text(UNCLOSED)
+    done = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True,
+                          text=True, env=_env(value, **_site(tmp_path)), timeout=300)
+    assert done.returncode == status, done.stderr
+    assert (tmp_path / "data.txt").read_text() == "x" * 23
+    assert done.stdout == "done -0.9\n"
+
+
+def _started(tmp_path: Path, source: str, value: str, **pipes: object) -> subprocess.Popen[str]:
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    return subprocess.Popen([sys.executable, "-c", HOOKED, str(script)], cwd=tmp_path,
+                            env=_env(value), text=True, **pipes)  # type: ignore[call-overload]
+
+
+def test_a_stderr_whose_reader_has_gone_changes_neither_status_nor_file(tmp_path):
+    run = _started(tmp_path, RECOMPILES, "fail_after_warmup=1,save=ledger.json",
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stderr.close()  # the reader goes before the program has written a line there
+    assert run.stdout.read() == "done -0.9\n"
+    assert run.wait(timeout=300) == 1  # the gate failed, said or not
+    assert jitmagic.load(str(tmp_path / "ledger.json")).source == "train.py"
+
+
+def test_the_command_writes_its_report_when_stdout_is_gone(tmp_path):
+    (tmp_path / "train.py").write_text(RECOMPILES.replace('print("done"', 'str(("done"'))
+    run = subprocess.Popen([sys.executable, "-m", "jitmagic", "watch", "--save", "l.json",
+                            "--fail-after-warmup", "1", "train.py"], cwd=tmp_path,
+                           env=_env(None), text=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    run.stdout.close()
+    said = run.stderr.read()
+    assert run.wait(timeout=300) == 1, said
+    assert "Traceback" not in said and "BrokenPipe" not in said
+    assert jitmagic.load(str(tmp_path / "l.json")).source == "train.py"
+
+
+def test_with_stderr_closed_the_ledger_goes_nowhere_not_into_stdout(tmp_path):
+    run = _started(tmp_path, RECOMPILES, "fail_after_warmup=1,save=ledger.json",
+                   stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2))
+    out, _ = run.communicate(timeout=300)
+    assert out == "done -0.9\n"  # the program's data alone: no live line, no ledger
+    assert run.returncode == 1 and (tmp_path / "ledger.json").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_a_stderr_pipe_nobody_reads_does_not_hold_the_exit(tmp_path):
+    import fcntl
+
+    reader, writer = os.pipe()
+    fcntl.fcntl(writer, 1031, 4096)  # F_SETPIPE_SZ: a 4 kB pipe, as on some systems
+    source = RECOMPILES + 'import sys\nsys.stderr.write("." * 3500)\nsys.stderr.flush()\n'
+    run = _started(tmp_path, source, "fail_after_warmup=1,save=ledger.json",
+                   stdout=subprocess.PIPE, stderr=writer)
+    os.close(writer)
+    try:
+        out, _ = run.communicate(timeout=120)  # stderr is never read
+    finally:
+        run.kill()
+        os.close(reader)
+    assert out == "done -0.9\n" and run.returncode == 1
+    assert (tmp_path / "ledger.json").exists()
+
+
+def test_a_relative_save_is_where_the_program_started(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    done = _hooked(tmp_path, RECOMPILES + 'os.chdir("elsewhere")\n', "save=ledger.json")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ledger.json").exists()
+    assert not (tmp_path / "elsewhere" / "ledger.json").exists()
+
+
+def _run_under(tmp_path: Path, name: str, value: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / name).write_text(RECOMPILES)
+    return subprocess.run([sys.executable, "-c", HOOKED, name], cwd=tmp_path,
+                          env=_env(value), capture_output=True, text=True, timeout=300)
+
+
+def test_a_second_program_under_one_save_says_whose_ledger_it_replaced(tmp_path):
+    first = _run_under(tmp_path, "prep.py", "save=ledger.json")
+    assert first.returncode == 0 and "replaced" not in first.stderr
+    second = _run_under(tmp_path, "evaluate.py", "save=ledger.json")
+    assert second.returncode == 0, second.stderr
+    assert (f"jitwatch: save= replaced the ledger of prep.py in {tmp_path / 'ledger.json'}:"
+            " give each program its own (e.g. JITMAGIC_WATCH=save=ledger-evaluate.json)"
+            in second.stderr)
+    assert json.loads((tmp_path / "ledger.json").read_text())["source"] == "evaluate.py"
+    again = _run_under(tmp_path, "evaluate.py", "save=ledger.json")
+    assert "replaced" not in again.stderr  # the same program again: its own ledger
+
+
+def test_a_forked_child_runs_no_gate_and_writes_no_ledger(tmp_path):
+    source = RECOMPILES + ('child = os.fork()\n'
+                           'if child == 0:\n'
+                           '    raise SystemExit(0)\n'
+                           'os.waitpid(child, 0)\n')
+    done = _hooked(tmp_path, source, "save=ledger.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(" compiles took ") == 1  # the parent's ledger alone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "train.py"]
+
+
+def test_jitmagics_own_measuring_compiles_count_against_no_gate(tmp_path):
+    """A ``jitmagic.compare()`` inside the program compiles its function again and again
+    (flat and nested, cold and warm): measurements, not the program's recompiles."""
+    source = RECOMPILES.replace("(4, 4, 5)", "(4, 4, 4)") + (
+        "import jitmagic\n"
+        "jitmagic.compare(lambda x: step(w, x) * 2, jnp.ones(4))\n"
+        "print('compared')\n")
+    done = _hooked(tmp_path, source, "fail_after_warmup=1,save=ledger.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done -0.6\ncompared\n"
+    ledger = jitmagic.load(str(tmp_path / "ledger.json"))
+    assert [c.function for c in ledger.compiles if not c.eager] == ["step"]
