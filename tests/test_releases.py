@@ -326,3 +326,13 @@ def test_one_release_alone_and_a_measurement_stopped_early_are_said(measured):
     found = Releases((ReleaseResult("0.9.0", stopped), ReleaseResult("0.10.2", measured)), "/c")
     assert text(found).splitlines()[0] == ("under jax 0.9.0: stopped by --timeout after XLA "
                                            "compile; its column holds what was measured")
+
+
+def test_releases_that_ran_on_different_backends_are_said_first(measured):
+    elsewhere = dataclasses.replace(measured, env={**measured.env, "backend": "tpu"})
+    found = Releases((ReleaseResult("0.9.0", measured), ReleaseResult("0.10.2", elsewhere)),
+                     "/c")
+    assert text(found).splitlines()[0] == (
+        "the releases ran on different backends (0.9.0 on cpu, 0.10.2 on tpu): a release's "
+        "environment holds jax and jaxlib alone; set JAX_PLATFORMS=cpu to compare like with "
+        "like")

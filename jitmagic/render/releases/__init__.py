@@ -138,8 +138,19 @@ def _bytes(x: float | None) -> str:
 
 
 def findings(r: Releases) -> list[str]:
-    """What each release that gave no comparison found instead."""
-    return [said for x in r.results if (said := finding(x))]
+    """What each release that gave no comparison found instead, and backends that differ."""
+    return [said for x in r.results if (said := finding(x))] + backends(r)
+
+
+def backends(r: Releases) -> list[str]:
+    """Where the releases ran on different backends (a release's environment has no
+    libtpu or CUDA plugin, yours may): one line that says so and what to do."""
+    ran = {x.release: c.env.get("backend") for x in r.results if (c := x.measured)}
+    if len(set(ran.values())) < 2:
+        return []
+    each = ", ".join(f"{release} on {backend}" for release, backend in ran.items())
+    return [f"the releases ran on different backends ({each}): a release's environment "
+            "holds jax and jaxlib alone; set JAX_PLATFORMS=cpu to compare like with like"]
 
 
 def finding(x: ReleaseResult) -> str:
