@@ -98,6 +98,8 @@ def test_a_hang_a_crash_and_a_missing_release_are_findings_beside_a_measured_one
     assert finding(found.results[2]) == ("jax 0.1.0 could not be installed: ERROR: No "
                                          "matching distribution")
     assert said[1].split()[-2:] == ["(none)", "0.10.2"] and found.changes == ()
+    short = text(found).splitlines()
+    assert short[-2] == "  -v shows 2 more lines of changes and findings" and len(short) <= 12
 
 
 def test_a_ready_environment_is_reused_without_any_install(tmp_path, monkeypatch):

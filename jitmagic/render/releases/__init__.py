@@ -58,8 +58,9 @@ def text(r: Releases, verbose: bool = False) -> str:
         lines += [f"{x.release}: {c.verdict.headline}" for x in r.results
                   if (c := x.measured) is not None]
         lines += [f"{x.release}: {x.folder}" for x in r.results if x.folder]
-    elif len(said) > 1:
-        lines.append(f"  and {len(said) - 1} more change(s) or finding(s): -v shows them")
+    elif rest := [line for line in said if line != lines[0]]:
+        lines.append(f"  -v shows {len(rest)} more line{'s' * (len(rest) > 1)} of changes "
+                     "and findings")
     return "\n".join([*lines, f"environments: {r.cache} (made once, reused)"])
 
 
