@@ -338,3 +338,22 @@ def test_releases_that_ran_on_different_backends_are_said_first(measured):
         "the releases ran on different backends (0.9.0 on cpu, 0.10.2 on tpu): a release's "
         "environment holds jax and jaxlib alone; set JAX_PLATFORMS=cpu to compare like with "
         "like")
+
+
+def test_uv_makes_the_environment_where_it_is_installed(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calls = []
+
+    def made(argv, **kwargs):
+        calls.append(argv)
+        if argv[1] == "venv":  # the folder uv would make
+            Path(argv[-1]).mkdir(parents=True)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(environments.subprocess, "run", made)
+    monkeypatch.setattr(environments.shutil, "which", lambda name: f"/opt/bin/{name}")
+    env = environment("0.9.0")
+    folder = tmp_path / "jitmagic" / "jax-0.9.0"
+    assert [argv[:2] for argv in calls] == [["/opt/bin/uv", "venv"], ["/opt/bin/uv", "pip"]]
+    assert calls[1][-3:] == ["jax==0.9.0", "jaxlib==0.9.0", "psutil"]
+    assert env.folder == str(folder) and (folder / READY).read_text() == "0.9.0\n"

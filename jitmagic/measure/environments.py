@@ -108,7 +108,8 @@ def _make(folder: Path, release: str) -> str | None:
 
 def _ran(argv: list[str]) -> str | None:
     """Run one install step; None, or its reason: the installer's last error line (pip's
-    ``No matching distribution found for jax==0.6.9``), else its last line of output."""
+    ``ERROR: No matching distribution found for jax==0.6.9``, uv's ``cause: Because there
+    is no version of jax==0.6.9 ...``), else its last line of output."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
                               stdin=subprocess.DEVNULL)
@@ -119,5 +120,5 @@ def _ran(argv: list[str]) -> str | None:
     if done.returncode == 0:
         return None
     lines = [ln.strip() for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.lower().startswith(("error", "×", "╰"))]
+    errors = [ln for ln in lines if ln.lower().startswith(("error", "cause", "×", "╰"))]
     return (errors or lines or [f"exit status {done.returncode}"])[-1]
