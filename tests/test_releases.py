@@ -70,6 +70,9 @@ def test_a_compile_three_times_slower_is_judged_and_worded_by_the_one_rule(measu
     assert said[-1] == "environments: /cache (made once, reused)"
     assert len(said) <= 12
     verbose = text(found, verbose=True)
+    [stages] = [line for line in verbose.splitlines() if "each stage:" in line]
+    low = float(stages.split(f"XLA compile 3.00× {clock} (")[1].split("×")[0])
+    assert low > 1  # the interval turned as the ratio is: "slower" reads as NEW/OLD
     assert f"0.9.0: {measured.verdict.headline}" in verbose
 
 

@@ -26,16 +26,18 @@ from ...model.reports.releases import ReleaseResult
 from ...model.reports.releases import Releases
 from ...model.rows import PHASES
 from ...model.stage_diff import StageDiff
+from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ..format import PHASE_LABELS
+from ..verdicts import OUTCOME
 from ..verdicts import cpu_mark
 from ..verdicts import interval
 from ..verdicts import say
-from ..verdicts import stage_interval
 from ..verdicts import stage_said
 from ..verdicts import times
+from ..verdicts import with_interval
 
 #: The program's figures the table shows under the stages, by their record's name.
 FIGURES = {"compiled_peak_bytes": "compile memory (XLA peak)",
@@ -85,9 +87,18 @@ def headline(r: Releases) -> str:
 def each_stage(change: Change) -> str:
     """``0.9.0 → 0.10.2, each stage: trace 2.75× faster (1.68×–4.65×); ...``: NEW
     against OLD, the flat program, as the one rule judged each."""
-    said = "; ".join(f"{PHASE_LABELS[s.phase]} {stage_said(s)} ({stage_interval(s)})"
+    said = "; ".join(f"{PHASE_LABELS[s.phase]} {_verdict(s)}"
                      for s in change.diff.stages if s.variant == "flat")
     return f"{change.old} → {change.new}, each stage: {said}"
+
+
+def _verdict(s: StageDiff) -> str:
+    """``3.06× less CPU time (1.90×–4.90×)``, ``inconclusive: 1.17× slower (0.53×–1.41×)``,
+    ``no measurable difference (...)``; why it is not judged, where it is not."""
+    if not s.measured or s.not_judged:
+        return stage_said(s)
+    said = with_interval(s.judged, s.clock)
+    return f"{OUTCOME[INCONCLUSIVE]}: {said}" if s.kind == INCONCLUSIVE else said
 
 
 def changes(r: Releases) -> list[str]:
