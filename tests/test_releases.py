@@ -194,6 +194,8 @@ def test_options_a_side_by_side_run_cannot_take_are_refused_before_any_install(t
         in done.stderr
     done = _command(tmp_path, "print(1)\n", "--jax", "0.9.0,latest")
     assert done.returncode == 2 and "`current` (your own), not 'latest'" in done.stderr
+    done = _command(tmp_path, "print(1)\n", "--jax", f"current,{environments.installed_version()}")
+    assert done.returncode == 2 and "--jax names your own JAX twice" in done.stderr
     done = _command(tmp_path, "def f(x:\n    return x\nf(1)\n", "--jax", "0.9.0,0.8.0")
     assert done.returncode == 2 and done.stderr.count("does not compile") == 1
     assert done.stdout == "" and "installing" not in done.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 from ...errors import InputError
 from ...measure.children import Entry
 from ...measure.children import run_child
+from ...measure.environments import CURRENT
 from ...measure.environments import cache_root
 from ...measure.environments import environment
 from ...measure.environments import folder_of
@@ -63,6 +64,9 @@ def refuse(args: argparse.Namespace) -> None:
     for name, why in REFUSED.items():
         if getattr(args, name, None) not in (None, False):
             raise InputError(f"--jax cannot take --{name}: {why}; leave it out")
+    if {CURRENT, installed_version()} <= set(args.jax):
+        raise InputError(f"--jax names your own JAX twice: {installed_version()} is `current` "
+                         "here; name it once")
 
 
 def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases:
