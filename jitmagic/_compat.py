@@ -66,6 +66,25 @@ def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
     return list(out) if eqn.primitive.multiple_results else [out]
 
 
+def is_dropped(var: Any) -> bool:
+    """Whether a jaxpr's output variable is ``_`` (a ``DropVar``: public in
+    ``jax.extend.core`` from 0.10, ``jax._src.core``'s before)."""
+    from jax._src import core
+
+    return isinstance(var, core.DropVar)
+
+
+def unregister(kind: str) -> Callable[[Callable], None]:
+    """``jax.monitoring.unregister_{kind}`` (``event_listener``,
+    ``event_duration_listener``: public from JAX 0.9), else the older releases' private
+    ``_unregister_{kind}_by_callback``."""
+    import jax.monitoring
+    from jax._src import monitoring
+
+    public = getattr(jax.monitoring, f"unregister_{kind}", None)
+    return public or getattr(monitoring, f"_unregister_{kind}_by_callback")
+
+
 def reset_persistent_cache() -> None:
     """Forget whether JAX's persistent compilation cache is in use: it is decided once
     per process, so a switch of ``jax_enable_compilation_cache`` counts only after this."""

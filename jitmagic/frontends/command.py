@@ -28,6 +28,7 @@ import faulthandler
 import os
 import shutil
 import sys
+from typing import Any
 from typing import NoReturn
 
 from ..cell.prelude import late_settings
@@ -38,6 +39,7 @@ from ..errors import InputError
 from ..errors import UserCodeError
 from ..errors import exit_after_measuring
 from ..interrupts import held_while_importing
+from ..measure.children import Entry
 from ..measure.sampling import clocks
 from ..measure.sampling.lockstep import LockstepError
 from ..measure.sampling.lockstep import current
@@ -74,6 +76,7 @@ from .script.process import end_on_ctrl_c
 from .script.process import exit_now
 from .script.process import ignore_ctrl_c
 from .script.process import presses_counted
+from .script.releases import show as show_releases
 from .script.streams import safe_output
 from .script.streams import show
 from .showing import ABANDONED_SHOWING
@@ -181,9 +184,11 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    if args.file == "demo" and args.html is None:
+    if args.file == "demo" and args.html is None and not args.jax:
         args.html = DEMO_HTML
     try:
+        if args.jax:  # the cell under each release, each in a child of its own
+            return show_releases(args, argv, Entry(__name__, measure_in_child.__name__))
         ignored = launcher.check_environment()
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)
@@ -367,6 +372,27 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
     return dataclasses.replace(result, warned=(*result.warned, late)) if late else result
+
+
+def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A child's entry (:mod:`jitmagic.measure.children`): measure as ``python -m
+    jitmagic *inputs["argv"]`` does, in this process, and return the result as the saved
+    report's dict (``Comparison.to_dict()``: what ``--save`` writes, ``jitmagic.load``
+    reads). ``--jax`` runs it in each release's Python
+    (:mod:`.script.releases`); a cold sample in a fresh process (issue 60: every cache
+    of the process cold, on a TPU too) is the same call: ``run_child(Entry(command.__name__,
+    "measure_in_child"), {"argv": [...]}, python=...)``. The cell and its arguments are
+    rebuilt from the file's source as the command does (:func:`run`). Reports are the
+    parent's (``--save``, ``--html``, ``--jax`` dropped), nothing is drawn (the stage
+    file still says where it is), and a ``--sweep`` is refused (one comparison)."""
+    argv = list(inputs["argv"])
+    script_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.save = args.html = args.jax = None
+    args.quiet = True
+    if args.sweep:
+        raise InputError("a child measures one comparison: leave --sweep out")
+    return run_isolated(args, script_args).to_dict()
 
 
 def _options_said(options: Options, args: argparse.Namespace) -> str:

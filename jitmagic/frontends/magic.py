@@ -33,11 +33,13 @@ from ..errors import CannotWriteError
 from ..errors import InputError
 from ..errors import UserCodeError
 from ..interrupts import CtrlCHeld
+from ..measure.children import Entry
 from ..measure.sampling import clocks
 from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
+from ..model.reports.releases import Releases
 from ..model.sweep import Sweep
 from ..options import Options
 from ..options import argument_keywords
@@ -49,6 +51,8 @@ from ..render.bundle import bundle
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from ..render.bundle import with_note
+from ..render.releases import text as releases_text
+from . import command
 from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress
 from .notebook_progress import progress_for
@@ -58,6 +62,8 @@ from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
 from .saving import wrote
+from .script.releases import LINE_FORM
+from .script.releases import of_cell
 from .showing import ABANDONED_SHOWING
 from .showing import Showing
 from .stderr_progress import drawing
@@ -107,7 +113,8 @@ class JitCompareMagics(Magics):
 
     @options_of(COMPARE)
     @line_cell_magic
-    def jitcompare(self, line: str = "", cell: str | None = None) -> Comparison | Sweep | None:
+    def jitcompare(self, line: str = "", cell: str | None = None
+                   ) -> Comparison | Sweep | Releases | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
         function with and without nested jax.jit on the helpers it calls.
 
@@ -116,6 +123,8 @@ class JitCompareMagics(Magics):
         """
         start = clocks.wall()
         assert self.shell is not None  # register() gives the magics their shell
+        if "--jax" in line.replace("=", " ").split():  # each release in a child of its own
+            return self._releases(line, cell)
         # Ctrl-C from the end of the measurement until the result is shown is held: what
         # the cell changed is put back whole, and the result is shown as after a Ctrl-C.
         held = CtrlCHeld()
@@ -165,6 +174,20 @@ class JitCompareMagics(Magics):
         except KeyboardInterrupt as exc:  # abandoned: say why, without jitmagic's frames
             raise CellInterrupted(str(exc) or NO_RESULT) from None
         return with_cell_names(result, self.shell), args, progress
+
+    def _releases(self, line: str, cell: str | None) -> Releases | None:
+        """``--jax``: the cell under each release (:func:`.script.releases.of_cell`), the
+        report printed; the line form is refused (:data:`.script.releases.LINE_FORM`)."""
+        if cell is None:
+            raise UsageError(LINE_FORM)
+        args = self._parse_options(line)
+        try:
+            found = of_cell(cell, line, args, Entry(command.__name__,
+                                                    command.measure_in_child.__name__))
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
+        print(releases_text(found, verbose=args.verbose))
+        return found if args.output else None
 
     def _parse_options(self, line: str) -> argparse.Namespace:
         """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""

@@ -8,6 +8,13 @@ import difflib
 import re
 
 from .._compat import option_strings
+from .keywords import FRONT_END_ONLY
+from .table import MAGIC
+from .table import OPTION_SPECS
+
+#: The command's options the magic does not take (said with why, where the magic is given one).
+COMMAND_FLAGS = frozenset(spec.flags[-1] for spec in OPTION_SPECS
+                          if MAGIC not in spec.places and spec.name in FRONT_END_ONLY)
 
 
 def with_option_hint(message: str, parser: argparse.ArgumentParser) -> str:
@@ -27,7 +34,10 @@ def unknown_option_hint(message: str, flags: list[str]) -> str:
         return ""
     hints = []
     for given in found[1].split():
-        if given.startswith("-"):
+        if given.split("=")[0] in COMMAND_FLAGS and given.split("=")[0] not in flags:
+            name = given.split("=")[0].lstrip("-")
+            hints.append(f"{given.split('=')[0]} is the command's only: {FRONT_END_ONLY[name]}.")
+        elif given.startswith("-"):
             close = difflib.get_close_matches(given.split("=")[0], flags, n=1, cutoff=0.6)
             if close:
                 hints.append(f"Did you mean {close[0]} (not {given})?")

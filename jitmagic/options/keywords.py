@@ -115,6 +115,10 @@ FRONT_END_ONLY = {
     "html": "call `jitmagic.save(result, \"report.html\")` on the result it returns",
     "processes": "measuring in several processes at once is the command line's: "
                  "`python -m jitmagic --processes 2 FILE.py` (each process runs the file)",
+    "jax": "a function's objects live in this process's JAX, and another release runs in a "
+           "Python of its own, where only source can be rebuilt: put the code and its call "
+           "in one cell (`%%jitcompare --jax 0.9.0,current`) or in FILE.py (`python -m "
+           "jitmagic FILE.py --jax 0.9.0,current`)",
 }
 
 

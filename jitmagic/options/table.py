@@ -144,6 +144,10 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "does not have (libtpu: pip install \"jitmagic[tpu]\"), never run: e.g. "
                "v5e:1x1, v5e:2x2, v5p:2x2x1; --xla and --effort read the target's compile",
                str, "TOPOLOGY", values.topology),
+    OptionSpec(("--jax",), "measure the file or cell under each of these JAX releases, side "
+               "by side, each in a fresh process and an environment of its own, made once in "
+               "your cache folder (`current`: your own JAX, never changed); docs/releases.md",
+               values.releases_text, "RELEASE[,RELEASE...]"),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--fail-after-warmup",), "fail (exit status 1) when any function compiles "
                "more than N times, its warm-up: the 'no retrace after step 1' check",

@@ -15,6 +15,7 @@ import importlib.util
 import keyword
 import math
 import numbers
+import re
 from collections.abc import Iterable
 from typing import Any
 from typing import Protocol
@@ -78,6 +79,23 @@ def whole_text(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number (e.g. 8), not {text!r}") \
             from None
+
+
+#: A JAX release as ``--jax`` takes it: ``0.9.0`` (a pre-release ``0.9.0rc1`` too), or ``current``.
+RELEASE = re.compile(r"\d+\.\d+\.\d+(\w+\d*)?|current")
+
+
+def releases_text(text: str) -> tuple[str, ...]:
+    """``--jax``'s text: distinct JAX releases separated by commas (``0.9.0,current``)."""
+    given = split_names(text)
+    wrong = [r for r in given if not RELEASE.fullmatch(r)]
+    if wrong or not given:
+        raise argparse.ArgumentTypeError(
+            f"expected JAX releases separated by commas, each a version such as 0.9.0 or "
+            f"`current` (your own), not {wrong[0] if wrong else text!r}")
+    if len(set(given)) < len(given):
+        raise argparse.ArgumentTypeError(f"each release once, not {text!r}")
+    return given
 
 
 #: The most cold runs a variant ``-r N`` takes: each is a compile from cleared caches.

@@ -29,14 +29,20 @@ def load_target(target: str) -> tuple[str, dict[str, Any]]:
         path = Path(__file__).parent.parent / "demo.py"  # read, not imported: it builds an array
         source = path.read_text(encoding="utf-8") + "\ng(x)\n"
     else:
-        path = Path(target)
-        if not path.is_file():
-            raise InputError(f"{target}: no such file; give a Python file whose last statement "
-                             "calls the function to measure, or `demo`")
+        path = script_path(target)
         source = read_source(path)
         sys.path.insert(0, str(path.resolve().parent))
     namespace = {"__name__": "__main__", "__file__": str(path), "__builtins__": builtins}
     return source, namespace
+
+
+def script_path(target: str) -> Path:
+    """The command's file, ``InputError`` (exit status 2) where there is none."""
+    path = Path(target)
+    if not path.is_file():
+        raise InputError(f"{target}: no such file; give a Python file whose last statement "
+                         "calls the function to measure, or `demo`")
+    return path
 
 
 def read_source(path: Path) -> str:

@@ -42,6 +42,7 @@ from typing import Any
 
 import jax
 
+from ..._compat import unregister
 from ...errors import UserCodeError
 from ...errors import user_traceback
 from ...interrupts import exits_held
@@ -216,7 +217,7 @@ class OtherThreads:
             yield self
         finally:
             with suppress(AssertionError, ValueError, KeyError):  # never registered
-                jax.monitoring.unregister_event_listener(self._on_event)
+                unregister("event_listener")(self._on_event)
 
     def warning(self) -> Parts:
         """The note of the compiles other threads made while the second start measured."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import jax
 
+from ..._compat import unregister as jax_unregister
 from ...model.notes import Note
 from ...model.notes import Warned
 from ...model.stats.rule import median
@@ -80,8 +81,8 @@ class Monitor:
         try:
             yield self
         finally:
-            unregister(jax.monitoring.unregister_event_duration_listener, self._on_duration)
-            unregister(jax.monitoring.unregister_event_listener, self._on_event)
+            unregister(jax_unregister("event_duration_listener"), self._on_duration)
+            unregister(jax_unregister("event_listener"), self._on_event)
 
     def seconds(self, event: str, fun_name: str, start: float, end: float) -> float:
         """JAX's own seconds for ``event`` on ``fun_name`` reported within [start, end]."""

@@ -26,10 +26,10 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.extend.core import DropVar
 from jax.extend.core import Literal
 
 from ...._compat import bind_equation
+from ...._compat import is_dropped
 from ....model.notes import Constants
 from ....model.notes import Note
 from ...sampling.structure import array_bytes
@@ -179,7 +179,7 @@ class Replay:
             else:
                 outs = bind_equation(eqn, ins)
             env.update((v, x) for v, x in zip(eqn.outvars, outs, strict=True)
-                       if not isinstance(v, DropVar))
+                       if not is_dropped(v))
         return [read(v) for v in jaxpr.outvars]
 
     def _needs_of(self, eqn: Any) -> tuple[int, ...]:

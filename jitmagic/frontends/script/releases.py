@@ -1,0 +1,132 @@
+"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release.
+
+Each release's environment is made once (:mod:`jitmagic.measure.environments`); the
+command's own measurement then runs there in a fresh child (the command's
+``measure_in_child``, through :mod:`jitmagic.measure.children`), the cell rebuilt from
+the file's source. A release that cannot be installed, a child that runs past
+``--timeout`` (killed, with every process it started, :data:`GRACE_S` after it) or dies
+by a signal is a finding of that release, and the others are still measured. The user's
+own Python and JAX are never changed: ``current`` (or the installed version's number)
+runs the user's Python in a child too, so every column is a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+from ...errors import InputError
+from ...measure.children import Entry
+from ...measure.children import run_child
+from ...measure.environments import CURRENT
+from ...measure.environments import cache_root
+from ...measure.environments import environment
+from ...measure.environments import folder_of
+from ...measure.environments import installed_version
+from ...measure.environments import ready
+from ...model.comparison import Comparison
+from ...model.progress import Finished
+from ...model.progress import TimedOut
+from ...model.reports.releases import NotInstalled
+from ...model.reports.releases import ReleaseResult
+from ...model.reports.releases import Releases
+from ...render.releases import text
+from ..statuses import MEASURED
+from ..statuses import PARTIAL
+from .loading import check_shape
+from .loading import read_source
+from .loading import script_path
+
+#: The magic's own options, which the command does not take.
+MAGIC_ONLY = ("-o", "--output", "--no-plot")
+#: What the line form says to ``--jax``.
+LINE_FORM = ("%jitcompare --jax measures objects of earlier cells, which another release's "
+             "Python does not have: put the imports, the function and its call in one cell, "
+             "`%%jitcompare --jax 0.9.0,current`, or in FILE.py for `python -m jitmagic "
+             "FILE.py --jax 0.9.0,current`")
+#: Seconds a child gets past ``--timeout`` (its start, importing JAX) before it is killed.
+GRACE_S = 5.0
+#: The command's options a side-by-side run of releases cannot take, and why.
+REFUSED = {"processes": "each release is measured in one fresh process",
+           "target": "a release's environment holds no libtpu",
+           "sweep": "a sweep would be measured once per release: sweep one release at a time",
+           "baseline": "the releases are each other's baseline",
+           "save": "the side-by-side report is text for now: --save one release at a time",
+           "html": "the side-by-side report is text for now"}
+
+
+def refuse(args: argparse.Namespace) -> None:
+    """``InputError`` for an option ``--jax`` cannot take, before anything is installed."""
+    for name, why in REFUSED.items():
+        if getattr(args, name, None) not in (None, False):
+            raise InputError(f"--jax cannot take --{name}: {why}; leave it out")
+    if {CURRENT, installed_version()} <= set(args.jax):
+        raise InputError(f"--jax names your own JAX twice: {installed_version()} is `current` "
+                         "here; name it once")
+
+
+def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases:
+    """The cell of ``argv`` (the command's arguments) under each release of ``args.jax``,
+    each measured by ``entry`` (the command's measurement) in a child."""
+    refuse(args)
+    if args.file != "demo":  # said once, here, rather than by every release's child
+        path = script_path(args.file)
+        check_shape(read_source(path), str(path.resolve()))
+    return Releases(tuple(_one(release, argv, args, entry) for release in args.jax),
+                    str(cache_root()))
+
+
+def _one(release: str, argv: list[str], args: argparse.Namespace, entry: Entry
+         ) -> ReleaseResult:
+    """One release: its environment (made first where it is not in the cache), then the
+    measurement in a child there."""
+    if not ready(release):
+        _say(args, f"jax {release}: installing jax and jaxlib {release} into "
+                   f"{folder_of(release)} (once; later runs reuse it)")
+    env = environment(release)
+    if isinstance(env, NotInstalled):
+        return ReleaseResult(release, env)
+    if env.folder is None:  # the user's own Python, named by its JAX
+        release = f"{installed_version() or release} (yours)"
+    _say(args, f"jax {release}: measuring in a fresh process of {env.folder or sys.executable}")
+    limit = None if args.timeout is None else args.timeout + GRACE_S
+    end = run_child(entry, {"argv": argv}, python=env.python, timeout_s=limit)
+    if isinstance(end, Finished):
+        measured = Comparison.from_dict(end.result)
+        return ReleaseResult(release, measured, measured.env.get("jax"), env.folder)
+    if isinstance(end, TimedOut):
+        end = dataclasses.replace(end, seconds=float(args.timeout))
+    return ReleaseResult(release, end, None, env.folder)
+
+
+def of_cell(cell: str, line: str, args: argparse.Namespace, entry: Entry) -> Releases:
+    """``%%jitcompare --jax ...``: the cell, written to a file of a temporary folder
+    (removed after), measured as the command measures a file, with the magic's options
+    (its own, ``-o`` and ``--no-plot``, left out). The cell must hold what it needs (its
+    imports, its function, its arguments): another release's Python has none of the
+    kernel's objects, and a name from an earlier cell is that release's finding
+    (``NameError``)."""
+    with tempfile.TemporaryDirectory(prefix="jitmagic-cell-") as folder:
+        path = Path(folder, "cell.py")
+        path.write_text(cell, encoding="utf-8")
+        args.file = str(path)
+        options = [word for word in shlex.split(line) if word not in MAGIC_ONLY]
+        return measure(args, [str(path), *options], entry)
+
+
+def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
+    """Measure, print the side-by-side report; :data:`MEASURED`, or :data:`PARTIAL`
+    where a release gave no comparison (a finding) or one stopped early."""
+    found = measure(args, argv, entry)
+    print(text(found, verbose=args.verbose))
+    whole = all(x.measured and not x.measured.stopped_anywhere for x in found.results)
+    return MEASURED if whole else PARTIAL
+
+
+def _say(args: argparse.Namespace, line: str) -> None:
+    if not args.quiet:
+        print(f"jitmagic: {line}", file=sys.stderr, flush=True)

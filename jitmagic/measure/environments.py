@@ -1,0 +1,124 @@
+"""An isolated Python environment per JAX release, made once and kept in the user's
+cache folder (``$XDG_CACHE_HOME/jitmagic/jax-0.9.0``, else ``~/.cache/jitmagic/...``).
+
+Why: ``--jax 0.9.0,0.10.2`` measures one cell under several releases, and a release
+lives in a Python of its own. Each environment holds only what a measuring child needs
+(:data:`PACKAGES`: jax and its paired jaxlib of the same version, numpy with them,
+psutil); jitmagic itself is not installed there: the runner of children
+(:mod:`jitmagic.measure.children`) puts the user's own source on the child's
+``PYTHONPATH``, so the child's jitmagic is the user's and its JAX the environment's.
+Made with ``uv`` where it is on the PATH, else ``python -m venv`` and pip. An
+environment is ready once its :data:`READY` file is written, after the install: a
+folder without it (an install cut short) is made again. :data:`CURRENT` is the user's
+own Python, never changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model.reports.releases import NotInstalled
+
+#: The release that is the user's own Python and JAX.
+CURRENT = "current"
+#: What each environment holds besides jax and jaxlib (numpy comes with them).
+PACKAGES = ("psutil",)
+#: The file an environment holds once its install has finished.
+READY = "jitmagic-ready"
+#: Seconds an install may take before it is given up.
+INSTALL_S = 900.0
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A release's Python: ``release`` as asked, ``python`` its interpreter (None: this
+    process's own), ``folder`` where it lives (None: the user's own)."""
+
+    release: str
+    python: str | None = None
+    folder: str | None = None
+
+
+def cache_root() -> Path:
+    """Where the environments live: ``$XDG_CACHE_HOME/jitmagic``, else ``~/.cache/jitmagic``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jitmagic"
+
+
+def installed_version() -> str | None:
+    """The JAX release of this process's Python, read without importing jax."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version
+
+    try:
+        return version("jax")
+    except PackageNotFoundError:
+        return None
+
+
+def folder_of(release: str) -> Path:
+    """Where ``release``'s environment lives (made or not)."""
+    return cache_root() / f"jax-{release}"
+
+
+def ready(release: str) -> bool:
+    """Whether ``release`` needs no install: the user's own, or its environment is made."""
+    return release in (CURRENT, installed_version()) or (folder_of(release) / READY).exists()
+
+
+def environment(release: str) -> Environment | NotInstalled:
+    """The environment of ``release``: the user's own for :data:`CURRENT` or the
+    installed version's number, else the cached one, made first where it is not ready."""
+    if release in (CURRENT, installed_version()):
+        return Environment(release)
+    folder = folder_of(release)
+    python = folder / "bin" / "python"
+    if not ready(release):
+        reason = _make(folder, release)
+        if reason is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+            return NotInstalled(release, reason)
+        (folder / READY).write_text(release + "\n")
+    return Environment(release, str(python), str(folder))
+
+
+def _make(folder: Path, release: str) -> str | None:
+    """Make ``folder`` an environment holding ``release``; None, or why it failed."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    wanted = [f"jax=={release}", f"jaxlib=={release}", *PACKAGES]
+    python = str(folder / "bin" / "python")
+    uv = shutil.which("uv")
+    steps = ([[uv, "venv", "--quiet", "--python", sys.executable, str(folder)],
+              [uv, "pip", "install", "--quiet", "--python", python, *wanted]] if uv else
+             [[sys.executable, "-m", "venv", str(folder)],
+              [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+               *wanted]])
+    for step in steps:
+        reason = _ran(step)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _ran(argv: list[str]) -> str | None:
+    """Run one install step; None, or its reason: the installer's last error line (pip's
+    ``ERROR: No matching distribution found for jax==0.6.9``, uv's ``cause: Because there
+    is no version of jax==0.6.9 ...``), else its last line of output."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"the install took more than {INSTALL_S:g} s"
+    except OSError as exc:
+        return f"{argv[0]} could not start ({exc.strerror})"
+    if done.returncode == 0:
+        return None
+    lines = [ln.strip() for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.lower().startswith(("error", "cause", "×", "╰"))]
+    return (errors or lines or [f"exit status {done.returncode}"])[-1]

@@ -1,0 +1,97 @@
+"""One cell measured under several JAX releases (``--jax 0.9.0,0.10.2``): what each
+release gave, and each change between one release and the next by the one rule.
+
+A release's outcome is its :class:`~jitmagic.model.comparison.Comparison` (the child
+measured it), or why there is none, a finding in itself: :class:`NotInstalled` (no
+environment could be made: no wheel, offline), or how its child ended
+(:class:`~jitmagic.model.progress.TimedOut`, ``Crashed``, ``Failed``, ``CouldNotStart``).
+The changes are :func:`jitmagic.model.diff.diff` between consecutive measured releases,
+in the order given: each stage judged by
+:func:`jitmagic.model.stats.rule.difference`, the program's figures exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..comparison import Comparison
+from ..diff import Diff
+from ..diff import diff
+from ..progress import ChildEnd
+
+
+@dataclass(frozen=True)
+class NotInstalled:
+    """A release no environment could be made for, and the installer's reason."""
+
+    release: str
+    reason: str
+
+
+#: What one release gave.
+Outcome = Comparison | NotInstalled | ChildEnd
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    """One release: ``release`` as its column is headed (``0.9.0``; the user's own is
+    ``current``), ``version`` the JAX it ran (None where none ran), ``folder`` its
+    environment (None: the user's own Python), ``outcome`` what it gave."""
+
+    release: str
+    outcome: Outcome
+    version: str | None = None
+    folder: str | None = None
+
+    @property
+    def measured(self) -> Comparison | None:
+        """Its comparison, where the child measured one."""
+        return self.outcome if isinstance(self.outcome, Comparison) else None
+
+
+#: The parts of a profiled compile (``--xla``) besides its HLO passes, by their field.
+PARTS = ("before_passes_s", "codegen_s")
+#: How many of XLA's passes a change names, those that moved most.
+MOST_PASSES = 3
+
+
+@dataclass(frozen=True)
+class Change:
+    """``new`` against ``old`` (two releases' labels), by :func:`~.diff.diff`; with
+    ``--xla``, ``passes``: the flat program's HLO passes (and :data:`PARTS`) that moved
+    most between the two profiled compiles, as (name, OLD's seconds, NEW's), one
+    compile a side: figures, not judged by the rule."""
+
+    old: str
+    new: str
+    diff: Diff
+    passes: tuple[tuple[str, float, float], ...] = ()
+
+
+def passes_moved(old: Comparison, new: Comparison) -> tuple[tuple[str, float, float], ...]:
+    """The :data:`MOST_PASSES` parts of the flat program's profiled compile whose seconds
+    moved most from ``old`` to ``new`` (none where either has no ``--xla`` compile)."""
+    a, b = (c.xla_passes.of("flat") if c.xla_passes else None for c in (old, new))
+    if a is None or b is None:
+        return ()
+    seconds = [{p.name: p.seconds for p in c.passes}
+               | {part: getattr(c, part) or 0.0 for part in PARTS} for c in (a, b)]
+    moved = [(name, seconds[0].get(name, 0.0), seconds[1].get(name, 0.0))
+             for name in seconds[0].keys() | seconds[1].keys()]
+    return tuple(sorted(moved, key=lambda m: (-abs(m[2] - m[1]), m[0]))[:MOST_PASSES])
+
+
+@dataclass(frozen=True)
+class Releases:
+    """The cell under each release, in the order asked, and where the environments live."""
+
+    results: tuple[ReleaseResult, ...]
+    cache: str
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """Each measured release against the measured one before it."""
+        measured = [(r.release, r.measured) for r in self.results if r.measured is not None]
+        return tuple(Change(a, b, diff(old, new, force=True), passes_moved(old, new))
+                     for (a, old), (b, new) in zip(measured, measured[1:], strict=False)
+                     if old is not None and new is not None)

@@ -1,0 +1,364 @@
+"""--jax: one cell under several JAX releases. The side-by-side records and their
+judging by the one rule, the wording, the cached environments (a second run installs
+nothing), and a hang or a crash under a release as a finding, with no process left."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import jax.numpy as jnp
+import psutil
+import pytest
+
+import jitmagic
+from jitmagic.measure import environments
+from jitmagic.measure.environments import READY
+from jitmagic.measure.environments import environment
+from jitmagic.model.progress import Crashed
+from jitmagic.model.progress import TimedOut
+from jitmagic.model.reports.releases import NotInstalled
+from jitmagic.model.reports.releases import ReleaseResult
+from jitmagic.model.reports.releases import Releases
+from jitmagic.model.stats.rule import SLOWER
+from jitmagic.model.stats.units import fmt_s
+from jitmagic.render.releases import finding
+from jitmagic.render.releases import text
+
+
+def _layer(x):
+    return jnp.tanh(x @ x.T)
+
+
+def _model(x):
+    return _layer(_layer(x))
+
+
+@pytest.fixture(scope="module")
+def measured():
+    """A real comparison (a real run's samples), the stand-in of one release."""
+    return jitmagic.compare(_model, jnp.ones((32, 32)), repeat=3, quiet=True)
+
+
+def _slower_compile(c, factor: float):
+    """``c`` with its flat XLA compile ``factor`` times slower: another release's."""
+    flat = c.flat
+    samples = {key: [t * factor for t in runs] if key.startswith("compile") else runs
+               for key, runs in flat.samples.items()}  # on the wall and CPU clocks
+    return dataclasses.replace(c, variants={**c.variants,
+                                            "flat": dataclasses.replace(flat, samples=samples)})
+
+
+def test_a_compile_three_times_slower_is_judged_and_worded_by_the_one_rule(measured):
+    found = Releases((ReleaseResult("0.9.0", measured),
+                      ReleaseResult("0.10.2", _slower_compile(measured, 3.0))), "/cache")
+    [change] = found.changes
+    compile_stage = change.diff.stage("flat", "compile_s")
+    assert compile_stage.kind == SLOWER and compile_stage.new_over_old == pytest.approx(3.0)
+    said = text(found).splitlines()
+    clock = "more CPU time" if compile_stage.clock == "CPU" else "slower"  # a busy machine's
+    assert said[0].startswith(f"XLA compile 3.00× {clock} in 0.10.2 than in 0.9.0 (")
+    medians = f"; {fmt_s(compile_stage.old_s)} → {fmt_s(compile_stage.new_s)}"
+    assert said[0].endswith(medians + (" CPU time)" if clock != "slower" else ")"))
+    assert said[1].split() == ["0.9.0", "0.10.2"]
+    assert said[-1] == "environments: /cache (made once, reused)"
+    assert len(said) <= 12
+    verbose = text(found, verbose=True)
+    [stages] = [line for line in verbose.splitlines() if "each stage:" in line]
+    low = float(stages.split(f"XLA compile 3.00× {clock} (")[1].split("×")[0])
+    assert low > 1  # the interval turned as the ratio is: "slower" reads as NEW/OLD
+    assert f"0.9.0: {measured.verdict.headline}" in verbose
+
+
+def test_the_same_samples_under_two_releases_differ_in_nothing(measured):
+    found = Releases((ReleaseResult("0.9.0", measured), ReleaseResult("0.10.2", measured)),
+                     "/cache")
+    assert not found.changes[0].diff.regressions(1.0)
+    said = text(found, verbose=True).splitlines()
+    assert said[0] in ("no stage differs by the rule between jax 0.9.0, 0.10.2 (-v: each stage)",
+                       "the rule called no stage faster or slower between jax 0.9.0, 0.10.2: "
+                       "some are inconclusive, where more runs (-r 9) may tell (-v: each stage)")
+    [stages] = [line for line in said if "each stage:" in line]
+    assert stages.startswith("  0.9.0 → 0.10.2, each stage: trace ")
+    assert stages.count(";") == 4 and "slower" not in stages and "faster" not in stages
+
+
+def test_a_hang_a_crash_and_a_missing_release_are_findings_beside_a_measured_one(measured):
+    found = Releases((
+        ReleaseResult("0.9.1", TimedOut(20.0, "jitcompare g: flat 1/3 · XLA compile")),
+        ReleaseResult("0.9.2", Crashed(11, "jitcompare g: nested 2/3 · XLA compile")),
+        ReleaseResult("0.1.0", NotInstalled("0.1.0", "ERROR: No matching distribution")),
+        ReleaseResult("0.10.2", measured)), "/cache")
+    said = text(found, verbose=True).splitlines()
+    assert said[0] == "did not finish in 20 s under jax 0.9.1 (in XLA compile, flat 1/3)"
+    assert "  XLA compile crashed (SIGSEGV) under jax 0.9.2" in said
+    assert finding(found.results[2]) == ("jax 0.1.0 could not be installed: ERROR: No "
+                                         "matching distribution")
+    assert said[1].split()[-2:] == ["(none)", "0.10.2"] and found.changes == ()
+    short = text(found).splitlines()
+    assert short[-2] == "  -v shows 2 more lines of changes and findings" and len(short) <= 12
+
+
+def test_a_ready_environment_is_reused_without_any_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "jitmagic" / "jax-0.9.0"
+    (folder / "bin").mkdir(parents=True)
+    (folder / READY).write_text("0.9.0\n")
+    monkeypatch.setattr(environments.subprocess, "run", _no_install)
+    assert environments.ready("0.9.0") and not environments.ready("0.8.0")
+    env = environment("0.9.0")
+    assert env.folder == str(folder) and env.python == str(folder / "bin" / "python")
+    assert environment("current").python is None  # the user's own, untouched
+
+
+def _no_install(*args, **kwargs):
+    raise AssertionError(f"an install ran: {args}")
+
+
+def test_an_install_cut_short_is_made_again_and_a_failure_names_pips_reason(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "jitmagic" / "jax-0.8.0" / "bin").mkdir(parents=True)  # no READY file
+    calls = []
+
+    def failing(argv, **kwargs):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 1, "", "Collecting jax==0.8.0\nERROR: No "
+                                           "matching distribution found for jax==0.8.0\n")
+
+    monkeypatch.setattr(environments.subprocess, "run", failing)
+    monkeypatch.setattr(environments.shutil, "which", lambda name: None)  # venv and pip
+    got = environment("0.8.0")
+    assert got == NotInstalled("0.8.0", "ERROR: No matching distribution found for jax==0.8.0")
+    assert calls[0][1:3] == ["-m", "venv"] and not (tmp_path / "jitmagic" / "jax-0.8.0").exists()
+
+
+def _command(tmp_path, source, *argv, timeout=120):
+    (tmp_path / "cell.py").write_text(textwrap.dedent(source))
+    return subprocess.run([sys.executable, "-m", "jitmagic", "cell.py", *argv],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=timeout)
+
+
+def _none_left(marker: str) -> bool:
+    return not [p for p in psutil.process_iter(["cmdline"])
+                if any(marker in part for part in p.info["cmdline"] or ())]
+
+
+@pytest.mark.slow
+def test_a_hang_under_a_release_is_said_within_the_timeout_and_nothing_is_left(tmp_path):
+    start = time.monotonic()
+    done = _command(tmp_path, """\
+        import time
+        import jax.numpy as jnp
+
+        def stuck_in_trace(x):
+            time.sleep(1000)
+            return x + 1
+
+        stuck_in_trace(jnp.ones(3))
+        """, "--jax", "current", "--timeout", "3", "-q")
+    assert time.monotonic() - start < 3 + 10
+    assert done.returncode == 4, done.stderr
+    assert done.stdout.startswith("did not finish in 3 s under jax ")
+    assert _none_left(str(tmp_path))
+
+
+@pytest.mark.slow
+def test_a_crash_under_a_release_is_said_with_its_signal_and_stage(tmp_path):
+    done = _command(tmp_path, """\
+        import os, signal
+        import jax.numpy as jnp
+
+        def dies(x):
+            os.kill(os.getpid(), signal.SIGSEGV)
+            return x
+
+        dies(jnp.ones(3))
+        """, "--jax", "current", "-q")
+    assert done.returncode == 4, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("finding helpers crashed (SIGSEGV) under jax "), first
+    assert _none_left(str(tmp_path))
+
+
+def test_options_a_side_by_side_run_cannot_take_are_refused_before_any_install(tmp_path):
+    done = _command(tmp_path, "print(1)\n", "--jax", "0.9.0", "--processes", "2")
+    assert done.returncode == 2
+    assert "--jax cannot take --processes: each release is measured in one fresh process" \
+        in done.stderr
+    done = _command(tmp_path, "print(1)\n", "--jax", "0.9.0,latest")
+    assert done.returncode == 2 and "`current` (your own), not 'latest'" in done.stderr
+    done = _command(tmp_path, "print(1)\n", "--jax", f"current,{environments.installed_version()}")
+    assert done.returncode == 2 and "--jax names your own JAX twice" in done.stderr
+    done = _command(tmp_path, "def f(x:\n    return x\nf(1)\n", "--jax", "0.9.0,0.8.0")
+    assert done.returncode == 2 and done.stderr.count("does not compile") == 1
+    assert done.stdout == "" and "installing" not in done.stderr
+
+
+@pytest.fixture(scope="module")
+def release_cache(tmp_path_factory):
+    """One cache folder for the tests that really install a release (0.9.0: about 25 s
+    with pip's cache), against the JAX these pins were measured with."""
+    if environments.installed_version() != "0.10.2":
+        pytest.skip("the pins compare 0.9.0 with JAX 0.10.2 installed here")
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("cache"))}
+
+
+def _freeze() -> str:
+    return subprocess.run([sys.executable, "-m", "pip", "freeze"], capture_output=True,
+                          text=True, check=True).stdout
+
+
+@pytest.mark.slow
+def test_the_demo_under_an_older_release_and_yours_side_by_side(release_cache):
+    """A second run installs nothing, and your own JAX is as it was. Pinned: the demo's
+    trace is slower under 0.9.0 than under 0.10.2 (928 ms against 336 ms by hand)."""
+    frozen, cache = _freeze(), release_cache["XDG_CACHE_HOME"]
+    argv = [sys.executable, "-m", "jitmagic", "demo", "--jax", "0.9.0,current", "-q", "-v"]
+    first = subprocess.run(argv, capture_output=True, text=True, env=release_cache, timeout=600)
+    assert first.returncode == 0, first.stdout + first.stderr
+    ready = Path(cache, "jitmagic", "jax-0.9.0", READY)
+    made = ready.stat().st_mtime_ns
+    assert f"environments: {cache}/jitmagic (made once, reused)" in first.stdout
+    assert re.search(r"^ *trace [\d.]+× (faster|less CPU time) in 0\.10\.2 \(yours\) than in "
+                     r"0\.9\.0 \(", first.stdout, re.MULTILINE), first.stdout  # pinned
+    again = subprocess.run(argv, capture_output=True, text=True, env=release_cache, timeout=600)
+    assert again.returncode == 0 and ready.stat().st_mtime_ns == made
+    assert _freeze() == frozen
+
+
+#: A loop-heavy program whose XLA compile is slower under 0.10.2 than under 0.9.0 (669 ms
+#: against 1.09 s, and 634 ms against 993 ms, measured by hand), while its call is faster.
+LOOPS = """\
+    import jax
+    import jax.numpy as jnp
+
+    W = jnp.eye(64) * 0.5
+
+    def step(c, x):
+        c = jnp.tanh(c @ W + x)
+        return c, jnp.sum(c)
+
+    def body(i, c):
+        return jnp.sin(c) * jnp.cos(c) + i
+
+    def model(x):
+        c = jax.lax.fori_loop(0, 100, body, x)
+        c, ys = jax.lax.scan(step, c, jnp.ones((64, 64)), unroll=16)
+        w = jax.lax.while_loop(lambda s: s[0] < 10, lambda s: (s[0] + 1, s[1] * 1.01), (0, c))
+        return ys.sum() + w[1].sum()
+
+    model(jnp.ones((64,)))
+    """
+
+
+@pytest.mark.slow
+def test_a_loop_heavy_program_compiles_slower_under_0_10_2_than_0_9_0(release_cache, tmp_path):
+    (tmp_path / "cell.py").write_text(textwrap.dedent(LOOPS))
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "cell.py", "--jax", "0.9.0,current",
+                           "-r", "5", "-q", "-v"], capture_output=True, text=True,
+                          env=release_cache, cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ *XLA compile [\d.]+× (slower|more CPU time) in 0\.10\.2 \(yours\) "
+                     r"than in 0\.9\.0 \(", done.stdout, re.MULTILINE), done.stdout
+
+
+def test_compare_refuses_jax_and_the_magic_its_line_form_saying_what_to_write(ip):
+    with pytest.raises(jitmagic.InputError, match=r"put the code and its call in one cell "
+                                                  r"\(`%%jitcompare --jax 0\.9\.0,current`\)"):
+        jitmagic.compare(_model, jnp.ones((4, 4)), jax="0.9.0")
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match=r"^%jitcompare --jax measures objects of earlier "
+                                         r"cells, which another release's Python does not "
+                                         r"have: put the imports, the function and its call"):
+        ip.run_line_magic("jitcompare", "--jax 0.9.0 model(x)")
+    from jitmagic.options.hints import unknown_option_hint
+
+    hint = unknown_option_hint("unrecognized arguments: --processes 2", ["--xla"])
+    assert hint.startswith("--processes is the command's only: measuring in several ")
+
+
+@pytest.mark.slow
+def test_a_cell_under_a_release_holds_all_it_needs_and_a_name_of_an_earlier_cell_is_said(
+        ip, capsys):
+    cell = textwrap.dedent("""\
+        import jax.numpy as jnp
+
+        def layer(x):
+            return jnp.tanh(x @ x.T)
+
+        def model(x):
+            return layer(layer(x))
+
+        model(jnp.ones((16, 16)))
+        """)
+    found = ip.run_cell_magic("jitcompare", "--jax current -r 2 -q -o", cell)
+    [release] = found.results
+    assert release.measured.flat.median("compile_s") > 0 and release.folder is None
+    assert capsys.readouterr().out.startswith("measured under jax ")
+    ip.run_cell_magic("jitcompare", "--jax current -q", "model(x)")  # objects of earlier cells
+    said = capsys.readouterr().out.splitlines()[0]
+    assert said.startswith("failed under jax ") and "`model` is not defined" in said
+    assert said.endswith("(under --jax the cell or file is all a release's Python has: define "
+                         "it, its imports and its arguments there)")
+
+
+def test_with_xla_the_passes_that_moved_most_are_named(measured):
+    profiled = jitmagic.compare(_model, jnp.ones((32, 32)), repeat=2, xla=True, quiet=True)
+    flat = profiled.xla_passes.of("flat")
+    slowest = flat.passes[-1]  # a pass that took little: now 2 s more
+    moved = dataclasses.replace(slowest, seconds=slowest.seconds + 2.0)
+    later = dataclasses.replace(flat, passes=(*flat.passes[:-1], moved))
+    newer = dataclasses.replace(profiled, xla_passes=dataclasses.replace(
+        profiled.xla_passes, compiles={**profiled.xla_passes.compiles, "flat": later}))
+    found = Releases((ReleaseResult("0.9.0", profiled), ReleaseResult("0.10.2", newer)), "/c")
+    [change] = found.changes
+    assert change.passes[0] == (slowest.name, slowest.seconds, slowest.seconds + 2.0)
+    assert "XLA's parts that moved most from 0.9.0 to 0.10.2 (one profiled compile each, " \
+           f"--xla): {slowest.name} " in text(found, verbose=True)
+
+
+def test_one_release_alone_and_a_measurement_stopped_early_are_said(measured):
+    alone = Releases((ReleaseResult("0.10.2", measured),), "/c")
+    assert text(alone).splitlines()[0] == ("measured under jax 0.10.2: name two releases or "
+                                           "more to compare them")
+    stopped = dataclasses.replace(measured, stopped="stopped by --timeout after XLA compile")
+    found = Releases((ReleaseResult("0.9.0", stopped), ReleaseResult("0.10.2", measured)), "/c")
+    assert text(found).splitlines()[0] == ("under jax 0.9.0: stopped by --timeout after XLA "
+                                           "compile; its column holds what was measured")
+
+
+def test_releases_that_ran_on_different_backends_are_said_first(measured):
+    elsewhere = dataclasses.replace(measured, env={**measured.env, "backend": "tpu"})
+    found = Releases((ReleaseResult("0.9.0", measured), ReleaseResult("0.10.2", elsewhere)),
+                     "/c")
+    assert text(found).splitlines()[0] == (
+        "the releases ran on different backends (0.9.0 on cpu, 0.10.2 on tpu): a release's "
+        "environment holds jax and jaxlib alone; set JAX_PLATFORMS=cpu to compare like with "
+        "like")
+
+
+def test_uv_makes_the_environment_where_it_is_installed(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calls = []
+
+    def made(argv, **kwargs):
+        calls.append(argv)
+        if argv[1] == "venv":  # the folder uv would make
+            Path(argv[-1]).mkdir(parents=True)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(environments.subprocess, "run", made)
+    monkeypatch.setattr(environments.shutil, "which", lambda name: f"/opt/bin/{name}")
+    env = environment("0.9.0")
+    folder = tmp_path / "jitmagic" / "jax-0.9.0"
+    assert [argv[:2] for argv in calls] == [["/opt/bin/uv", "venv"], ["/opt/bin/uv", "pip"]]
+    assert calls[1][-3:] == ["jax==0.9.0", "jaxlib==0.9.0", "psutil"]
+    assert env.folder == str(folder) and (folder / READY).read_text() == "0.9.0\n"
