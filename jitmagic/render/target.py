@@ -229,13 +229,13 @@ def effort_lines(t: TargetCompile) -> list[str]:
 
 def answer(c: Comparison, t: TargetCompile) -> list[Block]:
     """What ``--target`` asks, first: whether nesting compiles faster for the topology,
-    by how much, on which clock; a program that does not fit one device's HBM, a stop,
-    an error."""
+    by how much, on which clock; where the arguments were placed (the figures depend on
+    it); a program that does not fit one device's HBM, a stop, an error."""
     runs = len(c.flat.samples.get("compile_s", []))
     out: list[Block] = [
         Heading(("jitcompare --target ", Code(t.topology), ": ", Code(c.entry),
                  f" ({counted(runs, 'cold compile')} a variant, none run)")),
-        Para([headline(c, t)], bold=True)]
+        Para([headline(c, t)], bold=True), Para([placement_line(t)])]
     out += [Para([f"stopped: {c.stopped}"], "warning")] if c.stopped else []
     misfits = [name for name in VARIANTS if name in t.memory and t.fits(name) is False]
     out += [Para([f"{name}: does NOT fit one device's {fmt_bytes(t.hbm_bytes or 0)} HBM"
@@ -245,8 +245,8 @@ def answer(c: Comparison, t: TargetCompile) -> list[Block]:
 
 def details(c: Comparison, t: TargetCompile) -> list[Block]:
     """The rest, behind ``-v`` or a click: the stages' table, whose seconds these are,
-    the arguments' placement, the programs' size and memory, the warnings, the jaxprs."""
-    out: list[Block] = [_table(c, t), Para([*host_lines(t), placement_line(t),
+    the programs' size and memory, the warnings, the jaxprs."""
+    out: list[Block] = [_table(c, t), Para([*host_lines(t),
                                             *memory_lines(c, t), *program_lines(c),
                                             *warm_lines(t), _helpers(c)])]
     out += [Para(effort_lines(t))] if t.effort else []
