@@ -3,8 +3,8 @@
 A *kind* is a function ``(value, where) -> value`` that returns the value as the
 record keeps it or raises :class:`ReportSchemaError` naming the field
 (``variants.flat.execute_loops: expected a count, got 'x'``). Records list
-their fields as ``(json key, attribute, kind, default)`` rows and decode them
-with :func:`fields`; nothing is checked by hand, field by field.
+their fields as ``(json key, attribute, kind, default)`` rows (:class:`Saved`): one
+table both writes and reads them, and nothing is checked by hand, field by field.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable
 from collections.abc import Iterator
 from typing import Any
+from typing import ClassVar
 from typing import NoReturn
+from typing import Self
 
 Kind = Callable[[Any, str], Any]
 
@@ -240,7 +242,7 @@ def json_value(value: Any, where: str, depth: int = 4) -> Any:
     return scalar(value, where)
 
 
-Field = tuple[str, str, Kind, Any]
+Field = tuple[str, str, Kind | None, Any]
 
 
 @contextlib.contextmanager
@@ -264,13 +266,16 @@ def _check_time(where: str) -> None:
 def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
     """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row.
 
-    A missing key takes its default, or fails when the default is :data:`REQUIRED`.
+    A missing key takes its default, or fails when the default is :data:`REQUIRED`; a
+    row whose kind is None is written only (derived again, never read back).
     """
     obj(d, where)
     _check_time(where)
     out = {}
     for key, attr, kind, default in table:
         at = f"{where}.{key}" if where else key
+        if kind is None:
+            continue
         if key in d:
             out[attr] = kind(d[key], at)
         elif default is REQUIRED:
@@ -281,11 +286,36 @@ def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
 
 
 def encode(value: Any) -> Any:
-    """A record's value as JSON writes it: tuples as lists, NaN as null, records as dicts."""
+    """A record's value as JSON writes it: tuples as lists, dicts copied, NaN as null,
+    records as dicts."""
     if isinstance(value, tuple | list):
         return [encode(x) for x in value]
+    if isinstance(value, dict):
+        return {k: encode(v) for k, v in value.items()}
     if isinstance(value, float) and math.isnan(value):
         return None
     if hasattr(value, "to_dict"):
         return value.to_dict()
     return value
+
+
+class Saved:
+    """A record saved as its :attr:`FIELDS` table says: :meth:`to_dict` writes each
+    row's attribute (a property for a written-only row) under its key, :meth:`from_dict`
+    reads them back checked; :attr:`WHERE` names it in messages when read on its own;
+    the keys in :attr:`SPARSE` are written only where they differ from their default
+    (as reports before them were)."""
+
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[Field, ...]] = ()
+    WHERE: ClassVar[str] = ""
+    SPARSE: ClassVar[frozenset[str]] = frozenset()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: encode(value) for key, attr, _, default in self.FIELDS
+                if (value := getattr(self, attr)) != default or key not in self.SPARSE}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "") -> Self:
+        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        return cls(**fields(d, cls.FIELDS, where or cls.WHERE))
