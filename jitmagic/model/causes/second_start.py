@@ -315,11 +315,6 @@ class SecondStart(Saved):
         return out
 
     @property
-    def cpu_clock(self) -> bool:
-        """Whether any comparison here was decided on CPU time (a busy machine)."""
-        return CPU in (self.clock(), *(r.clock() for r in self.rows.values()))
-
-    @property
     def nesting_said(self) -> dict[str, Any]:
         """:attr:`nesting` as saved (written, never read back)."""
         return {"kind": self.nesting.kind, "ratio": json_number(self.nesting.ratio)}
