@@ -137,7 +137,7 @@ class Orderings:
         rows = obj(d["rows"], f"{where}.rows")
         if sorted(rows) != sorted(ORDERINGS):
             fail(f"{where}.rows", f"the rows {', '.join(ORDERINGS)}", ", ".join(rows))
-        got["rows"] = {k: OrderingRow.from_dict(k, rows[k], f"{where}.rows.{k}")
+        got["rows"] = {k: OrderingRow.named(k, rows[k], f"{where}.rows.{k}")
                        for k in ORDERINGS}
         return cls(**got)
 

@@ -3,7 +3,7 @@
 A row keeps every raw sample per key and derives medians and spreads from them.
 :class:`Row` holds what every row has; :class:`VariantResult` and
 :class:`OrderingRow` add their own fields. Each lists its JSON fields once,
-in :attr:`Row.FIELDS` tables that both ``to_dict`` and ``from_dict`` read.
+in a :attr:`Row.FIELDS` table that both ``to_dict`` and ``named`` read.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from .notes import said
 from .processes import Samples
 from .processes import read_per_process
 from .saved.schema import Field
+from .saved.schema import Saved
 from .saved.schema import count
-from .saved.schema import encode
 from .saved.schema import fields
 from .saved.schema import flag
 from .saved.schema import items
@@ -92,11 +92,11 @@ STRUCTURE = (
     "constant_bytes",
 )
 
-_R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
+_R = TypeVar("_R", bound="Row")  # ``named`` of a subclass returns that subclass
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(Saved):
     """What every measured row has: raw samples per key, the steady loop count, the program."""
 
     name: str
@@ -114,8 +114,6 @@ class Row:
     EXTRA_KEYS: ClassVar[tuple[str, ...]] = ()
     #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
     MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
-    #: The other JSON fields, in the order they are written.
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
 
     def median(self, key: str) -> float:
         return median(self.samples.get(key, []))
@@ -138,11 +136,10 @@ class Row:
         d["samples"] = {k: list(self.samples.get(k, [])) for k in self.KEYS}
         d["samples"].update({k: list(self.samples[k]) for k in self.EXTRA_KEYS
                              if self.samples.get(k)})
-        d.update({key: encode(getattr(self, attr)) for key, attr, _, _ in self.FIELDS})
-        return d
+        return d | super().to_dict()  # then the other fields (:attr:`FIELDS`), in order
 
     @classmethod
-    def from_dict(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
+    def named(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
         """The row saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
         where = where or name
         given = obj(obj(d, where).get("samples", {}), f"{where}.samples")
@@ -223,16 +220,9 @@ class VariantResult(Row, ProgramFigures):
               *((key, key, optional(count), None) for key in COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        if not self.per_process:  # one process: written as before
-            del d["per_process"]
-        if not self.own_jit:  # none of the user's own jits nested: written as before
-            del d["own_jit"]
-        for key in (*COMPILED_WORK, "library_calls"):  # written where read, as before them
-            if d[key] is None:
-                del d[key]
-        return d
+    #: Written only where measured (one process, none of the user's own jits nested,
+    #: no figure of XLA's: written as before they were).
+    SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})
 
     @property
     def notes(self) -> tuple[str, ...]:

@@ -47,7 +47,6 @@ from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
 from ..stats.verdicts import ROUNDS_FIELDS
-from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import Clock
@@ -78,13 +77,14 @@ class Start(Saved):
     lower_s: float | None = None
     compile_s: float | None = None  # on a hit: about the time to read the entry
 
-    WHERE = "start"
-    FIELDS = (("seconds", "seconds", seconds, REQUIRED),
-              ("cpu_s", "cpu_s", optional(seconds), None),
-              ("wait_s", "wait_s", optional(seconds), None),
-              ("hits", "hits", count, 0),
-              ("misses", "misses", count, 0),
-              *((k, k, optional(seconds), None) for k in STAGES))
+
+Start.WHERE = "start"
+Start.FIELDS = (("seconds", "seconds", seconds, REQUIRED),
+                ("cpu_s", "cpu_s", optional(seconds), None),
+                ("wait_s", "wait_s", optional(seconds), None),
+                ("hits", "hits", count, 0),
+                ("misses", "misses", count, 0),
+                *((k, k, optional(seconds), None) for k in STAGES))
 
 
 def samples(starts: tuple[Start, ...]) -> dict[str, list[float]]:

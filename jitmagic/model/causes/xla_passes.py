@@ -43,9 +43,10 @@ class PassTime(Saved):
     seconds: float
     runs: int
 
-    FIELDS = (("name", "name", text, REQUIRED),
-              ("seconds", "seconds", seconds, REQUIRED),
-              ("runs", "runs", count, REQUIRED))
+
+PassTime.FIELDS = (("name", "name", text, REQUIRED),
+                   ("seconds", "seconds", seconds, REQUIRED),
+                   ("runs", "runs", count, REQUIRED))
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,11 @@ class NamedTime(Saved):
     events: int
     biggest: str
 
-    FIELDS = (("key", "key", text, REQUIRED),
-              ("seconds", "seconds", seconds, REQUIRED),
-              ("events", "events", count, REQUIRED),
-              ("biggest", "biggest", text, REQUIRED))
+
+NamedTime.FIELDS = (("key", "key", text, REQUIRED),
+                    ("seconds", "seconds", seconds, REQUIRED),
+                    ("events", "events", count, REQUIRED),
+                    ("biggest", "biggest", text, REQUIRED))
 
 
 @dataclass(frozen=True)
