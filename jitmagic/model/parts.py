@@ -33,7 +33,7 @@ from .causes.effort import Effort
 from .causes.effort import causes as effort_causes
 from .causes.second_start import SecondStart
 from .causes.xla_passes import XlaPasses
-from .lines import checked_lines
+from .lines import Lines
 from .orderings import Orderings
 
 #: Under ``--processes N``: the part runs in every process, in step with the others (or
@@ -85,7 +85,7 @@ PARTS: tuple[Part, ...] = (
          processes=LOCKSTEP, in_why=True),
     Part("effort", "effort", ("effort",), Effort.from_dict, shown=4, causes=effort_causes,
          in_why=True),
-    Part("lines", "lines", ("lines",), checked_lines, shown=1, in_why=True),
+    Part("lines", "lines", ("lines",), Lines.from_dict, shown=1, in_why=True),
 )
 
 

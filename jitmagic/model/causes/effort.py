@@ -1,16 +1,14 @@
 """The effort record (``--effort``): the flat program compiled at XLA's lower effort
-settings beside the default, raw samples in, the one rule's differences and the
-break-even out.
+settings beside the default (the program as the user compiles it, their own
+``compiler_options`` included), raw samples in, the one rule's differences out.
 
-Each setting is a row of the one interleaved sampler with the default (the program as
-the user compiles it, their own ``compiler_options`` included): cold first calls from
-cleared caches, XLA's compile inside them (JAX's own event), and steady-state calls.
-From the samples, per setting, on one clock (the process's CPU time on a busy machine,
-else wall time): whether XLA compiles faster, whether a call is slower, and, where both
-are decided that way, after how many calls the default pays back the compile it costs
-(:attr:`Outcome.break_even`). A setting whose outputs differ from the default's beyond
-the output tolerance changes the results and is never recommended. Measured by
-:mod:`jitmagic.measure.parts.effort`, shown by :mod:`jitmagic.render.causes.effort`.
+Each setting is a row of the one interleaved sampler with the default: cold first calls,
+XLA's compile inside them (JAX's event), steady calls. Per setting, on one clock (CPU
+time on a busy machine, else wall): whether XLA compiles faster, whether a call is
+slower, and where both, after how many calls the default pays back its compile
+(:attr:`Outcome.break_even`). A setting whose outputs differ beyond the tolerance is
+never recommended. Measured by :mod:`jitmagic.measure.parts.effort`, shown by
+:mod:`jitmagic.render.causes.effort`.
 """
 
 from __future__ import annotations
@@ -83,14 +81,11 @@ KEYS = tuple(k for key in (COMPILE, FIRST_CALL, EXECUTE) for k in (key, cpu_key(
 #: kinds); only the first two let it be recommended.
 OUTPUT_KINDS = ("exact", "rounding", "mismatch", "uncompared")
 MATCHING = OUTPUT_KINDS[:2]
-#: What a setting comes to, from the rule's outcomes (:meth:`Outcome.verdict`): use it
-#: (a call is no slower), use it below its break-even, nothing to gain (XLA's compile is
-#: slower, or out of line's is no faster), no measurable effect (the rule found no
-#: difference in XLA's compile at a setting: it does not act on this backend's compile
-#: of this program), inconclusive (the compile's or a call's difference), changes the
-#: results, outputs not compared, changes nothing in the compiled program, failed.
 class Came(StrEnum):
-    """What a setting came to (saved by value in a report's ``verdicts``)."""
+    """What a setting came to (:meth:`Outcome.verdict`; saved by value in ``verdicts``).
+    Nothing to gain: XLA's compile is slower, or out of line's no faster; no measurable
+    effect: the rule found no difference in a setting's compile (it does not act on this
+    backend's compile of this program)."""
 
     USE = "use it"
     USE_BELOW = "pays below the break-even"

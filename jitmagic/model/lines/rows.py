@@ -133,6 +133,9 @@ class LoopSpan:
     def holds(self, row: LineRow) -> bool:
         return row.file == self.file and self.first_line <= row.line <= self.last_line
 
+    def to_list(self) -> list[Any]:
+        return [self.file, self.first_line, self.last_line]
+
 
 @dataclass(frozen=True, slots=True)
 class LoopCall:

@@ -27,7 +27,6 @@ from ..comparison import Comparison
 from ..ledger import Ledger
 from ..ledger import is_saved_ledger
 from ..lines import Lines
-from ..lines import checked_lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
 from ..saved import files
@@ -82,7 +81,7 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
         clean = printable_tree(data) if needs_printable(text) else data
         if is_saved_lines(data):
             with time_limit(MAX_READ_S):
-                return checked_lines(clean, "lines")
+                return Lines.from_dict(clean)
         if is_saved_ledger(data):
             with time_limit(MAX_READ_S):
                 return Ledger.from_dict(clean)

@@ -287,7 +287,7 @@ def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
 
 def encode(value: Any) -> Any:
     """A record's value as JSON writes it: tuples as lists, dicts copied, NaN as null,
-    records as dicts."""
+    records as their ``to_dict()`` (or ``to_list()``, one saved as a row)."""
     if isinstance(value, tuple | list):
         return [encode(x) for x in value]
     if isinstance(value, dict):
@@ -296,7 +296,7 @@ def encode(value: Any) -> Any:
         return None
     if hasattr(value, "to_dict"):
         return value.to_dict()
-    return value
+    return value.to_list() if hasattr(value, "to_list") else value
 
 
 class Saved:
