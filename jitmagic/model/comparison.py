@@ -366,7 +366,7 @@ def _variants(d: Any, where: str) -> dict[str, VariantResult]:
     """Both variants, flat and nested, and no other."""
     if sorted(obj(d, where)) != sorted(VARIANTS):
         fail(where, f"the variants {' and '.join(VARIANTS)}", ", ".join(d) or "none")
-    return {k: VariantResult.named(k, d[k], f"{where}.{k}") for k in VARIANTS}
+    return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
 
 
 _FIELDS: tuple[Field, ...] = (

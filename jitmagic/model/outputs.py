@@ -59,3 +59,10 @@ def outputs_dict(record: Any) -> dict[str, Any]:
     if record.outputs_kind is None:
         return {}
     return {key: getattr(record, attr) for key, attr, _, _ in OUTPUT_FIELDS}
+
+
+def without_outputs(d: dict[str, Any], record: Any) -> dict[str, Any]:
+    """``d`` (a record's saved fields) as :func:`outputs_dict` would write them."""
+    if record.outputs_kind is not None:
+        return d
+    return {k: v for k, v in d.items() if k not in {key for key, *_ in OUTPUT_FIELDS}}

@@ -3,7 +3,7 @@
 A row keeps every raw sample per key and derives medians and spreads from them.
 :class:`Row` holds what every row has; :class:`VariantResult` and
 :class:`OrderingRow` add their own fields. Each lists its JSON fields once,
-in a :attr:`Row.FIELDS` table that both ``to_dict`` and ``named`` read.
+in a :attr:`Row.FIELDS` table that both ``to_dict`` and ``from_dict`` read.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from .notes import said
 from .processes import Samples
 from .processes import read_per_process
 from .saved.schema import Field
-from .saved.schema import Saved
 from .saved.schema import count
 from .saved.schema import fields
 from .saved.schema import flag
@@ -32,6 +31,7 @@ from .saved.schema import obj
 from .saved.schema import optional
 from .saved.schema import seconds
 from .saved.schema import text
+from .saved.schema import written
 from .stats.rule import json_number
 from .stats.rule import median
 from .stats.rule import spread
@@ -92,11 +92,11 @@ STRUCTURE = (
     "constant_bytes",
 )
 
-_R = TypeVar("_R", bound="Row")  # ``named`` of a subclass returns that subclass
+_R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 
 
 @dataclass(frozen=True)
-class Row(Saved):
+class Row:
     """What every measured row has: raw samples per key, the steady loop count, the program."""
 
     name: str
@@ -114,6 +114,10 @@ class Row(Saved):
     EXTRA_KEYS: ClassVar[tuple[str, ...]] = ()
     #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
     MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The other JSON fields, in the order they are written; those in ``SPARSE`` only
+    #: where they differ from their default (:func:`~.saved.schema.written`).
+    FIELDS: ClassVar[tuple[Field, ...]] = ()
+    SPARSE: ClassVar[frozenset[str]] = frozenset()
 
     def median(self, key: str) -> float:
         return median(self.samples.get(key, []))
@@ -136,10 +140,10 @@ class Row(Saved):
         d["samples"] = {k: list(self.samples.get(k, [])) for k in self.KEYS}
         d["samples"].update({k: list(self.samples[k]) for k in self.EXTRA_KEYS
                              if self.samples.get(k)})
-        return d | super().to_dict()  # then the other fields (:attr:`FIELDS`), in order
+        return d | written(self)
 
     @classmethod
-    def named(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
+    def from_dict(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
         """The row saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
         where = where or name
         given = obj(obj(d, where).get("samples", {}), f"{where}.samples")

@@ -299,6 +299,12 @@ def encode(value: Any) -> Any:
     return value.to_list() if hasattr(value, "to_list") else value
 
 
+def written(record: Any) -> dict[str, Any]:
+    """``record``'s :attr:`Saved.FIELDS`, as :meth:`Saved.to_dict` writes them."""
+    return {key: encode(value) for key, attr, _, default in record.FIELDS
+            if (value := getattr(record, attr)) != default or key not in record.SPARSE}
+
+
 class Saved:
     """A record saved as its :attr:`FIELDS` table says: :meth:`to_dict` writes each
     row's attribute (a property for a written-only row) under its key, :meth:`from_dict`
@@ -312,8 +318,7 @@ class Saved:
     SPARSE: ClassVar[frozenset[str]] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
-        return {key: encode(value) for key, attr, _, default in self.FIELDS
-                if (value := getattr(self, attr)) != default or key not in self.SPARSE}
+        return written(self)
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "") -> Self:
