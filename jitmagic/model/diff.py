@@ -2,17 +2,14 @@
 
 :func:`diff` judges NEW against OLD (two :class:`~jitmagic.model.comparison.Comparison`
 records) with :func:`jitmagic.model.stats.rule.difference`,
-per variant (flat, nested) and per phase. Every ratio is said as NEW over OLD:
-``new_over_old`` above 1 is NEW slower ("NEW is 1.3× slower"). Beside the timings it
-compares the program's structure (:data:`STRUCTURE`: jaxpr equations, StableHLO bytes,
-nested jit calls, what XLA made of it), figures that move only with the code: exactly,
-with no significance rule (:class:`StructureDiff`). Reports measured on another machine
-or JAX version still compare, with a warning naming what differs. A PARTIAL report (its
-``stopped`` set) compares only what both measured, and says so (:meth:`Diff.partial_lines`);
-where nothing was measured in both, the diff says "nothing to compare", never "no
-measurable difference", and a gate fails where NEW measured nothing (:meth:`Diff.unjudged`).
-Where OLD and NEW were measured under materially different loads (:func:`load_apart`), no
-clock compares like with like: the timing stages are shown but not judged, and say why.
+per variant and phase; every ratio is NEW over OLD (``new_over_old`` above 1: NEW
+slower). The program's structure (:data:`STRUCTURE`), which moves only with the code,
+is compared exactly, with no rule (:class:`StructureDiff`). Reports from another machine
+or JAX still compare, with a warning. A PARTIAL report compares only what both measured
+and says so (:meth:`Diff.partial_lines`); with nothing measured in both the diff says
+"nothing to compare", and a gate fails where NEW measured nothing (:meth:`Diff.unjudged`).
+Under materially different loads (:func:`load_apart`) no clock compares like with like:
+the timing stages are shown, not judged, and say why.
 """
 
 from __future__ import annotations

@@ -1,19 +1,17 @@
 """The second-start record (``--cache``): first calls with JAX's persistent compilation
 cache cold, then warm, per variant; raw samples in, statistics out.
 
-A *no-cache* start is a first call with the persistent cache off (what the comparison's
-first call measures, taken again beside the others); a *cold* start follows it with the
-cache pointed at an emptied folder (it compiles, and writes the entry); a *warm* one
-follows that after ``jax.clear_caches()`` (memory cleared, disk kept), as a second start
-of the program reads the entry. What a warm cache saves is judged against the no-cache
-start of the same pairs (``docs/why.md``); what the cold start's writing costs is said
-apart (:attr:`CacheRow.writing`): an 8 MiB entry once made the first start cost more
-than the whole compile, and the saving read against it was ranked above a fix that saved
-more. Each
-start keeps whether JAX fired its cache-hit or cache-miss event, and the stage seconds
-JAX's own duration events gave. Measured by :mod:`jitmagic.measure.parts.second_start`, shown
-by :mod:`jitmagic.render.causes.second_start`. A warm figure counts only where every warm
-start saw a cache hit (:attr:`CacheRow.read`): otherwise it measured a compile.
+A *no-cache* start is a first call with the persistent cache off (the comparison's
+first call, taken again); a *cold* one follows with the cache at an emptied folder (it
+compiles and writes the entry); a *warm* one follows after ``jax.clear_caches()``
+(memory cleared, disk kept), reading the entry as a second start would. A warm cache's
+saving is judged against the no-cache starts of the same pairs (``docs/why.md``); the
+cold start's writing is said apart (:attr:`CacheRow.writing`: an 8 MiB entry once made
+the first start cost more than the whole compile, and a saving read against it outranked
+a bigger fix). Each start keeps JAX's cache-hit/miss events and stage seconds; a warm
+figure counts only where every warm start hit (:attr:`CacheRow.read`), else it measured
+a compile. Measured by :mod:`jitmagic.measure.parts.second_start`, shown by
+:mod:`jitmagic.render.causes.second_start`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Why the first call is slow: what this run measured, the biggest first.
 
-A comparison takes the flat first call (``jax.jit(f)``, the program as written) apart
-into its stages (Python tracing, lowering, XLA's compile) and measures what nesting the
-helpers saves; its later parts measure more (``--lines``: which lines build the
-program; the big captured constants passed as arguments; ``--xla``: XLA's passes;
-``--cache``: a second start). :func:`causes` sorts each into one :data:`KINDS` and
-ranks within it by seconds:
-
-* a *saving*: what a fix saved, measured, where the one rule calls it significant;
-* a *stage*: where the first call's time goes, with the hint found for it (the loop
-  ``--lines`` names);
-* *inconclusive*, *nothing to gain* (the rule found no saving), *not measurable* (a
-  figure could not be had: the cache was not read), and *not measured* (by this run: the
-  option that measures it, or the stop that came first), never guessed.
-
-The causes are derived from the record, never stored apart from it: a saved report gives
-the same causes when loaded.
+A comparison splits the flat first call (``jax.jit(f)``) into its stages (tracing,
+lowering, XLA's compile) and measures what nesting the helpers saves; its parts measure
+more (``--lines``, the big captured constants passed as arguments, ``--xla``,
+``--cache``). :func:`causes` sorts each into one of :data:`KINDS`, by seconds within it:
+a *saving* (a fix's, measured, that the one rule calls significant); a *stage* (where
+the time goes, with its hint: the loop ``--lines`` names); *inconclusive*, *nothing to
+gain*, *not measurable* (the cache was not read) and *not measured* (by this run: the
+option that measures it, or the stop that came first), never guessed. Derived from the
+record, never stored: a loaded report gives the same causes.
 """
 
 from __future__ import annotations
