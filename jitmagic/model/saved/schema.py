@@ -301,8 +301,9 @@ def encode(value: Any) -> Any:
 
 def written(record: Any) -> dict[str, Any]:
     """``record``'s :attr:`Saved.FIELDS`, as :meth:`Saved.to_dict` writes them."""
-    return {key: encode(value) for key, attr, _, default in record.FIELDS
-            if (value := getattr(record, attr)) != default or key not in record.SPARSE}
+    return {key: value for key, attr, _, default in record.FIELDS
+            if (value := encode(getattr(record, attr))) != encode(default)
+            or key not in record.SPARSE}
 
 
 class Saved:
