@@ -180,7 +180,6 @@ class ConstantVariant(Saved):
         return median(self.samples.get(form, {}).get(key))
 
 
-
 def _pair(value: Any, where: str) -> tuple[int, int]:
     """(count, bytes) as ``[count, bytes]``."""
     if not isinstance(value, list | tuple) or len(value) != 2:

@@ -168,7 +168,6 @@ class EffortRow(Saved):
         return None if self.outputs_found is None else str(self.outputs_found)
 
 
-
 @dataclass(frozen=True)
 class Outcome:
     """What one setting's samples support against the default's, on one ``clock``:

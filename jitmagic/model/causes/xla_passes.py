@@ -125,7 +125,6 @@ class ProfiledCompile(Saved):
         return None if seconds is None else seconds / self.compile_s
 
 
-
 @dataclass(frozen=True)
 class XlaPasses(Saved):
     """``--xla``: each variant's profiled compile (``compiles``, by variant; flat only

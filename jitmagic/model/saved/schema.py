@@ -299,6 +299,12 @@ def encode(value: Any) -> Any:
     return value.to_list() if hasattr(value, "to_list") else value
 
 
+def facts(record: Any, *names: str) -> dict[str, Any]:
+    """``record``'s attributes ``names`` as JSON writes them (:func:`encode`): the
+    ``to_dict`` of a record that is saved but never read back (a diff's)."""
+    return {name: encode(getattr(record, name)) for name in names}
+
+
 def written(record: Any) -> dict[str, Any]:
     """``record``'s :attr:`Saved.FIELDS`, as :meth:`Saved.to_dict` writes them."""
     return {key: value for key, attr, _, default in record.FIELDS
