@@ -25,6 +25,7 @@ from ..saved.schema import REQUIRED
 from ..saved.schema import Saved
 from ..saved.schema import count
 from ..saved.schema import fail
+from ..saved.schema import fixed
 from ..saved.schema import items
 from ..saved.schema import mapping
 from ..saved.schema import number
@@ -92,11 +93,7 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _line(value: Any, where: str) -> tuple[str, int]:
-    """A source line as ``[file, line]``."""
-    if not isinstance(value, list | tuple) or len(value) != 2:
-        fail(where, "a [file, line] pair", value)
-    return text(value[0], f"{where}[0]"), count(value[1], f"{where}[1]")
+_line = fixed(text, count, named="a [file, line] pair")
 
 
 LiftedConstant.WHERE = "constant"
@@ -180,11 +177,7 @@ class ConstantVariant(Saved):
         return median(self.samples.get(form, {}).get(key))
 
 
-def _pair(value: Any, where: str) -> tuple[int, int]:
-    """(count, bytes) as ``[count, bytes]``."""
-    if not isinstance(value, list | tuple) or len(value) != 2:
-        fail(where, "a [count, bytes] pair", value)
-    return count(value[0], f"{where}[0]"), count(value[1], f"{where}[1]")
+_pair = fixed(count, count, named="a [count, bytes] pair")  # (count, bytes)
 
 
 def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:

@@ -205,12 +205,12 @@ def items(kind: Kind, limit: int = MAX_LIST) -> Kind:
     return check
 
 
-def fixed(*kinds: Kind) -> Kind:
+def fixed(*kinds: Kind, named: str = "") -> Kind:
     """A list of exactly ``len(kinds)`` items, each its own kind (a record saved as a
-    row, ``[file, line, ...]``); kept as a tuple."""
+    row, ``[file, line, ...]``; ``named`` in messages); kept as a tuple."""
     def check(value: Any, where: str) -> tuple:
         if not isinstance(value, list | tuple) or len(value) != len(kinds):
-            fail(where, f"a list of {len(kinds)} items", value)
+            fail(where, named or f"a list of {len(kinds)} items", value)
         pairs = enumerate(zip(kinds, value, strict=True))
         return tuple(kind(x, f"{where}[{i}]") for i, (kind, x) in pairs)
     return check
