@@ -335,13 +335,9 @@ class Comparison(Shown, Saved):
         added: dict[str, Any] = {}
         for key, read in records().items():
             if d.get(key) is not None:
-                record = read(d[key], _at(where, key))
+                record = read(d[key], f"{where}.{key}" if where else key)
                 (got if key in _OWN_FIELDS else added)[key] = record
         return cls(**got, added=added)
-
-
-def _at(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
 
 
 def _variants(d: Any, where: str) -> dict[str, VariantResult]:

@@ -53,12 +53,6 @@ def check_outputs(got: dict[str, Any], where: str) -> dict[str, Any]:
     return got
 
 
-def outputs_dict(record: Any) -> dict[str, Any]:
-    """The three fields as ``to_dict`` writes them (:func:`without_outputs`)."""
-    return without_outputs({key: getattr(record, attr) for key, attr, *_ in OUTPUT_FIELDS},
-                           record)
-
-
 def without_outputs(d: dict[str, Any], record: Any) -> dict[str, Any]:
     """``d`` (a record's saved fields) without the three where nothing was compared, so
     a report read from an older version is written back as it was."""

@@ -48,11 +48,6 @@ def causes(c: Compared, parts: tuple[Callable[[Compared], Iterator[Cause]], ...]
                                               -x.seconds if not math.isnan(x.seconds) else 0)))
 
 
-def _flat_median(c: Compared, phase: str) -> float:
-    """The flat variant's median of ``phase``, on the section's clock."""
-    return median(on(c.flat.samples, phase, clock_of(c)))
-
-
 #: The stages of the flat first call, as the section names them.
 STAGES = (("trace_s", Named.TRACING), ("lower_s", Named.LOWERING),
           ("compile_s", Named.COMPILE))
@@ -62,7 +57,7 @@ def stages(c: Compared) -> Iterator[Cause]:
     """Where the flat first call's time goes: its stages (each said with its hint); what
     tells more of them (``--lines``, ``--xla``) where this run did not."""
     for phase, name in STAGES:
-        seconds = _flat_median(c, phase)
+        seconds = median(on(c.flat.samples, phase, clock_of(c)))  # the section's clock
         if not math.isnan(seconds):
             yield Cause(name, STAGE, seconds, maker="stage", case=phase, of=c)
     if c.lines is None:
