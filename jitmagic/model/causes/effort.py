@@ -225,16 +225,14 @@ class Effort(Saved):
     ``default``: the default row's raw samples; ``rows``: one per setting measured, in
     the order measured; ``baseline``: the user's own ``compiler_options`` every row
     compiles with (empty: JAX's defaults); ``omitted``: the settings not measured, each
-    with why (this backend refused it, it is the user's own already), as noted
-    (``left_out`` says them); ``backend``: JAX's
-    platform name of the backend measured on, whose own settings were tried (None: not
-    recorded, as in reports before it was)."""
+    with why (this backend refused it, it is the user's own already; ``left_out`` says
+    them); ``backend``: JAX's platform name of the backend whose settings were tried
+    (None: a report before it was recorded)."""
 
     entry: str
     default: dict[str, tuple[float, ...]]
     rows: dict[str, EffortRow]
     baseline: dict[str, Any] = field(default_factory=dict)
-    #: The settings not measured, each with why, as noted (``left_out`` says them).
     omitted: tuple[Noted, ...] = ()
     stopped: str | None = None
     warnings: tuple[str, ...] = ()
