@@ -156,8 +156,6 @@ class Sweep(Shown):
     def _read(cls, d: Any, where: str, warned: tuple[Noted, ...]) -> Sweep:
         got = fields(d, _FIELDS, where)
         at = f"{where}.points" if where else "points"
-        got["points"] = tuple(_point(p, f"{at}[{i}]")
-                              for i, p in enumerate(items(lambda x, _: x)(d["points"], at)))
         if len(got["values"]) != len(got["points"]):
             fail(at, f"one point per value ({len(got['values'])})", f"{len(got['points'])} points")
         if not got["points"]:
@@ -174,7 +172,7 @@ def _point(d: Any, where: str) -> Comparison:
 _FIELDS = (
     ("name", "name", text, REQUIRED),
     ("values", "values", items(scalar), REQUIRED),
-    ("points", "points", lambda x, _: x, REQUIRED),
+    ("points", "points", items(_point), REQUIRED),
     ("wall_s", "wall_s", seconds, REQUIRED),
     ("stopped", "stopped", optional(text), None),
 )
