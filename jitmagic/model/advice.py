@@ -5,13 +5,11 @@ Measured by :mod:`jitmagic.measure.parts.advice`, whose docstring gives the meth
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from .saved.schema import REQUIRED
+from .saved.schema import Saved
 from .saved.schema import count
-from .saved.schema import fields
 from .saved.schema import flag
 from .saved.schema import items
 from .saved.schema import number
@@ -27,7 +25,7 @@ from .stats.witness import Clock
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Candidate(Saved):
     """One helper nested on its own, against flat."""
 
     helper: str
@@ -41,16 +39,19 @@ class Candidate:
     #: a report of jitmagic 0.3, or too few samples).
     execute_significant: bool | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "candidate") -> Candidate:
-        return cls(**fields(d, _CANDIDATE_FIELDS, where))
+    WHERE = "candidate"
+    FIELDS = (("helper", "helper", text, REQUIRED),
+              ("calls", "calls", count, REQUIRED),
+              ("saving_s", "saving_s", optional(number), None),
+              ("execute_change_s", "execute_change_s", optional(number), None),
+              ("noise_s", "noise_s", optional(seconds), None),
+              ("significant", "significant", flag, False),
+              ("error", "error", optional(text), None),
+              ("execute_significant", "execute_significant", optional(flag), None))
 
 
 @dataclass(frozen=True)
-class Advice(Shown):
+class Advice(Shown, Saved):
     """The ranked candidates, the recommended set and what it saves against nesting all
     (``print(advice)`` and IPython show it in words, as ``--advise`` does)."""
 
@@ -75,57 +76,25 @@ class Advice(Shown):
     #: process's CPU seconds) where the machine was busy; wall in reports before 0.4.
     clock: Clock = WALL
 
+    WHERE = "advice"
+    FIELDS = (
+        ("ranked", "ranked", items(Candidate.from_dict), ()),
+        ("recommended", "recommended", items(text), ()),
+        ("recommended_saving_s", "recommended_saving_s", optional(number), None),
+        ("all_nested_saving_s", "all_nested_saving_s", optional(number), None),
+        ("flat_cold_s", "flat_cold_s", positive_seconds, REQUIRED),
+        ("noise_s", "noise_s", optional(seconds), None),
+        ("not_tried", "not_tried", items(text), ()),
+        ("repeat", "runs", count, REQUIRED),
+        ("wall_s", "wall_s", seconds, REQUIRED),
+        ("stopped", "stopped", optional(text), None),
+        ("recommended_kind", "recommended_kind", optional(text), None),
+        ("all_nested_kind", "all_nested_kind", optional(text), None),
+        ("everything", "everything", items(text), ()),
+        ("clock", "clock", lambda v, at: Clock(one_of(WALL, CPU)(v, at)), WALL),
+    )
+
     def summary(self) -> str:
         said = f"--nest {','.join(self.recommended)}" if self.recommended else "no helper"
         return f"<Advice: recommended {said}>"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ranked": [c.to_dict() for c in self.ranked],
-            "recommended": list(self.recommended),
-            "recommended_saving_s": self.recommended_saving_s,
-            "all_nested_saving_s": self.all_nested_saving_s,
-            "flat_cold_s": self.flat_cold_s,
-            "noise_s": self.noise_s,
-            "not_tried": list(self.not_tried),
-            "repeat": self.runs,
-            "wall_s": self.wall_s,
-            "stopped": self.stopped,
-            "recommended_kind": self.recommended_kind,
-            "all_nested_kind": self.all_nested_kind,
-            "everything": list(self.everything),
-            "clock": self.clock,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "advice") -> Advice:
-        """The advice saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
-        return cls(**fields(d, _FIELDS, where))
-
-
-_CANDIDATE_FIELDS = (
-    ("helper", "helper", text, REQUIRED),
-    ("calls", "calls", count, REQUIRED),
-    ("saving_s", "saving_s", optional(number), None),
-    ("execute_change_s", "execute_change_s", optional(number), None),
-    ("noise_s", "noise_s", optional(seconds), None),
-    ("significant", "significant", flag, False),
-    ("error", "error", optional(text), None),
-    ("execute_significant", "execute_significant", optional(flag), None),
-)
-_FIELDS = (
-    ("ranked", "ranked", items(Candidate.from_dict), ()),
-    ("recommended", "recommended", items(text), ()),
-    ("recommended_saving_s", "recommended_saving_s", optional(number), None),
-    ("all_nested_saving_s", "all_nested_saving_s", optional(number), None),
-    ("flat_cold_s", "flat_cold_s", positive_seconds, REQUIRED),
-    ("noise_s", "noise_s", optional(seconds), None),
-    ("not_tried", "not_tried", items(text), ()),
-    ("repeat", "runs", count, REQUIRED),
-    ("wall_s", "wall_s", seconds, REQUIRED),
-    ("stopped", "stopped", optional(text), None),
-    ("recommended_kind", "recommended_kind", optional(text), None),
-    ("all_nested_kind", "all_nested_kind", optional(text), None),
-    ("everything", "everything", items(text), ()),
-    ("clock", "clock", lambda v, at: Clock(one_of(WALL, CPU)(v, at)), WALL),
-)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .saved.schema import REQUIRED
+from .saved.schema import Saved
 from .saved.schema import count
-from .saved.schema import fields
 from .saved.schema import items
 from .saved.schema import number
 from .saved.schema import seconds
@@ -18,7 +18,7 @@ from .saved.schema import text
 
 
 @dataclass(frozen=True)
-class HelperTime:
+class HelperTime(Saved):
     """One helper's part of the flat trace."""
 
     helper: str
@@ -26,9 +26,14 @@ class HelperTime:
     inclusive_s: float
     own_s: float
 
+    FIELDS = (("helper", "helper", text, REQUIRED),
+              ("calls", "calls", count, REQUIRED),
+              ("inclusive_s", "inclusive_s", seconds, REQUIRED),
+              ("own_s", "own_s", number, REQUIRED))
+
 
 @dataclass(frozen=True)
-class Attribution:
+class Attribution(Saved):
     """The flat variant's trace split by helper, sorted by inclusive seconds."""
 
     entry: str
@@ -36,6 +41,17 @@ class Attribution:
     entry_s: float  # the entry function's call, inclusive of the helpers it calls
     entry_code_s: float  # the entry function's own lines
     helpers: tuple[HelperTime, ...]
+
+    WHERE = "attribution"
+    #: The shares and JAX's seconds are written, derived again when read.
+    FIELDS = (("entry", "entry", text, REQUIRED),
+              ("trace_s", "trace_s", seconds, REQUIRED),
+              ("entry_s", "entry_s", seconds, REQUIRED),
+              ("entry_own_s", "entry_own_s", None, None),
+              ("entry_code_s", "entry_code_s", number, REQUIRED),
+              ("jax_s", "jax_s", None, None),
+              ("entry_share", "entry_share", None, None),
+              ("helpers", "helpers", items(HelperTime.from_dict), ()))
 
     @property
     def jax_s(self) -> float:
@@ -57,43 +73,12 @@ class Attribution:
         """``seconds`` as a fraction of the measured trace."""
         return seconds / self.trace_s if self.trace_s > 0 else 0.0
 
+    @property
+    def entry_share(self) -> float:
+        return self.share(self.entry_own_s)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "entry": self.entry,
-            "trace_s": self.trace_s,
-            "entry_s": self.entry_s,
-            "entry_own_s": self.entry_own_s,
-            "entry_code_s": self.entry_code_s,
-            "jax_s": self.jax_s,
-            "entry_share": self.share(self.entry_own_s),
-            "helpers": [
-                {"helper": h.helper, "calls": h.calls, "inclusive_s": h.inclusive_s,
-                 "own_s": h.own_s, "share": self.share(h.own_s),
-                 "inclusive_share": self.share(h.inclusive_s)}
-                for h in self.helpers
-            ],
-        }
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "attribution") -> Attribution:
-        """The attribution saved as ``d`` (its shares are derived again, not read)."""
-        return cls(**fields(d, _FIELDS, where))
-
-
-def _helper(d: Any, where: str) -> HelperTime:
-    return HelperTime(**fields(d, _HELPER_FIELDS, where))
-
-
-_HELPER_FIELDS = (
-    ("helper", "helper", text, REQUIRED),
-    ("calls", "calls", count, REQUIRED),
-    ("inclusive_s", "inclusive_s", seconds, REQUIRED),
-    ("own_s", "own_s", number, REQUIRED),
-)
-_FIELDS = (
-    ("entry", "entry", text, REQUIRED),
-    ("trace_s", "trace_s", seconds, REQUIRED),
-    ("entry_s", "entry_s", seconds, REQUIRED),
-    ("entry_code_s", "entry_code_s", number, REQUIRED),
-    ("helpers", "helpers", items(_helper), ()),
-)
+        shares = [{"share": self.share(h.own_s), "inclusive_share": self.share(h.inclusive_s)}
+                  for h in self.helpers]
+        return super().to_dict() | {"helpers": [
+            h.to_dict() | share for h, share in zip(self.helpers, shares, strict=True)]}

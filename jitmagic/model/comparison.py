@@ -29,11 +29,10 @@ from .lines import Lines
 from .notes import Noted
 from .notes import read_notes
 from .notes import said
-from .notes import saved
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
-from .outputs import outputs_dict
+from .outputs import without_outputs
 from .rows import COLD_PHASES
 from .rows import FROM_EVENTS
 from .rows import PHASES
@@ -41,8 +40,8 @@ from .rows import STAGE_PHASES
 from .rows import VARIANTS
 from .rows import VariantResult
 from .saved.schema import REQUIRED
-from .saved.schema import Field
 from .saved.schema import ReportSchemaError
+from .saved.schema import Saved
 from .saved.schema import fail
 from .saved.schema import fields
 from .saved.schema import flag
@@ -60,7 +59,6 @@ from .stats.rule import INCONCLUSIVE
 from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.rule import gap_withheld
-from .stats.rule import json_number
 from .stats.verdicts import Verdict
 from .stats.witness import CPU
 from .stats.witness import FIRST_CALL
@@ -91,8 +89,10 @@ PROVENANCE = ("source", "file", "options", "created")
 
 #: The per-call phase, which XLA's program decides once both variants compile to it.
 EXECUTE = "execute_s"
+
+
 @dataclass(frozen=True)
-class Comparison(Shown):
+class Comparison(Shown, Saved):
     """Flat against nested jit for one entry function: the report object."""
 
     entry: str
@@ -309,32 +309,15 @@ class Comparison(Shown):
                 total += sum(xs) * loops
         return total
 
+    @property
+    def why_clock(self) -> Clock:
+        """The clock of the causes' seconds (the section's)."""
+        return self.clock_of(FIRST_CALL)
+
     def to_dict(self) -> dict[str, Any]:
-        d = {
-            "schema": SCHEMA,
-            "entry": self.entry,
-            "variants": {k: self._variant_dict(k) for k in self.variants},
-            "outputs_match": self.outputs_match,
-            "max_abs_diff": json_number(self.max_abs_diff),
-            **outputs_dict(self),
-            "wall_s": json_number(self.wall_s),
-            **({"whole_s": self.whole_s} if not math.isnan(self.whole_s) else {}),
-            "env": dict(self.env),
-            "warnings": saved(self.warned),
-            "stopped": self.stopped,
-            "repeats_ended": self.repeats_ended,
-            **({"budget_s": self.budget_s} if not math.isnan(self.budget_s) else {}),
-            **({"same_compiled": self.same_compiled} if self.same_compiled is not None else {}),
-            **{k: getattr(self, k) for k in PROVENANCE if getattr(self, k) is not None},
-            "verdict": self.verdict.to_dict(),
-            "why": [cause.to_dict() for cause in self.why],
-            "why_clock": self.clock_of(FIRST_CALL),  # its seconds' clock (the section's)
-        }
-        for key in records():
-            record = self.part(key)
-            if record is not None:
-                d[key] = record.to_dict()
-        return d
+        d = {"schema": SCHEMA, **without_outputs(super().to_dict(), self)}
+        d["variants"] = {k: self._variant_dict(k) for k in self.variants}
+        return d | {key: r.to_dict() for key in records() if (r := self.part(key)) is not None}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "") -> Comparison:
@@ -348,18 +331,13 @@ class Comparison(Shown):
             raise ReportSchemaError(f"{where + ': ' if where else ''}cannot read a report with "
                                     f"schema {schema!r}: this jitmagic reads "
                                     f"{' or '.join(map(repr, READABLE))}")
-        got = check_outputs(fields(d, _FIELDS, where), where)
-        got["variants"] = _variants(d["variants"], _at(where, "variants"))
+        got = check_outputs(fields(d, cls.FIELDS, where), where)
         added: dict[str, Any] = {}
         for key, read in records().items():
             if d.get(key) is not None:
-                record = read(d[key], _at(where, key))
+                record = read(d[key], f"{where}.{key}" if where else key)
                 (got if key in _OWN_FIELDS else added)[key] = record
         return cls(**got, added=added)
-
-
-def _at(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
 
 
 def _variants(d: Any, where: str) -> dict[str, VariantResult]:
@@ -369,9 +347,10 @@ def _variants(d: Any, where: str) -> dict[str, VariantResult]:
     return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
 
 
-_FIELDS: tuple[Field, ...] = (
+Comparison.SPARSE = frozenset({"whole_s", "budget_s", "same_compiled", *PROVENANCE})
+Comparison.FIELDS = (
     ("entry", "entry", text, REQUIRED),
-    ("variants", "variants", obj, REQUIRED),
+    ("variants", "variants", _variants, REQUIRED),
     ("outputs_match", "outputs_match", optional(flag), None),
     ("max_abs_diff", "max_abs_diff", number_or_nan, math.nan),
     *OUTPUT_FIELDS,
@@ -384,7 +363,10 @@ _FIELDS: tuple[Field, ...] = (
     ("budget_s", "budget_s", number_or_nan, math.nan),
     ("same_compiled", "same_compiled", optional(flag), None),
     *((key, key, optional(text), None) for key in PROVENANCE),
-)  # "verdict" and "why" are written but never read back: the record derives them again
+    ("verdict", "verdict", None, None),  # derived again when read, as the causes are
+    ("why", "why", None, None),
+    ("why_clock", "why_clock", None, None),
+)
 
 
 def records() -> dict[str, Callable[[Any, str], Any]]:

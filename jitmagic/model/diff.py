@@ -2,17 +2,14 @@
 
 :func:`diff` judges NEW against OLD (two :class:`~jitmagic.model.comparison.Comparison`
 records) with :func:`jitmagic.model.stats.rule.difference`,
-per variant (flat, nested) and per phase. Every ratio is said as NEW over OLD:
-``new_over_old`` above 1 is NEW slower ("NEW is 1.3× slower"). Beside the timings it
-compares the program's structure (:data:`STRUCTURE`: jaxpr equations, StableHLO bytes,
-nested jit calls, what XLA made of it), figures that move only with the code: exactly,
-with no significance rule (:class:`StructureDiff`). Reports measured on another machine
-or JAX version still compare, with a warning naming what differs. A PARTIAL report (its
-``stopped`` set) compares only what both measured, and says so (:meth:`Diff.partial_lines`);
-where nothing was measured in both, the diff says "nothing to compare", never "no
-measurable difference", and a gate fails where NEW measured nothing (:meth:`Diff.unjudged`).
-Where OLD and NEW were measured under materially different loads (:func:`load_apart`), no
-clock compares like with like: the timing stages are shown but not judged, and say why.
+per variant and phase; every ratio is NEW over OLD (``new_over_old`` above 1: NEW
+slower). The program's structure (:data:`STRUCTURE`), which moves only with the code,
+is compared exactly, with no rule (:class:`StructureDiff`). Reports from another machine
+or JAX still compare, with a warning. A PARTIAL report compares only what both measured
+and says so (:meth:`Diff.partial_lines`); with nothing measured in both the diff says
+"nothing to compare", and a gate fails where NEW measured nothing (:meth:`Diff.unjudged`).
+Under materially different loads (:func:`load_apart`) no clock compares like with like:
+the timing stages are shown, not judged, and say why.
 """
 
 from __future__ import annotations
@@ -31,6 +28,8 @@ from .rows import PHASES
 from .rows import STRUCTURE as ROW_STRUCTURE
 from .rows import VARIANTS
 from .saved.schema import ReportSchemaError
+from .saved.schema import encode
+from .saved.schema import facts
 from .shown import Shown
 from .shown import worded
 from .stage_diff import LOADS_DIFFER
@@ -40,7 +39,6 @@ from .stage_diff import Apart
 from .stage_diff import Reason
 from .stage_diff import StageDiff
 from .stats.rule import difference
-from .stats.rule import json_number
 from .stats.rule import median
 from .stats.witness import CPU
 from .stats.witness import WALL
@@ -119,9 +117,8 @@ class StructureDiff:
         return self.kind == LARGER and self.new_over_old >= ratio and not self.not_judged
 
     def to_dict(self) -> dict[str, Any]:
-        return {"variant": self.variant, "figure": self.figure, "old": self.old,
-                "new": self.new, "new_over_old": json_number(self.new_over_old),
-                "kind": self.kind, "not_judged": self.not_judged}
+        return facts(self, "variant", "figure", "old", "new", "new_over_old", "kind",
+                     "not_judged")
 
 
 @dataclass(frozen=True)
@@ -239,12 +236,9 @@ class Diff(Shown):
         return self.summary()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"old_entry": self.old_entry, "new_entry": self.new_entry,
-                "stages": [s.to_dict() for s in self.stages], "warnings": list(self.warnings),
-                "old_created": self.old_created, "new_created": self.new_created,
-                "same_runs": self.same_runs, "structure": [s.to_dict() for s in self.structure],
-                "old_stopped": self.old_stopped, "new_stopped": self.new_stopped,
-                **{name: d.to_dict() for name, d in self.parts.items()}}
+        return facts(self, "old_entry", "new_entry", "stages", "warnings", "old_created",
+                     "new_created", "same_runs", "structure", "old_stopped",
+                     "new_stopped") | encode(self.parts)
 
 
 def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:

@@ -14,16 +14,15 @@ from typing import Any
 from .notes import Noted
 from .notes import read_notes
 from .notes import said
-from .notes import saved
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
-from .outputs import outputs_dict
+from .outputs import without_outputs
 from .rows import ORDERING_KEYS
 from .rows import OrderingRow
 from .saved.schema import REQUIRED
+from .saved.schema import Saved
 from .saved.schema import count
 from .saved.schema import fail
-from .saved.schema import fields
 from .saved.schema import flag
 from .saved.schema import integer
 from .saved.schema import items
@@ -35,7 +34,6 @@ from .stats.rule import INCONCLUSIVE
 from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.rule import gap_withheld
-from .stats.rule import json_number
 from .stats.verdicts import Verdict
 from .stats.witness import Clock
 from .stats.witness import clock_for
@@ -55,7 +53,7 @@ ONE_JIT = ("jit(vmap(jit(f)))",)
 
 
 @dataclass(frozen=True)
-class Orderings:
+class Orderings(Saved):
     """The four orderings of one entry on one batch: ``Comparison.orderings``."""
 
     entry: str
@@ -114,32 +112,19 @@ class Orderings:
         """What measuring the orderings noted, in words (each of ``warned`` said)."""
         return said(self.warned)
 
+    @property
+    def verdict_saved(self) -> dict[str, Any]:
+        """:meth:`verdict` as saved (written, never read back: derived from the samples)."""
+        return {**self.verdict().to_dict(), "ordering": TOGGLED[0], "against": TOGGLED[1]}
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "entry": self.entry,
-            "batch": self.batch,
-            "in_axes": list(self.in_axes) if isinstance(self.in_axes, tuple) else self.in_axes,
-            "built_batch": self.built_batch,
-            "rows": {k: r.to_dict() for k, r in self.rows.items()},
-            "outputs_match": self.outputs_match,
-            "max_abs_diff": json_number(self.max_abs_diff),
-            **outputs_dict(self),
-            "warnings": saved(self.warned),
-            "verdict": {**self.verdict().to_dict(), "ordering": TOGGLED[0],
-                        "against": TOGGLED[1]},
-            "stopped": self.stopped,
-        }
+        return without_outputs(super().to_dict(), self)
 
     @classmethod
-    def from_dict(cls, d: Any, where: str = "orderings") -> Orderings:
-        """The orderings saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
-        got = check_outputs(fields(d, _FIELDS, where), where)
-        rows = obj(d["rows"], f"{where}.rows")
-        if sorted(rows) != sorted(ORDERINGS):
-            fail(f"{where}.rows", f"the rows {', '.join(ORDERINGS)}", ", ".join(rows))
-        got["rows"] = {k: OrderingRow.from_dict(k, rows[k], f"{where}.rows.{k}")
-                       for k in ORDERINGS}
-        return cls(**got)
+    def from_dict(cls, d: Any, where: str = "") -> Orderings:
+        got = super().from_dict(d, where)
+        check_outputs(vars(got), where or cls.WHERE)
+        return got
 
 
 def _axes(value: Any, where: str) -> Any:
@@ -149,15 +134,24 @@ def _axes(value: Any, where: str) -> Any:
     return optional(integer)(value, where)
 
 
-_FIELDS = (
+def _rows(value: Any, where: str) -> dict[str, OrderingRow]:
+    """The four orderings' rows, and no other."""
+    if sorted(obj(value, where)) != sorted(ORDERINGS):
+        fail(where, f"the rows {', '.join(ORDERINGS)}", ", ".join(value))
+    return {k: OrderingRow.from_dict(k, value[k], f"{where}.{k}") for k in ORDERINGS}
+
+
+Orderings.WHERE = "orderings"
+Orderings.FIELDS = (
     ("entry", "entry", text, "f"),
     ("batch", "batch", count, REQUIRED),
     ("in_axes", "in_axes", _axes, None),
     ("built_batch", "built_batch", flag, True),
-    ("rows", "rows", obj, REQUIRED),
+    ("rows", "rows", _rows, REQUIRED),
     ("outputs_match", "outputs_match", optional(flag), None),
     ("max_abs_diff", "max_abs_diff", optional(number), None),
     *OUTPUT_FIELDS,
     ("warnings", "warned", read_notes, ()),
+    ("verdict", "verdict_saved", None, None),
     ("stopped", "stopped", optional(text), None),
-)  # "verdict" is written but never read back: the record derives it again from the samples
+)

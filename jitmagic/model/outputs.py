@@ -53,9 +53,9 @@ def check_outputs(got: dict[str, Any], where: str) -> dict[str, Any]:
     return got
 
 
-def outputs_dict(record: Any) -> dict[str, Any]:
-    """The three fields as ``to_dict`` writes them: none where nothing was compared, so
+def without_outputs(d: dict[str, Any], record: Any) -> dict[str, Any]:
+    """``d`` (a record's saved fields) without the three where nothing was compared, so
     a report read from an older version is written back as it was."""
-    if record.outputs_kind is None:
-        return {}
-    return {key: getattr(record, attr) for key, attr, _, _ in OUTPUT_FIELDS}
+    if record.outputs_kind is not None:
+        return d
+    return {k: v for k, v in d.items() if k not in {key for key, *_ in OUTPUT_FIELDS}}

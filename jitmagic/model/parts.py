@@ -4,17 +4,16 @@ Each :class:`Part` is one entry of :data:`PARTS`, in the order the parts are mea
 its record's key (in :class:`~jitmagic.model.comparison.Comparison` and in the saved
 JSON), how progress names it, the options that ask for it, how its record is read
 back, the causes it adds to "why the first call is slow", where its section is shown,
-and what it does under several processes. The pipeline, the record's save and
-load, the report's sections, the causes and the ``--processes`` check all read this
-table, so a new part is one entry here plus its own modules.
+and what it does under several processes. The pipeline, the record's save and load,
+the report's sections, the causes and the ``--processes`` check all read this table.
 
-model/ is the bottom layer: an entry holds facts only. How a part is measured, shown
-and diffed is each layer's own table, keyed by the part's name and imported as any
-module is: the measurers in :data:`jitmagic.measure.parts.MEASURERS`, the sections in
+An entry holds facts only (model/ is the bottom layer). How a part is measured, shown
+and diffed is each layer's own table, keyed by the part's name: the measurers in
+:data:`jitmagic.measure.parts.MEASURERS`, the sections in
 :data:`jitmagic.render.bundle.SECTIONS`, the differs in :data:`jitmagic.model.diff.DIFFERS`
-and their sections in :data:`jitmagic.render.diff.DIFF_SECTIONS`; a test checks every
-part has its entries. A new
-part is one entry here and one in each of those tables, plus its own modules.
+and their sections in :data:`jitmagic.render.diff.DIFF_SECTIONS` (a test checks every
+part has its entries). A new part is one entry here and in each of those, plus its own
+modules.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from .causes.effort import Effort
 from .causes.effort import causes as effort_causes
 from .causes.second_start import SecondStart
 from .causes.xla_passes import XlaPasses
-from .lines import checked_lines
+from .lines import Lines
 from .orderings import Orderings
 
 #: Under ``--processes N``: the part runs in every process, in step with the others (or
@@ -85,7 +84,7 @@ PARTS: tuple[Part, ...] = (
          processes=LOCKSTEP, in_why=True),
     Part("effort", "effort", ("effort",), Effort.from_dict, shown=4, causes=effort_causes,
          in_why=True),
-    Part("lines", "lines", ("lines",), checked_lines, shown=1, in_why=True),
+    Part("lines", "lines", ("lines",), Lines.from_dict, shown=1, in_why=True),
 )
 
 

@@ -17,32 +17,25 @@ from typing import Any
 from .saved.schema import items
 from .saved.schema import mapping
 from .saved.schema import seconds
-from .stats.witness import CONTENTION_KEYS
-from .stats.witness import cpu_key
+from .stats.cold import COLD_KEYS
+from .stats.witness import FIRST_CALL
 
 #: One process's samples, by sample key (``trace_s``, ...), a list of seconds each.
 Samples = dict[str, list[float]]
-#: The key whose slowest process gives a cold run, and the keys that go with it: its
-#: stages, their CPU seconds, and how busy that process's machine was during it.
-FIRST_CALL = "first_call_s"
-_TIMED = ("trace_s", "lower_s", "compile_s", FIRST_CALL)
-COLD_KEYS = (*_TIMED, *map(cpu_key, _TIMED), *CONTENTION_KEYS)
-
-
-def largest_by_run(lists: Sequence[Sequence[float]]) -> list[float]:
-    """The largest of every process's sample of each run (the runs every process has)."""
-    return [max(run) for run in zip(*lists, strict=False)]
 
 
 def slowest(per_process: Sequence[Samples]) -> Samples:
     """The slowest process's samples, run by run (see the module's docstring); a key that
     is not part of a cold run takes the largest sample of each run. Only runs every
     process has are merged; a cold run that some process stopped before its first call
-    (``--timeout``) takes each stage's largest sample."""
+    (``--timeout``) takes each stage's largest sample. The keys of a cold run
+    (:data:`~.stats.cold.COLD_KEYS`) are the first call's, its stages, their CPU seconds
+    and how busy the process's machine was."""
     if not per_process:
         return {}
     keys = dict.fromkeys(k for p in per_process for k in p)
-    out = {k: largest_by_run([p.get(k, []) for p in per_process]) for k in keys}
+    out = {k: [max(run) for run in zip(*(p.get(k, []) for p in per_process), strict=False)]
+           for k in keys}
     firsts = list(zip(*(p.get(FIRST_CALL, []) for p in per_process), strict=False))
     for run, calls in enumerate(firsts):
         who = max(range(len(calls)), key=lambda i: calls[i])

@@ -3,7 +3,7 @@
 A row keeps every raw sample per key and derives medians and spreads from them.
 :class:`Row` holds what every row has; :class:`VariantResult` and
 :class:`OrderingRow` add their own fields. Each lists its JSON fields once,
-in :attr:`Row.FIELDS` tables that both ``to_dict`` and ``from_dict`` read.
+in a :attr:`Row.FIELDS` table that both ``to_dict`` and ``from_dict`` read.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from .processes import Samples
 from .processes import read_per_process
 from .saved.schema import Field
 from .saved.schema import count
-from .saved.schema import encode
 from .saved.schema import fields
 from .saved.schema import flag
 from .saved.schema import items
@@ -32,6 +31,7 @@ from .saved.schema import obj
 from .saved.schema import optional
 from .saved.schema import seconds
 from .saved.schema import text
+from .saved.schema import written
 from .stats.rule import json_number
 from .stats.rule import median
 from .stats.rule import spread
@@ -114,8 +114,10 @@ class Row:
     EXTRA_KEYS: ClassVar[tuple[str, ...]] = ()
     #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
     MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
-    #: The other JSON fields, in the order they are written.
+    #: The other JSON fields, in the order they are written; those in ``SPARSE`` only
+    #: where they differ from their default (:func:`~.saved.schema.written`).
     FIELDS: ClassVar[tuple[Field, ...]] = ()
+    SPARSE: ClassVar[frozenset[str]] = frozenset()
 
     def median(self, key: str) -> float:
         return median(self.samples.get(key, []))
@@ -138,8 +140,7 @@ class Row:
         d["samples"] = {k: list(self.samples.get(k, [])) for k in self.KEYS}
         d["samples"].update({k: list(self.samples[k]) for k in self.EXTRA_KEYS
                              if self.samples.get(k)})
-        d.update({key: encode(getattr(self, attr)) for key, attr, _, _ in self.FIELDS})
-        return d
+        return d | written(self)
 
     @classmethod
     def from_dict(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
@@ -223,16 +224,9 @@ class VariantResult(Row, ProgramFigures):
               *((key, key, optional(count), None) for key in COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        if not self.per_process:  # one process: written as before
-            del d["per_process"]
-        if not self.own_jit:  # none of the user's own jits nested: written as before
-            del d["own_jit"]
-        for key in (*COMPILED_WORK, "library_calls"):  # written where read, as before them
-            if d[key] is None:
-                del d[key]
-        return d
+    #: Written only where measured (one process, none of the user's own jits nested,
+    #: no figure of XLA's: written as before they were).
+    SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})
 
     @property
     def notes(self) -> tuple[str, ...]:

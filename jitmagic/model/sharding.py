@@ -6,10 +6,9 @@ Measured by :mod:`jitmagic.measure.sampling.sharding`; present only where an arg
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .saved.schema import REQUIRED
-from .saved.schema import fields
+from .saved.schema import Saved
 from .saved.schema import flag
 from .saved.schema import items
 from .saved.schema import mapping
@@ -18,7 +17,7 @@ from .saved.schema import text
 
 
 @dataclass(frozen=True)
-class Sharding:
+class Sharding(Saved):
     """``inputs``: each named-sharded argument's spec, in argument order;
     ``kept_input_shardings``: per variant, whether its compiled program takes them as
     they arrived (None: it does not say)."""
@@ -26,16 +25,7 @@ class Sharding:
     inputs: tuple[str, ...]
     kept_input_shardings: dict[str, bool | None]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"inputs": list(self.inputs),
-                "kept_input_shardings": dict(self.kept_input_shardings)}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "sharding") -> Sharding:
-        return cls(**fields(d, _FIELDS, where))
-
-
-_FIELDS = (
-    ("inputs", "inputs", items(text), REQUIRED),
-    ("kept_input_shardings", "kept_input_shardings", mapping(optional(flag)), REQUIRED),
-)
+    WHERE = "sharding"
+    FIELDS = (("inputs", "inputs", items(text), REQUIRED),
+              ("kept_input_shardings", "kept_input_shardings", mapping(optional(flag)),
+               REQUIRED))

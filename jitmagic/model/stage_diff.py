@@ -10,10 +10,10 @@ from typing import Any
 from typing import Final
 from typing import Literal
 
+from .saved.schema import facts
 from .shown import worded
 from .stats.rule import SLOWER
 from .stats.rule import Difference
-from .stats.rule import json_number
 from .stats.witness import WALL
 from .stats.witness import Clock
 
@@ -88,14 +88,8 @@ class StageDiff:
         return self.significant and self.kind == SLOWER and self.new_over_old >= ratio
 
     def to_dict(self) -> dict[str, Any]:
-        return {"variant": self.variant, "phase": self.phase,
-                "new_over_old": json_number(self.new_over_old), "low": json_number(self.low),
-                "high": json_number(self.high), "kind": self.kind, "significant": self.significant,
-                "runs": self.runs, "old_s": json_number(self.old_s),
-                "new_s": json_number(self.new_s), "clock": self.clock,
-                "not_judged": self.not_judged}
-
-
+        return facts(self, "variant", "phase", "new_over_old", "low", "high", "kind",
+                     "significant", "runs", "old_s", "new_s", "clock", "not_judged")
 
 
 def _inverse(x: float | None) -> float:

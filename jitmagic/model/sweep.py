@@ -156,8 +156,6 @@ class Sweep(Shown):
     def _read(cls, d: Any, where: str, warned: tuple[Noted, ...]) -> Sweep:
         got = fields(d, _FIELDS, where)
         at = f"{where}.points" if where else "points"
-        got["points"] = tuple(_point(p, f"{at}[{i}]")
-                              for i, p in enumerate(items(lambda x, _: x)(d["points"], at)))
         if len(got["values"]) != len(got["points"]):
             fail(at, f"one point per value ({len(got['values'])})", f"{len(got['points'])} points")
         if not got["points"]:
@@ -174,7 +172,7 @@ def _point(d: Any, where: str) -> Comparison:
 _FIELDS = (
     ("name", "name", text, REQUIRED),
     ("values", "values", items(scalar), REQUIRED),
-    ("points", "points", lambda x, _: x, REQUIRED),
+    ("points", "points", items(_point), REQUIRED),
     ("wall_s", "wall_s", seconds, REQUIRED),
     ("stopped", "stopped", optional(text), None),
 )
@@ -223,17 +221,12 @@ def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
                 for p in PHASES} for v in VARIANTS}
 
 
-def program_sizes(s: Sweep) -> set[tuple[Any, ...]]:
-    """The distinct (variant, jaxpr equations, StableHLO bytes) the sweep's points built."""
-    return {(v, pt.variants[v].jaxpr_eqns, pt.variants[v].stablehlo_bytes)
-            for pt in s.points for v in VARIANTS if v in pt.variants}
-
-
 def unchanged(s: Sweep) -> bool:
     """Whether every value of the sweep built the same flat and the same nested program
     (equal jaxpr equations and StableHLO bytes): the swept value changed nothing, so
     any growth in the timings is noise."""
-    sizes = program_sizes(s)
+    sizes = {(v, pt.variants[v].jaxpr_eqns, pt.variants[v].stablehlo_bytes)
+             for pt in s.points for v in VARIANTS if v in pt.variants}
     known = bool(sizes) and all(e is not None and b is not None for _, e, b in sizes)
     return len(s.points) >= 2 and known and len(sizes) == len({v for v, _, _ in sizes})
 

@@ -16,18 +16,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
 from .notes import Noted
 from .notes import read_notes
-from .notes import saved
 from .progress import ChildEnd
 from .progress import Said
-from .saved.schema import fail
-from .saved.schema import obj
+from .saved.schema import REQUIRED
+from .saved.schema import Saved
+from .saved.schema import count
+from .saved.schema import items
+from .saved.schema import mapping
+from .saved.schema import optional
+from .saved.schema import seconds
+from .saved.schema import text
 from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.witness import CPU
@@ -39,8 +43,6 @@ from .stats.witness import on
 
 #: The stages a compile for the target is timed in, each run's sum the verdict's figure.
 STAGES = ("trace_s", "lower_s", "compile_s")
-#: The figure the verdict decides on: a run's trace + lower + XLA compile.
-TO_COMPILED = "to_compiled_s"
 #: The key of the record in a comparison's ``env`` (where its numbers came from).
 TARGET = "target"
 #: How arguments were placed on the topology's devices (:attr:`TargetCompile.placement`).
@@ -48,7 +50,7 @@ ONE_DEVICE, REPLICATED, YOURS = "one device", "replicated", "your shardings"
 
 
 @dataclass(frozen=True)
-class Memory:
+class Memory(Saved):
     """XLA's memory analysis of one variant's program for one device of the target."""
 
     argument_bytes: int = 0
@@ -56,6 +58,9 @@ class Memory:
     alias_bytes: int = 0
     temp_bytes: int = 0
     code_bytes: int = 0
+
+    FIELDS = tuple((k, k, count, 0) for k in (
+        "argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "code_bytes"))
 
     @property
     def total_bytes(self) -> int:
@@ -66,7 +71,7 @@ class Memory:
 
 
 @dataclass(frozen=True)
-class EffortRow:
+class EffortRow(Saved):
     """``--effort`` with ``--target``: the flat program compiled for the target at one of
     XLA's lower effort settings (or the default), in the same rounds as the others: its
     XLA compile's seconds, wall and CPU; a call at it cannot be measured without the TPU."""
@@ -77,13 +82,19 @@ class EffortRow:
     compile_cpu_s: tuple[float, ...] = ()
     error: str | None = None
 
+    FIELDS = (("name", "name", text, REQUIRED),
+              ("line", "line", text, REQUIRED),
+              ("compile_s", "compile_s", items(seconds), REQUIRED),
+              ("compile_cpu_s", "compile_cpu_s", items(seconds), REQUIRED),
+              ("error", "error", optional(text), None))
+
     @property
     def samples(self) -> dict[str, list[float]]:
         return {"compile_s": list(self.compile_s), "compile_cpu_s": list(self.compile_cpu_s)}
 
 
 @dataclass(frozen=True)
-class TargetCompile:
+class TargetCompile(Saved):
     """What a comparison was compiled for, and on what (see the module's docstring)."""
 
     topology: str  # "v5e:2x2"
@@ -102,40 +113,26 @@ class TargetCompile:
     effort: dict[str, EffortRow] = field(default_factory=dict)
     effort_notes: tuple[Noted, ...] = ()  # the settings left out, and why
 
+    WHERE = TARGET
+    FIELDS = (("topology", "topology", text, REQUIRED),
+              ("devices", "devices", count, REQUIRED),
+              ("device_kind", "device_kind", text, REQUIRED),
+              ("host", "host", text, REQUIRED),
+              ("placement", "placement", text, REQUIRED),
+              ("hbm_bytes", "hbm_bytes", optional(count), None),
+              ("libtpu", "libtpu", text, ""),
+              ("memory", "memory", mapping(Memory.from_dict), {}),
+              ("warm", "warm", mapping(items(count)), {}),
+              ("placement_notes", "placement_notes", read_notes, ()),
+              ("effort", "effort", mapping(EffortRow.from_dict), {}),
+              ("effort_notes", "effort_notes", read_notes, ()))
+
     def fits(self, variant: str) -> bool | None:
         """Whether ``variant``'s program fits one device's HBM (None: not known)."""
         memory = self.memory.get(variant)
         if memory is None or self.hbm_bytes is None:
             return None
         return memory.total_bytes <= self.hbm_bytes
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in ("topology", "devices", "device_kind", "host",
-                                           "placement", "hbm_bytes", "libtpu")}
-        d["memory"] = {k: asdict(m) for k, m in self.memory.items()}
-        d["warm"] = {k: list(v) for k, v in self.warm.items()}
-        d["placement_notes"] = saved(self.placement_notes)
-        d["effort"] = {k: asdict(r) for k, r in self.effort.items()}
-        d["effort_notes"] = saved(self.effort_notes)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "target") -> TargetCompile:
-        d = obj(d, where)
-        try:
-            memory = {k: Memory(**obj(m, f"{where}.memory.{k}"))
-                      for k, m in obj(d.get("memory", {}), f"{where}.memory").items()}
-            effort = {k: EffortRow(str(r["name"]), str(r["line"]), tuple(r["compile_s"]),
-                                   tuple(r["compile_cpu_s"]), r.get("error"))
-                      for k, r in obj(d.get("effort", {}), f"{where}.effort").items()}
-            return cls(str(d["topology"]), int(d["devices"]), str(d["device_kind"]),
-                       str(d["host"]), str(d["placement"]), d.get("hbm_bytes"), memory,
-                       {k: tuple(v) for k, v in d.get("warm", {}).items()},
-                       str(d.get("libtpu", "")),
-                       read_notes(d.get("placement_notes", []), f"{where}.placement_notes"),
-                       effort, read_notes(d.get("effort_notes", []), f"{where}.effort_notes"))
-        except (KeyError, TypeError, ValueError) as exc:
-            fail(where, "a --target record", f"{type(exc).__name__}: {exc}")
 
 
 def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:

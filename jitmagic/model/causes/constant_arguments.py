@@ -20,15 +20,15 @@ from typing import Any
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said
-from ..notes import saved
 from ..outputs import OUTPUT_KINDS
 from ..saved.schema import REQUIRED
-from ..saved.schema import Field
+from ..saved.schema import Saved
 from ..saved.schema import count
 from ..saved.schema import fail
-from ..saved.schema import fields
+from ..saved.schema import fixed
 from ..saved.schema import items
 from ..saved.schema import mapping
+from ..saved.schema import number
 from ..saved.schema import number_or_nan
 from ..saved.schema import obj
 from ..saved.schema import one_of
@@ -37,7 +37,6 @@ from ..saved.schema import seconds
 from ..saved.schema import text
 from ..stats.rule import Difference
 from ..stats.rule import difference
-from ..stats.rule import json_number
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
 from ..stats.verdicts import ROUNDS_FIELDS
@@ -56,7 +55,7 @@ COMPARED = FIRST_CALL
 
 
 @dataclass(frozen=True)
-class LiftedConstant:
+class LiftedConstant(Saved):
     """One constant passed as an argument: its bytes, shape and dtype, the user's source
     lines that read it (``(file, line)``), and the Python name that holds it (None: none
     was found) with how the name was matched (``same object``, ``same shape and dtype``,
@@ -73,15 +72,6 @@ class LiftedConstant:
     def line_numbers(self) -> tuple[int, ...]:
         """The lines that read it, by number."""
         return tuple(dict.fromkeys(line for _, line in self.lines))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"bytes": self.nbytes, "shape": list(self.shape), "dtype": self.dtype,
-                "lines": [[f, n] for f, n in self.lines], "name": self.name,
-                "matched": self.matched}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "constant") -> LiftedConstant:
-        return cls(**fields(d, _CONSTANT_FIELDS, where))
 
 
 def subject(constants: tuple[LiftedConstant, ...]) -> str:
@@ -103,14 +93,11 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _line(value: Any, where: str) -> tuple[str, int]:
-    """A source line as ``[file, line]``."""
-    if not isinstance(value, list | tuple) or len(value) != 2:
-        fail(where, "a [file, line] pair", value)
-    return text(value[0], f"{where}[0]"), count(value[1], f"{where}[1]")
+_line = fixed(text, count, named="a [file, line] pair")
 
 
-_CONSTANT_FIELDS: tuple[Field, ...] = (
+LiftedConstant.WHERE = "constant"
+LiftedConstant.FIELDS = (
     ("bytes", "nbytes", count, REQUIRED),
     ("shape", "shape", items(count), ()),
     ("dtype", "dtype", text, REQUIRED),
@@ -121,7 +108,7 @@ _CONSTANT_FIELDS: tuple[Field, ...] = (
 
 
 @dataclass(frozen=True)
-class ConstantVariant:
+class ConstantVariant(Saved):
     """One variant measured both ways: the constants passed, each form's raw samples
     (``samples[form][key]``: ``first_call_s`` and the stages JAX reported inside it), and
     the programs built (``constants_left``: the captured constants of the passed form's
@@ -189,32 +176,8 @@ class ConstantVariant:
         """A form's median of one stage's seconds (NaN: not measured)."""
         return median(self.samples.get(form, {}).get(key))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"variant": self.variant, "constants": [c.to_dict() for c in self.constants],
-                "samples": {f: {k: list(v) for k, v in s.items()}
-                            for f, s in self.samples.items()},
-                "captured_constants": list(self.captured_constants),
-                "constants_left": None if self.constants_left is None
-                else list(self.constants_left),
-                "eqns": dict(self.eqns), "outputs_kind": self.outputs_kind,
-                "max_abs_diff": json_number(self.max_abs_diff), "error": self.error,
-                "notes": saved(self.noted)}
 
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "variant") -> ConstantVariant:
-        got = fields(d, _VARIANT_FIELDS, where)
-        got["constants"] = tuple(LiftedConstant.from_dict(c, f"{where}.constants[{i}]")
-                                 for i, c in enumerate(got["constants"]))
-        diff = got["max_abs_diff"]
-        got["max_abs_diff"] = None if diff is None or math.isnan(diff) else diff
-        return cls(**got)
-
-
-def _pair(value: Any, where: str) -> tuple[int, int]:
-    """(count, bytes) as ``[count, bytes]``."""
-    if not isinstance(value, list | tuple) or len(value) != 2:
-        fail(where, "a [count, bytes] pair", value)
-    return count(value[0], f"{where}[0]"), count(value[1], f"{where}[1]")
+_pair = fixed(count, count, named="a [count, bytes] pair")  # (count, bytes)
 
 
 def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:
@@ -226,22 +189,23 @@ def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:
     return {f: {k: list(v) for k, v in s.items()} for f, s in read.items()}
 
 
-_VARIANT_FIELDS: tuple[Field, ...] = (
+ConstantVariant.WHERE = "variant"
+ConstantVariant.FIELDS = (
     ("variant", "variant", text, REQUIRED),
-    ("constants", "constants", items(obj), ()),
+    ("constants", "constants", items(LiftedConstant.from_dict), ()),
     ("samples", "samples", _samples, {}),
     ("captured_constants", "captured_constants", _pair, REQUIRED),
     ("constants_left", "constants_left", optional(_pair), None),
     ("eqns", "eqns", mapping(count), {}),
     ("outputs_kind", "outputs_kind", optional(one_of(*OUTPUT_KINDS)), None),
-    ("max_abs_diff", "max_abs_diff", number_or_nan, None),
+    ("max_abs_diff", "max_abs_diff", optional(number), None),
     ("error", "error", optional(text), None),
     ("notes", "noted", read_notes, ()),
 )
 
 
 @dataclass(frozen=True)
-class ConstantArguments:
+class ConstantArguments(Saved):
     """Every measured variant's big constants passed as arguments: ``Comparison.
     constant_arguments``. ``noted``: the part's own notes (captured values that are no
     array, say; ``notes`` says them); ``stopped`` why it ended early (PARTIAL), if it did."""
@@ -254,6 +218,16 @@ class ConstantArguments:
     #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
+
+    WHERE = "constant_arguments"
+    FIELDS = (
+        ("entry", "entry", text, REQUIRED),
+        ("variants", "variants", mapping(ConstantVariant.from_dict), REQUIRED),
+        ("notes", "noted", read_notes, ()),
+        ("stopped", "stopped", optional(text), None),
+        ("wall_s", "wall_s", number_or_nan, math.nan),
+        *ROUNDS_FIELDS,
+    )
 
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]
@@ -274,28 +248,3 @@ class ConstantArguments:
     def constants(self, variant: str) -> tuple[LiftedConstant, ...]:
         """The constants ``variant`` passed (name, lines, bytes)."""
         return self.variants[variant].constants
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"entry": self.entry,
-                "variants": {k: v.to_dict() for k, v in self.variants.items()},
-                "notes": saved(self.noted), "stopped": self.stopped,
-                "wall_s": json_number(self.wall_s), "rounds": self.rounds,
-                "rounds_ended": self.rounds_ended}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "constant_arguments") -> ConstantArguments:
-        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
-        got = fields(d, _FIELDS, where)
-        got["variants"] = {k: ConstantVariant.from_dict(v, f"{where}.variants.{k}")
-                           for k, v in got["variants"].items()}
-        return cls(**got)
-
-
-_FIELDS: tuple[Field, ...] = (
-    ("entry", "entry", text, REQUIRED),
-    ("variants", "variants", obj, REQUIRED),
-    ("notes", "noted", read_notes, ()),
-    ("stopped", "stopped", optional(text), None),
-    ("wall_s", "wall_s", number_or_nan, math.nan),
-    *ROUNDS_FIELDS,
-)

@@ -1,16 +1,14 @@
 """The effort record (``--effort``): the flat program compiled at XLA's lower effort
-settings beside the default, raw samples in, the one rule's differences and the
-break-even out.
+settings beside the default (the program as the user compiles it, their own
+``compiler_options`` included), raw samples in, the one rule's differences out.
 
-Each setting is a row of the one interleaved sampler with the default (the program as
-the user compiles it, their own ``compiler_options`` included): cold first calls from
-cleared caches, XLA's compile inside them (JAX's own event), and steady-state calls.
-From the samples, per setting, on one clock (the process's CPU time on a busy machine,
-else wall time): whether XLA compiles faster, whether a call is slower, and, where both
-are decided that way, after how many calls the default pays back the compile it costs
-(:attr:`Outcome.break_even`). A setting whose outputs differ from the default's beyond
-the output tolerance changes the results and is never recommended. Measured by
-:mod:`jitmagic.measure.parts.effort`, shown by :mod:`jitmagic.render.causes.effort`.
+Each setting is a row of the one interleaved sampler with the default: cold first calls,
+XLA's compile inside them (JAX's event), steady calls. Per setting, on one clock (CPU
+time on a busy machine, else wall): whether XLA compiles faster, whether a call is
+slower, and where both, after how many calls the default pays back its compile
+(:attr:`Outcome.break_even`). A setting whose outputs differ beyond the tolerance is
+never recommended. Measured by :mod:`jitmagic.measure.parts.effort`, shown by
+:mod:`jitmagic.render.causes.effort`.
 """
 
 from __future__ import annotations
@@ -27,17 +25,13 @@ from ..notes import Noted
 from ..notes import read_noted
 from ..notes import read_notes
 from ..notes import said
-from ..notes import saved
-from ..notes import saved_note
 from ..saved.schema import REQUIRED
-from ..saved.schema import Field
-from ..saved.schema import fields
+from ..saved.schema import Saved
 from ..saved.schema import flag
 from ..saved.schema import integer
 from ..saved.schema import items
 from ..saved.schema import mapping
 from ..saved.schema import number
-from ..saved.schema import obj
 from ..saved.schema import one_of
 from ..saved.schema import optional
 from ..saved.schema import scalar
@@ -49,7 +43,6 @@ from ..stats.rule import SAME
 from ..stats.rule import SLOWER
 from ..stats.rule import Difference
 from ..stats.rule import difference
-from ..stats.rule import json_number
 from ..stats.rule import median
 from ..stats.verdicts import ROUNDS_FIELDS
 from ..stats.witness import FIRST_CALL
@@ -88,14 +81,11 @@ KEYS = tuple(k for key in (COMPILE, FIRST_CALL, EXECUTE) for k in (key, cpu_key(
 #: kinds); only the first two let it be recommended.
 OUTPUT_KINDS = ("exact", "rounding", "mismatch", "uncompared")
 MATCHING = OUTPUT_KINDS[:2]
-#: What a setting comes to, from the rule's outcomes (:meth:`Outcome.verdict`): use it
-#: (a call is no slower), use it below its break-even, nothing to gain (XLA's compile is
-#: slower, or out of line's is no faster), no measurable effect (the rule found no
-#: difference in XLA's compile at a setting: it does not act on this backend's compile
-#: of this program), inconclusive (the compile's or a call's difference), changes the
-#: results, outputs not compared, changes nothing in the compiled program, failed.
 class Came(StrEnum):
-    """What a setting came to (saved by value in a report's ``verdicts``)."""
+    """What a setting came to (:meth:`Outcome.verdict`; saved by value in ``verdicts``).
+    Nothing to gain: XLA's compile is slower, or out of line's no faster; no measurable
+    effect: the rule found no difference in a setting's compile (it does not act on this
+    backend's compile of this program)."""
 
     USE = "use it"
     USE_BELOW = "pays below the break-even"
@@ -113,7 +103,7 @@ VERDICTS = (USE, USE_BELOW, NO_GAIN, NO_EFFECT, UNDECIDED, CHANGES_RESULTS, NOT_
 
 
 @dataclass(frozen=True)
-class Setting:
+class Setting(Saved):
     """One lower-effort setting: the compiler options it adds to the default's, and how
     a user writes it for the whole process (``jax.config.update(...)`` or an
     ``XLA_FLAGS`` value; None: no such way). ``keyword``: whether
@@ -127,26 +117,16 @@ class Setting:
     keyword: bool = True
     acts_on: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "options": dict(self.options), "config": self.config,
-                "keyword": self.keyword, "acts_on": self.acts_on}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "setting") -> Setting:
-        return cls(**fields(d, _SETTING_FIELDS, where))
-
-
-_SETTING_FIELDS: tuple[Field, ...] = (
-    ("name", "name", text, REQUIRED),
-    ("options", "options", mapping(scalar), REQUIRED),
-    ("config", "config", optional(text), None),
-    ("keyword", "keyword", flag, True),
-    ("acts_on", "acts_on", optional(text), None),
-)
+    WHERE = "setting"
+    FIELDS = (("name", "name", text, REQUIRED),
+              ("options", "options", mapping(scalar), REQUIRED),
+              ("config", "config", optional(text), None),
+              ("keyword", "keyword", flag, True),
+              ("acts_on", "acts_on", optional(text), None))
 
 
 @dataclass(frozen=True)
-class EffortRow:
+class EffortRow(Saved):
     """One setting's raw samples (:data:`KEYS`), whether its compiled program differed
     from the default's (``reached``; None: not checked), how its outputs compared with
     the default's (``outputs``: one of :data:`OUTPUT_KINDS`; None: not compared) and,
@@ -167,6 +147,17 @@ class EffortRow:
     kept: dict[str, int] = field(default_factory=dict)
     refused: dict[str, Noted] = field(default_factory=dict)
 
+    WHERE = "row"
+    FIELDS = (("setting", "setting", Setting.from_dict, REQUIRED),
+              ("samples", "samples", mapping(items(seconds)), {}),
+              ("reached", "reached", optional(flag), None),
+              ("outputs", "outputs", optional(one_of(*OUTPUT_KINDS)), None),
+              ("max_abs_diff", "max_abs_diff", optional(number), None),
+              ("outputs_detail", "outputs_found", optional(read_noted), None),
+              ("error", "error", optional(text), None),
+              ("kept", "kept", mapping(integer), {}),
+              ("refused", "refused", mapping(read_noted), {}))
+
     @property
     def name(self) -> str:
         return self.setting.name
@@ -175,33 +166,6 @@ class EffortRow:
     def outputs_detail(self) -> str | None:
         """Where the outputs differ from the default's, in words (None: nowhere)."""
         return None if self.outputs_found is None else str(self.outputs_found)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"setting": self.setting.to_dict(),
-                "samples": {k: list(v) for k, v in self.samples.items()},
-                "reached": self.reached, "outputs": self.outputs,
-                "max_abs_diff": json_number(self.max_abs_diff),
-                "outputs_detail": None if self.outputs_found is None
-                else saved_note(self.outputs_found), "error": self.error,
-                "kept": dict(self.kept),
-                "refused": {n: saved_note(w) for n, w in self.refused.items()}}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "row") -> EffortRow:
-        return cls(**fields(d, _ROW_FIELDS, where))
-
-
-_ROW_FIELDS: tuple[Field, ...] = (
-    ("setting", "setting", Setting.from_dict, REQUIRED),
-    ("samples", "samples", mapping(items(seconds)), {}),
-    ("reached", "reached", optional(flag), None),
-    ("outputs", "outputs", optional(one_of(*OUTPUT_KINDS)), None),
-    ("max_abs_diff", "max_abs_diff", optional(number), None),
-    ("outputs_detail", "outputs_found", optional(read_noted), None),
-    ("error", "error", optional(text), None),
-    ("kept", "kept", mapping(integer), {}),
-    ("refused", "refused", mapping(read_noted), {}),
-)
 
 
 @dataclass(frozen=True)
@@ -255,22 +219,20 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Effort:
+class Effort(Saved):
     """XLA's effort settings measured beside the default: ``Comparison.effort``.
 
     ``default``: the default row's raw samples; ``rows``: one per setting measured, in
     the order measured; ``baseline``: the user's own ``compiler_options`` every row
     compiles with (empty: JAX's defaults); ``omitted``: the settings not measured, each
-    with why (this backend refused it, it is the user's own already), as noted
-    (``left_out`` says them); ``backend``: JAX's
-    platform name of the backend measured on, whose own settings were tried (None: not
-    recorded, as in reports before it was)."""
+    with why (this backend refused it, it is the user's own already; ``left_out`` says
+    them); ``backend``: JAX's platform name of the backend whose settings were tried
+    (None: a report before it was recorded)."""
 
     entry: str
     default: dict[str, tuple[float, ...]]
     rows: dict[str, EffortRow]
     baseline: dict[str, Any] = field(default_factory=dict)
-    #: The settings not measured, each with why, as noted (``left_out`` says them).
     omitted: tuple[Noted, ...] = ()
     stopped: str | None = None
     warnings: tuple[str, ...] = ()
@@ -280,6 +242,19 @@ class Effort:
     #: ran out; :data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
+
+    WHERE = "effort"
+    FIELDS = (("entry", "entry", text, REQUIRED),
+              ("default", "default", mapping(items(seconds)), REQUIRED),
+              ("rows", "rows", mapping(EffortRow.from_dict), REQUIRED),
+              ("baseline", "baseline", mapping(scalar), {}),
+              ("left_out", "omitted", read_notes, ()),
+              ("stopped", "stopped", optional(text), None),
+              ("warnings", "warnings", items(text), ()),
+              ("default_error", "default_error", optional(text), None),
+              ("backend", "backend", optional(text), None),
+              *ROUNDS_FIELDS,
+              ("verdicts", "verdicts", None, None))
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
@@ -327,36 +302,10 @@ class Effort:
         good = [(o, r) for o, r in chosen if o.verdict(r) in (USE, USE_BELOW)]
         return [r for o, r in sorted(good, key=lambda p: -p[0].saved_s)]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"entry": self.entry, "default": {k: list(v) for k, v in self.default.items()},
-                "rows": {k: r.to_dict() for k, r in self.rows.items()},
-                "baseline": dict(self.baseline), "left_out": saved(self.omitted),
-                "stopped": self.stopped, "warnings": list(self.warnings),
-                "default_error": self.default_error, "backend": self.backend,
-                "rounds": self.rounds, "rounds_ended": self.rounds_ended,
-                "verdicts": {k: self.outcome(r).verdict(r) for k, r in self.rows.items()}}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "effort") -> Effort:
-        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
-        got = fields(d, _FIELDS, where)
-        got["rows"] = {k: EffortRow.from_dict(v, f"{where}.rows.{k}")
-                       for k, v in got["rows"].items()}
-        return cls(**got)
-
-
-_FIELDS: tuple[Field, ...] = (
-    ("entry", "entry", text, REQUIRED),
-    ("default", "default", mapping(items(seconds)), REQUIRED),
-    ("rows", "rows", obj, REQUIRED),
-    ("baseline", "baseline", mapping(scalar), {}),
-    ("left_out", "omitted", read_notes, ()),
-    ("stopped", "stopped", optional(text), None),
-    ("warnings", "warnings", items(text), ()),
-    ("default_error", "default_error", optional(text), None),
-    ("backend", "backend", optional(text), None),
-    *ROUNDS_FIELDS,
-)  # "verdicts" is written but never read back: derived from the samples
+    @property
+    def verdicts(self) -> dict[str, Came]:
+        """What each setting came to (written, never read back: derived from the samples)."""
+        return {k: self.outcome(r).verdict(r) for k, r in self.rows.items()}
 
 
 def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Protocol
 
+from ..saved.schema import facts
 from ..stage_diff import StageDiff
 from ..stats.rule import Difference
 from ..stats.rule import difference
@@ -84,10 +85,7 @@ class EffortDiff:
         return next(s for s in self.stages if s.variant == setting and s.phase == phase)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"clock": self.clock, "stages": [s.to_dict() for s in self.stages],
-                "only_old": list(self.only_old), "only_new": list(self.only_new),
-                "ratios": [r.to_dict() for r in self.ratios]}
-
+        return facts(self, "clock", "stages", "only_old", "only_new", "ratios")
 
 
 def effort_diff(old: Reported, new: Reported) -> EffortDiff | None:

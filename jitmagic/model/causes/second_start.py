@@ -1,24 +1,21 @@
 """The second-start record (``--cache``): first calls with JAX's persistent compilation
 cache cold, then warm, per variant; raw samples in, statistics out.
 
-A *no-cache* start is a first call with the persistent cache off (what the comparison's
-first call measures, taken again beside the others); a *cold* start follows it with the
-cache pointed at an emptied folder (it compiles, and writes the entry); a *warm* one
-follows that after ``jax.clear_caches()`` (memory cleared, disk kept), as a second start
-of the program reads the entry. What a warm cache saves is judged against the no-cache
-start of the same pairs (``docs/why.md``); what the cold start's writing costs is said
-apart (:attr:`CacheRow.writing`): an 8 MiB entry once made the first start cost more
-than the whole compile, and the saving read against it was ranked above a fix that saved
-more. Each
-start keeps whether JAX fired its cache-hit or cache-miss event, and the stage seconds
-JAX's own duration events gave. Measured by :mod:`jitmagic.measure.parts.second_start`, shown
-by :mod:`jitmagic.render.causes.second_start`. A warm figure counts only where every warm
-start saw a cache hit (:attr:`CacheRow.read`): otherwise it measured a compile.
+A *no-cache* start is a first call with the persistent cache off (the comparison's
+first call, taken again); a *cold* one follows with the cache at an emptied folder (it
+compiles and writes the entry); a *warm* one follows after ``jax.clear_caches()``
+(memory cleared, disk kept), reading the entry as a second start would. A warm cache's
+saving is judged against the no-cache starts of the same pairs (``docs/why.md``); the
+cold start's writing is said apart (:attr:`CacheRow.writing`: an 8 MiB entry once made
+the first start cost more than the whole compile, and a saving read against it outranked
+a bigger fix). Each start keeps JAX's cache-hit/miss events and stage seconds; a warm
+figure counts only where every warm start hit (:attr:`CacheRow.read`), else it measured
+a compile. Measured by :mod:`jitmagic.measure.parts.second_start`, shown by
+:mod:`jitmagic.render.causes.second_start`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from dataclasses import field
@@ -29,9 +26,8 @@ from typing import Literal
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said
-from ..notes import saved
 from ..saved.schema import REQUIRED
-from ..saved.schema import Field
+from ..saved.schema import Saved
 from ..saved.schema import count
 from ..saved.schema import fail
 from ..saved.schema import fields
@@ -49,7 +45,6 @@ from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
 from ..stats.verdicts import ROUNDS_FIELDS
-from ..stats.witness import CPU
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import Clock
@@ -67,7 +62,7 @@ DEFAULT_MIN_COMPILE_S = 1.0
 
 
 @dataclass(frozen=True)
-class Start:
+class Start(Saved):
     """One first call (``jax.jit(f)(*args)`` until its result is ready), and what JAX
     said of it: cache hits and misses, and the stages' seconds (None: no event came)."""
 
@@ -80,23 +75,14 @@ class Start:
     lower_s: float | None = None
     compile_s: float | None = None  # on a hit: about the time to read the entry
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: json_number(v) if isinstance(v, float) else v
-                for k, v in dataclasses.asdict(self).items()}
 
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "start") -> Start:
-        return cls(**fields(d, _START_FIELDS, where))
-
-
-_START_FIELDS = (
-    ("seconds", "seconds", seconds, REQUIRED),
-    ("cpu_s", "cpu_s", optional(seconds), None),
-    ("wait_s", "wait_s", optional(seconds), None),
-    ("hits", "hits", count, 0),
-    ("misses", "misses", count, 0),
-    *((k, k, optional(seconds), None) for k in STAGES),
-)
+Start.WHERE = "start"
+Start.FIELDS = (("seconds", "seconds", seconds, REQUIRED),
+                ("cpu_s", "cpu_s", optional(seconds), None),
+                ("wait_s", "wait_s", optional(seconds), None),
+                ("hits", "hits", count, 0),
+                ("misses", "misses", count, 0),
+                *((k, k, optional(seconds), None) for k in STAGES))
 
 
 def samples(starts: tuple[Start, ...]) -> dict[str, list[float]]:
@@ -118,7 +104,7 @@ def stage_median(starts: tuple[Start, ...], stage: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class CacheRow:
+class CacheRow(Saved):
     """One variant's no-cache, cold and warm starts, in the order measured (pair by
     pair). A report of jitmagic 0.5 or older has no no-cache starts: its saving is then
     judged against the cold start, and said so."""
@@ -128,6 +114,14 @@ class CacheRow:
     warm: tuple[Start, ...] = ()
     error: str | None = None  # the user's code failed: why (its frames only)
     no_cache: tuple[Start, ...] = ()
+
+    #: "read" and "saved_s" are written, derived again when read.
+    FIELDS = (("no_cache", "no_cache", items(Start.from_dict), ()),
+              ("cold", "cold", items(Start.from_dict), ()),
+              ("warm", "warm", items(Start.from_dict), ()),
+              ("error", "error", optional(text), None),
+              ("read", "read", None, None),
+              ("saved_s", "saved_s", None, None))
 
     @property
     def read(self) -> bool:
@@ -234,27 +228,13 @@ class CacheRow:
         return [s.trace_s + s.lower_s for s in self.warm
                 if s.trace_s is not None and s.lower_s is not None]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"no_cache": [s.to_dict() for s in self.no_cache],
-                "cold": [s.to_dict() for s in self.cold],
-                "warm": [s.to_dict() for s in self.warm], "error": self.error,
-                "read": self.read, "saved_s": json_number(self.saved_s)}
-
     @classmethod
-    def from_dict(cls, name: str, d: Any, where: str) -> CacheRow:
-        return cls(name, **fields(d, _ROW_FIELDS, where))
-
-
-_ROW_FIELDS = (
-    ("no_cache", "no_cache", items(Start.from_dict), ()),
-    ("cold", "cold", items(Start.from_dict), ()),
-    ("warm", "warm", items(Start.from_dict), ()),
-    ("error", "error", optional(text), None),
-)  # "read" and "saved_s" are written but never read back: derived from the starts
+    def named(cls, name: str, d: Any, where: str) -> CacheRow:
+        return cls(name, **fields(d, cls.FIELDS, where))
 
 
 @dataclass(frozen=True)
-class UserCache:
+class UserCache(Saved):
     """The user's own persistent-cache settings, read before measuring: what their JAX
     would do with this program."""
 
@@ -263,24 +243,15 @@ class UserCache:
     min_compile_s: float = DEFAULT_MIN_COMPILE_S  # jax_persistent_cache_min_compile_time_secs
     min_entry_bytes: int = 0  # jax_persistent_cache_min_entry_size_bytes
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "user_cache") -> UserCache:
-        return cls(**fields(d, _USER_FIELDS, where))
-
-
-_USER_FIELDS = (
-    ("folder_set", "folder_set", flag, False),
-    ("enabled", "enabled", flag, True),
-    ("min_compile_s", "min_compile_s", number, DEFAULT_MIN_COMPILE_S),
-    ("min_entry_bytes", "min_entry_bytes", integer, 0),
-)
+    WHERE = "user_cache"
+    FIELDS = (("folder_set", "folder_set", flag, False),
+              ("enabled", "enabled", flag, True),
+              ("min_compile_s", "min_compile_s", number, DEFAULT_MIN_COMPILE_S),
+              ("min_entry_bytes", "min_entry_bytes", integer, 0))
 
 
 @dataclass(frozen=True)
-class SecondStart:
+class SecondStart(Saved):
     """A second start with a warm persistent cache, per variant: ``Comparison.second_start``."""
 
     rows: dict[str, CacheRow]
@@ -342,44 +313,30 @@ class SecondStart:
         return out
 
     @property
-    def cpu_clock(self) -> bool:
-        """Whether any comparison here was decided on CPU time (a busy machine)."""
-        return CPU in (self.clock(), *(r.clock() for r in self.rows.values()))
-
-    def to_dict(self) -> dict[str, Any]:
-        nesting = self.nesting
-        return {"rows": {k: r.to_dict() for k, r in self.rows.items()},
-                "user_cache": self.user.to_dict(), "stopped": self.stopped,
-                "warnings": saved(self.warned), "compile_s": dict(self.compile_s),
-                "rounds": self.rounds, "rounds_ended": self.rounds_ended,
-                "nesting": {"kind": nesting.kind, "ratio": json_number(nesting.ratio)}}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "second_start") -> SecondStart:
-        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
-        got = fields(d, _FIELDS, where)
-        got["rows"] = {k: CacheRow.from_dict(k, v, f"{where}.rows.{k}")
-                       for k, v in got["rows"].items()}
-        return cls(**got)
+    def nesting_said(self) -> dict[str, Any]:
+        """:attr:`nesting` as saved (written, never read back)."""
+        return {"kind": self.nesting.kind, "ratio": json_number(self.nesting.ratio)}
 
 
-def _rows(value: Any, where: str) -> dict[str, Any]:
+def _rows(value: Any, where: str) -> dict[str, CacheRow]:
     """The rows by variant: flat, and nested where something was nested."""
     rows = obj(value, where)
     for name in rows:
         if name not in VARIANTS:
             fail(f"{where}.{name}", "a row named flat or nested", name)
-    return rows
+    return {k: CacheRow.named(k, v, f"{where}.{k}") for k, v in rows.items()}
 
 
-_FIELDS: tuple[Field, ...] = (
+SecondStart.WHERE = "second_start"
+SecondStart.FIELDS = (
     ("rows", "rows", _rows, REQUIRED),
     ("user_cache", "user", UserCache.from_dict, UserCache()),
     ("stopped", "stopped", optional(text), None),
     ("warnings", "warned", read_notes, ()),
     ("compile_s", "compile_s", mapping(seconds), {}),
     *ROUNDS_FIELDS,
-)  # "nesting" is written but never read back: derived from the samples
+    ("nesting", "nesting_said", None, None),
+)
 
 
 #: What in the user's own settings keeps their JAX from caching a program (saved by

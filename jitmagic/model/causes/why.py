@@ -1,21 +1,14 @@
 """Why the first call is slow: what this run measured, the biggest first.
 
-A comparison takes the flat first call (``jax.jit(f)``, the program as written) apart
-into its stages (Python tracing, lowering, XLA's compile) and measures what nesting the
-helpers saves; its later parts measure more (``--lines``: which lines build the
-program; the big captured constants passed as arguments; ``--xla``: XLA's passes;
-``--cache``: a second start). :func:`causes` sorts each into one :data:`KINDS` and
-ranks within it by seconds:
-
-* a *saving*: what a fix saved, measured, where the one rule calls it significant;
-* a *stage*: where the first call's time goes, with the hint found for it (the loop
-  ``--lines`` names);
-* *inconclusive*, *nothing to gain* (the rule found no saving), *not measurable* (a
-  figure could not be had: the cache was not read), and *not measured* (by this run: the
-  option that measures it, or the stop that came first), never guessed.
-
-The causes are derived from the record, never stored apart from it: a saved report gives
-the same causes when loaded.
+A comparison splits the flat first call (``jax.jit(f)``) into its stages (tracing,
+lowering, XLA's compile) and measures what nesting the helpers saves; its parts measure
+more (``--lines``, the big captured constants passed as arguments, ``--xla``,
+``--cache``). :func:`causes` sorts each into one of :data:`KINDS`, by seconds within it:
+a *saving* (a fix's, measured, that the one rule calls significant); a *stage* (where
+the time goes, with its hint: the loop ``--lines`` names); *inconclusive*, *nothing to
+gain*, *not measurable* (the cache was not read) and *not measured* (by this run: the
+option that measures it, or the stop that came first), never guessed. Derived from the
+record, never stored: a loaded report gives the same causes.
 """
 
 from __future__ import annotations
@@ -55,11 +48,6 @@ def causes(c: Compared, parts: tuple[Callable[[Compared], Iterator[Cause]], ...]
                                               -x.seconds if not math.isnan(x.seconds) else 0)))
 
 
-def _flat_median(c: Compared, phase: str) -> float:
-    """The flat variant's median of ``phase``, on the section's clock."""
-    return median(on(c.flat.samples, phase, clock_of(c)))
-
-
 #: The stages of the flat first call, as the section names them.
 STAGES = (("trace_s", Named.TRACING), ("lower_s", Named.LOWERING),
           ("compile_s", Named.COMPILE))
@@ -69,7 +57,7 @@ def stages(c: Compared) -> Iterator[Cause]:
     """Where the flat first call's time goes: its stages (each said with its hint); what
     tells more of them (``--lines``, ``--xla``) where this run did not."""
     for phase, name in STAGES:
-        seconds = _flat_median(c, phase)
+        seconds = median(on(c.flat.samples, phase, clock_of(c)))  # the section's clock
         if not math.isnan(seconds):
             yield Cause(name, STAGE, seconds, maker="stage", case=phase, of=c)
     if c.lines is None:

@@ -19,16 +19,13 @@ from typing import Any
 
 from ..notes import Noted
 from ..notes import read_noted
-from ..notes import saved_note
 from ..saved.schema import REQUIRED
-from ..saved.schema import Field
+from ..saved.schema import Saved
 from ..saved.schema import count
 from ..saved.schema import fail
-from ..saved.schema import fields
 from ..saved.schema import flag
 from ..saved.schema import items
 from ..saved.schema import mapping
-from ..saved.schema import obj
 from ..saved.schema import optional
 from ..saved.schema import positive_seconds
 from ..saved.schema import seconds
@@ -39,23 +36,21 @@ PROFILED = ("flat", "nested")
 
 
 @dataclass(frozen=True)
-class PassTime:
+class PassTime(Saved):
     """One HLO pass, by XLA's name: its seconds summed over its ``runs`` in one compile."""
 
     name: str
     seconds: float
     runs: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "seconds": self.seconds, "runs": self.runs}
 
-    @classmethod
-    def from_dict(cls, d: Any, where: str) -> PassTime:
-        return cls(**fields(d, _PASS_FIELDS, where))
+PassTime.FIELDS = (("name", "name", text, REQUIRED),
+                   ("seconds", "seconds", seconds, REQUIRED),
+                   ("runs", "runs", count, REQUIRED))
 
 
 @dataclass(frozen=True)
-class NamedTime:
+class NamedTime(Saved):
     """A part of the compile that the backend names inside a bigger one, by its key in
     :mod:`jitmagic.backends.profile` (``"main_fusion"``): its seconds (wall time, inside
     that part), how many events made it, and the biggest one's name, as XLA gave it
@@ -66,17 +61,15 @@ class NamedTime:
     events: int
     biggest: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "seconds": self.seconds, "events": self.events,
-                "biggest": self.biggest}
 
-    @classmethod
-    def from_dict(cls, d: Any, where: str) -> NamedTime:
-        return cls(**fields(d, _NAMED_FIELDS, where))
+NamedTime.FIELDS = (("key", "key", text, REQUIRED),
+                    ("seconds", "seconds", seconds, REQUIRED),
+                    ("events", "events", count, REQUIRED),
+                    ("biggest", "biggest", text, REQUIRED))
 
 
 @dataclass(frozen=True)
-class ProfiledCompile:
+class ProfiledCompile(Saved):
     """One variant's extra cold compile, under JAX's profiler.
 
     ``compile_s``: our own interval around ``Lowered.compile()``; ``backend``: JAX's
@@ -131,21 +124,9 @@ class ProfiledCompile:
         """``seconds`` as a share of this compile (None where not read)."""
         return None if seconds is None else seconds / self.compile_s
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"compile_s": self.compile_s, "backend": self.backend,
-                "before_passes_s": self.before_passes_s, "serialize_s": self.serialize_s,
-                "deserialize_s": self.deserialize_s, "hlo_passes_s": self.hlo_passes_s,
-                "codegen_s": self.codegen_s, "llvm_s": self.llvm_s,
-                "passes": [p.to_dict() for p in self.passes],
-                "named": [n.to_dict() for n in self.named]}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str) -> ProfiledCompile:
-        return cls(**fields(d, _COMPILE_FIELDS, where))
-
 
 @dataclass(frozen=True)
-class XlaPasses:
+class XlaPasses(Saved):
     """``--xla``: each variant's profiled compile (``compiles``, by variant; flat only
     where nothing was nested, ``same_program``). ``reason``: why nothing was measured
     (the user's own profiler session was running), with no figures; ``noted``: why a
@@ -174,37 +155,17 @@ class XlaPasses:
         """Per variant, the profiled compile's seconds (an extra compile, not a sample)."""
         return {v: c.compile_s for v in PROFILED if (c := self.of(v)) is not None}
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"compiles": {k: c.to_dict() for k, c in self.compiles.items()},
-                             "same_program": self.same_program}
-        for key in ("reason", "stopped"):
-            if getattr(self, key) is not None:
-                d[key] = getattr(self, key)
-        if self.noted:
-            d["notes"] = {variant: saved_note(n) for variant, n in self.noted.items()}
-        return d
-
     @classmethod
-    def from_dict(cls, d: Any, where: str = "xla_passes") -> XlaPasses:
-        got = fields(d, _FIELDS, where)
-        unknown = set(obj(d["compiles"], f"{where}.compiles")) - set(PROFILED)
+    def from_dict(cls, d: Any, where: str = "") -> XlaPasses:
+        got = super().from_dict(d, where)
+        unknown = set(got.compiles) - set(PROFILED)
         if unknown:
-            fail(f"{where}.compiles", "the variants flat and nested", ", ".join(sorted(unknown)))
-        return cls(**got)
+            fail(f"{where or cls.WHERE}.compiles", "the variants flat and nested",
+                 ", ".join(sorted(unknown)))
+        return got
 
 
-_PASS_FIELDS: tuple[Field, ...] = (
-    ("name", "name", text, REQUIRED),
-    ("seconds", "seconds", seconds, REQUIRED),
-    ("runs", "runs", count, REQUIRED),
-)
-_NAMED_FIELDS: tuple[Field, ...] = (
-    ("key", "key", text, REQUIRED),
-    ("seconds", "seconds", seconds, REQUIRED),
-    ("events", "events", count, REQUIRED),
-    ("biggest", "biggest", text, REQUIRED),
-)
-_COMPILE_FIELDS: tuple[Field, ...] = (
+ProfiledCompile.FIELDS = (
     ("compile_s", "compile_s", positive_seconds, REQUIRED),
     ("backend", "backend", optional(text), None),
     ("before_passes_s", "before_passes_s", optional(seconds), None),
@@ -216,10 +177,12 @@ _COMPILE_FIELDS: tuple[Field, ...] = (
     ("passes", "passes", items(PassTime.from_dict), ()),
     ("named", "named", items(NamedTime.from_dict), ()),
 )
-_FIELDS: tuple[Field, ...] = (
+XlaPasses.WHERE = "xla_passes"
+XlaPasses.SPARSE = frozenset({"reason", "stopped", "notes"})
+XlaPasses.FIELDS = (
     ("compiles", "compiles", mapping(ProfiledCompile.from_dict), REQUIRED),
     ("same_program", "same_program", flag, False),
     ("reason", "reason", optional(text), None),
-    ("notes", "noted", mapping(read_noted), {}),
     ("stopped", "stopped", optional(text), None),
+    ("notes", "noted", mapping(read_noted), {}),
 )

@@ -16,6 +16,7 @@ exists, Python 3.11) is ``None`` in every row, never zero, and the table's
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from collections.abc import Collection
 from dataclasses import dataclass
 from dataclasses import field
@@ -24,11 +25,11 @@ from typing import Any
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said
-from ..notes import saved
 from ..saved.schema import Field
 from ..saved.schema import ReportSchemaError
 from ..saved.schema import clipped
 from ..saved.schema import count
+from ..saved.schema import encode
 from ..saved.schema import fail
 from ..saved.schema import fields
 from ..saved.schema import fixed
@@ -229,22 +230,20 @@ class Lines(Shown):
         return self.flat.hints(nested) if "flat" in self.tables else []
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"flat": [row...], "nested": [row...]}`` plus the schema, the entry, the
-        function spans, the loops and the notes of each table."""
-        d: dict[str, Any] = {"schema": SCHEMA}
-        d |= {name: t.to_dict() for name, t in self.tables.items()}
-        d["entry"] = self.entry
-        d["functions"] = {name: [f.to_dict() for f in t.functions]
-                          for name, t in self.tables.items()}
-        d["notes"] = {name: saved(t.noted) for name, t in self.tables.items() if t.noted}
-        d["loops"] = {name: [[x.file, x.first_line, x.last_line] for x in t.loops]
-                      for name, t in self.tables.items() if t.loops}
-        d["loop_calls"] = {name: [x.to_list() for x in t.loop_calls]
-                           for name, t in self.tables.items() if t.loop_calls}
-        d["constants"] = {name: list(t.constants) for name, t in self.tables.items()
-                          if t.constants is not None}
+        """``{"flat": [row...], "nested": [row...]}`` plus the schema, the entry, and each
+        table's function spans, notes, loops, JAX loops and constants."""
+        d: dict[str, Any] = {"schema": SCHEMA, **{n: t.to_dict() for n, t in self.tables.items()},
+                             "entry": self.entry, "functions": self._each("functions", None)}
+        d |= {key: self._each(attr) for key, attr in (("notes", "noted"), ("loops", "loops"),
+                                                       ("loop_calls", "loop_calls"))}
+        d["constants"] = self._each("constants", lambda c: c is not None)
         d |= {"labels": dict(self.labels)} if self.labels else {}
         return d | ({"stopped": self.stopped} if self.stopped else {})
+
+    def _each(self, attr: str, keep: Callable[[Any], bool] | None = bool) -> dict[str, Any]:
+        """Each table's ``attr`` as saved, by variant (those ``keep`` refuses left out)."""
+        got = {n: getattr(t, attr) for n, t in self.tables.items()}
+        return {n: encode(v) for n, v in got.items() if keep is None or keep(v)}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "lines") -> Lines:
@@ -292,13 +291,7 @@ _FIELDS: tuple[Field, ...] = (
 )
 
 
-def checked_lines(d: Any, where: str) -> Lines:
-    """The tables saved as ``d`` in a report someone else wrote: any bad field is a
-    ``ReportSchemaError`` naming where it is (:meth:`Lines.from_dict`)."""
-    return Lines.from_dict(d, where)
-
-
 def is_saved_lines(d: Any) -> bool:
     """Whether a saved report's JSON is a ``Lines`` record of its own (of any version:
-    one this jitmagic does not read is refused by :func:`checked_lines`, naming it)."""
+    one this jitmagic does not read is refused by :meth:`Lines.from_dict`, naming it)."""
     return isinstance(d, dict) and str(d.get("schema")).startswith(SCHEMA.split("/")[0] + "/")

@@ -13,19 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..saved.schema import REQUIRED
-from ..saved.schema import Field
+from ..saved.schema import Saved
 from ..saved.schema import count
-from ..saved.schema import fields
 from ..saved.schema import fixed
 from ..saved.schema import flag
 from ..saved.schema import optional
 from ..saved.schema import seconds
 from ..saved.schema import text
-from ..stats.rule import json_number
 
 
 @dataclass(frozen=True, slots=True)
-class LineRow:
+class LineRow(Saved):
     """What one source line cost in one variant's cold trace and lowering (``hits``,
     ``trace_s``: None where not measured)."""
 
@@ -63,24 +61,11 @@ class LineRow:
         """Whether the line did anything at all during the trace."""
         return bool(self.hits or self.eqns_inclusive or self.hlo_ops)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "text": self.text, "hits": self.hits,
-                "eqns_own": self.eqns_own, "eqns_inclusive": self.eqns_inclusive,
-                "hlo_ops": self.hlo_ops,
-                "trace_s": None if self.trace_s is None else json_number(self.trace_s),
-                "consts": self.consts, "const_bytes": self.const_bytes,
-                "const_bytes_own": self.const_bytes_own} | (
-                    {} if self.eqns_in_loops is None else {"eqns_in_loops": self.eqns_in_loops})
 
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "row") -> LineRow:
-        """The row saved as ``d``, every field checked (:data:`_ROW_FIELDS`)."""
-        return cls(**fields(d, _ROW_FIELDS, where))
-
-
-#: A saved row's fields. ``hits``, ``trace_s`` and the constants' counts absent: not
-#: measured (None), as older reports wrote them.
-_ROW_FIELDS: tuple[Field, ...] = (
+LineRow.WHERE = "row"
+#: ``hits``, ``trace_s`` and the constants' counts absent: not measured (None), as
+#: older reports wrote them.
+LineRow.FIELDS = (
     ("file", "file", text, REQUIRED),
     ("line", "line", count, REQUIRED),
     ("text", "text", text, ""),
@@ -94,10 +79,11 @@ _ROW_FIELDS: tuple[Field, ...] = (
     ("const_bytes_own", "const_bytes_own", optional(count), None),
     ("eqns_in_loops", "eqns_in_loops", optional(count), None),
 )
+LineRow.SPARSE = frozenset({"eqns_in_loops"})
 
 
 @dataclass(frozen=True, slots=True)
-class FunctionSpan:
+class FunctionSpan(Saved):
     """A user function (or generator expression, lambda ...) the trace entered."""
 
     name: str
@@ -121,19 +107,10 @@ class FunctionSpan:
     def holds(self, row: LineRow) -> bool:
         return row.file == self.file and self.first_line <= row.line <= self.last_line
 
-    def to_dict(self) -> dict[str, Any]:
-        d = {"name": self.name, "file": self.file, "first_line": self.first_line,
-             "last_line": self.last_line, "calls": self.calls}
-        return d | ({"helper": self.helper} if self.helper else {}) | (
-            {"in_program": True} if self.in_program else {})
 
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "function") -> FunctionSpan:
-        """The span saved as ``d``, every field checked (:data:`_SPAN_FIELDS`)."""
-        return cls(**fields(d, _SPAN_FIELDS, where))
-
-
-_SPAN_FIELDS: tuple[Field, ...] = (
+FunctionSpan.WHERE = "function"
+FunctionSpan.SPARSE = frozenset({"helper", "in_program"})
+FunctionSpan.FIELDS = (
     ("name", "name", text, REQUIRED),
     ("file", "file", text, REQUIRED),
     ("first_line", "first_line", count, REQUIRED),
@@ -155,6 +132,9 @@ class LoopSpan:
 
     def holds(self, row: LineRow) -> bool:
         return row.file == self.file and self.first_line <= row.line <= self.last_line
+
+    def to_list(self) -> list[Any]:
+        return [self.file, self.first_line, self.last_line]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,13 @@
 """Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads it back.
 
-A loaded report is the same record the magic returned (a
+A loaded report is the record that was saved (a
 :class:`~jitmagic.model.comparison.Comparison`, a :class:`~jitmagic.model.sweep.Sweep`,
-or the :class:`~jitmagic.model.lines.Lines` table ``jitmagic.lines`` returns):
-it displays the same chart and tables without re-running
-anything, and its ``to_dict()`` equals what was saved.
-
-Loading trusts nothing: only a regular file of at most 64 MiB is read, every
-decoding failure, whatever raised it, becomes a ``ReportSchemaError`` that names
-the file (and the field), and every string is made safe to print as it is read
-(:func:`~jitmagic.model.saved.schema.printable_tree`). Saving never leaves a half-written file and
-never writes onto anything but a regular file (:mod:`~jitmagic.model.saved.files`).
+the :class:`~jitmagic.model.lines.Lines` table ``jitmagic.lines`` returns, a ledger):
+it shows the same chart and tables without re-running anything, and its ``to_dict()``
+equals what was saved. Loading trusts nothing: every decoding failure becomes a
+``ReportSchemaError`` naming the file (and the field), and every string is made safe to
+print (:func:`~jitmagic.model.saved.schema.printable_tree`). What files are read and
+written, and how, is :mod:`~jitmagic.model.saved.files`.
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ from ..comparison import Comparison
 from ..ledger import Ledger
 from ..ledger import is_saved_ledger
 from ..lines import Lines
-from ..lines import checked_lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
 from ..saved import files
@@ -41,7 +37,6 @@ from ..sweep import SCHEMA as SWEEP_SCHEMA
 from ..sweep import SWEEP_READABLE
 from ..sweep import Sweep
 
-#: Files larger than this are refused unread: a report is kilobytes, a sweep a few megabytes.
 MAX_BYTES = files.MAX_BYTES
 #: Reading a report's records stops after this many seconds (a sweep of 100 values
 #: reads in a tenth of a second).
@@ -82,7 +77,7 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
         clean = printable_tree(data) if needs_printable(text) else data
         if is_saved_lines(data):
             with time_limit(MAX_READ_S):
-                return checked_lines(clean, "lines")
+                return Lines.from_dict(clean)
         if is_saved_ledger(data):
             with time_limit(MAX_READ_S):
                 return Ledger.from_dict(clean)

@@ -3,8 +3,8 @@
 A *kind* is a function ``(value, where) -> value`` that returns the value as the
 record keeps it or raises :class:`ReportSchemaError` naming the field
 (``variants.flat.execute_loops: expected a count, got 'x'``). Records list
-their fields as ``(json key, attribute, kind, default)`` rows and decode them
-with :func:`fields`; nothing is checked by hand, field by field.
+their fields as ``(json key, attribute, kind, default)`` rows (:class:`Saved`): one
+table both writes and reads them, and nothing is checked by hand, field by field.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable
 from collections.abc import Iterator
 from typing import Any
+from typing import ClassVar
 from typing import NoReturn
+from typing import Self
 
 Kind = Callable[[Any, str], Any]
 
@@ -203,12 +205,12 @@ def items(kind: Kind, limit: int = MAX_LIST) -> Kind:
     return check
 
 
-def fixed(*kinds: Kind) -> Kind:
+def fixed(*kinds: Kind, named: str = "") -> Kind:
     """A list of exactly ``len(kinds)`` items, each its own kind (a record saved as a
-    row, ``[file, line, ...]``); kept as a tuple."""
+    row, ``[file, line, ...]``; ``named`` in messages); kept as a tuple."""
     def check(value: Any, where: str) -> tuple:
         if not isinstance(value, list | tuple) or len(value) != len(kinds):
-            fail(where, f"a list of {len(kinds)} items", value)
+            fail(where, named or f"a list of {len(kinds)} items", value)
         pairs = enumerate(zip(kinds, value, strict=True))
         return tuple(kind(x, f"{where}[{i}]") for i, (kind, x) in pairs)
     return check
@@ -240,7 +242,7 @@ def json_value(value: Any, where: str, depth: int = 4) -> Any:
     return scalar(value, where)
 
 
-Field = tuple[str, str, Kind, Any]
+Field = tuple[str, str, Kind | None, Any]
 
 
 @contextlib.contextmanager
@@ -264,13 +266,16 @@ def _check_time(where: str) -> None:
 def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
     """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row.
 
-    A missing key takes its default, or fails when the default is :data:`REQUIRED`.
+    A missing key takes its default, or fails when the default is :data:`REQUIRED`; a
+    row whose kind is None is written only (derived again, never read back).
     """
     obj(d, where)
     _check_time(where)
     out = {}
     for key, attr, kind, default in table:
         at = f"{where}.{key}" if where else key
+        if kind is None:
+            continue
         if key in d:
             out[attr] = kind(d[key], at)
         elif default is REQUIRED:
@@ -281,11 +286,48 @@ def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
 
 
 def encode(value: Any) -> Any:
-    """A record's value as JSON writes it: tuples as lists, NaN as null, records as dicts."""
+    """A record's value as JSON writes it: tuples as lists, dicts copied, NaN as null,
+    records as their ``to_dict()`` (or ``to_list()``, one saved as a row)."""
     if isinstance(value, tuple | list):
         return [encode(x) for x in value]
+    if isinstance(value, dict):
+        return {k: encode(v) for k, v in value.items()}
     if isinstance(value, float) and math.isnan(value):
         return None
     if hasattr(value, "to_dict"):
         return value.to_dict()
-    return value
+    return value.to_list() if hasattr(value, "to_list") else value
+
+
+def facts(record: Any, *names: str) -> dict[str, Any]:
+    """``record``'s attributes ``names`` as JSON writes them (:func:`encode`): the
+    ``to_dict`` of a record that is saved but never read back (a diff's)."""
+    return {name: encode(getattr(record, name)) for name in names}
+
+
+def written(record: Any) -> dict[str, Any]:
+    """``record``'s :attr:`Saved.FIELDS`, as :meth:`Saved.to_dict` writes them."""
+    return {key: value for key, attr, _, default in record.FIELDS
+            if (value := encode(getattr(record, attr))) != encode(default)
+            or key not in record.SPARSE}
+
+
+class Saved:
+    """A record saved as its :attr:`FIELDS` table says: :meth:`to_dict` writes each
+    row's attribute (a property for a written-only row) under its key, :meth:`from_dict`
+    reads them back checked; :attr:`WHERE` names it in messages when read on its own;
+    the keys in :attr:`SPARSE` are written only where they differ from their default
+    (as reports before them were)."""
+
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[Field, ...]] = ()
+    WHERE: ClassVar[str] = ""
+    SPARSE: ClassVar[frozenset[str]] = frozenset()
+
+    def to_dict(self) -> dict[str, Any]:
+        return written(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "") -> Self:
+        """The record saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
+        return cls(**fields(d, cls.FIELDS, where or cls.WHERE))
