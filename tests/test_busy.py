@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import jax
@@ -520,3 +521,23 @@ def test_one_program_measured_once_on_a_busy_machine_is_shown_on_cpu_time_as_it_
     assert c.busy and c.clock_of("first_call_s") == CPU
     said = c.report(verbose=True)
     assert "Why the first call takes 28 ms (flat, CPU time: the machine was busy)" in said
+
+
+#: A ratio said with its interval: ``1.34× more CPU time (1.31×–1.37×``.
+SAID = re.compile(r"(\d+\.\d+)× (?:more CPU time|less CPU time|slower|faster)"
+                  r"[^(\n]{0,40}\((\d+\.\d+)×–(\d+\.\d+)×")
+
+
+def test_a_ratio_turned_round_for_its_words_turns_its_interval_with_it():
+    """A teacher read "the first call take 1.04× more CPU time (0.90×–0.99×…)": the ratio
+    below 1 was turned to say "more", its interval was not. Slower on both clocks here:
+    every ratio said with a side lies inside the interval said with it."""
+    slower = {**BUSY_FLAT, "first_call_s": [x * 1.5 for x in BUSY_FLAT["first_call_s"]]}
+    c = _busy(flat=BUSY_NESTED, nested=slower)
+    assert c.difference("first_call_s", CPU).ratio < 1 and \
+        c.difference("first_call_s", WALL).ratio < 1
+    shown = [str(c), c.verdict.text, c.report(verbose=True)]
+    found = [m.groups() for text in shown for m in SAID.finditer(text)]
+    assert any(float(r) > 1 for r, _, _ in found) and len(found) >= 3
+    for ratio, low, high in found:
+        assert float(low) <= float(ratio) <= float(high), (ratio, low, high)

@@ -80,7 +80,7 @@ from .target import record as target_record
 from .target import section as target_section
 from .verdicts import OUTCOME
 from .verdicts import clock_name
-from .verdicts import interval_ends
+from .verdicts import interval
 from .verdicts import say
 from .verdicts import times
 from .verdicts import undecided_reason
@@ -344,17 +344,16 @@ def verdict_line(c: Comparison) -> str:
     helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
     flat, nested = (median(on(c.judged(v).samples, FIRST_CALL, clock)) for v in VARIANTS)
     numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {_runs(c)}"
-    bounds = f"{interval_ends(first.low, first.high)}; " if not math.isnan(first.low) else ""
     if first.kind == INCONCLUSIVE:
         return (f"nested jit on {helpers}, first call: {say(first, clock)} "
-                f"({times(first, clock)} seen, {bounds}{numbers}); "
+                f"({times(first, clock)} seen, {interval(first, numbers)[1:]}; "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}")
     if first.kind == SAME:
         return f"nested jit on {helpers} makes {say(first, clock)} to the first call " \
-            f"({bounds}{numbers})"
+            f"{interval(first, numbers)}"
     take = " take" * (clock == CPU)
     return f"nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
-        f"({bounds}{numbers})"
+        f"{interval(first, numbers)}"
 
 
 def _runs(c: Comparison) -> str:
