@@ -22,18 +22,15 @@ from ..model import parts as table
 from ..model.causes.cause import SAVING
 from ..model.causes.cause import STAGE
 from ..model.causes.cause import Cause
-from ..model.comparison import EXECUTE
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.rows import PHASES
 from ..model.rows import VARIANTS
 from ..model.saved.schema import printable
-from ..model.stats.cold import COMPILE
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import median
 from ..model.stats.units import counted
-from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import BUDGET
 from ..model.stats.witness import CPU
@@ -66,6 +63,7 @@ from .causes.why import section as why_section
 from .comparison import html_summary
 from .comparison import notes
 from .comparison import outputs_said
+from .comparison import stage_ratio
 from .comparison import text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
@@ -78,7 +76,6 @@ from .sweep import sweep_html
 from .sweep import sweep_text
 from .target import record as target_record
 from .target import section as target_section
-from .verdicts import OUTCOME
 from .verdicts import clock_name
 from .verdicts import interval
 from .verdicts import say
@@ -316,12 +313,6 @@ def repr_mimebundle(c: Comparison | Sweep | Lines, include: Any = None,
     return data
 
 
-#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested
-#: program differs while it built the same program from both (its input, before it
-#: inlines the calls, is smaller).
-SMALLER_INPUT = "same program, from a smaller input"
-
-
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
     """The comparison at a glance, as blocks (``html``: where the HTML report was
     written, said on the last line)."""
@@ -372,25 +363,6 @@ def _stage_row(c: Comparison, phase: str) -> list[str]:
         label += f" ({clock_name(clock)})"
     return [label, *(fmt_s(median(on(c.judged(v).samples, phase, clock))) for v in VARIANTS),
             stage_ratio(c, phase)]
-
-
-def stage_ratio(c: Comparison, phase: str) -> str:
-    """``13.0×`` where the rule calls a difference; its outcome's word where it does not
-    (never a ratio that reads as a difference); where XLA built one program from both,
-    that the per-call times are of one program, and why a compile that differs built
-    the same one."""
-    clock = c.clock_of(phase)
-    d = c.difference(phase, clock)
-    if math.isnan(d.ratio):
-        return "—"
-    if not d.enough_data:
-        return f"{fmt_ratio(d.ratio)} (one run)"
-    said = fmt_ratio(d.ratio) if d.significant else OUTCOME[d.kind]
-    if c.same_compiled and phase == EXECUTE:
-        return f"{said}: same compiled program"
-    if c.same_compiled and phase == COMPILE and d.significant:
-        return f"{said} ({SMALLER_INPUT})"
-    return said
 
 
 def why_line(c: Comparison) -> str:
