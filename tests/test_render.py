@@ -338,3 +338,21 @@ def test_a_long_jaxpr_is_printed_only_as_far_as_it_shows():
         assert text[-1] == "... the rest cut (2000 top-level equations in all)"
     short = jax.jit(lambda x: x * 2.0).trace(1.0).jaxpr
     assert jaxpr_text(short) == str(short)
+
+
+def test_a_jaxpr_captured_in_a_notebook_has_no_colour_codes(monkeypatch):
+    """A teacher's notebook folds read ``a[35m:f32[32,64][39m``: JAX colours its printer's
+    output where it runs under Jupyter. The jaxpr is captured without colour (the user's
+    config left as it was), and a report saved with colour codes folds without them."""
+    from jax._src import pretty_printer
+
+    monkeypatch.setattr(pretty_printer, "CAN_USE_COLOR", True)  # as under Jupyter
+    closed = jax.jit(lambda x: jnp.sin(x) * 2.0).trace(jnp.ones((32, 64))).jaxpr
+    assert "\x1b[" in str(closed) and jax.config.jax_pprint_use_color  # JAX colours it
+    assert "\x1b" not in jaxpr_text(closed) and "a:f32[32,64]" in jaxpr_text(closed)
+    assert jax.config.jax_pprint_use_color  # the user's config as it was
+    coloured = str(closed)
+    page = as_html([Details("jaxpr, flat", coloured)])
+    assert "\x1b" not in page and "a:f32[32,64]" in page
+    text = as_text([Details("jaxpr, flat", coloured, in_text=True)])
+    assert "x1b" not in text and "a:f32[32,64]" in text

@@ -234,7 +234,8 @@ def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
         elif isinstance(b, Pre):
             lines.append(printable(clip(b.text)))
         elif isinstance(b, Details) and b.in_text:
-            lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(b.text)) or "—"]
+            lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(uncoloured(b.text)))
+                      or "—"]
     return "\n".join(lines)
 
 
@@ -254,6 +255,16 @@ def fitted(line: str, width: int | None, indent: str = "    ") -> list[str]:
     return [x.replace(_KEPT, " ") for x in
             textwrap.wrap(kept, width, subsequent_indent=indent, break_long_words=False,
                           break_on_hyphens=False)]
+
+
+#: A terminal's colour code (``ESC[35m``), as JAX's printer writes them in a notebook.
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def uncoloured(text: str) -> str:
+    """``text`` without colour codes: the last defence of a fold's jaxpr (printed without
+    colour where it is captured), so a report saved with them reads clean."""
+    return COLOUR.sub("", text)
 
 
 def fold(summary: str, body: str, opened: bool = False) -> Html:
@@ -282,7 +293,7 @@ def _block_html(b: Block) -> str:
         return f"<pre{STYLES[b.kind]}>{html.escape(clip(b.text))}</pre>"
     if isinstance(b, Details):
         return (f"<details><summary>{_inline_html(_parts(b.summary))}</summary>"
-                f"<pre>{html.escape(clip(b.text))}</pre></details>")
+                f"<pre>{html.escape(clip(uncoloured(b.text)))}</pre></details>")
     return img(b.png or b"", b.alt)
 
 
