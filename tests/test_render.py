@@ -356,3 +356,15 @@ def test_a_jaxpr_captured_in_a_notebook_has_no_colour_codes(monkeypatch):
     assert "\x1b" not in page and "a:f32[32,64]" in page
     text = as_text([Details("jaxpr, flat", coloured, in_text=True)])
     assert "x1b" not in text and "a:f32[32,64]" in text
+
+
+def test_the_full_report_wraps_its_prose_to_the_width_and_keeps_tables_whole(report):
+    """``COLUMNS=100 python -m jitmagic -v``: 19 of 49 lines ran past 100 columns, the
+    longest 380. Now every line of prose fits; only a table row (its columns two spaces
+    apart) may be wider, where its columns need it."""
+    c = Comparison.from_dict(report)
+    for shown in (c.report(verbose=True, width=100), c.report(width=100)):
+        over = [x for x in shown.splitlines() if len(x) > 100]
+        assert all("  " in x.strip() for x in over), over  # table rows alone
+    prose = [x for x in c.report(verbose=True).splitlines() if len(x) > 100 and "  " not in x]
+    assert prose  # without a width nothing wraps: there was prose to wrap

@@ -18,7 +18,10 @@ import html
 import re
 import textwrap
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -217,9 +220,27 @@ class Image:
 Block = Heading | Para | Pre | Details | Image | Table
 
 
+#: The columns a line of prose takes at most in the report being rendered (None: any),
+#: set by :func:`wrapped_to` around a whole report, so that every section's prose fits
+#: the terminal, ``-v``'s as the glance's, without each section passing it on.
+WIDTH: ContextVar[int | None] = ContextVar("WIDTH", default=None)
+
+
+@contextmanager
+def wrapped_to(width: int | None) -> Iterator[None]:
+    """Within: :func:`as_text` wraps prose to ``width`` columns where it is given none."""
+    token = WIDTH.set(width)
+    try:
+        yield
+    finally:
+        WIDTH.reset(token)
+
+
 def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
     """The blocks as plain text: tables aligned, images left out; a line of prose longer
-    than ``width`` (None: any length) wrapped (:func:`fitted`). Every string is
+    than ``width`` (None: :data:`WIDTH`'s) wrapped (:func:`fitted`). A table keeps its
+    rows whole, wider than ``width`` where its columns need it: a row wrapped would no
+    longer line up under its header, and a table has no narrower form. Every string is
     escaped here (:func:`~jitmagic.model.saved.schema.printable`: ESC, BEL and the other
     controls a terminal would act on are written as ``\x1b``), before the columns are
     measured: a name from the user's code or from a report never drives the terminal."""
@@ -246,9 +267,11 @@ _AFTER_DIGIT = re.compile(r"(?<=\d) | (?=→)|(?<=→) ")
 _KEPT = "\u00a0"
 
 
-def fitted(line: str, width: int | None, indent: str = "    ") -> list[str]:
-    """``line`` wrapped at spaces to ``width`` columns, its later lines indented; a
-    number keeps its unit and no word is split (one longer than ``width`` stays whole)."""
+def fitted(line: str, width: int | None = None, indent: str = "    ") -> list[str]:
+    """``line`` wrapped at spaces to ``width`` columns (None: :data:`WIDTH`'s), its later
+    lines indented; a number keeps its unit and no word is split (one longer than
+    ``width`` stays whole)."""
+    width = WIDTH.get() if width is None else width
     if width is None or len(line) <= width:
         return [line]
     kept = _AFTER_DIGIT.sub(_KEPT, line)

@@ -54,6 +54,7 @@ from .blocks import fold
 from .blocks import more
 from .blocks import prose
 from .blocks import shown_name
+from .blocks import wrapped_to
 from .causes import constant_arguments
 from .causes import effort
 from .causes import second_start
@@ -111,6 +112,13 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
     ``width``: the columns a line of the glance's prose takes at most; ``html_path``: the
     HTML report written, which the glance names.
     """
+    with wrapped_to(width):  # every section's prose, the full report's too
+        return _bundle(r, plot, verbose, width, html_path)
+
+
+def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool, width: int | None,
+            html_path: str | None) -> dict[str, str]:
+    """:func:`bundle`'s, with prose wrapped to ``width``."""
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
         report, report_page = target_section(r, t, verbose)
         data = {"text/plain": report, "text/html": report_page}
