@@ -236,10 +236,10 @@ def wrapped_to(width: int | None) -> Iterator[None]:
         WIDTH.reset(token)
 
 
-def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
+def as_text(blocks: Iterable[Block]) -> str:
     """The blocks as plain text: tables aligned, images left out; a line of prose longer
-    than ``width`` (None: :data:`WIDTH`'s) wrapped (:func:`fitted`). A table keeps its
-    rows whole, wider than ``width`` where its columns need it: a row wrapped would no
+    than :data:`WIDTH` wrapped (:func:`fitted`). A table keeps its rows whole, wider than
+    :data:`WIDTH` where its columns need it: a row wrapped would no
     longer line up under its header, and a table has no narrower form. Every string is
     escaped here (:func:`~jitmagic.model.saved.schema.printable`: ESC, BEL and the other
     controls a terminal would act on are written as ``\x1b``), before the columns are
@@ -249,9 +249,9 @@ def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
         if isinstance(b, Table):
             lines += b.text_lines()
         elif isinstance(b, Heading):
-            lines += fitted(_inline_text(_parts(b.parts)), width)
+            lines += fitted(_inline_text(_parts(b.parts)))
         elif isinstance(b, Para):
-            lines += [x for line in b.lines for x in fitted(_inline_text(_parts(line)), width)]
+            lines += [x for line in b.lines for x in fitted(_inline_text(_parts(line)))]
         elif isinstance(b, Pre):
             lines.append(printable(clip(b.text)))
         elif isinstance(b, Details) and b.in_text:

@@ -109,16 +109,16 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
     its options added (:func:`sections`). For a sweep, its table, then the diff against
     ``--baseline`` and the sections of its last value, under a line that says so. Each
     part shows its answer first, the rest folded in HTML and in text only ``verbose``.
-    ``width``: the columns a line of the glance's prose takes at most; ``html_path``: the
-    HTML report written, which the glance names.
+    ``width``: the columns a line of prose takes at most, in every section
+    (:data:`~.blocks.WIDTH`); ``html_path``: the HTML report written, which the glance names.
     """
     with wrapped_to(width):  # every section's prose, the full report's too
-        return _bundle(r, plot, verbose, width, html_path)
+        return _bundle(r, plot, verbose, html_path)
 
 
-def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool, width: int | None,
+def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool,
             html_path: str | None) -> dict[str, str]:
-    """:func:`bundle`'s, with prose wrapped to ``width``."""
+    """:func:`bundle`'s, within its width."""
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
         report, report_page = target_section(r, t, verbose)
         data = {"text/plain": report, "text/html": report_page}
@@ -138,7 +138,7 @@ def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool, width: int | None,
         if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
             shown.insert(0, (diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
     elif at_a_glance(r, verbose):
-        return glanced(r, png, plot, width, html_path)
+        return glanced(r, png, plot, html_path)
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         shown = list(sections(r, plot, verbose=verbose))
@@ -173,7 +173,7 @@ def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
         and all(v.ok for v in r.variants.values())
 
 
-def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | None = None,
+def glanced(c: Comparison, png: bytes | None, plot: bool = True,
             html_path: str | None = None) -> dict[str, str]:
     """The comparison at a glance (:func:`glance`), then what its options added
     (the diff against ``--baseline``, the ranked causes where a part that tells one was
@@ -184,7 +184,7 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | No
     added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
         if c.baseline is not None else []
     added += sections(c, plot, why=asked_why(c))
-    text_ = "\n\n".join([as_text(short, width), *(t for t, _ in added)])
+    text_ = "\n\n".join([as_text(short), *(t for t, _ in added)])
     causes = [] if asked_why(c) else why_blocks(c)  # else among the sections added
     folded = [("the full report: spreads, both clocks, program sizes, notes, warnings",
                html_summary(c)),
