@@ -141,7 +141,9 @@ def test_orderings_start_with_their_headline_in_the_table_and_each_panel():
     c = measured(orderings=o)
     plain = bundle(c, plot=False)["text/plain"].splitlines()
     title = next(i for i, ln in enumerate(plain) if ln.startswith("vmap/jit orderings"))
-    assert plain[title + 1] == o.verdict().headline
+    # the section's answer: the verdict's full text, its ratio said once (not the headline,
+    # then the text saying the same ratio again)
+    assert plain[title + 1] == o.verdict().text and o.verdict().headline not in plain
     for chosen in ("jit(vmap(f))", "vmap(jit(f))"):
         v = o.verdict(chosen)
         assert panel_text(o, chosen).splitlines()[0] == v.headline
@@ -223,8 +225,9 @@ def test_ratios_the_rule_does_not_call_are_marked_not_significant():
     fig = phases_figure(measured())
     cold, steady = fig.axes
     # 100 µs both: no difference
-    assert steady.get_title() == "execute\n(1.00× no\nmeasurable\ndifference)"
-    assert cold.get_title().endswith("flat/nested 3.54×, wall time")  # its clock named
+    assert steady.get_title() == "execute\n(no measurable\ndifference)"  # the table's words
+    assert cold.get_title().endswith("flat/nested 3.54×")  # its clock named once, on the axis
+    assert cold.get_xlabel().startswith("ms, wall time, cold first call")
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["trace 10.0×", "lower 2.50×", "XLA compile 2.00×", REST_LABEL]
 
@@ -234,7 +237,8 @@ def test_the_execute_title_fits_its_panel_when_both_compiled_the_same_program():
     # on one line below it, past the figure's edge (a new user saw "(same compiled program")
     fig = phases_figure(dataclasses.replace(measured(), same_compiled=True))
     cold, steady = fig.axes
-    assert steady.get_title() == "execute\n(same compiled\nprogram)"
+    # the glance table's own words: "no measurable difference: same compiled program"
+    assert steady.get_title() == "execute\n(no measurable\ndifference: same\ncompiled\nprogram)"
     fig.canvas.draw()
     title = steady.title.get_window_extent()
     assert cold.get_window_extent().x1 <= title.x0 and title.x1 <= fig.bbox.x1
@@ -420,6 +424,7 @@ def test_in_html_the_verdict_chart_and_short_table_come_first_and_the_rest_is_fo
     body = html_document(c).split("<body>")[1].split("</body>")[0]
     assert Elements(body).found[-1][0] == "details"  # folded too
     assert Elements(body).found[-1][2].startswith("Where these numbers came from")
-    # the chart's title gives the headline's one number on its one clock
-    assert phases_figure(c).axes[0].get_title() == "model: first call, flat/nested 3.54×, " \
-        "wall time"
+    # the chart's title gives the headline's one number; its axis names the one clock
+    cold = phases_figure(c).axes[0]
+    assert cold.get_title() == "model: first call, flat/nested 3.54×"
+    assert ", wall time, cold first call" in cold.get_xlabel()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import jax
@@ -198,11 +199,12 @@ def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
     from jitmagic.render.charts.phases import BUSY_NOTE
     from jitmagic.render.charts.phases import phases_figure
 
-    cold, steady = phases_figure(c).axes  # the bars are wall time, and say so
-    assert ", wall time, cold first call" in cold.get_xlabel() and BUSY_NOTE in cold.get_xlabel()
-    # its title gives the verdict's one number on the verdict's one clock
-    assert cold.get_title().endswith("flat/nested 1.34×, CPU time")
-    assert steady.get_ylabel().endswith("wall time")
+    cold, steady = phases_figure(c).axes  # the bars are the verdict's CPU time, and say so
+    assert "s, CPU time, cold first call" in cold.get_xlabel() and \
+        BUSY_NOTE in cold.get_xlabel() and "wall time stretched" in BUSY_NOTE
+    # its title gives the verdict's one number; the clock is named once, on the axis
+    assert cold.get_title().endswith("flat/nested 1.34×")
+    assert steady.get_ylabel().endswith("per call, wall time")  # execute: not judged on CPU
     quiet = comparison({k: v for k, v in BUSY_FLAT.items() if k != "wait_s"},
                        {k: v for k, v in BUSY_NESTED.items() if k != "wait_s"}, every=0.01)
     assert not quiet.busy and BUSY_NOTE not in phases_figure(quiet).axes[0].get_xlabel()
@@ -520,3 +522,54 @@ def test_one_program_measured_once_on_a_busy_machine_is_shown_on_cpu_time_as_it_
     assert c.busy and c.clock_of("first_call_s") == CPU
     said = c.report(verbose=True)
     assert "Why the first call takes 28 ms (flat, CPU time: the machine was busy)" in said
+
+
+#: A ratio said with its interval: ``1.34× more CPU time (1.31×–1.37×``.
+SAID = re.compile(r"(\d+\.\d+)× (?:more CPU time|less CPU time|slower|faster)"
+                  r"[^(\n]{0,40}\((\d+\.\d+)×–(\d+\.\d+)×")
+
+
+def test_a_ratio_turned_round_for_its_words_turns_its_interval_with_it():
+    """A teacher read "the first call take 1.04× more CPU time (0.90×–0.99×…)": the ratio
+    below 1 was turned to say "more", its interval was not. Slower on both clocks here:
+    every ratio said with a side lies inside the interval said with it."""
+    slower = {**BUSY_FLAT, "first_call_s": [x * 1.5 for x in BUSY_FLAT["first_call_s"]]}
+    c = _busy(flat=BUSY_NESTED, nested=slower)
+    assert c.difference("first_call_s", CPU).ratio < 1 and \
+        c.difference("first_call_s", WALL).ratio < 1
+    shown = [str(c), c.verdict.text, c.report(verbose=True)]
+    found = [m.groups() for text in shown for m in SAID.finditer(text)]
+    assert any(float(r) > 1 for r, _, _ in found) and len(found) >= 3
+    for ratio, low, high in found:
+        assert float(low) <= float(ratio) <= float(high), (ratio, low, high)
+
+
+def test_the_chart_draws_the_figures_the_glance_table_shows_on_its_clock():
+    """A teacher's busy machine: the headline said 1.09 s → 425 ms of CPU time, the chart's
+    bars 7.75 s and 2.77 s of wall time, its legend "trace 23.4×" where the table read
+    14.7×. The chart now draws the report's medians on the clock that decides, and the
+    table's own ratios."""
+    from jitmagic.render.charts.phases import phases_figure
+
+    stages = {"trace_s": [0.09, 0.20, 0.05, 0.30, 0.12], "trace_cpu_s": [0.060] * 5,
+              "lower_s": [0.03, 0.07, 0.04, 0.09, 0.05], "lower_cpu_s": [0.020] * 5,
+              "compile_s": [0.08, 0.15, 0.09, 0.22, 0.11], "compile_cpu_s": [0.050] * 5}
+    halved = {k: [x / 2 for x in xs] for k, xs in stages.items()}
+    flat = variant("flat", {**BUSY_FLAT, **stages}, every=0.01, stages_from="events")
+    nested = variant("nested", {**BUSY_NESTED, **halved}, every=0.01, stages_from="events")
+    c = comparison(flat, nested)
+    assert c.clock_of("first_call_s") == c.clock_of("trace_s") == CPU
+    rows = {cells[0]: cells for r in str(c).split("\n  ")[1:7]
+            if (cells := re.split(r"\s{2,}", r.strip()))}
+    cold, _ = phases_figure(c).axes
+    labels = [t.get_text() for t in cold.texts]
+    assert labels == [f"first call {rows['first call'][1]}", f"first call {rows['first call'][2]}"]
+    assert "CPU time" in cold.get_xlabel() and "wall time," not in cold.get_xlabel()
+    assert cold.get_title().endswith(f"flat/nested {rows['first call'][-1]}")
+    legend = [t.get_text() for t in cold.figure.legends[0].get_texts()]
+    for stage in ("trace", "lower", "XLA compile"):
+        assert f"{stage} {rows[stage][-1]}" in legend
+    # the bars (in ms) end at the CPU-time medians the table shows: the median run's parts
+    assert rows["first call"][1:3] == ["201 ms", "150 ms"]
+    ends = {round(p.get_x() + p.get_width(), 6) for p in cold.patches}
+    assert {201.0, 150.0} <= ends and max(ends) == 201.0

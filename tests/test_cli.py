@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import pytest
 from support import SMALL_CELL
@@ -66,9 +67,11 @@ def test_verbose_prints_the_full_report(tmp_path, capsys):
     code = main([str(_file(tmp_path)), "-r", "1", "-n", "2", "-v", "--save", str(out_json)])
     assert code == 0
     printed = capsys.readouterr().out
-    full = jitmagic.load(out_json).report(verbose=True)
+    # its prose wrapped to the terminal's width, as the glance's is
+    full = jitmagic.load(out_json).report(verbose=True, width=shutil.get_terminal_size().columns)
     assert printed == f"{full}\nwrote {out_json}\n"
-    assert printed.splitlines()[1] == jitmagic.load(out_json).verdict.headline  # answer first
+    headline = jitmagic.load(out_json).verdict.headline  # the answer first
+    assert printed.replace("\n    ", " ").splitlines()[1] == headline
     assert "jitcompare: model" in printed and "jaxpr equations" in printed
 
 

@@ -300,3 +300,23 @@ def test_a_sweep_on_a_busy_machine_is_shown_and_fitted_on_cpu_time_as_comparison
     quiet = Sweep("calls", (1, 4), (_point(1.0, 0.1, 0.0), _point(4.0, 0.4, 0.0)), 1.0)
     assert clock_of(quiet) == "wall" and medians(quiet)["flat"]["first_call_s"] == [1.0, 4.0]
     assert "medians per value (wall time)" in sweep_text(quiet, verbose=True)
+
+
+def test_a_sweeps_warning_wraps_at_spaces_to_the_terminal():
+    """A teacher's terminal broke a sweep's warning mid-word ("wr / iting"): it was printed
+    as preformatted text, one line of 130 characters. It is prose now, wrapped at spaces."""
+    from jitmagic.model.notes import Ran
+    from jitmagic.render.bundle import text
+
+    depths = (1, 2)
+    points = tuple(comparison({"first_call_s": _runs(0.1 * d)}, {"first_call_s": _runs(0.05)},
+                              every=0.01) for d in depths)
+    result = Sweep("depth", depths, points, wall_s=1.0, warned=(Ran("cell_ran", "file", 2),))
+    warning = result.warnings[0]
+    assert "writing files" in warning and len(warning) > 100
+    for verbose in (False, True):
+        shown = text(result, verbose=verbose, width=80).splitlines()
+        start = next(i for i, x in enumerate(shown) if x.startswith("warning: "))
+        said = shown[start:start + 3]
+        assert all(len(x) <= 80 for x in said), said
+        assert " ".join(x.strip() for x in said).startswith(f"warning: {warning}")

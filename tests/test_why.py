@@ -112,6 +112,8 @@ def test_the_section_says_the_biggest_cause_and_what_to_do_first_the_rest_folded
     assert "not measured:" not in text and "not measured:" in page.split("<details>", 1)[1]
     full, _ = section(c, verbose=True)
     assert full.startswith("\n".join(lines[:-1])) and "not measured:" in full
+    # -v says where the time goes once, not the answer's line and then the full form's
+    assert full.count("where it goes: ") == 1
 
 
 def test_what_was_not_measured_is_listed_with_the_option_never_ranked():

@@ -294,7 +294,7 @@ class Comparison(Shown, Saved):
     def report(self, verbose: bool = False, width: int | None = None) -> str:
         """The text report: the answer at a glance (what ``str(result)`` and the magic
         show), or with ``verbose`` in full, every row, note and section (what ``-v``
-        prints); ``width``: the most columns a line of the glance's prose takes."""
+        prints); ``width``: the most columns a line of prose takes (a table keeps its rows)."""
         said = renderer("text", self)
         return said(self, verbose=verbose, width=width) if said else self.summary()
 

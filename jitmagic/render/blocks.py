@@ -18,7 +18,10 @@ import html
 import re
 import textwrap
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -217,9 +220,27 @@ class Image:
 Block = Heading | Para | Pre | Details | Image | Table
 
 
-def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
+#: The columns a line of prose takes at most in the report being rendered (None: any),
+#: set by :func:`wrapped_to` around a whole report, so that every section's prose fits
+#: the terminal, ``-v``'s as the glance's, without each section passing it on.
+WIDTH: ContextVar[int | None] = ContextVar("WIDTH", default=None)
+
+
+@contextmanager
+def wrapped_to(width: int | None) -> Iterator[None]:
+    """Within: :func:`as_text` wraps prose to ``width`` columns where it is given none."""
+    token = WIDTH.set(width)
+    try:
+        yield
+    finally:
+        WIDTH.reset(token)
+
+
+def as_text(blocks: Iterable[Block]) -> str:
     """The blocks as plain text: tables aligned, images left out; a line of prose longer
-    than ``width`` (None: any length) wrapped (:func:`fitted`). Every string is
+    than :data:`WIDTH` wrapped (:func:`fitted`). A table keeps its rows whole, wider than
+    :data:`WIDTH` where its columns need it: a row wrapped would no
+    longer line up under its header, and a table has no narrower form. Every string is
     escaped here (:func:`~jitmagic.model.saved.schema.printable`: ESC, BEL and the other
     controls a terminal would act on are written as ``\x1b``), before the columns are
     measured: a name from the user's code or from a report never drives the terminal."""
@@ -228,13 +249,14 @@ def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
         if isinstance(b, Table):
             lines += b.text_lines()
         elif isinstance(b, Heading):
-            lines += fitted(_inline_text(_parts(b.parts)), width)
+            lines += fitted(_inline_text(_parts(b.parts)))
         elif isinstance(b, Para):
-            lines += [x for line in b.lines for x in fitted(_inline_text(_parts(line)), width)]
+            lines += [x for line in b.lines for x in fitted(_inline_text(_parts(line)))]
         elif isinstance(b, Pre):
             lines.append(printable(clip(b.text)))
         elif isinstance(b, Details) and b.in_text:
-            lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(b.text)) or "—"]
+            lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(uncoloured(b.text)))
+                      or "—"]
     return "\n".join(lines)
 
 
@@ -245,15 +267,27 @@ _AFTER_DIGIT = re.compile(r"(?<=\d) | (?=→)|(?<=→) ")
 _KEPT = "\u00a0"
 
 
-def fitted(line: str, width: int | None, indent: str = "    ") -> list[str]:
-    """``line`` wrapped at spaces to ``width`` columns, its later lines indented; a
-    number keeps its unit and no word is split (one longer than ``width`` stays whole)."""
+def fitted(line: str, width: int | None = None, indent: str = "    ") -> list[str]:
+    """``line`` wrapped at spaces to ``width`` columns (None: :data:`WIDTH`'s), its later
+    lines indented; a number keeps its unit and no word is split (one longer than
+    ``width`` stays whole)."""
+    width = WIDTH.get() if width is None else width
     if width is None or len(line) <= width:
         return [line]
     kept = _AFTER_DIGIT.sub(_KEPT, line)
     return [x.replace(_KEPT, " ") for x in
             textwrap.wrap(kept, width, subsequent_indent=indent, break_long_words=False,
                           break_on_hyphens=False)]
+
+
+#: A terminal's colour code (``ESC[35m``), as JAX's printer writes them in a notebook.
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def uncoloured(text: str) -> str:
+    """``text`` without colour codes: the last defence of a fold's jaxpr (printed without
+    colour where it is captured), so a report saved with them reads clean."""
+    return COLOUR.sub("", text)
 
 
 def fold(summary: str, body: str, opened: bool = False) -> Html:
@@ -282,7 +316,7 @@ def _block_html(b: Block) -> str:
         return f"<pre{STYLES[b.kind]}>{html.escape(clip(b.text))}</pre>"
     if isinstance(b, Details):
         return (f"<details><summary>{_inline_html(_parts(b.summary))}</summary>"
-                f"<pre>{html.escape(clip(b.text))}</pre></details>")
+                f"<pre>{html.escape(clip(uncoloured(b.text)))}</pre></details>")
     return img(b.png or b"", b.alt)
 
 

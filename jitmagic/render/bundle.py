@@ -22,18 +22,15 @@ from ..model import parts as table
 from ..model.causes.cause import SAVING
 from ..model.causes.cause import STAGE
 from ..model.causes.cause import Cause
-from ..model.comparison import EXECUTE
 from ..model.comparison import Comparison
 from ..model.lines import Lines
 from ..model.rows import PHASES
 from ..model.rows import VARIANTS
 from ..model.saved.schema import printable
-from ..model.stats.cold import COMPILE
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import median
 from ..model.stats.units import counted
-from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import BUDGET
 from ..model.stats.witness import CPU
@@ -57,6 +54,7 @@ from .blocks import fold
 from .blocks import more
 from .blocks import prose
 from .blocks import shown_name
+from .blocks import wrapped_to
 from .causes import constant_arguments
 from .causes import effort
 from .causes import second_start
@@ -66,6 +64,7 @@ from .causes.why import section as why_section
 from .comparison import html_summary
 from .comparison import notes
 from .comparison import outputs_said
+from .comparison import stage_ratio
 from .comparison import text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
@@ -78,9 +77,8 @@ from .sweep import sweep_html
 from .sweep import sweep_text
 from .target import record as target_record
 from .target import section as target_section
-from .verdicts import OUTCOME
 from .verdicts import clock_name
-from .verdicts import interval_ends
+from .verdicts import interval
 from .verdicts import say
 from .verdicts import times
 from .verdicts import undecided_reason
@@ -111,9 +109,16 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
     its options added (:func:`sections`). For a sweep, its table, then the diff against
     ``--baseline`` and the sections of its last value, under a line that says so. Each
     part shows its answer first, the rest folded in HTML and in text only ``verbose``.
-    ``width``: the columns a line of the glance's prose takes at most; ``html_path``: the
-    HTML report written, which the glance names.
+    ``width``: the columns a line of prose takes at most, in every section
+    (:data:`~.blocks.WIDTH`); ``html_path``: the HTML report written, which the glance names.
     """
+    with wrapped_to(width):  # every section's prose, the full report's too
+        return _bundle(r, plot, verbose, html_path)
+
+
+def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool,
+            html_path: str | None) -> dict[str, str]:
+    """:func:`bundle`'s, within its width."""
     if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
         report, report_page = target_section(r, t, verbose)
         data = {"text/plain": report, "text/html": report_page}
@@ -133,7 +138,7 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
         if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
             shown.insert(0, (diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
     elif at_a_glance(r, verbose):
-        return glanced(r, png, plot, width, html_path)
+        return glanced(r, png, plot, html_path)
     else:
         data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
         shown = list(sections(r, plot, verbose=verbose))
@@ -168,7 +173,7 @@ def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
         and all(v.ok for v in r.variants.values())
 
 
-def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | None = None,
+def glanced(c: Comparison, png: bytes | None, plot: bool = True,
             html_path: str | None = None) -> dict[str, str]:
     """The comparison at a glance (:func:`glance`), then what its options added
     (the diff against ``--baseline``, the ranked causes where a part that tells one was
@@ -179,7 +184,7 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True, width: int | No
     added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
         if c.baseline is not None else []
     added += sections(c, plot, why=asked_why(c))
-    text_ = "\n\n".join([as_text(short, width), *(t for t, _ in added)])
+    text_ = "\n\n".join([as_text(short), *(t for t, _ in added)])
     causes = [] if asked_why(c) else why_blocks(c)  # else among the sections added
     folded = [("the full report: spreads, both clocks, program sizes, notes, warnings",
                html_summary(c)),
@@ -316,12 +321,6 @@ def repr_mimebundle(c: Comparison | Sweep | Lines, include: Any = None,
     return data
 
 
-#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested
-#: program differs while it built the same program from both (its input, before it
-#: inlines the calls, is smaller).
-SMALLER_INPUT = "same program, from a smaller input"
-
-
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
     """The comparison at a glance, as blocks (``html``: where the HTML report was
     written, said on the last line)."""
@@ -344,17 +343,16 @@ def verdict_line(c: Comparison) -> str:
     helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
     flat, nested = (median(on(c.judged(v).samples, FIRST_CALL, clock)) for v in VARIANTS)
     numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {_runs(c)}"
-    bounds = f"{interval_ends(first.low, first.high)}; " if not math.isnan(first.low) else ""
     if first.kind == INCONCLUSIVE:
         return (f"nested jit on {helpers}, first call: {say(first, clock)} "
-                f"({times(first, clock)} seen, {bounds}{numbers}); "
+                f"({times(first, clock)} seen, {interval(first, numbers)[1:]}; "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}")
     if first.kind == SAME:
         return f"nested jit on {helpers} makes {say(first, clock)} to the first call " \
-            f"({bounds}{numbers})"
+            f"{interval(first, numbers)}"
     take = " take" * (clock == CPU)
     return f"nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
-        f"({bounds}{numbers})"
+        f"{interval(first, numbers)}"
 
 
 def _runs(c: Comparison) -> str:
@@ -373,25 +371,6 @@ def _stage_row(c: Comparison, phase: str) -> list[str]:
         label += f" ({clock_name(clock)})"
     return [label, *(fmt_s(median(on(c.judged(v).samples, phase, clock))) for v in VARIANTS),
             stage_ratio(c, phase)]
-
-
-def stage_ratio(c: Comparison, phase: str) -> str:
-    """``13.0×`` where the rule calls a difference; its outcome's word where it does not
-    (never a ratio that reads as a difference); where XLA built one program from both,
-    that the per-call times are of one program, and why a compile that differs built
-    the same one."""
-    clock = c.clock_of(phase)
-    d = c.difference(phase, clock)
-    if math.isnan(d.ratio):
-        return "—"
-    if not d.enough_data:
-        return f"{fmt_ratio(d.ratio)} (one run)"
-    said = fmt_ratio(d.ratio) if d.significant else OUTCOME[d.kind]
-    if c.same_compiled and phase == EXECUTE:
-        return f"{said}: same compiled program"
-    if c.same_compiled and phase == COMPILE and d.significant:
-        return f"{said} ({SMALLER_INPUT})"
-    return said
 
 
 def why_line(c: Comparison) -> str:

@@ -93,6 +93,31 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
     return fmt_ratio(d.ratio) + flag
 
 
+#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested
+#: program differs while it built the same program from both (its input, before it
+#: inlines the calls, is smaller).
+SMALLER_INPUT = "same program, from a smaller input"
+
+
+def stage_ratio(c: Comparison, phase: str) -> str:
+    """``13.0×`` where the rule calls a difference; its outcome's word where it does not
+    (never a ratio that reads as a difference); where XLA built one program from both,
+    that the per-call times are of one program, and why a compile that differs built
+    the same one."""
+    clock = c.clock_of(phase)
+    d = c.difference(phase, clock)
+    if math.isnan(d.ratio):
+        return "—"
+    if not d.enough_data:
+        return f"{fmt_ratio(d.ratio)} (one run)"
+    said = fmt_ratio(d.ratio) if d.significant else OUTCOME[d.kind]
+    if c.same_compiled and phase == EXECUTE:
+        return f"{said}: same compiled program"
+    if c.same_compiled and phase == COMPILE and d.significant:
+        return f"{said} ({SMALLER_INPUT})"
+    return said
+
+
 def _median_cell(xs: list[float]) -> Cell:
     return Cell(fmt_s(median(xs)), fmt_spread(xs))
 

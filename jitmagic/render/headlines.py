@@ -83,9 +83,8 @@ def comparison_text(c: Compared, first: Difference) -> str:
     stages = by_stage(c)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
-        bounds = interval(first)[1:-1]
         lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first, clock)} "
-                f"({bounds + '; ' if bounds else ''}{numbers}) after {_runs_read(c, first)}; "
+                f"{interval(first, numbers)} after {_runs_read(c, first)}; "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}{_more_costs(c)}"
                 f"{'; ' + other if other else ''}")
         return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
@@ -203,7 +202,7 @@ def _helpers(c: Compared) -> str:
 def _numbers(d: Difference, numbers: str, runs_said: str | None = None) -> str:
     """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)`` (``runs_said``: the runs as
     :func:`_runs_read` says them)."""
-    return f"({interval(d)[1:-1]}; {numbers}, {runs_said or runs(d.runs)})"
+    return interval(d, f"{numbers}, {runs_said or runs(d.runs)}")
 
 
 def not_run(c: Compared) -> bool:

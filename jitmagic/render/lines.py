@@ -33,6 +33,7 @@ from ..model.shown import register
 from ..model.stats.units import counted
 from ..model.stats.units import fmt_bytes
 from ..model.stats.units import fmt_s
+from .blocks import fitted
 
 #: Rows shown per table at most (text and HTML alike).
 MAX_ROWS = 300
@@ -109,7 +110,7 @@ def _footer(table: LineTable, left_out: int) -> list[str]:
     if left_out:
         out.append(f"{left_out:,} of {len(table.rows):,} lines left out: shown are the "
                    f"{len(table.rows) - left_out:,} with the most inclusive equations")
-    return out + [f"Note: {n}" for n in table.notes]
+    return [x for line in [*out, *(f"Note: {n}" for n in table.notes)] for x in fitted(line)]
 
 
 def text_table(lines: Lines, table: LineTable) -> str:
@@ -144,7 +145,7 @@ def text(lines: Lines, nested: Collection[str] = ()) -> str:
     parts = [f"Program size by source line: {lines.entry}"]
     parts += [f"PARTIAL: {lines.stopped}; {_counted(lines)}"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]
-    parts += [f"Hint: {h}" for h in lines.hints(nested)]
+    parts += ["\n".join(fitted(f"Hint: {h}")) for h in lines.hints(nested)]
     return printable("\n\n".join(parts))
 
 

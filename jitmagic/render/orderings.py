@@ -136,12 +136,12 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
 
 def answer(o: Orderings) -> list[Block]:
     """What ``--vmap`` asks, first: which of ``jit(vmap(f))`` and ``vmap(jit(f))`` is
-    faster per call, by how much, on which clock (the verdict's headline), then the
-    medians and why (its full text), then what went wrong, if anything did."""
-    v = o.verdict()
-    out: list[Block] = [Heading((_title(o),)), comparison.headline(v),
-                        *([Para([(t,) for t in comparison.details(v)])] if v.text != v.headline
-                          else []), *comparison.partial(o.stopped)]
+    faster per call, by how much, on which clock, the medians and why: the verdict's full
+    text, in bold (its headline would say the ratio a second time, line after line), then
+    what went wrong, if anything did."""
+    said = o.verdict().text
+    out: list[Block] = [Heading((_title(o),)), Para([said], "verdict", bold=True),
+                        *comparison.partial(o.stopped)]
     out += [Para([("warning: ", w)], "warning") for w in o.warnings]
     out += [Pre(f"error in {r.name}: {r.error}", "error") for r in o.rows.values() if r.error]
     return out

@@ -102,7 +102,7 @@ def answer(c: Sweep) -> list[Block]:
     the trend leaves those values out), and its warnings."""
     out: list[Block] = [_title(c), Para([trend_line(c)], "verdict", bold=True),
                         *_trend_table(c), *partial(c.stopped), *_found(c, "error")]
-    return out + [Pre(f"warning: {w}", "warning") for w in _sweep_warnings(c)]
+    return out + [Para([f"warning: {w}"], "warning") for w in _sweep_warnings(c)]
 
 
 def details(c: Sweep, png: bytes | None = None) -> list[Block]:
@@ -117,11 +117,13 @@ def details(c: Sweep, png: bytes | None = None) -> list[Block]:
 
 
 def _found(c: Sweep, kind: str) -> list[Block]:
-    """Each value's errors or warnings (``kind``), at most :data:`~.blocks.MAX_ITEMS`."""
+    """Each value's errors or warnings (``kind``), at most :data:`~.blocks.MAX_ITEMS`: an
+    error as it was raised, a warning as prose, wrapped at spaces to the terminal."""
     found = [(v, w) for k, v, w in _warnings(c) if k == kind]
     shown, left = first(found, MAX_ITEMS)
-    out: list[Block] = [Pre(f"{kind} ({c.name}={v!r}): {w}", kind) for v, w in shown]
-    return out + ([Pre(more(left, f"{kind}s", len(found)), kind)] if left else [])
+    said = [f"{kind} ({c.name}={v!r}): {w}" for v, w in shown]
+    said += [more(left, f"{kind}s", len(found))] if left else []
+    return [Pre(x, kind) if kind == "error" else Para([x], kind) for x in said]
 
 
 #: What a sweep's report folds (in HTML) or shows only with ``-v`` (in text).

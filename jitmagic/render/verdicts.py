@@ -87,9 +87,25 @@ def times(d: Difference, clock: Clock = WALL) -> str:
         return f"{OUTCOME[SAME]}{' in CPU time' * cpu}"
     if _level(d):
         return f"{ratio_figures(1.0)}×{' CPU time' * cpu}"
-    if d.ratio > 1:
-        return f"{ratio_figures(d.ratio)}× {'less CPU time' if cpu else 'faster'}"
-    return f"{ratio_figures(1 / d.ratio)}× {'more CPU time' if cpu else 'slower'}"
+    side = ('more CPU time' if cpu else 'slower') if turns(d) else \
+        ('less CPU time' if cpu else 'faster')
+    return f"{ratio_figures(read(d)[0])}× {side}"
+
+
+def turns(d: Difference) -> bool:
+    """Whether the words turn ``d``'s ratio round: a ratio below 1 reads as ``1.40×
+    slower`` (or ``more CPU time``), not ``0.71× faster``; one that rounds to 1.00 or shows
+    no measurable difference is said with no side. The one test, so that a ratio and its
+    interval always turn together."""
+    return d.kind != SAME and d.ratio < 1 and not _level(d)
+
+
+def read(d: Difference) -> tuple[float, float, float]:
+    """``d``'s ratio and its interval's low and high ends as the words read them: turned
+    where :func:`turns` says (0.96× in 0.90×–0.99× reads 1.04× in 1.01×–1.11×)."""
+    if turns(d):
+        return 1 / d.ratio, 1 / d.high, 1 / d.low
+    return d.ratio, d.low, d.high
 
 
 def verb(clock: Clock, past: bool = False) -> str:
@@ -121,14 +137,13 @@ def _level(d: Difference) -> bool:
     return not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0)
 
 
-def interval(d: Difference) -> str:
-    """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio ("slower"
-    reads as 1/ratio); empty where there is none (one run a side)."""
-    if math.isnan(d.low) or math.isnan(d.high):
-        return ""
-    turned = d.kind != SAME and d.ratio < 1 and not _level(d)
-    low, high = (1 / d.high, 1 / d.low) if turned else (d.low, d.high)
-    return f"({interval_ends(low, high)})"
+def interval(d: Difference, also: str = "") -> str:
+    """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio
+    (:func:`read`); ``also`` follows it inside the brackets (``(2.1×–4.0×; 3 runs)``).
+    Empty where there is neither (no interval: one run a side)."""
+    said = [interval_ends(*read(d)[1:])] if not math.isnan(d.low + d.high) else []
+    said += [also] if also else []
+    return f"({'; '.join(said)})" if said else ""
 
 
 def interval_ends(low: float, high: float) -> str:

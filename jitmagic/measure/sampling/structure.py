@@ -288,7 +288,7 @@ def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
     open_ = getattr(jaxpr, "jaxpr", jaxpr)  # a ClosedJaxpr prints as its jaxpr
     eqns = open_.eqns
     shown = open_.replace(eqns=eqns[:max_lines]) if len(eqns) > max_lines else jaxpr
-    lines = str(shown).splitlines()
+    lines = shown.pretty_print(use_color=False).splitlines()  # no ANSI in a notebook
     if shown is jaxpr and len(lines) <= max_lines:
         return "\n".join(lines)
     more = (f"{len(lines) - max_lines} more lines" if shown is jaxpr

@@ -29,6 +29,7 @@ from ...model.stats.witness import is_busy
 from ...model.stats.witness import waited_share
 from ..verdicts import clock_name
 from ..verdicts import interval
+from ..verdicts import read
 from ..verdicts import times
 from ..verdicts import verb
 from ..verdicts import waited
@@ -106,7 +107,7 @@ def leaning(d: Difference) -> str:
     (0.65×–3.46×)``, ``1.30× in the default's favour (…)``, ``1.00× (…)``; turned as
     :func:`~jitmagic.render.verdicts.interval` turns it, so the interval reads the
     same way round as the ratio. "faster" would claim what the rule left open."""
-    shown = ratio_figures(d.ratio if d.ratio >= 1 else 1 / d.ratio)
+    shown = ratio_figures(read(d)[0])
     side = "" if shown == ratio_figures(1.0) else \
         " in the setting's favour" if d.ratio > 1 else " in the default's favour"
     return f"{shown}×{side} {interval(d)}".rstrip()

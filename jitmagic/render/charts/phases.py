@@ -7,12 +7,18 @@ first call. Where the stages came from a separate staged run they are not parts
 of the first call: the bar stacks the stages and a marker shows the first call.
 Either way the whisker is the first call's min–max and the label its median.
 
+Every figure drawn is the report's own: the bars are on the clock that decides the first
+call (:meth:`~jitmagic.model.comparison.Comparison.clock_of`: CPU time on a busy machine),
+the execute panel on the clock that decides it, each named once on its axis, and every
+ratio is the glance table's (:func:`~jitmagic.render.comparison.stage_ratio`).
+
 Figures are built with ``matplotlib.figure.Figure`` directly, not ``pyplot``,
 so they never join pyplot's global list of open figures in the user's kernel.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import textwrap
@@ -23,6 +29,7 @@ from matplotlib.figure import Figure
 from ...model.comparison import EXECUTE
 from ...model.comparison import Comparison
 from ...model.rows import FROM_EVENTS
+from ...model.rows import PHASES
 from ...model.rows import STAGE_PHASES
 from ...model.rows import VARIANTS
 from ...model.rows import VariantResult
@@ -30,11 +37,11 @@ from ...model.stats.units import fmt_s
 from ...model.stats.units import time_unit
 from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
-from ...model.stats.witness import WALL
+from ...model.stats.witness import Clock
+from ...model.stats.witness import on
+from ..comparison import stage_ratio
 from ..format import PHASE_LABELS
 from ..format import REST_LABEL
-from ..format import marked_ratio
-from ..format import verdict_ratio
 from ..verdicts import clock_name
 from .palette import PHASE
 from .style import DPI
@@ -51,8 +58,8 @@ LEGEND_TITLE = "parts of the first call (flat/nested)"
 MARKER = "first call (median)"
 #: The most label characters one legend row holds at 10 pt on the 9-inch figure.
 LEGEND_ROW_CHARS = 64
-#: The x-axis note on a busy machine, where the verdict is on CPU time and the bars are not.
-BUSY_NOTE = "the machine was busy: wall time stretches with the load; the verdict is on CPU time"
+#: The x-axis note on a busy machine, where the bars are CPU time, as the verdict is.
+BUSY_NOTE = "the machine was busy: wall time stretched with the load, so CPU time (all threads)"
 #: The characters a line of the narrow execute panel's title holds.
 EXECUTE_TITLE_CHARS = 16
 #: The x-axis note where a variant's stages were timed apart from its first call.
@@ -73,13 +80,12 @@ def staged(v: VariantResult) -> bool:
     return v.stages_from != FROM_EVENTS and any(v.samples.get(p) for p in STAGE_PHASES)
 
 
-def ratio_label(c: Comparison, phase: str) -> str:
-    """``3.5×`` flat/nested, marked "no measurable difference" or "inconclusive" where the
-    one rule called no difference (:func:`~jitmagic.render.format.marked_ratio`); of wall
-    time, as the bars are (the table has the CPU time beside it)."""
-    if phase == EXECUTE and c.same_compiled and not c.difference(phase, WALL).significant:
-        return "same compiled program"
-    return marked_ratio(c.ratio(phase), c.difference(phase, WALL))
+def on_clock(c: Comparison, name: str, clock: Clock) -> VariantResult:
+    """Variant ``name`` as the report judges it (:meth:`~.Comparison.judged`), its samples
+    those of ``clock``: the medians, parts and spreads the chart draws are then the ones
+    the verdict and the table read."""
+    v = c.judged(name)
+    return dataclasses.replace(v, samples={k: on(v.samples, k, clock) for k in PHASES})
 
 
 def phases_figure(c: Comparison) -> Figure:
@@ -107,7 +113,8 @@ def _columns(labels: list[str]) -> int:
 
 def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
     """One bar per variant: its parts stacked, the first call's whisker and median label."""
-    variants = [c.judged(n) for n in names]
+    clock = c.clock_of(FIRST_CALL)  # the verdict's clock, named once, on the axis
+    variants = [on_clock(c, n, clock) for n in names]
     unit, scale = time_unit([x for v in variants
                              for x in [*v.samples.get("first_call_s", []), *bar_parts(v).values()]])
     labelled: set[str] = set()
@@ -118,12 +125,10 @@ def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     note = f"\n{STAGED_NOTE}" if any(staged(v) for v in variants) else ""
-    note += f"\n{BUSY_NOTE}" if c.clock_of(FIRST_CALL) == CPU else ""
-    ax.set_xlabel(f"{unit}, wall time, cold first call (caches cleared); whiskers: its "
-                  f"min–max{note}")
-    clock = c.clock_of(FIRST_CALL)  # the verdict's one number, on its one clock
-    ax.set_title(f"{plain(c.entry)}: first call, flat/nested "
-                 f"{verdict_ratio(c.difference(FIRST_CALL, clock))}, {clock_name(clock)}")
+    note += f"\n{BUSY_NOTE}" if clock == CPU else ""
+    ax.set_xlabel(f"{unit}, {clock_name(clock)}, cold first call (caches cleared); "
+                  f"whiskers: its min–max{note}")
+    ax.set_title(f"{plain(c.entry)}: first call, flat/nested {stage_ratio(c, FIRST_CALL)}")
     if right > 0:
         ax.set_xlim(0, right)
 
@@ -137,7 +142,7 @@ def _stack(ax: Axes, c: Comparison, row: int, v: VariantResult, scale: float,
         if part not in labelled:
             labelled.add(part)
             label = PART_LABELS[part] if part == "rest_s" else \
-                f"{PART_LABELS[part]} {ratio_label(c, part)}"
+                f"{PART_LABELS[part]} {stage_ratio(c, part)}"
         ax.barh(row, width / scale, left=left / scale, color=PHASE[part], label=label)
         left += width
     return left
@@ -174,17 +179,20 @@ def _first_call(ax: Axes, row: int, v: VariantResult, end: float, scale: float,
 
 
 def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
-    """Median seconds per call for each variant, with the min–max of its samples."""
-    samples = [c.variants[n].samples.get("execute_s", []) for n in names]
-    unit, scale = time_unit([x for xs in samples for x in xs])
-    medians = [_finite(c.variants[n].execute_s) / scale for n in names]
-    ax.bar(range(len(names)), medians, color=PHASE["execute_s"])
-    for i, n in enumerate(names):
-        if (rng := c.variants[n].spread("execute_s")) is not None:
+    """Median seconds per call for each variant, with the min–max of its samples, on the
+    clock that decides them (named where it is not the first call's)."""
+    clock = c.clock_of(EXECUTE)
+    variants = [on_clock(c, n, clock) for n in names]
+    unit, scale = time_unit([x for v in variants for x in v.samples[EXECUTE]])
+    ax.bar(range(len(names)), [_finite(v.execute_s) / scale for v in variants],
+           color=PHASE["execute_s"])
+    for i, v in enumerate(variants):
+        if (rng := v.spread(EXECUTE)) is not None:
             whisker(ax, i, rng[0] / scale, rng[1] / scale, horizontal=False)
     ax.set_xticks(range(len(names)), names)
-    ax.set_ylabel(f"{unit} per call, wall time")
-    label = ratio_label(c, "execute_s")
+    named = f", {clock_name(clock)}" if clock != c.clock_of(FIRST_CALL) else ""
+    ax.set_ylabel(f"{unit} per call{named}")
+    label = stage_ratio(c, EXECUTE)
     # a narrow panel: a long label goes below, wrapped (it was cut at the figure's edge)
     below = "\n" if len(label) > 12 else " "
     ax.set_title(f"execute{below}{textwrap.fill(f'({label})', EXECUTE_TITLE_CHARS)}")
