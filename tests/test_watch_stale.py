@@ -90,3 +90,36 @@ for LR, batch in ((0.1, 8), (0.05, 3)):  # the short last batch traces again, at
     assert [c.reason.kind for c in ledger.watched if c.function == "train_step"] == [
         K.FIRST, K.SHAPE]
     assert [(v.name, v.traced, v.now) for v in ledger.stale] == [("LR", "0.1", "0.05")]
+
+
+EQX_CELL = '''\
+import equinox as eqx, jax, jax.numpy as jnp
+LR = 0.1  # the module-level learning rate the loop halves
+
+class Linear(eqx.Module):
+    w: jax.Array
+    def __call__(self, x):
+        return x @ self.w
+
+@eqx.filter_jit
+def train_step(model, x):
+    grads = eqx.filter_grad(lambda m: jnp.mean(m(x) ** 2))(model)
+    return jax.tree_util.tree_map(lambda p, g: p - LR * g, model, grads)
+
+model, x = Linear(jnp.ones((4, 2))), jnp.ones((8, 4))
+for epoch in range(3):
+    for _ in range(2):
+        model = train_step(model, x)
+    LR = LR / 2
+'''
+
+
+def test_an_equinox_filter_jit_step_that_keeps_an_old_learning_rate_is_named(ip):
+    """Equinox jits a wrapper of its own and passes the user's step as an argument: the
+    step's reads are the ones checked, and it is said to be defined at its own line."""
+    ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", EQX_CELL)
+    (lr,) = ledger.stale
+    assert (lr.function, lr.name, lr.traced, lr.now) == ("train_step", "LR", "0.1", "0.0125")
+    assert lr.line.endswith(":13")  # the lambda's `p - LR * g`, inside the step
+    (row,) = [c for c in ledger.watched if c.function == "train_step"]
+    assert row.defined_at.endswith(":10") and lr.defined_at == row.defined_at  # @eqx.filter_jit

@@ -252,6 +252,10 @@ class Recorder:
         miss, anew, inner = misses
         if miss is not None:  # named now: the class may be gone when the run has ended
             miss = _with_field(miss)
+        if miss is not None and fun is not None and not user_file(
+                (miss.defined_at or "").rpartition(":")[0]):  # Equinox's wrapper's place
+            code = fun.__code__
+            miss = replace(miss, defined_at=f"{code.co_filename}:{code.co_firstlineno}")
         if not eager and fun is not None:
             self._note_reads(name, fun, miss)
         if site is None and miss is not None:
@@ -263,9 +267,9 @@ class Recorder:
         return opened
 
     def _note_reads(self, name: str, fun: Any, miss: Miss | None) -> None:
-        """The plain values ``fun``'s trace read (:func:`.stale.reads`): every trace's
-        (each program JAX keeps cached for ``fun``) is compared with the values at the end
-        of the run, while ``fun`` is alive."""
+        """The plain values the user's function ``fun``'s trace read (:func:`.stale.reads`):
+        every trace's (each program JAX keeps cached for ``fun``) is compared with the
+        values at the end of the run, while ``fun`` is alive."""
         found = stale.reads(fun)
         if found:
             defined = miss.defined_at if miss is not None else None
@@ -431,7 +435,8 @@ def _measuring() -> bool:
 
 def _caller() -> tuple[str | None, str | None, bool, Any]:
     """(``file:line`` and text of the innermost user frame on this stack, whether it
-    compiles an eager operation: :func:`_jax_made`, the function the jit wraps)."""
+    compiles an eager operation: :func:`_jax_made`, the user's function the jit traces:
+    :func:`.stale.traced`)."""
     frame = sys._getframe(2)
     site = text = None
     entry = jit_entry(frame)
@@ -446,7 +451,8 @@ def _caller() -> tuple[str | None, str | None, bool, Any]:
             text = linecache.getline(code.co_filename, frame.f_lineno).strip()[:MAX_LINE]
             break
         frame = frame.f_back  # type: ignore[assignment]
-    return site, text or None, eager, entry.fun if entry is not None else None
+    return site, text or None, eager, \
+        stale.traced(entry.fun, entry.args) if entry is not None else None
 
 
 def _jax_made(entry: JitEntry) -> bool:

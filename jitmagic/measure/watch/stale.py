@@ -67,11 +67,25 @@ def alive(fun: Any) -> Callable[[], Any]:
         return lambda: True
 
 
-def reads(fun: Any, depth: int = DEPTH) -> tuple[Read, ...]:
-    """The plain values ``fun`` (unwrapped) reads from its globals and closure now."""
-    py = _unwrapped(fun)
-    if not isinstance(py, types.FunctionType) or not user_file(py.__code__.co_filename):
-        return ()
+def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
+    """The user's function a jit of ``fun`` called with ``args`` traces: ``fun`` unwrapped,
+    or where that is a library's wrapper, the first of the user's functions among ``args``
+    (``equinox.filter_jit`` jits a wrapper of its own and passes the user's function in
+    its static arguments, ``((fun,), treedef)``); None where neither is the user's."""
+    level: list[Any] = [fun]
+    for depth in range(5):
+        for value in level:
+            py = _unwrapped(value)
+            if isinstance(py, types.FunctionType) and user_file(py.__code__.co_filename):
+                return py
+        level = list(args) if depth == 0 else \
+            [v for c in level if type(c) in (tuple, list) for v in c][:256]
+    return None
+
+
+def reads(py: types.FunctionType, depth: int = DEPTH) -> tuple[Read, ...]:
+    """The plain values the user's function ``py`` (:func:`traced`) reads from its
+    globals and closure now."""
     return tuple({(r.scope, r.name): r for r in _reads(py, depth, set())}.values())
 
 
