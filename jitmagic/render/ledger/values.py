@@ -104,14 +104,17 @@ def _stretch(value: str, lo: int, width: int) -> str:
     return ("…" if lo else "") + value[lo:hi] + ("…" if hi < len(value) else "")
 
 
-def live_line(c: Compile, again: int, source_file: str | None = None) -> str:
-    """One recompile, said as it happens (``again``: the run's recompiles so far, this one
-    included): ``jitwatch: `step` compiles again (recompile 1 here) at line 9, shape of
-    `x`: f32[32,8] → f32[4,8]``; ``source_file``: the watched cell's, whose lines read
-    ``line N``."""
+def live_line(c: Compile, again: int, run: int, source_file: str | None = None) -> str:
+    """One recompile, said as it happens (``again``: its function's recompiles so far,
+    this one included; ``run``: the run's): ``jitwatch: `step` compiles again (recompile 1
+    here) at line 9, shape of `x`: f32[32,8] → f32[4,8]``, ``(its recompile 2; 5 in the
+    run)`` where other functions recompiled; ``source_file``: the watched cell's, whose
+    lines read ``line N``."""
     where = Ledger((c,), 0.0, source_file=source_file)
     called_at = place(c.call_site, where)
     at = f" at {printable(called_at)}" if called_at else ""
     thread = f" on thread {printable(c.thread)}" if c.thread != "MainThread" else ""
-    return (f"jitwatch: `{printable(clip(c.function, 60))}` compiles again (recompile "
-            f"{again:,} here){at}{thread}: {printable(reason_words(reason_row([c])))}")
+    count = f"recompile {again:,} here" if run == again else \
+        f"its recompile {again:,}; {run:,} in the run"
+    return (f"jitwatch: `{printable(clip(c.function, 60))}` compiles again ({count})"
+            f"{at}{thread}: {printable(reason_words(reason_row([c])))}")
