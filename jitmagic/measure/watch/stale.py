@@ -83,6 +83,13 @@ def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
     return None
 
 
+def place(fun: Any) -> str | None:
+    """``file:line`` where the function ``fun`` wraps (unwrapped) begins; None for one
+    with no code (a callable object's)."""
+    code = getattr(_unwrapped(fun), "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+
+
 def reads(py: types.FunctionType, depth: int = DEPTH) -> tuple[Read, ...]:
     """The plain values the user's function ``py`` (:func:`traced`) reads from its
     globals and closure now."""

@@ -54,9 +54,9 @@ from .words import MAX_VALUES
 from .words import clip
 from .words import columns
 from .words import defined
+from .words import defined_place
 from .words import place
 from .words import plural
-from .words import users_place
 
 
 def answer(ledger: Ledger) -> str:
@@ -200,8 +200,8 @@ def _stale(ledger: Ledger) -> Iterable[str]:
     for v in ledger.stale[:MAX_ROWS]:
         read_at = place(v.line, ledger)
         at = f" at {printable(read_at)}" if read_at else ""
-        made_at = users_place(v.defined_at, ledger)
-        of = f" (defined at {printable(made_at)})" if made_at else ""
+        made_at = defined_place(v.defined_at, ledger)
+        of = f" (defined at {printable(made_at)})" if made_at != "—" else ""
         yield (f"  `{printable(clip(v.function, 60))}`{of} read the {v.scope} "
                f"`{printable(v.name)}`{at}: {printable(clip(v.traced, 40))} when traced, "
                f"{printable(clip(v.now, 40))} now")
@@ -213,7 +213,7 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     head = ("function", "defined at", "compiles", "again", "trace", "lower", "XLA compile",
             "total")
     body = [(clip(shown(r.function, r.call_text) if r.eager else r.function),
-             clip(users_place(r.defined_at, ledger) or ("eager op" if r.eager else "—")),
+             clip(defined_place(r.defined_at, ledger, r.eager)),
              str(r.compiles), str(r.again),
              *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]

@@ -55,8 +55,26 @@ def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -
 
 
 def defined(row: FunctionRow, ledger: Ledger) -> str:
-    place = users_place(row.defined_at, ledger)
-    return f" (defined at {printable(place)})" if place else ""
+    """`` (defined at line 3)`` after a function's name; nothing where it is not known."""
+    place = defined_place(row.defined_at, ledger)
+    return f" (defined at {printable(place)})" if place != "—" else ""
+
+
+def defined_place(site: str | None, ledger: Ledger, eager: bool = False) -> str:
+    """Where a row's function was defined, as its "defined at" reads: the user's line
+    (:func:`place`), ``eager op``, a library function's file from its package down
+    (``jax/_src/numpy/linalg.py:1530``, the user's ``jax.jit(jnp.linalg.solve)``), or
+    ``—`` where none is known."""
+    found = _SITE.match(site or "")
+    if eager or found is None:
+        return "eager op" if eager else "—"
+    if user_file(found["file"]):
+        return place(site, ledger) or "—"
+    for root in ("site-packages", "dist-packages"):
+        _, sep, below = found["file"].rpartition(f"{os.sep}{root}{os.sep}")
+        if sep:
+            return f"{below}:{found['line']}"
+    return f"{found['file']}:{found['line']}"
 
 
 _SITE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?::\d+)?(?P<rest>(?: \(.*\))?)$")
@@ -76,15 +94,6 @@ def place(site: str | None, ledger: Ledger) -> str | None:
             rel = os.path.relpath(filename)
             filename = filename if rel.startswith("..") else rel
     return f"{filename}:{line}"
-
-
-def users_place(site: str | None, ledger: Ledger) -> str | None:
-    """:func:`place` of a place in the user's code; None for a library's (JAX names
-    ``equinox.filter_jit``'s own file as where a function it wraps was defined)."""
-    found = _SITE.match(site or "")
-    if found is None or not user_file(found["file"]):
-        return None
-    return place(site, ledger)
 
 
 def plural(n: int, noun: str) -> str:
