@@ -52,6 +52,7 @@ from .words import MAX_REASONS
 from .words import MAX_ROWS
 from .words import MAX_VALUES
 from .words import clip
+from .words import clip_place
 from .words import columns
 from .words import defined
 from .words import defined_place
@@ -213,7 +214,7 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     head = ("function", "defined at", "compiles", "again", "trace", "lower", "XLA compile",
             "total")
     body = [(clip(shown(r.function, r.call_text) if r.eager else r.function),
-             clip(defined_place(r.defined_at, ledger, r.eager)),
+             clip_place(defined_place(r.defined_at, ledger, r.eager)),
              str(r.compiles), str(r.again),
              *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]

@@ -74,7 +74,7 @@ def defined_place(site: str | None, ledger: Ledger, eager: bool = False) -> str:
         _, sep, below = found["file"].rpartition(f"{os.sep}{root}{os.sep}")
         if sep:
             return f"{below}:{found['line']}"
-    return f"{found['file']}:{found['line']}"
+    return f"{_normal(found['file'])}:{found['line']}"
 
 
 _SITE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?::\d+)?(?P<rest>(?: \(.*\))?)$")
@@ -86,8 +86,8 @@ def place(site: str | None, ledger: Ledger) -> str | None:
     found = _SITE.match(site or "")
     if found is None:
         return site or None
-    filename, line = found["file"], found["line"]
-    if ledger.source_file is not None and filename == ledger.source_file:
+    filename, line = _normal(found["file"]), found["line"]
+    if ledger.source_file is not None and filename == _normal(ledger.source_file):
         return f"line {line}"
     if os.path.isabs(filename):
         with suppress(ValueError):
@@ -96,9 +96,26 @@ def place(site: str | None, ledger: Ledger) -> str | None:
     return f"{filename}:{line}"
 
 
+def _normal(filename: str) -> str:
+    """``filename`` without ``..`` in it (``python ../other/train.py`` names its code
+    ``/work/../other/train.py``); a cell's name as it is."""
+    return os.path.normpath(filename) if os.path.isabs(filename) else filename
+
+
 def plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def clip(s: str, width: int = 40) -> str:
     return shown_name(printable(s), width)
+
+
+def clip_place(s: str, width: int = 40) -> str:
+    """A place cut from its start at a folder (``…/deep/train.py:12``): its file and line
+    tell, not the folders above them."""
+    s = printable(s)
+    if len(s) <= width:
+        return s
+    tail = s[-(width - 1):]
+    folder = tail.find(os.sep)
+    return "…" + (tail[folder:] if folder >= 0 else tail)
