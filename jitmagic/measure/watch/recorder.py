@@ -257,7 +257,7 @@ class Recorder:
         if miss is not None:  # named now: the class may be gone when the run has ended
             miss = _with_field(miss)
         if fun is not None:
-            self._note_reads(name, fun, defined)
+            self._note_reads(name, fun, defined, entry.args if entry is not None else ())
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
@@ -266,13 +266,15 @@ class Recorder:
         self._open.append(opened)
         return opened
 
-    def _note_reads(self, name: str, fun: Any, defined: str | None) -> None:
+    def _note_reads(self, name: str, fun: Any, defined: str | None,
+                    args: tuple[Any, ...]) -> None:
         """The plain values the user's function ``fun``'s trace read (:func:`.stale.reads`):
         every trace's (each program JAX keeps cached for ``fun``) is compared with the
         values at the end of the run, while ``fun`` is alive."""
         found = stale.reads(fun)
         if found:
-            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found))
+            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
+                                            stale.inputs(args)))
             del self._reads[:-MAX_READS]
 
     def _full(self) -> bool:

@@ -44,6 +44,7 @@ from .gate import gate_lines
 from .jax_ops import explanations
 from .jax_ops import shown
 from .values import reason_words
+from .values import stretched
 from .words import CLOCK
 from .words import KIND_WORDS
 from .words import MAGIC_SOURCES
@@ -203,9 +204,11 @@ def _stale(ledger: Ledger) -> Iterable[str]:
         at = f" at {printable(read_at)}" if read_at else ""
         made_at = defined_place(v.defined_at, ledger)
         of = f" (defined at {printable(made_at)})" if made_at != "—" else ""
-        yield (f"  `{printable(clip(v.function, 60))}`{of} read the {v.scope} "
-               f"`{printable(v.name)}`{at}: {printable(clip(v.traced, 40))} when traced, "
-               f"{printable(clip(v.now, 40))} now")
+        version = f", its program for inputs {printable(v.inputs)}," if v.inputs else ""
+        helper = f" in its helper `{printable(clip(v.helper, 60))}`" if v.helper else ""
+        traced, now = stretched((v.traced, v.now))
+        yield (f"  `{printable(clip(v.function, 60))}`{of}{version} read the {v.scope} "
+               f"`{printable(v.name)}`{helper}{at}: {traced} when traced, {now} now")
     if len(ledger.stale) > MAX_ROWS:
         yield f"  … and {len(ledger.stale) - MAX_ROWS} more"
 

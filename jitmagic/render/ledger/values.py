@@ -67,18 +67,23 @@ def change_words(kind: str, argument: str | None, values: tuple[str, ...],
 
 
 def values_said(values: tuple[str, ...], width: int = 40) -> str:
-    """``f32[3] → f32[4]``: each value whole where all are short, else each one's stretch
-    around where they first differ (an Equinox module's static fields hold long
-    reprs: ``…MLP[(Missing, 2)]… → …MLP[(Missing, 3)]…``); a terminal's escapes in any
-    of them written as escapes, whatever their length."""
+    """``f32[3] → f32[4]``: the values as :func:`stretched` shows them."""
+    return " → ".join(stretched(values, width))
+
+
+def stretched(values: tuple[str, ...], width: int = 40) -> tuple[str, ...]:
+    """Each value whole where all are short, else each one's stretch around where they
+    first differ (an Equinox module's static fields hold long reprs: ``…MLP[(Missing,
+    2)]…``, ``…MLP[(Missing, 3)]…``); a terminal's escapes in any of them written as
+    escapes, whatever their length."""
     shown = tuple(printable(v) for v in values[:MAX_VALUES])
     if all(len(v) <= width for v in shown):
-        return " → ".join(clip(v, width) for v in shown)
+        return tuple(clip(v, width) for v in shown)
     first = shown[0]
     starts = [next((i for i, (a, b) in enumerate(zip(v, first, strict=False)) if a != b),
                    min(len(v), len(first))) for v in shown[1:]]
     lo = _word_start(first, max(0, min(starts, default=0) - width // 2))
-    return " → ".join(_stretch(v, lo, width) for v in shown)
+    return tuple(_stretch(v, lo, width) for v in shown)
 
 
 #: Where a value's shown stretch may begin: after one of these (never inside a word).
