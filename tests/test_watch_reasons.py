@@ -118,17 +118,14 @@ def test_every_difference_jax_names_is_shown_not_the_first_alone(tmp_path):
         train_step(model, jnp.ones((3, 3)), False)     # evaluation on a short batch
     moved, evaluated = [c.reason for c in w.ledger.watched
                         if c.function == "train_step"][1:]
-    assert (moved.kind, moved.argument) == (K.PYTREE, "[0]")
-    assert [(c.kind, c.argument) for c in moved.also] == [(K.PYTREE, "[1]")]
-    assert "{'train'}" in moved.also[0].after
+    assert (moved.kind, moved.argument, moved.before, moved.after, moved.also) == (
+        K.KEYWORD, "train", "by keyword", "by position", ())  # the tuple's length with it
     assert (evaluated.kind, evaluated.argument, evaluated.before, evaluated.after) == \
         (K.STATIC, "train", "True", "False")
     assert [(c.kind, c.argument, c.before, c.after) for c in evaluated.also] == \
         [(K.SHAPE, "x", "f32[8,3]", "f32[3,3]")]
     text = str(w)
-    assert ("pytree at the positional arguments: tuple of length 2 → tuple of length 3; "
-            "and pytree at the keyword arguments: dict with 1 child → dict with 0 child "
-            "(keys {'train'} differ)") in text
+    assert "keyword argument `train`: by keyword → by position: 1×" in text
     assert "static value of `train`: True → False; and shape of `x`: f32[8,3] → f32[3,3]" \
         in text
     assert "JAX names the first" not in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...model.ledger.compiles import CONTEXT
 from ...model.ledger.compiles import DTYPE
 from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import KEYWORD
 from ...model.ledger.compiles import MAX_EXPLAINED
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import PYTREE
@@ -37,6 +38,10 @@ FIXES = {
                   "over when it was first traced)",
     PYTREE: "keep the arguments' structure the same on every call: the same keys and fields "
             "each time (an all-ones mask rather than no mask, an array rather than None)",
+    KEYWORD: "pass {arg} the same way on every call (by keyword each time, its default "
+             "written out where it was left out): one program serves every value; where "
+             "the function branches on it in Python (an `if`), make it static as well "
+             "(`static_argnames`) and expect one compile per value",
     SHARDING: "place {arg} once, before the loop, where the jitted function's output comes "
               "back (`jax.device_put(x, NamedSharding(mesh, P()))` for a replicated "
               "parameter), so that every call sees the same devices and sharding; or fix "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import KEYWORD
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import PYTREE
 from ...model.ledger.compiles import SHARDING
@@ -55,8 +56,8 @@ def change_words(kind: str, argument: str | None, values: tuple[str, ...],
     if argument and kind == PYTREE:  # JAX's own path, unchecked here
         what += f" at {TOP_PATHS[argument]}" if argument in TOP_PATHS else \
             f" at `{clip(argument, 60)}` (as JAX names the path)"
-    elif argument:
-        what += f" of `{clip(argument, 60)}`"
+    elif argument:  # "keyword argument `train`", "shape of `x`"
+        what += f"{'' if kind == KEYWORD else ' of'} `{clip(argument, 60)}`"
     width = 60 if kind == PYTREE else 40  # "… (keys {'train'} differ)"
     runs = histories(pairs) if pairs else [values] if values else []
     shown = [values_said(run, width) + (f" → … ({len(run)} values)" if len(run) > MAX_VALUES

@@ -14,6 +14,7 @@ from ...model.ledger.compiles import CONTEXT
 from ...model.ledger.compiles import DTYPE
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import KEYWORD
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import OTHER
 from ...model.ledger.compiles import PYTREE
@@ -42,6 +43,7 @@ MAGIC_SOURCES = ("the cell", "the statement")
 KIND_WORDS = {FIRST: "first", WEAK_TYPE: "weak type", SHAPE: "shape",
               DTYPE: "dtype", SHARDING: "sharding", STATIC: "static value",
               NEW_FUNCTION: "new function", PYTREE: "pytree", CONTEXT: "context",
+              KEYWORD: "keyword argument",
               EAGER: "eager op", UNEXPLAINED: "no reason", OTHER: "other"}
 
 
