@@ -19,7 +19,6 @@ from ...model.ledger.compiles import AGAIN
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
 from ...model.ledger.compiles import OTHER
-from ...model.ledger.compiles import PYTREE
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.diff import LedgerDiff
 from ...model.ledger.rows import EagerLine
@@ -36,9 +35,8 @@ from ..bundle import with_note
 from ..format import fmt_s
 from .bridge import jitcompare_line
 from .fixes import EAGER_ANEW_FIX
-from .fixes import FIXES
-from .fixes import GRAPH_FIX
 from .fixes import NOTES
+from .fixes import advice
 from .fixes import explained
 from .gate import gate_lines
 from .jax_ops import explanations
@@ -249,13 +247,9 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             code = f"  {clip(said, 100)}" if said else ""
             yield f"      at {clip(place(site, ledger) or site, 100)}{code}" + \
                   (f" ({n}×)" if n > 1 else "")
-        if reason.kind == PYTREE and (reason.argument or "").endswith("._graphdef"):
-            yield f"      fix: {GRAPH_FIX}"
-        elif reason.kind in FIXES:
-            arg = f"`{clip(reason.argument, 40)}`" if reason.argument else "it"
-            yield f"      fix: {FIXES[reason.kind].format(arg=arg)}"
-        elif reason.kind in NOTES:
-            yield f"      note: {NOTES[reason.kind]}"
+        said = advice(reason)
+        if said:
+            yield f"      {said}"
         if reason.kind == OTHER and reason.text:
             yield f"      JAX: {clip(' '.join(reason.text.split()), 300)}"
         elif reason.kind == UNEXPLAINED and explained(reason):
