@@ -692,3 +692,25 @@ def test_the_diff_names_eager_rows_as_eager_ops(ip):
     table = text[text.index("function  "):].splitlines()[1:]
     assert any("reduce_sum" in line for line in table), text
     assert all(re.split(r"\s{2,}", line)[1] == "eager op" for line in table), text
+
+
+def test_control_characters_in_a_function_name_are_escaped_in_the_chart():
+    """A name with a bell, a terminal colour and a tab (a generated or decorated name)
+    reached matplotlib as it was, which warned that no font has their glyphs."""
+    import warnings
+
+    from jitmagic.render.ledger import bundle
+
+    def scaled(x):
+        return x * 2
+
+    scaled.__name__ = scaled.__qualname__ = "step\x07\x1b[31m\tred"
+    jitted = jax.jit(scaled)
+    with jitmagic.watch(live=False) as w:
+        jitted(jnp.ones(2))
+        jitted(jnp.ones(3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        drawn = bundle(w.ledger, plot=True)
+    assert "data:image/png;base64," in drawn["text/html"]  # the chart drawn
+    assert [str(c.message) for c in caught] == []
