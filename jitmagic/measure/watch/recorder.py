@@ -388,10 +388,6 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
         if not eager and not traced:
             return Reason(SHARDING, noted=Noted.REUSED_TRACE)
         return Reason(EAGER if eager else UNEXPLAINED)
-    field_ = static_field(miss.reason.before, miss.reason.after) \
-        if miss.reason.kind == STATIC else None
-    if field_ is not None:  # an Equinox static field, by its class and name
-        return replace(miss.reason, argument=field_[0], before=field_[1], after=field_[2])
     if miss.reason.kind in (STATIC, PYTREE) or miss.reason.also:
         argument = named(miss.reason.kind, miss.reason.argument, miss.defined_at)
         return replace(miss.reason, argument=argument, also=tuple(

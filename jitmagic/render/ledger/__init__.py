@@ -91,7 +91,7 @@ def _again_said(ledger: Ledger) -> str:
                 f"{plural(eager, 'time')} ({fmt_s(ledger.again_seconds)}), "
                 f"`{printable(shown(top.function, top.call_text))}` most")
     top, rest = mine[0], mine[1:]
-    said = (f"`{printable(top.function)}`{defined(top, ledger)} compiled again "
+    said = (f"`{printable(top.function)}`{defined(top.defined_at, ledger)} compiled again "
             f"{plural(top.again, 'time')} ({fmt_s(_again_seconds(top))})")
     if rest:
         said += (f"; {plural(len(rest), 'other function')} "
@@ -200,12 +200,11 @@ def _stale(ledger: Ledger) -> Iterable[str]:
     for v in ledger.stale[:MAX_ROWS]:
         read_at = place(v.line, ledger)
         at = f" at {printable(read_at)}" if read_at else ""
-        made_at = defined_place(v.defined_at, ledger)
-        of = f" (defined at {printable(made_at)})" if made_at != "—" else ""
         version = f", its program for inputs {printable(v.inputs)}," if v.inputs else ""
         helper = f" in its helper `{printable(clip(v.helper, 60))}`" if v.helper else ""
         traced, now = stretched((v.traced, v.now))
-        yield (f"  `{printable(clip(v.function, 60))}`{of}{version} read the {v.scope} "
+        yield (f"  `{printable(clip(v.function, 60))}`{defined(v.defined_at, ledger)}"
+               f"{version} read the {v.scope} "
                f"`{printable(v.name)}`{helper}{at}: {traced} when traced, {now} now")
     if len(ledger.stale) > MAX_ROWS:
         yield f"  … and {len(ledger.stale) - MAX_ROWS} more"
@@ -236,7 +235,7 @@ def _stage(row: FunctionRow, stage: str) -> str:
 
 def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
     again_s = sum(r.seconds for r in row.reasons if r.kind != FIRST)
-    yield (f"`{printable(row.function)}`{defined(row, ledger)}: compiled again "
+    yield (f"`{printable(row.function)}`{defined(row.defined_at, ledger)}: compiled again "
            f"{plural(row.again, 'time')}, {fmt_s(again_s)}")
     again = [r for r in row.reasons if r.kind in AGAIN]
     for reason in again[:MAX_REASONS]:

@@ -23,7 +23,6 @@ from ...model.ledger.compiles import SHARDING
 from ...model.ledger.compiles import STATIC
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import WEAK_TYPE
-from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...usercode import user_file
 from ..blocks import shown_name
@@ -56,9 +55,10 @@ def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -
             for line in (head, *body)]
 
 
-def defined(row: FunctionRow, ledger: Ledger) -> str:
-    """`` (defined at line 3)`` after a function's name; nothing where it is not known."""
-    place = defined_place(row.defined_at, ledger)
+def defined(site: str | None, ledger: Ledger) -> str:
+    """`` (defined at line 3)`` after a function's name (``site``: where it was defined);
+    nothing where it is not known."""
+    place = defined_place(site, ledger)
     return f" (defined at {printable(place)})" if place != "—" else ""
 
 
