@@ -220,7 +220,7 @@ def _nan(value: Any) -> bool:
 def _shown(before: Any, now: Any) -> tuple[str, str]:
     """Both values as ``repr`` writes them, each at most :data:`MAX_TEXT` long, from
     near where they first differ (a long string changed at its end keeps its end)."""
-    a, b = _repr(before), _repr(now)
+    a, b = (_repr(v) for v in (before, now))
     first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
                  min(len(a), len(b)))
     lo = max(0, first - MAX_TEXT // 2) if first >= MAX_TEXT - 100 else 0

@@ -107,37 +107,22 @@ def advice(reason: ReasonRow) -> str | None:
     return f"note: {NOTES[reason.kind]}" if reason.kind in NOTES else None
 
 
-_DIMS = re.compile(r"\[(?P<dims>[^\]]*)\]")
+_DIMS = re.compile(r"\[(?P<dims>[^\]]*@[^\]]*)\]")
+#: One dimension as JAX writes it: ``8``, ``8@data``, ``8@(data,model)``.
+_DIM = re.compile(r"(?:[^,(]|\([^)]*\))+")
 
 
 def split_spec(values: tuple[str, ...]) -> str | None:
     """``P('data')``: the split of the first value JAX wrote with a dimension over mesh
     axes (``f32[8@data,4]``, ``f32[8@(data,model),4]``); None where none was split."""
-    for value in values:
-        found = _DIMS.search(value)
-        dims = found["dims"].split(",") if found and "@" in found["dims"] else []
-        axes = [d.partition("@")[2].strip("()") or None for d in _top(dims)]
-        while axes and axes[-1] is None:
-            axes.pop()
-        if axes:
-            return "P(" + ", ".join("None" if a is None else _axes(a) for a in axes) + ")"
-    return None
-
-
-def _top(parts: list[str]) -> list[str]:
-    """Dimensions split at the top-level commas (``8@(data,model)`` is one)."""
-    dims: list[str] = []
-    for part in parts:
-        if dims and dims[-1].count("(") > dims[-1].count(")"):
-            dims[-1] += "," + part
-        else:
-            dims.append(part)
-    return dims
-
-
-def _axes(axes: str) -> str:
-    names = [repr(a.strip()) for a in axes.split(",")]
-    return names[0] if len(names) == 1 else f"({', '.join(names)})"
+    found = next((m for v in values if (m := _DIMS.search(v))), None)
+    if found is None:
+        return None
+    axes = [d.partition("@")[2].strip("()").split(",") for d in _DIM.findall(found["dims"])]
+    while axes and axes[-1] == [""]:
+        axes.pop()
+    return "P(" + ", ".join("None" if a == [""] else repr(a[0]) if len(a) == 1
+                            else f"({', '.join(map(repr, a))})" for a in axes) + ")"
 
 
 def explained(reason: ReasonRow) -> str:
