@@ -205,6 +205,9 @@ class JitEntry:
     jax_decorated: bool = False
     #: The function the jit wraps (None where the entry has none: a jit equation's).
     fun: Any = field(default=None, compare=False)
+    #: The positional arguments it was called with (``equinox.filter_jit`` jits a wrapper
+    #: of its own and passes the user's function among them).
+    args: tuple[Any, ...] = field(default=(), compare=False)
 
 
 def jit_entry(frame: FrameType | None) -> JitEntry | None:
@@ -235,7 +238,8 @@ def jit_entry(frame: FrameType | None) -> JitEntry | None:
         public = getattr(sys.modules.get(str(getattr(fun, "__module__", ""))),
                          str(getattr(fun, "__name__", "")), None)
         return JitEntry(name, called_from, _source_of(fun), jit_info(fun) is not None,
-                        info is not None and jit_info(public) is info, fun)
+                        info is not None and jit_info(public) is info, fun,
+                        tuple(local.get("args", ())))
     except Exception:  # noqa: BLE001 (a frame this JAX lays out otherwise: not known)
         return None
 

@@ -26,6 +26,7 @@ from jitmagic.measure.watch import recorder as recorder_module
 from jitmagic.measure.watch.recorder import Recorder
 from jitmagic.model import ledger as L
 from jitmagic.model.ledger import compiles as K
+from jitmagic.render.ledger import text
 
 
 def watched(ip, cell: str, line: str = "--no-plot -o"):
@@ -634,3 +635,82 @@ def test_a_watched_cells_functions_carry_the_number_the_notebook_shows(ip):
         failed = ip.run_cell("%%jitwatch --no-plot\nx = 1\n1 / 0\n", store_history=True)
     assert isinstance(failed.error_in_exec, ZeroDivisionError)
     assert f"In[{failed.execution_count}], line 3" in re.sub(r"\x1b\[[0-9;]*m", "", cap.stdout)
+
+
+LIBRARY_JITS = '''\
+import equinox as eqx, flax.linen as nn, jax, jax.numpy as jnp
+
+class MLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(3)(x)
+
+model = MLP()
+params = model.init(jax.random.key(0), jnp.ones((2, 4)))
+apply = jax.jit(model.apply)       # the user's jit of a bound method of flax's
+solve = jax.jit(jnp.linalg.solve)  # and of a JAX function
+
+@eqx.filter_jit
+def predict(params, x):
+    return model.apply(params, x)
+
+for n in (2, 3):
+    apply(params, jnp.ones((n, 4)))
+    solve(jnp.eye(n), jnp.ones(n))
+    predict(params, jnp.ones((n, 4)))
+'''
+
+
+def test_a_jit_of_a_library_function_or_a_bound_method_says_where_it_was_defined(ip):
+    """The user's jit of flax's ``model.apply`` and of ``jnp.linalg.solve`` (JAX explains
+    no miss of its own files) name the library's file; an ``eqx.filter_jit`` step (JAX
+    names Equinox's wrapper) its own line; none reads "—"."""
+    with capture_output():
+        ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", LIBRARY_JITS)
+    said = text(ledger, verbose=True)
+    rows = {r.function: r for r in ledger.functions()}
+    assert rows["apply"].defined_at.rpartition(":")[0].endswith("flax/linen/module.py")
+    assert rows["solve"].defined_at.rpartition(":")[0].endswith("jax/_src/numpy/linalg.py")
+    table = said[said.index("function  "):].splitlines()
+    places = dict(re.split(r"\s{2,}", line)[:2] for line in table[1:] if line.strip())
+    assert places["apply"].startswith("flax/linen/module.py:")
+    assert places["solve"].startswith("jax/_src/numpy/linalg.py:")
+    assert places["predict"] == "line 14"  # @eqx.filter_jit (%%jitwatch being line 1)
+    assert "`predict` (defined at line 14): compiled again" in said
+
+
+def test_the_diff_names_eager_rows_as_eager_ops(ip):
+    """``jitmagic diff``'s "defined at" says ``eager op`` for jnp calls outside any jit,
+    as the ledger's table does, not "—"."""
+    jax.clear_caches()  # the sums compile here, whatever ran before
+    with capture_output():
+        old = ip.run_cell_magic("jitwatch", "--no-plot -o", "import jax.numpy as jnp\n"
+                                "[jnp.ones(n).sum() for n in (1, 2)]")
+        new = ip.run_cell_magic("jitwatch", "--no-plot -o", "import jax.numpy as jnp\n"
+                                "[jnp.ones(n).sum() for n in (3, 4, 5)]")
+    text = str(jitmagic.diff(old, new))
+    table = text[text.index("function  "):].splitlines()[1:]
+    assert any("reduce_sum" in line for line in table), text
+    assert all(re.split(r"\s{2,}", line)[1] == "eager op" for line in table), text
+
+
+def test_control_characters_in_a_function_name_are_escaped_in_the_chart():
+    """A name with a bell, a terminal colour and a tab (a generated or decorated name)
+    reached matplotlib as it was, which warned that no font has their glyphs."""
+    import warnings
+
+    from jitmagic.render.ledger import bundle
+
+    def scaled(x):
+        return x * 2
+
+    scaled.__name__ = scaled.__qualname__ = "step\x07\x1b[31m\tred"
+    jitted = jax.jit(scaled)
+    with jitmagic.watch(live=False) as w:
+        jitted(jnp.ones(2))
+        jitted(jnp.ones(3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        drawn = bundle(w.ledger, plot=True)
+    assert "data:image/png;base64," in drawn["text/html"]  # the chart drawn
+    assert [str(c.message) for c in caught] == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -85,7 +86,7 @@ def test_a_watched_program_writes_its_ledger_on_stderr_and_to_a_file(tmp_path):
     done = _hooked(tmp_path, RECOMPILES, "save=ledger.json,html=ledger.html")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "done -0.9\n"  # the program's own output, nothing else
-    assert "jitwatch: `step` compiles again (recompile 1 here) at train.py:" in done.stderr
+    assert "jitwatch: `step` compiles again (recompile 1 here) at line 12:" in done.stderr
     assert "shape of `x`: f32[4] → f32[5]" in done.stderr
     assert "of train.py's" in done.stderr  # the ledger, named by the program
     assert f"jitwatch: --save wrote {tmp_path / 'ledger.json'}" in done.stderr
@@ -189,6 +190,32 @@ def test_the_command_under_the_variable_writes_one_ledger(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr  # the command's own gate: none set
     assert (done.stdout + done.stderr).count(" compiles took ") == 1
+
+
+def test_a_script_outside_the_working_folder_reads_its_own_lines(tmp_path):
+    """``python ../elsewhere/train.py``: the script's own lines read ``line N``, not a path
+    cut at a folder's name or with ``..`` in it; its helper module's place is cut from
+    its start, keeping the file and line."""
+    project = tmp_path / "a-project-folder-with-a-long-name" / "experiments"
+    (tmp_path / "work").mkdir()
+    project.mkdir(parents=True)
+    (project / "model_helpers.py").write_text(
+        "import jax\n\n@jax.jit\ndef loss(w, x):\n    return (w * x).sum()\n")
+    (project / "train.py").write_text(RECOMPILES.replace(
+        "import jax, jax.numpy as jnp", "import jax, jax.numpy as jnp\n"
+        "from model_helpers import loss") + "loss(w, jnp.ones(3)); loss(w, jnp.ones((2, 3)))\n")
+    done = subprocess.run([sys.executable, "../a-project-folder-with-a-long-name/"
+                           "experiments/train.py"], cwd=tmp_path / "work",
+                          env=_env("1", **_site(tmp_path)), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "`step` (defined at line 7)" in done.stderr  # @jax.jit, below the two imports
+    assert "compiles again (recompile 1 here) at line 13" in done.stderr
+    table = done.stderr[done.stderr.index("function  "):].splitlines()
+    places = dict(re.split(r"\s{2,}", line)[:2] for line in table[1:] if "  " in line)
+    assert places["step"] == "line 7"
+    assert places["loss"] == "…/experiments/model_helpers.py:3"
+    assert ".." not in done.stderr.replace("…", "")
 
 
 def test_unset_or_off_the_line_imports_nothing_of_jitmagic(tmp_path):

@@ -141,6 +141,31 @@ def test_the_pytree_fix_passes_the_same_keys_every_time():
     assert compiles(fixed, "masked_sum") <= 1 and after == before
 
 
+def test_the_keyword_fix_passes_the_flag_on_every_call():
+    """A `train` flag passed by keyword in training and left out in evaluation: named as
+    the keyword (not "dict with 0 child") with its own fix; passed always, one program
+    serves both, with the same results."""
+    def jitted():  # one per run: the second run's compiles are its own
+        def forward(w, x, train=False):
+            h = x @ w
+            return jnp.where(train, h * 0.9, h).sum()
+        return jax.jit(forward)
+
+    w, x = jnp.ones((4, 2)), jnp.arange(8.0).reshape(2, 4)
+    with jitmagic.watch() as written:
+        step = jitted()
+        before = [float(step(w, x, train=True)), float(step(w, x))]
+    with jitmagic.watch() as fixed:  # the fix: `train=False` written out
+        step = jitted()
+        after = [float(step(w, x, train=True)), float(step(w, x, train=False))]
+    (again,) = [c.reason for c in written.ledger.watched if c.reason.kind != K.FIRST]
+    assert (again.kind, again.argument, again.before, again.after) == (
+        K.KEYWORD, "train", "passed", "left out")
+    assert "keyword argument `train`: passed → left out" in str(written)
+    assert printed(written, K.KEYWORD) and "dict with" not in str(written)
+    assert compiles(fixed, "forward") == 1 and after == before
+
+
 def test_an_eager_op_on_a_growing_list_gets_a_note_not_a_fix_that_does_not_help():
     """"move it inside the jitted function": a mean over a growing list compiles at every
     length inside a jit as well."""

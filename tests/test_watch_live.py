@@ -72,6 +72,33 @@ def test_a_loop_that_recompiles_every_step_is_said_without_a_flood(monkeypatch):
     assert recompiles == [*range(1, 11), 20]
 
 
+def test_each_function_counts_its_own_recompiles_and_a_flood_hides_no_other(monkeypatch):
+    """A data step that recompiles on every batch length, and an eval step that recompiles
+    once late: the eval's line says its own first recompile (and the run's count), though
+    the run is past the lines the data step gets."""
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+
+    @jax.jit
+    def pad_batch(x):
+        return x.sum()
+
+    @jax.jit
+    def evaluate(w, x):
+        return (w * x).mean()
+
+    with jitmagic.watch():
+        for n in range(1, 16):  # 14 recompiles of pad_batch
+            pad_batch(jnp.ones(n))
+        evaluate(jnp.ones(3), jnp.ones(3))
+        evaluate(jnp.ones(4), jnp.ones(4))  # its first recompile, the run's 15th
+    lines = stderr.getvalue().splitlines()
+    assert lines[-1].startswith("jitwatch: `evaluate` compiles again "
+                                "(its recompile 1; 15 in the run)")
+    assert len(lines) == 11 and lines[9].startswith(
+        "jitwatch: `pad_batch` compiles again (recompile 10 here)")
+
+
 def test_live_false_writes_nothing(monkeypatch):
     stderr = io.StringIO()
     monkeypatch.setattr(sys, "stderr", stderr)

@@ -118,17 +118,14 @@ def test_every_difference_jax_names_is_shown_not_the_first_alone(tmp_path):
         train_step(model, jnp.ones((3, 3)), False)     # evaluation on a short batch
     moved, evaluated = [c.reason for c in w.ledger.watched
                         if c.function == "train_step"][1:]
-    assert (moved.kind, moved.argument) == (K.PYTREE, "[0]")
-    assert [(c.kind, c.argument) for c in moved.also] == [(K.PYTREE, "[1]")]
-    assert "{'train'}" in moved.also[0].after
+    assert (moved.kind, moved.argument, moved.before, moved.after, moved.also) == (
+        K.KEYWORD, "train", "by keyword", "by position", ())  # the tuple's length with it
     assert (evaluated.kind, evaluated.argument, evaluated.before, evaluated.after) == \
         (K.STATIC, "train", "True", "False")
     assert [(c.kind, c.argument, c.before, c.after) for c in evaluated.also] == \
         [(K.SHAPE, "x", "f32[8,3]", "f32[3,3]")]
     text = str(w)
-    assert ("pytree at the positional arguments: tuple of length 2 → tuple of length 3; "
-            "and pytree at the keyword arguments: dict with 1 child → dict with 0 child "
-            "(keys {'train'} differ)") in text
+    assert "keyword argument `train`: by keyword → by position: 1×" in text
     assert "static value of `train`: True → False; and shape of `x`: f32[8,3] → f32[3,3]" \
         in text
     assert "JAX names the first" not in text
@@ -178,6 +175,22 @@ with jitmagic.watch() as as_written:
 step.clear_cache()
 with jitmagic.watch() as fixed:
     kept = train(True)
+
+def evaluate(place_last):  # the last batch left on one device, then the fix as printed
+    w = jax.device_put(jnp.ones((4, 2)), NamedSharding(mesh, P()))
+    for i in range(3):
+        x = jnp.full((8, 4), 0.1 * (i + 1))
+        if i < 2 or place_last:
+            x = jax.device_put(x, NamedSharding(mesh, P('data')))
+        w = step(w, x)
+    return float(w.sum())
+
+step.clear_cache()
+with jitmagic.watch() as unplaced:
+    batch_written = evaluate(False)
+step.clear_cache()
+with jitmagic.watch() as placed:
+    batch_kept = evaluate(True)
 double = jax.jit(lambda v: v * 2)
 with jitmagic.watch() as moved:
     double(jnp.ones(3))
@@ -188,7 +201,10 @@ print(json.dumps({"written": written, "kept": kept, "text": str(as_written),
                   "fixed": [r.compiles for r in fixed.ledger.functions()
                             if r.function == "step"],
                   "moved": [c.reason.kind for c in moved.ledger.watched
-                            if c.function == "<lambda>"], "moved_text": str(moved)}))
+                            if c.function == "<lambda>"], "moved_text": str(moved),
+                  "batch": [batch_written, batch_kept, str(unplaced),
+                            sum(r.compiles for r in placed.ledger.functions()
+                                if r.function == "step")]}))
 '''
 
 
@@ -215,6 +231,14 @@ def test_a_parameter_that_comes_back_sharded_is_a_sharding_change_with_its_fix(t
     assert got["moved"] == [K.FIRST, K.SHARDING]
     assert "sharding or devices of the arguments (the same types: JAX reused its trace)" \
         in got["moved_text"]
+    # an input batch split over `data` on two calls, left unplaced on the third: the fix
+    # keeps its split (not "where the output comes back", not a replicated example)
+    written, kept, said, compiles = got["batch"]
+    assert "sharding of `x`: f32[8@data,4]({Explicit: ('data',)}) → f32[8,4]({})" in said
+    assert "fix: place `x` the same way on every call, split as on its other calls: " \
+           "`jax.device_put(x, NamedSharding(mesh, P('data')))` before each call" in said
+    assert "output comes back" not in said and "P())" not in said
+    assert compiles == 1 and kept == written
 
 
 # -- 8. values, cells and fields as they are -----------------------------------------------

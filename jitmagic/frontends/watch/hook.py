@@ -167,6 +167,13 @@ def _source() -> str:
     return f"python {first}" if first in ("-c", "-m") else os.path.basename(first)
 
 
+def _script() -> str | None:
+    """The program's file, absolute and normalised (its own lines read ``line N``, not a
+    path cut at the folder's name or with ``..`` in it); None for ``python -c``."""
+    first = sys.argv[0] if sys.argv else ""
+    return os.path.abspath(first) if first and os.path.isfile(first) else None
+
+
 def _start() -> None:
     """Start the watch (JAX is imported); where its options cannot be used (a path that
     does not end as its file), or it cannot start, the program runs unwatched."""
@@ -183,7 +190,8 @@ def _start() -> None:
 
     try:
         gate = _gate(state)
-        entered = watched(gate, _source(), on_again=Live())
+        script = _script()
+        entered = watched(gate, _source(), script, on_again=Live(source_file=script))
         state.made = entered.__enter__()
     except Exception as exc:  # noqa: BLE001 (the program runs on, unwatched)
         why = str(exc) if isinstance(exc, InputError) else (

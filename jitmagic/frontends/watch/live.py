@@ -31,25 +31,28 @@ def said(n: int) -> bool:
 
 
 class Live:
-    """Counts the run's recompiles and writes the line of each one :func:`said`
-    (``write``: where the line goes; ``name``: the compile as its place should read, the
-    magic's cells named as the notebook names them)."""
+    """Counts the run's recompiles, and each function's, and writes the line of each one
+    :func:`said` of its function (``write``: where the line goes; ``name``: the compile as
+    its place should read, the magic's cells named as the notebook names them): a step
+    that recompiles on every call floods nothing and hides no other function's first."""
 
     def __init__(self, write: Callable[[str], object] = write,
                  source_file: str | None = None,
                  name: Callable[[Compile], Compile] | None = None) -> None:
         self.write, self.source_file, self.name = write, source_file, name
         self.count = 0
+        self._counts: dict[tuple[str, str | None], int] = {}
         self._lock = threading.Lock()
 
     def __call__(self, c: Compile) -> None:
         with self._lock:
             self.count += 1
-            n = self.count
+            n = self._counts[c.key] = self._counts.get(c.key, 0) + 1
+            run = self.count
         if not said(n):
             return
         try:
             shown = self.name(c) if self.name is not None else c
-            self.write(live_line(shown, n, self.source_file))
+            self.write(live_line(shown, n, run, self.source_file))
         except Exception:  # noqa: BLE001 (a line that cannot be written never breaks the run)
             pass

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ...model.ledger.compiles import CONTEXT
 from ...model.ledger.compiles import DTYPE
 from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import KEYWORD
 from ...model.ledger.compiles import MAX_ALSO
 from ...model.ledger.compiles import MAX_TEXT
 from ...model.ledger.compiles import OTHER
@@ -93,6 +94,7 @@ def _difference(body: str, text: str) -> Reason:
     beside it (:attr:`~jitmagic.model.ledger.compiles.Reason.also`), in JAX's order (the config,
     then the pytree, then the types)."""
     changes, context = _changes(body)
+    changes = _moved(changes)
     if changes:
         first, *rest = changes
         return Reason(first.kind, first.argument, first.before, first.after, len(rest), text,
@@ -126,6 +128,27 @@ def _changes(body: str) -> tuple[list[Change], bool]:
     if item is not None:
         found += _change(*item)
     return found, context
+
+
+_LENGTH = re.compile(r"length (\d+)")
+
+
+def _moved(changes: list[Change]) -> list[Change]:
+    """``changes`` with a keyword passed by position on the other call (JAX names the
+    positional tuple's new length and the keyword's key apart) made one change, the
+    keyword's: ``by keyword`` → ``by position``, or back."""
+    keyword = [c for c in changes if c.kind == KEYWORD and c.before != "swapped"]
+    tuples = [c for c in changes if c.kind == PYTREE and c.argument == "[0]"]
+    if len(keyword) != 1 or len(tuples) != 1:
+        return changes
+    (k,), (t,) = keyword, tuples
+    lengths = [int(m[1]) if (m := _LENGTH.search(v or "")) else 0 for v in (t.before, t.after)]
+    if (lengths[1] > lengths[0]) != (k.before == "passed"):  # the tuple grew as it left
+        return changes
+    said = ("by keyword", "by position") if k.before == "passed" else \
+        ("by position", "by keyword")
+    return [Change(KEYWORD, k.argument, *said) if c is k else c for c in changes
+            if c is not t]
 
 
 _SECTIONS = (("different input pytree:", "pytree"), ("different input types:", "types"),
@@ -189,9 +212,25 @@ def _tree(found: re.Match[str]) -> Change:
     if graph is not None:  # an NNX module's graph: the static attributes that differ
         return Change(PYTREE, _clip(found["path"]) or None, *graph)
     keys = _KEYS.search(found["why"] or "")  # JAX's "symmetric difference of key sets"
+    if keys and found["path"] == "[1]":  # the keyword arguments: one passed, then not
+        return _keyword(keys["keys"], _node(old), _node(new))
     gone = f" (keys {keys['keys']} differ)" if keys else ""
     return Change(PYTREE, _clip(found["path"]) or None, _clip(_node(old)),
                   _clip(_node(new) + gone))
+
+
+_CHILDREN = re.compile(r"with (\d+) child")
+
+
+def _keyword(keys: str, old: str, new: str) -> Change:
+    """A keyword argument passed on one call and left out on another (JAX's key set
+    ``{'train'}``): its name, ``passed`` or ``left out`` before and now (``swapped``
+    where as many were passed each time)."""
+    names = ", ".join(re.findall(r"'([^']*)'", keys)) or keys
+    before, now = (int(m[1]) if (m := _CHILDREN.search(t)) else 0 for t in (old, new))
+    said = ("passed", "left out") if now < before else ("left out", "passed") \
+        if now > before else ("swapped", "swapped")
+    return Change(KEYWORD, _clip(names), *said)
 
 
 _GRAPH_NODE = re.compile(r"(?P<kind>NodeDef|VariableDef|NodeRef)\(\s*type='(?P<type>[\w.]+)'")

@@ -102,6 +102,8 @@ class _Open:
     #: The jitted functions JAX traced inside its trace (their misses logged within it):
     #: traced, not compiled of their own.
     inner: tuple[str, ...] = ()
+    #: Where its function was defined (:func:`_defined`).
+    defined_at: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -248,28 +250,31 @@ class Recorder:
 
     def _opened(self, name: str,
                 misses: tuple[Miss | None, Miss | None, tuple[str, ...]]) -> _Open:
-        site, text, eager, fun = _caller()
+        site, text, eager, entry = _caller()
         miss, anew, inner = misses
+        fun = stale.traced(entry.fun, entry.args) if entry is not None and not eager else None
+        defined = _defined(miss, None if eager else entry, fun)
         if miss is not None:  # named now: the class may be gone when the run has ended
             miss = _with_field(miss)
-        if not eager and fun is not None:
-            self._note_reads(name, fun, miss)
+        if fun is not None:
+            self._note_reads(name, fun, defined, entry.args if entry is not None else ())
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
                        clocks.wall() - self._start, self._stopped_explaining is None,
-                       made_anew=anew, inner=inner)
+                       made_anew=anew, inner=inner, defined_at=defined)
         self._open.append(opened)
         return opened
 
-    def _note_reads(self, name: str, fun: Any, miss: Miss | None) -> None:
-        """The plain values ``fun``'s trace read (:func:`.stale.reads`): every trace's
-        (each program JAX keeps cached for ``fun``) is compared with the values at the end
-        of the run, while ``fun`` is alive."""
+    def _note_reads(self, name: str, fun: Any, defined: str | None,
+                    args: tuple[Any, ...]) -> None:
+        """The plain values the user's function ``fun``'s trace read (:func:`.stale.reads`):
+        every trace's (each program JAX keeps cached for ``fun``) is compared with the
+        values at the end of the run, while ``fun`` is alive."""
         found = stale.reads(fun)
         if found:
-            defined = miss.defined_at if miss is not None else None
-            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found))
+            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
+                                            stale.inputs(args)))
             del self._reads[:-MAX_READS]
 
     def _full(self) -> bool:
@@ -350,8 +355,8 @@ class _Decider:
         traced here before with no XLA compile (a jit traced inside another's trace: its
         first compile of its own is its warm-up, whatever JAX compared it with)."""
         miss = c.miss
-        if miss is not None:
-            self.defined_as[c.function] = miss.defined_at
+        if miss is not None or c.defined_at is not None:
+            self.defined_as[c.function] = c.defined_at
         defined = self.defined_as.get(c.function)
         key = (c.function, defined)
         traced = "trace_s" in c.seconds
@@ -383,10 +388,6 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
         if not eager and not traced:
             return Reason(SHARDING, noted=Noted.REUSED_TRACE)
         return Reason(EAGER if eager else UNEXPLAINED)
-    field_ = static_field(miss.reason.before, miss.reason.after) \
-        if miss.reason.kind == STATIC else None
-    if field_ is not None:  # an Equinox static field, by its class and name
-        return replace(miss.reason, argument=field_[0], before=field_[1], after=field_[2])
     if miss.reason.kind in (STATIC, PYTREE) or miss.reason.also:
         argument = named(miss.reason.kind, miss.reason.argument, miss.defined_at)
         return replace(miss.reason, argument=argument, also=tuple(
@@ -429,9 +430,9 @@ def _measuring() -> bool:
     return False
 
 
-def _caller() -> tuple[str | None, str | None, bool, Any]:
+def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
     """(``file:line`` and text of the innermost user frame on this stack, whether it
-    compiles an eager operation: :func:`_jax_made`, the function the jit wraps)."""
+    compiles an eager operation: :func:`_jax_made`, the jit's entry)."""
     frame = sys._getframe(2)
     site = text = None
     entry = jit_entry(frame)
@@ -446,7 +447,20 @@ def _caller() -> tuple[str | None, str | None, bool, Any]:
             text = linecache.getline(code.co_filename, frame.f_lineno).strip()[:MAX_LINE]
             break
         frame = frame.f_back  # type: ignore[assignment]
-    return site, text or None, eager, entry.fun if entry is not None else None
+    return site, text or None, eager, entry
+
+
+def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
+    """Where a jit's function was defined: JAX's place (the miss's), but the user's
+    function's (``fun``) where JAX names a library's wrapper (``equinox.filter_jit``'s own
+    file), and the function's own where JAX explained no miss (the user's jit of a
+    library's function, ``jax.jit(jnp.linalg.solve)``, ``jax.jit(model.apply)``; ``entry``
+    None: an eager op, JAX's place only). The miss keeps JAX's: its argument paths are
+    the wrapper's parameters."""
+    said = miss.defined_at if miss is not None else None
+    if fun is not None and not user_file((said or "").rpartition(":")[0]):
+        return stale.place(fun)
+    return said or (stale.place(entry.fun) if entry is not None else None)
 
 
 def _jax_made(entry: JitEntry) -> bool:

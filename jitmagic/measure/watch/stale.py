@@ -19,6 +19,7 @@ import dis
 import functools
 import types
 import weakref
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,24 +38,28 @@ DEPTH = 2
 @dataclass(frozen=True, slots=True)
 class Read:
     """One value a traced function read: its name, ``global`` or ``closure``, where it is
-    read (``file:line``), its value then, and how to read it now."""
+    read (``file:line``), its value then, how to read it now, and the user's helper that
+    reads it (None: the jitted function itself)."""
 
     name: str
     scope: str
     line: str | None
     value: Any
     now: Callable[[], Any]
+    helper: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Traced:
     """One trace's reads: the function's name, where it was defined, a weak reference to
-    the function object it traced (:func:`alive`) and what it read."""
+    the function object it traced (:func:`alive`), what it read, and the types of the
+    inputs it was traced for (:func:`inputs`: which compiled version it is)."""
 
     function: str
     defined_at: str | None
     ref: Callable[[], Any]
     reads: tuple[Read, ...]
+    inputs: str | None = None
 
 
 def alive(fun: Any) -> Callable[[], Any]:
@@ -67,15 +72,50 @@ def alive(fun: Any) -> Callable[[], Any]:
         return lambda: True
 
 
-def reads(fun: Any, depth: int = DEPTH) -> tuple[Read, ...]:
-    """The plain values ``fun`` (unwrapped) reads from its globals and closure now."""
-    py = _unwrapped(fun)
-    if not isinstance(py, types.FunctionType) or not user_file(py.__code__.co_filename):
-        return ()
+def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
+    """The user's function a jit of ``fun`` called with ``args`` traces: ``fun`` unwrapped,
+    or where that is a library's wrapper, the first of the user's functions among ``args``
+    (``equinox.filter_jit`` jits a wrapper of its own and passes the user's function in
+    its static arguments, ``((fun,), treedef)``); None where neither is the user's."""
+    level: list[Any] = [fun]
+    for depth in range(5):
+        for value in level:
+            py = _unwrapped(value)
+            if isinstance(py, types.FunctionType) and user_file(py.__code__.co_filename):
+                return py
+        level = list(args) if depth == 0 else \
+            [v for c in level if type(c) in (tuple, list) for v in c][:256]
+    return None
+
+
+def place(fun: Any) -> str | None:
+    """``file:line`` where the function ``fun`` wraps (unwrapped) begins; None for one
+    with no code (a callable object's)."""
+    code = getattr(_unwrapped(fun), "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+
+
+def reads(py: types.FunctionType, depth: int = DEPTH) -> tuple[Read, ...]:
+    """The plain values the user's function ``py`` (:func:`traced`) reads from its
+    globals and closure now."""
     return tuple({(r.scope, r.name): r for r in _reads(py, depth, set())}.values())
 
 
-def _reads(py: types.FunctionType, depth: int, seen: set[int]) -> Iterator[Read]:
+def inputs(args: tuple[Any, ...], most: int = 4) -> str | None:
+    """The types of the arrays in a jit's arguments (``f32[8,4], f32[4]``): the compiled
+    version a trace made; None where it has none."""
+    import jax
+
+    leaves = [x for x in jax.tree_util.tree_leaves(args) if hasattr(x, "shape")]
+    try:
+        shown = [jax.typeof(x).str_short(short_dtypes=True) for x in leaves[:most]]
+    except Exception:  # noqa: BLE001 (a leaf JAX cannot type: no version to name)
+        return None
+    return ", ".join(shown) + (", …" if len(leaves) > most else "") if shown else None
+
+
+def _reads(py: types.FunctionType, depth: int, seen: set[int],
+           helper: str | None = None) -> Iterator[Read]:
     if id(py) in seen:
         return
     seen.add(id(py))
@@ -93,10 +133,10 @@ def _reads(py: types.FunctionType, depth: int, seen: set[int]) -> Iterator[Read]
         else:
             continue
         if _plain(value):
-            yield Read(name, scope, line, value, now)
+            yield Read(name, scope, line, value, now, helper)
         elif depth > 0 and isinstance(value, types.FunctionType) \
                 and user_file(value.__code__.co_filename):
-            yield from _reads(value, depth - 1, seen)
+            yield from _reads(value, depth - 1, seen, value.__qualname__)
 
 
 def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
@@ -131,13 +171,15 @@ def _unwrapped(fun: Any) -> Any:
 def stale(traces: list[Traced]) -> Iterator[Stale]:
     """Each value a trace read that differs now, once, in the order traced; not of a
     function object that is gone and was made anew after it (a jit made on each pass, whose
-    program was never called again; one that ended with its run is still said)."""
+    program was never called again; one that ended with its run is still said). Where
+    one function object has more than one compiled version, each names its inputs."""
     later: dict[tuple[str, str | None], set[int]] = {}  # the objects traced after each
     superseded = []
     for t in reversed(traces):
         objects = later.setdefault((t.function, t.defined_at), set())
         superseded.append(bool(objects - {id(t.ref)}))
         objects.add(id(t.ref))
+    versions = Counter(id(t.ref) for t in traces)
     said = set()
     for t, made_anew in zip(traces, reversed(superseded), strict=True):
         if made_anew and t.ref() is None:
@@ -147,25 +189,47 @@ def stale(traces: list[Traced]) -> Iterator[Stale]:
                 now = r.now()
             except (KeyError, ValueError):  # deleted since: nothing to compare
                 continue
-            if _differs(r.value, now):
-                v = Stale(t.function, r.name, r.scope, _shown(r.value), _shown(now), r.line,
-                          t.defined_at)
+            if not _same(r.value, now):
+                v = Stale(t.function, r.name, r.scope, *_shown(r.value, now), r.line,
+                          t.defined_at, r.helper,
+                          t.inputs if versions[id(t.ref)] > 1 else None)
                 if v not in said:
                     said.add(v)
                     yield v
 
 
-def _differs(before: Any, now: Any) -> bool:
-    if before is now:  # a NaN is the same object, not a changed value
-        return False
-    try:
-        return type(before) is not type(now) or bool(before != now)
-    except Exception:  # noqa: BLE001 (an __eq__ that raises: it changed, to something else)
+def _same(before: Any, now: Any) -> bool:
+    """Whether a value read is the same now: equal, of one type (a NaN recomputed is the
+    same NaN; an ``__eq__`` that raises, not the same)."""
+    if before is now:
         return True
-
-
-def _shown(value: Any) -> str:
+    if type(before) is not type(now):
+        return False
+    if type(before) is tuple:
+        return len(before) == len(now) and all(map(_same, before, now))
     try:
-        return repr(value)[:MAX_TEXT]
+        return bool(before == now) or _nan(before) and _nan(now)
+    except Exception:  # noqa: BLE001 (an __eq__ that raises: it changed, to something else)
+        return False
+
+
+def _nan(value: Any) -> bool:
+    return isinstance(value, float | complex) and value != value
+
+
+def _shown(before: Any, now: Any) -> tuple[str, str]:
+    """Both values as ``repr`` writes them, each at most :data:`MAX_TEXT` long, from
+    near where they first differ (a long string changed at its end keeps its end)."""
+    a, b = (_repr(v) for v in (before, now))
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                 min(len(a), len(b)))
+    lo = max(0, first - MAX_TEXT // 2) if first >= MAX_TEXT - 100 else 0
+    a, b = (("…" if lo else "") + v[lo:lo + MAX_TEXT - 1] for v in (a, b))
+    return a, b
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
     except Exception:  # noqa: BLE001 (a __repr__ that raises)
         return f"<a {type(value).__name__} that could not be shown>"

@@ -66,6 +66,11 @@ class Stale(Saved):
     #: ``file:line`` where the function reads it, and where the function was defined.
     line: str | None = None
     defined_at: str | None = None
+    #: The user's function, called from the jitted one, whose code reads it (None: the
+    #: jitted function's own), and the types of the inputs of the compiled version that
+    #: holds the old value, where the function has more than one (``f32[8,4], f32[4]``).
+    helper: str | None = None
+    inputs: str | None = None
 
 
 
@@ -249,6 +254,8 @@ STALE_FIELDS: tuple[Field, ...] = (
     *((key, key, text, REQUIRED) for key in ("function", "name", "scope", "traced", "now")),
     ("line", "line", maybe_text, None),
     ("defined_at", "defined_at", maybe_text, None),
+    ("helper", "helper", maybe_text, None),
+    ("inputs", "inputs", maybe_text, None),
 )
 GATE_FIELDS: tuple[Field, ...] = tuple(
     (key, key, schema.optional(schema.count), None)

@@ -35,13 +35,14 @@ SHARDING = "sharding"            # an argument's sharding or devices changed, no
 STATIC = "static value"          # a static argument's value changed
 NEW_FUNCTION = "new function"    # the same function made anew (a jit or lambda in a loop)
 PYTREE = "pytree"                # the arguments' pytree structure changed
+KEYWORD = "keyword"              # a keyword argument passed on one call, left out on another
 CONTEXT = "context"              # a config value or context manager changed
 EAGER = "eager op"               # an eager jnp/lax call outside jit, on new shapes or dtypes
 UNEXPLAINED = "no reason"        # compiled again, and JAX gave no reason
 OTHER = "other"                  # JAX gave a reason of another kind (its text is kept)
 
 KINDS = (FIRST, WEAK_TYPE, SHAPE, DTYPE, STATIC, NEW_FUNCTION, PYTREE, CONTEXT, EAGER,
-         UNEXPLAINED, OTHER, SHARDING)
+         UNEXPLAINED, OTHER, SHARDING, KEYWORD)
 #: The kinds that are compiling *again*: every kind but the first compile.
 AGAIN = tuple(k for k in KINDS if k != FIRST)
 

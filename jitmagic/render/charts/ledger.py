@@ -27,7 +27,7 @@ from .style import plain
 #: One colour per reason; a first compile (a warm-up, not a recompile) is grey.
 REASON_COLOURS = dict(zip(KINDS, ("#c8c8c8", VERMILLION, BLUE, SKY_BLUE, ORANGE,
                                   REDDISH_PURPLE, BLUISH_GREEN, YELLOW, "#8c8c8c", "#000000",
-                                  "#5a5a5a", "#56b4e9"), strict=True))
+                                  "#5a5a5a", "#56b4e9", BLUISH_GREEN), strict=True))
 #: Functions drawn (the costliest).
 MAX_BARS = 10
 

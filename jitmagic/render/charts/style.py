@@ -7,6 +7,7 @@ from typing import Any
 
 from matplotlib.axes import Axes
 
+from ...model.saved.schema import printable
 from ...model.stats.units import cut_to
 from .palette import RANGE
 
@@ -24,9 +25,11 @@ MAX_LABEL = 60
 
 def plain(x: Any, width: int = MAX_LABEL) -> str:
     """``x`` as text matplotlib shows as it is: every ``$`` escaped, so a name such as
-    ``$\\frac{$`` is never parsed as mathtext (which raises while drawing); cut to
-    ``width`` characters, ending in ``…``."""
-    return cut_to(str(x), width).replace("$", r"\$")
+    ``$\\frac{$`` is never parsed as mathtext (which raises while drawing), and every
+    control character, tab and newline written as its escape (``\\x1b``, ``\\t``: no
+    font has their glyphs); cut to ``width`` characters, ending in ``…``."""
+    shown = printable(str(x)).replace("\t", r"\t").replace("\n", r"\n")
+    return cut_to(shown, width).replace("$", r"\$")
 
 
 def whisker(ax: Axes, at: float, lo: float, hi: float, horizontal: bool = True) -> None:

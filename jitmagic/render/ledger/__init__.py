@@ -19,7 +19,6 @@ from ...model.ledger.compiles import AGAIN
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
 from ...model.ledger.compiles import OTHER
-from ...model.ledger.compiles import PYTREE
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.diff import LedgerDiff
 from ...model.ledger.rows import EagerLine
@@ -36,14 +35,14 @@ from ..bundle import with_note
 from ..format import fmt_s
 from .bridge import jitcompare_line
 from .fixes import EAGER_ANEW_FIX
-from .fixes import FIXES
-from .fixes import GRAPH_FIX
 from .fixes import NOTES
+from .fixes import advice
 from .fixes import explained
 from .gate import gate_lines
 from .jax_ops import explanations
 from .jax_ops import shown
 from .values import reason_words
+from .values import stretched
 from .words import CLOCK
 from .words import KIND_WORDS
 from .words import MAGIC_SOURCES
@@ -52,11 +51,12 @@ from .words import MAX_REASONS
 from .words import MAX_ROWS
 from .words import MAX_VALUES
 from .words import clip
+from .words import clip_place
 from .words import columns
 from .words import defined
+from .words import defined_place
 from .words import place
 from .words import plural
-from .words import users_place
 
 
 def answer(ledger: Ledger) -> str:
@@ -91,7 +91,7 @@ def _again_said(ledger: Ledger) -> str:
                 f"{plural(eager, 'time')} ({fmt_s(ledger.again_seconds)}), "
                 f"`{printable(shown(top.function, top.call_text))}` most")
     top, rest = mine[0], mine[1:]
-    said = (f"`{printable(top.function)}`{defined(top, ledger)} compiled again "
+    said = (f"`{printable(top.function)}`{defined(top.defined_at, ledger)} compiled again "
             f"{plural(top.again, 'time')} ({fmt_s(_again_seconds(top))})")
     if rest:
         said += (f"; {plural(len(rest), 'other function')} "
@@ -200,11 +200,12 @@ def _stale(ledger: Ledger) -> Iterable[str]:
     for v in ledger.stale[:MAX_ROWS]:
         read_at = place(v.line, ledger)
         at = f" at {printable(read_at)}" if read_at else ""
-        made_at = users_place(v.defined_at, ledger)
-        of = f" (defined at {printable(made_at)})" if made_at else ""
-        yield (f"  `{printable(clip(v.function, 60))}`{of} read the {v.scope} "
-               f"`{printable(v.name)}`{at}: {printable(clip(v.traced, 40))} when traced, "
-               f"{printable(clip(v.now, 40))} now")
+        version = f", its program for inputs {printable(v.inputs)}," if v.inputs else ""
+        helper = f" in its helper `{printable(clip(v.helper, 60))}`" if v.helper else ""
+        traced, now = stretched((v.traced, v.now))
+        yield (f"  `{printable(clip(v.function, 60))}`{defined(v.defined_at, ledger)}"
+               f"{version} read the {v.scope} "
+               f"`{printable(v.name)}`{helper}{at}: {traced} when traced, {now} now")
     if len(ledger.stale) > MAX_ROWS:
         yield f"  … and {len(ledger.stale) - MAX_ROWS} more"
 
@@ -213,7 +214,7 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     head = ("function", "defined at", "compiles", "again", "trace", "lower", "XLA compile",
             "total")
     body = [(clip(shown(r.function, r.call_text) if r.eager else r.function),
-             clip(users_place(r.defined_at, ledger) or ("eager op" if r.eager else "—")),
+             clip_place(defined_place(r.defined_at, ledger, r.eager)),
              str(r.compiles), str(r.again),
              *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
@@ -234,7 +235,7 @@ def _stage(row: FunctionRow, stage: str) -> str:
 
 def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
     again_s = sum(r.seconds for r in row.reasons if r.kind != FIRST)
-    yield (f"`{printable(row.function)}`{defined(row, ledger)}: compiled again "
+    yield (f"`{printable(row.function)}`{defined(row.defined_at, ledger)}: compiled again "
            f"{plural(row.again, 'time')}, {fmt_s(again_s)}")
     again = [r for r in row.reasons if r.kind in AGAIN]
     for reason in again[:MAX_REASONS]:
@@ -245,13 +246,9 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             code = f"  {clip(said, 100)}" if said else ""
             yield f"      at {clip(place(site, ledger) or site, 100)}{code}" + \
                   (f" ({n}×)" if n > 1 else "")
-        if reason.kind == PYTREE and (reason.argument or "").endswith("._graphdef"):
-            yield f"      fix: {GRAPH_FIX}"
-        elif reason.kind in FIXES:
-            arg = f"`{clip(reason.argument, 40)}`" if reason.argument else "it"
-            yield f"      fix: {FIXES[reason.kind].format(arg=arg)}"
-        elif reason.kind in NOTES:
-            yield f"      note: {NOTES[reason.kind]}"
+        said = advice(reason)
+        if said:
+            yield f"      {said}"
         if reason.kind == OTHER and reason.text:
             yield f"      JAX: {clip(' '.join(reason.text.split()), 300)}"
         elif reason.kind == UNEXPLAINED and explained(reason):

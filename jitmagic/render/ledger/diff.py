@@ -7,8 +7,9 @@ from ..format import fmt_s
 from .words import CLOCK
 from .words import MAX_ROWS
 from .words import clip
+from .words import clip_place
 from .words import columns
-from .words import place
+from .words import defined_place
 from .words import plural
 
 
@@ -17,8 +18,8 @@ def diff_text(d: LedgerDiff) -> str:
     first."""
     head = ("function", "defined at", "compiles", "again", "seconds (wall, one run each)")
     rows = sorted(d.rows, key=lambda r: (-(r.new_again - r.old_again), r.function))
-    body = [(clip(r.function), clip(place(r.defined_at, d.new if r.new_compiles else d.old)
-                                      or "—"),
+    body = [(clip(r.function), clip_place(defined_place(r.defined_at, d.new if r.new_compiles
+                                                        else d.old, r.eager)),
              f"{r.old_compiles} → {r.new_compiles}", f"{r.old_again} → {r.new_again}",
              f"{_seconds(r.old_seconds, r.old_compiles)} → "
              f"{_seconds(r.new_seconds, r.new_compiles)}") for r in rows[:MAX_ROWS]]

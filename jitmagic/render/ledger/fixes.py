@@ -3,9 +3,12 @@ result (``tests/test_watch_fixes.py``), and notes where none was."""
 
 from __future__ import annotations
 
+import re
+
 from ...model.ledger.compiles import CONTEXT
 from ...model.ledger.compiles import DTYPE
 from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import KEYWORD
 from ...model.ledger.compiles import MAX_EXPLAINED
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import PYTREE
@@ -15,6 +18,7 @@ from ...model.ledger.compiles import STATIC
 from ...model.ledger.compiles import WEAK_TYPE
 from ...model.ledger.compiles import Noted
 from ...model.ledger.rows import ReasonRow
+from .words import clip
 
 #: What to do about each kind of reason (``{arg}``: the argument it names, or "it"): only
 #: fixes shown (``tests/test_watch_fixes.py``) to remove the recompile and keep the result,
@@ -37,6 +41,10 @@ FIXES = {
                   "over when it was first traced)",
     PYTREE: "keep the arguments' structure the same on every call: the same keys and fields "
             "each time (an all-ones mask rather than no mask, an array rather than None)",
+    KEYWORD: "pass {arg} the same way on every call (by keyword each time, its default "
+             "written out where it was left out): one program serves every value; where "
+             "the function branches on it in Python (an `if`), make it static as well "
+             "(`static_argnames`) and expect one compile per value",
     SHARDING: "place {arg} once, before the loop, where the jitted function's output comes "
               "back (`jax.device_put(x, NamedSharding(mesh, P()))` for a replicated "
               "parameter), so that every call sees the same devices and sharding; or fix "
@@ -49,6 +57,12 @@ GRAPH_FIX = ("the module's static attributes are part of its graph, which JAX co
              "BatchNorm's `use_running_average`): jit one function per mode, each its own "
              "`def` under `@nnx.jit` and called only in its mode (a `train_step` after "
              "`model.train()`, an `eval_step` after `model.eval()`): each compiles once")
+#: What to do about a sharding reason whose argument was split over the mesh on some calls
+#: (``f32[8@data,4]``: an input batch the loader left unplaced on others): its split.
+SPLIT_FIX = ("place {arg} the same way on every call, split as on its other calls: "
+             "`jax.device_put({name}, NamedSharding(mesh, {spec}))` before each call (a "
+             "batch left unplaced lands on one device), or fix it on the jit "
+             "(`in_shardings=`)")
 #: What is said where no fix was shown to remove the recompile and keep the result.
 NOTES = {
     CONTEXT: "a config value or context manager changed between calls: JAX compiles once "
@@ -76,6 +90,39 @@ NOTED = {
                           "freed object's id reused), or JAX's caches were cleared "
                           "(jax.clear_caches(), f.clear_cache())",
 }
+
+
+def advice(reason: ReasonRow) -> str | None:
+    """The line under a reason: ``fix: ...`` where a fix was shown to work for its case,
+    ``note: ...`` where none was; None for neither."""
+    arg = f"`{clip(reason.argument, 40)}`" if reason.argument else "it"
+    spec = split_spec(reason.values) if reason.kind == SHARDING else None
+    if spec is not None:
+        return "fix: " + SPLIT_FIX.format(arg=arg, name=clip(reason.argument or "x", 40),
+                                          spec=spec)
+    if reason.kind == PYTREE and (reason.argument or "").endswith("._graphdef"):
+        return f"fix: {GRAPH_FIX}"
+    if reason.kind in FIXES:
+        return f"fix: {FIXES[reason.kind].format(arg=arg)}"
+    return f"note: {NOTES[reason.kind]}" if reason.kind in NOTES else None
+
+
+_DIMS = re.compile(r"\[(?P<dims>[^\]]*@[^\]]*)\]")
+#: One dimension as JAX writes it: ``8``, ``8@data``, ``8@(data,model)``.
+_DIM = re.compile(r"(?:[^,(]|\([^)]*\))+")
+
+
+def split_spec(values: tuple[str, ...]) -> str | None:
+    """``P('data')``: the split of the first value JAX wrote with a dimension over mesh
+    axes (``f32[8@data,4]``, ``f32[8@(data,model),4]``); None where none was split."""
+    found = next((m for v in values if (m := _DIMS.search(v))), None)
+    if found is None:
+        return None
+    axes = [d.partition("@")[2].strip("()").split(",") for d in _DIM.findall(found["dims"])]
+    while axes and axes[-1] == [""]:
+        axes.pop()
+    return "P(" + ", ".join("None" if a == [""] else repr(a[0]) if len(a) == 1
+                            else f"({', '.join(map(repr, a))})" for a in axes) + ")"
 
 
 def explained(reason: ReasonRow) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import EAGER
+from ...model.ledger.compiles import KEYWORD
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import PYTREE
 from ...model.ledger.compiles import SHARDING
@@ -55,8 +56,8 @@ def change_words(kind: str, argument: str | None, values: tuple[str, ...],
     if argument and kind == PYTREE:  # JAX's own path, unchecked here
         what += f" at {TOP_PATHS[argument]}" if argument in TOP_PATHS else \
             f" at `{clip(argument, 60)}` (as JAX names the path)"
-    elif argument:
-        what += f" of `{clip(argument, 60)}`"
+    elif argument:  # "keyword argument `train`", "shape of `x`"
+        what += f"{'' if kind == KEYWORD else ' of'} `{clip(argument, 60)}`"
     width = 60 if kind == PYTREE else 40  # "… (keys {'train'} differ)"
     runs = histories(pairs) if pairs else [values] if values else []
     shown = [values_said(run, width) + (f" → … ({len(run)} values)" if len(run) > MAX_VALUES
@@ -67,18 +68,23 @@ def change_words(kind: str, argument: str | None, values: tuple[str, ...],
 
 
 def values_said(values: tuple[str, ...], width: int = 40) -> str:
-    """``f32[3] → f32[4]``: each value whole where all are short, else each one's stretch
-    around where they first differ (an Equinox module's static fields hold long
-    reprs: ``…MLP[(Missing, 2)]… → …MLP[(Missing, 3)]…``); a terminal's escapes in any
-    of them written as escapes, whatever their length."""
+    """``f32[3] → f32[4]``: the values as :func:`stretched` shows them."""
+    return " → ".join(stretched(values, width))
+
+
+def stretched(values: tuple[str, ...], width: int = 40) -> tuple[str, ...]:
+    """Each value whole where all are short, else each one's stretch around where they
+    first differ (an Equinox module's static fields hold long reprs: ``…MLP[(Missing,
+    2)]…``, ``…MLP[(Missing, 3)]…``); a terminal's escapes in any of them written as
+    escapes, whatever their length."""
     shown = tuple(printable(v) for v in values[:MAX_VALUES])
     if all(len(v) <= width for v in shown):
-        return " → ".join(clip(v, width) for v in shown)
+        return tuple(clip(v, width) for v in shown)
     first = shown[0]
     starts = [next((i for i, (a, b) in enumerate(zip(v, first, strict=False)) if a != b),
                    min(len(v), len(first))) for v in shown[1:]]
     lo = _word_start(first, max(0, min(starts, default=0) - width // 2))
-    return " → ".join(_stretch(v, lo, width) for v in shown)
+    return tuple(_stretch(v, lo, width) for v in shown)
 
 
 #: Where a value's shown stretch may begin: after one of these (never inside a word).
@@ -104,14 +110,17 @@ def _stretch(value: str, lo: int, width: int) -> str:
     return ("…" if lo else "") + value[lo:hi] + ("…" if hi < len(value) else "")
 
 
-def live_line(c: Compile, again: int, source_file: str | None = None) -> str:
-    """One recompile, said as it happens (``again``: the run's recompiles so far, this one
-    included): ``jitwatch: `step` compiles again (recompile 1 here) at line 9, shape of
-    `x`: f32[32,8] → f32[4,8]``; ``source_file``: the watched cell's, whose lines read
-    ``line N``."""
+def live_line(c: Compile, again: int, run: int, source_file: str | None = None) -> str:
+    """One recompile, said as it happens (``again``: its function's recompiles so far,
+    this one included; ``run``: the run's): ``jitwatch: `step` compiles again (recompile 1
+    here) at line 9, shape of `x`: f32[32,8] → f32[4,8]``, ``(its recompile 2; 5 in the
+    run)`` where other functions recompiled; ``source_file``: the watched cell's, whose
+    lines read ``line N``."""
     where = Ledger((c,), 0.0, source_file=source_file)
     called_at = place(c.call_site, where)
     at = f" at {printable(called_at)}" if called_at else ""
     thread = f" on thread {printable(c.thread)}" if c.thread != "MainThread" else ""
-    return (f"jitwatch: `{printable(clip(c.function, 60))}` compiles again (recompile "
-            f"{again:,} here){at}{thread}: {printable(reason_words(reason_row([c])))}")
+    count = f"recompile {again:,} here" if run == again else \
+        f"its recompile {again:,}; {run:,} in the run"
+    return (f"jitwatch: `{printable(clip(c.function, 60))}` compiles again ({count})"
+            f"{at}{thread}: {printable(reason_words(reason_row([c])))}")

@@ -14,6 +14,7 @@ from ...model.ledger.compiles import CONTEXT
 from ...model.ledger.compiles import DTYPE
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import KEYWORD
 from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import OTHER
 from ...model.ledger.compiles import PYTREE
@@ -22,7 +23,6 @@ from ...model.ledger.compiles import SHARDING
 from ...model.ledger.compiles import STATIC
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import WEAK_TYPE
-from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...usercode import user_file
 from ..blocks import shown_name
@@ -42,6 +42,7 @@ MAGIC_SOURCES = ("the cell", "the statement")
 KIND_WORDS = {FIRST: "first", WEAK_TYPE: "weak type", SHAPE: "shape",
               DTYPE: "dtype", SHARDING: "sharding", STATIC: "static value",
               NEW_FUNCTION: "new function", PYTREE: "pytree", CONTEXT: "context",
+              KEYWORD: "keyword argument",
               EAGER: "eager op", UNEXPLAINED: "no reason", OTHER: "other"}
 
 
@@ -54,9 +55,28 @@ def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -
             for line in (head, *body)]
 
 
-def defined(row: FunctionRow, ledger: Ledger) -> str:
-    place = users_place(row.defined_at, ledger)
-    return f" (defined at {printable(place)})" if place else ""
+def defined(site: str | None, ledger: Ledger) -> str:
+    """`` (defined at line 3)`` after a function's name (``site``: where it was defined);
+    nothing where it is not known."""
+    place = defined_place(site, ledger)
+    return f" (defined at {printable(place)})" if place != "—" else ""
+
+
+def defined_place(site: str | None, ledger: Ledger, eager: bool = False) -> str:
+    """Where a row's function was defined, as its "defined at" reads: the user's line
+    (:func:`place`), ``eager op``, a library function's file from its package down
+    (``jax/_src/numpy/linalg.py:1530``, the user's ``jax.jit(jnp.linalg.solve)``), or
+    ``—`` where none is known."""
+    found = _SITE.match(site or "")
+    if eager or found is None:
+        return "eager op" if eager else "—"
+    if user_file(found["file"]):
+        return place(site, ledger) or "—"
+    for root in ("site-packages", "dist-packages"):
+        _, sep, below = found["file"].rpartition(f"{os.sep}{root}{os.sep}")
+        if sep:
+            return f"{below}:{found['line']}"
+    return f"{_normal(found['file'])}:{found['line']}"
 
 
 _SITE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?::\d+)?(?P<rest>(?: \(.*\))?)$")
@@ -68,8 +88,8 @@ def place(site: str | None, ledger: Ledger) -> str | None:
     found = _SITE.match(site or "")
     if found is None:
         return site or None
-    filename, line = found["file"], found["line"]
-    if ledger.source_file is not None and filename == ledger.source_file:
+    filename, line = _normal(found["file"]), found["line"]
+    if ledger.source_file is not None and filename == _normal(ledger.source_file):
         return f"line {line}"
     if os.path.isabs(filename):
         with suppress(ValueError):
@@ -78,13 +98,10 @@ def place(site: str | None, ledger: Ledger) -> str | None:
     return f"{filename}:{line}"
 
 
-def users_place(site: str | None, ledger: Ledger) -> str | None:
-    """:func:`place` of a place in the user's code; None for a library's (JAX names
-    ``equinox.filter_jit``'s own file as where a function it wraps was defined)."""
-    found = _SITE.match(site or "")
-    if found is None or not user_file(found["file"]):
-        return None
-    return place(site, ledger)
+def _normal(filename: str) -> str:
+    """``filename`` without ``..`` in it (``python ../other/train.py`` names its code
+    ``/work/../other/train.py``); a cell's name as it is."""
+    return os.path.normpath(filename) if os.path.isabs(filename) else filename
 
 
 def plural(n: int, noun: str) -> str:
@@ -93,3 +110,14 @@ def plural(n: int, noun: str) -> str:
 
 def clip(s: str, width: int = 40) -> str:
     return shown_name(printable(s), width)
+
+
+def clip_place(s: str, width: int = 40) -> str:
+    """A place cut from its start at a folder (``…/deep/train.py:12``): its file and line
+    tell, not the folders above them."""
+    s = printable(s)
+    if len(s) <= width:
+        return s
+    tail = s[-(width - 1):]
+    folder = tail.find(os.sep)
+    return "…" + (tail[folder:] if folder >= 0 else tail)
