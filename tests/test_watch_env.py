@@ -111,37 +111,72 @@ def test_the_gate_sets_the_exit_status(tmp_path):
     assert raised.stderr.index("SystemError: boom") < raised.stderr.index(" compiles took ")
 
 
+def _not_applied(value: str, said: str) -> str:
+    """What a JAX program given ``value`` says on stderr: one line at once, one at exit."""
+    start = f"jitmagic: JITMAGIC_WATCH={value!r}: "
+    return (f"{start}{said}; the program runs unwatched, and ends with status 2\n"
+            f"{start}the watch (and any gate) asked for could not be applied: {said}\n")
+
+
 @pytest.mark.parametrize(("value", "said"), [
-    ("fail_after_warmp=1", "unknown option 'fail_after_warmp'"),
+    ("fail_after_warmp=1", "unknown option 'fail_after_warmp': give 1, or options as "
+                           "NAME=VALUE joined by commas"),
     ("yes", "'yes' is not NAME=VALUE"),
     ("fail_after_warmup=one", "fail_after_warmup is a number of compiles, a whole number "
                               "from 0 (got 'one')"),
+    ("fail_after_warmup=\u0663", "fail_after_warmup is a number of compiles, a whole "
+                                  "number from 0 (got '\u0663')"),  # an Arabic-Indic 3
     ("save=", "save= needs a value, e.g. save=PATH"),
     ("max_compiles=1,max_compiles=2", "max_compiles is given twice"),
 ])
-def test_a_bad_value_is_said_in_one_line_and_the_program_runs_unwatched(tmp_path, value, said):
-    """Every Python of the environment reads the variable (pip too): a bad value stops
-    none of them."""
+def test_a_bad_value_is_said_at_once_and_fails_the_jax_program_at_exit(tmp_path, value, said):
+    """A JAX program must not pass a gate it was given and that was never applied: it
+    runs, unwatched, and ends with status 2, having said why at once and again at exit."""
     done = _hooked(tmp_path, RECOMPILES, value)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 2, done.stderr
     assert done.stdout == "done -0.9\n"  # the program ran, as written
-    line = f"jitmagic: JITMAGIC_WATCH={value!r}: {said}"
-    assert done.stderr.startswith(line) and done.stderr.count("\n") == 1
-    assert done.stderr.endswith("; the program runs unwatched\n")
-    assert "give 1, or options as NAME=VALUE joined by commas" in done.stderr or \
-        "unknown" not in said
+    first, last = done.stderr.splitlines()
+    assert first.startswith(f"jitmagic: JITMAGIC_WATCH={value!r}: {said}")
+    assert first.endswith("; the program runs unwatched, and ends with status 2")
+    assert last.startswith(f"jitmagic: JITMAGIC_WATCH={value!r}: the watch (and any gate) "
+                           f"asked for could not be applied: {said}")
 
 
-def test_a_path_that_does_not_end_as_its_file_is_refused_once_jax_is_imported(tmp_path):
+@pytest.mark.parametrize("argv", [["-c", "print(1)"], ["-m", "pip", "--version"]])
+def test_a_bad_value_leaves_a_process_that_never_imports_jax_alone(tmp_path, argv):
+    """Every Python of the environment reads the variable (pip too): none without JAX
+    is stopped, nor even loads jitmagic."""
+    done = subprocess.run([sys.executable, *argv], env=_env("fail_after_warmup=0,save=l.txt",
+                                                            **_site(tmp_path)),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith("1\n" if argv[0] == "-c" else "pip ")
+
+
+def test_a_path_the_watch_cannot_write_is_refused_once_jax_is_imported(tmp_path):
     done = _hooked(tmp_path, RECOMPILES, "fail_after_warmup=-1")
-    assert done.returncode == 0 and done.stdout == "done -0.9\n"
-    assert done.stderr == ("jitmagic: JITMAGIC_WATCH='fail_after_warmup=-1': "
-                           "fail_after_warmup is a number of compiles, a whole number from 0 "
-                           "(got -1): e.g. fail_after_warmup=1; the program runs unwatched\n")
-    done = _hooked(tmp_path, RECOMPILES, "save=ledger.txt")
-    assert done.returncode == 0 and done.stdout == "done -0.9\n"
-    assert "--save writes a JSON file: give it a path ending in .json" in done.stderr
-    assert done.stderr.count("\n") == 1 and not (tmp_path / "ledger.txt").exists()
+    assert done.returncode == 2 and done.stdout == "done -0.9\n"
+    assert done.stderr == _not_applied("fail_after_warmup=-1", (
+        "fail_after_warmup is a number of compiles, a whole number from 0 (got -1): e.g. "
+        "fail_after_warmup=1"))
+    value = "fail_after_warmup=0,save=ledger.txt"  # the gate given, and a typo beside it
+    done = _hooked(tmp_path, RECOMPILES, value)
+    assert done.returncode == 2 and done.stdout == "done -0.9\n"
+    assert done.stderr == _not_applied(value, (
+        f"--save writes a JSON file: give it a path ending in .json (got "
+        f"{str(tmp_path / 'ledger.txt')!r}), e.g. --save ledger.json"))
+    assert not (tmp_path / "ledger.txt").exists() and "Gate" not in done.stderr
+
+
+def test_a_save_folder_that_does_not_exist_is_said_before_the_program_runs(tmp_path):
+    """Checked as the command checks it, before the program's first JAX work."""
+    missing = tmp_path / "missing" / "l.json"
+    source = RECOMPILES.replace('print("done"', 'print("ran", file=sys.stderr)\nprint("done"')
+    value = f"fail_after_warmup=0,save={missing}"
+    done = _hooked(tmp_path, "import sys\n" + source, value)
+    assert done.returncode == 2 and done.stdout == "done -0.9\n"
+    said = f"--save {missing}: cannot save to {missing}: the folder {missing.parent} does not exist"
+    assert done.stderr == _not_applied(value, said).replace("\n", "\nran\n", 1)
 
 
 def test_the_watch_starts_only_once_jax_is_imported(tmp_path):
@@ -191,16 +226,18 @@ def test_the_command_under_the_variable_writes_one_ledger(tmp_path):
     assert (done.stdout + done.stderr).count(" compiles took ") == 1
 
 
-def test_unset_or_off_the_line_imports_nothing_of_jitmagic(tmp_path):
+def test_the_line_imports_jitmagic_only_once_the_program_imports_jax(tmp_path):
     site = _site(tmp_path)
     code = "import sys; print(sorted(m for m in sys.modules if m.startswith('jitmagic')))"
-    for value in (None, "", "0", " 0 "):  # off: not even jitmagic is imported
+    for value in (None, "", "0", " 0 ", "1", "save=l.json"):  # on or off: no JAX, no jitmagic
         done = subprocess.run([sys.executable, "-c", code], env=_env(value, **site),
                               capture_output=True, text=True, timeout=120)
-        assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", ""), value
-    watched = subprocess.run([sys.executable, "-c", code], env=_env("1", **site),
+        expected = "[]\n" if value in (None, "", "0", " 0 ") else "['jitmagic_watch']\n"
+        assert (done.returncode, done.stdout, done.stderr) == (0, expected, ""), value
+    watched = subprocess.run([sys.executable, "-c", "import jax; " + code],
+                             env=_env("1", JAX_PLATFORMS="cpu", **site),
                              capture_output=True, text=True, timeout=120)
-    assert "'jitmagic.frontends.watch.hook'" in watched.stdout  # the same line, set: on
+    assert "'jitmagic.frontends.watch.hook'" in watched.stdout, watched.stderr  # then: on
 
 
 @pytest.mark.parametrize("flag", ["--install-hook", "--remove-hook"])

@@ -41,6 +41,11 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
+from jitmagic_watch import NOT_APPLIED
+from jitmagic_watch import START_DIR
+from jitmagic_watch import end as _end
+from jitmagic_watch import fail_at_exit
+
 from ...interrupts import around_import
 from ...options.table import COMMAND
 from ...options.table import WATCH
@@ -97,6 +102,8 @@ def parse(value: str) -> dict[str, Any] | None:
             found[option] = given == "1"
             continue
         try:
+            if kind is int and not given.isascii():  # int() reads '٣' as 3
+                raise ValueError(given)
             found[option] = kind(given) if kind is not None else given
         except ValueError:
             raise BadValue(f"{key} is a number of compiles, a whole number from 0 (got "
@@ -124,6 +131,14 @@ def _said(message: str) -> None:
     write(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}")
 
 
+def _refused(why: str) -> None:
+    """Say at once that the watch asked for cannot be applied, and why: the program runs
+    unwatched, and one that imports JAX ends with :data:`NOT_APPLIED` at exit (a gate it
+    was given must not pass unapplied; pip, which never imports JAX, is left alone)."""
+    _said(f"{why}; the program runs unwatched, and ends with status {NOT_APPLIED}")
+    fail_at_exit(why)
+
+
 def _ours() -> _State | None:
     """This process's watch (None where there is none, or it is a fork's child's copy)."""
     return _state if _state is not None and _state.pid == os.getpid() else None
@@ -138,13 +153,13 @@ def begin() -> None:
     try:
         options = parse(os.environ.get(VARIABLE, ""))
     except BadValue as exc:
-        _said(f"{exc}; the program runs unwatched")
+        _refused(str(exc))
         return
     if options is None:
         return
-    for flag in PATHS:  # the program may chdir before the ledger is written
+    for flag in PATHS:  # read against the folder the program started in: it may chdir
         if options.get(flag):
-            options[flag] = os.path.abspath(options[flag])
+            options[flag] = os.path.join(START_DIR, os.path.expanduser(options[flag]))
     top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
     _state = _State(options, top)
     atexit.register(_exit_status)  # the first registered runs last: after all the others
@@ -177,6 +192,7 @@ def _start() -> None:
     main = getattr(sys.modules.get("__main__"), "__spec__", None)
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
+    from ...errors import CannotWriteError
     from ...errors import InputError
     from .api import watched
     from .live import Live
@@ -186,9 +202,9 @@ def _start() -> None:
         entered = watched(gate, _source(), on_again=Live())
         state.made = entered.__enter__()
     except Exception as exc:  # noqa: BLE001 (the program runs on, unwatched)
-        why = str(exc) if isinstance(exc, InputError) else (
+        why = str(exc) if isinstance(exc, (InputError, CannotWriteError)) else (
             f"the watch could not start ({type(exc).__name__}: {exc})")
-        _said(f"{why}; the program runs unwatched")
+        _refused(why)
         return
     state.entered = entered
     previous = sys.excepthook
@@ -205,6 +221,7 @@ def _start() -> None:
 def _gate(state: _State) -> Any:
     """The gate of the options, checked with the report paths (a process the first one
     started writes its own files); ``InputError`` says what is wrong."""
+    from ..output import checked_path
     from ..output import distinct
     from .api import check_endings
     from .api import gate_of
@@ -216,6 +233,7 @@ def _gate(state: _State) -> Any:
     gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
     check_endings(paths)
     distinct(paths)
+    paths = {flag: checked_path(path, flag) for flag, path in paths.items()}  # as the command
     state.options = {**options, **paths}
     return gate
 
@@ -287,22 +305,6 @@ def _exit_status() -> None:
         write(f"jitwatch: {_source()} never imported jax: nothing was watched", last=True)
     if state.status:
         _end(state.status)
-
-
-def _end(status: int) -> None:
-    """End the process with ``status`` through the interpreter's own shutdown, as
-    ``sys.exit`` would: its objects are finalized (a file the program never closed keeps
-    what it wrote). An exit handler cannot change the status (``sys.exit`` there is
-    ignored): CPython's ``Py_Exit`` shuts down with it, the exit handlers cleared (this,
-    the first registered, runs last: the others have run). ``os._exit`` elsewhere."""
-    atexit._clear()
-    try:
-        import ctypes
-
-        ctypes.pythonapi.Py_Exit(ctypes.c_int(status))
-    except Exception:  # noqa: BLE001 (no CPython API: end at once, as before)
-        pass
-    os._exit(status)
 
 
 begin()
