@@ -1,24 +1,25 @@
 """``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
 
-Installing jitmagic puts ``jitmagic-watch.pth`` into site-packages (a data file of the
-wheel, pyproject.toml; ``pip uninstall`` removes it). Its one line costs a dictionary
-look-up at start where the variable is unset, empty or ``0``, and imports this module
-where it is set to anything else. This module then:
+Installing jitmagic puts ``jitmagic-watch.pth`` and the standard-library module it runs,
+``jitmagic_watch.py``, into site-packages (data files of the wheel, pyproject.toml;
+``pip uninstall`` removes them). The line costs a dictionary look-up at start where the
+variable is unset, empty or ``0``; set, the module imports this one once the program has
+imported JAX (a process that never does, pip, loads nothing of jitmagic). This module:
 
 - reads the variable (:func:`parse`): ``1``, or the watch's own options
   (``python -m jitmagic watch``'s, from :func:`jitmagic.options.table.specs_for`) as
   ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
-  off. A bad value is said in one line on stderr and the program runs unwatched (every
-  Python of the environment reads the variable: pip too);
-- starts the watch once the program has imported JAX
-  (:func:`~jitmagic.interrupts.around_import`), so what the program sets before
-  ``import jax`` (``JAX_PLATFORMS``, ``XLA_FLAGS``) still applies; a program that never
-  imports JAX is not watched, nor ``python -m jitmagic`` (``watch`` watches by itself);
+  off;
+- starts the watch (at once where JAX is imported, else once it is:
+  :func:`~jitmagic.interrupts.around_import`), its report paths checked as the command
+  checks them. Where it cannot (a bad value, a path it cannot write), it says why in one
+  line on stderr, the program runs unwatched and ends with status 2 at exit, saying why
+  again (:func:`jitmagic_watch.fail_at_exit`): a gate given must not pass unapplied;
 - at exit (``atexit``) writes the files asked for, decides the status, then writes the
   ledger on stderr (:mod:`.streams`: a stderr that is closed, gone or not read changes
   neither); where the gate failed (or a file could not be written) and the program ended
   without an uncaught error, the last exit handler ends the process with status 1 (3)
-  through the interpreter's own shutdown (:func:`_end`).
+  through the interpreter's own shutdown (:func:`jitmagic_watch.end`).
 
 Processes the program starts inherit the variable and are watched the same way, each
 writing its own ledger; the first process to read the variable marks itself in
@@ -146,7 +147,7 @@ def _ours() -> _State | None:
 
 def begin() -> None:
     """Read :data:`VARIABLE` and, where it asks for the watch, start it once JAX is
-    imported (now, where it already is); a bad value is said, and nothing is watched."""
+    imported (now, where it already is); a bad value is refused (:func:`_refused`)."""
     global _state
     if _state is not None:
         return
@@ -184,7 +185,8 @@ def _source() -> str:
 
 def _start() -> None:
     """Start the watch (JAX is imported); where its options cannot be used (a path that
-    does not end as its file), or it cannot start, the program runs unwatched."""
+    does not end as its file, or cannot be written), or it cannot start, the program runs
+    unwatched and fails at exit (:func:`_refused`)."""
     state = _ours()
     if state is None or state.imported:
         return
