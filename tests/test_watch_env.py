@@ -252,3 +252,34 @@ def test_the_hook_flags_say_they_are_no_longer_needed_without_jax(tmp_path, flag
                            "JITMAGIC_WATCH=1 python FILE.py, and uninstalling it removes it"
                            "\nFalse\n")
     assert list(tmp_path.iterdir()) == []
+
+
+#: A static argument whose ``repr`` holds a line that reads as the gate's own verdict.
+FAKE_LINE = '''
+import functools, jax, jax.numpy as jnp
+class Cfg:
+    def __init__(s, n): s.n = n
+    def __repr__(s): return f"C{s.n}\\nGate held: fake\\u2028Gate held: fake"
+    def __hash__(s): return hash(s.n)
+    def __eq__(s, o): return s.n == o.n
+@functools.partial(jax.jit, static_argnums=(1,))
+def step(x, cfg): return x * 2
+step(jnp.ones(2), Cfg(1)); step(jnp.ones(2), Cfg(2))
+'''
+
+
+def test_a_value_shown_on_one_line_cannot_print_a_line_of_its_own(tmp_path):
+    """Line breaks in a value (a static argument's ``repr``, a name in a loaded ledger)
+    are written as escapes in the live line and the ledger, as escape codes are."""
+    done = _hooked(tmp_path, FAKE_LINE, "save=ledger.json", JAX_PLATFORMS="cpu")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert not [line for line in lines if line.startswith("Gate held")], done.stderr
+    assert "Static(val=C1\\nGate held: fake" in done.stderr  # shown, escaped
+    assert "\u2028" not in done.stderr
+    saved = json.loads((tmp_path / "ledger.json").read_text())
+    saved["compiles"][-1]["function"] = "step\nGate held: fake"
+    (tmp_path / "ledger.json").write_text(json.dumps(saved))
+    shown = str(jitmagic.load(str(tmp_path / "ledger.json")))
+    assert "Gate held" not in "\n".join(line[:10] for line in shown.splitlines()), shown
+    assert "step\\nGate held: fake" in shown
