@@ -283,3 +283,39 @@ def test_a_value_shown_on_one_line_cannot_print_a_line_of_its_own(tmp_path):
     shown = str(jitmagic.load(str(tmp_path / "ledger.json")))
     assert "Gate held" not in "\n".join(line[:10] for line in shown.splitlines()), shown
     assert "step\\nGate held: fake" in shown
+
+
+#: ``step`` warmed, then a ``jitmagic.compare()`` (which clears JAX's caches for its cold
+#: samples) of a model that calls it, then ``step`` on its warm-up's shape again.
+COMPARED = '''
+import os
+os.environ["JAX_PLATFORMS"] = "cpu"
+import jax, jax.numpy as jnp, jitmagic
+
+@jax.jit
+def step(x):
+    return x * 2
+
+x = jnp.ones(3)
+step(x)
+def model(y):
+    return jnp.sin(y) + step(y)
+jitmagic.compare(model, jnp.ones(8), repeat=1, progress=False, quiet=True)
+print(float(step(x).sum()))
+'''
+
+
+def test_a_compile_that_follows_jitmagic_clearing_the_caches_is_no_recompile(tmp_path):
+    """``compare()``'s own compiles are its measurements; the one ``step`` makes after
+    it, because compare cleared JAX's caches, is said in -v and counted by no gate; a
+    real recompile after it still is."""
+    held = _hooked(tmp_path, COMPARED, "fail_after_warmup=1,verbose=1")
+    assert held.returncode == 0, held.stderr
+    assert held.stdout == "6.0\n" and "compiles again" not in held.stderr
+    assert ("note: `step` compiled again only because jitmagic's own measuring (a "
+            "jitmagic.compare() in the run) cleared JAX's caches" in held.stderr)
+    assert "Gate held" in held.stderr and "no function compiled more than 1 time" in held.stderr
+    failed = _hooked(tmp_path, COMPARED + "step(jnp.ones(5))\n", "fail_after_warmup=1")
+    assert failed.returncode == 1, failed.stderr
+    assert "`step` compiled 2 times here, 1 after its warm-up of 1" in failed.stderr
+    assert "shape of `x`: f32[3] → f32[5]" in failed.stderr

@@ -234,7 +234,8 @@ def as_text(blocks: Iterable[Block], width: int | None = None) -> str:
         elif isinstance(b, Pre):
             lines.append(printable(clip(b.text), lines=True))
         elif isinstance(b, Details) and b.in_text:
-            lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(b.text), lines=True) or "—"]
+            lines += [_inline_text(_parts(b.summary)) + ":",
+                      printable(clip(b.text), lines=True) or "—"]
     return "\n".join(lines)
 
 
