@@ -48,16 +48,16 @@ def end(status):
     os._exit(status)
 
 
-def fail_at_exit(why):
-    """At exit, a program that imported JAX ends with :data:`NOT_APPLIED`, in one line
-    saying why (what to write instead); one that never did (pip) is left alone."""
-    atexit.register(_not_applied, why)
+def fail_at_exit(why, status=NOT_APPLIED):
+    """At exit, a program that imported JAX ends with ``status``, in one line saying why
+    (what to write instead); one that never did (pip) is left alone."""
+    atexit.register(_not_applied, why, status)
 
 
-def _not_applied(why):
+def _not_applied(why, status):
     if "jax" in sys.modules:
         say(f"the watch (and any gate) asked for could not be applied: {why}")
-        end(NOT_APPLIED)
+        end(status)
 
 
 def _watch():

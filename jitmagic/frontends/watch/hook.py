@@ -13,7 +13,8 @@ imported JAX (a process that never does, pip, loads nothing of jitmagic). This m
 - starts the watch (at once where JAX is imported, else once it is:
   :func:`~jitmagic.interrupts.around_import`), its report paths checked as the command
   checks them. Where it cannot (a bad value, a path it cannot write), it says why in one
-  line on stderr, the program runs unwatched and ends with status 2 at exit, saying why
+  line on stderr, the program runs unwatched and ends with status 2 (3: a path it cannot
+  write, as the command) at exit, saying why
   again (:func:`jitmagic_watch.fail_at_exit`): a gate given must not pass unapplied;
 - at exit (``atexit``) writes the files asked for, decides the status, then writes the
   ledger on stderr (:mod:`.streams`: a stderr that is closed, gone or not read changes
@@ -132,12 +133,12 @@ def _said(message: str) -> None:
     write(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}")
 
 
-def _refused(why: str) -> None:
+def _refused(why: str, status: int = NOT_APPLIED) -> None:
     """Say at once that the watch asked for cannot be applied, and why: the program runs
-    unwatched, and one that imports JAX ends with :data:`NOT_APPLIED` at exit (a gate it
-    was given must not pass unapplied; pip, which never imports JAX, is left alone)."""
-    _said(f"{why}; the program runs unwatched, and ends with status {NOT_APPLIED}")
-    fail_at_exit(why)
+    unwatched, and one that imports JAX ends with ``status`` at exit (a gate it was given
+    must not pass unapplied; pip, which never imports JAX, is left alone)."""
+    _said(f"{why}; the program runs unwatched, and ends with status {status}")
+    fail_at_exit(why, status)
 
 
 def _ours() -> _State | None:
@@ -206,7 +207,7 @@ def _start() -> None:
     except Exception as exc:  # noqa: BLE001 (the program runs on, unwatched)
         why = str(exc) if isinstance(exc, (InputError, CannotWriteError)) else (
             f"the watch could not start ({type(exc).__name__}: {exc})")
-        _refused(why)
+        _refused(why, CANNOT_WRITE if isinstance(exc, CannotWriteError) else NOT_APPLIED)
         return
     state.entered = entered
     previous = sys.excepthook
