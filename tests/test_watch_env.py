@@ -1,11 +1,11 @@
 """``JITMAGIC_WATCH=1 python FILE.py``: the watch without wrapping the program
 (:mod:`jitmagic.frontends.watch.hook`), in real processes.
 
-A temporary venv would be slow (tests/test_packaging.py makes one, marked slow): the hook
-module is imported directly (``python -c "import jitmagic.frontends.watch.hook; ..."``),
-and the ``.pth`` file the wheel installs is made active in a folder that a
-``sitecustomize`` on ``PYTHONPATH`` adds with ``site.addsitedir``, as a site folder's
-``.pth`` is read at start."""
+A temporary venv would be slow (tests/test_packaging.py makes one, marked slow): what the
+``.pth`` line runs is run directly (``python -c "import jitmagic_watch; ..."``), and the
+``.pth`` file the wheel installs is made active in a folder that a ``sitecustomize`` on
+``PYTHONPATH`` adds with ``site.addsitedir``, as a site folder's ``.pth`` is read at
+start."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ print("done", round(float(w.sum()), 3))
 
 STEADY = RECOMPILES.replace("(4, 4, 5)", "(4, 4, 4)")
 
-#: Runs FILE (sys.argv[1]) as ``python FILE`` would, after importing the hook.
-HOOKED = ("import sys, jitmagic.frontends.watch.hook; sys.argv = sys.argv[1:]; "
+#: Runs FILE (sys.argv[1]) as ``python FILE`` would, after what the ``.pth`` line runs.
+HOOKED = ("import sys, jitmagic_watch; jitmagic_watch.begin(); sys.argv = sys.argv[1:]; "
           "exec(compile(open(sys.argv[0]).read(), sys.argv[0], 'exec'), "
           "{'__name__': '__main__'})")
 
@@ -192,7 +192,7 @@ def test_the_watch_starts_only_once_jax_is_imported(tmp_path):
     assert "compiles again" in done.stderr
     plain = _hooked(tmp_path, "print('no jax here')\n", "1")
     assert plain.returncode == 0 and plain.stdout == "no jax here\n"
-    assert plain.stderr == "jitwatch: train.py never imported jax: nothing was watched\n"
+    assert plain.stderr == ""  # nothing of jitmagic was loaded
 
 
 def test_the_installed_line_watches_the_program_and_the_processes_it_starts(tmp_path):

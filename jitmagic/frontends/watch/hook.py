@@ -10,12 +10,12 @@ imported JAX (a process that never does, pip, loads nothing of jitmagic). This m
   (``python -m jitmagic watch``'s, from :func:`jitmagic.options.table.specs_for`) as
   ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
   off;
-- starts the watch (at once where JAX is imported, else once it is:
-  :func:`~jitmagic.interrupts.around_import`), its report paths checked as the command
-  checks them. Where it cannot (a bad value, a path it cannot write), it says why in one
-  line on stderr, the program runs unwatched and ends with status 2 (3: a path it cannot
-  write, as the command) at exit, saying why
-  again (:func:`jitmagic_watch.fail_at_exit`): a gate given must not pass unapplied;
+- starts the watch, its report paths checked as the command checks them (JAX is
+  imported: what the program set before ``import jax``, ``JAX_PLATFORMS``, applies).
+  Where it cannot (a bad value, a path it cannot write), it says why in one line on
+  stderr, the program runs unwatched and ends at exit with status 2 (3: a path it
+  cannot write, as the command), saying why again (:func:`jitmagic_watch.fail_at_exit`):
+  a gate given must not pass unapplied;
 - at exit (``atexit``) writes the files asked for, decides the status, then writes the
   ledger on stderr (:mod:`.streams`: a stderr that is closed, gone or not read changes
   neither); where the gate failed (or a file could not be written) and the program ended
@@ -28,8 +28,8 @@ writing its own ledger; the first process to read the variable marks itself in
 ``os.fork()`` made without ``exec`` is none of them: it writes nothing.
 
 Recording, the gate, the live lines and the report files are the watch's own
-(:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`); this module
-imports nothing of them (nor JAX) before the program imports JAX.
+(:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`), imported as it
+starts.
 """
 
 from __future__ import annotations
@@ -38,8 +38,6 @@ import atexit
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
@@ -48,7 +46,6 @@ from jitmagic_watch import START_DIR
 from jitmagic_watch import end as _end
 from jitmagic_watch import fail_at_exit
 
-from ...interrupts import around_import
 from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
@@ -119,7 +116,6 @@ class _State:
     def __init__(self, options: dict[str, Any], top: bool) -> None:
         self.options, self.top = options, top
         self.pid = os.getpid()        # a fork's child has another: the watch is not its
-        self.imported = False         # JAX was imported
         self.entered: Any = None      # the watch's context manager, entered
         self.made: list[Any] = []     # where it puts the ledger
         self.error: BaseException | None = None
@@ -147,8 +143,9 @@ def _ours() -> _State | None:
 
 
 def begin() -> None:
-    """Read :data:`VARIABLE` and, where it asks for the watch, start it once JAX is
-    imported (now, where it already is); a bad value is refused (:func:`_refused`)."""
+    """Read :data:`VARIABLE` and, where it asks for the watch, start it (JAX is imported:
+    :mod:`jitmagic_watch` imports this module then); a bad value is refused
+    (:func:`_refused`)."""
     global _state
     if _state is not None:
         return
@@ -165,16 +162,6 @@ def begin() -> None:
     top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
     _state = _State(options, top)
     atexit.register(_exit_status)  # the first registered runs last: after all the others
-    if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
-        _start()
-    else:
-        around_import("jax", _then_started)
-
-
-@contextmanager
-def _then_started() -> Iterator[None]:
-    """Around JAX's import: the watch starts once ``jax`` has run."""
-    yield
     _start()
 
 
@@ -189,9 +176,8 @@ def _start() -> None:
     does not end as its file, or cannot be written), or it cannot start, the program runs
     unwatched and fails at exit (:func:`_refused`)."""
     state = _ours()
-    if state is None or state.imported:
+    if state is None:
         return
-    state.imported = True
     main = getattr(sys.modules.get("__main__"), "__spec__", None)
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
@@ -304,8 +290,6 @@ def _exit_status() -> None:
     state = _ours()
     if state is None:
         return
-    if not state.imported and state.top:
-        write(f"jitwatch: {_source()} never imported jax: nothing was watched", last=True)
     if state.status:
         _end(state.status)
 
