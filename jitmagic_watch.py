@@ -77,7 +77,8 @@ class _AfterJax:
     def find_spec(self, name, path=None, target=None):
         if name != "jax":
             return None
-        sys.meta_path.remove(self)
+        if self in sys.meta_path:  # another thread's import of jax may have found it
+            sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
             spec.loader = _Then(spec.loader)
