@@ -524,7 +524,8 @@ def _copy_of_the_project(tmp_path: Path) -> Path:
     source = tmp_path / "project"
     shutil.copytree(ROOT / "jitmagic", source / "jitmagic",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "jitmagic-watch.pth"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "jitmagic-watch.pth",
+                 "jitmagic_watch.py"):
         shutil.copy(ROOT / name, source / name)
     return source
 
@@ -536,7 +537,8 @@ def test_installed_means_hooked_and_uninstalled_leaves_nothing(tmp_path, editabl
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps",
                     *(["-e"] if editable else []), str(_copy_of_the_project(tmp_path))],
                    check=True, capture_output=True, timeout=600)
-    assert (site / "jitmagic-watch.pth").read_text() == (ROOT / "jitmagic-watch.pth").read_text()
+    for name in ("jitmagic-watch.pth", "jitmagic_watch.py"):  # the line and its guard
+        assert (site / name).read_text() == (ROOT / name).read_text()
     (tmp_path / "train.py").write_text(TWICE)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("JITMAGIC_WATCH") and k != "PYTHONPATH"}
@@ -554,5 +556,37 @@ def test_installed_means_hooked_and_uninstalled_leaves_nothing(tmp_path, editabl
     subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", "jitmagic"],
                    check=True, capture_output=True, timeout=300)
     assert not (site / "jitmagic-watch.pth").exists()
+    assert not (site / "jitmagic_watch.py").exists()
     after = run("-c", "print('ran')", JITMAGIC_WATCH="1")
     assert (after.returncode, after.stdout, after.stderr) == (0, "ran\n", "")
+
+
+@pytest.mark.slow
+def test_a_moved_editable_checkout_is_said_in_one_line_and_fails_a_gated_program(tmp_path):
+    """``pip install -e copy`` then ``mv copy elsewhere``: every start says what is wrong
+    in one line (no "Error processing line" traceback); a JAX program given a gate does
+    not pass it unapplied, and pip (no JAX) is left to run."""
+    python, _ = _fresh_venv(tmp_path)
+    project = _copy_of_the_project(tmp_path)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(project)],
+                   check=True, capture_output=True, timeout=600)
+    project.rename(tmp_path / "elsewhere")
+    (tmp_path / "train.py").write_text(TWICE)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("JITMAGIC_WATCH") and k != "PYTHONPATH"}
+    env.update(JAX_PLATFORMS="cpu", JITMAGIC_WATCH="fail_after_warmup=0")
+    said = ("jitmagic: JITMAGIC_WATCH='fail_after_warmup=0': jitmagic cannot be imported (no "
+            "module named 'jitmagic': an editable checkout moved or deleted?): reinstall "
+            "jitmagic (pip install jitmagic, or pip install -e CHECKOUT where the checkout now "
+            "is), or unset JITMAGIC_WATCH")
+    for argv, status in ((["-c", "print(1)"], 0), (["-m", "pip", "--version"], 0),
+                         (["train.py"], 2)):
+        done = subprocess.run([str(python), *argv], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == status, (argv, done.stderr)
+        assert done.stderr.startswith(said) and "Error processing" not in done.stderr
+        assert "Traceback" not in done.stderr
+    assert done.stdout == "9.0\n"  # the program ran, unwatched
+    assert done.stderr.splitlines()[-1] == said.replace(
+        "jitmagic cannot be", "the watch (and any gate) asked for could not be applied: "
+        "jitmagic cannot be")

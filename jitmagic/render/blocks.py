@@ -253,10 +253,10 @@ def as_text(blocks: Iterable[Block]) -> str:
         elif isinstance(b, Para):
             lines += [x for line in b.lines for x in fitted(_inline_text(_parts(line)))]
         elif isinstance(b, Pre):
-            lines.append(printable(clip(b.text)))
+            lines.append(printable(clip(b.text), lines=True))
         elif isinstance(b, Details) and b.in_text:
-            lines += [_inline_text(_parts(b.summary)) + ":", printable(clip(uncoloured(b.text)))
-                      or "—"]
+            lines += [_inline_text(_parts(b.summary)) + ":",
+                      printable(clip(uncoloured(b.text)), lines=True) or "—"]
     return "\n".join(lines)
 
 

@@ -146,7 +146,7 @@ def text(lines: Lines, nested: Collection[str] = ()) -> str:
     parts += [f"PARTIAL: {lines.stopped}; {_counted(lines)}"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]
     parts += ["\n".join(fitted(f"Hint: {h}")) for h in lines.hints(nested)]
-    return printable("\n\n".join(parts))
+    return printable("\n\n".join(parts), lines=True)
 
 
 _NUM = 'style="text-align:right;padding:0 .5em"'

@@ -1,24 +1,26 @@
 """``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
 
-Installing jitmagic puts ``jitmagic-watch.pth`` into site-packages (a data file of the
-wheel, pyproject.toml; ``pip uninstall`` removes it). Its one line costs a dictionary
-look-up at start where the variable is unset, empty or ``0``, and imports this module
-where it is set to anything else. This module then:
+Installing jitmagic puts ``jitmagic-watch.pth`` and the standard-library module it runs,
+``jitmagic_watch.py``, into site-packages (data files of the wheel, pyproject.toml;
+``pip uninstall`` removes them). The line costs a dictionary look-up at start where the
+variable is unset, empty or ``0``; set, the module imports this one once the program has
+imported JAX (a process that never does, pip, loads nothing of jitmagic). This module:
 
 - reads the variable (:func:`parse`): ``1``, or the watch's own options
   (``python -m jitmagic watch``'s, from :func:`jitmagic.options.table.specs_for`) as
   ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
-  off. A bad value is said in one line on stderr and the program runs unwatched (every
-  Python of the environment reads the variable: pip too);
-- starts the watch once the program has imported JAX
-  (:func:`~jitmagic.interrupts.around_import`), so what the program sets before
-  ``import jax`` (``JAX_PLATFORMS``, ``XLA_FLAGS``) still applies; a program that never
-  imports JAX is not watched, nor ``python -m jitmagic`` (``watch`` watches by itself);
+  off;
+- starts the watch, its report paths checked as the command checks them (JAX is
+  imported: what the program set before ``import jax``, ``JAX_PLATFORMS``, applies).
+  Where it cannot (a bad value, a path it cannot write), it says why in one line on
+  stderr, the program runs unwatched and ends at exit with status 2 (3: a path it
+  cannot write, as the command), saying why again (:func:`jitmagic_watch.fail_at_exit`):
+  a gate given must not pass unapplied;
 - at exit (``atexit``) writes the files asked for, decides the status, then writes the
   ledger on stderr (:mod:`.streams`: a stderr that is closed, gone or not read changes
   neither); where the gate failed (or a file could not be written) and the program ended
   without an uncaught error, the last exit handler ends the process with status 1 (3)
-  through the interpreter's own shutdown (:func:`_end`).
+  through the interpreter's own shutdown (:func:`jitmagic_watch.end`).
 
 Processes the program starts inherit the variable and are watched the same way, each
 writing its own ledger; the first process to read the variable marks itself in
@@ -26,8 +28,8 @@ writing its own ledger; the first process to read the variable marks itself in
 ``os.fork()`` made without ``exec`` is none of them: it writes nothing.
 
 Recording, the gate, the live lines and the report files are the watch's own
-(:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`); this module
-imports nothing of them (nor JAX) before the program imports JAX.
+(:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`), imported as it
+starts.
 """
 
 from __future__ import annotations
@@ -36,12 +38,14 @@ import atexit
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
-from ...interrupts import around_import
+from jitmagic_watch import NOT_APPLIED
+from jitmagic_watch import START_DIR
+from jitmagic_watch import end as _end
+from jitmagic_watch import fail_at_exit
+
 from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
@@ -97,6 +101,8 @@ def parse(value: str) -> dict[str, Any] | None:
             found[option] = given == "1"
             continue
         try:
+            if kind is int and not given.isascii():  # int() reads '٣' as 3
+                raise ValueError(given)
             found[option] = kind(given) if kind is not None else given
         except ValueError:
             raise BadValue(f"{key} is a number of compiles, a whole number from 0 (got "
@@ -110,7 +116,6 @@ class _State:
     def __init__(self, options: dict[str, Any], top: bool) -> None:
         self.options, self.top = options, top
         self.pid = os.getpid()        # a fork's child has another: the watch is not its
-        self.imported = False         # JAX was imported
         self.entered: Any = None      # the watch's context manager, entered
         self.made: list[Any] = []     # where it puts the ledger
         self.error: BaseException | None = None
@@ -124,40 +129,39 @@ def _said(message: str) -> None:
     write(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}")
 
 
+def _refused(why: str, status: int = NOT_APPLIED) -> None:
+    """Say at once that the watch asked for cannot be applied, and why: the program runs
+    unwatched, and one that imports JAX ends with ``status`` at exit (a gate it was given
+    must not pass unapplied; pip, which never imports JAX, is left alone)."""
+    _said(f"{why}; the program runs unwatched, and ends with status {status}")
+    fail_at_exit(why, status)
+
+
 def _ours() -> _State | None:
     """This process's watch (None where there is none, or it is a fork's child's copy)."""
     return _state if _state is not None and _state.pid == os.getpid() else None
 
 
 def begin() -> None:
-    """Read :data:`VARIABLE` and, where it asks for the watch, start it once JAX is
-    imported (now, where it already is); a bad value is said, and nothing is watched."""
+    """Read :data:`VARIABLE` and, where it asks for the watch, start it (JAX is imported:
+    :mod:`jitmagic_watch` imports this module then); a bad value is refused
+    (:func:`_refused`)."""
     global _state
     if _state is not None:
         return
     try:
         options = parse(os.environ.get(VARIABLE, ""))
     except BadValue as exc:
-        _said(f"{exc}; the program runs unwatched")
+        _refused(str(exc))
         return
     if options is None:
         return
-    for flag in PATHS:  # the program may chdir before the ledger is written
+    for flag in PATHS:  # read against the folder the program started in: it may chdir
         if options.get(flag):
-            options[flag] = os.path.abspath(options[flag])
+            options[flag] = os.path.join(START_DIR, os.path.expanduser(options[flag]))
     top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
     _state = _State(options, top)
     atexit.register(_exit_status)  # the first registered runs last: after all the others
-    if "jax" in sys.modules and hasattr(sys.modules["jax"], "jit"):
-        _start()
-    else:
-        around_import("jax", _then_started)
-
-
-@contextmanager
-def _then_started() -> Iterator[None]:
-    """Around JAX's import: the watch starts once ``jax`` has run."""
-    yield
     _start()
 
 
@@ -176,14 +180,15 @@ def _script() -> str | None:
 
 def _start() -> None:
     """Start the watch (JAX is imported); where its options cannot be used (a path that
-    does not end as its file), or it cannot start, the program runs unwatched."""
+    does not end as its file, or cannot be written), or it cannot start, the program runs
+    unwatched and fails at exit (:func:`_refused`)."""
     state = _ours()
-    if state is None or state.imported:
+    if state is None:
         return
-    state.imported = True
     main = getattr(sys.modules.get("__main__"), "__spec__", None)
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
+    from ...errors import CannotWriteError
     from ...errors import InputError
     from .api import watched
     from .live import Live
@@ -194,9 +199,9 @@ def _start() -> None:
         entered = watched(gate, _source(), script, on_again=Live(source_file=script))
         state.made = entered.__enter__()
     except Exception as exc:  # noqa: BLE001 (the program runs on, unwatched)
-        why = str(exc) if isinstance(exc, InputError) else (
+        why = str(exc) if isinstance(exc, (InputError, CannotWriteError)) else (
             f"the watch could not start ({type(exc).__name__}: {exc})")
-        _said(f"{why}; the program runs unwatched")
+        _refused(why, CANNOT_WRITE if isinstance(exc, CannotWriteError) else NOT_APPLIED)
         return
     state.entered = entered
     previous = sys.excepthook
@@ -213,6 +218,7 @@ def _start() -> None:
 def _gate(state: _State) -> Any:
     """The gate of the options, checked with the report paths (a process the first one
     started writes its own files); ``InputError`` says what is wrong."""
+    from ..output import checked_path
     from ..output import distinct
     from .api import check_endings
     from .api import gate_of
@@ -224,6 +230,7 @@ def _gate(state: _State) -> Any:
     gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
     check_endings(paths)
     distinct(paths)
+    paths = {flag: checked_path(path, flag) for flag, path in paths.items()}  # as the command
     state.options = {**options, **paths}
     return gate
 
@@ -291,26 +298,8 @@ def _exit_status() -> None:
     state = _ours()
     if state is None:
         return
-    if not state.imported and state.top:
-        write(f"jitwatch: {_source()} never imported jax: nothing was watched", last=True)
     if state.status:
         _end(state.status)
-
-
-def _end(status: int) -> None:
-    """End the process with ``status`` through the interpreter's own shutdown, as
-    ``sys.exit`` would: its objects are finalized (a file the program never closed keeps
-    what it wrote). An exit handler cannot change the status (``sys.exit`` there is
-    ignored): CPython's ``Py_Exit`` shuts down with it, the exit handlers cleared (this,
-    the first registered, runs last: the others have run). ``os._exit`` elsewhere."""
-    atexit._clear()
-    try:
-        import ctypes
-
-        ctypes.pythonapi.Py_Exit(ctypes.c_int(status))
-    except Exception:  # noqa: BLE001 (no CPython API: end at once, as before)
-        pass
-    os._exit(status)
 
 
 begin()

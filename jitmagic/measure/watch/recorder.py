@@ -104,6 +104,8 @@ class _Open:
     inner: tuple[str, ...] = ()
     #: Where its function was defined (:func:`_defined`).
     defined_at: str | None = None
+    #: How many of jitmagic's own measurements (each clears JAX's caches) came before it.
+    cleared: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -138,6 +140,7 @@ class Recorder:
         self._stopped_explaining: float | None = None
         self._live: _Decider | None = None
         self._reads: list[stale.Traced] = []
+        self._cleared = 0  # jitmagic's own compiles seen: each measurement clears the caches
 
     # -- installing -------------------------------------------------------------------
 
@@ -202,7 +205,10 @@ class Recorder:
 
     def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
         stage = EVENTS.get(event)
-        if stage is None or _measuring():
+        if stage is None:
+            return
+        if _measuring():  # not the run's: jitmagic.compare() measuring, from cleared caches
+            self._cleared += 1
             return
         name = str(kw.get("fun_name", "?"))
         if stage != "trace_s" and name.startswith("jit(") and name.endswith(")"):
@@ -262,7 +268,8 @@ class Recorder:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
                        clocks.wall() - self._start, self._stopped_explaining is None,
-                       made_anew=anew, inner=inner, defined_at=defined)
+                       made_anew=anew, inner=inner, defined_at=defined,
+                       cleared=self._cleared)
         self._open.append(opened)
         return opened
 
@@ -349,6 +356,7 @@ class _Decider:
         self.watched, self.before = watched, before
         self.seen: dict[tuple[str, str | None], set[int | None]] = {}
         self.defined_as: dict[str, str | None] = {}  # where each name's last miss said
+        self.cleared: dict[tuple[str, str | None], int] = {}  # as each key last compiled
 
     def decide(self, c: _Open, *, inlined: bool = False) -> Compile:
         """``c``'s record (one that reached an XLA compile); ``inlined``: its function was
@@ -365,6 +373,9 @@ class _Decider:
             else Reason(FIRST if key not in self.seen else UNEXPLAINED, noted=Noted.NOT_EXPLAINED)
         if inlined and key not in self.seen and reason.kind != FIRST:
             reason = Reason(FIRST, text=reason.text, noted=reason.noted)
+        if key in self.seen and c.cleared > self.cleared[key] and not c.eager:
+            reason = Reason(FIRST, text=reason.text, noted=Noted.CLEARED_BY_JITMAGIC)
+        self.cleared[key] = c.cleared
         self.seen.setdefault(key, set()).add(miss.function_id if miss is not None else None)
         return Compile(c.function, reason, defined_at=defined, call_site=c.call_site,
                        call_text=c.call_text, thread=c.thread.name,

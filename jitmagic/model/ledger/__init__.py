@@ -31,6 +31,7 @@ from ..shown import Shown
 from .compiles import FIRST
 from .compiles import NEW_FUNCTION
 from .compiles import Compile
+from .compiles import Noted
 from .compiles import Omitted
 from .compiles import Saved
 from .compiles import maybe_seconds
@@ -182,19 +183,31 @@ class Ledger(Shown):
                  for (site, anew), cs in lines.items()]
         return sorted(found, key=lambda x: -x.seconds)
 
+    @property
+    def cleared(self) -> tuple[Compile, ...]:
+        """The compiles that followed jitmagic's own clearing of JAX's caches (a
+        ``jitmagic.compare()`` in the run): shown, counted against no gate."""
+        return tuple(c for c in self.watched if c.reason.noted is Noted.CLEARED_BY_JITMAGIC)
+
+    def gated(self, row: FunctionRow) -> int:
+        """How many of ``row``'s compiles its gate counts (not :attr:`cleared`'s)."""
+        return row.compiles - sum(c.key == (row.function, row.defined_at) for c in self.cleared)
+
     def over_gate(self) -> list[Broken]:
         """Each way the run broke its gate (empty: it held, or there is none)."""
         broken = []
-        cap = self.gate.max_compiles
-        if cap is not None and self.count > cap:
-            broken.append(Broken(None, self.count, cap, None))
+        cap, cleared = self.gate.max_compiles, self.cleared
+        if cap is not None and self.count - len(cleared) > cap:
+            broken.append(Broken(None, self.count - len(cleared), cap, None))
         warm = self.gate.fail_after_warmup
         if warm is not None:
             for row in self.functions():
-                if not row.eager and row.compiles > warm:
-                    mine = [c for c in self.watched if c.key == (row.function, row.defined_at)]
+                key = (row.function, row.defined_at)
+                mine = [c for c in self.watched if c.key == key and c not in cleared]
+                compiles = self.gated(row)
+                if not row.eager and compiles > warm:
                     late = mine[warm] if warm < len(mine) else None
-                    broken.append(Broken(row.function, row.compiles, warm, late))
+                    broken.append(Broken(row.function, compiles, warm, late))
         return broken
 
     # -- saving -----------------------------------------------------------------------

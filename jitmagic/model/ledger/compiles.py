@@ -66,6 +66,9 @@ class Noted(StrEnum):
     REUSED_TRACE = "reused trace"
     #: JAX had never seen the function object, though one of its name compiled before.
     CLEARED_OR_NEW = "cleared or new"
+    #: It compiled before, then jitmagic's own measuring (a ``jitmagic.compare()`` in the
+    #: run: cold samples) cleared JAX's caches: its next compile counts against no gate.
+    CLEARED_BY_JITMAGIC = "cleared by jitmagic"
 
 
 class Saved:

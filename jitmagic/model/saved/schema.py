@@ -43,8 +43,11 @@ _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadli
 #: (ANSI escapes start with ESC), DEL and C1, the bidirectional overrides and isolates
 #: (text that reads differently from what it holds), and lone surrogates (no encoder
 #: writes them: matplotlib and a UTF-8 stdout raise on them).
-UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
-                         "\ud800-\udfff]")
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+UNPRINTABLE = re.compile(f"[{_CONTROLS}]")
+#: The same, and the line breaks: a value shown on one line (a name, a static argument's
+#: ``repr``) that held one would print a line of its own (a fake ``Gate held: ...``).
+UNPRINTABLE_IN_A_LINE = re.compile(f"[{_CONTROLS}\n\u2028\u2029]")
 
 
 class ReportSchemaError(ValueError):
@@ -55,12 +58,14 @@ def fail(where: str, expected: str, got: Any) -> NoReturn:
     raise ReportSchemaError(f"{where}: expected {expected}, got {_show(got)}")
 
 
-def printable(s: str) -> str:
-    """``s`` with every :data:`UNPRINTABLE` character written as its escape
-    (``\\x1b``, ``\\ud800``): safe to print to a terminal, draw, or encode as UTF-8."""
-    if not UNPRINTABLE.search(s):
+def printable(s: str, lines: bool = False) -> str:
+    """``s`` with every :data:`UNPRINTABLE_IN_A_LINE` character (``lines``: every
+    :data:`UNPRINTABLE` one, newlines kept: a block, source code) written as its escape
+    (``\\x1b``, ``\\n``, ``\\ud800``): safe to print to a terminal, draw, or encode as UTF-8."""
+    found = UNPRINTABLE if lines else UNPRINTABLE_IN_A_LINE
+    if not found.search(s):
         return s
-    return UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape", "backslashreplace")
+    return found.sub(lambda m: m[0].encode("unicode_escape", "backslashreplace")
                            .decode("ascii"), s)
 
 
@@ -81,7 +86,7 @@ def printable_tree(value: Any) -> Any:
     one place where a report from someone else is made safe to show.
     """
     if isinstance(value, str):
-        return printable(value)
+        return printable(value, lines=True)  # each shown as one line where it is shown
     if isinstance(value, list):
         return [printable_tree(x) for x in value]
     if isinstance(value, dict):

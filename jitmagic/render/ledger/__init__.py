@@ -20,6 +20,7 @@ from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
 from ...model.ledger.compiles import OTHER
 from ...model.ledger.compiles import UNEXPLAINED
+from ...model.ledger.compiles import Noted
 from ...model.ledger.diff import LedgerDiff
 from ...model.ledger.rows import EagerLine
 from ...model.ledger.rows import FunctionRow
@@ -35,6 +36,7 @@ from ..bundle import with_note
 from ..format import fmt_s
 from .bridge import jitcompare_line
 from .fixes import EAGER_ANEW_FIX
+from .fixes import NOTED
 from .fixes import NOTES
 from .fixes import advice
 from .fixes import explained
@@ -136,6 +138,8 @@ def _lines(ledger: Ledger, verbose: bool = False, folded_said: bool = True) -> I
         yield folded_line(folded) + ": -v shows them"
     yield from (f"note: {said}" for said in explanations(kept[:MAX_ROWS]))
     yield from _stale(ledger)
+    yield from (f"note: `{printable(c.function)}` {NOTED[Noted.CLEARED_BY_JITMAGIC]}"
+                for c in ledger.cleared if verbose)
     yield from _not_kept(ledger)
     yield from gate_lines(ledger)
 

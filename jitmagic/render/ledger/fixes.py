@@ -89,6 +89,9 @@ NOTED = {
                           "this name defined there compiled before: it was made anew (a "
                           "freed object's id reused), or JAX's caches were cleared "
                           "(jax.clear_caches(), f.clear_cache())",
+    Noted.CLEARED_BY_JITMAGIC: "compiled again only because jitmagic's own measuring (a "
+                               "jitmagic.compare() in the run) cleared JAX's caches: not "
+                               "counted as a recompile, nor against the gate",
 }
 
 

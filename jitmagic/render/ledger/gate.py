@@ -64,7 +64,7 @@ def _held(ledger: Ledger) -> str:
     """What happened within a gate that held: the most any function compiled, the total."""
     parts = []
     if ledger.gate.fail_after_warmup is not None:
-        most = max((r.compiles for r in ledger.functions() if not r.eager), default=0)
+        most = max((ledger.gated(r) for r in ledger.functions() if not r.eager), default=0)
         parts.append(f"no function compiled more than {plural(most, 'time')}" if most
                      else "no function compiled")
     if ledger.gate.max_compiles is not None:
