@@ -1,26 +1,16 @@
 """Which helpers a traced program really nests: its jit calls, each matched to the helper
-whose code it runs.
+whose code it runs (a helper is claimed nested only with a jit call of it).
 
-A helper is claimed nested only with a jit call of it in the program. A jit equation is
-matched by what it holds, not only by its name: every equation keeps the Python frames it
-was traced under (``source_info.traceback``, code objects, innermost first), so the
-equations inside a jit's jaxpr show the function the jit runs. Of each inner equation's
-frames, those of the jit's own call site (the code on the jit equation's own traceback) are
-left out; the outermost user frame left is the function called inside the jit. Where the
-inner equations agree on one such function and it is a helper, the jit is a call of that
-helper, whatever the jit is named: a library that re-wraps a helper's jit (quax traces it
-again as ``qfun``) or renames it (a decorator's ``jax.jit`` of a wrapper) still counts.
-Where they do not (a jit with no equation of the user's, a body of JAX's own) the jit's
-name decides, as :attr:`~.plan.Helper.jit_names` spells it.
+A jit equation is matched by what it holds: of the frames each inner equation was traced
+under (``source_info.traceback``), those of the jit's own call site are left out, and the
+outermost user frame left is the function called inside the jit. Where the inner
+equations agree on one such helper, the jit is its call whatever it is named (quax
+re-wraps it as ``qfun``); else the name decides (:attr:`~.plan.Helper.jit_names`).
 
-A jit of a helper inside another jit of the same helper is the same call wrapped twice
-(``jax.jit(jax.jit(f))``): it counts once, unless it was called from inside the helper
-itself (a recursive call, whose own frames hold the helper's code). Under ``grad`` each
-call also leaves its backward pass as a jit of its own (in the ``transpose(jvp())``
-scope), made from the same trace: neither it nor the jit calls inside it (the backward
-halves of calls inside a nested caller) are counted again as calls; they are counted
-apart, as each helper's backward passes (:func:`jit_calls_and_backward`), so that the
-report can say what else its row of nested jit calls holds.
+A helper's jit inside another of the same helper (``jax.jit(jax.jit(f))``) counts once,
+unless called from inside the helper itself (recursion). Under ``grad`` each call's
+backward pass is a jit of its own (``transpose(jvp())`` scope): it and the jits inside
+it are counted apart, as backward passes (:func:`jit_calls_and_backward`).
 """
 
 from __future__ import annotations
@@ -36,25 +26,20 @@ from ..sampling.structure import sub_jaxprs
 from .plan import Helper
 
 JIT_PRIMITIVES = ("jit", "pjit")
-#: The scope JAX puts the backward pass of a jit call in under ``grad`` (its name stack
-#: reads ``transpose(jvp())``): the same call's other half, made from the one trace of
-#: its forward, not a call of its own.
+#: The name-stack scope of a jit call's backward pass under ``grad``: its other half.
 BACKWARD = "transpose("
 
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
                      counted: Iterable[str] | None = None) -> Counter:
-    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs included, every call as it happens:
-    a call inside a helper called twice counts twice), by helper name; ``counted`` limits
-    the names counted (every helper's code still tells whose a jit is)."""
+    """Each helper's jit calls in ``jaxpr``, every call as it happens (sub-jaxprs too), by
+    name; ``counted`` limits the names counted."""
     return _read(jaxpr, helpers, counted).calls
 
 
 def jit_calls_and_backward(jaxpr: Any, helpers: dict[str, Helper],
                            counted: Iterable[str] | None = None) -> tuple[Counter, Counter]:
-    """:func:`helper_jit_calls`, and each helper's backward passes under ``grad`` (the
-    jits in the ``transpose(jvp())`` scope that are its calls' other halves, outside
-    its own jits): the program holds both as jit calls, the report counts the first."""
+    """:func:`helper_jit_calls`, and each helper's backward passes under ``grad``."""
     reader = _read(jaxpr, helpers, counted)
     return reader.calls, reader.backward
 
@@ -66,9 +51,8 @@ def _read(jaxpr: Any, helpers: dict[str, Helper], counted: Iterable[str] | None)
 
 
 def called_inside(jaxpr: Any, helpers: dict[str, Helper], name: str) -> tuple[str, ...]:
-    """The functions of the user's that the jit calls of helper ``name`` in ``jaxpr`` ran
-    (by qualified name, in the order first seen): the frames below the helper's own on
-    the tracebacks of the equations inside its jits."""
+    """The user's functions (qualified names, first seen first) that the jit calls of
+    helper ``name`` ran: the frames below the helper's own inside its jits."""
     reader, code = _Claims(helpers, {name}), helpers[name].code
     found: dict[str, None] = {}
     for current in distinct_jaxprs(jaxpr):
@@ -140,15 +124,15 @@ class _Claims:
         return own
 
     def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
-        """The helper the jit's ``body`` runs: the one user function its equations agree
-        is the outermost called inside the jit (None: none, several, or not a helper)."""
+        """The helper the jit's ``body`` runs: the one outermost user function its
+        equations agree on (None: none, several, or not a helper)."""
         found = {code for chain in self._chains(body)
                  if (code := next((c for c in chain if c not in own), None)) is not None}
         return self.by_code.get(found.pop()) if len(found) == 1 else None
 
     def _chains(self, body: Any) -> set[tuple[types.CodeType, ...]]:
-        """The helper and user frames of each of ``body``'s equations, outermost first (a
-        set: one per distinct traceback), read once per jaxpr."""
+        """The helper and user frames of each distinct traceback in ``body``, outermost
+        first."""
         chains = self.chains.get(id(body))
         if chains is None:
             chains = self.chains[id(body)] = set()
@@ -160,8 +144,8 @@ class _Claims:
 
 
 def _defined_in(code: types.CodeType) -> Iterable[types.CodeType]:
-    """The code objects defined inside ``code`` (its lambdas and inner functions, at any
-    depth)."""
+    """The code objects defined inside ``code``, at any depth."""
+
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield const

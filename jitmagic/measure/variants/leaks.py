@@ -1,18 +1,12 @@
 """How a helper's jit leaked traced values, read off JAX's leak checker's message.
 
-``jax.checking_leaks()`` names, for each leaked tracer, the chain of objects that kept
-it alive (``<list 1> is referred to by __main__.seen``). That chain tells the
-mechanism, which the reason a helper is kept inline words:
-
-* a global, or a list the helper's code closes over, that the helper stored it in;
-* an effect handler's stack (numpyro's ``_PYRO_STACK``) that recorded it;
-* the static part of what the helper returns (a non-pytree object holding it, which
-  its jit can pass out only as a Python value);
-* JAX's cache of a jit's constants: the helper used its caller's traced value without
-  being passed it (a closure, a Keras layer's variables inside ``stateless_call``, a
-  Haiku module's ``hk.get_parameter``), so its jit took that value as a constant, and
-  the cache kept it past the caller's trace. The chain names no library, so the words
-  are chosen by the library the helper's class belongs to (:func:`library_of`).
+``jax.checking_leaks()`` names each leaked tracer's chain of keepers (``<list 1> is
+referred to by __main__.seen``), which tells the mechanism: a global or closed-over list
+the helper stored it in; an effect handler's stack (numpyro's ``_PYRO_STACK``); the
+static part of the helper's result; or JAX's cache of a jit's constants, where the
+helper used its caller's traced value without being passed it (a Keras layer inside
+``stateless_call``, Haiku's ``hk.get_parameter``), worded by the helper's library
+(:func:`library_of`).
 """
 
 from __future__ import annotations
@@ -36,16 +30,14 @@ _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 _CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
 
 
-#: The libraries whose helpers use their caller's traced values without being passed
-#: them in a way of their own (a leak through JAX's cache of a jit's constants), each
-#: said in that library's terms (:mod:`jitmagic.render.notes`).
+#: Libraries whose helpers use their caller's traced values without being passed them
+#: in a way of their own, said in that library's terms (:mod:`jitmagic.render.notes`).
 _NOT_PASSED = ("haiku", "keras")
 
 
 def library_of(helper: Any) -> str | None:
     """``haiku`` or ``keras`` where the helper is a method of a class of that library
-    (its Module, its Layer: its ``self``'s class, or the class it is bound in), else
-    None."""
+    (its ``self``'s class, or the class it is bound in), else None."""
     owners = [getattr(helper, "self_type", None),
               *(b.owner for b in getattr(helper, "bindings", ()))]
     for klass in (k for owner in owners for k in getattr(owner, "__mro__", ())):
@@ -56,11 +48,8 @@ def library_of(helper: Any) -> str | None:
 
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
-    """How the helper kept traced values, as a fact (a ``Leak*`` kind of
-    :class:`jitmagic.model.notes.Leak`), from the first leaked tracer's chain in JAX's
-    message (for a helper of ``library``, said in that library's terms); the general one
-    where the message has no chain (an ``UnexpectedTracerError``, raised where a leaked
-    tracer is used later)."""
+    """How the helper kept traced values (a :class:`~jitmagic.model.notes.Leak`), from the
+    first leaked tracer's chain in JAX's message; the general one where it has no chain."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):
@@ -83,10 +72,10 @@ def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
 
 
 def _first_chain(message: str) -> list[tuple[str, str]]:
-    """The first leaked tracer's chain: (the kept object's type, what keeps it), from the
-    tracer outwards."""
+    """The first leaked tracer's chain, (kept object's type, its keeper), outwards."""
+
     for block in message.split("\n\n"):
         links = [m.groups() for m in map(_LINK.match, block.splitlines()) if m]
         if links:
-            return [(kind, keeper) for kind, keeper in links]
+            return links
     return []

@@ -1,10 +1,8 @@
 """Flax linen submodules nested as linen nests them: the class lifted with ``nn.jit``.
 
-A linen module is not a function a jit can wrap: its parameters live in the scope
-``apply`` sets up. ``nn.jit(Block)`` lifts the class instead; named ``Block``, its
-instances are named ``Block_0`` as in the user's ``params``. The lifted class is bound
-wherever the parent module looks ``Block`` up (a global, or a closure cell of the user's
-code, never a class's own ``__class__`` cell) while the entry runs.
+A linen module's parameters live in the scope ``apply`` sets up, so ``nn.jit(Block)``
+lifts the class (named ``Block``, its instances stay ``Block_0``), bound wherever the
+parent looks ``Block`` up (a global, a closure cell of the user's) while the entry runs.
 """
 
 from __future__ import annotations
@@ -22,17 +20,15 @@ from .trampoline import functions_of
 
 
 def linen_made_before(cls: type) -> Inline:
-    """Why the linen module ``apply`` runs (or any made before the call) stays inline:
-    linen binds a module by cloning it (``Module.clone`` calls ``self.__class__``), so
-    no name of its class is read during the call, and a lifted class bound there is
-    never made."""
+    """Why a linen module made before the call (``apply``'s) stays inline: linen binds it
+    by ``Module.clone`` (``self.__class__``), so a lifted class bound by name is never made."""
     return Inline("inline_linen_made_before", cls.__name__)
 
 
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
-    """Every global that names the helper's linen module class, in its own module and the
-    entry's, bound to ``nn.jit`` of it. The lifted class keeps the original's name, so
-    that submodules are named (``LBlock_0``) as in the user's parameters."""
+    """Every global (of its module and the entry's) and closure cell naming the helper's
+    linen class, bound to ``nn.jit`` of it under the original's name."""
+
     from flax import linen as nn
 
     cls = h.linen_class

@@ -34,14 +34,10 @@ from .plan import Variant
 
 @dataclass(frozen=True)
 class Staged:
-    """What a comparison already built for one variant, for the parts to reuse
-    (``--lines`` counts it, the constants lift it).
-
-    ``jaxpr``: the variant's (closed) jaxpr, or the ``jax.stages.Traced`` holding it,
-    from any trace of it (a warm one will do: a cached helper's jaxpr keeps the
-    frames of the trace that built it). ``lowered``: its ``jax.stages.Lowered``, or
-    the text of ``lowered.as_text(debug_info=True)``; None to lower here.
-    """
+    """What a comparison already built for one variant, for the parts to reuse:
+    ``jaxpr``, its (closed) jaxpr or the ``Traced`` holding it, from any trace (a cached
+    helper's keeps the frames of the trace that built it); ``lowered``, its ``Lowered`` or
+    ``lowered.as_text(debug_info=True)`` (None: lower here)."""
 
     jaxpr: Any
     lowered: Any = None
@@ -60,9 +56,8 @@ class Prepared:
 
 @dataclass
 class VariantSubject:
-    """A prepared variant as a sampler row: its cold first call (the stages read from
-    JAX's events inside it), then steady calls. Where JAX gave no events on the first
-    repeat, every repeat of the row is a staged run."""
+    """A prepared variant as a sampler row: its cold first call, then steady calls; where
+    JAX gave no stage events, every later repeat is a staged run."""
 
     prepared: Prepared
     warm_up: bool = False  # the cold run's own first call already took the slow path
@@ -82,12 +77,11 @@ class VariantSubject:
             own_program(variant.fn, variant.name), self.args, self.kwargs, monitor, check,
             variant.jit_options)
         self.staged = run.stages_from == FROM_STAGED
-        return ColdSample(run.times, run.jitted, run.output, run.events, artefact=run,
-                    stages_from=run.stages_from)
+        return ColdSample(run.times, run.jitted, run.output, run.events, run,
+                          run.stages_from)
 
     def describe(self, cold: ColdSample) -> ProgramFacts:
-        """Structure counts, read untimed from the program the cold run just built (or,
-        for a stopped staged run, from the stages that finished)."""
+        """Structure counts, read untimed from what the cold run built."""
         run = cold.artefact
         if "first_call_s" in cold.times:  # a finished run: its caches are warm
             run = warm_artefacts(run, self.args, self.kwargs)
@@ -132,10 +126,8 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
 
 
 def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
-    """The helpers the variant's program (``jaxpr``) really nests, each with its jit calls
-    as counted there, matched to a helper by the code they run
-    (:func:`~.claims.helper_jit_calls`); None where no jaxpr was traced. A helper is
-    claimed nested only with at least one call, whatever the variant meant to do."""
+    """The helpers the variant's ``jaxpr`` really nests (at least one jit call, matched
+    by the code it runs), with their calls; None where no jaxpr was traced."""
     if jaxpr is None:
         return None
     calls = helper_jit_calls(jaxpr, variant.plan.helpers, variant.planned)
@@ -144,9 +136,8 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
 
 def backward_note(variant: Variant, calls: dict[str, int] | None,
                   jaxpr: Any) -> list[Taken]:
-    """Where the program also holds the nested helpers' backward passes under ``grad``
-    (jits of their own), a note saying so, with how many: the row of nested jit calls
-    counts them, the helpers' jit calls do not."""
+    """A note of the nested helpers' backward passes under ``grad`` (jits of their own,
+    counted in nested calls but not in the helpers'), where the program holds some."""
     if jaxpr is None or not calls:
         return []
     backward = jit_calls_and_backward(jaxpr, variant.plan.helpers, tuple(calls))[1]
@@ -170,17 +161,14 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
 
 def not_nested(name: str, helper: Helper) -> Taken:
     """Why the planned helper ``name``, of which the program holds no jit call, stays
-    inline: the library primitive that holds it, if one does, and whether a name of the
-    user's code holds it. (A function re-created on every call of one that runs in the
-    trace is refused up front, with that reason:
-    :func:`~jitmagic.measure.variants.entry.plan_entry`.)"""
+    inline: the library primitive holding it, and whether a name of the user's does."""
     return Taken("not_nested", name, helper.held_by, bool(helper.bindings))
 
 
 def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[Note]:
-    """What is said of each nested helper a library primitive holds: how it was nested,
-    and the functions of the user's its jit ran, which no trace showed as helpers; and of
-    each that is a Pallas kernel body."""
+    """Notes of each nested helper that is a Pallas kernel body or that a library
+    primitive holds (with the user's functions its jit ran)."""
+
     notes: list[Note] = [Taken("kernel_body", n) for n in (calls or {})
                          if variant.plan.helpers[n].kernel]
     for n in (calls or {}):

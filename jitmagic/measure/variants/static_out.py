@@ -1,11 +1,8 @@
 """What in a nested helper's result carries its traced values where a jit cannot return
-them: its static part (a pytree node's aux data, or a leaf that is not an array).
-
-A jit returns arrays only; the rest of its result is fixed when it is traced. A
-result that holds a traced value there (a ``distrax.Chain`` whose aux data holds
-``partial(conditioner, params)``, ``params`` traced) hands the caller a value of a
-trace that has ended: JAX's leak checker then fails the helper's jit. The result
-itself says which object holds it, so the reason is read from it, not guessed.
+them: its static part (aux data, non-array leaves), fixed when traced. A ``distrax.Chain``
+whose aux data holds ``partial(conditioner, params)``, ``params`` traced, hands the
+caller a value of an ended trace, and the leak checker fails the helper's jit; the
+result itself says which object holds it, so the reason is read, not guessed.
 """
 
 from __future__ import annotations
@@ -18,14 +15,15 @@ import jax
 
 from ...model.notes import Leak
 from ..calls.arrays import SCALARS
+from ..discovery.found import closure_values
 
 #: At most this many objects of a result's static part are looked at.
 MAX_OBJECTS = 2_000
 
 
 def static_holder(tree: Any, fixed: tuple) -> Leak | None:
-    """Where a result flattened to ``tree`` (a ``PyTreeDef``) and its non-array leaves
-    ``fixed`` holds a traced value, as a fact (None: it holds none)."""
+    """Where a result flattened to ``tree`` with non-array leaves ``fixed`` holds a traced
+    value (None: nowhere)."""
     seen: set[int] = set()
     result = _node_type(tree)
     for in_aux, values in ((True, _aux_data(tree)), (False, fixed)):
@@ -37,8 +35,7 @@ def static_holder(tree: Any, fixed: tuple) -> Leak | None:
 
 
 def _node_type(tree: Any) -> str | None:
-    """``Transformed`` for a result that is an object of a registered pytree class (None:
-    a plain container)."""
+    """The class name of a result that is a registered pytree class (None: a container)."""
     data = tree.node_data()
     kind = data[0] if data is not None else None
     if kind is None or kind in (tuple, list, dict, type(None)):
@@ -59,9 +56,8 @@ def _aux_data(tree: Any) -> list[Any]:
 
 
 def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
-    """The nearest function (or other object) on the way from ``value`` to a traced value
-    it holds, as (what it is, its name): ``("partial", "conditioner")``; None: it holds
-    none."""
+    """The nearest function (or object) on the way from ``value`` to a traced value it
+    holds, as :func:`_described` says it; None: it holds none."""
     stack: list[tuple[Any, Any]] = [(value, None)]
     while stack and len(seen) < MAX_OBJECTS:
         obj, owner = stack.pop()
@@ -76,8 +72,8 @@ def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
 
 
 def _nearer(obj: Any, owner: Any) -> Any:
-    """The object to name for what ``obj`` holds: the nearest function (or partial) on
-    the way, else the nearest object that is not a container."""
+    """The object to name: the nearest function or partial on the way, else the nearest
+    object that is not a container."""
     if isinstance(obj, functools.partial | types.FunctionType):
         return obj
     if isinstance(owner, functools.partial | types.FunctionType):
@@ -91,21 +87,13 @@ def _children(obj: Any) -> list[Any]:
     if isinstance(obj, functools.partial):
         return [obj.func, *obj.args, *obj.keywords.values()]
     if isinstance(obj, types.FunctionType):
-        cells = [c.cell_contents for c in obj.__closure__ or () if _full(c)]
-        return [*cells, *(obj.__defaults__ or ())]
+        return [*closure_values(obj), *(obj.__defaults__ or ())]
     if isinstance(obj, list | tuple | set | frozenset):
         return list(obj)
     if isinstance(obj, dict):
         return list(obj.values())
     return list(getattr(obj, "__dict__", {}).values())
 
-
-def _full(cell: types.CellType) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 (an empty cell raises)
-    except ValueError:
-        return False
-    return True
 
 
 def _described(owner: Any) -> tuple[str, str]:
