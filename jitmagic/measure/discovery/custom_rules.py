@@ -1,13 +1,9 @@
 """Custom-derivative functions whose equations come from their rules alone.
 
-Under ``jax.grad`` JAX does not trace a ``jax.custom_vjp`` function's body: it runs
-its forward rule in its place, and its backward rule in the backward pass, under the
-frames of the forward call (copied: the rule's own frame is not on them). A helper
-whose body builds no equation (``clip_gradient(x)`` returning ``x``) is then nowhere
-in the frames discovery reads, though its rules add equations at each call. The
-frames of JAX's own ``__call__`` of the function still sit between the user's call
-and those equations: this module reads them, so that such a helper is reported as
-found and kept inline, with why, rather than not mentioned.
+Under ``jax.grad`` JAX runs a ``jax.custom_vjp`` function's rules instead of its body,
+so a helper whose body builds no equation (``clip_gradient``) is in no frame discovery
+reads; JAX's own ``__call__`` frame still sits between the user's call and the rules'
+equations, and is read here, so such a helper is found and kept inline, with why.
 """
 
 from __future__ import annotations
@@ -86,9 +82,10 @@ def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
 def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallGraph,
                namespaces: Callable[[types.CodeType], dict[str, Any] | None],
                known: Iterable[types.CodeType], entry_module: str | None) -> list[Found]:
-    """The custom functions the program's user functions call by a global name whose
-    body built no equation (its code is not in ``graph``, nor ``known``), though their
-    rules did: each as found, with why it stays inline (``Found.rules_only``)."""
+    """The custom functions user functions call by a global name whose body built no
+    equation (not in ``graph`` nor ``known``) though their rules did, each with why it
+    stays inline (``Found.rules_only``)."""
+
     out, done = [], set(known)
     for (caller, kind), traced in calls.items():
         space = namespaces(caller) or {}
@@ -114,8 +111,7 @@ def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
     name, and what they add where (``traced``: counted for this function alone)."""
     equations = traced.equations if traced else None
     sites = len(traced.sites) if traced else 0
-    if isinstance(fn, jax.custom_vjp):
-        rules = tuple(getattr(getattr(fn, r, None), "__name__", r) for r in ("fwd", "bwd"))
-        return Inline("inline_rules_only", "custom_vjp", rules, equations, sites, caller.co_name)
-    jvp = getattr(getattr(fn, "jvp", None), "__name__", "jvp")
-    return Inline("inline_rules_only", "custom_jvp", (jvp,), equations, sites, caller.co_name)
+    kind, rules = (("custom_vjp", ("fwd", "bwd")) if isinstance(fn, jax.custom_vjp)
+                   else ("custom_jvp", ("jvp",)))
+    names = tuple(getattr(getattr(fn, r, None), "__name__", r) for r in rules)
+    return Inline("inline_rules_only", kind, names, equations, sites, caller.co_name)

@@ -1,22 +1,11 @@
 """Helpers behind a decorator of the user's: one helper per function the user wrote.
 
-A decorator's wrapper (``functools.wraps``, or a closure bound under the decorated
-function's name) is a user function too, and the program shows both it and the
-function it wraps. Which one stands for the helper:
-
-* a wrapper that wraps one function of those found (a decorator used once, or the
-  only decorated function this program calls): the wrapper, named after the function
-  it wraps (its jit then holds the wrapper's own equations too);
-* a wrapper whose code is shared by the wrappers of several functions found (one
-  decorator on ``attention``, ``ffn`` and ``layer_norm``): each function the user
-  wrote, bound where its wrapper is. Nesting is by code object, so the shared
-  wrapper's code would put every decorated function under one jit named after one of
-  them; each function's own code tells them apart (its jit, its calls, ``--nest``,
-  ``--attribute``'s timer on the name that holds its wrapper).
-
-A wrapper a ``jax.jit`` of the user's holds stays the helper (its jit is the user's,
-which the flat variant takes off), as does the entry's own function behind a shared
-wrapper: the entry is not its own helper.
+A decorator's wrapper is a user function too, and the program shows both it and the
+function it wraps. A wrapper of one function found stands for it, named after it (as
+does one a user's ``jax.jit`` holds). A wrapper whose code several functions share (one
+decorator on ``attention`` and ``ffn``) would put them all under one jit, since nesting
+is by code object: there each function the user wrote is the helper, bound where its
+wrapper is (the entry's own function excepted).
 """
 
 from __future__ import annotations
@@ -36,9 +25,8 @@ from .found import function_of
 
 def without_decorated(found: list[Found], live_function: Callable[[types.CodeType], Any],
                       entry_codes: Iterable[types.CodeType]) -> list[Found]:
-    """``found`` with each decorator's wrapper and the function it wraps made one helper
-    (see the module's docstring); ``live_function``: a live function of a code object
-    (None where none is known); ``entry_codes``: the code behind the entry."""
+    """``found`` with each decorator's wrapper and the function it wraps made one helper;
+    ``live_function``: a live function of a code object, or None."""
     by_code = {f.code: f for f in found}
     entry = set(entry_codes)
     dropped: set[types.CodeType] = set()
@@ -64,11 +52,8 @@ def without_decorated(found: list[Found], live_function: Callable[[types.CodeTyp
 def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
                 ) -> dict[types.CodeType, list[Binding]]:
     """The functions found that ``f``'s function objects wrap, by code, each with the
-    bindings of ``f`` that hold its wrapper (empty where no binding does). A bound
-    wrapper is told by its ``__wrapped__``, or by its closure where it is bound under
-    the name of the function it holds (``layer = logged(layer)``); the live function
-    ``live`` by its ``__wrapped__``; where one of them wraps a function found, every
-    other function object of ``f``'s code (a shared wrapper's) by either."""
+    bindings of ``f`` holding its wrapper: a bound wrapper's and ``live``'s, then (where
+    one wraps a function found) every other function object of ``f``'s code."""
     out: dict[types.CodeType, list[Binding]] = {}
     held = [(b, function_of(b.original)) for b in f.bindings]
     for binding, fn in [*held, (None, live)]:
@@ -87,9 +72,10 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
 
 def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
               key: str | None = None, closure: bool = False) -> types.CodeType | None:
-    """The code of the function found that ``fn``, a function of the code ``wrapper``,
-    runs: its ``__wrapped__`` (``functools.wraps``), else (with ``closure``, or where
-    ``fn`` is bound under ``key``, that function's name) the one its closure holds."""
+    """The code of the function found that ``fn`` (of code ``wrapper``) runs: its
+    ``__wrapped__``, else (with ``closure``, or bound under ``key``, that function's
+    name) the one its closure holds."""
+
     if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
         return None
     inner: Any = getattr(fn, "__wrapped__", None)

@@ -1,41 +1,18 @@
 """Which of the user's functions a trace really calls, and where each one is bound.
 
-One plain trace of the entry, from cleared caches, with no hook: the program
-it builds says the rest. Every equation keeps the frames it was traced under,
-so the user functions that built equations, which one called which, and from
-how many call sites, are read from the equations, sub-jaxprs included
-(:mod:`jitmagic.measure.discovery.call_graph`). A user function
-(:class:`~jitmagic.measure.discovery.found.UserFunctions`: code of a notebook cell, a
-``%%jitcompare`` cell, or a file outside the interpreter's libraries, less
-dunders, comprehensions and generators) is a helper when another user frame
-sits above it: the entry is not its own helper. Names looked up in a code
-object prove nothing (``jnp.sin`` puts ``sin`` there); an equation built
-under a call does. A function that builds no equation (a shape utility, host
-code) is not found, and would give a jit nothing to do.
+One plain trace of the entry from cleared caches: every equation keeps the frames it
+was traced under, so which user functions built equations, who called whom and from
+how many sites are read from the program (:mod:`.call_graph`). A user function
+(:class:`~.found.UserFunctions`) is a helper when another user frame sits above it; one
+that builds no equation is not found (a jit would have nothing to do).
 
-Where a helper is bound, so that a variant can rebind it for the duration of a
-trace, is read from live objects (:mod:`jitmagic.measure.discovery.live_objects`), not
-from frames:
-
-* a method: the class whose ``__dict__`` holds it;
-* a function: the name bound to it in its caller's globals (a cell's scratch
-  namespace, a module), the names the caller writes first, else its own
-  module's global of the same name (``L.dense`` looks it up there).
-
-A method's ``self`` (its class, and whether it holds arrays without being a
-pytree) is an object the entry, its arguments or the globals its functions
-look up hold. Three cases need more than reading the trace:
-
-* a ``self`` made during the trace (``MLP(ws)(x)``), of a class that is not a
-  Flax, Haiku or Equinox module: the entry is traced once more, plain, with the
-  method wrapped to keep its ``self`` (:mod:`jitmagic.measure.discovery.selves`);
-* a decorator's wrapper and the function it wraps are one helper, and several
-  functions under one shared wrapper are told apart by their own code
-  (:mod:`jitmagic.measure.discovery.decorated`);
-* a trace that raises leaves no program: :func:`discover` returns the error,
-  and :func:`~jitmagic.measure.variants.entry.plan_entry` asks the profiled trace of
-  :mod:`jitmagic.measure.discovery.profiled` (the way discovery worked before, 3.4 times
-  a plain trace) what it called before the error.
+Where a helper is bound is read from live objects (:mod:`.live_objects`): a method, the
+class whose ``__dict__`` holds it; a function, the names its caller's globals bind to
+it (those the caller writes first), else its own module's global of its name. A
+``self`` made during the trace, not of a module library, is caught by a second trace
+(:mod:`.selves`); a decorator's wrapper and its function are one helper
+(:mod:`.decorated`); a trace that raises leaves no program, and
+:func:`~jitmagic.measure.variants.entry.plan_entry` asks :mod:`.profiled` instead.
 """
 
 from __future__ import annotations
@@ -64,8 +41,8 @@ from .found import Found
 from .found import UserFunctions
 from .found import as_called
 from .found import code_of
+from .found import global_bindings
 from .found import helper_name
-from .found import names_written
 from .found import unique_names
 from .live_objects import Live
 from .live_objects import codes_behind
@@ -75,12 +52,9 @@ from .selves import caught_selves
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
              extra_names: Iterable[str] = (), roots: Iterable[Any] = ()) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers.
-
-    ``roots``: more objects that may hold the helpers' ``self`` (the entry as the
-    user gave it, before jitmagic wrapped it). An exception from the user's code is
-    returned in ``Discovery.error``, not raised; then ``helpers`` is empty.
-    """
+    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers;
+    ``roots``: more objects that may hold a helper's ``self``. An exception from the
+    user's code is returned in ``Discovery.error`` (``helpers`` then empty)."""
     here = sys._getframe().f_code
     jaxpr, error = _trace(fn, args, kwargs, jit_options)
     if error is not None:
@@ -111,9 +85,8 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
 
 
 def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:
-    """The functions library primitives hold (:func:`held_functions`) that the program
-    shows nowhere else, added to ``graph`` as called by the user function whose equation
-    holds them; by code, the primitive each is held by."""
+    """The functions library primitives hold that the program shows nowhere else, added
+    to ``graph`` as called by the holding equation's user function; by code, the primitive."""
     out = {}
     for code, h in held.items():
         if code not in graph.functions and h.caller is not None:
@@ -135,12 +108,8 @@ def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[
 
 
 def _entry_code(fn: Callable, graph: CallGraph) -> types.CodeType | None:
-    """The user's entry function among the program's roots: the first user function
-    behind ``fn`` (through wrappers, partials, bound methods, closures) that is one."""
-    for code in codes_behind(fn):
-        if code in graph.roots:
-            return code
-    return None
+    """The first user function behind ``fn`` that is among the program's roots."""
+    return next((code for code in codes_behind(fn) if code in graph.roots), None)
 
 
 def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
@@ -192,8 +161,7 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
 
 def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] | None:
     """(the class of the method's ``self``, whether it holds arrays without being a
-    pytree, whether a live object is one: made before the call); None where no live
-    object tells."""
+    pytree, whether it was made before the call); None where no live object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
         return None, False, False
     this = live.instance(klass)
@@ -210,9 +178,8 @@ def _holds(klass: type, code: types.CodeType) -> bool:
 
 
 def _module_class(klass: type) -> bool:
-    """A module class of Flax (linen, NNX), Haiku or Equinox: instances made during a
-    trace keep their arrays where jit can take them (variables, parameters, pytree
-    fields), not as attributes of an ordinary object."""
+    """A module class of Flax, Haiku or Equinox: instances made during a trace keep their
+    arrays where jit can take them, not as plain attributes."""
     return any(k.__module__.startswith(_MODULE_PACKAGES) for k in klass.__mro__)
 
 
@@ -222,16 +189,10 @@ _MODULE_PACKAGES = ("flax.linen", "flax.nnx", "haiku", "equinox")
 def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
               namespace: dict[str, Any] | None, own: dict[str, Any] | None,
               live: Live) -> list[Binding]:
-    """Where ``caller`` (whose globals are ``namespace``) looks up the function ``code``:
-    the attribute of the class that defined it, where that holds the function itself (or
-    a ``jax.checkpoint`` or jit of it); else a global."""
+    """Where ``caller`` (globals ``namespace``) looks up ``code``: the attribute of its
+    defining class, where that holds it (or a checkpoint or jit of it); else a global."""
+
     if klass is not None and _holds(klass, code):
         return [Binding(klass, code.co_name)]
-    found = [Binding(namespace, k) for k in live.keys_holding(namespace, code)] \
-        if namespace is not None else []
-    written = names_written(caller)
-    named = [b for b in found if b.key in written]
-    found = named or found  # the names the caller writes, where it writes one
-    if not found and own is not None and code_of(own.get(code.co_name)) is code:
-        found.append(Binding(own, code.co_name))
-    return found
+    keys = live.keys_holding(namespace, code) if namespace is not None else []
+    return global_bindings(code, caller, namespace, keys, own)

@@ -1,12 +1,10 @@
 """The one fallback of discovery: the ``self`` of a method made during the trace.
 
-A method's ``self`` decides whether a jit can take it (an ordinary object
-holding arrays cannot). The program names the method but not the object; an
-object made inside the traced function (``MLP(ws)(x)``) is gone after the
-trace, and no live object shows it. Then the entry is traced once more, plain,
-with each such method wrapped at its class to keep the first ``self`` it is
-called with; the class is put back after, whatever happens.
+A method's ``self`` decides whether a jit can take it; one made inside the traced
+function (``MLP(ws)(x)``) is gone after the trace, so the entry is traced once more
+with each such method wrapped at its class to keep its first ``self``.
 """
+
 
 from __future__ import annotations
 

@@ -232,8 +232,13 @@ class _LibraryJits:
 
 def _codes(eqn: Any) -> frozenset[types.CodeType]:
     """The code on an equation's traceback (where it was traced)."""
-    tb = eqn.source_info.traceback
-    return frozenset(tb.raw_frames()[0]) if tb is not None else frozenset()
+    return frozenset(traceback_codes(eqn.source_info.traceback))
+
+
+def traceback_codes(tb: Any) -> Any:
+    """The code objects on a JAX traceback, innermost first (none for no traceback)."""
+    return tb.raw_frames()[0] if tb is not None else ()
+
 
 
 def sub_jaxprs(eqn: Any) -> Iterator[Any]:

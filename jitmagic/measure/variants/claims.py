@@ -23,6 +23,7 @@ from typing import Any
 from ..discovery.found import UserFunctions
 from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import sub_jaxprs
+from ..sampling.structure import traceback_codes
 from .plan import Helper
 
 JIT_PRIMITIVES = ("jit", "pjit")
@@ -120,7 +121,7 @@ class _Claims:
         """The code on a jit equation's own traceback: where it was called from."""
         own = self.frames.get(tb)
         if own is None:
-            own = self.frames[tb] = frozenset(tb.raw_frames()[0] if tb is not None else ())
+            own = self.frames[tb] = frozenset(traceback_codes(tb))
         return own
 
     def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
@@ -137,8 +138,7 @@ class _Claims:
         if chains is None:
             chains = self.chains[id(body)] = set()
             for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}:
-                codes = tb.raw_frames()[0] if tb is not None else ()
-                chains.add(tuple(c for c in reversed(codes)
+                chains.add(tuple(c for c in reversed(traceback_codes(tb))
                                  if c in self.by_code or self.is_user(c)))
         return chains
 
