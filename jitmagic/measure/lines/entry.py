@@ -1,14 +1,11 @@
 """The entry of ``jitmagic.lines`` without a discovery trace, where none is needed.
 
-``plan_entry`` finds the helpers by one trace under ``sys.setprofile``, which costs
-3-5 plain traces. A program whose trace runs no user function but the entry (an
-unrolled loop in one function) has no helper to nest: its flat and nested
-variants are the same program. So ``lines`` first traces the entry as
-``plan_entry`` would take it (the user's jit options, or Python scalars traced or
-held static as ``jax.jit`` needs), and runs ``plan_entry`` only when that trace
-shows another function of the user's, or when the entry needs what only
-``plan_entry`` does (Equinox or Flax NNX modules in the arguments).
+A program whose trace runs no user function but the entry has no helper to nest (flat
+and nested are one program), so ``lines`` first traces the entry as ``plan_entry``
+would take it, and runs ``plan_entry``'s discovery only when that trace shows another
+user function, or for Equinox or NNX modules in the arguments.
 """
+
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """The JAX loops of a traced program (``jax.lax.scan``, ``fori_loop``, ``while_loop``), by
 the user line that calls each, with the scan equation's own ``unroll``.
 
-A scan's ``unroll`` is in its equation's parameters, not in the jaxpr's size: the body
-is traced once whatever it is, and XLA is handed that many copies of it in each step of
-the compiled loop. ``--lines`` reads it here so that the causes can name it, and so that
-a line that calls a JAX loop is never taken for a Python loop to rewrite as one.
+A scan's ``unroll`` is in its parameters, not the jaxpr's size (XLA gets that many
+copies of the body per step); read here so the causes can name it, and so a line that
+calls a JAX loop is never taken for a Python loop to rewrite.
 """
 
 from __future__ import annotations
@@ -23,12 +22,10 @@ _BODIES = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}
 
 
 def loop_calls(jaxpr: Any, user: UserCode) -> tuple[LoopCall, ...]:
-    """The JAX loops of ``jaxpr`` (each distinct sub-jaxpr read once), each by its user
-    line (that of the user's call into a library where the loop is the library's); one
-    entry per line and form, holding every call the line made: how many, and their
-    bodies' equations together (each distinct body once, as the table counts them). A
-    line called twice gave one call's body as the program's share: 42% where its bodies
-    built 85%."""
+    """The JAX loops of ``jaxpr``, one per user line and form (a library's loop at the
+    user's call), with how many calls the line made and all their distinct bodies'
+    equations (one call's body alone read 42% where the bodies built 85%)."""
+
     order, owner = owned_jaxprs(jaxpr, user)
     calls: dict[LoopCall, int] = {}
     bodies: dict[LoopCall, dict[int, int]] = {}

@@ -1,10 +1,7 @@
-"""The Python loops in the user's source: where ``--lines`` looks for an unrolled loop
-when no line hook counted how often each line ran (Python 3.11).
+"""The Python loops in the user's source (``for``, ``while``, comprehensions), read with
+``linecache`` (notebook cells too), never run: where ``--lines`` looks for an unrolled
+loop when no line hook counted hits (Python 3.11)."""
 
-Read from the source (``linecache``, which holds notebook cells too), never run:
-a ``for`` or ``while`` statement and a comprehension or generator expression each
-give the lines they span.
-"""
 
 from __future__ import annotations
 

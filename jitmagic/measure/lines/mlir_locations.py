@@ -10,23 +10,16 @@ from .counts import Key
 from .counts import UserCode
 
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
-
-
 _OP_LOC = re.compile(r" loc\((.*)\)\s*$")
-
-
 _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+)')
-
-
 _NOT_OPS = ("func.func", "module", "return ", "stablehlo.return", "func.return")
 
 
 def count_hlo_ops(text: str, user: UserCode) -> Counter:
-    """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations.
+    """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations (an op
+    with regions carries its location on its closing line), each to its innermost frame
+    inside a user function."""
 
-    An op with regions (while, case) carries its location on its closing line;
-    a location goes to the innermost frame that lies inside a user function.
-    """
     aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
     ranges = _line_ranges(user)
     resolved: dict[str, Key | None] = {}
