@@ -128,7 +128,6 @@ def _set_originals(done: list[tuple[Any, Any]]) -> None:
 
 
 #: The one measurement of this process at a time (re-entrant, for its parts).
-
 _MEASURING = threading.RLock()
 _waits = threading.local()
 

@@ -166,7 +166,8 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> frozenset[types.CodeType]:
     """The user functions whose every equation is inside a kernel primitive's body (a
     Pallas kernel)."""
-    if not _has_kernel(jaxpr):
+    if not any(eqn.primitive.name in KERNEL_PRIMITIVES
+               for current in distinct_jaxprs(jaxpr) for eqn in current.eqns):
         return frozenset()
     inside: set[types.CodeType] = set()
     outside: set[types.CodeType] = set()
@@ -283,11 +284,6 @@ def _package(filename: str) -> str | None:
     name = rest.split(os.sep)[0] if found else ""
     return name if name and name not in ("jax", "jaxlib") else None
 
-
-def _has_kernel(jaxpr: Any) -> bool:
-    """Whether any equation of ``jaxpr`` or its sub-jaxprs is a kernel primitive."""
-    return any(eqn.primitive.name in KERNEL_PRIMITIVES
-               for current in distinct_jaxprs(jaxpr) for eqn in current.eqns)
 
 
 def _position(code: types.CodeType, offset: int) -> Any:

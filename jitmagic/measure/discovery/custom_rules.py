@@ -85,7 +85,6 @@ def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallG
     """The custom functions user functions call by a global name whose body built no
     equation (not in ``graph`` nor ``known``) though their rules did, each with why it
     stays inline (``Found.rules_only``)."""
-
     out, done = [], set(known)
     for (caller, kind), traced in calls.items():
         space = namespaces(caller) or {}

@@ -35,7 +35,8 @@ def without_decorated(found: list[Found], live_function: Callable[[types.CodeTyp
             continue
         wrapped = _wrapped_by(f, by_code, live_function(f.code))
         inners = [c for c in wrapped if c not in dropped]
-        if len(inners) == 1 or (inners and _user_jitted(f)):
+        if len(inners) == 1 or (inners and any(jit_info(b.original) is not None
+                                               for b in f.bindings)):  # the user's jit
             dropped.add(inners[0])
             f.name = by_code[inners[0]].name
         elif len(inners) > 1:  # a shared wrapper: each function it wraps is a helper
@@ -63,7 +64,7 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
             if binding is not None and binding not in bindings:
                 bindings.append(binding)
     if out:
-        for fn in _functions_of(f.code):
+        for fn in gc.get_referrers(f.code):  # the live functions of its code
             code = _inner_of(fn, f.code, by_code, closure=True)
             if code is not None:
                 out.setdefault(code, [])
@@ -75,7 +76,6 @@ def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Fo
     """The code of the function found that ``fn`` (of code ``wrapper``) runs: its
     ``__wrapped__``, else (with ``closure``, or bound under ``key``, that function's
     name) the one its closure holds."""
-
     if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
         return None
     inner: Any = getattr(fn, "__wrapped__", None)
@@ -91,16 +91,5 @@ def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Fo
         return None
     code = held.pop()
     return code if closure or key == code.co_name else None
-
-
-def _user_jitted(f: Found) -> bool:
-    """Whether a binding of ``f`` holds a ``jax.jit`` of the user's."""
-    return any(jit_info(b.original) is not None for b in f.bindings)
-
-
-def _functions_of(code: types.CodeType) -> list[types.FunctionType]:
-    """The live function objects running ``code`` (the garbage collector's referrers)."""
-    return [f for f in gc.get_referrers(code)
-            if isinstance(f, types.FunctionType) and f.__code__ is code]
 
 

@@ -10,13 +10,14 @@ Where a helper is bound is read from live objects (:mod:`.live_objects`): a meth
 class whose ``__dict__`` holds it; a function, the names its caller's globals bind to
 it (those the caller writes first), else its own module's global of its name. A
 ``self`` made during the trace, not of a module library, is caught by a second trace
-(:mod:`.selves`); a decorator's wrapper and its function are one helper
+(:func:`caught_selves`); a decorator's wrapper and its function are one helper
 (:mod:`.decorated`); a trace that raises leaves no program, and
 :func:`~jitmagic.measure.variants.entry.plan_entry` asks :mod:`.profiled` instead.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from collections.abc import Callable
@@ -27,6 +28,7 @@ import jax
 
 from ..calls.arrays import holds_arrays
 from .bindings import Binding
+from .bindings import swapped
 from .call_graph import CallGraph
 from .call_graph import Calls
 from .call_graph import Held
@@ -47,7 +49,6 @@ from .found import unique_names
 from .live_objects import Live
 from .live_objects import codes_behind
 from .live_objects import own_sourceless
-from .selves import caught_selves
 
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
@@ -63,8 +64,8 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     graph = read_calls(jaxpr, is_user, stop=here)
     held = _add_held(graph, held_functions(jaxpr, is_user))
     live = Live((fn, args, kwargs, *roots))
-    entry = _entry_code(fn, graph)
-    if entry is not None:
+    entry = next((code for code in codes_behind(fn) if code in graph.roots), None)
+    if entry is not None:  # the user's entry function among the program's roots
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
     found = without_decorated(found, live.functions.get, codes_behind(fn))
@@ -106,10 +107,6 @@ def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[
     finally:
         jax.clear_caches()
 
-
-def _entry_code(fn: Callable, graph: CallGraph) -> types.CodeType | None:
-    """The first user function behind ``fn`` that is among the program's roots."""
-    return next((code for code in codes_behind(fn) if code in graph.roots), None)
 
 
 def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
@@ -167,22 +164,13 @@ def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] |
     this = live.instance(klass)
     if this is not None:
         return type(this), holds_arrays(this), True
-    if _module_class(klass):  # made during the trace (linen binds clones): no arrays
+    # a module class made during the trace (linen binds clones) keeps no arrays as attributes
+    if any(k.__module__.startswith(_MODULE_PACKAGES) for k in klass.__mro__):
         return klass, False, False
     return None
 
 
-def _holds(klass: type, code: types.CodeType) -> bool:
-    raw = vars(klass).get(code.co_name)
-    return code_of(raw) is code and not isinstance(raw, staticmethod | classmethod)
-
-
-def _module_class(klass: type) -> bool:
-    """A module class of Flax, Haiku or Equinox: instances made during a trace keep their
-    arrays where jit can take them, not as plain attributes."""
-    return any(k.__module__.startswith(_MODULE_PACKAGES) for k in klass.__mro__)
-
-
+#: Module libraries whose instances keep their arrays where jit can take them.
 _MODULE_PACKAGES = ("flax.linen", "flax.nnx", "haiku", "equinox")
 
 
@@ -191,8 +179,39 @@ def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
               live: Live) -> list[Binding]:
     """Where ``caller`` (globals ``namespace``) looks up ``code``: the attribute of its
     defining class, where that holds it (or a checkpoint or jit of it); else a global."""
-
-    if klass is not None and _holds(klass, code):
+    raw = vars(klass).get(code.co_name) if klass is not None else None
+    if klass is not None and code_of(raw) is code \
+            and not isinstance(raw, staticmethod | classmethod):
         return [Binding(klass, code.co_name)]
     keys = live.keys_holding(namespace, code) if namespace is not None else []
     return global_bindings(code, caller, namespace, keys, own)
+
+
+def caught_selves(fn: Callable, args: tuple, kwargs: dict[str, Any],
+                  jit_options: dict[str, Any], methods: dict[types.CodeType, type],
+                  ) -> dict[types.CodeType, Any]:
+    """The first ``self`` each of ``methods`` (code → the class holding it) is called
+    with in one more trace (a ``self`` made inside the traced function, ``MLP(ws)(x)``,
+    is gone after the first), each method wrapped at its class to keep it."""
+    caught: dict[types.CodeType, Any] = {}
+    swaps = []
+    for code, klass in methods.items():
+        raw = vars(klass)[code.co_name]
+        swaps.append((Binding(klass, code.co_name), raw, _keeping_self(raw, code, caught)))
+    with swapped(swaps):
+        _trace(fn, args, kwargs, jit_options)  # an error: the first trace passed, it stands
+    return caught
+
+
+def _keeping_self(raw: Any, code: types.CodeType, caught: dict[types.CodeType, Any],
+                  ) -> Callable:
+    """``raw`` (a class's attribute) as a method that notes its first ``self``."""
+
+    @functools.wraps(raw)
+    def keeping(self: Any, *args: Any, **kwargs: Any) -> Any:
+        caught.setdefault(code, self)
+        bound = raw.__get__(self, type(self)) if hasattr(raw, "__get__") else \
+            functools.partial(raw, self)
+        return bound(*args, **kwargs)
+
+    return keeping

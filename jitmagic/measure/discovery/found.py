@@ -1,7 +1,6 @@
 """What discovery finds about a helper, and the rules about code objects every way of
 finding helpers shares (which code is the user's, the code behind a value, names)."""
 
-
 from __future__ import annotations
 
 import contextlib
@@ -163,7 +162,6 @@ def global_bindings(code: types.CodeType, caller: types.CodeType,
 
 
 def unique_names(found: Iterable[Found]) -> dict[str, Found]:
-
     """The helpers by name, a second one of the same name called ``name#2``."""
     out: dict[str, Found] = {}
     for f in found:

@@ -298,7 +298,6 @@ def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
 def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
     """The functions behind a callable, nearest first: its own, what it wraps (through
     wrappers, partials, methods, ``__call__``) and what its closure holds."""
-
     queue: deque[tuple[Any, int]] = deque([(fn, 0)])
     seen: set[int] = set()
     while queue:

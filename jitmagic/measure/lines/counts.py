@@ -222,7 +222,6 @@ def _callers_of_cut_functions(order: list[Any], user: UserCode,
     """For a function whose tracebacks JAX cut short (a checkpointed block), the user
     lines that called it: the context of the sub-jaxprs holding its equations, for its
     other equations (the forward copy) to count for them too."""
-
     out: dict[types.CodeType, frozenset[Key]] = {}
     for j in order:
         if context[id(j)]:

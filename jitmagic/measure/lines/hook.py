@@ -27,7 +27,6 @@ IsUser = Callable[[types.CodeType, dict], bool]
 HOOKS = ("auto", "monitoring", "settrace", "none")
 
 
-
 class Tally:
     """Hits, seconds and calls counted per line (``(file, line)``) and code object. A
     frame's state is ``[line key, when it started, whether an outer frame holds the same

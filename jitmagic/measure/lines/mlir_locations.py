@@ -19,7 +19,6 @@ def count_hlo_ops(text: str, user: UserCode) -> Counter:
     """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations (an op
     with regions carries its location on its closing line), each to its innermost frame
     inside a user function."""
-
     aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
     ranges = _line_ranges(user)
     resolved: dict[str, Key | None] = {}

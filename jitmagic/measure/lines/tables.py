@@ -33,6 +33,9 @@ from ...model.lines import Lines
 from ...model.lines import LineTable
 from ...model.rows import VARIANTS
 from ...options.keywords import options_of
+from ..calls.arguments import check_arguments
+from ..calls.arguments import static_split
+from ..discovery.bindings import installing
 from ..discovery.bindings import one_measurement
 from ..discovery.found import code_of
 from ..discovery.found import entry_namespace
@@ -41,7 +44,10 @@ from ..sampling.stops import Checkpoint
 from ..sampling.stops import StageInterrupted
 from ..sampling.stops import Stop
 from ..variants.build import build_variant
+from ..variants.entry import _holds_module
 from ..variants.entry import plan_entry
+from ..variants.entry import resolve_entry
+from ..variants.entry import user_globals
 from ..variants.plan import Plan
 from ..variants.plan import Variant
 from ..variants.rows import Prepared
@@ -51,18 +57,18 @@ from .counts import Key
 from .counts import LineCounts
 from .counts import UserCode
 from .counts import count_equations
-from .entry import helperless_plan
-from .entry import runs_other_functions
 from .hook import Hook
 from .hook import Tally
 from .hook import make_hook
 from .hook import why_no_hook
-from .jax_loops import loop_calls
+from .loops import loop_calls
 from .loops import loops_of
 from .mlir_locations import count_hlo_ops
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"
+#: Code that runs inside its own function's frame but is no helper of its own.
+_NOT_HELPERS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
 
 
 def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
@@ -230,7 +236,9 @@ def _hlo_text(lowered: Any) -> str:
 def _user_code(entry: Callable) -> types.CodeType | None:
     """The code of the user's function behind a variant's entry (a wrapper, a partial, a
     callable instance), where the stacks of its lines are cut."""
-    inner: Any = inspect.unwrap(entry)
+    inner: Any = entry
+    while getattr(inner, "__wrapped__", None) is not None:
+        inner = inner.__wrapped__
     call = inspect.getattr_static(type(inner), "__call__", None)
     return next((c for c in map(code_of, (inner, getattr(inner, "func", None), call))
                  if c is not None), None)
@@ -270,7 +278,6 @@ def _collector_off() -> Iterator[None]:
     """No garbage collection during the trace and lowering (scanning the millions of
     objects a big trace makes costs a fifth of it); unlike ``paused_gc``, no collection
     first: nothing here is timed."""
-
     was = gc.isenabled()
     gc.disable()
     try:
@@ -290,3 +297,24 @@ def _user_errors(variant: str) -> Iterator[None]:
     except Exception as exc:
         raise UserCodeError(f"the {variant} variant failed while counting lines:\n"
                             + user_traceback(exc)) from exc
+
+
+def helperless_plan(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> Plan | None:
+    """The plan ``plan_entry`` makes for an entry without helpers, without its trace;
+    None where the entry holds framework modules (``plan_entry`` must split them)."""
+    resolved = resolve_entry(fn)
+    if resolved.filtered or _holds_module("flax.nnx", (resolved.fn, args, kwargs)) or (
+            resolved.jit_options is None and _holds_module("equinox", (args, kwargs))):
+        return None
+    check_arguments(resolved.name, args, kwargs)
+    opts = resolved.jit_options or static_split(args, kwargs)
+    return Plan(installing(resolved.fn, []), resolved.name, {}, opts, [], args, kwargs,
+                user_globals(resolved.fn) or {})
+
+
+def runs_other_functions(table: LineTable, entry: types.CodeType | None) -> bool:
+    """Whether the traced program ran a function of the user's besides ``entry`` (not
+    counting comprehensions and generator expressions)."""
+    where = (entry.co_filename, entry.co_firstlineno) if entry is not None else None
+    return any((f.file, f.first_line) != where for f in table.functions
+               if f.name.rsplit(".", 1)[-1] not in _NOT_HELPERS)

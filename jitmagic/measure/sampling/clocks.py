@@ -76,7 +76,6 @@ def cpu_tick() -> float:
 def advanced(seconds: float, calls: int) -> None:
     """``FrozenClockError`` where ``calls`` calls were timed as no time at all (a clock
     that stopped after :func:`check`)."""
-
     if calls > 0 and seconds <= 0:
         raise FrozenClockError(f"jitmagic cannot time this: {calls:,} calls read 0 s on "
                                f"the wall clock (time.perf_counter); {FIX}")

@@ -105,7 +105,6 @@ def persistent_cache_in(folder: str) -> Iterator[None]:
 @contextmanager
 def scratch_cache() -> Iterator[Path]:
     """A fresh folder of jitmagic's own as JAX's persistent cache, removed after."""
-
     with scratch_folder("cache") as folder, persistent_cache_in(str(folder)):
         yield folder
 

@@ -75,7 +75,6 @@ def since(before: Reading, after: Reading, busy: bool = True) -> dict[str, float
     """What one run took of each counter, by sample key: ``cpu_s``; with ``busy`` also
     ``wait_s`` and ``pressure_s`` where both readings have them and it did not go
     backwards, and ``load`` at its end."""
-
     out = {"cpu_s": max(0.0, after.cpu_s - before.cpu_s)}
     if not busy:
         return out

@@ -189,7 +189,6 @@ class SharedCheckpoint(Checkpoint):
             raise Stop(f"stopped by --timeout after {done}")
 
 
-
 def shared_by_processes(check: Checkpoint, options: Any) -> Checkpoint:
     """``check`` as every process shares it under ``jax.distributed`` (``check`` itself
     for one process); ``InputError`` for an option not measured in lockstep."""

@@ -119,7 +119,6 @@ class Reporter:
         total, pace = self.part.total, (now - self.part.began) / self.part.done
         if self.where.at_most and self.where.round <= FEWEST:  # -r auto: its fewest rounds
             total = min(total, len(self._rows()) * FEWEST)
-
         left = pace * max(0, total - self.part.done)
         if self.where.at_most and self.where.round > FEWEST:  # undecided: to the most rounds
             left = min(left, max(0.0, self.budget_ends - now) + pace * len(self._rows()))

@@ -100,7 +100,6 @@ def rounds_for(options: Options, decided: Callable[[], bool] = lambda: False,
                busy: Callable[[], bool] = lambda: False) -> Rounds:
     """A sampler's rounds from ``options``' repeat and budget, with ``decided`` and
     ``busy`` as :class:`Rounds` takes them."""
-
     return Rounds(options.repeat, decided, busy, budget_of(options), lockstep=lockstep)
 
 

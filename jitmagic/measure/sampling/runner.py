@@ -172,7 +172,6 @@ class Sampler:
     def _steady(self, name: str, cold: ColdSample, number: int | None, check: Checkpoint) -> None:
         """One steady-state sample: seconds per call, and CPU seconds where the host's
         clock times the execution (not on an accelerator)."""
-
         s = self.subjects[name]
         timer = steady_timer(cold.call, s.args, s.kwargs, cold.output)
         if s.warm_up:

@@ -33,7 +33,6 @@ def mesh_env(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
 def kept_input_shardings(compiled: Any, args: tuple, kwargs: dict[str, Any]) -> bool | None:
     """Whether ``compiled`` takes every named-sharded argument with the sharding it has
     (``None``: none is sharded, or the program does not say)."""
-
     opts = static_split(args, kwargs)
     dynamic = (tuple(a for i, a in enumerate(args) if i not in opts["static_argnums"]),
                {k: v for k, v in kwargs.items() if k not in opts["static_argnames"]})

@@ -395,7 +395,6 @@ def timed_calls(timer: SteadyTimer, loops: int,
     return total, math.fsum(timer.clock.spent[made:])
 
 
-
 def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Where the numbers came from."""
     devices = jax.devices()

@@ -240,7 +240,6 @@ def traceback_codes(tb: Any) -> Any:
     return tb.raw_frames()[0] if tb is not None else ()
 
 
-
 def sub_jaxprs(eqn: Any) -> Iterator[Any]:
     """The jaxprs an equation holds in its parameters (bodies, branches, rules, callees)."""
     for value in eqn.params.values():
@@ -278,7 +277,6 @@ def constants_of(jaxpr: Any) -> dict[Any, Any]:
 def constants_read(eqn: Any, values: dict[Any, Any]) -> dict[int, int]:
     """The array constants an equation reads, ``{id: bytes}``: constant variables and
     array literals; not scalars (``x * 2.0``) nor non-numeric values (a leaked tracer)."""
-
     out = {}
     for var in eqn.invars:
         value = values.get(var) if not hasattr(var, "val") else var.val

@@ -87,7 +87,8 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     notes: list[Noted] = [*plan.notes, *(Taken("stays_inline", n, w) for n, w in why.items())]
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
-    own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
+    # the functions the entry runs itself are never routed (shared code)
+    own = [f for f in unwrapping(plan.fn) if isinstance(f, types.FunctionType)]
     held = _held_places(plan, [n for n in planned if n not in lifted], notes, ran, call_as)
     routed = [n for n in planned if n not in lifted and n not in held
               and (call_as is not None or not _callers_see_user_jit(plan.helpers[n]))]
@@ -115,8 +116,9 @@ def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | N
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:
-        why |= {n: Inline("inline_flax_jit") for n in nest
-                if n not in why and _flax(plan.helpers[n])}
+        why |= {n: Inline("inline_flax_jit") for n in nest if n not in why and (
+            (h := plan.helpers[n]).linen_class is not None
+            or bool(h.bindings and is_nnx_class(h.bindings[0].owner)))}
     lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
               if n not in why and plan.helpers[n].linen_class is not None}
     why |= {n: Inline("inline_linen_unnamed") for n, places in lifted.items() if not places}
@@ -142,11 +144,6 @@ def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
         return descriptor(unjit(original), lambda f: faithful_jit(f, h.name, notes, ran, call_as))
 
     return replace
-
-
-def entry_functions(fn: Any) -> list[types.FunctionType]:
-    """The function objects the entry ``fn`` runs itself (:func:`~.trampoline.unwrapping`)."""
-    return [f for f in unwrapping(fn) if isinstance(f, types.FunctionType)]
 
 
 #: The note of an error raised in the nested variant where the flat program traces.
@@ -200,9 +197,5 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
     if is_nnx_class(owner):
         return nnx_method(copy, h.name, ran)
     return faithful_jit(copy, h.name, notes, ran, call_as)
-
-
-def _flax(h: Helper) -> bool:
-    return h.linen_class is not None or bool(h.bindings and is_nnx_class(h.bindings[0].owner))
 
 

@@ -145,7 +145,6 @@ class _Claims:
 
 def _defined_in(code: types.CodeType) -> Iterable[types.CodeType]:
     """The code objects defined inside ``code``, at any depth."""
-
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield const

@@ -94,12 +94,9 @@ def check_callable(obj: Any, name: str | None) -> None:
     if not callable(obj):
         kind = type(obj).__name__
         raise InputError(f"the entry `{name or repr(obj)[:60]}` is not a function (it is "
-                         f"{_article(kind)} `{kind}`): pass the function to measure (or, in "
+                         f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`): pass the "
+                         f"function to measure (or, in "
                          f"a cell, end with a call of it).")
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def entry_name(obj: Any) -> str:
@@ -136,7 +133,6 @@ def _transform_of(fn: types.FunctionType) -> str | None:
         if code is not None and code.co_name in _TRANSFORMS:
             return _TRANSFORMS[code.co_name]
     return None
-
 
 
 def _framework_unjit(obj: Any) -> Callable | None:
@@ -216,7 +212,6 @@ def user_in_shardings(obj: Any) -> Any:
 #: Outer-jit options with nothing static (as ``eqx.filter_jit`` takes leaves).
 NO_STATIC: dict[str, tuple] = {"static_argnums": (), "static_argnames": ()}
 #: ``jax.jit``'s options that hand the caller's buffers to the program.
-
 DONATING = ("donate_argnums", "donate_argnames")
 
 
@@ -237,7 +232,10 @@ def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
     """The smallest set of Python scalar arguments that, held static, lets the entry trace
     (each alone first, then pairs ...): (options, discovery, label, how ``jax.jit`` spells
     them), or None."""
-    scalars = _scalar_arguments(args, kwargs)
+    named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
+    scalars = [k for k, v in named  # the Python scalar arguments, by position or name
+               if not is_static(v) and is_static(v, scalars_static=True)]
+
     sets = [c for k in range(1, len(scalars) + 1)
             for c in itertools.combinations(scalars, k)][:_MAX_TRIES]
     for chosen in sets:
@@ -246,16 +244,14 @@ def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
         held = {"static_argnums": tuple(sorted(nums)), "static_argnames": tuple(sorted(names))}
         retry = discover(fn, args, kwargs, held, nest, given)
         if retry.error is None:
-            return held, retry, _scalar_label(chosen), _spelled(chosen)
+            label = ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`"
+                              for k in chosen)
+            return held, retry, label, _spelled(chosen)
     return None
 
 
 #: At most this many sets of scalars are tried (each is one discovery trace).
 _MAX_TRIES = 16
-
-
-def _scalar_label(chosen: tuple) -> str:
-    return ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`" for k in chosen)
 
 
 def _spelled(chosen: tuple) -> str:
@@ -351,12 +347,6 @@ def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,
     """Swaps that set each of ``values`` as a global of ``namespace`` (a sweep's value)."""
     return [(b, b.original, v) for b, v in
             ((Binding(namespace, k), v) for k, v in (values or {}).items())]
-
-
-def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
-    """The Python scalar arguments: positions (0-based) and keyword names, in order."""
-    named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
-    return [key for key, v in named if not is_static(v) and is_static(v, scalars_static=True)]
 
 
 def _helper(found: Found, ran: set[str]) -> Helper:

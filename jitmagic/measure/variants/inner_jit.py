@@ -20,7 +20,7 @@ from ..calls.arrays import Holes
 from ..calls.arrays import holds_arrays as _holds_arrays
 from ..calls.arrays import is_array as _is_array
 from ..discovery.bindings import jit_label
-from .static_out import static_holder
+from .leaks import static_holder
 
 
 def is_nnx_class(owner: Any) -> bool:
@@ -65,11 +65,10 @@ def descriptor(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
 #: The attribute an exception raised inside a helper's jit carries: the helper's name.
 HELPER_TAG = "jitmagic_helper"
 #: And, where its body returned, where its result's static part holds traced values
-#: (:func:`~.static_out.static_holder`).
+#: (:func:`~.leaks.static_holder`).
 STATIC_TAG = "jitmagic_static_out"
 #: How a helper's jit is called instead of directly: ``call_as(jitted, name)``
 #: (:meth:`~.out_of_line.OutOfLine.wrap`).
-
 CallAs = Callable[[Callable, str], Callable]
 
 

@@ -28,7 +28,6 @@ def linen_made_before(cls: type) -> Inline:
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
     """Every global (of its module and the entry's) and closure cell naming the helper's
     linen class, bound to ``nn.jit`` of it under the original's name."""
-
     from flax import linen as nn
 
     cls = h.linen_class

@@ -256,10 +256,8 @@ def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
     return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
 
 
-
 def _is_leak(error: BaseException) -> bool:
     """A tracer leak: JAX's error for one used later, or anything its leak checker raises."""
-
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return True
     frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _frames_kept

@@ -115,7 +115,9 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             noted=(*_notes(variant, calls), *held_notes(variant, calls, shape.jaxpr),
                    *backward_note(variant, calls, shape.jaxpr))
             if traced else tuple(variant.notes),
-            inline=_inline(variant, calls) if traced else variant.inline,
+            # refused up front, or planned but absent from the program
+            inline=(*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
+            if traced else variant.inline,
             stages_from=shape.stages_from,
             jaxpr_eqns=shape.jaxpr_eqns,
             nested_calls=shape.nested_calls,
@@ -145,10 +147,6 @@ def backward_note(variant: Variant, calls: dict[str, int] | None,
     return [Taken("backward_passes", tuple(held), tuple(backward[n] for n in held))] if held else []
 
 
-def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
-    """Helpers kept inline: refused up front, or planned but absent from the program."""
-    return (*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
-
 
 def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
     """The variant's notes, with a reason for every planned helper its program lacks."""
@@ -168,7 +166,6 @@ def not_nested(name: str, helper: Helper) -> Taken:
 def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[Note]:
     """Notes of each nested helper that is a Pallas kernel body or that a library
     primitive holds (with the user's functions its jit ran)."""
-
     notes: list[Note] = [Taken("kernel_body", n) for n in (calls or {})
                          if variant.plan.helpers[n].kernel]
     for n in (calls or {}):
