@@ -46,7 +46,7 @@ class Found:
     #: The library primitive that holds it and runs it itself, where only it shows it.
     held_by: str | None = None
     #: Why it stays inline, for a custom_vjp/jvp function only whose rules built
-    #: equations (:mod:`~.custom_rules`).
+    #: equations (:func:`~.discover.rules_only`).
     rules_only: Note | None = None
 
 

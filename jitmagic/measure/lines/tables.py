@@ -1,6 +1,6 @@
 """Count, per source line of the user's code, what one cold trace and lowering built,
 for each variant: jaxpr equations by innermost user frame and inclusive
-(:mod:`.counts`), StableHLO ops by ``loc(...)`` (:mod:`.mlir_locations`), and, where a
+(:mod:`.counts`), StableHLO ops by ``loc(...)`` (:func:`.counts.count_hlo_ops`), and, where a
 cheap line hook exists (``sys.monitoring``, 3.12+; ``hook="settrace"`` forces the 2-5x
 slower one on 3.11), hits and Python time (:mod:`.hook`). One trace and lowering per
 variant, one for both without helpers; ``--lines`` reuses the comparison's
@@ -57,13 +57,13 @@ from .counts import Key
 from .counts import LineCounts
 from .counts import UserCode
 from .counts import count_equations
+from .counts import count_hlo_ops
 from .hook import Hook
 from .hook import Tally
 from .hook import make_hook
 from .hook import why_no_hook
 from .loops import loop_calls
 from .loops import loops_of
-from .mlir_locations import count_hlo_ops
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"

@@ -28,13 +28,13 @@ from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
 from .build import build_variant
 from .build import nest_only
-from .claims import helper_jit_calls
 from .inner_jit import HELPER_TAG
 from .inner_jit import STATIC_TAG
 from .leaks import leak_mechanism
 from .leaks import library_of
 from .plan import Plan
 from .plan import Variant
+from .rows import helper_jit_calls
 from .rows import not_nested
 
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
