@@ -10,14 +10,17 @@ Where a helper is bound is read from live objects (:mod:`.live_objects`): a meth
 class whose ``__dict__`` holds it; a function, the names its caller's globals bind to
 it (those the caller writes first), else its own module's global of its name. A
 ``self`` made during the trace, not of a module library, is caught by a second trace
-(:func:`caught_selves`); a decorator's wrapper and its function are one helper
-(:mod:`.decorated`); a trace that raises leaves no program, and
+(:func:`caught_selves`); a decorator's wrapper and the function it wraps are one helper,
+and a wrapper several functions share gives way to each (:func:`without_decorated`: it
+would put them under one jit, nesting being by code object); a trace that raises
+leaves no program, and
 :func:`~jitmagic.measure.variants.entry.plan_entry` asks :mod:`.profiled` instead.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import sys
 import types
@@ -29,6 +32,7 @@ from typing import Any
 
 import jax
 
+from ..._compat import jit_info
 from ...model.notes import Inline
 from ..calls.arrays import holds_arrays
 from ..sampling.structure import distinct_jaxprs
@@ -41,12 +45,13 @@ from .call_graph import _position
 from .call_graph import held_functions
 from .call_graph import kernel_bodies
 from .call_graph import read_calls
-from .decorated import without_decorated
 from .found import Discovery
 from .found import Found
 from .found import UserFunctions
 from .found import as_called
+from .found import closure_values
 from .found import code_of
+from .found import function_of
 from .found import global_bindings
 from .found import helper_name
 from .found import names_written
@@ -310,3 +315,73 @@ def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
                    else ("custom_jvp", ("jvp",)))
     names = tuple(getattr(getattr(fn, r, None), "__name__", r) for r in rules)
     return Inline("inline_rules_only", kind, names, equations, sites, caller.co_name)
+
+
+def without_decorated(found: list[Found], live_function: Callable[[types.CodeType], Any],
+                      entry_codes: Iterable[types.CodeType]) -> list[Found]:
+    """``found`` with each decorator's wrapper and the function it wraps made one helper;
+    ``live_function``: a live function of a code object, or None."""
+    by_code = {f.code: f for f in found}
+    entry = set(entry_codes)
+    dropped: set[types.CodeType] = set()
+    for f in found:
+        if f.code in dropped:
+            continue
+        wrapped = _wrapped_by(f, by_code, live_function(f.code))
+        inners = [c for c in wrapped if c not in dropped]
+        if len(inners) == 1 or (inners and any(jit_info(b.original) is not None
+                                               for b in f.bindings)):  # the user's jit
+            dropped.add(inners[0])
+            f.name = by_code[inners[0]].name
+        elif len(inners) > 1:  # a shared wrapper: each function it wraps is a helper
+            dropped.add(f.code)
+            for code in inners:
+                if code in entry:
+                    dropped.add(code)
+                    continue
+                inner = by_code[code]
+                inner.bindings += [b for b in wrapped[code] if b not in inner.bindings]
+    return [f for f in found if f.code not in dropped]
+
+
+def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
+                ) -> dict[types.CodeType, list[Binding]]:
+    """The functions found that ``f``'s function objects wrap, by code, each with the
+    bindings of ``f`` holding its wrapper: a bound wrapper's and ``live``'s, then (where
+    one wraps a function found) every other function object of ``f``'s code."""
+    out: dict[types.CodeType, list[Binding]] = {}
+    held = [(b, function_of(b.original)) for b in f.bindings]
+    for binding, fn in [*held, (None, live)]:
+        code = _inner_of(fn, f.code, by_code, binding.key if binding else None)
+        if code is not None:
+            bindings = out.setdefault(code, [])
+            if binding is not None and binding not in bindings:
+                bindings.append(binding)
+    if out:
+        for fn in gc.get_referrers(f.code):  # the live functions of its code
+            code = _inner_of(fn, f.code, by_code, closure=True)
+            if code is not None:
+                out.setdefault(code, [])
+    return out
+
+
+def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
+              key: str | None = None, closure: bool = False) -> types.CodeType | None:
+    """The code of the function found that ``fn`` (of code ``wrapper``) runs: its
+    ``__wrapped__``, else (with ``closure``, or bound under ``key``, that function's
+    name) the one its closure holds."""
+    if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
+        return None
+    inner: Any = getattr(fn, "__wrapped__", None)
+    for _ in range(8):
+        if not isinstance(inner, types.FunctionType):
+            break
+        if inner.__code__ in by_code and inner.__code__ is not wrapper:
+            return inner.__code__
+        inner = getattr(inner, "__wrapped__", None)
+    held = {v.__code__ for v in closure_values(fn) if isinstance(v, types.FunctionType)
+            and v.__code__ in by_code and v.__code__ is not wrapper}
+    if len(held) != 1:
+        return None
+    code = held.pop()
+    return code if closure or key == code.co_name else None

@@ -5,13 +5,16 @@ choice each of what every binding of a helper holds while the entry runs.
 * ``nested``: every helper under a jit of its own (the user's, where every place its
   callers look it up holds one).
 
-A helper is nested at its function object (:mod:`~.trampoline`), a linen submodule by
-lifting its class (:mod:`~.linen`). Everything is swapped in only while the entry's
-Python code runs and restored in ``finally``: nothing the user owns stays changed.
+A helper is nested at its function object (:mod:`~.trampoline`); a linen submodule,
+whose parameters live in the scope ``apply`` sets up, by lifting its class with
+``nn.jit`` under its own name, so its instances stay ``Block_0`` (:func:`linen_swaps`).
+Everything is swapped in only while the entry's Python code runs and restored in
+``finally``: nothing the user owns stays changed.
 """
 
 from __future__ import annotations
 
+import gc
 import types
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -21,6 +24,8 @@ from ...model.notes import Inline
 from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
+from ...usercode import user_file
+from ..discovery.bindings import Binding
 from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
@@ -31,8 +36,6 @@ from .inner_jit import is_nnx_class
 from .inner_jit import is_user_jit
 from .inner_jit import nnx_method
 from .inner_jit import unjit
-from .linen import closure_cells
-from .linen import linen_swaps
 from .plan import Helper
 from .plan import Plan
 from .plan import Variant
@@ -199,3 +202,37 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
     return faithful_jit(copy, h.name, notes, ran, call_as)
 
 
+def linen_made_before(cls: type) -> Inline:
+    """Why a linen module made before the call (``apply``'s) stays inline: linen binds it
+    by ``Module.clone`` (``self.__class__``), so a lifted class bound by name is never made."""
+    return Inline("inline_linen_made_before", cls.__name__)
+
+
+def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    """Every global (of its module and the entry's) and closure cell naming the helper's
+    linen class, bound to ``nn.jit`` of it under the original's name."""
+    from flax import linen as nn
+
+    cls = h.linen_class
+    assert cls is not None
+    lifted = nn.jit(cls)
+    lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
+    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
+    places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
+                              if v is cls})
+    places += [CellOf(c) for c in closure_cells(cls)]
+    return [(b, cls, lifted) for b in places]
+
+
+def closure_cells(value: Any) -> list[types.CellType]:
+    """The closure cells of the user's functions that hold ``value`` as a free variable
+    they name (not the ``__class__`` cell of a class's own methods)."""
+    cells = []
+    for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
+        for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):
+            for fn in (f for f in gc.get_referrers(closure) if isinstance(f, types.FunctionType)
+                       and f.__closure__ is closure):
+                name = fn.__code__.co_freevars[closure.index(cell)]
+                if name != "__class__" and user_file(fn.__code__.co_filename):
+                    cells.append(cell)
+    return list({id(c): c for c in cells}.values())

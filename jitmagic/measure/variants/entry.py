@@ -39,8 +39,8 @@ from ..discovery.found import Found
 from ..discovery.found import closure_values
 from ..discovery.found import code_of
 from ..discovery.profiled import profiled_discovery
+from .build import linen_made_before
 from .inner_jit import is_user_jit
-from .linen import linen_made_before
 from .plan import JIT_OPTIONS
 from .plan import Helper
 from .plan import Plan
