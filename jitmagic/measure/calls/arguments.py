@@ -9,6 +9,7 @@ import jax
 
 from ...errors import InputError
 from .arrays import SCALARS as _SCALARS
+from .arrays import hashable
 from .arrays import holds_arrays as _holds_arrays
 from .arrays import is_array as _is_array
 
@@ -22,13 +23,8 @@ def is_static(value: Any, scalars_static: bool = False) -> bool:
     """Whether the outer jit holds an argument static: no array leaf (no Python scalar
     leaf either, unless ``scalars_static``) and hashable."""
     leaves = jax.tree_util.tree_leaves(value)
-    if any(_is_array(x) or (not scalars_static and isinstance(x, _SCALARS)) for x in leaves):
-        return False
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
+    return not any(_is_array(x) or (not scalars_static and isinstance(x, _SCALARS))
+                   for x in leaves) and hashable(value)
 
 
 def static_split(args: tuple, kwargs: dict[str, Any],

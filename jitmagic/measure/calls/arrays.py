@@ -13,6 +13,14 @@ import numpy as np
 SCALARS = (bool, int, float, complex)
 
 
+def hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
 def is_array(x: Any) -> bool:
     """A JAX or NumPy array, a NumPy scalar, or a tracer of one."""
     return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.core.Tracer))

@@ -307,15 +307,16 @@ def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str
     return value, Window(t0, t1, before.cpu_s)
 
 
-class CpuClock:
-    """``timeit``'s clock (:data:`.clocks.wall`, not the ``perf_counter`` test frameworks
+class SteadyTimer(timeit.Timer):
+    """A ``timeit.Timer`` on :data:`.clocks.wall` (not the ``perf_counter`` test frameworks
     patch) that notes each timing's CPU seconds in ``spent`` (timeit reads it in pairs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stmt: Callable[[], None]):
         self.spent: list[float] = []
         self._began: float | None = None
+        super().__init__(stmt, timer=self._clock)
 
-    def __call__(self) -> float:
+    def _clock(self) -> float:
         cpu = clocks.cpu()
         if self._began is None:
             self._began = cpu
@@ -323,14 +324,6 @@ class CpuClock:
             self.spent.append(cpu - self._began)
             self._began = None
         return clocks.wall()
-
-
-class SteadyTimer(timeit.Timer):
-    """A ``timeit.Timer`` on a :class:`CpuClock`."""
-
-    def __init__(self, stmt: Callable[[], None]):
-        self.clock = CpuClock()
-        super().__init__(stmt, timer=self.clock)
 
 
 def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> SteadyTimer:
@@ -383,7 +376,7 @@ def timed_calls(timer: SteadyTimer, loops: int,
     """Seconds for ``loops`` calls; with ``check``, in chunks of about :data:`POLL_S`
     (at most :data:`POLL_CALLS` calls) with ``check.poll`` between them. A chunk timed
     as no time is :class:`~.clocks.FrozenClockError`. Returns (wall, CPU) seconds."""
-    made, total, done, chunk = len(timer.clock.spent), 0.0, 0, loops if check is None else 1
+    made, total, done, chunk = len(timer.spent), 0.0, 0, loops if check is None else 1
     while done < loops:
         n = min(chunk, loops - done)
         t = timer.timeit(n)
@@ -392,7 +385,7 @@ def timed_calls(timer: SteadyTimer, loops: int,
         if done < loops and check is not None:
             check.poll("steady state")
         chunk = max(1, min(100 * n, POLL_CALLS, int(n * POLL_S / max(t, 1e-9))))
-    return total, math.fsum(timer.clock.spent[made:])
+    return total, math.fsum(timer.spent[made:])
 
 
 def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:

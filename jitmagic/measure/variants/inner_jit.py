@@ -17,6 +17,7 @@ from ...model.notes import Taken
 from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arrays import SCALARS
 from ..calls.arrays import Holes
+from ..calls.arrays import hashable
 from ..calls.arrays import holds_arrays as _holds_arrays
 from ..calls.arrays import is_array as _is_array
 from ..discovery.bindings import jit_label
@@ -139,9 +140,9 @@ def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
     for x in leaves:
         if _holds_arrays(x):
             return Taken("inline_holds_arrays", name, type(x).__name__)
-    if _hashable(key):
+    if hashable(key):
         return None
-    bad = next((x for x in leaves if not (_is_array(x) or _hashable(x))), None)
+    bad = next((x for x in leaves if not (_is_array(x) or hashable(x))), None)
     return Taken("inline_unhashable", name, type(bad).__name__)
 
 
@@ -178,14 +179,6 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
 def _note_once(notes: list[Noted] | None, note: Noted) -> None:
     if notes is not None and note not in notes:
         notes.append(note)
-
-
-def _hashable(x: Any) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
 
 
 def is_user_jit(obj: Any) -> bool:
