@@ -34,7 +34,7 @@ import jax
 
 from ..._compat import jit_info
 from ...model.notes import Inline
-from ..calls.arrays import holds_arrays
+from ..calls.arguments import holds_arrays
 from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
 from .bindings import swapped
@@ -155,14 +155,9 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
     searched: set[int] = set()
     for i, caller in enumerate(calls.callers):
         namespace = live.globals_of(caller)
-        if id(namespace) in searched:
-            continue
-        searched.add(id(namespace))
-        for b in _bindings(code, klass, caller, namespace, own, live):
-            if b not in found.bindings:
-                found.bindings.append(b)
-        if i == 0 and found.bindings:
-            found.name = as_called(found.name, code, found.bindings[0])
+        if id(namespace) not in searched:
+            searched.add(id(namespace))
+            found.bind(_bindings(code, klass, caller, namespace, own, live), first=i == 0)
     return found, unseen
 
 

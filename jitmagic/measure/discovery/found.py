@@ -49,6 +49,15 @@ class Found:
     #: equations (:func:`~.discover.rules_only`).
     rules_only: Note | None = None
 
+    def bind(self, bindings: Iterable[Binding], first: bool) -> None:
+        """Add the ``bindings`` not yet known; those of its ``first`` caller name it as
+        that caller writes it (:func:`as_called`)."""
+        for b in bindings:
+            if b not in self.bindings:
+                self.bindings.append(b)
+        if first and self.bindings:
+            self.name = as_called(self.name, self.code, self.bindings[0])
+
 
 @dataclass
 class Discovery:

@@ -21,8 +21,8 @@ from typing import Any
 from ...usercode import CELL_PREFIXES
 from ...usercode import sourceless
 from ...usercode import user_file
-from ..calls.arrays import SCALARS
-from ..calls.arrays import is_array
+from ..calls.arguments import SCALARS
+from ..calls.arguments import is_array
 from .found import closure_values
 from .found import code_of
 from .found import function_of

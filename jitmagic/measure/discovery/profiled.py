@@ -21,12 +21,11 @@ from typing import Any
 import jax
 
 from ...usercode import PACKAGE_DIR
-from ..calls.arrays import holds_arrays
+from ..calls.arguments import holds_arrays
 from .bindings import Binding
 from .found import Discovery
 from .found import Found
 from .found import UserFunctions
-from .found import as_called
 from .found import code_of
 from .found import global_bindings
 from .found import helper_name
@@ -70,11 +69,7 @@ class ProfileHook:
         key = (code, id(caller.f_globals))
         if key not in self.searched:
             self.searched.add(key)
-            for b in find_bindings(code, frame, caller):
-                if b not in found.bindings:
-                    found.bindings.append(b)
-            if first and found.bindings:
-                found.name = as_called(found.name, code, found.bindings[0])
+            found.bind(find_bindings(code, frame, caller), first)
 
     def _site(self, caller: types.FrameType | None) -> tuple:
         """The call site: the user frames from ``caller`` out, at their source positions."""

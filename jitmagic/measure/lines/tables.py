@@ -10,7 +10,6 @@ variant, one for both without helpers; ``--lines`` reuses the comparison's
 from __future__ import annotations
 
 import dataclasses
-import gc
 import inspect
 import linecache
 import types
@@ -40,6 +39,7 @@ from ..discovery.bindings import one_measurement
 from ..discovery.found import code_of
 from ..discovery.found import entry_namespace
 from ..discovery.live_objects import user_entry
+from ..sampling.conditions import paused_gc
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import StageInterrupted
 from ..sampling.stops import Stop
@@ -187,7 +187,9 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
     ``staged`` holds the lowering."""
     user = user_code(entry)
     hooked = make_hook(user.is_user, hook)
-    with _user_errors(variant), _collector_off():
+    # no collection during the trace (scanning the millions of objects a big trace makes
+    # costs a fifth of it), and none first: nothing here is timed
+    with _user_errors(variant), paused_gc(collect=False):
         traced = None
         if staged is None or hooked is not None:
             jitted = jax.jit(entry, **(opts or {}))
@@ -272,19 +274,6 @@ def _source(file: str, line: int) -> str:
     text = linecache.getline(file, line)
     return text.rstrip("\n") if text else SOURCE_UNAVAILABLE
 
-
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    """No garbage collection during the trace and lowering (scanning the millions of
-    objects a big trace makes costs a fifth of it); unlike ``paused_gc``, no collection
-    first: nothing here is timed."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @contextmanager

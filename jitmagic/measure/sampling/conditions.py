@@ -36,9 +36,11 @@ def frozen_heap() -> Iterator[None]:
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
-    """Collect now, then keep the collector out of the timed interval (as ``timeit`` does)."""
-    gc.collect()
+def paused_gc(collect: bool = True) -> Iterator[None]:
+    """Collect now (``collect``), then keep the collector out of the timed interval (as
+    ``timeit`` does)."""
+    if collect:
+        gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -1,13 +1,9 @@
 """Whether two variants returned the same values: compared leaf by leaf, by tree
 shape rather than class identity, as soon as both exist, then dropped.
 
-Each comparison ends in one of three kinds (``docs/outputs.md`` has the rule):
-
-* ``exact``: every leaf equal (NaN where the other has NaN);
-* ``rounding``: some floating leaf differs, but within the rounding of its dtype: the
-  difference, taken over the whole leaf, is at most ``sqrt(eps)`` of the leaf's size
-  (:func:`within_rounding`); integer, bool and PRNG-key leaves must be equal;
-* ``mismatch``: a leaf differs beyond that, or the structures differ.
+Each ends ``exact`` (every leaf equal, NaN with NaN), ``rounding`` (a floating leaf
+differs within :func:`within_rounding`; integer, bool and key leaves equal) or
+``mismatch`` (beyond that, or structures differ); ``docs/outputs.md`` has the rule.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Honest timings of JAX's stages: cold trace, lower, compile, first call; steady execute.
 
-Rules kept here (the method is in ``docs/measuring.md``):
-
-* every cold sample starts from ``jax.clear_caches()`` (``jit.clear_cache()``
-  would leave nested helpers warm), with the persistent compilation cache off;
-* the garbage collector is emptied before and paused during each timed run, so
-  the previous variant's garbage is not collected inside this one's interval;
-* every interval that produces arrays ends in ``block_until_ready``;
-* JAX's own clock (``jax.monitoring``) is recorded beside ours as a cross-check.
-
-This module imports neither IPython nor matplotlib: scripts can use it directly.
+Every cold sample starts from ``jax.clear_caches()`` (``jit.clear_cache()`` would leave
+nested helpers warm) with the persistent cache off; the collector is emptied before
+and paused during each timed run; every interval ends in ``block_until_ready``; JAX's
+own clock (``jax.monitoring``) is kept beside ours (``docs/measuring.md``).
 """
 
 from __future__ import annotations

@@ -25,11 +25,11 @@ from ...model.notes import Noted
 from ...model.notes import Taken
 from ...model.saved.schema import printable
 from ..calls.arguments import SCALAR_MISUSE
+from ..calls.arguments import SCALARS
+from ..calls.arguments import Holes
 from ..calls.arguments import check_arguments
 from ..calls.arguments import is_static
 from ..calls.arguments import static_split
-from ..calls.arrays import SCALARS
-from ..calls.arrays import Holes
 from ..discovery.bindings import Binding
 from ..discovery.bindings import installing
 from ..discovery.bindings import short_name

@@ -15,11 +15,11 @@ from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
 from ..calls.arguments import SCALAR_MISUSE
-from ..calls.arrays import SCALARS
-from ..calls.arrays import Holes
-from ..calls.arrays import hashable
-from ..calls.arrays import holds_arrays as _holds_arrays
-from ..calls.arrays import is_array as _is_array
+from ..calls.arguments import SCALARS
+from ..calls.arguments import Holes
+from ..calls.arguments import hashable
+from ..calls.arguments import holds_arrays as _holds_arrays
+from ..calls.arguments import is_array as _is_array
 from ..discovery.bindings import jit_label
 from .leaks import static_holder
 

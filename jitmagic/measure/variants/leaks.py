@@ -24,7 +24,7 @@ import jax
 
 from ...model.notes import Leak
 from ...model.notes import Note
-from ..calls.arrays import SCALARS
+from ..calls.arguments import SCALARS
 from ..discovery.found import closure_values
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
