@@ -154,8 +154,7 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
     innermost = max(on_stack, key=lambda n: codes.index(helpers[n].code), default=None)
     if innermost is None:
         return None
-    first = (str(error).strip().splitlines() or [""])[0]
-    return innermost, Inline("inline_trace_fails", type(error).__name__, cut_to(first, 100))
+    return innermost, Inline("inline_trace_fails", type(error).__name__, _first_line(error))
 
 
 class LeakSearch:
@@ -254,6 +253,10 @@ def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
     if held is not None:
         return Inline("inline_leaks", held, None, partner)
     return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
+
+
+def _first_line(error: BaseException, width: int = 100) -> str:
+    return cut_to((str(error).strip().splitlines() or [""])[0], width)
 
 
 def _is_leak(error: BaseException) -> bool:
