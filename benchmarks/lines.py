@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 from jitmagic.measure.lines.counts import UserCode
 from jitmagic.measure.lines.counts import count_equations
-from jitmagic.measure.lines.mlir_locations import count_hlo_ops
+from jitmagic.measure.lines.counts import count_hlo_ops
 from jitmagic.measure.lines.tables import build_rows
 from jitmagic.measure.lines.tables import lines_of
 

@@ -1,16 +1,72 @@
 """Which arguments of a jitted call are traced and which are static, as ``jax.jit``
-decides: array leaves and Python scalars traced, other hashable leaves static."""
+decides: array leaves and Python scalars traced, other hashable leaves static; what
+counts as an array there."""
 
 from __future__ import annotations
 
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 
 from ...errors import InputError
-from .arrays import SCALARS as _SCALARS
-from .arrays import holds_arrays as _holds_arrays
-from .arrays import is_array as _is_array
+
+SCALARS = (bool, int, float, complex)
+
+
+def hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def is_array(x: Any) -> bool:
+    """A JAX or NumPy array, a NumPy scalar, or a tracer of one."""
+    return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.core.Tracer))
+
+
+def holds_arrays(x: Any) -> bool:
+    """An ordinary object (not a pytree) with arrays among its attributes."""
+    if is_array(x) or isinstance(x, (*SCALARS, str, types.FunctionType, type)):
+        return False
+    attrs = getattr(x, "__dict__", None)
+    if not isinstance(attrs, dict) or jax.tree_util.tree_leaves(x) != [x]:
+        return False
+    return any(is_array(leaf) for v in attrs.values() for leaf in jax.tree_util.tree_leaves(v))
+
+
+@dataclass(frozen=True)
+class Holes:
+    """A list of values with the traced ones taken out: ``fill`` puts arrays back in.
+
+    The one way jitmagic hands ``jax.jit`` only the arrays of a call (an
+    ``eqx.filter_jit`` entry's leaves, a nested helper's leaves, ``--vmap``'s
+    mapped arguments) while every other value stays fixed, as a static one does.
+    """
+
+    fixed: tuple
+    traced: tuple[int, ...]
+
+    @classmethod
+    def of(cls, values: list | tuple, traced: Callable[[Any], bool] = is_array,
+           ) -> tuple[Holes, list]:
+        """(the holes, the values taken out) of ``values``."""
+        where = tuple(i for i, x in enumerate(values) if traced(x))
+        fixed = tuple(None if i in where else x for i, x in enumerate(values))
+        return cls(fixed, where), [values[i] for i in where]
+
+    def fill(self, arrays: list | tuple) -> list:
+        """The values again, ``arrays`` in the holes (in order)."""
+        full = list(self.fixed)
+        for i, a in zip(self.traced, arrays, strict=True):
+            full[i] = a
+        return full
+
 
 #: What tracing raises when a traced Python scalar is used as a Python value: ``range(n)``
 #: and ``if n > 0`` (``TypeError``s), ``x[:n]`` (``IndexError``), and a ``ValueError``
@@ -22,13 +78,8 @@ def is_static(value: Any, scalars_static: bool = False) -> bool:
     """Whether the outer jit holds an argument static: no array leaf (no Python scalar
     leaf either, unless ``scalars_static``) and hashable."""
     leaves = jax.tree_util.tree_leaves(value)
-    if any(_is_array(x) or (not scalars_static and isinstance(x, _SCALARS)) for x in leaves):
-        return False
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
+    return not any(is_array(x) or (not scalars_static and isinstance(x, SCALARS))
+                   for x in leaves) and hashable(value)
 
 
 def static_split(args: tuple, kwargs: dict[str, Any],
@@ -46,7 +97,7 @@ def check_arguments(entry: str, args: tuple, kwargs: dict[str, Any]) -> None:
     named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
     for label, value in named:
         leaves = jax.tree_util.tree_leaves(value)
-        holder = next((x for x in leaves if _holds_arrays(x)), None)
+        holder = next((x for x in leaves if holds_arrays(x)), None)
         if holder is not None:
             kind = type(holder).__name__
             raise InputError(
@@ -56,7 +107,7 @@ def check_arguments(entry: str, args: tuple, kwargs: dict[str, Any]) -> None:
                 f"(`jax.tree_util.register_dataclass` or `register_pytree_node_class`).")
         if is_static(value):
             continue
-        bad = [x for x in leaves if not (_is_array(x) or isinstance(x, _SCALARS))]
+        bad = [x for x in leaves if not (is_array(x) or isinstance(x, SCALARS))]
         if bad and leaves == [value]:
             raise InputError(
                 f"{label} of `{entry}` holds a {type(value).__name__}, which is neither a JAX "

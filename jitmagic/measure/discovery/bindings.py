@@ -1,11 +1,7 @@
 """Where a helper is bound (a namespace's key, a class attribute), and swapping what
-those places hold for exactly as long as the entry's Python code runs.
-
-The places are the process's own (a module's globals, a class, a function's
-``__code__``), so two measurements must not swap them at once: :func:`one_measurement`
-is the process-wide lock a measurement holds. Putting them back cannot be cut short:
-a Ctrl-C that lands during the put-back waits until every place holds its original
-again (:func:`put_back`).
+those places hold for exactly as long as the entry's Python code runs. The places are
+the process's own, so measurements take a process-wide lock (:func:`one_measurement`),
+and the put-back cannot be cut short by Ctrl-C (:func:`put_back`).
 """
 
 from __future__ import annotations
@@ -75,16 +71,13 @@ def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
 
     @functools.wraps(fn)
     def entry(*args, **kwargs):
-        done: list[tuple[Any, Any]] = []
         try:
-            _put_in(swaps, done)
-            return fn(*args, **kwargs)
+            with swapped(swaps):
+                return fn(*args, **kwargs)
         except Exception as exc:
             if blame is not None and blame not in getattr(exc, "__notes__", ()):
                 exc.add_note(blame)
             raise
-        finally:
-            put_back(done)
 
     entry.__name__ = entry.__qualname__ = short_name(getattr(fn, "__name__", "entry"))
     return entry
@@ -108,28 +101,18 @@ def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
     """Each binding holds its new value inside the block and its original after."""
     done: list[tuple[Any, Any]] = []
     try:
-        _put_in(swaps, done)
+        for place, original, new in swaps:
+            done.append((place, original))  # listed first: an interrupt after set finds it
+            place.set(new)
         yield
     finally:
         put_back(done)
 
 
-def _put_in(swaps: list[tuple[Any, Any, Any]], done: list[tuple[Any, Any]]) -> None:
-    """Each place holds its new value; ``done`` lists each place before it is set, so
-    that an interrupt right after a set still finds it to put back."""
-    for place, original, new in swaps:
-        done.append((place, original))
-        place.set(new)
-
-
 def put_back(done: list[tuple[Any, Any]]) -> None:
-    """Each place in ``done`` holds its original again, last set first, whatever
-    interrupts. On the main thread (the only one where Python runs signal handlers) a
-    SIGINT is held until every place is put back, then handed to the handler it was
-    meant for (a ``KeyboardInterrupt``, or a measurement's stop). An exception that
-    still lands inside (before the hold begins, or raised by a place) makes the whole
-    put-back run again, so that every place is checked, and is raised after. The hold
-    is :func:`~jitmagic.interrupts.interrupts_held`, the one every put-back uses."""
+    """Each place in ``done`` holds its original again, last set first, with SIGINT held
+    (:func:`~jitmagic.interrupts.interrupts_held`) until all are back; an exception that
+    still lands inside makes the whole put-back run again, and is raised after."""
     try:
         with interrupts_held():
             _set_originals(done)
@@ -144,9 +127,7 @@ def _set_originals(done: list[tuple[Any, Any]]) -> None:
         place.set(original)
 
 
-#: The one measurement of this process at a time: every measurement swaps the process's
-#: own places (globals, classes, helpers' ``__code__``). Re-entrant: a measurement's
-#: parts take it again in its own thread.
+#: The one measurement of this process at a time (re-entrant, for its parts).
 _MEASURING = threading.RLock()
 _waits = threading.local()
 

@@ -1,26 +1,15 @@
 """Which user function called which, read from a traced program's equations.
 
-Every jaxpr equation keeps the Python frames it was traced under
-(``source_info.traceback``: code objects and instruction offsets, innermost
-first). A function that built an equation is on that list, and so is every
-function that called it, so the user frames of one equation are a chain of
-calls. A sub-jaxpr (a loop or cond body, a ``jax.checkpoint``, a custom rule,
-a nested jit) was traced on its own: its equations' frames stop at the
-function traced, and the equation holding it says who called that function.
-Each distinct sub-jaxpr (one trace; JAX hands back the same object for a
-cached one) is read once, after the equation holding it, as the trace built
-them.
+An equation's traceback (innermost first) holds the function that built it and every
+caller, a chain of calls. A sub-jaxpr (a body, a rule, a nested jit) was traced on its
+own: its frames stop at the function traced, and the equation holding it says who
+called that; each distinct sub-jaxpr is read once, after its holder.
 
-Calls are counted by call site: the user frames above a function, each at a
-source position (line and column: Python can report either instruction of one
-call). A call site in a Python loop is one site however often it runs, and a
-cached trace (a jit's) called from two sites is two; the copies of equations
-JAX's transformations make (``grad`` holds a function's equations forward and
-transposed) keep their frames, so they are no more sites.
-
-Where JAX inlines a jaxpr traced on its own (the forward part of a
-``jax.checkpoint`` under ``grad``), its equations keep their own frames only:
-their outermost user function (a *root*) has no caller on them.
+Calls are counted by call site: the user frames above a function, each at a source
+position (line, column). A site in a loop is one however often it runs, a cached trace
+called from two sites is two, and copies of equations (``grad``'s) are no more sites.
+Where JAX inlines a jaxpr traced on its own (a checkpoint's forward part), its
+outermost user function (a *root*) has no caller.
 """
 
 from __future__ import annotations
@@ -35,6 +24,7 @@ from typing import Any
 
 from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import sub_jaxprs
+from ..sampling.structure import traceback_codes
 
 
 @dataclass
@@ -43,8 +33,7 @@ class Calls:
 
     #: Its call sites (see the module's docstring): not its Python calls.
     call_sites: int = 0
-    #: The user functions that call it, in order of first call (empty: only the entry
-    #: and functions whose frames say no caller).
+    #: The user functions that call it, in order of first call.
     callers: dict[types.CodeType, None] = field(default_factory=dict)
 
 
@@ -159,11 +148,9 @@ class _Reader:
 
 
 def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
-    """How many of the outer user frames of an equation whose traceback stops short
-    (``chain``) are the innermost of the equation holding its jaxpr (``context``): JAX
-    traces a custom_vjp's backward rule under the frames of its forward call (copied,
-    and cut to JAX's traceback limit), so read as calls under the holder they would
-    make the caller its own caller."""
+    """How many outer frames of ``chain`` (a traceback that stops short) are the
+    innermost of its holder's ``context``: JAX traces a custom_vjp's backward rule under
+    its forward call's frames, which would make the caller its own caller."""
     for k in range(min(len(chain), len(context)), 0, -1):
         if chain[-k:] == context[:k]:
             return k
@@ -178,9 +165,9 @@ KERNEL_PRIMITIVES = frozenset({"pallas_call"})
 def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> frozenset[types.CodeType]:
     """The user functions whose every equation is inside a kernel primitive's body (a
-    Pallas kernel): their frames appear there and nowhere else in the program (read only
-    where the program holds a kernel at all)."""
-    if not _has_kernel(jaxpr):
+    Pallas kernel)."""
+    if not any(eqn.primitive.name in KERNEL_PRIMITIVES
+               for current in distinct_jaxprs(jaxpr) for eqn in current.eqns):
         return frozenset()
     inside: set[types.CodeType] = set()
     outside: set[types.CodeType] = set()
@@ -192,8 +179,7 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
             continue
         seen.add((id(current), in_kernel))
         for eqn in current.eqns:
-            tb = eqn.source_info.traceback
-            codes = tb.raw_frames()[0] if tb is not None else ()
+            codes = traceback_codes(eqn.source_info.traceback)
             (inside if in_kernel else outside).update(c for c in codes if is_user(c))
             kernel = in_kernel or eqn.primitive.name in KERNEL_PRIMITIVES
             todo += [(sub, kernel) for sub in sub_jaxprs(eqn)]
@@ -202,9 +188,8 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
 
 @dataclass
 class Held:
-    """A user function a library primitive holds in its parameters and runs itself (as
-    lineax's ``linear_solve`` holds its operator's ``matvec``): its equations are in no
-    sub-jaxpr of the program, so only the primitive shows it was called."""
+    """A user function a library primitive holds and runs itself (lineax's
+    ``linear_solve`` its operator's ``matvec``): only the primitive shows it was called."""
 
     #: The innermost user function on the holding equations (its caller), if any.
     caller: types.CodeType | None
@@ -223,8 +208,7 @@ _HELD_DEPTH, _HELD_VALUES = 4, 2000
 
 def held_functions(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                    ) -> dict[types.CodeType, Held]:
-    """The user functions that library primitives in the program hold (see :class:`Held`),
-    by code, each with its caller and the primitive."""
+    """The user functions library primitives in the program hold, by code."""
     out: dict[types.CodeType, Held] = {}
     seen: set[int] = set()
     todo: list[tuple[Any, types.CodeType | None]] = [(jaxpr, None)]
@@ -252,8 +236,8 @@ def held_functions(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
 
 def _functions_in(values: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> list[types.FunctionType]:
-    """The user functions among ``values``: in containers and objects' attributes, to
-    :data:`_HELD_DEPTH` levels and :data:`_HELD_VALUES` values (no jaxpr, module or class)."""
+    """The user functions among ``values``, their containers and attributes, within
+    :data:`_HELD_DEPTH` and :data:`_HELD_VALUES`."""
     found: dict[types.CodeType, types.FunctionType] = {}
     todo: list[tuple[Any, int]] = [(v, 0) for v in values]
     seen: set[int] = set()
@@ -277,17 +261,13 @@ def _functions_in(values: Any, is_user: Callable[[types.CodeType], bool]
 
 
 def _caller(eqn: Any, is_user: Callable[[types.CodeType], bool]) -> types.CodeType | None:
-    tb = eqn.source_info.traceback
-    codes = tb.raw_frames()[0] if tb is not None else ()
-    return next((c for c in codes if is_user(c)), None)
+    return next((c for c in traceback_codes(eqn.source_info.traceback) if is_user(c)), None)
 
 
 def _primitive(eqn: Any) -> str:
-    """``lineax's `linear_solve```: the primitive's name and the library that bound it (the
-    innermost library frame on its equation that is neither JAX's nor a toolkit for
-    making primitives, as Equinox is lineax's)."""
-    tb = eqn.source_info.traceback
-    codes = tb.raw_frames()[0] if tb is not None else ()
+    """``lineax's `linear_solve```: the primitive and the innermost library on its
+    equation that is neither JAX nor a toolkit for making primitives (Equinox)."""
+    codes = traceback_codes(eqn.source_info.traceback)
     packages = [p for c in codes if (p := _package(c.co_filename)) is not None]
     own = [p for p in packages if p not in _TOOLKITS] or packages
     package = own[0] if own else type(eqn.primitive).__module__.split(".")[0]
@@ -304,11 +284,6 @@ def _package(filename: str) -> str | None:
     name = rest.split(os.sep)[0] if found else ""
     return name if name and name not in ("jax", "jaxlib") else None
 
-
-def _has_kernel(jaxpr: Any) -> bool:
-    """Whether any equation of ``jaxpr`` or its sub-jaxprs is a kernel primitive."""
-    return any(eqn.primitive.name in KERNEL_PRIMITIVES
-               for current in distinct_jaxprs(jaxpr) for eqn in current.eqns)
 
 
 def _position(code: types.CodeType, offset: int) -> Any:

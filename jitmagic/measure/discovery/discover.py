@@ -1,86 +1,71 @@
 """Which of the user's functions a trace really calls, and where each one is bound.
 
-One plain trace of the entry, from cleared caches, with no hook: the program
-it builds says the rest. Every equation keeps the frames it was traced under,
-so the user functions that built equations, which one called which, and from
-how many call sites, are read from the equations, sub-jaxprs included
-(:mod:`jitmagic.measure.discovery.call_graph`). A user function
-(:class:`~jitmagic.measure.discovery.found.UserFunctions`: code of a notebook cell, a
-``%%jitcompare`` cell, or a file outside the interpreter's libraries, less
-dunders, comprehensions and generators) is a helper when another user frame
-sits above it: the entry is not its own helper. Names looked up in a code
-object prove nothing (``jnp.sin`` puts ``sin`` there); an equation built
-under a call does. A function that builds no equation (a shape utility, host
-code) is not found, and would give a jit nothing to do.
+One plain trace of the entry from cleared caches: every equation keeps the frames it
+was traced under, so which user functions built equations, who called whom and from
+how many sites are read from the program (:mod:`.call_graph`). A user function
+(:class:`~.found.UserFunctions`) is a helper when another user frame sits above it; one
+that builds no equation is not found (a jit would have nothing to do).
 
-Where a helper is bound, so that a variant can rebind it for the duration of a
-trace, is read from live objects (:mod:`jitmagic.measure.discovery.live_objects`), not
-from frames:
-
-* a method: the class whose ``__dict__`` holds it;
-* a function: the name bound to it in its caller's globals (a cell's scratch
-  namespace, a module), the names the caller writes first, else its own
-  module's global of the same name (``L.dense`` looks it up there).
-
-A method's ``self`` (its class, and whether it holds arrays without being a
-pytree) is an object the entry, its arguments or the globals its functions
-look up hold. Three cases need more than reading the trace:
-
-* a ``self`` made during the trace (``MLP(ws)(x)``), of a class that is not a
-  Flax, Haiku or Equinox module: the entry is traced once more, plain, with the
-  method wrapped to keep its ``self`` (:mod:`jitmagic.measure.discovery.selves`);
-* a decorator's wrapper and the function it wraps are one helper, and several
-  functions under one shared wrapper are told apart by their own code
-  (:mod:`jitmagic.measure.discovery.decorated`);
-* a trace that raises leaves no program: :func:`discover` returns the error,
-  and :func:`~jitmagic.measure.variants.entry.plan_entry` asks the profiled trace of
-  :mod:`jitmagic.measure.discovery.profiled` (the way discovery worked before, 3.4 times
-  a plain trace) what it called before the error.
+Where a helper is bound is read from live objects (:mod:`.live_objects`): a method, the
+class whose ``__dict__`` holds it; a function, the names its caller's globals bind to
+it (those the caller writes first), else its own module's global of its name. A
+``self`` made during the trace, not of a module library, is caught by a second trace
+(:func:`caught_selves`); a decorator's wrapper and the function it wraps are one helper,
+and a wrapper several functions share gives way to each (:func:`without_decorated`: it
+would put them under one jit, nesting being by code object); a trace that raises
+leaves no program, and
+:func:`~jitmagic.measure.variants.entry.plan_entry` asks :mod:`.profiled` instead.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
+import inspect
 import sys
 import types
 from collections.abc import Callable
 from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import jax
 
-from ..calls.arrays import holds_arrays
+from ..._compat import jit_info
+from ...model.notes import Inline
+from ..calls.arguments import holds_arrays
+from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
+from .bindings import swapped
 from .call_graph import CallGraph
 from .call_graph import Calls
 from .call_graph import Held
+from .call_graph import _position
 from .call_graph import held_functions
 from .call_graph import kernel_bodies
 from .call_graph import read_calls
-from .custom_rules import custom_calls
-from .custom_rules import rules_only
-from .decorated import without_decorated
 from .found import Discovery
 from .found import Found
 from .found import UserFunctions
 from .found import as_called
+from .found import closure_values
 from .found import code_of
+from .found import function_of
+from .found import global_bindings
 from .found import helper_name
 from .found import names_written
 from .found import unique_names
 from .live_objects import Live
 from .live_objects import codes_behind
 from .live_objects import own_sourceless
-from .selves import caught_selves
 
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
              extra_names: Iterable[str] = (), roots: Iterable[Any] = ()) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers.
-
-    ``roots``: more objects that may hold the helpers' ``self`` (the entry as the
-    user gave it, before jitmagic wrapped it). An exception from the user's code is
-    returned in ``Discovery.error``, not raised; then ``helpers`` is empty.
-    """
+    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers;
+    ``roots``: more objects that may hold a helper's ``self``. An exception from the
+    user's code is returned in ``Discovery.error`` (``helpers`` then empty)."""
     here = sys._getframe().f_code
     jaxpr, error = _trace(fn, args, kwargs, jit_options)
     if error is not None:
@@ -89,8 +74,8 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     graph = read_calls(jaxpr, is_user, stop=here)
     held = _add_held(graph, held_functions(jaxpr, is_user))
     live = Live((fn, args, kwargs, *roots))
-    entry = _entry_code(fn, graph)
-    if entry is not None:
+    entry = next((code for code in codes_behind(fn) if code in graph.roots), None)
+    if entry is not None:  # the user's entry function among the program's roots
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
     found = without_decorated(found, live.functions.get, codes_behind(fn))
@@ -111,9 +96,8 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
 
 
 def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:
-    """The functions library primitives hold (:func:`held_functions`) that the program
-    shows nowhere else, added to ``graph`` as called by the user function whose equation
-    holds them; by code, the primitive each is held by."""
+    """The functions library primitives hold that the program shows nowhere else, added
+    to ``graph`` as called by the holding equation's user function; by code, the primitive."""
     out = {}
     for code, h in held.items():
         if code not in graph.functions and h.caller is not None:
@@ -133,14 +117,6 @@ def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[
     finally:
         jax.clear_caches()
 
-
-def _entry_code(fn: Callable, graph: CallGraph) -> types.CodeType | None:
-    """The user's entry function among the program's roots: the first user function
-    behind ``fn`` (through wrappers, partials, bound methods, closures) that is one."""
-    for code in codes_behind(fn):
-        if code in graph.roots:
-            return code
-    return None
 
 
 def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
@@ -179,59 +155,228 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
     searched: set[int] = set()
     for i, caller in enumerate(calls.callers):
         namespace = live.globals_of(caller)
-        if id(namespace) in searched:
-            continue
-        searched.add(id(namespace))
-        for b in _bindings(code, klass, caller, namespace, own, live):
-            if b not in found.bindings:
-                found.bindings.append(b)
-        if i == 0 and found.bindings:
-            found.name = as_called(found.name, code, found.bindings[0])
+        if id(namespace) not in searched:
+            searched.add(id(namespace))
+            found.bind(_bindings(code, klass, caller, namespace, own, live), first=i == 0)
     return found, unseen
 
 
 def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] | None:
     """(the class of the method's ``self``, whether it holds arrays without being a
-    pytree, whether a live object is one: made before the call); None where no live
-    object tells."""
+    pytree, whether it was made before the call); None where no live object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
         return None, False, False
     this = live.instance(klass)
     if this is not None:
         return type(this), holds_arrays(this), True
-    if _module_class(klass):  # made during the trace (linen binds clones): no arrays
+    # a module class made during the trace (linen binds clones) keeps no arrays as attributes
+    if any(k.__module__.startswith(_MODULE_PACKAGES) for k in klass.__mro__):
         return klass, False, False
     return None
 
 
-def _holds(klass: type, code: types.CodeType) -> bool:
-    raw = vars(klass).get(code.co_name)
-    return code_of(raw) is code and not isinstance(raw, staticmethod | classmethod)
-
-
-def _module_class(klass: type) -> bool:
-    """A module class of Flax (linen, NNX), Haiku or Equinox: instances made during a
-    trace keep their arrays where jit can take them (variables, parameters, pytree
-    fields), not as attributes of an ordinary object."""
-    return any(k.__module__.startswith(_MODULE_PACKAGES) for k in klass.__mro__)
-
-
+#: Module libraries whose instances keep their arrays where jit can take them.
 _MODULE_PACKAGES = ("flax.linen", "flax.nnx", "haiku", "equinox")
 
 
 def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
               namespace: dict[str, Any] | None, own: dict[str, Any] | None,
               live: Live) -> list[Binding]:
-    """Where ``caller`` (whose globals are ``namespace``) looks up the function ``code``:
-    the attribute of the class that defined it, where that holds the function itself (or
-    a ``jax.checkpoint`` or jit of it); else a global."""
-    if klass is not None and _holds(klass, code):
+    """Where ``caller`` (globals ``namespace``) looks up ``code``: the attribute of its
+    defining class, where that holds it (or a checkpoint or jit of it); else a global."""
+    raw = vars(klass).get(code.co_name) if klass is not None else None
+    if klass is not None and code_of(raw) is code \
+            and not isinstance(raw, staticmethod | classmethod):
         return [Binding(klass, code.co_name)]
-    found = [Binding(namespace, k) for k in live.keys_holding(namespace, code)] \
-        if namespace is not None else []
-    written = names_written(caller)
-    named = [b for b in found if b.key in written]
-    found = named or found  # the names the caller writes, where it writes one
-    if not found and own is not None and code_of(own.get(code.co_name)) is code:
-        found.append(Binding(own, code.co_name))
-    return found
+    keys = live.keys_holding(namespace, code) if namespace is not None else []
+    return global_bindings(code, caller, namespace, keys, own)
+
+
+def caught_selves(fn: Callable, args: tuple, kwargs: dict[str, Any],
+                  jit_options: dict[str, Any], methods: dict[types.CodeType, type],
+                  ) -> dict[types.CodeType, Any]:
+    """The first ``self`` each of ``methods`` (code → the class holding it) is called
+    with in one more trace (a ``self`` made inside the traced function, ``MLP(ws)(x)``,
+    is gone after the first), each method wrapped at its class to keep it."""
+    caught: dict[types.CodeType, Any] = {}
+    swaps = []
+    for code, klass in methods.items():
+        raw = vars(klass)[code.co_name]
+        swaps.append((Binding(klass, code.co_name), raw, _keeping_self(raw, code, caught)))
+    with swapped(swaps):
+        _trace(fn, args, kwargs, jit_options)  # an error: the first trace passed, it stands
+    return caught
+
+
+def _keeping_self(raw: Any, code: types.CodeType, caught: dict[types.CodeType, Any],
+                  ) -> Callable:
+    """``raw`` (a class's attribute) as a method that notes its first ``self``."""
+
+    @functools.wraps(raw)
+    def keeping(self: Any, *args: Any, **kwargs: Any) -> Any:
+        caught.setdefault(code, self)
+        bound = raw.__get__(self, type(self)) if hasattr(raw, "__get__") else \
+            functools.partial(raw, self)
+        return bound(*args, **kwargs)
+
+    return keeping
+
+
+#: JAX's ``__call__`` of each custom-derivative class: its frame is on every equation a
+#: call of such a function traces (its body's, or its rules').
+_CALLS = {inspect.unwrap(kind.__call__).__code__: kind
+          for kind in (jax.custom_vjp, jax.custom_jvp)}
+#: The primitives that hold a custom function's body and rules (their equations count).
+_HOLDERS = frozenset({"custom_vjp_call", "custom_jvp_call"})
+
+
+@dataclass
+class RuleCalls:
+    """What calls of custom-derivative functions from one user function traced."""
+
+    equations: int = 0
+    #: The call sites (source positions in the caller) the equations were traced at.
+    sites: set[Any] = field(default_factory=set)
+
+
+def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
+                 ) -> dict[tuple[types.CodeType, type], RuleCalls]:
+    """By (the user function that called one, the custom class): the equations traced
+    under JAX's ``__call__`` of a custom_vjp or custom_jvp function, sub-jaxprs included.
+    Under ``jax.grad`` JAX runs a custom_vjp's rules instead of its body, so a helper
+    whose body builds no equation (``clip_gradient``) is in no other frame read; that
+    ``__call__`` frame still sits between the user's call and the rules' equations."""
+    out: dict[tuple[types.CodeType, type], RuleCalls] = {}
+    for current in distinct_jaxprs(jaxpr):
+        for eqn in current.eqns:
+            if eqn.primitive.name in _HOLDERS or eqn.source_info.traceback is None:
+                continue
+            found = _caller(eqn.source_info.traceback, is_user)
+            if found is not None:
+                key, site = found
+                calls = out.setdefault(key, RuleCalls())
+                calls.equations += 1
+                calls.sites.add(site)
+    return out
+
+
+def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
+            ) -> tuple[tuple[types.CodeType, type], Any] | None:
+    """((the user function, the custom class), its call site) of the innermost custom
+    call on a traceback; None where it holds none, or no user frame calls it."""
+    codes, offsets = tb.raw_frames()
+    for i, code in enumerate(codes):
+        kind = _CALLS.get(code)
+        if kind is not None:
+            for outer, offset in zip(codes[i + 1:], offsets[i + 1:], strict=True):
+                if is_user(outer):
+                    return (outer, kind), _position(outer, offset)
+            return None
+    return None
+
+
+def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallGraph,
+               namespaces: Callable[[types.CodeType], dict[str, Any] | None],
+               known: Iterable[types.CodeType], entry_module: str | None) -> list[Found]:
+    """The custom functions user functions call by a global name whose body built no
+    equation (not in ``graph`` nor ``known``) though their rules did, each with why it
+    stays inline (``Found.rules_only``)."""
+    out, done = [], set(known)
+    for (caller, kind), traced in calls.items():
+        space = namespaces(caller) or {}
+        named = [(k, v) for k in sorted(names_written(caller))
+                 if isinstance(v := space.get(k), kind)
+                 and (c := code_of(v)) is not None and c not in graph.functions
+                 and c not in done]
+        for key, fn in named:
+            code = code_of(fn)
+            assert code is not None  # checked above
+            done.add(code)
+            binding = Binding(space, key)
+            found = Found(helper_name(code, space.get("__name__"), entry_module), code,
+                          len(traced.sites), [binding])
+            found.name = as_called(found.name, code, binding)
+            found.rules_only = _why(fn, caller, traced if len(named) == 1 else None)
+            out.append(found)
+    return out
+
+
+def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
+    """Why a custom function whose rules alone add equations stays inline: its rules by
+    name, and what they add where (``traced``: counted for this function alone)."""
+    equations = traced.equations if traced else None
+    sites = len(traced.sites) if traced else 0
+    kind, rules = (("custom_vjp", ("fwd", "bwd")) if isinstance(fn, jax.custom_vjp)
+                   else ("custom_jvp", ("jvp",)))
+    names = tuple(getattr(getattr(fn, r, None), "__name__", r) for r in rules)
+    return Inline("inline_rules_only", kind, names, equations, sites, caller.co_name)
+
+
+def without_decorated(found: list[Found], live_function: Callable[[types.CodeType], Any],
+                      entry_codes: Iterable[types.CodeType]) -> list[Found]:
+    """``found`` with each decorator's wrapper and the function it wraps made one helper;
+    ``live_function``: a live function of a code object, or None."""
+    by_code = {f.code: f for f in found}
+    entry = set(entry_codes)
+    dropped: set[types.CodeType] = set()
+    for f in found:
+        if f.code in dropped:
+            continue
+        wrapped = _wrapped_by(f, by_code, live_function(f.code))
+        inners = [c for c in wrapped if c not in dropped]
+        if len(inners) == 1 or (inners and any(jit_info(b.original) is not None
+                                               for b in f.bindings)):  # the user's jit
+            dropped.add(inners[0])
+            f.name = by_code[inners[0]].name
+        elif len(inners) > 1:  # a shared wrapper: each function it wraps is a helper
+            dropped.add(f.code)
+            for code in inners:
+                if code in entry:
+                    dropped.add(code)
+                    continue
+                inner = by_code[code]
+                inner.bindings += [b for b in wrapped[code] if b not in inner.bindings]
+    return [f for f in found if f.code not in dropped]
+
+
+def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
+                ) -> dict[types.CodeType, list[Binding]]:
+    """The functions found that ``f``'s function objects wrap, by code, each with the
+    bindings of ``f`` holding its wrapper: a bound wrapper's and ``live``'s, then (where
+    one wraps a function found) every other function object of ``f``'s code."""
+    out: dict[types.CodeType, list[Binding]] = {}
+    held = [(b, function_of(b.original)) for b in f.bindings]
+    for binding, fn in [*held, (None, live)]:
+        code = _inner_of(fn, f.code, by_code, binding.key if binding else None)
+        if code is not None:
+            bindings = out.setdefault(code, [])
+            if binding is not None and binding not in bindings:
+                bindings.append(binding)
+    if out:
+        for fn in gc.get_referrers(f.code):  # the live functions of its code
+            code = _inner_of(fn, f.code, by_code, closure=True)
+            if code is not None:
+                out.setdefault(code, [])
+    return out
+
+
+def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
+              key: str | None = None, closure: bool = False) -> types.CodeType | None:
+    """The code of the function found that ``fn`` (of code ``wrapper``) runs: its
+    ``__wrapped__``, else (with ``closure``, or bound under ``key``, that function's
+    name) the one its closure holds."""
+    if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
+        return None
+    inner: Any = getattr(fn, "__wrapped__", None)
+    for _ in range(8):
+        if not isinstance(inner, types.FunctionType):
+            break
+        if inner.__code__ in by_code and inner.__code__ is not wrapper:
+            return inner.__code__
+        inner = getattr(inner, "__wrapped__", None)
+    held = {v.__code__ for v in closure_values(fn) if isinstance(v, types.FunctionType)
+            and v.__code__ in by_code and v.__code__ is not wrapper}
+    if len(held) != 1:
+        return None
+    code = held.pop()
+    return code if closure or key == code.co_name else None

@@ -1,6 +1,5 @@
-"""What discovery finds about a helper, and the rules about code objects that every way
-of finding helpers shares: which code is a function of the user's, the code behind a
-value, the global names a function looks up, and how a helper is named."""
+"""What discovery finds about a helper, and the rules about code objects every way of
+finding helpers shares (which code is the user's, the code behind a value, names)."""
 
 from __future__ import annotations
 
@@ -32,38 +31,39 @@ class Found:
 
     name: str
     code: types.CodeType
-    #: Where the program calls it from: its distinct call sites, each the user frames
-    #: above it at their source positions. Not its Python calls: a site in a loop is
-    #: one, and a cached trace (a jit's) called from two sites is two.
+    #: Its distinct call sites in the program (:mod:`.call_graph`), not its Python calls.
     call_sites: int = 0
     bindings: list[Binding] = field(default_factory=list)
     #: The class of ``self`` where it ran as a method (for saying why it stays inline).
     self_type: type | None = None
     #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
     self_holds_arrays: bool = False
-    #: Whether an instance of that class was made before the call (the entry, its
-    #: arguments or the globals its functions look up hold one): a linen module ``apply``
-    #: runs is a clone of it, made from its own class, not looked up by a name.
+    #: Whether an instance of that class was made before the call (a linen module
+    #: ``apply`` runs is a clone, made from its own class, not looked up by a name).
     self_made_before: bool = False
     #: Whether it runs only as a kernel's body (inside ``pallas_call``).
     kernel: bool = False
-    #: The library primitive that holds it and runs it itself (``lineax's
-    #: `linear_solve```), where the program shows it only there.
+    #: The library primitive that holds it and runs it itself, where only it shows it.
     held_by: str | None = None
-    #: Why it stays inline, for a custom_vjp/custom_jvp function whose body built no
-    #: equation, only its rules (:mod:`~.custom_rules`; a ``RulesOnly`` fact).
+    #: Why it stays inline, for a custom_vjp/jvp function only whose rules built
+    #: equations (:func:`~.discover.rules_only`).
     rules_only: Note | None = None
+
+    def bind(self, bindings: Iterable[Binding], first: bool) -> None:
+        """Add the ``bindings`` not yet known; those of its ``first`` caller name it as
+        that caller writes it (:func:`as_called`)."""
+        for b in bindings:
+            if b not in self.bindings:
+                self.bindings.append(b)
+        if first and self.bindings:
+            self.name = as_called(self.name, self.code, self.bindings[0])
 
 
 @dataclass
 class Discovery:
-    """What the discovery trace found: helpers by name, in order of first call.
-
-    ``jaxpr`` is the flat program it traced (None where it raised), for reuse;
-    ``traces``: how many times the entry was traced (2 where a method's ``self`` made
-    during the trace had to be seen); ``profiled``: the helpers came from the profiled
-    trace (what a trace that raises called).
-    """
+    """What the discovery trace found: helpers by name, in order of first call; the flat
+    ``jaxpr`` it traced (None where it raised); how many ``traces``; whether the helpers
+    came from the ``profiled`` trace."""
 
     helpers: dict[str, Found]
     error: BaseException | None = None
@@ -73,14 +73,9 @@ class Discovery:
 
 
 class UserFunctions:
-    """Which code objects are functions of the user's (decided once per code object).
-
-    User code (:mod:`jitmagic.usercode`), less what is part of its caller or is
-    not a function a jit could wrap: dunders other than ``__call__``,
-    comprehensions and module bodies, generators and coroutines. A name given
-    with ``--nest`` (``extra``) counts even for code without a file of its own, and so
-    does such code of the entry's own namespace (``own``: :func:`sourceless_codes`).
-    """
+    """Which code objects are functions of the user's (decided once each): user code
+    less dunders but ``__call__``, comprehensions, module bodies, generators. A ``--nest``
+    name (``extra``) and the entry's ``own`` code count even without a file of their own."""
 
     def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)
@@ -94,12 +89,9 @@ class UserFunctions:
         return user
 
     def _judge(self, code: types.CodeType) -> bool:
-        if code.co_flags & _SKIP_FLAGS:
-            return False
         name = code.co_name
-        if name.startswith("__") and name.endswith("__") and name != "__call__":
-            return False
-        if name in NOT_FUNCTIONS:
+        if code.co_flags & _SKIP_FLAGS or name in NOT_FUNCTIONS or (
+                name.startswith("__") and name.endswith("__") and name != "__call__"):
             return False
         if code in self.own:
             return True
@@ -109,19 +101,15 @@ class UserFunctions:
 
 
 def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
-    """The globals of an entry that has no file of its own (``python -c``, ``exec``):
-    the user's, whatever they are called (:func:`~jitmagic.usercode.users_namespace`)."""
-    if entry is None or not sourceless(entry.__code__.co_filename):
-        return None
-    return entry.__globals__
+    """The globals of an entry that has no file of its own (``python -c``, ``exec``)."""
+    ok = entry is not None and sourceless(entry.__code__.co_filename)
+    return entry.__globals__ if ok and entry is not None else None
 
 
 def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
-    """The code compiled from a string (``exec``, ``python -c``) that is the user's
-    (:func:`~jitmagic.usercode.users_namespace`, as ``--lines`` decides): in ``entry``'s
-    namespace, and in every module of the user's imported (``exec`` into a local
-    module's globals); the functions there, the methods of their classes, and the
-    functions defined inside them."""
+    """The code compiled from a string that is the user's (as ``--lines`` decides), in
+    ``entry``'s namespace and the user's imported modules: functions, their classes'
+    methods and what is defined inside them."""
     if entry is None:
         return frozenset()
     own = entry_namespace(entry)
@@ -153,9 +141,8 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:
-    """``f``, ``Block.__call__``, ``mylayers.dense``: a function defined inside another
-    is named from its innermost ``<locals>`` on, as its callers see it; one of another
-    module than the entry's gets that module's last part in front."""
+    """``f``, ``Block.__call__``, ``mylayers.dense``: named from its innermost
+    ``<locals>`` on, with its module's last part where that is not the entry's."""
     qualname = printable(code.co_qualname.rsplit("<locals>.", 1)[-1])
     if module in (entry_module, "__main__", None):
         return qualname
@@ -169,6 +156,18 @@ def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
     if isinstance(binding.owner, dict) and binding.key != code.co_name:
         return name[: len(name) - len(qualname)] + binding.key
     return name
+
+
+def global_bindings(code: types.CodeType, caller: types.CodeType,
+                    namespace: dict[str, Any] | None, keys: list[str],
+                    own: dict[str, Any] | None) -> list[Binding]:
+    """The ``keys`` of ``namespace`` holding ``code`` as bindings, those ``caller`` writes
+    where it writes one; else its own module's global of its name."""
+    found = [Binding(namespace, k) for k in keys]
+    found = [b for b in found if b.key in names_written(caller)] or found
+    if not found and own is not None and code_of(own.get(code.co_name)) is code:
+        found.append(Binding(own, code.co_name))
+    return found
 
 
 def unique_names(found: Iterable[Found]) -> dict[str, Found]:
@@ -186,8 +185,7 @@ def unique_names(found: Iterable[Found]) -> dict[str, Found]:
 
 @functools.lru_cache(maxsize=4096)
 def names_written(code: types.CodeType) -> frozenset[str]:
-    """The global names ``code`` looks up, its generator expressions' and comprehensions'
-    included (``sum(jf(x) for _ in r)`` writes ``jf`` in the ``<genexpr>``'s code)."""
+    """The global names ``code`` looks up, its comprehensions' and generators' included."""
     inner = (names_written(c) for c in code.co_consts if isinstance(c, types.CodeType)
              and c.co_name in NOT_FUNCTIONS)
     return frozenset(code.co_names).union(*inner)

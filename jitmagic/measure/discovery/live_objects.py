@@ -1,22 +1,8 @@
-"""The functions, classes and instances behind code objects, found from live objects.
-
-A traced program names its functions by code object only. Where a helper is
-bound, and what its ``self`` was, is read from what the entry reaches instead
-of from frames:
-
-* **functions**: the entry's own (through wrappers, partials, bound methods and
-  callable instances), then those in the namespaces they see: their globals,
-  the user's classes and modules found there, their closures;
-* **globals** of a code object: its function's, else those of a function from
-  the same file (one module), else the loaded module of that file;
-* **instances**: the objects the entry and its arguments hold (attributes,
-  containers, closures, partials), walked breadth first and bounded, and the
-  globals the user's functions look up;
-* **classes**: the one whose ``__dict__`` holds a method's code, from the
-  globals, the instances' classes, or (rarely) the garbage collector.
-
-Each search runs lazily, only as far as a question needs.
-"""
+"""The functions, classes and instances behind code objects, found lazily from what
+the entry reaches (a program names its functions by code object only): functions in
+the namespaces they see; a code object's globals (its function's, a same-file
+function's, its module's); instances the entry and its arguments hold, walked breadth
+first and bounded; and the class whose ``__dict__`` holds a method's code."""
 
 from __future__ import annotations
 
@@ -35,8 +21,8 @@ from typing import Any
 from ...usercode import CELL_PREFIXES
 from ...usercode import sourceless
 from ...usercode import user_file
-from ..calls.arrays import SCALARS
-from ..calls.arrays import is_array
+from ..calls.arguments import SCALARS
+from ..calls.arguments import is_array
 from .found import closure_values
 from .found import code_of
 from .found import function_of
@@ -73,9 +59,8 @@ class Live:
     # --- globals ------------------------------------------------------------------
 
     def globals_of(self, code: types.CodeType, walk: bool = True) -> dict[str, Any] | None:
-        """The globals ``code`` runs in: its function's, a function's of the same file,
-        or its module's; None where nothing live says. ``walk``: look for functions
-        among the objects the roots reach too, not only in the namespaces known."""
+        """The globals ``code`` runs in (None: nothing live says); ``walk``: look among the
+        objects the roots reach too, not only in the namespaces known."""
         found = self._known_globals(code)
         if found is None and self._advance(lambda: self._known_globals(code) is not None,
                                            walk):
@@ -110,9 +95,8 @@ class Live:
     # --- classes and instances ------------------------------------------------------
 
     def defining_class(self, code: types.CodeType) -> type | None:
-        """The class whose body defined the method ``code`` (its ``__dict__`` holds it
-        under its name, maybe wrapped: ``nn.compact``, a jit); None for a function
-        defined outside a class."""
+        """The class whose ``__dict__`` holds the method ``code`` under its name, maybe
+        wrapped (None: defined outside a class)."""
         if "." not in code.co_qualname.rsplit("<locals>.", 1)[-1]:
             return None
         owner = code.co_qualname.rsplit(".", 1)[0]
@@ -138,8 +122,7 @@ class Live:
         self._later.extend(codes)
 
     def _reach(self) -> Iterator[Any]:
-        """The instances and the user's classes the roots reach: those found so far,
-        then on with the walk."""
+        """The instances and user classes the roots reach: those found, then on walking."""
         i = 0
         while i < len(self.reached) or self._step():
             yield self.reached[i]
@@ -159,9 +142,8 @@ class Live:
                 return False
 
     def _step(self) -> bool:
-        """Walk on (breadth first) to the next instance or class of the user's; False
-        when the walk is over. Once what the roots hold is walked, the globals named
-        by :meth:`add_globals_of` are."""
+        """Walk on (breadth first, then :meth:`add_globals_of`'s globals) to the next
+        instance or user class; False when the walk is over."""
         while True:
             while self._queue and len(self._seen) < MAX_OBJECTS:
                 obj, depth = self._queue.popleft()
@@ -205,11 +187,14 @@ class Live:
             + _attributes(obj)
 
     def _note(self, fn: types.FunctionType) -> None:
-        """Know ``fn``, its file's globals, and scan its globals when asked."""
+        """Know ``fn`` and its file's globals, and scan its globals when asked."""
+        self._know(fn)
+        self._queue_space(fn.__globals__)
+
+    def _know(self, fn: types.FunctionType) -> None:
         self.functions.setdefault(fn.__code__, fn)
         if _one_module(fn.__code__.co_filename):
             self.files.setdefault(fn.__code__.co_filename, fn.__globals__)
-        self._queue_space(fn.__globals__)
 
     def _queue_space(self, namespace: Mapping[str, Any]) -> None:
         if id(namespace) not in self._queued:
@@ -221,9 +206,7 @@ class Live:
         for value in list(namespace.values()):
             fn = function_of(value)
             if fn is not None:
-                self.functions.setdefault(fn.__code__, fn)
-                if _one_module(fn.__code__.co_filename):
-                    self.files.setdefault(fn.__code__.co_filename, fn.__globals__)
+                self._know(fn)
             elif _user_class(value) or _user_module(value):
                 self._queue_space(vars(value))
 
@@ -255,8 +238,7 @@ def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
 
 def _classes_holding(code: types.CodeType) -> Iterator[type]:
     """The classes whose ``__dict__`` holds a function of ``code``, asked of the garbage
-    collector (a full scan of the heap: the last resort, for a class defined in a
-    function whose instance was made during the trace)."""
+    collector (a heap scan: the last resort)."""
     found = [f for f in gc.get_referrers(code)
              if isinstance(f, types.FunctionType) and f.__code__ is code]
     for _ in range(3):  # the function, or a wrapper of it (functools.wraps), in a class
@@ -296,8 +278,7 @@ def _attributes(obj: Any) -> list[Any]:
 
 
 def own_sourceless(fn: Callable) -> frozenset[types.CodeType]:
-    """The code compiled from a string that is the user's where ``fn`` is:
-    :func:`~.found.sourceless_codes` of :func:`user_entry`."""
+    """:func:`~.found.sourceless_codes` of :func:`user_entry`."""
     return sourceless_codes(user_entry(fn))
 
 
@@ -315,9 +296,8 @@ def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
 
 
 def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
-    """The functions behind a callable, nearest first: its own, what it wraps
-    (``__wrapped__``, a partial's ``func``, a bound method's function, a callable
-    instance's ``__call__``) and the functions its closure holds (jitmagic's wrappers)."""
+    """The functions behind a callable, nearest first: its own, what it wraps (through
+    wrappers, partials, methods, ``__call__``) and what its closure holds."""
     queue: deque[tuple[Any, int]] = deque([(fn, 0)])
     seen: set[int] = set()
     while queue:

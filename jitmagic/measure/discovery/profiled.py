@@ -1,23 +1,10 @@
-"""The fallback way to find helpers: one trace under a ``sys.setprofile`` hook.
+"""The fallback way to find helpers: one trace under a ``sys.setprofile`` hook (3.4
+times a plain trace), for a trace that raises and so leaves no program to read.
 
-:func:`jitmagic.measure.discovery.discover.discover` reads the helpers from a plain
-trace's equations; a trace that raises leaves none, so
-:func:`~jitmagic.measure.variants.entry.plan_entry` asks this profiled trace (about 3.4
-times a plain one) what the failing trace called before the error.
-
-Every call of a user function (:class:`~jitmagic.measure.discovery.found.UserFunctions`)
-counts when another user frame sits above it: the entry itself is not its own
-helper; its call sites are the user frames above it, at their source
-positions. For each helper the recorder also notes where its callers find it,
-from the live frames:
-
-* a method: the class in ``type(self).__mro__`` whose ``__dict__`` holds it;
-* a function: the name bound to it in the nearest user caller's globals (a
-  cell's scratch namespace, a module), else its own module's global of the
-  same name (``L.dense`` looks it up there).
-
-The hook returns at once for code that is not the user's, and any profiler
-that was active is put back afterwards.
+A call of a user function counts when another user frame sits above it; its call sites
+are the user frames above it, and where its callers find it is read from the live
+frames (a method's class in ``type(self).__mro__``, else the caller's or its own
+module's globals). Any profiler that was active is put back afterwards.
 """
 
 from __future__ import annotations
@@ -34,15 +21,14 @@ from typing import Any
 import jax
 
 from ...usercode import PACKAGE_DIR
-from ..calls.arrays import holds_arrays
+from ..calls.arguments import holds_arrays
 from .bindings import Binding
 from .found import Discovery
 from .found import Found
 from .found import UserFunctions
-from .found import as_called
 from .found import code_of
+from .found import global_bindings
 from .found import helper_name
-from .found import names_written
 from .found import unique_names
 from .live_objects import own_sourceless
 
@@ -83,11 +69,7 @@ class ProfileHook:
         key = (code, id(caller.f_globals))
         if key not in self.searched:
             self.searched.add(key)
-            for b in find_bindings(code, frame, caller):
-                if b not in found.bindings:
-                    found.bindings.append(b)
-            if first and found.bindings:
-                found.name = as_called(found.name, code, found.bindings[0])
+            found.bind(find_bindings(code, frame, caller), first)
 
     def _site(self, caller: types.FrameType | None) -> tuple:
         """The call site: the user frames from ``caller`` out, at their source positions."""
@@ -117,15 +99,8 @@ def find_bindings(code: types.CodeType, frame: types.FrameType,
     klass = _method_class(code, frame)
     if klass is not None:
         return [Binding(klass, code.co_name)]
-    found = [Binding(caller.f_globals, k) for k, v in list(caller.f_globals.items())
-             if code_of(v) is code]
-    written = names_written(caller.f_code)
-    named = [b for b in found if b.key in written]
-    found = named or found  # the names the caller writes, where it writes one
-    own = frame.f_globals
-    if not found and code_of(own.get(code.co_name)) is code:
-        found.append(Binding(own, code.co_name))
-    return found
+    keys = [k for k, v in list(caller.f_globals.items()) if code_of(v) is code]
+    return global_bindings(code, caller.f_code, caller.f_globals, keys, frame.f_globals)
 
 
 def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
@@ -144,10 +119,8 @@ def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
 def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
                        jit_options: dict[str, Any], extra_names: Iterable[str] = ()
                        ) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches under the hook.
-
-    An exception from the user's code is returned in ``Discovery.error``, not raised.
-    """
+    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches under the hook; an
+    exception from the user's code is returned in ``Discovery.error``."""
     recorder = ProfileHook(extra_names, own_sourceless(fn))
     recorder.stop = sys._getframe()
     previous = sys.getprofile()
@@ -165,15 +138,9 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
 
 def restore_profiler(previous: Any, fn: Callable) -> None:
-    """Put back the profiler ``sys.getprofile()`` returned before the trace of ``fn``.
-
-    A ``cProfile.Profile`` (``%prun``, ``python -m cProfile``) is a C-level profiler:
-    ``sys.getprofile()`` returns the object itself, which is not callable, so
-    ``sys.setprofile`` cannot reinstall it; its ``enable()`` does, keeping the stats it
-    collected and its ``subcalls``/``builtins`` settings. A Python-level profile
-    function is set again as it was. Another C-level profiler that offers neither is
-    left off, with a warning (better than one that raises on the next call).
-    """
+    """Put back the profiler ``sys.getprofile()`` returned before the trace of ``fn``: a
+    C-level one (``cProfile``, not callable) by its ``enable()``, keeping its stats; a
+    Python function as it was; any other left off, with a warning."""
     if isinstance(previous, _lsprof.Profiler) or (
             previous is not None and not callable(previous)
             and callable(getattr(previous, "enable", None))):

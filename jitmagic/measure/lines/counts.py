@@ -1,10 +1,12 @@
 """Which frames are the user's, and jaxpr equations counted per user source line
 (own and inclusive, each distinct sub-jaxpr once), with the constants each line's
-equations read: the counts ``--lines`` shows."""
+equations read, and StableHLO ops per line from a lowering's ``loc(...)`` entries: the
+counts ``--lines`` shows."""
 
 from __future__ import annotations
 
 import gc
+import re
 import types
 from collections import Counter
 from typing import Any
@@ -34,13 +36,9 @@ class UserCode:
         self._stacks: dict[Any, tuple[tuple[Key, ...], types.CodeType | None]] = {}
 
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
-        """Whether ``code`` is the user's, decided once per code object.
-
-        Code without a source file (``<string>``: ``exec``, NamedTuple and dataclass
-        methods) is the user's where its globals (``namespace``, where the frame is at
-        hand, else those of a function holding the code) are
-        (:func:`~jitmagic.usercode.users_namespace`, as discovery decides).
-        """
+        """Whether ``code`` is the user's, decided once per code object; code without a
+        source file (``exec``, NamedTuple methods) where its globals (``namespace``, else
+        a function's holding it) are the user's, as discovery decides."""
         known = self.codes.get(code)
         if known is None:
             name = code.co_filename
@@ -57,14 +55,12 @@ class UserCode:
         return self._read(traceback)[0]
 
     def cut_at(self, traceback: Any) -> types.CodeType | None:
-        """The outermost user function on a traceback that JAX cut short of the entry
-        (``jax.checkpoint`` traces its function under a traceback of its own); None for
-        one that reaches the entry, or holds no user frame."""
+        """The outermost user function on a traceback JAX cut short of the entry (a
+        ``jax.checkpoint``'s own); None where it reaches the entry or holds none."""
         return self._read(traceback)[1]
 
     def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
-        """(:meth:`stack`, :meth:`cut_at`) of a traceback, from one walk of its frames
-        (cached: equations share tracebacks)."""
+        """(:meth:`stack`, :meth:`cut_at`) of a traceback, cached."""
         if traceback is None:
             return (), None
         cached = self._stacks.get(traceback)
@@ -100,19 +96,15 @@ class UserCode:
 
 
 def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
-    """The globals of a function whose code is ``code`` (only asked for code without a
-    source file, seen on a traceback rather than in a running frame)."""
-    for holder in gc.get_referrers(code):
-        if isinstance(holder, types.FunctionType) and holder.__code__ is code:
-            return holder.__globals__
-    return None
+    """The globals of a function whose code is ``code`` (for sourceless code)."""
+    return next((f.__globals__ for f in gc.get_referrers(code)
+                 if isinstance(f, types.FunctionType) and f.__code__ is code), None)
 
 
 class LineCounts(NamedTuple):
-    """:func:`count_equations`' counts per user line: equations owned, equations
-    inclusive, and the constants read (inclusive: by the line's equations or by those
-    of what it calls), each as ``{id: bytes}`` so that one read twice counts once; and
-    every constant the program reads, a user line's or not."""
+    """:func:`count_equations`' counts per user line: equations owned and inclusive, the
+    constants read inclusively, ``{id: bytes}`` (one read twice counts once), and every
+    constant the program reads."""
 
     own: Counter
     inclusive: Counter
@@ -120,23 +112,16 @@ class LineCounts(NamedTuple):
     every_constant: dict[int, int]
     #: the constants each line's own equations read (not its callees')
     own_constants: dict[Key, dict[int, int]]
-    #: of ``inclusive``, the equations inside a JAX loop's body (a scan's, a while
-    #: loop's): in the program once however often a Python loop around it runs
+    #: of ``inclusive``, the equations inside a JAX loop's body
     in_loops: Counter
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
-    """Equations (own, inclusive) and constants per user line (:class:`LineCounts`),
-    each distinct sub-jaxpr once; ``jaxpr`` closed, for its constants to be counted.
-
-    A sub-jaxpr's *context* is the user lines of every equation that calls it
-    (and their own context): inside a nested jit, equations carry only the
-    helper's frames, so its callers' lines are added for the inclusive count.
-    An equation with no user frame of its own (a ``fori_loop``'s counter, a
-    library's internals) is owned by the user line that called the library:
-    that of the equation holding its jaxpr, so the own counts add up to
-    every equation.
-    """
+    """Equations (own, inclusive) and constants per user line, each distinct sub-jaxpr
+    once; ``jaxpr`` closed, for its constants. A sub-jaxpr's *context*, the lines of
+    every equation calling it, counts inclusively (a nested jit's equations carry only
+    the helper's frames); an equation with no user frame is owned by its holder's line,
+    so the own counts add up to every equation."""
     values = constants_of(jaxpr)
     order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
                                         user)
@@ -159,8 +144,7 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
 
 def _contexts(order: list[Any], callers: dict[int, list[tuple[frozenset[Key], int]]],
               ) -> dict[int, frozenset[Key]]:
-    """Each jaxpr's context (:func:`_context`), by id: the user lines of every equation
-    that calls it, however indirectly."""
+    """Each jaxpr's context (:func:`_context`), by id."""
     context: dict[int, frozenset[Key]] = {}
     for j in order:
         _context(id(j), callers, context)
@@ -169,10 +153,9 @@ def _contexts(order: list[Any], callers: dict[int, list[tuple[frozenset[Key], in
 
 def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Key],
               callers_of: dict[types.CodeType, frozenset[Key]]) -> tuple[Key | None, set[Key]]:
-    """The user line that owns ``eqn`` (its innermost user frame, else ``owner``: that of
-    its jaxpr), and the lines it counts for inclusively: those on its traceback, its
-    jaxpr's ``context``, the callers of a function whose traceback JAX cut short, and
-    the owner."""
+    """The user line owning ``eqn`` (its innermost user frame, else ``owner``), and the
+    lines it counts for inclusively: its traceback's, ``context``, a cut function's
+    callers, and the owner."""
     stack = user.stack(eqn.source_info.traceback)
     line = stack[0] if stack else owner
     cut = user.cut_at(eqn.source_info.traceback)
@@ -184,9 +167,8 @@ def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Ke
 
 def _count_constants(counts: LineCounts, read: dict[int, int], line: Key | None,
                      lines: set[Key]) -> None:
-    """Add the constants one equation reads (``read``, ``{id: bytes}``) to the program's,
-    to the inclusive ones of each of ``lines`` and to the own ones of its owner ``line``:
-    keyed by id, so that a constant read twice counts once."""
+    """Add the constants one equation reads (``{id: bytes}``) to the program's, to each of
+    ``lines``' inclusive ones and to its owner ``line``'s own."""
     counts.every_constant.update(read)
     for key in lines if read else ():
         counts.constants.setdefault(key, {}).update(read)
@@ -200,11 +182,9 @@ LOOPS = ("scan", "while")
 
 def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[Key]]
                  ) -> dict[int, frozenset[Key]]:
-    """For each jaxpr of ``order`` (parents first) that lies inside a JAX loop's body (a
-    loop equation's sub-jaxprs and everything under them), the user lines outside that
-    loop: the loop equation's own lines and those that call it. A body's equations are
-    in the program once for them, however often a Python loop among them runs; for the
-    lines inside the body (a Python loop in a scan's step) they are not."""
+    """For each jaxpr of ``order`` inside a JAX loop's body, the user lines outside that
+    loop (the loop equation's and its callers'), for which the body is in the program
+    once however often a Python loop among them runs."""
     outside: dict[int, frozenset[Key]] = {}
     for j in order:
         for eqn in j.eqns:
@@ -221,9 +201,8 @@ def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[
 
 def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
         list[Any], dict[int, list[tuple[frozenset[Key], int]]], dict[int, Key | None]]:
-    """Every distinct jaxpr under ``jaxpr`` (itself first), once each: (them in the order
-    found, the (user lines, calling jaxpr's id) of each equation that calls each, the
-    user line that owns each: that of the equation holding it, or its holder's owner)."""
+    """Every distinct jaxpr under ``jaxpr`` (itself first): (them in order found, the (user
+    lines, calling jaxpr's id) of each equation calling each, the line owning each)."""
     callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
     owner: dict[int, Key | None] = {id(jaxpr): None}
     order = [jaxpr]
@@ -242,11 +221,9 @@ def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
 def _callers_of_cut_functions(order: list[Any], user: UserCode,
                               context: dict[int, frozenset[Key]]
                               ) -> dict[types.CodeType, frozenset[Key]]:
-    """For a function whose equations' tracebacks JAX cut short (a checkpointed block
-    traces under a traceback of its own), the user lines that called it: the context of
-    the sub-jaxprs holding such equations (the ``remat`` that calls it). Equations of
-    it outside any such sub-jaxpr (the forward pass's copy) count for those lines too,
-    so that a caller's inclusive count holds its callee's."""
+    """For a function whose tracebacks JAX cut short (a checkpointed block), the user
+    lines that called it: the context of the sub-jaxprs holding its equations, for its
+    other equations (the forward copy) to count for them too."""
     out: dict[types.CodeType, frozenset[Key]] = {}
     for j in order:
         if context[id(j)]:
@@ -271,3 +248,82 @@ def owned_jaxprs(jaxpr: Any, user: UserCode) -> tuple[list[Any], dict[int, Key |
     that owns each (that of the equation holding it, or its holder's owner)."""
     order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
     return order, owner
+
+
+_LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
+_OP_LOC = re.compile(r" loc\((.*)\)\s*$")
+_FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+)')
+_NOT_OPS = ("func.func", "module", "return ", "stablehlo.return", "func.return")
+
+
+def count_hlo_ops(text: str, user: UserCode) -> Counter:
+    """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations (an op
+    with regions carries its location on its closing line), each to its innermost frame
+    inside a user function."""
+    aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
+    ranges = _line_ranges(user)
+    resolved: dict[str, Key | None] = {}
+    ops: Counter = Counter()
+    for raw in text.splitlines():
+        m = _OP_LOC.search(raw)
+        stripped = raw.lstrip()
+        if not m or stripped.startswith(_NOT_OPS) or raw.startswith("#"):
+            continue
+        if stripped.startswith("}") and len(raw) - len(stripped) <= 2:
+            continue  # the end of a function or the module
+        loc = m.group(1)
+        if loc not in resolved:
+            resolved[loc] = _user_frame(_frames(loc, aliases), ranges)
+        if resolved[loc] is not None:
+            ops[resolved[loc]] += 1
+    return ops
+
+
+def _line_ranges(user: UserCode) -> dict[str, list[tuple[int, int]]]:
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for span in user.spans():
+        ranges.setdefault(span.file, []).append((span.first_line, span.last_line))
+    return ranges
+
+
+def _user_frame(frames: list[Key], ranges: dict[str, list[tuple[int, int]]]) -> Key | None:
+    for file, line in frames:
+        if any(a <= line <= b for a, b in ranges.get(file, ())):
+            return file, line
+    return None
+
+
+def _frames(loc: str, aliases: dict[str, str], depth: int = 0) -> list[Key]:
+    """The (file, line) frames of an MLIR location, innermost first."""
+    loc = loc.strip()
+    if depth > 200 or loc == "unknown":
+        return []
+    if loc.startswith("#loc"):
+        return _frames(aliases.get(loc, "unknown"), aliases, depth + 1)
+    if loc.startswith("callsite("):
+        callee, caller = _split_callsite(loc[len("callsite("):-1])
+        return _frames(callee, aliases, depth + 1) + _frames(caller, aliases, depth + 1)
+    m = _FILE_LOC.match(loc)
+    if m:
+        name = m.group(1)
+        if "\\" in name:  # MLIR escapes quotes and backslashes in file names
+            name = name.replace('\\"', '"').replace("\\\\", "\\")
+        return [(name, int(m.group(2)))]
+    if loc.startswith('"') and loc.endswith(")"):  # a named location: "name"(child)
+        return _frames(loc[loc.index('"(', 1) + 2:-1], aliases, depth + 1)
+    return []
+
+
+def _split_callsite(body: str) -> tuple[str, str]:
+    """``A at B`` of a ``callsite(A at B)``, splitting at the top-level ``at``."""
+    level, quoted = 0, False
+    for i, ch in enumerate(body):
+        if ch == '"' and (i == 0 or body[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and ch == "(":
+            level += 1
+        elif not quoted and ch == ")":
+            level -= 1
+        elif not quoted and level == 0 and body.startswith(" at ", i):
+            return body[:i], body[i + 4:]
+    return body, "unknown"

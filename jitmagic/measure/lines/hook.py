@@ -1,23 +1,12 @@
 """How often each user line ran while tracing, the Python time on it, and how often each
 user function was called: the hook ``--lines`` traces under.
 
-Two hooks count the same things, both filtered per code object (decided once for
-each: a library's code gets no line events at all):
-
-* :class:`MonitoringHook` (Python 3.12+, ``sys.monitoring``): ``PY_START`` fires once
-  per code object; the library's return ``DISABLE`` and never fire again, the user's
-  turn on their own ``LINE`` events. The trace runs at nearly full speed, so the
-  counted trace is the hooked one.
-* :class:`SettraceHook` (``sys.settrace``): Python 3.11 calls it for every Python call
-  of the trace, library or not, which makes a JAX trace 2-5x slower; it is used only
-  when asked for (:func:`make_hook`). Whatever tracer was set before (a debugger,
-  ``coverage``) is chained: it sees every event it would have seen, and is put back.
-
-Time runs from one line event to the next in the same frame (callees included, as
-in ``%lprun``) and includes the hook's own overhead. A one-line generator counts
-once per call and once per item (each resumption), as ``sys.settrace`` does.
-
-Standard library only, so that the hooks can be tried on any Python.
+Two hooks count the same things, filtered once per code object: :class:`MonitoringHook`
+(``sys.monitoring``, 3.12+: library code is ``DISABLE``\\ d at its first ``PY_START``,
+so the trace runs at nearly full speed) and :class:`SettraceHook` (every call of the
+trace, 2-5x slower: only when asked for; a tracer set before is chained and put back).
+Time runs from one line event to the next in a frame (callees included, as in
+``%lprun``, with the hook's overhead); a generator's line counts once per resumption.
 """
 
 from __future__ import annotations
@@ -38,13 +27,10 @@ IsUser = Callable[[types.CodeType, dict], bool]
 HOOKS = ("auto", "monitoring", "settrace", "none")
 
 
-
 class Tally:
-    """Hits, seconds and calls counted per line (``(file, line)``) and code object.
-
-    A frame's state is ``[line key, when it started, whether an outer frame holds
-    the same line (its time is then counted once), the line a generator yielded on]``.
-    """
+    """Hits, seconds and calls counted per line (``(file, line)``) and code object. A
+    frame's state is ``[line key, when it started, whether an outer frame holds the same
+    line (its time then counted once), the line a generator yielded on]``."""
 
     def __init__(self) -> None:
         self.hits: Counter = Counter()
@@ -121,12 +107,9 @@ class SettraceHook:
 
 
 class MonitoringHook:
-    """Hits, calls and time per user line from ``sys.monitoring`` (Python 3.12+).
-
-    Library code is switched off at its first ``PY_START`` (``DISABLE``); user code
-    gets ``LINE``, ``PY_RETURN``, ``PY_YIELD`` and ``PY_RESUME`` events of its own.
-    ``PY_UNWIND`` (global only) ends a user frame left by an exception.
-    """
+    """Hits, calls and time per user line from ``sys.monitoring`` (Python 3.12+); user
+    code gets local line, return, yield and resume events; a global ``PY_UNWIND`` ends a
+    frame left by an exception."""
 
     def __init__(self, is_user: IsUser, tool: int):
         self.is_user = is_user
@@ -139,9 +122,9 @@ class MonitoringHook:
         mon = sys.monitoring  # type: ignore[attr-defined]
         ev = mon.events
         mon.use_tool_id(self.tool, "jitmagic --lines")
-        callbacks = {ev.PY_START: self._start, ev.LINE: self._line, ev.PY_RETURN: self._return,
+        callbacks = {ev.PY_START: self._start, ev.LINE: self._line, ev.PY_RETURN: self._end,
                      ev.PY_YIELD: self._yield, ev.PY_RESUME: self._resume,
-                     ev.PY_UNWIND: self._unwind}
+                     ev.PY_UNWIND: self._end}
         try:
             for event, callback in callbacks.items():
                 mon.register_callback(self.tool, event, callback)
@@ -189,12 +172,8 @@ class MonitoringHook:
         if state[3] is not None:  # one pass more of the line it yielded on
             self.tally.line(state, state[3], clocks.wall())
 
-    def _return(self, code: types.CodeType, offset: int, value: Any) -> None:
-        state = self._frames.pop(sys._getframe(1), None)
-        if state is not None:
-            self.tally.close(state, clocks.wall())
-
-    def _unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> None:
+    def _end(self, code: types.CodeType, offset: int, value: Any) -> None:
+        """A return or an unwind (``value``: the result or the exception)."""
         state = self._frames.pop(sys._getframe(1), None)
         if state is not None:
             self.tally.close(state, clocks.wall())

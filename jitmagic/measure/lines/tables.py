@@ -1,36 +1,15 @@
-"""Count, per source line of the user's code, what one cold trace and lowering built.
-
-For each variant (flat: ``jax.jit(f)`` with helpers inline; nested: each helper
-under its own jit), from one trace after ``jax.clear_caches()`` and its lowering:
-
-* every jaxpr equation (recursively through sub-jaxprs, each distinct sub-jaxpr
-  once) goes to its innermost *user* frame (``eqns_own``) and to every user
-  frame on its stack (``eqns_inclusive``); equations inside a nested jit carry
-  only the helper's frames, so the frames of the jit equations that call them
-  are added;
-* every StableHLO op goes to the innermost user frame of its ``loc(...)``;
-* how often each line ran and the Python time on it come from a line hook over
-  that same trace, where a cheap one exists (``sys.monitoring``, Python 3.12+):
-  on Python 3.11 those columns are left out with a note (a ``sys.settrace`` hook
-  would make the trace 2-5x slower; ``hook="settrace"`` asks for it anyway).
-
-One trace and one lowering per variant, and only one for both where the entry has
-no helpers (the variants are then the same program). With a comparison
-(``--lines``) the jaxpr and lowered module it already built are reused
-(:class:`Staged`), and nothing is traced again unless a line hook can run.
-
-The counting is in :mod:`~jitmagic.measure.lines.counts`, the hooks in
-:mod:`~jitmagic.measure.lines.hook`, the StableHLO locations in
-:mod:`~jitmagic.measure.lines.mlir_locations`, the Python loops of the source in
-:mod:`~jitmagic.measure.lines.loops`. A frame is the user's by
-:mod:`jitmagic.usercode`'s rule and when it runs inside the entry: library
-equations go to the user line that called the library.
+"""Count, per source line of the user's code, what one cold trace and lowering built,
+for each variant: jaxpr equations by innermost user frame and inclusive
+(:mod:`.counts`), StableHLO ops by ``loc(...)`` (:func:`.counts.count_hlo_ops`), and, where a
+cheap line hook exists (``sys.monitoring``, 3.12+; ``hook="settrace"`` forces the 2-5x
+slower one on 3.11), hits and Python time (:mod:`.hook`). One trace and lowering per
+variant, one for both without helpers; ``--lines`` reuses the comparison's
+(:class:`Staged`). Library equations go to the user line that called the library.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import inspect
 import linecache
 import types
@@ -53,15 +32,22 @@ from ...model.lines import Lines
 from ...model.lines import LineTable
 from ...model.rows import VARIANTS
 from ...options.keywords import options_of
+from ..calls.arguments import check_arguments
+from ..calls.arguments import static_split
+from ..discovery.bindings import installing
 from ..discovery.bindings import one_measurement
 from ..discovery.found import code_of
 from ..discovery.found import entry_namespace
 from ..discovery.live_objects import user_entry
+from ..sampling.conditions import paused_gc
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import StageInterrupted
 from ..sampling.stops import Stop
 from ..variants.build import build_variant
+from ..variants.entry import _holds_module
 from ..variants.entry import plan_entry
+from ..variants.entry import resolve_entry
+from ..variants.entry import user_globals
 from ..variants.plan import Plan
 from ..variants.plan import Variant
 from ..variants.rows import Prepared
@@ -71,27 +57,23 @@ from .counts import Key
 from .counts import LineCounts
 from .counts import UserCode
 from .counts import count_equations
-from .entry import helperless_plan
-from .entry import runs_other_functions
+from .counts import count_hlo_ops
 from .hook import Hook
 from .hook import Tally
 from .hook import make_hook
 from .hook import why_no_hook
-from .jax_loops import loop_calls
+from .loops import loop_calls
 from .loops import loops_of
-from .mlir_locations import count_hlo_ops
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"
+#: Code that runs inside its own function's frame but is no helper of its own.
+_NOT_HELPERS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
 
 
 def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
-    """Which lines of ``fn`` and its helpers build the program, flat and nested.
-
-    One cold trace (under a line hook where a cheap one exists) and one lowering per
-    variant count equations, StableHLO ops and, with the hook, hits and Python time.
-    It takes no options.
-    """
+    """Which lines of ``fn`` and its helpers build the program, flat and nested (one cold
+    trace and lowering per variant); it takes no options."""
     _, kwargs = options_of("lines", kwargs, takes=())
     with one_measurement():  # it swaps the process's own helpers, as compare does
         return lines_of(fn, args, kwargs)
@@ -99,13 +81,9 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
 
 def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
              hook: str = "auto") -> Lines:
-    """:func:`lines` with the line hook chosen (:data:`~jitmagic.measure.lines.hook.HOOKS`):
-    ``"settrace"`` measures hits and time on Python 3.11 too, at 2-5x the trace.
-
-    The entry is traced first as it stands (:mod:`~jitmagic.measure.lines.entry`); only
-    where that trace runs other functions of the user's are the helpers found
-    (``plan_entry``'s discovery trace) and the nested variant traced on its own.
-    """
+    """:func:`lines` with the line hook chosen (:data:`~.hook.HOOKS`). The entry is traced
+    first as it stands; only where it runs other functions of the user's are the helpers
+    found and the nested variant traced on its own."""
     quick, flat = helperless_plan(fn, args, kwargs), None
     if quick is not None:
         try:
@@ -146,14 +124,9 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared],
               staged: Mapping[str, Staged] | None = None, *, hook: str = "auto",
               check: Checkpoint | None = None) -> Comparison:
     """``result`` carrying the per-line table of its prepared variants (``--lines``),
-    saved with the report. ``staged`` (by variant name) is what the comparison already
-    traced and lowered: it is counted instead of tracing and lowering again.
-
-    Under ``check`` (the measurement's checkpoint, whose handler the caller holds) the
-    tables follow the one stop rule: Ctrl-C stops the trace of the user's code at once,
-    ``--timeout`` stops before the next table; the tables finished are kept and the
-    ``Lines`` record says PARTIAL (``stopped``), while the comparison stands as measured.
-    """
+    counting ``staged`` (by variant) instead of tracing again. Under ``check`` Ctrl-C
+    stops a trace at once and ``--timeout`` before the next table; finished tables are
+    kept and ``Lines.stopped`` says why."""
     staged = staged or {}
     check = check or Checkpoint()
     tables: dict[str, LineTable] = {}
@@ -186,15 +159,10 @@ def _not_counted(prepared: Mapping[str, Prepared], tables: Mapping[str, LineTabl
 
 def helper_names(tables: dict[str, LineTable], plan: Plan,
                  jit_calls: Mapping[str, int] | None = None) -> dict[str, LineTable]:
-    """Each table with its functions named as ``--nest`` takes them (the plan's helper
-    names), so that a hint's ``--nest`` name is one the option accepts.
-
-    Where no line hook counted calls, a flat helper's calls are the jit calls of it in
-    the nested program (``jit_calls``, ``VariantResult.helper_calls``, marked
-    ``in_program``): the copies of it the flat program inlines, which autodiff and
-    ``jax.checkpoint`` make more than the times Python traced it (a helper the user
-    jitted themselves ran once in the flat trace, so its calls stay unmeasured).
-    """
+    """Each table with its functions named as ``--nest`` takes them. Where no line hook
+    counted calls, a flat helper's calls are its jit calls in the nested program
+    (``jit_calls``, marked ``in_program``: the copies flat inlines, which autodiff makes
+    more than Python's; not for a helper the user jitted)."""
     found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
     jit_calls = jit_calls or {}
 
@@ -214,15 +182,14 @@ def helper_names(tables: dict[str, LineTable], plan: Plan,
 def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
                variant: str = "flat", opts: dict[str, Any] | None = None,
                staged: Staged | None = None, *, hook: str = "auto") -> LineTable:
-    """The per-line table of one variant's entry function.
-
-    Traces from cleared caches (under the hook, if there is one) unless ``staged``
-    holds the jaxpr and there is no hook to run; lowers unless ``staged`` holds the
-    lowered module.
-    """
+    """The per-line table of one variant's entry function: traced from cleared caches
+    (under the hook) unless ``staged`` holds the jaxpr and no hook runs; lowered unless
+    ``staged`` holds the lowering."""
     user = user_code(entry)
     hooked = make_hook(user.is_user, hook)
-    with _user_errors(variant), _collector_off():
+    # no collection during the trace (scanning the millions of objects a big trace makes
+    # costs a fifth of it), and none first: nothing here is timed
+    with _user_errors(variant), paused_gc(collect=False):
         traced = None
         if staged is None or hooked is not None:
             jitted = jax.jit(entry, **(opts or {}))
@@ -269,24 +236,20 @@ def _hlo_text(lowered: Any) -> str:
 
 
 def _user_code(entry: Callable) -> types.CodeType | None:
-    """The code of the user's function behind a variant's entry (a jitmagic wrapper, a
-    partial, a callable instance), where the stacks of its lines are cut."""
+    """The code of the user's function behind a variant's entry (a wrapper, a partial, a
+    callable instance), where the stacks of its lines are cut."""
     inner: Any = entry
     while getattr(inner, "__wrapped__", None) is not None:
         inner = inner.__wrapped__
     call = inspect.getattr_static(type(inner), "__call__", None)
-    for candidate in (inner, getattr(inner, "func", None), call):
-        code = code_of(candidate)
-        if code is not None:
-            return code
-    return None
+    return next((c for c in map(code_of, (inner, getattr(inner, "func", None), call))
+                 if c is not None), None)
 
 
 def build_rows(user: UserCode, counts: LineCounts, hlo: Counter,
                tally: Tally | Hook | None) -> tuple[LineRow, ...]:
-    """A row per line of every user function seen (zero rows too, for the listing),
-    plus any counted line outside them; files in order of first sight. Without a
-    ``tally`` (no line hook ran), hits and time are None: not measured."""
+    """A row per line of every user function seen (zero rows too) and any counted line
+    outside them, files in order of first sight; hits and time None without a ``tally``."""
     own, inclusive, constants = counts.own, counts.inclusive, counts.constants
     ticks = tally if tally is None or isinstance(tally, Tally) else tally.tally
     hits = ticks.hits if ticks is not None else {}
@@ -312,20 +275,6 @@ def _source(file: str, line: int) -> str:
     return text.rstrip("\n") if text else SOURCE_UNAVAILABLE
 
 
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    """No garbage collection during the trace and lowering: a trace of 10^5 equations
-    makes millions of objects that live on, and the collector scanning them again and
-    again costs a fifth of the trace or more. Nothing is collected first (unlike
-    ``paused_gc``, which readies a timed interval): nothing here is timed."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
 
 @contextmanager
 def _user_errors(variant: str) -> Iterator[None]:
@@ -337,3 +286,24 @@ def _user_errors(variant: str) -> Iterator[None]:
     except Exception as exc:
         raise UserCodeError(f"the {variant} variant failed while counting lines:\n"
                             + user_traceback(exc)) from exc
+
+
+def helperless_plan(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> Plan | None:
+    """The plan ``plan_entry`` makes for an entry without helpers, without its trace;
+    None where the entry holds framework modules (``plan_entry`` must split them)."""
+    resolved = resolve_entry(fn)
+    if resolved.filtered or _holds_module("flax.nnx", (resolved.fn, args, kwargs)) or (
+            resolved.jit_options is None and _holds_module("equinox", (args, kwargs))):
+        return None
+    check_arguments(resolved.name, args, kwargs)
+    opts = resolved.jit_options or static_split(args, kwargs)
+    return Plan(installing(resolved.fn, []), resolved.name, {}, opts, [], args, kwargs,
+                user_globals(resolved.fn) or {})
+
+
+def runs_other_functions(table: LineTable, entry: types.CodeType | None) -> bool:
+    """Whether the traced program ran a function of the user's besides ``entry`` (not
+    counting comprehensions and generator expressions)."""
+    where = (entry.co_filename, entry.co_firstlineno) if entry is not None else None
+    return any((f.file, f.first_line) != where for f in table.functions
+               if f.name.rsplit(".", 1)[-1] not in _NOT_HELPERS)

@@ -17,8 +17,8 @@ from ...errors import UserCodeError
 from ...errors import user_traceback
 from ...model.stats.units import fmt_bytes
 from ...options.values import DEFAULT_BATCH
+from ..calls.arguments import Holes
 from ..calls.arguments import is_static
-from ..calls.arrays import Holes
 from ..sampling.conditions import persistent_cache_off
 
 #: Outputs alive at once while the orderings are measured: the reference

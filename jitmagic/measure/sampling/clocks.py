@@ -1,15 +1,10 @@
 """jitmagic's own clocks, read in one place: wall seconds (``time.perf_counter``'s) and
 the process's CPU seconds (``time.process_time``'s, every thread).
 
-Test suites freeze time (freezegun, ``unittest.mock.patch("time.perf_counter", ...)``):
-with a frozen wall clock the steady state's loop count grew without end and a Ctrl-C was
-seen a minute late; with a frozen CPU clock every run read as waiting for a CPU the whole
-time. So the clocks are bound here once, at import, and held where neither a later patch
-of the ``time`` module nor freezegun (which replaces every module attribute that *is* one
-of ``time``'s functions) reaches them; the front ends and the measuring code read only
-these. A clock that was already frozen when jitmagic was imported is caught by
-:func:`check` before a measurement times anything, and said so (:class:`FrozenClockError`)
-instead of spinning or claiming a busy machine. Nothing here imports JAX.
+Test suites freeze time (freezegun, ``mock.patch("time.perf_counter")``): the steady loop
+count then grew without end and every run read as waiting for a CPU. So the clocks are
+bound once, at import, where neither a later patch nor freezegun reaches them; a clock
+already frozen at import is :class:`FrozenClockError` from :func:`check`.
 """
 
 from __future__ import annotations
@@ -26,11 +21,10 @@ wall = functools.partial(time.perf_counter)
 #: The process's CPU seconds (every thread, XLA's compile threads included), likewise.
 cpu = functools.partial(time.process_time)
 
-#: How many reads of the wall clock may return one value before it counts as frozen
-#: (two reads in a row differ on a live clock: it ticks in nanoseconds, or 100 ns).
+#: Reads of one value before the wall clock counts as frozen (a live one ticks in ns).
 WALL_READS = 1000
-#: How long (wall seconds) the CPU clock is watched for a tick, busy, before it counts as
-#: frozen: a live one ticks within microseconds here, within 16 ms on a coarse platform.
+#: Busy wall seconds without a CPU clock tick before it counts as frozen (a live one
+#: ticks within 16 ms even on a coarse platform).
 CPU_WATCH_S = 0.05
 
 #: What to do about a frozen clock, said after which one it is.
@@ -41,14 +35,12 @@ FIX = ("a test framework (freezegun, unittest.mock.patch) froze it before jitmag
 
 
 class FrozenClockError(InputError):
-    """A clock jitmagic times with does not advance, so nothing it timed would be true;
-    the message names the clock and what to do."""
+    """A clock jitmagic times with does not advance; the message names it and the fix."""
 
 
 def check() -> None:
-    """``FrozenClockError`` unless both clocks advance: the wall clock within
-    :data:`WALL_READS` reads, the CPU clock within :data:`CPU_WATCH_S` of busy wall time
-    (on a live machine: a few reads, microseconds)."""
+    """``FrozenClockError`` unless both clocks advance (within :data:`WALL_READS` reads,
+    :data:`CPU_WATCH_S` of busy wall time)."""
     first = wall()
     for _ in range(WALL_READS):
         if wall() != first:
@@ -68,10 +60,8 @@ def check() -> None:
 
 @functools.cache
 def cpu_tick() -> float:
-    """The smallest step the process's CPU clock was seen to take, in seconds (NaN where
-    it did not step twice within :data:`CPU_WATCH_S`): under a microsecond on Linux, 10 ms
-    on a TPU v5e host under gVisor, where a 20 ms stage reads 10, 20 or 30 ms. Read once a
-    process, busy for at most two steps."""
+    """The CPU clock's step in seconds, read once a process (NaN: no two steps within
+    :data:`CPU_WATCH_S`): under 1 µs on Linux, 10 ms on a TPU v5e host under gVisor."""
     start = wall()
     seen = [cpu()]
     while len(seen) < 3:
@@ -84,9 +74,8 @@ def cpu_tick() -> float:
 
 
 def advanced(seconds: float, calls: int) -> None:
-    """``FrozenClockError`` where ``calls`` calls (one or more) were timed as
-    ``seconds`` of no time at all: a clock that stopped after :func:`check` (a loop that
-    grows until its timing reaches a target would otherwise grow without end)."""
+    """``FrozenClockError`` where ``calls`` calls were timed as no time at all (a clock
+    that stopped after :func:`check`)."""
     if calls > 0 and seconds <= 0:
         raise FrozenClockError(f"jitmagic cannot time this: {calls:,} calls read 0 s on "
                                f"the wall clock (time.perf_counter); {FIX}")

@@ -21,15 +21,9 @@ from ..scratch import scratch_folder
 
 @contextmanager
 def frozen_heap() -> Iterator[None]:
-    """Move what exists now out of the collector's sight for a whole measurement.
-
-    ``paused_gc`` collects before every timed interval; with the long-lived
-    heap (JAX, the user's session) frozen, each of those collections scans
-    only what the measurement itself created, which keeps them cheap. (Garbage
-    frozen here is collected as usual after ``unfreeze``.) If the user froze
-    the heap themselves (``gc.get_freeze_count() > 0``), it is left exactly as
-    they froze it: ``unfreeze`` would release their objects too.
-    """
+    """Move what exists now out of the collector's sight for a whole measurement, so
+    ``paused_gc``'s collections scan only what the measurement made. A heap the user
+    froze themselves is left as it is (``unfreeze`` would release their objects too)."""
     mine = gc.get_freeze_count() == 0
     if mine:
         gc.freeze()
@@ -42,9 +36,11 @@ def frozen_heap() -> Iterator[None]:
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
-    """Collect now, then keep the collector out of the timed interval (as ``timeit`` does)."""
-    gc.collect()
+def paused_gc(collect: bool = True) -> Iterator[None]:
+    """Collect now (``collect``), then keep the collector out of the timed interval (as
+    ``timeit`` does)."""
+    if collect:
+        gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -56,14 +52,10 @@ def paused_gc() -> Iterator[None]:
 
 @contextmanager
 def persistent_cache_off() -> Iterator[bool]:
-    """Turn JAX's persistent (disk) compilation cache off; restore the user's setting.
-
-    Yields whether a cache directory was set (and so had to be switched off).
-    Whether the cache is used is decided once per process, so it is reset on
-    both sides for the switch to count.
-    """
-    # properties JAX adds to its Config at run time, unseen by mypy (jax.config.read
-    # refuses them: they have context managers)
+    """Turn JAX's persistent compilation cache off, yielding whether it was on; restore
+    the user's setting. JAX decides once per process whether to use it, so it is reset
+    on both sides."""
+    # properties JAX adds at run time, unseen by mypy (jax.config.read refuses them)
     was_on = jax.config.jax_enable_compilation_cache  # type: ignore[attr-defined]
     had_dir = bool(jax.config.jax_compilation_cache_dir)  # type: ignore[attr-defined]
     if not (was_on and had_dir):
@@ -79,8 +71,7 @@ def persistent_cache_off() -> Iterator[bool]:
             reset_persistent_cache()
 
 
-#: What ``--cache`` sets while it measures, beside the folder: the cache on, and every
-#: program cached, however fast it compiles and however small its entry.
+#: What ``--cache`` sets beside the folder: the cache on, every program cached.
 CACHING_ALL = {"jax_enable_compilation_cache": True,
                "jax_persistent_cache_min_compile_time_secs": 0.0,
                "jax_persistent_cache_min_entry_size_bytes": -1}
@@ -96,11 +87,9 @@ def cache_settings() -> dict[str, Any]:
 
 @contextmanager
 def persistent_cache_in(folder: str) -> Iterator[None]:
-    """JAX's persistent compilation cache on, in ``folder``, caching every program
-    (:data:`CACHING_ALL`); the user's settings put back after, even on an error or
-    Ctrl-C. JAX makes its cache object once per process, for the folder set then, so
-    it is reset on both sides: inside, it is made for ``folder``; after, for the
-    user's own folder (if any) on their next compile."""
+    """JAX's persistent compilation cache on in ``folder``, caching every program; the
+    user's settings put back after, even on Ctrl-C. JAX makes its cache object once per
+    process, so it is reset on both sides."""
     saved = cache_settings()
     reset_persistent_cache()
     try:
@@ -117,9 +106,7 @@ def persistent_cache_in(folder: str) -> Iterator[None]:
 
 @contextmanager
 def scratch_cache() -> Iterator[Path]:
-    """A fresh folder of jitmagic's own as JAX's persistent cache
-    (:func:`persistent_cache_in`), removed with everything in it after, on every way out
-    (:func:`~jitmagic.measure.scratch.scratch_folder`)."""
+    """A fresh folder of jitmagic's own as JAX's persistent cache, removed after."""
     with scratch_folder("cache") as folder, persistent_cache_in(str(folder)):
         yield folder
 

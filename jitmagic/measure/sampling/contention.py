@@ -1,19 +1,11 @@
 """How busy the machine was during a run: the process's CPU time, its threads' wait for
 a CPU, the machine's CPU pressure and its load average.
 
-Wall time stretches under load and moves either way; the CPU time the process spent
-(``clocks.cpu()``: every thread, XLA's compile threads included) stays near the
-quiet answer. The wait says how far wall time can be trusted:
-
-* ``/proc/self/task/*/schedstat``: per thread, nanoseconds on a CPU, nanoseconds waiting
-  for one, time slices. Summed over the threads alive at both reads (a thread that ends
-  between them drops out; none of JAX's compile threads do).
-* ``/proc/pressure/cpu``: the machine's "some" stall total, microseconds during which at
-  least one runnable task waited (Linux's PSI).
-* ``os.getloadavg()``: the one-minute load average.
-
-Every source may be missing, unreadable or malformed (macOS, a container): it then reads
-as None and nothing else changes. Nothing here imports JAX.
+Wall time stretches under load; the CPU time of every thread stays near the quiet
+answer, and the wait says how far wall time can be trusted. Sources:
+``/proc/self/task/*/schedstat`` (per thread: ns on a CPU, ns waiting for one),
+``/proc/pressure/cpu`` (Linux PSI "some" stall total, µs) and ``os.getloadavg()``. A
+source missing or malformed (macOS, a container) reads as None.
 """
 
 from __future__ import annotations
@@ -30,8 +22,7 @@ PRESSURE = Path("/proc/pressure/cpu")
 
 @dataclass(frozen=True)
 class Reading:
-    """One moment's counters: CPU seconds, wait seconds, pressure seconds (None where
-    the source is missing)."""
+    """One moment's counters in seconds (None where the source is missing)."""
 
     cpu_s: float
     wait_s: float | None
@@ -39,11 +30,8 @@ class Reading:
 
 
 def read(busy: bool = True) -> Reading:
-    """The counters now (each ``/proc`` read well under a millisecond); without ``busy``
-    the CPU seconds alone, where how busy the machine was is not wanted."""
-    if not busy:
-        return Reading(clocks.cpu(), None, None)
-    return Reading(clocks.cpu(), _waited(), _pressure())
+    """The counters now (each read under a millisecond); without ``busy``, CPU alone."""
+    return Reading(clocks.cpu(), *((_waited(), _pressure()) if busy else (None, None)))
 
 
 def _waited() -> float | None:
@@ -84,10 +72,9 @@ def load_average() -> float | None:
 
 
 def since(before: Reading, after: Reading, busy: bool = True) -> dict[str, float]:
-    """What one run took of each counter, by sample key: ``cpu_s`` always; with ``busy``
-    also ``wait_s`` and ``pressure_s`` where both readings have them (a counter that went
-    backwards, as when the threads read differ, is left out), and the load average at
-    its end."""
+    """What one run took of each counter, by sample key: ``cpu_s``; with ``busy`` also
+    ``wait_s`` and ``pressure_s`` where both readings have them and it did not go
+    backwards, and ``load`` at its end."""
     out = {"cpu_s": max(0.0, after.cpu_s - before.cpu_s)}
     if not busy:
         return out

@@ -1,21 +1,15 @@
 """Measuring under ``jax.distributed``: every process takes the same steps, in step.
 
-With ``jax.process_count() > 1`` each process traces, compiles and calls the same
-program, and the program may hold collectives: a process that calls it once more than
-another waits for a partner that never comes (the abort of issue 23 was that: the
-steady-state loop counts, auto-ranged on each process's own clock, differed). So
-every choice that a process's own clock or samples could tip is made once and
-shared: whether ``-r auto`` takes another round, each auto-ranging step of the
-steady-state loop count, and whether to stop (``--timeout``, Ctrl-C), agreed at a
-barrier before each cold run. The timings are then gathered: the headline samples of
-each run are the slowest process's (a step waits for it), and each
-variant keeps every process's own samples (``per_process``).
+The program may hold collectives: a process that calls it once more than another waits
+for a partner that never comes (issue 23: loop counts auto-ranged on each process's own
+clock differed). So every choice a process's clock could tip is made once and shared
+(another ``-r auto`` round, each auto-ranging step, whether to stop, agreed at a barrier
+before each cold run); a run's headline samples are the slowest process's, and each
+variant keeps every process's own (``per_process``).
 
-:data:`SINGLE` is the one-process :class:`Lockstep`: it shares nothing and costs
-nothing. :class:`Distributed` talks through JAX's coordination service (the
-key-value store that ``jax.distributed.initialize`` started), every wait with a
-timeout (:data:`TIMEOUT_ENV`), so a process that died or hangs ends the others with a
-:class:`LockstepError` naming it, rather than a hang.
+:data:`SINGLE` is the one-process :class:`Lockstep` and costs nothing. :class:`Distributed`
+talks through JAX's coordination service, every wait with a timeout (:data:`TIMEOUT_ENV`),
+so a process that died or hangs ends the others with a :class:`LockstepError` naming it.
 """
 
 from __future__ import annotations
@@ -42,8 +36,8 @@ from . import clocks
 from .stops import Checkpoint
 from .stops import Stop
 
-#: Seconds a process waits at a barrier for the others (the environment variable
-#: :data:`TIMEOUT_ENV` sets another): past it, it raises :class:`LockstepError`.
+#: Seconds a process waits at a barrier (:data:`TIMEOUT_ENV` sets another), then
+#: :class:`LockstepError`.
 TIMEOUT_S = 300.0
 TIMEOUT_ENV = "JITMAGIC_LOCKSTEP_TIMEOUT"
 
@@ -171,15 +165,9 @@ def with_others() -> bool:
 
 
 class SharedCheckpoint(Checkpoint):
-    """A :class:`Checkpoint` whose stops the processes agree on.
-
-    No process stops on its own: its deadline and Ctrl-C are only noted, and at each
-    barrier (:meth:`agree`, before every cold run) the processes share them: if any is
-    due, all stop there, with the same reason. So ``--timeout`` and Ctrl-C end a
-    multi-process measurement before the next cold run, not inside a stage. A second
-    Ctrl-C still abandons at once (the other processes then end at their next barrier,
-    or by the launcher).
-    """
+    """A :class:`Checkpoint` whose stops the processes agree on: deadline and Ctrl-C are
+    only noted, and at each barrier (:meth:`agree`, before every cold run), if any is
+    due, all stop with the same reason. A second Ctrl-C still abandons at once."""
 
     def __init__(self, lockstep: Lockstep, base: Checkpoint):
         super().__init__(deadline=base.deadline, interrupted=base.interrupted,
@@ -193,13 +181,11 @@ class SharedCheckpoint(Checkpoint):
         process was interrupted or is past its deadline."""
         flags = self.lockstep.gather(before, [self.interrupted,
                                               clocks.wall() > self.deadline, self._done])
-        pressed = [i for i, (p, _, _) in enumerate(flags) if p]
-        late = any(t for _, t, _ in flags)
-        done = flags[0][2]
+        pressed, done = [i for i, (p, _, _) in enumerate(flags) if p], flags[0][2]
         if pressed:
             who = "process" + "es" * (len(pressed) > 1) + " " + ", ".join(map(str, pressed))
             raise Stop(f"interrupted by the user ({who}) after {done}")
-        if late:
+        if any(t for _, t, _ in flags):
             raise Stop(f"stopped by --timeout after {done}")
 
 
@@ -214,11 +200,10 @@ def shared_by_processes(check: Checkpoint, options: Any) -> Checkpoint:
 
 
 def refuse_unshared(options: Any, processes: int) -> None:
-    """``InputError`` naming the options of ``options`` whose parts run in one process
-    only (:data:`~jitmagic.model.parts.ONE_PROCESS` in the table of parts: they decide on
-    each process's own clock), given themselves or through ``--why``, and a sweep,
-    measured in one process too; nothing for one process. ``options`` may be the
-    command line's namespace, where ``--why`` is not yet expanded."""
+    """``InputError`` naming the options (given or through ``--why``, and ``--sweep``)
+    whose parts run in one process only (:data:`~jitmagic.model.parts.ONE_PROCESS`: they
+    decide on each process's own clock); nothing for one process. ``options`` may be the
+    command line's namespace, ``--why`` not yet expanded."""
     if processes <= 1:
         return
     why = bool(getattr(options, "why", False))
@@ -251,10 +236,8 @@ def barrier(check: Checkpoint, before: str) -> None:
 
 
 def same_outcome(check: Checkpoint, what: str, error: BaseException | None) -> None:
-    """After a cold run (``what``): every process must have had the same outcome, or they
-    would no longer run the same steps. Where some raised and others did not, every
-    process raises ``UserCodeError`` naming the first that raised, with its error (a
-    failure on all of them is a failing variant, as for one process). Nothing for one."""
+    """After a cold run (``what``): where some processes raised and others did not (they
+    would no longer run the same steps), ``UserCodeError`` on all naming the first."""
     if not isinstance(check, SharedCheckpoint):
         return
     said = check.lockstep.gather(f"the outcome of {what}", None if error is None else
@@ -270,8 +253,7 @@ def same_outcome(check: Checkpoint, what: str, error: BaseException | None) -> N
 
 
 def slowest_of(check: Checkpoint | None, what: str, seconds: float) -> float:
-    """``seconds``, or under several processes the largest of theirs (an auto-ranging
-    step of the steady loop count, so that every process calls the program as often)."""
+    """``seconds``, or under several processes the largest of theirs."""
     return lockstep_of(check).slowest(what, seconds)
 
 
@@ -294,8 +276,7 @@ def agree_variants(planned: tuple[str, ...], step: Lockstep) -> None:
 
 def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, VariantResult]:
     """Each variant with every process's samples (``per_process``) and, as its own, the
-    slowest process's run by run (:func:`~jitmagic.model.processes.slowest`; the
-    variants as they are for one process)."""
+    slowest process's run by run (:func:`~jitmagic.model.processes.slowest`)."""
     if not step.shared:
         return variants
     everyone = step.gather("the timings", {n: v.samples for n, v in variants.items()})
@@ -308,9 +289,7 @@ def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, Vari
 
 
 def slowest_rows(step: Lockstep, what: str, rows: dict[str, Samples]) -> dict[str, Samples]:
-    """``rows`` (samples by key, by row), or under several processes the slowest
-    process's run by run (:func:`~jitmagic.model.processes.slowest`), as the report
-    will hold them."""
+    """``rows`` (samples by key, by row), or the slowest process's run by run."""
     if not step.shared:
         return rows
     everyone = step.gather(what, rows)

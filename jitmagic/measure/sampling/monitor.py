@@ -21,22 +21,12 @@ from ...model.stats.rule import median
 from . import clocks
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
-
-
 LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
-
-
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
-
-
 CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
-
-
 #: How far JAX's own event may differ from our interval before we say so.
 #: ``.lower()`` does a little more than its event covers, hence the wider bound.
 TOLERANCE = {"trace_s": 0.10, "lower_s": 0.25, "compile_s": 0.10}
-
-
 #: Below this absolute gap a relative disagreement is timer noise, not news.
 TOLERANCE_ABS_S = 0.002
 
@@ -89,7 +79,6 @@ class Monitor:
         return sum(s for t, e, s, f in self.durations
                    if e == event and f == fun_name and start <= t <= end)
 
-
     def cpu_at(self, event: str, fun_name: str, start: float, end: float) -> float | None:
         """The process's CPU seconds when the last ``event`` on ``fun_name`` within
         [start, end] arrived (None: none did)."""
@@ -98,9 +87,8 @@ class Monitor:
 
 
 def unregister(remove: Callable, listener: Callable) -> None:
-    """``remove(listener)`` (a ``jax.monitoring.unregister_*`` function), where it is
-    registered (JAX asserts it is)."""
-    with suppress(AssertionError, ValueError, KeyError):  # never registered: nothing to undo
+    """``remove(listener)`` (a ``jax.monitoring.unregister_*``), where it is registered."""
+    with suppress(AssertionError, ValueError, KeyError):  # JAX asserts it was
         remove(listener)
 
 

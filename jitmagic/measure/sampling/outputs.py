@@ -1,13 +1,9 @@
 """Whether two variants returned the same values: compared leaf by leaf, by tree
 shape rather than class identity, as soon as both exist, then dropped.
 
-Each comparison ends in one of three kinds (``docs/outputs.md`` has the rule):
-
-* ``exact``: every leaf equal (NaN where the other has NaN);
-* ``rounding``: some floating leaf differs, but within the rounding of its dtype: the
-  difference, taken over the whole leaf, is at most ``sqrt(eps)`` of the leaf's size
-  (:func:`within_rounding`); integer, bool and PRNG-key leaves must be equal;
-* ``mismatch``: a leaf differs beyond that, or the structures differ.
+Each ends ``exact`` (every leaf equal, NaN with NaN), ``rounding`` (a floating leaf
+differs within :func:`within_rounding`; integer, bool and key leaves equal) or
+``mismatch`` (beyond that, or structures differ); ``docs/outputs.md`` has the rule.
 """
 
 from __future__ import annotations
@@ -39,15 +35,11 @@ _RANK = {EXACT: 0, ROUNDING: 1, UNCOMPARED: 2, MISMATCH: 3}
 
 @dataclass
 class OutputDiff:
-    """How two outputs differ: ``kind``, the largest difference, and where it is.
-
-    ``max_abs_diff`` is None when the structures differ (no values to subtract);
-    ``problems`` holds each leaf that differs beyond rounding, first one first.
-    ``leaf`` is the first mismatching leaf for a mismatch, else the leaf with the
-    largest difference within rounding (None where all are equal); ``dtype`` is its
-    dtype's name (``float32``). Paths are dotted, as in ``params.w_fc`` or
-    ``layers[0].w``; ``""`` is the whole output (a single array).
-    """
+    """How two outputs differ. ``max_abs_diff`` is None when the structures differ;
+    ``problems``: each leaf differing beyond rounding, in order. ``leaf``: the first
+    mismatching leaf, else the one with the largest difference within rounding (None:
+    all equal), ``dtype`` its dtype's name. Paths are dotted (``layers[0].w``; ``""``
+    the whole output)."""
 
     kind: str = EXACT
     max_abs_diff: float | None = 0.0
@@ -99,17 +91,12 @@ class OutputDiff:
 
 
 def compare_outputs(a: Any, b: Any, computed_in: str | None = None) -> OutputDiff:
-    """Compare two outputs leaf by leaf, by structure and by value.
-
-    Structures are compared by shape, not class identity: node type names, keys
-    and static (aux) data by value, so the NamedTuple a cell defines once per
-    variant still matches. Values are compared a chunk at a time in float64,
-    never a whole output at once; floating leaves within rounding of their dtype
-    (:func:`within_rounding`), every other leaf exactly; ``computed_in``: the least
-    precise floating dtype the programs compute in, whose rounding a floating leaf of a
-    finer dtype is allowed (a float32 gradient of bfloat16 arithmetic). No numpy warning
-    (nor, under the user's ``np.seterr(all="raise")``, error) escapes, whatever the values.
-    """
+    """Compare two outputs leaf by leaf. Structures by shape, not class identity (node
+    type names, keys and static data by value, so the NamedTuple a cell defines once per
+    variant still matches); values a chunk at a time in float64, floating leaves within
+    rounding (:func:`within_rounding`), others exactly. ``computed_in``: the least precise
+    dtype the programs compute in, whose rounding a finer floating leaf is allowed (a
+    float32 gradient of bfloat16 arithmetic). No numpy warning or error escapes."""
     diff = OutputDiff()
     with np.errstate(all="ignore"):
         _compare_nodes(a, b, "", diff, computed_in)
@@ -130,8 +117,7 @@ def _compare_nodes(a: Any, b: Any, path: str, diff: OutputDiff,
 
 
 def _one_level(tree: Any) -> tuple[list[tuple[str, Any]], Any]:
-    """``tree``'s children with their keys (as :func:`dotted` writes them), and its
-    treedef."""
+    """``tree``'s children with their :func:`dotted` keys, and its treedef."""
     pairs, treedef = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)
     return [(dotted(p), child) for p, child in pairs], treedef
 
@@ -217,51 +203,38 @@ def _numeric(dtype: np.dtype) -> bool:
     return dtype.kind == "b" or bool(jnp.issubdtype(dtype, jnp.number))
 
 
-def _chunks(x: np.ndarray, y: np.ndarray, wide: type) -> Any:
-    for i in range(0, x.size, CHUNK):
-        yield x[i:i + CHUNK].astype(wide), y[i:i + CHUNK].astype(wide)
-
-
 def _exact(x: np.ndarray, y: np.ndarray) -> tuple[str, float]:
-    """(kind, largest difference) of two flat integer or bool arrays: exact or mismatch
-    (compared as they are; the difference is only computed, in float64, to report it)."""
+    """(kind, largest difference) of two flat integer or bool arrays, compared as they
+    are (the difference only computed, in float64, to report it)."""
     kind, worst = EXACT, 0.0
-    with np.errstate(all="ignore"):
-        for i in range(0, x.size, CHUNK):
-            xc, yc = x[i:i + CHUNK], y[i:i + CHUNK]
-            if not np.array_equal(xc, yc):
-                kind = MISMATCH
-                worst = max(worst, float(np.max(np.abs(xc.astype(np.float64)
-                                                       - yc.astype(np.float64)))))
+    for i in range(0, x.size, CHUNK):
+        xc, yc = x[i:i + CHUNK], y[i:i + CHUNK]
+        if not np.array_equal(xc, yc):
+            kind = MISMATCH
+            worst = max(worst, float(np.max(np.abs(xc.astype(np.float64)
+                                                   - yc.astype(np.float64)))))
     return kind, worst
 
 
 def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, bool]:
     """(kind, largest finite difference, whether non-finite values differ) of two flat
-    arrays, at least one of them floating.
-
-    Non-finite values must agree exactly (NaN where the other has NaN, the same
-    infinity); the finite ones are within rounding when :func:`within_rounding` says
-    so. No numpy warning escapes: inf - inf and overflow are looked at, not computed
-    into a warning.
-    """
+    arrays, one at least floating. Non-finite values must agree exactly (NaN with NaN,
+    the same infinity); finite ones per :func:`within_rounding`."""
     wide = np.complex128 if any(jnp.issubdtype(v.dtype, jnp.complexfloating)
                                 for v in (x, y)) else np.float64
     worst, nonfinite_differ = 0.0, False
     size_x, size_y, size_d = _Norm(), _Norm(), _Norm()
-    with np.errstate(all="ignore"):
-        for xc, yc in _chunks(x, y, wide):
-            fx, fy = np.isfinite(xc), np.isfinite(yc)
-            both = fx & fy
-            same_nonfinite = (np.isnan(xc) & np.isnan(yc)) | (xc == yc)
-            if not np.all(both | same_nonfinite):
-                nonfinite_differ = True
-            d = np.abs(xc[both] - yc[both])
-            if d.size:
-                worst = max(worst, float(np.max(d)))
-            size_x.add(np.abs(xc[both]))
-            size_y.add(np.abs(yc[both]))
-            size_d.add(d)
+    for i in range(0, x.size, CHUNK):
+        xc, yc = x[i:i + CHUNK].astype(wide), y[i:i + CHUNK].astype(wide)
+        both = np.isfinite(xc) & np.isfinite(yc)
+        if not np.all(both | (np.isnan(xc) & np.isnan(yc)) | (xc == yc)):
+            nonfinite_differ = True
+        d = np.abs(xc[both] - yc[both])
+        if d.size:
+            worst = max(worst, float(np.max(d)))
+        size_x.add(np.abs(xc[both]))
+        size_y.add(np.abs(yc[both]))
+        size_d.add(d)
     if nonfinite_differ or not math.isfinite(worst):
         return MISMATCH, worst, nonfinite_differ
     if worst == 0.0:
@@ -278,16 +251,11 @@ def least_precise(dtypes: Iterable[Any]) -> str | None:
 
 
 def within_rounding(difference: float, size: float, eps: float) -> bool:
-    """Whether a leaf's difference is within the rounding of its dtype: its 2-norm (over the
-    finite elements) at most ``sqrt(eps)`` times the larger of the two leaves' 2-norms.
-
-    ``sqrt(eps)`` asks that the two agree in at least half of the dtype's significant
-    digits, leaf as a whole: 3.5e-4 for float32, 1.5e-8 for float64 (``math.isclose``'s
-    default of 1e-9 is chosen the same way), 0.088 for bfloat16. Reassociating a float
-    sum (XLA fusing or ordering a reduction differently) changes the last few bits, and
-    later operations can amplify that (Adam's first step divides by ``sqrt(v)``); a
-    different program changes the leading ones. See ``docs/outputs.md``.
-    """
+    """Whether a leaf's difference (2-norm over finite elements) is at most ``sqrt(eps)``
+    times the larger leaf's 2-norm: agreement in half the dtype's significant digits
+    (3.5e-4 float32, 1.5e-8 float64, 0.088 bfloat16). Reassociating a sum changes the
+    last bits, which later operations can amplify (Adam's first step divides by
+    ``sqrt(v)``); a different program changes the leading ones (``docs/outputs.md``)."""
     return difference <= math.sqrt(eps) * size
 
 
@@ -329,13 +297,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 class OutputCheck:
-    """Compares each variant's output with the first one's as soon as it exists.
-
-    Measuring keeps no output: the first variant's is held until every other
-    variant's has been compared with it, then dropped; the others are dropped
-    at once. Only each variant's first output is compared (repeats compute the
-    same values).
-    """
+    """Compares each variant's first output with the first variant's as soon as it
+    exists; the reference is dropped once all ``expected`` were compared, others at once."""
 
     def __init__(self, expected: int):
         self.expected = expected
@@ -356,10 +319,9 @@ class OutputCheck:
         return None if self.kind in (None, UNCOMPARED) else self.kind in (EXACT, ROUNDING)
 
     def add(self, name: str, output: Any, computed_in: str | None = None) -> None:
-        """Take ``name``'s output (the caller drops its own reference), of a program
-        that computes in ``computed_in`` at its least precise (:func:`compare_outputs`).
-        Never raises: outputs jitmagic cannot compare are said to be so, and measuring
-        goes on."""
+        """Take ``name``'s output (the caller drops its reference), of a program computing
+        in ``computed_in`` at its least precise. Never raises: an output that cannot be
+        compared is noted as such."""
         if name in self.seen:
             return
         self.seen.add(name)
@@ -398,7 +360,6 @@ class OutputCheck:
         return (None, None) if self.match is None else (self.match, self.max_abs_diff)
 
     def details(self) -> dict[str, Any]:
-        """What the records keep besides :meth:`result`: ``outputs_kind``,
-        ``outputs_leaf`` and ``outputs_dtype`` (see :class:`OutputDiff`)."""
+        """What the records keep besides :meth:`result` (see :class:`OutputDiff`)."""
         return {"outputs_kind": self.kind, "outputs_leaf": self.leaf,
                 "outputs_dtype": self.dtype}

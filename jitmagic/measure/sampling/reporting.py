@@ -1,10 +1,6 @@
-"""Where a measurement is, and how long it has left: what a progress display is told.
-
-The :class:`~jitmagic.measure.sampling.stops.Checkpoint` asks its :class:`Reporter` to tell
-the front end's ``draw`` (a notebook display, stderr) a
-:class:`~jitmagic.model.progress.Progress` before each stage, never inside a timed
-interval. Estimates come from the pace so far.
-"""
+"""Where a measurement is and how long it has left (from the pace so far): the
+:class:`~jitmagic.model.progress.Progress` a front end's ``draw`` is told before each
+stage."""
 
 from __future__ import annotations
 
@@ -69,8 +65,7 @@ class Reporter:
            noun: str = "variant", units: tuple[int, int] = (0, 0),
            at_most: bool = False) -> None:
         """Where the measurement is: ``what`` part, ``row``, round ``round`` of ``rounds``
-        (``at_most``: of at most that many); ``units`` (done, in all) of the part, for the
-        estimate of what is left."""
+        (``at_most``: of at most that many); ``units`` (done, in all) of the part."""
         self.where = Position(what, row, round, rounds, noun, at_most)
         began = clocks.wall() if self.part.what != what or units[0] == 0 \
             else self.part.began
@@ -123,8 +118,7 @@ class Reporter:
             return None
         total, pace = self.part.total, (now - self.part.began) / self.part.done
         if self.where.at_most and self.where.round <= FEWEST:  # -r auto: its fewest rounds
-            rows = total // max(self.where.rounds, 1)
-            total = min(total, rows * FEWEST)
+            total = min(total, len(self._rows()) * FEWEST)
         left = pace * max(0, total - self.part.done)
         if self.where.at_most and self.where.round > FEWEST:  # undecided: to the most rounds
             left = min(left, max(0.0, self.budget_ends - now) + pace * len(self._rows()))

@@ -1,11 +1,10 @@
 """How many rounds a sampler takes: a fixed ``-r N``, or ``-r auto``'s rule.
 
-``-r auto`` takes at least :data:`FEWEST` rounds, then one more at a time until the
-significance rule decides (:attr:`~jitmagic.model.stats.rule.Difference.decided`), up to
-:data:`MOST` rounds (:data:`MOST_BUSY` on a busy machine, where CPU time decides and
-each run tells less) or until the next round would overrun its time budget. The rule
-is sequential: its false differences stay under 1% over all these looks
-(docs/significance.md), so asking it after every round is honest.
+``-r auto`` takes at least :data:`FEWEST` rounds, then one at a time until the
+significance rule decides, up to :data:`MOST` (:data:`MOST_BUSY` on a busy machine) or
+until the next round would overrun the budget. The rule is sequential (false
+differences under 1% over all looks, docs/significance.md), so asking after every
+round is honest.
 """
 
 from __future__ import annotations
@@ -30,13 +29,12 @@ from . import clocks
 
 
 class Shares(Protocol):
-    """What rounds need of several processes measuring in step: one decision for all
-    (:class:`~.lockstep.Lockstep` is one; nothing here imports it)."""
+    """One decision for all processes measuring in step (:class:`~.lockstep.Lockstep`)."""
 
     def decide(self, what: str, value: Any) -> Any: ...
 
-#: ``-r auto``: the fewest and the most rounds (on a busy machine, the most there), those
-#: the rule is calibrated for.
+#: ``-r auto``'s fewest and most rounds (and most on a busy machine), as the rule is
+#: calibrated.
 FEWEST, MOST, MOST_BUSY = MIN_PAIRS, MAX_PAIRS, MAX_PAIRS_BUSY
 
 
@@ -67,8 +65,7 @@ class Rounds:
 
     @property
     def most(self) -> int:
-        """The most rounds these can take so far (the count itself where it is fixed):
-        with auto, more once the samples say the machine is busy."""
+        """The most rounds so far (a fixed count itself; auto's grows on a busy machine)."""
         if not self.auto:
             return int(self.repeat)
         most = MOST_BUSY if self.busy() else MOST
@@ -101,9 +98,8 @@ class Rounds:
 def rounds_for(options: Options, decided: Callable[[], bool] = lambda: False,
                lockstep: Shares | None = None,
                busy: Callable[[], bool] = lambda: False) -> Rounds:
-    """The one way a sampler's rounds are made: ``options``' repeat and budget, and with
-    ``-r auto`` ``decided`` (whether the samples so far settle the question) and ``busy``
-    (whether they were taken on a busy machine, as ``decided`` last found)."""
+    """A sampler's rounds from ``options``' repeat and budget, with ``decided`` and
+    ``busy`` as :class:`Rounds` takes them."""
     return Rounds(options.repeat, decided, busy, budget_of(options), lockstep=lockstep)
 
 

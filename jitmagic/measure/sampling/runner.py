@@ -1,11 +1,6 @@
-"""The one interleaved runner: every row's cold sample and steady state, samples kept raw.
-
-Rows are run in turn, in an order that alternates (flat, nested, nested, flat, ...; or
-the four ``--vmap`` orderings A B C D D C B A ...) so drift on a shared machine hits all
-of them alike; a failing row is kept, not raised, until the end. What a row's cold
-sample is (the staged trace/lower/compile/first call of a variant, or one ordering's
-whole first call) is its :class:`Subject`'s business; the sampling is shared.
-"""
+"""The one interleaved runner: every row's cold sample and steady state, samples kept
+raw, rows in alternating order (:func:`in_turn`); what a cold sample is, is its
+:class:`Subject`'s business."""
 
 from __future__ import annotations
 
@@ -74,9 +69,8 @@ class Subject(Protocol):
 
 
 def in_turn(rows: list[str], round_: int) -> list[str]:
-    """The order of the rows in a round: A B, then B A, then A B ... (ABBA), so that a
-    drift of the machine's speed, or a cost paid once by whichever row runs first, falls
-    on every row alike instead of always on the first."""
+    """The rows' order in a round: A B, B A, A B ... so that drift, or a cost paid once
+    by whichever row runs first, falls on every row alike."""
     return rows if round_ % 2 == 0 else rows[::-1]
 
 
@@ -106,13 +100,10 @@ class Sampler:
 
     def measure(self, repeat: int | str | Rounds, number: int | None, monitor: Monitor,
                 check: Checkpoint, what: str = "comparison") -> None:
-        """Rounds over the rows (``repeat``: a count, ``"auto"`` or :class:`Rounds`, whose
-        ``ended`` then says why they ended); Ctrl-C or a deadline (``Stop``) ends them
-        early. ``what`` names the part for progress (comparison, orderings, advice).
-
-        ``UserCodeError`` when every row failed and nothing stopped the rounds;
-        :class:`~.clocks.FrozenClockError`, before anything is timed, where a clock it
-        times with does not advance."""
+        """Rounds over the rows (``repeat``: a count, ``"auto"`` or :class:`Rounds`);
+        ``Stop`` ends them early; ``what`` names the part for progress. ``UserCodeError``
+        when every row failed and nothing stopped; :class:`~.clocks.FrozenClockError`
+        first where a clock does not advance."""
         clocks.check()
         rounds = rounds_of(repeat)  # not kept: its rule holds this sampler
         rows, r = len(self.subjects), 0
@@ -179,9 +170,8 @@ class Sampler:
         self.last[name] = dataclasses.replace(cold, output=None)
 
     def _steady(self, name: str, cold: ColdSample, number: int | None, check: Checkpoint) -> None:
-        """One steady-state sample, seconds and CPU seconds per call (CPU seconds on a
-        CPU backend only: on an accelerator they time the host, not the device's run,
-        and must never judge it); the loop count is fixed on the first repeat."""
+        """One steady-state sample: seconds per call, and CPU seconds where the host's
+        clock times the execution (not on an accelerator)."""
         s = self.subjects[name]
         timer = steady_timer(cold.call, s.args, s.kwargs, cold.output)
         if s.warm_up:

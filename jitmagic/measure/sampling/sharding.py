@@ -1,10 +1,5 @@
-"""Sharded arguments: the mesh they live on, and whether a compiled variant kept their shardings.
-
-A function whose arguments carry ``jax.sharding.NamedSharding``\\ s over a
-``Mesh`` is measured like any other; the report adds the mesh's shape to
-``env`` and, per variant, whether the compiled program takes its inputs with
-the shardings they arrived in (nesting jit must not make XLA reshard them).
-"""
+"""Sharded arguments: their mesh, and whether each compiled variant takes its inputs
+with the shardings they arrived in (nesting jit must not make XLA reshard them)."""
 
 from __future__ import annotations
 
@@ -25,10 +20,8 @@ def named_shardings(args: tuple, kwargs: dict[str, Any]) -> list[NamedSharding]:
 
 
 def mesh_env(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``{"mesh_shape": {"x": 8}}`` for the arguments' mesh; ``None`` where none is sharded.
-
-    Several different meshes are listed in argument order.
-    """
+    """``{"mesh_shape": {"x": 8}}`` for the arguments' mesh (several: a list, in argument
+    order; ``None`` where none is sharded)."""
     shapes: list[dict[str, int]] = []
     for sharding in named_shardings(args, kwargs):
         shape = {str(k): int(v) for k, v in sharding.mesh.shape.items()}
@@ -38,10 +31,8 @@ def mesh_env(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def kept_input_shardings(compiled: Any, args: tuple, kwargs: dict[str, Any]) -> bool | None:
-    """Whether ``compiled`` takes every named-sharded argument with the sharding it has.
-
-    ``None`` where no argument is sharded or the compiled program does not say.
-    """
+    """Whether ``compiled`` takes every named-sharded argument with the sharding it has
+    (``None``: none is sharded, or the program does not say)."""
     opts = static_split(args, kwargs)
     dynamic = (tuple(a for i, a in enumerate(args) if i not in opts["static_argnums"]),
                {k: v for k, v in kwargs.items() if k not in opts["static_argnames"]})

@@ -1,15 +1,9 @@
 """Honest timings of JAX's stages: cold trace, lower, compile, first call; steady execute.
 
-Rules kept here (the method is in ``docs/measuring.md``):
-
-* every cold sample starts from ``jax.clear_caches()`` (``jit.clear_cache()``
-  would leave nested helpers warm), with the persistent compilation cache off;
-* the garbage collector is emptied before and paused during each timed run, so
-  the previous variant's garbage is not collected inside this one's interval;
-* every interval that produces arrays ends in ``block_until_ready``;
-* JAX's own clock (``jax.monitoring``) is recorded beside ours as a cross-check.
-
-This module imports neither IPython nor matplotlib: scripts can use it directly.
+Every cold sample starts from ``jax.clear_caches()`` (``jit.clear_cache()`` would leave
+nested helpers warm) with the persistent cache off; the collector is emptied before
+and paused during each timed run; every interval ends in ``block_until_ready``; JAX's
+own clock (``jax.monitoring``) is kept beside ours (``docs/measuring.md``).
 """
 
 from __future__ import annotations
@@ -27,6 +21,7 @@ from typing import Any
 from typing import NamedTuple
 
 import jax
+import jaxlib
 
 from ...model.rows import FROM_EVENTS
 from ...model.rows import FROM_STAGED
@@ -47,33 +42,29 @@ from .stops import POLL_S
 from .stops import Checkpoint
 from .stops import Stop
 
-#: A steady-state sample takes about this share of its row's cold first call: with
-#: auto-ranging, the steady state is then about a tenth of a comparison's wall time, the
-#: cold calls nearly all the rest (benchmarks/wait.py).
+#: A steady-state sample takes this share of its row's cold first call (the steady state
+#: is then about a tenth of a comparison's wall time, benchmarks/wait.py) ...
 STEADY_SHARE = 0.05
-#: ... within these bounds (seconds): at the floor a sample still averages thousands of
-#: calls of a microsecond-scale program (a median within a few percent); the ceiling is
-#: timeit's own 0.2 s.
+#: ... within these bounds (s): the floor still averages thousands of microsecond calls;
+#: the ceiling is timeit's own.
 STEADY_FLOOR_S, STEADY_CEILING_S = 0.01, 0.2
-#: The most calls one steady-state timing makes while auto-ranging: at JAX's fastest
-#: dispatch (a few microseconds a call) the ceiling takes under 10^5, so this cap only
-#: binds where the clock barely moves (a test framework's, patched).
+#: The most calls one auto-ranged timing makes (the ceiling takes under 10^5 at JAX's
+#: fastest dispatch; this binds only where the clock barely moves, a patched one).
 MOST_STEADY_CALLS = 10**6
-#: The most calls timed between two asks of the checkpoint (about :data:`POLL_S` of
-#: calls of a microsecond each), so a Ctrl-C is seen within a chunk of calls too.
+#: The most calls timed between two asks of the checkpoint, so Ctrl-C is seen soon.
 POLL_CALLS = 10**5
 
 
 def steady_target(first_call_s: float) -> float:
-    """How long one steady-state sample of a row whose first call took ``first_call_s``
-    should take (:data:`STEADY_SHARE` of it, within the floor and the ceiling)."""
+    """Seconds one steady-state sample of a row whose first call took ``first_call_s``
+    should take."""
     return min(STEADY_CEILING_S, max(STEADY_FLOOR_S, STEADY_SHARE * first_call_s))
 
 
 @dataclass
 class ColdRun:
     """One cold run of a variant: its timings, and the artefacts for structure counts
-    (for a first call, filled in afterwards from warm caches by :func:`warm_artefacts`)."""
+    (a first call's filled in afterwards by :func:`warm_artefacts`)."""
 
     times: dict[str, float]
     events: dict[str, float]
@@ -87,13 +78,10 @@ class ColdRun:
 
 
 def own_program(fn: Callable, label: str) -> Callable:
-    """``fn`` under a name of its row's own, ``g_nested`` for the nested row of ``g``, so
-    that each row's program is an XLA module of its own name (``jit_g_nested``), as the
-    programs are by hand; the flat row, the user's own program, keeps its name (``g``).
-    On a TPU v5e two programs compiled in turn under one module name (as two rows of
-    ``g`` were) moved towards each other: the seed's flat compile read 4.7-5.5 s and its
-    nested one 3.2-4.3 s, against 5.4-5.8 s and 3.5-3.8 s under names of their own in
-    the same hour, 1.2× where by hand it is 1.5× (benchmarks/tpu_order.py, ``samename``)."""
+    """``fn`` named for its row (``g_nested``), so each row's program is an XLA module of
+    its own name as by hand; the flat row keeps the user's name. On a TPU v5e two programs
+    compiled in turn under one name moved towards each other: 1.2× apart where by hand
+    they are 1.5× (benchmarks/tpu_order.py, ``samename``)."""
     if label == VARIANTS[0]:
         return fn
     name = "_".join((getattr(fn, "__name__", "entry"), re.sub(r"\W+", "_", label)))
@@ -114,17 +102,11 @@ STAGE_EVENTS = (("trace_s", TRACE_EVENT, "{}"), ("lower_s", LOWER_EVENT, "jit({}
 def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
                    check: Checkpoint | None = None,
                    opts: dict[str, Any] | None = None) -> ColdRun:
-    """The cold first call as the user pays it: ``jax.jit(fn)(*args, **kwargs)`` from
-    cleared caches until its result is ready, one timed interval. Its stages are JAX's
-    own duration events fired inside that interval (trace, lower, XLA compile), so that
-    they and the rest (dispatch, execution, Python) add up to the first call.
-
-    Where JAX fired no event for one of the stages (an older JAX, another backend), the
-    stages are not known: then :func:`staged_run` times them (``stages_from`` says so).
-    Ctrl-C stops the call at once while the user's Python traces and lowers, and only
-    sets the flag once the XLA compile has begun (see :class:`Checkpoint`). ``opts``
-    are the outer jit's options (default: arrays and Python scalars traced).
-    """
+    """The cold first call as the user pays it, ``jax.jit(fn, **opts)(*args, **kwargs)``
+    from cleared caches until ready, one interval; its stages are JAX's own events inside
+    it, so they and the rest add up to the first call. Where an event is missing (older
+    JAX, another backend) :func:`staged_run` times the stages instead. ``opts`` default:
+    arrays and Python scalars traced."""
     check = check or Checkpoint()
     opts, jitted = cold_jit(fn, args, kwargs, opts)
     name = fn.__name__
@@ -139,9 +121,8 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
 
 @dataclass(frozen=True)
 class Lowering:
-    """One untimed lowering of a function, to compile cold at several settings without
-    tracing and lowering it again (the stages no compiler option can change), and the
-    arguments its compiled program takes (the static ones left out)."""
+    """One untimed lowering, to compile cold at several settings without tracing and
+    lowering again, and the arguments its compiled program takes (statics left out)."""
 
     lowered: Any
     args: tuple
@@ -150,9 +131,8 @@ class Lowering:
 
 def lower_once(fn: Callable, args: tuple, kwargs: dict,
                opts: dict[str, Any] | None = None) -> Lowering | None:
-    """``fn`` lowered once, untimed, from cleared caches with the outer jit's options
-    (``compiler_options`` left to each compile); None where the arguments its compiled
-    program takes cannot be told from the static ones (its tree is not the lowering's)."""
+    """``fn`` lowered untimed from cleared caches (``compiler_options`` left to each
+    compile); None where its dynamic arguments' tree is not the lowering's."""
     if opts is not None:
         opts = {k: v for k, v in opts.items() if k != "compiler_options"}
     opts, jitted = cold_jit(fn, args, kwargs, opts)
@@ -165,8 +145,8 @@ def lower_once(fn: Callable, args: tuple, kwargs: dict,
 
 def traced_arguments(fn: Callable, args: tuple, kwargs: dict,
                      opts: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
-    """``args`` and ``kwargs`` without those ``opts`` hold static, a static argument
-    named by position or by name alike (as ``jax.jit`` reads them from the signature)."""
+    """``args`` and ``kwargs`` without those ``opts`` hold static, by position or by name
+    alike (as ``jax.jit`` reads them from the signature)."""
     nums = opts.get("static_argnums", ())
     names = opts.get("static_argnames", ())
     nums = {n % len(args) if args else n for n in ((nums,) if isinstance(nums, int) else nums)}
@@ -183,12 +163,9 @@ def traced_arguments(fn: Callable, args: tuple, kwargs: dict,
 
 def compiled_first_call(lowering: Lowering, name: str, options: dict[str, Any],
                         monitor: Monitor, check: Checkpoint) -> ColdRun:
-    """A cold first call of ``lowering`` (of the function named ``name``) compiled with
-    ``options``: from cleared caches, XLA's compile and the compiled program's first call
-    until its result is ready, one timed interval (``first_call_s``, as in
-    :func:`first_call_run`, without the trace and lowering). Its XLA compile is JAX's own
-    event inside it, its CPU seconds those to that event; where no event came, only the
-    interval is known."""
+    """A cold XLA compile of ``lowering`` with ``options`` and its first call, one
+    interval (``first_call_s`` without trace and lowering); ``compile_s`` and its CPU
+    seconds from JAX's event inside it, where one came."""
     jax.clear_caches()
     made: dict[str, Any] = {}
 
@@ -211,12 +188,10 @@ def compiled_first_call(lowering: Lowering, name: str, options: dict[str, Any],
 def timed_first_call(jitted: Any, name: str, call: Callable[[], Any], monitor: Monitor,
                      check: Checkpoint, stage: str = "first call"
                      ) -> tuple[Any, dict[str, float], dict[str, float | None], Window]:
-    """``call()``, the first call of ``jitted`` (its function named ``name``), timed as
-    one interval ending when its result is ready (``call`` blocks until it is): (its
-    output, the interval's seconds on both clocks, each stage's seconds from JAX's own
-    events inside it, None where none came, and its :class:`Window`). Ctrl-C stops it
-    at once while the user's Python traces and lowers, and only sets the flag once XLA
-    compiles (or, with a warm persistent cache, reads the entry)."""
+    """``call()`` (blocking) timed as one interval: (its output, the interval's seconds
+    on both clocks, each stage's seconds from JAX's events inside it or None, its
+    :class:`Window`). Ctrl-C stops it at once while Python traces and lowers, and only
+    sets the flag once XLA compiles (or reads the persistent cache)."""
     times = dict[str, float]()
 
     def compiling(event: str, fun_name: str | None) -> None:
@@ -233,8 +208,7 @@ def timed_first_call(jitted: Any, name: str, call: Callable[[], Any], monitor: M
 
 
 class Window(NamedTuple):
-    """When a timed interval ran: its start and end (``clocks.wall()``) and the
-    process's CPU seconds at its start (``clocks.cpu()``)."""
+    """A timed interval's start and end (``clocks.wall()``) and CPU seconds at start."""
 
     start: float
     end: float
@@ -242,9 +216,8 @@ class Window(NamedTuple):
 
 
 def stage_cpu(monitor: Monitor, name: str, window: Window) -> dict[str, float]:
-    """Each stage's CPU seconds inside a first call, bounded by JAX's events: from the
-    call's start (or the previous stage's event) to the stage's own event, which JAX
-    fires as the stage ends. Empty where an event lacks its CPU reading."""
+    """Each stage's CPU seconds inside a first call, from the previous stage's event (or
+    the start) to its own, fired as it ends; empty where an event lacks its reading."""
     marks = [monitor.cpu_at(event, who.format(name), window.start, window.end)
              for _, event, who in STAGE_EVENTS]
     ends = [m for m in marks if m is not None]
@@ -257,8 +230,7 @@ def stage_cpu(monitor: Monitor, name: str, window: Window) -> dict[str, float]:
 
 def cold_jit(fn: Callable, args: tuple, kwargs: dict,
              opts: dict[str, Any] | None) -> tuple[dict[str, Any], Any]:
-    """(the outer jit's options, a fresh ``jax.jit`` of ``fn``) with JAX's caches cleared:
-    what every cold run starts from (default options: arrays and Python scalars traced)."""
+    """(the outer jit's options, a fresh ``jax.jit`` of ``fn``) with JAX's caches cleared."""
     opts = static_split(args, kwargs) if opts is None else opts
     jax.clear_caches()
     return opts, jax.jit(fn, **opts)
@@ -266,8 +238,7 @@ def cold_jit(fn: Callable, args: tuple, kwargs: dict,
 
 def warm_artefacts(run: ColdRun, args: tuple, kwargs: dict) -> ColdRun:
     """``run`` with its traced, lowered and compiled program, taken untimed from the
-    caches its first call has just filled (each costs well under a millisecond then), for
-    the structure counts; a staged run has them already."""
+    caches its first call filled, for the structure counts."""
     if run.traced is None:
         jitted: Any = run.jitted  # a jax.jit wrapper, whose ``trace`` typing cannot see
         run.traced = jitted.trace(*args, **kwargs)
@@ -278,14 +249,10 @@ def warm_artefacts(run: ColdRun, args: tuple, kwargs: dict) -> ColdRun:
 
 def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
                check: Checkpoint | None = None, opts: dict[str, Any] | None = None) -> ColdRun:
-    """Time trace → lower → compile from cleared caches, each stage its own interval,
-    then a fresh cold first call: two cold runs, for where JAX reports no stage events.
-
-    ``check`` is asked before every stage; it raises :class:`Stop` (carrying the
-    stages timed so far) to end the measurement early, so that progress is told
-    between stages, never inside one. JAX's own events for each stage are kept
-    beside ours (``events``) as a cross-check. ``opts`` as in :func:`first_call_run`.
-    """
+    """Trace → lower → compile from cleared caches, each its own interval, then a fresh
+    cold first call: for where JAX reports no stage events. ``check`` is asked before
+    every stage and may raise :class:`Stop` (carrying the stages so far); JAX's events
+    are kept in ``events`` as a cross-check."""
     check = check or Checkpoint()
     opts, jitted = cold_jit(fn, args, kwargs, opts)
     name, times = fn.__name__, dict[str, float]()
@@ -315,9 +282,8 @@ def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
 def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str,
                 run: Callable[[], Any], python: bool = False,
                 ask: bool = True) -> tuple[Any, Window]:
-    """``run()`` timed as one interval (collector paused) into ``times[key]``; the
-    checkpoint is asked (``ask``) and told before the interval, never inside it.
-    Returns (its value, its :class:`Window`)."""
+    """(``run()``, its :class:`Window`), timed with the collector paused into
+    ``times[key]``; the checkpoint is asked (``ask``) before, never inside."""
     if ask:
         check.begin(stage, times)
     busy = key == "first_call_s"  # how busy the machine was: read for the cold run
@@ -335,18 +301,16 @@ def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str
     return value, Window(t0, t1, before.cpu_s)
 
 
-class CpuClock:
-    """``timeit``'s clock (jitmagic's own wall clock, :data:`.clocks.wall`: ``timeit``'s
-    default, ``time.perf_counter``, is the name a test framework patches) that also
-    notes the process's CPU seconds of every timing it makes: ``timeit`` reads its clock
-    once before and once after the loop, so the readings come in pairs, and ``spent``
-    holds each pair's."""
+class SteadyTimer(timeit.Timer):
+    """A ``timeit.Timer`` on :data:`.clocks.wall` (not the ``perf_counter`` test frameworks
+    patch) that notes each timing's CPU seconds in ``spent`` (timeit reads it in pairs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stmt: Callable[[], None]):
         self.spent: list[float] = []
         self._began: float | None = None
+        super().__init__(stmt, timer=self._clock)
 
-    def __call__(self) -> float:
+    def _clock(self) -> float:
         cpu = clocks.cpu()
         if self._began is None:
             self._began = cpu
@@ -354,15 +318,6 @@ class CpuClock:
             self.spent.append(cpu - self._began)
             self._began = None
         return clocks.wall()
-
-
-class SteadyTimer(timeit.Timer):
-    """A ``timeit.Timer`` on a :class:`CpuClock`, so that each steady-state sample has
-    its CPU seconds beside its wall seconds."""
-
-    def __init__(self, stmt: Callable[[], None]):
-        self.clock = CpuClock()
-        super().__init__(stmt, timer=self.clock)
 
 
 def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> SteadyTimer:
@@ -378,24 +333,17 @@ def steady_timer(jitted: Callable, args: tuple, kwargs: dict, output: Any) -> St
 
 def autorange(timer: SteadyTimer, target_s: float = STEADY_CEILING_S,
               check: Checkpoint | None = None) -> tuple[int, float, float]:
-    """``timeit``'s autorange idea, (loops, seconds per loop, CPU seconds per loop) of
-    the timing that reached ``target_s``: grow the loop count
-    until one timing takes ``target_s``. Instead of timeit's fixed 1-2-5 steps it
-    jumps to the count the last timing predicts (at most 100× at once), so that
-    calibration wastes a few calls rather than a second of the user's time.
-
-    Bounded in calls as well as in time: each timing is made in chunks that ask
-    ``check`` between them (:func:`timed_calls`), and the count stops growing at
-    :data:`MOST_STEADY_CALLS`, so a clock that barely moves cannot make it grow for
-    minutes; one that does not move at all is :class:`~.clocks.FrozenClockError`.
-    """
+    """(loops, seconds and CPU seconds per loop) of the first timing to reach
+    ``target_s``: timeit's autorange, but jumping to the count the last timing predicts
+    (at most 100×) instead of 1-2-5 steps, so calibration wastes few calls. The count
+    stops at :data:`MOST_STEADY_CALLS`; a frozen clock is
+    :class:`~.clocks.FrozenClockError`."""
     number, target_s = 1, leaders(check, "the steady-state target", target_s)
     while True:
-        made = len(timer.clock.spent)
-        t = timed_calls(timer, number, check)
+        t, cpu = timed_calls(timer, number, check)
         slowest = slowest_of(check, "the steady loop count", t)  # t for one process
         if slowest >= target_s or number >= MOST_STEADY_CALLS:
-            return number, t / number, math.fsum(timer.clock.spent[made:]) / number
+            return number, t / number, cpu / number
         if check:
             check.poll("steady state")
         predicted = math.ceil(number * 1.1 * target_s / max(slowest, 1e-9))
@@ -405,42 +353,33 @@ def autorange(timer: SteadyTimer, target_s: float = STEADY_CEILING_S,
 def time_per_call(timer: SteadyTimer, loops: int | None, number: int | None,
                   check: Checkpoint | None = None,
                   target_s: float = STEADY_CEILING_S) -> tuple[int, float, float]:
-    """One steady-state sample: (loop count, seconds per call, CPU seconds per call).
-
-    The first sample (``loops`` None) fixes the loop count, ``number`` if given,
-    else auto-ranged to ``target_s`` a sample; later samples reuse it, so that every
-    sample of a row is comparable.
-    """
+    """One steady-state sample: (loop count, seconds and CPU seconds per call). The
+    first (``loops`` None) fixes the count, ``number`` or auto-ranged to ``target_s``;
+    later samples reuse it, so a row's samples are comparable."""
     if loops is None:
         if number is None:
             return autorange(timer, target_s, check)
         timer.timeit(1)  # the first call after a compile takes a slower path
         loops = number
-    made = len(timer.clock.spent)
-    wall = timed_calls(timer, loops, check)
-    return loops, wall / loops, math.fsum(timer.clock.spent[made:]) / loops
+    wall, cpu = timed_calls(timer, loops, check)
+    return loops, wall / loops, cpu / loops
 
 
-def timed_calls(timer: timeit.Timer, loops: int, check: Checkpoint | None = None) -> float:
-    """Seconds for ``loops`` calls. With ``check``, timed in chunks of about
-    :data:`POLL_S` (and at most :data:`POLL_CALLS` calls), asking ``check.poll`` between
-    them, so a stop is seen soon however large ``loops`` is and however slowly the clock
-    moves; the ``Stop``'s reason says where it stopped (a sample cut short is not kept).
-    A chunk timed as no time at all is :class:`~.clocks.FrozenClockError`."""
-    if check is None:
-        t = timer.timeit(loops)
-        clocks.advanced(t, loops)
-        return t
-    total, done, chunk = 0.0, 0, 1
+def timed_calls(timer: SteadyTimer, loops: int,
+                check: Checkpoint | None = None) -> tuple[float, float]:
+    """Seconds for ``loops`` calls; with ``check``, in chunks of about :data:`POLL_S`
+    (at most :data:`POLL_CALLS` calls) with ``check.poll`` between them. A chunk timed
+    as no time is :class:`~.clocks.FrozenClockError`. Returns (wall, CPU) seconds."""
+    made, total, done, chunk = len(timer.spent), 0.0, 0, loops if check is None else 1
     while done < loops:
         n = min(chunk, loops - done)
         t = timer.timeit(n)
         clocks.advanced(t, n)
         total, done = total + t, done + n
-        if done < loops:
+        if done < loops and check is not None:
             check.poll("steady state")
         chunk = max(1, min(100 * n, POLL_CALLS, int(n * POLL_S / max(t, 1e-9))))
-    return total
+    return total, math.fsum(timer.spent[made:])
 
 
 def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -448,7 +387,7 @@ def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     devices = jax.devices()
     return {
         "jax": jax.__version__,
-        "jaxlib": _jaxlib_version(),
+        "jaxlib": getattr(jaxlib, "__version__", "unknown"),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "backend": jax.default_backend(),
@@ -462,9 +401,3 @@ def environment(extra: dict[str, Any] | None = None) -> dict[str, Any]:
         "cpu_tick_s": json_number(clocks.cpu_tick()),  # what CPU-time samples can resolve
         **(extra or {}),
     }
-
-
-def _jaxlib_version() -> str:
-    import jaxlib
-
-    return getattr(jaxlib, "__version__", "unknown")

@@ -7,6 +7,7 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,12 +19,8 @@ from .reporting import Reporter
 
 #: A second Ctrl-C within this many seconds of the first abandons the measurement.
 ABANDON_S = 5.0
-
-
 #: A steady-state timing loop asks whether to stop at least this often (seconds).
 POLL_S = 0.1
-
-
 #: What the second Ctrl-C's ``KeyboardInterrupt`` says.
 ABANDONED = ("a second Ctrl-C: the measurement was abandoned (XLA may keep compiling in "
              "the background for a few seconds)")
@@ -31,17 +28,11 @@ ABANDONED = ("a second Ctrl-C: the measurement was abandoned (XLA may keep compi
 #: What a front end says of a plain ``KeyboardInterrupt`` (Ctrl-C outside any stage's
 #: handler: in the cell's setup, or as the result was put together): no result exists.
 NO_RESULT = "interrupted before there was a result to show"
-
-#: Functions that Python calls from a finalizer or the garbage collector, where an
-#: exception raised is printed ("Exception ignored in ...") and dropped, never reaching
-#: the measurement: Ctrl-C there only sets the flag.
+#: Functions Python calls from a finalizer or the collector, where an exception is
+#: printed and dropped: Ctrl-C there only sets the flag.
 SWALLOWING = ("_xla_gc_callback", "__del__")
-
-
 #: Why a measurement stopped by Ctrl-C in its discovery trace holds nothing.
 FINDING = "interrupted while finding your helpers: nothing was measured"
-
-
 #: What each stage is called once it has finished (stop reasons say "after trace").
 FINISHED = {"tracing": "trace", "lowering": "lowering", "XLA compile": "XLA compile",
             "first call": "first call", "steady state": "steady state"}
@@ -60,39 +51,28 @@ class Stop(Exception):
 
 
 class StageInterrupted(BaseException):
-    """Raised by the Ctrl-C handler inside a Python stage (trace, lower) to stop at once.
-
-    A ``BaseException``, so that an ``except Exception`` in the user's traced code
-    cannot swallow it; :meth:`Checkpoint.running` turns it into :class:`Stop`.
-    """
+    """Raised by the Ctrl-C handler inside a Python stage to stop at once; a
+    ``BaseException`` so the user's ``except Exception`` cannot swallow it."""
 
 
 @dataclass
 class Checkpoint:
     """Asked between stages: has the user pressed stop, or has the time limit passed?
-
-    One checkpoint runs a whole measurement (variants, orderings, attribution,
-    advice, every point of a sweep), so once anything stops nothing after it
-    starts. While ``catching_interrupts`` is active, Ctrl-C (or Jupyter's stop
-    button) stops a Python stage (tracing, lowering) at once, and only sets a
-    flag during an XLA compile or a call (cutting a compile leaves it running in
-    the background and has crashed JAX later): the measurement stops at the next
-    boundary. A second Ctrl-C within :data:`ABANDON_S` seconds raises
-    ``KeyboardInterrupt`` wherever the measurement is. Before each stage the
-    checkpoint has its :class:`~jitmagic.measure.sampling.reporting.Reporter` tell the
-    front end where the measurement is (never inside a timed interval).
-    """
+    One checkpoint runs a whole measurement, so once anything stops nothing after it
+    starts. While ``catching_interrupts`` is active, Ctrl-C stops a Python stage at once
+    and only sets a flag during an XLA compile or a call (a cut compile runs on in the
+    background and has crashed JAX later); a second within :data:`ABANDON_S` raises
+    ``KeyboardInterrupt`` wherever it lands. Its :class:`.reporting.Reporter` tells the
+    front end where the measurement is, never inside a timed interval."""
 
     deadline: float = math.inf
     interrupted: bool = False
     #: Where the measurement is, told to the front end's progress display.
     report: Reporter = field(default_factory=Reporter)
-    #: Whether Ctrl-C and the deadline stop this process on its own. Several processes
-    #: in lockstep (:class:`~.lockstep.SharedCheckpoint`) stop only together, at the
-    #: barriers they agree at: there both are only noted, and no stage is cut short.
+    #: Whether Ctrl-C and the deadline stop this process on its own (not in lockstep,
+    #: :class:`~.lockstep.SharedCheckpoint`, where processes stop together at barriers).
     alone: bool = True
-    #: When the last Ctrl-C came (``time.monotonic()``): one within :data:`ABANDON_S`
-    #: seconds of it is the second.
+    #: When the last Ctrl-C came (``time.monotonic()``).
     pressed_at: float | None = None
     _done: str | None = None  # the last thing finished: a stop is "after" it
     _python: bool = False
@@ -102,12 +82,7 @@ class Checkpoint:
     abandon_message: str = ABANDONED
 
     def __call__(self, done: str, times: dict[str, float] | None = None) -> None:
-        if self._abandoned:
-            raise KeyboardInterrupt(self.abandon_message)
-        if self.alone and self.interrupted:
-            raise Stop(f"interrupted by the user after {done}", times)
-        if self.alone and clocks.wall() > self.deadline:
-            raise Stop(f"stopped by --timeout after {done}", times)
+        self._stop_if_due(lambda: f"after {done}", times)
         self._done = done
 
     def due(self) -> bool:
@@ -116,11 +91,14 @@ class Checkpoint:
 
     def poll(self, stage: str, times: dict[str, float] | None = None) -> None:
         """Inside a long stage (a steady-state loop), between two of its calls: stop now?"""
+        self._stop_if_due(lambda: f"during {stage} of {self.report.position()}", times)
+
+    def _stop_if_due(self, where: Callable[[], str], times: dict[str, float] | None) -> None:
         if self._abandoned:
             raise KeyboardInterrupt(self.abandon_message)
         if self.due():
             cause = "interrupted by the user" if self.interrupted else "stopped by --timeout"
-            raise Stop(f"{cause} during {stage} of {self.report.position()}", times)
+            raise Stop(f"{cause} {where()}", times)
 
     def begin(self, stage: str, times: dict[str, float] | None = None) -> None:
         """Before ``stage`` starts: stop if due (once anything has finished), else tell
@@ -134,14 +112,12 @@ class Checkpoint:
                 python: bool = False) -> Iterator[None]:
         """Around one stage: in a ``python`` one Ctrl-C stops at once (``Stop``), where
         this process stops alone."""
-        outer, self._python = self._python, python and self.alone
         try:
-            yield
+            with self.mode(python):
+                yield
         except StageInterrupted:
             raise Stop(f"interrupted by the user during {stage} of {self.report.position()}",
                        times) from None
-        finally:
-            self._python = outer
         self._done = FINISHED.get(stage, stage)
 
     def leave_python(self) -> None:
@@ -151,9 +127,8 @@ class Checkpoint:
 
     @contextmanager
     def finding_helpers(self) -> Iterator[None]:
-        """Around the discovery trace, before any stage: Ctrl-C stops it at once
-        (``Stop``: nothing was measured); once it has ended, the first stage stops
-        if the ``--timeout`` deadline has passed (its time counts)."""
+        """Around the discovery trace: Ctrl-C stops it at once (``Stop``, nothing
+        measured); after it, the first stage stops if ``--timeout`` has passed."""
         with self.catching_interrupts():
             self.report.at("comparison")  # no variant's row yet (a sweep's last point had)
             self.report.tell("finding helpers")
@@ -206,9 +181,9 @@ class Checkpoint:
 
 
 def swallowed_in(frame: Any) -> bool:
-    """Whether an exception raised in ``frame`` would be printed and dropped by Python
-    (it runs inside a finalizer, a garbage-collection or weakref callback) instead of
-    reaching the measurement: there Ctrl-C leaves stopping to the next checkpoint."""
+    """Whether an exception raised in ``frame`` would be printed and dropped (a
+    finalizer, a collector or weakref callback): there Ctrl-C leaves stopping to the
+    next checkpoint."""
     while frame is not None:
         code = frame.f_code
         if code.co_name in SWALLOWING or code.co_filename.endswith(("weakref.py",

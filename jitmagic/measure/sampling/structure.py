@@ -23,10 +23,8 @@ from .stages import ColdRun
 @dataclass
 class ProgramFacts:
     """What a row's program is, read untimed from its cold run: the counts its record
-    carries (each None where the stage that gives it did not run: the sizes every row
-    has, and a variant's :class:`~jitmagic.model.rows.ProgramFigures`), the jaxpr's text,
-    and the run itself: its jaxpr's jit calls say which helpers were really nested, and
-    ``--lines`` reuses its traced and lowered program."""
+    carries (None where the stage that gives one did not run), the jaxpr's text, and the
+    run itself (its jit calls say which helpers were nested; ``--lines`` reuses it)."""
 
     jaxpr_eqns: int | None = None
     nested_calls: int | None = None
@@ -47,8 +45,7 @@ class ProgramFacts:
 
     @property
     def jaxpr(self) -> Any:
-        """The traced program's jaxpr (whose jit calls say which helpers were really
-        nested); None where the run did not trace."""
+        """The traced program's jaxpr; None where the run did not trace."""
         traced = self.program.traced if self.program is not None else None
         return traced.jaxpr if traced is not None else None
 
@@ -86,49 +83,32 @@ def structure(run: ColdRun) -> ProgramFacts:
 
 
 def compiled_work(compiled: Any, shape: ProgramFacts) -> None:
-    """What XLA made of a program, into ``shape``: its ``call`` ops left, its
-    instructions (the optimized HLO's, names and metadata stripped, kept and counted),
-    its cost analysis (flops, bytes accessed) and the bytes of its temporary buffers and
-    its peak (its memory analysis), each where JAX gives it."""
+    """What XLA made of a program, into ``shape``: ``call`` ops left, its normalized
+    instructions (kept and counted), flops, bytes accessed, temporary and peak bytes,
+    each where the backend gives it."""
     text = compiled.as_text() or ""
     shape.compiled_hlo = normalized_hlo(text)
-    cost, memory = _cost_analysis(compiled), _memory_analysis(compiled)
+    cost, memory = _analysis(compiled.cost_analysis), _analysis(compiled.memory_analysis)
+    cost = cost[0] if isinstance(cost, list | tuple) and cost else cost  # older JAX: a list
+    cost = cost if isinstance(cost, dict) else {}
     shape.figures = replace(
         shape.figures, compiled_calls=len(re.findall(r"\bcall\(", text)),
         compiled_ops=sum(" = " in line for line in shape.compiled_hlo),
-        compiled_flops=_cost(cost, "flops"),
-        compiled_bytes_accessed=_cost(cost, "bytes accessed"),
-        compiled_temp_bytes=_size(memory, "temp_size_in_bytes"),
-        compiled_peak_bytes=_size(memory, "peak_memory_in_bytes"))
+        compiled_flops=_count(cost.get("flops")),
+        compiled_bytes_accessed=_count(cost.get("bytes accessed")),
+        compiled_temp_bytes=_count(getattr(memory, "temp_size_in_bytes", None)),
+        compiled_peak_bytes=_count(getattr(memory, "peak_memory_in_bytes", None)))
 
 
-def _cost_analysis(compiled: Any) -> dict:
-    """XLA's cost analysis of ``compiled`` (empty where the backend has none)."""
+def _analysis(method: Any) -> Any:
+    """``method()``, one of XLA's analyses; None where the backend has none."""
     try:
-        cost = compiled.cost_analysis() or {}
-    except Exception:  # noqa: BLE001 (a backend without cost analysis: left out)
-        return {}
-    cost = cost[0] if isinstance(cost, list | tuple) and cost else cost  # older JAX: a list
-    return cost if isinstance(cost, dict) else {}
-
-
-def _memory_analysis(compiled: Any) -> Any:
-    """XLA's memory analysis of ``compiled`` (None where the backend has none)."""
-    try:
-        return compiled.memory_analysis()
-    except Exception:  # noqa: BLE001 (a backend without memory analysis: left out)
+        return method()
+    except Exception:  # noqa: BLE001 (a backend without the analysis: left out)
         return None
 
 
-def _size(memory: Any, name: str) -> int | None:
-    """A byte count of XLA's memory analysis; None where it has none (another backend,
-    an older jaxlib)."""
-    value = getattr(memory, name, None)
-    return int(value) if isinstance(value, int) and value >= 0 else None
-
-
-def _cost(cost: dict, key: str) -> int | None:
-    value = cost.get(key)
+def _count(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and value >= 0 else None
 
 
@@ -140,13 +120,9 @@ _DEBUG_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
 def normalized_hlo(text: str) -> list[str]:
-    """Optimized HLO text, instruction by instruction, with names and metadata stripped.
-
-    Names are renumbered in order of first appearance, so references between
-    instructions still have to agree; the module's name line and the debug
-    tables (source locations) are dropped: as raw text two compilations of the
-    same program differ only there.
-    """
+    """Optimized HLO text, instruction by instruction, names renumbered in order of first
+    appearance (references still have to agree), metadata, the module's name line and
+    the debug tables dropped: as raw text two compilations of one program differ there."""
     names: dict[str, str] = {}
 
     def rename(m: re.Match) -> str:
@@ -169,14 +145,10 @@ def normalized_hlo(text: str) -> list[str]:
 
 
 def distinct_jaxprs(jaxpr: Any) -> list[Any]:
-    """``jaxpr`` and every distinct sub-jaxpr it holds (loop and cond bodies, custom
-    rules, checkpoints, nested jit calls), each once.
-
-    JAX's trace cache hands back the same jaxpr object for repeated calls of a
-    helper with equal argument types, so one object is one body the compiler
-    sees once: a helper jitted and called 16 times is one body plus 16 call
-    equations, while the same helper inlined is 16 copies of its body.
-    """
+    """``jaxpr`` and every distinct sub-jaxpr it holds (bodies, rules, nested jits), each
+    once: JAX's trace cache hands back one object for repeated calls of a helper, one
+    body the compiler sees once (16 jitted calls are one body and 16 call equations;
+    inlined, 16 copies)."""
     seen: dict[int, Any] = {}
     stack = [getattr(jaxpr, "jaxpr", jaxpr)]
     while stack:
@@ -195,10 +167,8 @@ def count_equations(jaxpr: Any) -> int:
 
 
 def coarsest_float(jaxpr: Any) -> str | None:
-    """The least precise floating dtype among the values ``jaxpr`` and its sub-jaxprs
-    compute (``"bfloat16"``; None where none is floating): a float32 output computed
-    through bfloat16 arithmetic, as mixed-precision models are, differs between two
-    compiled programs by bfloat16's rounding, not float32's."""
+    """The least precise floating dtype ``jaxpr`` computes in (None: none): a float32
+    output of bfloat16 arithmetic differs between programs by bfloat16's rounding."""
     dtypes = {v.aval.dtype for j in distinct_jaxprs(jaxpr) for eqn in j.eqns
               for v in eqn.outvars if hasattr(getattr(v, "aval", None), "dtype")}
     return least_precise(d for d in dtypes if jnp.issubdtype(d, jnp.inexact))
@@ -216,15 +186,10 @@ def count_nested_calls(jaxpr: Any) -> int:
 
 
 def count_library_calls(jaxpr: Any) -> int:
-    """Of :func:`count_nested_calls`, the jit calls JAX and libraries make themselves: JAX
-    jits its own functions (``jax.nn.relu``, ``jnp.where``'s ``_where``), and so do
-    libraries (optax, Flax), in the flat variant as much as in the nested one.
-
-    A jit is the user's where its body runs the user's code: every equation keeps the
-    Python frames it was traced under (``source_info.traceback``), and a frame of the
-    user's files that is not on the jit equation's own traceback (its call site) means the
-    jit runs a function of the user's (a helper's jit, a lifted Flax module). A jit whose
-    body, at any depth, shows none is a library's own (JAX's included)."""
+    """Of :func:`count_nested_calls`, the jits JAX and libraries make themselves
+    (``jax.nn.relu``, optax, Flax), in flat as much as nested. A jit is the user's where
+    an equation of its body, at any depth, was traced in a frame of the user's files
+    that is not on the jit equation's own traceback (its call site)."""
     return _LibraryJits().count(getattr(jaxpr, "jaxpr", jaxpr))
 
 
@@ -267,8 +232,12 @@ class _LibraryJits:
 
 def _codes(eqn: Any) -> frozenset[types.CodeType]:
     """The code on an equation's traceback (where it was traced)."""
-    tb = eqn.source_info.traceback
-    return frozenset(tb.raw_frames()[0]) if tb is not None else frozenset()
+    return frozenset(traceback_codes(eqn.source_info.traceback))
+
+
+def traceback_codes(tb: Any) -> Any:
+    """The code objects on a JAX traceback, innermost first (none for no traceback)."""
+    return tb.raw_frames()[0] if tb is not None else ()
 
 
 def sub_jaxprs(eqn: Any) -> Iterator[Any]:
@@ -281,10 +250,8 @@ def sub_jaxprs(eqn: Any) -> Iterator[Any]:
 
 
 def jaxpr_text(jaxpr: Any, max_lines: int = 300) -> str:
-    """The jaxpr as text, cut to ``max_lines`` (a flat trace can have thousands).
-
-    Only the equations that can show are printed: JAX's printer takes a tenth of a
-    second for the discussion's flat program (8,210 lines), on every variant's record."""
+    """The jaxpr as text, cut to ``max_lines``; only equations that can show are printed
+    (JAX's printer takes 0.1 s for the discussion's 8,210-line flat program)."""
     open_ = getattr(jaxpr, "jaxpr", jaxpr)  # a ClosedJaxpr prints as its jaxpr
     eqns = open_.eqns
     shown = open_.replace(eqns=eqns[:max_lines]) if len(eqns) > max_lines else jaxpr
@@ -308,10 +275,8 @@ def constants_of(jaxpr: Any) -> dict[Any, Any]:
 
 
 def constants_read(eqn: Any, values: dict[Any, Any]) -> dict[int, int]:
-    """The array constants an equation reads, as ``{id: bytes}``: its constant variables,
-    and arrays held as literals (``jax_use_simplified_jaxpr_constants``); a scalar
-    literal (``x * 2.0``) is not one, nor a value that is no array of numbers (an
-    object array, a leaked tracer)."""
+    """The array constants an equation reads, ``{id: bytes}``: constant variables and
+    array literals; not scalars (``x * 2.0``) nor non-numeric values (a leaked tracer)."""
     out = {}
     for var in eqn.invars:
         value = values.get(var) if not hasattr(var, "val") else var.val

@@ -1,29 +1,20 @@
-"""Flat and nested variants of one entry, built from the helpers a trace really calls.
+"""Flat and nested variants of one entry (planned by :func:`~.entry.plan_entry`): one
+choice each of what every binding of a helper holds while the entry runs.
 
-:func:`~.entry.plan_entry` resolves the entry (a function, a jitted function, a
-transformation, a partial, a bound method, a callable instance), decides how
-the outer ``jax.jit`` takes its arguments (as ``jax.jit`` does: arrays and
-Python scalars traced, the rest static), and runs one discovery
-trace (:mod:`jitmagic.measure.discovery.discover`) to find the user's helpers and
-where each is bound. A variant is then one choice of what each binding holds
-while the entry runs:
+* ``flat``: a helper the user jitted runs as their plain function; the rest as is;
+* ``nested``: every helper under a jit of its own (the user's, where every place its
+  callers look it up holds one).
 
-* ``flat``: a helper the user jitted runs as their plain function, so
-  everything traces inline; every other helper is left as it is;
-* ``nested``: every helper runs under a jit of its own (the user's own jit,
-  where every place its callers look it up holds one).
-
-A helper is nested at its function object (:mod:`~.trampoline`), so every reference
-reaches its jit; a linen submodule by lifting its class (:mod:`~.linen`). The records
-are in :mod:`~.plan`, the swaps in :mod:`~jitmagic.measure.discovery.bindings`, the
-added jit in :mod:`~.inner_jit`. Everything is swapped in only while the entry's
-Python code runs (during a trace) and restored in ``finally``: nothing the user owns
-stays changed.
+A helper is nested at its function object (:mod:`~.trampoline`); a linen submodule,
+whose parameters live in the scope ``apply`` sets up, by lifting its class with
+``nn.jit`` under its own name, so its instances stay ``Block_0`` (:func:`linen_swaps`).
+Everything is swapped in only while the entry's Python code runs and restored in
+``finally``: nothing the user owns stays changed.
 """
 
 from __future__ import annotations
 
-import inspect
+import gc
 import types
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -33,6 +24,8 @@ from ...model.notes import Inline
 from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
+from ...usercode import user_file
+from ..discovery.bindings import Binding
 from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
@@ -43,8 +36,6 @@ from .inner_jit import is_nnx_class
 from .inner_jit import is_user_jit
 from .inner_jit import nnx_method
 from .inner_jit import unjit
-from .linen import closure_cells
-from .linen import linen_swaps
 from .plan import Helper
 from .plan import Plan
 from .plan import Variant
@@ -52,6 +43,7 @@ from .trampoline import copy_function
 from .trampoline import functions_of
 from .trampoline import functions_of_all
 from .trampoline import route
+from .trampoline import unwrapping
 
 #: ``replace(helper, original)`` gives what a binding holds in a variant (None: unchanged).
 Replace = Callable[[Helper, Any], Any]
@@ -60,9 +52,8 @@ Replace = Callable[[Helper, Any], Any]
 def make_variant(label: str, plan: Plan, replace: Replace,
                  planned: tuple[str, ...] = (), swaps: list | None = None,
                  blame: str | None = None) -> Variant:
-    """The variant whose bindings hold ``replace(helper, original)`` while the entry runs
-    (and ``swaps``, such as a helper's code routed to its jit); ``blame`` is the note an
-    exception raised while they are in place gets."""
+    """The variant whose bindings hold ``replace(helper, original)`` (and ``swaps``) while
+    the entry runs; ``blame``: the note an exception raised meanwhile gets."""
     variant = Variant(label, plan.fn, plan, planned, list(plan.notes), dict(plan.jit_options))
     swaps = list(swaps or ())
     for h in plan.helpers.values():
@@ -90,17 +81,17 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
 def nest_only(plan: Plan, nest: Iterable[str], label: str,
               refused: dict[str, Note] | None = None, call_as: CallAs | None = None) -> Variant:
     """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
-    they wrote one). A helper that cannot be nested stays inline, with a note why
-    (a ``stays_inline`` note); ``refused`` names more (helper: why), found out by tracing.
-    ``call_as``: how each helper's jit is called (out of line); the user's own jit is
-    then replaced by jitmagic's, and a Flax module's helper stays inline (``inline_flax_jit``)."""
+    any); one that cannot be nested stays inline with a ``stays_inline`` note, as do those
+    ``refused`` names. ``call_as``: how each jit is called (out of line: jitmagic's jit
+    replaces the user's, and a Flax module's helper stays inline)."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
     notes: list[Noted] = [*plan.notes, *(Taken("stays_inline", n, w) for n, w in why.items())]
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
-    own = entry_functions(plan.fn)  # the entry's own function is never routed (shared code)
+    # the functions the entry runs itself are never routed (shared code)
+    own = [f for f in unwrapping(plan.fn) if isinstance(f, types.FunctionType)]
     held = _held_places(plan, [n for n in planned if n not in lifted], notes, ran, call_as)
     routed = [n for n in planned if n not in lifted and n not in held
               and (call_as is not None or not _callers_see_user_jit(plan.helpers[n]))]
@@ -123,15 +114,14 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
 def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | None,
                  call_as: CallAs | None,
                  ) -> tuple[dict[str, Note], dict[str, list[tuple[Any, Any, Any]]]]:
-    """The helpers of ``nest`` that stay inline, each with why (the plan's reason,
-    ``refused``'s, a Flax module's method called out of line, a linen class no name holds),
-    and the linen submodules nested by lifting their class, each with the swaps of the
-    places that name it."""
+    """The helpers of ``nest`` that stay inline, each with why, and the linen submodules
+    nested by lifting their class, each with the swaps of the places that name it."""
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:
-        why |= {n: Inline("inline_flax_jit") for n in nest
-                if n not in why and _flax(plan.helpers[n])}
+        why |= {n: Inline("inline_flax_jit") for n in nest if n not in why and (
+            (h := plan.helpers[n]).linen_class is not None
+            or bool(h.bindings and is_nnx_class(h.bindings[0].owner)))}
     lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
               if n not in why and plan.helpers[n].linen_class is not None}
     why |= {n: Inline("inline_linen_unnamed") for n, places in lifted.items() if not places}
@@ -141,11 +131,9 @@ def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | N
 def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
                     routes: dict[str, list[types.FunctionType]], notes: list[Noted],
                     ran: set[str], call_as: CallAs | None) -> Replace:
-    """What each helper's bindings hold in a variant nesting ``planned`` (a
-    :data:`Replace`): a helper not planned runs as the user's plain function; one nested
-    at its class's name (``lifted``), at its function objects (``routes``) or, not out of
-    line, by the user's own jit keeps its bindings; every other binding gets a jit of its
-    own (``nnx.jit`` for a Flax NNX module's method)."""
+    """What each helper's bindings hold nesting ``planned``: unplanned, the plain
+    function; nested at its class (``lifted``), its function objects (``routes``) or the
+    user's own jit, unchanged; else a jit of its own (``nnx.jit`` for an NNX method)."""
 
     def replace(h: Helper, original: Any) -> Any:
         if h.name not in planned:
@@ -159,23 +147,6 @@ def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
         return descriptor(unjit(original), lambda f: faithful_jit(f, h.name, notes, ran, call_as))
 
     return replace
-
-
-def entry_functions(fn: Any) -> list[types.FunctionType]:
-    """The function objects the entry ``fn`` runs itself, behind a wrapper (``jax.grad``,
-    ``functools.wraps``), a partial, a bound method or a callable instance's class."""
-    found, inner = [], fn
-    for _ in range(6):
-        if isinstance(inner, types.FunctionType):
-            found.append(inner)
-        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
-            or getattr(inner, "__func__", None)
-        if nxt is None and callable(inner) and not isinstance(inner, types.FunctionType):
-            nxt = inspect.getattr_static(type(inner), "__call__", None)
-        if nxt is None:
-            break
-        inner = nxt
-    return found
 
 
 #: The note of an error raised in the nested variant where the flat program traces.
@@ -198,7 +169,7 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
 def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
                  call_as: CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
     """The helpers of ``names`` a library primitive holds that a name or closure cell of
-    the user's code holds, each with its cells' swaps (:func:`_held_cells`)."""
+    the user's code also holds, each with its cells' swaps."""
     held = {n: _held_cells(plan.helpers[n], notes, ran, call_as) for n in names
             if plan.helpers[n].held_by is not None}
     return {n: cells for n, cells in held.items() if cells or plan.helpers[n].bindings}
@@ -207,13 +178,9 @@ def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str]
 def _held_cells(h: Helper, notes: list[Noted], ran: set[str],
                 call_as: CallAs | None) -> list[tuple[Any, Any, Any]]:
     """Swaps handing a jit of a helper a library primitive holds to each closure cell of
-    the user's code that names it (its names, the bindings, are swapped by ``replace``).
-
-    Such a helper is nested where the user's code names it, not at its function object:
-    the primitive keeps the function it is handed and may run it after the entry's code,
-    and the trampoline, are gone (lineax's `linear_solve` traces a plain function without
-    a closure only as the program is lowered); handed a jit (a function with a closure),
-    lineax traces it at once, into the program."""
+    the user's code naming it: not nested at its function object, since the primitive
+    may run it after the trampoline is gone (lineax's `linear_solve` traces a plain
+    function only at lowering; handed a jit, at once)."""
     return [(CellOf(cell), fn, faithful_jit(fn, h.name, notes, ran, call_as))
             for fn in functions_of(h.code) for cell in closure_cells(fn)]
 
@@ -235,7 +202,37 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
     return faithful_jit(copy, h.name, notes, ran, call_as)
 
 
-def _flax(h: Helper) -> bool:
-    return h.linen_class is not None or bool(h.bindings and is_nnx_class(h.bindings[0].owner))
+def linen_made_before(cls: type) -> Inline:
+    """Why a linen module made before the call (``apply``'s) stays inline: linen binds it
+    by ``Module.clone`` (``self.__class__``), so a lifted class bound by name is never made."""
+    return Inline("inline_linen_made_before", cls.__name__)
 
 
+def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    """Every global (of its module and the entry's) and closure cell naming the helper's
+    linen class, bound to ``nn.jit`` of it under the original's name."""
+    from flax import linen as nn
+
+    cls = h.linen_class
+    assert cls is not None
+    lifted = nn.jit(cls)
+    lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
+    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
+    places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
+                              if v is cls})
+    places += [CellOf(c) for c in closure_cells(cls)]
+    return [(b, cls, lifted) for b in places]
+
+
+def closure_cells(value: Any) -> list[types.CellType]:
+    """The closure cells of the user's functions that hold ``value`` as a free variable
+    they name (not the ``__class__`` cell of a class's own methods)."""
+    cells = []
+    for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
+        for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):
+            for fn in (f for f in gc.get_referrers(closure) if isinstance(f, types.FunctionType)
+                       and f.__closure__ is closure):
+                name = fn.__code__.co_freevars[closure.index(cell)]
+                if name != "__class__" and user_file(fn.__code__.co_filename):
+                    cells.append(cell)
+    return list({id(c): c for c in cells}.values())

@@ -5,7 +5,6 @@ static as ``jax.jit`` needs, and its helpers found by one discovery trace."""
 from __future__ import annotations
 
 import functools
-import inspect
 import itertools
 import sys
 import types
@@ -26,25 +25,27 @@ from ...model.notes import Noted
 from ...model.notes import Taken
 from ...model.saved.schema import printable
 from ..calls.arguments import SCALAR_MISUSE
+from ..calls.arguments import SCALARS
+from ..calls.arguments import Holes
 from ..calls.arguments import check_arguments
 from ..calls.arguments import is_static
 from ..calls.arguments import static_split
-from ..calls.arrays import SCALARS
-from ..calls.arrays import Holes
 from ..discovery.bindings import Binding
 from ..discovery.bindings import installing
 from ..discovery.bindings import short_name
 from ..discovery.discover import Discovery
 from ..discovery.discover import discover
 from ..discovery.found import Found
+from ..discovery.found import closure_values
 from ..discovery.found import code_of
 from ..discovery.profiled import profiled_discovery
+from .build import linen_made_before
 from .inner_jit import is_user_jit
-from .linen import linen_made_before
 from .plan import JIT_OPTIONS
 from .plan import Helper
 from .plan import Plan
 from .trampoline import functions_of
+from .trampoline import unwrapping
 
 #: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.
 _TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "value_and_grad",
@@ -93,12 +94,9 @@ def check_callable(obj: Any, name: str | None) -> None:
     if not callable(obj):
         kind = type(obj).__name__
         raise InputError(f"the entry `{name or repr(obj)[:60]}` is not a function (it is "
-                         f"{_article(kind)} `{kind}`): pass the function to measure (or, in "
+                         f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`): pass the "
+                         f"function to measure (or, in "
                          f"a cell, end with a call of it).")
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def entry_name(obj: Any) -> str:
@@ -130,20 +128,11 @@ def _written(obj: Any) -> str:
 
 def _transform_of(fn: types.FunctionType) -> str | None:
     """``grad``, ``vmap``, ... where ``fn`` is JAX's wrapper made by that transformation."""
-    inner = [c.cell_contents for c in fn.__closure__ or () if _cell_full(c)]
-    for f in (fn, *inner):
+    for f in (fn, *closure_values(fn)):
         code = getattr(f, "__code__", None)
         if code is not None and code.co_name in _TRANSFORMS:
             return _TRANSFORMS[code.co_name]
     return None
-
-
-def _cell_full(cell: Any) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 (an empty cell raises)
-    except ValueError:
-        return False
-    return True
 
 
 def _framework_unjit(obj: Any) -> Callable | None:
@@ -155,10 +144,8 @@ def _framework_unjit(obj: Any) -> Callable | None:
 def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None = None,
                nest: Iterable[str] | None = None,
                swaps: list[tuple[Binding, Any, Any]] | None = None) -> Plan:
-    """Resolve the entry, settle the outer jit's static arguments, find the helpers.
-
-    ``swaps`` (binding, original, value) hold for every run of every variant.
-    """
+    """Resolve the entry, settle the outer jit's static arguments, find the helpers;
+    ``swaps`` (binding, original, value) hold for every run of every variant."""
     resolved = resolve_entry(obj, name)
     given = (obj, args, kwargs)  # where a helper's `self` may live, before any rewrapping
     name, notes = resolved.name, list[Noted]()
@@ -188,11 +175,10 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
                         notes: list[Noted]) -> tuple[Callable, tuple, dict[str, Any],
                                                    dict[str, Any] | None]:
-    """The entry's function, arguments and jit options (None: the user wrote none) as its
-    framework takes them, donation left out: Flax NNX modules split into their state, and
-    for an ``eqx.filter_jit``/``nnx.jit`` entry, or arguments holding Equinox modules, a
-    function of the array leaves alone (every other leaf static). ``notes`` gets what the
-    user should know of it."""
+    """The entry's function, arguments and jit options (None: none written) as its
+    framework takes them, donation left out: NNX modules split into their state; for an
+    ``eqx.filter_jit``/``nnx.jit`` entry or Equinox modules in the arguments, a function
+    of the array leaves alone. ``notes`` gets what the user should know."""
     fn, name, filtered = resolved.fn, resolved.name, resolved.filtered
     user_opts = _undonated(resolved.jit_options, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):
@@ -203,14 +189,13 @@ def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
         notes.append(Taken("equinox_modules", name))
     if filtered:
         fn, args, kwargs = _filtered(fn, name, args, kwargs)
-        user_opts = {"static_argnums": (), "static_argnames": ()}
+        user_opts = dict(NO_STATIC)
     return fn, args, kwargs, user_opts
 
 
 def _helpers_of(fn: Callable, found: Discovery) -> dict[str, Helper]:
-    """The helpers the discovery of ``fn`` found, each with why it stays inline where it
-    does: the functions the trace ran (``fn``'s own code among them) tell which helpers
-    are made anew on every call of the function they are defined in."""
+    """The helpers the discovery of ``fn`` found, each with why it stays inline (the
+    functions the trace ran tell which helpers are made anew on every call)."""
     ran = {f.code.co_qualname for f in found.helpers.values()}
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
     return {n: _helper(f, ran) for n, f in found.helpers.items()}
@@ -224,6 +209,8 @@ def user_in_shardings(obj: Any) -> Any:
     return jax.tree_util.tree_unflatten(info.in_shardings_treedef, info.in_shardings_leaves)
 
 
+#: Outer-jit options with nothing static (as ``eqx.filter_jit`` takes leaves).
+NO_STATIC: dict[str, tuple] = {"static_argnums": (), "static_argnames": ()}
 #: ``jax.jit``'s options that hand the caller's buffers to the program.
 DONATING = ("donate_argnums", "donate_argnames")
 
@@ -242,10 +229,13 @@ def _undonated(opts: dict[str, Any] | None, name: str,
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
                            opts: dict[str, tuple], nest: tuple[str, ...],
                            given: tuple) -> tuple | None:
-    """The smallest set of Python scalar arguments that, held static, lets the entry
-    trace (each alone first, in order; then pairs ...): (options, discovery, label of
-    the scalars, how ``jax.jit`` spells them), or None if none does."""
-    scalars = _scalar_arguments(args, kwargs)
+    """The smallest set of Python scalar arguments that, held static, lets the entry trace
+    (each alone first, then pairs ...): (options, discovery, label, how ``jax.jit`` spells
+    them), or None."""
+    named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
+    scalars = [k for k, v in named  # the Python scalar arguments, by position or name
+               if not is_static(v) and is_static(v, scalars_static=True)]
+
     sets = [c for k in range(1, len(scalars) + 1)
             for c in itertools.combinations(scalars, k)][:_MAX_TRIES]
     for chosen in sets:
@@ -254,16 +244,14 @@ def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
         held = {"static_argnums": tuple(sorted(nums)), "static_argnames": tuple(sorted(names))}
         retry = discover(fn, args, kwargs, held, nest, given)
         if retry.error is None:
-            return held, retry, _scalar_label(chosen), _spelled(chosen)
+            label = ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`"
+                              for k in chosen)
+            return held, retry, label, _spelled(chosen)
     return None
 
 
 #: At most this many sets of scalars are tried (each is one discovery trace).
 _MAX_TRIES = 16
-
-
-def _scalar_label(chosen: tuple) -> str:
-    return ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`" for k in chosen)
 
 
 def _spelled(chosen: tuple) -> str:
@@ -278,29 +266,16 @@ def _spelled(chosen: tuple) -> str:
 
 
 def user_globals(fn: Any) -> dict[str, Any] | None:
-    """The globals of the user's function behind ``fn`` (a wrapper, a partial, a bound
-    method, a callable instance); None where there is none."""
-    inner: Any = fn
-    for _ in range(6):
-        if hasattr(inner, "__globals__"):
-            return inner.__globals__
-        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
-            or getattr(inner, "__func__", None)
-        if nxt is None and callable(inner) and not isinstance(inner, types.FunctionType):
-            nxt = inspect.getattr_static(type(inner), "__call__", None)
-        inner = nxt
-    return None
+    """The globals of the user's function behind ``fn`` (None: there is none)."""
+    return next((f.__globals__ for f in unwrapping(fn) if hasattr(f, "__globals__")), None)
 
 
 def _holds_module(package: str, tree: Any) -> bool:
-    """Whether ``tree`` holds a ``Module`` of ``package`` (``equinox``, ``flax.nnx``), as
-    a leaf or as a node; False where the user never imported that package."""
-    found = sys.modules.get(package)
-    if found is None:
-        return False
-    module = found.Module
-    leaves = jax.tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, module))
-    return any(isinstance(x, module) for x in leaves)
+    """Whether ``tree`` holds a ``Module`` of ``package`` (``equinox``, ``flax.nnx``, if
+    imported), as a leaf or as a node."""
+    module = getattr(sys.modules.get(package), "Module", None)
+    return module is not None and any(isinstance(x, module) for x in jax.tree_util.tree_leaves(
+        tree, is_leaf=lambda x: isinstance(x, module)))
 
 
 def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
@@ -319,17 +294,15 @@ def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, An
     """(entry, args, kwargs, options, discovery) with every non-array leaf held static, as
     ``eqx.filter_jit`` takes them, where the entry then traces; else None."""
     fn, args, kwargs = _filtered(plain, name, args, kwargs)
-    fn = installing(fn, swaps)
-    opts: dict[str, tuple] = {"static_argnums": (), "static_argnames": ()}
+    fn, opts = installing(fn, swaps), dict(NO_STATIC)
     found = discover(fn, args, kwargs, opts, nest, given)
     return None if found.error is not None else (fn, args, kwargs, opts, found)
 
 
 def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
                ) -> tuple[Callable, tuple, dict[str, Any]]:
-    """Flax NNX modules (the entry itself, its ``self``, or in its arguments) become
-    their state, merged back inside the trace: ``nnx.jit`` on a helper needs real
-    graph objects, which a pytree round trip does not give back."""
+    """Flax NNX modules (the entry, its ``self``, its arguments) as their state, merged
+    back inside the trace (``nnx.jit`` on a helper needs real graph objects)."""
     from flax import nnx
 
     if isinstance(fn, types.MethodType):
@@ -376,16 +349,9 @@ def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,
             ((Binding(namespace, k), v) for k, v in (values or {}).items())]
 
 
-def _scalar_arguments(args: tuple, kwargs: dict[str, Any]) -> list[int | str]:
-    """The Python scalar arguments: positions (0-based) and keyword names, in order."""
-    named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
-    return [key for key, v in named if not is_static(v) and is_static(v, scalars_static=True)]
-
-
 def _helper(found: Found, ran: set[str]) -> Helper:
     """The helper found, with why it stays inline; ``ran``: the qualified names of the
-    functions the trace ran (a function defined inside one of them is made anew on each
-    of its calls)."""
+    functions the trace ran."""
     return Helper(found.name, found.call_sites, tuple(found.bindings), found.code,
                   _why_inline(found, ran), _linen_class(found), found.held_by,
                   found.self_type, found.kernel)
@@ -403,8 +369,7 @@ def _is_linen(cls: type | None) -> bool:
 
 
 def _why_inline(found: Found, ran: set[str]) -> Note | None:
-    """Why the helper ``found`` cannot be nested (None: it can), as a fact
-    (:class:`jitmagic.model.notes.Inline`)."""
+    """Why the helper ``found`` cannot be nested (None: it can)."""
     if found.rules_only:
         return found.rules_only
     qualname = found.code.co_qualname

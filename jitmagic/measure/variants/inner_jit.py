@@ -15,12 +15,13 @@ from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
 from ..calls.arguments import SCALAR_MISUSE
-from ..calls.arrays import SCALARS
-from ..calls.arrays import Holes
-from ..calls.arrays import holds_arrays as _holds_arrays
-from ..calls.arrays import is_array as _is_array
+from ..calls.arguments import SCALARS
+from ..calls.arguments import Holes
+from ..calls.arguments import hashable
+from ..calls.arguments import holds_arrays as _holds_arrays
+from ..calls.arguments import is_array as _is_array
 from ..discovery.bindings import jit_label
-from .static_out import static_holder
+from .leaks import static_holder
 
 
 def is_nnx_class(owner: Any) -> bool:
@@ -64,29 +65,22 @@ def descriptor(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
 
 #: The attribute an exception raised inside a helper's jit carries: the helper's name.
 HELPER_TAG = "jitmagic_helper"
-#: And, where the helper's body returned, where its result's static part holds traced
-#: values (:func:`~.static_out.static_holder`; None: it holds none).
+#: And, where its body returned, where its result's static part holds traced values
+#: (:func:`~.leaks.static_holder`).
 STATIC_TAG = "jitmagic_static_out"
-
-
-#: How a helper's jit is called instead of directly: ``call_as(jitted, name)`` (the
-#: out-of-line variant's :meth:`~.out_of_line.OutOfLine.wrap`).
+#: How a helper's jit is called instead of directly: ``call_as(jitted, name)``
+#: (:meth:`~.out_of_line.OutOfLine.wrap`).
 CallAs = Callable[[Callable, str], Callable]
 
 
 def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
-    """``fn`` under a jit that takes its arguments as ``jax.jit`` does: array leaves and
-    Python scalars traced (a float as a weakly typed ``f32[]``), every other leaf static
-    (keyed by type and value), non-array outputs passed around the jit; a call that
-    passes no array is jitted too (a helper reading a captured table builds its equations
-    inside that jit, as ``jax.jit`` of it would). Where a traced
-    scalar is used as a Python value (``range(n)``), that call's scalars are held static
-    instead, with a note. Calls it cannot take faithfully run inline, with a note why.
-
-    The result is a plain function, so that a class attribute holding it binds ``self``.
-    ``call_as``: how each of its programs is called (None: as it is).
-    """
+    """``fn`` under a jit taking its arguments as ``jax.jit`` does: array leaves and Python
+    scalars traced, other leaves static (by type and value), non-array outputs passed
+    around the jit; a call with no array is jitted too. Where a traced scalar is used as
+    a Python value (``range(n)``), that call's scalars are held static, with a note;
+    calls it cannot take faithfully run inline, with a note why. A plain function (a
+    class attribute holding it binds ``self``); ``call_as``: how its programs are called."""
     programs = _Programs(fn, name, notes, ran, call_as)
 
     @functools.wraps(fn)
@@ -98,9 +92,8 @@ def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
 
 
 class _Programs:
-    """The programs of one helper's :func:`faithful_jit`, one per argument structure and
-    static leaves, each made on its first call; and the argument structures whose Python
-    scalars are held static (traced, one was used as a Python value)."""
+    """The programs of one :func:`faithful_jit`, one per argument structure and static
+    leaves, and the structures whose Python scalars are held static."""
 
     def __init__(self, fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None) -> None:
@@ -109,9 +102,8 @@ class _Programs:
         self.static_scalars: set[Any] = set()  # argument structures whose scalars must be static
 
     def call(self, args: tuple, kwargs: dict[str, Any]) -> Any:
-        """``fn(*args, **kwargs)`` through its program (its Python scalars traced, unless
-        that failed for this argument structure before: then static), or inline with a
-        note where jit cannot take the call faithfully."""
+        """``fn(*args, **kwargs)`` through its program (scalars traced unless that failed
+        for this structure before), or inline with a note."""
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
         scalars = tree not in self.static_scalars and any(isinstance(x, SCALARS) for x in leaves)
         for traced in (_traced_with_scalars, _is_array) if scalars else (_is_array,):
@@ -148,18 +140,15 @@ def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
     for x in leaves:
         if _holds_arrays(x):
             return Taken("inline_holds_arrays", name, type(x).__name__)
-    try:
-        hash(key)
-    except TypeError:
-        bad = next((x for x in leaves if not (_is_array(x) or _hashable(x))), None)
-        return Taken("inline_unhashable", name, type(bad).__name__)
-    return None
+    if hashable(key):
+        return None
+    bad = next((x for x in leaves if not (_is_array(x) or hashable(x))), None)
+    return Taken("inline_unhashable", name, type(bad).__name__)
 
 
 def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
                   call_as: CallAs | None = None) -> Callable:
-    """A jit of ``fn`` over the traced leaves only; the others are fixed in ``holes``;
-    called through ``call_as`` where given."""
+    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``)."""
     out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):
@@ -190,14 +179,6 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
 def _note_once(notes: list[Noted] | None, note: Noted) -> None:
     if notes is not None and note not in notes:
         notes.append(note)
-
-
-def _hashable(x: Any) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
 
 
 def is_user_jit(obj: Any) -> bool:

@@ -1,28 +1,31 @@
 """How a helper's jit leaked traced values, read off JAX's leak checker's message.
 
-``jax.checking_leaks()`` names, for each leaked tracer, the chain of objects that kept
-it alive (``<list 1> is referred to by __main__.seen``). That chain tells the
-mechanism, which the reason a helper is kept inline words:
-
-* a global, or a list the helper's code closes over, that the helper stored it in;
-* an effect handler's stack (numpyro's ``_PYRO_STACK``) that recorded it;
-* the static part of what the helper returns (a non-pytree object holding it, which
-  its jit can pass out only as a Python value);
-* JAX's cache of a jit's constants: the helper used its caller's traced value without
-  being passed it (a closure, a Keras layer's variables inside ``stateless_call``, a
-  Haiku module's ``hk.get_parameter``), so its jit took that value as a constant, and
-  the cache kept it past the caller's trace. The chain names no library, so the words
-  are chosen by the library the helper's class belongs to (:func:`library_of`).
+``jax.checking_leaks()`` names each leaked tracer's chain of keepers (``<list 1> is
+referred to by __main__.seen``), which tells the mechanism: a global or closed-over list
+the helper stored it in; an effect handler's stack (numpyro's ``_PYRO_STACK``); the
+static part of the helper's result; or JAX's cache of a jit's constants, where the
+helper used its caller's traced value without being passed it (a Keras layer inside
+``stateless_call``, Haiku's ``hk.get_parameter``), worded by the helper's library
+(:func:`library_of`). Where the helper's own jit saw its result's static part (aux data,
+non-array leaves) holding a traced value (a ``distrax.Chain``'s
+``partial(conditioner, params)``), the holder is read from the result itself
+(:func:`static_holder`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
+import types
 from typing import Any
+
+import jax
 
 from ...model.notes import Leak
 from ...model.notes import Note
+from ..calls.arguments import SCALARS
+from ..discovery.found import closure_values
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
@@ -36,16 +39,14 @@ _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 _CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
 
 
-#: The libraries whose helpers use their caller's traced values without being passed
-#: them in a way of their own (a leak through JAX's cache of a jit's constants), each
-#: said in that library's terms (:mod:`jitmagic.render.notes`).
+#: Libraries whose helpers use their caller's traced values without being passed them
+#: in a way of their own, said in that library's terms (:mod:`jitmagic.render.notes`).
 _NOT_PASSED = ("haiku", "keras")
 
 
 def library_of(helper: Any) -> str | None:
     """``haiku`` or ``keras`` where the helper is a method of a class of that library
-    (its Module, its Layer: its ``self``'s class, or the class it is bound in), else
-    None."""
+    (its ``self``'s class, or the class it is bound in), else None."""
     owners = [getattr(helper, "self_type", None),
               *(b.owner for b in getattr(helper, "bindings", ()))]
     for klass in (k for owner in owners for k in getattr(owner, "__mro__", ())):
@@ -56,11 +57,8 @@ def library_of(helper: Any) -> str | None:
 
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
-    """How the helper kept traced values, as a fact (a ``Leak*`` kind of
-    :class:`jitmagic.model.notes.Leak`), from the first leaked tracer's chain in JAX's
-    message (for a helper of ``library``, said in that library's terms); the general one
-    where the message has no chain (an ``UnexpectedTracerError``, raised where a leaked
-    tracer is used later)."""
+    """How the helper kept traced values (a :class:`~jitmagic.model.notes.Leak`), from the
+    first leaked tracer's chain in JAX's message; the general one where it has no chain."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):
@@ -83,10 +81,97 @@ def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
 
 
 def _first_chain(message: str) -> list[tuple[str, str]]:
-    """The first leaked tracer's chain: (the kept object's type, what keeps it), from the
-    tracer outwards."""
+    """The first leaked tracer's chain, (kept object's type, its keeper), outwards."""
     for block in message.split("\n\n"):
-        links = [m.groups() for m in map(_LINK.match, block.splitlines()) if m]
+        links = [(m[1], m[2]) for m in map(_LINK.match, block.splitlines()) if m]
         if links:
-            return [(kind, keeper) for kind, keeper in links]
+            return links
     return []
+
+
+#: At most this many objects of a result's static part are looked at.
+MAX_OBJECTS = 2_000
+
+
+def static_holder(tree: Any, fixed: tuple) -> Leak | None:
+    """Where a result flattened to ``tree`` with non-array leaves ``fixed`` holds a traced
+    value (None: nowhere)."""
+    seen: set[int] = set()
+    result = _node_type(tree)
+    for in_aux, values in ((True, _aux_data(tree)), (False, fixed)):
+        for value in values:
+            holder = _holder(value, seen)
+            if holder is not None:
+                return Leak("leak_static_held", result, in_aux, *holder)
+    return None
+
+
+def _node_type(tree: Any) -> str | None:
+    """The class name of a result that is a registered pytree class (None: a container)."""
+    data = tree.node_data()
+    kind = data[0] if data is not None else None
+    if kind is None or kind in (tuple, list, dict, type(None)):
+        return None
+    return kind.__name__
+
+
+def _aux_data(tree: Any) -> list[Any]:
+    """The aux data of every node of ``tree``, outermost first."""
+    out, stack = [], [tree]
+    while stack:
+        node = stack.pop(0)
+        data = node.node_data()
+        if data is not None and data[1] is not None:
+            out.append(data[1])
+        stack += node.children()
+    return out
+
+
+def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
+    """The nearest function (or object) on the way from ``value`` to a traced value it
+    holds, as :func:`_described` says it; None: it holds none."""
+    stack: list[tuple[Any, Any]] = [(value, None)]
+    while stack and len(seen) < MAX_OBJECTS:
+        obj, owner = stack.pop()
+        if isinstance(obj, jax.core.Tracer):
+            return _described(owner) if owner is not None else ("traced", None)
+        if id(obj) in seen or isinstance(obj, (*SCALARS, str, bytes, type, types.ModuleType)):
+            continue
+        seen.add(id(obj))
+        owner = _nearer(obj, owner)
+        stack += [(c, owner) for c in _children(obj)]
+    return None
+
+
+def _nearer(obj: Any, owner: Any) -> Any:
+    """The object to name: the nearest function or partial on the way, else the nearest
+    object that is not a container."""
+    if isinstance(obj, functools.partial | types.FunctionType):
+        return obj
+    if isinstance(owner, functools.partial | types.FunctionType):
+        return owner
+    return owner if isinstance(obj, list | tuple | set | frozenset | dict) else obj
+
+
+def _children(obj: Any) -> list[Any]:
+    if isinstance(obj, jax.tree_util.PyTreeDef):  # distrax keeps its inner tree in aux data
+        return _aux_data(obj)
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, types.FunctionType):
+        return [*closure_values(obj), *(obj.__defaults__ or ())]
+    if isinstance(obj, list | tuple | set | frozenset):
+        return list(obj)
+    if isinstance(obj, dict):
+        return list(obj.values())
+    return list(getattr(obj, "__dict__", {}).values())
+
+
+def _described(owner: Any) -> tuple[str, str]:
+    """What holds a traced value nearest, and its name: ``("partial", "conditioner")``,
+    ``("function", "f")`` or ``("object", "Holder")``."""
+    if isinstance(owner, functools.partial):
+        return "partial", getattr(owner.func, "__name__", type(owner.func).__name__)
+    if isinstance(owner, types.FunctionType):
+        return "function", owner.__name__
+    return "object", type(owner).__name__

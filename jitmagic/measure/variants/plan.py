@@ -100,4 +100,3 @@ class Variant:
         return tuple(n for n in self.planned if n in self.ran)
 
 
-

@@ -1,23 +1,13 @@
 """The nested variant traced and lowered once, untimed, before anything is measured.
 
-Some helpers cannot run under a jit of their own although the whole program
-traces: a numpyro model under effect handlers keeps traced values in the
-handlers' stack, a Keras layer's jit keeps its caller's traced variables as
-constants, and other library code does the like. Where the nested trace leaks,
-the helper that leaks is found by tracing with fewer helpers nested
-(:class:`LeakSearch`: the leak often surfaces in a caller's jit, not the
-culprit's) and kept inline, with the mechanism the leak checker shows as its
-reason (:mod:`~.leaks`); where the nested trace fails otherwise and the flat one
-did not, the helper whose jit was tracing is kept inline, with the error. The
-variant is then built again: a comparison never loses its nested variant to a
-helper that cannot be nested.
-
-Where the nested trace holds no jit call of any planned helper (each helper's calls
-ran inline: a library primitive that runs it itself, arguments a jit cannot take) and
-it is the flat program, equation for equation and in its lowered text, the variant is
-built again with nothing nested, each helper inline with its reason: the pipeline then
-measures the one program once (:func:`one_program`), as it does where nothing could be
-planned at all.
+Some helpers cannot run under a jit of their own although the program traces (a
+numpyro model under effect handlers, a Keras layer whose jit keeps its caller's traced
+variables as constants). Where the nested trace leaks, the helper that leaks is found
+by tracing with fewer nested (:class:`LeakSearch`) and kept inline with the mechanism
+as its reason (:mod:`~.leaks`); where it fails otherwise and flat did not, the helper
+whose jit was tracing is kept inline with the error. A comparison never loses its
+nested variant to a helper that cannot be nested; one that is the flat program is
+measured once (:func:`one_program`).
 """
 
 from __future__ import annotations
@@ -38,13 +28,13 @@ from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
 from .build import build_variant
 from .build import nest_only
-from .claims import helper_jit_calls
 from .inner_jit import HELPER_TAG
 from .inner_jit import STATIC_TAG
 from .leaks import leak_mechanism
 from .leaks import library_of
 from .plan import Plan
 from .plan import Variant
+from .rows import helper_jit_calls
 from .rows import not_nested
 
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
@@ -53,9 +43,8 @@ _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked wa
 
 
 def checked_nested(variant: Variant, plan: Plan) -> Variant:
-    """``variant`` (the nested one), or one with the helpers whose own jit breaks the
-    trace inline: one that leaks tracers (found by :class:`LeakSearch`), or (where the
-    flat program traces) one under whose jit the trace fails, each with its reason."""
+    """``variant`` (nested), or one with each helper whose own jit leaks tracers or (where
+    flat traces) fails the trace kept inline, with its reason."""
     refused: dict[str, Note] = {}
     search = LeakSearch(plan, variant.name, refused)  # its traces hold as more are refused
     traced = None  # the current variant's programs, once it traces
@@ -79,11 +68,9 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
 
 def one_program(variant: Variant, traced: Programs | None,
                 refused: dict[str, Note] | None = None) -> Variant:
-    """``variant``, or where its program (``traced``: its traced and lowered programs)
-    holds no jit call of any helper it planned and is the flat program (the same
-    equations and jit calls, the same lowered text), the variant with nothing nested:
-    each planned helper inline, with the reason its calls ran inline (the notes its
-    jits left, else why no jit call of it was traced), so that it is measured once."""
+    """``variant``, or where its ``traced`` program holds no jit call of a planned helper
+    and is the flat program (same equations, jit calls and lowered text), the variant
+    with nothing nested, each helper inline with the reason, so it is measured once."""
     plan = variant.plan
     if not variant.planned or traced is None:
         return variant
@@ -119,21 +106,16 @@ def _same_programs(nested: Programs, flat: Programs) -> bool:
 
 
 def trace_error(variant: Variant, lower: bool = True) -> BaseException | None:
-    """What tracing the variant raises, from cleared caches, with JAX's leak checker on
-    (a leaked tracer otherwise surfaces only in a later trace); None: it traces.
-
-    A trace that succeeds is lowered too (unless ``lower`` is false), untimed: the
-    warm-up that puts the process's one-time costs of lowering (a library's first
-    lowering rules, as Pallas's) on no timed run, where they would land on whichever
-    variant runs first."""
+    """What tracing the variant raises from cleared caches under JAX's leak checker
+    (None: it traces). A trace that succeeds is lowered too (``lower``), untimed, so the
+    process's one-time lowering costs (Pallas's rules) land on no timed run."""
     return _programs(variant, lower)[1]
 
 
 def _programs(variant: Variant, lower: bool = True, checking: bool = True,
               ) -> tuple[Programs | None, BaseException | None]:
-    """((the traced program, its lowering or None), None), or (None, what tracing
-    raised): :func:`trace_error`'s trace, its programs kept; ``checking``: under JAX's
-    leak checker (off: a program that leaks flat too, traced to be compared)."""
+    """((traced, lowered or None), None), or (None, what tracing raised);
+    ``checking``: under JAX's leak checker."""
     plan = variant.plan
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     leaks = jax.checking_leaks() if checking else contextlib.nullcontext()
@@ -151,9 +133,8 @@ def _programs(variant: Variant, lower: bool = True, checking: bool = True,
 
 @contextlib.contextmanager
 def _frames_kept() -> Iterator[None]:
-    """Within: JAX keeps its own frames on tracebacks, so that a failure of its leak
-    checker (its message builder has raised IndexError) is still seen as the leak check's
-    (:func:`_is_leak`); the user's setting is put back after."""
+    """Within: JAX keeps its own frames on tracebacks, so a failure inside its leak
+    checker is still seen as the leak check's (:func:`_is_leak`)."""
     before = jax.config.values["jax_traceback_filtering"]
     jax.config.update("jax_traceback_filtering", "off")
     try:
@@ -177,21 +158,11 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
 
 
 class LeakSearch:
-    """Which planned helper's jit leaks, found by tracing with fewer helpers nested
-    (each an untimed trace under the leak checker, outside the runs).
-
-    A leak surfaces where a trace ends with its tracers still referenced: often in the
-    jit of a caller of the helper that kept them (a Keras layer's jit keeps its
-    caller's traced variables as constants; the caller's jit then reports the leak), so
-    the helper JAX's message names is only a first guess. The search tries that guess
-    nested alone (1 trace); where it does not leak alone, it bisects the planned
-    helpers in order for the shortest prefix that leaks (its last helper is one that
-    leaks, with the ones before it at most), then tries that helper alone (1 trace);
-    where it leaks only with others nested, it bisects those for its partner. With
-    ``n`` helpers planned that is at most ``2 * ceil(log2 n) + 3`` traces, one of them
-    the program with nothing nested (whether it leaks by itself, asked only where a
-    leak names no helper's jit); a lone helper is the culprit with no trace at all.
-    """
+    """Which planned helper's jit leaks, found by untimed traces with fewer nested. A
+    leak often surfaces in a caller's jit, so the helper JAX names is a first guess,
+    tried alone; else the shortest leaking prefix of the planned helpers is bisected for
+    (its last one leaks), tried alone, and where it leaks only with others, those are
+    bisected for its partner: at most ``2 * ceil(log2 n) + 3`` traces."""
 
     def __init__(self, plan: Plan, label: str, refused: dict[str, Note]):
         self.plan, self.label, self.refused = plan, label, refused
@@ -234,9 +205,8 @@ class LeakSearch:
 
     def _shortest_leaking(self, helpers: tuple[str, ...], extra: tuple[str, ...],
                           error: BaseException) -> tuple[int, BaseException]:
-        """The least ``k`` such that nesting ``helpers[:k]`` (and ``extra``) leaks, and
-        that leak, given that nesting all of them leaks (``error``) and ``extra`` alone
-        does not: ``ceil(log2 len(helpers))`` traces at most."""
+        """The least ``k`` such that nesting ``helpers[:k]`` and ``extra`` leaks, and that
+        leak, given that all of them leak (``error``) and ``extra`` alone does not."""
         low, high = 0, len(helpers)  # low's prefix does not leak, high's does
         while high - low > 1:
             mid = (low + high) // 2
@@ -275,10 +245,9 @@ def _named_in_message(error: BaseException, planned: tuple[str, ...],
 
 def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
                  library: str | None = None) -> Inline:
-    """Why ``culprit``, whose jit leaks tracers, runs inline: what its result holds in its
-    static part, where its own jit saw it (:data:`~.inner_jit.STATIC_TAG`), else the
-    mechanism the leak checker's message shows, worded for its ``library``
-    (:func:`~.leaks.library_of`); ``partner``: a helper it leaks only nested with."""
+    """Why ``culprit``, whose jit leaks tracers, runs inline: what its result's static part
+    holds (:data:`~.inner_jit.STATIC_TAG`), else the leak checker's mechanism for its
+    ``library``; ``partner``: a helper it leaks only nested with."""
     held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
         else None
     if held is not None:
@@ -287,13 +256,11 @@ def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
 
 
 def _first_line(error: BaseException, width: int = 100) -> str:
-    line = (str(error).strip().splitlines() or [""])[0]
-    return cut_to(line, width)
+    return cut_to((str(error).strip().splitlines() or [""])[0], width)
 
 
 def _is_leak(error: BaseException) -> bool:
-    """A tracer leak: JAX's error for a leaked tracer used later, or anything JAX's leak
-    checker raises (its own message builder has been seen to fail with IndexError)."""
+    """A tracer leak: JAX's error for one used later, or anything its leak checker raises."""
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return True
     frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _frames_kept

@@ -4,6 +4,9 @@ program it built (a helper is claimed nested only with a jit call in that progra
 
 from __future__ import annotations
 
+import types
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +18,7 @@ from ...model.notes import mentions
 from ...model.rows import FROM_STAGED
 from ...model.rows import PHASES
 from ...model.rows import VariantResult
+from ..discovery.found import UserFunctions
 from ..sampling.monitor import Monitor
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
@@ -24,24 +28,20 @@ from ..sampling.stages import staged_run
 from ..sampling.stages import warm_artefacts
 from ..sampling.stops import Checkpoint
 from ..sampling.structure import ProgramFacts
+from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import structure
-from .claims import called_inside
-from .claims import helper_jit_calls
-from .claims import jit_calls_and_backward
+from ..sampling.structure import sub_jaxprs
+from ..sampling.structure import traceback_codes
 from .plan import Helper
 from .plan import Variant
 
 
 @dataclass(frozen=True)
 class Staged:
-    """What a comparison already built for one variant, for the parts to reuse
-    (``--lines`` counts it, the constants lift it).
-
-    ``jaxpr``: the variant's (closed) jaxpr, or the ``jax.stages.Traced`` holding it,
-    from any trace of it (a warm one will do: a cached helper's jaxpr keeps the
-    frames of the trace that built it). ``lowered``: its ``jax.stages.Lowered``, or
-    the text of ``lowered.as_text(debug_info=True)``; None to lower here.
-    """
+    """What a comparison already built for one variant, for the parts to reuse:
+    ``jaxpr``, its (closed) jaxpr or the ``Traced`` holding it, from any trace (a cached
+    helper's keeps the frames of the trace that built it); ``lowered``, its ``Lowered`` or
+    ``lowered.as_text(debug_info=True)`` (None: lower here)."""
 
     jaxpr: Any
     lowered: Any = None
@@ -60,9 +60,8 @@ class Prepared:
 
 @dataclass
 class VariantSubject:
-    """A prepared variant as a sampler row: its cold first call (the stages read from
-    JAX's events inside it), then steady calls. Where JAX gave no events on the first
-    repeat, every repeat of the row is a staged run."""
+    """A prepared variant as a sampler row: its cold first call, then steady calls; where
+    JAX gave no stage events, every later repeat is a staged run."""
 
     prepared: Prepared
     warm_up: bool = False  # the cold run's own first call already took the slow path
@@ -82,12 +81,11 @@ class VariantSubject:
             own_program(variant.fn, variant.name), self.args, self.kwargs, monitor, check,
             variant.jit_options)
         self.staged = run.stages_from == FROM_STAGED
-        return ColdSample(run.times, run.jitted, run.output, run.events, artefact=run,
-                    stages_from=run.stages_from)
+        return ColdSample(run.times, run.jitted, run.output, run.events, run,
+                          run.stages_from)
 
     def describe(self, cold: ColdSample) -> ProgramFacts:
-        """Structure counts, read untimed from the program the cold run just built (or,
-        for a stopped staged run, from the stages that finished)."""
+        """Structure counts, read untimed from what the cold run built."""
         run = cold.artefact
         if "first_call_s" in cold.times:  # a finished run: its caches are warm
             run = warm_artefacts(run, self.args, self.kwargs)
@@ -121,7 +119,9 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
             noted=(*_notes(variant, calls), *held_notes(variant, calls, shape.jaxpr),
                    *backward_note(variant, calls, shape.jaxpr))
             if traced else tuple(variant.notes),
-            inline=_inline(variant, calls) if traced else variant.inline,
+            # refused up front, or planned but absent from the program
+            inline=(*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
+            if traced else variant.inline,
             stages_from=shape.stages_from,
             jaxpr_eqns=shape.jaxpr_eqns,
             nested_calls=shape.nested_calls,
@@ -132,10 +132,8 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
 
 
 def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
-    """The helpers the variant's program (``jaxpr``) really nests, each with its jit calls
-    as counted there, matched to a helper by the code they run
-    (:func:`~.claims.helper_jit_calls`); None where no jaxpr was traced. A helper is
-    claimed nested only with at least one call, whatever the variant meant to do."""
+    """The helpers the variant's ``jaxpr`` really nests (at least one jit call, matched
+    by the code it runs), with their calls; None where no jaxpr was traced."""
     if jaxpr is None:
         return None
     calls = helper_jit_calls(jaxpr, variant.plan.helpers, variant.planned)
@@ -144,19 +142,14 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
 
 def backward_note(variant: Variant, calls: dict[str, int] | None,
                   jaxpr: Any) -> list[Taken]:
-    """Where the program also holds the nested helpers' backward passes under ``grad``
-    (jits of their own), a note saying so, with how many: the row of nested jit calls
-    counts them, the helpers' jit calls do not."""
+    """A note of the nested helpers' backward passes under ``grad`` (jits of their own,
+    counted in nested calls but not in the helpers'), where the program holds some."""
     if jaxpr is None or not calls:
         return []
     backward = jit_calls_and_backward(jaxpr, variant.plan.helpers, tuple(calls))[1]
     held = [n for n in calls if backward[n]]
     return [Taken("backward_passes", tuple(held), tuple(backward[n] for n in held))] if held else []
 
-
-def _inline(variant: Variant, calls: dict[str, int] | None) -> tuple[str, ...]:
-    """Helpers kept inline: refused up front, or planned but absent from the program."""
-    return (*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
 
 
 def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
@@ -170,17 +163,13 @@ def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
 
 def not_nested(name: str, helper: Helper) -> Taken:
     """Why the planned helper ``name``, of which the program holds no jit call, stays
-    inline: the library primitive that holds it, if one does, and whether a name of the
-    user's code holds it. (A function re-created on every call of one that runs in the
-    trace is refused up front, with that reason:
-    :func:`~jitmagic.measure.variants.entry.plan_entry`.)"""
+    inline: the library primitive holding it, and whether a name of the user's does."""
     return Taken("not_nested", name, helper.held_by, bool(helper.bindings))
 
 
 def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[Note]:
-    """What is said of each nested helper a library primitive holds: how it was nested,
-    and the functions of the user's its jit ran, which no trace showed as helpers; and of
-    each that is a Pallas kernel body."""
+    """Notes of each nested helper that is a Pallas kernel body or that a library
+    primitive holds (with the user's functions its jit ran)."""
     notes: list[Note] = [Taken("kernel_body", n) for n in (calls or {})
                          if variant.plan.helpers[n].kernel]
     for n in (calls or {}):
@@ -195,3 +184,137 @@ def nothing_to_nest(variant: Variant) -> VariantResult:
     """The nested variant's result where it nests nothing: no samples, its reasons."""
     return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
                          noted=(*_notes(variant, {}), Taken("same_as_flat")), inline=variant.inline)
+
+
+JIT_PRIMITIVES = ("jit", "pjit")
+#: The name-stack scope of a jit call's backward pass under ``grad``: its other half.
+BACKWARD = "transpose("
+
+
+def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
+                     counted: Iterable[str] | None = None) -> Counter:
+    """Each helper's jit calls in ``jaxpr``, every call as it happens (sub-jaxprs too), by
+    name; ``counted`` limits the names counted.
+
+    A jit equation is matched by what it holds: of the frames each inner equation was
+    traced under, those of the jit's own call site are left out, and the outermost user
+    frame left is the function called inside it. Where the inner equations agree on one
+    such helper, the jit is its call whatever it is named (quax re-wraps it as ``qfun``);
+    else the name decides (:attr:`~.plan.Helper.jit_names`). A helper's jit inside
+    another of its own (``jax.jit(jax.jit(f))``) counts once, unless called from inside
+    the helper (recursion). Under ``grad`` each call's backward pass (``transpose(jvp())``
+    scope) and the jits inside it are counted apart (:func:`jit_calls_and_backward`)."""
+    return _read(jaxpr, helpers, counted).calls
+
+
+def jit_calls_and_backward(jaxpr: Any, helpers: dict[str, Helper],
+                           counted: Iterable[str] | None = None) -> tuple[Counter, Counter]:
+    """:func:`helper_jit_calls`, and each helper's backward passes under ``grad``."""
+    reader = _read(jaxpr, helpers, counted)
+    return reader.calls, reader.backward
+
+
+def _read(jaxpr: Any, helpers: dict[str, Helper], counted: Iterable[str] | None) -> _Claims:
+    reader = _Claims(helpers, set(helpers if counted is None else counted))
+    reader.walk(getattr(jaxpr, "jaxpr", jaxpr), frozenset())
+    return reader
+
+
+def called_inside(jaxpr: Any, helpers: dict[str, Helper], name: str) -> tuple[str, ...]:
+    """The user's functions (qualified names, first seen first) that the jit calls of
+    helper ``name`` ran: the frames below the helper's own inside its jits."""
+    reader, code = _Claims(helpers, {name}), helpers[name].code
+    found: dict[str, None] = {}
+    for current in distinct_jaxprs(jaxpr):
+        for eqn in current.eqns:
+            if eqn.primitive.name not in JIT_PRIMITIVES or name not in reader._owners(eqn):
+                continue
+            body = eqn.params.get("jaxpr")
+            for chain in sorted(reader._chains(getattr(body, "jaxpr", body)), key=len):
+                below = chain[chain.index(code) + 1:] if code in chain else ()
+                found.update((c.co_qualname, None) for c in below if c is not code)
+    return tuple(found)
+
+
+class _Claims:
+    def __init__(self, helpers: dict[str, Helper], counted: set[str]):
+        self.helpers, self.counted = helpers, counted
+        self.by_code = {h.code: n for n, h in helpers.items()}
+        #: The code defined inside a counted helper (``jax.checkpoint(lambda ...)`` in its
+        #: body: under ``grad`` its jit's equations may show the lambda alone) → that helper.
+        self.holders = {inner: n for n in counted for inner in _defined_in(helpers[n].code)}
+        self.is_user = UserFunctions()
+        self.calls: Counter = Counter()
+        self.backward: Counter = Counter()
+        #: (id of the jit's jaxpr, its own traceback) → the helpers it is a call of.
+        self.owners: dict[tuple[int, Any], frozenset[str]] = {}
+        #: A jit equation's traceback → the code on it (where the jit was called from).
+        self.frames: dict[Any, frozenset[types.CodeType]] = {}
+        #: id of a jit's jaxpr → :meth:`_chains`.
+        self.chains: dict[int, set[tuple[types.CodeType, ...]]] = {}
+
+    def walk(self, jaxpr: Any, enclosing: frozenset[str], backward: bool = False) -> None:
+        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``: as
+        calls, or, inside a call's backward half (``backward``), as backward passes."""
+        for eqn in jaxpr.eqns:
+            inside, back = enclosing, backward
+            if eqn.primitive.name in JIT_PRIMITIVES:
+                # a counted call's backward half, and its inner calls' halves inside it
+                back = backward or BACKWARD in str(eqn.source_info.name_stack)
+                owners = self._owners(eqn)
+                own = self._own(eqn.source_info.traceback)
+                counter = self.backward if back else self.calls
+                for n in owners:
+                    if n in self.counted and (n not in enclosing or self.helpers[n].code in own):
+                        counter[n] += 1
+                inside = enclosing | owners
+            for sub in sub_jaxprs(eqn):
+                self.walk(sub, inside, back)
+
+    def _owners(self, eqn: Any) -> frozenset[str]:
+        body = eqn.params.get("jaxpr")
+        body = getattr(body, "jaxpr", body)
+        key = (id(body), eqn.source_info.traceback)
+        owners = self.owners.get(key)
+        if owners is None:
+            owner = self._runs(body, self._own(eqn.source_info.traceback))
+            if owner is not None and owner not in self.counted:  # code a counted helper holds
+                owner = self.holders.get(self.helpers[owner].code, owner)
+            name = str(eqn.params.get("name", ""))
+            owners = frozenset({owner} if owner is not None else
+                               {n for n, h in self.helpers.items() if name in h.jit_names})
+            self.owners[key] = owners
+        return owners
+
+    def _own(self, tb: Any) -> frozenset[types.CodeType]:
+        """The code on a jit equation's own traceback: where it was called from."""
+        own = self.frames.get(tb)
+        if own is None:
+            own = self.frames[tb] = frozenset(traceback_codes(tb))
+        return own
+
+    def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
+        """The helper the jit's ``body`` runs: the one outermost user function its
+        equations agree on (None: none, several, or not a helper)."""
+        found = {code for chain in self._chains(body)
+                 if (code := next((c for c in chain if c not in own), None)) is not None}
+        return self.by_code.get(found.pop()) if len(found) == 1 else None
+
+    def _chains(self, body: Any) -> set[tuple[types.CodeType, ...]]:
+        """The helper and user frames of each distinct traceback in ``body``, outermost
+        first."""
+        chains = self.chains.get(id(body))
+        if chains is None:
+            chains = self.chains[id(body)] = set()
+            for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}:
+                chains.add(tuple(c for c in reversed(traceback_codes(tb))
+                                 if c in self.by_code or self.is_user(c)))
+        return chains
+
+
+def _defined_in(code: types.CodeType) -> Iterable[types.CodeType]:
+    """The code objects defined inside ``code``, at any depth."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _defined_in(const)

@@ -1,25 +1,12 @@
 """Nesting a helper at its function object, so that every reference reaches the jit.
 
-A name can be rebound, but a helper is also reached through a dict
-(``ops["f"](x)``), a default argument, a closure cell, a ``functools.partial``, a
-``jax.named_call`` or ``jax.vmap`` wrapper, or a jitted twin (``jf = jax.jit(f)``).
-All of these hold the same function object, so the nested variant changes the
-object itself, for as long as the entry's Python code runs:
-
-* a copy of the function (same code, globals, defaults, closure) goes under the
-  helper's jit;
-* the function's ``__code__`` becomes a *trampoline*: a code object with the same
-  free variables and the same arguments (names, kinds, order: ``inspect.signature``
-  and ``co_argcount`` read as before) whose body calls that jit (held, through its
-  :class:`Router`, as one of its constants).
-
-Only the thread that put the trampoline in place (the measuring one) reaches the jit:
-a call from any other thread runs the original code (another copy of the function), so
-a thread calling the helper during a measurement gets what it always gets.
-
-The original ``__code__`` is put back in ``finally`` (the swap goes through
-:func:`~jitmagic.measure.discovery.bindings.swapped` like a binding's, where a Ctrl-C
-cannot cut the put-back short); nothing else of the function changes.
+A helper is reached through names, dicts, defaults, closure cells, partials, wrappers
+and jitted twins, all holding one function object; so while the entry runs, a copy of
+it goes under the helper's jit and its ``__code__`` becomes a *trampoline*: same free
+variables and arguments (``inspect.signature`` reads as before), a body that calls
+that jit through its :class:`Router` on the measuring thread and the original code on
+any other. The original ``__code__`` is put back in ``finally`` (through
+:func:`~jitmagic.measure.discovery.bindings.swapped`, which Ctrl-C cannot cut short).
 """
 
 from __future__ import annotations
@@ -34,21 +21,20 @@ import warnings
 import weakref
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ...usercode import OWN_SOURCE
 
-#: The trampoline's file name: no source line of the user's (nor a frame of theirs in a
-#: traceback or a ``--lines`` table) is ever attributed to it.
+#: The trampoline's file name: no line of the user's is ever attributed to it.
 TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
 
-#: The constants in the trampoline's source that its router, the original function and
-#: ``threading.get_ident`` replace (no argument name can be spelt like them).
+#: Placeholders in the trampoline's source for its router, the original function and
+#: ``threading.get_ident`` (no argument name can be spelt like them).
 _ROUTER, _ORIGINAL, _IDENT = "<jitmagic router>", "<jitmagic original>", "<jitmagic ident>"
 
-#: The copies jitmagic makes of a helper (the one its jit wraps, the one other threads
-#: run): functions of the helper's code that are never the user's, so never routed.
+#: jitmagic's copies of helpers: functions of the helper's code never routed.
 _COPIES: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
 
 
@@ -60,9 +46,8 @@ def functions_of(code: types.CodeType) -> list[types.FunctionType]:
 
 def functions_of_all(codes: Iterable[types.CodeType]
                      ) -> dict[types.CodeType, list[types.FunctionType]]:
-    """:func:`functions_of` each of ``codes``, from one scan of the heap (the garbage
-    collector's referrers: a scan costs about 0.2 s with three million objects, so it is
-    made once for every helper, not once each)."""
+    """:func:`functions_of` each of ``codes``, from one scan of the heap (0.2 s with three
+    million objects, so made once for every helper)."""
     wanted = list(dict.fromkeys(codes))
     out: dict[types.CodeType, list[types.FunctionType]] = {c: [] for c in wanted}
     if not wanted:
@@ -85,6 +70,21 @@ def copy_function(fn: types.FunctionType) -> types.FunctionType:
     return copy
 
 
+def unwrapping(fn: Any) -> Iterator[Any]:
+    """``fn`` and what it runs, up to 6 deep: behind a wrapper (``jax.grad``,
+    ``functools.wraps``), a partial, a bound method or a callable instance's class."""
+    inner = fn
+    for _ in range(6):
+        if inner is None:
+            return
+        yield inner
+        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None) \
+            or getattr(inner, "__func__", None)
+        if nxt is None and callable(inner) and not isinstance(inner, types.FunctionType):
+            nxt = inspect.getattr_static(type(inner), "__call__", None)
+        inner = nxt
+
+
 class Router:
     """Where a routed function's calls go: the measuring thread's (``ident``, set while
     the trampoline is in place) to ``target``, every other thread's to the original."""
@@ -99,9 +99,8 @@ class Router:
 
     def call(self, positional: tuple, varargs: tuple, kwonly: dict[str, Any],
              varkw: dict[str, Any]) -> Any:
-        """``target`` called with the arguments as the caller most likely passed them (the
-        trampoline has them bound to its parameters): one that holds its own default is
-        left out, so that the jit keeps a default as the Python value it is."""
+        """``target`` called with the arguments as the caller most likely passed them: one
+        holding its own default is left out, so the jit keeps it a Python value."""
         if not self.exact:
             return self.target(*varargs, **varkw)
         args, kwargs = as_called(self.code, self.fn, positional, varargs, kwonly)
@@ -110,11 +109,10 @@ class Router:
 
 def as_called(code: types.CodeType, fn: types.FunctionType, positional: tuple,
               varargs: tuple, kwonly: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
-    """(args, kwargs) that bind as ``positional`` (the values of the named positional
-    parameters), ``varargs`` and ``kwonly`` (a dict of its own) do, without the
-    parameters that hold their default (the very object): the positional part ends at
-    the first of those past the last positional-only parameter that holds another
-    value, the rest go by name."""
+    """(args, kwargs) that bind as ``positional``, ``varargs`` and ``kwonly`` (a dict of
+    its own) do, without parameters holding their very default: the positional part ends
+    at the first of those past the last positional-only one holding another value; the
+    rest go by name."""
     kwdefaults = fn.__kwdefaults__
     if kwdefaults:
         for k in [k for k, v in kwonly.items() if k in kwdefaults and v is kwdefaults[k]]:
@@ -192,10 +190,9 @@ _ANY = _Layout((), 0, (), "args", "kwargs")
 
 def trampoline(code: types.CodeType, router: Router,
                original: types.FunctionType) -> types.CodeType:
-    """Code with the arguments and free variables of ``code`` (so that it can be assigned
-    to the function ``code`` belongs to, whose defaults and signature it then keeps) that
-    sends the call to ``router`` on the thread ``router.ident`` names, else to
-    ``original`` (a function running ``code``)."""
+    """Code with the arguments and free variables of ``code`` (assignable to its
+    function) that sends the call to ``router`` on the thread ``router.ident`` names,
+    else to ``original``."""
     layout = _Layout.of(code) or _ANY
     template = _template(layout, code.co_freevars)
     swap = {_ROUTER: router, _ORIGINAL: original, _IDENT: threading.get_ident}
