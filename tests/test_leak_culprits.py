@@ -187,6 +187,6 @@ def test_a_leaker_made_by_a_factory_stays_inline_from_the_command(tmp_path, caps
     script = tmp_path / "factory.py"
     script.write_text(FACTORY)
     assert main([str(script), "-r", "1", "-n", "1", "-q", "-v"]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # as read, whatever the wrapping
     assert f"`remember` {LEAKS}" in out and "measured once" in out, out
     assert "error: the nested variant failed" not in out

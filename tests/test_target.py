@@ -173,9 +173,11 @@ def test_the_report_says_whose_seconds_and_what_cannot_be_measured(monkeypatch):
     # the record's verdict is that one too, not an unmeasured first call's
     assert (r.verdict.key, r.verdict.kind, r.verdict.clock) == ("target_compile", d.kind, clock)
     assert r.verdict.headline == headline and r.to_dict()["verdict"]["target_compile"] == d.kind
-    # by default the answer alone: the title, the verdict, where the rest is
+    # by default the answer alone: the title, the verdict, where the arguments were placed,
+    # where the rest is
     short = report_text(r).splitlines()
-    assert short == [*text.splitlines()[:2], f"(-v shows {FOLDED})"]
+    assert short == [*text.splitlines()[:2], "arguments: on the topology's one device",
+                     f"(-v shows {FOLDED})"]
     assert "first call  " in text and text.count("not measurable: nothing runs without") == 2
     assert f"seconds of this host ({tpu.host_kind()})" in text
     assert f"calibration: none for this host ({tpu.host_kind()}) and v5e yet" in text

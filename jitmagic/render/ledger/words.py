@@ -100,7 +100,7 @@ def place(site: str | None, ledger: Ledger) -> str | None:
 
 def _normal(filename: str) -> str:
     """``filename`` without ``..`` in it (``python ../other/train.py`` names its code
-    ``/work/../other/train.py``); a cell's name as it is."""
+    ``/home/me/project/../other/train.py``); a cell's name as it is."""
     return os.path.normpath(filename) if os.path.isabs(filename) else filename
 
 
