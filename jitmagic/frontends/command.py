@@ -84,6 +84,7 @@ from .statuses import INTERRUPTED
 from .statuses import MEASURED
 from .statuses import PARTIAL
 from .statuses import RAISED
+from .statuses import STARTING
 from .statuses import USAGE
 from .stderr_progress import drawing
 
@@ -288,7 +289,10 @@ def entry() -> None:
     interpreter's own teardown would restore the default action, and die by SIGINT), so
     that the process never ends by a signal or with a traceback."""
     faulthandler.enable()  # a crash in native code: Python's traceback, at least
-    watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
+    try:
+        watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
+    except KeyboardInterrupt:  # before the child took Ctrl-C over
+        exit_now(INTERRUPTED, STARTING)
     if watched is not None:
         raise SystemExit(watched)
     atexit.register(ignore_ctrl_c)  # registered first, so run last of the exit functions

@@ -108,9 +108,8 @@ def crash_report(end: Crashed, lost: str = MEASURED_LOST,
             "jax.jit(f)); report it with the file at https://github.com/jax-ml/jax/issues")
 
 
-def ended_early(end: EndedEarly, lost: str = MEASURED_LOST,
-                unstaged: str = " before the measurement began") -> str:
+def ended_early(end: EndedEarly, lost: str = MEASURED_LOST, unstaged: str = "") -> str:
     """The command's line where its process ended with a status before it finished (an
     ``os._exit`` in the user's code): whatever the status, it did not finish."""
-    return (f"the process ended with status {end.status}{_at(end.stage, unstaged)} before "
-            f"it finished (your code, or a library it calls, ended it: os._exit); {lost}")
+    return (f"the process ended with status {end.status}{_at(end.stage, unstaged)} before it "
+            f"had finished (your code, or a library it calls, ended it: os._exit); {lost}")

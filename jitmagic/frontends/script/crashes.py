@@ -37,6 +37,7 @@ from ...render.progress import position
 from .. import launcher
 from ..statuses import INTERRUPTED
 from ..statuses import RAISED
+from ..statuses import STARTING
 from ..statuses import killed_by
 
 #: The command's first words that run in its own process.
@@ -57,8 +58,7 @@ def supervised(argv: list[str]) -> int | None:
     if isinstance(end, Finished):
         return int(end.result)
     if isinstance(end, Crashed) and end.signal == signal.SIGINT:  # before its handlers
-        print("jitmagic: interrupted by Ctrl-C as it started; nothing was run",
-              file=sys.stderr)
+        print(f"jitmagic: {STARTING}", file=sys.stderr)
         return INTERRUPTED
     watch = argv[:1] == ["watch"]
     said = {"lost": WATCHED_LOST, "unstaged": ""} if watch else {}
