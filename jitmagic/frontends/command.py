@@ -58,6 +58,7 @@ from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
 from .notebook_progress import progress_for
+from .output import check_endings
 from .output import checked_path
 from .output import distinct
 from .saving import write_outputs
@@ -188,7 +189,9 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         ignored = launcher.check_environment()
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)
+        given = {"--save": args.save, "--html": args.html}
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+        check_endings(given)  # as the watch's (after a device or folder is refused)
         _check_target(args)
         script = None if args.file == "demo" else os.path.abspath(args.file)
         distinct({"the script": script, "--save": args.save, "--html": args.html})

@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
 def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
     """The gate of the options, every one checked before the script runs (its report
     paths made absolute: the script may chdir); else the exit status, said why."""
-    from .api import check_endings
+    from ..output import check_endings
     from .api import gate_of
 
     script = os.path.abspath(args.script)

@@ -44,7 +44,7 @@ from ..output import distinct
 from ..output import unquoted
 from ..showing import ABANDONED_SHOWING
 from ..showing import Showing
-from .api import check_endings
+from ..output import check_endings
 from .api import check_gate
 from .api import gate_of
 from .api import named_compile
