@@ -31,9 +31,9 @@ def load_target(target: str) -> tuple[str, dict[str, Any]]:
     else:
         path = Path(target)
         if not path.is_file():
-            said = "is a folder" if path.is_dir() else "is not a Python file" \
-                if path.exists() else "does not exist"
-            raise InputError(f"{target} {said}: give a Python file whose last statement "
+            said = " is a folder" if path.is_dir() else " is not a Python file" \
+                if path.exists() else ": no such file"
+            raise InputError(f"{target}{said}; give a Python file whose last statement "
                              "calls the function to measure, or `demo`")
         source = read_source(path)
         sys.path.insert(0, str(path.resolve().parent))
