@@ -78,7 +78,8 @@ ENDINGS = {"--save": ".json", "--html": ".html"}
 
 def check_endings(paths: dict[str, str | None]) -> None:
     """``InputError`` where a path given to ``--save`` or ``--html`` does not end as the
-    file it writes does (checked before the run: a ledger or measurement made is never lost to it)."""
+    file it writes does (checked before the run: a ledger or a measurement made is never
+    lost to it). The watch and the comparison's command refuse alike."""
     for option, path in paths.items():
         ending = ENDINGS.get(option)
         if path is not None and ending and not path.lower().endswith(ending):

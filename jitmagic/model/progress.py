@@ -4,8 +4,8 @@ a process measuring ended.
 Measuring code emits a :class:`Progress` between timed intervals (never inside
 one); the front ends draw it (a notebook display updated in place, or stderr). A fresh
 child process (:mod:`jitmagic.measure.children` runs them) ends with its result, a
-Python error, a signal, a status before its end, the timeout, or no start at all (:data:`ChildEnd`): facts only,
-worded by :mod:`jitmagic.render.progress`. Standard library only.
+Python error, a signal, a status before its end, the timeout, or no start at all
+(:data:`ChildEnd`): facts only, worded by :mod:`jitmagic.render.progress`. Standard library only.
 """
 
 from __future__ import annotations

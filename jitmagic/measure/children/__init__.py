@@ -222,8 +222,8 @@ def _forwarding(pid: int) -> Iterator[None]:
     try:
         yield
     finally:
-        for number, handler in before.items():
-            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        for forwarded, handler in before.items():
+            signal.signal(forwarded, handler if handler is not None else signal.SIG_DFL)
 
 
 def _end(status: int | None, what: Entry | Script, files: _Files,
