@@ -96,7 +96,8 @@ DEMO_HTML = "jitmagic-demo.html"
 EXIT_CODES = f"""\
 exit status:
   {MEASURED}  measured (and every report written)
-  {RAISED}  your code raised (or called sys.exit) before or while it was measured; with
+  {RAISED}  your code raised (or called sys.exit) before or while it was measured, or
+     ended the process before it had finished (os._exit, whatever its status); with
      --processes also a process that fell out of step, or ended before it measured
   {USAGE}  usage: bad options or JITMAGIC_* variables, reports naming one file, or a file
      that does not compile or is not a cell-shaped script
@@ -105,6 +106,8 @@ exit status:
      "stopped", with what was measured)
   {INTERRUPTED}  abandoned by Ctrl-C (a second one, or one while finding the helpers), or a
        report left unwritten by a Ctrl-C while it was written (the text still printed)
+  128+N  killed by signal N (the line says which: a crash of native code, SIGKILL's
+       out-of-memory killer, or another process's SIGTERM)
   with --processes, the status of the first process that failed (128+N: killed by
   signal N), the message naming that process
 
