@@ -1,6 +1,15 @@
-"""``python -m jitmagic``: the command-line front end (:mod:`jitmagic.frontends.command`)."""
+"""``python -m jitmagic``: the command-line front end (:mod:`jitmagic.frontends.command`).
+A Ctrl-C while its modules load ends it with one line and 130, as one later does."""
 
-from .frontends.command import entry
+import sys
+
+from .frontends.statuses import INTERRUPTED
+from .frontends.statuses import STARTING
 
 if __name__ == "__main__":
+    try:
+        from .frontends.command import entry
+    except KeyboardInterrupt:
+        print(f"jitmagic: {STARTING}", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
     entry()

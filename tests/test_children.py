@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from jitmagic.measure.children import Script
 from jitmagic.measure.children import run_child
 from jitmagic.model.progress import CouldNotStart
 from jitmagic.model.progress import Crashed
+from jitmagic.model.progress import EndedEarly
 from jitmagic.model.progress import Failed
 from jitmagic.model.progress import Finished
 from jitmagic.model.progress import TimedOut
@@ -106,3 +108,30 @@ def test_a_script_gives_its_exit_status_and_shares_the_output(capfd):
     assert "hello" in capfd.readouterr().out
     killed = run_child(Script(("-c", "import os, signal; os.kill(os.getpid(), signal.SIGABRT)")))
     assert isinstance(killed, Crashed) and killed.signal_name == "SIGABRT"
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_a_script_that_ends_the_process_before_its_end_is_told_from_one_that_finished(status):
+    """``os._exit(0)`` skips Python's end: its 0 is no finish, nor is its 3 a status of
+    the script's own choosing."""
+    end = run_child(Script(("-c", f"import os; os._exit({status})")))
+    assert end == EndedEarly(status, None)
+    assert str(end) == f"the child process ended with status {status} before its end"
+    assert run_child(Script(("-c", f"import sys; sys.exit({status})"))) == Finished(status, None)
+    assert psutil.Process().children() == []
+
+
+def test_a_signal_to_the_parent_alone_goes_on_to_the_script_it_waits_for():
+    """``kill -TERM PARENT`` (a CI job's timeout, a ``kill`` of the command's pid): the
+    script, in a process group of its own, gets it and ends by it; the parent's own
+    handler is as it was after."""
+    before = signal.getsignal(signal.SIGTERM)
+    sender = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    sender.start()
+    try:
+        end = run_child(Script(("-c", "import time; time.sleep(60)")))
+    finally:
+        sender.cancel()
+    assert isinstance(end, Crashed) and end.signal == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert psutil.Process().children() == []

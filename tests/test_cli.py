@@ -112,6 +112,10 @@ def test_options_reach_the_measurement(tmp_path):
         ("def f(x)\n", [], "syntax error"),
         (SMALL_CELL, ["--sweep", "calls"], "does not name a variable"),
         (SMALL_CELL, ["-r", "0"], "must be at least 1"),
+        (SMALL_CELL, ["-n", "99999999999999999999"], "-n/--number is at most 10,000,000 calls"),
+        (SMALL_CELL, ["--html", "x.json"], "--html writes an HTML page file: give it a path "
+                                           "ending in .html (got 'x.json')"),
+        (SMALL_CELL, ["--save", "x.html"], "--save writes a JSON file"),
         (SMALL_CELL, ["--in-axes", "0,x"], "'x' is not an axis"),
         (SMALL_CELL, ["--nest", "nohelper"], "its helpers are `layer`"),
     ],
@@ -120,6 +124,14 @@ def test_bad_input_exits_2_with_a_message(tmp_path, capsys, source, args, messag
     target = "nosuchfile.py" if source is None else str(_file(tmp_path, source))
     assert main([target, *[a for a in args if a != "nosuchfile.py"]]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("target", "said"), [("/tmp", "/tmp is a folder; give a Python file"),
+                                              ("/dev/null", "/dev/null is not a Python file")])
+def test_a_folder_or_a_device_as_the_script_is_named_as_what_it_is(capsys, target, said):
+    assert main([target]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "no such file" not in err
 
 
 def test_user_error_exits_1(tmp_path, capsys):

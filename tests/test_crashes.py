@@ -9,8 +9,11 @@ import signal
 import subprocess
 import sys
 
+import psutil
 import pytest
 from support import SMALL_CELL
+
+from jitmagic.frontends.script.crashes import IN_ONE_PROCESS
 
 #: Stands in for XLA crashing as it compiles the measured program: JAX's monitoring
 #: hook, which runs inside the compile, kills the process by SIGSEGV once armed (after
@@ -85,3 +88,104 @@ def test_a_terminals_ctrl_c_reaches_the_watched_measurement_which_stops_as_befor
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 4, err
     assert "interrupted by the user" in out
+
+
+def _command(tmp_path, *args, env=None):
+    return subprocess.run([sys.executable, "-m", "jitmagic", *args], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "JAX_PLATFORMS": "cpu", **(env or {})})
+
+
+#: A cell-shaped script whose function ends the process at once, with a status of its own.
+ENDS_EARLY = """\
+import os
+import jax.numpy as jnp
+def layer(x): return jnp.sin(x) * 2
+def model(x):
+    os._exit({status})
+    return layer(x)
+model(jnp.ones(8))
+"""
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_code_that_ends_the_process_early_is_said_and_never_passes(tmp_path, status):
+    """``os._exit(0)`` in the measured code: no report, and no 0 (measured, every report
+    written); nor its 3 (cannot write a report): one line, and 1."""
+    (tmp_path / "cell.py").write_text(ENDS_EARLY.format(status=status))
+    done = _command(tmp_path, "-r", "1", "-q", "--save", "e.json", "cell.py")
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"jitmagic: the process ended with status {status} at jitcompare")
+    assert last.endswith("before it had finished (your code, or a library it calls, ended "
+                         "it: os._exit); nothing was measured or saved")
+    assert not (tmp_path / "e.json").exists() and done.stdout == ""
+    one = _command(tmp_path, "-r", "1", "-q", "cell.py", env={IN_ONE_PROCESS: "1"})
+    assert one.returncode == status  # in one process nothing is left to say it
+
+
+#: Three compiles, then the process ended at once: the watch's ledger is never made.
+WATCHED_ENDS_EARLY = """\
+import os
+import jax, jax.numpy as jnp
+f = jax.jit(lambda x: x * 2)
+for n in (1, 2, 3):
+    f(jnp.ones(n))
+os._exit(0)
+"""
+
+
+def test_a_watched_program_that_ends_the_process_early_fails_its_gate(tmp_path):
+    (tmp_path / "oexit.py").write_text(WATCHED_ENDS_EARLY)
+    done = _command(tmp_path, "watch", "--fail-after-warmup", "0", "--save", "w.json",
+                    "oexit.py")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "jitmagic watch: the process ended with status 0 before it had finished (your code, "
+        "or a library it calls, ended it: os._exit); no ledger was made or saved, so no gate "
+        "could judge it")
+    assert not (tmp_path / "w.json").exists()
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("SIGKILL", "killed by SIGKILL before the measurement began: out of memory (the kernel's "
+                "out-of-memory killer), or another process killed it; nothing was measured "
+                "or saved"),
+    ("SIGTERM", "ended by signal SIGTERM before the measurement began (sent by another "
+                "process: a timeout, kill); nothing was measured or saved"),
+    ("SIGUSR1", "ended by signal SIGUSR1 before the measurement began (sent by another "),
+])
+def test_a_signal_from_outside_is_not_called_a_crash_of_native_code(tmp_path, name, said):
+    number = getattr(signal, name)
+    (tmp_path / "cell.py").write_text(f"import os\nos.kill(os.getpid(), {int(number)})\n"
+                                      "def f(x):\n    return x\nf(1)\n")
+    done = _command(tmp_path, "-r", "1", "cell.py")
+    assert done.returncode == 128 + number
+    assert done.stderr.strip().splitlines()[-1].startswith(f"jitmagic: {said}")
+    assert "native code" not in done.stderr and "jax-ml" not in done.stderr
+
+
+@pytest.mark.slow
+def test_sigint_to_the_commands_pid_alone_stops_it_as_a_terminals_ctrl_c(tmp_path):
+    """``kill -INT PID`` reaches the command's process only, not its group: the command
+    hands it on to the child that measures, which stops as for Ctrl-C (status 4), and no
+    process is left."""
+    (tmp_path / "cell.py").write_text(SMALL_CELL)
+    proc = subprocess.Popen([sys.executable, "-m", "jitmagic", "cell.py", "-r", "50"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, start_new_session=True,
+                            env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if " 2/" in line:
+                break
+        child = psutil.Process(proc.pid).children()
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 4, err
+    assert "interrupted by the user" in out
+    assert len(child) == 1 and not psutil.pid_exists(child[0].pid)

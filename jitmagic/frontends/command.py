@@ -60,6 +60,7 @@ from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
 from .notebook_progress import progress_for
+from .output import check_endings
 from .output import checked_path
 from .output import distinct
 from .saving import write_outputs
@@ -87,6 +88,7 @@ from .statuses import INTERRUPTED
 from .statuses import MEASURED
 from .statuses import PARTIAL
 from .statuses import RAISED
+from .statuses import STARTING
 from .statuses import USAGE
 from .stderr_progress import drawing
 
@@ -97,7 +99,8 @@ DEMO_HTML = "jitmagic-demo.html"
 EXIT_CODES = f"""\
 exit status:
   {MEASURED}  measured (and every report written)
-  {RAISED}  your code raised (or called sys.exit) before or while it was measured; with
+  {RAISED}  your code raised (or called sys.exit) before or while it was measured, or
+     ended the process before it had finished (os._exit, whatever its status); with
      --processes also a process that fell out of step, or ended before it measured
   {USAGE}  usage: bad options or JITMAGIC_* variables, reports naming one file, or a file
      that does not compile or is not a cell-shaped script
@@ -106,6 +109,8 @@ exit status:
      "stopped", with what was measured)
   {INTERRUPTED}  abandoned by Ctrl-C (a second one, or one while finding the helpers), or a
        report left unwritten by a Ctrl-C while it was written (the text still printed)
+  128+N  killed by signal N (the line says which: a crash of native code, SIGKILL's
+       out-of-memory killer, or another process's SIGTERM)
   with --processes, the status of the first process that failed (128+N: killed by
   signal N), the message naming that process
 
@@ -192,7 +197,9 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         ignored = launcher.check_environment()
         if ignored:
             print(f"jitmagic: {ignored}", file=sys.stderr)
+        given = {"--save": args.save, "--html": args.html}
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+        check_endings(given)  # as the watch's (after a device or folder is refused)
         _check_target(args)
         script = None if args.file == "demo" else os.path.abspath(args.file)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
@@ -293,7 +300,10 @@ def entry() -> None:
     interpreter's own teardown would restore the default action, and die by SIGINT), so
     that the process never ends by a signal or with a traceback."""
     faulthandler.enable()  # a crash in native code: Python's traceback, at least
-    watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
+    try:
+        watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
+    except KeyboardInterrupt:  # before the child took Ctrl-C over
+        exit_now(INTERRUPTED, STARTING)
     if watched is not None:
         raise SystemExit(watched)
     atexit.register(ignore_ctrl_c)  # registered first, so run last of the exit functions

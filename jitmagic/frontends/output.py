@@ -70,3 +70,19 @@ def _reason(exc: OSError | ValueError) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return str(OSError(exc.errno, exc.strerror))
     return str(exc)
+
+
+#: The file each option writes, by its ending: ``--html page.json`` wrote JSON.
+ENDINGS = {"--save": ".json", "--html": ".html"}
+
+
+def check_endings(paths: dict[str, str | None]) -> None:
+    """``InputError`` where a path given to ``--save`` or ``--html`` does not end as the
+    file it writes does (checked before the run: a ledger or a measurement made is never
+    lost to it). The watch and the comparison's command refuse alike."""
+    for option, path in paths.items():
+        ending = ENDINGS.get(option)
+        if path is not None and ending and not path.lower().endswith(ending):
+            raise InputError(f"{option} writes a{'n HTML page' if ending == '.html' else ' JSON'}"
+                             f" file: give it a path ending in {ending} (got {path!r}), e.g. "
+                             f"{option} report{ending}")

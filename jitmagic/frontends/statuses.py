@@ -27,6 +27,8 @@ CANNOT_WRITE = 3
 PARTIAL = 4
 #: A measurement abandoned by Ctrl-C (128 + SIGINT, as shells use).
 INTERRUPTED = 128 + signal.SIGINT
+#: What the command says of a Ctrl-C before it could handle one (its modules loading).
+STARTING = "interrupted by Ctrl-C as it started; nothing was run"
 #: The statuses of a process that ended well: measured, whole or in part.
 ENDED_WELL = (MEASURED, PARTIAL)
 

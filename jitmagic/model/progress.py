@@ -4,8 +4,8 @@ a process measuring ended.
 Measuring code emits a :class:`Progress` between timed intervals (never inside
 one); the front ends draw it (a notebook display updated in place, or stderr). A fresh
 child process (:mod:`jitmagic.measure.children` runs them) ends with its result, a
-Python error, a signal, the timeout, or no start at all (:data:`ChildEnd`): facts only,
-worded by :mod:`jitmagic.render.progress`. Standard library only.
+Python error, a signal, a status before its end, the timeout, or no start at all
+(:data:`ChildEnd`): facts only, worded by :mod:`jitmagic.render.progress`. Standard library only.
 """
 
 from __future__ import annotations
@@ -112,6 +112,15 @@ class Crashed(Said):
 
 
 @dataclass(frozen=True)
+class EndedEarly(Said):
+    """A script ended the process before it got to its end (``os._exit`` in the code it
+    ran): its exit status, and the last stage it said it had entered."""
+
+    status: int
+    stage: str | None = None
+
+
+@dataclass(frozen=True)
 class TimedOut(Said):
     """It ran past its time and was killed (its whole process group), in this stage."""
 
@@ -138,4 +147,4 @@ def fatal_of(lines: list[str]) -> str | None:
 
 
 #: Every way a child ends.
-ChildEnd = Finished | Failed | Crashed | TimedOut | CouldNotStart
+ChildEnd = Finished | Failed | Crashed | EndedEarly | TimedOut | CouldNotStart

@@ -97,7 +97,7 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "GPU or TPU, where one compile takes seconds)", values.seconds_text, "SECONDS",
                values.seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
-               "(default: auto-ranged like %%timeit)", values.whole_text, "N", values.count),
+               "(default: auto-ranged like %%timeit)", values.whole_text, "N", values.number),
     OptionSpec(("--nest",), "add jit only to these helpers in the nested variant "
                "(default: every helper); a helper by its reported name (mylayers.dense), its "
                "last part (dense) or as your code calls it (L.dense)", str,

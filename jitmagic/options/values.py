@@ -98,6 +98,20 @@ def releases_text(text: str) -> tuple[str, ...]:
     return given
 
 
+#: The most calls one steady-state timing loop ``-n N`` makes (auto-ranging stops far
+#: below: a loop of more runs for hours at a microsecond a call).
+MAX_NUMBER = 10_000_000
+
+
+def number(option: Named, value: Any) -> int:
+    """A whole number of calls from 1 to :data:`MAX_NUMBER`."""
+    calls = count(option, value)
+    if calls > MAX_NUMBER:
+        raise InputError(f"{option.label} is at most {MAX_NUMBER:,} calls a timing loop, not "
+                         f"{calls}: leave it out to range it automatically, as %%timeit does")
+    return calls
+
+
 #: The most cold runs a variant ``-r N`` takes: each is a compile from cleared caches.
 MAX_REPEAT = 100
 

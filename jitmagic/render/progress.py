@@ -4,8 +4,11 @@ child of :mod:`jitmagic.measure.children`, the command's own killed by a signal)
 
 from __future__ import annotations
 
+import signal
+
 from ..model.progress import CouldNotStart
 from ..model.progress import Crashed
+from ..model.progress import EndedEarly
 from ..model.progress import Failed
 from ..model.progress import Finished
 from ..model.progress import Progress
@@ -67,19 +70,46 @@ def _register_children() -> None:
     register("text", Failed, lambda e: f"the child process raised {e.error_type}: "
                                        f"{e.message}{_while(e.stage)}")
     register("text", Crashed, crashed)
+    register("text", EndedEarly, lambda e: f"the child process ended with status {e.status} "
+                                           f"before its end{_while(e.stage)}")
     register("text", TimedOut, lambda e: f"the child process ran past its {fmt_s(e.seconds)} "
                                          f"and was killed{_while(e.stage)}")
     register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
     register("text", TopologyRefused, refused)
 
 
-def crash_report(end: Crashed) -> str:
-    """The command's line where its measuring process was killed by a signal: where it
-    was, what native code said, and what to do."""
-    where = f" at {end.stage}" if end.stage else " before the measurement began"
+#: The signals native code ends a process by as it crashes (the rest come from outside).
+NATIVE = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
+#: What a measurement that did not finish leaves: the command's, and the watch's.
+MEASURED_LOST = "nothing was measured or saved"
+WATCHED_LOST = "no ledger was made or saved, so no gate could judge it"
+
+
+def _at(stage: str | None, unstaged: str) -> str:
+    return f" at {stage}" if stage else unstaged
+
+
+def crash_report(end: Crashed, lost: str = MEASURED_LOST,
+                 unstaged: str = " before the measurement began") -> str:
+    """The command's line where its measuring process was killed by a signal: which and
+    where it was; for a crash of native code what it said and what to do, for SIGKILL
+    the out-of-memory killer, for any other the process that sent it. ``lost``: what the
+    command could not do; ``unstaged``: where it was when no stage was said."""
+    where = f"{end.signal_name}{_at(end.stage, unstaged)}"
+    if end.signal == signal.SIGKILL:
+        return (f"killed by {where}: out of memory (the kernel's out-of-memory killer), or "
+                f"another process killed it; {lost}")
+    if end.signal not in NATIVE:
+        return f"ended by signal {where} (sent by another process: a timeout, kill); {lost}"
     said = f" ({end.fatal})" if end.fatal else ""
-    return (f"killed by {end.signal_name}{where}{said}: native code (XLA, libtpu, or an "
-            "extension your code calls) crashed the process; nothing was measured or saved "
-            "(Python's traceback is above). To reproduce it without jitmagic, run that step "
-            "of that variant alone (flat is jax.jit(f)); report it with the file at "
-            "https://github.com/jax-ml/jax/issues")
+    return (f"killed by {where}{said}: native code (XLA, libtpu, or an extension your code "
+            f"calls) crashed the process; {lost} (Python's traceback is above). To "
+            "reproduce it without jitmagic, run that step of that variant alone (flat is "
+            "jax.jit(f)); report it with the file at https://github.com/jax-ml/jax/issues")
+
+
+def ended_early(end: EndedEarly, lost: str = MEASURED_LOST, unstaged: str = "") -> str:
+    """The command's line where its process ended with a status before it finished (an
+    ``os._exit`` in the user's code): whatever the status, it did not finish."""
+    return (f"the process ended with status {end.status}{_at(end.stage, unstaged)} before it "
+            f"had finished (your code, or a library it calls, ended it: os._exit); {lost}")

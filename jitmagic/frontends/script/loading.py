@@ -40,7 +40,9 @@ def script_path(target: str) -> Path:
     """The command's file, ``InputError`` (exit status 2) where there is none."""
     path = Path(target)
     if not path.is_file():
-        raise InputError(f"{target}: no such file; give a Python file whose last statement "
+        said = " is a folder" if path.is_dir() else " is not a Python file" \
+            if path.exists() else ": no such file"
+        raise InputError(f"{target}{said}; give a Python file whose last statement "
                          "calls the function to measure, or `demo`")
     return path
 

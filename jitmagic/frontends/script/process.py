@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import NoReturn
 
+from ...measure import children
 from ...measure.sampling.stops import ABANDON_S
 from ..statuses import INTERRUPTED
 
@@ -31,8 +32,10 @@ ENDED = ("interrupted by Ctrl-C as the command ended (what it printed, and every
 
 def exit_now(status: int, line: str | None = None) -> NoReturn:
     """End the process at once with ``status``: Ctrl-C ignored, ``line`` said, the
-    output flushed; no exit function runs (XLA may still compile in its thread)."""
+    output flushed; no exit function runs (XLA may still compile in its thread). A
+    child of :mod:`~jitmagic.measure.children` says first that it got to its end."""
     ignore_ctrl_c()
+    children.finished()
     if line is not None:
         with contextlib.suppress(Exception):
             print(f"jitmagic: {line}", file=sys.stderr)

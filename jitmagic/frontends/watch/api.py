@@ -27,6 +27,7 @@ from ...model.saved.schema import printable
 from ...render.ledger import text
 from ...render.ledger.gate import gate_failures
 from ..cell_names import with_cell_names
+from ..output import check_endings  # noqa: F401 (where the hook finds it)
 from ..saving import write_outputs
 from ..showing import Showing
 from .live import Live
@@ -130,21 +131,6 @@ def check_gate(ledger: Ledger) -> None:
     broken = gate_failures(ledger)
     if broken:
         raise RecompiledError("jitwatch gate failed: " + "; ".join(broken), text(ledger))
-
-
-#: The file each option writes, by its ending: ``--html page.json`` wrote JSON.
-ENDINGS = {"--save": ".json", "--html": ".html"}
-
-
-def check_endings(paths: dict[str, str | None]) -> None:
-    """``InputError`` where a path given to ``--save`` or ``--html`` does not end as the
-    file it writes does (checked before the run: a ledger made is never lost to it)."""
-    for option, path in paths.items():
-        ending = ENDINGS.get(option)
-        if path is not None and ending and not path.lower().endswith(ending):
-            raise InputError(f"{option} writes a{'n HTML page' if ending == '.html' else ' JSON'}"
-                             f" file: give it a path ending in {ending} (got {path!r}), e.g. "
-                             f"{option} ledger{ending}")
 
 
 def wrote(option: str, path: str) -> str:

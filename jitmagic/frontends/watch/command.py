@@ -3,8 +3,10 @@ would (as ``__main__``, with ``sys.argv`` set), and print every compile it cause
 and what it cost.
 
 Exit statuses: 0 when the script ended (and the gate, if any, held); 1 when the script
-raised (its traceback is printed after the ledger) or the gate failed; 2 for bad options;
-3 for a report that cannot be written; 130 for Ctrl-C (the ledger so far is printed).
+raised (its traceback is printed after the ledger), the gate failed, or the script ended
+the process early (``os._exit``: no ledger, said by the command's supervising parent,
+:mod:`~jitmagic.frontends.script.crashes`); 2 for bad options; 3 for a report that cannot
+be written; 130 for Ctrl-C (the ledger so far is printed); 128 + N for signal N.
 
 The ledger's files are written and the status decided before anything is printed: a
 stdout whose reader has gone (``| head -c 100``) changes neither (:mod:`.streams`).
@@ -85,7 +87,7 @@ def main(argv: list[str]) -> int:
 def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
     """The gate of the options, every one checked before the script runs (its report
     paths made absolute: the script may chdir); else the exit status, said why."""
-    from .api import check_endings
+    from ..output import check_endings
     from .api import gate_of
 
     script = os.path.abspath(args.script)

@@ -39,12 +39,12 @@ from ..magic import charted
 from ..magic import options_of
 from ..magic import present
 from ..magic import shown_in_this_cell
+from ..output import check_endings
 from ..output import checked_path
 from ..output import distinct
 from ..output import unquoted
 from ..showing import ABANDONED_SHOWING
 from ..showing import Showing
-from .api import check_endings
 from .api import check_gate
 from .api import gate_of
 from .api import named_compile

@@ -16,8 +16,12 @@ Two ways to run one:
   why native code aborted), a timeout after which its whole process group is killed;
   Ctrl-C here kills it and is raised on.
 * :class:`Script` (``python ARGS...``, e.g. ``-m jitmagic FILE.py``): its output the
-  parent's own, in the parent's process group (a terminal's Ctrl-C reaches it as it
-  would have; the parent only waits), its exit status the result.
+  parent's own, in a process group of its own; the parent only waits, and hands each
+  SIGINT, SIGTERM and SIGHUP it gets on to it (:data:`FORWARDED`): a terminal's Ctrl-C
+  and a ``kill -INT`` of the parent alone reach it once each. Its exit status is the
+  result where it got to its end (:func:`finished`: Python's own end, or the command's
+  ``exit_now``); a status without that end (``os._exit`` in the script) is
+  :class:`~jitmagic.model.progress.EndedEarly`.
 
 Nothing is left behind: the request, result, stage and output files live in a
 temporary folder removed after, no process outlives the call, and no setting of this
@@ -43,6 +47,7 @@ from typing import Any
 from ...model.progress import ChildEnd
 from ...model.progress import CouldNotStart
 from ...model.progress import Crashed
+from ...model.progress import EndedEarly
 from ...model.progress import Failed
 from ...model.progress import Finished
 from ...model.progress import TimedOut
@@ -54,6 +59,8 @@ STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
 TAIL_LINES = 20
 #: Seconds a killed child gets to be reaped.
 REAP_S = 10.0
+#: The signals a script's parent hands on to it (where this process does not ignore them).
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,8 @@ class Script:
 
 #: The stage file's descriptor in a child (None in any other process).
 _stage_fd: int | None = None
+#: A script child's result file: written once it gets to its end (:func:`finished`).
+_result_path: str | None = None
 
 
 def stage(name: str) -> None:
@@ -81,6 +90,15 @@ def stage(name: str) -> None:
     if _stage_fd is not None:
         with contextlib.suppress(OSError):
             os.write(_stage_fd, (name.replace("\n", " ") + "\n").encode(errors="replace"))
+
+
+def finished() -> None:
+    """In a script child: say that it got to its end (Python's own, or an ``os._exit``
+    of the command's that decided its status), so that its parent can tell it from a
+    script that ended the process early. Elsewhere nothing."""
+    if _result_path is not None:
+        with contextlib.suppress(OSError):
+            os.close(os.open(_result_path, os.O_WRONLY | os.O_CREAT, 0o600))
 
 
 def inside() -> bool:
@@ -131,7 +149,7 @@ class _Files:
 
 def _request(what: Entry | Script, inputs: Any, files: _Files) -> dict[str, Any]:
     if isinstance(what, Script):
-        return {"argv": list(what.argv)}
+        return {"argv": list(what.argv), "result": str(files.result)}
     return {"module": what.module, "function": what.function, "inputs": inputs,
             "result": str(files.result)}
 
@@ -148,8 +166,8 @@ def _environment(added: Mapping[str, str] | None, files: _Files) -> dict[str, st
 
 def _start(argv: list[str], what: Entry | Script, files: _Files, env: dict[str, str],
            cwd: str | None) -> subprocess.Popen:
-    if isinstance(what, Script):  # the parent's output, its process group
-        return subprocess.Popen(argv, env=env, cwd=cwd)
+    if isinstance(what, Script):  # the parent's output, a group of its own (FORWARDED)
+        return subprocess.Popen(argv, env=env, cwd=cwd, process_group=0)
     with files.output.open("wb") as out:
         return subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
@@ -177,16 +195,35 @@ def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
 
 def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None
           ) -> int | None:
-    """The child's status (None: it ran past ``timeout_s``). A script's: a Ctrl-C here
-    reached it too (the same process group), and it decides what it does; here it only
-    waits on."""
+    """The child's status (None: it ran past ``timeout_s``). A script's: each signal of
+    :data:`FORWARDED` here is handed on to it, and it decides what it does."""
     if isinstance(what, Entry):
         with contextlib.suppress(subprocess.TimeoutExpired):
             return child.wait(timeout_s)
         return None
-    while True:
-        with contextlib.suppress(KeyboardInterrupt):
-            return child.wait()
+    with _forwarding(child.pid):
+        return child.wait()
+
+
+@contextlib.contextmanager
+def _forwarding(pid: int) -> Iterator[None]:
+    """Within, each signal of :data:`FORWARDED` this process gets goes to ``pid`` instead
+    (one this process ignores stays ignored: ``nohup``); the handlers before are put back
+    after. Off the main thread nothing is forwarded."""
+    def forward(signum: int, frame: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+    before: dict[int, Any] = {}
+    with contextlib.suppress(ValueError):  # not the main thread
+        for number in FORWARDED:
+            if signal.getsignal(number) is not signal.SIG_IGN:
+                before[number] = signal.signal(number, forward)
+    try:
+        yield
+    finally:
+        for forwarded, handler in before.items():
+            signal.signal(forwarded, handler if handler is not None else signal.SIG_DFL)
 
 
 def _end(status: int | None, what: Entry | Script, files: _Files,
@@ -197,7 +234,7 @@ def _end(status: int | None, what: Entry | Script, files: _Files,
     if status < 0:
         return Crashed(-status, last, files.tail(), fatal_of(files.output_lines()))
     if isinstance(what, Script):
-        return Finished(status, last)
+        return Finished(status, last) if files.result.exists() else EndedEarly(status, last)
     if status == 0 and files.result.exists():
         said = json.loads(files.result.read_text())
         if "error" in said:

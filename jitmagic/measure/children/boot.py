@@ -64,7 +64,11 @@ def main() -> None:
                                  | os.O_APPEND, 0o600)
     os.environ.pop(PARENT_ENV, None)  # a process this one starts is no child of the runner
     if "argv" in request:
-        _script(request["argv"])
+        children._result_path = request["result"]
+        try:
+            _script(request["argv"])
+        finally:  # Python's own end (a return, SystemExit, an error): not os._exit's
+            children.finished()
         return
     _entry(request)
     for stream in (sys.stdout, sys.stderr):  # ended here: no teardown (XLA's threads)
