@@ -199,11 +199,11 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
             print(f"jitmagic: {ignored}", file=sys.stderr)
         given = {"--save": args.save, "--html": args.html}
         args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
-        check_endings(given)  # as the watch's (after a device or folder is refused)
         _check_target(args)
         script = None if args.file == "demo" else os.path.abspath(args.file)
         distinct({"the script": script, "--save": args.save, "--html": args.html})
         distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
+        check_endings(given)  # as the watch's (after a device, a folder, one file twice)
         if args.processes is not None and not launcher.is_child() \
                 and launcher.check_count(args.processes) > 1:
             source = source_of(script)
