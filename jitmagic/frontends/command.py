@@ -185,6 +185,23 @@ def _check_target(args: argparse.Namespace) -> None:
     cpu_only_for_target(args)
 
 
+def _checked_outputs(args: argparse.Namespace) -> str | None:
+    """The environment, the report paths and ``--target`` checked before anything is
+    measured (``InputError`` where one is wrong); the script's absolute path, None for
+    the demo."""
+    ignored = launcher.check_environment()
+    if ignored:
+        print(f"jitmagic: {ignored}", file=sys.stderr)
+    given = {"--save": args.save, "--html": args.html}
+    args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+    _check_target(args)
+    script = None if args.file == "demo" else os.path.abspath(args.file)
+    distinct({"the script": script, "--save": args.save, "--html": args.html})
+    distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
+    check_endings(given)  # as the watch's (after a device, a folder, one file twice)
+    return script
+
+
 def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
@@ -194,16 +211,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     try:
         if args.jax:  # the cell under each release, each in a child of its own
             return show_releases(args, argv, Entry(__name__, measure_in_child.__name__))
-        ignored = launcher.check_environment()
-        if ignored:
-            print(f"jitmagic: {ignored}", file=sys.stderr)
-        given = {"--save": args.save, "--html": args.html}
-        args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
-        _check_target(args)
-        script = None if args.file == "demo" else os.path.abspath(args.file)
-        distinct({"the script": script, "--save": args.save, "--html": args.html})
-        distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
-        check_endings(given)  # as the watch's (after a device, a folder, one file twice)
+        script = _checked_outputs(args)
         if args.processes is not None and not launcher.is_child() \
                 and launcher.check_count(args.processes) > 1:
             source = source_of(script)
