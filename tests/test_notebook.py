@@ -217,3 +217,24 @@ def test_the_readme_example_at_the_default_options_says_faster_with_an_interval(
                         r"[\d.]+ m?s → [\d.]+ m?s( wall time)?, \d+ runs each\)", headline), shown
     assert ("less CPU time" in headline) == lines[table].startswith("  CPU time"), shown
     assert ("wall time" in headline) == lines[table].startswith("  wall time"), shown
+
+
+@pytest.mark.tpu
+def test_the_tours_first_comparison_is_decided_on_a_tpu(ip):
+    """On a TPU the compiler remembers within a process, so a run is at times not cold and
+    is left out: at ``-r 3`` the tour's first answer read "inconclusive after 2 runs". At
+    its default (``-r auto``) another run is taken, and a student's first answer is
+    decided there too. Run there with ``JAX_PLATFORMS=tpu pytest -m tpu``."""
+    import jax
+
+    if jax.default_backend() != "tpu":
+        pytest.skip("needs a TPU")
+    from jitmagic.model.stats.rule import INCONCLUSIVE
+
+    nb = nbformat.read(TOUR, as_version=4)
+    ip.run_cell(_cell(nb, "import jax.numpy as jnp").source, store_history=False)
+    first = _cell(nb, "r = %jitcompare")
+    assert "-r" not in first.source  # the default, as a student runs it
+    ip.run_cell(first.source.replace("-o", "-o -q"), store_history=False)
+    r = ip.user_ns["r"]
+    assert r.verdict.kind != INCONCLUSIVE, str(r)
