@@ -11,6 +11,7 @@ reason, at exit: it must not pass a gate it was given that was never applied.
 """
 
 import atexit
+import importlib.abc
 import importlib.util
 import os
 import sys
@@ -85,7 +86,7 @@ class _AfterJax:
         return spec
 
 
-class _Then:
+class _Then(importlib.abc.Loader):
     def __init__(self, loader):
         self.loader = loader
 
@@ -100,8 +101,15 @@ class _Then:
         _watch()
 
 
+_BEGUN: list[bool] = []
+
+
 def begin():
-    """Mark the first process, then watch once ``jax`` is imported (now, where it is)."""
+    """Mark the first process, then watch once ``jax`` is imported (now, where it is).
+    Once a process: ``site`` reads a folder twice where ``lib64`` links to ``lib``."""
+    if _BEGUN:
+        return
+    _BEGUN.append(True)
     os.environ.setdefault(TOP, str(os.getpid()))
     if importlib.util.find_spec("jitmagic") is None:
         why = ("jitmagic cannot be imported (no module named 'jitmagic': an editable "

@@ -320,3 +320,23 @@ def test_a_report_just_over_the_limit_is_not_said_to_be_the_limit(tmp_path):
         f.truncate(65 * 2**20)
     with pytest.raises(ValueError, match=r"is 65 MiB: larger"):
         files.read_bytes(big)
+
+
+# --- a stderr closed, or whose reader has gone -------------------------------------------
+
+
+@pytest.mark.slow  # a subprocess that measures
+@pytest.mark.parametrize("stderr", ["2>&-", "2> >(head -c 10 >/dev/null)"],
+                         ids=["closed", "reader-gone"])
+def test_a_stderr_closed_or_gone_loses_neither_the_report_nor_its_file(tiny, tmp_path, stderr):
+    """Progress, warnings and native crashes' tracebacks go to stderr; where it was closed
+    (``2>&-``) or its reader went away, the measurement goes on, its report reaches stdout
+    and ``--save`` is written (the command once ended with 1 and nothing)."""
+    saved = tmp_path / "p.json"
+    line = (f"{sys.executable} -m jitmagic {' '.join(ONCE)} --save {saved} {tiny} {stderr}; "
+            "echo status=$?")
+    done = subprocess.run(["bash", "-c", line], capture_output=True, text=True,
+                          env=_env(), timeout=300)
+    assert done.stdout.rstrip().endswith("status=0"), done.stdout
+    assert "jitcompare: model" in done.stdout and f"wrote {saved}" in done.stdout
+    assert jitmagic.load(saved).entry == "model"

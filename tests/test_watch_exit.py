@@ -145,3 +145,18 @@ def test_jitmagics_own_measuring_compiles_count_against_no_gate(tmp_path):
     assert done.stdout == "done -0.6\ncompared\n"
     ledger = jitmagic.load(str(tmp_path / "ledger.json"))
     assert [c.function for c in ledger.compiles if not c.eager] == ["step"]
+
+
+def test_the_command_watches_its_program_in_the_child_it_runs_it_in(tmp_path):
+    """``python -m jitmagic watch`` runs the program in a supervised child, started by
+    jitmagic's runner of child processes: the program's compiles are the run's, not
+    jitmagic's own measuring (they were all left out, and every gate held)."""
+    (tmp_path / "train.py").write_text(RECOMPILES)
+    env = {k: v for k, v in _env(None).items() if k != "JITMAGIC_IN_ONE_PROCESS"}
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "watch", "--fail-after-warmup",
+                           "0", "--save", "w.json", "train.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "done -0.9" in done.stdout and "`step` compiled 2 times" in done.stdout
+    saved = json.loads((tmp_path / "w.json").read_text())
+    assert [c["function"] for c in saved["compiles"] if c["function"] == "step"] == ["step"] * 2

@@ -24,7 +24,6 @@ import argparse
 import ast
 import atexit
 import dataclasses
-import faulthandler
 import os
 import shutil
 import sys
@@ -78,6 +77,7 @@ from .script.process import exit_now
 from .script.process import ignore_ctrl_c
 from .script.process import presses_counted
 from .script.releases import show as show_releases
+from .script.streams import forgiving_stderr
 from .script.streams import safe_output
 from .script.streams import show
 from .showing import ABANDONED_SHOWING
@@ -307,7 +307,7 @@ def entry() -> None:
     (:data:`~.script.process.ENDED`); the last exit function ignores Ctrl-C (the
     interpreter's own teardown would restore the default action, and die by SIGINT), so
     that the process never ends by a signal or with a traceback."""
-    faulthandler.enable()  # a crash in native code: Python's traceback, at least
+    forgiving_stderr()  # a crash in native code: Python's traceback, at least
     try:
         watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
     except KeyboardInterrupt:  # before the child took Ctrl-C over

@@ -76,13 +76,14 @@ def _reason(exc: OSError | ValueError) -> str:
 ENDINGS = {"--save": ".json", "--html": ".html"}
 
 
-def check_endings(paths: dict[str, str | None]) -> None:
+def check_endings(paths: dict[str, str | None], named: str = "report") -> None:
     """``InputError`` where a path given to ``--save`` or ``--html`` does not end as the
     file it writes does (checked before the run: a ledger or a measurement made is never
-    lost to it). The watch and the comparison's command refuse alike."""
+    lost to it). The watch and the comparison's command refuse alike, each example
+    ``named`` for what it writes ("report", "ledger")."""
     for option, path in paths.items():
         ending = ENDINGS.get(option)
         if path is not None and ending and not path.lower().endswith(ending):
             raise InputError(f"{option} writes a{'n HTML page' if ending == '.html' else ' JSON'}"
                              f" file: give it a path ending in {ending} (got {path!r}), e.g. "
-                             f"{option} report{ending}")
+                             f"{option} {named}{ending}")

@@ -1,12 +1,14 @@
 """The command's stdout and stderr: characters their encoding cannot write are replaced
 (:func:`safe_output`), and a stdout closed early (``| head``) ends the printing quietly
-(:func:`show`), so that a finished measurement never ends in a ``UnicodeEncodeError`` or
-a ``BrokenPipeError``.
+(:func:`show`), and a stderr closed or whose reader has gone drops what is written to it
+(:func:`forgiving_stderr`), so that a finished measurement never ends in a
+``UnicodeEncodeError`` or a ``BrokenPipeError``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import sys
 from typing import Any
@@ -75,3 +77,45 @@ def _silence(stream: Any) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
         os.close(devnull)
+
+
+class _Forgiving:
+    """A stderr whose writes never raise: once its reader has gone (a closed pipe) or it
+    was never there (``2>&-``), what is written is dropped, and the measurement, its
+    report on stdout and its files go on as if it had been read."""
+
+    def __init__(self, stream: Any):
+        self._stream, self._gone = stream, stream is None
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):  # BrokenPipeError among them; a closed file
+                self._gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._gone = True
+
+    def isatty(self) -> bool:
+        return not self._gone and self._stream.isatty()
+
+    def __getattr__(self, name: str) -> Any:  # the stream's own (encoding, fileno...)
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+def forgiving_stderr() -> None:
+    """``sys.stderr`` made :class:`_Forgiving`, and native crashes' tracebacks
+    (``faulthandler``) sent there where it has a file to write to."""
+    stream = sys.stderr
+    sys.stderr = _Forgiving(stream)
+    if stream is not None:
+        with contextlib.suppress(AttributeError, OSError, RuntimeError, ValueError):
+            faulthandler.enable(file=stream)

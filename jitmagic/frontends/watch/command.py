@@ -94,7 +94,7 @@ def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
     try:
         gate = gate_of(args.fail_after_warmup, args.max_compiles)
         outputs = {"--save": args.save, "--html": args.html}
-        check_endings(outputs)
+        check_endings(outputs, "ledger")
         distinct({"FILE.py": script, **outputs})
         _own_options_after(args, argv)
         # as the comparison's are checked before measuring

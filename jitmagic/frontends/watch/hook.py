@@ -228,7 +228,7 @@ def _gate(state: _State) -> Any:
     if not state.top:
         paths = {flag: _with_pid(path) for flag, path in paths.items()}
     gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
-    check_endings(paths)
+    check_endings(paths, "ledger")
     distinct(paths)
     paths = {flag: checked_path(path, flag) for flag, path in paths.items()}  # as the command
     state.options = {**options, **paths}

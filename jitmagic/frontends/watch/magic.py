@@ -140,7 +140,7 @@ class JitWatchMagics(Magics):
             args.save = checked_path(args.save, "--save")
             args.html = checked_path(args.html, "--html")
             distinct({"--save": args.save, "--html": args.html})
-            check_endings({"--save": args.save, "--html": args.html})
+            check_endings({"--save": args.save, "--html": args.html}, "ledger")
         except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except ValueError as exc:

@@ -423,9 +423,11 @@ def _with_field(miss: Miss) -> Miss:
                                         after=field_[2]))
 
 
-#: jitmagic's measuring code, and the watch's own within it.
+#: jitmagic's measuring code; within it, the watch's own and the runner of child
+#: processes (which runs the watched program itself under ``python -m jitmagic watch``).
 _MEASURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
-_WATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+_NOT_MEASURING = (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
+                  os.path.join(_MEASURE, "children", ""))
 
 
 def _measuring() -> bool:
@@ -435,7 +437,7 @@ def _measuring() -> bool:
     frame: Any = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(_MEASURE) and not name.startswith(_WATCH):
+        if name.startswith(_MEASURE) and not name.startswith(_NOT_MEASURING):
             return True
         frame = frame.f_back
     return False
