@@ -135,3 +135,16 @@ def test_a_signal_to_the_parent_alone_goes_on_to_the_script_it_waits_for():
     assert isinstance(end, Crashed) and end.signal == signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before
     assert psutil.Process().children() == []
+
+
+def test_a_crash_outside_any_variant_is_reproduced_with_the_file_alone():
+    """A crash where no variant was being measured (the watch's program, finding the
+    helpers) is reproduced by running the file alone, not "that step of that variant"."""
+    from jitmagic.model.progress import Crashed
+    from jitmagic.render.progress import crash_report
+
+    for stage in (None, "jitcompare: finding helpers"):
+        said = crash_report(Crashed(signal.SIGSEGV, stage))
+        assert "run your file alone (python FILE.py)" in said and "variant" not in said
+    said = crash_report(Crashed(signal.SIGSEGV, "jitcompare g: nested 2/3 · first call"))
+    assert "run that step of that variant alone" in said

@@ -54,6 +54,7 @@ def test_a_compile_that_kills_the_process_is_said_with_its_variant_and_stage(tmp
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("jitmagic: killed by SIGSEGV at jitcompare g: flat 1/1 · ")
     assert "native code (XLA, libtpu, or an extension your code calls) crashed" in last
+    assert "run that step of that variant alone (flat is jax.jit(f))" in last
     assert "Fatal Python error: Segmentation fault" in done.stderr  # faulthandler's
     assert not (tmp_path / "r.json").exists() and done.stdout == ""
 

@@ -102,10 +102,13 @@ def crash_report(end: Crashed, lost: str = MEASURED_LOST,
     if end.signal not in NATIVE:
         return f"ended by signal {where} (sent by another process: a timeout, kill); {lost}"
     said = f" ({end.fatal})" if end.fatal else ""
+    in_variant = any(f" {v} " in f" {end.stage or ''} " for v in ("flat", "nested"))
+    alone = ("that step of that variant alone (flat is jax.jit(f))" if in_variant else
+             "your file alone (python FILE.py)")
     return (f"killed by {where}{said}: native code (XLA, libtpu, or an extension your code "
             f"calls) crashed the process; {lost} (Python's traceback is above). To "
-            "reproduce it without jitmagic, run that step of that variant alone (flat is "
-            "jax.jit(f)); report it with the file at https://github.com/jax-ml/jax/issues")
+            f"reproduce it without jitmagic, run {alone}; where it crashes there too, "
+            "report it with the file at https://github.com/jax-ml/jax/issues")
 
 
 def ended_early(end: EndedEarly, lost: str = MEASURED_LOST, unstaged: str = "") -> str:
