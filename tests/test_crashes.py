@@ -72,6 +72,14 @@ def test_a_terminals_ctrl_c_reaches_the_watched_measurement_which_stops_as_befor
     """A terminal sends Ctrl-C to its foreground process group: the command's process and
     the child that measures. The child stops at its next checkpoint and shows what it
     measured (status 4); the command only waited."""
+    out, err, status, _ = _interrupted(tmp_path, lambda pid: os.killpg(pid, signal.SIGINT))
+    assert status == 4, err
+    assert "interrupted by the user" in out
+
+
+def _interrupted(tmp_path, press):
+    """The command measuring a cell, ``press(pid)`` once its second round has begun (a
+    log: one progress line a stage): its stdout, stderr, status and the children it had."""
     (tmp_path / "cell.py").write_text(SMALL_CELL)
     proc = subprocess.Popen([sys.executable, "-m", "jitmagic", "cell.py", "-r", "50"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -79,16 +87,16 @@ def test_a_terminals_ctrl_c_reaches_the_watched_measurement_which_stops_as_befor
                             env={**os.environ, "JAX_PLATFORMS": "cpu"})
     try:
         assert proc.stderr is not None
-        for line in proc.stderr:  # a log: one progress line a stage
-            if " 2/" in line:  # the second round has begun
+        for line in proc.stderr:
+            if " 2/" in line:
                 break
-        os.killpg(proc.pid, signal.SIGINT)
+        children = psutil.Process(proc.pid).children()
+        press(proc.pid)
         out, err = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 4, err
-    assert "interrupted by the user" in out
+    return out, err, proc.returncode, children
 
 
 def _command(tmp_path, *args, env=None):
@@ -171,22 +179,7 @@ def test_sigint_to_the_commands_pid_alone_stops_it_as_a_terminals_ctrl_c(tmp_pat
     """``kill -INT PID`` reaches the command's process only, not its group: the command
     hands it on to the child that measures, which stops as for Ctrl-C (status 4), and no
     process is left."""
-    (tmp_path / "cell.py").write_text(SMALL_CELL)
-    proc = subprocess.Popen([sys.executable, "-m", "jitmagic", "cell.py", "-r", "50"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path, start_new_session=True,
-                            env={**os.environ, "JAX_PLATFORMS": "cpu"})
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if " 2/" in line:
-                break
-        child = psutil.Process(proc.pid).children()
-        os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 4, err
+    out, err, status, child = _interrupted(tmp_path, lambda pid: os.kill(pid, signal.SIGINT))
+    assert status == 4, err
     assert "interrupted by the user" in out
     assert len(child) == 1 and not psutil.pid_exists(child[0].pid)
