@@ -178,8 +178,8 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True,
     """The comparison at a glance (:func:`glance`), then what its options added
     (the diff against ``--baseline``, the ranked causes where a part that tells one was
     asked for (:func:`asked_why`), each part's section). In HTML the chart comes
-    first, and every section after the glance is folded: the full report, the causes,
-    each part's, each opening with a click."""
+    first, then each part's answer (which folds its own details), then the full report
+    and the causes, each folded, opening with a click."""
     short = glance(c, html_path)
     added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
         if c.baseline is not None else []
@@ -188,11 +188,10 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True,
     causes = [] if asked_why(c) else why_blocks(c)  # else among the sections added
     folded = [("the full report: spreads, both clocks, program sizes, notes, warnings",
                html_summary(c)),
-              *([(as_text(causes[:1]), as_html(causes))] if causes else []),
-              *((t.split("\n", 1)[0], h) for t, h in added)]
+              *([(as_text(causes[:1]), as_html(causes))] if causes else [])]
     page_ = as_html([short[0], Image(png, "the first call in parts, per variant"), *short[1:]])
-    return {"text/plain": text_,
-            "text/html": "\n".join([page_, *(fold(said, body) for said, body in folded)])}
+    return {"text/plain": text_, "text/html": "\n".join(
+        [page_, *(h for _, h in added), *(fold(said, body) for said, body in folded)])}
 
 
 def sections(c: Comparison, plot: bool = True, why: bool = True,
