@@ -255,18 +255,22 @@ def _env(**extra):
     return {**os.environ, "PYTHONPATH": str(ROOT), lockstep.TIMEOUT_ENV: "60", **extra}
 
 
-def _launch(*argv, timeout=120):
+def _launch(*argv, timeout=120, tmpdir=None):
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "jitmagic", *argv], capture_output=True,
-                          text=True, env=_env(), timeout=timeout)
+                          text=True, env=_env() | ({"TMPDIR": str(tmpdir)} if tmpdir else {}),
+                          timeout=timeout)
     return done, time.monotonic() - start
 
 
 @pytest.mark.slow  # two processes on loopback
 def test_the_launcher_shows_process_0s_report_with_every_process_samples(plain, tmp_path):
-    saved = tmp_path / "two.json"
-    done, _ = _launch("--processes", "2", str(plain), "-r", "3", "-q", "--save", str(saved))
+    saved, temporary = tmp_path / "two.json", tmp_path / "tmp"
+    temporary.mkdir()
+    done, _ = _launch("--processes", "2", str(plain), "-r", "3", "-q", "--save", str(saved),
+                      tmpdir=temporary)
     assert done.returncode == 0, done.stderr
+    assert not list(temporary.glob("jitmagic-processes-*"))  # its processes' logs removed
     assert done.stdout.count("jitcompare: loss") == 1  # process 0's report, once
     report = json.loads(saved.read_text())
     assert report["env"]["process_count"] == 2

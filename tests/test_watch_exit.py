@@ -160,3 +160,17 @@ def test_the_command_watches_its_program_in_the_child_it_runs_it_in(tmp_path):
     assert "done -0.9" in done.stdout and "`step` compiled 2 times" in done.stdout
     saved = json.loads((tmp_path / "w.json").read_text())
     assert [c["function"] for c in saved["compiles"] if c["function"] == "step"] == ["step"] * 2
+
+
+@pytest.mark.parametrize("end", ["sys.exit(0)", "sys.exit(main())"])
+def test_a_script_that_ends_with_sys_exit_0_is_judged_by_its_gate(tmp_path, end):
+    """``sys.exit(main())`` is how scripts end: status 0 there is the run's ordinary end,
+    which the gate judges (it read "Gate not checked: the run raised before its end")."""
+    (tmp_path / "train.py").write_text(RECOMPILES.replace("import os", "import os, sys")
+                                       + "def main():\n    return 0\n" + end + "\n")
+    env = {k: v for k, v in _env(None).items() if k != "JITMAGIC_IN_ONE_PROCESS"}
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "watch", "--fail-after-warmup",
+                           "0", "train.py"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr  # the gate's failure
+    assert "Gate FAILED" in done.stdout and "not checked" not in done.stdout

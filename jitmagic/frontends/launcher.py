@@ -30,6 +30,7 @@ import ast
 import contextlib
 import math
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -194,6 +195,7 @@ def launch(count: int, argv: list[str]) -> int:
         return interrupted(children)
     finally:
         kill(children)
+        shutil.rmtree(logs, ignore_errors=True)  # their tails were said where one failed
 
 
 def free_port() -> int:

@@ -116,6 +116,9 @@ def watched(gate: Gate, source: str, source_file: str | None = None, *,
     except KeyboardInterrupt:
         stopped = True
         raise
+    except SystemExit as exc:  # ``sys.exit(main())``: a script's ordinary end where it is 0
+        error = None if exc.code in (0, None) else one_line(exc)
+        raise
     except BaseException as exc:
         error = one_line(exc)
         raise
