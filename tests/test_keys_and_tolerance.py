@@ -176,7 +176,7 @@ def test_one_adamw_step_of_a_small_mlp_matches():
     # On this machine (JAX 0.10.2, CPU) both variants return identical values; where XLA
     # reassociates differently they match within float32 rounding. Never a mismatch.
     assert result.outputs_kind in ("exact", "rounding") and result.outputs_match is True
-    line = [s for s in str(result).splitlines() if s.startswith("outputs:")][0]
+    line = [s for s in result.report(verbose=True).splitlines() if s.startswith("outputs:")][0]
     assert line.startswith("outputs: flat and nested match")
 
 
