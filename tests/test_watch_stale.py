@@ -50,6 +50,22 @@ def test_a_module_level_learning_rate_the_loop_changes_is_named_with_its_line(ip
     assert L.Ledger.from_dict(ledger.to_dict()).stale == ledger.stale  # saved, loaded
 
 
+#: A rate changed as the last, short batch comes: that batch traces again at 0.05 while
+#: the full batch's program, traced at 0.1, stays JAX's for its shape.
+SHORT_LAST_BATCH = """\
+import jax, jax.numpy as jnp
+LR = 0.1
+
+@jax.jit
+def train_step(w, x):
+    return w - LR * x.mean(0)
+
+w = jnp.ones(4)
+for LR, batch in ((0.1, 8), (0.05, 3)):
+    w = train_step(w, jnp.ones((batch, 4)))
+"""
+
+
 def test_a_value_the_step_closed_over_and_the_loop_rebinds_is_named():
     def train(steps):
         lr = 0.5
@@ -76,18 +92,7 @@ def test_a_step_traced_again_after_the_change_still_holds_the_old_program_and_is
     """The short batch traced at 0.05; the full batch's program, traced at 0.1, is still
     JAX's for that shape: a call of it after the change computes with 0.1 (a short last
     batch each epoch hides a stale rate so), named once."""
-    ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", """\
-import jax, jax.numpy as jnp
-LR = 0.1
-
-@jax.jit
-def train_step(w, x):
-    return w - LR * x.mean(0)
-
-w = jnp.ones(4)
-for LR, batch in ((0.1, 8), (0.05, 3)):  # the short last batch traces again, at 0.05
-    w = train_step(w, jnp.ones((batch, 4)))
-""")
+    ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", SHORT_LAST_BATCH)
     assert [c.reason.kind for c in ledger.watched if c.function == "train_step"] == [
         K.FIRST, K.SHAPE]
     assert [(v.name, v.traced, v.now) for v in ledger.stale] == [("LR", "0.1", "0.05")]
@@ -196,18 +201,7 @@ for i in range(3):
 def test_of_two_compiled_versions_the_one_that_holds_the_old_value_is_named(ip):
     """The full batch's program traced at 0.1, the short last batch's at 0.05 (now): the
     full batch's is the stale one, named by its inputs."""
-    ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", """\
-import jax, jax.numpy as jnp
-LR = 0.1
-
-@jax.jit
-def train_step(w, x):
-    return w - LR * x.mean(0)
-
-w = jnp.ones(4)
-for LR, batch in ((0.1, 8), (0.05, 3)):
-    w = train_step(w, jnp.ones((batch, 4)))
-""")
+    ledger = ip.run_cell_magic("jitwatch", "--no-plot -o", SHORT_LAST_BATCH)
     (v,) = ledger.stale
     assert v.inputs == "f32[4], f32[8,4]"
     assert "`train_step` (defined at line 5), its program for inputs f32[4], f32[8,4], " \
