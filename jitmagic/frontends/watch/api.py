@@ -1,12 +1,8 @@
-"""``jitmagic.watch()``: the user's code runs as written, and every compile it causes is
-recorded in a :class:`~jitmagic.model.ledger.Ledger` (``%%jitwatch`` and
-``python -m jitmagic watch`` run their code through :func:`watched`).
-
-Nothing of the watched code is changed or run again: the block runs once, in place, and
-its effects stay. What the watch set (JAX's explanations, a log filter, a listener) is
-put back on every path out, also after an error or Ctrl-C; the block's own exception is
-raised as it was, after the ledger is made.
-"""
+"""``jitmagic.watch()``: the user's code runs once, as written and in place, and every
+compile it causes is recorded in a :class:`~jitmagic.model.ledger.Ledger` (``%%jitwatch``
+and the command run their code through :func:`watched`). What the watch set is put back
+on every path out, also after an error or Ctrl-C; the block's own exception is raised as
+it was, after the ledger is made."""
 
 from __future__ import annotations
 
@@ -34,8 +30,7 @@ from .live import Live
 
 
 class Watch:
-    """What ``with jitmagic.watch() as w:`` gives: ``w.ledger`` once the block has ended
-    (None while it runs); ``w`` shows as its ledger."""
+    """What ``with jitmagic.watch() as w:`` gives: ``w.ledger`` once the block ended."""
 
     def __init__(self) -> None:
         self.ledger: Ledger | None = None
@@ -70,10 +65,9 @@ def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = No
     seconds (``w.ledger``, shown by ``print(w)`` or as a cell's value).
 
     ``fail_after_warmup=N`` fails (``RecompiledError``, an ``AssertionError``) when any
-    function compiles more than N times, its warm-up; ``max_compiles=N`` when the block
-    compiles more than N times in all. The gate is checked when the block ends without
-    an error; the ledger is there either way. ``live``: each recompile is said on stderr
-    as it happens (one line; ``live=False``: none)."""
+    function compiles more than N times; ``max_compiles=N`` when the block compiles more than
+    N times in all; checked when the block ends without an error. ``live``: each recompile is
+    said on stderr as it happens (``live=False``: none)."""
     __tracebackhide__ = True  # pytest shows the failing test's lines, not these
     gate = gate_of(fail_after_warmup, max_compiles)
     w = Watch()
@@ -90,7 +84,7 @@ def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = No
 
 
 def _shell() -> Any:
-    """The IPython shell running this process's code (None: none, or IPython not loaded)."""
+    """The IPython shell running this process's code (None: none)."""
     ipython = sys.modules.get("IPython")
     get = getattr(ipython, "get_ipython", None)
     return get() if callable(get) else None
@@ -104,9 +98,8 @@ def named_compile(c: Compile, shell: Any, source_file: str | None = None) -> Com
 @contextmanager
 def watched(gate: Gate, source: str, source_file: str | None = None, *,
             on_again: Callable[[Compile], None] | None = None) -> Iterator[list[Ledger]]:
-    """Within, compiles are recorded (``on_again``: told of each recompile as it begins,
-    :mod:`.live`); after (also after an error or Ctrl-C, which are raised again), the
-    list holds the ledger."""
+    """Within, compiles are recorded (``on_again``: told of each recompile, :mod:`.live`);
+    after, also after an error or Ctrl-C (raised again), the list holds the ledger."""
     recorder = Recorder(on_again=on_again)
     made: list[Ledger] = []
     error, stopped = None, False
@@ -143,8 +136,7 @@ def wrote(option: str, path: str) -> str:
 
 def write_ledger(ledger: Ledger, save: str | None, html: str | None,
                  showing: Showing | None = None) -> tuple[list[str], list[str]]:
-    """Write ``ledger`` to ``--save`` and ``--html`` (paths checked; None: not asked) by
-    the one report writer (:func:`~jitmagic.frontends.saving.write_outputs`): (what was
+    """Write ``ledger`` to ``--save`` and ``--html`` (None: not asked): (what was
     written, what could not be and why), one line each."""
     return write_outputs(ledger, argparse.Namespace(save=save, html=html), showing,
                          said=wrote)

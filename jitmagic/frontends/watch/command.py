@@ -1,18 +1,13 @@
 """``python -m jitmagic watch FILE.py [ARGS...]``: run a script as ``python FILE.py ARGS``
-would (as ``__main__``, with ``sys.argv`` set), and print every compile it caused, why,
-and what it cost.
+would, and print every compile it caused, why, and what it cost.
 
-Exit statuses: 0 when the script ended (and the gate, if any, held); 1 when the script
-raised (its traceback is printed after the ledger), the gate failed, or the script ended
-the process early (``os._exit``: no ledger, said by the command's supervising parent,
-:mod:`~jitmagic.frontends.script.crashes`); 2 for bad options; 3 for a report that cannot
-be written; 130 for Ctrl-C (the ledger so far is printed); 128 + N for signal N.
-
-The ledger's files are written and the status decided before anything is printed: a
-stdout whose reader has gone (``| head -c 100``) changes neither (:mod:`.streams`).
-``JITMAGIC_WATCH=1 python FILE.py`` needs no command (:mod:`.hook`): installing jitmagic
-installs its hook, and ``--install-hook`` and ``--remove-hook`` say so (without JAX).
-"""
+Exit statuses: 0 the script ended (and the gate held); 1 it raised (its traceback is
+printed after the ledger), the gate failed, or it ended the process early (``os._exit``:
+no ledger, said by the supervising parent); 2 bad options; 3 a report that cannot be
+written; 130 Ctrl-C (the ledger so far is printed); 128 + N signal N. Files and status are
+decided before anything is printed, so a stdout whose reader has gone changes neither
+(:mod:`.streams`). ``--install-hook``/``--remove-hook`` are retired: installing jitmagic
+installs the hook of ``JITMAGIC_WATCH=1`` (:mod:`.hook`)."""
 
 from __future__ import annotations
 
@@ -85,8 +80,8 @@ def main(argv: list[str]) -> int:
 
 
 def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
-    """The gate of the options, every one checked before the script runs (its report
-    paths made absolute: the script may chdir); else the exit status, said why."""
+    """The gate of the options, every one checked before the script runs (report paths
+    made absolute: the script may chdir); else the exit status, said why."""
     from ..output import check_endings
     from .api import gate_of
 
@@ -111,8 +106,8 @@ def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
 
 
 def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str | None]:
-    """Run the script as ``python FILE.py ARGS`` would, watched: (the ledger, in a list
-    where the watch made one; the exit status; the script's traceback, where it raised)."""
+    """Run the script as ``python FILE.py ARGS`` would, watched: (the ledger in a list
+    where one was made, the exit status, the script's traceback where it raised)."""
     from .api import watched
     from .live import Live
 
@@ -144,11 +139,9 @@ OUTPUT_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools
 
 
 def _own_options_after(args: argparse.Namespace, argv: list[str]) -> None:
-    """``InputError`` where the script's arguments start a gate option of the watch's own
-    (``watch train.py --fail-after-warmup 1``, as a ``--help`` line read: the option went
-    to the script, and a gate that is not set cannot fail); a note on stderr for
-    ``--save``/``--html`` there, which a script may take itself. Arguments after ``--``
-    (``watch train.py -- --max-compiles 3``) are the script's, said nothing of."""
+    """``InputError`` where the script's arguments start a gate option of the
+    watch's (it went to the script: a gate not set cannot fail); a note on stderr for
+    ``--save``/``--html`` there. Arguments after ``--`` are the script's."""
     rest = argv[argv.index(args.script) + 1:] if args.script in argv else []
     if rest[:1] == ["--"]:
         return

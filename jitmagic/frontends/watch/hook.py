@@ -1,36 +1,19 @@
 """``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
 
-Installing jitmagic puts ``jitmagic-watch.pth`` and the standard-library module it runs,
-``jitmagic_watch.py``, into site-packages (data files of the wheel, pyproject.toml;
-``pip uninstall`` removes them). The line costs a dictionary look-up at start where the
-variable is unset, empty or ``0``; set, the module imports this one once the program has
-imported JAX (a process that never does, pip, loads nothing of jitmagic). This module:
+Installing jitmagic puts ``jitmagic-watch.pth`` and the stdlib module it runs,
+``jitmagic_watch.py``, into site-packages; where the variable is set, that module imports
+this one once the program has imported JAX. This module reads the variable
+(:func:`parse`: ``1``, ``0`` or the command's options as ``NAME=VALUE`` joined by commas),
+starts the watch with its report paths checked as the command checks them (where it
+cannot, it says why on stderr, the program runs unwatched and ends with status 2, or 3 for
+a path it cannot write: a gate given must not pass unapplied), and at exit writes the
+files, decides the status and then writes the ledger on stderr (:mod:`.streams`); a
+failed gate or file ends a program that ended cleanly with status 1 (3)
+(:func:`jitmagic_watch.end`).
 
-- reads the variable (:func:`parse`): ``1``, or the watch's own options
-  (``python -m jitmagic watch``'s, from :func:`jitmagic.options.table.specs_for`) as
-  ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
-  off;
-- starts the watch, its report paths checked as the command checks them (JAX is
-  imported: what the program set before ``import jax``, ``JAX_PLATFORMS``, applies).
-  Where it cannot (a bad value, a path it cannot write), it says why in one line on
-  stderr, the program runs unwatched and ends at exit with status 2 (3: a path it
-  cannot write, as the command), saying why again (:func:`jitmagic_watch.fail_at_exit`):
-  a gate given must not pass unapplied;
-- at exit (``atexit``) writes the files asked for, decides the status, then writes the
-  ledger on stderr (:mod:`.streams`: a stderr that is closed, gone or not read changes
-  neither); where the gate failed (or a file could not be written) and the program ended
-  without an uncaught error, the last exit handler ends the process with status 1 (3)
-  through the interpreter's own shutdown (:func:`jitmagic_watch.end`).
-
-Processes the program starts inherit the variable and are watched the same way, each
-writing its own ledger; the first process to read the variable marks itself in
-:data:`TOP`, and the others write ``ledger.PID.json`` for ``save=ledger.json``. A child
-``os.fork()`` made without ``exec`` is none of them: it writes nothing.
-
-Recording, the gate, the live lines and the report files are the watch's own
-(:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`), imported as it
-starts.
-"""
+Processes the program starts are watched the same way; the first marks itself in
+:data:`TOP`, the others write ``ledger.PID.json`` for ``save=ledger.json``. A child of
+``os.fork()`` without ``exec`` writes nothing."""
 
 from __future__ import annotations
 
@@ -71,8 +54,8 @@ def _name(option: str) -> str:
 
 
 def parse(value: str) -> dict[str, Any] | None:
-    """The options in ``value`` (``{}`` for ``1``; None for ``0`` or empty: off), keyed
-    as the command's options are (``--save``); ``BadValue`` says what is wrong."""
+    """The options in ``value`` (``{}`` for ``1``; None for ``0`` or empty: off), keyed as
+    the command's (``--save``); ``BadValue`` says what is wrong."""
     value = value.strip()
     if value in ("", "0"):
         return None
@@ -130,22 +113,19 @@ def _said(message: str) -> None:
 
 
 def _refused(why: str, status: int = NOT_APPLIED) -> None:
-    """Say at once that the watch asked for cannot be applied, and why: the program runs
-    unwatched, and one that imports JAX ends with ``status`` at exit (a gate it was given
-    must not pass unapplied; pip, which never imports JAX, is left alone)."""
+    """Say that the watch cannot be applied, and why: the program runs unwatched, and
+    one that imports JAX ends with ``status`` at exit."""
     _said(f"{why}; the program runs unwatched, and ends with status {status}")
     fail_at_exit(why, status)
 
 
 def _ours() -> _State | None:
-    """This process's watch (None where there is none, or it is a fork's child's copy)."""
+    """This process's watch (None: none, or a fork's child's copy)."""
     return _state if _state is not None and _state.pid == os.getpid() else None
 
 
 def begin() -> None:
-    """Read :data:`VARIABLE` and, where it asks for the watch, start it (JAX is imported:
-    :mod:`jitmagic_watch` imports this module then); a bad value is refused
-    (:func:`_refused`)."""
+    """Read :data:`VARIABLE` and, where it asks for the watch, start it."""
     global _state
     if _state is not None:
         return
@@ -172,16 +152,14 @@ def _source() -> str:
 
 
 def _script() -> str | None:
-    """The program's file, absolute and normalised (its own lines read ``line N``, not a
-    path cut at the folder's name or with ``..`` in it); None for ``python -c``."""
+    """The program's file, absolute and normalised; None for ``python -c``."""
     first = sys.argv[0] if sys.argv else ""
     return os.path.abspath(first) if first and os.path.isfile(first) else None
 
 
 def _start() -> None:
-    """Start the watch (JAX is imported); where its options cannot be used (a path that
-    does not end as its file, or cannot be written), or it cannot start, the program runs
-    unwatched and fails at exit (:func:`_refused`)."""
+    """Start the watch; where its options cannot be used or it cannot start, the program
+    runs unwatched and fails at exit (:func:`_refused`)."""
     state = _ours()
     if state is None:
         return
@@ -216,8 +194,8 @@ def _start() -> None:
 
 
 def _gate(state: _State) -> Any:
-    """The gate of the options, checked with the report paths (a process the first one
-    started writes its own files); ``InputError`` says what is wrong."""
+    """The gate of the options, with the report paths checked (a child process writes its
+    own files); ``InputError`` says what is wrong."""
     from ..output import checked_path
     from ..output import distinct
     from .api import check_endings
@@ -244,7 +222,7 @@ def _with_pid(path: str | None) -> str | None:
 
 def _finish() -> None:
     """Stop the watch, write its files and decide the status, then say the ledger on
-    stderr: what is said there (or not: a reader gone) changes neither."""
+    stderr (a reader gone changes neither)."""
     state = _ours()
     if state is None or state.entered is None:
         return
@@ -277,8 +255,8 @@ def _finish() -> None:
 
 
 def _replaced(path: str | None) -> list[str]:
-    """A line where ``path`` holds the ledger of another program (two programs one after
-    another under one ``save=``: the second's replaces the first's)."""
+    """A line where ``path`` holds another program's ledger (two programs under one
+    ``save=``: the second replaces the first's)."""
     try:
         with open(path or "", encoding="utf-8") as f:
             before = json.load(f).get("source")

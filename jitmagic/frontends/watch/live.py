@@ -1,15 +1,7 @@
-"""Each recompile said as it happens, not only when the run ends: a job that recompiles
-at every step says so at step 2, hours before its ledger.
-
-The recorder calls :class:`Live` on the thread that compiles, before the call that
-compiles returns (:class:`~jitmagic.measure.watch.recorder.Recorder`'s ``on_again``);
-it writes one line per recompile (:func:`~jitmagic.render.ledger.values.live_line`): on stderr
-from ``jitmagic.watch()`` and ``python -m jitmagic watch``, and in the notebook from
-``%%jitwatch`` (one line, updated in place). Each of the first :data:`EACH` recompiles
-gets its line, then the 20th, 50th, 100th, 200th, ...: a loop that recompiles on every
-step is said without a flood. A loop that never recompiles writes nothing and costs
-nothing (JAX fires no event on a cache hit).
-"""
+"""Each recompile said as it happens (a job recompiling at every step says so at step 2),
+on stderr or as the notebook's one updated line: each of the first :data:`EACH` of a
+function, then the 20th, 50th, 100th, 200th, ... A loop that never recompiles costs
+nothing (JAX fires no event on a cache hit)."""
 
 from __future__ import annotations
 
@@ -31,10 +23,8 @@ def said(n: int) -> bool:
 
 
 class Live:
-    """Counts the run's recompiles, and each function's, and writes the line of each one
-    :func:`said` of its function (``write``: where the line goes; ``name``: the compile as
-    its place should read, the magic's cells named as the notebook names them): a step
-    that recompiles on every call floods nothing and hides no other function's first."""
+    """Counts the run's recompiles and each function's, and writes the line of each
+    :func:`said` (``write``: where; ``name``: the compile as its place should read)."""
 
     def __init__(self, write: Callable[[str], object] = write,
                  source_file: str | None = None,

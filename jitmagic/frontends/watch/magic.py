@@ -1,13 +1,8 @@
-"""The ``%%jitwatch`` / ``%jitwatch`` magic: run the cell as written, in the user's
-namespace, and show every compile it caused, why, and what it cost.
-
-Unlike ``%%jitcompare`` the cell runs once, in place: its definitions and effects stay,
-and its last expression is its value (as with ``%%time``; ``-o`` returns the ledger
-instead). The cell is compiled under IPython's own cell file name, its lines numbered as the
-notebook numbers them (the ``%%jitwatch`` line is line 1), so tracebacks and the ledger's
-lines read as the cell's. An error in the cell shows the ledger of what ran
-before it, then the error with the cell's own traceback; Ctrl-C shows the ledger so far.
-"""
+"""``%%jitwatch`` / ``%jitwatch``: run the cell once, as written, in the user's namespace
+(its definitions stay; its last expression is its value, ``-o`` returns the ledger), and
+show every compile it caused, why, and what it cost. The cell runs under IPython's cell
+file name, numbered as the notebook numbers it; an error shows the ledger of what ran
+before it, then the error with the cell's own traceback; Ctrl-C shows the ledger so far."""
 
 from __future__ import annotations
 
@@ -67,8 +62,7 @@ class JitWatchMagics(Magics):
         """Run the cell (or the statement after %jitwatch) as written, and show every
         trace and compile it caused: per jitted function, how often, JAX's reason
         (a weak type, a new shape, a static value, a function made anew, ...), the line
-        that made the call, the seconds each cost and what to do about it.
-        """
+        that made the call, the seconds each cost and what to do about it."""
         assert self.shell is not None
         options, code = self._parsed(line, cell)
         filename = self._compiled(code, cell if cell is not None else code)
@@ -102,8 +96,8 @@ class JitWatchMagics(Magics):
         return ledger
 
     def _compiled(self, code: str, raw: str) -> str:
-        """The file name ``code`` runs under, IPython's for the running cell; its syntax
-        error alone, where it has one (nothing would run: no ledger of nothing)."""
+        """The file name ``code`` runs under (IPython's for the running cell);
+        its syntax error alone, where it has one."""
         assert self.shell is not None
         filename: str = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
         try:
@@ -113,11 +107,8 @@ class JitWatchMagics(Magics):
         return filename
 
     def _cell_number(self) -> int:
-        """The number the notebook shows for the cell running this magic (``In [4]``):
-        IPython's own record of the cell it runs (its ``ExecutionResult``; IPython counts
-        a stored cell before running it, so ``execution_count`` is already the next
-        one's). Where no cell runs (``run_cell_magic`` called directly) the count as it
-        stands."""
+        """The number the notebook shows for the running cell: IPython's
+        ``ExecutionResult``'s (``execution_count`` is already the next one's), else the count."""
         assert self.shell is not None
         running = getattr(self.shell.displayhook, "exec_result", None)
         number = getattr(running, "execution_count", None)
@@ -152,10 +143,8 @@ class JitWatchMagics(Magics):
         return args, as_numbered(cell, self.shell.transform_cell(cell))
 
     def _run(self, code: str, filename: str) -> Any:
-        """Run ``code`` in the user's namespace as IPython runs a cell's parts: its AST
-        transformers applied, compiled by its compiler (the cell's ``__future__``
-        imports), under its traps; the last expression's value returned, as ``%%time``
-        returns it (IPython then shows it as the cell's value)."""
+        """Run ``code`` in the user's namespace as IPython runs a cell (its AST
+        transformers, compiler flags and traps); the last expression's value returned."""
         assert self.shell is not None
         shell = self.shell
         tree = shell.transform_ast(shell.compile.ast_parse(code, filename))
@@ -171,9 +160,8 @@ class JitWatchMagics(Magics):
                         shell.user_global_ns, shell.user_ns)
 
     def _show(self, ledger: Ledger, options: Any) -> None:
-        """Show the ledger, then write its reports, as ``%%jitcompare`` shows a result
-        (:func:`~jitmagic.frontends.magic.present`): a Ctrl-C while its chart is drawn
-        shows it without the chart, a second one ends the cell with one line."""
+        """Show the ledger, then write its reports, as ``%%jitcompare`` shows a
+        result (:func:`~jitmagic.frontends.magic.present`)."""
         ledger = with_cell_names(ledger, self.shell)
 
         def show(showing: Showing, shown: list[bool]) -> None:
@@ -191,8 +179,7 @@ class JitWatchMagics(Magics):
 
 
 class NotebookLine:
-    """The cell's live line (:mod:`.live`): shown at the first recompile, then updated in
-    place with each one said, above the ledger the cell shows when it ends."""
+    """The cell's live line (:mod:`.live`), shown at the first recompile, then updated in place."""
 
     def __init__(self) -> None:
         self.handle: Any = None
@@ -206,8 +193,8 @@ class NotebookLine:
 
 
 def _split_statement(line: str) -> tuple[str, str]:
-    """(the options, the statement) of a line magic: the options are the leading words
-    that start with ``-`` and, for those that take one, their value."""
+    """(the options, the statement) of a line magic: the leading words starting
+    with ``-``, and the values of those that take one."""
     words = line.split(" ")
     takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
              for flag in spec.flags}
@@ -218,8 +205,8 @@ def _split_statement(line: str) -> tuple[str, str]:
 
 
 def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
-    """``exc``, shown by IPython with the cell's own traceback (from its first line, with
-    none of the magic's frames): its type and message are the user's own."""
+    """``exc`` shown by IPython with the cell's own traceback, none of the
+    magic's frames."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
@@ -232,8 +219,8 @@ def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
 
 
 class ShownRecompiledError(RecompiledError):
-    """The gate's failure as IPython shows it, below the ledger: its sentences, no
-    traceback; named ``RecompiledError`` in a notebook's error output too."""
+    """The gate's failure as IPython shows it below the ledger, no traceback;
+    named ``RecompiledError``."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"RecompiledError: {self.sentences}"]

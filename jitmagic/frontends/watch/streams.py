@@ -1,14 +1,7 @@
-"""The watch's words on a stream that may be gone, closed or never read.
-
-The ledger is the last thing a watched program writes, and what is written must not
-decide how it ends: a reader that has gone (``2> >(head -c 100)``, a harness that closed
-the pipe), a stream closed at start (``2>&-``: Python then has no ``sys.stderr``, and
-``print(file=None)`` writes into the program's stdout) or a pipe nobody reads (a full
-pipe would hold the exit forever) get nothing more, said nowhere, and the exit status
-and the report files are the same as where it was read. While the program runs, a live
-line is written as the program's own lines are (it waits where they would), never into
-stdout, and never raises.
-"""
+"""The watch's words on a stream that may be gone, closed or never read: a reader gone
+(``| head -c 100``), a stream closed at start (``2>&-``) or a full pipe nobody reads gets
+nothing more, and the exit status and report files are as where it was read. A live
+line is written as the program's own lines are, never into stdout, and never raises."""
 
 from __future__ import annotations
 
@@ -24,12 +17,10 @@ PIECE = getattr(select, "PIPE_BUF", 512)
 
 
 def write(text: str, name: str = "stderr", last: bool = False) -> bool:
-    """Write ``text`` and a newline on ``sys.stderr`` (``name="stdout"``: stdout); False
-    where it could not be. ``last``: the process is ending (the ledger): a reader that
-    takes nothing for :data:`PATIENCE` seconds is given up, and a stream that failed is
-    sent nowhere from then on (the interpreter's own last flush then neither fails, an
-    exit status of 120, nor waits). Before that a line waits, and fails, as the
-    program's own writes there do."""
+    """Write ``text`` and a newline on stderr (or stdout); False where it could not be.
+    ``last``: the process is ending: a reader taking nothing for :data:`PATIENCE` seconds is
+    given up, and a stream that failed points nowhere after (the interpreter's last flush then
+    neither fails nor waits)."""
     stream = getattr(sys, name)
     if stream is None:
         return False
@@ -54,9 +45,8 @@ def write(text: str, name: str = "stderr", last: bool = False) -> bool:
 
 
 def _written(fd: int, data: bytes, patience: float | None) -> bool:
-    """Write ``data`` on ``fd``, a piece at a time, each once the reader can take it
-    where there is ``patience``; False where the reader has gone, or took nothing for
-    ``patience`` seconds."""
+    """Write ``data`` on ``fd`` a piece at a time, each once the reader can take it
+    where there is ``patience``; False where the reader has gone or took nothing that long."""
     waiting = getattr(select, "poll", None) if patience is not None else None
     poll = waiting() if waiting is not None else None
     if poll is not None:

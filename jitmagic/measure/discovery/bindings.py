@@ -1,8 +1,6 @@
-"""Where a helper is bound (a namespace's key, a class attribute), and swapping what
-those places hold for exactly as long as the entry's Python code runs. The places are
-the process's own, so measurements take a process-wide lock (:func:`one_measurement`),
-and the put-back cannot be cut short by Ctrl-C (:func:`put_back`).
-"""
+"""Where a helper is bound (a namespace's key, a class attribute), and swapping what those
+places hold while the entry's Python code runs: measurements take a process-wide lock
+(:func:`one_measurement`), and Ctrl-C cannot cut the put-back short (:func:`put_back`)."""
 
 from __future__ import annotations
 
@@ -64,8 +62,8 @@ class Binding:
 
 def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
                blame: str | None = None) -> Callable:
-    """``fn`` with the swaps in place while it runs, restored after; ``blame``, where
-    given, is added as a note to an exception ``fn`` raises (why the swaps caused it)."""
+    """``fn`` with the swaps in place while it runs; ``blame``, where given, is
+    noted on an exception ``fn`` raises."""
     if not swaps:
         return _named(fn)
 
@@ -110,9 +108,8 @@ def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
 
 
 def put_back(done: list[tuple[Any, Any]]) -> None:
-    """Each place in ``done`` holds its original again, last set first, with SIGINT held
-    (:func:`~jitmagic.interrupts.interrupts_held`) until all are back; an exception that
-    still lands inside makes the whole put-back run again, and is raised after."""
+    """Put each place back, last set first, with SIGINT held; an exception that still
+    lands makes the whole put-back run again, and is raised after."""
     try:
         with interrupts_held():
             _set_originals(done)
@@ -134,8 +131,8 @@ _waits = threading.local()
 
 @contextmanager
 def one_measurement() -> Iterator[None]:
-    """Within, no other thread measures: one that is measuring is waited for (the seconds
-    waited are kept for :func:`seconds_waited`). Ctrl-C stops the wait on the main thread."""
+    """Within, no other thread measures: one measuring is waited for (the seconds
+    kept for :func:`seconds_waited`). Ctrl-C stops the wait on the main thread."""
     if not _MEASURING.acquire(blocking=False):
         begun = time.perf_counter()
         _MEASURING.acquire()
@@ -153,15 +150,14 @@ def one_measurement() -> Iterator[None]:
 
 
 def seconds_waited() -> float:
-    """The seconds this thread waited in :func:`one_measurement` for another thread's
-    measurement since it last asked (0.0: it never had to wait)."""
+    """The seconds this thread waited for another's measurement since it last asked."""
     waited, _waits.seconds = getattr(_waits, "seconds", 0.0), 0.0
     return waited
 
 
 def jit_label(helper: str) -> str:
-    """The name a helper's jit has in the program (``jit[name=mylayers.dense]``): the
-    helper's own full name, so that two ``__call__`` methods are told apart."""
+    """The name a helper's jit has in the program (``jit[name=mylayers.dense]``): its
+    full name, so that two ``__call__`` methods are told apart."""
     return helper.replace("#", "_")
 
 

@@ -1,16 +1,11 @@
 """Which user function called which, read from a traced program's equations.
 
-An equation's traceback (innermost first) holds the function that built it and every
-caller, a chain of calls. A sub-jaxpr (a body, a rule, a nested jit) was traced on its
-own: its frames stop at the function traced, and the equation holding it says who
-called that; each distinct sub-jaxpr is read once, after its holder.
-
-Calls are counted by call site: the user frames above a function, each at a source
-position (line, column). A site in a loop is one however often it runs, a cached trace
-called from two sites is two, and copies of equations (``grad``'s) are no more sites.
-Where JAX inlines a jaxpr traced on its own (a checkpoint's forward part), its
-outermost user function (a *root*) has no caller.
-"""
+An equation's traceback holds the function that built it and its callers; a sub-jaxpr
+was traced on its own, so its frames stop at its function and the holding equation says
+who called it. Calls are counted by call site (the user frames above a function, at
+their source positions): a site in a loop is one, a cached trace called from two sites is
+two, ``grad``'s copies are no more. A jaxpr JAX inlines (a checkpoint's forward part)
+leaves its outermost user function (a *root*) without a caller."""
 
 from __future__ import annotations
 
@@ -57,8 +52,8 @@ class CallGraph:
 
 def read_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                stop: types.CodeType | None = None) -> CallGraph:
-    """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out (the
-    caller of the trace, where JAX keeps them) are not the program's."""
+    """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out are
+    the trace's caller's."""
     reader = _Reader(is_user, stop)
     reader.graph.roots = reader.visit(getattr(jaxpr, "jaxpr", jaxpr), ())
     return reader.graph
@@ -109,7 +104,7 @@ class _Reader:
 
     def _read(self, tb: Any, context: tuple[Site, ...],
               roots: dict[types.CodeType, None]) -> None:
-        """Note the calls on a traceback, outer first (the order they were made in)."""
+        """Note the calls on a traceback, outer first."""
         chain, complete = self._chain(tb)
         if not complete:  # frames the holder's own are the holder's, not called by it
             chain = chain[:len(chain) - _overlap(chain, context)]
@@ -131,8 +126,8 @@ class _Reader:
                 calls.call_sites += 1
 
     def _chain(self, tb: Any) -> tuple[tuple[Site, ...], bool]:
-        """The user frames on a traceback, innermost first, and whether it reached ``stop``
-        (then it holds its callers' frames itself)."""
+        """The user frames on a traceback, innermost first, and whether it reached
+        ``stop`` (then it holds its callers' frames itself)."""
         known = self.chains.get(tb)
         if known is None:
             frames, complete = [], False
@@ -148,9 +143,8 @@ class _Reader:
 
 
 def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
-    """How many outer frames of ``chain`` (a traceback that stops short) are the
-    innermost of its holder's ``context``: JAX traces a custom_vjp's backward rule under
-    its forward call's frames, which would make the caller its own caller."""
+    """How many outer frames of ``chain`` are the innermost of its holder's ``context``
+    (JAX traces a custom_vjp's backward rule under its forward call's frames)."""
     for k in range(min(len(chain), len(context)), 0, -1):
         if chain[-k:] == context[:k]:
             return k
@@ -164,8 +158,7 @@ KERNEL_PRIMITIVES = frozenset({"pallas_call"})
 
 def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> frozenset[types.CodeType]:
-    """The user functions whose every equation is inside a kernel primitive's body (a
-    Pallas kernel)."""
+    """The user functions whose every equation is inside a kernel body (Pallas)."""
     if not any(eqn.primitive.name in KERNEL_PRIMITIVES
                for current in distinct_jaxprs(jaxpr) for eqn in current.eqns):
         return frozenset()
@@ -189,7 +182,7 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
 @dataclass
 class Held:
     """A user function a library primitive holds and runs itself (lineax's
-    ``linear_solve`` its operator's ``matvec``): only the primitive shows it was called."""
+    ``linear_solve`` its operator's ``matvec``)."""
 
     #: The innermost user function on the holding equations (its caller), if any.
     caller: types.CodeType | None
@@ -236,8 +229,7 @@ def held_functions(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
 
 def _functions_in(values: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> list[types.FunctionType]:
-    """The user functions among ``values``, their containers and attributes, within
-    :data:`_HELD_DEPTH` and :data:`_HELD_VALUES`."""
+    """The user functions among ``values``, their containers and attributes, bounded."""
     found: dict[types.CodeType, types.FunctionType] = {}
     todo: list[tuple[Any, int]] = [(v, 0) for v in values]
     seen: set[int] = set()
@@ -266,7 +258,7 @@ def _caller(eqn: Any, is_user: Callable[[types.CodeType], bool]) -> types.CodeTy
 
 def _primitive(eqn: Any) -> str:
     """``lineax's `linear_solve```: the primitive and the innermost library on its
-    equation that is neither JAX nor a toolkit for making primitives (Equinox)."""
+    equation that is neither JAX nor a toolkit for making primitives."""
     codes = traceback_codes(eqn.source_info.traceback)
     packages = [p for c in codes if (p := _package(c.co_filename)) is not None]
     own = [p for p in packages if p not in _TOOLKITS] or packages

@@ -1,21 +1,13 @@
 """Which of the user's functions a trace really calls, and where each one is bound.
 
-One plain trace of the entry from cleared caches: every equation keeps the frames it
-was traced under, so which user functions built equations, who called whom and from
-how many sites are read from the program (:mod:`.call_graph`). A user function
-(:class:`~.found.UserFunctions`) is a helper when another user frame sits above it; one
-that builds no equation is not found (a jit would have nothing to do).
-
-Where a helper is bound is read from live objects (:mod:`.live_objects`): a method, the
-class whose ``__dict__`` holds it; a function, the names its caller's globals bind to
-it (those the caller writes first), else its own module's global of its name. A
-``self`` made during the trace, not of a module library, is caught by a second trace
-(:func:`caught_selves`); a decorator's wrapper and the function it wraps are one helper,
-and a wrapper several functions share gives way to each (:func:`without_decorated`: it
-would put them under one jit, nesting being by code object); a trace that raises
-leaves no program, and
-:func:`~jitmagic.measure.variants.entry.plan_entry` asks :mod:`.profiled` instead.
-"""
+One plain trace of the entry from cleared caches: who called whom and from how many sites
+is read from its equations' frames (:mod:`.call_graph`); a user function is a helper when
+another user frame sits above it. Where a helper is bound is read from live objects
+(:mod:`.live_objects`): a method's defining class, else the names its caller's globals
+bind to it, else its module's global of its name. A ``self`` made during the trace is
+caught by a second trace (:func:`caught_selves`); a decorator's wrapper and what it wraps
+are one helper (:func:`without_decorated`); a trace that raises leaves no program, and
+:mod:`.profiled` is asked instead."""
 
 from __future__ import annotations
 
@@ -63,9 +55,9 @@ from .live_objects import own_sourceless
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
              extra_names: Iterable[str] = (), roots: Iterable[Any] = ()) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers;
-    ``roots``: more objects that may hold a helper's ``self``. An exception from the
-    user's code is returned in ``Discovery.error`` (``helpers`` then empty)."""
+    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers
+    (``roots``: more objects that may hold a helper's ``self``); an exception from the user's
+    code is returned in ``Discovery.error``."""
     here = sys._getframe().f_code
     jaxpr, error = _trace(fn, args, kwargs, jit_options)
     if error is not None:
@@ -96,8 +88,8 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
 
 
 def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:
-    """The functions library primitives hold that the program shows nowhere else, added
-    to ``graph`` as called by the holding equation's user function; by code, the primitive."""
+    """Add the functions library primitives hold and the program shows nowhere else,
+    as called by the holding equation's user function; by code, the primitive."""
     out = {}
     for code, h in held.items():
         if code not in graph.functions and h.caller is not None:
@@ -121,8 +113,8 @@ def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[
 
 def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
              ) -> tuple[list[Found], dict[types.CodeType, type]]:
-    """The helpers of the call graph as ``Found`` records, and the methods whose
-    ``self`` no live object shows, with their classes."""
+    """The call graph's helpers, and the methods whose ``self`` no live object shows,
+    with their classes."""
     if entry is None:  # a library function as the entry: the first root stands for it
         entry = next((c for c in graph.roots if not graph.functions[c].callers), None)
     namespace = live.globals_of(entry) if entry is not None else None
@@ -182,8 +174,8 @@ _MODULE_PACKAGES = ("flax.linen", "flax.nnx", "haiku", "equinox")
 def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
               namespace: dict[str, Any] | None, own: dict[str, Any] | None,
               live: Live) -> list[Binding]:
-    """Where ``caller`` (globals ``namespace``) looks up ``code``: the attribute of its
-    defining class, where that holds it (or a checkpoint or jit of it); else a global."""
+    """Where ``caller`` looks up ``code``: its defining class's attribute where that
+    holds it (maybe wrapped); else a global."""
     raw = vars(klass).get(code.co_name) if klass is not None else None
     if klass is not None and code_of(raw) is code \
             and not isinstance(raw, staticmethod | classmethod):
@@ -195,9 +187,8 @@ def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
 def caught_selves(fn: Callable, args: tuple, kwargs: dict[str, Any],
                   jit_options: dict[str, Any], methods: dict[types.CodeType, type],
                   ) -> dict[types.CodeType, Any]:
-    """The first ``self`` each of ``methods`` (code → the class holding it) is called
-    with in one more trace (a ``self`` made inside the traced function, ``MLP(ws)(x)``,
-    is gone after the first), each method wrapped at its class to keep it."""
+    """The first ``self`` each of ``methods`` is called with in one more trace (one
+    made inside the traced function, ``MLP(ws)(x)``, is gone after it), kept by a wrapper."""
     caught: dict[types.CodeType, Any] = {}
     swaps = []
     for code, klass in methods.items():
@@ -241,11 +232,9 @@ class RuleCalls:
 
 def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                  ) -> dict[tuple[types.CodeType, type], RuleCalls]:
-    """By (the user function that called one, the custom class): the equations traced
-    under JAX's ``__call__`` of a custom_vjp or custom_jvp function, sub-jaxprs included.
-    Under ``jax.grad`` JAX runs a custom_vjp's rules instead of its body, so a helper
-    whose body builds no equation (``clip_gradient``) is in no other frame read; that
-    ``__call__`` frame still sits between the user's call and the rules' equations."""
+    """By (the user function calling one, the custom class): the equations traced
+    under JAX's ``__call__`` of a custom_vjp/custom_jvp function. Under ``jax.grad`` a
+    custom_vjp's body may build no equation, but that frame still sits above its rules'."""
     out: dict[tuple[types.CodeType, type], RuleCalls] = {}
     for current in distinct_jaxprs(jaxpr):
         for eqn in current.eqns:
@@ -263,7 +252,7 @@ def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
 def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
             ) -> tuple[tuple[types.CodeType, type], Any] | None:
     """((the user function, the custom class), its call site) of the innermost custom
-    call on a traceback; None where it holds none, or no user frame calls it."""
+    call on a traceback; None where there is none or no user frame calls it."""
     codes, offsets = tb.raw_frames()
     for i, code in enumerate(codes):
         kind = _CALLS.get(code)
@@ -278,9 +267,8 @@ def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
 def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallGraph,
                namespaces: Callable[[types.CodeType], dict[str, Any] | None],
                known: Iterable[types.CodeType], entry_module: str | None) -> list[Found]:
-    """The custom functions user functions call by a global name whose body built no
-    equation (not in ``graph`` nor ``known``) though their rules did, each with why it
-    stays inline (``Found.rules_only``)."""
+    """The custom functions called by a global name whose body built no equation
+    though their rules did, each with why it stays inline."""
     out, done = [], set(known)
     for (caller, kind), traced in calls.items():
         space = namespaces(caller) or {}
@@ -314,8 +302,8 @@ def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
 
 def without_decorated(found: list[Found], live_function: Callable[[types.CodeType], Any],
                       entry_codes: Iterable[types.CodeType]) -> list[Found]:
-    """``found`` with each decorator's wrapper and the function it wraps made one helper;
-    ``live_function``: a live function of a code object, or None."""
+    """``found`` with each decorator's wrapper and the function it wraps made one
+    helper; a wrapper several functions share gives way to each."""
     by_code = {f.code: f for f in found}
     entry = set(entry_codes)
     dropped: set[types.CodeType] = set()
@@ -341,9 +329,8 @@ def without_decorated(found: list[Found], live_function: Callable[[types.CodeTyp
 
 def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
                 ) -> dict[types.CodeType, list[Binding]]:
-    """The functions found that ``f``'s function objects wrap, by code, each with the
-    bindings of ``f`` holding its wrapper: a bound wrapper's and ``live``'s, then (where
-    one wraps a function found) every other function object of ``f``'s code."""
+    """The functions found that ``f``'s function objects wrap, by code, each with
+    the bindings of ``f`` holding its wrapper."""
     out: dict[types.CodeType, list[Binding]] = {}
     held = [(b, function_of(b.original)) for b in f.bindings]
     for binding, fn in [*held, (None, live)]:
@@ -362,9 +349,8 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
 
 def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
               key: str | None = None, closure: bool = False) -> types.CodeType | None:
-    """The code of the function found that ``fn`` (of code ``wrapper``) runs: its
-    ``__wrapped__``, else (with ``closure``, or bound under ``key``, that function's
-    name) the one its closure holds."""
+    """The code of the found function ``fn`` (of code ``wrapper``) runs: its
+    ``__wrapped__``, else (with ``closure``, or bound under its name) the one its closure holds."""
     if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
         return None
     inner: Any = getattr(fn, "__wrapped__", None)

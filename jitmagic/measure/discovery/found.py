@@ -50,8 +50,8 @@ class Found:
     rules_only: Note | None = None
 
     def bind(self, bindings: Iterable[Binding], first: bool) -> None:
-        """Add the ``bindings`` not yet known; those of its ``first`` caller name it as
-        that caller writes it (:func:`as_called`)."""
+        """Add the ``bindings`` not yet known; its ``first`` caller's name it as that
+        caller writes it."""
         for b in bindings:
             if b not in self.bindings:
                 self.bindings.append(b)
@@ -61,9 +61,8 @@ class Found:
 
 @dataclass
 class Discovery:
-    """What the discovery trace found: helpers by name, in order of first call; the flat
-    ``jaxpr`` it traced (None where it raised); how many ``traces``; whether the helpers
-    came from the ``profiled`` trace."""
+    """What the discovery trace found: helpers by name in order of first call, the
+    flat ``jaxpr`` (None where it raised), how many traces, whether ``profiled``."""
 
     helpers: dict[str, Found]
     error: BaseException | None = None
@@ -73,9 +72,9 @@ class Discovery:
 
 
 class UserFunctions:
-    """Which code objects are functions of the user's (decided once each): user code
-    less dunders but ``__call__``, comprehensions, module bodies, generators. A ``--nest``
-    name (``extra``) and the entry's ``own`` code count even without a file of their own."""
+    """Which code objects are the user's functions (decided once each): user code
+    less dunders but ``__call__``, comprehensions, module bodies and generators; a ``--nest``
+    name (``extra``) and the entry's ``own`` code count without a file of their own."""
 
     def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)
@@ -107,9 +106,9 @@ def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
 
 
 def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
-    """The code compiled from a string that is the user's (as ``--lines`` decides), in
-    ``entry``'s namespace and the user's imported modules: functions, their classes'
-    methods and what is defined inside them."""
+    """The user's code compiled from a string (as ``--lines`` decides) in
+    ``entry``'s namespace and the user's modules: functions, their classes' methods and what
+    is defined inside them."""
     if entry is None:
         return frozenset()
     own = entry_namespace(entry)
@@ -129,8 +128,7 @@ def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeTy
 
 
 def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
-    """The code compiled from a string of the functions ``namespace`` holds, and of its
-    own classes' methods."""
+    """The string-compiled code of the functions and own classes' methods in ``namespace``."""
     values = list(namespace.values())
     functions = [v for v in values if isinstance(v, types.FunctionType)]
     for value in values:
@@ -141,8 +139,8 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:
-    """``f``, ``Block.__call__``, ``mylayers.dense``: named from its innermost
-    ``<locals>`` on, with its module's last part where that is not the entry's."""
+    """``f``, ``Block.__call__``, ``mylayers.dense``: from its innermost ``<locals>``
+    on, with its module's last part where that is not the entry's."""
     qualname = printable(code.co_qualname.rsplit("<locals>.", 1)[-1])
     if module in (entry_module, "__main__", None):
         return qualname
@@ -150,8 +148,8 @@ def helper_name(code: types.CodeType, module: str | None, entry_module: str | No
 
 
 def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
-    """A function bound to a global under another name (``f = lambda x: ...``,
-    ``step = jax.jit(plain)``) is named as its callers write it."""
+    """A function bound to a global under another name (``f = lambda x: ...``) named
+    as its callers write it."""
     qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
     if isinstance(binding.owner, dict) and binding.key != code.co_name:
         return name[: len(name) - len(qualname)] + binding.key
@@ -161,7 +159,7 @@ def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
 def global_bindings(code: types.CodeType, caller: types.CodeType,
                     namespace: dict[str, Any] | None, keys: list[str],
                     own: dict[str, Any] | None) -> list[Binding]:
-    """The ``keys`` of ``namespace`` holding ``code`` as bindings, those ``caller`` writes
+    """The ``keys`` of ``namespace`` holding ``code``, those ``caller`` writes
     where it writes one; else its own module's global of its name."""
     found = [Binding(namespace, k) for k in keys]
     found = [b for b in found if b.key in names_written(caller)] or found
@@ -185,14 +183,14 @@ def unique_names(found: Iterable[Found]) -> dict[str, Found]:
 
 @functools.lru_cache(maxsize=4096)
 def names_written(code: types.CodeType) -> frozenset[str]:
-    """The global names ``code`` looks up, its comprehensions' and generators' included."""
+    """The global names ``code`` looks up, its comprehensions' included."""
     inner = (names_written(c) for c in code.co_consts if isinstance(c, types.CodeType)
              and c.co_name in NOT_FUNCTIONS)
     return frozenset(code.co_names).union(*inner)
 
 
 def code_of(value: Any) -> types.CodeType | None:
-    """The code object behind a function, a method descriptor, or a JAX wrapper of one."""
+    """The code behind a function, a method descriptor, or a JAX wrapper of one."""
     fn = function_of(value)
     return fn.__code__ if fn is not None else None
 
@@ -217,8 +215,8 @@ def function_of(value: Any) -> types.FunctionType | None:
 
 
 def _checkpointed(fn: types.FunctionType) -> bool:
-    """Whether ``fn`` is the wrapper ``jax.checkpoint`` returns (its closure holds JAX's
-    ``fun_remat``): nesting it jits the checkpointed function where the name binds it."""
+    """Whether ``fn`` is ``jax.checkpoint``'s wrapper (its closure holds JAX's
+    ``fun_remat``)."""
     return getattr(fn, "__wrapped__", None) is not None and any(
         getattr(getattr(c, "cell_contents", None), "__name__", "") == "fun_remat"
         for c in fn.__closure__ or ())

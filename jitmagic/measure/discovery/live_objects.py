@@ -1,8 +1,7 @@
-"""The functions, classes and instances behind code objects, found lazily from what
-the entry reaches (a program names its functions by code object only): functions in
-the namespaces they see; a code object's globals (its function's, a same-file
-function's, its module's); instances the entry and its arguments hold, walked breadth
-first and bounded; and the class whose ``__dict__`` holds a method's code."""
+"""The functions, classes and instances behind code objects (a program names its
+functions by code only), found lazily from what the entry reaches: namespaces, a code
+object's globals, instances walked breadth first and bounded, and the class holding a
+method's code."""
 
 from __future__ import annotations
 
@@ -59,8 +58,8 @@ class Live:
     # --- globals ------------------------------------------------------------------
 
     def globals_of(self, code: types.CodeType, walk: bool = True) -> dict[str, Any] | None:
-        """The globals ``code`` runs in (None: nothing live says); ``walk``: look among the
-        objects the roots reach too, not only in the namespaces known."""
+        """The globals ``code`` runs in (None: nothing live says); ``walk``: look among
+        the objects the roots reach too."""
         found = self._known_globals(code)
         if found is None and self._advance(lambda: self._known_globals(code) is not None,
                                            walk):
@@ -81,8 +80,7 @@ class Live:
         return self._by_file.get(filename)
 
     def keys_holding(self, namespace: dict[str, Any], code: types.CodeType) -> list[str]:
-        """The keys of ``namespace`` whose values run ``code`` (a function, a method
-        descriptor, a JAX wrapper of one), in the namespace's order."""
+        """The keys of ``namespace`` whose values run ``code``, in order."""
         index = self._index.get(id(namespace))
         if index is None:
             index = self._index[id(namespace)] = {}
@@ -95,8 +93,8 @@ class Live:
     # --- classes and instances ------------------------------------------------------
 
     def defining_class(self, code: types.CodeType) -> type | None:
-        """The class whose ``__dict__`` holds the method ``code`` under its name, maybe
-        wrapped (None: defined outside a class)."""
+        """The class whose ``__dict__`` holds the method ``code``, maybe wrapped
+        (None: defined outside a class)."""
         if "." not in code.co_qualname.rsplit("<locals>.", 1)[-1]:
             return None
         owner = code.co_qualname.rsplit(".", 1)[0]
@@ -117,8 +115,7 @@ class Live:
         return next((obj for obj in self._reach() if isinstance(obj, klass)), None)
 
     def add_globals_of(self, codes: Iterable[types.CodeType]) -> None:
-        """Walk also the globals ``codes`` look up (``HOLDER`` in ``HOLDER.scale(x)``),
-        once what the roots reach is walked."""
+        """Walk also the globals ``codes`` look up, once the roots' objects are walked."""
         self._later.extend(codes)
 
     def _reach(self) -> Iterator[Any]:
@@ -131,8 +128,7 @@ class Live:
     # --- the walks ----------------------------------------------------------------------
 
     def _advance(self, done: Any, walk: bool = True) -> bool:
-        """Scan namespaces, then (``walk``) objects, until ``done()``; whether it came
-        true."""
+        """Scan namespaces, then (``walk``) objects, until ``done()``; whether it came true."""
         while True:
             while self._spaces:
                 self._scan(self._spaces.popleft())
@@ -166,8 +162,8 @@ class Live:
                                    if k in namespace)
 
     def _children(self, obj: Any) -> list[Any]:
-        """What an object holds: a function its closure and defaults, a container its
-        items, an instance its attributes (and its class's ``__call__``)."""
+        """What an object holds: a function's closure and defaults, a container's items,
+        an instance's attributes and its class's ``__call__``."""
         if isinstance(obj, types.FunctionType):
             self._note(obj)
             return [*closure_values(obj), *(obj.__defaults__ or ())]
@@ -237,8 +233,8 @@ def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
 
 
 def _classes_holding(code: types.CodeType) -> Iterator[type]:
-    """The classes whose ``__dict__`` holds a function of ``code``, asked of the garbage
-    collector (a heap scan: the last resort)."""
+    """The classes whose ``__dict__`` holds a function of ``code`` (or a wrapper
+    of it), asked of the garbage collector: the last resort."""
     found = [f for f in gc.get_referrers(code)
              if isinstance(f, types.FunctionType) and f.__code__ is code]
     for _ in range(3):  # the function, or a wrapper of it (functools.wraps), in a class
@@ -250,7 +246,7 @@ def _classes_holding(code: types.CodeType) -> Iterator[type]:
 
 
 def _user_class(value: Any) -> bool:
-    """Whether ``value`` is a class with methods of the user's (its ``__dict__`` is scanned)."""
+    """Whether ``value`` is a class with methods of the user's."""
     return isinstance(value, type) and any(
         (fn := innermost(v)) is not None and user_file(fn.__code__.co_filename)
         for v in list(vars(value).values()))
@@ -263,8 +259,8 @@ def _user_module(value: Any) -> bool:
 
 
 def _one_module(filename: str) -> bool:
-    """Whether all code of this file runs in one namespace: a real file or a cell, not
-    ``<string>`` (which ``exec`` gives code of any namespace)."""
+    """Whether all code of this file runs in one namespace (a file or a cell, not
+    ``<string>``)."""
     return not filename.startswith("<") or filename.startswith(CELL_PREFIXES)
 
 
@@ -283,8 +279,8 @@ def own_sourceless(fn: Callable) -> frozenset[types.CodeType]:
 
 
 def user_entry(fn: Callable) -> types.FunctionType | None:
-    """The user's function behind an entry (past jitmagic's wrappers, partials, callable
-    instances): the first compiled from a string, else the first in a user's file."""
+    """The user's function behind an entry: the first compiled from a string, else
+    the first in a user's file."""
     behind = list(functions_behind(fn))
     return next((f for f in behind if sourceless(f.__code__.co_filename)),
                 next((f for f in behind if user_file(f.__code__.co_filename)), None))
@@ -296,8 +292,8 @@ def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
 
 
 def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
-    """The functions behind a callable, nearest first: its own, what it wraps (through
-    wrappers, partials, methods, ``__call__``) and what its closure holds."""
+    """The functions behind a callable, nearest first: its own, what it wraps
+    (wrappers, partials, methods, ``__call__``) and what its closure holds."""
     queue: deque[tuple[Any, int]] = deque([(fn, 0)])
     seen: set[int] = set()
     while queue:

@@ -1,11 +1,7 @@
-"""The fallback way to find helpers: one trace under a ``sys.setprofile`` hook (3.4
-times a plain trace), for a trace that raises and so leaves no program to read.
-
-A call of a user function counts when another user frame sits above it; its call sites
-are the user frames above it, and where its callers find it is read from the live
-frames (a method's class in ``type(self).__mro__``, else the caller's or its own
-module's globals). Any profiler that was active is put back afterwards.
-"""
+"""The fallback way to find helpers, for a trace that raises and so leaves no program: one
+trace under a ``sys.setprofile`` hook. A user function's call counts when a user frame
+sits above it; its bindings are read from the live frames. A profiler that was active is
+put back."""
 
 from __future__ import annotations
 
@@ -34,7 +30,7 @@ from .live_objects import own_sourceless
 
 
 class ProfileHook:
-    """The profile hook: counts calls of user code made from user code, finds bindings."""
+    """Counts calls of user code made from user code, and finds their bindings."""
 
     def __init__(self, extra_names: Iterable[str] = (),
                  own: Iterable[types.CodeType] = ()):
@@ -72,7 +68,7 @@ class ProfileHook:
             found.bind(find_bindings(code, frame, caller), first)
 
     def _site(self, caller: types.FrameType | None) -> tuple:
-        """The call site: the user frames from ``caller`` out, at their source positions."""
+        """The call site: the user frames from ``caller`` out, at their positions."""
         out = []
         while caller is not None:
             out.append((caller.f_code, _position(caller)))
@@ -104,7 +100,7 @@ def find_bindings(code: types.CodeType, frame: types.FrameType,
 
 
 def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
-    """The class whose attribute holds ``code`` when it runs as a method of its first argument."""
+    """The class whose attribute holds ``code`` where it runs as a method of its first argument."""
     if not code.co_argcount:
         return None
     first = frame.f_locals.get(code.co_varnames[0])
@@ -119,8 +115,8 @@ def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
 def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
                        jit_options: dict[str, Any], extra_names: Iterable[str] = ()
                        ) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches under the hook; an
-    exception from the user's code is returned in ``Discovery.error``."""
+    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches under the
+    hook; an exception from the user's code is returned in ``Discovery.error``."""
     recorder = ProfileHook(extra_names, own_sourceless(fn))
     recorder.stop = sys._getframe()
     previous = sys.getprofile()
@@ -138,9 +134,9 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
 
 def restore_profiler(previous: Any, fn: Callable) -> None:
-    """Put back the profiler ``sys.getprofile()`` returned before the trace of ``fn``: a
-    C-level one (``cProfile``, not callable) by its ``enable()``, keeping its stats; a
-    Python function as it was; any other left off, with a warning."""
+    """Put back the profiler that ran before the trace of ``fn``: a C-level one
+    (``cProfile``) by its ``enable()``, a Python function as it was, any other left off with a
+    warning."""
     if isinstance(previous, _lsprof.Profiler) or (
             previous is not None and not callable(previous)
             and callable(getattr(previous, "enable", None))):
@@ -157,7 +153,7 @@ def restore_profiler(previous: Any, fn: Callable) -> None:
 
 
 def _outside_jitmagic() -> int:
-    """The ``stacklevel`` of the nearest caller outside jitmagic (a warning names it)."""
+    """The ``stacklevel`` of the nearest caller outside jitmagic."""
     level = 2
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(

@@ -1,6 +1,6 @@
-"""The user's names for what a recompile's reason points at: a pytree path JAX names
-(``[0][1]``) read as the parameter it starts at (``lr``), and an Equinox static field
-that changed, by its class and name (``MLP.depth``)."""
+"""The user's names for what a recompile's reason points at: JAX's pytree path (``[0][1]``)
+as the parameter it starts at (``lr``), an Equinox static field by class and name
+(``MLP.depth``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from ...usercode import user_file
 
 
 def named(kind: str, argument: str | None, defined_at: str | None) -> str | None:
-    """The argument a difference names: a pytree path read as the parameter it starts at
-    (:func:`_argument`); a type's argument is JAX's own name already."""
+    """The argument a difference names: a pytree path as its parameter; a type's
+    argument is JAX's own name already."""
     return _argument(argument, defined_at) if kind in (STATIC, PYTREE) else argument
 
 
@@ -26,9 +26,9 @@ _NODE = re.compile(r"(?P<name>[A-Za-z_]\w*)\[\(")
 
 
 def static_field(before: str | None, after: str | None) -> tuple[str, str, str] | None:
-    """(``MLP.depth``, its value before, after) where a static value that changed is a
-    module's static fields (Equinox writes a module's node as ``MLP[(Missing, 2)]``: its
-    fields' static values in their order) and one field differs; None otherwise."""
+    """(``MLP.depth``, its value before, after) where the static values that
+    changed are one field of a module (Equinox writes its node ``MLP[(Missing, 2)]``: its
+    fields' static values in order); None otherwise."""
     if not before or not after:
         return None
     a, b = _nodes(before), _nodes(after)
@@ -44,7 +44,7 @@ def static_field(before: str | None, after: str | None) -> tuple[str, str, str] 
 
 
 def _nodes(t: str) -> list[tuple[str, list[str]]]:
-    """Each ``Name[(a, b)]`` in ``t``: the name and its items, split at the top level."""
+    """Each ``Name[(a, b)]`` in ``t``: the name and its top-level items."""
     found = []
     for m in _NODE.finditer(t):
         depth, items, start = 0, [], m.end()
@@ -65,8 +65,8 @@ def _nodes(t: str) -> list[tuple[str, list[str]]]:
 
 
 def _fields_of(name: str, count: int) -> list[str] | None:
-    """The field names of the one dataclass named ``name`` with ``count`` fields among the
-    loaded modules (the user's first); None where there is none, or more than one."""
+    """The field names of the one loaded dataclass named ``name`` with ``count``
+    fields; None where there is none, or more than one."""
     import dataclasses
 
     found = {}
@@ -83,9 +83,10 @@ _PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
 
 
 def _argument(path: str | None, defined_at: str | None) -> str | None:
-    """A static argument's name from JAX's input path (``[0][1]``: the second positional
-    argument, ``[1]['n']``: the keyword ``n``), read off the function's own ``def`` or
-    ``lambda`` where its source can be read; else the path as JAX wrote it."""
+    """A static argument's name from JAX's input path (``[0][1]``: the second
+    positional argument, ``[1]['n']``: the keyword ``n``), read off the user's ``def`` or
+    ``lambda``; the path itself where the source cannot be read, None for a library's
+    wrapper's parameter."""
     found = _PATH.match(path or "")
     if found is None:
         return path
@@ -100,7 +101,7 @@ def _argument(path: str | None, defined_at: str | None) -> str | None:
 
 
 def _parameters(defined_at: str | None) -> list[str] | None:
-    """The positional parameter names of the function defined at ``file:line``."""
+    """The positional parameter names of the user's function defined at ``file:line``."""
     if not defined_at or ":" not in defined_at:
         return None
     filename, _, line = defined_at.rpartition(":")

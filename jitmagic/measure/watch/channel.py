@@ -1,22 +1,17 @@
-"""JAX's cache-miss explanations, read once for every watch that runs: one inside another,
-or one under ``logging.disable``, reads JAX's reasons and "defined at" as a lone one does.
+"""JAX's cache-miss explanations, read once for every watch running (nested, or under
+``logging.disable``):
 
-- **One filter** on JAX's miss logger, however many watches run: a logger asks its
-  filters in order and stops at the first that rejects a record, so an inner watch's own
-  filter, behind the outer one's, never saw a record. Each record is read once
-  (:func:`.reasons.read`) and handed to every :class:`Listener` subscribed.
-- **Records that reach it.** Under ``logging.disable`` (absl, some test set-ups) or a
-  logger a ``dictConfig`` disabled, a logger hands no record to its filters; while a
-  watch runs, the logger says it is enabled for WARNING (an attribute of the logger,
-  deleted after) and is not disabled. The level the user set is not touched.
-- **The user's own explanations.** The flag is turned on; a ``jax.config.update`` of it
-  by the user meanwhile is the user's setting (:func:`~jitmagic._compat.on_config_update`):
-  a record reaches the user's handlers only where the user has the flag on and the
-  logger, as the user configured it, would have passed it, and when the last watch ends
-  the flag is what the user last set (turned on in the block, it stays on).
+- **One filter** on JAX's miss logger however many watches run (a logger stops at the
+  first filter that rejects a record); each record is read once (:func:`.reasons.read`)
+  and handed to every :class:`Listener`.
+- **Records reach it**: while a watch runs the logger is enabled for WARNING and not
+  disabled; the level the user set is not touched.
+- **The user's own explanations**: a ``jax.config.update`` of the flag meanwhile is the
+  user's setting; a record reaches the user's handlers only where the user has the flag
+  on and the logger would have passed it; the last watch out leaves the flag as the user
+  last set it.
 - **A value that cannot be shown** (a ``__repr__`` that raises) is said as such, not
-  raised into the user's call (:mod:`.unshown`).
-"""
+  raised into the user's call (:mod:`.unshown`)."""
 
 from __future__ import annotations
 
@@ -107,8 +102,7 @@ class _Channel:
             self.user_flag = bool(value)
 
     def stop_explaining(self) -> None:
-        """JAX's explanations off (not where the user has them on), every listener
-        told."""
+        """JAX's explanations off (not where the user has them on), every listener told."""
         with self.lock:
             if self.stopped or self.user_flag or not self.listeners:
                 return
@@ -118,8 +112,8 @@ class _Channel:
                 listener.explanations_stopped()
 
     def _on_record(self, record: logging.LogRecord) -> bool:
-        """A record of JAX's miss logger: each miss handed to every listener; passed on
-        to the user's handlers only where they would have seen it without the watch."""
+        """Hand the miss a record of JAX's logger explains to every listener;
+        pass the record on only where the user's handlers would have seen it unwatched."""
         try:
             miss = reasons.read(closest_explanation(record.getMessage()))
         except Exception:  # noqa: BLE001 (a record we cannot read is not ours to break)

@@ -1,23 +1,15 @@
-"""JAX's explanation of a tracing-cache miss, read into a
-:class:`~jitmagic.model.ledger.compiles.Reason`.
-
-With ``jax_explain_cache_misses`` on, JAX logs one WARNING per miss (JAX 0.10,
-``jax._src.interpreters.partial_eval.explain``)::
+"""JAX's explanation of a tracing-cache miss (JAX 0.10, one WARNING per miss with
+``jax_explain_cache_misses`` on), read into a :class:`~jitmagic.model.ledger.compiles.Reason`::
 
     TRACING CACHE MISS at FILE:LINE:COL (caller):
       never seen function:
         NAME id=ID defined at FILE:LINE
-      [but seen another function defined on the same line; ...]
 
-or, for a function seen before, ``for NAME defined at FILE:LINE``, then the closest
-previous key's difference: ``different input types:`` with one ``* at ARG, now NEW and
-before OLD`` line per argument, ``different input pytree:`` with ``* at input path PATH,
-now A and before B, so WHY`` lines (a static argument is a ``Static(val=...)`` node; a
-Flax NNX module's ``GraphDef``, written on many lines, is read for the static attributes
-that differ),
-``Tracing context doesn't match`` (a config value), or another sentence, kept as JAX
-wrote it. Anything this module cannot read becomes an ``other`` reason with JAX's text.
-"""
+or ``for NAME defined at FILE:LINE`` and the closest previous key's difference: ``different
+input types:`` (``* at ARG, now NEW and before OLD``), ``different input pytree:`` (``* at
+input path PATH, now A and before B, so WHY``; a static argument is ``Static(val=...)``, a
+Flax NNX ``GraphDef`` spans many lines), ``Tracing context doesn't match`` or another
+sentence. What cannot be read becomes an ``other`` reason with JAX's text."""
 
 from __future__ import annotations
 
@@ -59,8 +51,7 @@ _ARRAY = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<shape>[^\]]*)\]")
 
 @dataclass(frozen=True, slots=True)
 class Miss:
-    """One logged miss: where the call was, which function (and which object, by id),
-    and why."""
+    """One logged miss: the call's place, the function (and its object's id), and why."""
 
     call_site: str
     function: str
@@ -89,10 +80,8 @@ def read(message: str) -> Miss | None:
 
 
 def _difference(body: str, text: str) -> Reason:
-    """The reason of a miss on a function seen before, from the closest key's difference:
-    the first difference JAX names decides the kind, and every other one it names is kept
-    beside it (:attr:`~jitmagic.model.ledger.compiles.Reason.also`), in JAX's order (the config,
-    then the pytree, then the types)."""
+    """The reason of a miss on a function seen before: the first difference JAX
+    names decides the kind, the others are kept beside it (``Reason.also``) in JAX's order."""
     changes, context = _changes(body)
     changes = _moved(changes)
     if changes:
@@ -107,9 +96,8 @@ def _difference(body: str, text: str) -> Reason:
 
 
 def _changes(body: str) -> tuple[list[Change], bool]:
-    """Each difference JAX names, read in its section (``different input pytree:``,
-    ``different input types:``, ``Tracing context doesn't match``: a pytree's line also
-    starts ``* at``), and whether the context differed."""
+    """Each difference JAX names, read in its section (a pytree's line also starts
+    ``* at``), and whether the context differed."""
     section, found, context = None, [], False
     item: tuple[str | None, str] | None = None  # a `* ` line and the lines it runs on to
     for line in body.splitlines():
@@ -135,8 +123,7 @@ _LENGTH = re.compile(r"length (\d+)")
 
 def _moved(changes: list[Change]) -> list[Change]:
     """``changes`` with a keyword passed by position on the other call (JAX names the
-    positional tuple's new length and the keyword's key apart) made one change, the
-    keyword's: ``by keyword`` → ``by position``, or back."""
+    positional tuple's new length and the keyword's key apart) made one keyword change."""
     keyword = [c for c in changes if c.kind == KEYWORD and c.before != "swapped"]
     tuples = [c for c in changes if c.kind == PYTREE and c.argument == "[0]"]
     if len(keyword) != 1 or len(tuples) != 1:
@@ -171,9 +158,8 @@ def _change(section: str | None, line: str) -> list[Change]:
 
 
 def _types(arg: str, old: str, new: str) -> list[Change]:
-    """A changed argument type: its weak type, else its dtype, else its shape, else where
-    it is placed (``f32[8@x]``, ``({Explicit: ('x',)})``: JAX writes the sharding where it
-    differs); a placement that changed beside a dtype or shape is said too."""
+    """A changed argument type: its weak type, else dtype, else shape, else placement
+    (``f32[8@x]``); a placement changed beside a dtype or shape is said too."""
     arg, old, new = _clip(arg) or "", _clip(old) or "", _clip(new) or ""
     if _WEAK.search(old) or _WEAK.search(new):
         return [Change(WEAK_TYPE, arg, _weak(old), _weak(new))]
@@ -223,9 +209,8 @@ _CHILDREN = re.compile(r"with (\d+) child")
 
 
 def _keyword(keys: str, old: str, new: str) -> Change:
-    """A keyword argument passed on one call and left out on another (JAX's key set
-    ``{'train'}``): its name, ``passed`` or ``left out`` before and now (``swapped``
-    where as many were passed each time)."""
+    """A keyword argument passed on one call and left out on another: its name,
+    ``passed`` or ``left out`` before and now (``swapped``: as many each time)."""
     names = ", ".join(re.findall(r"'([^']*)'", keys)) or keys
     before, now = (int(m[1]) if (m := _CHILDREN.search(t)) else 0 for t in (old, new))
     said = ("passed", "left out") if now < before else ("left out", "passed") \
@@ -240,10 +225,8 @@ _NUM_ATTRS = re.compile(r"num_attributes=(\d+)")
 
 
 def _graph_change(old: str, new: str) -> tuple[str, str] | None:
-    """(before, after) where ``old`` and ``new`` are Flax NNX ``GraphDef``s of one shape
-    whose static attributes differ (``model.train()`` then ``model.eval()`` set a
-    Dropout's ``deterministic``): ``Dropout.deterministic=False`` and ``...=True``, each
-    attribute by the class that holds it; None where they are not, or differ otherwise."""
+    """(before, after) where ``old`` and ``new`` are Flax NNX ``GraphDef``s of one
+    shape whose static attributes differ (``Dropout.deterministic=False`` and ``...=True``)."""
     if "GraphDef(" not in old or "GraphDef(" not in new:
         return None
     a, b = _graph_attributes(old), _graph_attributes(new)
@@ -257,9 +240,9 @@ def _graph_change(old: str, new: str) -> tuple[str, str] | None:
 
 
 def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
-    """Each static attribute of a ``GraphDef`` as JAX writes it, in order: its name (with
-    the class of the node holding it where the nodes can be walked: ``Dropout.rate``) and
-    its value; NNX's own bookkeeping (``_pytree__nodes``) left out."""
+    """Each static attribute of a ``GraphDef``, in order: its name (with its
+    node's class where the nodes can be walked: ``Dropout.rate``) and value; NNX's own
+    ``_pytree__`` bookkeeping left out."""
     head, _, attrs = t.partition("attributes=[")
     found: list[tuple[str, str | None]] = []
     for m in _GRAPH_ATTRS.finditer(attrs):
@@ -275,10 +258,9 @@ def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
 
 
 def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
-    """The class holding each attribute (``child``: whether each is a node of its own): a
-    node takes its ``num_attributes`` in order, each child node (written next in the
-    nodes' list) its own first; None where the walk does not account for every node and
-    attribute."""
+    """The class holding each attribute (``child``: whether each is a node itself): a
+    node takes its ``num_attributes`` in order, each child node its own first; None where the
+    walk does not account for every node and attribute."""
     found = list(_GRAPH_NODE.finditer(nodes))
     sizes = []
     for i, m in enumerate(found):
@@ -305,7 +287,7 @@ def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
 
 
 def _balanced(t: str, start: int) -> str:
-    """The text from ``start`` to the ``)`` that closes the bracket open before it."""
+    """The text from ``start`` to the ``)`` closing the bracket open before it."""
     depth = 0
     for j in range(start, len(t)):
         if t[j] in "([{":
@@ -323,13 +305,12 @@ def _weak(t: str) -> str:
 
 
 def _node(t: str) -> str:
-    """A pytree node as JAX writes it, with ``<class 'x.y.dict'>`` shortened to ``dict``."""
+    """A pytree node with ``<class 'x.y.dict'>`` shortened to ``dict``."""
     return _CLASS.sub(lambda m: m["name"], t).strip()
 
 
 def _clip(t: str | None) -> str | None:
-    """A value as the ledger keeps it: at most :data:`MAX_TEXT` characters (a static
-    argument's repr can be megabytes)."""
+    """At most :data:`MAX_TEXT` characters (a static argument's repr can be megabytes)."""
     return t if t is None else t[:MAX_TEXT]
 
 

@@ -1,27 +1,12 @@
-"""The :class:`Recorder`: while the user's code runs, every trace, lowering and compile
-JAX makes, each with JAX's reason, its seconds and the user's line that made the call.
-
-Two of JAX's public channels:
-
-- ``jax_explain_cache_misses`` makes JAX log one record per tracing-cache miss, read once
-  for every watch running by :mod:`.channel` (which lets through to the user's own
-  handlers exactly the records they would have seen, no others) and handed to each
-  recorder (:meth:`Recorder.on_miss`).
-- ``jax.monitoring``'s duration events time each trace, lowering and XLA compile: a
-  trace event opens a :class:`~jitmagic.model.ledger.Compile` (with the miss logged
-  just before it on the same thread), the lowering and compile events of ``jit(NAME)``
-  complete it. A trace that no XLA compile follows (``jax.eval_shape``, ``jax.make_jaxpr``,
-  a jit traced inside another's trace) is not a compile: the ledger leaves it out.
-
-The call's line is the innermost frame of the user's code (:mod:`jitmagic.usercode`)
-on the stack when the event fires: JAX's own call site names a library's frame for a
-wrapper such as ``equinox.filter_jit``. A compile is an eager operation (a ``jnp`` call
-outside any jit) where the jit compiling is one JAX made itself, not one the user made
-(:func:`_jax_made`): the user's ``jax.jit(jnp.linalg.norm)`` is theirs.
-
-Everything changed is put back on every path out, with Ctrl-C held meanwhile: the
-channel's subscription (the last one out puts back what it set) and the listener.
-"""
+"""The :class:`Recorder`: every trace, lowering and compile JAX makes while the user's code
+runs, each with JAX's reason, its seconds and the user's line that made the call. JAX's miss
+explanations arrive through :mod:`.channel`; ``jax.monitoring``'s duration events time each
+stage: a trace event opens a compile (with the miss logged just before it on the same
+thread), the lowering and compile events of ``jit(NAME)`` complete it. A trace no XLA
+compile follows (``jax.eval_shape``, a jit traced inside another's trace) is no compile. The
+call's line is the innermost user frame (JAX's own call site can name a library's wrapper,
+``equinox.filter_jit``); a jit JAX made itself is an eager operation (:func:`_jax_made`).
+Everything set is put back on every path out, Ctrl-C held."""
 
 from __future__ import annotations
 
@@ -110,18 +95,11 @@ class _Open:
 
 
 class Recorder:
-    """Records compiles between :meth:`start` and :meth:`stop` (or as a context manager),
-    then gives the :class:`~jitmagic.model.ledger.Ledger` (:meth:`ledger`).
-
-    ``watched`` is the thread that runs the watched code (the one that starts it). Its
-    compiles, and those of the threads started while it runs (the code's own workers),
-    are the run's; a thread that was running before (a data loader started earlier) is
-    recorded apart.
-
-    ``on_again`` is called with each compile of the run's that compiles a function again
-    (not an eager op), once XLA has compiled it: on the thread that compiles it, before
-    the call that compiles it returns (the live lines: a loop's recompile at step 2 is said at
-    step 2). A loop that never recompiles never calls it."""
+    """Records compiles between :meth:`start` and :meth:`stop`, then gives the
+    :class:`~jitmagic.model.ledger.Ledger`. Compiles of the thread that starts it and of
+    threads started meanwhile are the run's; threads running before are recorded apart.
+    ``on_again`` is told of each recompile of the run's (not an eager op) once XLA compiled
+    it, on the compiling thread, before the call returns (the live lines)."""
 
     def __init__(self, watched: threading.Thread | None = None, *,
                  max_kept: int = MAX_KEPT,
@@ -145,8 +123,7 @@ class Recorder:
     # -- installing -------------------------------------------------------------------
 
     def start(self) -> None:
-        """Turn JAX's explanations on and listen; put back whatever was set if this
-        fails half way."""
+        """Subscribe and listen; what was set is put back if this fails half way."""
         import jax
 
         self._before = set(threading.enumerate()) - {self.watched}
@@ -167,8 +144,7 @@ class Recorder:
         jax.monitoring.register_event_duration_secs_listener(self._on_duration)
 
     def stop(self) -> None:
-        """Put back everything :meth:`start` set, last first, with Ctrl-C held; again,
-        nothing."""
+        """Put back everything :meth:`start` set, last first, Ctrl-C held (again: nothing)."""
         if self._start and not self._end:
             self._end = clocks.wall()
         with interrupts_held():
@@ -185,8 +161,8 @@ class Recorder:
     # -- listening --------------------------------------------------------------------
 
     def on_miss(self, miss: Miss) -> None:
-        """A miss JAX explained on this thread (:mod:`.channel`): it waits for its trace
-        event; past :data:`MAX_EXPLAINED`, the explanations are turned off."""
+        """A miss JAX explained on this thread: it waits for its trace event; past
+        :data:`MAX_EXPLAINED` the explanations are turned off."""
         if _measuring():
             return
         with self._lock:
@@ -236,7 +212,7 @@ class Recorder:
 
     def _said_live(self, opened: _Open) -> Compile | None:
         """``opened``'s record where it compiles a function of the run's again (decided as
-        the ledger decides it, against the compiles before it); else None."""
+        the ledger decides it); else None."""
         if self.on_again is None or self._live is None:
             return None
         before = self._open[:next(i for i, o in enumerate(self._open) if o is opened)]
@@ -245,10 +221,9 @@ class Recorder:
         return c if again else None
 
     def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None, tuple[str, ...]]:
-        """The miss logged on this thread for ``name`` since its last trace, and the first
-        of the others that JAX said was a function made anew on the same line (an eager
-        ``lax.scan``'s body, redefined on each pass, is traced before the ``scan`` it
-        compiles); the misses logged inside that trace (its inner jits) go with it."""
+        """The miss logged on this thread for ``name``, the first other one JAX said was
+        made anew on its line (an eager ``lax.scan``'s body), and the rest (its inner
+        jits)."""
         pending = self._pending.pop(threading.get_ident(), [])
         own = next((m for m in pending if m.function == name), None)
         anew = next((m for m in pending if m is not own and m.same_line), None)
@@ -275,9 +250,8 @@ class Recorder:
 
     def _note_reads(self, name: str, fun: Any, defined: str | None,
                     args: tuple[Any, ...]) -> None:
-        """The plain values the user's function ``fun``'s trace read (:func:`.stale.reads`):
-        every trace's (each program JAX keeps cached for ``fun``) is compared with the
-        values at the end of the run, while ``fun`` is alive."""
+        """Keep the plain values ``fun``'s trace read (:func:`.stale.reads`), compared with
+        the values at the end of the run."""
         found = stale.reads(fun)
         if found:
             self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
@@ -288,8 +262,8 @@ class Recorder:
         return len(self._open) >= self.max_kept
 
     def _tally(self, name: str, secs: float, stage: str) -> None:
-        """A compile past ``max_kept``: counted at its XLA compile (a trace that reaches
-        none is no compile), its seconds added, not kept."""
+        """A compile past ``max_kept``: counted at its XLA compile, its seconds added, not
+        kept."""
         if stage == "trace_s":
             self._pending.pop(threading.get_ident(), None)
         count = self._omitted.get(name)
@@ -328,8 +302,7 @@ class Recorder:
 
 def _decided(opened: list[_Open], watched: threading.Thread,
              before: set[threading.Thread]) -> Iterator[Compile]:
-    """Each recorded compile with its reason (:class:`_Decider`), in the order they began:
-    those that reached an XLA compile (a trace alone, ``jax.eval_shape``'s, is none)."""
+    """Each recorded compile that reached an XLA compile, with its reason, in order."""
     decider = _Decider(watched, before)
     inlined: set[str] = set()
     for c in opened:
@@ -339,18 +312,15 @@ def _decided(opened: list[_Open], watched: threading.Thread,
 
 
 def _inlined(opened: list[_Open]) -> set[str]:
-    """The functions these records traced with no XLA compile of their own: a trace that
-    reached none (``jax.eval_shape``), the jits traced inside another's trace."""
+    """The functions these records traced with no XLA compile of their own
+    (``jax.eval_shape``, a jit traced inside another's trace)."""
     return {name for c in opened for name in
             (*c.inner, *((c.function,) if "compile_s" not in c.seconds else ()))}
 
 
 class _Decider:
-    """Decides each compile's reason against the ones before it: JAX's, where a compile of
-    the same function came before it here, a first compile is a function made anew (a new
-    object) or, with no miss logged, a compile JAX gave no reason for. Fed the compiles in
-    the order they began, as XLA compiles each (the live lines) or all at once (the ledger);
-    a trace that reached no XLA compile is none and is never fed."""
+    """Decides each compile's reason against the ones before it (fed in the order they
+    began: live, or all at once for the ledger)."""
 
     def __init__(self, watched: threading.Thread, before: set[threading.Thread]) -> None:
         self.watched, self.before = watched, before
@@ -359,9 +329,8 @@ class _Decider:
         self.cleared: dict[tuple[str, str | None], int] = {}  # as each key last compiled
 
     def decide(self, c: _Open, *, inlined: bool = False) -> Compile:
-        """``c``'s record (one that reached an XLA compile); ``inlined``: its function was
-        traced here before with no XLA compile (a jit traced inside another's trace: its
-        first compile of its own is its warm-up, whatever JAX compared it with)."""
+        """``c``'s record; ``inlined``: its function was traced before with no XLA compile,
+        so its first own compile is its warm-up."""
         miss = c.miss
         if miss is not None or c.defined_at is not None:
             self.defined_as[c.function] = c.defined_at
@@ -385,12 +354,9 @@ class _Decider:
 
 def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
             made_anew: Miss | None = None, traced: bool = True) -> Reason:
-    """A compile's reason; ``ids_before``: the ids of the objects of its function (by
-    name and where it was defined) that compiled before it here (None: none did);
-    ``made_anew``: a function it traced that JAX said was made anew on its line (an
-    eager ``lax.scan``'s body, its ``argument``); ``traced``: whether JAX traced it (a
-    user's jit that compiled again on its cached trace had arguments of the same types
-    placed otherwise)."""
+    """A compile's reason; ``ids_before``: the ids of its function's objects compiled before
+    (None: none); ``made_anew``: a function JAX said was made anew on its line; ``traced``:
+    whether JAX traced it (not: arguments of the same types placed otherwise)."""
     if miss is None:
         if ids_before is None:
             return Reason(FIRST)
@@ -412,9 +378,8 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
 
 
 def _with_field(miss: Miss) -> Miss:
-    """``miss`` with its static value named by the Equinox static field that changed
-    (:func:`~.arguments.static_field`), read while the user's classes are loaded (a script's
-    ``__main__`` is gone from :data:`sys.modules` when the ledger is made)."""
+    """``miss`` with its static value named by the Equinox field that changed, read while
+    the user's classes are still loaded."""
     field_ = static_field(miss.reason.before, miss.reason.after) \
         if miss.reason.kind == STATIC else None
     if field_ is None:
@@ -432,8 +397,7 @@ _NOT_MEASURING = (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
 
 def _measuring() -> bool:
     """Whether jitmagic's own measuring code is on this stack (a ``jitmagic.compare()``
-    inside the watched code): its compiles are its measurements, not the run's, and
-    count against no gate."""
+    inside the watched code): its compiles are not the run's."""
     frame: Any = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
@@ -444,8 +408,8 @@ def _measuring() -> bool:
 
 
 def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
-    """(``file:line`` and text of the innermost user frame on this stack, whether it
-    compiles an eager operation: :func:`_jax_made`, the jit's entry)."""
+    """(``file:line`` and text of the innermost user frame, whether it compiles an eager
+    operation, the jit's entry)."""
     frame = sys._getframe(2)
     site = text = None
     entry = jit_entry(frame)
@@ -464,12 +428,8 @@ def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
 
 
 def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
-    """Where a jit's function was defined: JAX's place (the miss's), but the user's
-    function's (``fun``) where JAX names a library's wrapper (``equinox.filter_jit``'s own
-    file), and the function's own where JAX explained no miss (the user's jit of a
-    library's function, ``jax.jit(jnp.linalg.solve)``, ``jax.jit(model.apply)``; ``entry``
-    None: an eager op, JAX's place only). The miss keeps JAX's: its argument paths are
-    the wrapper's parameters."""
+    """Where a jit's function was defined: JAX's place, but the user's function's where JAX
+    names a library's wrapper, and the function's own where JAX explained no miss."""
     said = miss.defined_at if miss is not None else None
     if fun is not None and not user_file((said or "").rpartition(":")[0]):
         return stale.place(fun)
@@ -477,12 +437,8 @@ def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
 
 
 def _jax_made(entry: JitEntry) -> bool:
-    """Whether the jit compiling is one JAX made itself, an eager operation's: JAX's
-    eager dispatch, or a ``jnp`` function JAX jits itself (``x.mean(0)``'s ``_mean``, the
-    ``subtract`` of ``x - y``, ``jnp.linalg.solve`` called as it is). Decided by who made
-    the jit, not by the file of the function it traces: ``jax.jit(jnp.linalg.norm)`` is the
-    user's jit of a JAX function (its recompiles count), and an eager ``jnp.mean`` whose
-    trace JAX had cached (from a jitted loss) fires no trace event and is still eager."""
+    """Whether JAX made the jit itself (an eager operation: its dispatch, or a ``jnp``
+    function it jits): by who made the jit, not by the file of the function it traces."""
     if entry.kind in JIT_AHEAD or entry.of_a_jit:  # the user's .lower(), a jit of a jit
         return False
     if entry.source is None or not jax_file(entry.source):  # the user's function, or a

@@ -1,17 +1,12 @@
-"""The Python values a jitted function read when it was traced, for the values jit hides:
-``jax.jit`` bakes a module's global or a closed-over Python value into the program it
-traces, and reuses that program after the value changed (a loop that halves a global
-learning rate keeps training with the first one), which neither JAX nor a recompile says.
+"""Stale programs: jit bakes a closed-over Python value into the program it traces and
+reuses it after the value changed (a loop halving a global learning rate keeps the first),
+which neither JAX nor a recompile says.
 
-At each trace of a user's jitted function, :func:`reads` notes the plain Python values
-(numbers, strings, ``None``, tuples of them) its code reads as globals or from its closure
-(and the user's functions it calls by a global name read, two calls deep), each with a
-way to read it again; when the run ends, :func:`stale` compares every trace (each program
-JAX keeps cached: a short last batch traced at the new value leaves the full batch's
-program, traced at the old one, in use) with the values then, but for a function object
-discarded and made anew (a jit made on each pass: its program can never be called
-again). Nothing is read on a call JAX served from its cache.
-"""
+At each trace :func:`reads` notes the plain values (numbers, strings, ``None``, tuples of
+them) the jitted function and the user's functions it calls, two deep, read as globals or
+from closures, each with a way to read it again; at the end :func:`stale` compares every
+trace (each cached program) with the values then, but not of a function object made anew
+since (a jit made on each pass: its program is never called again)."""
 
 from __future__ import annotations
 
@@ -37,9 +32,8 @@ DEPTH = 2
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """One value a traced function read: its name, ``global`` or ``closure``, where it is
-    read (``file:line``), its value then, how to read it now, and the user's helper that
-    reads it (None: the jitted function itself)."""
+    """One value a traced function read: name, ``global`` or ``closure``, ``file:line``,
+    its value then, how to read it now, and the helper reading it (None: the jitted function)."""
 
     name: str
     scope: str
@@ -51,9 +45,8 @@ class Read:
 
 @dataclass(frozen=True, slots=True)
 class Traced:
-    """One trace's reads: the function's name, where it was defined, a weak reference to
-    the function object it traced (:func:`alive`), what it read, and the types of the
-    inputs it was traced for (:func:`inputs`: which compiled version it is)."""
+    """One trace's reads: the function's name and place, a weak reference to the
+    object traced (:func:`alive`), its reads and its inputs' types (which compiled version)."""
 
     function: str
     defined_at: str | None
@@ -63,8 +56,8 @@ class Traced:
 
 
 def alive(fun: Any) -> Callable[[], Any]:
-    """A weak reference to ``fun`` (a bound method's, while its object lives): one object
-    gets the same one each time; one that takes none, a reference that is never dead."""
+    """A weak reference to ``fun`` (a bound method's, while its object lives); one that
+    takes none, a reference never dead."""
     try:
         return weakref.WeakMethod(fun) if isinstance(fun, types.MethodType) \
             else weakref.ref(fun)
@@ -73,10 +66,9 @@ def alive(fun: Any) -> Callable[[], Any]:
 
 
 def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
-    """The user's function a jit of ``fun`` called with ``args`` traces: ``fun`` unwrapped,
-    or where that is a library's wrapper, the first of the user's functions among ``args``
-    (``equinox.filter_jit`` jits a wrapper of its own and passes the user's function in
-    its static arguments, ``((fun,), treedef)``); None where neither is the user's."""
+    """The user's function a jit of ``fun`` called with ``args`` traces: ``fun``
+    unwrapped, else the first user function among ``args`` (``equinox.filter_jit`` passes it
+    in its static arguments); None where neither is the user's."""
     level: list[Any] = [fun]
     for depth in range(5):
         for value in level:
@@ -89,15 +81,13 @@ def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
 
 
 def place(fun: Any) -> str | None:
-    """``file:line`` where the function ``fun`` wraps (unwrapped) begins; None for one
-    with no code (a callable object's)."""
+    """``file:line`` where the function ``fun`` wraps begins; None where it has no code."""
     code = getattr(_unwrapped(fun), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
 
 
 def reads(py: types.FunctionType, depth: int = DEPTH) -> tuple[Read, ...]:
-    """The plain values the user's function ``py`` (:func:`traced`) reads from its
-    globals and closure now."""
+    """The plain values the user's function ``py`` reads from its globals and closure now."""
     return tuple({(r.scope, r.name): r for r in _reads(py, depth, set())}.values())
 
 
@@ -141,7 +131,7 @@ def _reads(py: types.FunctionType, depth: int, seen: set[int],
 
 def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
     """(name, scope, ``file:line``) of each global and closure value ``code`` reads,
-    with its nested functions' (a ``lambda`` inside the step)."""
+    its nested functions' globals included."""
     for instr in dis.get_instructions(code):
         scope = {"LOAD_GLOBAL": "global", "LOAD_DEREF": "closure"}.get(instr.opname)
         if scope is not None and isinstance(instr.argval, str):
@@ -169,10 +159,9 @@ def _unwrapped(fun: Any) -> Any:
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
-    """Each value a trace read that differs now, once, in the order traced; not of a
-    function object that is gone and was made anew after it (a jit made on each pass, whose
-    program was never called again; one that ended with its run is still said). Where
-    one function object has more than one compiled version, each names its inputs."""
+    """Each value a trace read that differs now, once, in order; not of a function object
+    gone and made anew after it. Where one object has several compiled versions, each names
+    its inputs."""
     later: dict[tuple[str, str | None], set[int]] = {}  # the objects traced after each
     superseded = []
     for t in reversed(traces):
@@ -199,8 +188,8 @@ def stale(traces: list[Traced]) -> Iterator[Stale]:
 
 
 def _same(before: Any, now: Any) -> bool:
-    """Whether a value read is the same now: equal, of one type (a NaN recomputed is the
-    same NaN; an ``__eq__`` that raises, not the same)."""
+    """Whether a value read is the same now: equal and of one type (a NaN is the same
+    NaN; an ``__eq__`` that raises: not the same)."""
     if before is now:
         return True
     if type(before) is not type(now):
@@ -218,8 +207,8 @@ def _nan(value: Any) -> bool:
 
 
 def _shown(before: Any, now: Any) -> tuple[str, str]:
-    """Both values as ``repr`` writes them, each at most :data:`MAX_TEXT` long, from
-    near where they first differ (a long string changed at its end keeps its end)."""
+    """Both values' reprs, each at most :data:`MAX_TEXT` long, from near where they first
+    differ."""
     a, b = (_repr(v) for v in (before, now))
     first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
                  min(len(a), len(b)))

@@ -1,12 +1,7 @@
-"""The sentence JAX would write for two input pytrees' difference, where writing it raised:
-a static argument whose ``__repr__`` raises (a config object with a broken repr) fails
-JAX's explanation, and so the user's call, only because the watch turned the
-explanations on (unwatched, JAX formats nothing and the loop runs).
-
-The difference is found with the pytree definitions' public ``node_data()`` and
-``children()``, which compare values without formatting them; the value is said to be one
-that could not be shown, by its type (``<a Config that could not be shown>``).
-"""
+"""The sentence JAX would write for two input pytrees' difference where writing it raised:
+a static argument whose ``__repr__`` raises would fail the user's call only because the
+watch turned explanations on. The difference is found with the trees' ``node_data()`` and
+``children()``; such a value is said by its type (``<a Config that could not be shown>``)."""
 
 from __future__ import annotations
 
@@ -18,8 +13,8 @@ DIFFERENT_TREE = ("different input pytree:\n  * at input path {path}, now {new} 
 
 
 def tree_difference(new: Any, old: Any, error: Exception) -> tuple[int, int, str]:
-    """JAX's ``(severity, count, sentence)`` of the first node where the pytree
-    definitions ``new`` and ``old`` differ, its values shown where they can be."""
+    """JAX's ``(severity, count, sentence)`` of the first node where ``new`` and
+    ``old`` differ."""
     path, a, b = _first_difference(new, old, "")
     return 1, 1, DIFFERENT_TREE.format(path=path, new=_node(a), old=_node(b))
 
@@ -59,8 +54,8 @@ def _node(data: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    """``repr(value)``; where it raises, what it is and that it could not be shown (a static
-    argument's node, ``Static(val=...)``, keeps its form so that it reads as one)."""
+    """``repr(value)``; where it raises, its type and that it could not be shown (kept
+    in a ``Static(val=...)`` node's form)."""
     try:
         return repr(value)
     except Exception:  # noqa: BLE001 (the user's __repr__)
