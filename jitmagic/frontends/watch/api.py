@@ -23,9 +23,10 @@ from ...model.saved.schema import printable
 from ...render.ledger import text
 from ...render.ledger.gate import gate_failures
 from ..cell_names import with_cell_names
-from ..output import check_endings  # noqa: F401 (where the hook finds it)
+from ..output import check_endings
+from ..output import checked_path
+from ..output import distinct
 from ..saving import write_outputs
-from ..showing import Showing
 from .live import Live
 
 
@@ -56,6 +57,18 @@ def gate_of(fail_after_warmup: int | None, max_compiles: int | None) -> Gate:
             raise InputError(f"{name} is a number of compiles, a whole number from 0 "
                              f"(got {value!r}): e.g. {name}=1")
     return Gate(fail_after_warmup, max_compiles)
+
+
+def checked(fail_after_warmup: int | None, max_compiles: int | None,
+            paths: dict[str, str | None], others: dict[str, str] | None = None,
+            ) -> tuple[Gate, dict[str, str | None]]:
+    """The gate and the report ``paths``, checked as every front door checks them before
+    the code runs (the paths made absolute: it may chdir; ``others``: files they must not
+    name); ``InputError`` or ``CannotWriteError`` says what is wrong."""
+    gate = gate_of(fail_after_warmup, max_compiles)
+    check_endings(paths, "ledger")
+    distinct({**(others or {}), **paths})
+    return gate, {flag: checked_path(path, flag) for flag, path in paths.items()}
 
 
 @contextmanager
@@ -135,11 +148,10 @@ def wrote(option: str, path: str) -> str:
 
 
 def write_ledger(ledger: Ledger, save: str | None, html: str | None,
-                 showing: Showing | None = None) -> tuple[list[str], list[str]]:
+                 ) -> tuple[list[str], list[str]]:
     """Write ``ledger`` to ``--save`` and ``--html`` (None: not asked): (what was
     written, what could not be and why), one line each."""
-    return write_outputs(ledger, argparse.Namespace(save=save, html=html), showing,
-                         said=wrote)
+    return write_outputs(ledger, argparse.Namespace(save=save, html=html), said=wrote)
 
 
 def one_line(exc: BaseException) -> str:

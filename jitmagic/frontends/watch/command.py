@@ -6,7 +6,7 @@ printed after the ledger), the gate failed, or it ended the process early (``os.
 no ledger, said by the supervising parent); 2 bad options; 3 a report that cannot be
 written; 130 Ctrl-C (the ledger so far is printed); 128 + N signal N. Files and status are
 decided before anything is printed, so a stdout whose reader has gone changes neither
-(:mod:`.streams`). ``--install-hook``/``--remove-hook`` are retired: installing jitmagic
+(:mod:`.live`). ``--install-hook``/``--remove-hook`` are retired: installing jitmagic
 installs the hook of ``JITMAGIC_WATCH=1`` (:mod:`.hook`)."""
 
 from __future__ import annotations
@@ -26,15 +26,14 @@ from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
 from ...render.ledger import text
-from ..output import checked_path
-from ..output import distinct
 from ..statuses import CANNOT_WRITE
 from ..statuses import INTERRUPTED
 from ..statuses import MEASURED
 from ..statuses import RAISED
 from ..statuses import REGRESSED
 from ..statuses import USAGE
-from .streams import write
+from .live import Live
+from .live import write
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,22 +81,17 @@ def main(argv: list[str]) -> int:
 def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
     """The gate of the options, every one checked before the script runs (report paths
     made absolute: the script may chdir); else the exit status, said why."""
-    from ..output import check_endings
-    from .api import gate_of
+    from .api import checked
 
     script = os.path.abspath(args.script)
     try:
-        gate = gate_of(args.fail_after_warmup, args.max_compiles)
-        outputs = {"--save": args.save, "--html": args.html}
-        check_endings(outputs, "ledger")
-        distinct({"FILE.py": script, **outputs})
+        gate, paths = checked(args.fail_after_warmup, args.max_compiles,
+                              {"--save": args.save, "--html": args.html}, {"FILE.py": script})
         _own_options_after(args, argv)
-        # as the comparison's are checked before measuring
-        args.save, args.html = (checked_path(args.save, "--save"),
-                                checked_path(args.html, "--html"))
     except (InputError, CannotWriteError) as exc:
         print(f"jitmagic watch: {exc}", file=sys.stderr)
         return CANNOT_WRITE if isinstance(exc, CannotWriteError) else USAGE
+    args.save, args.html = paths["--save"], paths["--html"]
     if not os.path.isfile(script):
         print(f"jitmagic watch: {args.script!r} is not a file: give the script to run, "
               "e.g. `python -m jitmagic watch train.py`", file=sys.stderr)
@@ -109,7 +103,6 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
     """Run the script as ``python FILE.py ARGS`` would, watched: (the ledger in a list
     where one was made, the exit status, the script's traceback where it raised)."""
     from .api import watched
-    from .live import Live
 
     script = os.path.abspath(args.script)
     made: list[Ledger] = []

@@ -7,7 +7,7 @@ this one once the program has imported JAX. This module reads the variable
 starts the watch with its report paths checked as the command checks them (where it
 cannot, it says why on stderr, the program runs unwatched and ends with status 2, or 3 for
 a path it cannot write: a gate given must not pass unapplied), and at exit writes the
-files, decides the status and then writes the ledger on stderr (:mod:`.streams`); a
+files, decides the status and then writes the ledger on stderr (:mod:`.live`); a
 failed gate or file ends a program that ended cleanly with status 1 (3)
 (:func:`jitmagic_watch.end`).
 
@@ -34,7 +34,8 @@ from ...options.table import WATCH
 from ...options.table import specs_for
 from ..statuses import CANNOT_WRITE
 from ..statuses import REGRESSED
-from .streams import write
+from .live import Live
+from .live import write
 
 #: The variable: ``1``, ``0`` (off) or the options, ``fail_after_warmup=1,save=l.json``.
 VARIABLE = "JITMAGIC_WATCH"
@@ -169,7 +170,6 @@ def _start() -> None:
     from ...errors import CannotWriteError
     from ...errors import InputError
     from .api import watched
-    from .live import Live
 
     try:
         gate = _gate(state)
@@ -196,19 +196,14 @@ def _start() -> None:
 def _gate(state: _State) -> Any:
     """The gate of the options, with the report paths checked (a child process writes its
     own files); ``InputError`` says what is wrong."""
-    from ..output import checked_path
-    from ..output import distinct
-    from .api import check_endings
-    from .api import gate_of
+    from .api import checked
 
     options = state.options
     paths = {flag: options.get(flag) for flag in PATHS}
     if not state.top:
         paths = {flag: _with_pid(path) for flag, path in paths.items()}
-    gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
-    check_endings(paths, "ledger")
-    distinct(paths)
-    paths = {flag: checked_path(path, flag) for flag, path in paths.items()}  # as the command
+    gate, paths = checked(options.get("--fail-after-warmup"), options.get("--max-compiles"),
+                          paths)
     state.options = {**options, **paths}
     return gate
 

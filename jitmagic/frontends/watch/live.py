@@ -1,16 +1,80 @@
-"""Each recompile said as it happens (a job recompiling at every step says so at step 2),
-on stderr or as the notebook's one updated line: each of the first :data:`EACH` of a
-function, then the 20th, 50th, 100th, 200th, ... A loop that never recompiles costs
-nothing (JAX fires no event on a cache hit)."""
+"""The watch's lines: each recompile said as it happens (a job recompiling at every step
+says so at step 2), on stderr or as the notebook's one updated line, each of the first
+:data:`EACH` of a function, then the 20th, 50th, 100th, 200th, ...; and the ledger last.
+A stream may be gone (``| head -c 100``), closed at start (``2>&-``) or never read (a full
+pipe): it gets nothing more, and the exit status and report files are as where it was
+read. A live line is written as the program's own lines are, never into stdout, and
+never raises; a loop that never recompiles costs nothing (no event on a cache hit)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import sys
 import threading
 from collections.abc import Callable
 
 from ...model.ledger.compiles import Compile
 from ...render.ledger.values import live_line
-from .streams import write
+
+#: How long one piece waits for a reader that has stopped reading, in seconds.
+PATIENCE = 5.0
+#: A pipe takes this much at once without blocking once it is writable (POSIX: 512 at least).
+PIECE = getattr(select, "PIPE_BUF", 512)
+
+
+def write(text: str, name: str = "stderr", last: bool = False) -> bool:
+    """Write ``text`` and a newline on stderr (or stdout); False where it could not be.
+    ``last``: the process is ending: a reader taking nothing for :data:`PATIENCE` seconds is
+    given up, and a stream that failed points nowhere after (the interpreter's last flush then
+    neither fails nor waits)."""
+    stream = getattr(sys, name)
+    if stream is None:
+        return False
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):  # no file (a test's capture): its own write
+        with contextlib.suppress(Exception):
+            stream.write(text + "\n")
+            stream.flush()
+            return True
+        return False
+    data = (text + "\n").encode(getattr(stream, "encoding", None) or "utf-8", "backslashreplace")
+    try:
+        stream.flush()  # what the program wrote before, in its order
+        if _written(fd, data, PATIENCE if last else None):
+            return True
+    except OSError:
+        pass
+    if last:
+        _nowhere(fd)
+    return False
+
+
+def _written(fd: int, data: bytes, patience: float | None) -> bool:
+    """Write ``data`` on ``fd`` a piece at a time, each once the reader can take it
+    where there is ``patience``; False where the reader has gone or took nothing that long."""
+    waiting = getattr(select, "poll", None) if patience is not None else None
+    poll = waiting() if waiting is not None else None
+    if poll is not None:
+        poll.register(fd, select.POLLOUT)
+    while data:
+        if poll is not None and patience is not None:
+            ready = poll.poll(patience * 1000)
+            if not ready or ready[0][1] & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
+                return False
+        data = data[os.write(fd, data[:PIECE]):]
+    return True
+
+
+def _nowhere(fd: int) -> None:
+    """Point ``fd`` at the null device."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
 
 #: Recompiles that each get a line; past them, only the 20th, 50th, 100th, 200th, ...
 EACH = 10

@@ -34,14 +34,11 @@ from ..magic import charted
 from ..magic import options_of
 from ..magic import present
 from ..magic import shown_in_this_cell
-from ..output import check_endings
-from ..output import checked_path
-from ..output import distinct
 from ..output import unquoted
 from ..showing import ABANDONED_SHOWING
 from ..showing import Showing
 from .api import check_gate
-from .api import gate_of
+from .api import checked
 from .api import named_compile
 from .api import watched
 from .api import with_cell_names
@@ -126,12 +123,10 @@ class JitWatchMagics(Magics):
                                  "put `%%jitwatch` (two %) on its first line.")
         try:
             args = parse_argstring(self.jitwatch, args_line)
-            args.gate = gate_of(args.fail_after_warmup, args.max_compiles)
-            args.save, args.html = unquoted(args.save), unquoted(args.html)
-            args.save = checked_path(args.save, "--save")
-            args.html = checked_path(args.html, "--html")
-            distinct({"--save": args.save, "--html": args.html})
-            check_endings({"--save": args.save, "--html": args.html}, "ledger")
+            args.gate, paths = checked(args.fail_after_warmup, args.max_compiles,
+                                       {"--save": unquoted(args.save),
+                                        "--html": unquoted(args.html)})
+            args.save, args.html = paths["--save"], paths["--html"]
         except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except ValueError as exc:

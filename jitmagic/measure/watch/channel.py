@@ -10,8 +10,9 @@
   user's setting; a record reaches the user's handlers only where the user has the flag
   on and the logger would have passed it; the last watch out leaves the flag as the user
   last set it.
-- **A value that cannot be shown** (a ``__repr__`` that raises) is said as such, not
-  raised into the user's call (:mod:`.unshown`)."""
+- **A value that cannot be shown** (a ``__repr__`` that raises) is said by its type
+  (``<a Config that could not be shown>``), not raised into the user's call: the watch
+  turned the explanations on (:func:`tree_difference`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ from ..._compat import closest_explanation
 from ..._compat import guard_tree_differences
 from ..._compat import on_config_update
 from . import reasons
-from . import unshown
 from .reasons import Miss
 
 
@@ -76,7 +76,7 @@ class _Channel:
         self.undo.append(on_config_update(EXPLAIN_FLAG, self._on_update))
         self.undo.append(lambda: self.set_flag(self.user_flag))
         self.set_flag(True)
-        self.undo.append(guard_tree_differences(unshown.tree_difference))
+        self.undo.append(guard_tree_differences(tree_difference))
         self.undo.append(lambda: setattr(logger, "disabled", self.user_disabled))
         logger.disabled = False
         self.undo.append(lambda: logger.__dict__.pop("isEnabledFor", None))
@@ -145,3 +145,60 @@ stop_explaining = _CHANNEL.stop_explaining
 def user_flag() -> bool:
     """Whether the user has JAX's explanations on (before the watch, or set meanwhile)."""
     return _CHANNEL.user_flag
+
+
+#: Where a tree's node differs, as JAX writes it (its explanation reads it back).
+DIFFERENT_TREE = ("different input pytree:\n  * at input path {path}, now {new} and before "
+                  "{old}, so the pytree node metadata does not match")
+
+
+def tree_difference(new: Any, old: Any, error: Exception) -> tuple[int, int, str]:
+    """JAX's ``(severity, count, sentence)`` of the first node where ``new`` and
+    ``old`` differ."""
+    path, a, b = _first_difference(new, old, "")
+    return 1, 1, DIFFERENT_TREE.format(path=path, new=_node(a), old=_node(b))
+
+
+def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any]:
+    """(JAX's input path, each tree's ``node_data()``) of the first node that differs."""
+    da, db = a.node_data(), b.node_data()
+    ca, cb = a.children(), b.children()
+    if da is None or db is None or len(ca) != len(cb) or _differ(da, db):
+        return path, da, db
+    for i, (x, y) in enumerate(zip(ca, cb, strict=True)):
+        if _differ(x, y):
+            return _first_difference(x, y, path + _key(da, i))
+    return path, da, db
+
+
+def _differ(a: Any, b: Any) -> bool:
+    try:
+        return bool(a != b)
+    except Exception:  # noqa: BLE001 (an __eq__ that raises: they differ, said as such)
+        return True
+
+
+def _key(data: Any, i: int) -> str:
+    """The ``i``-th child's part of an input path: ``['n']`` in a dict, else ``[i]``."""
+    kind, meta = data
+    if kind is dict and isinstance(meta, list | tuple) and i < len(meta):
+        return f"[{shown(meta[i])}]"
+    return f"[{i}]"
+
+
+def _node(data: Any) -> str:
+    if data is None:
+        return "pytree leaf"
+    kind, meta = data
+    return f"{kind} with pytree metadata {shown(meta)}"
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``; where it raises, its type and that it could not be shown (kept
+    in a ``Static(val=...)`` node's form)."""
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001 (the user's __repr__)
+        val = getattr(value, "val", value) if type(value).__name__ == "Static" else value
+        said = f"<a {type(val).__name__} that could not be shown>"
+        return f"Static(val={said})" if val is not value else said

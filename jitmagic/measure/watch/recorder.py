@@ -51,9 +51,9 @@ from ..sampling import clocks
 from ..sampling.monitor import unregister
 from . import channel
 from . import stale
-from .arguments import named
-from .arguments import static_field
 from .reasons import Miss
+from .reasons import named
+from .reasons import static_field
 
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",

@@ -23,6 +23,7 @@ from typing import Any
 from ...model.ledger import Stale
 from ...model.ledger.compiles import MAX_TEXT
 from ...usercode import user_file
+from .channel import shown
 
 #: Values jit bakes in as they are: a change of one is a stale program.
 PLAIN = (int, float, complex, bool, str, type(None))
@@ -98,10 +99,10 @@ def inputs(args: tuple[Any, ...], most: int = 4) -> str | None:
 
     leaves = [x for x in jax.tree_util.tree_leaves(args) if hasattr(x, "shape")]
     try:
-        shown = [jax.typeof(x).str_short(short_dtypes=True) for x in leaves[:most]]
+        said = [jax.typeof(x).str_short(short_dtypes=True) for x in leaves[:most]]
     except Exception:  # noqa: BLE001 (a leaf JAX cannot type: no version to name)
         return None
-    return ", ".join(shown) + (", …" if len(leaves) > most else "") if shown else None
+    return ", ".join(said) + (", …" if len(leaves) > most else "") if said else None
 
 
 def _reads(py: types.FunctionType, depth: int, seen: set[int],
@@ -209,16 +210,9 @@ def _nan(value: Any) -> bool:
 def _shown(before: Any, now: Any) -> tuple[str, str]:
     """Both values' reprs, each at most :data:`MAX_TEXT` long, from near where they first
     differ."""
-    a, b = (_repr(v) for v in (before, now))
+    a, b = (shown(v) for v in (before, now))
     first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
                  min(len(a), len(b)))
     lo = max(0, first - MAX_TEXT // 2) if first >= MAX_TEXT - 100 else 0
     a, b = (("…" if lo else "") + v[lo:lo + MAX_TEXT - 1] for v in (a, b))
     return a, b
-
-
-def _repr(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception:  # noqa: BLE001 (a __repr__ that raises)
-        return f"<a {type(value).__name__} that could not be shown>"
