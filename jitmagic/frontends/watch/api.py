@@ -1,8 +1,6 @@
-"""``jitmagic.watch()``: the user's code runs once, as written and in place, and every
-compile it causes is recorded in a :class:`~jitmagic.model.ledger.Ledger` (``%%jitwatch``
-and the command run their code through :func:`watched`). What the watch set is put back
-on every path out, also after an error or Ctrl-C; the block's own exception is raised as
-it was, after the ledger is made."""
+"""``jitmagic.watch()``: the code runs once, as written and in place, and every compile it
+causes is recorded in a :class:`~jitmagic.model.ledger.Ledger`. What the watch set is put
+back on every path out; the code's own exception is raised as it was, after the ledger."""
 
 from __future__ import annotations
 
@@ -62,9 +60,8 @@ def gate_of(fail_after_warmup: int | None, max_compiles: int | None) -> Gate:
 def checked(fail_after_warmup: int | None, max_compiles: int | None,
             paths: dict[str, str | None], others: dict[str, str] | None = None,
             ) -> tuple[Gate, dict[str, str | None]]:
-    """The gate and the report ``paths``, checked as every front door checks them before
-    the code runs (the paths made absolute: it may chdir; ``others``: files they must not
-    name); ``InputError`` or ``CannotWriteError`` says what is wrong."""
+    """The gate and the report ``paths``, checked as every front door checks them (made
+    absolute; ``others``: files they must not name)."""
     gate = gate_of(fail_after_warmup, max_compiles)
     check_endings(paths, "ledger")
     distinct({**(others or {}), **paths})
@@ -74,13 +71,10 @@ def checked(fail_after_warmup: int | None, max_compiles: int | None,
 @contextmanager
 def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = None,
           source: str = "the block", live: bool = True) -> Iterator[Watch]:
-    """Record every trace, lowering and compile the block causes, with JAX's reason and
-    seconds (``w.ledger``, shown by ``print(w)`` or as a cell's value).
-
-    ``fail_after_warmup=N`` fails (``RecompiledError``, an ``AssertionError``) when any
-    function compiles more than N times; ``max_compiles=N`` when the block compiles more than
-    N times in all; checked when the block ends without an error. ``live``: each recompile is
-    said on stderr as it happens (``live=False``: none)."""
+    """Record every trace, lowering and compile the block causes (``w.ledger``, shown by
+    ``print(w)`` or as a cell's value). ``fail_after_warmup=N`` fails (``RecompiledError``) when
+    a function compiles more than N times, ``max_compiles=N`` when the block does in all;
+    ``live``: each recompile said on stderr as it happens."""
     __tracebackhide__ = True  # pytest shows the failing test's lines, not these
     gate = gate_of(fail_after_warmup, max_compiles)
     w = Watch()
@@ -111,8 +105,7 @@ def named_compile(c: Compile, shell: Any, source_file: str | None = None) -> Com
 @contextmanager
 def watched(gate: Gate, source: str, source_file: str | None = None, *,
             on_again: Callable[[Compile], None] | None = None) -> Iterator[list[Ledger]]:
-    """Within, compiles are recorded (``on_again``: told of each recompile, :mod:`.live`);
-    after, also after an error or Ctrl-C (raised again), the list holds the ledger."""
+    """Within, compiles are recorded; after (an error or Ctrl-C too), the list holds the ledger."""
     recorder = Recorder(on_again=on_again)
     made: list[Ledger] = []
     error, stopped = None, False
@@ -149,8 +142,7 @@ def wrote(option: str, path: str) -> str:
 
 def write_ledger(ledger: Ledger, save: str | None, html: str | None,
                  ) -> tuple[list[str], list[str]]:
-    """Write ``ledger`` to ``--save`` and ``--html`` (None: not asked): (what was
-    written, what could not be and why), one line each."""
+    """Write ``ledger`` to ``--save`` and ``--html``: (lines written, lines of failures)."""
     return write_outputs(ledger, argparse.Namespace(save=save, html=html), said=wrote)
 
 

@@ -1,13 +1,8 @@
 """``python -m jitmagic watch FILE.py [ARGS...]``: run a script as ``python FILE.py ARGS``
-would, and print every compile it caused, why, and what it cost.
-
-Exit statuses: 0 the script ended (and the gate held); 1 it raised (its traceback is
-printed after the ledger), the gate failed, or it ended the process early (``os._exit``:
-no ledger, said by the supervising parent); 2 bad options; 3 a report that cannot be
-written; 130 Ctrl-C (the ledger so far is printed); 128 + N signal N. Files and status are
-decided before anything is printed, so a stdout whose reader has gone changes neither
-(:mod:`.live`). ``--install-hook``/``--remove-hook`` are retired: installing jitmagic
-installs the hook of ``JITMAGIC_WATCH=1`` (:mod:`.hook`)."""
+would, and print every compile it caused, why, and what it cost. Exit statuses: 0 ended
+(gate held); 1 raised, gate failed, or ended early (``os._exit``); 2 bad options; 3 a report
+not written; 130 Ctrl-C; 128 + N signal N. Files and status are decided before anything is
+printed (:mod:`.live`)."""
 
 from __future__ import annotations
 
@@ -71,7 +66,8 @@ def main(argv: list[str]) -> int:
     from .api import write_ledger
 
     written, failed = write_ledger(made[0], args.save, args.html)
-    status = _gated(made[0], status)
+    if made[0].over_gate() and status == MEASURED:
+        status = REGRESSED
     write("\n".join([text(made[0], args.verbose), *written]), "stdout", last=True)
     for line in ([said] if said else []) + [f"jitmagic watch: {line}" for line in failed]:
         write(line, last=True)
@@ -79,8 +75,7 @@ def main(argv: list[str]) -> int:
 
 
 def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
-    """The gate of the options, every one checked before the script runs (report paths
-    made absolute: the script may chdir); else the exit status, said why."""
+    """The checked gate (paths made absolute: the script may chdir); else the status, said why."""
     from .api import checked
 
     script = os.path.abspath(args.script)
@@ -100,8 +95,7 @@ def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
 
 
 def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str | None]:
-    """Run the script as ``python FILE.py ARGS`` would, watched: (the ledger in a list
-    where one was made, the exit status, the script's traceback where it raised)."""
+    """Run the script watched: (the ledger in a list, the status, its traceback where it raised)."""
     from .api import watched
 
     script = os.path.abspath(args.script)
@@ -133,8 +127,7 @@ OUTPUT_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools
 
 def _own_options_after(args: argparse.Namespace, argv: list[str]) -> None:
     """``InputError`` where the script's arguments start a gate option of the
-    watch's (it went to the script: a gate not set cannot fail); a note on stderr for
-    ``--save``/``--html`` there. Arguments after ``--`` are the script's."""
+    watch's (a gate not set cannot fail); a note for ``--save``/``--html``; after ``--``, none."""
     rest = argv[argv.index(args.script) + 1:] if args.script in argv else []
     if rest[:1] == ["--"]:
         return
@@ -148,10 +141,3 @@ def _own_options_after(args: argparse.Namespace, argv: list[str]) -> None:
     for option in (a for a in named if a in OUTPUT_OPTIONS):
         print(f"jitmagic watch: {option} after {args.script} goes to the script, not to the "
               f"watch (the watch's own options go before the script)", file=sys.stderr)
-
-
-def _gated(ledger: Ledger, status: int) -> int:
-    broken = ledger.over_gate()
-    if broken and status == MEASURED:
-        return REGRESSED
-    return status

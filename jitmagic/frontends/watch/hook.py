@@ -1,19 +1,11 @@
 """``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
 
-Installing jitmagic puts ``jitmagic-watch.pth`` and the stdlib module it runs,
-``jitmagic_watch.py``, into site-packages; where the variable is set, that module imports
-this one once the program has imported JAX. This module reads the variable
-(:func:`parse`: ``1``, ``0`` or the command's options as ``NAME=VALUE`` joined by commas),
-starts the watch with its report paths checked as the command checks them (where it
-cannot, it says why on stderr, the program runs unwatched and ends with status 2, or 3 for
-a path it cannot write: a gate given must not pass unapplied), and at exit writes the
-files, decides the status and then writes the ledger on stderr (:mod:`.live`); a
-failed gate or file ends a program that ended cleanly with status 1 (3)
-(:func:`jitmagic_watch.end`).
-
-Processes the program starts are watched the same way; the first marks itself in
-:data:`TOP`, the others write ``ledger.PID.json`` for ``save=ledger.json``. A child of
-``os.fork()`` without ``exec`` writes nothing."""
+The stdlib ``jitmagic_watch.py`` (run by ``jitmagic-watch.pth``) imports this module once
+the program has imported JAX. It reads the variable (:func:`parse`), starts the watch with
+its paths checked as the command's (where it cannot, it says why, the program runs
+unwatched and ends with status 2, or 3), and at exit writes the files, decides the status
+and says the ledger on stderr. Processes the program starts are watched too; those after
+the first (:data:`TOP`) write ``ledger.PID.json``; a fork without exec writes nothing."""
 
 from __future__ import annotations
 
@@ -50,13 +42,8 @@ class BadValue(ValueError):
     """:data:`VARIABLE` holds something :func:`parse` cannot read; the message says why."""
 
 
-def _name(option: str) -> str:
-    return option.lstrip("-").replace("-", "_")
-
-
 def parse(value: str) -> dict[str, Any] | None:
-    """The options in ``value`` (``{}`` for ``1``; None for ``0`` or empty: off), keyed as
-    the command's (``--save``); ``BadValue`` says what is wrong."""
+    """The options in ``value`` (``{}`` for ``1``; None: off), keyed as the command's."""
     value = value.strip()
     if value in ("", "0"):
         return None
@@ -67,7 +54,7 @@ def parse(value: str) -> dict[str, Any] | None:
     found: dict[str, Any] = {}
     for item in (part.strip() for part in value.split(",")):
         name, equals, given = (part.strip() for part in item.partition("="))
-        key = _name(name)
+        key = name.lstrip("-").replace("-", "_")
         if not equals or key not in known:
             what = (f"unknown option {name!r}" if equals else
                     f"{item!r} is not NAME=VALUE" if item else "an empty option (two commas)")
@@ -114,8 +101,7 @@ def _said(message: str) -> None:
 
 
 def _refused(why: str, status: int = NOT_APPLIED) -> None:
-    """Say that the watch cannot be applied, and why: the program runs unwatched, and
-    one that imports JAX ends with ``status`` at exit."""
+    """Say why the watch cannot be applied: the program runs unwatched and fails at exit."""
     _said(f"{why}; the program runs unwatched, and ends with status {status}")
     fail_at_exit(why, status)
 
@@ -159,8 +145,7 @@ def _script() -> str | None:
 
 
 def _start() -> None:
-    """Start the watch; where its options cannot be used or it cannot start, the program
-    runs unwatched and fails at exit (:func:`_refused`)."""
+    """Start the watch; where it cannot, the program runs unwatched and fails at exit."""
     state = _ours()
     if state is None:
         return
@@ -194,8 +179,7 @@ def _start() -> None:
 
 
 def _gate(state: _State) -> Any:
-    """The gate of the options, with the report paths checked (a child process writes its
-    own files); ``InputError`` says what is wrong."""
+    """The gate, with the report paths checked (a child process writes its own files)."""
     from .api import checked
 
     options = state.options
@@ -216,8 +200,7 @@ def _with_pid(path: str | None) -> str | None:
 
 
 def _finish() -> None:
-    """Stop the watch, write its files and decide the status, then say the ledger on
-    stderr (a reader gone changes neither)."""
+    """Stop the watch, write its files, decide the status, then say the ledger on stderr."""
     state = _ours()
     if state is None or state.entered is None:
         return
@@ -250,8 +233,7 @@ def _finish() -> None:
 
 
 def _replaced(path: str | None) -> list[str]:
-    """A line where ``path`` holds another program's ledger (two programs under one
-    ``save=``: the second replaces the first's)."""
+    """A line where ``path`` held another program's ledger, which this one replaced."""
     try:
         with open(path or "", encoding="utf-8") as f:
             before = json.load(f).get("source")

@@ -1,10 +1,7 @@
-"""The watch's lines: each recompile said as it happens (a job recompiling at every step
-says so at step 2), on stderr or as the notebook's one updated line, each of the first
-:data:`EACH` of a function, then the 20th, 50th, 100th, 200th, ...; and the ledger last.
-A stream may be gone (``| head -c 100``), closed at start (``2>&-``) or never read (a full
-pipe): it gets nothing more, and the exit status and report files are as where it was
-read. A live line is written as the program's own lines are, never into stdout, and
-never raises; a loop that never recompiles costs nothing (no event on a cache hit)."""
+"""The watch's lines: each recompile said as it happens (each of a function's first
+:data:`EACH`, then the 20th, 50th, 100th, ...), and the ledger last, on streams that may be
+gone, closed or never read: such a stream gets nothing more and changes neither the exit
+status nor the files. A live line is written as the program's own, and never raises."""
 
 from __future__ import annotations
 
@@ -26,9 +23,8 @@ PIECE = getattr(select, "PIPE_BUF", 512)
 
 def write(text: str, name: str = "stderr", last: bool = False) -> bool:
     """Write ``text`` and a newline on stderr (or stdout); False where it could not be.
-    ``last``: the process is ending: a reader taking nothing for :data:`PATIENCE` seconds is
-    given up, and a stream that failed points nowhere after (the interpreter's last flush then
-    neither fails nor waits)."""
+    ``last``: a reader taking nothing for :data:`PATIENCE` seconds is given up, and a failed
+    stream points nowhere after."""
     stream = getattr(sys, name)
     if stream is None:
         return False
@@ -47,33 +43,26 @@ def write(text: str, name: str = "stderr", last: bool = False) -> bool:
             return True
     except OSError:
         pass
-    if last:
-        _nowhere(fd)
+    if last:  # pointed at the null device from now on
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
     return False
 
 
 def _written(fd: int, data: bytes, patience: float | None) -> bool:
-    """Write ``data`` on ``fd`` a piece at a time, each once the reader can take it
-    where there is ``patience``; False where the reader has gone or took nothing that long."""
-    waiting = getattr(select, "poll", None) if patience is not None else None
-    poll = waiting() if waiting is not None else None
+    """Write ``data`` a piece at a time once the reader takes it; False where it did not."""
+    poll = select.poll() if patience is not None and hasattr(select, "poll") else None
     if poll is not None:
         poll.register(fd, select.POLLOUT)
     while data:
-        if poll is not None and patience is not None:
-            ready = poll.poll(patience * 1000)
+        if poll is not None:
+            ready = poll.poll((patience or 0) * 1000)
             if not ready or ready[0][1] & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
                 return False
         data = data[os.write(fd, data[:PIECE]):]
     return True
-
-
-def _nowhere(fd: int) -> None:
-    """Point ``fd`` at the null device."""
-    with contextlib.suppress(OSError):
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, fd)
-        os.close(null)
 
 
 #: Recompiles that each get a line; past them, only the 20th, 50th, 100th, 200th, ...
@@ -87,8 +76,7 @@ def said(n: int) -> bool:
 
 
 class Live:
-    """Counts the run's recompiles and each function's, and writes the line of each
-    :func:`said` (``write``: where; ``name``: the compile as its place should read)."""
+    """Counts the run's and each function's recompiles, and writes each :func:`said` line."""
 
     def __init__(self, write: Callable[[str], object] = write,
                  source_file: str | None = None,

@@ -1,8 +1,6 @@
 """``%%jitwatch`` / ``%jitwatch``: run the cell once, as written, in the user's namespace
-(its definitions stay; its last expression is its value, ``-o`` returns the ledger), and
-show every compile it caused, why, and what it cost. The cell runs under IPython's cell
-file name, numbered as the notebook numbers it; an error shows the ledger of what ran
-before it, then the error with the cell's own traceback; Ctrl-C shows the ledger so far."""
+(its last expression is its value; ``-o``: the ledger), numbered as the notebook numbers
+it, and show every compile it caused; after an error or Ctrl-C, the ledger so far."""
 
 from __future__ import annotations
 
@@ -86,15 +84,14 @@ class JitWatchMagics(Magics):
         try:
             check_gate(ledger)
         except RecompiledError as exc:
-            raise _one_paragraph(exc) from None
+            raise ShownRecompiledError(exc.sentences) from None  # escaped already
         if not options.output:
             return value
         shown_in_this_cell(ledger)
         return ledger
 
     def _compiled(self, code: str, raw: str) -> str:
-        """The file name ``code`` runs under (IPython's for the running cell);
-        its syntax error alone, where it has one."""
+        """The file name ``code`` runs under; its syntax error alone, where it has one."""
         assert self.shell is not None
         filename: str = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
         try:
@@ -104,8 +101,7 @@ class JitWatchMagics(Magics):
         return filename
 
     def _cell_number(self) -> int:
-        """The number the notebook shows for the running cell: IPython's
-        ``ExecutionResult``'s (``execution_count`` is already the next one's), else the count."""
+        """The number the notebook shows for the running cell (``In [4]``)."""
         assert self.shell is not None
         running = getattr(self.shell.displayhook, "exec_result", None)
         number = getattr(running, "execution_count", None)
@@ -138,8 +134,7 @@ class JitWatchMagics(Magics):
         return args, as_numbered(cell, self.shell.transform_cell(cell))
 
     def _run(self, code: str, filename: str) -> Any:
-        """Run ``code`` in the user's namespace as IPython runs a cell (its AST
-        transformers, compiler flags and traps); the last expression's value returned."""
+        """Run ``code`` as IPython runs a cell; the last expression's value returned."""
         assert self.shell is not None
         shell = self.shell
         tree = shell.transform_ast(shell.compile.ast_parse(code, filename))
@@ -155,8 +150,7 @@ class JitWatchMagics(Magics):
                         shell.user_global_ns, shell.user_ns)
 
     def _show(self, ledger: Ledger, options: Any) -> None:
-        """Show the ledger, then write its reports, as ``%%jitcompare`` shows a
-        result (:func:`~jitmagic.frontends.magic.present`)."""
+        """Show the ledger, then write its reports, as ``%%jitcompare`` shows a result."""
         ledger = with_cell_names(ledger, self.shell)
 
         def show(showing: Showing, shown: list[bool]) -> None:
@@ -188,8 +182,7 @@ class NotebookLine:
 
 
 def _split_statement(line: str) -> tuple[str, str]:
-    """(the options, the statement) of a line magic: the leading words starting
-    with ``-``, and the values of those that take one."""
+    """(the options, the statement) of a line magic: its leading ``-`` words and values."""
     words = line.split(" ")
     takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
              for flag in spec.flags}
@@ -200,8 +193,7 @@ def _split_statement(line: str) -> tuple[str, str]:
 
 
 def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
-    """``exc`` shown by IPython with the cell's own traceback, none of the
-    magic's frames."""
+    """``exc`` as IPython shows it with the cell's own traceback."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
@@ -214,18 +206,13 @@ def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
 
 
 class ShownRecompiledError(RecompiledError):
-    """The gate's failure as IPython shows it below the ledger, no traceback;
-    named ``RecompiledError``."""
+    """The gate's failure shown below the ledger without a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"RecompiledError: {self.sentences}"]
 
 
 ShownRecompiledError.__name__ = ShownRecompiledError.__qualname__ = "RecompiledError"
-
-
-def _one_paragraph(exc: RecompiledError) -> ShownRecompiledError:
-    return ShownRecompiledError(exc.sentences)  # escaped already (render.ledger)
 
 
 def register(ipython: Any) -> None:

@@ -1,17 +1,7 @@
 """jitmagic's recompile gate for pytest: a test whose code compiles again after its warm-up
-fails, naming the function, JAX's reason and the line::
-
-    @pytest.mark.jitwatch(fail_after_warmup=1)   # the whole test is watched
-    def test_training_does_not_recompile(): ...
-
-    def test_steps(jitwatch):                    # only the block is watched
-        with jitwatch(fail_after_warmup=0) as w:
-            for batch in loader:
-                state = step(state, batch)
-
-The marker takes :func:`jitmagic.watch`'s gate keywords, its gate exactly what it was
-given; with none, ``fail_after_warmup=1``. A failure is an ``AssertionError`` with the
-gate's sentences and the ledger."""
+fails, naming the function, JAX's reason and the line: ``@pytest.mark.jitwatch(
+fail_after_warmup=1)`` watches the whole test, ``with jitwatch(fail_after_warmup=0) as w:``
+only the block. The marker's gate is what it was given (none: ``fail_after_warmup=1``)."""
 
 from __future__ import annotations
 
@@ -32,8 +22,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Under the marker the test runs watched; its own failure stays its own, and
-    a passing test that broke the gate fails with ``RecompiledError``'s message."""
+    """Run a marked test watched; a passing test that broke the gate fails."""
     __tracebackhide__ = True  # a gate's failure shows its sentences, not this hook
     marker = item.get_closest_marker(MARKER)
     if marker is None:
@@ -59,8 +48,7 @@ def jitwatch() -> Callable[..., Any]:
 
 
 def _gate_keywords() -> set[str]:
-    """The options the watch alone takes (read when a marked test runs: pytest
-    starts with nothing of jitmagic imported)."""
+    """The options the watch alone takes (read late: pytest starts without jitmagic)."""
     from ...options.table import COMMAND
     from ...options.table import WATCH
     from ...options.table import specs_for

@@ -1,6 +1,5 @@
-"""Where a helper is bound (a namespace's key, a class attribute), and swapping what those
-places hold while the entry's Python code runs: measurements take a process-wide lock
-(:func:`one_measurement`), and Ctrl-C cannot cut the put-back short (:func:`put_back`)."""
+"""Where a helper is bound, and swapping what those places hold while the entry runs,
+one measurement at a time (:func:`one_measurement`), put back whatever Ctrl-C does."""
 
 from __future__ import annotations
 
@@ -53,17 +52,10 @@ class Binding:
         else:
             setattr(self.owner, self.key, value)
 
-    @property
-    def where(self) -> str:
-        if isinstance(self.owner, dict):
-            return f"global `{self.key}` of {self.owner.get('__name__', 'a namespace')}"
-        return f"attribute `{self.key}` of class `{self.owner.__qualname__}`"
-
 
 def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
                blame: str | None = None) -> Callable:
-    """``fn`` with the swaps in place while it runs; ``blame``, where given, is
-    noted on an exception ``fn`` raises."""
+    """``fn`` with the swaps in place while it runs; ``blame`` noted on its exception."""
     if not swaps:
         return _named(fn)
 
@@ -108,8 +100,7 @@ def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
 
 
 def put_back(done: list[tuple[Any, Any]]) -> None:
-    """Put each place back, last set first, with SIGINT held; an exception that still
-    lands makes the whole put-back run again, and is raised after."""
+    """Put each place back, last first, SIGINT held; an exception landing redoes it all."""
     try:
         with interrupts_held():
             _set_originals(done)
@@ -131,8 +122,7 @@ _waits = threading.local()
 
 @contextmanager
 def one_measurement() -> Iterator[None]:
-    """Within, no other thread measures: one measuring is waited for (the seconds
-    kept for :func:`seconds_waited`). Ctrl-C stops the wait on the main thread."""
+    """Within, no other thread measures (the wait kept for :func:`seconds_waited`)."""
     if not _MEASURING.acquire(blocking=False):
         begun = time.perf_counter()
         _MEASURING.acquire()
@@ -156,8 +146,7 @@ def seconds_waited() -> float:
 
 
 def jit_label(helper: str) -> str:
-    """The name a helper's jit has in the program (``jit[name=mylayers.dense]``): its
-    full name, so that two ``__call__`` methods are told apart."""
+    """A helper's jit's name (``jit[name=mylayers.dense]``): its full name, told apart."""
     return helper.replace("#", "_")
 
 

@@ -1,10 +1,6 @@
-"""Which user function called which, read from a traced program's equations.
-
-An equation's traceback holds the function that built it and its callers; a sub-jaxpr
-was traced on its own, so its frames stop at its function and the holding equation says
-who called it. Calls are counted by call site (the user frames above a function, at
-their source positions): a site in a loop is one, a cached trace called from two sites is
-two, ``grad``'s copies are no more. A jaxpr JAX inlines (a checkpoint's forward part)
+"""Which user function called which, read from a traced program's equations' frames (a
+sub-jaxpr's stop at its function; its holder says who called it), counted by call site:
+a site in a loop is one, a cached trace called from two is two. A jaxpr JAX inlines
 leaves its outermost user function (a *root*) without a caller."""
 
 from __future__ import annotations
@@ -52,8 +48,7 @@ class CallGraph:
 
 def read_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                stop: types.CodeType | None = None) -> CallGraph:
-    """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out are
-    the trace's caller's."""
+    """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out are not its."""
     reader = _Reader(is_user, stop)
     reader.graph.roots = reader.visit(getattr(jaxpr, "jaxpr", jaxpr), ())
     return reader.graph
@@ -126,8 +121,7 @@ class _Reader:
                 calls.call_sites += 1
 
     def _chain(self, tb: Any) -> tuple[tuple[Site, ...], bool]:
-        """The user frames on a traceback, innermost first, and whether it reached
-        ``stop`` (then it holds its callers' frames itself)."""
+        """The user frames on a traceback, innermost first, and whether it reached ``stop``."""
         known = self.chains.get(tb)
         if known is None:
             frames, complete = [], False
@@ -143,8 +137,8 @@ class _Reader:
 
 
 def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
-    """How many outer frames of ``chain`` are the innermost of its holder's ``context``
-    (JAX traces a custom_vjp's backward rule under its forward call's frames)."""
+    """How many outer frames of ``chain`` are the innermost of ``context`` (a custom_vjp's
+    backward rule is traced under its forward call's frames)."""
     for k in range(min(len(chain), len(context)), 0, -1):
         if chain[-k:] == context[:k]:
             return k
@@ -181,8 +175,7 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
 
 @dataclass
 class Held:
-    """A user function a library primitive holds and runs itself (lineax's
-    ``linear_solve`` its operator's ``matvec``)."""
+    """A user function a library primitive holds and runs itself (lineax's ``matvec``)."""
 
     #: The innermost user function on the holding equations (its caller), if any.
     caller: types.CodeType | None
@@ -257,8 +250,7 @@ def _caller(eqn: Any, is_user: Callable[[types.CodeType], bool]) -> types.CodeTy
 
 
 def _primitive(eqn: Any) -> str:
-    """``lineax's `linear_solve```: the primitive and the innermost library on its
-    equation that is neither JAX nor a toolkit for making primitives."""
+    """``lineax's `linear_solve```: the primitive and the innermost library (not a toolkit)."""
     codes = traceback_codes(eqn.source_info.traceback)
     packages = [p for c in codes if (p := _package(c.co_filename)) is not None]
     own = [p for p in packages if p not in _TOOLKITS] or packages

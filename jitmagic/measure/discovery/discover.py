@@ -1,13 +1,8 @@
-"""Which of the user's functions a trace really calls, and where each one is bound.
-
-One plain trace of the entry from cleared caches: who called whom and from how many sites
-is read from its equations' frames (:mod:`.call_graph`); a user function is a helper when
-another user frame sits above it. Where a helper is bound is read from live objects
-(:mod:`.live_objects`): a method's defining class, else the names its caller's globals
-bind to it, else its module's global of its name. A ``self`` made during the trace is
-caught by a second trace (:func:`caught_selves`); a decorator's wrapper and what it wraps
-are one helper (:func:`without_decorated`); a trace that raises leaves no program, and
-:mod:`.profiled` is asked instead."""
+"""Which of the user's functions a trace really calls, and where each one is bound: one
+plain trace from cleared caches, read by :mod:`.call_graph`; bindings from live objects
+(:mod:`.live_objects`); a ``self`` made during the trace caught by a second trace; a
+decorator's wrapper and what it wraps one helper; a trace that raises is read by
+:mod:`.profiled` instead."""
 
 from __future__ import annotations
 
@@ -55,9 +50,8 @@ from .live_objects import own_sourceless
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
              extra_names: Iterable[str] = (), roots: Iterable[Any] = ()) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers
-    (``roots``: more objects that may hold a helper's ``self``); an exception from the user's
-    code is returned in ``Discovery.error``."""
+    """Trace ``jax.jit(fn, **jit_options)`` once and read its helpers (``roots``: more
+    objects that may hold a ``self``); the user's exception is in ``Discovery.error``."""
     here = sys._getframe().f_code
     jaxpr, error = _trace(fn, args, kwargs, jit_options)
     if error is not None:
@@ -88,8 +82,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
 
 
 def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:
-    """Add the functions library primitives hold and the program shows nowhere else,
-    as called by the holding equation's user function; by code, the primitive."""
+    """Add the functions only library primitives show, called by the holding user function."""
     out = {}
     for code, h in held.items():
         if code not in graph.functions and h.caller is not None:
@@ -113,8 +106,7 @@ def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[
 
 def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
              ) -> tuple[list[Found], dict[types.CodeType, type]]:
-    """The call graph's helpers, and the methods whose ``self`` no live object shows,
-    with their classes."""
+    """The call graph's helpers, and the methods whose ``self`` no live object shows."""
     if entry is None:  # a library function as the entry: the first root stands for it
         entry = next((c for c in graph.roots if not graph.functions[c].callers), None)
     namespace = live.globals_of(entry) if entry is not None else None
@@ -154,8 +146,8 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
 
 
 def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] | None:
-    """(the class of the method's ``self``, whether it holds arrays without being a
-    pytree, whether it was made before the call); None where no live object tells."""
+    """(``self``'s class, whether it holds arrays without being a pytree, whether it was
+    made before the call); None where no live object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
         return None, False, False
     this = live.instance(klass)
@@ -174,8 +166,7 @@ _MODULE_PACKAGES = ("flax.linen", "flax.nnx", "haiku", "equinox")
 def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
               namespace: dict[str, Any] | None, own: dict[str, Any] | None,
               live: Live) -> list[Binding]:
-    """Where ``caller`` looks up ``code``: its defining class's attribute where that
-    holds it (maybe wrapped); else a global."""
+    """Where ``caller`` looks up ``code``: its defining class's attribute, else a global."""
     raw = vars(klass).get(code.co_name) if klass is not None else None
     if klass is not None and code_of(raw) is code \
             and not isinstance(raw, staticmethod | classmethod):
@@ -187,8 +178,7 @@ def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
 def caught_selves(fn: Callable, args: tuple, kwargs: dict[str, Any],
                   jit_options: dict[str, Any], methods: dict[types.CodeType, type],
                   ) -> dict[types.CodeType, Any]:
-    """The first ``self`` each of ``methods`` is called with in one more trace (one
-    made inside the traced function, ``MLP(ws)(x)``, is gone after it), kept by a wrapper."""
+    """The first ``self`` each of ``methods`` is called with in one more trace."""
     caught: dict[types.CodeType, Any] = {}
     swaps = []
     for code, klass in methods.items():
@@ -232,9 +222,9 @@ class RuleCalls:
 
 def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                  ) -> dict[tuple[types.CodeType, type], RuleCalls]:
-    """By (the user function calling one, the custom class): the equations traced
-    under JAX's ``__call__`` of a custom_vjp/custom_jvp function. Under ``jax.grad`` a
-    custom_vjp's body may build no equation, but that frame still sits above its rules'."""
+    """By (the calling user function, the custom class): the equations traced under
+    JAX's ``__call__`` of a custom_vjp/jvp function (under ``grad`` only its rules may build
+any)."""
     out: dict[tuple[types.CodeType, type], RuleCalls] = {}
     for current in distinct_jaxprs(jaxpr):
         for eqn in current.eqns:
@@ -251,8 +241,7 @@ def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
 
 def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
             ) -> tuple[tuple[types.CodeType, type], Any] | None:
-    """((the user function, the custom class), its call site) of the innermost custom
-    call on a traceback; None where there is none or no user frame calls it."""
+    """((the user function, the custom class), its call site) of the innermost custom call."""
     codes, offsets = tb.raw_frames()
     for i, code in enumerate(codes):
         kind = _CALLS.get(code)
@@ -267,8 +256,7 @@ def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
 def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallGraph,
                namespaces: Callable[[types.CodeType], dict[str, Any] | None],
                known: Iterable[types.CodeType], entry_module: str | None) -> list[Found]:
-    """The custom functions called by a global name whose body built no equation
-    though their rules did, each with why it stays inline."""
+    """The custom functions whose rules built equations but whose body did not, with why."""
     out, done = [], set(known)
     for (caller, kind), traced in calls.items():
         space = namespaces(caller) or {}
@@ -290,8 +278,7 @@ def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallG
 
 
 def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
-    """Why a custom function whose rules alone add equations stays inline: its rules by
-    name, and what they add where (``traced``: counted for this function alone)."""
+    """Why a custom function whose rules alone add equations stays inline."""
     equations = traced.equations if traced else None
     sites = len(traced.sites) if traced else 0
     kind, rules = (("custom_vjp", ("fwd", "bwd")) if isinstance(fn, jax.custom_vjp)
@@ -302,8 +289,7 @@ def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
 
 def without_decorated(found: list[Found], live_function: Callable[[types.CodeType], Any],
                       entry_codes: Iterable[types.CodeType]) -> list[Found]:
-    """``found`` with each decorator's wrapper and the function it wraps made one
-    helper; a wrapper several functions share gives way to each."""
+    """``found`` with each decorator's wrapper and what it wraps made one helper."""
     by_code = {f.code: f for f in found}
     entry = set(entry_codes)
     dropped: set[types.CodeType] = set()
@@ -329,8 +315,7 @@ def without_decorated(found: list[Found], live_function: Callable[[types.CodeTyp
 
 def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
                 ) -> dict[types.CodeType, list[Binding]]:
-    """The functions found that ``f``'s function objects wrap, by code, each with
-    the bindings of ``f`` holding its wrapper."""
+    """The found functions ``f``'s function objects wrap, by code, with ``f``'s bindings."""
     out: dict[types.CodeType, list[Binding]] = {}
     held = [(b, function_of(b.original)) for b in f.bindings]
     for binding, fn in [*held, (None, live)]:
@@ -349,8 +334,8 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
 
 def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
               key: str | None = None, closure: bool = False) -> types.CodeType | None:
-    """The code of the found function ``fn`` (of code ``wrapper``) runs: its
-    ``__wrapped__``, else (with ``closure``, or bound under its name) the one its closure holds."""
+    """The found function's code ``fn`` runs: its ``__wrapped__``, else (``closure``, or
+    bound under its name) the one its closure holds."""
     if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
         return None
     inner: Any = getattr(fn, "__wrapped__", None)

@@ -1,5 +1,4 @@
-"""What discovery finds about a helper, and the rules about code objects every way of
-finding helpers shares (which code is the user's, the code behind a value, names)."""
+"""What discovery finds about a helper, and the rules on code objects its ways share."""
 
 from __future__ import annotations
 
@@ -50,8 +49,7 @@ class Found:
     rules_only: Note | None = None
 
     def bind(self, bindings: Iterable[Binding], first: bool) -> None:
-        """Add the ``bindings`` not yet known; its ``first`` caller's name it as that
-        caller writes it."""
+        """Add the ``bindings`` not yet known; its ``first`` caller's name it as written there."""
         for b in bindings:
             if b not in self.bindings:
                 self.bindings.append(b)
@@ -61,8 +59,7 @@ class Found:
 
 @dataclass
 class Discovery:
-    """What the discovery trace found: helpers by name in order of first call, the
-    flat ``jaxpr`` (None where it raised), how many traces, whether ``profiled``."""
+    """What the discovery trace found: helpers by name, its ``jaxpr``, how many traces."""
 
     helpers: dict[str, Found]
     error: BaseException | None = None
@@ -72,9 +69,9 @@ class Discovery:
 
 
 class UserFunctions:
-    """Which code objects are the user's functions (decided once each): user code
-    less dunders but ``__call__``, comprehensions, module bodies and generators; a ``--nest``
-    name (``extra``) and the entry's ``own`` code count without a file of their own."""
+    """Which code objects are the user's functions, decided once each: user code less
+    dunders (but ``__call__``), comprehensions, module bodies, generators; ``--nest`` names
+    (``extra``) and the entry's ``own`` code count without a file."""
 
     def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)
@@ -107,8 +104,7 @@ def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
 
 def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
     """The user's code compiled from a string (as ``--lines`` decides) in
-    ``entry``'s namespace and the user's modules: functions, their classes' methods and what
-    is defined inside them."""
+    ``entry``'s namespace and the user's modules, with what is defined inside."""
     if entry is None:
         return frozenset()
     own = entry_namespace(entry)
@@ -139,8 +135,7 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:
-    """``f``, ``Block.__call__``, ``mylayers.dense``: from its innermost ``<locals>``
-    on, with its module's last part where that is not the entry's."""
+    """``f``, ``Block.__call__``, ``mylayers.dense`` (a module other than the entry's)."""
     qualname = printable(code.co_qualname.rsplit("<locals>.", 1)[-1])
     if module in (entry_module, "__main__", None):
         return qualname
@@ -148,8 +143,7 @@ def helper_name(code: types.CodeType, module: str | None, entry_module: str | No
 
 
 def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
-    """A function bound to a global under another name (``f = lambda x: ...``) named
-    as its callers write it."""
+    """A function bound to a global under another name, named as its callers write it."""
     qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
     if isinstance(binding.owner, dict) and binding.key != code.co_name:
         return name[: len(name) - len(qualname)] + binding.key
@@ -159,8 +153,8 @@ def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
 def global_bindings(code: types.CodeType, caller: types.CodeType,
                     namespace: dict[str, Any] | None, keys: list[str],
                     own: dict[str, Any] | None) -> list[Binding]:
-    """The ``keys`` of ``namespace`` holding ``code``, those ``caller`` writes
-    where it writes one; else its own module's global of its name."""
+    """The ``keys`` of ``namespace`` holding ``code`` (those ``caller`` writes, where
+    any), else its own module's global of its name."""
     found = [Binding(namespace, k) for k in keys]
     found = [b for b in found if b.key in names_written(caller)] or found
     if not found and own is not None and code_of(own.get(code.co_name)) is code:
@@ -215,8 +209,7 @@ def function_of(value: Any) -> types.FunctionType | None:
 
 
 def _checkpointed(fn: types.FunctionType) -> bool:
-    """Whether ``fn`` is ``jax.checkpoint``'s wrapper (its closure holds JAX's
-    ``fun_remat``)."""
+    """Whether ``fn`` is ``jax.checkpoint``'s wrapper (its closure holds ``fun_remat``)."""
     return getattr(fn, "__wrapped__", None) is not None and any(
         getattr(getattr(c, "cell_contents", None), "__name__", "") == "fun_remat"
         for c in fn.__closure__ or ())

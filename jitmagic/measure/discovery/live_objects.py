@@ -1,7 +1,5 @@
-"""The functions, classes and instances behind code objects (a program names its
-functions by code only), found lazily from what the entry reaches: namespaces, a code
-object's globals, instances walked breadth first and bounded, and the class holding a
-method's code."""
+"""The functions, classes and instances behind code objects, found lazily from what the
+entry reaches (namespaces, globals, instances walked breadth first and bounded)."""
 
 from __future__ import annotations
 
@@ -58,8 +56,7 @@ class Live:
     # --- globals ------------------------------------------------------------------
 
     def globals_of(self, code: types.CodeType, walk: bool = True) -> dict[str, Any] | None:
-        """The globals ``code`` runs in (None: nothing live says); ``walk``: look among
-        the objects the roots reach too."""
+        """The globals ``code`` runs in (None: unknown); ``walk``: search reached objects too."""
         found = self._known_globals(code)
         if found is None and self._advance(lambda: self._known_globals(code) is not None,
                                            walk):
@@ -93,8 +90,7 @@ class Live:
     # --- classes and instances ------------------------------------------------------
 
     def defining_class(self, code: types.CodeType) -> type | None:
-        """The class whose ``__dict__`` holds the method ``code``, maybe wrapped
-        (None: defined outside a class)."""
+        """The class whose ``__dict__`` holds the method ``code``, maybe wrapped."""
         if "." not in code.co_qualname.rsplit("<locals>.", 1)[-1]:
             return None
         owner = code.co_qualname.rsplit(".", 1)[0]
@@ -138,8 +134,7 @@ class Live:
                 return False
 
     def _step(self) -> bool:
-        """Walk on (breadth first, then :meth:`add_globals_of`'s globals) to the next
-        instance or user class; False when the walk is over."""
+        """Walk on to the next instance or user class; False when the walk is over."""
         while True:
             while self._queue and len(self._seen) < MAX_OBJECTS:
                 obj, depth = self._queue.popleft()
@@ -162,8 +157,7 @@ class Live:
                                    if k in namespace)
 
     def _children(self, obj: Any) -> list[Any]:
-        """What an object holds: a function's closure and defaults, a container's items,
-        an instance's attributes and its class's ``__call__``."""
+        """What an object holds: closure and defaults, items, or attributes and ``__call__``."""
         if isinstance(obj, types.FunctionType):
             self._note(obj)
             return [*closure_values(obj), *(obj.__defaults__ or ())]
@@ -233,8 +227,7 @@ def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
 
 
 def _classes_holding(code: types.CodeType) -> Iterator[type]:
-    """The classes whose ``__dict__`` holds a function of ``code`` (or a wrapper
-    of it), asked of the garbage collector: the last resort."""
+    """The classes holding a function of ``code`` (or its wrapper), asked of the gc."""
     found = [f for f in gc.get_referrers(code)
              if isinstance(f, types.FunctionType) and f.__code__ is code]
     for _ in range(3):  # the function, or a wrapper of it (functools.wraps), in a class
@@ -259,8 +252,7 @@ def _user_module(value: Any) -> bool:
 
 
 def _one_module(filename: str) -> bool:
-    """Whether all code of this file runs in one namespace (a file or a cell, not
-    ``<string>``)."""
+    """Whether all code of this file runs in one namespace (not ``<string>``)."""
     return not filename.startswith("<") or filename.startswith(CELL_PREFIXES)
 
 
@@ -279,8 +271,7 @@ def own_sourceless(fn: Callable) -> frozenset[types.CodeType]:
 
 
 def user_entry(fn: Callable) -> types.FunctionType | None:
-    """The user's function behind an entry: the first compiled from a string, else
-    the first in a user's file."""
+    """The user's function behind an entry: the first from a string, else in a user's file."""
     behind = list(functions_behind(fn))
     return next((f for f in behind if sourceless(f.__code__.co_filename)),
                 next((f for f in behind if user_file(f.__code__.co_filename)), None))
@@ -292,8 +283,7 @@ def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
 
 
 def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
-    """The functions behind a callable, nearest first: its own, what it wraps
-    (wrappers, partials, methods, ``__call__``) and what its closure holds."""
+    """The functions behind a callable, nearest first, through wrappers and closures."""
     queue: deque[tuple[Any, int]] = deque([(fn, 0)])
     seen: set[int] = set()
     while queue:

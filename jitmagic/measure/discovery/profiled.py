@@ -1,7 +1,5 @@
-"""The fallback way to find helpers, for a trace that raises and so leaves no program: one
-trace under a ``sys.setprofile`` hook. A user function's call counts when a user frame
-sits above it; its bindings are read from the live frames. A profiler that was active is
-put back."""
+"""The fallback way to find helpers, for a trace that raises: one trace under a
+``sys.setprofile`` hook that counts user calls from user frames and reads their bindings."""
 
 from __future__ import annotations
 
@@ -115,8 +113,7 @@ def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
 def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
                        jit_options: dict[str, Any], extra_names: Iterable[str] = ()
                        ) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches under the
-    hook; an exception from the user's code is returned in ``Discovery.error``."""
+    """Trace ``fn`` once under the hook; the user's exception is in ``Discovery.error``."""
     recorder = ProfileHook(extra_names, own_sourceless(fn))
     recorder.stop = sys._getframe()
     previous = sys.getprofile()
@@ -134,9 +131,8 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
 
 def restore_profiler(previous: Any, fn: Callable) -> None:
-    """Put back the profiler that ran before the trace of ``fn``: a C-level one
-    (``cProfile``) by its ``enable()``, a Python function as it was, any other left off with a
-    warning."""
+    """Put back the profiler that ran before: a C-level one by ``enable()``, a
+    function as it was, any other left off with a warning."""
     if isinstance(previous, _lsprof.Profiler) or (
             previous is not None and not callable(previous)
             and callable(getattr(previous, "enable", None))):

@@ -1,18 +1,8 @@
-"""JAX's cache-miss explanations, read once for every watch running (nested, or under
-``logging.disable``):
-
-- **One filter** on JAX's miss logger however many watches run (a logger stops at the
-  first filter that rejects a record); each record is read once (:func:`.reasons.read`)
-  and handed to every :class:`Listener`.
-- **Records reach it**: while a watch runs the logger is enabled for WARNING and not
-  disabled; the level the user set is not touched.
-- **The user's own explanations**: a ``jax.config.update`` of the flag meanwhile is the
-  user's setting; a record reaches the user's handlers only where the user has the flag
-  on and the logger would have passed it; the last watch out leaves the flag as the user
-  last set it.
-- **A value that cannot be shown** (a ``__repr__`` that raises) is said by its type
-  (``<a Config that could not be shown>``), not raised into the user's call: the watch
-  turned the explanations on (:func:`tree_difference`)."""
+"""JAX's cache-miss explanations, read once for every watch running: one filter on its
+miss logger hands each record to every :class:`Listener`; while a watch runs the logger
+is enabled and the flag on, but the user's handlers see only what they would have seen,
+and the flag ends as the user last set it. A value whose ``__repr__`` raises is said by
+its type, not raised into the user's call (:func:`tree_difference`)."""
 
 from __future__ import annotations
 
@@ -112,8 +102,7 @@ class _Channel:
                 listener.explanations_stopped()
 
     def _on_record(self, record: logging.LogRecord) -> bool:
-        """Hand the miss a record of JAX's logger explains to every listener;
-        pass the record on only where the user's handlers would have seen it unwatched."""
+        """Hand a record's miss to every listener; pass it on as the user's logger would."""
         try:
             miss = reasons.read(closest_explanation(record.getMessage()))
         except Exception:  # noqa: BLE001 (a record we cannot read is not ours to break)
@@ -153,8 +142,7 @@ DIFFERENT_TREE = ("different input pytree:\n  * at input path {path}, now {new} 
 
 
 def tree_difference(new: Any, old: Any, error: Exception) -> tuple[int, int, str]:
-    """JAX's ``(severity, count, sentence)`` of the first node where ``new`` and
-    ``old`` differ."""
+    """JAX's ``(severity, count, sentence)`` of the first node where ``new`` and ``old`` differ."""
     path, a, b = _first_difference(new, old, "")
     return 1, 1, DIFFERENT_TREE.format(path=path, new=_node(a), old=_node(b))
 
@@ -194,8 +182,7 @@ def _node(data: Any) -> str:
 
 
 def shown(value: Any) -> str:
-    """``repr(value)``; where it raises, its type and that it could not be shown (kept
-    in a ``Static(val=...)`` node's form)."""
+    """``repr(value)``, or its type and that it could not be shown (in ``Static(val=...)`` form)."""
     try:
         return repr(value)
     except Exception:  # noqa: BLE001 (the user's __repr__)

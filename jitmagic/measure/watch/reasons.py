@@ -1,17 +1,15 @@
-"""JAX's explanation of a tracing-cache miss (JAX 0.10, one WARNING per miss with
-``jax_explain_cache_misses`` on), read into a :class:`~jitmagic.model.ledger.compiles.Reason`::
+"""JAX's explanation of a tracing-cache miss, read into a
+:class:`~jitmagic.model.ledger.compiles.Reason` (JAX 0.10)::
 
     TRACING CACHE MISS at FILE:LINE:COL (caller):
       never seen function:
         NAME id=ID defined at FILE:LINE
 
-or ``for NAME defined at FILE:LINE`` and the closest previous key's difference: ``different
-input types:`` (``* at ARG, now NEW and before OLD``), ``different input pytree:`` (``* at
-input path PATH, now A and before B, so WHY``; a static argument is ``Static(val=...)``, a
-Flax NNX ``GraphDef`` spans many lines), ``Tracing context doesn't match`` or another
-sentence. What cannot be read becomes an ``other`` reason with JAX's text. The user's
-names for what a reason points at are read here too: a pytree path (``[0][1]``) as the
-parameter it starts at (``lr``), an Equinox static field as ``MLP.depth``."""
+or ``for NAME defined at FILE:LINE`` and the closest key's differences by section (input
+types, input pytree with ``Static(val=...)`` or an NNX ``GraphDef``, tracing context);
+what cannot be read is an ``other`` reason with JAX's text. The user's names for what it
+points at are read here too: a pytree path as its parameter (``lr``), an Equinox static
+field as ``MLP.depth``."""
 
 from __future__ import annotations
 
@@ -89,8 +87,7 @@ def read(message: str) -> Miss | None:
 
 
 def _difference(body: str, text: str) -> Reason:
-    """The reason of a miss on a function seen before: the first difference JAX
-    names decides the kind, the others are kept beside it (``Reason.also``) in JAX's order."""
+    """A seen function's reason: the first difference JAX names, the others beside it."""
     changes, context = _changes(body)
     changes = _moved(changes)
     if changes:
@@ -105,8 +102,7 @@ def _difference(body: str, text: str) -> Reason:
 
 
 def _changes(body: str) -> tuple[list[Change], bool]:
-    """Each difference JAX names, read in its section (a pytree's line also starts
-    ``* at``), and whether the context differed."""
+    """Each difference JAX names, read in its section, and whether the context differed."""
     section, found, context = None, [], False
     item: tuple[str | None, str] | None = None  # a `* ` line and the lines it runs on to
     for line in body.splitlines():
@@ -131,8 +127,7 @@ _LENGTH = re.compile(r"length (\d+)")
 
 
 def _moved(changes: list[Change]) -> list[Change]:
-    """``changes`` with a keyword passed by position on the other call (JAX names the
-    positional tuple's new length and the keyword's key apart) made one keyword change."""
+    """``changes`` with a keyword passed by position on the other call made one change."""
     keyword = [c for c in changes if c.kind == KEYWORD and c.before != "swapped"]
     tuples = [c for c in changes if c.kind == PYTREE and c.argument == "[0]"]
     if len(keyword) != 1 or len(tuples) != 1:
@@ -157,8 +152,8 @@ def _change(section: str | None, line: str) -> list[Change]:
         return [] if tree is None else [_tree(tree)]
     if section == "types":
         typed = _TYPE.match(line)
-        return [] if typed is None else _types(typed["arg"], _clean(typed["old"]),
-                                               _clean(typed["new"]))
+        return [] if typed is None else _types(typed["arg"], typed["old"].strip(),
+                                               typed["new"].strip())
     if section == "context":
         ctx = _CONTEXT.match(line)
         return [] if ctx is None else [Change(CONTEXT, ctx["name"], _clip(ctx["old"]),
@@ -167,8 +162,7 @@ def _change(section: str | None, line: str) -> list[Change]:
 
 
 def _types(arg: str, old: str, new: str) -> list[Change]:
-    """A changed argument type: its weak type, else dtype, else shape, else placement
-    (``f32[8@x]``); a placement changed beside a dtype or shape is said too."""
+    """A changed type: weak type, else dtype, else shape, else placement (said beside too)."""
     arg, old, new = _clip(arg) or "", _clip(old) or "", _clip(new) or ""
     if _WEAK.search(old) or _WEAK.search(new):
         return [Change(WEAK_TYPE, arg, _weak(old), _weak(new))]
@@ -186,8 +180,7 @@ def _types(arg: str, old: str, new: str) -> list[Change]:
 
 
 def _typed(t: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
-    """(dtype, sizes, placement) of a type as JAX writes it: ``f32[8@x,4]({Explicit:
-    ('x',)})`` is (``f32``, (``8``, ``4``), (``@x``, ````, ``({Explicit: ('x',)})``))."""
+    """(dtype, sizes, placement) of a type as JAX writes it (``f32[8@x,4]``)."""
     found = _ARRAY.match(t)
     if found is None:
         return None
@@ -218,8 +211,7 @@ _CHILDREN = re.compile(r"with (\d+) child")
 
 
 def _keyword(keys: str, old: str, new: str) -> Change:
-    """A keyword argument passed on one call and left out on another: its name,
-    ``passed`` or ``left out`` before and now (``swapped``: as many each time)."""
+    """A keyword passed on one call and not another: ``passed``/``left out``/``swapped``."""
     names = ", ".join(re.findall(r"'([^']*)'", keys)) or keys
     before, now = (int(m[1]) if (m := _CHILDREN.search(t)) else 0 for t in (old, new))
     said = ("passed", "left out") if now < before else ("left out", "passed") \
@@ -234,8 +226,7 @@ _NUM_ATTRS = re.compile(r"num_attributes=(\d+)")
 
 
 def _graph_change(old: str, new: str) -> tuple[str, str] | None:
-    """(before, after) where ``old`` and ``new`` are Flax NNX ``GraphDef``s of one
-    shape whose static attributes differ (``Dropout.deterministic=False`` and ``...=True``)."""
+    """(before, after) of the static attributes two NNX ``GraphDef``s of one shape differ in."""
     if "GraphDef(" not in old or "GraphDef(" not in new:
         return None
     a, b = _graph_attributes(old), _graph_attributes(new)
@@ -249,9 +240,8 @@ def _graph_change(old: str, new: str) -> tuple[str, str] | None:
 
 
 def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
-    """Each static attribute of a ``GraphDef``, in order: its name (with its
-    node's class where the nodes can be walked: ``Dropout.rate``) and value; NNX's own
-    ``_pytree__`` bookkeeping left out."""
+    """Each static attribute of a ``GraphDef`` in order, named by its node's class
+    where the nodes can be walked (``Dropout.rate``), with its value."""
     head, _, attrs = t.partition("attributes=[")
     found: list[tuple[str, str | None]] = []
     for m in _GRAPH_ATTRS.finditer(attrs):
@@ -267,9 +257,8 @@ def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
 
 
 def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
-    """The class holding each attribute (``child``: whether each is a node itself): a
-    node takes its ``num_attributes`` in order, each child node its own first; None where the
-    walk does not account for every node and attribute."""
+    """The class holding each attribute (``child``: a node itself), walking each node's
+    ``num_attributes``; None where the walk does not account for all."""
     found = list(_GRAPH_NODE.finditer(nodes))
     sizes = []
     for i, m in enumerate(found):
@@ -323,13 +312,8 @@ def _clip(t: str | None) -> str | None:
     return t if t is None else t[:MAX_TEXT]
 
 
-def _clean(t: str) -> str:
-    return re.sub(r"https?://\S*$", "", t).strip()
-
-
 def named(kind: str, argument: str | None, defined_at: str | None) -> str | None:
-    """The argument a difference names: a pytree path as its parameter; a type's
-    argument is JAX's own name already."""
+    """The argument a difference names: a pytree path read as its parameter."""
     return _argument(argument, defined_at) if kind in (STATIC, PYTREE) else argument
 
 
@@ -337,9 +321,8 @@ _NODE = re.compile(r"(?P<name>[A-Za-z_]\w*)\[\(")
 
 
 def static_field(before: str | None, after: str | None) -> tuple[str, str, str] | None:
-    """(``MLP.depth``, its value before, after) where the static values that
-    changed are one field of a module (Equinox writes its node ``MLP[(Missing, 2)]``: its
-    fields' static values in order); None otherwise."""
+    """(``MLP.depth``, before, after) where the changed static values are one field of
+    an Equinox module (``MLP[(Missing, 2)]``); None otherwise."""
     if not before or not after:
         return None
     a, b = _nodes(before), _nodes(after)
@@ -376,8 +359,7 @@ def _nodes(t: str) -> list[tuple[str, list[str]]]:
 
 
 def _fields_of(name: str, count: int) -> list[str] | None:
-    """The field names of the one loaded dataclass named ``name`` with ``count``
-    fields; None where there is none, or more than one."""
+    """The field names of the one loaded dataclass ``name`` with ``count`` fields."""
     found = {}
     for module in list(sys.modules.values()):
         cls = getattr(module, name, None)
@@ -392,10 +374,8 @@ _PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
 
 
 def _argument(path: str | None, defined_at: str | None) -> str | None:
-    """A static argument's name from JAX's input path (``[0][1]``: the second
-    positional argument, ``[1]['n']``: the keyword ``n``), read off the user's ``def`` or
-    ``lambda``; the path itself where the source cannot be read, None for a library's
-    wrapper's parameter."""
+    """A static argument's name from JAX's path (``[0][1]``, ``[1]['n']``) off the user's
+    ``def``; the path where unread, None for a library wrapper's parameter."""
     found = _PATH.match(path or "")
     if found is None:
         return path

@@ -1,11 +1,7 @@
 """The :class:`Recorder`: every trace, lowering and compile JAX makes while the user's code
-runs, each with JAX's reason, its seconds and the user's line that made the call. JAX's miss
-explanations arrive through :mod:`.channel`; ``jax.monitoring``'s duration events time each
-stage: a trace event opens a compile (with the miss logged just before it on the same
-thread), the lowering and compile events of ``jit(NAME)`` complete it. A trace no XLA
-compile follows (``jax.eval_shape``, a jit traced inside another's trace) is no compile. The
-call's line is the innermost user frame (JAX's own call site can name a library's wrapper,
-``equinox.filter_jit``); a jit JAX made itself is an eager operation (:func:`_jax_made`).
+runs, with JAX's reason (:mod:`.channel`), its seconds (``jax.monitoring``'s events: a
+trace opens a compile, lowering and XLA compile complete it; a trace alone is none) and
+the innermost user line; a jit JAX made itself is an eager op (:func:`_jax_made`).
 Everything set is put back on every path out, Ctrl-C held."""
 
 from __future__ import annotations
@@ -95,11 +91,9 @@ class _Open:
 
 
 class Recorder:
-    """Records compiles between :meth:`start` and :meth:`stop`, then gives the
-    :class:`~jitmagic.model.ledger.Ledger`. Compiles of the thread that starts it and of
-    threads started meanwhile are the run's; threads running before are recorded apart.
-    ``on_again`` is told of each recompile of the run's (not an eager op) once XLA compiled
-    it, on the compiling thread, before the call returns (the live lines)."""
+    """Records compiles between :meth:`start` and :meth:`stop`; those of its thread and
+    threads started meanwhile are the run's. ``on_again`` is told of each recompile of the
+    run's once XLA compiled it, before the call returns (the live lines)."""
 
     def __init__(self, watched: threading.Thread | None = None, *,
                  max_kept: int = MAX_KEPT,
@@ -161,8 +155,7 @@ class Recorder:
     # -- listening --------------------------------------------------------------------
 
     def on_miss(self, miss: Miss) -> None:
-        """A miss JAX explained on this thread: it waits for its trace event; past
-        :data:`MAX_EXPLAINED` the explanations are turned off."""
+        """A miss explained on this thread waits for its trace; enough stop JAX explaining."""
         if _measuring():
             return
         with self._lock:
@@ -198,7 +191,7 @@ class Recorder:
             found = None if stage == "trace_s" else next(
                 (c for c in reversed(self._open) if c.thread is thread
                  and c.function == name and stage not in c.seconds), None)
-            if found is None and self._full():
+            if found is None and len(self._open) >= self.max_kept:
                 self._tally(name, secs, stage)
                 return
             if found is None:
@@ -211,8 +204,7 @@ class Recorder:
             self.on_again(said)
 
     def _said_live(self, opened: _Open) -> Compile | None:
-        """``opened``'s record where it compiles a function of the run's again (decided as
-        the ledger decides it); else None."""
+        """``opened``'s record where it compiles a function of the run's again; else None."""
         if self.on_again is None or self._live is None:
             return None
         before = self._open[:next(i for i, o in enumerate(self._open) if o is opened)]
@@ -221,9 +213,8 @@ class Recorder:
         return c if again else None
 
     def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None, tuple[str, ...]]:
-        """The miss logged on this thread for ``name``, the first other one JAX said was
-        made anew on its line (an eager ``lax.scan``'s body), and the rest (its inner
-        jits)."""
+        """The miss logged here for ``name``, the first other one made anew on its line,
+        and the rest (its inner jits)."""
         pending = self._pending.pop(threading.get_ident(), [])
         own = next((m for m in pending if m.function == name), None)
         anew = next((m for m in pending if m is not own and m.same_line), None)
@@ -250,20 +241,15 @@ class Recorder:
 
     def _note_reads(self, name: str, fun: Any, defined: str | None,
                     args: tuple[Any, ...]) -> None:
-        """Keep the plain values ``fun``'s trace read (:func:`.stale.reads`), compared with
-        the values at the end of the run."""
+        """Keep the plain values ``fun``'s trace read, compared at the end of the run."""
         found = stale.reads(fun)
         if found:
             self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
                                             stale.inputs(args)))
             del self._reads[:-MAX_READS]
 
-    def _full(self) -> bool:
-        return len(self._open) >= self.max_kept
-
     def _tally(self, name: str, secs: float, stage: str) -> None:
-        """A compile past ``max_kept``: counted at its XLA compile, its seconds added, not
-        kept."""
+        """A compile past ``max_kept``: counted at its XLA compile, its seconds added."""
         if stage == "trace_s":
             self._pending.pop(threading.get_ident(), None)
         count = self._omitted.get(name)
@@ -312,15 +298,13 @@ def _decided(opened: list[_Open], watched: threading.Thread,
 
 
 def _inlined(opened: list[_Open]) -> set[str]:
-    """The functions these records traced with no XLA compile of their own
-    (``jax.eval_shape``, a jit traced inside another's trace)."""
+    """The functions these records traced with no XLA compile of their own."""
     return {name for c in opened for name in
             (*c.inner, *((c.function,) if "compile_s" not in c.seconds else ()))}
 
 
 class _Decider:
-    """Decides each compile's reason against the ones before it (fed in the order they
-    began: live, or all at once for the ledger)."""
+    """Decides each compile's reason against the ones before it, fed in the order they began."""
 
     def __init__(self, watched: threading.Thread, before: set[threading.Thread]) -> None:
         self.watched, self.before = watched, before
@@ -329,8 +313,7 @@ class _Decider:
         self.cleared: dict[tuple[str, str | None], int] = {}  # as each key last compiled
 
     def decide(self, c: _Open, *, inlined: bool = False) -> Compile:
-        """``c``'s record; ``inlined``: its function was traced before with no XLA compile,
-        so its first own compile is its warm-up."""
+        """``c``'s record; ``inlined``: traced before with no compile (its first is a warm-up)."""
         miss = c.miss
         if miss is not None or c.defined_at is not None:
             self.defined_as[c.function] = c.defined_at
@@ -354,9 +337,8 @@ class _Decider:
 
 def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
             made_anew: Miss | None = None, traced: bool = True) -> Reason:
-    """A compile's reason; ``ids_before``: the ids of its function's objects compiled before
-    (None: none); ``made_anew``: a function JAX said was made anew on its line; ``traced``:
-    whether JAX traced it (not: arguments of the same types placed otherwise)."""
+    """A compile's reason given its miss, the ids of its function's objects compiled before
+    (None: none), a function made anew on its line, and whether JAX traced it."""
     if miss is None:
         if ids_before is None:
             return Reason(FIRST)
@@ -378,8 +360,7 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
 
 
 def _with_field(miss: Miss) -> Miss:
-    """``miss`` with its static value named by the Equinox field that changed, read while
-    the user's classes are still loaded."""
+    """``miss`` with its static value named by the Equinox field, while its class is loaded."""
     field_ = static_field(miss.reason.before, miss.reason.after) \
         if miss.reason.kind == STATIC else None
     if field_ is None:
@@ -396,8 +377,7 @@ _NOT_MEASURING = (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
 
 
 def _measuring() -> bool:
-    """Whether jitmagic's own measuring code is on this stack (a ``jitmagic.compare()``
-    inside the watched code): its compiles are not the run's."""
+    """Whether jitmagic's own measuring is on this stack: its compiles are not the run's."""
     frame: Any = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
@@ -408,8 +388,7 @@ def _measuring() -> bool:
 
 
 def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
-    """(``file:line`` and text of the innermost user frame, whether it compiles an eager
-    operation, the jit's entry)."""
+    """(``file:line`` and text of the innermost user frame, whether eager, the jit's entry)."""
     frame = sys._getframe(2)
     site = text = None
     entry = jit_entry(frame)
@@ -428,8 +407,8 @@ def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
 
 
 def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
-    """Where a jit's function was defined: JAX's place, but the user's function's where JAX
-    names a library's wrapper, and the function's own where JAX explained no miss."""
+    """Where a jit's function was defined: JAX's place, else the user's function's (a
+    library's wrapper, or no miss explained)."""
     said = miss.defined_at if miss is not None else None
     if fun is not None and not user_file((said or "").rpartition(":")[0]):
         return stale.place(fun)
@@ -437,8 +416,7 @@ def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
 
 
 def _jax_made(entry: JitEntry) -> bool:
-    """Whether JAX made the jit itself (an eager operation: its dispatch, or a ``jnp``
-    function it jits): by who made the jit, not by the file of the function it traces."""
+    """Whether JAX made the jit (an eager op), by who made it, not by the traced file."""
     if entry.kind in JIT_AHEAD or entry.of_a_jit:  # the user's .lower(), a jit of a jit
         return False
     if entry.source is None or not jax_file(entry.source):  # the user's function, or a

@@ -1,12 +1,8 @@
 """Stale programs: jit bakes a closed-over Python value into the program it traces and
-reuses it after the value changed (a loop halving a global learning rate keeps the first),
-which neither JAX nor a recompile says.
-
-At each trace :func:`reads` notes the plain values (numbers, strings, ``None``, tuples of
-them) the jitted function and the user's functions it calls, two deep, read as globals or
-from closures, each with a way to read it again; at the end :func:`stale` compares every
-trace (each cached program) with the values then, but not of a function object made anew
-since (a jit made on each pass: its program is never called again)."""
+reuses it after the value changed, which neither JAX nor a recompile says. At each trace
+:func:`reads` notes the plain values the jitted function (and the user's functions it
+calls, two deep) reads from globals and closures; :func:`stale` compares them at the end,
+but not for a function object made anew since (its program is never called again)."""
 
 from __future__ import annotations
 
@@ -33,8 +29,7 @@ DEPTH = 2
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """One value a traced function read: name, ``global`` or ``closure``, ``file:line``,
-    its value then, how to read it now, and the helper reading it (None: the jitted function)."""
+    """One value a traced function read, how to read it now, and the helper reading it."""
 
     name: str
     scope: str
@@ -46,8 +41,7 @@ class Read:
 
 @dataclass(frozen=True, slots=True)
 class Traced:
-    """One trace's reads: the function's name and place, a weak reference to the
-    object traced (:func:`alive`), its reads and its inputs' types (which compiled version)."""
+    """One trace's reads, with its function's name, place, weak reference and inputs."""
 
     function: str
     defined_at: str | None
@@ -57,8 +51,7 @@ class Traced:
 
 
 def alive(fun: Any) -> Callable[[], Any]:
-    """A weak reference to ``fun`` (a bound method's, while its object lives); one that
-    takes none, a reference never dead."""
+    """A weak reference to ``fun`` (a bound method's); one that takes none, never dead."""
     try:
         return weakref.WeakMethod(fun) if isinstance(fun, types.MethodType) \
             else weakref.ref(fun)
@@ -67,9 +60,8 @@ def alive(fun: Any) -> Callable[[], Any]:
 
 
 def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
-    """The user's function a jit of ``fun`` called with ``args`` traces: ``fun``
-    unwrapped, else the first user function among ``args`` (``equinox.filter_jit`` passes it
-    in its static arguments); None where neither is the user's."""
+    """The user's function a jit of ``fun`` with ``args`` traces: ``fun`` unwrapped, else
+    the first among ``args`` (``equinox.filter_jit`` passes it in); None where neither."""
     level: list[Any] = [fun]
     for depth in range(5):
         for value in level:
@@ -93,8 +85,7 @@ def reads(py: types.FunctionType, depth: int = DEPTH) -> tuple[Read, ...]:
 
 
 def inputs(args: tuple[Any, ...], most: int = 4) -> str | None:
-    """The types of the arrays in a jit's arguments (``f32[8,4], f32[4]``): the compiled
-    version a trace made; None where it has none."""
+    """The array types in a jit's arguments (``f32[8,4], f32[4]``): which compiled version."""
     import jax
 
     leaves = [x for x in jax.tree_util.tree_leaves(args) if hasattr(x, "shape")]
@@ -131,8 +122,7 @@ def _reads(py: types.FunctionType, depth: int, seen: set[int],
 
 
 def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
-    """(name, scope, ``file:line``) of each global and closure value ``code`` reads,
-    its nested functions' globals included."""
+    """(name, scope, ``file:line``) of each global and closure value ``code`` reads."""
     for instr in dis.get_instructions(code):
         scope = {"LOAD_GLOBAL": "global", "LOAD_DEREF": "closure"}.get(instr.opname)
         if scope is not None and isinstance(instr.argval, str):
@@ -160,9 +150,8 @@ def _unwrapped(fun: Any) -> Any:
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
-    """Each value a trace read that differs now, once, in order; not of a function object
-    gone and made anew after it. Where one object has several compiled versions, each names
-    its inputs."""
+    """Each value a trace read that differs now, once, in order, but not of a function
+    object made anew since; where one object has several versions, each names its inputs."""
     later: dict[tuple[str, str | None], set[int]] = {}  # the objects traced after each
     superseded = []
     for t in reversed(traces):
@@ -189,8 +178,7 @@ def stale(traces: list[Traced]) -> Iterator[Stale]:
 
 
 def _same(before: Any, now: Any) -> bool:
-    """Whether a value read is the same now: equal and of one type (a NaN is the same
-    NaN; an ``__eq__`` that raises: not the same)."""
+    """Whether a value read is the same now (a NaN is; an ``__eq__`` that raises is not)."""
     if before is now:
         return True
     if type(before) is not type(now):
@@ -208,8 +196,7 @@ def _nan(value: Any) -> bool:
 
 
 def _shown(before: Any, now: Any) -> tuple[str, str]:
-    """Both values' reprs, each at most :data:`MAX_TEXT` long, from near where they first
-    differ."""
+    """Both values' reprs, each at most :data:`MAX_TEXT` long, from near their first difference."""
     a, b = (shown(v) for v in (before, now))
     first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
                  min(len(a), len(b)))
