@@ -20,6 +20,7 @@ from jitmagic_watch import NOT_APPLIED
 from jitmagic_watch import START_DIR
 from jitmagic_watch import end as _end
 from jitmagic_watch import fail_at_exit
+from jitmagic_watch import say
 
 from ...options.table import COMMAND
 from ...options.table import WATCH
@@ -96,13 +97,9 @@ class _State:
 _state: _State | None = None
 
 
-def _said(message: str) -> None:
-    write(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}")
-
-
 def _refused(why: str, status: int = NOT_APPLIED) -> None:
     """Say why the watch cannot be applied: the program runs unwatched and fails at exit."""
-    _said(f"{why}; the program runs unwatched, and ends with status {status}")
+    say(f"{why}; the program runs unwatched, and ends with status {status}")
     fail_at_exit(why, status)
 
 

@@ -70,7 +70,8 @@ class _Channel:
         self.undo.append(lambda: setattr(logger, "disabled", self.user_disabled))
         logger.disabled = False
         self.undo.append(lambda: logger.__dict__.pop("isEnabledFor", None))
-        setattr(logger, "isEnabledFor", _enabled_for_warnings(logger))  # noqa: B010
+        setattr(logger, "isEnabledFor", lambda level: level >= logging.WARNING  # noqa: B010
+                or logging.Logger.isEnabledFor(logger, level))
         self.undo.append(lambda: logger.removeFilter(self._on_record))
         logger.addFilter(self._on_record)
 
@@ -110,30 +111,16 @@ class _Channel:
         if miss is not None:
             for listener in list(self.listeners):
                 listener.on_miss(miss)
-        return self._user_would_see(record)
-
-    def _user_would_see(self, record: logging.LogRecord) -> bool:
         logger = logging.getLogger(CACHE_MISS_LOGGER)
         if self.user_disabled or not logging.Logger.isEnabledFor(logger, record.levelno):
             return False
         return self.user_flag or not str(record.msg).startswith(reasons.PREFIX)
 
 
-def _enabled_for_warnings(logger: logging.Logger) -> Callable[[int], bool]:
-    def enabled(level: int) -> bool:
-        return level >= logging.WARNING or logging.Logger.isEnabledFor(logger, level)
-    return enabled
-
-
 _CHANNEL = _Channel()
 subscribe = _CHANNEL.subscribe
 unsubscribe = _CHANNEL.unsubscribe
 stop_explaining = _CHANNEL.stop_explaining
-
-
-def user_flag() -> bool:
-    """Whether the user has JAX's explanations on (before the watch, or set meanwhile)."""
-    return _CHANNEL.user_flag
 
 
 #: Where a tree's node differs, as JAX writes it (its explanation reads it back).

@@ -56,12 +56,9 @@ EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/backend_compile_duration": "compile_s"}
 #: A line's text kept for the ledger (and the ``%jitcompare`` it suggests).
 MAX_LINE = 200
-#: Misses waiting for their trace event on one thread (a trace that never fired one,
-#: an inner jit's miss): the oldest are dropped past this.
-MAX_PENDING = 64
-#: Traces whose reads are kept (each compiled program's: a jit made anew on each pass
-#: makes one each); the oldest are dropped past this.
-MAX_READS = 1000
+#: Misses waiting for their trace on one thread, and traces whose reads are kept (a jit
+#: made anew on each pass makes one each): the oldest are dropped past these.
+MAX_PENDING, MAX_READS = 64, 1000
 
 
 @dataclass
@@ -75,18 +72,13 @@ class _Open:
     call_text: str | None
     eager: bool
     at_s: float
-    #: Whether JAX still explained misses when it began (:data:`MAX_EXPLAINED`).
-    explained: bool = True
-    #: A function JAX traced for it that it said was made anew on the same line (the
-    #: body of an eager ``lax.scan``, ``cond`` or ``while_loop`` defined in a loop).
+    explained: bool = True  # JAX still explained misses when it began
+    #: A function traced for it that JAX said was made anew on its line (an eager
+    #: ``lax.scan``'s body defined in a loop).
     made_anew: Miss | None = None
-    #: The jitted functions JAX traced inside its trace (their misses logged within it):
-    #: traced, not compiled of their own.
-    inner: tuple[str, ...] = ()
-    #: Where its function was defined (:func:`_defined`).
-    defined_at: str | None = None
-    #: How many of jitmagic's own measurements (each clears JAX's caches) came before it.
-    cleared: int = 0
+    inner: tuple[str, ...] = ()  # the jits traced inside its trace, not compiled apart
+    defined_at: str | None = None  # :func:`_defined`
+    cleared: int = 0  # jitmagic's own measurements (each clears the caches) before it
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -95,12 +87,10 @@ class Recorder:
     threads started meanwhile are the run's. ``on_again`` is told of each recompile of the
     run's once XLA compiled it, before the call returns (the live lines)."""
 
-    def __init__(self, watched: threading.Thread | None = None, *,
-                 max_kept: int = MAX_KEPT,
+    def __init__(self, *, max_kept: int = MAX_KEPT,
                  on_again: Callable[[Compile], None] | None = None) -> None:
-        self.watched = watched or threading.current_thread()
-        self.max_kept = max_kept
-        self.on_again = on_again
+        self.watched = threading.current_thread()
+        self.max_kept, self.on_again = max_kept, on_again
         self._open: list[_Open] = []
         self._omitted: dict[str, list[Any]] = {}
         self._pending: dict[int, list[Miss]] = {}
@@ -114,8 +104,6 @@ class Recorder:
         self._reads: list[stale.Traced] = []
         self._cleared = 0  # jitmagic's own compiles seen: each measurement clears the caches
 
-    # -- installing -------------------------------------------------------------------
-
     def start(self) -> None:
         """Subscribe and listen; what was set is put back if this fails half way."""
         import jax
@@ -124,18 +112,15 @@ class Recorder:
         self._live = _Decider(self.watched, self._before)
         try:
             with interrupts_held():
-                self._install(jax)
+                self._undo.append(lambda: channel.unsubscribe(self))
+                channel.subscribe(self)
+                self._undo.append(lambda: unregister(
+                    jax.monitoring.unregister_event_duration_listener, self._on_duration))
+                jax.monitoring.register_event_duration_secs_listener(self._on_duration)
         except BaseException:
             self.stop()
             raise
         self._start = clocks.wall()
-
-    def _install(self, jax: Any) -> None:
-        self._undo.append(lambda: channel.unsubscribe(self))
-        channel.subscribe(self)
-        self._undo.append(lambda: unregister(jax.monitoring.unregister_event_duration_listener,
-                                             self._on_duration))
-        jax.monitoring.register_event_duration_secs_listener(self._on_duration)
 
     def stop(self) -> None:
         """Put back everything :meth:`start` set, last first, Ctrl-C held (again: nothing)."""
@@ -151,8 +136,6 @@ class Recorder:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
-
-    # -- listening --------------------------------------------------------------------
 
     def on_miss(self, miss: Miss) -> None:
         """A miss explained on this thread waits for its trace; enough stop JAX explaining."""
@@ -172,7 +155,7 @@ class Recorder:
         if self._stopped_explaining is None:
             self._stopped_explaining = clocks.wall() - self._start if self._start else 0.0
 
-    def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
+    def _on_duration(self, event: str, duration_secs: float, **kw: Any) -> None:
         stage = EVENTS.get(event)
         if stage is None:
             return
@@ -192,11 +175,11 @@ class Recorder:
                 (c for c in reversed(self._open) if c.thread is thread
                  and c.function == name and stage not in c.seconds), None)
             if found is None and len(self._open) >= self.max_kept:
-                self._tally(name, secs, stage)
+                self._tally(name, duration_secs, stage)
                 return
             if found is None:
                 found = self._opened(name, self._miss_for(name))
-            found.seconds[stage] = secs
+            found.seconds[stage] = duration_secs
             # a trace that reaches no XLA compile (jax.eval_shape, jax.make_jaxpr, a jit
             # traced inside another's trace) is no compile: said once XLA compiled it
             said = self._said_live(found) if stage == "compile_s" else None
@@ -228,8 +211,11 @@ class Recorder:
         defined = _defined(miss, None if eager else entry, fun)
         if miss is not None:  # named now: the class may be gone when the run has ended
             miss = _with_field(miss)
-        if fun is not None:
-            self._note_reads(name, fun, defined, entry.args if entry is not None else ())
+        if entry is not None and fun is not None and (found := stale.reads(fun)):
+            # compared with the values at the end of the run
+            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
+                                            stale.inputs(entry.args)))
+            del self._reads[:-MAX_READS]
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
@@ -238,15 +224,6 @@ class Recorder:
                        cleared=self._cleared)
         self._open.append(opened)
         return opened
-
-    def _note_reads(self, name: str, fun: Any, defined: str | None,
-                    args: tuple[Any, ...]) -> None:
-        """Keep the plain values ``fun``'s trace read, compared at the end of the run."""
-        found = stale.reads(fun)
-        if found:
-            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
-                                            stale.inputs(args)))
-            del self._reads[:-MAX_READS]
 
     def _tally(self, name: str, secs: float, stage: str) -> None:
         """A compile past ``max_kept``: counted at its XLA compile, its seconds added."""
@@ -262,8 +239,6 @@ class Recorder:
             count[1] += secs
             count[3] += secs if count[4] else 0.0
             count[4] = True
-
-    # -- the result -------------------------------------------------------------------
 
     def ledger(self, *, source: str = "the cell", source_file: str | None = None,
                error: str | None = None, stopped: bool = False,
