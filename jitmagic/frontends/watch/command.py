@@ -118,9 +118,7 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
     return made, status, said
 
 
-#: The watch's own options: after FILE.py they go to the script.
-#: Those the watch alone takes (its gate), and those it shares (the reports it writes),
-#: read off the one table.
+#: The watch's own gate options, and its report options (after FILE.py: the script's).
 GATE_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools == {WATCH})
 OUTPUT_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools != {WATCH})
 

@@ -32,8 +32,7 @@ from .live import write
 
 #: The variable: ``1``, ``0`` (off) or the options, ``fail_after_warmup=1,save=l.json``.
 VARIABLE = "JITMAGIC_WATCH"
-#: Set by the first process that reads :data:`VARIABLE` to its process id: the processes
-#: it starts inherit both, and know they are not the first.
+#: The first process reading :data:`VARIABLE` sets it to its id, inherited by the others.
 TOP = "JITMAGIC_WATCH_TOP"
 #: The options that name a file the watch writes.
 PATHS = ("--save", "--html")

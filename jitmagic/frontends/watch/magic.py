@@ -69,15 +69,12 @@ class JitWatchMagics(Magics):
         try:
             with watched(options.gate, source, filename, on_again=live) as made:
                 value = self._run(code, filename)
-        except KeyboardInterrupt:
-            if not made:
-                raise
-            self._show(made[0], options)
-            raise CellInterrupted(STOPPED) from None
         except BaseException as exc:
             if not made:  # the watch itself did not start
                 raise
             self._show(made[0], options)
+            if isinstance(exc, KeyboardInterrupt):
+                raise CellInterrupted(STOPPED) from None
             raise _as_the_cell_raised(exc, self.shell)  # noqa: B904 (the user's own, as raised)
         ledger = with_cell_names(made[0], self.shell)  # as shown, as returned by -o
         self._show(ledger, options)

@@ -22,10 +22,8 @@ from ..sampling.structure import traceback_codes
 class Calls:
     """One user function as the program shows it called: from where, and by whom."""
 
-    #: Its call sites (see the module's docstring): not its Python calls.
-    call_sites: int = 0
-    #: The user functions that call it, in order of first call.
-    callers: dict[types.CodeType, None] = field(default_factory=dict)
+    call_sites: int = 0  # not its Python calls
+    callers: dict[types.CodeType, None] = field(default_factory=dict)  # in order of first call
 
 
 @dataclass
@@ -33,8 +31,7 @@ class CallGraph:
     """Every user function seen in the program, in order of first call (outer first)."""
 
     functions: dict[types.CodeType, Calls] = field(default_factory=dict)
-    #: The roots of the top-level equations: the entry, and functions whose caller the
-    #: frames lost, in order of first equation.
+    #: The top-level equations' roots: the entry, and functions whose caller was lost.
     roots: dict[types.CodeType, None] = field(default_factory=dict)
 
     def adopt(self, entry: types.CodeType) -> None:
@@ -145,8 +142,7 @@ def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
     return 0
 
 
-#: Primitives whose body is a kernel: a function of memory references that the
-#: primitive runs itself (``pl.pallas_call``), not one a ``jax.jit`` of its own can take.
+#: Primitives whose body is a kernel the primitive runs itself (no ``jax.jit`` can take it).
 KERNEL_PRIMITIVES = frozenset({"pallas_call"})
 
 
@@ -177,9 +173,7 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
 class Held:
     """A user function a library primitive holds and runs itself (lineax's ``matvec``)."""
 
-    #: The innermost user function on the holding equations (its caller), if any.
-    caller: types.CodeType | None
-    #: How many equations hold it, and which primitive: ``lineax's `linear_solve```.
+    caller: types.CodeType | None  # the innermost user function on the holding equations
     equations: int
     primitive: str
 
@@ -187,8 +181,7 @@ class Held:
 #: The primitives whose parameters are JAX's own (bodies and rules, not user functions).
 _JAX_OWN = frozenset({"jit", "pjit", "custom_jvp_call", "custom_vjp_call", "scan", "while",
                       "cond", "checkpoint", "remat", "closed_call", "core_call"})
-#: How deep into a parameter's containers and objects the search looks, and how many
-#: values it reads at most per equation (a parameter can hold a large pytree).
+#: How deep into a parameter the search looks, and how many values it reads at most.
 _HELD_DEPTH, _HELD_VALUES = 4, 2000
 
 

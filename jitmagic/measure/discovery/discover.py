@@ -1,16 +1,20 @@
 """Which of the user's functions a trace really calls, and where each one is bound: one
 plain trace from cleared caches, read by :mod:`.call_graph`; bindings from live objects
 (:mod:`.live_objects`); a ``self`` made during the trace caught by a second trace; a
-decorator's wrapper and what it wraps one helper; a trace that raises is read by
-:mod:`.profiled` instead."""
+decorator's wrapper and what it wraps one helper. A trace that raises leaves no program:
+:func:`profiled_discovery` then traces once under a ``sys.setprofile`` hook that counts
+user calls from user frames and reads their bindings off the live frames."""
 
 from __future__ import annotations
 
+import _lsprof
 import functools
 import gc
 import inspect
+import os
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ import jax
 
 from ..._compat import jit_info
 from ...model.notes import Inline
+from ...usercode import PACKAGE_DIR
 from ..calls.arguments import holds_arrays
 from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
@@ -53,7 +58,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     """Trace ``jax.jit(fn, **jit_options)`` once and read its helpers (``roots``: more
     objects that may hold a ``self``); the user's exception is in ``Discovery.error``."""
     here = sys._getframe().f_code
-    jaxpr, error = _trace(fn, args, kwargs, jit_options)
+    jaxpr, error = trace_once(fn, args, kwargs, jit_options)
     if error is not None:
         return Discovery({}, error)
     is_user = UserFunctions(extra_names, own_sourceless(fn))
@@ -91,7 +96,7 @@ def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.
     return out
 
 
-def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
+def trace_once(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
            ) -> tuple[Any, Exception | None]:
     """(the jaxpr, None) or (None, what the user's code raised), from cleared caches."""
     jax.clear_caches()
@@ -101,7 +106,6 @@ def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[
         return None, exc
     finally:
         jax.clear_caches()
-
 
 
 def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
@@ -185,7 +189,7 @@ def caught_selves(fn: Callable, args: tuple, kwargs: dict[str, Any],
         raw = vars(klass)[code.co_name]
         swaps.append((Binding(klass, code.co_name), raw, _keeping_self(raw, code, caught)))
     with swapped(swaps):
-        _trace(fn, args, kwargs, jit_options)  # an error: the first trace passed, it stands
+        trace_once(fn, args, kwargs, jit_options)  # an error: the first trace passed, it stands
     return caught
 
 
@@ -203,8 +207,7 @@ def _keeping_self(raw: Any, code: types.CodeType, caught: dict[types.CodeType, A
     return keeping
 
 
-#: JAX's ``__call__`` of each custom-derivative class: its frame is on every equation a
-#: call of such a function traces (its body's, or its rules').
+#: JAX's ``__call__`` of each custom-derivative class: on every equation its call traces.
 _CALLS = {inspect.unwrap(kind.__call__).__code__: kind
           for kind in (jax.custom_vjp, jax.custom_jvp)}
 #: The primitives that hold a custom function's body and rules (their equations count).
@@ -351,3 +354,124 @@ def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Fo
         return None
     code = held.pop()
     return code if closure or key == code.co_name else None
+
+
+class ProfileHook:
+    """Counts calls of user code made from user code, and finds their bindings."""
+
+    def __init__(self, extra_names: Iterable[str] = (),
+                 own: Iterable[types.CodeType] = ()):
+        self.is_user = UserFunctions(extra_names, own)
+        self.found: dict[types.CodeType, Found] = {}
+        self.searched: set[tuple[types.CodeType, int]] = set()
+        self.sites: set[tuple] = set()
+        self.stop: types.FrameType | None = None
+        self.entry_module: str | None = None
+
+    def __call__(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "call" and self.is_user(frame.f_code):
+            self._record(frame, frame.f_code)
+
+    def _record(self, frame: types.FrameType, code: types.CodeType) -> None:
+        caller = self._user_caller(frame)
+        if caller is None:  # the entry itself
+            self.entry_module = self.entry_module or frame.f_globals.get("__name__")
+            return
+        found = self.found.get(code)
+        if found is None:
+            name = helper_name(code, frame.f_globals.get("__name__"), self.entry_module)
+            found = self.found[code] = Found(name, code)
+            if code.co_argcount and code.co_varnames[0] == "self":
+                this = frame.f_locals.get("self")
+                found.self_type, found.self_holds_arrays = type(this), holds_arrays(this)
+        first = not found.call_sites
+        site = (code, self._site(caller))
+        if site not in self.sites:
+            self.sites.add(site)
+            found.call_sites += 1
+        key = (code, id(caller.f_globals))
+        if key not in self.searched:
+            self.searched.add(key)
+            found.bind(find_bindings(code, frame, caller), first)
+
+    def _site(self, caller: types.FrameType | None) -> tuple:
+        """The call site: the user frames from ``caller`` out, at their positions."""
+        out = []
+        while caller is not None:
+            out.append((caller.f_code, _position(caller.f_code, caller.f_lasti)))
+            caller = self._user_caller(caller)
+        return tuple(out)
+
+    def _user_caller(self, frame: types.FrameType) -> types.FrameType | None:
+        f = frame.f_back
+        while f is not None and f is not self.stop:
+            if self.is_user(f.f_code):
+                return f
+            f = f.f_back
+        return None
+
+
+def find_bindings(code: types.CodeType, frame: types.FrameType,
+                  caller: types.FrameType) -> list[Binding]:
+    """Where ``caller`` looks up the function running ``code`` in ``frame``."""
+    klass = _method_class(code, frame)
+    if klass is not None:
+        return [Binding(klass, code.co_name)]
+    keys = [k for k, v in list(caller.f_globals.items()) if code_of(v) is code]
+    return global_bindings(code, caller.f_code, caller.f_globals, keys, frame.f_globals)
+
+
+def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
+    """The class whose attribute holds ``code`` where it runs as a method of its first argument."""
+    if not code.co_argcount:
+        return None
+    first = frame.f_locals.get(code.co_varnames[0])
+    if first is None or isinstance(first, type):
+        return None
+    for klass in type(first).__mro__:
+        if code_of(vars(klass).get(code.co_name)) is code:
+            return klass
+    return None
+
+
+def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
+                       jit_options: dict[str, Any], extra_names: Iterable[str] = ()
+                       ) -> Discovery:
+    """Trace ``fn`` once under the hook; the user's exception is in ``Discovery.error``."""
+    recorder = ProfileHook(extra_names, own_sourceless(fn))
+    recorder.stop = sys._getframe()
+    previous = sys.getprofile()
+    sys.setprofile(recorder)
+    try:
+        jaxpr, error = trace_once(fn, args, kwargs, jit_options)
+    finally:
+        restore_profiler(previous, fn)
+    return Discovery(unique_names(recorder.found.values()), error, jaxpr, profiled=True)
+
+
+def restore_profiler(previous: Any, fn: Callable) -> None:
+    """Put back the profiler that ran before: a C-level one by ``enable()``, a
+    function as it was, any other left off with a warning."""
+    if isinstance(previous, _lsprof.Profiler) or (
+            previous is not None and not callable(previous)
+            and callable(getattr(previous, "enable", None))):
+        sys.setprofile(None)
+        previous.enable()
+    elif previous is None or callable(previous):
+        sys.setprofile(previous)
+    else:
+        sys.setprofile(None)
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        warnings.warn(f"jitmagic: the profiler that was running ({type(previous).__name__}) "
+                      f"cannot be put back after tracing `{name}`: it is off now; start it "
+                      "again", RuntimeWarning, stacklevel=_outside_jitmagic())
+
+
+def _outside_jitmagic() -> int:
+    """The ``stacklevel`` of the nearest caller outside jitmagic."""
+    level = 2
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back
+    return level

@@ -30,23 +30,15 @@ class Found:
 
     name: str
     code: types.CodeType
-    #: Its distinct call sites in the program (:mod:`.call_graph`), not its Python calls.
-    call_sites: int = 0
+    call_sites: int = 0  # in the program (:mod:`.call_graph`), not its Python calls
     bindings: list[Binding] = field(default_factory=list)
-    #: The class of ``self`` where it ran as a method (for saying why it stays inline).
-    self_type: type | None = None
-    #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
-    self_holds_arrays: bool = False
-    #: Whether an instance of that class was made before the call (a linen module
-    #: ``apply`` runs is a clone, made from its own class, not looked up by a name).
+    self_type: type | None = None  # where it ran as a method: its ``self``'s class
+    self_holds_arrays: bool = False  # that ``self`` holds arrays without being a pytree
+    #: Whether a ``self`` was made before the call (not a clone linen's ``apply`` made).
     self_made_before: bool = False
-    #: Whether it runs only as a kernel's body (inside ``pallas_call``).
-    kernel: bool = False
-    #: The library primitive that holds it and runs it itself, where only it shows it.
-    held_by: str | None = None
-    #: Why it stays inline, for a custom_vjp/jvp function only whose rules built
-    #: equations (:func:`~.discover.rules_only`).
-    rules_only: Note | None = None
+    kernel: bool = False  # it runs only as a kernel's body (inside ``pallas_call``)
+    held_by: str | None = None  # the library primitive that alone shows it, running it
+    rules_only: Note | None = None  # why a custom_vjp/jvp whose rules alone built stays inline
 
     def bind(self, bindings: Iterable[Binding], first: bool) -> None:
         """Add the ``bindings`` not yet known; its ``first`` caller's name it as written there."""

@@ -26,8 +26,7 @@ from .found import function_of
 from .found import names_written
 from .found import sourceless_codes
 
-#: At most this many objects are visited looking for instances, this deep, and this
-#: many items of one container (a list of a million arrays holds no layer).
+#: The most objects visited looking for instances, how deep, and items of one container.
 MAX_OBJECTS = 20_000
 MAX_DEPTH = 8
 MAX_ITEMS = 1_000

@@ -35,10 +35,10 @@ from ..discovery.bindings import installing
 from ..discovery.bindings import short_name
 from ..discovery.discover import Discovery
 from ..discovery.discover import discover
+from ..discovery.discover import profiled_discovery
 from ..discovery.found import Found
 from ..discovery.found import closure_values
 from ..discovery.found import code_of
-from ..discovery.profiled import profiled_discovery
 from .build import linen_made_before
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS

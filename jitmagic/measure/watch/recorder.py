@@ -344,8 +344,7 @@ def _with_field(miss: Miss) -> Miss:
                                         after=field_[2]))
 
 
-#: jitmagic's measuring code; within it, the watch's own and the runner of child
-#: processes (which runs the watched program itself under ``python -m jitmagic watch``).
+#: jitmagic's measuring code, less the watch's own and the child-process runner.
 _MEASURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _NOT_MEASURING = (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
                   os.path.join(_MEASURE, "children", ""))
