@@ -10,6 +10,7 @@ the first (:data:`TOP`) write ``ledger.PID.json``; a fork without exec writes no
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import sys
@@ -205,13 +206,9 @@ def _finish() -> None:
 
     entered, state.entered = state.entered, None
     error = state.error
-    try:
-        if error is None:
-            entered.__exit__(None, None, None)
-        else:
-            entered.__exit__(type(error), error, error.__traceback__)
-    except BaseException:  # noqa: BLE001 (the ledger is made on every path out)
-        pass
+    with contextlib.suppress(BaseException):  # the ledger is made on every path out
+        entered.__exit__(*((type(error), error, error.__traceback__) if error is not None
+                           else (None, None, None)))
     if not state.made:
         return
     ledger = state.made[0]
@@ -247,9 +244,7 @@ def _replaced(path: str | None) -> list[str]:
 def _exit_status() -> None:
     """The last exit handler: a status the watch decided ends the process with it."""
     state = _ours()
-    if state is None:
-        return
-    if state.status:
+    if state is not None and state.status:
         _end(state.status)
 
 

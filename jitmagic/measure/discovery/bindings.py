@@ -55,9 +55,11 @@ class Binding:
 
 def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
                blame: str | None = None) -> Callable:
-    """``fn`` with the swaps in place while it runs; ``blame`` noted on its exception."""
-    if not swaps:
-        return _named(fn)
+    """``fn`` with the swaps in place while it runs; ``blame`` noted on its exception.
+    Without swaps, ``fn`` itself where it has a name (JAX names its events by it)."""
+    name = getattr(fn, "__name__", None)
+    if not swaps and isinstance(name, str):
+        return fn
 
     @functools.wraps(fn)
     def entry(*args, **kwargs):
@@ -69,20 +71,7 @@ def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
                 exc.add_note(blame)
             raise
 
-    entry.__name__ = entry.__qualname__ = short_name(getattr(fn, "__name__", "entry"))
-    return entry
-
-
-def _named(fn: Callable) -> Callable:
-    """``fn`` itself where it has a ``__name__`` (JAX names its events by it), else a wrapper."""
-    if isinstance(getattr(fn, "__name__", None), str):
-        return fn
-
-    @functools.wraps(fn)
-    def entry(*args, **kwargs):
-        return fn(*args, **kwargs)
-
-    entry.__name__ = entry.__qualname__ = "entry"
+    entry.__name__ = entry.__qualname__ = short_name(name if isinstance(name, str) else "entry")
     return entry
 
 

@@ -108,9 +108,7 @@ class _Reader:
 
     def _call(self, code: types.CodeType, site: tuple[Site, ...]) -> None:
         """``code`` called under ``site`` (its caller first)."""
-        calls = self.graph.functions.get(code)
-        if calls is None:
-            calls = self.graph.functions[code] = Calls()
+        calls = self.graph.functions.setdefault(code, Calls())
         if site:  # no site: the entry, or a function whose frames lost their caller
             calls.callers.setdefault(site[0][0])
             if (code, site) not in self.sites:

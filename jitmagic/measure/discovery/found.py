@@ -71,10 +71,9 @@ class UserFunctions:
         self.known: dict[types.CodeType, bool] = {}
 
     def __call__(self, code: types.CodeType) -> bool:
-        user = self.known.get(code)
-        if user is None:
-            user = self.known[code] = self._judge(code)
-        return user
+        if code not in self.known:
+            self.known[code] = self._judge(code)
+        return self.known[code]
 
     def _judge(self, code: types.CodeType) -> bool:
         name = code.co_name

@@ -94,11 +94,8 @@ def _difference(body: str, text: str) -> Reason:
         first, *rest = changes
         return Reason(first.kind, first.argument, first.before, first.after, len(rest), text,
                       tuple(rest[:MAX_ALSO]))
-    if context:
-        return Reason(CONTEXT, text=text)
-    if "explanation unavailable" in body:
-        return Reason(UNEXPLAINED, text=text)
-    return Reason(OTHER, text=text)
+    return Reason(CONTEXT if context else UNEXPLAINED if "explanation unavailable" in body
+                  else OTHER, text=text)
 
 
 def _changes(body: str) -> tuple[list[Change], bool]:
