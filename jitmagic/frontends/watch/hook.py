@@ -120,10 +120,12 @@ def begin() -> None:
         return
     if options is None:
         return
+    top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
     for flag in PATHS:  # read against the folder the program started in: it may chdir
         if options.get(flag):
-            options[flag] = os.path.join(START_DIR, os.path.expanduser(options[flag]))
-    top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
+            path = os.path.join(START_DIR, os.path.expanduser(options[flag]))
+            stem, ending = os.path.splitext(path)  # a child process writes ledger.PID.json
+            options[flag] = path if top else f"{stem}.{os.getpid()}{ending}"
     _state = _State(options, top)
     atexit.register(_exit_status)  # the first registered runs last: after all the others
     _start()
@@ -151,10 +153,14 @@ def _start() -> None:
         return                                              # it measures by itself
     from ...errors import CannotWriteError
     from ...errors import InputError
+    from .api import checked
     from .api import watched
 
-    try:
-        gate = _gate(state)
+    try:  # the paths checked as the command's
+        gate, paths = checked(state.options.get("--fail-after-warmup"),
+                              state.options.get("--max-compiles"),
+                              {flag: state.options.get(flag) for flag in PATHS})
+        state.options.update(paths)
         script = _script()
         entered = watched(gate, _source(), script, on_again=Live(source_file=script))
         state.made = entered.__enter__()
@@ -173,27 +179,6 @@ def _start() -> None:
 
     sys.excepthook = excepthook
     atexit.register(_finish)  # before JAX's own exit handlers, registered before it
-
-
-def _gate(state: _State) -> Any:
-    """The gate, with the report paths checked (a child process writes its own files)."""
-    from .api import checked
-
-    options = state.options
-    paths = {flag: options.get(flag) for flag in PATHS}
-    if not state.top:
-        paths = {flag: _with_pid(path) for flag, path in paths.items()}
-    gate, paths = checked(options.get("--fail-after-warmup"), options.get("--max-compiles"),
-                          paths)
-    state.options = {**options, **paths}
-    return gate
-
-
-def _with_pid(path: str | None) -> str | None:
-    if path is None:
-        return None
-    stem, ending = os.path.splitext(path)
-    return f"{stem}.{os.getpid()}{ending}"
 
 
 def _finish() -> None:

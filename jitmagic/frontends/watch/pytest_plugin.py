@@ -27,13 +27,16 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return (yield)
+    from ...options.table import COMMAND
+    from ...options.table import WATCH
+    from ...options.table import specs_for
     from .api import watch
 
     if marker.args:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only, e.g. "
                                 f"@pytest.mark.{MARKER}(fail_after_warmup=1)")
     # a gate is only what was asked; no gate at all asks the marker's own, a warm-up of 1
-    asked = _gate_keywords() & set(marker.kwargs)
+    asked = {s.name for s in specs_for(WATCH, COMMAND) if s.tools == {WATCH}} & set(marker.kwargs)
     keywords = {**({} if asked else {"fail_after_warmup": 1}), **marker.kwargs}
     with watch(**keywords, source=item.nodeid):  # a broken gate raises, its ledger said
         return (yield)
@@ -45,12 +48,3 @@ def jitwatch() -> Callable[..., Any]:
     from .api import watch
 
     return watch
-
-
-def _gate_keywords() -> set[str]:
-    """The options the watch alone takes (read late: pytest starts without jitmagic)."""
-    from ...options.table import COMMAND
-    from ...options.table import WATCH
-    from ...options.table import specs_for
-
-    return {spec.name for spec in specs_for(WATCH, COMMAND) if spec.tools == {WATCH}}

@@ -47,10 +47,11 @@ from .found import function_of
 from .found import global_bindings
 from .found import helper_name
 from .found import names_written
+from .found import sourceless_codes
 from .found import unique_names
 from .live_objects import Live
-from .live_objects import codes_behind
-from .live_objects import own_sourceless
+from .live_objects import functions_behind
+from .live_objects import user_entry
 
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
@@ -61,15 +62,16 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     jaxpr, error = trace_once(fn, args, kwargs, jit_options)
     if error is not None:
         return Discovery({}, error)
-    is_user = UserFunctions(extra_names, own_sourceless(fn))
+    is_user = UserFunctions(extra_names, sourceless_codes(user_entry(fn)))
     graph = read_calls(jaxpr, is_user, stop=here)
     held = _add_held(graph, held_functions(jaxpr, is_user))
     live = Live((fn, args, kwargs, *roots))
-    entry = next((code for code in codes_behind(fn) if code in graph.roots), None)
+    behind = [f.__code__ for f in functions_behind(fn)]
+    entry = next((code for code in behind if code in graph.roots), None)
     if entry is not None:  # the user's entry function among the program's roots
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
-    found = without_decorated(found, live.functions.get, codes_behind(fn))
+    found = without_decorated(found, live.functions.get, behind)
     entry_space = live.globals_of(entry) if entry is not None else None
     found += rules_only(custom_calls(jaxpr, is_user), graph, live.globals_of,
                         [f.code for f in found], (entry_space or {}).get("__name__"))
@@ -438,7 +440,7 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
                        jit_options: dict[str, Any], extra_names: Iterable[str] = ()
                        ) -> Discovery:
     """Trace ``fn`` once under the hook; the user's exception is in ``Discovery.error``."""
-    recorder = ProfileHook(extra_names, own_sourceless(fn))
+    recorder = ProfileHook(extra_names, sourceless_codes(user_entry(fn)))
     recorder.stop = sys._getframe()
     previous = sys.getprofile()
     sys.setprofile(recorder)

@@ -24,7 +24,6 @@ from .found import closure_values
 from .found import code_of
 from .found import function_of
 from .found import names_written
-from .found import sourceless_codes
 
 #: The most objects visited looking for instances, how deep, and items of one container.
 MAX_OBJECTS = 20_000
@@ -51,8 +50,6 @@ class Live:
         self._seen: set[int] = set()
         self._by_file: dict[str, dict[str, Any]] | None = None
         self._later: list[types.CodeType] = []
-
-    # --- globals ------------------------------------------------------------------
 
     def globals_of(self, code: types.CodeType, walk: bool = True) -> dict[str, Any] | None:
         """The globals ``code`` runs in (None: unknown); ``walk``: search reached objects too."""
@@ -86,8 +83,6 @@ class Live:
                     index.setdefault(found, []).append(key)
         return index.get(code, [])
 
-    # --- classes and instances ------------------------------------------------------
-
     def defining_class(self, code: types.CodeType) -> type | None:
         """The class whose ``__dict__`` holds the method ``code``, maybe wrapped."""
         if "." not in code.co_qualname.rsplit("<locals>.", 1)[-1]:
@@ -119,8 +114,6 @@ class Live:
         while i < len(self.reached) or self._step():
             yield self.reached[i]
             i += 1
-
-    # --- the walks ----------------------------------------------------------------------
 
     def _advance(self, done: Any, walk: bool = True) -> bool:
         """Scan namespaces, then (``walk``) objects, until ``done()``; whether it came true."""
@@ -157,8 +150,9 @@ class Live:
 
     def _children(self, obj: Any) -> list[Any]:
         """What an object holds: closure and defaults, items, or attributes and ``__call__``."""
-        if isinstance(obj, types.FunctionType):
-            self._note(obj)
+        if isinstance(obj, types.FunctionType):  # known, and its globals scanned when asked
+            self._know(obj)
+            self._queue_space(obj.__globals__)
             return [*closure_values(obj), *(obj.__defaults__ or ())]
         if isinstance(obj, types.MethodType):
             return [obj.__func__, obj.__self__]
@@ -174,11 +168,6 @@ class Live:
         call = getattr(type(obj), "__call__", None)  # noqa: B004 (the class's own)
         return [f for f in (wrapped, call) if isinstance(f, types.FunctionType)] \
             + _attributes(obj)
-
-    def _note(self, fn: types.FunctionType) -> None:
-        """Know ``fn`` and its file's globals, and scan its globals when asked."""
-        self._know(fn)
-        self._queue_space(fn.__globals__)
 
     def _know(self, fn: types.FunctionType) -> None:
         self.functions.setdefault(fn.__code__, fn)
@@ -264,21 +253,11 @@ def _attributes(obj: Any) -> list[Any]:
     return list(attrs.values()) if isinstance(attrs, dict) else []
 
 
-def own_sourceless(fn: Callable) -> frozenset[types.CodeType]:
-    """:func:`~.found.sourceless_codes` of :func:`user_entry`."""
-    return sourceless_codes(user_entry(fn))
-
-
 def user_entry(fn: Callable) -> types.FunctionType | None:
     """The user's function behind an entry: the first from a string, else in a user's file."""
     behind = list(functions_behind(fn))
     return next((f for f in behind if sourceless(f.__code__.co_filename)),
                 next((f for f in behind if user_file(f.__code__.co_filename)), None))
-
-
-def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
-    """The code of :func:`functions_behind` a callable."""
-    return (f.__code__ for f in functions_behind(fn, depth))
 
 
 def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
