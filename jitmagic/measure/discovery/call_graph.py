@@ -202,12 +202,8 @@ def held_functions(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                 continue  # most equations: no traceback read
             caller = _caller(eqn, is_user) or outer  # inside a jit: the frames stop there
             todo += [(sub, caller) for sub in subs]
-            for fn in held_here:
-                held = out.get(fn.__code__)
-                if held is None:
-                    out[fn.__code__] = Held(caller, 1, _primitive(eqn))
-                else:
-                    held.equations += 1
+            for fn in held_here:  # the first holder's caller and primitive kept
+                out.setdefault(fn.__code__, Held(caller, 0, _primitive(eqn))).equations += 1
     return out
 
 

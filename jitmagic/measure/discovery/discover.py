@@ -371,10 +371,9 @@ class ProfileHook:
         self.entry_module: str | None = None
 
     def __call__(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "call" and self.is_user(frame.f_code):
-            self._record(frame, frame.f_code)
-
-    def _record(self, frame: types.FrameType, code: types.CodeType) -> None:
+        code = frame.f_code
+        if event != "call" or not self.is_user(code):
+            return
         caller = self._user_caller(frame)
         if caller is None:  # the entry itself
             self.entry_module = self.entry_module or frame.f_globals.get("__name__")
@@ -425,15 +424,11 @@ def find_bindings(code: types.CodeType, frame: types.FrameType,
 
 def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
     """The class whose attribute holds ``code`` where it runs as a method of its first argument."""
-    if not code.co_argcount:
-        return None
-    first = frame.f_locals.get(code.co_varnames[0])
+    first = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
     if first is None or isinstance(first, type):
         return None
-    for klass in type(first).__mro__:
-        if code_of(vars(klass).get(code.co_name)) is code:
-            return klass
-    return None
+    return next((k for k in type(first).__mro__ if code_of(vars(k).get(code.co_name)) is code),
+                None)
 
 
 def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
