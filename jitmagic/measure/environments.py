@@ -1,16 +1,8 @@
-"""An isolated Python environment per JAX release, made once and kept in the user's
-cache folder (``$XDG_CACHE_HOME/jitmagic/jax-0.9.0``, else ``~/.cache/jitmagic/...``).
-
-Why: ``--jax 0.9.0,0.10.2`` measures one cell under several releases, and a release
-lives in a Python of its own. Each environment holds only what a measuring child needs
-(:data:`PACKAGES`: jax and its paired jaxlib of the same version, numpy with them,
-psutil); jitmagic itself is not installed there: the runner of children
-(:mod:`jitmagic.measure.children`) puts the user's own source on the child's
-``PYTHONPATH``, so the child's jitmagic is the user's and its JAX the environment's.
-Made with ``uv`` where it is on the PATH, else ``python -m venv`` and pip. An
-environment is ready once its :data:`READY` file is written, after the install: a
-folder without it (an install cut short) is made again. :data:`CURRENT` is the user's
-own Python, never changed.
+"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (with
+``uv`` where it is on the PATH, else venv and pip) in the user's cache folder, holding
+jax, jaxlib and :data:`PACKAGES` but not jitmagic (:mod:`jitmagic.measure.children` puts
+the user's own source on the child's ``PYTHONPATH``). Ready once its :data:`READY` file
+is written: a folder without it (an install cut short) is made again.
 """
 
 from __future__ import annotations
@@ -36,18 +28,11 @@ INSTALL_S = 900.0
 
 @dataclass(frozen=True)
 class Environment:
-    """A release's Python: ``release`` as asked, ``python`` its interpreter (None: this
-    process's own), ``folder`` where it lives (None: the user's own)."""
+    """A release's Python: its interpreter and folder (None: this process's own)."""
 
     release: str
     python: str | None = None
     folder: str | None = None
-
-
-def cache_root() -> Path:
-    """Where the environments live: ``$XDG_CACHE_HOME/jitmagic``, else ``~/.cache/jitmagic``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "jitmagic"
 
 
 def installed_version() -> str | None:
@@ -59,6 +44,12 @@ def installed_version() -> str | None:
         return version("jax")
     except PackageNotFoundError:
         return None
+
+
+def cache_root() -> Path:
+    """Where the environments live: ``$XDG_CACHE_HOME/jitmagic``, else ``~/.cache/jitmagic``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jitmagic"
 
 
 def folder_of(release: str) -> Path:
@@ -99,17 +90,12 @@ def _make(folder: Path, release: str) -> str | None:
              [[sys.executable, "-m", "venv", str(folder)],
               [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                *wanted]])
-    for step in steps:
-        reason = _ran(step)
-        if reason is not None:
-            return reason
-    return None
+    return next((reason for step in steps if (reason := _ran(step)) is not None), None)
 
 
 def _ran(argv: list[str]) -> str | None:
     """Run one install step; None, or its reason: the installer's last error line (pip's
-    ``ERROR: No matching distribution found for jax==0.6.9``, uv's ``cause: Because there
-    is no version of jax==0.6.9 ...``), else its last line of output."""
+    ``ERROR: ...``, uv's ``cause: ...``), else its last line of output."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
                               stdin=subprocess.DEVNULL)

@@ -1,12 +1,8 @@
 """``--sweep NAME=V1,V2,...``: one comparison per value, and how each phase grows.
 
-A sweep binds ``NAME`` to each value in the cell's scratch namespace before the
-cell runs, measures flat against nested for each, and returns a
-:class:`~jitmagic.model.sweep.Sweep`: one comparison per value, in the order measured.
-Growth exponents are derived from the points' medians (a least-squares line on
-log-log axes), never stored.
-
-No IPython and no matplotlib here: progress goes to a callback the caller gives.
+Each value is bound to ``NAME`` (in the cell's scratch namespace, or as a global of
+``fn``'s module) while flat against nested is measured; the
+:class:`~jitmagic.model.sweep.Sweep` holds one comparison per value, in the order measured.
 """
 
 from __future__ import annotations
@@ -40,13 +36,10 @@ from .variants.entry import entry_name
 
 def run_sweep(name: str, values: Sequence[Any],
               measure: Callable[[Any, Checkpoint], Comparison], check: Checkpoint) -> Sweep:
-    """Call ``measure(value, check)`` for each value (at least one, as :class:`Options`
-    checks), all under the one ``check``: the sweep of their comparisons.
-
-    Once a value stops (Ctrl-C, the ``timeout`` of the whole sweep) no later value
-    starts, and the sweep says PARTIAL. Ctrl-C while the cell's own code runs for a
-    value stops at once: the values before it are kept.
-    """
+    """Call ``measure(value, check)`` for each value, all under the one ``check``: the
+    sweep of their comparisons. Once a value stops (Ctrl-C, the whole sweep's
+    ``timeout``) no later value starts, and the sweep says PARTIAL; the values before it
+    are kept."""
     start = clocks.wall()
     points: list[Comparison] = []
     stopped: str | None = None
@@ -76,8 +69,7 @@ def run_sweep(name: str, values: Sequence[Any],
 
 
 def why_unmeasured(stop: Stop | StageInterrupted) -> str:
-    """Why a sweep stopped at a value before anything of it was measured, without the
-    "nothing was measured" of a single comparison: the values before it stand."""
+    """Why a sweep stopped at a value before anything of it was measured."""
     if isinstance(stop, StageInterrupted):  # in the cell's own code, run for this value
         return "interrupted by the user while the code ran"
     return "interrupted while finding your helpers" if stop.reason == FINDING else stop.reason
@@ -112,8 +104,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
 
 
 def unchanged_warning(s: Sweep) -> Warned | None:
-    """What to tell the user when :func:`~jitmagic.model.sweep.unchanged`: the value is
-    not read as a global (a warning of the sweep's record, said as it was measured)."""
-    if not unchanged(s):
-        return None
-    return Warned("sweep_unchanged", s.name, s.points[0].flat.jaxpr_eqns)
+    """The warning where the swept value is not read as a global
+    (:func:`~jitmagic.model.sweep.unchanged`)."""
+    return Warned("sweep_unchanged", s.name, s.points[0].flat.jaxpr_eqns) if unchanged(s) \
+        else None
