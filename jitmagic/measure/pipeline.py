@@ -62,7 +62,7 @@ from .variants.build import build_variant
 from .variants.entry import binding_swaps
 from .variants.entry import plan_entry
 from .variants.entry import user_globals
-from .variants.nest_names import check_nest
+from .variants.plan import check_nest
 from .variants.preflight import checked_nested
 from .variants.rows import Prepared
 from .variants.rows import Staged

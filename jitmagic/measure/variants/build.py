@@ -1,15 +1,9 @@
-"""Flat and nested variants of one entry (planned by :func:`~.entry.plan_entry`): one
-choice each of what every binding of a helper holds while the entry runs.
-
-* ``flat``: a helper the user jitted runs as their plain function; the rest as is;
-* ``nested``: every helper under a jit of its own (the user's, where every place its
-  callers look it up holds one).
-
-A helper is nested at its function object (:mod:`~.trampoline`); a linen submodule,
-whose parameters live in the scope ``apply`` sets up, by lifting its class with
-``nn.jit`` under its own name, so its instances stay ``Block_0`` (:func:`linen_swaps`).
-Everything is swapped in only while the entry's Python code runs and restored in
-``finally``: nothing the user owns stays changed.
+"""Flat and nested variants of one entry: what every binding of a helper holds while the
+entry runs. ``flat``: a helper the user jitted runs as their plain function; ``nested``:
+every helper under a jit of its own (the user's, where every place its callers look it
+up holds one), at its function object (:mod:`~.trampoline`), or for a linen submodule
+its class lifted with ``nn.jit`` under its own name (:func:`linen_swaps`). Everything is
+swapped in only while the entry runs and restored in ``finally``.
 """
 
 from __future__ import annotations
@@ -169,20 +163,14 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
 def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
                  call_as: CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
     """The helpers of ``names`` a library primitive holds that a name or closure cell of
-    the user's code also holds, each with its cells' swaps."""
-    held = {n: _held_cells(plan.helpers[n], notes, ran, call_as) for n in names
-            if plan.helpers[n].held_by is not None}
+    the user's code also holds, each with the swaps handing a jit of it to those cells:
+    not nested at its function object, since the primitive may run it after the
+    trampoline is gone (lineax's `linear_solve` traces a plain function only at lowering;
+    handed a jit, at once)."""
+    held = {n: [(CellOf(cell), fn, faithful_jit(fn, n, notes, ran, call_as))
+                for fn in functions_of(plan.helpers[n].code) for cell in closure_cells(fn)]
+            for n in names if plan.helpers[n].held_by is not None}
     return {n: cells for n, cells in held.items() if cells or plan.helpers[n].bindings}
-
-
-def _held_cells(h: Helper, notes: list[Noted], ran: set[str],
-                call_as: CallAs | None) -> list[tuple[Any, Any, Any]]:
-    """Swaps handing a jit of a helper a library primitive holds to each closure cell of
-    the user's code naming it: not nested at its function object, since the primitive
-    may run it after the trampoline is gone (lineax's `linear_solve` traces a plain
-    function only at lowering; handed a jit, at once)."""
-    return [(CellOf(cell), fn, faithful_jit(fn, h.name, notes, ran, call_as))
-            for fn in functions_of(h.code) for cell in closure_cells(fn)]
 
 
 def _callers_see_user_jit(h: Helper) -> bool:
@@ -196,21 +184,15 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
     through ``call_as`` where given)."""
     copy = copy_function(fn)
     copy.__name__ = copy.__qualname__ = jit_label(h.name)  # what its jit is called
-    owner = h.bindings[0].owner if h.bindings else None
-    if is_nnx_class(owner):
+    if is_nnx_class(h.bindings[0].owner if h.bindings else None):
         return nnx_method(copy, h.name, ran)
     return faithful_jit(copy, h.name, notes, ran, call_as)
 
 
-def linen_made_before(cls: type) -> Inline:
-    """Why a linen module made before the call (``apply``'s) stays inline: linen binds it
-    by ``Module.clone`` (``self.__class__``), so a lifted class bound by name is never made."""
-    return Inline("inline_linen_made_before", cls.__name__)
-
-
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
     """Every global (of its module and the entry's) and closure cell naming the helper's
-    linen class, bound to ``nn.jit`` of it under the original's name."""
+    linen class, bound to ``nn.jit`` of it under the original's name (so its instances
+    stay ``Block_0``)."""
     from flax import linen as nn
 
     cls = h.linen_class

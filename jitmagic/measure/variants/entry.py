@@ -39,7 +39,6 @@ from ..discovery.found import Found
 from ..discovery.found import closure_values
 from ..discovery.found import code_of
 from ..discovery.profiled import profiled_discovery
-from .build import linen_made_before
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS
 from .plan import Helper
@@ -55,13 +54,12 @@ _TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "valu
 
 @dataclass(frozen=True)
 class Resolved:
-    """The callable to trace, as the user's own jit (if any) would take its arguments."""
+    """The callable to trace; the options of the user's ``jax.jit`` on it (None: none);
+    whether it was an ``eqx.filter_jit``/``nnx.jit`` entry (every non-array leaf static)."""
 
     fn: Callable
     name: str
-    #: The options of the user's ``jax.jit`` on it (None: they wrote none).
     jit_options: dict[str, Any] | None = None
-    #: An ``eqx.filter_jit``/``nnx.jit`` entry: every non-array leaf is static.
     filtered: bool = False
 
 
@@ -81,9 +79,7 @@ def resolve_entry(obj: Any, name: str | None = None) -> Resolved:
             opts["compiler_options"] = dict(info.compiler_options_kvs)
         return Resolved(obj.__wrapped__, name, opts or None)
     inner = _framework_unjit(obj)
-    if inner is not None:
-        return Resolved(inner, name, filtered=True)
-    return Resolved(obj, name)
+    return Resolved(obj, name) if inner is None else Resolved(inner, name, filtered=True)
 
 
 def check_callable(obj: Any, name: str | None) -> None:
@@ -95,8 +91,7 @@ def check_callable(obj: Any, name: str | None) -> None:
         kind = type(obj).__name__
         raise InputError(f"the entry `{name or repr(obj)[:60]}` is not a function (it is "
                          f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`): pass the "
-                         f"function to measure (or, in "
-                         f"a cell, end with a call of it).")
+                         f"function to measure (or, in a cell, end with a call of it).")
 
 
 def entry_name(obj: Any) -> str:
@@ -112,10 +107,9 @@ def _written(obj: Any) -> str:
     if isinstance(obj, types.MethodType):
         return f"{type(obj.__self__).__name__}.{obj.__func__.__name__}"
     wrapped = getattr(obj, "__wrapped__", None)
-    if isinstance(obj, types.FunctionType) and wrapped is not None:
-        transform = _transform_of(obj)
-        if transform:
-            return f"{transform}({entry_name(wrapped)})"
+    if isinstance(obj, types.FunctionType) and wrapped is not None and \
+            (transform := _transform_of(obj)):
+        return f"{transform}({entry_name(wrapped)})"
     if isinstance(obj, types.FunctionType | types.BuiltinFunctionType) or is_user_jit(obj):
         return getattr(obj, "__name__", "entry")
     if _framework_unjit(obj) is not None:
@@ -128,11 +122,9 @@ def _written(obj: Any) -> str:
 
 def _transform_of(fn: types.FunctionType) -> str | None:
     """``grad``, ``vmap``, ... where ``fn`` is JAX's wrapper made by that transformation."""
-    for f in (fn, *closure_values(fn)):
-        code = getattr(f, "__code__", None)
-        if code is not None and code.co_name in _TRANSFORMS:
-            return _TRANSFORMS[code.co_name]
-    return None
+    names = (getattr(getattr(f, "__code__", None), "co_name", None)
+             for f in (fn, *closure_values(fn)))
+    return next((_TRANSFORMS[n] for n in names if n in _TRANSFORMS), None)
 
 
 def _framework_unjit(obj: Any) -> Callable | None:
@@ -198,7 +190,9 @@ def _helpers_of(fn: Callable, found: Discovery) -> dict[str, Helper]:
     functions the trace ran tell which helpers are made anew on every call)."""
     ran = {f.code.co_qualname for f in found.helpers.values()}
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
-    return {n: _helper(f, ran) for n, f in found.helpers.items()}
+    return {n: Helper(f.name, f.call_sites, tuple(f.bindings), f.code, _why_inline(f, ran),
+                      _linen_class(f), f.held_by, f.self_type, f.kernel)
+            for n, f in found.helpers.items()}
 
 
 def user_in_shardings(obj: Any) -> Any:
@@ -258,11 +252,8 @@ def _spelled(chosen: tuple) -> str:
     """``static_argnums=(1,)`` / ``static_argnames=("n",)``, 0-based as ``jax.jit`` takes them."""
     nums = tuple(k for k in chosen if isinstance(k, int))
     names = tuple(k for k in chosen if isinstance(k, str))
-    parts = [f"static_argnums={nums!r}"] if nums else []
-    if names:
-        parts.append("static_argnames=(" + ", ".join(f'"{n}"' for n in names)
-                     + (",)" if len(names) == 1 else ")"))
-    return ", ".join(parts)
+    spelled = f"static_argnames={names!r}".replace("'", '"') if names else ""
+    return ", ".join(x for x in (f"static_argnums={nums!r}" if nums else "", spelled) if x)
 
 
 def user_globals(fn: Any) -> dict[str, Any] | None:
@@ -345,26 +336,16 @@ def _filtered(fn: Callable, name: str, args: tuple, kwargs: dict[str, Any],
 def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,
                   ) -> list[tuple[Binding, Any, Any]]:
     """Swaps that set each of ``values`` as a global of ``namespace`` (a sweep's value)."""
-    return [(b, b.original, v) for b, v in
-            ((Binding(namespace, k), v) for k, v in (values or {}).items())]
-
-
-def _helper(found: Found, ran: set[str]) -> Helper:
-    """The helper found, with why it stays inline; ``ran``: the qualified names of the
-    functions the trace ran."""
-    return Helper(found.name, found.call_sites, tuple(found.bindings), found.code,
-                  _why_inline(found, ran), _linen_class(found), found.held_by,
-                  found.self_type, found.kernel)
+    return [(b := Binding(namespace, k), b.original, v) for k, v in (values or {}).items()]
 
 
 def _linen_class(found: Found) -> type | None:
     """The Flax linen module class whose ``__call__`` ``found`` is (None: it is not one)."""
-    linen = _is_linen(found.self_type)
-    return found.self_type if linen and found.code.co_name == "__call__" else None
+    return found.self_type if _is_linen(found.self_type) and found.code.co_name == "__call__" \
+        else None
 
 
 def _is_linen(cls: type | None) -> bool:
-    """Whether ``cls`` is a Flax linen module class."""
     return any(k.__module__.startswith("flax.linen") for k in getattr(cls, "__mro__", ()))
 
 
@@ -377,8 +358,9 @@ def _why_inline(found: Found, ran: set[str]) -> Note | None:
     if outer is not None and outer in ran:
         return Inline("inline_recreated", outer.rsplit(".", 1)[-1])
     linen = _linen_class(found)
-    if linen is not None and found.self_made_before:
-        return linen_made_before(linen)
+    if linen is not None and found.self_made_before:  # apply's: linen binds it by
+        # Module.clone (self.__class__), so a lifted class bound by name is never made
+        return Inline("inline_linen_made_before", linen.__name__)
     if _is_linen(found.self_type) and linen is None:
         return Inline("inline_linen_method")
     if found.self_holds_arrays:

@@ -2,12 +2,11 @@
 
 Some helpers cannot run under a jit of their own although the program traces (a
 numpyro model under effect handlers, a Keras layer whose jit keeps its caller's traced
-variables as constants). Where the nested trace leaks, the helper that leaks is found
-by tracing with fewer nested (:class:`LeakSearch`) and kept inline with the mechanism
-as its reason (:mod:`~.leaks`); where it fails otherwise and flat did not, the helper
-whose jit was tracing is kept inline with the error. A comparison never loses its
-nested variant to a helper that cannot be nested; one that is the flat program is
-measured once (:func:`one_program`).
+variables as constants). Where the nested trace leaks, the helper that leaks is found by
+tracing with fewer nested (:class:`LeakSearch`) and kept inline with the mechanism as
+its reason (:mod:`~.leaks`); where it fails otherwise and flat did not, the helper whose
+jit was tracing is kept inline with the error. A nested variant that is the flat program
+is measured once (:func:`one_program`).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import re
 import traceback
-from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -40,6 +38,8 @@ from .rows import not_nested
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
 #: message, and ``UnexpectedTracerError``'s).
 _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked was) (\S+) at")
+#: A variant's traced program and its lowering (None where lowering failed).
+Programs = tuple[Any, Any]
 
 
 def checked_nested(variant: Variant, plan: Plan) -> Variant:
@@ -52,10 +52,8 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
         traced, error = _programs(variant)
         if error is None:
             break
-        if _is_leak(error):
-            found = search.culprit(variant.planned, error)
-        else:
-            found = _failing(error, variant)
+        found = search.culprit(variant.planned, error) if _is_leak(error) \
+            else _failing(error, variant)
         if found is None:
             break
         culprit, refused[culprit] = found
@@ -90,10 +88,6 @@ def one_program(variant: Variant, traced: Programs | None,
     return same
 
 
-#: A variant's traced program and its lowering (None where lowering failed).
-Programs = tuple[Any, Any]
-
-
 def _same_programs(nested: Programs, flat: Programs) -> bool:
     """Whether two variants traced and lowered to the same program: as many equations
     and jit calls, and (where both lowered) the same StableHLO text."""
@@ -105,42 +99,29 @@ def _same_programs(nested: Programs, flat: Programs) -> bool:
     return same and lowered.as_text() == flat_lowered.as_text()
 
 
-def trace_error(variant: Variant, lower: bool = True) -> BaseException | None:
-    """What tracing the variant raises from cleared caches under JAX's leak checker
-    (None: it traces). A trace that succeeds is lowered too (``lower``), untimed, so the
-    process's one-time lowering costs (Pallas's rules) land on no timed run."""
-    return _programs(variant, lower)[1]
-
-
 def _programs(variant: Variant, lower: bool = True, checking: bool = True,
               ) -> tuple[Programs | None, BaseException | None]:
-    """((traced, lowered or None), None), or (None, what tracing raised);
-    ``checking``: under JAX's leak checker."""
+    """((traced, lowered or None), None), or (None, what tracing raised), from cleared
+    caches (``checking``: under JAX's leak checker). A trace that succeeds is lowered too
+    (``lower``), untimed, so the process's one-time lowering costs land on no timed run."""
     plan = variant.plan
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     leaks = jax.checking_leaks() if checking else contextlib.nullcontext()
+    # JAX's own frames kept on tracebacks: a failure in its leak checker is seen as one
+    filtering = jax.config.values["jax_traceback_filtering"]
     try:
-        with leaks, _frames_kept():
+        jax.config.update("jax_traceback_filtering", "off")
+        with leaks:
             traced = jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
     except Exception as exc:  # noqa: BLE001 (any failure is the user's code: reported later)
         return None, exc
+    finally:
+        jax.config.update("jax_traceback_filtering", filtering)
     lowered = None
     if lower:
         with contextlib.suppress(Exception):  # a lowering error shows in the timed run itself
             lowered = traced.lower()
     return (traced, lowered), None
-
-
-@contextlib.contextmanager
-def _frames_kept() -> Iterator[None]:
-    """Within: JAX keeps its own frames on tracebacks, so a failure inside its leak
-    checker is still seen as the leak check's (:func:`_is_leak`)."""
-    before = jax.config.values["jax_traceback_filtering"]
-    jax.config.update("jax_traceback_filtering", "off")
-    try:
-        yield
-    finally:
-        jax.config.update("jax_traceback_filtering", before)
 
 
 def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
@@ -190,18 +171,27 @@ class LeakSearch:
         return last, self._reason(leaked, last, before[start - 1])
 
     def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> Note:
-        """:func:`leaks_reason`, worded for the library the culprit belongs to."""
-        return leaks_reason(error, culprit, partner, library_of(self.plan.helpers[culprit]))
+        """Why ``culprit``, whose jit leaks, runs inline: what its result's static part
+        holds (:data:`~.inner_jit.STATIC_TAG`), else the leak checker's mechanism, worded
+        for its library; ``partner``: a helper it leaks only nested with."""
+        if getattr(error, HELPER_TAG, None) == culprit and \
+                (held := getattr(error, STATIC_TAG, None)) is not None:
+            return Inline("inline_leaks", held, None, partner)
+        library = library_of(self.plan.helpers[culprit])
+        return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
 
     def leak(self, nest: tuple[str, ...]) -> BaseException | None:
         """The leak tracing with only ``nest`` nested raises, where nesting caused it
         (None: no leak, a leak the program has flat too, or another failure)."""
         if nest not in self._leaks:
-            error = trace_error(nest_only(self.plan, nest, self.label, self.refused), lower=False)
+            error = self._trace_error(nest)
             caused = error is not None and _is_leak(error) \
                 and self._caused_by_nesting(error, nest)
             self._leaks[nest] = error if caused else None
         return self._leaks[nest]
+
+    def _trace_error(self, nest: tuple[str, ...]) -> BaseException | None:
+        return _programs(nest_only(self.plan, nest, self.label, self.refused), lower=False)[1]
 
     def _shortest_leaking(self, helpers: tuple[str, ...], extra: tuple[str, ...],
                           error: BaseException) -> tuple[int, BaseException]:
@@ -223,7 +213,9 @@ class LeakSearch:
         tagged = getattr(error, HELPER_TAG, None)
         if tagged in planned:
             return tagged
-        return _named_in_message(error, planned, self.plan)
+        leaked = _LEAKED_IN.search(str(error))
+        return next((n for n in planned
+                     if leaked and leaked.group(1) in self.plan.helpers[n].jit_names), None)
 
     def _caused_by_nesting(self, error: BaseException, nest: tuple[str, ...]) -> bool:
         """Whether a leak is nesting's: it names a nested helper's jit, or the program
@@ -231,28 +223,9 @@ class LeakSearch:
         if self._named(error, nest) is not None:
             return True
         if self._flat_leaks is None:
-            flat = trace_error(nest_only(self.plan, (), self.label, self.refused), lower=False)
+            flat = self._trace_error(())
             self._flat_leaks = flat is not None and _is_leak(flat)
         return not self._flat_leaks
-
-
-def _named_in_message(error: BaseException, planned: tuple[str, ...],
-                      plan: Plan) -> str | None:
-    leaked = _LEAKED_IN.search(str(error))
-    return next((n for n in planned
-                 if leaked and leaked.group(1) in plan.helpers[n].jit_names), None)
-
-
-def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
-                 library: str | None = None) -> Inline:
-    """Why ``culprit``, whose jit leaks tracers, runs inline: what its result's static part
-    holds (:data:`~.inner_jit.STATIC_TAG`), else the leak checker's mechanism for its
-    ``library``; ``partner``: a helper it leaks only nested with."""
-    held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
-        else None
-    if held is not None:
-        return Inline("inline_leaks", held, None, partner)
-    return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
 
 
 def _first_line(error: BaseException, width: int = 100) -> str:
@@ -260,12 +233,10 @@ def _first_line(error: BaseException, width: int = 100) -> str:
 
 
 def _is_leak(error: BaseException) -> bool:
-    """A tracer leak: JAX's error for one used later, or anything its leak checker raises."""
+    """A tracer leak: JAX's error for one used later, or anything its leak checker raises
+    (``ensure_no_leaks``, ``leaked_tracer_error``)."""
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return True
-    frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _frames_kept
-    return any(f.name in _LEAK_CHECK for f in frames) or str(error).startswith("Leaked trace")
-
-
-#: JAX's functions that check for leaked tracers at the end of a trace.
-_LEAK_CHECK = ("ensure_no_leaks", "leaked_tracer_error")
+    frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _programs
+    return any(f.name in ("ensure_no_leaks", "leaked_tracer_error") for f in frames) \
+        or str(error).startswith("Leaked trace")

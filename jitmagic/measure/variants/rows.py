@@ -1,6 +1,6 @@
-"""A variant as a row of the sampler: its cold first call and steady state, and the
-``VariantResult`` made from its samples, with the helpers it nests checked against the
-program it built (a helper is claimed nested only with a jit call in that program)."""
+"""A variant as a row of the sampler, and the ``VariantResult`` made from its samples, with
+the helpers it nests checked against the program it built (a helper is claimed nested
+only with a jit call in that program)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
 from ...model.notes import mentions
@@ -38,10 +37,9 @@ from .plan import Variant
 
 @dataclass(frozen=True)
 class Staged:
-    """What a comparison already built for one variant, for the parts to reuse:
-    ``jaxpr``, its (closed) jaxpr or the ``Traced`` holding it, from any trace (a cached
-    helper's keeps the frames of the trace that built it); ``lowered``, its ``Lowered`` or
-    ``lowered.as_text(debug_info=True)`` (None: lower here)."""
+    """What a comparison already built for one variant, for the parts to reuse: its
+    (closed) jaxpr or the ``Traced`` holding it, and its ``Lowered`` or that's
+    ``as_text(debug_info=True)`` (None: lower here)."""
 
     jaxpr: Any
     lowered: Any = None
@@ -106,21 +104,20 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
         calls = verified_calls(variant, shape.jaxpr)
+        found = calls or {}
         out[name] = VariantResult(
             name=name,
             samples=runs.samples[name],
             # stopped before its trace finished: the helpers it was to nest, as found
-            helpers=tuple(calls) if calls is not None else () if traced else variant.planned,
-            helper_calls=calls or {},
-            own_jit=tuple(n for n in variant.own_jit if n in (calls or {})),
+            helpers=tuple(found) if calls is not None or traced else variant.planned,
+            helper_calls=found,
+            own_jit=tuple(n for n in variant.own_jit if n in found),
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.jaxpr_text,
             error=runs.describe_failure(name) if name in runs.errors else None,
-            noted=(*_notes(variant, calls), *held_notes(variant, calls, shape.jaxpr),
-                   *backward_note(variant, calls, shape.jaxpr))
-            if traced else tuple(variant.notes),
+            noted=_notes(variant, found, shape.jaxpr) if traced else tuple(variant.notes),
             # refused up front, or planned but absent from the program
-            inline=(*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
+            inline=(*variant.inline, *(n for n in variant.planned if n not in found))
             if traced else variant.inline,
             stages_from=shape.stages_from,
             jaxpr_eqns=shape.jaxpr_eqns,
@@ -132,32 +129,32 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
 
 
 def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
-    """The helpers the variant's ``jaxpr`` really nests (at least one jit call, matched
-    by the code it runs), with their calls; None where no jaxpr was traced."""
+    """The helpers the variant's ``jaxpr`` really nests, with their jit calls; None where
+    no jaxpr was traced."""
     if jaxpr is None:
         return None
     calls = helper_jit_calls(jaxpr, variant.plan.helpers, variant.planned)
     return {n: calls[n] for n in variant.planned if calls[n]}
 
 
-def backward_note(variant: Variant, calls: dict[str, int] | None,
-                  jaxpr: Any) -> list[Taken]:
-    """A note of the nested helpers' backward passes under ``grad`` (jits of their own,
-    counted in nested calls but not in the helpers'), where the program holds some."""
-    if jaxpr is None or not calls:
-        return []
-    backward = jit_calls_and_backward(jaxpr, variant.plan.helpers, tuple(calls))[1]
-    held = [n for n in calls if backward[n]]
-    return [Taken("backward_passes", tuple(held), tuple(backward[n] for n in held))] if held else []
-
-
-
-def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
-    """The variant's notes, with a reason for every planned helper its program lacks."""
+def _notes(variant: Variant, calls: dict[str, int], jaxpr: Any) -> tuple[Noted, ...]:
+    """The variant's notes: a reason for every planned helper its program lacks; each
+    nested helper that is a Pallas kernel body or that a library primitive holds (with
+    the user's functions its jit ran); the nested helpers' backward passes under
+    ``grad`` (jits of their own, counted in nested calls but not in the helpers')."""
+    helpers = variant.plan.helpers
     notes: list[Noted] = list(variant.notes)
     for n in variant.planned:
-        if n not in (calls or {}) and not any(mentions(note, n) for note in notes):
-            notes.append(not_nested(n, variant.plan.helpers[n]))
+        if n not in calls and not any(mentions(note, n) for note in notes):
+            notes.append(not_nested(n, helpers[n]))
+    notes += [Taken("kernel_body", n) for n in calls if helpers[n].kernel]
+    notes += [Taken("held_by", n, h.held_by, called_inside(jaxpr, helpers, n))
+              for n, h in ((n, helpers[n]) for n in calls) if h.held_by is not None]
+    if jaxpr is not None and calls:
+        backward = _read(jaxpr, helpers, tuple(calls)).backward
+        held = [n for n in calls if backward[n]]
+        if held:
+            notes.append(Taken("backward_passes", tuple(held), tuple(backward[n] for n in held)))
     return tuple(notes)
 
 
@@ -167,23 +164,11 @@ def not_nested(name: str, helper: Helper) -> Taken:
     return Taken("not_nested", name, helper.held_by, bool(helper.bindings))
 
 
-def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[Note]:
-    """Notes of each nested helper that is a Pallas kernel body or that a library
-    primitive holds (with the user's functions its jit ran)."""
-    notes: list[Note] = [Taken("kernel_body", n) for n in (calls or {})
-                         if variant.plan.helpers[n].kernel]
-    for n in (calls or {}):
-        held = variant.plan.helpers[n].held_by
-        if held is not None:
-            inside = called_inside(jaxpr, variant.plan.helpers, n)
-            notes.append(Taken("held_by", n, held, tuple(inside)))
-    return notes
-
-
 def nothing_to_nest(variant: Variant) -> VariantResult:
     """The nested variant's result where it nests nothing: no samples, its reasons."""
     return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
-                         noted=(*_notes(variant, {}), Taken("same_as_flat")), inline=variant.inline)
+                         noted=(*_notes(variant, {}, None), Taken("same_as_flat")),
+                         inline=variant.inline)
 
 
 JIT_PRIMITIVES = ("jit", "pjit")
@@ -193,8 +178,8 @@ BACKWARD = "transpose("
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
                      counted: Iterable[str] | None = None) -> Counter:
-    """Each helper's jit calls in ``jaxpr``, every call as it happens (sub-jaxprs too), by
-    name; ``counted`` limits the names counted.
+    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name; ``counted`` limits
+    the names counted.
 
     A jit equation is matched by what it holds: of the frames each inner equation was
     traced under, those of the jit's own call site are left out, and the outermost user
@@ -203,15 +188,8 @@ def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
     else the name decides (:attr:`~.plan.Helper.jit_names`). A helper's jit inside
     another of its own (``jax.jit(jax.jit(f))``) counts once, unless called from inside
     the helper (recursion). Under ``grad`` each call's backward pass (``transpose(jvp())``
-    scope) and the jits inside it are counted apart (:func:`jit_calls_and_backward`)."""
+    scope) and the jits inside it are counted apart."""
     return _read(jaxpr, helpers, counted).calls
-
-
-def jit_calls_and_backward(jaxpr: Any, helpers: dict[str, Helper],
-                           counted: Iterable[str] | None = None) -> tuple[Counter, Counter]:
-    """:func:`helper_jit_calls`, and each helper's backward passes under ``grad``."""
-    reader = _read(jaxpr, helpers, counted)
-    return reader.calls, reader.backward
 
 
 def _read(jaxpr: Any, helpers: dict[str, Helper], counted: Iterable[str] | None) -> _Claims:
@@ -275,23 +253,21 @@ class _Claims:
         body = eqn.params.get("jaxpr")
         body = getattr(body, "jaxpr", body)
         key = (id(body), eqn.source_info.traceback)
-        owners = self.owners.get(key)
-        if owners is None:
+        if key not in self.owners:
             owner = self._runs(body, self._own(eqn.source_info.traceback))
             if owner is not None and owner not in self.counted:  # code a counted helper holds
                 owner = self.holders.get(self.helpers[owner].code, owner)
             name = str(eqn.params.get("name", ""))
-            owners = frozenset({owner} if owner is not None else
-                               {n for n, h in self.helpers.items() if name in h.jit_names})
-            self.owners[key] = owners
-        return owners
+            self.owners[key] = frozenset({owner} if owner is not None else
+                                         {n for n, h in self.helpers.items()
+                                          if name in h.jit_names})
+        return self.owners[key]
 
     def _own(self, tb: Any) -> frozenset[types.CodeType]:
         """The code on a jit equation's own traceback: where it was called from."""
-        own = self.frames.get(tb)
-        if own is None:
-            own = self.frames[tb] = frozenset(traceback_codes(tb))
-        return own
+        if tb not in self.frames:
+            self.frames[tb] = frozenset(traceback_codes(tb))
+        return self.frames[tb]
 
     def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
         """The helper the jit's ``body`` runs: the one outermost user function its
@@ -303,13 +279,12 @@ class _Claims:
     def _chains(self, body: Any) -> set[tuple[types.CodeType, ...]]:
         """The helper and user frames of each distinct traceback in ``body``, outermost
         first."""
-        chains = self.chains.get(id(body))
-        if chains is None:
-            chains = self.chains[id(body)] = set()
-            for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}:
-                chains.add(tuple(c for c in reversed(traceback_codes(tb))
-                                 if c in self.by_code or self.is_user(c)))
-        return chains
+        if id(body) not in self.chains:
+            self.chains[id(body)] = {
+                tuple(c for c in reversed(traceback_codes(tb))
+                      if c in self.by_code or self.is_user(c))
+                for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}}
+        return self.chains[id(body)]
 
 
 def _defined_in(code: types.CodeType) -> Iterable[types.CodeType]:
