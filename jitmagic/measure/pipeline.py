@@ -1,9 +1,6 @@
 """Flat against nested, measured side by side: the pipeline behind the magic and ``compare``.
-
-Variants are interleaved (flat, nested, nested, flat, ...) so that drift on a shared
-machine hits both; each keeps every raw sample. One measurement runs at a time per
-process (:func:`~.discovery.bindings.one_measurement`: its variants swap the process's own
-helpers); one that waited for another thread's says how long.
+Variants are interleaved (flat, nested, nested, flat, ...) so that drift hits both; one
+measurement runs at a time per process (its variants swap the process's own helpers).
 """
 
 from __future__ import annotations
@@ -75,26 +72,17 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: Draw | None = None, **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
-    ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a
-    partial, a bound method, a callable module). Its helpers are the functions of
-    yours that one plain trace of it really calls (methods, local modules,
-    bodies of ``lax`` loops and transformations included). The option keywords
-    are :class:`~jitmagic.options.Options`' fields, the command line's options by
-    their Python names: ``repeat`` cold runs per variant (medians are reported),
-    ``number`` fixes the steady-state loop count (default: auto-ranged), ``nest``
-    limits the helpers that get an added
-    jit (``["layer"]`` or ``"layer"``), ``timeout`` (seconds) stops after the
-    stage that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
-    measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
-    ``advise`` add per-helper trace times and measured advice; ``cache`` a second start with
-    a warm persistent compilation cache (into ``second_start``). ``options`` is a
-    ready :class:`~jitmagic.options.Options` the keywords then override.
-    ``progress``, where given, gets each :class:`~jitmagic.model.progress.Progress`
-    (``jitmagic.compare`` draws it on stderr).
-    Every other keyword goes to ``fn``: an entry keyword argument named like an
-    option (or ``options``, ``progress``) cannot be passed here: wrap the entry. For a
-    sweep, call :func:`jitmagic.sweep`.
-    """
+    ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a partial, a
+    bound method, a callable module); its helpers are the functions of yours one plain trace
+    of it really calls. The option keywords are :class:`~jitmagic.options.Options`' fields
+    (the command line's options by their Python names): ``repeat`` cold runs per variant,
+    ``number`` the steady-state loop count, ``nest`` the helpers that get an added jit
+    (``["layer"]`` or ``"layer"``), ``timeout`` (seconds), ``vmap`` (implied by ``batch`` or
+    ``in_axes``: also ``jit(vmap(f))`` against ``vmap(jit(f))``), ``attribute``, ``advise``,
+    ``cache`` (a second start with a warm persistent cache), ...; ``options`` a ready
+    :class:`~jitmagic.options.Options` the keywords override. ``progress`` gets each
+    :class:`~jitmagic.model.progress.Progress`. Every other keyword goes to ``fn`` (one
+    named like an option cannot: wrap the entry). For a sweep, :func:`jitmagic.sweep`."""
     options, kwargs = split_options(kwargs, options)
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
@@ -115,7 +103,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 def checkpoint(entry: str, options: Options, start: float,
                progress: Draw | None = None) -> Checkpoint:
     """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress
-    (with ``--quiet``, only what ``progress`` keeps even then: its ``when_quiet``)."""
+    (with ``--quiet``, only ``progress.when_quiet``)."""
     draw = getattr(progress, "when_quiet", None) if options.quiet else progress
     deadline = start + options.timeout if options.timeout else math.inf
     return Checkpoint(deadline=deadline, report=Reporter(entry, start, draw))
@@ -124,7 +112,7 @@ def checkpoint(entry: str, options: Options, start: float,
 @contextlib.contextmanager
 def option_hints() -> Iterator[None]:
     """Add ``did you mean `repeat=`?`` to the user's ``TypeError`` for a keyword that
-    looks like a misspelt option (it went to their function)."""
+    looks like a misspelt option."""
     try:
         yield
     except UserCodeError as exc:
@@ -138,11 +126,10 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                 name: str | None = None, nest: Iterable[str] | None = None,
                 bindings: dict[str, Any] | None = None,
                 in_axes: Any = None) -> dict[str, Prepared]:
-    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure (one
-    discovery trace). ``bindings`` (a sweep's value) are set as globals of ``fn``'s
-    module while each variant runs. With ``in_axes`` the arguments are a batch: the
-    variants run on one example of it (index 0 along each mapped axis), the batch is
-    kept for the orderings."""
+    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure.
+    ``bindings`` (a sweep's value) are set as globals of ``fn``'s module while each variant
+    runs. With ``in_axes`` the variants run on one example of the batch (index 0 along each
+    mapped axis), the batch kept for the orderings."""
     swaps = None
     if bindings:
         namespace = user_globals(fn)
@@ -163,11 +150,10 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
-    """:func:`run_comparison`, then the parts the options ask for, in the order of
-    :data:`jitmagic.model.parts.PARTS` (:func:`.parts.add_parts`), all under one
-    ``check`` (one Ctrl-C, one ``timeout``: once anything stops, nothing after it starts).
-    With ``options.target``, compiled for that TPU, never run (:mod:`.target`). Warned:
-    the parts this JAX lacks the names for, and a wait for another thread's measurement."""
+    """:func:`run_comparison`, then the parts the options ask for
+    (:func:`.parts.add_parts`), all under one ``check`` (one Ctrl-C, one ``timeout``); with
+    ``options.target``, compiled for that TPU (:mod:`.target`). Warned: the parts this JAX
+    lacks the names for, and a wait for another thread's measurement."""
     with one_measurement():
         options, warned = this_jax(options)
         if options.target is not None:
@@ -183,9 +169,8 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
 
 
 def this_jax(options: Options) -> tuple[Options, tuple[Warned, ...]]:
-    """``options`` less the parts whose private JAX names this JAX lacks, and a warning
-    for each part refused; an :class:`InputError` where a name every measurement needs
-    is gone (a JAX newer than jitmagic knows moved it)."""
+    """``options`` less the parts whose private JAX names this JAX lacks, with a warning
+    for each; :class:`InputError` where a name every measurement needs is gone."""
     gone = missing()
     core = [n.name for n in gone if n.option is None]
     if core:
@@ -232,8 +217,7 @@ def _measured(prepared: dict[str, Prepared], options: Options, *,
 
 def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     """``nested`` with the helpers that cannot run under a jit of their own inline
-    (:mod:`~.variants.preflight`); unchecked once a stop is due (the first stage then
-    stops), or when Ctrl-C lands inside the check."""
+    (:mod:`~.variants.preflight`); unchecked once a stop is due or Ctrl-C lands inside."""
     if check.due():
         return nested
     if nested.variant.planned:  # untimed traces; a leak's search can take seconds
@@ -247,19 +231,16 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
 
 
 class FirstCalls:
-    """What ``-r auto`` asks of a comparison's first calls so far: whether they settle
-    flat against nested (by the one rule, on the clock the report will decide on: CPU
-    time on a busy machine), and whether that clock was CPU time (more rounds may then
-    be taken). Under several processes the rule reads the slowest process's runs, the
-    same on every process."""
+    """What ``-r auto`` asks of the first calls so far: whether they settle flat against
+    nested (by the one rule, on CPU time where the machine was busy: :meth:`busy`), read of
+    the slowest process's runs under several processes."""
 
     def __init__(self, runs: Sampler, step: lockstep.Lockstep = lockstep.SINGLE):
         self.runs, self.step = runs, step
         self.clock = witness.WALL
 
     def decided(self) -> bool:
-        """Whether the samples settle it (with one row, or a failing one, there is
-        nothing more to learn)."""
+        """Whether the samples settle it (one row, or a failing one: yes)."""
         runs = self.runs
         # gathered before deciding anything: every process takes part in the exchange
         rows = lockstep.slowest_rows(
@@ -288,14 +269,12 @@ DECIDING_KEYS = (witness.FIRST_CALL, witness.cpu_key(witness.FIRST_CALL), witnes
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
                    *, start: float | None = None, check: Checkpoint | None = None,
                    built: dict[str, Staged] | None = None) -> Comparison:
-    """Measure prepared variants, interleaved; raise ``UserCodeError`` if all fail.
+    """Measure prepared variants, interleaved; ``UserCodeError`` if all fail.
 
-    Ctrl-C or ``timeout`` (seconds from ``start``) end the measurement at the next stage
-    boundary; the result holds what was measured and says why. Of ``options`` this uses
-    ``repeat``, ``budget``, ``number`` and ``timeout``. ``built``, where given, gets each
-    variant's traced and lowered program (read untimed), for ``--lines`` to reuse. Where
-    the nested variant planned no helper its program is the flat one: measured once.
-    """
+    Ctrl-C or ``timeout`` end it at the next stage boundary, the result saying why. Of
+    ``options``: ``repeat``, ``budget``, ``number``, ``timeout``. ``built`` gets each
+    variant's traced and lowered program, for ``--lines``. A nested variant that planned no
+    helper is the flat program: measured once."""
     options = options or Options()
     # a property JAX adds to its Config at run time, unseen by mypy
     if jax.config.jax_disable_jit:  # type: ignore[attr-defined]
@@ -327,8 +306,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
 def _placement(prepared: dict[str, Prepared], runs: Sampler,
                step: lockstep.Lockstep) -> dict[str, Any]:
     """The comparison's ``env`` (the call's mesh, every process's machine, the coarsest
-    of their CPU clocks' steps) and ``sharding`` (how the compiled programs place the
-    call's arguments), read once ``wall_s`` is taken."""
+    CPU clock step) and ``sharding``, read once ``wall_s`` is taken."""
     call = next(iter(prepared.values()))
     env = environment({**mesh_env(call.args, call.kwargs), **step.env()})
     ticks = step.gather("the CPU clock's step", env["cpu_tick_s"])  # the coarsest judges
@@ -337,9 +315,8 @@ def _placement(prepared: dict[str, Prepared], runs: Sampler,
 
 
 def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[Warned]]:
-    """``runs`` measured in the rounds ``options`` ask for (with ``-r auto``, until the
-    first calls settle flat against nested), with the persistent cache off, JAX's events
-    listened to and the heap frozen: (the rounds, what to say of the user's cache)."""
+    """``runs`` measured in the rounds ``options`` ask for, with the persistent cache off,
+    JAX's events listened to and the heap frozen: (the rounds, what to say of the cache)."""
     first_calls = FirstCalls(runs, lockstep.lockstep_of(check))
     rounds = rounds_for(options, first_calls.decided, lockstep=lockstep.lockstep_of(check),
                         busy=first_calls.busy)

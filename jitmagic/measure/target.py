@@ -1,18 +1,10 @@
-"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice this
-machine does not have, never run (issue 52).
-
-libtpu's compile-only client is made in this process, with the variables it needs to
-start without a TPU (:data:`~jitmagic.backends.target.START_ENV`) set only while it
-starts, its warnings kept off the user's output, and ``jax.devices()`` as before. Each
-argument becomes a ``ShapeDtypeStruct`` on the topology's devices: with the user's
-``NamedSharding`` where its mesh has as many devices, else replicated; the report says
-which. The rounds are the comparison's own (``-r auto``'s rule on each run's trace +
-lower + compile, on wall and CPU time, with the accelerator's budget); the client's
-one-time set-up is paid by a small program of jitmagic's own first, untimed. The record
-(:class:`~jitmagic.model.target.TargetCompile`) is kept in the comparison's ``env``. The
-parts that need no execution then run on the target's programs: ``--xla``, and
-``--effort`` (:func:`add_target_effort`: the TPU's lower effort settings against the
-default, compile only, 3 to 5 rounds; what a setting costs each call needs the TPU).
+"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice
+this machine does not have, never run (issue 52). libtpu's compile-only client starts
+in this process with its variables set only meanwhile, its warnings kept off the user's
+output. The arguments are placed on the topology's devices by the user's shardings
+where they fit, else replicated. The rounds are the comparison's own, on trace + lower
++ compile; the record is kept in the comparison's ``env``; ``--xla`` and ``--effort``
+(compile only) then run on the target's programs.
 """
 
 from __future__ import annotations
@@ -91,8 +83,7 @@ from .variants.rows import variant_results
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:
     """The devices of ``topology`` from libtpu's compile-only client, once a child
-    process compiled for it unharmed (:func:`checked_in_child`); ``InputError`` saying
-    what libtpu said of the name."""
+    compiled for it unharmed; ``InputError`` with what libtpu said of the name."""
     checked_in_child(topology)
     said: list[str] = []
     try:
@@ -119,9 +110,8 @@ CHECK_S = 300.0
 
 
 def checked_in_child(topology: tpu.Topology) -> None:
-    """The first compile for ``topology`` in this process is a child's: libtpu aborts the
-    whole process on some layouts, which would end the user's kernel. ``InputError``,
-    with libtpu's reason, where the child did not finish."""
+    """Compile for ``topology`` in a child first: libtpu aborts the whole process on
+    some layouts, which would end the user's kernel. ``InputError`` where it did not finish."""
     if topology.name in _CHECKED:
         return
     given = dataclasses.asdict(topology)
@@ -133,9 +123,8 @@ def checked_in_child(topology: tpu.Topology) -> None:
 
 
 def compiles_for(topology: dict[str, Any]) -> int:
-    """In a child: a small program compiled for ``topology`` (a
-    :class:`~jitmagic.backends.target.Topology`'s fields), stderr left as it is (libtpu's
-    reason, should it abort, is there); the number of devices."""
+    """In a child: a small program compiled for ``topology`` (a ``Topology``'s fields),
+    stderr left as it is (libtpu's reason, should it abort); the number of devices."""
     stage("describing the topology")
     devices = _described(tpu.Topology(topology["name"], topology["kind"],
                                       tuple(topology["chips"])))
@@ -180,8 +169,8 @@ class _Placer:
                                     weak_type=bool(getattr(x, "weak_type", False)))
 
     def by_prefix(self, prefix: Any, arg: Any) -> Any:
-        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it (a
-        sharding for all its leaves, or a tree of them; None: by the arrays' own)."""
+        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it
+        (one sharding, a tree of them, or None: by the arrays' own)."""
         def is_given(s: Any) -> bool:
             return s is None or isinstance(s, Sharding)
 
@@ -199,8 +188,7 @@ class _Placer:
 def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any = None,
            ) -> tuple[tuple, dict[str, Any], str, tuple[Note, ...]]:
     """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
-    they were placed, notes). ``given``: the ``in_shardings`` of the user's own jit (one
-    sharding for every argument, or one per positional argument)."""
+    placed, notes); ``given``: the user's jit's ``in_shardings`` (one, or one per argument)."""
     placer = _Placer(devices)
     per_arg = given if isinstance(given, tuple) else (given,) * len(args)
     if len(per_arg) != len(args):
@@ -214,8 +202,8 @@ def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any =
 
 @dataclasses.dataclass
 class TargetSubject(VariantSubject):
-    """A variant as a sampler row for the target: its trace, lowering and XLA compile
-    from cleared caches, each timed on its own; nothing is run."""
+    """A variant as a sampler row for the target: trace, lowering and XLA compile
+    from cleared caches, each timed; nothing is run."""
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         opts, jitted = cold_jit(self.prepared.variant.fn, self.args, self.kwargs,
@@ -244,8 +232,9 @@ class TargetSubject(VariantSubject):
 
 def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
                        start: float, check: Checkpoint) -> Comparison:
-    """Flat and nested compiled for ``options.target``, in ``-r``'s rounds, then the
-    parts that need no execution; the :class:`Comparison` with its ``"target"`` part."""
+    """Flat and nested compiled for ``options.target`` in ``-r``'s rounds (a
+    small program compiled first pays the client's one-time set-up, untimed), then the
+    parts that need no execution."""
     topology = tpu.parse(str(options.target))
     devices = topology_devices(topology)
     flat = prepared["flat"]
@@ -282,8 +271,7 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
 
 
 def _decided(runs: Sampler) -> bool:
-    """Whether the runs so far settle flat against nested on trace + lower + compile
-    (one row, or a failing one: nothing more to learn)."""
+    """Whether the runs so far settle flat against nested on trace + lower + compile."""
     if len(runs.subjects) < 2 or runs.errors:
         return True
     return compile_difference(runs.samples["flat"], runs.samples["nested"]).decided
@@ -327,8 +315,8 @@ def _memory(compiled: Any) -> Memory | None:
 
 @dataclasses.dataclass
 class CompileAtSetting(VariantSubject):
-    """``--effort``'s row for the target: the flat program lowered afresh, untimed (no
-    compiler option changes it), then compiled with ``compiler_options``, timed."""
+    """``--effort``'s row for the target: the flat program lowered afresh, untimed,
+    then compiled with ``compiler_options``, timed."""
 
     compiler_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -347,8 +335,7 @@ class CompileAtSetting(VariantSubject):
 
 
 def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[Placed]]:
-    """(the TPU's effort settings libtpu takes, a note for each it refused), each probed
-    on a small program compiled for ``device``."""
+    """(the TPU's effort settings libtpu takes, a note for each it refused)."""
     lowered = _small_program(device)
     keep, notes = [], []
     for s in candidates(TPU):
@@ -364,9 +351,9 @@ def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[Pla
 
 def add_target_effort(result: Comparison, flat: Prepared, device: Any,
                       check: Checkpoint) -> Comparison:
-    """``result`` with ``--effort``'s rows in its ``--target`` record: the flat program's
-    XLA compile at each setting libtpu takes against the default, on wall and CPU time, 3
-    rounds, up to 5 while the rule leaves a setting undecided."""
+    """``result`` with ``--effort``'s rows in its ``--target`` record: the flat
+    program's compile at each setting libtpu takes against the default, 3 to 5 rounds
+    (what a setting costs each call needs the TPU)."""
     record = target_of(result.env)
     if record is None or result.stopped or not result.flat.ok:
         return result

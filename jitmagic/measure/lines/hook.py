@@ -1,12 +1,9 @@
-"""How often each user line ran while tracing, the Python time on it, and how often each
-user function was called: the hook ``--lines`` traces under.
-
-Two hooks count the same things, filtered once per code object: :class:`MonitoringHook`
-(``sys.monitoring``, 3.12+: library code is ``DISABLE``\\ d at its first ``PY_START``,
-so the trace runs at nearly full speed) and :class:`SettraceHook` (every call of the
-trace, 2-5x slower: only when asked for; a tracer set before is chained and put back).
-Time runs from one line event to the next in a frame (callees included, as in
-``%lprun``, with the hook's overhead); a generator's line counts once per resumption.
+"""The hook ``--lines`` traces under: hits and Python time per user line, calls per user
+function. :class:`MonitoringHook` (``sys.monitoring``, 3.12+: library code is disabled at
+its first ``PY_START``, so the trace runs at nearly full speed) or, only when asked for,
+:class:`SettraceHook` (2-5x slower; a tracer set before is chained and put back). Time
+runs from one line event to the next in a frame (callees included, as in ``%lprun``); a
+generator's line counts once per resumption.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from ..sampling import clocks
 #: ``is_user(code, frame_globals)``: whether a code object is the user's.
 IsUser = Callable[[types.CodeType, dict], bool]
 
-#: ``make_hook`` kinds: the cheap one where there is one, always, or never.
+#: ``make_hook`` kinds.
 HOOKS = ("auto", "monitoring", "settrace", "none")
 
 
@@ -65,8 +62,7 @@ class SettraceHook:
     was set before (so that a debugger or ``coverage`` keeps seeing every frame)."""
 
     def __init__(self, is_user: IsUser):
-        self.is_user = is_user
-        self.tally = Tally()
+        self.is_user, self.tally = is_user, Tally()
         self._previous: Any = None
 
     def run(self, fn: Callable[[], Any]) -> Any:
@@ -112,9 +108,7 @@ class MonitoringHook:
     frame left by an exception."""
 
     def __init__(self, is_user: IsUser, tool: int):
-        self.is_user = is_user
-        self.tool = tool
-        self.tally = Tally()
+        self.is_user, self.tool, self.tally = is_user, tool, Tally()
         self._frames: dict[types.FrameType, list[Any]] = {}
         self._local: set[types.CodeType] = set()
 
@@ -185,12 +179,8 @@ Hook = SettraceHook | MonitoringHook
 def free_tool_id() -> int | None:
     """A ``sys.monitoring`` tool id no one holds (the profiler's first), or None."""
     mon = getattr(sys, "monitoring", None)
-    if mon is None:
-        return None
-    for tool in (mon.PROFILER_ID, 3, 4):
-        if mon.get_tool(tool) is None:
-            return tool
-    return None
+    return None if mon is None else next(
+        (t for t in (mon.PROFILER_ID, 3, 4) if mon.get_tool(t) is None), None)
 
 
 def why_no_hook(kind: str) -> Parts:

@@ -1,10 +1,8 @@
-"""Count, per source line of the user's code, what one cold trace and lowering built,
-for each variant: jaxpr equations by innermost user frame and inclusive
-(:mod:`.counts`), StableHLO ops by ``loc(...)`` (:func:`.counts.count_hlo_ops`), and, where a
-cheap line hook exists (``sys.monitoring``, 3.12+; ``hook="settrace"`` forces the 2-5x
-slower one on 3.11), hits and Python time (:mod:`.hook`). One trace and lowering per
-variant, one for both without helpers; ``--lines`` reuses the comparison's
-(:class:`Staged`). Library equations go to the user line that called the library.
+"""Per source line of the user's code, what one cold trace and lowering built for each
+variant (:mod:`.counts`; library equations go to the user line that called the library)
+and, where a cheap line hook exists, hits and Python time (:mod:`.hook`). One trace and
+lowering per variant, one for both without helpers; ``--lines`` reuses the comparison's
+(:class:`Staged`).
 """
 
 from __future__ import annotations
@@ -58,12 +56,12 @@ from .counts import LineCounts
 from .counts import UserCode
 from .counts import count_equations
 from .counts import count_hlo_ops
+from .counts import loop_calls
+from .counts import loops_of
 from .hook import Hook
 from .hook import Tally
 from .hook import make_hook
 from .hook import why_no_hook
-from .loops import loop_calls
-from .loops import loops_of
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"
@@ -196,9 +194,12 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
             jax.clear_caches()  # or the nested helpers are not traced again
             run = lambda: jitted.trace(*args, **kwargs)  # noqa: E731
             traced = hooked.run(run) if hooked is not None else run()
-        jaxpr = _jaxpr(traced if staged is None else staged.jaxpr)
-        text = _hlo_text(staged.lowered if staged is not None and staged.lowered is not None
-                         else (traced if traced is not None else _traced(staged)).lower())
+        jaxpr: Any = traced if staged is None else staged.jaxpr
+        while not (hasattr(jaxpr, "consts") or hasattr(jaxpr, "eqns")):  # a Traced's,
+            jaxpr = jaxpr.jaxpr  # closed (its constants with it) where there is one
+        lowered = staged.lowered if staged is not None and staged.lowered is not None \
+            else (traced if traced is not None else _traced(staged)).lower()
+        text = lowered if isinstance(lowered, str) else lowered.as_text(debug_info=True)
     counts = count_equations(jaxpr, user)
     hlo = count_hlo_ops(text, user)
     tally = hooked.tally if hooked is not None else None
@@ -218,21 +219,10 @@ def user_code(entry: Callable) -> UserCode:
     return UserCode(_user_code(entry), entry_namespace(user_entry(entry)))
 
 
-def _jaxpr(traced: Any) -> Any:
-    """The jaxpr inside a ``Traced``: closed (its constants with it) where there is one."""
-    while not (hasattr(traced, "consts") or hasattr(traced, "eqns")):
-        traced = traced.jaxpr
-    return traced
-
-
 def _traced(staged: Staged | None) -> Any:
     if staged is None or not hasattr(staged.jaxpr, "lower"):
         raise ValueError("Staged: give the lowered module, or a jax.stages.Traced to lower")
     return staged.jaxpr
-
-
-def _hlo_text(lowered: Any) -> str:
-    return lowered if isinstance(lowered, str) else lowered.as_text(debug_info=True)
 
 
 def _user_code(entry: Callable) -> types.CodeType | None:
@@ -273,7 +263,6 @@ def build_rows(user: UserCode, counts: LineCounts, hlo: Counter,
 def _source(file: str, line: int) -> str:
     text = linecache.getline(file, line)
     return text.rstrip("\n") if text else SOURCE_UNAVAILABLE
-
 
 
 @contextmanager

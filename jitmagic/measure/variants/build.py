@@ -1,9 +1,6 @@
-"""Flat and nested variants of one entry: what every binding of a helper holds while the
-entry runs. ``flat``: a helper the user jitted runs as their plain function; ``nested``:
-every helper under a jit of its own (the user's, where every place its callers look it
-up holds one), at its function object (:mod:`~.trampoline`), or for a linen submodule
-its class lifted with ``nn.jit`` under its own name (:func:`linen_swaps`). Everything is
-swapped in only while the entry runs and restored in ``finally``.
+"""Flat and nested variants of one entry: what every binding of a helper holds while it
+runs (flat: the user's jits taken off; nested: a jit each, at the function object
+(:mod:`~.trampoline`) or a linen class lifted with ``nn.jit``), restored in ``finally``.
 """
 
 from __future__ import annotations
@@ -60,8 +57,7 @@ def make_variant(label: str, plan: Plan, replace: Replace,
 
 
 def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> Variant:
-    """The ``flat`` or ``nested`` variant; ``nest`` limits the jits the tool adds
-    (helpers the user jitted keep their jit in the nested variant)."""
+    """The ``flat`` or ``nested`` variant; ``nest`` limits the jits the tool adds."""
     if name == "flat":
         return make_variant(name, plan, lambda h, v: unjit(v) if h.user_jitted else None)
     if name != "nested":
@@ -74,10 +70,9 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
 
 def nest_only(plan: Plan, nest: Iterable[str], label: str,
               refused: dict[str, Note] | None = None, call_as: CallAs | None = None) -> Variant:
-    """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
-    any); one that cannot be nested stays inline with a ``stays_inline`` note, as do those
-    ``refused`` names. ``call_as``: how each jit is called (out of line: jitmagic's jit
-    replaces the user's, and a Flax module's helper stays inline)."""
+    """Flat except for the helpers in ``nest``, each under its own jit (the user's, if any);
+    one that cannot be nested, or is ``refused``, stays inline with a note. ``call_as``: how
+    each jit is called (out of line)."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
@@ -108,8 +103,8 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
 def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | None,
                  call_as: CallAs | None,
                  ) -> tuple[dict[str, Note], dict[str, list[tuple[Any, Any, Any]]]]:
-    """The helpers of ``nest`` that stay inline, each with why, and the linen submodules
-    nested by lifting their class, each with the swaps of the places that name it."""
+    """The helpers of ``nest`` that stay inline, with why, and the linen submodules
+    nested by lifting their class, with the swaps of the places naming it."""
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:
@@ -125,9 +120,7 @@ def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | N
 def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
                     routes: dict[str, list[types.FunctionType]], notes: list[Noted],
                     ran: set[str], call_as: CallAs | None) -> Replace:
-    """What each helper's bindings hold nesting ``planned``: unplanned, the plain
-    function; nested at its class (``lifted``), its function objects (``routes``) or the
-    user's own jit, unchanged; else a jit of its own (``nnx.jit`` for an NNX method)."""
+    """What each helper's bindings hold nesting ``planned``."""
 
     def replace(h: Helper, original: Any) -> Any:
         if h.name not in planned:
@@ -162,11 +155,9 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
 
 def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
                  call_as: CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
-    """The helpers of ``names`` a library primitive holds that a name or closure cell of
-    the user's code also holds, each with the swaps handing a jit of it to those cells:
-    not nested at its function object, since the primitive may run it after the
-    trampoline is gone (lineax's `linear_solve` traces a plain function only at lowering;
-    handed a jit, at once)."""
+    """The helpers a library primitive holds that a closure cell of the user's also
+    holds, with swaps handing a jit to those cells (the primitive may run it after the
+    trampoline is gone: lineax's `linear_solve` traces a plain function only at lowering)."""
     held = {n: [(CellOf(cell), fn, faithful_jit(fn, n, notes, ran, call_as))
                 for fn in functions_of(plan.helpers[n].code) for cell in closure_cells(fn)]
             for n in names if plan.helpers[n].held_by is not None}
@@ -180,8 +171,7 @@ def _callers_see_user_jit(h: Helper) -> bool:
 
 def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[str],
                 call_as: CallAs | None = None) -> Callable:
-    """What a call of ``fn`` runs in the nested variant: a jit of a copy of it (called
-    through ``call_as`` where given)."""
+    """What a call of ``fn`` runs nested: a jit of a copy of it."""
     copy = copy_function(fn)
     copy.__name__ = copy.__qualname__ = jit_label(h.name)  # what its jit is called
     if is_nnx_class(h.bindings[0].owner if h.bindings else None):
@@ -190,9 +180,8 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
 
 
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
-    """Every global (of its module and the entry's) and closure cell naming the helper's
-    linen class, bound to ``nn.jit`` of it under the original's name (so its instances
-    stay ``Block_0``)."""
+    """Every global and closure cell naming the helper's linen class, bound to ``nn.jit``
+    of it under its name (so its instances stay ``Block_0``)."""
     from flax import linen as nn
 
     cls = h.linen_class
@@ -207,8 +196,7 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, An
 
 
 def closure_cells(value: Any) -> list[types.CellType]:
-    """The closure cells of the user's functions that hold ``value`` as a free variable
-    they name (not the ``__class__`` cell of a class's own methods)."""
+    """The closure cells of the user's functions naming ``value`` (not ``__class__``)."""
     cells = []
     for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
         for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):

@@ -1,12 +1,8 @@
 """The nested variant traced and lowered once, untimed, before anything is measured.
-
-Some helpers cannot run under a jit of their own although the program traces (a
-numpyro model under effect handlers, a Keras layer whose jit keeps its caller's traced
-variables as constants). Where the nested trace leaks, the helper that leaks is found by
-tracing with fewer nested (:class:`LeakSearch`) and kept inline with the mechanism as
-its reason (:mod:`~.leaks`); where it fails otherwise and flat did not, the helper whose
-jit was tracing is kept inline with the error. A nested variant that is the flat program
-is measured once (:func:`one_program`).
+A helper whose own jit leaks tracers (a numpyro model under effect handlers, a Keras
+layer) is found by tracing with fewer nested (:class:`LeakSearch`) and kept inline with
+the mechanism (:mod:`~.leaks`); one whose jit fails the trace where flat does not, with
+the error. A nested variant that is the flat program is measured once.
 """
 
 from __future__ import annotations
@@ -43,8 +39,8 @@ Programs = tuple[Any, Any]
 
 
 def checked_nested(variant: Variant, plan: Plan) -> Variant:
-    """``variant`` (nested), or one with each helper whose own jit leaks tracers or (where
-    flat traces) fails the trace kept inline, with its reason."""
+    """``variant`` with each helper whose jit leaks or (where flat traces) fails
+    the trace kept inline, with its reason."""
     refused: dict[str, Note] = {}
     search = LeakSearch(plan, variant.name, refused)  # its traces hold as more are refused
     traced = None  # the current variant's programs, once it traces
@@ -66,9 +62,8 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
 
 def one_program(variant: Variant, traced: Programs | None,
                 refused: dict[str, Note] | None = None) -> Variant:
-    """``variant``, or where its ``traced`` program holds no jit call of a planned helper
-    and is the flat program (same equations, jit calls and lowered text), the variant
-    with nothing nested, each helper inline with the reason, so it is measured once."""
+    """``variant``, or where its program holds no helper's jit call and is the flat
+    program, the variant with nothing nested (each helper inline, with the reason)."""
     plan = variant.plan
     if not variant.planned or traced is None:
         return variant
@@ -89,8 +84,7 @@ def one_program(variant: Variant, traced: Programs | None,
 
 
 def _same_programs(nested: Programs, flat: Programs) -> bool:
-    """Whether two variants traced and lowered to the same program: as many equations
-    and jit calls, and (where both lowered) the same StableHLO text."""
+    """As many equations and jit calls, and (where both lowered) the same StableHLO."""
     (traced, lowered), (flat_traced, flat_lowered) = nested, flat
     same = all(count(traced.jaxpr) == count(flat_traced.jaxpr)
                for count in (count_equations, count_nested_calls))
@@ -102,8 +96,8 @@ def _same_programs(nested: Programs, flat: Programs) -> bool:
 def _programs(variant: Variant, lower: bool = True, checking: bool = True,
               ) -> tuple[Programs | None, BaseException | None]:
     """((traced, lowered or None), None), or (None, what tracing raised), from cleared
-    caches (``checking``: under JAX's leak checker). A trace that succeeds is lowered too
-    (``lower``), untimed, so the process's one-time lowering costs land on no timed run."""
+    caches (``checking``: under JAX's leak checker); lowered untimed (``lower``), so one-time
+    lowering costs land on no timed run."""
     plan = variant.plan
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     leaks = jax.checking_leaks() if checking else contextlib.nullcontext()
@@ -125,8 +119,8 @@ def _programs(variant: Variant, lower: bool = True, checking: bool = True,
 
 
 def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
-    """(the planned helper to keep inline, why) for a failure that is not a leak, where
-    the flat program traces: the innermost planned helper on the error's traceback."""
+    """(the innermost planned helper on the traceback, why) for a failure that is not a
+    leak, where the flat program traces."""
     if not variant.plan.flat_traces:
         return None  # the program fails flat too: the user's error, reported as it is
     helpers = variant.plan.helpers
@@ -139,11 +133,9 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
 
 
 class LeakSearch:
-    """Which planned helper's jit leaks, found by untimed traces with fewer nested. A
-    leak often surfaces in a caller's jit, so the helper JAX names is a first guess,
-    tried alone; else the shortest leaking prefix of the planned helpers is bisected for
-    (its last one leaks), tried alone, and where it leaks only with others, those are
-    bisected for its partner: at most ``2 * ceil(log2 n) + 3`` traces."""
+    """Which planned helper's jit leaks: the one JAX names, tried alone; else the shortest
+    leaking prefix is bisected for (its last one leaks) and, where that leaks only with
+    others, its partner: at most ``2 * ceil(log2 n) + 3`` traces."""
 
     def __init__(self, plan: Plan, label: str, refused: dict[str, Note]):
         self.plan, self.label, self.refused = plan, label, refused
@@ -152,8 +144,8 @@ class LeakSearch:
 
     def culprit(self, planned: tuple[str, ...],
                 error: BaseException) -> tuple[str, Note] | None:
-        """(the helper to keep inline, why), given that nesting ``planned`` leaked with
-        ``error``; None where no planned helper is to blame (the program leaks flat)."""
+        """(the helper to keep inline, why), given that nesting ``planned`` leaked
+        (None: the program leaks flat)."""
         if not planned or not self._caused_by_nesting(error, planned):
             return None
         if len(planned) == 1:
@@ -171,9 +163,8 @@ class LeakSearch:
         return last, self._reason(leaked, last, before[start - 1])
 
     def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> Note:
-        """Why ``culprit``, whose jit leaks, runs inline: what its result's static part
-        holds (:data:`~.inner_jit.STATIC_TAG`), else the leak checker's mechanism, worded
-        for its library; ``partner``: a helper it leaks only nested with."""
+        """Why ``culprit`` runs inline: what its result's static part holds, else the
+        leak checker's mechanism worded for its library; ``partner``: its co-culprit."""
         if getattr(error, HELPER_TAG, None) == culprit and \
                 (held := getattr(error, STATIC_TAG, None)) is not None:
             return Inline("inline_leaks", held, None, partner)
@@ -181,8 +172,7 @@ class LeakSearch:
         return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
 
     def leak(self, nest: tuple[str, ...]) -> BaseException | None:
-        """The leak tracing with only ``nest`` nested raises, where nesting caused it
-        (None: no leak, a leak the program has flat too, or another failure)."""
+        """The leak nesting only ``nest`` causes (None: none, flat's own, or another failure)."""
         if nest not in self._leaks:
             error = self._trace_error(nest)
             caused = error is not None and _is_leak(error) \
@@ -195,8 +185,8 @@ class LeakSearch:
 
     def _shortest_leaking(self, helpers: tuple[str, ...], extra: tuple[str, ...],
                           error: BaseException) -> tuple[int, BaseException]:
-        """The least ``k`` such that nesting ``helpers[:k]`` and ``extra`` leaks, and that
-        leak, given that all of them leak (``error``) and ``extra`` alone does not."""
+        """The least ``k`` such that ``helpers[:k]`` and ``extra`` leak, and that
+        leak (all of them leak, ``extra`` alone does not)."""
         low, high = 0, len(helpers)  # low's prefix does not leak, high's does
         while high - low > 1:
             mid = (low + high) // 2
@@ -208,8 +198,7 @@ class LeakSearch:
         return high, error
 
     def _named(self, error: BaseException, planned: tuple[str, ...]) -> str | None:
-        """The planned helper whose jit raised the leak, or the one JAX's message says
-        the leaked value escaped."""
+        """The planned helper whose jit raised the leak, or the one JAX's message names."""
         tagged = getattr(error, HELPER_TAG, None)
         if tagged in planned:
             return tagged
@@ -218,8 +207,8 @@ class LeakSearch:
                      if leaked and leaked.group(1) in self.plan.helpers[n].jit_names), None)
 
     def _caused_by_nesting(self, error: BaseException, nest: tuple[str, ...]) -> bool:
-        """Whether a leak is nesting's: it names a nested helper's jit, or the program
-        with nothing nested does not leak (traced once, where needed)."""
+        """Whether a leak is nesting's: it names a nested helper's jit, or the flat
+        program does not leak."""
         if self._named(error, nest) is not None:
             return True
         if self._flat_leaks is None:
@@ -233,8 +222,7 @@ def _first_line(error: BaseException, width: int = 100) -> str:
 
 
 def _is_leak(error: BaseException) -> bool:
-    """A tracer leak: JAX's error for one used later, or anything its leak checker raises
-    (``ensure_no_leaks``, ``leaked_tracer_error``)."""
+    """A tracer leak: JAX's error for one used later, or what its leak checker raises."""
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return True
     frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _programs

@@ -1,6 +1,6 @@
-"""A variant as a row of the sampler, and the ``VariantResult`` made from its samples, with
-the helpers it nests checked against the program it built (a helper is claimed nested
-only with a jit call in that program)."""
+"""A variant as a row of the sampler, and its ``VariantResult``, a helper claimed nested
+only with a jit call in the program it built.
+"""
 
 from __future__ import annotations
 
@@ -37,9 +37,8 @@ from .plan import Variant
 
 @dataclass(frozen=True)
 class Staged:
-    """What a comparison already built for one variant, for the parts to reuse: its
-    (closed) jaxpr or the ``Traced`` holding it, and its ``Lowered`` or that's
-    ``as_text(debug_info=True)`` (None: lower here)."""
+    """What a comparison built for one variant, for the parts to reuse: its jaxpr (or
+    ``Traced``), its ``Lowered`` or that's text (None: lower here)."""
 
     jaxpr: Any
     lowered: Any = None
@@ -58,8 +57,7 @@ class Prepared:
 
 @dataclass
 class VariantSubject:
-    """A prepared variant as a sampler row: its cold first call, then steady calls; where
-    JAX gave no stage events, every later repeat is a staged run."""
+    """A prepared variant as a sampler row: its cold first call, then steady calls."""
 
     prepared: Prepared
     warm_up: bool = False  # the cold run's own first call already took the slow path
@@ -129,8 +127,7 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
 
 
 def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
-    """The helpers the variant's ``jaxpr`` really nests, with their jit calls; None where
-    no jaxpr was traced."""
+    """The helpers ``jaxpr`` really nests, with their jit calls (None: no jaxpr)."""
     if jaxpr is None:
         return None
     calls = helper_jit_calls(jaxpr, variant.plan.helpers, variant.planned)
@@ -138,10 +135,9 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
 
 
 def _notes(variant: Variant, calls: dict[str, int], jaxpr: Any) -> tuple[Noted, ...]:
-    """The variant's notes: a reason for every planned helper its program lacks; each
-    nested helper that is a Pallas kernel body or that a library primitive holds (with
-    the user's functions its jit ran); the nested helpers' backward passes under
-    ``grad`` (jits of their own, counted in nested calls but not in the helpers')."""
+    """The variant's notes, with a reason for each planned helper its program lacks,
+    each nested Pallas kernel body or helper a library primitive holds, and the nested
+    helpers' backward passes under ``grad``."""
     helpers = variant.plan.helpers
     notes: list[Noted] = list(variant.notes)
     for n in variant.planned:
@@ -159,8 +155,7 @@ def _notes(variant: Variant, calls: dict[str, int], jaxpr: Any) -> tuple[Noted, 
 
 
 def not_nested(name: str, helper: Helper) -> Taken:
-    """Why the planned helper ``name``, of which the program holds no jit call, stays
-    inline: the library primitive holding it, and whether a name of the user's does."""
+    """Why a planned helper with no jit call in the program stays inline."""
     return Taken("not_nested", name, helper.held_by, bool(helper.bindings))
 
 
@@ -178,17 +173,13 @@ BACKWARD = "transpose("
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
                      counted: Iterable[str] | None = None) -> Counter:
-    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name; ``counted`` limits
-    the names counted.
+    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name (of ``counted``).
 
-    A jit equation is matched by what it holds: of the frames each inner equation was
-    traced under, those of the jit's own call site are left out, and the outermost user
-    frame left is the function called inside it. Where the inner equations agree on one
-    such helper, the jit is its call whatever it is named (quax re-wraps it as ``qfun``);
-    else the name decides (:attr:`~.plan.Helper.jit_names`). A helper's jit inside
-    another of its own (``jax.jit(jax.jit(f))``) counts once, unless called from inside
-    the helper (recursion). Under ``grad`` each call's backward pass (``transpose(jvp())``
-    scope) and the jits inside it are counted apart."""
+    A jit equation is a helper's call where the outermost user frame of its inner equations,
+    its own call site's frames left out, is that helper's (quax re-wraps it as ``qfun``),
+    else by its name (:attr:`~.plan.Helper.jit_names`). A helper's jit inside another of its
+    own counts once, unless called from inside it (recursion); under ``grad`` each call's
+    backward pass (``transpose(jvp())``) is counted apart."""
     return _read(jaxpr, helpers, counted).calls
 
 
@@ -199,8 +190,7 @@ def _read(jaxpr: Any, helpers: dict[str, Helper], counted: Iterable[str] | None)
 
 
 def called_inside(jaxpr: Any, helpers: dict[str, Helper], name: str) -> tuple[str, ...]:
-    """The user's functions (qualified names, first seen first) that the jit calls of
-    helper ``name`` ran: the frames below the helper's own inside its jits."""
+    """The user's functions (qualified names) the jit calls of helper ``name`` ran."""
     reader, code = _Claims(helpers, {name}), helpers[name].code
     found: dict[str, None] = {}
     for current in distinct_jaxprs(jaxpr):
@@ -232,8 +222,8 @@ class _Claims:
         self.chains: dict[int, set[tuple[types.CodeType, ...]]] = {}
 
     def walk(self, jaxpr: Any, enclosing: frozenset[str], backward: bool = False) -> None:
-        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``: as
-        calls, or, inside a call's backward half (``backward``), as backward passes."""
+        """Count the jit calls in ``jaxpr`` inside jits of ``enclosing`` (as backward
+        passes inside a call's backward half)."""
         for eqn in jaxpr.eqns:
             inside, back = enclosing, backward
             if eqn.primitive.name in JIT_PRIMITIVES:
@@ -277,8 +267,7 @@ class _Claims:
         return self.by_code.get(found.pop()) if len(found) == 1 else None
 
     def _chains(self, body: Any) -> set[tuple[types.CodeType, ...]]:
-        """The helper and user frames of each distinct traceback in ``body``, outermost
-        first."""
+        """The helper and user frames of each traceback in ``body``, outermost first."""
         if id(body) not in self.chains:
             self.chains[id(body)] = {
                 tuple(c for c in reversed(traceback_codes(tb))
