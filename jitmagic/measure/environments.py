@@ -1,8 +1,7 @@
-"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (with
-``uv`` where it is on the PATH, else venv and pip) in the user's cache folder, holding
-jax, jaxlib and :data:`PACKAGES` but not jitmagic (:mod:`jitmagic.measure.children` puts
-the user's own source on the child's ``PYTHONPATH``). Ready once its :data:`READY` file
-is written: a folder without it (an install cut short) is made again.
+"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (``uv``,
+else venv and pip) in the user's cache folder, holding jax, jaxlib and :data:`PACKAGES`
+(the child's jitmagic is the user's source, on its ``PYTHONPATH``). A folder without its
+:data:`READY` file (an install cut short) is made again.
 """
 
 from __future__ import annotations
@@ -63,8 +62,7 @@ def ready(release: str) -> bool:
 
 
 def environment(release: str) -> Environment | NotInstalled:
-    """The environment of ``release``: the user's own for :data:`CURRENT` or the
-    installed version's number, else the cached one, made first where it is not ready."""
+    """The environment of ``release``: the user's own, else the cached one (made first)."""
     if release in (CURRENT, installed_version()):
         return Environment(release)
     folder = folder_of(release)

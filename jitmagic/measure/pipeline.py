@@ -102,8 +102,7 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 
 def checkpoint(entry: str, options: Options, start: float,
                progress: Draw | None = None) -> Checkpoint:
-    """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress
-    (with ``--quiet``, only ``progress.when_quiet``)."""
+    """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress."""
     draw = getattr(progress, "when_quiet", None) if options.quiet else progress
     deadline = start + options.timeout if options.timeout else math.inf
     return Checkpoint(deadline=deadline, report=Reporter(entry, start, draw))
@@ -111,8 +110,7 @@ def checkpoint(entry: str, options: Options, start: float,
 
 @contextlib.contextmanager
 def option_hints() -> Iterator[None]:
-    """Add ``did you mean `repeat=`?`` to the user's ``TypeError`` for a keyword that
-    looks like a misspelt option."""
+    """Add ``did you mean `repeat=`?`` to a ``TypeError`` for a misspelt option."""
     try:
         yield
     except UserCodeError as exc:

@@ -1,11 +1,7 @@
-"""Folders of jitmagic's own in the temp folder (the second start's cache, the profiled
-compile's trace), removed on every way out, Ctrl-C included (with interrupts held).
-
-A process killed outright removes nothing, so each folder is named with its process's
-id and holds a :data:`MARK` file: the next one made removes the folders of processes
-that are gone, and only those (never one without the mark, of a live process, or of
-another user). A temp folder that cannot be used is a :class:`ScratchFolderError`: the
-part that needed it is skipped with that note, the rest stands.
+"""Folders of jitmagic's own in the temp folder, removed on every way out (Ctrl-C too,
+with interrupts held). Each is named with its process's id and holds a :data:`MARK`:
+the next one made removes the folders of processes now gone (killed outright), and only
+those. A temp folder that cannot be used is a :class:`ScratchFolderError`.
 """
 
 from __future__ import annotations
@@ -24,8 +20,7 @@ MARK = ".jitmagic-scratch"
 
 
 class ScratchFolderError(OSError):
-    """jitmagic could not make (or mark) a scratch folder in the temp folder; the
-    message says where, why, and what to set instead."""
+    """The scratch folder could not be made; the message says where, why, and what to do."""
 
     def __init__(self, kind: str, exc: OSError) -> None:
         where = tempfile.tempdir or os.environ.get("TMPDIR") or "the temp folder"
@@ -38,9 +33,7 @@ class ScratchFolderError(OSError):
 
 @contextlib.contextmanager
 def scratch_folder(kind: str) -> Iterator[Path]:
-    """A new folder ``jitmagic-<kind>-<pid>-*`` in the temp folder, removed with
-    everything in it after the block, whatever ends it (:class:`ScratchFolderError`
-    before the block where the temp folder cannot be used)."""
+    """A new folder ``jitmagic-<kind>-<pid>-*``, removed after the block however it ends."""
     folder: Path | None = None
     try:
         with interrupts_held():  # made and marked whole: a Ctrl-C comes after

@@ -1,9 +1,4 @@
-"""``--sweep NAME=V1,V2,...``: one comparison per value, and how each phase grows.
-
-Each value is bound to ``NAME`` (in the cell's scratch namespace, or as a global of
-``fn``'s module) while flat against nested is measured; the
-:class:`~jitmagic.model.sweep.Sweep` holds one comparison per value, in the order measured.
-"""
+"""``--sweep NAME=V1,V2,...``: one comparison per value of ``NAME``, in the order measured."""
 
 from __future__ import annotations
 
@@ -36,10 +31,8 @@ from .variants.entry import entry_name
 
 def run_sweep(name: str, values: Sequence[Any],
               measure: Callable[[Any, Checkpoint], Comparison], check: Checkpoint) -> Sweep:
-    """Call ``measure(value, check)`` for each value, all under the one ``check``: the
-    sweep of their comparisons. Once a value stops (Ctrl-C, the whole sweep's
-    ``timeout``) no later value starts, and the sweep says PARTIAL; the values before it
-    are kept."""
+    """``measure(value, check)`` for each value under the one ``check``: once a value stops
+    no later value starts (the sweep says PARTIAL; the values before it are kept)."""
     start = clocks.wall()
     points: list[Comparison] = []
     stopped: str | None = None
@@ -79,14 +72,9 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: Draw | None = None, options: Options | None = None,
           **kwargs: Any) -> Sweep:
     """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
-    bound to the value (set in that module's namespace while it runs, then put back).
-
-    Takes ``compare``'s option keywords (``repeat``, ``nest``, ``vmap``, ``batch``,
-    ``in_axes``, ``attribute``, ``advise``, ``timeout`` for the whole sweep, ...),
-    measured at every value; other keywords go to ``fn``. ``progress`` as
-    :func:`~jitmagic.measure.pipeline.compare`'s. Returns the
-    :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does.
-    """
+    bound to it while it runs. Takes ``compare``'s option keywords (``timeout`` for the
+    whole sweep), measured at every value; other keywords go to ``fn``. Returns the
+    :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does."""
     start = clocks.wall()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
@@ -104,7 +92,6 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
 
 
 def unchanged_warning(s: Sweep) -> Warned | None:
-    """The warning where the swept value is not read as a global
-    (:func:`~jitmagic.model.sweep.unchanged`)."""
+    """The warning where the swept value is not read as a global."""
     return Warned("sweep_unchanged", s.name, s.points[0].flat.jaxpr_eqns) if unchanged(s) \
         else None

@@ -202,8 +202,7 @@ def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any =
 
 @dataclasses.dataclass
 class TargetSubject(VariantSubject):
-    """A variant as a sampler row for the target: trace, lowering and XLA compile
-    from cleared caches, each timed; nothing is run."""
+    """A variant as a sampler row: trace, lowering and compile for the target, timed."""
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         opts, jitted = cold_jit(self.prepared.variant.fn, self.args, self.kwargs,

@@ -41,8 +41,8 @@ def holds_arrays(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class Holes:
-    """A list of values with the traced ones taken out (``fill`` puts arrays back in): how
-    jitmagic hands ``jax.jit`` only the arrays of a call, every other value fixed."""
+    """Values with the traced ones taken out (``fill`` puts arrays back): how jitmagic
+    hands ``jax.jit`` only the arrays of a call."""
 
     fixed: tuple
     traced: tuple[int, ...]
@@ -70,8 +70,8 @@ SCALAR_MISUSE = (TypeError, IndexError, ValueError)
 
 
 def is_static(value: Any, scalars_static: bool = False) -> bool:
-    """Whether the outer jit holds an argument static: no array leaf (no Python scalar
-    leaf either, unless ``scalars_static``) and hashable."""
+    """Whether the outer jit holds an argument static: no array (nor Python scalar,
+    unless ``scalars_static``) leaf, and hashable."""
     leaves = jax.tree_util.tree_leaves(value)
     return not any(is_array(x) or (not scalars_static and isinstance(x, SCALARS))
                    for x in leaves) and hashable(value)

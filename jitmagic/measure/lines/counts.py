@@ -1,9 +1,8 @@
-"""What ``--lines`` counts per user source line: jaxpr equations (own and inclusive, each
-distinct sub-jaxpr once) with the constants they read, StableHLO ops from a lowering's
-``loc(...)`` entries, and the loops: Python's in the source (read, never run: where an
-unrolled loop is looked for when no line hook counted hits) and JAX's in the program
-(``scan``, ``fori_loop``, ``while_loop``, with a scan's ``unroll``: XLA gets that many
-copies of the body per step), so a JAX loop is never taken for a Python one."""
+"""What ``--lines`` counts per user source line: jaxpr equations (own and inclusive) with
+the constants they read, StableHLO ops, and the loops: Python's in the source (read,
+never run) and JAX's in the program (with a scan's ``unroll``: XLA gets that many
+copies of the body per step), so a JAX loop is never taken for a Python one.
+"""
 
 from __future__ import annotations
 
@@ -42,9 +41,8 @@ class UserCode:
         self._stacks: dict[Any, tuple[tuple[Key, ...], types.CodeType | None]] = {}
 
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
-        """Whether ``code`` is the user's, decided once per code object; code without a
-        source file (``exec``, NamedTuple methods) where its globals (``namespace``, else
-        a function's holding it) are the user's, as discovery decides."""
+        """Whether ``code`` is the user's, decided once per code object; sourceless
+        code (``exec``) by its globals (``namespace``, else a function's), as discovery decides."""
         known = self.codes.get(code)
         if known is None:
             name = code.co_filename
@@ -62,7 +60,7 @@ class UserCode:
 
     def cut_at(self, traceback: Any) -> types.CodeType | None:
         """The outermost user function on a traceback JAX cut short of the entry (a
-        ``jax.checkpoint``'s own); None where it reaches the entry or holds none."""
+        ``jax.checkpoint``'s own; None: it reaches the entry or holds none)."""
         return self._read(traceback)[1]
 
     def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
@@ -86,8 +84,7 @@ class UserCode:
         return tuple(keys), outermost
 
     def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
-        """The user functions seen, with their line ranges and fresh calls (None
-        without ``calls``: no hook counted them)."""
+        """The user functions seen, with their line ranges and fresh calls."""
         return tuple(
             FunctionSpan(code.co_qualname, code.co_filename, code.co_firstlineno,
                          max((ln for _, _, ln in code.co_lines() if ln),
@@ -103,9 +100,7 @@ def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
 
 
 class LineCounts(NamedTuple):
-    """:func:`count_equations`' counts per user line: equations owned and inclusive, the
-    constants read inclusively, ``{id: bytes}`` (one read twice counts once), and every
-    constant the program reads."""
+    """:func:`count_equations`' counts per user line; constants as ``{id: bytes}``."""
 
     own: Counter
     inclusive: Counter
@@ -118,11 +113,10 @@ class LineCounts(NamedTuple):
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
-    """Equations (own, inclusive) and constants per user line, each distinct sub-jaxpr
-    once; ``jaxpr`` closed, for its constants. A sub-jaxpr's *context*, the lines of
-    every equation calling it, counts inclusively (a nested jit's equations carry only
-    the helper's frames); an equation with no user frame is owned by its holder's line,
-    so the own counts add up to every equation."""
+    """Equations (own, inclusive) and constants per user line of a closed jaxpr,
+    each distinct sub-jaxpr once. A sub-jaxpr's *context*, the lines of every equation
+    calling it, counts inclusively; an equation with no user frame is owned by its holder's
+    line, so the own counts add up to every equation."""
     values = structure.constants_of(jaxpr)
     order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
                                         user)
@@ -153,9 +147,8 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
 def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Key],
               callers_of: dict[types.CodeType | None, frozenset[Key]],
               ) -> tuple[Key | None, set[Key]]:
-    """The user line owning ``eqn`` (its innermost user frame, else ``owner``), and the
-    lines it counts for inclusively: its traceback's, ``context``, a cut function's
-    callers, and the owner."""
+    """The user line owning ``eqn`` (else ``owner``), and the lines it counts for
+    inclusively: its traceback's, ``context``, a cut function's callers, the owner."""
     stack = user.stack(eqn.source_info.traceback)
     line = stack[0] if stack else owner
     cut = user.cut_at(eqn.source_info.traceback)
@@ -170,9 +163,8 @@ _BODIES = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}
 
 def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[Key]]
                  ) -> dict[int, frozenset[Key]]:
-    """For each jaxpr of ``order`` inside a JAX loop's body, the user lines outside that
-    loop (the loop equation's and its callers'), for which the body is in the program
-    once however often a Python loop among them runs."""
+    """For each jaxpr inside a JAX loop's body, the user lines outside that loop, for
+    which the body is in the program once however often a Python loop among them runs."""
     outside: dict[int, frozenset[Key]] = {}
     for j in order:
         for eqn in j.eqns:
@@ -189,9 +181,8 @@ def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[
 
 def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
         list[Any], dict[int, list[tuple[frozenset[Key], int]]], dict[int, Key | None]]:
-    """Every distinct jaxpr under ``jaxpr`` (itself first): (them in order found, the (user
-    lines, calling jaxpr's id) of each equation calling each, the line owning each: that
-    of the equation holding it, or its holder's owner)."""
+    """Every distinct jaxpr under ``jaxpr``, itself first: (them, the (lines, caller id)
+    of each equation calling each, the line owning each)."""
     callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
     owner: dict[int, Key | None] = {id(jaxpr): None}
     order = [jaxpr]
@@ -210,9 +201,8 @@ def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
 def _callers_of_cut_functions(order: list[Any], user: UserCode,
                               context: dict[int, frozenset[Key]]
                               ) -> dict[types.CodeType | None, frozenset[Key]]:
-    """For a function whose tracebacks JAX cut short (a checkpointed block), the user
-    lines that called it: the context of the sub-jaxprs holding its equations, for its
-    other equations (the forward copy) to count for them too."""
+    """For a function whose tracebacks JAX cut short (a checkpointed block),
+    the user lines that called it, for its forward copy to count for them too."""
     out: dict[types.CodeType | None, frozenset[Key]] = {}
     for j in order:
         if context[id(j)]:
@@ -240,8 +230,7 @@ _NOT_OPS = ("func.func", "module", "return ", "stablehlo.return", "func.return")
 
 def count_hlo_ops(text: str, user: UserCode) -> Counter:
     """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations (an op
-    with regions carries its location on its closing line), each to its innermost frame
-    inside a user function."""
+    with regions carries it on its closing line), each to its innermost user frame."""
     aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
     ranges: dict[str, list[tuple[int, int]]] = {}
     for span in user.spans():
@@ -323,9 +312,8 @@ def loops_of(spans: Iterable[FunctionSpan]) -> tuple[LoopSpan, ...]:
 
 
 def loop_calls(jaxpr: Any, user: UserCode) -> tuple[LoopCall, ...]:
-    """The JAX loops of ``jaxpr``, one per user line and form (a library's loop at the
-    user's call), with how many calls the line made and all their distinct bodies'
-    equations (one call's body alone read 42% where the bodies built 85%)."""
+    """The JAX loops of ``jaxpr``, one per user line and form, with the calls the line
+    made and all their distinct bodies' equations."""
     order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
     calls: dict[LoopCall, int] = {}
     bodies: dict[LoopCall, dict[int, int]] = {}
@@ -346,8 +334,7 @@ def loop_calls(jaxpr: Any, user: UserCode) -> tuple[LoopCall, ...]:
 
 
 def _loop_call(eqn: Any, key: Key) -> LoopCall:
-    """One loop equation as a :class:`LoopCall` (its bodies not yet counted), named as
-    the user wrote it."""
+    """One loop equation as a :class:`LoopCall`, named as the user wrote it."""
     file, line = key
     scan = eqn.primitive.name == "scan"
     written = "fori_loop" if "fori_loop" in linecache.getline(file, line) else \

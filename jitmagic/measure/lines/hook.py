@@ -25,9 +25,8 @@ HOOKS = ("auto", "monitoring", "settrace", "none")
 
 
 class Tally:
-    """Hits, seconds and calls counted per line (``(file, line)``) and code object. A
-    frame's state is ``[line key, when it started, whether an outer frame holds the same
-    line (its time then counted once), the line a generator yielded on]``."""
+    """Hits, seconds and calls per line and code object; a frame's state is ``[line,
+    start, an outer frame holds that line (time counted once), the line it yielded on]``."""
 
     def __init__(self) -> None:
         self.hits: Counter = Counter()
@@ -58,8 +57,7 @@ class Tally:
 
 
 class SettraceHook:
-    """Hits, calls and time per user line from ``sys.settrace``, chained to the tracer that
-    was set before (so that a debugger or ``coverage`` keeps seeing every frame)."""
+    """Per-line counts from ``sys.settrace``, chained to the tracer set before."""
 
     def __init__(self, is_user: IsUser):
         self.is_user, self.tally = is_user, Tally()
@@ -103,9 +101,8 @@ class SettraceHook:
 
 
 class MonitoringHook:
-    """Hits, calls and time per user line from ``sys.monitoring`` (Python 3.12+); user
-    code gets local line, return, yield and resume events; a global ``PY_UNWIND`` ends a
-    frame left by an exception."""
+    """Per-line counts from ``sys.monitoring`` (3.12+): user code gets local events,
+    ``PY_UNWIND`` ends a frame left by an exception."""
 
     def __init__(self, is_user: IsUser, tool: int):
         self.is_user, self.tool, self.tally = is_user, tool, Tally()
@@ -184,17 +181,15 @@ def free_tool_id() -> int | None:
 
 
 def why_no_hook(kind: str) -> Parts:
-    """The note of a table that :func:`make_hook` gave no hook for: none was asked for,
-    every ``sys.monitoring`` tool id was taken, or this Python has no ``sys.monitoring``."""
+    """The note of a table without a hook: not asked, no free tool id, no monitoring."""
     why = "not_asked" if kind == "none" else \
         "no_tool_id" if hasattr(sys, "monitoring") else "no_monitoring"
     return Parts("no_line_hook", why, f"{sys.version_info.major}.{sys.version_info.minor}")
 
 
 def make_hook(is_user: IsUser, kind: str = "auto") -> Hook | None:
-    """The hook of ``kind`` (:data:`HOOKS`): ``auto`` is ``sys.monitoring`` where there is
-    a free tool id and none otherwise (hits and time then go unmeasured, see
-    :func:`why_no_hook`); ``monitoring`` falls back to ``settrace`` where it cannot run."""
+    """The hook of ``kind``: ``auto`` is ``sys.monitoring`` where a tool id is free and
+    none otherwise; ``monitoring`` falls back to ``settrace``."""
     if kind not in HOOKS:
         raise ValueError(f"hook {kind!r}: expected one of {', '.join(HOOKS)}")
     if kind == "none":

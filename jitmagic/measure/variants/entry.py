@@ -1,6 +1,6 @@
-"""The entry as ``jax.jit`` would see it: any callable resolved to the user's function
-and named as written, the user's own jit taken off, Python scalars traced or held
-static as ``jax.jit`` needs, and its helpers found by one discovery trace."""
+"""The entry as ``jax.jit`` would see it: resolved to the user's function, named as
+written, the user's own jit taken off, and its helpers found by one discovery trace.
+"""
 
 from __future__ import annotations
 
@@ -95,9 +95,7 @@ def check_callable(obj: Any, name: str | None) -> None:
 
 
 def entry_name(obj: Any) -> str:
-    """The entry as a user would write it: ``loss``, ``grad(loss)``, ``Model.__call__``;
-    safe to print (a control character in a live ``__name__`` is written as its escape,
-    as a loaded report's are)."""
+    """The entry as a user would write it (``grad(loss)``), safe to print."""
     return printable(_written(obj))
 
 
@@ -128,16 +126,14 @@ def _transform_of(fn: types.FunctionType) -> str | None:
 
 
 def _framework_unjit(obj: Any) -> Callable | None:
-    """The plain function behind ``eqx.filter_jit`` or ``nnx.jit``: the outer jit
-    replaces it, taking array leaves traced and the rest static as they do."""
+    """The plain function behind ``eqx.filter_jit`` or ``nnx.jit``."""
     return getattr(obj, "__wrapped__", None) if framework_jit(obj) else None
 
 
 def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None = None,
                nest: Iterable[str] | None = None,
                swaps: list[tuple[Binding, Any, Any]] | None = None) -> Plan:
-    """Resolve the entry, settle the outer jit's static arguments, find the helpers;
-    ``swaps`` (binding, original, value) hold for every run of every variant."""
+    """Resolve the entry, settle its static arguments, find its helpers."""
     resolved = resolve_entry(obj, name)
     given = (obj, args, kwargs)  # where a helper's `self` may live, before any rewrapping
     name, notes = resolved.name, list[Noted]()
@@ -167,10 +163,9 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
                         notes: list[Noted]) -> tuple[Callable, tuple, dict[str, Any],
                                                    dict[str, Any] | None]:
-    """The entry's function, arguments and jit options (None: none written) as its
-    framework takes them, donation left out: NNX modules split into their state; for an
-    ``eqx.filter_jit``/``nnx.jit`` entry or Equinox modules in the arguments, a function
-    of the array leaves alone. ``notes`` gets what the user should know."""
+    """The entry's function, arguments and jit options (None: none written) as
+    its framework takes them, without donation: NNX modules split into their state; an
+    ``eqx.filter_jit``/``nnx.jit`` entry or Equinox modules: a function of the array leaves."""
     fn, name, filtered = resolved.fn, resolved.name, resolved.filtered
     user_opts = _undonated(resolved.jit_options, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):
@@ -186,8 +181,7 @@ def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
 
 
 def _helpers_of(fn: Callable, found: Discovery) -> dict[str, Helper]:
-    """The helpers the discovery of ``fn`` found, each with why it stays inline (the
-    functions the trace ran tell which helpers are made anew on every call)."""
+    """The helpers found, each with why it stays inline."""
     ran = {f.code.co_qualname for f in found.helpers.values()}
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
     return {n: Helper(f.name, f.call_sites, tuple(f.bindings), f.code, _why_inline(f, ran),
@@ -211,8 +205,8 @@ DONATING = ("donate_argnums", "donate_argnames")
 
 def _undonated(opts: dict[str, Any] | None, name: str,
                notes: list[Noted]) -> dict[str, Any] | None:
-    """The user's jit options without donation (with a note where there was some): every
-    run of every variant takes the user's own arrays, which a donating call deletes."""
+    """The user's jit options without donation (noted): every run takes the user's
+    own arrays, which a donating call deletes."""
     if not opts or not any(opts.get(k) for k in DONATING):
         return opts
     said = ", ".join(f"{k}={opts[k]!r}" for k in DONATING if opts.get(k))
@@ -223,9 +217,8 @@ def _undonated(opts: dict[str, Any] | None, name: str,
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
                            opts: dict[str, tuple], nest: tuple[str, ...],
                            given: tuple) -> tuple | None:
-    """The smallest set of Python scalar arguments that, held static, lets the entry trace
-    (each alone first, then pairs ...): (options, discovery, label, how ``jax.jit`` spells
-    them), or None."""
+    """The smallest set of Python scalar arguments that, held static, lets the
+    entry trace: (options, discovery, label, ``jax.jit``'s spelling), or None."""
     named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
     scalars = [k for k, v in named  # the Python scalar arguments, by position or name
                if not is_static(v) and is_static(v, scalars_static=True)]
@@ -262,16 +255,14 @@ def user_globals(fn: Any) -> dict[str, Any] | None:
 
 
 def _holds_module(package: str, tree: Any) -> bool:
-    """Whether ``tree`` holds a ``Module`` of ``package`` (``equinox``, ``flax.nnx``, if
-    imported), as a leaf or as a node."""
+    """Whether ``tree`` holds a ``Module`` of ``package`` (if imported)."""
     module = getattr(sys.modules.get(package), "Module", None)
     return module is not None and any(isinstance(x, module) for x in jax.tree_util.tree_leaves(
         tree, is_leaf=lambda x: isinstance(x, module)))
 
 
 def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
-    """The Python scalar leaves inside pytree arguments, as a user would point at them
-    (``argument 2 [0]``, ``cfg.n``); empty where there are none."""
+    """The Python scalar leaves inside pytree arguments, as a user would name them."""
     named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
     found = [f"{label}{jax.tree_util.keystr(path)}" for label, value in named
              for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]
@@ -282,8 +273,7 @@ def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
 
 def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, Any],
                    swaps: list, nest: tuple[str, ...], given: tuple) -> tuple | None:
-    """(entry, args, kwargs, options, discovery) with every non-array leaf held static, as
-    ``eqx.filter_jit`` takes them, where the entry then traces; else None."""
+    """The entry with every non-array leaf static, where it then traces; else None."""
     fn, args, kwargs = _filtered(plain, name, args, kwargs)
     fn, opts = installing(fn, swaps), dict(NO_STATIC)
     found = discover(fn, args, kwargs, opts, nest, given)
@@ -292,8 +282,7 @@ def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, An
 
 def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
                ) -> tuple[Callable, tuple, dict[str, Any]]:
-    """Flax NNX modules (the entry, its ``self``, its arguments) as their state, merged
-    back inside the trace (``nnx.jit`` on a helper needs real graph objects)."""
+    """Flax NNX modules as their state, merged back inside the trace."""
     from flax import nnx
 
     if isinstance(fn, types.MethodType):
@@ -320,8 +309,7 @@ def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
 def _filtered(fn: Callable, name: str, args: tuple, kwargs: dict[str, Any],
               ) -> tuple[Callable, tuple, dict[str, Any]]:
-    """``fn`` as a function of its array leaves alone, every other leaf fixed (static),
-    as ``eqx.filter_jit`` takes it; flattened once, so no call pays for it."""
+    """``fn`` as a function of its array leaves alone, the rest fixed (static)."""
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
     holes, arrays = Holes.of(leaves)
 

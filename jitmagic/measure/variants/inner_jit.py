@@ -1,6 +1,6 @@
-"""The jit a helper gets in the nested variant: one that takes its arguments as the
-program does (array leaves traced, the rest static), ``nnx.jit`` for NNX methods, and
-the user's own jit recognised and taken off."""
+"""The jit a helper gets in the nested variant (taking its arguments as the program
+does), ``nnx.jit`` for NNX methods, and the user's own jit recognised and taken off.
+"""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def is_nnx_class(owner: Any) -> bool:
 
 
 def nnx_method(original: Callable, name: str, ran: set[str]) -> Callable:
-    """A plain function calling ``nnx.jit(original)``: assigned as the class attribute
-    itself, ``nnx.jit``'s wrapper would not bind ``self`` (Flax 0.12)."""
+    """A plain function calling ``nnx.jit(original)`` (as a class attribute
+    ``nnx.jit``'s wrapper would not bind ``self``)."""
     from flax import nnx
 
     jitted = nnx.jit(original)
@@ -52,7 +52,7 @@ def unjit(value: Any) -> Any:
 
 
 def unjitted(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
-    """``wrap`` applied to a bound value with any user jit taken off (a timer, say)."""
+    """``wrap`` applied to a bound value with any user jit taken off."""
     return descriptor(unjit(original), wrap)
 
 
@@ -75,12 +75,11 @@ CallAs = Callable[[Callable, str], Callable]
 
 def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
-    """``fn`` under a jit taking its arguments as ``jax.jit`` does: array leaves and Python
-    scalars traced, other leaves static (by type and value), non-array outputs passed
-    around the jit; a call with no array is jitted too. Where a traced scalar is used as
-    a Python value (``range(n)``), that call's scalars are held static, with a note;
-    calls it cannot take faithfully run inline, with a note why. A plain function (a
-    class attribute holding it binds ``self``); ``call_as``: how its programs are called."""
+    """``fn`` under a jit taking its arguments as ``jax.jit`` does: array leaves and
+    Python scalars traced, other leaves static, non-array outputs passed around it. A call
+    using a traced scalar as a Python value (``range(n)``) is retried with its scalars
+    static; one it cannot take faithfully runs inline; both noted. ``call_as``: how its
+    programs are called."""
     programs: dict[Any, Callable] = {}  # one per argument structure and static leaves
     static_scalars: set[Any] = set()  # argument structures whose scalars must be static
 
@@ -119,8 +118,7 @@ def _traced_with_scalars(x: Any) -> bool:
 
 
 def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
-    """Why the helper ``name`` cannot run this call under its jit (None: it can): a
-    leaf holds arrays but is no pytree, or one holds no array and is not hashable."""
+    """Why the helper cannot run this call under its jit (None: it can)."""
     holder = next((x for x in leaves if holds_arrays(x)), None)
     if holder is not None:
         return Taken("inline_holds_arrays", name, type(holder).__name__)
@@ -132,7 +130,9 @@ def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
 
 def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
                   call_as: CallAs | None = None) -> Callable:
-    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``)."""
+    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``); an
+    exception it raises is tagged with the helper (and where its result's static part
+    holds traced values)."""
     out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):

@@ -1,8 +1,5 @@
-"""How a helper's jit leaked traced values: read off the chain of keepers JAX's leak
-checker names (a global or closed-over list, an effect handler's stack, the result's
-static part, or JAX's cache of a jit's constants where the helper used its caller's
-traced value unpassed: Keras, Haiku), or from the result's static part itself
-(:func:`static_holder`: a ``distrax.Chain``'s ``partial(conditioner, params)``).
+"""How a helper's jit leaked traced values: from the chain of keepers JAX's leak checker
+names, or from the result's static part itself (:func:`static_holder`).
 """
 
 from __future__ import annotations
@@ -46,8 +43,9 @@ def library_of(helper: Any) -> str | None:
 
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
-    """How the helper kept traced values, from the first leaked tracer's chain in JAX's
-    message (the general :class:`~jitmagic.model.notes.Leak` where it has none)."""
+    """How the helper kept traced values, from the first leaked tracer's chain in
+    JAX's message: a global, an effect handler's stack, a closure, the result's static
+    part, or its caller's value used unpassed (JAX's cache of a jit's constants)."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):
@@ -81,8 +79,7 @@ MAX_OBJECTS = 2_000
 
 
 def static_holder(tree: Any, fixed: tuple) -> Leak | None:
-    """Where a result flattened to ``tree`` with non-array leaves ``fixed`` holds a traced
-    value (None: nowhere)."""
+    """Where a result (``tree``, non-array leaves ``fixed``) holds a traced value."""
     seen: set[int] = set()
     result = _node_type(tree)
     for in_aux, values in ((True, _aux_data(tree)), (False, fixed)):
@@ -112,8 +109,7 @@ def _aux_data(tree: Any) -> list[Any]:
 
 
 def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
-    """The nearest function (or object) on the way from ``value`` to a traced value it
-    holds, as :func:`_described` says it; None: it holds none."""
+    """The nearest function (or object) on the way from ``value`` to a traced value."""
     stack: list[tuple[Any, Any]] = [(value, None)]
     while stack and len(seen) < MAX_OBJECTS:
         obj, owner = stack.pop()
@@ -128,8 +124,7 @@ def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
 
 
 def _nearer(obj: Any, owner: Any) -> Any:
-    """The object to name: the nearest function or partial on the way, else the nearest
-    object that is not a container."""
+    """The object to name: the nearest function or partial, else non-container."""
     if isinstance(obj, functools.partial | types.FunctionType):
         return obj
     if isinstance(owner, functools.partial | types.FunctionType):
@@ -152,8 +147,7 @@ def _children(obj: Any) -> list[Any]:
 
 
 def _described(owner: Any) -> tuple[str, str]:
-    """What holds a traced value nearest, and its name: ``("partial", "conditioner")``,
-    ``("function", "f")`` or ``("object", "Holder")``."""
+    """What holds a traced value nearest, and its name: ``("partial", "f")``, ..."""
     if isinstance(owner, functools.partial):
         return "partial", getattr(owner.func, "__name__", type(owner.func).__name__)
     if isinstance(owner, types.FunctionType):

@@ -85,8 +85,7 @@ def out_of_line_variant(nested: Prepared, helpers: tuple[str, ...]) -> tuple[Pre
 
 
 def probe(prepared: Prepared, record: OutOfLine) -> tuple[int, dict[str, Note]]:
-    """One untimed trace of the out-of-line program: its out-of-line calls, and why each
-    helper not kept out of line was not."""
+    """One untimed trace: its out-of-line calls, and why each other helper was not."""
     record.kept.clear()
     traced = jax.jit(prepared.variant.fn, **prepared.variant.jit_options).trace(
         *prepared.args, **prepared.kwargs)

@@ -39,8 +39,7 @@ Programs = tuple[Any, Any]
 
 
 def checked_nested(variant: Variant, plan: Plan) -> Variant:
-    """``variant`` with each helper whose jit leaks or (where flat traces) fails
-    the trace kept inline, with its reason."""
+    """``variant`` with each helper whose jit leaks or fails the trace kept inline."""
     refused: dict[str, Note] = {}
     search = LeakSearch(plan, variant.name, refused)  # its traces hold as more are refused
     traced = None  # the current variant's programs, once it traces
@@ -144,8 +143,7 @@ class LeakSearch:
 
     def culprit(self, planned: tuple[str, ...],
                 error: BaseException) -> tuple[str, Note] | None:
-        """(the helper to keep inline, why), given that nesting ``planned`` leaked
-        (None: the program leaks flat)."""
+        """(the helper to keep inline, why) for a leak of ``planned`` (None: flat's)."""
         if not planned or not self._caused_by_nesting(error, planned):
             return None
         if len(planned) == 1:
@@ -207,8 +205,7 @@ class LeakSearch:
                      if leaked and leaked.group(1) in self.plan.helpers[n].jit_names), None)
 
     def _caused_by_nesting(self, error: BaseException, nest: tuple[str, ...]) -> bool:
-        """Whether a leak is nesting's: it names a nested helper's jit, or the flat
-        program does not leak."""
+        """Whether a leak names a nested helper's jit, or flat does not leak."""
         if self._named(error, nest) is not None:
             return True
         if self._flat_leaks is None:

@@ -222,8 +222,7 @@ class _Claims:
         self.chains: dict[int, set[tuple[types.CodeType, ...]]] = {}
 
     def walk(self, jaxpr: Any, enclosing: frozenset[str], backward: bool = False) -> None:
-        """Count the jit calls in ``jaxpr`` inside jits of ``enclosing`` (as backward
-        passes inside a call's backward half)."""
+        """Count the jit calls in ``jaxpr`` inside jits of the helpers ``enclosing``."""
         for eqn in jaxpr.eqns:
             inside, back = enclosing, backward
             if eqn.primitive.name in JIT_PRIMITIVES:

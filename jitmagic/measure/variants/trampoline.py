@@ -34,8 +34,7 @@ _COPIES: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
 
 
 def functions_of(code: types.CodeType) -> list[types.FunctionType]:
-    """The live function objects whose code is ``code`` (one per ``def`` run), jitmagic's
-    copies left out."""
+    """The live function objects whose code is ``code``, jitmagic's copies left out."""
     return functions_of_all([code])[code]
 
 
@@ -179,8 +178,7 @@ _ANY = _Layout((), 0, (), "args", "kwargs")
 
 def trampoline(code: types.CodeType, router: Router,
                original: types.FunctionType) -> types.CodeType:
-    """Code with ``code``'s arguments and free variables calling ``router`` on its
-    thread, else ``original``."""
+    """Code with ``code``'s arguments calling ``router`` on its thread, else ``original``."""
     layout = _Layout.of(code) or _ANY
     template = _template(layout, code.co_freevars)
     swap = {_ROUTER: router, _ORIGINAL: original, _IDENT: threading.get_ident}
@@ -211,8 +209,7 @@ def _template(layout: _Layout, free: tuple[str, ...]) -> types.CodeType:
 
 @dataclass(frozen=True, eq=False)
 class CodeOf:
-    """A function's ``__code__`` as a place a variant swaps: its trampoline routes the
-    setting thread's calls."""
+    """A function's ``__code__`` as a place a variant swaps (and routes)."""
 
     fn: types.FunctionType
     router: Router | None = None
