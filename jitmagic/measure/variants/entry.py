@@ -24,12 +24,7 @@ from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
 from ...model.saved.schema import printable
-from ..calls.arguments import SCALAR_MISUSE
-from ..calls.arguments import SCALARS
-from ..calls.arguments import Holes
-from ..calls.arguments import check_arguments
-from ..calls.arguments import is_static
-from ..calls.arguments import static_split
+from ..calls import arguments
 from ..discovery.bindings import Binding
 from ..discovery.bindings import installing
 from ..discovery.bindings import short_name
@@ -139,12 +134,12 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
     name, notes = resolved.name, list[Noted]()
     namespace = user_globals(resolved.fn) or {}
     fn, args, kwargs, user_opts = _as_framework_takes(resolved, args, kwargs, notes)
-    check_arguments(name, args, kwargs)
+    arguments.check_arguments(name, args, kwargs)
     swaps, nest = list(swaps or ()), tuple(nest or ())
     plain, fn = fn, installing(fn, swaps)
-    opts = user_opts or static_split(args, kwargs)
+    opts = user_opts or arguments.static_split(args, kwargs)
     found = discover(fn, args, kwargs, opts, nest, given)
-    if user_opts is None and isinstance(found.error, SCALAR_MISUSE):
+    if user_opts is None and isinstance(found.error, arguments.SCALAR_MISUSE):
         error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest, given)
         if held is not None:
             opts, found, label, spelled = held
@@ -221,7 +216,7 @@ def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
     entry trace: (options, discovery, label, ``jax.jit``'s spelling), or None."""
     named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
     scalars = [k for k, v in named  # the Python scalar arguments, by position or name
-               if not is_static(v) and is_static(v, scalars_static=True)]
+               if not arguments.is_static(v) and arguments.is_static(v, scalars_static=True)]
 
     sets = [c for k in range(1, len(scalars) + 1)
             for c in itertools.combinations(scalars, k)][:_MAX_TRIES]
@@ -266,7 +261,7 @@ def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
     named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
     found = [f"{label}{jax.tree_util.keystr(path)}" for label, value in named
              for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]
-             if path and isinstance(leaf, SCALARS)]
+             if path and isinstance(leaf, arguments.SCALARS)]
     more = f" and {len(found) - most} more" if len(found) > most else ""
     return ", ".join(found[:most]) + more
 
@@ -311,7 +306,7 @@ def _filtered(fn: Callable, name: str, args: tuple, kwargs: dict[str, Any],
               ) -> tuple[Callable, tuple, dict[str, Any]]:
     """``fn`` as a function of its array leaves alone, the rest fixed (static)."""
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-    holes, arrays = Holes.of(leaves)
+    holes, arrays = arguments.Holes.of(leaves)
 
     def entry(arrays):
         a, k = jax.tree_util.tree_unflatten(tree, holes.fill(arrays))
