@@ -17,20 +17,14 @@ from ..model.sweep import unchanged
 from ..options import Options
 from ..options.keywords import split_options
 from ..usercode import mine
-from .pipeline import checkpoint
-from .pipeline import measure_prepared
-from .pipeline import option_hints
-from .pipeline import variants_of
+from . import pipeline
 from .sampling import clocks
-from .sampling.stops import FINDING
-from .sampling.stops import Checkpoint
-from .sampling.stops import StageInterrupted
-from .sampling.stops import Stop
+from .sampling import stops
 from .variants.entry import entry_name
 
 
-def run_sweep(name: str, values: Sequence[Any],
-              measure: Callable[[Any, Checkpoint], Comparison], check: Checkpoint) -> Sweep:
+def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any, stops.Checkpoint],
+              Comparison], check: stops.Checkpoint) -> Sweep:
     """``measure(value, check)`` for each value under the one ``check``: once a value stops
     no later value starts (the sweep says PARTIAL; the values before it are kept)."""
     start = clocks.wall()
@@ -44,7 +38,7 @@ def run_sweep(name: str, values: Sequence[Any],
                     points.append(measure(value, check))
             except (InputError, UserCodeError) as exc:
                 raise type(exc)(f"sweep {name}={value!r}: {exc}") from None
-            except (Stop, StageInterrupted) as stop:
+            except (stops.Stop, stops.StageInterrupted) as stop:
                 why = why_unmeasured(stop)
                 if not points:  # the first value: then nothing at all was measured
                     raise KeyboardInterrupt(f"at {name}={value!r}: {why}: nothing was "
@@ -61,11 +55,11 @@ def run_sweep(name: str, values: Sequence[Any],
     return dataclasses.replace(record, warned=(warning,)) if warning else record
 
 
-def why_unmeasured(stop: Stop | StageInterrupted) -> str:
+def why_unmeasured(stop: stops.Stop | stops.StageInterrupted) -> str:
     """Why a sweep stopped at a value before anything of it was measured."""
-    if isinstance(stop, StageInterrupted):  # in the cell's own code, run for this value
+    if isinstance(stop, stops.StageInterrupted):  # in the cell's own code, run for this value
         return "interrupted by the user while the code ran"
-    return "interrupted while finding your helpers" if stop.reason == FINDING else stop.reason
+    return "interrupted while finding your helpers" if stop.reason == stops.FINDING else stop.reason
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
@@ -78,17 +72,17 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
     start = clocks.wall()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
-    def one(value: Any, check: Checkpoint) -> Comparison:
+    def one(value: Any, check: stops.Checkpoint) -> Comparison:
         begun = clocks.wall()  # a point's wall time counts its discovery trace
         with check.finding_helpers():  # as the magic's: Ctrl-C there stops it at once
-            prepared = variants_of(fn, args, kwargs, nest=options.nest,
+            prepared = pipeline.variants_of(fn, args, kwargs, nest=options.nest,
                                    bindings={name: value}, in_axes=options.in_axes)
-        return measure_prepared(prepared, options, start=begun, check=check)
+        return pipeline.measure_prepared(prepared, options, start=begun, check=check)
 
     assert options.sweep is not None  # given just above
-    with option_hints(), mine(options.mine):
+    with pipeline.option_hints(), mine(options.mine):
         return run_sweep(*options.sweep, one,
-                         checkpoint(entry_name(fn), options, start, progress))
+                         pipeline.checkpoint(entry_name(fn), options, start, progress))
 
 
 def unchanged_warning(s: Sweep) -> Warned | None:

@@ -18,13 +18,10 @@ from ...model.rows import FROM_STAGED
 from ...model.rows import PHASES
 from ...model.rows import VariantResult
 from ..discovery.found import UserFunctions
+from ..sampling import stages
 from ..sampling.monitor import Monitor
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
-from ..sampling.stages import first_call_run
-from ..sampling.stages import own_program
-from ..sampling.stages import staged_run
-from ..sampling.stages import warm_artefacts
 from ..sampling.stops import Checkpoint
 from ..sampling.structure import ProgramFacts
 from ..sampling.structure import distinct_jaxprs
@@ -73,8 +70,8 @@ class VariantSubject:
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         variant = self.prepared.variant
-        run = (staged_run if self.staged else first_call_run)(
-            own_program(variant.fn, variant.name), self.args, self.kwargs, monitor, check,
+        run = (stages.staged_run if self.staged else stages.first_call_run)(
+            stages.own_program(variant.fn, variant.name), self.args, self.kwargs, monitor, check,
             variant.jit_options)
         self.staged = run.stages_from == FROM_STAGED
         return ColdSample(run.times, run.jitted, run.output, run.events, run,
@@ -84,7 +81,7 @@ class VariantSubject:
         """Structure counts, read untimed from what the cold run built."""
         run = cold.artefact
         if "first_call_s" in cold.times:  # a finished run: its caches are warm
-            run = warm_artefacts(run, self.args, self.kwargs)
+            run = stages.warm_artefacts(run, self.args, self.kwargs)
         return structure(run)
 
 
