@@ -185,12 +185,9 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, An
 
 def closure_cells(value: Any) -> list[types.CellType]:
     """The closure cells of the user's functions naming ``value`` (not ``__class__``)."""
-    cells = []
-    for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
-        for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):
-            for fn in (f for f in gc.get_referrers(closure) if isinstance(f, types.FunctionType)
-                       and f.__closure__ is closure):
-                name = fn.__code__.co_freevars[closure.index(cell)]
-                if name != "__class__" and user_file(fn.__code__.co_filename):
-                    cells.append(cell)
+    cells = [cell for cell in gc.get_referrers(value) if isinstance(cell, types.CellType)
+             for closure in gc.get_referrers(cell) if isinstance(closure, tuple)
+             for fn in gc.get_referrers(closure) if isinstance(fn, types.FunctionType)
+             and fn.__closure__ is closure and user_file(fn.__code__.co_filename)
+             and fn.__code__.co_freevars[closure.index(cell)] != "__class__"]
     return list({id(c): c for c in cells}.values())

@@ -221,27 +221,22 @@ def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
     sets = [c for k in range(1, len(scalars) + 1)
             for c in itertools.combinations(scalars, k)][:_MAX_TRIES]
     for chosen in sets:
-        nums = {*opts["static_argnums"], *(k for k in chosen if isinstance(k, int))}
-        names = {*opts["static_argnames"], *(k for k in chosen if isinstance(k, str))}
-        held = {"static_argnums": tuple(sorted(nums)), "static_argnames": tuple(sorted(names))}
+        nums = tuple(k for k in chosen if isinstance(k, int))
+        names = tuple(k for k in chosen if isinstance(k, str))
+        held = {"static_argnums": tuple(sorted({*opts["static_argnums"], *nums})),
+                "static_argnames": tuple(sorted({*opts["static_argnames"], *names}))}
         retry = discover(fn, args, kwargs, held, nest, given)
         if retry.error is None:
             label = ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`"
                               for k in chosen)
-            return held, retry, label, _spelled(chosen)
+            spelled = [f"static_argnums={nums!r}"] if nums else []
+            spelled += [f"static_argnames={names!r}".replace("'", '"')] if names else []
+            return held, retry, label, ", ".join(spelled)
     return None
 
 
 #: At most this many sets of scalars are tried (each is one discovery trace).
 _MAX_TRIES = 16
-
-
-def _spelled(chosen: tuple) -> str:
-    """``static_argnums=(1,)`` / ``static_argnames=("n",)``, 0-based as ``jax.jit`` takes them."""
-    nums = tuple(k for k in chosen if isinstance(k, int))
-    names = tuple(k for k in chosen if isinstance(k, str))
-    spelled = f"static_argnames={names!r}".replace("'", '"') if names else ""
-    return ", ".join(x for x in (f"static_argnums={nums!r}" if nums else "", spelled) if x)
 
 
 def user_globals(fn: Any) -> dict[str, Any] | None:
