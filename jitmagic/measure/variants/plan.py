@@ -32,27 +32,23 @@ class Helper:
     #: Its call sites in the flat program (not its Python calls: a site in a loop is one).
     call_sites: int
     bindings: tuple[Binding, ...]
-    #: Its code (how it is nested at its function object, and how ``--nest`` matches a
-    #: name as the call site writes it).
+    #: Its code (nested at its function object; ``--nest`` matches it as written).
     code: types.CodeType = field(compare=False, repr=False)
     #: Why it cannot get a jit of its own (None: it can).
     why_inline: Note | None = None
     #: A Flax linen module class whose ``__call__`` this is: nested as ``nn.jit(cls)``.
     linen_class: type | None = field(default=None, compare=False, repr=False)
-    #: The library primitive that holds it and runs it itself (``lineax's
-    #: `linear_solve```), where the program shows it only there.
+    #: The library primitive that holds and runs it (``lineax's `linear_solve```).
     held_by: str | None = None
-    #: The class of a method's ``self`` (None: not a method, or not seen): what library
-    #: a reason is worded for (:func:`~.leaks.library_of`).
+    #: The class of a method's ``self``: the library a reason is worded for.
     self_type: type | None = field(default=None, compare=False, repr=False)
     #: A Pallas kernel body (a function of memory references ``pallas_call`` runs).
     kernel: bool = False
 
     @property
     def jit_names(self) -> set[str]:
-        """What its jit is called in a jaxpr: jitmagic's is named after the helper, the
-        user's own ``jax.jit`` after the function it wraps, linen's lifted jit
-        ``core_fn``."""
+        """What its jit is called in a jaxpr: after the helper (jitmagic's), the function
+        (the user's own ``jax.jit``), ``core_fn`` (linen's lifted jit)."""
         names = {jit_label(self.name)} | ({self.code.co_name} if self.user_jitted else set())
         return names | ({"core_fn"} if self.linen_class is not None else set())
 
@@ -70,17 +66,15 @@ class Plan:
     helpers: dict[str, Helper]
     jit_options: dict[str, Any]
     notes: list[Noted] = field(default_factory=list)
-    #: The arguments the variants take: the call's own, or (for an ``eqx.filter_jit``
-    #: entry) its array leaves alone, the other leaves fixed in ``fn``.
+    #: The arguments the variants take (an ``eqx.filter_jit`` entry's: its array leaves).
     args: tuple = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: The globals of the user's entry function: where ``--nest L.block`` looks up ``L``.
     namespace: dict[str, Any] = field(default_factory=dict)
     #: Whether the flat program traced (the discovery trace raised nothing).
     flat_traces: bool = True
-    #: The ``in_shardings`` of the user's own ``jax.jit`` on the entry, as they gave them (a
-    #: sharding, or a tuple with one per positional argument; None: they gave none):
-    #: ``--target`` places the arguments on the topology's devices by them.
+    #: The ``in_shardings`` of the user's own ``jax.jit`` on the entry, as given (None:
+    #: none): ``--target`` places the arguments by them.
     in_shardings: Any = None
 
 
