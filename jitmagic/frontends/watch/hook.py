@@ -23,6 +23,7 @@ from jitmagic_watch import end as _end
 from jitmagic_watch import fail_at_exit
 from jitmagic_watch import say
 
+from ...errors import InputError
 from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
@@ -37,10 +38,6 @@ VARIABLE = "JITMAGIC_WATCH"
 TOP = "JITMAGIC_WATCH_TOP"
 #: The options that name a file the watch writes.
 PATHS = ("--save", "--html")
-
-
-class BadValue(ValueError):
-    """:data:`VARIABLE` holds something :func:`parse` cannot read; the message says why."""
 
 
 def parse(value: str) -> dict[str, Any] | None:
@@ -59,17 +56,17 @@ def parse(value: str) -> dict[str, Any] | None:
         if not equals or key not in known:
             what = (f"unknown option {name!r}" if equals else
                     f"{item!r} is not NAME=VALUE" if item else "an empty option (two commas)")
-            raise BadValue(f"{what}: give 1, or options as NAME=VALUE joined by commas, of "
+            raise InputError(f"{what}: give 1, or options as NAME=VALUE joined by commas, of "
                            + ", ".join(f"{n}={m or '1'}" for n, (_, _, m) in known.items())
                            + f" (e.g. {VARIABLE}=fail_after_warmup=1,save=ledger.json)")
         option, kind, metavar = known[key]
         if option in found:
-            raise BadValue(f"{key} is given twice: give it once")
+            raise InputError(f"{key} is given twice: give it once")
         if not given:
-            raise BadValue(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
+            raise InputError(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
         if kind is None and metavar is None:  # a switch: verbose=1
             if given not in ("0", "1"):
-                raise BadValue(f"{key} is on or off: {key}=1 (or 0), not {given!r}")
+                raise InputError(f"{key} is on or off: {key}=1 (or 0), not {given!r}")
             found[option] = given == "1"
             continue
         try:
@@ -77,7 +74,7 @@ def parse(value: str) -> dict[str, Any] | None:
                 raise ValueError(given)
             found[option] = kind(given) if kind is not None else given
         except ValueError:
-            raise BadValue(f"{key} is a number of compiles, a whole number from 0 (got "
+            raise InputError(f"{key} is a number of compiles, a whole number from 0 (got "
                            f"{given!r}): e.g. {key}=1") from None
     return found
 
@@ -115,7 +112,7 @@ def begin() -> None:
         return
     try:
         options = parse(os.environ.get(VARIABLE, ""))
-    except BadValue as exc:
+    except InputError as exc:
         _refused(str(exc))
         return
     if options is None:
@@ -152,7 +149,6 @@ def _start() -> None:
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
     from ...errors import CannotWriteError
-    from ...errors import InputError
     from .api import checked
     from .api import watched
 
