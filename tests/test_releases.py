@@ -21,11 +21,13 @@ import jitmagic
 from jitmagic.measure import environments
 from jitmagic.measure.environments import READY
 from jitmagic.measure.environments import environment
+from jitmagic.model.diff import diff
 from jitmagic.model.progress import Crashed
 from jitmagic.model.progress import TimedOut
 from jitmagic.model.reports.releases import NotInstalled
 from jitmagic.model.reports.releases import ReleaseResult
 from jitmagic.model.reports.releases import Releases
+from jitmagic.model.reports.releases import bisect
 from jitmagic.model.stats.rule import SLOWER
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.render.releases import finding
@@ -362,3 +364,63 @@ def test_uv_makes_the_environment_where_it_is_installed(tmp_path, monkeypatch):
     assert [argv[:2] for argv in calls] == [["/opt/bin/uv", "venv"], ["/opt/bin/uv", "pip"]]
     assert calls[1][-3:] == ["jax==0.9.0", "jaxlib==0.9.0", "psutil"]
     assert env.folder == str(folder) and (folder / READY).read_text() == "0.9.0\n"
+
+
+#: The releases 0.9.0 to 0.10.2, as the package index serves jax and jaxlib here.
+WALKED = ["0.9.0", "0.9.0.1", "0.9.1", "0.9.2", "0.10.0", "0.10.1", "0.10.2"]
+
+
+def test_bisect_names_the_release_measuring_each_one_names_and_measures_fewer(measured):
+    each = {r: ReleaseResult(r, _slower_compile(measured, 3.0) if i >= 4 else measured)
+            for i, r in enumerate(WALKED)}
+    asked = []
+
+    def measure(release):
+        asked.append(release)
+        return each[release]
+
+    found = bisect(WALKED, measure, "/c")
+    one_by_one = [r for r in WALKED if diff(measured, each[r].measured, force=True).stage(
+        "flat", "compile_s").slower_by(1.0)]
+    assert found.found == (("compile_s", one_by_one[0]),) and one_by_one[0] == "0.10.0"
+    assert sorted(asked, key=WALKED.index) == ["0.9.0", "0.9.2", "0.10.0", "0.10.2"]
+    said = text(found).splitlines()
+    assert said[0].startswith("first slower in 0.10.0 (of 0.9.0 to 0.10.2): XLA compile 3.00× ")
+    assert said[1] == ("measured 4 of the 7 releases from 0.9.0 to 0.10.2, by halving: "
+                       "0.9.0, 0.9.2, 0.10.0, 0.10.2")
+    assert said[2].split() == ["0.9.0", "0.9.2", "0.10.0", "0.10.2"]
+    each["0.9.2"] = ReleaseResult("0.9.2", TimedOut(20.0, "jitcompare g: flat 1/3 · XLA compile"))
+    hung = bisect(WALKED, each.__getitem__, "/c")  # a hang counts as slower
+    assert hung.found == (("compile_s", "0.9.2"),)
+    assert text(hung).startswith("first slower in 0.9.2 (of 0.9.0 to 0.10.2): did not finish "
+                                 "in 20 s under jax 0.9.2 (in XLA compile, flat 1/3)\n")
+    same = bisect(WALKED, lambda r: ReleaseResult(r, measured), "/c")
+    assert same.found == () and len(same.measured.results) == 2
+    assert text(same).startswith("no stage is slower by the rule in 0.10.2 than in 0.9.0: "
+                                 "nothing to halve (-v: each stage)\nmeasured 2 of the 7 ")
+
+
+def test_bisect_walks_the_releases_the_index_serves_of_both_jax_and_jaxlib(monkeypatch):
+    listed = {"jax": "0.10.2, 0.10.1, 0.10.0, 0.9.2, 0.9.1, 0.9.0.1, 0.9.0, 0.8.3",
+              "jaxlib": "0.10.2, 0.10.0, 0.9.2, 0.9.1, 0.9.0.1, 0.9.0, 0.8.3"}
+
+    def pip(argv, **kwargs):
+        return subprocess.CompletedProcess(argv, 0, f"{argv[-1]} (0.10.2)\nAvailable versions: "
+                                                    f"{listed[argv[-1]]}\n", "")
+
+    monkeypatch.setattr(environments.subprocess, "run", pip)
+    assert environments.served("0.9.0", "0.10.2") == [
+        "0.9.0", "0.9.0.1", "0.9.1", "0.9.2", "0.10.0", "0.10.2"]  # no jaxlib 0.10.1
+    assert environments.served("0.9.1", "current")[0] == "0.9.1"
+
+
+def test_bisect_takes_two_releases_the_older_first_and_never_with_jax(tmp_path):
+    done = _command(tmp_path, "print(1)\n", "--bisect", "0.9.0-0.10.2")
+    assert done.returncode == 2 and "expected two JAX releases as A..B, e.g. 0.9.0..0.10.2 " \
+        "or 0.9.0..current (your own), not '0.9.0-0.10.2'" in done.stderr
+    done = _command(tmp_path, "print(1)\n", "--bisect", "0.9.0..current", "--jax", "0.9.0")
+    assert done.returncode == 2 and "--bisect chooses the releases it measures: leave --jax " \
+        "out" in done.stderr
+    done = _command(tmp_path, "def f(x):\n    return x\nf(1)\n", "--bisect", "0.10.2..0.9.0")
+    assert done.returncode == 2 and "--bisect 0.10.2..0.9.0: the package index serves jax " \
+        "and jaxlib none from 0.10.2 to 0.9.0: give two of them, the older first" in done.stderr

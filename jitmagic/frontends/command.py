@@ -206,10 +206,10 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    if args.file == "demo" and args.html is None and not args.jax:
+    if args.file == "demo" and args.html is None and not (args.jax or args.bisect):
         args.html = DEMO_HTML
     try:
-        if args.jax:  # the cell under each release, each in a child of its own
+        if args.jax or args.bisect:  # the cell under each release, each in a child
             return show_releases(args, argv, Entry(__name__, measure_in_child.__name__))
         script = _checked_outputs(args)
         if args.processes is not None and not launcher.is_child() \
@@ -406,7 +406,7 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     argv = list(inputs["argv"])
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    args.save = args.html = args.jax = None
+    args.save = args.html = args.jax = args.bisect = None
     args.quiet = True
     if args.sweep:
         raise InputError("a child measures one comparison: leave --sweep out")

@@ -39,6 +39,7 @@ from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
+from ..model.reports.releases import Bisection
 from ..model.reports.releases import Releases
 from ..model.sweep import Sweep
 from ..options import Options
@@ -114,7 +115,7 @@ class JitCompareMagics(Magics):
     @options_of(COMPARE)
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None
-                   ) -> Comparison | Sweep | Releases | None:
+                   ) -> Comparison | Sweep | Releases | Bisection | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
         function with and without nested jax.jit on the helpers it calls.
 
@@ -123,7 +124,7 @@ class JitCompareMagics(Magics):
         """
         start = clocks.wall()
         assert self.shell is not None  # register() gives the magics their shell
-        if "--jax" in line.replace("=", " ").split():  # each release in a child of its own
+        if {"--jax", "--bisect"} & set(line.replace("=", " ").split()):  # a child a release
             return self._releases(line, cell)
         # Ctrl-C from the end of the measurement until the result is shown is held: what
         # the cell changed is put back whole, and the result is shown as after a Ctrl-C.
@@ -175,7 +176,7 @@ class JitCompareMagics(Magics):
             raise CellInterrupted(str(exc) or NO_RESULT) from None
         return with_cell_names(result, self.shell), args, progress
 
-    def _releases(self, line: str, cell: str | None) -> Releases | None:
+    def _releases(self, line: str, cell: str | None) -> Releases | Bisection | None:
         """``--jax``: the cell under each release (:func:`.script.releases.of_cell`), the
         report printed; the line form is refused (:data:`.script.releases.LINE_FORM`)."""
         if cell is None:

@@ -148,6 +148,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "by side, each in a fresh process and an environment of its own, made once in "
                "your cache folder (`current`: your own JAX, never changed); docs/releases.md",
                values.releases_text, "RELEASE[,RELEASE...]"),
+    OptionSpec(("--bisect",), "walk the JAX releases served from A to B by halving, each measured "
+               "as --jax measures it, and name the first where a stage is slower than in A by "
+               "the rule", values.bisect_text, "A..B"),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--fail-after-warmup",), "fail (exit status 1) when any function compiles "
                "more than N times, its warm-up: the 'no retrace after step 1' check",
