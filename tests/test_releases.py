@@ -4,7 +4,9 @@ nothing), and a hang or a crash under a release as a finding, with no process le
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -28,10 +30,15 @@ from jitmagic.model.reports.releases import NotInstalled
 from jitmagic.model.reports.releases import ReleaseResult
 from jitmagic.model.reports.releases import Releases
 from jitmagic.model.reports.releases import bisect
+from jitmagic.model.rows import PHASES
 from jitmagic.model.stats.rule import SLOWER
 from jitmagic.model.stats.units import fmt_s
+from jitmagic.render.charts.releases import releases_figure
+from jitmagic.render.format import PHASE_LABELS
 from jitmagic.render.releases import finding
+from jitmagic.render.releases import html_document
 from jitmagic.render.releases import text
+from jitmagic.render.trace import trace_json
 
 
 def _layer(x):
@@ -424,3 +431,80 @@ def test_bisect_takes_two_releases_the_older_first_and_never_with_jax(tmp_path):
     done = _command(tmp_path, "def f(x):\n    return x\nf(1)\n", "--bisect", "0.10.2..0.9.0")
     assert done.returncode == 2 and "--bisect 0.10.2..0.9.0: the package index serves jax " \
         "and jaxlib none from 0.10.2 to 0.9.0: give two of them, the older first" in done.stderr
+
+
+def _read_trace(path) -> dict[tuple[str, str, str], float]:
+    """A reader of the trace-event format, as Perfetto's importer reads it: each complete
+    event's seconds summed by (process, thread, name), the names from the metadata
+    events; on a thread, events nest or follow one another (a slice never straddles)."""
+    events = json.loads(Path(path).read_text())["traceEvents"]
+    for e in events:  # in whole nanoseconds, as Perfetto keeps them
+        e.update(ts=round(e.get("ts", 0) * 1e3), dur=round(e.get("dur", 0) * 1e3))
+    names = {(e["pid"], e["tid"] if e["name"] == "thread_name" else None): e["args"]["name"]
+             for e in events if e["ph"] == "M"}
+    totals: dict[tuple[str, str, str], float] = {}
+    for e in events:
+        if e["ph"] != "X":
+            continue
+        key = (names[e["pid"], None], names[e["pid"], e["tid"]], e["name"])
+        totals[key] = totals.get(key, 0.0) + e["dur"] / 1e9
+        for other in events:
+            if other["ph"] == "X" and (other["pid"], other["tid"]) == (e["pid"], e["tid"]):
+                a, b = (e["ts"], e["ts"] + e["dur"]), (other["ts"], other["ts"] + other["dur"])
+                assert a[1] <= b[0] or b[1] <= a[0] or (a[0] <= b[0] and b[1] <= a[1]) \
+                    or (b[0] <= a[0] and a[1] <= b[1]), (e, other)
+    return totals
+
+
+def _within(traced: float, reported: float) -> bool:
+    return abs(traced - reported) <= 0.05 * reported
+
+
+def test_trace_of_a_plain_comparison_holds_each_stage_as_the_report_does(tmp_path):
+    done = _command(tmp_path, """\
+        import jax.numpy as jnp
+
+        def layer(x):
+            return jnp.tanh(x @ x.T)
+
+        def model(x):
+            return layer(layer(x))
+
+        model(jnp.ones((16, 16)))
+        """, "-r", "2", "-q", "--xla", "--trace", "trace.json", "--save", "report.json")
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {tmp_path / 'trace.json'}" in done.stdout.splitlines()
+    report, traced = jitmagic.load(tmp_path / "report.json"), _read_trace(tmp_path / "trace.json")
+    for variant in ("flat", "nested"):
+        for phase in ("trace_s", "lower_s", "compile_s", "first_call_s"):
+            label = "XLA compile" if phase == "compile_s" else PHASE_LABELS[phase]
+            reported = report.variants[variant].median(phase)
+            assert _within(traced["model", variant, label], reported), (variant, phase)
+    profiled = report.xla_passes.of("flat")
+    passes = {name: s for (_, thread, name), s in traced.items() if thread.startswith("flat: ")}
+    assert _within(passes["HLO passes"], profiled.hlo_passes_s)
+    assert _within(passes["code generation"], profiled.codegen_s)
+    assert passes[profiled.passes[0].name] == pytest.approx(profiled.passes[0].seconds, abs=1e-9)
+
+
+def test_trace_and_html_of_releases_show_each_release_beside_the_others(measured, tmp_path):
+    found = Releases((ReleaseResult("0.9.0", measured),
+                      ReleaseResult("0.10.2", _slower_compile(measured, 3.0))), "/cache")
+    (tmp_path / "t.json").write_text(trace_json(found))
+    traced = _read_trace(tmp_path / "t.json")
+    for x in found.results:
+        for phase in ("trace_s", "lower_s", "compile_s", "first_call_s"):
+            label = "XLA compile" if phase == "compile_s" else PHASE_LABELS[phase]
+            assert _within(traced[f"jax {x.release}", "flat", label],
+                           x.measured.flat.median(phase))
+    page = html_document(found)
+    assert "<pre>XLA compile 3.00× " in page and "environments: /cache" in page
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page)[1])
+    assert png.startswith(b"\x89PNG")
+    [ax] = releases_figure(found).axes
+    heights = [bar.get_height() for bar in ax.patches]  # a group per stage, a bar a release
+    assert len(heights) == 2 * len(PHASES)
+    old, new = heights[:len(PHASES)], heights[len(PHASES):]
+    assert old[2] == pytest.approx(measured.flat.median("compile_s"))
+    assert new[2] == pytest.approx(3 * old[2]) and new[0] == old[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0.9.0", "0.10.2"]

@@ -65,6 +65,7 @@ from .saving import write_outputs
 from .saving import wrote
 from .script.releases import LINE_FORM
 from .script.releases import of_cell
+from .script.releases import write_reports
 from .showing import ABANDONED_SHOWING
 from .showing import Showing
 from .stderr_progress import drawing
@@ -188,6 +189,10 @@ class JitCompareMagics(Magics):
         except InputError as exc:
             raise UsageError(str(exc)) from None
         print(releases_text(found, verbose=args.verbose))
+        try:
+            write_reports(found, args)
+        except CannotWriteError as exc:
+            raise UsageError(str(exc)) from None
         return found if args.output else None
 
     def _parse_options(self, line: str) -> argparse.Namespace:

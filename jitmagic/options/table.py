@@ -163,6 +163,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "stage by stage, under the verdict", str, "PATH"),
     OptionSpec(("--html",), "write {result} as a self-contained HTML page to PATH (charts "
                "embedded, opens offline)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
+    OptionSpec(("--trace",), "write the stages as Chrome trace events to PATH (.json; Perfetto and "
+               "speedscope open it): a track per variant, per release with --jax, per value "
+               "with --sweep", str, "PATH", places=frozenset({COMMAND})),
     OptionSpec(("-o", "--output"), "return {result} (like %%timeit -o)",
                tools=frozenset({COMPARE, WATCH}), places=frozenset({MAGIC})),
     OptionSpec(("-v", "--verbose"), "show {result} in full (every row, note and section); "

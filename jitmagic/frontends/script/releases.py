@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import shlex
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import InputError
@@ -37,7 +39,14 @@ from ...model.reports.releases import NotInstalled
 from ...model.reports.releases import ReleaseResult
 from ...model.reports.releases import Releases
 from ...model.reports.releases import bisect
+from ...model.saved import files
+from ...render.releases import html_document
 from ...render.releases import text
+from ...render.trace import trace_json
+from ..output import check_endings
+from ..output import checked_path
+from ..output import write_report
+from ..saving import wrote
 from ..statuses import MEASURED
 from ..statuses import PARTIAL
 from .loading import check_shape
@@ -58,8 +67,7 @@ REFUSED = {"processes": "each release is measured in one fresh process",
            "target": "a release's environment holds no libtpu",
            "sweep": "a sweep would be measured once per release: sweep one release at a time",
            "baseline": "the releases are each other's baseline",
-           "save": "the side-by-side report is text for now: --save one release at a time",
-           "html": "the side-by-side report is text for now"}
+           "save": "the side-by-side report is text for now: --save one release at a time"}
 
 
 def refuse(args: argparse.Namespace) -> None:
@@ -79,6 +87,9 @@ def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases
     or those ``--bisect`` halves to, each measured by ``entry`` (the command's
     measurement) in a child."""
     refuse(args)
+    reports = {"--html": args.html, "--trace": getattr(args, "trace", None)}
+    check_endings(reports)
+    args.html, args.trace = (checked_path(path, option) for option, path in reports.items())
     if args.file != "demo":  # said once, here, rather than by every release's child
         path = script_path(args.file)
         check_shape(read_source(path), str(path.resolve()))
@@ -143,11 +154,23 @@ def of_cell(cell: str, line: str, args: argparse.Namespace, entry: Entry
         return measure(args, [str(path), *options], entry)
 
 
+def write_reports(found: Releases | Bisection, args: argparse.Namespace) -> None:
+    """Write ``--html`` (the report and its chart) and ``--trace``, each saying so."""
+    made: dict[str, Callable[[Releases | Bisection], str]] = {"--html": html_document,
+                                                              "--trace": trace_json}
+    for option, path in (("--html", args.html), ("--trace", args.trace)):
+        if path:
+            write_report(functools.partial(files.write_text, text=made[option](found)), path,
+                         option)
+            print(wrote(option, path))
+
+
 def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
     """Measure, print the side-by-side report; :data:`MEASURED`, or :data:`PARTIAL`
     where a release gave no comparison (a finding) or one stopped early."""
     found = measure(args, argv, entry)
     print(text(found, verbose=args.verbose))
+    write_reports(found, args)
     results = found.measured.results if isinstance(found, Bisection) else found.results
     whole = all(x.measured and not x.measured.stopped_anywhere for x in results)
     return MEASURED if whole else PARTIAL

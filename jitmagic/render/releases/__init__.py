@@ -32,6 +32,11 @@ from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
+from ..blocks import Image
+from ..blocks import Pre
+from ..blocks import as_html
+from ..bundle import page
+from ..drawing import releases_png
 from ..format import PHASE_LABELS
 from ..verdicts import OUTCOME
 from ..verdicts import cpu_mark
@@ -68,6 +73,13 @@ def text(r: Releases | Bisection, verbose: bool = False) -> str:
         lines.append(f"  -v shows {len(rest)} more line{'s' * (len(rest) > 1)} of changes "
                      "and findings")
     return "\n".join([*lines, f"environments: {r.cache} (made once, reused)"])
+
+
+def html_document(r: Releases | Bisection) -> str:
+    """The report as a self-contained page: the text in full, then the stages' bars."""
+    png = releases_png(r.measured if isinstance(r, Bisection) else r)
+    return page("jitcompare --jax", as_html(
+        [Pre(text(r, verbose=True)), Image(png, "the flat program's stages under each release")]))
 
 
 def bisected(b: Bisection) -> list[str]:
