@@ -166,7 +166,8 @@ class JitCompareMagics(Magics):
             # before measuring (the cell may chdir), and never one file for both
             args.save = checked_path(args.save, "--save")
             args.html = checked_path(args.html, "--html")
-            distinct({"--save": args.save, "--html": args.html})
+            args.trace = checked_path(args.trace, "--trace")
+            distinct({"--save": args.save, "--html": args.html, "--trace": args.trace})
             distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
             with drawing(progress_for(options, self.shell)) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
@@ -199,7 +200,7 @@ class JitCompareMagics(Magics):
         """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
         try:
             args = parse_argstring(self.jitcompare, line)
-            args.save, args.html = unquoted(args.save), unquoted(args.html)
+            args.save, args.html, args.trace = map(unquoted, (args.save, args.html, args.trace))
             args.baseline = unquoted(args.baseline)
             return args
         except ValueError as exc:  # e.g. an unclosed quote

@@ -105,7 +105,7 @@ def _keywords(names: list[str]) -> str:
 #: Options of the magic and the command that the Python functions do not take, with what
 #: to write instead (a keyword named so would otherwise go, silently, to the user's function).
 #: Those of :data:`FRONT_END_ONLY` that only the command has.
-COMMAND_ONLY = ("json", "processes", "trace")
+COMMAND_ONLY = ("json", "processes")
 FRONT_END_ONLY = {
     "save": "call `jitmagic.save(result, path)` on the result it returns",
     "json": "call `jitmagic.save(result, path)` on the result it returns",
@@ -119,7 +119,7 @@ FRONT_END_ONLY = {
            "Python of its own, where only source can be rebuilt: put the code and its call "
            "in one cell (`%%jitcompare --jax 0.9.0,current`) or in FILE.py (`python -m "
            "jitmagic FILE.py --jax 0.9.0,current`)",
-    "trace": "the command writes it: `python -m jitmagic FILE.py --trace trace.json`",
+    "trace": "the magic and the command write it: `%%jitcompare --trace trace.json`",
     "bisect": "releases are measured from source: put the code and its call in one cell "
               "(`%%jitcompare --bisect 0.9.0..current`) or in FILE.py (`python -m jitmagic "
               "FILE.py --bisect 0.9.0..current`)",

@@ -165,7 +165,7 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "embedded, opens offline)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
     OptionSpec(("--trace",), "write the stages as Chrome trace events to PATH (.json; Perfetto and "
                "speedscope open it): a track per variant, per release with --jax, per value "
-               "with --sweep", str, "PATH", places=frozenset({COMMAND})),
+               "with --sweep", str, "PATH"),
     OptionSpec(("-o", "--output"), "return {result} (like %%timeit -o)",
                tools=frozenset({COMPARE, WATCH}), places=frozenset({MAGIC})),
     OptionSpec(("-v", "--verbose"), "show {result} in full (every row, note and section); "

@@ -3,8 +3,8 @@
 
 One process (``pid``) per JAX release (``--jax``, ``--bisect``), per value of a sweep, or
 one for a comparison; one thread (``tid``) per variant: its median first call, holding its
-trace, lowering and XLA compile (their medians) one after another where they fit in it
-(timed inside the first call), else laid before it (timed apart); with ``--xla`` a thread
+trace, lowering and XLA compile (their medians) one after another where they fit in it,
+else laid before it (timed apart, or medians of runs that add up to more); with ``--xla`` a thread
 per profiled compile: the time before XLA's passes, the HLO passes holding each pass (most
 seconds first, not in the order run), and code generation. Microseconds, as the format has them."""
 

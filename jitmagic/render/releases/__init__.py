@@ -98,8 +98,7 @@ def bisected(b: Bisection) -> list[str]:
                     f"{_change(change, change.diff.stage('flat', phase))}")
     measured = ", ".join(x.release for x in r.results)
     if not said:
-        said = findings(r)[:1] or [f"no stage is slower by the rule in {b.walked[-1]} than in "
-                                   f"{b.walked[0]}: nothing to halve (-v: each stage)"]
+        said = [f"nothing to halve, no stage is slower by the rule: {headline(r)}"]
     return [*said, f"measured {len(r.results)} of the {len(b.walked)} releases from {ends}, "
                    f"by halving: {measured}"]
 
