@@ -38,7 +38,7 @@ from jitmagic.render.format import PHASE_LABELS
 from jitmagic.render.releases import finding
 from jitmagic.render.releases import html_document
 from jitmagic.render.releases import text
-from jitmagic.render.trace import trace_json
+from jitmagic.render.releases.trace import trace_json
 
 
 def _layer(x):

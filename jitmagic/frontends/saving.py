@@ -28,7 +28,7 @@ from ..model.sweep import Sweep
 from ..render.bundle import html_document
 from ..render.bundle import stopped_note
 from ..render.ledger import html_document as ledger_document
-from ..render.trace import trace_json
+from ..render.releases.trace import trace_json
 from .output import write_report
 from .showing import Showing
 

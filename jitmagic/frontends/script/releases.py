@@ -42,7 +42,7 @@ from ...model.reports.releases import bisect
 from ...model.saved import files
 from ...render.releases import html_document
 from ...render.releases import text
-from ...render.trace import trace_json
+from ...render.releases.trace import trace_json
 from ..output import check_endings
 from ..output import checked_path
 from ..output import write_report

@@ -15,15 +15,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.causes.xla_passes import ProfiledCompile
-from ..model.comparison import Comparison
-from ..model.reports.releases import Bisection
-from ..model.reports.releases import Releases
-from ..model.rows import STAGE_PHASES
-from ..model.rows import VariantResult
-from ..model.sweep import Sweep
-from .format import PHASE_LABELS
-from .releases import PART_NAMES
+from ...model.causes.xla_passes import ProfiledCompile
+from ...model.comparison import Comparison
+from ...model.reports.releases import Bisection
+from ...model.reports.releases import Releases
+from ...model.rows import STAGE_PHASES
+from ...model.rows import VariantResult
+from ...model.sweep import Sweep
+from ..format import PHASE_LABELS
+from . import PART_NAMES
 
 
 def trace_json(r: Comparison | Sweep | Releases | Bisection) -> str:
