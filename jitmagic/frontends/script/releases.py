@@ -1,4 +1,5 @@
-"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release.
+"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release
+(``--bisect 0.9.0..0.10.2``: those that halving the releases between needs).
 
 Each release's environment is made once (:mod:`jitmagic.measure.environments`); the
 command's own measurement then runs there in a fresh child (the command's
@@ -74,7 +75,8 @@ def refuse(args: argparse.Namespace) -> None:
     """``InputError`` for an option ``--jax`` cannot take, before anything is installed."""
     for name, why in REFUSED.items():
         if getattr(args, name, None) not in (None, False):
-            raise InputError(f"--jax cannot take --{name}: {why}; leave it out")
+            raise InputError(f"--{'bisect' if args.bisect else 'jax'} cannot take --{name}: "
+                             f"{why}; leave it out")
     if args.jax and args.bisect:
         raise InputError("--bisect chooses the releases it measures: leave --jax out")
     if {CURRENT, installed_version()} <= set(args.jax or ()):

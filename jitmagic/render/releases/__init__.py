@@ -83,7 +83,7 @@ def html_document(r: Releases | Bisection) -> str:
 
 
 def bisected(b: Bisection) -> list[str]:
-    """``first slower in 0.10.0 (of 0.9.0 to 0.10.2): XLA compile 1.52× slower in 0.10.0
+    """``first slower in 0.10.0, of 0.9.0 to 0.10.2: XLA compile 1.52× slower in 0.10.0
     than in 0.9.0 (...)`` for each stage found, and the releases measured to find it."""
     r, ends = b.measured, f"{b.walked[0]} to {b.walked[-1]}"
     first = r.results[0]
@@ -91,10 +91,10 @@ def bisected(b: Bisection) -> list[str]:
     for phase, label in b.found:
         x = next(x for x in r.results if x.release == label)
         if x.measured is None or first.measured is None:
-            said.append(f"first slower in {label} (of {ends}): {finding(x)}")
+            said.append(f"first slower in {label}, of {ends}: {finding(x)}")
             continue
         change = Change(first.release, label, diff(first.measured, x.measured, force=True))
-        said.append(f"first slower in {label} (of {ends}): "
+        said.append(f"first slower in {label}, of {ends}: "
                     f"{_change(change, change.diff.stage('flat', phase))}")
     measured = ", ".join(x.release for x in r.results)
     if not said:
