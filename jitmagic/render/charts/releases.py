@@ -14,24 +14,19 @@ from ...model.reports.releases import Releases
 from ...model.rows import PHASES
 from ...model.stats.rule import spread
 from ..format import PHASE_LABELS
-from .palette import BLUE
-from .palette import BLUISH_GREEN
-from .palette import ORANGE
-from .palette import REDDISH_PURPLE
-from .palette import SKY_BLUE
-from .palette import VERMILLION
+from . import palette as p
 from .style import DPI
 from .style import LEGEND_PT
 from .style import plain
 from .style import whisker
 
 #: One colour per release, in the order measured (Okabe and Ito's, as every chart's).
-COLORS = (SKY_BLUE, ORANGE, BLUISH_GREEN, BLUE, VERMILLION, REDDISH_PURPLE)
+COLORS = (p.SKY_BLUE, p.ORANGE, p.BLUISH_GREEN, p.BLUE, p.VERMILLION, p.REDDISH_PURPLE)
 
 
 def releases_figure(r: Releases) -> Figure | None:
     """One group of bars per stage, a bar per release that measured the flat program
-    (None where fewer than one did)."""
+    (None where none did)."""
     shown = [(x.release, c.flat) for x in r.results
              if (c := x.measured) is not None and "flat" in c.variants]
     if not shown:
