@@ -68,7 +68,8 @@ REFUSED = {"processes": "each release is measured in one fresh process",
            "target": "a release's environment holds no libtpu",
            "sweep": "a sweep would be measured once per release: sweep one release at a time",
            "baseline": "the releases are each other's baseline",
-           "save": "the side-by-side report is text for now: --save one release at a time"}
+           "save": "the side-by-side report is written by --html and --trace: --save one "
+                   "release at a time"}
 
 
 def refuse(args: argparse.Namespace) -> None:
