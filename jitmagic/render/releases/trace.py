@@ -1,12 +1,12 @@
-"""A comparison as Chrome trace events (``--trace FILE.json``), which Perfetto
-(ui.perfetto.dev, its trace processor) and speedscope open.
+"""A comparison as Chrome trace events (``--trace FILE.json``), which Perfetto and
+speedscope open.
 
-One process (``pid``) per JAX release (``--jax``, ``--bisect``), per value of a sweep, or
-one for a comparison; one thread (``tid``) per variant: its median first call, holding its
+A process (``pid``) per JAX release (``--jax``, ``--bisect``), per value of a sweep, or
+one for a comparison; a thread (``tid``) per variant: its median first call, holding its
 trace, lowering and XLA compile (their medians) one after another where they fit in it,
-else laid before it (timed apart, or medians of runs that add up to more); with ``--xla`` a thread
-per profiled compile: the time before XLA's passes, the HLO passes holding each pass (most
-seconds first, not in the order run), and code generation. Microseconds, as the format has them."""
+else laid before it; with ``--xla`` a thread per profiled compile: the time before XLA's
+passes, the HLO passes holding each pass (most seconds first, not in the order run), and
+code generation. Microseconds, as the format has them."""
 
 from __future__ import annotations
 
