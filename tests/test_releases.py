@@ -531,3 +531,20 @@ def test_bisect_names_the_release_that_measuring_each_names_on_the_loop_heavy_pr
            "0.10.0, 0.10.1, 0.10.2 (yours)\n" in done.stdout
     processes = {names[0] for names in _read_trace(tmp_path / "t.json")}
     assert processes == {"jax 0.9.0", "jax 0.9.2", "jax 0.10.0", "jax 0.10.1", "jax 0.10.2 (yours)"}
+
+
+def test_trace_of_a_sweep_holds_a_process_per_value(tmp_path):
+    done = _command(tmp_path, """\
+        import jax.numpy as jnp
+
+        def g(x):
+            return x * 2
+
+        def f(x):
+            return sum(g(x) * i for i in range(n))
+
+        f(jnp.ones(4))
+        """, "--sweep", "n=1,2", "-r", "1", "-n", "1", "-q", "--trace", "s.json")
+    assert done.returncode == 0, done.stderr
+    tracks = {names[:2] for names in _read_trace(tmp_path / "s.json")}
+    assert tracks == {(f"n={n}", variant) for n in (1, 2) for variant in ("flat", "nested")}
