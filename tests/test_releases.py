@@ -548,3 +548,12 @@ def test_trace_of_a_sweep_holds_a_process_per_value(tmp_path):
     assert done.returncode == 0, done.stderr
     tracks = {names[:2] for names in _read_trace(tmp_path / "s.json")}
     assert tracks == {(f"n={n}", variant) for n in (1, 2) for variant in ("flat", "nested")}
+
+
+def test_the_magic_writes_the_trace_of_its_comparison(ip, tmp_path):
+    path = tmp_path / "cell trace.json"
+    ip.push({"model": _model, "jnp": jnp})
+    found = ip.run_cell_magic("jitcompare", f"-r 2 -q -o --no-plot --trace '{path}'",
+                              "model(jnp.ones((8, 8)))")
+    traced = _read_trace(path)
+    assert _within(traced["model", "flat", "XLA compile"], found.flat.median("compile_s"))
