@@ -7,6 +7,7 @@ else venv and pip) in the user's cache folder, holding jax, jaxlib and :data:`PA
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -106,3 +107,31 @@ def _ran(argv: list[str]) -> str | None:
     lines = [ln.strip() for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.lower().startswith(("error", "cause", "×", "╰"))]
     return (errors or lines or [f"exit status {done.returncode}"])[-1]
+
+
+def served(low: str, high: str) -> list[str] | str:
+    """The releases from ``low`` to ``high`` (``current``: the installed one) for which
+    the package index serves both jax and jaxlib, oldest first, as ``pip index versions``
+    lists them (pre-releases aside); or why they could not be listed."""
+    high = installed_version() or high if high == CURRENT else high
+    listed = []
+    for package in ("jax", "jaxlib"):
+        argv = [sys.executable, "-m", "pip", "index", "versions", package]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"`{' '.join(argv[2:])}` could not run ({exc})"
+        found = re.search(r"^Available versions: (.*)$", done.stdout, re.MULTILINE)
+        if found is None:
+            return (done.stderr.strip().splitlines() or [f"`{' '.join(argv[2:])}` listed none"]
+                    )[-1]
+        listed.append(set(found[1].split(", ")))
+    key = _numbers(low), _numbers(high)
+    return sorted((v for v in listed[0] & listed[1] if key[0] <= _numbers(v) <= key[1]),
+                  key=_numbers)
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    """``0.9.0.1`` → (0, 9, 0, 1); a pre-release (``0.9.0rc1``) sorts after every release."""
+    return tuple(int(x) if x.isdigit() else 1 << 30 for x in version.split("."))
