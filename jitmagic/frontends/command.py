@@ -40,6 +40,7 @@ from ..errors import exit_after_measuring
 from ..interrupts import held_while_importing
 from ..measure.children import Entry
 from ..measure.sampling import clocks
+from ..measure.sampling import fresh
 from ..measure.sampling.lockstep import LockstepError
 from ..measure.sampling.lockstep import current
 from ..measure.sampling.lockstep import with_others
@@ -369,7 +370,10 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if filename:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
-    prelude = run_prelude(source, filename or "<demo>", namespace, swept)
+    spawn = None if swept or args.target or args.processes else fresh.for_command(
+        args.file, sys.argv[1:], args.number, args.nest, args.mine)
+    with fresh.device_closed(spawn):  # JAX imported by the file's lines, or below
+        prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     # jax not imported by the file's lines: nothing can have started its backend (where
     # jax is not imported, `imported` assumes the worst)
     started = prelude.backend_started and prelude.imported_by != "jitmagic"
@@ -385,7 +389,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if prelude.ran:
         cell = dataclasses.replace(cell, setup=ast.Module(body=prelude.rest(cell.setup.body),
                                                           type_ignores=[]))
-    with drawing(staged(progress_for(options))) as progress:
+    with drawing(staged(progress_for(options))) as progress, fresh.in_children(spawn):
         result = measure_source(cell, namespace, options, progress, start,
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
@@ -410,7 +414,8 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     args.quiet = True
     if args.sweep:
         raise InputError("a child measures one comparison: leave --sweep out")
-    return run_isolated(args, script_args).to_dict()
+    with fresh.only(inputs.get("sample")):  # a cold sample of one variant (fresh)
+        return run_isolated(args, script_args).to_dict()
 
 
 def _options_said(options: Options, args: argparse.Namespace) -> str:

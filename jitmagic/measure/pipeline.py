@@ -53,6 +53,7 @@ from .parts import batches
 from .parts.run import PartRun
 from .parts.run import later_labels
 from .sampling import clocks
+from .sampling import fresh
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
 from .sampling.lockstep import SINGLE
@@ -384,6 +385,8 @@ def _to_sample(prepared: dict[str, Prepared]) -> tuple[bool, Sampler]:
     nested one then, as measuring the one program twice would tell nothing."""
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
+    runs.takers = fresh.in_fresh_processes(runs.subjects)
+    runs.settled = fresh.skipped(list(runs.subjects))
     return same, runs
 
 

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,8 +59,8 @@ from ...model.progress import fatal_of
 STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
 #: Lines of a child's stderr kept.
 TAIL_LINES = 20
-#: Seconds a killed child gets to be reaped.
-REAP_S = 10.0
+#: Seconds a killed child gets to be reaped; seconds between two looks at an entry's ``stop``.
+REAP_S, POLL_S = 10.0, 0.1
 #: The signals a script's parent hands on to it (where this process does not ignore them).
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -108,10 +110,11 @@ def inside() -> bool:
 
 def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
               python: str | None = None, env: Mapping[str, str] | None = None,
-              cwd: str | None = None) -> ChildEnd:
+              cwd: str | None = None, stop: Callable[[], bool] | None = None) -> ChildEnd:
     """Run ``what`` in a fresh ``python`` (this one by default) with ``env`` added to this
     process's environment; how it ended. ``timeout_s`` (None: no limit) kills its whole
-    process group once passed."""
+    process group once passed, and so does an entry's ``stop`` once it returns True (a
+    Ctrl-C this process deferred): then it reads as :class:`TimedOut`."""
     exe = python or sys.executable
     with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
         files = _Files(Path(folder))
@@ -122,7 +125,7 @@ def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | No
         except OSError as exc:
             return CouldNotStart(exe, exc.strerror or type(exc).__name__)
         with _ended(child, isinstance(what, Entry)):
-            status = _wait(child, what, timeout_s)
+            status = _wait(child, what, timeout_s, stop)
         return _end(status, what, files, timeout_s)
 
 
@@ -193,13 +196,16 @@ def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
                 time.sleep(0.01)
 
 
-def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None
-          ) -> int | None:
-    """The child's status (None: it ran past ``timeout_s``). A script's: each signal of
-    :data:`FORWARDED` here is handed on to it, and it decides what it does."""
+def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None,
+          stop: Callable[[], bool] | None = None) -> int | None:
+    """The child's status (None: it ran past ``timeout_s``, or ``stop`` said so first,
+    read every :data:`POLL_S`). A script's: each signal of :data:`FORWARDED` here is
+    handed on to it, and it decides what it does."""
     if isinstance(what, Entry):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            return child.wait(timeout_s)
+        end = math.inf if timeout_s is None else time.monotonic() + timeout_s
+        while time.monotonic() < end and not (stop and stop()):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return child.wait(min(POLL_S, max(0.0, end - time.monotonic())))
         return None
     with _forwarding(child.pid):
         return child.wait()
