@@ -372,8 +372,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     swept = options.sweep[0] if options.sweep else None
     spawn = None if swept or args.target or args.processes else fresh.for_command(
         args.file, sys.argv[1:], args.number, args.nest, args.mine)
-    with fresh.device_closed(spawn):  # JAX imported by the file's lines, or below
-        prelude = run_prelude(source, filename or "<demo>", namespace, swept)
+    prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     # jax not imported by the file's lines: nothing can have started its backend (where
     # jax is not imported, `imported` assumes the worst)
     started = prelude.backend_started and prelude.imported_by != "jitmagic"
@@ -389,7 +388,9 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if prelude.ran:
         cell = dataclasses.replace(cell, setup=ast.Module(body=prelude.rest(cell.setup.body),
                                                           type_ignores=[]))
-    with drawing(staged(progress_for(options))) as progress, fresh.in_children(spawn):
+    spawn = None if prelude.backend_started else spawn  # the device is this process's
+    with drawing(staged(progress_for(options))) as progress, fresh.in_children(spawn), \
+            fresh.device_closed(spawn):
         result = measure_source(cell, namespace, options, progress, start,
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None

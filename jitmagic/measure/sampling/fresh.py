@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
@@ -75,12 +74,10 @@ def backend_memory() -> dict[str, Any]:
 @dataclass(frozen=True)
 class Children:
     """How this measurement's cold samples are taken in fresh processes: the command's
-    arguments a child measures (``FILE.py -r 1 -q ...``), the environment it adds (the
-    user's ``JAX_PLATFORMS``), the seconds it may take (None: no limit), and the
-    platform the probe found (its budget is ``-r auto``'s)."""
+    arguments a child measures (``FILE.py -r 1 -q ...``), the seconds it may take (None:
+    no limit), and the platform the probe found (its budget is ``-r auto``'s)."""
 
     argv: tuple[str, ...]
-    env: dict[str, str] = field(default_factory=dict)
     timeout_s: float | None = None
     platform: str | None = None
 
@@ -127,29 +124,25 @@ def for_command(file: str, script_args: list[str], number: Any, nest: Any,
     for flag, value in (("-n", number), ("--nest", nest), ("--mine", mine)):
         said = ",".join(value) if isinstance(value, list | tuple) else value
         argv += [flag, str(said)] if said else []
-    return Children((*argv, "--", *script_args),
-                    {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "")}, HANG_S,
-                    found.get("platform"))
+    return Children((*argv, "--", *script_args), HANG_S, found.get("platform"))
 
 
 @contextlib.contextmanager
 def device_closed(spawn: Children | None) -> Iterator[None]:
-    """Within (the file's leading lines), and for good after (JAX imported at the end
-    where they did not), where ``spawn`` takes the samples, JAX in this process keeps to
-    the CPU: the device stays free for the children. The variable is put back after."""
+    """Within, where ``spawn`` takes the samples, JAX in this process (imported, its
+    backend not started) keeps to the CPU: the device stays free for the children. The
+    setting is put back after."""
     if spawn is None:
         yield
         return
-    before = os.environ.get("JAX_PLATFORMS")
-    os.environ["JAX_PLATFORMS"] = "cpu"
+    import jax
+
+    before = jax.config.jax_platforms  # type: ignore[attr-defined]
+    jax.config.update("jax_platforms", "cpu")
     try:
         yield
-        import jax  # noqa: F401 (its platforms are read as it is imported)
     finally:
-        if before is None:
-            os.environ.pop("JAX_PLATFORMS", None)
-        else:
-            os.environ["JAX_PLATFORMS"] = before
+        jax.config.update("jax_platforms", before)
 
 
 def children() -> Children | None:
@@ -200,7 +193,7 @@ class ChildSubject:
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         started = clocks.wall()
         end = run_child(ENTRY, {"argv": list(self.spawn.argv), "sample": self.name},
-                        env=self.spawn.env, timeout_s=self.spawn.timeout_s, stop=check.due)
+                        timeout_s=self.spawn.timeout_s, stop=check.due)
         self.costs.append(clocks.wall() - started)
         check.poll("its cold sample in a fresh process")
         if not isinstance(end, Finished):
