@@ -419,7 +419,8 @@ def _placement(prepared: dict[str, Prepared], runs: Sampler,
     of their CPU clocks' steps) and ``sharding`` (how the compiled programs place the
     call's arguments), read once ``wall_s`` is taken: no part of the measurement's time."""
     call = next(iter(prepared.values()))
-    env = environment({**mesh_env(call.args, call.kwargs), **step.env()})
+    env = environment({**mesh_env(call.args, call.kwargs), **step.env(),
+                       **fresh.where_sampled(runs.takers)})
     ticks = step.gather("the CPU clock's step", env["cpu_tick_s"])  # the coarsest judges
     env["cpu_tick_s"] = max((t for t in ticks if t is not None), default=None)
     return {"env": env, "sharding": sharding_report(call.args, call.kwargs, runs.compiled())}

@@ -17,11 +17,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
+from ... import backends
 from ...backends import memory
 from ...model.progress import ChildEnd
 from ...model.progress import Finished
@@ -44,6 +47,10 @@ ENTRY = Entry("jitmagic.frontends.command", "measure_in_child")
 HANG_S = 600.0
 
 
+def _cached() -> Path:
+    return cache_root() / "backend-memory" / f"{memory.key()}.json"
+
+
 def backend_memory() -> dict[str, Any]:
     """Whether this JAX's backend remembers work between compiles in a process
     (``{"remembers": bool, "platform": ..., ...}``): the stand-in's answer where
@@ -53,7 +60,7 @@ def backend_memory() -> dict[str, Any]:
     said = memory.standin()
     if said is not None:
         return {"remembers": said, "platform": None}
-    path = cache_root() / "backend-memory" / f"{memory.key()}.json"
+    path = _cached()
     with contextlib.suppress(OSError, ValueError, KeyError):
         return dict(json.loads(path.read_text()))
     probes = []
@@ -219,3 +226,25 @@ def in_fresh_processes(subjects: dict[str, Any]) -> dict[str, Any]:
     if spawn is None:
         return {}
     return {n: ChildSubject(n, s, spawn) for n, s in subjects.items()}
+
+
+def session_remembers() -> bool:
+    """Whether this process's backend remembers, asked without a probe (a process that
+    holds the device cannot lend it to one): the stand-in's answer, else the cached one,
+    else the backend's by name (:attr:`~jitmagic.backends.Backend.keeps_work`)."""
+    said = memory.standin()
+    if said is not None:
+        return said
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        return bool(json.loads(_cached().read_text())["remembers"])
+    return backends.running().keeps_work
+
+
+def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
+    """The report's ``env`` entry saying where the cold samples were taken: in fresh
+    processes (what each cost, median seconds), or in this process where its backend
+    remembers (the session's figures); nothing where it does not (a CPU)."""
+    costs = [c for t in takers.values() for c in t.costs]
+    if costs:
+        return {"cold_samples": {"where": "fresh", "sample_s": statistics.median(costs)}}
+    return {"cold_samples": {"where": "session"}} if session_remembers() else {}
