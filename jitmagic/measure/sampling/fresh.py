@@ -29,7 +29,6 @@ from ...backends import memory
 from ...model.progress import ChildEnd
 from ...model.progress import Finished
 from ..children import Entry
-from ..children import inside
 from ..children import run_child
 from ..environments import cache_root
 from . import clocks
@@ -120,9 +119,9 @@ def for_command(file: str, script_args: list[str], number: Any, nest: Any,
                 mine: Any) -> Children | None:
     """The children that take the command's cold samples (``FILE.py`` or ``demo`` with
     the command's ``-n``, ``--nest``, ``--mine`` and the script's arguments), where the
-    backend remembers (:func:`backend_memory`); None in a child itself, or where it
-    does not remember."""
-    if inside():
+    backend remembers (:func:`backend_memory`); None in a child that takes one sample
+    itself (:func:`only`), or where it does not remember."""
+    if _ONLY.get() is not None:
         return None
     found = backend_memory()
     if not found["remembers"]:
