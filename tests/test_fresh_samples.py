@@ -130,3 +130,27 @@ def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
     assert "interrupted by the user" in out + err, out + err
     assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
     assert not list(tmp_path.glob("jitmagic-child-*"))
+
+
+def _target_run(compile_s: list[float], cpu: list[float]) -> dict[str, list[float]]:
+    runs = len(compile_s)
+    return {"trace_s": [0.4] * runs, "trace_cpu_s": [0.4] * runs, "lower_s": [0.2] * runs,
+            "lower_cpu_s": [0.2] * runs, "compile_s": compile_s, "compile_cpu_s": cpu}
+
+
+def test_target_leaves_its_warm_compiles_out_as_the_main_comparison_does():
+    from support import comparison
+
+    from jitmagic.model.target import TargetCompile
+    from jitmagic.render.target import headline
+    from jitmagic.render.target import warm_lines
+
+    flat = _target_run([3.3, 3.2, 3.4, 3.3], [3.3, 3.2, 3.4, 3.3])
+    warm_nested = _target_run([3.3, 1.0, 1.1, 3.2], [3.3, 1.0, 1.1, 3.2])
+    cold_nested = _target_run([3.3, 3.2], [3.3, 3.2])
+    record = TargetCompile("v5e:2x2", 4, "TPU v5 lite", "2-core CPU", "one device",
+                           warm={"nested": (1, 2)})
+    said = [headline(comparison(flat, nested, env={"target": record.to_dict()}), record)
+            for nested in (warm_nested, cold_nested)]
+    assert said[0] == said[1]  # the warm runs read as if never taken
+    assert "left out of the medians and the verdict" in warm_lines(record)[0]

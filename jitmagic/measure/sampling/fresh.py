@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 from ... import backends
@@ -32,11 +33,13 @@ from ..children import Entry
 from ..children import run_child
 from ..environments import cache_root
 from . import clocks
-from .monitor import Monitor
-from .runner import ColdSample
-from .runner import Subject
-from .stops import Checkpoint
-from .structure import ProgramFacts
+
+if TYPE_CHECKING:  # importing them imports JAX: not before the file's leading lines
+    from .monitor import Monitor
+    from .runner import ColdSample
+    from .runner import Subject
+    from .stops import Checkpoint
+    from .structure import ProgramFacts
 
 #: The probes one decision reads (each a fresh process), and the seconds each may take.
 PROBES, PROBE_TIMEOUT_S = 2, 600.0
@@ -197,6 +200,8 @@ class ChildSubject:
         return False
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
+        from .runner import ColdSample
+
         started = clocks.wall()
         end = run_child(ENTRY, {"argv": list(self.spawn.argv), "sample": self.name},
                         timeout_s=self.spawn.timeout_s, stop=check.due)
