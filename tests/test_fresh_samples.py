@@ -51,6 +51,7 @@ def test_the_rule_reads_a_tpus_later_compiles_as_remembered_and_noise_as_not():
 def test_the_probe_says_a_cpu_does_not_remember_and_is_paid_once(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv(memory.STANDIN_ENV, raising=False)
+    monkeypatch.setattr(memory, "only_cpu", lambda: False)  # measured, as with libtpu
     found = fresh.backend_memory()
     assert found["remembers"] is False and found["platform"] == "cpu"
     assert len(found["probes"]) == fresh.PROBES
@@ -80,9 +81,10 @@ def test_each_cold_sample_is_a_fresh_process_where_the_backend_remembers(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_cpu_comparison_starts_no_child_and_says_nothing_of_samples(tmp_path):
+def test_a_cpu_comparison_starts_no_child_and_says_nothing_of_samples(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")  # only the CPU: nothing to probe
     saved = tmp_path / "out.json"
-    ran = _command(tmp_path, "0", str(FIXTURES / "small.py"), "-r", "2", "-q",
+    ran = _command(tmp_path, None, str(FIXTURES / "small.py"), "-r", "2", "-q",
                    "--save", str(saved))
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines()[-1] == "children 0"

@@ -39,6 +39,18 @@ def standin() -> bool | None:
     return None if not said else said not in ("0", "no", "false")
 
 
+def only_cpu() -> bool:
+    """Whether JAX here can only run on the CPU (``JAX_PLATFORMS=cpu``, or no
+    accelerator's plugin installed: no libtpu, no ``jax-*-plugin``): nothing to probe."""
+    from importlib.metadata import distributions
+
+    if os.environ.get("JAX_PLATFORMS", "").strip().lower() == "cpu":
+        return True
+    names = {str(d.metadata["Name"] or "").lower().replace("_", "-") for d in distributions()}
+    return not any(n.startswith("libtpu") or (n.startswith("jax-") and n.endswith("-plugin"))
+                   for n in names)
+
+
 def key() -> str:
     """What the answer is kept under: the releases of :data:`RELEASES` and
     ``JAX_PLATFORMS``, read without importing JAX (the device kind is in the answer)."""

@@ -60,8 +60,8 @@ def backend_memory() -> dict[str, Any]:
     :data:`PROBES` probes in fresh processes (never in this one), their answer cached.
     A probe that does not finish answers no (measured in this process, as before)."""
     said = memory.standin()
-    if said is not None:
-        return {"remembers": said, "platform": None}
+    if said is not None or memory.only_cpu():
+        return {"remembers": bool(said), "platform": None if said else "cpu"}
     path = _cached()
     with contextlib.suppress(OSError, ValueError, KeyError):
         return dict(json.loads(path.read_text()))
