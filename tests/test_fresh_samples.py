@@ -156,3 +156,25 @@ def test_target_leaves_its_warm_compiles_out_as_the_main_comparison_does():
             for nested in (warm_nested, cold_nested)]
     assert said[0] == said[1]  # the warm runs read as if never taken
     assert "left out of the medians and the verdict" in warm_lines(record)[0]
+
+
+def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold_command(
+        monkeypatch):
+    import jax.numpy as jnp
+
+    import jitmagic
+
+    def f(x):
+        return jnp.sin(x) * 2
+
+    def g(x):
+        return f(x) + f(x)
+
+    monkeypatch.setenv(memory.STANDIN_ENV, "1")  # the backend remembers, as a TPU's does
+    said = jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True)
+    assert said.env["cold_samples"] == {"where": "session"}
+    for full in (said.report(), said.report(verbose=True)):
+        assert "figures: this session's" in full
+        assert "python -m jitmagic CELL.py -r 1" in " ".join(full.split())
+    monkeypatch.setenv(memory.STANDIN_ENV, "0")
+    assert "cold_samples" not in jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True).env
