@@ -60,7 +60,7 @@ def test_the_probe_says_a_cpu_does_not_remember_and_is_paid_once(tmp_path, monke
     assert cached["remembers"] is False
     monkeypatch.setattr(fresh, "run_child", lambda *a, **k: pytest.fail("probed twice"))
     assert fresh.backend_memory()["remembers"] is False
-    assert fresh.for_command("x.py", [], None, None, ()) is None
+    assert fresh.for_command(fresh.Entry("m", "f"), "x.py", [], None, None, ()) is None
 
 
 @pytest.mark.slow

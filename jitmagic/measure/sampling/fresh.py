@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import json
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING
 from typing import Any
 
 from ... import backends
@@ -34,17 +34,8 @@ from ..children import run_child
 from ..environments import cache_root
 from . import clocks
 
-if TYPE_CHECKING:  # importing them imports JAX: not before the file's leading lines
-    from .monitor import Monitor
-    from .runner import ColdSample
-    from .runner import Subject
-    from .stops import Checkpoint
-    from .structure import ProgramFacts
-
 #: The probes one decision reads (each a fresh process), and the seconds each may take.
 PROBES, PROBE_TIMEOUT_S = 2, 600.0
-#: The entry a child measures in: the command's own, as ``--jax`` runs it.
-ENTRY = Entry("jitmagic.frontends.command", "measure_in_child")
 #: Seconds a child's sample may take without ``--timeout`` before it counts as hung.
 HANG_S = 600.0
 
@@ -82,10 +73,12 @@ def backend_memory() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Children:
-    """How this measurement's cold samples are taken in fresh processes: the command's
-    arguments a child measures (``FILE.py -r 1 -q ...``), the seconds it may take (None:
-    no limit), and the platform the probe found (its budget is ``-r auto``'s)."""
+    """How this measurement's cold samples are taken in fresh processes: the entry a
+    child measures in, the command's arguments it measures (``FILE.py -r 1 -q ...``),
+    the seconds it may take (None: no limit), and the platform the probe found (its
+    budget is ``-r auto``'s)."""
 
+    entry: Entry
     argv: tuple[str, ...]
     timeout_s: float | None = None
     platform: str | None = None
@@ -118,10 +111,11 @@ def only(variant: str | None) -> Iterator[None]:
         _ONLY.reset(token)
 
 
-def for_command(file: str, script_args: list[str], number: Any, nest: Any,
+def for_command(entry: Entry, file: str, script_args: list[str], number: Any, nest: Any,
                 mine: Any) -> Children | None:
-    """The children that take the command's cold samples (``FILE.py`` or ``demo`` with
-    the command's ``-n``, ``--nest``, ``--mine`` and the script's arguments), where the
+    """The children that take the command's cold samples, each measuring in ``entry``
+    (the command's own, as ``--jax`` runs it: ``FILE.py`` or ``demo`` with the command's
+    ``-n``, ``--nest``, ``--mine`` and the script's arguments), where the
     backend remembers (:func:`backend_memory`); None in a child that takes one sample
     itself (:func:`only`), or where it does not remember."""
     if _ONLY.get() is not None:
@@ -133,7 +127,7 @@ def for_command(file: str, script_args: list[str], number: Any, nest: Any,
     for flag, value in (("-n", number), ("--nest", nest), ("--mine", mine)):
         said = ",".join(value) if isinstance(value, list | tuple) else value
         argv += [flag, str(said)] if said else []
-    return Children((*argv, "--", *script_args), HANG_S, found.get("platform"))
+    return Children(entry, (*argv, "--", *script_args), HANG_S, found.get("platform"))
 
 
 @contextlib.contextmanager
@@ -177,15 +171,15 @@ class ChildEnded(RuntimeError):
 @dataclass
 class ChildSubject:
     """A row whose cold samples are each taken in a fresh child (``name``, by
-    :data:`ENTRY`); ``here`` is the row in this process, run once untimed for the
+    its ``spawn``'s entry); ``here`` is the row in this process, run once untimed for the
     program's structure and output."""
 
     name: str
-    here: Subject
+    here: Any  # a sampler's Subject
     spawn: Children
     #: Seconds each child took, start to end (what a sample cost).
     costs: list[float] = field(default_factory=list)
-    _local: ColdSample | None = None
+    _local: Any = None  # this process's ColdSample
 
     @property
     def args(self) -> tuple:
@@ -199,11 +193,10 @@ class ChildSubject:
     def warm_up(self) -> bool:
         return False
 
-    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
-        from .runner import ColdSample
-
+    def cold(self, monitor: Any, check: Any) -> Any:
+        """A ``ColdSample`` of the child's times, with this process's program."""
         started = clocks.wall()
-        end = run_child(ENTRY, {"argv": list(self.spawn.argv), "sample": self.name},
+        end = run_child(self.spawn.entry, {"argv": list(self.spawn.argv), "sample": self.name},
                         timeout_s=self.spawn.timeout_s, stop=check.due)
         self.costs.append(clocks.wall() - started)
         check.poll("its cold sample in a fresh process")
@@ -216,10 +209,10 @@ class ChildSubject:
             self._local = self.here.cold(monitor, check)
         local = self._local
         assert local is not None
-        return ColdSample(times, local.call, local.output if first else None,
-                          artefact=local.artefact, stages_from=local.stages_from)
+        return dataclasses.replace(local, times=times, events={},
+                                   output=local.output if first else None)
 
-    def describe(self, cold: ColdSample) -> ProgramFacts:
+    def describe(self, cold: Any) -> Any:
         return self.here.describe(cold)
 
 
