@@ -1,16 +1,8 @@
-"""Whether a backend's compiler remembers work between compiles in one process, decided by
-measurement, not by name.
-
-On a TPU v5e a fresh program's compile gets cheaper after a process's first (the
-24-block MLP: 3.19-3.32 s first, then 2.15-2.89 s, whatever the program, and no flag
-stops it), so a cold sample there needs a fresh process. :func:`probe` (run in a child
-that owns the device) compiles one program, each time with a new constant after
-``jax.clear_caches()``, after a tiny warm-up jit that pays the process's one-time set-up;
-:func:`remembers` reads two probes: the backend remembers where every later compile
-fell below :data:`SHARE` of both processes' first, on wall and CPU time. The answer is
-kept per :func:`key` (the JAX, jaxlib and libtpu releases, ``JAX_PLATFORMS``) in the
-user's cache folder, so it is paid once. :data:`STANDIN_ENV` (``1`` or ``0``) answers
-instead of a probe: tests on a CPU stand in for a TPU with it.
+"""Whether a backend's compiler remembers work between compiles in one process, decided
+by measurement (docs/measuring.md): on a TPU v5e a fresh program's compile gets cheaper
+after a process's first (the MLP: 3.19-3.32 s, then 2.15-2.89 s), so a cold sample there
+needs a fresh process. :func:`probe` runs in a child that owns the device;
+:func:`remembers` judges probes; :data:`STANDIN_ENV` answers instead (the tests' TPU).
 """
 
 from __future__ import annotations
@@ -25,16 +17,15 @@ from typing import Any
 STANDIN_ENV = "JITMAGIC_BACKEND_REMEMBERS"
 #: Compiles per probe (the first, then the later ones it is judged against).
 COMPILES = 5
-#: A later compile under this share of the first did less work: the TPU's later MLP
-#: compiles read 0.65-0.88 of the first; a CPU's read 0.7-1.3 of it from noise alone, so
-#: the median of the later ones is judged, against the faster of two processes' first.
+#: Later compiles whose median is under this share of the first did less work (the TPU's
+#: MLP: 0.65-0.88; a CPU's: 0.7-1.3, noise).
 SHARE = 0.85
 #: The distributions whose releases decide the compiler.
 RELEASES = ("jax", "jaxlib", "libtpu")
 
 
 def standin() -> bool | None:
-    """What :data:`STANDIN_ENV` says (None where it is not set)."""
+    """What :data:`STANDIN_ENV` says (None: not set)."""
     said = os.environ.get(STANDIN_ENV, "").strip()
     return None if not said else said not in ("0", "no", "false")
 
@@ -52,8 +43,7 @@ def only_cpu() -> bool:
 
 
 def key() -> str:
-    """What the answer is kept under: the releases of :data:`RELEASES` and
-    ``JAX_PLATFORMS``, read without importing JAX (the device kind is in the answer)."""
+    """What the answer is kept under: the :data:`RELEASES` and ``JAX_PLATFORMS``."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version
 
@@ -68,9 +58,8 @@ def key() -> str:
 
 
 def probe(inputs: Any = None) -> dict[str, Any]:
-    """In a child: the compiles of one 24-block MLP, each with a new constant after
-    ``jax.clear_caches()`` and a fresh lowering, on wall and CPU time, after a tiny
-    warm-up jit; and the platform and device kind they ran on."""
+    """In a child, after a tiny warm-up jit: :data:`COMPILES` compiles of a 24-block MLP,
+    each with a new constant after ``jax.clear_caches()``, on wall and CPU time."""
     import jax
     import jax.numpy as jnp
 

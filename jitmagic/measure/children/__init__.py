@@ -1,31 +1,14 @@
 """One runner of fresh child processes: a Python entry (a module's function, or a
 script) in a new interpreter, and how it ended (:mod:`jitmagic.model.progress`).
 
-Why: some work must not share this process. A compile that native code aborts on
-(libtpu's ``Check failed``, a segmentation fault in XLA) would take the user's kernel
-with it; a compiler that remembers within a process gives a cold sample only in a new
-one; another JAX release lives in another Python. The child is started through
-:mod:`.boot` (``python -m jitmagic.measure.children.boot``), which ties its life to
-this process (Linux: SIGKILL when the parent dies), opens the stage file
-(:func:`stage` writes there: the last stage is known after a crash) and runs the entry.
-
-Two ways to run one:
-
-* :class:`Entry` (``module:function``, called with JSON inputs, its result JSON): in a
-  session of its own, its stdout and stderr kept in a file (the tail of stderr says
-  why native code aborted), a timeout after which its whole process group is killed;
-  Ctrl-C here kills it and is raised on.
-* :class:`Script` (``python ARGS...``, e.g. ``-m jitmagic FILE.py``): its output the
-  parent's own, in a process group of its own; the parent only waits, and hands each
-  SIGINT, SIGTERM and SIGHUP it gets on to it (:data:`FORWARDED`): a terminal's Ctrl-C
-  and a ``kill -INT`` of the parent alone reach it once each. Its exit status is the
-  result where it got to its end (:func:`finished`: Python's own end, or the command's
-  ``exit_now``); a status without that end (``os._exit`` in the script) is
-  :class:`~jitmagic.model.progress.EndedEarly`.
-
-Nothing is left behind: the request, result, stage and output files live in a
-temporary folder removed after, no process outlives the call, and no setting of this
-process changes (the child's environment is a copy).
+Some work must not share this process: a compile native code aborts on, a cold sample
+where the compiler remembers, another JAX release. The child starts through
+:mod:`.boot`, which ties its life to this process and opens the stage file
+(:func:`stage`). An :class:`Entry` (``module:function``, JSON in and out) runs in a
+session of its own, its output kept in a file, its process group killed at a timeout, a
+``stop`` or a Ctrl-C here; a :class:`Script` (``python ARGS...``) shares the parent's
+output in a group of its own, and each signal of :data:`FORWARDED` here is handed on.
+Nothing is left behind: no file (a temporary folder), no process, no setting.
 """
 
 from __future__ import annotations

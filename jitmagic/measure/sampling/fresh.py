@@ -1,15 +1,9 @@
-"""Cold samples in fresh processes, where the backend's compiler remembers (issue 60).
-
-A TPU's compile of a fresh program gets cheaper after a process's first
-(:mod:`jitmagic.backends.memory`), so there every cold sample is taken in a fresh child
-that owns the device, one after another, by the one runner of children
-(:mod:`jitmagic.measure.children`): the child rebuilds the program from the command's
-source (the command's ``measure_in_child``, which ``--jax`` runs too), measures one
-variant's one cold run and its steady state, and returns the row. The parent keeps the
-device closed (the command sets ``JAX_PLATFORMS=cpu`` for itself, the user's value for
-its children) and runs the rounds, the rule and the report; its one untimed run of each
-variant on its own platform gives the program's structure. On a backend that does not
-remember (a CPU) nothing here runs: no child, the figures as before.
+"""Cold samples in fresh processes where the backend's compiler remembers (issue 60,
+:mod:`jitmagic.backends.memory`): each a child of the one runner that rebuilds the
+program from the command's source (its ``measure_in_child``, as ``--jax``) and returns
+one variant's cold run and steady state. The parent keeps JAX on the CPU (the device
+free), runs the rounds, the rule and the report, and reads each program's structure
+from one untimed run of its own. Where the backend does not remember, nothing here runs.
 """
 
 from __future__ import annotations
@@ -27,7 +21,6 @@ from typing import Any
 
 from ... import backends
 from ...backends import memory
-from ...model.progress import ChildEnd
 from ...model.progress import Finished
 from ..children import Entry
 from ..children import run_child
@@ -40,22 +33,25 @@ PROBES, PROBE_TIMEOUT_S = 2, 600.0
 HANG_S = 600.0
 
 
-def _cached() -> Path:
-    return cache_root() / "backend-memory" / f"{memory.key()}.json"
+def _known(path: Path) -> dict[str, Any] | None:
+    """The stand-in's answer, else the one cached at ``path`` (None: neither)."""
+    said = memory.standin()
+    if said is not None:
+        return {"remembers": said, "platform": None}
+    with contextlib.suppress(OSError, ValueError):
+        return dict(json.loads(path.read_text()))
+    return None
 
 
 def backend_memory() -> dict[str, Any]:
-    """Whether this JAX's backend remembers work between compiles in a process
-    (``{"remembers": bool, "platform": ..., ...}``): the stand-in's answer where
-    :data:`~jitmagic.backends.memory.STANDIN_ENV` is set, else the cached one, else
-    :data:`PROBES` probes in fresh processes (never in this one), their answer cached.
-    A probe that does not finish answers no (measured in this process, as before)."""
-    said = memory.standin()
-    if said is not None or memory.only_cpu():
-        return {"remembers": bool(said), "platform": None if said else "cpu"}
-    path = _cached()
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        return dict(json.loads(path.read_text()))
+    """Whether this JAX's backend remembers (``{"remembers": bool, "platform": ...}``):
+    :func:`_known`, else no where JAX has only the CPU, else :data:`PROBES` probes in
+    fresh processes, cached. A probe that does not finish answers no (sampled here)."""
+    path = cache_root() / "backend-memory" / f"{memory.key()}.json"
+    known = _known(path) or ({"remembers": False, "platform": "cpu"}
+                             if memory.only_cpu() else None)
+    if known is not None:
+        return known
     probes = []
     for _ in range(PROBES):
         end = run_child(Entry(memory.__name__, memory.probe.__name__),
@@ -92,32 +88,29 @@ _ONLY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def in_children(children: Children | None) -> Iterator[None]:
+def _set(var: contextvars.ContextVar, value: Any) -> Iterator[None]:
+    token = var.set(value)
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
+def in_children(children: Children | None) -> contextlib.AbstractContextManager:
     """Within, the comparison's cold samples are taken by ``children`` (None: here)."""
-    token = _CHILDREN.set(children)
-    try:
-        yield
-    finally:
-        _CHILDREN.reset(token)
+    return _set(_CHILDREN, children)
 
 
-@contextlib.contextmanager
-def only(variant: str | None) -> Iterator[None]:
+def only(variant: str | None) -> contextlib.AbstractContextManager:
     """Within (in a child), the comparison samples ``variant`` alone (None: all)."""
-    token = _ONLY.set(variant)
-    try:
-        yield
-    finally:
-        _ONLY.reset(token)
+    return _set(_ONLY, variant)
 
 
 def for_command(entry: Entry, file: str, script_args: list[str], number: Any, nest: Any,
                 mine: Any) -> Children | None:
-    """The children that take the command's cold samples, each measuring in ``entry``
-    (the command's own, as ``--jax`` runs it: ``FILE.py`` or ``demo`` with the command's
-    ``-n``, ``--nest``, ``--mine`` and the script's arguments), where the
-    backend remembers (:func:`backend_memory`); None in a child that takes one sample
-    itself (:func:`only`), or where it does not remember."""
+    """The children that take the command's cold samples where the backend remembers,
+    each measuring ``file`` with ``-n``, ``--nest``, ``--mine`` and the script's
+    arguments in ``entry``; None in a child taking one sample (:func:`only`)."""
     if _ONLY.get() is not None:
         return None
     found = backend_memory()
@@ -132,9 +125,8 @@ def for_command(entry: Entry, file: str, script_args: list[str], number: Any, ne
 
 @contextlib.contextmanager
 def device_closed(spawn: Children | None) -> Iterator[None]:
-    """Within, where ``spawn`` takes the samples, JAX in this process (imported, its
-    backend not started) keeps to the CPU: the device stays free for the children. The
-    setting is put back after."""
+    """Within, where ``spawn`` takes the samples, JAX here (its backend not started)
+    keeps to the CPU, the device free for the children; put back after."""
     if spawn is None:
         yield
         return
@@ -159,15 +151,6 @@ def skipped(rows: list[str]) -> set[str]:
     return set() if wanted is None else {r for r in rows if r != wanted}
 
 
-class ChildEnded(RuntimeError):
-    """A child's sample ended without one (a crash, a hang, an error): its variant's
-    finding, with how it ended."""
-
-    def __init__(self, end: ChildEnd):
-        super().__init__(f"its cold sample in a fresh process ended without a result: {end}")
-        self.end = end
-
-
 @dataclass
 class ChildSubject:
     """A row whose cold samples are each taken in a fresh child (``name``, by
@@ -181,18 +164,6 @@ class ChildSubject:
     costs: list[float] = field(default_factory=list)
     _local: Any = None  # this process's ColdSample
 
-    @property
-    def args(self) -> tuple:
-        return self.here.args
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return self.here.kwargs
-
-    @property
-    def warm_up(self) -> bool:
-        return False
-
     def cold(self, monitor: Any, check: Any) -> Any:
         """A ``ColdSample`` of the child's times, with this process's program."""
         started = clocks.wall()
@@ -200,8 +171,9 @@ class ChildSubject:
                         timeout_s=self.spawn.timeout_s, stop=check.due)
         self.costs.append(clocks.wall() - started)
         check.poll("its cold sample in a fresh process")
-        if not isinstance(end, Finished):
-            raise ChildEnded(end)
+        if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
+            raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
+                               f"{end}")
         row = end.result["variants"][self.name]["samples"]
         times = {k: xs[0] for k, xs in row.items() if xs and xs[0] is not None}
         first = self._local is None
@@ -227,14 +199,9 @@ def in_fresh_processes(subjects: dict[str, Any]) -> dict[str, Any]:
 
 def session_remembers() -> bool:
     """Whether this process's backend remembers, asked without a probe (a process that
-    holds the device cannot lend it to one): the stand-in's answer, else the cached one,
-    else the backend's by name (:attr:`~jitmagic.backends.Backend.keeps_work`)."""
-    said = memory.standin()
-    if said is not None:
-        return said
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        return bool(json.loads(_cached().read_text())["remembers"])
-    return backends.running().keeps_work
+    holds the device cannot lend it): :func:`_known`, else by the backend's name."""
+    known = _known(cache_root() / "backend-memory" / f"{memory.key()}.json")
+    return bool(known["remembers"]) if known else backends.running().keeps_work
 
 
 def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
