@@ -416,7 +416,7 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     args.quiet = True
     if args.sweep:
         raise InputError("a child measures one comparison: leave --sweep out")
-    with fresh.only(inputs.get("sample")):  # a cold sample of one variant (fresh)
+    with fresh.only(inputs.get("sample", "")):  # one variant's cold sample, or all here
         return run_isolated(args, script_args).to_dict()
 
 

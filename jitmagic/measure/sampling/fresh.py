@@ -102,7 +102,8 @@ def in_children(children: Children | None) -> contextlib.AbstractContextManager:
 
 
 def only(variant: str | None) -> contextlib.AbstractContextManager:
-    """Within (in a child), the comparison samples ``variant`` alone (None: all)."""
+    """Within (in a child), the comparison samples ``variant`` alone (``""``: all, and
+    in this process: a ``--jax`` release's child)."""
     return _set(_ONLY, variant)
 
 
@@ -148,7 +149,7 @@ def children() -> Children | None:
 def skipped(rows: list[str]) -> set[str]:
     """The rows a child leaves out: all but the one it samples (none elsewhere)."""
     wanted = _ONLY.get()
-    return set() if wanted is None else {r for r in rows if r != wanted}
+    return {r for r in rows if r != wanted} if wanted else set()
 
 
 @dataclass
