@@ -18,6 +18,7 @@ import pytest
 
 from jitmagic.backends import memory
 from jitmagic.measure.sampling import fresh
+from jitmagic.options import Options
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fresh"
 ROOT = str(Path(__file__).parents[1])
@@ -60,7 +61,7 @@ def test_the_probe_says_a_cpu_does_not_remember_and_is_paid_once(tmp_path, monke
     assert cached["remembers"] is False
     monkeypatch.setattr(fresh, "run_child", lambda *a, **k: pytest.fail("probed twice"))
     assert fresh.backend_memory()["remembers"] is False
-    assert fresh.for_command(fresh.Entry("m", "f"), "x.py", [], None, None, ()) is None
+    assert fresh.for_command(fresh.Entry("m", "f"), "x.py", [], Options()) is None
 
 
 @pytest.mark.slow
@@ -178,3 +179,15 @@ def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold
         assert "python -m jitmagic CELL.py -r 1" in " ".join(full.split())
     monkeypatch.setenv(memory.STANDIN_ENV, "0")
     assert "cold_samples" not in jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True).env
+
+
+def test_the_children_measure_the_comparison_alone_with_the_commands_own_options(monkeypatch):
+    monkeypatch.setenv(memory.STANDIN_ENV, "1")
+    entry = fresh.Entry("m", "f")
+    spawn = fresh.for_command(entry, "cell.py", ["--size", "3"],
+                              Options(nest=("f",), number=5, repeat=7))
+    assert spawn is not None and spawn.entry == entry
+    assert spawn.argv == ("cell.py", "-r", "1", "-q", "-n", "5", "--nest", "f", "--",
+                          "--size", "3")
+    for part in ({"xla": True}, {"cache": True}, {"effort": True}, {"sweep": ("n", (1, 2))}):
+        assert fresh.for_command(entry, "cell.py", [], Options(**part)) is None

@@ -370,9 +370,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if filename:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
-    spawn = None if swept or args.target or args.processes else fresh.for_command(
-        Entry(__name__, measure_in_child.__name__), args.file, sys.argv[1:], args.number,
-        args.nest, args.mine)
+    spawn = None if args.processes else fresh.for_command(
+        Entry(__name__, measure_in_child.__name__), args.file, sys.argv[1:], options)
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     # jax not imported by the file's lines: nothing can have started its backend (where
     # jax is not imported, `imported` assumes the worst)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ... import backends
 from ...backends import memory
+from ...model import parts as table
 from ...model.progress import Finished
 from ..children import Entry
 from ..children import run_child
@@ -107,21 +108,24 @@ def only(variant: str | None) -> contextlib.AbstractContextManager:
     return _set(_ONLY, variant)
 
 
-def for_command(entry: Entry, file: str, script_args: list[str], number: Any, nest: Any,
-                mine: Any) -> Children | None:
+def for_command(entry: Entry, file: str, script_args: list[str],
+                options: Any) -> Children | None:
     """The children that take the command's cold samples where the backend remembers,
-    each measuring ``file`` with ``-n``, ``--nest``, ``--mine`` and the script's
-    arguments in ``entry``; None in a child taking one sample (:func:`only`)."""
-    if _ONLY.get() is not None:
+    each measuring ``file`` with the ``options``' ``-n``, ``--nest`` and ``--mine`` and the
+    script's arguments in ``entry``; None in a child taking one sample (:func:`only`), and
+    where a part after the comparison is asked for (it measures in this process)."""
+    parts = any(getattr(options, n, False) for p in table.PARTS for n in p.asked_by)
+    if _ONLY.get() is not None or parts or options.sweep or options.target:
         return None
     found = backend_memory()
     if not found["remembers"]:
         return None
     argv = [file, "-r", "1", "-q"]
-    for flag, value in (("-n", number), ("--nest", nest), ("--mine", mine)):
+    for flag, value in (("-n", options.number), ("--nest", options.nest),
+                        ("--mine", options.mine)):
         said = ",".join(value) if isinstance(value, list | tuple) else value
         argv += [flag, str(said)] if said else []
-    return Children(entry, (*argv, "--", *script_args), HANG_S, found.get("platform"))
+    return Children(entry, (*argv, "--", *script_args), HANG_S, found["platform"])
 
 
 @contextlib.contextmanager
