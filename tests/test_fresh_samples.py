@@ -5,6 +5,7 @@ and no child at all in a CPU comparison."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -120,16 +121,23 @@ def _samplers(command: psutil.Process) -> list[psutil.Process]:
 
 @pytest.mark.slow
 def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
-    command = subprocess.Popen([sys.executable, "-m", "jitmagic", str(FIXTURES / "small.py"),
+    """The child hangs (two minutes): the command ends it at the Ctrl-C, not after."""
+    command = subprocess.Popen([sys.executable, "-m", "jitmagic", str(FIXTURES / "hangs.py"),
                                 "-r", "3", "-q"], env=_env(tmp_path, "1"), cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     parent, end = psutil.Process(command.pid), time.monotonic() + 120
-    while not _samplers(parent) and time.monotonic() < end:
-        time.sleep(0.05)
-    children = _samplers(parent)
-    assert children, "no child started"
-    command.send_signal(signal.SIGINT)
-    out, err = command.communicate(timeout=60)
+    try:
+        while not _samplers(parent) and time.monotonic() < end:
+            time.sleep(0.05)
+        children = _samplers(parent)
+        assert children, "no child started"
+        time.sleep(1)  # into its hang
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=60)  # the hang's end is 120 s away
+    finally:  # a failing run leaves nothing either
+        for p in (*parent.children(recursive=True), parent):
+            with contextlib.suppress(psutil.Error):
+                p.kill()
     assert "interrupted by the user" in out + err, out + err
     assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
     assert not list(tmp_path.glob("jitmagic-child-*"))
