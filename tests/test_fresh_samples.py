@@ -135,9 +135,10 @@ def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
         command.send_signal(signal.SIGINT)
         out, err = command.communicate(timeout=60)  # the hang's end is 120 s away
     finally:  # a failing run leaves nothing either
-        for p in (*parent.children(recursive=True), parent):
-            with contextlib.suppress(psutil.Error):
-                p.kill()
+        if command.poll() is None:
+            for p in (*parent.children(recursive=True), parent):
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
     assert "interrupted by the user" in out + err, out + err
     assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
     assert not list(tmp_path.glob("jitmagic-child-*"))
