@@ -30,6 +30,8 @@ from . import clocks
 
 #: The probes one decision reads (each a fresh process), and the seconds each may take.
 PROBES, PROBE_TIMEOUT_S = 2, 600.0
+#: What the report's ``env`` takes from the children (where the samples ran).
+DEVICE_KEYS = ("backend", "devices", "device_count")
 #: Seconds a child's sample may take without ``--timeout`` before it counts as hung.
 HANG_S = 600.0
 
@@ -70,10 +72,8 @@ def backend_memory() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Children:
-    """How this measurement's cold samples are taken in fresh processes: the entry a
-    child measures in, the command's arguments it measures (``FILE.py -r 1 -q ...``),
-    the seconds it may take (None: no limit), and the platform the probe found (its
-    budget is ``-r auto``'s)."""
+    """The children that take the cold samples: the entry and arguments each measures
+    (``FILE.py -r 1 -q ...``), its time limit, the probed platform (``-r auto``'s budget)."""
 
     entry: Entry
     argv: tuple[str, ...]
@@ -103,8 +103,7 @@ def in_children(children: Children | None) -> contextlib.AbstractContextManager:
 
 
 def only(variant: str | None) -> contextlib.AbstractContextManager:
-    """Within (in a child), the comparison samples ``variant`` alone (``""``: all, and
-    in this process: a ``--jax`` release's child)."""
+    """Within (in a child), the comparison samples ``variant`` alone (``""``: all, here)."""
     return _set(_ONLY, variant)
 
 
@@ -158,15 +157,16 @@ def skipped(rows: list[str]) -> set[str]:
 
 @dataclass
 class ChildSubject:
-    """A row whose cold samples are each taken in a fresh child (``name``, by
-    its ``spawn``'s entry); ``here`` is the row in this process, run once untimed for the
-    program's structure and output."""
+    """A row whose cold samples are each a fresh child's; ``here``, the row in this
+    process, runs once untimed for the program's structure and output."""
 
     name: str
     here: Any  # a sampler's Subject
     spawn: Children
     #: Seconds each child took, start to end (what a sample cost).
     costs: list[float] = field(default_factory=list)
+    #: The children's backend and devices (this process's are the CPU's).
+    device: dict[str, Any] = field(default_factory=dict)
     _local: Any = None  # this process's ColdSample
 
     def cold(self, monitor: Any, check: Any) -> Any:
@@ -179,15 +179,14 @@ class ChildSubject:
         if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
             raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
                                f"{end}")
+        self.device = {k: end.result["env"].get(k) for k in DEVICE_KEYS}
         row = end.result["variants"][self.name]["samples"]
         times = {k: xs[0] for k, xs in row.items() if xs and xs[0] is not None}
         first = self._local is None
         if first:  # this process's own run: the structure and output, untimed
             self._local = self.here.cold(monitor, check)
-        local = self._local
-        assert local is not None
-        return dataclasses.replace(local, times=times, events={},
-                                   output=local.output if first else None)
+        return dataclasses.replace(self._local, times=times, events={},
+                                   output=self._local.output if first else None)
 
     def describe(self, cold: Any) -> Any:
         return self.here.describe(cold)
@@ -210,10 +209,12 @@ def session_remembers() -> bool:
 
 
 def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
-    """The report's ``env`` entry saying where the cold samples were taken: in fresh
-    processes (what each cost, median seconds), or in this process where its backend
-    remembers (the session's figures); nothing where it does not (a CPU)."""
+    """The report's ``env`` entries saying where the cold samples were taken: in fresh
+    processes (their device, what each cost, median seconds), or in this process where
+    its backend remembers (the session's figures); nothing where it does not (a CPU)."""
     costs = [c for t in takers.values() for c in t.costs]
     if costs:
-        return {"cold_samples": {"where": "fresh", "sample_s": statistics.median(costs)}}
+        device = next((t.device for t in takers.values() if t.device), {})
+        return {**device, "cold_samples": {"where": "fresh",
+                                           "sample_s": statistics.median(costs)}}
     return {"cold_samples": {"where": "session"}} if session_remembers() else {}
