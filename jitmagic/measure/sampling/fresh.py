@@ -214,7 +214,7 @@ def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
     its backend remembers (the session's figures); nothing where it does not (a CPU)."""
     costs = [c for t in takers.values() for c in t.costs]
     if costs:
-        device = next((t.device for t in takers.values() if t.device), {})
+        device: dict[str, Any] = next((t.device for t in takers.values() if t.device), {})
         return {**device, "cold_samples": {"where": "fresh",
                                            "sample_s": statistics.median(costs)}}
     return {"cold_samples": {"where": "session"}} if session_remembers() else {}
