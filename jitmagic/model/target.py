@@ -32,6 +32,7 @@ from .saved.schema import mapping
 from .saved.schema import optional
 from .saved.schema import seconds
 from .saved.schema import text
+from .stats.cold import cold_only
 from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.witness import CPU
@@ -169,9 +170,10 @@ def compile_difference(flat: Mapping[str, Sequence[float]],
                        nested: Mapping[str, Sequence[float]],
                        clock: Clock | None = None) -> Difference:
     """Nested against flat on each run's trace + lower + compile, by the one rule, on
-    ``clock`` (by default :func:`target_clock`'s)."""
+    ``clock`` (by default :func:`target_clock`'s), runs whose compile was not cold left
+    out as in every comparison (:func:`~.stats.cold.cold_only`)."""
     clock = clock or target_clock(flat, nested)
-    return difference(to_compiled(flat, clock), to_compiled(nested, clock))
+    return difference(*(to_compiled(cold_only(s, "tpu"), clock) for s in (flat, nested)))
 
 
 def stage_difference(flat: Mapping[str, Sequence[float]],
