@@ -47,6 +47,15 @@ def test_the_rule_reads_a_tpus_later_compiles_as_remembered_and_noise_as_not():
     assert memory.remembers([tpu, tpu]) is True
     assert memory.remembers([cpu, tpu]) is False  # one process's first was only noise
     assert memory.remembers([cpu, cpu]) is False
+    # this CPU's probe (2026-12-06): its first compile costs a fifth more, as a first
+    # compile in a process does, but it saves milliseconds, not seconds
+    first = {"wall": [0.205, 0.179, 0.164, 0.159, 0.164], "cpu": [0.317, 0.265, 0.243,
+                                                                  0.235, 0.24]}
+    assert memory.remembers([first, first]) is False
+    # a TPU v5e's two probes (2026-12-06): the warmth grows compile after compile
+    v5e = [{"wall": [2.81, 2.89, 2.56, 2.26, 2.09], "cpu": [4.4, 4.17, 3.56, 3.42, 3.29]},
+           {"wall": [2.79, 2.63, 2.95, 2.78, 2.17], "cpu": [4.23, 3.94, 3.87, 3.81, 3.04]}]
+    assert memory.remembers(v5e) is True
 
 
 @pytest.mark.slow
