@@ -4,8 +4,8 @@ each setting's XLA compile and call, NEW against OLD, as
 
 from __future__ import annotations
 
-from ...model.causes.effort_diff import EffortDiff
 from ...model.diff import Diff
+from ...model.diff import EffortDiff
 from ...model.stats.units import fmt_ratio
 from ...model.stats.units import fmt_s
 from ..blocks import Block
