@@ -1,10 +1,5 @@
-"""One record for one measured row: a flat or nested variant, or one ``--vmap`` ordering.
-
-A row keeps every raw sample per key and derives medians and spreads from them.
-:class:`Row` holds what every row has; :class:`VariantResult` and
-:class:`OrderingRow` add their own fields. Each lists its JSON fields once,
-in a :attr:`Row.FIELDS` table that both ``to_dict`` and ``from_dict`` read.
-"""
+"""One measured row, a flat or nested variant or one ``--vmap`` ordering: every raw
+sample per key, medians and spreads derived."""
 
 from __future__ import annotations
 
@@ -38,23 +33,18 @@ from .stats.rule import spread
 from .stats.witness import CONTENTION_KEYS
 from .stats.witness import cpu_key
 
-#: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
+#: The timed phases of a variant, in pipeline order; the cold ones start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
 COLD_PHASES = PHASES[:4]
 #: The stages of a first call that JAX's own clock times inside it.
 STAGE_PHASES = PHASES[:3]
-#: Where a variant's stage seconds came from: JAX's duration events inside the cold
-#: first call itself (the stages and the rest then add up to it), or a separate staged
-#: ``trace().lower().compile()`` run (where JAX gave no events; reports before /3).
+#: Where a variant's stage seconds came from: JAX's events inside the cold first call (then
+#: they add up to it), or a separate staged run (reports before /3).
 FROM_EVENTS, FROM_STAGED = "events", "staged"
 VARIANTS = ("flat", "nested")
-
-
-#: The CPU seconds beside each phase (for a stage inside a first call: bounded by JAX's
-#: events, from one stage's end to the next's).
+#: The CPU seconds beside each phase.
 CPU_PHASES = tuple(cpu_key(p) for p in PHASES)
 
-#: What an ordering samples: its cold first call, steady calls, and JAX's compile events.
 ORDERING_KEYS = ("first_call_s", "execute_s", "compile_event_s")
 
 _COMMON: tuple[Field, ...] = (
@@ -72,25 +62,10 @@ _TAIL: tuple[Field, ...] = (
 COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
                  "compiled_temp_bytes", "compiled_peak_bytes", "constants", "constant_bytes")
 
-#: The structure figures of a variant, as its record names them (their labels are
-#: :data:`jitmagic.render.format.FIGURE_LABELS`): counts that move only when the program
-#: changes (shown in the phase table, diffed exactly by ``jitmagic diff``).
-STRUCTURE = (
-    "jaxpr_eqns",
-    "jaxpr_eqns_top",
-    "nested_calls",
-    "library_calls",
-    "stablehlo_bytes",
-    "stablehlo_calls",
-    "compiled_calls",
-    "compiled_ops",
-    "compiled_flops",
-    "compiled_bytes_accessed",
-    "compiled_temp_bytes",
-    "compiled_peak_bytes",
-    "constants",
-    "constant_bytes",
-)
+#: The structure figures of a variant: counts that move only when the program changes
+#: (shown in the phase table, diffed exactly by ``jitmagic diff``).
+STRUCTURE = ("jaxpr_eqns", "jaxpr_eqns_top", "nested_calls", "library_calls",
+             "stablehlo_bytes", "stablehlo_calls", "compiled_calls", *COMPILED_WORK)
 
 _R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 
@@ -108,14 +83,12 @@ class Row:
     jaxpr_text: str = ""
     error: str | None = None
 
-    #: The sample keys this kind of row has.
     KEYS: ClassVar[tuple[str, ...]] = ()
     #: Sample keys written and read only where measured (absent from older reports).
     EXTRA_KEYS: ClassVar[tuple[str, ...]] = ()
     #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
     MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
-    #: The other JSON fields, in the order they are written; those in ``SPARSE`` only
-    #: where they differ from their default (:func:`~.saved.schema.written`).
+    #: The other JSON fields, as :class:`~.saved.schema.Saved`'s.
     FIELDS: ClassVar[tuple[Field, ...]] = ()
     SPARSE: ClassVar[frozenset[str]] = frozenset()
 
@@ -159,28 +132,23 @@ class Row:
 @dataclass(frozen=True, kw_only=True)
 class ProgramFigures:
     """What a variant's program is, beyond the sizes every row has: counts read untimed
-    from its cold run (each None where the stage that gives it did not run, or in an
-    older report), which move only when the program changes."""
+    from its cold run (None: not read, or an older report)."""
 
     #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
     jaxpr_eqns_top: int | None = None
-    #: Of ``nested_calls``, the jit calls JAX and libraries make themselves (``jax.nn.relu``
-    #: is a jit, so are optax's and Flax's own): jits whose body runs none of the user's code.
+    #: Of ``nested_calls``, the jits of JAX and libraries (``jax.nn.relu``, optax's).
     library_calls: int | None = None
     #: The ``call`` ops left after lowering, and after XLA.
     stablehlo_calls: int | None = None
     compiled_calls: int | None = None
-    #: What XLA made of the program: its instructions after optimisation, and its cost
-    #: analysis (flops, bytes accessed).
+    #: XLA's instructions after optimisation, and its cost analysis.
     compiled_ops: int | None = None
     compiled_flops: int | None = None
     compiled_bytes_accessed: int | None = None
-    #: The bytes of its temporary buffers, and the most its buffers hold at once (XLA's
-    #: memory analysis).
+    #: XLA's memory analysis: temporary buffers, the most held at once.
     compiled_temp_bytes: int | None = None
     compiled_peak_bytes: int | None = None
-    #: The array constants its program reads (captured from Python: a global, a
-    #: closure), each once, and their bytes.
+    #: The array constants captured from Python its program reads, and their bytes.
     constants: int | None = None
     constant_bytes: int | None = None
 
@@ -190,20 +158,16 @@ class VariantResult(Row, ProgramFigures):
     """What one variant (flat or nested) measured: raw samples plus structure."""
 
     helpers: tuple[str, ...] = ()
-    #: What the measuring noted of this variant (facts worded in :mod:`jitmagic.render.notes`;
-    #: a report saved before they were facts holds sentences): ``notes`` says them.
     noted: tuple[Noted, ...] = ()
     #: Helpers found that could not be nested (kept inline; the notes say why).
     inline: tuple[str, ...] = ()
-    #: Each nested helper's jit calls in this variant's program, as counted in its jaxpr:
-    #: a helper is listed in ``helpers`` only with at least one.
+    #: Each nested helper's jit calls in this variant's jaxpr (``helpers``: those with any).
     helper_calls: dict[str, int] = field(default_factory=dict)
     #: The nested helpers whose jit is the user's own ``jax.jit`` (kept, not added).
     own_jit: tuple[str, ...] = ()
     #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
     stages_from: str | None = None
-    #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
-    #: then holds the slowest process's, run by run: :mod:`.processes`); empty for one.
+    #: Under ``jax.distributed``: every process's own samples (``samples``: the slowest's).
     per_process: tuple[Samples, ...] = ()
 
     KEYS = PHASES
@@ -224,26 +188,17 @@ class VariantResult(Row, ProgramFigures):
               *((key, key, optional(count), None) for key in COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
-    #: Written only where measured (one process, none of the user's own jits nested,
-    #: no figure of XLA's: written as before they were).
     SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What the report notes of this variant, in words (each of ``noted`` said)."""
+        """What the report notes of this variant, in words."""
         return said(self.noted)
-
-    @property
-    def cold_start_s(self) -> float:
-        """Trace + lower + compile: what nested jit can change at start-up (the tour reads it)."""
-        return sum(self.median(p) for p in COLD_PHASES[:3])
 
     def first_call_parts(self) -> dict[str, float]:
         """The median first call in parts that add up to it: the stages and the rest
-        (``"rest_s"``: dispatch, execution, Python) of the median run, the run whose first
-        call is the median (with an even count, the two middle runs averaged). Where the
-        stages came from a separate staged run they are not parts of the first call: then
-        the stages' own medians, and no rest (``stages_from`` says which)."""
+        (``"rest_s"``) of the run whose first call is the median (the two middle runs
+        averaged); from a separate staged run, the stages' own medians and no rest."""
         if self.stages_from != FROM_EVENTS:
             return {p: self.median(p) for p in STAGE_PHASES}
         keys = (*STAGE_PHASES, "first_call_s")  # a stopped run may lack the later keys
@@ -270,7 +225,6 @@ class OrderingRow(Row):
     same_program: bool | None = None  # None: not compared (no jit: no single program)
 
     KEYS = ORDERING_KEYS
-    #: Each run's CPU seconds and how busy the machine was (older reports lack them).
     EXTRA_KEYS = (*(cpu_key(k) for k in ORDERING_KEYS[:2]), *CONTENTION_KEYS)
     MEDIANS = (("first_call_s", "first_call_s"), ("execute_s", "execute_s"),
                ("compile_s", "compile_event_s"))
