@@ -33,17 +33,8 @@ from .rows import PHASES
 from .rows import STAGE_PHASES
 from .rows import VARIANTS
 from .rows import VariantResult
-from .saved.schema import REQUIRED
-from .saved.schema import ReportSchemaError
-from .saved.schema import Saved
+from .saved import schema
 from .saved.schema import fail
-from .saved.schema import fields
-from .saved.schema import flag
-from .saved.schema import json_value
-from .saved.schema import number_or_nan
-from .saved.schema import obj
-from .saved.schema import optional
-from .saved.schema import text
 from .sharding import Sharding
 from .shown import Shown
 from .shown import renderer
@@ -78,7 +69,7 @@ EXECUTE = "execute_s"
 
 
 @dataclass(frozen=True)
-class Comparison(Shown, Saved):
+class Comparison(Shown, schema.Saved):
     """Flat against nested jit for one entry function: the report object."""
 
     entry: str
@@ -276,12 +267,12 @@ class Comparison(Shown, Saved):
     def from_dict(cls, d: Any, where: str = "") -> Comparison:
         """The comparison saved as ``d``, every field checked (``ReportSchemaError`` naming
         the schema found, or the first field of the wrong kind)."""
-        schema = d.get("schema") if isinstance(d, dict) else None
-        if schema not in READABLE:
-            raise ReportSchemaError(f"{where + ': ' if where else ''}cannot read a report with "
-                                    f"schema {schema!r}: this jitmagic reads "
-                                    f"{' or '.join(map(repr, READABLE))}")
-        got = check_outputs(fields(d, cls.FIELDS, where), where)
+        given = d.get("schema") if isinstance(d, dict) else None
+        if given not in READABLE:
+            raise schema.ReportSchemaError(f"{where + ': ' if where else ''}cannot read a report "
+                                           f"with schema {given!r}: this jitmagic reads "
+                                           f"{' or '.join(map(repr, READABLE))}")
+        got = check_outputs(schema.fields(d, cls.FIELDS, where), where)
         added: dict[str, Any] = {}
         for key, read in records().items():
             if d.get(key) is not None:
@@ -292,27 +283,27 @@ class Comparison(Shown, Saved):
 
 def _variants(d: Any, where: str) -> dict[str, VariantResult]:
     """Both variants, flat and nested, and no other."""
-    if sorted(obj(d, where)) != sorted(VARIANTS):
+    if sorted(schema.obj(d, where)) != sorted(VARIANTS):
         fail(where, f"the variants {' and '.join(VARIANTS)}", ", ".join(d) or "none")
     return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
 
 
 Comparison.SPARSE = frozenset({"whole_s", "budget_s", "same_compiled", *PROVENANCE})
 Comparison.FIELDS = (
-    ("entry", "entry", text, REQUIRED),
-    ("variants", "variants", _variants, REQUIRED),
-    ("outputs_match", "outputs_match", optional(flag), None),
-    ("max_abs_diff", "max_abs_diff", number_or_nan, math.nan),
+    ("entry", "entry", schema.text, schema.REQUIRED),
+    ("variants", "variants", _variants, schema.REQUIRED),
+    ("outputs_match", "outputs_match", schema.optional(schema.flag), None),
+    ("max_abs_diff", "max_abs_diff", schema.number_or_nan, math.nan),
     *OUTPUT_FIELDS,
-    ("wall_s", "wall_s", number_or_nan, math.nan),
-    ("whole_s", "whole_s", number_or_nan, math.nan),
-    ("env", "env", lambda v, at: json_value(obj(v, at), at), {}),
+    ("wall_s", "wall_s", schema.number_or_nan, math.nan),
+    ("whole_s", "whole_s", schema.number_or_nan, math.nan),
+    ("env", "env", lambda v, at: schema.json_value(schema.obj(v, at), at), {}),
     ("warnings", "warned", read_notes, ()),
-    ("stopped", "stopped", optional(text), None),
-    ("repeats_ended", "repeats_ended", optional(text), None),
-    ("budget_s", "budget_s", number_or_nan, math.nan),
-    ("same_compiled", "same_compiled", optional(flag), None),
-    *((key, key, optional(text), None) for key in PROVENANCE),
+    ("stopped", "stopped", schema.optional(schema.text), None),
+    ("repeats_ended", "repeats_ended", schema.optional(schema.text), None),
+    ("budget_s", "budget_s", schema.number_or_nan, math.nan),
+    ("same_compiled", "same_compiled", schema.optional(schema.flag), None),
+    *((key, key, schema.optional(schema.text), None) for key in PROVENANCE),
     ("verdict", "verdict", None, None),  # derived again when read, as the causes are
     ("why", "why", None, None),
     ("why_clock", "why_clock", None, None),

@@ -19,17 +19,8 @@ from .outputs import check_outputs
 from .outputs import without_outputs
 from .rows import ORDERING_KEYS
 from .rows import OrderingRow
-from .saved.schema import REQUIRED
-from .saved.schema import Saved
-from .saved.schema import count
+from .saved import schema
 from .saved.schema import fail
-from .saved.schema import flag
-from .saved.schema import integer
-from .saved.schema import items
-from .saved.schema import number
-from .saved.schema import obj
-from .saved.schema import optional
-from .saved.schema import text
 from .stats.rule import INCONCLUSIVE
 from .stats.rule import Difference
 from .stats.rule import difference
@@ -53,7 +44,7 @@ ONE_JIT = ("jit(vmap(jit(f)))",)
 
 
 @dataclass(frozen=True)
-class Orderings(Saved):
+class Orderings(schema.Saved):
     """The four orderings of one entry on one batch: ``Comparison.orderings``."""
 
     entry: str
@@ -130,28 +121,28 @@ class Orderings(Saved):
 def _axes(value: Any, where: str) -> Any:
     """``in_axes`` as ``jax.vmap`` takes them: an int, null, or a list of ints and nulls."""
     if isinstance(value, list):
-        return items(optional(integer))(value, where)
-    return optional(integer)(value, where)
+        return schema.items(schema.optional(schema.integer))(value, where)
+    return schema.optional(schema.integer)(value, where)
 
 
 def _rows(value: Any, where: str) -> dict[str, OrderingRow]:
     """The four orderings' rows, and no other."""
-    if sorted(obj(value, where)) != sorted(ORDERINGS):
+    if sorted(schema.obj(value, where)) != sorted(ORDERINGS):
         fail(where, f"the rows {', '.join(ORDERINGS)}", ", ".join(value))
     return {k: OrderingRow.from_dict(k, value[k], f"{where}.{k}") for k in ORDERINGS}
 
 
 Orderings.WHERE = "orderings"
 Orderings.FIELDS = (
-    ("entry", "entry", text, "f"),
-    ("batch", "batch", count, REQUIRED),
+    ("entry", "entry", schema.text, "f"),
+    ("batch", "batch", schema.count, schema.REQUIRED),
     ("in_axes", "in_axes", _axes, None),
-    ("built_batch", "built_batch", flag, True),
-    ("rows", "rows", _rows, REQUIRED),
-    ("outputs_match", "outputs_match", optional(flag), None),
-    ("max_abs_diff", "max_abs_diff", optional(number), None),
+    ("built_batch", "built_batch", schema.flag, True),
+    ("rows", "rows", _rows, schema.REQUIRED),
+    ("outputs_match", "outputs_match", schema.optional(schema.flag), None),
+    ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
     *OUTPUT_FIELDS,
     ("warnings", "warned", read_notes, ()),
     ("verdict", "verdict_saved", None, None),
-    ("stopped", "stopped", optional(text), None),
+    ("stopped", "stopped", schema.optional(schema.text), None),
 )

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .saved.schema import Field
+from .saved import schema
 from .saved.schema import fail
-from .saved.schema import optional
-from .saved.schema import text
 
 #: ``outputs_kind``'s values, and the ``outputs_match`` each goes with.
 OUTPUT_KINDS = {"exact": True, "rounding": True, "mismatch": False, "uncompared": None}
@@ -34,10 +32,10 @@ def output_kind(value: Any, where: str) -> str:
 
 #: The rows :func:`~jitmagic.model.saved.schema.fields` reads them with (all optional: a report
 #: written before they existed loads with None).
-OUTPUT_FIELDS: tuple[Field, ...] = (
-    ("outputs_kind", "outputs_kind", optional(output_kind), None),
-    ("outputs_leaf", "outputs_leaf", optional(text), None),
-    ("outputs_dtype", "outputs_dtype", optional(text), None),
+OUTPUT_FIELDS: tuple[schema.Field, ...] = (
+    ("outputs_kind", "outputs_kind", schema.optional(output_kind), None),
+    ("outputs_leaf", "outputs_leaf", schema.optional(schema.text), None),
+    ("outputs_dtype", "outputs_dtype", schema.optional(schema.text), None),
 )
 
 

@@ -16,17 +16,7 @@ from .notes import read_notes
 from .notes import said
 from .processes import Samples
 from .processes import read_per_process
-from .saved.schema import Field
-from .saved.schema import count
-from .saved.schema import fields
-from .saved.schema import flag
-from .saved.schema import items
-from .saved.schema import mapping
-from .saved.schema import obj
-from .saved.schema import optional
-from .saved.schema import seconds
-from .saved.schema import text
-from .saved.schema import written
+from .saved import schema
 from .stats.rule import json_number
 from .stats.rule import median
 from .stats.rule import spread
@@ -47,15 +37,15 @@ CPU_PHASES = tuple(cpu_key(p) for p in PHASES)
 
 ORDERING_KEYS = ("first_call_s", "execute_s", "compile_event_s")
 
-_COMMON: tuple[Field, ...] = (
-    ("execute_loops", "execute_loops", count, 0),
-    ("jaxpr_eqns", "jaxpr_eqns", optional(count), None),
-    ("nested_calls", "nested_calls", optional(count), None),
-    ("stablehlo_bytes", "stablehlo_bytes", optional(count), None),
+_COMMON: tuple[schema.Field, ...] = (
+    ("execute_loops", "execute_loops", schema.count, 0),
+    ("jaxpr_eqns", "jaxpr_eqns", schema.optional(schema.count), None),
+    ("nested_calls", "nested_calls", schema.optional(schema.count), None),
+    ("stablehlo_bytes", "stablehlo_bytes", schema.optional(schema.count), None),
 )
-_TAIL: tuple[Field, ...] = (
-    ("jaxpr", "jaxpr_text", text, ""),
-    ("error", "error", optional(text), None),
+_TAIL: tuple[schema.Field, ...] = (
+    ("jaxpr", "jaxpr_text", schema.text, ""),
+    ("error", "error", schema.optional(schema.text), None),
 )
 
 #: What XLA made of a variant's program (``VariantResult``), absent from older reports.
@@ -89,7 +79,7 @@ class Row:
     #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
     MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: The other JSON fields, as :class:`~.saved.schema.Saved`'s.
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
+    FIELDS: ClassVar[tuple[schema.Field, ...]] = ()
     SPARSE: ClassVar[frozenset[str]] = frozenset()
 
     def median(self, key: str) -> float:
@@ -113,20 +103,20 @@ class Row:
         d["samples"] = {k: list(self.samples.get(k, [])) for k in self.KEYS}
         d["samples"].update({k: list(self.samples[k]) for k in self.EXTRA_KEYS
                              if self.samples.get(k)})
-        return d | written(self)
+        return d | schema.written(self)
 
     @classmethod
     def from_dict(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
         """The row saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
         where = where or name
-        given = obj(obj(d, where).get("samples", {}), f"{where}.samples")
+        given = schema.obj(schema.obj(d, where).get("samples", {}), f"{where}.samples")
         keys = (*cls.KEYS, *(k for k in cls.EXTRA_KEYS if k in given))
-        samples = {k: list(items(seconds)(given.get(k, []), f"{where}.samples.{k}"))
+        samples = {k: list(schema.items(schema.seconds)(given.get(k, []), f"{where}.samples.{k}"))
                    for k in keys}
         for key, _ in cls.MEDIANS:  # derived from the samples, never read: still checked
             if key in d:
-                optional(seconds)(d[key], f"{where}.{key}")
-        return cls(name=name, samples=samples, **fields(d, cls.FIELDS, where))
+                schema.optional(schema.seconds)(d[key], f"{where}.{key}")
+        return cls(name=name, samples=samples, **schema.fields(d, cls.FIELDS, where))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,18 +164,18 @@ class VariantResult(Row, ProgramFigures):
     EXTRA_KEYS = (*CPU_PHASES, *CONTENTION_KEYS)
     MEDIANS = tuple((p, p) for p in PHASES)
     FIELDS = (*_COMMON,
-              ("stablehlo_calls", "stablehlo_calls", optional(count), None),
-              ("compiled_calls", "compiled_calls", optional(count), None),
-              ("jaxpr_eqns_top", "jaxpr_eqns_top", optional(count), None),
-              ("library_calls", "library_calls", optional(count), None),
-              ("helpers", "helpers", items(text), ()),
+              ("stablehlo_calls", "stablehlo_calls", schema.optional(schema.count), None),
+              ("compiled_calls", "compiled_calls", schema.optional(schema.count), None),
+              ("jaxpr_eqns_top", "jaxpr_eqns_top", schema.optional(schema.count), None),
+              ("library_calls", "library_calls", schema.optional(schema.count), None),
+              ("helpers", "helpers", schema.items(schema.text), ()),
               *_TAIL,
               ("notes", "noted", read_notes, ()),
-              ("inline", "inline", items(text), ()),
-              ("helper_calls", "helper_calls", mapping(count), {}),
-              ("own_jit", "own_jit", items(text), ()),
-              ("stages_from", "stages_from", optional(text), None),
-              *((key, key, optional(count), None) for key in COMPILED_WORK),
+              ("inline", "inline", schema.items(schema.text), ()),
+              ("helper_calls", "helper_calls", schema.mapping(schema.count), {}),
+              ("own_jit", "own_jit", schema.items(schema.text), ()),
+              ("stages_from", "stages_from", schema.optional(schema.text), None),
+              *((key, key, schema.optional(schema.count), None) for key in COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
     SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})
@@ -229,10 +219,10 @@ class OrderingRow(Row):
     MEDIANS = (("first_call_s", "first_call_s"), ("execute_s", "execute_s"),
                ("compile_s", "compile_event_s"))
     FIELDS = (_COMMON[0],
-              ("compile_events", "compile_events", optional(count), None),
+              ("compile_events", "compile_events", schema.optional(schema.count), None),
               *_COMMON[1:],
-              ("hlo_instructions", "hlo_instructions", optional(count), None),
-              ("same_program", "same_program", optional(flag), None),
+              ("hlo_instructions", "hlo_instructions", schema.optional(schema.count), None),
+              ("same_program", "same_program", schema.optional(schema.flag), None),
               *_TAIL)
 
     compile_s = property(lambda self: self.median("compile_event_s"),

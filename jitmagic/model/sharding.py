@@ -7,17 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .saved.schema import REQUIRED
-from .saved.schema import Saved
-from .saved.schema import flag
-from .saved.schema import items
-from .saved.schema import mapping
-from .saved.schema import optional
-from .saved.schema import text
+from .saved import schema
 
 
 @dataclass(frozen=True)
-class Sharding(Saved):
+class Sharding(schema.Saved):
     """``inputs``: each named-sharded argument's spec, in argument order;
     ``kept_input_shardings``: per variant, whether its compiled program takes them as
     they arrived (None: it does not say)."""
@@ -26,6 +20,6 @@ class Sharding(Saved):
     kept_input_shardings: dict[str, bool | None]
 
     WHERE = "sharding"
-    FIELDS = (("inputs", "inputs", items(text), REQUIRED),
-              ("kept_input_shardings", "kept_input_shardings", mapping(optional(flag)),
-               REQUIRED))
+    FIELDS = (("inputs", "inputs", schema.items(schema.text), schema.REQUIRED),
+              ("kept_input_shardings", "kept_input_shardings",
+               schema.mapping(schema.optional(schema.flag)), schema.REQUIRED))

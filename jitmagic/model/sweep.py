@@ -28,16 +28,8 @@ from .notes import said
 from .notes import saved
 from .rows import PHASES
 from .rows import VARIANTS
-from .saved.schema import REQUIRED
-from .saved.schema import ReportSchemaError
+from .saved import schema
 from .saved.schema import fail
-from .saved.schema import fields
-from .saved.schema import items
-from .saved.schema import obj
-from .saved.schema import optional
-from .saved.schema import scalar
-from .saved.schema import seconds
-from .saved.schema import text
 from .shown import Shown
 from .shown import renderer
 from .stats.rule import median
@@ -136,9 +128,10 @@ class Sweep(Shown):
             return cls._inside_comparison(d)
         if not isinstance(d, dict) or d.get("schema") not in SWEEP_READABLE:
             got = d.get("schema") if isinstance(d, dict) else None
-            raise ReportSchemaError(f"cannot read a sweep with schema {got!r}: this jitmagic "
-                                    f"reads {' or '.join(map(repr, SWEEP_READABLE))}")
-        top = fields(d, _TOP_FIELDS, where)
+            raise schema.ReportSchemaError(f"cannot read a sweep with schema {got!r}: this "
+                                           f"jitmagic reads "
+                                           f"{' or '.join(map(repr, SWEEP_READABLE))}")
+        top = schema.fields(d, _TOP_FIELDS, where)
         read = cls._read(d, where, top.pop("warned"))
         if d["schema"] == SWEEP_READABLE[0]:  # /1: the provenance was every point's
             top = {k: getattr(read.last, k) for k in PROVENANCE}
@@ -146,7 +139,7 @@ class Sweep(Shown):
 
     @classmethod
     def _inside_comparison(cls, d: dict[str, Any]) -> Sweep:
-        inner = obj(d["sweep"], "sweep")
+        inner = schema.obj(d["sweep"], "sweep")
         read = cls._read(inner, "sweep", ())
         kept = set(read.last.warned)  # the last point's own; the rest are the sweep's
         return cls(read.name, read.values, read.points, read.wall_s, read.stopped,
@@ -154,10 +147,11 @@ class Sweep(Shown):
 
     @classmethod
     def _read(cls, d: Any, where: str, warned: tuple[Noted, ...]) -> Sweep:
-        got = fields(d, _FIELDS, where)
+        got = schema.fields(d, _FIELDS, where)
         at = f"{where}.points" if where else "points"
         if len(got["values"]) != len(got["points"]):
-            fail(at, f"one point per value ({len(got['values'])})", f"{len(got['points'])} points")
+            fail(at, f"one point per value ({len(got['values'])})",
+                        f"{len(got['points'])} points")
         if not got["points"]:
             fail(at, "at least one point", "none")
         return cls(**got, warned=warned)
@@ -170,14 +164,14 @@ def _point(d: Any, where: str) -> Comparison:
 
 
 _FIELDS = (
-    ("name", "name", text, REQUIRED),
-    ("values", "values", items(scalar), REQUIRED),
-    ("points", "points", items(_point), REQUIRED),
-    ("wall_s", "wall_s", seconds, REQUIRED),
-    ("stopped", "stopped", optional(text), None),
+    ("name", "name", schema.text, schema.REQUIRED),
+    ("values", "values", schema.items(schema.scalar), schema.REQUIRED),
+    ("points", "points", schema.items(_point), schema.REQUIRED),
+    ("wall_s", "wall_s", schema.seconds, schema.REQUIRED),
+    ("stopped", "stopped", schema.optional(schema.text), None),
 )
 _TOP_FIELDS = (("warnings", "warned", read_notes, ()),
-               *((key, key, optional(text), None) for key in PROVENANCE))
+               *((key, key, schema.optional(schema.text), None) for key in PROVENANCE))
 
 
 def log_scale(values: Sequence[Any]) -> bool:

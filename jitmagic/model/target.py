@@ -24,14 +24,7 @@ from .notes import Noted
 from .notes import read_notes
 from .progress import ChildEnd
 from .progress import Said
-from .saved.schema import REQUIRED
-from .saved.schema import Saved
-from .saved.schema import count
-from .saved.schema import items
-from .saved.schema import mapping
-from .saved.schema import optional
-from .saved.schema import seconds
-from .saved.schema import text
+from .saved import schema
 from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.witness import CPU
@@ -50,7 +43,7 @@ ONE_DEVICE, REPLICATED, YOURS = "one device", "replicated", "your shardings"
 
 
 @dataclass(frozen=True)
-class Memory(Saved):
+class Memory(schema.Saved):
     """XLA's memory analysis of one variant's program for one device of the target."""
 
     argument_bytes: int = 0
@@ -59,7 +52,7 @@ class Memory(Saved):
     temp_bytes: int = 0
     code_bytes: int = 0
 
-    FIELDS = tuple((k, k, count, 0) for k in (
+    FIELDS = tuple((k, k, schema.count, 0) for k in (
         "argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "code_bytes"))
 
     @property
@@ -71,7 +64,7 @@ class Memory(Saved):
 
 
 @dataclass(frozen=True)
-class EffortRow(Saved):
+class EffortRow(schema.Saved):
     """``--effort`` with ``--target``: the flat program compiled for the target at one of
     XLA's lower effort settings (or the default), in the same rounds as the others: its
     XLA compile's seconds, wall and CPU; a call at it cannot be measured without the TPU."""
@@ -82,11 +75,11 @@ class EffortRow(Saved):
     compile_cpu_s: tuple[float, ...] = ()
     error: str | None = None
 
-    FIELDS = (("name", "name", text, REQUIRED),
-              ("line", "line", text, REQUIRED),
-              ("compile_s", "compile_s", items(seconds), REQUIRED),
-              ("compile_cpu_s", "compile_cpu_s", items(seconds), REQUIRED),
-              ("error", "error", optional(text), None))
+    FIELDS = (("name", "name", schema.text, schema.REQUIRED),
+              ("line", "line", schema.text, schema.REQUIRED),
+              ("compile_s", "compile_s", schema.items(schema.seconds), schema.REQUIRED),
+              ("compile_cpu_s", "compile_cpu_s", schema.items(schema.seconds), schema.REQUIRED),
+              ("error", "error", schema.optional(schema.text), None))
 
     @property
     def samples(self) -> dict[str, list[float]]:
@@ -94,7 +87,7 @@ class EffortRow(Saved):
 
 
 @dataclass(frozen=True)
-class TargetCompile(Saved):
+class TargetCompile(schema.Saved):
     """What a comparison was compiled for, and on what (see the module's docstring)."""
 
     topology: str  # "v5e:2x2"
@@ -114,17 +107,17 @@ class TargetCompile(Saved):
     effort_notes: tuple[Noted, ...] = ()  # the settings left out, and why
 
     WHERE = TARGET
-    FIELDS = (("topology", "topology", text, REQUIRED),
-              ("devices", "devices", count, REQUIRED),
-              ("device_kind", "device_kind", text, REQUIRED),
-              ("host", "host", text, REQUIRED),
-              ("placement", "placement", text, REQUIRED),
-              ("hbm_bytes", "hbm_bytes", optional(count), None),
-              ("libtpu", "libtpu", text, ""),
-              ("memory", "memory", mapping(Memory.from_dict), {}),
-              ("warm", "warm", mapping(items(count)), {}),
+    FIELDS = (("topology", "topology", schema.text, schema.REQUIRED),
+              ("devices", "devices", schema.count, schema.REQUIRED),
+              ("device_kind", "device_kind", schema.text, schema.REQUIRED),
+              ("host", "host", schema.text, schema.REQUIRED),
+              ("placement", "placement", schema.text, schema.REQUIRED),
+              ("hbm_bytes", "hbm_bytes", schema.optional(schema.count), None),
+              ("libtpu", "libtpu", schema.text, ""),
+              ("memory", "memory", schema.mapping(Memory.from_dict), {}),
+              ("warm", "warm", schema.mapping(schema.items(schema.count)), {}),
               ("placement_notes", "placement_notes", read_notes, ()),
-              ("effort", "effort", mapping(EffortRow.from_dict), {}),
+              ("effort", "effort", schema.mapping(EffortRow.from_dict), {}),
               ("effort_notes", "effort_notes", read_notes, ()))
 
     def fits(self, variant: str) -> bool | None:

@@ -21,20 +21,8 @@ from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said
 from ..outputs import OUTPUT_KINDS
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import count
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import fixed
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import number
-from ..saved.schema import number_or_nan
-from ..saved.schema import obj
-from ..saved.schema import one_of
-from ..saved.schema import optional
-from ..saved.schema import seconds
-from ..saved.schema import text
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import median
@@ -55,7 +43,7 @@ COMPARED = FIRST_CALL
 
 
 @dataclass(frozen=True)
-class LiftedConstant(Saved):
+class LiftedConstant(schema.Saved):
     """One constant passed as an argument: its bytes, shape and dtype, the user's source
     lines that read it (``(file, line)``), and the Python name that holds it (None: none
     was found) with how the name was matched (``same object``, ``same shape and dtype``,
@@ -93,22 +81,22 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-_line = fixed(text, count, named="a [file, line] pair")
+_line = schema.fixed(schema.text, schema.count, named="a [file, line] pair")
 
 
 LiftedConstant.WHERE = "constant"
 LiftedConstant.FIELDS = (
-    ("bytes", "nbytes", count, REQUIRED),
-    ("shape", "shape", items(count), ()),
-    ("dtype", "dtype", text, REQUIRED),
-    ("lines", "lines", items(_line), ()),
-    ("name", "name", optional(text), None),
-    ("matched", "matched", optional(text), None),
+    ("bytes", "nbytes", schema.count, schema.REQUIRED),
+    ("shape", "shape", schema.items(schema.count), ()),
+    ("dtype", "dtype", schema.text, schema.REQUIRED),
+    ("lines", "lines", schema.items(_line), ()),
+    ("name", "name", schema.optional(schema.text), None),
+    ("matched", "matched", schema.optional(schema.text), None),
 )
 
 
 @dataclass(frozen=True)
-class ConstantVariant(Saved):
+class ConstantVariant(schema.Saved):
     """One variant measured both ways: the constants passed, each form's raw samples
     (``samples[form][key]``: ``first_call_s`` and the stages JAX reported inside it), and
     the programs built (``constants_left``: the captured constants of the passed form's
@@ -177,35 +165,35 @@ class ConstantVariant(Saved):
         return median(self.samples.get(form, {}).get(key))
 
 
-_pair = fixed(count, count, named="a [count, bytes] pair")  # (count, bytes)
+_pair = schema.fixed(schema.count, schema.count, named="a [count, bytes] pair")  # (count, bytes)
 
 
 def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:
     """Raw samples by form (only :data:`FORMS`), then by key: lists of seconds."""
-    for form in obj(value, where):
+    for form in schema.obj(value, where):
         if form not in FORMS:
             fail(f"{where}.{form}", f"a form ({' or '.join(FORMS)})", form)
-    read = mapping(mapping(items(seconds)))(value, where)
+    read = schema.mapping(schema.mapping(schema.items(schema.seconds)))(value, where)
     return {f: {k: list(v) for k, v in s.items()} for f, s in read.items()}
 
 
 ConstantVariant.WHERE = "variant"
 ConstantVariant.FIELDS = (
-    ("variant", "variant", text, REQUIRED),
-    ("constants", "constants", items(LiftedConstant.from_dict), ()),
+    ("variant", "variant", schema.text, schema.REQUIRED),
+    ("constants", "constants", schema.items(LiftedConstant.from_dict), ()),
     ("samples", "samples", _samples, {}),
-    ("captured_constants", "captured_constants", _pair, REQUIRED),
-    ("constants_left", "constants_left", optional(_pair), None),
-    ("eqns", "eqns", mapping(count), {}),
-    ("outputs_kind", "outputs_kind", optional(one_of(*OUTPUT_KINDS)), None),
-    ("max_abs_diff", "max_abs_diff", optional(number), None),
-    ("error", "error", optional(text), None),
+    ("captured_constants", "captured_constants", _pair, schema.REQUIRED),
+    ("constants_left", "constants_left", schema.optional(_pair), None),
+    ("eqns", "eqns", schema.mapping(schema.count), {}),
+    ("outputs_kind", "outputs_kind", schema.optional(schema.one_of(*OUTPUT_KINDS)), None),
+    ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
+    ("error", "error", schema.optional(schema.text), None),
     ("notes", "noted", read_notes, ()),
 )
 
 
 @dataclass(frozen=True)
-class ConstantArguments(Saved):
+class ConstantArguments(schema.Saved):
     """Every measured variant's big constants passed as arguments: ``Comparison.
     constant_arguments``. ``noted``: the part's own notes (captured values that are no
     array, say; ``notes`` says them); ``stopped`` why it ended early (PARTIAL), if it did."""
@@ -221,11 +209,11 @@ class ConstantArguments(Saved):
 
     WHERE = "constant_arguments"
     FIELDS = (
-        ("entry", "entry", text, REQUIRED),
-        ("variants", "variants", mapping(ConstantVariant.from_dict), REQUIRED),
+        ("entry", "entry", schema.text, schema.REQUIRED),
+        ("variants", "variants", schema.mapping(ConstantVariant.from_dict), schema.REQUIRED),
         ("notes", "noted", read_notes, ()),
-        ("stopped", "stopped", optional(text), None),
-        ("wall_s", "wall_s", number_or_nan, math.nan),
+        ("stopped", "stopped", schema.optional(schema.text), None),
+        ("wall_s", "wall_s", schema.number_or_nan, math.nan),
         *ROUNDS_FIELDS,
     )
 

@@ -18,18 +18,7 @@ from ..notes import Noted
 from ..notes import read_noted
 from ..notes import read_notes
 from ..notes import said
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import flag
-from ..saved.schema import integer
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import number
-from ..saved.schema import one_of
-from ..saved.schema import optional
-from ..saved.schema import scalar
-from ..saved.schema import seconds
-from ..saved.schema import text
+from ..saved import schema
 from ..stats.cold import warm_runs
 from ..stats.rule import FASTER
 from ..stats.rule import SAME
@@ -91,7 +80,7 @@ class Came(StrEnum):
 
 
 @dataclass(frozen=True)
-class Setting(Saved):
+class Setting(schema.Saved):
     """One lower-effort setting: the compiler options it adds, how a user writes it for
     the whole process (``config``; None: no such way), whether
     ``jax.jit(f, compiler_options={...})`` is the line to write (``keyword``), and what it
@@ -104,15 +93,15 @@ class Setting(Saved):
     acts_on: str | None = None
 
     WHERE = "setting"
-    FIELDS = (("name", "name", text, REQUIRED),
-              ("options", "options", mapping(scalar), REQUIRED),
-              ("config", "config", optional(text), None),
-              ("keyword", "keyword", flag, True),
-              ("acts_on", "acts_on", optional(text), None))
+    FIELDS = (("name", "name", schema.text, schema.REQUIRED),
+              ("options", "options", schema.mapping(schema.scalar), schema.REQUIRED),
+              ("config", "config", schema.optional(schema.text), None),
+              ("keyword", "keyword", schema.flag, True),
+              ("acts_on", "acts_on", schema.optional(schema.text), None))
 
 
 @dataclass(frozen=True)
-class EffortRow(Saved):
+class EffortRow(schema.Saved):
     """One setting's raw samples (:data:`KEYS`), whether its program differed from the
     default's (``reached``; None: not checked), how its outputs compared (one of
     :data:`OUTPUT_KINDS`; None: not compared); the out-of-line row also each helper kept
@@ -130,15 +119,15 @@ class EffortRow(Saved):
     refused: dict[str, Noted] = field(default_factory=dict)
 
     WHERE = "row"
-    FIELDS = (("setting", "setting", Setting.from_dict, REQUIRED),
-              ("samples", "samples", mapping(items(seconds)), {}),
-              ("reached", "reached", optional(flag), None),
-              ("outputs", "outputs", optional(one_of(*OUTPUT_KINDS)), None),
-              ("max_abs_diff", "max_abs_diff", optional(number), None),
-              ("outputs_detail", "outputs_found", optional(read_noted), None),
-              ("error", "error", optional(text), None),
-              ("kept", "kept", mapping(integer), {}),
-              ("refused", "refused", mapping(read_noted), {}))
+    FIELDS = (("setting", "setting", Setting.from_dict, schema.REQUIRED),
+              ("samples", "samples", schema.mapping(schema.items(schema.seconds)), {}),
+              ("reached", "reached", schema.optional(schema.flag), None),
+              ("outputs", "outputs", schema.optional(schema.one_of(*OUTPUT_KINDS)), None),
+              ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
+              ("outputs_detail", "outputs_found", schema.optional(read_noted), None),
+              ("error", "error", schema.optional(schema.text), None),
+              ("kept", "kept", schema.mapping(schema.integer), {}),
+              ("refused", "refused", schema.mapping(read_noted), {}))
 
     @property
     def name(self) -> str:
@@ -199,7 +188,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Effort(Saved):
+class Effort(schema.Saved):
     """XLA's effort settings measured beside the default: ``Comparison.effort``.
     ``baseline``: the user's own ``compiler_options`` every row compiles with;
     ``omitted``: the settings not measured, and why; ``backend``: JAX's platform name
@@ -218,15 +207,15 @@ class Effort(Saved):
     rounds_ended: str | None = None
 
     WHERE = "effort"
-    FIELDS = (("entry", "entry", text, REQUIRED),
-              ("default", "default", mapping(items(seconds)), REQUIRED),
-              ("rows", "rows", mapping(EffortRow.from_dict), REQUIRED),
-              ("baseline", "baseline", mapping(scalar), {}),
+    FIELDS = (("entry", "entry", schema.text, schema.REQUIRED),
+              ("default", "default", schema.mapping(schema.items(schema.seconds)), schema.REQUIRED),
+              ("rows", "rows", schema.mapping(EffortRow.from_dict), schema.REQUIRED),
+              ("baseline", "baseline", schema.mapping(schema.scalar), {}),
               ("left_out", "omitted", read_notes, ()),
-              ("stopped", "stopped", optional(text), None),
-              ("warnings", "warnings", items(text), ()),
-              ("default_error", "default_error", optional(text), None),
-              ("backend", "backend", optional(text), None),
+              ("stopped", "stopped", schema.optional(schema.text), None),
+              ("warnings", "warnings", schema.items(schema.text), ()),
+              ("default_error", "default_error", schema.optional(schema.text), None),
+              ("backend", "backend", schema.optional(schema.text), None),
               *ROUNDS_FIELDS,
               ("verdicts", "verdicts", None, None))
 

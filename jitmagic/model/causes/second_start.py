@@ -26,20 +26,8 @@ from typing import Literal
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import count
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import fields
-from ..saved.schema import flag
-from ..saved.schema import integer
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import number
-from ..saved.schema import obj
-from ..saved.schema import optional
-from ..saved.schema import seconds
-from ..saved.schema import text
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
@@ -62,7 +50,7 @@ DEFAULT_MIN_COMPILE_S = 1.0
 
 
 @dataclass(frozen=True)
-class Start(Saved):
+class Start(schema.Saved):
     """One first call (``jax.jit(f)(*args)`` until its result is ready), and what JAX
     said of it: cache hits and misses, and the stages' seconds (None: no event came)."""
 
@@ -77,12 +65,12 @@ class Start(Saved):
 
 
 Start.WHERE = "start"
-Start.FIELDS = (("seconds", "seconds", seconds, REQUIRED),
-                ("cpu_s", "cpu_s", optional(seconds), None),
-                ("wait_s", "wait_s", optional(seconds), None),
-                ("hits", "hits", count, 0),
-                ("misses", "misses", count, 0),
-                *((k, k, optional(seconds), None) for k in STAGES))
+Start.FIELDS = (("seconds", "seconds", schema.seconds, schema.REQUIRED),
+                ("cpu_s", "cpu_s", schema.optional(schema.seconds), None),
+                ("wait_s", "wait_s", schema.optional(schema.seconds), None),
+                ("hits", "hits", schema.count, 0),
+                ("misses", "misses", schema.count, 0),
+                *((k, k, schema.optional(schema.seconds), None) for k in STAGES))
 
 
 def samples(starts: tuple[Start, ...]) -> dict[str, list[float]]:
@@ -104,7 +92,7 @@ def stage_median(starts: tuple[Start, ...], stage: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class CacheRow(Saved):
+class CacheRow(schema.Saved):
     """One variant's no-cache, cold and warm starts, in the order measured (pair by
     pair). A report of jitmagic 0.5 or older has no no-cache starts: its saving is then
     judged against the cold start, and said so."""
@@ -116,10 +104,10 @@ class CacheRow(Saved):
     no_cache: tuple[Start, ...] = ()
 
     #: "read" and "saved_s" are written, derived again when read.
-    FIELDS = (("no_cache", "no_cache", items(Start.from_dict), ()),
-              ("cold", "cold", items(Start.from_dict), ()),
-              ("warm", "warm", items(Start.from_dict), ()),
-              ("error", "error", optional(text), None),
+    FIELDS = (("no_cache", "no_cache", schema.items(Start.from_dict), ()),
+              ("cold", "cold", schema.items(Start.from_dict), ()),
+              ("warm", "warm", schema.items(Start.from_dict), ()),
+              ("error", "error", schema.optional(schema.text), None),
               ("read", "read", None, None),
               ("saved_s", "saved_s", None, None))
 
@@ -230,11 +218,11 @@ class CacheRow(Saved):
 
     @classmethod
     def named(cls, name: str, d: Any, where: str) -> CacheRow:
-        return cls(name, **fields(d, cls.FIELDS, where))
+        return cls(name, **schema.fields(d, cls.FIELDS, where))
 
 
 @dataclass(frozen=True)
-class UserCache(Saved):
+class UserCache(schema.Saved):
     """The user's own persistent-cache settings, read before measuring: what their JAX
     would do with this program."""
 
@@ -244,14 +232,14 @@ class UserCache(Saved):
     min_entry_bytes: int = 0  # jax_persistent_cache_min_entry_size_bytes
 
     WHERE = "user_cache"
-    FIELDS = (("folder_set", "folder_set", flag, False),
-              ("enabled", "enabled", flag, True),
-              ("min_compile_s", "min_compile_s", number, DEFAULT_MIN_COMPILE_S),
-              ("min_entry_bytes", "min_entry_bytes", integer, 0))
+    FIELDS = (("folder_set", "folder_set", schema.flag, False),
+              ("enabled", "enabled", schema.flag, True),
+              ("min_compile_s", "min_compile_s", schema.number, DEFAULT_MIN_COMPILE_S),
+              ("min_entry_bytes", "min_entry_bytes", schema.integer, 0))
 
 
 @dataclass(frozen=True)
-class SecondStart(Saved):
+class SecondStart(schema.Saved):
     """A second start with a warm persistent cache, per variant: ``Comparison.second_start``."""
 
     rows: dict[str, CacheRow]
@@ -320,7 +308,7 @@ class SecondStart(Saved):
 
 def _rows(value: Any, where: str) -> dict[str, CacheRow]:
     """The rows by variant: flat, and nested where something was nested."""
-    rows = obj(value, where)
+    rows = schema.obj(value, where)
     for name in rows:
         if name not in VARIANTS:
             fail(f"{where}.{name}", "a row named flat or nested", name)
@@ -329,11 +317,11 @@ def _rows(value: Any, where: str) -> dict[str, CacheRow]:
 
 SecondStart.WHERE = "second_start"
 SecondStart.FIELDS = (
-    ("rows", "rows", _rows, REQUIRED),
+    ("rows", "rows", _rows, schema.REQUIRED),
     ("user_cache", "user", UserCache.from_dict, UserCache()),
-    ("stopped", "stopped", optional(text), None),
+    ("stopped", "stopped", schema.optional(schema.text), None),
     ("warnings", "warned", read_notes, ()),
-    ("compile_s", "compile_s", mapping(seconds), {}),
+    ("compile_s", "compile_s", schema.mapping(schema.seconds), {}),
     *ROUNDS_FIELDS,
     ("nesting", "nesting_said", None, None),
 )

@@ -19,24 +19,15 @@ from typing import Any
 
 from ..notes import Noted
 from ..notes import read_noted
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import count
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import flag
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import optional
-from ..saved.schema import positive_seconds
-from ..saved.schema import seconds
-from ..saved.schema import text
 
 #: The variants a profiled compile is of (flat only where nothing was nested).
 PROFILED = ("flat", "nested")
 
 
 @dataclass(frozen=True)
-class PassTime(Saved):
+class PassTime(schema.Saved):
     """One HLO pass, by XLA's name: its seconds summed over its ``runs`` in one compile."""
 
     name: str
@@ -44,13 +35,13 @@ class PassTime(Saved):
     runs: int
 
 
-PassTime.FIELDS = (("name", "name", text, REQUIRED),
-                   ("seconds", "seconds", seconds, REQUIRED),
-                   ("runs", "runs", count, REQUIRED))
+PassTime.FIELDS = (("name", "name", schema.text, schema.REQUIRED),
+                   ("seconds", "seconds", schema.seconds, schema.REQUIRED),
+                   ("runs", "runs", schema.count, schema.REQUIRED))
 
 
 @dataclass(frozen=True)
-class NamedTime(Saved):
+class NamedTime(schema.Saved):
     """A part of the compile that the backend names inside a bigger one, by its key in
     :mod:`jitmagic.backends.profile` (``"main_fusion"``): its seconds (wall time, inside
     that part), how many events made it, and the biggest one's name, as XLA gave it
@@ -62,14 +53,14 @@ class NamedTime(Saved):
     biggest: str
 
 
-NamedTime.FIELDS = (("key", "key", text, REQUIRED),
-                    ("seconds", "seconds", seconds, REQUIRED),
-                    ("events", "events", count, REQUIRED),
-                    ("biggest", "biggest", text, REQUIRED))
+NamedTime.FIELDS = (("key", "key", schema.text, schema.REQUIRED),
+                    ("seconds", "seconds", schema.seconds, schema.REQUIRED),
+                    ("events", "events", schema.count, schema.REQUIRED),
+                    ("biggest", "biggest", schema.text, schema.REQUIRED))
 
 
 @dataclass(frozen=True)
-class ProfiledCompile(Saved):
+class ProfiledCompile(schema.Saved):
     """One variant's extra cold compile, under JAX's profiler.
 
     ``compile_s``: our own interval around ``Lowered.compile()``; ``backend``: JAX's
@@ -126,7 +117,7 @@ class ProfiledCompile(Saved):
 
 
 @dataclass(frozen=True)
-class XlaPasses(Saved):
+class XlaPasses(schema.Saved):
     """``--xla``: each variant's profiled compile (``compiles``, by variant; flat only
     where nothing was nested, ``same_program``). ``reason``: why nothing was measured
     (the user's own profiler session was running), with no figures; ``noted``: why a
@@ -166,23 +157,23 @@ class XlaPasses(Saved):
 
 
 ProfiledCompile.FIELDS = (
-    ("compile_s", "compile_s", positive_seconds, REQUIRED),
-    ("backend", "backend", optional(text), None),
-    ("before_passes_s", "before_passes_s", optional(seconds), None),
-    ("serialize_s", "serialize_s", optional(seconds), None),
-    ("deserialize_s", "deserialize_s", optional(seconds), None),
-    ("hlo_passes_s", "hlo_passes_s", optional(seconds), None),
-    ("codegen_s", "codegen_s", optional(seconds), None),
-    ("llvm_s", "llvm_s", optional(seconds), None),
-    ("passes", "passes", items(PassTime.from_dict), ()),
-    ("named", "named", items(NamedTime.from_dict), ()),
+    ("compile_s", "compile_s", schema.positive_seconds, schema.REQUIRED),
+    ("backend", "backend", schema.optional(schema.text), None),
+    ("before_passes_s", "before_passes_s", schema.optional(schema.seconds), None),
+    ("serialize_s", "serialize_s", schema.optional(schema.seconds), None),
+    ("deserialize_s", "deserialize_s", schema.optional(schema.seconds), None),
+    ("hlo_passes_s", "hlo_passes_s", schema.optional(schema.seconds), None),
+    ("codegen_s", "codegen_s", schema.optional(schema.seconds), None),
+    ("llvm_s", "llvm_s", schema.optional(schema.seconds), None),
+    ("passes", "passes", schema.items(PassTime.from_dict), ()),
+    ("named", "named", schema.items(NamedTime.from_dict), ()),
 )
 XlaPasses.WHERE = "xla_passes"
 XlaPasses.SPARSE = frozenset({"reason", "stopped", "notes"})
 XlaPasses.FIELDS = (
-    ("compiles", "compiles", mapping(ProfiledCompile.from_dict), REQUIRED),
-    ("same_program", "same_program", flag, False),
-    ("reason", "reason", optional(text), None),
-    ("stopped", "stopped", optional(text), None),
-    ("notes", "noted", mapping(read_noted), {}),
+    ("compiles", "compiles", schema.mapping(ProfiledCompile.from_dict), schema.REQUIRED),
+    ("same_program", "same_program", schema.flag, False),
+    ("reason", "reason", schema.optional(schema.text), None),
+    ("stopped", "stopped", schema.optional(schema.text), None),
+    ("notes", "noted", schema.mapping(read_noted), {}),
 )

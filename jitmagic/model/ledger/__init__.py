@@ -16,11 +16,7 @@ from dataclasses import field
 from typing import Any
 
 from ..saved import schema
-from ..saved.schema import REQUIRED
-from ..saved.schema import ReportSchemaError
-from ..saved.schema import Saved
 from ..saved.schema import fail
-from ..saved.schema import written
 from ..shown import Shown
 from .compiles import FIRST
 from .compiles import NEW_FUNCTION
@@ -45,7 +41,7 @@ MAX_STALE = 50
 
 
 @dataclass(frozen=True, slots=True)
-class Stale(Saved):
+class Stale(schema.Saved):
     """A Python value a jitted function read at its last trace (a global, a closure's)
     that had changed by the end of the run while that program stayed in use: calls
     after the change computed with the old value, which neither JAX nor a recompile says."""
@@ -64,7 +60,7 @@ class Stale(Saved):
     helper: str | None = None
     inputs: str | None = None
 
-    FIELDS = (*((key, key, text, REQUIRED) for key in ("function", "name", "scope", "traced",
+    FIELDS = (*((key, key, text, schema.REQUIRED) for key in ("function", "name", "scope", "traced",
                                                          "now")),
               *((key, key, maybe_text, None) for key in ("line", "defined_at", "helper",
                                                           "inputs")))
@@ -83,7 +79,7 @@ class Broken:
 
 
 @dataclass(frozen=True)
-class Gate(Saved):
+class Gate(schema.Saved):
     """Each function's allowed compiles (its warm-up), and the run's; None: no limit."""
 
     fail_after_warmup: int | None = None
@@ -98,7 +94,7 @@ class Gate(Saved):
 
 
 @dataclass(frozen=True, eq=False)
-class Ledger(Shown, Saved):
+class Ledger(Shown, schema.Saved):
     """Every compile of a watched run, in the order they began, and the run itself."""
 
     compiles: tuple[Compile, ...]
@@ -128,7 +124,7 @@ class Ledger(Shown, Saved):
               ("gate", "gate", Gate.from_dict, Gate()),
               ("thread", "thread", text, "MainThread"),
               ("explained_until_s", "explained_until_s", maybe_seconds, None),
-              ("compiles", "compiles", schema.items(Compile.from_dict), REQUIRED),
+              ("compiles", "compiles", schema.items(Compile.from_dict), schema.REQUIRED),
               ("omitted", "omitted", schema.items(Omitted.from_dict), ()),
               ("stale", "stale", first_kept(Stale.from_dict, MAX_STALE), ()))
 
@@ -213,7 +209,7 @@ class Ledger(Shown, Saved):
         return broken
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, **written(self)}
+        return {"schema": SCHEMA, **schema.written(self)}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "") -> Ledger:
@@ -225,8 +221,8 @@ class Ledger(Shown, Saved):
 
 def is_saved_ledger(data: Any) -> bool:
     """Whether decoded JSON claims to be a ledger (its schema's kind is ``ledger``)."""
-    schema = data.get("schema") if isinstance(data, dict) else None
-    return isinstance(schema, str) and schema.startswith("jitmagic.ledger/")
+    given = data.get("schema") if isinstance(data, dict) else None
+    return isinstance(given, str) and given.startswith("jitmagic.ledger/")
 
 
 _VERSIONED = re.compile(r"jitmagic\.ledger/(\d{1,9})")
@@ -239,7 +235,7 @@ def check_schema(value: Any) -> None:
         return
     found = _VERSIONED.fullmatch(value) if isinstance(value, str) else None
     if found and int(found[1]) > int(SCHEMA.rsplit("/", 1)[1]):
-        raise ReportSchemaError(f"written by a newer jitmagic (schema {value!r}): this "
-                                f"jitmagic reads ledgers of schema {SCHEMA!r}; upgrade "
-                                "jitmagic to read it")
+        raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {value!r}): this "
+                                       f"jitmagic reads ledgers of schema {SCHEMA!r}; upgrade "
+                                       "jitmagic to read it")
     fail("schema", repr(SCHEMA), value)

@@ -9,9 +9,6 @@ from enum import StrEnum
 from typing import Any
 
 from ..saved import schema
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import clipped
 from ..saved.schema import fail
 
 #: Characters of JAX's explanation kept per compile (a pytree's reason can be megabytes).
@@ -66,7 +63,7 @@ def _kind(value: Any, where: str) -> str:
 
 def text(value: Any, where: str) -> str:
     """A string, clipped to :data:`MAX_TEXT` (a report from someone else may hold more)."""
-    return clipped(schema.text(value, where), MAX_TEXT)
+    return schema.clipped(schema.text(value, where), MAX_TEXT)
 
 
 maybe_text = schema.optional(text)
@@ -88,7 +85,7 @@ def first_kept(read: Any, most: int) -> schema.Kind:
 
 
 @dataclass(frozen=True, slots=True)
-class Change(Saved):
+class Change(schema.Saved):
     """One difference JAX named between a compile's arguments and the earlier compile's:
     its :data:`KINDS` kind, the argument (``lr``, a pytree path), its value before and after."""
 
@@ -97,12 +94,12 @@ class Change(Saved):
     before: str | None = None
     after: str | None = None
 
-    FIELDS = (("kind", "kind", _kind, REQUIRED),
+    FIELDS = (("kind", "kind", _kind, schema.REQUIRED),
               *((k, k, maybe_text, None) for k in ("argument", "before", "after")))
 
 
 @dataclass(frozen=True, slots=True)
-class Reason(Saved):
+class Reason(schema.Saved):
     """Why one compile happened (:class:`Change`'s fields), the other differences JAX
     named beside it, and JAX's own words (clipped)."""
 
@@ -126,7 +123,7 @@ class Reason(Saved):
 
 
 @dataclass(frozen=True, slots=True)
-class Compile(Saved):
+class Compile(schema.Saved):
     """One trace (and the lowering and XLA compile that followed it) of one function; a
     stage's seconds are JAX's own event (None: JAX fired none, as for a cached lowering)."""
 
@@ -146,8 +143,8 @@ class Compile(Saved):
     compile_s: float | None = None
     at_s: float = 0.0  # from the start of the watch to this compile's first event
 
-    FIELDS = (("function", "function", text, REQUIRED),
-              ("reason", "reason", Reason.from_dict, REQUIRED),
+    FIELDS = (("function", "function", text, schema.REQUIRED),
+              ("reason", "reason", Reason.from_dict, schema.REQUIRED),
               *((k, k, maybe_text, None) for k in ("defined_at", "call_site", "call_text")),
               ("thread", "thread", text, "MainThread"),
               ("in_run", "in_run", schema.flag, True),
@@ -166,7 +163,7 @@ class Compile(Saved):
 
 
 @dataclass(frozen=True, slots=True)
-class Omitted(Saved):
+class Omitted(schema.Saved):
     """The compiles of one function past :data:`~jitmagic.model.ledger.MAX_KEPT`: only counted."""
 
     function: str
@@ -176,8 +173,8 @@ class Omitted(Saved):
     again_seconds: float = 0.0
 
     FIELDS = (
-        ("function", "function", text, REQUIRED),
-        ("count", "count", schema.count, REQUIRED),
+        ("function", "function", text, schema.REQUIRED),
+        ("count", "count", schema.count, schema.REQUIRED),
         ("seconds", "seconds", seconds_or_zero, 0.0),
         ("again", "again", schema.count, 0),
         ("again_seconds", "again_seconds", seconds_or_zero, 0.0))

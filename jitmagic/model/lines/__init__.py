@@ -25,18 +25,8 @@ from typing import Any
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said
-from ..saved.schema import Field
-from ..saved.schema import ReportSchemaError
-from ..saved.schema import clipped
-from ..saved.schema import count
-from ..saved.schema import encode
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import fields
-from ..saved.schema import fixed
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import optional
-from ..saved.schema import text
 from ..shown import Shown
 from ..shown import renderer
 from .rows import FunctionSpan
@@ -243,16 +233,16 @@ class Lines(Shown):
     def _each(self, attr: str, keep: Callable[[Any], bool] | None = bool) -> dict[str, Any]:
         """Each table's ``attr`` as saved, by variant (those ``keep`` refuses left out)."""
         got = {n: getattr(t, attr) for n, t in self.tables.items()}
-        return {n: encode(v) for n, v in got.items() if keep is None or keep(v)}
+        return {n: schema.encode(v) for n, v in got.items() if keep is None or keep(v)}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "lines") -> Lines:
         """The tables saved as ``d`` (:meth:`to_dict`), every field checked: a bad one
         raises ``ReportSchemaError`` naming it (``lines.flat[3].hits: expected a count``)."""
-        got = fields(d, _FIELDS, where)
+        got = schema.fields(d, _FIELDS, where)
         if got["schema"] not in READABLE:
-            raise ReportSchemaError(f"{where}: cannot read a per-line table with schema "
-                                    f"{clipped(got['schema'])!r}: this jitmagic reads "
+            raise schema.ReportSchemaError(f"{where}: cannot read a per-line table with schema "
+                                    f"{schema.clipped(got['schema'])!r}: this jitmagic reads "
                                     f"{' or '.join(map(repr, READABLE))}")
         if not got["stopped"] and got["flat"] is None and got["nested"] is None:
             fail(where, "a per-line table ('flat' and/or 'nested' row lists)", "neither")
@@ -276,18 +266,19 @@ MAX_SAVED_ROWS = 10**6
 
 #: A saved ``Lines``'s fields: a row list per variant, and the variants' other parts
 #: keyed by variant (``{"flat": [...]}``), each item bounded like every record's.
-_FIELDS: tuple[Field, ...] = (
-    ("schema", "schema", text, SCHEMA),
-    ("flat", "flat", items(LineRow.from_dict, MAX_SAVED_ROWS), None),
-    ("nested", "nested", items(LineRow.from_dict, MAX_SAVED_ROWS), None),
-    ("entry", "entry", text, ""),
-    ("stopped", "stopped", optional(text), None),
-    ("functions", "functions", mapping(items(FunctionSpan.from_dict)), {}),
-    ("notes", "notes", mapping(read_notes), {}),
-    ("loops", "loops", mapping(items(loop_span)), {}),
-    ("loop_calls", "loop_calls", mapping(items(LoopCall.from_list)), {}),
-    ("constants", "constants", mapping(optional(fixed(count, count))), {}),
-    ("labels", "labels", mapping(text), {}),
+_FIELDS: tuple[schema.Field, ...] = (
+    ("schema", "schema", schema.text, SCHEMA),
+    ("flat", "flat", schema.items(LineRow.from_dict, MAX_SAVED_ROWS), None),
+    ("nested", "nested", schema.items(LineRow.from_dict, MAX_SAVED_ROWS), None),
+    ("entry", "entry", schema.text, ""),
+    ("stopped", "stopped", schema.optional(schema.text), None),
+    ("functions", "functions", schema.mapping(schema.items(FunctionSpan.from_dict)), {}),
+    ("notes", "notes", schema.mapping(read_notes), {}),
+    ("loops", "loops", schema.mapping(schema.items(loop_span)), {}),
+    ("loop_calls", "loop_calls", schema.mapping(schema.items(LoopCall.from_list)), {}),
+    ("constants", "constants",
+     schema.mapping(schema.optional(schema.fixed(schema.count, schema.count))), {}),
+    ("labels", "labels", schema.mapping(schema.text), {}),
 )
 
 

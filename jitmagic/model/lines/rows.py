@@ -12,18 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import count
-from ..saved.schema import fixed
-from ..saved.schema import flag
-from ..saved.schema import optional
-from ..saved.schema import seconds
-from ..saved.schema import text
+from ..saved import schema
 
 
 @dataclass(frozen=True, slots=True)
-class LineRow(Saved):
+class LineRow(schema.Saved):
     """What one source line cost in one variant's cold trace and lowering (``hits``,
     ``trace_s``: None where not measured)."""
 
@@ -66,24 +59,24 @@ LineRow.WHERE = "row"
 #: ``hits``, ``trace_s`` and the constants' counts absent: not measured (None), as
 #: older reports wrote them.
 LineRow.FIELDS = (
-    ("file", "file", text, REQUIRED),
-    ("line", "line", count, REQUIRED),
-    ("text", "text", text, ""),
-    ("hits", "hits", optional(count), None),
-    ("eqns_own", "eqns_own", count, 0),
-    ("eqns_inclusive", "eqns_inclusive", count, 0),
-    ("hlo_ops", "hlo_ops", count, 0),
-    ("trace_s", "trace_s", optional(seconds), None),
-    ("consts", "consts", optional(count), None),
-    ("const_bytes", "const_bytes", optional(count), None),
-    ("const_bytes_own", "const_bytes_own", optional(count), None),
-    ("eqns_in_loops", "eqns_in_loops", optional(count), None),
+    ("file", "file", schema.text, schema.REQUIRED),
+    ("line", "line", schema.count, schema.REQUIRED),
+    ("text", "text", schema.text, ""),
+    ("hits", "hits", schema.optional(schema.count), None),
+    ("eqns_own", "eqns_own", schema.count, 0),
+    ("eqns_inclusive", "eqns_inclusive", schema.count, 0),
+    ("hlo_ops", "hlo_ops", schema.count, 0),
+    ("trace_s", "trace_s", schema.optional(schema.seconds), None),
+    ("consts", "consts", schema.optional(schema.count), None),
+    ("const_bytes", "const_bytes", schema.optional(schema.count), None),
+    ("const_bytes_own", "const_bytes_own", schema.optional(schema.count), None),
+    ("eqns_in_loops", "eqns_in_loops", schema.optional(schema.count), None),
 )
 LineRow.SPARSE = frozenset({"eqns_in_loops"})
 
 
 @dataclass(frozen=True, slots=True)
-class FunctionSpan(Saved):
+class FunctionSpan(schema.Saved):
     """A user function (or generator expression, lambda ...) the trace entered."""
 
     name: str
@@ -111,13 +104,13 @@ class FunctionSpan(Saved):
 FunctionSpan.WHERE = "function"
 FunctionSpan.SPARSE = frozenset({"helper", "in_program"})
 FunctionSpan.FIELDS = (
-    ("name", "name", text, REQUIRED),
-    ("file", "file", text, REQUIRED),
-    ("first_line", "first_line", count, REQUIRED),
-    ("last_line", "last_line", count, REQUIRED),
-    ("calls", "calls", optional(count), None),
-    ("helper", "helper", text, ""),
-    ("in_program", "in_program", flag, False),
+    ("name", "name", schema.text, schema.REQUIRED),
+    ("file", "file", schema.text, schema.REQUIRED),
+    ("first_line", "first_line", schema.count, schema.REQUIRED),
+    ("last_line", "last_line", schema.count, schema.REQUIRED),
+    ("calls", "calls", schema.optional(schema.count), None),
+    ("helper", "helper", schema.text, ""),
+    ("in_program", "in_program", schema.flag, False),
 )
 
 
@@ -180,9 +173,11 @@ class LoopCall:
 
 #: How a saved :class:`LoopSpan` (``[file, first_line, last_line]``) and a saved
 #: :class:`LoopCall` are read.
-_LOOP_SPAN = fixed(text, count, count)
-_LOOP_CALL = fixed(text, count, text, optional(count), count, count)
-_LOOP_CALLS = fixed(text, count, text, optional(count), count, count, count)
+_LOOP_SPAN = schema.fixed(schema.text, schema.count, schema.count)
+_LOOP_CALL_ITEMS = (schema.text, schema.count, schema.text, schema.optional(schema.count),
+                    schema.count, schema.count)
+_LOOP_CALL = schema.fixed(*_LOOP_CALL_ITEMS)
+_LOOP_CALLS = schema.fixed(*_LOOP_CALL_ITEMS, schema.count)
 
 
 def loop_span(x: Any, where: str) -> LoopSpan:

@@ -11,20 +11,8 @@ from typing import ClassVar
 from typing import NamedTuple
 from typing import Self
 
-from ..saved.schema import REQUIRED
-from ..saved.schema import Kind
-from ..saved.schema import ReportSchemaError
-from ..saved.schema import encode
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import fields
-from ..saved.schema import flag
-from ..saved.schema import integer
-from ..saved.schema import items
-from ..saved.schema import number_or_nan
-from ..saved.schema import obj
-from ..saved.schema import one_of
-from ..saved.schema import optional
-from ..saved.schema import text
 from ..shown import Shown
 
 #: The texts a field may hold where the sentences look it up in a table of their own
@@ -50,7 +38,7 @@ class Field(NamedTuple):
     length); ``+``: says what changed (one ``+`` field at least is non-empty)."""
 
     name: str
-    read: Kind
+    read: schema.Kind
     parallel: bool
     telling: bool
 
@@ -60,15 +48,15 @@ def _field(spec: str) -> Field:
     marks = kind.lstrip("abcdefghijklmnopqrstuvwxyz_")
     base = kind[:len(kind) - len(marks)]
     read = _TYPES.get(base) or _key(base)
-    read = items(read) if "*" in marks else read
-    return Field(name, optional(read) if "?" in marks else read, "=" in marks, "+" in marks)
+    read = schema.items(read) if "*" in marks else read
+    return Field(name, schema.optional(read) if "?" in marks else read, "=" in marks, "+" in marks)
 
 
-def _key(name: str) -> Kind:
+def _key(name: str) -> schema.Kind:
     """A text that is one of :data:`KEYS` ``[name]`` (looked up as a report is read)."""
     if name not in KEYS:
         raise ValueError(f"no type of note field named {name!r}")
-    return lambda value, where: one_of(*KEYS[name])(value, where)
+    return lambda value, where: schema.one_of(*KEYS[name])(value, where)
 
 
 class Note(Shown):
@@ -125,7 +113,7 @@ class Note(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """The note as a report saves it: its kind, then its fields (tuples as lists)."""
-        return {k: encode(v) for k, v in vars(self).items()}
+        return {k: schema.encode(v) for k, v in vars(self).items()}
 
 
 #: A note as a record holds it: a fact, or the sentence an earlier version saved.
@@ -137,14 +125,15 @@ FIELDS: dict[str, tuple[Field, ...]] = {}
 
 def read_fact(value: Any, where: str) -> Note:
     """A note held inside another (why a helper stays inline): a fact, never a sentence."""
-    got = read_noted(obj(value, where), where)
+    got = read_noted(schema.obj(value, where), where)
     assert isinstance(got, Note)  # an object reads as a fact
     return got
 
 
 #: How each type a field's spec names is read back from a report.
-_TYPES: dict[str, Kind] = {"str": text, "float": number_or_nan, "bool": flag,
-                           "int": integer, "shape": items(integer), "note": read_fact}
+_TYPES: dict[str, schema.Kind] = {
+    "str": schema.text, "float": schema.number_or_nan, "bool": schema.flag,
+    "int": schema.integer, "shape": schema.items(schema.integer), "note": read_fact}
 
 
 def saved_note(note: Noted) -> Any:
@@ -162,12 +151,13 @@ def read_noted(value: Any, where: str) -> Noted:
     (kept as it was); an object is a fact of a kind in :data:`FAMILY`, its fields
     checked as its sentence reads them (:func:`_said_whole`)."""
     if isinstance(value, str):
-        return text(value, where)
-    d = obj(value, where)
+        return schema.text(value, where)
+    d = schema.obj(value, where)
     name = d.get("kind")
     if not isinstance(name, str) or name not in FAMILY:
         fail(f"{where}.kind", "a kind of note", name)
-    got = fields(d, tuple((f.name, f.name, f.read, REQUIRED) for f in FIELDS[name]), where)
+    table = tuple((f.name, f.name, f.read, schema.REQUIRED) for f in FIELDS[name])
+    got = schema.fields(d, table, where)
     _said_whole(name, got, where)
     return FAMILY[name](name, **got)
 
@@ -178,21 +168,22 @@ def _said_whole(kind: str, got: dict[str, Any], where: str) -> None:
     family's :attr:`~Note.LENGTHS` ask, or no field that says what changed."""
     lengths = {f.name: len(got[f.name]) for f in FIELDS[kind] if f.parallel}
     if len(set(lengths.values())) > 1:
-        raise ReportSchemaError(f"{where}: {' and '.join(lengths)} are read side by side, so "
-                                f"they must be of one length; got {list(lengths.values())}")
+        raise schema.ReportSchemaError(f"{where}: {' and '.join(lengths)} are read side by "
+                                       f"side, so they must be of one length; got "
+                                       f"{list(lengths.values())}")
     for name, length in FAMILY[kind].LENGTHS.get(kind, lambda _: {})(got).items():
         if len(got[name]) != length:
-            raise ReportSchemaError(f"{where}.{name}: expected {length} items (as the "
+            raise schema.ReportSchemaError(f"{where}.{name}: expected {length} items (as the "
                                     f"note's other fields say), got {len(got[name])}")
     telling = [f.name for f in FIELDS[kind] if f.telling]
     if telling and not any(got[n] for n in telling):
-        raise ReportSchemaError(f"{where}: a {kind!r} note says what changed, but "
+        raise schema.ReportSchemaError(f"{where}: a {kind!r} note says what changed, but "
                                 f"{' and '.join(telling)} say nothing")
 
 
 def read_notes(value: Any, where: str) -> tuple[Noted, ...]:
     """A list of notes read from a report (:func:`read_noted`, each checked)."""
-    return tuple(items(read_noted)(value, where))
+    return tuple(schema.items(read_noted)(value, where))
 
 
 def mentions(note: Noted, helper: str) -> bool:

@@ -27,11 +27,7 @@ from ..lines import Lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
 from ..saved import files
-from ..saved.schema import ReportSchemaError
-from ..saved.schema import clipped
-from ..saved.schema import needs_printable
-from ..saved.schema import printable_tree
-from ..saved.schema import time_limit
+from ..saved import schema
 from ..stats.units import cut_to
 from ..sweep import SCHEMA as SWEEP_SCHEMA
 from ..sweep import SWEEP_READABLE
@@ -66,31 +62,31 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
     try:
         raw = files.read_bytes(files.expand(path), MAX_BYTES)
     except ValueError as exc:  # not a regular file, too large, a ~user with no such user
-        raise ReportSchemaError(str(exc)) from None
+        raise schema.ReportSchemaError(str(exc)) from None
     try:
         text = raw.decode("utf-8-sig")
         data = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
-        raise ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
+        raise schema.ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
                                 f"({_short(exc)})") from None
     try:
-        clean = printable_tree(data) if needs_printable(text) else data
+        clean = schema.printable_tree(data) if schema.needs_printable(text) else data
         if is_saved_lines(data):
-            with time_limit(MAX_READ_S):
+            with schema.time_limit(MAX_READ_S):
                 return Lines.from_dict(clean)
         if is_saved_ledger(data):
-            with time_limit(MAX_READ_S):
+            with schema.time_limit(MAX_READ_S):
                 return Ledger.from_dict(clean)
         _check_schema(data)
-        with time_limit(MAX_READ_S):
+        with schema.time_limit(MAX_READ_S):
             result = _decode(clean)
         _check_statistics(result)
         return result
-    except ReportSchemaError as exc:
-        raise ReportSchemaError(f"{name}: {exc}") from None
+    except schema.ReportSchemaError as exc:
+        raise schema.ReportSchemaError(f"{name}: {exc}") from None
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError,
             OverflowError) as exc:  # a check this version lacks: still the report's fault
-        raise ReportSchemaError(f"{name}: not a report this jitmagic reads "
+        raise schema.ReportSchemaError(f"{name}: not a report this jitmagic reads "
                                 f"({type(exc).__name__}: {_short(exc)})") from None
 
 
@@ -109,30 +105,31 @@ _NEWEST = {"comparison": SCHEMA, "sweep": SWEEP_SCHEMA}
 def _check_schema(data: Any) -> None:
     """A schema this jitmagic does not read, said plainly: one written by a newer
     jitmagic, or something else (a long string is clipped, not echoed whole)."""
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema in (*READABLE, *SWEEP_READABLE):
+    given = data.get("schema") if isinstance(data, dict) else None
+    if given in (*READABLE, *SWEEP_READABLE):
         return
     versions = ", ".join("/" + r.rsplit("/", 1)[1] for r in READABLE)
     sweeps = ", ".join("/" + r.rsplit("/", 1)[1] for r in SWEEP_READABLE)
     reads = (f"this jitmagic writes {SCHEMA!r} and reads {versions} (sweeps: writes "
              f"{SWEEP_SCHEMA!r} and reads {sweeps})")
-    found = _VERSIONED.fullmatch(schema) if isinstance(schema, str) else None
+    found = _VERSIONED.fullmatch(given) if isinstance(given, str) else None
     if found and int(found[2]) > _version(_NEWEST[found[1]]):
-        raise ReportSchemaError(f"written by a newer jitmagic (schema {schema!r}): {reads}; "
-                                "upgrade jitmagic to read it")
-    raise ReportSchemaError(f"cannot read a report with schema {_describe(schema)}: {reads}")
+        raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {given!r}): "
+                                       f"{reads}; upgrade jitmagic to read it")
+    raise schema.ReportSchemaError(f"cannot read a report with schema {_describe(given)}: "
+                                   f"{reads}")
 
 
-def _version(schema: str) -> int:
-    return int(schema.rsplit("/", 1)[1])
+def _version(name: str) -> int:
+    return int(name.rsplit("/", 1)[1])
 
 
 def _describe(value: Any) -> str:
     """``value`` as a message shows it: a string clipped, a container by its type."""
     if isinstance(value, str):
-        return repr(clipped(value))
+        return repr(schema.clipped(value))
     if value is None or isinstance(value, bool | int | float):
-        return clipped(repr(value))
+        return schema.clipped(repr(value))
     return f"a {type(value).__name__}"
 
 
@@ -146,7 +143,7 @@ def _check_statistics(result: Comparison | Sweep) -> None:
                 point.difference(phase)
             except (OverflowError, ValueError, ZeroDivisionError):
                 at = f"points[{i}]." if isinstance(result, Sweep) else ""
-                raise ReportSchemaError(
+                raise schema.ReportSchemaError(
                     f"{at}variants.*.samples.{phase}: the samples are too far apart to be "
                     "compared (times from different clocks?)") from None
 

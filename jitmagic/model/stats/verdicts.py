@@ -13,10 +13,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from ..saved.schema import Field
-from ..saved.schema import count
-from ..saved.schema import one_of
-from ..saved.schema import optional
+from ..saved import schema
 from ..shown import renderer
 from .rule import Difference
 from .rule import json_number
@@ -30,9 +27,10 @@ DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
 #: How a part's record (``--effort``, ``--cache``'s second start, the constants passed
 #: as arguments) saves its rounds: how many it took (0: not recorded, a report before
 #: them) and why they ended (one of the above; None: not recorded, or a fixed count).
-ROUNDS_FIELDS: tuple[Field, ...] = (
-    ("rounds", "rounds", count, 0),
-    ("rounds_ended", "rounds_ended", optional(one_of(DECIDED, MOST_ROUNDS, BUDGET)), None))
+ROUNDS_FIELDS: tuple[schema.Field, ...] = (
+    ("rounds", "rounds", schema.count, 0),
+    ("rounds_ended", "rounds_ended",
+     schema.optional(schema.one_of(DECIDED, MOST_ROUNDS, BUDGET)), None))
 
 
 @dataclass(frozen=True)
