@@ -13,11 +13,11 @@ from typing import Any
 from . import parts as table
 from .advice import Advice
 from .attribution import Attribution
+from .causes.cause import Cause
+from .causes.cause import causes
 from .causes.constant_arguments import ConstantArguments
 from .causes.effort import Effort
 from .causes.second_start import SecondStart
-from .causes.why import Cause
-from .causes.why import causes
 from .causes.xla_passes import XlaPasses
 from .lines import Lines
 from .notes import Noted
@@ -219,7 +219,7 @@ class Comparison(Shown, schema.Saved):
 
     @property
     def why(self) -> tuple[Cause, ...]:
-        """The causes of the flat first call, kind by kind (:mod:`.causes.why`)."""
+        """The causes of the flat first call, kind by kind (:mod:`.causes.cause`)."""
         return causes(self, table.part_causes())
 
     @property

@@ -26,7 +26,7 @@ from typing import Any
 from . import notes
 from .advice import Advice
 from .attribution import Attribution
-from .causes import why
+from .causes import cause
 from .causes.constant_arguments import ConstantArguments
 from .causes.effort import Effort
 from .causes.effort import causes as effort_causes
@@ -55,8 +55,8 @@ class Part:
     read: Callable[[Any, str], Any]  # the saved record back, checked (``from_dict``)
     shown: int  # its section's place in the report (smaller first)
     processes: str = ONE_PROCESS  # :data:`LOCKSTEP` or :data:`ONE_PROCESS`
-    #: What it adds to the causes of the first call (:mod:`.causes.why`); None: nothing.
-    causes: Callable[[Any], Iterator[why.Cause]] | None = None
+    #: What it adds to the causes of the first call (:mod:`.causes.cause`); None: nothing.
+    causes: Callable[[Any], Iterator[cause.Cause]] | None = None
     #: Whether its record feeds the causes (its own, or the stages' hints: the loop
     #: ``--lines`` finds, XLA's passes): a sweep then shows its last value's causes.
     in_why: bool = False
@@ -77,9 +77,9 @@ PARTS: tuple[Part, ...] = (
     Part("attribution", "attribution", ("attribute", "advise"), Attribution.from_dict, shown=6),
     Part("advice", "advice", ("advise",), Advice.from_dict, shown=6),  # with attribution
     Part("constant_arguments", "constants passed as arguments", (),
-         ConstantArguments.from_dict, shown=2, causes=why.constants, in_why=True),
+         ConstantArguments.from_dict, shown=2, causes=cause.constants, in_why=True),
     Part("second_start", "second start", ("cache",), SecondStart.from_dict, shown=3,
-         causes=why.second_start, in_why=True),
+         causes=cause.second_start, in_why=True),
     Part("xla_passes", "XLA passes", ("xla",), XlaPasses.from_dict, shown=4,
          processes=LOCKSTEP, in_why=True),
     Part("effort", "effort", ("effort",), Effort.from_dict, shown=4, causes=effort_causes,
@@ -103,6 +103,6 @@ def later_labels(options: Any, found: tuple[str, ...] = ()) -> tuple[str, ...]:
                  if (p.asked_by and p.asked(options)) or p.name in found)
 
 
-def part_causes() -> tuple[Callable[[Any], Iterator[why.Cause]], ...]:
+def part_causes() -> tuple[Callable[[Any], Iterator[cause.Cause]], ...]:
     """What the parts add to the causes, in the table's order."""
     return tuple(p.causes for p in PARTS if p.causes is not None)
