@@ -1,14 +1,7 @@
-"""The constants-as-arguments record: a variant's big captured constants, measured passed
-as arguments instead (``Comparison.constant_arguments``).
-
-For each variant whose captured array constants add up to :data:`BIG_BYTES` or more, the
-constants passed (:class:`LiftedConstant`: bytes, shape, dtype, the lines that read them,
-their Python name where one was found), the raw samples of the two forms' cold first calls
-(:data:`FORMS`: ``captured``, ``passed``; interleaved), and what the two built programs
-hold (constants left captured, equations). Statistics are derived from the samples, by
-the one rule. Measured by :mod:`jitmagic.measure.parts.constants.arguments`, shown by
-:mod:`jitmagic.render.causes.constant_arguments`.
-"""
+"""The constants-as-arguments record (``Comparison.constant_arguments``): for each variant
+whose captured array constants add up to :data:`BIG_BYTES` or more, the constants passed
+as arguments instead, the raw samples of the two forms' cold first calls (interleaved),
+and what the two programs hold; statistics derived by the one rule."""
 
 from __future__ import annotations
 
@@ -33,21 +26,18 @@ from ..stats.witness import Clock
 from ..stats.witness import clock_for
 from ..stats.witness import on
 
-#: The two forms each measured variant is compiled in: its constants captured (as the
-#: user's code traced them), and its biggest ones passed as arguments.
+#: The two forms each measured variant is compiled in: as traced, and the biggest passed.
 FORMS = CAPTURED, PASSED = ("captured", "passed")
 #: A variant whose captured array constants add up to this many bytes or more is measured.
 BIG_BYTES = 2**20
-#: What the forms are compared on: the cold first call (trace, lower, compile, first run).
 COMPARED = FIRST_CALL
 
 
 @dataclass(frozen=True)
 class LiftedConstant(schema.Saved):
-    """One constant passed as an argument: its bytes, shape and dtype, the user's source
-    lines that read it (``(file, line)``), and the Python name that holds it (None: none
-    was found) with how the name was matched (``same object``, ``same shape and dtype``,
-    ``same shape``: a converted copy)."""
+    """One constant passed as an argument: its bytes, shape and dtype, the source lines
+    that read it (``(file, line)``), the Python name that holds it (None: none found) and
+    how the name was matched (``same object``, ``same shape and dtype``, ``same shape``)."""
 
     nbytes: int
     shape: tuple[int, ...]
@@ -98,10 +88,8 @@ LiftedConstant.FIELDS = (
 @dataclass(frozen=True)
 class ConstantVariant(schema.Saved):
     """One variant measured both ways: the constants passed, each form's raw samples
-    (``samples[form][key]``: ``first_call_s`` and the stages JAX reported inside it), and
-    the programs built (``constants_left``: the captured constants of the passed form's
-    program, as (count, bytes), None where not read; ``eqns``: each program's equations,
-    ``traced`` being the variant's own)."""
+    (``samples[form][key]``), and the programs built (``constants_left``: (count, bytes)
+    still captured by the passed form's, None: not read; ``eqns``: each's equations)."""
 
     variant: str
     constants: tuple[LiftedConstant, ...]
@@ -110,17 +98,15 @@ class ConstantVariant(schema.Saved):
     captured_constants: tuple[int, int]
     constants_left: tuple[int, int] | None = None
     eqns: dict[str, int] = field(default_factory=dict)
-    #: How the two forms' outputs matched (:mod:`jitmagic.model.outputs`' kinds; None:
-    #: not compared), and their largest difference.
+    #: How the two forms' outputs matched (None: not compared), their largest difference.
     outputs_kind: str | None = None
     max_abs_diff: float | None = None
     error: str | None = None
-    #: What was noted of this variant (``notes`` says it).
     noted: tuple[Noted, ...] = ()
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What was noted of this variant, in words (each of ``noted`` said)."""
+        """What was noted of this variant, in words."""
         return said(self.noted)
 
     @property
@@ -139,24 +125,19 @@ class ConstantVariant(schema.Saved):
 
     @property
     def difference(self) -> Difference:
-        """Passed against captured, by the one rule: ``kind`` "faster" means passing the
-        constants as arguments made the cold first call faster; ``ratio`` is
-        captured / passed."""
+        """Passed against captured, by the one rule ("faster": passing them made the cold
+        first call faster)."""
         return difference(self.first_calls(CAPTURED), self.first_calls(PASSED))
 
     @property
     def saved_s(self) -> float:
-        """Seconds passing the constants saves on the cold first call: the captured
-        median minus the passed one (negative: it costs; NaN: not measured)."""
+        """Seconds passing the constants saves on the cold first call (negative: it costs)."""
         return median(self.first_calls(CAPTURED)) - median(self.first_calls(PASSED))
 
     @property
     def saved_interval(self) -> tuple[float, float]:
-        """The saving's interval in seconds: the rule's interval on the ratio r, applied
-        to the captured median c (``saved_s`` is c·(1 − 1/r), as c − c/r is the captured
-        median less the passed one), so it never exceeds the whole captured first call
-        (scaled from the passed median, a high ratio once gave a saving of 300 ms off a
-        call of 199 ms); NaN where the rule has none."""
+        """The saving's interval in seconds: the rule's interval on the ratio r applied to
+        the captured median c, as c·(1 − 1/r), so it never exceeds the whole captured call."""
         d, captured = self.difference, median(self.first_calls(CAPTURED))
         return captured * (1 - 1 / d.low), captured * (1 - 1 / d.high)
 
@@ -194,16 +175,14 @@ ConstantVariant.FIELDS = (
 
 @dataclass(frozen=True)
 class ConstantArguments(schema.Saved):
-    """Every measured variant's big constants passed as arguments: ``Comparison.
-    constant_arguments``. ``noted``: the part's own notes (captured values that are no
-    array, say; ``notes`` says them); ``stopped`` why it ended early (PARTIAL), if it did."""
+    """Every measured variant's big constants passed as arguments, the part's own notes,
+    and why it ended early (PARTIAL), if it did."""
 
     entry: str
     variants: dict[str, ConstantVariant]
     noted: tuple[Noted, ...] = ()
     stopped: str | None = None
     wall_s: float = math.nan
-    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
 
@@ -222,17 +201,5 @@ class ConstantArguments(schema.Saved):
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """The part's own notes, in words (each of ``noted`` said)."""
+        """The part's own notes, in words."""
         return said(self.noted)
-
-    def difference(self, variant: str) -> Difference:
-        """Passed against captured for ``variant`` (:attr:`ConstantVariant.difference`)."""
-        return self.variants[variant].difference
-
-    def saved_s(self, variant: str) -> float:
-        """Seconds ``variant``'s cold first call saves with its constants passed."""
-        return self.variants[variant].saved_s
-
-    def constants(self, variant: str) -> tuple[LiftedConstant, ...]:
-        """The constants ``variant`` passed (name, lines, bytes)."""
-        return self.variants[variant].constants

@@ -1,15 +1,7 @@
 """Where XLA spends the compile (``--xla``): one extra profiled cold compile per variant,
-split into its parts (before XLA's passes, the program serialized and read back by a
-plugin, the HLO passes, code generation, the rest), raw seconds, on the backend it ran on.
-
-Measured by :mod:`jitmagic.measure.parts.xla_passes` (read from the profile by
-:mod:`jitmagic.measure.parts.xplane`), shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled
-compile is an extra run, never one of the comparison's samples; one per variant is one
-sample, so its figures are shares of that compile, not a speed comparison between the
-variants. A figure the profile did not hold is None ("not read"), never 0. The records
-hold facts (seconds, counts, XLA's names, JAX's platform name and the keys of
-:mod:`jitmagic.backends.profile`); their words are made in :mod:`jitmagic.render`.
-"""
+split into its parts, raw seconds. One sample each, so its figures are shares of that
+compile, not a speed comparison between the variants; a figure the profile did not hold
+is None ("not read"), never 0."""
 
 from __future__ import annotations
 
@@ -42,10 +34,8 @@ PassTime.FIELDS = (("name", "name", schema.text, schema.REQUIRED),
 
 @dataclass(frozen=True)
 class NamedTime(schema.Saved):
-    """A part of the compile that the backend names inside a bigger one, by its key in
-    :mod:`jitmagic.backends.profile` (``"main_fusion"``): its seconds (wall time, inside
-    that part), how many events made it, and the biggest one's name, as XLA gave it
-    (``Main fusion (jit_g)``)."""
+    """A part of the compile the backend names inside a bigger one, by its key in
+    :mod:`jitmagic.backends.profile`: its seconds, its events, and the biggest one's name."""
 
     key: str
     seconds: float
@@ -61,19 +51,12 @@ NamedTime.FIELDS = (("key", "key", schema.text, schema.REQUIRED),
 
 @dataclass(frozen=True)
 class ProfiledCompile(schema.Saved):
-    """One variant's extra cold compile, under JAX's profiler.
-
-    ``compile_s``: our own interval around ``Lowered.compile()``; ``backend``: JAX's
-    platform name of the backend it compiled for (None: a report written before it was
-    kept, whose profile was read by the CPU's events). The parts, which never overlap:
-    ``before_passes_s``, from jaxlib's backend compile to XLA's own (the StableHLO
-    module handed to XLA and converted to HLO), less ``serialize_s`` and
-    ``deserialize_s``, the program serialized for a plugin (TPU) and read back by it;
-    ``hlo_passes_s``, the HLO passes; ``codegen_s``, code generation, ``llvm_s`` of it
-    LLVM's compile to machine code (CPU). ``passes``: every pass, most seconds first;
-    ``named``: the parts the backend names inside those (the TPU's main fusion pass).
-    None: the profile held no such event.
-    """
+    """One variant's extra cold compile, under JAX's profiler: ``compile_s`` around
+    ``Lowered.compile()``, ``backend`` JAX's platform name (None: an older report's, read
+    by the CPU's events), and its parts, which never overlap: ``before_passes_s`` (to
+    XLA's own compile, less the program's ``serialize_s`` and ``deserialize_s`` for a
+    plugin), ``hlo_passes_s``, ``codegen_s`` (``llvm_s`` of it); ``passes``: every pass;
+    ``named``: the parts the backend names inside those. None: no such event."""
 
     compile_s: float
     hlo_passes_s: float | None
@@ -100,9 +83,7 @@ class ProfiledCompile(schema.Saved):
 
     @property
     def rest_s(self) -> float | None:
-        """The compile's seconds that no part read covers (Python, PjRt, loading the
-        executable); None where the time before the passes, the HLO passes or code
-        generation was not read."""
+        """The compile's seconds no part read covers (None: a main part was not read)."""
         if None in (self.before_passes_s, self.hlo_passes_s, self.codegen_s):
             return None
         return max(0.0, self.compile_s - self.read_s)
@@ -118,11 +99,9 @@ class ProfiledCompile(schema.Saved):
 
 @dataclass(frozen=True)
 class XlaPasses(schema.Saved):
-    """``--xla``: each variant's profiled compile (``compiles``, by variant; flat only
-    where nothing was nested, ``same_program``). ``reason``: why nothing was measured
-    (the user's own profiler session was running), with no figures; ``noted``: why a
-    variant has none, by variant (``notes`` says it); ``stopped``: why a stop (Ctrl-C,
-    ``--timeout``) cut it short."""
+    """``--xla``: each variant's profiled compile (flat only where nothing was nested,
+    ``same_program``); ``reason``: why nothing was measured; ``noted``: why a variant has
+    none; ``stopped``: why a stop cut it short."""
 
     compiles: dict[str, ProfiledCompile] = field(default_factory=dict)
     same_program: bool = False
