@@ -1,7 +1,5 @@
-"""The advice record: helpers ranked by the cold start each saves when nested alone.
-
-Measured by :mod:`jitmagic.measure.parts.advice`, whose docstring gives the method.
-"""
+"""The advice record (``--advise``): helpers ranked by the cold start each saves when
+nested alone (:mod:`jitmagic.measure.parts.advice` gives the method)."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ class Candidate(schema.Saved):
     noise_s: float | None
     significant: bool
     error: str | None = None
-    #: Whether the one rule called the execute change a difference (None: not judged,
-    #: a report of jitmagic 0.3, or too few samples).
+    #: Whether the one rule called the execute change a difference (None: not judged).
     execute_significant: bool | None = None
 
     WHERE = "candidate"
@@ -42,8 +39,7 @@ class Candidate(schema.Saved):
 
 @dataclass(frozen=True)
 class Advice(Shown, schema.Saved):
-    """The ranked candidates, the recommended set and what it saves against nesting all
-    (``print(advice)`` and IPython show it in words, as ``--advise`` does)."""
+    """The ranked candidates, the recommended set and what it saves against nesting all."""
 
     flat_cold_s: float
     noise_s: float | None  # the largest candidate's noise
@@ -56,14 +52,12 @@ class Advice(Shown, schema.Saved):
     runs: int
     wall_s: float
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
-    #: What the one rule said of each saving ("faster": it saves; "slower": it costs;
-    #: "no measurable difference", "inconclusive"); None in reports before 0.4.
+    #: What the one rule said of each saving ("faster": it saves); None before 0.4.
     recommended_kind: str | None = None
     all_nested_kind: str | None = None
     #: The helpers "nest every helper" nests (empty in reports before 0.4).
     everything: tuple[str, ...] = ()
-    #: The clock the cold starts and savings are on: ``"wall"``, or ``"CPU"`` (the
-    #: process's CPU seconds) where the machine was busy; wall in reports before 0.4.
+    #: The clock the cold starts and savings are on (CPU where the machine was busy).
     clock: Clock = WALL
 
     WHERE = "advice"

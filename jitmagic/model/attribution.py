@@ -1,7 +1,4 @@
-"""The attribution record: the flat trace split by helper (own and inclusive seconds).
-
-Measured by :mod:`jitmagic.measure.parts.attribution`.
-"""
+"""The attribution record (``--attribute``): the flat trace split by helper."""
 
 from __future__ import annotations
 
@@ -49,7 +46,7 @@ class Attribution(schema.Saved):
 
     @property
     def jax_s(self) -> float:
-        """Trace seconds outside the entry function: JAX's set-up and its finishing of the jaxpr."""
+        """Trace seconds outside the entry function: JAX's own."""
         return self.trace_s - self.entry_s
 
     @property
@@ -58,8 +55,7 @@ class Attribution(schema.Saved):
         return self.entry_code_s + self.jax_s
 
     def heaviest(self, limit: int) -> tuple[tuple[HelperTime, ...], int]:
-        """The ``limit`` helpers with the most inclusive seconds, heaviest first, and how
-        many were left out (the table and the chart show these; the record keeps all)."""
+        """The ``limit`` heaviest helpers (inclusive seconds), and how many were left out."""
         ordered = sorted(self.helpers, key=lambda h: -h.inclusive_s)
         return tuple(ordered[:limit]), max(len(ordered) - limit, 0)
 

@@ -1,13 +1,6 @@
-"""Several processes' samples of one variant, as one: the slowest process's, run by run.
-
-Under ``jax.distributed`` every process runs the same cold runs in step, and a training
-step waits for the slowest of them. So :func:`slowest` makes a variant's headline
-samples from every process's: for each cold run, the run of the process whose first call
-took longest, its trace, lowering and compile with it (so that the stages and the rest
-still add up to that first call, as they do for one process); for each steady-state
-sample, the slowest process's. The variant keeps every process's own samples beside
-(``VariantResult.per_process``).
-"""
+"""Several processes' samples of one variant, as one: under ``jax.distributed`` a step
+waits for the slowest process, so a variant's headline samples are the slowest's, run by
+run (``VariantResult.per_process`` keeps every process's own)."""
 
 from __future__ import annotations
 
@@ -25,12 +18,9 @@ Samples = dict[str, list[float]]
 
 
 def slowest(per_process: Sequence[Samples]) -> Samples:
-    """The slowest process's samples, run by run (see the module's docstring); a key that
-    is not part of a cold run takes the largest sample of each run. Only runs every
-    process has are merged; a cold run that some process stopped before its first call
-    (``--timeout``) takes each stage's largest sample. The keys of a cold run
-    (:data:`~.stats.cold.COLD_KEYS`) are the first call's, its stages, their CPU seconds
-    and how busy the process's machine was."""
+    """The slowest process's samples, run by run: each cold run's keys all from the process
+    whose first call took longest (so they still add up to it), any other key the largest
+    sample of each run; only runs every process has are merged."""
     if not per_process:
         return {}
     keys = dict.fromkeys(k for p in per_process for k in p)

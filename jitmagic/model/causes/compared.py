@@ -1,11 +1,5 @@
-"""What the causes and the verdicts read of a comparison, as a typed Protocol.
-
-:class:`~jitmagic.model.comparison.Comparison` derives its causes through
-:mod:`.why` (and each part's own, :data:`jitmagic.model.parts.PARTS`), so those cannot
-import it (not even for types: the import graph has no circle). They read it through
-:class:`Compared`, which the comparison satisfies, so mypy checks every attribute they
-use. The verdict sentences (:mod:`jitmagic.render.headlines`) read it the same way.
-"""
+"""What the causes and the verdicts read of a comparison, as a typed Protocol: the
+comparison derives its causes, so they cannot import it, and mypy still checks them."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Two ledgers side by side (``jitmagic.diff(old, new)``, ``jitmagic diff OLD NEW``): per
-function, its compiles, how many were compiling again, and their seconds, OLD against NEW.
-
-Compile counts are exact and compared as they are; seconds are one run's wall time each
-(JAX's own events), shown beside them, never judged: a single run has no spread to
-judge a difference of seconds on.
-"""
+"""Two ledgers side by side: per function, its compiles, how many were compiling again,
+and their seconds (one run's each: shown, never judged), OLD against NEW."""
 
 from __future__ import annotations
 
@@ -40,15 +35,13 @@ class LedgerDiff(Shown):
 
     @property
     def more_again(self) -> tuple[FunctionChange, ...]:
-        """The functions NEW compiled again more often than OLD did (eager ops left out,
-        as the watch's gate leaves them out)."""
+        """The functions NEW compiled again more often than OLD did (eager ops left out)."""
         return tuple(r for r in self.rows if r.new_again > r.old_again and not r.eager)
 
 
 def ledger_diff(old: Ledger, new: Ledger) -> LedgerDiff:
-    """Each function of either ledger, OLD and NEW: matched by name where each ledger has
-    one function of that name (a function moved to another line, or cell, is the same
-    one), else by name and where it was defined."""
+    """Each function of either ledger, matched by name where each has one of that name,
+    else by name and where it was defined."""
     a, b = old.functions(), new.functions()
     in_a, in_b = Counter(r.function for r in a), Counter(r.function for r in b)
     once = {n for n in (*in_a, *in_b) if in_a[n] <= 1 and in_b[n] <= 1}

@@ -1,10 +1,5 @@
 """The one door to a diff (``jitmagic.diff``, ``jitmagic diff``, the gates): two records,
-or the paths of saved reports, of either kind.
-
-It sits above both diffs and the storage they read from, so neither diff loads a file:
-:mod:`jitmagic.model.diff` judges two comparisons, :mod:`jitmagic.model.ledger.diff`
-sets two ledgers side by side, and this module loads and chooses between them.
-"""
+or the paths of saved reports, of either kind (two comparisons, or two ledgers)."""
 
 from __future__ import annotations
 
@@ -23,8 +18,7 @@ from .storage import load
 
 
 def loaded(r: Any) -> Any:
-    """``r`` itself, or the record saved at the path ``r``
-    (:func:`~jitmagic.model.reports.storage.load`)."""
+    """``r`` itself, or the record saved at the path ``r``."""
     return load(r) if isinstance(r, str | os.PathLike) else r
 
 
@@ -35,9 +29,7 @@ def as_comparison(r: Any) -> Comparison:
 
 
 def diff_any(old: Any, new: Any, *, force: bool = False) -> Diff | LedgerDiff:
-    """``jitmagic.diff``: two ledgers (records or the paths of saved ones) give their
-    :class:`~jitmagic.model.ledger.diff.LedgerDiff`, two comparisons their
-    :class:`~jitmagic.model.diff.Diff` (:func:`jitmagic.model.diff.diff`)."""
+    """``jitmagic.diff``: two ledgers give their ``LedgerDiff``, two comparisons their ``Diff``."""
     old, new = loaded(old), loaded(new)
     if isinstance(old, Ledger) and isinstance(new, Ledger):
         return ledger_diff(old, new)

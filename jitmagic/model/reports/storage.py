@@ -1,14 +1,7 @@
-"""Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads it back.
-
-A loaded report is the record that was saved (a
-:class:`~jitmagic.model.comparison.Comparison`, a :class:`~jitmagic.model.sweep.Sweep`,
-the :class:`~jitmagic.model.lines.Lines` table ``jitmagic.lines`` returns, a ledger):
-it shows the same chart and tables without re-running anything, and its ``to_dict()``
-equals what was saved. Loading trusts nothing: every decoding failure becomes a
-``ReportSchemaError`` naming the file (and the field), and every string is made safe to
-print (:func:`~jitmagic.model.saved.schema.printable_tree`). What files are read and
-written, and how, is :mod:`~jitmagic.model.saved.files`.
-"""
+"""Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads back the
+record that was saved (a comparison, a sweep, a ``Lines`` table, a ledger), equal to it.
+Loading trusts nothing: every failure is a ``ReportSchemaError`` naming the file (and
+the field), and every string is made safe to print."""
 
 from __future__ import annotations
 
@@ -34,30 +27,21 @@ from ..sweep import SWEEP_READABLE
 from ..sweep import Sweep
 
 MAX_BYTES = files.MAX_BYTES
-#: Reading a report's records stops after this many seconds (a sweep of 100 values
-#: reads in a tenth of a second).
+#: Reading a report's records stops after this many seconds (a sweep of 100 values: 0.1 s).
 MAX_READ_S = 10.0
 
 
 def save(c: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
-    """Write ``c.to_dict()`` as JSON (``null`` for numbers that were not measured or not finite).
-
-    The file is replaced whole or not at all (see :func:`~jitmagic.model.saved.files.write_text`:
-    a regular file or a new one, its mode and hard links kept): a failure while
-    building the text leaves an existing file as it was.
-    """
+    """Write ``c.to_dict()`` as JSON (``null`` for numbers not measured or not finite),
+    whole or not at all (:func:`~jitmagic.model.saved.files.write_text`)."""
     data = json.dumps(_finite(c.to_dict()), indent=1, allow_nan=False)
     files.write_text(path, data)
 
 
 def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
-    """Read a report written by ``--save`` (magic or command) or :func:`save` (``~``
-    expanded; only a regular file of at most :data:`MAX_BYTES` is read).
-
-    Raises ``ReportSchemaError`` (naming the file and the schema or field at fault)
-    for anything that is not a report this version reads, ``FileNotFoundError`` for
-    a missing file.
-    """
+    """Read a report written by ``--save`` or :func:`save`: ``ReportSchemaError`` naming
+    the file and the schema or field at fault for anything else, ``FileNotFoundError``
+    for a missing file."""
     name = os.fsdecode(os.fspath(path))
     try:
         raw = files.read_bytes(files.expand(path), MAX_BYTES)
@@ -103,8 +87,7 @@ _NEWEST = {"comparison": SCHEMA, "sweep": SWEEP_SCHEMA}
 
 
 def _check_schema(data: Any) -> None:
-    """A schema this jitmagic does not read, said plainly: one written by a newer
-    jitmagic, or something else (a long string is clipped, not echoed whole)."""
+    """A schema this jitmagic does not read, said plainly (a newer jitmagic's, or else)."""
     given = data.get("schema") if isinstance(data, dict) else None
     if given in (*READABLE, *SWEEP_READABLE):
         return
@@ -134,8 +117,8 @@ def _describe(value: Any) -> str:
 
 
 def _check_statistics(result: Comparison | Sweep) -> None:
-    """Derive every phase's verdict once: samples no clock could give (picoseconds beside
-    years) fail here, naming the phase, rather than when the report is shown."""
+    """Derive every phase's verdict once: samples no clock could give fail here, naming
+    the phase, not when the report is shown."""
     points = result.points if isinstance(result, Sweep) else (result,)
     for i, point in enumerate(points):
         for phase in PHASES:
