@@ -35,7 +35,6 @@ from .rows import VARIANTS
 from .rows import VariantResult
 from .saved import schema
 from .saved.schema import fail
-from .sharding import Sharding
 from .shown import Shown
 from .shown import renderer
 from .stats.cold import cold_only
@@ -66,6 +65,21 @@ READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparis
 PROVENANCE = ("source", "file", "options", "created")
 
 EXECUTE = "execute_s"
+
+
+@dataclass(frozen=True)
+class Sharding(schema.Saved):
+    """``inputs``: each named-sharded argument's spec, in argument order;
+    ``kept_input_shardings``: per variant, whether its compiled program takes them as
+    they arrived (None: it does not say)."""
+
+    inputs: tuple[str, ...]
+    kept_input_shardings: dict[str, bool | None]
+
+    WHERE = "sharding"
+    FIELDS = (("inputs", "inputs", schema.items(schema.text), schema.REQUIRED),
+              ("kept_input_shardings", "kept_input_shardings",
+               schema.mapping(schema.optional(schema.flag)), schema.REQUIRED))
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
 """One measured row, a flat or nested variant or one ``--vmap`` ordering: every raw
-sample per key, medians and spreads derived."""
+sample per key, medians and spreads derived. Under ``jax.distributed`` a step waits for
+the slowest process, so a variant's samples are the slowest's, run by run (:func:`slowest`;
+``VariantResult.per_process`` keeps every process's own)."""
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -14,13 +17,13 @@ from typing import TypeVar
 from .notes import Noted
 from .notes import read_notes
 from .notes import said
-from .processes import Samples
-from .processes import read_per_process
 from .saved import schema
+from .stats.cold import COLD_KEYS
 from .stats.rule import json_number
 from .stats.rule import median
 from .stats.rule import spread
 from .stats.witness import CONTENTION_KEYS
+from .stats.witness import FIRST_CALL
 from .stats.witness import cpu_key
 
 #: The timed phases of a variant, in pipeline order; the cold ones start from cleared caches.
@@ -56,6 +59,34 @@ COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
 #: (shown in the phase table, diffed exactly by ``jitmagic diff``).
 STRUCTURE = ("jaxpr_eqns", "jaxpr_eqns_top", "nested_calls", "library_calls",
              "stablehlo_bytes", "stablehlo_calls", "compiled_calls", *COMPILED_WORK)
+
+#: One process's samples, by sample key (``trace_s``, ...), a list of seconds each.
+Samples = dict[str, list[float]]
+
+
+def slowest(per_process: Sequence[Samples]) -> Samples:
+    """The slowest process's samples, run by run: each cold run's keys all from the process
+    whose first call took longest (so they still add up to it), any other key the largest
+    sample of each run; only runs every process has are merged."""
+    if not per_process:
+        return {}
+    keys = dict.fromkeys(k for p in per_process for k in p)
+    out = {k: [max(run) for run in zip(*(p.get(k, []) for p in per_process), strict=False)]
+           for k in keys}
+    firsts = list(zip(*(p.get(FIRST_CALL, []) for p in per_process), strict=False))
+    for run, calls in enumerate(firsts):
+        who = max(range(len(calls)), key=lambda i: calls[i])
+        for k in COLD_KEYS:
+            if k in out and run < len(out[k]):
+                out[k][run] = per_process[who][k][run]
+    return out
+
+
+def read_per_process(value: Any, where: str) -> tuple[Samples, ...]:
+    """``per_process`` as a report holds it: a list of sample objects, one per process."""
+    decoded = schema.items(schema.mapping(schema.items(schema.seconds)))(value, where)
+    return tuple({k: list(xs) for k, xs in p.items()} for p in decoded)
+
 
 _R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..model.causes.compared import Compared
+from ..model.causes.cause import Compared
 from ..model.comparison import Comparison
 from ..model.orderings import TOGGLED
 from ..model.orderings import Orderings

@@ -20,21 +20,76 @@ from dataclasses import field
 from dataclasses import replace
 from enum import StrEnum
 from typing import Any
+from typing import Protocol
 
+from ..lines import Lines
 from ..lines import LineTable
+from ..rows import VariantResult
 from ..shown import worded
 from ..stats.rule import FASTER
 from ..stats.rule import INCONCLUSIVE
 from ..stats.rule import Difference
 from ..stats.rule import median
+from ..stats.verdicts import Verdict
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import Clock
 from ..stats.witness import on
-from .compared import Compared
 from .constant_arguments import BIG_BYTES
 from .constant_arguments import CAPTURED
 from .constant_arguments import PASSED
+from .constant_arguments import ConstantArguments
+from .second_start import SecondStart
 from .second_start import samples
+from .xla_passes import XlaPasses
+
+
+class Compared(Protocol):
+    """A comparison as its causes and its verdict read it (the comparison derives its
+    causes, so they cannot import it; mypy still checks what they read)."""
+
+    @property
+    def entry(self) -> str: ...
+
+    @property
+    def flat(self) -> VariantResult: ...
+
+    @property
+    def nested(self) -> VariantResult: ...
+
+    @property
+    def stopped(self) -> str | None: ...
+
+    @property
+    def repeats_ended(self) -> str | None: ...
+
+    @property
+    def same_compiled(self) -> bool | None: ...
+
+    @property
+    def lines(self) -> Lines | None: ...
+
+    @property
+    def xla_passes(self) -> XlaPasses | None: ...
+
+    @property
+    def constant_arguments(self) -> ConstantArguments | None: ...
+
+    @property
+    def second_start(self) -> SecondStart | None: ...
+
+    @property
+    def stopped_anywhere(self) -> str | None: ...
+
+    @property
+    def verdict(self) -> Verdict: ...
+
+    def difference(self, phase: str, clock: Clock | None = None) -> Difference: ...
+
+    def clock_of(self, phase: str) -> Clock: ...
+
+    def judged(self, name: str) -> VariantResult: ...
+
+    def part(self, name: str) -> Any: ...
 
 
 class Kind(StrEnum):

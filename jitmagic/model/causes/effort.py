@@ -40,8 +40,8 @@ from .cause import SAVING
 from .cause import UNDECIDED as UNDECIDED_CAUSE
 from .cause import UNMEASURABLE
 from .cause import Cause
+from .cause import Compared
 from .cause import Named
-from .compared import Compared
 
 
 class RowName(StrEnum):

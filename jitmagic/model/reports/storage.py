@@ -1,7 +1,8 @@
 """Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads back the
 record that was saved (a comparison, a sweep, a ``Lines`` table, a ledger), equal to it.
 Loading trusts nothing: every failure is a ``ReportSchemaError`` naming the file (and
-the field), and every string is made safe to print."""
+the field), and every string is made safe to print. It is also the one door to a diff
+(``jitmagic.diff``, ``jitmagic diff``, the gates) of two records or saved reports."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from typing import Any
 from ..comparison import READABLE
 from ..comparison import SCHEMA
 from ..comparison import Comparison
+from ..diff import Diff
+from ..diff import comparison_only
+from ..diff import diff
 from ..ledger import Ledger
 from ..ledger import is_saved_ledger
+from ..ledger.diff import LedgerDiff
+from ..ledger.diff import ledger_diff
 from ..lines import Lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
@@ -149,3 +155,25 @@ def _finite(x: Any) -> Any:
 def _short(exc: BaseException) -> str:
     """What ``exc`` says, cut to 200 characters (a decoder can quote the whole file)."""
     return cut_to(str(exc), 200)
+
+
+def loaded(r: Any) -> Any:
+    """``r`` itself, or the record saved at the path ``r``."""
+    return load(r) if isinstance(r, str | os.PathLike) else r
+
+
+def as_comparison(r: Any) -> Comparison:
+    """``r`` itself, or the comparison saved at the path ``r``; ``ReportSchemaError`` for
+    any other record, ``FileNotFoundError`` for a missing file."""
+    return comparison_only(loaded(r))
+
+
+def diff_any(old: Any, new: Any, *, force: bool = False) -> Diff | LedgerDiff:
+    """``jitmagic.diff``: two ledgers give their ``LedgerDiff``, two comparisons their ``Diff``."""
+    old, new = loaded(old), loaded(new)
+    if isinstance(old, Ledger) and isinstance(new, Ledger):
+        return ledger_diff(old, new)
+    if isinstance(old, Ledger) or isinstance(new, Ledger):
+        raise schema.ReportSchemaError("diff compares two ledgers or two comparisons, not a "
+                                       "ledger with a comparison")
+    return diff(old, new, force=force)

@@ -18,11 +18,11 @@ from ...model.causes.cause import SAVING
 from ...model.causes.cause import SMALL_REST
 from ...model.causes.cause import STAGES
 from ...model.causes.cause import Cause
+from ...model.causes.cause import Compared
 from ...model.causes.cause import clock_of
 from ...model.causes.cause import flat_table
 from ...model.causes.cause import split
 from ...model.causes.cause import stage_parts
-from ...model.causes.compared import Compared
 from ...model.causes.constant_arguments import BIG_BYTES
 from ...model.causes.constant_arguments import subject
 from ...model.causes.second_start import CacheRow
