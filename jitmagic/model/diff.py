@@ -1,12 +1,7 @@
-"""A report against a baseline: what changed, stage by stage, by the one rule.
-
-:func:`diff` judges NEW against OLD (two comparisons) per variant and phase with
-:func:`~.stats.rule.difference`; every ratio is NEW over OLD (above 1: NEW slower). The
-program's structure (:data:`STRUCTURE`) is compared exactly, with no rule. Reports from
-another machine or JAX still compare, with a warning; a PARTIAL report compares only
-what both measured. Under materially different loads (:func:`load_apart`) no clock
-compares like with like: the timing stages are shown, not judged.
-"""
+"""A report against a baseline: NEW against OLD per variant and phase by the one rule
+(every ratio NEW over OLD), the program's structure compared exactly. Another machine
+or JAX still compares, with a warning; under materially different loads the timing
+stages are shown, not judged (:func:`load_apart`)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""What the measuring notes beside its figures, held as facts.
-
-A warning of a comparison, or a note of a variant, is a :class:`Note`: a frozen record
-of one ``kind`` whose fields are names, numbers and flags. Each kind belongs to one
-family (a subclass, below), whose :attr:`~Note.KINDS` table names its fields; its
-sentence is one row of :data:`jitmagic.render.notes.TEMPLATES` (``str(note)``). A report
-saves a note as ``{"kind": ..., its fields}``; one saved before notes were facts holds
-plain sentences, which load and show as they were (a :data:`Noted` is either). Values of
-the user's code are held as their ``repr``; an error as its type's name and its message.
-"""
+"""What the measuring notes beside its figures, held as facts: a :class:`Note` of one
+``kind`` of a family (a subclass, below, whose :attr:`~Note.KINDS` table names its
+fields), said by its row of :data:`jitmagic.render.notes.TEMPLATES`. A report saved
+before notes were facts holds sentences, which load and show as they were."""
 
 from __future__ import annotations
 

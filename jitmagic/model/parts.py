@@ -1,9 +1,6 @@
 """The one table of parts: what a comparison can measure after flat against nested, in
-the order measured. An entry holds facts only; how a part is measured, shown and diffed
-is each layer's own table, keyed by its name (:data:`jitmagic.measure.parts.MEASURERS`,
-:data:`jitmagic.render.bundle.SECTIONS`, :data:`jitmagic.model.diff.DIFFERS`,
-:data:`jitmagic.render.diff.DIFF_SECTIONS`; a test checks every part has its entries).
-"""
+the order measured (facts only: each layer's own table, keyed by the part's name, says
+how it is measured, shown and diffed; a test checks every part has its entries)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``--target TOPOLOGY``: the record of a comparison compiled for a TPU this machine lacks.
-
-The variants hold the stages' samples (timed on this host) and, as nothing ran, no first
-call. This record, kept in the comparison's ``env`` under :data:`TARGET`, holds what
-the compile was for and what it made: the topology, the host, how the arguments were
-placed, each variant's memory against the device's HBM, and the runs that were not
-cold. The verdict is the one rule's on each run's trace + lower + compile.
-"""
+"""``--target TOPOLOGY``: a comparison compiled for a TPU this machine lacks (its stages
+timed on this host, no first call). This record, in the comparison's ``env`` under
+:data:`TARGET`, holds the topology, host, placement and each variant's memory."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Why the first call is slow: what this run measured, the biggest first.
-
-A comparison splits the flat first call into its stages (tracing, lowering, XLA's
-compile) and measures what nesting the helpers saves; its parts measure more
-(``--lines``, big captured constants passed as arguments, ``--xla``, ``--cache``,
-``--effort``). :func:`causes` sorts each :class:`Cause` into one of :data:`KINDS`, by
-seconds within it: a measured *saving* the one rule calls significant, a *stage* (where
-the time goes), *inconclusive*, *nothing to gain*, *not measurable* and *not measured*
-(the option that measures it), never guessed. Derived from the record, never stored.
-A cause holds facts; its words (``said``, ``fix``) are the renderer's.
+"""Why the first call is slow: the stages of the flat first call and what each fix
+measured (nesting, and the parts: ``--lines``, big constants, ``--xla``, ``--cache``,
+``--effort``), sorted by :func:`causes` into :data:`KINDS`, the most seconds first;
+what was not measured is said so, never guessed. Derived from the record, never stored.
 """
 
 from __future__ import annotations
@@ -127,11 +121,9 @@ KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = tuple(Ki
 
 @dataclass(frozen=True)
 class Cause:
-    """One cause of a slow first call, of one of the :data:`KINDS`: ``seconds``, a
-    saving's or a stage's median (NaN for the other kinds); ``option``, for one not
-    measured, the option that measures it. ``maker`` (which maker found it), ``case``
-    (which of its cases), ``of`` (the comparison) and ``detail`` (the record it was found
-    in) are what its words are made of."""
+    """One cause of a slow first call: ``seconds``, a saving's or a stage's (else NaN);
+    ``option``, the one that measures it; ``maker``, ``case``, ``of`` (the comparison)
+    and ``detail`` are what the renderer's words (``said``, ``fix``) are made of."""
 
     name: str
     kind: Kind
@@ -261,9 +253,7 @@ SMALL_REST = 0.05
 
 def nesting(c: Compared) -> Iterator[Cause]:
     """Helpers inlined on every call: what nesting them saved on the first call, by the
-    one rule, split over the stages the rule calls faster or slower (the cause's name
-    says where; the rest lies in no one stage, so a saving is never called tracing's
-    unless tracing or lowering was measured faster)."""
+    one rule, split over the stages the rule calls faster or slower (the name says where)."""
     nested = c.nested
     if not nested.helpers:
         case = "none nested" if nested.inline else "no helper"

@@ -1,12 +1,7 @@
-"""The second-start record (``--cache``): first calls with JAX's persistent compilation
-cache off (*no-cache*), at an emptied folder (*cold*: it compiles and writes the entry),
-then after ``jax.clear_caches()`` (*warm*: it reads the entry as a second start would),
-per variant, pair by pair.
-
-A warm cache's saving is judged against the no-cache starts (``docs/why.md``); the cold
-start's writing is said apart (an 8 MiB entry once made the first start cost more than
-the whole compile). A warm figure counts only where every warm start hit the cache.
-"""
+"""The second-start record (``--cache``): first calls with JAX's persistent cache off
+(*no-cache*), at an emptied folder (*cold*: it writes the entry), then after
+``jax.clear_caches()`` (*warm*: it reads it), per variant, pair by pair. A warm saving
+is judged against the no-cache starts, and counts only where every warm start hit."""
 
 from __future__ import annotations
 

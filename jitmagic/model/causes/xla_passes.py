@@ -51,12 +51,9 @@ NamedTime.FIELDS = (("key", "key", schema.text, schema.REQUIRED),
 
 @dataclass(frozen=True)
 class ProfiledCompile(schema.Saved):
-    """One variant's extra cold compile, under JAX's profiler: ``compile_s`` around
-    ``Lowered.compile()``, ``backend`` JAX's platform name (None: an older report's, read
-    by the CPU's events), and its parts, which never overlap: ``before_passes_s`` (to
-    XLA's own compile, less the program's ``serialize_s`` and ``deserialize_s`` for a
-    plugin), ``hlo_passes_s``, ``codegen_s`` (``llvm_s`` of it); ``passes``: every pass;
-    ``named``: the parts the backend names inside those. None: no such event."""
+    """One variant's extra cold compile under JAX's profiler, and its parts, which never
+    overlap (``llvm_s`` is of ``codegen_s``; ``named``: parts the backend names inside
+    those; None: no such event); ``backend`` None: an older report's, read as a CPU's."""
 
     compile_s: float
     hlo_passes_s: float | None

@@ -1,11 +1,6 @@
-"""The ledger of a watched run (``%%jitwatch``, ``jitmagic.watch``): every trace, lowering
-and XLA compile while the user's code ran, each with JAX's reason (:mod:`.compiles`), and
-what follows from them (:mod:`.rows`).
-
-A :class:`Ledger` stores the raw compiles (wall seconds, JAX's own events) and derives
-the rows per function, the totals and whether a gate failed. A run that compiles
-thousands of times keeps the first :data:`MAX_KEPT` whole and only counts the rest.
-"""
+"""The ledger of a watched run (``%%jitwatch``, ``jitmagic.watch``): every compile while
+the user's code ran, with JAX's reason (:mod:`.compiles`); the rows per function, the
+totals and the gate derived (:mod:`.rows`). Past :data:`MAX_KEPT` compiles are counted."""
 
 from __future__ import annotations
 

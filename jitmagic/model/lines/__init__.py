@@ -1,10 +1,6 @@
-"""Program size by source line: which lines of the user's code build the program.
-
-One :class:`LineTable` per variant holds a row per source line of the user's code, keyed
-by ``(file, line)``; :class:`Lines` holds both. A column that was not measured (``hits``
-and ``trace_s`` where no cheap line hook exists) is None in every row, never zero, and
-the table's notes say why. A ``Lines`` record also saves on its own, under :data:`SCHEMA`.
-"""
+"""Program size by source line: one :class:`LineTable` per variant, a row per line of the
+user's code (a column not measured is None in every row, never zero); :class:`Lines`
+holds both, and also saves on its own under :data:`SCHEMA`."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The files reports go to and come from: regular files only, nothing damaged on the way.
-
-A report is written onto a regular file or a new one, never a FIFO, a device, a socket
-or a folder (``--save /dev/null`` must not replace the null device), whole or not at
-all, keeping the old file's mode, owner and hard links; every error names the target.
-Only a regular file of at most :data:`MAX_BYTES` is read, and nothing can block on it.
-"""
+"""The files reports go to and come from: regular files only (never a FIFO, a device, a
+socket or a folder), written whole or not at all keeping mode, owner and hard links,
+read at most :data:`MAX_BYTES` and never blocking; every error names the target."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Whether the runs a report calls cold were cold: each compile is checked, not assumed.
-
-On a TPU v5e the compiler does less with each repeat of a program in one process, which
-``jax.clear_caches()`` does not undo (docs/measuring.md). A run whose compile fell well
-below its series' cold reference on both clocks did less work, not less waiting: it was
-not cold, the report says so, and the verdict leaves it out.
-"""
+"""Whether the runs a report calls cold were cold: on a TPU a compiler does less with
+each repeat of a program in one process (docs/measuring.md), so a run whose compile fell
+well below its series' cold reference on both clocks was not cold, and is left out."""
 
 from __future__ import annotations
 

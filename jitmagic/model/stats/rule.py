@@ -59,14 +59,9 @@ THRESHOLDS = {2: 16.0, 3: 157.0, 4: 20.0, 5: 10.1, 6: 7.4, 7: 6.0, 8: 6.7, 9: 4.
 
 @dataclass(frozen=True)
 class Difference:
-    """Whether ``after`` differs from ``before`` beyond the noise of their runs.
-
-    ``kind`` is about ``after`` (:data:`FASTER`: smaller times). ``ratio`` is
-    median(before) / median(after) (NaN: not measured); ``low``–``high`` the interval it
-    was decided with (NaN with fewer than two runs a side, when ``enough_data`` is
-    False): FASTER exactly when ``low`` > 1, SLOWER exactly when ``high`` < 1. ``noise``
-    is ratio / ``low``: how far apart the medians must be to leave 1 out (None: no spread).
-    """
+    """Whether ``after`` differs from ``before`` (``kind``: :data:`FASTER` means smaller
+    times) beyond the noise of their runs: ``ratio`` median(before) / median(after),
+    ``low``–``high`` its interval (NaN without ``enough_data``), ``noise`` ratio / low."""
 
     kind: Kind
     ratio: float
