@@ -22,7 +22,7 @@ from .causes.xla_passes import XlaPasses
 from .lines import Lines
 from .notes import Noted
 from .notes import read_notes
-from .notes import said
+from .notes import said_in
 from .orderings import Orderings
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
@@ -137,10 +137,7 @@ class Comparison(Shown, schema.Saved):
             return dataclasses.replace(self, **{name: record}, **changes)
         return dataclasses.replace(self, added={**self.added, name: record}, **changes)
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What the report warns of, in words."""
-        return said(self.warned)
+    warnings = said_in("warned")
 
     @property
     def flat(self) -> VariantResult:

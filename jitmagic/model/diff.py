@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
-from typing import Final
 from typing import Literal
 from typing import get_args
 
@@ -57,8 +56,7 @@ Figure = int | float
 NOT_JUDGED = "not judged"
 #: The two reasons a row is not judged (:func:`load_apart`, :func:`nest_apart`).
 Reason = Literal["loads", "nests"]
-LOADS_DIFFER: Final = "loads"
-NESTS_DIFFER: Final = "nests"
+LOADS_DIFFER, NESTS_DIFFER = get_args(Reason)
 
 
 @dataclass(frozen=True)

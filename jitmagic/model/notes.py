@@ -196,6 +196,11 @@ def said(notes: Iterable[Noted]) -> tuple[str, ...]:
     return tuple(str(n) for n in notes)
 
 
+def said_in(attr: str) -> Any:
+    """A property: the notes held in ``attr``, each as its sentence (:func:`said`)."""
+    return property(lambda self: said(getattr(self, attr)))
+
+
 class Warned(Note):
     """A comparison's warnings (a sweep's, the orderings'). ``part_moved``: the private
     ``name`` of JAX its ``version`` lacks; ``eqns``: None, not counted."""

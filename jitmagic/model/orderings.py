@@ -10,7 +10,7 @@ from typing import Any
 
 from .notes import Noted
 from .notes import read_notes
-from .notes import said
+from .notes import said_in
 from .outputs import OUTPUT_FIELDS
 from .outputs import check_outputs
 from .outputs import without_outputs
@@ -88,10 +88,7 @@ class Orderings(schema.Saved):
         """The clock the verdict is on: CPU time on a busy machine, else wall time."""
         return clock_for([self.rows[n].samples for n in TOGGLED], EXECUTE)
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What measuring the orderings noted, in words."""
-        return said(self.warned)
+    warnings = said_in("warned")
 
     @property
     def verdict_saved(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from .notes import Noted
 from .notes import read_notes
-from .notes import said
+from .notes import said_in
 from .saved import schema
 from .stats.cold import COLD_KEYS
 from .stats.rule import json_number
@@ -211,10 +211,7 @@ class VariantResult(Row, ProgramFigures):
 
     SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What the report notes of this variant, in words."""
-        return said(self.noted)
+    notes = said_in("noted")
 
     def first_call_parts(self) -> dict[str, float]:
         """The median first call in parts that add up to it: the stages and the rest

@@ -18,7 +18,7 @@ from .comparison import READABLE
 from .comparison import Comparison
 from .notes import Noted
 from .notes import read_notes
-from .notes import said
+from .notes import said_in
 from .notes import saved
 from .rows import PHASES
 from .rows import VARIANTS
@@ -69,10 +69,7 @@ class Sweep(Shown):
     def entry(self) -> str:
         return self.last.entry
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What the sweep warns of as a whole, in words."""
-        return said(self.warned)
+    warnings = said_in("warned")
 
     @property
     def last(self) -> Comparison:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..notes import Noted
 from ..notes import read_notes
-from ..notes import said
+from ..notes import said_in
 from ..outputs import OUTPUT_KINDS
 from ..saved import schema
 from ..saved.schema import fail
@@ -104,10 +104,7 @@ class ConstantVariant(schema.Saved):
     error: str | None = None
     noted: tuple[Noted, ...] = ()
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What was noted of this variant, in words."""
-        return said(self.noted)
+    notes = said_in("noted")
 
     @property
     def measured(self) -> bool:
@@ -199,7 +196,4 @@ class ConstantArguments(schema.Saved):
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """The part's own notes, in words."""
-        return said(self.noted)
+    notes = said_in("noted")

@@ -17,7 +17,7 @@ from typing import Any
 from ..notes import Noted
 from ..notes import read_noted
 from ..notes import read_notes
-from ..notes import said
+from ..notes import said_in
 from ..saved import schema
 from ..stats.cold import warm_runs
 from ..stats.rule import FASTER
@@ -169,7 +169,7 @@ class Outcome:
         return self.saved_s / self.lost_s
 
     def verdict(self, row: EffortRow) -> Came:
-        """One of :data:`VERDICTS`, from the outputs and the rule's outcomes."""
+        """What the setting came to (:class:`Came`), from the outputs and the rule's outcomes."""
         if row.error is not None:
             return FAILED
         if row.outputs not in MATCHING:
@@ -222,10 +222,7 @@ class Effort(schema.Saved):
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
 
-    @property
-    def left_out(self) -> tuple[str, ...]:
-        """The settings not measured, each with why, in words."""
-        return said(self.omitted)
+    left_out = said_in("omitted")
 
     @property
     def series(self) -> dict[str, dict[str, tuple[float, ...]]]:

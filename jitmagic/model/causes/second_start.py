@@ -9,12 +9,12 @@ import math
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
-from typing import Final
 from typing import Literal
+from typing import get_args
 
 from ..notes import Noted
 from ..notes import read_notes
-from ..notes import said
+from ..notes import said_in
 from ..saved import schema
 from ..saved.schema import fail
 from ..stats.rule import Difference
@@ -254,10 +254,7 @@ class SecondStart(schema.Saved):
               *ROUNDS_FIELDS,
               ("nesting", "nesting_said", None, None))
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What measuring the second start noted, in words."""
-        return said(self.warned)
+    warnings = said_in("warned")
 
     def __getitem__(self, name: str) -> CacheRow:
         return self.rows[name]
@@ -306,9 +303,7 @@ class SecondStart(schema.Saved):
 #: What in the user's own settings keeps their JAX from caching a program, in the order
 #: to change them.
 Unset = Literal["switched off", "no folder", "too fast"]
-SWITCHED_OFF: Final = "switched off"
-NO_FOLDER: Final = "no folder"
-TOO_FAST: Final = "too fast"
+SWITCHED_OFF, NO_FOLDER, TOO_FAST = get_args(Unset)
 
 
 def cache_unset(s: SecondStart) -> list[Unset]:

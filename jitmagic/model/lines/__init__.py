@@ -13,7 +13,7 @@ from typing import Any
 
 from ..notes import Noted
 from ..notes import read_notes
-from ..notes import said
+from ..notes import said_in
 from ..saved import schema
 from ..saved.schema import fail
 from ..shown import Shown
@@ -60,10 +60,7 @@ class LineTable:
     #: not counted).
     loop_calls: tuple[LoopCall, ...] = ()
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What was not measured and why, in words."""
-        return said(self.noted)
+    notes = said_in("noted")
 
     def label(self, file: str) -> str:
         """``file`` as the reader knows it."""
