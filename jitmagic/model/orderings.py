@@ -11,11 +11,11 @@ from typing import Any
 from .notes import Noted
 from .notes import read_notes
 from .notes import said_in
-from .outputs import OUTPUT_FIELDS
-from .outputs import check_outputs
-from .outputs import without_outputs
 from .rows import ORDERING_KEYS
+from .rows import OUTPUT_FIELDS
 from .rows import OrderingRow
+from .rows import check_outputs
+from .rows import without_outputs
 from .saved import schema
 from .saved.schema import fail
 from .stats.rule import INCONCLUSIVE

@@ -13,7 +13,7 @@ from typing import Any
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said_in
-from ..outputs import OUTPUT_KINDS
+from ..rows import OUTPUT_KINDS
 from ..saved import schema
 from ..saved.schema import fail
 from ..stats.rule import Difference
