@@ -19,9 +19,9 @@ from ..diff import Diff
 from ..diff import comparison_only
 from ..diff import diff
 from ..ledger import Ledger
+from ..ledger import LedgerDiff
 from ..ledger import is_saved_ledger
-from ..ledger.diff import LedgerDiff
-from ..ledger.diff import ledger_diff
+from ..ledger import ledger_diff
 from ..lines import Lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
