@@ -18,6 +18,7 @@ from ..notes import Noted
 from ..notes import read_noted
 from ..notes import read_notes
 from ..notes import said_in
+from ..rows import OUTPUT_KINDS
 from ..saved import schema
 from ..stats.cold import warm_runs
 from ..stats.rule import FASTER
@@ -56,9 +57,8 @@ DEFAULT, OUT_OF_LINE = RowName.DEFAULT, RowName.OUT_OF_LINE
 COMPILE, EXECUTE = "compile_s", "execute_s"
 #: The sample keys a row keeps, on both clocks, and the cold call's wait for a CPU.
 KEYS = tuple(k for key in (COMPILE, FIRST_CALL, EXECUTE) for k in (key, cpu_key(key))) + (WAIT,)
-#: How a setting's outputs compared with the default's; only the first two let it be used.
-OUTPUT_KINDS = ("exact", "rounding", "mismatch", "uncompared")
-MATCHING = OUTPUT_KINDS[:2]
+#: How a setting's outputs may compare with the default's and still let it be used.
+MATCHING = ("exact", "rounding")
 
 
 class Came(StrEnum):
