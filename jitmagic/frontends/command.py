@@ -192,11 +192,12 @@ def _checked_outputs(args: argparse.Namespace) -> str | None:
     ignored = launcher.check_environment()
     if ignored:
         print(f"jitmagic: {ignored}", file=sys.stderr)
-    given = {"--save": args.save, "--html": args.html}
-    args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+    given = {"--save": args.save, "--html": args.html, "--trace": args.trace}
+    args.save, args.html, args.trace = (checked_path(p, o) for o, p in given.items())
     _check_target(args)
     script = None if args.file == "demo" else os.path.abspath(args.file)
-    distinct({"the script": script, "--save": args.save, "--html": args.html})
+    distinct({"the script": script, "--save": args.save, "--html": args.html,
+              "--trace": args.trace})
     distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
     check_endings(given)  # as the watch's (after a device, a folder, one file twice)
     return script
@@ -206,10 +207,10 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     """:func:`main` once the options are read: measure, then :func:`present`."""
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    if args.file == "demo" and args.html is None and not args.jax:
+    if args.file == "demo" and args.html is None and not (args.jax or args.bisect):
         args.html = DEMO_HTML
     try:
-        if args.jax:  # the cell under each release, each in a child of its own
+        if args.jax or args.bisect:  # the cell under each release, each in a child
             return show_releases(args, argv, Entry(__name__, measure_in_child.__name__))
         script = _checked_outputs(args)
         if args.processes is not None and not launcher.is_child() \
@@ -406,7 +407,7 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     argv = list(inputs["argv"])
     script_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    args.save = args.html = args.jax = None
+    args.save = args.html = args.jax = args.bisect = args.trace = None
     args.quiet = True
     if args.sweep:
         raise InputError("a child measures one comparison: leave --sweep out")
@@ -422,6 +423,6 @@ def _options_said(options: Options, args: argparse.Namespace) -> str:
 
 
 #: The parts of :func:`present` that write a report (a Ctrl-C there: exit status 130).
-REPORTS = ("--save", "--html")
+REPORTS = ("--save", "--html", "--trace")
 
 

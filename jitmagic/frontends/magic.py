@@ -39,6 +39,7 @@ from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
+from ..model.reports.releases import Bisection
 from ..model.reports.releases import Releases
 from ..model.sweep import Sweep
 from ..options import Options
@@ -64,6 +65,7 @@ from .saving import write_outputs
 from .saving import wrote
 from .script.releases import LINE_FORM
 from .script.releases import of_cell
+from .script.releases import write_reports
 from .showing import ABANDONED_SHOWING
 from .showing import Showing
 from .stderr_progress import drawing
@@ -114,7 +116,7 @@ class JitCompareMagics(Magics):
     @options_of(COMPARE)
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None
-                   ) -> Comparison | Sweep | Releases | None:
+                   ) -> Comparison | Sweep | Releases | Bisection | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
         function with and without nested jax.jit on the helpers it calls.
 
@@ -123,7 +125,7 @@ class JitCompareMagics(Magics):
         """
         start = clocks.wall()
         assert self.shell is not None  # register() gives the magics their shell
-        if "--jax" in line.replace("=", " ").split():  # each release in a child of its own
+        if {"--jax", "--bisect"} & set(line.replace("=", " ").split()):  # a child a release
             return self._releases(line, cell)
         # Ctrl-C from the end of the measurement until the result is shown is held: what
         # the cell changed is put back whole, and the result is shown as after a Ctrl-C.
@@ -164,7 +166,8 @@ class JitCompareMagics(Magics):
             # before measuring (the cell may chdir), and never one file for both
             args.save = checked_path(args.save, "--save")
             args.html = checked_path(args.html, "--html")
-            distinct({"--save": args.save, "--html": args.html})
+            args.trace = checked_path(args.trace, "--trace")
+            distinct({"--save": args.save, "--html": args.html, "--trace": args.trace})
             distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
             with drawing(progress_for(options, self.shell)) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
@@ -175,7 +178,7 @@ class JitCompareMagics(Magics):
             raise CellInterrupted(str(exc) or NO_RESULT) from None
         return with_cell_names(result, self.shell), args, progress
 
-    def _releases(self, line: str, cell: str | None) -> Releases | None:
+    def _releases(self, line: str, cell: str | None) -> Releases | Bisection | None:
         """``--jax``: the cell under each release (:func:`.script.releases.of_cell`), the
         report printed; the line form is refused (:data:`.script.releases.LINE_FORM`)."""
         if cell is None:
@@ -187,13 +190,17 @@ class JitCompareMagics(Magics):
         except InputError as exc:
             raise UsageError(str(exc)) from None
         print(releases_text(found, verbose=args.verbose))
+        try:
+            write_reports(found, args)
+        except CannotWriteError as exc:
+            raise UsageError(str(exc)) from None
         return found if args.output else None
 
     def _parse_options(self, line: str) -> argparse.Namespace:
         """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
         try:
             args = parse_argstring(self.jitcompare, line)
-            args.save, args.html = unquoted(args.save), unquoted(args.html)
+            args.save, args.html, args.trace = map(unquoted, (args.save, args.html, args.trace))
             args.baseline = unquoted(args.baseline)
             return args
         except ValueError as exc:  # e.g. an unclosed quote

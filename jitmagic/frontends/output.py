@@ -73,7 +73,7 @@ def _reason(exc: OSError | ValueError) -> str:
 
 
 #: The file each option writes, by its ending: ``--html page.json`` wrote JSON.
-ENDINGS = {"--save": ".json", "--html": ".html"}
+ENDINGS = {"--save": ".json", "--html": ".html", "--trace": ".json"}
 
 
 def check_endings(paths: dict[str, str | None], named: str = "report") -> None:

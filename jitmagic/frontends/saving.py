@@ -28,6 +28,7 @@ from ..model.sweep import Sweep
 from ..render.bundle import html_document
 from ..render.bundle import stopped_note
 from ..render.ledger import html_document as ledger_document
+from ..render.releases.trace import trace_json
 from .output import write_report
 from .showing import Showing
 
@@ -110,7 +111,9 @@ def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
     begun = [] if begun is None else begun
     written, failures = [], []
     reports = ((args.save, "--save", lambda: lambda p: storage.save(result, p)),
-               (args.html, "--html", lambda: _html_writer(result, showing)))
+               (args.html, "--html", lambda: _html_writer(result, showing)),
+               (getattr(args, "trace", None), "--trace",
+                lambda: _trace_writer(result)))
     for path, option, writer in reports:
         if not path:
             continue
@@ -138,6 +141,12 @@ def _written(write: Callable[[str], object], path: str, option: str) -> bool:
     """``write_report``, then True: the report was written."""
     write_report(write, path, option)
     return True
+
+
+def _trace_writer(result: Comparison | Sweep | Ledger) -> Callable[[str], None]:
+    """What writes ``--trace`` (the comparison's command only: never a ledger)."""
+    assert not isinstance(result, Ledger)
+    return lambda p: files.write_text(p, trace_json(result))
 
 
 def _html_writer(result: Comparison | Sweep | Ledger, showing: Showing) -> Callable[[str], None]:
