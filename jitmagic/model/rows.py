@@ -236,10 +236,8 @@ class VariantResult(Row, ProgramFigures):
     EXTRA_KEYS = (*CPU_PHASES, *CONTENTION_KEYS)
     MEDIANS = tuple((p, p) for p in PHASES)
     FIELDS = (*_COMMON,
-              ("stablehlo_calls", "stablehlo_calls", schema.optional(schema.count), None),
-              ("compiled_calls", "compiled_calls", schema.optional(schema.count), None),
-              ("jaxpr_eqns_top", "jaxpr_eqns_top", schema.optional(schema.count), None),
-              ("library_calls", "library_calls", schema.optional(schema.count), None),
+              *((key, key, schema.optional(schema.count), None) for key in (
+                  "stablehlo_calls", "compiled_calls", "jaxpr_eqns_top", "library_calls")),
               ("helpers", "helpers", schema.items(schema.text), ()),
               *_TAIL,
               ("notes", "noted", read_notes, ()),
