@@ -40,6 +40,7 @@ from ..errors import exit_after_measuring
 from ..interrupts import held_while_importing
 from ..measure.children import Entry
 from ..measure.sampling import clocks
+from ..measure.sampling import fresh
 from ..measure.sampling.lockstep import LockstepError
 from ..measure.sampling.lockstep import current
 from ..measure.sampling.lockstep import with_others
@@ -370,6 +371,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if filename:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
+    spawn = None if args.processes else fresh.for_command(
+        Entry(__name__, measure_in_child.__name__), args.file, sys.argv[1:], options)
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     # jax not imported by the file's lines: nothing can have started its backend (where
     # jax is not imported, `imported` assumes the worst)
@@ -386,7 +389,9 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if prelude.ran:
         cell = dataclasses.replace(cell, setup=ast.Module(body=prelude.rest(cell.setup.body),
                                                           type_ignores=[]))
-    with drawing(staged(progress_for(options))) as progress:
+    spawn = None if prelude.backend_started else spawn  # the device is this process's
+    with drawing(staged(progress_for(options))) as progress, fresh.in_children(spawn), \
+            fresh.device_closed(spawn):
         result = measure_source(cell, namespace, options, progress, start,
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
@@ -411,7 +416,8 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     args.quiet = True
     if args.sweep:
         raise InputError("a child measures one comparison: leave --sweep out")
-    return run_isolated(args, script_args).to_dict()
+    with fresh.only(inputs.get("sample", "")):  # one variant's cold sample, or all here
+        return run_isolated(args, script_args).to_dict()
 
 
 def _options_said(options: Options, args: argparse.Namespace) -> str:

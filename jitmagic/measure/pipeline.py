@@ -39,6 +39,7 @@ from .parts import batches
 from .parts.run import PartRun
 from .parts.run import later_labels
 from .sampling import clocks
+from .sampling import fresh
 from .sampling import lockstep
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
@@ -282,6 +283,8 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
     check = check or checkpoint(entry, options, start)
     same = "nested" in prepared and not prepared["nested"].variant.planned
     runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
+    runs.takers = fresh.in_fresh_processes(runs.subjects)
+    runs.settled = fresh.skipped(list(runs.subjects))
     rounds, cache_said = _sampled(runs, options, check)
     if built is not None:
         built.update({n: Staged(r.traced, r.lowered) for n, r in runs.programs().items()})
@@ -306,7 +309,8 @@ def _placement(prepared: dict[str, Prepared], runs: Sampler,
     """The comparison's ``env`` (the call's mesh, every process's machine, the coarsest
     CPU clock step) and ``sharding``, read once ``wall_s`` is taken."""
     call = next(iter(prepared.values()))
-    env = environment({**mesh_env(call.args, call.kwargs), **step.env()})
+    env = environment({**mesh_env(call.args, call.kwargs), **step.env(),
+                       **fresh.where_sampled(runs.takers)})
     ticks = step.gather("the CPU clock's step", env["cpu_tick_s"])  # the coarsest judges
     env["cpu_tick_s"] = max((t for t in ticks if t is not None), default=None)
     return {"env": env, "sharding": sharding_report(call.args, call.kwargs, runs.compiled())}

@@ -16,6 +16,7 @@ from .notes import read_notes
 from .progress import ChildEnd
 from .progress import Said
 from .saved import schema
+from .stats.cold import cold_only
 from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.witness import CPU
@@ -145,9 +146,10 @@ TARGET_COMPILE = "target_compile"
 def compile_difference(flat: Mapping[str, Sequence[float]],
                        nested: Mapping[str, Sequence[float]],
                        clock: Clock | None = None) -> Difference:
-    """Nested against flat on each run's trace + lower + compile, by the one rule."""
+    """Nested against flat on each run's trace + lower + compile, by the one rule, the runs
+    whose compile was not cold left out (:func:`~.stats.cold.cold_only`)."""
     clock = clock or target_clock(flat, nested)
-    return difference(to_compiled(flat, clock), to_compiled(nested, clock))
+    return difference(*(to_compiled(cold_only(s, "tpu"), clock) for s in (flat, nested)))
 
 
 def stage_difference(flat: Mapping[str, Sequence[float]],

@@ -73,6 +73,7 @@ from .format import PHASE_LABELS
 from .headlines import comparison_headline
 from .lines import html_table as lines_html
 from .lines import text as lines_text
+from .provenance import sampled_line
 from .sweep import sweep_html
 from .sweep import sweep_text
 from .target import record as target_record
@@ -329,7 +330,8 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
             Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
                   [_stage_row(c, p) for p in PHASES], indent="  "),
             *first_note,
-            Para([line for line in (why_line(c), found_line(c), more_line(c, html)) if line])]
+            Para([line for line in (why_line(c), found_line(c), sampled_line(c),
+                                    more_line(c, html)) if line])]
 
 
 def verdict_line(c: Comparison) -> str:

@@ -20,6 +20,7 @@ from ..model.progress import Crashed
 from ..model.progress import Failed
 from ..model.progress import TimedOut
 from ..model.rows import VARIANTS
+from ..model.stats.cold import cold_only
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import Difference
@@ -102,7 +103,7 @@ def _cell(xs: list[float]) -> Cell:
 
 
 def _rows(c: Comparison, t: TargetCompile, clock: Clock) -> list[list[str | Cell]]:
-    flat, nested = c.flat.samples, c.nested.samples
+    flat, nested = (cold_only(v.samples, "tpu") for v in (c.flat, c.nested))
     tail = ", CPU time" if clock == CPU else ""
     rows: list[list[str | Cell]] = []
     for stage in STAGES:
@@ -199,8 +200,8 @@ def warm_lines(t: TargetCompile) -> list[str]:
     """The runs whose compile was not cold, by the cold check."""
     return [f"not cold: the {name} variant's compile in run{'s' * (len(runs) > 1)} "
             f"{', '.join(str(r + 1) for r in runs)} fell under 0.7 of its first run's on "
-            "both clocks (libtpu's compiler kept work between compiles): the medians "
-            "include them" for name, runs in t.warm.items()]
+            "both clocks (libtpu's compiler kept work between compiles): left out of "
+            "the medians and the verdict, as in every comparison" for name, runs in t.warm.items()]
 
 
 def effort_lines(t: TargetCompile) -> list[str]:

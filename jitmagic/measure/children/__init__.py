@@ -1,43 +1,28 @@
 """One runner of fresh child processes: a Python entry (a module's function, or a
 script) in a new interpreter, and how it ended (:mod:`jitmagic.model.progress`).
 
-Why: some work must not share this process. A compile that native code aborts on
-(libtpu's ``Check failed``, a segmentation fault in XLA) would take the user's kernel
-with it; a compiler that remembers within a process gives a cold sample only in a new
-one; another JAX release lives in another Python. The child is started through
-:mod:`.boot` (``python -m jitmagic.measure.children.boot``), which ties its life to
-this process (Linux: SIGKILL when the parent dies), opens the stage file
-(:func:`stage` writes there: the last stage is known after a crash) and runs the entry.
-
-Two ways to run one:
-
-* :class:`Entry` (``module:function``, called with JSON inputs, its result JSON): in a
-  session of its own, its stdout and stderr kept in a file (the tail of stderr says
-  why native code aborted), a timeout after which its whole process group is killed;
-  Ctrl-C here kills it and is raised on.
-* :class:`Script` (``python ARGS...``, e.g. ``-m jitmagic FILE.py``): its output the
-  parent's own, in a process group of its own; the parent only waits, and hands each
-  SIGINT, SIGTERM and SIGHUP it gets on to it (:data:`FORWARDED`): a terminal's Ctrl-C
-  and a ``kill -INT`` of the parent alone reach it once each. Its exit status is the
-  result where it got to its end (:func:`finished`: Python's own end, or the command's
-  ``exit_now``); a status without that end (``os._exit`` in the script) is
-  :class:`~jitmagic.model.progress.EndedEarly`.
-
-Nothing is left behind: the request, result, stage and output files live in a
-temporary folder removed after, no process outlives the call, and no setting of this
-process changes (the child's environment is a copy).
+Some work must not share this process: a compile native code aborts on, a cold sample
+where the compiler remembers, another JAX release. The child starts through
+:mod:`.boot`, which ties its life to this process and opens the stage file
+(:func:`stage`). An :class:`Entry` (``module:function``, JSON in and out) runs in a
+session of its own, its output kept in a file, its process group killed at a timeout, a
+``stop`` or a Ctrl-C here; a :class:`Script` (``python ARGS...``) shares the parent's
+output in a group of its own, and each signal of :data:`FORWARDED` here is handed on.
+Nothing is left behind: no file (a temporary folder), no process, no setting.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,8 +42,8 @@ from ...model.progress import fatal_of
 STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
 #: Lines of a child's stderr kept.
 TAIL_LINES = 20
-#: Seconds a killed child gets to be reaped.
-REAP_S = 10.0
+#: Seconds a killed child gets to be reaped; seconds between two looks at an entry's ``stop``.
+REAP_S, POLL_S = 10.0, 0.1
 #: The signals a script's parent hands on to it (where this process does not ignore them).
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -108,10 +93,11 @@ def inside() -> bool:
 
 def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
               python: str | None = None, env: Mapping[str, str] | None = None,
-              cwd: str | None = None) -> ChildEnd:
+              cwd: str | None = None, stop: Callable[[], bool] | None = None) -> ChildEnd:
     """Run ``what`` in a fresh ``python`` (this one by default) with ``env`` added to this
     process's environment; how it ended. ``timeout_s`` (None: no limit) kills its whole
-    process group once passed."""
+    process group once passed, and so does an entry's ``stop`` once it returns True (a
+    Ctrl-C this process deferred): then it reads as :class:`TimedOut`."""
     exe = python or sys.executable
     with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
         files = _Files(Path(folder))
@@ -122,7 +108,7 @@ def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | No
         except OSError as exc:
             return CouldNotStart(exe, exc.strerror or type(exc).__name__)
         with _ended(child, isinstance(what, Entry)):
-            status = _wait(child, what, timeout_s)
+            status = _wait(child, what, timeout_s, stop)
         return _end(status, what, files, timeout_s)
 
 
@@ -193,13 +179,16 @@ def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
                 time.sleep(0.01)
 
 
-def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None
-          ) -> int | None:
-    """The child's status (None: it ran past ``timeout_s``). A script's: each signal of
-    :data:`FORWARDED` here is handed on to it, and it decides what it does."""
+def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None,
+          stop: Callable[[], bool] | None = None) -> int | None:
+    """The child's status (None: it ran past ``timeout_s``, or ``stop`` said so first,
+    read every :data:`POLL_S`). A script's: each signal of :data:`FORWARDED` here is
+    handed on to it, and it decides what it does."""
     if isinstance(what, Entry):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            return child.wait(timeout_s)
+        end = math.inf if timeout_s is None else time.monotonic() + timeout_s
+        while time.monotonic() < end and not (stop and stop()):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return child.wait(min(POLL_S, max(0.0, end - time.monotonic())))
         return None
     with _forwarding(child.pid):
         return child.wait()

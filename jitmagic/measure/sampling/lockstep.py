@@ -1,15 +1,12 @@
 """Measuring under ``jax.distributed``: every process takes the same steps, in step.
 
-The program may hold collectives: a process that calls it once more than another waits
-for a partner that never comes (issue 23: loop counts auto-ranged on each process's own
-clock differed). So every choice a process's clock could tip is made once and shared
-(another ``-r auto`` round, each auto-ranging step, whether to stop, agreed at a barrier
-before each cold run); a run's headline samples are the slowest process's, and each
-variant keeps every process's own (``per_process``).
-
-:data:`SINGLE` is the one-process :class:`Lockstep` and costs nothing. :class:`Distributed`
-talks through JAX's coordination service, every wait with a timeout (:data:`TIMEOUT_ENV`),
-so a process that died or hangs ends the others with a :class:`LockstepError` naming it.
+A process that calls a program with collectives once more than another waits forever
+(issue 23), so every choice a process's clock could tip is made once and shared at a
+barrier before each cold run; a run's headline samples are the slowest process's, and
+each variant keeps every process's own (``per_process``). :data:`SINGLE` (one process)
+costs nothing; :class:`Distributed` talks through JAX's coordination service, every wait
+bounded (:data:`TIMEOUT_ENV`), a process that died or hangs named in a
+:class:`LockstepError`.
 """
 
 from __future__ import annotations

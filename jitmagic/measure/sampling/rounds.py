@@ -26,6 +26,7 @@ from ...model.stats.verdicts import MOST_ROUNDS
 from ...options import Options
 from ...options.values import AUTO
 from . import clocks
+from . import fresh
 
 
 class Shares(Protocol):
@@ -104,8 +105,13 @@ def rounds_for(options: Options, decided: Callable[[], bool] = lambda: False,
 
 
 def budget_of(options: Options) -> float:
-    """``--budget``'s seconds: as given, else the running backend's."""
-    return options.budget if options.budget is not None else backends.running().budget_s
+    """``--budget``'s seconds: as given, else the sampled backend's (the children's,
+    where fresh processes take the samples: :mod:`.fresh`), else the running one's."""
+    spawn = fresh.children()
+    if options.budget is not None:
+        return options.budget
+    return (backends.named(spawn.platform) if spawn and spawn.platform
+            else backends.running()).budget_s
 
 
 def rounds_of(repeat: int | str | Rounds) -> Rounds:

@@ -96,6 +96,9 @@ class Sampler:
         self.stopped: str | None = None
         #: Rows that need no more rounds (the rule has decided them): skipped like errors.
         self.settled: set[str] = set()
+        #: Rows whose cold samples (their steady state with them) another subject takes:
+        #: a fresh process's (:mod:`.fresh`).
+        self.takers: dict[str, Subject] = {}
         self.outputs = OutputCheck(len(subjects))
 
     def measure(self, repeat: int | str | Rounds, number: int | None, monitor: Monitor,
@@ -132,12 +135,13 @@ class Sampler:
                       check: Checkpoint) -> None:
         run = f"the {name} {self.noun}'s {check.report.run()}"
         barrier(check, run)
+        subject = self.takers.get(name, self.subjects[name])
         try:
-            cold = self.subjects[name].cold(monitor, check)
+            cold = subject.cold(monitor, check)
         except Stop as stop:
             self._add(name, stop.times)
             if stop.artefact is not None and name not in self.shape:  # the stages that ran
-                self.shape[name] = self.subjects[name].describe(
+                self.shape[name] = subject.describe(
                     ColdSample(stop.times, stop.artefact.jitted, None, artefact=stop.artefact))
             raise
         except FrozenClockError:  # jitmagic's clock, not the user's code: nothing is true
@@ -148,7 +152,7 @@ class Sampler:
             return
         same_outcome(check, run, None)
         self._record(name, cold)
-        if not self.steady:
+        if not self.steady or name in self.takers:
             return
         check(f"the {name} {self.noun}'s first call")
         check.report.tell("steady state")

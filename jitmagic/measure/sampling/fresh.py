@@ -1,0 +1,220 @@
+"""Cold samples in fresh processes where the backend's compiler remembers (issue 60,
+:mod:`jitmagic.backends.memory`): each a child of the one runner that rebuilds the
+program from the command's source (its ``measure_in_child``, as ``--jax``) and returns
+one variant's cold run and steady state. The parent keeps JAX on the CPU (the device
+free), runs the rounds, the rule and the report, and reads each program's structure
+from one untimed run of its own. Where the backend does not remember, nothing here runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import json
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from ... import backends
+from ...backends import memory
+from ...model import parts as table
+from ...model.progress import Finished
+from ..children import Entry
+from ..children import run_child
+from ..environments import cache_root
+from . import clocks
+
+#: The probes one decision reads (each a fresh process), and the seconds each may take.
+PROBES, PROBE_TIMEOUT_S = 2, 600.0
+#: What the report's ``env`` takes from the children (where the samples ran).
+DEVICE_KEYS = ("backend", "devices", "device_count")
+#: Seconds a child's sample may take without ``--timeout`` before it counts as hung.
+HANG_S = 600.0
+
+
+def _known(path: Path) -> dict[str, Any] | None:
+    """The stand-in's answer, else the one cached at ``path`` (None: neither)."""
+    said = memory.standin()
+    if said is not None:
+        return {"remembers": said, "platform": None}
+    with contextlib.suppress(OSError, ValueError):
+        return dict(json.loads(path.read_text()))
+    return None
+
+
+def backend_memory() -> dict[str, Any]:
+    """Whether this JAX's backend remembers (``{"remembers": bool, "platform": ...}``):
+    :func:`_known`, else no where JAX has only the CPU, else :data:`PROBES` probes in
+    fresh processes, cached. A probe that does not finish answers no (sampled here)."""
+    path = cache_root() / "backend-memory" / f"{memory.key()}.json"
+    known = _known(path) or ({"remembers": False, "platform": "cpu"}
+                             if memory.only_cpu() else None)
+    if known is not None:
+        return known
+    probes = []
+    for _ in range(PROBES):
+        end = run_child(Entry(memory.__name__, memory.probe.__name__),
+                        timeout_s=PROBE_TIMEOUT_S)
+        if not isinstance(end, Finished):
+            return {"remembers": False, "platform": None}
+        probes.append(end.result)
+    found = {"remembers": memory.remembers(probes), "platform": probes[0]["platform"],
+             "device_kind": probes[0]["device_kind"], "probes": probes}
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(found))
+    return found
+
+
+@dataclass(frozen=True)
+class Children:
+    """The children that take the cold samples: the entry and arguments each measures
+    (``FILE.py -r 1 -q ...``), its time limit, the probed platform (``-r auto``'s budget)."""
+
+    entry: Entry
+    argv: tuple[str, ...]
+    timeout_s: float | None = None
+    platform: str | None = None
+
+
+_CHILDREN: contextvars.ContextVar[Children | None] = contextvars.ContextVar(
+    "jitmagic_children", default=None)
+#: In a child: the variant whose one cold sample it takes (the others are skipped).
+_ONLY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "jitmagic_only", default=None)
+
+
+@contextlib.contextmanager
+def _set(var: contextvars.ContextVar, value: Any) -> Iterator[None]:
+    token = var.set(value)
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
+def in_children(children: Children | None) -> contextlib.AbstractContextManager:
+    """Within, the comparison's cold samples are taken by ``children`` (None: here)."""
+    return _set(_CHILDREN, children)
+
+
+def only(variant: str | None) -> contextlib.AbstractContextManager:
+    """Within (in a child), the comparison samples ``variant`` alone (``""``: all, here)."""
+    return _set(_ONLY, variant)
+
+
+def for_command(entry: Entry, file: str, script_args: list[str],
+                options: Any) -> Children | None:
+    """The children that take the command's cold samples where the backend remembers,
+    each measuring ``file`` with the ``options``' ``-n``, ``--nest`` and ``--mine`` and the
+    script's arguments in ``entry``; None in a child taking one sample (:func:`only`), and
+    where a part after the comparison is asked for (it measures in this process)."""
+    parts = any(getattr(options, n, False) for p in table.PARTS for n in p.asked_by)
+    if _ONLY.get() is not None or parts or options.sweep or options.target:
+        return None
+    found = backend_memory()
+    if not found["remembers"]:
+        return None
+    argv = [file, "-r", "1", "-q"]
+    for flag, value in (("-n", options.number), ("--nest", options.nest),
+                        ("--mine", options.mine)):
+        said = ",".join(value) if isinstance(value, list | tuple) else value
+        argv += [flag, str(said)] if said else []
+    return Children(entry, (*argv, "--", *script_args), HANG_S, found["platform"])
+
+
+@contextlib.contextmanager
+def device_closed(spawn: Children | None) -> Iterator[None]:
+    """Within, where ``spawn`` takes the samples, JAX here (its backend not started)
+    keeps to the CPU, the device free for the children; put back after."""
+    if spawn is None:
+        yield
+        return
+    import jax
+
+    before = jax.config.jax_platforms  # type: ignore[attr-defined]
+    jax.config.update("jax_platforms", "cpu")
+    try:
+        yield
+    finally:
+        jax.config.update("jax_platforms", before)
+
+
+def children() -> Children | None:
+    """The children this measurement's cold samples are taken in (None: this process)."""
+    return _CHILDREN.get()
+
+
+def skipped(rows: list[str]) -> set[str]:
+    """The rows a child leaves out: all but the one it samples (none elsewhere)."""
+    wanted = _ONLY.get()
+    return {r for r in rows if r != wanted} if wanted else set()
+
+
+@dataclass
+class ChildSubject:
+    """A row whose cold samples are each a fresh child's; ``here``, the row in this
+    process, runs once untimed for the program's structure and output."""
+
+    name: str
+    here: Any  # a sampler's Subject
+    spawn: Children
+    #: Seconds each child took, start to end (what a sample cost).
+    costs: list[float] = field(default_factory=list)
+    #: The children's backend and devices (this process's are the CPU's).
+    device: dict[str, Any] = field(default_factory=dict)
+    _local: Any = None  # this process's ColdSample
+
+    def cold(self, monitor: Any, check: Any) -> Any:
+        """A ``ColdSample`` of the child's times, with this process's program."""
+        started = clocks.wall()
+        end = run_child(self.spawn.entry, {"argv": list(self.spawn.argv), "sample": self.name},
+                        timeout_s=self.spawn.timeout_s, stop=check.due)
+        self.costs.append(clocks.wall() - started)
+        check.poll("its cold sample in a fresh process")
+        if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
+            raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
+                               f"{end}")
+        self.device = {k: end.result["env"].get(k) for k in DEVICE_KEYS}
+        row = end.result["variants"][self.name]["samples"]
+        times = {k: xs[0] for k, xs in row.items() if xs and xs[0] is not None}
+        first = self._local is None
+        if first:  # this process's own run: the structure and output, untimed
+            self._local = self.here.cold(monitor, check)
+        return dataclasses.replace(self._local, times=times, events={},
+                                   output=self._local.output if first else None)
+
+    def describe(self, cold: Any) -> Any:
+        return self.here.describe(cold)
+
+
+def in_fresh_processes(subjects: dict[str, Any]) -> dict[str, Any]:
+    """``subjects`` as rows sampled in fresh children, where this measurement takes its
+    cold samples there (none elsewhere): the sampler's ``takers``."""
+    spawn = children()
+    if spawn is None:
+        return {}
+    return {n: ChildSubject(n, s, spawn) for n, s in subjects.items()}
+
+
+def session_remembers() -> bool:
+    """Whether this process's backend remembers, asked without a probe (a process that
+    holds the device cannot lend it): :func:`_known`, else by the backend's name."""
+    known = _known(cache_root() / "backend-memory" / f"{memory.key()}.json")
+    return bool(known["remembers"]) if known else backends.running().keeps_work
+
+
+def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
+    """The report's ``env`` entries saying where the cold samples were taken: in fresh
+    processes (their device, what each cost, median seconds), or in this process where
+    its backend remembers (the session's figures); nothing where it does not (a CPU)."""
+    costs = [c for t in takers.values() for c in t.costs]
+    if costs:
+        device: dict[str, Any] = next((t.device for t in takers.values() if t.device), {})
+        return {**device, "cold_samples": {"where": "fresh",
+                                           "sample_s": statistics.median(costs)}}
+    return {"cold_samples": {"where": "session"}} if session_remembers() else {}

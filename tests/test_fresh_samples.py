@@ -1,0 +1,202 @@
+"""Cold samples in fresh processes where the backend's compiler remembers (issue 60): the
+probe that decides it (a CPU does not remember), the sampler with a stand-in backend that
+does (a real child per sample, real JAX on the CPU), a child that dies by a signal, Ctrl-C,
+and no child at all in a CPU comparison."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from jitmagic.backends import memory
+from jitmagic.measure.sampling import fresh
+from jitmagic.options import Options
+
+FIXTURES = Path(__file__).parent / "fixtures" / "fresh"
+ROOT = str(Path(__file__).parents[1])
+
+
+def _env(tmp_path: Path, remembers: str | None) -> dict[str, str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "TMPDIR": str(tmp_path), "PYTHONPATH": ROOT}
+    env.pop(memory.STANDIN_ENV, None)
+    if remembers is not None:
+        env[memory.STANDIN_ENV] = remembers
+    return env
+
+
+def _command(tmp_path: Path, remembers: str | None, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(FIXTURES / "counted.py"), *argv],
+                          env=_env(tmp_path, remembers), capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+
+
+def test_the_rule_reads_a_tpus_later_compiles_as_remembered_and_noise_as_not():
+    tpu = {"wall": [3.25, 2.89, 2.50, 2.15, 2.40], "cpu": [5.6, 3.3, 2.9, 2.7, 3.0]}
+    cpu = {"wall": [0.065, 0.041, 0.040, 0.044, 0.036], "cpu": [0.012, 0.013, 0.011,
+                                                                 0.011, 0.013]}
+    assert memory.remembers([tpu, tpu]) is True
+    assert memory.remembers([cpu, tpu]) is False  # one process's first was only noise
+    assert memory.remembers([cpu, cpu]) is False
+
+
+@pytest.mark.slow
+def test_the_probe_says_a_cpu_does_not_remember_and_is_paid_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(memory.STANDIN_ENV, raising=False)
+    monkeypatch.setattr(memory, "only_cpu", lambda: False)  # measured, as with libtpu
+    found = fresh.backend_memory()
+    assert found["remembers"] is False and found["platform"] == "cpu"
+    assert len(found["probes"]) == fresh.PROBES
+    assert all(len(p["wall"]) == memory.COMPILES for p in found["probes"])
+    cached = json.loads(next((tmp_path / "jitmagic" / "backend-memory").iterdir()).read_text())
+    assert cached["remembers"] is False
+    monkeypatch.setattr(fresh, "run_child", lambda *a, **k: pytest.fail("probed twice"))
+    assert fresh.backend_memory()["remembers"] is False
+    assert fresh.for_command(fresh.Entry("m", "f"), "x.py", [], Options()) is None
+
+
+@pytest.mark.slow
+def test_each_cold_sample_is_a_fresh_process_where_the_backend_remembers(tmp_path):
+    saved = tmp_path / "out.json"
+    ran = _command(tmp_path, "1", str(FIXTURES / "small.py"), "-r", "2", "-q",
+                   "--save", str(saved))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines()[-1] == "children 4"  # one per variant and run
+    report = json.loads(saved.read_text())
+    said = report["env"]["cold_samples"]
+    assert said["where"] == "fresh" and said["sample_s"] > 0
+    for name in ("flat", "nested"):
+        samples = report["variants"][name]["samples"]
+        assert len(samples["compile_s"]) == len(samples["first_call_s"]) == 2
+        assert len(samples["execute_s"]) == 2 and min(samples["first_call_s"]) > 0
+    assert not list(tmp_path.glob("jitmagic-child-*"))
+
+
+@pytest.mark.slow
+def test_a_cpu_comparison_starts_no_child_and_says_nothing_of_samples(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")  # only the CPU: nothing to probe
+    saved = tmp_path / "out.json"
+    ran = _command(tmp_path, None, str(FIXTURES / "small.py"), "-r", "2", "-q",
+                   "--save", str(saved))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines()[-1] == "children 0"
+    assert "cold_samples" not in json.loads(saved.read_text())["env"]
+
+
+@pytest.mark.slow
+def test_a_child_that_dies_by_a_signal_is_its_variants_finding(tmp_path):
+    ran = _command(tmp_path, "1", str(FIXTURES / "crashes.py"), "-r", "1", "-q")
+    assert ran.returncode == 1
+    assert "the flat variant (and nested) failed" in ran.stderr
+    assert "the child process was killed by SIGSEGV during" in ran.stderr
+    assert not list(tmp_path.glob("jitmagic-child-*"))
+
+
+BOOT = "jitmagic.measure.children.boot"
+
+
+def _is_boot(p: psutil.Process) -> bool:
+    try:
+        return BOOT in " ".join(p.cmdline())
+    except psutil.Error:
+        return False
+
+
+def _samplers(command: psutil.Process) -> list[psutil.Process]:
+    """The command's children that take a cold sample: started by the runner from the
+    process that measures (itself a child of the command's own start)."""
+    return [p for p in command.children(recursive=True)
+            if _is_boot(p) and _is_boot(p.parent() or command)]
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
+    """The child hangs (two minutes): the command ends it at the Ctrl-C, not after."""
+    command = subprocess.Popen([sys.executable, "-m", "jitmagic", str(FIXTURES / "hangs.py"),
+                                "-r", "3", "-q"], env=_env(tmp_path, "1"), cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent, end = psutil.Process(command.pid), time.monotonic() + 120
+    try:
+        while not _samplers(parent) and time.monotonic() < end:
+            time.sleep(0.05)
+        children = _samplers(parent)
+        assert children, "no child started"
+        time.sleep(1)  # into its hang
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=60)  # the hang's end is 120 s away
+    finally:  # a failing run leaves nothing either
+        if command.poll() is None:
+            for p in (*parent.children(recursive=True), parent):
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+    assert "interrupted by the user" in out + err, out + err
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
+    assert not list(tmp_path.glob("jitmagic-child-*"))
+
+
+def _target_run(compile_s: list[float], cpu: list[float]) -> dict[str, list[float]]:
+    runs = len(compile_s)
+    return {"trace_s": [0.4] * runs, "trace_cpu_s": [0.4] * runs, "lower_s": [0.2] * runs,
+            "lower_cpu_s": [0.2] * runs, "compile_s": compile_s, "compile_cpu_s": cpu}
+
+
+def test_target_leaves_its_warm_compiles_out_as_the_main_comparison_does():
+    from support import comparison
+
+    from jitmagic.model.target import TargetCompile
+    from jitmagic.render.target import headline
+    from jitmagic.render.target import warm_lines
+
+    flat = _target_run([3.3, 3.2, 3.4, 3.3], [3.3, 3.2, 3.4, 3.3])
+    warm_nested = _target_run([3.3, 1.0, 1.1, 3.2], [3.3, 1.0, 1.1, 3.2])
+    cold_nested = _target_run([3.3, 3.2], [3.3, 3.2])
+    record = TargetCompile("v5e:2x2", 4, "TPU v5 lite", "2-core CPU", "one device",
+                           warm={"nested": (1, 2)})
+    said = [headline(comparison(flat, nested, env={"target": record.to_dict()}), record)
+            for nested in (warm_nested, cold_nested)]
+    assert said[0] == said[1]  # the warm runs read as if never taken
+    assert "left out of the medians and the verdict" in warm_lines(record)[0]
+
+
+def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold_command(
+        monkeypatch):
+    import jax.numpy as jnp
+
+    import jitmagic
+
+    def f(x):
+        return jnp.sin(x) * 2
+
+    def g(x):
+        return f(x) + f(x)
+
+    monkeypatch.setenv(memory.STANDIN_ENV, "1")  # the backend remembers, as a TPU's does
+    said = jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True)
+    assert said.env["cold_samples"] == {"where": "session"}
+    for full in (said.report(), said.report(verbose=True)):
+        assert "figures: this session's" in full
+        assert "python -m jitmagic CELL.py -r 1" in " ".join(full.split())
+    monkeypatch.setenv(memory.STANDIN_ENV, "0")
+    assert "cold_samples" not in jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True).env
+
+
+def test_the_children_measure_the_comparison_alone_with_the_commands_own_options(monkeypatch):
+    monkeypatch.setenv(memory.STANDIN_ENV, "1")
+    entry = fresh.Entry("m", "f")
+    spawn = fresh.for_command(entry, "cell.py", ["--size", "3"],
+                              Options(nest=("f",), number=5, repeat=7))
+    assert spawn is not None and spawn.entry == entry
+    assert spawn.argv == ("cell.py", "-r", "1", "-q", "-n", "5", "--nest", "f", "--",
+                          "--size", "3")
+    for part in ({"xla": True}, {"cache": True}, {"effort": True}, {"sweep": ("n", (1, 2))}):
+        assert fresh.for_command(entry, "cell.py", [], Options(**part)) is None
