@@ -34,9 +34,9 @@ from .model.attribution import Attribution
 from .model.comparison import Comparison
 from .model.diff import Diff
 from .model.ledger import Ledger
-from .model.ledger.diff import LedgerDiff
+from .model.ledger import LedgerDiff
 from .model.lines import Lines
-from .model.reports.diffs import diff_any as diff
+from .model.reports.storage import diff_any as diff
 from .model.reports.storage import load
 from .model.rows import VariantResult
 from .model.saved.schema import ReportSchemaError

@@ -30,9 +30,9 @@ from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sampling.structure import ProgramFacts
 from jitmagic.measure.sampling.structure import compiled_work
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.processes import slowest
 from jitmagic.model.rows import CPU_PHASES
 from jitmagic.model.rows import PHASES
+from jitmagic.model.rows import slowest
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import INCONCLUSIVE
 from jitmagic.model.stats.rule import MAX_PAIRS

@@ -36,7 +36,7 @@ from jitmagic.measure.sampling.lockstep import shared_by_processes
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sampling.stops import Stop
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.processes import slowest
+from jitmagic.model.rows import slowest
 from jitmagic.options import Options
 
 ROOT = Path(__file__).resolve().parents[1]

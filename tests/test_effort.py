@@ -39,6 +39,7 @@ from jitmagic.measure.pipeline import measure_prepared
 from jitmagic.measure.pipeline import run_comparison
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.rounds import Rounds
+from jitmagic.model.causes.cause import causes as why_causes
 from jitmagic.model.causes.effort import CAUSE
 from jitmagic.model.causes.effort import CHANGES_RESULTS
 from jitmagic.model.causes.effort import DEFAULT
@@ -54,7 +55,6 @@ from jitmagic.model.causes.effort import Effort
 from jitmagic.model.causes.effort import EffortRow
 from jitmagic.model.causes.effort import Setting
 from jitmagic.model.causes.effort import causes
-from jitmagic.model.causes.why import causes as why_causes
 from jitmagic.model.parts import part_causes
 from jitmagic.model.saved.schema import ReportSchemaError
 from jitmagic.model.stats.verdicts import BUDGET

@@ -25,13 +25,13 @@ from jitmagic.model.advice import Advice
 from jitmagic.model.advice import Candidate
 from jitmagic.model.attribution import Attribution
 from jitmagic.model.attribution import HelperTime
+from jitmagic.model.comparison import Sharding
 from jitmagic.model.orderings import ORDERINGS
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.reports.storage import save
 from jitmagic.model.rows import PHASES
 from jitmagic.model.rows import OrderingRow
 from jitmagic.model.saved.files import check_target
-from jitmagic.model.sharding import Sharding
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.bundle import text as report_text
 from jitmagic.render.comparison import text_table

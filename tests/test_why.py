@@ -13,12 +13,12 @@ import pytest
 
 import jitmagic
 from jitmagic.model.causes.cause import KINDS
+from jitmagic.model.causes.cause import NAME
 from jitmagic.model.causes.cause import NOT_MEASURED
 from jitmagic.model.causes.cause import NOTHING
 from jitmagic.model.causes.cause import SAVING
 from jitmagic.model.causes.cause import STAGE
 from jitmagic.model.causes.cause import UNDECIDED
-from jitmagic.model.causes.nesting import NAME
 from jitmagic.model.causes.second_start import CacheRow
 from jitmagic.model.causes.second_start import Start
 from jitmagic.model.causes.second_start import samples

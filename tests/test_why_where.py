@@ -20,10 +20,10 @@ import jax.numpy as jnp
 from jax import lax
 
 import jitmagic
+from jitmagic.model.causes.cause import NAME
 from jitmagic.model.causes.cause import NOT_MEASURED
 from jitmagic.model.causes.cause import SAVING
-from jitmagic.model.causes.nesting import NAME
-from jitmagic.model.causes.nesting import stage_parts
+from jitmagic.model.causes.cause import stage_parts
 from jitmagic.model.lines import LineRow
 from jitmagic.model.lines import Lines
 from jitmagic.model.lines import LineTable

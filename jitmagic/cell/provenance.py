@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import InputError
 from ..model.comparison import Comparison
 from ..model.diff import diff
-from ..model.reports.diffs import as_comparison
+from ..model.reports.storage import as_comparison
 from ..model.saved.schema import ReportSchemaError
 from ..model.sweep import Sweep
 from ..options import Options

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from ..model.diff import FAIL_RATIO
 from ..model.diff import Diff
 from ..model.diff import gate_ratio
-from ..model.ledger.diff import LedgerDiff
-from ..model.reports.diffs import diff_any
+from ..model.ledger import LedgerDiff
+from ..model.reports.storage import diff_any
 from ..model.saved.schema import ReportSchemaError
 from ..render.diff import gate_failures
 from ..render.diff import gate_notes

@@ -51,7 +51,7 @@ from ..model.diff import FAIL_RATIO
 from ..model.diff import Diff
 from ..model.diff import diff
 from ..model.diff import gate_ratio
-from ..model.reports.diffs import as_comparison
+from ..model.reports.storage import as_comparison
 from ..model.reports.storage import save
 from ..model.saved.files import check_target
 from ..model.saved.schema import ReportSchemaError

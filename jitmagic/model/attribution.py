@@ -1,24 +1,15 @@
-"""The attribution record: the flat trace split by helper (own and inclusive seconds).
-
-Measured by :mod:`jitmagic.measure.parts.attribution`.
-"""
+"""The attribution record (``--attribute``): the flat trace split by helper."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from .saved.schema import REQUIRED
-from .saved.schema import Saved
-from .saved.schema import count
-from .saved.schema import items
-from .saved.schema import number
-from .saved.schema import seconds
-from .saved.schema import text
+from .saved import schema
 
 
 @dataclass(frozen=True)
-class HelperTime(Saved):
+class HelperTime(schema.Saved):
     """One helper's part of the flat trace."""
 
     helper: str
@@ -26,14 +17,14 @@ class HelperTime(Saved):
     inclusive_s: float
     own_s: float
 
-    FIELDS = (("helper", "helper", text, REQUIRED),
-              ("calls", "calls", count, REQUIRED),
-              ("inclusive_s", "inclusive_s", seconds, REQUIRED),
-              ("own_s", "own_s", number, REQUIRED))
+    FIELDS = (("helper", "helper", schema.text, schema.REQUIRED),
+              ("calls", "calls", schema.count, schema.REQUIRED),
+              ("inclusive_s", "inclusive_s", schema.seconds, schema.REQUIRED),
+              ("own_s", "own_s", schema.number, schema.REQUIRED))
 
 
 @dataclass(frozen=True)
-class Attribution(Saved):
+class Attribution(schema.Saved):
     """The flat variant's trace split by helper, sorted by inclusive seconds."""
 
     entry: str
@@ -44,18 +35,18 @@ class Attribution(Saved):
 
     WHERE = "attribution"
     #: The shares and JAX's seconds are written, derived again when read.
-    FIELDS = (("entry", "entry", text, REQUIRED),
-              ("trace_s", "trace_s", seconds, REQUIRED),
-              ("entry_s", "entry_s", seconds, REQUIRED),
+    FIELDS = (("entry", "entry", schema.text, schema.REQUIRED),
+              ("trace_s", "trace_s", schema.seconds, schema.REQUIRED),
+              ("entry_s", "entry_s", schema.seconds, schema.REQUIRED),
               ("entry_own_s", "entry_own_s", None, None),
-              ("entry_code_s", "entry_code_s", number, REQUIRED),
+              ("entry_code_s", "entry_code_s", schema.number, schema.REQUIRED),
               ("jax_s", "jax_s", None, None),
               ("entry_share", "entry_share", None, None),
-              ("helpers", "helpers", items(HelperTime.from_dict), ()))
+              ("helpers", "helpers", schema.items(HelperTime.from_dict), ()))
 
     @property
     def jax_s(self) -> float:
-        """Trace seconds outside the entry function: JAX's set-up and its finishing of the jaxpr."""
+        """Trace seconds outside the entry function: JAX's own."""
         return self.trace_s - self.entry_s
 
     @property
@@ -64,8 +55,7 @@ class Attribution(Saved):
         return self.entry_code_s + self.jax_s
 
     def heaviest(self, limit: int) -> tuple[tuple[HelperTime, ...], int]:
-        """The ``limit`` helpers with the most inclusive seconds, heaviest first, and how
-        many were left out (the table and the chart show these; the record keeps all)."""
+        """The ``limit`` heaviest helpers (inclusive seconds), and how many were left out."""
         ordered = sorted(self.helpers, key=lambda h: -h.inclusive_s)
         return tuple(ordered[:limit]), max(len(ordered) - limit, 0)
 

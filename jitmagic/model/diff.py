@@ -1,16 +1,7 @@
-"""A report against a baseline: what changed, stage by stage, by the one rule.
-
-:func:`diff` judges NEW against OLD (two :class:`~jitmagic.model.comparison.Comparison`
-records) with :func:`jitmagic.model.stats.rule.difference`,
-per variant and phase; every ratio is NEW over OLD (``new_over_old`` above 1: NEW
-slower). The program's structure (:data:`STRUCTURE`), which moves only with the code,
-is compared exactly, with no rule (:class:`StructureDiff`). Reports from another machine
-or JAX still compare, with a warning. A PARTIAL report compares only what both measured
-and says so (:meth:`Diff.partial_lines`); with nothing measured in both the diff says
-"nothing to compare", and a gate fails where NEW measured nothing (:meth:`Diff.unjudged`).
-Under materially different loads (:func:`load_apart`) no clock compares like with like:
-the timing stages are shown, not judged, and say why.
-"""
+"""A report against a baseline: NEW against OLD per variant and phase by the one rule
+(every ratio NEW over OLD), the program's structure compared exactly. Another machine
+or JAX still compares, with a warning; under materially different loads the timing
+stages are shown, not judged (:func:`load_apart`)."""
 
 from __future__ import annotations
 
@@ -22,7 +13,10 @@ from typing import Any
 from typing import Literal
 from typing import get_args
 
-from .causes.effort_diff import effort_diff
+from .causes.effort import COMPILE
+from .causes.effort import DEFAULT
+from .causes.effort import EXECUTE
+from .causes.effort import Effort
 from .comparison import Comparison
 from .rows import PHASES
 from .rows import STRUCTURE as ROW_STRUCTURE
@@ -32,62 +26,116 @@ from .saved.schema import encode
 from .saved.schema import facts
 from .shown import Shown
 from .shown import worded
-from .stage_diff import LOADS_DIFFER
-from .stage_diff import NESTS_DIFFER
-from .stage_diff import NOT_JUDGED as NOT_JUDGED  # where the diff's renderer reads it
-from .stage_diff import Apart
-from .stage_diff import Reason
-from .stage_diff import StageDiff
+from .stats.rule import SLOWER
+from .stats.rule import Difference
 from .stats.rule import difference
+from .stats.rule import json_number
 from .stats.rule import median
 from .stats.witness import CPU
 from .stats.witness import WALL
 from .stats.witness import Clock
 from .stats.witness import has_cpu
+from .stats.witness import is_busy
 from .stats.witness import loads_differ
 from .stats.witness import on
+from .stats.witness import waited_share
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
-#: The figures of a variant that move only with the code (and JAX's version), by their
-#: ``VariantResult`` field, compared exactly: :data:`~.rows.STRUCTURE` but the top-level
-#: equations (a part of ``jaxpr_eqns``). Read with ``getattr`` and diffed where both
-#: reports hold them, so an older report without XLA's figures still diffs.
+#: The figures of a variant that move only with the code, compared exactly where both
+#: reports hold them: :data:`~.rows.STRUCTURE` but the top-level equations.
 STRUCTURE = tuple(key for key in ROW_STRUCTURE if key != "jaxpr_eqns_top")
-#: What a structure figure of NEW is, against OLD's: exact comparison, no rule (larger,
-#: smaller, the same), or not recorded in both (one report holds it, an older one not).
+#: A structure figure of NEW against OLD's (not recorded in both: one report lacks it).
 FigureKind = Literal["larger", "smaller", "same", "not recorded in both"]
 LARGER, SMALLER, SAME_SIZE, NOT_IN_BOTH = get_args(FigureKind)
 #: ``env`` keys that are expected to differ between two runs of the same code.
 UNCOMPARED_ENV = frozenset({"jitmagic"})
-
-
 #: A structure figure: a count, or XLA's cost analysis (a float in some JAX versions).
 Figure = int | float
+#: What a timing stage of NEW is where the loads were too far apart to compare.
+NOT_JUDGED = "not judged"
+#: The two reasons a row is not judged (:func:`load_apart`, :func:`nest_apart`).
+Reason = Literal["loads", "nests"]
+LOADS_DIFFER, NESTS_DIFFER = get_args(Reason)
+
+
+@dataclass(frozen=True)
+class Apart:
+    """Why rows are not judged: the loads differ (``old``, ``new``: each side's waited
+    share), or the nested variants nest different helpers (each side's helpers)."""
+
+    reason: Reason
+    old: Any
+    new: Any
+
+
+def _not_judged(apart: Apart | None) -> str | None:
+    """Why a row is not judged, in words; None: judged."""
+    return worded("apart", apart) if apart else None
+
+
+@dataclass(frozen=True)
+class StageDiff:
+    """One phase of one variant, NEW against OLD, as the one rule judged it (``judged``:
+    ``before`` OLD, ``after`` NEW, so its ratio is OLD/NEW), turned round: ``new_over_old``
+    is median(NEW) / median(OLD) (NaN: not measured in one), ``low``/``high`` its interval."""
+
+    variant: str
+    phase: str
+    judged: Difference
+    #: The medians of the samples judged (:func:`judged_samples`), in seconds.
+    old_s: float = math.nan
+    new_s: float = math.nan
+    clock: Clock = WALL  # the clock they were judged on (:func:`judged_clock`)
+    #: Why the stage is not judged, None where it is: its ratio is still shown, its kind
+    #: is :data:`NOT_JUDGED`.
+    apart: Apart | None = None
+
+    not_judged = property(lambda self: _not_judged(self.apart))
+    new_over_old = property(lambda self: _inverse(self.judged.ratio))
+    low = property(lambda self: _inverse(self.judged.high))
+    high = property(lambda self: _inverse(self.judged.low))
+    kind = property(lambda self: NOT_JUDGED if self.not_judged else self.judged.kind)
+    significant = property(lambda self: self.judged.significant and not self.not_judged)
+    runs = property(lambda self: self.judged.runs)
+
+    @property
+    def label(self) -> str:
+        """How a report labels it: its phase, and its clock where that is CPU time."""
+        return worded("label", self) or self.phase
+
+    @property
+    def measured(self) -> bool:
+        return not math.isnan(self.new_over_old)
+
+    def slower_by(self, ratio: float) -> bool:
+        """NEW is, by the rule, slower than OLD by at least ``ratio``."""
+        return self.significant and self.kind == SLOWER and self.new_over_old >= ratio
+
+    def to_dict(self) -> dict[str, Any]:
+        return facts(self, "variant", "phase", "new_over_old", "low", "high", "kind",
+                     "significant", "runs", "old_s", "new_s", "clock", "not_judged")
+
+
+def _inverse(x: float | None) -> float:
+    if x is None or math.isnan(x):
+        return math.nan
+    return math.inf if x == 0 else 1 / x
 
 
 @dataclass(frozen=True)
 class StructureDiff:
-    """One structure figure of one variant (:data:`STRUCTURE`), NEW against OLD.
-
-    These move only with the code, so they are compared exactly: ``kind`` is
-    :data:`LARGER`, :data:`SMALLER` or :data:`SAME_SIZE` (:data:`NOT_IN_BOTH` where one
-    report does not hold the figure); ``new_over_old`` is NEW / OLD (infinite where OLD
-    was 0 and NEW is not; NaN where one is missing).
-    """
+    """One structure figure of one variant, NEW against OLD, compared exactly:
+    ``new_over_old`` is NEW / OLD (infinite where OLD was 0 and NEW is not; NaN where
+    one is missing)."""
 
     variant: str
     figure: str
     old: Figure | None
     new: Figure | None
-    #: Why the figure is not judged (:func:`nest_apart`), None where it is: it is still
-    #: shown, and no gate fails on it.
-    apart: Apart | None = None
+    apart: Apart | None = None  # why it is not judged (still shown, no gate fails on it)
 
-    @property
-    def not_judged(self) -> str | None:
-        """Why it is not judged, in words; None: judged."""
-        return worded("apart", self.apart) if self.apart else None
+    not_judged = property(lambda self: _not_judged(self.apart))
 
     @property
     def label(self) -> str:
@@ -112,8 +160,7 @@ class StructureDiff:
         return LARGER if self.new > self.old else SMALLER if self.new < self.old else SAME_SIZE
 
     def larger_by(self, ratio: float) -> bool:
-        """NEW's figure is at least ``ratio`` times OLD's (and larger: 1× never fails), and
-        it is judged."""
+        """NEW's figure is judged and at least ``ratio`` times OLD's (1× never fails)."""
         return self.kind == LARGER and self.new_over_old >= ratio and not self.not_judged
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,34 +176,27 @@ class Diff(Shown):
     old_entry: str
     new_entry: str
     stages: tuple[StageDiff, ...]
-    #: The ``env`` entries that differ, as (key, OLD's, NEW's) (:func:`env_changes`).
+    #: The ``env`` entries that differ, as (key, OLD's, NEW's).
     env_changed: tuple[tuple[str, Any, Any], ...] = ()
     old_created: str | None = None
     new_created: str | None = None
-    #: Whether both reports hold the very same runs and structure (a report against
-    #: itself, or a copy).
+    #: Whether both reports hold the very same runs and structure (a report against itself).
     same_runs: bool = False
-    #: The structure figures either report holds, per variant (:class:`StructureDiff`).
     structure: tuple[StructureDiff, ...] = ()
-    #: Why OLD and NEW stopped early (PARTIAL: their ``stopped``), None where they did not.
+    #: Why OLD and NEW stopped early (PARTIAL), None where they did not.
     old_stopped: str | None = None
     new_stopped: str | None = None
-    #: How long each side's cold runs waited for a CPU (:attr:`Comparison.waited_share`):
-    #: why a stage was judged on CPU time (None: not measured).
+    #: How long each side's cold runs waited for a CPU (None: not measured).
     old_waited: float | None = None
     new_waited: float | None = None
-    #: The diffs of the parts of the table (:data:`~.parts.PARTS`) that have one, by
-    #: name, where both reports measured the part (``--effort``: an
-    #: :class:`~.causes.effort_diff.EffortDiff`).
+    #: The diffs of the parts that have one (:data:`DIFFERS`), where both measured them.
     parts: dict[str, Any] = field(default_factory=dict)
-    #: For such a part that one report measured and the other did not, that one:
-    #: ``"OLD"`` or ``"NEW"``.
+    #: For such a part only one report measured: that one, ``"OLD"`` or ``"NEW"``.
     measured_in: dict[str, str] = field(default_factory=dict)
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """What qualifies the diff (another machine, another JAX, another entry's name),
-        as the registered renderer words it."""
+        """What qualifies the diff (another machine, JAX or entry's name), in words."""
         return worded("warnings", self) or ()
 
     @property
@@ -176,41 +216,34 @@ class Diff(Shown):
 
     @property
     def new_measured_nothing(self) -> bool:
-        """Whether NEW holds no timing and no structure figure at all (a PARTIAL report
-        stopped before its first run, or one whose variants both failed)."""
+        """Whether NEW holds no timing and no structure figure at all."""
         return all(math.isnan(s.new_s) for s in self.stages) and \
             all(f.new is None for f in self.structure)
 
     def partial_lines(self) -> list[str]:
-        """``NEW is PARTIAL: <why it stopped>; compared only what both measured``, a line
-        for each side that stopped early (none where neither did)."""
+        """A line for each side that stopped early (PARTIAL), in words."""
         return worded("partial lines", self) or []
 
     def clock_line(self) -> str | None:
-        """Why the stages were judged on CPU time, where any was: which side was measured
-        on a busy machine, and how long its runs waited (None where none was, or where
-        the stages were not judged: :meth:`loads_line` says why)."""
+        """Why the stages were judged on CPU time, where any was."""
         return worded("clock line", self)
 
     def loads_line(self) -> str | None:
-        """Why the timing stages are not judged, where they are not (:func:`load_apart`):
-        ``the loads differ (...): the timing stages are not judged, ...`` (None: judged)."""
+        """Why the timing stages are not judged, where they are not (:func:`load_apart`)."""
         return worded("loads line", self)
 
     def nest_line(self) -> str | None:
-        """Why the nested rows are not judged, where they are not (:func:`nest_apart`);
-        None where they are."""
+        """Why the nested rows are not judged, where they are not (:func:`nest_apart`)."""
         return worded("nest line", self)
 
     def not_judged_for(self, why: Reason) -> str | None:
-        """The first row's reason for not being judged that begins with ``why``
-        (:data:`LOADS_DIFFER`, :data:`NESTS_DIFFER`), a stage's or a figure's; None."""
+        """The first row's reason for not being judged that is ``why``, a stage's or a
+        figure's; None."""
         rows: tuple[StageDiff | StructureDiff, ...] = (*self.stages, *self.structure)
         return next((r.not_judged for r in rows if r.apart and r.apart.reason == why), None)
 
     def unjudged(self) -> str | None:
-        """Why a gate cannot pass this diff: NEW measured nothing (None where it did). A
-        gate given a report that measured nothing fails, rather than pass on nothing."""
+        """Why a gate cannot pass this diff: NEW measured nothing (None where it did)."""
         return worded("unjudged", self) if self.new_measured_nothing else None
 
     def stage(self, variant: str, phase: str) -> StageDiff:
@@ -228,8 +261,7 @@ class Diff(Shown):
         return [s for s in self.structure if s.larger_by(ratio)]
 
     def undecided(self) -> str:
-        """What a diff with no stage slower or faster says: nothing to compare, the same,
-        or not known."""
+        """What a diff with no stage slower or faster says, in words."""
         return worded("undecided", self) or ""
 
     def __repr__(self) -> str:
@@ -242,15 +274,9 @@ class Diff(Shown):
 
 
 def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
-    """NEW against OLD, per variant and phase, by :func:`jitmagic.model.stats.rule.difference`.
-
-    ``old`` and ``new`` are comparisons (a sweep is refused: diff two of its points;
-    :func:`jitmagic.model.reports.diffs.diff_any` loads saved paths first). Reports of
-    differently named entries are refused unless ``force`` (then the diff warns). A
-    PARTIAL report (``stopped`` set) compares what both measured, and the diff names it.
-    Raises ``ReportSchemaError`` for a record that is not a comparison, or another
-    entry's.
-    """
+    """NEW against OLD, per variant and phase, by the one rule. Reports of differently
+    named entries are refused unless ``force`` (then the diff warns); ``ReportSchemaError``
+    for a record that is not a comparison, or another entry's."""
     a, b = comparison_only(old), comparison_only(new)
     if a.entry != b.entry and not force:
         raise ReportSchemaError(f"OLD measured `{a.entry}` and NEW `{b.entry}`: a diff "
@@ -263,37 +289,18 @@ def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
                       for f in structure_diffs(a, b, v, nests if v == "nested" else None))
     same = all(a.variants[v].samples == b.variants[v].samples for v in VARIANTS) and \
         not any(f.kind in (LARGER, SMALLER) for f in structure)
+    found = {name: differ(a, b) for name, differ in DIFFERS.items()}
+    sides = {name: (a.part(name) is not None, b.part(name) is not None) for name in DIFFERS}
     return Diff(a.entry, b.entry, stages, env_changes(a.env, b.env), a.created, b.created,
                 same_runs=same, structure=structure, old_stopped=a.stopped,
-                new_stopped=b.stopped,
-                old_waited=a.waited_share, new_waited=b.waited_share,
-                parts=part_diffs(a, b), measured_in=measured_in(a, b))
-
-
-#: The parts a diff compares, by their record's key in the table of parts
-#: (:data:`.parts.PARTS`): each one's differ, NEW against OLD where both reports measured
-#: it (``(old, new) -> record or None``). A part not here is not compared.
-DIFFERS: dict[str, Callable[[Comparison, Comparison], Any]] = {"effort": effort_diff}
-
-
-def part_diffs(old: Comparison, new: Comparison) -> dict[str, Any]:
-    """The diffs of the table's parts that have one, where both reports measured them."""
-    found = {name: differ(old, new) for name, differ in DIFFERS.items()}
-    return {name: d for name, d in found.items() if d is not None}
-
-
-def measured_in(old: Comparison, new: Comparison) -> dict[str, str]:
-    """For each part of the table that has a diff, the one report that measured it
-    (``"OLD"`` or ``"NEW"``), where only one did."""
-    sides = {name: (old.part(name) is not None, new.part(name) is not None) for name in DIFFERS}
-    return {name: "OLD" if a else "NEW" for name, (a, b) in sides.items() if a != b}
+                new_stopped=b.stopped, old_waited=a.waited_share, new_waited=b.waited_share,
+                parts={name: d for name, d in found.items() if d is not None},
+                measured_in={n: "OLD" if x else "NEW" for n, (x, y) in sides.items() if x != y})
 
 
 def gate_ratio(text: str, option: str) -> float:
-    """The RATIO written after a gate's ``option`` (``--fail-on-slower``,
-    ``--fail-on-larger``, the plugin's): a finite number of at least 1. ``ValueError``
-    saying what to write instead for anything else (0, a negative, nan, inf, a word),
-    which would make the gate fail on everything or on nothing."""
+    """The RATIO written after a gate's ``option`` (``--fail-on-slower``, ...): a finite
+    number of at least 1; ``ValueError`` saying what to write instead for anything else."""
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -316,21 +323,16 @@ def comparison_only(r: Any) -> Comparison:
 
 def judged_samples(old: Comparison, new: Comparison, variant: str,
                    phase: str) -> tuple[list[float], list[float]]:
-    """The samples (OLD's, NEW's) that one timing stage is judged on, by every diff and
-    gate (``--fail-on-slower``, ``--baseline``, the pytest plugin): the one place that
-    chooses them. Wall seconds, or the process's CPU seconds where either side was
-    measured on a busy machine and both hold them for every run (:func:`judged_clock`),
-    of the runs each report's own verdict read (a run that was not cold left out:
-    :meth:`Comparison.judged`)."""
+    """The samples (OLD's, NEW's) one timing stage is judged on by every diff and gate:
+    on :func:`judged_clock`'s clock, of the runs each report's own verdict read."""
     clock = judged_clock(old, new, variant, phase)
     return on(old.judged(variant).samples, phase, clock), \
         on(new.judged(variant).samples, phase, clock)
 
 
 def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> Clock:
-    """The clock a stage of ``variant`` is judged on between two reports: CPU time where
-    either was measured on a busy machine (wall time there moves with the load, not the
-    code) and both have it for every run; else wall time, as reports before it hold."""
+    """CPU time where either report was measured on a busy machine (wall time there moves
+    with the load) and both have it for every run; else wall time."""
     if not (old.busy or new.busy):
         return WALL
     rows = (old.variants[variant].samples, new.variants[variant].samples)
@@ -339,39 +341,31 @@ def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> 
 
 def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str,
                apart: Apart | None = None) -> StageDiff:
-    """One phase of one variant by the one rule (``before`` OLD, ``after`` NEW), on the
-    samples :func:`judged_samples` chooses; not judged where the loads differ, or for
-    ``apart`` (why else not: :func:`nest_apart`).
-
-    The rule's ratio is OLD/NEW; it is turned round here, and so is its interval."""
+    """One phase of one variant by the one rule, on :func:`judged_samples`; not judged
+    where the loads differ, or for ``apart``."""
     before, after = judged_samples(old, new, variant, phase)
     return StageDiff(variant, phase, difference(before, after), median(before), median(after),
                      judged_clock(old, new, variant, phase), load_apart(old, new) or apart)
 
 
 def nest_apart(old: Comparison, new: Comparison) -> Apart | None:
-    """Where the nested variants nest different helpers (``--nest``, or helpers added,
-    renamed or gone), each side's helpers; else None: NEW's nested variant is then
-    another choice, and its rows compare that choice, not the code."""
+    """Where the nested variants nest different helpers, each side's helpers: NEW's
+    nested rows then compare another choice, not the code."""
     a, b = old.nested.helpers, new.nested.helpers
     return None if set(a) == set(b) else Apart(NESTS_DIFFER, a, b)
 
 
 def load_apart(old: Comparison, new: Comparison) -> Apart | None:
     """Where OLD and NEW were measured under materially different loads
-    (:func:`~.stats.witness.loads_differ`), each side's waited share; else None. There
-    neither clock compares like with like: wall time stretches with the wait, and the
-    same code's CPU time moved and spread with the load (docs/significance.md), so a
-    timing stage is not judged and no gate fails on it."""
+    (:func:`~.stats.witness.loads_differ`), each side's waited share: neither clock then
+    compares like with like (docs/significance.md), and no timing stage is judged."""
     a, b = old.waited_share, new.waited_share
     return Apart(LOADS_DIFFER, a, b) if loads_differ(a, b) else None
 
 
 def structure_diffs(old: Comparison, new: Comparison, variant: str,
                     apart: Apart | None = None) -> list[StructureDiff]:
-    """Every :data:`STRUCTURE` figure of ``variant`` that either report holds, NEW
-    against OLD (a figure neither holds, such as cost analysis before it was recorded,
-    is left out); not judged for ``apart`` (why: :func:`nest_apart`)."""
+    """Every :data:`STRUCTURE` figure of ``variant`` that either report holds."""
     a, b = old.variants[variant], new.variants[variant]
     pairs = ((name, structure_figure(a, name), structure_figure(b, name))
              for name in STRUCTURE)
@@ -380,8 +374,8 @@ def structure_diffs(old: Comparison, new: Comparison, variant: str,
 
 
 def structure_figure(row: Any, name: str) -> Figure | None:
-    """A variant's figure ``name``, or None where its record has no such field or no value
-    (a bool or a non-finite number is no figure: a hand-edited report's, ignored)."""
+    """A variant's figure ``name``, or None where it has none (a bool or a non-finite
+    number, a hand-edited report's, is no figure)."""
     value = getattr(row, name, None)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -390,7 +384,97 @@ def structure_figure(row: Any, name: str) -> Figure | None:
 
 def env_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
     """Every ``env`` entry that differs (another machine, another JAX), as (key, OLD's,
-    NEW's): the two reports still compare, but a change may be the machine's, not the
-    code's (the diff's warnings say so)."""
+    NEW's): a change may be the machine's, not the code's."""
     return tuple((k, old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new])
                  if k not in UNCOMPARED_ENV and old.get(k) != new.get(k))
+
+
+# --- ``--effort`` in both reports ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SettingRatios:
+    """One setting against its own report's default, in OLD and in NEW (above 1 the
+    setting is faster): whether what it saves or costs has moved."""
+
+    setting: str
+    old_compile: Difference
+    new_compile: Difference
+    old_execute: Difference
+    new_execute: Difference
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"setting": self.setting, **{
+            f"{side}_{what}_ratio": json_number(getattr(self, f"{side}_{what}").ratio)
+            for what in ("compile", "execute") for side in ("old", "new")}}
+
+
+@dataclass(frozen=True)
+class EffortDiff:
+    """``--effort`` in both reports: for the default and each setting both measured,
+    XLA's compile and a call, NEW against OLD by the one rule on one ``clock`` (a
+    :class:`StageDiff` whose ``variant`` is the setting). Informational: no gate judges
+    it. ``only_old``/``only_new``: the settings one report measured and the other not."""
+
+    clock: Clock
+    stages: tuple[StageDiff, ...]
+    only_old: tuple[str, ...] = ()
+    only_new: tuple[str, ...] = ()
+    ratios: tuple[SettingRatios, ...] = ()  # each setting in both against its default
+
+    @property
+    def settings(self) -> list[str]:
+        """The rows compared, the default first."""
+        return list(dict.fromkeys(s.variant for s in self.stages))
+
+    def stage(self, setting: str, phase: str) -> StageDiff:
+        return next(s for s in self.stages if s.variant == setting and s.phase == phase)
+
+    def to_dict(self) -> dict[str, Any]:
+        return facts(self, "clock", "stages", "only_old", "only_new", "ratios")
+
+
+Samples = dict[str, tuple[float, ...]]
+
+
+def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
+    """``--effort``, NEW against OLD, where both reports measured it (None otherwise)."""
+    a, b = old.part("effort"), new.part("effort")
+    if not (isinstance(a, Effort) and isinstance(b, Effort)):
+        return None
+    both = [DEFAULT, *(n for n in a.rows if n in b.rows)]
+    pairs = {n: (a.series[n], b.series[n]) for n in both}
+    clock = effort_clock(old, new, list(pairs.values()))
+    stages = []
+    for name, (x, y) in pairs.items():
+        for phase in (COMPILE, EXECUTE):
+            before, after = on(x, phase, clock), on(y, phase, clock)
+            stages.append(StageDiff(name, phase, difference(before, after), median(before),
+                                    median(after), clock))
+
+    def against(name: str, side: int, phase: str) -> Difference:
+        return difference(on(pairs[DEFAULT][side], phase, clock),
+                          on(pairs[name][side], phase, clock))
+    ratios = tuple(SettingRatios(n, against(n, 0, COMPILE), against(n, 1, COMPILE),
+                                 against(n, 0, EXECUTE), against(n, 1, EXECUTE))
+                   for n in both[1:])
+    return EffortDiff(clock, tuple(stages), tuple(n for n in a.rows if n not in b.rows),
+                      tuple(n for n in b.rows if n not in a.rows), ratios)
+
+
+def effort_clock(old: Comparison, new: Comparison,
+                 pairs: list[tuple[Samples, Samples]]) -> Clock:
+    """The one clock of the effort table, as :func:`judged_clock` chooses a stage's: CPU
+    time where either report (or its effort rows' cold runs) was measured on a busy
+    machine and every row measured on both sides has CPU seconds of the compile and the
+    calls for every run; else wall time."""
+    sides = [[x for x, _ in pairs], [y for _, y in pairs]]
+    busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
+    measured = [r for rows in sides for r in rows if r.get(COMPILE)]
+    cpu = measured and all(has_cpu(r, k) for r in measured for k in (COMPILE, EXECUTE))
+    return CPU if busy and cpu else WALL
+
+
+#: The parts a diff compares, by their name in :data:`.parts.PARTS`: each one's differ,
+#: NEW against OLD where both reports measured it. A part not here is not compared.
+DIFFERS: dict[str, Callable[[Comparison, Comparison], Any]] = {"effort": effort_diff}

@@ -1,8 +1,5 @@
-"""The orderings record: ``jit(vmap(f))`` against ``vmap(jit(f))`` and two references.
-
-Raw samples per ordering, statistics derived; measured by
-:mod:`jitmagic.measure.parts.orderings`, shown by :mod:`jitmagic.render.orderings`.
-"""
+"""The orderings record (``--vmap``): ``jit(vmap(f))`` against ``vmap(jit(f))`` and two
+references, raw samples per ordering, statistics derived."""
 
 from __future__ import annotations
 
@@ -13,23 +10,14 @@ from typing import Any
 
 from .notes import Noted
 from .notes import read_notes
-from .notes import said
-from .outputs import OUTPUT_FIELDS
-from .outputs import check_outputs
-from .outputs import without_outputs
+from .notes import said_in
 from .rows import ORDERING_KEYS
+from .rows import OUTPUT_FIELDS
 from .rows import OrderingRow
-from .saved.schema import REQUIRED
-from .saved.schema import Saved
-from .saved.schema import count
+from .rows import check_outputs
+from .rows import without_outputs
+from .saved import schema
 from .saved.schema import fail
-from .saved.schema import flag
-from .saved.schema import integer
-from .saved.schema import items
-from .saved.schema import number
-from .saved.schema import obj
-from .saved.schema import optional
-from .saved.schema import text
 from .stats.rule import INCONCLUSIVE
 from .stats.rule import Difference
 from .stats.rule import difference
@@ -47,13 +35,12 @@ SAMPLE_KEYS = ORDERING_KEYS
 #: What the orderings' verdict is on: the time per call.
 EXECUTE = "execute_s"
 #: The orderings called through one jit, as the reference is: where one compiles to the
-#: reference's program, they do the same work per call (``vmap(jit(f))`` also batches in
-#: Python on every call, a real difference).
+#: reference's program, they do the same work per call.
 ONE_JIT = ("jit(vmap(jit(f)))",)
 
 
 @dataclass(frozen=True)
-class Orderings(Saved):
+class Orderings(schema.Saved):
     """The four orderings of one entry on one batch: ``Comparison.orderings``."""
 
     entry: str
@@ -63,11 +50,8 @@ class Orderings(Saved):
     rows: dict[str, OrderingRow]
     outputs_match: bool | None = None
     max_abs_diff: float | None = None
-    #: What measuring them noted: an ordering that failed, outputs that differ (``warnings``
-    #: says them).
     warned: tuple[Noted, ...] = field(default_factory=tuple)
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
-    #: How the outputs matched, as :class:`~jitmagic.model.comparison.Comparison`'s.
     outputs_kind: str | None = None
     outputs_leaf: str | None = None
     outputs_dtype: str | None = None
@@ -76,8 +60,7 @@ class Orderings(Saved):
         return self.rows[name]
 
     def verdict(self, chosen: str = TOGGLED[0]) -> Verdict:
-        """``chosen`` against the other toggled ordering, per call, by the one rule:
-        ``kind`` "faster" means ``chosen`` is faster per call."""
+        """``chosen`` against the other toggled ordering, per call, by the one rule."""
         other = TOGGLED[1] if chosen == TOGGLED[0] else TOGGLED[0]
         a, b = self.rows[chosen], self.rows[other]
         clock = self.clock()
@@ -85,15 +68,14 @@ class Orderings(Saved):
         return Verdict("per_call", per_call, clock, self, chosen)
 
     def against_reference(self, name: str) -> Difference:
-        """``name``'s per call against :data:`REFERENCE`'s, by the one rule, on
-        :meth:`clock` (``ratio``: name over reference); undecided where :meth:`withheld`."""
+        """``name``'s per call against :data:`REFERENCE`'s, by the one rule (undecided where
+        :meth:`withheld`)."""
         d = self._ruled(name)
         return dataclasses.replace(d, kind=INCONCLUSIVE) if self.withheld(name) else d
 
     def withheld(self, name: str) -> bool:
-        """Whether the rule found ``name``'s per call different from the reference's,
-        but the two are one program called through one jit each, not far apart
-        (:func:`~.stats.rule.gap_withheld`): noise or layout, not the program's speed."""
+        """Whether ``name`` and the reference are one program called through one jit each,
+        their difference not far apart (:func:`~.stats.rule.gap_withheld`)."""
         return name in ONE_JIT and bool(self.rows[name].same_program) and \
             gap_withheld(self._ruled(name))
 
@@ -103,18 +85,14 @@ class Orderings(Saved):
                           on(self.rows[REFERENCE].samples, EXECUTE, clock))
 
     def clock(self) -> Clock:
-        """The clock the verdict is on: the process's CPU time where the toggled
-        orderings' cold runs waited for a CPU (a busy machine), else wall time."""
+        """The clock the verdict is on: CPU time on a busy machine, else wall time."""
         return clock_for([self.rows[n].samples for n in TOGGLED], EXECUTE)
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What measuring the orderings noted, in words (each of ``warned`` said)."""
-        return said(self.warned)
+    warnings = said_in("warned")
 
     @property
     def verdict_saved(self) -> dict[str, Any]:
-        """:meth:`verdict` as saved (written, never read back: derived from the samples)."""
+        """:meth:`verdict` as saved (written, never read back)."""
         return {**self.verdict().to_dict(), "ordering": TOGGLED[0], "against": TOGGLED[1]}
 
     def to_dict(self) -> dict[str, Any]:
@@ -130,28 +108,28 @@ class Orderings(Saved):
 def _axes(value: Any, where: str) -> Any:
     """``in_axes`` as ``jax.vmap`` takes them: an int, null, or a list of ints and nulls."""
     if isinstance(value, list):
-        return items(optional(integer))(value, where)
-    return optional(integer)(value, where)
+        return schema.items(schema.optional(schema.integer))(value, where)
+    return schema.optional(schema.integer)(value, where)
 
 
 def _rows(value: Any, where: str) -> dict[str, OrderingRow]:
     """The four orderings' rows, and no other."""
-    if sorted(obj(value, where)) != sorted(ORDERINGS):
+    if sorted(schema.obj(value, where)) != sorted(ORDERINGS):
         fail(where, f"the rows {', '.join(ORDERINGS)}", ", ".join(value))
     return {k: OrderingRow.from_dict(k, value[k], f"{where}.{k}") for k in ORDERINGS}
 
 
 Orderings.WHERE = "orderings"
 Orderings.FIELDS = (
-    ("entry", "entry", text, "f"),
-    ("batch", "batch", count, REQUIRED),
+    ("entry", "entry", schema.text, "f"),
+    ("batch", "batch", schema.count, schema.REQUIRED),
     ("in_axes", "in_axes", _axes, None),
-    ("built_batch", "built_batch", flag, True),
-    ("rows", "rows", _rows, REQUIRED),
-    ("outputs_match", "outputs_match", optional(flag), None),
-    ("max_abs_diff", "max_abs_diff", optional(number), None),
+    ("built_batch", "built_batch", schema.flag, True),
+    ("rows", "rows", _rows, schema.REQUIRED),
+    ("outputs_match", "outputs_match", schema.optional(schema.flag), None),
+    ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
     *OUTPUT_FIELDS,
     ("warnings", "warned", read_notes, ()),
     ("verdict", "verdict_saved", None, None),
-    ("stopped", "stopped", optional(text), None),
+    ("stopped", "stopped", schema.optional(schema.text), None),
 )

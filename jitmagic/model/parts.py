@@ -1,20 +1,6 @@
-"""The one table of parts: what a comparison can measure after flat against nested.
-
-Each :class:`Part` is one entry of :data:`PARTS`, in the order the parts are measured:
-its record's key (in :class:`~jitmagic.model.comparison.Comparison` and in the saved
-JSON), how progress names it, the options that ask for it, how its record is read
-back, the causes it adds to "why the first call is slow", where its section is shown,
-and what it does under several processes. The pipeline, the record's save and load,
-the report's sections, the causes and the ``--processes`` check all read this table.
-
-An entry holds facts only (model/ is the bottom layer). How a part is measured, shown
-and diffed is each layer's own table, keyed by the part's name: the measurers in
-:data:`jitmagic.measure.parts.MEASURERS`, the sections in
-:data:`jitmagic.render.bundle.SECTIONS`, the differs in :data:`jitmagic.model.diff.DIFFERS`
-and their sections in :data:`jitmagic.render.diff.DIFF_SECTIONS` (a test checks every
-part has its entries). A new part is one entry here and in each of those, plus its own
-modules.
-"""
+"""The one table of parts: what a comparison can measure after flat against nested, in
+the order measured (facts only: each layer's own table, keyed by the part's name, says
+how it is measured, shown and diffed; a test checks every part has its entries)."""
 
 from __future__ import annotations
 
@@ -26,7 +12,7 @@ from typing import Any
 from . import notes
 from .advice import Advice
 from .attribution import Attribution
-from .causes import why
+from .causes import cause
 from .causes.constant_arguments import ConstantArguments
 from .causes.effort import Effort
 from .causes.effort import causes as effort_causes
@@ -35,30 +21,26 @@ from .causes.xla_passes import XlaPasses
 from .lines import Lines
 from .orderings import Orderings
 
-#: Under ``--processes N``: the part runs in every process, in step with the others (or
-#: deciding nothing on a process's own clock, as XLA's passes: one profiled compile each).
+#: Under ``--processes N``: the part runs in every process, in step with the others.
 LOCKSTEP = "lockstep"
-#: Under ``--processes N``: the part is refused up front where an option asks for it, and
-#: left out with a note where the comparison found it wanted.
+#: Under ``--processes N``: the part is refused where asked for, left out where found.
 ONE_PROCESS = "one process"
 
 
 @dataclass(frozen=True)
 class Part:
-    """One part a comparison can add (see the module's docstring for each field's use)."""
+    """One part a comparison can add."""
 
     name: str  # the record's key in the comparison and in the saved JSON
     label: str  # how progress and notes name it ("second start")
-    #: The :class:`~jitmagic.options.Options` fields any of which asks for it; none: the
-    #: comparison itself finds it wanted (big captured constants), its measurer decides.
+    #: The ``Options`` fields any of which asks for it; none: the comparison finds it wanted.
     asked_by: tuple[str, ...]
     read: Callable[[Any, str], Any]  # the saved record back, checked (``from_dict``)
     shown: int  # its section's place in the report (smaller first)
     processes: str = ONE_PROCESS  # :data:`LOCKSTEP` or :data:`ONE_PROCESS`
-    #: What it adds to the causes of the first call (:mod:`.causes.why`); None: nothing.
-    causes: Callable[[Any], Iterator[why.Cause]] | None = None
-    #: Whether its record feeds the causes (its own, or the stages' hints: the loop
-    #: ``--lines`` finds, XLA's passes): a sweep then shows its last value's causes.
+    #: What it adds to the causes of the first call (:mod:`.causes.cause`); None: nothing.
+    causes: Callable[[Any], Iterator[cause.Cause]] | None = None
+    #: Whether its record feeds the causes: a sweep then shows its last value's causes.
     in_why: bool = False
 
     def asked(self, options: Any) -> bool:
@@ -70,16 +52,16 @@ class Part:
         return tuple(f"--{o.replace('_', '-')}" for o in self.asked_by)
 
 
-#: Every part, in the order they are measured: orderings first (their batch is checked
-#: before anything is timed), the per-line tables last (untimed, on what came before).
+#: Every part, in the order measured: orderings first (their batch is checked before
+#: anything is timed), the per-line tables last.
 PARTS: tuple[Part, ...] = (
     Part("orderings", "orderings", ("vmap",), Orderings.from_dict, shown=5),
     Part("attribution", "attribution", ("attribute", "advise"), Attribution.from_dict, shown=6),
     Part("advice", "advice", ("advise",), Advice.from_dict, shown=6),  # with attribution
     Part("constant_arguments", "constants passed as arguments", (),
-         ConstantArguments.from_dict, shown=2, causes=why.constants, in_why=True),
+         ConstantArguments.from_dict, shown=2, causes=cause.constants, in_why=True),
     Part("second_start", "second start", ("cache",), SecondStart.from_dict, shown=3,
-         causes=why.second_start, in_why=True),
+         causes=cause.second_start, in_why=True),
     Part("xla_passes", "XLA passes", ("xla",), XlaPasses.from_dict, shown=4,
          processes=LOCKSTEP, in_why=True),
     Part("effort", "effort", ("effort",), Effort.from_dict, shown=4, causes=effort_causes,
@@ -97,12 +79,11 @@ def named(name: str) -> Part:
 
 
 def later_labels(options: Any, found: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The labels of the parts that run after the comparison, as progress lists them:
-    those ``options`` ask for, and the found parts named in ``found``."""
+    """The labels of the parts ``options`` ask for, and of those ``found``, in order."""
     return tuple(p.label for p in PARTS
                  if (p.asked_by and p.asked(options)) or p.name in found)
 
 
-def part_causes() -> tuple[Callable[[Any], Iterator[why.Cause]], ...]:
+def part_causes() -> tuple[Callable[[Any], Iterator[cause.Cause]], ...]:
     """What the parts add to the causes, in the table's order."""
     return tuple(p.causes for p in PARTS if p.causes is not None)

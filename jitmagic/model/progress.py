@@ -1,12 +1,5 @@
-"""Where a running measurement is: the one record every progress display draws; and how
-a process measuring ended.
-
-Measuring code emits a :class:`Progress` between timed intervals (never inside
-one); the front ends draw it (a notebook display updated in place, or stderr). A fresh
-child process (:mod:`jitmagic.measure.children` runs them) ends with its result, a
-Python error, a signal, a status before its end, the timeout, or no start at all
-(:data:`ChildEnd`): facts only, worded by :mod:`jitmagic.render.progress`. Standard library only.
-"""
+"""Where a running measurement is (:class:`Progress`, emitted between timed intervals,
+drawn by the front ends), and how a child process measuring ended (:data:`ChildEnd`)."""
 
 from __future__ import annotations
 
@@ -21,15 +14,9 @@ from .shown import worded
 
 @dataclass(frozen=True)
 class Progress:
-    """One step of a measurement, told before the step starts.
-
-    ``what`` is the part being measured (comparison, orderings, attribution,
-    advice, sweep); ``row`` the variant, ordering or advice set; ``round`` of
-    ``rounds`` the round it is in (1-based); ``stage`` the step about to run
-    (tracing, lowering, XLA compile, first call, steady state). ``left_s`` is an
-    estimate of the time left, known once one round of the part has run.
-    ``point`` names a sweep's value (``n=4 2/5``); ``done`` marks the last event.
-    """
+    """One step of a measurement, told before it starts: ``what`` part, which ``row``, the
+    ``round`` of ``rounds`` (1-based), the ``stage`` about to run, an estimate ``left_s``
+    once one round has run, a sweep's ``point`` (``n=4 2/5``); ``done`` marks the last."""
 
     entry: str
     what: str
@@ -42,18 +29,12 @@ class Progress:
     point: str | None = None
     done: bool = False
     at_most: bool = False  # ``rounds`` is the most rounds -r auto takes
-    #: The parts still to run after this one (orderings, advice, lines): the estimate
-    #: ``left_s`` is of this part only, and the line says what follows it.
-    later: tuple[str, ...] = ()
-    #: ``left_s`` is of the most rounds -r auto may still take (past its fewest rounds: it
-    #: may stop sooner). An estimate from the pace so far, never a bound: a round to come
-    #: may take longer than those before it, so it is said "~", not "at most" (an "at
-    #: most 65 s left" rose to 67 s on the constants part).
+    later: tuple[str, ...] = ()  # the parts still to run after this one
+    #: ``left_s`` is of the most rounds -r auto may still take (an estimate, never a bound).
     at_most_left: bool = False
 
     def line(self) -> str:
-        """The line a progress display draws (as the registered renderer words it,
-        :func:`jitmagic.render.progress.line`)."""
+        """The line a progress display draws."""
         return worded("line", self) or self.what
 
 
@@ -61,9 +42,8 @@ class Progress:
 Draw = Callable[[Progress], None]
 
 
-#: A fatal line of Abseil's or glog's log (libtpu's and XLA's ``F1206 07:08:23.212953
-#: 5415 target.cc:1735] Check failed: ...``): its severity, date, time, thread and
-#: source location before ``]``.
+#: A fatal line of Abseil's or glog's log (``F1206 07:08:23.212953 5415 target.cc:1735]
+#: Check failed: ...``).
 _FATAL = re.compile(r"^F\d{4} [0-9:.]+\s+\d+ [^\]]+\] (?P<said>.+)$")
 
 
@@ -93,13 +73,11 @@ class Failed(Said):
 
 @dataclass(frozen=True)
 class Crashed(Said):
-    """A signal ended it (a segmentation fault, an abort of native code): which, the last
-    stage it said it had entered, and the last lines of what it wrote on stderr."""
+    """A signal ended it: which, the last stage it entered, and its stderr's last lines."""
 
     signal: int
     stage: str | None = None
     stderr_tail: tuple[str, ...] = ()
-    #: What native code said as it aborted (:func:`fatal_of`), None where it said nothing.
     fatal: str | None = None
 
     @property
@@ -113,8 +91,7 @@ class Crashed(Said):
 
 @dataclass(frozen=True)
 class EndedEarly(Said):
-    """A script ended the process before it got to its end (``os._exit`` in the code it
-    ran): its exit status, and the last stage it said it had entered."""
+    """A script ended the process before its end (``os._exit``): its status, its stage."""
 
     status: int
     stage: str | None = None
@@ -137,8 +114,7 @@ class CouldNotStart(Said):
 
 
 def fatal_of(lines: list[str]) -> str | None:
-    """The last fatal log line of ``lines`` without its prefix (``Check failed:
-    Topology()->chip_bounds().z == 1 (2 vs. 1)``), None where there is none."""
+    """The last fatal log line of ``lines`` without its prefix (None: there is none)."""
     for line in reversed(lines):
         found = _FATAL.match(line.strip())
         if found:

@@ -1,15 +1,18 @@
-"""One record for one measured row: a flat or nested variant, or one ``--vmap`` ordering.
+"""One measured row, a flat or nested variant or one ``--vmap`` ordering: every raw
+sample per key, medians and spreads derived. Under ``jax.distributed`` a step waits for
+the slowest process, so a variant's samples are the slowest's, run by run (:func:`slowest`;
+``VariantResult.per_process`` keeps every process's own).
 
-A row keeps every raw sample per key and derives medians and spreads from them.
-:class:`Row` holds what every row has; :class:`VariantResult` and
-:class:`OrderingRow` add their own fields. Each lists its JSON fields once,
-in a :attr:`Row.FIELDS` table that both ``to_dict`` and ``from_dict`` read.
-"""
+How a record's outputs compared (``docs/outputs.md``), the fields a comparison and its
+orderings share: ``outputs_kind`` is "exact", "rounding" (within the rounding of
+``outputs_dtype``, the largest difference at ``outputs_leaf``), "mismatch" (the first
+leaf that differs), "uncompared" or None (nothing compared, or an older report)."""
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -18,79 +21,113 @@ from typing import TypeVar
 
 from .notes import Noted
 from .notes import read_notes
-from .notes import said
-from .processes import Samples
-from .processes import read_per_process
-from .saved.schema import Field
-from .saved.schema import count
-from .saved.schema import fields
-from .saved.schema import flag
-from .saved.schema import items
-from .saved.schema import mapping
-from .saved.schema import obj
-from .saved.schema import optional
-from .saved.schema import seconds
-from .saved.schema import text
-from .saved.schema import written
+from .notes import said_in
+from .saved import schema
+from .saved.schema import fail
+from .stats.cold import COLD_KEYS
 from .stats.rule import json_number
 from .stats.rule import median
 from .stats.rule import spread
 from .stats.witness import CONTENTION_KEYS
+from .stats.witness import FIRST_CALL
 from .stats.witness import cpu_key
 
-#: The timed phases of a variant, in pipeline order. Cold phases start from cleared caches.
+#: The timed phases of a variant, in pipeline order; the cold ones start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
 COLD_PHASES = PHASES[:4]
 #: The stages of a first call that JAX's own clock times inside it.
 STAGE_PHASES = PHASES[:3]
-#: Where a variant's stage seconds came from: JAX's duration events inside the cold
-#: first call itself (the stages and the rest then add up to it), or a separate staged
-#: ``trace().lower().compile()`` run (where JAX gave no events; reports before /3).
+#: Where a variant's stage seconds came from: JAX's events inside the cold first call (then
+#: they add up to it), or a separate staged run (reports before /3).
 FROM_EVENTS, FROM_STAGED = "events", "staged"
 VARIANTS = ("flat", "nested")
-
-
-#: The CPU seconds beside each phase (for a stage inside a first call: bounded by JAX's
-#: events, from one stage's end to the next's).
+#: The CPU seconds beside each phase.
 CPU_PHASES = tuple(cpu_key(p) for p in PHASES)
 
-#: What an ordering samples: its cold first call, steady calls, and JAX's compile events.
 ORDERING_KEYS = ("first_call_s", "execute_s", "compile_event_s")
 
-_COMMON: tuple[Field, ...] = (
-    ("execute_loops", "execute_loops", count, 0),
-    ("jaxpr_eqns", "jaxpr_eqns", optional(count), None),
-    ("nested_calls", "nested_calls", optional(count), None),
-    ("stablehlo_bytes", "stablehlo_bytes", optional(count), None),
+_COMMON: tuple[schema.Field, ...] = (
+    ("execute_loops", "execute_loops", schema.count, 0),
+    ("jaxpr_eqns", "jaxpr_eqns", schema.optional(schema.count), None),
+    ("nested_calls", "nested_calls", schema.optional(schema.count), None),
+    ("stablehlo_bytes", "stablehlo_bytes", schema.optional(schema.count), None),
 )
-_TAIL: tuple[Field, ...] = (
-    ("jaxpr", "jaxpr_text", text, ""),
-    ("error", "error", optional(text), None),
+_TAIL: tuple[schema.Field, ...] = (
+    ("jaxpr", "jaxpr_text", schema.text, ""),
+    ("error", "error", schema.optional(schema.text), None),
 )
 
 #: What XLA made of a variant's program (``VariantResult``), absent from older reports.
 COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
                  "compiled_temp_bytes", "compiled_peak_bytes", "constants", "constant_bytes")
 
-#: The structure figures of a variant, as its record names them (their labels are
-#: :data:`jitmagic.render.format.FIGURE_LABELS`): counts that move only when the program
-#: changes (shown in the phase table, diffed exactly by ``jitmagic diff``).
-STRUCTURE = (
-    "jaxpr_eqns",
-    "jaxpr_eqns_top",
-    "nested_calls",
-    "library_calls",
-    "stablehlo_bytes",
-    "stablehlo_calls",
-    "compiled_calls",
-    "compiled_ops",
-    "compiled_flops",
-    "compiled_bytes_accessed",
-    "compiled_temp_bytes",
-    "compiled_peak_bytes",
-    "constants",
-    "constant_bytes",
+#: The structure figures of a variant: counts that move only when the program changes
+#: (shown in the phase table, diffed exactly by ``jitmagic diff``).
+STRUCTURE = ("jaxpr_eqns", "jaxpr_eqns_top", "nested_calls", "library_calls",
+             "stablehlo_bytes", "stablehlo_calls", "compiled_calls", *COMPILED_WORK)
+
+#: One process's samples, by sample key (``trace_s``, ...), a list of seconds each.
+Samples = dict[str, list[float]]
+
+
+def slowest(per_process: Sequence[Samples]) -> Samples:
+    """The slowest process's samples, run by run: each cold run's keys all from the process
+    whose first call took longest (so they still add up to it), any other key the largest
+    sample of each run; only runs every process has are merged."""
+    if not per_process:
+        return {}
+    keys = dict.fromkeys(k for p in per_process for k in p)
+    out = {k: [max(run) for run in zip(*(p.get(k, []) for p in per_process), strict=False)]
+           for k in keys}
+    firsts = list(zip(*(p.get(FIRST_CALL, []) for p in per_process), strict=False))
+    for run, calls in enumerate(firsts):
+        who = max(range(len(calls)), key=lambda i: calls[i])
+        for k in COLD_KEYS:
+            if k in out and run < len(out[k]):
+                out[k][run] = per_process[who][k][run]
+    return out
+
+
+def read_per_process(value: Any, where: str) -> tuple[Samples, ...]:
+    """``per_process`` as a report holds it: a list of sample objects, one per process."""
+    decoded = schema.items(schema.mapping(schema.items(schema.seconds)))(value, where)
+    return tuple({k: list(xs) for k, xs in p.items()} for p in decoded)
+
+
+#: ``outputs_kind``'s values, and the ``outputs_match`` each goes with.
+OUTPUT_KINDS = {"exact": True, "rounding": True, "mismatch": False, "uncompared": None}
+
+
+def output_kind(value: Any, where: str) -> str:
+    if value not in OUTPUT_KINDS:
+        fail(where, f"one of {', '.join(map(repr, OUTPUT_KINDS))}", value)
+    return value
+
+
+OUTPUT_FIELDS: tuple[schema.Field, ...] = (
+    ("outputs_kind", "outputs_kind", schema.optional(output_kind), None),
+    ("outputs_leaf", "outputs_leaf", schema.optional(schema.text), None),
+    ("outputs_dtype", "outputs_dtype", schema.optional(schema.text), None),
 )
+
+
+def check_outputs(got: dict[str, Any], where: str) -> dict[str, Any]:
+    """``got`` after checking that ``outputs_kind`` agrees with ``outputs_match``."""
+    kind = got.get("outputs_kind")
+    if kind is not None and got.get("outputs_match") is not OUTPUT_KINDS[kind]:
+        at = f"{where}.outputs_kind" if where else "outputs_kind"
+        expected = {True: "true", False: "false", None: "null"}[OUTPUT_KINDS[kind]]
+        fail(at, f"a kind that agrees with outputs_match ({kind!r} goes with {expected})",
+             kind)
+    return got
+
+
+def without_outputs(d: dict[str, Any], record: Any) -> dict[str, Any]:
+    """``d`` without the three where nothing was compared (as an older report wrote it)."""
+    if record.outputs_kind is not None:
+        return d
+    return {k: v for k, v in d.items() if k not in {key for key, *_ in OUTPUT_FIELDS}}
+
 
 _R = TypeVar("_R", bound="Row")  # ``from_dict`` of a subclass returns that subclass
 
@@ -108,15 +145,13 @@ class Row:
     jaxpr_text: str = ""
     error: str | None = None
 
-    #: The sample keys this kind of row has.
     KEYS: ClassVar[tuple[str, ...]] = ()
     #: Sample keys written and read only where measured (absent from older reports).
     EXTRA_KEYS: ClassVar[tuple[str, ...]] = ()
     #: Medians written beside the samples, as (JSON key, sample key); derived, never read.
     MEDIANS: ClassVar[tuple[tuple[str, str], ...]] = ()
-    #: The other JSON fields, in the order they are written; those in ``SPARSE`` only
-    #: where they differ from their default (:func:`~.saved.schema.written`).
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
+    #: The other JSON fields, as :class:`~.saved.schema.Saved`'s.
+    FIELDS: ClassVar[tuple[schema.Field, ...]] = ()
     SPARSE: ClassVar[frozenset[str]] = frozenset()
 
     def median(self, key: str) -> float:
@@ -140,47 +175,42 @@ class Row:
         d["samples"] = {k: list(self.samples.get(k, [])) for k in self.KEYS}
         d["samples"].update({k: list(self.samples[k]) for k in self.EXTRA_KEYS
                              if self.samples.get(k)})
-        return d | written(self)
+        return d | schema.written(self)
 
     @classmethod
     def from_dict(cls: type[_R], name: str, d: Any, where: str = "") -> _R:
         """The row saved as ``d``; ``ReportSchemaError`` naming the first bad field."""
         where = where or name
-        given = obj(obj(d, where).get("samples", {}), f"{where}.samples")
+        given = schema.obj(schema.obj(d, where).get("samples", {}), f"{where}.samples")
         keys = (*cls.KEYS, *(k for k in cls.EXTRA_KEYS if k in given))
-        samples = {k: list(items(seconds)(given.get(k, []), f"{where}.samples.{k}"))
+        samples = {k: list(schema.items(schema.seconds)(given.get(k, []), f"{where}.samples.{k}"))
                    for k in keys}
         for key, _ in cls.MEDIANS:  # derived from the samples, never read: still checked
             if key in d:
-                optional(seconds)(d[key], f"{where}.{key}")
-        return cls(name=name, samples=samples, **fields(d, cls.FIELDS, where))
+                schema.optional(schema.seconds)(d[key], f"{where}.{key}")
+        return cls(name=name, samples=samples, **schema.fields(d, cls.FIELDS, where))
 
 
 @dataclass(frozen=True, kw_only=True)
 class ProgramFigures:
     """What a variant's program is, beyond the sizes every row has: counts read untimed
-    from its cold run (each None where the stage that gives it did not run, or in an
-    older report), which move only when the program changes."""
+    from its cold run (None: not read, or an older report)."""
 
     #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
     jaxpr_eqns_top: int | None = None
-    #: Of ``nested_calls``, the jit calls JAX and libraries make themselves (``jax.nn.relu``
-    #: is a jit, so are optax's and Flax's own): jits whose body runs none of the user's code.
+    #: Of ``nested_calls``, the jits of JAX and libraries (``jax.nn.relu``, optax's).
     library_calls: int | None = None
     #: The ``call`` ops left after lowering, and after XLA.
     stablehlo_calls: int | None = None
     compiled_calls: int | None = None
-    #: What XLA made of the program: its instructions after optimisation, and its cost
-    #: analysis (flops, bytes accessed).
+    #: XLA's instructions after optimisation, and its cost analysis.
     compiled_ops: int | None = None
     compiled_flops: int | None = None
     compiled_bytes_accessed: int | None = None
-    #: The bytes of its temporary buffers, and the most its buffers hold at once (XLA's
-    #: memory analysis).
+    #: XLA's memory analysis: temporary buffers, the most held at once.
     compiled_temp_bytes: int | None = None
     compiled_peak_bytes: int | None = None
-    #: The array constants its program reads (captured from Python: a global, a
-    #: closure), each once, and their bytes.
+    #: The array constants captured from Python its program reads, and their bytes.
     constants: int | None = None
     constant_bytes: int | None = None
 
@@ -190,60 +220,42 @@ class VariantResult(Row, ProgramFigures):
     """What one variant (flat or nested) measured: raw samples plus structure."""
 
     helpers: tuple[str, ...] = ()
-    #: What the measuring noted of this variant (facts worded in :mod:`jitmagic.render.notes`;
-    #: a report saved before they were facts holds sentences): ``notes`` says them.
     noted: tuple[Noted, ...] = ()
     #: Helpers found that could not be nested (kept inline; the notes say why).
     inline: tuple[str, ...] = ()
-    #: Each nested helper's jit calls in this variant's program, as counted in its jaxpr:
-    #: a helper is listed in ``helpers`` only with at least one.
+    #: Each nested helper's jit calls in this variant's jaxpr (``helpers``: those with any).
     helper_calls: dict[str, int] = field(default_factory=dict)
     #: The nested helpers whose jit is the user's own ``jax.jit`` (kept, not added).
     own_jit: tuple[str, ...] = ()
     #: :data:`FROM_EVENTS` or :data:`FROM_STAGED` (None: no stage was timed).
     stages_from: str | None = None
-    #: Under ``jax.distributed``: every process's own samples, in process order (``samples``
-    #: then holds the slowest process's, run by run: :mod:`.processes`); empty for one.
+    #: Under ``jax.distributed``: every process's own samples (``samples``: the slowest's).
     per_process: tuple[Samples, ...] = ()
 
     KEYS = PHASES
     EXTRA_KEYS = (*CPU_PHASES, *CONTENTION_KEYS)
     MEDIANS = tuple((p, p) for p in PHASES)
     FIELDS = (*_COMMON,
-              ("stablehlo_calls", "stablehlo_calls", optional(count), None),
-              ("compiled_calls", "compiled_calls", optional(count), None),
-              ("jaxpr_eqns_top", "jaxpr_eqns_top", optional(count), None),
-              ("library_calls", "library_calls", optional(count), None),
-              ("helpers", "helpers", items(text), ()),
+              *((key, key, schema.optional(schema.count), None) for key in (
+                  "stablehlo_calls", "compiled_calls", "jaxpr_eqns_top", "library_calls")),
+              ("helpers", "helpers", schema.items(schema.text), ()),
               *_TAIL,
               ("notes", "noted", read_notes, ()),
-              ("inline", "inline", items(text), ()),
-              ("helper_calls", "helper_calls", mapping(count), {}),
-              ("own_jit", "own_jit", items(text), ()),
-              ("stages_from", "stages_from", optional(text), None),
-              *((key, key, optional(count), None) for key in COMPILED_WORK),
+              ("inline", "inline", schema.items(schema.text), ()),
+              ("helper_calls", "helper_calls", schema.mapping(schema.count), {}),
+              ("own_jit", "own_jit", schema.items(schema.text), ()),
+              ("stages_from", "stages_from", schema.optional(schema.text), None),
+              *((key, key, schema.optional(schema.count), None) for key in COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
-    #: Written only where measured (one process, none of the user's own jits nested,
-    #: no figure of XLA's: written as before they were).
     SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What the report notes of this variant, in words (each of ``noted`` said)."""
-        return said(self.noted)
-
-    @property
-    def cold_start_s(self) -> float:
-        """Trace + lower + compile: what nested jit can change at start-up (the tour reads it)."""
-        return sum(self.median(p) for p in COLD_PHASES[:3])
+    notes = said_in("noted")
 
     def first_call_parts(self) -> dict[str, float]:
         """The median first call in parts that add up to it: the stages and the rest
-        (``"rest_s"``: dispatch, execution, Python) of the median run, the run whose first
-        call is the median (with an even count, the two middle runs averaged). Where the
-        stages came from a separate staged run they are not parts of the first call: then
-        the stages' own medians, and no rest (``stages_from`` says which)."""
+        (``"rest_s"``) of the run whose first call is the median (the two middle runs
+        averaged); from a separate staged run, the stages' own medians and no rest."""
         if self.stages_from != FROM_EVENTS:
             return {p: self.median(p) for p in STAGE_PHASES}
         keys = (*STAGE_PHASES, "first_call_s")  # a stopped run may lack the later keys
@@ -270,15 +282,14 @@ class OrderingRow(Row):
     same_program: bool | None = None  # None: not compared (no jit: no single program)
 
     KEYS = ORDERING_KEYS
-    #: Each run's CPU seconds and how busy the machine was (older reports lack them).
     EXTRA_KEYS = (*(cpu_key(k) for k in ORDERING_KEYS[:2]), *CONTENTION_KEYS)
     MEDIANS = (("first_call_s", "first_call_s"), ("execute_s", "execute_s"),
                ("compile_s", "compile_event_s"))
     FIELDS = (_COMMON[0],
-              ("compile_events", "compile_events", optional(count), None),
+              ("compile_events", "compile_events", schema.optional(schema.count), None),
               *_COMMON[1:],
-              ("hlo_instructions", "hlo_instructions", optional(count), None),
-              ("same_program", "same_program", optional(flag), None),
+              ("hlo_instructions", "hlo_instructions", schema.optional(schema.count), None),
+              ("same_program", "same_program", schema.optional(schema.flag), None),
               *_TAIL)
 
     compile_s = property(lambda self: self.median("compile_event_s"),

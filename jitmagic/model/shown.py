@@ -1,34 +1,23 @@
-"""A record that shows itself: ``str()``, IPython's pretty printer and its MIME bundle,
-and the registry of renderers through which every record is worded.
-
-The records know nothing of how they are shown or said: :mod:`jitmagic.render` fills
-the registry below when it is imported (``import jitmagic`` imports it), one renderer
-per record type and form (:func:`register`), so a ``Comparison`` or a ``Lines`` table,
-measured or loaded from a report, displays as the magic showed it, and a verdict's
-``text`` is the sentence the report shows. Without a renderer a record still has a
-one-line ``str()`` (``<Comparison>``).
-"""
+"""The registry of renderers through which every record is shown and worded
+(:mod:`jitmagic.render` fills it when imported), and :class:`Shown`, a record that shows
+itself through it (without a renderer: a one-line ``<Comparison>``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-#: The forms a record is rendered in: ``text`` (``str()``), ``bundle`` (IPython's MIME
-#: bundle), ``summary`` (the ``repr``), ``headline`` (a verdict in one line),
-#: ``verdict`` (a verdict in full).
+#: The renderers by form (``text``, ``bundle``, ``summary``, ...) and record type.
 _RENDERERS: dict[tuple[str, type], Callable[..., Any]] = {}
 
 
 def register(form: str, record_type: type, renderer: Callable[..., Any]) -> None:
-    """Render records of ``record_type`` (and its subclasses) in ``form`` with
-    ``renderer``."""
+    """Render records of ``record_type`` (and its subclasses) in ``form`` with ``renderer``."""
     _RENDERERS[form, record_type] = renderer
 
 
 def renderer(form: str, record: Any) -> Callable[..., Any] | None:
-    """The renderer of ``form`` registered for ``record``'s type, or the nearest of its
-    bases (None: none is registered, as before :mod:`jitmagic.render` is imported)."""
+    """The renderer of ``form`` for ``record``'s type or its nearest base (None: none)."""
     for cls in type(record).__mro__:
         if (found := _RENDERERS.get((form, cls))) is not None:
             return found
@@ -36,8 +25,7 @@ def renderer(form: str, record: Any) -> Callable[..., Any] | None:
 
 
 def worded(form: str, record: Any) -> Any:
-    """What the renderer of ``form`` registered for ``record``'s type says of it (None
-    where none is registered)."""
+    """What the renderer of ``form`` says of ``record`` (None: none is registered)."""
     said = renderer(form, record)
     return said(record) if said else None
 
@@ -58,8 +46,7 @@ class Shown:
         p.text(str(self))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """What IPython shows: the bundle the magic displays, chart included (one code
-        path, so a loaded report looks as it did when it was measured)."""
+        """What IPython shows: the bundle the magic displays, chart included."""
         bundle = renderer("bundle", self)
         if bundle is None:
             return {"text/plain": str(self)}

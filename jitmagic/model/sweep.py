@@ -1,14 +1,7 @@
-"""The sweep record, its points, and how each phase grows with the swept value.
-
-A sweep is a record of its own (``--sweep``, ``jitmagic.sweep``): one
-:class:`~jitmagic.model.comparison.Comparison` per value, in the order measured.
-Growth exponents are derived from the points' medians (a least-squares line on
-log-log axes), never stored. The sweep carries its own provenance (source, file,
-options, when) and the diff against ``--baseline`` (of its last value), as a comparison
-does. Reports written before 0.3 held a sweep inside its last point's comparison, and
-``jitmagic.sweep/1`` kept the provenance on every point; :func:`Sweep.from_dict` reads
-both (and ``/2``, whose warnings were sentences).
-"""
+"""The sweep record (``--sweep``, ``jitmagic.sweep``): one comparison per value, in the
+order measured, and how each phase grows with the swept value (a least-squares line on
+log-log axes, derived, never stored). Reports written before 0.3 held a sweep inside
+its last point's comparison; :func:`Sweep.from_dict` reads them too."""
 
 from __future__ import annotations
 
@@ -20,24 +13,17 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from .comparison import PROVENANCE
 from .comparison import READABLE
 from .comparison import Comparison
 from .notes import Noted
 from .notes import read_notes
-from .notes import said
+from .notes import said_in
 from .notes import saved
 from .rows import PHASES
 from .rows import VARIANTS
-from .saved.schema import REQUIRED
-from .saved.schema import ReportSchemaError
+from .saved import schema
 from .saved.schema import fail
-from .saved.schema import fields
-from .saved.schema import items
-from .saved.schema import obj
-from .saved.schema import optional
-from .saved.schema import scalar
-from .saved.schema import seconds
-from .saved.schema import text
 from .shown import Shown
 from .shown import renderer
 from .stats.rule import median
@@ -50,12 +36,9 @@ from .stats.witness import on
 from .stats.witness import waited_share
 
 SCHEMA = "jitmagic.sweep/3"
-#: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point; /2
-#: saved its warnings, and its points theirs (``jitmagic.comparison/5``), as sentences
-#: (/3 saves facts, which an older jitmagic cannot read).
+#: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point; /2 saved
+#: its warnings as sentences.
 SWEEP_READABLE = ("jitmagic.sweep/1", "jitmagic.sweep/2", SCHEMA)
-#: The optional provenance fields, written only when set.
-PROVENANCE = ("source", "file", "options", "created")
 
 
 @dataclass(frozen=True)
@@ -67,16 +50,12 @@ class Sweep(Shown):
     points: tuple[Comparison, ...]
     wall_s: float
     stopped: str | None = None  # why the sweep ended before its last value (PARTIAL)
-    #: About the whole sweep (each point keeps its own), as noted (``warnings`` says them).
-    warned: tuple[Noted, ...] = ()
-    #: Provenance, as a comparison's (docs/reports.md): the code, the file, the options as
-    #: written (``--sweep`` among them) and when (ISO 8601, UTC).
+    warned: tuple[Noted, ...] = ()  # about the whole sweep (each point keeps its own)
+    #: Provenance, as a comparison's (docs/reports.md).
     source: str | None = None
     file: str | None = None
     options: str | None = None
     created: str | None = None
-    #: The :class:`~jitmagic.model.diff.Diff` of the last value against ``--baseline``;
-    #: not saved.
     baseline: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -90,10 +69,7 @@ class Sweep(Shown):
     def entry(self) -> str:
         return self.last.entry
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What the sweep warns of as a whole, in words (each of ``warned`` said)."""
-        return said(self.warned)
+    warnings = said_in("warned")
 
     @property
     def last(self) -> Comparison:
@@ -110,9 +86,7 @@ class Sweep(Shown):
 
     @property
     def headline(self) -> str:
-        """The first call's verdict value by value, in one line (as the registered
-        renderer words it), shown with the details: a sweep's answer is its trend
-        (:func:`trends`)."""
+        """The first call's verdict value by value, in one line."""
         said = renderer("headline", self)
         return said(self) if said else self.summary()
 
@@ -130,15 +104,15 @@ class Sweep(Shown):
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "") -> Sweep:
-        """The sweep saved as ``d``; or, from a report written before 0.3, the sweep its
-        last point's comparison held under ``"sweep"``."""
+        """The sweep saved as ``d`` (or inside a comparison, before 0.3)."""
         if isinstance(d, dict) and d.get("schema") in READABLE and "sweep" in d:
             return cls._inside_comparison(d)
         if not isinstance(d, dict) or d.get("schema") not in SWEEP_READABLE:
             got = d.get("schema") if isinstance(d, dict) else None
-            raise ReportSchemaError(f"cannot read a sweep with schema {got!r}: this jitmagic "
-                                    f"reads {' or '.join(map(repr, SWEEP_READABLE))}")
-        top = fields(d, _TOP_FIELDS, where)
+            raise schema.ReportSchemaError(f"cannot read a sweep with schema {got!r}: this "
+                                           f"jitmagic reads "
+                                           f"{' or '.join(map(repr, SWEEP_READABLE))}")
+        top = schema.fields(d, _TOP_FIELDS, where)
         read = cls._read(d, where, top.pop("warned"))
         if d["schema"] == SWEEP_READABLE[0]:  # /1: the provenance was every point's
             top = {k: getattr(read.last, k) for k in PROVENANCE}
@@ -146,7 +120,7 @@ class Sweep(Shown):
 
     @classmethod
     def _inside_comparison(cls, d: dict[str, Any]) -> Sweep:
-        inner = obj(d["sweep"], "sweep")
+        inner = schema.obj(d["sweep"], "sweep")
         read = cls._read(inner, "sweep", ())
         kept = set(read.last.warned)  # the last point's own; the rest are the sweep's
         return cls(read.name, read.values, read.points, read.wall_s, read.stopped,
@@ -154,10 +128,11 @@ class Sweep(Shown):
 
     @classmethod
     def _read(cls, d: Any, where: str, warned: tuple[Noted, ...]) -> Sweep:
-        got = fields(d, _FIELDS, where)
+        got = schema.fields(d, _FIELDS, where)
         at = f"{where}.points" if where else "points"
         if len(got["values"]) != len(got["points"]):
-            fail(at, f"one point per value ({len(got['values'])})", f"{len(got['points'])} points")
+            fail(at, f"one point per value ({len(got['values'])})",
+                        f"{len(got['points'])} points")
         if not got["points"]:
             fail(at, "at least one point", "none")
         return cls(**got, warned=warned)
@@ -170,14 +145,14 @@ def _point(d: Any, where: str) -> Comparison:
 
 
 _FIELDS = (
-    ("name", "name", text, REQUIRED),
-    ("values", "values", items(scalar), REQUIRED),
-    ("points", "points", items(_point), REQUIRED),
-    ("wall_s", "wall_s", seconds, REQUIRED),
-    ("stopped", "stopped", optional(text), None),
+    ("name", "name", schema.text, schema.REQUIRED),
+    ("values", "values", schema.items(schema.scalar), schema.REQUIRED),
+    ("points", "points", schema.items(_point), schema.REQUIRED),
+    ("wall_s", "wall_s", schema.seconds, schema.REQUIRED),
+    ("stopped", "stopped", schema.optional(schema.text), None),
 )
 _TOP_FIELDS = (("warnings", "warned", read_notes, ()),
-               *((key, key, optional(text), None) for key in PROVENANCE))
+               *((key, key, schema.optional(schema.text), None) for key in PROVENANCE))
 
 
 def log_scale(values: Sequence[Any]) -> bool:
@@ -187,11 +162,8 @@ def log_scale(values: Sequence[Any]) -> bool:
 
 
 def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float | None:
-    """Slope of log(seconds) against log(value): ``seconds ~ value**k``.
-
-    ``None`` where it cannot be fitted (fewer than two usable points, or values
-    that are not positive numbers).
-    """
+    """Slope of log(seconds) against log(value), ``seconds ~ value**k`` (None: it cannot
+    be fitted)."""
     pairs = [(v, s) for v, s in zip(values, seconds, strict=True)
              if s is not None and not math.isnan(s) and s > 0]
     if not log_scale([v for v, _ in pairs]):
@@ -202,9 +174,8 @@ def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float 
 
 
 def clock_of(s: Sweep) -> Clock:
-    """The one clock the sweep's medians and growth are on, as a comparison decides:
-    the process's CPU time where the machine was busy and every run of every phase has
-    its CPU seconds, else wall time."""
+    """The one clock the sweep's medians and growth are on: CPU time where the machine was
+    busy and every run of every phase has its CPU seconds, else wall time."""
     rows = [pt.variants[v].samples for pt in s.points for v in VARIANTS if v in pt.variants]
     if not rows or not is_busy(waited_share(rows)):
         return WALL
@@ -212,9 +183,8 @@ def clock_of(s: Sweep) -> Clock:
 
 
 def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
-    """Per variant and phase, the medians across the sweep's values (NaN: not
-    measured), on the sweep's clock (:func:`clock_of`), of the runs each point's verdict
-    read (:meth:`~.comparison.Comparison.judged`)."""
+    """Per variant and phase, the medians across the sweep's values (NaN: not measured),
+    on :func:`clock_of`, of the runs each point's verdict read."""
     clock = clock_of(s)
     return {v: {p: [median(on(pt.judged(v).samples, p, clock)) if v in pt.variants
                     else math.nan for pt in s.points]
@@ -222,9 +192,8 @@ def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
 
 
 def unchanged(s: Sweep) -> bool:
-    """Whether every value of the sweep built the same flat and the same nested program
-    (equal jaxpr equations and StableHLO bytes): the swept value changed nothing, so
-    any growth in the timings is noise."""
+    """Whether every value built the same programs (equal jaxpr equations and StableHLO
+    bytes): then any growth in the timings is noise."""
     sizes = {(v, pt.variants[v].jaxpr_eqns, pt.variants[v].stablehlo_bytes)
              for pt in s.points for v in VARIANTS if v in pt.variants}
     known = bool(sizes) and all(e is not None and b is not None for _, e, b in sizes)
@@ -232,8 +201,8 @@ def unchanged(s: Sweep) -> bool:
 
 
 def exponents(s: Sweep) -> dict[str, dict[str, float | None]]:
-    """Per variant and phase, the fitted growth exponent (``None``: cannot be fitted,
-    or the swept value did not change the program, see :func:`unchanged`)."""
+    """Per variant and phase, the fitted growth exponent (None: not fitted, or
+    :func:`unchanged`)."""
     values = s.values
     fit = not unchanged(s)
     return {v: {p: growth_exponent(values, secs) if fit else None
@@ -241,13 +210,13 @@ def exponents(s: Sweep) -> dict[str, dict[str, float | None]]:
             for v, by_phase in medians(s).items()}
 
 
-#: Student's t at 97.5% by degrees of freedom, for a 95% interval on a fitted slope;
-#: past the table :func:`t_975` uses the Cornish-Fisher expansion (within 0.1%).
+#: Student's t at 97.5% by degrees of freedom, for a 95% interval on a fitted slope.
 T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
 
 
 def t_975(df: int) -> float:
-    """Student's t quantile at 0.975 with ``df`` degrees of freedom (at least one)."""
+    """Student's t quantile at 0.975 with ``df`` degrees of freedom (at least one); past
+    the table, the Cornish-Fisher expansion (within 0.1%)."""
     if df <= len(T_975):
         return T_975[df - 1]
     z = statistics.NormalDist().inv_cdf(0.975)
@@ -257,9 +226,8 @@ def t_975(df: int) -> float:
 
 @dataclass(frozen=True)
 class Trend:
-    """How one variant's stage grows with the swept value: seconds ~ value^``k`` (the
-    growth row's exponent, fitted on the medians), and its 95% interval ``low``–``high``
-    (None where too few runs leave no spread to read it by)."""
+    """How one variant's stage grows with the swept value: seconds ~ value^``k``, and its
+    95% interval ``low``–``high`` (None: too few runs)."""
 
     k: float
     low: float | None = None
@@ -267,8 +235,8 @@ class Trend:
 
 
 def slope_error(values: Sequence[float], runs: Sequence[Sequence[float]]) -> tuple[float, int]:
-    """The standard error of the log-log slope fitted on every run of every value
-    (``runs[i]``: value ``i``'s seconds), and its degrees of freedom (runs less two)."""
+    """The standard error of the log-log slope fitted on every run of every value, and its
+    degrees of freedom (runs less two)."""
     pairs = [(math.log(v), math.log(x)) for v, xs in zip(values, runs, strict=True)
              for x in xs if x > 0 and math.isfinite(x)]
     df = len(pairs) - 2
@@ -283,10 +251,8 @@ def slope_error(values: Sequence[float], runs: Sequence[Sequence[float]]) -> tup
 
 
 def trends(s: Sweep) -> dict[str, dict[str, Trend | None]]:
-    """Per variant and phase, the growth :class:`Trend` (None where :func:`exponents`
-    fits none). The interval is the exponent ± t × the standard error of the slope fitted
-    on every run the points' verdicts read (on the sweep's clock): the runs' own scatter,
-    not the few medians', says how sure the trend is."""
+    """Per variant and phase, the growth :class:`Trend` (None where :func:`exponents` fits
+    none): its interval from every run's scatter, not the few medians'."""
     clock, ks = clock_of(s), exponents(s)
     out: dict[str, dict[str, Trend | None]] = {}
     for v, by_phase in ks.items():

@@ -1,15 +1,6 @@
-"""``--target TOPOLOGY``: the record of a comparison compiled for a TPU this machine lacks.
-
-The comparison's variants hold the stages' samples as ever (trace, lower, XLA compile,
-each on wall and CPU time, timed on this host); nothing ran, so they hold no first call
-and no execution (:data:`~jitmagic.backends.target.NOT_MEASURABLE`). This record, kept
-in the comparison's ``env`` under :data:`TARGET` (so a saved report keeps it), holds
-what the compile was for and what it made: the topology and its devices, the host whose
-seconds they are, how the arguments were placed, each variant's memory analysis against
-the device's HBM, and the runs whose compile was not cold. The verdict on compile time
-is the one rule's (:func:`~.stats.rule.difference`) on each run's trace + lower +
-compile.
-"""
+"""``--target TOPOLOGY``: a comparison compiled for a TPU this machine lacks (its stages
+timed on this host, no first call). This record, in the comparison's ``env`` under
+:data:`TARGET`, holds the topology, host, placement and each variant's memory."""
 
 from __future__ import annotations
 
@@ -24,14 +15,7 @@ from .notes import Noted
 from .notes import read_notes
 from .progress import ChildEnd
 from .progress import Said
-from .saved.schema import REQUIRED
-from .saved.schema import Saved
-from .saved.schema import count
-from .saved.schema import items
-from .saved.schema import mapping
-from .saved.schema import optional
-from .saved.schema import seconds
-from .saved.schema import text
+from .saved import schema
 from .stats.cold import cold_only
 from .stats.rule import Difference
 from .stats.rule import difference
@@ -51,7 +35,7 @@ ONE_DEVICE, REPLICATED, YOURS = "one device", "replicated", "your shardings"
 
 
 @dataclass(frozen=True)
-class Memory(Saved):
+class Memory(schema.Saved):
     """XLA's memory analysis of one variant's program for one device of the target."""
 
     argument_bytes: int = 0
@@ -60,22 +44,20 @@ class Memory(Saved):
     temp_bytes: int = 0
     code_bytes: int = 0
 
-    FIELDS = tuple((k, k, count, 0) for k in (
+    FIELDS = tuple((k, k, schema.count, 0) for k in (
         "argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "code_bytes"))
 
     @property
     def total_bytes(self) -> int:
-        """What the program holds on a device at once, at most: its arguments, outputs
-        (less those aliased to arguments), temporaries and code."""
+        """What the program holds on a device at once, at most."""
         return (self.argument_bytes + self.output_bytes - self.alias_bytes
                 + self.temp_bytes + self.code_bytes)
 
 
 @dataclass(frozen=True)
-class EffortRow(Saved):
-    """``--effort`` with ``--target``: the flat program compiled for the target at one of
-    XLA's lower effort settings (or the default), in the same rounds as the others: its
-    XLA compile's seconds, wall and CPU; a call at it cannot be measured without the TPU."""
+class EffortRow(schema.Saved):
+    """``--effort`` with ``--target``: the flat program's XLA compile for the target at one
+    effort setting (or the default), wall and CPU seconds."""
 
     name: str  # "default", "jax_optimization_level=O0"
     line: str  # what sets it: 'jax.config.update("jax_optimization_level", "O0")'
@@ -83,11 +65,11 @@ class EffortRow(Saved):
     compile_cpu_s: tuple[float, ...] = ()
     error: str | None = None
 
-    FIELDS = (("name", "name", text, REQUIRED),
-              ("line", "line", text, REQUIRED),
-              ("compile_s", "compile_s", items(seconds), REQUIRED),
-              ("compile_cpu_s", "compile_cpu_s", items(seconds), REQUIRED),
-              ("error", "error", optional(text), None))
+    FIELDS = (("name", "name", schema.text, schema.REQUIRED),
+              ("line", "line", schema.text, schema.REQUIRED),
+              ("compile_s", "compile_s", schema.items(schema.seconds), schema.REQUIRED),
+              ("compile_cpu_s", "compile_cpu_s", schema.items(schema.seconds), schema.REQUIRED),
+              ("error", "error", schema.optional(schema.text), None))
 
     @property
     def samples(self) -> dict[str, list[float]]:
@@ -95,7 +77,7 @@ class EffortRow(Saved):
 
 
 @dataclass(frozen=True)
-class TargetCompile(Saved):
+class TargetCompile(schema.Saved):
     """What a comparison was compiled for, and on what (see the module's docstring)."""
 
     topology: str  # "v5e:2x2"
@@ -105,27 +87,26 @@ class TargetCompile(Saved):
     placement: str  # :data:`ONE_DEVICE`, :data:`REPLICATED` or :data:`YOURS`
     hbm_bytes: int | None = None  # one device's HBM (None: not known for this kind)
     memory: dict[str, Memory] = field(default_factory=dict)  # by variant
-    #: By variant, the runs (0-based) whose compile was not cold (:mod:`.stats.cold`).
+    #: By variant, the runs (0-based) whose compile was not cold.
     warm: dict[str, tuple[int, ...]] = field(default_factory=dict)
     libtpu: str = ""  # libtpu's version
-    #: Arguments that were not arrays (traced as they are), and shardings not taken.
-    placement_notes: tuple[Noted, ...] = ()
-    #: ``--effort``: the default and each setting for the target, by name (default first).
+    placement_notes: tuple[Noted, ...] = ()  # non-array arguments, shardings not taken
+    #: ``--effort``: the default and each setting for the target, by name.
     effort: dict[str, EffortRow] = field(default_factory=dict)
     effort_notes: tuple[Noted, ...] = ()  # the settings left out, and why
 
     WHERE = TARGET
-    FIELDS = (("topology", "topology", text, REQUIRED),
-              ("devices", "devices", count, REQUIRED),
-              ("device_kind", "device_kind", text, REQUIRED),
-              ("host", "host", text, REQUIRED),
-              ("placement", "placement", text, REQUIRED),
-              ("hbm_bytes", "hbm_bytes", optional(count), None),
-              ("libtpu", "libtpu", text, ""),
-              ("memory", "memory", mapping(Memory.from_dict), {}),
-              ("warm", "warm", mapping(items(count)), {}),
+    FIELDS = (("topology", "topology", schema.text, schema.REQUIRED),
+              ("devices", "devices", schema.count, schema.REQUIRED),
+              ("device_kind", "device_kind", schema.text, schema.REQUIRED),
+              ("host", "host", schema.text, schema.REQUIRED),
+              ("placement", "placement", schema.text, schema.REQUIRED),
+              ("hbm_bytes", "hbm_bytes", schema.optional(schema.count), None),
+              ("libtpu", "libtpu", schema.text, ""),
+              ("memory", "memory", schema.mapping(Memory.from_dict), {}),
+              ("warm", "warm", schema.mapping(schema.items(schema.count)), {}),
               ("placement_notes", "placement_notes", read_notes, ()),
-              ("effort", "effort", mapping(EffortRow.from_dict), {}),
+              ("effort", "effort", schema.mapping(EffortRow.from_dict), {}),
               ("effort_notes", "effort_notes", read_notes, ()))
 
     def fits(self, variant: str) -> bool | None:
@@ -137,8 +118,7 @@ class TargetCompile(Saved):
 
 
 def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:
-    """The share of the time the rows' runs were ready to run that they waited for a CPU:
-    wait / (wait + the stages' CPU time), all runs together (None: not measured)."""
+    """wait / (wait + the stages' CPU time), all runs together (None: not measured)."""
     waited = math.fsum(w for r in rows for w in r.get(WAIT, ()))
     ran = math.fsum(x for r in rows for x in to_compiled(r, CPU))
     return waited / (waited + ran) if any(r.get(WAIT) for r in rows) and waited + ran > 0 \
@@ -147,31 +127,27 @@ def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:
 
 def target_clock(flat: Mapping[str, Sequence[float]],
                  nested: Mapping[str, Sequence[float]]) -> Clock:
-    """The clock that decides: the process's CPU time where the machine was busy (its
-    threads waited for a CPU a tenth of the time or more, as for every comparison:
-    :func:`~.stats.witness.is_busy`) and both rows have it, else wall time."""
+    """The clock that decides: CPU time where the machine was busy and both rows have it,
+    else wall time."""
     busy = is_busy(waited_share([flat, nested]))
     return CPU if busy and to_compiled(flat, CPU) and to_compiled(nested, CPU) else WALL
 
 
 def to_compiled(samples: Mapping[str, Sequence[float]], clock: Clock = WALL) -> list[float]:
-    """Each run's trace + lower + XLA compile on ``clock``: the seconds from the call to
-    a program ready to load, which nesting can change (runs missing a stage left out)."""
+    """Each run's trace + lower + XLA compile on ``clock`` (runs missing a stage left out)."""
     columns = [on(samples, stage, clock) for stage in STAGES]
     return [sum(run) for run in zip(*columns, strict=False)] if all(columns) else []
 
 
-#: A target comparison's verdict's key (:class:`~.stats.verdicts.Verdict`): nothing
-#: ran, so it judges each run's trace + lower + compile, not a first call.
+#: A target comparison's verdict's key: each run's trace + lower + compile.
 TARGET_COMPILE = "target_compile"
 
 
 def compile_difference(flat: Mapping[str, Sequence[float]],
                        nested: Mapping[str, Sequence[float]],
                        clock: Clock | None = None) -> Difference:
-    """Nested against flat on each run's trace + lower + compile, by the one rule, on
-    ``clock`` (by default :func:`target_clock`'s), runs whose compile was not cold left
-    out as in every comparison (:func:`~.stats.cold.cold_only`)."""
+    """Nested against flat on each run's trace + lower + compile, by the one rule, the runs
+    whose compile was not cold left out (:func:`~.stats.cold.cold_only`)."""
     clock = clock or target_clock(flat, nested)
     return difference(*(to_compiled(cold_only(s, "tpu"), clock) for s in (flat, nested)))
 
@@ -184,8 +160,7 @@ def stage_difference(flat: Mapping[str, Sequence[float]],
 
 
 def target_of(env: Mapping[str, Any]) -> TargetCompile | None:
-    """The ``--target`` record in a comparison's ``env`` (None: it ran on this machine's
-    backend, or the record cannot be read)."""
+    """The ``--target`` record in a comparison's ``env`` (None: none, or unreadable)."""
     found = env.get(TARGET)
     if not isinstance(found, dict):
         return None
@@ -197,8 +172,7 @@ def target_of(env: Mapping[str, Any]) -> TargetCompile | None:
 
 @dataclass(frozen=True)
 class TopologyRefused(Said):
-    """``--target``'s first compile for a topology, in a child process, did not finish:
-    how the child ended (a signal and libtpu's last words, an error, the timeout)."""
+    """``--target``'s first compile for a topology, in a child process, did not finish."""
 
     topology: str
     end: ChildEnd

@@ -11,7 +11,7 @@ from typing import Any
 from ..model.advice import Advice
 from ..model.diff import Diff
 from ..model.ledger import Ledger
-from ..model.ledger.diff import LedgerDiff
+from ..model.ledger import LedgerDiff
 from ..model.notes import Note
 from ..model.shown import Shown
 from ..model.shown import register

@@ -350,7 +350,7 @@ def _repeats(c: Comparison) -> dict[str, int]:
 
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:
     """Whether the measured functions returned the same values (``record``: a comparison
-    or its orderings, :mod:`jitmagic.model.outputs`); a mismatch is never hidden, and
+    or its orderings, :mod:`jitmagic.model.rows`); a mismatch is never hidden, and
     rounding is named as such.
 
     A report written before ``outputs_kind`` existed says "match" or "MISMATCH" as it

@@ -4,7 +4,7 @@ summary, a sweep's headline, an ordering's text and headline.
 Each is worded from the one rule's outcomes by :mod:`jitmagic.model.stats.verdicts`
 (``times``, ``interval``, ``with_interval``): this module says which differences a
 record's verdict names and in what order; that one says how a difference reads. It reads
-a comparison through :class:`~jitmagic.model.causes.compared.Compared`, which
+a comparison through :class:`~jitmagic.model.causes.cause.Compared`, which
 :class:`~jitmagic.model.comparison.Comparison` satisfies, so mypy checks every attribute
 read. :func:`register_headlines` makes these the renderers of the records' verdicts
 (:mod:`jitmagic.model.shown`).
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..model.causes.compared import Compared
+from ..model.causes.cause import Compared
 from ..model.comparison import Comparison
 from ..model.orderings import TOGGLED
 from ..model.orderings import Orderings

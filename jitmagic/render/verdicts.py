@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from ..model.stage_diff import NOT_JUDGED
-from ..model.stage_diff import StageDiff
+from ..model.diff import NOT_JUDGED
+from ..model.diff import StageDiff
 from ..model.stats.rule import FASTER
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import MAX_PAIRS

@@ -25,9 +25,9 @@ from ..._compat import distributed_client
 from ...errors import InputError
 from ...errors import UserCodeError
 from ...model import parts as table
-from ...model.processes import Samples
-from ...model.processes import slowest
+from ...model.rows import Samples
 from ...model.rows import VariantResult
+from ...model.rows import slowest
 from ...options import WHY_PARTS
 from . import clocks
 from .stops import Checkpoint
@@ -273,7 +273,7 @@ def agree_variants(planned: tuple[str, ...], step: Lockstep) -> None:
 
 def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, VariantResult]:
     """Each variant with every process's samples (``per_process``) and, as its own, the
-    slowest process's run by run (:func:`~jitmagic.model.processes.slowest`)."""
+    slowest process's run by run (:func:`~jitmagic.model.rows.slowest`)."""
     if not step.shared:
         return variants
     everyone = step.gather("the timings", {n: v.samples for n, v in variants.items()})

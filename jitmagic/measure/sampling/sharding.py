@@ -9,7 +9,7 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding
 
-from ...model.sharding import Sharding
+from ...model.comparison import Sharding
 from ..calls.arguments import static_split
 
 

@@ -1,32 +1,89 @@
-"""What one cause of a slow first call is (:class:`Cause`, of one of the :data:`KINDS`),
-and what every maker of causes shares: a measured saving as the rule judged it
-(:func:`judged`), the section's clock.
-
-A cause holds facts: its name, kind, seconds, the option that measures it, and what its
-words are made of (the maker that found it, which of its cases, the comparison). Its
-words (``said``, ``fix``) are the renderer's (:mod:`jitmagic.render.causes.said`,
-through :mod:`jitmagic.model.shown`'s registry). Kept apart from :mod:`.why`, which
-ranks the causes, so that the makers of causes in modules of their own
-(:mod:`.nesting`, :mod:`.loops`) import these without a circle.
+"""Why the first call is slow: the stages of the flat first call and what each fix
+measured (nesting, and the parts: ``--lines``, big constants, ``--xla``, ``--cache``,
+``--effort``), sorted by :func:`causes` into :data:`KINDS`, the most seconds first;
+what was not measured is said so, never guessed. Derived from the record, never stored.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from enum import StrEnum
 from typing import Any
+from typing import Protocol
 
+from ..lines import Lines
+from ..lines import LineTable
+from ..rows import VariantResult
 from ..shown import worded
 from ..stats.rule import FASTER
 from ..stats.rule import INCONCLUSIVE
 from ..stats.rule import Difference
 from ..stats.rule import median
+from ..stats.verdicts import Verdict
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import Clock
 from ..stats.witness import on
-from .compared import Compared
+from .constant_arguments import BIG_BYTES
+from .constant_arguments import CAPTURED
+from .constant_arguments import PASSED
+from .constant_arguments import ConstantArguments
+from .second_start import SecondStart
+from .second_start import samples
+from .xla_passes import XlaPasses
+
+
+class Compared(Protocol):
+    """A comparison as its causes and its verdict read it (the comparison derives its
+    causes, so they cannot import it; mypy still checks what they read)."""
+
+    @property
+    def entry(self) -> str: ...
+
+    @property
+    def flat(self) -> VariantResult: ...
+
+    @property
+    def nested(self) -> VariantResult: ...
+
+    @property
+    def stopped(self) -> str | None: ...
+
+    @property
+    def repeats_ended(self) -> str | None: ...
+
+    @property
+    def same_compiled(self) -> bool | None: ...
+
+    @property
+    def lines(self) -> Lines | None: ...
+
+    @property
+    def xla_passes(self) -> XlaPasses | None: ...
+
+    @property
+    def constant_arguments(self) -> ConstantArguments | None: ...
+
+    @property
+    def second_start(self) -> SecondStart | None: ...
+
+    @property
+    def stopped_anywhere(self) -> str | None: ...
+
+    @property
+    def verdict(self) -> Verdict: ...
+
+    def difference(self, phase: str, clock: Clock | None = None) -> Difference: ...
+
+    def clock_of(self, phase: str) -> Clock: ...
+
+    def judged(self, name: str) -> VariantResult: ...
+
+    def part(self, name: str) -> Any: ...
 
 
 class Kind(StrEnum):
@@ -41,9 +98,8 @@ class Kind(StrEnum):
 
 
 class Named(StrEnum):
-    """The causes' names (saved by value in a report's ``why``, under ``cause``): the
-    stages, what ``--lines`` and ``--xla`` tell, the fixes measured, and the prefixes of
-    a loop's name and the place of a saving in no one stage."""
+    """The causes' names (saved by value under ``cause``): the stages, what ``--lines``
+    and ``--xla`` tell, the fixes measured, and the prefixes of a loop's name."""
 
     TRACING = "Python tracing"
     LOWERING = "lowering to StableHLO"
@@ -59,22 +115,15 @@ class Named(StrEnum):
     PYTHON_LOOP = "the Python loop at line "
     JAX_LOOP = "the `jax.lax."
 
-KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = (
-    Kind.SAVING, Kind.STAGE, Kind.UNDECIDED, Kind.NOTHING, Kind.UNMEASURABLE,
-    Kind.NOT_MEASURED)
+
+KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = tuple(Kind)
 
 
 @dataclass(frozen=True)
 class Cause:
-    """One cause of a slow first call, of one of the :data:`KINDS`.
-
-    ``seconds``: a saving's seconds, or a stage's median (NaN for the other kinds);
-    ``option``: for one not measured, the option that measures it. ``maker`` (which
-    maker of causes found it), ``case`` (which of its cases: a name of the maker's own),
-    ``of`` (the comparison) and ``detail`` (a record the maker found it in: a loop, the
-    effort rows) are what its words are made of: ``said``, what was measured, and
-    ``fix``, what to do (empty where nothing follows), both the renderer's.
-    """
+    """One cause of a slow first call: ``seconds``, a saving's or a stage's (else NaN);
+    ``option``, the one that measures it; ``maker``, ``case``, ``of`` (the comparison)
+    and ``detail`` are what the renderer's words (``said``, ``fix``) are made of."""
 
     name: str
     kind: Kind
@@ -103,20 +152,28 @@ class Cause:
         return worded("cause", self) or ("", "")
 
     def to_dict(self) -> dict[str, Any]:
-        """Its facts, as a report saves them (its words are the report's, not saved)."""
+        """Its facts, as a report saves them (its words are not saved)."""
         return {"cause": self.name, "kind": self.kind, "measured": self.measured,
                 "seconds": None if math.isnan(self.seconds) else self.seconds,
                 "option": self.option or None}
+
+
+Maker = Callable[[Compared], Iterator[Cause]]
+
+
+def causes(c: Compared, parts: tuple[Maker, ...] = ()) -> tuple[Cause, ...]:
+    """The causes of ``c``'s slow first call, kind by kind in the order of :data:`KINDS`,
+    the most seconds first: the comparison's own, then those the table of parts adds."""
+    found = [cause for make in (stages, nesting, loops, *parts) for cause in make(c)]
+    return tuple(sorted(found, key=lambda x: (KINDS.index(x.kind),
+                                              -x.seconds if not math.isnan(x.seconds) else 0)))
 
 
 def judged(c: Compared, name: str, d: Difference, clock: Clock,
            samples: tuple[dict[str, list[float]], dict[str, list[float]]],
            maker: str) -> Cause:
     """A measured fix as the rule judged it on ``clock``: a saving only where it calls it
-    faster, of the seconds ``samples`` (before, after) differ by on that same clock (its
-    words say that clock where it is not the section's own, after the verdict: what else
-    was measured follows them, never before: "took 604 ms, 326 ms less" read as a saving
-    of the figure before it)."""
+    faster, of the seconds the ``samples`` (before, after) differ by on that clock."""
     if d.kind != FASTER:
         kind = UNDECIDED if d.kind == INCONCLUSIVE else NOTHING
         return Cause(name, kind, maker=maker, case="judged", of=c)
@@ -125,6 +182,150 @@ def judged(c: Compared, name: str, d: Difference, clock: Clock,
 
 
 def clock_of(c: Compared) -> Clock:
-    """The one clock the section's seconds are on: the one that decides the comparison's
-    first call (the process's CPU time on a busy machine, else wall time)."""
+    """The one clock the section's seconds are on: the one that decides the first call."""
     return c.clock_of(FIRST_CALL)
+
+
+#: The stages of the flat first call, as the section names them.
+STAGES = (("trace_s", Named.TRACING), ("lower_s", Named.LOWERING),
+          ("compile_s", Named.COMPILE))
+
+
+def stages(c: Compared) -> Iterator[Cause]:
+    """Where the flat first call's time goes: its stages; what tells more of them
+    (``--lines``, ``--xla``) where this run did not."""
+    for phase, name in STAGES:
+        seconds = median(on(c.flat.samples, phase, clock_of(c)))
+        if not math.isnan(seconds):
+            yield Cause(name, STAGE, seconds, maker="stage", case=phase, of=c)
+    if c.lines is None:
+        yield Cause(Named.LINES, NOT_MEASURED, option="--lines", maker="not run", of=c)
+    if c.xla_passes is None:
+        yield Cause(Named.XLA, NOT_MEASURED, option="--xla", maker="not run", of=c)
+
+
+def constants(c: Compared) -> Iterator[Cause]:
+    """Arrays captured from Python as constants: what passing the biggest as arguments
+    saved, where they were big enough to be measured so."""
+    name, count, size = Named.CONSTANTS, c.flat.constants, c.flat.constant_bytes
+    variant = c.constant_arguments.variants.get("flat") if c.constant_arguments else None
+    if count is None or size is None:
+        case = "not counted"
+    elif size < BIG_BYTES:
+        case = "small"
+    elif variant is None or not variant.measured:
+        case = "not passed"
+    elif not variant.constants:
+        case = "none passable"
+    else:
+        forms = variant.samples
+        yield judged(c, name, variant.difference, variant.clock,
+                     (forms[CAPTURED], forms[PASSED]), "constants")
+        return
+    kind = {"small": NOTHING, "none passable": UNMEASURABLE}.get(case, NOT_MEASURED)
+    yield Cause(name, kind, maker="constants", case=case, of=c)
+
+
+def second_start(c: Compared) -> Iterator[Cause]:
+    """What JAX's persistent compilation cache saves on the next start (``--cache``): the
+    warm first call against the first call with no cache, both measured pair by pair in
+    the section (``docs/why.md``)."""
+    name, measured = Named.SECOND_START, c.second_start
+    row = measured.rows.get("flat") if measured is not None else None
+    if measured is None or row is None or not row.warm:
+        yield Cause(name, NOT_MEASURED, option="--cache", maker="not run", of=c)
+    elif not row.read:
+        yield Cause(name, UNMEASURABLE, maker="second start", case="not read", of=c)
+    else:
+        yield judged(c, name, row.difference, row.clock(),
+                     (samples(row.baseline), samples(row.warm)), "second start")
+
+
+# --- nesting: what it saved, split over the stages it was measured in ------------------
+
+#: The cause, whatever nesting saved: the flat program inlines the helpers on every call.
+NAME = Named.NESTING
+#: Where the part of a saving that no stage's significant difference holds is said to be.
+NO_ONE_STAGE = Named.NO_ONE_STAGE
+#: A remainder under this share of the saving is left unsaid (medians never add up exactly).
+SMALL_REST = 0.05
+
+
+def nesting(c: Compared) -> Iterator[Cause]:
+    """Helpers inlined on every call: what nesting them saved on the first call, by the
+    one rule, split over the stages the rule calls faster or slower (the name says where)."""
+    nested = c.nested
+    if not nested.helpers:
+        case = "none nested" if nested.inline else "no helper"
+        yield Cause(NAME, UNMEASURABLE if nested.inline else NOTHING, maker="nesting",
+                    case=case, of=c)
+        return
+    first, clock = c.difference(FIRST_CALL), clock_of(c)
+    if math.isnan(first.ratio):
+        yield Cause(NAME, NOT_MEASURED, maker="nesting", case="not run", of=c)
+        return
+    cause = judged(c, NAME, first, clock, (c.flat.samples, nested.samples), "nesting")
+    if first.significant and first.kind != FASTER:
+        cause = Cause(NAME, NOTHING, maker="nesting", case="costs", of=c)
+    if cause.kind == SAVING:
+        places = split(cause.seconds, stage_parts(c))[0]
+        cause = replace(cause, name=f"{NAME} (saved in {_and(places)})")
+    yield cause
+
+
+def stage_parts(c: Compared) -> list[tuple[str, float, str]]:
+    """Each stage the rule calls faster or slower nested, on the section's clock: (its
+    name, flat median minus nested median, its phase)."""
+    clock, out = clock_of(c), list[tuple[str, float, str]]()
+    for phase, label in STAGES:
+        if c.difference(phase, clock).significant:
+            flat, nested = (median(on(v.samples, phase, clock)) for v in (c.flat, c.nested))
+            out.append((label, flat - nested, phase))
+    return out
+
+
+def split(total: float, parts: list[tuple[str, float, str]]) -> tuple[list[str], float]:
+    """Where a saving of ``total`` seconds lies: (the places, what is left in no one
+    stage: negative where the stages' parts add up to more than the saving)."""
+    rest = total - sum(seconds for _, seconds, _ in parts)
+    places = [label for label, s, _ in parts if s > 0]
+    if parts and rest >= SMALL_REST * total:
+        places.append(NO_ONE_STAGE)
+    return places or [NO_ONE_STAGE], rest
+
+
+def _and(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+# --- loops that multiply the program, as ``--lines`` found them ------------------------
+# Neither rewrite can be measured (jitmagic does not rewrite the user's loops): each is
+# listed among what was not measured, with the share of the program it builds.
+
+
+def is_rewrite(x: Cause) -> bool:
+    """Whether ``x`` is a loop's rewrite that was not measured (one of :func:`loops`')."""
+    return x.kind == NOT_MEASURED and x.name.startswith((Named.PYTHON_LOOP, Named.JAX_LOOP))
+
+
+def flat_table(c: Compared) -> LineTable | None:
+    """The flat variant's per-line table, where ``--lines`` made one."""
+    return c.lines.tables.get("flat") if c.lines is not None else None
+
+
+def loops(c: Compared) -> Iterator[Cause]:
+    """Each unrolled scan, and the Python loop that builds most of the program."""
+    table = flat_table(c)
+    if table is None:
+        return
+    for x in table.unrolled():
+        steps = f", {x.length:,} steps" if x.length is not None else ""
+        yield Cause(f"{Named.JAX_LOOP}{x.primitive}` at line {x.line} (unroll={x.unroll}"
+                    f"{steps})", NOT_MEASURED, maker="loop", case="unrolled", of=c, detail=x)
+    found = table.python_loop()
+    if found is not None:
+        row, share = found
+        loop = table.loop_line(row)
+        yield Cause(f"{Named.PYTHON_LOOP}{row.line if loop is None else loop}", NOT_MEASURED,
+                    maker="loop", case="python", of=c, detail=found)

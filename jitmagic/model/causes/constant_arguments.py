@@ -1,14 +1,7 @@
-"""The constants-as-arguments record: a variant's big captured constants, measured passed
-as arguments instead (``Comparison.constant_arguments``).
-
-For each variant whose captured array constants add up to :data:`BIG_BYTES` or more, the
-constants passed (:class:`LiftedConstant`: bytes, shape, dtype, the lines that read them,
-their Python name where one was found), the raw samples of the two forms' cold first calls
-(:data:`FORMS`: ``captured``, ``passed``; interleaved), and what the two built programs
-hold (constants left captured, equations). Statistics are derived from the samples, by
-the one rule. Measured by :mod:`jitmagic.measure.parts.constants.arguments`, shown by
-:mod:`jitmagic.render.causes.constant_arguments`.
-"""
+"""The constants-as-arguments record (``Comparison.constant_arguments``): for each variant
+whose captured array constants add up to :data:`BIG_BYTES` or more, the constants passed
+as arguments instead, the raw samples of the two forms' cold first calls (interleaved),
+and what the two programs hold; statistics derived by the one rule."""
 
 from __future__ import annotations
 
@@ -19,22 +12,10 @@ from typing import Any
 
 from ..notes import Noted
 from ..notes import read_notes
-from ..notes import said
-from ..outputs import OUTPUT_KINDS
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import count
+from ..notes import said_in
+from ..rows import OUTPUT_KINDS
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import fixed
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import number
-from ..saved.schema import number_or_nan
-from ..saved.schema import obj
-from ..saved.schema import one_of
-from ..saved.schema import optional
-from ..saved.schema import seconds
-from ..saved.schema import text
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import median
@@ -45,21 +26,18 @@ from ..stats.witness import Clock
 from ..stats.witness import clock_for
 from ..stats.witness import on
 
-#: The two forms each measured variant is compiled in: its constants captured (as the
-#: user's code traced them), and its biggest ones passed as arguments.
+#: The two forms each measured variant is compiled in: as traced, and the biggest passed.
 FORMS = CAPTURED, PASSED = ("captured", "passed")
 #: A variant whose captured array constants add up to this many bytes or more is measured.
 BIG_BYTES = 2**20
-#: What the forms are compared on: the cold first call (trace, lower, compile, first run).
 COMPARED = FIRST_CALL
 
 
 @dataclass(frozen=True)
-class LiftedConstant(Saved):
-    """One constant passed as an argument: its bytes, shape and dtype, the user's source
-    lines that read it (``(file, line)``), and the Python name that holds it (None: none
-    was found) with how the name was matched (``same object``, ``same shape and dtype``,
-    ``same shape``: a converted copy)."""
+class LiftedConstant(schema.Saved):
+    """One constant passed as an argument: its bytes, shape and dtype, the source lines
+    that read it (``(file, line)``), the Python name that holds it (None: none found) and
+    how the name was matched (``same object``, ``same shape and dtype``, ``same shape``)."""
 
     nbytes: int
     shape: tuple[int, ...]
@@ -93,27 +71,25 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-_line = fixed(text, count, named="a [file, line] pair")
+_line = schema.fixed(schema.text, schema.count, named="a [file, line] pair")
 
 
 LiftedConstant.WHERE = "constant"
 LiftedConstant.FIELDS = (
-    ("bytes", "nbytes", count, REQUIRED),
-    ("shape", "shape", items(count), ()),
-    ("dtype", "dtype", text, REQUIRED),
-    ("lines", "lines", items(_line), ()),
-    ("name", "name", optional(text), None),
-    ("matched", "matched", optional(text), None),
+    ("bytes", "nbytes", schema.count, schema.REQUIRED),
+    ("shape", "shape", schema.items(schema.count), ()),
+    ("dtype", "dtype", schema.text, schema.REQUIRED),
+    ("lines", "lines", schema.items(_line), ()),
+    ("name", "name", schema.optional(schema.text), None),
+    ("matched", "matched", schema.optional(schema.text), None),
 )
 
 
 @dataclass(frozen=True)
-class ConstantVariant(Saved):
+class ConstantVariant(schema.Saved):
     """One variant measured both ways: the constants passed, each form's raw samples
-    (``samples[form][key]``: ``first_call_s`` and the stages JAX reported inside it), and
-    the programs built (``constants_left``: the captured constants of the passed form's
-    program, as (count, bytes), None where not read; ``eqns``: each program's equations,
-    ``traced`` being the variant's own)."""
+    (``samples[form][key]``), and the programs built (``constants_left``: (count, bytes)
+    still captured by the passed form's, None: not read; ``eqns``: each's equations)."""
 
     variant: str
     constants: tuple[LiftedConstant, ...]
@@ -122,18 +98,13 @@ class ConstantVariant(Saved):
     captured_constants: tuple[int, int]
     constants_left: tuple[int, int] | None = None
     eqns: dict[str, int] = field(default_factory=dict)
-    #: How the two forms' outputs matched (:mod:`jitmagic.model.outputs`' kinds; None:
-    #: not compared), and their largest difference.
+    #: How the two forms' outputs matched (None: not compared), their largest difference.
     outputs_kind: str | None = None
     max_abs_diff: float | None = None
     error: str | None = None
-    #: What was noted of this variant (``notes`` says it).
     noted: tuple[Noted, ...] = ()
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What was noted of this variant, in words (each of ``noted`` said)."""
-        return said(self.noted)
+    notes = said_in("noted")
 
     @property
     def measured(self) -> bool:
@@ -151,24 +122,19 @@ class ConstantVariant(Saved):
 
     @property
     def difference(self) -> Difference:
-        """Passed against captured, by the one rule: ``kind`` "faster" means passing the
-        constants as arguments made the cold first call faster; ``ratio`` is
-        captured / passed."""
+        """Passed against captured, by the one rule ("faster": passing them made the cold
+        first call faster)."""
         return difference(self.first_calls(CAPTURED), self.first_calls(PASSED))
 
     @property
     def saved_s(self) -> float:
-        """Seconds passing the constants saves on the cold first call: the captured
-        median minus the passed one (negative: it costs; NaN: not measured)."""
+        """Seconds passing the constants saves on the cold first call (negative: it costs)."""
         return median(self.first_calls(CAPTURED)) - median(self.first_calls(PASSED))
 
     @property
     def saved_interval(self) -> tuple[float, float]:
-        """The saving's interval in seconds: the rule's interval on the ratio r, applied
-        to the captured median c (``saved_s`` is c·(1 − 1/r), as c − c/r is the captured
-        median less the passed one), so it never exceeds the whole captured first call
-        (scaled from the passed median, a high ratio once gave a saving of 300 ms off a
-        call of 199 ms); NaN where the rule has none."""
+        """The saving's interval in seconds: the rule's interval on the ratio r applied to
+        the captured median c, as c·(1 − 1/r), so it never exceeds the whole captured call."""
         d, captured = self.difference, median(self.first_calls(CAPTURED))
         return captured * (1 - 1 / d.low), captured * (1 - 1 / d.high)
 
@@ -177,74 +143,57 @@ class ConstantVariant(Saved):
         return median(self.samples.get(form, {}).get(key))
 
 
-_pair = fixed(count, count, named="a [count, bytes] pair")  # (count, bytes)
+_pair = schema.fixed(schema.count, schema.count, named="a [count, bytes] pair")  # (count, bytes)
 
 
 def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:
     """Raw samples by form (only :data:`FORMS`), then by key: lists of seconds."""
-    for form in obj(value, where):
+    for form in schema.obj(value, where):
         if form not in FORMS:
             fail(f"{where}.{form}", f"a form ({' or '.join(FORMS)})", form)
-    read = mapping(mapping(items(seconds)))(value, where)
+    read = schema.mapping(schema.mapping(schema.items(schema.seconds)))(value, where)
     return {f: {k: list(v) for k, v in s.items()} for f, s in read.items()}
 
 
 ConstantVariant.WHERE = "variant"
 ConstantVariant.FIELDS = (
-    ("variant", "variant", text, REQUIRED),
-    ("constants", "constants", items(LiftedConstant.from_dict), ()),
+    ("variant", "variant", schema.text, schema.REQUIRED),
+    ("constants", "constants", schema.items(LiftedConstant.from_dict), ()),
     ("samples", "samples", _samples, {}),
-    ("captured_constants", "captured_constants", _pair, REQUIRED),
-    ("constants_left", "constants_left", optional(_pair), None),
-    ("eqns", "eqns", mapping(count), {}),
-    ("outputs_kind", "outputs_kind", optional(one_of(*OUTPUT_KINDS)), None),
-    ("max_abs_diff", "max_abs_diff", optional(number), None),
-    ("error", "error", optional(text), None),
+    ("captured_constants", "captured_constants", _pair, schema.REQUIRED),
+    ("constants_left", "constants_left", schema.optional(_pair), None),
+    ("eqns", "eqns", schema.mapping(schema.count), {}),
+    ("outputs_kind", "outputs_kind", schema.optional(schema.one_of(*OUTPUT_KINDS)), None),
+    ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
+    ("error", "error", schema.optional(schema.text), None),
     ("notes", "noted", read_notes, ()),
 )
 
 
 @dataclass(frozen=True)
-class ConstantArguments(Saved):
-    """Every measured variant's big constants passed as arguments: ``Comparison.
-    constant_arguments``. ``noted``: the part's own notes (captured values that are no
-    array, say; ``notes`` says them); ``stopped`` why it ended early (PARTIAL), if it did."""
+class ConstantArguments(schema.Saved):
+    """Every measured variant's big constants passed as arguments, the part's own notes,
+    and why it ended early (PARTIAL), if it did."""
 
     entry: str
     variants: dict[str, ConstantVariant]
     noted: tuple[Noted, ...] = ()
     stopped: str | None = None
     wall_s: float = math.nan
-    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
 
     WHERE = "constant_arguments"
     FIELDS = (
-        ("entry", "entry", text, REQUIRED),
-        ("variants", "variants", mapping(ConstantVariant.from_dict), REQUIRED),
+        ("entry", "entry", schema.text, schema.REQUIRED),
+        ("variants", "variants", schema.mapping(ConstantVariant.from_dict), schema.REQUIRED),
         ("notes", "noted", read_notes, ()),
-        ("stopped", "stopped", optional(text), None),
-        ("wall_s", "wall_s", number_or_nan, math.nan),
+        ("stopped", "stopped", schema.optional(schema.text), None),
+        ("wall_s", "wall_s", schema.number_or_nan, math.nan),
         *ROUNDS_FIELDS,
     )
 
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """The part's own notes, in words (each of ``noted`` said)."""
-        return said(self.noted)
-
-    def difference(self, variant: str) -> Difference:
-        """Passed against captured for ``variant`` (:attr:`ConstantVariant.difference`)."""
-        return self.variants[variant].difference
-
-    def saved_s(self, variant: str) -> float:
-        """Seconds ``variant``'s cold first call saves with its constants passed."""
-        return self.variants[variant].saved_s
-
-    def constants(self, variant: str) -> tuple[LiftedConstant, ...]:
-        """The constants ``variant`` passed (name, lines, bytes)."""
-        return self.variants[variant].constants
+    notes = said_in("noted")

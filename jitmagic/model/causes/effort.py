@@ -1,15 +1,8 @@
 """The effort record (``--effort``): the flat program compiled at XLA's lower effort
-settings beside the default (the program as the user compiles it, their own
-``compiler_options`` included), raw samples in, the one rule's differences out.
-
-Each setting is a row of the one interleaved sampler with the default: cold first calls,
-XLA's compile inside them (JAX's event), steady calls. Per setting, on one clock (CPU
-time on a busy machine, else wall): whether XLA compiles faster, whether a call is
-slower, and where both, after how many calls the default pays back its compile
-(:attr:`Outcome.break_even`). A setting whose outputs differ beyond the tolerance is
-never recommended. Measured by :mod:`jitmagic.measure.parts.effort`, shown by
-:mod:`jitmagic.render.causes.effort`.
-"""
+settings beside the default (as the user compiles it), raw samples in, the one rule's
+differences out: per setting, whether XLA compiles faster, whether a call is slower, and
+after how many calls the default pays back its compile. A setting whose outputs differ
+beyond the tolerance is never recommended."""
 
 from __future__ import annotations
 
@@ -24,19 +17,9 @@ from typing import Any
 from ..notes import Noted
 from ..notes import read_noted
 from ..notes import read_notes
-from ..notes import said
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import flag
-from ..saved.schema import integer
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import number
-from ..saved.schema import one_of
-from ..saved.schema import optional
-from ..saved.schema import scalar
-from ..saved.schema import seconds
-from ..saved.schema import text
+from ..notes import said_in
+from ..rows import OUTPUT_KINDS
+from ..saved import schema
 from ..stats.cold import warm_runs
 from ..stats.rule import FASTER
 from ..stats.rule import SAME
@@ -58,15 +41,13 @@ from .cause import SAVING
 from .cause import UNDECIDED as UNDECIDED_CAUSE
 from .cause import UNMEASURABLE
 from .cause import Cause
+from .cause import Compared
 from .cause import Named
-from .compared import Compared
 
 
 class RowName(StrEnum):
-    """The rows that are no setting: the default every setting is compared with (the
-    program as the user compiles it), and the program with each helper the comparison
-    nests kept out of line (compiled once as its own program and called:
-    ``equinox.internal.noinline``). Saved by value, as a row's name."""
+    """The rows that are no setting (saved by value, as a row's name): the default, and
+    each nested helper kept out of line (``equinox.internal.noinline``)."""
 
     DEFAULT = "default"
     OUT_OF_LINE = "out of line"
@@ -74,18 +55,14 @@ class RowName(StrEnum):
 
 DEFAULT, OUT_OF_LINE = RowName.DEFAULT, RowName.OUT_OF_LINE
 COMPILE, EXECUTE = "compile_s", "execute_s"
-#: The sample keys a row keeps: XLA's compile, the cold first call and a steady call,
-#: each on both clocks, and how long the cold call's threads waited for a CPU.
+#: The sample keys a row keeps, on both clocks, and the cold call's wait for a CPU.
 KEYS = tuple(k for key in (COMPILE, FIRST_CALL, EXECUTE) for k in (key, cpu_key(key))) + (WAIT,)
-#: How a setting's outputs compared with the default's (``measure.sampling.outputs``'
-#: kinds); only the first two let it be recommended.
-OUTPUT_KINDS = ("exact", "rounding", "mismatch", "uncompared")
-MATCHING = OUTPUT_KINDS[:2]
+#: How a setting's outputs may compare with the default's and still let it be used.
+MATCHING = ("exact", "rounding")
+
+
 class Came(StrEnum):
-    """What a setting came to (:meth:`Outcome.verdict`; saved by value in ``verdicts``).
-    Nothing to gain: XLA's compile is slower, or out of line's no faster; no measurable
-    effect: the rule found no difference in a setting's compile (it does not act on this
-    backend's compile of this program)."""
+    """What a setting came to (:meth:`Outcome.verdict`; saved by value in ``verdicts``)."""
 
     USE = "use it"
     USE_BELOW = "pays below the break-even"
@@ -98,18 +75,16 @@ class Came(StrEnum):
     FAILED = "failed"
 
 
-VERDICTS = (USE, USE_BELOW, NO_GAIN, NO_EFFECT, UNDECIDED, CHANGES_RESULTS, NOT_COMPARED,
-            UNCHANGED, FAILED) = tuple(Came)
+(USE, USE_BELOW, NO_GAIN, NO_EFFECT, UNDECIDED, CHANGES_RESULTS, NOT_COMPARED, UNCHANGED,
+ FAILED) = tuple(Came)
 
 
 @dataclass(frozen=True)
-class Setting(Saved):
-    """One lower-effort setting: the compiler options it adds to the default's, and how
-    a user writes it for the whole process (``jax.config.update(...)`` or an
-    ``XLA_FLAGS`` value; None: no such way). ``keyword``: whether
-    ``jax.jit(f, compiler_options={...})`` is the line to write (else ``config`` is).
-    ``acts_on``: what it acts on in the backend's compile, a noun phrase from
-    :mod:`jitmagic.backends.effort` (None: not said, as in reports before it was)."""
+class Setting(schema.Saved):
+    """One lower-effort setting: the compiler options it adds, how a user writes it for
+    the whole process (``config``; None: no such way), whether
+    ``jax.jit(f, compiler_options={...})`` is the line to write (``keyword``), and what it
+    acts on (:mod:`jitmagic.backends.effort`; None: not said)."""
 
     name: str
     options: dict[str, Any]
@@ -118,45 +93,41 @@ class Setting(Saved):
     acts_on: str | None = None
 
     WHERE = "setting"
-    FIELDS = (("name", "name", text, REQUIRED),
-              ("options", "options", mapping(scalar), REQUIRED),
-              ("config", "config", optional(text), None),
-              ("keyword", "keyword", flag, True),
-              ("acts_on", "acts_on", optional(text), None))
+    FIELDS = (("name", "name", schema.text, schema.REQUIRED),
+              ("options", "options", schema.mapping(schema.scalar), schema.REQUIRED),
+              ("config", "config", schema.optional(schema.text), None),
+              ("keyword", "keyword", schema.flag, True),
+              ("acts_on", "acts_on", schema.optional(schema.text), None))
 
 
 @dataclass(frozen=True)
-class EffortRow(Saved):
-    """One setting's raw samples (:data:`KEYS`), whether its compiled program differed
-    from the default's (``reached``; None: not checked), how its outputs compared with
-    the default's (``outputs``: one of :data:`OUTPUT_KINDS`; None: not compared) and,
-    where they differ, where and by how much; ``error``: the user's code failed. The
-    out-of-line row (:data:`OUT_OF_LINE`) also says each helper it kept out of line
-    with its calls in one trace (``kept``), and why each other one was not (``refused``:
-    a fact of why a helper stays inline, or the sentence an earlier version saved)."""
+class EffortRow(schema.Saved):
+    """One setting's raw samples (:data:`KEYS`), whether its program differed from the
+    default's (``reached``; None: not checked), how its outputs compared (one of
+    :data:`OUTPUT_KINDS`; None: not compared); the out-of-line row also each helper kept
+    out of line with its calls (``kept``), and why each other one was not (``refused``)."""
 
     setting: Setting
     samples: dict[str, tuple[float, ...]] = field(default_factory=dict)
     reached: bool | None = None
     outputs: str | None = None
     max_abs_diff: float | None = None
-    #: Where the outputs differ from the default's (the first leaf), or why they could not
-    #: be compared, as noted (``outputs_detail`` says it).
+    #: Where the outputs differ (the first leaf), or why they could not be compared.
     outputs_found: Noted | None = None
     error: str | None = None
     kept: dict[str, int] = field(default_factory=dict)
     refused: dict[str, Noted] = field(default_factory=dict)
 
     WHERE = "row"
-    FIELDS = (("setting", "setting", Setting.from_dict, REQUIRED),
-              ("samples", "samples", mapping(items(seconds)), {}),
-              ("reached", "reached", optional(flag), None),
-              ("outputs", "outputs", optional(one_of(*OUTPUT_KINDS)), None),
-              ("max_abs_diff", "max_abs_diff", optional(number), None),
-              ("outputs_detail", "outputs_found", optional(read_noted), None),
-              ("error", "error", optional(text), None),
-              ("kept", "kept", mapping(integer), {}),
-              ("refused", "refused", mapping(read_noted), {}))
+    FIELDS = (("setting", "setting", Setting.from_dict, schema.REQUIRED),
+              ("samples", "samples", schema.mapping(schema.items(schema.seconds)), {}),
+              ("reached", "reached", schema.optional(schema.flag), None),
+              ("outputs", "outputs", schema.optional(schema.one_of(*OUTPUT_KINDS)), None),
+              ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
+              ("outputs_detail", "outputs_found", schema.optional(read_noted), None),
+              ("error", "error", schema.optional(schema.text), None),
+              ("kept", "kept", schema.mapping(schema.integer), {}),
+              ("refused", "refused", schema.mapping(read_noted), {}))
 
     @property
     def name(self) -> str:
@@ -170,9 +141,8 @@ class EffortRow(Saved):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one setting's samples support against the default's, on one ``clock``:
-    XLA's compile and a steady call by the one rule (``kind`` "faster": the setting's is
-    faster), and the medians (default, setting) the seconds are said with."""
+    """One setting against the default on one ``clock``: XLA's compile and a steady call
+    by the one rule ("faster": the setting's), and their medians (default, setting)."""
 
     clock: Clock
     compile: Difference
@@ -192,15 +162,14 @@ class Outcome:
 
     @property
     def break_even(self) -> float | None:
-        """After how many calls the default pays back the compile the setting saves: only
-        where the rule calls the compile faster and a call slower (else None: there is
-        no break-even, or the samples do not support one)."""
+        """After how many calls the default pays back the compile the setting saves, where
+        the rule calls the compile faster and a call slower (else None)."""
         if self.compile.kind != FASTER or self.execute.kind != SLOWER or self.lost_s <= 0:
             return None
         return self.saved_s / self.lost_s
 
     def verdict(self, row: EffortRow) -> Came:
-        """One of :data:`VERDICTS`, from the outputs and the rule's outcomes."""
+        """What the setting came to (:class:`Came`), from the outputs and the rule's outcomes."""
         if row.error is not None:
             return FAILED
         if row.outputs not in MATCHING:
@@ -219,14 +188,10 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Effort(Saved):
+class Effort(schema.Saved):
     """XLA's effort settings measured beside the default: ``Comparison.effort``.
-
-    ``default``: the default row's raw samples; ``rows``: one per setting measured, in
-    the order measured; ``baseline``: the user's own ``compiler_options`` every row
-    compiles with (empty: JAX's defaults); ``omitted``: the settings not measured, each
-    with why (this backend refused it, it is the user's own already; ``left_out`` says
-    them); ``backend``: JAX's platform name of the backend whose settings were tried
+    ``baseline``: the user's own ``compiler_options`` every row compiles with;
+    ``omitted``: the settings not measured, and why; ``backend``: JAX's platform name
     (None: a report before it was recorded)."""
 
     entry: str
@@ -238,31 +203,26 @@ class Effort(Saved):
     warnings: tuple[str, ...] = ()
     default_error: str | None = None
     backend: str | None = None
-    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.BUDGET`: ``--budget``
-    #: ran out; :data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
 
     WHERE = "effort"
-    FIELDS = (("entry", "entry", text, REQUIRED),
-              ("default", "default", mapping(items(seconds)), REQUIRED),
-              ("rows", "rows", mapping(EffortRow.from_dict), REQUIRED),
-              ("baseline", "baseline", mapping(scalar), {}),
+    FIELDS = (("entry", "entry", schema.text, schema.REQUIRED),
+              ("default", "default", schema.mapping(schema.items(schema.seconds)), schema.REQUIRED),
+              ("rows", "rows", schema.mapping(EffortRow.from_dict), schema.REQUIRED),
+              ("baseline", "baseline", schema.mapping(schema.scalar), {}),
               ("left_out", "omitted", read_notes, ()),
-              ("stopped", "stopped", optional(text), None),
-              ("warnings", "warnings", items(text), ()),
-              ("default_error", "default_error", optional(text), None),
-              ("backend", "backend", optional(text), None),
+              ("stopped", "stopped", schema.optional(schema.text), None),
+              ("warnings", "warnings", schema.items(schema.text), ()),
+              ("default_error", "default_error", schema.optional(schema.text), None),
+              ("backend", "backend", schema.optional(schema.text), None),
               *ROUNDS_FIELDS,
               ("verdicts", "verdicts", None, None))
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
 
-    @property
-    def left_out(self) -> tuple[str, ...]:
-        """The settings not measured, each with why, in words (each of ``omitted`` said)."""
-        return said(self.omitted)
+    left_out = said_in("omitted")
 
     @property
     def series(self) -> dict[str, dict[str, tuple[float, ...]]]:
@@ -271,19 +231,16 @@ class Effort(Saved):
 
     @property
     def warm_runs(self) -> dict[str, tuple[int, ...]]:
-        """Per row of :attr:`series`, the runs whose compile was not cold
-        (:func:`~jitmagic.model.stats.cold.warm_runs`); a row with none is left out."""
+        """Per row of :attr:`series` with any, the runs whose compile was not cold."""
         found = {name: warm_runs(samples, self.backend) for name, samples in self.series.items()}
         return {name: runs for name, runs in found.items() if runs}
 
     def clock(self) -> Clock:
-        """The one clock every row is compared with the default on (one table, one
-        clock): :func:`record_clock` of the default and every row measured."""
+        """The one clock every row is compared with the default on (:func:`record_clock`)."""
         return record_clock([self.default, *(r.samples for r in self.rows.values())])
 
     def default_s(self) -> tuple[float, float]:
-        """The default's medians (XLA's compile, a call) on :meth:`clock`: the baseline
-        every ratio is against (NaN where none was measured)."""
+        """The default's medians (XLA's compile, a call) on :meth:`clock`."""
         clock = self.clock()
         return median(on(self.default, COMPILE, clock)), median(on(self.default, EXECUTE, clock))
 
@@ -304,15 +261,14 @@ class Effort(Saved):
 
     @property
     def verdicts(self) -> dict[str, Came]:
-        """What each setting came to (written, never read back: derived from the samples)."""
+        """What each setting came to (written, never read back)."""
         return {k: self.outcome(r).verdict(r) for k, r in self.rows.items()}
 
 
 def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:
     """The one clock of an effort record whose rows (the default's first) hold these
-    samples: CPU time where the machine was busy over the rows measured and every one
-    has CPU seconds of the compile and the calls, else wall time. The measurement asks
-    it of the samples so far, to settle a row on the clock the record will judge it on."""
+    samples: CPU time where the machine was busy and every row has CPU seconds of the
+    compile and the calls, else wall time (the measurement asks it of the samples so far)."""
     measured = measured_rows(rows)
     compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
     return compiled if compiled == called else WALL
@@ -320,25 +276,20 @@ def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:
 
 def measured_rows(rows: Sequence[Mapping[str, Sequence[float]]]
               ) -> list[Mapping[str, Sequence[float]]]:
-    """The default's samples and each row's that has a compile sample (a row that failed
-    before one says nothing of the load or the clock)."""
+    """The default's samples and each row's that has a compile sample."""
     return [rows[0], *(r for r in rows[1:] if r.get(COMPILE))]
 
 
 # --- the causes it adds to "why the first call is slow" --------------------------------
 
-#: The causes' names in the causes section: the effort settings, and apart from them
-#: (keeping helpers out of line is no effort setting) the out-of-line row.
 CAUSE = Named.EFFORT
 HELPERS_CAUSE = Named.OUT_OF_LINE
 
 
 def causes(c: Compared) -> Iterator[Cause]:
-    """XLA's effort as a cause of ``c``'s (a Comparison) slow first call, and apart from
-    it the helpers kept out of line: each the row that saves the most compile among
-    those the samples support using (its words: its line to write and what a call then
-    costs); else inconclusive or nothing to gain as the rule found, per row; not
-    measured (``--effort`` measures it) where it was not."""
+    """XLA's effort as a cause of ``c``'s slow first call, and apart from it the helpers
+    kept out of line: each the row worth using that saves the most compile, else
+    inconclusive or nothing to gain as the rule found; not measured without ``--effort``."""
     e = c.part("effort")
     if e is None:
         yield Cause(CAUSE, NOT_MEASURED, option="--effort", maker="not run", of=c)
@@ -354,8 +305,8 @@ def causes(c: Compared) -> Iterator[Cause]:
 
 
 def _cause(c: Compared, e: Effort, rows: list[EffortRow], name: str) -> Cause:
-    """The cause ``name`` of ``rows``: a saving where one of them is worth using (the
-    best, :meth:`Effort.recommended`'s first), else inconclusive or nothing to gain."""
+    """The cause ``name`` of ``rows``: a saving where one is worth using, else inconclusive
+    or nothing to gain."""
     best = [r for r in e.recommended() if r in rows]
     detail = (e, tuple(rows))
     if not best:

@@ -1,18 +1,7 @@
-"""The second-start record (``--cache``): first calls with JAX's persistent compilation
-cache cold, then warm, per variant; raw samples in, statistics out.
-
-A *no-cache* start is a first call with the persistent cache off (the comparison's
-first call, taken again); a *cold* one follows with the cache at an emptied folder (it
-compiles and writes the entry); a *warm* one follows after ``jax.clear_caches()``
-(memory cleared, disk kept), reading the entry as a second start would. A warm cache's
-saving is judged against the no-cache starts of the same pairs (``docs/why.md``); the
-cold start's writing is said apart (:attr:`CacheRow.writing`: an 8 MiB entry once made
-the first start cost more than the whole compile, and a saving read against it outranked
-a bigger fix). Each start keeps JAX's cache-hit/miss events and stage seconds; a warm
-figure counts only where every warm start hit (:attr:`CacheRow.read`), else it measured
-a compile. Measured by :mod:`jitmagic.measure.parts.second_start`, shown by
-:mod:`jitmagic.render.causes.second_start`.
-"""
+"""The second-start record (``--cache``): first calls with JAX's persistent cache off
+(*no-cache*), at an emptied folder (*cold*: it writes the entry), then after
+``jax.clear_caches()`` (*warm*: it reads it), per variant, pair by pair. A warm saving
+is judged against the no-cache starts, and counts only where every warm start hit."""
 
 from __future__ import annotations
 
@@ -20,26 +9,14 @@ import math
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
-from typing import Final
 from typing import Literal
+from typing import get_args
 
 from ..notes import Noted
 from ..notes import read_notes
-from ..notes import said
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import count
+from ..notes import said_in
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import fields
-from ..saved.schema import flag
-from ..saved.schema import integer
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import number
-from ..saved.schema import obj
-from ..saved.schema import optional
-from ..saved.schema import seconds
-from ..saved.schema import text
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
@@ -62,33 +39,34 @@ DEFAULT_MIN_COMPILE_S = 1.0
 
 
 @dataclass(frozen=True)
-class Start(Saved):
-    """One first call (``jax.jit(f)(*args)`` until its result is ready), and what JAX
-    said of it: cache hits and misses, and the stages' seconds (None: no event came)."""
+class Start(schema.Saved):
+    """One first call (``jax.jit(f)(*args)`` until its result is ready), JAX's cache hits
+    and misses in it, and the stages' seconds (None: no event came)."""
 
     seconds: float
     cpu_s: float | None = None  # the process's CPU seconds in the same interval
     wait_s: float | None = None  # how long its threads waited for a CPU
-    hits: int = 0  # /jax/compilation_cache/cache_hits events inside it
-    misses: int = 0  # /jax/compilation_cache/cache_misses events inside it
+    hits: int = 0
+    misses: int = 0
     trace_s: float | None = None
     lower_s: float | None = None
     compile_s: float | None = None  # on a hit: about the time to read the entry
 
+    WHERE = "start"
+    FIELDS = (("seconds", "seconds", schema.seconds, schema.REQUIRED),
+              ("cpu_s", "cpu_s", schema.optional(schema.seconds), None),
+              ("wait_s", "wait_s", schema.optional(schema.seconds), None),
+              ("hits", "hits", schema.count, 0),
+              ("misses", "misses", schema.count, 0),
+              *((k, k, schema.optional(schema.seconds), None) for k in STAGES))
 
-Start.WHERE = "start"
-Start.FIELDS = (("seconds", "seconds", seconds, REQUIRED),
-                ("cpu_s", "cpu_s", optional(seconds), None),
-                ("wait_s", "wait_s", optional(seconds), None),
-                ("hits", "hits", count, 0),
-                ("misses", "misses", count, 0),
-                *((k, k, optional(seconds), None) for k in STAGES))
+
+Starts = tuple[Start, ...]
 
 
-def samples(starts: tuple[Start, ...]) -> dict[str, list[float]]:
-    """Starts as a row's samples are kept elsewhere (``first_call_s``, its CPU seconds,
-    ``wait_s``), for the one rule and its clock; CPU and wait only where every start has
-    them."""
+def samples(starts: Starts) -> dict[str, list[float]]:
+    """Starts as a row's samples are kept (``first_call_s``; its CPU seconds and
+    ``wait_s`` where every start has them), for the one rule and its clock."""
     out = {FIRST_CALL: [s.seconds for s in starts]}
     for key, got in ((cpu_key(FIRST_CALL), [s.cpu_s for s in starts]),
                      (WAIT, [s.wait_s for s in starts])):
@@ -97,29 +75,41 @@ def samples(starts: tuple[Start, ...]) -> dict[str, list[float]]:
     return out
 
 
-def stage_median(starts: tuple[Start, ...], stage: str) -> float | None:
+def _clock(a: Starts, b: Starts) -> Clock:
+    """The clock two sets of starts are compared on (CPU time on a busy machine)."""
+    return clock_for([samples(a), samples(b)])
+
+
+def _first_calls(a: Starts, b: Starts, ready: bool = True) -> Difference:
+    """``b``'s first calls against ``a``'s by the one rule (not measured unless ``ready``)."""
+    if not ready:
+        return difference([], [])
+    clock = _clock(a, b)
+    return difference(on(samples(a), FIRST_CALL, clock), on(samples(b), FIRST_CALL, clock))
+
+
+def stage_median(starts: Starts, stage: str) -> float | None:
     """The median of ``stage`` over the starts where JAX's event came (None: in none)."""
     got = [x for x in (getattr(s, stage) for s in starts) if x is not None]
     return median(got) if got else None
 
 
 @dataclass(frozen=True)
-class CacheRow(Saved):
-    """One variant's no-cache, cold and warm starts, in the order measured (pair by
-    pair). A report of jitmagic 0.5 or older has no no-cache starts: its saving is then
-    judged against the cold start, and said so."""
+class CacheRow(schema.Saved):
+    """One variant's no-cache, cold and warm starts, in the order measured. A report of
+    jitmagic 0.5 or older has no no-cache starts: its saving is judged against the cold."""
 
     name: str
-    cold: tuple[Start, ...] = ()
-    warm: tuple[Start, ...] = ()
+    cold: Starts = ()
+    warm: Starts = ()
     error: str | None = None  # the user's code failed: why (its frames only)
-    no_cache: tuple[Start, ...] = ()
+    no_cache: Starts = ()
 
     #: "read" and "saved_s" are written, derived again when read.
-    FIELDS = (("no_cache", "no_cache", items(Start.from_dict), ()),
-              ("cold", "cold", items(Start.from_dict), ()),
-              ("warm", "warm", items(Start.from_dict), ()),
-              ("error", "error", optional(text), None),
+    FIELDS = (("no_cache", "no_cache", schema.items(Start.from_dict), ()),
+              ("cold", "cold", schema.items(Start.from_dict), ()),
+              ("warm", "warm", schema.items(Start.from_dict), ()),
+              ("error", "error", schema.optional(schema.text), None),
               ("read", "read", None, None),
               ("saved_s", "saved_s", None, None))
 
@@ -134,40 +124,29 @@ class CacheRow(Saved):
         return sum(not s.hits for s in self.warm)
 
     @property
-    def baseline(self) -> tuple[Start, ...]:
-        """The starts a warm cache's saving is judged against: the no-cache ones, or
-        where none were measured (an older report) the cold ones."""
+    def baseline(self) -> Starts:
+        """What a warm cache's saving is judged against: the no-cache starts, else the cold."""
         return self.no_cache or self.cold
 
     def clock(self) -> Clock:
-        """The clock the baseline and warm are compared on (CPU time on a busy machine)."""
-        return clock_for([samples(self.baseline), samples(self.warm)])
+        """The clock the baseline and warm are compared on."""
+        return _clock(self.baseline, self.warm)
 
     @property
     def difference(self) -> Difference:
-        """Warm against the baseline's first calls by the one rule: ``kind`` "faster"
-        means the warm cache made the first call faster. Not measured (NaN) where it was
-        not read."""
-        if not self.read:
-            return difference([], [])
-        clock = self.clock()
-        return difference(on(samples(self.baseline), FIRST_CALL, clock),
-                          on(samples(self.warm), FIRST_CALL, clock))
+        """Warm against the baseline by the one rule ("faster": the warm cache made the
+        first call faster); not measured where the cache was not read."""
+        return _first_calls(self.baseline, self.warm, self.read)
 
     def writing_clock(self) -> Clock:
         """The clock the no-cache and cold starts are compared on."""
-        return clock_for([samples(self.no_cache), samples(self.cold)])
+        return _clock(self.no_cache, self.cold)
 
     @property
     def writing(self) -> Difference:
-        """The cold start (which writes the entry) against the no-cache one by the rule:
-        ``kind`` "slower" means writing the cache cost the first start time. Not measured
-        (NaN) where no no-cache start was."""
-        if not self.no_cache:
-            return difference([], [])
-        clock = self.writing_clock()
-        return difference(on(samples(self.no_cache), FIRST_CALL, clock),
-                          on(samples(self.cold), FIRST_CALL, clock))
+        """The cold start (which writes the entry) against the no-cache one by the rule
+        ("slower": writing cost the first start time); not measured without no-cache."""
+        return _first_calls(self.no_cache, self.cold, bool(self.no_cache))
 
     @property
     def cold_s(self) -> float:
@@ -190,8 +169,7 @@ class CacheRow(Saved):
                 on(samples(self.warm), FIRST_CALL, clock) if self.read else [])
 
     def medians_on(self, clock: Clock) -> tuple[float, float]:
-        """(baseline, warm) median first calls on ``clock``, the one :attr:`difference`
-        is judged on: a ratio and the seconds beside it then share one clock (NaN: none)."""
+        """(baseline, warm) median first calls on ``clock`` (NaN: none)."""
         before, warm = self.seconds_on(clock)
         return median(before), median(warm) if self.read else math.nan
 
@@ -209,34 +187,27 @@ class CacheRow(Saved):
 
     @property
     def compile_s(self) -> float | None:
-        """The median XLA compile of the baseline starts, JAX's own event (None: no
-        event): what JAX compares with ``jax_persistent_cache_min_compile_time_secs``."""
+        """The baseline starts' median XLA compile, JAX's own event (None: no event): what
+        JAX compares with ``jax_persistent_cache_min_compile_time_secs``."""
         return stage_median(self.baseline, "compile_s")
 
     def middle_warm(self) -> Start | None:
-        """The warm start whose first call is the median by wall time (the lower of the two
-        middle ones of an even count; None: not read): the one whole whose parts, JAX's
-        events inside it, are told apart, so that they add up to it on its own clock
-        (medians of each part, from different starts, can add up to more)."""
+        """The warm start whose first call is the median (the lower of two; None: not
+        read): one whole whose parts, JAX's events inside it, add up to it."""
         if not self.read:
             return None
         return sorted(self.warm, key=lambda s: s.seconds)[(len(self.warm) - 1) // 2]
 
     def warm_python(self) -> list[float]:
-        """Each warm start's trace plus lowering (JAX's events; the starts lacking one
-        left out): the Python work a warm cache does not save."""
+        """Each warm start's trace plus lowering (JAX's events): the Python work a warm
+        cache does not save."""
         return [s.trace_s + s.lower_s for s in self.warm
                 if s.trace_s is not None and s.lower_s is not None]
 
-    @classmethod
-    def named(cls, name: str, d: Any, where: str) -> CacheRow:
-        return cls(name, **fields(d, cls.FIELDS, where))
-
 
 @dataclass(frozen=True)
-class UserCache(Saved):
-    """The user's own persistent-cache settings, read before measuring: what their JAX
-    would do with this program."""
+class UserCache(schema.Saved):
+    """The user's own persistent-cache settings, read before measuring."""
 
     folder_set: bool = False  # jax_compilation_cache_dir is set
     enabled: bool = True  # jax_enable_compilation_cache
@@ -244,33 +215,46 @@ class UserCache(Saved):
     min_entry_bytes: int = 0  # jax_persistent_cache_min_entry_size_bytes
 
     WHERE = "user_cache"
-    FIELDS = (("folder_set", "folder_set", flag, False),
-              ("enabled", "enabled", flag, True),
-              ("min_compile_s", "min_compile_s", number, DEFAULT_MIN_COMPILE_S),
-              ("min_entry_bytes", "min_entry_bytes", integer, 0))
+    FIELDS = (("folder_set", "folder_set", schema.flag, False),
+              ("enabled", "enabled", schema.flag, True),
+              ("min_compile_s", "min_compile_s", schema.number, DEFAULT_MIN_COMPILE_S),
+              ("min_entry_bytes", "min_entry_bytes", schema.integer, 0))
+
+
+def _rows(value: Any, where: str) -> dict[str, CacheRow]:
+    """The rows by variant: flat, and nested where something was nested."""
+    rows = schema.obj(value, where)
+    for name in rows:
+        if name not in VARIANTS:
+            fail(f"{where}.{name}", "a row named flat or nested", name)
+    return {k: CacheRow(k, **schema.fields(v, CacheRow.FIELDS, f"{where}.{k}"))
+            for k, v in rows.items()}
 
 
 @dataclass(frozen=True)
-class SecondStart(Saved):
+class SecondStart(schema.Saved):
     """A second start with a warm persistent cache, per variant: ``Comparison.second_start``."""
 
     rows: dict[str, CacheRow]
     user: UserCache = field(default_factory=UserCache)
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
-    #: What measuring it noted (another thread's compiles): ``warnings`` says it.
-    warned: tuple[Noted, ...] = ()
-    #: Each variant's median XLA compile in the comparison, with no cache: what the user's
-    #: ``jax_persistent_cache_min_compile_time_secs`` is held against (a cold start's
-    #: compile also writes the entry, so it runs longer).
+    warned: tuple[Noted, ...] = ()  # another thread's compiles
+    #: Each variant's median XLA compile in the comparison, with no cache: what the
+    #: user's minimum compile time to cache is held against.
     compile_s: dict[str, float] = field(default_factory=dict)
-    #: The rounds taken, and why they ended (:data:`~.stats.verdicts.ROUNDS_FIELDS`).
     rounds: int = 0
     rounds_ended: str | None = None
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What measuring the second start noted, in words (each of ``warned`` said)."""
-        return said(self.warned)
+    WHERE = "second_start"
+    FIELDS = (("rows", "rows", _rows, schema.REQUIRED),
+              ("user_cache", "user", UserCache.from_dict, UserCache()),
+              ("stopped", "stopped", schema.optional(schema.text), None),
+              ("warnings", "warned", read_notes, ()),
+              ("compile_s", "compile_s", schema.mapping(schema.seconds), {}),
+              *ROUNDS_FIELDS,
+              ("nesting", "nesting_said", None, None))
+
+    warnings = said_in("warned")
 
     def __getitem__(self, name: str) -> CacheRow:
         return self.rows[name]
@@ -286,13 +270,11 @@ class SecondStart(Saved):
 
     @property
     def nesting(self) -> Difference:
-        """Nested warm against flat warm first calls by the one rule: ``kind`` "faster"
-        means nesting still pays on a second start (NaN where either was not read)."""
+        """Nested warm against flat warm first calls by the one rule ("faster": nesting
+        still pays on a second start; not measured unless both read the cache)."""
         if not self.nested_read:
             return difference([], [])
-        clock = self.clock()
-        return difference(on(samples(self["flat"].warm), FIRST_CALL, clock),
-                          on(samples(self["nested"].warm), FIRST_CALL, clock))
+        return _first_calls(self["flat"].warm, self["nested"].warm)
 
     @property
     def python_nesting(self) -> Difference:
@@ -303,8 +285,8 @@ class SecondStart(Saved):
         return difference(self["flat"].warm_python(), self["nested"].warm_python())
 
     def uncached(self) -> dict[str, float]:
-        """The variants the user's JAX, as configured, would not write to its cache
-        because they compile faster than its minimum: name → median compile seconds."""
+        """The variants the user's JAX would not write to its cache because they compile
+        faster than its minimum: name → median compile seconds."""
         out = {}
         for name, row in self.rows.items():
             compiled = self.compile_s.get(name, row.compile_s)
@@ -318,42 +300,16 @@ class SecondStart(Saved):
         return {"kind": self.nesting.kind, "ratio": json_number(self.nesting.ratio)}
 
 
-def _rows(value: Any, where: str) -> dict[str, CacheRow]:
-    """The rows by variant: flat, and nested where something was nested."""
-    rows = obj(value, where)
-    for name in rows:
-        if name not in VARIANTS:
-            fail(f"{where}.{name}", "a row named flat or nested", name)
-    return {k: CacheRow.named(k, v, f"{where}.{k}") for k, v in rows.items()}
-
-
-SecondStart.WHERE = "second_start"
-SecondStart.FIELDS = (
-    ("rows", "rows", _rows, REQUIRED),
-    ("user_cache", "user", UserCache.from_dict, UserCache()),
-    ("stopped", "stopped", optional(text), None),
-    ("warnings", "warned", read_notes, ()),
-    ("compile_s", "compile_s", mapping(seconds), {}),
-    *ROUNDS_FIELDS,
-    ("nesting", "nesting_said", None, None),
-)
-
-
-#: What in the user's own settings keeps their JAX from caching a program (saved by
-#: nothing: derived from the record), in the order to change them.
+#: What in the user's own settings keeps their JAX from caching a program, in the order
+#: to change them.
 Unset = Literal["switched off", "no folder", "too fast"]
-SWITCHED_OFF: Final = "switched off"
-NO_FOLDER: Final = "no folder"
-TOO_FAST: Final = "too fast"
+SWITCHED_OFF, NO_FOLDER, TOO_FAST = get_args(Unset)
 
 
 def cache_unset(s: SecondStart) -> list[Unset]:
-    """What in the user's own settings keeps their JAX from serving this program from
-    its persistent cache on a second start, in the order to change them (the words are
-    :func:`jitmagic.render.causes.second_start.cache_fixes`'): the cache switched off,
-    no folder set, or a compile faster than the least it caches (only where a warm
-    start read the cache: an unread cache caches nothing); none where their settings
-    already cache it."""
+    """What in the user's own settings keeps their JAX from serving this program from its
+    cache on a second start: the cache switched off, no folder set, or a compile faster
+    than the least it caches (only where a warm start read the cache)."""
     u, out = s.user, list[Unset]()
     if not u.enabled:
         out.append(SWITCHED_OFF)

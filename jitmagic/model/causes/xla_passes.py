@@ -1,15 +1,7 @@
 """Where XLA spends the compile (``--xla``): one extra profiled cold compile per variant,
-split into its parts (before XLA's passes, the program serialized and read back by a
-plugin, the HLO passes, code generation, the rest), raw seconds, on the backend it ran on.
-
-Measured by :mod:`jitmagic.measure.parts.xla_passes` (read from the profile by
-:mod:`jitmagic.measure.parts.xplane`), shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled
-compile is an extra run, never one of the comparison's samples; one per variant is one
-sample, so its figures are shares of that compile, not a speed comparison between the
-variants. A figure the profile did not hold is None ("not read"), never 0. The records
-hold facts (seconds, counts, XLA's names, JAX's platform name and the keys of
-:mod:`jitmagic.backends.profile`); their words are made in :mod:`jitmagic.render`.
-"""
+split into its parts, raw seconds. One sample each, so its figures are shares of that
+compile, not a speed comparison between the variants; a figure the profile did not hold
+is None ("not read"), never 0."""
 
 from __future__ import annotations
 
@@ -19,24 +11,15 @@ from typing import Any
 
 from ..notes import Noted
 from ..notes import read_noted
-from ..saved.schema import REQUIRED
-from ..saved.schema import Saved
-from ..saved.schema import count
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import flag
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import optional
-from ..saved.schema import positive_seconds
-from ..saved.schema import seconds
-from ..saved.schema import text
 
 #: The variants a profiled compile is of (flat only where nothing was nested).
 PROFILED = ("flat", "nested")
 
 
 @dataclass(frozen=True)
-class PassTime(Saved):
+class PassTime(schema.Saved):
     """One HLO pass, by XLA's name: its seconds summed over its ``runs`` in one compile."""
 
     name: str
@@ -44,17 +27,15 @@ class PassTime(Saved):
     runs: int
 
 
-PassTime.FIELDS = (("name", "name", text, REQUIRED),
-                   ("seconds", "seconds", seconds, REQUIRED),
-                   ("runs", "runs", count, REQUIRED))
+PassTime.FIELDS = (("name", "name", schema.text, schema.REQUIRED),
+                   ("seconds", "seconds", schema.seconds, schema.REQUIRED),
+                   ("runs", "runs", schema.count, schema.REQUIRED))
 
 
 @dataclass(frozen=True)
-class NamedTime(Saved):
-    """A part of the compile that the backend names inside a bigger one, by its key in
-    :mod:`jitmagic.backends.profile` (``"main_fusion"``): its seconds (wall time, inside
-    that part), how many events made it, and the biggest one's name, as XLA gave it
-    (``Main fusion (jit_g)``)."""
+class NamedTime(schema.Saved):
+    """A part of the compile the backend names inside a bigger one, by its key in
+    :mod:`jitmagic.backends.profile`: its seconds, its events, and the biggest one's name."""
 
     key: str
     seconds: float
@@ -62,27 +43,17 @@ class NamedTime(Saved):
     biggest: str
 
 
-NamedTime.FIELDS = (("key", "key", text, REQUIRED),
-                    ("seconds", "seconds", seconds, REQUIRED),
-                    ("events", "events", count, REQUIRED),
-                    ("biggest", "biggest", text, REQUIRED))
+NamedTime.FIELDS = (("key", "key", schema.text, schema.REQUIRED),
+                    ("seconds", "seconds", schema.seconds, schema.REQUIRED),
+                    ("events", "events", schema.count, schema.REQUIRED),
+                    ("biggest", "biggest", schema.text, schema.REQUIRED))
 
 
 @dataclass(frozen=True)
-class ProfiledCompile(Saved):
-    """One variant's extra cold compile, under JAX's profiler.
-
-    ``compile_s``: our own interval around ``Lowered.compile()``; ``backend``: JAX's
-    platform name of the backend it compiled for (None: a report written before it was
-    kept, whose profile was read by the CPU's events). The parts, which never overlap:
-    ``before_passes_s``, from jaxlib's backend compile to XLA's own (the StableHLO
-    module handed to XLA and converted to HLO), less ``serialize_s`` and
-    ``deserialize_s``, the program serialized for a plugin (TPU) and read back by it;
-    ``hlo_passes_s``, the HLO passes; ``codegen_s``, code generation, ``llvm_s`` of it
-    LLVM's compile to machine code (CPU). ``passes``: every pass, most seconds first;
-    ``named``: the parts the backend names inside those (the TPU's main fusion pass).
-    None: the profile held no such event.
-    """
+class ProfiledCompile(schema.Saved):
+    """One variant's extra cold compile under JAX's profiler, and its parts, which never
+    overlap (``llvm_s`` is of ``codegen_s``; ``named``: parts the backend names inside
+    those; None: no such event); ``backend`` None: an older report's, read as a CPU's."""
 
     compile_s: float
     hlo_passes_s: float | None
@@ -109,9 +80,7 @@ class ProfiledCompile(Saved):
 
     @property
     def rest_s(self) -> float | None:
-        """The compile's seconds that no part read covers (Python, PjRt, loading the
-        executable); None where the time before the passes, the HLO passes or code
-        generation was not read."""
+        """The compile's seconds no part read covers (None: a main part was not read)."""
         if None in (self.before_passes_s, self.hlo_passes_s, self.codegen_s):
             return None
         return max(0.0, self.compile_s - self.read_s)
@@ -126,12 +95,10 @@ class ProfiledCompile(Saved):
 
 
 @dataclass(frozen=True)
-class XlaPasses(Saved):
-    """``--xla``: each variant's profiled compile (``compiles``, by variant; flat only
-    where nothing was nested, ``same_program``). ``reason``: why nothing was measured
-    (the user's own profiler session was running), with no figures; ``noted``: why a
-    variant has none, by variant (``notes`` says it); ``stopped``: why a stop (Ctrl-C,
-    ``--timeout``) cut it short."""
+class XlaPasses(schema.Saved):
+    """``--xla``: each variant's profiled compile (flat only where nothing was nested,
+    ``same_program``); ``reason``: why nothing was measured; ``noted``: why a variant has
+    none; ``stopped``: why a stop cut it short."""
 
     compiles: dict[str, ProfiledCompile] = field(default_factory=dict)
     same_program: bool = False
@@ -166,23 +133,23 @@ class XlaPasses(Saved):
 
 
 ProfiledCompile.FIELDS = (
-    ("compile_s", "compile_s", positive_seconds, REQUIRED),
-    ("backend", "backend", optional(text), None),
-    ("before_passes_s", "before_passes_s", optional(seconds), None),
-    ("serialize_s", "serialize_s", optional(seconds), None),
-    ("deserialize_s", "deserialize_s", optional(seconds), None),
-    ("hlo_passes_s", "hlo_passes_s", optional(seconds), None),
-    ("codegen_s", "codegen_s", optional(seconds), None),
-    ("llvm_s", "llvm_s", optional(seconds), None),
-    ("passes", "passes", items(PassTime.from_dict), ()),
-    ("named", "named", items(NamedTime.from_dict), ()),
+    ("compile_s", "compile_s", schema.positive_seconds, schema.REQUIRED),
+    ("backend", "backend", schema.optional(schema.text), None),
+    ("before_passes_s", "before_passes_s", schema.optional(schema.seconds), None),
+    ("serialize_s", "serialize_s", schema.optional(schema.seconds), None),
+    ("deserialize_s", "deserialize_s", schema.optional(schema.seconds), None),
+    ("hlo_passes_s", "hlo_passes_s", schema.optional(schema.seconds), None),
+    ("codegen_s", "codegen_s", schema.optional(schema.seconds), None),
+    ("llvm_s", "llvm_s", schema.optional(schema.seconds), None),
+    ("passes", "passes", schema.items(PassTime.from_dict), ()),
+    ("named", "named", schema.items(NamedTime.from_dict), ()),
 )
 XlaPasses.WHERE = "xla_passes"
 XlaPasses.SPARSE = frozenset({"reason", "stopped", "notes"})
 XlaPasses.FIELDS = (
-    ("compiles", "compiles", mapping(ProfiledCompile.from_dict), REQUIRED),
-    ("same_program", "same_program", flag, False),
-    ("reason", "reason", optional(text), None),
-    ("stopped", "stopped", optional(text), None),
-    ("notes", "noted", mapping(read_noted), {}),
+    ("compiles", "compiles", schema.mapping(ProfiledCompile.from_dict), schema.REQUIRED),
+    ("same_program", "same_program", schema.flag, False),
+    ("reason", "reason", schema.optional(schema.text), None),
+    ("stopped", "stopped", schema.optional(schema.text), None),
+    ("notes", "noted", schema.mapping(read_noted), {}),
 )

@@ -1,39 +1,26 @@
-"""The ledger of a watched run (``%%jitwatch``, ``jitmagic.watch``): every trace,
-lowering and XLA compile that happened while the user's code ran, each with JAX's
-reason (:mod:`.compiles`), and what follows from them (:mod:`.rows`).
-
-A :class:`Ledger` stores the raw compiles and derives everything else: the rows per
-function, the totals, and whether a gate (``fail_after_warmup``, ``max_compiles``)
-failed. Its seconds are wall seconds, as JAX's own compile events (``jax.monitoring``)
-measure them. Records hold facts; :mod:`jitmagic.render.ledger` words them.
-
-A run that compiles thousands of times keeps the first :data:`MAX_KEPT` compiles whole
-and only counts the rest (:attr:`Ledger.omitted`), so its memory is bounded. A saved
-ledger is read through the schema's ``Field`` tables (:data:`LEDGER_FIELDS`).
-"""
+"""The ledger of a watched run (``%%jitwatch``, ``jitmagic.watch``): every compile while
+the user's code ran, with JAX's reason (:mod:`.compiles`); the rows per function, the
+totals and the gate derived (:mod:`.rows`), and two ledgers side by side
+(:func:`ledger_diff`). Past :data:`MAX_KEPT` compiles are only counted."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
 from ..saved import schema
-from ..saved.schema import REQUIRED
-from ..saved.schema import Field
-from ..saved.schema import ReportSchemaError
 from ..saved.schema import fail
-from ..saved.schema import fields
 from ..shown import Shown
 from .compiles import FIRST
 from .compiles import NEW_FUNCTION
 from .compiles import Compile
 from .compiles import Noted
 from .compiles import Omitted
-from .compiles import Saved
+from .compiles import first_kept
 from .compiles import maybe_seconds
 from .compiles import maybe_text
 from .compiles import seconds_or_zero
@@ -51,28 +38,29 @@ MAX_STALE = 50
 
 
 @dataclass(frozen=True, slots=True)
-class Stale(Saved):
-    """A Python value a jitted function read when it was last traced (a module's global,
-    a value it closed over) that had changed by the end of the run while that compiled
-    program stayed in use: jit keeps the value it read at its trace, so calls after the
-    change computed with the old one, which neither JAX nor a recompile says."""
+class Stale(schema.Saved):
+    """A Python value a jitted function read at its last trace (a global, a closure's)
+    that had changed by the end of the run while that program stayed in use: calls
+    after the change computed with the old value, which neither JAX nor a recompile says."""
 
     function: str
     name: str
-    #: ``global`` or ``closure``.
-    scope: str
+    scope: str  # ``global`` or ``closure``
     #: The value when traced and at the end of the run, as ``repr`` writes them (clipped).
     traced: str
     now: str
     #: ``file:line`` where the function reads it, and where the function was defined.
     line: str | None = None
     defined_at: str | None = None
-    #: The user's function, called from the jitted one, whose code reads it (None: the
-    #: jitted function's own), and the types of the inputs of the compiled version that
-    #: holds the old value, where the function has more than one (``f32[8,4], f32[4]``).
+    #: The user's function, called from the jitted one, that reads it (None: the jitted
+    #: one), and the input types of the compiled version that holds the old value.
     helper: str | None = None
     inputs: str | None = None
 
+    FIELDS = (*((key, key, text, schema.REQUIRED) for key in ("function", "name", "scope", "traced",
+                                                         "now")),
+              *((key, key, maybe_text, None) for key in ("line", "defined_at", "helper",
+                                                          "inputs")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +76,14 @@ class Broken:
 
 
 @dataclass(frozen=True)
-class Gate:
-    """What the run was allowed: each function ``fail_after_warmup`` compiles (its
-    warm-up), and ``max_compiles`` compiles in all; None: no limit."""
+class Gate(schema.Saved):
+    """Each function's allowed compiles (its warm-up), and the run's; None: no limit."""
 
     fail_after_warmup: int | None = None
     max_compiles: int | None = None
+
+    FIELDS = tuple((key, key, schema.optional(schema.count), None)
+                   for key in ("fail_after_warmup", "max_compiles"))
 
     @property
     def any(self) -> bool:
@@ -101,33 +91,39 @@ class Gate:
 
 
 @dataclass(frozen=True, eq=False)
-class Ledger(Shown):
+class Ledger(Shown, schema.Saved):
     """Every compile of a watched run, in the order they began, and the run itself."""
 
     compiles: tuple[Compile, ...]
-    #: The run's wall time, from the first line of the watched code to its end.
-    wall_s: float
-    #: What was watched: ``the cell``, a file's name, ``the block``.
-    source: str = "the cell"
+    wall_s: float  # from the first line of the watched code to its end
+    source: str = "the cell"  # what was watched: ``the cell``, a file's name, ``the block``
     #: The file name its code ran under (a cell's), whose lines are shown as ``line N``.
     source_file: str | None = None
-    #: The exception that ended the run (``ZeroDivisionError: division by zero``), if any.
-    error: str | None = None
-    #: Whether Ctrl-C stopped the run before it ended.
-    stopped: bool = False
+    error: str | None = None  # the exception that ended the run, if any
+    stopped: bool = False  # Ctrl-C stopped the run
     omitted: tuple[Omitted, ...] = ()
     gate: Gate = field(default_factory=Gate)
-    #: The name of the thread that ran the watched code.
-    thread: str = "MainThread"
-    #: When (seconds into the run) the watch turned JAX's explanations off, after many
-    #: misses; None: it never did.
+    thread: str = "MainThread"  # the thread that ran the watched code
+    #: When (seconds into the run) the watch turned JAX's explanations off; None: never.
     explained_until_s: float | None = None
     jax_version: str | None = None
     created: str | None = None
     #: The values its jitted functions kept from their trace that changed since.
     stale: tuple[Stale, ...] = ()
 
-    # -- derived ----------------------------------------------------------------------
+    FIELDS = (("source", "source", text, "the cell"),
+              ("source_file", "source_file", maybe_text, None),
+              ("wall_s", "wall_s", seconds_or_zero, 0.0),
+              ("error", "error", maybe_text, None),
+              ("stopped", "stopped", schema.flag, False),
+              ("jax_version", "jax_version", maybe_text, None),
+              ("created", "created", maybe_text, None),
+              ("gate", "gate", Gate.from_dict, Gate()),
+              ("thread", "thread", text, "MainThread"),
+              ("explained_until_s", "explained_until_s", maybe_seconds, None),
+              ("compiles", "compiles", schema.items(Compile.from_dict), schema.REQUIRED),
+              ("omitted", "omitted", schema.items(Omitted.from_dict), ()),
+              ("stale", "stale", first_kept(Stale.from_dict, MAX_STALE), ()))
 
     @property
     def watched(self) -> tuple[Compile, ...]:
@@ -136,8 +132,7 @@ class Ledger(Shown):
 
     @property
     def other_threads(self) -> tuple[Compile, ...]:
-        """Compiles that threads running before the run made meanwhile: shown apart,
-        never counted in."""
+        """Compiles of threads running before the run: shown apart, never counted in."""
         return tuple(c for c in self.compiles if not c.in_run)
 
     @property
@@ -210,31 +205,21 @@ class Ledger(Shown):
                     broken.append(Broken(row.function, compiles, warm, late))
         return broken
 
-    # -- saving -----------------------------------------------------------------------
-
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "source": self.source, "source_file": self.source_file,
-                "wall_s": self.wall_s,
-                "error": self.error, "stopped": self.stopped,
-                "jax_version": self.jax_version, "created": self.created,
-                "gate": dataclasses.asdict(self.gate), "thread": self.thread,
-                "explained_until_s": self.explained_until_s,
-                "compiles": [c.to_dict() for c in self.compiles],
-                "omitted": [o.to_dict() for o in self.omitted],
-                "stale": [v.to_dict() for v in self.stale]}
+        return {"schema": SCHEMA, **schema.written(self)}
 
     @classmethod
-    def from_dict(cls, d: Any) -> Ledger:
-        """The ledger saved as ``d``, every field checked (:data:`LEDGER_FIELDS`); one
-        saved by a newer jitmagic is refused, saying so."""
+    def from_dict(cls, d: Any, where: str = "") -> Ledger:
+        """The ledger saved as ``d``, every field checked; one saved by a newer jitmagic
+        is refused, saying so."""
         check_schema(schema.obj(d, "ledger").get("schema"))
-        return cls(**fields(d, LEDGER_FIELDS, ""))
+        return super().from_dict(d, where)
 
 
 def is_saved_ledger(data: Any) -> bool:
     """Whether decoded JSON claims to be a ledger (its schema's kind is ``ledger``)."""
-    schema = data.get("schema") if isinstance(data, dict) else None
-    return isinstance(schema, str) and schema.startswith("jitmagic.ledger/")
+    given = data.get("schema") if isinstance(data, dict) else None
+    return isinstance(given, str) and given.startswith("jitmagic.ledger/")
 
 
 _VERSIONED = re.compile(r"jitmagic\.ledger/(\d{1,9})")
@@ -247,45 +232,61 @@ def check_schema(value: Any) -> None:
         return
     found = _VERSIONED.fullmatch(value) if isinstance(value, str) else None
     if found and int(found[1]) > int(SCHEMA.rsplit("/", 1)[1]):
-        raise ReportSchemaError(f"written by a newer jitmagic (schema {value!r}): this "
-                                f"jitmagic reads ledgers of schema {SCHEMA!r}; upgrade "
-                                "jitmagic to read it")
+        raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {value!r}): this "
+                                       f"jitmagic reads ledgers of schema {SCHEMA!r}; upgrade "
+                                       "jitmagic to read it")
     fail("schema", repr(SCHEMA), value)
 
 
-def _gate(value: Any, where: str) -> Gate:
-    return Gate(**fields(value, GATE_FIELDS, where))
+@dataclass(frozen=True, slots=True)
+class FunctionChange:
+    """One function of either ledger, OLD and NEW (:func:`ledger_diff`): its compiles, how
+    many were compiling again, and their seconds (one run's each: shown, never judged)."""
+
+    function: str
+    defined_at: str | None
+    old_compiles: int
+    new_compiles: int
+    old_again: int
+    new_again: int
+    old_seconds: float
+    new_seconds: float
+    #: Whether these are eager ops (jnp calls outside any jit), which no gate counts.
+    eager: bool = False
 
 
-def _stale(value: Any, where: str) -> tuple[Stale, ...]:
-    """The stale values, at most :data:`MAX_STALE` of them kept."""
-    listed = schema.items(schema.obj)(value, where)[:MAX_STALE]
-    return tuple(Stale.from_dict(v, f"{where}[{i}]") for i, v in enumerate(listed))
+@dataclass(frozen=True, eq=False)
+class LedgerDiff(Shown):
+    """NEW's compiles against OLD's, one row per function either ledger has."""
+
+    old: Ledger
+    new: Ledger
+    rows: tuple[FunctionChange, ...]
+
+    @property
+    def more_again(self) -> tuple[FunctionChange, ...]:
+        """The functions NEW compiled again more often than OLD did (eager ops left out)."""
+        return tuple(r for r in self.rows if r.new_again > r.old_again and not r.eager)
 
 
-STALE_FIELDS: tuple[Field, ...] = (
-    *((key, key, text, REQUIRED) for key in ("function", "name", "scope", "traced", "now")),
-    ("line", "line", maybe_text, None),
-    ("defined_at", "defined_at", maybe_text, None),
-    ("helper", "helper", maybe_text, None),
-    ("inputs", "inputs", maybe_text, None),
-)
-GATE_FIELDS: tuple[Field, ...] = tuple(
-    (key, key, schema.optional(schema.count), None)
-    for key in ("fail_after_warmup", "max_compiles"))
-LEDGER_FIELDS: tuple[Field, ...] = (
-    ("compiles", "compiles", schema.items(Compile.from_dict), REQUIRED),
-    ("wall_s", "wall_s", seconds_or_zero, 0.0),
-    ("source", "source", text, "the cell"),
-    ("source_file", "source_file", maybe_text, None),
-    ("error", "error", maybe_text, None),
-    ("stopped", "stopped", schema.flag, False),
-    ("omitted", "omitted", schema.items(Omitted.from_dict), ()),
-    ("gate", "gate", _gate, Gate()),
-    ("thread", "thread", text, "MainThread"),
-    ("explained_until_s", "explained_until_s", maybe_seconds, None),
-    ("jax_version", "jax_version", maybe_text, None),
-    ("created", "created", maybe_text, None),
-    ("stale", "stale", _stale, ()),
-)
-Stale.FIELDS = STALE_FIELDS
+def ledger_diff(old: Ledger, new: Ledger) -> LedgerDiff:
+    """Each function of either ledger, matched by name where each has one of that name,
+    else by name and where it was defined."""
+    a, b = old.functions(), new.functions()
+    in_a, in_b = Counter(r.function for r in a), Counter(r.function for r in b)
+    once = {n for n in (*in_a, *in_b) if in_a[n] <= 1 and in_b[n] <= 1}
+
+    def key(r: FunctionRow) -> tuple[str, str | None]:
+        return (r.function, None) if r.function in once else (r.function, r.defined_at)
+
+    by_old, by_new = {key(r): r for r in a}, {key(r): r for r in b}
+    rows = []
+    for k in dict.fromkeys([*by_new, *by_old]):
+        x, y = by_old.get(k), by_new.get(k)
+        either = y or x
+        rows.append(FunctionChange(k[0], either.defined_at if either else None,
+                                   x.compiles if x else 0, y.compiles if y else 0,
+                                   x.again if x else 0, y.again if y else 0,
+                                   x.seconds if x else 0.0, y.seconds if y else 0.0,
+                                   eager=bool(either and either.eager)))
+    return LedgerDiff(old, new, tuple(rows))

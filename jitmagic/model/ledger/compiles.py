@@ -1,27 +1,15 @@
-"""One compile of a watched run and why it happened: JAX's reason sorted into the kinds
-a user can act on (:data:`KINDS`), each :class:`Compile` with JAX's own seconds for its
-stages, and the compiles past those kept, only counted (:class:`Omitted`).
-
-A saved ledger is read through the schema's ``Field`` tables
-(:func:`~jitmagic.model.saved.schema.fields`): one row per field, its kind and default.
-"""
+"""One compile of a watched run and why it happened: JAX's reason sorted into the kinds a
+user can act on (:data:`KINDS`), JAX's seconds for its stages, and the compiles past
+those kept, only counted (:class:`Omitted`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
-from typing import ClassVar
-from typing import Self
-from typing import cast
 
 from ..saved import schema
-from ..saved.schema import REQUIRED
-from ..saved.schema import Field
-from ..saved.schema import clipped
 from ..saved.schema import fail
-from ..saved.schema import fields
 
 #: Characters of JAX's explanation kept per compile (a pytree's reason can be megabytes).
 MAX_TEXT = 2000
@@ -45,20 +33,16 @@ KINDS = (FIRST, WEAK_TYPE, SHAPE, DTYPE, STATIC, NEW_FUNCTION, PYTREE, CONTEXT, 
          UNEXPLAINED, OTHER, SHARDING, KEYWORD)
 #: The kinds that are compiling *again*: every kind but the first compile.
 AGAIN = tuple(k for k in KINDS if k != FIRST)
-
 STAGES = ("trace_s", "lower_s", "compile_s")
-
-
 #: Other differences kept per compile, beside the first (JAX names every one).
 MAX_ALSO = 16
-#: Misses JAX explains before the watch turns its explanations off (JAX compares each
-#: miss with every earlier one, so explaining grows slower as misses add up).
+#: Misses JAX explains before the watch turns its explanations off (explaining a miss
+#: compares it with every earlier one).
 MAX_EXPLAINED = 300
 
 
 class Noted(StrEnum):
-    """What the watch itself knows of a compile JAX gave no reason for (saved by value;
-    its words are :mod:`jitmagic.render.ledger`'s)."""
+    """What the watch itself knows of a compile JAX gave no reason for (saved by value)."""
 
     #: After :data:`MAX_EXPLAINED` misses the watch asks JAX for no more reasons.
     NOT_EXPLAINED = "not explained"
@@ -66,31 +50,9 @@ class Noted(StrEnum):
     REUSED_TRACE = "reused trace"
     #: JAX had never seen the function object, though one of its name compiled before.
     CLEARED_OR_NEW = "cleared or new"
-    #: It compiled before, then jitmagic's own measuring (a ``jitmagic.compare()`` in the
-    #: run: cold samples) cleared JAX's caches: its next compile counts against no gate.
+    #: jitmagic's own measuring (a ``jitmagic.compare()`` in the run) cleared JAX's
+    #: caches: the next compile counts against no gate.
     CLEARED_BY_JITMAGIC = "cleared by jitmagic"
-
-
-class Saved:
-    """A record of the ledger saved as its fields, tuples as JSON's lists
-    (:meth:`to_dict`), and read back through its ``Field`` table (:attr:`FIELDS`)."""
-
-    __slots__ = ()
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return as_json(dataclasses.asdict(cast(Any, self)))
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str) -> Self:
-        return cls(**fields(d, cls.FIELDS, where))
-
-
-def as_json(value: Any) -> Any:
-    """``value`` with every tuple in it a list, as JSON reads it back."""
-    if isinstance(value, dict):
-        return {k: as_json(v) for k, v in value.items()}
-    return [as_json(v) for v in value] if isinstance(value, list | tuple) else value
 
 
 def _kind(value: Any, where: str) -> str:
@@ -101,10 +63,9 @@ def _kind(value: Any, where: str) -> str:
 
 def text(value: Any, where: str) -> str:
     """A string, clipped to :data:`MAX_TEXT` (a report from someone else may hold more)."""
-    return clipped(schema.text(value, where), MAX_TEXT)
+    return schema.clipped(schema.text(value, where), MAX_TEXT)
 
 
-#: A string or null, clipped (:func:`text`).
 maybe_text = schema.optional(text)
 #: Seconds or null (a stage JAX fired no event for).
 maybe_seconds = schema.optional(schema.seconds)
@@ -115,23 +76,32 @@ def seconds_or_zero(value: Any, where: str) -> float:
     return 0.0 if value is None else schema.seconds(value, where)
 
 
+def first_kept(read: Any, most: int) -> schema.Kind:
+    """A list of objects, each ``read``, only the first ``most`` kept."""
+    def check(value: Any, where: str) -> tuple:
+        listed = schema.items(schema.obj)(value, where)[:most]
+        return tuple(read(v, f"{where}[{i}]") for i, v in enumerate(listed))
+    return check
+
+
 @dataclass(frozen=True, slots=True)
-class Change(Saved):
+class Change(schema.Saved):
     """One difference JAX named between a compile's arguments and the earlier compile's:
-    its :data:`KINDS` kind, the argument (``lr``, a pytree path), its value before and
-    after."""
+    its :data:`KINDS` kind, the argument (``lr``, a pytree path), its value before and after."""
 
     kind: str
     argument: str | None = None
     before: str | None = None
     after: str | None = None
 
+    FIELDS = (("kind", "kind", _kind, schema.REQUIRED),
+              *((k, k, maybe_text, None) for k in ("argument", "before", "after")))
+
 
 @dataclass(frozen=True, slots=True)
-class Reason(Saved):
-    """Why one compile happened: its :data:`KINDS` kind, the argument JAX named (``lr``,
-    ``[0][1]``), its value before and after, the other differences JAX named beside it,
-    and JAX's own words (clipped)."""
+class Reason(schema.Saved):
+    """Why one compile happened (:class:`Change`'s fields), the other differences JAX
+    named beside it, and JAX's own words (clipped)."""
 
     kind: str
     argument: str | None = None
@@ -140,19 +110,22 @@ class Reason(Saved):
     #: How many other arguments differed as well (``also``'s, and past :data:`MAX_ALSO`).
     more: int = 0
     text: str = ""
-    #: The other differences JAX named, in its order (at most :data:`MAX_ALSO`).
     also: tuple[Change, ...] = ()
     #: What the watch knows where JAX said nothing (None: nothing).
     noted: Noted | None = None
 
+    FIELDS = (*Change.FIELDS,
+              ("more", "more", schema.count, 0),
+              ("text", "text", lambda v, w: maybe_text(v, w) or "", ""),
+              ("also", "also", first_kept(Change.from_dict, MAX_ALSO), ()),
+              ("noted", "noted", schema.optional(lambda v, w: Noted(schema.one_of(*Noted)(v, w))),
+               None))
+
 
 @dataclass(frozen=True, slots=True)
-class Compile(Saved):
-    """One trace (and the lowering and XLA compile that followed it) of one function.
-
-    A stage's seconds are JAX's own event for it (wall time); None where JAX fired no
-    event for that stage (a trace that was never lowered, a lowering served from its
-    cache)."""
+class Compile(schema.Saved):
+    """One trace (and the lowering and XLA compile that followed it) of one function; a
+    stage's seconds are JAX's own event (None: JAX fired none, as for a cached lowering)."""
 
     function: str
     reason: Reason
@@ -162,16 +135,22 @@ class Compile(Saved):
     call_site: str | None = None
     call_text: str | None = None
     thread: str = "MainThread"
-    #: Whether it counts as the run's: on the thread that ran the watched code, or on one
-    #: started while it ran (a thread running before is shown apart).
+    #: Whether it counts as the run's: on its thread or one started while it ran.
     in_run: bool = True
-    #: Whether it was an eager operation (a ``jnp``/``lax`` call outside any jit).
-    eager: bool = False
+    eager: bool = False  # an eager ``jnp``/``lax`` call outside any jit
     trace_s: float | None = None
     lower_s: float | None = None
     compile_s: float | None = None
-    #: Seconds from the start of the watch to the start of this compile's first event.
-    at_s: float = 0.0
+    at_s: float = 0.0  # from the start of the watch to this compile's first event
+
+    FIELDS = (("function", "function", text, schema.REQUIRED),
+              ("reason", "reason", Reason.from_dict, schema.REQUIRED),
+              *((k, k, maybe_text, None) for k in ("defined_at", "call_site", "call_text")),
+              ("thread", "thread", text, "MainThread"),
+              ("in_run", "in_run", schema.flag, True),
+              ("eager", "eager", schema.flag, False),
+              *((stage, stage, maybe_seconds, None) for stage in STAGES),
+              ("at_s", "at_s", seconds_or_zero, 0.0))
 
     @property
     def seconds(self) -> float:
@@ -184,7 +163,7 @@ class Compile(Saved):
 
 
 @dataclass(frozen=True, slots=True)
-class Omitted(Saved):
+class Omitted(schema.Saved):
     """The compiles of one function past :data:`~jitmagic.model.ledger.MAX_KEPT`: only counted."""
 
     function: str
@@ -193,48 +172,9 @@ class Omitted(Saved):
     again: int
     again_seconds: float = 0.0
 
-
-def _also(value: Any, where: str) -> tuple[Change, ...]:
-    """The other differences JAX named, at most :data:`MAX_ALSO` of them kept."""
-    listed = schema.items(schema.obj)(value, where)[:MAX_ALSO]
-    return tuple(Change.from_dict(a, f"{where}[{i}]") for i, a in enumerate(listed))
-
-
-def _reason(value: Any, where: str) -> Reason:
-    return Reason.from_dict(value, where)
-
-
-CHANGE_FIELDS: tuple[Field, ...] = (
-    ("kind", "kind", _kind, REQUIRED),
-    ("argument", "argument", maybe_text, None),
-    ("before", "before", maybe_text, None),
-    ("after", "after", maybe_text, None),
-)
-REASON_FIELDS: tuple[Field, ...] = (
-    *CHANGE_FIELDS,
-    ("more", "more", schema.count, 0),
-    ("text", "text", lambda v, w: maybe_text(v, w) or "", ""),
-    ("also", "also", _also, ()),
-    ("noted", "noted", schema.optional(lambda v, w: Noted(schema.one_of(*Noted)(v, w))), None),
-)
-COMPILE_FIELDS: tuple[Field, ...] = (
-    ("function", "function", text, REQUIRED),
-    ("reason", "reason", _reason, REQUIRED),
-    ("defined_at", "defined_at", maybe_text, None),
-    ("call_site", "call_site", maybe_text, None),
-    ("call_text", "call_text", maybe_text, None),
-    ("thread", "thread", text, "MainThread"),
-    ("in_run", "in_run", schema.flag, True),
-    ("eager", "eager", schema.flag, False),
-    *((stage, stage, maybe_seconds, None) for stage in STAGES),
-    ("at_s", "at_s", seconds_or_zero, 0.0),
-)
-OMITTED_FIELDS: tuple[Field, ...] = (
-    ("function", "function", text, REQUIRED),
-    ("count", "count", schema.count, REQUIRED),
-    ("seconds", "seconds", seconds_or_zero, 0.0),
-    ("again", "again", schema.count, 0),
-    ("again_seconds", "again_seconds", seconds_or_zero, 0.0),
-)
-Change.FIELDS, Reason.FIELDS = CHANGE_FIELDS, REASON_FIELDS
-Compile.FIELDS, Omitted.FIELDS = COMPILE_FIELDS, OMITTED_FIELDS
+    FIELDS = (
+        ("function", "function", text, schema.REQUIRED),
+        ("count", "count", schema.count, schema.REQUIRED),
+        ("seconds", "seconds", seconds_or_zero, 0.0),
+        ("again", "again", schema.count, 0),
+        ("again_seconds", "again_seconds", seconds_or_zero, 0.0))

@@ -7,6 +7,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .compiles import FIRST
 from .compiles import STAGES
@@ -21,32 +22,23 @@ class ReasonRow:
 
     kind: str
     argument: str | None
-    #: The values it went through, in order of first appearance (``f32[3]``, ``f32[4]``).
-    values: tuple[str, ...]
+    values: tuple[str, ...]  # the values it went through, in order of first appearance
     count: int
     seconds: float
-    #: The user's lines that made these calls (``file:line``, its text, how often), most
-    #: frequent first.
+    #: The user's lines that made these calls (``file:line``, its text, how often).
     lines: tuple[tuple[str, str | None, int], ...]
     text: str
-    #: The threads these compiles ran on.
     threads: tuple[str, ...] = ()
-    #: The most other arguments that differed at once, beside ``argument``.
-    more: int = 0
-    #: The other differences JAX named beside it, each with the values it went through.
-    also: tuple[AlsoRow, ...] = ()
-    #: Each compile's (before, after), in order, once each: ``values`` read as a history
-    #: only where one pair's after is the next one's before (:func:`histories`).
+    more: int = 0  # the most other arguments that differed at once
+    also: tuple[AlsoRow, ...] = ()  # the other differences JAX named beside it
+    #: Each compile's (before, after), in order, once each (:func:`histories`).
     pairs: tuple[tuple[str, str], ...] = ()
-    #: What the watch knew where JAX said nothing (:class:`~.compiles.Noted`).
     noted: Noted | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class AlsoRow:
-    """Another difference JAX named beside a reason (an NNX step's ``train`` passed by
-    keyword, then by position: the positional tuple grew, and the keywords lost
-    ``train``): its kind, argument and the values it went through."""
+    """Another difference JAX named beside a reason: its kind, argument and values."""
 
     kind: str
     argument: str | None
@@ -64,12 +56,9 @@ class FunctionRow:
     seconds: float
     stage_seconds: dict[str, float]
     reasons: tuple[ReasonRow, ...]
-    #: The first compile's call site and line (for the ``%jitcompare`` bridge).
     call_site: str | None
     call_text: str | None
     eager: bool
-    #: Of its compiles, how many are only counted (past
-    #: :data:`~jitmagic.model.ledger.MAX_KEPT`): not in ``stage_seconds`` nor ``reasons``.
     omitted: int = 0
 
 
@@ -83,14 +72,13 @@ class EagerLine:
     functions: tuple[str, ...]
     count: int
     seconds: float
-    #: The functions JAX said were made anew on this line, each pass (an eager
-    #: ``lax.scan``'s body defined in the loop); empty: new shapes or dtypes.
+    #: The functions JAX said were made anew on this line (empty: new shapes or dtypes).
     made_anew: tuple[str, ...] = ()
 
 
 def with_omitted(rows: list[FunctionRow], omitted: tuple[Omitted, ...]) -> list[FunctionRow]:
-    """``rows`` with the compiles past :data:`~jitmagic.model.ledger.MAX_KEPT` counted in,
-    each to the first row of its function's name (they were counted, not kept, so by name only)."""
+    """``rows`` with the compiles past ``MAX_KEPT`` counted in, each to the first row of
+    its function's name."""
     rows = list(rows)
     for o in omitted:
         i = next((i for i, r in enumerate(rows) if r.function == o.function), None)
@@ -122,25 +110,15 @@ def function_row(cs: list[Compile]) -> FunctionRow:
 
 def reason_row(cs: list[Compile]) -> ReasonRow:
     """The row of compiles ``cs`` that share one reason (one compile: the live line's)."""
-    values: dict[str, None] = {}
-    for c in cs:
-        for v in (c.reason.before, c.reason.after):
-            if v is not None:
-                values.setdefault(v, None)
     lines = Counter(c.call_site for c in cs if c.call_site)
     texts = {c.call_site: c.call_text for c in cs}
-    pairs: dict[tuple[str, str], None] = {}
-    for c in cs:
-        if c.reason.before is not None and c.reason.after is not None:
-            pairs.setdefault((c.reason.before, c.reason.after), None)
+    pairs = dict.fromkeys((c.reason.before, c.reason.after) for c in cs
+                          if c.reason.before is not None and c.reason.after is not None)
     also: dict[tuple[str, str | None], dict[str, None]] = {}
-    for c in cs:
-        for change in c.reason.also:
-            seen = also.setdefault((change.kind, change.argument), {})
-            for v in (change.before, change.after):
-                if v is not None:
-                    seen.setdefault(v, None)
-    return ReasonRow(cs[0].reason.kind, cs[0].reason.argument, tuple(values), len(cs),
+    for change in (a for c in cs for a in c.reason.also):
+        also.setdefault((change.kind, change.argument), {}).update(_values([change]))
+    return ReasonRow(cs[0].reason.kind, cs[0].reason.argument,
+                     tuple(_values(c.reason for c in cs)), len(cs),
                      sum(c.seconds for c in cs),
                      tuple((site, texts.get(site), n) for site, n in lines.most_common()),
                      cs[0].reason.text, tuple(sorted({c.thread for c in cs})),
@@ -149,10 +127,14 @@ def reason_row(cs: list[Compile]) -> ReasonRow:
                      tuple(pairs), cs[0].reason.noted)
 
 
+def _values(changes: Iterable[Any]) -> dict[str, None]:
+    """The before and after values of ``changes``, once each, in order."""
+    return dict.fromkeys(v for c in changes for v in (c.before, c.after) if v is not None)
+
+
 def histories(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, ...]]:
-    """The (before, after) pairs of a reason's compiles joined into the histories they
-    are: a pair continues a history only where its before is that history's last value
-    (``f32[3] → f32[4]`` and ``f32[4]({}) → f32[2,2]({})`` are two, not one)."""
+    """The (before, after) pairs of a reason's compiles joined into histories: a pair
+    continues one only where its before is that history's last value."""
     found: list[list[str]] = []
     for before, after in pairs:
         run = next((h for h in found if h[-1] == before and after not in h), None)

@@ -1,17 +1,6 @@
-"""Program size by source line: which lines of the user's code build the program.
-
-One :class:`LineTable` per variant (flat, nested) holds a row per source line
-of the user's code (the cell, its helpers, the user's own modules), keyed by
-``(file, line)``; :class:`Lines` holds both and derives the hints from their
-numbers. Standard library only: the counting lives in :mod:`jitmagic.measure.lines.tables`,
-the presentation in :mod:`jitmagic.render.lines` (reached through
-:mod:`jitmagic.render.bundle`, like every record's).
-
-A column that was not measured (``hits`` and ``trace_s`` where no cheap line hook
-exists, Python 3.11) is ``None`` in every row, never zero, and the table's
-``notes`` say why. A ``Lines`` record saves on its own (``jitmagic.save``) under
-:data:`SCHEMA`, and inside a comparison's report.
-"""
+"""Program size by source line: one :class:`LineTable` per variant, a row per line of the
+user's code (a column not measured is None in every row, never zero); :class:`Lines`
+holds both, and also saves on its own under :data:`SCHEMA`."""
 
 from __future__ import annotations
 
@@ -24,19 +13,9 @@ from typing import Any
 
 from ..notes import Noted
 from ..notes import read_notes
-from ..notes import said
-from ..saved.schema import Field
-from ..saved.schema import ReportSchemaError
-from ..saved.schema import clipped
-from ..saved.schema import count
-from ..saved.schema import encode
+from ..notes import said_in
+from ..saved import schema
 from ..saved.schema import fail
-from ..saved.schema import fields
-from ..saved.schema import fixed
-from ..saved.schema import items
-from ..saved.schema import mapping
-from ..saved.schema import optional
-from ..saved.schema import text
 from ..shown import Shown
 from ..shown import renderer
 from .rows import FunctionSpan
@@ -50,8 +29,7 @@ __all__ = ["READABLE", "SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines"
 
 #: The schema of a saved ``Lines`` record (``jitmagic.save(jitmagic.lines(f, x), path)``).
 SCHEMA = "jitmagic.lines/2"
-#: The schemas :meth:`Lines.from_dict` reads: /1 saved each table's notes as sentences
-#: (/2 saves facts, which an older jitmagic cannot read); they load as they were.
+#: The schemas :meth:`Lines.from_dict` reads (/1 saved each table's notes as sentences).
 READABLE = ("jitmagic.lines/1", SCHEMA)
 #: A line that ran at least this many times per call of its function while
 #: tracing, and built at least ``LOOP_SHARE`` of the program, is an unrolled loop.
@@ -65,11 +43,8 @@ CONSTANT_BYTES = 2**20
 
 @dataclass(frozen=True)
 class LineTable:
-    """One variant's rows, in file then line order, and the functions they belong to.
-
-    ``noted`` says what was not measured and why (``notes`` in words); ``loops`` are the
-    Python loops of the functions seen (from their source, for the loop hint without hits).
-    """
+    """One variant's rows, in file then line order, the functions they belong to, and the
+    Python loops of their source (for the loop hint without hits)."""
 
     variant: str
     rows: tuple[LineRow, ...]
@@ -77,22 +52,15 @@ class LineTable:
     entry: str = ""
     noted: tuple[Noted, ...] = ()
     loops: tuple[LoopSpan, ...] = ()
-    #: How a file is named to the reader where its path says little: a notebook cell as
-    #: IPython names it (``Cell In[12]``) instead of the kernel's temporary file.
+    #: How a file is named to the reader where its path says little (``Cell In[12]``).
     labels: dict[str, str] = field(default_factory=dict, compare=False)
-    #: (count, bytes) of every array constant the program reads, each once; None: not
-    #: counted (a report of jitmagic 0.3).
+    #: (count, bytes) of every array constant the program reads; None: not counted.
     constants: tuple[int, int] | None = None
-    #: The JAX loops (scans, fori_loops, while loops) the program holds, by the user line
-    #: that calls each: a line that calls one is no Python loop to rewrite as one, and a
-    #: scan's ``unroll`` copies its body into what XLA compiles. Empty: none, or not
-    #: counted (a report of jitmagic 0.5 or older).
+    #: The JAX loops the program holds, by the user line that calls each (empty: none, or
+    #: not counted).
     loop_calls: tuple[LoopCall, ...] = ()
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What was not measured and why, in words (each of ``noted`` said)."""
-        return said(self.noted)
+    notes = said_in("noted")
 
     def label(self, file: str) -> str:
         """``file`` as the reader knows it."""
@@ -133,37 +101,30 @@ class LineTable:
         return max(1, min(holding, key=lambda f: f.last_line - f.first_line).calls or 1)
 
     def hints(self, nested: Collection[str] = ()) -> list[str]:
-        """Advice that follows from the numbers: unrolled loops, helpers traced per call,
-        big constants captured from Python (as the registered renderer words it,
-        :func:`jitmagic.render.lines.hints`). ``nested``: the helpers a comparison's
-        nested variant nested, whose hint points at what it measured, not at ``--nest``."""
+        """Advice that follows from the numbers, in words (``nested``: the helpers a
+        comparison's nested variant nested, whose hint points at what it measured)."""
         said = renderer("hints", self)
         return said(self, nested) if said else []
 
     def loop_hint(self) -> str | None:
-        """The Python loop that builds most of the program, and what to write instead (as
-        :func:`jitmagic.render.lines.loop_hint` words it)."""
+        """The Python loop that builds most of the program, and what to write instead."""
         said = renderer("loop hint", self)
         return said(self) if said else None
 
     def unrolled(self) -> list[LoopCall]:
-        """The scans and fori_loops written with ``unroll`` above 1, the biggest body
-        first."""
+        """The scans and fori_loops written with ``unroll`` above 1, the biggest first."""
         return sorted((x for x in self.loop_calls if x.copies > 1),
                       key=lambda x: (-x.body_eqns * x.copies, x.line))
 
     def loop_line(self, r: LineRow) -> int | None:
-        """The line of the innermost Python loop of the source that holds ``r`` (its
-        ``for`` or ``while``, or the comprehension's line): what the loop is named by.
-        None: no loop of the source was read around it (a report before 0.5)."""
+        """The line of the innermost Python loop of the source that holds ``r`` (None:
+        none was read around it)."""
         held = [x for x in self.loops if x.holds(r)]
         return max(x.first_line for x in held) if held else None
 
     def python_loop(self) -> tuple[LineRow, float] | None:
-        """The line of a Python loop that builds most of the program (at least
-        :data:`LOOP_SHARE` of its equations), and that share; None where none does. A
-        line that calls a JAX loop is none: it already is one, its body in the program
-        once."""
+        """The line of a Python loop (not one that calls a JAX loop) that builds at least
+        :data:`LOOP_SHARE` of the program, and that share; None where none does."""
         total = self.total_eqns
         if not total:
             return None
@@ -175,10 +136,8 @@ class LineTable:
         else:  # no hits: a line inside a Python loop of the source
             def looped(r: LineRow) -> bool:
                 return any(loop.holds(r) for loop in self.loops) and r.key not in calls
-        # The line that itself builds the program (its own equations) is the loop to
-        # rewrite; a loop whose body only calls a helper is found by its inclusive count.
-        # (a JAX loop's body counts once there: a short Python loop around a scan that
-        # builds the program is not the loop to rewrite)
+        # The line that itself builds the program is the loop to rewrite; a loop whose
+        # body only calls a helper is found by its inclusive count (less JAX loops' bodies).
         for built in (lambda r: r.eqns_own, lambda r: r.unrolled_eqns):
             loops = [r for r in self.rows if built(r) >= LOOP_SHARE * total and looped(r)]
             if loops:
@@ -196,8 +155,7 @@ class Lines(Shown):
 
     entry: str
     tables: dict[str, LineTable] = field(default_factory=dict)
-    #: Why counting stopped before every variant's table was made (PARTIAL): the
-    #: tables finished are kept; None where it did not stop.
+    #: Why counting stopped before every variant's table was made (PARTIAL).
     stopped: str | None = None
 
     @property
@@ -225,13 +183,11 @@ class Lines(Shown):
         return self.summary()
 
     def hints(self, nested: Collection[str] = ()) -> list[str]:
-        """The flat variant's hints: what the plain ``jax.jit(f)`` program suffers from
-        (``nested``: as :meth:`LineTable.hints`)."""
+        """The flat variant's hints (:meth:`LineTable.hints`)."""
         return self.flat.hints(nested) if "flat" in self.tables else []
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"flat": [row...], "nested": [row...]}`` plus the schema, the entry, and each
-        table's function spans, notes, loops, JAX loops and constants."""
+        """``{"flat": [row...], "nested": [row...]}`` and each table's other parts."""
         d: dict[str, Any] = {"schema": SCHEMA, **{n: t.to_dict() for n, t in self.tables.items()},
                              "entry": self.entry, "functions": self._each("functions", None)}
         d |= {key: self._each(attr) for key, attr in (("notes", "noted"), ("loops", "loops"),
@@ -243,16 +199,15 @@ class Lines(Shown):
     def _each(self, attr: str, keep: Callable[[Any], bool] | None = bool) -> dict[str, Any]:
         """Each table's ``attr`` as saved, by variant (those ``keep`` refuses left out)."""
         got = {n: getattr(t, attr) for n, t in self.tables.items()}
-        return {n: encode(v) for n, v in got.items() if keep is None or keep(v)}
+        return {n: schema.encode(v) for n, v in got.items() if keep is None or keep(v)}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "lines") -> Lines:
-        """The tables saved as ``d`` (:meth:`to_dict`), every field checked: a bad one
-        raises ``ReportSchemaError`` naming it (``lines.flat[3].hits: expected a count``)."""
-        got = fields(d, _FIELDS, where)
+        """The tables saved as ``d``, every field checked."""
+        got = schema.fields(d, _FIELDS, where)
         if got["schema"] not in READABLE:
-            raise ReportSchemaError(f"{where}: cannot read a per-line table with schema "
-                                    f"{clipped(got['schema'])!r}: this jitmagic reads "
+            raise schema.ReportSchemaError(f"{where}: cannot read a per-line table with schema "
+                                    f"{schema.clipped(got['schema'])!r}: this jitmagic reads "
                                     f"{' or '.join(map(repr, READABLE))}")
         if not got["stopped"] and got["flat"] is None and got["nested"] is None:
             fail(where, "a per-line table ('flat' and/or 'nested' row lists)", "neither")
@@ -270,28 +225,26 @@ def _table(name: str, got: dict[str, Any]) -> LineTable:
                      loop_calls=got["loop_calls"].get(name, ()))
 
 
-#: At most this many rows in one saved table: a row per line of every user function
-#: the trace entered, so a big model's can pass :data:`~.saved.schema.MAX_LIST`.
+#: At most this many rows in one saved table (a big model's can pass ``MAX_LIST``).
 MAX_SAVED_ROWS = 10**6
 
-#: A saved ``Lines``'s fields: a row list per variant, and the variants' other parts
-#: keyed by variant (``{"flat": [...]}``), each item bounded like every record's.
-_FIELDS: tuple[Field, ...] = (
-    ("schema", "schema", text, SCHEMA),
-    ("flat", "flat", items(LineRow.from_dict, MAX_SAVED_ROWS), None),
-    ("nested", "nested", items(LineRow.from_dict, MAX_SAVED_ROWS), None),
-    ("entry", "entry", text, ""),
-    ("stopped", "stopped", optional(text), None),
-    ("functions", "functions", mapping(items(FunctionSpan.from_dict)), {}),
-    ("notes", "notes", mapping(read_notes), {}),
-    ("loops", "loops", mapping(items(loop_span)), {}),
-    ("loop_calls", "loop_calls", mapping(items(LoopCall.from_list)), {}),
-    ("constants", "constants", mapping(optional(fixed(count, count))), {}),
-    ("labels", "labels", mapping(text), {}),
+#: A saved ``Lines``'s fields: a row list per variant, the other parts keyed by variant.
+_FIELDS: tuple[schema.Field, ...] = (
+    ("schema", "schema", schema.text, SCHEMA),
+    ("flat", "flat", schema.items(LineRow.from_dict, MAX_SAVED_ROWS), None),
+    ("nested", "nested", schema.items(LineRow.from_dict, MAX_SAVED_ROWS), None),
+    ("entry", "entry", schema.text, ""),
+    ("stopped", "stopped", schema.optional(schema.text), None),
+    ("functions", "functions", schema.mapping(schema.items(FunctionSpan.from_dict)), {}),
+    ("notes", "notes", schema.mapping(read_notes), {}),
+    ("loops", "loops", schema.mapping(schema.items(loop_span)), {}),
+    ("loop_calls", "loop_calls", schema.mapping(schema.items(LoopCall.from_list)), {}),
+    ("constants", "constants",
+     schema.mapping(schema.optional(schema.fixed(schema.count, schema.count))), {}),
+    ("labels", "labels", schema.mapping(schema.text), {}),
 )
 
 
 def is_saved_lines(d: Any) -> bool:
-    """Whether a saved report's JSON is a ``Lines`` record of its own (of any version:
-    one this jitmagic does not read is refused by :meth:`Lines.from_dict`, naming it)."""
+    """Whether a saved report's JSON is a ``Lines`` record of its own (of any version)."""
     return isinstance(d, dict) and str(d.get("schema")).startswith(SCHEMA.split("/")[0] + "/")

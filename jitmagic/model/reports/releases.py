@@ -1,14 +1,6 @@
 """One cell measured under several JAX releases (``--jax 0.9.0,0.10.2``): what each
-release gave, and each change between one release and the next by the one rule.
-
-A release's outcome is its :class:`~jitmagic.model.comparison.Comparison` (the child
-measured it), or why there is none, a finding in itself: :class:`NotInstalled` (no
-environment could be made: no wheel, offline), or how its child ended
-(:class:`~jitmagic.model.progress.TimedOut`, ``Crashed``, ``Failed``, ``CouldNotStart``).
-The changes are :func:`jitmagic.model.diff.diff` between consecutive measured releases,
-in the order given: each stage judged by
-:func:`jitmagic.model.stats.rule.difference`, the program's figures exactly.
-"""
+release gave (its comparison, or why there is none: :class:`NotInstalled`, or how its
+child ended), and :func:`~jitmagic.model.diff.diff` between consecutive measured ones."""
 
 from __future__ import annotations
 
@@ -36,9 +28,8 @@ Outcome = Comparison | NotInstalled | ChildEnd
 
 @dataclass(frozen=True)
 class ReleaseResult:
-    """One release: ``release`` as its column is headed (``0.9.0``; the user's own is
-    ``current``), ``version`` the JAX it ran (None where none ran), ``folder`` its
-    environment (None: the user's own Python), ``outcome`` what it gave."""
+    """One release as its column is headed (the user's own: ``current``), the JAX it ran
+    (None: none), its environment (None: the user's own Python), what it gave."""
 
     release: str
     outcome: Outcome
@@ -59,10 +50,8 @@ MOST_PASSES = 3
 
 @dataclass(frozen=True)
 class Change:
-    """``new`` against ``old`` (two releases' labels), by :func:`~.diff.diff`; with
-    ``--xla``, ``passes``: the flat program's HLO passes (and :data:`PARTS`) that moved
-    most between the two profiled compiles, as (name, OLD's seconds, NEW's), one
-    compile a side: figures, not judged by the rule."""
+    """``new`` against ``old`` (two releases' labels); with ``--xla``, the flat program's
+    passes that moved most, as (name, OLD's seconds, NEW's): figures, not judged."""
 
     old: str
     new: str
@@ -71,8 +60,7 @@ class Change:
 
 
 def passes_moved(old: Comparison, new: Comparison) -> tuple[tuple[str, float, float], ...]:
-    """The :data:`MOST_PASSES` parts of the flat program's profiled compile whose seconds
-    moved most from ``old`` to ``new`` (none where either has no ``--xla`` compile)."""
+    """The :data:`MOST_PASSES` parts of the flat profiled compile that moved most."""
     a, b = (c.xla_passes.of("flat") if c.xla_passes else None for c in (old, new))
     if a is None or b is None:
         return ()
@@ -114,7 +102,7 @@ class Bisection:
 def bisect(walked: Sequence[str], measure: Callable[[str], ReleaseResult], cache: str
            ) -> Bisection:
     """Halve ``walked`` for each stage of the flat program slower in its last release
-    than in its first by the one rule (:meth:`~..stage_diff.StageDiff.slower_by`), each
+    than in its first by the one rule (:meth:`~..diff.StageDiff.slower_by`), each
     release measured once (``measure``): the first release slower than the first one,
     which measuring every release names too where a slowdown, once come, stays. A
     release that gave no comparison (a hang, a crash) counts as slower."""

@@ -1,14 +1,8 @@
-"""Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads it back.
-
-A loaded report is the record that was saved (a
-:class:`~jitmagic.model.comparison.Comparison`, a :class:`~jitmagic.model.sweep.Sweep`,
-the :class:`~jitmagic.model.lines.Lines` table ``jitmagic.lines`` returns, a ledger):
-it shows the same chart and tables without re-running anything, and its ``to_dict()``
-equals what was saved. Loading trusts nothing: every decoding failure becomes a
-``ReportSchemaError`` naming the file (and the field), and every string is made safe to
-print (:func:`~jitmagic.model.saved.schema.printable_tree`). What files are read and
-written, and how, is :mod:`~jitmagic.model.saved.files`.
-"""
+"""Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads back the
+record that was saved (a comparison, a sweep, a ``Lines`` table, a ledger), equal to it.
+Loading trusts nothing: every failure is a ``ReportSchemaError`` naming the file (and
+the field), and every string is made safe to print. It is also the one door to a diff
+(``jitmagic.diff``, ``jitmagic diff``, the gates) of two records or saved reports."""
 
 from __future__ import annotations
 
@@ -21,76 +15,68 @@ from typing import Any
 from ..comparison import READABLE
 from ..comparison import SCHEMA
 from ..comparison import Comparison
+from ..diff import Diff
+from ..diff import comparison_only
+from ..diff import diff
 from ..ledger import Ledger
+from ..ledger import LedgerDiff
 from ..ledger import is_saved_ledger
+from ..ledger import ledger_diff
 from ..lines import Lines
 from ..lines import is_saved_lines
 from ..rows import PHASES
 from ..saved import files
-from ..saved.schema import ReportSchemaError
-from ..saved.schema import clipped
-from ..saved.schema import needs_printable
-from ..saved.schema import printable_tree
-from ..saved.schema import time_limit
+from ..saved import schema
 from ..stats.units import cut_to
 from ..sweep import SCHEMA as SWEEP_SCHEMA
 from ..sweep import SWEEP_READABLE
 from ..sweep import Sweep
 
 MAX_BYTES = files.MAX_BYTES
-#: Reading a report's records stops after this many seconds (a sweep of 100 values
-#: reads in a tenth of a second).
+#: Reading a report's records stops after this many seconds (a sweep of 100 values: 0.1 s).
 MAX_READ_S = 10.0
 
 
 def save(c: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
-    """Write ``c.to_dict()`` as JSON (``null`` for numbers that were not measured or not finite).
-
-    The file is replaced whole or not at all (see :func:`~jitmagic.model.saved.files.write_text`:
-    a regular file or a new one, its mode and hard links kept): a failure while
-    building the text leaves an existing file as it was.
-    """
+    """Write ``c.to_dict()`` as JSON (``null`` for numbers not measured or not finite),
+    whole or not at all (:func:`~jitmagic.model.saved.files.write_text`)."""
     data = json.dumps(_finite(c.to_dict()), indent=1, allow_nan=False)
     files.write_text(path, data)
 
 
 def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
-    """Read a report written by ``--save`` (magic or command) or :func:`save` (``~``
-    expanded; only a regular file of at most :data:`MAX_BYTES` is read).
-
-    Raises ``ReportSchemaError`` (naming the file and the schema or field at fault)
-    for anything that is not a report this version reads, ``FileNotFoundError`` for
-    a missing file.
-    """
+    """Read a report written by ``--save`` or :func:`save`: ``ReportSchemaError`` naming
+    the file and the schema or field at fault for anything else, ``FileNotFoundError``
+    for a missing file."""
     name = os.fsdecode(os.fspath(path))
     try:
         raw = files.read_bytes(files.expand(path), MAX_BYTES)
     except ValueError as exc:  # not a regular file, too large, a ~user with no such user
-        raise ReportSchemaError(str(exc)) from None
+        raise schema.ReportSchemaError(str(exc)) from None
     try:
         text = raw.decode("utf-8-sig")
         data = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
-        raise ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
+        raise schema.ReportSchemaError(f"{name} is not a jitmagic report: it is not JSON "
                                 f"({_short(exc)})") from None
     try:
-        clean = printable_tree(data) if needs_printable(text) else data
+        clean = schema.printable_tree(data) if schema.needs_printable(text) else data
         if is_saved_lines(data):
-            with time_limit(MAX_READ_S):
+            with schema.time_limit(MAX_READ_S):
                 return Lines.from_dict(clean)
         if is_saved_ledger(data):
-            with time_limit(MAX_READ_S):
+            with schema.time_limit(MAX_READ_S):
                 return Ledger.from_dict(clean)
         _check_schema(data)
-        with time_limit(MAX_READ_S):
+        with schema.time_limit(MAX_READ_S):
             result = _decode(clean)
         _check_statistics(result)
         return result
-    except ReportSchemaError as exc:
-        raise ReportSchemaError(f"{name}: {exc}") from None
+    except schema.ReportSchemaError as exc:
+        raise schema.ReportSchemaError(f"{name}: {exc}") from None
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError,
             OverflowError) as exc:  # a check this version lacks: still the report's fault
-        raise ReportSchemaError(f"{name}: not a report this jitmagic reads "
+        raise schema.ReportSchemaError(f"{name}: not a report this jitmagic reads "
                                 f"({type(exc).__name__}: {_short(exc)})") from None
 
 
@@ -107,38 +93,38 @@ _NEWEST = {"comparison": SCHEMA, "sweep": SWEEP_SCHEMA}
 
 
 def _check_schema(data: Any) -> None:
-    """A schema this jitmagic does not read, said plainly: one written by a newer
-    jitmagic, or something else (a long string is clipped, not echoed whole)."""
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema in (*READABLE, *SWEEP_READABLE):
+    """A schema this jitmagic does not read, said plainly (a newer jitmagic's, or else)."""
+    given = data.get("schema") if isinstance(data, dict) else None
+    if given in (*READABLE, *SWEEP_READABLE):
         return
     versions = ", ".join("/" + r.rsplit("/", 1)[1] for r in READABLE)
     sweeps = ", ".join("/" + r.rsplit("/", 1)[1] for r in SWEEP_READABLE)
     reads = (f"this jitmagic writes {SCHEMA!r} and reads {versions} (sweeps: writes "
              f"{SWEEP_SCHEMA!r} and reads {sweeps})")
-    found = _VERSIONED.fullmatch(schema) if isinstance(schema, str) else None
+    found = _VERSIONED.fullmatch(given) if isinstance(given, str) else None
     if found and int(found[2]) > _version(_NEWEST[found[1]]):
-        raise ReportSchemaError(f"written by a newer jitmagic (schema {schema!r}): {reads}; "
-                                "upgrade jitmagic to read it")
-    raise ReportSchemaError(f"cannot read a report with schema {_describe(schema)}: {reads}")
+        raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {given!r}): "
+                                       f"{reads}; upgrade jitmagic to read it")
+    raise schema.ReportSchemaError(f"cannot read a report with schema {_describe(given)}: "
+                                   f"{reads}")
 
 
-def _version(schema: str) -> int:
-    return int(schema.rsplit("/", 1)[1])
+def _version(name: str) -> int:
+    return int(name.rsplit("/", 1)[1])
 
 
 def _describe(value: Any) -> str:
     """``value`` as a message shows it: a string clipped, a container by its type."""
     if isinstance(value, str):
-        return repr(clipped(value))
+        return repr(schema.clipped(value))
     if value is None or isinstance(value, bool | int | float):
-        return clipped(repr(value))
+        return schema.clipped(repr(value))
     return f"a {type(value).__name__}"
 
 
 def _check_statistics(result: Comparison | Sweep) -> None:
-    """Derive every phase's verdict once: samples no clock could give (picoseconds beside
-    years) fail here, naming the phase, rather than when the report is shown."""
+    """Derive every phase's verdict once: samples no clock could give fail here, naming
+    the phase, not when the report is shown."""
     points = result.points if isinstance(result, Sweep) else (result,)
     for i, point in enumerate(points):
         for phase in PHASES:
@@ -146,7 +132,7 @@ def _check_statistics(result: Comparison | Sweep) -> None:
                 point.difference(phase)
             except (OverflowError, ValueError, ZeroDivisionError):
                 at = f"points[{i}]." if isinstance(result, Sweep) else ""
-                raise ReportSchemaError(
+                raise schema.ReportSchemaError(
                     f"{at}variants.*.samples.{phase}: the samples are too far apart to be "
                     "compared (times from different clocks?)") from None
 
@@ -169,3 +155,25 @@ def _finite(x: Any) -> Any:
 def _short(exc: BaseException) -> str:
     """What ``exc`` says, cut to 200 characters (a decoder can quote the whole file)."""
     return cut_to(str(exc), 200)
+
+
+def loaded(r: Any) -> Any:
+    """``r`` itself, or the record saved at the path ``r``."""
+    return load(r) if isinstance(r, str | os.PathLike) else r
+
+
+def as_comparison(r: Any) -> Comparison:
+    """``r`` itself, or the comparison saved at the path ``r``; ``ReportSchemaError`` for
+    any other record, ``FileNotFoundError`` for a missing file."""
+    return comparison_only(loaded(r))
+
+
+def diff_any(old: Any, new: Any, *, force: bool = False) -> Diff | LedgerDiff:
+    """``jitmagic.diff``: two ledgers give their ``LedgerDiff``, two comparisons their ``Diff``."""
+    old, new = loaded(old), loaded(new)
+    if isinstance(old, Ledger) and isinstance(new, Ledger):
+        return ledger_diff(old, new)
+    if isinstance(old, Ledger) or isinstance(new, Ledger):
+        raise schema.ReportSchemaError("diff compares two ledgers or two comparisons, not a "
+                                       "ledger with a comparison")
+    return diff(old, new, force=force)

@@ -1,16 +1,6 @@
-"""The files reports go to and come from: regular files only, nothing damaged on the way.
-
-Writing (:func:`check_target`, :func:`write_text`): a report goes onto a regular file
-or a new one, never onto a FIFO, a device, a socket or a folder (``--save /dev/null``
-must not replace the null device, ``--save /dev/stdout`` must not block on a pipe). The
-text is written beside the target and moved over it in one step, keeping the old
-file's mode and owner; a file with other hard links is rewritten in place instead,
-so that every link sees the new report. Every error names the target, never the
-temporary file.
-
-Reading (:func:`read_bytes`): only a regular file is opened (a FIFO is refused
-before anything could block on it), and at most :data:`MAX_BYTES` are read.
-"""
+"""The files reports go to and come from: regular files only (never a FIFO, a device, a
+socket or a folder), written whole or not at all keeping mode, owner and hard links,
+read at most :data:`MAX_BYTES` and never blocking; every error names the target."""
 
 from __future__ import annotations
 
@@ -30,11 +20,8 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
 
 
 def expand(path: str | os.PathLike) -> str:
-    """``path`` with a leading ``~`` or ``~user`` expanded as the shell does.
-
-    ``ValueError`` where it cannot be (no such user, no home folder): the shell would
-    leave the ``~`` in the name, which is never what was meant.
-    """
+    """``path`` with a leading ``~`` or ``~user`` expanded as the shell does;
+    ``ValueError`` where it cannot be (no such user, no home folder)."""
     text = os.fsdecode(os.fspath(path))
     if not text.startswith("~"):
         return text
@@ -53,11 +40,8 @@ def kind_of(mode: int) -> str | None:
 
 
 def check_target(path: str | os.PathLike) -> Path:
-    """``path`` as an absolute path a report can be written to (``~`` expanded).
-
-    ``ValueError`` naming ``path`` for a folder, a FIFO, a device or a socket, a
-    read-only file, a folder that does not exist, or one this process cannot write to.
-    """
+    """``path`` as an absolute path a report can be written to (``~`` expanded);
+    ``ValueError`` naming it for anything a report cannot be written to."""
     target = Path(expand(path)).absolute()
     _check_kind(target)
     real = Path(os.path.realpath(target))
@@ -73,8 +57,8 @@ def check_target(path: str | os.PathLike) -> Path:
     return target
 
 
-#: Folders of the system's own files: ``/dev/stdout`` is a regular file when the output
-#: is redirected to one, and a report written there would replace that file.
+#: Folders of the system's own files (``/dev/stdout`` is a regular file when the output
+#: is redirected to one).
 SPECIAL = (Path("/dev"), Path("/proc"), Path("/sys"))
 
 
@@ -106,13 +90,9 @@ def _check_kind(target: Path) -> None:
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path``, a regular file or a new one, whole or not at all.
-
-    A symlink is followed (its target is written). A file with other hard links is
-    rewritten in place (room for the text is reserved first, so a full disk leaves it
-    as it was); any other is replaced in one step by a file with its mode and owner.
-    ``ValueError`` for what :func:`check_target` refuses; ``OSError`` naming ``path``.
-    """
+    """Write ``text`` (UTF-8) to ``path``, a regular file or a new one, whole or not at
+    all: a file with other hard links is rewritten in place, any other replaced in one
+    step. ``ValueError`` for what :func:`check_target` refuses; ``OSError`` naming ``path``."""
     target = check_target(path)
     real = os.path.realpath(target)
     data = text.encode("utf-8")
@@ -166,9 +146,8 @@ def _write_in_place(real: str, data: bytes, old: os.stat_result) -> None:
 
 
 def _reserve(fd: int, size: int) -> None:
-    """Room for ``size`` bytes, before the old text is overwritten: a full disk then
-    fails here, with the file as it was. A file system that cannot reserve is written
-    all the same."""
+    """Room for ``size`` bytes before the old text is overwritten: a full disk fails here,
+    with the file as it was."""
     try:
         os.posix_fallocate(fd, 0, max(size, 1))
     except AttributeError:  # not on this platform
@@ -179,12 +158,9 @@ def _reserve(fd: int, size: int) -> None:
 
 
 def read_bytes(path: str | os.PathLike, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them.
-
-    ``FileNotFoundError`` for a missing file; ``ValueError`` (the message names the
-    path) for a folder, a FIFO, a device or a socket, or a file over ``limit``: checked
-    before opening, and the file is opened non-blocking, so that nothing can hang.
-    """
+    """The bytes of the regular file at ``path``, at most ``limit`` of them;
+    ``FileNotFoundError`` for a missing file, ``ValueError`` naming the path for any other
+    kind of file or one over ``limit`` (opened non-blocking: nothing can hang)."""
     name = os.fsdecode(os.fspath(path))
     try:
         mode = os.stat(path).st_mode
@@ -220,8 +196,7 @@ def _too_large(name: str, size: int, limit: int) -> str:
 
 
 def _amount(size: int) -> str:
-    """``65 MiB`` for whole mebibytes, else the bytes (``67,108,865 bytes``): never
-    rounded to the limit's own figure."""
+    """``65 MiB`` for whole mebibytes, else the bytes (never rounded to the limit's own)."""
     return f"{size // 2**20} MiB" if size and size % 2**20 == 0 else f"{size:,} bytes"
 
 

@@ -1,11 +1,8 @@
-"""Reading a report someone else wrote: every field checked against a kind, one table per record.
-
-A *kind* is a function ``(value, where) -> value`` that returns the value as the
-record keeps it or raises :class:`ReportSchemaError` naming the field
-(``variants.flat.execute_loops: expected a count, got 'x'``). Records list
-their fields as ``(json key, attribute, kind, default)`` rows (:class:`Saved`): one
-table both writes and reads them, and nothing is checked by hand, field by field.
-"""
+"""Reading a report someone else wrote: every field checked against a *kind*, a function
+``(value, where) -> value`` that returns the value as the record keeps it or raises
+:class:`ReportSchemaError` naming the field (``variants.flat.execute_loops: expected a
+count, got 'x'``). Records list their fields as ``(json key, attribute, kind, default)``
+rows (:class:`Saved`): one table both writes and reads them."""
 
 from __future__ import annotations
 
@@ -32,21 +29,18 @@ MAX_SECONDS = 1e9
 REQUIRED = object()
 #: Messages quote at most this many characters of a string from a report.
 MAX_QUOTED = 80
-#: No list in a report holds more items than this (samples, helpers, a sweep's values):
-#: the statistics of a longer one would take seconds each time it is shown.
+#: No list in a report holds more items than this (its statistics would take seconds).
 MAX_LIST = 10_000
-#: When reading a report must be done by (``time.monotonic``), inside :func:`time_limit`.
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline",
                                                                         default=None)
 
-#: What a terminal would act on rather than show: C0 controls but newline and tab
-#: (ANSI escapes start with ESC), DEL and C1, the bidirectional overrides and isolates
-#: (text that reads differently from what it holds), and lone surrogates (no encoder
-#: writes them: matplotlib and a UTF-8 stdout raise on them).
+#: What a terminal would act on rather than show: C0 controls but newline and tab, DEL
+#: and C1, the bidirectional overrides and isolates, and lone surrogates (no encoder
+#: writes them).
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 UNPRINTABLE = re.compile(f"[{_CONTROLS}]")
-#: The same, and the line breaks: a value shown on one line (a name, a static argument's
-#: ``repr``) that held one would print a line of its own (a fake ``Gate held: ...``).
+#: The same, and the line breaks: a value shown on one line must not print a line of its
+#: own (a fake ``Gate held: ...``).
 UNPRINTABLE_IN_A_LINE = re.compile(f"[{_CONTROLS}\n\u2028\u2029]")
 
 
@@ -60,8 +54,8 @@ def fail(where: str, expected: str, got: Any) -> NoReturn:
 
 def printable(s: str, lines: bool = False) -> str:
     """``s`` with every :data:`UNPRINTABLE_IN_A_LINE` character (``lines``: every
-    :data:`UNPRINTABLE` one, newlines kept: a block, source code) written as its escape
-    (``\\x1b``, ``\\n``, ``\\ud800``): safe to print to a terminal, draw, or encode as UTF-8."""
+    :data:`UNPRINTABLE` one, newlines kept) written as its escape (``\\x1b``): safe to
+    print to a terminal, draw, or encode as UTF-8."""
     found = UNPRINTABLE if lines else UNPRINTABLE_IN_A_LINE
     if not found.search(s):
         return s
@@ -74,17 +68,13 @@ _ESCAPED = re.compile(r"\\u(00[01]|007f|008|009|202[a-e]|206[6-9]|d[89a-f])", re
 
 
 def needs_printable(json_text: str) -> bool:
-    """Whether a JSON text may decode to a string :func:`printable` would change (most
-    reports hold none: their decoded strings need no second look)."""
+    """Whether a JSON text may decode to a string :func:`printable` would change."""
     return bool(UNPRINTABLE.search(json_text) or _ESCAPED.search(json_text))
 
 
 def printable_tree(value: Any) -> Any:
-    """A decoded JSON document with every string in it, keys too, made :func:`printable`.
-
-    ``jitmagic.load`` calls it once on what it read, before any record decodes it: the
-    one place where a report from someone else is made safe to show.
-    """
+    """A decoded JSON document with every string in it, keys too, made :func:`printable`:
+    the one place where a report from someone else is made safe to show."""
     if isinstance(value, str):
         return printable(value, lines=True)  # each shown as one line where it is shown
     if isinstance(value, list):
@@ -136,28 +126,22 @@ def number(value: Any, where: str) -> float:
     return x
 
 
-def _not_subnormal(x: float, value: Any, where: str) -> float:
-    """``x``, unless it is a subnormal time (``5e-324``): no clock measures one, and
-    dividing by one overflows."""
+def seconds(value: Any, where: str, positive: bool = False) -> float:
+    """A finite number of seconds, at most :data:`MAX_SECONDS`: non-negative, or above zero
+    where ``positive`` (one that others are divided by); never subnormal (``5e-324``: no
+    clock measures one, and dividing by one overflows)."""
+    x = number(value, where)
+    if positive and not 0 < x <= MAX_SECONDS:
+        fail(where, f"seconds above zero, at most {MAX_SECONDS:g}", value)
+    if not 0 <= x <= MAX_SECONDS:
+        fail(where, f"seconds from 0 to {MAX_SECONDS:g}", value)
     if 0 < abs(x) < sys.float_info.min:
         fail(where, "seconds a clock could measure (not a subnormal number)", value)
     return x
 
 
-def seconds(value: Any, where: str) -> float:
-    """A finite, non-negative number of seconds (at most :data:`MAX_SECONDS`)."""
-    x = number(value, where)
-    if not 0 <= x <= MAX_SECONDS:
-        fail(where, f"seconds from 0 to {MAX_SECONDS:g}", value)
-    return _not_subnormal(x, value, where)
-
-
 def positive_seconds(value: Any, where: str) -> float:
-    """A finite number of seconds above zero (one that others are divided by)."""
-    x = number(value, where)
-    if not 0 < x <= MAX_SECONDS:
-        fail(where, f"seconds above zero, at most {MAX_SECONDS:g}", value)
-    return _not_subnormal(x, value, where)
+    return seconds(value, where, positive=True)
 
 
 def number_or_nan(value: Any, where: str) -> float:
@@ -211,8 +195,7 @@ def items(kind: Kind, limit: int = MAX_LIST) -> Kind:
 
 
 def fixed(*kinds: Kind, named: str = "") -> Kind:
-    """A list of exactly ``len(kinds)`` items, each its own kind (a record saved as a
-    row, ``[file, line, ...]``; ``named`` in messages); kept as a tuple."""
+    """A list of exactly ``len(kinds)`` items, each its own kind (``named`` in messages)."""
     def check(value: Any, where: str) -> tuple:
         if not isinstance(value, list | tuple) or len(value) != len(kinds):
             fail(where, named or f"a list of {len(kinds)} items", value)
@@ -252,8 +235,8 @@ Field = tuple[str, str, Kind | None, Any]
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Within this block, :func:`fields` fails once ``seconds`` have passed: a report
-    built to be slow to read (thousands of large records) is refused, not read for minutes."""
+    """Within this block, :func:`fields` fails once ``seconds`` have passed: a report built
+    to be slow to read is refused, not read for minutes."""
     token = _DEADLINE.set(time.monotonic() + seconds)
     try:
         yield
@@ -269,11 +252,9 @@ def _check_time(where: str) -> None:
 
 
 def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
-    """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row.
-
-    A missing key takes its default, or fails when the default is :data:`REQUIRED`; a
-    row whose kind is None is written only (derived again, never read back).
-    """
+    """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row: a
+    missing key takes its default (fails if :data:`REQUIRED`); a row of kind None is
+    written only (derived again, never read back)."""
     obj(d, where)
     _check_time(where)
     out = {}
@@ -305,8 +286,7 @@ def encode(value: Any) -> Any:
 
 
 def facts(record: Any, *names: str) -> dict[str, Any]:
-    """``record``'s attributes ``names`` as JSON writes them (:func:`encode`): the
-    ``to_dict`` of a record that is saved but never read back (a diff's)."""
+    """``record``'s attributes ``names`` as JSON writes them (a record never read back)."""
     return {name: encode(getattr(record, name)) for name in names}
 
 
@@ -318,11 +298,9 @@ def written(record: Any) -> dict[str, Any]:
 
 
 class Saved:
-    """A record saved as its :attr:`FIELDS` table says: :meth:`to_dict` writes each
-    row's attribute (a property for a written-only row) under its key, :meth:`from_dict`
-    reads them back checked; :attr:`WHERE` names it in messages when read on its own;
-    the keys in :attr:`SPARSE` are written only where they differ from their default
-    (as reports before them were)."""
+    """A record saved as its :attr:`FIELDS` table says, each row's attribute under its
+    key; :attr:`WHERE` names it in messages; the keys in :attr:`SPARSE` are written only
+    where they differ from their default (as reports before them were)."""
 
     __slots__ = ()
     FIELDS: ClassVar[tuple[Field, ...]] = ()

@@ -1,12 +1,10 @@
-"""Statistics derived from raw samples: the one median, numbers as JSON writes them, and
-the one significance rule (:func:`difference`) every verdict, flag and ranking uses.
+"""The one median, numbers as JSON writes them, and the one significance rule
+(:func:`difference`) every verdict, flag and ranking uses.
 
-The rule is built for ``-r auto``, which takes pairs of runs (flat and nested, back to
-back) and asks it after every pair from :data:`MIN_PAIRS` to :data:`MAX_PAIRS`: its
-thresholds are calibrated by simulation (``benchmarks/significance.py``) so that a
-program compared with itself is called faster or slower at most 1% of the time over all
-those looks together, under several models of a shared machine's noise (see
-docs/significance.md). A fixed ``-r N`` asks it once, at ``n = N``: conservative.
+``-r auto`` asks the rule after every pair of runs from :data:`MIN_PAIRS` to
+:data:`MAX_PAIRS`; its thresholds are calibrated by simulation
+(``benchmarks/significance.py``, docs/significance.md) so that a program compared with
+itself is called faster or slower at most 1% of the time over all those looks together.
 """
 
 from __future__ import annotations
@@ -40,46 +38,30 @@ MAX_PAIRS = 9
 MAX_PAIRS_BUSY = 18
 #: An interval inside 1/SAME_WITHIN–SAME_WITHIN is "no measurable difference".
 SAME_WITHIN = 1.1
-#: Runs this many times apart (slow side's fastest against fast side's slowest) differ
-#: whatever the spread says: one huge stall must not hide a 16× effect. It bounds the
-#: interval: the ratio lies within APART of the range of run-to-run ratios.
+#: The interval lies within this factor of the range of run-to-run ratios: runs this far
+#: apart differ whatever the spread says (one huge stall must not hide a 16× effect).
 APART = 1.5
 #: With two runs a side the bound is wider: 1.5× or 2× apart happens by chance 1% of the time.
 APART_TWO_RUNS = 2.5
-#: Ranges that do not overlap, with medians this many times apart, differ too (the bound
-#: is then the range itself), from :data:`FAR_FROM` runs a side on: with fewer, two
-#: stalled runs out of three do that by chance 0.7% of the time.
+#: Ranges that do not overlap, medians this many times apart, differ too (the bound is
+#: then the range itself), from :data:`FAR_FROM` runs a side on.
 FAR, FAR_FROM = 2.0, 5
-#: Two compilations of the same program, yet a per-call ratio this far from 1 at both
-#: ends of its interval is not noise: said as a difference (dispatch, say).
+#: Two compilations of one program, yet a per-call ratio this far from 1 at both ends of
+#: its interval: a difference (dispatch, say), not noise.
 FAR_APART = 1.5
 #: How many spreads (:func:`spread_of_logs`) the ratio's log may lie from
-#: :func:`shift_of_logs`, by the number of runs ``n`` a side (at least 2; above
-#: :data:`MAX_PAIRS_BUSY`, as there). From ``benchmarks/significance.py --calibrate 100000
-#: 12``: 0.6% false differences (of the 1% allowed) over the looks n = 3..9 together,
-#: under every noise model there, most of it spent at n = 9, where the power is; n = 2, a
-#: single look, 0.7%. The looks past 9, which only a busy machine's ``-r auto`` takes,
-#: share one threshold, from ``--calibrate-busy 40000 12``: 0.8% over the looks 3..18
-#: together, under every model (a fixed ``-r N`` past 9, one look, is judged as they are:
-#: a little more strictly than it needs).
+#: :func:`shift_of_logs`, by the runs a side: ``benchmarks/significance.py --calibrate
+#: 100000 12`` (0.6% false differences over n = 3..9 together; n = 2, 0.7%) and, for the
+#: looks past 9 a busy machine takes, ``--calibrate-busy 40000 12`` (0.8% over 3..18).
 THRESHOLDS = {2: 16.0, 3: 157.0, 4: 20.0, 5: 10.1, 6: 7.4, 7: 6.0, 8: 6.7, 9: 4.1,
               **dict.fromkeys(range(MAX_PAIRS + 1, MAX_PAIRS_BUSY + 1), 4.73)}
 
 
 @dataclass(frozen=True)
 class Difference:
-    """Whether ``after`` differs from ``before`` beyond the noise of their runs.
-
-    ``kind`` is about ``after``: :data:`FASTER` (smaller times), :data:`SLOWER`,
-    :data:`SAME` ("no measurable difference": the interval lies inside 0.91–1.1) or
-    :data:`INCONCLUSIVE` (more runs might tell). ``ratio`` is median(before) /
-    median(after) (above 1: ``after`` is faster; NaN: not measured); ``low``–``high``
-    is the interval on it the decision was made with (NaN with fewer than two runs a
-    side): FASTER exactly when ``low`` > 1, SLOWER exactly when ``high`` < 1.
-    ``enough_data`` is False with fewer than two runs a side (no spread to judge).
-    ``noise`` is ratio / ``low``: the factor by which the medians must differ for this
-    interval to leave 1 out, at this spread and number of runs (None: no spread).
-    """
+    """Whether ``after`` differs from ``before`` (``kind``: :data:`FASTER` means smaller
+    times) beyond the noise of their runs: ``ratio`` median(before) / median(after),
+    ``low``–``high`` its interval (NaN without ``enough_data``), ``noise`` ratio / low."""
 
     kind: Kind
     ratio: float
@@ -96,7 +78,7 @@ class Difference:
 
     @property
     def decided(self) -> bool:
-        """Whether more runs are not needed: ``-r auto`` stops taking pairs once True."""
+        """Whether ``-r auto`` may stop taking pairs."""
         return self.kind != INCONCLUSIVE
 
     @property
@@ -112,7 +94,7 @@ def threshold(runs: int) -> float:
 
 def kept(n: int) -> int:
     """How many of a side's ``n`` runs the rule reads: the slowest quarter (at least one,
-    from three runs on) is set aside, as stalls only ever slow a run down."""
+    from three on) is set aside, as stalls only slow a run down."""
     return n if n < 3 else n - max(1, n // 4)
 
 
@@ -122,10 +104,9 @@ def fastest_logs(xs: Sequence[float]) -> list[float]:
 
 
 def shift_of_logs(a: Sequence[float], b: Sequence[float]) -> float:
-    """log(a's typical time / b's), from each side's fastest :func:`kept` runs: the
-    difference of their mean logs. The interval is centred on it: with the same runs
-    set aside on both sides it is unbiased, and it wastes less of the runs than the
-    median (found 1.5× a tenth more often in the simulations, docs/significance.md)."""
+    """log(a's typical time / b's): the difference of the mean logs of each side's
+    :func:`kept` runs, on which the interval is centred (unbiased, and it wastes less of
+    the runs than the median)."""
     return _mean(fastest_logs(a)) - _mean(fastest_logs(b))
 
 
@@ -142,23 +123,16 @@ def _mean(xs: list[float]) -> float:
 
 
 def _squares(xs: list[float]) -> float:
-    """The sum of squared deviations from the mean (``statistics.variance`` times n - 1,
-    without its exact fractions: the rule is asked thousands of times in simulations)."""
+    """The sum of squared deviations from the mean (fast: the rule is asked thousands of
+    times in simulations)."""
     mean = _mean(xs)
     return math.fsum((x - mean) ** 2 for x in xs)
 
 
 def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
-    """The one significance rule of jitmagic, on two lists of raw timings.
-
-    The interval is exp(:func:`shift_of_logs`) times or divided by
-    exp(:func:`threshold` × :func:`spread_of_logs`), cut to within :data:`APART` of the
-    range of run-to-run ratios (min(before)/max(after) to max(before)/min(after); to the
-    range itself with medians :data:`FAR` apart, from :data:`FAR_FROM` runs on), and
-    widened to hold the ratio of medians it is printed with: see :func:`bounds`. It
-    decides: above 1 is FASTER, below 1 SLOWER, inside 1/1.1–1.1 SAME, else
-    INCONCLUSIVE (always, with fewer than two runs a side).
-    """
+    """The one significance rule of jitmagic, on two lists of raw timings: the interval of
+    :func:`bounds` above 1 is FASTER, below 1 SLOWER, inside 1/1.1–1.1 SAME, else
+    INCONCLUSIVE (always, with fewer than two runs a side)."""
     runs = min(len(before), len(after))
     if not runs or min(*before, *after) <= 0:
         return Difference(INCONCLUSIVE, math.nan, False, runs)
@@ -180,10 +154,10 @@ def difference(before: Sequence[float], after: Sequence[float]) -> Difference:
 
 def bounds(before: Sequence[float], after: Sequence[float], noise: float
            ) -> tuple[float, float]:
-    """The interval on the ratio (two runs a side or more): within ``noise`` of
-    exp(:func:`shift_of_logs`), and within :data:`APART` of the range of run-to-run
-    ratios (the range itself from :data:`FAR_FROM` runs on, once the medians are
-    :data:`FAR` apart); never leaving out the ratio of medians."""
+    """The interval on the ratio (two runs a side or more): within ``noise`` (exp of
+    :func:`threshold` × :func:`spread_of_logs`) of exp(:func:`shift_of_logs`), cut to
+    within :data:`APART` of the range of run-to-run ratios (the range itself from
+    :data:`FAR_FROM` runs on, medians :data:`FAR` apart); never leaving out the ratio."""
     runs = min(len(before), len(after))
     ratio = median(list(before)) / median(list(after))
     centre = math.exp(shift_of_logs(before, after))
@@ -197,15 +171,12 @@ def bounds(before: Sequence[float], after: Sequence[float], noise: float
 
 
 def spread(xs: Sequence[float | None]) -> tuple[float, float] | None:
-    """(min, max) of the finite samples: the one min–max rule of tables and charts; None
-    with fewer than two (one run has no spread)."""
+    """(min, max) of the finite samples, the one min–max rule (None with fewer than two)."""
     finite = [x for x in xs if x is not None and math.isfinite(x)]
     return (min(finite), max(finite)) if len(finite) >= 2 else None
 
 
 def gap_withheld(d: Difference) -> bool:
-    """Whether a per-call difference ``d`` between two compilations of one program, each
-    called through one jit, is left undecided: the rule found it, but its interval does
-    not lie wholly :data:`FAR_APART` or more from 1, so it is noise or layout, not the
-    program's speed."""
+    """Whether a per-call difference ``d`` between two compilations of one program is left
+    undecided: the rule found it, but its interval is not wholly :data:`FAR_APART` from 1."""
     return d.significant and not (d.low >= FAR_APART or d.high <= 1 / FAR_APART)

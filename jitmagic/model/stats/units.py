@@ -1,6 +1,4 @@
-"""Seconds, ratios, sizes and cut text as a person reads them: the records' verdict texts
-and every renderer (through :mod:`jitmagic.render.format`) write numbers the same way, and
-every layer cuts a long line with :func:`cut_to`."""
+"""Seconds, ratios, sizes and cut text as a person reads them, the same way everywhere."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
 
 
 def time_unit(seconds: Iterable[float | None]) -> tuple[str, float]:
-    """The unit (name, seconds per unit) a person reads the largest of ``seconds`` in:
-    17,500 µs reads as 17.5 ms. Seconds when nothing was measured."""
+    """The unit (name, seconds per unit) the largest of ``seconds`` reads in (17.5 ms)."""
     finite = [abs(x) for x in seconds if x is not None and math.isfinite(x)]
     top = max(finite, default=1.0)
     return next(((u, s) for u, s in UNITS if top >= s), UNITS[-1])
@@ -37,17 +34,14 @@ def fmt_ratio(r: float) -> str:
 
 
 def ratio_figures(r: float) -> str:
-    """The one way a ratio is written: two decimals below 10 (``1.07``, ``2.00``,
-    ``0.94``), one below 100 (``15.9``), none above; so a ratio and the ends of its
-    interval always carry the same precision."""
+    """The one way a ratio is written: two decimals below 10, one below 100, none above."""
     if not math.isfinite(r):
         return str(r)
     return f"{r:.2f}" if r < 10 else f"{r:.1f}" if r < 100 else f"{r:,.0f}"
 
 
 def counted(n: int, word: str) -> str:
-    """``1 line``, ``3 lines``, ``8,208 equations``: a count and its noun, the one
-    pluralising rule of every report."""
+    """``1 line``, ``8,208 equations``: the one pluralising rule of every report."""
     return f"{n:,} {word}{'s' * (n != 1)}"
 
 
@@ -63,6 +57,5 @@ def fmt_bytes(n: int | None) -> str:
 
 
 def cut_to(text: str, width: int) -> str:
-    """``text``, or its first ``width - 1`` characters and ``…``: never more than ``width``
-    characters (a name, a value's repr or an error's line can run to megabytes)."""
+    """``text``, or its first ``width - 1`` characters and ``…``."""
     return text if len(text) <= width else text[:width - 1] + "…"

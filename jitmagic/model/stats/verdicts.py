@@ -1,11 +1,5 @@
-"""The record of a verdict, and why ``-r auto`` stopped taking rounds.
-
-Every verdict decides with the one rule, :func:`.rule.difference`; how its outcome
-reads ("faster", "slower", "no measurable difference", "inconclusive", every ratio with
-its interval) is :mod:`jitmagic.render.verdicts`, and which differences a record's
-verdict names, and in what order, :mod:`jitmagic.render.headlines`. Derived on demand,
-never stored as the source of truth.
-"""
+"""The record of a verdict (decided by the one rule, worded by :mod:`jitmagic.render`),
+and why ``-r auto`` stopped taking rounds."""
 
 from __future__ import annotations
 
@@ -13,39 +7,31 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
-from ..saved.schema import Field
-from ..saved.schema import count
-from ..saved.schema import one_of
-from ..saved.schema import optional
+from ..saved import schema
 from ..shown import renderer
 from .rule import Difference
 from .rule import json_number
 from .witness import WALL
 from .witness import Clock
 
-#: Why ``-r auto`` stopped taking rounds (``Comparison.repeats_ended``): the rule decided,
-#: the most rounds it takes, or its time budget ran out. The strings are saved in reports
-#: (``"most pairs"`` from when a round was called a pair), so they never change.
+#: Why ``-r auto`` stopped taking rounds: the rule decided, the most rounds, the budget
+#: (saved in reports, so they never change).
 DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
-#: How a part's record (``--effort``, ``--cache``'s second start, the constants passed
-#: as arguments) saves its rounds: how many it took (0: not recorded, a report before
-#: them) and why they ended (one of the above; None: not recorded, or a fixed count).
-ROUNDS_FIELDS: tuple[Field, ...] = (
-    ("rounds", "rounds", count, 0),
-    ("rounds_ended", "rounds_ended", optional(one_of(DECIDED, MOST_ROUNDS, BUDGET)), None))
+#: How a part's record saves its rounds: how many (0: not recorded) and why they ended.
+ROUNDS_FIELDS: tuple[schema.Field, ...] = (
+    ("rounds", "rounds", schema.count, 0),
+    ("rounds_ended", "rounds_ended",
+     schema.optional(schema.one_of(DECIDED, MOST_ROUNDS, BUDGET)), None))
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a verdict decided (``key``: ``"first_call"``, ``"per_call"`` or, with
-    ``--target``, ``"target_compile"``), on which
-    clock, of which record (``subject``; for orderings, ``chosen`` against the other).
-    Its words are the renderer's (:mod:`jitmagic.model.shown`'s registry, filled by
-    :mod:`jitmagic.render`): ``text`` in full, ``headline`` in one line."""
+    """What a verdict decided (``key``: ``"first_call"``, ``"per_call"``,
+    ``"target_compile"``), on which clock, of which record (``subject``; for orderings,
+    ``chosen`` against the other); its words: ``text`` in full, ``headline`` in a line."""
 
     key: str
     difference: Difference
-    #: The clock the difference is on (its ratio and interval): wall time or CPU time.
     clock: Clock = WALL
     subject: Any = field(default=None, compare=False, repr=False)
     chosen: str = ""
@@ -61,7 +47,7 @@ class Verdict:
 
     @property
     def headline(self) -> str:
-        """The verdict in one line, shown first (under the title) by every front end."""
+        """The verdict in one line, shown first by every front end."""
         return self._said("verdict line")
 
     def _said(self, form: str) -> str:

@@ -1,11 +1,11 @@
 """``--effort`` in a diff's report (an entry of :data:`jitmagic.render.diff.DIFF_SECTIONS`):
 each setting's XLA compile and call, NEW against OLD, as
-:func:`jitmagic.model.causes.effort_diff.effort_diff` judged them."""
+:func:`jitmagic.model.diff.effort_diff` judged them."""
 
 from __future__ import annotations
 
-from ...model.causes.effort_diff import EffortDiff
 from ...model.diff import Diff
+from ...model.diff import EffortDiff
 from ...model.stats.units import fmt_ratio
 from ...model.stats.units import fmt_s
 from ..blocks import Block

@@ -13,18 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...model.causes.cause import NO_ONE_STAGE
 from ...model.causes.cause import SAVING
+from ...model.causes.cause import SMALL_REST
+from ...model.causes.cause import STAGES
 from ...model.causes.cause import Cause
+from ...model.causes.cause import Compared
 from ...model.causes.cause import clock_of
-from ...model.causes.compared import Compared
+from ...model.causes.cause import flat_table
+from ...model.causes.cause import split
+from ...model.causes.cause import stage_parts
 from ...model.causes.constant_arguments import BIG_BYTES
 from ...model.causes.constant_arguments import subject
-from ...model.causes.loops import flat_table
-from ...model.causes.nesting import NO_ONE_STAGE
-from ...model.causes.nesting import SMALL_REST
-from ...model.causes.nesting import STAGES
-from ...model.causes.nesting import split
-from ...model.causes.nesting import stage_parts
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import samples

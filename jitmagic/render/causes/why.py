@@ -15,7 +15,7 @@ from ...model.causes.cause import UNDECIDED
 from ...model.causes.cause import UNMEASURABLE
 from ...model.causes.cause import Cause
 from ...model.causes.cause import clock_of
-from ...model.causes.loops import is_rewrite
+from ...model.causes.cause import is_rewrite
 from ...model.comparison import Comparison
 from ...model.stats.rule import median
 from ...model.stats.units import counted

@@ -15,13 +15,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ...model.ledger import Ledger
+from ...model.ledger import LedgerDiff
 from ...model.ledger.compiles import AGAIN
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
 from ...model.ledger.compiles import OTHER
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import Noted
-from ...model.ledger.diff import LedgerDiff
 from ...model.ledger.rows import EagerLine
 from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...model.ledger.diff import LedgerDiff
+from ...model.ledger import LedgerDiff
 from ..format import fmt_s
 from .words import CLOCK
 from .words import MAX_ROWS

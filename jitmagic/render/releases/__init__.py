@@ -15,6 +15,7 @@ import math
 from ...model.comparison import Comparison
 from ...model.diff import LARGER
 from ...model.diff import SMALLER
+from ...model.diff import StageDiff
 from ...model.diff import StructureDiff
 from ...model.diff import diff
 from ...model.progress import CouldNotStart
@@ -27,7 +28,6 @@ from ...model.reports.releases import NotInstalled
 from ...model.reports.releases import ReleaseResult
 from ...model.reports.releases import Releases
 from ...model.rows import PHASES
-from ...model.stage_diff import StageDiff
 from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.units import fmt_bytes
