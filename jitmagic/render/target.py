@@ -57,7 +57,8 @@ from .blocks import answer_first
 from .format import PHASE_LABELS
 from .format import fmt_spread
 from .verdicts import interval_ends
-from .verdicts import stated
+from .verdicts import judged
+from .verdicts import runs
 from .verdicts import undecided_reason
 from .verdicts import waited
 
@@ -79,12 +80,12 @@ def headline(c: Comparison, t: TargetCompile) -> str:
     if not nested.get("trace_s"):
         return f"{what}: nothing to nest, so flat alone was compiled."
     d, clock = c.verdict.difference, c.verdict.clock  # the record's: the one rule's
-    said = stated(f"{what} with nesting", d, clock)
+    said = judged(f"{what} with nesting", d, clock)
+    if d.kind == INCONCLUSIVE:
+        said += f" after {runs(d.runs)}; {undecided_reason(d, c.repeats_ended, c.stopped)}"
     share = waited_share([flat, nested])
     if clock == CPU and share is not None:  # as every comparison says a busy machine
         said += f"; CPU time decides: the machine was busy, its threads {waited(share)}"
-    if d.kind == INCONCLUSIVE:
-        return f"{said}: inconclusive ({undecided_reason(d, c.repeats_ended, c.stopped)})."
     return f"{said}."
 
 
@@ -219,11 +220,9 @@ def effort_lines(t: TargetCompile) -> list[str]:
             said.append(f"`{name}`: failed ({row.error.splitlines()[0][:200]})")
             continue
         d = difference(list(default.compile_s), list(row.compile_s))
-        undecided = ": inconclusive" if d.kind == INCONCLUSIVE else ""
-        said.append(f"{stated(f'`{name}` ({row.line}): its XLA compile', d)}{undecided}; "
-                    "what a call costs "
-                    "at it is not measurable without the TPU (on a TPU v5e O0 made a call of a "
-                    "24-layer MLP 0.75× as fast: docs/effort.md)")
+        said.append(f"{judged(f'`{name}` ({row.line}): its XLA compile', d)}; what a call "
+                    "costs at it is not measurable without the TPU (on a TPU v5e O0 made a "
+                    "call of a 24-layer MLP 0.75× as fast: docs/effort.md)")
     return [*said, *notes_said(t.effort_notes)]
 
 

@@ -132,6 +132,14 @@ def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
     return f"{said} {interval(d)}".rstrip()
 
 
+def judged(what: str, d: Difference, clock: Clock = WALL) -> str:
+    """:func:`stated`, but an undecided verdict says so first: ``what: inconclusive, 1.6×
+    slower (0.9×–2.9×)``, never a direction before the word that takes it back."""
+    if d.kind == INCONCLUSIVE:
+        return f"{what}: {OUTCOME[INCONCLUSIVE]}, {with_interval(d, clock)}"
+    return stated(what, d, clock)
+
+
 def _level(d: Difference) -> bool:
     """An undecided ratio that rounds to 1.00: said with no side, its interval unturned."""
     return not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0)
