@@ -1,8 +1,4 @@
-"""Presenting a result: rows built once and rendered as text and HTML, and charts.
-
-Imports the model only, never the measuring code. Importing it registers the
-renderers through which records show themselves (:mod:`jitmagic.model.shown`).
-"""
+"""Presenting a result: rows built once and rendered as text and HTML, and charts."""
 
 import html
 from collections.abc import Callable
@@ -57,10 +53,9 @@ def _advice_text(r: Advice) -> str:
     return "\n".join(advice_lines(r))
 
 
-#: Each record type's renderers, ``str()`` and IPython's bundle: a report (any other
-#: record), a diff's own table, advice in words, a ledger's table, a note in its words
-#: (each kind's ``str()`` is registered by :func:`register_notes`; the note's kind is
-#: said where none is).
+#: Each record type's renderers, ``str()`` and IPython's bundle: a report (any other record), a
+#: diff's own table, advice in words, a ledger's table, a note in its words (each kind's ``str()``
+#: is registered by :func:`register_notes`; the note's kind is said where none is).
 _SHOWN: tuple[tuple[type, Callable[..., str], Callable[..., dict[str, str]]], ...] = (
     (Shown, text, repr_mimebundle),
     (Diff, _diff.text, _diff_bundle),

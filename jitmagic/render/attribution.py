@@ -1,8 +1,4 @@
-"""Text and HTML for "which helpers to jit": the attribution table and the advice list.
-
-Both read the typed records, measured or loaded (``Comparison.from_dict``), so a
-report re-read shows the same.
-"""
+"""Text and HTML for "which helpers to jit": the attribution table and the advice list."""
 
 from __future__ import annotations
 
@@ -116,10 +112,9 @@ def conclusion(adv: Advice) -> list[str]:
 
 def saving_words(what: str, saving_s: float | None, kind: str | None,
                  clock: Clock = WALL) -> str:
-    """``nesting every helper saves 55.7 ms`` only where the one rule called it faster;
-    ``costs 340 ms`` where slower; else the change, said not significant (``kind`` None:
-    a report before 0.4, whose savings were not judged). On the CPU clock the seconds
-    are said to be CPU time."""
+    """``nesting every helper saves 55.7 ms`` only where the one rule called it faster; ``costs 340
+    ms`` where slower; else the change, said not significant (``kind`` None: a report before 0.4,
+    whose savings were not judged)."""
     of_cpu = " of CPU time" if clock == CPU else ""
     if saving_s is None:
         return f"{what} fails"
@@ -203,9 +198,8 @@ def _error_line(error: str, width: int = 120) -> str:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-helper
-    table, chart and advice, where ``--attribute`` or ``--advise`` measured them. Shown whole
-    whether ``verbose`` or not."""
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-helper table, chart
+    and advice, where ``--attribute`` or ``--advise`` measured them."""
     said = helpers_text(c)
     if not said:
         return None

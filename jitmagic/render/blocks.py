@@ -1,15 +1,4 @@
-"""A report built once, as blocks, then rendered as text and as HTML: escaping at one place.
-
-Every renderer (comparison, orderings, helpers, sweep) describes what it shows as
-a list of blocks (:class:`Heading`, :class:`Para`, :class:`Table`, :class:`Pre`,
-:class:`Details`, :class:`Image`) holding plain strings. :func:`as_text` aligns
-the tables' columns and escapes every control character a terminal would act on;
-:func:`as_html` escapes every string it is given. Code is
-marked by type (:class:`Code`, :class:`Cell` with ``code=True``) or, in prose,
-by backquotes, which HTML shows as ``<code>``: no block accepts raw markup, so a
-new field cannot reach the page unescaped. The only markup that leaves this
-module is :class:`Html`, which only this module builds.
-"""
+"""A report built once, as blocks, then rendered as text and as HTML: escaping at one place."""
 
 from __future__ import annotations
 
@@ -237,13 +226,8 @@ def wrapped_to(width: int | None) -> Iterator[None]:
 
 
 def as_text(blocks: Iterable[Block]) -> str:
-    """The blocks as plain text: tables aligned, images left out; a line of prose longer
-    than :data:`WIDTH` wrapped (:func:`fitted`). A table keeps its rows whole, wider than
-    :data:`WIDTH` where its columns need it: a row wrapped would no
-    longer line up under its header, and a table has no narrower form. Every string is
-    escaped here (:func:`~jitmagic.model.saved.schema.printable`: ESC, BEL and the other
-    controls a terminal would act on are written as ``\x1b``), before the columns are
-    measured: a name from the user's code or from a report never drives the terminal."""
+    """The blocks as plain text: tables aligned, images left out; a line of prose longer than
+    :data:`WIDTH` wrapped (:func:`fitted`)."""
     lines: list[str] = []
     for b in blocks:
         if isinstance(b, Table):
@@ -291,9 +275,8 @@ def uncoloured(text: str) -> str:
 
 
 def fold(summary: str, body: str, opened: bool = False) -> Html:
-    """``body`` (markup built escaped) folded under ``summary`` (plain text), open where
-    ``opened``: it opens with a click, with no script, so a saved page or a static
-    export keeps it."""
+    """``body`` (markup built escaped) folded under ``summary`` (plain text), open where ``opened``:
+    it opens with a click, with no script, so a saved page or a static export keeps it."""
     return Html(f"<details{' open' * opened}><summary>{_inline_html(prose(summary))}"
                 f"</summary>{body}</details>")
 
@@ -327,10 +310,8 @@ def img(png: bytes, alt: str) -> Html:
 
 
 def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Html:
-    """Panels switched by radio buttons and CSS alone: no kernel, no script, so a static
-    export (nbconvert, a notebook viewer) keeps every panel and its toggle. Where the
-    style is stripped, the panels show one after another. ``key`` names this switch
-    (letters, digits and dashes), unique on the page; ``chosen`` is the one shown first."""
+    """Panels switched by radio buttons and CSS alone: no kernel, no script, so a static export
+    (nbconvert, a notebook viewer) keeps every panel and its toggle."""
     key = re.sub(r"[^A-Za-z0-9-]", "-", key)
     shown = " ".join(f"#{key}-{i}:checked ~ .{key}-p{i}," for i in range(len(choices)))
     style = (f"<style>.{key}-panel {{display: none;}} {shown.rstrip(',')} "

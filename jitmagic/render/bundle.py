@@ -1,14 +1,5 @@
-"""What a result looks like, in one place: the MIME bundle the magic displays, the one
-a result (or a loaded report) displays as itself, and the self-contained HTML file
-of the headless command. Builds figures and text; never displays and imports no
-IPython.
-
-By default a comparison shows at a glance (:func:`glance`): the verdict on the first
-call (its interval, its medians, its runs, its clock), the five stages flat against
-nested on the clock that decides each (CPU time on a busy machine, in place of wall
-time), the biggest measured cause with what to do about it, what else was found, and
-what the full report (``-v``) adds, worded by the same rule (:func:`~.verdicts.say`).
-"""
+"""What a result looks like, in one place: the MIME bundle the magic displays, the one a result (or
+a loaded report) displays as itself, and the self-contained HTML file of the headless command."""
 
 from __future__ import annotations
 
@@ -102,16 +93,7 @@ def chart_png(c: Comparison | Sweep) -> bytes | None:
 
 def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
            width: int | None = None, html_path: str | None = None) -> dict[str, str]:
-    """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows.
-
-    A comparison at a glance (:func:`glanced`), or with ``verbose`` (or where a variant
-    failed: its error is the answer) in full: the comparison's table, then the sections
-    its options added (:func:`sections`). For a sweep, its table, then the diff against
-    ``--baseline`` and the sections of its last value, under a line that says so. Each
-    part shows its answer first, the rest folded in HTML and in text only ``verbose``.
-    ``width``: the columns a line of prose takes at most, in every section
-    (:data:`~.blocks.WIDTH`); ``html_path``: the HTML report written, which the glance names.
-    """
+    """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows."""
     with wrapped_to(width):  # every section's prose, the full report's too
         return _bundle(r, plot, verbose, html_path)
 
@@ -175,11 +157,9 @@ def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
 
 def glanced(c: Comparison, png: bytes | None, plot: bool = True,
             html_path: str | None = None) -> dict[str, str]:
-    """The comparison at a glance (:func:`glance`), then what its options added
-    (the diff against ``--baseline``, the ranked causes where a part that tells one was
-    asked for (:func:`asked_why`), each part's section). In HTML the chart comes
-    first, then each part's answer (which folds its own details), then the full report
-    and the causes, each folded, opening with a click."""
+    """The comparison at a glance (:func:`glance`), then what its options added (the diff against
+    ``--baseline``, the ranked causes where a part that tells one was asked for (:func:`asked_why`),
+    each part's section)."""
     short = glance(c, html_path)
     added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
         if c.baseline is not None else []
@@ -196,12 +176,11 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True,
 
 def sections(c: Comparison, plot: bool = True, why: bool = True,
              verbose: bool = False) -> Iterator[tuple[str, str]]:
-    """What follows a comparison's table, as (text, HTML): the measured causes of its
-    first call ranked (``why``), then each part's section in the report's order (the
-    table of parts' ``shown``: the per-line tables, the big constants passed as
-    arguments, the second start, XLA's passes, the four orderings and their chart, so
-    that they survive where the toggle widget cannot run, then the per-helper table,
-    chart and advice)."""
+    """What follows a comparison's table, as (text, HTML): the measured causes of its first call
+    ranked (``why``), then each part's section in the report's order (the table of parts' ``shown``:
+    the per-line tables, the big constants passed as arguments, the second start, XLA's passes, the
+    four orderings and their chart, so that they survive where the toggle widget cannot run, then
+    the per-helper table, chart and advice)."""
     causes = why_section(c, verbose) if why else None
     if causes:
         yield causes
@@ -285,10 +264,8 @@ def page(title: str, body: str) -> str:
 
 
 def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = None) -> str:
-    """A self-contained HTML page of the report: the chart is embedded as PNG data
-    (none without ``plot``), nothing is fetched from a network; ``note`` (a PARTIAL
-    line) follows the report. The environment's table lists at most
-    :data:`~.blocks.MAX_ITEMS` entries."""
+    """A self-contained HTML page of the report: the chart is embedded as PNG data (none without
+    ``plot``), nothing is fetched from a network; ``note`` (a PARTIAL line) follows the report."""
     data = bundle(c, plot=plot)
     body = (with_note(data, note) if note else data)["text/html"]
     shown, left = first(list(c.env.items()))

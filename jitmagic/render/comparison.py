@@ -1,8 +1,4 @@
-"""Text and HTML renderings of a :class:`~jitmagic.model.comparison.Comparison`.
-
-Every number shown here comes from the result's samples; a phase that was not
-measured shows as "—", never as a made-up value.
-"""
+"""Text and HTML renderings of a :class:`~jitmagic.model.comparison.Comparison`."""
 
 from __future__ import annotations
 
@@ -93,17 +89,15 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
     return fmt_ratio(d.ratio) + flag
 
 
-#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested
-#: program differs while it built the same program from both (its input, before it
-#: inlines the calls, is smaller).
+#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested program differs
+#: while it built the same program from both (its input, before it inlines the calls, is smaller).
 SMALLER_INPUT = "same program, from a smaller input"
 
 
 def stage_ratio(c: Comparison, phase: str) -> str:
-    """``13.0×`` where the rule calls a difference; its outcome's word where it does not
-    (never a ratio that reads as a difference); where XLA built one program from both,
-    that the per-call times are of one program, and why a compile that differs built
-    the same one."""
+    """``13.0×`` where the rule calls a difference; its outcome's word where it does not (never a
+    ratio that reads as a difference); where XLA built one program from both, that the per-call
+    times are of one program, and why a compile that differs built the same one."""
     clock = c.clock_of(phase)
     d = c.difference(phase, clock)
     if math.isnan(d.ratio):
@@ -256,9 +250,8 @@ def partial(stopped: str | None) -> list[Block]:
 
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
-    """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary`
-    render these same blocks. The verdict's headline comes first, under the title;
-    the chart, the table and the details follow."""
+    """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary` render
+    these same blocks."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
@@ -349,13 +342,9 @@ def _repeats(c: Comparison) -> dict[str, int]:
 
 
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:
-    """Whether the measured functions returned the same values (``record``: a comparison
-    or its orderings, :mod:`jitmagic.model.outputs`); a mismatch is never hidden, and
-    rounding is named as such.
-
-    A report written before ``outputs_kind`` existed says "match" or "MISMATCH" as it
-    always did.
-    """
+    """Whether the measured functions returned the same values (``record``: a comparison or its
+    orderings, :mod:`jitmagic.model.outputs`); a mismatch is never hidden, and rounding is named as
+    such."""
     match, diff, kind = record.outputs_match, record.max_abs_diff, record.outputs_kind
     leaf = record.outputs_leaf
     at = f" at `{leaf}`" if leaf else ""

@@ -1,16 +1,5 @@
-"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase,
-then, in a table of its own, one per structure figure.
-
-Every ratio is NEW over OLD and said in words ("NEW 1.30× slower"), with its
-interval where the rule gives one; a phase measured in only one report shows "—".
-Structure figures (jaxpr equations, StableHLO bytes, ...) are exact and show both
-values: "larger", "smaller" or "same", no interval. A PARTIAL side is named under the
-verdict ("NEW is PARTIAL: ...; compared only what both measured"), and a diff with
-nothing measured in both says "nothing to compare"; measured under loads too far apart,
-the timing stages say "not judged: the loads differ", and why (:func:`gate_notes`).
-:func:`gate_failures` words what fails ``--fail-on-slower`` and ``--fail-on-larger`` (a
-NEW that measured nothing fails either), for the command and the plugin.
-"""
+"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase, then, in a
+table of its own, one per structure figure."""
 
 from __future__ import annotations
 
@@ -54,10 +43,9 @@ from .verdicts import waited
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
-#: What the structure table says it holds, and why it has no interval.
-#: The parts a diff's report shows, by their name in the table of parts
-#: (:data:`jitmagic.model.parts.PARTS`; their differs: :data:`jitmagic.model.diff.DIFFERS`):
-#: the diff -> its section's blocks.
+#: What the structure table says it holds, and why it has no interval. The parts a diff's report
+#: shows, by their name in the table of parts (:data:`jitmagic.model.parts.PARTS`; their differs:
+#: :data:`jitmagic.model.diff.DIFFERS`): the diff -> its section's blocks.
 DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_diff.blocks}
 STRUCTURE_NOTE = ("program structure, NEW against OLD: exact figures that move only with "
                   "the code (and JAX's version), so no significance rule")
@@ -181,11 +169,9 @@ FOLDED = "every stage's and figure's row, NEW against OLD"
 
 
 def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[str]:
-    """What fails the gates, a line each: the stages NEW is slower in by at least
-    ``slower`` (by the rule), the figures NEW has at least ``larger`` times of; each
-    names the stage or figure, NEW's and OLD's values and the ratio. Empty: it passes.
-    A NEW that measured nothing (:meth:`~jitmagic.model.diff.Diff.unjudged`) fails
-    whichever gate is given: a gate never passes on no measurement."""
+    """What fails the gates, a line each: the stages NEW is slower in by at least ``slower`` (by the
+    rule), the figures NEW has at least ``larger`` times of; each names the stage or figure, NEW's
+    and OLD's values and the ratio."""
     unjudged = d.unjudged() if slower is not None or larger is not None else None
     out = [unjudged] if unjudged else []
     out += [f"regression: {s.variant} {s.label}: NEW {said(s)} (median {fmt_s(s.new_s)} "
@@ -198,11 +184,9 @@ def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[s
 
 
 def gate_notes(d: Diff, slower: float | None, larger: float | None = None) -> list[str]:
-    """Why a gate passed a row without judging it, where it did: ``the loads differ
-    (...): the timing stages are not judged, ...``, and ``the nested variants nest
-    different helpers (...)`` (empty without a gate, or where every row was judged). A
-    row not judged never fails a gate: that would fail unchanged code measured under
-    another load, or with another choice of what to nest."""
+    """Why a gate passed a row without judging it, where it did: ``the loads differ (...): the
+    timing stages are not judged, ...``, and ``the nested variants nest different helpers (...)``
+    (empty without a gate, or where every row was judged)."""
     loads = d.loads_line() if slower is not None else None
     nests = d.nest_line() if slower is not None or larger is not None else None
     return [line for line in (loads, nests) if line]
@@ -220,14 +204,11 @@ def html(d: Diff, verbose: bool = False) -> Html:
 
 def summary_lines(outcomes: Sequence[Any], slower: float | None,
                   larger: float | None) -> list[str]:
-    """The pytest session's tables: one row per test for its timing (its significant
-    stages, else its flat first call; "nothing to compare" where nothing was measured in
-    both), one for its structure (the figures that changed, else "same"), the warnings,
-    a ``PARTIAL test: ...`` line per report that stopped early, then what failed a test:
-    the regressions beyond ``slower``, the figures beyond ``larger``, and a NEW that
-    measured nothing where a gate is given.
-
-    ``outcomes`` have ``test``, ``diff`` (a :class:`Diff` or None) and ``problem``."""
+    """The pytest session's tables: one row per test for its timing (its significant stages, else
+    its flat first call; "nothing to compare" where nothing was measured in both), one for its
+    structure (the figures that changed, else "same"), the warnings, a ``PARTIAL test: ...`` line
+    per report that stopped early, then what failed a test: the regressions beyond ``slower``, the
+    figures beyond ``larger``, and a NEW that measured nothing where a gate is given."""
     table: list[list[str]] = []
     for o in outcomes:
         if o.diff is None:
@@ -400,8 +381,7 @@ def stage_label(s: StageDiff) -> str:
 
 
 def register_diff() -> None:
-    """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s
-    registry)."""
+    """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s registry)."""
     for form, words in (("partial lines", partial_lines), ("clock line", clock_line),
                        ("loads line", lambda d: not_judged_line(d, LOADS_DIFFER)),
                        ("nest line", lambda d: not_judged_line(d, NESTS_DIFFER)),

@@ -1,6 +1,5 @@
-"""Charts drawn into PNG bytes, and what drawing them imports, imported whole first (so
-that Ctrl-C while a chart is drawn never cuts an import half way). matplotlib is
-imported here only when a chart is drawn, never for a text report."""
+"""Charts drawn into PNG bytes, and what drawing them imports, imported whole first (so that Ctrl-C
+while a chart is drawn never cuts an import half way)."""
 
 from __future__ import annotations
 
@@ -22,11 +21,8 @@ CHART_MODULES = (f"{__package__}.charts.phases", f"{__package__}.charts.sweep",
 
 
 def imported_whole(*modules: str) -> None:
-    """Import ``modules`` (and what they import) whole: a Ctrl-C during the import comes
-    after it (:func:`~jitmagic.interrupts.interrupts_held`). One cut half way would
-    leave the modules it had begun half made, and matplotlib broken in that process
-    until a restart
-    (``KeyError: 'Rectangle:kwdoc'`` at every later ``import matplotlib.pyplot``)."""
+    """Import ``modules`` (and what they import) whole: a Ctrl-C during the import comes after it
+    (:func:`~jitmagic.interrupts.interrupts_held`)."""
     missing = [name for name in modules if name not in sys.modules]
     if not missing:
         return

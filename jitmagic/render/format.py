@@ -52,13 +52,10 @@ FIGURE_LABELS = {
 
 
 def marked_ratio(ratio: float, d: Difference) -> str:
-    """``3.5×``, ``1.26× inconclusive``, ``1.02× no measurable difference``, ``1.3× (one
-    run)``: ``ratio``
-    marked with the words the main table marks ``d``'s outcome with, in every table and
-    chart (never "n.s.", which reads as "no difference" for an undecided one); ``—``
-    where nothing was measured: no mark on a number that is not there. Only a called
-    difference (``d.significant``: faster or slower) goes unmarked; "no measurable
-    difference" is ``d.decided`` too, and marked (:data:`~.verdicts.OUTCOME`'s words)."""
+    """``3.5×``, ``1.26× inconclusive``, ``1.02× no measurable difference``, ``1.3× (one run)``:
+    ``ratio`` marked with the words the main table marks ``d``'s outcome with, in every table and
+    chart (never "n.s.", which reads as "no difference" for an undecided one); ``—`` where nothing
+    was measured: no mark on a number that is not there."""
     shown = fmt_ratio(ratio)
     if shown == "—" or d.significant:
         return shown

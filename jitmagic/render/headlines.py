@@ -1,14 +1,5 @@
-"""The verdict sentences of whole records: a comparison's text, headline and one-line
-summary, a sweep's headline, an ordering's text and headline.
-
-Each is worded from the one rule's outcomes by :mod:`jitmagic.model.stats.verdicts`
-(``times``, ``interval``, ``with_interval``): this module says which differences a
-record's verdict names and in what order; that one says how a difference reads. It reads
-a comparison through :class:`~jitmagic.model.causes.compared.Compared`, which
-:class:`~jitmagic.model.comparison.Comparison` satisfies, so mypy checks every attribute
-read. :func:`register_headlines` makes these the renderers of the records' verdicts
-(:mod:`jitmagic.model.shown`).
-"""
+"""The verdict sentences of whole records: a comparison's text, headline and one-line summary, a
+sweep's headline, an ordering's text and headline."""
 
 from __future__ import annotations
 
@@ -167,9 +158,8 @@ def comparison_headline(c: Compared, first: Difference) -> str:
 
 def sweep_headline(name: str, values: Sequence[object], points: Sequence[Compared],
                    most: int = 20) -> str:
-    """A sweep's verdict in one line, value by value (at most ``most`` named):
-    ``Nested jit, first call by n: 2 → inconclusive (1.07× slower, 0.75×–1.53×);
-    8 → 3.20× faster (2.04×–4.10×)``."""
+    """A sweep's verdict in one line, value by value (at most ``most`` named): ``Nested jit, first
+    call by n: 2 → inconclusive (1.07× slower, 0.75×–1.53×); 8 → 3.20× faster (2.04×–4.10×)``."""
     parts = [f"{value!r} → {_point_said(point)}"
              for value, point in list(zip(values, points, strict=True))[:most]]
     left = len(points) - most

@@ -1,19 +1,4 @@
-"""The per-line table as source with a gutter, like ``%lprun``: text and HTML.
-
-Gutter columns: hits, own equations, inclusive equations, StableHLO ops, Python
-seconds while tracing and the bytes of the array constants the line reads
-(inclusive), then the code. A column that was not measured (hits and time without
-a line hook) is left out and the table's notes say why; so is the constants column
-of a program that reads none.
-In HTML the inclusive count is a heat bar (static inline CSS, so it survives
-nbconvert), the code keeps its indentation (``white-space: pre``, left-aligned),
-the hottest lines are marked with a plain ``*`` (no emoji: a font may lack it)
-and lines that cost nothing are greyed. Every string is escaped.
-
-A table of more than :data:`MAX_ROWS` rows (an unrolled program of 10^5 lines)
-shows its :data:`MAX_ROWS` rows with the most inclusive equations, in source
-order, and says how many it left out.
-"""
+"""The per-line table as source with a gutter, like ``%lprun``: text and HTML."""
 
 from __future__ import annotations
 
@@ -201,9 +186,8 @@ def html_table(lines: Lines, nested: Collection[str] = ()) -> str:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line
-    tables of ``c``, where ``--lines`` counted them. Shown whole
-    whether ``verbose`` or not."""
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line tables of ``c``,
+    where ``--lines`` counted them."""
     if c.lines is None:
         return None
     nested = c.nested.helper_calls
@@ -239,9 +223,8 @@ def unroll_copies(x: LoopCall, total: int) -> str:
 
 
 def hints(table: LineTable, nested: Collection[str] = ()) -> list[str]:
-    """Advice that follows from the numbers of ``table``: unrolled loops, helpers traced
-    per call, big constants captured from Python. ``nested``: the helpers a comparison's
-    nested variant nested, whose hint points at what it measured, not at ``--nest``."""
+    """Advice that follows from the numbers of ``table``: unrolled loops, helpers traced per call,
+    big constants captured from Python."""
     return [h for h in (*unroll_hints(table), loop_hint(table),
                         *_helper_hints(table, nested), *_constant_hints(table)) if h]
 

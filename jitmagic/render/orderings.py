@@ -1,11 +1,4 @@
-"""Text and HTML for the vmap/jit orderings, and the verdict, worked out from the numbers.
-
-Every figure shown comes from an :class:`~jitmagic.model.orderings.Orderings`'
-samples; what was not measured shows as "—". The section answers first (which ordering
-is faster per call, by how much, on which clock); the four orderings' table, chart and
-jaxprs follow with ``-v``, or in plain HTML behind a click, which a saved notebook and
-a static export (``jupyter nbconvert --to html``) open with no kernel.
-"""
+"""Text and HTML for the vmap/jit orderings, and the verdict, worked out from the numbers."""
 
 from __future__ import annotations
 

@@ -91,10 +91,9 @@ def _at(stage: str | None, unstaged: str) -> str:
 
 def crash_report(end: Crashed, lost: str = MEASURED_LOST,
                  unstaged: str = " before the measurement began") -> str:
-    """The command's line where its measuring process was killed by a signal: which and
-    where it was; for a crash of native code what it said and what to do, for SIGKILL
-    the out-of-memory killer, for any other the process that sent it. ``lost``: what the
-    command could not do; ``unstaged``: where it was when no stage was said."""
+    """The command's line where its measuring process was killed by a signal: which and where it
+    was; for a crash of native code what it said and what to do, for SIGKILL the out-of-memory
+    killer, for any other the process that sent it."""
     where = f"{end.signal_name}{_at(end.stage, unstaged)}"
     if end.signal == signal.SIGKILL:
         return (f"killed by {where}: out of memory (the kernel's out-of-memory killer), or "

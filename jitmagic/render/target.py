@@ -1,12 +1,4 @@
-"""``--target TOPOLOGY``: the report of a comparison compiled for a TPU, never run.
-
-The answer first (nesting against flat on each run's trace + lower + XLA compile, by
-the one rule), then the stages' table, whose seconds are named as this host's; what
-cannot be measured without the device said so, never shown as zero; the calibration
-against the TPU host where one was measured for this kind of host; the programs' size
-and XLA's cost and memory analysis against one device's HBM; how the arguments were
-placed; the parts that ran on the target's compile (``--xla``).
-"""
+"""``--target TOPOLOGY``: the report of a comparison compiled for a TPU, never run."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Text and HTML for the big constants measured passed as arguments: a heading, one
-sentence per variant, the constants and the two forms' timings in small tables.
-
-A saving is said, with its interval, only where the one rule calls a difference; "no
-measurable difference" only where it calls none; an inconclusive gap is said as every cause
-says one (:func:`~jitmagic.render.causes.said.said_of`). What was not measured shows as "—".
-"""
+"""Text and HTML for the big constants measured passed as arguments: a heading, one sentence per
+variant, the constants and the two forms' timings in small tables."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""Text and HTML for ``--effort``: XLA's lower effort settings against the default.
-
-A heading, a table (setting, XLA compile, a call, each ratio, outputs) and one sentence
-per setting, every one derived from the :class:`~jitmagic.model.causes.effort.Effort`
-record's samples by the one rule: how much faster XLA compiles, what a call then costs,
-and after how many calls the default pays back, each figure with its clock, then the
-exact line to write. A setting whose outputs differ is said to change the results and
-is never recommended; where a call's cost is inconclusive no break-even is given. The
-intro says which clock the figures are on and why (the rows' own load, which can differ
-from the comparison's); ratios are marked as the comparison's table marks them
-("inconclusive", "same"); where a setting makes a call faster than the user's own
-``compiler_options``, a note says those options cost run time.
-"""
+"""Text and HTML for ``--effort``: XLA's lower effort settings against the default."""
 
 from __future__ import annotations
 

@@ -22,10 +22,9 @@ RATIOS_HEADER = ("setting", "compile ratio OLD", "compile ratio NEW", "per-call 
 
 
 def blocks(d: Diff) -> list[Block]:
-    """``--effort``'s diff, where both reports measured it: a note naming the one clock and
-    saying no gate judges it, a row per setting (the default first) and stage, and the
-    settings only one report measured; one line where only one report measured it;
-    nothing where neither did."""
+    """``--effort``'s diff, where both reports measured it: a note naming the one clock and saying
+    no gate judges it, a row per setting (the default first) and stage, and the settings only one
+    report measured; one line where only one report measured it; nothing where neither did."""
     if d.effort is None:
         return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
                       "compared"])] if d.effort_in else []

@@ -1,12 +1,5 @@
-"""The words of every cause of a slow first call: what was measured (``said``) and what
-to do (``fix``), made of a :class:`~jitmagic.model.causes.cause.Cause`'s facts.
-
-One renderer per maker of causes (:data:`MAKERS`, by the cause's ``maker``), registered
-as the renderer of :class:`~jitmagic.model.causes.cause.Cause`
-(:func:`register_causes`), so ``cause.said`` reads as the section shows it. A saving
-the rule judged (``case`` "judged") says its verdict, then its seconds, then what else
-was measured: "took 604 ms, 326 ms less" read as a saving of the figure before it.
-"""
+"""The words of every cause of a slow first call: what was measured (``said``) and what to do
+(``fix``), made of a :class:`~jitmagic.model.causes.cause.Cause`'s facts."""
 
 from __future__ import annotations
 
@@ -70,10 +63,7 @@ Words = tuple[str, str]
 
 
 def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None) -> str:
-    """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``,
-    ``... shows no measurable difference``: the rule's verdict on ``what``
-    (:func:`~jitmagic.render.verdicts.stated`), led by "inconclusive" where it is;
-    in a section whose figures are CPU time (``section``), a wall-time verdict says so."""
+    """``the first call is 2.1× faster (1.5×–3.0×)``, ``..."""
     said = stated(what, d, clock, wall_named=section == CPU)
     return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
 
@@ -157,9 +147,8 @@ def xla_parts(profiled: Any) -> str:
 
 
 def compile_fix(c: Compared) -> str:
-    """What to do about XLA's compile where a loop multiplies what it compiles: each
-    unrolled scan's ``unroll=1``; else the Python loop's rewrite (never a scan for a
-    line that already is one)."""
+    """What to do about XLA's compile where a loop multiplies what it compiles: each unrolled scan's
+    ``unroll=1``; else the Python loop's rewrite (never a scan for a line that already is one)."""
     table = flat_table(c)
     if table is None:
         return ""
@@ -211,9 +200,8 @@ def nesting_words(x: Cause) -> Words:
 
 
 def nesting_fix(v: VariantResult, most: int = 3) -> str:
-    """What to do where nesting ``v``'s helpers pays: ``jax.jit`` on those jitmagic
-    jitted, and keep the user's own jit on those they jitted already (at most ``most``
-    of each named)."""
+    """What to do where nesting ``v``'s helpers pays: ``jax.jit`` on those jitmagic jitted, and keep
+    the user's own jit on those they jitted already (at most ``most`` of each named)."""
     def named(hs: list[str]) -> str:
         return ", ".join(f"`{h}`" for h in hs[:most]) + (", ..." if len(hs) > most else "")
 

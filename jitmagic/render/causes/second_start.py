@@ -1,14 +1,4 @@
-"""Text and HTML for ``--cache``: a second start with a warm persistent compilation cache.
-
-A heading, a table (variant, the first call with no cache, the first start, which writes
-the cache, the warm first call, warm/no cache) and the sentences, every one derived from
-the :class:`~jitmagic.model.causes.second_start.SecondStart` record's samples by the one
-rule: what a warm cache saves per variant (against the first call with no cache), what
-the first start's writing of the entry costs, apart from it, what remains of a warm
-first call, whether nesting still pays on a second start, and whether the
-user's own JAX would cache this program as configured. A warm figure is shown only
-where every warm start read the cache; elsewhere it says "the cache was not read".
-"""
+"""Text and HTML for ``--cache``: a second start with a warm persistent compilation cache."""
 
 from __future__ import annotations
 
@@ -82,8 +72,7 @@ def html(s: SecondStart) -> HtmlText:
 
 
 def intro(s: SecondStart) -> str:
-    """What no cache, first start and warm mean here, and how many rounds the medians
-    are of."""
+    """What no cache, first start and warm mean here, and how many rounds the medians are of."""
     rounds = max((len(r.cold) for r in s.rows.values()), default=0)
     of = f"medians of {rounds} rounds [min–max]" if rounds > 1 else f"{rounds} round"
     return ("no cache: a first call with JAX's persistent cache off, as the comparison's; "
@@ -93,10 +82,8 @@ def intro(s: SecondStart) -> str:
 
 
 def row_cells(r: CacheRow) -> list[Cell]:
-    """One variant's row: medians with their min–max spread, each on the clock its ratio
-    is judged on (marked "CPU time" where that is it); no warm figure unread. A report
-    that measured no first call with no cache (jitmagic 0.5 or older) has its ratio
-    against the first start, and says so."""
+    """One variant's row: medians with their min–max spread, each on the clock its ratio is judged
+    on (marked "CPU time" where that is it); no warm figure unread."""
     clock = r.clock()
     before, warm = r.seconds_on(clock)
     d = r.difference
@@ -210,11 +197,10 @@ def _spaced(words: str) -> str:
 
 
 def remains(r: CacheRow) -> str:
-    """What a warm first call of ``r`` still spends: its median warm start (by wall time)
-    in the parts JAX's events time inside it, each on that start's wall clock, so that
-    they add up to the whole said with them; where the row is compared on CPU time, that
-    start's CPU seconds are said beside, named as the other clock ("not read" where an
-    event did not come)."""
+    """What a warm first call of ``r`` still spends: its median warm start (by wall time) in the
+    parts JAX's events time inside it, each on that start's wall clock, so that they add up to the
+    whole said with them; where the row is compared on CPU time, that start's CPU seconds are said
+    beside, named as the other clock ("not read" where an event did not come)."""
     start = r.middle_warm()
     assert start is not None  # said only of a row that was read
     trace, lower, read = start.trace_s, start.lower_s, start.compile_s
@@ -229,9 +215,8 @@ def remains(r: CacheRow) -> str:
 
 
 def python_share(r: CacheRow) -> float | None:
-    """The share of ``r``'s median warm first call (wall time) spent tracing and lowering,
-    in that one start, so that it is a part of its whole (None: not read, or an event did
-    not come)."""
+    """The share of ``r``'s median warm first call (wall time) spent tracing and lowering, in that
+    one start, so that it is a part of its whole (None: not read, or an event did not come)."""
     start = r.middle_warm()
     if start is None or start.trace_s is None or start.lower_s is None or not start.seconds:
         return None
@@ -282,11 +267,10 @@ def user_settings(s: SecondStart) -> list[str]:
 
 
 def cache_fixes(s: SecondStart) -> list[tuple[str, str]]:
-    """What in the user's own settings keeps their JAX from serving this program from
-    its persistent cache on a second start, and the setting to change, as (why, fix),
-    in the order to change them (:func:`~jitmagic.model.causes.second_start.cache_unset`);
-    none where their settings already cache it. The one wording of these fixes: the
-    causes and the second start's section both say them."""
+    """What in the user's own settings keeps their JAX from serving this program from its persistent
+    cache on a second start, and the setting to change, as (why, fix), in the order to change them
+    (:func:`~jitmagic.model.causes.second_start.cache_unset`); none where their settings already
+    cache it."""
     return [_cache_fix(s, unset) for unset in cache_unset(s)]
 
 
@@ -312,8 +296,7 @@ def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start,
-    where ``--cache`` measured it. Shown whole
-    whether ``verbose`` or not."""
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start, where
+    ``--cache`` measured it."""
     record = c.second_start
     return None if record is None else (text(record), html(record))

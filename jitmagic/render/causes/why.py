@@ -46,10 +46,9 @@ FOLDED = "every cause in full: its figures, the stages, what was not measured"
 
 
 def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
-    """The section as (text, HTML), none where nothing at all was measured and nothing
-    stopped: the answer first (:func:`answer`), every cause in full after it in HTML
-    behind a click; with ``verbose``, the causes in full alone (the answer restates
-    their first lines)."""
+    """The section as (text, HTML), none where nothing at all was measured and nothing stopped: the
+    answer first (:func:`answer`), every cause in full after it in HTML behind a click; with
+    ``verbose``, the causes in full alone (the answer restates their first lines)."""
     full = blocks(c)
     if not full or verbose:
         return (as_text(full), as_html(full)) if full else None
@@ -80,8 +79,7 @@ def _by_kind(c: Comparison) -> dict[str, list[Cause]]:
 
 
 def blocks(c: Comparison) -> list[Block]:
-    """The section in full as blocks; none where nothing at all was measured and nothing
-    stopped."""
+    """The section in full as blocks; none where nothing at all was measured and nothing stopped."""
     of = _by_kind(c)
     if not of[STAGE] and not c.stopped_anywhere:
         return []

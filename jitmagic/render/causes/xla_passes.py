@@ -1,14 +1,7 @@
-"""Where XLA spends the compile (``--xla``), as blocks: per variant the parts of its
-profiled compile that its backend has (before XLA's passes, the program handed to a
-plugin, the HLO passes, code generation, the rest) as shares of it, with the parts the
-backend names inside them (a TPU's main fusion pass), the top passes, and what nesting
-changed in those shares.
-
-One profiled compile per variant is one sample: the section gives each part's share of
-that compile, and never calls one variant's compile faster than the other's (the
-comparison's own table does that, by the rule, from its samples). What the profile did
-not hold is "not read", never 0.
-"""
+"""Where XLA spends the compile (``--xla``), as blocks: per variant the parts of its profiled
+compile that its backend has (before XLA's passes, the program handed to a plugin, the HLO passes,
+code generation, the rest) as shares of it, with the parts the backend names inside them (a TPU's
+main fusion pass), the top passes, and what nesting changed in those shares."""
 
 from __future__ import annotations
 
@@ -55,11 +48,10 @@ def pct(share: float | None) -> str:
 
 def blocks(x: XlaPasses, warm: dict[str, float] | None = None,
            where: str | None = None) -> list[Block]:
-    """The section: heading, the reason where nothing was measured, else each variant's;
-    ``warm``: the variants whose profiled compile was not cold, with the first cold
-    compile of the comparison's runs of it (:func:`warm_compiles`); ``where``: what
-    the compiles were for and on which host, where that is not the backend's own
-    device (``--target``; :func:`_on` otherwise)."""
+    """The section: heading, the reason where nothing was measured, else each variant's; ``warm``:
+    the variants whose profiled compile was not cold, with the first cold compile of the
+    comparison's runs of it (:func:`warm_compiles`); ``where``: what the compiles were for and on
+    which host, where that is not the backend's own device (``--target``; :func:`_on` otherwise)."""
     out: list[Block] = [Heading(HEADING)]
     if x.reason is not None:
         return [*out, Para([x.reason], kind="note")]
@@ -232,9 +224,8 @@ def warm_compiles(c: Comparison) -> dict[str, float]:
 
 
 def answer(x: XlaPasses, warm: dict[str, float]) -> list[Block]:
-    """Where XLA spent each profiled compile, first: its parts, biggest first, marked
-    where the compile was not cold (``warm``, :func:`warm_compiles`); or why nothing was
-    measured."""
+    """Where XLA spent each profiled compile, first: its parts, biggest first, marked where the
+    compile was not cold (``warm``, :func:`warm_compiles`); or why nothing was measured."""
     if x.reason is not None:
         return [Heading(HEADING), Para([x.reason], kind="note")]
     lines = [f"{v}: profiled compile {fmt_s(c.compile_s)}{' (not cold)' * (v in warm)}: "

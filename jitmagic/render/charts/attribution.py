@@ -1,8 +1,4 @@
-"""The trace-time-by-helper chart, as a ``matplotlib.figure.Figure``; never displays.
-
-Built without ``pyplot`` so that no figure stays open in the user's kernel. The
-attribution is one cold trace, so its bars have no min–max range to draw.
-"""
+"""The trace-time-by-helper chart, as a ``matplotlib.figure.Figure``; never displays."""
 
 from __future__ import annotations
 
@@ -23,10 +19,9 @@ MAX_BARS = 25
 
 
 def attribution_figure(a: Attribution) -> Figure:
-    """Horizontal bars, heaviest first: a helper's inclusive share of the flat trace
-    (light) with its own share inside (the trace colour), labelled
-    "layer: 16 calls, 91% of trace time"; the legend below the bars. At most
-    :data:`MAX_BARS` helpers, the heaviest; the title says how many more."""
+    """Horizontal bars, heaviest first: a helper's inclusive share of the flat trace (light) with
+    its own share inside (the trace colour), labelled "layer: 16 calls, 91% of trace time"; the
+    legend below the bars."""
     shown, left = a.heaviest(MAX_BARS)
     rows = [(h.helper, h.calls, _bar(a.share(h.inclusive_s)), _bar(a.share(h.own_s)))
             for h in shown]

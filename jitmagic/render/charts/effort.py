@@ -1,12 +1,4 @@
-"""The effort chart (``--effort``): per setting, XLA's compile beside what a call costs.
-
-Two panels side by side, one bar per measured row in each (the default first, then each
-setting in the order measured): the median XLA compile in cold first calls on the left,
-the median steady call on the right, each with the min–max of its samples, on the
-record's one clock, named on each axis. A bar group (a row's two bars) shows at a glance
-what a setting saves in compile and what a call costs in exchange. Built with
-``matplotlib.figure.Figure`` (no pyplot state), so no figure stays open in the kernel.
-"""
+"""The effort chart (``--effort``): per setting, XLA's compile beside what a call costs."""
 
 from __future__ import annotations
 

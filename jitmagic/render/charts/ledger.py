@@ -1,6 +1,5 @@
-"""The ledger's chart: compile seconds per function, one bar each, in parts coloured by
-the reason each compile was made for (a first compile in grey). Built with
-``matplotlib.figure.Figure``, never pyplot, like every chart here."""
+"""The ledger's chart: compile seconds per function, one bar each, in parts coloured by the reason
+each compile was made for (a first compile in grey)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Charts of the vmap/jit orderings: first call against per call; never displays.
-
-Built with ``matplotlib.figure.Figure`` (not pyplot), so no figure stays open
-in the user's kernel.
-"""
+"""Charts of the vmap/jit orderings: first call against per call; never displays."""
 
 from __future__ import annotations
 
@@ -43,12 +39,8 @@ def _colors(names: list[str], highlight: str | None) -> list[str]:
 
 
 def orderings_figure(o: Orderings, highlight: str | None = None) -> Figure:
-    """Two bar panels, cold first call and steady per call, one bar per ordering, each
-    with the min–max of its samples.
-
-    With ``highlight`` that ordering is drawn in colour and named in the
-    title (the toggle's chart); without, the two toggled orderings are.
-    """
+    """Two bar panels, cold first call and steady per call, one bar per ordering, each with the
+    min–max of its samples."""
     names = [n for n in ORDERINGS if n in o.rows and o[n].error is None]
     fig = Figure(figsize=(9, 2.8), layout="constrained", dpi=DPI)
     for ax, (key, label) in zip(fig.subplots(1, 2), PANELS, strict=True):

@@ -1,15 +1,4 @@
-"""One palette: each colour means one thing in every chart, and all are colour-blind safe.
-
-The colours are Okabe and Ito's (https://jfly.uni-koeln.de/color/), chosen to stay
-apart under every common colour-vision deficiency, with greys and one tint beside
-them. No chart puts a red beside a green: the stacked first call is blue, green,
-orange, grey, which differ in lightness as well as in hue.
-
-Phases have one colour each wherever they appear (the phases chart, the
-attribution chart's trace shares, the sweep's panels), the two variants one
-colour each (the sweep's lines), and the orderings chart picks out orderings
-in colours that are none of these. Charts import their colours from here.
-"""
+"""One palette: each colour means one thing in every chart, and all are colour-blind safe."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""Charts of a comparison, as matplotlib ``Figure`` objects or PNG bytes; never displays.
-
-A variant's bar is its cold first call in parts: trace, lower, XLA compile and,
-where JAX's own events timed those stages inside the first call
-(``stages_from == FROM_EVENTS``), the rest of it, so the bar ends at the median
-first call. Where the stages came from a separate staged run they are not parts
-of the first call: the bar stacks the stages and a marker shows the first call.
-Either way the whisker is the first call's min–max and the label its median.
-
-Every figure drawn is the report's own: the bars are on the clock that decides the first
-call (:meth:`~jitmagic.model.comparison.Comparison.clock_of`: CPU time on a busy machine),
-the execute panel on the clock that decides it, each named once on its axis, and every
-ratio is the glance table's (:func:`~jitmagic.render.comparison.stage_ratio`).
-
-Figures are built with ``matplotlib.figure.Figure`` directly, not ``pyplot``,
-so they never join pyplot's global list of open figures in the user's kernel.
-"""
+"""Charts of a comparison, as matplotlib ``Figure`` objects or PNG bytes; never displays."""
 
 from __future__ import annotations
 

@@ -51,12 +51,7 @@ def _axis(ax: Any, xs: list[Any], labelled: list[Any], step: int, loglog: bool) 
 
 
 def sweep_figure(c: Sweep) -> Figure:
-    """One panel per phase: median seconds against the swept value, both variants.
-
-    Log-log axes when the values are positive numbers (a straight line of slope
-    k means seconds ~ value^k); otherwise the values are categories and no
-    exponent is fitted.
-    """
+    """One panel per phase: median seconds against the swept value, both variants."""
     sweep = c
     name, values = plain(sweep.name), list(sweep.values)[:MAX_POINTS]
     left = len(sweep.values) - len(values)

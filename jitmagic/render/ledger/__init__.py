@@ -1,12 +1,6 @@
-"""A :class:`~jitmagic.model.ledger.Ledger` in words: the answer first, then one row per
-function, then why each compiled again with what to do, as text and as HTML (on the one
-page every report is written on, :func:`~jitmagic.render.bundle.page`).
-
-Every name and line here came from the user's code or a report: each goes through
-:func:`~jitmagic.model.saved.schema.printable` for a terminal and ``html.escape`` (the
-blocks') for a page. The seconds are wall seconds, JAX's own compile events, and the
-answer says so.
-"""
+"""A :class:`~jitmagic.model.ledger.Ledger` in words: the answer first, then one row per function,
+then why each compiled again with what to do, as text and as HTML (on the one page every report is
+written on, :func:`~jitmagic.render.bundle.page`)."""
 
 from __future__ import annotations
 
@@ -114,9 +108,8 @@ def _again_seconds(row: FunctionRow) -> float:
 
 
 def text(ledger: Ledger, verbose: bool = False) -> str:
-    """The ledger for a terminal: the answer, what compiled again and its fix, then the
-    table; the eager ops that compiled once are folded into one line (``verbose``: every
-    row)."""
+    """The ledger for a terminal: the answer, what compiled again and its fix, then the table; the
+    eager ops that compiled once are folded into one line (``verbose``: every row)."""
     return "\n".join(_lines(ledger, verbose))
 
 
@@ -266,10 +259,8 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
 
 
 def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
-    """The eager operations that compiled again, once for all of them, by the line that
-    called them: one line (``x - x.mean(0)``) compiles several, each had its own bullet.
-    A line whose ``lax.scan`` (``cond``, ``while_loop``) took a function made anew on each
-    pass says so, with its own fix; the others compiled for new shapes or dtypes."""
+    """The eager operations that compiled again, once for all of them, by the line that called them:
+    one line (``x - x.mean(0)``) compiles several, each had its own bullet."""
     if not eager:
         return
     yield (f"eager ops (jnp/lax calls outside any jit): compiled again "

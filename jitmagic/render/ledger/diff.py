@@ -14,8 +14,7 @@ from .words import plural
 
 
 def diff_text(d: LedgerDiff) -> str:
-    """Two ledgers' compiles per function, OLD → NEW, the functions that recompile more
-    first."""
+    """Two ledgers' compiles per function, OLD → NEW, the functions that recompile more first."""
     head = ("function", "defined at", "compiles", "again", "seconds (wall, one run each)")
     rows = sorted(d.rows, key=lambda r: (-(r.new_again - r.old_again), r.function))
     body = [(clip(r.function), clip_place(defined_place(r.defined_at, d.new if r.new_compiles

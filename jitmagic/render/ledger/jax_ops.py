@@ -1,13 +1,5 @@
-"""Eager operations JAX ledgers under a name of its own internals, named by what the user
-wrote, and said once what they are.
-
-JAX (0.10) ledgers an eager operation under its primitive's name. ``jnp.array(0.1)`` and
-``jnp.asarray(batch)`` of a Python number or a NumPy array bind the primitive ``stage``
-(``jax.lax.stage``: it lifts the value onto the device, a compile per shape and dtype), a
-word the user never wrote: the ledger read ``stage  eager op`` with nothing to say what it
-was. Where the user's line holds the call that runs it, the op is shown as that call
-(``jnp.asarray (stage)``), and a note under the table says what JAX's name is.
-"""
+"""Eager operations JAX ledgers under a name of its own internals, named by what the user wrote, and
+said once what they are."""
 
 from __future__ import annotations
 
@@ -30,9 +22,8 @@ _NUMPY = ("np", "numpy", "onp")
 
 
 def written_as(function: str, call_text: str | None) -> str | None:
-    """The call on the user's line that ran JAX's eager op ``function`` (``jnp.asarray``);
-    None where ``function`` is not one JAX names by its internals, or no such call is
-    there."""
+    """The call on the user's line that ran JAX's eager op ``function`` (``jnp.asarray``); None
+    where ``function`` is not one JAX names by its internals, or no such call is there."""
     names = WRITTEN.get(function)
     if not names or not call_text:
         return None

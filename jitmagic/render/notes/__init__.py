@@ -1,9 +1,5 @@
 """The sentences of what the measuring notes (:mod:`jitmagic.model.notes`): one table,
-:data:`TEMPLATES`, one row per kind of note, as pytest words its warnings. A row is a
-template its note's fields fill (``{seconds:.2g}``), or where the sentence takes more
-(a count in words, a list, a choice), a function of the note (:mod:`.helpers`,
-:mod:`.put_back`). Each sentence is word for word what the measuring layer wrote before
-notes were facts, so a report reads as it did."""
+:data:`TEMPLATES`, one row per kind of note, as pytest words its warnings."""
 
 from __future__ import annotations
 
