@@ -3,7 +3,6 @@ each compile was made for (a first compile in grey)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 
 from matplotlib.figure import Figure
@@ -18,6 +17,7 @@ from .palette import REDDISH_PURPLE
 from .palette import SKY_BLUE
 from .palette import VERMILLION
 from .palette import YELLOW
+from .phases import to_png
 from .style import DPI
 from .style import LABEL_PT
 from .style import LEGEND_PT
@@ -62,8 +62,4 @@ def figure(ledger: Ledger, words: Mapping[str, str]) -> Figure | None:
 
 def png(ledger: Ledger, words: Mapping[str, str]) -> bytes | None:
     fig = figure(ledger, words)
-    if fig is None:
-        return None
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return None if fig is None else to_png(fig)
