@@ -324,6 +324,11 @@ def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Ht
     return Html(f'<div class="jitcompare-switch" id="{key}">{style}{inputs}{panels}</div>')
 
 
+def both(blocks: Sequence[Block]) -> tuple[str, Html]:
+    """The blocks as (text, HTML)."""
+    return as_text(blocks), as_html(blocks)
+
+
 def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
                  verbose: bool = False) -> tuple[str, Html]:
     """A part's section as (text, HTML): ``answer`` first, what was asked; ``rest`` (which
@@ -331,6 +336,6 @@ def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
     and in HTML behind a click: a ``<details>`` (open where ``verbose``), which opens in a
     saved notebook or an exported page with no kernel, no script and no network."""
     if not rest:
-        return as_text(answer), as_html(answer)
+        return both(answer)
     text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])
     return text, Html(f"{as_html(answer)}\n{fold(what, as_html(rest), verbose)}")

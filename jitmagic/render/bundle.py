@@ -40,6 +40,7 @@ from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
+from .blocks import both
 from .blocks import first
 from .blocks import fold
 from .blocks import more
@@ -190,7 +191,7 @@ def sections(c: Comparison, plot: bool = True, why: bool = True,
         if shown is not None:
             yield shown
         if (spent := budget_spent(c, part)) is not None:
-            yield as_text(spent), as_html(spent)
+            yield both(spent)
 
 
 def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
@@ -282,19 +283,12 @@ def _env_value(v: Any) -> str:
     return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
-def repr_mimebundle(c: Comparison | Sweep | Lines, include: Any = None,
-                    exclude: Any = None) -> dict[str, str]:
-    """``_repr_mimebundle_`` of a record: for a ``Comparison`` the same bundle the magic
-    displays, with the chart; for a ``Lines`` table (``jitmagic.lines``) its two forms."""
+def forms(c: Comparison | Sweep | Lines) -> dict[str, str]:
+    """What a record shows as itself: for a ``Comparison`` the same bundle the magic displays,
+    with the chart; for a ``Lines`` table (``jitmagic.lines``) its two forms."""
     if isinstance(c, Lines):
-        data = {"text/plain": lines_text(c), "text/html": lines_html(c)}
-    else:
-        data = bundle(c)
-    if include:
-        data = {k: v for k, v in data.items() if k in include}
-    if exclude:
-        data = {k: v for k, v in data.items() if k not in exclude}
-    return data
+        return {"text/plain": lines_text(c), "text/html": lines_html(c)}
+    return bundle(c)
 
 
 def glance(c: Comparison, html: str | None = None) -> list[Block]:

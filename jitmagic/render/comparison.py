@@ -49,6 +49,7 @@ from .blocks import shown_name
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
 from .format import REST_ROW
+from .format import fmt_count
 from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
@@ -122,10 +123,6 @@ def _whole(c: Comparison) -> str:
         f"; {fmt_s(c.whole_s)} in all, with the parts after it"
 
 
-def _fmt_count(x: int | None) -> str:
-    return "—" if x is None else f"{x:,}"
-
-
 def verdict(c: Comparison) -> str:
     """One sentence on what nesting changed: the first call, then the stages (the
     record derives it, so a saved report carries the same words)."""
@@ -164,8 +161,8 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += _cpu_rows(c)
-    rows += [[_structure_label(FIGURE_LABELS[key]), _fmt_count(getattr(c.flat, key)),
-              _fmt_count(getattr(c.nested, key)), ""]
+    rows += [[_structure_label(FIGURE_LABELS[key]), fmt_count(getattr(c.flat, key)),
+              fmt_count(getattr(c.nested, key)), ""]
              for key in STRUCTURE
              if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
@@ -271,7 +268,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     out += [Para([("warning: ", w)], "warning") for w in warnings]
     out += [Para([more(left, "warnings", len(c.warnings))], "warning")] if left else []
     out += _provenance.blocks(c)
-    out += [Details((f"jaxpr, {name} ({_fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
+    out += [Details((f"jaxpr, {name} ({fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
             for name, v in c.variants.items() if v.jaxpr_text]
     return out
 

@@ -89,6 +89,11 @@ def unmarked_clock(some_cpu: bool, where: str) -> str:
     return f"wall time where a {where} does not say CPU time" if some_cpu else "wall time"
 
 
+def fmt_count(x: int | None) -> str:
+    """``1,024``; ``—`` where it was not counted."""
+    return "—" if x is None else f"{x:,}"
+
+
 def fmt_exponent(name: str, k: float | None) -> str:
     """``~ N^1.0`` (or ``—`` when it could not be fitted)."""
     return "—" if k is None else f"~ {name}^{k:.1f}".replace("-0.0", "0.0")

@@ -32,6 +32,7 @@ from .blocks import as_html
 from .blocks import as_text
 from .blocks import switch
 from .drawing import orderings_png
+from .format import fmt_count
 from .format import fmt_spread
 from .format import marked_ratio
 from .format import medians_of
@@ -41,10 +42,6 @@ from .verdicts import cpu_mark
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")
-
-
-def _count(x: int | None) -> str:
-    return "—" if x is None else f"{x:,}"
 
 
 def _equations(row: OrderingRow) -> str:
@@ -97,7 +94,7 @@ def row_cells(o: Orderings, name: str) -> list[Cell]:
             Cell(fmt_s(row.first_call_s), fmt_spread(row.samples.get("first_call_s", []))),
             Cell(fmt_s(row.execute_s), fmt_spread(row.samples.get("execute_s", []))),
             *cpu, Cell(_ratio(o, name)), Cell(_compiles(row)),
-            Cell(_count(row.jaxpr_eqns)), Cell(_count(row.stablehlo_bytes)), Cell(_same(row))]
+            Cell(fmt_count(row.jaxpr_eqns)), Cell(fmt_count(row.stablehlo_bytes)), Cell(_same(row))]
 
 
 def _title(o: Orderings) -> str:
@@ -190,10 +187,10 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
         *([("per call, CPU time", fmt_s(_per_call(o, chosen, CPU)))] if cpu else []),
         (f"per call / {REFERENCE}{cpu}", _ratio(o, chosen)),
         ("XLA compiles JAX reported in the first call", _compiles(row)),
-        ("jaxpr equations (top level)", _count(row.jaxpr_eqns)),
-        ("jit calls in the jaxpr", _count(row.nested_calls)),
-        ("StableHLO bytes", _count(row.stablehlo_bytes)),
-        ("optimized HLO instructions", _count(row.hlo_instructions)),
+        ("jaxpr equations (top level)", fmt_count(row.jaxpr_eqns)),
+        ("jit calls in the jaxpr", fmt_count(row.nested_calls)),
+        ("StableHLO bytes", fmt_count(row.stablehlo_bytes)),
+        ("optimized HLO instructions", fmt_count(row.hlo_instructions)),
         (f"same program as {REFERENCE}", _same(row)),
     ]
 

@@ -31,6 +31,7 @@ from ..blocks import as_text
 from ..blocks import first
 from ..blocks import more
 from ..comparison import partial
+from ..format import fmt_count
 from ..format import fmt_spread
 from ..verdicts import cpu_mark
 from ..verdicts import interval
@@ -116,7 +117,7 @@ def forms_table(record: ConstantArguments) -> Table:
             rows.append([v.variant, FORM_LABELS[form],
                          Cell(fmt_s(v.stage_median(form, COMPARED)), fmt_spread(calls)),
                          Cell(fmt_s(v.stage_median(form, "compile_s")), fmt_spread(compiles)),
-                         _left(v, form), _count(v.eqns.get(form))])
+                         _left(v, form), fmt_count(v.eqns.get(form))])
     return Table(("variant", "form", "cold first call (wall)", "XLA compile (wall)",
                   "constants captured", "jaxpr eqns"), rows)
 
@@ -130,10 +131,6 @@ def _left(v: ConstantVariant, form: str) -> str:
     else:
         count, size = v.constants_left
     return f"{count} ({fmt_bytes(size) or '0 B'})"
-
-
-def _count(n: int | None) -> str:
-    return "—" if n is None else f"{n:,}"
 
 
 def _outputs(v: ConstantVariant) -> str | None:

@@ -24,12 +24,11 @@ from .. import comparison
 from ..blocks import Block
 from ..blocks import Cell
 from ..blocks import Heading
-from ..blocks import Html as HtmlText
 from ..blocks import Para
 from ..blocks import Pre
 from ..blocks import Table
-from ..blocks import as_html
 from ..blocks import as_text
+from ..blocks import both
 from ..format import fmt_spread
 from ..format import marked_ratio
 from ..verdicts import cpu_mark
@@ -64,11 +63,6 @@ def blocks(s: SecondStart) -> list[Block]:
 def text(s: SecondStart) -> str:
     """The second start as plain text."""
     return as_text(blocks(s))
-
-
-def html(s: SecondStart) -> HtmlText:
-    """The second start as HTML."""
-    return as_html(blocks(s))
 
 
 def intro(s: SecondStart) -> str:
@@ -299,4 +293,4 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
     """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start, where
     ``--cache`` measured it."""
     record = c.second_start
-    return None if record is None else (text(record), html(record))
+    return None if record is None else both(blocks(record))

@@ -28,8 +28,7 @@ from ..blocks import Heading
 from ..blocks import Html
 from ..blocks import Para
 from ..blocks import answer_first
-from ..blocks import as_html
-from ..blocks import as_text
+from ..blocks import both
 from .said import NOT_RUN
 from .said import stopped_first
 
@@ -51,7 +50,7 @@ def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
     ``verbose``, the causes in full alone (the answer restates their first lines)."""
     full = blocks(c)
     if not full or verbose:
-        return (as_text(full), as_html(full)) if full else None
+        return both(full) if full else None
     return answer_first(answer(c), full[1:], FOLDED)
 
 
