@@ -20,6 +20,7 @@ from ..model.diff import Reason
 from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
 from ..model.shown import register
+from ..model.stats.rule import FASTER
 from ..model.stats.rule import SAME
 from ..model.stats.rule import SLOWER
 from ..model.stats.units import counted
@@ -36,6 +37,7 @@ from .blocks import answer_first
 from .causes import effort_diff
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
+from .verdicts import OUTCOME
 from .verdicts import cpu_mark
 from .verdicts import stage_interval as interval
 from .verdicts import stage_said as said
@@ -78,19 +80,14 @@ def _grown(f: StructureDiff) -> str:
     return "larger, from 0" if f.old == 0 else f"{fmt_ratio(f.new_over_old)} larger"
 
 
-def structure_rows(d: Diff) -> list[list[str]]:
-    return [[f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new), figure_ratio(f),
-             f"{f.kind}, {NOT_JUDGED}" if f.not_judged else f.kind] for f in d.structure]
-
-
 def headline(d: Diff) -> str:
     """The one line a verdict shows above the table: the regressions, else the gains."""
     slower = [s for s in d.stages if s.significant and s.kind == SLOWER]
     faster = [s for s in d.stages if s.significant and s.kind != SLOWER]
     if not slower and not faster:
         return f"against the baseline: {d.undecided()}"
-    parts = [f"{word} in {_by_variant(ss)}" for word, ss in (("slower", slower),
-                                                             ("faster", faster)) if ss]
+    parts = [f"{OUTCOME[kind]} in {_by_variant(ss)}" for kind, ss in ((SLOWER, slower),
+                                                                     (FASTER, faster)) if ss]
     return "against the baseline: NEW " + "; ".join(parts)
 
 
@@ -155,7 +152,9 @@ def details(d: Diff) -> list[Block]:
               f"OLD made {d.old_created or '(not recorded)'}, "
               f"NEW made {d.new_created or '(not recorded)'}"])]
     if d.structure:
-        out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
+        out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, [
+            [f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new), figure_ratio(f),
+             f"{f.kind}, {NOT_JUDGED}" if f.not_judged else f.kind] for f in d.structure])]
     return out + [b for show in DIFF_SECTIONS.values() for b in show(d)]
 
 
@@ -315,7 +314,7 @@ def summary(d: Diff) -> str:
     slower = sum(s.significant and s.kind == SLOWER for s in d.stages)
     faster = sum(s.significant and s.kind != SLOWER for s in d.stages)
     said = ", ".join(f"{counted(n, 'stage')} {what}"
-                     for n, what in ((slower, "slower"), (faster, "faster")) if n)
+                     for n, what in ((slower, OUTCOME[SLOWER]), (faster, OUTCOME[FASTER])) if n)
     grown = ", ".join(f"{counted(n, 'figure')} {what}" for what in (LARGER, SMALLER)
                       if (n := sum(s.kind == what and not s.not_judged for s in d.structure)))
     return f"<Diff {d.new_entry}: {said or undecided(d)}{'; ' * bool(grown)}{grown}>"
@@ -333,7 +332,7 @@ def undecided(d: Diff) -> str:
     if d.not_judged_for(LOADS_DIFFER):
         return "the timing stages are not judged: the loads differ"
     if all(s.kind == SAME for s in d.stages if s.measured):
-        return "no measurable difference"
+        return OUTCOME[SAME]
     return "no stage measurably slower or faster (some inconclusive)"
 
 
@@ -374,12 +373,6 @@ def apart(a: Apart) -> str:
     return f"the nested variants nest different helpers (OLD: {names(a.old)}; NEW: {names(a.new)})"
 
 
-def stage_label(s: StageDiff) -> str:
-    """``XLA compile``; ``XLA compile, CPU time`` where it was judged on CPU time."""
-    label = PHASE_LABELS.get(s.phase, s.phase)
-    return label + cpu_mark(s.clock, ", ")
-
-
 def register_diff() -> None:
     """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s registry)."""
     for form, words in (("partial lines", partial_lines), ("clock line", clock_line),
@@ -388,6 +381,7 @@ def register_diff() -> None:
                        ("unjudged", unjudged), ("summary", summary), ("undecided", undecided)):
         register(form, Diff, words)
     register("warnings", Diff, warnings)
-    register("label", StageDiff, stage_label)
+    register("label", StageDiff, lambda s: PHASE_LABELS.get(s.phase, s.phase)
+             + cpu_mark(s.clock, ", "))  # "XLA compile, CPU time" where judged on CPU time
     register("apart", Apart, apart)
     register("label", StructureDiff, lambda f: FIGURE_LABELS.get(f.figure, f.figure))

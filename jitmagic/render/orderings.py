@@ -104,10 +104,6 @@ def _title(o: Orderings) -> str:
             f"{clock_name(o.clock())}")
 
 
-def _table_title(o: Orderings) -> str:
-    return f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
-
-
 def _repeats(o: Orderings) -> dict[str, int]:
     return {name: len(r.samples.get("first_call_s", [])) for name, r in o.rows.items()}
 
@@ -141,7 +137,8 @@ def details(o: Orderings, png: bytes | None = None) -> list[Block]:
     """The rest, behind ``-v`` or a click: all four orderings' table and chart, whether
     their outputs match, and the two toggled orderings' jaxprs (HTML only)."""
     rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
-    return [Para([_table_title(o)]), Image(png, "first call and per call, four orderings"),
+    title = f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
+    return [Para([title]), Image(png, "first call and per call, four orderings"),
             Table(columns(o), rows, css="jitcompare-orderings"), Para([outputs_line(o)]),
             *(Details(("jaxpr of ", Code(n), f" ({_equations(o[n])})"),
                       o[n].jaxpr_text) for n in TOGGLED if n in o.rows)]

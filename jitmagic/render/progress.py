@@ -50,7 +50,15 @@ def register_progress() -> None:
     """Word a progress record, and how a child process ended, here
     (:mod:`jitmagic.model.shown`'s registry)."""
     register("line", Progress, line)
-    _register_children()
+    ends = ((Finished, lambda e: "finished"),
+            (Failed, lambda e: f"raised {e.error_type}: {e.message}"),
+            (EndedEarly, lambda e: f"ended with status {e.status} before its end"),
+            (TimedOut, lambda e: f"ran past its {fmt_s(e.seconds)} and was killed"))
+    for kind, said in ends:  # a child process's end, as its str()
+        register("text", kind, lambda e, said=said: f"the child process {said(e)}{_while(e.stage)}")
+    register("text", Crashed, crashed)
+    register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
+    register("text", TopologyRefused, refused)
 
 
 def _while(stage: str | None) -> str:
@@ -62,20 +70,6 @@ def crashed(end: Crashed) -> str:
     during = f" during {end.stage}" if end.stage else ""
     said = f": {end.fatal}" if end.fatal else ""
     return f"the child process was killed by {end.signal_name}{during}{said}"
-
-
-def _register_children() -> None:
-    """Register each child process's end's sentence as its ``str()``."""
-    register("text", Finished, lambda e: f"the child process finished{_while(e.stage)}")
-    register("text", Failed, lambda e: f"the child process raised {e.error_type}: "
-                                       f"{e.message}{_while(e.stage)}")
-    register("text", Crashed, crashed)
-    register("text", EndedEarly, lambda e: f"the child process ended with status {e.status} "
-                                           f"before its end{_while(e.stage)}")
-    register("text", TimedOut, lambda e: f"the child process ran past its {fmt_s(e.seconds)} "
-                                         f"and was killed{_while(e.stage)}")
-    register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
-    register("text", TopologyRefused, refused)
 
 
 #: The signals native code ends a process by as it crashes (the rest come from outside).

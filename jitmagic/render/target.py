@@ -48,6 +48,7 @@ from .blocks import Table
 from .blocks import answer_first
 from .format import PHASE_LABELS
 from .format import fmt_spread
+from .verdicts import OUTCOME
 from .verdicts import interval_ends
 from .verdicts import judged
 from .verdicts import runs
@@ -86,7 +87,7 @@ def _ratio(d: Difference) -> str:
         return "—"
     if not d.enough_data:
         return f"{fmt_ratio(d.ratio)} (one run)"
-    flag = {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
+    flag = {INCONCLUSIVE: f" {OUTCOME[INCONCLUSIVE]}", SAME: " same"}.get(d.kind, "")
     return f"{fmt_ratio(d.ratio)} ({interval_ends(d.low, d.high)}){flag}"
 
 

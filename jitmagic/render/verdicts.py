@@ -76,8 +76,8 @@ def times(d: Difference, clock: Clock = WALL) -> str:
         return f"{OUTCOME[SAME]}{' in CPU time' * cpu}"
     if _level(d):
         return f"{ratio_figures(1.0)}×{' CPU time' * cpu}"
-    side = ('more CPU time' if cpu else 'slower') if turns(d) else \
-        ('less CPU time' if cpu else 'faster')
+    side = ('more CPU time' if cpu else OUTCOME[SLOWER]) if turns(d) else \
+        ('less CPU time' if cpu else OUTCOME[FASTER])
     return f"{ratio_figures(read(d)[0])}× {side}"
 
 
@@ -200,11 +200,11 @@ def stage_said(s: StageDiff) -> str:
     if s.not_judged:
         return f"{NOT_JUDGED}: {s.not_judged.split(' (')[0]}"
     if s.kind == INCONCLUSIVE:
-        return "inconclusive"  # its ratio and interval are beside it
+        return OUTCOME[INCONCLUSIVE]  # its ratio and interval are beside it
     if not s.significant:
-        return "no measurable difference"
+        return OUTCOME[SAME]
     factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
-    return f"{fmt_ratio(factor)} {'slower' if s.kind == SLOWER else 'faster'}"
+    return f"{fmt_ratio(factor)} {OUTCOME[s.kind]}"
 
 
 def stage_interval(s: StageDiff) -> str:

@@ -39,6 +39,7 @@ from ..lines import UNROLL_FIX
 from ..lines import unroll_copies
 from ..verdicts import cpu_mark
 from ..verdicts import interval
+from ..verdicts import say
 from ..verdicts import stated
 from ..verdicts import times
 from .effort_words import cause_words as effort_words
@@ -65,7 +66,7 @@ Words = tuple[str, str]
 def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None) -> str:
     """``the first call is 2.1× faster (1.5×–3.0×)``, ``..."""
     said = stated(what, d, clock, wall_named=section == CPU)
-    return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
+    return f"{say(d)}, {said}" if d.kind == INCONCLUSIVE else said
 
 
 def of_clock(c: Compared, clock: Clock) -> str:
