@@ -32,7 +32,7 @@ from jitmagic.render.bundle import bundle
 from jitmagic.render.bundle import html_document
 from jitmagic.render.bundle import text
 from jitmagic.render.causes.why import blocks as why_blocks
-from jitmagic.render.charts import palette
+from jitmagic.render.charts import style as palette
 from jitmagic.render.charts.attribution import attribution_figure
 from jitmagic.render.charts.orderings import orderings_figure
 from jitmagic.render.charts.phases import STAGED_NOTE

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
 
+from ..model.causes.effort_diff import EffortDiff
 from ..model.diff import LARGER
 from ..model.diff import LOADS_DIFFER
 from ..model.diff import NESTS_DIFFER
@@ -34,10 +35,11 @@ from .blocks import Html
 from .blocks import Para
 from .blocks import Table
 from .blocks import answer_first
-from .causes import effort_diff
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
+from .format import verdict_ratio
 from .verdicts import OUTCOME
+from .verdicts import clock_name
 from .verdicts import cpu_mark
 from .verdicts import stage_interval as interval
 from .verdicts import stage_said as said
@@ -45,10 +47,7 @@ from .verdicts import waited
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
-#: What the structure table says it holds, and why it has no interval. The parts a diff's report
-#: shows, by their name in the table of parts (:data:`jitmagic.model.parts.PARTS`; their differs:
-#: :data:`jitmagic.model.diff.DIFFERS`): the diff -> its section's blocks.
-DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_diff.blocks}
+#: What the structure table says it holds, and why it has no interval.
 STRUCTURE_NOTE = ("program structure, NEW against OLD: exact figures that move only with "
                   "the code (and JAX's version), so no significance rule")
 
@@ -371,6 +370,45 @@ def apart(a: Apart) -> str:
         return ", ".join(f"`{h}`" for h in hs[:MOST_NAMED]) + \
             f" and {len(hs) - MOST_NAMED} more" * (len(hs) > MOST_NAMED) or "none"
     return f"the nested variants nest different helpers (OLD: {names(a.old)}; NEW: {names(a.new)})"
+
+
+#: ``--effort`` in a diff's report: each setting's XLA compile and call, NEW against OLD.
+EFFORT_HEADER = ("setting", "stage", "OLD", "NEW", "NEW/OLD", "interval", "NEW is")
+RATIOS_HEADER = ("setting", "compile ratio OLD", "compile ratio NEW", "per-call ratio OLD",
+                 "per-call ratio NEW")
+
+
+def effort_blocks(d: Diff) -> list[Block]:
+    """``--effort``'s diff, where both reports measured it: a note naming the one clock and saying
+    no gate judges it, a row per setting (the default first) and stage, and the settings only one
+    report measured; one line where only one report measured it; nothing where neither did."""
+    if d.effort is None:
+        return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
+                      "compared"])] if d.effort_in else []
+    e: EffortDiff = d.effort
+    clock = clock_name(e.clock)
+    note = (f"XLA's effort (--effort), each setting NEW against OLD, on {clock} for every "
+            "row (medians, by the one rule; informational: no gate judges these rows)")
+    rows_ = [[s.variant, s.label, fmt_s(s.old_s), fmt_s(s.new_s), fmt_ratio(s.new_over_old),
+              interval(s), said(s)] for s in e.stages]
+    out: list[Block] = [Para([note]), Table(EFFORT_HEADER, rows_)]
+    if e.ratios:
+        out += [Para([f"each setting against its own report's default (default/setting, as "
+                      f"the effort section says it; {clock}; marked inconclusive or "
+                      "same where the rule found no difference)"]),
+                Table(RATIOS_HEADER, [[r.setting, *(verdict_ratio(d) for d in (
+                    r.old_compile, r.new_compile, r.old_execute, r.new_execute))]
+                    for r in e.ratios])]
+    for side, names in (("OLD", e.only_old), ("NEW", e.only_new)):
+        if names:
+            out.append(Para([f"measured in {side} only, so not compared: "
+                             + ", ".join(f"`{n}`" for n in names)], "note"))
+    return out
+
+
+#: The parts a diff's report shows, by their name in the table of parts
+#: (:data:`jitmagic.model.parts.PARTS`; their differs: :data:`jitmagic.model.diff.DIFFERS`).
+DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_blocks}
 
 
 def register_diff() -> None:

@@ -7,11 +7,11 @@ from matplotlib.figure import Figure
 from ...model.attribution import Attribution
 from ...model.stats.units import fmt_s
 from ..blocks import more
-from .palette import PHASE
-from .palette import TRACE_INCLUSIVE
 from .style import DPI
 from .style import LABEL_PT
 from .style import LEGEND_PT
+from .style import PHASE
+from .style import TRACE_INCLUSIVE
 from .style import plain
 
 #: The most helpers drawn (the table lists more): a bar per helper makes the figure taller.

@@ -10,8 +10,8 @@ from ...model.causes.effort import EXECUTE
 from ...model.causes.effort import Effort
 from ...model.stats.witness import on
 from ..verdicts import clock_name
-from .palette import PHASE
 from .style import DPI
+from .style import PHASE
 from .style import bar_panels
 from .style import plain
 

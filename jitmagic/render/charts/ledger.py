@@ -10,17 +10,17 @@ from matplotlib.figure import Figure
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import KINDS
 from ..format import fmt_s
-from .palette import BLUE
-from .palette import BLUISH_GREEN
-from .palette import ORANGE
-from .palette import REDDISH_PURPLE
-from .palette import SKY_BLUE
-from .palette import VERMILLION
-from .palette import YELLOW
 from .phases import to_png
+from .style import BLUE
+from .style import BLUISH_GREEN
 from .style import DPI
 from .style import LABEL_PT
 from .style import LEGEND_PT
+from .style import ORANGE
+from .style import REDDISH_PURPLE
+from .style import SKY_BLUE
+from .style import VERMILLION
+from .style import YELLOW
 from .style import plain
 
 #: One colour per reason; a first compile (a warm-up, not a recompile) is grey.

@@ -13,11 +13,11 @@ from ...model.stats.units import fmt_s
 from ...model.stats.witness import WALL
 from ...model.stats.witness import on
 from ..verdicts import clock_name
-from .palette import EDGE
-from .palette import ORDERING_HIGHLIGHT
-from .palette import ORDERING_REFERENCE
-from .palette import ORDERING_TOGGLED
 from .style import DPI
+from .style import EDGE
+from .style import ORDERING_HIGHLIGHT
+from .style import ORDERING_REFERENCE
+from .style import ORDERING_TOGGLED
 from .style import bar_panels
 from .style import plain
 

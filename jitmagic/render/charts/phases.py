@@ -27,10 +27,10 @@ from ..comparison import stage_ratio
 from ..format import PHASE_LABELS
 from ..format import REST_LABEL
 from ..verdicts import clock_name
-from .palette import PHASE
 from .style import DPI
 from .style import LABEL_PT
 from .style import LEGEND_PT
+from .style import PHASE
 from .style import plain
 from .style import whisker
 

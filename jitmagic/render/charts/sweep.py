@@ -23,9 +23,9 @@ from ..blocks import more
 from ..format import PHASE_LABELS
 from ..format import fmt_exponent
 from ..sweep import MAX_POINTS
-from .palette import VARIANT
 from .style import DPI
 from .style import LEGEND_PT
+from .style import VARIANT
 from .style import plain
 
 #: At most this many tick labels on an axis (every k-th value is labelled).
