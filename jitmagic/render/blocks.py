@@ -331,10 +331,7 @@ def both(blocks: Sequence[Block]) -> tuple[str, Html]:
 
 def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
                  verbose: bool = False) -> tuple[str, Html]:
-    """A part's section as (text, HTML): ``answer`` first, what was asked; ``rest`` (which
-    ``what`` names) after it in text only ``verbose`` (else a line says ``-v`` shows it),
-    and in HTML behind a click: a ``<details>`` (open where ``verbose``), which opens in a
-    saved notebook or an exported page with no kernel, no script and no network."""
+    """A part's section as (text, HTML): ``answer`` first, ``rest`` behind -v or a click."""
     if not rest:
         return both(answer)
     text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])

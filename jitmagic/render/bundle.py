@@ -149,9 +149,7 @@ SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] 
 
 
 def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
-    """Whether :func:`bundle` shows ``r`` at a glance: a comparison whose variants both
-    ran (where one failed, its error is the answer), not asked for in full (``verbose``),
-    not compiled for a ``--target`` (that report is short already)."""
+    """Whether :func:`bundle` shows ``r`` at a glance: a comparison, both variants ran, not -v."""
     return isinstance(r, Comparison) and not verbose and target_record(r) is None \
         and all(v.ok for v in r.variants.values())
 
@@ -177,11 +175,7 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True,
 
 def sections(c: Comparison, plot: bool = True, why: bool = True,
              verbose: bool = False) -> Iterator[tuple[str, str]]:
-    """What follows a comparison's table, as (text, HTML): the measured causes of its first call
-    ranked (``why``), then each part's section in the report's order (the table of parts' ``shown``:
-    the per-line tables, the big constants passed as arguments, the second start, XLA's passes, the
-    four orderings and their chart, so that they survive where the toggle widget cannot run, then
-    the per-helper table, chart and advice)."""
+    """What follows a comparison's table, as (text, HTML): the causes (``why``), each part's."""
     causes = why_section(c, verbose) if why else None
     if causes:
         yield causes
@@ -371,9 +365,7 @@ def _saving(c: Comparison, x: Cause) -> str:
 
 
 def found_line(c: Comparison) -> str:
-    """What else the report found, in one line: a stop, whose figures they are under
-    ``jax.distributed``, the busy machine and what the other clock says, runs left out,
-    the outputs, whether XLA built different programs."""
+    """What else the report found, in one line."""
     parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
     if (n := c.env.get("process_count")) and isinstance(n, int) and n > 1:
         parts.append(f"the slowest of {n} processes")

@@ -69,9 +69,7 @@ def _structure_label(label: str) -> Cell:
 
 
 def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
-    """The flat/nested ratio on ``clock`` with its interval, flagged where the one
-    significance rule leaves it undecided or finds no difference, or where one run a
-    side leaves no spread to judge it by."""
+    """The flat/nested ratio on ``clock`` with its interval, flagged as the rule judged it."""
     d = c.difference(phase, clock)
     if math.isnan(d.ratio):
         flag = ""

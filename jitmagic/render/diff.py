@@ -130,9 +130,7 @@ def _change(f: StructureDiff) -> str:
 
 
 def answer(d: Diff, title: bool = True) -> list[Block]:
-    """What a diff asks, first: the title, the verdict (which stages NEW is slower or
-    faster in, which figures grew; which side is PARTIAL, why rows are not judged), and
-    the warnings that qualify it (another machine, another function)."""
+    """What a diff asks, first: the title, the verdict and the warnings that qualify it."""
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
     lines = [headline(d), *([structure_headline(d)] if d.structure else []),
@@ -202,11 +200,7 @@ def html(d: Diff, verbose: bool = False) -> Html:
 
 def summary_lines(outcomes: Sequence[Any], slower: float | None,
                   larger: float | None) -> list[str]:
-    """The pytest session's tables: one row per test for its timing (its significant stages, else
-    its flat first call; "nothing to compare" where nothing was measured in both), one for its
-    structure (the figures that changed, else "same"), the warnings, a ``PARTIAL test: ...`` line
-    per report that stopped early, then what failed a test: the regressions beyond ``slower``, the
-    figures beyond ``larger``, and a NEW that measured nothing where a gate is given."""
+    """The pytest session's tables: timing and structure per test, then what failed a test."""
     table: list[list[str]] = []
     for o in outcomes:
         if o.diff is None:
@@ -379,9 +373,7 @@ RATIOS_HEADER = ("setting", "compile ratio OLD", "compile ratio NEW", "per-call 
 
 
 def effort_blocks(d: Diff) -> list[Block]:
-    """``--effort``'s diff, where both reports measured it: a note naming the one clock and saying
-    no gate judges it, a row per setting (the default first) and stage, and the settings only one
-    report measured; one line where only one report measured it; nothing where neither did."""
+    """``--effort``'s diff: a row per setting and stage, NEW against OLD."""
     if d.effort is None:
         return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
                       "compared"])] if d.effort_in else []

@@ -32,9 +32,7 @@ def imported_whole(*modules: str) -> None:
 
 
 def load_charts() -> None:
-    """Everything a chart needs, imported whole (:func:`imported_whole`) before anything
-    is drawn, so that Ctrl-C while a chart is drawn never cuts an import; matplotlib is
-    imported here, when a chart is drawn, never for a text report."""
+    """Everything a chart needs, imported whole (:func:`imported_whole`) before drawing."""
     imported_whole(*CHART_MODULES)
 
 

@@ -124,9 +124,7 @@ def _counted(lines: Lines) -> str:
 
 
 def text(lines: Lines, nested: Collection[str] = ()) -> str:
-    """Every variant's table, then the hints (``nested``: the helpers a comparison nested,
-    :meth:`~jitmagic.model.lines.Lines.hints`): for terminals and ``str()``; every string
-    escaped as the other sections' (:func:`~jitmagic.model.saved.schema.printable`)."""
+    """Every variant's table, then the hints, as text (``nested``: the helpers nested)."""
     parts = [f"Program size by source line: {lines.entry}"]
     parts += [f"PARTIAL: {lines.stopped}; {_counted(lines)}"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]

@@ -121,10 +121,7 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
 
 
 def answer(o: Orderings) -> list[Block]:
-    """What ``--vmap`` asks, first: which of ``jit(vmap(f))`` and ``vmap(jit(f))`` is
-    faster per call, by how much, on which clock, the medians and why: the verdict's full
-    text, in bold (its headline would say the ratio a second time, line after line), then
-    what went wrong, if anything did."""
+    """What ``--vmap`` asks, first: which ordering is faster per call, then what went wrong."""
     said = o.verdict().text
     out: list[Block] = [Heading((_title(o),)), Para([said], "verdict", bold=True),
                         *comparison.partial(o.stopped)]
@@ -199,9 +196,7 @@ def panel_html(o: Orderings, chosen: str, png: bytes | None = None) -> Html:
 
 def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
                   chosen: str = TOGGLED[0]) -> Html:
-    """The toggle without a kernel: the toggled orderings' panels (numbers, chart,
-    verdict) behind radio buttons (:func:`~jitmagic.render.blocks.switch`), so an
-    exported notebook switches between them as the live widget does."""
+    """The toggle without a kernel: the panels behind radio buttons (:func:`~.blocks.switch`)."""
     names = [name for name in TOGGLED if name in panels]
     return switch(key, [(n, panels[n]) for n in names],
                   names.index(chosen) if chosen in names else 0)
@@ -212,9 +207,7 @@ FOLDED = "all four orderings (table, chart, jaxprs)"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`), where ``--vmap``
-    measured the orderings: the answer (:func:`answer`), then the rest (:func:`details`)
-    in text only ``verbose``, in HTML behind a click."""
+    """The orderings (``--vmap``): :func:`answer`, then :func:`details` folded."""
     o = c.orderings
     if o is None:
         return None

@@ -1,6 +1,4 @@
-"""A running measurement's progress as one line: what every progress display draws
-(stderr, a notebook's display updated in place); and how a process measuring ended (a
-child of :mod:`jitmagic.measure.children`, the command's own killed by a signal)."""
+"""A running measurement's progress as one line, and how a process measuring ended."""
 
 from __future__ import annotations
 

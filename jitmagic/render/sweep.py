@@ -1,7 +1,4 @@
-"""Text and HTML of a sweep: its answer first, the trend (each stage's growth exponent
-per variant, with its 95% interval); then, with ``-v`` or behind a click, the chart, a
-table of one row per value, flat and nested per phase, with a last row of each column's
-fitted growth exponent, and each value's verdict."""
+"""Text and HTML of a sweep: its trend first, then every value behind ``-v`` or a click."""
 
 from __future__ import annotations
 
@@ -97,9 +94,7 @@ def _trend_table(c: Sweep) -> list[Block]:
 
 
 def answer(c: Sweep) -> list[Block]:
-    """What a sweep asks, first: its trend (the growth exponents with their intervals),
-    then whether it stopped, the values where a variant failed (an error is an answer:
-    the trend leaves those values out), and its warnings."""
+    """What a sweep asks, first: its trend, whether it stopped, its errors and warnings."""
     out: list[Block] = [_title(c), Para([trend_line(c)], "verdict", bold=True),
                         *_trend_table(c), *partial(c.stopped), *_found(c, "error")]
     return out + [Para([f"warning: {w}"], "warning") for w in _sweep_warnings(c)]

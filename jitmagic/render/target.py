@@ -220,9 +220,7 @@ def effort_lines(t: TargetCompile) -> list[str]:
 
 
 def answer(c: Comparison, t: TargetCompile) -> list[Block]:
-    """What ``--target`` asks, first: whether nesting compiles faster for the topology,
-    by how much, on which clock; where the arguments were placed (the figures depend on
-    it); a program that does not fit one device's HBM, a stop, an error."""
+    """What ``--target`` asks, first: the verdict, the placement, a misfit, a stop, an error."""
     runs = len(c.flat.samples.get("compile_s", []))
     out: list[Block] = [
         Heading(("jitcompare --target ", Code(t.topology), ": ", Code(c.entry),

@@ -196,9 +196,7 @@ FOLDED = "the constants, both forms' timings and notes"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the big constants
-    passed as arguments, where they were measured; the answer first, the rest in text
-    only ``verbose``, in HTML behind a click."""
+    """The big constants passed as arguments, where measured: the answer first, then the rest."""
     record = c.constant_arguments
     return None if record is None else answer_first(answer(record), details(record),
                                                      FOLDED, verbose)

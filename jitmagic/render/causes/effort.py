@@ -111,9 +111,7 @@ def intro(e: Effort) -> str:
 
 
 def default_cells(e: Effort) -> list[Cell]:
-    """The default's row, first: the baseline figures every ratio is against, on the
-    record's one clock; its ratios are "—" (it is what they divide) and its outputs the
-    reference the settings' are compared with."""
+    """The default's row, first: the figures every ratio divides, on the record's clock."""
     clock = clock_name(e.clock())
     compiled, called = e.default_s()
     return [Cell(DEFAULT, code=True), Cell(fmt_s(compiled), clock), Cell(fmt_s(called), clock),
@@ -193,10 +191,7 @@ def acts_on(e: Effort) -> str | None:
 
 
 def helpers_said(r: EffortRow) -> str:
-    """Out of line: each helper kept out of line with the times one trace called it (a
-    helper inside another one kept out of line is traced once for all that one's calls:
-    fewer than its jit calls in the nested program, which the nested helpers line
-    counts), and why each other one stays inline."""
+    """Out of line: the helpers kept out of line, how often traced, and why others stay inline."""
     kept = [f"`{n}` kept out of line (traced {counted(c, 'time')})"
             for n, c in r.kept.items()]
     refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
@@ -208,9 +203,7 @@ FOLDED = "every setting's figures, chart and sentence"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort,
-    where ``--effort`` measured it; the settings worth using first, every setting in
-    full in text only ``verbose``, in HTML behind a click."""
+    """XLA's effort, where ``--effort`` measured it: the settings worth using first."""
     record = c.part("effort")
     if record is None:
         return None

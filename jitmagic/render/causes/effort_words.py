@@ -1,6 +1,4 @@
-"""The words of ``--effort`` every front end shares: its section (:mod:`.effort`) and
-the causes it adds to "why the first call is slow" (:mod:`.said`), made of the
-:class:`~jitmagic.model.causes.effort.Effort` record's facts."""
+"""The words of ``--effort`` its section and its causes share."""
 
 from __future__ import annotations
 
@@ -214,9 +212,7 @@ def run_time(e: Effort, rows: list[EffortRow]) -> list[str]:
 
 
 def cause_words(x: Cause) -> tuple[str, str]:
-    """What an effort cause says, and what to do: the row to use, with its line to write
-    and what a call then costs, what the rest leave open and where your own options cost
-    run time; else what each row came to."""
+    """What an effort cause says, and what to do."""
     if x.case == "none measured":
         return "no effort setting could be measured here", ""
     e, rows = x.detail

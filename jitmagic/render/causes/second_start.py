@@ -261,10 +261,7 @@ def user_settings(s: SecondStart) -> list[str]:
 
 
 def cache_fixes(s: SecondStart) -> list[tuple[str, str]]:
-    """What in the user's own settings keeps their JAX from serving this program from its persistent
-    cache on a second start, and the setting to change, as (why, fix), in the order to change them
-    (:func:`~jitmagic.model.causes.second_start.cache_unset`); none where their settings already
-    cache it."""
+    """What keeps the user's JAX from caching this program, and the setting to change."""
     return [_cache_fix(s, unset) for unset in cache_unset(s)]
 
 

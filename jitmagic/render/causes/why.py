@@ -1,6 +1,4 @@
-"""The "why is the first call slow" section: the causes of
-:func:`jitmagic.model.causes.why.causes`, the measured savings first, then where the
-first call's time goes, then what could not be decided or measured."""
+"""The "why is the first call slow" section: measured savings, where the time goes, the rest."""
 
 from __future__ import annotations
 
@@ -45,9 +43,7 @@ FOLDED = "every cause in full: its figures, the stages, what was not measured"
 
 
 def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
-    """The section as (text, HTML), none where nothing at all was measured and nothing stopped: the
-    answer first (:func:`answer`), every cause in full after it in HTML behind a click; with
-    ``verbose``, the causes in full alone (the answer restates their first lines)."""
+    """The section as (text, HTML); none where nothing was measured and nothing stopped."""
     full = blocks(c)
     if not full or verbose:
         return both(full) if full else None

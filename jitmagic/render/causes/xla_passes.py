@@ -1,7 +1,4 @@
-"""Where XLA spends the compile (``--xla``), as blocks: per variant the parts of its profiled
-compile that its backend has (before XLA's passes, the program handed to a plugin, the HLO passes,
-code generation, the rest) as shares of it, with the parts the backend names inside them (a TPU's
-main fusion pass), the top passes, and what nesting changed in those shares."""
+"""Where XLA spends the compile (``--xla``): each profiled compile's parts and passes."""
 
 from __future__ import annotations
 
@@ -48,10 +45,7 @@ def pct(share: float | None) -> str:
 
 def blocks(x: XlaPasses, warm: dict[str, float] | None = None,
            where: str | None = None) -> list[Block]:
-    """The section: heading, the reason where nothing was measured, else each variant's; ``warm``:
-    the variants whose profiled compile was not cold, with the first cold compile of the
-    comparison's runs of it (:func:`warm_compiles`); ``where``: what the compiles were for and on
-    which host, where that is not the backend's own device (``--target``; :func:`_on` otherwise)."""
+    """The section in full (``warm``: :func:`warm_compiles`; ``where``: what it compiled for)."""
     out: list[Block] = [Heading(HEADING)]
     if x.reason is not None:
         return [*out, Para([x.reason], kind="note")]
@@ -212,9 +206,7 @@ def _not_cold(variant: str, profiled_s: float, cold_s: float) -> Para:
 
 
 def warm_compiles(c: Comparison) -> dict[str, float]:
-    """The variants whose profiled compile was not cold
-    (:func:`~jitmagic.model.stats.cold.warm_extra`), each with its runs' cold compile
-    (:func:`~jitmagic.model.stats.cold.reference`)."""
+    """The variants whose profiled compile was not cold, each with its runs' cold compile."""
     record, platform = c.xla_passes, c.env.get("backend")
     if record is None:
         return {}
@@ -240,9 +232,7 @@ FOLDED = "each compile's parts and HLO passes, and what nesting moved"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where XLA spent
-    its profiled compiles, where ``--xla`` measured them, and which were not cold; the
-    answer first, the rest in text only ``verbose``, in HTML behind a click."""
+    """Where XLA spent its profiled compiles (``--xla``), and which were not cold."""
     record = c.xla_passes
     if record is None:
         return None

@@ -139,9 +139,7 @@ PANEL_PT = 380.0
 
 def _first_call(ax: Axes, row: int, v: VariantResult, end: float, scale: float,
                 labelled: set[str]) -> float:
-    """The first call's min–max whisker, a marker where the bar is not the first call,
-    and the median's label at the bar's end, above the whisker; returns how far right
-    (in the panel's units) the axis must reach for the label and whisker to fit."""
+    """The first call's whisker, marker and label; returns how far right the axis must reach."""
     reach = end / scale * 1.05
     if (rng := v.spread("first_call_s")) is not None:
         whisker(ax, row, rng[0] / scale, rng[1] / scale)

@@ -1,6 +1,4 @@
-"""What every chart shares: one colour-blind-safe palette (each colour means one thing in every
-chart), plain text for matplotlib, legible type sizes, the PNG resolution, min–max whiskers and
-panels of median bars."""
+"""What every chart shares: the palette, plain text, type sizes, resolution, whiskers, bars."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""A :class:`~jitmagic.model.ledger.Ledger` in words: the answer first, then one row per function,
-then why each compiled again with what to do, as text and as HTML (on the one page every report is
-written on, :func:`~jitmagic.render.bundle.page`)."""
+"""A :class:`~jitmagic.model.ledger.Ledger` in words, as text and as HTML."""
 
 from __future__ import annotations
 
@@ -289,10 +287,7 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
 
 
 def html_body(ledger: Ledger, chart_png: bytes | None = None, verbose: bool = False) -> str:
-    """The ledger as an HTML fragment, built of the blocks every report is made of (each
-    string escaped there): the answer, the chart (where one was drawn), what compiled
-    again and the table (one ``<pre>``, as the text says them), and the eager ops that
-    compiled once in a ``<details>`` fold (``verbose``: in the table)."""
+    """The ledger as an HTML fragment of the blocks every report is made of."""
     blocks: list[Block] = [Para([(Strong("jitwatch:"), " " + answer(ledger))]),
                            Image(chart_png, "compile seconds per function, by reason")]
     said = "\n".join(list(_lines(ledger, verbose, folded_said=False))[1:]).strip("\n")

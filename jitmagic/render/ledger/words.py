@@ -1,6 +1,4 @@
-"""The ledger's small words, shared by its renderers: the limits of what it lists, places
-as a reader wants them (``line 3`` in the watched cell), counted nouns, clipped names
-(the one clipper, :func:`~jitmagic.render.blocks.shown_name`) and aligned columns."""
+"""The ledger's small words: limits, places, counted nouns, clipped names, columns."""
 
 from __future__ import annotations
 

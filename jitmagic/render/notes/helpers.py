@@ -1,6 +1,4 @@
-"""The sentences of notes that take more than a template (their rows:
-:data:`jitmagic.render.notes.TEMPLATES`): why a helper stays inline or leaks, where two
-outputs differ, the settings a file set too late, and what the parts left out."""
+"""The sentences of notes that take more than a template."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The sentences of what a cell changed and jitmagic put back (or left, where another
-thread changed it) that take more than a template (:class:`~jitmagic.model.notes.PutBack`;
-their rows: :data:`jitmagic.render.notes.TEMPLATES`), and the names of the things a row
-holds (:data:`THINGS`)."""
+"""The sentences of what a cell changed and jitmagic put back or left."""
 
 from __future__ import annotations
 
