@@ -143,9 +143,8 @@ def candidate_words(c: Candidate, flat_cold_s: float, clock: Clock = WALL) -> st
     execute = _execute_words(c)
     if not c.significant:
         change = "shorter" if c.saving_s >= 0 else "longer"
-        return (f"{name}: no measurable saving ({_cold_start(clock)} "
-                f"{fmt_s(abs(c.saving_s))} {change}, within the noise of "
-                f"{fmt_s(c.noise_s)}){execute}")
+        return (f"{name}: no measurable saving ({_cold_start(clock)} {fmt_s(abs(c.saving_s))} "
+                f"{change}, within the noise of {fmt_s(c.noise_s)}){execute}")
     return (f"{name}: saves {fmt_s(c.saving_s)} of {fmt_s(flat_cold_s)} {_cold_start(clock)} "
             f"({c.calls} calls){execute}")
 

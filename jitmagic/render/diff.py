@@ -95,8 +95,7 @@ def _by_variant(stages: list[StageDiff]) -> str:
     out, last = [], None
     for s in stages:
         factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
-        out.append(f"{s.variant + ' ' if s.variant != last else ''}{s.label} "
-                   f"{fmt_ratio(factor)}")
+        out.append(f"{s.variant + ' ' if s.variant != last else ''}{s.label} {fmt_ratio(factor)}")
         last = s.variant
     return ", ".join(out)
 
@@ -125,8 +124,7 @@ def structure_headline(d: Diff) -> str:
 
 def _change(f: StructureDiff) -> str:
     """``flat jaxpr equations 100 → 196 (1.96×)``."""
-    return (f"{f.variant} {f.label} {fmt_figure(f.old)} → {fmt_figure(f.new)} "
-            f"({figure_ratio(f)})")
+    return (f"{f.variant} {f.label} {fmt_figure(f.old)} → {fmt_figure(f.new)} ({figure_ratio(f)})")
 
 
 def answer(d: Diff, title: bool = True) -> list[Block]:

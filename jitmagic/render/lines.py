@@ -195,9 +195,8 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
 # --- the hints: what the numbers say to do -------------------------------------------
 
 #: What to write instead of a scan's ``unroll`` above 1.
-UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then run one "
-              "after another (what that saves on the first call, and costs per call, is "
-              "not measured)")
+UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then run one after "
+              "another (what that saves on the first call, and costs per call, is not measured)")
 
 
 def unroll_said(x: LoopCall, total: int) -> str:
@@ -246,9 +245,8 @@ def loop_hint(table: LineTable) -> str | None:
     if r.hits is None:
         return (f"line {r.line} built {share:.0%} of the program and runs inside {inside}: "
                 f"a Python loop unrolls into the program; {fix}")
-    return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
-            f"of the program inside {inside}: a Python loop unrolls into the program; "
-            f"{fix}")
+    return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} of the "
+            f"program inside {inside}: a Python loop unrolls into the program; {fix}")
 
 
 def _helper_hints(table: LineTable, nested: Collection[str]) -> list[str]:

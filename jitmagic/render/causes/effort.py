@@ -102,10 +102,9 @@ def intro(e: Effort) -> str:
     """What the rows are, what the default compiles with, and what the figures are."""
     runs = len(e.default.get("compile_s", ()))
     mine = f" with your `compiler_options={options_text(e.baseline)}`" if e.baseline else ""
-    return (f"the flat program compiled at XLA's lower effort settings {on_backend(e)}, "
-            f"each against the default (as you compile it{mine}), interleaved: XLA's "
-            f"compile is JAX's own "
-            f"event inside cold first calls, a call is the steady state; medians of {runs} "
+    return (f"the flat program compiled at XLA's lower effort settings {on_backend(e)}, each "
+            f"against the default (as you compile it{mine}), interleaved: XLA's compile is JAX's "
+            f"own event inside cold first calls, a call is the steady state; medians of {runs} "
             f"cold runs each; ratios are default/setting, decided by the one rule; "
             f"{clock_reason(e)}")
 

@@ -51,8 +51,7 @@ NOT_RUN = "not run this time"
 #: Said of XLA's compile where a Python loop builds most of the program.
 UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
 #: The end of each loop's sentence: no figure of the rewrite was had.
-NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your "
-             "loops)")
+NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your loops)")
 #: The share of a compile from which its biggest HLO pass is named.
 NAMED_PASS = 0.05
 #: What a warm cache's saving is judged against: the first call with no cache; in a
@@ -170,9 +169,8 @@ def loop_words(x: Cause) -> Words:
     row, share = x.detail
     loop = table.loop_line(row)
     what = "it builds" if loop in (None, row.line) else f"line {row.line}, inside it, builds"
-    return (f"{what} {share:.0%} of the program's {table.total_eqns:,} jaxpr equations, "
-            f"unrolled; as `jax.lax.scan` or `jax.lax.fori_loop` its body is traced once; "
-            f"{NOT_TIMED}"), ""
+    return (f"{what} {share:.0%} of the program's {table.total_eqns:,} jaxpr equations, unrolled; "
+            f"as `jax.lax.scan` or `jax.lax.fori_loop` its body is traced once; {NOT_TIMED}"), ""
 
 
 # --- what a fix saved -------------------------------------------------------------------

@@ -45,8 +45,7 @@ COLUMNS = ("variant", "no cache", "first start (writes the cache)", "warm",
 #: What a warm first call still does: the trace and lowering run in full on every start.
 KEPT = "a warm cache saves only the XLA compile; the trace and lowering run in full on every start"
 #: Why JAX may have read no entry although the folder was set for every program.
-WHY_UNREAD = ("JAX writes no entry for a program with host callbacks, such as "
-              "`jax.debug.print`")
+WHY_UNREAD = ("JAX writes no entry for a program with host callbacks, such as `jax.debug.print`")
 
 
 def blocks(s: SecondStart) -> list[Block]:
@@ -150,8 +149,7 @@ def saving(r: CacheRow) -> str:
     # instead of 900 ms" read as the first start's own figure
     figures = f"{fmt_s(warm)} warm against {fmt_s(before)} {short}{cpu_mark(clock, ', ')}"
     return _by_rule(d, clock, {
-        FASTER: "{name}: with a warm cache the first call {verb} {said} than {against}: "
-                "{figures}",
+        FASTER: "{name}: with a warm cache the first call {verb} {said} than {against}: {figures}",
         SAME: "{name}: a warm cache makes {said} to the first call ({figures})",
         SLOWER: "{name}: the warm first call {verbed} {times} than the first call "
                 "{against}{interval} ({figures})",
@@ -271,8 +269,7 @@ def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
                 "(`jax_enable_compilation_cache` is False)",
                 "set `jax_enable_compilation_cache` to True")
     if unset == NO_FOLDER:
-        return ("your JAX caches nothing between starts: `jax_compilation_cache_dir` "
-                "is not set",
+        return ("your JAX caches nothing between starts: `jax_compilation_cache_dir` is not set",
                 "set `jax_compilation_cache_dir` to a folder "
                 "(`jax.config.update(\"jax_compilation_cache_dir\", \"/path/to/cache\")`)")
     slow = s.uncached()

@@ -262,8 +262,7 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
     if not eager:
         return
     yield (f"eager ops (jnp/lax calls outside any jit): compiled again "
-           f"{plural(sum(x.count for x in eager), 'time')}, "
-           f"{fmt_s(sum(x.seconds for x in eager))}")
+           f"{plural(sum(x.count for x in eager), 'time')}, {fmt_s(sum(x.seconds for x in eager))}")
     for x in eager[:MAX_ROWS]:
         code = f"  {clip(x.call_text, 100)}" if x.call_text else ""
         where = clip(place(x.call_site, ledger) or x.call_site or "an unknown line", 100)

@@ -177,9 +177,8 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
                 "defining (printing, writing files, counting) happened {times} times",
     "sweep_name_unread": "--sweep {name}: the code never reads `{name}`, so every value measures "
                          "the same program",
-    "sweep_name_assigned": "--sweep {name}: the cell assigns `{name}` (line {line}) before "
-                           "reading it, so the swept values never reach the code: delete that "
-                           "assignment",
+    "sweep_name_assigned": "--sweep {name}: the cell assigns `{name}` (line {line}) before reading "
+                           "it, so the swept values never reach the code: delete that assignment",
     "late_settings": h.late_settings,
     # what the cell changed, put back or left (PutBack)
     "figures_closed": lambda n: (f"the cell opened {counted(n.count, 'matplotlib figure')} "

@@ -88,9 +88,8 @@ def static_held(n: Note) -> str:
 def leaks(n: Note) -> str:
     where = f" (only with `{n.partner}` nested too)" if n.partner else ""
     if n.held is not None:
-        return (f"{n.held}{where}: a jit returns arrays only and fixes the rest when it "
-                f"traces, so under a jit of its own those traced values would leak; it runs "
-                f"inline")
+        return (f"{n.held}{where}: a jit returns arrays only and fixes the rest when it traces, so "
+                f"under a jit of its own those traced values would leak; it runs inline")
     return f"under a jit of its own it leaks traced values{where}: {n.mechanism}, so it runs inline"
 
 
