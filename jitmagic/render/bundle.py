@@ -7,6 +7,7 @@ import html
 import math
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import Any
 
 from ..model import parts as table
@@ -101,34 +102,28 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
 
 def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool,
             html_path: str | None) -> dict[str, str]:
-    """:func:`bundle`'s, within its width."""
-    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
-        report, report_page = target_section(r, t, verbose)
-        data = {"text/plain": report, "text/html": report_page}
-        for text_, page_ in sections(r, plot, why=False, verbose=verbose):
-            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
-                    "text/html": f"{data['text/html']}\n{page_}"}
-        return data
+    """:func:`bundle`'s, within its width: each part's (text, HTML), one after another."""
+    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target: no chart
+        return _joined([target_section(r, t, verbose), *sections(r, plot, False, verbose)])
     png = chart_png(r) if plot else None
-    if isinstance(r, Sweep):
-        data = {"text/plain": sweep_text(r, verbose), "text/html": sweep_html(r, png, verbose)}
-        last = r.last  # its causes where the sweep measured more than the comparison
-        shown = list(sections(last, plot, why=asked_why(last), verbose=verbose))
-        if shown or r.baseline is not None:
-            said = last_value_line(r)  # what follows is of one value, not of the sweep
-            data["text/plain"] += f"\n\n{said}"
-            data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
-        if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
-            shown.insert(0, (diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
+    shown: list[tuple[str, str]] = []
+    if isinstance(r, Sweep):  # then its last value's diff and sections, under a line
+        if r.baseline is not None:
+            shown.append((diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
+        shown += sections(r.last, plot, why=asked_why(r.last), verbose=verbose)
+        said = last_value_line(r)
+        shown = [(sweep_text(r, verbose), sweep_html(r, png, verbose)),
+                 *([(said, f"<h3>{html.escape(said)}</h3>")] if shown else []), *shown]
     elif at_a_glance(r, verbose):
         return glanced(r, png, plot, html_path)
     else:
-        data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
-        shown = list(sections(r, plot, verbose=verbose))
-    for text, page in shown:
-        data["text/plain"] += "\n\n" + text
-        data["text/html"] += "\n" + page
-    return data
+        shown = [(text_table(r), html_summary(r, png)), *sections(r, plot, verbose=verbose)]
+    return _joined(shown)
+
+
+def _joined(shown: Sequence[tuple[str, str]]) -> dict[str, str]:
+    return {"text/plain": "\n\n".join(t for t, _ in shown),
+            "text/html": "\n".join(h for _, h in shown)}
 
 
 #: The rendering layer's table of parts: each part's section, by its name in the table of
