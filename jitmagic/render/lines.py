@@ -222,14 +222,9 @@ def unroll_copies(x: LoopCall, total: int) -> str:
 def hints(table: LineTable, nested: Collection[str] = ()) -> list[str]:
     """Advice that follows from the numbers of ``table``: unrolled loops, helpers traced per call,
     big constants captured from Python."""
-    return [h for h in (*unroll_hints(table), loop_hint(table),
+    unrolled = [f"{unroll_said(x, table.total_eqns)}; {UNROLL_FIX}" for x in table.unrolled()]
+    return [h for h in (*unrolled, loop_hint(table),
                         *_helper_hints(table, nested), *_constant_hints(table)) if h]
-
-
-def unroll_hints(table: LineTable) -> list[str]:
-    """What each unrolled scan puts into the program, and what to write instead (what
-    ``unroll=1`` would save is not measured)."""
-    return [f"{unroll_said(x, table.total_eqns)}; {UNROLL_FIX}" for x in table.unrolled()]
 
 
 def loop_hint(table: LineTable) -> str | None:

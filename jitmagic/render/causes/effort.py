@@ -102,7 +102,9 @@ def intro(e: Effort) -> str:
     """What the rows are, what the default compiles with, and what the figures are."""
     runs = len(e.default.get("compile_s", ()))
     mine = f" with your `compiler_options={options_text(e.baseline)}`" if e.baseline else ""
-    return (f"the flat program compiled at XLA's lower effort settings {on_backend(e)}, each "
+    label = backend_label(e)  # the settings tried are the backend's own
+    on = "that act on this backend" + (f" ({label})" if label else "")
+    return (f"the flat program compiled at XLA's lower effort settings {on}, each "
             f"against the default (as you compile it{mine}), interleaved: XLA's compile is JAX's "
             f"own event inside cold first calls, a call is the steady state; medians of {runs} "
             f"cold runs each; ratios are default/setting, decided by the one rule; "
@@ -163,12 +165,6 @@ def backend_label(e: Effort) -> str | None:
     """How the user reads the backend ``e`` was measured on ("TPU"); None where the
     report did not record it."""
     return None if e.backend is None else backend_named(e.backend).label
-
-
-def on_backend(e: Effort) -> str:
-    """``that act on this backend (TPU)``: the settings tried are the backend's own."""
-    label = backend_label(e)
-    return "that act on this backend" + (f" ({label})" if label else "")
 
 
 def no_effect(e: Effort, r: EffortRow, o: Outcome) -> str:

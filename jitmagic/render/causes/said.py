@@ -318,14 +318,9 @@ def _cache_fix(measured: SecondStart) -> str:
     return "; then ".join(fix for _, fix in fixes)
 
 
-def not_run_words(x: Cause) -> Words:
-    """A part not run: the stop that came first, else that it was not asked for."""
-    return why_not(x.of), ""
-
-
 #: Each maker of causes' words, by the cause's ``maker``.
 MAKERS: dict[str, Callable[[Cause], Words]] = {
-    "stage": stage_words, "not run": not_run_words, "nesting": nesting_words,
+    "stage": stage_words, "not run": lambda x: (why_not(x.of), ""), "nesting": nesting_words,
     "loop": loop_words, "constants": constants_words, "second start": second_start_words,
     "effort": effort_words,
 }

@@ -97,12 +97,8 @@ def row_cells(r: CacheRow) -> list[Cell]:
 
 def _cell(seconds: list[float], clock: Clock) -> Cell:
     """The median of ``seconds`` with their spread, and the clock where it is CPU time."""
-    return Cell(fmt_s(median(seconds)), _marked(fmt_spread(seconds), cpu_mark(clock, "")))
-
-
-def _marked(spread: str, mark: str) -> str:
-    """A cell's min–max spread, and the clock where it is CPU time."""
-    return ", ".join(part for part in (spread, mark) if part)
+    return Cell(fmt_s(median(seconds)),
+                ", ".join(part for part in (fmt_spread(seconds), cpu_mark(clock, "")) if part))
 
 
 def sentences(s: SecondStart) -> list[str]:
@@ -177,15 +173,10 @@ def _by_rule(d: Difference, clock: Clock, said: dict[str, str], **words: str) ->
     """The sentence ``said`` holds for ``d``'s kind ("" for any other), filled with
     ``words`` and the rule's: ``{times}``, ``{interval}`` (spaced; none with one run),
     ``{said}`` (both), ``{verb}`` ("is", "takes") and ``{verbed}`` ("was", "took")."""
-    rule = {"times": times(d, clock), "interval": _spaced(interval(d)),
+    rule = {"times": times(d, clock), "interval": f" {interval(d)}".rstrip(),
             "said": with_interval(d, clock), "verb": verb(clock),
             "verbed": verb(clock, past=True)}
     return said.get(d.kind, said[""]).format(**rule, **words)
-
-
-def _spaced(words: str) -> str:
-    """`` (2.1×–4.0×)``, or nothing where ``words`` are none (one run: no interval)."""
-    return f" {words}" if words else ""
 
 
 def remains(r: CacheRow) -> str:

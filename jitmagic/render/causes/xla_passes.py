@@ -112,7 +112,7 @@ def _part_said(c: ProfiledCompile, part: str) -> str:
         words += f" ({len(c.passes)} kinds)"
     if seconds is None:  # "read back by the plugin: not read", never "... plugin not read"
         return f"{words}: not read"
-    return f"{words} {_part(c, seconds, _inside(c, part))}"
+    return f"{words} {fmt_s(seconds)} ({pct(c.share(seconds))}{_inside(c, part)})"
 
 
 def _inside(c: ProfiledCompile, part: str) -> str:
@@ -131,11 +131,6 @@ def _biggest(name: str, events: int, part: str) -> str:
     """The one event a named part of the HLO passes was made of, in code marks (`Main
     fusion (jit_g)`: passes are shown by XLA's names); "" where several made it."""
     return f"`{name}` " if events == 1 and part == "hlo_passes" else ""
-
-
-def _part(c: ProfiledCompile, seconds: float | None, more: str = "") -> str:
-    """``4.91 ms (2.4%)``: seconds and their share of the compile ("not read": None)."""
-    return "not read" if seconds is None else f"{fmt_s(seconds)} ({pct(c.share(seconds))}{more})"
 
 
 def _named(name: str) -> str:

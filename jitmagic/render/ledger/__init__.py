@@ -327,13 +327,9 @@ def summary(ledger: Ledger) -> str:
     return f"<Ledger: {ledger.count} compiles, {ledger.again} again>"
 
 
-def diff_summary(d: LedgerDiff) -> str:
-    """A ledger diff's ``repr``: ``<LedgerDiff: 0 → 2 compiles again>``."""
-    return f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>"
-
-
 def register_ledger() -> None:
     """Word the ledger's records' ``repr`` (their text and bundle are registered with
     every record's, :mod:`jitmagic.render`)."""
     register("summary", Ledger, summary)
-    register("summary", LedgerDiff, diff_summary)
+    register("summary", LedgerDiff,
+             lambda d: f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>")
