@@ -65,10 +65,10 @@ from jitmagic.options.values import AUTO
 from jitmagic.render.bundle import text as bundle_text
 from jitmagic.render.causes.effort import FOLDED
 from jitmagic.render.causes.effort import TITLE
+from jitmagic.render.causes.effort import calls_figure
 from jitmagic.render.causes.effort import html
 from jitmagic.render.causes.effort import section
 from jitmagic.render.causes.effort import text
-from jitmagic.render.causes.effort_words import calls_figure
 
 LEVEL0 = Setting("xla_backend_optimization_level=0", {"xla_backend_optimization_level": 0},
                  'XLA_FLAGS="--xla_backend_optimization_level=0"')

@@ -42,7 +42,7 @@ from ..verdicts import interval
 from ..verdicts import say
 from ..verdicts import stated
 from ..verdicts import times
-from .effort_words import cause_words as effort_words
+from .effort import cause_words as effort_words
 from .second_start import NOT_READ
 from .second_start import cache_fixes
 
