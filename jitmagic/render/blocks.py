@@ -14,8 +14,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ..model.comparison import Comparison
 from ..model.saved.schema import printable
 from ..model.stats.units import cut_to
+from ..model.sweep import Sweep
 
 T = TypeVar("T")
 
@@ -336,3 +338,21 @@ def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
         return both(answer)
     text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])
     return text, Html(f"{as_html(answer)}\n{fold(what, as_html(rest), verbose)}")
+
+
+def provenance(c: Comparison | Sweep) -> list[Block]:
+    """Where a report came from: ``made 2026-12-01T12:30:00Z by jitmagic 0.4.0 with -r 3`` (none
+    in a report written before provenance existed), and the measured source folded (HTML only)."""
+    version = c.env.get("jitmagic")
+    out: list[Block] = []
+    if c.created or version or c.options is not None:
+        made: list[Inline] = [f"made {c.created or '(time not recorded)'}",
+                              f" by jitmagic {version}" if version else ""]
+        made += [" from ", Code(c.file)] if c.file else []
+        if c.options is not None:
+            made += [" with ", Code(c.options) if c.options else "the default options"]
+        out.append(Para([made], "note"))
+    if c.source:
+        lines = c.source.count("\n") + (not c.source.endswith("\n"))
+        out.append(Details((f"source ({lines} line{'s' * (lines != 1)})",), c.source))
+    return out

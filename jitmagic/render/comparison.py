@@ -28,7 +28,6 @@ from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from . import diff as _diff
-from . import provenance as _provenance
 from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Cell
@@ -45,6 +44,7 @@ from .blocks import as_html
 from .blocks import as_text
 from .blocks import first
 from .blocks import more
+from .blocks import provenance
 from .blocks import shown_name
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
@@ -265,7 +265,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     warnings, left = first(c.warnings)
     out += [Para([("warning: ", w)], "warning") for w in warnings]
     out += [Para([more(left, "warnings", len(c.warnings))], "warning")] if left else []
-    out += _provenance.blocks(c)
+    out += provenance(c)
     out += [Details((f"jaxpr, {name} ({fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
             for name, v in c.variants.items() if v.jaxpr_text]
     return out

@@ -13,7 +13,6 @@ from ..model.sweep import exponents
 from ..model.sweep import medians
 from ..model.sweep import trends
 from ..model.sweep import unchanged
-from . import provenance as _provenance
 from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Code
@@ -26,6 +25,7 @@ from .blocks import Table
 from .blocks import answer_first
 from .blocks import first
 from .blocks import more
+from .blocks import provenance
 from .blocks import shown_name
 from .comparison import partial
 from .format import fmt_exponent
@@ -111,7 +111,7 @@ def details(c: Sweep, png: bytes | None = None) -> list[Block]:
         Image(png, f"phases against {c.name}"),
         Para([f"medians per value ({_clock_said(c)}):"]), _table(c),
         Para([c.headline, (f"growth: {growth}; sweep wall time {fmt_s(c.wall_s)}",)])]
-    return out + _found(c, "warning") + _provenance.blocks(c)
+    return out + _found(c, "warning") + provenance(c)
 
 
 def _found(c: Sweep, kind: str) -> list[Block]:

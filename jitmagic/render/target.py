@@ -35,7 +35,6 @@ from ..model.target import stage_difference
 from ..model.target import target_of
 from ..model.target import to_compiled
 from ..model.target import waited_share
-from . import provenance as _provenance
 from .blocks import Block
 from .blocks import Cell
 from .blocks import Code
@@ -46,6 +45,7 @@ from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
 from .blocks import answer_first
+from .blocks import provenance
 from .format import PHASE_LABELS
 from .format import fmt_spread
 from .verdicts import OUTCOME
@@ -241,7 +241,7 @@ def details(c: Comparison, t: TargetCompile) -> list[Block]:
                                             *warm_lines(t), _helpers(c)])]
     out += [Para(effort_lines(t))] if t.effort else []
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
-    out += _provenance.blocks(c)
+    out += provenance(c)
     return out + [Details((f"jaxpr, {name} ({counted(v.jaxpr_eqns or 0, 'equation')})",),
                           v.jaxpr_text) for name, v in c.variants.items() if v.jaxpr_text]
 

@@ -33,8 +33,6 @@ from .fixes import NOTES
 from .fixes import advice
 from .fixes import explained
 from .gate import gate_lines
-from .jax_ops import explanations
-from .jax_ops import shown
 from .values import reason_words
 from .values import stretched
 from .words import CLOCK
@@ -49,8 +47,10 @@ from .words import clip_place
 from .words import columns
 from .words import defined
 from .words import defined_place
+from .words import explanations
 from .words import place
 from .words import plural
+from .words import shown
 
 
 def answer(ledger: Ledger) -> str:
