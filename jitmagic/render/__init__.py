@@ -18,8 +18,8 @@ from .bundle import forms
 from .bundle import text
 from .causes.said import register_causes
 from .headlines import register_headlines
+from .ledger import diff_text as ledger_diff_text
 from .ledger import register_ledger
-from .ledger.diff import diff_text as ledger_diff_text
 from .lines import register_hints
 from .notes import register_notes
 from .progress import register_progress

@@ -1,4 +1,5 @@
-"""A :class:`~jitmagic.model.ledger.Ledger` in words, as text and as HTML."""
+"""A :class:`~jitmagic.model.ledger.Ledger` in words, as text and as HTML; its gate in words, and
+two ledgers side by side (``jitmagic diff OLD NEW``)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import html
 from collections.abc import Iterable
 from dataclasses import replace
 
+from ...model.ledger import Broken
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import AGAIN
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import OTHER
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import Noted
@@ -32,7 +35,6 @@ from .fixes import NOTED
 from .fixes import NOTES
 from .fixes import advice
 from .fixes import explained
-from .gate import gate_lines
 from .values import reason_words
 from .values import stretched
 from .words import CLOCK
@@ -333,3 +335,116 @@ def register_ledger() -> None:
     register("summary", Ledger, summary)
     register("summary", LedgerDiff,
              lambda d: f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>")
+
+
+def gate_lines(ledger: Ledger) -> Iterable[str]:
+    if not ledger.gate.any:
+        return
+    if ledger.error or ledger.stopped:  # checked only on a run that ended as written
+        yield ""
+        yield (f"Gate not checked: the run {'raised' if ledger.error else 'was stopped'} "
+               "before its end, and the gate judges a run that ends as written.")
+        return
+    broken = ledger.over_gate()
+    yield ""
+    yield gate_sentence(ledger, broken)
+    for sentence in gate_failures(ledger):
+        yield f"  {sentence}"
+
+
+def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:
+    """The gate in one plain sentence: what was allowed, what happened, what to do (the
+    sentences of each way it broke follow it)."""
+    allowed = _allowed(ledger)
+    if not broken:
+        return f"Gate held: allowed {allowed}; {_held(ledger)}."
+    over = [f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')}"
+            for b in broken if b.function is not None]
+    named = over[:MAX_LINES] + ([f"{len(over) - MAX_LINES} more functions did"]
+                                if len(over) > MAX_LINES else [])
+    named += [f"{ledger.count} compiles ran" for b in broken if b.function is None]
+    todo = ("see why each compiled again above, or raise the limit" if over
+            else "compile fewer programs, or raise the limit")
+    return f"Gate FAILED: allowed {allowed}, but {' and '.join(named)}; {todo}."
+
+
+def _allowed(ledger: Ledger) -> str:
+    """What the gate allowed: ``1 compile per function (eager ops not counted) and 4
+    compiles in all``."""
+    parts = []
+    if (warm := ledger.gate.fail_after_warmup) is not None:
+        parts.append(f"{plural(warm, 'compile')} per function (eager ops not counted)")
+    if (cap := ledger.gate.max_compiles) is not None:
+        parts.append(f"{plural(cap, 'compile')} in all")
+    return " and ".join(parts)
+
+
+def _held(ledger: Ledger) -> str:
+    """What happened within a gate that held: the most any function compiled, the total."""
+    parts = []
+    if ledger.gate.fail_after_warmup is not None:
+        most = max((ledger.gated(r) for r in ledger.functions() if not r.eager), default=0)
+        parts.append(f"no function compiled more than {plural(most, 'time')}" if most
+                     else "no function compiled")
+    if ledger.gate.max_compiles is not None:
+        parts.append(f"{plural(ledger.count, 'compile')} ran")
+    return " and ".join(parts)
+
+
+def gate_failures(ledger: Ledger) -> list[str]:
+    """One sentence for each way the run broke its gate."""
+    return [_broken_words(b, ledger) for b in ledger.over_gate()]
+
+
+def _broken_words(b: Broken, ledger: Ledger) -> str:
+    if b.function is None:
+        rows = sorted(ledger.functions(), key=lambda r: -r.compiles)
+        named = ", ".join(f"`{printable(r.function)}` {r.compiles}" for r in rows[:MAX_LINES])
+        rest = sum(r.compiles for r in rows[MAX_LINES:])
+        named += f", {rest} more" if rest else ""
+        top = f": {named}" if rows else ""
+        return (f"{b.compiles} compiles, more than the {b.allowed} allowed "
+                f"(max_compiles={b.allowed}){top}")
+    if b.first_late is None:  # counted past the kept compiles: no reason to name
+        return (f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')} here, "
+                f"{b.compiles - b.allowed} after its warm-up of {b.allowed}")
+    reason = b.first_late.reason
+    said = {FIRST: "for its first compile", UNEXPLAINED: "with no reason from JAX",
+            NEW_FUNCTION: "for a new function object", EAGER: "for an eager op",
+            OTHER: "for another reason (JAX's words in the ledger)"}.get(
+        reason.kind, f"for a {KIND_WORDS[reason.kind]}" + (
+            "" if reason.argument is None else f" of `{printable(reason.argument)}`"))
+    site = place(b.first_late.call_site, ledger)
+    where = f" at {printable(site)}" if site else ""
+    late = b.compiles - b.allowed
+    return (f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')} here, {late} after "
+            f"its warm-up of {b.allowed}: the first of them {said}{where}")
+
+
+def diff_text(d: LedgerDiff) -> str:
+    """Two ledgers' compiles per function, OLD → NEW, the functions that recompile more first."""
+    head = ("function", "defined at", "compiles", "again", "seconds (wall, one run each)")
+    rows = sorted(d.rows, key=lambda r: (-(r.new_again - r.old_again), r.function))
+    body = [(clip(r.function), clip_place(defined_place(r.defined_at, d.new if r.new_compiles
+                                                        else d.old, r.eager)),
+             f"{r.old_compiles} → {r.new_compiles}", f"{r.old_again} → {r.new_again}",
+             f"{_seconds(r.old_seconds, r.old_compiles)} → "
+             f"{_seconds(r.new_seconds, r.new_compiles)}") for r in rows[:MAX_ROWS]]
+    lines = [f"jitwatch diff: {d.old.again} → {d.new.again} compiles again, "
+             f"{d.old.count} → {d.new.count} compiles in all, "
+             f"{fmt_s(d.old.seconds)} → {fmt_s(d.new.seconds)} compiling ({CLOCK})"]
+    worse = d.more_again
+    lines.append(f"NEW compiles again more often in {len(worse)} function"
+                 f"{'' if len(worse) == 1 else 's'}: "
+                 + ", ".join(f"`{clip(r.function)}`" for r in worse) if worse else
+                 "No function compiles again more often in NEW.")
+    lines.append("")
+    lines += columns(head, body, left=2)
+    if len(rows) > MAX_ROWS:
+        lines.append(f"… and {plural(len(rows) - MAX_ROWS, 'more function')}")
+    return "\n".join(lines)
+
+
+def _seconds(s: float, compiles: int) -> str:
+    """Seconds of a function's compiles; ``—`` where it did not compile."""
+    return fmt_s(s) if compiles else "—"
