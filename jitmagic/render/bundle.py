@@ -52,8 +52,8 @@ from .causes import constant_arguments
 from .causes import effort
 from .causes import second_start
 from .causes import xla_passes
-from .causes.why import blocks as why_blocks
-from .causes.why import section as why_section
+from .causes.said import blocks as why_blocks
+from .causes.said import section as why_section
 from .comparison import html_summary
 from .comparison import notes
 from .comparison import outputs_said
