@@ -638,7 +638,7 @@ def bar_groups(fig) -> list[list[str]]:
 def test_the_chart_draws_a_bar_group_per_measured_setting_and_names_the_clock(measured):
     from matplotlib.figure import Figure
 
-    from jitmagic.render.charts.effort import effort_figure
+    from jitmagic.render.charts.bars import effort_figure
 
     fig = effort_figure(measured)
     assert isinstance(fig, Figure)
@@ -659,7 +659,7 @@ class State(NamedTuple):
 
 
 def test_the_chart_of_a_namedtuple_method_on_a_busy_machine_says_cpu_time():
-    from jitmagic.render.charts.effort import effort_figure
+    from jitmagic.render.charts.bars import effort_figure
     from jitmagic.render.drawing import effort_png
 
     e = measure_effort(flat_of(State(W, jnp.zeros(16)).step, X), rounds=1, settings=[LEVEL0])
@@ -676,7 +676,7 @@ def test_the_chart_of_a_namedtuple_method_on_a_busy_machine_says_cpu_time():
 
 
 def test_a_row_that_failed_before_a_sample_has_no_bar():
-    from jitmagic.render.charts.effort import effort_figure
+    from jitmagic.render.charts.bars import effort_figure
 
     failed = EffortRow(Setting("broken", {"x": 1}), error="Traceback: boom")
     e = crafted(crafted_row([0.3] * 5, DEFAULT_CALL), failed)

@@ -14,8 +14,7 @@ from ..model.orderings import Orderings
 #: What drawing a chart imports: the chart modules (matplotlib with them), the backend
 #: that writes PNG, and the image plugins Pillow loads as it saves its first image.
 CHART_MODULES = (f"{__package__}.charts.phases", f"{__package__}.charts.sweep",
-                 f"{__package__}.charts.attribution", f"{__package__}.charts.orderings",
-                 f"{__package__}.charts.effort",
+                 f"{__package__}.charts.bars",
                  "matplotlib.backends.backend_agg", "PIL.BmpImagePlugin", "PIL.GifImagePlugin",
                  "PIL.JpegImagePlugin", "PIL.PpmImagePlugin")
 
@@ -42,7 +41,7 @@ def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
     if not plot or a is None:
         return None
     load_charts()
-    from .charts.attribution import attribution_figure
+    from .charts.bars import attribution_figure
     from .charts.phases import to_png
 
     return to_png(attribution_figure(a))
@@ -53,7 +52,7 @@ def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
     if not plot:
         return None
     load_charts()
-    from .charts.orderings import orderings_figure
+    from .charts.bars import orderings_figure
     from .charts.phases import to_png
 
     return to_png(orderings_figure(o))
@@ -65,8 +64,8 @@ def effort_png(e: Effort, plot: bool = True) -> bytes | None:
     if not plot or e.default_error is not None:
         return None
     load_charts()
-    from .charts.effort import effort_figure
-    from .charts.effort import measured_rows
+    from .charts.bars import effort_figure
+    from .charts.bars import measured_rows
     from .charts.phases import to_png
 
     return to_png(effort_figure(e)) if measured_rows(e) else None
