@@ -79,7 +79,8 @@ Words = tuple[str, str]
 
 
 def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None) -> str:
-    """``the first call is 2.1× faster (1.5×–3.0×)``, ``..."""
+    """The rule's verdict on ``what`` (:func:`~jitmagic.render.verdicts.stated`), led by
+    "inconclusive" where it is; in a section of CPU time (``section``), a wall-time one says so."""
     said = stated(what, d, clock, wall_named=section == CPU)
     return f"{say(d)}, {said}" if d.kind == INCONCLUSIVE else said
 
