@@ -166,9 +166,7 @@ def helpers_text(c: Comparison) -> str:
 
 
 def _execute_words(c: Candidate) -> str:
-    """``; execute 35.5 µs faster per call`` where the one rule called the change a
-    difference, ``; execute per call: no measurable change`` where it did not, and nothing
-    where it could not judge (too few samples, an older report's unjudged change)."""
+    """``; execute 35.5 µs faster per call``, or no measurable change; nothing unjudged."""
     if c.execute_change_s is None or c.execute_significant is None:
         return ""
     if not c.execute_significant:

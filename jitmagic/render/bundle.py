@@ -293,9 +293,7 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
 
 
 def verdict_line(c: Comparison) -> str:
-    """``nested jit on `f` makes the first call 2.60× faster (1.60×–4.65×; 869 ms → 334 ms
-    wall time, 3 runs each)``: one number on one clock, the clock that decides; where
-    nothing was compared, the verdict's headline."""
+    """The glance's verdict: one number on the clock that decides (else the verdict's headline)."""
     first, clock = c.verdict.difference, c.clock_of(FIRST_CALL)
     if not comparison_headline(c, first):  # failed, nothing nested, stopped, not measured
         return c.verdict.headline

@@ -337,9 +337,7 @@ def _repeats(c: Comparison) -> dict[str, int]:
 
 
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:
-    """Whether the measured functions returned the same values (``record``: a comparison or its
-    orderings, :mod:`jitmagic.model.outputs`); a mismatch is never hidden, and rounding is named as
-    such."""
+    """Whether the measured functions (of ``record``) returned the same values; never hidden."""
     match, diff, kind = record.outputs_match, record.max_abs_diff, record.outputs_kind
     leaf = record.outputs_leaf
     at = f" at `{leaf}`" if leaf else ""

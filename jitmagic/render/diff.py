@@ -105,9 +105,7 @@ HEADLINE_FIGURES = 4
 
 
 def structure_headline(d: Diff) -> str:
-    """The verdict's second line: the figures that grew or shrank (the first
-    :data:`HEADLINE_FIGURES` of them), else "every figure the same" (or, where no
-    figure is in both reports, "no figure recorded in both")."""
+    """The verdict's second line: the figures that grew or shrank, else that none did."""
     if not any(f.recorded for f in d.structure):
         return "structure: no figure recorded in both reports, nothing to compare"
     changed = [f for f in d.structure if f.recorded and f.kind != SAME_SIZE and not f.not_judged]
@@ -178,9 +176,7 @@ def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[s
 
 
 def gate_notes(d: Diff, slower: float | None, larger: float | None = None) -> list[str]:
-    """Why a gate passed a row without judging it, where it did: ``the loads differ (...): the
-    timing stages are not judged, ...``, and ``the nested variants nest different helpers (...)``
-    (empty without a gate, or where every row was judged)."""
+    """Why a gate passed a row without judging it, where it did (empty without a gate)."""
     loads = d.loads_line() if slower is not None else None
     nests = d.nest_line() if slower is not None or larger is not None else None
     return [line for line in (loads, nests) if line]
@@ -238,9 +234,7 @@ def _structure_summary(o: Any) -> list[list[str]]:
 
 def _failed_lines(outcomes: Sequence[Any], slower: float | None,
                   larger: float | None) -> list[str]:
-    """``REGRESSION test: flat trace 2.00× slower (fails at 1.2×)`` and ``LARGER test:
-    flat jaxpr equations 100 → 196 (1.96×) (fails at 1.3×)``: a line per test and gate;
-    ``UNJUDGED test: nothing to judge: NEW measured nothing ...`` where a gate is given."""
+    """``REGRESSION test: ...``, ``LARGER test: ...``, ``UNJUDGED test: ...``: each test's gates."""
     out = []
     for o in outcomes:
         if o.diff is None:
@@ -352,9 +346,7 @@ MOST_NAMED = 6
 
 
 def apart(a: Apart) -> str:
-    """``the loads differ (OLD's runs waited for a CPU 17% of the time they were ready to
-    run, NEW's 60%)``; ``the nested variants nest different helpers (OLD: `a`, `b`; NEW:
-    `a`)``: why a row is not judged."""
+    """Why a row is not judged: the loads differ, or the nested variants nest other helpers."""
     if a.reason == LOADS_DIFFER:
         return f"the loads differ (OLD's runs {waited(a.old)}, NEW's {a.new:.0%})"
 

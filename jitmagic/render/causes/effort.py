@@ -222,9 +222,7 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
 
 
 def clock_reason(e: Effort) -> str:
-    """Which clock the section's figures are on and why, from how long the rows' cold
-    runs waited for a CPU (:func:`~jitmagic.render.verdicts.waited`): CPU time where
-    the machine was busy while they ran, else wall time."""
+    """Which clock the section's figures are on, and why (how long the runs waited for a CPU)."""
     share = waited_share(measured_rows([e.default, *(r.samples for r in e.rows.values())]))
     if e.clock() == CPU:
         assert share is not None  # CPU time is chosen only where the wait was measured

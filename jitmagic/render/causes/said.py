@@ -315,9 +315,7 @@ def _than(d: Difference, against: str) -> str:
 
 
 def _writing(c: Compared, row: CacheRow) -> str:
-    """``; the first start, which also writes the cache, is 1.84× slower (...) than with
-    no cache (542 ms against 295 ms)``: what writing the entry costs, apart from the
-    saving (none in a report that measured no start without the cache)."""
+    """``; the first start, which also writes the cache, is 1.84× slower (...)``, where measured."""
     if not row.no_cache:
         return ""
     d, clock = row.writing, row.writing_clock()

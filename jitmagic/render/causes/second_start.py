@@ -180,10 +180,7 @@ def _by_rule(d: Difference, clock: Clock, said: dict[str, str], **words: str) ->
 
 
 def remains(r: CacheRow) -> str:
-    """What a warm first call of ``r`` still spends: its median warm start (by wall time) in the
-    parts JAX's events time inside it, each on that start's wall clock, so that they add up to the
-    whole said with them; where the row is compared on CPU time, that start's CPU seconds are said
-    beside, named as the other clock ("not read" where an event did not come)."""
+    """What ``r``'s median warm first call still spends, in the parts JAX's events time in it."""
     start = r.middle_warm()
     assert start is not None  # said only of a row that was read
     trace, lower, read = start.trace_s, start.lower_s, start.compile_s

@@ -92,9 +92,7 @@ MAX_BARS = 25
 
 
 def attribution_figure(a: Attribution) -> Figure:
-    """Horizontal bars, heaviest first: a helper's inclusive share of the flat trace (light) with
-    its own share inside (the trace colour), labelled "layer: 16 calls, 91% of trace time"; the
-    legend below the bars."""
+    """Horizontal bars, heaviest first: each helper's share of the flat trace, its own inside."""
     shown, left = a.heaviest(MAX_BARS)
     rows = [(h.helper, h.calls, _bar(a.share(h.inclusive_s)), _bar(a.share(h.own_s)))
             for h in shown]

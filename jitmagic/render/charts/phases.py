@@ -65,9 +65,7 @@ def staged(v: VariantResult) -> bool:
 
 
 def on_clock(c: Comparison, name: str, clock: Clock) -> VariantResult:
-    """Variant ``name`` as the report judges it (:meth:`~.Comparison.judged`), its samples
-    those of ``clock``: the medians, parts and spreads the chart draws are then the ones
-    the verdict and the table read."""
+    """Variant ``name`` as the report judges it, its samples those of ``clock``."""
     v = c.judged(name)
     return dataclasses.replace(v, samples={k: on(v.samples, k, clock) for k in PHASES})
 

@@ -11,9 +11,7 @@ from ...model.ledger.rows import FunctionRow
 
 
 def jitcompare_line(row: FunctionRow, source_file: str | None) -> str | None:
-    """The ``%jitcompare`` line that measures the function as the user called it, read off the line
-    of its first call in ``source_file`` (the watched cell's, still in ``linecache``); None where
-    that line holds no call of it, or its loop's value is not known."""
+    """The ``%jitcompare`` line that measures the function as the user called it, or None."""
     if not row.call_text or row.eager or not source_file:
         return None
     try:

@@ -63,10 +63,7 @@ def defined(site: str | None, ledger: Ledger) -> str:
 
 
 def defined_place(site: str | None, ledger: Ledger, eager: bool = False) -> str:
-    """Where a row's function was defined, as its "defined at" reads: the user's line
-    (:func:`place`), ``eager op``, a library function's file from its package down
-    (``jax/_src/numpy/linalg.py:1530``, the user's ``jax.jit(jnp.linalg.solve)``), or
-    ``—`` where none is known."""
+    """Where a row's function was defined: ``line 3``, ``eager op``, a library's file, or ``—``."""
     found = _SITE.match(site or "")
     if eager or found is None:
         return "eager op" if eager else "—"
