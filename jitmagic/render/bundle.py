@@ -31,6 +31,7 @@ from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from ..model.sweep import Sweep
+from ..model.target import target_of
 from . import attribution
 from . import lines
 from . import orderings
@@ -68,7 +69,6 @@ from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
 from .sweep import sweep_text
-from .target import record as target_record
 from .target import section as target_section
 from .verdicts import clock_name
 from .verdicts import interval
@@ -103,7 +103,7 @@ def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
 def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool,
             html_path: str | None) -> dict[str, str]:
     """:func:`bundle`'s, within its width: each part's (text, HTML), one after another."""
-    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target: no chart
+    if isinstance(r, Comparison) and (t := target_of(r.env)) is not None:  # --target: no chart
         return _joined([target_section(r, t, verbose), *sections(r, plot, False, verbose)])
     png = chart_png(r) if plot else None
     shown: list[tuple[str, str]] = []
@@ -145,7 +145,7 @@ SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] 
 
 def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
     """Whether :func:`bundle` shows ``r`` at a glance: a comparison, both variants ran, not -v."""
-    return isinstance(r, Comparison) and not verbose and target_record(r) is None \
+    return isinstance(r, Comparison) and not verbose and target_of(r.env) is None \
         and all(v.ok for v in r.variants.values())
 
 

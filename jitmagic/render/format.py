@@ -13,11 +13,6 @@ from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from .verdicts import OUTCOME
 
-#: Read through here by the ledger's renderers alone (render/ledger.py and
-#: render/charts/ledger.py), which move onto the shared layers on their own (issue 53).
-__all__ = ["fmt_s"]
-
-
 #: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
 REST_LABEL = "rest of first call"
 #: Its table row: the median run's rest, not a median of rests, so that the row and the

@@ -32,7 +32,6 @@ from ..model.target import TargetCompile
 from ..model.target import TopologyRefused
 from ..model.target import compile_difference
 from ..model.target import stage_difference
-from ..model.target import target_of
 from ..model.target import to_compiled
 from ..model.target import waited_share
 from .blocks import Block
@@ -57,11 +56,6 @@ from .verdicts import waited
 
 #: What the table says where a figure needs the device.
 NOT_MEASURABLE = "not measurable: nothing runs without the TPU"
-
-
-def record(c: Comparison) -> TargetCompile | None:
-    """The comparison's ``--target`` record (None: it ran on this machine's backend)."""
-    return target_of(c.env)
 
 
 def headline(c: Comparison, t: TargetCompile) -> str:
@@ -244,11 +238,6 @@ def details(c: Comparison, t: TargetCompile) -> list[Block]:
     out += provenance(c)
     return out + [Details((f"jaxpr, {name} ({counted(v.jaxpr_eqns or 0, 'equation')})",),
                           v.jaxpr_text) for name, v in c.variants.items() if v.jaxpr_text]
-
-
-def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
-    """The report of a comparison compiled for ``t``'s topology, in full."""
-    return [*answer(c, t), *details(c, t)]
 
 
 #: What the report folds (in HTML) or shows only with ``-v`` (in text).

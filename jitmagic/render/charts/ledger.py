@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import KINDS
-from ..format import fmt_s
+from ...model.stats.units import fmt_s
 from .phases import to_png
 from .style import BLUE
 from .style import BLUISH_GREEN

@@ -21,6 +21,7 @@ from ...model.ledger.rows import EagerLine
 from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...model.shown import register
+from ...model.stats.units import fmt_s
 from ..blocks import Block
 from ..blocks import Image
 from ..blocks import Para
@@ -28,7 +29,6 @@ from ..blocks import Strong
 from ..blocks import as_html
 from ..bundle import page
 from ..bundle import with_note
-from ..format import fmt_s
 from .bridge import jitcompare_line
 from .fixes import EAGER_ANEW_FIX
 from .fixes import NOTED
