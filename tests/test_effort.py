@@ -660,7 +660,7 @@ class State(NamedTuple):
 
 def test_the_chart_of_a_namedtuple_method_on_a_busy_machine_says_cpu_time():
     from jitmagic.render.charts.bars import effort_figure
-    from jitmagic.render.drawing import effort_png
+    from jitmagic.render.drawing import bars_png as effort_png
 
     e = measure_effort(flat_of(State(W, jnp.zeros(16)).step, X), rounds=1, settings=[LEVEL0])
     assert bar_groups(effort_figure(e)) == [DEFAULT, LEVEL0.name]

@@ -27,7 +27,7 @@ from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .comparison import partial
-from .drawing import attribution_png
+from .drawing import bars_png
 
 #: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
 NOISY = 0.25
@@ -194,4 +194,4 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
     said = helpers_text(c)
     if not said:
         return None
-    return said, as_html(blocks(c, attribution_png(c, plot)))
+    return said, as_html(blocks(c, bars_png(c.attribution, plot)))

@@ -7,8 +7,8 @@ import importlib
 import sys
 
 from ..interrupts import interrupts_held
+from ..model.attribution import Attribution
 from ..model.causes.effort import Effort
-from ..model.comparison import Comparison
 from ..model.orderings import Orderings
 
 #: What drawing a chart imports: the chart modules (matplotlib with them), the backend
@@ -35,37 +35,18 @@ def load_charts() -> None:
     imported_whole(*CHART_MODULES)
 
 
-def attribution_png(c: Comparison, plot: bool = True) -> bytes | None:
-    """The per-helper trace-time chart as PNG bytes, when there is an attribution."""
-    a = c.attribution
-    if not plot or a is None:
+def bars_png(record: Attribution | Orderings | Effort | None, plot: bool = True) -> bytes | None:
+    """A part's bar chart (:mod:`.charts.bars`) as PNG bytes; None where not asked for (``plot``)
+    or there is nothing to draw (matplotlib imported only when drawing)."""
+    failed = isinstance(record, Effort) and record.default_error is not None
+    if not plot or record is None or failed:
         return None
     load_charts()
-    from .charts.bars import attribution_figure
+    from .charts import bars
     from .charts.phases import to_png
 
-    return to_png(attribution_figure(a))
-
-
-def orderings_png(o: Orderings, plot: bool = True) -> bytes | None:
-    """The orderings' chart as PNG bytes (matplotlib imported only when drawing)."""
-    if not plot:
-        return None
-    load_charts()
-    from .charts.bars import orderings_figure
-    from .charts.phases import to_png
-
-    return to_png(orderings_figure(o))
-
-
-def effort_png(e: Effort, plot: bool = True) -> bytes | None:
-    """The effort chart (XLA's compile against a call, per setting) as PNG bytes, where
-    any row was measured (matplotlib imported only when drawing)."""
-    if not plot or e.default_error is not None:
-        return None
-    load_charts()
-    from .charts.bars import effort_figure
-    from .charts.bars import measured_rows
-    from .charts.phases import to_png
-
-    return to_png(effort_figure(e)) if measured_rows(e) else None
+    if isinstance(record, Effort):
+        return to_png(bars.effort_figure(record)) if bars.measured_rows(record) else None
+    if isinstance(record, Attribution):
+        return to_png(bars.attribution_figure(record))
+    return to_png(bars.orderings_figure(record))

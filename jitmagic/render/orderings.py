@@ -31,7 +31,7 @@ from .blocks import answer_first
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import switch
-from .drawing import orderings_png
+from .drawing import bars_png
 from .format import fmt_count
 from .format import fmt_spread
 from .format import marked_ratio
@@ -211,4 +211,4 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
     o = c.orderings
     if o is None:
         return None
-    return answer_first(answer(o), details(o, orderings_png(o, plot)), FOLDED, verbose)
+    return answer_first(answer(o), details(o, bars_png(o, plot)), FOLDED, verbose)

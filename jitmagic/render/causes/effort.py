@@ -49,7 +49,7 @@ from ..blocks import Table
 from ..blocks import answer_first
 from ..blocks import as_html
 from ..blocks import as_text
-from ..drawing import effort_png
+from ..drawing import bars_png
 from ..format import verdict_ratio
 from ..verdicts import clock_name
 from ..verdicts import interval
@@ -217,7 +217,7 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
     record = c.part("effort")
     if record is None:
         return None
-    rest = [] if record.default_error else blocks(record, effort_png(record, plot))[1:]
+    rest = [] if record.default_error else blocks(record, bars_png(record, plot))[1:]
     return answer_first(answer(record), rest, FOLDED, verbose)
 
 
