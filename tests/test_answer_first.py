@@ -31,10 +31,10 @@ from jitmagic.render.blocks import fitted
 from jitmagic.render.bundle import bundle
 from jitmagic.render.bundle import html_document
 from jitmagic.render.bundle import text
-from jitmagic.render.causes.why import blocks as why_blocks
-from jitmagic.render.charts import palette
-from jitmagic.render.charts.attribution import attribution_figure
-from jitmagic.render.charts.orderings import orderings_figure
+from jitmagic.render.causes.said import blocks as why_blocks
+from jitmagic.render.charts import style as palette
+from jitmagic.render.charts.bars import attribution_figure
+from jitmagic.render.charts.bars import orderings_figure
 from jitmagic.render.charts.phases import STAGED_NOTE
 from jitmagic.render.charts.phases import phases_figure
 from jitmagic.render.charts.phases import to_png

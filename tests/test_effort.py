@@ -65,10 +65,10 @@ from jitmagic.options.values import AUTO
 from jitmagic.render.bundle import text as bundle_text
 from jitmagic.render.causes.effort import FOLDED
 from jitmagic.render.causes.effort import TITLE
+from jitmagic.render.causes.effort import calls_figure
 from jitmagic.render.causes.effort import html
 from jitmagic.render.causes.effort import section
 from jitmagic.render.causes.effort import text
-from jitmagic.render.causes.effort_words import calls_figure
 
 LEVEL0 = Setting("xla_backend_optimization_level=0", {"xla_backend_optimization_level": 0},
                  'XLA_FLAGS="--xla_backend_optimization_level=0"')
@@ -638,7 +638,7 @@ def bar_groups(fig) -> list[list[str]]:
 def test_the_chart_draws_a_bar_group_per_measured_setting_and_names_the_clock(measured):
     from matplotlib.figure import Figure
 
-    from jitmagic.render.charts.effort import effort_figure
+    from jitmagic.render.charts.bars import effort_figure
 
     fig = effort_figure(measured)
     assert isinstance(fig, Figure)
@@ -659,8 +659,8 @@ class State(NamedTuple):
 
 
 def test_the_chart_of_a_namedtuple_method_on_a_busy_machine_says_cpu_time():
-    from jitmagic.render.charts.effort import effort_figure
-    from jitmagic.render.drawing import effort_png
+    from jitmagic.render.charts.bars import effort_figure
+    from jitmagic.render.drawing import bars_png as effort_png
 
     e = measure_effort(flat_of(State(W, jnp.zeros(16)).step, X), rounds=1, settings=[LEVEL0])
     assert bar_groups(effort_figure(e)) == [DEFAULT, LEVEL0.name]
@@ -676,7 +676,7 @@ def test_the_chart_of_a_namedtuple_method_on_a_busy_machine_says_cpu_time():
 
 
 def test_a_row_that_failed_before_a_sample_has_no_bar():
-    from jitmagic.render.charts.effort import effort_figure
+    from jitmagic.render.charts.bars import effort_figure
 
     failed = EffortRow(Setting("broken", {"x": 1}), error="Traceback: boom")
     e = crafted(crafted_row([0.3] * 5, DEFAULT_CALL), failed)

@@ -255,7 +255,7 @@ def test_a_per_call_gap_between_one_programs_two_jits_is_not_judged():
 def test_the_charts_per_call_panel_is_on_the_verdicts_clock_and_each_axis_names_its_own():
     """A new user saw bars of 401 µs and 1.48 ms (wall) beside a verdict of '164 µs against
     646 µs CPU time', the axis naming no clock."""
-    from jitmagic.render.charts.orderings import orderings_figure
+    from jitmagic.render.charts.bars import orderings_figure
 
     busy = _orderings_on(BUSY_JIT_VMAP, BUSY_VMAP_JIT)
     first, per_call = orderings_figure(busy).axes

@@ -38,8 +38,8 @@ from jitmagic.render.blocks import as_text
 from jitmagic.render.blocks import shown_name
 from jitmagic.render.bundle import bundle
 from jitmagic.render.bundle import html_document
-from jitmagic.render.charts import palette
-from jitmagic.render.charts.orderings import orderings_figure
+from jitmagic.render.charts import style as palette
+from jitmagic.render.charts.bars import orderings_figure
 from jitmagic.render.charts.phases import phases_figure
 from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.style import plain

@@ -361,8 +361,8 @@ def _attribution(n: int) -> Attribution:
 
 
 def test_a_long_attribution_is_clipped_in_the_table_and_the_chart():
-    from jitmagic.render.charts.attribution import MAX_BARS
-    from jitmagic.render.charts.attribution import attribution_figure
+    from jitmagic.render.charts.bars import MAX_BARS
+    from jitmagic.render.charts.bars import attribution_figure
 
     lines = attribution_lines(_attribution(300))
     assert sum(bool(re.match(r"\s*h\d+ ", ln)) for ln in lines) == 50

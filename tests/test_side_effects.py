@@ -32,7 +32,7 @@ from support import FAST
 
 from jitmagic.cell.effects import effects_undone
 from jitmagic.cell.effects.settings import take_umask
-from jitmagic.render.notes.put_back import said
+from jitmagic.render.notes.helpers import said
 
 
 def cell(effect: str) -> str:
@@ -656,7 +656,7 @@ def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
     from jitmagic.model.notes import PutBack
     from jitmagic.model.notes import read_noted
     from jitmagic.model.notes import saved_note
-    from jitmagic.render.notes.put_back import THINGS
+    from jitmagic.render.notes.helpers import THINGS
 
     notes = [PutBack("setting_put_back", "os.umask", "63", "18"),
              PutBack("cwd_put_back", None, "/tmp"),

@@ -31,7 +31,7 @@ from jitmagic.model.target import target_of
 from jitmagic.options import Options
 from jitmagic.render.bundle import text as report_text
 from jitmagic.render.target import FOLDED
-from jitmagic.render.verdicts import stated
+from jitmagic.render.verdicts import judged
 
 libtpu = pytest.mark.skipif(not tpu.libtpu_installed(),
                             reason='needs libtpu: pip install -e ".[tpu]"')
@@ -167,7 +167,7 @@ def test_the_report_says_whose_seconds_and_what_cannot_be_measured(monkeypatch):
     clock = target_clock(r.flat.samples, r.nested.samples)  # CPU time where it was busy
     d = compile_difference(r.flat.samples, r.nested.samples, clock)
     headline = text.splitlines()[1]
-    assert headline.startswith(stated("Compiling for v5e:1x1 (trace + lower + XLA compile) "
+    assert headline.startswith(judged("Compiling for v5e:1x1 (trace + lower + XLA compile) "
                                       "with nesting", d, clock))  # the one rule's verdict
     assert all(len(v.samples["wait_s"]) == 3 for v in r.variants.values())  # how busy
     # the record's verdict is that one too, not an unmeasured first call's
@@ -416,3 +416,22 @@ def test_a_stop_before_any_compile_and_different_programs_are_said():
     assert program_lines(comparison()) == []  # not compared: nothing said
     r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
     assert r.same_compiled is True and "the same program for the target" in full(r)
+
+
+def test_an_inconclusive_compile_verdict_says_inconclusive_before_any_ratio():
+    """Issue 58: the headline read "... is 1.24× faster (0.30×–3.64×): inconclusive", the
+    direction word first; an undecided verdict says so first, then the gap it saw."""
+    from support import comparison
+
+    from jitmagic.model.target import TARGET
+    from jitmagic.model.target import TargetCompile
+
+    t = TargetCompile("v5e:2x2", 4, "TPU v5 lite", "a host", "replicated")
+    stages = {"lower_s": [0.1] * 3, "first_call_s": [], "execute_s": []}
+    r = comparison({**stages, "trace_s": [1.0, 2.0, 3.0], "compile_s": [1.0, 3.0, 2.0]},
+                   {**stages, "trace_s": [1.5, 1.0, 2.5], "compile_s": [2.5, 1.0, 2.0]},
+                   env={TARGET: t.to_dict()})
+    assert r.verdict.kind == "inconclusive"
+    assert report_text(r).splitlines()[1] == (
+        "Compiling for v5e:2x2 (trace + lower + XLA compile) with nesting: inconclusive, "
+        "1.24× faster (0.30×–3.64×) after 3 runs; -r auto or a larger -r (say -r 9) may tell.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from test_watch import watched
 
-from jitmagic.render.ledger.jax_ops import shown as named
+from jitmagic.render.ledger.words import shown as named
 
 #: A training loop whose step recompiles (a short last batch, a weak ``lr``), among the
 #: one-off eager ops of its set-up and its printing (shapes no other test uses: JAX

@@ -94,8 +94,8 @@ def test_the_section_says_the_biggest_cause_and_what_to_do_first_the_rest_folded
     """Two lines under the title: the biggest measured saving with what to do (where the
     rule found one), then where the first call's time goes; every cause in full with -v,
     or behind a click."""
-    from jitmagic.render.causes.why import FOLDED
-    from jitmagic.render.causes.why import section
+    from jitmagic.render.causes.said import FOLDED
+    from jitmagic.render.causes.said import section
 
     c = jitmagic.compare(stacked, X, W, repeat=3, number=1, progress=False)
     text, page = section(c)

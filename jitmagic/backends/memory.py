@@ -8,7 +8,6 @@ needs a fresh process. :func:`probe` runs in a child that owns the device;
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Sequence
 from typing import Any

@@ -27,7 +27,7 @@ from ..model.saved.schema import ReportSchemaError
 from ..render.diff import gate_failures
 from ..render.diff import gate_notes
 from ..render.diff import text
-from ..render.ledger.diff import diff_text as ledger_diff_text
+from ..render.ledger import diff_text as ledger_diff_text
 from .statuses import MEASURED
 from .statuses import REGRESSED
 from .statuses import USAGE

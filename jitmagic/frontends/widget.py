@@ -25,7 +25,7 @@ from IPython.display import display
 
 from ..model.orderings import TOGGLED
 from ..model.orderings import Orderings
-from ..render.charts.orderings import orderings_figure
+from ..render.charts.bars import orderings_figure
 from ..render.charts.phases import to_png
 from ..render.orderings import panel_html
 from ..render.orderings import panel_text

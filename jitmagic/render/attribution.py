@@ -1,8 +1,4 @@
-"""Text and HTML for "which helpers to jit": the attribution table and the advice list.
-
-Both read the typed records, measured or loaded (``Comparison.from_dict``), so a
-report re-read shows the same.
-"""
+"""Text and HTML for "which helpers to jit": the attribution table and the advice list."""
 
 from __future__ import annotations
 
@@ -23,7 +19,6 @@ from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Cell
 from .blocks import Code
-from .blocks import Html
 from .blocks import Image
 from .blocks import Para
 from .blocks import Table
@@ -32,7 +27,7 @@ from .blocks import as_text
 from .blocks import first
 from .blocks import more
 from .comparison import partial
-from .drawing import attribution_png
+from .drawing import bars_png
 
 #: Above this spread (relative to flat's cold start) the advice says the machine was noisy.
 NOISY = 0.25
@@ -116,10 +111,9 @@ def conclusion(adv: Advice) -> list[str]:
 
 def saving_words(what: str, saving_s: float | None, kind: str | None,
                  clock: Clock = WALL) -> str:
-    """``nesting every helper saves 55.7 ms`` only where the one rule called it faster;
-    ``costs 340 ms`` where slower; else the change, said not significant (``kind`` None:
-    a report before 0.4, whose savings were not judged). On the CPU clock the seconds
-    are said to be CPU time."""
+    """``nesting every helper saves 55.7 ms`` only where the one rule called it faster; ``costs 340
+    ms`` where slower; else the change, said not significant (``kind`` None: a report before 0.4,
+    whose savings were not judged)."""
     of_cpu = " of CPU time" if clock == CPU else ""
     if saving_s is None:
         return f"{what} fails"
@@ -149,9 +143,8 @@ def candidate_words(c: Candidate, flat_cold_s: float, clock: Clock = WALL) -> st
     execute = _execute_words(c)
     if not c.significant:
         change = "shorter" if c.saving_s >= 0 else "longer"
-        return (f"{name}: no measurable saving ({_cold_start(clock)} "
-                f"{fmt_s(abs(c.saving_s))} {change}, within the noise of "
-                f"{fmt_s(c.noise_s)}){execute}")
+        return (f"{name}: no measurable saving ({_cold_start(clock)} {fmt_s(abs(c.saving_s))} "
+                f"{change}, within the noise of {fmt_s(c.noise_s)}){execute}")
     return (f"{name}: saves {fmt_s(c.saving_s)} of {fmt_s(flat_cold_s)} {_cold_start(clock)} "
             f"({c.calls} calls){execute}")
 
@@ -172,15 +165,8 @@ def helpers_text(c: Comparison) -> str:
     return as_text(blocks(c))
 
 
-def helpers_html(c: Comparison, png: bytes | None = None) -> Html:
-    """The same as HTML: the chart (if given), the table and the advice."""
-    return as_html(blocks(c, png))
-
-
 def _execute_words(c: Candidate) -> str:
-    """``; execute 35.5 µs faster per call`` where the one rule called the change a
-    difference, ``; execute per call: no measurable change`` where it did not, and nothing
-    where it could not judge (too few samples, an older report's unjudged change)."""
+    """``; execute 35.5 µs faster per call``, or no measurable change; nothing unjudged."""
     if c.execute_change_s is None or c.execute_significant is None:
         return ""
     if not c.execute_significant:
@@ -203,10 +189,9 @@ def _error_line(error: str, width: int = 120) -> str:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-helper
-    table, chart and advice, where ``--attribute`` or ``--advise`` measured them. Shown whole
-    whether ``verbose`` or not."""
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-helper table, chart
+    and advice, where ``--attribute`` or ``--advise`` measured them."""
     said = helpers_text(c)
     if not said:
         return None
-    return said, helpers_html(c, attribution_png(c, plot))
+    return said, as_html(blocks(c, bars_png(c.attribution, plot)))

@@ -1,15 +1,4 @@
-"""A report built once, as blocks, then rendered as text and as HTML: escaping at one place.
-
-Every renderer (comparison, orderings, helpers, sweep) describes what it shows as
-a list of blocks (:class:`Heading`, :class:`Para`, :class:`Table`, :class:`Pre`,
-:class:`Details`, :class:`Image`) holding plain strings. :func:`as_text` aligns
-the tables' columns and escapes every control character a terminal would act on;
-:func:`as_html` escapes every string it is given. Code is
-marked by type (:class:`Code`, :class:`Cell` with ``code=True``) or, in prose,
-by backquotes, which HTML shows as ``<code>``: no block accepts raw markup, so a
-new field cannot reach the page unescaped. The only markup that leaves this
-module is :class:`Html`, which only this module builds.
-"""
+"""A report built once, as blocks, then rendered as text and as HTML: escaping at one place."""
 
 from __future__ import annotations
 
@@ -25,8 +14,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ..model.comparison import Comparison
 from ..model.saved.schema import printable
 from ..model.stats.units import cut_to
+from ..model.sweep import Sweep
 
 T = TypeVar("T")
 
@@ -237,13 +228,8 @@ def wrapped_to(width: int | None) -> Iterator[None]:
 
 
 def as_text(blocks: Iterable[Block]) -> str:
-    """The blocks as plain text: tables aligned, images left out; a line of prose longer
-    than :data:`WIDTH` wrapped (:func:`fitted`). A table keeps its rows whole, wider than
-    :data:`WIDTH` where its columns need it: a row wrapped would no
-    longer line up under its header, and a table has no narrower form. Every string is
-    escaped here (:func:`~jitmagic.model.saved.schema.printable`: ESC, BEL and the other
-    controls a terminal would act on are written as ``\x1b``), before the columns are
-    measured: a name from the user's code or from a report never drives the terminal."""
+    """The blocks as plain text: tables aligned, images left out; a line of prose longer than
+    :data:`WIDTH` wrapped (:func:`fitted`)."""
     lines: list[str] = []
     for b in blocks:
         if isinstance(b, Table):
@@ -291,9 +277,8 @@ def uncoloured(text: str) -> str:
 
 
 def fold(summary: str, body: str, opened: bool = False) -> Html:
-    """``body`` (markup built escaped) folded under ``summary`` (plain text), open where
-    ``opened``: it opens with a click, with no script, so a saved page or a static
-    export keeps it."""
+    """``body`` (markup built escaped) folded under ``summary`` (plain text), open where ``opened``:
+    it opens with a click, with no script, so a saved page or a static export keeps it."""
     return Html(f"<details{' open' * opened}><summary>{_inline_html(prose(summary))}"
                 f"</summary>{body}</details>")
 
@@ -327,10 +312,8 @@ def img(png: bytes, alt: str) -> Html:
 
 
 def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Html:
-    """Panels switched by radio buttons and CSS alone: no kernel, no script, so a static
-    export (nbconvert, a notebook viewer) keeps every panel and its toggle. Where the
-    style is stripped, the panels show one after another. ``key`` names this switch
-    (letters, digits and dashes), unique on the page; ``chosen`` is the one shown first."""
+    """Panels switched by radio buttons and CSS alone: no kernel, no script, so a static export
+    (nbconvert, a notebook viewer) keeps every panel and its toggle."""
     key = re.sub(r"[^A-Za-z0-9-]", "-", key)
     shown = " ".join(f"#{key}-{i}:checked ~ .{key}-p{i}," for i in range(len(choices)))
     style = (f"<style>.{key}-panel {{display: none;}} {shown.rstrip(',')} "
@@ -343,13 +326,33 @@ def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Ht
     return Html(f'<div class="jitcompare-switch" id="{key}">{style}{inputs}{panels}</div>')
 
 
+def both(blocks: Sequence[Block]) -> tuple[str, Html]:
+    """The blocks as (text, HTML)."""
+    return as_text(blocks), as_html(blocks)
+
+
 def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
                  verbose: bool = False) -> tuple[str, Html]:
-    """A part's section as (text, HTML): ``answer`` first, what was asked; ``rest`` (which
-    ``what`` names) after it in text only ``verbose`` (else a line says ``-v`` shows it),
-    and in HTML behind a click: a ``<details>`` (open where ``verbose``), which opens in a
-    saved notebook or an exported page with no kernel, no script and no network."""
+    """A part's section as (text, HTML): ``answer`` first, ``rest`` behind -v or a click."""
     if not rest:
-        return as_text(answer), as_html(answer)
+        return both(answer)
     text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])
     return text, Html(f"{as_html(answer)}\n{fold(what, as_html(rest), verbose)}")
+
+
+def provenance(c: Comparison | Sweep) -> list[Block]:
+    """Where a report came from: ``made 2026-12-01T12:30:00Z by jitmagic 0.4.0 with -r 3`` (none
+    in a report written before provenance existed), and the measured source folded (HTML only)."""
+    version = c.env.get("jitmagic")
+    out: list[Block] = []
+    if c.created or version or c.options is not None:
+        made: list[Inline] = [f"made {c.created or '(time not recorded)'}",
+                              f" by jitmagic {version}" if version else ""]
+        made += [" from ", Code(c.file)] if c.file else []
+        if c.options is not None:
+            made += [" with ", Code(c.options) if c.options else "the default options"]
+        out.append(Para([made], "note"))
+    if c.source:
+        lines = c.source.count("\n") + (not c.source.endswith("\n"))
+        out.append(Details((f"source ({lines} line{'s' * (lines != 1)})",), c.source))
+    return out

@@ -1,14 +1,5 @@
-"""What a result looks like, in one place: the MIME bundle the magic displays, the one
-a result (or a loaded report) displays as itself, and the self-contained HTML file
-of the headless command. Builds figures and text; never displays and imports no
-IPython.
-
-By default a comparison shows at a glance (:func:`glance`): the verdict on the first
-call (its interval, its medians, its runs, its clock), the five stages flat against
-nested on the clock that decides each (CPU time on a busy machine, in place of wall
-time), the biggest measured cause with what to do about it, what else was found, and
-what the full report (``-v``) adds, worded by the same rule (:func:`~.verdicts.say`).
-"""
+"""What a result looks like, in one place: the MIME bundle the magic displays, the one a result (or
+a loaded report) displays as itself, and the self-contained HTML file of the headless command."""
 
 from __future__ import annotations
 
@@ -16,6 +7,7 @@ import html
 import math
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import Any
 
 from ..model import parts as table
@@ -39,6 +31,7 @@ from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from ..model.sweep import Sweep
+from ..model.target import target_of
 from . import attribution
 from . import lines
 from . import orderings
@@ -49,6 +42,7 @@ from .blocks import Para
 from .blocks import Table
 from .blocks import as_html
 from .blocks import as_text
+from .blocks import both
 from .blocks import first
 from .blocks import fold
 from .blocks import more
@@ -59,8 +53,8 @@ from .causes import constant_arguments
 from .causes import effort
 from .causes import second_start
 from .causes import xla_passes
-from .causes.why import blocks as why_blocks
-from .causes.why import section as why_section
+from .causes.said import blocks as why_blocks
+from .causes.said import section as why_section
 from .comparison import html_summary
 from .comparison import notes
 from .comparison import outputs_said
@@ -76,7 +70,6 @@ from .lines import text as lines_text
 from .provenance import sampled_line
 from .sweep import sweep_html
 from .sweep import sweep_text
-from .target import record as target_record
 from .target import section as target_section
 from .verdicts import clock_name
 from .verdicts import interval
@@ -103,50 +96,35 @@ def chart_png(c: Comparison | Sweep) -> bytes | None:
 
 def bundle(r: Comparison | Sweep, plot: bool = True, verbose: bool = False,
            width: int | None = None, html_path: str | None = None) -> dict[str, str]:
-    """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows.
-
-    A comparison at a glance (:func:`glanced`), or with ``verbose`` (or where a variant
-    failed: its error is the answer) in full: the comparison's table, then the sections
-    its options added (:func:`sections`). For a sweep, its table, then the diff against
-    ``--baseline`` and the sections of its last value, under a line that says so. Each
-    part shows its answer first, the rest folded in HTML and in text only ``verbose``.
-    ``width``: the columns a line of prose takes at most, in every section
-    (:data:`~.blocks.WIDTH`); ``html_path``: the HTML report written, which the glance names.
-    """
+    """``{"text/plain", "text/html"}`` for ``r``: what the magic shows and what ``r`` shows."""
     with wrapped_to(width):  # every section's prose, the full report's too
         return _bundle(r, plot, verbose, html_path)
 
 
 def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool,
             html_path: str | None) -> dict[str, str]:
-    """:func:`bundle`'s, within its width."""
-    if isinstance(r, Comparison) and (t := target_record(r)) is not None:  # --target
-        report, report_page = target_section(r, t, verbose)
-        data = {"text/plain": report, "text/html": report_page}
-        for text_, page_ in sections(r, plot, why=False, verbose=verbose):
-            data = {"text/plain": f"{data['text/plain']}\n\n{text_}",
-                    "text/html": f"{data['text/html']}\n{page_}"}
-        return data
+    """:func:`bundle`'s, within its width: each part's (text, HTML), one after another."""
+    if isinstance(r, Comparison) and (t := target_of(r.env)) is not None:  # --target: no chart
+        return _joined([target_section(r, t, verbose), *sections(r, plot, False, verbose)])
     png = chart_png(r) if plot else None
-    if isinstance(r, Sweep):
-        data = {"text/plain": sweep_text(r, verbose), "text/html": sweep_html(r, png, verbose)}
-        last = r.last  # its causes where the sweep measured more than the comparison
-        shown = list(sections(last, plot, why=asked_why(last), verbose=verbose))
-        if shown or r.baseline is not None:
-            said = last_value_line(r)  # what follows is of one value, not of the sweep
-            data["text/plain"] += f"\n\n{said}"
-            data["text/html"] += f"\n<h3>{html.escape(said)}</h3>"
-        if r.baseline is not None:  # --baseline: the last value's diff, after the sweep
-            shown.insert(0, (diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
+    shown: list[tuple[str, str]] = []
+    if isinstance(r, Sweep):  # then its last value's diff and sections, under a line
+        if r.baseline is not None:
+            shown.append((diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
+        shown += sections(r.last, plot, why=asked_why(r.last), verbose=verbose)
+        said = last_value_line(r)
+        shown = [(sweep_text(r, verbose), sweep_html(r, png, verbose)),
+                 *([(said, f"<h3>{html.escape(said)}</h3>")] if shown else []), *shown]
     elif at_a_glance(r, verbose):
         return glanced(r, png, plot, html_path)
     else:
-        data = {"text/plain": text_table(r), "text/html": html_summary(r, png)}
-        shown = list(sections(r, plot, verbose=verbose))
-    for text, page in shown:
-        data["text/plain"] += "\n\n" + text
-        data["text/html"] += "\n" + page
-    return data
+        shown = [(text_table(r), html_summary(r, png)), *sections(r, plot, verbose=verbose)]
+    return _joined(shown)
+
+
+def _joined(shown: Sequence[tuple[str, str]]) -> dict[str, str]:
+    return {"text/plain": "\n\n".join(t for t, _ in shown),
+            "text/html": "\n".join(h for _, h in shown)}
 
 
 #: The rendering layer's table of parts: each part's section, by its name in the table of
@@ -167,20 +145,16 @@ SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] 
 
 
 def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
-    """Whether :func:`bundle` shows ``r`` at a glance: a comparison whose variants both
-    ran (where one failed, its error is the answer), not asked for in full (``verbose``),
-    not compiled for a ``--target`` (that report is short already)."""
-    return isinstance(r, Comparison) and not verbose and target_record(r) is None \
+    """Whether :func:`bundle` shows ``r`` at a glance: a comparison, both variants ran, not -v."""
+    return isinstance(r, Comparison) and not verbose and target_of(r.env) is None \
         and all(v.ok for v in r.variants.values())
 
 
 def glanced(c: Comparison, png: bytes | None, plot: bool = True,
             html_path: str | None = None) -> dict[str, str]:
-    """The comparison at a glance (:func:`glance`), then what its options added
-    (the diff against ``--baseline``, the ranked causes where a part that tells one was
-    asked for (:func:`asked_why`), each part's section). In HTML the chart comes
-    first, then each part's answer (which folds its own details), then the full report
-    and the causes, each folded, opening with a click."""
+    """The comparison at a glance (:func:`glance`), then what its options added (the diff against
+    ``--baseline``, the ranked causes where a part that tells one was asked for (:func:`asked_why`),
+    each part's section)."""
     short = glance(c, html_path)
     added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
         if c.baseline is not None else []
@@ -197,12 +171,7 @@ def glanced(c: Comparison, png: bytes | None, plot: bool = True,
 
 def sections(c: Comparison, plot: bool = True, why: bool = True,
              verbose: bool = False) -> Iterator[tuple[str, str]]:
-    """What follows a comparison's table, as (text, HTML): the measured causes of its
-    first call ranked (``why``), then each part's section in the report's order (the
-    table of parts' ``shown``: the per-line tables, the big constants passed as
-    arguments, the second start, XLA's passes, the four orderings and their chart, so
-    that they survive where the toggle widget cannot run, then the per-helper table,
-    chart and advice)."""
+    """What follows a comparison's table, as (text, HTML): the causes (``why``), each part's."""
     causes = why_section(c, verbose) if why else None
     if causes:
         yield causes
@@ -212,7 +181,7 @@ def sections(c: Comparison, plot: bool = True, why: bool = True,
         if shown is not None:
             yield shown
         if (spent := budget_spent(c, part)) is not None:
-            yield as_text(spent), as_html(spent)
+            yield both(spent)
 
 
 def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
@@ -286,10 +255,8 @@ def page(title: str, body: str) -> str:
 
 
 def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = None) -> str:
-    """A self-contained HTML page of the report: the chart is embedded as PNG data
-    (none without ``plot``), nothing is fetched from a network; ``note`` (a PARTIAL
-    line) follows the report. The environment's table lists at most
-    :data:`~.blocks.MAX_ITEMS` entries."""
+    """A self-contained HTML page of the report: the chart is embedded as PNG data (none without
+    ``plot``), nothing is fetched from a network; ``note`` (a PARTIAL line) follows the report."""
     data = bundle(c, plot=plot)
     body = (with_note(data, note) if note else data)["text/html"]
     shown, left = first(list(c.env.items()))
@@ -306,19 +273,12 @@ def _env_value(v: Any) -> str:
     return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
-def repr_mimebundle(c: Comparison | Sweep | Lines, include: Any = None,
-                    exclude: Any = None) -> dict[str, str]:
-    """``_repr_mimebundle_`` of a record: for a ``Comparison`` the same bundle the magic
-    displays, with the chart; for a ``Lines`` table (``jitmagic.lines``) its two forms."""
+def forms(c: Comparison | Sweep | Lines) -> dict[str, str]:
+    """What a record shows as itself: for a ``Comparison`` the same bundle the magic displays,
+    with the chart; for a ``Lines`` table (``jitmagic.lines``) its two forms."""
     if isinstance(c, Lines):
-        data = {"text/plain": lines_text(c), "text/html": lines_html(c)}
-    else:
-        data = bundle(c)
-    if include:
-        data = {k: v for k, v in data.items() if k in include}
-    if exclude:
-        data = {k: v for k, v in data.items() if k not in exclude}
-    return data
+        return {"text/plain": lines_text(c), "text/html": lines_html(c)}
+    return bundle(c)
 
 
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
@@ -335,9 +295,7 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
 
 
 def verdict_line(c: Comparison) -> str:
-    """``nested jit on `f` makes the first call 2.60× faster (1.60×–4.65×; 869 ms → 334 ms
-    wall time, 3 runs each)``: one number on one clock, the clock that decides; where
-    nothing was compared, the verdict's headline."""
+    """The glance's verdict: one number on the clock that decides (else the verdict's headline)."""
     first, clock = c.verdict.difference, c.clock_of(FIRST_CALL)
     if not comparison_headline(c, first):  # failed, nothing nested, stopped, not measured
         return c.verdict.headline
@@ -402,9 +360,7 @@ def _saving(c: Comparison, x: Cause) -> str:
 
 
 def found_line(c: Comparison) -> str:
-    """What else the report found, in one line: a stop, whose figures they are under
-    ``jax.distributed``, the busy machine and what the other clock says, runs left out,
-    the outputs, whether XLA built different programs."""
+    """What else the report found, in one line."""
     parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
     if (n := c.env.get("process_count")) and isinstance(n, int) and n > 1:
         parts.append(f"the slowest of {n} processes")

@@ -1,8 +1,4 @@
-"""Text and HTML renderings of a :class:`~jitmagic.model.comparison.Comparison`.
-
-Every number shown here comes from the result's samples; a phase that was not
-measured shows as "—", never as a made-up value.
-"""
+"""Text and HTML renderings of a :class:`~jitmagic.model.comparison.Comparison`."""
 
 from __future__ import annotations
 
@@ -32,7 +28,6 @@ from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from . import diff as _diff
-from . import provenance as _provenance
 from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Cell
@@ -49,10 +44,12 @@ from .blocks import as_html
 from .blocks import as_text
 from .blocks import first
 from .blocks import more
+from .blocks import provenance
 from .blocks import shown_name
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
 from .format import REST_ROW
+from .format import fmt_count
 from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
@@ -72,9 +69,7 @@ def _structure_label(label: str) -> Cell:
 
 
 def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
-    """The flat/nested ratio on ``clock`` with its interval, flagged where the one
-    significance rule leaves it undecided or finds no difference, or where one run a
-    side leaves no spread to judge it by."""
+    """The flat/nested ratio on ``clock`` with its interval, flagged as the rule judged it."""
     d = c.difference(phase, clock)
     if math.isnan(d.ratio):
         flag = ""
@@ -93,17 +88,15 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
     return fmt_ratio(d.ratio) + flag
 
 
-#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested
-#: program differs while it built the same program from both (its input, before it
-#: inlines the calls, is smaller).
+#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested program differs
+#: while it built the same program from both (its input, before it inlines the calls, is smaller).
 SMALLER_INPUT = "same program, from a smaller input"
 
 
 def stage_ratio(c: Comparison, phase: str) -> str:
-    """``13.0×`` where the rule calls a difference; its outcome's word where it does not
-    (never a ratio that reads as a difference); where XLA built one program from both,
-    that the per-call times are of one program, and why a compile that differs built
-    the same one."""
+    """``13.0×`` where the rule calls a difference; its outcome's word where it does not (never a
+    ratio that reads as a difference); where XLA built one program from both, that the per-call
+    times are of one program, and why a compile that differs built the same one."""
     clock = c.clock_of(phase)
     d = c.difference(phase, clock)
     if math.isnan(d.ratio):
@@ -126,10 +119,6 @@ def _whole(c: Comparison) -> str:
     """``; 5.4 s in all, with the parts after it``, where parts ran after the comparison."""
     return "" if math.isnan(c.whole_s) else \
         f"; {fmt_s(c.whole_s)} in all, with the parts after it"
-
-
-def _fmt_count(x: int | None) -> str:
-    return "—" if x is None else f"{x:,}"
 
 
 def verdict(c: Comparison) -> str:
@@ -170,8 +159,8 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += _cpu_rows(c)
-    rows += [[_structure_label(FIGURE_LABELS[key]), _fmt_count(getattr(c.flat, key)),
-              _fmt_count(getattr(c.nested, key)), ""]
+    rows += [[_structure_label(FIGURE_LABELS[key]), fmt_count(getattr(c.flat, key)),
+              fmt_count(getattr(c.nested, key)), ""]
              for key in STRUCTURE
              if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
@@ -256,9 +245,8 @@ def partial(stopped: str | None) -> list[Block]:
 
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
-    """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary`
-    render these same blocks. The verdict's headline comes first, under the title;
-    the chart, the table and the details follow."""
+    """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary` render
+    these same blocks."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
@@ -277,8 +265,8 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     warnings, left = first(c.warnings)
     out += [Para([("warning: ", w)], "warning") for w in warnings]
     out += [Para([more(left, "warnings", len(c.warnings))], "warning")] if left else []
-    out += _provenance.blocks(c)
-    out += [Details((f"jaxpr, {name} ({_fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
+    out += provenance(c)
+    out += [Details((f"jaxpr, {name} ({fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
             for name, v in c.variants.items() if v.jaxpr_text]
     return out
 
@@ -349,13 +337,7 @@ def _repeats(c: Comparison) -> dict[str, int]:
 
 
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:
-    """Whether the measured functions returned the same values (``record``: a comparison
-    or its orderings, :mod:`jitmagic.model.rows`); a mismatch is never hidden, and
-    rounding is named as such.
-
-    A report written before ``outputs_kind`` existed says "match" or "MISMATCH" as it
-    always did.
-    """
+    """Whether the measured functions (of ``record``) returned the same values; never hidden."""
     match, diff, kind = record.outputs_match, record.max_abs_diff, record.outputs_kind
     leaf = record.outputs_leaf
     at = f" at `{leaf}`" if leaf else ""

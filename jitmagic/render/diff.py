@@ -1,16 +1,5 @@
-"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase,
-then, in a table of its own, one per structure figure.
-
-Every ratio is NEW over OLD and said in words ("NEW 1.30× slower"), with its
-interval where the rule gives one; a phase measured in only one report shows "—".
-Structure figures (jaxpr equations, StableHLO bytes, ...) are exact and show both
-values: "larger", "smaller" or "same", no interval. A PARTIAL side is named under the
-verdict ("NEW is PARTIAL: ...; compared only what both measured"), and a diff with
-nothing measured in both says "nothing to compare"; measured under loads too far apart,
-the timing stages say "not judged: the loads differ", and why (:func:`gate_notes`).
-:func:`gate_failures` words what fails ``--fail-on-slower`` and ``--fail-on-larger`` (a
-NEW that measured nothing fails either), for the command and the plugin.
-"""
+"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase, then, in a
+table of its own, one per structure figure."""
 
 from __future__ import annotations
 
@@ -26,11 +15,13 @@ from ..model.diff import SAME_SIZE
 from ..model.diff import SMALLER
 from ..model.diff import Apart
 from ..model.diff import Diff
+from ..model.diff import EffortDiff
 from ..model.diff import Figure
 from ..model.diff import Reason
 from ..model.diff import StageDiff
 from ..model.diff import StructureDiff
 from ..model.shown import register
+from ..model.stats.rule import FASTER
 from ..model.stats.rule import SAME
 from ..model.stats.rule import SLOWER
 from ..model.stats.units import counted
@@ -44,9 +35,11 @@ from .blocks import Html
 from .blocks import Para
 from .blocks import Table
 from .blocks import answer_first
-from .causes import effort_diff
 from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
+from .format import verdict_ratio
+from .verdicts import OUTCOME
+from .verdicts import clock_name
 from .verdicts import cpu_mark
 from .verdicts import stage_interval as interval
 from .verdicts import stage_said as said
@@ -55,10 +48,6 @@ from .verdicts import waited
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")
 #: What the structure table says it holds, and why it has no interval.
-#: The parts a diff's report shows, by their name in the table of parts
-#: (:data:`jitmagic.model.parts.PARTS`; their differs: :data:`jitmagic.model.diff.DIFFERS`):
-#: the diff -> its section's blocks.
-DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_diff.blocks}
 STRUCTURE_NOTE = ("program structure, NEW against OLD: exact figures that move only with "
                   "the code (and JAX's version), so no significance rule")
 
@@ -90,19 +79,14 @@ def _grown(f: StructureDiff) -> str:
     return "larger, from 0" if f.old == 0 else f"{fmt_ratio(f.new_over_old)} larger"
 
 
-def structure_rows(d: Diff) -> list[list[str]]:
-    return [[f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new), figure_ratio(f),
-             f"{f.kind}, {NOT_JUDGED}" if f.not_judged else f.kind] for f in d.structure]
-
-
 def headline(d: Diff) -> str:
     """The one line a verdict shows above the table: the regressions, else the gains."""
     slower = [s for s in d.stages if s.significant and s.kind == SLOWER]
     faster = [s for s in d.stages if s.significant and s.kind != SLOWER]
     if not slower and not faster:
         return f"against the baseline: {d.undecided()}"
-    parts = [f"{word} in {_by_variant(ss)}" for word, ss in (("slower", slower),
-                                                             ("faster", faster)) if ss]
+    parts = [f"{OUTCOME[kind]} in {_by_variant(ss)}" for kind, ss in ((SLOWER, slower),
+                                                                     (FASTER, faster)) if ss]
     return "against the baseline: NEW " + "; ".join(parts)
 
 
@@ -111,8 +95,7 @@ def _by_variant(stages: list[StageDiff]) -> str:
     out, last = [], None
     for s in stages:
         factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
-        out.append(f"{s.variant + ' ' if s.variant != last else ''}{s.label} "
-                   f"{fmt_ratio(factor)}")
+        out.append(f"{s.variant + ' ' if s.variant != last else ''}{s.label} {fmt_ratio(factor)}")
         last = s.variant
     return ", ".join(out)
 
@@ -122,9 +105,7 @@ HEADLINE_FIGURES = 4
 
 
 def structure_headline(d: Diff) -> str:
-    """The verdict's second line: the figures that grew or shrank (the first
-    :data:`HEADLINE_FIGURES` of them), else "every figure the same" (or, where no
-    figure is in both reports, "no figure recorded in both")."""
+    """The verdict's second line: the figures that grew or shrank, else that none did."""
     if not any(f.recorded for f in d.structure):
         return "structure: no figure recorded in both reports, nothing to compare"
     changed = [f for f in d.structure if f.recorded and f.kind != SAME_SIZE and not f.not_judged]
@@ -141,14 +122,11 @@ def structure_headline(d: Diff) -> str:
 
 def _change(f: StructureDiff) -> str:
     """``flat jaxpr equations 100 → 196 (1.96×)``."""
-    return (f"{f.variant} {f.label} {fmt_figure(f.old)} → {fmt_figure(f.new)} "
-            f"({figure_ratio(f)})")
+    return (f"{f.variant} {f.label} {fmt_figure(f.old)} → {fmt_figure(f.new)} ({figure_ratio(f)})")
 
 
 def answer(d: Diff, title: bool = True) -> list[Block]:
-    """What a diff asks, first: the title, the verdict (which stages NEW is slower or
-    faster in, which figures grew; which side is PARTIAL, why rows are not judged), and
-    the warnings that qualify it (another machine, another function)."""
+    """What a diff asks, first: the title, the verdict and the warnings that qualify it."""
     out: list[Block] = [Heading(f"jitcompare diff: {d.new_entry} (NEW) against "
                                 f"{d.old_entry} (OLD)")] if title else []
     lines = [headline(d), *([structure_headline(d)] if d.structure else []),
@@ -167,7 +145,9 @@ def details(d: Diff) -> list[Block]:
               f"OLD made {d.old_created or '(not recorded)'}, "
               f"NEW made {d.new_created or '(not recorded)'}"])]
     if d.structure:
-        out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, structure_rows(d))]
+        out += [Para([STRUCTURE_NOTE]), Table(STRUCTURE_HEADER, [
+            [f.variant, f.label, fmt_figure(f.old), fmt_figure(f.new), figure_ratio(f),
+             f"{f.kind}, {NOT_JUDGED}" if f.not_judged else f.kind] for f in d.structure])]
     return out + [b for show in DIFF_SECTIONS.values() for b in show(d)]
 
 
@@ -181,11 +161,9 @@ FOLDED = "every stage's and figure's row, NEW against OLD"
 
 
 def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[str]:
-    """What fails the gates, a line each: the stages NEW is slower in by at least
-    ``slower`` (by the rule), the figures NEW has at least ``larger`` times of; each
-    names the stage or figure, NEW's and OLD's values and the ratio. Empty: it passes.
-    A NEW that measured nothing (:meth:`~jitmagic.model.diff.Diff.unjudged`) fails
-    whichever gate is given: a gate never passes on no measurement."""
+    """What fails the gates, a line each: the stages NEW is slower in by at least ``slower`` (by the
+    rule), the figures NEW has at least ``larger`` times of; each names the stage or figure, NEW's
+    and OLD's values and the ratio."""
     unjudged = d.unjudged() if slower is not None or larger is not None else None
     out = [unjudged] if unjudged else []
     out += [f"regression: {s.variant} {s.label}: NEW {said(s)} (median {fmt_s(s.new_s)} "
@@ -198,11 +176,7 @@ def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[s
 
 
 def gate_notes(d: Diff, slower: float | None, larger: float | None = None) -> list[str]:
-    """Why a gate passed a row without judging it, where it did: ``the loads differ
-    (...): the timing stages are not judged, ...``, and ``the nested variants nest
-    different helpers (...)`` (empty without a gate, or where every row was judged). A
-    row not judged never fails a gate: that would fail unchanged code measured under
-    another load, or with another choice of what to nest."""
+    """Why a gate passed a row without judging it, where it did (empty without a gate)."""
     loads = d.loads_line() if slower is not None else None
     nests = d.nest_line() if slower is not None or larger is not None else None
     return [line for line in (loads, nests) if line]
@@ -220,14 +194,7 @@ def html(d: Diff, verbose: bool = False) -> Html:
 
 def summary_lines(outcomes: Sequence[Any], slower: float | None,
                   larger: float | None) -> list[str]:
-    """The pytest session's tables: one row per test for its timing (its significant
-    stages, else its flat first call; "nothing to compare" where nothing was measured in
-    both), one for its structure (the figures that changed, else "same"), the warnings,
-    a ``PARTIAL test: ...`` line per report that stopped early, then what failed a test:
-    the regressions beyond ``slower``, the figures beyond ``larger``, and a NEW that
-    measured nothing where a gate is given.
-
-    ``outcomes`` have ``test``, ``diff`` (a :class:`Diff` or None) and ``problem``."""
+    """The pytest session's tables: timing and structure per test, then what failed a test."""
     table: list[list[str]] = []
     for o in outcomes:
         if o.diff is None:
@@ -267,9 +234,7 @@ def _structure_summary(o: Any) -> list[list[str]]:
 
 def _failed_lines(outcomes: Sequence[Any], slower: float | None,
                   larger: float | None) -> list[str]:
-    """``REGRESSION test: flat trace 2.00× slower (fails at 1.2×)`` and ``LARGER test:
-    flat jaxpr equations 100 → 196 (1.96×) (fails at 1.3×)``: a line per test and gate;
-    ``UNJUDGED test: nothing to judge: NEW measured nothing ...`` where a gate is given."""
+    """``REGRESSION test: ...``, ``LARGER test: ...``, ``UNJUDGED test: ...``: each test's gates."""
     out = []
     for o in outcomes:
         if o.diff is None:
@@ -334,7 +299,7 @@ def summary(d: Diff) -> str:
     slower = sum(s.significant and s.kind == SLOWER for s in d.stages)
     faster = sum(s.significant and s.kind != SLOWER for s in d.stages)
     said = ", ".join(f"{counted(n, 'stage')} {what}"
-                     for n, what in ((slower, "slower"), (faster, "faster")) if n)
+                     for n, what in ((slower, OUTCOME[SLOWER]), (faster, OUTCOME[FASTER])) if n)
     grown = ", ".join(f"{counted(n, 'figure')} {what}" for what in (LARGER, SMALLER)
                       if (n := sum(s.kind == what and not s.not_judged for s in d.structure)))
     return f"<Diff {d.new_entry}: {said or undecided(d)}{'; ' * bool(grown)}{grown}>"
@@ -352,7 +317,7 @@ def undecided(d: Diff) -> str:
     if d.not_judged_for(LOADS_DIFFER):
         return "the timing stages are not judged: the loads differ"
     if all(s.kind == SAME for s in d.stages if s.measured):
-        return "no measurable difference"
+        return OUTCOME[SAME]
     return "no stage measurably slower or faster (some inconclusive)"
 
 
@@ -381,9 +346,7 @@ MOST_NAMED = 6
 
 
 def apart(a: Apart) -> str:
-    """``the loads differ (OLD's runs waited for a CPU 17% of the time they were ready to
-    run, NEW's 60%)``; ``the nested variants nest different helpers (OLD: `a`, `b`; NEW:
-    `a`)``: why a row is not judged."""
+    """Why a row is not judged: the loads differ, or the nested variants nest other helpers."""
     if a.reason == LOADS_DIFFER:
         return f"the loads differ (OLD's runs {waited(a.old)}, NEW's {a.new:.0%})"
 
@@ -393,21 +356,52 @@ def apart(a: Apart) -> str:
     return f"the nested variants nest different helpers (OLD: {names(a.old)}; NEW: {names(a.new)})"
 
 
-def stage_label(s: StageDiff) -> str:
-    """``XLA compile``; ``XLA compile, CPU time`` where it was judged on CPU time."""
-    label = PHASE_LABELS.get(s.phase, s.phase)
-    return label + cpu_mark(s.clock, ", ")
+#: ``--effort`` in a diff's report: each setting's XLA compile and call, NEW against OLD.
+EFFORT_HEADER = ("setting", "stage", "OLD", "NEW", "NEW/OLD", "interval", "NEW is")
+RATIOS_HEADER = ("setting", "compile ratio OLD", "compile ratio NEW", "per-call ratio OLD",
+                 "per-call ratio NEW")
+
+
+def effort_blocks(d: Diff) -> list[Block]:
+    """``--effort``'s diff: a row per setting and stage, NEW against OLD."""
+    if d.effort is None:
+        return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
+                      "compared"])] if d.effort_in else []
+    e: EffortDiff = d.effort
+    clock = clock_name(e.clock)
+    note = (f"XLA's effort (--effort), each setting NEW against OLD, on {clock} for every "
+            "row (medians, by the one rule; informational: no gate judges these rows)")
+    rows_ = [[s.variant, s.label, fmt_s(s.old_s), fmt_s(s.new_s), fmt_ratio(s.new_over_old),
+              interval(s), said(s)] for s in e.stages]
+    out: list[Block] = [Para([note]), Table(EFFORT_HEADER, rows_)]
+    if e.ratios:
+        out += [Para([f"each setting against its own report's default (default/setting, as "
+                      f"the effort section says it; {clock}; marked inconclusive or "
+                      "same where the rule found no difference)"]),
+                Table(RATIOS_HEADER, [[r.setting, *(verdict_ratio(d) for d in (
+                    r.old_compile, r.new_compile, r.old_execute, r.new_execute))]
+                    for r in e.ratios])]
+    for side, names in (("OLD", e.only_old), ("NEW", e.only_new)):
+        if names:
+            out.append(Para([f"measured in {side} only, so not compared: "
+                             + ", ".join(f"`{n}`" for n in names)], "note"))
+    return out
+
+
+#: The parts a diff's report shows, by their name in the table of parts
+#: (:data:`jitmagic.model.parts.PARTS`; their differs: :data:`jitmagic.model.diff.DIFFERS`).
+DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_blocks}
 
 
 def register_diff() -> None:
-    """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s
-    registry)."""
+    """Word a diff's lines and its rows' labels here (:mod:`jitmagic.model.shown`'s registry)."""
     for form, words in (("partial lines", partial_lines), ("clock line", clock_line),
                        ("loads line", lambda d: not_judged_line(d, LOADS_DIFFER)),
                        ("nest line", lambda d: not_judged_line(d, NESTS_DIFFER)),
                        ("unjudged", unjudged), ("summary", summary), ("undecided", undecided)):
         register(form, Diff, words)
     register("warnings", Diff, warnings)
-    register("label", StageDiff, stage_label)
+    register("label", StageDiff, lambda s: PHASE_LABELS.get(s.phase, s.phase)
+             + cpu_mark(s.clock, ", "))  # "XLA compile, CPU time" where judged on CPU time
     register("apart", Apart, apart)
     register("label", StructureDiff, lambda f: FIGURE_LABELS.get(f.figure, f.figure))

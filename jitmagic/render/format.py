@@ -13,11 +13,6 @@ from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from .verdicts import OUTCOME
 
-#: Read through here by the ledger's renderers alone (render/ledger.py and
-#: render/charts/ledger.py), which move onto the shared layers on their own (issue 53).
-__all__ = ["fmt_s"]
-
-
 #: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
 REST_LABEL = "rest of first call"
 #: Its table row: the median run's rest, not a median of rests, so that the row and the
@@ -52,13 +47,10 @@ FIGURE_LABELS = {
 
 
 def marked_ratio(ratio: float, d: Difference) -> str:
-    """``3.5×``, ``1.26× inconclusive``, ``1.02× no measurable difference``, ``1.3× (one
-    run)``: ``ratio``
-    marked with the words the main table marks ``d``'s outcome with, in every table and
-    chart (never "n.s.", which reads as "no difference" for an undecided one); ``—``
-    where nothing was measured: no mark on a number that is not there. Only a called
-    difference (``d.significant``: faster or slower) goes unmarked; "no measurable
-    difference" is ``d.decided`` too, and marked (:data:`~.verdicts.OUTCOME`'s words)."""
+    """``3.5×``, ``1.26× inconclusive``, ``1.02× no measurable difference``, ``1.3× (one run)``:
+    ``ratio`` marked with the words the main table marks ``d``'s outcome with, in every table and
+    chart (never "n.s.", which reads as "no difference" for an undecided one); ``—`` where nothing
+    was measured: no mark on a number that is not there."""
     shown = fmt_ratio(ratio)
     if shown == "—" or d.significant:
         return shown
@@ -90,6 +82,11 @@ def unmarked_clock(some_cpu: bool, where: str) -> str:
     a row does not say CPU time`` beside CPU rows or columns (a title of no clock was read
     as the CPU time a busy machine's verdict is on)."""
     return f"wall time where a {where} does not say CPU time" if some_cpu else "wall time"
+
+
+def fmt_count(x: int | None) -> str:
+    """``1,024``; ``—`` where it was not counted."""
+    return "—" if x is None else f"{x:,}"
 
 
 def fmt_exponent(name: str, k: float | None) -> str:

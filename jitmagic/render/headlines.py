@@ -1,14 +1,5 @@
-"""The verdict sentences of whole records: a comparison's text, headline and one-line
-summary, a sweep's headline, an ordering's text and headline.
-
-Each is worded from the one rule's outcomes by :mod:`jitmagic.model.stats.verdicts`
-(``times``, ``interval``, ``with_interval``): this module says which differences a
-record's verdict names and in what order; that one says how a difference reads. It reads
-a comparison through :class:`~jitmagic.model.causes.cause.Compared`, which
-:class:`~jitmagic.model.comparison.Comparison` satisfies, so mypy checks every attribute
-read. :func:`register_headlines` makes these the renderers of the records' verdicts
-(:mod:`jitmagic.model.shown`).
-"""
+"""The verdict sentences of whole records: a comparison's text, headline and one-line summary, a
+sweep's headline, an ordering's text and headline."""
 
 from __future__ import annotations
 
@@ -42,6 +33,7 @@ from .verdicts import OUTCOME
 from .verdicts import inconclusive_part
 from .verdicts import interval
 from .verdicts import runs
+from .verdicts import say
 from .verdicts import times
 from .verdicts import undecided_reason
 from .verdicts import verb
@@ -57,7 +49,7 @@ def other_clock(c: Compared, first: Difference) -> str:
     that decided; on a quiet one, CPU time where it decided the other way."""
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)
-        undecided = "inconclusive, " * (wall.kind == INCONCLUSIVE)  # its verdict first
+        undecided = f"{say(wall)}, " if wall.kind == INCONCLUSIVE else ""  # its verdict first
         return f"wall{':' * (not wall.significant)} {undecided}{with_interval(wall)}, " \
             "on a busy machine"
     cpu = c.difference(FIRST_CALL, CPU)
@@ -83,7 +75,7 @@ def comparison_text(c: Compared, first: Difference) -> str:
     stages = by_stage(c)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
-        lead = (f"Nested jit on {helpers}: inconclusive, the first call {times(first, clock)} "
+        lead = (f"Nested jit on {helpers}: {say(first)}, the first call {times(first, clock)} "
                 f"{interval(first, numbers)} after {_runs_read(c, first)}; "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}{_more_costs(c)}"
                 f"{'; ' + other if other else ''}")
@@ -155,7 +147,7 @@ def comparison_headline(c: Compared, first: Difference) -> str:
     lead, clock = f"Nested jit on {_helpers(c)}:", c.clock_of(FIRST_CALL)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
-        said = ("inconclusive, first call "
+        said = (f"{say(first)}, first call "
                 f"{inconclusive_part(first, c.repeats_ended, clock, c.stopped)}")
     elif first.kind == SAME:
         said = f"{times(first, clock)} in the first call {interval(first)}, " \
@@ -167,9 +159,8 @@ def comparison_headline(c: Compared, first: Difference) -> str:
 
 def sweep_headline(name: str, values: Sequence[object], points: Sequence[Compared],
                    most: int = 20) -> str:
-    """A sweep's verdict in one line, value by value (at most ``most`` named):
-    ``Nested jit, first call by n: 2 → inconclusive (1.07× slower, 0.75×–1.53×);
-    8 → 3.20× faster (2.04×–4.10×)``."""
+    """A sweep's verdict in one line, value by value (at most ``most`` named): ``Nested jit, first
+    call by n: 2 → inconclusive (1.07× slower, 0.75×–1.53×); 8 → 3.20× faster (2.04×–4.10×)``."""
     parts = [f"{value!r} → {_point_said(point)}"
              for value, point in list(zip(values, points, strict=True))[:most]]
     left = len(points) - most
@@ -184,7 +175,7 @@ def _point_said(c: Compared) -> str:
         return "nothing to nest" if c.flat.ok and not c.nested.helpers else "not compared"
     if first.kind == INCONCLUSIVE:
         spread = interval(first)[1:-1] if first.enough_data else runs(first.runs)
-        return f"inconclusive ({times(first)}, {spread})"
+        return f"{say(first)} ({times(first)}, {spread})"
     return with_interval(first)
 
 
@@ -245,7 +236,7 @@ def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference
                  f"{_numbers(per_call, numbers)}")
     else:
         bounds = interval(per_call)[1:-1]
-        speed = (f"{chosen.name} against {other.name}: inconclusive, {times(per_call, clock)} "
+        speed = (f"{chosen.name} against {other.name}: {say(per_call)}, {times(per_call, clock)} "
                  f"per call ({bounds + '; ' if bounds else ''}{numbers}) after "
                  f"{runs(per_call.runs)}; {undecided_reason(per_call, None)}")
     if same_program is None:
@@ -269,7 +260,7 @@ def orderings_headline(chosen: OrderingRow, other: OrderingRow, per_call: Differ
     lead = f"{chosen.name} against {other.name}:"
     said = f"{times(per_call, clock)} per call {interval(per_call)}"
     if per_call.kind == INCONCLUSIVE:
-        return (f"{lead} inconclusive, {said} after {runs(per_call.runs)}; "
+        return (f"{lead} {say(per_call)}, {said} after {runs(per_call.runs)}; "
                 f"{undecided_reason(per_call, None)}").replace("  ", " ")
     return f"{lead} {said}, {runs(per_call.runs)}".replace("  ", " ")
 
@@ -290,12 +281,12 @@ def comparison_summary(c: Comparison) -> str:
     elif math.isnan(first.ratio):
         said = "first call not measured"
     elif first.kind == SAME:
-        said = f"no measurable difference in first call{' CPU time' * cpu} " \
+        said = f"{OUTCOME[SAME]} in first call{' CPU time' * cpu} " \
                f"{interval(first)}".rstrip()
     else:
         said = (f"nested first call {times(first, CPU)} {interval(first)}"  # its clock
                 if cpu else f"nested {times(first)} first call {interval(first)}").rstrip()
-        said = f"inconclusive, {said}" if first.kind == INCONCLUSIVE else said
+        said = f"{say(first)}, {said}" if first.kind == INCONCLUSIVE else said
     return f"<Comparison {c.entry}: {said}, {read}>"
 
 
@@ -323,14 +314,11 @@ def _target_verdict(v: Verdict) -> str | None:
     return None if t is None else target_headline(v.subject, t)
 
 
-def _comparison_verdict(v: Verdict) -> str:
-    return _target_verdict(v) or comparison_text(v.subject, v.difference)
-
-
 def register_headlines() -> None:
     """Word the records' verdicts here: a comparison's and an ordering's text and line,
     a comparison's summary, a sweep's headline."""
-    register("verdict", Comparison, _comparison_verdict)
+    register("verdict", Comparison,
+             lambda v: _target_verdict(v) or comparison_text(v.subject, v.difference))
     register("verdict line", Comparison,
              lambda v: _target_verdict(v) or comparison_headline(v.subject, v.difference)
              or first_sentence(comparison_text(v.subject, v.difference)))

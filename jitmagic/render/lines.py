@@ -1,19 +1,4 @@
-"""The per-line table as source with a gutter, like ``%lprun``: text and HTML.
-
-Gutter columns: hits, own equations, inclusive equations, StableHLO ops, Python
-seconds while tracing and the bytes of the array constants the line reads
-(inclusive), then the code. A column that was not measured (hits and time without
-a line hook) is left out and the table's notes say why; so is the constants column
-of a program that reads none.
-In HTML the inclusive count is a heat bar (static inline CSS, so it survives
-nbconvert), the code keeps its indentation (``white-space: pre``, left-aligned),
-the hottest lines are marked with a plain ``*`` (no emoji: a font may lack it)
-and lines that cost nothing are greyed. Every string is escaped.
-
-A table of more than :data:`MAX_ROWS` rows (an unrolled program of 10^5 lines)
-shows its :data:`MAX_ROWS` rows with the most inclusive equations, in source
-order, and says how many it left out.
-"""
+"""The per-line table as source with a gutter, like ``%lprun``: text and HTML."""
 
 from __future__ import annotations
 
@@ -139,9 +124,7 @@ def _counted(lines: Lines) -> str:
 
 
 def text(lines: Lines, nested: Collection[str] = ()) -> str:
-    """Every variant's table, then the hints (``nested``: the helpers a comparison nested,
-    :meth:`~jitmagic.model.lines.Lines.hints`): for terminals and ``str()``; every string
-    escaped as the other sections' (:func:`~jitmagic.model.saved.schema.printable`)."""
+    """Every variant's table, then the hints, as text (``nested``: the helpers nested)."""
     parts = [f"Program size by source line: {lines.entry}"]
     parts += [f"PARTIAL: {lines.stopped}; {_counted(lines)}"] if lines.stopped else []
     parts += [text_table(lines, t) for t in lines.tables.values()]
@@ -201,9 +184,8 @@ def html_table(lines: Lines, nested: Collection[str] = ()) -> str:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line
-    tables of ``c``, where ``--lines`` counted them. Shown whole
-    whether ``verbose`` or not."""
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line tables of ``c``,
+    where ``--lines`` counted them."""
     if c.lines is None:
         return None
     nested = c.nested.helper_calls
@@ -213,9 +195,8 @@ def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[st
 # --- the hints: what the numbers say to do -------------------------------------------
 
 #: What to write instead of a scan's ``unroll`` above 1.
-UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then run one "
-              "after another (what that saves on the first call, and costs per call, is "
-              "not measured)")
+UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then run one after "
+              "another (what that saves on the first call, and costs per call, is not measured)")
 
 
 def unroll_said(x: LoopCall, total: int) -> str:
@@ -239,17 +220,11 @@ def unroll_copies(x: LoopCall, total: int) -> str:
 
 
 def hints(table: LineTable, nested: Collection[str] = ()) -> list[str]:
-    """Advice that follows from the numbers of ``table``: unrolled loops, helpers traced
-    per call, big constants captured from Python. ``nested``: the helpers a comparison's
-    nested variant nested, whose hint points at what it measured, not at ``--nest``."""
-    return [h for h in (*unroll_hints(table), loop_hint(table),
+    """Advice that follows from the numbers of ``table``: unrolled loops, helpers traced per call,
+    big constants captured from Python."""
+    unrolled = [f"{unroll_said(x, table.total_eqns)}; {UNROLL_FIX}" for x in table.unrolled()]
+    return [h for h in (*unrolled, loop_hint(table),
                         *_helper_hints(table, nested), *_constant_hints(table)) if h]
-
-
-def unroll_hints(table: LineTable) -> list[str]:
-    """What each unrolled scan puts into the program, and what to write instead (what
-    ``unroll=1`` would save is not measured)."""
-    return [f"{unroll_said(x, table.total_eqns)}; {UNROLL_FIX}" for x in table.unrolled()]
 
 
 def loop_hint(table: LineTable) -> str | None:
@@ -265,9 +240,8 @@ def loop_hint(table: LineTable) -> str | None:
     if r.hits is None:
         return (f"line {r.line} built {share:.0%} of the program and runs inside {inside}: "
                 f"a Python loop unrolls into the program; {fix}")
-    return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} "
-            f"of the program inside {inside}: a Python loop unrolls into the program; "
-            f"{fix}")
+    return (f"line {r.line} ran {r.hits:,} times while tracing and built {share:.0%} of the "
+            f"program inside {inside}: a Python loop unrolls into the program; {fix}")
 
 
 def _helper_hints(table: LineTable, nested: Collection[str]) -> list[str]:

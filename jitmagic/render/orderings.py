@@ -1,11 +1,4 @@
-"""Text and HTML for the vmap/jit orderings, and the verdict, worked out from the numbers.
-
-Every figure shown comes from an :class:`~jitmagic.model.orderings.Orderings`'
-samples; what was not measured shows as "—". The section answers first (which ordering
-is faster per call, by how much, on which clock); the four orderings' table, chart and
-jaxprs follow with ``-v``, or in plain HTML behind a click, which a saved notebook and
-a static export (``jupyter nbconvert --to html``) open with no kernel.
-"""
+"""Text and HTML for the vmap/jit orderings, and the verdict, worked out from the numbers."""
 
 from __future__ import annotations
 
@@ -38,7 +31,8 @@ from .blocks import answer_first
 from .blocks import as_html
 from .blocks import as_text
 from .blocks import switch
-from .drawing import orderings_png
+from .drawing import bars_png
+from .format import fmt_count
 from .format import fmt_spread
 from .format import marked_ratio
 from .format import medians_of
@@ -48,10 +42,6 @@ from .verdicts import cpu_mark
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")
-
-
-def _count(x: int | None) -> str:
-    return "—" if x is None else f"{x:,}"
 
 
 def _equations(row: OrderingRow) -> str:
@@ -104,7 +94,7 @@ def row_cells(o: Orderings, name: str) -> list[Cell]:
             Cell(fmt_s(row.first_call_s), fmt_spread(row.samples.get("first_call_s", []))),
             Cell(fmt_s(row.execute_s), fmt_spread(row.samples.get("execute_s", []))),
             *cpu, Cell(_ratio(o, name)), Cell(_compiles(row)),
-            Cell(_count(row.jaxpr_eqns)), Cell(_count(row.stablehlo_bytes)), Cell(_same(row))]
+            Cell(fmt_count(row.jaxpr_eqns)), Cell(fmt_count(row.stablehlo_bytes)), Cell(_same(row))]
 
 
 def _title(o: Orderings) -> str:
@@ -112,10 +102,6 @@ def _title(o: Orderings) -> str:
     axes = "" if o.built_batch else f" {o.in_axes}"
     return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), per call on "
             f"{clock_name(o.clock())}")
-
-
-def _table_title(o: Orderings) -> str:
-    return f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
 
 
 def _repeats(o: Orderings) -> dict[str, int]:
@@ -135,10 +121,7 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
 
 
 def answer(o: Orderings) -> list[Block]:
-    """What ``--vmap`` asks, first: which of ``jit(vmap(f))`` and ``vmap(jit(f))`` is
-    faster per call, by how much, on which clock, the medians and why: the verdict's full
-    text, in bold (its headline would say the ratio a second time, line after line), then
-    what went wrong, if anything did."""
+    """What ``--vmap`` asks, first: which ordering is faster per call, then what went wrong."""
     said = o.verdict().text
     out: list[Block] = [Heading((_title(o),)), Para([said], "verdict", bold=True),
                         *comparison.partial(o.stopped)]
@@ -151,7 +134,8 @@ def details(o: Orderings, png: bytes | None = None) -> list[Block]:
     """The rest, behind ``-v`` or a click: all four orderings' table and chart, whether
     their outputs match, and the two toggled orderings' jaxprs (HTML only)."""
     rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
-    return [Para([_table_title(o)]), Image(png, "first call and per call, four orderings"),
+    title = f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
+    return [Para([title]), Image(png, "first call and per call, four orderings"),
             Table(columns(o), rows, css="jitcompare-orderings"), Para([outputs_line(o)]),
             *(Details(("jaxpr of ", Code(n), f" ({_equations(o[n])})"),
                       o[n].jaxpr_text) for n in TOGGLED if n in o.rows)]
@@ -197,10 +181,10 @@ def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
         *([("per call, CPU time", fmt_s(_per_call(o, chosen, CPU)))] if cpu else []),
         (f"per call / {REFERENCE}{cpu}", _ratio(o, chosen)),
         ("XLA compiles JAX reported in the first call", _compiles(row)),
-        ("jaxpr equations (top level)", _count(row.jaxpr_eqns)),
-        ("jit calls in the jaxpr", _count(row.nested_calls)),
-        ("StableHLO bytes", _count(row.stablehlo_bytes)),
-        ("optimized HLO instructions", _count(row.hlo_instructions)),
+        ("jaxpr equations (top level)", fmt_count(row.jaxpr_eqns)),
+        ("jit calls in the jaxpr", fmt_count(row.nested_calls)),
+        ("StableHLO bytes", fmt_count(row.stablehlo_bytes)),
+        ("optimized HLO instructions", fmt_count(row.hlo_instructions)),
         (f"same program as {REFERENCE}", _same(row)),
     ]
 
@@ -212,9 +196,7 @@ def panel_html(o: Orderings, chosen: str, png: bytes | None = None) -> Html:
 
 def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
                   chosen: str = TOGGLED[0]) -> Html:
-    """The toggle without a kernel: the toggled orderings' panels (numbers, chart,
-    verdict) behind radio buttons (:func:`~jitmagic.render.blocks.switch`), so an
-    exported notebook switches between them as the live widget does."""
+    """The toggle without a kernel: the panels behind radio buttons (:func:`~.blocks.switch`)."""
     names = [name for name in TOGGLED if name in panels]
     return switch(key, [(n, panels[n]) for n in names],
                   names.index(chosen) if chosen in names else 0)
@@ -225,10 +207,8 @@ FOLDED = "all four orderings (table, chart, jaxprs)"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`), where ``--vmap``
-    measured the orderings: the answer (:func:`answer`), then the rest (:func:`details`)
-    in text only ``verbose``, in HTML behind a click."""
+    """The orderings (``--vmap``): :func:`answer`, then :func:`details` folded."""
     o = c.orderings
     if o is None:
         return None
-    return answer_first(answer(o), details(o, orderings_png(o, plot)), FOLDED, verbose)
+    return answer_first(answer(o), details(o, bars_png(o, plot)), FOLDED, verbose)

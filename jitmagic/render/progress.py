@@ -1,6 +1,4 @@
-"""A running measurement's progress as one line: what every progress display draws
-(stderr, a notebook's display updated in place); and how a process measuring ended (a
-child of :mod:`jitmagic.measure.children`, the command's own killed by a signal)."""
+"""A running measurement's progress as one line, and how a process measuring ended."""
 
 from __future__ import annotations
 
@@ -50,7 +48,15 @@ def register_progress() -> None:
     """Word a progress record, and how a child process ended, here
     (:mod:`jitmagic.model.shown`'s registry)."""
     register("line", Progress, line)
-    _register_children()
+    ends = ((Finished, lambda e: "finished"),
+            (Failed, lambda e: f"raised {e.error_type}: {e.message}"),
+            (EndedEarly, lambda e: f"ended with status {e.status} before its end"),
+            (TimedOut, lambda e: f"ran past its {fmt_s(e.seconds)} and was killed"))
+    for kind, said in ends:  # a child process's end, as its str()
+        register("text", kind, lambda e, said=said: f"the child process {said(e)}{_while(e.stage)}")
+    register("text", Crashed, crashed)
+    register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
+    register("text", TopologyRefused, refused)
 
 
 def _while(stage: str | None) -> str:
@@ -62,20 +68,6 @@ def crashed(end: Crashed) -> str:
     during = f" during {end.stage}" if end.stage else ""
     said = f": {end.fatal}" if end.fatal else ""
     return f"the child process was killed by {end.signal_name}{during}{said}"
-
-
-def _register_children() -> None:
-    """Register each child process's end's sentence as its ``str()``."""
-    register("text", Finished, lambda e: f"the child process finished{_while(e.stage)}")
-    register("text", Failed, lambda e: f"the child process raised {e.error_type}: "
-                                       f"{e.message}{_while(e.stage)}")
-    register("text", Crashed, crashed)
-    register("text", EndedEarly, lambda e: f"the child process ended with status {e.status} "
-                                           f"before its end{_while(e.stage)}")
-    register("text", TimedOut, lambda e: f"the child process ran past its {fmt_s(e.seconds)} "
-                                         f"and was killed{_while(e.stage)}")
-    register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
-    register("text", TopologyRefused, refused)
 
 
 #: The signals native code ends a process by as it crashes (the rest come from outside).
@@ -91,10 +83,9 @@ def _at(stage: str | None, unstaged: str) -> str:
 
 def crash_report(end: Crashed, lost: str = MEASURED_LOST,
                  unstaged: str = " before the measurement began") -> str:
-    """The command's line where its measuring process was killed by a signal: which and
-    where it was; for a crash of native code what it said and what to do, for SIGKILL
-    the out-of-memory killer, for any other the process that sent it. ``lost``: what the
-    command could not do; ``unstaged``: where it was when no stage was said."""
+    """The command's line where its measuring process was killed by a signal: which and where it
+    was; for a crash of native code what it said and what to do, for SIGKILL the out-of-memory
+    killer, for any other the process that sent it."""
     where = f"{end.signal_name}{_at(end.stage, unstaged)}"
     if end.signal == signal.SIGKILL:
         return (f"killed by {where}: out of memory (the kernel's out-of-memory killer), or "

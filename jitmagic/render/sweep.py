@@ -1,7 +1,4 @@
-"""Text and HTML of a sweep: its answer first, the trend (each stage's growth exponent
-per variant, with its 95% interval); then, with ``-v`` or behind a click, the chart, a
-table of one row per value, flat and nested per phase, with a last row of each column's
-fitted growth exponent, and each value's verdict."""
+"""Text and HTML of a sweep: its trend first, then every value behind ``-v`` or a click."""
 
 from __future__ import annotations
 
@@ -16,7 +13,6 @@ from ..model.sweep import exponents
 from ..model.sweep import medians
 from ..model.sweep import trends
 from ..model.sweep import unchanged
-from . import provenance as _provenance
 from .blocks import MAX_ITEMS
 from .blocks import Block
 from .blocks import Code
@@ -29,6 +25,7 @@ from .blocks import Table
 from .blocks import answer_first
 from .blocks import first
 from .blocks import more
+from .blocks import provenance
 from .blocks import shown_name
 from .comparison import partial
 from .format import fmt_exponent
@@ -97,23 +94,24 @@ def _trend_table(c: Sweep) -> list[Block]:
 
 
 def answer(c: Sweep) -> list[Block]:
-    """What a sweep asks, first: its trend (the growth exponents with their intervals),
-    then whether it stopped, the values where a variant failed (an error is an answer:
-    the trend leaves those values out), and its warnings."""
+    """What a sweep asks, first: its trend, whether it stopped, its errors and warnings."""
     out: list[Block] = [_title(c), Para([trend_line(c)], "verdict", bold=True),
                         *_trend_table(c), *partial(c.stopped), *_found(c, "error")]
-    return out + [Para([f"warning: {w}"], "warning") for w in _sweep_warnings(c)]
+    shown, left = first(c.warnings, MAX_ITEMS)  # the whole sweep's (each point's: _found)
+    said = [*shown, *([more(left, "warnings", len(c.warnings))] if left else [])]
+    return out + [Para([f"warning: {w}"], "warning") for w in said]
 
 
 def details(c: Sweep, png: bytes | None = None) -> list[Block]:
     """The rest, behind ``-v`` or a click: the chart, every value's medians, the first
     call's verdict value by value, each value's errors and warnings, the provenance."""
+    growth = "not fitted, every value built the same program" if unchanged(c) else \
+        f"seconds ~ {c.name}^k, k fitted on log-log medians"
     out: list[Block] = [
         Image(png, f"phases against {c.name}"),
         Para([f"medians per value ({_clock_said(c)}):"]), _table(c),
-        Para([c.headline, (f"growth: {_growth_rule(c, c.name)}; "
-                           f"sweep wall time {fmt_s(c.wall_s)}",)])]
-    return out + _found(c, "warning") + _provenance.blocks(c)
+        Para([c.headline, (f"growth: {growth}; sweep wall time {fmt_s(c.wall_s)}",)])]
+    return out + _found(c, "warning") + provenance(c)
 
 
 def _found(c: Sweep, kind: str) -> list[Block]:
@@ -130,25 +128,11 @@ def _found(c: Sweep, kind: str) -> list[Block]:
 FOLDED = "every value: chart, medians, verdicts"
 
 
-def _sweep_warnings(c: Sweep) -> list[str]:
-    """Warnings about the whole sweep (each point's follow with its value), at most
-    :data:`~.blocks.MAX_ITEMS`."""
-    shown, left = first(c.warnings, MAX_ITEMS)
-    return [*shown, *([more(left, "warnings", len(c.warnings))] if left else [])]
-
-
 def _clock_said(c: Sweep) -> str:
     """The clock of the sweep's medians and growth, and why where it is CPU time."""
     if clock_of(c) == CPU:
         return "CPU time: the machine was busy, as a comparison then decides"
     return "wall time"
-
-
-def _growth_rule(c: Sweep, name: str) -> str:
-    """How the growth row was made, or why it is empty."""
-    if unchanged(c):
-        return "not fitted, every value built the same program"
-    return f"seconds ~ {name}^k, k fitted on log-log medians"
 
 
 def sweep_text(c: Sweep, verbose: bool = False) -> str:

@@ -1,12 +1,4 @@
-"""``--target TOPOLOGY``: the report of a comparison compiled for a TPU, never run.
-
-The answer first (nesting against flat on each run's trace + lower + XLA compile, by
-the one rule), then the stages' table, whose seconds are named as this host's; what
-cannot be measured without the device said so, never shown as zero; the calibration
-against the TPU host where one was measured for this kind of host; the programs' size
-and XLA's cost and memory analysis against one device's HBM; how the arguments were
-placed; the parts that ran on the target's compile (``--xla``).
-"""
+"""``--target TOPOLOGY``: the report of a comparison compiled for a TPU, never run."""
 
 from __future__ import annotations
 
@@ -41,10 +33,8 @@ from ..model.target import TargetCompile
 from ..model.target import TopologyRefused
 from ..model.target import compile_difference
 from ..model.target import stage_difference
-from ..model.target import target_of
 from ..model.target import to_compiled
 from ..model.target import waited_share
-from . import provenance as _provenance
 from .blocks import Block
 from .blocks import Cell
 from .blocks import Code
@@ -55,20 +45,18 @@ from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
 from .blocks import answer_first
+from .blocks import provenance
 from .format import PHASE_LABELS
 from .format import fmt_spread
+from .verdicts import OUTCOME
 from .verdicts import interval_ends
-from .verdicts import stated
+from .verdicts import judged
+from .verdicts import runs
 from .verdicts import undecided_reason
 from .verdicts import waited
 
 #: What the table says where a figure needs the device.
 NOT_MEASURABLE = "not measurable: nothing runs without the TPU"
-
-
-def record(c: Comparison) -> TargetCompile | None:
-    """The comparison's ``--target`` record (None: it ran on this machine's backend)."""
-    return target_of(c.env)
 
 
 def headline(c: Comparison, t: TargetCompile) -> str:
@@ -80,12 +68,12 @@ def headline(c: Comparison, t: TargetCompile) -> str:
     if not nested.get("trace_s"):
         return f"{what}: nothing to nest, so flat alone was compiled."
     d, clock = c.verdict.difference, c.verdict.clock  # the record's: the one rule's
-    said = stated(f"{what} with nesting", d, clock)
+    said = judged(f"{what} with nesting", d, clock)
+    if d.kind == INCONCLUSIVE:
+        said += f" after {runs(d.runs)}; {undecided_reason(d, c.repeats_ended, c.stopped)}"
     share = waited_share([flat, nested])
     if clock == CPU and share is not None:  # as every comparison says a busy machine
         said += f"; CPU time decides: the machine was busy, its threads {waited(share)}"
-    if d.kind == INCONCLUSIVE:
-        return f"{said}: inconclusive ({undecided_reason(d, c.repeats_ended, c.stopped)})."
     return f"{said}."
 
 
@@ -94,7 +82,7 @@ def _ratio(d: Difference) -> str:
         return "—"
     if not d.enough_data:
         return f"{fmt_ratio(d.ratio)} (one run)"
-    flag = {INCONCLUSIVE: " inconclusive", SAME: " same"}.get(d.kind, "")
+    flag = {INCONCLUSIVE: f" {OUTCOME[INCONCLUSIVE]}", SAME: " same"}.get(d.kind, "")
     return f"{fmt_ratio(d.ratio)} ({interval_ends(d.low, d.high)}){flag}"
 
 
@@ -220,18 +208,14 @@ def effort_lines(t: TargetCompile) -> list[str]:
             said.append(f"`{name}`: failed ({row.error.splitlines()[0][:200]})")
             continue
         d = difference(list(default.compile_s), list(row.compile_s))
-        undecided = ": inconclusive" if d.kind == INCONCLUSIVE else ""
-        said.append(f"{stated(f'`{name}` ({row.line}): its XLA compile', d)}{undecided}; "
-                    "what a call costs "
-                    "at it is not measurable without the TPU (on a TPU v5e O0 made a call of a "
-                    "24-layer MLP 0.75× as fast: docs/effort.md)")
+        said.append(f"{judged(f'`{name}` ({row.line}): its XLA compile', d)}; what a call "
+                    "costs at it is not measurable without the TPU (on a TPU v5e O0 made a "
+                    "call of a 24-layer MLP 0.75× as fast: docs/effort.md)")
     return [*said, *notes_said(t.effort_notes)]
 
 
 def answer(c: Comparison, t: TargetCompile) -> list[Block]:
-    """What ``--target`` asks, first: whether nesting compiles faster for the topology,
-    by how much, on which clock; where the arguments were placed (the figures depend on
-    it); a program that does not fit one device's HBM, a stop, an error."""
+    """What ``--target`` asks, first: the verdict, the placement, a misfit, a stop, an error."""
     runs = len(c.flat.samples.get("compile_s", []))
     out: list[Block] = [
         Heading(("jitcompare --target ", Code(t.topology), ": ", Code(c.entry),
@@ -252,14 +236,9 @@ def details(c: Comparison, t: TargetCompile) -> list[Block]:
                                             *warm_lines(t), _helpers(c)])]
     out += [Para(effort_lines(t))] if t.effort else []
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
-    out += _provenance.blocks(c)
+    out += provenance(c)
     return out + [Details((f"jaxpr, {name} ({counted(v.jaxpr_eqns or 0, 'equation')})",),
                           v.jaxpr_text) for name, v in c.variants.items() if v.jaxpr_text]
-
-
-def blocks(c: Comparison, t: TargetCompile) -> list[Block]:
-    """The report of a comparison compiled for ``t``'s topology, in full."""
-    return [*answer(c, t), *details(c, t)]
 
 
 #: What the report folds (in HTML) or shows only with ``-v`` (in text).

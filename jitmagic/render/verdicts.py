@@ -1,12 +1,5 @@
-"""How one difference of the one rule reads, and the clocks' names: the words every
-verdict, table and cause shares.
-
-Every verdict decides with the one rule (:func:`jitmagic.model.stats.rule.difference`)
-and is worded here (:func:`times`, :func:`interval`, :func:`with_interval`, why ``-r
-auto`` ended undecided), so "faster", "slower", "no measurable difference" and
-"inconclusive" mean the same everywhere and every ratio carries its interval; and a
-clock is named here (:func:`clock_name`), so "CPU time" is said one way.
-"""
+"""How one difference of the one rule reads, and the clocks' names: the words every verdict, table
+and cause shares."""
 
 from __future__ import annotations
 
@@ -59,10 +52,8 @@ def cpu_mark(clock: Clock, before: str = " ") -> str:
 
 
 def waited(share: float) -> str:
-    """``waited for a CPU 61% of the time they were ready to run``: the one way the
-    wait is said, in a report's busy line, its footer and a diff's. A share that would
-    round onto the busy threshold from either side (9.6% is not busy; "10%" reads as
-    busy) keeps one decimal, so the words agree with the clock chosen."""
+    """``waited for a CPU 61% of the time they were ready to run``: the one way the wait is said, in
+    a report's busy line, its footer and a diff's."""
     shown = f"{share:.1%}" if f"{share:.0%}" == f"{BUSY_SHARE:.0%}" else f"{share:.0%}"
     return f"waited for a CPU {shown} of the time they were ready to run"
 
@@ -78,25 +69,22 @@ def busy_line(share: float | None) -> str:
 
 
 def times(d: Difference, clock: Clock = WALL) -> str:
-    """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no
-    measurable difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side).
-    On the CPU clock: ``1.4× less CPU time`` / ``1.4× more CPU time`` / ``no measurable
-    difference in CPU time``."""
+    """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no measurable
+    difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side)."""
     cpu = clock == CPU
     if d.kind == SAME:
         return f"{OUTCOME[SAME]}{' in CPU time' * cpu}"
     if _level(d):
         return f"{ratio_figures(1.0)}×{' CPU time' * cpu}"
-    side = ('more CPU time' if cpu else 'slower') if turns(d) else \
-        ('less CPU time' if cpu else 'faster')
+    side = ('more CPU time' if cpu else OUTCOME[SLOWER]) if turns(d) else \
+        ('less CPU time' if cpu else OUTCOME[FASTER])
     return f"{ratio_figures(read(d)[0])}× {side}"
 
 
 def turns(d: Difference) -> bool:
-    """Whether the words turn ``d``'s ratio round: a ratio below 1 reads as ``1.40×
-    slower`` (or ``more CPU time``), not ``0.71× faster``; one that rounds to 1.00 or shows
-    no measurable difference is said with no side. The one test, so that a ratio and its
-    interval always turn together."""
+    """Whether the words turn ``d``'s ratio round: a ratio below 1 reads as ``1.40× slower`` (or
+    ``more CPU time``), not ``0.71× faster``; one that rounds to 1.00 or shows no measurable
+    difference is said with no side."""
     return d.kind != SAME and d.ratio < 1 and not _level(d)
 
 
@@ -118,12 +106,9 @@ def verb(clock: Clock, past: bool = False) -> str:
 
 def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
            wall_named: bool = False) -> str:
-    """The rule's verdict on ``what`` as a sentence, with its interval: ``the first call
-    is 2× faster (1.5×–3.0×)``, ``... takes 2× less CPU time (...)``, ``... shows no
-    measurable difference in CPU time (...)``; ``past``: "was", "took", "showed";
-    ``wall_named``: a wall-time verdict says so ("2× faster in wall time"), where it
-    stands among figures of CPU time. The one place a verdict follows its subject, so
-    that none reads "is no measurable difference"."""
+    """The rule's verdict on ``what`` as a sentence, with its interval (``the first call is 2×
+    faster (1.5×–3.0×)``); ``past``: "was", "took", "showed"; ``wall_named``: a wall-time verdict
+    says so ("2× faster in wall time") among figures of CPU time."""
     if d.kind == SAME:
         said = f"{what} {'showed' if past else 'shows'} {times(d, clock)}"
     else:
@@ -132,15 +117,22 @@ def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
     return f"{said} {interval(d)}".rstrip()
 
 
+def judged(what: str, d: Difference, clock: Clock = WALL) -> str:
+    """:func:`stated`, but an undecided verdict says so first: ``what: inconclusive, 1.6×
+    slower (0.9×–2.9×)``, never a direction before the word that takes it back."""
+    if d.kind == INCONCLUSIVE:
+        return f"{what}: {OUTCOME[INCONCLUSIVE]}, {with_interval(d, clock)}"
+    return stated(what, d, clock)
+
+
 def _level(d: Difference) -> bool:
     """An undecided ratio that rounds to 1.00: said with no side, its interval unturned."""
     return not d.significant and ratio_figures(d.ratio) == ratio_figures(1.0)
 
 
 def interval(d: Difference, also: str = "") -> str:
-    """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio
-    (:func:`read`); ``also`` follows it inside the brackets (``(2.1×–4.0×; 3 runs)``).
-    Empty where there is neither (no interval: one run a side)."""
+    """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio (:func:`read`);
+    ``also`` follows it inside the brackets (``(2.1×–4.0×; 3 runs)``)."""
     said = [interval_ends(*read(d)[1:])] if not math.isnan(d.low + d.high) else []
     said += [also] if also else []
     return f"({'; '.join(said)})" if said else ""
@@ -209,11 +201,11 @@ def stage_said(s: StageDiff) -> str:
     if s.not_judged:
         return f"{NOT_JUDGED}: {s.not_judged.split(' (')[0]}"
     if s.kind == INCONCLUSIVE:
-        return "inconclusive"  # its ratio and interval are beside it
+        return OUTCOME[INCONCLUSIVE]  # its ratio and interval are beside it
     if not s.significant:
-        return "no measurable difference"
+        return OUTCOME[SAME]
     factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
-    return f"{fmt_ratio(factor)} {'slower' if s.kind == SLOWER else 'faster'}"
+    return f"{fmt_ratio(factor)} {OUTCOME[s.kind]}"
 
 
 def stage_interval(s: StageDiff) -> str:

@@ -17,7 +17,7 @@ from ...model.progress import Draw
 from ...model.progress import Progress
 
 #: What a row's ``label`` makes of one of its keys: the row (as
-#: :data:`jitmagic.render.notes.put_back.THINGS` names it: "environ") and the key's name.
+#: :data:`jitmagic.render.notes.helpers.THINGS` names it: "environ") and the key's name.
 Label = Callable[[Any], tuple[str, str]]
 #: The stages of a measurement in which the cell's code does not run on the measuring
 #: thread (compiled calls, XLA's compile): a change seen across one is another thread's.

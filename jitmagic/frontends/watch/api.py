@@ -18,8 +18,8 @@ from ...model.ledger import Gate
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import Compile
 from ...model.saved.schema import printable
+from ...render.ledger import gate_failures
 from ...render.ledger import text
-from ...render.ledger.gate import gate_failures
 from ..cell_names import with_cell_names
 from ..output import check_endings
 from ..output import checked_path

@@ -1,10 +1,5 @@
-"""Text and HTML for the big constants measured passed as arguments: a heading, one
-sentence per variant, the constants and the two forms' timings in small tables.
-
-A saving is said, with its interval, only where the one rule calls a difference; "no
-measurable difference" only where it calls none; an inconclusive gap is said as every cause
-says one (:func:`~jitmagic.render.causes.said.said_of`). What was not measured shows as "—".
-"""
+"""Text and HTML for the big constants measured passed as arguments: a heading, one sentence per
+variant, the constants and the two forms' timings in small tables."""
 
 from __future__ import annotations
 
@@ -36,6 +31,7 @@ from ..blocks import as_text
 from ..blocks import first
 from ..blocks import more
 from ..comparison import partial
+from ..format import fmt_count
 from ..format import fmt_spread
 from ..verdicts import cpu_mark
 from ..verdicts import interval
@@ -121,7 +117,7 @@ def forms_table(record: ConstantArguments) -> Table:
             rows.append([v.variant, FORM_LABELS[form],
                          Cell(fmt_s(v.stage_median(form, COMPARED)), fmt_spread(calls)),
                          Cell(fmt_s(v.stage_median(form, "compile_s")), fmt_spread(compiles)),
-                         _left(v, form), _count(v.eqns.get(form))])
+                         _left(v, form), fmt_count(v.eqns.get(form))])
     return Table(("variant", "form", "cold first call (wall)", "XLA compile (wall)",
                   "constants captured", "jaxpr eqns"), rows)
 
@@ -135,10 +131,6 @@ def _left(v: ConstantVariant, form: str) -> str:
     else:
         count, size = v.constants_left
     return f"{count} ({fmt_bytes(size) or '0 B'})"
-
-
-def _count(n: int | None) -> str:
-    return "—" if n is None else f"{n:,}"
 
 
 def _outputs(v: ConstantVariant) -> str | None:
@@ -204,9 +196,7 @@ FOLDED = "the constants, both forms' timings and notes"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the big constants
-    passed as arguments, where they were measured; the answer first, the rest in text
-    only ``verbose``, in HTML behind a click."""
+    """The big constants passed as arguments, where measured: the answer first, then the rest."""
     record = c.constant_arguments
     return None if record is None else answer_first(answer(record), details(record),
                                                      FOLDED, verbose)

@@ -1,36 +1,42 @@
-"""Text and HTML for ``--effort``: XLA's lower effort settings against the default.
-
-A heading, a table (setting, XLA compile, a call, each ratio, outputs) and one sentence
-per setting, every one derived from the :class:`~jitmagic.model.causes.effort.Effort`
-record's samples by the one rule: how much faster XLA compiles, what a call then costs,
-and after how many calls the default pays back, each figure with its clock, then the
-exact line to write. A setting whose outputs differ is said to change the results and
-is never recommended; where a call's cost is inconclusive no break-even is given. The
-intro says which clock the figures are on and why (the rows' own load, which can differ
-from the comparison's); ratios are marked as the comparison's table marks them
-("inconclusive", "same"); where a setting makes a call faster than the user's own
-``compiler_options``, a note says those options cost run time.
-"""
+"""Text and HTML for ``--effort``: XLA's lower effort settings against the default, and the
+words its causes share."""
 
 from __future__ import annotations
 
+import json
+import math
+from typing import Any
+
 from ...backends import named as backend_named
+from ...model.causes.cause import Cause
 from ...model.causes.effort import CHANGES_RESULTS
 from ...model.causes.effort import DEFAULT
 from ...model.causes.effort import FAILED
+from ...model.causes.effort import MATCHING
 from ...model.causes.effort import NO_EFFECT
 from ...model.causes.effort import NO_GAIN
 from ...model.causes.effort import NOT_COMPARED
+from ...model.causes.effort import OUT_OF_LINE
 from ...model.causes.effort import UNCHANGED
+from ...model.causes.effort import UNDECIDED
 from ...model.causes.effort import USE
 from ...model.causes.effort import USE_BELOW
 from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Outcome
+from ...model.causes.effort import measured_rows
 from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
+from ...model.stats.rule import INCONCLUSIVE
+from ...model.stats.rule import SAME
+from ...model.stats.rule import Difference
 from ...model.stats.units import counted
 from ...model.stats.units import fmt_s
+from ...model.stats.units import ratio_figures
+from ...model.stats.witness import CPU
+from ...model.stats.witness import Clock
+from ...model.stats.witness import is_busy
+from ...model.stats.witness import waited_share
 from .. import comparison
 from ..blocks import Block
 from ..blocks import Cell
@@ -43,18 +49,15 @@ from ..blocks import Table
 from ..blocks import answer_first
 from ..blocks import as_html
 from ..blocks import as_text
-from ..drawing import effort_png
+from ..drawing import bars_png
 from ..format import verdict_ratio
 from ..verdicts import clock_name
 from ..verdicts import interval
-from .effort_words import at as where
-from .effort_words import call_words
-from .effort_words import clock_reason
-from .effort_words import compile_words
-from .effort_words import options_text
-from .effort_words import pays
-from .effort_words import run_time
-from .effort_words import write
+from ..verdicts import read
+from ..verdicts import times
+from ..verdicts import verb
+from ..verdicts import waited
+from ..verdicts import with_interval
 
 TITLE = "XLA's effort (compile less hard)"
 COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio", "outputs")
@@ -114,18 +117,17 @@ def intro(e: Effort) -> str:
     """What the rows are, what the default compiles with, and what the figures are."""
     runs = len(e.default.get("compile_s", ()))
     mine = f" with your `compiler_options={options_text(e.baseline)}`" if e.baseline else ""
-    return (f"the flat program compiled at XLA's lower effort settings {on_backend(e)}, "
-            f"each against the default (as you compile it{mine}), interleaved: XLA's "
-            f"compile is JAX's own "
-            f"event inside cold first calls, a call is the steady state; medians of {runs} "
+    label = backend_label(e)  # the settings tried are the backend's own
+    on = "that act on this backend" + (f" ({label})" if label else "")
+    return (f"the flat program compiled at XLA's lower effort settings {on}, each "
+            f"against the default (as you compile it{mine}), interleaved: XLA's compile is JAX's "
+            f"own event inside cold first calls, a call is the steady state; medians of {runs} "
             f"cold runs each; ratios are default/setting, decided by the one rule; "
             f"{clock_reason(e)}")
 
 
 def default_cells(e: Effort) -> list[Cell]:
-    """The default's row, first: the baseline figures every ratio is against, on the
-    record's one clock; its ratios are "—" (it is what they divide) and its outputs the
-    reference the settings' are compared with."""
+    """The default's row, first: the figures every ratio divides, on the record's clock."""
     clock = clock_name(e.clock())
     compiled, called = e.default_s()
     return [Cell(DEFAULT, code=True), Cell(fmt_s(compiled), clock), Cell(fmt_s(called), clock),
@@ -148,25 +150,25 @@ def sentence(e: Effort, r: EffortRow) -> str:
     setting is worth using."""
     o = e.outcome(r)
     verdict = o.verdict(r)
-    at = where(r)
+    named = at(r)
     if verdict == FAILED:
-        return f"{at} your code failed (below)"
+        return f"{named} your code failed (below)"
     if verdict == CHANGES_RESULTS:
-        return (f"{at} the outputs differ from the default's beyond rounding: "
+        return (f"{named} the outputs differ from the default's beyond rounding: "
                 f"{r.outputs_detail or 'largest difference unknown'}; it changes the "
                 "results, so it is not recommended")
     if verdict == NOT_COMPARED:
-        return f"{at} the outputs were not compared with the default's, so it is not recommended"
+        return f"{named} the outputs were not compared with the default's, so it is not recommended"
     if verdict == UNCHANGED:
-        return (f"{at} the compiled program is byte for byte the default's: the setting "
+        return (f"{named} the compiled program is byte for byte the default's: the setting "
                 "changed nothing here")
     if verdict == NO_EFFECT:
-        return f"{at} {no_effect(e, r, o)}: nothing to gain here"
+        return f"{named} {no_effect(e, r, o)}: nothing to gain here"
     compiled = compile_words(o)
     if verdict == NO_GAIN or o.compile.kind != FASTER:
-        return f"{at} {compiled}: nothing to gain" if verdict == NO_GAIN else \
-            f"{at} {compiled}; more runs might tell"
-    said = f"{at} {compiled} and {call_words(o)}"
+        return f"{named} {compiled}: nothing to gain" if verdict == NO_GAIN else \
+            f"{named} {compiled}; more runs might tell"
+    said = f"{named} {compiled} and {call_words(o)}"
     if verdict == USE:
         return f"{said}: use it for interactive work and tests: {write(e, r)}"
     if verdict == USE_BELOW:
@@ -178,12 +180,6 @@ def backend_label(e: Effort) -> str | None:
     """How the user reads the backend ``e`` was measured on ("TPU"); None where the
     report did not record it."""
     return None if e.backend is None else backend_named(e.backend).label
-
-
-def on_backend(e: Effort) -> str:
-    """``that act on this backend (TPU)``: the settings tried are the backend's own."""
-    label = backend_label(e)
-    return "that act on this backend" + (f" ({label})" if label else "")
 
 
 def no_effect(e: Effort, r: EffortRow, o: Outcome) -> str:
@@ -205,10 +201,7 @@ def acts_on(e: Effort) -> str | None:
 
 
 def helpers_said(r: EffortRow) -> str:
-    """Out of line: each helper kept out of line with the times one trace called it (a
-    helper inside another one kept out of line is traced once for all that one's calls:
-    fewer than its jit calls in the nested program, which the nested helpers line
-    counts), and why each other one stays inline."""
+    """Out of line: the helpers kept out of line, how often traced, and why others stay inline."""
     kept = [f"`{n}` kept out of line (traced {counted(c, 'time')})"
             for n, c in r.kept.items()]
     refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
@@ -220,12 +213,200 @@ FOLDED = "every setting's figures, chart and sentence"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort,
-    where ``--effort`` measured it; the settings worth using first, every setting in
-    full in text only ``verbose``, in HTML behind a click."""
+    """XLA's effort, where ``--effort`` measured it: the settings worth using first."""
     record = c.part("effort")
     if record is None:
         return None
-    rest = [] if record.default_error else blocks(record, effort_png(record, plot))[1:]
+    rest = [] if record.default_error else blocks(record, bars_png(record, plot))[1:]
     return answer_first(answer(record), rest, FOLDED, verbose)
 
+
+def clock_reason(e: Effort) -> str:
+    """Which clock the section's figures are on, and why (how long the runs waited for a CPU)."""
+    share = waited_share(measured_rows([e.default, *(r.samples for r in e.rows.values())]))
+    if e.clock() == CPU:
+        assert share is not None  # CPU time is chosen only where the wait was measured
+        return (f"every figure is CPU time: the machine was busy while these rows ran "
+                f"(their cold runs {waited(share)}), so CPU time decided, whatever clock "
+                "the comparison above used")
+    if share is None:
+        return "every figure is wall time (how long the runs waited for a CPU was not measured)"
+    if is_busy(share):
+        return (f"every figure is wall time: the machine was busy (the cold runs "
+                f"{waited(share)}), but not every row has CPU seconds to decide by")
+    return (f"every figure is wall time: the machine was quiet while these rows ran (their "
+            f"cold runs {waited(share)})")
+
+
+def calls_figure(calls: float) -> str:
+    """A break-even call count as said: rounded down to two significant figures
+    (``2,345`` → ``2,300``), so the count said never overstates where the setting pays."""
+    if calls < 1:
+        return "1"
+    digits = max(0, int(math.floor(math.log10(calls))) - 1)
+    return f"{int(calls // 10**digits) * 10**digits:,}"
+
+
+# --- the words every front end shares (the section and the causes) ---------------------
+
+def compile_words(o: Outcome) -> str:
+    """``XLA compiles 3.0× faster (2.1×–4.0×) (0.21 s → 71 ms, CPU time)``, or what the
+    rule found instead."""
+    figures = f"({fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}, {_clock(o)})"
+    d = o.compile
+    if d.kind == SAME:
+        return f"XLA's compile shows no measurable difference {figures}"
+    if d.kind == INCONCLUSIVE:
+        return f"whether XLA compiles faster is inconclusive: {leaning(d)} {figures}"
+    return f"{compile_verdict(d, o.clock)} {figures}"
+
+
+def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
+    """``XLA compiles 3.0× faster (2.1×–4.0×)`` on wall time; ``XLA's compile takes 3.0× less CPU
+    time (…)`` where CPU time decided: "faster" is wall time's word, and said of a CPU-time ratio it
+    read as the wall time the figures beside it are not."""
+    if clock == CPU:
+        return f"XLA's compile {verb(CPU)} {with_interval(d, CPU)}"
+    return f"XLA compiles {times(d)}{' in wall time' * named} {interval(d)}".rstrip()
+
+
+def call_words(o: Outcome) -> str:
+    """``a call takes the same time`` (only where the rule says no measurable
+    difference), ``a call is 1.4× slower (…)``, or that it is inconclusive."""
+    d = o.execute
+    figures = f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)})"
+    if d.kind == SAME:
+        return f"a call takes the same time {figures}"
+    if d.kind == INCONCLUSIVE:
+        return f"whether a call is slower is inconclusive: {leaning(d)} {figures}"
+    also = "also " if d.kind == FASTER else ""
+    said = f"{also}takes" if o.clock == CPU else f"is {also}".rstrip()
+    return f"a call {said} {with_interval(d, o.clock)} {figures}"
+
+
+def leaning(d: Difference) -> str:
+    """An undecided ratio without a verdict word: ``1.89× in the setting's favour
+    (0.65×–3.46×)``, ``1.30× in the default's favour (…)``, ``1.00× (…)``; turned as
+    :func:`~jitmagic.render.verdicts.interval` turns it, so the interval reads the
+    same way round as the ratio. "faster" would claim what the rule left open."""
+    shown = ratio_figures(read(d)[0])
+    side = "" if shown == ratio_figures(1.0) else \
+        " in the setting's favour" if d.ratio > 1 else " in the default's favour"
+    return f"{shown}×{side} {interval(d)}".rstrip()
+
+
+def pays(o: Outcome) -> str:
+    """Where a setting that compiles faster but calls slower pays, from the medians."""
+    calls = o.break_even
+    assert calls is not None  # USE_BELOW has one
+    saved = f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, {_clock(o)}"
+    if calls < 1:
+        return f"a single call loses more than the compile saves ({saved}): keep the default"
+    return (f"it pays while you make fewer than {calls_figure(calls)} calls ({saved}); "
+            "above that the default wins")
+
+
+def write(e: Effort, r: EffortRow) -> str:
+    """The exact line to write: the jit's keyword (with the user's own options kept),
+    or the config line, and the process-wide way beside it."""
+    options = {**e.baseline, **r.setting.options}
+    keyword = f"`jax.jit({e.entry}, compiler_options={options_text(options)})`"
+    line = keyword if r.setting.keyword else f"`{r.setting.config}`"
+    also = f" (for the whole process: `{r.setting.config}`)" \
+        if r.setting.keyword and r.setting.config else ""
+    return f"{line}{also}"
+
+
+def at(r: EffortRow) -> str:
+    """How a row's sentence names it: ``at `xla_backend_optimization_level=0```, or
+    ``with each helper out of line``."""
+    if r.name == OUT_OF_LINE:
+        return "with each helper out of line (compiled once as its own program and called)"
+    return f"at `{r.name}`"
+
+
+def options_text(options: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in options.items()) + "}"
+
+
+def _clock(o: Outcome) -> str:
+    return clock_name(o.clock)
+
+
+
+def fix(e: Effort, r: EffortRow) -> str:
+    """What to do: ``compile less hard: `jax.jit(...)` ``, or ``keep `layer` out of line:
+    `layer = equinox.internal.noinline(layer)` `` (out of line is no effort setting)."""
+    if r.name != OUT_OF_LINE:
+        return f"compile less hard: {write(e, r)}"
+    names = " and ".join(f"`{n}`" for n in r.kept) or "the helpers"
+    return f"keep {names} out of line: {write(e, r)}"
+
+
+def _more_if_decided(e: Effort, r: EffortRow, best: Outcome) -> bool:
+    """Whether ``r`` saves more compile than the setting used (``best``) but a call's cost
+    at it is undecided: said beside the one used, so a bigger saving does not vanish."""
+    o = e.outcome(r)
+    return o.verdict(r) == UNDECIDED and o.compile.kind == FASTER and o.saved_s > best.saved_s
+
+
+def verdict_words(e: Effort, r: EffortRow) -> str:
+    """What one row came to, in a few words: its verdict, or where the compile was decided
+    and a call not, both (``XLA compiles 2.80× faster (…); whether a call is slower is
+    inconclusive, so no break-even``): never "inconclusive" for what was decided."""
+    o = e.outcome(r)
+    verdict = o.verdict(r)
+    if verdict == NO_EFFECT:
+        return "no measurable effect on this backend's compile"
+    if verdict != UNDECIDED:
+        return verdict
+    if o.compile.kind != FASTER:
+        return "whether XLA compiles faster is inconclusive"
+    return (f"{compile_verdict(o.compile, o.clock, named=True)}; whether a call is slower "
+            "is inconclusive, so no break-even")
+
+
+def nothing_worth(e: Effort, rows: list[EffortRow]) -> str:
+    """What the cause says where no row of ``rows`` is worth using: each with what it came
+    to (:func:`verdict_words`); "not worth" only where every one is decided."""
+    each = "; ".join(f"`{r.name}`: {verdict_words(e, r)}" for r in rows)
+    undecided = any(e.outcome(r).verdict(r) == UNDECIDED for r in rows)
+    if rows[0].name == OUT_OF_LINE:
+        words = verdict_words(e, rows[0])
+        return (f"keeping the helpers out of line was not shown to pay here: {words}"
+                if undecided else f"keeping the helpers out of line is not worth it here ({words})")
+    return (f"no lower effort setting was shown to pay here: {each}" if undecided else
+            f"no lower effort setting is worth using here ({each})")
+
+
+def run_time(e: Effort, rows: list[EffortRow]) -> list[str]:
+    """Where the user's jit passes its own ``compiler_options`` (the baseline) and a setting
+    makes a call faster than they do, by the rule: said, for they cost run time."""
+    if not e.baseline:
+        return []
+    out = []
+    for r in rows:
+        o = e.outcome(r)
+        if r.name != OUT_OF_LINE and r.outputs in MATCHING and o.execute.kind == FASTER:
+            out.append(f"at `{r.name}` a call {verb(o.clock)} {times(o.execute, o.clock)} "
+                       f"than with your own "
+                       f"`compiler_options={options_text(e.baseline)}` {interval(o.execute)} "
+                       f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)}): "
+                       "your options cost run time")
+    return out
+
+
+def cause_words(x: Cause) -> tuple[str, str]:
+    """What an effort cause says, and what to do."""
+    if x.case == "none measured":
+        return "no effort setting could be measured here", ""
+    e, rows = x.detail
+    if x.case == "none worth":
+        return "; ".join([nothing_worth(e, list(rows)), *run_time(e, list(rows))]), ""
+    r = next(r for r in e.recommended() if r in rows)
+    o = e.outcome(r)
+    worth = "" if o.break_even is None else f": {pays(o)}"
+    open_ = [f"`{y.name}`: {verdict_words(e, y)}" for y in rows if _more_if_decided(e, y, o)]
+    said = [f"{at(r)} {compile_words(o)} and {call_words(o)}{worth}", *open_,
+            *run_time(e, list(rows))]
+    return "; ".join(said), fix(e, r)

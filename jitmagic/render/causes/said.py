@@ -1,26 +1,28 @@
-"""The words of every cause of a slow first call: what was measured (``said``) and what
-to do (``fix``), made of a :class:`~jitmagic.model.causes.cause.Cause`'s facts.
-
-One renderer per maker of causes (:data:`MAKERS`, by the cause's ``maker``), registered
-as the renderer of :class:`~jitmagic.model.causes.cause.Cause`
-(:func:`register_causes`), so ``cause.said`` reads as the section shows it. A saving
-the rule judged (``case`` "judged") says its verdict, then its seconds, then what else
-was measured: "took 604 ms, 326 ms less" read as a saving of the figure before it.
-"""
+"""The words of every cause of a slow first call: what was measured (``said``) and what to do
+(``fix``), made of a :class:`~jitmagic.model.causes.cause.Cause`'s facts; and the "why is the
+first call slow" section that ranks them."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
+from ...model.causes.cause import KINDS
 from ...model.causes.cause import NO_ONE_STAGE
+from ...model.causes.cause import NOT_MEASURED
+from ...model.causes.cause import NOTHING
 from ...model.causes.cause import SAVING
 from ...model.causes.cause import SMALL_REST
+from ...model.causes.cause import STAGE
 from ...model.causes.cause import STAGES
+from ...model.causes.cause import UNDECIDED
+from ...model.causes.cause import UNMEASURABLE
 from ...model.causes.cause import Cause
 from ...model.causes.cause import Compared
 from ...model.causes.cause import clock_of
 from ...model.causes.cause import flat_table
+from ...model.causes.cause import is_rewrite
 from ...model.causes.cause import split
 from ...model.causes.cause import stage_parts
 from ...model.causes.constant_arguments import BIG_BYTES
@@ -28,6 +30,7 @@ from ...model.causes.constant_arguments import subject
 from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import samples
+from ...model.comparison import Comparison
 from ...model.rows import VariantResult
 from ...model.shown import register
 from ...model.stats.rule import FASTER
@@ -42,13 +45,20 @@ from ...model.stats.witness import CPU
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import Clock
 from ...model.stats.witness import on
+from ..blocks import Block
+from ..blocks import Heading
+from ..blocks import Html
+from ..blocks import Para
+from ..blocks import answer_first
+from ..blocks import both
 from ..lines import UNROLL_FIX
 from ..lines import unroll_copies
 from ..verdicts import cpu_mark
 from ..verdicts import interval
+from ..verdicts import say
 from ..verdicts import stated
 from ..verdicts import times
-from .effort_words import cause_words as effort_words
+from .effort import cause_words as effort_words
 from .second_start import NOT_READ
 from .second_start import cache_fixes
 
@@ -57,8 +67,7 @@ NOT_RUN = "not run this time"
 #: Said of XLA's compile where a Python loop builds most of the program.
 UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what XLA compiles"
 #: The end of each loop's sentence: no figure of the rewrite was had.
-NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your "
-             "loops)")
+NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your loops)")
 #: The share of a compile from which its biggest HLO pass is named.
 NAMED_PASS = 0.05
 #: What a warm cache's saving is judged against: the first call with no cache; in a
@@ -70,12 +79,10 @@ Words = tuple[str, str]
 
 
 def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None) -> str:
-    """``the first call is 2.1× faster (1.5×–3.0×)``, ``... takes 2.1× less CPU time``,
-    ``... shows no measurable difference``: the rule's verdict on ``what``
-    (:func:`~jitmagic.render.verdicts.stated`), led by "inconclusive" where it is;
-    in a section whose figures are CPU time (``section``), a wall-time verdict says so."""
+    """The rule's verdict on ``what`` (:func:`~jitmagic.render.verdicts.stated`), led by
+    "inconclusive" where it is; in a section of CPU time (``section``), a wall-time one says so."""
     said = stated(what, d, clock, wall_named=section == CPU)
-    return f"inconclusive, {said}" if d.kind == INCONCLUSIVE else said
+    return f"{say(d)}, {said}" if d.kind == INCONCLUSIVE else said
 
 
 def of_clock(c: Compared, clock: Clock) -> str:
@@ -157,9 +164,8 @@ def xla_parts(profiled: Any) -> str:
 
 
 def compile_fix(c: Compared) -> str:
-    """What to do about XLA's compile where a loop multiplies what it compiles: each
-    unrolled scan's ``unroll=1``; else the Python loop's rewrite (never a scan for a
-    line that already is one)."""
+    """What to do about XLA's compile where a loop multiplies what it compiles: each unrolled scan's
+    ``unroll=1``; else the Python loop's rewrite (never a scan for a line that already is one)."""
     table = flat_table(c)
     if table is None:
         return ""
@@ -180,9 +186,8 @@ def loop_words(x: Cause) -> Words:
     row, share = x.detail
     loop = table.loop_line(row)
     what = "it builds" if loop in (None, row.line) else f"line {row.line}, inside it, builds"
-    return (f"{what} {share:.0%} of the program's {table.total_eqns:,} jaxpr equations, "
-            f"unrolled; as `jax.lax.scan` or `jax.lax.fori_loop` its body is traced once; "
-            f"{NOT_TIMED}"), ""
+    return (f"{what} {share:.0%} of the program's {table.total_eqns:,} jaxpr equations, unrolled; "
+            f"as `jax.lax.scan` or `jax.lax.fori_loop` its body is traced once; {NOT_TIMED}"), ""
 
 
 # --- what a fix saved -------------------------------------------------------------------
@@ -211,9 +216,8 @@ def nesting_words(x: Cause) -> Words:
 
 
 def nesting_fix(v: VariantResult, most: int = 3) -> str:
-    """What to do where nesting ``v``'s helpers pays: ``jax.jit`` on those jitmagic
-    jitted, and keep the user's own jit on those they jitted already (at most ``most``
-    of each named)."""
+    """What to do where nesting ``v``'s helpers pays: ``jax.jit`` on those jitmagic jitted, and keep
+    the user's own jit on those they jitted already (at most ``most`` of each named)."""
     def named(hs: list[str]) -> str:
         return ", ".join(f"`{h}`" for h in hs[:most]) + (", ..." if len(hs) > most else "")
 
@@ -311,9 +315,7 @@ def _than(d: Difference, against: str) -> str:
 
 
 def _writing(c: Compared, row: CacheRow) -> str:
-    """``; the first start, which also writes the cache, is 1.84× slower (...) than with
-    no cache (542 ms against 295 ms)``: what writing the entry costs, apart from the
-    saving (none in a report that measured no start without the cache)."""
+    """``; the first start, which also writes the cache, is 1.84× slower (...)``, where measured."""
     if not row.no_cache:
         return ""
     d, clock = row.writing, row.writing_clock()
@@ -331,14 +333,9 @@ def _cache_fix(measured: SecondStart) -> str:
     return "; then ".join(fix for _, fix in fixes)
 
 
-def not_run_words(x: Cause) -> Words:
-    """A part not run: the stop that came first, else that it was not asked for."""
-    return why_not(x.of), ""
-
-
 #: Each maker of causes' words, by the cause's ``maker``.
 MAKERS: dict[str, Callable[[Cause], Words]] = {
-    "stage": stage_words, "not run": not_run_words, "nesting": nesting_words,
+    "stage": stage_words, "not run": lambda x: (why_not(x.of), ""), "nesting": nesting_words,
     "loop": loop_words, "constants": constants_words, "second start": second_start_words,
     "effort": effort_words,
 }
@@ -352,3 +349,118 @@ def cause_words(x: Cause) -> Words:
 def register_causes() -> None:
     """Word every cause here (:mod:`jitmagic.model.shown`'s registry)."""
     register("cause", Cause, cause_words)
+
+
+#: Said under two or more measured seconds.
+OVERLAP = ("the causes overlap (a big constant's cost is part of XLA's compile; a warm cache "
+           "skips the compile), so their seconds do not add up")
+#: How each kind that has no seconds is introduced, in order.
+UNRANKED = ((UNDECIDED, "inconclusive (more runs may tell)"),
+            (NOTHING, "nothing measurable to gain"), (UNMEASURABLE, "not measurable here"))
+
+
+#: What the section folds (in HTML) or shows only with ``-v`` (in text).
+FOLDED = "every cause in full: its figures, the stages, what was not measured"
+
+
+def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
+    """The section as (text, HTML); none where nothing was measured and nothing stopped."""
+    full = blocks(c)
+    if not full or verbose:
+        return both(full) if full else None
+    return answer_first(answer(c), full[1:], FOLDED)
+
+
+def answer(c: Comparison) -> list[Block]:
+    """What ``--why`` asks, briefly: the biggest measured saving and what to do about it,
+    then where the first call's time goes (or why no stage was measured)."""
+    of = _by_kind(c)
+    clock = clock_of(c)
+    first = median(on(c.judged("flat").samples, "first_call_s", clock))
+    lines = []
+    if of[SAVING]:
+        x, more = of[SAVING][0], len(of[SAVING]) - 1
+        fix = f"; what to do: {x.fix}" if x.fix else ""
+        others = f" (and {counted(more, 'more measured saving')})" if more else ""
+        lines.append(f"the biggest measured saving: {x.name}, {fmt_s(x.seconds)}{fix}{others}")
+    lines.append(_stages(of[STAGE], first) if of[STAGE] else
+                 f"no stage of the first call was measured: {stopped_first(c)}")
+    if not of[SAVING]:
+        lines += [f"  {x.name}: what to do: {x.fix}" for x in of[STAGE] if x.fix][:1]
+    return [Heading(_title(first, clock)), Para(lines)]
+
+
+def _by_kind(c: Comparison) -> dict[str, list[Cause]]:
+    return {kind: [x for x in c.why if x.kind == kind] for kind in KINDS}
+
+
+def blocks(c: Comparison) -> list[Block]:
+    """The section in full as blocks; none where nothing at all was measured and nothing stopped."""
+    of = _by_kind(c)
+    if not of[STAGE] and not c.stopped_anywhere:
+        return []
+    clock, stop = clock_of(c), stopped_first(c)
+    first = median(on(c.judged("flat").samples, "first_call_s", clock))
+    out: list[Block] = [Heading(_title(first, clock))]
+    if of[SAVING]:
+        rewrites = [x.name for x in of[NOT_MEASURED] if is_rewrite(x)]
+        unranked = ([f"not ranked among them, as not measured, and possibly bigger: "
+                     f"rewriting {', '.join(rewrites)} (below)"] if rewrites else [])
+        out.append(Para(["measured savings, the biggest first:",
+                         *(_saving(i, x) for i, x in enumerate(of[SAVING], 1)), *unranked]))
+    if of[STAGE]:
+        out.append(Para([_stages(of[STAGE], first), *_details(of[STAGE])]))
+    else:
+        out.append(Para([f"no stage of the first call was measured: {stop}"]))
+    lines = [line for kind, label in UNRANKED if of[kind]
+             for line in (f"{label}:", *(f"  {x.name}: {x.said}" for x in of[kind]))]
+    cut = [x.name for x in of[NOT_MEASURED] if x.said == stop]
+    if cut:
+        lines.append(f"not measured, since {stop}: {', '.join(cut)}")
+    left = [x for x in of[NOT_MEASURED] if x.said != stop]
+    if left:
+        lines += ["not measured:", *(f"  {_unmeasured(x)}" for x in left)]
+    if of[SAVING]:
+        lines.append(OVERLAP)
+    return out + ([Para(lines)] if lines else [])
+
+
+def _title(first: float, clock: Clock) -> str:
+    """``Why the first call takes 1.2 s (flat)``; on a busy machine, in CPU time."""
+    if math.isnan(first):
+        return "Why the first call is slow (flat)"
+    on_cpu = ", CPU time: the machine was busy" if clock == CPU else ""
+    return f"Why the first call takes {fmt_s(first)} (flat{on_cpu})"
+
+
+def _saving(i: int, x: Cause) -> str:
+    fix = f"; what to do: {x.fix}" if x.fix else ""
+    return f"{i}. {x.name}, {fmt_s(x.seconds)}: {x.said}{fix}"
+
+
+def _stages(stages: list[Cause], first: float) -> str:
+    """``where it goes: XLA compile 205 ms (92%), Python tracing 12 ms (5%), ...``."""
+    def share(x: Cause) -> str:
+        return "" if math.isnan(first) or not first else f" ({min(1.0, x.seconds / first):.0%})"
+    return "where it goes: " + ", ".join(f"{x.name} {fmt_s(x.seconds)}{share(x)}"
+                                         for x in stages)
+
+
+def _details(stages: list[Cause]) -> list[str]:
+    """A stage's line where there is more to say: what was seen in it, what to do."""
+    out = []
+    for x in stages:
+        said = "; ".join(part for part in (x.said, f"what to do: {x.fix}" if x.fix else "")
+                         if part)
+        if said:
+            out.append(f"  {x.name}: {said}")
+    return out
+
+
+def _unmeasured(x: Cause) -> str:
+    """``a second start: use `--cache` ``, or why it was not measured."""
+    if not x.option:
+        return f"{x.name}: {x.said}"
+    if x.said == NOT_RUN:
+        return f"{x.name}: use `{x.option}`"
+    return f"{x.name}: {x.said}; `{x.option}` measures it"

@@ -1,14 +1,4 @@
-"""Text and HTML for ``--cache``: a second start with a warm persistent compilation cache.
-
-A heading, a table (variant, the first call with no cache, the first start, which writes
-the cache, the warm first call, warm/no cache) and the sentences, every one derived from
-the :class:`~jitmagic.model.causes.second_start.SecondStart` record's samples by the one
-rule: what a warm cache saves per variant (against the first call with no cache), what
-the first start's writing of the entry costs, apart from it, what remains of a warm
-first call, whether nesting still pays on a second start, and whether the
-user's own JAX would cache this program as configured. A warm figure is shown only
-where every warm start read the cache; elsewhere it says "the cache was not read".
-"""
+"""Text and HTML for ``--cache``: a second start with a warm persistent compilation cache."""
 
 from __future__ import annotations
 
@@ -34,12 +24,11 @@ from .. import comparison
 from ..blocks import Block
 from ..blocks import Cell
 from ..blocks import Heading
-from ..blocks import Html as HtmlText
 from ..blocks import Para
 from ..blocks import Pre
 from ..blocks import Table
-from ..blocks import as_html
 from ..blocks import as_text
+from ..blocks import both
 from ..format import fmt_spread
 from ..format import marked_ratio
 from ..verdicts import cpu_mark
@@ -56,8 +45,7 @@ COLUMNS = ("variant", "no cache", "first start (writes the cache)", "warm",
 #: What a warm first call still does: the trace and lowering run in full on every start.
 KEPT = "a warm cache saves only the XLA compile; the trace and lowering run in full on every start"
 #: Why JAX may have read no entry although the folder was set for every program.
-WHY_UNREAD = ("JAX writes no entry for a program with host callbacks, such as "
-              "`jax.debug.print`")
+WHY_UNREAD = ("JAX writes no entry for a program with host callbacks, such as `jax.debug.print`")
 
 
 def blocks(s: SecondStart) -> list[Block]:
@@ -76,14 +64,8 @@ def text(s: SecondStart) -> str:
     return as_text(blocks(s))
 
 
-def html(s: SecondStart) -> HtmlText:
-    """The second start as HTML."""
-    return as_html(blocks(s))
-
-
 def intro(s: SecondStart) -> str:
-    """What no cache, first start and warm mean here, and how many rounds the medians
-    are of."""
+    """What no cache, first start and warm mean here, and how many rounds the medians are of."""
     rounds = max((len(r.cold) for r in s.rows.values()), default=0)
     of = f"medians of {rounds} rounds [min–max]" if rounds > 1 else f"{rounds} round"
     return ("no cache: a first call with JAX's persistent cache off, as the comparison's; "
@@ -93,10 +75,8 @@ def intro(s: SecondStart) -> str:
 
 
 def row_cells(r: CacheRow) -> list[Cell]:
-    """One variant's row: medians with their min–max spread, each on the clock its ratio
-    is judged on (marked "CPU time" where that is it); no warm figure unread. A report
-    that measured no first call with no cache (jitmagic 0.5 or older) has its ratio
-    against the first start, and says so."""
+    """One variant's row: medians with their min–max spread, each on the clock its ratio is judged
+    on (marked "CPU time" where that is it); no warm figure unread."""
     clock = r.clock()
     before, warm = r.seconds_on(clock)
     d = r.difference
@@ -117,12 +97,8 @@ def row_cells(r: CacheRow) -> list[Cell]:
 
 def _cell(seconds: list[float], clock: Clock) -> Cell:
     """The median of ``seconds`` with their spread, and the clock where it is CPU time."""
-    return Cell(fmt_s(median(seconds)), _marked(fmt_spread(seconds), cpu_mark(clock, "")))
-
-
-def _marked(spread: str, mark: str) -> str:
-    """A cell's min–max spread, and the clock where it is CPU time."""
-    return ", ".join(part for part in (spread, mark) if part)
+    return Cell(fmt_s(median(seconds)),
+                ", ".join(part for part in (fmt_spread(seconds), cpu_mark(clock, "")) if part))
 
 
 def sentences(s: SecondStart) -> list[str]:
@@ -169,8 +145,7 @@ def saving(r: CacheRow) -> str:
     # instead of 900 ms" read as the first start's own figure
     figures = f"{fmt_s(warm)} warm against {fmt_s(before)} {short}{cpu_mark(clock, ', ')}"
     return _by_rule(d, clock, {
-        FASTER: "{name}: with a warm cache the first call {verb} {said} than {against}: "
-                "{figures}",
+        FASTER: "{name}: with a warm cache the first call {verb} {said} than {against}: {figures}",
         SAME: "{name}: a warm cache makes {said} to the first call ({figures})",
         SLOWER: "{name}: the warm first call {verbed} {times} than the first call "
                 "{against}{interval} ({figures})",
@@ -198,23 +173,14 @@ def _by_rule(d: Difference, clock: Clock, said: dict[str, str], **words: str) ->
     """The sentence ``said`` holds for ``d``'s kind ("" for any other), filled with
     ``words`` and the rule's: ``{times}``, ``{interval}`` (spaced; none with one run),
     ``{said}`` (both), ``{verb}`` ("is", "takes") and ``{verbed}`` ("was", "took")."""
-    rule = {"times": times(d, clock), "interval": _spaced(interval(d)),
+    rule = {"times": times(d, clock), "interval": f" {interval(d)}".rstrip(),
             "said": with_interval(d, clock), "verb": verb(clock),
             "verbed": verb(clock, past=True)}
     return said.get(d.kind, said[""]).format(**rule, **words)
 
 
-def _spaced(words: str) -> str:
-    """`` (2.1×–4.0×)``, or nothing where ``words`` are none (one run: no interval)."""
-    return f" {words}" if words else ""
-
-
 def remains(r: CacheRow) -> str:
-    """What a warm first call of ``r`` still spends: its median warm start (by wall time)
-    in the parts JAX's events time inside it, each on that start's wall clock, so that
-    they add up to the whole said with them; where the row is compared on CPU time, that
-    start's CPU seconds are said beside, named as the other clock ("not read" where an
-    event did not come)."""
+    """What ``r``'s median warm first call still spends, in the parts JAX's events time in it."""
     start = r.middle_warm()
     assert start is not None  # said only of a row that was read
     trace, lower, read = start.trace_s, start.lower_s, start.compile_s
@@ -229,9 +195,8 @@ def remains(r: CacheRow) -> str:
 
 
 def python_share(r: CacheRow) -> float | None:
-    """The share of ``r``'s median warm first call (wall time) spent tracing and lowering,
-    in that one start, so that it is a part of its whole (None: not read, or an event did
-    not come)."""
+    """The share of ``r``'s median warm first call (wall time) spent tracing and lowering, in that
+    one start, so that it is a part of its whole (None: not read, or an event did not come)."""
     start = r.middle_warm()
     if start is None or start.trace_s is None or start.lower_s is None or not start.seconds:
         return None
@@ -282,11 +247,7 @@ def user_settings(s: SecondStart) -> list[str]:
 
 
 def cache_fixes(s: SecondStart) -> list[tuple[str, str]]:
-    """What in the user's own settings keeps their JAX from serving this program from
-    its persistent cache on a second start, and the setting to change, as (why, fix),
-    in the order to change them (:func:`~jitmagic.model.causes.second_start.cache_unset`);
-    none where their settings already cache it. The one wording of these fixes: the
-    causes and the second start's section both say them."""
+    """What keeps the user's JAX from caching this program, and the setting to change."""
     return [_cache_fix(s, unset) for unset in cache_unset(s)]
 
 
@@ -296,8 +257,7 @@ def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
                 "(`jax_enable_compilation_cache` is False)",
                 "set `jax_enable_compilation_cache` to True")
     if unset == NO_FOLDER:
-        return ("your JAX caches nothing between starts: `jax_compilation_cache_dir` "
-                "is not set",
+        return ("your JAX caches nothing between starts: `jax_compilation_cache_dir` is not set",
                 "set `jax_compilation_cache_dir` to a folder "
                 "(`jax.config.update(\"jax_compilation_cache_dir\", \"/path/to/cache\")`)")
     slow = s.uncached()
@@ -312,8 +272,7 @@ def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start,
-    where ``--cache`` measured it. Shown whole
-    whether ``verbose`` or not."""
+    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start, where
+    ``--cache`` measured it."""
     record = c.second_start
-    return None if record is None else (text(record), html(record))
+    return None if record is None else both(blocks(record))

@@ -1,14 +1,4 @@
-"""Where XLA spends the compile (``--xla``), as blocks: per variant the parts of its
-profiled compile that its backend has (before XLA's passes, the program handed to a
-plugin, the HLO passes, code generation, the rest) as shares of it, with the parts the
-backend names inside them (a TPU's main fusion pass), the top passes, and what nesting
-changed in those shares.
-
-One profiled compile per variant is one sample: the section gives each part's share of
-that compile, and never calls one variant's compile faster than the other's (the
-comparison's own table does that, by the rule, from its samples). What the profile did
-not hold is "not read", never 0.
-"""
+"""Where XLA spends the compile (``--xla``): each profiled compile's parts and passes."""
 
 from __future__ import annotations
 
@@ -55,11 +45,7 @@ def pct(share: float | None) -> str:
 
 def blocks(x: XlaPasses, warm: dict[str, float] | None = None,
            where: str | None = None) -> list[Block]:
-    """The section: heading, the reason where nothing was measured, else each variant's;
-    ``warm``: the variants whose profiled compile was not cold, with the first cold
-    compile of the comparison's runs of it (:func:`warm_compiles`); ``where``: what
-    the compiles were for and on which host, where that is not the backend's own
-    device (``--target``; :func:`_on` otherwise)."""
+    """The section in full (``warm``: :func:`warm_compiles`; ``where``: what it compiled for)."""
     out: list[Block] = [Heading(HEADING)]
     if x.reason is not None:
         return [*out, Para([x.reason], kind="note")]
@@ -126,7 +112,7 @@ def _part_said(c: ProfiledCompile, part: str) -> str:
         words += f" ({len(c.passes)} kinds)"
     if seconds is None:  # "read back by the plugin: not read", never "... plugin not read"
         return f"{words}: not read"
-    return f"{words} {_part(c, seconds, _inside(c, part))}"
+    return f"{words} {fmt_s(seconds)} ({pct(c.share(seconds))}{_inside(c, part)})"
 
 
 def _inside(c: ProfiledCompile, part: str) -> str:
@@ -145,11 +131,6 @@ def _biggest(name: str, events: int, part: str) -> str:
     """The one event a named part of the HLO passes was made of, in code marks (`Main
     fusion (jit_g)`: passes are shown by XLA's names); "" where several made it."""
     return f"`{name}` " if events == 1 and part == "hlo_passes" else ""
-
-
-def _part(c: ProfiledCompile, seconds: float | None, more: str = "") -> str:
-    """``4.91 ms (2.4%)``: seconds and their share of the compile ("not read": None)."""
-    return "not read" if seconds is None else f"{fmt_s(seconds)} ({pct(c.share(seconds))}{more})"
 
 
 def _named(name: str) -> str:
@@ -220,9 +201,7 @@ def _not_cold(variant: str, profiled_s: float, cold_s: float) -> Para:
 
 
 def warm_compiles(c: Comparison) -> dict[str, float]:
-    """The variants whose profiled compile was not cold
-    (:func:`~jitmagic.model.stats.cold.warm_extra`), each with its runs' cold compile
-    (:func:`~jitmagic.model.stats.cold.reference`)."""
+    """The variants whose profiled compile was not cold, each with its runs' cold compile."""
     record, platform = c.xla_passes, c.env.get("backend")
     if record is None:
         return {}
@@ -232,9 +211,8 @@ def warm_compiles(c: Comparison) -> dict[str, float]:
 
 
 def answer(x: XlaPasses, warm: dict[str, float]) -> list[Block]:
-    """Where XLA spent each profiled compile, first: its parts, biggest first, marked
-    where the compile was not cold (``warm``, :func:`warm_compiles`); or why nothing was
-    measured."""
+    """Where XLA spent each profiled compile, first: its parts, biggest first, marked where the
+    compile was not cold (``warm``, :func:`warm_compiles`); or why nothing was measured."""
     if x.reason is not None:
         return [Heading(HEADING), Para([x.reason], kind="note")]
     lines = [f"{v}: profiled compile {fmt_s(c.compile_s)}{' (not cold)' * (v in warm)}: "
@@ -249,9 +227,7 @@ FOLDED = "each compile's parts and HLO passes, and what nesting moved"
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where XLA spent
-    its profiled compiles, where ``--xla`` measured them, and which were not cold; the
-    answer first, the rest in text only ``verbose``, in HTML behind a click."""
+    """Where XLA spent its profiled compiles (``--xla``), and which were not cold."""
     record = c.xla_passes
     if record is None:
         return None

@@ -1,27 +1,26 @@
-"""The ledger's chart: compile seconds per function, one bar each, in parts coloured by
-the reason each compile was made for (a first compile in grey). Built with
-``matplotlib.figure.Figure``, never pyplot, like every chart here."""
+"""The ledger's chart: compile seconds per function, one bar each, in parts coloured by the reason
+each compile was made for (a first compile in grey)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 
 from matplotlib.figure import Figure
 
 from ...model.ledger import Ledger
 from ...model.ledger.compiles import KINDS
-from ..format import fmt_s
-from .palette import BLUE
-from .palette import BLUISH_GREEN
-from .palette import ORANGE
-from .palette import REDDISH_PURPLE
-from .palette import SKY_BLUE
-from .palette import VERMILLION
-from .palette import YELLOW
+from ...model.stats.units import fmt_s
+from .phases import to_png
+from .style import BLUE
+from .style import BLUISH_GREEN
 from .style import DPI
 from .style import LABEL_PT
 from .style import LEGEND_PT
+from .style import ORANGE
+from .style import REDDISH_PURPLE
+from .style import SKY_BLUE
+from .style import VERMILLION
+from .style import YELLOW
 from .style import plain
 
 #: One colour per reason; a first compile (a warm-up, not a recompile) is grey.
@@ -63,8 +62,4 @@ def figure(ledger: Ledger, words: Mapping[str, str]) -> Figure | None:
 
 def png(ledger: Ledger, words: Mapping[str, str]) -> bytes | None:
     fig = figure(ledger, words)
-    if fig is None:
-        return None
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return None if fig is None else to_png(fig)

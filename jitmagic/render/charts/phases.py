@@ -1,20 +1,4 @@
-"""Charts of a comparison, as matplotlib ``Figure`` objects or PNG bytes; never displays.
-
-A variant's bar is its cold first call in parts: trace, lower, XLA compile and,
-where JAX's own events timed those stages inside the first call
-(``stages_from == FROM_EVENTS``), the rest of it, so the bar ends at the median
-first call. Where the stages came from a separate staged run they are not parts
-of the first call: the bar stacks the stages and a marker shows the first call.
-Either way the whisker is the first call's min–max and the label its median.
-
-Every figure drawn is the report's own: the bars are on the clock that decides the first
-call (:meth:`~jitmagic.model.comparison.Comparison.clock_of`: CPU time on a busy machine),
-the execute panel on the clock that decides it, each named once on its axis, and every
-ratio is the glance table's (:func:`~jitmagic.render.comparison.stage_ratio`).
-
-Figures are built with ``matplotlib.figure.Figure`` directly, not ``pyplot``,
-so they never join pyplot's global list of open figures in the user's kernel.
-"""
+"""Charts of a comparison, as matplotlib ``Figure`` objects or PNG bytes; never displays."""
 
 from __future__ import annotations
 
@@ -43,10 +27,10 @@ from ..comparison import stage_ratio
 from ..format import PHASE_LABELS
 from ..format import REST_LABEL
 from ..verdicts import clock_name
-from .palette import PHASE
 from .style import DPI
 from .style import LABEL_PT
 from .style import LEGEND_PT
+from .style import PHASE
 from .style import plain
 from .style import whisker
 
@@ -81,9 +65,7 @@ def staged(v: VariantResult) -> bool:
 
 
 def on_clock(c: Comparison, name: str, clock: Clock) -> VariantResult:
-    """Variant ``name`` as the report judges it (:meth:`~.Comparison.judged`), its samples
-    those of ``clock``: the medians, parts and spreads the chart draws are then the ones
-    the verdict and the table read."""
+    """Variant ``name`` as the report judges it, its samples those of ``clock``."""
     v = c.judged(name)
     return dataclasses.replace(v, samples={k: on(v.samples, k, clock) for k in PHASES})
 
@@ -155,9 +137,7 @@ PANEL_PT = 380.0
 
 def _first_call(ax: Axes, row: int, v: VariantResult, end: float, scale: float,
                 labelled: set[str]) -> float:
-    """The first call's min–max whisker, a marker where the bar is not the first call,
-    and the median's label at the bar's end, above the whisker; returns how far right
-    (in the panel's units) the axis must reach for the label and whisker to fit."""
+    """The first call's whisker, marker and label; returns how far right the axis must reach."""
     reach = end / scale * 1.05
     if (rng := v.spread("first_call_s")) is not None:
         whisker(ax, row, rng[0] / scale, rng[1] / scale)

@@ -14,7 +14,7 @@ from ...model.reports.releases import Releases
 from ...model.rows import PHASES
 from ...model.stats.rule import spread
 from ..format import PHASE_LABELS
-from . import palette as p
+from . import style as p
 from .style import DPI
 from .style import LEGEND_PT
 from .style import plain

@@ -23,9 +23,9 @@ from ..blocks import more
 from ..format import PHASE_LABELS
 from ..format import fmt_exponent
 from ..sweep import MAX_POINTS
-from .palette import VARIANT
 from .style import DPI
 from .style import LEGEND_PT
+from .style import VARIANT
 from .style import plain
 
 #: At most this many tick labels on an axis (every k-th value is labelled).
@@ -51,12 +51,7 @@ def _axis(ax: Any, xs: list[Any], labelled: list[Any], step: int, loglog: bool) 
 
 
 def sweep_figure(c: Sweep) -> Figure:
-    """One panel per phase: median seconds against the swept value, both variants.
-
-    Log-log axes when the values are positive numbers (a straight line of slope
-    k means seconds ~ value^k); otherwise the values are categories and no
-    exponent is fitted.
-    """
+    """One panel per phase: median seconds against the swept value, both variants."""
     sweep = c
     name, values = plain(sweep.name), list(sweep.values)[:MAX_POINTS]
     left = len(sweep.values) - len(values)

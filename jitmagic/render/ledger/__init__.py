@@ -1,12 +1,5 @@
-"""A :class:`~jitmagic.model.ledger.Ledger` in words: the answer first, then one row per
-function, then why each compiled again with what to do, as text and as HTML (on the one
-page every report is written on, :func:`~jitmagic.render.bundle.page`).
-
-Every name and line here came from the user's code or a report: each goes through
-:func:`~jitmagic.model.saved.schema.printable` for a terminal and ``html.escape`` (the
-blocks') for a page. The seconds are wall seconds, JAX's own compile events, and the
-answer says so.
-"""
+"""A :class:`~jitmagic.model.ledger.Ledger` in words, as text and as HTML; its gate in words, and
+two ledgers side by side (``jitmagic diff OLD NEW``)."""
 
 from __future__ import annotations
 
@@ -14,11 +7,13 @@ import html
 from collections.abc import Iterable
 from dataclasses import replace
 
+from ...model.ledger import Broken
 from ...model.ledger import Ledger
 from ...model.ledger import LedgerDiff
 from ...model.ledger.compiles import AGAIN
 from ...model.ledger.compiles import EAGER
 from ...model.ledger.compiles import FIRST
+from ...model.ledger.compiles import NEW_FUNCTION
 from ...model.ledger.compiles import OTHER
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import Noted
@@ -26,6 +21,7 @@ from ...model.ledger.rows import EagerLine
 from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...model.shown import register
+from ...model.stats.units import fmt_s
 from ..blocks import Block
 from ..blocks import Image
 from ..blocks import Para
@@ -33,16 +29,12 @@ from ..blocks import Strong
 from ..blocks import as_html
 from ..bundle import page
 from ..bundle import with_note
-from ..format import fmt_s
 from .bridge import jitcompare_line
 from .fixes import EAGER_ANEW_FIX
 from .fixes import NOTED
 from .fixes import NOTES
 from .fixes import advice
 from .fixes import explained
-from .gate import gate_lines
-from .jax_ops import explanations
-from .jax_ops import shown
 from .values import reason_words
 from .values import stretched
 from .words import CLOCK
@@ -57,8 +49,10 @@ from .words import clip_place
 from .words import columns
 from .words import defined
 from .words import defined_place
+from .words import explanations
 from .words import place
 from .words import plural
+from .words import shown
 
 
 def answer(ledger: Ledger) -> str:
@@ -114,9 +108,8 @@ def _again_seconds(row: FunctionRow) -> float:
 
 
 def text(ledger: Ledger, verbose: bool = False) -> str:
-    """The ledger for a terminal: the answer, what compiled again and its fix, then the
-    table; the eager ops that compiled once are folded into one line (``verbose``: every
-    row)."""
+    """The ledger for a terminal: the answer, what compiled again and its fix, then the table; the
+    eager ops that compiled once are folded into one line (``verbose``: every row)."""
     return "\n".join(_lines(ledger, verbose))
 
 
@@ -266,15 +259,12 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
 
 
 def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
-    """The eager operations that compiled again, once for all of them, by the line that
-    called them: one line (``x - x.mean(0)``) compiles several, each had its own bullet.
-    A line whose ``lax.scan`` (``cond``, ``while_loop``) took a function made anew on each
-    pass says so, with its own fix; the others compiled for new shapes or dtypes."""
+    """The eager operations that compiled again, once for all of them, by the line that called them:
+    one line (``x - x.mean(0)``) compiles several, each had its own bullet."""
     if not eager:
         return
     yield (f"eager ops (jnp/lax calls outside any jit): compiled again "
-           f"{plural(sum(x.count for x in eager), 'time')}, "
-           f"{fmt_s(sum(x.seconds for x in eager))}")
+           f"{plural(sum(x.count for x in eager), 'time')}, {fmt_s(sum(x.seconds for x in eager))}")
     for x in eager[:MAX_ROWS]:
         code = f"  {clip(x.call_text, 100)}" if x.call_text else ""
         where = clip(place(x.call_site, ledger) or x.call_site or "an unknown line", 100)
@@ -298,10 +288,7 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
 
 
 def html_body(ledger: Ledger, chart_png: bytes | None = None, verbose: bool = False) -> str:
-    """The ledger as an HTML fragment, built of the blocks every report is made of (each
-    string escaped there): the answer, the chart (where one was drawn), what compiled
-    again and the table (one ``<pre>``, as the text says them), and the eager ops that
-    compiled once in a ``<details>`` fold (``verbose``: in the table)."""
+    """The ledger as an HTML fragment of the blocks every report is made of."""
     blocks: list[Block] = [Para([(Strong("jitwatch:"), " " + answer(ledger))]),
                            Image(chart_png, "compile seconds per function, by reason")]
     said = "\n".join(list(_lines(ledger, verbose, folded_said=False))[1:]).strip("\n")
@@ -342,13 +329,122 @@ def summary(ledger: Ledger) -> str:
     return f"<Ledger: {ledger.count} compiles, {ledger.again} again>"
 
 
-def diff_summary(d: LedgerDiff) -> str:
-    """A ledger diff's ``repr``: ``<LedgerDiff: 0 → 2 compiles again>``."""
-    return f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>"
-
-
 def register_ledger() -> None:
     """Word the ledger's records' ``repr`` (their text and bundle are registered with
     every record's, :mod:`jitmagic.render`)."""
     register("summary", Ledger, summary)
-    register("summary", LedgerDiff, diff_summary)
+    register("summary", LedgerDiff,
+             lambda d: f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>")
+
+
+def gate_lines(ledger: Ledger) -> Iterable[str]:
+    if not ledger.gate.any:
+        return
+    if ledger.error or ledger.stopped:  # checked only on a run that ended as written
+        yield ""
+        yield (f"Gate not checked: the run {'raised' if ledger.error else 'was stopped'} "
+               "before its end, and the gate judges a run that ends as written.")
+        return
+    broken = ledger.over_gate()
+    yield ""
+    yield gate_sentence(ledger, broken)
+    for sentence in gate_failures(ledger):
+        yield f"  {sentence}"
+
+
+def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:
+    """The gate in one plain sentence: what was allowed, what happened, what to do (the
+    sentences of each way it broke follow it)."""
+    allowed = _allowed(ledger)
+    if not broken:
+        return f"Gate held: allowed {allowed}; {_held(ledger)}."
+    over = [f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')}"
+            for b in broken if b.function is not None]
+    named = over[:MAX_LINES] + ([f"{len(over) - MAX_LINES} more functions did"]
+                                if len(over) > MAX_LINES else [])
+    named += [f"{ledger.count} compiles ran" for b in broken if b.function is None]
+    todo = ("see why each compiled again above, or raise the limit" if over
+            else "compile fewer programs, or raise the limit")
+    return f"Gate FAILED: allowed {allowed}, but {' and '.join(named)}; {todo}."
+
+
+def _allowed(ledger: Ledger) -> str:
+    """What the gate allowed: ``1 compile per function (eager ops not counted) and 4
+    compiles in all``."""
+    parts = []
+    if (warm := ledger.gate.fail_after_warmup) is not None:
+        parts.append(f"{plural(warm, 'compile')} per function (eager ops not counted)")
+    if (cap := ledger.gate.max_compiles) is not None:
+        parts.append(f"{plural(cap, 'compile')} in all")
+    return " and ".join(parts)
+
+
+def _held(ledger: Ledger) -> str:
+    """What happened within a gate that held: the most any function compiled, the total."""
+    parts = []
+    if ledger.gate.fail_after_warmup is not None:
+        most = max((ledger.gated(r) for r in ledger.functions() if not r.eager), default=0)
+        parts.append(f"no function compiled more than {plural(most, 'time')}" if most
+                     else "no function compiled")
+    if ledger.gate.max_compiles is not None:
+        parts.append(f"{plural(ledger.count, 'compile')} ran")
+    return " and ".join(parts)
+
+
+def gate_failures(ledger: Ledger) -> list[str]:
+    """One sentence for each way the run broke its gate."""
+    return [_broken_words(b, ledger) for b in ledger.over_gate()]
+
+
+def _broken_words(b: Broken, ledger: Ledger) -> str:
+    if b.function is None:
+        rows = sorted(ledger.functions(), key=lambda r: -r.compiles)
+        named = ", ".join(f"`{printable(r.function)}` {r.compiles}" for r in rows[:MAX_LINES])
+        rest = sum(r.compiles for r in rows[MAX_LINES:])
+        named += f", {rest} more" if rest else ""
+        top = f": {named}" if rows else ""
+        return (f"{b.compiles} compiles, more than the {b.allowed} allowed "
+                f"(max_compiles={b.allowed}){top}")
+    if b.first_late is None:  # counted past the kept compiles: no reason to name
+        return (f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')} here, "
+                f"{b.compiles - b.allowed} after its warm-up of {b.allowed}")
+    reason = b.first_late.reason
+    said = {FIRST: "for its first compile", UNEXPLAINED: "with no reason from JAX",
+            NEW_FUNCTION: "for a new function object", EAGER: "for an eager op",
+            OTHER: "for another reason (JAX's words in the ledger)"}.get(
+        reason.kind, f"for a {KIND_WORDS[reason.kind]}" + (
+            "" if reason.argument is None else f" of `{printable(reason.argument)}`"))
+    site = place(b.first_late.call_site, ledger)
+    where = f" at {printable(site)}" if site else ""
+    late = b.compiles - b.allowed
+    return (f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')} here, {late} after "
+            f"its warm-up of {b.allowed}: the first of them {said}{where}")
+
+
+def diff_text(d: LedgerDiff) -> str:
+    """Two ledgers' compiles per function, OLD → NEW, the functions that recompile more first."""
+    head = ("function", "defined at", "compiles", "again", "seconds (wall, one run each)")
+    rows = sorted(d.rows, key=lambda r: (-(r.new_again - r.old_again), r.function))
+    body = [(clip(r.function), clip_place(defined_place(r.defined_at, d.new if r.new_compiles
+                                                        else d.old, r.eager)),
+             f"{r.old_compiles} → {r.new_compiles}", f"{r.old_again} → {r.new_again}",
+             f"{_seconds(r.old_seconds, r.old_compiles)} → "
+             f"{_seconds(r.new_seconds, r.new_compiles)}") for r in rows[:MAX_ROWS]]
+    lines = [f"jitwatch diff: {d.old.again} → {d.new.again} compiles again, "
+             f"{d.old.count} → {d.new.count} compiles in all, "
+             f"{fmt_s(d.old.seconds)} → {fmt_s(d.new.seconds)} compiling ({CLOCK})"]
+    worse = d.more_again
+    lines.append(f"NEW compiles again more often in {len(worse)} function"
+                 f"{'' if len(worse) == 1 else 's'}: "
+                 + ", ".join(f"`{clip(r.function)}`" for r in worse) if worse else
+                 "No function compiles again more often in NEW.")
+    lines.append("")
+    lines += columns(head, body, left=2)
+    if len(rows) > MAX_ROWS:
+        lines.append(f"… and {plural(len(rows) - MAX_ROWS, 'more function')}")
+    return "\n".join(lines)
+
+
+def _seconds(s: float, compiles: int) -> str:
+    """Seconds of a function's compiles; ``—`` where it did not compile."""
+    return fmt_s(s) if compiles else "—"

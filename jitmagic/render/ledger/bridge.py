@@ -1,12 +1,5 @@
-"""The ``%jitcompare`` line the ledger suggests for a function that compiled again: its
-first call, as the cell wrote it, made to measure one call as the loop made it.
-
-A call inside a loop reads the loop's variable, and after the loop that variable holds
-its last value (``data[i:i + 32]`` at ``i = 96``: the short last batch, not a step's).
-The line puts a ``range`` loop's first value in its place; a call that reads the
-variable of another loop (``for batch in loader``) gets no line: nothing here knows a
-value of it that one step had.
-"""
+"""The ``%jitcompare`` line the ledger suggests for a function that compiled again: its first call,
+as the cell wrote it, made to measure one call as the loop made it."""
 
 from __future__ import annotations
 
@@ -18,10 +11,7 @@ from ...model.ledger.rows import FunctionRow
 
 
 def jitcompare_line(row: FunctionRow, source_file: str | None) -> str | None:
-    """The ``%jitcompare`` line that measures the function as the user called it, read
-    off the line of its first call in ``source_file`` (the watched cell's, still in
-    ``linecache``); None where that line holds no call of it, or its loop's value is
-    not known."""
+    """The ``%jitcompare`` line that measures the function as the user called it, or None."""
     if not row.call_text or row.eager or not source_file:
         return None
     try:

@@ -60,9 +60,8 @@ GRAPH_FIX = ("the module's static attributes are part of its graph, which JAX co
 #: What to do about a sharding reason whose argument was split over the mesh on some calls
 #: (``f32[8@data,4]``: an input batch the loader left unplaced on others): its split.
 SPLIT_FIX = ("place {arg} the same way on every call, split as on its other calls: "
-             "`jax.device_put({name}, NamedSharding(mesh, {spec}))` before each call (a "
-             "batch left unplaced lands on one device), or fix it on the jit "
-             "(`in_shardings=`)")
+             "`jax.device_put({name}, NamedSharding(mesh, {spec}))` before each call (a batch left "
+             "unplaced lands on one device), or fix it on the jit (`in_shardings=`)")
 #: What is said where no fix was shown to remove the recompile and keep the result.
 NOTES = {
     CONTEXT: "a config value or context manager changed between calls: JAX compiles once "
@@ -81,10 +80,9 @@ EAGER_ANEW_FIX = ("define {arg} once, before the loop, and pass what it reads fr
 NOTED = {
     Noted.NOT_EXPLAINED: f"not explained: the watch turned JAX's explanations off after "
                          f"{MAX_EXPLAINED} misses, which JAX makes slower with every miss",
-    Noted.REUSED_TRACE: "JAX reused its trace (the arguments' types were the same) and "
-                        "compiled again: the arguments sit on other devices or in another "
-                        "sharding (or a second jax.jit of the function has other options, "
-                        "such as donate_argnums)",
+    Noted.REUSED_TRACE: "JAX reused its trace (the arguments' types were the same) and compiled "
+                        "again: the arguments sit on other devices or in another sharding (or a "
+                        "second jax.jit of the function has other options, such as donate_argnums)",
     Noted.CLEARED_OR_NEW: "JAX had never seen this function object, though a function of "
                           "this name defined there compiled before: it was made anew (a "
                           "freed object's id reused), or JAX's caches were cleared "

@@ -73,10 +73,9 @@ def values_said(values: tuple[str, ...], width: int = 40) -> str:
 
 
 def stretched(values: tuple[str, ...], width: int = 40) -> tuple[str, ...]:
-    """Each value whole where all are short, else each one's stretch around where they
-    first differ (an Equinox module's static fields hold long reprs: ``…MLP[(Missing,
-    2)]…``, ``…MLP[(Missing, 3)]…``); a terminal's escapes in any of them written as
-    escapes, whatever their length."""
+    """Each value whole where all are short, else each one's stretch around where they first differ
+    (an Equinox module's static fields hold long reprs: ``…MLP[(Missing, 2)]…``, ``…MLP[(Missing,
+    3)]…``); a terminal's escapes in any of them written as escapes, whatever their length."""
     shown = tuple(printable(v) for v in values[:MAX_VALUES])
     if all(len(v) <= width for v in shown):
         return tuple(clip(v, width) for v in shown)
@@ -92,9 +91,8 @@ BREAKS = " (,[{.="
 
 
 def _word_start(value: str, at: int) -> int:
-    """``at``, moved to just after a break near it (``Config(...)``, not ``…g(...)``):
-    back where one is near, else forward, past any spaces; to the start where that is
-    near."""
+    """``at``, moved to just after a break near it (``Config(...)``, not ``…g(...)``): back where
+    one is near, else forward, past any spaces; to the start where that is near."""
     if at <= 10:
         return 0
     back = max(value.rfind(c, 0, at + 1) for c in BREAKS)
@@ -111,11 +109,10 @@ def _stretch(value: str, lo: int, width: int) -> str:
 
 
 def live_line(c: Compile, again: int, run: int, source_file: str | None = None) -> str:
-    """One recompile, said as it happens (``again``: its function's recompiles so far,
-    this one included; ``run``: the run's): ``jitwatch: `step` compiles again (recompile 1
-    here) at line 9, shape of `x`: f32[32,8] → f32[4,8]``, ``(its recompile 2; 5 in the
-    run)`` where other functions recompiled; ``source_file``: the watched cell's, whose
-    lines read ``line N``."""
+    """One recompile, said as it happens (``again``: its function's recompiles so far, this one
+    included; ``run``: the run's): ``jitwatch: `step` compiles again (recompile 1 here) at line 9,
+    shape of `x`: f32[32,8] → f32[4,8]``, ``(its recompile 2; 5 in the run)`` where other functions
+    recompiled; ``source_file``: the watched cell's, whose lines read ``line N``."""
     where = Ledger((c,), 0.0, source_file=source_file)
     called_at = place(c.call_site, where)
     at = f" at {printable(called_at)}" if called_at else ""

@@ -1,6 +1,5 @@
-"""The ledger's small words, shared by its renderers: the limits of what it lists, places
-as a reader wants them (``line 3`` in the watched cell), counted nouns, clipped names
-(the one clipper, :func:`~jitmagic.render.blocks.shown_name`) and aligned columns."""
+"""The ledger's small words: limits, places, counted nouns, clipped names, columns, and eager
+operations JAX ledgers under a name of its own internals, named by what the user wrote."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ from ...model.ledger.compiles import SHARDING
 from ...model.ledger.compiles import STATIC
 from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import WEAK_TYPE
+from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...usercode import user_file
 from ..blocks import shown_name
@@ -63,10 +63,7 @@ def defined(site: str | None, ledger: Ledger) -> str:
 
 
 def defined_place(site: str | None, ledger: Ledger, eager: bool = False) -> str:
-    """Where a row's function was defined, as its "defined at" reads: the user's line
-    (:func:`place`), ``eager op``, a library function's file from its package down
-    (``jax/_src/numpy/linalg.py:1530``, the user's ``jax.jit(jnp.linalg.solve)``), or
-    ``—`` where none is known."""
+    """Where a row's function was defined: ``line 3``, ``eager op``, a library's file, or ``—``."""
     found = _SITE.match(site or "")
     if eager or found is None:
         return "eager op" if eager else "—"
@@ -121,3 +118,43 @@ def clip_place(s: str, width: int = 40) -> str:
     tail = s[-(width - 1):]
     folder = tail.find(os.sep)
     return "…" + (tail[folder:] if folder >= 0 else tail)
+
+
+#: JAX's name of an eager op → the last names of the calls users write that run it.
+WRITTEN = {"stage": ("asarray", "array")}
+#: What each of them is, in words (said once, under the table).
+EXPLAINED = {
+    "stage": "`stage` is JAX's own op behind `jnp.array` and `jnp.asarray` of a Python number "
+             "or a NumPy array: it copies the value onto the device, and compiles once per "
+             "shape and dtype (calls with the same shape and dtype reuse it)",
+}
+#: A call as written: its dotted name (``jnp.asarray``, ``jax.numpy.array``) then ``(``.
+_CALL = re.compile(r"((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)\s*\(")
+#: Prefixes of NumPy's own ``array``/``asarray``, which compile nothing.
+_NUMPY = ("np", "numpy", "onp")
+
+
+def written_as(function: str, call_text: str | None) -> str | None:
+    """The call on the user's line that ran JAX's eager op ``function`` (``jnp.asarray``); None
+    where ``function`` is not one JAX names by its internals, or no such call is there."""
+    names = WRITTEN.get(function)
+    if not names or not call_text:
+        return None
+    for m in _CALL.finditer(call_text):
+        prefix, name = m[1].rstrip("."), m[2]
+        if name in names and prefix.rsplit(".", 1)[-1] not in _NUMPY:
+            return f"{prefix}.{name}" if prefix else name
+    return None
+
+
+def shown(function: str, call_text: str | None) -> str:
+    """An eager op's name as shown: what the user wrote, JAX's name beside it
+    (``jnp.asarray (stage)``), or JAX's name alone."""
+    written = written_as(function, call_text)
+    return f"{written} ({function})" if written else function
+
+
+def explanations(rows: list[FunctionRow]) -> list[str]:
+    """What each eager op of ``rows`` that JAX names by its internals is (once each)."""
+    return [EXPLAINED[f] for f in dict.fromkeys(r.function for r in rows if r.eager)
+            if f in EXPLAINED]

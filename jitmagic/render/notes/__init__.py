@@ -1,9 +1,5 @@
 """The sentences of what the measuring notes (:mod:`jitmagic.model.notes`): one table,
-:data:`TEMPLATES`, one row per kind of note, as pytest words its warnings. A row is a
-template its note's fields fill (``{seconds:.2g}``), or where the sentence takes more
-(a count in words, a list, a choice), a function of the note (:mod:`.helpers`,
-:mod:`.put_back`). Each sentence is word for word what the measuring layer wrote before
-notes were facts, so a report reads as it did."""
+:data:`TEMPLATES`, one row per kind of note, as pytest words its warnings."""
 
 from __future__ import annotations
 
@@ -15,7 +11,6 @@ from ...model.shown import register
 from ...model.stats.units import counted
 from ...model.stats.units import fmt_bytes
 from . import helpers as h
-from . import put_back as p
 from .helpers import NO_CALL as NO_CALL
 
 #: Each kind of note's sentence: a template of its fields, or a function of the note.
@@ -181,35 +176,34 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
                 "defining (printing, writing files, counting) happened {times} times",
     "sweep_name_unread": "--sweep {name}: the code never reads `{name}`, so every value measures "
                          "the same program",
-    "sweep_name_assigned": "--sweep {name}: the cell assigns `{name}` (line {line}) before "
-                           "reading it, so the swept values never reach the code: delete that "
-                           "assignment",
+    "sweep_name_assigned": "--sweep {name}: the cell assigns `{name}` (line {line}) before reading "
+                           "it, so the swept values never reach the code: delete that assignment",
     "late_settings": h.late_settings,
     # what the cell changed, put back or left (PutBack)
     "figures_closed": lambda n: (f"the cell opened {counted(n.count, 'matplotlib figure')} "
                                  "while measuring (code that draws runs once per trace): "
                                  "closed now"),
-    "rc_put_back": lambda n: p.said(f"changed matplotlib's rcParams {', '.join(n.keys)}"),
-    "listeners_put_back": lambda n: p.said(p.listed(
+    "rc_put_back": lambda n: h.said(f"changed matplotlib's rcParams {', '.join(n.keys)}"),
+    "listeners_put_back": lambda n: h.said(h.listed(
         [f"registered {counted(n.added, 'jax.monitoring listener')}"] * bool(n.added)
         + [f"unregistered {counted(n.removed, 'jax.monitoring listener')}"] * bool(n.removed))),
-    "filters_put_back": lambda n: p.said(p.listed(["changed the warnings filters"] * n.filters
+    "filters_put_back": lambda n: h.said(h.listed(["changed the warnings filters"] * n.filters
                                                   + ["replaced warnings.showwarning"]
                                                   * n.showwarning)),
-    "logging_put_back": lambda n: p.said(p.listed(["called logging.disable"] * n.disable + [
-        f"changed {p.logger(k)} (its level or handlers)" for k in n.loggers])),
-    "numpy_put_back": p.numpy_settings,
-    "decimal_put_back": p.decimal_context,
-    "setting_put_back": p.setting,
-    "signals_put_back": lambda n: p.said(f"set the handler of {p.listed(list(n.signals))} "
+    "logging_put_back": lambda n: h.said(h.listed(["called logging.disable"] * n.disable + [
+        f"changed {h.logger(k)} (its level or handlers)" for k in n.loggers])),
+    "numpy_put_back": h.numpy_settings,
+    "decimal_put_back": h.decimal_context,
+    "setting_put_back": h.setting,
+    "signals_put_back": lambda n: h.said(f"set the handler of {h.listed(list(n.signals))} "
                                          "(signal.signal)"),
-    "environ_put_back": lambda n: p.said(f"changed environment variables {p.then_added(n)}"),
-    "jax_environ_put_back": p.jax_environ,
-    "cwd_put_back": lambda n: p.said(f"changed the working directory to {n.now!r} (it was "
+    "environ_put_back": lambda n: h.said(f"changed environment variables {h.then_added(n)}"),
+    "jax_environ_put_back": h.jax_environ,
+    "cwd_put_back": lambda n: h.said(f"changed the working directory to {n.now!r} (it was "
                                      f"{n.was!r})"),
-    "sys_list_put_back": lambda n: p.said(f"changed sys.{n.name}"),
-    "hooks_put_back": lambda n: p.said(f"changed {', '.join(p.HOOKS.get(k, k) for k in n.hooks)}"),
-    "streams_put_back": p.streams,
+    "sys_list_put_back": lambda n: h.said(f"changed sys.{n.name}"),
+    "hooks_put_back": lambda n: h.said(f"changed {', '.join(h.HOOKS.get(k, k) for k in n.hooks)}"),
+    "streams_put_back": h.streams,
     "config_put_back": lambda n: ("the cell" if n.sure else "the cell, or another thread while "
                                   "it ran,") + (f" changed JAX's config {n.option} to {n.value}"
                                                 f": it applied while measuring and is back "
@@ -219,16 +213,16 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
     "library_name_put_back": "the cell patched the library name {module}.{name}: it applied while "
                              "measuring and is now restored",
     "own_names_put_back": lambda n: ("the cell, or the code it ran, changed names of your own "
-                                     f"modules and classes: {p.marked(n.names, n.added)}. "
+                                     f"modules and classes: {h.marked(n.names, n.added)}. "
                                      "They applied while measuring and are put back now; a "
                                      "count a helper keeps there counted traces, not your "
                                      "calls (lists and dicts changed in place are not put "
                                      "back)"),
-    "globals_put_back": lambda n: (f"the code measured changed your globals {p.then_added(n)}: "
+    "globals_put_back": lambda n: (f"the code measured changed your globals {h.then_added(n)}: "
                                    "it applied while measuring and they are put back now; a "
                                    "count a helper keeps there counted traces, not your calls"),
     "not_put_back": "the cell changed something jitmagic could not put back ({error}: {message})",
-    "left_as_is": p.left,
+    "left_as_is": h.left,
 }
 
 
