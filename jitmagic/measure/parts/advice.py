@@ -1,38 +1,20 @@
 """Which helpers are worth a jit of their own: measured, one helper at a time.
 
-For each helper the flat trace calls at least twice (the top
-:data:`MAX_CANDIDATES` by inclusive trace time, from :mod:`jitmagic.measure.parts.attribution`),
-a variant nests *only that helper* and everything else stays inline. All
-variants (flat, each candidate alone, every helper nested) run the same
-cold pipeline side by side, interleaved over the repeats so drift hits all.
-
-* *cold start* is ``first_call_s``: a fresh ``jax.jit(entry)(*args)`` from
-  cleared caches until the result is ready, i.e. trace + lower + compile +
-  the first run, timed as one interval;
-* a helper's *saving* is the flat median cold start minus its variant's, on the
-  clock the machine allows: wall seconds, or on a busy machine (the runs' threads
-  waited for a CPU a tenth of the time they could run, or more) the process's CPU
-  seconds, as a comparison's first call is decided (``Advice.clock`` says which);
-* a saving is *significant* when :func:`jitmagic.model.stats.rule.difference` (the
-  one rule every verdict uses: docs/significance.md) calls the candidate's cold
-  starts faster than flat's; its false differences stay under 1% at 3 repeats,
-  and more repeats resolve smaller savings. A candidate's *noise* is the saving
-  the rule's interval would need at that spread and number of repeats;
-* the significant helpers are then nested together (a second interleaved
-  round, against flat and "nest everything", where that set was not measured
-  already) and their joint saving reported.
-
-A helper the user jitted themselves is judged like any other: in its own
-variant it runs under the user's jit (with their static arguments), in every
-other variant it is inlined, so its saving is what *their* jit buys.
+Each helper the flat trace calls at least twice (the :data:`MAX_CANDIDATES` heaviest by
+inclusive trace time, from :mod:`~.attribution`) is nested alone in a variant of its own;
+flat, those variants and "nest everything" run the same cold first call side by side,
+interleaved. A helper's saving is flat's median cold start minus its variant's, on the
+clock the machine allows (``Advice.clock``), significant where the one rule calls its cold
+starts faster; the significant helpers are then measured nested together. The method and
+its numbers: docs/advice.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import statistics
 from collections.abc import Callable
+from statistics import median
 from typing import Any
 from typing import NamedTuple
 
@@ -89,25 +71,17 @@ COMPARED = "flat, as compared"
 Shared = dict[str, dict[str, list[float]]]
 
 
-def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
-                options: Options | None = None, attribution: Attribution | None = None,
-                check: Checkpoint | None = None, shared: Shared | None = None) -> Advice:
-    """Measure which helpers of the planned entry save cold-start time when nested alone,
-    with ``options``' repeat, number and budget.
+def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Options,
+                check: Checkpoint, attribution: Attribution | None = None,
+                shared: Shared | None = None) -> Advice:
+    """Which helpers of the planned entry save cold-start time when nested alone, judged
+    against a flat row measured beside them (drift cannot pass for a saving).
 
     ``shared``: the comparison's own flat and nest-everything samples, from which "nest
-    every helper" is told (the comparison's figure, not a second measurement); without
-    them, nest-everything is a row of its own. The candidates are always judged against
-    a flat row measured beside them, interleaved, so that drift between the comparison
-    and the advice cannot pass for a saving. With ``repeat`` auto a candidate
-    takes no more runs once the rule has decided it. Under ``check`` (the
-    measurement's checkpoint) a stop keeps what was measured: the advice says PARTIAL
-    (``stopped``) and no second round runs. ``Stop`` when not one flat cold start was
-    measured (nothing to judge a saving against).
+    every helper" is told rather than measured again. A stop keeps what was measured (the
+    advice says PARTIAL); ``Stop`` when not one flat cold start was measured.
     """
-    options = options or Options(advise=True)
     start = clocks.wall()
-    check = check or Checkpoint()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)
     rounds = _Rounds(plan, (args, kwargs), options, check, warm_up=not shared)
@@ -119,7 +93,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
     recommended = tuple(c.helper for c in ranked if c.significant)
     rec_label, set_cold, stopped = _set_round(rounds, own, sets, recommended, first)
     return Advice(
-        flat_cold_s=_median(first.cold[FLAT]),  # what the ranked savings are measured against
+        flat_cold_s=median(first.cold[FLAT]),  # what the ranked savings are measured against
         ranked=ranked, recommended=recommended,
         noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
         **_set_savings(set_cold, rec_label, shared, first.clock), everything=everything,
@@ -144,7 +118,7 @@ class _Rounds:
 
 class _Measured(NamedTuple):
     """One round: cold starts and steady execute seconds per set, failures by set, why
-    measuring stopped (None: it did not), the clock the cold starts are on."""
+    measuring stopped (None: it did not), the cold starts' clock."""
 
     cold: dict[str, list[float]]
     execute: dict[str, list[float]]
@@ -165,17 +139,16 @@ def _ranked(tried: list[HelperTime], first: _Measured) -> tuple[Candidate, ...]:
     """Each candidate judged from the first round, the largest saving first (a failed or
     unmeasured one last)."""
     return tuple(sorted((_candidate(h.helper, h.calls, first.cold, first.execute,
-                                    first.errors) for h in tried), key=_rank))
+                                    first.errors) for h in tried),
+                        key=lambda c: (c.saving_s is None, -(c.saving_s or 0.0), c.helper)))
 
 
 def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str, tuple],
                recommended: tuple[str, ...], first: _Measured,
                ) -> tuple[str | None, dict[str, list[float]], str | None]:
-    """The recommended set's row: (its label, None where it has none; the cold samples it
-    is told from; why measuring stopped). A set the first round measured is read from it;
-    a new one gets its own round, beside flat (and nest-everything where the comparison's
-    samples are not shared), on the first round's clock, unless the first round stopped.
-    A stop in it keeps the first round, the set's saving not measured."""
+    """The recommended set's row: (its label or None, the cold samples it is told from,
+    why measuring stopped). A set the first round measured is read from it; a new one
+    gets a round of its own on the first round's clock, unless the first round stopped."""
     label = _set_label(recommended, sets)
     if label is not None or not recommended or first.stopped:
         return label, first.cold, first.stopped
@@ -191,7 +164,10 @@ def _set_savings(cold: dict[str, list[float]], label: str | None, shared: Shared
     """The advice's savings of the recommended set (``label``'s row of ``cold``) and of
     nesting every helper, each with what the one rule says of it."""
     rec_saving, rec_kind = _judged(cold, label)
-    all_saving, all_kind = _judged(*_all_row(cold, shared, clock))
+    if ALL in shared:  # the comparison's own flat and nested runs, side by side
+        cold = {FLAT: on(shared[COMPARED], FIRST_CALL, clock),
+                ALL: on(shared[ALL], FIRST_CALL, clock)}
+    all_saving, all_kind = _judged(cold, ALL)
     return {"recommended_saving_s": rec_saving, "recommended_kind": rec_kind,
             "all_nested_saving_s": all_saving, "all_nested_kind": all_kind}
 
@@ -216,38 +192,9 @@ def advise(fn: Callable, /, *args: Any, options: Options | None = None,
 ADVISE_TAKES = ("repeat", "number", "budget", "quiet")
 
 
-def extend(result: Comparison, flat: Prepared, options: Options,
-           check: Checkpoint | None = None) -> Comparison:
-    """``result`` with its ``attribution`` (``options.attribute``) and/or ``advice``
-    (``options.advise``, measured with its repeat and number), under ``check``.
-
-    Both work on ``flat``, the flat variant's call: where it failed, ``result``
-    gets a warning instead. A stop during the advice marks the advice PARTIAL (its
-    ``stopped``), not the comparison, which had finished; a stop before any advice was
-    measured (in the attribution trace) leaves no record to mark, so ``result`` is.
-    """
-    if not (options.attribute or options.advise):
-        return result
-    if not result.flat.ok:
-        return dataclasses.replace(result, warned=(*result.warned, Warned("advice_flat_failed")))
-    call = (flat.variant.plan, flat.args, flat.kwargs)
-    try:
-        attribution = attribute_call(*call, check)
-        found = advise_call(*call, options=_advice_options(result, options),
-                            attribution=attribution, check=check,
-                            shared=_shared(result, options)) if options.advise else None
-    except Stop as stop:
-        return dataclasses.replace(result, stopped=stop.reason, warned=(
-            *result.warned, Warned("advice_stopped", stop.reason)))
-    return dataclasses.replace(result, attribution=attribution if options.attribute else None,
-                               advice=found)
-
-
 def _advice_options(result: Comparison, options: Options) -> Options:
-    """``options`` with ``-r auto``'s budget for the advice after ``result``: at most
-    :data:`ADVICE_SHARE` times the comparison's own wall time (and never past
-    ``--budget``), so that the advice costs a small multiple of one comparison; a
-    candidate still undecided then is said to be so."""
+    """``options`` with the advice's budget: at most :data:`ADVICE_SHARE` times the
+    comparison's wall time, never past ``--budget``."""
     if result.wall_s != result.wall_s:  # NaN: not timed
         return options
     return dataclasses.replace(options, budget=min(budget_of(options),
@@ -255,9 +202,8 @@ def _advice_options(result: Comparison, options: Options) -> Options:
 
 
 def _shared(result: Comparison, options: Options) -> Shared:
-    """The comparison's flat and nested samples, where nested nests every helper (no
-    ``--nest``) and was measured: then it is "nest everything", and the advice says
-    what the comparison measured rather than measuring it again."""
+    """The comparison's flat and nested samples where nested nests every helper (no
+    ``--nest``) and was measured: "nest everything" is then told from them."""
     if options.nest is not None or not result.nested.samples["first_call_s"]:
         return {}
     return {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)}
@@ -265,10 +211,9 @@ def _shared(result: Comparison, options: Options) -> Shared:
 
 def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
              clock: Clock | None = None) -> _Measured:
-    """The sets measured side by side, interleaved, with the rounds' repeat, number and
-    budget (an untimed cold run first where ``rounds.warm_up``); the cold starts on
-    ``clock``, or the one their samples call for. ``Stop`` when no flat cold start was
-    measured."""
+    """The sets measured side by side, interleaved (an untimed cold run first where
+    ``rounds.warm_up``), the cold starts on ``clock`` or the one their samples call for.
+    ``Stop`` when no flat cold start was measured."""
     prepared = {label: Prepared(nest_only(rounds.plan, nest, label), *rounds.call)
                 for label, nest in sets.items()}
     runs, check, options = variant_sampler(prepared), rounds.check, rounds.options
@@ -294,14 +239,13 @@ def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
 
 
 def _clock(runs: Sampler, clock: Clock | None) -> Clock:
-    """``clock``, or the one the cold starts measured so far call for (CPU time on a busy
-    machine), as a comparison's first call is decided."""
+    """``clock``, or the one the cold starts so far call for (CPU time on a busy machine)."""
     return clock or clock_for([s for s in runs.samples.values() if s.get(FIRST_CALL)])
 
 
 def _settled(runs: Sampler, clock: Clock | None) -> bool:
-    """Whether the rule has decided every candidate against flat (``-r auto``'s stop); a
-    candidate it has decided is marked settled, so that it takes no more runs."""
+    """Whether the rule has decided every candidate against flat; a decided one is
+    marked settled, so that it takes no more runs."""
     now = _clock(runs, clock)
     for label in runs.subjects:
         if label.startswith("only(") and difference(
@@ -318,8 +262,8 @@ def only(helper: str) -> str:
 
 
 def _warm_up(flat: Prepared) -> None:
-    """One untimed cold run, so that the process's first-time costs (JAX's own lazy set-up)
-    do not land in the first variant's first sample and pass for a saving."""
+    """One untimed cold run, so that JAX's own lazy set-up does not land in the first
+    variant's first sample and pass for a saving."""
     with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
         staged_run(flat.variant.fn, flat.args, flat.kwargs, Monitor(),
                    opts=flat.variant.jit_options)
@@ -335,7 +279,7 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
         return Candidate(helper, calls, saving, None, None, False)
     d = difference(cold[FLAT], cold[label])
     steady = execute[label] and execute[FLAT]
-    change = _median(execute[label]) - _median(execute[FLAT]) if steady else None
+    change = median(execute[label]) - median(execute[FLAT]) if steady else None
     judged = difference(execute[FLAT], execute[label]).significant \
         if len(execute[FLAT]) >= 2 and len(execute[label]) >= 2 else None
     return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER,
@@ -346,17 +290,6 @@ def _set_label(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]]) -
     """The label of a set measured already that nests exactly the recommended helpers."""
     return next((label for label, nest in sets.items()
                  if recommended and set(nest) == set(recommended)), None)
-
-
-def _all_row(cold: dict[str, list[float]], shared: Shared, clock: Clock
-             ) -> tuple[dict[str, list[float]], str]:
-    """Nesting every helper: the comparison's own runs where they are shared (its flat
-    against its nested, measured side by side, on ``clock``), else this advice's own
-    row."""
-    if ALL in shared:
-        return {FLAT: on(shared[COMPARED], FIRST_CALL, clock),
-                ALL: on(shared[ALL], FIRST_CALL, clock)}, ALL
-    return cold, ALL
 
 
 def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | None, str | None]:
@@ -370,23 +303,31 @@ def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | No
 
 def _saving(cold: dict[str, list[float]], label: str) -> float | None:
     """Flat's median cold start minus ``label``'s; ``None`` where that variant failed."""
-    return _median(cold[FLAT]) - _median(cold[label]) if cold.get(label) else None
-
-
-def _rank(c: Candidate) -> tuple:
-    return (c.saving_s is None, -(c.saving_s or 0.0), c.helper)
-
-
-def _median(xs: list[float]) -> float:
-    return statistics.median(xs)
+    return median(cold[FLAT]) - median(cold[label]) if cold.get(label) else None
 
 
 def _noise(flat: list[float], d: Difference) -> float | None:
     """The saving, in seconds, that the rule needs at this spread and number of repeats."""
-    return None if d.noise is None else _median(flat) * (1 - 1 / d.noise)
+    return None if d.noise is None else median(flat) * (1 - 1 / d.noise)
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the attribution,
-    and the advice where asked (both from one trace of the flat variant)."""
-    return extend(result, run.flat, run.options, run.check)
+    """The table of parts' entry: ``result`` with its ``attribution`` and/or ``advice``, as
+    the options ask, from one trace of the flat variant (a warning where it failed). A
+    stop during the advice marks the advice PARTIAL; one before it marks ``result``."""
+    options, flat = run.options, run.flat
+    if not (options.attribute or options.advise):
+        return result
+    if not result.flat.ok:
+        return dataclasses.replace(result, warned=(*result.warned, Warned("advice_flat_failed")))
+    call = (flat.variant.plan, flat.args, flat.kwargs)
+    try:
+        attribution = attribute_call(*call, run.check)
+        found = advise_call(*call, options=_advice_options(result, options),
+                            attribution=attribution, check=run.check,
+                            shared=_shared(result, options)) if options.advise else None
+    except Stop as stop:
+        return dataclasses.replace(result, stopped=stop.reason, warned=(
+            *result.warned, Warned("advice_stopped", stop.reason)))
+    return dataclasses.replace(result, attribution=attribution if options.attribute else None,
+                               advice=found)

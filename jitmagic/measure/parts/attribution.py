@@ -1,18 +1,11 @@
 """Which helpers the flat trace spends its time in: calls, inclusive and own seconds.
 
-JAX's monitoring events time only the top-level trace: a helper's tracing is
-folded into it. To split it up, the flat variant is built once more over a
-scratch copy of the namespace in which the entry and every helper are wrapped
-in a timer, and traced from cleared caches with the collector paused. The
-timers keep an explicit call stack, so a helper's *own* time excludes the
-helpers it calls, and its *inclusive* time counts a recursive helper once.
-The wrappers live only in that scratch namespace: nothing is left behind.
-
-The measured trace (``jax.jit(entry).trace(...)``, timed from outside) splits
-into every helper's own time plus the entry's own time. The entry's own time
-holds its own lines of code (``entry_code_s``) and JAX's work around the entry
-(``jax_s``: setting up the tracers, finishing the jaxpr: 2-5% of a large
-trace here), which no helper can be charged with.
+JAX times only the top-level trace, so the flat variant is built once more over a scratch
+copy of the namespace with the entry and every helper wrapped in a timer (nothing is left
+behind), and traced from cleared caches. The timers keep a call stack: a helper's *own*
+time excludes its callees, its *inclusive* time counts a recursive helper once. The
+entry's own time holds its own lines and JAX's work around the entry (2-5% of a large
+trace), which no helper can be charged with.
 """
 
 from __future__ import annotations
@@ -86,11 +79,8 @@ class CallClock:
 
 def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
                    check: Checkpoint | None = None) -> Attribution:
-    """Trace the flat variant of the planned entry once, cold, timing each helper.
-
-    ``check`` (the measurement's checkpoint) is asked before the trace; Ctrl-C
-    during it raises ``Stop``.
-    """
+    """Trace the flat variant of the planned entry once, cold, timing each helper (Ctrl-C
+    during it raises ``Stop``)."""
     check = check or Checkpoint()
     clock = CallClock()
     name = plan.name
@@ -118,12 +108,9 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
 
 
 def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
-    """Swaps timing, at their function objects, the helpers no binding reaches: a Flax
-    linen submodule's ``__call__`` (linen wraps it in its class, and ``apply`` runs a
-    clone, so no name of ours is looked up), a function a library primitive holds. Their
-    calls go through a trampoline (:func:`~jitmagic.measure.variants.trampoline.route`)
-    to a timed copy, so that they get rows of their own and their callers' own time
-    excludes them."""
+    """Swaps timing, at their function objects, the helpers no binding reaches (a Flax
+    linen submodule's ``__call__``, a function a library primitive holds): their calls
+    go through a trampoline to a timed copy, so that they get rows of their own."""
     unbound = [h for h in plan.helpers.values() if not h.bindings]
     live = functions_of_all(h.code for h in unbound)
     return [route(fn, clock.wrap(h.name, copy_function(fn)))

@@ -1,22 +1,12 @@
 """``--xla``: where XLA spends its compile, from one extra cold compile per variant under
-JAX's profiler (after the comparison, under its checkpoint).
+JAX's profiler (the comparison's samples are untouched).
 
-Per variant (once where nothing was nested): JAX's caches cleared and the persistent cache
-off (:func:`~.sampling.stages.cold_jit`, :func:`~.sampling.conditions.persistent_cache_off`),
-the entry lowered, then ``Lowered.compile()`` timed as one interval
-(:func:`~.sampling.stages.timed_stage`: the collector paused, Ctrl-C only noted while
-XLA compiles) inside ``jax.profiler.trace`` of a temporary folder, with the Python tracer
-off and the host tracer at the lowest level that records the backend's compile events
-(:mod:`jitmagic.backends.profile`: 1 on a CPU, 2 on a TPU or GPU). The ``.xplane.pb`` it
-writes is read by :mod:`~jitmagic.measure.parts.xplane`, by the events of the backend JAX
-runs on; the folder is removed.
-The compile is an extra one: the comparison's samples are untouched. The profiler session,
-the cache setting and the folder are each put back with Ctrl-C held, so that a second
-Ctrl-C anywhere ends as it does in the comparison: the one-line ``KeyboardInterrupt``,
-with nothing left running or behind.
-
-JAX runs one profiler session at a time. Where the user's own runs, it is left running
-and nothing is measured: the record says why (:data:`REFUSED`).
+Per variant: caches cleared, the persistent cache off, the entry lowered, then
+``Lowered.compile()`` timed inside ``jax.profiler.trace`` of a scratch folder (Python
+tracer off, host tracer at the backend's level: :mod:`jitmagic.backends.profile`); the
+``.xplane.pb`` is read by :mod:`~.xplane`. The session, the cache setting and the folder
+are put back with Ctrl-C held. Where the user's own profiler session runs (JAX runs one
+at a time), nothing is measured and the record says why (:data:`REFUSED`).
 """
 
 from __future__ import annotations
@@ -72,8 +62,7 @@ class ProfilerBusy(Exception):
 def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
                    check: Checkpoint | None = None) -> Comparison:
     """``result`` with its :class:`XlaPasses`: one profiled cold compile per variant that
-    ran (only the flat one where nothing was nested). A stop (Ctrl-C, ``--timeout``) keeps
-    the compiles done and says why in ``stopped``; the comparison stands as measured."""
+    ran (flat only where nothing was nested). A stop keeps the compiles done and says why."""
     check = check or Checkpoint()
     check.report.at(PART)
     same = not prepared["nested"].variant.planned
@@ -121,9 +110,8 @@ def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
 
 
 def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
-    """One cold lowering and compile of ``p``, the compile under JAX's profiler; its
-    seconds (our own interval) and what the profile says of it, read by the events of
-    the backend JAX runs on."""
+    """One cold lowering and compile of ``p``, the compile under JAX's profiler: its
+    seconds (our own interval) and what the profile says of it."""
     from jax.profiler import ProfileData
 
     from .xplane import read_compile  # looked up at each call: tests press Ctrl-C in it
@@ -141,8 +129,7 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
 
 
 def compiled_as_read(compile_s: float, read: CompileRead) -> ProfiledCompile:
-    """The record of a compile of ``compile_s`` seconds (our own interval) that the
-    profile read as ``read``: passes and named parts biggest first."""
+    """The record of a compile of ``compile_s`` seconds read as ``read``, biggest first."""
     passes = tuple(PassTime(name, max(0.0, s), runs) for name, (s, runs) in
                    sorted(read.passes.items(), key=lambda kv: (-kv[1][0], kv[0])))
     named = tuple(NamedTime(key, n.seconds, n.events, n.biggest) for key, n in
@@ -155,12 +142,9 @@ def compiled_as_read(compile_s: float, read: CompileRead) -> ProfiledCompile:
 
 @contextlib.contextmanager
 def profiling(folder: str, host_tracer_level: int = 1) -> Iterator[None]:
-    """Within, a session of JAX's profiler writing to ``folder``: Python tracer off, host
-    tracer at ``host_tracer_level`` (the backend's: the lowest that records its compile
-    events). Raises :class:`ProfilerBusy` where it does not start (a session already
-    runs), touching nothing. Started and stopped with Ctrl-C held
-    (:func:`~jitmagic.interrupts.interrupts_held`): a session once started is always
-    stopped, however many times Ctrl-C is pressed, so none is left running."""
+    """Within, a session of JAX's profiler writing to ``folder`` (:class:`ProfilerBusy`
+    where it does not start), started and stopped with Ctrl-C held, so that a session once
+    started is always stopped."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     options.host_tracer_level = host_tracer_level
@@ -189,5 +173,5 @@ def _profile_file(folder: str) -> str:
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's passes."""
+    """The table of parts' entry: XLA's passes."""
     return add_xla_passes(result, dict(run.prepared), run.check)
