@@ -1,16 +1,10 @@
 """``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured.
 
-Both orderings end up as one compiled XLA program, but called eagerly,
-``vmap(jit(f))`` re-runs batching in Python on every call. This module measures
-the four orderings side by side (cold first call, steady per call, JAX's compile
-events, jaxpr, StableHLO size) on a batch from :mod:`~jitmagic.measure.parts.batches`
-and checks whether the
-XLA program each runs is the same as ``jit(vmap(f))``'s.
-
-Rows are interleaved (A B C D D C B A ...) so drift on a shared machine hits
-all of them; each row's steady state is timed right after its cold first
-call, while its executable is still cached; every raw sample is kept.
-No IPython, no matplotlib here.
+Both end up as one compiled XLA program, but called eagerly ``vmap(jit(f))`` re-runs
+batching in Python on every call. The four orderings run side by side on a batch from
+:mod:`~.batches`, interleaved (A B C D D C B A ...) so that drift hits them all, each
+row's steady state right after its cold first call; then each one's program is compared
+with ``jit(vmap(f))``'s.
 """
 
 from __future__ import annotations
@@ -57,8 +51,6 @@ from .batches import Batched
 from .batches import prepare_batch
 from .run import PartRun
 
-# --------------------------------------------------------------------------- programs
-
 
 def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
     """Fresh callables for the four orderings (fresh, so no cache is shared between runs)."""
@@ -95,18 +87,11 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
     return closed, lowered, lowered.compile()
 
 
-# --------------------------------------------------------------------------- measuring
-
-
 def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
                       deadline: float = math.inf, check: Checkpoint | None = None) -> Orderings:
-    """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches,
-    with ``options``' repeat, number and budget.
-
-    Ctrl-C or passing ``deadline`` (a ``clocks.wall()`` value; or ``check``,
-    the measurement's own checkpoint) stops after the current call; what was
-    measured is kept, the programs are not compared, and ``stopped`` says why.
-    """
+    """The four orderings of ``b``, measured side by side. Ctrl-C or passing ``deadline``
+    (a ``clocks.wall()`` value; or ``check``'s) stops after the current call: what was
+    measured is kept, the programs are not compared, and ``stopped`` says why."""
     runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
     monitor = Monitor()
     check = check or Checkpoint(deadline=deadline, report=Reporter(entry))
@@ -148,10 +133,8 @@ def _per_call_decided(runs: Sampler) -> bool:
 
 def _describe_programs(runs: Sampler, b: Batched, check: Checkpoint,
                        ) -> tuple[dict[str, list[str] | None], str | None]:
-    """Each measured ordering's program (see :func:`_describe_program`), compiled after
-    all timings, and why describing them stopped (None: it did not). A stop (Ctrl-C,
-    ``--timeout``) between two of them leaves the rest out: their timings stand, the
-    orderings say PARTIAL, and the programs left out are not compared."""
+    """Each measured ordering's program (:func:`_describe_program`), compiled after all
+    timings, and why describing them stopped (None: it did not; the rest are left out)."""
     hlo: dict[str, list[str] | None] = {}
     check.report.at("orderings")
     try:
@@ -165,7 +148,7 @@ def _describe_programs(runs: Sampler, b: Batched, check: Checkpoint,
 
 @dataclass(frozen=True)
 class OrderingSubject:
-    """One ordering as a sampler row: its cold first call is one interval, caches cleared."""
+    """One ordering as a sampler row: its cold first call one interval from cleared caches."""
 
     name: str
     b: Batched
@@ -177,8 +160,6 @@ class OrderingSubject:
         return self.b.args
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
-        """One interval from cleared caches, with its CPU seconds and how long the
-        threads waited for a CPU (so a busy machine's verdict is on CPU time)."""
         jax.clear_caches()
         fn = ordering_functions(self.b.fn, self.b.in_axes)[self.name]
         times: dict[str, float] = {}
@@ -214,18 +195,13 @@ def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
     return None if ref is None or mine is None else ref == mine
 
 
-# --------------------------------------------------------------------------- one call
-
-
 def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = None,
                       **kwargs: Any) -> Orderings:
     """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch.
 
-    ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default
-    64); with ``in_axes`` (as ``jax.vmap``'s) ``args`` already are the batch. Takes the
-    option keywords of :data:`ORDERINGS_TAKES` (through the one splitter,
-    :func:`~jitmagic.options.keywords.options_of`: any other option, or ``baseline=``, is refused
-    with a sentence); every other keyword goes to ``fn``.
+    ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default 64); with
+    ``in_axes`` ``args`` already are the batch. Takes the option keywords of
+    :data:`ORDERINGS_TAKES`; every other keyword goes to ``fn``.
     """
     options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,
                                  takes=ORDERINGS_TAKES)  # refused before anything runs
@@ -237,23 +213,11 @@ def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = Non
 ORDERINGS_TAKES = ("batch", "in_axes", "repeat", "number", "budget")
 
 
-def add_orderings(comparison: Any, b: Batched | None, options: Options, *,
-                  check: Checkpoint | None = None) -> Any:
-    """``comparison`` with the orderings of ``b`` measured into ``comparison.orderings``.
-
-    Nothing is measured without a batch, or when the comparison itself was
-    stopped (interrupted or out of time): it comes back as it was. Orderings
-    that stop are marked PARTIAL themselves (``orderings.stopped``); the finished
-    comparison is not, and ``Comparison.stopped_anywhere`` keeps what comes after
-    them from running.
-    """
-    if b is None or comparison.stopped:
-        return comparison
-    measured = measure_orderings(b, options, entry=comparison.entry, check=check)
-    return dataclasses.replace(comparison, orderings=measured)
-
-
 def add_part(result: Any, run: PartRun) -> Any:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the orderings of
-    the batch the pipeline checked before anything was timed."""
-    return add_orderings(result, run.batched, run.options, check=run.check)
+    """The table of parts' entry: the orderings of the batch the pipeline checked before
+    anything was timed; nothing without a batch or where the comparison stopped. Orderings
+    that stop are marked PARTIAL themselves, not the finished comparison."""
+    if run.batched is None or result.stopped:
+        return result
+    measured = measure_orderings(run.batched, run.options, entry=result.entry, check=run.check)
+    return dataclasses.replace(result, orderings=measured)

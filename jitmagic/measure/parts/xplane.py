@@ -2,36 +2,12 @@
 each part of the compile (before XLA's passes, serialization, the HLO passes, code
 generation), of each HLO pass, and of the parts a backend names inside them.
 
-What a profile holds (JAX 0.10.2; found by walking ``jax.profiler.ProfileData.from_file``
-of the ``.xplane.pb`` that ``jax.profiler.trace`` writes, on a CPU and on a TPU v5e):
-
-* planes with no events (``/host:metadata``, ``Task Environment``) and ``/host:CPU``, with
-  a line per host thread: the calling thread (``python``), the compiler's thread pool and
-  the backend's worker threads.
-* A line's events are flat (``name``, ``start_ns``, ``duration_ns``, ``stats``); how they
-  nest is by time: an event inside another's interval on the same line is its child.
-  Events on different lines may run at once: never add them up as wall time.
-* Each run of an HLO pass pipeline is an event named ``<pipeline> (<module>)`` with the
-  stat ``module`` (``HLO passes through layout assignment (jit_loss)``); its children are
-  its passes, by XLA's pass names (``algsimp``, ``cse``, ``dce``, ``fusion``, ...), and
-  the HLO verifier between passes. A pass that is a pipeline itself (``simplification``,
-  run to a fixed point) holds one pipeline event per run, and those hold its passes.
-* Which other events make which part of the compile is the backend's: a CPU compile runs
-  on one compiler thread with code generation's workers beside it; a TPU compile hops
-  between threads (its passes on ``xla_tpu_thread`` lines, code generation's parts on
-  several threads at once). :mod:`jitmagic.backends.profile` names them per backend.
-
-So each part of a compile is the wall time during which one of its events ran, on any
-thread, and an instant two parts' events cover is the first one's
-(:data:`~jitmagic.backends.profile.PARTS`): the parts never overlap and never add up
-threads, so with the rest they add up to the compile. The HLO passes are every pipeline
-run (those inside code generation included) and the backend's own HLO-pass events; code
-generation is the backend's code-generation events less the HLO passes; the time before
-XLA's passes runs from the backend call's start to XLA's own compile, less the parts
-inside it. A pass's seconds are its event's, less the pipelines nested in it on its own
-thread (theirs go to their own passes), summed over its runs. The rest of a compile
-(Python, PjRt, loading the executable) is what no part covers. Reading a profile takes
-about a millisecond.
+A line's events nest by time (an event inside another's interval on the same line is its
+child); lines may run at once, so a part is the wall time during which one of its events
+ran, on any thread, and an instant two parts cover is the earlier part's
+(:data:`~jitmagic.backends.profile.PARTS`): the parts never overlap and, with the rest,
+add up to the compile. A pass's seconds are its event's less the pipelines nested in it
+on its own thread, summed over its runs. The profile's layout: docs/xla.md.
 """
 
 from __future__ import annotations
@@ -115,8 +91,8 @@ class Cover:
 
 @dataclass(frozen=True)
 class NamedRead:
-    """A part the backend names (:class:`~jitmagic.backends.profile.Named`) as read:
-    its seconds inside its part, how many events made it, and the biggest one's name."""
+    """A part the backend names, as read: its seconds inside its part, how many events
+    made it, and the biggest one's name."""
 
     seconds: float
     events: int
@@ -142,7 +118,7 @@ def read_compile(profile: Any, platform: str | None = "cpu") -> CompileRead:
     """The parts, HLO passes and named parts of the compile ``profile`` holds (a
     ``jax.profiler.ProfileData``), read by the events of the backend ``platform``."""
     events = compile_events.of(platform)
-    roots = [s for line in _lines(profile) for s in _tree(line.events)]
+    roots = [s for plane in profile.planes for line in plane.lines for s in _tree(line.events)]
     window = _window(roots, events)
     covers = _part_covers(roots, events, window)
     passes: dict[str, tuple[float, int]] = {}
@@ -153,11 +129,6 @@ def read_compile(profile: Any, platform: str | None = "cpu") -> CompileRead:
         events.platform, {part: c.seconds for part, c in covers.items()}, passes,
         _named(roots, events, covers, window),
         _cover(llvm, window).seconds if llvm else None)
-
-
-def _lines(profile: Any) -> Iterator[Any]:
-    for plane in profile.planes:
-        yield from plane.lines
 
 
 def _tree(events: Iterable[Any]) -> list[Span]:
@@ -254,12 +225,6 @@ def _named(roots: list[Span], events: CompileEvents, covers: dict[str, Cover],
     return read
 
 
-def _less_pipelines(span: Span) -> float:
-    """``span``'s seconds less those of the pipelines run inside it."""
-    return span.seconds - sum(p.seconds for p in _outermost(span.children,
-                                                            lambda s: s.pipeline))
-
-
 def _add_passes(pipeline: Span, passes: dict[str, tuple[float, int]]) -> None:
     """Each pass of one pipeline run into ``passes``; the pipelines inside a pass count
     for their own passes."""
@@ -267,7 +232,8 @@ def _add_passes(pipeline: Span, passes: dict[str, tuple[float, int]]) -> None:
         if child.pipeline:
             _add_passes(child, passes)
             continue
+        inner = list(_outermost(child.children, lambda s: s.pipeline))
         seconds, runs = passes.get(child.name, (0.0, 0))
-        passes[child.name] = (seconds + _less_pipelines(child), runs + 1)
-        for inner in _outermost(child.children, lambda s: s.pipeline):
-            _add_passes(inner, passes)
+        passes[child.name] = (seconds + child.seconds - sum(p.seconds for p in inner), runs + 1)
+        for pipeline_inside in inner:
+            _add_passes(pipeline_inside, passes)
