@@ -28,6 +28,7 @@ from ..model.comparison import Comparison
 from ..model.notes import Note
 from ..model.notes import Noted
 from ..model.notes import Warned
+from ..model.parts import later_labels
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.rows import VARIANTS
@@ -51,7 +52,6 @@ from .discovery.bindings import seconds_waited
 from .parts import add_parts
 from .parts import batches
 from .parts.run import PartRun
-from .parts.run import later_labels
 from .sampling import clocks
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off

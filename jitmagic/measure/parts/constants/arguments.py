@@ -1,26 +1,12 @@
 """Big captured constants, measured passed as arguments: the part that runs after a
 comparison whose variant captures :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES`
-of array constants or more (nothing is measured, or shown, below that).
+of array constants or more.
 
-For each such variant, from its own traced closed jaxpr (no user code runs again):
-
-* its constants of :data:`~.lifting.LIFT_BYTES` or more (at most
-  :data:`~.lifting.MOST_LIFTED`, the biggest) are *lifted*; both forms replay the
-  jaxpr (:class:`~.lifting.Replay`), one with them captured as JAX traced them, one
-  with them passed as arguments (put on the device first, untimed, as an argument a
-  user passes would be), so that the forms differ in that alone;
-* both programs are traced untimed and checked: the passed one must hold none of the
-  lifted constants, and both as many equations as the variant's own program;
-* then cold first calls, interleaved (captured, passed, then passed, captured, ...,
-  the variants' pairs side by side), each from ``jax.clear_caches()`` with the
-  persistent cache off until its result is ready (``first_call_run``, JAX's stage
-  events inside it), as rows of the one sampler, in the one rule's rounds for a part
-  (:func:`~jitmagic.measure.parts.run.part_rounds`: ``-r auto``'s fewest pairs, then
-  more while the one rule is undecided, within ``--budget``); the outputs of the two
-  forms are compared as the comparison's are.
-
-Ctrl-C and ``--timeout`` stop it between runs, like every part: what was measured is
-kept and the record says PARTIAL (``stopped``).
+For each such variant, its own traced jaxpr is replayed (no user code runs again) in two
+forms, its biggest constants captured as JAX traced them or passed as arguments
+(:mod:`~.lifting`); both programs are checked untimed, then their cold first calls run
+interleaved as rows of the one sampler in :func:`~..run.part_rounds`, and their outputs
+are compared. The method: docs/constants.md.
 """
 
 from __future__ import annotations
@@ -72,7 +58,6 @@ from ...variants.rows import Prepared
 from ...variants.rows import Staged
 from ..run import PartRun
 from ..run import in_one_process_only
-from ..run import later_labels
 from ..run import part_rounds
 from .lifting import LIFT_BYTES
 from .lifting import ProgramConstants
@@ -101,7 +86,7 @@ def _big(result: Comparison) -> list[str]:
 @dataclass
 class Forms:
     """One variant's two forms, ready to time: each form's function and arguments, and
-    the record so far (constants named, programs checked, notes)."""
+    the record so far."""
 
     variant: str
     calls: dict[str, tuple[Callable, tuple]] = field(default_factory=dict)
@@ -112,10 +97,8 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
                            built: Mapping[str, Staged], *,
                            check: Checkpoint | None = None,
                            options: Options | None = None) -> Comparison:
-    """``result`` carrying its big constants measured passed as arguments
-    (``constant_arguments``), in the one rule's rounds for a part
-    (:func:`~.run.part_rounds`: ``options``' budget); as it was where no
-    variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
+    """``result`` with its big constants measured passed as arguments; as it was where
+    no variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
         return result
@@ -141,9 +124,8 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
 
 def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -> Forms:
     """The variant's two forms from its traced program (a ``Traced`` or closed jaxpr),
-    with its lifted constants named and both programs checked; a form that cannot be
-    built leaves the record with a note instead of samples. ``notes`` gets the
-    part's own (captured values that are not arrays)."""
+    its lifted constants named and both programs checked; where they cannot be built, the
+    record says why. ``notes`` gets the part's own (captured values that are not arrays)."""
     closed = _closed(traced)
     found = program_constants(closed)
     notes.extend(found.notes)
@@ -180,8 +162,8 @@ def _closed(traced: Any) -> Any:
 
 
 def why_not_lifted(found: ProgramConstants) -> list[Note]:
-    """A note for each big constant left captured because the replay cannot pass it,
-    and one where constants below the lifting size hold most of the bytes."""
+    """A note for each big constant the replay cannot pass, and one where constants below
+    the lifting size hold most of the bytes."""
     out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
                        for c in found.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
     total = sum(c.nbytes for c in found.constants)
@@ -192,8 +174,8 @@ def why_not_lifted(found: ProgramConstants) -> list[Note]:
 
 
 def named_constants(prepared: Prepared, found: ProgramConstants) -> tuple[LiftedConstant, ...]:
-    """The lifted constants as the record keeps them: bytes, shape, dtype, the user's
-    lines that read them and the Python name that holds them."""
+    """The lifted constants as the record keeps them, with the user's lines that read
+    them and the Python name that holds them."""
     lifted = found.lifted()
     variant = prepared.variant
     user = user_code(variant.fn)
@@ -210,9 +192,8 @@ def named_constants(prepared: Prepared, found: ProgramConstants) -> tuple[Lifted
 
 
 def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
-    """``record`` with what the two forms' programs hold, from an untimed trace of each:
-    their equations, and the captured constants the passed one has left. A lifted
-    constant still captured there is said in a note."""
+    """``record`` with the two forms' equations and the captured constants the passed
+    one has left (a note where a lifted one is still captured), from an untimed trace."""
     eqns = dict(record.eqns)
     left = None
     for form, (fn, args) in forms.calls.items():
@@ -230,11 +211,8 @@ def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
 
 
 def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> str | None:
-    """Interleaved cold first calls of every variant's two forms, rows of the one
-    :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in
-    ``rounds`` (:func:`~.run.part_rounds`'s), taking one more while the rule is
-    undecided (``rounds.ended`` then says why they ended). Into their records; why they
-    stopped early (None: they did not)."""
+    """Interleaved cold first calls of every variant's two forms in ``rounds``, one more
+    while the rule is undecided, into their records; why they stopped early (or None)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
             for form in FORMS}
     if not rows:
@@ -271,9 +249,8 @@ def _taken(variants: dict[str, ConstantVariant]) -> int:
 
 @dataclass
 class FormSubject:
-    """One form of a variant (its constants captured, or passed as arguments) as a
-    sampler row: its cold first call from cleared caches; no steady state. Its first
-    output is kept until both forms are compared."""
+    """One form of a variant as a sampler row: its cold first call from cleared caches, no
+    steady state; its first output kept until both forms are compared."""
 
     fn: Callable
     call_args: tuple
@@ -316,15 +293,14 @@ def _with_samples(record: ConstantVariant, taken: dict[str, dict[str, list[float
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where a variant
-    captured big constants (not at each value of a sweep), those passed as arguments;
-    progress then lists the part. Under several processes it is left out with a note:
-    its pairs decide on this process's own clock."""
+    """The table of parts' entry: where a variant captured big constants (not in a
+    sweep), those passed as arguments. Under several processes it is left out with a
+    note: its pairs decide on this process's own clock."""
     if run.options.sweep is not None or not wanted(result):
         return result
     note = in_one_process_only(parts.named("constant_arguments"), run.check)
     if note:
         return dataclasses.replace(result, warned=(*result.warned, note))
-    run.check.report.parts = later_labels(run.options, found=("constant_arguments",))
+    run.check.report.parts = parts.later_labels(run.options, found=("constant_arguments",))
     return add_constant_arguments(result, run.prepared, run.built, check=run.check,
                                   options=run.options)

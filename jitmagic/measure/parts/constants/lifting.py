@@ -1,18 +1,9 @@
 """The array constants of a traced program, and the program replayed with its biggest
-ones captured (as JAX traced it) or passed as arguments.
-
-An array the traced code reads without receiving it (a global NumPy table, a closure's
-weights, an array made while tracing) is a constant of the closed jaxpr, and reaches
-XLA as a literal of the module: XLA may fold the operations on it while compiling.
-Passed as an argument, it is a parameter XLA knows only by shape and dtype. Both forms
-here replay the variant's own closed jaxpr equation by equation (no user code runs), so
-they differ in that one thing.
-
-A nested jit keeps its constants in its own closed jaxpr: the replay runs each such
-call as a jit of its own (one per distinct sub-jaxpr, named as it was, so the program
-keeps its shape) that takes the constants below it as arguments. A constant read only
-inside a loop body, a branch or a custom rule's jit call is not lifted (its value would
-have to be threaded through that primitive): it stays captured, with a note.
+ones captured (as JAX traced it) or passed as arguments, equation by equation, so that the
+two forms differ in that alone (XLA may fold operations on a literal, never on a
+parameter). A nested jit keeps its constants in its own closed jaxpr: the replay runs each
+as a jit of its own that takes the constants below it as arguments. A constant read only
+inside a loop body, a branch or a custom rule stays captured, with a note.
 """
 
 from __future__ import annotations
@@ -47,9 +38,8 @@ JIT_PRIMITIVES = ("jit", "pjit")
 @dataclass
 class Constant:
     """One array constant the program reads: its value as the jaxpr holds it, its bytes,
-    the tracebacks of the equations that read it (each with that of the equation holding
-    its jaxpr, where the reader has no user frame), and where a read is that the replay
-    cannot pass it to (a ``scan`` body's jit call; None: it can be lifted)."""
+    the tracebacks of its reads (each with that of the equation holding its jaxpr), and
+    the primitive the replay cannot pass it through (None: it can be lifted)."""
 
     value: Any
     nbytes: int
@@ -64,7 +54,7 @@ class Constant:
 @dataclass
 class ProgramConstants:
     """The array constants of a program, biggest first, and a note for each captured
-    value that is not an array of numbers (left as it is)."""
+    value that is not an array of numbers."""
 
     constants: list[Constant]
     notes: list[Note]
@@ -77,9 +67,7 @@ class ProgramConstants:
 
 
 def program_constants(closed: Any) -> ProgramConstants:
-    """The array constants ``closed`` (a closed jaxpr) reads, each once by identity,
-    with where each is read (:class:`Constant`), and notes for captured values that are
-    no array of numbers (an object, a leaked tracer, an object-dtype array)."""
+    """The array constants ``closed`` (a closed jaxpr) reads, each once by identity."""
     values = constants_of(closed)
     found: dict[int, Constant] = {}
     notes = [not_an_array(v) for v in values.values() if array_bytes(v) is None
@@ -98,9 +86,9 @@ def program_constants(closed: Any) -> ProgramConstants:
 
 
 def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
-    """Every equation of the program, each distinct jaxpr once per kind of path to it:
-    (equation, the primitive on the way to it that the replay cannot pass constants
-    through or None, the traceback of the equation holding its jaxpr)."""
+    """(equation, the primitive on the way to it that the replay cannot pass constants
+    through or None, the traceback of the equation holding its jaxpr), each distinct
+    jaxpr once per kind of path to it."""
     top = getattr(closed, "jaxpr", closed)
     stack: list[tuple[Any, str | None, Any]] = [(top, None, None)]
     seen: set[tuple[int, bool]] = set()
@@ -128,10 +116,9 @@ def not_an_array(value: Any) -> Constants:
 
 
 class Replay:
-    """``closed``'s program, replayed equation by equation, as JAX traced it
-    (:meth:`captured`) or with the constants ``lifted`` (values as the jaxpr holds them)
-    passed as arguments (:meth:`passed`). Both make the same equations and jit calls, so
-    they differ only in where the lifted constants come from."""
+    """``closed``'s program, replayed as JAX traced it (:meth:`captured`) or with the
+    constants ``lifted`` (values as the jaxpr holds them) passed as arguments
+    (:meth:`passed`): the same equations and jit calls either way."""
 
     def __init__(self, closed: Any, lifted: Sequence[Any]):
         self.closed = closed
@@ -202,8 +189,7 @@ class Replay:
 
     def _call(self, eqn: Any) -> Callable:
         """The jit that runs a jit equation's program with its lifted constants as its
-        first argument: one per distinct sub-jaxpr, so that JAX's trace cache shares one
-        body between its calls as it did."""
+        first argument: one per distinct sub-jaxpr, so that its calls share one body."""
         inner = eqn.params["jaxpr"]
         if id(inner) not in self._calls:
             needs = self._needs_in(inner)
@@ -218,9 +204,8 @@ class Replay:
 
 def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                    closed: Any) -> list[Any] | None:
-    """The call's traced leaves in the order of ``closed``'s inputs (static arguments,
-    by ``jit_options``, left out); None where they do not match its inputs one for one
-    by shape and dtype."""
+    """The call's traced leaves in the order of ``closed``'s inputs (static ones left out);
+    None where they do not match its inputs one for one by shape."""
     n = len(args)
     static = {i % n for i in jit_options.get("static_argnums", ()) or () if -n <= i < n}
     names = set(jit_options.get("static_argnames", ()) or ())
@@ -230,8 +215,7 @@ def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, A
     invars = closed.jaxpr.invars
     if len(leaves) != len(invars):
         return None
-    for leaf, var in zip(leaves, invars, strict=True):
-        aval = var.aval
-        if np.shape(leaf) != getattr(aval, "shape", None):
-            return None
+    if any(np.shape(leaf) != getattr(var.aval, "shape", None)
+           for leaf, var in zip(leaves, invars, strict=True)):
+        return None
     return leaves

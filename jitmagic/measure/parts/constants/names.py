@@ -1,20 +1,11 @@
-"""Where a captured constant comes from: the user's source lines that read it, and the
-Python name that holds it.
+"""Where a captured constant comes from: the user's source lines that read it (the
+innermost user frame of the equations that read it), and the Python name that holds it.
 
-The lines come from the equations that read the constant (``eqn.source_info``: the
-innermost frame of the user's code), as ``--lines`` places them; StableHLO locations
-cannot place a constant (they say ``loc(unknown)``).
-
-The name is looked for where the user's code can reach an array by name: the globals
-its functions look up, their closure cells, ``self`` of a bound-method or callable
-entry, and one step inside each of those (``model.table``, ``params['w']``,
-``self.table``). What the jaxpr holds is not always the user's object: a jax Array
-global is held as it is, but a NumPy global is held as a view of it (JAX's
-``TypedNdArray``), and a float64 one converted to float32 (without ``jax_enable_x64``)
-as a copy. So a name is matched by identity (or, for NumPy, shared memory), else by the
-one candidate of equal shape and dtype, else by the one of equal shape holding numbers
-of the same kind (a converted copy; never an object array); with several such
-candidates it is left unnamed rather than guessed.
+The name is looked for among the globals and closure cells of the user's functions and
+``self`` of the entry, and one step inside each. The jaxpr may hold a view (NumPy) or a
+converted copy (float64 without x64) of the user's array, so a name is matched by
+identity (or shared memory), else by the one candidate of equal shape and dtype, else of
+equal shape and kind of number; with several candidates it is left unnamed.
 """
 
 from __future__ import annotations
