@@ -66,14 +66,12 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
     check = check or Checkpoint()
     check.report.at(PART)
     same = not prepared["nested"].variant.planned
-    if profiler_running():
-        return dataclasses.replace(result, xla_passes=XlaPasses(same_program=same,
-                                                                reason=REFUSED))
     compiles: dict[str, ProfiledCompile] = {}
     notes: dict[str, Noted] = {}
-    stopped = reason = None
-    names = PROFILED[:1] if same else PROFILED
+    stopped, names = None, PROFILED[:1] if same else PROFILED
     try:
+        if profiler_running():
+            raise ProfilerBusy(REFUSED)
         for name in names:
             if compiles:  # a stop is said to come after the compile just profiled
                 check(f"the {list(compiles)[-1]} variant's profiled compile")
@@ -92,16 +90,15 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
         stopped = f"{stop.reason}; no profiled compile of the {' and '.join(left)} variant" \
                   f"{'s' * (len(left) > 1)}"
     except ProfilerBusy as busy:
-        reason = REFUSED if profiler_running() else str(busy)
-    if reason is not None:
-        compiles, notes = {}, {}
-    return dataclasses.replace(result, xla_passes=XlaPasses(compiles, same, reason, notes,
+        return dataclasses.replace(result, xla_passes=XlaPasses(
+            same_program=same, reason=REFUSED if profiler_running() else str(busy)))
+    return dataclasses.replace(result, xla_passes=XlaPasses(compiles, same, None, notes,
                                                             stopped))
 
 
 def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
-    """The platform the call's arguments are placed on where they are ``ShapeDtypeStruct``
-    on a target's devices (``"tpu"``); None for arrays of this machine's backend."""
+    """The platform of a target's devices the call's ``ShapeDtypeStruct`` arguments are
+    placed on (``"tpu"``); None for arrays of this machine's backend."""
     for leaf in jax.tree_util.tree_leaves((args, kwargs)):
         if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None:
             devices = getattr(leaf.sharding, "device_set", None) or ()
