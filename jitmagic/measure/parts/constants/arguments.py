@@ -63,10 +63,10 @@ from .lifting import LIFT_BYTES
 from .lifting import ProgramConstants
 from .lifting import Replay
 from .lifting import flat_arguments
+from .lifting import lines_of
+from .lifting import name_of
 from .lifting import program_constants
-from .names import lines_of
-from .names import name_of
-from .names import reachable_arrays
+from .lifting import reachable_arrays
 
 #: What progress calls this part.
 PART = parts.named("constant_arguments").label
