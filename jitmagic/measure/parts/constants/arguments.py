@@ -59,14 +59,7 @@ from ...variants.rows import Staged
 from ..run import PartRun
 from ..run import in_one_process_only
 from ..run import part_rounds
-from .lifting import LIFT_BYTES
-from .lifting import ProgramConstants
-from .lifting import Replay
-from .lifting import flat_arguments
-from .lifting import lines_of
-from .lifting import name_of
-from .lifting import program_constants
-from .lifting import reachable_arrays
+from . import lifting
 
 #: What progress calls this part.
 PART = parts.named("constant_arguments").label
@@ -116,9 +109,10 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     else:
         stopped = time_forms(forms, check, rounds)
     variants = {n: f.record for n, f in forms.items() if f.record is not None}
+    taken = max((len(v.samples.get(CAPTURED, {}).get(FIRST_CALL, ())) for v in variants.values()),
+                default=0)  # the most cold first calls of a captured form
     record = ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
-                               clocks.wall() - start, rounds=_taken(variants),
-                               rounds_ended=rounds.ended)
+                               clocks.wall() - start, rounds=taken, rounds_ended=rounds.ended)
     return dataclasses.replace(result, constant_arguments=record)
 
 
@@ -127,7 +121,7 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
     its lifted constants named and both programs checked; where they cannot be built, the
     record says why. ``notes`` gets the part's own (captured values that are not arrays)."""
     closed = _closed(traced)
-    found = program_constants(closed)
+    found = lifting.program_constants(closed)
     notes.extend(found.notes)
     lifted = found.lifted()
     constants = named_constants(prepared, found)
@@ -135,13 +129,14 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
     forms = Forms(name)
     record = ConstantVariant(name, constants, {}, before,
                              eqns={"traced": count_equations(closed)},
-                             noted=tuple(why_not_lifted(found)))
-    flat = flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options, closed)
+                             noted=tuple(found.not_lifted()))
+    flat = lifting.flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options,
+                                  closed)
     if not lifted or flat is None:
         reason = Constants("constants_unmatched" if flat is None else "no_constant_passed", name)
         forms.record = dataclasses.replace(record, noted=(*record.noted, reason))
         return forms
-    replay = Replay(closed, [c.value for c in lifted])
+    replay = lifting.Replay(closed, [c.value for c in lifted])
     entry = getattr(prepared.variant.fn, "__name__", name)
     on_device = tuple(jax.device_put(c.value) for c in lifted)
     forms.calls = {CAPTURED: (replay.captured(entry), tuple(flat)),
@@ -161,31 +156,20 @@ def _closed(traced: Any) -> Any:
     return traced
 
 
-def why_not_lifted(found: ProgramConstants) -> list[Note]:
-    """A note for each big constant the replay cannot pass, and one where constants below
-    the lifting size hold most of the bytes."""
-    out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
-                       for c in found.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
-    total = sum(c.nbytes for c in found.constants)
-    small = sum(c.nbytes for c in found.constants if c.nbytes < LIFT_BYTES)
-    if small * 2 > total:
-        out.append(Constants("small_constants", small, total, LIFT_BYTES))
-    return out
-
-
-def named_constants(prepared: Prepared, found: ProgramConstants) -> tuple[LiftedConstant, ...]:
+def named_constants(prepared: Prepared, found: lifting.ProgramConstants
+                    ) -> tuple[LiftedConstant, ...]:
     """The lifted constants as the record keeps them, with the user's lines that read
     them and the Python name that holds them."""
     lifted = found.lifted()
     variant = prepared.variant
     user = user_code(variant.fn)
-    lines = [lines_of(c, user) for c in lifted]
+    lines = [lifting.lines_of(c, user) for c in lifted]
     codes = [code for code, mine in user.codes.items() if mine]
     helpers = [b.original for h in variant.plan.helpers.values() for b in h.bindings]
-    arrays = reachable_arrays(variant.plan.fn, helpers, codes)
+    arrays = lifting.reachable_arrays(variant.plan.fn, helpers, codes)
     out = []
     for c, where in zip(lifted, lines, strict=True):
-        name, matched = name_of(c.value, arrays)
+        name, matched = lifting.name_of(c.value, arrays)
         out.append(LiftedConstant(c.nbytes, tuple(int(d) for d in np.shape(c.value)),
                                   str(c.value.dtype), where, name, matched))
     return tuple(out)
@@ -194,20 +178,16 @@ def named_constants(prepared: Prepared, found: ProgramConstants) -> tuple[Lifted
 def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
     """``record`` with the two forms' equations and the captured constants the passed
     one has left (a note where a lifted one is still captured), from an untimed trace."""
-    eqns = dict(record.eqns)
-    left = None
+    eqns, left, noted = dict(record.eqns), None, record.noted
     for form, (fn, args) in forms.calls.items():
         jaxpr = jax.jit(fn).trace(*args).jaxpr
         eqns[form] = count_equations(jaxpr)
-        if form == PASSED:
-            left = captured_constants(jaxpr)
-    notes = list(record.noted)
-    lifted = len(record.constants), sum(c.nbytes for c in record.constants)
-    before = record.captured_constants
-    if left is not None and left != (before[0] - lifted[0], before[1] - lifted[1]):
-        notes.append(Constants("constants_still_captured", record.variant, left[0], left[1],
-                                            before[0] - lifted[0]))
-    return dataclasses.replace(record, eqns=eqns, constants_left=left, noted=tuple(notes))
+        left = captured_constants(jaxpr) if form == PASSED else left
+    count, nbytes = record.captured_constants
+    expected = (count - len(record.constants), nbytes - sum(c.nbytes for c in record.constants))
+    if left is not None and left != expected:
+        noted += (Constants("constants_still_captured", record.variant, *left, expected[0]),)
+    return dataclasses.replace(record, eqns=eqns, constants_left=left, noted=noted)
 
 
 def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> str | None:
@@ -237,14 +217,12 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
             outputs = OutputCheck(len(FORMS))
             for form in FORMS:
                 outputs.add(form, rows[f"{name} {form}"].output)
-            f.record = _with_samples(f.record, samples(name), outputs, _failed(name, runs))
+            f.record = dataclasses.replace(
+                f.record, samples=samples(name), outputs_kind=outputs.kind,
+                max_abs_diff=outputs.max_abs_diff if outputs.kind else None,
+                error=_failed(name, runs) or f.record.error,
+                noted=(*f.record.noted, *outputs.problems))
     return runs.stopped
-
-
-def _taken(variants: dict[str, ConstantVariant]) -> int:
-    """The rounds the forms took: the most cold first calls of a captured form."""
-    return max((len(v.samples.get(CAPTURED, {}).get(FIRST_CALL, ())) for v in variants.values()),
-               default=0)
 
 
 @dataclass
@@ -253,20 +231,13 @@ class FormSubject:
     steady state; its first output kept until both forms are compared."""
 
     fn: Callable
-    call_args: tuple
+    args: tuple
+    kwargs: dict[str, Any] = field(default_factory=dict)
     warm_up: bool = False
     output: Any = None
 
-    @property
-    def args(self) -> tuple:
-        return self.call_args
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return {}
-
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
-        run = first_call_run(self.fn, self.call_args, {}, monitor, check, opts={})
+        run = first_call_run(self.fn, self.args, {}, monitor, check, opts={})
         if self.output is None:
             self.output = run.output
         return ColdSample(run.times, run.jitted, None)
@@ -282,14 +253,6 @@ def _failed(name: str, runs: Sampler) -> str | None:
         if exc is not None:
             return f"the {form} form failed: {type(exc).__name__}: {exc}"
     return None
-
-
-def _with_samples(record: ConstantVariant, taken: dict[str, dict[str, list[float]]],
-                  outputs: OutputCheck, error: str | None) -> ConstantVariant:
-    notes = (*record.noted, *outputs.problems)
-    return dataclasses.replace(record, samples=taken, outputs_kind=outputs.kind,
-                               max_abs_diff=outputs.max_abs_diff if outputs.kind else None,
-                               error=error or record.error, noted=notes)
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:

@@ -85,6 +85,17 @@ class ProgramConstants:
         big = [c for c in self.constants if c.liftable and c.nbytes >= LIFT_BYTES]
         return big[:MOST_LIFTED]
 
+    def not_lifted(self) -> list[Note]:
+        """A note for each big constant the replay cannot pass, and one where constants
+        below the lifting size hold most of the bytes."""
+        out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
+                           for c in self.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
+        total = sum(c.nbytes for c in self.constants)
+        small = sum(c.nbytes for c in self.constants if c.nbytes < LIFT_BYTES)
+        if small * 2 > total:
+            out.append(Constants("small_constants", small, total, LIFT_BYTES))
+        return out
+
 
 def program_constants(closed: Any) -> ProgramConstants:
     """The array constants ``closed`` (a closed jaxpr) reads, each once by identity."""
