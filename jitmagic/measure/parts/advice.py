@@ -22,12 +22,10 @@ from ...errors import UserCodeError
 from ...model.advice import Advice
 from ...model.advice import Candidate
 from ...model.attribution import Attribution
-from ...model.attribution import HelperTime
 from ...model.comparison import Comparison
 from ...model.notes import Warned
 from ...model.progress import Draw
 from ...model.stats.rule import FASTER
-from ...model.stats.rule import Difference
 from ...model.stats.rule import difference
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import Clock
@@ -87,9 +85,14 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Opt
     rounds = _Rounds(plan, (args, kwargs), options, check, warm_up=not shared)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
-    own, sets = _first_sets(tried, everything, shared)
+    # the advice's own rows (nest-everything only where the comparison's is not shared),
+    # then each candidate nested alone
+    own: dict[str, tuple[str, ...]] = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
+    sets = {**own, **{only(h.helper): (h.helper,) for h in tried}}
     first = _measure(rounds, sets)
-    ranked = _ranked(tried, first)
+    ranked = tuple(sorted((_candidate(h.helper, h.calls, first.cold, first.execute,
+                                      first.errors) for h in tried),
+                          key=lambda c: (c.saving_s is None, -(c.saving_s or 0.0), c.helper)))
     recommended = tuple(c.helper for c in ranked if c.significant)
     rec_label, set_cold, stopped = _set_round(rounds, own, sets, recommended, first)
     return Advice(
@@ -127,29 +130,14 @@ class _Measured(NamedTuple):
     clock: Clock
 
 
-def _first_sets(tried: list[HelperTime], everything: tuple[str, ...], shared: Shared,
-                ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """The advice's own rows (flat, and nest-everything where the comparison's samples are
-    not shared), and the first round's sets: those rows and each candidate nested alone."""
-    own: dict[str, tuple[str, ...]] = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
-    return own, {**own, **{only(h.helper): (h.helper,) for h in tried}}
-
-
-def _ranked(tried: list[HelperTime], first: _Measured) -> tuple[Candidate, ...]:
-    """Each candidate judged from the first round, the largest saving first (a failed or
-    unmeasured one last)."""
-    return tuple(sorted((_candidate(h.helper, h.calls, first.cold, first.execute,
-                                    first.errors) for h in tried),
-                        key=lambda c: (c.saving_s is None, -(c.saving_s or 0.0), c.helper)))
-
-
 def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str, tuple],
                recommended: tuple[str, ...], first: _Measured,
                ) -> tuple[str | None, dict[str, list[float]], str | None]:
     """The recommended set's row: (its label or None, the cold samples it is told from,
     why measuring stopped). A set the first round measured is read from it; a new one
     gets a round of its own on the first round's clock, unless the first round stopped."""
-    label = _set_label(recommended, sets)
+    label = next((label for label, nest in sets.items()
+                  if recommended and set(nest) == set(recommended)), None)
     if label is not None or not recommended or first.stopped:
         return label, first.cold, first.stopped
     try:
@@ -199,14 +187,6 @@ def _advice_options(result: Comparison, options: Options) -> Options:
         return options
     return dataclasses.replace(options, budget=min(budget_of(options),
                                                     ADVICE_SHARE * result.wall_s))
-
-
-def _shared(result: Comparison, options: Options) -> Shared:
-    """The comparison's flat and nested samples where nested nests every helper (no
-    ``--nest``) and was measured: "nest everything" is then told from them."""
-    if options.nest is not None or not result.nested.samples["first_call_s"]:
-        return {}
-    return {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)}
 
 
 def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
@@ -282,14 +262,10 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
     change = median(execute[label]) - median(execute[FLAT]) if steady else None
     judged = difference(execute[FLAT], execute[label]).significant \
         if len(execute[FLAT]) >= 2 and len(execute[label]) >= 2 else None
-    return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER,
+    # the saving the rule needs at this spread and number of repeats
+    noise = None if d.noise is None else median(cold[FLAT]) * (1 - 1 / d.noise)
+    return Candidate(helper, calls, saving, change, noise, d.kind == FASTER,
                      execute_significant=judged)
-
-
-def _set_label(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]]) -> str | None:
-    """The label of a set measured already that nests exactly the recommended helpers."""
-    return next((label for label, nest in sets.items()
-                 if recommended and set(nest) == set(recommended)), None)
 
 
 def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | None, str | None]:
@@ -306,11 +282,6 @@ def _saving(cold: dict[str, list[float]], label: str) -> float | None:
     return median(cold[FLAT]) - median(cold[label]) if cold.get(label) else None
 
 
-def _noise(flat: list[float], d: Difference) -> float | None:
-    """The saving, in seconds, that the rule needs at this spread and number of repeats."""
-    return None if d.noise is None else median(flat) * (1 - 1 / d.noise)
-
-
 def add_part(result: Comparison, run: PartRun) -> Comparison:
     """The table of parts' entry: ``result`` with its ``attribution`` and/or ``advice``, as
     the options ask, from one trace of the flat variant (a warning where it failed). A
@@ -321,11 +292,15 @@ def add_part(result: Comparison, run: PartRun) -> Comparison:
     if not result.flat.ok:
         return dataclasses.replace(result, warned=(*result.warned, Warned("advice_flat_failed")))
     call = (flat.variant.plan, flat.args, flat.kwargs)
+    # nested nests every helper (no --nest) and was measured: it is "nest everything"
+    everything = options.nest is None and result.nested.samples["first_call_s"]
+    shared = {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)} \
+        if everything else {}
     try:
         attribution = attribute_call(*call, run.check)
         found = advise_call(*call, options=_advice_options(result, options),
                             attribution=attribution, check=run.check,
-                            shared=_shared(result, options)) if options.advise else None
+                            shared=shared) if options.advise else None
     except Stop as stop:
         return dataclasses.replace(result, stopped=stop.reason, warned=(
             *result.warned, Warned("advice_stopped", stop.reason)))
