@@ -47,8 +47,7 @@ MEASURERS: dict[str, Callable[[Comparison, PartRun], Comparison]] = {
 
 
 def add_parts(result: Comparison, run: PartRun) -> Comparison:
-    """``result`` with every part ``run.options`` ask for measured into it, in the
-    table's order, until one stops (its record then says so)."""
+    """``result`` with every part ``run.options`` ask for, in order, until one stops."""
     for part in table.PARTS:
         if result.stopped_anywhere:
             break

@@ -72,13 +72,9 @@ Shared = dict[str, dict[str, list[float]]]
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Options,
                 check: Checkpoint, attribution: Attribution | None = None,
                 shared: Shared | None = None) -> Advice:
-    """Which helpers of the planned entry save cold-start time when nested alone, judged
-    against a flat row measured beside them (drift cannot pass for a saving).
-
-    ``shared``: the comparison's own flat and nest-everything samples, from which "nest
-    every helper" is told rather than measured again. A stop keeps what was measured (the
-    advice says PARTIAL); ``Stop`` when not one flat cold start was measured.
-    """
+    """Which helpers of the planned entry save cold-start time nested alone, judged against
+    a flat row measured beside them; "nest every helper" told from ``shared`` samples where
+    given. A stop keeps what was measured; ``Stop`` when no flat cold start was."""
     start = clocks.wall()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)
@@ -107,10 +103,8 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Opt
 
 @dataclasses.dataclass(frozen=True)
 class _Rounds:
-    """What every round of one advice is measured with: the planned entry and its call
-    (args, kwargs), the options' repeat, number and budget, the measurement's checkpoint,
-    and whether a round starts with an untimed cold run (``warm_up``: no comparison ran
-    just before)."""
+    """What every round of one advice is measured with (``warm_up``: an untimed cold run
+    first, where no comparison ran just before)."""
 
     plan: Plan
     call: tuple[tuple, dict[str, Any]]
@@ -149,8 +143,7 @@ def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str,
 
 def _set_savings(cold: dict[str, list[float]], label: str | None, shared: Shared,
                  clock: Clock) -> dict[str, Any]:
-    """The advice's savings of the recommended set (``label``'s row of ``cold``) and of
-    nesting every helper, each with what the one rule says of it."""
+    """The savings of the recommended set (``label``) and of nesting every helper, judged."""
     rec_saving, rec_kind = _judged(cold, label)
     if ALL in shared:  # the comparison's own flat and nested runs, side by side
         cold = {FLAT: on(shared[COMPARED], FIRST_CALL, clock),
@@ -162,10 +155,8 @@ def _set_savings(cold: dict[str, list[float]], label: str | None, shared: Shared
 
 def advise(fn: Callable, /, *args: Any, options: Options | None = None,
            progress: Draw | None = None, **kwargs: Any) -> Advice:
-    """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``.
-
-    Takes the option keywords ``repeat``, ``number`` and ``budget``; the other keywords
-    go to ``fn``. ``progress`` as :func:`~jitmagic.measure.pipeline.compare`'s."""
+    """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``
+    (option keywords: :data:`ADVISE_TAKES`; the others go to ``fn``)."""
     options, kwargs = options_of("advise", kwargs, options, takes=ADVISE_TAKES)
     # advice compares spreads: Options refuses fewer repeats than give one, before any timing
     options = dataclasses.replace(options, advise=True)
@@ -269,8 +260,7 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
 
 
 def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | None, str | None]:
-    """(flat's median cold start minus ``label``'s, what the one rule says of it); None
-    where that set was not measured or failed."""
+    """(flat's median cold start minus ``label``'s, the rule's kind); None: not measured."""
     saving = _saving(cold, label) if label is not None else None
     if saving is None or label is None:
         return None, None

@@ -79,8 +79,7 @@ class CallClock:
 
 def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
                    check: Checkpoint | None = None) -> Attribution:
-    """Trace the flat variant of the planned entry once, cold, timing each helper (Ctrl-C
-    during it raises ``Stop``)."""
+    """Trace the flat variant of the planned entry once, cold, timing each helper."""
     check = check or Checkpoint()
     clock = CallClock()
     name = plan.name
@@ -118,8 +117,7 @@ def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
 
 
 def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
-    """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper
-    (one trace: it takes no options)."""
+    """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper."""
     _, kwargs = options_of("attribute", kwargs, takes=())
     with one_measurement():  # it swaps the process's own helpers, as compare does
         plan = plan_entry(fn, args, kwargs)

@@ -208,8 +208,7 @@ def _batch_size(arrays: tuple, axes: int | tuple, static: list[bool]) -> int:
 
 
 def _check_traces(fn: Callable, args: tuple, in_axes: Any) -> Any:
-    """The output's shapes and dtypes, traced abstractly, so that a function that cannot
-    be batched fails before timing."""
+    """The output's shapes and dtypes: a function that cannot be batched fails here."""
     try:
         return jax.eval_shape(jax.vmap(fn, in_axes=in_axes), *args)
     except Exception as exc:

@@ -95,8 +95,7 @@ def candidates(backend: Backend | None = None) -> list[Setting]:
 
 
 def as_setting(s: EffortSetting) -> Setting | None:
-    """``s`` as the record's setting, its effort levels as the numbers XLA takes (None
-    where this JAX has no such level)."""
+    """``s`` with its effort levels as XLA's numbers (None: this JAX lacks a level)."""
     options = {}
     for key, value in s.options.items():
         options[key] = effort_level(value) if key in LEVEL_OPTIONS else value
@@ -279,9 +278,8 @@ def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
                    check: Checkpoint | None = None,
                    settings: Iterable[Setting] | None = None,
                    out_of_line: OutOfLineRow | None = None) -> Effort:
-    """The default, each accepted setting (``settings``: :func:`candidates`) and the
-    helpers kept ``out_of_line``, in interleaved ``rounds`` (:func:`settling`) under
-    ``check``; a stop keeps the rounds that finished and says why, a failure is per row."""
+    """The default, each accepted setting and the helpers kept ``out_of_line``, measured in
+    interleaved ``rounds``; a stop keeps the rounds that finished and says why."""
     check = check or Checkpoint()
     baseline, backend = baseline_of(flat), running()
     chosen, left_out, reached = accepted(
@@ -332,8 +330,7 @@ def settling(runs: Sampler, rounds: int | Rounds) -> int | Rounds:
 def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
             probed: tuple[dict[str, Any], dict[str, bool | None]], left_out: list[Note],
             outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> Effort:
-    """The record of what ``runs`` measured (``probed``: the baseline options, and
-    whether each setting reached the compile)."""
+    """The record of what ``runs`` measured."""
     baseline, reached = probed
     rows = {}
     if out_of_line is not None:

@@ -63,11 +63,8 @@ def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
 
 
 def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
-    """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch.
-
-    For ``vmap(jit(f))`` that is the program its inner jit runs on the batch;
-    ``vmap(f)`` runs op by op and has no single program (None).
-    """
+    """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch: for
+    ``vmap(jit(f))`` its inner jit's; ``vmap(f)`` runs op by op and has none (None)."""
     if name.startswith("jit("):
         traced = cast(jax.stages.Wrapped, fn).trace(*args)  # a "jit(...)" ordering is a jax.jit
         lowered = traced.lower()
@@ -197,12 +194,8 @@ def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
 
 def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = None,
                       **kwargs: Any) -> Orderings:
-    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch.
-
-    ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default 64); with
-    ``in_axes`` ``args`` already are the batch. Takes the option keywords of
-    :data:`ORDERINGS_TAKES`; every other keyword goes to ``fn``.
-    """
+    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch
+    of ``fn(*args, **kwargs)`` (option keywords: :data:`ORDERINGS_TAKES`)."""
     options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,
                                  takes=ORDERINGS_TAKES)  # refused before anything runs
     b = prepare_batch(fn, args, kwargs, batch=options.batch, in_axes=options.in_axes)

@@ -26,8 +26,7 @@ from ..variants.rows import Staged
 @dataclass(frozen=True)
 class PartRun:
     """What a part's measurer may read: the prepared variants, the programs the
-    comparison traced and lowered (``built``, by variant), the batch for ``--vmap``
-    (None without it), the options and the measurement's checkpoint."""
+    comparison traced and lowered, the batch for ``--vmap``, options and checkpoint."""
 
     prepared: Mapping[str, Prepared]
     built: Mapping[str, Staged]

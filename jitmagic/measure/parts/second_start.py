@@ -120,8 +120,7 @@ class StartPair(VariantSubject):
 
 
 def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) -> Start:
-    """One first call of the variant from cleared caches (the disk cache as it is), timed
-    until its result is ready, with JAX's cache and stage events inside it."""
+    """One cold first call of the variant (the disk cache as it is), with JAX's events."""
     fn, args, kwargs = p.variant.fn, p.args, p.kwargs
     _, jitted = cold_jit(fn, args, kwargs, p.variant.jit_options)
     seen = len(monitor.events)

@@ -107,8 +107,7 @@ def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
 
 
 def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
-    """One cold lowering and compile of ``p``, the compile under JAX's profiler: its
-    seconds (our own interval) and what the profile says of it."""
+    """One cold compile of ``p`` under JAX's profiler: its seconds and what it reads as."""
     from jax.profiler import ProfileData
 
     from .xplane import read_compile  # looked up at each call: tests press Ctrl-C in it

@@ -101,11 +101,9 @@ class NamedRead:
 
 @dataclass(frozen=True)
 class CompileRead:
-    """What the profile says of one compile on ``platform`` (JAX's platform name).
-    ``parts``: seconds by part of :data:`~jitmagic.backends.profile.PARTS` (but the
-    rest), only those read; ``passes``: pass name → (seconds, runs), summed over its runs;
-    ``named``: the backend's named parts that were read, by key; ``llvm_s``: LLVM's
-    compile to machine code, where the backend has such an event (None: not read)."""
+    """What the profile says of one compile on ``platform``: seconds by part read,
+    pass name → (seconds, runs), the backend's named parts read, LLVM's seconds (None:
+    not read)."""
 
     platform: str
     parts: dict[str, float]
@@ -115,8 +113,7 @@ class CompileRead:
 
 
 def read_compile(profile: Any, platform: str | None = "cpu") -> CompileRead:
-    """The parts, HLO passes and named parts of the compile ``profile`` holds (a
-    ``jax.profiler.ProfileData``), read by the events of the backend ``platform``."""
+    """The compile ``profile`` holds, read by the events of the backend ``platform``."""
     events = compile_events.of(platform)
     roots = [s for plane in profile.planes for line in plane.lines for s in _tree(line.events)]
     window = _window(roots, events)
@@ -226,8 +223,7 @@ def _named(roots: list[Span], events: CompileEvents, covers: dict[str, Cover],
 
 
 def _add_passes(pipeline: Span, passes: dict[str, tuple[float, int]]) -> None:
-    """Each pass of one pipeline run into ``passes``; the pipelines inside a pass count
-    for their own passes."""
+    """Each pass of one pipeline run into ``passes`` (the pipelines inside count for theirs)."""
     for child in pipeline.children:
         if child.pipeline:
             _add_passes(child, passes)

@@ -78,8 +78,7 @@ def _big(result: Comparison) -> list[str]:
 
 @dataclass
 class Forms:
-    """One variant's two forms, ready to time: each form's function and arguments, and
-    the record so far."""
+    """One variant's two forms (function, arguments) ready to time, and its record so far."""
 
     variant: str
     calls: dict[str, tuple[Callable, tuple]] = field(default_factory=dict)
@@ -158,8 +157,7 @@ def _closed(traced: Any) -> Any:
 
 def named_constants(prepared: Prepared, found: lifting.ProgramConstants
                     ) -> tuple[LiftedConstant, ...]:
-    """The lifted constants as the record keeps them, with the user's lines that read
-    them and the Python name that holds them."""
+    """The lifted constants as the record keeps them, with their lines and Python name."""
     lifted = found.lifted()
     variant = prepared.variant
     user = user_code(variant.fn)
@@ -227,8 +225,7 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
 
 @dataclass
 class FormSubject:
-    """One form of a variant as a sampler row: its cold first call from cleared caches, no
-    steady state; its first output kept until both forms are compared."""
+    """One form as a sampler row: cold first calls only; its first output kept."""
 
     fn: Callable
     args: tuple

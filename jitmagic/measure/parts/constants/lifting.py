@@ -73,15 +73,13 @@ class Constant:
 
 @dataclass
 class ProgramConstants:
-    """The array constants of a program, biggest first, and a note for each captured
-    value that is not an array of numbers."""
+    """The array constants of a program, biggest first, and notes on the other values."""
 
     constants: list[Constant]
     notes: list[Note]
 
     def lifted(self) -> list[Constant]:
-        """The constants to pass as arguments: the liftable ones of at least
-        :data:`LIFT_BYTES`, at most :data:`MOST_LIFTED`, biggest first."""
+        """The constants to pass as arguments, biggest first."""
         big = [c for c in self.constants if c.liftable and c.nbytes >= LIFT_BYTES]
         return big[:MOST_LIFTED]
 
@@ -159,8 +157,7 @@ class Replay:
         self._calls: dict[int, Callable] = {}
 
     def captured(self, name: str) -> Callable:
-        """``fn(*flat_args)``: the program as JAX traced it, every constant captured where
-        it was (a nested jit's in its own jaxpr: XLA sees one copy per call of it)."""
+        """``fn(*flat_args)``: the program as JAX traced it, every constant captured."""
         closed = self.closed
 
         def program(*args: Any) -> list[Any]:
@@ -170,8 +167,7 @@ class Replay:
         return program
 
     def passed(self, name: str) -> Callable:
-        """``fn(lifted, *flat_args)``: the program with the lifted constants (a tuple, in
-        ``lifted``'s order) passed as its first argument."""
+        """``fn(lifted, *flat_args)``: the program with the lifted constants passed first."""
         def program(lifted: tuple, *args: Any) -> list[Any]:
             return self._run(self.closed, args, dict(zip(self.ids, lifted, strict=True)))
 
@@ -179,8 +175,7 @@ class Replay:
         return program
 
     def _run(self, closed: Any, args: Sequence[Any], given: dict[int, Any]) -> list[Any]:
-        """Evaluate ``closed`` on ``args``, each lifted constant (by the id of the value
-        the jaxpr holds) read from ``given``."""
+        """Evaluate ``closed`` on ``args``, each lifted constant read from ``given`` by id."""
         jaxpr = closed.jaxpr
         env: dict[Any, Any] = {v: given.get(id(c), c)
                                for v, c in zip(jaxpr.constvars, closed.consts, strict=True)}
@@ -278,9 +273,8 @@ def lines_of(constant: Constant, user: UserCode) -> tuple[Key, ...]:
 
 def reachable_arrays(entry: Any, functions: Iterable[Any],
                      codes: Iterable[types.CodeType]) -> list[Named]:
-    """The arrays the user's code reaches by name (see the module's docstring), from the
-    entry callable, the helpers' functions and the functions behind ``codes`` (those of
-    the lines that read a constant), in that order."""
+    """The arrays the user's code reaches by name from the entry, the helpers' functions
+    and the functions behind ``codes`` (of the lines that read a constant), in order."""
     found: list[Named] = []
     for name, value in itertools.chain(_selves(entry), _places(entry, functions, codes)):
         found.extend(_arrays_at(name, value))
@@ -393,9 +387,8 @@ def _same_shape_dtype(value: Any, candidate: Any) -> bool:
 
 
 def _same_shape(value: Any, candidate: Any) -> bool:
-    """Whether ``value`` can be a converted copy of ``candidate``: the same shape, and a
-    number of the same kind (float64 held as float32, say); never an object or string
-    array, which JAX does not make a constant of."""
+    """Whether ``value`` can be a converted copy of ``candidate``: the same shape and kind
+    of number (float64 held as float32, say)."""
     kind, candidate_kind = np.dtype(value.dtype).kind, np.dtype(candidate.dtype).kind
     return (tuple(np.shape(value)) == tuple(np.shape(candidate)) and kind == candidate_kind
             and kind in NUMBER_KINDS)
