@@ -1,6 +1,6 @@
 """The attribution record: the flat trace split by helper (own and inclusive seconds).
 
-Measured by :mod:`jitmagic.measure.parts.attribution`.
+Measured by :mod:`jitmagic.measure.parts.advice`.
 """
 
 from __future__ import annotations

@@ -1,27 +1,39 @@
-"""Which helpers are worth a jit of their own: measured, one helper at a time.
+"""Which helpers the flat trace spends its time in, and which are worth a jit of their own.
 
-Each helper the flat trace calls at least twice (the :data:`MAX_CANDIDATES` heaviest by
-inclusive trace time, from :mod:`~.attribution`) is nested alone in a variant of its own;
-flat, those variants and "nest everything" run the same cold first call side by side,
-interleaved. A helper's saving is flat's median cold start minus its variant's, on the
-clock the machine allows (``Advice.clock``), significant where the one rule calls its cold
-starts faster; the significant helpers are then measured nested together. The method and
-its numbers: docs/advice.md.
+The attribution: JAX times only the top-level trace, so the flat variant is built once
+more over a scratch copy of the namespace with the entry and every helper wrapped in a
+timer (nothing is left behind), and traced from cleared caches. The timers keep a call
+stack: a helper's *own* time excludes its callees, its *inclusive* time counts a
+recursive helper once; the entry's own time holds its lines and JAX's work around it.
+
+The advice: each helper the flat trace calls at least twice (the :data:`MAX_CANDIDATES`
+heaviest by inclusive time) is nested alone in a variant of its own; flat, those variants
+and "nest everything" run the same cold first call side by side, interleaved. A helper's
+saving is flat's median cold start minus its variant's, on the clock the machine allows,
+significant where the one rule calls it faster; the significant helpers are then measured
+nested together. The method and its numbers: docs/advice.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable
 from statistics import median
 from typing import Any
 from typing import NamedTuple
 
+import jax
+
 from ...errors import UserCodeError
+from ...errors import user_traceback
 from ...model.advice import Advice
 from ...model.advice import Candidate
 from ...model.attribution import Attribution
+from ...model.attribution import HelperTime
 from ...model.comparison import Comparison
 from ...model.notes import Warned
 from ...model.progress import Draw
@@ -36,6 +48,7 @@ from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
 from ..sampling import clocks
 from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import paused_gc
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.reporting import Reporter
@@ -45,13 +58,108 @@ from ..sampling.runner import Sampler
 from ..sampling.stages import staged_run
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import Stop
+from ..variants.build import make_variant
 from ..variants.build import nest_only
 from ..variants.entry import plan_entry
+from ..variants.inner_jit import unjitted
 from ..variants.plan import Plan
 from ..variants.rows import Prepared
 from ..variants.rows import variant_sampler
-from .attribution import attribute_call
+from ..variants.trampoline import copy_function
+from ..variants.trampoline import functions_of_all
+from ..variants.trampoline import route
 from .run import PartRun
+
+
+class CallClock:
+    """Times calls of wrapped functions with an explicit stack: own and inclusive seconds."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[float]] = []  # per active call: [start, seconds in callees]
+        self.calls: Counter[str] = Counter()
+        self.active: Counter[str] = Counter()
+        self.inclusive: defaultdict[str, float] = defaultdict(float)
+        self.own: defaultdict[str, float] = defaultdict(float)
+
+    def wrap(self, name: str, fn: Callable) -> Callable:
+        """``fn`` with its calls timed under ``name`` (its signature stays visible to jit)."""
+
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            self._enter(name)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._leave(name)
+
+        return timed
+
+    def _enter(self, name: str) -> None:
+        self.calls[name] += 1
+        self.active[name] += 1
+        self.stack.append([clocks.wall(), 0.0])
+
+    def _leave(self, name: str) -> None:
+        start, callees = self.stack.pop()
+        elapsed = clocks.wall() - start
+        self.own[name] += elapsed - callees
+        if self.stack:
+            self.stack[-1][1] += elapsed
+        self.active[name] -= 1
+        if not self.active[name]:  # a recursive helper's inner calls are inside this one
+            self.inclusive[name] += elapsed
+
+
+def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
+                   check: Checkpoint | None = None) -> Attribution:
+    """Trace the flat variant of the planned entry once, cold, timing each helper."""
+    check = check or Checkpoint()
+    clock = CallClock()
+    name = plan.name
+    timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)),
+                         swaps=unbound_timers(plan, clock))
+    timed_entry = clock.wrap(_ENTRY, timed.fn)
+    opts = plan.jit_options
+    check.report.at("attribution")
+    check.begin("tracing")
+    jax.clear_caches()
+    try:
+        with frozen_heap(), check.running("tracing", python=True), paused_gc():
+            t0 = clocks.wall()
+            jax.jit(timed_entry, **opts).trace(*args, **kwargs)
+            t1 = clocks.wall()
+    except Stop:
+        raise
+    except Exception as exc:  # the user's code
+        raise UserCodeError("the flat variant failed while attributing its trace:\n"
+                            + user_traceback(exc)) from None
+    helpers = sorted((HelperTime(h, clock.calls[h], clock.inclusive[h], clock.own[h])
+                      for h in clock.calls if h != _ENTRY),
+                     key=lambda h: (-h.inclusive_s, h.helper))
+    return Attribution(name, t1 - t0, clock.inclusive[_ENTRY], clock.own[_ENTRY], tuple(helpers))
+
+
+def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
+    """Swaps timing, at their function objects, the helpers no binding reaches (a Flax
+    linen submodule's ``__call__``, a function a library primitive holds): their calls
+    go through a trampoline to a timed copy, so that they get rows of their own."""
+    unbound = [h for h in plan.helpers.values() if not h.bindings]
+    live = functions_of_all(h.code for h in unbound)
+    return [route(fn, clock.wrap(h.name, copy_function(fn)))
+            for h in unbound for fn in live[h.code]]
+
+
+def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
+    """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper."""
+    _, kwargs = options_of("attribute", kwargs, takes=())
+    with one_measurement():  # it swaps the process's own helpers, as compare does
+        plan = plan_entry(fn, args, kwargs)
+        return attribute_call(plan, plan.args, plan.kwargs)
+
+
+#: The entry's key in the clock: not a valid Python name, so no helper can have it.
+_ENTRY = "<entry>"
+
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8
