@@ -2,12 +2,12 @@
 split into its parts (before XLA's passes, the program serialized and read back by a
 plugin, the HLO passes, code generation, the rest), raw seconds, on the backend it ran on.
 
-Measured by :mod:`jitmagic.measure.parts.xla_passes` (read from the profile by
-:mod:`jitmagic.measure.parts.xplane`), shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled
-compile is an extra run, never one of the comparison's samples; one per variant is one
-sample, so its figures are shares of that compile, not a speed comparison between the
-variants. A figure the profile did not hold is None ("not read"), never 0. The records
-hold facts (seconds, counts, XLA's names, JAX's platform name and the keys of
+Measured by :mod:`jitmagic.measure.parts.xla_passes` (which reads the profile too),
+shown by :mod:`jitmagic.render.causes.xla_passes`. A profiled compile is an extra run,
+never one of the comparison's samples; one per variant is one sample, so its figures are
+shares of that compile, not a speed comparison between the variants. A figure the
+profile did not hold is None ("not read"), never 0. The records hold facts (seconds,
+counts, XLA's names, JAX's platform name and the keys of
 :mod:`jitmagic.backends.profile`); their words are made in :mod:`jitmagic.render`.
 """
 
