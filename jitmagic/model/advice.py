@@ -1,6 +1,6 @@
 """The advice record: helpers ranked by the cold start each saves when nested alone.
 
-Measured by :mod:`jitmagic.measure.parts.advice`, whose docstring gives the method.
+Measured by :mod:`jitmagic.measure.parts.advice`; the method: docs/advice.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The parts measured after flat against nested, one module each, and :func:`add_parts`,
-which runs them in the order of the table of parts (:data:`jitmagic.model.parts.PARTS`).
-Mirrors ``model/causes/`` and ``render/causes/``, the records and sections of the same
-parts.
-
-Every part the options ask for (or that the comparison finds wanted, whose measurer then
-decides) gets the comparison so far and one :class:`~.run.PartRun`, under the
-measurement's one checkpoint; once anything stops, nothing after it starts. A part that
-cannot make its scratch folder is skipped with a note saying why; the rest stands.
+which runs them in the order of the table of parts (:data:`jitmagic.model.parts.PARTS`),
+each under the measurement's one checkpoint: once anything stops, nothing after it
+starts. A part that cannot make its scratch folder is skipped with a note saying why.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
-"""Which helpers the flat trace spends its time in, and which are worth a jit of their own.
+"""Which helpers the flat trace spends its time in (the attribution), and which are worth a
+jit of their own (the advice).
 
-The attribution: JAX times only the top-level trace, so the flat variant is built once
-more over a scratch copy of the namespace with the entry and every helper wrapped in a
-timer (nothing is left behind), and traced from cleared caches. The timers keep a call
-stack: a helper's *own* time excludes its callees, its *inclusive* time counts a
-recursive helper once; the entry's own time holds its lines and JAX's work around it.
-
-The advice: each helper the flat trace calls at least twice (the :data:`MAX_CANDIDATES`
-heaviest by inclusive time) is nested alone in a variant of its own; flat, those variants
-and "nest everything" run the same cold first call side by side, interleaved. A helper's
-saving is flat's median cold start minus its variant's, on the clock the machine allows,
-significant where the one rule calls it faster; the significant helpers are then measured
+The attribution traces the flat variant once more, cold, with the entry and every helper
+wrapped in a timer over a scratch copy of the namespace (nothing is left behind); a
+helper's *own* time excludes its callees, its *inclusive* time counts a recursive helper
+once. The advice nests each helper the flat trace calls at least twice alone, and judges
+its cold start against flat's measured beside it; the significant ones are then measured
 nested together. The method and its numbers: docs/advice.md.
 """
 

@@ -1,14 +1,11 @@
 """XLA's effort (``--effort``): the flat program compiled at lower effort settings, measured.
 
-"Would asking XLA to optimize less help my compile, and what does each call then cost?"
-The running backend's own settings that this JAX can express (:func:`candidates`), each
-probed once on a tiny program (:func:`accepted`: one the backend refuses is left out with
-a note), are rows of one interleaved :class:`~.sampling.runner.Sampler` beside the
-default (the user's own ``compiler_options``): the program's one lowering compiled cold
-at the row's setting with its first call, then steady calls, in the one rule's rounds for
-a part (:func:`~.run.part_rounds`). A setting is passed as its row's ``compiler_options``,
-so neither JAX's config nor ``XLA_FLAGS`` changes; each first output is compared with
-the default's within the output tolerance.
+The running backend's own settings that this JAX can express, each probed once on a tiny
+program, are rows of one interleaved sampler beside the default (the user's own
+``compiler_options``): the program's one lowering compiled cold at the row's setting, then
+steady calls, in :func:`~.run.part_rounds`. A setting is passed as its row's
+``compiler_options``, never through JAX's config or ``XLA_FLAGS``. The method:
+docs/effort.md.
 """
 
 from __future__ import annotations

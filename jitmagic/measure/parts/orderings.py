@@ -1,10 +1,6 @@
-"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured.
-
-Both end up as one compiled XLA program, but called eagerly ``vmap(jit(f))`` re-runs
-batching in Python on every call. The four orderings run side by side on a batch from
-:mod:`~.batches`, interleaved (A B C D D C B A ...) so that drift hits them all, each
-row's steady state right after its cold first call; then each one's program is compared
-with ``jit(vmap(f))``'s.
+"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured side
+by side on a batch from :mod:`~.batches`, interleaved, then each one's program compared
+with ``jit(vmap(f))``'s. The method: docs/orderings.md.
 """
 
 from __future__ import annotations

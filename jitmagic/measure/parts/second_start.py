@@ -1,11 +1,9 @@
 """A second start with a warm persistent compilation cache (``--cache``), measured.
 
-For each variant, interleaved, a *no-cache* start (the persistent cache off), a *cold*
-start (the cache in an emptied folder of jitmagic's own: it writes the entry) and a
-*warm* start right after it (memory cleared, the disk kept: it reads the entry), each
-with JAX's cache events and stage seconds inside it. The user's settings, folder and
-cache object are put back after, with Ctrl-C held; other threads' compiles meanwhile go
-to jitmagic's folder, and the record says so. The method: docs/cache.md.
+For each variant, interleaved, a *no-cache*, a *cold* (an emptied folder of jitmagic's
+own: it writes the entry) and a *warm* start (memory cleared, the disk kept). The user's
+settings, folder and cache object are put back after, with Ctrl-C held. The method:
+docs/cache.md.
 """
 
 from __future__ import annotations

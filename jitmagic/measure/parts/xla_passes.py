@@ -1,20 +1,12 @@
 """``--xla``: where XLA spends its compile, from one extra cold compile per variant under
-JAX's profiler (the comparison's samples are untouched).
+JAX's profiler (the comparison's samples are untouched), and that profile read.
 
-Per variant: caches cleared, the persistent cache off, the entry lowered, then
-``Lowered.compile()`` timed inside ``jax.profiler.trace`` of a scratch folder (Python
-tracer off, host tracer at the backend's level: :mod:`jitmagic.backends.profile`); the
-``.xplane.pb`` is read below. The session, the cache setting and the folder
-are put back with Ctrl-C held. Where the user's own profiler session runs (JAX runs one
-at a time), nothing is measured and the record says why (:data:`REFUSED`).
-
-The profile is read here too: a line's events nest by time (an event inside another's
-interval on the same line is its child); lines may run at once, so a part of the compile
-is the wall time during which one of its events ran, on any thread, and an instant two
-parts cover is the earlier part's (:data:`~jitmagic.backends.profile.PARTS`): the parts
-never overlap and, with the rest, add up to the compile. A pass's seconds are its event's
-less the pipelines nested in it on its own thread, summed over its runs. The profile's
-layout: docs/xla.md.
+The profiler session, the cache setting and the scratch folder are put back with Ctrl-C
+held; where the user's own session runs, nothing is measured (:data:`REFUSED`). A line's
+events nest by time and lines run at once, so a part of the compile is the wall time
+during which one of its events ran, on any thread, an instant two parts cover being the
+earlier part's: the parts never overlap and, with the rest, add up to the compile. The
+profile's layout and the method: docs/xla.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Big captured constants, measured passed as arguments: the part that runs after a
-comparison whose variant captures :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES`
-of array constants or more.
-
-For each such variant, its own traced jaxpr is replayed (no user code runs again) in two
-forms, its biggest constants captured as JAX traced them or passed as arguments
-(:mod:`~.lifting`); both programs are checked untimed, then their cold first calls run
-interleaved as rows of the one sampler in :func:`~..run.part_rounds`, and their outputs
-are compared. The method: docs/constants.md.
+"""Big captured constants, measured passed as arguments, where a variant captures
+:data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or more: its traced jaxpr
+replayed in two forms (:mod:`~.lifting`), checked untimed, then their cold first calls
+interleaved and their outputs compared. The method: docs/constants.md.
 """
 
 from __future__ import annotations

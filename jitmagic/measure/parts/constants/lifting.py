@@ -1,18 +1,10 @@
-"""The array constants of a traced program, where each comes from, and the program
-replayed with its biggest ones captured (as JAX traced it) or passed as arguments.
-
-The replay runs the jaxpr equation by equation, so that the two forms differ in that
-alone (XLA may fold operations on a literal, never on a parameter). A nested jit keeps its
-constants in its own closed jaxpr: the replay runs each as a jit of its own that takes the
-constants below it as arguments. A constant read only inside a loop body, a branch or a
-custom rule stays captured, with a note.
-
-A constant's lines are the innermost user frames of the equations that read it; its
-Python name is looked for among the globals and closure cells of the user's functions and
-``self`` of the entry, and one step inside each. The jaxpr may hold a view (NumPy) or a
-converted copy (float64 without x64) of the user's array, so a name is matched by
-identity (or shared memory), else by the one candidate of equal shape and dtype, else of
-equal shape and kind of number; with several candidates it is left unnamed.
+"""The array constants of a traced program, where each comes from (the user's lines, the
+Python name that holds it), and the program replayed equation by equation with its
+biggest ones captured or passed as arguments, so that the two forms differ in that alone.
+A nested jit's constants are passed to it as arguments of its own; one read only inside
+a loop body, a branch or a custom rule stays captured, with a note. A name is matched by
+identity, else by the one candidate of equal shape and dtype, else of equal shape (a
+converted copy), never guessed. The method: docs/constants.md.
 """
 
 from __future__ import annotations
