@@ -24,6 +24,7 @@ import numpy as np
 
 from ..backends import TPU
 from ..errors import UserCodeError
+from ..model.causes.effort import DEFAULT
 from ..model.comparison import Comparison
 from ..model.notes import Placed
 from ..model.rows import PHASES
@@ -32,7 +33,6 @@ from ..model.target import TARGET
 from ..model.target import EffortRow
 from ..model.target import target_of
 from ..options import AUTO
-from .parts.effort import DEFAULT
 from .parts.effort import MOST_EFFORT_ROUNDS
 from .parts.effort import baseline_of
 from .parts.effort import candidates

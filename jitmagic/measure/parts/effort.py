@@ -29,15 +29,7 @@ from ...backends.effort import LEVEL_OPTIONS
 from ...backends.effort import EffortSetting
 from ...backends.effort import for_backend
 from ...errors import UserCodeError
-from ...model.causes.effort import COMPILE
-from ...model.causes.effort import DEFAULT
-from ...model.causes.effort import EXECUTE
-from ...model.causes.effort import KEYS
-from ...model.causes.effort import OUT_OF_LINE
-from ...model.causes.effort import Effort
-from ...model.causes.effort import EffortRow
-from ...model.causes.effort import Setting
-from ...model.causes.effort import record_clock
+from ...model.causes import effort as model
 from ...model.comparison import Comparison
 from ...model.notes import Differs
 from ...model.notes import Note
@@ -82,7 +74,7 @@ FEWEST_EFFORT_ROUNDS, MOST_EFFORT_ROUNDS = 3, 5
 WARM_CALLS = 3
 
 
-def candidates(backend: Backend | None = None) -> list[Setting]:
+def candidates(backend: Backend | None = None) -> list[model.Setting]:
     """The lower-effort settings to try on ``backend`` (the running one where None): its
     own set (:func:`jitmagic.backends.effort.for_backend`: only settings that act on it),
     less any this JAX cannot express (its config lacks the flag, or the effort level)."""
@@ -91,19 +83,19 @@ def candidates(backend: Backend | None = None) -> list[Setting]:
     return [s for s in made if s is not None]
 
 
-def as_setting(s: EffortSetting) -> Setting | None:
+def as_setting(s: EffortSetting) -> model.Setting | None:
     """``s`` with its effort levels as XLA's numbers (None: this JAX lacks a level)."""
     options = {}
     for key, value in s.options.items():
         options[key] = effort_level(value) if key in LEVEL_OPTIONS else value
         if options[key] is None:
             return None
-    return Setting(s.name, options, s.config, s.keyword, acts_on=s.acts_on)
+    return model.Setting(s.name, options, s.config, s.keyword, acts_on=s.acts_on)
 
 
-def accepted(settings: Iterable[Setting], baseline: dict[str, Any],
+def accepted(settings: Iterable[model.Setting], baseline: dict[str, Any],
              backend: Backend | None = None
-             ) -> tuple[list[Setting], list[Note], dict[str, bool | None]]:
+             ) -> tuple[list[model.Setting], list[Note], dict[str, bool | None]]:
     """(the settings to measure, a note for each left out, whether each reaches the
     compile: its compile of one tiny lowered program differs from the default's). One
     ``backend`` refuses, or the user's ``compiler_options`` (``baseline``) hold, is left out."""
@@ -152,9 +144,9 @@ class RowOutputs:
         if name in self._seen:
             return
         self._seen.add(name)
-        if name == DEFAULT:
+        if name == model.DEFAULT:
             self._reference = output
-        elif DEFAULT in self._seen:
+        elif model.DEFAULT in self._seen:
             try:
                 d = compare_outputs(self._reference, output)
                 self.found[name] = (d.kind, d.max_abs_diff, d.describe())
@@ -180,7 +172,7 @@ class SettingSubject(VariantSubject):
     setting with the first call, then its steady state; without a lowering, a whole cold
     first call as the variants take it. Its first output goes to :class:`RowOutputs`."""
 
-    name: str = DEFAULT
+    name: str = model.DEFAULT
     outputs: RowOutputs | None = None
     #: Whether XLA's compile also counts the programs compiled while the call ran (the
     #: out-of-line helpers', compiled on their first call inside the caller's).
@@ -226,16 +218,16 @@ def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
     """Add to ``times``' XLA compile the compiles of programs other than ``jit(name)``
     that JAX reported from event ``first`` on: each one's seconds, and its CPU seconds
     since the event before it (its lowering's)."""
-    if COMPILE not in times:
+    if model.COMPILE not in times:
         return
     stamps = monitor.stamps
     for i in range(max(first, 1), len(monitor.durations)):
         _, event, secs, fun = monitor.durations[i]
         if event != COMPILE_EVENT or fun == f"jit({name})":
             continue
-        times[COMPILE] += secs
-        if cpu_key(COMPILE) in times:
-            times[cpu_key(COMPILE)] += max(0.0, stamps[i][3] - stamps[i - 1][3])
+        times[model.COMPILE] += secs
+        if cpu_key(model.COMPILE) in times:
+            times[cpu_key(model.COMPILE)] += max(0.0, stamps[i][3] - stamps[i - 1][3])
 
 
 @dataclass(frozen=True)
@@ -244,7 +236,7 @@ class OutOfLineRow:
     untimed trace of it kept out of line (helper: calls) and refused (helper: why)."""
 
     prepared: Prepared
-    setting: Setting
+    setting: model.Setting
     kept: dict[str, int]
     refused: dict[str, Note]
 
@@ -267,29 +259,29 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
         return None, Parts("out_of_line_none_kept",
                            tuple(Taken("stays_inline", n, w) for n, w in refused.items()))
     line = "; ".join(f"{n} = equinox.internal.noinline({n})" for n in kept)
-    return OutOfLineRow(prepared, Setting(OUT_OF_LINE, {}, line, keyword=False),
+    return OutOfLineRow(prepared, model.Setting(model.OUT_OF_LINE, {}, line, keyword=False),
                         kept, refused), None
 
 
 def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
                    check: Checkpoint | None = None,
-                   settings: Iterable[Setting] | None = None,
-                   out_of_line: OutOfLineRow | None = None) -> Effort:
+                   settings: Iterable[model.Setting] | None = None,
+                   out_of_line: OutOfLineRow | None = None) -> model.Effort:
     """The default, each accepted setting and the helpers kept ``out_of_line``, measured in
     interleaved ``rounds``; a stop keeps the rounds that finished and says why."""
     check = check or Checkpoint()
     baseline, backend = baseline_of(flat), running()
     chosen, left_out, reached = accepted(
         candidates(backend) if settings is None else settings, baseline, backend)
-    rows = {DEFAULT: at_setting(flat, baseline),
+    rows = {model.DEFAULT: at_setting(flat, baseline),
             **{s.name: at_setting(flat, {**baseline, **s.options}) for s in chosen}}
     if out_of_line is not None:
-        rows[OUT_OF_LINE] = at_setting(out_of_line.prepared, baseline)
+        rows[model.OUT_OF_LINE] = at_setting(out_of_line.prepared, baseline)
     outputs = RowOutputs(len(rows))
     shared = one_lowering(flat)  # the settings change the compile, never the program
-    lowerings = {n: one_lowering(p) if n == OUT_OF_LINE else shared for n, p in rows.items()}
+    lowerings = {n: one_lowering(p) if n == model.OUT_OF_LINE else shared for n, p in rows.items()}
     runs = Sampler({n: SettingSubject(p, name=n, outputs=outputs,
-                                      inner_compiles=n == OUT_OF_LINE, lowering=lowerings[n])
+                                      inner_compiles=n == model.OUT_OF_LINE, lowering=lowerings[n])
                     for n, p in rows.items()}, PHASES, noun="setting")
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
@@ -297,7 +289,7 @@ def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
                      what=PART)  # each says why
     return dataclasses.replace(
         _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line),
-        backend=backend.platform, rounds=len(runs.samples[DEFAULT].get(COMPILE, ())),
+        backend=backend.platform, rounds=len(runs.samples[model.DEFAULT].get(model.COMPILE, ())),
         rounds_ended=taken.ended if isinstance(taken, Rounds) else None)
 
 
@@ -312,44 +304,45 @@ def settling(runs: Sampler, rounds: int | Rounds) -> int | Rounds:
         rounds = Rounds(AUTO, budget_s=math.inf, cap=rounds)
 
     def decided() -> bool:
-        default = runs.samples[DEFAULT]
-        clock = record_clock([default, *(s for n, s in runs.samples.items() if n != DEFAULT)])
+        default = runs.samples[model.DEFAULT]
+        clock = model.record_clock(list(runs.samples.values()))  # the default's row first
         for name, samples in runs.samples.items():
-            if name != DEFAULT and all(difference(on(default, k, clock),
+            if name != model.DEFAULT and all(difference(on(default, k, clock),
                                                   on(samples, k, clock)).decided
-                                       for k in (COMPILE, EXECUTE)):
+                                       for k in (model.COMPILE, model.EXECUTE)):
                 runs.settled.add(name)
-        return all(n in runs.settled or n in runs.errors for n in runs.subjects if n != DEFAULT)
+        return all(n in runs.settled or n in runs.errors
+                   for n in runs.subjects if n != model.DEFAULT)
 
     return dataclasses.replace(rounds, decided=decided)
 
 
-def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
+def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
             probed: tuple[dict[str, Any], dict[str, bool | None]], left_out: list[Note],
-            outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> Effort:
+            outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> model.Effort:
     """The record of what ``runs`` measured."""
     baseline, reached = probed
     rows = {}
     if out_of_line is not None:
         chosen = [*chosen, out_of_line.setting]
-        reached = {**reached, OUT_OF_LINE: True}  # its trace held the out-of-line calls
+        reached = {**reached, model.OUT_OF_LINE: True}  # its trace held the out-of-line calls
     for s in chosen:
         kind, diff, detail = outputs.found.get(s.name, (None, None, None))
-        rows[s.name] = EffortRow(
+        rows[s.name] = model.EffortRow(
             s, _kept(runs.samples[s.name]), reached=reached.get(s.name),
             outputs=kind, max_abs_diff=diff, outputs_found=detail,
             error=runs.describe_failure(s.name) if s.name in runs.errors else None)
     if out_of_line is not None:
-        rows[OUT_OF_LINE] = dataclasses.replace(rows[OUT_OF_LINE], kept=out_of_line.kept,
-                                                refused=dict(out_of_line.refused))
-    error = runs.describe_failure(DEFAULT) if DEFAULT in runs.errors else None
-    return Effort(flat.variant.plan.name, _kept(runs.samples[DEFAULT]), rows, baseline,
+        rows[model.OUT_OF_LINE] = dataclasses.replace(
+            rows[model.OUT_OF_LINE], kept=out_of_line.kept, refused=dict(out_of_line.refused))
+    error = runs.describe_failure(model.DEFAULT) if model.DEFAULT in runs.errors else None
+    return model.Effort(flat.variant.plan.name, _kept(runs.samples[model.DEFAULT]), rows, baseline,
                   tuple(left_out), runs.stopped, default_error=error)
 
 
 def _kept(samples: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:
     """The samples the record keeps (:data:`KEYS`), where any were taken."""
-    return {k: tuple(samples[k]) for k in KEYS if samples.get(k)}
+    return {k: tuple(samples[k]) for k in model.KEYS if samples.get(k)}
 
 
 def executable_bytes(compiled: Any) -> bytes | None:

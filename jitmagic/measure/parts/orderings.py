@@ -15,13 +15,8 @@ from typing import cast
 import jax
 
 from ...errors import user_traceback
+from ...model import orderings as model
 from ...model.notes import Warned
-from ...model.orderings import EXECUTE
-from ...model.orderings import ORDERINGS
-from ...model.orderings import REFERENCE
-from ...model.orderings import SAMPLE_KEYS
-from ...model.orderings import TOGGLED
-from ...model.orderings import Orderings
 from ...model.rows import OrderingRow
 from ...model.stats.rule import difference
 from ...model.stats.witness import clock_for
@@ -80,12 +75,13 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
     return closed, lowered, lowered.compile()
 
 
-def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
-                      deadline: float = math.inf, check: Checkpoint | None = None) -> Orderings:
+def measure_orderings(b: Batched, options: Options, *, entry: str = "f", deadline: float = math.inf,
+                      check: Checkpoint | None = None) -> model.Orderings:
     """The four orderings of ``b``, measured side by side. Ctrl-C or passing ``deadline``
     (a ``clocks.wall()`` value; or ``check``'s) stops after the current call: what was
     measured is kept, the programs are not compared, and ``stopped`` says why."""
-    runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
+    runs = Sampler({n: OrderingSubject(n, b) for n in model.ORDERINGS}, model.SAMPLE_KEYS,
+                   "ordering")
     monitor = Monitor()
     check = check or Checkpoint(deadline=deadline, report=Reporter(entry))
     with (persistent_cache_off(), monitor.listening(), frozen_heap(),
@@ -95,8 +91,8 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
         hlo, stopped = ({}, runs.stopped) if runs.stopped else _describe_programs(runs, b, check)
     errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
     match, diff = runs.outputs_match()
-    rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in ORDERINGS}
-    return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
+    rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in model.ORDERINGS}
+    return model.Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
                      rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
                      warned=(*(Warned("ordering_failed", n, e) for n, e in errors.items()),
                              *runs.outputs.problems), stopped=stopped)
@@ -118,9 +114,9 @@ def _per_call_decided(runs: Sampler) -> bool:
     clock the verdict will read: CPU time on a busy machine)."""
     if runs.errors:
         return True
-    rows = [runs.samples[n] for n in TOGGLED]
-    clock = clock_for(rows, EXECUTE)
-    a, b = (on(r, EXECUTE, clock) for r in rows)
+    rows = [runs.samples[n] for n in model.TOGGLED]
+    clock = clock_for(rows, model.EXECUTE)
+    a, b = (on(r, model.EXECUTE, clock) for r in rows)
     return difference(b, a).decided
 
 
@@ -184,12 +180,12 @@ def _describe_program(name: str, fn: Callable, args: tuple,
 
 def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
     """Whether ``name`` runs the same optimized XLA program as the reference ordering."""
-    ref, mine = hlo.get(REFERENCE), hlo.get(name)
+    ref, mine = hlo.get(model.REFERENCE), hlo.get(name)
     return None if ref is None or mine is None else ref == mine
 
 
 def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = None,
-                      **kwargs: Any) -> Orderings:
+                      **kwargs: Any) -> model.Orderings:
     """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch
     of ``fn(*args, **kwargs)`` (option keywords: :data:`ORDERINGS_TAKES`)."""
     options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,

@@ -27,19 +27,11 @@ from ...errors import UserCodeError
 from ...errors import user_traceback
 from ...interrupts import exits_held
 from ...model import parts
-from ...model.causes.second_start import VARIANTS
-from ...model.causes.second_start import CacheRow
-from ...model.causes.second_start import SecondStart
-from ...model.causes.second_start import Start
-from ...model.causes.second_start import UserCache
+from ...model.causes import second_start as model
 from ...model.comparison import Comparison
 from ...model.notes import Parts
 from ...model.notes import Warned
-from ..sampling.conditions import cache_settings
-from ..sampling.conditions import emptied
-from ..sampling.conditions import frozen_heap
-from ..sampling.conditions import persistent_cache_off
-from ..sampling.conditions import scratch_cache
+from ..sampling import conditions
 from ..sampling.monitor import CACHE_HIT_EVENT
 from ..sampling.monitor import Monitor
 from ..sampling.rounds import Rounds
@@ -66,27 +58,27 @@ STARTS = (NO_CACHE, COLD, WARM)
 
 
 def measure_second_start(prepared: dict[str, Prepared], pairs: int | Rounds,
-                         check: Checkpoint) -> SecondStart:
+                         check: Checkpoint) -> model.SecondStart:
     """``pairs`` (a count, or a part's rounds) of each variant's starts, interleaved as
     rows of one sampler, in a scratch cache folder; a stop keeps the starts that
     finished and says why."""
     user = user_cache()
     monitor, others = Monitor(), OtherThreads()
     # put back whole with Ctrl-C held: the settings, the listeners, the heap, the folder
-    with exits_held(scratch_cache(), monitor.listening(), others.listening(),
-                    frozen_heap()) as (folder, *_), check.catching_interrupts():
+    with exits_held(conditions.scratch_cache(), monitor.listening(), others.listening(),
+                    conditions.frozen_heap()) as (folder, *_), check.catching_interrupts():
         subjects = {n: StartPair(p, folder=folder) for n, p in prepared.items()}
         runs = Sampler(dict(subjects), START_KEYS, steady=False)
         with suppress(UserCodeError):  # every variant failed: each row says why
             runs.measure(pairs, None, monitor, check, what=PART)
-    rows = {n: CacheRow(n, tuple(p.starts[COLD]), tuple(p.starts[WARM]),
+    rows = {n: model.CacheRow(n, tuple(p.starts[COLD]), tuple(p.starts[WARM]),
                         f"the {n} variant failed in the {PART}:\n"
                         f"{user_traceback(runs.errors[n])}" if n in runs.errors else None,
                         tuple(p.starts[NO_CACHE]))
             for n, p in subjects.items()}
     warnings = (Parts("other_threads_cached", others.compiles),) if others.compiles else ()
     taken = max((len(p.starts[COLD]) for p in subjects.values()), default=0)
-    return SecondStart(rows, user, runs.stopped, warnings, rounds=taken,
+    return model.SecondStart(rows, user, runs.stopped, warnings, rounds=taken,
                        rounds_ended=pairs.ended if isinstance(pairs, Rounds) else None)
 
 
@@ -100,14 +92,14 @@ class StartPair(VariantSubject):
     folder emptied first) and one warm start, kept in ``starts``; no steady state."""
 
     folder: Path = field(default_factory=Path)
-    starts: dict[str, list[Start]] = field(
+    starts: dict[str, list[model.Start]] = field(
         default_factory=lambda: {start: [] for start in STARTS})
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
-        emptied(self.folder)
+        conditions.emptied(self.folder)
         times = {}
         for start in STARTS:
-            with persistent_cache_off() if start == NO_CACHE else nullcontext():
+            with conditions.persistent_cache_off() if start == NO_CACHE else nullcontext():
                 self.starts[start].append(first_start(
                     self.prepared, monitor, check, f"{start.replace('_', '-')} first call"))
             times[f"{start}_first_call_s"] = self.starts[start][-1].seconds
@@ -117,7 +109,7 @@ class StartPair(VariantSubject):
         return ProgramFacts()  # the comparison read the program's structure
 
 
-def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) -> Start:
+def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) -> model.Start:
     """One cold first call of the variant (the disk cache as it is), with JAX's events."""
     fn, args, kwargs = p.variant.fn, p.args, p.kwargs
     _, jitted = cold_jit(fn, args, kwargs, p.variant.jit_options)
@@ -126,7 +118,7 @@ def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) ->
         jitted, fn.__name__, lambda: jax.block_until_ready(jitted(*args, **kwargs)),
         monitor, check, stage)
     events = monitor.events[seen:]
-    return Start(times["first_call_s"], times.get("first_call_cpu_s"), times.get("wait_s"),
+    return model.Start(times["first_call_s"], times.get("first_call_cpu_s"), times.get("wait_s"),
                  hits=events.count(CACHE_HIT_EVENT), misses=events.count(CACHE_MISS_EVENT),
                  **stages)
 
@@ -153,10 +145,10 @@ class OtherThreads:
                 unregister("event_listener")(self._on_event)
 
 
-def user_cache() -> UserCache:
+def user_cache() -> model.UserCache:
     """The user's persistent-cache settings, as their JAX would cache this program."""
-    settings = cache_settings()
-    return UserCache(folder_set=bool(settings["jax_compilation_cache_dir"]),
+    settings = conditions.cache_settings()
+    return model.UserCache(folder_set=bool(settings["jax_compilation_cache_dir"]),
                      enabled=bool(settings["jax_enable_compilation_cache"]),
                      min_compile_s=float(settings["jax_persistent_cache_min_compile_time_secs"]),
                      min_entry_bytes=int(settings["jax_persistent_cache_min_entry_size_bytes"]))
@@ -169,7 +161,7 @@ def add_part(result: Comparison, run: PartRun) -> Comparison:
     if not run.options.cache or result.stopped:
         return result
     nested = run.prepared.get("nested")
-    names = [n for n in VARIANTS if (n == "flat" or (nested and nested.variant.planned))
+    names = [n for n in model.VARIANTS if (n == "flat" or (nested and nested.variant.planned))
              and result.variants[n].ok]
     if not names:
         return dataclasses.replace(result, warned=(*result.warned, Warned("no_second_start")))

@@ -32,11 +32,7 @@ from ...backends.profile import CompileEvents
 from ...interrupts import exits_held
 from ...interrupts import interrupts_held
 from ...model import parts
-from ...model.causes.xla_passes import PROFILED
-from ...model.causes.xla_passes import NamedTime
-from ...model.causes.xla_passes import PassTime
-from ...model.causes.xla_passes import ProfiledCompile
-from ...model.causes.xla_passes import XlaPasses
+from ...model.causes import xla_passes as model
 from ...model.comparison import Comparison
 from ...model.notes import Noted
 from ...model.notes import Parts
@@ -71,9 +67,9 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
     check = check or Checkpoint()
     check.report.at(PART)
     same = not prepared["nested"].variant.planned
-    compiles: dict[str, ProfiledCompile] = {}
+    compiles: dict[str, model.ProfiledCompile] = {}
     notes: dict[str, Noted] = {}
-    stopped, names = None, PROFILED[:1] if same else PROFILED
+    stopped, names = None, model.PROFILED[:1] if same else model.PROFILED
     try:
         if profiler_running():
             raise ProfilerBusy(REFUSED)
@@ -95,9 +91,9 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
         stopped = f"{stop.reason}; no profiled compile of the {' and '.join(left)} variant" \
                   f"{'s' * (len(left) > 1)}"
     except ProfilerBusy as busy:
-        return dataclasses.replace(result, xla_passes=XlaPasses(
+        return dataclasses.replace(result, xla_passes=model.XlaPasses(
             same_program=same, reason=REFUSED if profiler_running() else str(busy)))
-    return dataclasses.replace(result, xla_passes=XlaPasses(compiles, same, None, notes,
+    return dataclasses.replace(result, xla_passes=model.XlaPasses(compiles, same, None, notes,
                                                             stopped))
 
 
@@ -111,7 +107,7 @@ def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
     return None
 
 
-def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
+def profiled_compile(p: Prepared, check: Checkpoint) -> model.ProfiledCompile:
     """One cold compile of ``p`` under JAX's profiler: its seconds and what it reads as."""
     from jax.profiler import ProfileData
 
@@ -127,14 +123,14 @@ def profiled_compile(p: Prepared, check: Checkpoint) -> ProfiledCompile:
     return compiled_as_read(times["compile_s"], read)
 
 
-def compiled_as_read(compile_s: float, read: CompileRead) -> ProfiledCompile:
+def compiled_as_read(compile_s: float, read: CompileRead) -> model.ProfiledCompile:
     """The record of a compile of ``compile_s`` seconds read as ``read``, biggest first."""
-    passes = tuple(PassTime(name, max(0.0, s), runs) for name, (s, runs) in
+    passes = tuple(model.PassTime(name, max(0.0, s), runs) for name, (s, runs) in
                    sorted(read.passes.items(), key=lambda kv: (-kv[1][0], kv[0])))
-    named = tuple(NamedTime(key, n.seconds, n.events, n.biggest) for key, n in
+    named = tuple(model.NamedTime(key, n.seconds, n.events, n.biggest) for key, n in
                   sorted(read.named.items(), key=lambda kv: (-kv[1].seconds, kv[0])))
     part = read.parts.get
-    return ProfiledCompile(compile_s, part("hlo_passes"), part("codegen"), read.llvm_s,
+    return model.ProfiledCompile(compile_s, part("hlo_passes"), part("codegen"), read.llvm_s,
                            passes, part("before_passes"), read.platform, part("serialize"),
                            part("deserialize"), named)
 

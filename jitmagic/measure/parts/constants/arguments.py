@@ -19,13 +19,7 @@ import numpy as np
 
 from ....errors import UserCodeError
 from ....model import parts
-from ....model.causes.constant_arguments import BIG_BYTES
-from ....model.causes.constant_arguments import CAPTURED
-from ....model.causes.constant_arguments import FORMS
-from ....model.causes.constant_arguments import PASSED
-from ....model.causes.constant_arguments import ConstantArguments
-from ....model.causes.constant_arguments import ConstantVariant
-from ....model.causes.constant_arguments import LiftedConstant
+from ....model.causes import constant_arguments as model
 from ....model.comparison import Comparison
 from ....model.notes import Constants
 from ....model.notes import Note
@@ -68,7 +62,7 @@ def wanted(result: Comparison) -> bool:
 def _big(result: Comparison) -> list[str]:
     """The variants that captured :data:`BIG_BYTES` of array constants or more."""
     return [n for n in VARIANTS if n in result.variants
-            and (result.variants[n].constant_bytes or 0) >= BIG_BYTES]
+            and (result.variants[n].constant_bytes or 0) >= model.BIG_BYTES]
 
 
 @dataclass
@@ -77,7 +71,7 @@ class Forms:
 
     variant: str
     calls: dict[str, tuple[Callable, tuple]] = field(default_factory=dict)
-    record: ConstantVariant | None = None
+    record: model.ConstantVariant | None = None
 
 
 def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
@@ -103,9 +97,9 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     else:
         stopped = time_forms(forms, check, rounds)
     variants = {n: f.record for n, f in forms.items() if f.record is not None}
-    taken = max((len(v.samples.get(CAPTURED, {}).get(FIRST_CALL, ())) for v in variants.values()),
-                default=0)  # the most cold first calls of a captured form
-    record = ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
+    taken = max((len(v.samples.get(model.CAPTURED, {}).get(FIRST_CALL, ()))
+                 for v in variants.values()), default=0)  # a captured form's most first calls
+    record = model.ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
                                clocks.wall() - start, rounds=taken, rounds_ended=rounds.ended)
     return dataclasses.replace(result, constant_arguments=record)
 
@@ -121,7 +115,7 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
     constants = named_constants(prepared, found)
     before = captured_constants(closed)
     forms = Forms(name)
-    record = ConstantVariant(name, constants, {}, before,
+    record = model.ConstantVariant(name, constants, {}, before,
                              eqns={"traced": count_equations(closed)},
                              noted=tuple(found.not_lifted()))
     flat = lifting.flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options,
@@ -133,8 +127,8 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
     replay = lifting.Replay(closed, [c.value for c in lifted])
     entry = getattr(prepared.variant.fn, "__name__", name)
     on_device = tuple(jax.device_put(c.value) for c in lifted)
-    forms.calls = {CAPTURED: (replay.captured(entry), tuple(flat)),
-                   PASSED: (replay.passed(entry), (on_device, *flat))}
+    forms.calls = {model.CAPTURED: (replay.captured(entry), tuple(flat)),
+                   model.PASSED: (replay.passed(entry), (on_device, *flat))}
     try:
         forms.record = checked_programs(forms, record)
     except Exception as exc:  # noqa: BLE001 (a replay JAX refuses: said, not raised)
@@ -151,7 +145,7 @@ def _closed(traced: Any) -> Any:
 
 
 def named_constants(prepared: Prepared, found: lifting.ProgramConstants
-                    ) -> tuple[LiftedConstant, ...]:
+                    ) -> tuple[model.LiftedConstant, ...]:
     """The lifted constants as the record keeps them, with their lines and Python name."""
     lifted = found.lifted()
     variant = prepared.variant
@@ -163,19 +157,19 @@ def named_constants(prepared: Prepared, found: lifting.ProgramConstants
     out = []
     for c, where in zip(lifted, lines, strict=True):
         name, matched = lifting.name_of(c.value, arrays)
-        out.append(LiftedConstant(c.nbytes, tuple(int(d) for d in np.shape(c.value)),
+        out.append(model.LiftedConstant(c.nbytes, tuple(int(d) for d in np.shape(c.value)),
                                   str(c.value.dtype), where, name, matched))
     return tuple(out)
 
 
-def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
+def checked_programs(forms: Forms, record: model.ConstantVariant) -> model.ConstantVariant:
     """``record`` with the two forms' equations and the captured constants the passed
     one has left (a note where a lifted one is still captured), from an untimed trace."""
     eqns, left, noted = dict(record.eqns), None, record.noted
     for form, (fn, args) in forms.calls.items():
         jaxpr = jax.jit(fn).trace(*args).jaxpr
         eqns[form] = count_equations(jaxpr)
-        left = captured_constants(jaxpr) if form == PASSED else left
+        left = captured_constants(jaxpr) if form == model.PASSED else left
     count, nbytes = record.captured_constants
     expected = (count - len(record.constants), nbytes - sum(c.nbytes for c in record.constants))
     if left is not None and left != expected:
@@ -187,19 +181,19 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
     """Interleaved cold first calls of every variant's two forms in ``rounds``, one more
     while the rule is undecided, into their records; why they stopped early (or None)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
-            for form in FORMS}
+            for form in model.FORMS}
     if not rows:
         return None
     runs = Sampler(dict(rows), (FIRST_CALL, cpu_key(FIRST_CALL), WAIT), noun="form",
                    steady=False)
 
     def samples(name: str) -> dict[str, dict[str, list[float]]]:
-        return {form: runs.samples[f"{name} {form}"] for form in FORMS}
+        return {form: runs.samples[f"{name} {form}"] for form in model.FORMS}
 
     def decided() -> bool:
         return all(dataclasses.replace(f.record, samples=samples(n)).difference.decided
                    for n, f in forms.items() if f.calls and f.record is not None
-                   and not any(f"{n} {form}" in runs.errors for form in FORMS))
+                   and not any(f"{n} {form}" in runs.errors for form in model.FORMS))
 
     rounds.decided = decided
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
@@ -207,8 +201,8 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
         runs.measure(rounds, None, monitor, check, what=PART)
     for name, f in forms.items():
         if f.record is not None and f.calls:
-            outputs = OutputCheck(len(FORMS))
-            for form in FORMS:
+            outputs = OutputCheck(len(model.FORMS))
+            for form in model.FORMS:
                 outputs.add(form, rows[f"{name} {form}"].output)
             f.record = dataclasses.replace(
                 f.record, samples=samples(name), outputs_kind=outputs.kind,
@@ -240,7 +234,7 @@ class FormSubject:
 
 def _failed(name: str, runs: Sampler) -> str | None:
     """Why a variant's form failed (XLA refused it), said as the record says it."""
-    for form in FORMS:
+    for form in model.FORMS:
         exc = runs.errors.get(f"{name} {form}")
         if exc is not None:
             return f"the {form} form failed: {type(exc).__name__}: {exc}"
