@@ -23,6 +23,7 @@ from ...model.stats.witness import clock_for
 from ...model.stats.witness import on
 from ...options import Options
 from ...options.keywords import options_of
+from ..sampling import structure
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import COMPILE_EVENT
@@ -34,10 +35,6 @@ from ..sampling.runner import Sampler
 from ..sampling.stages import timed_stage
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import Stop
-from ..sampling.structure import ProgramFacts
-from ..sampling.structure import count_nested_calls
-from ..sampling.structure import jaxpr_text
-from ..sampling.structure import normalized_hlo
 from .batches import Batched
 from .batches import prepare_batch
 from .run import PartRun
@@ -100,7 +97,7 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f", deadlin
 
 def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None) -> OrderingRow:
     """One ordering's record: its samples and the program its shape describes."""
-    shape = runs.shape.get(name) or ProgramFacts()
+    shape = runs.shape.get(name) or structure.ProgramFacts()
     return OrderingRow(name=name, samples=runs.samples[name],
                        execute_loops=runs.loops.get(name, 0), same_program=same_program,
                        error=error, compile_events=shape.compile_events,
@@ -159,20 +156,20 @@ class OrderingSubject:
         return ColdSample({**times, "compile_event_s": sum(compiles)}, fn, out,
                     compile_events=len(compiles))
 
-    def describe(self, cold: ColdSample) -> ProgramFacts:
-        return ProgramFacts()  # the programs are compared after all timings: see _describe_program
+    def describe(self, cold: ColdSample) -> structure.ProgramFacts:
+        return structure.ProgramFacts()  # the programs are compared after all timings
 
 
 def _describe_program(name: str, fn: Callable, args: tuple,
-                      shape: ProgramFacts) -> list[str] | None:
+                      shape: structure.ProgramFacts) -> list[str] | None:
     """Add the jaxpr, StableHLO size and HLO count of ``name``'s program to ``shape``;
     return its normalized optimized HLO (None: no single program)."""
     jaxpr, lowered, compiled = _program(name, fn, args)
-    shape.jaxpr_eqns, shape.nested_calls = len(jaxpr.eqns), count_nested_calls(jaxpr)
-    shape.jaxpr_text = jaxpr_text(jaxpr)
+    shape.jaxpr_eqns, shape.nested_calls = len(jaxpr.eqns), structure.count_nested_calls(jaxpr)
+    shape.jaxpr_text = structure.jaxpr_text(jaxpr)
     if lowered is None:
         return None
-    hlo = normalized_hlo(compiled.as_text() or "")
+    hlo = structure.normalized_hlo(compiled.as_text() or "")
     shape.stablehlo_bytes = len(lowered.as_text().encode())
     shape.hlo_instructions = sum(" = " in line for line in hlo)
     return hlo

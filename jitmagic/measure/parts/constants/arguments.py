@@ -30,6 +30,7 @@ from ....model.stats.witness import cpu_key
 from ....options import Options
 from ...lines.tables import user_code
 from ...sampling import clocks
+from ...sampling import structure
 from ...sampling.conditions import frozen_heap
 from ...sampling.conditions import persistent_cache_off
 from ...sampling.monitor import Monitor
@@ -40,9 +41,6 @@ from ...sampling.runner import Sampler
 from ...sampling.stages import first_call_run
 from ...sampling.stops import Checkpoint
 from ...sampling.stops import Stop
-from ...sampling.structure import ProgramFacts
-from ...sampling.structure import captured_constants
-from ...sampling.structure import count_equations
 from ...variants.rows import Prepared
 from ...variants.rows import Staged
 from ..run import PartRun
@@ -113,10 +111,10 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
     notes.extend(found.notes)
     lifted = found.lifted()
     constants = named_constants(prepared, found)
-    before = captured_constants(closed)
+    before = structure.captured_constants(closed)
     forms = Forms(name)
     record = model.ConstantVariant(name, constants, {}, before,
-                             eqns={"traced": count_equations(closed)},
+                             eqns={"traced": structure.count_equations(closed)},
                              noted=tuple(found.not_lifted()))
     flat = lifting.flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options,
                                   closed)
@@ -168,8 +166,8 @@ def checked_programs(forms: Forms, record: model.ConstantVariant) -> model.Const
     eqns, left, noted = dict(record.eqns), None, record.noted
     for form, (fn, args) in forms.calls.items():
         jaxpr = jax.jit(fn).trace(*args).jaxpr
-        eqns[form] = count_equations(jaxpr)
-        left = captured_constants(jaxpr) if form == model.PASSED else left
+        eqns[form] = structure.count_equations(jaxpr)
+        left = structure.captured_constants(jaxpr) if form == model.PASSED else left
     count, nbytes = record.captured_constants
     expected = (count - len(record.constants), nbytes - sum(c.nbytes for c in record.constants))
     if left is not None and left != expected:
@@ -228,8 +226,8 @@ class FormSubject:
             self.output = run.output
         return ColdSample(run.times, run.jitted, None)
 
-    def describe(self, cold: ColdSample) -> ProgramFacts:
-        return ProgramFacts()  # the forms' programs were checked before they were timed
+    def describe(self, cold: ColdSample) -> structure.ProgramFacts:
+        return structure.ProgramFacts()  # the forms' programs were checked before they were timed
 
 
 def _failed(name: str, runs: Sampler) -> str | None:
