@@ -292,9 +292,7 @@ def _tree(events: Iterable[Any]) -> list[Span]:
 
 def _module(event: Any) -> str | None:
     """The ``module`` stat of a pipeline's event (None on any other event)."""
-    if not event.name.endswith(")"):
-        return None
-    value = dict(event.stats).get(MODULE_STAT)
+    value = dict(event.stats).get(MODULE_STAT) if event.name.endswith(")") else None
     return value if isinstance(value, str) else None
 
 
@@ -338,9 +336,10 @@ def _part_covers(roots: list[Span], events: CompileEvents,
         if spans:
             covers[part] = _cover(spans, window) - taken
             taken = taken | covers[part]
-    before = _before(roots, events, window)
-    if before is not None:
-        covers["before_passes"] = before - taken
+    xla = _found(roots, events.xla_start)
+    if window is not None and xla:  # from the backend call's start to XLA's own compile
+        covers["before_passes"] = Cover(((window.stretches[0][0],
+                                          min(s.start for s in xla)),)) - taken
     return covers
 
 
@@ -348,14 +347,6 @@ def _part_spans(roots: list[Span], events: CompileEvents, part: str) -> list[Spa
     """The outermost events of ``part``: every pipeline run is one of the HLO passes'."""
     names, pipelines = events.events(part), part == "hlo_passes"
     return list(_outermost(roots, lambda s: names(s.name) or (pipelines and s.pipeline)))
-
-
-def _before(roots: list[Span], events: CompileEvents, window: Cover | None) -> Cover | None:
-    """From the backend call's start to XLA's own compile (None: either not found)."""
-    xla = _found(roots, events.xla_start)
-    if window is None or not xla:
-        return None
-    return Cover(((window.stretches[0][0], min(s.start for s in xla)),))
 
 
 def _named(roots: list[Span], events: CompileEvents, covers: dict[str, Cover],

@@ -255,12 +255,8 @@ class Named(NamedTuple):
 def lines_of(constant: Constant, user: UserCode) -> tuple[Key, ...]:
     """The user lines that read ``constant`` (innermost user frame of each equation
     reading it; where that equation has none, of the one holding its jaxpr), in order."""
-    keys = set()
-    for traceback, outer in constant.reads:
-        stack = user.stack(traceback) or user.stack(outer)
-        if stack:
-            keys.add(stack[0])
-    return tuple(sorted(keys))
+    return tuple(sorted({stack[0] for traceback, outer in constant.reads
+                         if (stack := user.stack(traceback) or user.stack(outer))}))
 
 
 def reachable_arrays(entry: Any, functions: Iterable[Any],
@@ -359,19 +355,16 @@ def name_of(value: Any, named: Sequence[Named]) -> tuple[str | None, str | None]
     for how, same in ((SAME_OBJECT, _same_object), (SAME_SHAPE_DTYPE, _same_shape_dtype),
                       (SAME_SHAPE, _same_shape)):
         hits = [n for n in named if same(value, n.value)]
-        objects = {id(n.value) for n in hits}
-        if hits and (how == SAME_OBJECT or len(objects) == 1):
-            return hits[0].name, how
-        if hits:
-            return None, None  # several arrays could be it: none is named
+        if hits:  # several arrays could be it: none is named
+            one = how == SAME_OBJECT or len({id(n.value) for n in hits}) == 1
+            return (hits[0].name, how) if one else (None, None)
     return None, None
 
 
 def _same_object(value: Any, candidate: Any) -> bool:
-    if value is candidate:
-        return True
-    return (isinstance(value, np.ndarray) and isinstance(candidate, np.ndarray)
-            and _same_shape_dtype(value, candidate) and np.may_share_memory(value, candidate))
+    return value is candidate or (
+        isinstance(value, np.ndarray) and isinstance(candidate, np.ndarray)
+        and _same_shape_dtype(value, candidate) and np.may_share_memory(value, candidate))
 
 
 def _same_shape_dtype(value: Any, candidate: Any) -> bool:
