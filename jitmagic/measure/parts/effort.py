@@ -337,7 +337,7 @@ def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
             rows[model.OUT_OF_LINE], kept=out_of_line.kept, refused=dict(out_of_line.refused))
     error = runs.describe_failure(model.DEFAULT) if model.DEFAULT in runs.errors else None
     return model.Effort(flat.variant.plan.name, _kept(runs.samples[model.DEFAULT]), rows, baseline,
-                  tuple(left_out), runs.stopped, default_error=error)
+                        tuple(left_out), runs.stopped, default_error=error)
 
 
 def _kept(samples: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:

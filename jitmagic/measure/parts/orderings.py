@@ -90,9 +90,10 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f", deadlin
     match, diff = runs.outputs_match()
     rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in model.ORDERINGS}
     return model.Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
-                     rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
-                     warned=(*(Warned("ordering_failed", n, e) for n, e in errors.items()),
-                             *runs.outputs.problems), stopped=stopped)
+                           rows=rows, outputs_match=match, max_abs_diff=diff,
+                           **runs.outputs.details(), stopped=stopped,
+                           warned=(*(Warned("ordering_failed", n, e) for n, e in errors.items()),
+                                   *runs.outputs.problems))
 
 
 def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None) -> OrderingRow:

@@ -72,14 +72,14 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int | Rounds,
         with suppress(UserCodeError):  # every variant failed: each row says why
             runs.measure(pairs, None, monitor, check, what=PART)
     rows = {n: model.CacheRow(n, tuple(p.starts[COLD]), tuple(p.starts[WARM]),
-                        f"the {n} variant failed in the {PART}:\n"
-                        f"{user_traceback(runs.errors[n])}" if n in runs.errors else None,
-                        tuple(p.starts[NO_CACHE]))
+                              f"the {n} variant failed in the {PART}:\n"
+                              f"{user_traceback(runs.errors[n])}" if n in runs.errors else None,
+                              tuple(p.starts[NO_CACHE]))
             for n, p in subjects.items()}
     warnings = (Parts("other_threads_cached", others.compiles),) if others.compiles else ()
     taken = max((len(p.starts[COLD]) for p in subjects.values()), default=0)
     return model.SecondStart(rows, user, runs.stopped, warnings, rounds=taken,
-                       rounds_ended=pairs.ended if isinstance(pairs, Rounds) else None)
+                             rounds_ended=pairs.ended if isinstance(pairs, Rounds) else None)
 
 
 #: What the sampler keeps of a pair (the record keeps every :class:`Start` whole).
@@ -119,8 +119,8 @@ def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) ->
         monitor, check, stage)
     events = monitor.events[seen:]
     return model.Start(times["first_call_s"], times.get("first_call_cpu_s"), times.get("wait_s"),
-                 hits=events.count(CACHE_HIT_EVENT), misses=events.count(CACHE_MISS_EVENT),
-                 **stages)
+                       hits=events.count(CACHE_HIT_EVENT), misses=events.count(CACHE_MISS_EVENT),
+                       **stages)
 
 
 class OtherThreads:
@@ -149,9 +149,9 @@ def user_cache() -> model.UserCache:
     """The user's persistent-cache settings, as their JAX would cache this program."""
     settings = conditions.cache_settings()
     return model.UserCache(folder_set=bool(settings["jax_compilation_cache_dir"]),
-                     enabled=bool(settings["jax_enable_compilation_cache"]),
-                     min_compile_s=float(settings["jax_persistent_cache_min_compile_time_secs"]),
-                     min_entry_bytes=int(settings["jax_persistent_cache_min_entry_size_bytes"]))
+                           enabled=bool(settings["jax_enable_compilation_cache"]),
+                           min_compile_s=float(settings["jax_persistent_cache_min_compile_time_secs"]),
+                           min_entry_bytes=int(settings["jax_persistent_cache_min_entry_size_bytes"]))
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:

@@ -94,7 +94,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
         return dataclasses.replace(result, xla_passes=model.XlaPasses(
             same_program=same, reason=REFUSED if profiler_running() else str(busy)))
     return dataclasses.replace(result, xla_passes=model.XlaPasses(compiles, same, None, notes,
-                                                            stopped))
+                                                                  stopped))
 
 
 def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
@@ -131,8 +131,8 @@ def compiled_as_read(compile_s: float, read: CompileRead) -> model.ProfiledCompi
                   sorted(read.named.items(), key=lambda kv: (-kv[1].seconds, kv[0])))
     part = read.parts.get
     return model.ProfiledCompile(compile_s, part("hlo_passes"), part("codegen"), read.llvm_s,
-                           passes, part("before_passes"), read.platform, part("serialize"),
-                           part("deserialize"), named)
+                                 passes, part("before_passes"), read.platform, part("serialize"),
+                                 part("deserialize"), named)
 
 
 @contextlib.contextmanager

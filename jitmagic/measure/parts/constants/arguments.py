@@ -98,7 +98,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     taken = max((len(v.samples.get(model.CAPTURED, {}).get(FIRST_CALL, ()))
                  for v in variants.values()), default=0)  # a captured form's most first calls
     record = model.ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
-                               clocks.wall() - start, rounds=taken, rounds_ended=rounds.ended)
+                                     clocks.wall() - start, rounds=taken, rounds_ended=rounds.ended)
     return dataclasses.replace(result, constant_arguments=record)
 
 
@@ -114,8 +114,8 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
     before = structure.captured_constants(closed)
     forms = Forms(name)
     record = model.ConstantVariant(name, constants, {}, before,
-                             eqns={"traced": structure.count_equations(closed)},
-                             noted=tuple(found.not_lifted()))
+                                   eqns={"traced": structure.count_equations(closed)},
+                                   noted=tuple(found.not_lifted()))
     flat = lifting.flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options,
                                   closed)
     if not lifted or flat is None:
@@ -156,7 +156,7 @@ def named_constants(prepared: Prepared, found: lifting.ProgramConstants
     for c, where in zip(lifted, lines, strict=True):
         name, matched = lifting.name_of(c.value, arrays)
         out.append(model.LiftedConstant(c.nbytes, tuple(int(d) for d in np.shape(c.value)),
-                                  str(c.value.dtype), where, name, matched))
+                                        str(c.value.dtype), where, name, matched))
     return tuple(out)
 
 
