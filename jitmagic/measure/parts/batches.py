@@ -45,7 +45,11 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     ``InputError`` if not. Without ``in_axes`` the arguments are one example, every array
     leaf stacked ``batch`` times along a new leading axis; with it they already are a
     batch, mapped as ``jax.vmap`` would. Non-array arguments are bound, not mapped."""
-    _check_batch_options(batch, in_axes)
+    if batch is not None and batch < 1:
+        raise InputError(f"--batch must be at least 1, not {batch}")
+    if in_axes is not None and batch is not None:
+        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
+                         "already are one. Use one of them.")
     if kwargs:
         held = all(is_static(v, scalars_static=True) for v in kwargs.values())
         fn = functools.partial(fn, **kwargs) if held else _refuse_array_kwargs(kwargs)
@@ -70,15 +74,6 @@ def _split(args: tuple) -> tuple[list[bool], tuple]:
     static = [is_static(a, scalars_static=True) for a in args]
     return static, tuple(jax.tree_util.tree_map(jnp.asarray, a)
                          for a, s in zip(args, static, strict=True) if not s)
-
-
-def _check_batch_options(batch: int | None, in_axes: Any) -> None:
-    """Refuse a ``--batch`` below 1, or one given with ``--in-axes``."""
-    if batch is not None and batch < 1:
-        raise InputError(f"--batch must be at least 1, not {batch}")
-    if in_axes is not None and batch is not None:
-        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
-                         "already are one. Use one of them.")
 
 
 def _batch_shapes(arrays: tuple, static: list[bool], batch: int | None, in_axes: Any,

@@ -26,7 +26,6 @@ from ..._compat import effort_level
 from ...backends import Backend
 from ...backends import running
 from ...backends.effort import LEVEL_OPTIONS
-from ...backends.effort import EffortSetting
 from ...backends.effort import for_backend
 from ...errors import UserCodeError
 from ...model.causes import effort as model
@@ -77,20 +76,16 @@ WARM_CALLS = 3
 def candidates(backend: Backend | None = None) -> list[model.Setting]:
     """The lower-effort settings to try on ``backend`` (the running one where None): its
     own set (:func:`jitmagic.backends.effort.for_backend`: only settings that act on it),
-    less any this JAX cannot express (its config lacks the flag, or the effort level)."""
-    chosen = for_backend(backend or running())
-    made = (as_setting(s) for s in chosen if s.needs is None or s.needs in jax.config.values)
-    return [s for s in made if s is not None]
-
-
-def as_setting(s: EffortSetting) -> model.Setting | None:
-    """``s`` with its effort levels as XLA's numbers (None: this JAX lacks a level)."""
-    options = {}
-    for key, value in s.options.items():
-        options[key] = effort_level(value) if key in LEVEL_OPTIONS else value
-        if options[key] is None:
-            return None
-    return model.Setting(s.name, options, s.config, s.keyword, acts_on=s.acts_on)
+    less any this JAX cannot express (its config lacks the flag, or the effort level),
+    effort levels as the numbers XLA takes."""
+    found = []
+    for s in for_backend(backend or running()):
+        if s.needs is not None and s.needs not in jax.config.values:
+            continue
+        options = {k: effort_level(v) if k in LEVEL_OPTIONS else v for k, v in s.options.items()}
+        if None not in options.values():
+            found.append(model.Setting(s.name, options, s.config, s.keyword, acts_on=s.acts_on))
+    return found
 
 
 def accepted(settings: Iterable[model.Setting], baseline: dict[str, Any],
