@@ -50,9 +50,10 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     if in_axes is not None and batch is not None:
         raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
                          "already are one. Use one of them.")
-    if kwargs:
-        held = all(is_static(v, scalars_static=True) for v in kwargs.values())
-        fn = functools.partial(fn, **kwargs) if held else _refuse_array_kwargs(kwargs)
+    if held := [k for k, v in kwargs.items() if not is_static(v, scalars_static=True)]:
+        raise InputError(f"--vmap maps positional arguments only, but {', '.join(held)} is "
+                         "passed by keyword with an array: pass it positionally.")
+    fn = functools.partial(fn, **kwargs) if kwargs else fn
     static, arrays = _split(args)
     if all(static):
         raise InputError("--vmap needs an array argument to batch, but the call passes none: "
@@ -104,12 +105,6 @@ def one_example(args: tuple, in_axes: Any) -> tuple:
             leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax in pairs]
             out[i] = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(arg), leaves)
     return tuple(out)
-
-
-def _refuse_array_kwargs(kwargs: dict[str, Any]) -> Callable:
-    names = ", ".join(k for k, v in kwargs.items() if not is_static(v, scalars_static=True))
-    raise InputError(f"--vmap maps positional arguments only, but {names} is passed by keyword "
-                     "with an array: pass it positionally.")
 
 
 def _bind_static(fn: Callable, args: tuple, static: list[bool]) -> Callable:

@@ -50,10 +50,6 @@ PART = parts.named("xla_passes").label
 #: Why nothing was measured while the user's own profiler session runs.
 REFUSED = ("not measured: your own jax.profiler trace is running; stop it "
            "(jax.profiler.stop_trace()) to see XLA's passes")
-#: Why nothing was measured where JAX's profiler would not start for another reason.
-NO_PROFILER = "not measured: JAX's profiler did not start ({})"
-#: Why nothing was measured where the profiler started but wrote no profile.
-NO_PROFILE = "not measured: JAX's profiler wrote no profile (.xplane.pb) for the compile"
 
 
 class ProfilerBusy(Exception):
@@ -150,7 +146,8 @@ def profiling(folder: str, host_tracer_level: int = 1) -> Iterator[None]:
             try:
                 jax.profiler.start_trace(folder, profiler_options=options)
             except RuntimeError as exc:
-                raise ProfilerBusy(NO_PROFILER.format(exc)) from None
+                raise ProfilerBusy(f"not measured: JAX's profiler did not start ({exc})") \
+                    from None
             started = True
         yield
     finally:
@@ -163,7 +160,8 @@ def _profile_file(folder: str) -> str:
     """The ``.xplane.pb`` a session wrote under ``folder`` (``plugins/profile/<run>/``)."""
     found = sorted(glob.glob(os.path.join(folder, "**", "*.xplane.pb"), recursive=True))
     if not found:
-        raise ProfilerBusy(NO_PROFILE)
+        raise ProfilerBusy("not measured: JAX's profiler wrote no profile (.xplane.pb) for "
+                           "the compile")
     return found[-1]
 
 
