@@ -386,7 +386,7 @@ def add_part(result: Comparison, run: PartRun) -> Comparison:
         return dataclasses.replace(result, warned=(*result.warned, Warned("advice_flat_failed")))
     call = (flat.variant.plan, flat.args, flat.kwargs)
     # nested nests every helper (no --nest) and was measured: it is "nest everything"
-    everything = options.nest is None and result.nested.samples["first_call_s"]
+    everything = options.advise and options.nest is None and result.nested.samples["first_call_s"]
     shared = {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)} \
         if everything else {}
     try:

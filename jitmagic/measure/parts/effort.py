@@ -300,7 +300,8 @@ def settling(runs: Sampler, rounds: int | Rounds) -> int | Rounds:
 
     def decided() -> bool:
         default = runs.samples[model.DEFAULT]
-        clock = model.record_clock(list(runs.samples.values()))  # the default's row first
+        clock = model.record_clock([default, *(s for n, s in runs.samples.items()
+                                               if n != model.DEFAULT)])
         for name, samples in runs.samples.items():
             if name != model.DEFAULT and all(difference(on(default, k, clock),
                                                   on(samples, k, clock)).decided
