@@ -127,12 +127,8 @@ def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
 
 def not_an_array(value: Any) -> Constants:
     """The note of a captured value that is not an array of numbers."""
-    if isinstance(value, jax.core.Tracer):
-        what = "tracer"
-    elif isinstance(value, np.ndarray) and value.dtype.hasobject:
-        what = "objects"
-    else:
-        what = "other"
+    what = ("tracer" if isinstance(value, jax.core.Tracer) else
+            "objects" if isinstance(value, np.ndarray) and value.dtype.hasobject else "other")
     return Constants("captured_not_array", what, type(value).__name__)
 
 
