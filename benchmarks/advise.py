@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 import jitmagic
-from jitmagic.measure.parts.attribution import attribute
+from jitmagic.measure.parts.advice import attribute
 from jitmagic.render.attribution import advice_lines
 from jitmagic.render.attribution import attribution_lines
 

@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from .frontends.api import sweep
     from .frontends.watch.api import watch
     from .measure.lines.tables import lines
-    from .measure.parts.attribution import attribute
+    from .measure.parts.advice import attribute
 
 #: The functions that measure import jax, so they are imported on first use (PEP 562):
 #: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
@@ -92,9 +92,9 @@ def __getattr__(name: str) -> Any:
     from .frontends import api
     from .frontends.watch import api as watching
     from .measure.lines import tables as lines_module
-    from .measure.parts import attribution
+    from .measure.parts import advice
 
-    found = {"advise": api.advise, "attribute": attribution.attribute,
+    found = {"advise": api.advise, "attribute": advice.attribute,
              "compare": api.compare, "lines": lines_module.lines, "sweep": api.sweep,
              "watch": watching.watch}
     globals().update(found)

@@ -185,6 +185,13 @@ def test_a_vmap_that_would_not_fit_in_memory_names_a_batch_that_does(monkeypatch
         batches.prepare_batch(jnp.sin, (x,), {}, batch=fits + 1)
 
 
+def test_an_array_passed_by_keyword_is_refused_and_a_number_by_keyword_is_bound():
+    with pytest.raises(InputError, match=r"^--vmap maps positional arguments only, but y is "
+                       r"passed by keyword with an array: pass it positionally\.$"):
+        batches.prepare_batch(lambda x, y: x + y, (jnp.ones(3),), {"y": jnp.ones(3)})
+    b = batches.prepare_batch(lambda x, k: x * k, (jnp.ones(3),), {"k": 3}, batch=2)
+    assert jax.vmap(b.fn, in_axes=b.in_axes)(*b.args).tolist() == [[3.0] * 3] * 2
+
 def _discussion_functions():
     def f(x):
         return sum(i * x for i in range(256))

@@ -237,9 +237,7 @@ def _xla_hooks(point: str, presser: Presser, monkeypatch) -> None:
     elif point == "profiler stopped":
         presser.before(jax.profiler, "stop_trace", monkeypatch=monkeypatch)
     elif point == "profile read":
-        import jitmagic.measure.parts.xplane as xplane
-
-        presser.before(xplane, "read_compile", monkeypatch=monkeypatch)
+        presser.before(xla_passes, "read_compile", monkeypatch=monkeypatch)
     elif point == "cache setting":
         presser.before(jax.config, "update", lambda name, value: (
             name == "jax_enable_compilation_cache" and value), monkeypatch)

@@ -28,7 +28,6 @@ import jitmagic
 from jitmagic._compat import persistent_cache_folder
 from jitmagic._compat import reset_persistent_cache
 from jitmagic.errors import InputError
-from jitmagic.measure.parts.run import later_labels
 from jitmagic.measure.parts.second_start import PART
 from jitmagic.measure.parts.second_start import measure_second_start
 from jitmagic.measure.pipeline import checkpoint
@@ -42,6 +41,7 @@ from jitmagic.model.causes.second_start import SecondStart
 from jitmagic.model.causes.second_start import Start
 from jitmagic.model.causes.second_start import UserCache
 from jitmagic.model.comparison import Comparison
+from jitmagic.model.parts import later_labels
 from jitmagic.model.saved.schema import ReportSchemaError
 from jitmagic.model.stats.rule import FASTER
 from jitmagic.model.stats.rule import SLOWER

@@ -24,7 +24,7 @@ import jitmagic
 from jitmagic.backends import profile as compile_events
 from jitmagic.measure.parts.xla_passes import compiled_as_read
 from jitmagic.measure.parts.xla_passes import profiling
-from jitmagic.measure.parts.xplane import read_compile
+from jitmagic.measure.parts.xla_passes import read_compile
 from jitmagic.model.causes.xla_passes import ProfiledCompile
 from jitmagic.model.causes.xla_passes import XlaPasses
 from jitmagic.render.causes.xla_passes import text

@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..errors import UserCodeError
 from ..model.comparison import Comparison
 from ..model.notes import Warned
+from ..model.parts import later_labels
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.rows import VARIANTS
@@ -37,7 +38,6 @@ from .discovery.bindings import seconds_waited
 from .parts import add_parts
 from .parts import batches
 from .parts.run import PartRun
-from .parts.run import later_labels
 from .sampling import clocks
 from .sampling import fresh
 from .sampling import lockstep

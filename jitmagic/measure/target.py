@@ -26,6 +26,7 @@ from ..backends import TPU
 from ..backends import target as tpu
 from ..errors import InputError
 from ..errors import UserCodeError
+from ..model.causes.effort import DEFAULT
 from ..model.comparison import Comparison
 from ..model.notes import Note
 from ..model.notes import Placed
@@ -52,7 +53,6 @@ from .children import Entry
 from .children import run_child
 from .children import stage
 from .parts import add_parts
-from .parts.effort import DEFAULT
 from .parts.effort import MOST_EFFORT_ROUNDS
 from .parts.effort import baseline_of
 from .parts.effort import candidates

@@ -1,16 +1,7 @@
 """The parts measured after flat against nested, one module each, and :func:`add_parts`,
-which runs them in the order of the table of parts (:data:`jitmagic.model.parts.PARTS`):
-orderings and their batches (``--vmap``), attribution and advice, the big constants
-passed as arguments, the second start (``--cache``), XLA's passes (``--xla``, read from
-the profile by :mod:`.xplane`) and XLA's effort (``--effort``). Mirrors
-``model/causes/`` and ``render/causes/``, the records and sections of the same parts.
-
-Every part the options ask for (or, for a part the comparison finds wanted, whose
-measurer then decides) gets the comparison so far and one :class:`~.run.PartRun`, under
-the measurement's one checkpoint. Once anything stops, nothing after it starts. A part
-that cannot make its scratch folder (the temp folder is not usable:
-:class:`~jitmagic.measure.scratch.ScratchFolderError`) is skipped with a note saying why
-and what to do; the comparison and the other parts stand.
+which runs them in the order of the table of parts (:data:`jitmagic.model.parts.PARTS`),
+each under the measurement's one checkpoint: once anything stops, nothing after it
+starts. A part that cannot make its scratch folder is skipped with a note saying why.
 """
 
 from __future__ import annotations
@@ -21,20 +12,24 @@ from collections.abc import Callable
 from ...model import parts as table
 from ...model.comparison import Comparison
 from ...model.notes import Warned
+from ..lines.tables import add_lines
 from ..scratch import ScratchFolderError
 from . import advice
 from . import effort
-from . import lines
 from . import orderings
 from . import second_start
 from . import xla_passes
 from .constants import arguments as constant_arguments
 from .run import PartRun
 
+
+def _lines(result: Comparison, run: PartRun) -> Comparison:
+    """``--lines``: the per-line tables, counted on what the comparison traced and lowered."""
+    return add_lines(result, dict(run.prepared), run.built, check=run.check)
+
+
 #: The measuring layer's table of parts: each part's measurer, by its name in the table
-#: of parts. It takes the comparison so far and the measurement's inputs and returns the
-#: comparison with the part's record. A part absent here is measured by another's (the
-#: advice, with the attribution).
+#: of parts (a part absent here is measured by another's: the advice, with the attribution).
 MEASURERS: dict[str, Callable[[Comparison, PartRun], Comparison]] = {
     "orderings": orderings.add_part,
     "attribution": advice.add_part,
@@ -42,13 +37,12 @@ MEASURERS: dict[str, Callable[[Comparison, PartRun], Comparison]] = {
     "second_start": second_start.add_part,
     "xla_passes": xla_passes.add_part,
     "effort": effort.add_part,
-    "lines": lines.add_part,
+    "lines": _lines,
 }
 
 
 def add_parts(result: Comparison, run: PartRun) -> Comparison:
-    """``result`` with every part ``run.options`` ask for measured into it, in the
-    table's order, until one stops (its record then says so)."""
+    """``result`` with every part ``run.options`` ask for, in order, until one stops."""
     for part in table.PARTS:
         if result.stopped_anywhere:
             break

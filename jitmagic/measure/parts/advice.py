@@ -1,42 +1,30 @@
-"""Which helpers are worth a jit of their own: measured, one helper at a time.
+"""Which helpers the flat trace spends its time in (the attribution), and which are worth a
+jit of their own (the advice).
 
-For each helper the flat trace calls at least twice (the top
-:data:`MAX_CANDIDATES` by inclusive trace time, from :mod:`jitmagic.measure.parts.attribution`),
-a variant nests *only that helper* and everything else stays inline. All
-variants (flat, each candidate alone, every helper nested) run the same
-cold pipeline side by side, interleaved over the repeats so drift hits all.
-
-* *cold start* is ``first_call_s``: a fresh ``jax.jit(entry)(*args)`` from
-  cleared caches until the result is ready, i.e. trace + lower + compile +
-  the first run, timed as one interval;
-* a helper's *saving* is the flat median cold start minus its variant's, on the
-  clock the machine allows: wall seconds, or on a busy machine (the runs' threads
-  waited for a CPU a tenth of the time they could run, or more) the process's CPU
-  seconds, as a comparison's first call is decided (``Advice.clock`` says which);
-* a saving is *significant* when :func:`jitmagic.model.stats.rule.difference` (the
-  one rule every verdict uses: docs/significance.md) calls the candidate's cold
-  starts faster than flat's; its false differences stay under 1% at 3 repeats,
-  and more repeats resolve smaller savings. A candidate's *noise* is the saving
-  the rule's interval would need at that spread and number of repeats;
-* the significant helpers are then nested together (a second interleaved
-  round, against flat and "nest everything", where that set was not measured
-  already) and their joint saving reported.
-
-A helper the user jitted themselves is judged like any other: in its own
-variant it runs under the user's jit (with their static arguments), in every
-other variant it is inlined, so its saving is what *their* jit buys.
+The attribution traces the flat variant once more, cold, with the entry and every helper
+wrapped in a timer over a scratch copy of the namespace (nothing is left behind); a
+helper's *own* time excludes its callees, its *inclusive* time counts a recursive helper
+once. The advice nests each helper the flat trace calls at least twice alone, and judges
+its cold start against flat's measured beside it; the significant ones are then measured
+nested together. The method and its numbers: docs/advice.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import statistics
+import functools
+from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable
+from statistics import median
 from typing import Any
 from typing import NamedTuple
 
+import jax
+
 from ...errors import UserCodeError
+from ...errors import user_traceback
 from ...model.advice import Advice
 from ...model.advice import Candidate
 from ...model.attribution import Attribution
@@ -45,7 +33,6 @@ from ...model.comparison import Comparison
 from ...model.notes import Warned
 from ...model.progress import Draw
 from ...model.stats.rule import FASTER
-from ...model.stats.rule import Difference
 from ...model.stats.rule import difference
 from ...model.stats.witness import FIRST_CALL
 from ...model.stats.witness import Clock
@@ -56,6 +43,7 @@ from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
 from ..sampling import clocks
 from ..sampling.conditions import frozen_heap
+from ..sampling.conditions import paused_gc
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.reporting import Reporter
@@ -65,13 +53,108 @@ from ..sampling.runner import Sampler
 from ..sampling.stages import staged_run
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import Stop
+from ..variants.build import make_variant
 from ..variants.build import nest_only
 from ..variants.entry import plan_entry
+from ..variants.inner_jit import unjitted
 from ..variants.plan import Plan
 from ..variants.rows import Prepared
 from ..variants.rows import variant_sampler
-from .attribution import attribute_call
+from ..variants.trampoline import copy_function
+from ..variants.trampoline import functions_of_all
+from ..variants.trampoline import route
 from .run import PartRun
+
+
+class CallClock:
+    """Times calls of wrapped functions with an explicit stack: own and inclusive seconds."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[float]] = []  # per active call: [start, seconds in callees]
+        self.calls: Counter[str] = Counter()
+        self.active: Counter[str] = Counter()
+        self.inclusive: defaultdict[str, float] = defaultdict(float)
+        self.own: defaultdict[str, float] = defaultdict(float)
+
+    def wrap(self, name: str, fn: Callable) -> Callable:
+        """``fn`` with its calls timed under ``name`` (its signature stays visible to jit)."""
+
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            self._enter(name)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._leave(name)
+
+        return timed
+
+    def _enter(self, name: str) -> None:
+        self.calls[name] += 1
+        self.active[name] += 1
+        self.stack.append([clocks.wall(), 0.0])
+
+    def _leave(self, name: str) -> None:
+        start, callees = self.stack.pop()
+        elapsed = clocks.wall() - start
+        self.own[name] += elapsed - callees
+        if self.stack:
+            self.stack[-1][1] += elapsed
+        self.active[name] -= 1
+        if not self.active[name]:  # a recursive helper's inner calls are inside this one
+            self.inclusive[name] += elapsed
+
+
+def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
+                   check: Checkpoint | None = None) -> Attribution:
+    """Trace the flat variant of the planned entry once, cold, timing each helper."""
+    check = check or Checkpoint()
+    clock = CallClock()
+    name = plan.name
+    timed = make_variant("timed", plan, lambda h, v: unjitted(v, lambda f: clock.wrap(h.name, f)),
+                         swaps=unbound_timers(plan, clock))
+    timed_entry = clock.wrap(_ENTRY, timed.fn)
+    opts = plan.jit_options
+    check.report.at("attribution")
+    check.begin("tracing")
+    jax.clear_caches()
+    try:
+        with frozen_heap(), check.running("tracing", python=True), paused_gc():
+            t0 = clocks.wall()
+            jax.jit(timed_entry, **opts).trace(*args, **kwargs)
+            t1 = clocks.wall()
+    except Stop:
+        raise
+    except Exception as exc:  # the user's code
+        raise UserCodeError("the flat variant failed while attributing its trace:\n"
+                            + user_traceback(exc)) from None
+    helpers = sorted((HelperTime(h, clock.calls[h], clock.inclusive[h], clock.own[h])
+                      for h in clock.calls if h != _ENTRY),
+                     key=lambda h: (-h.inclusive_s, h.helper))
+    return Attribution(name, t1 - t0, clock.inclusive[_ENTRY], clock.own[_ENTRY], tuple(helpers))
+
+
+def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
+    """Swaps timing, at their function objects, the helpers no binding reaches (a Flax
+    linen submodule's ``__call__``, a function a library primitive holds): their calls
+    go through a trampoline to a timed copy, so that they get rows of their own."""
+    unbound = [h for h in plan.helpers.values() if not h.bindings]
+    live = functions_of_all(h.code for h in unbound)
+    return [route(fn, clock.wrap(h.name, copy_function(fn)))
+            for h in unbound for fn in live[h.code]]
+
+
+def attribute(fn: Callable, /, *args: Any, **kwargs: Any) -> Attribution:
+    """Where the flat trace of ``jax.jit(fn)(*args, **kwargs)`` spends its time, per helper."""
+    _, kwargs = options_of("attribute", kwargs, takes=())
+    with one_measurement():  # it swaps the process's own helpers, as compare does
+        plan = plan_entry(fn, args, kwargs)
+        return attribute_call(plan, plan.args, plan.kwargs)
+
+
+#: The entry's key in the clock: not a valid Python name, so no helper can have it.
+_ENTRY = "<entry>"
+
 
 #: At most this many helpers are tried one by one (the heaviest by inclusive trace time).
 MAX_CANDIDATES = 8
@@ -89,37 +172,30 @@ COMPARED = "flat, as compared"
 Shared = dict[str, dict[str, list[float]]]
 
 
-def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
-                options: Options | None = None, attribution: Attribution | None = None,
-                check: Checkpoint | None = None, shared: Shared | None = None) -> Advice:
-    """Measure which helpers of the planned entry save cold-start time when nested alone,
-    with ``options``' repeat, number and budget.
-
-    ``shared``: the comparison's own flat and nest-everything samples, from which "nest
-    every helper" is told (the comparison's figure, not a second measurement); without
-    them, nest-everything is a row of its own. The candidates are always judged against
-    a flat row measured beside them, interleaved, so that drift between the comparison
-    and the advice cannot pass for a saving. With ``repeat`` auto a candidate
-    takes no more runs once the rule has decided it. Under ``check`` (the
-    measurement's checkpoint) a stop keeps what was measured: the advice says PARTIAL
-    (``stopped``) and no second round runs. ``Stop`` when not one flat cold start was
-    measured (nothing to judge a saving against).
-    """
-    options = options or Options(advise=True)
+def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Options,
+                check: Checkpoint, attribution: Attribution | None = None,
+                shared: Shared | None = None) -> Advice:
+    """Which helpers of the planned entry save cold-start time nested alone, judged against
+    a flat row measured beside them; "nest every helper" told from ``shared`` samples where
+    given. A stop keeps what was measured; ``Stop`` when no flat cold start was."""
     start = clocks.wall()
-    check = check or Checkpoint()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)
     rounds = _Rounds(plan, (args, kwargs), options, check, warm_up=not shared)
     tried = [h for h in attribution.helpers if h.calls >= 2][:MAX_CANDIDATES]
     everything = tuple(h.helper for h in attribution.helpers)
-    own, sets = _first_sets(tried, everything, shared)
+    # the advice's own rows (nest-everything only where the comparison's is not shared),
+    # then each candidate nested alone
+    own: dict[str, tuple[str, ...]] = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
+    sets = {**own, **{only(h.helper): (h.helper,) for h in tried}}
     first = _measure(rounds, sets)
-    ranked = _ranked(tried, first)
+    ranked = tuple(sorted((_candidate(h.helper, h.calls, first.cold, first.execute,
+                                      first.errors) for h in tried),
+                          key=lambda c: (c.saving_s is None, -(c.saving_s or 0.0), c.helper)))
     recommended = tuple(c.helper for c in ranked if c.significant)
     rec_label, set_cold, stopped = _set_round(rounds, own, sets, recommended, first)
     return Advice(
-        flat_cold_s=_median(first.cold[FLAT]),  # what the ranked savings are measured against
+        flat_cold_s=median(first.cold[FLAT]),  # what the ranked savings are measured against
         ranked=ranked, recommended=recommended,
         noise_s=max((c.noise_s for c in ranked if c.noise_s is not None), default=None),
         **_set_savings(set_cold, rec_label, shared, first.clock), everything=everything,
@@ -130,10 +206,8 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *,
 
 @dataclasses.dataclass(frozen=True)
 class _Rounds:
-    """What every round of one advice is measured with: the planned entry and its call
-    (args, kwargs), the options' repeat, number and budget, the measurement's checkpoint,
-    and whether a round starts with an untimed cold run (``warm_up``: no comparison ran
-    just before)."""
+    """What every round of one advice is measured with (``warm_up``: an untimed cold run
+    first, where no comparison ran just before)."""
 
     plan: Plan
     call: tuple[tuple, dict[str, Any]]
@@ -144,7 +218,7 @@ class _Rounds:
 
 class _Measured(NamedTuple):
     """One round: cold starts and steady execute seconds per set, failures by set, why
-    measuring stopped (None: it did not), the clock the cold starts are on."""
+    measuring stopped (None: it did not), the cold starts' clock."""
 
     cold: dict[str, list[float]]
     execute: dict[str, list[float]]
@@ -153,30 +227,14 @@ class _Measured(NamedTuple):
     clock: Clock
 
 
-def _first_sets(tried: list[HelperTime], everything: tuple[str, ...], shared: Shared,
-                ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """The advice's own rows (flat, and nest-everything where the comparison's samples are
-    not shared), and the first round's sets: those rows and each candidate nested alone."""
-    own: dict[str, tuple[str, ...]] = {FLAT: (), **({} if ALL in shared else {ALL: everything})}
-    return own, {**own, **{only(h.helper): (h.helper,) for h in tried}}
-
-
-def _ranked(tried: list[HelperTime], first: _Measured) -> tuple[Candidate, ...]:
-    """Each candidate judged from the first round, the largest saving first (a failed or
-    unmeasured one last)."""
-    return tuple(sorted((_candidate(h.helper, h.calls, first.cold, first.execute,
-                                    first.errors) for h in tried), key=_rank))
-
-
 def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str, tuple],
                recommended: tuple[str, ...], first: _Measured,
                ) -> tuple[str | None, dict[str, list[float]], str | None]:
-    """The recommended set's row: (its label, None where it has none; the cold samples it
-    is told from; why measuring stopped). A set the first round measured is read from it;
-    a new one gets its own round, beside flat (and nest-everything where the comparison's
-    samples are not shared), on the first round's clock, unless the first round stopped.
-    A stop in it keeps the first round, the set's saving not measured."""
-    label = _set_label(recommended, sets)
+    """The recommended set's row: (its label or None, the cold samples it is told from,
+    why measuring stopped). A set the first round measured is read from it; a new one
+    gets a round of its own on the first round's clock, unless the first round stopped."""
+    label = next((label for label, nest in sets.items()
+                  if recommended and set(nest) == set(recommended)), None)
     if label is not None or not recommended or first.stopped:
         return label, first.cold, first.stopped
     try:
@@ -188,20 +246,20 @@ def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str,
 
 def _set_savings(cold: dict[str, list[float]], label: str | None, shared: Shared,
                  clock: Clock) -> dict[str, Any]:
-    """The advice's savings of the recommended set (``label``'s row of ``cold``) and of
-    nesting every helper, each with what the one rule says of it."""
+    """The savings of the recommended set (``label``) and of nesting every helper, judged."""
     rec_saving, rec_kind = _judged(cold, label)
-    all_saving, all_kind = _judged(*_all_row(cold, shared, clock))
+    if ALL in shared:  # the comparison's own flat and nested runs, side by side
+        cold = {FLAT: on(shared[COMPARED], FIRST_CALL, clock),
+                ALL: on(shared[ALL], FIRST_CALL, clock)}
+    all_saving, all_kind = _judged(cold, ALL)
     return {"recommended_saving_s": rec_saving, "recommended_kind": rec_kind,
             "all_nested_saving_s": all_saving, "all_nested_kind": all_kind}
 
 
 def advise(fn: Callable, /, *args: Any, options: Options | None = None,
            progress: Draw | None = None, **kwargs: Any) -> Advice:
-    """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``.
-
-    Takes the option keywords ``repeat``, ``number`` and ``budget``; the other keywords
-    go to ``fn``. ``progress`` as :func:`~jitmagic.measure.pipeline.compare`'s."""
+    """Which helpers of ``fn`` are worth their own ``jax.jit`` for ``fn(*args, **kwargs)``
+    (option keywords: :data:`ADVISE_TAKES`; the others go to ``fn``)."""
     options, kwargs = options_of("advise", kwargs, options, takes=ADVISE_TAKES)
     # advice compares spreads: Options refuses fewer repeats than give one, before any timing
     options = dataclasses.replace(options, advise=True)
@@ -216,59 +274,20 @@ def advise(fn: Callable, /, *args: Any, options: Options | None = None,
 ADVISE_TAKES = ("repeat", "number", "budget", "quiet")
 
 
-def extend(result: Comparison, flat: Prepared, options: Options,
-           check: Checkpoint | None = None) -> Comparison:
-    """``result`` with its ``attribution`` (``options.attribute``) and/or ``advice``
-    (``options.advise``, measured with its repeat and number), under ``check``.
-
-    Both work on ``flat``, the flat variant's call: where it failed, ``result``
-    gets a warning instead. A stop during the advice marks the advice PARTIAL (its
-    ``stopped``), not the comparison, which had finished; a stop before any advice was
-    measured (in the attribution trace) leaves no record to mark, so ``result`` is.
-    """
-    if not (options.attribute or options.advise):
-        return result
-    if not result.flat.ok:
-        return dataclasses.replace(result, warned=(*result.warned, Warned("advice_flat_failed")))
-    call = (flat.variant.plan, flat.args, flat.kwargs)
-    try:
-        attribution = attribute_call(*call, check)
-        found = advise_call(*call, options=_advice_options(result, options),
-                            attribution=attribution, check=check,
-                            shared=_shared(result, options)) if options.advise else None
-    except Stop as stop:
-        return dataclasses.replace(result, stopped=stop.reason, warned=(
-            *result.warned, Warned("advice_stopped", stop.reason)))
-    return dataclasses.replace(result, attribution=attribution if options.attribute else None,
-                               advice=found)
-
-
 def _advice_options(result: Comparison, options: Options) -> Options:
-    """``options`` with ``-r auto``'s budget for the advice after ``result``: at most
-    :data:`ADVICE_SHARE` times the comparison's own wall time (and never past
-    ``--budget``), so that the advice costs a small multiple of one comparison; a
-    candidate still undecided then is said to be so."""
+    """``options`` with the advice's budget: at most :data:`ADVICE_SHARE` times the
+    comparison's wall time, never past ``--budget``."""
     if result.wall_s != result.wall_s:  # NaN: not timed
         return options
     return dataclasses.replace(options, budget=min(budget_of(options),
                                                     ADVICE_SHARE * result.wall_s))
 
 
-def _shared(result: Comparison, options: Options) -> Shared:
-    """The comparison's flat and nested samples, where nested nests every helper (no
-    ``--nest``) and was measured: then it is "nest everything", and the advice says
-    what the comparison measured rather than measuring it again."""
-    if options.nest is not None or not result.nested.samples["first_call_s"]:
-        return {}
-    return {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)}
-
-
 def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
              clock: Clock | None = None) -> _Measured:
-    """The sets measured side by side, interleaved, with the rounds' repeat, number and
-    budget (an untimed cold run first where ``rounds.warm_up``); the cold starts on
-    ``clock``, or the one their samples call for. ``Stop`` when no flat cold start was
-    measured."""
+    """The sets measured side by side, interleaved (an untimed cold run first where
+    ``rounds.warm_up``), the cold starts on ``clock`` or the one their samples call for.
+    ``Stop`` when no flat cold start was measured."""
     prepared = {label: Prepared(nest_only(rounds.plan, nest, label), *rounds.call)
                 for label, nest in sets.items()}
     runs, check, options = variant_sampler(prepared), rounds.check, rounds.options
@@ -294,14 +313,13 @@ def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
 
 
 def _clock(runs: Sampler, clock: Clock | None) -> Clock:
-    """``clock``, or the one the cold starts measured so far call for (CPU time on a busy
-    machine), as a comparison's first call is decided."""
+    """``clock``, or the one the cold starts so far call for (CPU time on a busy machine)."""
     return clock or clock_for([s for s in runs.samples.values() if s.get(FIRST_CALL)])
 
 
 def _settled(runs: Sampler, clock: Clock | None) -> bool:
-    """Whether the rule has decided every candidate against flat (``-r auto``'s stop); a
-    candidate it has decided is marked settled, so that it takes no more runs."""
+    """Whether the rule has decided every candidate against flat; a decided one is
+    marked settled, so that it takes no more runs."""
     now = _clock(runs, clock)
     for label in runs.subjects:
         if label.startswith("only(") and difference(
@@ -318,8 +336,8 @@ def only(helper: str) -> str:
 
 
 def _warm_up(flat: Prepared) -> None:
-    """One untimed cold run, so that the process's first-time costs (JAX's own lazy set-up)
-    do not land in the first variant's first sample and pass for a saving."""
+    """One untimed cold run, so that JAX's own lazy set-up does not land in the first
+    variant's first sample and pass for a saving."""
     with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
         staged_run(flat.variant.fn, flat.args, flat.kwargs, Monitor(),
                    opts=flat.variant.jit_options)
@@ -335,33 +353,17 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
         return Candidate(helper, calls, saving, None, None, False)
     d = difference(cold[FLAT], cold[label])
     steady = execute[label] and execute[FLAT]
-    change = _median(execute[label]) - _median(execute[FLAT]) if steady else None
+    change = median(execute[label]) - median(execute[FLAT]) if steady else None
     judged = difference(execute[FLAT], execute[label]).significant \
         if len(execute[FLAT]) >= 2 and len(execute[label]) >= 2 else None
-    return Candidate(helper, calls, saving, change, _noise(cold[FLAT], d), d.kind == FASTER,
+    # the saving the rule needs at this spread and number of repeats
+    noise = None if d.noise is None else median(cold[FLAT]) * (1 - 1 / d.noise)
+    return Candidate(helper, calls, saving, change, noise, d.kind == FASTER,
                      execute_significant=judged)
 
 
-def _set_label(recommended: tuple[str, ...], sets: dict[str, tuple[str, ...]]) -> str | None:
-    """The label of a set measured already that nests exactly the recommended helpers."""
-    return next((label for label, nest in sets.items()
-                 if recommended and set(nest) == set(recommended)), None)
-
-
-def _all_row(cold: dict[str, list[float]], shared: Shared, clock: Clock
-             ) -> tuple[dict[str, list[float]], str]:
-    """Nesting every helper: the comparison's own runs where they are shared (its flat
-    against its nested, measured side by side, on ``clock``), else this advice's own
-    row."""
-    if ALL in shared:
-        return {FLAT: on(shared[COMPARED], FIRST_CALL, clock),
-                ALL: on(shared[ALL], FIRST_CALL, clock)}, ALL
-    return cold, ALL
-
-
 def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | None, str | None]:
-    """(flat's median cold start minus ``label``'s, what the one rule says of it); None
-    where that set was not measured or failed."""
+    """(flat's median cold start minus ``label``'s, the rule's kind); None: not measured."""
     saving = _saving(cold, label) if label is not None else None
     if saving is None or label is None:
         return None, None
@@ -370,23 +372,30 @@ def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | No
 
 def _saving(cold: dict[str, list[float]], label: str) -> float | None:
     """Flat's median cold start minus ``label``'s; ``None`` where that variant failed."""
-    return _median(cold[FLAT]) - _median(cold[label]) if cold.get(label) else None
-
-
-def _rank(c: Candidate) -> tuple:
-    return (c.saving_s is None, -(c.saving_s or 0.0), c.helper)
-
-
-def _median(xs: list[float]) -> float:
-    return statistics.median(xs)
-
-
-def _noise(flat: list[float], d: Difference) -> float | None:
-    """The saving, in seconds, that the rule needs at this spread and number of repeats."""
-    return None if d.noise is None else _median(flat) * (1 - 1 / d.noise)
+    return median(cold[FLAT]) - median(cold[label]) if cold.get(label) else None
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the attribution,
-    and the advice where asked (both from one trace of the flat variant)."""
-    return extend(result, run.flat, run.options, run.check)
+    """The table of parts' entry: ``result`` with its ``attribution`` and/or ``advice``, as
+    the options ask, from one trace of the flat variant (a warning where it failed). A
+    stop during the advice marks the advice PARTIAL; one before it marks ``result``."""
+    options, flat = run.options, run.flat
+    if not (options.attribute or options.advise):
+        return result
+    if not result.flat.ok:
+        return dataclasses.replace(result, warned=(*result.warned, Warned("advice_flat_failed")))
+    call = (flat.variant.plan, flat.args, flat.kwargs)
+    # nested nests every helper (no --nest) and was measured: it is "nest everything"
+    everything = options.advise and options.nest is None and result.nested.samples["first_call_s"]
+    shared = {COMPARED: dict(result.flat.samples), ALL: dict(result.nested.samples)} \
+        if everything else {}
+    try:
+        attribution = attribute_call(*call, run.check)
+        found = advise_call(*call, options=_advice_options(result, options),
+                            attribution=attribution, check=run.check,
+                            shared=shared) if options.advise else None
+    except Stop as stop:
+        return dataclasses.replace(result, stopped=stop.reason, warned=(
+            *result.warned, Warned("advice_stopped", stop.reason)))
+    return dataclasses.replace(result, attribution=attribution if options.attribute else None,
+                               advice=found)

@@ -41,27 +41,24 @@ class Batched:
 
 def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                   batch: int | None = None, in_axes: Any = None) -> Batched:
-    """Check the call can be batched as asked and build the batch; ``InputError`` if not.
-
-    Without ``in_axes`` the call's arguments are one example: every array
-    leaf (arguments may be pytrees: dicts, lists of tuples, NamedTuples) is
-    stacked ``batch`` times along a new leading axis. With ``in_axes`` they
-    already are a batch, mapped as ``jax.vmap`` would, pytree prefixes
-    included. Non-array arguments (Python numbers, strings, ...) are bound,
-    not mapped. Everything is checked, memory included, before anything is
-    built or measured.
-    """
-    _check_batch_options(batch, in_axes)
-    if kwargs:
-        held = all(is_static(v, scalars_static=True) for v in kwargs.values())
-        fn = functools.partial(fn, **kwargs) if held else _refuse_array_kwargs(kwargs)
-    static = [is_static(a, scalars_static=True) for a in args]
+    """Check the call can be batched as asked (memory included) and build the batch;
+    ``InputError`` if not. Without ``in_axes`` the arguments are one example, every array
+    leaf stacked ``batch`` times along a new leading axis; with it they already are a
+    batch, mapped as ``jax.vmap`` would. Non-array arguments are bound, not mapped."""
+    if batch is not None and batch < 1:
+        raise InputError(f"--batch must be at least 1, not {batch}")
+    if in_axes is not None and batch is not None:
+        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
+                         "already are one. Use one of them.")
+    if held := [k for k, v in kwargs.items() if not is_static(v, scalars_static=True)]:
+        raise InputError(f"--vmap maps positional arguments only, but {', '.join(held)} is "
+                         "passed by keyword with an array: pass it positionally.")
+    fn = functools.partial(fn, **kwargs) if kwargs else fn
+    static, arrays = _split(args)
     if all(static):
         raise InputError("--vmap needs an array argument to batch, but the call passes none: "
                          "call the function with an array, e.g. `f(jnp.ones((32, 32)))`.")
     bound = _bind_static(fn, args, static)
-    arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
-                                                                           strict=True) if not s)
     axes, n, shaped = _batch_shapes(arrays, static, batch, in_axes)
     out = _check_traces(bound, shaped, axes)
     check_memory(_nbytes(shaped) if in_axes is None else 0, _nbytes(out), n, in_axes is None)
@@ -73,22 +70,17 @@ def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
     return Batched(bound, stacked, 0, n, True)
 
 
-def _check_batch_options(batch: int | None, in_axes: Any) -> None:
-    """Refuse a ``--batch`` below 1, or one given with ``--in-axes`` (which says the
-    arguments already are a batch): an ``InputError`` before anything is traced."""
-    if batch is not None and batch < 1:
-        raise InputError(f"--batch must be at least 1, not {batch}")
-    if in_axes is not None and batch is not None:
-        raise InputError("--batch builds a batch from one example; --in-axes says the arguments "
-                         "already are one. Use one of them.")
+def _split(args: tuple) -> tuple[list[bool], tuple]:
+    """(whether each argument holds no array, the array arguments as JAX arrays)."""
+    static = [is_static(a, scalars_static=True) for a in args]
+    return static, tuple(jax.tree_util.tree_map(jnp.asarray, a)
+                         for a, s in zip(args, static, strict=True) if not s)
 
 
 def _batch_shapes(arrays: tuple, static: list[bool], batch: int | None, in_axes: Any,
                   ) -> tuple[int | tuple[Any, ...], int, tuple]:
-    """(the axes mapped, the batch size, the batch as the check traces it). Without
-    ``in_axes`` one example is stacked ``batch`` times (:data:`DEFAULT_BATCH` unless
-    given) along a new leading axis: shapes only, so that nothing is built before the
-    checks pass; with ``in_axes`` the array arguments are the batch."""
+    """(the axes mapped, the batch size, the batch as the check traces it: without
+    ``in_axes``, shapes only, so that nothing is built before the checks pass)."""
     if in_axes is None:
         n = DEFAULT_BATCH if batch is None else batch
         return 0, n, tuple(jax.tree_util.tree_map(
@@ -98,16 +90,13 @@ def _batch_shapes(arrays: tuple, static: list[bool], batch: int | None, in_axes:
 
 
 def one_example(args: tuple, in_axes: Any) -> tuple:
-    """The call's arguments with index 0 taken along each mapped axis of ``in_axes``
-    (``jax.vmap``'s, pytree prefixes included): the one example the flat and nested
-    variants run on, since the arguments themselves are a batch. Arguments mapped
-    with None, and those that hold no array, are unchanged."""
-    static = [is_static(a, scalars_static=True) for a in args]
+    """The call's arguments with index 0 taken along each mapped axis of ``in_axes``: the
+    one example the flat and nested variants run on. Arguments mapped with None, and
+    those that hold no array, are unchanged."""
+    static, arrays = _split(args)
     axes = _array_axes(in_axes, static)
-    arrays = tuple(jax.tree_util.tree_map(jnp.asarray, a) for a, s in zip(args, static,
-                                                                           strict=True) if not s)
     _batch_size(arrays, axes, static)  # checks every mapped axis exists, with one length
-    per_arg = iter(axes if isinstance(axes, tuple) else (axes,) * len(arrays))
+    per_arg = iter(_per_arg(axes, arrays))
     out = list(args)
     positions = [i for i, s in enumerate(static) if not s]
     with persistent_cache_off():  # jitmagic's own jit_take: not into the user's cache
@@ -116,12 +105,6 @@ def one_example(args: tuple, in_axes: Any) -> tuple:
             leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax in pairs]
             out[i] = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(arg), leaves)
     return tuple(out)
-
-
-def _refuse_array_kwargs(kwargs: dict[str, Any]) -> Callable:
-    names = ", ".join(k for k, v in kwargs.items() if not is_static(v, scalars_static=True))
-    raise InputError(f"--vmap maps positional arguments only, but {names} is passed by keyword "
-                     "with an array: pass it positionally.")
 
 
 def _bind_static(fn: Callable, args: tuple, static: list[bool]) -> Callable:
@@ -160,12 +143,14 @@ def _array_axes(in_axes: Any, static: list[bool]) -> int | tuple[Any, ...]:
     return axes
 
 
-def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None]]:
-    """Every array leaf of one argument with the axis ``spec`` maps it along.
+def _per_arg(axes: int | tuple, arrays: tuple) -> tuple:
+    """One axis spec per array argument."""
+    return axes if isinstance(axes, tuple) else (axes,) * len(arrays)
 
-    ``spec`` is an axis, None, or a tree prefix of the argument (as ``jax.vmap``
-    reads it); one that does not fit is an ``InputError`` naming the argument.
-    """
+
+def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None]]:
+    """Every array leaf of one argument with the axis ``spec`` (an axis, None, or a tree
+    prefix of the argument) maps it along; ``InputError`` where it does not fit."""
     pairs: list[tuple[Any, int | None]] = []
 
     def collect(axis: Any, sub: Any) -> None:
@@ -188,10 +173,9 @@ def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None]]:
 
 def _batch_size(arrays: tuple, axes: int | tuple, static: list[bool]) -> int:
     """The mapped axis' length, the same for every mapped leaf; ``InputError`` otherwise."""
-    per_arg = axes if isinstance(axes, tuple) else (axes,) * len(arrays)
     labels = [f"argument {i + 1}" for i, s in enumerate(static) if not s]
     sizes: dict[int, str] = {}
-    for a, spec, label in zip(arrays, per_arg, labels, strict=True):
+    for a, spec, label in zip(arrays, _per_arg(axes, arrays), labels, strict=True):
         for leaf, axis in _leaf_axes(a, spec, label):
             if axis is None:
                 continue
@@ -214,8 +198,7 @@ def _batch_size(arrays: tuple, axes: int | tuple, static: list[bool]) -> int:
 
 
 def _check_traces(fn: Callable, args: tuple, in_axes: Any) -> Any:
-    """Trace ``vmap(f)`` abstractly, so a function that cannot be batched fails before
-    timing; the output's shapes and dtypes."""
+    """The output's shapes and dtypes: a function that cannot be batched fails here."""
     try:
         return jax.eval_shape(jax.vmap(fn, in_axes=in_axes), *args)
     except Exception as exc:
@@ -224,12 +207,8 @@ def _check_traces(fn: Callable, args: tuple, in_axes: Any) -> Any:
 
 
 def _nbytes(tree: Any) -> int:
-    """Bytes of every array (or shape-and-dtype) leaf of ``tree``.
-
-    The dtype's own ``itemsize`` is read, not numpy's view of it: a typed PRNG key
-    (``jax.random.key(0)``, dtype ``key<fry>``) has no numpy dtype, but its dtype
-    knows the bytes of key data each element holds.
-    """
+    """Bytes of every array (or shape-and-dtype) leaf of ``tree``, by the dtype's own
+    ``itemsize`` (a typed PRNG key has no numpy dtype, but its dtype knows its bytes)."""
     return sum(math.prod(leaf.shape) * _itemsize(leaf.dtype)
                for leaf in jax.tree_util.tree_leaves(tree) if hasattr(leaf, "dtype"))
 
@@ -248,12 +227,8 @@ def available_memory() -> int:
 
 
 def check_memory(arg_bytes: int, out_bytes: int, batch: int, built: bool) -> None:
-    """Refuse a batch whose arrays would need more than half the available memory.
-
-    The estimate counts what measuring the orderings creates: the stacked
-    arguments (when jitmagic builds the batch) and :data:`OUTPUTS_KEPT`
-    outputs alive at once. The refusal names the largest batch that fits.
-    """
+    """Refuse a batch whose stacked arguments and :data:`OUTPUTS_KEPT` outputs would need
+    more than half the available memory, naming the largest batch that fits."""
     need = arg_bytes + OUTPUTS_KEPT * out_bytes
     limit = available_memory() // 2
     if need <= limit:

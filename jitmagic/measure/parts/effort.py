@@ -1,29 +1,19 @@
 """XLA's effort (``--effort``): the flat program compiled at lower effort settings, measured.
 
-"My compile is slow: would asking XLA to optimize less help, and what does each call
-then cost?" The settings tried are the running backend's own (:func:`candidates`, from
-:mod:`jitmagic.backends.effort`: only those that act on its compile). Each one this JAX
-and backend accept (:func:`accepted`: probed once on a tiny program; one the backend
-refuses is left out with a note naming it) becomes a row
-of the one interleaved :class:`~.sampling.runner.Sampler`, beside the default (the
-program as the user compiles it, their own ``compiler_options`` included): the program's
-one lowering (:class:`OneLowering`: an option changes the compile, never the traced
-program) compiled cold at the row's setting with its first call, XLA's compile inside
-(JAX's event), then steady-state calls, on both clocks, rows in turn, in the one
-rule's rounds for a part (:func:`~.run.part_rounds`: within ``--budget``). Every
-setting is passed as ``compiler_options`` of the row's own compile, so neither JAX's
-config nor ``XLA_FLAGS`` is ever changed (the persistent cache is switched off and back
-as for every comparison). Untimed: the probe tells whether each setting reached the
-compile (the program it compiles differs from the default's compile of the same lowered
-program: compiles of two lowerings differ by their instruction ids, so only one lowering
-compiled both ways is compared), and each setting's first output is compared with the
-default's within the output tolerance. No IPython, no matplotlib here.
+The running backend's own settings that this JAX can express, each probed once on a tiny
+program, are rows of one interleaved sampler beside the default (the user's own
+``compiler_options``): the program's one lowering compiled cold at the row's setting, then
+steady calls, in :func:`~.run.part_rounds`. A setting is passed as its row's
+``compiler_options``, never through JAX's config or ``XLA_FLAGS``. The method:
+docs/effort.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+from collections.abc import Callable
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -36,18 +26,9 @@ from ..._compat import effort_level
 from ...backends import Backend
 from ...backends import running
 from ...backends.effort import LEVEL_OPTIONS
-from ...backends.effort import EffortSetting
 from ...backends.effort import for_backend
 from ...errors import UserCodeError
-from ...model.causes.effort import COMPILE
-from ...model.causes.effort import DEFAULT
-from ...model.causes.effort import EXECUTE
-from ...model.causes.effort import KEYS
-from ...model.causes.effort import OUT_OF_LINE
-from ...model.causes.effort import Effort
-from ...model.causes.effort import EffortRow
-from ...model.causes.effort import Setting
-from ...model.causes.effort import record_clock
+from ...model.causes import effort as model
 from ...model.comparison import Comparison
 from ...model.notes import Differs
 from ...model.notes import Note
@@ -82,51 +63,37 @@ from ..variants.rows import VariantSubject
 from .run import PartRun
 from .run import part_rounds
 
-#: What progress and the stop reasons call this part.
+#: The part's name: progress's, the stop reasons' and the record's key in the comparison.
 PART = "effort"
-#: The rounds it takes: as many as the comparison's cold runs, within these bounds (the
-#: rule decides nothing with fewer than three a side; each round is one cold compile
-#: per setting).
+#: Its fewest and most rounds (the rule decides nothing with fewer than three a side).
 FEWEST_EFFORT_ROUNDS, MOST_EFFORT_ROUNDS = 3, 5
-
-
-#: Untimed calls between a row's cold first call and its steady sample. The first few
-#: calls of a program just compiled run slower than its steady state (on the benchmark's
-#: program, quiet machine: 3.6, 3.3, 2.1, 2.1 ms, then 1.2–1.4 ms), and a steady sample
-#: here is short (5% of the first call: about ten calls), so without them it read a
-#: call 1.3–2× slower than a by-hand timing of the same program did.
+#: Untimed calls between a row's cold first call and its steady sample: a program just
+#: compiled runs its first few calls slower (3.6, 3.3, 2.1, 2.1 ms, then 1.2–1.4 ms on the
+#: benchmark), and a short steady sample read a call 1.3–2× slower without them.
 WARM_CALLS = 3
 
 
-def candidates(backend: Backend | None = None) -> list[Setting]:
+def candidates(backend: Backend | None = None) -> list[model.Setting]:
     """The lower-effort settings to try on ``backend`` (the running one where None): its
     own set (:func:`jitmagic.backends.effort.for_backend`: only settings that act on it),
-    less any this JAX cannot express (its config lacks the flag, or the effort level)."""
-    chosen = for_backend(backend or running())
-    made = (as_setting(s) for s in chosen if s.needs is None or s.needs in jax.config.values)
-    return [s for s in made if s is not None]
+    less any this JAX cannot express (its config lacks the flag, or the effort level),
+    effort levels as the numbers XLA takes."""
+    found = []
+    for s in for_backend(backend or running()):
+        if s.needs is not None and s.needs not in jax.config.values:
+            continue
+        options = {k: effort_level(v) if k in LEVEL_OPTIONS else v for k, v in s.options.items()}
+        if None not in options.values():
+            found.append(model.Setting(s.name, options, s.config, s.keyword, acts_on=s.acts_on))
+    return found
 
 
-def as_setting(s: EffortSetting) -> Setting | None:
-    """``s`` as the record's setting, its effort levels as the numbers XLA takes (None
-    where this JAX has no such level)."""
-    options = {}
-    for key, value in s.options.items():
-        options[key] = effort_level(value) if key in LEVEL_OPTIONS else value
-        if options[key] is None:
-            return None
-    return Setting(s.name, options, s.config, s.keyword, acts_on=s.acts_on)
-
-
-def accepted(settings: Iterable[Setting], baseline: dict[str, Any],
+def accepted(settings: Iterable[model.Setting], baseline: dict[str, Any],
              backend: Backend | None = None
-             ) -> tuple[list[Setting], list[Note], dict[str, bool | None]]:
+             ) -> tuple[list[model.Setting], list[Note], dict[str, bool | None]]:
     """(the settings to measure, a note for each left out, whether each reaches the
-    compile): each probed once, untimed, by compiling one tiny program with it; one this
-    backend refuses is left out, and so is one the user's own ``compiler_options``
-    (``baseline``) already hold. A setting reaches the compile where the program it
-    compiles differs from the default's compile of the same lowered program. ``backend``
-    (the running one where None) names who refused a setting."""
+    compile: its compile of one tiny lowered program differs from the default's). One
+    ``backend`` refuses, or the user's ``compiler_options`` (``baseline``) hold, is left out."""
     label = (backend or running()).label
     lowered = jax.jit(lambda x: x + 1).lower(np.float32(0))
     default = executable_bytes(lowered.compile(compiler_options=baseline or None))
@@ -148,22 +115,20 @@ def accepted(settings: Iterable[Setting], baseline: dict[str, Any],
 
 
 def baseline_of(flat: Prepared) -> dict[str, Any]:
-    """The user's own ``compiler_options`` (their ``jax.jit`` passes them): the default
-    row compiles with them, and every setting is added on top."""
+    """The user's own ``compiler_options``: the default row's, under every setting's."""
     return dict(flat.variant.jit_options.get("compiler_options") or {})
 
 
 def at_setting(flat: Prepared, options: dict[str, Any]) -> Prepared:
     """The flat variant compiled with ``options`` as its jit's ``compiler_options``."""
-    opts = {**flat.variant.jit_options, "compiler_options": options}
-    opts = {k: v for k, v in opts.items() if k != "compiler_options" or v}
+    opts = {k: v for k, v in flat.variant.jit_options.items() if k != "compiler_options"}
+    opts |= {"compiler_options": options} if options else {}
     return dataclasses.replace(flat, variant=dataclasses.replace(flat.variant, jit_options=opts))
 
 
 class RowOutputs:
-    """Each setting's first output compared with the default's as soon as it exists
-    (:func:`~.sampling.outputs.compare_outputs`, the project's tolerance), then dropped:
-    the default's is held only until every row has been compared."""
+    """Each setting's first output compared with the default's as soon as it exists,
+    then dropped: the default's is held only until every row has been compared."""
 
     def __init__(self, rows: int) -> None:
         self.rows, self.found = rows, dict[str, Any]()
@@ -174,9 +139,9 @@ class RowOutputs:
         if name in self._seen:
             return
         self._seen.add(name)
-        if name == DEFAULT:
+        if name == model.DEFAULT:
             self._reference = output
-        elif DEFAULT in self._seen:
+        elif model.DEFAULT in self._seen:
             try:
                 d = compare_outputs(self._reference, output)
                 self.found[name] = (d.kind, d.max_abs_diff, d.describe())
@@ -187,58 +152,42 @@ class RowOutputs:
             self._reference = None
 
 
-class OneLowering:
-    """A program's one lowering, shared by the rows that compile it at their settings:
-    made untimed on first use, inside a row's cold run (so that the user's code failing
-    there is that row's error, said as the comparison says it)."""
-
-    def __init__(self, prepared: Prepared) -> None:
-        self.prepared = prepared
-        self._made: Lowering | None = None
-        self._tried = False
-
-    def get(self) -> Lowering | None:
-        """The lowering (None: its arguments could not be split, so rows run whole)."""
-        if not self._tried:
-            v = self.prepared.variant
-            self._made = lower_once(v.fn, self.prepared.args, self.prepared.kwargs,
-                                    v.jit_options)
-            self._tried = True
-        return self._made
+def one_lowering(p: Prepared) -> Callable[[], Lowering | None]:
+    """``p``'s one lowering, shared by the rows that compile it at their settings (two
+    lowerings' compiles differ by instruction ids), made untimed inside the first row's
+    cold run, so that the user's code failing there is that row's error. None: its
+    arguments could not be split, so rows run whole."""
+    v = p.variant
+    return functools.cache(lambda: lower_once(v.fn, p.args, p.kwargs, v.jit_options))
 
 
 @dataclass
 class SettingSubject(VariantSubject):
     """A setting as a sampler row: its program's one lowering compiled cold at the
-    setting (:func:`~.sampling.stages.compiled_first_call`: the XLA compile and the first
-    call) and its steady state, its first output handed to :class:`RowOutputs`. Without
-    a lowering (``lowering`` None, or one whose arguments cannot be split), a whole cold
-    first call as the variants take it."""
+    setting with the first call, then its steady state; without a lowering, a whole cold
+    first call as the variants take it. Its first output goes to :class:`RowOutputs`."""
 
-    name: str = DEFAULT
+    name: str = model.DEFAULT
     outputs: RowOutputs | None = None
     #: Whether XLA's compile also counts the programs compiled while the call ran (the
     #: out-of-line helpers', compiled on their first call inside the caller's).
     inner_compiles: bool = False
-    lowering: OneLowering | None = None
+    lowering: Callable[[], Lowering | None] = lambda: None
 
     @property
     def args(self) -> tuple:
-        made = self._lowered()
+        made = self.lowering()
         return self.prepared.args if made is None else made.args
 
     @property
     def kwargs(self) -> dict[str, Any]:
-        made = self._lowered()
+        made = self.lowering()
         return self.prepared.kwargs if made is None else made.kwargs
-
-    def _lowered(self) -> Lowering | None:
-        return None if self.lowering is None else self.lowering.get()
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         first = len(monitor.durations)
         variant = self.prepared.variant
-        made = self._lowered()
+        made = self.lowering()
         if made is None:
             got = super().cold(monitor, check)
         else:
@@ -256,44 +205,40 @@ class SettingSubject(VariantSubject):
         return got
 
     def describe(self, cold: ColdSample) -> ProgramFacts:
-        """Nothing: the record reads no structure of a setting's program (the comparison
-        has read the flat program's)."""
-        return ProgramFacts()
+        return ProgramFacts()  # the comparison read the flat program's structure
 
 
 def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
                        name: str) -> None:
     """Add to ``times``' XLA compile the compiles of programs other than ``jit(name)``
-    that JAX reported from event ``first`` on (within one cold first call): each one's
-    own seconds, and its CPU seconds since the event before it (its lowering's), as the
-    stages' CPU seconds are bounded (:func:`~.sampling.stages.stage_cpu`)."""
-    if COMPILE not in times:
+    that JAX reported from event ``first`` on: each one's seconds, and its CPU seconds
+    since the event before it (its lowering's)."""
+    if model.COMPILE not in times:
         return
     stamps = monitor.stamps
     for i in range(max(first, 1), len(monitor.durations)):
         _, event, secs, fun = monitor.durations[i]
         if event != COMPILE_EVENT or fun == f"jit({name})":
             continue
-        times[COMPILE] += secs
-        if cpu_key(COMPILE) in times:
-            times[cpu_key(COMPILE)] += max(0.0, stamps[i][3] - stamps[i - 1][3])
+        times[model.COMPILE] += secs
+        if cpu_key(model.COMPILE) in times:
+            times[cpu_key(model.COMPILE)] += max(0.0, stamps[i][3] - stamps[i - 1][3])
 
 
 @dataclass(frozen=True)
 class OutOfLineRow:
-    """The out-of-line row to measure: its program, its setting (the line to write) and
-    what one untimed trace of it kept out of line (helper: calls) and refused (helper: why)."""
+    """The out-of-line row: its program, its setting (the line to write), and what one
+    untimed trace of it kept out of line (helper: calls) and refused (helper: why)."""
 
     prepared: Prepared
-    setting: Setting
+    setting: model.Setting
     kept: dict[str, int]
     refused: dict[str, Note]
 
 
 def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
                     ) -> tuple[OutOfLineRow | None, Note | None]:
-    """(the out-of-line row, None), or (None, why it is not measured): nothing to keep out
-    of line, no Equinox, or the one untimed trace of it kept no helper out of line."""
+    """(the out-of-line row, None), or (None, why it is not measured)."""
     if not helpers:
         return None, Parts("out_of_line_no_helper")
     missing = unavailable()
@@ -309,32 +254,29 @@ def out_of_line_row(nested: Prepared, helpers: tuple[str, ...]
         return None, Parts("out_of_line_none_kept",
                            tuple(Taken("stays_inline", n, w) for n, w in refused.items()))
     line = "; ".join(f"{n} = equinox.internal.noinline({n})" for n in kept)
-    return OutOfLineRow(prepared, Setting(OUT_OF_LINE, {}, line, keyword=False),
+    return OutOfLineRow(prepared, model.Setting(model.OUT_OF_LINE, {}, line, keyword=False),
                         kept, refused), None
 
 
 def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
                    check: Checkpoint | None = None,
-                   settings: Iterable[Setting] | None = None,
-                   out_of_line: OutOfLineRow | None = None) -> Effort:
-    """The default and each accepted setting (``settings``: :func:`candidates`), and
-    the helpers kept out of line (``out_of_line``: :func:`out_of_line_row`'s variant),
-    in interleaved ``rounds`` under ``check`` (:func:`settling`); a stop (Ctrl-C,
-    ``--timeout``) keeps the rounds that finished and says why. The user's code failing
-    is said per row. The record keeps the rounds taken and why they ended."""
+                   settings: Iterable[model.Setting] | None = None,
+                   out_of_line: OutOfLineRow | None = None) -> model.Effort:
+    """The default, each accepted setting and the helpers kept ``out_of_line``, measured in
+    interleaved ``rounds``; a stop keeps the rounds that finished and says why."""
     check = check or Checkpoint()
     baseline, backend = baseline_of(flat), running()
     chosen, left_out, reached = accepted(
         candidates(backend) if settings is None else settings, baseline, backend)
-    rows = {DEFAULT: at_setting(flat, baseline),
+    rows = {model.DEFAULT: at_setting(flat, baseline),
             **{s.name: at_setting(flat, {**baseline, **s.options}) for s in chosen}}
     if out_of_line is not None:
-        rows[OUT_OF_LINE] = at_setting(out_of_line.prepared, baseline)
+        rows[model.OUT_OF_LINE] = at_setting(out_of_line.prepared, baseline)
     outputs = RowOutputs(len(rows))
-    shared = OneLowering(flat)  # the settings change the compile, never the program
-    lowerings = {n: OneLowering(p) if n == OUT_OF_LINE else shared for n, p in rows.items()}
+    shared = one_lowering(flat)  # the settings change the compile, never the program
+    lowerings = {n: one_lowering(p) if n == model.OUT_OF_LINE else shared for n, p in rows.items()}
     runs = Sampler({n: SettingSubject(p, name=n, outputs=outputs,
-                                      inner_compiles=n == OUT_OF_LINE, lowering=lowerings[n])
+                                      inner_compiles=n == model.OUT_OF_LINE, lowering=lowerings[n])
                     for n, p in rows.items()}, PHASES, noun="setting")
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
           check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
@@ -342,90 +284,76 @@ def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
                      what=PART)  # each says why
     return dataclasses.replace(
         _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line),
-        backend=backend.platform, rounds=len(runs.samples[DEFAULT].get(COMPILE, ())),
+        backend=backend.platform, rounds=len(runs.samples[model.DEFAULT].get(model.COMPILE, ())),
         rounds_ended=taken.ended if isinstance(taken, Rounds) else None)
 
 
 def settling(runs: Sampler, rounds: int | Rounds) -> int | Rounds:
-    """``rounds`` as the effort sampler's rounds: the one rule's for a part
-    (:func:`~.run.part_rounds`: at least :data:`FEWEST_EFFORT_ROUNDS`, then one more only
-    while some row is undecided, up to its cap, within ``--budget``), or a bare count N:
-    that rule up to N with no bound in time. A row whose XLA compile and call the one
-    rule has both decided against the default's (faster, slower or no measurable
-    difference, on the clock the record will use: :func:`record_clock`) takes no more
-    rounds; once every row is decided none are taken. The rule is sequential
-    (docs/significance.md), so asking it after every round is honest, as ``-r auto``
-    does. A count under :data:`FEWEST_EFFORT_ROUNDS` (the rule decides nothing then):
-    that count, fixed."""
+    """``rounds`` (a part's, or a bare count N: that rule up to N, unbounded in time; under
+    :data:`FEWEST_EFFORT_ROUNDS`, fixed) taking one more only while some row is undecided:
+    a row whose XLA compile and call the one rule has decided against the default's, on
+    the record's clock, takes no more."""
     if isinstance(rounds, int):
         if rounds < FEWEST_EFFORT_ROUNDS:
             return rounds
         rounds = Rounds(AUTO, budget_s=math.inf, cap=rounds)
 
     def decided() -> bool:
-        default = runs.samples[DEFAULT]
-        clock = record_clock([default, *(s for n, s in runs.samples.items() if n != DEFAULT)])
+        default = runs.samples[model.DEFAULT]
+        clock = model.record_clock([default, *(s for n, s in runs.samples.items()
+                                               if n != model.DEFAULT)])
         for name, samples in runs.samples.items():
-            if name != DEFAULT and all(difference(on(default, k, clock),
+            if name != model.DEFAULT and all(difference(on(default, k, clock),
                                                   on(samples, k, clock)).decided
-                                       for k in (COMPILE, EXECUTE)):
+                                       for k in (model.COMPILE, model.EXECUTE)):
                 runs.settled.add(name)
-        return all(n in runs.settled or n in runs.errors for n in runs.subjects if n != DEFAULT)
+        return all(n in runs.settled or n in runs.errors
+                   for n in runs.subjects if n != model.DEFAULT)
 
     return dataclasses.replace(rounds, decided=decided)
 
 
-def _record(flat: Prepared, runs: Sampler, chosen: list[Setting],
+def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
             probed: tuple[dict[str, Any], dict[str, bool | None]], left_out: list[Note],
-            outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> Effort:
-    """The :class:`Effort` record of what ``runs`` measured (``probed``: the baseline
-    options, and whether each setting reached the compile)."""
+            outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> model.Effort:
+    """The record of what ``runs`` measured."""
     baseline, reached = probed
     rows = {}
     if out_of_line is not None:
         chosen = [*chosen, out_of_line.setting]
-        reached = {**reached, OUT_OF_LINE: True}  # its trace held the out-of-line calls
+        reached = {**reached, model.OUT_OF_LINE: True}  # its trace held the out-of-line calls
     for s in chosen:
         kind, diff, detail = outputs.found.get(s.name, (None, None, None))
-        rows[s.name] = EffortRow(
+        rows[s.name] = model.EffortRow(
             s, _kept(runs.samples[s.name]), reached=reached.get(s.name),
             outputs=kind, max_abs_diff=diff, outputs_found=detail,
             error=runs.describe_failure(s.name) if s.name in runs.errors else None)
     if out_of_line is not None:
-        rows[OUT_OF_LINE] = dataclasses.replace(rows[OUT_OF_LINE], kept=out_of_line.kept,
-                                                refused=dict(out_of_line.refused))
-    error = runs.describe_failure(DEFAULT) if DEFAULT in runs.errors else None
-    return Effort(flat.variant.plan.name, _kept(runs.samples[DEFAULT]), rows, baseline,
-                  tuple(left_out), runs.stopped, default_error=error)
+        rows[model.OUT_OF_LINE] = dataclasses.replace(
+            rows[model.OUT_OF_LINE], kept=out_of_line.kept, refused=dict(out_of_line.refused))
+    error = runs.describe_failure(model.DEFAULT) if model.DEFAULT in runs.errors else None
+    return model.Effort(flat.variant.plan.name, _kept(runs.samples[model.DEFAULT]), rows, baseline,
+                        tuple(left_out), runs.stopped, default_error=error)
 
 
 def _kept(samples: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:
     """The samples the record keeps (:data:`KEYS`), where any were taken."""
-    return {k: tuple(samples[k]) for k in KEYS if samples.get(k)}
+    return {k: tuple(samples[k]) for k in model.KEYS if samples.get(k)}
 
 
 def executable_bytes(compiled: Any) -> bytes | None:
-    """The compiled program as XLA serializes it (its code and the options it was
-    compiled with), to tell whether a setting reached the compile; None where this
-    backend cannot serialize it."""
+    """The compiled program as XLA serializes it (None where this backend cannot)."""
     try:
         return bytes(compiled.runtime_executable().serialize())
     except Exception:  # a backend without serialization: not checked, said so
         return None
 
 
-#: The record's key in the comparison and in the saved JSON (the table of parts' name).
-NAME = "effort"
-
-
 def add_effort(result: Comparison, flat: Prepared, options: Options,
                check: Checkpoint | None = None, nested: Prepared | None = None) -> Comparison:
-    """``result`` with its effort record (``result.part("effort")``), measured on the
-    prepared flat variant under ``check`` in the one rule's rounds for a part
-    (:func:`~.run.part_rounds`: ``options``' budget, up to the comparison's cold runs),
-    with the out-of-line row built from the prepared ``nested`` variant (its helpers as
-    the comparison found them nested); as it was where the comparison stopped, and with
-    a warning where the flat variant failed there (its settings would fail alike)."""
+    """``result`` with its effort record, measured on ``flat`` with the out-of-line row
+    from ``nested`` (its helpers as compared); as it was where the comparison stopped,
+    with a warning where the flat variant failed (its settings would fail alike)."""
     if result.stopped:
         return result
     if not result.flat.ok:
@@ -435,10 +363,9 @@ def add_effort(result: Comparison, flat: Prepared, options: Options,
     effort = measure_effort(flat, part_rounds(result, options), check, out_of_line=row)
     if why:
         effort = dataclasses.replace(effort, omitted=(*effort.omitted, why))
-    return result.with_part(NAME, effort)
+    return result.with_part(PART, effort)
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): XLA's effort, and
-    each helper the comparison nests kept out of line."""
+    """The table of parts' entry: XLA's effort, and the nested helpers kept out of line."""
     return add_effort(result, run.flat, run.options, run.check, run.prepared.get("nested"))

@@ -1,16 +1,6 @@
-"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured.
-
-Both orderings end up as one compiled XLA program, but called eagerly,
-``vmap(jit(f))`` re-runs batching in Python on every call. This module measures
-the four orderings side by side (cold first call, steady per call, JAX's compile
-events, jaxpr, StableHLO size) on a batch from :mod:`~jitmagic.measure.parts.batches`
-and checks whether the
-XLA program each runs is the same as ``jit(vmap(f))``'s.
-
-Rows are interleaved (A B C D D C B A ...) so drift on a shared machine hits
-all of them; each row's steady state is timed right after its cold first
-call, while its executable is still cached; every raw sample is kept.
-No IPython, no matplotlib here.
+"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured side
+by side on a batch from :mod:`~.batches`, interleaved, then each one's program compared
+with ``jit(vmap(f))``'s. The method: docs/orderings.md.
 """
 
 from __future__ import annotations
@@ -25,19 +15,15 @@ from typing import cast
 import jax
 
 from ...errors import user_traceback
+from ...model import orderings as model
 from ...model.notes import Warned
-from ...model.orderings import EXECUTE
-from ...model.orderings import ORDERINGS
-from ...model.orderings import REFERENCE
-from ...model.orderings import SAMPLE_KEYS
-from ...model.orderings import TOGGLED
-from ...model.orderings import Orderings
 from ...model.rows import OrderingRow
 from ...model.stats.rule import difference
 from ...model.stats.witness import clock_for
 from ...model.stats.witness import on
 from ...options import Options
 from ...options.keywords import options_of
+from ..sampling import structure
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import COMPILE_EVENT
@@ -49,15 +35,9 @@ from ..sampling.runner import Sampler
 from ..sampling.stages import timed_stage
 from ..sampling.stops import Checkpoint
 from ..sampling.stops import Stop
-from ..sampling.structure import ProgramFacts
-from ..sampling.structure import count_nested_calls
-from ..sampling.structure import jaxpr_text
-from ..sampling.structure import normalized_hlo
 from .batches import Batched
 from .batches import prepare_batch
 from .run import PartRun
-
-# --------------------------------------------------------------------------- programs
 
 
 def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
@@ -71,11 +51,8 @@ def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
 
 
 def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
-    """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch.
-
-    For ``vmap(jit(f))`` that is the program its inner jit runs on the batch;
-    ``vmap(f)`` runs op by op and has no single program (None).
-    """
+    """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch: for
+    ``vmap(jit(f))`` its inner jit's; ``vmap(f)`` runs op by op and has none (None)."""
     if name.startswith("jit("):
         traced = cast(jax.stages.Wrapped, fn).trace(*args)  # a "jit(...)" ordering is a jax.jit
         lowered = traced.lower()
@@ -95,19 +72,13 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
     return closed, lowered, lowered.compile()
 
 
-# --------------------------------------------------------------------------- measuring
-
-
-def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
-                      deadline: float = math.inf, check: Checkpoint | None = None) -> Orderings:
-    """Measure the four orderings of ``b`` side by side, interleaved, from cleared caches,
-    with ``options``' repeat, number and budget.
-
-    Ctrl-C or passing ``deadline`` (a ``clocks.wall()`` value; or ``check``,
-    the measurement's own checkpoint) stops after the current call; what was
-    measured is kept, the programs are not compared, and ``stopped`` says why.
-    """
-    runs = Sampler({n: OrderingSubject(n, b) for n in ORDERINGS}, SAMPLE_KEYS, "ordering")
+def measure_orderings(b: Batched, options: Options, *, entry: str = "f", deadline: float = math.inf,
+                      check: Checkpoint | None = None) -> model.Orderings:
+    """The four orderings of ``b``, measured side by side. Ctrl-C or passing ``deadline``
+    (a ``clocks.wall()`` value; or ``check``'s) stops after the current call: what was
+    measured is kept, the programs are not compared, and ``stopped`` says why."""
+    runs = Sampler({n: OrderingSubject(n, b) for n in model.ORDERINGS}, model.SAMPLE_KEYS,
+                   "ordering")
     monitor = Monitor()
     check = check or Checkpoint(deadline=deadline, report=Reporter(entry))
     with (persistent_cache_off(), monitor.listening(), frozen_heap(),
@@ -117,16 +88,17 @@ def measure_orderings(b: Batched, options: Options, *, entry: str = "f",
         hlo, stopped = ({}, runs.stopped) if runs.stopped else _describe_programs(runs, b, check)
     errors = {n: user_traceback(exc) for n, exc in runs.errors.items()}
     match, diff = runs.outputs_match()
-    rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in ORDERINGS}
-    return Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
-                     rows=rows, outputs_match=match, max_abs_diff=diff, **runs.outputs.details(),
-                     warned=(*(Warned("ordering_failed", n, e) for n, e in errors.items()),
-                             *runs.outputs.problems), stopped=stopped)
+    rows = {n: _row(n, runs, _same(hlo, n), errors.get(n)) for n in model.ORDERINGS}
+    return model.Orderings(entry=entry, batch=b.batch, in_axes=b.requested, built_batch=b.built,
+                           rows=rows, outputs_match=match, max_abs_diff=diff,
+                           **runs.outputs.details(), stopped=stopped,
+                           warned=(*(Warned("ordering_failed", n, e) for n, e in errors.items()),
+                                   *runs.outputs.problems))
 
 
 def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None) -> OrderingRow:
     """One ordering's record: its samples and the program its shape describes."""
-    shape = runs.shape.get(name) or ProgramFacts()
+    shape = runs.shape.get(name) or structure.ProgramFacts()
     return OrderingRow(name=name, samples=runs.samples[name],
                        execute_loops=runs.loops.get(name, 0), same_program=same_program,
                        error=error, compile_events=shape.compile_events,
@@ -140,18 +112,16 @@ def _per_call_decided(runs: Sampler) -> bool:
     clock the verdict will read: CPU time on a busy machine)."""
     if runs.errors:
         return True
-    rows = [runs.samples[n] for n in TOGGLED]
-    clock = clock_for(rows, EXECUTE)
-    a, b = (on(r, EXECUTE, clock) for r in rows)
+    rows = [runs.samples[n] for n in model.TOGGLED]
+    clock = clock_for(rows, model.EXECUTE)
+    a, b = (on(r, model.EXECUTE, clock) for r in rows)
     return difference(b, a).decided
 
 
 def _describe_programs(runs: Sampler, b: Batched, check: Checkpoint,
                        ) -> tuple[dict[str, list[str] | None], str | None]:
-    """Each measured ordering's program (see :func:`_describe_program`), compiled after
-    all timings, and why describing them stopped (None: it did not). A stop (Ctrl-C,
-    ``--timeout``) between two of them leaves the rest out: their timings stand, the
-    orderings say PARTIAL, and the programs left out are not compared."""
+    """Each measured ordering's program (:func:`_describe_program`), compiled after all
+    timings, and why describing them stopped (None: it did not; the rest are left out)."""
     hlo: dict[str, list[str] | None] = {}
     check.report.at("orderings")
     try:
@@ -165,7 +135,7 @@ def _describe_programs(runs: Sampler, b: Batched, check: Checkpoint,
 
 @dataclass(frozen=True)
 class OrderingSubject:
-    """One ordering as a sampler row: its cold first call is one interval, caches cleared."""
+    """One ordering as a sampler row: its cold first call one interval from cleared caches."""
 
     name: str
     b: Batched
@@ -177,8 +147,6 @@ class OrderingSubject:
         return self.b.args
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
-        """One interval from cleared caches, with its CPU seconds and how long the
-        threads waited for a CPU (so a busy machine's verdict is on CPU time)."""
         jax.clear_caches()
         fn = ordering_functions(self.b.fn, self.b.in_axes)[self.name]
         times: dict[str, float] = {}
@@ -189,20 +157,20 @@ class OrderingSubject:
         return ColdSample({**times, "compile_event_s": sum(compiles)}, fn, out,
                     compile_events=len(compiles))
 
-    def describe(self, cold: ColdSample) -> ProgramFacts:
-        return ProgramFacts()  # the programs are compared after all timings: see _describe_program
+    def describe(self, cold: ColdSample) -> structure.ProgramFacts:
+        return structure.ProgramFacts()  # the programs are compared after all timings
 
 
 def _describe_program(name: str, fn: Callable, args: tuple,
-                      shape: ProgramFacts) -> list[str] | None:
+                      shape: structure.ProgramFacts) -> list[str] | None:
     """Add the jaxpr, StableHLO size and HLO count of ``name``'s program to ``shape``;
     return its normalized optimized HLO (None: no single program)."""
     jaxpr, lowered, compiled = _program(name, fn, args)
-    shape.jaxpr_eqns, shape.nested_calls = len(jaxpr.eqns), count_nested_calls(jaxpr)
-    shape.jaxpr_text = jaxpr_text(jaxpr)
+    shape.jaxpr_eqns, shape.nested_calls = len(jaxpr.eqns), structure.count_nested_calls(jaxpr)
+    shape.jaxpr_text = structure.jaxpr_text(jaxpr)
     if lowered is None:
         return None
-    hlo = normalized_hlo(compiled.as_text() or "")
+    hlo = structure.normalized_hlo(compiled.as_text() or "")
     shape.stablehlo_bytes = len(lowered.as_text().encode())
     shape.hlo_instructions = sum(" = " in line for line in hlo)
     return hlo
@@ -210,23 +178,14 @@ def _describe_program(name: str, fn: Callable, args: tuple,
 
 def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
     """Whether ``name`` runs the same optimized XLA program as the reference ordering."""
-    ref, mine = hlo.get(REFERENCE), hlo.get(name)
+    ref, mine = hlo.get(model.REFERENCE), hlo.get(name)
     return None if ref is None or mine is None else ref == mine
 
 
-# --------------------------------------------------------------------------- one call
-
-
 def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = None,
-                      **kwargs: Any) -> Orderings:
-    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch.
-
-    ``fn(*args, **kwargs)`` is one example, stacked ``batch`` times (default
-    64); with ``in_axes`` (as ``jax.vmap``'s) ``args`` already are the batch. Takes the
-    option keywords of :data:`ORDERINGS_TAKES` (through the one splitter,
-    :func:`~jitmagic.options.keywords.options_of`: any other option, or ``baseline=``, is refused
-    with a sentence); every other keyword goes to ``fn``.
-    """
+                      **kwargs: Any) -> model.Orderings:
+    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch
+    of ``fn(*args, **kwargs)`` (option keywords: :data:`ORDERINGS_TAKES`)."""
     options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,
                                  takes=ORDERINGS_TAKES)  # refused before anything runs
     b = prepare_batch(fn, args, kwargs, batch=options.batch, in_axes=options.in_axes)
@@ -237,23 +196,11 @@ def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = Non
 ORDERINGS_TAKES = ("batch", "in_axes", "repeat", "number", "budget")
 
 
-def add_orderings(comparison: Any, b: Batched | None, options: Options, *,
-                  check: Checkpoint | None = None) -> Any:
-    """``comparison`` with the orderings of ``b`` measured into ``comparison.orderings``.
-
-    Nothing is measured without a batch, or when the comparison itself was
-    stopped (interrupted or out of time): it comes back as it was. Orderings
-    that stop are marked PARTIAL themselves (``orderings.stopped``); the finished
-    comparison is not, and ``Comparison.stopped_anywhere`` keeps what comes after
-    them from running.
-    """
-    if b is None or comparison.stopped:
-        return comparison
-    measured = measure_orderings(b, options, entry=comparison.entry, check=check)
-    return dataclasses.replace(comparison, orderings=measured)
-
-
 def add_part(result: Any, run: PartRun) -> Any:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the orderings of
-    the batch the pipeline checked before anything was timed."""
-    return add_orderings(result, run.batched, run.options, check=run.check)
+    """The table of parts' entry: the orderings of the batch the pipeline checked before
+    anything was timed; nothing without a batch or where the comparison stopped. Orderings
+    that stop are marked PARTIAL themselves, not the finished comparison."""
+    if run.batched is None or result.stopped:
+        return result
+    measured = measure_orderings(run.batched, run.options, entry=result.entry, check=run.check)
+    return dataclasses.replace(result, orderings=measured)

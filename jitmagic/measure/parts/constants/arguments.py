@@ -1,26 +1,7 @@
-"""Big captured constants, measured passed as arguments: the part that runs after a
-comparison whose variant captures :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES`
-of array constants or more (nothing is measured, or shown, below that).
-
-For each such variant, from its own traced closed jaxpr (no user code runs again):
-
-* its constants of :data:`~.lifting.LIFT_BYTES` or more (at most
-  :data:`~.lifting.MOST_LIFTED`, the biggest) are *lifted*; both forms replay the
-  jaxpr (:class:`~.lifting.Replay`), one with them captured as JAX traced them, one
-  with them passed as arguments (put on the device first, untimed, as an argument a
-  user passes would be), so that the forms differ in that alone;
-* both programs are traced untimed and checked: the passed one must hold none of the
-  lifted constants, and both as many equations as the variant's own program;
-* then cold first calls, interleaved (captured, passed, then passed, captured, ...,
-  the variants' pairs side by side), each from ``jax.clear_caches()`` with the
-  persistent cache off until its result is ready (``first_call_run``, JAX's stage
-  events inside it), as rows of the one sampler, in the one rule's rounds for a part
-  (:func:`~jitmagic.measure.parts.run.part_rounds`: ``-r auto``'s fewest pairs, then
-  more while the one rule is undecided, within ``--budget``); the outputs of the two
-  forms are compared as the comparison's are.
-
-Ctrl-C and ``--timeout`` stop it between runs, like every part: what was measured is
-kept and the record says PARTIAL (``stopped``).
+"""Big captured constants, measured passed as arguments, where a variant captures
+:data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or more: its traced jaxpr
+replayed in two forms (:mod:`~.lifting`), checked untimed, then their cold first calls
+interleaved and their outputs compared. The method: docs/constants.md.
 """
 
 from __future__ import annotations
@@ -38,13 +19,7 @@ import numpy as np
 
 from ....errors import UserCodeError
 from ....model import parts
-from ....model.causes.constant_arguments import BIG_BYTES
-from ....model.causes.constant_arguments import CAPTURED
-from ....model.causes.constant_arguments import FORMS
-from ....model.causes.constant_arguments import PASSED
-from ....model.causes.constant_arguments import ConstantArguments
-from ....model.causes.constant_arguments import ConstantVariant
-from ....model.causes.constant_arguments import LiftedConstant
+from ....model.causes import constant_arguments as model
 from ....model.comparison import Comparison
 from ....model.notes import Constants
 from ....model.notes import Note
@@ -55,6 +30,7 @@ from ....model.stats.witness import cpu_key
 from ....options import Options
 from ...lines.tables import user_code
 from ...sampling import clocks
+from ...sampling import structure
 from ...sampling.conditions import frozen_heap
 from ...sampling.conditions import persistent_cache_off
 from ...sampling.monitor import Monitor
@@ -65,23 +41,12 @@ from ...sampling.runner import Sampler
 from ...sampling.stages import first_call_run
 from ...sampling.stops import Checkpoint
 from ...sampling.stops import Stop
-from ...sampling.structure import ProgramFacts
-from ...sampling.structure import captured_constants
-from ...sampling.structure import count_equations
 from ...variants.rows import Prepared
 from ...variants.rows import Staged
 from ..run import PartRun
 from ..run import in_one_process_only
-from ..run import later_labels
 from ..run import part_rounds
-from .lifting import LIFT_BYTES
-from .lifting import ProgramConstants
-from .lifting import Replay
-from .lifting import flat_arguments
-from .lifting import program_constants
-from .names import lines_of
-from .names import name_of
-from .names import reachable_arrays
+from . import lifting
 
 #: What progress calls this part.
 PART = parts.named("constant_arguments").label
@@ -95,27 +60,24 @@ def wanted(result: Comparison) -> bool:
 def _big(result: Comparison) -> list[str]:
     """The variants that captured :data:`BIG_BYTES` of array constants or more."""
     return [n for n in VARIANTS if n in result.variants
-            and (result.variants[n].constant_bytes or 0) >= BIG_BYTES]
+            and (result.variants[n].constant_bytes or 0) >= model.BIG_BYTES]
 
 
 @dataclass
 class Forms:
-    """One variant's two forms, ready to time: each form's function and arguments, and
-    the record so far (constants named, programs checked, notes)."""
+    """One variant's two forms (function, arguments) ready to time, and its record so far."""
 
     variant: str
     calls: dict[str, tuple[Callable, tuple]] = field(default_factory=dict)
-    record: ConstantVariant | None = None
+    record: model.ConstantVariant | None = None
 
 
 def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
                            built: Mapping[str, Staged], *,
                            check: Checkpoint | None = None,
                            options: Options | None = None) -> Comparison:
-    """``result`` carrying its big constants measured passed as arguments
-    (``constant_arguments``), in the one rule's rounds for a part
-    (:func:`~.run.part_rounds`: ``options``' budget); as it was where no
-    variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
+    """``result`` with its big constants measured passed as arguments; as it was where
+    no variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
         return result
@@ -133,37 +95,38 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
     else:
         stopped = time_forms(forms, check, rounds)
     variants = {n: f.record for n, f in forms.items() if f.record is not None}
-    record = ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
-                               clocks.wall() - start, rounds=_taken(variants),
-                               rounds_ended=rounds.ended)
+    taken = max((len(v.samples.get(model.CAPTURED, {}).get(FIRST_CALL, ()))
+                 for v in variants.values()), default=0)  # a captured form's most first calls
+    record = model.ConstantArguments(result.entry, variants, tuple(dict.fromkeys(notes)), stopped,
+                                     clocks.wall() - start, rounds=taken, rounds_ended=rounds.ended)
     return dataclasses.replace(result, constant_arguments=record)
 
 
 def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -> Forms:
     """The variant's two forms from its traced program (a ``Traced`` or closed jaxpr),
-    with its lifted constants named and both programs checked; a form that cannot be
-    built leaves the record with a note instead of samples. ``notes`` gets the
-    part's own (captured values that are not arrays)."""
+    its lifted constants named and both programs checked; where they cannot be built, the
+    record says why. ``notes`` gets the part's own (captured values that are not arrays)."""
     closed = _closed(traced)
-    found = program_constants(closed)
+    found = lifting.program_constants(closed)
     notes.extend(found.notes)
     lifted = found.lifted()
     constants = named_constants(prepared, found)
-    before = captured_constants(closed)
+    before = structure.captured_constants(closed)
     forms = Forms(name)
-    record = ConstantVariant(name, constants, {}, before,
-                             eqns={"traced": count_equations(closed)},
-                             noted=tuple(why_not_lifted(found)))
-    flat = flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options, closed)
+    record = model.ConstantVariant(name, constants, {}, before,
+                                   eqns={"traced": structure.count_equations(closed)},
+                                   noted=tuple(found.not_lifted()))
+    flat = lifting.flat_arguments(prepared.args, prepared.kwargs, prepared.variant.jit_options,
+                                  closed)
     if not lifted or flat is None:
         reason = Constants("constants_unmatched" if flat is None else "no_constant_passed", name)
         forms.record = dataclasses.replace(record, noted=(*record.noted, reason))
         return forms
-    replay = Replay(closed, [c.value for c in lifted])
+    replay = lifting.Replay(closed, [c.value for c in lifted])
     entry = getattr(prepared.variant.fn, "__name__", name)
     on_device = tuple(jax.device_put(c.value) for c in lifted)
-    forms.calls = {CAPTURED: (replay.captured(entry), tuple(flat)),
-                   PASSED: (replay.passed(entry), (on_device, *flat))}
+    forms.calls = {model.CAPTURED: (replay.captured(entry), tuple(flat)),
+                   model.PASSED: (replay.passed(entry), (on_device, *flat))}
     try:
         forms.record = checked_programs(forms, record)
     except Exception as exc:  # noqa: BLE001 (a replay JAX refuses: said, not raised)
@@ -179,76 +142,56 @@ def _closed(traced: Any) -> Any:
     return traced
 
 
-def why_not_lifted(found: ProgramConstants) -> list[Note]:
-    """A note for each big constant left captured because the replay cannot pass it,
-    and one where constants below the lifting size hold most of the bytes."""
-    out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
-                       for c in found.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
-    total = sum(c.nbytes for c in found.constants)
-    small = sum(c.nbytes for c in found.constants if c.nbytes < LIFT_BYTES)
-    if small * 2 > total:
-        out.append(Constants("small_constants", small, total, LIFT_BYTES))
-    return out
-
-
-def named_constants(prepared: Prepared, found: ProgramConstants) -> tuple[LiftedConstant, ...]:
-    """The lifted constants as the record keeps them: bytes, shape, dtype, the user's
-    lines that read them and the Python name that holds them."""
+def named_constants(prepared: Prepared, found: lifting.ProgramConstants
+                    ) -> tuple[model.LiftedConstant, ...]:
+    """The lifted constants as the record keeps them, with their lines and Python name."""
     lifted = found.lifted()
     variant = prepared.variant
     user = user_code(variant.fn)
-    lines = [lines_of(c, user) for c in lifted]
+    lines = [lifting.lines_of(c, user) for c in lifted]
     codes = [code for code, mine in user.codes.items() if mine]
     helpers = [b.original for h in variant.plan.helpers.values() for b in h.bindings]
-    arrays = reachable_arrays(variant.plan.fn, helpers, codes)
+    arrays = lifting.reachable_arrays(variant.plan.fn, helpers, codes)
     out = []
     for c, where in zip(lifted, lines, strict=True):
-        name, matched = name_of(c.value, arrays)
-        out.append(LiftedConstant(c.nbytes, tuple(int(d) for d in np.shape(c.value)),
-                                  str(c.value.dtype), where, name, matched))
+        name, matched = lifting.name_of(c.value, arrays)
+        out.append(model.LiftedConstant(c.nbytes, tuple(int(d) for d in np.shape(c.value)),
+                                        str(c.value.dtype), where, name, matched))
     return tuple(out)
 
 
-def checked_programs(forms: Forms, record: ConstantVariant) -> ConstantVariant:
-    """``record`` with what the two forms' programs hold, from an untimed trace of each:
-    their equations, and the captured constants the passed one has left. A lifted
-    constant still captured there is said in a note."""
-    eqns = dict(record.eqns)
-    left = None
+def checked_programs(forms: Forms, record: model.ConstantVariant) -> model.ConstantVariant:
+    """``record`` with the two forms' equations and the captured constants the passed
+    one has left (a note where a lifted one is still captured), from an untimed trace."""
+    eqns, left, noted = dict(record.eqns), None, record.noted
     for form, (fn, args) in forms.calls.items():
         jaxpr = jax.jit(fn).trace(*args).jaxpr
-        eqns[form] = count_equations(jaxpr)
-        if form == PASSED:
-            left = captured_constants(jaxpr)
-    notes = list(record.noted)
-    lifted = len(record.constants), sum(c.nbytes for c in record.constants)
-    before = record.captured_constants
-    if left is not None and left != (before[0] - lifted[0], before[1] - lifted[1]):
-        notes.append(Constants("constants_still_captured", record.variant, left[0], left[1],
-                                            before[0] - lifted[0]))
-    return dataclasses.replace(record, eqns=eqns, constants_left=left, noted=tuple(notes))
+        eqns[form] = structure.count_equations(jaxpr)
+        left = structure.captured_constants(jaxpr) if form == model.PASSED else left
+    count, nbytes = record.captured_constants
+    expected = (count - len(record.constants), nbytes - sum(c.nbytes for c in record.constants))
+    if left is not None and left != expected:
+        noted += (Constants("constants_still_captured", record.variant, *left, expected[0]),)
+    return dataclasses.replace(record, eqns=eqns, constants_left=left, noted=noted)
 
 
 def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> str | None:
-    """Interleaved cold first calls of every variant's two forms, rows of the one
-    :class:`~jitmagic.measure.sampling.runner.Sampler` (its barriers, stops and progress), in
-    ``rounds`` (:func:`~.run.part_rounds`'s), taking one more while the rule is
-    undecided (``rounds.ended`` then says why they ended). Into their records; why they
-    stopped early (None: they did not)."""
+    """Interleaved cold first calls of every variant's two forms in ``rounds``, one more
+    while the rule is undecided, into their records; why they stopped early (or None)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
-            for form in FORMS}
+            for form in model.FORMS}
     if not rows:
         return None
     runs = Sampler(dict(rows), (FIRST_CALL, cpu_key(FIRST_CALL), WAIT), noun="form",
                    steady=False)
 
     def samples(name: str) -> dict[str, dict[str, list[float]]]:
-        return {form: runs.samples[f"{name} {form}"] for form in FORMS}
+        return {form: runs.samples[f"{name} {form}"] for form in model.FORMS}
 
     def decided() -> bool:
         return all(dataclasses.replace(f.record, samples=samples(n)).difference.decided
                    for n, f in forms.items() if f.calls and f.record is not None
-                   and not any(f"{n} {form}" in runs.errors for form in FORMS))
+                   and not any(f"{n} {form}" in runs.errors for form in model.FORMS))
 
     rounds.decided = decided
     with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
@@ -256,75 +199,55 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
         runs.measure(rounds, None, monitor, check, what=PART)
     for name, f in forms.items():
         if f.record is not None and f.calls:
-            outputs = OutputCheck(len(FORMS))
-            for form in FORMS:
+            outputs = OutputCheck(len(model.FORMS))
+            for form in model.FORMS:
                 outputs.add(form, rows[f"{name} {form}"].output)
-            f.record = _with_samples(f.record, samples(name), outputs, _failed(name, runs))
+            f.record = dataclasses.replace(
+                f.record, samples=samples(name), outputs_kind=outputs.kind,
+                max_abs_diff=outputs.max_abs_diff if outputs.kind else None,
+                error=_failed(name, runs) or f.record.error,
+                noted=(*f.record.noted, *outputs.problems))
     return runs.stopped
-
-
-def _taken(variants: dict[str, ConstantVariant]) -> int:
-    """The rounds the forms took: the most cold first calls of a captured form."""
-    return max((len(v.samples.get(CAPTURED, {}).get(FIRST_CALL, ())) for v in variants.values()),
-               default=0)
 
 
 @dataclass
 class FormSubject:
-    """One form of a variant (its constants captured, or passed as arguments) as a
-    sampler row: its cold first call from cleared caches; no steady state. Its first
-    output is kept until both forms are compared."""
+    """One form as a sampler row: cold first calls only; its first output kept."""
 
     fn: Callable
-    call_args: tuple
+    args: tuple
+    kwargs: dict[str, Any] = field(default_factory=dict)
     warm_up: bool = False
     output: Any = None
 
-    @property
-    def args(self) -> tuple:
-        return self.call_args
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return {}
-
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
-        run = first_call_run(self.fn, self.call_args, {}, monitor, check, opts={})
+        run = first_call_run(self.fn, self.args, {}, monitor, check, opts={})
         if self.output is None:
             self.output = run.output
         return ColdSample(run.times, run.jitted, None)
 
-    def describe(self, cold: ColdSample) -> ProgramFacts:
-        return ProgramFacts()  # the forms' programs were checked before they were timed
+    def describe(self, cold: ColdSample) -> structure.ProgramFacts:
+        return structure.ProgramFacts()  # the forms' programs were checked before they were timed
 
 
 def _failed(name: str, runs: Sampler) -> str | None:
     """Why a variant's form failed (XLA refused it), said as the record says it."""
-    for form in FORMS:
+    for form in model.FORMS:
         exc = runs.errors.get(f"{name} {form}")
         if exc is not None:
             return f"the {form} form failed: {type(exc).__name__}: {exc}"
     return None
 
 
-def _with_samples(record: ConstantVariant, taken: dict[str, dict[str, list[float]]],
-                  outputs: OutputCheck, error: str | None) -> ConstantVariant:
-    notes = (*record.noted, *outputs.problems)
-    return dataclasses.replace(record, samples=taken, outputs_kind=outputs.kind,
-                               max_abs_diff=outputs.max_abs_diff if outputs.kind else None,
-                               error=error or record.error, noted=notes)
-
-
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): where a variant
-    captured big constants (not at each value of a sweep), those passed as arguments;
-    progress then lists the part. Under several processes it is left out with a note:
-    its pairs decide on this process's own clock."""
+    """The table of parts' entry: where a variant captured big constants (not in a
+    sweep), those passed as arguments. Under several processes it is left out with a
+    note: its pairs decide on this process's own clock."""
     if run.options.sweep is not None or not wanted(result):
         return result
     note = in_one_process_only(parts.named("constant_arguments"), run.check)
     if note:
         return dataclasses.replace(result, warned=(*result.warned, note))
-    run.check.report.parts = later_labels(run.options, found=("constant_arguments",))
+    run.check.report.parts = parts.later_labels(run.options, found=("constant_arguments",))
     return add_constant_arguments(result, run.prepared, run.built, check=run.check,
                                   options=run.options)

@@ -1,28 +1,26 @@
-"""The array constants of a traced program, and the program replayed with its biggest
-ones captured (as JAX traced it) or passed as arguments.
-
-An array the traced code reads without receiving it (a global NumPy table, a closure's
-weights, an array made while tracing) is a constant of the closed jaxpr, and reaches
-XLA as a literal of the module: XLA may fold the operations on it while compiling.
-Passed as an argument, it is a parameter XLA knows only by shape and dtype. Both forms
-here replay the variant's own closed jaxpr equation by equation (no user code runs), so
-they differ in that one thing.
-
-A nested jit keeps its constants in its own closed jaxpr: the replay runs each such
-call as a jit of its own (one per distinct sub-jaxpr, named as it was, so the program
-keeps its shape) that takes the constants below it as arguments. A constant read only
-inside a loop body, a branch or a custom rule's jit call is not lifted (its value would
-have to be threaded through that primitive): it stays captured, with a note.
+"""The array constants of a traced program, where each comes from (the user's lines, the
+Python name that holds it), and the program replayed equation by equation with its
+biggest ones captured or passed as arguments, so that the two forms differ in that alone.
+A nested jit's constants are passed to it as arguments of its own; one read only inside
+a loop body, a branch or a custom rule stays captured, with a note. A name is matched by
+identity, else by the one candidate of equal shape and dtype, else of equal shape (a
+converted copy), never guessed. The method: docs/constants.md.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
+import itertools
+import types
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -32,6 +30,11 @@ from ...._compat import bind_equation
 from ...._compat import is_dropped
 from ....model.notes import Constants
 from ....model.notes import Note
+from ....usercode import user_file
+from ...discovery.found import names_written
+from ...discovery.live_objects import functions_behind
+from ...lines.counts import Key
+from ...lines.counts import UserCode
 from ...sampling.structure import array_bytes
 from ...sampling.structure import constants_of
 from ...sampling.structure import sub_jaxprs
@@ -47,9 +50,8 @@ JIT_PRIMITIVES = ("jit", "pjit")
 @dataclass
 class Constant:
     """One array constant the program reads: its value as the jaxpr holds it, its bytes,
-    the tracebacks of the equations that read it (each with that of the equation holding
-    its jaxpr, where the reader has no user frame), and where a read is that the replay
-    cannot pass it to (a ``scan`` body's jit call; None: it can be lifted)."""
+    the tracebacks of its reads (each with that of the equation holding its jaxpr), and
+    the primitive the replay cannot pass it through (None: it can be lifted)."""
 
     value: Any
     nbytes: int
@@ -63,23 +65,30 @@ class Constant:
 
 @dataclass
 class ProgramConstants:
-    """The array constants of a program, biggest first, and a note for each captured
-    value that is not an array of numbers (left as it is)."""
+    """The array constants of a program, biggest first, and notes on the other values."""
 
     constants: list[Constant]
     notes: list[Note]
 
     def lifted(self) -> list[Constant]:
-        """The constants to pass as arguments: the liftable ones of at least
-        :data:`LIFT_BYTES`, at most :data:`MOST_LIFTED`, biggest first."""
+        """The constants to pass as arguments, biggest first."""
         big = [c for c in self.constants if c.liftable and c.nbytes >= LIFT_BYTES]
         return big[:MOST_LIFTED]
 
+    def not_lifted(self) -> list[Note]:
+        """A note for each big constant the replay cannot pass, and one where constants
+        below the lifting size hold most of the bytes."""
+        out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
+                           for c in self.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
+        total = sum(c.nbytes for c in self.constants)
+        small = sum(c.nbytes for c in self.constants if c.nbytes < LIFT_BYTES)
+        if small * 2 > total:
+            out.append(Constants("small_constants", small, total, LIFT_BYTES))
+        return out
+
 
 def program_constants(closed: Any) -> ProgramConstants:
-    """The array constants ``closed`` (a closed jaxpr) reads, each once by identity,
-    with where each is read (:class:`Constant`), and notes for captured values that are
-    no array of numbers (an object, a leaked tracer, an object-dtype array)."""
+    """The array constants ``closed`` (a closed jaxpr) reads, each once by identity."""
     values = constants_of(closed)
     found: dict[int, Constant] = {}
     notes = [not_an_array(v) for v in values.values() if array_bytes(v) is None
@@ -98,9 +107,9 @@ def program_constants(closed: Any) -> ProgramConstants:
 
 
 def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
-    """Every equation of the program, each distinct jaxpr once per kind of path to it:
-    (equation, the primitive on the way to it that the replay cannot pass constants
-    through or None, the traceback of the equation holding its jaxpr)."""
+    """(equation, the primitive on the way to it that the replay cannot pass constants
+    through or None, the traceback of the equation holding its jaxpr), each distinct
+    jaxpr once per kind of path to it."""
     top = getattr(closed, "jaxpr", closed)
     stack: list[tuple[Any, str | None, Any]] = [(top, None, None)]
     seen: set[tuple[int, bool]] = set()
@@ -118,20 +127,15 @@ def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
 
 def not_an_array(value: Any) -> Constants:
     """The note of a captured value that is not an array of numbers."""
-    if isinstance(value, jax.core.Tracer):
-        what = "tracer"
-    elif isinstance(value, np.ndarray) and value.dtype.hasobject:
-        what = "objects"
-    else:
-        what = "other"
+    what = ("tracer" if isinstance(value, jax.core.Tracer) else
+            "objects" if isinstance(value, np.ndarray) and value.dtype.hasobject else "other")
     return Constants("captured_not_array", what, type(value).__name__)
 
 
 class Replay:
-    """``closed``'s program, replayed equation by equation, as JAX traced it
-    (:meth:`captured`) or with the constants ``lifted`` (values as the jaxpr holds them)
-    passed as arguments (:meth:`passed`). Both make the same equations and jit calls, so
-    they differ only in where the lifted constants come from."""
+    """``closed``'s program, replayed as JAX traced it (:meth:`captured`) or with the
+    constants ``lifted`` (values as the jaxpr holds them) passed as arguments
+    (:meth:`passed`): the same equations and jit calls either way."""
 
     def __init__(self, closed: Any, lifted: Sequence[Any]):
         self.closed = closed
@@ -141,8 +145,7 @@ class Replay:
         self._calls: dict[int, Callable] = {}
 
     def captured(self, name: str) -> Callable:
-        """``fn(*flat_args)``: the program as JAX traced it, every constant captured where
-        it was (a nested jit's in its own jaxpr: XLA sees one copy per call of it)."""
+        """``fn(*flat_args)``: the program as JAX traced it, every constant captured."""
         closed = self.closed
 
         def program(*args: Any) -> list[Any]:
@@ -152,8 +155,7 @@ class Replay:
         return program
 
     def passed(self, name: str) -> Callable:
-        """``fn(lifted, *flat_args)``: the program with the lifted constants (a tuple, in
-        ``lifted``'s order) passed as its first argument."""
+        """``fn(lifted, *flat_args)``: the program with the lifted constants passed first."""
         def program(lifted: tuple, *args: Any) -> list[Any]:
             return self._run(self.closed, args, dict(zip(self.ids, lifted, strict=True)))
 
@@ -161,8 +163,7 @@ class Replay:
         return program
 
     def _run(self, closed: Any, args: Sequence[Any], given: dict[int, Any]) -> list[Any]:
-        """Evaluate ``closed`` on ``args``, each lifted constant (by the id of the value
-        the jaxpr holds) read from ``given``."""
+        """Evaluate ``closed`` on ``args``, each lifted constant read from ``given`` by id."""
         jaxpr = closed.jaxpr
         env: dict[Any, Any] = {v: given.get(id(c), c)
                                for v, c in zip(jaxpr.constvars, closed.consts, strict=True)}
@@ -202,8 +203,7 @@ class Replay:
 
     def _call(self, eqn: Any) -> Callable:
         """The jit that runs a jit equation's program with its lifted constants as its
-        first argument: one per distinct sub-jaxpr, so that JAX's trace cache shares one
-        body between its calls as it did."""
+        first argument: one per distinct sub-jaxpr, so that its calls share one body."""
         inner = eqn.params["jaxpr"]
         if id(inner) not in self._calls:
             needs = self._needs_in(inner)
@@ -218,9 +218,8 @@ class Replay:
 
 def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                    closed: Any) -> list[Any] | None:
-    """The call's traced leaves in the order of ``closed``'s inputs (static arguments,
-    by ``jit_options``, left out); None where they do not match its inputs one for one
-    by shape and dtype."""
+    """The call's traced leaves in the order of ``closed``'s inputs (static ones left out);
+    None where they do not match its inputs one for one by shape."""
     n = len(args)
     static = {i % n for i in jit_options.get("static_argnums", ()) or () if -n <= i < n}
     names = set(jit_options.get("static_argnames", ()) or ())
@@ -230,8 +229,151 @@ def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, A
     invars = closed.jaxpr.invars
     if len(leaves) != len(invars):
         return None
-    for leaf, var in zip(leaves, invars, strict=True):
-        aval = var.aval
-        if np.shape(leaf) != getattr(aval, "shape", None):
-            return None
+    if any(np.shape(leaf) != getattr(var.aval, "shape", None)
+           for leaf, var in zip(leaves, invars, strict=True)):
+        return None
     return leaves
+
+
+#: How a name was matched to a constant (``LiftedConstant.matched``).
+SAME_OBJECT, SAME_SHAPE_DTYPE, SAME_SHAPE = "same object", "same shape and dtype", "same shape"
+#: At most this many items of one container are looked at for arrays.
+MOST_ITEMS = 100
+
+
+class Named(NamedTuple):
+    """An array the user's code reaches by ``name``."""
+
+    name: str
+    value: Any
+
+
+def lines_of(constant: Constant, user: UserCode) -> tuple[Key, ...]:
+    """The user lines that read ``constant`` (innermost user frame of each equation
+    reading it; where that equation has none, of the one holding its jaxpr), in order."""
+    return tuple(sorted({stack[0] for traceback, outer in constant.reads
+                         if (stack := user.stack(traceback) or user.stack(outer))}))
+
+
+def reachable_arrays(entry: Any, functions: Iterable[Any],
+                     codes: Iterable[types.CodeType]) -> list[Named]:
+    """The arrays the user's code reaches by name from the entry, the helpers' functions
+    and the functions behind ``codes`` (of the lines that read a constant), in order."""
+    found: list[Named] = []
+    for name, value in itertools.chain(_selves(entry), _places(entry, functions, codes)):
+        found.extend(_arrays_at(name, value))
+    return found
+
+
+def _places(entry: Any, functions: Iterable[Any],
+            codes: Iterable[types.CodeType]) -> Iterator[tuple[str, Any]]:
+    """(name, value) of the globals the user's functions look up and of their closures."""
+    seen: set[types.CodeType] = set()
+    for fn in _user_functions(entry, functions, codes):
+        if fn.__code__ in seen:
+            continue
+        seen.add(fn.__code__)
+        space = fn.__globals__
+        yield from ((k, space[k]) for k in sorted(names_written(fn.__code__)) if k in space)
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+            try:
+                yield name, cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+
+
+def _user_functions(entry: Any, functions: Iterable[Any],
+                    codes: Iterable[types.CodeType]) -> Iterator[types.FunctionType]:
+    """The user's functions behind the entry and ``functions``, then those whose code is
+    one of ``codes`` (asked of the garbage collector once, for them all)."""
+    for fn in itertools.chain(functions_behind(entry), *(functions_behind(f) for f in functions)):
+        if user_file(fn.__code__.co_filename):
+            yield fn
+    wanted = set(codes)
+    if wanted:
+        yield from (f for f in gc.get_referrers(*wanted)
+                    if isinstance(f, types.FunctionType) and f.__code__ in wanted)
+
+
+def _selves(entry: Any) -> Iterator[tuple[str, Any]]:
+    """``("self", obj)`` for the object a bound-method entry is bound to, or a callable
+    instance entry is, past wrappers and partials."""
+    obj, depth = entry, 0
+    while obj is not None and depth < 6:
+        if isinstance(obj, types.MethodType):
+            yield "self", obj.__self__
+            return
+        if isinstance(obj, functools.partial):
+            obj = obj.func
+        elif isinstance(obj, types.FunctionType):
+            obj = getattr(obj, "__wrapped__", None)
+        elif callable(obj) and hasattr(obj, "__dict__") and not isinstance(obj, type):
+            inner = getattr(obj, "__wrapped__", None)
+            if inner is None:
+                yield "self", obj
+                return
+            obj = inner
+        else:
+            return
+        depth += 1
+
+
+def _arrays_at(name: str, value: Any) -> list[Named]:
+    """The arrays at ``name``: the value itself, or one step inside it (an instance's
+    attributes, a container's items, a user module's globals)."""
+    if _is_array(value):
+        return [Named(name, value)]
+    if isinstance(value, dict):
+        pairs = ((f"{name}[{k!r}]", v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        pairs = ((f"{name}[{i}]", v) for i, v in enumerate(value))
+    elif isinstance(value, types.ModuleType):
+        if not user_file(getattr(value, "__file__", None) or "<"):
+            return []
+        pairs = ((f"{name}.{k}", v) for k, v in vars(value).items() if not k.startswith("_"))
+    elif isinstance(value, type | types.FunctionType) or not hasattr(value, "__dict__"):
+        return []
+    else:
+        try:
+            attrs = dict(object.__getattribute__(value, "__dict__"))
+        except Exception:  # noqa: BLE001 (an object that refuses its __dict__: nothing here)
+            return []
+        pairs = ((f"{name}.{k}", v) for k, v in attrs.items())
+    return [Named(n, v) for n, v in itertools.islice(pairs, MOST_ITEMS) if _is_array(v)]
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray | jax.Array) and not isinstance(value, jax.core.Tracer)
+
+
+def name_of(value: Any, named: Sequence[Named]) -> tuple[str | None, str | None]:
+    """(the Python name of the constant ``value``, how it was matched), or (None, None)."""
+    for how, same in ((SAME_OBJECT, _same_object), (SAME_SHAPE_DTYPE, _same_shape_dtype),
+                      (SAME_SHAPE, _same_shape)):
+        hits = [n for n in named if same(value, n.value)]
+        if hits:  # several arrays could be it: none is named
+            one = how == SAME_OBJECT or len({id(n.value) for n in hits}) == 1
+            return (hits[0].name, how) if one else (None, None)
+    return None, None
+
+
+def _same_object(value: Any, candidate: Any) -> bool:
+    return value is candidate or (
+        isinstance(value, np.ndarray) and isinstance(candidate, np.ndarray)
+        and _same_shape_dtype(value, candidate) and np.may_share_memory(value, candidate))
+
+
+def _same_shape_dtype(value: Any, candidate: Any) -> bool:
+    return _same_shape(value, candidate) and np.dtype(value.dtype) == np.dtype(candidate.dtype)
+
+
+def _same_shape(value: Any, candidate: Any) -> bool:
+    """Whether ``value`` can be a converted copy of ``candidate``: the same shape and kind
+    of number (float64 held as float32, say)."""
+    kind, candidate_kind = np.dtype(value.dtype).kind, np.dtype(candidate.dtype).kind
+    return (tuple(np.shape(value)) == tuple(np.shape(candidate)) and kind == candidate_kind
+            and kind in NUMBER_KINDS)
+
+
+#: NumPy's dtype kinds of numbers: booleans, signed and unsigned integers, floats, complex.
+NUMBER_KINDS = "biufc"
