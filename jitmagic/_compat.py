@@ -1,14 +1,8 @@
-"""Every private name jitmagic reaches in another library, each behind a named function.
-
-JAX's internals (``jax._src``), a jitted function's ``_jit_info``, Equinox's wrapper
-classes, ``warnings._add_filter`` and argparse's
-``_actions`` are not public API: a new release may move them. They are touched here and
-nowhere else (``tests/test_architecture.py`` checks it), so an upgrade is a one-file
-change, and ``tests/test_packaging.py`` checks each one against the installed versions.
-
-Nothing here imports JAX at import time: ``python -m jitmagic FILE.py`` imports
-jitmagic before the file's first lines, which may set what JAX reads when it starts.
-"""
+"""Every private name jitmagic reaches in another library (``jax._src``, ``_jit_info``, Equinox's
+wrapper classes, ``warnings._add_filter``, argparse's ``_actions``), each behind a named function
+here and nowhere else, so that an upgrade is a one-file change (``tests/test_packaging.py`` checks
+each against the installed versions). Nothing here imports JAX at import time: a script's first
+lines may set what JAX reads as it starts."""
 
 from __future__ import annotations
 
@@ -28,33 +22,27 @@ from typing import Any
 
 # --- JAX -------------------------------------------------------------------------------
 
-#: JAX's private modules named below, each in its place.
-SOURCE_INFO, COMPILATION_CACHE, DISTRIBUTED = (
-    "jax._src.source_info_util", "jax._src.compilation_cache", "jax._src.distributed")
+SOURCE_INFO, COMPILATION_CACHE = "jax._src.source_info_util", "jax._src.compilation_cache"
 XLA_BRIDGE, MONITORING = "jax._src.xla_bridge", "jax._src.monitoring"
 PROFILER = "jax._src.profiler"
-#: The logger JAX's tracing-cache miss explanations (``jax_explain_cache_misses``) come
-#: from: ``jax._src.interpreters.partial_eval``'s own (JAX 0.10).
+#: The logger of JAX's tracing-cache miss explanations (JAX 0.10).
 CACHE_MISS_LOGGER = "jax._src.interpreters.partial_eval"
 #: The function, in JAX's dispatch module, that compiles an eager operation.
 EAGER_DISPATCH = ("jax/_src/dispatch.py", "apply_primitive")
-#: ``jax.monitoring``'s listener lists, in its private module.
 MONITORING_LISTS = ("_event_listeners", "_event_duration_secs_listeners",
                     "_event_time_span_listeners", "_scalar_listeners")
 
 
 def frame_line(code: CodeType, lasti: int) -> int:
-    """The source line of a raw traceback frame (code object, last instruction), as an
-    equation's ``source_info.traceback.raw_frames()`` gives them."""
+    """The source line of a raw traceback frame (code object, last instruction)."""
     from jax._src import source_info_util
 
     return source_info_util.raw_frame_to_frame(code, lasti).start_line
 
 
 def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
-    """Bind one jaxpr equation's primitive to ``invals`` as ``jax.core.eval_jaxpr`` does,
-    under the equation's own source information and context (so that the program it
-    builds keeps the user's lines); its outputs as a list."""
+    """Bind one jaxpr equation's primitive to ``invals`` as ``eval_jaxpr`` does, under its own
+    source information and context (so the program keeps the user's lines)."""
     from jax._src import source_info_util
 
     params = eqn.primitive.get_bind_params(eqn.params)
@@ -67,16 +55,14 @@ def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
 
 
 def is_dropped(var: Any) -> bool:
-    """Whether a jaxpr's output variable is ``_`` (a ``DropVar``: public in
-    ``jax.extend.core`` from 0.10, ``jax._src.core``'s before)."""
+    """Whether a jaxpr output variable is ``_`` (a ``DropVar``)."""
     from jax._src import core
 
     return isinstance(var, core.DropVar)
 
 
 def unregister(kind: str) -> Callable[[Callable], None]:
-    """``jax.monitoring.unregister_{kind}`` (``event_listener``,
-    ``event_duration_listener``: public from JAX 0.9), else the older releases' private
+    """``jax.monitoring.unregister_{kind}`` (public from JAX 0.9), else the older releases' private
     ``_unregister_{kind}_by_callback``."""
     import jax.monitoring
     from jax._src import monitoring
@@ -86,17 +72,16 @@ def unregister(kind: str) -> Callable[[Callable], None]:
 
 
 def reset_persistent_cache() -> None:
-    """Forget whether JAX's persistent compilation cache is in use: it is decided once
-    per process, so a switch of ``jax_enable_compilation_cache`` counts only after this."""
+    """Forget whether JAX's persistent compilation cache is in use (decided once per process), so a
+    switch of ``jax_enable_compilation_cache`` counts."""
     from jax._src import compilation_cache
 
     compilation_cache.reset_cache()
 
 
 def persistent_cache_folder() -> str | None:
-    """The folder JAX's persistent compilation cache object reads and writes (None: JAX
-    has made none yet, or none since the last :func:`reset_persistent_cache`; it makes
-    one on the first compile that finds ``jax_compilation_cache_dir`` set)."""
+    """The folder JAX's persistent compilation cache uses (None: JAX has made no cache object since
+    the last :func:`reset_persistent_cache`)."""
     from jax._src import compilation_cache
 
     cache = compilation_cache._cache
@@ -106,40 +91,35 @@ def persistent_cache_folder() -> str | None:
 
 
 def distributed_client() -> Any:
-    """``jax.distributed``'s client where ``initialize`` joined this process to others
-    (None otherwise), read without starting JAX's backend."""
+    """``jax.distributed``'s client (None: not joined), read without starting JAX's backend."""
     from jax._src import distributed
 
     return distributed.global_state.client
 
 
 def backend_started() -> bool:
-    """Whether JAX has started a backend in this process (True where it cannot tell:
-    assume the worst), without importing JAX where it was not imported."""
+    """Whether JAX has started a backend (True where it cannot tell), without importing JAX."""
     bridge = sys.modules.get(XLA_BRIDGE)
     started = getattr(bridge, "backends_are_initialized", None)
     return bool(started()) if callable(started) else True
 
 
 def monitoring_lists() -> tuple[ModuleType | None, dict[str, list]]:
-    """JAX's private monitoring module (None where JAX is not imported) and each of its
-    listener lists there is, by name."""
+    """JAX's private monitoring module (None: not imported) and its listener lists, by name."""
     mod = sys.modules.get(MONITORING)
     lists = {name: getattr(mod, name, None) for name in MONITORING_LISTS}
     return mod, {name: got for name, got in lists.items() if isinstance(got, list)}
 
 
 def profiler_running() -> bool:
-    """Whether a ``jax.profiler`` session (``start_trace``, ``trace``) is running in this
-    process, read without touching it (JAX allows one at a time; False where JAX's
-    profiler is not imported: nothing can be running)."""
+    """Whether a ``jax.profiler`` session runs in this process (JAX allows one), read without
+    touching it."""
     profiler = sys.modules.get(PROFILER)
     state = getattr(profiler, "_profile_state", None)
     return getattr(state, "profile_session", None) is not None
 
 
 def jit_info(obj: Any) -> Any:
-    """The options a ``jax.jit`` function was made with (None: not a jit)."""
     return getattr(obj, "_jit_info", None)
 
 
@@ -148,9 +128,8 @@ CONFIG = "jax._src.config"
 
 
 def effort_level(name: str) -> int | None:
-    """The number XLA takes for JAX's effort level ``name`` (``"O0"``; JAX's
-    ``jax_optimization_level`` config writes it so, while ``compiler_options`` wants the
-    number); None where this JAX has no such level."""
+    """The number XLA takes for JAX's effort level ``name`` (``"O0"``); None where this JAX has
+    none."""
     levels = getattr(sys.modules.get(CONFIG), "EffortLevel", None)
     member = getattr(levels, name, None)
     return None if member is None else int(member.value)
@@ -161,8 +140,8 @@ TRACE_FOR_JIT = ("jax/_src/pjit.py", "_trace_for_jit")
 
 
 def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | None:
-    """The frame of JAX's ``function`` (its file's ending, its name) on this stack, from
-    ``frame`` up; None where it is not running."""
+    """The frame of JAX's ``function`` (file ending, name) on this stack from ``frame`` up, or
+    None."""
     while frame is not None:
         code = frame.f_code
         if code.co_name == function[1] and code.co_filename.endswith(function[0]):
@@ -172,16 +151,14 @@ def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | 
 
 
 def traced_file(frame: FrameType | None) -> str | None:
-    """The file of the function JAX's jit is tracing on this stack, from ``frame`` up
-    (``_trace_for_jit``'s ``dbg.func_filename``); None where no such frame is found."""
+    """The file of the function JAX's jit is tracing on this stack (``dbg.func_filename``), or
+    None."""
     found = _running(TRACE_FOR_JIT, frame)
     return None if found is None else getattr(found.f_locals.get("dbg"), "func_filename", None)
 
 
-#: The functions of JAX's jit a call enters to trace, lower or compile (JAX 0.10,
-#: ``jax._src.pjit``): a jitted function's cache miss (``_cpp_pjit``'s ``cache_miss``), a
-#: jit equation run outside any trace (``_pjit_call_impl``'s, by an eager ``grad`` or
-#: ``vmap`` of a jit), and the ahead-of-time ``.trace``/``.lower``.
+#: The functions of JAX's jit (0.10) a call enters to trace, lower or compile: a jitted
+#: function's cache miss, a jit equation run outside any trace, the ahead-of-time ones.
 JIT_FILE = "jax/_src/pjit.py"
 JIT_MISS, JIT_EQUATION, JIT_AHEAD = "cache_miss", "call_impl_cache_miss", ("jit_trace",
                                                                            "jit_lower")
@@ -191,12 +168,9 @@ API_BOUNDARY = "jax/_src/traceback_util.py"
 
 @dataclass(frozen=True, slots=True)
 class JitEntry:
-    """What the jit compiling on a stack was called with, read off its entry frame: by
-    whom (``caller``: the calling frame's file, ``None`` where no Python frame called it),
-    on what (``source``: the file of the function it wraps, unwrapped; ``None`` where it
-    has none, a callable object's), whether that function is a jit itself (a jit of a
-    jit), and whether the jit is the one JAX decorated it with itself (``jax.nn``'s,
-    ``jnp.linalg``'s: the public name in its module is this very jit)."""
+    """What the jit compiling on a stack was called with: by whom (``caller``'s file), on what
+    (``source``: the wrapped function's file), whether that is a jit itself, and whether the jit is
+    JAX's own decoration (``jax.nn``'s: the public name is this very jit)."""
 
     kind: str
     caller: str | None
@@ -211,8 +185,8 @@ class JitEntry:
 
 
 def jit_entry(frame: FrameType | None) -> JitEntry | None:
-    """The innermost jit entry on this stack, from ``frame`` up (None: none is running,
-    or this JAX names them otherwise)."""
+    """The innermost jit entry on this stack from ``frame`` up (None: none, or laid out
+    otherwise)."""
     names = (JIT_MISS, JIT_EQUATION, *JIT_AHEAD)
     while frame is not None and not (frame.f_code.co_name in names
                                      and frame.f_code.co_filename.endswith(JIT_FILE)):
@@ -263,15 +237,10 @@ CLOSEST = "  all previously seen cache keys differ. For the closest previous key
 
 
 def closest_explanation(message: str) -> str:
-    """``message``, a tracing-cache miss explanation JAX is logging on this thread, with
-    its comparison made against the earlier key that differs in the fewest places.
-
-    JAX picks the earlier key by the kind of difference first (config, then the pytree,
-    where static arguments are, then the types): a loop whose last batch is short, after
-    a static flag flipped, is told "the static value changed" against the first compile,
-    when only the shape differs from the second. Read from ``explain``'s own frame
-    (``keys``: the function's earlier keys, ``key``: the new one), with JAX's own diff
-    functions; ``message`` unchanged where that frame cannot be read."""
+    """``message``, a tracing-cache miss explanation JAX is logging, compared against the earlier
+    key that differs in the fewest places (read from ``explain``'s frame): JAX picks by the kind of
+    difference first, so a short last batch after a static flag flipped reads "the static value
+    changed". ``message`` as it is where that frame cannot be read."""
     head, found, _ = message.partition("\n" + CLOSEST + "\n")
     if not found:
         return message
@@ -286,18 +255,14 @@ def closest_explanation(message: str) -> str:
 
 
 def closest_differences(key: Any, keys: Iterable[Any]) -> list[str]:
-    """JAX's sentences for the earlier key of ``keys`` that differs from ``key`` in the
-    fewest places; a tie goes as JAX breaks its own, by the sentences' text (JAX takes the
-    ``min`` of (severity, count, explanation)), whatever order its cache holds the keys
-    in (the docs' example read "weak type 2×, shape 1×" in one run, the reverse in the
-    next)."""
+    """JAX's sentences for the earlier key of ``keys`` closest to ``key``; a tie broken by the
+    sentences' text, as JAX breaks its own, whatever order its cache holds."""
     return min((_differences(key, k) for k in keys),
                key=lambda d: (d[0], "\n".join(d[1])))[1]
 
 
 def _differences(new: Any, old: Any) -> tuple[tuple[int, int], list[str]]:
-    """How far ``old`` lies from ``new`` (differences in all, then JAX's severity of the
-    first) and JAX's sentence for each kind that differs."""
+    """How far ``old`` lies from ``new`` (differences, then JAX's severity) and JAX's sentences."""
     from jax._src.interpreters import partial_eval as pe
 
     new_ctx, (new_tree, new_dbg, *_), _ = new
@@ -315,9 +280,8 @@ EXPLAIN_FLAG = "jax_explain_cache_misses"
 
 
 def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], None]:
-    """Call ``hook(value)`` after each ``jax.config.update(name, value)`` (the option's
-    global hook, chained to any JAX set); the undo is returned. The watch tells this way
-    the user's own update of :data:`EXPLAIN_FLAG` from its own."""
+    """Call ``hook(value)`` after each ``jax.config.update(name, value)`` (chained to any hook JAX
+    set); the undo is returned."""
     from jax._src import config
 
     state = config.config_states[name]
@@ -338,11 +302,9 @@ def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], Non
 
 def guard_tree_differences(fallback: Callable[[Any, Any, Exception], Any],
                            ) -> Callable[[], None]:
-    """Until the undo returned is called, JAX's sentence of two input pytrees' difference
-    (``partial_eval.diff_trees``, written while it explains a miss) is ``fallback(new,
-    old, error)`` where JAX's own raises: it formats a static argument's value, and a
-    ``__repr__`` that raises would fail the user's call only because the watch turned the
-    explanations on."""
+    """Until the undo returned is called, JAX's ``diff_trees`` falls back on ``fallback(new, old,
+    error)`` where it raises (a static argument's ``__repr__`` that raises must not fail the user's
+    call because the watch turned explanations on)."""
     from jax._src.interpreters import partial_eval as pe
 
     original = pe.diff_trees
@@ -366,8 +328,8 @@ def guard_tree_differences(fallback: Callable[[Any, Any, Exception], Any],
 
 @dataclass(frozen=True)
 class Needed:
-    """One private JAX name jitmagic reads (``attribute`` of the module ``module``) and
-    the option whose part needs it (None: every measurement does)."""
+    """One private JAX name jitmagic reads, and the option whose part needs it (None: every
+    one)."""
 
     module: str
     attribute: str
@@ -378,8 +340,7 @@ class Needed:
         return f"{self.module}.{self.attribute}"
 
 
-#: The private JAX names above that a part cannot do without, by what needs them (the
-#: watch's file-and-function names are read off running frames and fail soft).
+#: The private JAX names above that a part cannot do without (frames read fail soft).
 NEEDED = (
     Needed(SOURCE_INFO, "user_context", None),
     Needed(SOURCE_INFO, "current_name_stack", None),
@@ -392,8 +353,8 @@ NEEDED = (
 
 
 def missing() -> tuple[Needed, ...]:
-    """The names of :data:`NEEDED` this JAX does not have (imports their modules: call it
-    once JAX is imported, as a measurement starts)."""
+    """The names of :data:`NEEDED` this JAX lacks (imports their modules: call once JAX is
+    imported)."""
     return tuple(n for n in NEEDED if not _has(n))
 
 
@@ -407,8 +368,7 @@ def _has(needed: Needed) -> bool:
 
 # --- Equinox, the standard library -------------------------------------------
 
-#: Equinox's transformations return instances of private classes wrapping the user's
-#: function: (module, class) → the transformation's public name.
+#: Equinox's private wrapper classes: (module, class) → the transformation's public name.
 EQUINOX_WRAPPERS = {("equinox._ad", "_GradWrapper"): "filter_grad",
                     ("equinox._ad", "_ValueAndGradWrapper"): "filter_value_and_grad",
                     ("equinox._ad", "_CheckpointWrapper"): "filter_checkpoint",
@@ -416,7 +376,6 @@ EQUINOX_WRAPPERS = {("equinox._ad", "_GradWrapper"): "filter_grad",
 
 
 def equinox_transform(obj: Any) -> str | None:
-    """Which Equinox transformation made ``obj`` (None: none did)."""
     return EQUINOX_WRAPPERS.get((type(obj).__module__, type(obj).__name__))
 
 
@@ -426,31 +385,25 @@ FRAMEWORK_JITS = (("equinox._jit", "_JitWrapper"),
 
 
 def framework_jit(obj: Any) -> bool:
-    """Whether ``obj`` is ``eqx.filter_jit`` or ``nnx.jit`` of a function."""
     return (type(obj).__module__, type(obj).__name__) in FRAMEWORK_JITS
 
 
 def option_strings(parser: argparse.ArgumentParser) -> Iterable[str]:
-    """The option strings a parser's help lists (not the suppressed ones)."""
     return [f for a in parser._actions if a.help != argparse.SUPPRESS for f in a.option_strings]
 
 
 def add_filter_hook() -> Callable[..., None] | None:
-    """``warnings._add_filter``, through which ``filterwarnings`` and ``simplefilter``
-    add every filter (None where this Python has none)."""
+    """``warnings._add_filter`` (None where this Python has none)."""
     return getattr(warnings, "_add_filter", None)
 
 
 def set_add_filter_hook(hook: Callable[..., None]) -> None:
-    """Put ``hook`` in the place of ``warnings._add_filter``."""
     warnings._add_filter = hook  # type: ignore[attr-defined]
 
 
 def filters_mutated() -> None:
-    """Tell ``warnings`` that its filters list was replaced in place
-    (``warnings._filters_mutated``), so that the warnings it already decided to hide or
-    show are decided again under the filters put back; nothing where this Python has
-    no such hook."""
+    """Tell ``warnings`` its filters list was replaced in place (``_filters_mutated``), so what it
+    decided is decided again; nothing where it has none."""
     mutated = getattr(warnings, "_filters_mutated", None)
     if mutated is not None:
         mutated()

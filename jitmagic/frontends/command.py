@@ -94,8 +94,6 @@ from .stderr_progress import drawing
 
 DEMO_HTML = "jitmagic-demo.html"
 
-
-
 EXIT_CODES = f"""\
 exit status:
   {MEASURED}  measured (and every report written)
@@ -124,8 +122,7 @@ every compile a script causes, and why (python -m jitmagic watch --help):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command's parser: its file, then the comparison's options the command takes
-    (the one table's rows, :func:`jitmagic.options.table.specs_for`)."""
+    """The command's parser: its file, then the comparison's options the command takes."""
     parser = _Parser(prog="python -m jitmagic", description=__doc__,
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -139,22 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with ``Did you mean --vmap (not --vamp)?`` and the options listed after
-    an unknown option, as the magic says."""
+    """argparse, with ``Did you mean --vmap (not --vamp)?`` and the options after an unknown
+    option."""
 
     def error(self, message: str) -> NoReturn:
-        """As argparse's own: the usage, then the message, and :data:`USAGE`."""
         self.print_usage(sys.stderr)
         self.exit(USAGE, f"{self.prog}: error: {with_option_hint(message, self)}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; return the exit status (see :data:`EXIT_CODES`).
-
-    A Ctrl-C wherever no stage of the measurement or of showing its result handles it
-    (the file's own lines, putting the result together) ends it with one line and 130;
-    so does a second Ctrl-C within :data:`~jitmagic.measure.sampling.stops.ABANDON_S`
-    seconds of the first, wherever each landed (:class:`~.script.process.Presses`)."""
+    """Run the command; return the exit status (:data:`EXIT_CODES`). A Ctrl-C no stage handles, or
+    a second one within ``ABANDON_S`` of the first wherever each landed, ends it with one line and
+    130."""
     argv = list(sys.argv[1:] if argv is None else argv)
     held_while_importing("jax")  # wherever the file imports it
     if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
@@ -176,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_target(args: argparse.Namespace) -> None:
-    """``--target``'s refusals, before the user's code runs: with ``--processes``, and
-    without libtpu (:func:`cpu_only_for_target`, which also keeps JAX on the CPU)."""
+    """``--target``'s refusals before the user's code runs: with ``--processes``, and without
+    libtpu."""
     if args.target and args.processes is not None:
         raise InputError("--target compiles for the TPU in this one process and runs "
                          "nothing, so it cannot take --processes (several processes in "
@@ -186,9 +179,8 @@ def _check_target(args: argparse.Namespace) -> None:
 
 
 def _checked_outputs(args: argparse.Namespace) -> str | None:
-    """The environment, the report paths and ``--target`` checked before anything is
-    measured (``InputError`` where one is wrong); the script's absolute path, None for
-    the demo."""
+    """The environment, the report paths and ``--target`` checked before anything is measured; the
+    script's absolute path (None: the demo)."""
     ignored = launcher.check_environment()
     if ignored:
         print(f"jitmagic: {ignored}", file=sys.stderr)
@@ -203,9 +195,7 @@ def _checked_outputs(args: argparse.Namespace) -> str | None:
 
 
 def _measured_and_shown(argv: list[str], presses: Presses) -> int:
-    """:func:`main` once the options are read: measure, then :func:`present`."""
-    script_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args, script_args = _parsed(argv)
     if args.file == "demo" and args.html is None and not args.jax:
         args.html = DEMO_HTML
     try:
@@ -239,17 +229,10 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
 
 def present(result: Comparison | Sweep, args: argparse.Namespace,
             pressed: float | None = None) -> int:
-    """Write the reports, then print the text, under the one stop rule of
-    :class:`~jitmagic.frontends.showing.Showing`; the exit status (see :data:`EXIT_CODES`).
-
-    A Ctrl-C while the HTML report's charts are drawn writes it without them, and
-    says so; one while a report is written leaves that report out (a file there
-    before is as it was), the rest still happens, and the status is 130. A second
-    Ctrl-C prints the text table and one line, and ends with 130: ``pressed`` (a
-    ``time.monotonic()``) is when the last Ctrl-C before showing came, so that one
-    within :data:`~jitmagic.measure.sampling.stops.ABANDON_S` seconds of it is the
-    second. With several processes only process 0 writes and prints.
-    """
+    """Write the reports, then print the text, under :class:`~.showing.Showing`'s stop rule; the
+    exit status. A Ctrl-C while a report is written leaves it out (status 130); a second Ctrl-C
+    prints the text and one line. ``pressed``: when the last Ctrl-C before showing came. Only
+    process 0 of several writes and prints."""
     if not current().leader:
         return MEASURED
     showing = Showing(check=Checkpoint(abandon_message=ABANDONED_SHOWING, pressed_at=pressed))
@@ -279,9 +262,8 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
 
 def _shown(result: Comparison | Sweep, args: argparse.Namespace,
            written: list[str] | None = None) -> tuple[str, list[str]]:
-    """The text the command prints, at a glance to the terminal's width or in full
-    (``-v``), and the lines of ``written`` (the reports written) left to print: the
-    glance names the HTML report on its last line, so that line is not printed twice."""
+    """The text the command prints (at a glance, or ``-v`` in full) and the lines of ``written``
+    left to print (the glance names the HTML report itself)."""
     left, page = list(written or []), wrote("--html", args.html) if args.html else None
     html_path = None
     if page in left:
@@ -294,19 +276,10 @@ def _shown(result: Comparison | Sweep, args: argparse.Namespace,
 
 
 def entry() -> None:
-    """The command as a process (``python -m jitmagic``, the ``jitmagic`` script): exit
-    with :func:`main`'s status. After a Ctrl-C (status 130) XLA may still be compiling
-    in a thread of its own, and the interpreter's shutdown then crashes the process
-    (a segmentation fault); a process of several that failed would wait (minutes) in
-    JAX's shutdown for the others, which the launcher (or the cluster) ends once this
-    one is gone: so these end at once, their output
-    flushed, their reports already written whole.
-
-    A Ctrl-C as the process ends (its threads joined, exit functions run: JAX's waits
-    for its runtime) ends it at once with one line and 130
-    (:data:`~.script.process.ENDED`); the last exit function ignores Ctrl-C (the
-    interpreter's own teardown would restore the default action, and die by SIGINT), so
-    that the process never ends by a signal or with a traceback."""
+    """The command as a process: exit with :func:`main`'s status. After a Ctrl-C, or a failure in
+    one of several processes, it ends at once (XLA may be compiling in a thread, and the
+    interpreter's shutdown would crash or wait); a Ctrl-C as it ends says
+    :data:`~.script.process.ENDED` and 130, never a signal or a traceback."""
     forgiving_stderr()  # a crash in native code: Python's traceback, at least
     try:
         watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
@@ -327,25 +300,21 @@ def entry() -> None:
 
 
 def _status(exc: Exception) -> int:
-    """The exit status for a failure: cannot write, usage, or the user's code raised."""
     if isinstance(exc, CannotWriteError):
         return CANNOT_WRITE
     return USAGE if isinstance(exc, InputError) else RAISED
 
 
 def cpu_only_for_target(args: argparse.Namespace) -> None:
-    """With ``--target`` and no ``JAX_PLATFORMS`` of the user's, this process's JAX starts
-    its CPU backend only: nothing runs on a device there, and with libtpu installed JAX
-    would otherwise start libtpu too, which prints its warnings (accelerator type,
-    worker hostnames) above the report on a machine with no TPU. The command's own
-    process ends with the run; a notebook's setting is the user's and is left alone."""
+    """With ``--target`` and no ``JAX_PLATFORMS`` of the user's, JAX starts its CPU backend only
+    (libtpu would print its warnings on a machine with no TPU)."""
     if args.target and "JAX_PLATFORMS" not in os.environ:
         os.environ["JAX_PLATFORMS"] = "cpu"
 
 
 def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:
-    """:func:`run` with ``sys.argv`` as the script would see it (``[FILE.py, *script_args]``)
-    and ``sys.path`` restored after; the script's ``sys.exit`` becomes ``UserCodeError``."""
+    """:func:`run` with ``sys.argv`` as the script would see it and ``sys.path`` put back after;
+    the script's ``sys.exit`` becomes ``UserCodeError``."""
     path, argv = list(sys.path), sys.argv
     sys.argv = [args.file, *script_args]
     try:
@@ -357,11 +326,8 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
 
 
 def run(args: argparse.Namespace) -> Comparison | Sweep:
-    """Measure the file (or the demo) as the magic measures a cell.
-
-    The file's leading lines run first, before anything imports jax (see
-    :mod:`~jitmagic.cell.prelude`); the rest runs as the setup of a cell.
-    """
+    """Measure the file (or the demo) as the magic measures a cell, its leading lines run before
+    anything imports jax (:mod:`~jitmagic.cell.prelude`)."""
     start = clocks.wall()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.file)
@@ -393,19 +359,10 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
 
 
 def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
-    """A child's entry (:mod:`jitmagic.measure.children`): measure as ``python -m
-    jitmagic *inputs["argv"]`` does, in this process, and return the result as the saved
-    report's dict (``Comparison.to_dict()``: what ``--save`` writes, ``jitmagic.load``
-    reads). ``--jax`` runs it in each release's Python
-    (:mod:`.script.releases`); a cold sample in a fresh process (issue 60: every cache
-    of the process cold, on a TPU too) is the same call: ``run_child(Entry(command.__name__,
-    "measure_in_child"), {"argv": [...]}, python=...)``. The cell and its arguments are
-    rebuilt from the file's source as the command does (:func:`run`). Reports are the
-    parent's (``--save``, ``--html``, ``--jax`` dropped), nothing is drawn (the stage
-    file still says where it is), and a ``--sweep`` is refused (one comparison)."""
-    argv = list(inputs["argv"])
-    script_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    """A child's entry (:mod:`jitmagic.measure.children`, for ``--jax``): measure as ``python -m
+    jitmagic *inputs["argv"]`` does and return ``Comparison.to_dict()``; the reports are the
+    parent's, nothing is drawn, and a ``--sweep`` is refused."""
+    args, script_args = _parsed(list(inputs["argv"]))
     args.save = args.html = args.jax = None
     args.quiet = True
     if args.sweep:
@@ -413,9 +370,14 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     return run_isolated(args, script_args).to_dict()
 
 
+def _parsed(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The command's options, and the script's own arguments (after ``--``)."""
+    cut = argv.index("--") if "--" in argv else len(argv)
+    return build_parser().parse_args(argv[:cut]), argv[cut + 1:]
+
+
 def _options_said(options: Options, args: argparse.Namespace) -> str:
-    """The options as the report's ``made … with`` line says them (``--processes N`` first,
-    in a process the launcher started)."""
+    """The options as the report's ``made … with`` line says them (``--processes N`` first)."""
     said = spell(options, baseline=args.baseline)
     found = launcher.place()
     return f"--processes {found[1]} {said}".rstrip() if found and found[1] > 1 else said
