@@ -60,8 +60,7 @@ from ..render.bundle import text
 from . import launcher
 from .notebook_progress import progress_for
 from .output import check_endings
-from .output import checked_path
-from .output import distinct
+from .output import checked_reports
 from .saving import write_outputs
 from .saving import wrote
 from .script.crashes import staged
@@ -185,11 +184,9 @@ def _checked_outputs(args: argparse.Namespace) -> str | None:
     if ignored:
         print(f"jitmagic: {ignored}", file=sys.stderr)
     given = {"--save": args.save, "--html": args.html}
-    args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
     _check_target(args)
     script = None if args.file == "demo" else os.path.abspath(args.file)
-    distinct({"the script": script, "--save": args.save, "--html": args.html})
-    distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
+    checked_reports(args, script)
     check_endings(given)  # as the watch's (after a device, a folder, one file twice)
     return script
 

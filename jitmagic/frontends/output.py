@@ -1,17 +1,12 @@
-"""Where the front ends write reports: checked before anything is measured, and
-written without a traceback when the disk says no.
-
-A path is made absolute when the options are read (``~`` and ``~user`` expanded):
-the cell or script may change the working folder before the report is written.
-Only a regular file, or a new one, is written (:mod:`jitmagic.model.saved.files`): a
-FIFO, a device (``/dev/null``, ``/dev/stdout``), a socket or a folder is refused
-up front, naming the path as it was given.
-"""
+"""Where the front ends write reports: checked before anything is measured (absolute, ``~``
+expanded: the code may change folder; only a regular or new file), and written without a traceback
+when the disk says no."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from ..errors import CannotWriteError
 from ..errors import InputError
@@ -22,16 +17,16 @@ QUOTES = ("'", '"')
 
 
 def unquoted(value: str | None) -> str | None:
-    """``value`` without the one pair of quotes around it (``"my report.json"``), as a
-    shell would read it; anything else as it is."""
+    """``value`` without one pair of quotes around it, as a shell reads it (IPython leaves them
+    on)."""
     if value and len(value) >= 2 and value[0] == value[-1] and value[0] in QUOTES:
         return value[1:-1]
     return value
 
 
 def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
-    """``path`` absolute, ``~`` expanded, after checking a report can be written there
-    (``None`` stays ``None``); ``CannotWriteError`` naming ``option`` if not."""
+    """``path`` absolute, ``~`` expanded, once a report can be written there; else
+    ``CannotWriteError``."""
     if path is None:
         return None
     try:
@@ -40,10 +35,16 @@ def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
         raise CannotWriteError(f"{option} {os.fspath(path)}: {exc}") from None
 
 
+def checked_reports(args: Any, script: str | None = None) -> None:
+    """``args.save`` and ``args.html`` made absolute and checked writable, and no two of
+    them, the script and ``--baseline`` one file (``--save`` may update the baseline)."""
+    args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+    distinct({"the script": script, "--save": args.save, "--html": args.html})
+    distinct({"--baseline": args.baseline, "--html": args.html})
+
+
 def distinct(paths: dict[str, str | None]) -> None:
-    """``InputError`` where two of ``paths`` (the script, ``--save``, ``--html``,
-    ``--baseline``) name the same file: a report would overwrite the other one, the
-    baseline or the script itself."""
+    """``InputError`` where two of ``paths`` name one file (a report would overwrite the other)."""
     seen: dict[str, str] = {}
     for option, path in paths.items():
         if path is None:
@@ -56,8 +57,7 @@ def distinct(paths: dict[str, str | None]) -> None:
 
 
 def write_report(write: Callable[[str], object], path: str, option: str) -> None:
-    """``write(path)``, with a failure (disk full, folder removed meanwhile) turned
-    into ``CannotWriteError`` naming ``option``."""
+    """``write(path)``, a failure (disk full, folder gone) turned into ``CannotWriteError``."""
     try:
         write(path)
     except (OSError, ValueError) as exc:
@@ -65,8 +65,8 @@ def write_report(write: Callable[[str], object], path: str, option: str) -> None
 
 
 def _reason(exc: OSError | ValueError) -> str:
-    """Why a write failed (``[Errno 28] No space left on device``), without a file name:
-    the message names the target already, and never a temporary file."""
+    """Why a write failed (``[Errno 28] No space left on device``), without a (temporary) file
+    name."""
     if isinstance(exc, OSError) and exc.strerror:
         return str(OSError(exc.errno, exc.strerror))
     return str(exc)
@@ -77,10 +77,8 @@ ENDINGS = {"--save": ".json", "--html": ".html"}
 
 
 def check_endings(paths: dict[str, str | None], named: str = "report") -> None:
-    """``InputError`` where a path given to ``--save`` or ``--html`` does not end as the
-    file it writes does (checked before the run: a ledger or a measurement made is never
-    lost to it). The watch and the comparison's command refuse alike, each example
-    ``named`` for what it writes ("report", "ledger")."""
+    """``InputError`` where a ``--save``/``--html`` path does not end as the file it writes does
+    (before the run), its example ``named`` for what it writes."""
     for option, path in paths.items():
         ending = ENDINGS.get(option)
         if path is not None and ending and not path.lower().endswith(ending):
