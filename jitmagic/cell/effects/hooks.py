@@ -1,10 +1,6 @@
-"""Wrappers that note who calls a function while a cell is measured, and their removal.
-
-Two measurements on two threads may each wrap the same function (``jax.config.update``,
-``os.environ.__setitem__``), the second around the first, and end in either order. A
-:class:`Noting` wrapper keeps what it wraps in ``inner``, so :func:`unwrap` can take one
-out of the chain wherever it stands: none stays installed once every measurement ended.
-"""
+"""Wrappers that note who calls a function while a cell is measured, and their removal from
+wherever they stand in a chain (two measurements on two threads may each wrap one function and end
+in either order)."""
 
 from __future__ import annotations
 
@@ -13,7 +9,6 @@ from typing import Any
 
 
 class Noting:
-    """``inner`` (the function wrapped), then ``note`` with the same arguments."""
 
     def __init__(self, inner: Callable[..., Any], note: Callable[..., None]) -> None:
         self.inner, self.note = inner, note
@@ -29,9 +24,8 @@ class Noting:
 
 
 def unwrap(current: Any, mine: Noting, put_back: Callable[[Any], None]) -> None:
-    """Take ``mine`` out of the chain of wrappers that begins at ``current`` (what is
-    installed now): where it is outermost, ``put_back`` what it wrapped; where another
-    wraps it, that one wraps what it wrapped instead."""
+    """Take ``mine`` out of the chain of wrappers that begins at ``current``: outermost,
+    ``put_back`` what it wrapped; else the one wrapping it wraps what it wrapped."""
     if current is mine:
         put_back(mine.inner)
         return

@@ -1,12 +1,7 @@
-"""The name rows: what a cell reaches through a name it did not make. The cell runs in
-a copy of the user's namespace, but ``jax.config.update`` and ``jnp.sin = ...`` reach
-JAX's configuration and the library modules every later cell uses; so do ``L.SCALE = 2``
-on the user's own module ``L``, ``Model.depth = 4`` on their own class, and a helper of
-an earlier cell that counts its calls in a global of the kernel's namespace. Each is
-taken shallowly (the names, not the objects they hold); these are each row's take, view
-and undo for :mod:`.table`. An undo's ``leave`` holds the keys another thread changed
-(:class:`~.watch.Watch`): those stay as that thread set them.
-"""
+"""The name rows: what a cell reaches through a name it did not make (``jax.config.update``,
+``jnp.sin = ...``, ``L.SCALE = 2`` on the user's module, ``Model.depth = 4``, a global of the
+kernel's that an earlier cell's helper counts in), taken shallowly. An undo's ``leave`` holds the
+keys another thread changed: those stay as it set them."""
 
 from __future__ import annotations
 
@@ -37,8 +32,7 @@ _MISSING = object()
 
 def _rebased(before: dict[str, Any], now: Mapping[str, Any],
              keys: Collection[str]) -> dict[str, Any]:
-    """``before`` with ``keys`` as they are ``now`` (gone where ``now`` lacks them): what
-    another thread set is not put back."""
+    """``before`` with ``keys`` as they are ``now``: what another thread set is not put back."""
     out = dict(before)
     for key in keys:
         if key in now:
@@ -56,12 +50,9 @@ def take_config() -> dict[str, Any]:
 
 
 class Config:
-    """JAX's config as it was, and which thread set each option meanwhile:
-    ``jax.config.update`` is wrapped while measuring to note whether the thread that
-    called it is the measuring one (or one started since: the cell's) or one that was
-    running before (another thread's). An option only another thread set is left as
-    it set it, and said; one set by both, or by no call seen while other threads ran,
-    is put back as the cell's or another thread's: the sentence says it cannot tell."""
+    """JAX's config as it was, and which thread set each option meanwhile (``jax.config.update``
+    wrapped): one only another thread set is left and said; one set by both, or unseen while other
+    threads ran, is put back, the sentence saying it cannot tell."""
 
     def __init__(self) -> None:
         self.was = take_config()
@@ -96,27 +87,23 @@ class Config:
             jax.config.update = inner  # type: ignore[method-assign]
 
     def _sure(self, key: str) -> bool:
-        """Whether the change of ``key`` was the cell's, as far as the calls seen tell
-        (else it cannot tell the cell's from another thread's)."""
+        """Whether the change of ``key`` was surely the cell's, as far as the calls seen tell."""
         return self.writers.get(key) == {False} or (key not in self.writers
                                                     and not self.others)
 
 
 def names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
-    """How to take ``module``'s names."""
     return lambda: dict(vars(module))
 
 
 def view_names(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
-    """How to view them between stages: the names that hold no module (an import of
-    ``jax.extend`` sets ``jax.extend``; the undo keeps it, so nobody changed anything)."""
+    """The module's names that hold no module (an import of ``jax.extend`` sets ``jax.extend``)."""
     return lambda: {k: v for k, v in list(vars(module).items())
                     if not isinstance(v, types.ModuleType)}
 
 
 def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Note]]:
-    """How to put ``module``'s names back; a module a cell imports (``jax.scipy``
-    appearing on ``jax``) is left alone."""
+    """How to put ``module``'s names back; a module a cell imports is left alone."""
     def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
         before, now = _rebased(before, vars(module), leave), vars(module)
         changed = [k for k in before if k not in now or now[k] is not before[k]]
@@ -133,8 +120,7 @@ def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Not
 
 
 def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
-    """The user's modules (their file outside the standard library, site-packages and
-    jitmagic) and the classes defined in them or in ``namespace``, by how a user names
+    """The user's modules and the classes defined in them or in ``namespace``, by how a user names
     them (``mylayers``, ``mylayers.Block``, ``Counter``)."""
     out: dict[str, Any] = {}
     for name, module in list(sys.modules.items()):
@@ -150,18 +136,15 @@ def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def take_own(owners: dict[str, Any]) -> Callable[[], dict[str, dict[str, Any]]]:
-    """How to take the names of ``owners`` (:func:`user_dicts`), by label."""
     return lambda: {label: dict(vars(owner)) for label, owner in owners.items()}
 
 
 def view_own(owners: dict[str, Any]) -> Callable[[], dict[tuple[str, str], Any]]:
-    """How to view them, by (label, name)."""
     return lambda: {(label, key): value for label, owner in owners.items()
                     for key, value in list(vars(owner).items()) if not key.startswith("__")}
 
 
 def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
-    """How to put them back; one note listing them."""
     def undo(before: dict[str, dict[str, Any]],
              leave: Collection[tuple[str, str]] = ()) -> list[Note]:
         before = dict(before)
@@ -177,8 +160,7 @@ def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
 
 
 def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[tuple[str, bool]]:
-    """Put back ``owner``'s names; what changed, as ``label.name``, and whether it was
-    added."""
+    """Put back ``owner``'s names: what changed, as (``label.name``, whether it was added)."""
     now, changed = dict(vars(owner)), []
     for key in [k for k in names if not k.startswith("__")
                 and (k not in now or now[k] is not names[k])]:
@@ -195,14 +177,14 @@ def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[tuple[str, 
 
 
 def view_globals(namespace: dict[str, Any]) -> Callable[[], dict[str, Any]]:
-    """How to view the names of ``namespace`` that are the user's (not IPython's)."""
+    """The names of ``namespace`` that are the user's (not IPython's)."""
     return lambda: {k: v for k, v in list(namespace.items())
                     if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)}
 
 
 def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[Note]]:
-    """How to put back the names of ``namespace`` (the kernel's): a function from an
-    earlier cell reads and writes it, not the scratch copy (``global CALLS; CALLS += 1``)."""
+    """How to put back the kernel's names: an earlier cell's function reads and writes it, not the
+    scratch copy (``global CALLS; CALLS += 1``)."""
     def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
         before = _rebased(before, namespace, leave)
         mine = [k for k in namespace.keys() | before.keys()

@@ -1,9 +1,6 @@
-"""The process-wide rows of one setting each: numpy's error handling and print options,
-decimal's context, the recursion limit, the switch interval, the integer string limit,
-``os.umask``, the signal handlers of SIGTERM, SIGUSR1, SIGUSR2 and SIGHUP, the
-environment, the working directory, ``sys.argv`` and ``sys.path``, the trace, profile and
-exception hooks and the standard streams. Each row's take, view and undo for
-:mod:`.table`."""
+"""The process-wide rows of one setting each: numpy's and decimal's, sys limits, ``umask``, signal
+handlers, the environment, the working directory, ``sys.argv`` and ``sys.path``, the trace, profile
+and exception hooks and the standard streams."""
 
 from __future__ import annotations
 
@@ -30,7 +27,6 @@ from .hooks import unwrap
 
 
 def _numpy(call: str, now: Mapping[str, Any], before: Mapping[str, Any]) -> PutBack:
-    """What ``call`` set: each setting of ``now`` not as ``before``, with its ``repr``."""
     changed = [(k, repr(v)) for k, v in now.items() if before.get(k) != v]
     return PutBack("numpy_put_back", call, tuple(k for k, _ in changed),
                    tuple(v for _, v in changed))
@@ -73,21 +69,19 @@ def decimal_settings(context: decimal.Context) -> dict[str, Any]:
 
 
 def take_decimal() -> tuple[decimal.Context, decimal.Context]:
-    """This thread's decimal context (the object the kernel's arithmetic uses), and a
-    copy of it as it is now."""
+    """This thread's decimal context and a copy of it as it is now."""
     context = decimal.getcontext()
     return context, context.copy()
 
 
 def view_decimal() -> tuple[decimal.Context, tuple[tuple[str, Any], ...]]:
-    """The context in use, and its settings (a cell sets one or replaces the context)."""
     context = decimal.getcontext()
     return context, tuple(decimal_settings(context).items())
 
 
 def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
-    """The context object put back in use (``decimal.setcontext``) with its settings as
-    they were; said with each setting the cell left (``prec=5, it was 28``)."""
+    """The context object put back in use with its settings as they were (``prec=5, it was
+    28``)."""
     context, was = before
     now = decimal.getcontext()
     old, new = decimal_settings(was), decimal_settings(now)
@@ -107,8 +101,7 @@ def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
 
 def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
              ) -> Callable[[Any], list[Note]]:
-    """How to put back a setting of one value that ``call(value)`` sets (``sys.
-    setswitchinterval``): ``put(before)``, said with the value set and the one before."""
+    """How to put back a setting of one value that ``call(value)`` sets: ``put(before)``."""
     def undo(before: Any) -> list[Note]:
         now = get()
         if now == before:
@@ -120,8 +113,7 @@ def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
 
 
 def take_umask() -> int:
-    """The process's umask: read from ``/proc/self/status`` where there is one (reading
-    it otherwise sets it, for a moment, in every thread)."""
+    """The umask, from ``/proc/self/status`` where there is one (reading it otherwise sets it)."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
@@ -144,13 +136,12 @@ SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1", "SIGUSR
 
 
 def take_signals() -> dict[str, Any]:
-    """Each signal's handler, by the signal's name."""
     return {sig.name: signal.getsignal(sig) for sig in SIGNALS}
 
 
 def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[Note]:
-    """The handlers set back (``signal.signal``, from the main thread only: elsewhere the
-    error says so); a handler Python did not set (None) cannot be set, and is left."""
+    """The handlers set back (main thread only: elsewhere the error says so); a handler Python did
+    not set (None) is left."""
     changed = [name for name, was in before.items() if name not in leave and was is not None
                and signal.getsignal(signal.Signals[name]) is not was]
     for name in changed:
@@ -163,12 +154,9 @@ def take_environ() -> dict[str, str]:
 
 
 class Environ:
-    """``os.environ`` as it was, and which variables library code set meanwhile: a
-    library's import sets its own (JAX's ``MOSAIC_GPU_CUDA_ROOT``, TensorFlow's
-    ``TF_FORCE_GPU_ALLOW_GROWTH``), and the module stays imported, so they stay, as its
-    warnings filters do. Whose code wrote each is told by wrapping ``os.environ``'s
-    ``__setitem__`` and ``__delitem__`` (the first caller outside ``os`` and the
-    mapping mixins), by the one rule of :func:`~jitmagic.usercode.user_file`."""
+    """``os.environ`` as it was, and which variables library code set meanwhile (a library's import
+    sets its own, and stays imported): ``__setitem__``/``__delitem__`` wrapped to tell whose code
+    wrote each."""
 
     def __init__(self) -> None:
         self.was = dict(os.environ)
@@ -196,8 +184,7 @@ class Environ:
 
 
 def _mapping_files() -> frozenset[str]:
-    """The files (as their code names them: ``<frozen os>``) of ``os.environ``'s class
-    and of the mapping mixins its ``setdefault`` and ``update`` come from."""
+    """The files of ``os.environ``'s class and of the mapping mixins its ``update`` comes from."""
     from collections.abc import MutableMapping
 
     return frozenset({type(os.environ).__init__.__code__.co_filename,
@@ -213,8 +200,8 @@ _PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
 
 def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
                  read: tuple[bool, bool] = (False, False)) -> list[Note]:
-    """``os.environ`` as ``before``, but for the variables in ``leave``; ``read``: whether
-    jax had been imported, and its backend started, before the cell (:func:`_read_once`)."""
+    """``os.environ`` as ``before`` but for ``leave``; ``read``: whether jax had been imported, and
+    its backend started, before the cell."""
     now = dict(os.environ)
     changed = [k for k in before if now.get(k) != before[k] and k not in leave]
     added = [k for k in now if k not in before and k not in leave]
@@ -233,9 +220,8 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
 
 def _read_once(names: list[str], added: list[str], imported: bool,
                started: bool) -> PutBack:
-    """The JAX and XLA variables the cell changed: JAX reads ``JAX_*`` once at import, XLA
-    the others (``XLA_FLAGS``, device lists) once as its backend starts, so set after that
-    they changed nothing (``late``), and set before it they stay in effect."""
+    """The JAX and XLA variables the cell changed: set after JAX read them they changed nothing
+    (``late``), set before they stay in effect."""
     late = [n for n in names if imported if n.startswith("JAX_") or started]
     took = [n for n in names if n not in late]
     return PutBack("jax_environ_put_back", tuple(late), tuple(took),
@@ -258,7 +244,6 @@ def undo_cwd(before: str | None) -> list[Note]:
 
 
 def sys_list(name: str) -> Callable[[], tuple[list, list]]:
-    """How to take ``sys.<name>``: (the list itself, a copy of it)."""
     return lambda: (getattr(sys, name), list(getattr(sys, name)))
 
 
@@ -275,8 +260,7 @@ def undo_sys_list(name: str) -> Callable[[tuple[list, list]], list[Note]]:
 
 
 def _set_profile(profiler: Any) -> None:
-    """``sys.setprofile`` again; a C-level profiler (``cProfile``: the object is not
-    callable) is put back by its own ``enable()``, keeping what it collected."""
+    """``sys.setprofile`` again; a C-level profiler (``cProfile``) by its own ``enable()``."""
     if profiler is not None and not callable(profiler) and hasattr(profiler, "enable"):
         sys.setprofile(None)
         profiler.enable()

@@ -1,14 +1,7 @@
-"""The process-wide row of the global random generators: numpy's legacy ``np.random``
-and the standard library's ``random``. Its take, view and undo for :mod:`.table`.
-
-A helper that draws while it is traced draws once per trace, and a comparison traces it
-once per cold run: left as it is, the user's stream after the cell would differ from
-running the cell once. So the state kept is the one after the cell's setup and its
-first trace (:meth:`Streams.settle`, called by the :class:`~.watch.Watch` when the
-discovery trace ends): the stream after the cell continues as after one run of it.
-Where the measurement ended before that trace did, the state before the cell is put
-back, and the sentence says so.
-"""
+"""The row of the global random generators (``np.random``'s and ``random``'s). A helper that draws
+while traced draws once per trace, so the state kept is the one after the cell's setup and first
+trace (:meth:`Streams.settle`): the stream continues as after one run of the cell (or, where no
+trace ended, as before it)."""
 
 from __future__ import annotations
 
@@ -40,14 +33,12 @@ def _set(name: str, state: Any) -> None:
 
 
 class Streams:
-    """The generators' states before the cell, and as after one run of it."""
 
     def __init__(self) -> None:
         self.before = _states()
         self.once: dict[str, Any] | None = None
 
     def settle(self) -> None:
-        """The cell's setup and first trace have run: what one run of the cell leaves."""
         if self.once is None:
             self.once = _states()
 

@@ -1,62 +1,13 @@
-"""Every thing a cell's code may change outside its scratch namespace: one row each, how
-it is snapshot, how it is put back, and what the result's warnings say of it.
-
-The cell's helpers run once per trace, and a comparison traces them many times, so
-whatever they change is changed that often, and would outlive the measurement:
-
-===========================  =======================================  ========================
-snapshot                     restored by                              the sentence names
-===========================  =======================================  ========================
-*process-wide rows*
-pyplot's figure numbers      closing the figures opened since         N matplotlib figures
-(if pyplot is imported)
-``jax.monitoring``'s lists   the listeners added removed, the ones    N jax.monitoring
-of listeners                 removed registered again                 listeners
-``warnings.filters``,        the list (the same object) and its       the warnings filters,
-``warnings.showwarning``     contents (a library's new ones kept);    warnings.showwarning
-                             the function
-the root, ``jax`` and        level, handlers, propagate, disabled;    the root logger,
-``jaxlib`` loggers,          ``logging.disable(level)``               logging.disable
-``logging.disable``
-matplotlib's ``rcParams``    the values changed (``backend`` aside)   the rcParams changed
-(if matplotlib is imported)
-``np.geterr()``              ``np.seterr(**before)``                  np.seterr's new values
-``np.get_printoptions()``    ``np.set_printoptions(**before)``        the options changed
-``decimal.getcontext()``     ``decimal.setcontext`` of the object,    the settings changed
-                             its settings (not its flags) set back    (``prec=5, it was 28``)
-``np.random``'s and          the state after the cell's setup and     the generators drawn
-``random``'s global          first trace (one run of the cell), or    from, and to which
-generators                   before the cell where there was none     state
-``sys.getrecursionlimit()``  ``sys.setrecursionlimit``                the limit set
-``sys.getswitchinterval()``  ``sys.setswitchinterval``                the interval set
-``sys.get_int_max_str_``     ``sys.set_int_max_str_digits``           the limit set
-``digits()``
-``os.umask``                 ``os.umask``                             the mask set
-SIGTERM's, SIGUSR1's,        ``signal.signal`` (main thread only)     the signals
-SIGUSR2's, SIGHUP's handler
-``os.environ``               each variable changed, added, removed    the variables
-                             (those library code set kept)
-the working directory        ``os.chdir``                             the directory
-``sys.argv``, ``sys.path``   the list (the same object), contents     sys.argv, sys.path
-``sys``' and ``threading``'  ``sys.settrace``, ``sys.setprofile``,    the hook
-trace, profile and           ``threading.settrace``, ``setprofile``,
-exception hooks              ``excepthook`` set back
-``sys.stdout``, ``stderr``   the stream object                        sys.stdout, sys.stderr
-*name rows*
-``jax.config.values``        ``jax.config.update`` of each changed    each option, its value,
-                             (one only another thread set, kept)      whose change it was
-the names of                 each name changed put back, each added   each name
-``WATCHED_MODULES``          deleted (modules a cell imports kept)
-(``jnp.sin = ...``)
-the names of the user's      the same (:func:`~.names.user_dicts`     the names, in one
-modules and classes          finds them)                              sentence
-the kernel's namespace       the same (IPython's history aside)       your globals
-===========================  =======================================  ========================
-
-The name rows are taken shallowly: the names, not the objects they hold (a list changed
-in place stays changed). The process-wide rows belong to the process: a file run, whose
-process ends after it, leaves them alone.
-"""
+"""Every thing a cell's code may change outside its scratch namespace, one row each: how it is
+snapshot, put back, viewed between stages, and named in the result's warnings. The helpers run once
+per trace, and a comparison traces them many times, so what they change would outlive the
+measurement. The process-wide rows (:data:`PROCESS`: pyplot's figures, ``jax.monitoring``'s
+listeners, warnings filters, loggers, ``rcParams``, numpy's and decimal's settings, the random
+generators, sys limits, ``umask``, signal handlers, ``os.environ``, the working directory,
+``sys.argv``/``sys.path``, trace/profile/exception hooks, the standard streams) are left alone by a
+file run, whose process ends after it; the name rows (:func:`name_rows`: JAX's config, library
+modules' names, the user's modules and classes, the kernel's namespace) are taken shallowly: the
+names, not what they hold."""
 
 from __future__ import annotations
 
@@ -80,11 +31,8 @@ WHOLE = "whole"
 
 
 class Effect(NamedTuple):
-    """One row: how to snapshot one kind of state (``take``), how to put it back (``undo``,
-    given the snapshot and ``leave``: the keys of ``view`` that the
-    :class:`~.watch.Watch` found another thread changed; it returns the notes for the
-    result's warnings, none where nothing changed), how to view it again cheaply between
-    stages (``view``: key → value), and what the warnings call one of its keys."""
+    """One row: ``take`` a snapshot, ``undo(before, leave)`` put it back but for the keys another
+    thread changed (its notes), ``view`` it cheaply (key → value), ``label`` a key."""
 
     take: Callable[[], Any]
     undo: Callable[..., list[Note]]
@@ -97,25 +45,22 @@ class Effect(NamedTuple):
 
 
 def _whole(undo: Callable[[Any], list[Note]]) -> Callable[..., list[Note]]:
-    """``undo`` of a row that is one value, left alone where the watch says another
-    thread changed it."""
+    """``undo`` of a row that is one value, left alone where the watch says another thread changed
+    it."""
     def undo_unless_left(before: Any, leave: Collection[Any] = ()) -> list[Note]:
         return [] if WHOLE in leave else undo(before)
     return undo_unless_left
 
 
 def _one(take: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
-    """The view of a row that is one value."""
     return lambda: {WHOLE: take()}
 
 
 def _named(row: str, key: str = "") -> Callable[[Any], tuple[str, str]]:
-    """The label of a row whose keys are all one thing (``key``)."""
     return lambda _: (row, key)
 
 
 def _keyed(row: str) -> Callable[[Any], tuple[str, str]]:
-    """The label of a row whose keys are named as they are (a variable's name)."""
     return lambda key: (row, str(key))
 
 
@@ -125,7 +70,6 @@ def _sys_list(name: str) -> Effect:
 
 
 def _setting(call: str, get: Callable[[], Any], put: Callable[[Any], Any]) -> Effect:
-    """The row of a setting of one value, read by ``get`` and set by ``call``/``put``."""
     return Effect(get, _whole(settings.undo_set(call, get, put)), _one(get), _named(call))
 
 
@@ -168,9 +112,8 @@ PROCESS: tuple[Effect, ...] = (
 
 
 def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
-    """The name rows, in the order they are snapshot and put back: JAX's config, each
-    watched module, the user's modules and classes as they are now, and ``namespace``
-    (where there is one)."""
+    """The name rows in order: JAX's config, each watched module, the user's modules and classes as
+    they are now, and ``namespace`` (where there is one)."""
     config = Effect(names.Config, names.Config.undo, names.take_config,
                     _keyed("config"), process=False)
     modules = tuple(_module(name) for name in names.WATCHED_MODULES)
@@ -194,7 +137,6 @@ def _kernel(namespace: dict[str, Any]) -> Effect:
 
 
 def effects(namespace: dict[str, Any] | None, process: bool = True) -> tuple[Effect, ...]:
-    """The whole table for a measurement over ``namespace``, in the order its rows are
-    snapshot and watched: the process-wide rows (where ``process``), then the name rows
-    (put back first: :func:`~jitmagic.cell.effects.effects_undone`)."""
+    """The whole table for ``namespace``: the process-wide rows (where ``process``), then the name
+    rows."""
     return (*(PROCESS if process else ()), *name_rows(namespace))

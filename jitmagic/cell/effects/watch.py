@@ -1,9 +1,4 @@
-"""Whose change it was: the measured code's, or another thread's (:class:`Watch`).
-
-Each row of :mod:`.table` is viewed again between jitmagic's own stages, so that the
-undo puts back only what the cell's code changed, and leaves as it is (and names) what
-another thread changed while the cell's code could not run.
-"""
+"""Whose change it was: the measured code's, or another thread's (:class:`Watch`)."""
 
 from __future__ import annotations
 
@@ -29,18 +24,11 @@ _MISSING = object()
 
 
 class Watch:
-    """Which changes the measured code made, and which another thread made meanwhile.
-
-    Each kind of state is viewed again (:meth:`mark`) between jitmagic's own stages on the
-    measuring thread: before the cell's setup, before each stage of the measurement (its
-    progress, :meth:`drawing`), and as it ends. A key that changed in a window where the
-    cell's code could run (its setup, a trace, a first call) is the cell's, put back as
-    before; one that changed only in windows where it could not (a steady-state loop, an
-    XLA compile: :data:`NOT_THE_CELLS`) is another thread's (:meth:`theirs`), left as it
-    is and named by :meth:`left`. A change another thread makes while the cell's code
-    could run is still put back: nothing tells them apart (and what jitmagic switches
-    and puts back itself, the compilation cache, stays the cell's where the cell set it).
-    """
+    """Which changes the measured code made, and which another thread made meanwhile. Each row is
+    viewed again between jitmagic's stages (:meth:`mark`); a key that changed in a window where the
+    cell's code could run is the cell's, one that changed only where it could not
+    (:data:`NOT_THE_CELLS`) another thread's (:meth:`theirs`), left and named (:meth:`left`).
+    Another thread's change while the cell's code could run is put back."""
 
     def __init__(self) -> None:
         self._views: dict[str, tuple[Callable[[], dict], Label, bool]] = {}
@@ -54,16 +42,15 @@ class Watch:
 
     def add(self, name: str, view: Callable[[], dict], label: Label,
             identity: bool = False) -> None:
-        """Watch ``view`` (key → value, compared with ``is`` where ``identity``) from now;
-        ``label`` names a key in :meth:`left`'s note."""
+        """Watch ``view`` (compared with ``is`` where ``identity``) from now; ``label`` names a
+        key."""
         seen = _viewed(view, {})
         self._views[name] = (view, label, identity)
         self._first[name], self._seen[name], self._cells_changed[name] = seen, seen, set()
 
     def mark(self, cells: bool) -> None:
-        """A boundary between two of jitmagic's stages: what changed since the last one
-        changed in the window that ends here; the one that begins may run the cell's code
-        (``cells``) or not."""
+        """A boundary between two stages: what changed since the last one changed in the window
+        ending here; the next may run the cell's code (``cells``) or not."""
         for name, (view, _, identity) in self._views.items():
             was = self._seen[name]
             now = _viewed(view, was)
@@ -77,14 +64,12 @@ class Watch:
         self._cells = cells
 
     def once_traced(self, settle: Callable[[], None]) -> None:
-        """Call ``settle`` once, when the cell's setup and its first (discovery) trace
-        have run: the state then is what one run of the cell leaves."""
+        """Call ``settle`` once the cell's setup and its first (discovery) trace have run."""
         self._settles.append(settle)
 
     def drawing(self, draw: Draw | None) -> Draw:
-        """A progress ``draw`` that marks each stage's start first (and draws nothing
-        without one): the measurement tells its progress between stages, never inside
-        one. The stage after the first discovery trace settles (:meth:`once_traced`)."""
+        """A progress ``draw`` that marks each stage's start first (the measurement reports between
+        stages); the stage after the discovery trace settles."""
         def marked(p: Progress) -> None:
             if self._finding and p.stage != FINDING_HELPERS:
                 settles, self._settles = self._settles, []
@@ -97,8 +82,8 @@ class Watch:
         return marked
 
     def theirs(self, name: str) -> frozenset[Any]:
-        """The keys of view ``name`` changed since it was added (as of the last
-        :meth:`mark`) only in windows where the cell's code could not run."""
+        """The keys of view ``name`` changed only in windows where the cell's code could not
+        run."""
         if name not in self._views:
             return frozenset()
         identity, mine = self._views[name][2], self._cells_changed[name]
@@ -107,7 +92,7 @@ class Watch:
                          and _changed(first.get(k, _MISSING), now.get(k, _MISSING), identity))
 
     def left(self) -> list[Note]:
-        """One note naming what another thread changed (:meth:`theirs`), or none."""
+        """One note naming what another thread changed, or none."""
         things = list(dict.fromkeys(self._views[name][1](key) for name in self._views
                                     for key in sorted(self.theirs(name), key=repr)))
         if not things:
@@ -117,7 +102,6 @@ class Watch:
 
 
 def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:
-    """``view()``; ``otherwise`` (no change seen) where it fails."""
     try:
         return view()
     except Exception:  # noqa: BLE001 (a state that cannot be read now is not compared)
@@ -125,7 +109,7 @@ def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:
 
 
 def _same_view(was: dict, now: dict, identity: bool) -> bool:
-    """Whether nothing in a view changed (the quick answer, in C; False: look key by key)."""
+    """Whether nothing in a view changed (quick, in C; False: look key by key)."""
     try:
         if identity:
             return was.keys() == now.keys() and all(map(operator.is_, was.values(),

@@ -14,6 +14,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ...cell.prelude import ends_in_call
+from ...cell.prelude import unguarded
 from ...errors import InputError
 
 
@@ -56,10 +58,7 @@ def check_shape(source: str, filename: str) -> None:
     """``InputError`` for a file that does not compile or end in a call (the parser, and jax,
     imported only where its last statement is no call)."""
     check_compiles(source, filename)
-    body = ast.parse(source).body
-    if body and isinstance(body[-1], ast.If) and body[-1].body:  # `if __name__ == ...:`
-        body = [*body[:-1], *body[-1].body]
-    if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call):
+    if ends_in_call(unguarded(ast.parse(source).body)):
         return
     from ...cell.prepare import parse
 
