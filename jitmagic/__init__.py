@@ -21,6 +21,7 @@ written and records every compile it causes, and why (``%%jitwatch`` in a notebo
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -80,25 +81,18 @@ if TYPE_CHECKING:
     from .measure.lines.tables import lines
     from .measure.parts.attribution import attribute
 
-#: The functions that measure import jax, so they are imported on first use (PEP 562):
-#: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
-#: and those may set what jax reads when it is imported (``JAX_PLATFORMS``, ``XLA_FLAGS``).
-_MEASURING = ("advise", "attribute", "compare", "lines", "sweep", "watch")
+#: The functions that measure import jax, so they are imported on first use (PEP 562): a
+#: script's first lines may set what jax reads as it is imported. Name → its module.
+_MEASURING = {"advise": ".frontends.api", "attribute": ".measure.parts.attribution",
+              "compare": ".frontends.api", "lines": ".measure.lines.tables",
+              "sweep": ".frontends.api", "watch": ".frontends.watch.api"}
 
 
 def __getattr__(name: str) -> Any:
     if name not in _MEASURING:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from .frontends import api
-    from .frontends.watch import api as watching
-    from .measure.lines import tables as lines_module
-    from .measure.parts import attribution
-
-    found = {"advise": api.advise, "attribute": attribution.attribute,
-             "compare": api.compare, "lines": lines_module.lines, "sweep": api.sweep,
-             "watch": watching.watch}
-    globals().update(found)
-    return found[name]
+    found = globals()[name] = getattr(importlib.import_module(_MEASURING[name], __name__), name)
+    return found
 
 
 def __dir__() -> list[str]:
@@ -106,8 +100,7 @@ def __dir__() -> list[str]:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext jitmagic``: register ``%jitcompare``/``%%jitcompare`` and
-    ``%jitwatch``/``%%jitwatch``."""
+    """``%load_ext jitmagic``: register ``%jitcompare`` and ``%jitwatch``."""
     from .frontends import magic
     from .frontends.watch import magic as watch_magic
 

@@ -12,6 +12,7 @@ from ..model.notes import Ran
 
 
 class _Counting:
+    """A stream that counts the lines written through it (unless paused)."""
 
     def __init__(self, stream: Any) -> None:
         self._stream, self.lines, self.partial, self.paused = stream, 0, False, 0

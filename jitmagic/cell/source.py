@@ -43,6 +43,7 @@ class CellError(InputError):
 
 @dataclass(frozen=True)
 class ParsedCell:
+    """A parsed cell (or file): setup code to run, then a call of ``entry``."""
 
     source: str
     filename: str

@@ -1,10 +1,6 @@
-"""What an option's value may be: the words and limits it is read against, the readers
-of its text (as argparse reads it), and the checks :class:`~jitmagic.options.Options` runs
-on a value however it was given (``--nest a,b`` or ``nest=["a", "b"]``).
-
-Each check ``(option, value)`` returns the value normalised (text where a structure is
-meant is parsed as on the command line) or raises ``InputError`` naming the option.
-"""
+"""What an option's value may be: the readers of its text (as argparse reads it) and the checks
+:class:`~jitmagic.options.Options` runs however it was given; a check ``(option, value)`` returns
+the value normalised or raises ``InputError`` naming the option."""
 
 from __future__ import annotations
 
@@ -62,8 +58,7 @@ def repeat_count(text: str) -> int | str:
 
 
 def seconds_text(text: str) -> float | int:
-    """A number of seconds as argparse reads it (checked later), a whole one kept whole
-    (so that ``--budget 20`` is echoed as written, not ``20.0``)."""
+    """A number of seconds as argparse reads it, a whole one kept whole (echoed as written)."""
     try:
         value = float(text)
     except ValueError:
@@ -73,7 +68,6 @@ def seconds_text(text: str) -> float | int:
 
 
 def whole_text(text: str) -> int:
-    """A whole number as argparse reads it (checked later)."""
     try:
         return int(text)
     except ValueError:
@@ -98,8 +92,7 @@ def releases_text(text: str) -> tuple[str, ...]:
     return given
 
 
-#: The most calls one steady-state timing loop ``-n N`` makes (auto-ranging stops far
-#: below: a loop of more runs for hours at a microsecond a call).
+#: The most calls one steady-state timing loop ``-n N`` makes (more run for hours).
 MAX_NUMBER = 10_000_000
 
 
@@ -148,7 +141,6 @@ def switch(option: Named, value: Any) -> bool:
 
 
 def _as_names(value: Any) -> tuple[Any, ...]:
-    """``"a, b"`` or ``["a", "b"]`` → ``("a", "b")``, unchecked; one value alone as one."""
     if isinstance(value, str):
         return split_names(value)
     return tuple(value) if isinstance(value, Iterable) else (value,)
@@ -167,8 +159,8 @@ def names(option: Named, value: Any) -> tuple[str, ...]:
 
 
 def modules(option: Named, value: Any) -> tuple[str, ...]:
-    """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules
-    Python can import here, none of JAX's stack (whose own jit nested fails)."""
+    """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules importable
+    here, none of JAX's stack (whose own jit nested fails)."""
     names = _as_names(value)
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise InputError(f"{option.label} takes top-level module names, e.g. `--mine "
@@ -219,8 +211,8 @@ def sweep(option: Named, value: Any) -> tuple[str, tuple[Any, ...]]:
 
 
 def topology(option: Named, value: Any) -> str:
-    """A TPU topology name libtpu takes (``v5e:2x2``), or ``InputError`` saying the form,
-    or, without libtpu, what to install: before any of the user's code runs."""
+    """A TPU topology libtpu takes (``v5e:2x2``), or ``InputError`` saying the form or what to
+    install."""
     try:
         name = tpu.parse(value).name
     except tpu.TopologyError as exc:
@@ -231,8 +223,7 @@ def topology(option: Named, value: Any) -> str:
 
 
 def split_names(text: str) -> tuple[str, ...]:
-    """``"a, b,"`` → ``("a", "b")``: the names of ``--nest`` and ``--mine``, without the
-    quotes a line magic passes through (``%jitcompare --mine "mylib" f(x)``)."""
+    """``"a, b,"`` → ``("a", "b")``, without the quotes a line magic passes through."""
     names = (n.strip().strip("'\"").strip() for n in text.split(","))
     return tuple(n for n in names if n)
 
@@ -262,8 +253,8 @@ def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
 
 
 def check_sweep_name(name: Any) -> str:
-    """Refuse a sweep name that is not a plain variable of the user's: not an
-    identifier, a keyword, a builtin (``print``) or a dunder (``__builtins__``)."""
+    """Refuse a sweep name that is no plain variable: not an identifier, a keyword, a builtin or a
+    dunder."""
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         raise InputError(f"sweep: {name!r} is not a variable name: write {SWEEP_USAGE}")
     if hasattr(builtins, name) or (name.startswith("__") and name.endswith("__")):
@@ -286,7 +277,6 @@ def parse_sweep(spec: str) -> tuple[str, list[Any]]:
 
 
 def _literal(text: str) -> Any:
-    """A sweep value: a number, string or bool written as a Python literal (JSON can hold it)."""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):

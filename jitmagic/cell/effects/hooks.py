@@ -9,6 +9,7 @@ from typing import Any
 
 
 class Noting:
+    """``inner`` (the function wrapped), then ``note`` with the same arguments."""
 
     def __init__(self, inner: Callable[..., Any], note: Callable[..., None]) -> None:
         self.inner, self.note = inner, note

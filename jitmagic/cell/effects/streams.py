@@ -33,6 +33,7 @@ def _set(name: str, state: Any) -> None:
 
 
 class Streams:
+    """The generators' states before the cell, and as after one run of it."""
 
     def __init__(self) -> None:
         self.before = _states()
