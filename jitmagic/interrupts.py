@@ -1,8 +1,7 @@
 """Ctrl-C held while jitmagic puts something of the user's back: the one mechanism every hold uses
 (:class:`CtrlCHeld`; :func:`interrupts_held` over a block), so that no number of presses leaves
-anything half way; and held while JAX is first imported (:func:`held_while_importing`, by the
-import hook :func:`around_import`, which the watch's ``JITMAGIC_WATCH`` uses too). Standard library
-only."""
+anything half way; and held while JAX is first imported (:func:`held_while_importing`).
+Standard library only."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from contextlib import ExitStack
@@ -132,22 +130,17 @@ def exits_held(*managers: AbstractContextManager[Any]) -> Iterator[list[Any]]:
             stack.close()
 
 
-def around_import(name: str, around: Callable[[], AbstractContextManager[Any]]) -> None:
-    """The next import of module ``name`` runs inside ``around()``: a finder first on
-    ``sys.meta_path``, gone once it found ``name``, wraps the loader the other finders give."""
-    sys.meta_path.insert(0, _Around(name, around))
-
-
 def held_while_importing(name: str) -> None:
-    """Ctrl-C held while module ``name`` is first imported, then handed on: JAX's import collects
-    often, and a Ctrl-C raised in its gc callback is dropped by Python."""
+    """Ctrl-C held while module ``name`` is first imported, then handed on (JAX's import collects
+    often, and a Ctrl-C raised in its gc callback is dropped by Python): a finder first on
+    ``sys.meta_path``, gone once it found ``name``, wraps the loader the other finders give."""
     if name not in sys.modules:
-        around_import(name, interrupts_held)
+        sys.meta_path.insert(0, _HeldFinder(name))
 
 
-class _Around(importlib.abc.MetaPathFinder):
-    def __init__(self, name: str, around: Callable[[], AbstractContextManager[Any]]) -> None:
-        self.name, self.around = name, around
+class _HeldFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != self.name:
@@ -156,14 +149,15 @@ class _Around(importlib.abc.MetaPathFinder):
             sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
-            spec.loader = _LoadedInside(spec.loader, self.around)
+            spec.loader = _HeldLoader(spec.loader)
         return spec
 
 
-class _LoadedInside(importlib.abc.Loader):
+class _HeldLoader(importlib.abc.Loader):
+    """The module's own loader, its ``exec_module`` run with interrupts held."""
 
-    def __init__(self, loader: Any, around: Callable[[], AbstractContextManager[Any]]) -> None:
-        self.loader, self.around = loader, around
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
 
     def create_module(self, spec: Any) -> Any:
         return self.loader.create_module(spec)
@@ -172,5 +166,5 @@ class _LoadedInside(importlib.abc.Loader):
         module.__loader__ = self.loader
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
-        with self.around():
+        with interrupts_held():
             self.loader.exec_module(module)

@@ -217,6 +217,8 @@ def compared(test: str, name: str, c: Comparison, folder: Path) -> BaselineCheck
 
 
 KEY = pytest.StashKey[Reports]()
+#: The options of the two gates.
+GATES = ("--jitmagic-fail-on-slower", "--jitmagic-fail-on-larger")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -246,17 +248,13 @@ def pytest_configure(config: pytest.Config) -> None:
     """Read the options; a bad RATIO or folder is a usage error before any test runs.
     ``--jitmagic-disable`` turns the others off, and the summary names them."""
     if config.getoption("jitmagic_disable"):
-        ignored = tuple(o for o in ("--jitmagic-save", "--jitmagic-compare",
-                                    "--jitmagic-fail-on-slower", "--jitmagic-fail-on-larger")
+        ignored = tuple(o for o in ("--jitmagic-save", "--jitmagic-compare", *GATES)
                         if config.getoption(o[2:].replace("-", "_")) is not None)
         config.stash[KEY] = Reports(None, None, None, disabled=ignored)
         return
-    slower = _gate(config, "--jitmagic-fail-on-slower")
-    larger = _gate(config, "--jitmagic-fail-on-larger")
-    save_dir = _folder(config, "jitmagic_save")
-    compare_dir = _folder(config, "jitmagic_compare")
-    given = [o for o, ratio in (("--jitmagic-fail-on-slower", slower),
-                                ("--jitmagic-fail-on-larger", larger)) if ratio is not None]
+    slower, larger = (_gate(config, option) for option in GATES)
+    save_dir, compare_dir = _folder(config, "jitmagic_save"), _folder(config, "jitmagic_compare")
+    given = [o for o, ratio in zip(GATES, (slower, larger), strict=True) if ratio is not None]
     if given and compare_dir is None:  # a gate that could never fail
         raise pytest.UsageError(
             f"{' and '.join(given)} judge each report against a baseline's: give the "
@@ -300,9 +298,8 @@ def _check_save(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         check_target(folder / ".jitmagic-check.json")
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".jitmagic-", suffix=".tmp")
-        os.close(fd)
-        os.remove(probe)
+        with tempfile.TemporaryFile(dir=folder, prefix=".jitmagic-"):
+            pass
     except ValueError as exc:
         raise pytest.UsageError(f"{option}={folder}: {exc}") from None
     except OSError as exc:

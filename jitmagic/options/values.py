@@ -12,6 +12,7 @@ import keyword
 import math
 import numbers
 import re
+from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 from typing import Protocol
@@ -46,33 +47,29 @@ def count(option: Named, value: Any) -> int:
     return int(value)
 
 
+def _read(text: str, convert: Callable[[str], Any], expected: str) -> Any:
+    """``convert(text)`` as argparse reads an option (checked later), or what was expected."""
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}") from None
+
+
 def repeat_count(text: str) -> int | str:
     """``-r``'s text as argparse reads it: ``auto`` or a whole number (checked later)."""
     if text.strip().lower() == AUTO:
         return AUTO
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected `auto` or a whole number of cold runs (e.g. -r 5), not {text!r}") from None
+    return cast(int, _read(text, int, "`auto` or a whole number of cold runs (e.g. -r 5)"))
 
 
 def seconds_text(text: str) -> float | int:
     """A number of seconds as argparse reads it, a whole one kept whole (echoed as written)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds (e.g. 30 or 2.5), not {text!r}") from None
+    value = cast(float, _read(text, float, "a number of seconds (e.g. 30 or 2.5)"))
     return int(value) if value.is_integer() else value
 
 
 def whole_text(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number (e.g. 8), not {text!r}") \
-            from None
+    return cast(int, _read(text, int, "a whole number (e.g. 8)"))
 
 
 #: A JAX release as ``--jax`` takes it: ``0.9.0`` (a pre-release ``0.9.0rc1`` too), or ``current``.

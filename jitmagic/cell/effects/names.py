@@ -5,6 +5,7 @@ keys another thread changed: those stay as it set them."""
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import threading
@@ -105,13 +106,9 @@ def view_names(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
 def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Note]]:
     """How to put ``module``'s names back; a module a cell imports is left alone."""
     def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
-        before, now = _rebased(before, vars(module), leave), vars(module)
-        changed = [k for k in before if k not in now or now[k] is not before[k]]
-        added = [k for k in now if k not in before and not isinstance(now[k], types.ModuleType)]
-        for key in changed:
-            setattr(module, key, before[key])
-        for key in added:
-            delattr(module, key)
+        changed, added = _names_back(_rebased(before, vars(module), leave), vars(module),
+                                     functools.partial(setattr, module),
+                                     functools.partial(delattr, module))
         return [PutBack("library_name_put_back", modname, key) for key in (*changed, *added)]
     return undo
 
@@ -150,27 +147,35 @@ def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
         before = dict(before)
         for label, key in leave:
             before[label] = _rebased(before[label], vars(owners[label]), (key,))
-        changed = [change for label, names in before.items()
-                   for change in _put_back(label, owners[label], names)]
-        if not changed:
-            return []
-        return [PutBack("own_names_put_back", tuple(name for name, _ in changed),
-                                  tuple(name for name, added in changed if added))]
+        done = {label: _names_back(names, vars(owners[label]),
+                                   functools.partial(setattr, owners[label]),
+                                   functools.partial(delattr, owners[label]), _dunder)
+                for label, names in before.items()}
+        said = [f"{label}.{k}" for label, (changed, added) in done.items()
+                for k in (*changed, *added)]
+        added = tuple(f"{label}.{k}" for label, (_, new) in done.items() for k in new)
+        return [PutBack("own_names_put_back", tuple(said), added)] if said else []
     return undo
 
 
-def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[tuple[str, bool]]:
-    """Put back ``owner``'s names: what changed, as (``label.name``, whether it was added)."""
-    now, changed = dict(vars(owner)), []
-    for key in [k for k in names if not k.startswith("__")
-                and (k not in now or now[k] is not names[k])]:
-        setattr(owner, key, names[key])
-        changed.append((f"{label}.{key}", False))
-    for key in [k for k in now if k not in names and not k.startswith("__")
-                and not isinstance(now[k], types.ModuleType)]:
-        delattr(owner, key)
-        changed.append((f"{label}.{key}", True))
-    return changed
+def _names_back(before: dict[str, Any], now: Mapping[str, Any], put: Callable[[str, Any], Any],
+                drop: Callable[[str], Any], ignored: Callable[[str], bool] = lambda _: False,
+                modules: bool = False) -> tuple[list[str], list[str]]:
+    """Put back the names of ``before`` that ``now`` changed (``put``) and ``drop`` those it
+    added (but, unless ``modules``, a module an import added), but for those ``ignored``:
+    (changed, added)."""
+    changed = [k for k in before if not ignored(k) and now.get(k, _MISSING) is not before[k]]
+    added = [k for k in now if k not in before and not ignored(k)
+             and (modules or not isinstance(now[k], types.ModuleType))]
+    for key in changed:
+        put(key, before[key])
+    for key in added:
+        drop(key)
+    return changed, added
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__")
 
 
 # --- the kernel's namespace ----------------------------------------------------------
@@ -178,25 +183,22 @@ def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[tuple[str, 
 
 def view_globals(namespace: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     """The names of ``namespace`` that are the user's (not IPython's)."""
-    return lambda: {k: v for k, v in list(namespace.items())
-                    if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)}
+    return lambda: {k: v for k, v in list(namespace.items()) if not _ipythons(k)}
+
+
+def _ipythons(name: str) -> bool:
+    """Whether a name of the kernel's namespace is IPython's (its history) or a dunder."""
+    return name.startswith("__") or bool(_IPYTHON_NAMES.fullmatch(name))
 
 
 def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[Note]]:
     """How to put back the kernel's names: an earlier cell's function reads and writes it, not the
     scratch copy (``global CALLS; CALLS += 1``)."""
     def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
-        before = _rebased(before, namespace, leave)
-        mine = [k for k in namespace.keys() | before.keys()
-                if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)]
-        changed = sorted(k for k in mine
-                         if k in before and namespace.get(k, _MISSING) is not before[k])
-        added = sorted(k for k in mine if k not in before)
-        for key in changed:
-            namespace[key] = before[key]
-        for key in added:
-            del namespace[key]
+        changed, added = _names_back(_rebased(before, namespace, leave), namespace,
+                                     namespace.__setitem__, namespace.__delitem__,
+                                     _ipythons, modules=True)
         if not changed and not added:
             return []
-        return [PutBack("globals_put_back", tuple(changed), tuple(added))]
+        return [PutBack("globals_put_back", tuple(sorted(changed)), tuple(sorted(added)))]
     return undo

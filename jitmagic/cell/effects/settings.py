@@ -15,8 +15,6 @@ from collections.abc import Collection
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from ..._compat import backend_started
 from ...model.notes import Note
 from ...model.notes import PutBack
@@ -26,35 +24,17 @@ from .hooks import Noting
 from .hooks import unwrap
 
 
-def _numpy(call: str, now: Mapping[str, Any], before: Mapping[str, Any]) -> PutBack:
-    changed = [(k, repr(v)) for k, v in now.items() if before.get(k) != v]
-    return PutBack("numpy_put_back", call, tuple(k for k, _ in changed),
-                   tuple(v for _, v in changed))
-
-
-def undo_seterr(before: dict[str, Any]) -> list[Note]:
-    now = np.geterr()
-    if now == before:
-        return []
-    np.seterr(**before)
-    return [_numpy("np.seterr", now, before)]
-
-
-def undo_recursion(before: int) -> list[Note]:
-    now = sys.getrecursionlimit()
-    if now == before:
-        return []
-    sys.setrecursionlimit(before)
-    return [PutBack("setting_put_back", "sys.setrecursionlimit", repr(now), repr(before))]
-
-
-def undo_printoptions(before: dict[str, Any]) -> list[Note]:
-    now = np.get_printoptions()
-    if all(before.get(k) == v for k, v in now.items()):
-        return []
-    np.set_printoptions(**before)
-    return [_numpy("np.set_printoptions", now, before)]
-
+def undo_numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..., Any],
+               ) -> Callable[[dict[str, Any]], list[Note]]:
+    """How to put back numpy's settings that ``call(**settings)`` sets, said with each changed."""
+    def undo(before: dict[str, Any]) -> list[Note]:
+        changed = [(k, repr(v)) for k, v in get().items() if before.get(k) != v]
+        if not changed:
+            return []
+        put(**before)
+        return [PutBack("numpy_put_back", call, tuple(k for k, _ in changed),
+                        tuple(v for _, v in changed))]
+    return undo
 
 
 #: The settings of decimal's context a cell may change. Its flags are not settings but
@@ -124,10 +104,6 @@ def take_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def set_umask(mask: int) -> None:
-    os.umask(mask)
 
 
 #: The signals whose handlers a cell may set (SIGINT is jitmagic's own while it measures).

@@ -12,9 +12,11 @@ names, not what they hold."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 from typing import NamedTuple
 
@@ -73,6 +75,12 @@ def _setting(call: str, get: Callable[[], Any], put: Callable[[Any], Any]) -> Ef
     return Effect(get, _whole(settings.undo_set(call, get, put)), _one(get), _named(call))
 
 
+def _numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..., Any]) -> Effect:
+    """The row of numpy's settings that ``call(**settings)`` sets."""
+    return Effect(get, _whole(settings.undo_numpy(call, get, put)),
+                  _one(lambda: tuple(sorted(get().items(), key=repr))), _named(call))
+
+
 #: The process-wide rows, in the order they are snapshot and put back.
 PROCESS: tuple[Effect, ...] = (
     Effect(registries.take_figures, _whole(registries.undo_figures),
@@ -84,22 +92,17 @@ PROCESS: tuple[Effect, ...] = (
     Effect(registries.take_logging, registries.undo_logging, registries.view_logging,
            _keyed("logging")),
     Effect(registries.take_rc, registries.undo_rc, registries.view_rc, _keyed("rc")),
-    Effect(np.geterr, _whole(settings.undo_seterr),
-           _one(lambda: tuple(sorted(np.geterr().items()))),
-           _named("np.seterr")),
-    Effect(np.get_printoptions, _whole(settings.undo_printoptions),
-           _one(lambda: tuple(sorted(np.get_printoptions().items(), key=repr))),
-           _named("np.set_printoptions")),
+    _numpy("np.seterr", np.geterr, np.seterr),
+    _numpy("np.set_printoptions", np.get_printoptions, np.set_printoptions),
     Effect(settings.take_decimal, _whole(settings.undo_decimal),
            _one(settings.view_decimal), _named("decimal")),
     Effect(streams.Streams, streams.Streams.undo, streams.view, _keyed("random"),
            settle=streams.Streams.settle),
-    Effect(sys.getrecursionlimit, _whole(settings.undo_recursion), _one(sys.getrecursionlimit),
-           _named("sys.setrecursionlimit")),
+    _setting("sys.setrecursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
     _setting("sys.setswitchinterval", sys.getswitchinterval, sys.setswitchinterval),
     _setting("sys.set_int_max_str_digits", sys.get_int_max_str_digits,
              sys.set_int_max_str_digits),
-    _setting("os.umask", settings.take_umask, settings.set_umask),
+    _setting("os.umask", settings.take_umask, os.umask),
     Effect(settings.take_signals, settings.undo_signals, settings.take_signals,
            _keyed("signals"), identity=True),
     Effect(settings.Environ, settings.Environ.undo, settings.take_environ, _keyed("environ")),
