@@ -81,8 +81,7 @@ if TYPE_CHECKING:
     from .measure.lines.tables import lines
     from .measure.parts.attribution import attribute
 
-#: The functions that measure import jax, so they are imported on first use (PEP 562): a
-#: script's first lines may set what jax reads as it is imported. Name → its module.
+#: The functions that import jax, by module, imported on first use (PEP 562).
 _MEASURING = {"advise": ".frontends.api", "attribute": ".measure.parts.attribution",
               "compare": ".frontends.api", "lines": ".measure.lines.tables",
               "sweep": ".frontends.api", "watch": ".frontends.watch.api"}

@@ -1,8 +1,6 @@
-"""Every private name jitmagic reaches in another library (``jax._src``, ``_jit_info``, Equinox's
-wrapper classes, ``warnings._add_filter``, argparse's ``_actions``), each behind a named function
-here and nowhere else, so that an upgrade is a one-file change (``tests/test_packaging.py`` checks
-each against the installed versions). Nothing here imports JAX at import time: a script's first
-lines may set what JAX reads as it starts."""
+"""Every private name jitmagic reaches in another library, each behind a named function here and
+nowhere else, so an upgrade is a one-file change (``tests/test_packaging.py`` checks them). Nothing
+here imports JAX at import time."""
 
 from __future__ import annotations
 
@@ -41,8 +39,7 @@ def frame_line(code: CodeType, lasti: int) -> int:
 
 
 def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
-    """Bind one jaxpr equation's primitive to ``invals`` as ``eval_jaxpr`` does, under its own
-    source information and context (so the program keeps the user's lines)."""
+    """Bind one jaxpr equation as ``eval_jaxpr`` does, under its own source information."""
     from jax._src import source_info_util
 
     params = eqn.primitive.get_bind_params(eqn.params)
@@ -62,8 +59,7 @@ def is_dropped(var: Any) -> bool:
 
 
 def unregister(kind: str) -> Callable[[Callable], None]:
-    """``jax.monitoring.unregister_{kind}`` (public from JAX 0.9), else the older releases' private
-    ``_unregister_{kind}_by_callback``."""
+    """``jax.monitoring.unregister_{kind}``, or older releases' private one."""
     import jax.monitoring
     from jax._src import monitoring
 
@@ -72,16 +68,14 @@ def unregister(kind: str) -> Callable[[Callable], None]:
 
 
 def reset_persistent_cache() -> None:
-    """Forget whether JAX's persistent compilation cache is in use (decided once per process), so a
-    switch of ``jax_enable_compilation_cache`` counts."""
+    """Forget whether JAX's persistent cache is in use, so a switch of it counts."""
     from jax._src import compilation_cache
 
     compilation_cache.reset_cache()
 
 
 def persistent_cache_folder() -> str | None:
-    """The folder JAX's persistent compilation cache uses (None: JAX has made no cache object since
-    the last :func:`reset_persistent_cache`)."""
+    """The folder JAX's persistent compilation cache uses (None: none made yet)."""
     from jax._src import compilation_cache
 
     cache = compilation_cache._cache
@@ -112,8 +106,7 @@ def monitoring_lists() -> tuple[ModuleType | None, dict[str, list]]:
 
 
 def profiler_running() -> bool:
-    """Whether a ``jax.profiler`` session runs in this process (JAX allows one), read without
-    touching it."""
+    """Whether a ``jax.profiler`` session runs in this process, read without touching it."""
     profiler = sys.modules.get(PROFILER)
     state = getattr(profiler, "_profile_state", None)
     return getattr(state, "profile_session", None) is not None
@@ -128,8 +121,7 @@ CONFIG = "jax._src.config"
 
 
 def effort_level(name: str) -> int | None:
-    """The number XLA takes for JAX's effort level ``name`` (``"O0"``); None where this JAX has
-    none."""
+    """The number XLA takes for JAX's effort level ``name`` (None: no such level)."""
     levels = getattr(sys.modules.get(CONFIG), "EffortLevel", None)
     member = getattr(levels, name, None)
     return None if member is None else int(member.value)
@@ -140,8 +132,7 @@ TRACE_FOR_JIT = ("jax/_src/pjit.py", "_trace_for_jit")
 
 
 def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | None:
-    """The frame of JAX's ``function`` (file ending, name) on this stack from ``frame`` up, or
-    None."""
+    """The frame of JAX's ``function`` (file ending, name) from ``frame`` up, or None."""
     while frame is not None:
         code = frame.f_code
         if code.co_name == function[1] and code.co_filename.endswith(function[0]):
@@ -151,14 +142,12 @@ def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | 
 
 
 def traced_file(frame: FrameType | None) -> str | None:
-    """The file of the function JAX's jit is tracing on this stack (``dbg.func_filename``), or
-    None."""
+    """The file of the function JAX's jit is tracing on this stack, or None."""
     found = _running(TRACE_FOR_JIT, frame)
     return None if found is None else getattr(found.f_locals.get("dbg"), "func_filename", None)
 
 
-#: The functions of JAX's jit (0.10) a call enters to trace, lower or compile: a jitted
-#: function's cache miss, a jit equation run outside any trace, the ahead-of-time ones.
+#: The functions of JAX's jit (0.10) a call enters to trace, lower or compile.
 JIT_FILE = "jax/_src/pjit.py"
 JIT_MISS, JIT_EQUATION, JIT_AHEAD = "cache_miss", "call_impl_cache_miss", ("jit_trace",
                                                                            "jit_lower")
@@ -168,9 +157,7 @@ API_BOUNDARY = "jax/_src/traceback_util.py"
 
 @dataclass(frozen=True, slots=True)
 class JitEntry:
-    """What the jit compiling on a stack was called with: by whom (``caller``'s file), on what
-    (``source``: the wrapped function's file), whether that is a jit itself, and whether the jit is
-    JAX's own decoration (``jax.nn``'s: the public name is this very jit)."""
+    """What the jit compiling on a stack was called with: by whom, on what, and what it is."""
 
     kind: str
     caller: str | None
@@ -179,14 +166,12 @@ class JitEntry:
     jax_decorated: bool = False
     #: The function the jit wraps (None where the entry has none: a jit equation's).
     fun: Any = field(default=None, compare=False)
-    #: The positional arguments it was called with (``equinox.filter_jit`` jits a wrapper
-    #: of its own and passes the user's function among them).
+    #: Its positional arguments (``equinox.filter_jit`` passes the user's function there).
     args: tuple[Any, ...] = field(default=(), compare=False)
 
 
 def jit_entry(frame: FrameType | None) -> JitEntry | None:
-    """The innermost jit entry on this stack from ``frame`` up (None: none, or laid out
-    otherwise)."""
+    """The innermost jit entry on this stack from ``frame`` up, or None."""
     names = (JIT_MISS, JIT_EQUATION, *JIT_AHEAD)
     while frame is not None and not (frame.f_code.co_name in names
                                      and frame.f_code.co_filename.endswith(JIT_FILE)):
@@ -237,10 +222,8 @@ CLOSEST = "  all previously seen cache keys differ. For the closest previous key
 
 
 def closest_explanation(message: str) -> str:
-    """``message``, a tracing-cache miss explanation JAX is logging, compared against the earlier
-    key that differs in the fewest places (read from ``explain``'s frame): JAX picks by the kind of
-    difference first, so a short last batch after a static flag flipped reads "the static value
-    changed". ``message`` as it is where that frame cannot be read."""
+    """``message``, JAX's tracing-cache miss explanation, compared with the earlier key that
+    differs least (JAX picks by kind first)."""
     head, found, _ = message.partition("\n" + CLOSEST + "\n")
     if not found:
         return message
@@ -255,8 +238,7 @@ def closest_explanation(message: str) -> str:
 
 
 def closest_differences(key: Any, keys: Iterable[Any]) -> list[str]:
-    """JAX's sentences for the earlier key of ``keys`` closest to ``key``; a tie broken by the
-    sentences' text, as JAX breaks its own, whatever order its cache holds."""
+    """JAX's sentences for the key of ``keys`` closest to ``key``, ties broken as JAX does."""
     return min((_differences(key, k) for k in keys),
                key=lambda d: (d[0], "\n".join(d[1])))[1]
 
@@ -280,8 +262,7 @@ EXPLAIN_FLAG = "jax_explain_cache_misses"
 
 
 def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], None]:
-    """Call ``hook(value)`` after each ``jax.config.update(name, value)`` (chained to any hook JAX
-    set); the undo is returned."""
+    """Call ``hook(value)`` after each ``jax.config.update(name, ...)``; the undo returned."""
     from jax._src import config
 
     state = config.config_states[name]
@@ -302,9 +283,8 @@ def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], Non
 
 def guard_tree_differences(fallback: Callable[[Any, Any, Exception], Any],
                            ) -> Callable[[], None]:
-    """Until the undo returned is called, JAX's ``diff_trees`` falls back on ``fallback(new, old,
-    error)`` where it raises (a static argument's ``__repr__`` that raises must not fail the user's
-    call because the watch turned explanations on)."""
+    """JAX's ``diff_trees`` falling back on ``fallback`` where it raises, until the undo
+    returned."""
     from jax._src.interpreters import partial_eval as pe
 
     original = pe.diff_trees
@@ -328,8 +308,7 @@ def guard_tree_differences(fallback: Callable[[Any, Any, Exception], Any],
 
 @dataclass(frozen=True)
 class Needed:
-    """One private JAX name jitmagic reads, and the option whose part needs it (None: every
-    one)."""
+    """One private JAX name jitmagic reads, and the option that needs it (None: all)."""
 
     module: str
     attribute: str
@@ -353,8 +332,7 @@ NEEDED = (
 
 
 def missing() -> tuple[Needed, ...]:
-    """The names of :data:`NEEDED` this JAX lacks (imports their modules: call once JAX is
-    imported)."""
+    """The names of :data:`NEEDED` this JAX lacks (call once JAX is imported)."""
     return tuple(n for n in NEEDED if not _has(n))
 
 
@@ -402,8 +380,7 @@ def set_add_filter_hook(hook: Callable[..., None]) -> None:
 
 
 def filters_mutated() -> None:
-    """Tell ``warnings`` its filters list was replaced in place (``_filters_mutated``), so what it
-    decided is decided again; nothing where it has none."""
+    """Tell ``warnings`` its filters changed in place (where it has the hook)."""
     mutated = getattr(warnings, "_filters_mutated", None)
     if mutated is not None:
         mutated()

@@ -20,8 +20,7 @@ class UserCodeError(RuntimeError):
 
 
 def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
-    """``exc`` with only the user's frames, and a hint where one fits (``nest_hint``: one that
-    suggests ``--nest``, not where the flat program failed too)."""
+    """``exc`` with only the user's frames, and a hint where one fits."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     lines = traceback.format_list(frames)
     head = "Traceback (your code):\n" if frames else ""
@@ -31,8 +30,7 @@ def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
-    """``did you mean `model`?`` for a misspelt ``name`` among ``known``'s public names, or
-    None."""
+    """``did you mean `model`?`` for a misspelt ``name`` among ``known``, or None."""
     close = difflib.get_close_matches(name, [k for k in known if not k.startswith("_")],
                                       n=1, cutoff=0.75)
     return f"did you mean `{close[0]}`?" if close else None
@@ -72,8 +70,7 @@ def _hint(exc: BaseException, nest_hint: bool = True) -> str | None:
     return None
 
 
-# A ``sys.exit`` in the user's code, said for each moment it can come (else it would end
-# the kernel, or the command, without a word).
+# A ``sys.exit`` in the user's code, said for each moment it can come.
 
 #: How to pass a script its own arguments (argparse's ``--help`` exits).
 SCRIPT_ARGUMENTS = ("script arguments go after `--`, e.g. "
@@ -93,8 +90,7 @@ def exit_before_final_call(code: object) -> str:
 
 
 def exit_while_measured(exc: SystemExit) -> str:
-    """The measured code's ``sys.exit`` (while traced, or run), naming the user's
-    function it came from."""
+    """The measured code's ``sys.exit``, naming the user's function it came from."""
     where = innermost_function(exc)
     who = f"your function `{where}`" if where else "your code"
     return (f"{who} called sys.exit({exc.code!r}) while it was measured: nothing was "
@@ -113,8 +109,7 @@ class CannotWriteError(Exception):
 
 
 class RecompiledError(AssertionError):
-    """A watched run compiled more than its gate allowed; the message names each function, reason
-    and line, then the ledger. An ``AssertionError``, so a test that recompiles fails."""
+    """A watched run compiled more than its gate allowed (an ``AssertionError``, as tests fail)."""
 
     def __init__(self, sentences: str, ledger: str = "") -> None:
         super().__init__(f"{sentences}\n\n{ledger}" if ledger else sentences)

@@ -1,7 +1,5 @@
-"""Ctrl-C held while jitmagic puts something of the user's back: the one mechanism every hold uses
-(:class:`CtrlCHeld`; :func:`interrupts_held` over a block), so that no number of presses leaves
-anything half way; and held while JAX is first imported (:func:`held_while_importing`).
-Standard library only."""
+"""Ctrl-C held while jitmagic puts something of the user's back, the one mechanism every hold uses,
+and while JAX is first imported. Standard library only."""
 
 from __future__ import annotations
 
@@ -19,10 +17,8 @@ from typing import Any
 
 
 class CtrlCHeld:
-    """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then noted (``pressed``) and not
-    raised until :meth:`release`. The handler is set once, before the measurement, on the main
-    thread only and over a handler set from Python; an ignored or default SIGINT is left as it is.
-    ``visible``: whether :meth:`current` finds it (a block's own hold is not)."""
+    """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then only noted until
+    :meth:`release` (main thread only, over a handler set from Python)."""
 
     def __init__(self, visible: bool = True) -> None:
         #: When each Ctrl-C held came (``time.monotonic()``).
@@ -48,8 +44,7 @@ class CtrlCHeld:
 
     @staticmethod
     def current() -> CtrlCHeld | None:
-        """The visible one whose handler is SIGINT's now (a caller's), under any block's own
-        holds."""
+        """The visible hold whose handler is SIGINT's now, under any block's own."""
         held = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
         while isinstance(held, CtrlCHeld) and not held._visible:
             held = getattr(held._previous, "__self__", None)
@@ -72,8 +67,7 @@ class CtrlCHeld:
             signal.signal(signal.SIGINT, self._previous)
 
     def replay(self) -> None:
-        """Each Ctrl-C noted goes to the handler there was, in order (after :meth:`release`); what
-        a handler raises is raised after all are handed on, the last one winning."""
+        """Each Ctrl-C noted goes to the handler there was, in order; the last raise wins."""
         raised: BaseException | None = None
         frames, self._frames = self._frames, []
         for frame in frames:
@@ -96,9 +90,7 @@ class CtrlCHeld:
 
 @contextmanager
 def interrupts_held() -> Iterator[None]:
-    """Within, a SIGINT is only noted; after, each one goes to the handler there was, in order.
-    Nothing is held off the main thread or over a handler not Python's; nested holds hand their
-    presses to the outer one."""
+    """Within, a SIGINT is only noted; after, each goes to the handler there was, in order."""
     held = CtrlCHeld(visible=False)
     held.install()
     held.hold()
@@ -114,8 +106,7 @@ def interrupts_held() -> Iterator[None]:
 
 @contextmanager
 def exits_held(*managers: AbstractContextManager[Any]) -> Iterator[list[Any]]:
-    """Each of ``managers`` entered in order (their values, in a list) and exited in reverse,
-    entering and exiting with interrupts held, whatever ends the block."""
+    """``managers`` entered in order and exited in reverse, all with interrupts held."""
     stack = ExitStack()
     try:
         with interrupts_held():
@@ -131,9 +122,8 @@ def exits_held(*managers: AbstractContextManager[Any]) -> Iterator[list[Any]]:
 
 
 def held_while_importing(name: str) -> None:
-    """Ctrl-C held while module ``name`` is first imported, then handed on (JAX's import collects
-    often, and a Ctrl-C raised in its gc callback is dropped by Python): a finder first on
-    ``sys.meta_path``, gone once it found ``name``, wraps the loader the other finders give."""
+    """Ctrl-C held while module ``name`` is first imported (Python drops one raised in a gc
+    callback)."""
     if name not in sys.modules:
         sys.meta_path.insert(0, _HeldFinder(name))
 

@@ -1,9 +1,7 @@
-"""What counts as the user's code: the one rule that discovery, the state check, ``--lines``, the
-watch's ledger and the tracebacks jitmagic shows all follow. Code is the user's by what it is, not
-where it lies: a cell is; a module of an installed distribution is not, wherever it is imported
-from; nor is the standard library, jitmagic, or JAX's stack; an editable install, a local module or
-a script is (``--mine`` names more: :func:`mine`). Code with no file of its own (``<string>``) is
-the user's where its globals are (:func:`users_namespace`)."""
+"""What counts as the user's code, the one rule discovery, the state check, ``--lines``, the ledger
+and tracebacks follow: a cell, or a file of no installed distribution, the standard library,
+jitmagic or JAX's stack (``--mine`` names more); code with no file of its own, where its globals
+are the user's."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ _MINE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
 
 
 def user_file(filename: str) -> bool:
-    """Whether code in ``filename`` is the user's: a cell, or a file of no distribution, stdlib or
-    JAX's stack."""
+    """Whether code in ``filename`` is the user's (the rule above)."""
     if filename.startswith(CELL_PREFIXES):
         return True
     if filename.startswith("<"):
@@ -52,8 +49,7 @@ def user_file(filename: str) -> bool:
 
 
 def jax_file(filename: str | None) -> bool:
-    """Whether code in ``filename`` is JAX's own (its ``jax`` package's): the watch's eager
-    operations."""
+    """Whether code in ``filename`` is JAX's own (its ``jax`` package's)."""
     return bool(filename) and os.path.abspath(str(filename)).startswith(_jax_folder())
 
 
@@ -70,8 +66,7 @@ def _jax_folder() -> str:
 
 @contextlib.contextmanager
 def mine(modules: Iterable[str]) -> Iterator[None]:
-    """Within, code of the top-level ``modules`` is the user's, though a distribution installed
-    it."""
+    """Within, code of the top-level ``modules`` is the user's."""
     token = _MINE.set(frozenset(m.split(".")[0] for m in modules))
     try:
         yield
@@ -80,17 +75,14 @@ def mine(modules: Iterable[str]) -> Iterator[None]:
 
 
 def sourceless(filename: str) -> bool:
-    """Code compiled from a string (``<string>``, ``<lambda>``): whose it is depends on its
-    globals."""
+    """Code compiled from a string: whose it is depends on its globals."""
     return (filename.startswith("<") and not filename.startswith(CELL_PREFIXES)
             and not filename.startswith(("<frozen", OWN_SOURCE)))
 
 
 def users_namespace(namespace: dict[str, Any],
                     entry_namespace: dict[str, Any] | None = None) -> bool:
-    """Whether code compiled from a string that runs in ``namespace`` is the user's: in the
-    namespace of an entry with no file (``entry_namespace``), a module of the user's, or a
-    ``__main__`` that is no module's (a notebook's)."""
+    """Whether code compiled from a string that runs in ``namespace`` is the user's."""
     if namespace is entry_namespace:
         return True
     label = namespace.get("__name__")
@@ -102,8 +94,7 @@ def users_namespace(namespace: dict[str, Any],
 
 @dataclass(frozen=True)
 class Layout:
-    """Where an interpreter keeps its libraries and which distributions it has (what
-    :func:`is_users` reads)."""
+    """Where an interpreter keeps its libraries, and which distributions it has."""
 
     #: The standard library's folders.
     stdlib: tuple[str, ...]
@@ -111,15 +102,12 @@ class Layout:
     site: tuple[str, ...]
     #: The import path, whose folders name a file's top-level module.
     path: tuple[str, ...]
-    #: Top-level module → the folders its installed distributions were installed in
-    #: (editable installs left out: those are the user's own projects).
+    #: Top-level module → the folders its (non-editable) distributions were installed in.
     distributed: Mapping[str, tuple[str, ...]]
 
 
 def is_users(path: str, layout: Layout, mine: frozenset[str] = frozenset()) -> bool:
-    """Whether the file at absolute ``path`` is the user's under ``layout`` (``mine``: modules
-    declared theirs). A distribution's file lies, links followed, in the folder it installed (a
-    local ``docs.py`` is the user's though some wheel ships a ``docs``)."""
+    """Whether the file at absolute ``path`` is the user's under ``layout`` (links followed)."""
     paths = (path, os.path.realpath(path))
     tops = {t for p in paths if (t := top_module(p, layout.path)) is not None}
     if tops & mine:
@@ -132,8 +120,7 @@ def is_users(path: str, layout: Layout, mine: frozenset[str] = frozenset()) -> b
 
 
 def top_module(path: str, import_path: Iterable[str]) -> str | None:
-    """The top-level module a file at ``path`` is imported as (None: under no import-path
-    folder)."""
+    """The top-level module a file at ``path`` is imported as (None: none)."""
     folders = [os.path.join(os.path.abspath(p or os.curdir), "") for p in import_path]
     holding = [f for f in folders if path.startswith(f)]
     if not holding:
@@ -188,8 +175,7 @@ def _distributed() -> dict[str, tuple[str, ...]]:
 
 
 def _installed(dist: importlib.metadata.Distribution) -> bool:
-    """Whether ``dist`` was installed as a library: not editable, nor an ``.egg-info`` left in a
-    project's source tree outside every package folder."""
+    """Whether ``dist`` was installed as a library (not editable, no stray ``.egg-info``)."""
     if _editable(dist):
         return False
     egg_info = dist.read_text("PKG-INFO") is not None and dist.read_text("METADATA") is None

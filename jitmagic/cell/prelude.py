@@ -1,13 +1,7 @@
-"""The top of a script, run before jax is imported, as ``python FILE.py`` runs it.
-
-JAX reads ``JAX_*`` variables when it is imported and ``XLA_FLAGS`` when its backend
-starts, and its docs set them at a script's top, before ``import jax``. So ``python -m
-jitmagic FILE.py`` runs the file's leading statements one by one in its own namespace, up
-to the one that imports jax, and the rest as the magic runs a cell; nothing runs twice.
-The run stops earlier, before a statement that defines a function, class or lambda (the
-rest runs in a scratch copy, and a function keeps the namespace it was defined in) or
-that names a swept global. Nothing here imports jax.
-"""
+"""The top of a script, run before jax is imported, as ``python FILE.py`` runs it: the file's
+leading statements up to the one that imports jax run one by one in its own namespace (so what they
+set for JAX counts), stopping before one that defines a function or names a swept global; the rest
+runs as a cell. Nothing here imports jax."""
 
 from __future__ import annotations
 import __future__
@@ -29,8 +23,7 @@ from ..errors import exit_before_measuring
 from ..errors import user_traceback
 from ..model.notes import Ran
 
-#: Environment variables that JAX or XLA read once, when jax is imported or its backend
-#: starts: setting one after that changes nothing for this process.
+#: Environment variables JAX or XLA read once, as jax is imported or its backend starts.
 JAX_ENVIRONMENT = ("JAX_", "XLA_", "TF_CPP_", "TPU_", "CUDA_VISIBLE_DEVICES",
                    "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 
@@ -39,9 +32,8 @@ _DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast
 
 @dataclass
 class Prelude:
-    """What ran here (statements by position), who imported jax and the environment it saw.
-    ``imported_by``: "file" (one of its statements), "jitmagic" (the run stopped first),
-    "before" (jax was imported before the file's first line)."""
+    """What ran here, who imported jax (``"file"``, ``"jitmagic"``, ``"before"``) and what it
+    saw."""
 
     ran: set[tuple[int, int]] = field(default_factory=set)
     imported_by: str = "jitmagic"
@@ -67,9 +59,7 @@ def jax_environment() -> dict[str, str]:
 
 def run_prelude(source: str, filename: str, namespace: dict[str, Any],
                 swept: str | None = None) -> Prelude:
-    """Run the file's leading statements in ``namespace`` until one has imported jax; a file
-    that does not parse or end in a call runs nothing here. The caller calls
-    ``imported("jitmagic")`` on the result unless ``imported_by`` is set already."""
+    """Run the file's leading statements in ``namespace`` until one has imported jax."""
     done = Prelude()
     if "jax" in sys.modules:
         done.imported("before")
@@ -98,9 +88,7 @@ def run_prelude(source: str, filename: str, namespace: dict[str, Any],
 
 
 def late_settings(prelude: Prelude, filename: str) -> Ran | None:
-    """One line naming the JAX variables the file set too late for this run (None: none):
-    only where jax was imported before the file did, and the non-``JAX_*`` ones only where
-    its backend had started."""
+    """One line naming the JAX variables the file set too late for this run (None: none)."""
     if prelude.imported_by == "file":
         return None
     now, seen = jax_environment(), prelude.seen_by_jax
@@ -115,8 +103,7 @@ def late_settings(prelude: Prelude, filename: str) -> Ran | None:
 
 @contextlib.contextmanager
 def user_raised(what: str, file: bool = True) -> Iterator[None]:
-    """The user's exception as ``UserCodeError`` saying ``what`` raised, with their traceback
-    lines only (``sys.exit`` said as such; jitmagic's own errors as they are)."""
+    """The user's exception as ``UserCodeError`` saying ``what`` raised, their frames only."""
     try:
         yield
     except InputError:
@@ -134,8 +121,7 @@ def ends_in_call(body: list[ast.stmt]) -> bool:
 
 
 def unguarded(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements in the order they run as ``__main__`` (a final ``if __name__ ==
-    "__main__":`` block's body after the rest)."""
+    """The statements as they run as ``__main__``: a final main guard's body last."""
     if body and isinstance(body[-1], ast.If) and is_main_test(body[-1].test):
         return [*body[:-1], *body[-1].body]
     return body

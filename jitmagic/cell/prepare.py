@@ -1,9 +1,7 @@
-"""Cell or file source → the variants ready to measure: the one path behind the magic and ``python
--m jitmagic FILE.py``. The setup runs once, in a scratch copy of a base namespace (the kernel's, or
-a bare module's for a file) with any sweep ``bindings``; nothing is written to the base namespace.
-From the front ends down: :func:`measure_source` adds provenance and the baseline's diff,
-:func:`measure_guarded` guards the kernel's state, :func:`measure_cell` makes one comparison,
-:func:`variants_of_cell` runs the setup and the discovery trace. No IPython here."""
+"""Cell or file source → the variants ready to measure, the one path behind the magic and the
+command: :func:`measure_source` (provenance, baseline) → :func:`measure_guarded` (the kernel's
+state guarded) → :func:`measure_cell` → :func:`variants_of_cell` (setup, discovery trace). No
+IPython here."""
 
 from __future__ import annotations
 
@@ -59,8 +57,7 @@ HELD = Ran("put_back_held")
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
-    """Parse cell text, or a file's under its ``filename``; a syntax error becomes an
-    ``InputError``."""
+    """Parse cell text, or a file's; a syntax error becomes an ``InputError``."""
     try:
         return cellmod.parse_cell(source, filename)
     except SyntaxError as exc:
@@ -73,8 +70,7 @@ def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
                      bindings: dict[str, Any] | None = None,
                      in_axes: Any = None, check: Checkpoint | None = None,
                      ) -> dict[str, Prepared]:
-    """Run the setup once in a scratch copy of ``namespace`` (plus ``bindings``), find the helpers
-    with one discovery trace (under ``check``), and build both variants over that copy."""
+    """Run the setup in a scratch copy of ``namespace``, trace once, build both variants."""
     scratch = dict(namespace)
     scratch.update(bindings or {})
     with uncounted():  # it runs once, as the user expects: its prints are not repeats
@@ -92,8 +88,7 @@ def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
 def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options, *,
                  bindings: dict[str, Any] | None = None, start: float | None = None,
                  check: Checkpoint | None = None, watch: Watch | None = None) -> Comparison:
-    """Prepare both variants of a parsed source and measure them side by side; ``bindings`` (a
-    sweep's value) set before the setup runs, ``watch`` told that the cell's code runs."""
+    """Prepare both variants of a parsed source and measure them side by side."""
     start = clocks.wall() if start is None else start
     if watch is not None:  # the cell's code runs from here (a sweep's next value's setup)
         watch.mark(cells=True)
@@ -109,8 +104,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
 
 
 def x64_note(args: tuple, kwargs: dict[str, Any]) -> Ran | None:
-    """With ``jax_enable_x64`` on, a note where every floating argument is 32-bit or narrower
-    (likely made before x64 was turned on): the program is not float64."""
+    """With x64 on, a note where every floating argument is 32-bit or narrower."""
     if not jax.config.values.get("jax_enable_x64"):
         return None
     floats = [np.dtype(x.dtype) for x in jax.tree_util.tree_leaves((args, kwargs))
@@ -125,9 +119,7 @@ def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
                    progress: Draw | None = None, start: float | None = None, *,
                    written: str | None = None, baseline: str | None = None,
                    ) -> Comparison | Sweep:
-    """:func:`measure_guarded`, with provenance (``written``: the options as written) and the diff
-    against ``baseline`` (read first: a bad path fails at once); the cell's lines leave
-    ``linecache`` after."""
+    """:func:`measure_guarded`, with provenance and the diff against ``baseline``."""
     old = read_baseline(baseline)
     try:
         result = measure_guarded(cell, namespace, options, progress, start)
@@ -145,10 +137,8 @@ def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
 def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
                     progress: Draw | None = None, start: float | None = None,
                     ) -> Comparison | Sweep:
-    """One comparison, or with ``options.sweep`` a sweep. What the cell's code changed outside its
-    namespace (:mod:`.effects`) is put back after and said, what another thread changed meanwhile
-    left and said (:class:`~.effects.Watch`). Ctrl-C is held from the measurement's end while all
-    is put back: a caller's own ``CtrlCHeld`` (the magic's) is held and left for it to release."""
+    """One comparison or a sweep, with what the cell's code changed put back after (Ctrl-C held
+    meanwhile) and said."""
     start = clocks.wall() if start is None else start
     check = checkpoint("", options, start, progress)  # measure names the entry
     watch = Watch()
@@ -170,8 +160,7 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
 
 def _cell_or_sweep(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
                    start: float, check: Checkpoint, watch: Watch) -> Comparison | Sweep:
-    """The measurement under ``check``: one comparison, or one per swept value. A stop in the one
-    comparison's discovery trace leaves nothing to show: a ``KeyboardInterrupt``."""
+    """One comparison, or one per swept value; a stop while finding helpers is a Ctrl-C."""
     if options.sweep is None:
         try:
             return measure_cell(cell, namespace, options, start=start, check=check,
@@ -185,8 +174,7 @@ def _cell_or_sweep(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
 
 @contextlib.contextmanager
 def _measured(held: CtrlCHeld, watch: Watch) -> Iterator[None]:
-    """Around the measurement, innermost: Ctrl-C held as it ends, then ``watch`` sees the last
-    window."""
+    """Innermost: as the measurement ends, Ctrl-C held and the last window watched."""
     try:
         yield
     finally:
@@ -196,8 +184,7 @@ def _measured(held: CtrlCHeld, watch: Watch) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _released(held: CtrlCHeld, release: bool) -> Iterator[None]:
-    """Around everything, outermost: ``held``'s handler set before the snapshots, and put back
-    after where ``release`` (a caller's own it releases itself)."""
+    """Outermost: ``held``'s handler set first, and put back last where ``release``."""
     held.install()
     try:
         yield
@@ -207,16 +194,14 @@ def _released(held: CtrlCHeld, release: bool) -> Iterator[None]:
 
 
 def traces(result: Comparison | Sweep) -> int:
-    """How many times the entry was traced at least: once to find its helpers, once per cold
-    run."""
+    """How many times the entry was traced at least: once to find helpers, once per cold run."""
     points = result.points if isinstance(result, Sweep) else (result,)
     return sum(1 + sum(len(v.samples.get("trace_s", ())) for v in p.variants.values())
                for p in points)
 
 
 def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
-    """A sweep whose values built one program: the reasons the source shows replace the general
-    warning."""
+    """A sweep that built one program: the source's reasons replace the general warning."""
     if not reasons:
         return result
     general = unchanged_warning(result)
@@ -232,8 +217,7 @@ def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[Ran
 
 
 def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
-    """Why a swept ``name`` may not reach the code: the cell never reads it, or assigns it
-    first."""
+    """Why a swept ``name`` may not reach the code: never read, or assigned first."""
     tree = ast.Module(body=[*cell.setup.body, ast.Expr(cell.call)], type_ignores=[])
     # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
     uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))

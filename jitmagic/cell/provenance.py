@@ -1,6 +1,5 @@
-"""Provenance and baselines for every front end: what was measured, how, when, by which jitmagic
-(:func:`stamp`), and the diff against ``--baseline`` (read before anything is measured, so a bad
-path fails at once)."""
+"""Provenance for every front end (what was measured, how, when, by which jitmagic) and
+``--baseline``'s diff."""
 
 from __future__ import annotations
 
@@ -27,14 +26,12 @@ def now() -> str:
 
 
 def version() -> str:
-    """``jitmagic.__version__``, from the package already imported (importing it here makes a
-    cycle)."""
+    """``jitmagic.__version__``, from the package already imported (else a cycle)."""
     return str(sys.modules[__name__.split(".")[0]].__version__)
 
 
 def spell(options: Options, **extra: Any) -> str:
-    """``options`` as the command line writes them, defaults left out (``-r 3 --nest layer``);
-    ``extra``: front-end options by name (``baseline="old.json"``)."""
+    """``options`` as the command line writes them (``-r 3 --nest layer``), ``extra`` by name."""
     default = Options()
     words: list[str] = []
     for spec in OPTION_SPECS:
@@ -56,8 +53,7 @@ def _word(value: Any) -> str:
 
 
 def entry_source(fn: Any) -> str | None:
-    """The entry's source (a wrapped function's, a callable object's class's); None where Python
-    has none."""
+    """The entry's source (its wrapped function's, or its class's); None where there is none."""
     target = inspect.unwrap(getattr(fn, "func", fn)) if callable(fn) else fn
     for candidate in (target, type(target)):  # a callable object: its class's source
         try:
@@ -83,8 +79,7 @@ def stamp(result: Comparison | Sweep, *, source: str | None, options: str,
 
 
 def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
-    """The report ``--baseline`` names (None: none); ``InputError`` saying why it cannot be
-    used."""
+    """The report ``--baseline`` names (None: none), else an ``InputError`` saying why."""
     if path is None:
         return None
     try:
@@ -96,8 +91,7 @@ def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
 
 
 def with_baseline(result: Comparison | Sweep, old: Comparison | None) -> Comparison | Sweep:
-    """``result`` showing its diff against ``old`` (a sweep: its last point's), whatever its
-    entry."""
+    """``result`` showing its diff against ``old`` (a sweep: its last point's)."""
     if old is None:
         return result
     target = result.last if isinstance(result, Sweep) else result

@@ -1,6 +1,4 @@
-"""Cell text → setup code, entry function and call arguments. The setup runs in a scratch copy of
-the user's namespace, which is only read here; what else touches it is put back (bindings, a swept
-value, the cell's own changes: :mod:`.effects`)."""
+"""Cell text → setup code, entry function and call arguments (the user's namespace only read)."""
 
 from __future__ import annotations
 
@@ -58,8 +56,7 @@ class ParsedCell:
 
 
 def parse_cell(source: str, filename: str | None = None) -> ParsedCell:
-    """Parse cell text, or a file's with its ``filename`` (tracebacks and ``--lines`` name it);
-    ``SyntaxError`` or ``CellError``."""
+    """Parse cell text, or a file's with its ``filename``; ``SyntaxError`` or ``CellError``."""
     kind, usage = ("cell", USAGE) if filename is None else ("file", FILE_USAGE)
     if not _has_code(source):
         raise CellError(f"the {kind} is empty: write code ending in a call of your function."
@@ -88,8 +85,7 @@ def parse_cell(source: str, filename: str | None = None) -> ParsedCell:
 
 
 def _unguarded(body: list[ast.stmt], kind: str) -> list[ast.stmt]:
-    """The statements as they run as ``__main__``: a final ``if __name__ == "__main__":`` block's
-    body after the rest, which must end with the call."""
+    """The statements as they run as ``__main__``; a final main guard must end with the call."""
     guard = body[-1]
     if not (isinstance(guard, ast.If) and is_main_test(guard.test)):
         return body
@@ -102,16 +98,14 @@ def _unguarded(body: list[ast.stmt], kind: str) -> list[ast.stmt]:
 
 
 def as_numbered(cell: str, code: str) -> str:
-    """``code`` (IPython's ``transform_cell`` of the cell) below as many empty lines as the
-    notebook shows above it (the ``%%`` line, blank lines dropped), so every line a report names is
-    the notebook's; ``transform_cell`` keeps one line per line after the first."""
+    """``code`` below as many empty lines as the notebook shows above it, so lines are numbered as
+    there."""
     blank = cell[:len(cell) - len(cell.lstrip())]
     return "\n" * (1 + blank.count("\n")) + code
 
 
 def split_line(line: str) -> tuple[str, str]:
-    """A line magic's text → (options, call): the first whitespace-separated suffix that parses as
-    a call."""
+    """A line magic's text → (options, the first suffix that parses as a call)."""
     for m in itertools.chain([None], re.finditer(r"\s+", line)):
         start = 0 if m is None else m.end()
         rest = line[start:].strip()
@@ -149,8 +143,7 @@ def resolve_call(cell: ParsedCell, namespace: dict[str, Any]) -> tuple[Any, tupl
 
 
 def entry_label(cell: ParsedCell, fn: Any) -> str:
-    """How the report names the entry: as written, ``grad(loss)`` for a transformation assigned to
-    a name, ``model.__call__`` for an instance of the user's class."""
+    """How the report names the entry: as written, or ``grad(loss)``, ``model.__call__``."""
     written = cell.entry
     shown = entry_name(fn)
     if "(" in shown and "(" not in written:

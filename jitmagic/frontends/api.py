@@ -1,7 +1,5 @@
-"""The Python front end: ``jitmagic.compare``, ``jitmagic.sweep`` and ``jitmagic.advise``, each its
-measuring function with progress drawn on stderr (``progress=False`` or ``quiet=True``: silence; a
-callable gets each ``Progress``); ``compare`` and ``sweep`` record their provenance and take
-``baseline=PATH``."""
+"""The Python front end: ``jitmagic.compare``, ``sweep`` and ``advise``, with progress on
+stderr."""
 
 from __future__ import annotations
 

@@ -17,8 +17,7 @@ THIS_CELL = "this %%jitcompare cell"
 
 
 def cell_label(shell: Any, file: str) -> str | None:
-    """How IPython names ``file`` (``Cell In[12]``), or the magic's own cell; None for another
-    file."""
+    """How IPython names ``file`` (``Cell In[12]``); None for another kind of file."""
     if file.startswith(CELL_PREFIXES[0]):
         return THIS_CELL
     named = getattr(getattr(shell, "compile", None), "format_code_name", None)
@@ -27,8 +26,7 @@ def cell_label(shell: Any, file: str) -> str | None:
 
 
 def with_cell_names(result: Any, shell: Any) -> Any:
-    """``result`` with its ``--lines`` tables, or a ledger's places, naming cells as IPython
-    does."""
+    """``result`` with its tables, or a ledger's places, naming cells as IPython does."""
     if isinstance(result, Ledger):
         return result if shell is None else _ledger_labelled(result, shell)
     if isinstance(result, Lines):

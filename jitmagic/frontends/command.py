@@ -135,8 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with ``Did you mean --vmap (not --vamp)?`` and the options after an unknown
-    option."""
+    """argparse, with ``Did you mean --vmap (not --vamp)?`` after an unknown option."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -144,9 +143,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; return the exit status (:data:`EXIT_CODES`). A Ctrl-C no stage handles, or
-    a second one within ``ABANDON_S`` of the first wherever each landed, ends it with one line and
-    130."""
+    """Run the command; return the exit status (:data:`EXIT_CODES`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     held_while_importing("jax")  # wherever the file imports it
     if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
@@ -168,8 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_target(args: argparse.Namespace) -> None:
-    """``--target``'s refusals before the user's code runs: with ``--processes``, and without
-    libtpu."""
+    """``--target``'s refusals before the user's code runs."""
     if args.target and args.processes is not None:
         raise InputError("--target compiles for the TPU in this one process and runs "
                          "nothing, so it cannot take --processes (several processes in "
@@ -178,8 +174,7 @@ def _check_target(args: argparse.Namespace) -> None:
 
 
 def _checked_outputs(args: argparse.Namespace) -> str | None:
-    """The environment, the report paths and ``--target`` checked before anything is measured; the
-    script's absolute path (None: the demo)."""
+    """Everything checked before measuring; the script's absolute path (None: the demo)."""
     ignored = launcher.check_environment()
     if ignored:
         print(f"jitmagic: {ignored}", file=sys.stderr)
@@ -227,9 +222,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
 def present(result: Comparison | Sweep, args: argparse.Namespace,
             pressed: float | None = None) -> int:
     """Write the reports, then print the text, under :class:`~.showing.Showing`'s stop rule; the
-    exit status. A Ctrl-C while a report is written leaves it out (status 130); a second Ctrl-C
-    prints the text and one line. ``pressed``: when the last Ctrl-C before showing came. Only
-    process 0 of several writes and prints."""
+    exit status."""
     if not current().leader:
         return MEASURED
     showing = Showing(check=Checkpoint(abandon_message=ABANDONED_SHOWING, pressed_at=pressed))
@@ -259,8 +252,7 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
 
 def _shown(result: Comparison | Sweep, args: argparse.Namespace,
            written: list[str] | None = None) -> tuple[str, list[str]]:
-    """The text the command prints (at a glance, or ``-v`` in full) and the lines of ``written``
-    left to print (the glance names the HTML report itself)."""
+    """The text printed, and the lines of ``written`` not already in it."""
     left, page = list(written or []), wrote("--html", args.html) if args.html else None
     html_path = None
     if page in left:
@@ -273,10 +265,8 @@ def _shown(result: Comparison | Sweep, args: argparse.Namespace,
 
 
 def entry() -> None:
-    """The command as a process: exit with :func:`main`'s status. After a Ctrl-C, or a failure in
-    one of several processes, it ends at once (XLA may be compiling in a thread, and the
-    interpreter's shutdown would crash or wait); a Ctrl-C as it ends says
-    :data:`~.script.process.ENDED` and 130, never a signal or a traceback."""
+    """The command as a process: exit with :func:`main`'s status, at once where XLA may still
+    compile in a thread, never by a signal."""
     forgiving_stderr()  # a crash in native code: Python's traceback, at least
     try:
         watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
@@ -303,15 +293,13 @@ def _status(exc: Exception) -> int:
 
 
 def cpu_only_for_target(args: argparse.Namespace) -> None:
-    """With ``--target`` and no ``JAX_PLATFORMS`` of the user's, JAX starts its CPU backend only
-    (libtpu would print its warnings on a machine with no TPU)."""
+    """With ``--target``, JAX starts its CPU backend only (unless ``JAX_PLATFORMS``)."""
     if args.target and "JAX_PLATFORMS" not in os.environ:
         os.environ["JAX_PLATFORMS"] = "cpu"
 
 
 def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:
-    """:func:`run` with ``sys.argv`` as the script would see it and ``sys.path`` put back after;
-    the script's ``sys.exit`` becomes ``UserCodeError``."""
+    """:func:`run` under the script's ``sys.argv``; its ``sys.exit`` a ``UserCodeError``."""
     path, argv = list(sys.path), sys.argv
     sys.argv = [args.file, *script_args]
     try:
@@ -323,8 +311,7 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
 
 
 def run(args: argparse.Namespace) -> Comparison | Sweep:
-    """Measure the file (or the demo) as the magic measures a cell, its leading lines run before
-    anything imports jax (:mod:`~jitmagic.cell.prelude`)."""
+    """Measure the file (or the demo) as the magic measures a cell."""
     start = clocks.wall()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.file)
@@ -333,8 +320,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
-    # jax not imported by the file's lines: nothing can have started its backend (where
-    # jax is not imported, `imported` assumes the worst)
+    # jax not imported by the file's lines: nothing can have started its backend
     started = prelude.backend_started and prelude.imported_by != "jitmagic"
     if prelude.imported_by == "jitmagic":
         prelude.imported("jitmagic")  # the import below
@@ -356,9 +342,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
 
 
 def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
-    """A child's entry (:mod:`jitmagic.measure.children`, for ``--jax``): measure as ``python -m
-    jitmagic *inputs["argv"]`` does and return ``Comparison.to_dict()``; the reports are the
-    parent's, nothing is drawn, and a ``--sweep`` is refused."""
+    """A child's entry (``--jax``): measure as ``python -m jitmagic *argv`` does, returning the
+    report's dict."""
     args, script_args = _parsed(list(inputs["argv"]))
     args.save = args.html = args.jax = None
     args.quiet = True

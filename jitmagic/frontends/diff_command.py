@@ -69,8 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _ratio(option: str) -> Callable[[str], float]:
-    """argparse's reader of ``option``'s RATIO: a bad one is a usage error (status 2) saying what
-    to write."""
+    """argparse's reader of ``option``'s RATIO (a bad one: status 2, saying why)."""
     def read(text: str) -> float:
         try:
             return gate_ratio(text, option)
@@ -80,9 +79,8 @@ def _ratio(option: str) -> Callable[[str], float]:
 
 
 def _bare_flag(argv: list[str]) -> list[str]:
-    """``argv`` with each gate's RATIO joined to it (``--fail-on-slower=-inf``), so even a bad one
-    is refused by name, and the default RATIO after a bare ``--fail-on-slower`` that a path follows
-    (argparse would read the path as the ratio)."""
+    """``argv`` with each gate's RATIO joined to it, and a bare ``--fail-on-slower`` before a path
+    given its default."""
     out: list[str] = []
     words = iter(enumerate(argv))
     for i, word in words:
@@ -121,8 +119,7 @@ def main(argv: list[str]) -> int:
 
 
 def verdict(d: Diff, slower: float | None, larger: float | None = None) -> int:
-    """1 (a line on stderr for each stage or figure that fails) where a given gate fails, or NEW
-    measured nothing and a gate is given; else 0."""
+    """1 where a given gate fails (each failure on stderr), else 0."""
     failed = gate_failures(d, slower, larger)
     for line in failed + gate_notes(d, slower, larger):
         print(f"jitmagic diff: {line}", file=sys.stderr)

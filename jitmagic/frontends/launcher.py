@@ -1,11 +1,7 @@
-"""``python -m jitmagic --processes N FILE.py``: N processes on this machine, in lockstep. Each
-child is the command, told by :data:`ENV` its place and process 0's coordinator, by
-:data:`LAUNCHER_ENV` the launcher's pid (variables a process inherited from elsewhere are ignored)
-and by :data:`MEASURED_ENV` the file it creates once it has measured. It joins the others with
-``jax.distributed.initialize`` (gloo) after the file's leading lines and before its arrays. Process
-0 shows and writes the reports; the others log. Once one fails the rest get :data:`GRACE_S`, then
-SIGKILL (JAX catches SIGTERM), and the launcher ends with its status; Ctrl-C is passed on, and a
-second one kills them. A child never outlives the launcher (Linux: SIGKILL when it dies)."""
+"""``python -m jitmagic --processes N FILE.py``: N copies of the command on this machine, joined by
+``jax.distributed`` and measuring in lockstep; process 0 shows and writes the report. One that
+fails ends the rest (its status the launcher's), Ctrl-C is passed on, and a child never outlives
+the launcher."""
 
 from __future__ import annotations
 
@@ -36,8 +32,7 @@ VARIABLES = (ENV, LAUNCHER_ENV, MEASURED_ENV)
 ENV_FORM = "PROCESS_ID/NUM_PROCESSES@HOST:PORT, e.g. 1/2@127.0.0.1:4321"
 #: Processes allowed per core (more only time-share the cores further).
 PER_CORE = 4
-#: Seconds the others get to end once one failed, to stop at a barrier after Ctrl-C, to
-#: run on after process 0 finished, and to join (``initialization_timeout``).
+#: Seconds to end once one failed, to stop after Ctrl-C, to run on after process 0, to join.
 GRACE_S, INTERRUPT_GRACE_S, AFTER_LEADER_S, JOIN_TIMEOUT_S = 5.0, 30.0, 60.0, 60
 #: How often the launcher looks at its children (seconds); log lines shown of a failed one.
 POLL_S, LOG_LINES = 0.05, 15
@@ -57,16 +52,13 @@ def check_count(n: int) -> int:
 
 
 def is_child() -> bool:
-    """Whether the launcher started this process: :data:`ENV` set, :data:`LAUNCHER_ENV` its
-    parent."""
+    """Whether the launcher started this process: :data:`ENV` set, its parent named."""
     return bool(os.environ.get(ENV)) and os.environ.get(LAUNCHER_ENV, "").strip() \
         == str(os.getppid())
 
 
 def check_environment() -> str | None:
-    """The launcher's variables checked before anything runs: in a child, an ``InputError`` for an
-    :data:`ENV` the launcher cannot have written; elsewhere a line saying they are ignored (None:
-    none set). A bad ``JITMAGIC_LOCKSTEP_TIMEOUT`` is an ``InputError``."""
+    """The launcher's variables checked before anything runs; a line where they are ignored."""
     _check_timeout()
     if is_child():
         place()  # raises for a value the launcher did not write
@@ -97,8 +89,7 @@ def _check_timeout() -> None:
 
 
 def refuse(args: Any, source: str | None) -> None:
-    """``InputError``, before any child starts, for options not measured in lockstep and for a file
-    that initializes ``jax.distributed`` itself."""
+    """``InputError`` for options not measured in lockstep, and a file that joins itself."""
     from ..measure.sampling.lockstep import refuse_unshared
 
     vmap = args.vmap or args.batch is not None or args.in_axes is not None
@@ -116,8 +107,7 @@ def refuse(args: Any, source: str | None) -> None:
 
 
 def initializes(source: str) -> int | None:
-    """The line of the first ``jax.distributed.initialize(...)`` call in ``source``, however
-    imported."""
+    """The line of the first ``jax.distributed.initialize(...)`` call in ``source``."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -145,8 +135,7 @@ def initializes(source: str) -> int | None:
 
 
 def launch(count: int, argv: list[str]) -> int:
-    """Run the command with ``argv`` in ``count`` processes: process 0's status where all ended
-    well, else the first failure's (:func:`watch`)."""
+    """Run the command in ``count`` processes; the exit status (:func:`watch`)."""
     port = free_port()
     logs = Path(tempfile.mkdtemp(prefix="jitmagic-processes-"))
     children = [start(i, count, port, argv, logs) for i in range(count)]
@@ -166,8 +155,7 @@ def free_port() -> int:
 
 
 class Child:
-    """One started process: its index, ``Popen``, log (None for process 0, whose output is the
-    launcher's) and the file it creates once it has measured (None: taken as measured)."""
+    """One started process: its index, ``Popen``, log (None for 0) and measured file."""
 
     def __init__(self, index: int, popen: subprocess.Popen, log: Path | None,
                  measured: Path | None = None):
@@ -213,8 +201,7 @@ def _signal_name(number: int) -> str:
 
 
 def start(index: int, count: int, port: int, argv: list[str], logs: Path) -> Child:
-    """Start process ``index`` of ``count`` in its own session (Ctrl-C reaches the launcher
-    only)."""
+    """Start process ``index`` of ``count`` in its own session (Ctrl-C reaches the launcher)."""
     measured = logs / f"process-{index}.measured"
     env = {**os.environ, ENV: f"{index}/{count}@127.0.0.1:{port}",
            LAUNCHER_ENV: str(os.getpid()), MEASURED_ENV: str(measured)}
@@ -236,9 +223,7 @@ def _die_with_parent() -> None:
 
 
 def watch(children: list[Child]) -> int:
-    """Wait for the children: once one fails, :func:`failure`; once one ends well before it has
-    measured while others run, :func:`ended_early`. Process 0's status where all ended well (4:
-    stopped early), else the first failure's."""
+    """Wait for the children, until one fails or ends early; the exit status."""
     leader, done_at = children[0], None
     while True:
         failed = [c for c in children if c.failed()]
@@ -262,16 +247,14 @@ def watch(children: list[Child]) -> int:
 
 
 def failure(children: list[Child], first: Child) -> int:
-    """One child failed: the others get :data:`GRACE_S` to end (process 0 says why), then are
-    killed; its status is the launcher's (an ``os._exit(3)`` there is 3 here)."""
+    """One child failed: the others get :data:`GRACE_S`, then are killed; its status."""
     wait_all(children, GRACE_S)
     _stopped(children, first)
     return first.exit_status()
 
 
 def ended_early(children: list[Child], first: Child) -> int:
-    """One child ended well before it had measured while others wait for it at a barrier: they are
-    killed now, and it is said; :data:`RAISED`."""
+    """One child ended before it had measured, while others wait for it: all killed."""
     _stopped(children, first, " before it had measured (its own code ended it, while the "
                               "others waited for it)")
     return RAISED
@@ -288,8 +271,7 @@ def _stopped(children: list[Child], first: Child, why: str = "") -> None:
 
 
 def interrupted(children: list[Child]) -> int:
-    """Ctrl-C: passed on, the children get :data:`INTERRUPT_GRACE_S` to stop at a barrier (a second
-    Ctrl-C kills them); process 0's status where all ended well, else 130."""
+    """Ctrl-C, passed on: :data:`INTERRUPT_GRACE_S` to stop, then killed; the status."""
     for c in children:
         if c.status is None:
             with contextlib.suppress(ProcessLookupError):
@@ -323,8 +305,7 @@ def kill(children: list[Child]) -> None:
 
 
 def place() -> tuple[int, int, str] | None:
-    """(process id, count, coordinator address) from :data:`ENV`; None outside a child,
-    ``InputError`` for a value the launcher cannot have written."""
+    """(process id, count, coordinator address) from :data:`ENV`; None outside a child."""
     if not is_child():
         return None
     value = os.environ[ENV].strip()
@@ -350,8 +331,7 @@ def note_measured() -> None:
 
 
 def join(backend_started: bool) -> bool:
-    """In a child, before the rest of the file runs: join the others
-    (``jax.distributed.initialize``, gloo); whether it joined (not for one process)."""
+    """In a child, before the file's arrays: join the others; whether it joined."""
     found = place()
     if found is None or found[1] == 1:
         return False

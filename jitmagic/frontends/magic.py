@@ -1,6 +1,5 @@
-"""The ``%jitcompare`` / ``%%jitcompare`` magic: parse → measure → present. Only this module knows
-IPython's magic machinery. A cell is compiled with its lines numbered as the notebook numbers them
-(:func:`~jitmagic.cell.source.as_numbered`)."""
+"""The ``%jitcompare`` / ``%%jitcompare`` magic: parse → measure → present (only this module knows
+IPython's magic machinery)."""
 
 from __future__ import annotations
 
@@ -63,8 +62,7 @@ from .stderr_progress import drawing
 
 
 def options_of(tool: str) -> Callable[[Any], Any]:
-    """Decorate ``tool``'s magic with every option it takes, in the table's order (as
-    ``--help``)."""
+    """Decorate ``tool``'s magic with every option it takes, as its ``--help`` lists them."""
     def decorate(func: Any) -> Any:
         for option in reversed(specs_for(tool, MAGIC)):
             func = argument(*option.flags, **argument_keywords(option, tool))(func)
@@ -115,8 +113,7 @@ class JitCompareMagics(Magics):
         assert self.shell is not None  # register() gives the magics their shell
         if "--jax" in line.replace("=", " ").split():  # each release in a child of its own
             return self._releases(line, cell)
-        # Ctrl-C from the end of the measurement until the result is shown is held: what
-        # the cell changed is put back whole, and the result is shown as after a Ctrl-C.
+        # Ctrl-C held from the measurement's end until the result is shown
         held = CtrlCHeld()
         try:
             held.install()  # as usual until the measurement ends: measure_source holds it
@@ -193,8 +190,7 @@ class JitCompareMagics(Magics):
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
               showing: Showing, shown: list[bool]) -> None:
         """The result, in the progress display where there is one (a saved notebook keeps the
-        result alone). No widget: a notebook reopened without its kernel would show "model not
-        found"."""
+        result alone)."""
         data = charted(lambda plot: bundle(result, plot=plot, verbose=args.verbose,
                                            width=columns()), showing, not args.no_plot)
         if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
@@ -207,11 +203,8 @@ class JitCompareMagics(Magics):
 def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
             show: Callable[[Showing, list[bool]], None], text_of: Callable[[Any], str],
             held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote) -> None:
-    """Show ``result`` (``show`` sets ``shown[0]`` once on screen), then save it, under
-    :class:`~.showing.Showing`'s stop rule: a Ctrl-C while the charts are drawn shows the tables
-    without them; a second one shows at least the text (``text_of``), saves what had not begun,
-    then raises one line. A Ctrl-C ``held`` since the measurement ended counts as one at the start.
-    Both magics show so."""
+    """Show ``result``, then save it, under :class:`~.showing.Showing`'s stop rule: a second Ctrl-C
+    shows at least its text, saves what had not begun, then raises one line."""
     showing, shown = Showing.after(held.last if held else None), [False]
     begun: list[str] = []  # the reports whose writing began
     try:
@@ -236,8 +229,7 @@ def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
 
 def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
             plot: bool = True) -> dict[str, str]:
-    """``make(plot)``, its charts an optional part of ``showing`` (a Ctrl-C while they are drawn
-    makes it without them)."""
+    """``make(plot)``, its charts an optional part of ``showing``."""
     if not plot:
         return make(False)
     data: dict[str, str] = showing.part("the charts", lambda: make(True),
@@ -251,8 +243,7 @@ def columns() -> int:
 
 
 class CellInterrupted(KeyboardInterrupt):
-    """The magic's ``KeyboardInterrupt`` (it stops Run All), shown by IPython as one line, without
-    the magic's frames."""
+    """The magic's ``KeyboardInterrupt``, shown by IPython as one line."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"KeyboardInterrupt: {self}"]
@@ -266,14 +257,12 @@ def _said(written: list[str], failures: list[str]) -> None:
         print(f"jitmagic: {failure}", file=sys.stderr)
 
 
-#: The ids of the results shown in the running cell (``-o`` returns them, and IPython would
-#: display them again); emptied after each cell.
+#: The ids of the results shown in the running cell (``-o`` returns them to IPython).
 _just_shown: set[int] = set()
 
 
 def shown_in_this_cell(result: Comparison | Sweep | Ledger) -> None:
-    """Note that a magic has shown ``result``: its display as the cell's value (``-o``) adds
-    nothing."""
+    """Note that a magic showed ``result``: its display as the cell value adds nothing."""
     _just_shown.add(id(result))
 
 #: The records the magics return (``%%jitwatch -o`` a ledger).

@@ -1,6 +1,5 @@
-"""Where the front ends write reports: checked before anything is measured (absolute, ``~``
-expanded: the code may change folder; only a regular or new file), and written without a traceback
-when the disk says no."""
+"""Where the front ends write reports: checked before anything is measured, and written without a
+traceback."""
 
 from __future__ import annotations
 
@@ -17,16 +16,14 @@ QUOTES = ("'", '"')
 
 
 def unquoted(value: str | None) -> str | None:
-    """``value`` without one pair of quotes around it, as a shell reads it (IPython leaves them
-    on)."""
+    """``value`` without one pair of quotes around it, as a shell reads it."""
     if value and len(value) >= 2 and value[0] == value[-1] and value[0] in QUOTES:
         return value[1:-1]
     return value
 
 
 def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
-    """``path`` absolute, ``~`` expanded, once a report can be written there; else
-    ``CannotWriteError``."""
+    """``path`` absolute, once a report can be written there; else ``CannotWriteError``."""
     if path is None:
         return None
     try:
@@ -36,8 +33,7 @@ def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
 
 
 def checked_reports(args: Any, script: str | None = None) -> None:
-    """``args.save`` and ``args.html`` made absolute and checked writable, and no two of
-    them, the script and ``--baseline`` one file (``--save`` may update the baseline)."""
+    """``--save`` and ``--html`` checked writable, and no two reports one file."""
     args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
     distinct({"the script": script, "--save": args.save, "--html": args.html})
     distinct({"--baseline": args.baseline, "--html": args.html})
@@ -65,8 +61,7 @@ def write_report(write: Callable[[str], object], path: str, option: str) -> None
 
 
 def _reason(exc: OSError | ValueError) -> str:
-    """Why a write failed (``[Errno 28] No space left on device``), without a (temporary) file
-    name."""
+    """Why a write failed (``[Errno 28] No space left on device``), with no file name."""
     if isinstance(exc, OSError) and exc.strerror:
         return str(OSError(exc.errno, exc.strerror))
     return str(exc)
@@ -77,8 +72,7 @@ ENDINGS = {"--save": ".json", "--html": ".html"}
 
 
 def check_endings(paths: dict[str, str | None], named: str = "report") -> None:
-    """``InputError`` where a ``--save``/``--html`` path does not end as the file it writes does
-    (before the run), its example ``named`` for what it writes."""
+    """``InputError`` where a ``--save``/``--html`` path does not end as its file."""
     for option, path in paths.items():
         ending = ENDINGS.get(option)
         if path is not None and ending and not path.lower().endswith(ending):

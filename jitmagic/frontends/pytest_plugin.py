@@ -1,11 +1,7 @@
-"""jitmagic's pytest plugin: compile-time regression tests, after pytest-benchmark's fashion (the
-``pytest11`` entry point, or ``-p jitmagic.frontends.pytest_plugin``). A test calls the
-``jitcompare`` fixture as ``jitmagic.compare``; ``--jitmagic-save=DIR`` saves each report,
-``--jitmagic-compare=DIR`` diffs each against its baseline (compared before it is saved where both
-name one folder, and not saved over a baseline it fails), and the
-``--jitmagic-fail-on-slower``/``--jitmagic-fail-on-larger`` gates fail its test.
-``--jitmagic-disable`` measures one round a call and saves, compares and gates nothing. Nothing
-imports jax until a test calls the fixture."""
+"""jitmagic's pytest plugin, after pytest-benchmark's fashion: the ``jitcompare`` fixture is
+``jitmagic.compare``, its reports saved (``--jitmagic-save``), compared with a baseline
+(``--jitmagic-compare``) and gated (``--jitmagic-fail-on-slower``/``-larger``), or all dropped
+(``--jitmagic-disable``). Nothing imports jax until a test calls the fixture."""
 
 from __future__ import annotations
 
@@ -36,8 +32,7 @@ from ..model.saved.files import check_target
 from ..model.saved.schema import ReportSchemaError
 from ..render.diff import gate_failures
 
-#: The longest report file name (a parametrised id can be very long); the hash's hex
-#: digits (40 bits: a clash by chance is as good as impossible, and refused); what is left.
+#: The longest report file name; the hash's hex digits (a clash by chance is refused).
 MAX_NAME, HASH_DIGITS = 150, 10
 READABLE = MAX_NAME - 1 - HASH_DIGITS - 4 - len(".json")
 
@@ -51,14 +46,12 @@ def measure(fn: Callable, /, *args: Any, **options: Any) -> Comparison:
 
 
 def _readable(nodeid: str, limit: int) -> str:
-    """``nodeid`` with each run of other than ``[A-Za-z0-9._-]`` made one ``_``, cut to
-    ``limit``."""
+    """``nodeid`` with each run of other characters one ``_``, cut to ``limit``."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_.")[:limit] or "test"
 
 
 def report_name(nodeid: str, index: int = 0) -> str:
-    """The file a test's report is saved as: ``<readable id>-<hash>[-<call>].json``; the hash of
-    the whole node id keeps two tests whose readable ids agree apart."""
+    """A test's report file: ``<readable id>-<hash of the id>[-<call>].json``."""
     digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{_readable(nodeid, READABLE)}-{digest[:HASH_DIGITS]}" \
            f"{f'-{index + 1}' if index else ''}.json"
@@ -71,9 +64,7 @@ def _who(nodeid: str, index: int) -> str:
 
 @dataclass
 class BaselineCheck:
-    """One report against its baseline (``diff`` None: none compared); ``kept``: it failed a gate
-    against the folder it would be saved to, so was not saved; ``reports`` (OLD, NEW) go from a
-    pytest-xdist worker to the controller."""
+    """One report against its baseline (``diff`` None: none compared)."""
 
     test: str
     name: str
@@ -86,8 +77,7 @@ class BaselineCheck:
 
 @dataclass
 class Reports:
-    """What the plugin keeps for a session; the bookkeeping is under one lock (a test may call the
-    fixture from threads)."""
+    """What the plugin keeps for a session, under one lock (tests may use threads)."""
 
     save_dir: Path | None
     compare_dir: Path | None
@@ -109,9 +99,7 @@ class Reports:
             and _same(self.save_dir, self.compare_dir)
 
     def record(self, nodeid: str, index: int, c: Comparison) -> None:
-        """Compare ``c`` with its baseline, then save it: where it fails a gate against a baseline
-        in its own save folder, it is not saved (a rerun must fail again). ``CannotWriteError``
-        where its name was saved already this session, or the write fails."""
+        """Compare ``c`` with its baseline, then save it (not over a baseline it fails)."""
         name = report_name(nodeid, index)
         if self.save_dir is not None:
             with self.lock:
@@ -141,8 +129,7 @@ class Reports:
         return gate_failures(o.diff, self.slower_ratio, self.larger_ratio)
 
     def unreported(self, nodeid: str) -> str | None:
-        """The message that fails test ``nodeid``: its gate failures not yet reported (now marked
-        so), then the baselines compared with; None where nothing failed."""
+        """The message that fails test ``nodeid`` (None: nothing failed), said once."""
         lines, against, kept = [], [], False
         with self.lock:
             mine = [o for o in self.outcomes if o.test == nodeid and not o.reported]
@@ -245,8 +232,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the options; a bad RATIO or folder is a usage error before any test runs.
-    ``--jitmagic-disable`` turns the others off, and the summary names them."""
+    """Read the options; a bad RATIO or folder is a usage error before any test runs."""
     if config.getoption("jitmagic_disable"):
         ignored = tuple(o for o in ("--jitmagic-save", "--jitmagic-compare", *GATES)
                         if config.getoption(o[2:].replace("-", "_")) is not None)
@@ -268,8 +254,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_compare(folder: Path, save_dir: Path | None) -> None:
-    """``pytest.UsageError`` unless ``folder`` is a readable folder, or a missing one that is the
-    ``--jitmagic-save`` folder too (compared and saved in place)."""
+    """``pytest.UsageError`` unless ``folder`` can be read (or is also the save folder)."""
     option = "--jitmagic-compare"
     if not folder.exists():
         if save_dir is not None and _same(folder, save_dir):
@@ -289,8 +274,7 @@ def _check_compare(folder: Path, save_dir: Path | None) -> None:
 
 
 def _check_save(folder: Path) -> None:
-    """``pytest.UsageError`` unless a report can be written into ``folder`` (made if missing),
-    before any test runs."""
+    """``pytest.UsageError`` unless a report can be written into ``folder``."""
     option = "--jitmagic-save"
     if folder.exists() and not folder.is_dir():
         raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give a "
@@ -330,8 +314,7 @@ def _folder(config: pytest.Config, name: str) -> Path | None:
 
 @pytest.fixture
 def jitcompare(request: pytest.FixtureRequest) -> Callable[..., Comparison]:
-    """``jitcompare(fn, *args, **options)``: ``jitmagic.compare`` with no progress, its report
-    saved or compared as the options say."""
+    """``jitmagic.compare`` with no progress, its report saved or compared as asked."""
     session = request.config.stash[KEY]
     calls = [0]
 
@@ -351,8 +334,7 @@ def jitcompare(request: pytest.FixtureRequest) -> Callable[..., Comparison]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A gate failure fails the test whose report it is, judged when its call (or teardown) ends; a
-    test that failed or was skipped keeps its own outcome."""
+    """A gate failure fails the test whose report it is, unless it failed already."""
     report = yield
     if call.when == "setup" or KEY not in item.config.stash:
         return report

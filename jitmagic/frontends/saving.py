@@ -1,6 +1,5 @@
-"""Reports written to files: ``jitmagic.save`` in the format its file name asks for (``.json`` the
-report, ``.html`` the self-contained page; any other name refused), and the ``--save``/``--html``
-files of the command and the magic."""
+"""Reports written to files: ``jitmagic.save``, and the ``--save``/``--html`` files of the front
+ends."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ FORMATS = {".json": "the JSON report (jitmagic.load reads it back)",
 
 def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
          path: str | os.PathLike) -> None:
-    """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``, whole or not
-    at all. An ``Advice`` or ``Attribution`` is refused: it is saved within its comparison."""
+    """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``."""
     if isinstance(result, Advice | Attribution):
         raise InputError(_saved_within(type(result), path))
     suffix = Path(os.fsdecode(os.fspath(path))).suffix.lower()
@@ -84,10 +82,8 @@ def wrote(option: str, path: str) -> str:
 def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
                   showing: Showing | None = None, begun: list[str] | None = None,
                   said: Callable[[str, str], str] = wrote) -> tuple[list[str], list[str]]:
-    """Write the ``--save`` and ``--html`` reports ``args`` asks for, printing nothing:
-    (``said(option, path)`` for each written, why each other was not). Each option joins ``begun``
-    as its writing begins. Under ``showing`` a Ctrl-C while the page's charts are drawn leaves them
-    out, and one while a report is written leaves that report out."""
+    """Write the ``--save`` and ``--html`` reports, printing nothing: (a line per report written,
+    why each other was not)."""
     showing = showing or Showing()
     begun = [] if begun is None else begun
     written, failures = [], []

@@ -13,18 +13,15 @@ from typing import Any
 from ..measure.sampling.stops import Checkpoint
 from ..measure.sampling.stops import StageInterrupted
 
-#: What the second Ctrl-C's ``KeyboardInterrupt`` says once the measurement has finished
-#: and its result is being shown or saved (:class:`Showing`).
+#: What a second Ctrl-C while a finished measurement is shown or saved says.
 ABANDONED_SHOWING = ("a second Ctrl-C: showing the result was abandoned (the measurement "
                      "had finished; its text table is above)")
 
 
 @dataclass
 class Showing:
-    """While :meth:`active`, a first Ctrl-C stops the part running (made without it, ``instead``);
-    the parts after it still run, but the optional ones (charts, a widget); between parts it is
-    only noted. A second Ctrl-C within ``ABANDON_S`` raises ``KeyboardInterrupt`` with
-    :data:`ABANDONED_SHOWING`."""
+    """While :meth:`active`, a first Ctrl-C stops the part running and leaves out the optional
+    ones; a second one raises :data:`ABANDONED_SHOWING`."""
 
     check: Checkpoint = field(
         default_factory=lambda: Checkpoint(abandon_message=ABANDONED_SHOWING))
@@ -33,8 +30,7 @@ class Showing:
 
     @classmethod
     def after(cls, pressed: float | None) -> Showing:
-        """Showing where a Ctrl-C came at ``pressed`` (``time.monotonic()``; None: none) between
-        the measurement's end and showing: as one at its start."""
+        """Showing after a Ctrl-C at ``pressed`` (None: none) held since the measurement."""
         return cls(check=Checkpoint(abandon_message=ABANDONED_SHOWING,
                                     interrupted=pressed is not None, pressed_at=pressed))
 
@@ -49,8 +45,7 @@ class Showing:
 
     def part(self, name: str, make: Callable[[], Any], instead: Callable[[], Any] | None = None,
              optional: bool = False) -> Any:
-        """``make()``; where Ctrl-C stops it (or, ``optional``, came before it) ``name`` is
-        recorded and ``instead()`` (None without one) is made in its place."""
+        """``make()``; where Ctrl-C stops it, ``name`` is noted and ``instead()`` made."""
         if not (optional and self.interrupted):
             try:
                 with self.check.mode(python=True):

@@ -7,8 +7,7 @@ import signal
 
 #: Measured, and every report written.
 MEASURED = 0
-#: Your code raised (or exited) before or while it was measured; with several processes
-#: also one that fell out of step or ended before it had measured.
+#: Your code raised (or exited), or (several processes) one fell out of step or ended early.
 RAISED = 1
 #: Usage: bad options or variables, reports naming one file, a file not cell-shaped.
 USAGE = 2

@@ -16,8 +16,7 @@ from ..model.progress import Progress
 
 
 class StderrProgress:
-    """Progress on a stream (stderr by default): redrawn in place on a TTY, else one line per
-    stage."""
+    """Progress on a stream (stderr): redrawn in place on a TTY, else a line per stage."""
 
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
@@ -42,8 +41,7 @@ class StderrProgress:
         self.stream.flush()
 
     def close(self, finished: bool = True) -> None:
-        """Clear the line on a terminal; in a log, end with the time taken where it
-        ``finished``."""
+        """Clear the line on a terminal; in a log, end with the time taken."""
         if self.last is None:
             return
         if self.tty:
@@ -68,8 +66,7 @@ def close(draw: Any, finished: bool = True) -> None:
 
 @contextmanager
 def drawing(draw: Any) -> Iterator[Any]:
-    """``draw`` while the measurement runs, closed after (without the log's "measured in" line
-    where it raised); nothing in a process other than the first of several."""
+    """``draw`` while measuring, closed after; nothing in a process but the first of several."""
     draw = draw if leads() else None
     try:
         yield draw

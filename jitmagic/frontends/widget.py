@@ -1,8 +1,6 @@
-"""The ordering toggle from Python (``ordering_widget(result)``), never a measurement; the magic
-does not show it (a notebook reopened without its kernel would say "model not found").
-``ToggleButtons`` over a ``Stack`` of two ``Output`` panels, switched in the browser (``jslink``)
-so a saved notebook switches with no kernel. Its static twin (both panels behind radio buttons)
-follows as an output of its own, which nbconvert keeps, and hides itself beside a drawn widget."""
+"""The ordering toggle from Python (``ordering_widget(result)``; the magic shows none, as a
+notebook reopened without a kernel would say "model not found"): switched in the browser
+(``jslink``), with a static twin nbconvert keeps."""
 
 from __future__ import annotations
 
@@ -50,8 +48,7 @@ def hide_beside_widget(key: str) -> str:
 
 
 class OrderingToggle(widgets.VBox):
-    """The toggle's box: ``display(box)`` shows the widget, then its static twin
-    (:func:`~jitmagic.render.orderings.static_toggle`), which nbconvert always shows."""
+    """The toggle's box: ``display(box)`` shows the widget, then its static twin."""
 
     static_html: str = ""
 
@@ -73,8 +70,7 @@ class OrderingToggle(widgets.VBox):
 
 
 def ordering_widget(result: Any, value: str = TOGGLED[0]) -> OrderingToggle:
-    """A ``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over a ``Stack`` of panels, each
-    rendered once."""
+    """``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over a ``Stack`` of panels."""
     o = as_orderings(result)
     panels = {name: panel_output(o, name) for name in TOGGLED}
     key = f"jitcompare-orderings-{uuid.uuid4().hex[:12]}"

@@ -21,9 +21,7 @@ WHY_PARTS = ("lines", "cache", "xla", "effort")
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """The options of the magic, the command and ``compare``, checked on construction
-    (``InputError`` saying what to write); text where a structure is meant is parsed as the command
-    line parses it. ``batch`` or ``in_axes`` turns ``vmap`` on, ``why`` its parts."""
+    """The options of the magic, the command and ``compare``, checked on construction."""
 
     repeat: int | str = AUTO
     #: None: the running backend's (:data:`jitmagic.backends.Backend.budget_s`).
@@ -81,7 +79,6 @@ def fields() -> dict[str, dataclasses.Field]:
 
 
 def argument_keywords(spec: OptionSpec, tool: str) -> dict[str, Any]:
-    """``add_argument`` keywords of ``spec`` for ``tool``, its default the :class:`Options`
-    field's."""
+    """``add_argument`` keywords of ``spec`` for ``tool``, its default the field's."""
     field = fields().get(spec.name) if tool == COMPARE else None
     return spec.parser_keywords(tool, None if field is None else field.default)

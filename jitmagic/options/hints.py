@@ -24,8 +24,7 @@ def with_option_hint(message: str, parser: argparse.ArgumentParser) -> str:
 
 
 def unknown_option_hint(message: str, flags: list[str]) -> str:
-    """For ``unrecognized arguments: --vamp``: ``Did you mean --vmap (not --vamp)?`` and the
-    options there are (empty for another error)."""
+    """``Did you mean --vmap (not --vamp)?`` and the options, for an unknown one."""
     found = re.search(r"unrecognized arguments: (.*)", message)
     if found is None:
         return ""

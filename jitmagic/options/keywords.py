@@ -20,8 +20,7 @@ from .table import OPTION_SPECS
 
 def split_options(kwargs: dict[str, Any],
                   options: Options | None = None) -> tuple[Options, dict[str, Any]]:
-    """``compare``'s ``**kwargs`` → (``options`` updated by the option keywords, the entry's
-    own)."""
+    """``compare``'s ``**kwargs`` → (``options`` updated by the option keywords, the rest)."""
     names = fields()
     for k in kwargs.keys() & FRONT_END_ONLY.keys():
         of = "the command" if k in COMMAND_ONLY else "the magic and the command"
@@ -49,9 +48,8 @@ BASELINE = "baseline"
 
 def keywords_of(function: str, kwargs: dict[str, Any], options: Options | None = None,
                 takes: Iterable[str] | None = None) -> Keywords:
-    """The keyword splitter of jitmagic's Python functions: ``kwargs`` → :class:`Options`,
-    ``baseline=`` and the user's keywords. An option ``function`` does not use (``takes``; None:
-    all) is refused, saying what does, rather than passed on to mean something else."""
+    """``kwargs`` → :class:`Options`, ``baseline=`` and the user's own; an option ``function`` does
+    not take is refused."""
     known = {*fields(), BASELINE}
     allowed = set(known if takes is None else takes)
     refused = [k for k in kwargs if k in known and k not in allowed]
@@ -79,15 +77,13 @@ def options_of(function: str, kwargs: dict[str, Any], options: Options | None = 
 
 
 def keywords_said(names: Iterable[str]) -> str:
-    """A docstring's list of ``names``, each with its command-line spelling and help (as
-    ``--help``)."""
+    """A docstring's list of ``names``, each with its flag and help (as ``--help``)."""
     specs = {spec.name: spec for spec in OPTION_SPECS}
     return "\n".join(textwrap.fill(f"``{name}=`` ({specs[name].label}): {specs[name].help}.",
                                    width=88, subsequent_indent="    ") for name in names)
 
 
-#: The front ends' options the Python functions refuse (else they would go to the user's
-#: function), with what to write instead; those only the command has.
+#: The front ends' options the Python functions refuse, saying what to write instead.
 COMMAND_ONLY = ("json", "processes")
 FRONT_END_ONLY = {
     "save": "call `jitmagic.save(result, path)` on the result it returns",

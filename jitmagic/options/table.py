@@ -1,7 +1,5 @@
-"""The one table of options (:data:`OPTION_SPECS`): flags, type, metavar, help, check, and the
-tools and places that take each. Both magics' and commands' parsers, ``JITMAGIC_WATCH`` and the
-docs' lists (:func:`as_markdown`) are made from it, so they agree. Defaults live on
-:class:`~jitmagic.options.Options`' fields. Standard library only."""
+"""The one table of options (:data:`OPTION_SPECS`), from which every parser, ``JITMAGIC_WATCH`` and
+the docs' lists are made, so they agree; defaults live on :class:`~jitmagic.options.Options`."""
 
 from __future__ import annotations
 
@@ -25,9 +23,8 @@ RESULTS = {COMPARE: "the result", WATCH: "the ledger"}
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class OptionSpec:
-    """One option as every front end spells it: ``type`` converts argparse's text (None: a switch);
-    ``check(option, value)`` normalises a value or raises ``InputError``; ``tools`` and ``places``
-    take it; ``{result}`` in ``help`` reads as the tool's (:data:`RESULTS`)."""
+    """One option as every front end spells it (``type``: None for a switch; ``check``
+    normalises)."""
 
     flags: tuple[str, ...]
     help: str
@@ -39,8 +36,7 @@ class OptionSpec:
 
     @property
     def name(self) -> str:
-        """The :class:`~jitmagic.options.Options` field (and argparse ``dest``):
-        ``--in-axes`` → ``in_axes``."""
+        """The :class:`Options` field (argparse's ``dest``): ``--in-axes`` → ``in_axes``."""
         return self.flags[-1].lstrip("-").replace("-", "_")
 
     @property

@@ -1,6 +1,5 @@
-"""What an option's value may be: the readers of its text (as argparse reads it) and the checks
-:class:`~jitmagic.options.Options` runs however it was given; a check ``(option, value)`` returns
-the value normalised or raises ``InputError`` naming the option."""
+"""What an option's value may be: the readers of its text, and the checks
+:class:`~jitmagic.options.Options` runs however it was given."""
 
 from __future__ import annotations
 
@@ -156,8 +155,7 @@ def names(option: Named, value: Any) -> tuple[str, ...]:
 
 
 def modules(option: Named, value: Any) -> tuple[str, ...]:
-    """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules importable
-    here, none of JAX's stack (whose own jit nested fails)."""
+    """``"mylib, other"`` → ``("mylib", "other")``: importable modules, none of JAX's stack."""
     names = _as_names(value)
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise InputError(f"{option.label} takes top-level module names, e.g. `--mine "
@@ -208,8 +206,7 @@ def sweep(option: Named, value: Any) -> tuple[str, tuple[Any, ...]]:
 
 
 def topology(option: Named, value: Any) -> str:
-    """A TPU topology libtpu takes (``v5e:2x2``), or ``InputError`` saying the form or what to
-    install."""
+    """A TPU topology libtpu takes (``v5e:2x2``), else an ``InputError`` saying what to write."""
     try:
         name = tpu.parse(value).name
     except tpu.TopologyError as exc:
@@ -250,8 +247,7 @@ def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
 
 
 def check_sweep_name(name: Any) -> str:
-    """Refuse a sweep name that is no plain variable: not an identifier, a keyword, a builtin or a
-    dunder."""
+    """Refuse a sweep name that is no plain variable (a keyword, a builtin, a dunder)."""
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         raise InputError(f"sweep: {name!r} is not a variable name: write {SWEEP_USAGE}")
     if hasattr(builtins, name) or (name.startswith("__") and name.endswith("__")):

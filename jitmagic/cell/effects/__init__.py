@@ -21,11 +21,8 @@ __all__ = ["NOT_THE_CELLS", "Watch", "effects_undone"]
 @contextmanager
 def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None = None,
                    process: bool = True) -> Iterator[list[Note]]:
-    """Snapshot every row of the table for ``namespace`` (None: no namespace row) and put back what
-    changed on exit; the list yielded then holds a note per thing put back. Without ``process`` (a
-    file run) the process-wide rows are left alone; what ``watch`` finds another thread changed is
-    left as it is. A row that cannot be put back is said, and the rows after it are put back all
-    the same."""
+    """Snapshot every row for ``namespace`` and put back what changed on exit (but another thread's
+    changes), a note per thing in the list yielded."""
     rows = effects(namespace, process)
     taken: list[tuple[str, Effect, Any]] = []
     undone: list[Note] = []
@@ -39,15 +36,13 @@ def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None 
                     watch.once_traced(functools.partial(row.settle, before))
         yield undone
     finally:
-        # The name rows first: putting JAX's config back may change process-wide state
-        # (JAX drops a log handler it added for it) that the process rows then compare.
+        # the name rows first: JAX's config put back may change a logger, a process row
         for key, row, before in sorted(taken, key=lambda t: t[1].process):
             undone += _put_back(row, before, key, watch)
 
 
 def _put_back(row: Effect, before: Any, key: str, watch: Watch | None) -> list[Note]:
-    """``row`` put back as it was ``before`` (another thread's changes aside): its notes, or why
-    not."""
+    """``row`` put back as it was ``before``: its notes, or why it could not be."""
     try:
         return row.undo(before, watch.theirs(key) if watch is not None else frozenset())
     except Exception as exc:  # noqa: BLE001 (the next rows are put back all the same)

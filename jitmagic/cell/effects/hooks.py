@@ -1,6 +1,5 @@
-"""Wrappers that note who calls a function while a cell is measured, and their removal from
-wherever they stand in a chain (two measurements on two threads may each wrap one function and end
-in either order)."""
+"""Wrappers that note who calls a function while a cell is measured, removable wherever they stand
+in a chain."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ class Noting:
 
 
 def unwrap(current: Any, mine: Noting, put_back: Callable[[Any], None]) -> None:
-    """Take ``mine`` out of the chain of wrappers that begins at ``current``: outermost,
-    ``put_back`` what it wrapped; else the one wrapping it wraps what it wrapped."""
+    """Take ``mine`` out of the chain of wrappers that begins at ``current``."""
     if current is mine:
         put_back(mine.inner)
         return

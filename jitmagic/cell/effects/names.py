@@ -1,7 +1,5 @@
-"""The name rows: what a cell reaches through a name it did not make (``jax.config.update``,
-``jnp.sin = ...``, ``L.SCALE = 2`` on the user's module, ``Model.depth = 4``, a global of the
-kernel's that an earlier cell's helper counts in), taken shallowly. An undo's ``leave`` holds the
-keys another thread changed: those stay as it set them."""
+"""The name rows: what a cell reaches through a name it did not make (JAX's config, library
+modules, the user's modules and classes, the kernel's globals), taken shallowly."""
 
 from __future__ import annotations
 
@@ -51,9 +49,7 @@ def take_config() -> dict[str, Any]:
 
 
 class Config:
-    """JAX's config as it was, and which thread set each option meanwhile (``jax.config.update``
-    wrapped): one only another thread set is left and said; one set by both, or unseen while other
-    threads ran, is put back, the sentence saying it cannot tell."""
+    """JAX's config as it was, and which thread set each option meanwhile."""
 
     def __init__(self) -> None:
         self.was = take_config()
@@ -117,8 +113,7 @@ def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Not
 
 
 def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
-    """The user's modules and the classes defined in them or in ``namespace``, by how a user names
-    them (``mylayers``, ``mylayers.Block``, ``Counter``)."""
+    """The user's modules, and the classes of theirs and of ``namespace``, by name."""
     out: dict[str, Any] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
@@ -161,9 +156,7 @@ def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
 def _names_back(before: dict[str, Any], now: Mapping[str, Any], put: Callable[[str, Any], Any],
                 drop: Callable[[str], Any], ignored: Callable[[str], bool] = lambda _: False,
                 modules: bool = False) -> tuple[list[str], list[str]]:
-    """Put back the names of ``before`` that ``now`` changed (``put``) and ``drop`` those it
-    added (but, unless ``modules``, a module an import added), but for those ``ignored``:
-    (changed, added)."""
+    """Put back the names of ``before`` and drop those added; (changed, added)."""
     changed = [k for k in before if not ignored(k) and now.get(k, _MISSING) is not before[k]]
     added = [k for k in now if k not in before and not ignored(k)
              and (modules or not isinstance(now[k], types.ModuleType))]
@@ -192,8 +185,7 @@ def _ipythons(name: str) -> bool:
 
 
 def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[Note]]:
-    """How to put back the kernel's names: an earlier cell's function reads and writes it, not the
-    scratch copy (``global CALLS; CALLS += 1``)."""
+    """How to put back the kernel's names (an earlier cell's function writes them)."""
     def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
         changed, added = _names_back(_rebased(before, namespace, leave), namespace,
                                      namespace.__setitem__, namespace.__delitem__,

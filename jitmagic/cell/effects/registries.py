@@ -1,7 +1,5 @@
-"""The process-wide rows of what libraries keep and code adds to: pyplot's figures, ``rcParams``,
-``jax.monitoring``'s listeners, the warnings filters and the loggers. What belongs to a library
-(JAX's own listener, a filter ``import numpyro`` adds) is neither removed nor reported, by
-:func:`jitmagic.usercode.user_file`; matplotlib is never imported."""
+"""The process-wide rows of what libraries keep and code adds to (figures, ``rcParams``, listeners,
+warnings filters, loggers); a library's own additions are kept."""
 
 from __future__ import annotations
 
@@ -102,8 +100,7 @@ def _library(fn: Any) -> bool:
 
 
 class Filters:
-    """``warnings.filters`` and ``showwarning`` as they were, and the filters library code adds
-    meanwhile, which stay (``warnings._add_filter`` is wrapped to tell whose code adds)."""
+    """The warnings filters and ``showwarning`` as they were, library code's new filters kept."""
 
     def __init__(self) -> None:
         self.list: Any = warnings.filters  # the object itself: catch_warnings swaps it

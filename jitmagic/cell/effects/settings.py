@@ -1,6 +1,5 @@
-"""The process-wide rows of one setting each: numpy's and decimal's, sys limits, ``umask``, signal
-handlers, the environment, the working directory, ``sys.argv`` and ``sys.path``, the trace, profile
-and exception hooks and the standard streams."""
+"""The process-wide rows of one setting each (numpy, decimal, sys limits, ``umask``, signals, the
+environment, the folder, ``sys.argv``/``path``, hooks, streams)."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ def undo_numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..
     return undo
 
 
-#: The settings of decimal's context a cell may change. Its flags are not settings but
-#: what arithmetic did (a plain run of the cell raises them as well): left as they are.
+#: The settings of decimal's context (its flags, what arithmetic did, are left as they are).
 DECIMAL_SETTINGS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp", "traps")
 
 
@@ -60,8 +58,7 @@ def view_decimal() -> tuple[decimal.Context, tuple[tuple[str, Any], ...]]:
 
 
 def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
-    """The context object put back in use with its settings as they were (``prec=5, it was
-    28``)."""
+    """The context object put back in use, its settings as they were."""
     context, was = before
     now = decimal.getcontext()
     old, new = decimal_settings(was), decimal_settings(now)
@@ -116,8 +113,7 @@ def take_signals() -> dict[str, Any]:
 
 
 def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[Note]:
-    """The handlers set back (main thread only: elsewhere the error says so); a handler Python did
-    not set (None) is left."""
+    """The handlers set back (from the main thread); one not set from Python is left."""
     changed = [name for name, was in before.items() if name not in leave and was is not None
                and signal.getsignal(signal.Signals[name]) is not was]
     for name in changed:
@@ -130,14 +126,11 @@ def take_environ() -> dict[str, str]:
 
 
 class Environ:
-    """``os.environ`` as it was, and which variables library code set meanwhile (a library's import
-    sets its own, and stays imported): ``__setitem__``/``__delitem__`` wrapped to tell whose code
-    wrote each."""
+    """``os.environ`` as it was, and which variables library code set meanwhile (kept)."""
 
     def __init__(self) -> None:
         self.was = dict(os.environ)
-        #: When JAX would have read the cell's JAX and XLA variables: had it been imported,
-        #: had its backend started (each reads them once).
+        #: Whether JAX had been imported, and its backend started (each reads them once).
         self.read = ("jax" in sys.modules, backend_started())
         self.theirs: dict[str, bool] = {}  # each variable written: last by library code
         kind = type(os.environ)
@@ -167,17 +160,15 @@ def _mapping_files() -> frozenset[str]:
                       MutableMapping.setdefault.__code__.co_filename})
 
 
-#: The files of ``os.environ``'s methods (``setdefault``, ``update``, ``pop`` write
-#: through ``__setitem__``) and of the wrapper that notes the write: the writer is the
-#: first caller outside them.
+#: The files of ``os.environ``'s methods and of the wrapper: the writer is the first caller
+#: outside them.
 _PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
                                    Environ._wrote.__code__.co_filename}
 
 
 def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
                  read: tuple[bool, bool] = (False, False)) -> list[Note]:
-    """``os.environ`` as ``before`` but for ``leave``; ``read``: whether jax had been imported, and
-    its backend started, before the cell."""
+    """``os.environ`` as ``before`` but for ``leave``; ``read``: when JAX read it."""
     now = dict(os.environ)
     changed = [k for k in before if now.get(k) != before[k] and k not in leave]
     added = [k for k in now if k not in before and k not in leave]
@@ -196,8 +187,7 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
 
 def _read_once(names: list[str], added: list[str], imported: bool,
                started: bool) -> PutBack:
-    """The JAX and XLA variables the cell changed: set after JAX read them they changed nothing
-    (``late``), set before they stay in effect."""
+    """The JAX and XLA variables the cell changed, and whether JAX read them yet."""
     late = [n for n in names if imported if n.startswith("JAX_") or started]
     took = [n for n in names if n not in late]
     return PutBack("jax_environ_put_back", tuple(late), tuple(took),

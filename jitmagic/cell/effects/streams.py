@@ -1,7 +1,5 @@
-"""The row of the global random generators (``np.random``'s and ``random``'s). A helper that draws
-while traced draws once per trace, so the state kept is the one after the cell's setup and first
-trace (:meth:`Streams.settle`): the stream continues as after one run of the cell (or, where no
-trace ended, as before it)."""
+"""The row of the global random generators, kept as after one run of the cell
+(:meth:`Streams.settle`: a helper draws once per trace)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Every thing a cell's code may change outside its scratch namespace, one row each: how it is
-snapshot, put back, viewed between stages, and named in the result's warnings. The helpers run once
-per trace, and a comparison traces them many times, so what they change would outlive the
-measurement. The process-wide rows (:data:`PROCESS`: pyplot's figures, ``jax.monitoring``'s
-listeners, warnings filters, loggers, ``rcParams``, numpy's and decimal's settings, the random
-generators, sys limits, ``umask``, signal handlers, ``os.environ``, the working directory,
-``sys.argv``/``sys.path``, trace/profile/exception hooks, the standard streams) are left alone by a
-file run, whose process ends after it; the name rows (:func:`name_rows`: JAX's config, library
-modules' names, the user's modules and classes, the kernel's namespace) are taken shallowly: the
-names, not what they hold."""
+"""Every thing a cell's code may change outside its scratch namespace (its helpers run once per
+trace, so what they change would outlive the measurement), one row each: how it is snapshot, put
+back, viewed between stages and named. A file run leaves the process-wide rows (:data:`PROCESS`)
+alone; the name rows (:func:`name_rows`) are taken shallowly."""
 
 from __future__ import annotations
 
@@ -33,8 +27,7 @@ WHOLE = "whole"
 
 
 class Effect(NamedTuple):
-    """One row: ``take`` a snapshot, ``undo(before, leave)`` put it back but for the keys another
-    thread changed (its notes), ``view`` it cheaply (key → value), ``label`` a key."""
+    """One row: ``take`` a snapshot, ``undo`` it, ``view`` it cheaply, ``label`` a key."""
 
     take: Callable[[], Any]
     undo: Callable[..., list[Note]]
@@ -47,8 +40,7 @@ class Effect(NamedTuple):
 
 
 def _whole(undo: Callable[[Any], list[Note]]) -> Callable[..., list[Note]]:
-    """``undo`` of a row that is one value, left alone where the watch says another thread changed
-    it."""
+    """``undo`` of a one-value row, left alone where another thread changed it."""
     def undo_unless_left(before: Any, leave: Collection[Any] = ()) -> list[Note]:
         return [] if WHOLE in leave else undo(before)
     return undo_unless_left
@@ -115,8 +107,7 @@ PROCESS: tuple[Effect, ...] = (
 
 
 def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
-    """The name rows in order: JAX's config, each watched module, the user's modules and classes as
-    they are now, and ``namespace`` (where there is one)."""
+    """JAX's config, the watched modules, the user's modules and classes, ``namespace``."""
     config = Effect(names.Config, names.Config.undo, names.take_config,
                     _keyed("config"), process=False)
     modules = tuple(_module(name) for name in names.WATCHED_MODULES)
@@ -140,6 +131,5 @@ def _kernel(namespace: dict[str, Any]) -> Effect:
 
 
 def effects(namespace: dict[str, Any] | None, process: bool = True) -> tuple[Effect, ...]:
-    """The whole table for ``namespace``: the process-wide rows (where ``process``), then the name
-    rows."""
+    """The table for ``namespace``: the process-wide rows (where ``process``), the name rows."""
     return (*(PROCESS if process else ()), *name_rows(namespace))

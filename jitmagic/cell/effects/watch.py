@@ -11,24 +11,19 @@ from ...model.notes import PutBack
 from ...model.progress import Draw
 from ...model.progress import Progress
 
-#: What a row's ``label`` makes of one of its keys: the row (as
-#: :data:`jitmagic.render.notes.put_back.THINGS` names it: "environ") and the key's name.
+#: What a row's ``label`` makes of one of its keys: (the row, the key's name).
 Label = Callable[[Any], tuple[str, str]]
-#: The stages of a measurement in which the cell's code does not run on the measuring
-#: thread (compiled calls, XLA's compile): a change seen across one is another thread's.
+#: The stages in which the cell's code does not run: a change across one is another thread's.
 NOT_THE_CELLS = frozenset({"steady state", "XLA compile"})
-#: The stage of the discovery trace (:meth:`~jitmagic.measure.sampling.stops.Checkpoint.
-#: finding_helpers`): the stage after it begins once the cell's setup and first trace ran.
+#: The stage of the discovery trace: the one after it begins once the cell ran once.
 FINDING_HELPERS = "finding helpers"
 _MISSING = object()
 
 
 class Watch:
-    """Which changes the measured code made, and which another thread made meanwhile. Each row is
-    viewed again between jitmagic's stages (:meth:`mark`); a key that changed in a window where the
-    cell's code could run is the cell's, one that changed only where it could not
-    (:data:`NOT_THE_CELLS`) another thread's (:meth:`theirs`), left and named (:meth:`left`).
-    Another thread's change while the cell's code could run is put back."""
+    """Which changes the measured code made and which another thread made meanwhile: a key changed
+    only in windows where the cell's code could not run (:data:`NOT_THE_CELLS`) is another
+    thread's, left and named."""
 
     def __init__(self) -> None:
         self._views: dict[str, tuple[Callable[[], dict], Label, bool]] = {}
@@ -42,15 +37,13 @@ class Watch:
 
     def add(self, name: str, view: Callable[[], dict], label: Label,
             identity: bool = False) -> None:
-        """Watch ``view`` (compared with ``is`` where ``identity``) from now; ``label`` names a
-        key."""
+        """Watch ``view`` (by ``is`` where ``identity``) from now; ``label`` names a key."""
         seen = _viewed(view, {})
         self._views[name] = (view, label, identity)
         self._first[name], self._seen[name], self._cells_changed[name] = seen, seen, set()
 
     def mark(self, cells: bool) -> None:
-        """A boundary between two stages: what changed since the last one changed in the window
-        ending here; the next may run the cell's code (``cells``) or not."""
+        """A boundary between stages; the next may run the cell's code (``cells``) or not."""
         for name, (view, _, identity) in self._views.items():
             was = self._seen[name]
             now = _viewed(view, was)
@@ -68,8 +61,7 @@ class Watch:
         self._settles.append(settle)
 
     def drawing(self, draw: Draw | None) -> Draw:
-        """A progress ``draw`` that marks each stage's start first (the measurement reports between
-        stages); the stage after the discovery trace settles."""
+        """A progress ``draw`` that first marks each stage's start."""
         def marked(p: Progress) -> None:
             if self._finding and p.stage != FINDING_HELPERS:
                 settles, self._settles = self._settles, []
@@ -82,8 +74,7 @@ class Watch:
         return marked
 
     def theirs(self, name: str) -> frozenset[Any]:
-        """The keys of view ``name`` changed only in windows where the cell's code could not
-        run."""
+        """The keys of ``name`` changed only in windows where the cell's code could not run."""
         if name not in self._views:
             return frozenset()
         identity, mine = self._views[name][2], self._cells_changed[name]

@@ -1,9 +1,6 @@
-"""``python -m jitmagic FILE.py`` (and ``watch FILE.py``) when the process measuring ends before it
-finished: a signal (XLA's segmentation fault, libtpu's abort, another process), or the code's
-``os._exit``. The command measures in a child of its own (faulthandler on, its progress also in the
-stage file: :func:`staged`); the parent says which signal, in which variant and stage, and what to
-do, and ends as a shell would (128 + the signal). ``diff``, a process of ``--processes`` and
-:data:`IN_ONE_PROCESS` run in the command's own process."""
+"""The command when the process measuring ends before it finished (a signal: XLA's segfault,
+libtpu's abort; the code's ``os._exit``): it measures in a child of its own, and the parent says
+which signal, in which stage, and what to do, ending as a shell would (128 + the signal)."""
 
 from __future__ import annotations
 
@@ -29,14 +26,12 @@ from ..statuses import killed_by
 
 #: The command's first words that run in its own process.
 UNWATCHED = ("diff",)
-#: Set to 1: the command measures in its own process, unwatched (a debugger's, or a test
-#: harness's that presses Ctrl-C inside the measuring process).
+#: Set to 1: the command measures in its own process, unwatched (for a debugger).
 IN_ONE_PROCESS = "JITMAGIC_IN_ONE_PROCESS"
 
 
 def supervised(argv: list[str]) -> int | None:
-    """The command run in a watched child: its exit status; None where this process is to run it
-    itself (the child, a process of ``--processes``, ``diff``, :data:`IN_ONE_PROCESS`)."""
+    """The command run in a watched child: its status (None: run it here)."""
     if children.inside() or launcher.is_child() or argv[:1] and argv[0] in UNWATCHED \
             or os.environ.get(IN_ONE_PROCESS) == "1":
         return None
@@ -67,8 +62,7 @@ def staged(draw: Any) -> Any:
 
 
 class _Staged:
-    """A progress drawer that writes where the measurement is, then draws (with ``--quiet`` only
-    writes)."""
+    """A progress drawer that writes where the measurement is, then draws."""
 
     def __init__(self, draw: Any):
         self.draw = draw

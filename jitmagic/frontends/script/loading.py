@@ -1,6 +1,4 @@
-"""The command's script before it runs: read in its declared encoding, given the namespace ``python
-FILE.py`` would give it, and checked that it compiles and ends in a call (exit status 2 before any
-of it runs)."""
+"""The command's script before it runs: read, given its namespace, and checked (exit status 2)."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ from ...errors import InputError
 
 
 def load_target(target: str) -> tuple[str, dict[str, Any]]:
-    """(source, base namespace) for a file, or for the demo (its source plus ``g(x)``): a fresh
-    ``__main__`` namespace, the file's folder first on ``sys.path``, as ``python FILE.py``."""
+    """(source, base namespace) for a file or the demo, as ``python FILE.py`` has."""
     if target == "demo":
         path = Path(__file__).parent.parent / "demo.py"  # read, not imported: it builds an array
         source = path.read_text(encoding="utf-8") + "\ng(x)\n"
@@ -55,8 +52,7 @@ def read_source(path: Path) -> str:
 
 
 def check_shape(source: str, filename: str) -> None:
-    """``InputError`` for a file that does not compile or end in a call (the parser, and jax,
-    imported only where its last statement is no call)."""
+    """``InputError`` for a file that does not compile or end in a call."""
     check_compiles(source, filename)
     if ends_in_call(unguarded(ast.parse(source).body)):
         return
@@ -72,8 +68,7 @@ COMPILE_HINTS = (("'await' outside", "a file runs as a script, where `await` nee
 
 
 def check_compiles(source: str, filename: str) -> None:
-    """``InputError`` for a file Python would refuse to run (a syntax error, a top-level ``await``
-    or ``return``, a null byte), before any of it runs."""
+    """``InputError`` for a file Python would refuse to run, before any of it runs."""
     try:
         with warnings.catch_warnings():  # a SyntaxWarning is shown when the file runs
             warnings.simplefilter("ignore")

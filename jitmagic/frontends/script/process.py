@@ -1,7 +1,5 @@
-"""Ctrl-C in the command's process: its last moments (never ending by a signal or with a
-traceback), a stretch where it is ignored while the command says why it ends, and every press
-counted (:class:`Presses`). These set SIGINT for the whole process; holds while something of the
-user's is put back are :mod:`jitmagic.interrupts`'s."""
+"""Ctrl-C in the command's process: its last moments, a stretch where it is ignored, and every
+press counted (:class:`Presses`)."""
 
 from __future__ import annotations
 
@@ -19,15 +17,13 @@ from ...measure import children
 from ...measure.sampling.stops import ABANDON_S
 from ..statuses import INTERRUPTED
 
-#: What the command says of a Ctrl-C as its process ends (after
-#: :func:`~jitmagic.frontends.command.main`).
+#: What the command says of a Ctrl-C as its process ends.
 ENDED = ("interrupted by Ctrl-C as the command ended (what it printed, and every report "
          "it wrote, is whole)")
 
 
 def exit_now(status: int, line: str | None = None) -> NoReturn:
-    """End the process at once with ``status``: Ctrl-C ignored, ``line`` said, the output flushed,
-    no exit function run (XLA may still compile in its thread)."""
+    """End the process now with ``status``, ``line`` said and output flushed."""
     ignore_ctrl_c()
     children.finished()
     if line is not None:
@@ -45,8 +41,7 @@ def ignore_ctrl_c() -> None:
 
 
 def end_on_ctrl_c() -> None:
-    """From now on a Ctrl-C ends the process at once with :data:`ENDED` and 130 (unless SIGINT is
-    ignored)."""
+    """From now on a Ctrl-C ends the process at once with :data:`ENDED` and 130."""
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, lambda signum, frame: exit_now(INTERRUPTED, ENDED))
 
@@ -67,9 +62,8 @@ def ctrl_c_ignored() -> Iterator[None]:
 
 
 class Presses:
-    """When each Ctrl-C reached the process (``time.monotonic()``), counted from a wakeup
-    descriptor (one byte per signal) by a thread of its own: two presses during C code (an XLA
-    compile) reach a Python handler as one. Nothing counted where none can be set."""
+    """When each Ctrl-C came, from a wakeup descriptor (two presses during C code reach Python as
+    one)."""
 
     def __init__(self, fd: int | None = None) -> None:
         self._fd = fd
@@ -122,8 +116,7 @@ class Presses:
 
 @contextlib.contextmanager
 def presses_counted() -> Iterator[Presses]:
-    """Within: every SIGINT counted in the :class:`Presses` given; the wakeup descriptor before put
-    back."""
+    """Within: every SIGINT counted in the :class:`Presses` given."""
     try:
         read_fd, write_fd = os.pipe()
     except OSError:

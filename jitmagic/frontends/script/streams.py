@@ -1,6 +1,5 @@
-"""The command's stdout and stderr: characters their encoding cannot write are replaced, a stdout
-closed early (``| head``) ends the printing quietly, and a stderr gone drops what is written, so a
-finished measurement never ends in a ``UnicodeEncodeError`` or a ``BrokenPipeError``."""
+"""The command's stdout and stderr, made so that a finished measurement never ends in a
+``UnicodeEncodeError`` or ``BrokenPipeError``."""
 
 from __future__ import annotations
 
@@ -10,16 +9,14 @@ import os
 import sys
 from typing import Any
 
-#: Characters the command's own output holds (``1.8×``, ``0–3``, ``µs``, ``·``, ``…``):
-#: a stream whose encoding cannot write them gets an error handler that replaces them.
+#: Characters the command's output holds: a stream that cannot write them replaces them.
 OWN_CHARACTERS = "×–µ·…→≈"
 #: The error handler each stream gets then (stderr's is Python's default for it).
 SAFE_ERRORS = (("stdout", "replace"), ("stderr", "backslashreplace"))
 
 
 def safe_output() -> None:
-    """Make stdout and stderr replace what their encoding cannot write (a C locale,
-    ``PYTHONIOENCODING=ascii``) rather than raise; UTF-8 streams left as they are."""
+    """Make stdout and stderr replace what their encoding cannot write."""
     for name, errors in SAFE_ERRORS:
         _replacing(getattr(sys, name, None), errors)
 
@@ -39,9 +36,8 @@ def _replacing(stream: Any, errors: str) -> None:
 
 
 def show(lines: list[str]) -> bool:
-    """Print ``lines`` to stdout, characters it cannot encode replaced; False where it was closed
-    early (``| head``): then it points at the null device, so the interpreter's flush at exit finds
-    nothing to fail on."""
+    """Print ``lines`` to stdout; False where it was closed early (then pointed at the null
+    device)."""
     stream = sys.stdout
     if stream is None:
         return False
@@ -68,8 +64,7 @@ def _silence(stream: Any) -> None:
 
 
 class _Forgiving:
-    """A stderr whose writes never raise: once its reader has gone, or it never was, what is
-    written is dropped."""
+    """A stderr whose writes never raise: once its reader has gone, they are dropped."""
 
     def __init__(self, stream: Any):
         self._stream, self._gone = stream, stream is None
