@@ -26,20 +26,17 @@ class CtrlCHeld:
         #: The frame each held Ctrl-C came in, for :meth:`replay`.
         self._frames: list[Any] = []
         self._previous: Any = None
-        self._installed = self._holding = False
+        #: Whether its handler is SIGINT's (set by :meth:`install`, not yet released).
+        self.installed = self._holding = False
         self._visible = visible
-
-    @property
-    def installed(self) -> bool:
-        return self._installed
 
     def install(self) -> None:
         """Set the handler, which hands each Ctrl-C on to the one there was until :meth:`hold`."""
-        if self._installed or threading.current_thread() is not threading.main_thread():
+        if self.installed or threading.current_thread() is not threading.main_thread():
             return
         previous = signal.getsignal(signal.SIGINT)
         if callable(previous):  # not ignored, not the default, set from Python
-            self._previous, self._installed = previous, True
+            self._previous, self.installed = previous, True
             signal.signal(signal.SIGINT, self._handle)
 
     @staticmethod
@@ -62,8 +59,8 @@ class CtrlCHeld:
 
     def release(self) -> None:
         """The handler there was is back (what was pressed meanwhile stays noted)."""
-        if self._installed:
-            self._installed = self._holding = False
+        if self.installed:
+            self.installed = self._holding = False
             signal.signal(signal.SIGINT, self._previous)
 
     def replay(self) -> None:

@@ -45,7 +45,7 @@ def user_file(filename: str) -> bool:
         return True
     if filename.startswith("<"):
         return False  # <string> (dataclass, NamedTuple methods), <frozen ...>
-    return _user_path(os.path.abspath(filename), _MINE.get())
+    return _cached_user_path(os.path.abspath(filename), _MINE.get(), tuple(sys.path))
 
 
 def jax_file(filename: str | None) -> bool:
@@ -128,10 +128,6 @@ def top_module(path: str, import_path: Iterable[str]) -> str | None:
     first = path[len(max(holding, key=len)):].split(os.sep)[0]
     name = first.removesuffix(".py")
     return name if name.isidentifier() else None
-
-
-def _user_path(path: str, mine: frozenset[str]) -> bool:
-    return _cached_user_path(path, mine, tuple(sys.path))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -44,7 +44,8 @@ class Prelude:
 
     def rest(self, body: list[ast.stmt]) -> list[ast.stmt]:
         """``body`` without the statements that ran here (``from __future__`` imports kept)."""
-        return [s for s in body if _position(s) not in self.ran or _is_future(s)]
+        return [s for s in body if _position(s) not in self.ran
+                or isinstance(s, ast.ImportFrom) and s.module == "__future__"]
 
     def imported(self, by: str) -> None:
         """Note that jax has just been imported ``by`` someone (see ``imported_by``)."""
@@ -121,18 +122,15 @@ def ends_in_call(body: list[ast.stmt]) -> bool:
 
 
 def unguarded(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements as they run as ``__main__``: a final main guard's body last."""
-    if body and isinstance(body[-1], ast.If) and is_main_test(body[-1].test):
-        return [*body[:-1], *body[-1].body]
+    """The statements as they run as ``__main__``: a final ``if __name__ == "__main__":``
+    block's body (either way round) last."""
+    guard = body[-1] if body else None
+    if isinstance(guard, ast.If) and isinstance(test := guard.test, ast.Compare) \
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) \
+            and {ast.unparse(test.left), ast.unparse(test.comparators[0])} \
+            == {"__name__", "'__main__'"}:
+        return [*body[:-1], *guard.body]
     return body
-
-
-def is_main_test(test: ast.expr) -> bool:
-    """``__name__ == "__main__"`` (either way round)."""
-    return (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)
-            and {ast.unparse(test.left), ast.unparse(test.comparators[0])}
-            == {"__name__", "'__main__'"})
 
 
 def _defines(stmt: ast.stmt) -> bool:
@@ -141,10 +139,6 @@ def _defines(stmt: ast.stmt) -> bool:
 
 def _names(stmt: ast.stmt, name: str) -> bool:
     return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(stmt))
-
-
-def _is_future(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
 
 
 def _future_flags(stmt: ast.stmt) -> int:

@@ -75,7 +75,7 @@ def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
     scratch.update(bindings or {})
     with uncounted():  # it runs once, as the user expects: its prints are not repeats
         with user_raised(f"the {cell.kind} raised before its final call", cell.kind == "file"):
-            cellmod.run_setup(cell, scratch)
+            exec(compile(cell.setup, cell.filename, "exec"), scratch)
         with user_raised("evaluating the function and arguments of the final call raised "
                          "(nothing was traced yet)", cell.kind == "file"):
             fn, call_args, call_kwargs = cellmod.resolve_call(cell, scratch)

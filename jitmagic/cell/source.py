@@ -17,7 +17,8 @@ from ..errors import did_you_mean
 from ..measure.variants.entry import check_callable
 from ..measure.variants.entry import entry_name
 from ..usercode import user_file
-from .prelude import is_main_test
+from .prelude import ends_in_call
+from .prelude import unguarded
 
 USAGE = """\
 %%jitcompare [options]
@@ -58,18 +59,22 @@ class ParsedCell:
 def parse_cell(source: str, filename: str | None = None) -> ParsedCell:
     """Parse cell text, or a file's with its ``filename``; ``SyntaxError`` or ``CellError``."""
     kind, usage = ("cell", USAGE) if filename is None else ("file", FILE_USAGE)
-    if not _has_code(source):
+    if not any(ln.strip() and not ln.strip().startswith("#") for ln in source.splitlines()):
         raise CellError(f"the {kind} is empty: write code ending in a call of your function."
                         f"\n\n{usage}")
     if filename is None:
         filename = f"<jitcompare-cell-{next(_counter)}>"
-        _register_source(filename, source)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
         tree = ast.parse(source, filename=filename)
     except ValueError as exc:  # e.g. a null byte: not a SyntaxError, same meaning to the user
         raise CellError(f"the {kind} cannot be parsed as Python: {exc}") from None
     _check_no_top_level_return(tree, kind)
-    body = _unguarded(tree.body, kind)
+    body = unguarded(tree.body)
+    if body is not tree.body and not ends_in_call(body):
+        raise CellError(f"the {kind}'s last statement must call the function to measure: "
+                        "move the call out of the `if __name__ == \"__main__\":` block "
+                        f"(or end that block with it), e.g. `model(x)`.")
     last = body[-1]
     magic = _magic_name(last)
     if magic:
@@ -82,19 +87,6 @@ def parse_cell(source: str, filename: str | None = None) -> ParsedCell:
             f"`model(x)`.\n\n{usage}")
     return ParsedCell(source, filename, ast.Module(body=body[:-1], type_ignores=[]), last.value,
                     kind)
-
-
-def _unguarded(body: list[ast.stmt], kind: str) -> list[ast.stmt]:
-    """The statements as they run as ``__main__``; a final main guard must end with the call."""
-    guard = body[-1]
-    if not (isinstance(guard, ast.If) and is_main_test(guard.test)):
-        return body
-    last = guard.body[-1]
-    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
-        raise CellError(f"the {kind}'s last statement must call the function to measure: "
-                        "move the call out of the `if __name__ == \"__main__\":` block "
-                        f"(or end that block with it), e.g. `model(x)`.")
-    return [*body[:-1], *guard.body]
 
 
 def as_numbered(cell: str, code: str) -> str:
@@ -112,10 +104,6 @@ def split_line(line: str) -> tuple[str, str]:
         if rest and _is_call(rest):
             return line[:start].strip(), rest
     return line.strip(), ""
-
-
-def run_setup(cell: ParsedCell, namespace: dict[str, Any]) -> None:
-    exec(compile(cell.setup, cell.filename, "exec"), namespace)
 
 
 def resolve_call(cell: ParsedCell, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
@@ -191,14 +179,6 @@ def _is_call(text: str) -> bool:
     except SyntaxError:
         return False
     return isinstance(tree.body, ast.Call)
-
-
-def _has_code(source: str) -> bool:
-    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
-
-
-def _register_source(filename: str, source: str) -> None:
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
 
 
 def _statement_kind(node: ast.stmt) -> str:

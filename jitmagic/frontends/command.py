@@ -165,18 +165,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_target(args: argparse.Namespace) -> None:
-    """``--target``'s refusals before the user's code runs."""
+    """``--target``'s refusal of ``--processes``; and JAX to start its CPU backend only (unless
+    ``JAX_PLATFORMS``): libtpu would print its warnings on a machine with no TPU."""
     if args.target and args.processes is not None:
         raise InputError("--target compiles for the TPU in this one process and runs "
                          "nothing, so it cannot take --processes (several processes in "
                          "lockstep): leave it out")
-    cpu_only_for_target(args)
+    if args.target and "JAX_PLATFORMS" not in os.environ:
+        os.environ["JAX_PLATFORMS"] = "cpu"
 
 
 def _checked_outputs(args: argparse.Namespace) -> str | None:
     """Everything checked before measuring; the script's absolute path (None: the demo)."""
-    ignored = launcher.check_environment()
-    if ignored:
+    if ignored := launcher.check_environment():
         print(f"jitmagic: {ignored}", file=sys.stderr)
     given = {"--save": args.save, "--html": args.html}
     _check_target(args)
@@ -290,12 +291,6 @@ def _status(exc: Exception) -> int:
     if isinstance(exc, CannotWriteError):
         return CANNOT_WRITE
     return USAGE if isinstance(exc, InputError) else RAISED
-
-
-def cpu_only_for_target(args: argparse.Namespace) -> None:
-    """With ``--target``, JAX starts its CPU backend only (unless ``JAX_PLATFORMS``)."""
-    if args.target and "JAX_PLATFORMS" not in os.environ:
-        os.environ["JAX_PLATFORMS"] = "cpu"
 
 
 def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:

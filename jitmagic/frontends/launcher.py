@@ -92,14 +92,12 @@ def refuse(args: Any, source: str | None) -> None:
     """``InputError`` for options not measured in lockstep, and a file that joins itself."""
     from ..measure.sampling.lockstep import refuse_unshared
 
-    vmap = args.vmap or args.batch is not None or args.in_axes is not None
-    if vmap:
+    if args.vmap or args.batch is not None or args.in_axes is not None:
         raise InputError("--vmap (and --batch, --in-axes) cannot be used with --processes: "
                          "splitting a batch across processes is not built; measure the "
                          "orderings in one process")
     refuse_unshared(args, args.processes)
-    line = source and initializes(source)
-    if line:
+    if line := source and initializes(source):
         raise InputError(f"{args.file} calls jax.distributed.initialize itself (line {line}), "
                          "and --processes initializes each process it starts: remove that "
                          "call to use --processes, or start the processes yourself and run "

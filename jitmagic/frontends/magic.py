@@ -75,11 +75,9 @@ def _no_call(line: str) -> str:
     if last.isidentifier():
         return (f"`{last}` is not a call: the line form measures one call, e.g. "
                 f"`%jitcompare {line[: len(line) - len(last)]}{last}(x)`.")
-    broken = _broken_call(line)
-    if broken is not None:
-        return broken
-    return ("%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; "
-            "to measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
+    return _broken_call(line) or (
+        "%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; to "
+        "measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
 
 
 def _broken_call(line: str) -> str | None:

@@ -45,15 +45,11 @@ def measure(fn: Callable, /, *args: Any, **options: Any) -> Comparison:
     return compare(fn, *args, **options)
 
 
-def _readable(nodeid: str, limit: int) -> str:
-    """``nodeid`` with each run of other characters one ``_``, cut to ``limit``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_.")[:limit] or "test"
-
-
 def report_name(nodeid: str, index: int = 0) -> str:
     """A test's report file: ``<readable id>-<hash of the id>[-<call>].json``."""
     digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{_readable(nodeid, READABLE)}-{digest[:HASH_DIGITS]}" \
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_.")[:READABLE] or "test"
+    return f"{readable}-{digest[:HASH_DIGITS]}" \
            f"{f'-{index + 1}' if index else ''}.json"
 
 

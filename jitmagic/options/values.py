@@ -224,16 +224,10 @@ def split_names(text: str) -> tuple[str, ...]:
 
 def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
     """``--in-axes`` text → ``jax.vmap``'s ``in_axes``: ``"0"`` → 0, ``"0,None"`` → (0, None)."""
-    parts = [p.strip() for p in spec.split(",")]
-    if spec.strip().endswith(","):
-        parts = parts[:-1]
     axes: list[int | None] = []
-    for p in parts:
-        if p in ("None", "none", "-"):
-            axes.append(None)
-            continue
+    for p in (p.strip() for p in spec.strip().removesuffix(",").split(",")):
         try:
-            axes.append(int(p))
+            axes.append(None if p in ("None", "none", "-") else int(p))
         except ValueError:
             raise InputError(
                 f"--in-axes {spec!r}: {p!r} is not an axis. Write one integer or None per "
@@ -274,11 +268,8 @@ def _literal(text: str) -> Any:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         value = None
-        ok = False
-    else:
-        ok = isinstance(value, int | float | str) and not (
-            isinstance(value, float) and not math.isfinite(value))
-    if not ok:
+    if not isinstance(value, int | float | str) or (isinstance(value, float)
+                                                    and not math.isfinite(value)):
         raise InputError(f"--sweep value {text!r} is not a number or a quoted string: "
                          f"write {SWEEP_USAGE}")
     return value

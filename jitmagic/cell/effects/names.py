@@ -89,10 +89,6 @@ class Config:
                                                     and not self.others)
 
 
-def names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
-    return lambda: dict(vars(module))
-
-
 def view_names(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
     """The module's names that hold no module (an import of ``jax.extend`` sets ``jax.extend``)."""
     return lambda: {k: v for k, v in list(vars(module).items())
@@ -125,10 +121,6 @@ def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
     out.update({k: v for k, v in (namespace or {}).items()
                 if isinstance(v, type) and v.__module__ in (local, "__main__")})
     return out
-
-
-def take_own(owners: dict[str, Any]) -> Callable[[], dict[str, dict[str, Any]]]:
-    return lambda: {label: dict(vars(owner)) for label, owner in owners.items()}
 
 
 def view_own(owners: dict[str, Any]) -> Callable[[], dict[tuple[str, str], Any]]:

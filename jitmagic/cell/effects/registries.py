@@ -47,10 +47,6 @@ def take_rc() -> dict[str, Any] | None:
     return {k: dict.__getitem__(rc, k) for k in rc if k != "backend"} if rc is not None else None
 
 
-def view_rc() -> dict[str, Any]:
-    return take_rc() or {}
-
-
 def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[Note]:
     if before is None:
         return []

@@ -121,10 +121,6 @@ def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[No
     return [PutBack("signals_put_back", tuple(changed))] if changed else []
 
 
-def take_environ() -> dict[str, str]:
-    return dict(os.environ)
-
-
 class Environ:
     """``os.environ`` as it was, and which variables library code set meanwhile (kept)."""
 

@@ -83,7 +83,8 @@ PROCESS: tuple[Effect, ...] = (
            lambda key: ("filters", "showwarning" if key == "showwarning" else "")),
     Effect(registries.take_logging, registries.undo_logging, registries.view_logging,
            _keyed("logging")),
-    Effect(registries.take_rc, registries.undo_rc, registries.view_rc, _keyed("rc")),
+    Effect(registries.take_rc, registries.undo_rc, lambda: registries.take_rc() or {},
+           _keyed("rc")),
     _numpy("np.seterr", np.geterr, np.seterr),
     _numpy("np.set_printoptions", np.get_printoptions, np.set_printoptions),
     Effect(settings.take_decimal, _whole(settings.undo_decimal),
@@ -97,7 +98,8 @@ PROCESS: tuple[Effect, ...] = (
     _setting("os.umask", settings.take_umask, os.umask),
     Effect(settings.take_signals, settings.undo_signals, settings.take_signals,
            _keyed("signals"), identity=True),
-    Effect(settings.Environ, settings.Environ.undo, settings.take_environ, _keyed("environ")),
+    Effect(settings.Environ, settings.Environ.undo, lambda: dict(os.environ),
+           _keyed("environ")),
     Effect(settings.take_cwd, _whole(settings.undo_cwd), _one(settings.take_cwd),
            _named("cwd")),
     _sys_list("argv"),
@@ -112,14 +114,15 @@ def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
                     _keyed("config"), process=False)
     modules = tuple(_module(name) for name in names.WATCHED_MODULES)
     owners = names.user_dicts(namespace)
-    own = Effect(names.take_own(owners), names.undo_own(owners), names.view_own(owners),
+    own = Effect(lambda: {label: dict(vars(owner)) for label, owner in owners.items()},
+                 names.undo_own(owners), names.view_own(owners),
                  lambda key: ("own", f"{key[0]}.{key[1]}"), identity=True, process=False)
     return (config, *modules, own, *(() if namespace is None else (_kernel(namespace),)))
 
 
 def _module(name: str) -> Effect:
     module = importlib.import_module(name)
-    return Effect(names.names_of(module), names.undo_names(name, module),
+    return Effect(lambda: dict(vars(module)), names.undo_names(name, module),
                   names.view_names(module), lambda key: ("module", f"{name}.{key}"), identity=True,
                   process=False)
 
