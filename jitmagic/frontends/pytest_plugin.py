@@ -120,9 +120,8 @@ class Reports:
                 self.saved += 1
 
     def failures(self, o: BaselineCheck) -> list[str]:
-        if o.diff is None:
-            return []
-        return gate_failures(o.diff, self.slower_ratio, self.larger_ratio)
+        return [] if o.diff is None else \
+            gate_failures(o.diff, self.slower_ratio, self.larger_ratio)
 
     def unreported(self, nodeid: str) -> str | None:
         """The message that fails test ``nodeid`` (None: nothing failed), said once."""

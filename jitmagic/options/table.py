@@ -36,7 +36,7 @@ class OptionSpec:
 
     @property
     def name(self) -> str:
-        """The :class:`Options` field (argparse's ``dest``): ``--in-axes`` → ``in_axes``."""
+        """The :class:`~jitmagic.options.Options` field (``dest``): ``--in-axes`` → ``in_axes``."""
         return self.flags[-1].lstrip("-").replace("-", "_")
 
     @property

@@ -18,8 +18,8 @@ import jax
 from ...model.notes import Note
 from ...model.notes import PutBack
 from ...usercode import user_file
-from .hooks import Noting
-from .hooks import unwrap
+from .watch import Noting
+from .watch import unwrap
 
 #: The modules whose names a cell most often patches (``jnp.sin = ...``).
 WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")
@@ -182,7 +182,6 @@ def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[Note]]:
         changed, added = _names_back(_rebased(before, namespace, leave), namespace,
                                      namespace.__setitem__, namespace.__delitem__,
                                      _ipythons, modules=True)
-        if not changed and not added:
-            return []
-        return [PutBack("globals_put_back", tuple(sorted(changed)), tuple(sorted(added)))]
+        return [PutBack("globals_put_back", tuple(sorted(changed)), tuple(sorted(added)))] \
+            if changed or added else []
     return undo

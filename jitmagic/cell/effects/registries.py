@@ -35,9 +35,7 @@ def undo_figures(before: set[int]) -> list[Note]:
     opened = [n for n in plt.get_fignums() if n not in before] if plt is not None else []
     for number in opened:
         plt.close(number)
-    if not opened:
-        return []
-    return [PutBack("figures_closed", len(opened))]
+    return [PutBack("figures_closed", len(opened))] if opened else []
 
 
 def take_rc() -> dict[str, Any] | None:
@@ -153,8 +151,6 @@ def _logger_state(name: str) -> tuple:
 def view_logging() -> dict[str, Any]:
     disable, loggers = take_logging()
     return {"logging.disable": disable, **loggers}
-
-
 
 
 def undo_logging(before: tuple[int, dict[str, tuple]],

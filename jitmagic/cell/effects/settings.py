@@ -1,11 +1,13 @@
 """The process-wide rows of one setting each (numpy, decimal, sys limits, ``umask``, signals, the
-environment, the folder, ``sys.argv``/``path``, hooks, streams)."""
+environment, the folder, ``sys.argv``/``path``, hooks, streams, the random generators)."""
 
 from __future__ import annotations
 
 import decimal
 import functools
 import os
+import pickle
+import random
 import signal
 import sys
 import threading
@@ -14,13 +16,15 @@ from collections.abc import Collection
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..._compat import backend_started
 from ...model.notes import Note
 from ...model.notes import PutBack
 from ...usercode import user_file
 from ..prelude import JAX_ENVIRONMENT
-from .hooks import Noting
-from .hooks import unwrap
+from .watch import Noting
+from .watch import unwrap
 
 
 def undo_numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..., Any],
@@ -73,7 +77,6 @@ def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
     return [PutBack("decimal_put_back", now is not context, tuple(changed),
                              tuple(repr(new[k]) for k in changed),
                              tuple(repr(old[k]) for k in changed))]
-
 
 
 def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
@@ -259,3 +262,45 @@ def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[Note]:
             put(was)
             changed.append(what)
     return [PutBack("hooks_put_back", tuple(changed))] if changed else []
+
+
+# --- the global random generators, kept as after one run of the cell (a helper draws once
+# per trace: :meth:`Streams.settle`) -------------------------------------------------------
+
+
+def _states() -> dict[str, Any]:
+    return {"np.random": np.random.get_state(legacy=False), "random": random.getstate()}
+
+
+def view_streams() -> dict[str, Any]:
+    """Each generator's state, comparable with ``==`` (numpy's holds an array)."""
+    return {name: pickle.dumps(state) for name, state in _states().items()}
+
+
+def _set_stream(name: str, state: Any) -> None:
+    if name == "random":
+        random.setstate(state)
+    else:
+        np.random.set_state(state)
+
+
+class Streams:
+    """The generators' states before the cell, and as after one run of it."""
+
+    def __init__(self) -> None:
+        self.before = _states()
+        self.once: dict[str, Any] | None = None
+
+    def settle(self) -> None:
+        if self.once is None:
+            self.once = _states()
+
+    def undo(self, leave: Collection[Any] = ()) -> list[Note]:
+        kept = self.before if self.once is None else self.once
+        now = view_streams()
+        changed = [name for name, state in kept.items()
+                   if name not in leave and now[name] != pickle.dumps(state)]
+        for name in changed:
+            _set_stream(name, kept[name])
+        return [PutBack("streams_put_back", tuple(changed), self.once is not None)] \
+            if changed else []

@@ -20,7 +20,6 @@ from ...model.notes import Note
 from . import names
 from . import registries
 from . import settings
-from . import streams
 
 #: The key of a row that is one value (the working directory, sys.path) in its view.
 WHOLE = "whole"
@@ -89,8 +88,8 @@ PROCESS: tuple[Effect, ...] = (
     _numpy("np.set_printoptions", np.get_printoptions, np.set_printoptions),
     Effect(settings.take_decimal, _whole(settings.undo_decimal),
            _one(settings.view_decimal), _named("decimal")),
-    Effect(streams.Streams, streams.Streams.undo, streams.view, _keyed("random"),
-           settle=streams.Streams.settle),
+    Effect(settings.Streams, settings.Streams.undo, settings.view_streams, _keyed("random"),
+           settle=settings.Streams.settle),
     _setting("sys.setrecursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
     _setting("sys.setswitchinterval", sys.getswitchinterval, sys.setswitchinterval),
     _setting("sys.set_int_max_str_digits", sys.get_int_max_str_digits,

@@ -86,10 +86,8 @@ class Watch:
         """One note naming what another thread changed, or none."""
         things = list(dict.fromkeys(self._views[name][1](key) for name in self._views
                                     for key in sorted(self.theirs(name), key=repr)))
-        if not things:
-            return []
         return [PutBack("left_as_is", tuple(row for row, _ in things),
-                        tuple(key for _, key in things))]
+                        tuple(key for _, key in things))] if things else []
 
 
 def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:
@@ -124,3 +122,35 @@ def differs(a: Any, b: Any) -> bool:
         return bool(a != b)
     except Exception:  # noqa: BLE001 (an array-valued setting: by identity)
         return a is not b
+
+
+# --- wrappers that note who calls a function while a cell is measured, removable wherever
+# they stand in a chain (two measurements on two threads may each wrap one function) ---
+
+
+class Noting:
+    """``inner`` (the function wrapped), then ``note`` with the same arguments."""
+
+    def __init__(self, inner: Callable[..., Any], note: Callable[..., None]) -> None:
+        self.inner, self.note = inner, note
+
+    def __call__(self, *args: Any) -> Any:
+        got = self.inner(*args)
+        self.note(*args)
+        return got
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        """As a class attribute (``os.environ``'s ``__setitem__``): bound, as a function is."""
+        return self if obj is None else (lambda *args: self(obj, *args))
+
+
+def unwrap(current: Any, mine: Noting, put_back: Callable[[Any], None]) -> None:
+    """Take ``mine`` out of the chain of wrappers that begins at ``current``."""
+    if current is mine:
+        put_back(mine.inner)
+        return
+    while isinstance(current, Noting):
+        if current.inner is mine:
+            current.inner = mine.inner
+            return
+        current = current.inner
