@@ -52,12 +52,13 @@ def distinct(paths: dict[str, str | None]) -> None:
         seen[real] = option
 
 
-def write_report(write: Callable[[str], object], path: str, option: str) -> None:
-    """``write(path)``, a failure (disk full, folder gone) turned into ``CannotWriteError``."""
+def write_report(write: Callable[[str], object], path: str, option: str) -> bool:
+    """``write(path)``, then True; a failure (disk full, folder gone) a ``CannotWriteError``."""
     try:
         write(path)
     except (OSError, ValueError) as exc:
         raise CannotWriteError(f"cannot write {option} {path}: {_reason(exc)}") from None
+    return True
 
 
 def _reason(exc: OSError | ValueError) -> str:

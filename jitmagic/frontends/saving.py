@@ -94,7 +94,7 @@ def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
         write = functools.partial(storage.save, result) if option == "--save" else \
             functools.partial(files.write_text, text=html_page(result, showing))
         try:
-            done = showing.part(option, functools.partial(_written, write, path, option))
+            done = showing.part(option, functools.partial(write_report, write, path, option))
         except CannotWriteError as exc:
             failures.append(str(exc))
             continue
@@ -108,8 +108,3 @@ def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
 def not_written(option: str, path: str) -> str:
     return (f"{option} {path}: not written: interrupted by Ctrl-C (a file there before is "
             "as it was)")
-
-
-def _written(write: Callable[[str], object], path: str, option: str) -> bool:
-    write_report(write, path, option)
-    return True
